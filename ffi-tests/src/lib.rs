@@ -1,0 +1,44 @@
+//! Runs the C harness (`c/harness.c`, built as C99 and as C++11 by `build.rs`)
+//! and the C example against the C ABI of the `mvnmf` crate.
+//!
+//! The tests live in this library crate (not in `tests/`) on purpose: rustc
+//! links a crate's own native libraries before its Rust dependencies, so the
+//! harness's references to `mvnmf_*` resolve against the `mvnmf` rlib.
+
+use std::ffi::c_int;
+
+// Link the library whose C ABI the harness calls.
+use mvnmf as _;
+
+extern "C" {
+    fn mvnmf_harness_c(verbose: c_int) -> c_int;
+    fn mvnmf_harness_cpp(verbose: c_int) -> c_int;
+    fn mvnmf_example_quickstart() -> c_int;
+}
+
+fn verbose() -> c_int {
+    std::env::var_os("MVNMF_HARNESS_VERBOSE").is_some() as c_int
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c_harness_c99() {
+        // The harness prints a line per failed check; the count is returned.
+        let failures = unsafe { mvnmf_harness_c(verbose()) };
+        assert_eq!(failures, 0, "C99 build of the harness: {failures} failed checks (see stdout)");
+    }
+
+    #[test]
+    fn c_harness_cpp() {
+        let failures = unsafe { mvnmf_harness_cpp(verbose()) };
+        assert_eq!(failures, 0, "C++ build of the harness: {failures} failed checks (see stdout)");
+    }
+
+    #[test]
+    fn c_example_quickstart() {
+        assert_eq!(unsafe { mvnmf_example_quickstart() }, 0);
+    }
+}

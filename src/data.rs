@@ -1,0 +1,491 @@
+//! Input views: dense column-major or sparse CSC, behind one abstraction.
+//!
+//! A view is `M × N` (features × items). [`View`] offers exactly the products
+//! the solvers need, at these costs:
+//!
+//! | product | dense | CSC |
+//! |---|---|---|
+//! | `X·Vᵀ` (`M × K`) | GEMM, `2MNK` | `O(nnz·K + M·K)` |
+//! | `Uᵀ·X` (`K × N`) | GEMM, `2MNK` | `O(nnz·K + M·K)` |
+//! | `‖X‖²_F`, `ΣX` | `O(MN)` | `O(nnz)` |
+//!
+//! Inputs are never modified.
+
+use crate::error::Error;
+use crate::kernels::{self, gemm, gemm_workspace};
+use crate::mat::{MatMut, MatRef};
+use crate::real::Real;
+use crate::work::{Stack, WorkReq};
+
+/// Dense or sparse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ViewKind {
+    /// Column-major dense.
+    Dense,
+    /// Compressed sparse columns.
+    Csc,
+}
+
+/// What a workspace query needs to know about a view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ViewShape {
+    /// Features (`M`).
+    pub rows: usize,
+    /// Items (`N`).
+    pub cols: usize,
+    /// Dense or CSC.
+    pub kind: ViewKind,
+}
+
+/// A dense column-major `rows × cols` matrix; column `j` starts at `j*col_stride`.
+#[derive(Clone, Copy, Debug)]
+pub struct Dense<'a, T> {
+    mat: MatRef<'a, T>,
+    rows: usize,
+    cols: usize,
+    col_stride: usize,
+}
+
+impl<'a, T: Real> Dense<'a, T> {
+    /// Checks the shape: `rows, cols > 0`, `col_stride >= rows`, and
+    /// `data.len() >= (cols-1)*col_stride + rows` (checked arithmetic).
+    pub fn new(data: &'a [T], rows: usize, cols: usize, col_stride: usize) -> Result<Self, Error> {
+        if rows == 0 || cols == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        if col_stride < rows {
+            return Err(Error::BufferTooShort);
+        }
+        rows.checked_mul(cols).ok_or(Error::SizeOverflow)?;
+        let need = Self::min_len(rows, cols, col_stride).ok_or(Error::SizeOverflow)?;
+        if data.len() < need {
+            return Err(Error::BufferTooShort);
+        }
+        let mat = MatRef::new(data, rows, cols, 1, col_stride)?;
+        Ok(Dense { mat, rows, cols, col_stride })
+    }
+
+    /// Re-creates a view that [`Dense::new`] accepted with the same arguments.
+    pub(crate) fn from_validated(data: &'a [T], rows: usize, cols: usize, col_stride: usize) -> Self {
+        let mat = MatRef::from_validated(data, rows, cols, 1, col_stride);
+        Dense { mat, rows, cols, col_stride }
+    }
+
+    /// The shortest data slice a `rows × cols` view with this stride needs.
+    pub fn min_len(rows: usize, cols: usize, col_stride: usize) -> Option<usize> {
+        (cols.checked_sub(1)?).checked_mul(col_stride)?.checked_add(rows)
+    }
+
+    /// Column `j`.
+    #[inline]
+    pub fn col(&self, j: usize) -> &'a [T] {
+        &self.mat.data()[j * self.col_stride..j * self.col_stride + self.rows]
+    }
+
+    /// The strided matrix view.
+    #[inline]
+    pub fn mat(&self) -> MatRef<'a, T> {
+        self.mat
+    }
+}
+
+/// A CSC matrix: column `j` holds `row_idx[col_ptr[j]..col_ptr[j+1]]` (strictly
+/// increasing) with `values` alongside. `nnz = col_ptr[cols]`.
+#[derive(Clone, Copy, Debug)]
+pub struct Csc<'a, T> {
+    col_ptr: &'a [usize],
+    row_idx: &'a [usize],
+    values: &'a [T],
+    rows: usize,
+    cols: usize,
+}
+
+impl<'a, T: Real> Csc<'a, T> {
+    /// Checks the structure in `O(nnz + cols)`: `col_ptr.len() == cols+1`,
+    /// `col_ptr[0] == 0`, non-decreasing, `col_ptr[cols] <= row_idx.len(), values.len()`,
+    /// row indices `< rows` and strictly increasing within each column.
+    pub fn new(
+        rows: usize,
+        cols: usize,
+        col_ptr: &'a [usize],
+        row_idx: &'a [usize],
+        values: &'a [T],
+    ) -> Result<Self, Error> {
+        if rows == 0 || cols == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        rows.checked_mul(cols).ok_or(Error::SizeOverflow)?;
+        if col_ptr.len() != cols + 1 {
+            return Err(Error::DimensionMismatch);
+        }
+        if col_ptr[0] != 0 {
+            return Err(Error::MalformedCsc);
+        }
+        let nnz = col_ptr[cols];
+        if nnz > row_idx.len() || nnz > values.len() {
+            return Err(Error::BufferTooShort);
+        }
+        for j in 0..cols {
+            let (s, e) = (col_ptr[j], col_ptr[j + 1]);
+            if e < s || e > nnz {
+                return Err(Error::MalformedCsc);
+            }
+            let mut prev: Option<usize> = None;
+            for &r in &row_idx[s..e] {
+                if r >= rows || prev.is_some_and(|p| r <= p) {
+                    return Err(Error::MalformedCsc);
+                }
+                prev = Some(r);
+            }
+        }
+        Ok(Csc { col_ptr, row_idx, values: &values[..nnz], rows, cols })
+    }
+
+    /// Re-creates a matrix that [`Csc::new`] accepted with the same arguments
+    /// (skips the `O(nnz)` scan; indexing stays bounds-checked).
+    pub(crate) fn from_validated(
+        rows: usize,
+        cols: usize,
+        col_ptr: &'a [usize],
+        row_idx: &'a [usize],
+        values: &'a [T],
+    ) -> Self {
+        let nnz = col_ptr[cols];
+        Csc { col_ptr, row_idx, values: &values[..nnz], rows, cols }
+    }
+
+    /// Stored entries.
+    #[inline]
+    pub fn nnz(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Column `j`: (row indices, values).
+    #[inline]
+    pub fn col(&self, j: usize) -> (&'a [usize], &'a [T]) {
+        let (s, e) = (self.col_ptr[j], self.col_ptr[j + 1]);
+        (&self.row_idx[s..e], &self.values[s..e])
+    }
+}
+
+/// One view of the data, dense or sparse.
+#[derive(Clone, Copy, Debug)]
+pub enum View<'a, T> {
+    /// Dense column-major.
+    Dense(Dense<'a, T>),
+    /// Sparse CSC.
+    Csc(Csc<'a, T>),
+}
+
+impl<'a, T: Real> From<Dense<'a, T>> for View<'a, T> {
+    fn from(d: Dense<'a, T>) -> Self {
+        View::Dense(d)
+    }
+}
+
+impl<'a, T: Real> From<Csc<'a, T>> for View<'a, T> {
+    fn from(c: Csc<'a, T>) -> Self {
+        View::Csc(c)
+    }
+}
+
+impl<'a, T: Real> View<'a, T> {
+    /// Features.
+    pub fn rows(&self) -> usize {
+        match self {
+            View::Dense(d) => d.rows,
+            View::Csc(c) => c.rows,
+        }
+    }
+
+    /// Items.
+    pub fn cols(&self) -> usize {
+        match self {
+            View::Dense(d) => d.cols,
+            View::Csc(c) => c.cols,
+        }
+    }
+
+    /// Shape and kind.
+    pub fn shape(&self) -> ViewShape {
+        let kind = match self {
+            View::Dense(_) => ViewKind::Dense,
+            View::Csc(_) => ViewKind::Csc,
+        };
+        ViewShape { rows: self.rows(), cols: self.cols(), kind }
+    }
+
+    /// Every stored value finite, and (if `nonneg`) `>= 0`:
+    /// [`Error::NonFiniteInput`] / [`Error::NegativeInput`] otherwise.
+    pub fn check_values(&self, nonneg: bool) -> Result<(), Error> {
+        let check = |xs: &[T]| check_values(xs, nonneg);
+        match self {
+            View::Dense(d) => (0..d.cols).try_for_each(|j| check(d.col(j))),
+            View::Csc(c) => check(c.values),
+        }
+    }
+
+    /// `Σ_ij X_ij` (f64 accumulation).
+    pub fn sum(&self) -> f64 {
+        let s = |xs: &[T]| xs.iter().map(|x| x.to_f64()).sum::<f64>();
+        match self {
+            View::Dense(d) => (0..d.cols).map(|j| s(d.col(j))).sum(),
+            View::Csc(c) => s(c.values),
+        }
+    }
+
+    /// `‖X‖²_F` (f64 accumulation).
+    pub fn sq_frobenius(&self) -> f64 {
+        match self {
+            View::Dense(d) => (0..d.cols).map(|j| kernels::sq_norm(d.col(j))).sum(),
+            View::Csc(c) => kernels::sq_norm(c.values),
+        }
+    }
+
+    /// `out (M×K, col-major) ← X·Vᵀ` for `v` `K×N` col-major.
+    pub(crate) fn x_vt(&self, v: &[T], k: usize, out: &mut [T], st: &mut Stack<'_>) -> Result<(), Error> {
+        let (m, n) = (self.rows(), self.cols());
+        match self {
+            View::Dense(d) => gemm(
+                T::ONE,
+                d.mat(),
+                MatRef::col_major(v, k, n)?.t(),
+                T::ZERO,
+                MatMut::col_major(out, m, k)?,
+                st,
+            ),
+            View::Csc(c) => {
+                // Accumulate rows of the result (K contiguous values per feature),
+                // then transpose: every nonzero touches one contiguous K-vector.
+                let mut st = st.rest();
+                let acc: &mut [T] = st.take_matrix(k, m)?;
+                acc.fill(T::ZERO);
+                for j in 0..n {
+                    let vj = &v[j * k..(j + 1) * k];
+                    let (idx, val) = c.col(j);
+                    for (&i, &x) in idx.iter().zip(val) {
+                        axpy(x, vj, &mut acc[i * k..(i + 1) * k]);
+                    }
+                }
+                kernels::transpose(acc, k, m, out);
+                Ok(())
+            }
+        }
+    }
+
+    /// `out (K×N, col-major) ← β·out + Uᵀ·X` for `u` `M×K` col-major
+    /// (`β = 0`: `out` not read).
+    pub(crate) fn ut_x(&self, u: &[T], k: usize, beta: T, out: &mut [T], st: &mut Stack<'_>) -> Result<(), Error> {
+        let (m, n) = (self.rows(), self.cols());
+        match self {
+            View::Dense(d) => gemm(
+                T::ONE,
+                MatRef::col_major(u, m, k)?.t(),
+                d.mat(),
+                beta,
+                MatMut::col_major(out, k, n)?,
+                st,
+            ),
+            View::Csc(c) => {
+                let mut st = st.rest();
+                let ut: &mut [T] = st.take_matrix(k, m)?;
+                kernels::transpose(u, m, k, ut);
+                for j in 0..n {
+                    let o = &mut out[j * k..(j + 1) * k];
+                    if beta == T::ZERO {
+                        o.fill(T::ZERO);
+                    } else if beta != T::ONE {
+                        o.iter_mut().for_each(|x| *x *= beta);
+                    }
+                    let (idx, val) = c.col(j);
+                    for (&i, &x) in idx.iter().zip(val) {
+                        axpy(x, &ut[i * k..(i + 1) * k], o);
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Workspace of [`View::x_vt`] for a view of this shape and rank `k`.
+pub(crate) fn x_vt_workspace<T>(shape: ViewShape, k: usize) -> WorkReq {
+    match shape.kind {
+        ViewKind::Dense => gemm_workspace::<T>(shape.rows, k, shape.cols),
+        ViewKind::Csc => WorkReq::matrix::<T>(k, shape.rows),
+    }
+}
+
+/// Workspace of [`View::ut_x`].
+pub(crate) fn ut_x_workspace<T>(shape: ViewShape, k: usize) -> WorkReq {
+    match shape.kind {
+        ViewKind::Dense => gemm_workspace::<T>(k, shape.cols, shape.rows),
+        ViewKind::Csc => WorkReq::matrix::<T>(k, shape.rows),
+    }
+}
+
+/// `y += a·x`.
+#[inline(always)]
+fn axpy<T: Real>(a: T, x: &[T], y: &mut [T]) {
+    for (yi, &xi) in y.iter_mut().zip(x) {
+        *yi += a * xi;
+    }
+}
+
+/// Finite (and nonnegative if asked) check of a slice.
+pub(crate) fn check_values<T: Real>(xs: &[T], nonneg: bool) -> Result<(), Error> {
+    for &x in xs {
+        if !x.is_finite() {
+            return Err(Error::NonFiniteInput);
+        }
+        if nonneg && x < T::ZERO {
+            return Err(Error::NegativeInput);
+        }
+    }
+    Ok(())
+}
+
+/// A set of views of the same items, indexable without allocation: a slice of
+/// [`View`]s, or the C ABI's array of `mvnmf_view` descriptors.
+pub trait ViewSet<T: Real> {
+    /// Number of views.
+    fn count(&self) -> usize;
+    /// View `i` (`i < count()`).
+    fn view(&self, i: usize) -> View<'_, T>;
+    /// Shape of view `i`.
+    fn shape(&self, i: usize) -> ViewShape {
+        self.view(i).shape()
+    }
+}
+
+impl<'a, T: Real> ViewSet<T> for [View<'a, T>] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn view(&self, i: usize) -> View<'_, T> {
+        self[i]
+    }
+}
+
+impl<'a, T: Real, const H: usize> ViewSet<T> for [View<'a, T>; H] {
+    fn count(&self) -> usize {
+        H
+    }
+    fn view(&self, i: usize) -> View<'_, T> {
+        self[i]
+    }
+}
+
+/// Per-view factor matrices (`U^(v)`, `M_v × K` col-major each), read-only.
+pub trait Factors<T> {
+    /// Number of factors.
+    fn count(&self) -> usize;
+    /// Factor `i`.
+    fn get(&self, i: usize) -> &[T];
+}
+
+/// Per-view factor matrices, writable (solver outputs).
+pub trait FactorsMut<T>: Factors<T> {
+    /// Factor `i`, writable.
+    fn get_mut(&mut self, i: usize) -> &mut [T];
+}
+
+impl<T> Factors<T> for [&[T]] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn get(&self, i: usize) -> &[T] {
+        self[i]
+    }
+}
+
+impl<T> Factors<T> for [&mut [T]] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn get(&self, i: usize) -> &[T] {
+        self[i]
+    }
+}
+
+impl<T> FactorsMut<T> for [&mut [T]] {
+    fn get_mut(&mut self, i: usize) -> &mut [T] {
+        self[i]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+    use std::vec::Vec;
+
+    fn random_sparse(m: usize, n: usize, density: f64, seed: u64) -> (Vec<f64>, Vec<usize>, Vec<usize>, Vec<f64>) {
+        let mut rng = Rng::new(seed);
+        let mut dense = std::vec![0.0; m * n];
+        let (mut cp, mut ri, mut vals) = (std::vec![0usize], Vec::new(), Vec::new());
+        for j in 0..n {
+            for i in 0..m {
+                if rng.uniform() < density {
+                    let x = rng.uniform();
+                    dense[i + j * m] = x;
+                    ri.push(i);
+                    vals.push(x);
+                }
+            }
+            cp.push(ri.len());
+        }
+        (dense, cp, ri, vals)
+    }
+
+    #[test]
+    fn sparse_products_equal_dense() {
+        let (m, n, k) = (23, 17, 5);
+        let (dense, cp, ri, vals) = random_sparse(m, n, 0.2, 3);
+        let dv = View::from(Dense::new(&dense, m, n, m).unwrap());
+        let sv = View::from(Csc::new(m, n, &cp, &ri, &vals).unwrap());
+        let mut rng = Rng::new(9);
+        let v: Vec<f64> = (0..k * n).map(|_| rng.uniform()).collect();
+        let u: Vec<f64> = (0..m * k).map(|_| rng.uniform()).collect();
+        let mut w = std::vec![0u8; 1 << 16];
+        let (mut a, mut b) = (std::vec![0.0; m * k], std::vec![0.0; m * k]);
+        dv.x_vt(&v, k, &mut a, &mut Stack::new(&mut w)).unwrap();
+        sv.x_vt(&v, k, &mut b, &mut Stack::new(&mut w)).unwrap();
+        for (x, y) in a.iter().zip(&b) {
+            assert!((x - y).abs() < 1e-12);
+        }
+        let (mut a, mut b) = (std::vec![1.0; k * n], std::vec![1.0; k * n]);
+        dv.ut_x(&u, k, 0.5, &mut a, &mut Stack::new(&mut w)).unwrap();
+        sv.ut_x(&u, k, 0.5, &mut b, &mut Stack::new(&mut w)).unwrap();
+        for (x, y) in a.iter().zip(&b) {
+            assert!((x - y).abs() < 1e-12);
+        }
+        assert!((dv.sq_frobenius() - sv.sq_frobenius()).abs() < 1e-12);
+        assert!((dv.sum() - sv.sum()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn csc_validation() {
+        let v = [1.0, 2.0, 3.0];
+        assert_eq!(Csc::new(3, 2, &[0, 2, 3], &[0, 2, 1], &v).map(|_| ()), Ok(()));
+        assert_eq!(Csc::new(3, 2, &[1, 2, 3], &[0, 2, 1], &v).err(), Some(Error::MalformedCsc));
+        assert_eq!(Csc::new(3, 2, &[0, 2, 3], &[2, 0, 1], &v).err(), Some(Error::MalformedCsc));
+        assert_eq!(Csc::new(3, 2, &[0, 2, 3], &[0, 0, 1], &v).err(), Some(Error::MalformedCsc));
+        assert_eq!(Csc::new(3, 2, &[0, 2, 3], &[0, 3, 1], &v).err(), Some(Error::MalformedCsc));
+        assert_eq!(Csc::new(3, 2, &[0, 2, 1], &[0, 2, 1], &v).err(), Some(Error::MalformedCsc));
+        assert_eq!(Csc::new(3, 2, &[0, 2, 4], &[0, 2, 1], &v).err(), Some(Error::BufferTooShort));
+        assert_eq!(Csc::new(3, 2, &[0, 2], &[0, 2, 1], &v).err(), Some(Error::DimensionMismatch));
+        assert_eq!(Csc::<f64>::new(0, 2, &[0, 0, 0], &[], &[]).err(), Some(Error::ZeroDimension));
+    }
+
+    #[test]
+    fn dense_validation() {
+        let d = [0.0; 10];
+        assert!(Dense::new(&d, 3, 3, 3).is_ok());
+        assert_eq!(Dense::new(&d, 3, 3, 4).err(), Some(Error::BufferTooShort)); // needs 2*4+3 = 11
+        assert!(Dense::new(&d, 3, 2, 7).is_ok()); // needs 7+3 = 10
+        assert_eq!(Dense::new(&d, 3, 3, 2).err(), Some(Error::BufferTooShort));
+        assert_eq!(Dense::new(&d, 0, 3, 2).err(), Some(Error::ZeroDimension));
+        assert_eq!(Dense::new(&d, usize::MAX, 3, usize::MAX).err(), Some(Error::SizeOverflow));
+    }
+}

@@ -1,0 +1,139 @@
+//! Errors: one stable code per class of bad input (DESIGN §1).
+//!
+//! The numeric values are part of the C ABI (`mvnmf_status`): they never change,
+//! and a retired value stays reserved.
+
+use core::fmt;
+
+/// What was wrong. Each variant has a stable code ([`Error::code`]) and a static
+/// message ([`Error::message`]); the C ABI returns the same codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Error {
+    /// A required pointer was NULL (C ABI only).
+    NullPointer,
+    /// A dimension is zero (rows, columns, number of views).
+    ZeroDimension,
+    /// Dimensions disagree (views with different numbers of items, a factor or
+    /// output buffer whose length is not the documented size).
+    DimensionMismatch,
+    /// A size computation (`rows*cols`, workspace bytes, ...) overflows `usize`.
+    SizeOverflow,
+    /// A buffer is too short for its shape and stride (`col_stride < rows`, or a
+    /// data slice shorter than `(cols-1)*col_stride + rows`).
+    BufferTooShort,
+    /// The rank `K` is zero.
+    BadRank,
+    /// The model needs nonnegative data and a value is negative.
+    NegativeInput,
+    /// A value is NaN or infinite.
+    NonFiniteInput,
+    /// A label is out of range.
+    BadLabel,
+    /// Too few labeled items for what was asked (e.g. neighbourhood sizes).
+    TooFewLabeled,
+    /// A parameter is out of its range (negative tolerance or ε, `vmax <= 0`,
+    /// an unknown enum value, ...).
+    BadParameter,
+    /// A CSC matrix is malformed (`col_ptr` not starting at 0 or decreasing,
+    /// row indices out of range or not strictly increasing within a column).
+    MalformedCsc,
+    /// The workspace is smaller than its query said.
+    WorkspaceTooSmall,
+    /// The monitor asked to stop (C ABI status; the Rust API reports it as
+    /// [`crate::Stop::Cancelled`] in an `Ok` report).
+    Cancelled,
+    /// A bug in mvnmf was caught at the C boundary (a panic). Please report it.
+    Internal,
+}
+
+impl Error {
+    /// Every variant, in code order (for tests and tables).
+    pub const ALL: [Error; 15] = [
+        Error::NullPointer,
+        Error::ZeroDimension,
+        Error::DimensionMismatch,
+        Error::SizeOverflow,
+        Error::BufferTooShort,
+        Error::BadRank,
+        Error::NegativeInput,
+        Error::NonFiniteInput,
+        Error::BadLabel,
+        Error::TooFewLabeled,
+        Error::BadParameter,
+        Error::MalformedCsc,
+        Error::WorkspaceTooSmall,
+        Error::Cancelled,
+        Error::Internal,
+    ];
+
+    /// The stable status code (the C enum `mvnmf_status`; 0 is success).
+    pub const fn code(self) -> u32 {
+        match self {
+            Error::NullPointer => 1,
+            Error::ZeroDimension => 2,
+            Error::DimensionMismatch => 3,
+            Error::SizeOverflow => 4,
+            Error::BufferTooShort => 5,
+            Error::BadRank => 6,
+            Error::NegativeInput => 7,
+            Error::NonFiniteInput => 8,
+            Error::BadLabel => 9,
+            Error::TooFewLabeled => 10,
+            Error::BadParameter => 11,
+            Error::MalformedCsc => 12,
+            Error::WorkspaceTooSmall => 13,
+            Error::Cancelled => 14,
+            Error::Internal => 15,
+        }
+    }
+
+    /// A static, human-readable message.
+    pub const fn message(self) -> &'static str {
+        match self {
+            Error::NullPointer => "a required pointer argument is NULL",
+            Error::ZeroDimension => "a dimension (rows, items or number of views) is zero",
+            Error::DimensionMismatch => {
+                "dimensions disagree (views with different item counts, or a buffer not of its documented size)"
+            }
+            Error::SizeOverflow => "a size computation overflows (rows*cols or workspace bytes)",
+            Error::BufferTooShort => "a buffer is too short for its shape and stride (col_stride < rows?)",
+            Error::BadRank => "the rank K must be at least 1",
+            Error::NegativeInput => "the model needs nonnegative input and a value is negative",
+            Error::NonFiniteInput => "an input value is NaN or infinite",
+            Error::BadLabel => "a label is out of range",
+            Error::TooFewLabeled => "too few labeled items for the requested neighbourhoods",
+            Error::BadParameter => {
+                "a parameter is out of range (negative tol or eps, vmax <= 0, unknown option value)"
+            }
+            Error::MalformedCsc => {
+                "malformed CSC matrix (col_ptr must start at 0 and not decrease; row indices in range and strictly increasing per column)"
+            }
+            Error::WorkspaceTooSmall => "the workspace is smaller than the workspace query returned",
+            Error::Cancelled => "stopped by the progress callback; outputs hold the last complete iterate",
+            Error::Internal => "internal error (a bug in mvnmf was caught at the C boundary)",
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_distinct_and_in_order() {
+        for (i, e) in Error::ALL.iter().enumerate() {
+            assert_eq!(e.code() as usize, i + 1, "{e:?}");
+            assert!(!e.message().is_empty());
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! # mvnmf — semi-supervised multi-view nonnegative factorization on caller buffers
+//!
+//! mvnmf factorizes several feature views `X^(v)` (`M_v × N`, items are columns)
+//! of the same `N` items into per-view bases `U^(v)` (`M_v × K`) and one shared
+//! nonnegative encoding `V` (`K × N`):
+//!
+//! ```text
+//! O(U, V) = ½ Σ_v ‖X^(v) − U^(v) V‖²_F     s.t.  U ≥ 0,  0 ≤ V ≤ vmax
+//! ```
+//!
+//! (the other terms of the papers' models — group sparsity, graph embedding,
+//! L1 on V, deep layers — are added by later modules on the same machinery).
+//!
+//! ## Conventions
+//! * **Column-major, items are columns.** A dense view is `(data, rows, cols,
+//!   col_stride)`; a sparse view is CSC (`col_ptr[N+1]`, `row_idx`, `values`).
+//!   Both go through [`View`], which offers exactly the products the solvers
+//!   need: `X·Vᵀ` and `Uᵀ·X` (sparse: `O(nnz·K)`), `‖X‖²_F`.
+//! * **No allocation.** Every routine `foo` has a twin `foo_workspace(...)` that
+//!   returns, from dimensions and options alone, the number of bytes of scratch
+//!   it needs, alignment slack included: pass a `&mut [u8]` of at least that
+//!   many bytes, of any alignment. See [`work`].
+//! * **Validate first.** Every argument is checked before anything is written;
+//!   on error the outputs are untouched and the [`Error`] says what was wrong.
+//! * **Monotone.** Every solver's objective never increases (guarded
+//!   multiplicative updates, DESIGN §3); the optional monitor sees it each
+//!   iteration and may stop the solver.
+//! * **Deterministic.** Random initialisation comes from a seed; same inputs,
+//!   same seed, same build: bitwise the same output.
+//!
+//! ## Features
+//! * `std` (default): dense products through `matrixmultiply` (run-time SIMD
+//!   detection; it allocates its own packing buffers). Without it the crate is
+//!   `#![no_std]`, never allocates, and uses the blocked kernel in
+//!   `kernels`, which packs into the caller's workspace.
+//! * `threading`: multithreaded dense products (hosted builds).
+//!
+//! ## Safety
+//! `unsafe` lives only in [`ffi`]: the exported C ABI, and the call into
+//! matrixmultiply's raw-pointer GEMM (after the operands' extents have been
+//! checked against their slices).
+#![cfg_attr(not(feature = "std"), no_std)]
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+#[cfg(test)]
+extern crate std;
+
+pub mod data;
+pub mod error;
+pub mod ffi;
+pub(crate) mod kernels;
+pub mod mat;
+pub mod nmf;
+pub mod real;
+pub(crate) mod rng;
+pub mod solver;
+pub mod work;
+
+pub use data::{Csc, Dense, View, ViewKind, ViewSet, ViewShape};
+pub use error::Error;
+pub use real::Real;
+pub use solver::{Init, Monitor, Objective, Progress, Report, Stop};
+pub use work::{Stack, WorkReq};

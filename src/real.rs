@@ -1,0 +1,153 @@
+//! The scalar trait the numeric code is generic over (`f64` now; `f32` ready).
+
+use crate::mat::{MatMut, MatRef};
+use core::fmt::Debug;
+use core::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
+
+/// A real floating-point scalar: `f64` or `f32`.
+///
+/// The solvers are written once over `T: Real`, so an `f32` C entry point needs
+/// no copied solver. Objectives are accumulated in `f64` whatever `T` is.
+pub trait Real:
+    Copy
+    + Debug
+    + Default
+    + PartialOrd
+    + bytemuck::Pod
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+    + AddAssign
+    + SubAssign
+    + MulAssign
+    + DivAssign
+    + Send
+    + Sync
+    + 'static
+{
+    /// 0.
+    const ZERO: Self;
+    /// 1.
+    const ONE: Self;
+    /// Machine epsilon.
+    const EPSILON: Self;
+    /// +∞.
+    const INFINITY: Self;
+    /// Conversion (rounding for `f32`).
+    fn from_f64(x: f64) -> Self;
+    /// Exact widening to `f64`.
+    fn to_f64(self) -> f64;
+    /// Square root.
+    fn sqrt(self) -> Self;
+    /// Absolute value.
+    fn abs(self) -> Self;
+    /// Neither NaN nor infinite.
+    fn is_finite(self) -> bool;
+    /// The larger of two (NaN-ignoring, like `f64::max`).
+    fn max(self, other: Self) -> Self;
+    /// The smaller of two (NaN-ignoring, like `f64::min`).
+    fn min(self, other: Self) -> Self;
+    /// Hosted fast path for `C ← α·A·B + β·C` (matrixmultiply with the `std`
+    /// feature). Returns `false` when there is none and the blocked kernel must
+    /// run. Shapes have been checked by the caller.
+    #[doc(hidden)]
+    fn gemm_hosted(alpha: Self, a: MatRef<'_, Self>, b: MatRef<'_, Self>, beta: Self, c: MatMut<'_, Self>) -> bool;
+}
+
+impl Real for f64 {
+    #[inline]
+    fn gemm_hosted(alpha: Self, a: MatRef<'_, Self>, b: MatRef<'_, Self>, beta: Self, c: MatMut<'_, Self>) -> bool {
+        #[cfg(feature = "std")]
+        {
+            crate::ffi::mm::dgemm(alpha, a, b, beta, c);
+            true
+        }
+        #[cfg(not(feature = "std"))]
+        {
+            let _ = (alpha, a, b, beta, c);
+            false
+        }
+    }
+    const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
+    const EPSILON: Self = f64::EPSILON;
+    const INFINITY: Self = f64::INFINITY;
+    #[inline(always)]
+    fn from_f64(x: f64) -> Self {
+        x
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        libm::sqrt(self)
+    }
+    #[inline(always)]
+    fn abs(self) -> Self {
+        libm::fabs(self)
+    }
+    #[inline(always)]
+    fn is_finite(self) -> bool {
+        f64::is_finite(self)
+    }
+    #[inline(always)]
+    fn max(self, other: Self) -> Self {
+        f64::max(self, other)
+    }
+    #[inline(always)]
+    fn min(self, other: Self) -> Self {
+        f64::min(self, other)
+    }
+}
+
+impl Real for f32 {
+    #[inline]
+    fn gemm_hosted(alpha: Self, a: MatRef<'_, Self>, b: MatRef<'_, Self>, beta: Self, c: MatMut<'_, Self>) -> bool {
+        #[cfg(feature = "std")]
+        {
+            crate::ffi::mm::sgemm(alpha, a, b, beta, c);
+            true
+        }
+        #[cfg(not(feature = "std"))]
+        {
+            let _ = (alpha, a, b, beta, c);
+            false
+        }
+    }
+    const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
+    const EPSILON: Self = f32::EPSILON;
+    const INFINITY: Self = f32::INFINITY;
+    #[inline(always)]
+    fn from_f64(x: f64) -> Self {
+        x as f32
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        libm::sqrtf(self)
+    }
+    #[inline(always)]
+    fn abs(self) -> Self {
+        libm::fabsf(self)
+    }
+    #[inline(always)]
+    fn is_finite(self) -> bool {
+        f32::is_finite(self)
+    }
+    #[inline(always)]
+    fn max(self, other: Self) -> Self {
+        f32::max(self, other)
+    }
+    #[inline(always)]
+    fn min(self, other: Self) -> Self {
+        f32::min(self, other)
+    }
+}
