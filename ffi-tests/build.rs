@@ -15,7 +15,10 @@ fn main() {
     let strict = ["-Wall", "-Wextra", "-Wpedantic", "-Werror"];
 
     let mut c = cc::Build::new();
-    c.file(&harness).include(&include).std("c99").define("HARNESS_ENTRY", "mvnmf_harness_c");
+    c.file(&harness)
+        .include(&include)
+        .std("c99")
+        .define("HARNESS_ENTRY", "mvnmf_harness_c");
     strict.iter().for_each(|f| {
         c.flag(f);
     });
@@ -35,7 +38,10 @@ fn main() {
     cpp.compile("mvnmf_harness_cpp");
 
     let mut ex = cc::Build::new();
-    ex.file(&example).include(&include).std("c99").define("main", "mvnmf_example_quickstart");
+    ex.file(&example)
+        .include(&include)
+        .std("c99")
+        .define("main", "mvnmf_example_quickstart");
     strict.iter().for_each(|f| {
         ex.flag(f);
     });

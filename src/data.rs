@@ -62,18 +62,35 @@ impl<'a, T: Real> Dense<'a, T> {
             return Err(Error::BufferTooShort);
         }
         let mat = MatRef::new(data, rows, cols, 1, col_stride)?;
-        Ok(Dense { mat, rows, cols, col_stride })
+        Ok(Dense {
+            mat,
+            rows,
+            cols,
+            col_stride,
+        })
     }
 
     /// Re-creates a view that [`Dense::new`] accepted with the same arguments.
-    pub(crate) fn from_validated(data: &'a [T], rows: usize, cols: usize, col_stride: usize) -> Self {
+    pub(crate) fn from_validated(
+        data: &'a [T],
+        rows: usize,
+        cols: usize,
+        col_stride: usize,
+    ) -> Self {
         let mat = MatRef::from_validated(data, rows, cols, 1, col_stride);
-        Dense { mat, rows, cols, col_stride }
+        Dense {
+            mat,
+            rows,
+            cols,
+            col_stride,
+        }
     }
 
     /// The shortest data slice a `rows × cols` view with this stride needs.
     pub fn min_len(rows: usize, cols: usize, col_stride: usize) -> Option<usize> {
-        (cols.checked_sub(1)?).checked_mul(col_stride)?.checked_add(rows)
+        (cols.checked_sub(1)?)
+            .checked_mul(col_stride)?
+            .checked_add(rows)
     }
 
     /// Column `j`.
@@ -138,7 +155,13 @@ impl<'a, T: Real> Csc<'a, T> {
                 prev = Some(r);
             }
         }
-        Ok(Csc { col_ptr, row_idx, values: &values[..nnz], rows, cols })
+        Ok(Csc {
+            col_ptr,
+            row_idx,
+            values: &values[..nnz],
+            rows,
+            cols,
+        })
     }
 
     /// Re-creates a matrix that [`Csc::new`] accepted with the same arguments
@@ -151,7 +174,13 @@ impl<'a, T: Real> Csc<'a, T> {
         values: &'a [T],
     ) -> Self {
         let nnz = col_ptr[cols];
-        Csc { col_ptr, row_idx, values: &values[..nnz], rows, cols }
+        Csc {
+            col_ptr,
+            row_idx,
+            values: &values[..nnz],
+            rows,
+            cols,
+        }
     }
 
     /// Stored entries.
@@ -212,7 +241,11 @@ impl<'a, T: Real> View<'a, T> {
             View::Dense(_) => ViewKind::Dense,
             View::Csc(_) => ViewKind::Csc,
         };
-        ViewShape { rows: self.rows(), cols: self.cols(), kind }
+        ViewShape {
+            rows: self.rows(),
+            cols: self.cols(),
+            kind,
+        }
     }
 
     /// Every stored value finite, and (if `nonneg`) `>= 0`:
@@ -243,7 +276,13 @@ impl<'a, T: Real> View<'a, T> {
     }
 
     /// `out (M×K, col-major) ← X·Vᵀ` for `v` `K×N` col-major.
-    pub(crate) fn x_vt(&self, v: &[T], k: usize, out: &mut [T], st: &mut Stack<'_>) -> Result<(), Error> {
+    pub(crate) fn x_vt(
+        &self,
+        v: &[T],
+        k: usize,
+        out: &mut [T],
+        st: &mut Stack<'_>,
+    ) -> Result<(), Error> {
         let (m, n) = (self.rows(), self.cols());
         match self {
             View::Dense(d) => gemm(
@@ -275,7 +314,14 @@ impl<'a, T: Real> View<'a, T> {
 
     /// `out (K×N, col-major) ← β·out + Uᵀ·X` for `u` `M×K` col-major
     /// (`β = 0`: `out` not read).
-    pub(crate) fn ut_x(&self, u: &[T], k: usize, beta: T, out: &mut [T], st: &mut Stack<'_>) -> Result<(), Error> {
+    pub(crate) fn ut_x(
+        &self,
+        u: &[T],
+        k: usize,
+        beta: T,
+        out: &mut [T],
+        st: &mut Stack<'_>,
+    ) -> Result<(), Error> {
         let (m, n) = (self.rows(), self.cols());
         match self {
             View::Dense(d) => gemm(
@@ -420,7 +466,12 @@ mod tests {
     use crate::rng::Rng;
     use std::vec::Vec;
 
-    fn random_sparse(m: usize, n: usize, density: f64, seed: u64) -> (Vec<f64>, Vec<usize>, Vec<usize>, Vec<f64>) {
+    fn random_sparse(
+        m: usize,
+        n: usize,
+        density: f64,
+        seed: u64,
+    ) -> (Vec<f64>, Vec<usize>, Vec<usize>, Vec<f64>) {
         let mut rng = Rng::new(seed);
         let mut dense = std::vec![0.0; m * n];
         let (mut cp, mut ri, mut vals) = (std::vec![0usize], Vec::new(), Vec::new());
@@ -455,8 +506,10 @@ mod tests {
             assert!((x - y).abs() < 1e-12);
         }
         let (mut a, mut b) = (std::vec![1.0; k * n], std::vec![1.0; k * n]);
-        dv.ut_x(&u, k, 0.5, &mut a, &mut Stack::new(&mut w)).unwrap();
-        sv.ut_x(&u, k, 0.5, &mut b, &mut Stack::new(&mut w)).unwrap();
+        dv.ut_x(&u, k, 0.5, &mut a, &mut Stack::new(&mut w))
+            .unwrap();
+        sv.ut_x(&u, k, 0.5, &mut b, &mut Stack::new(&mut w))
+            .unwrap();
         for (x, y) in a.iter().zip(&b) {
             assert!((x - y).abs() < 1e-12);
         }
@@ -467,15 +520,42 @@ mod tests {
     #[test]
     fn csc_validation() {
         let v = [1.0, 2.0, 3.0];
-        assert_eq!(Csc::new(3, 2, &[0, 2, 3], &[0, 2, 1], &v).map(|_| ()), Ok(()));
-        assert_eq!(Csc::new(3, 2, &[1, 2, 3], &[0, 2, 1], &v).err(), Some(Error::MalformedCsc));
-        assert_eq!(Csc::new(3, 2, &[0, 2, 3], &[2, 0, 1], &v).err(), Some(Error::MalformedCsc));
-        assert_eq!(Csc::new(3, 2, &[0, 2, 3], &[0, 0, 1], &v).err(), Some(Error::MalformedCsc));
-        assert_eq!(Csc::new(3, 2, &[0, 2, 3], &[0, 3, 1], &v).err(), Some(Error::MalformedCsc));
-        assert_eq!(Csc::new(3, 2, &[0, 2, 1], &[0, 2, 1], &v).err(), Some(Error::MalformedCsc));
-        assert_eq!(Csc::new(3, 2, &[0, 2, 4], &[0, 2, 1], &v).err(), Some(Error::BufferTooShort));
-        assert_eq!(Csc::new(3, 2, &[0, 2], &[0, 2, 1], &v).err(), Some(Error::DimensionMismatch));
-        assert_eq!(Csc::<f64>::new(0, 2, &[0, 0, 0], &[], &[]).err(), Some(Error::ZeroDimension));
+        assert_eq!(
+            Csc::new(3, 2, &[0, 2, 3], &[0, 2, 1], &v).map(|_| ()),
+            Ok(())
+        );
+        assert_eq!(
+            Csc::new(3, 2, &[1, 2, 3], &[0, 2, 1], &v).err(),
+            Some(Error::MalformedCsc)
+        );
+        assert_eq!(
+            Csc::new(3, 2, &[0, 2, 3], &[2, 0, 1], &v).err(),
+            Some(Error::MalformedCsc)
+        );
+        assert_eq!(
+            Csc::new(3, 2, &[0, 2, 3], &[0, 0, 1], &v).err(),
+            Some(Error::MalformedCsc)
+        );
+        assert_eq!(
+            Csc::new(3, 2, &[0, 2, 3], &[0, 3, 1], &v).err(),
+            Some(Error::MalformedCsc)
+        );
+        assert_eq!(
+            Csc::new(3, 2, &[0, 2, 1], &[0, 2, 1], &v).err(),
+            Some(Error::MalformedCsc)
+        );
+        assert_eq!(
+            Csc::new(3, 2, &[0, 2, 4], &[0, 2, 1], &v).err(),
+            Some(Error::BufferTooShort)
+        );
+        assert_eq!(
+            Csc::new(3, 2, &[0, 2], &[0, 2, 1], &v).err(),
+            Some(Error::DimensionMismatch)
+        );
+        assert_eq!(
+            Csc::<f64>::new(0, 2, &[0, 0, 0], &[], &[]).err(),
+            Some(Error::ZeroDimension)
+        );
     }
 
     #[test]
@@ -486,6 +566,9 @@ mod tests {
         assert!(Dense::new(&d, 3, 2, 7).is_ok()); // needs 7+3 = 10
         assert_eq!(Dense::new(&d, 3, 3, 2).err(), Some(Error::BufferTooShort));
         assert_eq!(Dense::new(&d, 0, 3, 2).err(), Some(Error::ZeroDimension));
-        assert_eq!(Dense::new(&d, usize::MAX, 3, usize::MAX).err(), Some(Error::SizeOverflow));
+        assert_eq!(
+            Dense::new(&d, usize::MAX, 3, usize::MAX).err(),
+            Some(Error::SizeOverflow)
+        );
     }
 }

@@ -48,6 +48,7 @@ extern crate std;
 
 pub mod data;
 pub mod error;
+pub mod eval;
 pub mod ffi;
 pub(crate) mod kernels;
 pub mod mat;

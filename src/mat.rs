@@ -29,19 +29,43 @@ fn extent(rows: usize, cols: usize, rs: usize, cs: usize) -> Option<usize> {
 
 impl<'a, T: Copy> MatRef<'a, T> {
     /// A general strided view; fails if an element would lie outside `data`.
-    pub fn new(data: &'a [T], rows: usize, cols: usize, rs: usize, cs: usize) -> Result<Self, Error> {
+    pub fn new(
+        data: &'a [T],
+        rows: usize,
+        cols: usize,
+        rs: usize,
+        cs: usize,
+    ) -> Result<Self, Error> {
         let end = extent(rows, cols, rs, cs).ok_or(Error::SizeOverflow)?;
         if end > data.len() {
             return Err(Error::BufferTooShort);
         }
-        Ok(MatRef { data, rows, cols, rs, cs })
+        Ok(MatRef {
+            data,
+            rows,
+            cols,
+            rs,
+            cs,
+        })
     }
 
     /// A view whose extent the caller has already checked with [`MatRef::new`]
     /// on the same arguments (the C ABI re-creates views it validated before).
-    pub(crate) fn from_validated(data: &'a [T], rows: usize, cols: usize, rs: usize, cs: usize) -> Self {
+    pub(crate) fn from_validated(
+        data: &'a [T],
+        rows: usize,
+        cols: usize,
+        rs: usize,
+        cs: usize,
+    ) -> Self {
         debug_assert!(Self::new(data, rows, cols, rs, cs).is_ok());
-        MatRef { data, rows, cols, rs, cs }
+        MatRef {
+            data,
+            rows,
+            cols,
+            rs,
+            cs,
+        }
     }
 
     /// A contiguous column-major view (`rs = 1`, `cs = rows`).
@@ -52,7 +76,13 @@ impl<'a, T: Copy> MatRef<'a, T> {
     /// The transpose (no copy).
     #[inline]
     pub fn t(self) -> Self {
-        MatRef { data: self.data, rows: self.cols, cols: self.rows, rs: self.cs, cs: self.rs }
+        MatRef {
+            data: self.data,
+            rows: self.cols,
+            cols: self.rows,
+            rs: self.cs,
+            cs: self.rs,
+        }
     }
 
     /// Rows.
@@ -106,7 +136,12 @@ impl<'a, T: Copy> MatMut<'a, T> {
         if end > data.len() {
             return Err(Error::BufferTooShort);
         }
-        Ok(MatMut { data, rows, cols, ld })
+        Ok(MatMut {
+            data,
+            rows,
+            cols,
+            ld,
+        })
     }
 
     /// A contiguous column-major view.
@@ -142,6 +177,11 @@ impl<'a, T: Copy> MatMut<'a, T> {
     /// A shorter-lived reborrow.
     #[inline]
     pub fn rb(&mut self) -> MatMut<'_, T> {
-        MatMut { data: &mut *self.data, rows: self.rows, cols: self.cols, ld: self.ld }
+        MatMut {
+            data: &mut *self.data,
+            rows: self.rows,
+            cols: self.cols,
+            ld: self.ld,
+        }
     }
 }

@@ -37,7 +37,9 @@
 //! With [`Init::Given`] the outputs hold the start on entry; `V` is clipped to
 //! `[0, vmax]` first.
 
-use crate::data::{check_values, ut_x_workspace, x_vt_workspace, Factors, FactorsMut, View, ViewSet, ViewShape};
+use crate::data::{
+    check_values, ut_x_workspace, x_vt_workspace, Factors, FactorsMut, View, ViewSet, ViewShape,
+};
 use crate::error::Error;
 use crate::kernels::{dot, gemm, gemm_workspace};
 use crate::mat::{MatMut, MatRef};
@@ -67,7 +69,14 @@ pub struct NmfParams {
 
 impl Default for NmfParams {
     fn default() -> Self {
-        NmfParams { max_iter: 200, tol: 1e-6, eps: f64::EPSILON, vmax: f64::INFINITY, seed: 0, init: Init::Random }
+        NmfParams {
+            max_iter: 200,
+            tol: 1e-6,
+            eps: f64::EPSILON,
+            vmax: f64::INFINITY,
+            seed: 0,
+            init: Init::Random,
+        }
     }
 }
 
@@ -90,7 +99,10 @@ impl NmfParams {
 
 /// Common shape checks: at least one view, `K ≥ 1`, all views with `N` items.
 /// Returns `(N, max M_v)`.
-fn check_shapes(shapes: impl IntoIterator<Item = ViewShape>, k: usize) -> Result<(usize, usize), Error> {
+fn check_shapes(
+    shapes: impl IntoIterator<Item = ViewShape>,
+    k: usize,
+) -> Result<(usize, usize), Error> {
     let mut n = None;
     let mut mmax = 0;
     for s in shapes {
@@ -121,19 +133,39 @@ fn products_req<T>(shapes: impl IntoIterator<Item = ViewShape>, k: usize, n: usi
     r
 }
 
-fn fit_req<T>(shapes: impl IntoIterator<Item = ViewShape> + Clone, k: usize) -> Result<WorkReq, Error> {
+fn fit_req<T>(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    k: usize,
+) -> Result<WorkReq, Error> {
     let (n, mmax) = check_shapes(shapes.clone(), k)?;
     let kk = WorkReq::matrix::<T>(k, k);
     let kn = WorkReq::matrix::<T>(k, n);
     let mk = WorkReq::matrix::<T>(mmax, k);
-    Ok(WorkReq::all_of(&[kk, kk, kn, kn, mk, mk, products_req::<T>(shapes, k, n)]))
+    Ok(WorkReq::all_of(&[
+        kk,
+        kk,
+        kn,
+        kn,
+        mk,
+        mk,
+        products_req::<T>(shapes, k, n),
+    ]))
 }
 
-fn encode_req<T>(shapes: impl IntoIterator<Item = ViewShape> + Clone, k: usize) -> Result<WorkReq, Error> {
+fn encode_req<T>(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    k: usize,
+) -> Result<WorkReq, Error> {
     let (n, _) = check_shapes(shapes.clone(), k)?;
     let kk = WorkReq::matrix::<T>(k, k);
     let kn = WorkReq::matrix::<T>(k, n);
-    Ok(WorkReq::all_of(&[kk, kk, kn, kn, products_req::<T>(shapes, k, n)]))
+    Ok(WorkReq::all_of(&[
+        kk,
+        kk,
+        kn,
+        kn,
+        products_req::<T>(shapes, k, n),
+    ]))
 }
 
 /// Workspace bytes of [`joint_fit`] for views of these shapes and rank `k`
@@ -169,6 +201,7 @@ pub fn encode_workspace<T>(shape: ViewShape, k: usize, params: &NmfParams) -> Re
 }
 
 /// Validates everything a fit or an encode reads; returns `(N, max M_v)`.
+#[allow(clippy::too_many_arguments)]
 fn validate<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
     views: &VS,
     k: usize,
@@ -186,7 +219,11 @@ fn validate<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
         return Err(Error::DimensionMismatch);
     }
     for i in 0..h {
-        let len = views.shape(i).rows.checked_mul(k).ok_or(Error::SizeOverflow)?;
+        let len = views
+            .shape(i)
+            .rows
+            .checked_mul(k)
+            .ok_or(Error::SizeOverflow)?;
         if u.get(i).len() != len {
             return Err(Error::DimensionMismatch);
         }
@@ -234,9 +271,16 @@ pub fn joint_fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
 ) -> Result<Report, Error> {
     let h = views.count();
     let shapes = |i| views.shape(i);
-    let (n, mmax) = validate(views, k, params, &*u, params.init == Init::Given, v, work.len(), || {
-        fit_req::<T>((0..h).map(shapes), k)
-    })?;
+    let (n, mmax) = validate(
+        views,
+        k,
+        params,
+        &*u,
+        params.init == Init::Given,
+        v,
+        work.len(),
+        || fit_req::<T>((0..h).map(shapes), k),
+    )?;
 
     let mut st = Stack::new(work);
     let g: &mut [T] = st.take_matrix(k, k)?;
@@ -263,7 +307,13 @@ pub fn joint_fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
         obj = objective(half_x2, q, v, p, g);
     }
     let initial = obj;
-    let mut report = Report { iterations: 0, initial, objective: obj, stop: Stop::MaxIter, dead_views: 0 };
+    let mut report = Report {
+        iterations: 0,
+        initial,
+        objective: obj,
+        stop: Stop::MaxIter,
+        dead_views: 0,
+    };
     if notify(&mut monitor, 0, obj) {
         report.stop = Stop::Cancelled;
         report.dead_views = dead_views(&*u);
@@ -341,7 +391,9 @@ pub fn joint_encode<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
 ) -> Result<Report, Error> {
     let h = views.count();
     let shapes = |i| views.shape(i);
-    let (n, _) = validate(views, k, params, u, true, v, work.len(), || encode_req::<T>((0..h).map(shapes), k))?;
+    let (n, _) = validate(views, k, params, u, true, v, work.len(), || {
+        encode_req::<T>((0..h).map(shapes), k)
+    })?;
     let mut st = Stack::new(work);
     let g: &mut [T] = st.take_matrix(k, k)?;
     let p: &mut [T] = st.take_matrix(k, k)?;
@@ -354,7 +406,8 @@ pub fn joint_encode<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
         Init::Random => {
             let (sv, _) = start_scales(views, k, params.vmax);
             let mut rng = Rng::new(params.seed);
-            v.iter_mut().for_each(|x| *x = T::from_f64(rng.uniform() * sv));
+            v.iter_mut()
+                .for_each(|x| *x = T::from_f64(rng.uniform() * sv));
         }
         Init::Given => v.iter_mut().for_each(|x| *x = x.min(vmax)),
     }
@@ -362,7 +415,13 @@ pub fn joint_encode<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
     form_pq(views, k, u, p, q, &mut sc)?;
     gram(v, k, n, g, &mut sc)?;
     let mut obj = objective(half_x2, q, v, p, g);
-    let mut report = Report { iterations: 0, initial: obj, objective: obj, stop: Stop::MaxIter, dead_views: dead_views(u) };
+    let mut report = Report {
+        iterations: 0,
+        initial: obj,
+        objective: obj,
+        stop: Stop::MaxIter,
+        dead_views: dead_views(u),
+    };
     if notify(&mut monitor, 0, obj) {
         report.stop = Stop::Cancelled;
         return Ok(report);
@@ -424,7 +483,11 @@ pub fn encode<T: Real>(
 fn start_scales<T: Real, VS: ViewSet<T> + ?Sized>(views: &VS, k: usize, vmax: f64) -> (f64, f64) {
     let h = views.count();
     let mbar = (0..h).map(|i| mean(&views.view(i))).sum::<f64>() / h as f64;
-    let sv = if vmax.is_finite() { vmax } else { libm::sqrt(mbar / k as f64) };
+    let sv = if vmax.is_finite() {
+        vmax
+    } else {
+        libm::sqrt(mbar / k as f64)
+    };
     (sv, mbar)
 }
 
@@ -441,7 +504,8 @@ fn random_start<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
 ) {
     let (sv, mbar) = start_scales(views, k, params.vmax);
     let mut rng = Rng::new(params.seed);
-    v.iter_mut().for_each(|x| *x = T::from_f64(rng.uniform() * sv));
+    v.iter_mut()
+        .for_each(|x| *x = T::from_f64(rng.uniform() * sv));
     for i in 0..views.count() {
         let mv = mean(&views.view(i));
         let su = if params.vmax.is_finite() {
@@ -451,7 +515,9 @@ fn random_start<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
         } else {
             0.0
         };
-        u.get_mut(i).iter_mut().for_each(|x| *x = T::from_f64(rng.uniform() * su));
+        u.get_mut(i)
+            .iter_mut()
+            .for_each(|x| *x = T::from_f64(rng.uniform() * su));
     }
 }
 
@@ -485,7 +551,13 @@ fn form_pq<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
 }
 
 /// `G ← V Vᵀ`.
-fn gram<T: Real>(v: &[T], k: usize, n: usize, g: &mut [T], st: &mut Stack<'_>) -> Result<(), Error> {
+fn gram<T: Real>(
+    v: &[T],
+    k: usize,
+    n: usize,
+    g: &mut [T],
+    st: &mut Stack<'_>,
+) -> Result<(), Error> {
     let vm = MatRef::col_major(v, k, n)?;
     gemm(T::ONE, vm, vm.t(), T::ZERO, MatMut::col_major(g, k, k)?, st)
 }
@@ -493,9 +565,15 @@ fn gram<T: Real>(v: &[T], k: usize, n: usize, g: &mut [T], st: &mut Stack<'_>) -
 /// `½‖X‖² − ⟨Q, V⟩ + ½⟨P, G⟩`.
 fn objective<T: Real>(half_x2: f64, q: &[T], v: &[T], p: &[T], g: &[T]) -> Objective {
     let r = half_x2 - dot(q, v) + 0.5 * dot(p, g);
-    Objective { total: r, reconstruction: r, ..Objective::default() }
+    Objective {
+        total: r,
+        reconstruction: r,
+        ..Objective::default()
+    }
 }
 
 fn dead_views<T: Real, F: Factors<T> + ?Sized>(u: &F) -> u32 {
-    (0..u.count()).filter(|&i| u.get(i).iter().all(|&x| x == T::ZERO)).count() as u32
+    (0..u.count())
+        .filter(|&i| u.get(i).iter().all(|&x| x == T::ZERO))
+        .count() as u32
 }

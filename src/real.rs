@@ -53,12 +53,24 @@ pub trait Real:
     /// feature). Returns `false` when there is none and the blocked kernel must
     /// run. Shapes have been checked by the caller.
     #[doc(hidden)]
-    fn gemm_hosted(alpha: Self, a: MatRef<'_, Self>, b: MatRef<'_, Self>, beta: Self, c: MatMut<'_, Self>) -> bool;
+    fn gemm_hosted(
+        alpha: Self,
+        a: MatRef<'_, Self>,
+        b: MatRef<'_, Self>,
+        beta: Self,
+        c: MatMut<'_, Self>,
+    ) -> bool;
 }
 
 impl Real for f64 {
     #[inline]
-    fn gemm_hosted(alpha: Self, a: MatRef<'_, Self>, b: MatRef<'_, Self>, beta: Self, c: MatMut<'_, Self>) -> bool {
+    fn gemm_hosted(
+        alpha: Self,
+        a: MatRef<'_, Self>,
+        b: MatRef<'_, Self>,
+        beta: Self,
+        c: MatMut<'_, Self>,
+    ) -> bool {
         #[cfg(feature = "std")]
         {
             crate::ffi::mm::dgemm(alpha, a, b, beta, c);
@@ -106,7 +118,13 @@ impl Real for f64 {
 
 impl Real for f32 {
     #[inline]
-    fn gemm_hosted(alpha: Self, a: MatRef<'_, Self>, b: MatRef<'_, Self>, beta: Self, c: MatMut<'_, Self>) -> bool {
+    fn gemm_hosted(
+        alpha: Self,
+        a: MatRef<'_, Self>,
+        b: MatRef<'_, Self>,
+        beta: Self,
+        c: MatMut<'_, Self>,
+    ) -> bool {
         #[cfg(feature = "std")]
         {
             crate::ffi::mm::sgemm(alpha, a, b, beta, c);

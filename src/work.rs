@@ -59,7 +59,9 @@ impl WorkReq {
     /// `self` and `other` alive together.
     pub fn and(self, other: WorkReq) -> WorkReq {
         match (self.bytes, other.bytes) {
-            (Some(a), Some(b)) => WorkReq { bytes: a.checked_add(b) },
+            (Some(a), Some(b)) => WorkReq {
+                bytes: a.checked_add(b),
+            },
             _ => WorkReq::OVERFLOW,
         }
     }
@@ -67,7 +69,9 @@ impl WorkReq {
     /// `self` or `other`, one after the other, in the same memory.
     pub fn or(self, other: WorkReq) -> WorkReq {
         match (self.bytes, other.bytes) {
-            (Some(a), Some(b)) => WorkReq { bytes: Some(a.max(b)) },
+            (Some(a), Some(b)) => WorkReq {
+                bytes: Some(a.max(b)),
+            },
             _ => WorkReq::OVERFLOW,
         }
     }
@@ -121,11 +125,7 @@ impl<'a> Stack<'a> {
         let bytes = n
             .checked_mul(core::mem::size_of::<T>())
             .ok_or(Error::SizeOverflow)?;
-        let rounded = bytes
-            .checked_add(ALIGN - 1)
-            .ok_or(Error::SizeOverflow)?
-            / ALIGN
-            * ALIGN;
+        let rounded = bytes.checked_add(ALIGN - 1).ok_or(Error::SizeOverflow)? / ALIGN * ALIGN;
         if rounded > self.buf.len() {
             return Err(Error::WorkspaceTooSmall);
         }
@@ -146,7 +146,9 @@ impl<'a> Stack<'a> {
 
     /// The remainder as a stack of its own, for one phase.
     pub fn rest(&mut self) -> Stack<'_> {
-        Stack { buf: &mut *self.buf }
+        Stack {
+            buf: &mut *self.buf,
+        }
     }
 }
 
@@ -161,7 +163,10 @@ mod tests {
         assert_eq!(WorkReq::all_of(&[a, b]).bytes().unwrap(), 192 + ALIGN);
         assert_eq!(WorkReq::any_of(&[a, b]).bytes().unwrap(), 128 + ALIGN);
         assert_eq!(WorkReq::matrix::<f64>(usize::MAX, 2), WorkReq::OVERFLOW);
-        assert_eq!(WorkReq::new::<f64>(usize::MAX / 4).bytes(), Err(Error::SizeOverflow));
+        assert_eq!(
+            WorkReq::new::<f64>(usize::MAX / 4).bytes(),
+            Err(Error::SizeOverflow)
+        );
         assert_eq!(a.and(WorkReq::OVERFLOW).bytes(), Err(Error::SizeOverflow));
         assert_eq!(WorkReq::EMPTY.bytes().unwrap(), ALIGN);
     }

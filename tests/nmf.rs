@@ -13,7 +13,11 @@ fn work_for(bytes: usize) -> Vec<u8> {
 }
 
 /// Fits one view, recording objectives; returns (u, v, objectives, report).
-fn fit_one(x: View<'_, f64>, k: usize, params: &NmfParams) -> (Vec<f64>, Vec<f64>, Vec<f64>, mvnmf::Report) {
+fn fit_one(
+    x: View<'_, f64>,
+    k: usize,
+    params: &NmfParams,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>, mvnmf::Report) {
     let (m, n) = (x.rows(), x.cols());
     let mut w = work_for(nmf::fit_workspace::<f64>(x.shape(), k, params).unwrap());
     let (mut u, mut v) = (vec![0.0; m * k], vec![0.0; k * n]);
@@ -26,15 +30,27 @@ fn fit_one(x: View<'_, f64>, k: usize, params: &NmfParams) -> (Vec<f64>, Vec<f64
 
 #[test]
 fn objective_never_increases_dense_and_sparse() {
-    let shapes = [(40, 30, 5), (200, 15, 4), (15, 200, 4), (30, 30, 1), (10, 12, 20)];
+    let shapes = [
+        (40, 30, 5),
+        (200, 15, 4),
+        (15, 200, 4),
+        (30, 30, 1),
+        (10, 12, 20),
+    ];
     for &(m, n, k) in &shapes {
         for seed in 0..3u64 {
             for &density in &[1.0, 0.2] {
                 let x = random_matrix(m, n, density, seed + 100);
                 let csc = to_csc(&x, m, n);
-                let params = NmfParams { max_iter: 60, tol: 0.0, seed, ..NmfParams::default() };
+                let params = NmfParams {
+                    max_iter: 60,
+                    tol: 0.0,
+                    seed,
+                    ..NmfParams::default()
+                };
                 let dense = View::from(Dense::new(&x, m, n, m).unwrap());
-                let sparse = View::from(Csc::new(m, n, &csc.col_ptr, &csc.row_idx, &csc.values).unwrap());
+                let sparse =
+                    View::from(Csc::new(m, n, &csc.col_ptr, &csc.row_idx, &csc.values).unwrap());
                 let scale = half_sq(&x);
                 for (name, view) in [("dense", dense), ("csc", sparse)] {
                     let (u, v, obj, r) = fit_one(view, k, &params);
@@ -42,8 +58,15 @@ fn objective_never_increases_dense_and_sparse() {
                     assert_eq!(obj.len(), 61, "{what}");
                     assert_monotone(&obj, 1e-10 * scale, &what);
                     let direct = direct_objective(&x, m, n, &u, &v, k);
-                    assert!((direct - r.objective.total).abs() <= 1e-9 * scale, "{what}: {direct} vs {}", r.objective.total);
-                    assert!(r.objective.total < 0.9 * r.initial.total, "{what}: no progress");
+                    assert!(
+                        (direct - r.objective.total).abs() <= 1e-9 * scale,
+                        "{what}: {direct} vs {}",
+                        r.objective.total
+                    );
+                    assert!(
+                        r.objective.total < 0.9 * r.initial.total,
+                        "{what}: no progress"
+                    );
                     assert_eq!(r.stop, Stop::MaxIter);
                 }
             }
@@ -56,10 +79,18 @@ fn sparse_and_dense_give_the_same_iterates() {
     let (m, n, k) = (50, 40, 6);
     let x = random_matrix(m, n, 0.15, 7);
     let csc = to_csc(&x, m, n);
-    let params = NmfParams { max_iter: 30, tol: 0.0, seed: 3, ..NmfParams::default() };
+    let params = NmfParams {
+        max_iter: 30,
+        tol: 0.0,
+        seed: 3,
+        ..NmfParams::default()
+    };
     let (ud, vd, _, _) = fit_one(View::from(Dense::new(&x, m, n, m).unwrap()), k, &params);
-    let (us, vs, _, _) =
-        fit_one(View::from(Csc::new(m, n, &csc.col_ptr, &csc.row_idx, &csc.values).unwrap()), k, &params);
+    let (us, vs, _, _) = fit_one(
+        View::from(Csc::new(m, n, &csc.col_ptr, &csc.row_idx, &csc.values).unwrap()),
+        k,
+        &params,
+    );
     assert!(max_rel_diff(&ud, &us) < 1e-10);
     assert!(max_rel_diff(&vd, &vs) < 1e-10);
 }
@@ -81,13 +112,38 @@ fn load_fixture(name: &str) -> Fixture {
     let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let mut lines = text.lines();
-    let dims: Vec<usize> = lines.next().unwrap().split_whitespace().map(|t| t.parse().unwrap()).collect();
+    let dims: Vec<usize> = lines
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .map(|t| t.parse().unwrap())
+        .collect();
     let _version = lines.next().unwrap();
-    let mut mat = || -> Vec<f64> { lines.next().unwrap().split_whitespace().map(|t| t.parse().unwrap()).collect() };
+    let mut mat = || -> Vec<f64> {
+        lines
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .map(|t| t.parse().unwrap())
+            .collect()
+    };
     let (x, u0, v0, u, v) = (mat(), mat(), mat(), mat(), mat());
     let (m, n, k) = (dims[0], dims[1], dims[2]);
-    assert_eq!((x.len(), u0.len(), v0.len(), u.len(), v.len()), (m * n, m * k, k * n, m * k, k * n));
-    Fixture { m, n, k, iters: dims[3] as u32, x, u0, v0, u, v }
+    assert_eq!(
+        (x.len(), u0.len(), v0.len(), u.len(), v.len()),
+        (m * n, m * k, k * n, m * k, k * n)
+    );
+    Fixture {
+        m,
+        n,
+        k,
+        iters: dims[3] as u32,
+        x,
+        u0,
+        v0,
+        u,
+        v,
+    }
 }
 
 fn check_against_sklearn(name: &str, sparse: bool) {
@@ -100,13 +156,22 @@ fn check_against_sklearn(name: &str, sparse: bool) {
     };
     // eps = 0: the plain Lee–Seung ratio, which is what scikit-learn computes
     // (it only replaces exactly-zero denominators).
-    let params = NmfParams { max_iter: f.iters, tol: 0.0, eps: 0.0, init: Init::Given, ..NmfParams::default() };
+    let params = NmfParams {
+        max_iter: f.iters,
+        tol: 0.0,
+        eps: 0.0,
+        init: Init::Given,
+        ..NmfParams::default()
+    };
     let mut w = work_for(nmf::fit_workspace::<f64>(view.shape(), f.k, &params).unwrap());
     let (mut u, mut v) = (f.u0.clone(), f.v0.clone());
     let r = nmf::fit(view, f.k, &params, &mut u, &mut v, &mut w, None).unwrap();
     assert_eq!(r.iterations, f.iters);
     let (du, dv) = (max_rel_diff(&u, &f.u), max_rel_diff(&v, &f.v));
-    assert!(du < 1e-9 && dv < 1e-9, "{name}: differs from scikit-learn: U {du:e}, V {dv:e}");
+    assert!(
+        du < 1e-9 && dv < 1e-9,
+        "{name}: differs from scikit-learn: U {du:e}, V {dv:e}"
+    );
 }
 
 #[test]
@@ -124,7 +189,12 @@ fn same_seed_same_bits_other_seed_other_bits() {
     let (m, n, k) = (30, 25, 4);
     let x = random_matrix(m, n, 1.0, 1);
     let view = View::from(Dense::new(&x, m, n, m).unwrap());
-    let p = NmfParams { max_iter: 25, tol: 0.0, seed: 42, ..NmfParams::default() };
+    let p = NmfParams {
+        max_iter: 25,
+        tol: 0.0,
+        seed: 42,
+        ..NmfParams::default()
+    };
     let (u1, v1, _, _) = fit_one(view, k, &p);
     let (u2, v2, _, _) = fit_one(view, k, &p);
     assert!(u1.iter().zip(&u2).all(|(a, b)| a.to_bits() == b.to_bits()));
@@ -138,27 +208,50 @@ fn joint_nmf_equals_nmf_of_stacked_views() {
     // ConcatNMF identity: per-view bases stacked = NMF of the stacked matrix.
     let (m1, m2, n, k) = (20, 35, 30, 5);
     let x1 = random_matrix(m1, n, 1.0, 5);
-    let x2: Vec<f64> = random_matrix(m2, n, 0.3, 6).iter().map(|v| v * 1e3).collect();
+    let x2: Vec<f64> = random_matrix(m2, n, 0.3, 6)
+        .iter()
+        .map(|v| v * 1e3)
+        .collect();
     let mut stacked = vec![0.0; (m1 + m2) * n];
     for j in 0..n {
         stacked[j * (m1 + m2)..j * (m1 + m2) + m1].copy_from_slice(&x1[j * m1..(j + 1) * m1]);
         stacked[j * (m1 + m2) + m1..(j + 1) * (m1 + m2)].copy_from_slice(&x2[j * m2..(j + 1) * m2]);
     }
     let u1_0: Vec<f64> = random_matrix(m1, k, 1.0, 8);
-    let u2_0: Vec<f64> = random_matrix(m2, k, 1.0, 9).iter().map(|v| v * 30.0).collect();
+    let u2_0: Vec<f64> = random_matrix(m2, k, 1.0, 9)
+        .iter()
+        .map(|v| v * 30.0)
+        .collect();
     let v0 = random_matrix(k, n, 1.0, 10);
     let mut us0 = vec![0.0; (m1 + m2) * k];
     for p in 0..k {
         us0[p * (m1 + m2)..p * (m1 + m2) + m1].copy_from_slice(&u1_0[p * m1..(p + 1) * m1]);
         us0[p * (m1 + m2) + m1..(p + 1) * (m1 + m2)].copy_from_slice(&u2_0[p * m2..(p + 1) * m2]);
     }
-    let params = NmfParams { max_iter: 40, tol: 0.0, init: Init::Given, ..NmfParams::default() };
+    let params = NmfParams {
+        max_iter: 40,
+        tol: 0.0,
+        init: Init::Given,
+        ..NmfParams::default()
+    };
 
-    let views = [View::from(Dense::new(&x1, m1, n, m1).unwrap()), View::from(Dense::new(&x2, m2, n, m2).unwrap())];
+    let views = [
+        View::from(Dense::new(&x1, m1, n, m1).unwrap()),
+        View::from(Dense::new(&x2, m2, n, m2).unwrap()),
+    ];
     let shapes = [views[0].shape(), views[1].shape()];
     let mut w = work_for(nmf::joint_fit_workspace::<f64>(shapes, k, &params).unwrap());
     let (mut u1, mut u2, mut v) = (u1_0.clone(), u2_0.clone(), v0.clone());
-    nmf::joint_fit(&views, k, &params, &mut [&mut u1[..], &mut u2[..]][..], &mut v, &mut w, None).unwrap();
+    nmf::joint_fit(
+        &views,
+        k,
+        &params,
+        &mut [&mut u1[..], &mut u2[..]][..],
+        &mut v,
+        &mut w,
+        None,
+    )
+    .unwrap();
 
     let sv = View::from(Dense::new(&stacked, m1 + m2, n, m1 + m2).unwrap());
     let mut w = work_for(nmf::fit_workspace::<f64>(sv.shape(), k, &params).unwrap());
@@ -170,7 +263,11 @@ fn joint_nmf_equals_nmf_of_stacked_views() {
         joint_u[p * (m1 + m2)..p * (m1 + m2) + m1].copy_from_slice(&u1[p * m1..(p + 1) * m1]);
         joint_u[p * (m1 + m2) + m1..(p + 1) * (m1 + m2)].copy_from_slice(&u2[p * m2..(p + 1) * m2]);
     }
-    assert!(max_rel_diff(&v, &vs) < 1e-10, "V: {:e}", max_rel_diff(&v, &vs));
+    assert!(
+        max_rel_diff(&v, &vs) < 1e-10,
+        "V: {:e}",
+        max_rel_diff(&v, &vs)
+    );
     assert!(max_rel_diff(&joint_u, &us) < 1e-10);
 }
 
@@ -178,19 +275,45 @@ fn joint_nmf_equals_nmf_of_stacked_views() {
 fn multiview_scales_and_vmax() {
     let (m1, m2, n, k) = (25, 8, 40, 4);
     let x1 = random_matrix(m1, n, 1.0, 11);
-    let x2: Vec<f64> = random_matrix(m2, n, 0.5, 12).iter().map(|v| v * 1e4).collect();
-    let views = [View::from(Dense::new(&x1, m1, n, m1).unwrap()), View::from(Dense::new(&x2, m2, n, m2).unwrap())];
-    let params = NmfParams { max_iter: 80, tol: 0.0, vmax: 1.0, ..NmfParams::default() };
-    let mut w = work_for(nmf::joint_fit_workspace::<f64>([views[0].shape(), views[1].shape()], k, &params).unwrap());
+    let x2: Vec<f64> = random_matrix(m2, n, 0.5, 12)
+        .iter()
+        .map(|v| v * 1e4)
+        .collect();
+    let views = [
+        View::from(Dense::new(&x1, m1, n, m1).unwrap()),
+        View::from(Dense::new(&x2, m2, n, m2).unwrap()),
+    ];
+    let params = NmfParams {
+        max_iter: 80,
+        tol: 0.0,
+        vmax: 1.0,
+        ..NmfParams::default()
+    };
+    let mut w = work_for(
+        nmf::joint_fit_workspace::<f64>([views[0].shape(), views[1].shape()], k, &params).unwrap(),
+    );
     let (mut u1, mut u2, mut v) = (vec![0.0; m1 * k], vec![0.0; m2 * k], vec![0.0; k * n]);
     let mut obj = Vec::new();
     let mut rec = recorder(&mut obj);
-    let r = nmf::joint_fit(&views, k, &params, &mut [&mut u1[..], &mut u2[..]][..], &mut v, &mut w, Some(&mut rec))
-        .unwrap();
-        drop(rec);
-    assert_monotone(&obj, 1e-10 * (half_sq(&x1) + half_sq(&x2)), "two views, scales 1 and 1e4, vmax 1");
+    let r = nmf::joint_fit(
+        &views,
+        k,
+        &params,
+        &mut [&mut u1[..], &mut u2[..]][..],
+        &mut v,
+        &mut w,
+        Some(&mut rec),
+    )
+    .unwrap();
+    drop(rec);
+    assert_monotone(
+        &obj,
+        1e-10 * (half_sq(&x1) + half_sq(&x2)),
+        "two views, scales 1 and 1e4, vmax 1",
+    );
     assert!(v.iter().all(|&x| (0.0..=1.0).contains(&x)));
-    let direct = direct_objective(&x1, m1, n, &u1, &v, k) + direct_objective(&x2, m2, n, &u2, &v, k);
+    let direct =
+        direct_objective(&x1, m1, n, &u1, &v, k) + direct_objective(&x2, m2, n, &u2, &v, k);
     assert!((direct - r.objective.total).abs() <= 1e-9 * (half_sq(&x1) + half_sq(&x2)));
 }
 
@@ -206,7 +329,11 @@ fn encode_recovers_a_planted_encoding() {
         }
     }
     let view = View::from(Dense::new(&x, m, n, m).unwrap());
-    let params = NmfParams { max_iter: 3000, tol: 0.0, ..NmfParams::default() };
+    let params = NmfParams {
+        max_iter: 3000,
+        tol: 0.0,
+        ..NmfParams::default()
+    };
     let mut w = work_for(nmf::encode_workspace::<f64>(view.shape(), k, &params).unwrap());
     let mut v = vec![0.0; k * n];
     let mut obj = Vec::new();
@@ -214,7 +341,11 @@ fn encode_recovers_a_planted_encoding() {
     nmf::encode(view, k, &params, &u, &mut v, &mut w, Some(&mut rec)).unwrap();
     drop(rec);
     assert_monotone(&obj, 1e-10 * half_sq(&x), "encode");
-    assert!(max_rel_diff(&v, &vt) < 1e-4, "planted V not recovered: {:e}", max_rel_diff(&v, &vt));
+    assert!(
+        max_rel_diff(&v, &vt) < 1e-4,
+        "planted V not recovered: {:e}",
+        max_rel_diff(&v, &vt)
+    );
 }
 
 #[test]
@@ -222,10 +353,21 @@ fn cancel_keeps_the_last_complete_iterate() {
     let (m, n, k) = (20, 15, 3);
     let x = random_matrix(m, n, 1.0, 31);
     let view = View::from(Dense::new(&x, m, n, m).unwrap());
-    let p = NmfParams { max_iter: 50, tol: 0.0, seed: 5, ..NmfParams::default() };
+    let p = NmfParams {
+        max_iter: 50,
+        tol: 0.0,
+        seed: 5,
+        ..NmfParams::default()
+    };
     let mut w = work_for(nmf::fit_workspace::<f64>(view.shape(), k, &p).unwrap());
     let (mut u, mut v) = (vec![0.0; m * k], vec![0.0; k * n]);
-    let mut stop_at_3 = |pr: &mvnmf::Progress| if pr.iter == 3 { ControlFlow::Break(()) } else { ControlFlow::Continue(()) };
+    let mut stop_at_3 = |pr: &mvnmf::Progress| {
+        if pr.iter == 3 {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    };
     let r = nmf::fit(view, k, &p, &mut u, &mut v, &mut w, Some(&mut stop_at_3)).unwrap();
     assert_eq!((r.stop, r.iterations), (Stop::Cancelled, 3));
     let (u3, v3, _, _) = fit_one(view, k, &NmfParams { max_iter: 3, ..p });
@@ -238,21 +380,48 @@ fn bad_input_leaves_outputs_untouched() {
     let (m, n, k) = (6, 5, 2);
     let mut x = random_matrix(m, n, 1.0, 41);
     let p = NmfParams::default();
-    let need = nmf::fit_workspace::<f64>(mvnmf::ViewShape { rows: m, cols: n, kind: mvnmf::ViewKind::Dense }, k, &p).unwrap();
+    let need = nmf::fit_workspace::<f64>(
+        mvnmf::ViewShape {
+            rows: m,
+            cols: n,
+            kind: mvnmf::ViewKind::Dense,
+        },
+        k,
+        &p,
+    )
+    .unwrap();
     let run = |x: &[f64], k: usize, p: &NmfParams, ulen: usize, wlen: usize| {
         let view = View::from(Dense::new(x, m, n, m).unwrap());
         let (mut u, mut v) = (vec![7.0; ulen], vec![7.0; k * n]);
         let mut w = work_for(wlen);
         let r = nmf::fit(view, k, p, &mut u, &mut v, &mut w, None);
-        assert!(u.iter().chain(&v).all(|&a| a == 7.0), "outputs touched on {r:?}");
+        assert!(
+            u.iter().chain(&v).all(|&a| a == 7.0),
+            "outputs touched on {r:?}"
+        );
         r.err()
     };
-    assert_eq!(run(&x, k, &p, m * k, need - 1), Some(Error::WorkspaceTooSmall));
+    assert_eq!(
+        run(&x, k, &p, m * k, need - 1),
+        Some(Error::WorkspaceTooSmall)
+    );
     assert_eq!(run(&x, 0, &p, 0, need), Some(Error::BadRank));
-    assert_eq!(run(&x, k, &p, m * k + 1, need), Some(Error::DimensionMismatch));
-    assert_eq!(run(&x, k, &NmfParams { tol: -1.0, ..p }, m * k, need), Some(Error::BadParameter));
-    assert_eq!(run(&x, k, &NmfParams { vmax: 0.0, ..p }, m * k, need), Some(Error::BadParameter));
-    assert_eq!(run(&x, k, &NmfParams { eps: f64::NAN, ..p }, m * k, need), Some(Error::BadParameter));
+    assert_eq!(
+        run(&x, k, &p, m * k + 1, need),
+        Some(Error::DimensionMismatch)
+    );
+    assert_eq!(
+        run(&x, k, &NmfParams { tol: -1.0, ..p }, m * k, need),
+        Some(Error::BadParameter)
+    );
+    assert_eq!(
+        run(&x, k, &NmfParams { vmax: 0.0, ..p }, m * k, need),
+        Some(Error::BadParameter)
+    );
+    assert_eq!(
+        run(&x, k, &NmfParams { eps: f64::NAN, ..p }, m * k, need),
+        Some(Error::BadParameter)
+    );
     x[3] = -1.0;
     assert_eq!(run(&x, k, &p, m * k, need), Some(Error::NegativeInput));
     x[3] = f64::NAN;
@@ -262,9 +431,16 @@ fn bad_input_leaves_outputs_untouched() {
 #[test]
 fn f32_solver_is_monotone_too() {
     let (m, n, k) = (30, 20, 3);
-    let x: Vec<f32> = random_matrix(m, n, 1.0, 51).iter().map(|&v| v as f32).collect();
+    let x: Vec<f32> = random_matrix(m, n, 1.0, 51)
+        .iter()
+        .map(|&v| v as f32)
+        .collect();
     let view = View::from(Dense::new(&x, m, n, m).unwrap());
-    let p = NmfParams { max_iter: 40, tol: 0.0, ..NmfParams::default() };
+    let p = NmfParams {
+        max_iter: 40,
+        tol: 0.0,
+        ..NmfParams::default()
+    };
     let mut w = work_for(nmf::fit_workspace::<f32>(view.shape(), k, &p).unwrap());
     let (mut u, mut v) = (vec![0.0f32; m * k], vec![0.0f32; k * n]);
     let mut obj = Vec::new();

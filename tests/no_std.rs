@@ -25,6 +25,8 @@ fn core_builds_links_and_runs_without_std() {
         "the no_std check did not build:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let status = Command::new(target.join("release/mvnmf-nostd-check")).status().expect("running the no_std binary");
+    let status = Command::new(target.join("release/mvnmf-nostd-check"))
+        .status()
+        .expect("running the no_std binary");
     assert_eq!(status.code(), Some(0), "the no_std binary failed");
 }

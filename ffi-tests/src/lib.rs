@@ -28,13 +28,19 @@ mod tests {
     fn c_harness_c99() {
         // The harness prints a line per failed check; the count is returned.
         let failures = unsafe { mvnmf_harness_c(verbose()) };
-        assert_eq!(failures, 0, "C99 build of the harness: {failures} failed checks (see stdout)");
+        assert_eq!(
+            failures, 0,
+            "C99 build of the harness: {failures} failed checks (see stdout)"
+        );
     }
 
     #[test]
     fn c_harness_cpp() {
         let failures = unsafe { mvnmf_harness_cpp(verbose()) };
-        assert_eq!(failures, 0, "C++ build of the harness: {failures} failed checks (see stdout)");
+        assert_eq!(
+            failures, 0,
+            "C++ build of the harness: {failures} failed checks (see stdout)"
+        );
     }
 
     #[test]

@@ -7,9 +7,21 @@ macro_rules! mm_gemm {
     ($name:ident, $t:ty) => {
         /// `C ← α·A·B + β·C` through matrixmultiply (`β = 0`: C not read).
         /// Shapes must agree and be nonzero (checked by `kernels::gemm`).
-        pub(crate) fn $name(alpha: $t, a: MatRef<'_, $t>, b: MatRef<'_, $t>, beta: $t, mut c: MatMut<'_, $t>) {
+        pub(crate) fn $name(
+            alpha: $t,
+            a: MatRef<'_, $t>,
+            b: MatRef<'_, $t>,
+            beta: $t,
+            mut c: MatMut<'_, $t>,
+        ) {
             let (m, k, n) = (a.rows(), a.cols(), b.cols());
-            if m == 0 || n == 0 || k == 0 || a.rows() != c.rows() || b.rows() != k || b.cols() != c.cols() {
+            if m == 0
+                || n == 0
+                || k == 0
+                || a.rows() != c.rows()
+                || b.rows() != k
+                || b.cols() != c.cols()
+            {
                 // Never reached from kernels::gemm, which handles these cases itself.
                 return;
             }

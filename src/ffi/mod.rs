@@ -233,7 +233,14 @@ fn params_from_c(p: &mvnmf_nmf_params) -> Result<NmfParams, Error> {
         MVNMF_INIT_GIVEN => Init::Given,
         _ => return Err(Error::BadParameter),
     };
-    let out = NmfParams { max_iter: p.max_iter, tol: p.tol, eps: p.eps, vmax: p.vmax, seed: p.seed, init };
+    let out = NmfParams {
+        max_iter: p.max_iter,
+        tol: p.tol,
+        eps: p.eps,
+        vmax: p.vmax,
+        seed: p.seed,
+        init,
+    };
     out.validate()?;
     Ok(out)
 }
@@ -241,7 +248,8 @@ fn params_from_c(p: &mvnmf_nmf_params) -> Result<NmfParams, Error> {
 /// Runs `f`, turning a panic (a bug) into `MVNMF_STATUS_INTERNAL`.
 fn guard(f: impl FnOnce() -> Result<mvnmf_status, Error>) -> mvnmf_status {
     #[cfg(feature = "std")]
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(Err(Error::Internal));
+    let r =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(Err(Error::Internal));
     #[cfg(not(feature = "std"))]
     let r = f();
     match r {
@@ -267,7 +275,10 @@ unsafe fn slice<'a, T>(p: *const T, len: usize) -> Result<&'a [T], Error> {
     if p.is_null() {
         return Err(Error::NullPointer);
     }
-    if len.checked_mul(core::mem::size_of::<T>()).is_none_or(|b| b > isize::MAX as usize) {
+    if len
+        .checked_mul(core::mem::size_of::<T>())
+        .is_none_or(|b| b > isize::MAX as usize)
+    {
         return Err(Error::SizeOverflow);
     }
     Ok(core::slice::from_raw_parts(p, len))
@@ -280,7 +291,10 @@ unsafe fn slice_mut<'a, T>(p: *mut T, len: usize) -> Result<&'a mut [T], Error> 
     if p.is_null() {
         return Err(Error::NullPointer);
     }
-    if len.checked_mul(core::mem::size_of::<T>()).is_none_or(|b| b > isize::MAX as usize) {
+    if len
+        .checked_mul(core::mem::size_of::<T>())
+        .is_none_or(|b| b > isize::MAX as usize)
+    {
         return Err(Error::SizeOverflow);
     }
     Ok(core::slice::from_raw_parts_mut(p, len))
@@ -292,7 +306,11 @@ fn shape_of(v: &mvnmf_view) -> Result<ViewShape, Error> {
         MVNMF_VIEW_CSC => ViewKind::Csc,
         _ => return Err(Error::BadParameter),
     };
-    Ok(ViewShape { rows: v.rows, cols: v.cols, kind })
+    Ok(ViewShape {
+        rows: v.rows,
+        cols: v.cols,
+        kind,
+    })
 }
 
 /// The raw slices a descriptor points at (pointers checked, lengths computed).
@@ -311,8 +329,13 @@ unsafe fn parts<'a>(v: &mvnmf_view) -> Result<Parts<'a>, Error> {
             if v.col_stride < v.rows {
                 return Err(Error::BufferTooShort);
             }
-            let len = Dense::<f64>::min_len(v.rows, v.cols, v.col_stride).ok_or(Error::SizeOverflow)?;
-            Ok(Parts { values: slice(v.values, len)?, col_ptr: &[], row_idx: &[] })
+            let len =
+                Dense::<f64>::min_len(v.rows, v.cols, v.col_stride).ok_or(Error::SizeOverflow)?;
+            Ok(Parts {
+                values: slice(v.values, len)?,
+                col_ptr: &[],
+                row_idx: &[],
+            })
         }
         ViewKind::Csc => {
             if v.col_ptr.is_null() {
@@ -320,7 +343,11 @@ unsafe fn parts<'a>(v: &mvnmf_view) -> Result<Parts<'a>, Error> {
             }
             let col_ptr = slice(v.col_ptr, v.cols.checked_add(1).ok_or(Error::SizeOverflow)?)?;
             let nnz = col_ptr[v.cols];
-            Ok(Parts { values: slice(v.values, nnz)?, col_ptr, row_idx: slice(v.row_idx, nnz)? })
+            Ok(Parts {
+                values: slice(v.values, nnz)?,
+                col_ptr,
+                row_idx: slice(v.row_idx, nnz)?,
+            })
         }
     }
 }
@@ -364,10 +391,15 @@ impl ViewSet<f64> for CViews<'_> {
         // descriptor, so the same calls succeed and the slices are valid.
         let p = unsafe { parts(v) };
         match (v.kind, p) {
-            (MVNMF_VIEW_CSC, Ok(p)) => {
-                View::Csc(Csc::from_validated(v.rows, v.cols, p.col_ptr, p.row_idx, p.values))
-            }
-            (_, Ok(p)) => View::Dense(Dense::from_validated(p.values, v.rows, v.cols, v.col_stride)),
+            (MVNMF_VIEW_CSC, Ok(p)) => View::Csc(Csc::from_validated(
+                v.rows, v.cols, p.col_ptr, p.row_idx, p.values,
+            )),
+            (_, Ok(p)) => View::Dense(Dense::from_validated(
+                p.values,
+                v.rows,
+                v.cols,
+                v.col_stride,
+            )),
             // Unreachable after validation; an empty-looking dense view would be
             // a bug, so fall back to the first validated shape's data.
             (_, Err(_)) => View::Dense(Dense::from_validated(&[0.0], 1, 1, 1)),
@@ -376,8 +408,16 @@ impl ViewSet<f64> for CViews<'_> {
 
     fn shape(&self, i: usize) -> ViewShape {
         let v = &self.views[i];
-        let kind = if v.kind == MVNMF_VIEW_CSC { ViewKind::Csc } else { ViewKind::Dense };
-        ViewShape { rows: v.rows, cols: v.cols, kind }
+        let kind = if v.kind == MVNMF_VIEW_CSC {
+            ViewKind::Csc
+        } else {
+            ViewKind::Dense
+        };
+        ViewShape {
+            rows: v.rows,
+            cols: v.cols,
+            kind,
+        }
     }
 }
 
@@ -393,7 +433,13 @@ unsafe fn shapes<'a>(
     for v in views {
         shape_of(v)?;
     }
-    Ok(views.iter().map(|v| shape_of(v).unwrap_or(ViewShape { rows: 0, cols: 0, kind: ViewKind::Dense })))
+    Ok(views.iter().map(|v| {
+        shape_of(v).unwrap_or(ViewShape {
+            rows: 0,
+            cols: 0,
+            kind: ViewKind::Dense,
+        })
+    }))
 }
 
 /// The factor buffers (`M_v × K` each) of a C pointer array.
@@ -414,12 +460,20 @@ unsafe fn factors<'a, P: Copy>(
         if is_null(p) {
             return Err(Error::NullPointer);
         }
-        let len = views.shape(i).rows.checked_mul(k).ok_or(Error::SizeOverflow)?;
+        let len = views
+            .shape(i)
+            .rows
+            .checked_mul(k)
+            .ok_or(Error::SizeOverflow)?;
         if len.checked_mul(8).is_none_or(|b| b > isize::MAX as usize) {
             return Err(Error::SizeOverflow);
         }
     }
-    Ok(CFactors { ptrs, lens: views, k })
+    Ok(CFactors {
+        ptrs,
+        lens: views,
+        k,
+    })
 }
 
 impl<P: Copy> CFactors<'_, P> {
@@ -466,7 +520,10 @@ fn with_monitor<R>(
         None => f(None),
         Some(cb) => {
             let mut m = |p: &Progress| {
-                let cp = mvnmf_progress { iter: p.iter, objective: p.objective.into() };
+                let cp = mvnmf_progress {
+                    iter: p.iter,
+                    objective: p.objective.into(),
+                };
                 // SAFETY: the caller supplied this function pointer for this purpose.
                 if unsafe { cb(&cp, user) } != 0 {
                     ControlFlow::Break(())
@@ -484,7 +541,11 @@ unsafe fn finish(r: Report, report: *mut mvnmf_report) -> Result<mvnmf_status, E
     if !report.is_null() {
         *report = r.into();
     }
-    Ok(if r.stop == Stop::Cancelled { mvnmf_status::Cancelled } else { mvnmf_status::Ok })
+    Ok(if r.stop == Stop::Cancelled {
+        mvnmf_status::Cancelled
+    } else {
+        mvnmf_status::Ok
+    })
 }
 
 unsafe fn write_bytes(bytes: *mut usize, r: Result<usize, Error>) -> Result<mvnmf_status, Error> {
@@ -514,7 +575,10 @@ pub extern "C" fn mvnmf_status_message(status: u32) -> *const c_char {
         b"stopped by the progress callback; outputs hold the last complete iterate\0",
         b"internal error (a bug in mvnmf was caught at the C boundary)\0",
     ];
-    let m: &[u8] = MSGS.get(status as usize).copied().unwrap_or(b"unknown status code\0");
+    let m: &[u8] = MSGS
+        .get(status as usize)
+        .copied()
+        .unwrap_or(b"unknown status code\0");
     m.as_ptr().cast()
 }
 
@@ -528,7 +592,14 @@ pub extern "C" fn mvnmf_version() -> *const c_char {
 #[no_mangle]
 pub extern "C" fn mvnmf_nmf_params_default() -> mvnmf_nmf_params {
     let d = NmfParams::default();
-    mvnmf_nmf_params { max_iter: d.max_iter, tol: d.tol, eps: d.eps, vmax: d.vmax, seed: d.seed, init: MVNMF_INIT_RANDOM }
+    mvnmf_nmf_params {
+        max_iter: d.max_iter,
+        tol: d.tol,
+        eps: d.eps,
+        vmax: d.vmax,
+        seed: d.seed,
+        init: MVNMF_INIT_RANDOM,
+    }
 }
 
 /// Workspace bytes of `mvnmf_joint_nmf_fit` (reads only the views' kind, rows, cols).
@@ -545,7 +616,10 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_fit_workspace(
             return Err(Error::NullPointer);
         }
         let p = read_params(params)?;
-        write_bytes(bytes, nmf::joint_fit_workspace::<f64>(shapes(views, n_views)?, k, &p))
+        write_bytes(
+            bytes,
+            nmf::joint_fit_workspace::<f64>(shapes(views, n_views)?, k, &p),
+        )
     })
 }
 
@@ -581,7 +655,9 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_fit(
         }
         let vv = slice_mut(v, k.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-        let r = with_monitor(progress, user, |m| nmf::joint_fit(&vs, k, &p, &mut us, vv, w, m))?;
+        let r = with_monitor(progress, user, |m| {
+            nmf::joint_fit(&vs, k, &p, &mut us, vv, w, m)
+        })?;
         finish(r, report)
     })
 }
@@ -600,7 +676,10 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_encode_workspace(
             return Err(Error::NullPointer);
         }
         let p = read_params(params)?;
-        write_bytes(bytes, nmf::joint_encode_workspace::<f64>(shapes(views, n_views)?, k, &p))
+        write_bytes(
+            bytes,
+            nmf::joint_encode_workspace::<f64>(shapes(views, n_views)?, k, &p),
+        )
     })
 }
 
@@ -631,7 +710,9 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_encode(
         }
         let vv = slice_mut(v, k.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-        let r = with_monitor(progress, user, |m| nmf::joint_encode(&vs, k, &p, &us, vv, w, m))?;
+        let r = with_monitor(progress, user, |m| {
+            nmf::joint_encode(&vs, k, &p, &us, vv, w, m)
+        })?;
         finish(r, report)
     })
 }
@@ -663,7 +744,19 @@ pub unsafe extern "C" fn mvnmf_nmf_fit(
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
     let us = [u];
-    mvnmf_joint_nmf_fit(x, 1, k, params, us.as_ptr(), v, work, work_bytes, progress, user, report)
+    mvnmf_joint_nmf_fit(
+        x,
+        1,
+        k,
+        params,
+        us.as_ptr(),
+        v,
+        work,
+        work_bytes,
+        progress,
+        user,
+        report,
+    )
 }
 
 /// Workspace bytes of `mvnmf_nmf_encode`.
@@ -692,5 +785,17 @@ pub unsafe extern "C" fn mvnmf_nmf_encode(
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
     let us = [u];
-    mvnmf_joint_nmf_encode(x, 1, k, params, us.as_ptr(), v, work, work_bytes, progress, user, report)
+    mvnmf_joint_nmf_encode(
+        x,
+        1,
+        k,
+        params,
+        us.as_ptr(),
+        v,
+        work,
+        work_bytes,
+        progress,
+        user,
+        report,
+    )
 }

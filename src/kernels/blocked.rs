@@ -112,7 +112,11 @@ fn pack_a<T: Real>(a: MatRef<'_, T>, ic: usize, mb: usize, pc: usize, kb: usize,
         let sl = &mut out[s * kb * MR..(s + 1) * kb * MR];
         for (p, dst) in sl.chunks_exact_mut(MR).enumerate() {
             for (i, d) in dst.iter_mut().enumerate() {
-                *d = if i < rows { a.at(r0 + i, pc + p) } else { T::ZERO };
+                *d = if i < rows {
+                    a.at(r0 + i, pc + p)
+                } else {
+                    T::ZERO
+                };
             }
         }
     }
@@ -126,7 +130,11 @@ fn pack_b<T: Real>(b: MatRef<'_, T>, pc: usize, kb: usize, jc: usize, nb: usize,
         let sl = &mut out[s * kb * NR..(s + 1) * kb * NR];
         for (p, dst) in sl.chunks_exact_mut(NR).enumerate() {
             for (j, d) in dst.iter_mut().enumerate() {
-                *d = if j < cols { b.at(pc + p, c0 + j) } else { T::ZERO };
+                *d = if j < cols {
+                    b.at(pc + p, c0 + j)
+                } else {
+                    T::ZERO
+                };
             }
         }
     }

@@ -155,7 +155,15 @@ pub(crate) mod tests {
 
     #[test]
     fn blocked_matches_naive() {
-        for &(m, n, k) in &[(1, 1, 1), (7, 3, 5), (8, 4, 256), (9, 5, 257), (130, 70, 300), (33, 2049, 3), (300, 9, 40)] {
+        for &(m, n, k) in &[
+            (1, 1, 1),
+            (7, 3, 5),
+            (8, 4, 256),
+            (9, 5, 257),
+            (130, 70, 300),
+            (33, 2049, 3),
+            (300, 9, 40),
+        ] {
             for &(ta, tb) in &[(false, false), (true, false), (false, true), (true, true)] {
                 check(m, n, k, ta, tb, 0.0, false);
                 check(m, n, k, ta, tb, 0.5, false);

@@ -7,8 +7,11 @@ use std::ops::ControlFlow;
 pub struct Lcg(pub u64);
 
 impl Lcg {
-    pub fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    pub fn uniform(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((self.0 >> 11) as f64 + 0.5) / (1u64 << 53) as f64
     }
 }
@@ -18,8 +21,8 @@ pub fn random_matrix(rows: usize, cols: usize, density: f64, seed: u64) -> Vec<f
     let mut g = Lcg(seed);
     (0..rows * cols)
         .map(|_| {
-            let keep = g.next() < density;
-            let x = g.next();
+            let keep = g.uniform() < density;
+            let x = g.uniform();
             if keep {
                 x
             } else {
@@ -37,7 +40,11 @@ pub struct CscOwned {
 }
 
 pub fn to_csc(x: &[f64], rows: usize, cols: usize) -> CscOwned {
-    let mut c = CscOwned { col_ptr: vec![0], row_idx: vec![], values: vec![] };
+    let mut c = CscOwned {
+        col_ptr: vec![0],
+        row_idx: vec![],
+        values: vec![],
+    };
     for j in 0..cols {
         for i in 0..rows {
             let v = x[i + j * rows];
@@ -52,7 +59,14 @@ pub fn to_csc(x: &[f64], rows: usize, cols: usize) -> CscOwned {
 }
 
 /// `½‖X − UV‖²_F` by brute force.
-pub fn direct_objective(x: &[f64], rows: usize, cols: usize, u: &[f64], v: &[f64], k: usize) -> f64 {
+pub fn direct_objective(
+    x: &[f64],
+    rows: usize,
+    cols: usize,
+    u: &[f64],
+    v: &[f64],
+    k: usize,
+) -> f64 {
     let mut s = 0.0;
     for j in 0..cols {
         for i in 0..rows {
@@ -92,6 +106,13 @@ pub fn assert_monotone(obj: &[f64], tol: f64, what: &str) {
 }
 
 pub fn max_rel_diff(a: &[f64], b: &[f64]) -> f64 {
-    let scale = a.iter().chain(b).fold(0.0f64, |m, x| m.max(x.abs())).max(f64::MIN_POSITIVE);
-    a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale
+    let scale = a
+        .iter()
+        .chain(b)
+        .fold(0.0f64, |m, x| m.max(x.abs()))
+        .max(f64::MIN_POSITIVE);
+    a.iter()
+        .zip(b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()))
+        / scale
 }

@@ -1,0 +1,99 @@
+//! Stratified random labeled/unlabeled split.
+
+use crate::error::Error;
+use crate::rng::Rng;
+use crate::work::{Stack, WorkReq};
+
+/// Workspace bytes of [`stratified_split`] for `n` items.
+pub fn stratified_split_workspace(n: usize) -> Result<usize, Error> {
+    WorkReq::new::<usize>(n).bytes()
+}
+
+/// Marks, in every class, `round(fraction · n_c)` items as labeled (at least one
+/// when `fraction > 0` and the class has items), chosen uniformly at random from
+/// `seed` (a partial Fisher–Yates shuffle per class, classes in order).
+///
+/// `labels[j] < n_classes` for every item (else [`Error::BadLabel`]);
+/// `0 ≤ fraction ≤ 1` (else [`Error::BadParameter`]). Writes `labeled[j]`.
+/// Cost `O(N·C)` time (one pass per class), `N` indices of workspace.
+pub fn stratified_split(
+    labels: &[u32],
+    n_classes: usize,
+    fraction: f64,
+    seed: u64,
+    labeled: &mut [bool],
+    work: &mut [u8],
+) -> Result<(), Error> {
+    let n = labels.len();
+    if n == 0 || n_classes == 0 {
+        return Err(Error::ZeroDimension);
+    }
+    if labeled.len() != n {
+        return Err(Error::DimensionMismatch);
+    }
+    if !(0.0..=1.0).contains(&fraction) {
+        return Err(Error::BadParameter);
+    }
+    if labels.iter().any(|&l| l as usize >= n_classes) {
+        return Err(Error::BadLabel);
+    }
+    WorkReq::new::<usize>(n).check(work.len())?;
+    let mut st = Stack::new(work);
+    let idx: &mut [usize] = st.take(n)?;
+    let mut rng = Rng::new(seed);
+    labeled.fill(false);
+    for c in 0..n_classes as u32 {
+        let mut nc = 0;
+        for (j, &l) in labels.iter().enumerate() {
+            if l == c {
+                idx[nc] = j;
+                nc += 1;
+            }
+        }
+        if nc == 0 {
+            continue;
+        }
+        let mut take = libm::round(fraction * nc as f64) as usize;
+        if fraction > 0.0 {
+            take = take.max(1);
+        }
+        let take = take.min(nc);
+        for t in 0..take {
+            let r = t + rng.below(nc - t);
+            idx.swap(t, r);
+            labeled[idx[t]] = true;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stratified_counts_and_determinism() {
+        let labels: std::vec::Vec<u32> = (0..100).map(|j| (j % 3) as u32).collect(); // 34, 33, 33
+        let mut w = std::vec![0u8; stratified_split_workspace(100).unwrap()];
+        let mut a = std::vec![false; 100];
+        stratified_split(&labels, 3, 0.3, 7, &mut a, &mut w).unwrap();
+        for c in 0..3u32 {
+            let nc = labels.iter().filter(|&&l| l == c).count();
+            let got = (0..100).filter(|&j| a[j] && labels[j] == c).count();
+            assert_eq!(got, (0.3 * nc as f64).round() as usize);
+        }
+        let mut b = std::vec![false; 100];
+        stratified_split(&labels, 3, 0.3, 7, &mut b, &mut w).unwrap();
+        assert_eq!(a, b);
+        stratified_split(&labels, 3, 0.3, 8, &mut b, &mut w).unwrap();
+        assert_ne!(a, b);
+        assert_eq!(
+            stratified_split(&labels, 2, 0.3, 8, &mut b, &mut w),
+            Err(Error::BadLabel)
+        );
+        assert_eq!(
+            stratified_split(&labels, 3, 1.5, 8, &mut b, &mut w),
+            Err(Error::BadParameter)
+        );
+    }
+}
