@@ -50,6 +50,7 @@ pub mod data;
 pub mod error;
 pub mod eval;
 pub mod ffi;
+pub mod graph;
 pub(crate) mod kernels;
 pub mod mat;
 pub mod nmf;

@@ -108,7 +108,12 @@ pub fn knn_predict<T: Real>(
     let best_i: &mut [usize] = st.take(k)?;
     let votes: &mut [usize] = st.take(n_classes)?;
     let norm = |m: MatRef<'_, T>, j: usize| {
-        libm::sqrt((0..d).map(|i| m.at(i, j).to_f64()).map(|x| x * x).sum::<f64>())
+        libm::sqrt(
+            (0..d)
+                .map(|i| m.at(i, j).to_f64())
+                .map(|x| x * x)
+                .sum::<f64>(),
+        )
     };
 
     for q in 0..nq {
