@@ -10,6 +10,9 @@
 #include <stdint.h>
 
 
+// The label of an item whose class is unknown (`MVNMF_UNLABELED` in C).
+#define UNLABELED UINT32_MAX
+
 // `mvnmf_view.kind`: dense column-major (`values`, `col_stride`).
 #define MVNMF_VIEW_DENSE 0
 
@@ -30,6 +33,37 @@
 
 // `mvnmf_report.stop`: the callback asked to stop.
 #define MVNMF_STOP_CANCELLED 2
+
+// `sparsity`: no group norm.
+#define MVNMF_SPARSITY_NONE 0
+
+// `sparsity`: L1,2 (Σ_k ‖u_k‖₂), MvSL.
+#define MVNMF_SPARSITY_L12 1
+
+// `sparsity`: L1,∞ (Σ_k max_i |U_ik|), MCL/DMCL.
+#define MVNMF_SPARSITY_L1INF 2
+
+// Preset: joint multi-view NMF (α = β = γ = 0, vmax = ∞).
+#define MVNMF_PRESET_JOINT_NMF 0
+
+// Preset: semi-supervised GNMF (affinity graph only, β = 0.02, vmax = 1).
+#define MVNMF_PRESET_GNMF 1
+
+// Preset: MvSL (L1,2, α = 15, β = 0.02, vmax = 1; seed 003).
+#define MVNMF_PRESET_MVSL 2
+
+// Preset: MCL (L1,∞, α = 100, β = 0.015, γ = 0.005, vmax = 1; seed 001).
+#define MVNMF_PRESET_MCL 3
+
+// `mvnmf_graph.kind`: no graph (β is ignored).
+#define MVNMF_GRAPH_NONE 0
+
+// `mvnmf_graph.kind`: the simple graph embedding over the labeled items,
+// implicit (`labels`, `n_classes`), O(K·N) per product.
+#define MVNMF_GRAPH_SGE 1
+
+// `mvnmf_graph.kind`: explicit symmetric CSR affinity and/or penalty graphs.
+#define MVNMF_GRAPH_CSR 2
 
 // Status codes. Values are stable; retired values stay reserved.
 enum mvnmf_status
@@ -161,6 +195,69 @@ typedef struct mvnmf_report {
   struct mvnmf_objective objective;
 } mvnmf_report;
 
+// Options of the shallow solver; start from `mvnmf_shallow_params_preset`.
+typedef struct mvnmf_shallow_params {
+  // Outer iterations at most.
+  uint32_t max_iter;
+  // Relative-decrease tolerance (0: run all iterations).
+  double tol;
+  // Division guard ε ≥ 0.
+  double eps;
+  // Upper bound on V.
+  double vmax;
+  // Seed of the random start.
+  uint64_t seed;
+  // `MVNMF_INIT_RANDOM` or `MVNMF_INIT_GIVEN`.
+  uint32_t init;
+  // `MVNMF_SPARSITY_NONE`, `_L12` or `_L1INF`.
+  uint32_t sparsity;
+  // Group-sparsity weight α ≥ 0.
+  double alpha;
+  // Graph weight β ≥ 0.
+  double beta;
+  // L1 weight γ ≥ 0 on V.
+  double gamma;
+  // Accepted composite-gradient steps per U-step (≥ 1).
+  uint32_t u_inner;
+  // V updates per outer iteration (≥ 1).
+  uint32_t v_inner;
+  // Lipschitz search increase factor (> 1).
+  double eta_up;
+  // Lipschitz search decrease factor (≥ 1).
+  double eta_down;
+  // Lower bound of the Lipschitz guess (≥ 0).
+  double l0;
+} mvnmf_shallow_params;
+
+// The graph of the V-step over the `n` items.
+//
+// `MVNMF_GRAPH_NONE`: nothing else read. `MVNMF_GRAPH_SGE`: `labels[n]` (class
+// `< n_classes` or `MVNMF_UNLABELED`), at least two labeled. `MVNMF_GRAPH_CSR`:
+// `affinity_*` and/or `penalty_*` (a NULL `*_row_ptr` means "absent"), each a
+// symmetric nonnegative `n × n` CSR matrix with sorted column indices.
+typedef struct mvnmf_graph {
+  // `MVNMF_GRAPH_NONE`, `_SGE` or `_CSR`.
+  uint32_t kind;
+  // Items (must equal the views' columns).
+  size_t n;
+  // SGE: one label per item.
+  const uint32_t *labels;
+  // SGE: number of classes.
+  size_t n_classes;
+  // CSR affinity: `n + 1` row pointers (NULL: no affinity graph).
+  const size_t *affinity_row_ptr;
+  // CSR affinity: column indices.
+  const size_t *affinity_col_idx;
+  // CSR affinity: weights.
+  const double *affinity_weights;
+  // CSR penalty: `n + 1` row pointers (NULL: no penalty graph).
+  const size_t *penalty_row_ptr;
+  // CSR penalty: column indices.
+  const size_t *penalty_col_idx;
+  // CSR penalty: weights.
+  const double *penalty_weights;
+} mvnmf_graph;
+
 
 
 
@@ -265,6 +362,70 @@ mvnmf_status mvnmf_nmf_encode(const struct mvnmf_view *x,
                               mvnmf_progress_fn progress,
                               void *user,
                               struct mvnmf_report *report);
+
+// The preset's parameters (`MVNMF_PRESET_*`); an unknown preset gives the
+// MvSL defaults and should be checked by the caller with the return of
+// `mvnmf_shallow_params_preset_checked`.
+struct mvnmf_shallow_params mvnmf_shallow_params_preset(uint32_t preset);
+
+// Writes the preset's parameters to `out`; `MVNMF_STATUS_BAD_PARAMETER` for an
+// unknown preset (then `out` is untouched).
+mvnmf_status mvnmf_shallow_params_preset_checked(uint32_t preset,
+                                                 struct mvnmf_shallow_params *out);
+
+// Workspace bytes of `mvnmf_shallow_fit` (reads the views' kind/rows/cols and
+// validates the graph).
+mvnmf_status mvnmf_shallow_fit_workspace(const struct mvnmf_view *views,
+                                         size_t n_views,
+                                         const struct mvnmf_graph *graph,
+                                         size_t k,
+                                         const struct mvnmf_shallow_params *params,
+                                         size_t *bytes);
+
+// The graph-regularised multi-view factorization (MvSL-S/L/T, GNMF, MCL,
+// joint NMF):
+// `min ½Σ_v‖X_v − U_v V‖² + α Σ_v R(U_v) + β/2[tr(V La Vᵀ) − tr(V Lp Vᵀ)] + γ ΣV`,
+// `U ≥ 0`, `0 ≤ V ≤ vmax`. `u[v]` is `rows_v × k`, `v` is `k × N` (written;
+// read with `MVNMF_INIT_GIVEN`). Cost per iteration: each view read twice,
+// plus `O((Σ rows_v) k² u_inner + (k² N + k·nnz(graph)) v_inner)`.
+// Returns `MVNMF_STATUS_CANCELLED` when `progress` returns nonzero (report
+// written, outputs at the last complete iterate).
+mvnmf_status mvnmf_shallow_fit(const struct mvnmf_view *views,
+                               size_t n_views,
+                               const struct mvnmf_graph *graph,
+                               size_t k,
+                               const struct mvnmf_shallow_params *params,
+                               double *const *u,
+                               double *v,
+                               void *work,
+                               size_t work_bytes,
+                               mvnmf_progress_fn progress,
+                               void *user,
+                               struct mvnmf_report *report);
+
+// Workspace bytes of `mvnmf_shallow_encode`.
+mvnmf_status mvnmf_shallow_encode_workspace(const struct mvnmf_view *views,
+                                            size_t n_views,
+                                            const struct mvnmf_graph *graph,
+                                            size_t k,
+                                            const struct mvnmf_shallow_params *params,
+                                            size_t *bytes);
+
+// Out-of-sample encoding against fixed bases `u[v]` (read only): the V-steps
+// of `mvnmf_shallow_fit` (`graph` kind `MVNMF_GRAPH_NONE` for new items outside
+// any graph), `v` (`k × N`) written.
+mvnmf_status mvnmf_shallow_encode(const struct mvnmf_view *views,
+                                  size_t n_views,
+                                  const struct mvnmf_graph *graph,
+                                  size_t k,
+                                  const struct mvnmf_shallow_params *params,
+                                  const double *const *u,
+                                  double *v,
+                                  void *work,
+                                  size_t work_bytes,
+                                  mvnmf_progress_fn progress,
+                                  void *user,
+                                  struct mvnmf_report *report);
 
 #ifdef __cplusplus
 }  // extern "C"

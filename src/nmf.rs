@@ -99,7 +99,7 @@ impl NmfParams {
 
 /// Common shape checks: at least one view, `K ≥ 1`, all views with `N` items.
 /// Returns `(N, max M_v)`.
-fn check_shapes(
+pub(crate) fn check_shapes(
     shapes: impl IntoIterator<Item = ViewShape>,
     k: usize,
 ) -> Result<(usize, usize), Error> {
@@ -122,7 +122,11 @@ fn check_shapes(
 }
 
 /// Scratch of the product phases (reused by every view and product).
-fn products_req<T>(shapes: impl IntoIterator<Item = ViewShape>, k: usize, n: usize) -> WorkReq {
+pub(crate) fn products_req<T>(
+    shapes: impl IntoIterator<Item = ViewShape>,
+    k: usize,
+    n: usize,
+) -> WorkReq {
     let mut r = WorkReq::any_of(&[gemm_workspace::<T>(k, n, k), gemm_workspace::<T>(k, k, n)]);
     for s in shapes {
         r = r.or(x_vt_workspace::<T>(s, k));
@@ -202,7 +206,7 @@ pub fn encode_workspace<T>(shape: ViewShape, k: usize, params: &NmfParams) -> Re
 
 /// Validates everything a fit or an encode reads; returns `(N, max M_v)`.
 #[allow(clippy::too_many_arguments)]
-fn validate<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
+pub(crate) fn validate<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
     views: &VS,
     k: usize,
     params: &NmfParams,
@@ -480,7 +484,11 @@ pub fn encode<T: Real>(
 }
 
 /// `(scale of V, m̄)` of the random start.
-fn start_scales<T: Real, VS: ViewSet<T> + ?Sized>(views: &VS, k: usize, vmax: f64) -> (f64, f64) {
+pub(crate) fn start_scales<T: Real, VS: ViewSet<T> + ?Sized>(
+    views: &VS,
+    k: usize,
+    vmax: f64,
+) -> (f64, f64) {
     let h = views.count();
     let mbar = (0..h).map(|i| mean(&views.view(i))).sum::<f64>() / h as f64;
     let sv = if vmax.is_finite() {
@@ -495,7 +503,7 @@ fn mean<T: Real>(x: &View<'_, T>) -> f64 {
     x.sum() / (x.rows() as f64 * x.cols() as f64)
 }
 
-fn random_start<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
+pub(crate) fn random_start<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     views: &VS,
     k: usize,
     params: &NmfParams,
@@ -530,7 +538,7 @@ pub(crate) fn mu_step<T: Real>(x: &mut [T], num: &[T], den: &[T], eps: T, cap: T
 }
 
 /// `P ← Σ_v UᵀU` (K×K), `Q ← Σ_v UᵀX` (K×N).
-fn form_pq<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
+pub(crate) fn form_pq<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
     views: &VS,
     k: usize,
     u: &F,
@@ -551,7 +559,7 @@ fn form_pq<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
 }
 
 /// `G ← V Vᵀ`.
-fn gram<T: Real>(
+pub(crate) fn gram<T: Real>(
     v: &[T],
     k: usize,
     n: usize,
@@ -563,7 +571,7 @@ fn gram<T: Real>(
 }
 
 /// `½‖X‖² − ⟨Q, V⟩ + ½⟨P, G⟩`.
-fn objective<T: Real>(half_x2: f64, q: &[T], v: &[T], p: &[T], g: &[T]) -> Objective {
+pub(crate) fn objective<T: Real>(half_x2: f64, q: &[T], v: &[T], p: &[T], g: &[T]) -> Objective {
     let r = half_x2 - dot(q, v) + 0.5 * dot(p, g);
     Objective {
         total: r,
@@ -572,7 +580,7 @@ fn objective<T: Real>(half_x2: f64, q: &[T], v: &[T], p: &[T], g: &[T]) -> Objec
     }
 }
 
-fn dead_views<T: Real, F: Factors<T> + ?Sized>(u: &F) -> u32 {
+pub(crate) fn dead_views<T: Real, F: Factors<T> + ?Sized>(u: &F) -> u32 {
     (0..u.count())
         .filter(|&i| u.get(i).iter().all(|&x| x == T::ZERO))
         .count() as u32

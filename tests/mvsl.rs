@@ -20,7 +20,6 @@ struct Problem {
     m2: usize,
     n: usize,
     labels: Vec<u32>,
-    truth: Vec<u32>,
 }
 
 fn problem(n: usize, classes: usize, labeled_every: usize, seed: u64) -> Problem {
@@ -52,7 +51,6 @@ fn problem(n: usize, classes: usize, labeled_every: usize, seed: u64) -> Problem
         m2,
         n,
         labels,
-        truth,
     }
 }
 
@@ -109,18 +107,11 @@ fn run<G: GraphOp<f64> + ?Sized>(
     }
 }
 
-/// Explicit SGE matrices as two CSR graphs (row-major dense → CSR).
-fn sge_csr(
-    labels: &[u32],
-    classes: usize,
-) -> (
-    Vec<usize>,
-    Vec<usize>,
-    Vec<f64>,
-    Vec<usize>,
-    Vec<usize>,
-    Vec<f64>,
-) {
+/// CSR arrays: row pointers, column indices, weights.
+type Csr = (Vec<usize>, Vec<usize>, Vec<f64>);
+
+/// Explicit SGE matrices as two CSR graphs (affinity, penalty).
+fn sge_csr(labels: &[u32], classes: usize) -> (Csr, Csr) {
     let n = labels.len();
     let nl = labels.iter().filter(|&&l| l != UNLABELED).count() as f64;
     let nc: Vec<f64> = (0..classes as u32)
@@ -147,7 +138,7 @@ fn sge_csr(
         ap.push(ai.len());
         pp.push(pi.len());
     }
-    (ap, ai, aw, pp, pi, pw)
+    ((ap, ai, aw), (pp, pi, pw))
 }
 
 fn presets() -> Vec<(&'static str, ShallowParams)> {
@@ -194,7 +185,7 @@ fn every_preset_is_monotone_with_implicit_and_explicit_graphs_dense_and_sparse()
     let p = problem(60, 3, 4, 1);
     let k = 6;
     let sge = Sge::new(&p.labels, 3).unwrap();
-    let (ap, ai, aw, pp, pi, pw) = sge_csr(&p.labels, 3);
+    let ((ap, ai, aw), (pp, pi, pw)) = sge_csr(&p.labels, 3);
     let csr = CsrGraphs::new(
         p.n,
         Some(CsrGraph::new(p.n, &ap, &ai, &aw).unwrap()),
@@ -395,7 +386,7 @@ fn implicit_sge_equals_explicit_sge_csr() {
     let p = problem(50, 4, 3, 6);
     let k = 5;
     let sge = Sge::new(&p.labels, 4).unwrap();
-    let (ap, ai, aw, pp, pi, pw) = sge_csr(&p.labels, 4);
+    let ((ap, ai, aw), (pp, pi, pw)) = sge_csr(&p.labels, 4);
     let csr = CsrGraphs::new(
         p.n,
         Some(CsrGraph::new(p.n, &ap, &ai, &aw).unwrap()),

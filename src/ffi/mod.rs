@@ -20,6 +20,8 @@
 
 #[cfg(feature = "std")]
 pub(crate) mod mm;
+mod shallow;
+pub use shallow::*;
 
 use core::ffi::{c_char, c_int, c_void};
 use core::ops::ControlFlow;
@@ -510,6 +512,32 @@ impl FactorsMut<f64> for CFactors<'_, *mut f64> {
     }
 }
 
+/// The validated views and their item count.
+unsafe fn read_views<'a>(
+    views: *const mvnmf_view,
+    n_views: usize,
+) -> Result<(CViews<'a>, usize), Error> {
+    let vs = CViews::new(views, n_views)?;
+    let n = vs.shape(0).cols;
+    Ok((vs, n))
+}
+
+/// The `k × n` encoding buffer and the workspace.
+unsafe fn outputs<'a>(
+    v: *mut f64,
+    k: usize,
+    n: usize,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> Result<(&'a mut [f64], &'a mut [u8]), Error> {
+    if v.is_null() {
+        return Err(Error::NullPointer);
+    }
+    let vv = slice_mut(v, k.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+    let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+    Ok((vv, w))
+}
+
 /// Adapts the C callback to a Rust monitor.
 fn with_monitor<R>(
     progress: mvnmf_progress_fn,
@@ -647,14 +675,9 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_fit(
 ) -> mvnmf_status {
     guard(|| {
         let p = read_params(params)?;
-        let vs = CViews::new(views, n_views)?;
+        let (vs, n) = read_views(views, n_views)?;
         let mut us = factors(u, &vs, k, |p: *mut f64| p.is_null())?;
-        let n = vs.shape(0).cols;
-        if v.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let vv = slice_mut(v, k.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
         let r = with_monitor(progress, user, |m| {
             nmf::joint_fit(&vs, k, &p, &mut us, vv, w, m)
         })?;
@@ -702,14 +725,9 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_encode(
 ) -> mvnmf_status {
     guard(|| {
         let p = read_params(params)?;
-        let vs = CViews::new(views, n_views)?;
+        let (vs, n) = read_views(views, n_views)?;
         let us = factors(u, &vs, k, |p: *const f64| p.is_null())?;
-        let n = vs.shape(0).cols;
-        if v.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let vv = slice_mut(v, k.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
         let r = with_monitor(progress, user, |m| {
             nmf::joint_encode(&vs, k, &p, &us, vv, w, m)
         })?;

@@ -1,0 +1,413 @@
+//! C ABI of the graph-regularised multi-view solver (`crate::mvsl`).
+
+use core::ffi::c_void;
+
+use super::{
+    factors, finish, guard, mvnmf_progress_fn, mvnmf_report, mvnmf_status, mvnmf_view, outputs,
+    read_views, shapes, slice, with_monitor, write_bytes, CFactors, MVNMF_INIT_GIVEN,
+    MVNMF_INIT_RANDOM,
+};
+use crate::error::Error;
+use crate::graph::{CsrGraph, CsrGraphs, GraphOp, NoGraph, Sge};
+use crate::mvsl::{self, ShallowParams};
+use crate::prox::Sparsity;
+use crate::solver::Init;
+use crate::work::{Stack, WorkReq};
+
+/// `sparsity`: no group norm.
+pub const MVNMF_SPARSITY_NONE: u32 = 0;
+/// `sparsity`: L1,2 (Σ_k ‖u_k‖₂), MvSL.
+pub const MVNMF_SPARSITY_L12: u32 = 1;
+/// `sparsity`: L1,∞ (Σ_k max_i |U_ik|), MCL/DMCL.
+pub const MVNMF_SPARSITY_L1INF: u32 = 2;
+
+/// Preset: joint multi-view NMF (α = β = γ = 0, vmax = ∞).
+pub const MVNMF_PRESET_JOINT_NMF: u32 = 0;
+/// Preset: semi-supervised GNMF (affinity graph only, β = 0.02, vmax = 1).
+pub const MVNMF_PRESET_GNMF: u32 = 1;
+/// Preset: MvSL (L1,2, α = 15, β = 0.02, vmax = 1; seed 003).
+pub const MVNMF_PRESET_MVSL: u32 = 2;
+/// Preset: MCL (L1,∞, α = 100, β = 0.015, γ = 0.005, vmax = 1; seed 001).
+pub const MVNMF_PRESET_MCL: u32 = 3;
+
+/// `mvnmf_graph.kind`: no graph (β is ignored).
+pub const MVNMF_GRAPH_NONE: u32 = 0;
+/// `mvnmf_graph.kind`: the simple graph embedding over the labeled items,
+/// implicit (`labels`, `n_classes`), O(K·N) per product.
+pub const MVNMF_GRAPH_SGE: u32 = 1;
+/// `mvnmf_graph.kind`: explicit symmetric CSR affinity and/or penalty graphs.
+pub const MVNMF_GRAPH_CSR: u32 = 2;
+
+/// Options of the shallow solver; start from `mvnmf_shallow_params_preset`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_shallow_params {
+    /// Outer iterations at most.
+    pub max_iter: u32,
+    /// Relative-decrease tolerance (0: run all iterations).
+    pub tol: f64,
+    /// Division guard ε ≥ 0.
+    pub eps: f64,
+    /// Upper bound on V.
+    pub vmax: f64,
+    /// Seed of the random start.
+    pub seed: u64,
+    /// `MVNMF_INIT_RANDOM` or `MVNMF_INIT_GIVEN`.
+    pub init: u32,
+    /// `MVNMF_SPARSITY_NONE`, `_L12` or `_L1INF`.
+    pub sparsity: u32,
+    /// Group-sparsity weight α ≥ 0.
+    pub alpha: f64,
+    /// Graph weight β ≥ 0.
+    pub beta: f64,
+    /// L1 weight γ ≥ 0 on V.
+    pub gamma: f64,
+    /// Accepted composite-gradient steps per U-step (≥ 1).
+    pub u_inner: u32,
+    /// V updates per outer iteration (≥ 1).
+    pub v_inner: u32,
+    /// Lipschitz search increase factor (> 1).
+    pub eta_up: f64,
+    /// Lipschitz search decrease factor (≥ 1).
+    pub eta_down: f64,
+    /// Lower bound of the Lipschitz guess (≥ 0).
+    pub l0: f64,
+}
+
+/// The graph of the V-step over the `n` items.
+///
+/// `MVNMF_GRAPH_NONE`: nothing else read. `MVNMF_GRAPH_SGE`: `labels[n]` (class
+/// `< n_classes` or `MVNMF_UNLABELED`), at least two labeled. `MVNMF_GRAPH_CSR`:
+/// `affinity_*` and/or `penalty_*` (a NULL `*_row_ptr` means "absent"), each a
+/// symmetric nonnegative `n × n` CSR matrix with sorted column indices.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_graph {
+    /// `MVNMF_GRAPH_NONE`, `_SGE` or `_CSR`.
+    pub kind: u32,
+    /// Items (must equal the views' columns).
+    pub n: usize,
+    /// SGE: one label per item.
+    pub labels: *const u32,
+    /// SGE: number of classes.
+    pub n_classes: usize,
+    /// CSR affinity: `n + 1` row pointers (NULL: no affinity graph).
+    pub affinity_row_ptr: *const usize,
+    /// CSR affinity: column indices.
+    pub affinity_col_idx: *const usize,
+    /// CSR affinity: weights.
+    pub affinity_weights: *const f64,
+    /// CSR penalty: `n + 1` row pointers (NULL: no penalty graph).
+    pub penalty_row_ptr: *const usize,
+    /// CSR penalty: column indices.
+    pub penalty_col_idx: *const usize,
+    /// CSR penalty: weights.
+    pub penalty_weights: *const f64,
+}
+
+impl From<ShallowParams> for mvnmf_shallow_params {
+    fn from(p: ShallowParams) -> Self {
+        mvnmf_shallow_params {
+            max_iter: p.max_iter,
+            tol: p.tol,
+            eps: p.eps,
+            vmax: p.vmax,
+            seed: p.seed,
+            init: if p.init == Init::Given {
+                MVNMF_INIT_GIVEN
+            } else {
+                MVNMF_INIT_RANDOM
+            },
+            sparsity: match p.sparsity {
+                Sparsity::None => MVNMF_SPARSITY_NONE,
+                Sparsity::L12 => MVNMF_SPARSITY_L12,
+                Sparsity::L1Inf => MVNMF_SPARSITY_L1INF,
+            },
+            alpha: p.alpha,
+            beta: p.beta,
+            gamma: p.gamma,
+            u_inner: p.u_inner,
+            v_inner: p.v_inner,
+            eta_up: p.eta_up,
+            eta_down: p.eta_down,
+            l0: p.l0,
+        }
+    }
+}
+
+fn params_from_c(p: &mvnmf_shallow_params) -> Result<ShallowParams, Error> {
+    let init = match p.init {
+        MVNMF_INIT_RANDOM => Init::Random,
+        MVNMF_INIT_GIVEN => Init::Given,
+        _ => return Err(Error::BadParameter),
+    };
+    let sparsity = match p.sparsity {
+        MVNMF_SPARSITY_NONE => Sparsity::None,
+        MVNMF_SPARSITY_L12 => Sparsity::L12,
+        MVNMF_SPARSITY_L1INF => Sparsity::L1Inf,
+        _ => return Err(Error::BadParameter),
+    };
+    let out = ShallowParams {
+        max_iter: p.max_iter,
+        tol: p.tol,
+        eps: p.eps,
+        vmax: p.vmax,
+        seed: p.seed,
+        init,
+        sparsity,
+        alpha: p.alpha,
+        beta: p.beta,
+        gamma: p.gamma,
+        u_inner: p.u_inner,
+        v_inner: p.v_inner,
+        eta_up: p.eta_up,
+        eta_down: p.eta_down,
+        l0: p.l0,
+    };
+    out.validate()?;
+    Ok(out)
+}
+
+unsafe fn read_params(p: *const mvnmf_shallow_params) -> Result<ShallowParams, Error> {
+    if p.is_null() {
+        return Err(Error::NullPointer);
+    }
+    params_from_c(&*p)
+}
+
+/// A validated C graph descriptor.
+enum AnyGraph<'a> {
+    None(NoGraph),
+    Sge(Sge<'a>),
+    Csr(CsrGraphs<'a>),
+}
+
+impl GraphOp<f64> for AnyGraph<'_> {
+    fn items(&self) -> usize {
+        match self {
+            AnyGraph::None(g) => GraphOp::<f64>::items(g),
+            AnyGraph::Sge(g) => GraphOp::<f64>::items(g),
+            AnyGraph::Csr(g) => GraphOp::<f64>::items(g),
+        }
+    }
+    fn apply_workspace(&self, k: usize) -> WorkReq {
+        match self {
+            AnyGraph::None(g) => GraphOp::<f64>::apply_workspace(g, k),
+            AnyGraph::Sge(g) => GraphOp::<f64>::apply_workspace(g, k),
+            AnyGraph::Csr(g) => GraphOp::<f64>::apply_workspace(g, k),
+        }
+    }
+    fn apply(
+        &self,
+        v: &[f64],
+        k: usize,
+        plus: &mut [f64],
+        minus: &mut [f64],
+        st: &mut Stack<'_>,
+    ) -> Result<(f64, f64), Error> {
+        match self {
+            AnyGraph::None(g) => g.apply(v, k, plus, minus, st),
+            AnyGraph::Sge(g) => g.apply(v, k, plus, minus, st),
+            AnyGraph::Csr(g) => g.apply(v, k, plus, minus, st),
+        }
+    }
+}
+
+unsafe fn csr<'a>(
+    n: usize,
+    rp: *const usize,
+    ci: *const usize,
+    w: *const f64,
+) -> Result<Option<CsrGraph<'a>>, Error> {
+    if rp.is_null() {
+        return Ok(None);
+    }
+    let row_ptr = slice(rp, n.checked_add(1).ok_or(Error::SizeOverflow)?)?;
+    let nnz = row_ptr[n];
+    Ok(Some(CsrGraph::new(
+        n,
+        row_ptr,
+        slice(ci, nnz)?,
+        slice(w, nnz)?,
+    )?))
+}
+
+/// Validates a graph descriptor (structure, labels, symmetry).
+unsafe fn read_graph<'a>(g: *const mvnmf_graph) -> Result<AnyGraph<'a>, Error> {
+    if g.is_null() {
+        return Err(Error::NullPointer);
+    }
+    let g = &*g;
+    if g.n == 0 {
+        return Err(Error::ZeroDimension);
+    }
+    match g.kind {
+        MVNMF_GRAPH_NONE => Ok(AnyGraph::None(NoGraph { n: g.n })),
+        MVNMF_GRAPH_SGE => {
+            if g.labels.is_null() {
+                return Err(Error::NullPointer);
+            }
+            Ok(AnyGraph::Sge(Sge::new(slice(g.labels, g.n)?, g.n_classes)?))
+        }
+        MVNMF_GRAPH_CSR => {
+            let a = csr(
+                g.n,
+                g.affinity_row_ptr,
+                g.affinity_col_idx,
+                g.affinity_weights,
+            )?;
+            let p = csr(g.n, g.penalty_row_ptr, g.penalty_col_idx, g.penalty_weights)?;
+            Ok(AnyGraph::Csr(CsrGraphs::new(g.n, a, p)?))
+        }
+        _ => Err(Error::BadParameter),
+    }
+}
+
+/// The preset's parameters (`MVNMF_PRESET_*`); an unknown preset gives the
+/// MvSL defaults and should be checked by the caller with the return of
+/// `mvnmf_shallow_params_preset_checked`.
+#[no_mangle]
+pub extern "C" fn mvnmf_shallow_params_preset(preset: u32) -> mvnmf_shallow_params {
+    preset_of(preset).unwrap_or_else(ShallowParams::mvsl).into()
+}
+
+fn preset_of(preset: u32) -> Option<ShallowParams> {
+    Some(match preset {
+        MVNMF_PRESET_JOINT_NMF => ShallowParams::joint_nmf(),
+        MVNMF_PRESET_GNMF => ShallowParams::gnmf(),
+        MVNMF_PRESET_MVSL => ShallowParams::mvsl(),
+        MVNMF_PRESET_MCL => ShallowParams::mcl(),
+        _ => return None,
+    })
+}
+
+/// Writes the preset's parameters to `out`; `MVNMF_STATUS_BAD_PARAMETER` for an
+/// unknown preset (then `out` is untouched).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_shallow_params_preset_checked(
+    preset: u32,
+    out: *mut mvnmf_shallow_params,
+) -> mvnmf_status {
+    guard(|| {
+        if out.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let p = preset_of(preset).ok_or(Error::BadParameter)?;
+        *out = p.into();
+        Ok(mvnmf_status::Ok)
+    })
+}
+
+/// Workspace bytes of `mvnmf_shallow_fit` (reads the views' kind/rows/cols and
+/// validates the graph).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_shallow_fit_workspace(
+    views: *const mvnmf_view,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    k: usize,
+    params: *const mvnmf_shallow_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    guard(|| {
+        if bytes.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let p = read_params(params)?;
+        let g = read_graph(graph)?;
+        write_bytes(
+            bytes,
+            mvsl::fit_workspace::<f64, _>(shapes(views, n_views)?, &g, k, &p),
+        )
+    })
+}
+
+/// The graph-regularised multi-view factorization (MvSL-S/L/T, GNMF, MCL,
+/// joint NMF):
+/// `min ½Σ_v‖X_v − U_v V‖² + α Σ_v R(U_v) + β/2[tr(V La Vᵀ) − tr(V Lp Vᵀ)] + γ ΣV`,
+/// `U ≥ 0`, `0 ≤ V ≤ vmax`. `u[v]` is `rows_v × k`, `v` is `k × N` (written;
+/// read with `MVNMF_INIT_GIVEN`). Cost per iteration: each view read twice,
+/// plus `O((Σ rows_v) k² u_inner + (k² N + k·nnz(graph)) v_inner)`.
+/// Returns `MVNMF_STATUS_CANCELLED` when `progress` returns nonzero (report
+/// written, outputs at the last complete iterate).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_shallow_fit(
+    views: *const mvnmf_view,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    k: usize,
+    params: *const mvnmf_shallow_params,
+    u: *const *mut f64,
+    v: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    guard(|| {
+        let p = read_params(params)?;
+        let g = read_graph(graph)?;
+        let (vs, n) = read_views(views, n_views)?;
+        let mut us: CFactors<'_, *mut f64> = factors(u, &vs, k, |p: *mut f64| p.is_null())?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        let r = with_monitor(progress, user, |m| {
+            mvsl::fit(&vs, &g, k, &p, &mut us, vv, w, m)
+        })?;
+        finish(r, report)
+    })
+}
+
+/// Workspace bytes of `mvnmf_shallow_encode`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_shallow_encode_workspace(
+    views: *const mvnmf_view,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    k: usize,
+    params: *const mvnmf_shallow_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    guard(|| {
+        if bytes.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let p = read_params(params)?;
+        let g = read_graph(graph)?;
+        write_bytes(
+            bytes,
+            mvsl::encode_workspace::<f64, _>(shapes(views, n_views)?, &g, k, &p),
+        )
+    })
+}
+
+/// Out-of-sample encoding against fixed bases `u[v]` (read only): the V-steps
+/// of `mvnmf_shallow_fit` (`graph` kind `MVNMF_GRAPH_NONE` for new items outside
+/// any graph), `v` (`k × N`) written.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_shallow_encode(
+    views: *const mvnmf_view,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    k: usize,
+    params: *const mvnmf_shallow_params,
+    u: *const *const f64,
+    v: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    guard(|| {
+        let p = read_params(params)?;
+        let g = read_graph(graph)?;
+        let (vs, n) = read_views(views, n_views)?;
+        let us: CFactors<'_, *const f64> = factors(u, &vs, k, |p: *const f64| p.is_null())?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        let r = with_monitor(progress, user, |m| {
+            mvsl::encode(&vs, &g, k, &p, &us, vv, w, m)
+        })?;
+        finish(r, report)
+    })
+}
