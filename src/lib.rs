@@ -47,6 +47,7 @@
 extern crate std;
 
 pub mod data;
+pub mod deep;
 pub mod error;
 pub mod eval;
 pub mod ffi;

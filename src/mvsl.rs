@@ -408,32 +408,30 @@ fn objective<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     half_x2: f64,
     bf: &Bufs<'_, T>,
     v: &[T],
-    (ta, tp): (f64, f64),
+    traces: (f64, f64),
 ) -> Objective {
     let rec = nmf::objective(half_x2, bf.q, v, bf.p, bf.g).reconstruction;
+    let norms = |i: usize| group_norm(params.sparsity, u.get(i), views.shape(i).rows);
+    assemble(params, rec, (0..views.count()).map(norms), traces, v)
+}
+
+/// The weighted parts: `rec`, `α Σ` of the group norms, `β/2 (ta, −tp)`, `γ ΣV`.
+pub(crate) fn assemble<T: Real>(
+    params: &ShallowParams,
+    rec: f64,
+    norms: impl Iterator<Item = f64>,
+    (ta, tp): (f64, f64),
+    v: &[T],
+) -> Objective {
     let sparsity = if params.sparsity == Sparsity::None || params.alpha == 0.0 {
         0.0
     } else {
-        params.alpha
-            * (0..views.count())
-                .map(|i| group_norm(params.sparsity, u.get(i), views.shape(i).rows))
-                .sum::<f64>()
+        params.alpha * norms.sum::<f64>()
     };
     let affinity = 0.5 * params.beta * ta;
     let penalty = -0.5 * params.beta * tp;
-    let l1 = if params.gamma > 0.0 {
-        params.gamma * v.iter().map(|x| x.to_f64()).sum::<f64>()
-    } else {
-        0.0
-    };
-    Objective {
-        total: rec + sparsity + affinity + penalty + l1,
-        reconstruction: rec,
-        sparsity,
-        affinity,
-        penalty,
-        l1,
-    }
+    let l1 = if params.gamma > 0.0 { params.gamma * v.iter().map(|x| x.to_f64()).sum::<f64>() } else { 0.0 };
+    Objective { total: rec + sparsity + affinity + penalty + l1, reconstruction: rec, sparsity, affinity, penalty, l1 }
 }
 
 /// Composite gradient mapping on `φ(U) = ½‖X‖² − tr(UᵀR) + ½tr(UᵀU G) + αR(U)`,
@@ -447,57 +445,133 @@ fn u_step_proximal<T: Real>(
     view: usize,
     sc: &mut Stack<'_>,
 ) -> Result<(), Error> {
-    let r = &bf.a[..m * k];
-    let grad = &mut bf.b[..m * k];
-    let t = &mut bf.c[..m * k];
-    // First call: start from tr(G) ≥ λmax(G), an upper bound of the Lipschitz constant.
-    let trace_g: f64 = (0..k).map(|i| bf.g[i + i * k].to_f64()).sum();
-    let mut l = if bf.lip[view] > 0.0 {
-        bf.lip[view] / params.eta_down
-    } else {
-        trace_g
+    let mut s = ProxScratch {
+        grad: &mut bf.b[..m * k],
+        t: &mut bf.c[..m * k],
+        delta: &mut [],
+        g1d: &mut [],
+        h: &mut *bf.h,
+        sort: &mut *bf.sort,
     };
+    prox_gradient(params, u, m, k, &bf.a[..m * k], None, bf.g, &mut bf.lip[view], &mut s, sc)
+}
+
+/// Scratch of [`prox_gradient`]: `grad`, `t` (`p × K`); with a left Gram `G₁`
+/// also `delta`, `g1d` (`p × K`); `h` (`K × K`), `sort` (`p`).
+pub(crate) struct ProxScratch<'a, T> {
+    pub(crate) grad: &'a mut [T],
+    pub(crate) t: &'a mut [T],
+    pub(crate) delta: &'a mut [T],
+    pub(crate) g1d: &'a mut [T],
+    pub(crate) h: &'a mut [T],
+    pub(crate) sort: &'a mut [T],
+}
+
+/// Composite gradient mapping (seed 001 Alg. 2, DESIGN §4) on
+/// `φ(U) = ½‖X‖² − tr(UᵀR) + ½tr(UᵀG₁UG₂) + αR(U)` over `U ≥ 0` (`p × K`), with
+/// `G₁ = I` when `g1` is `None` (shallow models) or `BᵀB` for the top layer of
+/// a deep stack. `lip` carries the Lipschitz guess between outer iterations
+/// (0: start from `tr(G₁)·tr(G₂) ≥ λmax(G₁)λmax(G₂)`). Never touches X.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn prox_gradient<T: Real>(
+    params: &ShallowParams,
+    u: &mut [T],
+    m: usize,
+    k: usize,
+    r: &[T],
+    g1: Option<&[T]>,
+    g2: &[T],
+    lip: &mut f64,
+    s: &mut ProxScratch<'_, T>,
+    sc: &mut Stack<'_>,
+) -> Result<(), Error> {
+    let trace = |g: &[T], n: usize| (0..n).map(|i| g[i + i * n].to_f64()).sum::<f64>();
+    let start = trace(g2, k) * g1.map_or(1.0, |g| trace(g, m));
+    let mut l = if *lip > 0.0 { *lip / params.eta_down } else { start };
     l = l.max(params.l0).max(f64::MIN_POSITIVE);
     for _ in 0..params.u_inner {
-        // ∇f = U G − R
-        gemm(
-            T::ONE,
-            MatRef::col_major(u, m, k)?,
-            MatRef::col_major(bf.g, k, k)?,
-            T::ZERO,
-            MatMut::col_major(grad, m, k)?,
-            sc,
-        )?;
-        grad.iter_mut().zip(r).for_each(|(g, &ri)| *g -= ri);
+        // ∇f = G₁ U G₂ − R
+        match g1 {
+            None => gemm(
+                T::ONE,
+                MatRef::col_major(u, m, k)?,
+                MatRef::col_major(g2, k, k)?,
+                T::ZERO,
+                MatMut::col_major(s.grad, m, k)?,
+                sc,
+            )?,
+            Some(g1) => {
+                gemm(
+                    T::ONE,
+                    MatRef::col_major(u, m, k)?,
+                    MatRef::col_major(g2, k, k)?,
+                    T::ZERO,
+                    MatMut::col_major(s.delta, m, k)?,
+                    sc,
+                )?;
+                gemm(
+                    T::ONE,
+                    MatRef::col_major(g1, m, m)?,
+                    MatRef::col_major(s.delta, m, k)?,
+                    T::ZERO,
+                    MatMut::col_major(s.grad, m, k)?,
+                    sc,
+                )?;
+            }
+        }
+        s.grad.iter_mut().zip(r).for_each(|(g, &ri)| *g -= ri);
         let mut accepted = false;
         for _ in 0..2000 {
             let inv_l = T::from_f64(1.0 / l);
-            for ((ti, &ui), &gi) in t.iter_mut().zip(u.iter()).zip(grad.iter()) {
+            for ((ti, &ui), &gi) in s.t.iter_mut().zip(u.iter()).zip(s.grad.iter()) {
                 *ti = ui - gi * inv_l;
             }
             let tau = params.alpha / l;
-            for col in t.chunks_exact_mut(m) {
+            for col in s.t.chunks_exact_mut(m) {
                 match params.sparsity {
                     Sparsity::L12 => prox_l2_nonneg(col, tau),
-                    Sparsity::L1Inf => prox_linf_nonneg(col, tau, bf.sort),
+                    Sparsity::L1Inf => prox_linf_nonneg(col, tau, s.sort),
                     Sparsity::None => col.iter_mut().for_each(|x| *x = x.max(T::ZERO)),
                 }
             }
-            // Sufficient decrease: ½tr(ΔᵀΔG) ≤ (L/2)‖Δ‖², Δ = T − U (ΔᵀΔ in bf.h).
-            let (lhs, delta2) = quad_delta(t, u, m, k, bf.g, bf.h);
+            // Sufficient decrease: f(T) − f(U) − ⟨∇f, Δ⟩ = ½tr(ΔᵀG₁ΔG₂) ≤ (L/2)‖Δ‖².
+            let (lhs, delta2) = match g1 {
+                None => quad_delta(s.t, u, m, k, g2, s.h),
+                Some(g1) => {
+                    for ((d, &ti), &ui) in s.delta.iter_mut().zip(s.t.iter()).zip(u.iter()) {
+                        *d = ti - ui;
+                    }
+                    gemm(
+                        T::ONE,
+                        MatRef::col_major(g1, m, m)?,
+                        MatRef::col_major(s.delta, m, k)?,
+                        T::ZERO,
+                        MatMut::col_major(s.g1d, m, k)?,
+                        sc,
+                    )?;
+                    let mut q = 0.0;
+                    for c in 0..k {
+                        let a = &s.g1d[c * m..(c + 1) * m];
+                        for kk in 0..k {
+                            q += g2[kk + c * k].to_f64() * dot(a, &s.delta[kk * m..(kk + 1) * m]);
+                        }
+                    }
+                    (0.5 * q, crate::kernels::sq_norm(s.delta))
+                }
+            };
             if lhs <= 0.5 * l * delta2 * (1.0 + 1e-12) {
-                u.copy_from_slice(t);
+                u.copy_from_slice(s.t);
                 accepted = true;
                 break;
             }
             l *= params.eta_up;
         }
         if !accepted {
-            // λmax(G) is finite, so the search always ends; keep U if it did not.
+            // λmax(G₁)λmax(G₂) is finite, so the search always ends; keep U if not.
             break;
         }
     }
-    bf.lip[view] = l;
+    *lip = l;
     Ok(())
 }
 
@@ -525,7 +599,7 @@ fn quad_delta<T: Real>(t: &[T], u: &[T], m: usize, k: usize, g: &[T], h: &mut [T
 
 /// The bounded multiplicative V update of DESIGN §5 (guarded: `A + ε`, `B − ε`).
 #[allow(clippy::too_many_arguments)]
-fn v_update<T: Real>(
+pub(crate) fn v_update<T: Real>(
     params: &ShallowParams,
     v: &mut [T],
     pv: &[T],
@@ -546,6 +620,12 @@ fn v_update<T: Real>(
         } else {
             (pv[idx] + eps, T::ZERO)
         };
+        if a <= T::ZERO || v[idx] == T::ZERO {
+            // Only with ε = 0: no curvature (the entry does not move the
+            // objective) or an entry that multiplicative steps cannot revive.
+            v[idx] = v[idx].min(vmax);
+            continue;
+        }
         let factor = if c == T::ZERO {
             ((q[idx] - gamma) + eps).max(T::ZERO) / a
         } else {

@@ -112,6 +112,7 @@ pub(crate) fn check_shapes(
         if *n.get_or_insert(s.cols) != s.cols {
             return Err(Error::DimensionMismatch);
         }
+        s.rows.checked_mul(s.cols).ok_or(Error::SizeOverflow)?;
         mmax = mmax.max(s.rows);
     }
     let n = n.ok_or(Error::ZeroDimension)?;
@@ -531,9 +532,17 @@ pub(crate) fn random_start<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + 
 
 /// `x ← min(cap, x ∘ (num + ε) ⊘ (den + ε))`.
 #[inline]
+///
+/// With `ε = 0` a zero entry stays zero and a zero denominator leaves the entry
+/// as it is (the objective does not depend on it then), so no `0/0` arises.
 pub(crate) fn mu_step<T: Real>(x: &mut [T], num: &[T], den: &[T], eps: T, cap: T) {
     for ((xi, &a), &b) in x.iter_mut().zip(num).zip(den) {
-        *xi = (*xi * ((a + eps) / (b + eps))).min(cap);
+        let d = b + eps;
+        if d > T::ZERO && *xi != T::ZERO {
+            *xi = (*xi * ((a + eps) / d)).min(cap);
+        } else {
+            *xi = xi.min(cap);
+        }
     }
 }
 

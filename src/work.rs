@@ -144,6 +144,12 @@ impl<'a> Stack<'a> {
         self.take(rows.checked_mul(cols).ok_or(Error::SizeOverflow)?)
     }
 
+    /// All remaining bytes, as a plain buffer (for a routine that carves its
+    /// own workspace from a byte slice).
+    pub fn take_rest(&mut self) -> &'a mut [u8] {
+        core::mem::take(&mut self.buf)
+    }
+
     /// The remainder as a stack of its own, for one phase.
     pub fn rest(&mut self) -> Stack<'_> {
         Stack {

@@ -1,0 +1,793 @@
+//! Deep layer-wise multi-view factorization: DMCL (seed 001), with DNMF,
+//! ConcatDNMF and MCL (one layer) as presets (DESIGN §2, §4, §5).
+//!
+//! ```text
+//! O = ½ Σ_v ‖X^(v) − U_1^(v) ⋯ U_M^(v) V‖²_F + α Σ_v R(U_M^(v))
+//!   + β/2 [tr(V Lᵃ Vᵀ) − tr(V Lᵖ Vᵀ)] + γ ΣV
+//! s.t. U_m ≥ 0 (and 0 ≤ U_m ≤ 1 for m < M, "box"), 0 ≤ V ≤ vmax
+//! ```
+//!
+//! **Layers.** `layers = [p_1, …, p_M]` with `K = p_M` the rank of the shared
+//! `V`. For a view with `M_v` features, hidden layer `m < M` has
+//! `p_m^(v) = min(p_m, p_{m−1}^(v))` (`p_0^(v) = M_v`): a layer never grows
+//! past its input, so one `layers` list serves views of any width. The factor
+//! buffer of a view holds `U_1 (M_v × p_1), U_2 (p_1 × p_2), …, U_M (p_{M−1} × K)`
+//! one after the other, column-major ([`factor_len`], [`layer_dims`]).
+//!
+//! **Scale degeneracy (DESIGN §2).** `U_{M−1} U_M` is unchanged by
+//! `U_{M−1} ← sU_{M−1}`, `U_M ← U_M/s`, which sends `α‖U_M‖_{1,∞}` to zero at no
+//! cost. With `box_lower` (default) the lower layers live in `[0, 1]` (any
+//! solution can be rescaled into the box with the scale pushed up into `U_M`);
+//! the clipped multiplicative step is still the exact majoriser minimiser.
+//! `box_lower = false` is the papers' unconstrained form.
+//!
+//! **Pre-training** ([`Init::Random`], Algorithm 1 lines 1–3): per view, NMF of
+//! `X` with rank `p_1`, then of each layer's encoding with the next rank
+//! (`pretrain_iter` iterations each, seeds derived from `seed`); then each lower
+//! layer is rescaled into the box with the scale pushed into the next layer
+//! (product unchanged). `V` starts uniform in `(0, vmax]` as in the paper, or
+//! (option [`DeepVInit::Pretrained`]) as the mean of the views' top encodings.
+//! With [`Init::Given`] the buffers hold the start (lower layers rescaled into
+//! the box first when `box_lower`).
+//!
+//! **Fine-tuning sweep**, per view, from `R = X Vᵀ` and `G = V Vᵀ` (X touched
+//! once here and once for `Q = Σ ŨᵀX`, `Ũ = U_1⋯U_M`): with `B = U_1⋯U_{m−1}`,
+//! `S = U_{m+1}⋯U_M`, lower layers by the multiplicative rule (seed 001 eq. 17)
+//! `U_m ← min(1, U_m ∘ (BᵀR Sᵀ + ε) ⊘ (BᵀB U_m (S G Sᵀ) + ε))` — that is
+//! `XΦᵀ = (XVᵀ)Sᵀ`, `ΦΦᵀ = S(VVᵀ)Sᵀ`, never a `p × N` temporary; the top layer
+//! by composite gradient mapping with the L1,∞ prox on `G₁ = BᵀB`, `G₂ = G`,
+//! `R_M = BᵀR` (multiplicative when α = 0); then the V-step of
+//! [`crate::mvsl`]. Cost per sweep: `4 M_v N K` (dense) per view plus
+//! `O(M_v p (p + K) + p² K)` per layer and the V-step's `O(K²N + K·nnz)`.
+//! With `M = 1` every computation is the shallow solver's: the iterates equal
+//! [`crate::mvsl::fit`]'s (MCL) bit for bit.
+
+use crate::data::{Dense, Factors, FactorsMut, View, ViewSet, ViewShape};
+use crate::error::Error;
+use crate::graph::GraphOp;
+use crate::kernels::{gemm, gemm_workspace};
+use crate::mat::{MatMut, MatRef};
+use crate::mvsl::{self, ProxScratch, ShallowParams};
+use crate::nmf::{self, NmfParams};
+use crate::prox::{group_norm, Sparsity};
+use crate::real::Real;
+use crate::solver::{converged, notify, Init, Monitor, Report, Stop};
+use crate::work::{Stack, WorkReq};
+
+/// How `V` starts after pre-training.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeepVInit {
+    /// Uniform in `(0, vmax]` (the paper's Algorithm 1).
+    Random,
+    /// The mean over views of the pre-trained top encodings, clipped to vmax.
+    Pretrained,
+}
+
+/// Options of the deep solver.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DeepParams {
+    /// Everything the shallow solver has; `sparsity`/`alpha` act on the top layer.
+    pub top: ShallowParams,
+    /// NMF iterations per layer in pre-training (default 100).
+    pub pretrain_iter: u32,
+    /// Lower layers in `[0, 1]` (default true; DESIGN §2).
+    pub box_lower: bool,
+    /// Start of `V` after pre-training (default random, as the paper).
+    pub v_init: DeepVInit,
+}
+
+impl DeepParams {
+    /// DMCL (seed 001): L1,∞ on the top layer with α = 100, β = 0.015, γ = 0.005,
+    /// vmax = 1, SGE graph (the caller's), box on.
+    pub fn dmcl() -> Self {
+        DeepParams { top: ShallowParams::mcl(), pretrain_iter: 100, box_lower: true, v_init: DeepVInit::Random }
+    }
+
+    /// DNMF / ConcatDNMF: no regularisers, vmax = ∞ (one view: DNMF).
+    pub fn dnmf() -> Self {
+        DeepParams { top: ShallowParams::joint_nmf(), ..Self::dmcl() }
+    }
+
+    fn validate(&self) -> Result<(), Error> {
+        self.top.validate()
+    }
+}
+
+impl Default for DeepParams {
+    fn default() -> Self {
+        Self::dmcl()
+    }
+}
+
+/// `(input, output)` dimensions of each layer of a view with `rows` features:
+/// `U_m` is `input × output`.
+pub fn layer_dims(rows: usize, layers: &[usize]) -> impl Iterator<Item = (usize, usize)> + Clone + '_ {
+    let last = layers.len().saturating_sub(1);
+    layers.iter().enumerate().scan(rows, move |prev, (m, &p)| {
+        let out = if m == last { p } else { p.min(*prev) };
+        let r = (*prev, out);
+        *prev = out;
+        Some(r)
+    })
+}
+
+/// Length of a view's factor buffer (all layers), checked.
+pub fn factor_len(rows: usize, layers: &[usize]) -> Result<usize, Error> {
+    check_layers(layers)?;
+    layer_dims(rows, layers).try_fold(0usize, |acc, (a, b)| {
+        a.checked_mul(b).and_then(|x| acc.checked_add(x)).ok_or(Error::SizeOverflow)
+    })
+}
+
+fn check_layers(layers: &[usize]) -> Result<(), Error> {
+    if layers.is_empty() || layers.contains(&0) {
+        return Err(Error::BadRank);
+    }
+    Ok(())
+}
+
+/// Largest hidden input dimension `p_{M−1}` (or K) and the total S-stack size over views.
+fn dims_max(shapes: impl IntoIterator<Item = ViewShape>, layers: &[usize]) -> (usize, usize) {
+    let k = *layers.last().unwrap_or(&1);
+    let (mut pmax, mut smax) = (k, 0);
+    for s in shapes {
+        let mut sstack = 0;
+        for (a, b) in layer_dims(s.rows, layers) {
+            if a != s.rows {
+                pmax = pmax.max(a);
+            }
+            pmax = pmax.max(b);
+            sstack += b * k;
+        }
+        smax = smax.max(sstack);
+    }
+    (pmax, smax)
+}
+
+fn finetune_req<T>(shapes: impl IntoIterator<Item = ViewShape> + Clone, layers: &[usize], graph_req: WorkReq) -> Result<WorkReq, Error> {
+    let k = *layers.last().ok_or(Error::BadRank)?;
+    let (n, mmax) = nmf::check_shapes(shapes.clone(), k)?;
+    let h = shapes.clone().into_iter().count();
+    let (pmax, smax) = dims_max(shapes.clone(), layers);
+    let d = mmax.max(pmax).max(k);
+    let kk = WorkReq::matrix::<T>(k, k);
+    let kn = WorkReq::matrix::<T>(k, n);
+    let mk = WorkReq::matrix::<T>(mmax, k);
+    let mp = WorkReq::matrix::<T>(mmax, pmax);
+    let pp = WorkReq::matrix::<T>(pmax, pmax);
+    let pk = WorkReq::matrix::<T>(pmax, k);
+    let wide = WorkReq::matrix::<T>(mmax.max(pmax), pmax.max(k));
+    let scratch = nmf::products_req::<T>(shapes, k, n).or(graph_req).or(gemm_workspace::<T>(d, d, d));
+    Ok(WorkReq::all_of(&[
+        kk, kk, kk, kn, kn, kn, kn, // g p h q d plus minus
+        mk, mk,                     // r, ut (Ũ)
+        mp, mp,                     // b, b2
+        pp, pp, wide, wide,         // c (BᵀB), w (S G Sᵀ), num, den
+        pk, wide, wide, pk, pk,     // t1, grad, t, delta, g1d
+        WorkReq::matrix::<T>(smax.max(1), 1),
+        WorkReq::new::<T>(pmax.max(mmax)),
+        WorkReq::new::<f64>(h),
+        scratch,
+    ]))
+}
+
+fn pretrain_req<T>(shapes: impl IntoIterator<Item = ViewShape> + Clone, layers: &[usize]) -> Result<WorkReq, Error> {
+    let k = *layers.last().ok_or(Error::BadRank)?;
+    let (n, _) = nmf::check_shapes(shapes.clone(), k)?;
+    let mut req = WorkReq::EMPTY;
+    let mut hmax = 0;
+    for s in shapes {
+        for (m, (a, b)) in layer_dims(s.rows, layers).enumerate() {
+            hmax = hmax.max(b);
+            let shape = if m == 0 { s } else { ViewShape { rows: a, cols: n, kind: crate::data::ViewKind::Dense } };
+            req = req.or(fit_nmf_req::<T>(shape, b)?);
+        }
+    }
+    let hbuf = WorkReq::matrix::<T>(hmax, n);
+    Ok(WorkReq::all_of(&[hbuf, hbuf, req]))
+}
+
+fn fit_nmf_req<T>(shape: ViewShape, k: usize) -> Result<WorkReq, Error> {
+    // nmf::fit_workspace returns bytes with slack; express it as a requirement.
+    let b = nmf::fit_workspace::<T>(shape, k, &NmfParams::default())?;
+    Ok(WorkReq::new::<u8>(b))
+}
+
+/// Workspace bytes of [`fit`]: pre-training and fine-tuning reuse the same
+/// memory (`any_of`).
+pub fn fit_workspace<T: Real, G: GraphOp<T> + ?Sized>(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    graph: &G,
+    layers: &[usize],
+    params: &DeepParams,
+) -> Result<usize, Error> {
+    params.validate()?;
+    check_layers(layers)?;
+    let ft = finetune_req::<T>(shapes.clone(), layers, graph.apply_workspace(*layers.last().unwrap_or(&1)))?;
+    ft.or(pretrain_req::<T>(shapes, layers)?).bytes()
+}
+
+/// Fits the deep model (module docs: objective, layers, pre-training, sweep, cost).
+///
+/// * `u`: one buffer per view of [`factor_len`]`(M_v, layers)` values (all layers).
+/// * `v`: `K × N`, `K = layers.last()`.
+/// * `work`: at least [`fit_workspace`] bytes.
+///
+/// Validated before anything is written; the monitor sees fine-tuning
+/// (iteration 0 is the start of fine-tuning, after pre-training).
+#[allow(clippy::too_many_arguments)]
+pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
+    views: &VS,
+    graph: &G,
+    layers: &[usize],
+    params: &DeepParams,
+    u: &mut F,
+    v: &mut [T],
+    work: &mut [u8],
+    mut monitor: Option<Monitor<'_>>,
+) -> Result<Report, Error> {
+    params.validate()?;
+    check_layers(layers)?;
+    let tp = &params.top;
+    let k = *layers.last().unwrap_or(&1);
+    let hv = views.count();
+    let (n, mmax) = nmf::check_shapes((0..hv).map(|i| views.shape(i)), k)?;
+    if u.count() != hv {
+        return Err(Error::DimensionMismatch);
+    }
+    for i in 0..hv {
+        if u.get(i).len() != factor_len(views.shape(i).rows, layers)? {
+            return Err(Error::DimensionMismatch);
+        }
+    }
+    if v.len() != k.checked_mul(n).ok_or(Error::SizeOverflow)? {
+        return Err(Error::DimensionMismatch);
+    }
+    if graph.items() != n {
+        return Err(Error::DimensionMismatch);
+    }
+    let need = fit_workspace::<T, G>((0..hv).map(|i| views.shape(i)), graph, layers, params)?;
+    if work.len() < need {
+        return Err(Error::WorkspaceTooSmall);
+    }
+    for i in 0..hv {
+        views.view(i).check_values(true)?;
+    }
+    if tp.init == Init::Given {
+        for i in 0..hv {
+            crate::data::check_values(u.get(i), true)?;
+        }
+        crate::data::check_values(v, true)?;
+    }
+
+    let vmax = T::from_f64(tp.vmax);
+    if tp.init == Init::Random {
+        pretrain(views, layers, params, u, v, work, n)?;
+    } else {
+        v.iter_mut().for_each(|x| *x = x.min(vmax));
+    }
+    if params.box_lower {
+        for i in 0..hv {
+            rescale_into_box(u.get_mut(i), views.shape(i).rows, layers);
+        }
+    }
+
+    // ---- fine-tuning ----
+    let mut st = Stack::new(work);
+    let g: &mut [T] = st.take_matrix(k, k)?;
+    let p: &mut [T] = st.take_matrix(k, k)?;
+    let h: &mut [T] = st.take_matrix(k, k)?;
+    let q: &mut [T] = st.take_matrix(k, n)?;
+    let d: &mut [T] = st.take_matrix(k, n)?;
+    let plus: &mut [T] = st.take_matrix(k, n)?;
+    let minus: &mut [T] = st.take_matrix(k, n)?;
+    let (pmax, smax) = dims_max((0..hv).map(|i| views.shape(i)), layers);
+    let mut t = Temps {
+        r: st.take_matrix(mmax, k)?,
+        ut: st.take_matrix(mmax, k)?,
+        b: st.take_matrix(mmax, pmax)?,
+        b2: st.take_matrix(mmax, pmax)?,
+        c: st.take_matrix(pmax, pmax)?,
+        w: st.take_matrix(pmax, pmax)?,
+        num: st.take_matrix(mmax.max(pmax), pmax.max(k))?,
+        den: st.take_matrix(mmax.max(pmax), pmax.max(k))?,
+        t1: st.take_matrix(pmax, k)?,
+        grad: st.take_matrix(mmax.max(pmax), pmax.max(k))?,
+        tt: st.take_matrix(mmax.max(pmax), pmax.max(k))?,
+        delta: st.take_matrix(pmax, k)?,
+        g1d: st.take_matrix(pmax, k)?,
+        s: st.take(smax.max(1))?,
+        sort: st.take(pmax.max(mmax))?,
+    };
+    let lip: &mut [f64] = st.take(hv)?;
+    lip.fill(0.0);
+    let half_x2: f64 = (0..hv).map(|i| 0.5 * views.view(i).sq_frobenius()).sum();
+    let use_graph = tp.beta > 0.0;
+    let mut sc = st.rest();
+
+    form_pq_deep(views, layers, k, &*u, p, q, &mut t, &mut sc)?;
+    nmf::gram(v, k, n, g, &mut sc)?;
+    let traces = if use_graph { graph.apply(v, k, plus, minus, &mut sc)? } else { (0.0, 0.0) };
+    let rec = nmf::objective(half_x2, q, v, p, g).reconstruction;
+    let mut obj = mvsl::assemble(tp, rec, top_norms(tp, views, &*u, layers), traces, v);
+    let mut report = Report { iterations: 0, initial: obj, objective: obj, stop: Stop::MaxIter, dead_views: 0 };
+    if notify(&mut monitor, 0, obj) {
+        report.stop = Stop::Cancelled;
+        report.dead_views = dead(&*u, views, layers);
+        return Ok(report);
+    }
+    let mut graph_fresh = use_graph;
+    for it in 1..=tp.max_iter {
+        for i in 0..hv {
+            let x = views.view(i);
+            let rows = x.rows();
+            x.x_vt(v, k, &mut t.r[..rows * k], &mut sc)?;
+            sweep_view(params, layers, k, rows, u.get_mut(i), g, h, &mut lip[i], &mut t, &mut sc)?;
+        }
+        form_pq_deep(views, layers, k, &*u, p, q, &mut t, &mut sc)?;
+        for s in 0..tp.v_inner {
+            if use_graph && !(s == 0 && graph_fresh) {
+                graph.apply(v, k, plus, minus, &mut sc)?;
+            }
+            gemm(T::ONE, MatRef::col_major(p, k, k)?, MatRef::col_major(v, k, n)?, T::ZERO, MatMut::col_major(d, k, n)?, &mut sc)?;
+            mvsl::v_update(tp, v, d, plus, minus, q, use_graph);
+        }
+        nmf::gram(v, k, n, g, &mut sc)?;
+        let traces = if use_graph { graph.apply(v, k, plus, minus, &mut sc)? } else { (0.0, 0.0) };
+        graph_fresh = use_graph;
+        let prev = obj.total;
+        let rec = nmf::objective(half_x2, q, v, p, g).reconstruction;
+        obj = mvsl::assemble(tp, rec, top_norms(tp, views, &*u, layers), traces, v);
+        report.iterations = it;
+        report.objective = obj;
+        if notify(&mut monitor, it, obj) {
+            report.stop = Stop::Cancelled;
+            break;
+        }
+        if converged(prev, obj.total, tp.tol) {
+            report.stop = Stop::Converged;
+            break;
+        }
+    }
+    report.dead_views = dead(&*u, views, layers);
+    Ok(report)
+}
+
+/// `R(U_M^(v))` for each view, in view order.
+fn top_norms<'a, T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
+    tp: &'a ShallowParams,
+    views: &'a VS,
+    u: &'a F,
+    layers: &'a [usize],
+) -> impl Iterator<Item = f64> + 'a {
+    (0..views.count()).map(move |i| {
+        let (buf, rows) = (u.get(i), views.shape(i).rows);
+        let (off, (a, _)) = top_offset(rows, layers);
+        group_norm(tp.sparsity, &buf[off..], a)
+    })
+}
+
+/// Scratch of a sweep (sizes: `mmax × K`, `mmax × pmax`, `pmax × pmax`, `pmax × K`).
+struct Temps<'a, T> {
+    r: &'a mut [T],
+    ut: &'a mut [T],
+    b: &'a mut [T],
+    b2: &'a mut [T],
+    c: &'a mut [T],
+    w: &'a mut [T],
+    num: &'a mut [T],
+    den: &'a mut [T],
+    t1: &'a mut [T],
+    grad: &'a mut [T],
+    tt: &'a mut [T],
+    delta: &'a mut [T],
+    g1d: &'a mut [T],
+    s: &'a mut [T],
+    sort: &'a mut [T],
+}
+
+/// Offset of the top layer in a view's buffer, and its dims.
+fn top_offset(rows: usize, layers: &[usize]) -> (usize, (usize, usize)) {
+    let mut off = 0;
+    let mut last = (rows, 0);
+    for (a, b) in layer_dims(rows, layers) {
+        last = (a, b);
+        off += a * b;
+    }
+    (off - last.0 * last.1, last)
+}
+
+fn dead<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(u: &F, views: &VS, layers: &[usize]) -> u32 {
+    (0..u.count())
+        .filter(|&i| {
+            let buf = u.get(i);
+            let mut off = 0;
+            layer_dims(views.shape(i).rows, layers).any(|(a, b)| {
+                let layer = &buf[off..off + a * b];
+                off += a * b;
+                layer.iter().all(|&x| x == T::ZERO)
+            })
+        })
+        .count() as u32
+}
+
+/// Lower layers into `[0, 1]`: a column of `U_m` with maximum `s > 1` is divided
+/// by `s` and the matching row of `U_{m+1}` multiplied by `s` (product unchanged).
+fn rescale_into_box<T: Real>(buf: &mut [T], rows: usize, layers: &[usize]) {
+    let dims: usize = layers.len();
+    let mut off = 0;
+    for (m, (a, b)) in layer_dims(rows, layers).enumerate() {
+        if m + 1 == dims {
+            break;
+        }
+        let next_off = off + a * b;
+        let next_cols = layer_dims(rows, layers).nth(m + 1).map_or(0, |d| d.1);
+        for j in 0..b {
+            let col = &mut buf[off + j * a..off + (j + 1) * a];
+            let s = col.iter().fold(T::ZERO, |mx, &x| mx.max(x));
+            if s > T::ONE {
+                col.iter_mut().for_each(|x| *x /= s);
+                for c in 0..next_cols {
+                    buf[next_off + j + c * b] *= s;
+                }
+            }
+        }
+        off = next_off;
+    }
+}
+
+/// `Ũ = U_1 ⋯ U_M` into `out` (`rows × K`), right to left
+/// (`O(Σ_m p_{m−1} p_m K)`), intermediates (`p × K`) ping-ponging in `ta`, `tb`.
+/// With one layer nothing is computed and the layer itself is returned.
+#[allow(clippy::too_many_arguments)]
+fn stack_product<'s, T: Real>(
+    buf: &'s [T],
+    rows: usize,
+    layers: &[usize],
+    k: usize,
+    out: &'s mut [T],
+    ta: &mut [T],
+    tb: &mut [T],
+    sc: &mut Stack<'_>,
+) -> Result<&'s [T], Error> {
+    let nl = layers.len();
+    if nl == 1 {
+        return Ok(&buf[..rows * k]);
+    }
+    let dims = |m: usize| layer_dims(rows, layers).nth(m).unwrap_or((0, 0));
+    let offs = |m: usize| layer_dims(rows, layers).take(m).map(|(a, b)| a * b).sum::<usize>();
+    let (a_top, _) = dims(nl - 1);
+    let top = &buf[offs(nl - 1)..offs(nl - 1) + a_top * k];
+    // `cur`: 0 = the top layer in `buf`, 1 = ta, 2 = tb.
+    let mut cur = 0;
+    for m in (0..nl - 1).rev() {
+        let (a, b) = dims(m);
+        let layer = MatRef::col_major(&buf[offs(m)..offs(m) + a * b], a, b)?;
+        let last = m == 0;
+        match cur {
+            0 => {
+                let dst = if last { &mut out[..rows * k] } else { &mut ta[..a * k] };
+                gemm(T::ONE, layer, MatRef::col_major(top, b, k)?, T::ZERO, MatMut::col_major(dst, a, k)?, sc)?;
+                cur = 1;
+            }
+            1 => {
+                let dst = if last { &mut out[..rows * k] } else { &mut tb[..a * k] };
+                gemm(T::ONE, layer, MatRef::col_major(&ta[..b * k], b, k)?, T::ZERO, MatMut::col_major(dst, a, k)?, sc)?;
+                cur = 2;
+            }
+            _ => {
+                let dst = if last { &mut out[..rows * k] } else { &mut ta[..a * k] };
+                gemm(T::ONE, layer, MatRef::col_major(&tb[..b * k], b, k)?, T::ZERO, MatMut::col_major(dst, a, k)?, sc)?;
+                cur = 1;
+            }
+        }
+    }
+    Ok(&out[..rows * k])
+}
+
+/// `P = Σ ŨᵀŨ`, `Q = Σ ŨᵀX` (the same calls as the shallow solver's when `M = 1`).
+#[allow(clippy::too_many_arguments)]
+fn form_pq_deep<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
+    views: &VS,
+    layers: &[usize],
+    k: usize,
+    u: &F,
+    p: &mut [T],
+    q: &mut [T],
+    t: &mut Temps<'_, T>,
+    sc: &mut Stack<'_>,
+) -> Result<(), Error> {
+    for i in 0..views.count() {
+        let x = views.view(i);
+        let rows = x.rows();
+        let ut = stack_product(u.get(i), rows, layers, k, t.ut, t.t1, t.delta, sc)?;
+        let beta = if i == 0 { T::ZERO } else { T::ONE };
+        let um = MatRef::col_major(ut, rows, k)?;
+        gemm(T::ONE, um.t(), um, beta, MatMut::col_major(p, k, k)?, sc)?;
+        x.ut_x(ut, k, beta, q, sc)?;
+    }
+    Ok(())
+}
+
+/// One fine-tuning sweep over the layers of one view (`t.r = X Vᵀ` on entry).
+#[allow(clippy::too_many_arguments)]
+fn sweep_view<T: Real>(
+    params: &DeepParams,
+    layers: &[usize],
+    k: usize,
+    rows: usize,
+    buf: &mut [T],
+    g: &[T],
+    h: &mut [T],
+    lip: &mut f64,
+    t: &mut Temps<'_, T>,
+    sc: &mut Stack<'_>,
+) -> Result<(), Error> {
+    let tp = &params.top;
+    let nl = layers.len();
+    let eps = T::from_f64(tp.eps);
+    let cap = if params.box_lower { T::ONE } else { T::INFINITY };
+    // S_m = U_{m+1} ⋯ U_M for m = M−1 … 1, stored top-down in t.s (S_m is b_m × K).
+    let dims = |m: usize| layer_dims(rows, layers).nth(m).unwrap_or((0, 0));
+    let offs = |m: usize| layer_dims(rows, layers).take(m).map(|(a, b)| a * b).sum::<usize>();
+    // Layout: S for layer index m (0-based, m < nl−1) at offset Σ_{j<m} b_j·K.
+    let s_at = |m: usize| (0..m).map(|j| dims(j).1 * k).sum::<usize>();
+    for m in (0..nl.saturating_sub(1)).rev() {
+        let (_, bm) = dims(m);
+        let (a1, b1) = dims(m + 1); // a1 == bm
+        let next = &buf[offs(m + 1)..offs(m + 1) + a1 * b1];
+        let (lo, hi) = t.s.split_at_mut(s_at(m + 1).min(t.s.len()));
+        let dst = &mut lo[s_at(m)..s_at(m) + bm * k];
+        if m + 1 == nl - 1 {
+            dst.copy_from_slice(next); // S_{M−1} = U_M
+        } else {
+            let s_next = &hi[..b1 * k];
+            gemm(T::ONE, MatRef::col_major(next, a1, b1)?, MatRef::col_major(s_next, b1, k)?, T::ZERO, MatMut::col_major(dst, bm, k)?, sc)?;
+        }
+    }
+    // Bottom-up: B (rows × a) = U_1 ⋯ U_{m−1}, kept in t.b.
+    for m in 0..nl {
+        let (a, b) = dims(m);
+        let off = offs(m);
+        if m + 1 < nl {
+            let s_m = &t.s[s_at(m)..s_at(m) + b * k];
+            // num = Bᵀ R Sᵀ  (a × b)
+            let t1: &[T] = if m == 0 {
+                &t.r[..rows * k]
+            } else {
+                gemm(T::ONE, MatRef::col_major(&t.b[..rows * a], rows, a)?.t(), MatRef::col_major(&t.r[..rows * k], rows, k)?, T::ZERO, MatMut::col_major(&mut t.t1[..a * k], a, k)?, sc)?;
+                &t.t1[..a * k]
+            };
+            gemm(T::ONE, MatRef::col_major(t1, a, k)?, MatRef::col_major(s_m, b, k)?.t(), T::ZERO, MatMut::col_major(&mut t.num[..a * b], a, b)?, sc)?;
+            // w = S G Sᵀ (b × b), via grad as (b × K) scratch
+            gemm(T::ONE, MatRef::col_major(s_m, b, k)?, MatRef::col_major(g, k, k)?, T::ZERO, MatMut::col_major(&mut t.grad[..b * k], b, k)?, sc)?;
+            gemm(T::ONE, MatRef::col_major(&t.grad[..b * k], b, k)?, MatRef::col_major(s_m, b, k)?.t(), T::ZERO, MatMut::col_major(&mut t.w[..b * b], b, b)?, sc)?;
+            // den = BᵀB U_m W  (a × b)
+            let layer = &mut buf[off..off + a * b];
+            if m == 0 {
+                gemm(T::ONE, MatRef::col_major(layer, a, b)?, MatRef::col_major(&t.w[..b * b], b, b)?, T::ZERO, MatMut::col_major(&mut t.den[..a * b], a, b)?, sc)?;
+            } else {
+                gemm(T::ONE, MatRef::col_major(&t.b[..rows * a], rows, a)?.t(), MatRef::col_major(&t.b[..rows * a], rows, a)?, T::ZERO, MatMut::col_major(&mut t.c[..a * a], a, a)?, sc)?;
+                gemm(T::ONE, MatRef::col_major(layer, a, b)?, MatRef::col_major(&t.w[..b * b], b, b)?, T::ZERO, MatMut::col_major(&mut t.tt[..a * b], a, b)?, sc)?;
+                gemm(T::ONE, MatRef::col_major(&t.c[..a * a], a, a)?, MatRef::col_major(&t.tt[..a * b], a, b)?, T::ZERO, MatMut::col_major(&mut t.den[..a * b], a, b)?, sc)?;
+            }
+            nmf::mu_step(layer, &t.num[..a * b], &t.den[..a * b], eps, cap);
+            // B ← B U_m
+            if m == 0 {
+                t.b[..rows * b].copy_from_slice(layer);
+            } else {
+                gemm(T::ONE, MatRef::col_major(&t.b[..rows * a], rows, a)?, MatRef::col_major(layer, a, b)?, T::ZERO, MatMut::col_major(&mut t.b2[..rows * b], rows, b)?, sc)?;
+                t.b[..rows * b].copy_from_slice(&t.b2[..rows * b]);
+            }
+        } else {
+            // Top layer U_M (a × K).
+            let (rm, g1): (&[T], Option<&[T]>) = if m == 0 {
+                (&t.r[..rows * k], None)
+            } else {
+                gemm(T::ONE, MatRef::col_major(&t.b[..rows * a], rows, a)?.t(), MatRef::col_major(&t.r[..rows * k], rows, k)?, T::ZERO, MatMut::col_major(&mut t.t1[..a * k], a, k)?, sc)?;
+                gemm(T::ONE, MatRef::col_major(&t.b[..rows * a], rows, a)?.t(), MatRef::col_major(&t.b[..rows * a], rows, a)?, T::ZERO, MatMut::col_major(&mut t.c[..a * a], a, a)?, sc)?;
+                (&t.t1[..a * k], Some(&t.c[..a * a]))
+            };
+            let layer = &mut buf[off..off + a * k];
+            if tp.sparsity != Sparsity::None && tp.alpha > 0.0 {
+                let mut s = ProxScratch {
+                    grad: &mut t.grad[..a * k],
+                    t: &mut t.tt[..a * k],
+                    delta: if g1.is_some() { &mut t.delta[..a * k] } else { &mut [] },
+                    g1d: if g1.is_some() { &mut t.g1d[..a * k] } else { &mut [] },
+                    h: &mut *h,
+                    sort: &mut *t.sort,
+                };
+                mvsl::prox_gradient(tp, layer, a, k, rm, g1, g, lip, &mut s, sc)?;
+            } else {
+                // Multiplicative: U ← U ∘ (R_M + ε) ⊘ (G₁ U G + ε).
+                let den = &mut t.den[..a * k];
+                match g1 {
+                    None => gemm(T::ONE, MatRef::col_major(layer, a, k)?, MatRef::col_major(g, k, k)?, T::ZERO, MatMut::col_major(den, a, k)?, sc)?,
+                    Some(g1) => {
+                        gemm(T::ONE, MatRef::col_major(layer, a, k)?, MatRef::col_major(g, k, k)?, T::ZERO, MatMut::col_major(&mut t.grad[..a * k], a, k)?, sc)?;
+                        gemm(T::ONE, MatRef::col_major(g1, a, a)?, MatRef::col_major(&t.grad[..a * k], a, k)?, T::ZERO, MatMut::col_major(den, a, k)?, sc)?;
+                    }
+                }
+                nmf::mu_step(layer, rm, den, eps, T::INFINITY);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Layer-wise pre-training into the output buffers (module docs).
+fn pretrain<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
+    views: &VS,
+    layers: &[usize],
+    params: &DeepParams,
+    u: &mut F,
+    v: &mut [T],
+    work: &mut [u8],
+    n: usize,
+) -> Result<(), Error> {
+    let tp = &params.top;
+    let k = *layers.last().unwrap_or(&1);
+    let hv = views.count();
+    let mut st = Stack::new(work);
+    let hmax = (0..hv).flat_map(|i| layer_dims(views.shape(i).rows, layers).map(|d| d.1).collect_max()).max().unwrap_or(k);
+    let h1: &mut [T] = st.take_matrix(hmax, n)?;
+    let h2: &mut [T] = st.take_matrix(hmax, n)?;
+    let wbuf: &mut [u8] = st.take_rest();
+    if params.v_init == DeepVInit::Pretrained {
+        v.fill(T::ZERO);
+    }
+    for i in 0..hv {
+        let x = views.view(i);
+        let buf = u.get_mut(i);
+        let mut off = 0;
+        let mut input_is_h1 = false;
+        for (m, (a, b)) in layer_dims(x.rows(), layers).enumerate() {
+            let top = m + 1 == layers.len();
+            let np = NmfParams {
+                max_iter: params.pretrain_iter,
+                tol: 0.0,
+                eps: tp.eps.max(f64::EPSILON),
+                vmax: if top { tp.vmax } else { f64::INFINITY },
+                seed: tp.seed.wrapping_add(1 + (i as u64) * 1009 + m as u64),
+                init: Init::Random,
+            };
+            let layer = &mut buf[off..off + a * b];
+            off += a * b;
+            let (src, dst): (&[T], &mut [T]) = if input_is_h1 { (&*h1, &mut *h2) } else { (&*h2, &mut *h1) };
+            let input = if m == 0 { x } else { View::Dense(Dense::new(&src[..a * n], a, n, a)?) };
+            nmf::fit(input, b, &np, layer, &mut dst[..b * n], wbuf, None)?;
+            input_is_h1 = !input_is_h1;
+            if top && params.v_init == DeepVInit::Pretrained {
+                let enc: &[T] = if input_is_h1 { &*h1 } else { &*h2 };
+                let w = T::from_f64(1.0 / hv as f64);
+                v.iter_mut().zip(&enc[..k * n]).for_each(|(vi, &e)| *vi += w * e);
+            }
+        }
+    }
+    let vmax = T::from_f64(tp.vmax);
+    match params.v_init {
+        DeepVInit::Pretrained => v.iter_mut().for_each(|x| *x = x.min(vmax)),
+        DeepVInit::Random => {
+            let (sv, _) = nmf::start_scales(views, k, tp.vmax);
+            let mut rng = crate::rng::Rng::new(tp.seed);
+            v.iter_mut().for_each(|x| *x = T::from_f64(rng.uniform() * sv));
+        }
+    }
+    Ok(())
+}
+
+trait CollectMax {
+    fn collect_max(self) -> Option<usize>;
+}
+
+impl<I: Iterator<Item = usize>> CollectMax for I {
+    fn collect_max(self) -> Option<usize> {
+        self.max()
+    }
+}
+
+/// The effective bases `Ũ^(v) = U_1⋯U_M` stored one after the other.
+struct Stacked<'a, T> {
+    data: &'a [T],
+    rows: &'a dyn Fn(usize) -> usize,
+    count: usize,
+    k: usize,
+}
+
+impl<T> Factors<T> for Stacked<'_, T> {
+    fn count(&self) -> usize {
+        self.count
+    }
+    fn get(&self, i: usize) -> &[T] {
+        let off: usize = (0..i).map(|j| (self.rows)(j) * self.k).sum();
+        &self.data[off..off + (self.rows)(i) * self.k]
+    }
+}
+
+fn encode_req<T: Real, G: GraphOp<T> + ?Sized>(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    graph: &G,
+    layers: &[usize],
+    params: &DeepParams,
+) -> Result<WorkReq, Error> {
+    let k = *layers.last().ok_or(Error::BadRank)?;
+    let (_, mmax) = nmf::check_shapes(shapes.clone(), k)?;
+    let (pmax, _) = dims_max(shapes.clone(), layers);
+    let total_rows = shapes.clone().into_iter().try_fold(0usize, |a, s| a.checked_add(s.rows)).ok_or(Error::SizeOverflow)?;
+    let enc = mvsl::encode_workspace::<T, G>(shapes, graph, k, &params.top)?;
+    Ok(WorkReq::all_of(&[
+        WorkReq::matrix::<T>(total_rows, k),
+        WorkReq::matrix::<T>(2 * pmax.max(k), k),
+        WorkReq::new::<u8>(enc).or(gemm_workspace::<T>(mmax, pmax.max(k), pmax.max(k))),
+    ]))
+}
+
+/// Workspace bytes of [`encode`].
+pub fn encode_workspace<T: Real, G: GraphOp<T> + ?Sized>(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    graph: &G,
+    layers: &[usize],
+    params: &DeepParams,
+) -> Result<usize, Error> {
+    params.validate()?;
+    check_layers(layers)?;
+    encode_req::<T, G>(shapes, graph, layers, params)?.bytes()
+}
+
+/// Out-of-sample encoding through the whole stack (DESIGN §10): forms
+/// `Ũ^(v) = U_1⋯U_M` once (`O(M_v p K)` per view), then runs
+/// [`crate::mvsl::encode`] with those bases (graph optional, γ, `0 ≤ V ≤ vmax`).
+/// `u`: the fitted per-view buffers (read only); `v`: `K × N` written.
+#[allow(clippy::too_many_arguments)]
+pub fn encode<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: Factors<T> + ?Sized>(
+    views: &VS,
+    graph: &G,
+    layers: &[usize],
+    params: &DeepParams,
+    u: &F,
+    v: &mut [T],
+    work: &mut [u8],
+    monitor: Option<Monitor<'_>>,
+) -> Result<Report, Error> {
+    params.validate()?;
+    check_layers(layers)?;
+    let k = *layers.last().unwrap_or(&1);
+    let hv = views.count();
+    let (n, mmax) = nmf::check_shapes((0..hv).map(|i| views.shape(i)), k)?;
+    if u.count() != hv {
+        return Err(Error::DimensionMismatch);
+    }
+    for i in 0..hv {
+        if u.get(i).len() != factor_len(views.shape(i).rows, layers)? {
+            return Err(Error::DimensionMismatch);
+        }
+        crate::data::check_values(u.get(i), true)?;
+    }
+    if v.len() != k.checked_mul(n).ok_or(Error::SizeOverflow)? {
+        return Err(Error::DimensionMismatch);
+    }
+    encode_req::<T, G>((0..hv).map(|i| views.shape(i)), graph, layers, params)?.check(work.len())?;
+    let (pmax, _) = dims_max((0..hv).map(|i| views.shape(i)), layers);
+    let total_rows: usize = (0..hv).map(|i| views.shape(i).rows).sum();
+    let mut st = Stack::new(work);
+    let stacked: &mut [T] = st.take_matrix(total_rows, k)?;
+    let tmp: &mut [T] = st.take_matrix(2 * pmax.max(k), k)?;
+    let mut sc = st.rest();
+    let mut off = 0;
+    for i in 0..hv {
+        let rows = views.shape(i).rows;
+        let dst = &mut stacked[off..off + rows * k];
+        if layers.len() == 1 {
+            dst.copy_from_slice(&u.get(i)[..rows * k]);
+        } else {
+            let (ta, tb) = tmp.split_at_mut(pmax.max(k) * k);
+            stack_product(u.get(i), rows, layers, k, dst, ta, tb, &mut sc)?;
+        }
+        off += rows * k;
+    }
+    let rows_of = |i: usize| views.shape(i).rows;
+    let bases = Stacked { data: stacked, rows: &rows_of, count: hv, k };
+    let w: &mut [u8] = sc.take_rest();
+    mvsl::encode(views, graph, k, &params.top, &bases, v, w, monitor)
+}
