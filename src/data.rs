@@ -12,6 +12,7 @@
 //! Inputs are never modified.
 
 use crate::error::Error;
+use crate::ffi::simd::{self, Kernel};
 use crate::kernels::{self, gemm, gemm_workspace};
 use crate::mat::{MatMut, MatRef};
 use crate::real::Real;
@@ -294,19 +295,22 @@ impl<'a, T: Real> View<'a, T> {
                 st,
             ),
             View::Csc(c) => {
-                // Accumulate rows of the result (K contiguous values per feature),
-                // then transpose: every nonzero touches one contiguous K-vector.
+                // Row blocks of the result (K contiguous values per feature) stay
+                // in cache while every column's entries in the block are added;
+                // V's columns are read in order. `cursor[j]` remembers where
+                // column j's next block starts.
+                let rb = row_block(k, m);
                 let mut st = st.rest();
-                let acc: &mut [T] = st.take_matrix(k, m)?;
-                acc.fill(T::ZERO);
-                for j in 0..n {
-                    let vj = &v[j * k..(j + 1) * k];
-                    let (idx, val) = c.col(j);
-                    for (&i, &x) in idx.iter().zip(val) {
-                        axpy(x, vj, &mut acc[i * k..(i + 1) * k]);
-                    }
-                }
-                kernels::transpose(acc, k, m, out);
+                let acc: &mut [T] = st.take_matrix(k, rb)?;
+                let cursor: &mut [usize] = st.take(n)?;
+                simd::dispatch(CscXvt {
+                    c,
+                    v,
+                    k,
+                    acc,
+                    cursor,
+                    out,
+                });
                 Ok(())
             }
         }
@@ -333,32 +337,151 @@ impl<'a, T: Real> View<'a, T> {
                 st,
             ),
             View::Csc(c) => {
+                // Row blocks of Uᵀ (K contiguous values per feature) stay in
+                // cache while every column's entries in the block are added.
+                let rb = row_block(k, m);
                 let mut st = st.rest();
-                let ut: &mut [T] = st.take_matrix(k, m)?;
-                kernels::transpose(u, m, k, ut);
-                for j in 0..n {
-                    let o = &mut out[j * k..(j + 1) * k];
-                    if beta == T::ZERO {
-                        o.fill(T::ZERO);
-                    } else if beta != T::ONE {
-                        o.iter_mut().for_each(|x| *x *= beta);
-                    }
-                    let (idx, val) = c.col(j);
-                    for (&i, &x) in idx.iter().zip(val) {
-                        axpy(x, &ut[i * k..(i + 1) * k], o);
-                    }
-                }
+                let ut: &mut [T] = st.take_matrix(k, rb)?;
+                let cursor: &mut [usize] = st.take(n)?;
+                simd::dispatch(CscUtx {
+                    c,
+                    u,
+                    k,
+                    beta,
+                    ut,
+                    cursor,
+                    out,
+                });
                 Ok(())
             }
         }
     }
 }
 
+/// `out (M×K) ← X·Vᵀ` for CSC `X`, by row blocks: a block of the result (K
+/// contiguous values per feature) stays in cache while every column's entries
+/// in the block are added; `cursor[j]` remembers where column j's next block
+/// starts. `O(nnz·K + M·K)`.
+struct CscXvt<'a, 'c, T> {
+    c: &'a Csc<'c, T>,
+    v: &'a [T],
+    k: usize,
+    acc: &'a mut [T],
+    cursor: &'a mut [usize],
+    out: &'a mut [T],
+}
+
+impl<T: Real> Kernel for CscXvt<'_, '_, T> {
+    type Out = ();
+    #[inline(always)]
+    fn run(self) {
+        let CscXvt {
+            c,
+            v,
+            k,
+            acc,
+            cursor,
+            out,
+        } = self;
+        let (m, n) = (c.rows, c.cols);
+        let rb = acc.len() / k;
+        cursor.copy_from_slice(&c.col_ptr[..n]);
+        for i0 in (0..m).step_by(rb) {
+            let i1 = (i0 + rb).min(m);
+            let acc = &mut acc[..(i1 - i0) * k];
+            acc.fill(T::ZERO);
+            for j in 0..n {
+                let vj = &v[j * k..(j + 1) * k];
+                let (mut p, e) = (cursor[j], c.col_ptr[j + 1]);
+                while p < e && c.row_idx[p] < i1 {
+                    let i = c.row_idx[p] - i0;
+                    axpy(c.values[p], vj, &mut acc[i * k..(i + 1) * k]);
+                    p += 1;
+                }
+                cursor[j] = p;
+            }
+            // Column by column: contiguous writes to `out`, strided reads in cache.
+            let rows = i1 - i0;
+            for col in 0..k {
+                let dst = &mut out[i0 + col * m..i0 + col * m + rows];
+                for (r, d) in dst.iter_mut().enumerate() {
+                    *d = acc[r * k + col];
+                }
+            }
+        }
+    }
+}
+
+/// `out (K×N) ← β·out + Uᵀ·X` for CSC `X`, by row blocks of `Uᵀ` (K contiguous
+/// values per feature, in cache). `O(nnz·K + M·K)`.
+struct CscUtx<'a, 'c, T> {
+    c: &'a Csc<'c, T>,
+    u: &'a [T],
+    k: usize,
+    beta: T,
+    ut: &'a mut [T],
+    cursor: &'a mut [usize],
+    out: &'a mut [T],
+}
+
+impl<T: Real> Kernel for CscUtx<'_, '_, T> {
+    type Out = ();
+    #[inline(always)]
+    fn run(self) {
+        let CscUtx {
+            c,
+            u,
+            k,
+            beta,
+            ut,
+            cursor,
+            out,
+        } = self;
+        let (m, n) = (c.rows, c.cols);
+        let rb = ut.len() / k;
+        cursor.copy_from_slice(&c.col_ptr[..n]);
+        let out = &mut out[..k * n];
+        if beta == T::ZERO {
+            out.fill(T::ZERO);
+        } else if beta != T::ONE {
+            out.iter_mut().for_each(|x| *x *= beta);
+        }
+        for i0 in (0..m).step_by(rb) {
+            let i1 = (i0 + rb).min(m);
+            let rows = i1 - i0;
+            for col in 0..k {
+                let src = &u[i0 + col * m..i0 + col * m + rows];
+                for (r, &x) in src.iter().enumerate() {
+                    ut[r * k + col] = x;
+                }
+            }
+            for j in 0..n {
+                let o = &mut out[j * k..(j + 1) * k];
+                let (mut p, e) = (cursor[j], c.col_ptr[j + 1]);
+                while p < e && c.row_idx[p] < i1 {
+                    let i = c.row_idx[p] - i0;
+                    axpy(c.values[p], &ut[i * k..(i + 1) * k], o);
+                    p += 1;
+                }
+                cursor[j] = p;
+            }
+        }
+    }
+}
+
+/// Rows per block of the sparse products: `K × rows` values of about 256 KiB,
+/// so a block of the result (or of `Uᵀ`) stays in L2 while the columns pass.
+fn row_block(k: usize, m: usize) -> usize {
+    (32768 / k.max(1)).max(16).min(m.max(1))
+}
+
 /// Workspace of [`View::x_vt`] for a view of this shape and rank `k`.
 pub(crate) fn x_vt_workspace<T>(shape: ViewShape, k: usize) -> WorkReq {
     match shape.kind {
         ViewKind::Dense => gemm_workspace::<T>(shape.rows, k, shape.cols),
-        ViewKind::Csc => WorkReq::matrix::<T>(k, shape.rows),
+        ViewKind::Csc => {
+            WorkReq::matrix::<T>(k, row_block(k, shape.rows)).and(WorkReq::new::<usize>(shape.cols))
+        }
     }
 }
 
@@ -366,7 +489,9 @@ pub(crate) fn x_vt_workspace<T>(shape: ViewShape, k: usize) -> WorkReq {
 pub(crate) fn ut_x_workspace<T>(shape: ViewShape, k: usize) -> WorkReq {
     match shape.kind {
         ViewKind::Dense => gemm_workspace::<T>(k, shape.cols, shape.rows),
-        ViewKind::Csc => WorkReq::matrix::<T>(k, shape.rows),
+        ViewKind::Csc => {
+            WorkReq::matrix::<T>(k, row_block(k, shape.rows)).and(WorkReq::new::<usize>(shape.cols))
+        }
     }
 }
 
@@ -491,14 +616,20 @@ mod tests {
 
     #[test]
     fn sparse_products_equal_dense() {
-        let (m, n, k) = (23, 17, 5);
-        let (dense, cp, ri, vals) = random_sparse(m, n, 0.2, 3);
+        // One row block, then several (row_block(64, 3000) = 512) with an
+        // uneven last block.
+        sparse_vs_dense(23, 17, 5, 0.2);
+        sparse_vs_dense(3000, 40, 64, 0.01);
+    }
+
+    fn sparse_vs_dense(m: usize, n: usize, k: usize, density: f64) {
+        let (dense, cp, ri, vals) = random_sparse(m, n, density, 3);
         let dv = View::from(Dense::new(&dense, m, n, m).unwrap());
         let sv = View::from(Csc::new(m, n, &cp, &ri, &vals).unwrap());
         let mut rng = Rng::new(9);
         let v: Vec<f64> = (0..k * n).map(|_| rng.uniform()).collect();
         let u: Vec<f64> = (0..m * k).map(|_| rng.uniform()).collect();
-        let mut w = std::vec![0u8; 1 << 16];
+        let mut w = std::vec![0u8; 1 << 20];
         let (mut a, mut b) = (std::vec![0.0; m * k], std::vec![0.0; m * k]);
         dv.x_vt(&v, k, &mut a, &mut Stack::new(&mut w)).unwrap();
         sv.x_vt(&v, k, &mut b, &mut Stack::new(&mut w)).unwrap();

@@ -18,7 +18,6 @@
  *   - cancellation, determinism, warm starts, the convergence rule;
  *   - two identities: mvnmf_nmf_fit is the joint fit with one view, and the
  *     joint fit is NMF of the vertically stacked views.
- * -DHARNESS_KNOWN_BUG_EPS0 adds the check of a reported bug (test_misc).
  */
 #include "mvnmf.h"
 
@@ -1267,16 +1266,14 @@ static void test_misc(void)
     CHECK_STATUS(solve(OP_FIT1, zv, 1, 2, &p, uz, vz, -1, &t, &r2), MVNMF_STATUS_OK);
     check_trace(&t, &r2, half_sq(&z[0]));
     CHECK(all_in(uz[0], 12 * 2, 0.0, INFINITY) && all_in(vz, 2 * 10, 0.0, INFINITY));
-#ifdef HARNESS_KNOWN_BUG_EPS0
-    /* Known bug (reported): with eps = 0 an all-zero row or column of X makes
-     * its row of U (column of V) exactly 0 after one iteration, and the next
-     * update computes 0 * (0 + 0) / (0 + 0) = NaN; the call still returns OK. */
+    /* Regression: with eps = 0 an all-zero row or column of X makes its row of
+     * U (column of V) exactly 0 after one iteration; the next update used to
+     * compute 0 * (0 + 0) / (0 + 0) = NaN and still return OK. */
     set_ctx("eps = 0 on CSC data with empty rows and columns");
     CHECK_STATUS(solve(OP_FIT, q.views, 2, q.k, &p, a.u, a.v, -1, &t, &r2), MVNMF_STATUS_OK);
     CHECK(all_in(a.u[0], q.x[0].rows * q.k, 0.0, INFINITY) && all_in(a.u[1], q.x[1].rows * q.k, 0.0, INFINITY));
     CHECK(all_in(a.v, q.k * q.n, 0.0, INFINITY));
     check_trace(&t, &r2, q.hx2);
-#endif
 
     free(uz[0]); free(uz[1]); free(vz); hmat_free(&z[0]); hmat_free(&z[1]); facs_free(&a);
     facs_free(&b); prob_free(&q);

@@ -89,21 +89,6 @@ pub(crate) fn sq_norm<T: Real>(a: &[T]) -> f64 {
     dot(a, a)
 }
 
-/// `out (cols×rows, col-major) ← inᵀ` for `input` `rows×cols` col-major.
-pub(crate) fn transpose<T: Copy>(input: &[T], rows: usize, cols: usize, out: &mut [T]) {
-    // Blocked so that both sides stay in cache.
-    const B: usize = 32;
-    for jb in (0..cols).step_by(B) {
-        for ib in (0..rows).step_by(B) {
-            for j in jb..(jb + B).min(cols) {
-                for i in ib..(ib + B).min(rows) {
-                    out[j + i * cols] = input[i + j * rows];
-                }
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -190,17 +175,5 @@ pub(crate) mod tests {
         )
         .unwrap();
         assert_eq!(c, [3.0, 6.0]);
-    }
-
-    #[test]
-    fn transpose_roundtrip() {
-        let x: std::vec::Vec<f64> = (0..(37 * 45)).map(|i| i as f64).collect();
-        let mut y = std::vec![0.0; x.len()];
-        transpose(&x, 37, 45, &mut y);
-        for i in 0..37 {
-            for j in 0..45 {
-                assert_eq!(y[j + i * 45], x[i + j * 37]);
-            }
-        }
     }
 }
