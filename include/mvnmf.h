@@ -10,9 +10,6 @@
 #include <stdint.h>
 
 
-// The label of an item whose class is unknown (`MVNMF_UNLABELED` in C).
-#define UNLABELED UINT32_MAX
-
 // `mvnmf_view.kind`: dense column-major (`values`, `col_stride`).
 #define MVNMF_VIEW_DENSE 0
 
@@ -33,6 +30,40 @@
 
 // `mvnmf_report.stop`: the callback asked to stop.
 #define MVNMF_STOP_CANCELLED 2
+
+// The label of an item whose class is unknown (`uint32_t`, all bits set).
+#define MVNMF_UNLABELED UINT32_MAX
+
+// `mvnmf_knn_params.metric`: squared Euclidean distance.
+#define MVNMF_METRIC_EUCLIDEAN 0
+
+// `mvnmf_knn_params.metric`: cosine distance `1 − cos`.
+#define MVNMF_METRIC_COSINE 1
+
+// `mvnmf_nmi` normalisation: `max(H(C), H(C'))` (the papers', seed 003 eq. 43).
+#define MVNMF_NMI_MAX 0
+
+// `mvnmf_nmi` normalisation: `(H(C) + H(C')) / 2` (scikit-learn's default).
+#define MVNMF_NMI_ARITHMETIC 1
+
+// `mvnmf_nmi` normalisation: `sqrt(H(C) H(C'))`.
+#define MVNMF_NMI_GEOMETRIC 2
+
+// `mvnmf_nmi` normalisation: `min(H(C), H(C'))`.
+#define MVNMF_NMI_MIN 3
+
+// Deep preset: DMCL (seed 001: L1,∞ on the top layer, α = 100, β = 0.015,
+// γ = 0.005, vmax = 1, box on lower layers).
+#define MVNMF_DEEP_PRESET_DMCL 0
+
+// Deep preset: DNMF / ConcatDNMF (no regularisers, vmax = ∞).
+#define MVNMF_DEEP_PRESET_DNMF 1
+
+// `v_init`: V uniform in (0, vmax] after pre-training (the paper).
+#define MVNMF_DEEP_V_RANDOM 0
+
+// `v_init`: V = mean of the views' pre-trained top encodings.
+#define MVNMF_DEEP_V_PRETRAINED 1
 
 // `sparsity`: no group norm.
 #define MVNMF_SPARSITY_NONE 0
@@ -64,6 +95,11 @@
 
 // `mvnmf_graph.kind`: explicit symmetric CSR affinity and/or penalty graphs.
 #define MVNMF_GRAPH_CSR 2
+
+// Default block size (items per side of a kernel block).
+#define DEFAULT_BLOCK 256
+
+
 
 // Status codes. Values are stable; retired values stay reserved.
 enum mvnmf_status
@@ -195,6 +231,51 @@ typedef struct mvnmf_report {
   struct mvnmf_objective objective;
 } mvnmf_report;
 
+// Options of `mvnmf_knn_predict`; defaults from `mvnmf_knn_params_default()`.
+typedef struct mvnmf_knn_params {
+  // Neighbours (default 9).
+  size_t k;
+  // `MVNMF_METRIC_EUCLIDEAN` (default) or `MVNMF_METRIC_COSINE`.
+  uint32_t metric;
+} mvnmf_knn_params;
+
+// Options of `mvnmf_kmeans`; defaults from `mvnmf_kmeans_params_default()`.
+typedef struct mvnmf_kmeans_params {
+  // Seeded runs, the lowest inertia is kept (default 10; at least 1).
+  uint32_t restarts;
+  // Lloyd iterations per run at most (default 300).
+  uint32_t max_iter;
+  // Stop when the summed squared centroid shift is at most `tol` times the
+  // mean per-feature variance (default 1e-4; 0: until assignments are stable).
+  double tol;
+  // Seed (default 0).
+  uint64_t seed;
+} mvnmf_kmeans_params;
+
+// What `mvnmf_kmeans` reports about the run it kept.
+typedef struct mvnmf_kmeans_report {
+  // Sum of squared distances of the items to their centroids.
+  double inertia;
+  // Lloyd iterations of the kept run.
+  uint32_t iterations;
+  // 1 when the kept run met its stopping rule, 0 when it hit `max_iter`.
+  uint32_t converged;
+  // The kept run (`0 .. restarts-1`).
+  uint32_t best_restart;
+  // Empty clusters re-seeded in the kept run.
+  uint32_t reseeded;
+} mvnmf_kmeans_report;
+
+// Decision metrics of a multi-label prediction (`mvnmf_multilabel_metrics`).
+typedef struct mvnmf_multilabel_scores {
+  // Mean per-label F1 (a label never true nor predicted has F1 = 0).
+  double macro_f1;
+  // F1 of the pooled counts.
+  double micro_f1;
+  // Fraction of wrong label decisions.
+  double hamming_loss;
+} mvnmf_multilabel_scores;
+
 // Options of the shallow solver; start from `mvnmf_shallow_params_preset`.
 typedef struct mvnmf_shallow_params {
   // Outer iterations at most.
@@ -228,6 +309,20 @@ typedef struct mvnmf_shallow_params {
   // Lower bound of the Lipschitz guess (≥ 0).
   double l0;
 } mvnmf_shallow_params;
+
+// Options of the deep solver; start from `mvnmf_deep_params_preset`.
+typedef struct mvnmf_deep_params {
+  // Solver options; `sparsity`/`alpha` act on the top layer. With
+  // `MVNMF_INIT_RANDOM` the layers are pre-trained; with `MVNMF_INIT_GIVEN`
+  // the buffers hold the start.
+  struct mvnmf_shallow_params top;
+  // NMF iterations per layer in pre-training.
+  uint32_t pretrain_iter;
+  // Nonzero: lower layers constrained to [0, 1] (removes the scale drift).
+  uint32_t box_lower;
+  // `MVNMF_DEEP_V_RANDOM` or `MVNMF_DEEP_V_PRETRAINED`.
+  uint32_t v_init;
+} mvnmf_deep_params;
 
 // The graph of the V-step over the `n` items.
 //
@@ -363,15 +458,304 @@ mvnmf_status mvnmf_nmf_encode(const struct mvnmf_view *x,
                               void *user,
                               struct mvnmf_report *report);
 
-// The preset's parameters (`MVNMF_PRESET_*`); an unknown preset gives the
-// MvSL defaults and should be checked by the caller with the return of
-// `mvnmf_shallow_params_preset_checked`.
-struct mvnmf_shallow_params mvnmf_shallow_params_preset(uint32_t preset);
+// Workspace bytes of `mvnmf_stratified_split` for `n` items.
+mvnmf_status mvnmf_stratified_split_workspace(size_t n,
+                                              size_t *bytes);
+
+// Per-class stratified random split: in every class, `round(fraction·n_c)`
+// items (at least one when `fraction > 0`) are marked labeled, chosen from
+// `seed`. `labels[n]` are classes `< n_classes`; writes `labeled[n]`
+// (1 = labeled, 0 = not). `0 <= fraction <= 1`.
+mvnmf_status mvnmf_stratified_split(const uint32_t *labels,
+                                    size_t n,
+                                    size_t n_classes,
+                                    double fraction,
+                                    uint64_t seed,
+                                    uint8_t *labeled,
+                                    void *work,
+                                    size_t work_bytes);
+
+// The default kNN options (k = 9, Euclidean).
+struct mvnmf_knn_params mvnmf_knn_params_default(void);
+
+// Workspace bytes of `mvnmf_knn_predict` (`params` may be NULL: defaults).
+mvnmf_status mvnmf_knn_predict_workspace(size_t n_classes,
+                                         const struct mvnmf_knn_params *params,
+                                         size_t *bytes);
+
+// kNN classification: predicts `pred[q]` for every column of `query`
+// (`d × n_query`) from its `k` nearest columns of `reference` (`d × n_ref`)
+// whose `ref_labels` are not `MVNMF_UNLABELED`. Neighbours are ordered by
+// (distance, reference index); among classes with the most votes the smallest
+// id wins. `reference` and `query` may be the same matrix. Needs at least `k`
+// labeled reference items (`MVNMF_STATUS_TOO_FEW_LABELED`).
+// Cost `O(n_query · n_ref · d)`.
+mvnmf_status mvnmf_knn_predict(const double *reference,
+                               size_t d,
+                               size_t n_ref,
+                               const uint32_t *ref_labels,
+                               const double *query,
+                               size_t n_query,
+                               size_t n_classes,
+                               const struct mvnmf_knn_params *params,
+                               uint32_t *pred,
+                               void *work,
+                               size_t work_bytes);
+
+// Classification accuracy: the fraction of the items with `mask[j] = 1` (all
+// items when `mask` is NULL) whose `pred[j]` equals `truth[j]`; NaN when no
+// item is counted. `mask` values must be 0 or 1 (`MVNMF_STATUS_BAD_PARAMETER`).
+mvnmf_status mvnmf_accuracy(const uint32_t *pred,
+                            const uint32_t *truth,
+                            size_t n,
+                            const uint8_t *mask,
+                            double *accuracy);
+
+// The default k-means options (10 restarts, 300 iterations, tol 1e-4, seed 0).
+struct mvnmf_kmeans_params mvnmf_kmeans_params_default(void);
+
+// Workspace bytes of `mvnmf_kmeans` (`params` may be NULL: defaults).
+mvnmf_status mvnmf_kmeans_workspace(size_t d,
+                                    size_t n,
+                                    size_t k,
+                                    const struct mvnmf_kmeans_params *params,
+                                    size_t *bytes);
+
+// k-means of the `n` columns of `x` (`d × n`) into `k <= n` clusters: greedy
+// k-means++ seeding, Lloyd iterations, `restarts` seeded runs, the lowest
+// inertia kept; deterministic for a seed. Empty clusters are re-seeded with
+// the item farthest from its centroid. Writes `assign[n]` (cluster ids
+// `0..k-1`), `centroids` (`d × k`, may be NULL) and `report` (may be NULL).
+// Cost `O(n·k·d)` per iteration.
+mvnmf_status mvnmf_kmeans(const double *x,
+                          size_t d,
+                          size_t n,
+                          size_t k,
+                          const struct mvnmf_kmeans_params *params,
+                          uint32_t *assign,
+                          double *centroids,
+                          void *work,
+                          size_t work_bytes,
+                          struct mvnmf_kmeans_report *report);
+
+// Workspace bytes of `mvnmf_assignment` for a `rows × cols` cost matrix.
+mvnmf_status mvnmf_assignment_workspace(size_t rows,
+                                        size_t cols,
+                                        size_t *bytes);
+
+// Linear assignment (Kuhn–Munkres): matches `min(rows, cols)` rows of the
+// `rows × cols` cost matrix to distinct columns with minimal total cost
+// (`maximize = 0`) or maximal (`maximize != 0`). Writes `row_to_col[rows]`
+// (`SIZE_MAX` from <stdint.h> for the rows left over when `rows > cols`) and, if not
+// NULL, `*total`. Costs must be finite. `O(r²c)`, `r = min`, `c = max`.
+mvnmf_status mvnmf_assignment(const double *cost,
+                              size_t rows,
+                              size_t cols,
+                              int maximize,
+                              size_t *row_to_col,
+                              double *total,
+                              void *work,
+                              size_t work_bytes);
+
+// Workspace bytes of `mvnmf_clustering_accuracy`.
+mvnmf_status mvnmf_clustering_accuracy_workspace(size_t n_classes,
+                                                 size_t n_clusters,
+                                                 size_t *bytes);
+
+// Clustering accuracy under the best one-to-one map between the clusters
+// `pred[j] < n_clusters` and the classes `truth[j] < n_classes` (Kuhn–Munkres
+// on the contingency table; surplus clusters or classes count as wrong).
+mvnmf_status mvnmf_clustering_accuracy(const uint32_t *truth,
+                                       const uint32_t *pred,
+                                       size_t n,
+                                       size_t n_classes,
+                                       size_t n_clusters,
+                                       double *accuracy,
+                                       void *work,
+                                       size_t work_bytes);
+
+// Workspace bytes of `mvnmf_nmi`.
+mvnmf_status mvnmf_nmi_workspace(size_t n_classes,
+                                 size_t n_clusters,
+                                 size_t *bytes);
+
+// Normalised mutual information between classes and clusters (natural logs),
+// `I / norm(H(C), H(C'))` with `norm` one of `MVNMF_NMI_MAX` (the papers'),
+// `MVNMF_NMI_ARITHMETIC` (scikit-learn's default), `MVNMF_NMI_GEOMETRIC`,
+// `MVNMF_NMI_MIN`. Matches scikit-learn's `normalized_mutual_info_score`,
+// limit cases included.
+mvnmf_status mvnmf_nmi(const uint32_t *truth,
+                       const uint32_t *pred,
+                       size_t n,
+                       size_t n_classes,
+                       size_t n_clusters,
+                       uint32_t norm,
+                       double *nmi,
+                       void *work,
+                       size_t work_bytes);
+
+// The indices of the `top` highest `scores` (ties: lower index first), best
+// first, in `indices[top]`; `top <= n`. Partial selection, `O(n log top)`,
+// no workspace.
+mvnmf_status mvnmf_top_n(const double *scores,
+                         size_t n,
+                         size_t top,
+                         size_t *indices);
+
+// Workspace bytes of `mvnmf_query_metrics` and `mvnmf_retrieval_metrics`.
+mvnmf_status mvnmf_query_metrics_workspace(size_t n_items,
+                                           size_t *bytes);
+
+// Retrieval metrics of one query from the scores of all `n_items` items
+// (higher = better; ties ranked by lower index) and their `relevant` flags:
+// `*average_precision`, `precision_at[i]` = P@`cutoffs[i]` (`n_cutoffs`
+// values, each cutoff >= 1; P@N divides by N) and, if `pr11` is not NULL, the
+// 11-point interpolated precision at recall 0, 0.1, ..., 1. AP = 0 when no
+// item is relevant. `O(n log R)` for R relevant items, no full sort.
+mvnmf_status mvnmf_query_metrics(const double *scores,
+                                 const uint8_t *relevant,
+                                 size_t n_items,
+                                 const size_t *cutoffs,
+                                 size_t n_cutoffs,
+                                 double *average_precision,
+                                 double *precision_at,
+                                 double *pr11,
+                                 void *work,
+                                 size_t work_bytes);
+
+// Retrieval metrics over `n_queries` queries: column `q` of `scores` and of
+// `relevant` (both `n_items × n_queries`) is query `q`. Writes `*map` (mean
+// AP; queries without relevant items count as 0), the per-query APs
+// (`average_precision[n_queries]`, may be NULL), the mean P@`cutoffs[i]` in
+// `mean_precision_at[n_cutoffs]` and the mean 11-point curve (`mean_pr11[11]`,
+// may be NULL). Workspace: `mvnmf_query_metrics_workspace(n_items)`.
+mvnmf_status mvnmf_retrieval_metrics(const double *scores,
+                                     const uint8_t *relevant,
+                                     size_t n_items,
+                                     size_t n_queries,
+                                     const size_t *cutoffs,
+                                     size_t n_cutoffs,
+                                     double *average_precision,
+                                     double *map,
+                                     double *mean_precision_at,
+                                     double *mean_pr11,
+                                     void *work,
+                                     size_t work_bytes);
+
+// Retrieval metrics of one ranked list: `relevant[p]` flags the item at rank
+// `p + 1` (`length` entries), `n_relevant` is the total number of relevant
+// items (at least those in the list; more for a truncated top-N list). Same
+// outputs as `mvnmf_query_metrics`; no workspace.
+mvnmf_status mvnmf_ranked_list_metrics(const uint8_t *relevant,
+                                       size_t length,
+                                       size_t n_relevant,
+                                       const size_t *cutoffs,
+                                       size_t n_cutoffs,
+                                       double *average_precision,
+                                       double *precision_at,
+                                       double *pr11);
+
+// Macro-F1, Micro-F1 and Hamming loss of the decisions `pred` against
+// `truth`, both `n_labels × n_items` 0/1 (column-major: item j's labels are
+// `truth[j*n_labels ...]`). No workspace.
+mvnmf_status mvnmf_multilabel_metrics(const uint8_t *truth,
+                                      const uint8_t *pred,
+                                      size_t n_labels,
+                                      size_t n_items,
+                                      struct mvnmf_multilabel_scores *scores);
+
+// Workspace bytes of `mvnmf_average_auroc`.
+mvnmf_status mvnmf_average_auroc_workspace(size_t n_items,
+                                           size_t *bytes);
+
+// Per-label AUROC of `scores` against `truth` (both `n_labels × n_items`),
+// ties by average rank as scikit-learn's `roc_auc_score`, and their mean in
+// `*mean`. A label whose truth is constant has no AUROC: NaN in `per_label`
+// (`n_labels` values, may be NULL) and left out of the mean;
+// `*labels_scored` (may be NULL) says how many were averaged (`*mean` is NaN
+// when none). `O(n_labels · n_items log n_items)`.
+mvnmf_status mvnmf_average_auroc(const uint8_t *truth,
+                                 const double *scores,
+                                 size_t n_labels,
+                                 size_t n_items,
+                                 double *per_label,
+                                 double *mean,
+                                 size_t *labels_scored,
+                                 void *work,
+                                 size_t work_bytes);
+
+// Writes the preset's parameters to `out` (`MVNMF_DEEP_PRESET_*`);
+// `MVNMF_STATUS_BAD_PARAMETER` for an unknown preset.
+mvnmf_status mvnmf_deep_params_preset(uint32_t preset,
+                                      struct mvnmf_deep_params *out);
+
+// Number of doubles in the factor buffer of a view with `rows` features:
+// the layers `U_1 (rows × p_1), …, U_M (p_{M−1} × K)` one after the other,
+// hidden sizes clamped to `p_m = min(layers[m], p_{m−1})`, `K = layers[n_layers−1]`.
+mvnmf_status mvnmf_deep_factor_len(size_t rows,
+                                   const size_t *layers,
+                                   size_t n_layers,
+                                   size_t *len);
+
+// Workspace bytes of `mvnmf_deep_fit` (pre-training and fine-tuning share it).
+mvnmf_status mvnmf_deep_fit_workspace(const struct mvnmf_view *views,
+                                      size_t n_views,
+                                      const struct mvnmf_graph *graph,
+                                      const size_t *layers,
+                                      size_t n_layers,
+                                      const struct mvnmf_deep_params *params,
+                                      size_t *bytes);
+
+// Deep layer-wise multi-view factorization (DMCL; DNMF, ConcatDNMF; MCL with
+// one layer): `X_v ≈ U_1^v ⋯ U_M^v V`, L1,∞ (or L1,2) on the top layer, graph
+// on V, γ·ΣV, `0 ≤ V ≤ vmax`, lower layers in [0, 1] with `box_lower`.
+// `u[v]` holds `mvnmf_deep_factor_len(rows_v, layers)` doubles, `v` is
+// `K × N`. Pre-training (random init) then fine-tuning; the progress callback
+// sees fine-tuning. Cost per sweep: each view read twice, plus
+// `O(rows·p·(p + K))` per layer and the V-step's `O(K²N + K·nnz(graph))`.
+mvnmf_status mvnmf_deep_fit(const struct mvnmf_view *views,
+                            size_t n_views,
+                            const struct mvnmf_graph *graph,
+                            const size_t *layers,
+                            size_t n_layers,
+                            const struct mvnmf_deep_params *params,
+                            double *const *u,
+                            double *v,
+                            void *work,
+                            size_t work_bytes,
+                            mvnmf_progress_fn progress,
+                            void *user,
+                            struct mvnmf_report *report);
+
+// Workspace bytes of `mvnmf_deep_encode`.
+mvnmf_status mvnmf_deep_encode_workspace(const struct mvnmf_view *views,
+                                         size_t n_views,
+                                         const struct mvnmf_graph *graph,
+                                         const size_t *layers,
+                                         size_t n_layers,
+                                         const struct mvnmf_deep_params *params,
+                                         size_t *bytes);
+
+// Out-of-sample encoding through the whole stack (`Ũ = U_1⋯U_M` per view,
+// then the V-steps with the bases fixed); `u[v]` read only, `v` (`K × N`) written.
+mvnmf_status mvnmf_deep_encode(const struct mvnmf_view *views,
+                               size_t n_views,
+                               const struct mvnmf_graph *graph,
+                               const size_t *layers,
+                               size_t n_layers,
+                               const struct mvnmf_deep_params *params,
+                               const double *const *u,
+                               double *v,
+                               void *work,
+                               size_t work_bytes,
+                               mvnmf_progress_fn progress,
+                               void *user,
+                               struct mvnmf_report *report);
 
 // Writes the preset's parameters to `out`; `MVNMF_STATUS_BAD_PARAMETER` for an
 // unknown preset (then `out` is untouched).
-mvnmf_status mvnmf_shallow_params_preset_checked(uint32_t preset,
-                                                 struct mvnmf_shallow_params *out);
+mvnmf_status mvnmf_shallow_params_preset(uint32_t preset,
+                                         struct mvnmf_shallow_params *out);
 
 // Workspace bytes of `mvnmf_shallow_fit` (reads the views' kind/rows/cols and
 // validates the graph).

@@ -80,12 +80,20 @@ impl DeepParams {
     /// DMCL (seed 001): L1,∞ on the top layer with α = 100, β = 0.015, γ = 0.005,
     /// vmax = 1, SGE graph (the caller's), box on.
     pub fn dmcl() -> Self {
-        DeepParams { top: ShallowParams::mcl(), pretrain_iter: 100, box_lower: true, v_init: DeepVInit::Random }
+        DeepParams {
+            top: ShallowParams::mcl(),
+            pretrain_iter: 100,
+            box_lower: true,
+            v_init: DeepVInit::Random,
+        }
     }
 
     /// DNMF / ConcatDNMF: no regularisers, vmax = ∞ (one view: DNMF).
     pub fn dnmf() -> Self {
-        DeepParams { top: ShallowParams::joint_nmf(), ..Self::dmcl() }
+        DeepParams {
+            top: ShallowParams::joint_nmf(),
+            ..Self::dmcl()
+        }
     }
 
     fn validate(&self) -> Result<(), Error> {
@@ -101,7 +109,10 @@ impl Default for DeepParams {
 
 /// `(input, output)` dimensions of each layer of a view with `rows` features:
 /// `U_m` is `input × output`.
-pub fn layer_dims(rows: usize, layers: &[usize]) -> impl Iterator<Item = (usize, usize)> + Clone + '_ {
+pub fn layer_dims(
+    rows: usize,
+    layers: &[usize],
+) -> impl Iterator<Item = (usize, usize)> + Clone + '_ {
     let last = layers.len().saturating_sub(1);
     layers.iter().enumerate().scan(rows, move |prev, (m, &p)| {
         let out = if m == last { p } else { p.min(*prev) };
@@ -115,7 +126,9 @@ pub fn layer_dims(rows: usize, layers: &[usize]) -> impl Iterator<Item = (usize,
 pub fn factor_len(rows: usize, layers: &[usize]) -> Result<usize, Error> {
     check_layers(layers)?;
     layer_dims(rows, layers).try_fold(0usize, |acc, (a, b)| {
-        a.checked_mul(b).and_then(|x| acc.checked_add(x)).ok_or(Error::SizeOverflow)
+        a.checked_mul(b)
+            .and_then(|x| acc.checked_add(x))
+            .ok_or(Error::SizeOverflow)
     })
 }
 
@@ -144,7 +157,11 @@ fn dims_max(shapes: impl IntoIterator<Item = ViewShape>, layers: &[usize]) -> (u
     (pmax, smax)
 }
 
-fn finetune_req<T>(shapes: impl IntoIterator<Item = ViewShape> + Clone, layers: &[usize], graph_req: WorkReq) -> Result<WorkReq, Error> {
+fn finetune_req<T>(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    layers: &[usize],
+    graph_req: WorkReq,
+) -> Result<WorkReq, Error> {
     let k = *layers.last().ok_or(Error::BadRank)?;
     let (n, mmax) = nmf::check_shapes(shapes.clone(), k)?;
     let h = shapes.clone().into_iter().count();
@@ -157,13 +174,30 @@ fn finetune_req<T>(shapes: impl IntoIterator<Item = ViewShape> + Clone, layers: 
     let pp = WorkReq::matrix::<T>(pmax, pmax);
     let pk = WorkReq::matrix::<T>(pmax, k);
     let wide = WorkReq::matrix::<T>(mmax.max(pmax), pmax.max(k));
-    let scratch = nmf::products_req::<T>(shapes, k, n).or(graph_req).or(gemm_workspace::<T>(d, d, d));
+    let scratch = nmf::products_req::<T>(shapes, k, n)
+        .or(graph_req)
+        .or(gemm_workspace::<T>(d, d, d));
     Ok(WorkReq::all_of(&[
-        kk, kk, kk, kn, kn, kn, kn, // g p h q d plus minus
-        mk, mk,                     // r, ut (Ũ)
-        mp, mp,                     // b, b2
-        pp, pp, wide, wide,         // c (BᵀB), w (S G Sᵀ), num, den
-        pk, wide, wide, pk, pk,     // t1, grad, t, delta, g1d
+        kk,
+        kk,
+        kk,
+        kn,
+        kn,
+        kn,
+        kn, // g p h q d plus minus
+        mk,
+        mk, // r, ut (Ũ)
+        mp,
+        mp, // b, b2
+        pp,
+        pp,
+        wide,
+        wide, // c (BᵀB), w (S G Sᵀ), num, den
+        pk,
+        wide,
+        wide,
+        pk,
+        pk, // t1, grad, t, delta, g1d
         WorkReq::matrix::<T>(smax.max(1), 1),
         WorkReq::new::<T>(pmax.max(mmax)),
         WorkReq::new::<f64>(h),
@@ -171,7 +205,10 @@ fn finetune_req<T>(shapes: impl IntoIterator<Item = ViewShape> + Clone, layers: 
     ]))
 }
 
-fn pretrain_req<T>(shapes: impl IntoIterator<Item = ViewShape> + Clone, layers: &[usize]) -> Result<WorkReq, Error> {
+fn pretrain_req<T>(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    layers: &[usize],
+) -> Result<WorkReq, Error> {
     let k = *layers.last().ok_or(Error::BadRank)?;
     let (n, _) = nmf::check_shapes(shapes.clone(), k)?;
     let mut req = WorkReq::EMPTY;
@@ -179,7 +216,15 @@ fn pretrain_req<T>(shapes: impl IntoIterator<Item = ViewShape> + Clone, layers: 
     for s in shapes {
         for (m, (a, b)) in layer_dims(s.rows, layers).enumerate() {
             hmax = hmax.max(b);
-            let shape = if m == 0 { s } else { ViewShape { rows: a, cols: n, kind: crate::data::ViewKind::Dense } };
+            let shape = if m == 0 {
+                s
+            } else {
+                ViewShape {
+                    rows: a,
+                    cols: n,
+                    kind: crate::data::ViewKind::Dense,
+                }
+            };
             req = req.or(fit_nmf_req::<T>(shape, b)?);
         }
     }
@@ -203,7 +248,11 @@ pub fn fit_workspace<T: Real, G: GraphOp<T> + ?Sized>(
 ) -> Result<usize, Error> {
     params.validate()?;
     check_layers(layers)?;
-    let ft = finetune_req::<T>(shapes.clone(), layers, graph.apply_workspace(*layers.last().unwrap_or(&1)))?;
+    let ft = finetune_req::<T>(
+        shapes.clone(),
+        layers,
+        graph.apply_workspace(*layers.last().unwrap_or(&1)),
+    )?;
     ft.or(pretrain_req::<T>(shapes, layers)?).bytes()
 }
 
@@ -307,10 +356,20 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
 
     form_pq_deep(views, layers, k, &*u, p, q, &mut t, &mut sc)?;
     nmf::gram(v, k, n, g, &mut sc)?;
-    let traces = if use_graph { graph.apply(v, k, plus, minus, &mut sc)? } else { (0.0, 0.0) };
+    let traces = if use_graph {
+        graph.apply(v, k, plus, minus, &mut sc)?
+    } else {
+        (0.0, 0.0)
+    };
     let rec = nmf::objective(half_x2, q, v, p, g).reconstruction;
     let mut obj = mvsl::assemble(tp, rec, top_norms(tp, views, &*u, layers), traces, v);
-    let mut report = Report { iterations: 0, initial: obj, objective: obj, stop: Stop::MaxIter, dead_views: 0 };
+    let mut report = Report {
+        iterations: 0,
+        initial: obj,
+        objective: obj,
+        stop: Stop::MaxIter,
+        dead_views: 0,
+    };
     if notify(&mut monitor, 0, obj) {
         report.stop = Stop::Cancelled;
         report.dead_views = dead(&*u, views, layers);
@@ -322,18 +381,40 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
             let x = views.view(i);
             let rows = x.rows();
             x.x_vt(v, k, &mut t.r[..rows * k], &mut sc)?;
-            sweep_view(params, layers, k, rows, u.get_mut(i), g, h, &mut lip[i], &mut t, &mut sc)?;
+            sweep_view(
+                params,
+                layers,
+                k,
+                rows,
+                u.get_mut(i),
+                g,
+                h,
+                &mut lip[i],
+                &mut t,
+                &mut sc,
+            )?;
         }
         form_pq_deep(views, layers, k, &*u, p, q, &mut t, &mut sc)?;
         for s in 0..tp.v_inner {
             if use_graph && !(s == 0 && graph_fresh) {
                 graph.apply(v, k, plus, minus, &mut sc)?;
             }
-            gemm(T::ONE, MatRef::col_major(p, k, k)?, MatRef::col_major(v, k, n)?, T::ZERO, MatMut::col_major(d, k, n)?, &mut sc)?;
+            gemm(
+                T::ONE,
+                MatRef::col_major(p, k, k)?,
+                MatRef::col_major(v, k, n)?,
+                T::ZERO,
+                MatMut::col_major(d, k, n)?,
+                &mut sc,
+            )?;
             mvsl::v_update(tp, v, d, plus, minus, q, use_graph);
         }
         nmf::gram(v, k, n, g, &mut sc)?;
-        let traces = if use_graph { graph.apply(v, k, plus, minus, &mut sc)? } else { (0.0, 0.0) };
+        let traces = if use_graph {
+            graph.apply(v, k, plus, minus, &mut sc)?
+        } else {
+            (0.0, 0.0)
+        };
         graph_fresh = use_graph;
         let prev = obj.total;
         let rec = nmf::objective(half_x2, q, v, p, g).reconstruction;
@@ -397,7 +478,11 @@ fn top_offset(rows: usize, layers: &[usize]) -> (usize, (usize, usize)) {
     (off - last.0 * last.1, last)
 }
 
-fn dead<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(u: &F, views: &VS, layers: &[usize]) -> u32 {
+fn dead<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
+    u: &F,
+    views: &VS,
+    layers: &[usize],
+) -> u32 {
     (0..u.count())
         .filter(|&i| {
             let buf = u.get(i);
@@ -455,7 +540,12 @@ fn stack_product<'s, T: Real>(
         return Ok(&buf[..rows * k]);
     }
     let dims = |m: usize| layer_dims(rows, layers).nth(m).unwrap_or((0, 0));
-    let offs = |m: usize| layer_dims(rows, layers).take(m).map(|(a, b)| a * b).sum::<usize>();
+    let offs = |m: usize| {
+        layer_dims(rows, layers)
+            .take(m)
+            .map(|(a, b)| a * b)
+            .sum::<usize>()
+    };
     let (a_top, _) = dims(nl - 1);
     let top = &buf[offs(nl - 1)..offs(nl - 1) + a_top * k];
     // `cur`: 0 = the top layer in `buf`, 1 = ta, 2 = tb.
@@ -466,18 +556,51 @@ fn stack_product<'s, T: Real>(
         let last = m == 0;
         match cur {
             0 => {
-                let dst = if last { &mut out[..rows * k] } else { &mut ta[..a * k] };
-                gemm(T::ONE, layer, MatRef::col_major(top, b, k)?, T::ZERO, MatMut::col_major(dst, a, k)?, sc)?;
+                let dst = if last {
+                    &mut out[..rows * k]
+                } else {
+                    &mut ta[..a * k]
+                };
+                gemm(
+                    T::ONE,
+                    layer,
+                    MatRef::col_major(top, b, k)?,
+                    T::ZERO,
+                    MatMut::col_major(dst, a, k)?,
+                    sc,
+                )?;
                 cur = 1;
             }
             1 => {
-                let dst = if last { &mut out[..rows * k] } else { &mut tb[..a * k] };
-                gemm(T::ONE, layer, MatRef::col_major(&ta[..b * k], b, k)?, T::ZERO, MatMut::col_major(dst, a, k)?, sc)?;
+                let dst = if last {
+                    &mut out[..rows * k]
+                } else {
+                    &mut tb[..a * k]
+                };
+                gemm(
+                    T::ONE,
+                    layer,
+                    MatRef::col_major(&ta[..b * k], b, k)?,
+                    T::ZERO,
+                    MatMut::col_major(dst, a, k)?,
+                    sc,
+                )?;
                 cur = 2;
             }
             _ => {
-                let dst = if last { &mut out[..rows * k] } else { &mut ta[..a * k] };
-                gemm(T::ONE, layer, MatRef::col_major(&tb[..b * k], b, k)?, T::ZERO, MatMut::col_major(dst, a, k)?, sc)?;
+                let dst = if last {
+                    &mut out[..rows * k]
+                } else {
+                    &mut ta[..a * k]
+                };
+                gemm(
+                    T::ONE,
+                    layer,
+                    MatRef::col_major(&tb[..b * k], b, k)?,
+                    T::ZERO,
+                    MatMut::col_major(dst, a, k)?,
+                    sc,
+                )?;
                 cur = 1;
             }
         }
@@ -526,10 +649,19 @@ fn sweep_view<T: Real>(
     let tp = &params.top;
     let nl = layers.len();
     let eps = T::from_f64(tp.eps);
-    let cap = if params.box_lower { T::ONE } else { T::INFINITY };
+    let cap = if params.box_lower {
+        T::ONE
+    } else {
+        T::INFINITY
+    };
     // S_m = U_{m+1} ⋯ U_M for m = M−1 … 1, stored top-down in t.s (S_m is b_m × K).
     let dims = |m: usize| layer_dims(rows, layers).nth(m).unwrap_or((0, 0));
-    let offs = |m: usize| layer_dims(rows, layers).take(m).map(|(a, b)| a * b).sum::<usize>();
+    let offs = |m: usize| {
+        layer_dims(rows, layers)
+            .take(m)
+            .map(|(a, b)| a * b)
+            .sum::<usize>()
+    };
     // Layout: S for layer index m (0-based, m < nl−1) at offset Σ_{j<m} b_j·K.
     let s_at = |m: usize| (0..m).map(|j| dims(j).1 * k).sum::<usize>();
     for m in (0..nl.saturating_sub(1)).rev() {
@@ -542,7 +674,14 @@ fn sweep_view<T: Real>(
             dst.copy_from_slice(next); // S_{M−1} = U_M
         } else {
             let s_next = &hi[..b1 * k];
-            gemm(T::ONE, MatRef::col_major(next, a1, b1)?, MatRef::col_major(s_next, b1, k)?, T::ZERO, MatMut::col_major(dst, bm, k)?, sc)?;
+            gemm(
+                T::ONE,
+                MatRef::col_major(next, a1, b1)?,
+                MatRef::col_major(s_next, b1, k)?,
+                T::ZERO,
+                MatMut::col_major(dst, bm, k)?,
+                sc,
+            )?;
         }
     }
     // Bottom-up: B (rows × a) = U_1 ⋯ U_{m−1}, kept in t.b.
@@ -555,28 +694,91 @@ fn sweep_view<T: Real>(
             let t1: &[T] = if m == 0 {
                 &t.r[..rows * k]
             } else {
-                gemm(T::ONE, MatRef::col_major(&t.b[..rows * a], rows, a)?.t(), MatRef::col_major(&t.r[..rows * k], rows, k)?, T::ZERO, MatMut::col_major(&mut t.t1[..a * k], a, k)?, sc)?;
+                gemm(
+                    T::ONE,
+                    MatRef::col_major(&t.b[..rows * a], rows, a)?.t(),
+                    MatRef::col_major(&t.r[..rows * k], rows, k)?,
+                    T::ZERO,
+                    MatMut::col_major(&mut t.t1[..a * k], a, k)?,
+                    sc,
+                )?;
                 &t.t1[..a * k]
             };
-            gemm(T::ONE, MatRef::col_major(t1, a, k)?, MatRef::col_major(s_m, b, k)?.t(), T::ZERO, MatMut::col_major(&mut t.num[..a * b], a, b)?, sc)?;
+            gemm(
+                T::ONE,
+                MatRef::col_major(t1, a, k)?,
+                MatRef::col_major(s_m, b, k)?.t(),
+                T::ZERO,
+                MatMut::col_major(&mut t.num[..a * b], a, b)?,
+                sc,
+            )?;
             // w = S G Sᵀ (b × b), via grad as (b × K) scratch
-            gemm(T::ONE, MatRef::col_major(s_m, b, k)?, MatRef::col_major(g, k, k)?, T::ZERO, MatMut::col_major(&mut t.grad[..b * k], b, k)?, sc)?;
-            gemm(T::ONE, MatRef::col_major(&t.grad[..b * k], b, k)?, MatRef::col_major(s_m, b, k)?.t(), T::ZERO, MatMut::col_major(&mut t.w[..b * b], b, b)?, sc)?;
+            gemm(
+                T::ONE,
+                MatRef::col_major(s_m, b, k)?,
+                MatRef::col_major(g, k, k)?,
+                T::ZERO,
+                MatMut::col_major(&mut t.grad[..b * k], b, k)?,
+                sc,
+            )?;
+            gemm(
+                T::ONE,
+                MatRef::col_major(&t.grad[..b * k], b, k)?,
+                MatRef::col_major(s_m, b, k)?.t(),
+                T::ZERO,
+                MatMut::col_major(&mut t.w[..b * b], b, b)?,
+                sc,
+            )?;
             // den = BᵀB U_m W  (a × b)
             let layer = &mut buf[off..off + a * b];
             if m == 0 {
-                gemm(T::ONE, MatRef::col_major(layer, a, b)?, MatRef::col_major(&t.w[..b * b], b, b)?, T::ZERO, MatMut::col_major(&mut t.den[..a * b], a, b)?, sc)?;
+                gemm(
+                    T::ONE,
+                    MatRef::col_major(layer, a, b)?,
+                    MatRef::col_major(&t.w[..b * b], b, b)?,
+                    T::ZERO,
+                    MatMut::col_major(&mut t.den[..a * b], a, b)?,
+                    sc,
+                )?;
             } else {
-                gemm(T::ONE, MatRef::col_major(&t.b[..rows * a], rows, a)?.t(), MatRef::col_major(&t.b[..rows * a], rows, a)?, T::ZERO, MatMut::col_major(&mut t.c[..a * a], a, a)?, sc)?;
-                gemm(T::ONE, MatRef::col_major(layer, a, b)?, MatRef::col_major(&t.w[..b * b], b, b)?, T::ZERO, MatMut::col_major(&mut t.tt[..a * b], a, b)?, sc)?;
-                gemm(T::ONE, MatRef::col_major(&t.c[..a * a], a, a)?, MatRef::col_major(&t.tt[..a * b], a, b)?, T::ZERO, MatMut::col_major(&mut t.den[..a * b], a, b)?, sc)?;
+                gemm(
+                    T::ONE,
+                    MatRef::col_major(&t.b[..rows * a], rows, a)?.t(),
+                    MatRef::col_major(&t.b[..rows * a], rows, a)?,
+                    T::ZERO,
+                    MatMut::col_major(&mut t.c[..a * a], a, a)?,
+                    sc,
+                )?;
+                gemm(
+                    T::ONE,
+                    MatRef::col_major(layer, a, b)?,
+                    MatRef::col_major(&t.w[..b * b], b, b)?,
+                    T::ZERO,
+                    MatMut::col_major(&mut t.tt[..a * b], a, b)?,
+                    sc,
+                )?;
+                gemm(
+                    T::ONE,
+                    MatRef::col_major(&t.c[..a * a], a, a)?,
+                    MatRef::col_major(&t.tt[..a * b], a, b)?,
+                    T::ZERO,
+                    MatMut::col_major(&mut t.den[..a * b], a, b)?,
+                    sc,
+                )?;
             }
             nmf::mu_step(layer, &t.num[..a * b], &t.den[..a * b], eps, cap);
             // B ← B U_m
             if m == 0 {
                 t.b[..rows * b].copy_from_slice(layer);
             } else {
-                gemm(T::ONE, MatRef::col_major(&t.b[..rows * a], rows, a)?, MatRef::col_major(layer, a, b)?, T::ZERO, MatMut::col_major(&mut t.b2[..rows * b], rows, b)?, sc)?;
+                gemm(
+                    T::ONE,
+                    MatRef::col_major(&t.b[..rows * a], rows, a)?,
+                    MatRef::col_major(layer, a, b)?,
+                    T::ZERO,
+                    MatMut::col_major(&mut t.b2[..rows * b], rows, b)?,
+                    sc,
+                )?;
                 t.b[..rows * b].copy_from_slice(&t.b2[..rows * b]);
             }
         } else {
@@ -584,8 +786,22 @@ fn sweep_view<T: Real>(
             let (rm, g1): (&[T], Option<&[T]>) = if m == 0 {
                 (&t.r[..rows * k], None)
             } else {
-                gemm(T::ONE, MatRef::col_major(&t.b[..rows * a], rows, a)?.t(), MatRef::col_major(&t.r[..rows * k], rows, k)?, T::ZERO, MatMut::col_major(&mut t.t1[..a * k], a, k)?, sc)?;
-                gemm(T::ONE, MatRef::col_major(&t.b[..rows * a], rows, a)?.t(), MatRef::col_major(&t.b[..rows * a], rows, a)?, T::ZERO, MatMut::col_major(&mut t.c[..a * a], a, a)?, sc)?;
+                gemm(
+                    T::ONE,
+                    MatRef::col_major(&t.b[..rows * a], rows, a)?.t(),
+                    MatRef::col_major(&t.r[..rows * k], rows, k)?,
+                    T::ZERO,
+                    MatMut::col_major(&mut t.t1[..a * k], a, k)?,
+                    sc,
+                )?;
+                gemm(
+                    T::ONE,
+                    MatRef::col_major(&t.b[..rows * a], rows, a)?.t(),
+                    MatRef::col_major(&t.b[..rows * a], rows, a)?,
+                    T::ZERO,
+                    MatMut::col_major(&mut t.c[..a * a], a, a)?,
+                    sc,
+                )?;
                 (&t.t1[..a * k], Some(&t.c[..a * a]))
             };
             let layer = &mut buf[off..off + a * k];
@@ -593,8 +809,16 @@ fn sweep_view<T: Real>(
                 let mut s = ProxScratch {
                     grad: &mut t.grad[..a * k],
                     t: &mut t.tt[..a * k],
-                    delta: if g1.is_some() { &mut t.delta[..a * k] } else { &mut [] },
-                    g1d: if g1.is_some() { &mut t.g1d[..a * k] } else { &mut [] },
+                    delta: if g1.is_some() {
+                        &mut t.delta[..a * k]
+                    } else {
+                        &mut []
+                    },
+                    g1d: if g1.is_some() {
+                        &mut t.g1d[..a * k]
+                    } else {
+                        &mut []
+                    },
                     h: &mut *h,
                     sort: &mut *t.sort,
                 };
@@ -603,10 +827,31 @@ fn sweep_view<T: Real>(
                 // Multiplicative: U ← U ∘ (R_M + ε) ⊘ (G₁ U G + ε).
                 let den = &mut t.den[..a * k];
                 match g1 {
-                    None => gemm(T::ONE, MatRef::col_major(layer, a, k)?, MatRef::col_major(g, k, k)?, T::ZERO, MatMut::col_major(den, a, k)?, sc)?,
+                    None => gemm(
+                        T::ONE,
+                        MatRef::col_major(layer, a, k)?,
+                        MatRef::col_major(g, k, k)?,
+                        T::ZERO,
+                        MatMut::col_major(den, a, k)?,
+                        sc,
+                    )?,
                     Some(g1) => {
-                        gemm(T::ONE, MatRef::col_major(layer, a, k)?, MatRef::col_major(g, k, k)?, T::ZERO, MatMut::col_major(&mut t.grad[..a * k], a, k)?, sc)?;
-                        gemm(T::ONE, MatRef::col_major(g1, a, a)?, MatRef::col_major(&t.grad[..a * k], a, k)?, T::ZERO, MatMut::col_major(den, a, k)?, sc)?;
+                        gemm(
+                            T::ONE,
+                            MatRef::col_major(layer, a, k)?,
+                            MatRef::col_major(g, k, k)?,
+                            T::ZERO,
+                            MatMut::col_major(&mut t.grad[..a * k], a, k)?,
+                            sc,
+                        )?;
+                        gemm(
+                            T::ONE,
+                            MatRef::col_major(g1, a, a)?,
+                            MatRef::col_major(&t.grad[..a * k], a, k)?,
+                            T::ZERO,
+                            MatMut::col_major(den, a, k)?,
+                            sc,
+                        )?;
                     }
                 }
                 nmf::mu_step(layer, rm, den, eps, T::INFINITY);
@@ -630,7 +875,14 @@ fn pretrain<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     let k = *layers.last().unwrap_or(&1);
     let hv = views.count();
     let mut st = Stack::new(work);
-    let hmax = (0..hv).flat_map(|i| layer_dims(views.shape(i).rows, layers).map(|d| d.1).collect_max()).max().unwrap_or(k);
+    let hmax = (0..hv)
+        .flat_map(|i| {
+            layer_dims(views.shape(i).rows, layers)
+                .map(|d| d.1)
+                .collect_max()
+        })
+        .max()
+        .unwrap_or(k);
     let h1: &mut [T] = st.take_matrix(hmax, n)?;
     let h2: &mut [T] = st.take_matrix(hmax, n)?;
     let wbuf: &mut [u8] = st.take_rest();
@@ -654,14 +906,24 @@ fn pretrain<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
             };
             let layer = &mut buf[off..off + a * b];
             off += a * b;
-            let (src, dst): (&[T], &mut [T]) = if input_is_h1 { (&*h1, &mut *h2) } else { (&*h2, &mut *h1) };
-            let input = if m == 0 { x } else { View::Dense(Dense::new(&src[..a * n], a, n, a)?) };
+            let (src, dst): (&[T], &mut [T]) = if input_is_h1 {
+                (&*h1, &mut *h2)
+            } else {
+                (&*h2, &mut *h1)
+            };
+            let input = if m == 0 {
+                x
+            } else {
+                View::Dense(Dense::new(&src[..a * n], a, n, a)?)
+            };
             nmf::fit(input, b, &np, layer, &mut dst[..b * n], wbuf, None)?;
             input_is_h1 = !input_is_h1;
             if top && params.v_init == DeepVInit::Pretrained {
                 let enc: &[T] = if input_is_h1 { &*h1 } else { &*h2 };
                 let w = T::from_f64(1.0 / hv as f64);
-                v.iter_mut().zip(&enc[..k * n]).for_each(|(vi, &e)| *vi += w * e);
+                v.iter_mut()
+                    .zip(&enc[..k * n])
+                    .for_each(|(vi, &e)| *vi += w * e);
             }
         }
     }
@@ -671,7 +933,8 @@ fn pretrain<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
         DeepVInit::Random => {
             let (sv, _) = nmf::start_scales(views, k, tp.vmax);
             let mut rng = crate::rng::Rng::new(tp.seed);
-            v.iter_mut().for_each(|x| *x = T::from_f64(rng.uniform() * sv));
+            v.iter_mut()
+                .for_each(|x| *x = T::from_f64(rng.uniform() * sv));
         }
     }
     Ok(())
@@ -714,7 +977,11 @@ fn encode_req<T: Real, G: GraphOp<T> + ?Sized>(
     let k = *layers.last().ok_or(Error::BadRank)?;
     let (_, mmax) = nmf::check_shapes(shapes.clone(), k)?;
     let (pmax, _) = dims_max(shapes.clone(), layers);
-    let total_rows = shapes.clone().into_iter().try_fold(0usize, |a, s| a.checked_add(s.rows)).ok_or(Error::SizeOverflow)?;
+    let total_rows = shapes
+        .clone()
+        .into_iter()
+        .try_fold(0usize, |a, s| a.checked_add(s.rows))
+        .ok_or(Error::SizeOverflow)?;
     let enc = mvsl::encode_workspace::<T, G>(shapes, graph, k, &params.top)?;
     Ok(WorkReq::all_of(&[
         WorkReq::matrix::<T>(total_rows, k),
@@ -754,7 +1021,7 @@ pub fn encode<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: Facto
     check_layers(layers)?;
     let k = *layers.last().unwrap_or(&1);
     let hv = views.count();
-    let (n, mmax) = nmf::check_shapes((0..hv).map(|i| views.shape(i)), k)?;
+    let (n, _) = nmf::check_shapes((0..hv).map(|i| views.shape(i)), k)?;
     if u.count() != hv {
         return Err(Error::DimensionMismatch);
     }
@@ -767,7 +1034,8 @@ pub fn encode<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: Facto
     if v.len() != k.checked_mul(n).ok_or(Error::SizeOverflow)? {
         return Err(Error::DimensionMismatch);
     }
-    encode_req::<T, G>((0..hv).map(|i| views.shape(i)), graph, layers, params)?.check(work.len())?;
+    encode_req::<T, G>((0..hv).map(|i| views.shape(i)), graph, layers, params)?
+        .check(work.len())?;
     let (pmax, _) = dims_max((0..hv).map(|i| views.shape(i)), layers);
     let total_rows: usize = (0..hv).map(|i| views.shape(i).rows).sum();
     let mut st = Stack::new(work);
@@ -787,7 +1055,12 @@ pub fn encode<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: Facto
         off += rows * k;
     }
     let rows_of = |i: usize| views.shape(i).rows;
-    let bases = Stacked { data: stacked, rows: &rows_of, count: hv, k };
+    let bases = Stacked {
+        data: stacked,
+        rows: &rows_of,
+        count: hv,
+        k,
+    };
     let w: &mut [u8] = sc.take_rest();
     mvsl::encode(views, graph, k, &params.top, &bases, v, w, monitor)
 }

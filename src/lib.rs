@@ -52,6 +52,7 @@ pub mod error;
 pub mod eval;
 pub mod ffi;
 pub mod graph;
+pub mod kernel;
 pub(crate) mod kernels;
 pub mod mat;
 pub mod mvsl;

@@ -430,8 +430,19 @@ pub(crate) fn assemble<T: Real>(
     };
     let affinity = 0.5 * params.beta * ta;
     let penalty = -0.5 * params.beta * tp;
-    let l1 = if params.gamma > 0.0 { params.gamma * v.iter().map(|x| x.to_f64()).sum::<f64>() } else { 0.0 };
-    Objective { total: rec + sparsity + affinity + penalty + l1, reconstruction: rec, sparsity, affinity, penalty, l1 }
+    let l1 = if params.gamma > 0.0 {
+        params.gamma * v.iter().map(|x| x.to_f64()).sum::<f64>()
+    } else {
+        0.0
+    };
+    Objective {
+        total: rec + sparsity + affinity + penalty + l1,
+        reconstruction: rec,
+        sparsity,
+        affinity,
+        penalty,
+        l1,
+    }
 }
 
 /// Composite gradient mapping on `φ(U) = ½‖X‖² − tr(UᵀR) + ½tr(UᵀU G) + αR(U)`,
@@ -453,7 +464,18 @@ fn u_step_proximal<T: Real>(
         h: &mut *bf.h,
         sort: &mut *bf.sort,
     };
-    prox_gradient(params, u, m, k, &bf.a[..m * k], None, bf.g, &mut bf.lip[view], &mut s, sc)
+    prox_gradient(
+        params,
+        u,
+        m,
+        k,
+        &bf.a[..m * k],
+        None,
+        bf.g,
+        &mut bf.lip[view],
+        &mut s,
+        sc,
+    )
 }
 
 /// Scratch of [`prox_gradient`]: `grad`, `t` (`p × K`); with a left Gram `G₁`
@@ -487,7 +509,11 @@ pub(crate) fn prox_gradient<T: Real>(
 ) -> Result<(), Error> {
     let trace = |g: &[T], n: usize| (0..n).map(|i| g[i + i * n].to_f64()).sum::<f64>();
     let start = trace(g2, k) * g1.map_or(1.0, |g| trace(g, m));
-    let mut l = if *lip > 0.0 { *lip / params.eta_down } else { start };
+    let mut l = if *lip > 0.0 {
+        *lip / params.eta_down
+    } else {
+        start
+    };
     l = l.max(params.l0).max(f64::MIN_POSITIVE);
     for _ in 0..params.u_inner {
         // ∇f = G₁ U G₂ − R

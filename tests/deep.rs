@@ -20,7 +20,11 @@ struct Data {
 fn data(n: usize, seed: u64) -> Data {
     let mut g = Lcg(seed);
     let truth: Vec<u32> = (0..n).map(|j| (j % 3) as u32).collect();
-    let labels = truth.iter().enumerate().map(|(j, &c)| if j % 4 == 0 { c } else { UNLABELED }).collect();
+    let labels = truth
+        .iter()
+        .enumerate()
+        .map(|(j, &c)| if j % 4 == 0 { c } else { UNLABELED })
+        .collect();
     let mut gen = |m: usize, scale: f64| {
         let mut x = vec![0.0; m * n];
         for j in 0..n {
@@ -36,7 +40,9 @@ fn data(n: usize, seed: u64) -> Data {
 }
 
 fn views(d: &Data) -> Vec<View<'_, f64>> {
-    d.xs.iter().map(|(m, x)| View::from(Dense::new(x, *m, d.n, *m).unwrap())).collect()
+    d.xs.iter()
+        .map(|(m, x)| View::from(Dense::new(x, *m, d.n, *m).unwrap()))
+        .collect()
 }
 
 fn fit<G: GraphOp<f64> + ?Sized>(
@@ -51,14 +57,31 @@ fn fit<G: GraphOp<f64> + ?Sized>(
     let k = *layers.last().unwrap();
     let mut us: Vec<Vec<f64>> = match u0 {
         Some(u) => u.to_vec(),
-        None => vs.iter().map(|x| vec![0.0; deep::factor_len(x.rows(), layers).unwrap()]).collect(),
+        None => vs
+            .iter()
+            .map(|x| vec![0.0; deep::factor_len(x.rows(), layers).unwrap()])
+            .collect(),
     };
     let mut v = v0.map_or(vec![0.0; k * n], |v| v.to_vec());
-    let mut w = vec![0u8; deep::fit_workspace::<f64, G>(vs.iter().map(|x| x.shape()), g, layers, p).unwrap()];
+    let mut w = vec![
+        0u8;
+        deep::fit_workspace::<f64, G>(vs.iter().map(|x| x.shape()), g, layers, p)
+            .unwrap()
+    ];
     let mut obj = Vec::new();
     let mut rec = recorder(&mut obj);
     let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
-    let r = deep::fit(vs, g, layers, p, &mut refs[..], &mut v, &mut w, Some(&mut rec)).unwrap();
+    let r = deep::fit(
+        vs,
+        g,
+        layers,
+        p,
+        &mut refs[..],
+        &mut v,
+        &mut w,
+        Some(&mut rec),
+    )
+    .unwrap();
     drop(rec);
     (us, v, obj, r)
 }
@@ -70,29 +93,68 @@ fn fine_tuning_never_increases_the_objective() {
     let sge = Sge::new(&d.labels, 3).unwrap();
     let scale: f64 = d.xs.iter().map(|(_, x)| half_sq(x)).sum();
     let presets = [
-        ("DMCL", DeepParams { top: ShallowParams { alpha: 2.0, ..ShallowParams::mcl() }, ..DeepParams::dmcl() }),
+        (
+            "DMCL",
+            DeepParams {
+                top: ShallowParams {
+                    alpha: 2.0,
+                    ..ShallowParams::mcl()
+                },
+                ..DeepParams::dmcl()
+            },
+        ),
         ("DMCL paper α", DeepParams::dmcl()),
-        ("DMCL no box", DeepParams { box_lower: false, ..DeepParams::dmcl() }),
-        ("DMCL pretrained V", DeepParams { v_init: DeepVInit::Pretrained, ..DeepParams::dmcl() }),
+        (
+            "DMCL no box",
+            DeepParams {
+                box_lower: false,
+                ..DeepParams::dmcl()
+            },
+        ),
+        (
+            "DMCL pretrained V",
+            DeepParams {
+                v_init: DeepVInit::Pretrained,
+                ..DeepParams::dmcl()
+            },
+        ),
         ("ConcatDNMF", DeepParams::dnmf()),
     ];
     for (name, p0) in presets {
-        let p = DeepParams { top: ShallowParams { max_iter: 40, tol: 0.0, ..p0.top }, pretrain_iter: 30, ..p0 };
+        let p = DeepParams {
+            top: ShallowParams {
+                max_iter: 40,
+                tol: 0.0,
+                ..p0.top
+            },
+            pretrain_iter: 30,
+            ..p0
+        };
         for layers in [&[10, 6][..], &[16, 9, 4][..], &[5][..], &[50, 30, 5][..]] {
             for sparse in [false, true] {
                 let mut vs = views(&d);
                 if sparse {
-                    vs[1] = View::from(Csc::new(12, d.n, &c.col_ptr, &c.row_idx, &c.values).unwrap());
+                    vs[1] =
+                        View::from(Csc::new(12, d.n, &c.col_ptr, &c.row_idx, &c.values).unwrap());
                 }
                 let (us, v, obj, r) = fit(&vs, &sge, layers, &p, None, None);
                 let what = format!("{name} layers {layers:?} sparse {sparse}");
                 assert_eq!(obj.len(), 41, "{what}");
                 assert_monotone(&obj, 1e-10 * scale, &what);
-                assert!(v.iter().all(|&x| (0.0..=p.top.vmax).contains(&x)), "{what}: V");
+                assert!(
+                    v.iter().all(|&x| (0.0..=p.top.vmax).contains(&x)),
+                    "{what}: V"
+                );
                 if p.box_lower && layers.len() > 1 {
                     for (i, (rows, _)) in d.xs.iter().enumerate() {
-                        let lower: usize = deep::layer_dims(*rows, layers).take(layers.len() - 1).map(|(a, b)| a * b).sum();
-                        assert!(us[i][..lower].iter().all(|&x| (0.0..=1.0).contains(&x)), "{what}: box");
+                        let lower: usize = deep::layer_dims(*rows, layers)
+                            .take(layers.len() - 1)
+                            .map(|(a, b)| a * b)
+                            .sum();
+                        assert!(
+                            us[i][..lower].iter().all(|&x| (0.0..=1.0).contains(&x)),
+                            "{what}: box"
+                        );
                     }
                 }
                 let _ = r;
@@ -107,17 +169,50 @@ fn one_layer_is_mcl_exactly() {
     let vs = views(&d);
     let sge = Sge::new(&d.labels, 3).unwrap();
     let k = 5;
-    let top = ShallowParams { max_iter: 25, tol: 0.0, alpha: 3.0, init: Init::Given, ..ShallowParams::mcl() };
-    let u0: Vec<Vec<f64>> = d.xs.iter().map(|(m, _)| random_matrix(*m, k, 1.0, *m as u64)).collect();
+    let top = ShallowParams {
+        max_iter: 25,
+        tol: 0.0,
+        alpha: 3.0,
+        init: Init::Given,
+        ..ShallowParams::mcl()
+    };
+    let u0: Vec<Vec<f64>> =
+        d.xs.iter()
+            .map(|(m, _)| random_matrix(*m, k, 1.0, *m as u64))
+            .collect();
     let v0 = random_matrix(k, d.n, 1.0, 99);
-    let (ud, vd, od, _) = fit(&vs, &sge, &[k], &DeepParams { top, ..DeepParams::dmcl() }, Some(&u0), Some(&v0));
+    let (ud, vd, od, _) = fit(
+        &vs,
+        &sge,
+        &[k],
+        &DeepParams {
+            top,
+            ..DeepParams::dmcl()
+        },
+        Some(&u0),
+        Some(&v0),
+    );
     let mut us = u0.clone();
     let mut v = v0.clone();
-    let mut w = vec![0u8; mvsl::fit_workspace::<f64, _>(vs.iter().map(|x| x.shape()), &sge, k, &top).unwrap()];
+    let mut w = vec![
+        0u8;
+        mvsl::fit_workspace::<f64, _>(vs.iter().map(|x| x.shape()), &sge, k, &top)
+            .unwrap()
+    ];
     let mut obj = Vec::new();
     let mut rec = recorder(&mut obj);
     let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
-    mvsl::fit(&vs[..], &sge, k, &top, &mut refs[..], &mut v, &mut w, Some(&mut rec)).unwrap();
+    mvsl::fit(
+        &vs[..],
+        &sge,
+        k,
+        &top,
+        &mut refs[..],
+        &mut v,
+        &mut w,
+        Some(&mut rec),
+    )
+    .unwrap();
     drop(rec);
     assert_eq!(vd, v, "V differs from the shallow MCL");
     assert_eq!(ud, us, "U differs from the shallow MCL");
@@ -132,12 +227,25 @@ fn cheap_products_equal_the_naive_sweep() {
     let (m, x) = (&d.xs[0].0, &d.xs[0].1);
     let (m, n, p1, k) = (*m, d.n, 7, 4);
     let vs = [View::from(Dense::new(x, m, n, m).unwrap())];
-    let u1 = random_matrix(m, p1, 1.0, 5).iter().map(|a| a * 0.9).collect::<Vec<_>>();
+    let u1 = random_matrix(m, p1, 1.0, 5)
+        .iter()
+        .map(|a| a * 0.9)
+        .collect::<Vec<_>>();
     let u2 = random_matrix(p1, k, 1.0, 6);
     let v0 = random_matrix(k, n, 1.0, 7);
     let eps = 1e-12;
-    let top = ShallowParams { max_iter: 1, tol: 0.0, eps, init: Init::Given, ..ShallowParams::joint_nmf() };
-    let p = DeepParams { top, box_lower: false, ..DeepParams::dnmf() };
+    let top = ShallowParams {
+        max_iter: 1,
+        tol: 0.0,
+        eps,
+        init: Init::Given,
+        ..ShallowParams::joint_nmf()
+    };
+    let p = DeepParams {
+        top,
+        box_lower: false,
+        ..DeepParams::dnmf()
+    };
     let buf: Vec<f64> = u1.iter().chain(&u2).cloned().collect();
     let (us, v, _, _) = fit(&vs, &NoGraph { n }, &[p1, k], &p, Some(&[buf]), Some(&v0));
     // Naive: U1 ← U1 ∘ (X Φᵀ + ε)/(U1 Φ Φᵀ + ε), Φ = U2 V; U2 ← U2 ∘ (U1ᵀ X Vᵀ + ε)/(U1ᵀU1 U2 V Vᵀ + ε);
@@ -162,7 +270,12 @@ fn cheap_products_equal_the_naive_sweep() {
         }
         t
     };
-    let mu = |x: &mut [f64], a: &[f64], b: &[f64]| x.iter_mut().zip(a).zip(b).for_each(|((x, a), b)| *x *= (a + eps) / (b + eps));
+    let mu = |x: &mut [f64], a: &[f64], b: &[f64]| {
+        x.iter_mut()
+            .zip(a)
+            .zip(b)
+            .for_each(|((x, a), b)| *x *= (a + eps) / (b + eps))
+    };
     let mut u1n = u1.clone();
     let phi = mul(&u2, p1, k, &v0, n);
     let num = mul(x, m, n, &tr(&phi, p1, n), p1);
@@ -171,7 +284,13 @@ fn cheap_products_equal_the_naive_sweep() {
     let mut u2n = u2.clone();
     let u1t = tr(&u1n, m, p1);
     let num = mul(&mul(&u1t, p1, m, x, n), p1, n, &tr(&v0, k, n), k);
-    let den = mul(&mul(&mul(&u1t, p1, m, &u1n, p1), p1, p1, &u2n, k), p1, k, &mul(&v0, k, n, &tr(&v0, k, n), k), k);
+    let den = mul(
+        &mul(&mul(&u1t, p1, m, &u1n, p1), p1, p1, &u2n, k),
+        p1,
+        k,
+        &mul(&v0, k, n, &tr(&v0, k, n), k),
+        k,
+    );
     mu(&mut u2n, &num, &den);
     let ut = mul(&u1n, m, p1, &u2n, k);
     let utt = tr(&ut, m, k);
@@ -181,8 +300,16 @@ fn cheap_products_equal_the_naive_sweep() {
     mu(&mut vn, &num, &den);
     let got: Vec<f64> = us[0].clone();
     let want: Vec<f64> = u1n.iter().chain(&u2n).cloned().collect();
-    assert!(max_rel_diff(&got, &want) < 1e-12, "U: {:e}", max_rel_diff(&got, &want));
-    assert!(max_rel_diff(&v, &vn) < 1e-12, "V: {:e}", max_rel_diff(&v, &vn));
+    assert!(
+        max_rel_diff(&got, &want) < 1e-12,
+        "U: {:e}",
+        max_rel_diff(&got, &want)
+    );
+    assert!(
+        max_rel_diff(&v, &vn) < 1e-12,
+        "V: {:e}",
+        max_rel_diff(&v, &vn)
+    );
 }
 
 #[test]
@@ -192,7 +319,12 @@ fn the_box_stops_the_scale_drift() {
     let d = data(60, 4);
     let vs = views(&d);
     let sge = Sge::new(&d.labels, 3).unwrap();
-    let top = ShallowParams { max_iter: 300, tol: 0.0, alpha: 20.0, ..ShallowParams::mcl() };
+    let top = ShallowParams {
+        max_iter: 300,
+        tol: 0.0,
+        alpha: 20.0,
+        ..ShallowParams::mcl()
+    };
     let layers = [10, 5];
     let lower_max = |us: &[Vec<f64>]| {
         us.iter()
@@ -200,11 +332,41 @@ fn the_box_stops_the_scale_drift() {
             .map(|(u, (rows, _))| u[..rows * 10].iter().cloned().fold(0.0, f64::max))
             .fold(0.0, f64::max)
     };
-    let (ub, _, ob, rb) = fit(&vs, &sge, &layers, &DeepParams { top, ..DeepParams::dmcl() }, None, None);
-    let (uf, _, of, rf) = fit(&vs, &sge, &layers, &DeepParams { top, box_lower: false, ..DeepParams::dmcl() }, None, None);
+    let (ub, _, ob, rb) = fit(
+        &vs,
+        &sge,
+        &layers,
+        &DeepParams {
+            top,
+            ..DeepParams::dmcl()
+        },
+        None,
+        None,
+    );
+    let (uf, _, of, rf) = fit(
+        &vs,
+        &sge,
+        &layers,
+        &DeepParams {
+            top,
+            box_lower: false,
+            ..DeepParams::dmcl()
+        },
+        None,
+        None,
+    );
     assert!(lower_max(&ub) <= 1.0);
-    assert!(lower_max(&uf) > 3.0, "no drift without the box? max lower entry {}", lower_max(&uf));
-    assert!(rf.objective.sparsity < 0.5 * rb.objective.sparsity, "free {} box {}", rf.objective.sparsity, rb.objective.sparsity);
+    assert!(
+        lower_max(&uf) > 3.0,
+        "no drift without the box? max lower entry {}",
+        lower_max(&uf)
+    );
+    assert!(
+        rf.objective.sparsity < 0.5 * rb.objective.sparsity,
+        "free {} box {}",
+        rf.objective.sparsity,
+        rb.objective.sparsity
+    );
     let _ = (ob, of);
 }
 
@@ -213,35 +375,67 @@ fn encode_through_the_stack() {
     let d = data(40, 5);
     let vs = views(&d);
     let layers = [9, 5];
-    let p = DeepParams { top: ShallowParams { max_iter: 150, tol: 0.0, ..ShallowParams::joint_nmf() }, ..DeepParams::dnmf() };
+    let p = DeepParams {
+        top: ShallowParams {
+            max_iter: 150,
+            tol: 0.0,
+            ..ShallowParams::joint_nmf()
+        },
+        ..DeepParams::dnmf()
+    };
     let (us, v, _, _) = fit(&vs, &NoGraph { n: d.n }, &layers, &p, None, None);
-    let enc = DeepParams { top: ShallowParams { max_iter: 400, init: Init::Given, ..p.top }, ..p };
-    let mut w = vec![0u8; deep::encode_workspace::<f64, _>(vs.iter().map(|x| x.shape()), &NoGraph { n: d.n }, &layers, &enc).unwrap()];
+    let enc = DeepParams {
+        top: ShallowParams {
+            max_iter: 400,
+            init: Init::Given,
+            ..p.top
+        },
+        ..p
+    };
+    let mut w = vec![
+        0u8;
+        deep::encode_workspace::<f64, _>(
+            vs.iter().map(|x| x.shape()),
+            &NoGraph { n: d.n },
+            &layers,
+            &enc
+        )
+        .unwrap()
+    ];
     // Warm start from the fitted V: the encode objective must not exceed the fit's.
     let mut v2 = v.clone();
     let refs: Vec<&[f64]> = us.iter().map(|u| &u[..]).collect();
     let mut obj = Vec::new();
     let mut rec = recorder(&mut obj);
-    let r = deep::encode(&vs[..], &NoGraph { n: d.n }, &layers, &enc, &refs[..], &mut v2, &mut w, Some(&mut rec)).unwrap();
+    let r = deep::encode(
+        &vs[..],
+        &NoGraph { n: d.n },
+        &layers,
+        &enc,
+        &refs[..],
+        &mut v2,
+        &mut w,
+        Some(&mut rec),
+    )
+    .unwrap();
     drop(rec);
     let scale: f64 = d.xs.iter().map(|(_, x)| half_sq(x)).sum();
     assert_monotone(&obj, 1e-10 * scale, "deep encode");
-    let direct: f64 = d
-        .xs
-        .iter()
-        .zip(&us)
-        .map(|((m, x), u)| {
-            let (u1, u2) = u.split_at(m * 9);
-            let mut ut = vec![0.0; m * 5];
-            for j in 0..5 {
-                for t in 0..9 {
-                    for i in 0..*m {
-                        ut[i + j * m] += u1[i + t * m] * u2[t + j * 9];
+    let direct: f64 =
+        d.xs.iter()
+            .zip(&us)
+            .map(|((m, x), u)| {
+                let (u1, u2) = u.split_at(m * 9);
+                let mut ut = vec![0.0; m * 5];
+                for j in 0..5 {
+                    for t in 0..9 {
+                        for i in 0..*m {
+                            ut[i + j * m] += u1[i + t * m] * u2[t + j * 9];
+                        }
                     }
                 }
-            }
-            direct_objective(x, *m, d.n, &ut, &v2, 5)
-        })
-        .sum();
+                direct_objective(x, *m, d.n, &ut, &v2, 5)
+            })
+            .sum();
     assert!((direct - r.objective.reconstruction).abs() < 1e-9 * scale);
 }

@@ -24,6 +24,24 @@ pub fn stratified_split(
     labeled: &mut [bool],
     work: &mut [u8],
 ) -> Result<(), Error> {
+    split_into(
+        labels, n_classes, fraction, seed, labeled, true, false, work,
+    )
+}
+
+/// [`stratified_split`] writing `yes` / `no` flags of any type (the C ABI
+/// writes `uint8_t` 1 / 0).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn split_into<F: Copy>(
+    labels: &[u32],
+    n_classes: usize,
+    fraction: f64,
+    seed: u64,
+    labeled: &mut [F],
+    yes: F,
+    no: F,
+    work: &mut [u8],
+) -> Result<(), Error> {
     let n = labels.len();
     if n == 0 || n_classes == 0 {
         return Err(Error::ZeroDimension);
@@ -41,7 +59,7 @@ pub fn stratified_split(
     let mut st = Stack::new(work);
     let idx: &mut [usize] = st.take(n)?;
     let mut rng = Rng::new(seed);
-    labeled.fill(false);
+    labeled.fill(no);
     for c in 0..n_classes as u32 {
         let mut nc = 0;
         for (j, &l) in labels.iter().enumerate() {
@@ -61,7 +79,7 @@ pub fn stratified_split(
         for t in 0..take {
             let r = t + rng.below(nc - t);
             idx.swap(t, r);
-            labeled[idx[t]] = true;
+            labeled[idx[t]] = yes;
         }
     }
     Ok(())

@@ -18,9 +18,14 @@
 //!   `MVNMF_STATUS_INTERNAL` (hosted builds).
 #![allow(unsafe_code, non_camel_case_types, clippy::missing_safety_doc)]
 
+mod eval;
 #[cfg(feature = "std")]
 pub(crate) mod mm;
+pub(crate) mod simd;
+pub use eval::*;
+mod deep;
 mod shallow;
+pub use deep::*;
 pub use shallow::*;
 
 use core::ffi::{c_char, c_int, c_void};
@@ -444,17 +449,20 @@ unsafe fn shapes<'a>(
     }))
 }
 
-/// The factor buffers (`M_v × K` each) of a C pointer array.
+/// The factor buffers of a C pointer array: `M_v × K` each, or with `layers`
+/// non-empty, a deep stack of `crate::deep::factor_len(M_v, layers)` values.
 struct CFactors<'a, P> {
     ptrs: &'a [P],
     lens: &'a CViews<'a>,
     k: usize,
+    layers: &'a [usize],
 }
 
 unsafe fn factors<'a, P: Copy>(
     ptrs: *const P,
     views: &'a CViews<'a>,
     k: usize,
+    layers: &'a [usize],
     is_null: impl Fn(P) -> bool,
 ) -> Result<CFactors<'a, P>, Error> {
     let ptrs = slice(ptrs, views.count())?;
@@ -462,11 +470,12 @@ unsafe fn factors<'a, P: Copy>(
         if is_null(p) {
             return Err(Error::NullPointer);
         }
-        let len = views
-            .shape(i)
-            .rows
-            .checked_mul(k)
-            .ok_or(Error::SizeOverflow)?;
+        let rows = views.shape(i).rows;
+        let len = if layers.is_empty() {
+            rows.checked_mul(k).ok_or(Error::SizeOverflow)?
+        } else {
+            crate::deep::factor_len(rows, layers)?
+        };
         if len.checked_mul(8).is_none_or(|b| b > isize::MAX as usize) {
             return Err(Error::SizeOverflow);
         }
@@ -475,12 +484,19 @@ unsafe fn factors<'a, P: Copy>(
         ptrs,
         lens: views,
         k,
+        layers,
     })
 }
 
 impl<P: Copy> CFactors<'_, P> {
     fn len(&self, i: usize) -> usize {
-        self.lens.shape(i).rows * self.k
+        let rows = self.lens.shape(i).rows;
+        if self.layers.is_empty() {
+            rows * self.k
+        } else {
+            // Checked in `factors`.
+            crate::deep::factor_len(rows, self.layers).unwrap_or(0)
+        }
     }
 }
 
@@ -676,7 +692,7 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_fit(
     guard(|| {
         let p = read_params(params)?;
         let (vs, n) = read_views(views, n_views)?;
-        let mut us = factors(u, &vs, k, |p: *mut f64| p.is_null())?;
+        let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
         let (vv, w) = outputs(v, k, n, work, work_bytes)?;
         let r = with_monitor(progress, user, |m| {
             nmf::joint_fit(&vs, k, &p, &mut us, vv, w, m)
@@ -726,7 +742,7 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_encode(
     guard(|| {
         let p = read_params(params)?;
         let (vs, n) = read_views(views, n_views)?;
-        let us = factors(u, &vs, k, |p: *const f64| p.is_null())?;
+        let us = factors(u, &vs, k, &[], |p: *const f64| p.is_null())?;
         let (vv, w) = outputs(v, k, n, work, work_bytes)?;
         let r = with_monitor(progress, user, |m| {
             nmf::joint_encode(&vs, k, &p, &us, vv, w, m)

@@ -135,7 +135,7 @@ impl From<ShallowParams> for mvnmf_shallow_params {
     }
 }
 
-fn params_from_c(p: &mvnmf_shallow_params) -> Result<ShallowParams, Error> {
+pub(super) fn params_from_c(p: &mvnmf_shallow_params) -> Result<ShallowParams, Error> {
     let init = match p.init {
         MVNMF_INIT_RANDOM => Init::Random,
         MVNMF_INIT_GIVEN => Init::Given,
@@ -176,7 +176,7 @@ unsafe fn read_params(p: *const mvnmf_shallow_params) -> Result<ShallowParams, E
 }
 
 /// A validated C graph descriptor.
-enum AnyGraph<'a> {
+pub(super) enum AnyGraph<'a> {
     None(NoGraph),
     Sge(Sge<'a>),
     Csr(CsrGraphs<'a>),
@@ -233,7 +233,7 @@ unsafe fn csr<'a>(
 }
 
 /// Validates a graph descriptor (structure, labels, symmetry).
-unsafe fn read_graph<'a>(g: *const mvnmf_graph) -> Result<AnyGraph<'a>, Error> {
+pub(super) unsafe fn read_graph<'a>(g: *const mvnmf_graph) -> Result<AnyGraph<'a>, Error> {
     if g.is_null() {
         return Err(Error::NullPointer);
     }
@@ -263,14 +263,6 @@ unsafe fn read_graph<'a>(g: *const mvnmf_graph) -> Result<AnyGraph<'a>, Error> {
     }
 }
 
-/// The preset's parameters (`MVNMF_PRESET_*`); an unknown preset gives the
-/// MvSL defaults and should be checked by the caller with the return of
-/// `mvnmf_shallow_params_preset_checked`.
-#[no_mangle]
-pub extern "C" fn mvnmf_shallow_params_preset(preset: u32) -> mvnmf_shallow_params {
-    preset_of(preset).unwrap_or_else(ShallowParams::mvsl).into()
-}
-
 fn preset_of(preset: u32) -> Option<ShallowParams> {
     Some(match preset {
         MVNMF_PRESET_JOINT_NMF => ShallowParams::joint_nmf(),
@@ -284,7 +276,7 @@ fn preset_of(preset: u32) -> Option<ShallowParams> {
 /// Writes the preset's parameters to `out`; `MVNMF_STATUS_BAD_PARAMETER` for an
 /// unknown preset (then `out` is untouched).
 #[no_mangle]
-pub unsafe extern "C" fn mvnmf_shallow_params_preset_checked(
+pub unsafe extern "C" fn mvnmf_shallow_params_preset(
     preset: u32,
     out: *mut mvnmf_shallow_params,
 ) -> mvnmf_status {
@@ -349,7 +341,7 @@ pub unsafe extern "C" fn mvnmf_shallow_fit(
         let p = read_params(params)?;
         let g = read_graph(graph)?;
         let (vs, n) = read_views(views, n_views)?;
-        let mut us: CFactors<'_, *mut f64> = factors(u, &vs, k, |p: *mut f64| p.is_null())?;
+        let mut us: CFactors<'_, *mut f64> = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
         let (vv, w) = outputs(v, k, n, work, work_bytes)?;
         let r = with_monitor(progress, user, |m| {
             mvsl::fit(&vs, &g, k, &p, &mut us, vv, w, m)
@@ -403,7 +395,7 @@ pub unsafe extern "C" fn mvnmf_shallow_encode(
         let p = read_params(params)?;
         let g = read_graph(graph)?;
         let (vs, n) = read_views(views, n_views)?;
-        let us: CFactors<'_, *const f64> = factors(u, &vs, k, |p: *const f64| p.is_null())?;
+        let us: CFactors<'_, *const f64> = factors(u, &vs, k, &[], |p: *const f64| p.is_null())?;
         let (vv, w) = outputs(v, k, n, work, work_bytes)?;
         let r = with_monitor(progress, user, |m| {
             mvsl::encode(&vs, &g, k, &p, &us, vv, w, m)

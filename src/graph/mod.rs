@@ -11,11 +11,17 @@
 //! * [`CsrGraphs`]: explicit symmetric CSR graphs (LDGE, TGE, or the caller's
 //!   own), `O(K · nnz)` per product.
 
+mod build;
 mod csr;
+mod ldge;
 mod sge;
+mod tge;
 
+pub use build::{ldge_capacity, tge_capacity, CsrOut, GraphNnz, GraphParams, Penalty};
 pub use csr::{CsrGraph, CsrGraphs};
+pub use ldge::{ldge, ldge_workspace};
 pub use sge::Sge;
+pub use tge::{tge, tge_workspace};
 
 use crate::error::Error;
 use crate::real::Real;

@@ -1,0 +1,246 @@
+//! C ABI of the deep layer-wise solver (`crate::deep`).
+
+use core::ffi::c_void;
+
+use super::shallow::{mvnmf_graph, mvnmf_shallow_params, params_from_c, read_graph};
+use super::{
+    factors, finish, guard, mvnmf_progress_fn, mvnmf_report, mvnmf_status, mvnmf_view, outputs,
+    read_views, shapes, slice, with_monitor, write_bytes, CFactors,
+};
+use crate::deep::{self, DeepParams, DeepVInit};
+use crate::error::Error;
+
+/// Deep preset: DMCL (seed 001: L1,∞ on the top layer, α = 100, β = 0.015,
+/// γ = 0.005, vmax = 1, box on lower layers).
+pub const MVNMF_DEEP_PRESET_DMCL: u32 = 0;
+/// Deep preset: DNMF / ConcatDNMF (no regularisers, vmax = ∞).
+pub const MVNMF_DEEP_PRESET_DNMF: u32 = 1;
+/// `v_init`: V uniform in (0, vmax] after pre-training (the paper).
+pub const MVNMF_DEEP_V_RANDOM: u32 = 0;
+/// `v_init`: V = mean of the views' pre-trained top encodings.
+pub const MVNMF_DEEP_V_PRETRAINED: u32 = 1;
+
+/// Options of the deep solver; start from `mvnmf_deep_params_preset`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_deep_params {
+    /// Solver options; `sparsity`/`alpha` act on the top layer. With
+    /// `MVNMF_INIT_RANDOM` the layers are pre-trained; with `MVNMF_INIT_GIVEN`
+    /// the buffers hold the start.
+    pub top: mvnmf_shallow_params,
+    /// NMF iterations per layer in pre-training.
+    pub pretrain_iter: u32,
+    /// Nonzero: lower layers constrained to [0, 1] (removes the scale drift).
+    pub box_lower: u32,
+    /// `MVNMF_DEEP_V_RANDOM` or `MVNMF_DEEP_V_PRETRAINED`.
+    pub v_init: u32,
+}
+
+fn to_c(p: DeepParams) -> mvnmf_deep_params {
+    mvnmf_deep_params {
+        top: p.top.into(),
+        pretrain_iter: p.pretrain_iter,
+        box_lower: p.box_lower as u32,
+        v_init: match p.v_init {
+            DeepVInit::Random => MVNMF_DEEP_V_RANDOM,
+            DeepVInit::Pretrained => MVNMF_DEEP_V_PRETRAINED,
+        },
+    }
+}
+
+unsafe fn read_params(p: *const mvnmf_deep_params) -> Result<DeepParams, Error> {
+    if p.is_null() {
+        return Err(Error::NullPointer);
+    }
+    let p = &*p;
+    let v_init = match p.v_init {
+        MVNMF_DEEP_V_RANDOM => DeepVInit::Random,
+        MVNMF_DEEP_V_PRETRAINED => DeepVInit::Pretrained,
+        _ => return Err(Error::BadParameter),
+    };
+    if p.box_lower > 1 {
+        return Err(Error::BadParameter);
+    }
+    Ok(DeepParams {
+        top: params_from_c(&p.top)?,
+        pretrain_iter: p.pretrain_iter,
+        box_lower: p.box_lower == 1,
+        v_init,
+    })
+}
+
+unsafe fn read_layers<'a>(layers: *const usize, n_layers: usize) -> Result<&'a [usize], Error> {
+    if n_layers == 0 {
+        return Err(Error::BadRank);
+    }
+    if layers.is_null() {
+        return Err(Error::NullPointer);
+    }
+    let l = slice(layers, n_layers)?;
+    if l.contains(&0) {
+        return Err(Error::BadRank);
+    }
+    Ok(l)
+}
+
+/// Writes the preset's parameters to `out` (`MVNMF_DEEP_PRESET_*`);
+/// `MVNMF_STATUS_BAD_PARAMETER` for an unknown preset.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_deep_params_preset(
+    preset: u32,
+    out: *mut mvnmf_deep_params,
+) -> mvnmf_status {
+    guard(|| {
+        if out.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let p = match preset {
+            MVNMF_DEEP_PRESET_DMCL => DeepParams::dmcl(),
+            MVNMF_DEEP_PRESET_DNMF => DeepParams::dnmf(),
+            _ => return Err(Error::BadParameter),
+        };
+        *out = to_c(p);
+        Ok(mvnmf_status::Ok)
+    })
+}
+
+/// Number of doubles in the factor buffer of a view with `rows` features:
+/// the layers `U_1 (rows × p_1), …, U_M (p_{M−1} × K)` one after the other,
+/// hidden sizes clamped to `p_m = min(layers[m], p_{m−1})`, `K = layers[n_layers−1]`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_deep_factor_len(
+    rows: usize,
+    layers: *const usize,
+    n_layers: usize,
+    len: *mut usize,
+) -> mvnmf_status {
+    guard(|| {
+        if len.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let l = read_layers(layers, n_layers)?;
+        *len = deep::factor_len(rows, l)?;
+        Ok(mvnmf_status::Ok)
+    })
+}
+
+/// Workspace bytes of `mvnmf_deep_fit` (pre-training and fine-tuning share it).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_deep_fit_workspace(
+    views: *const mvnmf_view,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    layers: *const usize,
+    n_layers: usize,
+    params: *const mvnmf_deep_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    guard(|| {
+        if bytes.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let p = read_params(params)?;
+        let g = read_graph(graph)?;
+        let l = read_layers(layers, n_layers)?;
+        write_bytes(
+            bytes,
+            deep::fit_workspace::<f64, _>(shapes(views, n_views)?, &g, l, &p),
+        )
+    })
+}
+
+/// Deep layer-wise multi-view factorization (DMCL; DNMF, ConcatDNMF; MCL with
+/// one layer): `X_v ≈ U_1^v ⋯ U_M^v V`, L1,∞ (or L1,2) on the top layer, graph
+/// on V, γ·ΣV, `0 ≤ V ≤ vmax`, lower layers in [0, 1] with `box_lower`.
+/// `u[v]` holds `mvnmf_deep_factor_len(rows_v, layers)` doubles, `v` is
+/// `K × N`. Pre-training (random init) then fine-tuning; the progress callback
+/// sees fine-tuning. Cost per sweep: each view read twice, plus
+/// `O(rows·p·(p + K))` per layer and the V-step's `O(K²N + K·nnz(graph))`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_deep_fit(
+    views: *const mvnmf_view,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    layers: *const usize,
+    n_layers: usize,
+    params: *const mvnmf_deep_params,
+    u: *const *mut f64,
+    v: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    guard(|| {
+        let p = read_params(params)?;
+        let g = read_graph(graph)?;
+        let l = read_layers(layers, n_layers)?;
+        let k = l[l.len() - 1];
+        let (vs, n) = read_views(views, n_views)?;
+        let mut us: CFactors<'_, *mut f64> = factors(u, &vs, k, l, |p: *mut f64| p.is_null())?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        let r = with_monitor(progress, user, |m| {
+            deep::fit(&vs, &g, l, &p, &mut us, vv, w, m)
+        })?;
+        finish(r, report)
+    })
+}
+
+/// Workspace bytes of `mvnmf_deep_encode`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_deep_encode_workspace(
+    views: *const mvnmf_view,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    layers: *const usize,
+    n_layers: usize,
+    params: *const mvnmf_deep_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    guard(|| {
+        if bytes.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let p = read_params(params)?;
+        let g = read_graph(graph)?;
+        let l = read_layers(layers, n_layers)?;
+        write_bytes(
+            bytes,
+            deep::encode_workspace::<f64, _>(shapes(views, n_views)?, &g, l, &p),
+        )
+    })
+}
+
+/// Out-of-sample encoding through the whole stack (`Ũ = U_1⋯U_M` per view,
+/// then the V-steps with the bases fixed); `u[v]` read only, `v` (`K × N`) written.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_deep_encode(
+    views: *const mvnmf_view,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    layers: *const usize,
+    n_layers: usize,
+    params: *const mvnmf_deep_params,
+    u: *const *const f64,
+    v: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    guard(|| {
+        let p = read_params(params)?;
+        let g = read_graph(graph)?;
+        let l = read_layers(layers, n_layers)?;
+        let k = l[l.len() - 1];
+        let (vs, n) = read_views(views, n_views)?;
+        let us: CFactors<'_, *const f64> = factors(u, &vs, k, l, |p: *const f64| p.is_null())?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        let r = with_monitor(progress, user, |m| {
+            deep::encode(&vs, &g, l, &p, &us, vv, w, m)
+        })?;
+        finish(r, report)
+    })
+}

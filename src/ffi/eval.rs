@@ -1,0 +1,751 @@
+//! The C ABI of the evaluation module (`crate::eval`, DESIGN §9).
+//!
+//! Same conventions as the rest of the C ABI (see `ffi/mod.rs`): every pointer
+//! is checked, every argument validated before any output is written (on error
+//! the outputs are untouched), workspace queries give bytes. Matrices are
+//! contiguous column-major (`rows × cols`, items are columns). Labels are
+//! `uint32_t` class ids, `MVNMF_UNLABELED` for an unknown class; flags
+//! (labeled masks, relevance, multi-label targets and decisions) are `uint8_t`
+//! 0 or 1.
+
+use core::ffi::{c_int, c_void};
+
+use super::{guard, mvnmf_status, slice, slice_mut, write_bytes};
+use crate::error::Error;
+use crate::eval::{self, KMeansParams, KnnParams, Metric, NmiNorm};
+use crate::mat::MatRef;
+
+/// The label of an item whose class is unknown (`uint32_t`, all bits set).
+pub const MVNMF_UNLABELED: u32 = u32::MAX;
+/// `mvnmf_knn_params.metric`: squared Euclidean distance.
+pub const MVNMF_METRIC_EUCLIDEAN: u32 = 0;
+/// `mvnmf_knn_params.metric`: cosine distance `1 − cos`.
+pub const MVNMF_METRIC_COSINE: u32 = 1;
+/// `mvnmf_nmi` normalisation: `max(H(C), H(C'))` (the papers', seed 003 eq. 43).
+pub const MVNMF_NMI_MAX: u32 = 0;
+/// `mvnmf_nmi` normalisation: `(H(C) + H(C')) / 2` (scikit-learn's default).
+pub const MVNMF_NMI_ARITHMETIC: u32 = 1;
+/// `mvnmf_nmi` normalisation: `sqrt(H(C) H(C'))`.
+pub const MVNMF_NMI_GEOMETRIC: u32 = 2;
+/// `mvnmf_nmi` normalisation: `min(H(C), H(C'))`.
+pub const MVNMF_NMI_MIN: u32 = 3;
+
+/// Options of `mvnmf_knn_predict`; defaults from `mvnmf_knn_params_default()`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_knn_params {
+    /// Neighbours (default 9).
+    pub k: usize,
+    /// `MVNMF_METRIC_EUCLIDEAN` (default) or `MVNMF_METRIC_COSINE`.
+    pub metric: u32,
+}
+
+/// Options of `mvnmf_kmeans`; defaults from `mvnmf_kmeans_params_default()`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_kmeans_params {
+    /// Seeded runs, the lowest inertia is kept (default 10; at least 1).
+    pub restarts: u32,
+    /// Lloyd iterations per run at most (default 300).
+    pub max_iter: u32,
+    /// Stop when the summed squared centroid shift is at most `tol` times the
+    /// mean per-feature variance (default 1e-4; 0: until assignments are stable).
+    pub tol: f64,
+    /// Seed (default 0).
+    pub seed: u64,
+}
+
+/// What `mvnmf_kmeans` reports about the run it kept.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_kmeans_report {
+    /// Sum of squared distances of the items to their centroids.
+    pub inertia: f64,
+    /// Lloyd iterations of the kept run.
+    pub iterations: u32,
+    /// 1 when the kept run met its stopping rule, 0 when it hit `max_iter`.
+    pub converged: u32,
+    /// The kept run (`0 .. restarts-1`).
+    pub best_restart: u32,
+    /// Empty clusters re-seeded in the kept run.
+    pub reseeded: u32,
+}
+
+/// Decision metrics of a multi-label prediction (`mvnmf_multilabel_metrics`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_multilabel_scores {
+    /// Mean per-label F1 (a label never true nor predicted has F1 = 0).
+    pub macro_f1: f64,
+    /// F1 of the pooled counts.
+    pub micro_f1: f64,
+    /// Fraction of wrong label decisions.
+    pub hamming_loss: f64,
+}
+
+fn knn_from_c(p: &mvnmf_knn_params) -> Result<KnnParams, Error> {
+    let metric = match p.metric {
+        MVNMF_METRIC_EUCLIDEAN => Metric::Euclidean,
+        MVNMF_METRIC_COSINE => Metric::Cosine,
+        _ => return Err(Error::BadParameter),
+    };
+    if p.k == 0 {
+        return Err(Error::BadParameter);
+    }
+    Ok(KnnParams { k: p.k, metric })
+}
+
+unsafe fn read_knn(p: *const mvnmf_knn_params) -> Result<KnnParams, Error> {
+    if p.is_null() {
+        Ok(KnnParams::default())
+    } else {
+        knn_from_c(&*p)
+    }
+}
+
+unsafe fn read_kmeans(p: *const mvnmf_kmeans_params) -> Result<KMeansParams, Error> {
+    let out = if p.is_null() {
+        KMeansParams::default()
+    } else {
+        let p = &*p;
+        KMeansParams {
+            restarts: p.restarts,
+            max_iter: p.max_iter,
+            tol: p.tol,
+            seed: p.seed,
+        }
+    };
+    out.validate()?;
+    Ok(out)
+}
+
+fn nmi_norm(norm: u32) -> Result<NmiNorm, Error> {
+    Ok(match norm {
+        MVNMF_NMI_MAX => NmiNorm::Max,
+        MVNMF_NMI_ARITHMETIC => NmiNorm::Arithmetic,
+        MVNMF_NMI_GEOMETRIC => NmiNorm::Geometric,
+        MVNMF_NMI_MIN => NmiNorm::Min,
+        _ => return Err(Error::BadParameter),
+    })
+}
+
+/// `rows*cols`, checked.
+fn area(rows: usize, cols: usize) -> Result<usize, Error> {
+    rows.checked_mul(cols).ok_or(Error::SizeOverflow)
+}
+
+/// A required output pointer.
+fn need<T>(p: *mut T) -> Result<(), Error> {
+    if p.is_null() {
+        Err(Error::NullPointer)
+    } else {
+        Ok(())
+    }
+}
+
+/// An optional 11-value output.
+unsafe fn pr11_out<'a>(p: *mut f64) -> Option<&'a mut [f64; 11]> {
+    if p.is_null() {
+        None
+    } else {
+        Some(&mut *p.cast::<[f64; 11]>())
+    }
+}
+
+unsafe fn work_slice<'a>(work: *mut c_void, work_bytes: usize) -> Result<&'a mut [u8], Error> {
+    slice_mut(work.cast::<u8>(), work_bytes)
+}
+
+// ---------------------------------------------------------------- protocol
+
+/// Workspace bytes of `mvnmf_stratified_split` for `n` items.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_stratified_split_workspace(
+    n: usize,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    guard(|| {
+        need(bytes)?;
+        write_bytes(bytes, eval::stratified_split_workspace(n))
+    })
+}
+
+/// Per-class stratified random split: in every class, `round(fraction·n_c)`
+/// items (at least one when `fraction > 0`) are marked labeled, chosen from
+/// `seed`. `labels[n]` are classes `< n_classes`; writes `labeled[n]`
+/// (1 = labeled, 0 = not). `0 <= fraction <= 1`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_stratified_split(
+    labels: *const u32,
+    n: usize,
+    n_classes: usize,
+    fraction: f64,
+    seed: u64,
+    labeled: *mut u8,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> mvnmf_status {
+    guard(|| {
+        if n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let l = slice(labels, n)?;
+        let out = slice_mut(labeled, n)?;
+        let w = work_slice(work, work_bytes)?;
+        eval::split_into(l, n_classes, fraction, seed, out, 1u8, 0u8, w)?;
+        Ok(mvnmf_status::Ok)
+    })
+}
+
+/// The default kNN options (k = 9, Euclidean).
+#[no_mangle]
+pub extern "C" fn mvnmf_knn_params_default() -> mvnmf_knn_params {
+    mvnmf_knn_params {
+        k: 9,
+        metric: MVNMF_METRIC_EUCLIDEAN,
+    }
+}
+
+/// Workspace bytes of `mvnmf_knn_predict` (`params` may be NULL: defaults).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_knn_predict_workspace(
+    n_classes: usize,
+    params: *const mvnmf_knn_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    guard(|| {
+        need(bytes)?;
+        let p = read_knn(params)?;
+        write_bytes(bytes, eval::knn_predict_workspace(&p, n_classes))
+    })
+}
+
+/// kNN classification: predicts `pred[q]` for every column of `query`
+/// (`d × n_query`) from its `k` nearest columns of `reference` (`d × n_ref`)
+/// whose `ref_labels` are not `MVNMF_UNLABELED`. Neighbours are ordered by
+/// (distance, reference index); among classes with the most votes the smallest
+/// id wins. `reference` and `query` may be the same matrix. Needs at least `k`
+/// labeled reference items (`MVNMF_STATUS_TOO_FEW_LABELED`).
+/// Cost `O(n_query · n_ref · d)`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_knn_predict(
+    reference: *const f64,
+    d: usize,
+    n_ref: usize,
+    ref_labels: *const u32,
+    query: *const f64,
+    n_query: usize,
+    n_classes: usize,
+    params: *const mvnmf_knn_params,
+    pred: *mut u32,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> mvnmf_status {
+    guard(|| {
+        let p = read_knn(params)?;
+        if d == 0 || n_ref == 0 || n_query == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let r = slice(reference, area(d, n_ref)?)?;
+        let q = slice(query, area(d, n_query)?)?;
+        let l = slice(ref_labels, n_ref)?;
+        let out = slice_mut(pred, n_query)?;
+        let w = work_slice(work, work_bytes)?;
+        eval::knn_predict(
+            MatRef::col_major(r, d, n_ref)?,
+            l,
+            MatRef::col_major(q, d, n_query)?,
+            n_classes,
+            &p,
+            out,
+            w,
+        )?;
+        Ok(mvnmf_status::Ok)
+    })
+}
+
+/// Classification accuracy: the fraction of the items with `mask[j] = 1` (all
+/// items when `mask` is NULL) whose `pred[j]` equals `truth[j]`; NaN when no
+/// item is counted. `mask` values must be 0 or 1 (`MVNMF_STATUS_BAD_PARAMETER`).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_accuracy(
+    pred: *const u32,
+    truth: *const u32,
+    n: usize,
+    mask: *const u8,
+    accuracy: *mut f64,
+) -> mvnmf_status {
+    guard(|| {
+        need(accuracy)?;
+        if n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let p = slice(pred, n)?;
+        let t = slice(truth, n)?;
+        let m = if mask.is_null() {
+            None
+        } else {
+            Some(slice(mask, n)?)
+        };
+        if m.is_some_and(|m| m.iter().any(|&x| x > 1)) {
+            return Err(Error::BadParameter);
+        }
+        let (mut hit, mut all) = (0usize, 0usize);
+        for j in 0..n {
+            if m.is_none_or(|m| m[j] == 1) {
+                all += 1;
+                hit += (p[j] == t[j]) as usize;
+            }
+        }
+        *accuracy = hit as f64 / all as f64;
+        Ok(mvnmf_status::Ok)
+    })
+}
+
+// -------------------------------------------------------------- clustering
+
+/// The default k-means options (10 restarts, 300 iterations, tol 1e-4, seed 0).
+#[no_mangle]
+pub extern "C" fn mvnmf_kmeans_params_default() -> mvnmf_kmeans_params {
+    let d = KMeansParams::default();
+    mvnmf_kmeans_params {
+        restarts: d.restarts,
+        max_iter: d.max_iter,
+        tol: d.tol,
+        seed: d.seed,
+    }
+}
+
+/// Workspace bytes of `mvnmf_kmeans` (`params` may be NULL: defaults).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_kmeans_workspace(
+    d: usize,
+    n: usize,
+    k: usize,
+    params: *const mvnmf_kmeans_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    guard(|| {
+        need(bytes)?;
+        let p = read_kmeans(params)?;
+        write_bytes(bytes, eval::kmeans_workspace(d, n, k, &p))
+    })
+}
+
+/// k-means of the `n` columns of `x` (`d × n`) into `k <= n` clusters: greedy
+/// k-means++ seeding, Lloyd iterations, `restarts` seeded runs, the lowest
+/// inertia kept; deterministic for a seed. Empty clusters are re-seeded with
+/// the item farthest from its centroid. Writes `assign[n]` (cluster ids
+/// `0..k-1`), `centroids` (`d × k`, may be NULL) and `report` (may be NULL).
+/// Cost `O(n·k·d)` per iteration.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_kmeans(
+    x: *const f64,
+    d: usize,
+    n: usize,
+    k: usize,
+    params: *const mvnmf_kmeans_params,
+    assign: *mut u32,
+    centroids: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+    report: *mut mvnmf_kmeans_report,
+) -> mvnmf_status {
+    guard(|| {
+        let p = read_kmeans(params)?;
+        if d == 0 || n == 0 || k == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let xs = slice(x, area(d, n)?)?;
+        need(assign)?;
+        let a = slice_mut(assign, n)?;
+        let c = if centroids.is_null() {
+            None
+        } else {
+            Some(slice_mut(centroids, area(d, k)?)?)
+        };
+        let w = work_slice(work, work_bytes)?;
+        let r = eval::kmeans(MatRef::col_major(xs, d, n)?, k, &p, a, c, w)?;
+        if !report.is_null() {
+            *report = mvnmf_kmeans_report {
+                inertia: r.inertia,
+                iterations: r.iterations,
+                converged: r.converged as u32,
+                best_restart: r.best_restart,
+                reseeded: r.reseeded,
+            };
+        }
+        Ok(mvnmf_status::Ok)
+    })
+}
+
+/// Workspace bytes of `mvnmf_assignment` for a `rows × cols` cost matrix.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_assignment_workspace(
+    rows: usize,
+    cols: usize,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    guard(|| {
+        need(bytes)?;
+        write_bytes(bytes, eval::assignment_workspace(rows, cols))
+    })
+}
+
+/// Linear assignment (Kuhn–Munkres): matches `min(rows, cols)` rows of the
+/// `rows × cols` cost matrix to distinct columns with minimal total cost
+/// (`maximize = 0`) or maximal (`maximize != 0`). Writes `row_to_col[rows]`
+/// (`SIZE_MAX` from <stdint.h> for the rows left over when `rows > cols`) and, if not
+/// NULL, `*total`. Costs must be finite. `O(r²c)`, `r = min`, `c = max`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_assignment(
+    cost: *const f64,
+    rows: usize,
+    cols: usize,
+    maximize: c_int,
+    row_to_col: *mut usize,
+    total: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> mvnmf_status {
+    guard(|| {
+        if rows == 0 || cols == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let c = slice(cost, area(rows, cols)?)?;
+        need(row_to_col)?;
+        let out = slice_mut(row_to_col, rows)?;
+        let w = work_slice(work, work_bytes)?;
+        let t = eval::assignment(MatRef::col_major(c, rows, cols)?, maximize != 0, out, w)?;
+        if !total.is_null() {
+            *total = t;
+        }
+        Ok(mvnmf_status::Ok)
+    })
+}
+
+/// Workspace bytes of `mvnmf_clustering_accuracy`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_clustering_accuracy_workspace(
+    n_classes: usize,
+    n_clusters: usize,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    guard(|| {
+        need(bytes)?;
+        write_bytes(
+            bytes,
+            eval::clustering_accuracy_workspace(n_classes, n_clusters),
+        )
+    })
+}
+
+/// Clustering accuracy under the best one-to-one map between the clusters
+/// `pred[j] < n_clusters` and the classes `truth[j] < n_classes` (Kuhn–Munkres
+/// on the contingency table; surplus clusters or classes count as wrong).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_clustering_accuracy(
+    truth: *const u32,
+    pred: *const u32,
+    n: usize,
+    n_classes: usize,
+    n_clusters: usize,
+    accuracy: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> mvnmf_status {
+    guard(|| {
+        need(accuracy)?;
+        if n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let t = slice(truth, n)?;
+        let p = slice(pred, n)?;
+        let w = work_slice(work, work_bytes)?;
+        *accuracy = eval::clustering_accuracy(t, p, n_classes, n_clusters, w)?;
+        Ok(mvnmf_status::Ok)
+    })
+}
+
+/// Workspace bytes of `mvnmf_nmi`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_nmi_workspace(
+    n_classes: usize,
+    n_clusters: usize,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    guard(|| {
+        need(bytes)?;
+        write_bytes(bytes, eval::nmi_workspace(n_classes, n_clusters))
+    })
+}
+
+/// Normalised mutual information between classes and clusters (natural logs),
+/// `I / norm(H(C), H(C'))` with `norm` one of `MVNMF_NMI_MAX` (the papers'),
+/// `MVNMF_NMI_ARITHMETIC` (scikit-learn's default), `MVNMF_NMI_GEOMETRIC`,
+/// `MVNMF_NMI_MIN`. Matches scikit-learn's `normalized_mutual_info_score`,
+/// limit cases included.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_nmi(
+    truth: *const u32,
+    pred: *const u32,
+    n: usize,
+    n_classes: usize,
+    n_clusters: usize,
+    norm: u32,
+    nmi: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> mvnmf_status {
+    guard(|| {
+        need(nmi)?;
+        let nm = nmi_norm(norm)?;
+        if n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let t = slice(truth, n)?;
+        let p = slice(pred, n)?;
+        let w = work_slice(work, work_bytes)?;
+        *nmi = eval::nmi(t, p, n_classes, n_clusters, nm, w)?;
+        Ok(mvnmf_status::Ok)
+    })
+}
+
+// --------------------------------------------------------------- retrieval
+
+/// The indices of the `top` highest `scores` (ties: lower index first), best
+/// first, in `indices[top]`; `top <= n`. Partial selection, `O(n log top)`,
+/// no workspace.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_top_n(
+    scores: *const f64,
+    n: usize,
+    top: usize,
+    indices: *mut usize,
+) -> mvnmf_status {
+    guard(|| {
+        if n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let s = slice(scores, n)?;
+        if top > n {
+            return Err(Error::DimensionMismatch);
+        }
+        let out = slice_mut(indices, top)?;
+        eval::top_n(s, out)?;
+        Ok(mvnmf_status::Ok)
+    })
+}
+
+/// Workspace bytes of `mvnmf_query_metrics` and `mvnmf_retrieval_metrics`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_query_metrics_workspace(
+    n_items: usize,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    guard(|| {
+        need(bytes)?;
+        write_bytes(bytes, eval::query_metrics_workspace(n_items))
+    })
+}
+
+/// Retrieval metrics of one query from the scores of all `n_items` items
+/// (higher = better; ties ranked by lower index) and their `relevant` flags:
+/// `*average_precision`, `precision_at[i]` = P@`cutoffs[i]` (`n_cutoffs`
+/// values, each cutoff >= 1; P@N divides by N) and, if `pr11` is not NULL, the
+/// 11-point interpolated precision at recall 0, 0.1, ..., 1. AP = 0 when no
+/// item is relevant. `O(n log R)` for R relevant items, no full sort.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_query_metrics(
+    scores: *const f64,
+    relevant: *const u8,
+    n_items: usize,
+    cutoffs: *const usize,
+    n_cutoffs: usize,
+    average_precision: *mut f64,
+    precision_at: *mut f64,
+    pr11: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> mvnmf_status {
+    guard(|| {
+        need(average_precision)?;
+        if n_items == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let s = slice(scores, n_items)?;
+        let r = slice(relevant, n_items)?;
+        let c = slice(cutoffs, n_cutoffs)?;
+        let pa = slice_mut(precision_at, n_cutoffs)?;
+        let w = work_slice(work, work_bytes)?;
+        *average_precision = eval::query_metrics(s, r, c, pa, pr11_out(pr11), w)?;
+        Ok(mvnmf_status::Ok)
+    })
+}
+
+/// Retrieval metrics over `n_queries` queries: column `q` of `scores` and of
+/// `relevant` (both `n_items × n_queries`) is query `q`. Writes `*map` (mean
+/// AP; queries without relevant items count as 0), the per-query APs
+/// (`average_precision[n_queries]`, may be NULL), the mean P@`cutoffs[i]` in
+/// `mean_precision_at[n_cutoffs]` and the mean 11-point curve (`mean_pr11[11]`,
+/// may be NULL). Workspace: `mvnmf_query_metrics_workspace(n_items)`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_retrieval_metrics(
+    scores: *const f64,
+    relevant: *const u8,
+    n_items: usize,
+    n_queries: usize,
+    cutoffs: *const usize,
+    n_cutoffs: usize,
+    average_precision: *mut f64,
+    map: *mut f64,
+    mean_precision_at: *mut f64,
+    mean_pr11: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> mvnmf_status {
+    guard(|| {
+        need(map)?;
+        if n_items == 0 || n_queries == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let len = area(n_items, n_queries)?;
+        let s = slice(scores, len)?;
+        let r = slice(relevant, len)?;
+        let c = slice(cutoffs, n_cutoffs)?;
+        let pa = slice_mut(mean_precision_at, n_cutoffs)?;
+        let ap = if average_precision.is_null() {
+            None
+        } else {
+            Some(slice_mut(average_precision, n_queries)?)
+        };
+        let w = work_slice(work, work_bytes)?;
+        *map = eval::retrieval_metrics(
+            MatRef::col_major(s, n_items, n_queries)?,
+            MatRef::col_major(r, n_items, n_queries)?,
+            c,
+            ap,
+            pa,
+            pr11_out(mean_pr11),
+            w,
+        )?;
+        Ok(mvnmf_status::Ok)
+    })
+}
+
+/// Retrieval metrics of one ranked list: `relevant[p]` flags the item at rank
+/// `p + 1` (`length` entries), `n_relevant` is the total number of relevant
+/// items (at least those in the list; more for a truncated top-N list). Same
+/// outputs as `mvnmf_query_metrics`; no workspace.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_ranked_list_metrics(
+    relevant: *const u8,
+    length: usize,
+    n_relevant: usize,
+    cutoffs: *const usize,
+    n_cutoffs: usize,
+    average_precision: *mut f64,
+    precision_at: *mut f64,
+    pr11: *mut f64,
+) -> mvnmf_status {
+    guard(|| {
+        need(average_precision)?;
+        let r = slice(relevant, length)?;
+        let c = slice(cutoffs, n_cutoffs)?;
+        let pa = slice_mut(precision_at, n_cutoffs)?;
+        *average_precision = eval::ranked_list_metrics(r, n_relevant, c, pa, pr11_out(pr11))?;
+        Ok(mvnmf_status::Ok)
+    })
+}
+
+// ------------------------------------------------------------- multi-label
+
+/// Macro-F1, Micro-F1 and Hamming loss of the decisions `pred` against
+/// `truth`, both `n_labels × n_items` 0/1 (column-major: item j's labels are
+/// `truth[j*n_labels ...]`). No workspace.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_multilabel_metrics(
+    truth: *const u8,
+    pred: *const u8,
+    n_labels: usize,
+    n_items: usize,
+    scores: *mut mvnmf_multilabel_scores,
+) -> mvnmf_status {
+    guard(|| {
+        need(scores)?;
+        if n_labels == 0 || n_items == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let len = area(n_labels, n_items)?;
+        let t = slice(truth, len)?;
+        let p = slice(pred, len)?;
+        let s = eval::multilabel_scores(
+            MatRef::col_major(t, n_labels, n_items)?,
+            MatRef::col_major(p, n_labels, n_items)?,
+        )?;
+        *scores = mvnmf_multilabel_scores {
+            macro_f1: s.macro_f1,
+            micro_f1: s.micro_f1,
+            hamming_loss: s.hamming_loss,
+        };
+        Ok(mvnmf_status::Ok)
+    })
+}
+
+/// Workspace bytes of `mvnmf_average_auroc`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_average_auroc_workspace(
+    n_items: usize,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    guard(|| {
+        need(bytes)?;
+        write_bytes(bytes, eval::average_auroc_workspace(n_items))
+    })
+}
+
+/// Per-label AUROC of `scores` against `truth` (both `n_labels × n_items`),
+/// ties by average rank as scikit-learn's `roc_auc_score`, and their mean in
+/// `*mean`. A label whose truth is constant has no AUROC: NaN in `per_label`
+/// (`n_labels` values, may be NULL) and left out of the mean;
+/// `*labels_scored` (may be NULL) says how many were averaged (`*mean` is NaN
+/// when none). `O(n_labels · n_items log n_items)`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_average_auroc(
+    truth: *const u8,
+    scores: *const f64,
+    n_labels: usize,
+    n_items: usize,
+    per_label: *mut f64,
+    mean: *mut f64,
+    labels_scored: *mut usize,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> mvnmf_status {
+    guard(|| {
+        need(mean)?;
+        if n_labels == 0 || n_items == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let len = area(n_labels, n_items)?;
+        let t = slice(truth, len)?;
+        let s = slice(scores, len)?;
+        let pl = if per_label.is_null() {
+            None
+        } else {
+            Some(slice_mut(per_label, n_labels)?)
+        };
+        let w = work_slice(work, work_bytes)?;
+        let r = eval::average_auroc(
+            MatRef::col_major(t, n_labels, n_items)?,
+            MatRef::col_major(s, n_labels, n_items)?,
+            pl,
+            w,
+        )?;
+        *mean = r.mean;
+        if !labels_scored.is_null() {
+            *labels_scored = r.labels_scored;
+        }
+        Ok(mvnmf_status::Ok)
+    })
+}

@@ -1,0 +1,378 @@
+//! What the LDGE and TGE builders share: options, CSR outputs, capacities, and the assembly of
+//! a symmetric CSR graph from directed neighbour lists without allocation.
+
+use crate::error::Error;
+use crate::kernel::topk::{PairTop, TopK, NO_NEIGHBOR};
+use crate::work::{Stack, WorkReq};
+
+/// The penalty graph `Wᵖ` of LDGE / TGE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Penalty {
+    /// Seed 003 (eq. 9): `(i, j)` is an edge if it is among the `kp` most similar pairs between
+    /// class `y_i` and the other classes, or between `y_j` and the others (about `C·kp` edges:
+    /// measured, it barely acts on real data).
+    ClassPairs,
+    /// Seed 000 (eq. 5): `(i, j)` is an edge if `i` is among the `kp` nearest other-class labeled
+    /// neighbours of `j`, or `j` of `i` (about `N_l·kp` edges).
+    ItemNeighbors,
+}
+
+/// Options of [`super::ldge`] and [`super::tge`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GraphParams {
+    /// Affinity neighbours `ka >= 1` (default 5, the papers' value).
+    pub ka: usize,
+    /// Penalty neighbours or pairs per class, `kp` (default 3; 0: no penalty graph, e.g. GNMF).
+    pub kp: usize,
+    /// Which penalty (default [`Penalty::ClassPairs`], seed 003).
+    pub penalty: Penalty,
+    /// TGE's weight `σ` of the label-derived edges (default 2; the paper asks `σ > 1`; must be
+    /// finite and `> 0`). Unused by LDGE.
+    pub sigma: f64,
+    /// Items per block side of the kernel evaluation (0: default).
+    pub block: usize,
+}
+
+impl Default for GraphParams {
+    fn default() -> Self {
+        GraphParams {
+            ka: 5,
+            kp: 3,
+            penalty: Penalty::ClassPairs,
+            sigma: 2.0,
+            block: 0,
+        }
+    }
+}
+
+impl GraphParams {
+    /// `ka >= 1`, `σ` finite and `> 0` ([`Error::BadParameter`]).
+    pub fn validate(&self) -> Result<(), Error> {
+        if self.ka == 0 || !(self.sigma.is_finite() && self.sigma > 0.0) {
+            return Err(Error::BadParameter);
+        }
+        Ok(())
+    }
+}
+
+/// A symmetric CSR graph being written: `row_ptr` has `N + 1` entries; `col_idx` and `weights`
+/// at least the number of stored entries (the capacity queries give a bound from `N` and `k`).
+#[derive(Debug)]
+pub struct CsrOut<'a> {
+    /// Row pointers (`N + 1`).
+    pub row_ptr: &'a mut [usize],
+    /// Column indices (strictly increasing within a row).
+    pub col_idx: &'a mut [usize],
+    /// Weights (`W_ij == W_ji`).
+    pub weights: &'a mut [f64],
+}
+
+/// Stored entries (both directions count) of an affinity and a penalty graph.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GraphNnz {
+    /// Entries of `Wᵃ`.
+    pub affinity: usize,
+    /// Entries of `Wᵖ`.
+    pub penalty: usize,
+}
+
+fn mul(a: usize, b: usize) -> Result<usize, Error> {
+    a.checked_mul(b).ok_or(Error::SizeOverflow)
+}
+
+/// Most entries a penalty graph can store.
+pub(crate) fn penalty_capacity(
+    n: usize,
+    n_classes: usize,
+    p: &GraphParams,
+) -> Result<usize, Error> {
+    let all = mul(n, n.saturating_sub(1))?;
+    Ok(match p.penalty {
+        Penalty::ClassPairs => mul(mul(2, n_classes)?, p.kp)?,
+        Penalty::ItemNeighbors => mul(mul(2, n)?, p.kp)?,
+    }
+    .min(all))
+}
+
+/// Most entries of LDGE's graphs for `n` items (whatever the labels): affinity `2·N·ka`,
+/// penalty `2·C·kp` (class pairs) or `2·N·kp` (item neighbours), each at most `N(N − 1)`.
+pub fn ldge_capacity(n: usize, n_classes: usize, params: &GraphParams) -> Result<GraphNnz, Error> {
+    let all = mul(n, n.saturating_sub(1))?;
+    Ok(GraphNnz {
+        affinity: mul(mul(2, n)?, params.ka)?.min(all),
+        penalty: penalty_capacity(n, n_classes, params)?,
+    })
+}
+
+/// Most entries of TGE's graphs for `n` items: affinity `4·N·ka` (the `N·ka` global and the
+/// `N_l·ka` same-class neighbour lists, symmetrised), penalty as LDGE; each at most `N(N − 1)`.
+pub fn tge_capacity(n: usize, n_classes: usize, params: &GraphParams) -> Result<GraphNnz, Error> {
+    let all = mul(n, n.saturating_sub(1))?;
+    Ok(GraphNnz {
+        affinity: mul(mul(4, n)?, params.ka)?.min(all),
+        penalty: penalty_capacity(n, n_classes, params)?,
+    })
+}
+
+/// Checks the row pointer lengths of both outputs.
+pub(crate) fn check_outs(n: usize, a: &CsrOut<'_>, p: &CsrOut<'_>) -> Result<(), Error> {
+    if a.row_ptr.len() != n + 1 || p.row_ptr.len() != n + 1 {
+        return Err(Error::DimensionMismatch);
+    }
+    Ok(())
+}
+
+/// A symmetric CSR graph assembled in workspace from undirected edges (duplicates merged).
+/// Edges are added twice with the same calls: once to count ([`Assembler::add`] before
+/// [`Assembler::start_fill`]), once to fill.
+pub(crate) struct Assembler<'w> {
+    n: usize,
+    ptr: &'w mut [usize],
+    cols: &'w mut [usize],
+    filling: bool,
+}
+
+impl<'w> Assembler<'w> {
+    /// Room for `n` items and `edges` undirected edges (`2·edges` entries).
+    pub(crate) fn workspace(n: usize, edges: usize) -> WorkReq {
+        WorkReq::all_of(&[
+            WorkReq::new::<usize>(n.saturating_add(1)),
+            WorkReq::matrix::<usize>(edges, 2),
+        ])
+    }
+
+    pub(crate) fn new(n: usize, edges: usize, st: &mut Stack<'w>) -> Result<Self, Error> {
+        let ptr: &mut [usize] = st.take(n + 1)?;
+        let cols: &mut [usize] = st.take_matrix(edges, 2)?;
+        ptr.fill(0);
+        Ok(Assembler {
+            n,
+            ptr,
+            cols,
+            filling: false,
+        })
+    }
+
+    /// The undirected edge `{i, j}`, `i != j`.
+    #[inline]
+    pub(crate) fn add(&mut self, i: usize, j: usize) {
+        if self.filling {
+            self.cols[self.ptr[i]] = j;
+            self.ptr[i] += 1;
+            self.cols[self.ptr[j]] = i;
+            self.ptr[j] += 1;
+        } else {
+            self.ptr[i + 1] += 1;
+            self.ptr[j + 1] += 1;
+        }
+    }
+
+    /// Counting done: prefix sums (row starts), then the same edges again.
+    pub(crate) fn start_fill(&mut self) {
+        for i in 0..self.n {
+            self.ptr[i + 1] += self.ptr[i];
+        }
+        self.filling = true;
+    }
+
+    /// Sorts every row, merges duplicates, compacts; returns the stored entries.
+    pub(crate) fn finish(&mut self) -> usize {
+        // After filling, ptr[i] is the end of row i: shift back to starts.
+        for i in (0..self.n).rev() {
+            self.ptr[i + 1] = self.ptr[i];
+        }
+        self.ptr[0] = 0;
+        let (mut w, mut s) = (0, 0);
+        for i in 0..self.n {
+            let e = self.ptr[i + 1];
+            self.cols[s..e].sort_unstable();
+            let start = w;
+            let mut last = NO_NEIGHBOR;
+            for r in s..e {
+                let c = self.cols[r];
+                if c != last {
+                    self.cols[w] = c;
+                    w += 1;
+                    last = c;
+                }
+            }
+            self.ptr[i] = start;
+            s = e;
+        }
+        self.ptr[self.n] = w;
+        w
+    }
+
+    /// Stored entries (after [`Assembler::finish`]).
+    pub(crate) fn nnz(&self) -> usize {
+        self.ptr[self.n]
+    }
+
+    /// Copies into `out` with weights `weight(i, j)` (`out` checked by the caller).
+    pub(crate) fn write(&self, out: &mut CsrOut<'_>, weight: impl Fn(usize, usize) -> f64) {
+        let nnz = self.nnz();
+        out.row_ptr.copy_from_slice(&self.ptr[..self.n + 1]);
+        out.col_idx[..nnz].copy_from_slice(&self.cols[..nnz]);
+        for i in 0..self.n {
+            for r in self.ptr[i]..self.ptr[i + 1] {
+                out.weights[r] = weight(i, self.cols[r]);
+            }
+        }
+    }
+
+    /// [`Error::BufferTooShort`] unless `out` holds [`Assembler::nnz`] entries.
+    pub(crate) fn check(&self, out: &CsrOut<'_>) -> Result<(), Error> {
+        let nnz = self.nnz();
+        if out.col_idx.len() < nnz || out.weights.len() < nnz {
+            return Err(Error::BufferTooShort);
+        }
+        Ok(())
+    }
+}
+
+/// Adds the edges `{i, j}` of the neighbour lists of `items` that `keep` accepts.
+pub(crate) fn add_lists(
+    asm: &mut Assembler<'_>,
+    top: &TopK<'_>,
+    items: impl Iterator<Item = usize>,
+    keep: impl Fn(usize, usize) -> bool,
+) {
+    for i in items {
+        for &j in top.get(i).0 {
+            if j != NO_NEIGHBOR && keep(i, j) {
+                asm.add(i, j);
+            }
+        }
+    }
+}
+
+/// Adds every class's pairs.
+pub(crate) fn add_pairs(asm: &mut Assembler<'_>, top: &PairTop<'_>, n_classes: usize) {
+    for c in 0..n_classes {
+        let (lo, hi, _) = top.get(c);
+        for (&i, &j) in lo.iter().zip(hi) {
+            if i != NO_NEIGHBOR {
+                asm.add(i, j);
+            }
+        }
+    }
+}
+
+/// The penalty heaps of a search: per-item other-class lists or per-class pairs.
+pub(crate) enum PenaltyTop<'w> {
+    Items(TopK<'w>),
+    Pairs(PairTop<'w>),
+}
+
+impl<T: crate::real::Real> crate::kernel::engine::Sink<T> for PenaltyTop<'_> {
+    fn visit(
+        &mut self,
+        rows: &[usize],
+        cols: &[usize],
+        blk: &[T],
+        shape: crate::kernel::engine::Block,
+    ) {
+        match self {
+            PenaltyTop::Items(t) => t.visit(rows, cols, blk, shape),
+            PenaltyTop::Pairs(t) => t.visit(rows, cols, blk, shape),
+        }
+    }
+}
+
+impl<'w> PenaltyTop<'w> {
+    /// Workspace of the heaps.
+    pub(crate) fn workspace(n: usize, n_classes: usize, p: &GraphParams) -> WorkReq {
+        if p.kp == 0 {
+            return WorkReq::EMPTY;
+        }
+        match p.penalty {
+            Penalty::ItemNeighbors => TopK::workspace(n, p.kp),
+            Penalty::ClassPairs => PairTop::workspace(n_classes, p.kp),
+        }
+    }
+
+    /// Directed edges the heaps can hold (assembly room).
+    pub(crate) fn edges(n: usize, n_classes: usize, p: &GraphParams) -> usize {
+        match p.penalty {
+            Penalty::ItemNeighbors => n.saturating_mul(p.kp),
+            Penalty::ClassPairs => n_classes.saturating_mul(p.kp),
+        }
+    }
+
+    /// Empty heaps (`p.kp >= 1`).
+    pub(crate) fn new(
+        n: usize,
+        n_classes: usize,
+        labels: &'w [u32],
+        p: &GraphParams,
+        st: &mut Stack<'w>,
+    ) -> Result<Self, Error> {
+        Ok(match p.penalty {
+            Penalty::ItemNeighbors => {
+                let idx: &mut [usize] = st.take_matrix(n, p.kp)?;
+                let sim: &mut [f64] = st.take_matrix(n, p.kp)?;
+                PenaltyTop::Items(TopK::new(
+                    p.kp,
+                    idx,
+                    sim,
+                    crate::kernel::topk::Filter::Other(labels),
+                ))
+            }
+            Penalty::ClassPairs => {
+                let lo: &mut [usize] = st.take_matrix(n_classes, p.kp)?;
+                let hi: &mut [usize] = st.take_matrix(n_classes, p.kp)?;
+                let sim: &mut [f64] = st.take_matrix(n_classes, p.kp)?;
+                PenaltyTop::Pairs(PairTop::new(p.kp, labels, lo, hi, sim))
+            }
+        })
+    }
+
+    /// Adds the penalty edges.
+    pub(crate) fn add_to(&self, asm: &mut Assembler<'_>, labeled: &[usize], n_classes: usize) {
+        match self {
+            PenaltyTop::Items(t) => add_lists(asm, t, labeled.iter().copied(), |_, _| true),
+            PenaltyTop::Pairs(t) => add_pairs(asm, t, n_classes),
+        }
+    }
+}
+
+/// Enough labeled items for the penalty: `ItemNeighbors`, `kp` other-class items for every
+/// present class; `ClassPairs`, `kp` cross pairs ([`Error::TooFewLabeled`]).
+pub(crate) fn check_penalty_counts(
+    ci: &crate::kernel::ClassIndex<'_>,
+    p: &GraphParams,
+) -> Result<(), Error> {
+    if p.kp == 0 {
+        return Ok(());
+    }
+    let nl = ci.labeled().len();
+    match p.penalty {
+        Penalty::ClassPairs => crate::kernel::knn::check_pair_counts(ci, p.kp),
+        Penalty::ItemNeighbors => {
+            for c in 0..ci.n_classes() {
+                let m = ci.count(c);
+                if m > 0 && nl - m < p.kp {
+                    return Err(Error::TooFewLabeled);
+                }
+            }
+            if nl == 0 {
+                return Err(Error::TooFewLabeled);
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Every class with labeled items has more than `ka` of them ([`Error::TooFewLabeled`]).
+pub(crate) fn check_affinity_counts(
+    ci: &crate::kernel::ClassIndex<'_>,
+    ka: usize,
+) -> Result<(), Error> {
+    for c in 0..ci.n_classes() {
+        let m = ci.count(c);
+        if m > 0 && m <= ka {
+            return Err(Error::TooFewLabeled);
+        }
+    }
+    Ok(())
+}

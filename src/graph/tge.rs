@@ -1,0 +1,166 @@
+//! TGE, the transductive graph embedding (seed 003 §4.3, eqs 12–13), built from neighbours
+//! under the fused kernel.
+//!
+//! ```text
+//! Wᵃ_ij = σ   if i ∈ N⁺_ka(j) or j ∈ N⁺_ka(i)                          (labeled, same class, as LDGE)
+//!         1   if i or j is unlabeled, and i ∈ N_ka(j) or j ∈ N_ka(i)   (N_ka: ka nearest among all items)
+//!         0   otherwise (in particular labeled pairs that are only global neighbours)
+//! Wᵖ_ij = σ × LDGE's penalty (either [`Penalty`]; labeled items only)
+//! ```
+//!
+//! The graph covers all `N` items. One blocked pass over all `N²/2` pairs fills the global, the
+//! same-class and the penalty lists together (`O(N² Σ_v M_v)`); memory
+//! `O(N·(2ka + kp) + block²)`. With no labels at all (and `kp = 0`) it is the plain kNN graph.
+
+use super::build::{
+    add_lists, check_affinity_counts, check_outs, check_penalty_counts, Assembler, CsrOut,
+    GraphNnz, GraphParams, Penalty, PenaltyTop,
+};
+use crate::data::{ViewSet, ViewShape};
+use crate::error::Error;
+use crate::kernel::engine::{self, Engine, Mode};
+use crate::kernel::topk::{Filter, TopK};
+use crate::kernel::{self, class_of, median, ClassIndex, Kernel, Layout};
+use crate::real::Real;
+use crate::work::{Stack, WorkReq};
+
+fn req<T>(lay: &Layout, n_classes: usize, p: &GraphParams) -> WorkReq {
+    let b = kernel::block_size(p.block, lay.n);
+    let n = lay.n;
+    WorkReq::all_of(&[
+        ClassIndex::workspace(n, n_classes),
+        WorkReq::new::<usize>(n),
+        TopK::workspace(n, p.ka),
+        TopK::workspace(n, p.ka),
+        PenaltyTop::workspace(n, n_classes, p),
+        Assembler::workspace(n, n.saturating_mul(p.ka).saturating_mul(2)),
+        Assembler::workspace(
+            n,
+            if p.kp == 0 {
+                0
+            } else {
+                PenaltyTop::edges(n, n_classes, p)
+            },
+        ),
+        median::scratch_workspace(lay),
+        WorkReq::matrix::<T>(b, b),
+        engine::workspace::<T>(lay, b),
+    ])
+}
+
+/// Workspace bytes of [`tge`].
+pub fn tge_workspace<T>(
+    shapes: impl IntoIterator<Item = ViewShape>,
+    kernels: &[Kernel],
+    n_classes: usize,
+    params: &GraphParams,
+) -> Result<usize, Error> {
+    params.validate()?;
+    let lay = kernel::layout(shapes, kernels)?;
+    req::<T>(&lay, n_classes, params).bytes()
+}
+
+/// Builds TGE's affinity and penalty graphs (module docs) into `affinity` and `penalty`
+/// (symmetric CSR, columns sorted: accepted by [`super::CsrGraph::new`]); returns their entry
+/// counts. `labels` may be empty (no labeled items) when `kp = 0` and no view uses the RBF
+/// median heuristic.
+///
+/// Errors, all before anything is written: `ka = 0`, `ka >= N`, `kp >= N` for item neighbours,
+/// `σ` not finite and positive ([`Error::BadParameter`]); shapes, values, kernels, `η`, labels
+/// as [`crate::kernel::fused_knn`]; a class with labeled items but at most `ka` of them, or too
+/// few labeled items for `kp` ([`Error::TooFewLabeled`]); `row_ptr.len() != N + 1`
+/// ([`Error::DimensionMismatch`]); `col_idx`/`weights` too short ([`Error::BufferTooShort`];
+/// [`super::tge_capacity`] is always enough); workspace.
+#[allow(clippy::too_many_arguments)]
+pub fn tge<T: Real, VS: ViewSet<T> + ?Sized>(
+    views: &VS,
+    kernels: &[Kernel],
+    eta: &[f64],
+    labels: &[u32],
+    n_classes: usize,
+    params: &GraphParams,
+    mut affinity: CsrOut<'_>,
+    mut penalty: CsrOut<'_>,
+    work: &mut [u8],
+) -> Result<GraphNnz, Error> {
+    params.validate()?;
+    let lay = kernel::check_views(views, kernels)?;
+    let n = lay.n;
+    if params.ka >= n || (params.penalty == Penalty::ItemNeighbors && params.kp >= n) {
+        return Err(Error::BadParameter);
+    }
+    kernel::check_eta(eta, lay.h)?;
+    let nl = kernel::check_labels(labels, n, n_classes)?;
+    check_outs(n, &affinity, &penalty)?;
+    if (params.kp > 0 || lay.median) && nl < 2 {
+        return Err(Error::TooFewLabeled);
+    }
+    req::<T>(&lay, n_classes, params).check(work.len())?;
+    let b = kernel::block_size(params.block, n);
+    let mut st = Stack::new(work);
+    let ci = ClassIndex::new(labels, n, n_classes, &mut st)?;
+    check_affinity_counts(&ci, params.ka)?;
+    check_penalty_counts(&ci, params)?;
+    let all: &mut [usize] = st.take(n)?;
+    for (i, a) in all.iter_mut().enumerate() {
+        *a = i;
+    }
+    let (gi, gs): (&mut [usize], &mut [f64]) =
+        (st.take_matrix(n, params.ka)?, st.take_matrix(n, params.ka)?);
+    let (si, ss): (&mut [usize], &mut [f64]) =
+        (st.take_matrix(n, params.ka)?, st.take_matrix(n, params.ka)?);
+    let glob = TopK::new(params.ka, gi, gs, Filter::Any);
+    let same = TopK::new(params.ka, si, ss, Filter::Same(labels));
+    let pen = if params.kp > 0 {
+        Some(PenaltyTop::new(n, n_classes, labels, params, &mut st)?)
+    } else {
+        None
+    };
+    let mut asm_a = Assembler::new(n, 2 * n * params.ka, &mut st)?;
+    let pe = if params.kp == 0 {
+        0
+    } else {
+        PenaltyTop::edges(n, n_classes, params)
+    };
+    let mut asm_p = Assembler::new(n, pe, &mut st)?;
+    let mut sc = median::Scratch::new(&lay, &mut st)?;
+    let blk: &mut [T] = st.take_matrix(b, b)?;
+    let mut eng = Engine::new(views, kernels, &lay, b, st)?;
+    median::resolve(&mut eng, kernels, ci.labeled(), &mut sc, blk)?;
+    eng.set_mode(Mode::Fused, Some(eta));
+    let mut sinks = (glob, same, pen);
+    eng.sym(all, blk, &mut sinks)?;
+    let (glob, same, pen) = sinks;
+    let unl = |i: usize| class_of(labels, i).is_none();
+    for phase in 0..2 {
+        add_lists(&mut asm_a, &glob, 0..n, |i, j| unl(i) || unl(j));
+        add_lists(&mut asm_a, &same, ci.labeled().iter().copied(), |_, _| true);
+        if let Some(p) = &pen {
+            p.add_to(&mut asm_p, ci.labeled(), n_classes);
+        }
+        if phase == 0 {
+            asm_a.start_fill();
+            asm_p.start_fill();
+        }
+    }
+    let nnz = GraphNnz {
+        affinity: asm_a.finish(),
+        penalty: asm_p.finish(),
+    };
+    asm_a.check(&affinity)?;
+    asm_p.check(&penalty)?;
+    let sigma = params.sigma;
+    // Both endpoints labeled: a same-class edge (global-only labeled pairs were dropped).
+    asm_a.write(
+        &mut affinity,
+        |i, j| {
+            if unl(i) || unl(j) {
+                1.0
+            } else {
+                sigma
+            }
+        },
+    );
+    asm_p.write(&mut penalty, |_, _| sigma);
+    Ok(nnz)
+}

@@ -1,0 +1,335 @@
+//! Fusion weights by kernel–target alignment (seed 000 eq. 11, seed 003 eq. 19):
+//!
+//! ```text
+//! min_η  Σ_{i,j labeled} t_ij (Σ_v η_v K_v(i,j) − K_ideal(i,j))² + λ‖η‖²     s.t.  η ≥ 0, Σ η = 1
+//! t_ij = 1/n_{y_i}²  (y_i = y_j),   1/(2 n_{y_i} n_{y_j})  otherwise;   K_ideal(i,j) = [y_i = y_j]
+//! ```
+//!
+//! (`n_c` labeled items in class `c`; the sum runs over all ordered pairs, `i = j` included, as
+//! printed). Expanded, it is the `H × H` QP `min ηᵀ(G + λI)η − 2bᵀη (+ c)` with
+//! `G_uv = Σ t_ij K_u(i,j) K_v(i,j)`, `b_v = Σ t_ij K_v(i,j) K_ideal(i,j)` and
+//! `c = Σ t_ij K_ideal(i,j)² =` the number of classes with labeled items. `G` and `b` are
+//! accumulated in **one** pass over the unordered labeled pairs, all views' blocks evaluated
+//! together (so `O(N_l² Σ_v M_v)` work, `O(H·block²)` memory), each pair counted twice and the
+//! diagonal (`K_v(i,i) = 1`) added in closed form. The QP is solved exactly by
+//! [`super::simplex_qp`].
+//!
+//! **λ is relative**: the ridge is `λ · mean_v(G_vv)`, so the same `λ` means the same thing
+//! whatever the number of classes and the kernels' scale (the papers leave it unscaled). Small
+//! values let the weights land on a single view (measured on real data, DESIGN §6); `λ → ∞`
+//! gives uniform weights.
+
+use super::engine::{Block, Engine, Mode, Sink};
+use super::median::{self, Scratch};
+use super::qp::{self, QpReport};
+use super::{block_size, check_labels, check_views, class_of, layout, ClassIndex, Kernel, Layout};
+use crate::data::{ViewSet, ViewShape};
+use crate::error::Error;
+use crate::real::Real;
+use crate::work::{Stack, WorkReq};
+
+/// Options of [`mkl_weights`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MklParams {
+    /// Ridge relative to `mean(diag G)` (default 0.1; must be finite and `>= 0`).
+    pub lambda: f64,
+    /// Items per block side (0: [`super::DEFAULT_BLOCK`]).
+    pub block: usize,
+}
+
+impl Default for MklParams {
+    fn default() -> Self {
+        MklParams {
+            lambda: 0.1,
+            block: 0,
+        }
+    }
+}
+
+impl MklParams {
+    /// [`Error::BadParameter`] unless `lambda` is finite and `>= 0`.
+    pub fn validate(&self) -> Result<(), Error> {
+        if self.lambda.is_finite() && self.lambda >= 0.0 {
+            Ok(())
+        } else {
+            Err(Error::BadParameter)
+        }
+    }
+}
+
+/// What [`mkl_weights`] reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MklReport {
+    /// The absolute ridge `λ · mean(diag G)`.
+    pub ridge: f64,
+    /// `mean_v G_vv`.
+    pub mean_diag: f64,
+    /// The alignment loss at `η`: `Σ t_ij (K(i,j) − K_ideal(i,j))² + ridge·‖η‖²`.
+    pub loss: f64,
+    /// The QP's relative KKT residual.
+    pub kkt_residual: f64,
+    /// Views with nonzero weight.
+    pub support: usize,
+}
+
+/// Accumulates `G` and `b` over the unordered labeled pairs of per-view blocks.
+struct AlignSink<'w> {
+    h: usize,
+    labels: &'w [u32],
+    inv_n: &'w [f64],
+    g: &'w mut [f64],
+    b: &'w mut [f64],
+    gb: &'w mut [f64],
+    bb: &'w mut [f64],
+    kv: &'w mut [f64],
+}
+
+impl<T: Real> Sink<T> for AlignSink<'_> {
+    fn visit(&mut self, rows: &[usize], cols: &[usize], blk: &[T], shape: Block) {
+        let (h, nr) = (self.h, rows.len());
+        let sz = nr * cols.len();
+        self.gb.fill(0.0);
+        self.bb.fill(0.0);
+        for (bc, &j) in cols.iter().enumerate() {
+            let cj = class_of(self.labels, j).unwrap_or(0);
+            let amax = if shape == Block::Diag { bc } else { nr };
+            for (a, &i) in rows[..amax].iter().enumerate() {
+                let ci = class_of(self.labels, i).unwrap_or(0);
+                let same = ci == cj;
+                // Both orders (i, j) and (j, i).
+                let w = if same {
+                    2.0 * self.inv_n[ci] * self.inv_n[ci]
+                } else {
+                    self.inv_n[ci] * self.inv_n[cj]
+                };
+                let p = a + bc * nr;
+                for u in 0..h {
+                    self.kv[u] = blk[u * sz + p].to_f64();
+                }
+                for v in 0..h {
+                    let wv = w * self.kv[v];
+                    for u in 0..=v {
+                        self.gb[u + v * h] += wv * self.kv[u];
+                    }
+                    if same {
+                        self.bb[v] += wv;
+                    }
+                }
+            }
+        }
+        for (g, &x) in self.g.iter_mut().zip(self.gb.iter()) {
+            *g += x;
+        }
+        for (b, &x) in self.b.iter_mut().zip(self.bb.iter()) {
+            *b += x;
+        }
+    }
+}
+
+fn system_req<T>(
+    shapes: impl IntoIterator<Item = ViewShape>,
+    kernels: &[Kernel],
+    n_classes: usize,
+    block: usize,
+) -> Result<WorkReq, Error> {
+    let lay = layout(shapes, kernels)?;
+    let b = block_size(block, lay.n);
+    let h = lay.h;
+    Ok(WorkReq::all_of(&[
+        ClassIndex::workspace(lay.n, n_classes),
+        WorkReq::new::<f64>(n_classes),
+        WorkReq::matrix::<f64>(h, h),
+        WorkReq::new::<f64>(h),
+        WorkReq::new::<f64>(h),
+        median::scratch_workspace(&lay),
+        WorkReq::matrix::<T>(h, b.checked_mul(b).unwrap_or(usize::MAX)),
+        super::engine::workspace::<T>(&lay, b),
+    ]))
+}
+
+/// Workspace bytes of [`alignment_system`].
+pub fn alignment_system_workspace<T>(
+    shapes: impl IntoIterator<Item = ViewShape>,
+    kernels: &[Kernel],
+    n_classes: usize,
+    block: usize,
+) -> Result<usize, Error> {
+    system_req::<T>(shapes, kernels, n_classes, block)?.bytes()
+}
+
+/// The alignment system: writes `G` (`H × H`, column-major, symmetric) and `b` (`H`) of the
+/// module docs and returns the constant `c`, so that the loss is `ηᵀGη − 2bᵀη + c`.
+///
+/// `labels` has one entry per item (class `< n_classes` or [`crate::eval::UNLABELED`]); at
+/// least 2 labeled items. Cost `O(N_l² Σ_v M_v)` (one blocked pass, plus the median passes of
+/// RBF views with [`super::Bandwidth::Median`]).
+///
+/// Errors: as [`super::resolve_bandwidths`]; `g.len() != H²` or `b.len() != H`
+/// ([`Error::DimensionMismatch`]); fewer than 2 labeled items ([`Error::TooFewLabeled`]).
+#[allow(clippy::too_many_arguments)]
+pub fn alignment_system<T: Real, VS: ViewSet<T> + ?Sized>(
+    views: &VS,
+    kernels: &[Kernel],
+    labels: &[u32],
+    n_classes: usize,
+    block: usize,
+    g: &mut [f64],
+    b: &mut [f64],
+    work: &mut [u8],
+) -> Result<f64, Error> {
+    let lay = check_views(views, kernels)?;
+    if labels.is_empty() {
+        return Err(Error::TooFewLabeled);
+    }
+    let nl = check_labels(labels, lay.n, n_classes)?;
+    let h = lay.h;
+    if g.len() != h * h || b.len() != h {
+        return Err(Error::DimensionMismatch);
+    }
+    if nl < 2 {
+        return Err(Error::TooFewLabeled);
+    }
+    system_req::<T>((0..h).map(|v| views.shape(v)), kernels, n_classes, block)?
+        .check(work.len())?;
+    let mut st = Stack::new(work);
+    system(
+        views, kernels, &lay, labels, n_classes, block, g, b, &mut st,
+    )
+}
+
+/// [`alignment_system`] after validation.
+#[allow(clippy::too_many_arguments)]
+fn system<T: Real, VS: ViewSet<T> + ?Sized>(
+    views: &VS,
+    kernels: &[Kernel],
+    lay: &Layout,
+    labels: &[u32],
+    n_classes: usize,
+    block: usize,
+    g: &mut [f64],
+    bvec: &mut [f64],
+    st: &mut Stack<'_>,
+) -> Result<f64, Error> {
+    let (h, bs) = (lay.h, block_size(block, lay.n));
+    let mut st = st.rest();
+    let ci = ClassIndex::new(labels, lay.n, n_classes, &mut st)?;
+    let inv_n: &mut [f64] = st.take(n_classes)?;
+    let gb: &mut [f64] = st.take_matrix(h, h)?;
+    let bb: &mut [f64] = st.take(h)?;
+    let kv: &mut [f64] = st.take(h)?;
+    let mut sc = Scratch::new(lay, &mut st)?;
+    let blk: &mut [T] = st.take_matrix(h, bs * bs)?;
+    let mut present = 0.0;
+    let mut diag = 0.0;
+    for (c, inv) in inv_n.iter_mut().enumerate() {
+        let nc = ci.count(c);
+        *inv = if nc > 0 { 1.0 / nc as f64 } else { 0.0 };
+        if nc > 0 {
+            present += 1.0;
+            diag += *inv; // Σ_{i in c} t_ii = n_c / n_c²
+        }
+    }
+    let mut eng = Engine::new(views, kernels, lay, bs, st)?;
+    median::resolve(&mut eng, kernels, ci.labeled(), &mut sc, blk)?;
+    eng.set_mode(Mode::PerView, None);
+    g.fill(0.0);
+    bvec.fill(0.0);
+    let mut sink = AlignSink {
+        h,
+        labels,
+        inv_n,
+        g: &mut *g,
+        b: &mut *bvec,
+        gb,
+        bb,
+        kv,
+    };
+    eng.sym(ci.labeled(), blk, &mut sink)?;
+    for v in 0..h {
+        bvec[v] += diag;
+        for u in 0..=v {
+            g[u + v * h] += diag;
+            g[v + u * h] = g[u + v * h];
+        }
+    }
+    Ok(present)
+}
+
+/// Workspace bytes of [`mkl_weights`].
+pub fn mkl_weights_workspace<T>(
+    shapes: impl IntoIterator<Item = ViewShape>,
+    kernels: &[Kernel],
+    n_classes: usize,
+    params: &MklParams,
+) -> Result<usize, Error> {
+    let h = kernels.len();
+    WorkReq::all_of(&[
+        WorkReq::matrix::<f64>(h, h),
+        WorkReq::new::<f64>(h),
+        system_req::<T>(shapes, kernels, n_classes, params.block)?.or(qp::workspace(h)),
+    ])
+    .bytes()
+}
+
+/// Learns the fusion weights `η` (written, `H` entries on the simplex) by kernel–target
+/// alignment: [`alignment_system`], the ridge `params.lambda · mean(diag G)`, then the exact
+/// simplex QP. Cost as [`alignment_system`] plus `O(2^H H³)` for `H ≤ 16`.
+///
+/// Errors: as [`alignment_system`]; `params.lambda` ([`Error::BadParameter`]);
+/// `eta.len() != H`.
+#[allow(clippy::too_many_arguments)]
+pub fn mkl_weights<T: Real, VS: ViewSet<T> + ?Sized>(
+    views: &VS,
+    kernels: &[Kernel],
+    labels: &[u32],
+    n_classes: usize,
+    params: &MklParams,
+    eta: &mut [f64],
+    work: &mut [u8],
+) -> Result<MklReport, Error> {
+    params.validate()?;
+    let lay = check_views(views, kernels)?;
+    if labels.is_empty() {
+        return Err(Error::TooFewLabeled);
+    }
+    let nl = check_labels(labels, lay.n, n_classes)?;
+    let h = lay.h;
+    if eta.len() != h {
+        return Err(Error::DimensionMismatch);
+    }
+    if nl < 2 {
+        return Err(Error::TooFewLabeled);
+    }
+    let need =
+        mkl_weights_workspace::<T>((0..h).map(|v| views.shape(v)), kernels, n_classes, params)?;
+    if work.len() < need {
+        return Err(Error::WorkspaceTooSmall);
+    }
+    let mut st = Stack::new(work);
+    let g: &mut [f64] = st.take_matrix(h, h)?;
+    let b: &mut [f64] = st.take(h)?;
+    let c = system(
+        views,
+        kernels,
+        &lay,
+        labels,
+        n_classes,
+        params.block,
+        g,
+        b,
+        &mut st,
+    )?;
+    let mean_diag = (0..h).map(|v| g[v + v * h]).sum::<f64>() / h as f64;
+    let ridge = params.lambda * mean_diag;
+    for v in 0..h {
+        g[v + v * h] += ridge;
+    }
+    let r: QpReport = qp::solve(g, b, eta, &mut st, h > 16)?;
+    Ok(MklReport {
+        ridge,
+        mean_diag,
+        loss: r.objective + c,
+        kkt_residual: r.kkt_residual,
+        support: r.support,
+    })
+}

@@ -1,0 +1,577 @@
+//! Block evaluation of the per-view and fused kernels, and the block traversals.
+//!
+//! A block is `K(rows[a], cols[b])` for two short index lists (at most `b` items each), stored
+//! column-major `nr × nc`. Dense linear and RBF views are *gathered* into two panels (the rows'
+//! items and the columns' items, one column per item, the views stacked): in the fused mode the
+//! active linear views are pre-scaled (`η_v / ‖x_i‖` on the row side, `1 / ‖x_j‖` on the column
+//! side) so that their whole contribution is **one** GEMM `P_rowsᵀ P_cols`; each dense RBF view is
+//! one GEMM of raw inner products turned into `η_v exp(−γ(‖x_i‖² + ‖x_j‖² − 2x_iᵀx_j))`; χ² and
+//! intersection views are loops over the features, CSC views scatter one column into a dense
+//! buffer and walk the other column's nonzeros. Diagonal entries (`rows[a] == cols[b]`) are
+//! whatever the formula gives: the consumers ([`Sink`]s) never read them.
+//!
+//! Traversals: [`Engine::sym`] visits every unordered pair of a set once (blocks on and above the
+//! diagonal), [`Engine::rect`] every (query, candidate) pair of two sets.
+
+use super::{Kernel, Layout};
+use crate::data::{View, ViewSet};
+use crate::error::Error;
+use crate::kernels::{gemm, gemm_workspace};
+use crate::mat::{MatMut, MatRef};
+use crate::real::Real;
+use crate::work::{Stack, WorkReq};
+
+/// What a block holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// `Σ_v η_v K_v` (one block).
+    Fused,
+    /// `K_v` for every view (`H` consecutive blocks of `nr·nc`).
+    PerView,
+    /// Raw squared distances `‖x_i − x_j‖²` of one view (one block).
+    SqDist(usize),
+}
+
+/// Where a visited block lies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Block {
+    /// `rows == cols` (the same items): only the pairs `a < b` are new.
+    Diag,
+    /// Two disjoint parts of the same set: every `(a, b)` is a new unordered pair.
+    Off,
+    /// Queries × candidates: every `(a, b)` with `rows[a] != cols[b]` is a (query, candidate) pair.
+    Rect,
+}
+
+/// Consumes blocks.
+pub(crate) trait Sink<T> {
+    /// `blk[a + b·nr]` is the value for `(rows[a], cols[b])` (per-view mode: view `v` at
+    /// offset `v·nr·nc`).
+    fn visit(&mut self, rows: &[usize], cols: &[usize], blk: &[T], shape: Block);
+}
+
+impl<T, S: Sink<T> + ?Sized> Sink<T> for &mut S {
+    fn visit(&mut self, rows: &[usize], cols: &[usize], blk: &[T], shape: Block) {
+        (**self).visit(rows, cols, blk, shape);
+    }
+}
+
+const NOT_IN_PANEL: usize = usize::MAX;
+
+/// The evaluator: per-view normalisation scales, `γ`s, weights, panels and scratch.
+pub(crate) struct Engine<'a, 'w, T, VS: ?Sized> {
+    views: &'a VS,
+    kernels: &'a [Kernel],
+    n: usize,
+    h: usize,
+    /// Resolved `γ` per view (0 for non-RBF views; NaN until a median is resolved).
+    pub(crate) gamma: &'w mut [f64],
+    weight: &'w mut [f64],
+    /// `H × N`: linear `1/‖x‖`, RBF `‖x‖²`, χ²/intersection `1/√Σx` (0 for an all-zero item).
+    scale: &'w mut [f64],
+    off: &'w mut [usize],
+    active: &'w mut [u8],
+    mode: Mode,
+    ld: usize,
+    lin_rows: usize,
+    bmax: usize,
+    rpan: &'w mut [T],
+    cpan: &'w mut [T],
+    tmp: &'w mut [T],
+    scat: &'w mut [T],
+    gst: Stack<'w>,
+}
+
+/// Workspace of [`Engine::new`] for blocks of at most `b` items.
+pub(crate) fn workspace<T>(lay: &Layout, b: usize) -> WorkReq {
+    WorkReq::all_of(&[
+        WorkReq::new::<f64>(lay.h),
+        WorkReq::new::<f64>(lay.h),
+        WorkReq::matrix::<f64>(lay.h, lay.n),
+        WorkReq::new::<usize>(lay.h),
+        WorkReq::new::<u8>(lay.h),
+        WorkReq::matrix::<T>(lay.panel_rows, b),
+        WorkReq::matrix::<T>(lay.panel_rows, b),
+        WorkReq::matrix::<T>(b, b),
+        WorkReq::new::<T>(lay.scatter_rows),
+        gemm_workspace::<T>(b, b, lay.panel_rows),
+    ])
+}
+
+/// Per-item normalisation scale of one column (see [`Engine::scale`]).
+fn item_scale<T: Real>(kernel: &Kernel, vals: &[T]) -> f64 {
+    match kernel {
+        Kernel::Linear => {
+            let ss = crate::kernels::sq_norm(vals);
+            if ss > 0.0 && ss.is_finite() {
+                1.0 / libm::sqrt(ss)
+            } else {
+                0.0
+            }
+        }
+        Kernel::Rbf(_) => crate::kernels::sq_norm(vals),
+        Kernel::ChiSquared | Kernel::Intersection => {
+            let s: f64 = vals.iter().map(|x| x.to_f64()).sum();
+            if s > 0.0 && s.is_finite() {
+                1.0 / libm::sqrt(s)
+            } else {
+                0.0
+            }
+        }
+    }
+}
+
+impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
+    /// Carves its buffers from `st` (the remainder is the GEMM's scratch), computes the
+    /// per-item scales (`O(nnz)`), and starts in [`Mode::PerView`]. Inputs validated already.
+    pub(crate) fn new(
+        views: &'a VS,
+        kernels: &'a [Kernel],
+        lay: &Layout,
+        b: usize,
+        mut st: Stack<'w>,
+    ) -> Result<Self, Error> {
+        let (n, h) = (lay.n, lay.h);
+        let gamma: &mut [f64] = st.take(h)?;
+        let weight: &mut [f64] = st.take(h)?;
+        let scale: &mut [f64] = st.take_matrix(h, n)?;
+        let off: &mut [usize] = st.take(h)?;
+        let active: &mut [u8] = st.take(h)?;
+        let rpan: &mut [T] = st.take_matrix(lay.panel_rows, b)?;
+        let cpan: &mut [T] = st.take_matrix(lay.panel_rows, b)?;
+        let tmp: &mut [T] = st.take_matrix(b, b)?;
+        let scat: &mut [T] = st.take(lay.scatter_rows)?;
+        scat.fill(T::ZERO);
+        for (v, kern) in kernels.iter().enumerate() {
+            gamma[v] = match kern {
+                Kernel::Rbf(super::Bandwidth::Gamma(g)) => *g,
+                Kernel::Rbf(super::Bandwidth::Median) => f64::NAN,
+                _ => 0.0,
+            };
+            let sc = &mut scale[v * n..(v + 1) * n];
+            match views.view(v) {
+                View::Dense(d) => {
+                    for (j, s) in sc.iter_mut().enumerate() {
+                        *s = item_scale(kern, d.col(j));
+                    }
+                }
+                View::Csc(c) => {
+                    for (j, s) in sc.iter_mut().enumerate() {
+                        *s = item_scale(kern, c.col(j).1);
+                    }
+                }
+            }
+        }
+        let mut e = Engine {
+            views,
+            kernels,
+            n,
+            h,
+            gamma,
+            weight,
+            scale,
+            off,
+            active,
+            mode: Mode::PerView,
+            ld: 0,
+            lin_rows: 0,
+            bmax: b,
+            rpan,
+            cpan,
+            tmp,
+            scat,
+            gst: st,
+        };
+        e.set_mode(Mode::PerView, None);
+        Ok(e)
+    }
+
+    /// Switches mode. `eta` (validated, positive sum) is required for [`Mode::Fused`].
+    pub(crate) fn set_mode(&mut self, mode: Mode, eta: Option<&[f64]>) {
+        self.mode = mode;
+        match (mode, eta) {
+            (Mode::Fused, Some(eta)) => {
+                let s: f64 = eta.iter().sum();
+                for v in 0..self.h {
+                    self.weight[v] = eta[v] / s;
+                    self.active[v] = (self.weight[v] > 0.0) as u8;
+                }
+            }
+            (Mode::SqDist(u), _) => {
+                for v in 0..self.h {
+                    self.weight[v] = 1.0;
+                    self.active[v] = (v == u) as u8;
+                }
+            }
+            _ => {
+                self.weight.fill(1.0);
+                self.active.fill(1);
+            }
+        }
+        // Panel layout: active dense linear views first (one stacked GEMM when fused), then
+        // active dense RBF views (and the SqDist view if dense).
+        self.off.fill(NOT_IN_PANEL);
+        let mut ld = 0;
+        for pass in 0..2 {
+            for v in 0..self.h {
+                if self.active[v] == 0 || !matches!(self.views.view(v), View::Dense(_)) {
+                    continue;
+                }
+                let lin = matches!(self.kernels[v], Kernel::Linear);
+                let take = match mode {
+                    Mode::SqDist(_) => pass == 0,
+                    _ => {
+                        (pass == 0 && lin)
+                            || (pass == 1 && matches!(self.kernels[v], Kernel::Rbf(_)))
+                    }
+                };
+                if take {
+                    self.off[v] = ld;
+                    ld += self.views.shape(v).rows;
+                }
+            }
+            if pass == 0 {
+                self.lin_rows = if matches!(mode, Mode::SqDist(_)) {
+                    0
+                } else {
+                    ld
+                };
+            }
+        }
+        self.ld = ld;
+    }
+
+    /// Gathers the panel of `items` (row side when `rows`).
+    fn gather(&mut self, items: &[usize], rows: bool) {
+        let ld = self.ld;
+        if ld == 0 {
+            return;
+        }
+        let pan: &mut [T] = if rows {
+            &mut *self.rpan
+        } else {
+            &mut *self.cpan
+        };
+        for v in 0..self.h {
+            let o = self.off[v];
+            if o == NOT_IN_PANEL {
+                continue;
+            }
+            let View::Dense(d) = self.views.view(v) else {
+                continue;
+            };
+            let lin = matches!(self.kernels[v], Kernel::Linear) && self.mode != Mode::SqDist(v);
+            let m = d.rows_len();
+            let sc = &self.scale[v * self.n..(v + 1) * self.n];
+            for (a, &j) in items.iter().enumerate() {
+                let dst = &mut pan[o + a * ld..o + a * ld + m];
+                let src = d.col(j);
+                if lin {
+                    let f = if rows && self.mode == Mode::Fused {
+                        self.weight[v] * sc[j]
+                    } else {
+                        sc[j]
+                    };
+                    let f = T::from_f64(f);
+                    for (x, &y) in dst.iter_mut().zip(src) {
+                        *x = y * f;
+                    }
+                } else {
+                    dst.copy_from_slice(src);
+                }
+            }
+        }
+    }
+
+    /// `out = A_rowsᵀ A_cols` over panel rows `o..o+m` (`nr × nc`, column-major).
+    fn panel_gemm(
+        &mut self,
+        o: usize,
+        m: usize,
+        nr: usize,
+        nc: usize,
+        to_tmp: bool,
+        out: &mut [T],
+    ) -> Result<(), Error> {
+        let ld = self.ld;
+        let a = MatRef::new(&self.rpan[o..], m, nr, 1, ld)?.t();
+        let b = MatRef::new(&self.cpan[o..], m, nc, 1, ld)?;
+        let c = if to_tmp {
+            MatMut::col_major(&mut self.tmp[..nr * nc], nr, nc)?
+        } else {
+            MatMut::col_major(&mut out[..nr * nc], nr, nc)?
+        };
+        gemm(T::ONE, a, b, T::ZERO, c, &mut self.gst)
+    }
+
+    /// Evaluates the block `rows × cols` into `out` (panels loaded by the traversal).
+    fn eval(&mut self, rows: &[usize], cols: &[usize], out: &mut [T]) -> Result<(), Error> {
+        let (nr, nc) = (rows.len(), cols.len());
+        let sz = nr * nc;
+        match self.mode {
+            Mode::Fused => {
+                let blk = &mut out[..sz];
+                if self.lin_rows > 0 {
+                    let l = self.lin_rows;
+                    self.panel_gemm(0, l, nr, nc, false, blk)?;
+                } else {
+                    blk.fill(T::ZERO);
+                }
+                for v in 0..self.h {
+                    if self.active[v] == 0 {
+                        continue;
+                    }
+                    let lin_dense = matches!(self.kernels[v], Kernel::Linear)
+                        && matches!(self.views.view(v), View::Dense(_));
+                    if !lin_dense {
+                        self.view_block(v, rows, cols, true, blk)?;
+                    }
+                }
+            }
+            Mode::PerView => {
+                for v in 0..self.h {
+                    let blk = &mut out[v * sz..(v + 1) * sz];
+                    self.view_block(v, rows, cols, false, blk)?;
+                }
+            }
+            Mode::SqDist(v) => self.view_block(v, rows, cols, false, &mut out[..sz])?,
+        }
+        Ok(())
+    }
+
+    /// One view's block: `out (+)= w·K_v` (or raw `d²` in SqDist mode).
+    fn view_block(
+        &mut self,
+        v: usize,
+        rows: &[usize],
+        cols: &[usize],
+        acc: bool,
+        out: &mut [T],
+    ) -> Result<(), Error> {
+        let (nr, nc) = (rows.len(), cols.len());
+        let raw = self.mode == Mode::SqDist(v);
+        let w = self.weight[v];
+        let kern = self.kernels[v];
+        let view = self.views.view(v);
+        match view {
+            View::Dense(d) => {
+                let o = self.off[v];
+                let m = d.rows_len();
+                match kern {
+                    _ if raw || matches!(kern, Kernel::Rbf(_)) => {
+                        self.panel_gemm(o, m, nr, nc, true, out)?;
+                        let sq = &self.scale[v * self.n..(v + 1) * self.n];
+                        rbf_finish(
+                            &self.tmp[..nr * nc],
+                            rows,
+                            cols,
+                            sq,
+                            self.gamma[v],
+                            w,
+                            raw,
+                            acc,
+                            out,
+                        );
+                    }
+                    Kernel::Linear => {
+                        // Per-view mode only (fused linear views are stacked): scales in the panels.
+                        self.panel_gemm(o, m, nr, nc, false, out)?;
+                    }
+                    _ => {
+                        let sc = &self.scale[v * self.n..(v + 1) * self.n];
+                        let chi = matches!(kern, Kernel::ChiSquared);
+                        for (b, &j) in cols.iter().enumerate() {
+                            let y = d.col(j);
+                            let sj = sc[j];
+                            let col = &mut out[b * nr..(b + 1) * nr];
+                            for (a, &i) in rows.iter().enumerate() {
+                                let x = d.col(i);
+                                let s = if chi { chi2(x, y) } else { inter(x, y) };
+                                put(&mut col[a], w * s * sc[i] * sj, acc);
+                            }
+                        }
+                    }
+                }
+            }
+            View::Csc(c) => {
+                let sc = &self.scale[v * self.n..(v + 1) * self.n];
+                let gamma = self.gamma[v];
+                for (b, &j) in cols.iter().enumerate() {
+                    let (ri, rv) = c.col(j);
+                    for (&r, &x) in ri.iter().zip(rv) {
+                        self.scat[r] = x;
+                    }
+                    let sj = sc[j];
+                    let col = &mut out[b * nr..(b + 1) * nr];
+                    for (a, &i) in rows.iter().enumerate() {
+                        let (qi, qv) = c.col(i);
+                        let si = sc[i];
+                        let val = match kern {
+                            Kernel::Linear | Kernel::Rbf(_) => {
+                                let mut dot = 0.0;
+                                for (&r, &x) in qi.iter().zip(qv) {
+                                    dot += x.to_f64() * self.scat[r].to_f64();
+                                }
+                                if raw || matches!(kern, Kernel::Rbf(_)) {
+                                    rbf_value(si + sj - 2.0 * dot, gamma, raw)
+                                } else {
+                                    dot * si * sj
+                                }
+                            }
+                            Kernel::ChiSquared => {
+                                let mut s = 0.0;
+                                for (&r, &x) in qi.iter().zip(qv) {
+                                    let (x, y) = (x.to_f64(), self.scat[r].to_f64());
+                                    let d = x + y;
+                                    if d > 0.0 {
+                                        s += 2.0 * x * y / d;
+                                    }
+                                }
+                                s * si * sj
+                            }
+                            Kernel::Intersection => {
+                                let mut s = 0.0;
+                                for (&r, &x) in qi.iter().zip(qv) {
+                                    let (x, y) = (x.to_f64(), self.scat[r].to_f64());
+                                    s += if x < y { x } else { y };
+                                }
+                                s * si * sj
+                            }
+                        };
+                        put(&mut col[a], w * val, acc);
+                    }
+                    for &r in ri {
+                        self.scat[r] = T::ZERO;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Visits every unordered pair of `items` once: blocks `(I, J)` with `J ≥ I`.
+    /// `blk` holds [`Engine::block_len`] values.
+    pub(crate) fn sym<S: Sink<T>>(
+        &mut self,
+        items: &[usize],
+        blk: &mut [T],
+        sink: &mut S,
+    ) -> Result<(), Error> {
+        let b = self.bmax;
+        let nb = items.len().div_ceil(b);
+        for bi in 0..nb {
+            let rows = &items[bi * b..((bi + 1) * b).min(items.len())];
+            self.gather(rows, true);
+            for bj in bi..nb {
+                let cols = &items[bj * b..((bj + 1) * b).min(items.len())];
+                self.gather(cols, false);
+                self.eval(rows, cols, blk)?;
+                let shape = if bi == bj { Block::Diag } else { Block::Off };
+                sink.visit(rows, cols, blk, shape);
+            }
+        }
+        Ok(())
+    }
+
+    /// Visits every (query, candidate) pair of `queries × cands` (self pairs included in the
+    /// block; sinks skip them).
+    pub(crate) fn rect<S: Sink<T>>(
+        &mut self,
+        queries: &[usize],
+        cands: &[usize],
+        blk: &mut [T],
+        sink: &mut S,
+    ) -> Result<(), Error> {
+        let b = self.bmax;
+        for rows in queries.chunks(b) {
+            self.gather(rows, true);
+            for cols in cands.chunks(b) {
+                self.gather(cols, false);
+                self.eval(rows, cols, blk)?;
+                sink.visit(rows, cols, blk, Block::Rect);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[inline(always)]
+fn put<T: Real>(dst: &mut T, val: f64, acc: bool) {
+    if acc {
+        *dst += T::from_f64(val);
+    } else {
+        *dst = T::from_f64(val);
+    }
+}
+
+/// RBF value from an unclamped `d²` (raw: the clamped `d²` itself).
+#[inline(always)]
+fn rbf_value(d2: f64, gamma: f64, raw: bool) -> f64 {
+    let d2 = if d2 > 0.0 { d2 } else { 0.0 };
+    if raw {
+        d2
+    } else {
+        libm::exp(-gamma * d2)
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn rbf_finish<T: Real>(
+    dots: &[T],
+    rows: &[usize],
+    cols: &[usize],
+    sq: &[f64],
+    gamma: f64,
+    w: f64,
+    raw: bool,
+    acc: bool,
+    out: &mut [T],
+) {
+    let nr = rows.len();
+    for (b, &j) in cols.iter().enumerate() {
+        let sj = sq[j];
+        let dc = &dots[b * nr..(b + 1) * nr];
+        let oc = &mut out[b * nr..(b + 1) * nr];
+        for (a, &i) in rows.iter().enumerate() {
+            let si = sq[i];
+            let v = rbf_value(si + sj - 2.0 * dc[a].to_f64(), gamma, raw);
+            put(&mut oc[a], w * v, acc);
+        }
+    }
+}
+
+/// `Σ 2 x y / (x + y)` over features with `x + y > 0`.
+#[inline]
+fn chi2<T: Real>(x: &[T], y: &[T]) -> f64 {
+    let mut s = 0.0;
+    for (&a, &b) in x.iter().zip(y) {
+        let (a, b) = (a.to_f64(), b.to_f64());
+        let d = a + b;
+        if d > 0.0 {
+            s += 2.0 * a * b / d;
+        }
+    }
+    s
+}
+
+/// `Σ min(x, y)`.
+#[inline]
+fn inter<T: Real>(x: &[T], y: &[T]) -> f64 {
+    let mut s = 0.0;
+    for (&a, &b) in x.iter().zip(y) {
+        let (a, b) = (a.to_f64(), b.to_f64());
+        s += if a < b { a } else { b };
+    }
+    s
+}
+
+/// Per-item row count of a dense view (the `Dense::rows` field is private to `data`).
+trait RowsLen {
+    fn rows_len(&self) -> usize;
+}
+
+impl<T: Real> RowsLen for crate::data::Dense<'_, T> {
+    fn rows_len(&self) -> usize {
+        self.mat().rows()
+    }
+}

@@ -1,0 +1,242 @@
+//! The RBF median heuristic: the exact lower median of `d²` over all labeled pairs, by radix
+//! selection on the bits of `d²` (nonnegative `f64`s order like their bit patterns). Each pass
+//! evaluates the labeled pairs block by block (one GEMM per block for a dense view) and either
+//! histograms the next 12 bits of the values that share the prefix found so far, or, once at
+//! most `CAP` values share it, collects and sorts them. Memory: 4096 counters and `CAP` values.
+
+use super::engine::{Block, Engine, Mode, Sink};
+use super::{check_labels, check_views, layout, ClassIndex, Kernel, Layout};
+use crate::data::{ViewSet, ViewShape};
+use crate::error::Error;
+use crate::real::Real;
+use crate::work::{Stack, WorkReq};
+
+const DIGIT: u32 = 12;
+const BINS: usize = 1 << DIGIT;
+const CAP: usize = 8192;
+
+/// Scratch of [`resolve`] (counters and the collect buffer); empty when no view needs it.
+pub(crate) fn scratch_workspace(lay: &Layout) -> WorkReq {
+    if lay.median {
+        WorkReq::all_of(&[WorkReq::new::<u64>(BINS), WorkReq::new::<u64>(CAP)])
+    } else {
+        WorkReq::EMPTY
+    }
+}
+
+/// Counters and buffer for [`resolve`].
+pub(crate) struct Scratch<'w> {
+    bins: &'w mut [u64],
+    buf: &'w mut [u64],
+}
+
+impl<'w> Scratch<'w> {
+    pub(crate) fn new(lay: &Layout, st: &mut Stack<'w>) -> Result<Self, Error> {
+        let (nb, nc) = if lay.median { (BINS, CAP) } else { (0, 0) };
+        Ok(Scratch {
+            bins: st.take(nb)?,
+            buf: st.take(nc)?,
+        })
+    }
+}
+
+/// One pass over the pairs: histogram of the next digit, or collection, of the values whose
+/// top `known` bits equal `prefix`.
+struct Pass<'s> {
+    prefix: u64,
+    known: u32,
+    width: u32,
+    bins: Option<&'s mut [u64]>,
+    buf: &'s mut [u64],
+    len: usize,
+    sum: f64,
+}
+
+impl Pass<'_> {
+    #[inline(always)]
+    fn take(&mut self, d2: f64) {
+        self.sum += d2;
+        let key = d2.to_bits();
+        if self.known > 0 && key >> (64 - self.known) != self.prefix {
+            return;
+        }
+        match &mut self.bins {
+            Some(b) => {
+                let d = (key >> (64 - self.known - self.width)) & ((1u64 << self.width) - 1);
+                b[d as usize] += 1;
+            }
+            None => {
+                if self.len < self.buf.len() {
+                    self.buf[self.len] = key;
+                }
+                self.len += 1;
+            }
+        }
+    }
+}
+
+impl<T: Real> Sink<T> for Pass<'_> {
+    fn visit(&mut self, rows: &[usize], cols: &[usize], blk: &[T], shape: Block) {
+        let nr = rows.len();
+        for b in 0..cols.len() {
+            let amax = if shape == Block::Diag { b } else { nr };
+            for &x in &blk[b * nr..b * nr + amax] {
+                // +0.0 for anything not positive (never -0.0: its bits would sort last).
+                let d2 = x.to_f64();
+                self.take(if d2 > 0.0 { d2 } else { 0.0 });
+            }
+        }
+    }
+}
+
+/// Resolves every `Median` view's `γ` into `eng.gamma` (the engine is left in SqDist mode:
+/// the caller sets its own mode next). `labeled` holds at least 2 items (checked by callers).
+pub(crate) fn resolve<T: Real, VS: ViewSet<T> + ?Sized>(
+    eng: &mut Engine<'_, '_, T, VS>,
+    kernels: &[Kernel],
+    labeled: &[usize],
+    sc: &mut Scratch<'_>,
+    blk: &mut [T],
+) -> Result<(), Error> {
+    let nl = labeled.len() as u64;
+    let pairs = nl
+        .checked_mul(nl.saturating_sub(1))
+        .ok_or(Error::SizeOverflow)?
+        / 2;
+    for (v, k) in kernels.iter().enumerate() {
+        if !k.is_median() {
+            continue;
+        }
+        if pairs == 0 {
+            return Err(Error::TooFewLabeled);
+        }
+        eng.set_mode(Mode::SqDist(v), None);
+        let mut rank = (pairs - 1) / 2;
+        let (mut prefix, mut known, mut in_prefix) = (0u64, 0u32, pairs);
+        let mut sum = None;
+        let key = loop {
+            if known == 64 {
+                break prefix;
+            }
+            let collect = in_prefix <= CAP as u64;
+            let width = DIGIT.min(64 - known);
+            if !collect {
+                sc.bins.fill(0);
+            }
+            let mut pass = Pass {
+                prefix,
+                known,
+                width,
+                bins: if collect { None } else { Some(&mut *sc.bins) },
+                buf: &mut *sc.buf,
+                len: 0,
+                sum: 0.0,
+            };
+            eng.sym(labeled, blk, &mut pass)?;
+            let (len, s) = (pass.len, pass.sum);
+            sum.get_or_insert(s);
+            if collect {
+                if len as u64 != in_prefix || len > sc.buf.len() {
+                    return Err(Error::Internal);
+                }
+                let vals = &mut sc.buf[..len];
+                vals.sort_unstable();
+                break vals[rank as usize];
+            }
+            let mut acc = 0u64;
+            let mut digit = BINS;
+            for (d, &c) in sc.bins.iter().enumerate().take(1 << width) {
+                if acc + c > rank {
+                    digit = d;
+                    break;
+                }
+                acc += c;
+            }
+            if digit == BINS {
+                return Err(Error::Internal);
+            }
+            rank -= acc;
+            in_prefix = sc.bins[digit];
+            prefix = (prefix << width) | digit as u64;
+            known += width;
+        };
+        let median = f64::from_bits(key);
+        let mean = sum.unwrap_or(0.0) / pairs as f64;
+        eng.gamma[v] = if median > 0.0 {
+            1.0 / median
+        } else if mean > 0.0 {
+            1.0 / mean
+        } else {
+            1.0
+        };
+    }
+    Ok(())
+}
+
+/// Workspace bytes of [`resolve_bandwidths`].
+pub fn resolve_bandwidths_workspace<T>(
+    shapes: impl IntoIterator<Item = ViewShape>,
+    kernels: &[Kernel],
+    n_classes: usize,
+    block: usize,
+) -> Result<usize, Error> {
+    let lay = layout(shapes, kernels)?;
+    let b = super::block_size(block, lay.n);
+    WorkReq::all_of(&[
+        ClassIndex::workspace(lay.n, n_classes),
+        scratch_workspace(&lay),
+        WorkReq::matrix::<T>(b, b),
+        super::engine::workspace::<T>(&lay, b),
+    ])
+    .bytes()
+}
+
+/// The `γ` of every RBF view (`Gamma(g)`: `g`; `Median`: the median heuristic, see the module
+/// docs of [`crate::kernel`]); 0 for the other views. Pass the result back as
+/// `Kernel::Rbf(Bandwidth::Gamma(γ))` to avoid recomputing it.
+///
+/// `labels` (one per item, or empty when no view uses the median) and `n_classes` as
+/// everywhere; `block` items per block side (0: default). Cost: per median view 1–6 passes
+/// over the `N_l(N_l − 1)/2` labeled pairs (`O(N_l² M_v)` each; typically 2–3 passes).
+///
+/// Errors: shapes ([`Error::ZeroDimension`], [`Error::DimensionMismatch`]), values
+/// ([`Error::NonFiniteInput`], [`Error::NegativeInput`] for χ²/intersection views), `γ`
+/// ([`Error::BadParameter`]), labels ([`Error::BadLabel`]), fewer than 2 labeled items with a
+/// median view ([`Error::TooFewLabeled`]), `gammas.len() != H`, workspace.
+#[allow(clippy::too_many_arguments)]
+pub fn resolve_bandwidths<T: Real, VS: ViewSet<T> + ?Sized>(
+    views: &VS,
+    kernels: &[Kernel],
+    labels: &[u32],
+    n_classes: usize,
+    block: usize,
+    gammas: &mut [f64],
+    work: &mut [u8],
+) -> Result<(), Error> {
+    let lay = check_views(views, kernels)?;
+    let nl = check_labels(labels, lay.n, n_classes)?;
+    if gammas.len() != lay.h {
+        return Err(Error::DimensionMismatch);
+    }
+    if lay.median && nl < 2 {
+        return Err(Error::TooFewLabeled);
+    }
+    let need = resolve_bandwidths_workspace::<T>(
+        (0..lay.h).map(|v| views.shape(v)),
+        kernels,
+        n_classes,
+        block,
+    )?;
+    if work.len() < need {
+        return Err(Error::WorkspaceTooSmall);
+    }
+    let b = super::block_size(block, lay.n);
+    let mut st = Stack::new(work);
+    let ci = ClassIndex::new(labels, lay.n, n_classes, &mut st)?;
+    let mut sc = Scratch::new(&lay, &mut st)?;
+    let blk: &mut [T] = st.take_matrix(b, b)?;
+    let mut eng = Engine::new(views, kernels, &lay, b, st)?;
+    resolve(&mut eng, kernels, ci.labeled(), &mut sc, blk)?;
+    gammas.copy_from_slice(eng.gamma);
+    Ok(())
+}

@@ -1,0 +1,305 @@
+//! Base kernels per view, their fusion by learned weights (MKL), and exact
+//! neighbour search under the fused kernel (DESIGN §6; seeds 000 §3.2, 003 §4.4).
+//!
+//! **Base kernels** (per view `v`, items `x, y` are columns of `X^(v)`):
+//!
+//! | [`Kernel`] | `k(x, y)` | data | evaluated |
+//! |---|---|---|---|
+//! | `Linear` | `xᵀy` | any finite | blocked GEMM (dense), scatter-dot (CSC) |
+//! | `Rbf` | `exp(−γ‖x − y‖²)`, `‖x − y‖² = ‖x‖² + ‖y‖² − 2xᵀy` clamped at 0 | any finite | GEMM + `exp` (dense), scatter-dot (CSC) |
+//! | `ChiSquared` | `Σ_k 2x_k y_k / (x_k + y_k)` (terms with `x_k + y_k = 0` are 0) | nonnegative | loops |
+//! | `Intersection` | `Σ_k min(x_k, y_k)` | nonnegative | loops |
+//!
+//! Every kernel is normalised (eq. 6 / 14) to `K_v(i,j) = k(x_i,x_j) / √(k(x_i,x_i) k(x_j,x_j))`, so
+//! `K_v(i,i) = 1` and, for nonnegative data, `K_v ∈ [0, 1]` (with negative features a linear
+//! kernel lies in `[−1, 1]`; RBF is already normalised). **All-zero items:** where the
+//! normalisation is undefined — `k(x_i, x_i) = 0`, which for the linear, χ² and intersection
+//! kernels means the item's column of view `v` is entirely zero — the item carries no
+//! information in that view: `K_v(i,i) = 1` and `K_v(i,j) = 0` for every `j ≠ i`. (Under RBF
+//! `k(x, x) = 1` always, and a zero column is an ordinary point, e.g. the mean of centred
+//! features.)
+//!
+//! **RBF bandwidth.** Either given (`γ > 0`) or the median heuristic `γ = 1 / median(d²)`, the median
+//! taken over **every unordered pair `{i, j}`, `i ≠ j`, of labeled items** (labels other than
+//! [`crate::eval::UNLABELED`]), `d² = ‖x_i − x_j‖²` in that view; with `P` pairs it is the lower
+//! median, the element of rank `⌊(P − 1)/2⌋` (0-based) in increasing order. It is exact and uses
+//! `O(1)` memory: a radix selection on the bits of `d²` (12 bits per pass, usually 2–3 passes over
+//! the labeled pairs, each pass GEMM-shaped). If that median is 0 (more than half the labeled pairs
+//! coincide in the view), `γ = 1/mean(d²)`; if every pair coincides, `γ = 1`. At least two labeled
+//! items are needed ([`Error::TooFewLabeled`]). [`resolve_bandwidths`] computes the `γ`s once so
+//! that later calls can pass them explicitly (every routine here resolves `Median` itself otherwise).
+//!
+//! **Fusion.** `K = Σ_v η_v K_v` with `η` on the simplex (a caller-given `η ≥ 0` with a positive
+//! sum is used as `η / Σ η`). After normalisation `K(i,i) = 1`, so `d²(i,j) = 2 − 2K(i,j)` and
+//! the nearest items are those with the largest fused kernel. [`mkl_weights`] learns `η` by
+//! kernel–target alignment (eq. 11 / 19).
+//!
+//! **Neighbour search** ([`fused_knn`], [`class_pairs`]) evaluates `K` block by block (dense linear
+//! views of all views stacked into *one* GEMM, dense RBF views one GEMM each, the rest by loops)
+//! and keeps the best `k` per query in a heap: memory `O(N·k + block²)`, never an `N × N` matrix.
+//! When queries and candidates are the same set, only the blocks on and above the diagonal are
+//! computed and each value feeds both items' heaps (half the work). Order: larger `K` first, ties
+//! by the lower index, so results are deterministic.
+//!
+//! All routines take the views as a [`ViewSet`] (dense or CSC), validate everything before they
+//! write, and have `*_workspace` twins. The hosted build's GEMM (matrixmultiply) allocates its own
+//! packing buffers; without `std` the blocked kernel packs into the workspace.
+
+mod align;
+pub(crate) mod engine;
+pub(crate) mod knn;
+pub(crate) mod median;
+mod qp;
+pub(crate) mod topk;
+
+pub use align::{
+    alignment_system, alignment_system_workspace, mkl_weights, mkl_weights_workspace, MklParams,
+    MklReport,
+};
+pub use knn::{
+    class_pairs, class_pairs_workspace, fused_knn, fused_knn_workspace, KnnParams, Scope,
+    NO_NEIGHBOR,
+};
+pub use median::{resolve_bandwidths, resolve_bandwidths_workspace};
+pub use qp::{simplex_qp, simplex_qp_workspace, QpReport};
+
+use crate::data::{ViewKind, ViewSet, ViewShape};
+use crate::error::Error;
+use crate::eval::UNLABELED;
+use crate::real::Real;
+use crate::work::{Stack, WorkReq};
+
+/// Default block size (items per side of a kernel block).
+pub const DEFAULT_BLOCK: usize = 256;
+
+/// RBF bandwidth.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Bandwidth {
+    /// `k(x, y) = exp(−γ‖x − y‖²)` with this `γ > 0`.
+    Gamma(f64),
+    /// `γ = 1 / median(d²)` over the labeled pairs (see the module docs for the exact rule).
+    Median,
+}
+
+/// The base kernel of one view (see the module docs for the formulas).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Kernel {
+    /// `xᵀy`, normalised: the cosine similarity.
+    Linear,
+    /// Gaussian `exp(−γ‖x − y‖²)`.
+    Rbf(Bandwidth),
+    /// Additive χ²: `Σ 2 x_k y_k / (x_k + y_k)` (nonnegative data).
+    ChiSquared,
+    /// Histogram intersection `Σ min(x_k, y_k)` (nonnegative data).
+    Intersection,
+}
+
+impl Kernel {
+    /// Does this kernel need nonnegative data?
+    pub fn needs_nonnegative(&self) -> bool {
+        matches!(self, Kernel::ChiSquared | Kernel::Intersection)
+    }
+
+    /// [`Error::BadParameter`] for an RBF `γ` that is not finite and positive.
+    pub fn validate(&self) -> Result<(), Error> {
+        match *self {
+            Kernel::Rbf(Bandwidth::Gamma(g)) if !(g.is_finite() && g > 0.0) => {
+                Err(Error::BadParameter)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    pub(crate) fn is_median(&self) -> bool {
+        matches!(self, Kernel::Rbf(Bandwidth::Median))
+    }
+}
+
+/// What the workspace queries need to know about the inputs (from shapes and kernels alone).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Layout {
+    /// Items.
+    pub n: usize,
+    /// Views.
+    pub h: usize,
+    /// Rows of all dense linear and RBF views (the GEMM panels).
+    pub panel_rows: usize,
+    /// Largest row count of a CSC view (its scatter buffer).
+    pub scatter_rows: usize,
+    /// Some view uses the median heuristic.
+    pub median: bool,
+}
+
+/// Checks shapes against kernels: at least one view, one kernel per view, the same `N` items.
+pub(crate) fn layout(
+    shapes: impl IntoIterator<Item = ViewShape>,
+    kernels: &[Kernel],
+) -> Result<Layout, Error> {
+    let mut n = None;
+    let (mut h, mut panel_rows, mut scatter_rows) = (0usize, 0usize, 0usize);
+    for s in shapes {
+        if s.rows == 0 || s.cols == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        if *n.get_or_insert(s.cols) != s.cols {
+            return Err(Error::DimensionMismatch);
+        }
+        let kern = kernels.get(h).ok_or(Error::DimensionMismatch)?;
+        kern.validate()?;
+        match (s.kind, kern) {
+            (ViewKind::Dense, Kernel::Linear | Kernel::Rbf(_)) => {
+                panel_rows = panel_rows.checked_add(s.rows).ok_or(Error::SizeOverflow)?;
+            }
+            (ViewKind::Csc, _) => scatter_rows = scatter_rows.max(s.rows),
+            _ => {}
+        }
+        h += 1;
+    }
+    let n = n.ok_or(Error::ZeroDimension)?;
+    if h != kernels.len() {
+        return Err(Error::DimensionMismatch);
+    }
+    Ok(Layout {
+        n,
+        h,
+        panel_rows,
+        scatter_rows,
+        median: kernels.iter().any(Kernel::is_median),
+    })
+}
+
+/// Shapes and kernels, then every value: finite, and nonnegative for χ² / intersection views.
+pub(crate) fn check_views<T: Real, VS: ViewSet<T> + ?Sized>(
+    views: &VS,
+    kernels: &[Kernel],
+) -> Result<Layout, Error> {
+    let lay = layout((0..views.count()).map(|i| views.shape(i)), kernels)?;
+    for (v, kern) in kernels.iter().enumerate() {
+        views.view(v).check_values(kern.needs_nonnegative())?;
+    }
+    Ok(lay)
+}
+
+/// `η`: one weight per view, finite, `>= 0`, positive sum ([`Error::BadParameter`]).
+pub(crate) fn check_eta(eta: &[f64], h: usize) -> Result<f64, Error> {
+    if eta.len() != h {
+        return Err(Error::DimensionMismatch);
+    }
+    let mut s = 0.0;
+    for &e in eta {
+        if !(e.is_finite() && e >= 0.0) {
+            return Err(Error::BadParameter);
+        }
+        s += e;
+    }
+    if s > 0.0 && s.is_finite() {
+        Ok(s)
+    } else {
+        Err(Error::BadParameter)
+    }
+}
+
+/// Labels: empty (no labels: every item unlabeled) or one per item, each `< n_classes` or
+/// [`UNLABELED`]. Returns the number of labeled items.
+pub(crate) fn check_labels(labels: &[u32], n: usize, n_classes: usize) -> Result<usize, Error> {
+    if labels.is_empty() {
+        return Ok(0);
+    }
+    if labels.len() != n {
+        return Err(Error::DimensionMismatch);
+    }
+    let mut nl = 0;
+    for &l in labels {
+        if l != UNLABELED {
+            if l as usize >= n_classes {
+                return Err(Error::BadLabel);
+            }
+            nl += 1;
+        }
+    }
+    Ok(nl)
+}
+
+/// Class of item `j` (`None`: unlabeled or no labels at all).
+#[inline(always)]
+pub(crate) fn class_of(labels: &[u32], j: usize) -> Option<usize> {
+    match labels.get(j) {
+        Some(&l) if l != UNLABELED => Some(l as usize),
+        _ => None,
+    }
+}
+
+/// Labeled items sorted by class (counting sort, increasing index within a class).
+pub(crate) struct ClassIndex<'w> {
+    /// `perm[off[c]..off[c+1]]`: the items of class `c`; `perm[..off[C]]`: all labeled items.
+    pub perm: &'w mut [usize],
+    /// `C + 1` offsets.
+    pub off: &'w mut [usize],
+}
+
+impl<'w> ClassIndex<'w> {
+    pub(crate) fn workspace(n: usize, n_classes: usize) -> WorkReq {
+        WorkReq::all_of(&[
+            WorkReq::new::<usize>(n),
+            WorkReq::new::<usize>(n_classes.saturating_add(1)),
+        ])
+    }
+
+    /// Builds the index (labels validated already).
+    pub(crate) fn new(
+        labels: &[u32],
+        n: usize,
+        n_classes: usize,
+        st: &mut Stack<'w>,
+    ) -> Result<Self, Error> {
+        let perm: &mut [usize] = st.take(n)?;
+        let off: &mut [usize] = st.take(n_classes + 1)?;
+        off.fill(0);
+        for j in 0..labels.len() {
+            if let Some(c) = class_of(labels, j) {
+                off[c + 1] += 1;
+            }
+        }
+        for c in 0..n_classes {
+            off[c + 1] += off[c];
+        }
+        // Fill with a moving cursor per class: reuse off[c] as the cursor, then shift back.
+        for j in 0..labels.len() {
+            if let Some(c) = class_of(labels, j) {
+                perm[off[c]] = j;
+                off[c] += 1;
+            }
+        }
+        for c in (0..n_classes).rev() {
+            off[c + 1] = off[c];
+        }
+        off[0] = 0;
+        Ok(ClassIndex { perm, off })
+    }
+
+    /// Labeled items.
+    pub(crate) fn labeled(&self) -> &[usize] {
+        let nl = self.off[self.off.len() - 1];
+        &self.perm[..nl]
+    }
+
+    /// Items of class `c`.
+    pub(crate) fn class(&self, c: usize) -> &[usize] {
+        &self.perm[self.off[c]..self.off[c + 1]]
+    }
+
+    /// Labeled items in class `c`.
+    pub(crate) fn count(&self, c: usize) -> usize {
+        self.off[c + 1] - self.off[c]
+    }
+
+    pub(crate) fn n_classes(&self) -> usize {
+        self.off.len() - 1
+    }
+}
+
+/// The effective block size: `b` (`0` → [`DEFAULT_BLOCK`]), at most `n`, at least 1.
+pub(crate) fn block_size(b: usize, n: usize) -> usize {
+    let b = if b == 0 { DEFAULT_BLOCK } else { b };
+    b.min(n).max(1)
+}
