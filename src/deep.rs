@@ -377,7 +377,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
     }
     let mut graph_fresh = use_graph;
     for it in 1..=tp.max_iter {
-        for i in 0..hv {
+        for (i, lip_i) in lip.iter_mut().enumerate() {
             let x = views.view(i);
             let rows = x.rows();
             x.x_vt(v, k, &mut t.r[..rows * k], &mut sc)?;
@@ -389,7 +389,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
                 u.get_mut(i),
                 g,
                 h,
-                &mut lip[i],
+                lip_i,
                 &mut t,
                 &mut sc,
             )?;

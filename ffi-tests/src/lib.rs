@@ -10,12 +10,14 @@ use std::ffi::c_int;
 // Link the library whose C ABI the harness calls.
 use mvnmf as _;
 
+#[cfg(test)]
 extern "C" {
     fn mvnmf_harness_c(verbose: c_int) -> c_int;
     fn mvnmf_harness_cpp(verbose: c_int) -> c_int;
     fn mvnmf_example_quickstart() -> c_int;
 }
 
+#[cfg(test)]
 fn verbose() -> c_int {
     std::env::var_os("MVNMF_HARNESS_VERBOSE").is_some() as c_int
 }
