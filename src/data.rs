@@ -36,6 +36,8 @@ pub struct ViewShape {
     pub cols: usize,
     /// Dense or CSC.
     pub kind: ViewKind,
+    /// Stored entries of a CSC view (its products need `O(nnz)` scratch); 0 for dense.
+    pub nnz: usize,
 }
 
 /// A dense column-major `rows × cols` matrix; column `j` starts at `j*col_stride`.
@@ -238,14 +240,15 @@ impl<'a, T: Real> View<'a, T> {
 
     /// Shape and kind.
     pub fn shape(&self) -> ViewShape {
-        let kind = match self {
-            View::Dense(_) => ViewKind::Dense,
-            View::Csc(_) => ViewKind::Csc,
+        let (kind, nnz) = match self {
+            View::Dense(_) => (ViewKind::Dense, 0),
+            View::Csc(c) => (ViewKind::Csc, c.nnz()),
         };
         ViewShape {
             rows: self.rows(),
             cols: self.cols(),
             kind,
+            nnz,
         }
     }
 
@@ -295,20 +298,19 @@ impl<'a, T: Real> View<'a, T> {
                 st,
             ),
             View::Csc(c) => {
-                // Row blocks of the result (K contiguous values per feature) stay
-                // in cache while every column's entries in the block are added;
-                // V's columns are read in order. `cursor[j]` remembers where
-                // column j's next block starts.
-                let rb = row_block(k, m);
                 let mut st = st.rest();
-                let acc: &mut [T] = st.take_matrix(k, rb)?;
-                let cursor: &mut [usize] = st.take(n)?;
+                let row_ptr: &mut [usize] = st.take(m + 1)?;
+                let next: &mut [usize] = st.take(m)?;
+                let col_idx: &mut [usize] = st.take(c.nnz())?;
+                let vals: &mut [T] = st.take(c.nnz())?;
                 simd::dispatch(CscXvt {
                     c,
                     v,
                     k,
-                    acc,
-                    cursor,
+                    row_ptr,
+                    next,
+                    col_idx,
+                    vals,
                     out,
                 });
                 Ok(())
@@ -337,11 +339,8 @@ impl<'a, T: Real> View<'a, T> {
                 st,
             ),
             View::Csc(c) => {
-                // Row blocks of Uᵀ (K contiguous values per feature) stay in
-                // cache while every column's entries in the block are added.
-                let rb = row_block(k, m);
                 let mut st = st.rest();
-                let ut: &mut [T] = st.take_matrix(k, rb)?;
+                let ut: &mut [T] = st.take_matrix(k, row_block(k, m))?;
                 let cursor: &mut [usize] = st.take(n)?;
                 simd::dispatch(CscUtx {
                     c,
@@ -358,16 +357,87 @@ impl<'a, T: Real> View<'a, T> {
     }
 }
 
-/// `out (M×K) ← X·Vᵀ` for CSC `X`, by row blocks: a block of the result (K
-/// contiguous values per feature) stays in cache while every column's entries
-/// in the block are added; `cursor[j]` remembers where column j's next block
-/// starts. `O(nnz·K + M·K)`.
+/// Width of the register-held accumulators of the sparse kernels.
+const CHUNK: usize = 8;
+
+/// `CHUNK` values at `off`, as an array (so the compiler sees the length).
+/// `None` never happens for the callers' offsets (indices of validated
+/// matrices); they skip the entry rather than panic.
+#[inline(always)]
+fn chunk_at<T: Real>(src: &[T], off: usize) -> Option<&[T; CHUNK]> {
+    src.get(off..off + CHUNK)
+        .and_then(|s| <&[T; CHUNK]>::try_from(s).ok())
+}
+
+/// `Σ_e xs[e] · src[idx[e]·k + kc ..][..w]` (`w ≤ CHUNK`) with four independent
+/// accumulators, so that the additions pipeline instead of waiting on each other.
+#[inline(always)]
+fn gather_sum<T: Real>(
+    idx: &[usize],
+    xs: &[T],
+    src: &[T],
+    k: usize,
+    kc: usize,
+    w: usize,
+) -> [T; CHUNK] {
+    let (mut a0, mut a1, mut a2, mut a3) = (
+        [T::ZERO; CHUNK],
+        [T::ZERO; CHUNK],
+        [T::ZERO; CHUNK],
+        [T::ZERO; CHUNK],
+    );
+    if w == CHUNK {
+        let mut ic = idx.chunks_exact(4);
+        let mut xc = xs.chunks_exact(4);
+        for (i4, x4) in (&mut ic).zip(&mut xc) {
+            let rows = (
+                chunk_at(src, i4[0] * k + kc),
+                chunk_at(src, i4[1] * k + kc),
+                chunk_at(src, i4[2] * k + kc),
+                chunk_at(src, i4[3] * k + kc),
+            );
+            let (Some(r0), Some(r1), Some(r2), Some(r3)) = rows else {
+                continue;
+            };
+            for t in 0..CHUNK {
+                a0[t] += x4[0] * r0[t];
+                a1[t] += x4[1] * r1[t];
+                a2[t] += x4[2] * r2[t];
+                a3[t] += x4[3] * r3[t];
+            }
+        }
+        for (&i, &x) in ic.remainder().iter().zip(xc.remainder()) {
+            if let Some(r) = chunk_at(src, i * k + kc) {
+                for t in 0..CHUNK {
+                    a0[t] += x * r[t];
+                }
+            }
+        }
+    } else {
+        for (&i, &x) in idx.iter().zip(xs) {
+            for (a, &y) in a0[..w].iter_mut().zip(&src[i * k + kc..i * k + kc + w]) {
+                *a += x * y;
+            }
+        }
+    }
+    for t in 0..CHUNK {
+        a0[t] = (a0[t] + a1[t]) + (a2[t] + a3[t]);
+    }
+    a0
+}
+
+/// `out (M×K) ← X·Vᵀ` for CSC `X`: the entries are first sorted by row into
+/// `row_ptr`/`col_idx`/`vals` (a counting sort, `O(nnz + M)` scratch), then each
+/// row of the result is accumulated in registers, `CHUNK` columns at a time,
+/// from the columns of `V` it needs (`O(nnz·K)`, no read-modify-write).
 struct CscXvt<'a, 'c, T> {
     c: &'a Csc<'c, T>,
     v: &'a [T],
     k: usize,
-    acc: &'a mut [T],
-    cursor: &'a mut [usize],
+    row_ptr: &'a mut [usize],
+    next: &'a mut [usize],
+    col_idx: &'a mut [usize],
+    vals: &'a mut [T],
     out: &'a mut [T],
 }
 
@@ -379,41 +449,49 @@ impl<T: Real> Kernel for CscXvt<'_, '_, T> {
             c,
             v,
             k,
-            acc,
-            cursor,
+            row_ptr,
+            next,
+            col_idx,
+            vals,
             out,
         } = self;
         let (m, n) = (c.rows, c.cols);
-        let rb = acc.len() / k;
-        cursor.copy_from_slice(&c.col_ptr[..n]);
-        for i0 in (0..m).step_by(rb) {
-            let i1 = (i0 + rb).min(m);
-            let acc = &mut acc[..(i1 - i0) * k];
-            acc.fill(T::ZERO);
-            for j in 0..n {
-                let vj = &v[j * k..(j + 1) * k];
-                let (mut p, e) = (cursor[j], c.col_ptr[j + 1]);
-                while p < e && c.row_idx[p] < i1 {
-                    let i = c.row_idx[p] - i0;
-                    axpy(c.values[p], vj, &mut acc[i * k..(i + 1) * k]);
-                    p += 1;
-                }
-                cursor[j] = p;
+        row_ptr.fill(0);
+        for &i in &c.row_idx[..c.nnz()] {
+            row_ptr[i + 1] += 1;
+        }
+        for i in 0..m {
+            row_ptr[i + 1] += row_ptr[i];
+        }
+        next.copy_from_slice(&row_ptr[..m]);
+        for j in 0..n {
+            let (idx, val) = c.col(j);
+            for (&i, &x) in idx.iter().zip(val) {
+                let p = next[i];
+                col_idx[p] = j;
+                vals[p] = x;
+                next[i] = p + 1;
             }
-            // Column by column: contiguous writes to `out`, strided reads in cache.
-            let rows = i1 - i0;
-            for col in 0..k {
-                let dst = &mut out[i0 + col * m..i0 + col * m + rows];
-                for (r, d) in dst.iter_mut().enumerate() {
-                    *d = acc[r * k + col];
+        }
+        for i in 0..m {
+            let (s, e) = (row_ptr[i], row_ptr[i + 1]);
+            let (cols, xs) = (&col_idx[s..e], &vals[s..e]);
+            for kc in (0..k).step_by(CHUNK) {
+                let w = CHUNK.min(k - kc);
+                let acc = gather_sum(cols, xs, v, k, kc, w);
+                for (t, &a) in acc[..w].iter().enumerate() {
+                    out[i + (kc + t) * m] = a;
                 }
             }
         }
     }
 }
 
-/// `out (K×N) ← β·out + Uᵀ·X` for CSC `X`, by row blocks of `Uᵀ` (K contiguous
-/// values per feature, in cache). `O(nnz·K + M·K)`.
+/// `out (K×N) ← β·out + Uᵀ·X` for CSC `X`, by blocks of `RB` rows: the block of
+/// `Uᵀ` (`K × RB`, rows of U contiguous, about 256 KiB) stays in cache while
+/// each column's entries in the block are summed in registers, `CHUNK` rows of
+/// the result at a time; `cursor[j]` remembers where column j's next block
+/// starts. `O(nnz·K + M·K)`.
 struct CscUtx<'a, 'c, T> {
     c: &'a Csc<'c, T>,
     u: &'a [T],
@@ -448,58 +526,109 @@ impl<T: Real> Kernel for CscUtx<'_, '_, T> {
         }
         for i0 in (0..m).step_by(rb) {
             let i1 = (i0 + rb).min(m);
-            let rows = i1 - i0;
             for col in 0..k {
-                let src = &u[i0 + col * m..i0 + col * m + rows];
-                for (r, &x) in src.iter().enumerate() {
+                for (r, &x) in u[i0 + col * m..i1 + col * m].iter().enumerate() {
                     ut[r * k + col] = x;
                 }
             }
             for j in 0..n {
-                let o = &mut out[j * k..(j + 1) * k];
-                let (mut p, e) = (cursor[j], c.col_ptr[j + 1]);
+                let (s, e) = (cursor[j], c.col_ptr[j + 1]);
+                let mut p = s;
                 while p < e && c.row_idx[p] < i1 {
-                    let i = c.row_idx[p] - i0;
-                    axpy(c.values[p], &ut[i * k..(i + 1) * k], o);
                     p += 1;
                 }
                 cursor[j] = p;
+                if p == s {
+                    continue;
+                }
+                // Row indices relative to the block: subtract i0 on the fly.
+                let (idx, xs) = (&c.row_idx[s..p], &c.values[s..p]);
+                let o = &mut out[j * k..(j + 1) * k];
+                for kc in (0..k).step_by(CHUNK) {
+                    let w = CHUNK.min(k - kc);
+                    let acc = gather_sum_off(idx, i0, xs, ut, k, kc, w);
+                    for (d, &a) in o[kc..kc + w].iter_mut().zip(&acc[..w]) {
+                        *d += a;
+                    }
+                }
             }
         }
     }
 }
 
-/// Rows per block of the sparse products: `K × rows` values of about 256 KiB,
-/// so a block of the result (or of `Uᵀ`) stays in L2 while the columns pass.
+/// [`gather_sum`] with row indices offset by `-base`.
+#[inline(always)]
+fn gather_sum_off<T: Real>(
+    idx: &[usize],
+    base: usize,
+    xs: &[T],
+    src: &[T],
+    k: usize,
+    kc: usize,
+    w: usize,
+) -> [T; CHUNK] {
+    let (mut a0, mut a1) = ([T::ZERO; CHUNK], [T::ZERO; CHUNK]);
+    if w == CHUNK {
+        let mut ic = idx.chunks_exact(2);
+        let mut xc = xs.chunks_exact(2);
+        for (i2, x2) in (&mut ic).zip(&mut xc) {
+            let rows = (
+                chunk_at(src, (i2[0] - base) * k + kc),
+                chunk_at(src, (i2[1] - base) * k + kc),
+            );
+            let (Some(r0), Some(r1)) = rows else { continue };
+            for t in 0..CHUNK {
+                a0[t] += x2[0] * r0[t];
+                a1[t] += x2[1] * r1[t];
+            }
+        }
+        for (&i, &x) in ic.remainder().iter().zip(xc.remainder()) {
+            if let Some(r) = chunk_at(src, (i - base) * k + kc) {
+                for t in 0..CHUNK {
+                    a0[t] += x * r[t];
+                }
+            }
+        }
+    } else {
+        for (&i, &x) in idx.iter().zip(xs) {
+            let off = (i - base) * k + kc;
+            for (a, &y) in a0[..w].iter_mut().zip(&src[off..off + w]) {
+                *a += x * y;
+            }
+        }
+    }
+    for t in 0..CHUNK {
+        a0[t] += a1[t];
+    }
+    a0
+}
+
+/// Rows per block of [`CscUtx`]: `K × rows` values of about 256 KiB.
 fn row_block(k: usize, m: usize) -> usize {
     (32768 / k.max(1)).max(16).min(m.max(1))
 }
 
-/// Workspace of [`View::x_vt`] for a view of this shape and rank `k`.
+/// Workspace of [`View::x_vt`] for a view of this shape and rank `k`
+/// (CSC: the entries sorted by row, `O(nnz + M)`).
 pub(crate) fn x_vt_workspace<T>(shape: ViewShape, k: usize) -> WorkReq {
     match shape.kind {
         ViewKind::Dense => gemm_workspace::<T>(shape.rows, k, shape.cols),
-        ViewKind::Csc => {
-            WorkReq::matrix::<T>(k, row_block(k, shape.rows)).and(WorkReq::new::<usize>(shape.cols))
-        }
+        ViewKind::Csc => WorkReq::all_of(&[
+            WorkReq::new::<usize>(shape.rows.saturating_add(1)),
+            WorkReq::new::<usize>(shape.rows),
+            WorkReq::new::<usize>(shape.nnz),
+            WorkReq::new::<T>(shape.nnz),
+        ]),
     }
 }
 
-/// Workspace of [`View::ut_x`].
+/// Workspace of [`View::ut_x`] (CSC: a row block of `Uᵀ` and `N` cursors).
 pub(crate) fn ut_x_workspace<T>(shape: ViewShape, k: usize) -> WorkReq {
     match shape.kind {
         ViewKind::Dense => gemm_workspace::<T>(k, shape.cols, shape.rows),
         ViewKind::Csc => {
             WorkReq::matrix::<T>(k, row_block(k, shape.rows)).and(WorkReq::new::<usize>(shape.cols))
         }
-    }
-}
-
-/// `y += a·x`.
-#[inline(always)]
-fn axpy<T: Real>(a: T, x: &[T], y: &mut [T]) {
-    for (yi, &xi) in y.iter_mut().zip(x) {
-        *yi += a * xi;
     }
 }
 
@@ -616,10 +745,10 @@ mod tests {
 
     #[test]
     fn sparse_products_equal_dense() {
-        // One row block, then several (row_block(64, 3000) = 512) with an
-        // uneven last block.
+        // K below, at and above the register chunk, with a partial last chunk.
         sparse_vs_dense(23, 17, 5, 0.2);
-        sparse_vs_dense(3000, 40, 64, 0.01);
+        sparse_vs_dense(300, 40, 16, 0.05);
+        sparse_vs_dense(3000, 40, 50, 0.01); // several row blocks (row_block(50, 3000) = 655)
     }
 
     fn sparse_vs_dense(m: usize, n: usize, k: usize, density: f64) {
@@ -629,7 +758,12 @@ mod tests {
         let mut rng = Rng::new(9);
         let v: Vec<f64> = (0..k * n).map(|_| rng.uniform()).collect();
         let u: Vec<f64> = (0..m * k).map(|_| rng.uniform()).collect();
-        let mut w = std::vec![0u8; 1 << 20];
+        let sh = sv.shape();
+        let need = x_vt_workspace::<f64>(sh, k)
+            .or(ut_x_workspace::<f64>(sh, k))
+            .or(x_vt_workspace::<f64>(dv.shape(), k))
+            .or(ut_x_workspace::<f64>(dv.shape(), k));
+        let mut w = std::vec![0u8; need.bytes().unwrap()];
         let (mut a, mut b) = (std::vec![0.0; m * k], std::vec![0.0; m * k]);
         dv.x_vt(&v, k, &mut a, &mut Stack::new(&mut w)).unwrap();
         sv.x_vt(&v, k, &mut b, &mut Stack::new(&mut w)).unwrap();

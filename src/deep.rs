@@ -223,6 +223,7 @@ fn pretrain_req<T>(
                     rows: a,
                     cols: n,
                     kind: crate::data::ViewKind::Dense,
+                    nnz: 0,
                 }
             };
             req = req.or(fit_nmf_req::<T>(shape, b)?);

@@ -385,6 +385,7 @@ fn bad_input_leaves_outputs_untouched() {
             rows: m,
             cols: n,
             kind: mvnmf::ViewKind::Dense,
+            nnz: 0,
         },
         k,
         &p,

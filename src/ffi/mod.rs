@@ -19,8 +19,10 @@
 #![allow(unsafe_code, non_camel_case_types, clippy::missing_safety_doc)]
 
 mod eval;
+mod graph;
 #[cfg(feature = "std")]
 pub(crate) mod mm;
+pub use graph::*;
 pub(crate) mod simd;
 pub use eval::*;
 mod deep;
@@ -307,16 +309,24 @@ unsafe fn slice_mut<'a, T>(p: *mut T, len: usize) -> Result<&'a mut [T], Error> 
     Ok(core::slice::from_raw_parts_mut(p, len))
 }
 
-fn shape_of(v: &mvnmf_view) -> Result<ViewShape, Error> {
-    let kind = match v.kind {
-        MVNMF_VIEW_DENSE => ViewKind::Dense,
-        MVNMF_VIEW_CSC => ViewKind::Csc,
+/// Kind, rows, cols and (CSC) `nnz = col_ptr[cols]` of a descriptor.
+unsafe fn shape_of(v: &mvnmf_view) -> Result<ViewShape, Error> {
+    let (kind, nnz) = match v.kind {
+        MVNMF_VIEW_DENSE => (ViewKind::Dense, 0),
+        MVNMF_VIEW_CSC => {
+            if v.col_ptr.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let cp = slice(v.col_ptr, v.cols.checked_add(1).ok_or(Error::SizeOverflow)?)?;
+            (ViewKind::Csc, cp[v.cols])
+        }
         _ => return Err(Error::BadParameter),
     };
     Ok(ViewShape {
         rows: v.rows,
         cols: v.cols,
         kind,
+        nnz,
     })
 }
 
@@ -414,17 +424,14 @@ impl ViewSet<f64> for CViews<'_> {
     }
 
     fn shape(&self, i: usize) -> ViewShape {
-        let v = &self.views[i];
-        let kind = if v.kind == MVNMF_VIEW_CSC {
-            ViewKind::Csc
-        } else {
-            ViewKind::Dense
-        };
-        ViewShape {
-            rows: v.rows,
-            cols: v.cols,
-            kind,
-        }
+        // SAFETY: `CViews::new` validated this descriptor (its `col_ptr` has
+        // `cols + 1` readable entries), so `shape_of` succeeds.
+        unsafe { shape_of(&self.views[i]) }.unwrap_or(ViewShape {
+            rows: 0,
+            cols: 0,
+            kind: ViewKind::Dense,
+            nnz: 0,
+        })
     }
 }
 
@@ -445,6 +452,7 @@ unsafe fn shapes<'a>(
             rows: 0,
             cols: 0,
             kind: ViewKind::Dense,
+            nnz: 0,
         })
     }))
 }
