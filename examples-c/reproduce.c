@@ -224,7 +224,33 @@ static size_t parse_size(const char *s, const char *what)
     return (size_t)v;
 }
 
-static void load(dataset_t *d, const char *dir, const char *labels_file)
+/* Keeps the views named in `spec` (comma-separated names or 1-based
+ * positions in meta.txt), in meta.txt order. */
+static void select_views(dataset_t *d, const char *spec)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < d->n_views; i++) {
+        int keep = 0;
+        for (const char *p = spec; *p && !keep;) {
+            const char *e = strchr(p, ',');
+            size_t l = e ? (size_t)(e - p) : strlen(p);
+            char tok[64];
+            snprintf(tok, sizeof tok, "%.*s", (int)(l < 63 ? l : 63), p);
+            char *end;
+            unsigned long pos = strtoul(tok, &end, 10);
+            keep = !strcmp(tok, d->views[i].name) || !strcmp(tok, d->views[i].file) ||
+                   (end != tok && *end == 0 && pos == i + 1);
+            p += l + (e != NULL);
+        }
+        if (keep)
+            d->views[kept++] = d->views[i];
+    }
+    if (kept == 0)
+        die("--views %s: no such view (names or positions from meta.txt)", spec);
+    d->n_views = kept;
+}
+
+static void load(dataset_t *d, const char *dir, const char *labels_file, const char *views)
 {
     memset(d, 0, sizeof *d);
     d->dir = dir;
@@ -251,7 +277,7 @@ static void load(dataset_t *d, const char *dir, const char *labels_file)
         memset(v, 0, sizeof *v);
         snprintf(v->file, sizeof v->file, "%s", file);
         if (!meta_field(line, "name", v->name, sizeof v->name))
-            snprintf(v->name, sizeof v->name, "%s", file);
+            snprintf(v->name, sizeof v->name, "%.63s", file);
         v->rows = parse_size(rows, "rows");
         size_t n = parse_size(cols, "cols");
         if (v->rows == 0 || n == 0)
@@ -266,6 +292,8 @@ static void load(dataset_t *d, const char *dir, const char *labels_file)
     if (d->n_views == 0)
         die("%s: no view lines (\"viewK.f64 name=... rows=R cols=N\")", meta);
     free(meta);
+    if (views)
+        select_views(d, views);
     for (size_t i = 0; i < d->n_views; i++)
         d->views[i].x = read_f64(dir, d->views[i].file, d->views[i].rows, d->n);
 
@@ -321,7 +349,7 @@ static void preprocess(dataset_t *d, int shift, int normalize)
             if (!shift)
                 die("view %s (%s) has negative values (minimum %g); NMF-based methods need "
                     "nonnegative data. Rerun with --shift to shift every feature of such a view "
-                    "by its minimum over the items (x_ij - min_j x_ij), or drop the view.",
+                    "by its minimum over the items (x_ij - min_j x_ij), or leave the view out with --views.",
                     v->name, v->file, v->min);
             for (size_t r = 0; r < m; r++) {
                 double mn = INFINITY;
@@ -376,6 +404,7 @@ typedef struct {
     unsigned kmeans_restarts;
     const char *methods;    /* comma-separated keys, NULL = all */
     const char *labels;
+    const char *views;      /* comma-separated names or positions, NULL = all */
 } options_t;
 
 static const char *nmi_name(uint32_t n)
@@ -560,7 +589,19 @@ static scores_t evaluate(ctx_t *c, const double *v, const uint32_t *masked, cons
     size_t bytes;
 
     mvnmf_knn_params kp = mvnmf_knn_params_default();
-    kp.k = o->knn_k < nl ? o->knn_k : nl;
+    kp.k = o->knn_k;
+    if (nl < kp.k) {
+        /* Fewer labeled items than neighbours: k-NN over all of them would
+         * be a majority vote. Use the smallest labeled class size instead. */
+        size_t *cnt = xcalloc(d->n_classes, sizeof(size_t));
+        for (size_t j = 0; j < n; j++)
+            cnt[d->labels[j]] += labeled[j];
+        kp.k = nl;
+        for (size_t cl = 0; cl < d->n_classes; cl++)
+            if (cnt[cl] > 0 && cnt[cl] < kp.k)
+                kp.k = cnt[cl];
+        free(cnt);
+    }
     if (kp.k < notes->knn_k_used)
         notes->knn_k_used = kp.k;
     check(mvnmf_knn_predict_workspace(d->n_classes, &kp, &bytes), "mvnmf_knn_predict_workspace");
@@ -611,6 +652,7 @@ static void usage(FILE *f)
             "  --knn-k K           neighbours of the kNN classifier (default 9)\n"
             "  --kmeans-restarts R k-means restarts (default 10)\n"
             "  --labels FILE       class file in DATASET_DIR (default labels.txt)\n"
+            "  --views LIST        use only these views (names or 1-based positions in meta.txt)\n"
             "  --per-view          also print a row per candidate of \"-b\" methods\n"
             "  --list-methods      list the available methods\n");
 }
@@ -756,6 +798,8 @@ int main(int argc, char **argv)
             o.kmeans_restarts = (unsigned)parse_size(arg_value(argc, argv, &i), "--kmeans-restarts");
         else if (!strcmp(a, "--labels"))
             o.labels = arg_value(argc, argv, &i);
+        else if (!strcmp(a, "--views"))
+            o.views = arg_value(argc, argv, &i);
         else if (!strcmp(a, "--per-view"))
             o.per_candidate = 1;
         else if (!strcmp(a, "--list-methods")) {
@@ -795,7 +839,7 @@ int main(int argc, char **argv)
 
     double t_start = now();
     dataset_t d;
-    load(&d, dir, o.labels);
+    load(&d, dir, o.labels, o.views);
     preprocess(&d, o.shift, o.normalize);
 
     /* The selected methods and their candidates (NMF-b: one per view). */
@@ -841,7 +885,7 @@ int main(int argc, char **argv)
            o.knn_k, o.kmeans_restarts, d.present, nmi_name(o.nmi));
     printf("Methods:");
     for (size_t s = 0; s < n_sel; s++)
-        printf(" %s%s", s ? "; " : "", METHODS[sel[s]].name);
+        printf("%s %s", s ? "," : "", METHODS[sel[s]].name);
     printf(". Unsupervised methods are fitted once per split and evaluated at every fraction.\n");
     for (size_t s = 0; s < n_sel; s++) {
         const method_t *m = &METHODS[sel[s]];
@@ -963,8 +1007,7 @@ int main(int argc, char **argv)
                 if (!is_best && !o.per_candidate)
                     continue;
                 if (n_cand[i] > 1)
-                    printf("| %s (%s)%s |", is_best ? m->name : "NMF", d.views[c].name,
-                           is_best ? "" : "");
+                    printf("| %s (%s) |", is_best ? m->name : "NMF", d.views[c].name);
                 else
                     printf("| %s |", m->name);
                 for (size_t f = 0; f < nf; f++) {
@@ -981,9 +1024,9 @@ int main(int argc, char **argv)
         }
     }
     if (notes.knn_k_used < o.knn_k)
-        printf("\nNote: with few labeled items kNN used k = %zu (the number of labeled items) "
-               "where fewer than %zu were labeled.\n",
-               notes.knn_k_used, o.knn_k);
+        printf("\nNote: where fewer than %zu items were labeled, kNN used k = the smallest "
+               "number of labeled items in a class (down to %zu).\n",
+               o.knn_k, notes.knn_k_used);
 
     printf("\nFit time (all splits):");
     for (size_t i = 0; i < n_sel; i++) {

@@ -66,7 +66,7 @@ fn main() {
     let p = KnnParams { k, block };
     let need = kernel::fused_knn_workspace::<f64>(
         (0..views.len()).map(|v| views.shape(v)),
-        &kernels,
+        &kernels[..],
         0,
         &p,
     )
@@ -76,7 +76,7 @@ fn main() {
     let t = Instant::now();
     kernel::fused_knn(
         &views[..],
-        &kernels,
+        &kernels[..],
         &eta,
         &[],
         0,

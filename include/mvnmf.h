@@ -52,6 +52,46 @@
 // `mvnmf_nmi` normalisation: `min(H(C), H(C'))`.
 #define MVNMF_NMI_MIN 3
 
+// `mvnmf_kernel.kind`: linear `xᵀy` (normalised: cosine similarity).
+#define MVNMF_KERNEL_LINEAR 0
+
+// `mvnmf_kernel.kind`: Gaussian `exp(−γ‖x − y‖²)`; `gamma = 0` selects the median heuristic.
+#define MVNMF_KERNEL_RBF 1
+
+// `mvnmf_kernel.kind`: additive χ² `Σ 2xy/(x + y)` (nonnegative data).
+#define MVNMF_KERNEL_CHI_SQUARED 2
+
+// `mvnmf_kernel.kind`: histogram intersection `Σ min(x, y)` (nonnegative data).
+#define MVNMF_KERNEL_INTERSECTION 3
+
+// `mvnmf_fused_knn_params.scope`: every item among all the others.
+#define MVNMF_SCOPE_ALL 0
+
+// `mvnmf_fused_knn_params.scope`: labeled items among the other labeled items.
+#define MVNMF_SCOPE_LABELED 1
+
+// `mvnmf_fused_knn_params.scope`: labeled items among the labeled items of their class.
+#define MVNMF_SCOPE_SAME_CLASS 2
+
+// `mvnmf_fused_knn_params.scope`: labeled items among the labeled items of the other classes.
+#define MVNMF_SCOPE_OTHER_CLASS 3
+
+// `mvnmf_fused_knn_params.scope`: items with `query_mask[i] = 1` among the items with
+// `candidate_mask[j] = 1`, `j ≠ i`.
+#define MVNMF_SCOPE_MASKED 4
+
+// `mvnmf_graph_params.penalty`: the `kp` nearest pairs between each class and the others
+// (seed 003).
+#define MVNMF_PENALTY_CLASS_PAIRS 0
+
+// `mvnmf_graph_params.penalty`: each labeled item's `kp` nearest other-class labeled items
+// (seed 000).
+#define MVNMF_PENALTY_ITEM_NEIGHBORS 1
+
+// Written where there is no neighbour (`SIZE_MAX`; spelled `!0 as usize` so that cbindgen
+// can translate it).
+#define MVNMF_NO_NEIGHBOR (size_t)~0
+
 // Deep preset: DMCL (seed 001: L1,∞ on the top layer, α = 100, β = 0.015,
 // γ = 0.005, vmax = 1, box on lower layers).
 #define MVNMF_DEEP_PRESET_DMCL 0
@@ -275,6 +315,87 @@ typedef struct mvnmf_multilabel_scores {
   // Fraction of wrong label decisions.
   double hamming_loss;
 } mvnmf_multilabel_scores;
+
+// Options of `mvnmf_fused_knn` and `mvnmf_class_pairs`; defaults from
+// `mvnmf_fused_knn_params_default()`.
+typedef struct mvnmf_fused_knn_params {
+  // Neighbours per query (class pairs: pairs per class), `>= 1` (default 5).
+  size_t k;
+  // `MVNMF_SCOPE_*` (default `MVNMF_SCOPE_ALL`; unused by `mvnmf_class_pairs`).
+  uint32_t scope;
+  // Items per block side (0: default 256).
+  size_t block;
+} mvnmf_fused_knn_params;
+
+// Options of `mvnmf_mkl_weights`; defaults from `mvnmf_mkl_params_default()`.
+typedef struct mvnmf_mkl_params {
+  // Ridge relative to `mean(diag G)`, finite, `>= 0` (default 0.1).
+  double lambda;
+  // Items per block side (0: default).
+  size_t block;
+} mvnmf_mkl_params;
+
+// Options of the LDGE / TGE builders; defaults from `mvnmf_graph_params_default()`.
+typedef struct mvnmf_graph_params {
+  // Affinity neighbours `>= 1` (default 5).
+  size_t ka;
+  // Penalty neighbours / pairs per class (default 3; 0: empty penalty graph).
+  size_t kp;
+  // `MVNMF_PENALTY_CLASS_PAIRS` (default) or `MVNMF_PENALTY_ITEM_NEIGHBORS`.
+  uint32_t penalty;
+  // TGE's weight of label-derived edges, finite, `> 0` (default 2).
+  double sigma;
+  // Items per block side (0: default).
+  size_t block;
+} mvnmf_graph_params;
+
+// The base kernel of one view. Every kernel is normalised to
+// `K(i,j) / sqrt(K(i,i) K(j,j))`; an all-zero item under linear, χ² or intersection is
+// similar to nothing (1 on the diagonal, 0 elsewhere).
+typedef struct mvnmf_kernel {
+  // `MVNMF_KERNEL_*`.
+  uint32_t kind;
+  // RBF only: `γ > 0`, or 0 for `1 / median(d²)` over the labeled pairs. Ignored otherwise.
+  double gamma;
+} mvnmf_kernel;
+
+// What `mvnmf_mkl_weights` reports.
+typedef struct mvnmf_mkl_report {
+  // The absolute ridge `lambda · mean(diag G)`.
+  double ridge;
+  // `mean_v G_vv`.
+  double mean_diag;
+  // Alignment loss `Σ t_ij (K(i,j) − K_ideal(i,j))² + ridge ‖η‖²` at the solution.
+  double loss;
+  // Relative KKT residual of the simplex QP (about 1e-15..1e-12).
+  double kkt_residual;
+  // Views with nonzero weight.
+  size_t support;
+} mvnmf_mkl_report;
+
+// What `mvnmf_simplex_qp` reports.
+typedef struct mvnmf_qp_report {
+  // `ηᵀAη − 2bᵀη`.
+  double objective;
+  // Relative KKT residual.
+  double kkt_residual;
+  // Nonzero weights.
+  size_t support;
+} mvnmf_qp_report;
+
+// Caller buffers for one symmetric CSR graph of `N` items: `row_ptr[N + 1]`,
+// `col_idx[capacity]`, `weights[capacity]` (`mvnmf_ldge_capacity` / `mvnmf_tge_capacity`
+// give a capacity that is always enough).
+typedef struct mvnmf_csr_buffers {
+  // `N + 1` row pointers (written).
+  size_t *row_ptr;
+  // Column indices, sorted within each row (written).
+  size_t *col_idx;
+  // Weights (written).
+  double *weights;
+  // Length of `col_idx` and of `weights`.
+  size_t capacity;
+} mvnmf_csr_buffers;
 
 // Options of the shallow solver; start from `mvnmf_shallow_params_preset`.
 typedef struct mvnmf_shallow_params {
@@ -683,6 +804,229 @@ mvnmf_status mvnmf_average_auroc(const uint8_t *truth,
                                  size_t *labels_scored,
                                  void *work,
                                  size_t work_bytes);
+
+// The default fused-kNN options (`k = 5`, all items, default block).
+struct mvnmf_fused_knn_params mvnmf_fused_knn_params_default(void);
+
+// The default MKL options (`lambda = 0.1` relative to `mean(diag G)`).
+struct mvnmf_mkl_params mvnmf_mkl_params_default(void);
+
+// The default graph options (`ka = 5`, `kp = 3`, class-pair penalty, `sigma = 2`).
+struct mvnmf_graph_params mvnmf_graph_params_default(void);
+
+// Workspace bytes of `mvnmf_kernel_bandwidths` (reads the views' kind, rows, cols).
+mvnmf_status mvnmf_kernel_bandwidths_workspace(const struct mvnmf_view *views,
+                                               size_t n_views,
+                                               const struct mvnmf_kernel *kernels,
+                                               size_t n_classes,
+                                               size_t block,
+                                               size_t *bytes);
+
+// The `γ` of every RBF view (given, or `1 / median(d²)` over all unordered pairs of
+// labeled items: the lower median) into `gammas[n_views]` (0 for other views).
+mvnmf_status mvnmf_kernel_bandwidths(const struct mvnmf_view *views,
+                                     size_t n_views,
+                                     const struct mvnmf_kernel *kernels,
+                                     const uint32_t *labels,
+                                     size_t n_classes,
+                                     size_t block,
+                                     double *gammas,
+                                     void *work,
+                                     size_t work_bytes);
+
+// Workspace bytes of `mvnmf_mkl_weights`.
+mvnmf_status mvnmf_mkl_weights_workspace(const struct mvnmf_view *views,
+                                         size_t n_views,
+                                         const struct mvnmf_kernel *kernels,
+                                         size_t n_classes,
+                                         const struct mvnmf_mkl_params *params,
+                                         size_t *bytes);
+
+// Fusion weights by kernel–target alignment (seed 000 eq. 11): writes `eta[n_views]` on the
+// simplex minimising `Σ_{i,j labeled} t_ij (Σ_v η_v K_v(i,j) − [y_i = y_j])² + λ‖η‖²`
+// (`t_ij = 1/n_c²` within class c, `1/(2 n_c n_c')` across; `λ = lambda · mean(diag G)`).
+// `labels` (not NULL) needs at least 2 labeled items. Cost `O(N_l² Σ_v rows_v)`, one pass.
+// `report` may be NULL.
+mvnmf_status mvnmf_mkl_weights(const struct mvnmf_view *views,
+                               size_t n_views,
+                               const struct mvnmf_kernel *kernels,
+                               const uint32_t *labels,
+                               size_t n_classes,
+                               const struct mvnmf_mkl_params *params,
+                               double *eta,
+                               void *work,
+                               size_t work_bytes,
+                               struct mvnmf_mkl_report *report);
+
+// Workspace bytes of `mvnmf_alignment_system`.
+mvnmf_status mvnmf_alignment_system_workspace(const struct mvnmf_view *views,
+                                              size_t n_views,
+                                              const struct mvnmf_kernel *kernels,
+                                              size_t n_classes,
+                                              size_t block,
+                                              size_t *bytes);
+
+// The alignment QP's data: `g[n_views²]` (`G_uv = Σ t_ij K_u(i,j) K_v(i,j)`, column-major),
+// `b[n_views]` (`b_v = Σ t_ij K_v(i,j) [y_i = y_j]`) and `*constant` (`Σ t_ij [y_i = y_j]`), so
+// that the loss is `ηᵀGη − 2bᵀη + constant`.
+mvnmf_status mvnmf_alignment_system(const struct mvnmf_view *views,
+                                    size_t n_views,
+                                    const struct mvnmf_kernel *kernels,
+                                    const uint32_t *labels,
+                                    size_t n_classes,
+                                    size_t block,
+                                    double *g,
+                                    double *b,
+                                    double *constant,
+                                    void *work,
+                                    size_t work_bytes);
+
+// Workspace bytes of `mvnmf_simplex_qp` for `h` weights.
+mvnmf_status mvnmf_simplex_qp_workspace(size_t h,
+                                        size_t *bytes);
+
+// `min ηᵀAη − 2bᵀη` on the simplex, exactly (supports enumerated for `h <= 16`, active set
+// beyond): `a[h²]` symmetric positive semidefinite (column-major), `b[h]`, `eta[h]` written.
+mvnmf_status mvnmf_simplex_qp(const double *a,
+                              const double *b,
+                              size_t h,
+                              double *eta,
+                              void *work,
+                              size_t work_bytes,
+                              struct mvnmf_qp_report *report);
+
+// Workspace bytes of `mvnmf_fused_knn`.
+mvnmf_status mvnmf_fused_knn_workspace(const struct mvnmf_view *views,
+                                       size_t n_views,
+                                       const struct mvnmf_kernel *kernels,
+                                       size_t n_classes,
+                                       const struct mvnmf_fused_knn_params *params,
+                                       size_t *bytes);
+
+// Exact `k` nearest neighbours under the fused kernel `K = Σ_v η_v K_v` (`d² = 2 − 2K`),
+// block by block, never an `N × N` matrix. Writes `neighbors[N·k]` (item `i`'s list at
+// `i·k`, best first, ties by the lower index; `MVNMF_NO_NEIGHBOR` for non-queries) and
+// `sims[N·k]` (`K(i, j)`; `-inf` for non-queries). `labels` may be NULL for
+// `MVNMF_SCOPE_ALL` / `_MASKED` without median kernels; the masks (`N` bytes, 0 or 1) are
+// read only for `MVNMF_SCOPE_MASKED` (else may be NULL). `k >= N` and `k = 0` are
+// `MVNMF_STATUS_BAD_PARAMETER`; a labeled scope where a query has fewer than `k` candidates
+// is `MVNMF_STATUS_TOO_FEW_LABELED`.
+mvnmf_status mvnmf_fused_knn(const struct mvnmf_view *views,
+                             size_t n_views,
+                             const struct mvnmf_kernel *kernels,
+                             const double *eta,
+                             const uint32_t *labels,
+                             size_t n_classes,
+                             const struct mvnmf_fused_knn_params *params,
+                             const uint8_t *query_mask,
+                             const uint8_t *candidate_mask,
+                             size_t *neighbors,
+                             double *sims,
+                             void *work,
+                             size_t work_bytes);
+
+// Workspace bytes of `mvnmf_class_pairs`.
+mvnmf_status mvnmf_class_pairs_workspace(const struct mvnmf_view *views,
+                                         size_t n_views,
+                                         const struct mvnmf_kernel *kernels,
+                                         size_t n_classes,
+                                         const struct mvnmf_fused_knn_params *params,
+                                         size_t *bytes);
+
+// Per class `c`, the `kp = params->k` most similar pairs `(i, j)` under the fused kernel with
+// `i` labeled of class `c` and `j` labeled of another class (seed 003's `N_kp(c)`): writes
+// `pairs[2·n_classes·kp]` (`pairs[2(c·kp + p)] = i`, `pairs[2(c·kp + p) + 1] = j`) and
+// `sims[n_classes·kp]`, best first; classes without labeled items get `MVNMF_NO_NEIGHBOR`.
+mvnmf_status mvnmf_class_pairs(const struct mvnmf_view *views,
+                               size_t n_views,
+                               const struct mvnmf_kernel *kernels,
+                               const double *eta,
+                               const uint32_t *labels,
+                               size_t n_classes,
+                               const struct mvnmf_fused_knn_params *params,
+                               size_t *pairs,
+                               double *sims,
+                               void *work,
+                               size_t work_bytes);
+
+// Capacities (`col_idx` / `weights` lengths) that always hold LDGE's graphs for `n` items:
+// affinity `min(2·n·ka, n(n−1))`, penalty `min(2·n_classes·kp, n(n−1))` (class pairs) or
+// `min(2·n·kp, n(n−1))` (item neighbours).
+mvnmf_status mvnmf_ldge_capacity(size_t n,
+                                 size_t n_classes,
+                                 const struct mvnmf_graph_params *params,
+                                 size_t *affinity_capacity,
+                                 size_t *penalty_capacity);
+
+// Capacities that always hold TGE's graphs: affinity `min(4·n·ka, n(n−1))`, penalty as LDGE.
+mvnmf_status mvnmf_tge_capacity(size_t n,
+                                size_t n_classes,
+                                const struct mvnmf_graph_params *params,
+                                size_t *affinity_capacity,
+                                size_t *penalty_capacity);
+
+// Workspace bytes of `mvnmf_ldge`.
+mvnmf_status mvnmf_ldge_workspace(const struct mvnmf_view *views,
+                                  size_t n_views,
+                                  const struct mvnmf_kernel *kernels,
+                                  size_t n_classes,
+                                  const struct mvnmf_graph_params *params,
+                                  size_t *bytes);
+
+// Workspace bytes of `mvnmf_tge`.
+mvnmf_status mvnmf_tge_workspace(const struct mvnmf_view *views,
+                                 size_t n_views,
+                                 const struct mvnmf_kernel *kernels,
+                                 size_t n_classes,
+                                 const struct mvnmf_graph_params *params,
+                                 size_t *bytes);
+
+// LDGE (seed 003 §4.2): `Wᵃ_ij = 1` if `i` is among the `ka` nearest same-class labeled items
+// of `j` or `j` of `i`; `Wᵖ` per `params->penalty` (weights 1); neighbours under the fused
+// kernel. Writes both graphs as symmetric CSR (sorted columns; pass them to the solver's
+// `mvnmf_graph` as `MVNMF_GRAPH_CSR`) and their entry counts. `labels` not NULL; `kp = 0`
+// gives an empty penalty graph. Too few labeled items in a class for `ka` (or for `kp`) is
+// `MVNMF_STATUS_TOO_FEW_LABELED`; `ka >= N` is `MVNMF_STATUS_BAD_PARAMETER`; a capacity
+// too small for the graph is `MVNMF_STATUS_BUFFER_TOO_SHORT` (nothing written).
+mvnmf_status mvnmf_ldge(const struct mvnmf_view *views,
+                        size_t n_views,
+                        const struct mvnmf_kernel *kernels,
+                        const double *eta,
+                        const uint32_t *labels,
+                        size_t n_classes,
+                        const struct mvnmf_graph_params *params,
+                        const struct mvnmf_csr_buffers *affinity,
+                        const struct mvnmf_csr_buffers *penalty,
+                        size_t *affinity_nnz,
+                        size_t *penalty_nnz,
+                        void *work,
+                        size_t work_bytes);
+
+// TGE (seed 003 §4.3): `Wᵃ_ij = sigma` for LDGE's same-class pairs, 1 if `i` or `j` is
+// unlabeled and one is among the `ka` nearest (all items) of the other; `Wᵖ = sigma ×` LDGE's
+// penalty. Same contract as `mvnmf_ldge`; `labels` may be NULL (no labeled items) when
+// `kp = 0` and no RBF kernel uses the median heuristic: the plain kNN graph.
+mvnmf_status mvnmf_tge(const struct mvnmf_view *views,
+                       size_t n_views,
+                       const struct mvnmf_kernel *kernels,
+                       const double *eta,
+                       const uint32_t *labels,
+                       size_t n_classes,
+                       const struct mvnmf_graph_params *params,
+                       const struct mvnmf_csr_buffers *affinity,
+                       const struct mvnmf_csr_buffers *penalty,
+                       size_t *affinity_nnz,
+                       size_t *penalty_nnz,
+                       void *work,
+                       size_t work_bytes);
+
+// Degrees `D_jj = Σ_i W_ji` of a symmetric CSR graph (`row_ptr[n + 1]`, `col_idx` and
+// `weights` of `row_ptr[n]` entries; validated like the solver's graphs) into `degrees[n]`.
+mvnmf_status mvnmf_graph_degrees(size_t n,
+                                 const size_t *row_ptr,
+                                 const size_t *col_idx,
+                                 const double *weights,
+                                 double *degrees);
 
 // Writes the preset's parameters to `out` (`MVNMF_DEEP_PRESET_*`);
 // `MVNMF_STATUS_BAD_PARAMETER` for an unknown preset.

@@ -219,7 +219,7 @@ fn reference_graphs(
     labels: &[u32],
     c: usize,
     p: &GraphParams,
-) -> (Vec<(usize, usize, f64)>, Vec<(usize, usize, f64)>) {
+) -> (Edges, Edges) {
     let n = labels.len();
     let gam: Vec<f64> = ks.iter().map(gamma_of).collect();
     let sim = |i: usize, j: usize| fused(tv, ks, &gam, eta, i, j);

@@ -223,6 +223,7 @@ fn ties_break_by_lower_index_and_runs_are_bitwise_identical() {
 }
 
 #[test]
+#[allow(clippy::needless_range_loop)]
 fn class_pairs_equal_brute_force() {
     let (tv, labels) = data();
     let n = labels.len();

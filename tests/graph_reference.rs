@@ -182,6 +182,9 @@ pub fn median_sqdist(view: &TestView, labels: &[u32]) -> f64 {
     d[(d.len() - 1) / 2]
 }
 
+/// Weighted edges `(i, j, w)`.
+pub type Edges = Vec<(usize, usize, f64)>;
+
 /// Symmetric CSR as a set of (i, j, w).
 pub fn csr_edges(row_ptr: &[usize], col_idx: &[usize], w: &[f64]) -> Vec<(usize, usize, f64)> {
     let mut e = vec![];
@@ -200,7 +203,7 @@ pub fn sym_entries(edges: &[(usize, usize, f64)]) -> Vec<(usize, usize, f64)> {
         e.push((i, j, w));
         e.push((j, i, w));
     }
-    e.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    e.sort_by_key(|a| (a.0, a.1));
     e.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
     e
 }

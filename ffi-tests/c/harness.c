@@ -846,14 +846,21 @@ static void test_queries(void)
         CHECK(bytes > 0);
         CHECK_STATUS(query_ws(op, views, nv, 3, NULL, &bytes2), MVNMF_STATUS_OK); /* NULL = defaults */
         CHECK(bytes2 == bytes);
+        /* The query reads kind, rows, cols and, for CSC, col_ptr[cols] (the
+         * sparse products need O(nnz) scratch): no other data pointer. */
         memcpy(nodata, views, sizeof views);
         nodata[0].values = NULL;
         nodata[1].values = NULL;
-        nodata[1].col_ptr = NULL;
         nodata[1].row_idx = NULL;
         bytes2 = 0;
         CHECK_STATUS(query_ws(op, nodata, nv, 3, &p, &bytes2), MVNMF_STATUS_OK);
         CHECK(bytes2 == bytes);
+        if (nv == 2 && nodata[1].kind == MVNMF_VIEW_CSC) {
+            nodata[1].col_ptr = NULL;
+            bytes2 = 0;
+            CHECK_STATUS(query_ws(op, nodata, nv, 3, &p, &bytes2), MVNMF_STATUS_NULL_POINTER);
+            CHECK(bytes2 == 0);
+        }
         for (k = 1; k <= 8; k *= 2) { /* grows with K */
             CHECK_STATUS(query_ws(op, views, nv, k, &p, &bytes2), MVNMF_STATUS_OK);
             CHECK(k < 3 ? bytes2 <= bytes : bytes2 >= bytes);

@@ -14,6 +14,8 @@ use mvnmf as _;
 extern "C" {
     fn mvnmf_harness_c(verbose: c_int) -> c_int;
     fn mvnmf_harness_cpp(verbose: c_int) -> c_int;
+    fn mvnmf_harness_models_c(verbose: c_int) -> c_int;
+    fn mvnmf_harness_models_cpp(verbose: c_int) -> c_int;
     fn mvnmf_example_quickstart() -> c_int;
 }
 
@@ -42,6 +44,25 @@ mod tests {
         assert_eq!(
             failures, 0,
             "C++ build of the harness: {failures} failed checks (see stdout)"
+        );
+    }
+
+    #[test]
+    fn c_harness_models_c99() {
+        // The shallow and deep solvers (`c/harness_models.c`).
+        let failures = unsafe { mvnmf_harness_models_c(verbose()) };
+        assert_eq!(
+            failures, 0,
+            "C99 build of the models harness: {failures} failed checks (see stdout)"
+        );
+    }
+
+    #[test]
+    fn c_harness_models_cpp() {
+        let failures = unsafe { mvnmf_harness_models_cpp(verbose()) };
+        assert_eq!(
+            failures, 0,
+            "C++ build of the models harness: {failures} failed checks (see stdout)"
         );
     }
 

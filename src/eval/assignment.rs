@@ -13,8 +13,8 @@ pub const UNASSIGNED: usize = usize::MAX;
 fn req(rows: usize, cols: usize) -> WorkReq {
     // The solver runs on the orientation with `r <= c`.
     let c = rows.max(cols);
-    let c1 = c.checked_add(1).unwrap_or(usize::MAX);
-    let r1 = rows.min(cols).checked_add(1).unwrap_or(usize::MAX);
+    let c1 = c.saturating_add(1);
+    let r1 = rows.min(cols).saturating_add(1);
     WorkReq::all_of(&[
         WorkReq::new::<f64>(r1),   // row potentials
         WorkReq::new::<f64>(c1),   // column potentials
@@ -94,9 +94,9 @@ pub fn assignment<T: Real>(
     // p[j] (1-based) = the row of `a` matched to column j (0: none).
     row_to_col.fill(UNASSIGNED);
     let mut total = 0.0;
-    for j in 1..=c {
-        if p[j] != 0 {
-            let (i, jj) = (p[j] - 1, j - 1);
+    for (j, &pj) in p.iter().enumerate().skip(1) {
+        if pj != 0 {
+            let (i, jj) = (pj - 1, j - 1);
             total += a.at(i, jj).to_f64();
             if transposed {
                 row_to_col[jj] = i;

@@ -11,7 +11,7 @@ use super::UNLABELED;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Metric {
     /// `‖a − b‖²` (computed as a sum of squared differences, not by the
-    /// `‖a‖² + ‖b‖² − 2aᵀb` shortcut, so ties are exact).
+    /// `‖a‖² + ‖b‖² − 2aᵀb` shortcut, so equal points tie exactly).
     Euclidean,
     /// `1 − aᵀb / (‖a‖‖b‖)` (a zero vector is at distance 1 from everything).
     Cosine,
@@ -128,12 +128,7 @@ pub fn knn_predict<T: Real>(
                 continue;
             }
             let dist = match params.metric {
-                Metric::Euclidean => (0..d)
-                    .map(|i| {
-                        let t = query.at(i, q).to_f64() - reference.at(i, r).to_f64();
-                        t * t
-                    })
-                    .sum::<f64>(),
+                Metric::Euclidean => super::sq_dist(query, q, reference, r),
                 Metric::Cosine => {
                     let rn = norm(reference, r);
                     if qn == 0.0 || rn == 0.0 {

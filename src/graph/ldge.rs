@@ -20,7 +20,7 @@ use crate::data::{ViewSet, ViewShape};
 use crate::error::Error;
 use crate::kernel::engine::{self, Engine, Mode};
 use crate::kernel::topk::{Filter, TopK};
-use crate::kernel::{self, median, ClassIndex, Kernel, Layout};
+use crate::kernel::{self, median, ClassIndex, KernelSet, Layout};
 use crate::real::Real;
 use crate::work::{Stack, WorkReq};
 
@@ -49,7 +49,7 @@ fn req<T>(lay: &Layout, n_classes: usize, p: &GraphParams) -> WorkReq {
 /// Workspace bytes of [`ldge`].
 pub fn ldge_workspace<T>(
     shapes: impl IntoIterator<Item = ViewShape>,
-    kernels: &[Kernel],
+    kernels: &(impl KernelSet + ?Sized),
     n_classes: usize,
     params: &GraphParams,
 ) -> Result<usize, Error> {
@@ -71,9 +71,9 @@ pub fn ldge_workspace<T>(
 /// `col_idx`/`weights` shorter than the graph ([`Error::BufferTooShort`]; [`super::ldge_capacity`]
 /// is always enough); workspace.
 #[allow(clippy::too_many_arguments)]
-pub fn ldge<T: Real, VS: ViewSet<T> + ?Sized>(
+pub fn ldge<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
     views: &VS,
-    kernels: &[Kernel],
+    kernels: &KS,
     eta: &[f64],
     labels: &[u32],
     n_classes: usize,
@@ -97,12 +97,17 @@ pub fn ldge<T: Real, VS: ViewSet<T> + ?Sized>(
     if nl < 2 {
         return Err(Error::TooFewLabeled);
     }
-    req::<T>(&lay, n_classes, params).check(work.len())?;
+    let need = req::<T>(&lay, n_classes, params).bytes()?;
+    let len = work.len();
     let b = kernel::block_size(params.block, n);
     let mut st = Stack::new(work);
+    // Label checks first (they need only the class index).
     let ci = ClassIndex::new(labels, n, n_classes, &mut st)?;
     check_affinity_counts(&ci, params.ka)?;
     check_penalty_counts(&ci, params)?;
+    if len < need {
+        return Err(Error::WorkspaceTooSmall);
+    }
     let idx: &mut [usize] = st.take_matrix(n, params.ka)?;
     let sim: &mut [f64] = st.take_matrix(n, params.ka)?;
     let mut aff = TopK::new(params.ka, idx, sim, Filter::Same(labels));
@@ -121,7 +126,7 @@ pub fn ldge<T: Real, VS: ViewSet<T> + ?Sized>(
     let mut sc = median::Scratch::new(&lay, &mut st)?;
     let blk: &mut [T] = st.take_matrix(b, b)?;
     let mut eng = Engine::new(views, kernels, &lay, b, st)?;
-    median::resolve(&mut eng, kernels, ci.labeled(), &mut sc, blk)?;
+    median::resolve(&mut eng, ci.labeled(), &mut sc, blk)?;
     eng.set_mode(Mode::Fused, Some(eta));
     match &mut pen {
         None => {

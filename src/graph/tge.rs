@@ -20,7 +20,7 @@ use crate::data::{ViewSet, ViewShape};
 use crate::error::Error;
 use crate::kernel::engine::{self, Engine, Mode};
 use crate::kernel::topk::{Filter, TopK};
-use crate::kernel::{self, class_of, median, ClassIndex, Kernel, Layout};
+use crate::kernel::{self, class_of, median, ClassIndex, KernelSet, Layout};
 use crate::real::Real;
 use crate::work::{Stack, WorkReq};
 
@@ -51,7 +51,7 @@ fn req<T>(lay: &Layout, n_classes: usize, p: &GraphParams) -> WorkReq {
 /// Workspace bytes of [`tge`].
 pub fn tge_workspace<T>(
     shapes: impl IntoIterator<Item = ViewShape>,
-    kernels: &[Kernel],
+    kernels: &(impl KernelSet + ?Sized),
     n_classes: usize,
     params: &GraphParams,
 ) -> Result<usize, Error> {
@@ -72,9 +72,9 @@ pub fn tge_workspace<T>(
 /// ([`Error::DimensionMismatch`]); `col_idx`/`weights` too short ([`Error::BufferTooShort`];
 /// [`super::tge_capacity`] is always enough); workspace.
 #[allow(clippy::too_many_arguments)]
-pub fn tge<T: Real, VS: ViewSet<T> + ?Sized>(
+pub fn tge<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
     views: &VS,
-    kernels: &[Kernel],
+    kernels: &KS,
     eta: &[f64],
     labels: &[u32],
     n_classes: usize,
@@ -95,12 +95,17 @@ pub fn tge<T: Real, VS: ViewSet<T> + ?Sized>(
     if (params.kp > 0 || lay.median) && nl < 2 {
         return Err(Error::TooFewLabeled);
     }
-    req::<T>(&lay, n_classes, params).check(work.len())?;
+    let need = req::<T>(&lay, n_classes, params).bytes()?;
+    let len = work.len();
     let b = kernel::block_size(params.block, n);
     let mut st = Stack::new(work);
+    // Label checks first (they need only the class index).
     let ci = ClassIndex::new(labels, n, n_classes, &mut st)?;
     check_affinity_counts(&ci, params.ka)?;
     check_penalty_counts(&ci, params)?;
+    if len < need {
+        return Err(Error::WorkspaceTooSmall);
+    }
     let all: &mut [usize] = st.take(n)?;
     for (i, a) in all.iter_mut().enumerate() {
         *a = i;
@@ -126,7 +131,7 @@ pub fn tge<T: Real, VS: ViewSet<T> + ?Sized>(
     let mut sc = median::Scratch::new(&lay, &mut st)?;
     let blk: &mut [T] = st.take_matrix(b, b)?;
     let mut eng = Engine::new(views, kernels, &lay, b, st)?;
-    median::resolve(&mut eng, kernels, ci.labeled(), &mut sc, blk)?;
+    median::resolve(&mut eng, ci.labeled(), &mut sc, blk)?;
     eng.set_mode(Mode::Fused, Some(eta));
     let mut sinks = (glob, same, pen);
     eng.sym(all, blk, &mut sinks)?;

@@ -22,7 +22,9 @@
 use super::engine::{Block, Engine, Mode, Sink};
 use super::median::{self, Scratch};
 use super::qp::{self, QpReport};
-use super::{block_size, check_labels, check_views, class_of, layout, ClassIndex, Kernel, Layout};
+use super::{
+    block_size, check_labels, check_views, class_of, layout, ClassIndex, KernelSet, Layout,
+};
 use crate::data::{ViewSet, ViewShape};
 use crate::error::Error;
 use crate::real::Real;
@@ -128,7 +130,7 @@ impl<T: Real> Sink<T> for AlignSink<'_> {
 
 fn system_req<T>(
     shapes: impl IntoIterator<Item = ViewShape>,
-    kernels: &[Kernel],
+    kernels: &(impl KernelSet + ?Sized),
     n_classes: usize,
     block: usize,
 ) -> Result<WorkReq, Error> {
@@ -142,7 +144,7 @@ fn system_req<T>(
         WorkReq::new::<f64>(h),
         WorkReq::new::<f64>(h),
         median::scratch_workspace(&lay),
-        WorkReq::matrix::<T>(h, b.checked_mul(b).unwrap_or(usize::MAX)),
+        WorkReq::matrix::<T>(h, b.saturating_mul(b)),
         super::engine::workspace::<T>(&lay, b),
     ]))
 }
@@ -150,7 +152,7 @@ fn system_req<T>(
 /// Workspace bytes of [`alignment_system`].
 pub fn alignment_system_workspace<T>(
     shapes: impl IntoIterator<Item = ViewShape>,
-    kernels: &[Kernel],
+    kernels: &(impl KernelSet + ?Sized),
     n_classes: usize,
     block: usize,
 ) -> Result<usize, Error> {
@@ -167,9 +169,9 @@ pub fn alignment_system_workspace<T>(
 /// Errors: as [`super::resolve_bandwidths`]; `g.len() != H²` or `b.len() != H`
 /// ([`Error::DimensionMismatch`]); fewer than 2 labeled items ([`Error::TooFewLabeled`]).
 #[allow(clippy::too_many_arguments)]
-pub fn alignment_system<T: Real, VS: ViewSet<T> + ?Sized>(
+pub fn alignment_system<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
     views: &VS,
-    kernels: &[Kernel],
+    kernels: &KS,
     labels: &[u32],
     n_classes: usize,
     block: usize,
@@ -199,9 +201,9 @@ pub fn alignment_system<T: Real, VS: ViewSet<T> + ?Sized>(
 
 /// [`alignment_system`] after validation.
 #[allow(clippy::too_many_arguments)]
-fn system<T: Real, VS: ViewSet<T> + ?Sized>(
+fn system<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
     views: &VS,
-    kernels: &[Kernel],
+    kernels: &KS,
     lay: &Layout,
     labels: &[u32],
     n_classes: usize,
@@ -230,7 +232,7 @@ fn system<T: Real, VS: ViewSet<T> + ?Sized>(
         }
     }
     let mut eng = Engine::new(views, kernels, lay, bs, st)?;
-    median::resolve(&mut eng, kernels, ci.labeled(), &mut sc, blk)?;
+    median::resolve(&mut eng, ci.labeled(), &mut sc, blk)?;
     eng.set_mode(Mode::PerView, None);
     g.fill(0.0);
     bvec.fill(0.0);
@@ -258,11 +260,11 @@ fn system<T: Real, VS: ViewSet<T> + ?Sized>(
 /// Workspace bytes of [`mkl_weights`].
 pub fn mkl_weights_workspace<T>(
     shapes: impl IntoIterator<Item = ViewShape>,
-    kernels: &[Kernel],
+    kernels: &(impl KernelSet + ?Sized),
     n_classes: usize,
     params: &MklParams,
 ) -> Result<usize, Error> {
-    let h = kernels.len();
+    let h = kernels.count();
     WorkReq::all_of(&[
         WorkReq::matrix::<f64>(h, h),
         WorkReq::new::<f64>(h),
@@ -278,9 +280,9 @@ pub fn mkl_weights_workspace<T>(
 /// Errors: as [`alignment_system`]; `params.lambda` ([`Error::BadParameter`]);
 /// `eta.len() != H`.
 #[allow(clippy::too_many_arguments)]
-pub fn mkl_weights<T: Real, VS: ViewSet<T> + ?Sized>(
+pub fn mkl_weights<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
     views: &VS,
-    kernels: &[Kernel],
+    kernels: &KS,
     labels: &[u32],
     n_classes: usize,
     params: &MklParams,

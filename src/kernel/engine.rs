@@ -13,7 +13,7 @@
 //! Traversals: [`Engine::sym`] visits every unordered pair of a set once (blocks on and above the
 //! diagonal), [`Engine::rect`] every (query, candidate) pair of two sets.
 
-use super::{Kernel, Layout};
+use super::{Bandwidth, Kernel, KernelSet, Layout};
 use crate::data::{View, ViewSet};
 use crate::error::Error;
 use crate::kernels::{gemm, gemm_workspace};
@@ -61,7 +61,8 @@ const NOT_IN_PANEL: usize = usize::MAX;
 /// The evaluator: per-view normalisation scales, `γ`s, weights, panels and scratch.
 pub(crate) struct Engine<'a, 'w, T, VS: ?Sized> {
     views: &'a VS,
-    kernels: &'a [Kernel],
+    /// Kernel of each view (codes of [`kind_code`]).
+    kind: &'w mut [u8],
     n: usize,
     h: usize,
     /// Resolved `γ` per view (0 for non-RBF views; NaN until a median is resolved).
@@ -90,12 +91,27 @@ pub(crate) fn workspace<T>(lay: &Layout, b: usize) -> WorkReq {
         WorkReq::matrix::<f64>(lay.h, lay.n),
         WorkReq::new::<usize>(lay.h),
         WorkReq::new::<u8>(lay.h),
+        WorkReq::new::<u8>(lay.h),
         WorkReq::matrix::<T>(lay.panel_rows, b),
         WorkReq::matrix::<T>(lay.panel_rows, b),
         WorkReq::matrix::<T>(b, b),
         WorkReq::new::<T>(lay.scatter_rows),
         gemm_workspace::<T>(b, b, lay.panel_rows),
     ])
+}
+
+const LIN: u8 = 0;
+const RBF: u8 = 1;
+const CHI: u8 = 2;
+const INTER: u8 = 3;
+
+fn kind_code(k: &Kernel) -> u8 {
+    match k {
+        Kernel::Linear => LIN,
+        Kernel::Rbf(_) => RBF,
+        Kernel::ChiSquared => CHI,
+        Kernel::Intersection => INTER,
+    }
 }
 
 /// Per-item normalisation scale of one column (see [`Engine::scale`]).
@@ -124,9 +140,9 @@ fn item_scale<T: Real>(kernel: &Kernel, vals: &[T]) -> f64 {
 impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
     /// Carves its buffers from `st` (the remainder is the GEMM's scratch), computes the
     /// per-item scales (`O(nnz)`), and starts in [`Mode::PerView`]. Inputs validated already.
-    pub(crate) fn new(
+    pub(crate) fn new<KS: KernelSet + ?Sized>(
         views: &'a VS,
-        kernels: &'a [Kernel],
+        kernels: &KS,
         lay: &Layout,
         b: usize,
         mut st: Stack<'w>,
@@ -137,15 +153,19 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         let scale: &mut [f64] = st.take_matrix(h, n)?;
         let off: &mut [usize] = st.take(h)?;
         let active: &mut [u8] = st.take(h)?;
+        let kind: &mut [u8] = st.take(h)?;
         let rpan: &mut [T] = st.take_matrix(lay.panel_rows, b)?;
         let cpan: &mut [T] = st.take_matrix(lay.panel_rows, b)?;
         let tmp: &mut [T] = st.take_matrix(b, b)?;
         let scat: &mut [T] = st.take(lay.scatter_rows)?;
         scat.fill(T::ZERO);
-        for (v, kern) in kernels.iter().enumerate() {
+        for v in 0..h {
+            let kern = &kernels.kernel(v);
+            kind[v] = kind_code(kern);
+            // NaN marks a median view until `median::resolve` sets it.
             gamma[v] = match kern {
-                Kernel::Rbf(super::Bandwidth::Gamma(g)) => *g,
-                Kernel::Rbf(super::Bandwidth::Median) => f64::NAN,
+                Kernel::Rbf(Bandwidth::Gamma(g)) => *g,
+                Kernel::Rbf(Bandwidth::Median) => f64::NAN,
                 _ => 0.0,
             };
             let sc = &mut scale[v * n..(v + 1) * n];
@@ -164,7 +184,7 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         }
         let mut e = Engine {
             views,
-            kernels,
+            kind,
             n,
             h,
             gamma,
@@ -186,15 +206,25 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         Ok(e)
     }
 
+    /// Does view `v` still wait for its median bandwidth?
+    pub(crate) fn needs_median(&self, v: usize) -> bool {
+        self.kind[v] == RBF && self.gamma[v].is_nan()
+    }
+
+    /// Views.
+    pub(crate) fn views(&self) -> usize {
+        self.h
+    }
+
     /// Switches mode. `eta` (validated, positive sum) is required for [`Mode::Fused`].
     pub(crate) fn set_mode(&mut self, mode: Mode, eta: Option<&[f64]>) {
         self.mode = mode;
         match (mode, eta) {
             (Mode::Fused, Some(eta)) => {
                 let s: f64 = eta.iter().sum();
-                for v in 0..self.h {
-                    self.weight[v] = eta[v] / s;
-                    self.active[v] = (self.weight[v] > 0.0) as u8;
+                for ((w, a), &e) in self.weight.iter_mut().zip(self.active.iter_mut()).zip(eta) {
+                    *w = e / s;
+                    *a = (*w > 0.0) as u8;
                 }
             }
             (Mode::SqDist(u), _) => {
@@ -217,13 +247,10 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                 if self.active[v] == 0 || !matches!(self.views.view(v), View::Dense(_)) {
                     continue;
                 }
-                let lin = matches!(self.kernels[v], Kernel::Linear);
+                let lin = self.kind[v] == LIN;
                 let take = match mode {
                     Mode::SqDist(_) => pass == 0,
-                    _ => {
-                        (pass == 0 && lin)
-                            || (pass == 1 && matches!(self.kernels[v], Kernel::Rbf(_)))
-                    }
+                    _ => (pass == 0 && lin) || (pass == 1 && self.kind[v] == RBF),
                 };
                 if take {
                     self.off[v] = ld;
@@ -260,7 +287,7 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
             let View::Dense(d) = self.views.view(v) else {
                 continue;
             };
-            let lin = matches!(self.kernels[v], Kernel::Linear) && self.mode != Mode::SqDist(v);
+            let lin = self.kind[v] == LIN && self.mode != Mode::SqDist(v);
             let m = d.rows_len();
             let sc = &self.scale[v * self.n..(v + 1) * self.n];
             for (a, &j) in items.iter().enumerate() {
@@ -321,8 +348,8 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                     if self.active[v] == 0 {
                         continue;
                     }
-                    let lin_dense = matches!(self.kernels[v], Kernel::Linear)
-                        && matches!(self.views.view(v), View::Dense(_));
+                    let lin_dense =
+                        self.kind[v] == LIN && matches!(self.views.view(v), View::Dense(_));
                     if !lin_dense {
                         self.view_block(v, rows, cols, true, blk)?;
                     }
@@ -351,14 +378,14 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         let (nr, nc) = (rows.len(), cols.len());
         let raw = self.mode == Mode::SqDist(v);
         let w = self.weight[v];
-        let kern = self.kernels[v];
+        let kern = self.kind[v];
         let view = self.views.view(v);
         match view {
             View::Dense(d) => {
                 let o = self.off[v];
                 let m = d.rows_len();
                 match kern {
-                    _ if raw || matches!(kern, Kernel::Rbf(_)) => {
+                    _ if raw || kern == RBF => {
                         self.panel_gemm(o, m, nr, nc, true, out)?;
                         let sq = &self.scale[v * self.n..(v + 1) * self.n];
                         rbf_finish(
@@ -373,13 +400,13 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                             out,
                         );
                     }
-                    Kernel::Linear => {
+                    LIN => {
                         // Per-view mode only (fused linear views are stacked): scales in the panels.
                         self.panel_gemm(o, m, nr, nc, false, out)?;
                     }
                     _ => {
                         let sc = &self.scale[v * self.n..(v + 1) * self.n];
-                        let chi = matches!(kern, Kernel::ChiSquared);
+                        let chi = kern == CHI;
                         for (b, &j) in cols.iter().enumerate() {
                             let y = d.col(j);
                             let sj = sc[j];
@@ -407,18 +434,18 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                         let (qi, qv) = c.col(i);
                         let si = sc[i];
                         let val = match kern {
-                            Kernel::Linear | Kernel::Rbf(_) => {
+                            LIN | RBF => {
                                 let mut dot = 0.0;
                                 for (&r, &x) in qi.iter().zip(qv) {
                                     dot += x.to_f64() * self.scat[r].to_f64();
                                 }
-                                if raw || matches!(kern, Kernel::Rbf(_)) {
+                                if raw || kern == RBF {
                                     rbf_value(si + sj - 2.0 * dot, gamma, raw)
                                 } else {
                                     dot * si * sj
                                 }
                             }
-                            Kernel::ChiSquared => {
+                            CHI => {
                                 let mut s = 0.0;
                                 for (&r, &x) in qi.iter().zip(qv) {
                                     let (x, y) = (x.to_f64(), self.scat[r].to_f64());
@@ -429,7 +456,7 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                                 }
                                 s * si * sj
                             }
-                            Kernel::Intersection => {
+                            _ => {
                                 let mut s = 0.0;
                                 for (&r, &x) in qi.iter().zip(qv) {
                                     let (x, y) = (x.to_f64(), self.scat[r].to_f64());

@@ -9,7 +9,8 @@ use super::engine::{Engine, Mode};
 use super::median::{self, Scratch};
 use super::topk::{Filter, PairTop, TopK};
 use super::{
-    block_size, check_eta, check_labels, check_views, class_of, layout, ClassIndex, Kernel, Layout,
+    block_size, check_eta, check_labels, check_views, class_of, layout, ClassIndex, KernelSet,
+    Layout,
 };
 use crate::data::{ViewSet, ViewShape};
 use crate::error::Error;
@@ -67,7 +68,7 @@ fn knn_req<T>(lay: &Layout, n_classes: usize, block: usize) -> WorkReq {
 /// Workspace bytes of [`fused_knn`].
 pub fn fused_knn_workspace<T>(
     shapes: impl IntoIterator<Item = ViewShape>,
-    kernels: &[Kernel],
+    kernels: &(impl KernelSet + ?Sized),
     n_classes: usize,
     params: &KnnParams,
 ) -> Result<usize, Error> {
@@ -91,9 +92,9 @@ pub fn fused_knn_workspace<T>(
 /// ([`Error::TooFewLabeled`]); a masked query with fewer than `k` candidates
 /// ([`Error::BadParameter`]); workspace ([`Error::WorkspaceTooSmall`]).
 #[allow(clippy::too_many_arguments)]
-pub fn fused_knn<T: Real, VS: ViewSet<T> + ?Sized>(
+pub fn fused_knn<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
     views: &VS,
-    kernels: &[Kernel],
+    kernels: &KS,
     eta: &[f64],
     labels: &[u32],
     n_classes: usize,
@@ -126,25 +127,20 @@ pub fn fused_knn<T: Real, VS: ViewSet<T> + ?Sized>(
     if lay.median && nl < 2 {
         return Err(Error::TooFewLabeled);
     }
-    knn_req::<T>(&lay, n_classes, params.block).check(work.len())?;
+    let need = knn_req::<T>(&lay, n_classes, params.block).bytes()?;
+    let len = work.len();
     let b = block_size(params.block, lay.n);
     let mut st = Stack::new(work);
+    // The label checks come before the workspace size check (a too-small workspace still
+    // holds the class index, or fails with WorkspaceTooSmall here).
     let ci = ClassIndex::new(labels, n, n_classes, &mut st)?;
-    let lists: &mut [usize] = st.take_matrix(n, 2)?;
-    let (qlist, clist) = lists.split_at_mut(n);
     // Enough candidates for every query?
-    let (nq, nc) = match scope {
-        Scope::All => {
-            for (i, q) in qlist.iter_mut().enumerate() {
-                *q = i;
-            }
-            (n, 0)
-        }
+    match scope {
+        Scope::All => {}
         Scope::Labeled => {
             if nl < k + 1 {
                 return Err(Error::TooFewLabeled);
             }
-            (0, 0)
         }
         Scope::SameClass | Scope::OtherClass => {
             if nl == 0 {
@@ -161,32 +157,47 @@ pub fn fused_knn<T: Real, VS: ViewSet<T> + ?Sized>(
                     return Err(Error::TooFewLabeled);
                 }
             }
-            (0, 0)
         }
         Scope::Masked { query, candidate } => {
-            let (mut nq, mut nc) = (0, 0);
+            let nc = candidate.iter().filter(|&&c| c).count();
+            for i in 0..n {
+                if query[i] && nc - (candidate[i] as usize) < k {
+                    return Err(Error::BadParameter);
+                }
+            }
+        }
+    }
+    if len < need {
+        return Err(Error::WorkspaceTooSmall);
+    }
+    let lists: &mut [usize] = st.take_matrix(n, 2)?;
+    let (qlist, clist) = lists.split_at_mut(n);
+    let (mut nq, mut nc) = (0, 0);
+    match scope {
+        Scope::All => {
+            for (i, q) in qlist.iter_mut().enumerate() {
+                *q = i;
+            }
+            nq = n;
+        }
+        Scope::Masked { query, candidate } => {
             for i in 0..n {
                 if candidate[i] {
                     clist[nc] = i;
                     nc += 1;
                 }
-            }
-            for i in 0..n {
                 if query[i] {
-                    if nc - (candidate[i] as usize) < k {
-                        return Err(Error::BadParameter);
-                    }
                     qlist[nq] = i;
                     nq += 1;
                 }
             }
-            (nq, nc)
         }
-    };
+        _ => {}
+    }
     let mut sc = Scratch::new(&lay, &mut st)?;
     let blk: &mut [T] = st.take_matrix(b, b)?;
     let mut eng = Engine::new(views, kernels, &lay, b, st)?;
-    median::resolve(&mut eng, kernels, ci.labeled(), &mut sc, blk)?;
+    median::resolve(&mut eng, ci.labeled(), &mut sc, blk)?;
     eng.set_mode(Mode::Fused, Some(eta));
     let filter = if matches!(scope, Scope::OtherClass) {
         Filter::Other(labels)
@@ -222,7 +233,7 @@ fn pairs_req<T>(lay: &Layout, n_classes: usize, params: &KnnParams) -> WorkReq {
 /// Workspace bytes of [`class_pairs`].
 pub fn class_pairs_workspace<T>(
     shapes: impl IntoIterator<Item = ViewShape>,
-    kernels: &[Kernel],
+    kernels: &(impl KernelSet + ?Sized),
     n_classes: usize,
     params: &KnnParams,
 ) -> Result<usize, Error> {
@@ -242,9 +253,9 @@ pub fn class_pairs_workspace<T>(
 /// (`n_c (N_l − n_c) < kp`), or no labeled items at all ([`Error::TooFewLabeled`]);
 /// `pairs.len() != 2·C·kp`, `sims.len() != C·kp` ([`Error::DimensionMismatch`]).
 #[allow(clippy::too_many_arguments)]
-pub fn class_pairs<T: Real, VS: ViewSet<T> + ?Sized>(
+pub fn class_pairs<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
     views: &VS,
-    kernels: &[Kernel],
+    kernels: &KS,
     eta: &[f64],
     labels: &[u32],
     n_classes: usize,
@@ -270,18 +281,22 @@ pub fn class_pairs<T: Real, VS: ViewSet<T> + ?Sized>(
     if nl < 2 {
         return Err(Error::TooFewLabeled);
     }
-    pairs_req::<T>(&lay, n_classes, params).check(work.len())?;
+    let need = pairs_req::<T>(&lay, n_classes, params).bytes()?;
+    let len = work.len();
     let b = block_size(params.block, lay.n);
     let mut st = Stack::new(work);
     let ci = ClassIndex::new(labels, lay.n, n_classes, &mut st)?;
     check_pair_counts(&ci, kp)?;
+    if len < need {
+        return Err(Error::WorkspaceTooSmall);
+    }
     let lo: &mut [usize] = st.take(ck)?;
     let hi: &mut [usize] = st.take(ck)?;
     let ps: &mut [f64] = st.take(ck)?;
     let mut sc = Scratch::new(&lay, &mut st)?;
     let blk: &mut [T] = st.take_matrix(b, b)?;
     let mut eng = Engine::new(views, kernels, &lay, b, st)?;
-    median::resolve(&mut eng, kernels, ci.labeled(), &mut sc, blk)?;
+    median::resolve(&mut eng, ci.labeled(), &mut sc, blk)?;
     eng.set_mode(Mode::Fused, Some(eta));
     let mut top = PairTop::new(kp, labels, lo, hi, ps);
     eng.sym(ci.labeled(), blk, &mut top)?;

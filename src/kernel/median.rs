@@ -5,7 +5,7 @@
 //! most `CAP` values share it, collects and sorts them. Memory: 4096 counters and `CAP` values.
 
 use super::engine::{Block, Engine, Mode, Sink};
-use super::{check_labels, check_views, layout, ClassIndex, Kernel, Layout};
+use super::{check_labels, check_views, layout, ClassIndex, KernelSet, Layout};
 use crate::data::{ViewSet, ViewShape};
 use crate::error::Error;
 use crate::real::Real;
@@ -93,7 +93,6 @@ impl<T: Real> Sink<T> for Pass<'_> {
 /// the caller sets its own mode next). `labeled` holds at least 2 items (checked by callers).
 pub(crate) fn resolve<T: Real, VS: ViewSet<T> + ?Sized>(
     eng: &mut Engine<'_, '_, T, VS>,
-    kernels: &[Kernel],
     labeled: &[usize],
     sc: &mut Scratch<'_>,
     blk: &mut [T],
@@ -103,8 +102,8 @@ pub(crate) fn resolve<T: Real, VS: ViewSet<T> + ?Sized>(
         .checked_mul(nl.saturating_sub(1))
         .ok_or(Error::SizeOverflow)?
         / 2;
-    for (v, k) in kernels.iter().enumerate() {
-        if !k.is_median() {
+    for v in 0..eng.views() {
+        if !eng.needs_median(v) {
             continue;
         }
         if pairs == 0 {
@@ -176,7 +175,7 @@ pub(crate) fn resolve<T: Real, VS: ViewSet<T> + ?Sized>(
 /// Workspace bytes of [`resolve_bandwidths`].
 pub fn resolve_bandwidths_workspace<T>(
     shapes: impl IntoIterator<Item = ViewShape>,
-    kernels: &[Kernel],
+    kernels: &(impl KernelSet + ?Sized),
     n_classes: usize,
     block: usize,
 ) -> Result<usize, Error> {
@@ -204,9 +203,9 @@ pub fn resolve_bandwidths_workspace<T>(
 /// ([`Error::BadParameter`]), labels ([`Error::BadLabel`]), fewer than 2 labeled items with a
 /// median view ([`Error::TooFewLabeled`]), `gammas.len() != H`, workspace.
 #[allow(clippy::too_many_arguments)]
-pub fn resolve_bandwidths<T: Real, VS: ViewSet<T> + ?Sized>(
+pub fn resolve_bandwidths<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
     views: &VS,
-    kernels: &[Kernel],
+    kernels: &KS,
     labels: &[u32],
     n_classes: usize,
     block: usize,
@@ -236,7 +235,7 @@ pub fn resolve_bandwidths<T: Real, VS: ViewSet<T> + ?Sized>(
     let mut sc = Scratch::new(&lay, &mut st)?;
     let blk: &mut [T] = st.take_matrix(b, b)?;
     let mut eng = Engine::new(views, kernels, &lay, b, st)?;
-    resolve(&mut eng, kernels, ci.labeled(), &mut sc, blk)?;
+    resolve(&mut eng, ci.labeled(), &mut sc, blk)?;
     gammas.copy_from_slice(eng.gamma);
     Ok(())
 }

@@ -94,6 +94,33 @@ pub enum Kernel {
     Intersection,
 }
 
+/// The kernels of a set of views, indexable without allocation: a slice or array of
+/// [`Kernel`]s, or the C ABI's array of `mvnmf_kernel` descriptors.
+pub trait KernelSet {
+    /// Number of kernels.
+    fn count(&self) -> usize;
+    /// Kernel `v` (`v < count()`).
+    fn kernel(&self, v: usize) -> Kernel;
+}
+
+impl KernelSet for [Kernel] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn kernel(&self, v: usize) -> Kernel {
+        self[v]
+    }
+}
+
+impl<const H: usize> KernelSet for [Kernel; H] {
+    fn count(&self) -> usize {
+        H
+    }
+    fn kernel(&self, v: usize) -> Kernel {
+        self[v]
+    }
+}
+
 impl Kernel {
     /// Does this kernel need nonnegative data?
     pub fn needs_nonnegative(&self) -> bool {
@@ -131,9 +158,9 @@ pub(crate) struct Layout {
 }
 
 /// Checks shapes against kernels: at least one view, one kernel per view, the same `N` items.
-pub(crate) fn layout(
+pub(crate) fn layout<KS: KernelSet + ?Sized>(
     shapes: impl IntoIterator<Item = ViewShape>,
-    kernels: &[Kernel],
+    kernels: &KS,
 ) -> Result<Layout, Error> {
     let mut n = None;
     let (mut h, mut panel_rows, mut scatter_rows) = (0usize, 0usize, 0usize);
@@ -144,7 +171,10 @@ pub(crate) fn layout(
         if *n.get_or_insert(s.cols) != s.cols {
             return Err(Error::DimensionMismatch);
         }
-        let kern = kernels.get(h).ok_or(Error::DimensionMismatch)?;
+        if h >= kernels.count() {
+            return Err(Error::DimensionMismatch);
+        }
+        let kern = kernels.kernel(h);
         kern.validate()?;
         match (s.kind, kern) {
             (ViewKind::Dense, Kernel::Linear | Kernel::Rbf(_)) => {
@@ -156,7 +186,7 @@ pub(crate) fn layout(
         h += 1;
     }
     let n = n.ok_or(Error::ZeroDimension)?;
-    if h != kernels.len() {
+    if h != kernels.count() {
         return Err(Error::DimensionMismatch);
     }
     Ok(Layout {
@@ -164,18 +194,20 @@ pub(crate) fn layout(
         h,
         panel_rows,
         scatter_rows,
-        median: kernels.iter().any(Kernel::is_median),
+        median: (0..h).any(|v| kernels.kernel(v).is_median()),
     })
 }
 
 /// Shapes and kernels, then every value: finite, and nonnegative for χ² / intersection views.
-pub(crate) fn check_views<T: Real, VS: ViewSet<T> + ?Sized>(
+pub(crate) fn check_views<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
     views: &VS,
-    kernels: &[Kernel],
+    kernels: &KS,
 ) -> Result<Layout, Error> {
     let lay = layout((0..views.count()).map(|i| views.shape(i)), kernels)?;
-    for (v, kern) in kernels.iter().enumerate() {
-        views.view(v).check_values(kern.needs_nonnegative())?;
+    for v in 0..lay.h {
+        views
+            .view(v)
+            .check_values(kernels.kernel(v).needs_nonnegative())?;
     }
     Ok(lay)
 }

@@ -68,10 +68,10 @@ pub fn simplex_qp(
     }
     crate::data::check_values(a, false)?;
     crate::data::check_values(b, false)?;
-    let amax = a.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let amax = a.iter().fold(0.0f64, |m, x| m.max(libm::fabs(*x)));
     for i in 0..h {
         for j in 0..i {
-            if (a[i + j * h] - a[j + i * h]).abs() > 1e-12 * amax {
+            if libm::fabs(a[i + j * h] - a[j + i * h]) > 1e-12 * amax {
                 return Err(Error::BadParameter);
             }
         }
@@ -99,8 +99,8 @@ pub(crate) fn solve(
     let (best, rest) = rest.split_at_mut(h);
     let (ax, _) = rest.split_at_mut(h);
     // Scale so that max|A| = 1 (or max|b| = 1 when A = 0).
-    let amax = a.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    let bmax = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let amax = a.iter().fold(0.0f64, |m, v| m.max(libm::fabs(*v)));
+    let bmax = b.iter().fold(0.0f64, |m, v| m.max(libm::fabs(*v)));
     let alpha = if amax > 0.0 {
         amax
     } else if bmax > 0.0 {
@@ -161,6 +161,7 @@ pub(crate) fn solve(
     })
 }
 
+#[allow(clippy::needless_range_loop)]
 fn objective(
     h: usize,
     a: &impl Fn(usize, usize) -> f64,
@@ -191,10 +192,14 @@ fn residual(a: &[f64], b: &[f64], x: &[f64], g: &mut [f64], scale: f64) -> (f64,
         }
     }
     mu /= support.max(1) as f64;
-    let mut r = (x.iter().sum::<f64>() - 1.0).abs();
+    let mut r = libm::fabs(x.iter().sum::<f64>() - 1.0);
     for i in 0..h {
         let z = g[i] + mu;
-        r = r.max(if x[i] > 0.0 { z.abs() } else { (-z).max(0.0) });
+        r = r.max(if x[i] > 0.0 {
+            libm::fabs(z)
+        } else {
+            (-z).max(0.0)
+        });
     }
     let scale = if scale > 0.0 { scale } else { 1.0 };
     (r / scale, support)
@@ -227,11 +232,11 @@ fn face_solve(
     for p in 0..n {
         let mut piv = p;
         for r in p + 1..n {
-            if kkt[r * w + p].abs() > kkt[piv * w + p].abs() {
+            if libm::fabs(kkt[r * w + p]) > libm::fabs(kkt[piv * w + p]) {
                 piv = r;
             }
         }
-        if kkt[piv * w + p].abs() < 1e-13 {
+        if libm::fabs(kkt[piv * w + p]) < 1e-13 {
             return None;
         }
         if piv != p {
@@ -263,7 +268,7 @@ fn face_solve(
 }
 
 /// Primal active-set method (Nocedal & Wright, Alg. 16.3) on the scaled problem.
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
 fn active(
     h: usize,
     a: &impl Fn(usize, usize) -> f64,
