@@ -150,7 +150,7 @@ fn dims_max(shapes: impl IntoIterator<Item = ViewShape>, layers: &[usize]) -> (u
                 pmax = pmax.max(a);
             }
             pmax = pmax.max(b);
-            sstack += b * k;
+            sstack = b.saturating_mul(k).saturating_add(sstack);
         }
         smax = smax.max(sstack);
     }
@@ -249,6 +249,7 @@ pub fn fit_workspace<T: Real, G: GraphOp<T> + ?Sized>(
 ) -> Result<usize, Error> {
     params.validate()?;
     check_layers(layers)?;
+    mvsl::check_graph(&params.top, graph, shapes.clone())?;
     let ft = finetune_req::<T>(
         shapes.clone(),
         layers,
@@ -293,9 +294,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
     if v.len() != k.checked_mul(n).ok_or(Error::SizeOverflow)? {
         return Err(Error::DimensionMismatch);
     }
-    if graph.items() != n {
-        return Err(Error::DimensionMismatch);
-    }
+    mvsl::check_graph(tp, graph, (0..hv).map(|i| views.shape(i)))?;
     let need = fit_workspace::<T, G>((0..hv).map(|i| views.shape(i)), graph, layers, params)?;
     if work.len() < need {
         return Err(Error::WorkspaceTooSmall);
@@ -986,7 +985,7 @@ fn encode_req<T: Real, G: GraphOp<T> + ?Sized>(
     let enc = mvsl::encode_workspace::<T, G>(shapes, graph, k, &params.top)?;
     Ok(WorkReq::all_of(&[
         WorkReq::matrix::<T>(total_rows, k),
-        WorkReq::matrix::<T>(2 * pmax.max(k), k),
+        WorkReq::matrix::<T>(pmax.max(k).saturating_mul(2), k),
         WorkReq::new::<u8>(enc).or(gemm_workspace::<T>(mmax, pmax.max(k), pmax.max(k))),
     ]))
 }
@@ -1041,7 +1040,7 @@ pub fn encode<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: Facto
     let total_rows: usize = (0..hv).map(|i| views.shape(i).rows).sum();
     let mut st = Stack::new(work);
     let stacked: &mut [T] = st.take_matrix(total_rows, k)?;
-    let tmp: &mut [T] = st.take_matrix(2 * pmax.max(k), k)?;
+    let tmp: &mut [T] = st.take_matrix(pmax.max(k).saturating_mul(2), k)?;
     let mut sc = st.rest();
     let mut off = 0;
     for i in 0..hv {

@@ -221,6 +221,24 @@ fn fit_req<T>(
     ]))
 }
 
+/// The graph spans the views' items, and a penalty graph comes with a bound on
+/// V (else `−β/2 tr(V Lᵖ Vᵀ)` is unbounded below: [`Error::BadParameter`]).
+pub(crate) fn check_graph<T: Real, G: GraphOp<T> + ?Sized>(
+    params: &ShallowParams,
+    graph: &G,
+    shapes: impl IntoIterator<Item = ViewShape>,
+) -> Result<(), Error> {
+    if let Some(s) = shapes.into_iter().next() {
+        if s.cols != graph.items() {
+            return Err(Error::DimensionMismatch);
+        }
+    }
+    if params.beta > 0.0 && !params.vmax.is_finite() && graph.has_penalty() {
+        return Err(Error::BadParameter);
+    }
+    Ok(())
+}
+
 /// Workspace bytes of [`fit`] for views of these shapes, this graph and rank `k`.
 pub fn fit_workspace<T: Real, G: GraphOp<T> + ?Sized>(
     shapes: impl IntoIterator<Item = ViewShape> + Clone,
@@ -229,6 +247,7 @@ pub fn fit_workspace<T: Real, G: GraphOp<T> + ?Sized>(
     params: &ShallowParams,
 ) -> Result<usize, Error> {
     params.validate()?;
+    check_graph(params, graph, shapes.clone())?;
     fit_req::<T>(shapes, k, graph.apply_workspace(k))?.bytes()
 }
 
@@ -283,9 +302,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
         work.len(),
         || fit_req::<T>((0..hv).map(shapes), k, graph.apply_workspace(k)),
     )?;
-    if graph.items() != n {
-        return Err(Error::DimensionMismatch);
-    }
+    check_graph(params, graph, (0..hv).map(|i| views.shape(i)))?;
 
     let mut st = Stack::new(work);
     let mut bf = Bufs {
@@ -429,7 +446,7 @@ pub(crate) fn assemble<T: Real>(
         params.alpha * norms.sum::<f64>()
     };
     let affinity = 0.5 * params.beta * ta;
-    let penalty = -0.5 * params.beta * tp;
+    let penalty = 0.0 - 0.5 * params.beta * tp; // +0.0, not −0.0, without a penalty
     let l1 = if params.gamma > 0.0 {
         params.gamma * v.iter().map(|x| x.to_f64()).sum::<f64>()
     } else {
@@ -705,9 +722,7 @@ pub fn encode<
     let (n, _) = nmf::validate(views, k, &np, u, true, v, work.len(), || {
         fit_req::<T>((0..hv).map(shapes), k, graph.apply_workspace(k))
     })?;
-    if graph.items() != n {
-        return Err(Error::DimensionMismatch);
-    }
+    check_graph(params, graph, (0..hv).map(|i| views.shape(i)))?;
     let mut st = Stack::new(work);
     let g: &mut [T] = st.take_matrix(k, k)?;
     let p: &mut [T] = st.take_matrix(k, k)?;

@@ -30,7 +30,15 @@
  *   4. cancellation at iteration 3 leaves the iterate of a max_iter = 3 run;
  *   5. the encoders: monotone; the shallow encoder without graph and L1 is
  *      mvnmf_joint_nmf_encode bit for bit; the deep encoder is the shallow one
- *      on U~; deep encoding reconstructs held-out items of low-rank data.
+ *      on U~; deep encoding reconstructs held-out items of low-rank data;
+ *   and: a given deep start is rescaled into the box with U~ unchanged; the
+ *      convergence rule; determinism; queries that read no data; one view,
+ *      three views, a 3-row view with K = 6, an all-zero view, eps = 0.
+ *
+ * Regressions of two bugs this harness found: the deep workspace queries with
+ * a huge K (an unchecked product panicked: INTERNAL instead of SIZE_OVERFLOW),
+ * and a penalty graph with vmax = inf (unbounded objective: V = inf, NaN with
+ * status OK; now refused with BAD_PARAMETER).
  */
 #include "mvnmf.h"
 
@@ -1304,6 +1312,7 @@ typedef struct {
     void *work;
     size_t wb[4]; /* the queried sizes, per op */
     int keep;     /* U and V prepared by the test */
+    int noquery;  /* do not call the workspace query (use the baseline's size) */
     mvnmf_report rep;
 } mfixture;
 
@@ -1413,6 +1422,7 @@ static void mfx_reset(mfixture *f)
     f->v = f->vbuf;
     f->work = f->raw;
     f->keep = 0;
+    f->noquery = 0;
     mfx_spec(f, &s);
     for (op = OP_SFIT; op <= OP_DENC; op++)
         CHECK_STATUS(mquery(op, &s, &f->wb[op]), MVNMF_STATUS_OK);
@@ -1449,7 +1459,7 @@ static void mfx_expect(mfixture *f, int op, long delta, uint32_t want, int q, co
     set_ctx("%s: %s", OPN[op], what);
     mfx_spec(f, &s);
     /* the workspace of these inputs (the valid baseline's if they are refused) */
-    qst = mquery(op, &s, &bytes);
+    qst = f->noquery ? MVNMF_STATUS_INTERNAL : mquery(op, &s, &bytes);
     wb = (size_t)((long)(qst == MVNMF_STATUS_OK ? bytes : f->wb[op]) + delta);
     if (!f->keep) {
         if (op == OP_SENC || op == OP_DENC) {
@@ -1650,6 +1660,7 @@ static void test_errors(void)
     BROKEN(f.layers[0] = 0, M_DEEP, MVNMF_STATUS_BAD_RANK, 1, "a zero hidden layer");
     BROKEN(f.layers[1] = 0, M_DEEP, MVNMF_STATUS_BAD_RANK, 1, "K = 0");
     BROKEN(f.layers[0] = SIZE_MAX, M_DEEP, MVNMF_STATUS_OK, 1, "hidden size SIZE_MAX (clamped to the rows)");
+    /* A huge K: the fits and their workspace queries say SIZE_OVERFLOW. */
     BROKEN(f.layers[1] = SIZE_MAX / 4, M_DEEP, MVNMF_STATUS_SIZE_OVERFLOW, 1, "K = SIZE_MAX / 4");
     BROKEN(f.k = SIZE_MAX / 4, M_SH, MVNMF_STATUS_SIZE_OVERFLOW, 1, "k = SIZE_MAX / 4");
     BROKEN(f.dp.box_lower = 2, M_DEEP, MVNMF_STATUS_BAD_PARAMETER, 1, "box_lower = 2");
@@ -1902,6 +1913,8 @@ static void test_encode(void)
         dp.top.tol = 0.0;
         dp.top.seed = 3;
         dp.top.beta = gk == G_NONE ? 0.0 : 1e-3;
+        if (gk != G_NONE)
+            dp.top.vmax = 1.0; /* a penalty graph needs a bounded V (else BAD_PARAMETER) */
         mfacs_alloc(&f, &qa, 0, layers, 2);
         mfacs_alloc(&fe, &qn, 0, layers, 2);
         mfacs_alloc(&fj, &qn, k, NULL, 0);
@@ -2247,10 +2260,9 @@ static void test_misc(void)
     free(t);
 }
 
-#ifdef BUG_PENALTY_UNBOUNDED_NAN
-/* A penalty graph with vmax = inf makes the objective unbounded below (for
- * beta large enough); the solver then returns OK with V = inf and a NaN
- * objective. Expected: finite outputs, or an error status. */
+/* A penalty graph with vmax = inf makes the objective unbounded below: the
+ * solver refuses it (BAD_PARAMETER, outputs untouched) instead of returning
+ * V = inf and a NaN objective. */
 static void test_penalty_unbounded(void)
 {
     mprob q;
@@ -2260,7 +2272,7 @@ static void test_penalty_unbounded(void)
     mvnmf_report r;
     mvnmf_shallow_params sp;
     uint32_t st;
-    note("penalty graph with vmax = inf (BUG_PENALTY_UNBOUNDED_NAN)");
+    note("penalty graph with vmax = inf is refused");
     mprob_make(&q, 20, 0, 1.0, G_CSR, 801);
     q.gr.g.affinity_row_ptr = NULL; /* the penalty graph alone */
     CHECK_STATUS(mvnmf_shallow_params_preset(MVNMF_PRESET_JOINT_NMF, &sp), MVNMF_STATUS_OK);
@@ -2275,16 +2287,21 @@ static void test_penalty_unbounded(void)
     s.sp = &sp;
     mfacs_alloc(&a, &q, 3, NULL, 0);
     set_ctx("shallow fit, penalty graph only, beta 100, vmax = inf");
-    st = msolve(OP_SFIT, &s, a.u, a.v, -1, t, &r);
-    if (st == MVNMF_STATUS_OK) {
-        CHECK(all_in(a.v, 3 * q.n, 0.0, INFINITY));
-        CHECK(r.objective.total - r.objective.total == 0.0);
+    {
+        size_t bytes = 7;
+        st = mquery(OP_SFIT, &s, &bytes);
+        CHECK(st == MVNMF_STATUS_BAD_PARAMETER && bytes == 7);
     }
+    sp.vmax = 1.0;
+    set_ctx("shallow fit, penalty graph only, beta 100, vmax = 1");
+    st = msolve(OP_SFIT, &s, a.u, a.v, -1, t, &r);
+    CHECK(st == MVNMF_STATUS_OK);
+    CHECK(all_in(a.v, 3 * q.n, 0.0, 1.0));
+    CHECK(r.objective.total - r.objective.total == 0.0);
     mfacs_free(&a);
     mprob_free(&q);
     free(t);
 }
-#endif
 
 int HARNESS_MODELS_ENTRY(int verbose)
 {
@@ -2296,9 +2313,7 @@ int HARNESS_MODELS_ENTRY(int verbose)
     test_cancel();
     test_encode();
     test_misc();
-#ifdef BUG_PENALTY_UNBOUNDED_NAN
     test_penalty_unbounded();
-#endif
     test_shallow_monotone();
     test_deep_monotone();
     if (verbose || g_failures)

@@ -190,6 +190,13 @@ impl GraphOp<f64> for AnyGraph<'_> {
             AnyGraph::Csr(g) => GraphOp::<f64>::items(g),
         }
     }
+    fn has_penalty(&self) -> bool {
+        match self {
+            AnyGraph::None(g) => GraphOp::<f64>::has_penalty(g),
+            AnyGraph::Sge(g) => GraphOp::<f64>::has_penalty(g),
+            AnyGraph::Csr(g) => GraphOp::<f64>::has_penalty(g),
+        }
+    }
     fn apply_workspace(&self, k: usize) -> WorkReq {
         match self {
             AnyGraph::None(g) => GraphOp::<f64>::apply_workspace(g, k),

@@ -150,6 +150,9 @@ impl<T: Real> GraphOp<T> for CsrGraphs<'_> {
     fn items(&self) -> usize {
         self.n
     }
+    fn has_penalty(&self) -> bool {
+        self.penalty.is_some_and(|g| g.nnz() > 0)
+    }
 
     fn apply_workspace(&self, k: usize) -> WorkReq {
         WorkReq::all_of(&[WorkReq::new::<f64>(k); 4])

@@ -32,6 +32,12 @@ pub trait GraphOp<T: Real> {
     /// Items the graphs span (the solver checks it equals `N`).
     fn items(&self) -> usize;
 
+    /// Whether there is a penalty graph (`Wᵖ ≠ 0` possible): with it the
+    /// objective is bounded below only when `V` is bounded (`vmax < ∞`).
+    fn has_penalty(&self) -> bool {
+        true
+    }
+
     /// Workspace of [`GraphOp::apply`] for rank `k`.
     fn apply_workspace(&self, k: usize) -> WorkReq;
 
@@ -59,6 +65,9 @@ impl<T: Real> GraphOp<T> for NoGraph {
     fn items(&self) -> usize {
         self.n
     }
+    fn has_penalty(&self) -> bool {
+        false
+    }
     fn apply_workspace(&self, _k: usize) -> WorkReq {
         WorkReq::EMPTY
     }
@@ -78,7 +87,6 @@ impl<T: Real> GraphOp<T> for NoGraph {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use super::*;
     use std::vec::Vec;
 
     /// Dense reference: given explicit `Wa`, `Wp` (N×N row-major), the products.

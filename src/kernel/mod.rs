@@ -25,7 +25,7 @@
 //! median, the element of rank `⌊(P − 1)/2⌋` (0-based) in increasing order. It is exact and uses
 //! `O(1)` memory: a radix selection on the bits of `d²` (12 bits per pass, usually 2–3 passes over
 //! the labeled pairs, each pass GEMM-shaped). If that median is 0 (more than half the labeled pairs
-//! coincide in the view), `γ = 1/mean(d²)`; if every pair coincides, `γ = 1`. At least two labeled
+//! coincide in the view), `γ = 1/mean(d²)` over the same pairs; if every pair coincides, `γ = 1`. At least two labeled
 //! items are needed ([`Error::TooFewLabeled`]). [`resolve_bandwidths`] computes the `γ`s once so
 //! that later calls can pass them explicitly (every routine here resolves `Median` itself otherwise).
 //!
@@ -34,14 +34,24 @@
 //! the nearest items are those with the largest fused kernel. [`mkl_weights`] learns `η` by
 //! kernel–target alignment (eq. 11 / 19).
 //!
-//! **Neighbour search** ([`fused_knn`], [`class_pairs`]) evaluates `K` block by block (dense linear
-//! views of all views stacked into *one* GEMM, dense RBF views one GEMM each, the rest by loops)
-//! and keeps the best `k` per query in a heap: memory `O(N·k + block²)`, never an `N × N` matrix.
-//! When queries and candidates are the same set, only the blocks on and above the diagonal are
-//! computed and each value feeds both items' heaps (half the work). Order: larger `K` first, ties
-//! by the lower index, so results are deterministic.
+//! **Neighbour search** ([`fused_knn`], [`class_pairs`]) evaluates `K` block by block (all dense
+//! linear views stacked into *one* GEMM per block, each dense RBF view one GEMM, the rest by
+//! loops) and keeps the best `k` per query in a heap: memory `O(N·(k + H) + block·(block + Σ M_v))`,
+//! never an `N × N` matrix. When queries and candidates are the same set, only the blocks on and
+//! above the diagonal are computed and each value feeds both items' heaps (half the work). Order:
+//! larger `K` first, ties by the lower index, so results are deterministic. Measured
+//! (`bench/bench_knn.py`, N = 10 000, views of 64/144/75/128 dims, k = 10, one thread each):
+//! 1.1–1.8 s against scikit-learn's brute force 1.8–4.0 s on the equivalent concatenated
+//! features (1.4–1.8× faster on a shared machine), identical neighbour lists, 5.4 MiB of
+//! workspace and outputs against the 763 MiB of a dense kernel matrix.
 //!
-//! All routines take the views as a [`ViewSet`] (dense or CSC), validate everything before they
+//! **Caveat (measured on `data/mfeat-sample`):** kernel–target alignment is uncentred, as in the
+//! papers. With linear kernels on nonnegative features every pair has a high cosine and the
+//! weights favour the view with the most spread; they still beat every single view but not the
+//! uniform weights there. With RBF kernels (median bandwidth) the learned weights beat both.
+//!
+//! All routines take the views as a [`ViewSet`] (dense or CSC) and the kernels as a
+//! [`KernelSet`] (a slice of [`Kernel`]s, or the C ABI's array), validate everything before they
 //! write, and have `*_workspace` twins. The hosted build's GEMM (matrixmultiply) allocates its own
 //! packing buffers; without `std` the blocked kernel packs into the workspace.
 
