@@ -39,12 +39,12 @@ impl Lcg {
     }
 }
 
-/// Times `run` (which reports through the monitor) `reps` times.
-fn time(
-    reps: usize,
-    iters: u32,
-    run: &mut dyn FnMut(&mut dyn FnMut(&mvnmf::Progress) -> ControlFlow<()>),
-) -> f64 {
+/// A monitor, and a run that reports through one.
+type Mon<'a> = &'a mut dyn FnMut(&mvnmf::Progress) -> ControlFlow<()>;
+type Run<'a> = &'a mut dyn FnMut(Mon<'_>);
+
+/// Times `run` `reps` times.
+fn time(reps: usize, iters: u32, run: Run<'_>) -> f64 {
     let mut t = Vec::new();
     for _ in 0..reps {
         let (mut t0, mut t1) = (None, None);

@@ -105,6 +105,24 @@
 // `v_init`: V = mean of the views' pre-trained top encodings.
 #define MVNMF_DEEP_V_PRETRAINED 1
 
+// `method`: joint multi-view NMF (labels unused).
+#define MVNMF_METHOD_JOINT_NMF 0
+
+// `method`: semi-supervised GNMF (within-class kNN affinity graph).
+#define MVNMF_METHOD_GNMF 1
+
+// `method`: MvSL-S (simple graph embedding).
+#define MVNMF_METHOD_MVSL_S 2
+
+// `method`: MvSL-L (local discriminant graph embedding).
+#define MVNMF_METHOD_MVSL_L 3
+
+// `method`: MvSL-T (transductive graph embedding).
+#define MVNMF_METHOD_MVSL_T 4
+
+// `method`: MCL (L1,∞, SGE).
+#define MVNMF_METHOD_MCL 5
+
 // `sparsity`: no group norm.
 #define MVNMF_SPARSITY_NONE 0
 
@@ -473,6 +491,20 @@ typedef struct mvnmf_graph {
   // CSR penalty: weights.
   const double *penalty_weights;
 } mvnmf_graph;
+
+// Options of `mvnmf_pipeline_fit`; start from `mvnmf_pipeline_params_preset`.
+typedef struct mvnmf_pipeline_params {
+  // `MVNMF_METHOD_*`.
+  uint32_t method;
+  // Solver options (the method's preset weights).
+  struct mvnmf_shallow_params solver;
+  // Neighbour graph options (GNMF, MvSL-L, MvSL-T).
+  struct mvnmf_graph_params graph;
+  // Nonzero: learn the fusion weights by kernel–target alignment; 0: uniform.
+  uint32_t learn_eta;
+  // MKL options.
+  struct mvnmf_mkl_params mkl;
+} mvnmf_pipeline_params;
 
 
 
@@ -1095,6 +1127,43 @@ mvnmf_status mvnmf_deep_encode(const struct mvnmf_view *views,
                                mvnmf_progress_fn progress,
                                void *user,
                                struct mvnmf_report *report);
+
+// Writes the method's preset (papers' weights, seed-003 graph options, MKL on)
+// to `out`; `MVNMF_STATUS_BAD_PARAMETER` for an unknown method.
+mvnmf_status mvnmf_pipeline_params_preset(uint32_t method,
+                                          struct mvnmf_pipeline_params *out);
+
+// Workspace bytes of `mvnmf_pipeline_fit`: one query for MKL, the graphs and
+// the factorization (reads the views' kind, rows, cols, CSC `col_ptr[cols]`).
+mvnmf_status mvnmf_pipeline_fit_workspace(const struct mvnmf_view *views,
+                                          size_t n_views,
+                                          const struct mvnmf_kernel *kernels,
+                                          size_t n_classes,
+                                          size_t k,
+                                          const struct mvnmf_pipeline_params *params,
+                                          size_t *bytes);
+
+// The whole semi-supervised pipeline in one call: fusion weights `eta[n_views]`
+// (written: learned by kernel–target alignment or uniform), the method's graph
+// from `labels[N]` (`MVNMF_UNLABELED` for unknown items) under the fused
+// kernel of `kernels[n_views]`, then the graph-regularised factorization into
+// `u[v]` (`rows_v × k`) and `v` (`k × N`). Validated before anything is
+// written; `MVNMF_STATUS_CANCELLED` if `progress` stops the solver.
+mvnmf_status mvnmf_pipeline_fit(const struct mvnmf_view *views,
+                                size_t n_views,
+                                const struct mvnmf_kernel *kernels,
+                                const uint32_t *labels,
+                                size_t n_classes,
+                                size_t k,
+                                const struct mvnmf_pipeline_params *params,
+                                double *const *u,
+                                double *v,
+                                double *eta,
+                                void *work,
+                                size_t work_bytes,
+                                mvnmf_progress_fn progress,
+                                void *user,
+                                struct mvnmf_report *report);
 
 // Writes the preset's parameters to `out`; `MVNMF_STATUS_BAD_PARAMETER` for an
 // unknown preset (then `out` is untouched).

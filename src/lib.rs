@@ -57,6 +57,7 @@ pub(crate) mod kernels;
 pub mod mat;
 pub mod mvsl;
 pub mod nmf;
+pub mod pipeline;
 pub mod prox;
 pub mod real;
 pub(crate) mod rng;

@@ -169,7 +169,7 @@ impl ShallowParams {
         }
     }
 
-    fn nmf_params(&self) -> NmfParams {
+    pub(crate) fn nmf_params(&self) -> NmfParams {
         NmfParams {
             max_iter: self.max_iter,
             tol: self.tol,
@@ -191,7 +191,7 @@ impl Default for ShallowParams {
     }
 }
 
-fn fit_req<T>(
+pub(crate) fn fit_req<T>(
     shapes: impl IntoIterator<Item = ViewShape> + Clone,
     k: usize,
     graph_req: WorkReq,

@@ -5,6 +5,7 @@
 //! links a crate's own native libraries before its Rust dependencies, so the
 //! harness's references to `mvnmf_*` resolve against the `mvnmf` rlib.
 
+#[cfg(test)]
 use std::ffi::c_int;
 
 // Link the library whose C ABI the harness calls.

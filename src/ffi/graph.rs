@@ -143,7 +143,7 @@ pub struct mvnmf_csr_buffers {
 }
 
 /// The C kernel array as a [`KernelSet`] (validated on construction).
-struct CKernels<'a> {
+pub(super) struct CKernels<'a> {
     k: &'a [mvnmf_kernel],
 }
 
@@ -170,7 +170,10 @@ impl KernelSet for CKernels<'_> {
     }
 }
 
-unsafe fn ckernels<'a>(p: *const mvnmf_kernel, n_views: usize) -> Result<CKernels<'a>, Error> {
+pub(super) unsafe fn ckernels<'a>(
+    p: *const mvnmf_kernel,
+    n_views: usize,
+) -> Result<CKernels<'a>, Error> {
     if p.is_null() {
         return Err(Error::NullPointer);
     }
@@ -225,7 +228,7 @@ unsafe fn read_knn(p: *const mvnmf_fused_knn_params) -> mvnmf_fused_knn_params {
     }
 }
 
-unsafe fn read_mkl(p: *const mvnmf_mkl_params) -> Result<MklParams, Error> {
+pub(super) unsafe fn read_mkl(p: *const mvnmf_mkl_params) -> Result<MklParams, Error> {
     let p = if p.is_null() {
         mvnmf_mkl_params_default()
     } else {
@@ -239,7 +242,7 @@ unsafe fn read_mkl(p: *const mvnmf_mkl_params) -> Result<MklParams, Error> {
     Ok(out)
 }
 
-unsafe fn read_graph(p: *const mvnmf_graph_params) -> Result<GraphParams, Error> {
+pub(super) unsafe fn read_graph(p: *const mvnmf_graph_params) -> Result<GraphParams, Error> {
     let p = if p.is_null() {
         mvnmf_graph_params_default()
     } else {

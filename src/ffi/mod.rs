@@ -26,8 +26,10 @@ pub use graph::*;
 pub(crate) mod simd;
 pub use eval::*;
 mod deep;
+mod pipeline;
 mod shallow;
 pub use deep::*;
+pub use pipeline::*;
 pub use shallow::*;
 
 use core::ffi::{c_char, c_int, c_void};

@@ -1,0 +1,173 @@
+//! C ABI of the one-call pipeline (`crate::pipeline`).
+
+use core::ffi::c_void;
+
+use super::graph::{
+    ckernels, mvnmf_graph_params, mvnmf_graph_params_default, mvnmf_kernel, mvnmf_mkl_params,
+    mvnmf_mkl_params_default, read_graph, read_mkl, MVNMF_PENALTY_CLASS_PAIRS,
+    MVNMF_PENALTY_ITEM_NEIGHBORS,
+};
+use super::shallow::{mvnmf_shallow_params, params_from_c};
+use super::{
+    factors, finish, guard, mvnmf_progress_fn, mvnmf_report, mvnmf_status, mvnmf_view, outputs,
+    read_views, shapes, slice, slice_mut, with_monitor, write_bytes, CFactors,
+};
+use crate::error::Error;
+use crate::graph::Penalty;
+use crate::pipeline::{self, Method, PipelineParams};
+
+/// `method`: joint multi-view NMF (labels unused).
+pub const MVNMF_METHOD_JOINT_NMF: u32 = 0;
+/// `method`: semi-supervised GNMF (within-class kNN affinity graph).
+pub const MVNMF_METHOD_GNMF: u32 = 1;
+/// `method`: MvSL-S (simple graph embedding).
+pub const MVNMF_METHOD_MVSL_S: u32 = 2;
+/// `method`: MvSL-L (local discriminant graph embedding).
+pub const MVNMF_METHOD_MVSL_L: u32 = 3;
+/// `method`: MvSL-T (transductive graph embedding).
+pub const MVNMF_METHOD_MVSL_T: u32 = 4;
+/// `method`: MCL (L1,∞, SGE).
+pub const MVNMF_METHOD_MCL: u32 = 5;
+
+/// Options of `mvnmf_pipeline_fit`; start from `mvnmf_pipeline_params_preset`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_pipeline_params {
+    /// `MVNMF_METHOD_*`.
+    pub method: u32,
+    /// Solver options (the method's preset weights).
+    pub solver: mvnmf_shallow_params,
+    /// Neighbour graph options (GNMF, MvSL-L, MvSL-T).
+    pub graph: mvnmf_graph_params,
+    /// Nonzero: learn the fusion weights by kernel–target alignment; 0: uniform.
+    pub learn_eta: u32,
+    /// MKL options.
+    pub mkl: mvnmf_mkl_params,
+}
+
+fn method_of(m: u32) -> Result<Method, Error> {
+    Ok(match m {
+        MVNMF_METHOD_JOINT_NMF => Method::JointNmf,
+        MVNMF_METHOD_GNMF => Method::Gnmf,
+        MVNMF_METHOD_MVSL_S => Method::MvslS,
+        MVNMF_METHOD_MVSL_L => Method::MvslL,
+        MVNMF_METHOD_MVSL_T => Method::MvslT,
+        MVNMF_METHOD_MCL => Method::Mcl,
+        _ => return Err(Error::BadParameter),
+    })
+}
+
+unsafe fn read_params(p: *const mvnmf_pipeline_params) -> Result<PipelineParams, Error> {
+    if p.is_null() {
+        return Err(Error::NullPointer);
+    }
+    let p = &*p;
+    if p.learn_eta > 1 {
+        return Err(Error::BadParameter);
+    }
+    Ok(PipelineParams {
+        method: method_of(p.method)?,
+        solver: params_from_c(&p.solver)?,
+        graph: read_graph(&p.graph)?,
+        learn_eta: p.learn_eta == 1,
+        mkl: read_mkl(&p.mkl)?,
+    })
+}
+
+/// Writes the method's preset (papers' weights, seed-003 graph options, MKL on)
+/// to `out`; `MVNMF_STATUS_BAD_PARAMETER` for an unknown method.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_pipeline_params_preset(
+    method: u32,
+    out: *mut mvnmf_pipeline_params,
+) -> mvnmf_status {
+    guard(|| {
+        if out.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let p = PipelineParams::preset(method_of(method)?);
+        let mut graph = mvnmf_graph_params_default();
+        graph.ka = p.graph.ka;
+        graph.kp = p.graph.kp;
+        graph.sigma = p.graph.sigma;
+        graph.penalty = match p.graph.penalty {
+            Penalty::ClassPairs => MVNMF_PENALTY_CLASS_PAIRS,
+            Penalty::ItemNeighbors => MVNMF_PENALTY_ITEM_NEIGHBORS,
+        };
+        *out = mvnmf_pipeline_params {
+            method,
+            solver: p.solver.into(),
+            graph,
+            learn_eta: p.learn_eta as u32,
+            mkl: mvnmf_mkl_params_default(),
+        };
+        Ok(mvnmf_status::Ok)
+    })
+}
+
+/// Workspace bytes of `mvnmf_pipeline_fit`: one query for MKL, the graphs and
+/// the factorization (reads the views' kind, rows, cols, CSC `col_ptr[cols]`).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_pipeline_fit_workspace(
+    views: *const mvnmf_view,
+    n_views: usize,
+    kernels: *const mvnmf_kernel,
+    n_classes: usize,
+    k: usize,
+    params: *const mvnmf_pipeline_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    guard(|| {
+        if bytes.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let p = read_params(params)?;
+        let ks = ckernels(kernels, n_views)?;
+        write_bytes(
+            bytes,
+            pipeline::fit_workspace::<f64>(shapes(views, n_views)?, &ks, n_classes, k, &p),
+        )
+    })
+}
+
+/// The whole semi-supervised pipeline in one call: fusion weights `eta[n_views]`
+/// (written: learned by kernel–target alignment or uniform), the method's graph
+/// from `labels[N]` (`MVNMF_UNLABELED` for unknown items) under the fused
+/// kernel of `kernels[n_views]`, then the graph-regularised factorization into
+/// `u[v]` (`rows_v × k`) and `v` (`k × N`). Validated before anything is
+/// written; `MVNMF_STATUS_CANCELLED` if `progress` stops the solver.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_pipeline_fit(
+    views: *const mvnmf_view,
+    n_views: usize,
+    kernels: *const mvnmf_kernel,
+    labels: *const u32,
+    n_classes: usize,
+    k: usize,
+    params: *const mvnmf_pipeline_params,
+    u: *const *mut f64,
+    v: *mut f64,
+    eta: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    guard(|| {
+        let p = read_params(params)?;
+        let ks = ckernels(kernels, n_views)?;
+        let (vs, n) = read_views(views, n_views)?;
+        if labels.is_null() || eta.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let lab = slice(labels, n)?;
+        let e = slice_mut(eta, n_views)?;
+        let mut us: CFactors<'_, *mut f64> = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        let r = with_monitor(progress, user, |m| {
+            pipeline::fit(&vs, &ks, lab, n_classes, k, &p, &mut us, vv, e, w, m)
+        })?;
+        finish(r, report)
+    })
+}

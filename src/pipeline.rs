@@ -1,0 +1,282 @@
+//! The whole semi-supervised pipeline in one call (issue 5): views + labels →
+//! (MKL fusion weights →) graphs → factorization, with one workspace query.
+//!
+//! | method | graph | solver preset |
+//! |---|---|---|
+//! | [`Method::JointNmf`] | none | [`ShallowParams::joint_nmf`] |
+//! | [`Method::Gnmf`] | within-class kNN affinity (LDGE with `kp = 0`) | [`ShallowParams::gnmf`] |
+//! | [`Method::MvslS`] | SGE (implicit, no neighbour search) | [`ShallowParams::mvsl`] |
+//! | [`Method::MvslL`] | LDGE under the fused kernel | [`ShallowParams::mvsl`] |
+//! | [`Method::MvslT`] | TGE under the fused kernel | [`ShallowParams::mvsl`] |
+//! | [`Method::Mcl`] | SGE | [`ShallowParams::mcl`] |
+//!
+//! The fusion weights `η` (written to the caller's `eta`) are learned by
+//! kernel–target alignment ([`crate::kernel::mkl_weights`]) when
+//! `learn_eta` is set, else uniform; they matter only for the neighbour graphs
+//! (GNMF, LDGE, TGE). The graphs live in the workspace: `O(N·(ka + kp))`, never
+//! `O(N²)`. The pieces stay callable on their own ([`crate::kernel`],
+//! [`crate::graph`], [`crate::mvsl`]); this is exactly their composition.
+
+use crate::data::{FactorsMut, ViewSet, ViewShape};
+use crate::error::Error;
+use crate::graph::{self, CsrGraph, CsrGraphs, CsrOut, GraphNnz, GraphParams, NoGraph, Sge};
+use crate::kernel::{self, KernelSet, MklParams};
+use crate::mvsl::{self, ShallowParams};
+use crate::real::Real;
+use crate::solver::{Init, Monitor, Report};
+use crate::work::{Stack, WorkReq};
+
+/// Which model of the papers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// Joint multi-view NMF (unsupervised; labels unused).
+    JointNmf,
+    /// Semi-supervised GNMF: within-class kNN affinity graph only.
+    Gnmf,
+    /// MvSL with the simple graph embedding.
+    MvslS,
+    /// MvSL with the local discriminant graph embedding.
+    MvslL,
+    /// MvSL with the transductive graph embedding.
+    MvslT,
+    /// MCL (L1,∞, SGE, γ).
+    Mcl,
+}
+
+/// Options of [`fit`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PipelineParams {
+    /// The model.
+    pub method: Method,
+    /// Solver options (weights α, β, γ, iterations, ...).
+    pub solver: ShallowParams,
+    /// Neighbour graph options (GNMF, LDGE, TGE).
+    pub graph: GraphParams,
+    /// Learn `η` by kernel–target alignment (else uniform `1/H`).
+    pub learn_eta: bool,
+    /// MKL options.
+    pub mkl: MklParams,
+}
+
+impl PipelineParams {
+    /// The method's preset (papers' weights), seed-003 graph options, MKL on.
+    pub fn preset(method: Method) -> Self {
+        let solver = match method {
+            Method::JointNmf => ShallowParams::joint_nmf(),
+            Method::Gnmf => ShallowParams::gnmf(),
+            Method::MvslS | Method::MvslL | Method::MvslT => ShallowParams::mvsl(),
+            Method::Mcl => ShallowParams::mcl(),
+        };
+        let mut graph = GraphParams::default();
+        if method == Method::Gnmf {
+            graph.kp = 0;
+        }
+        PipelineParams {
+            method,
+            solver,
+            graph,
+            learn_eta: true,
+            mkl: MklParams::default(),
+        }
+    }
+
+    fn builds_graph(&self) -> bool {
+        matches!(self.method, Method::Gnmf | Method::MvslL | Method::MvslT)
+    }
+}
+
+fn capacity(n: usize, n_classes: usize, p: &PipelineParams) -> Result<GraphNnz, Error> {
+    match p.method {
+        Method::MvslT => graph::tge_capacity(n, n_classes, &p.graph),
+        _ => graph::ldge_capacity(n, n_classes, &p.graph),
+    }
+}
+
+fn req<T: Real>(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    kernels: &(impl KernelSet + ?Sized),
+    n_classes: usize,
+    k: usize,
+    p: &PipelineParams,
+) -> Result<WorkReq, Error> {
+    p.solver.validate()?;
+    p.graph.validate()?;
+    p.mkl.validate()?;
+    let n = shapes
+        .clone()
+        .into_iter()
+        .next()
+        .ok_or(Error::ZeroDimension)?
+        .cols;
+    // The fit's own workspace, with the graph operator's scratch (CSR: 4K f64,
+    // SGE: K·C + C, none: 0).
+    let graph_op = WorkReq::all_of(&[WorkReq::new::<f64>(k); 4])
+        .or(WorkReq::matrix::<f64>(k, n_classes).and(WorkReq::new::<usize>(n_classes)));
+    let fit = WorkReq::new::<u8>(mvsl::fit_req::<T>(shapes.clone(), k, graph_op)?.bytes()?);
+    if !p.builds_graph() {
+        return Ok(fit);
+    }
+    let cap = capacity(n, n_classes, p)?;
+    let rp = WorkReq::new::<usize>(n.checked_add(1).ok_or(Error::SizeOverflow)?);
+    let graphs = WorkReq::all_of(&[
+        rp,
+        WorkReq::new::<usize>(cap.affinity),
+        WorkReq::new::<f64>(cap.affinity),
+        rp,
+        WorkReq::new::<usize>(cap.penalty),
+        WorkReq::new::<f64>(cap.penalty),
+    ]);
+    let mkl = if p.learn_eta {
+        WorkReq::new::<u8>(kernel::mkl_weights_workspace::<T>(
+            shapes.clone(),
+            kernels,
+            n_classes,
+            &p.mkl,
+        )?)
+    } else {
+        WorkReq::EMPTY
+    };
+    let build = WorkReq::new::<u8>(match p.method {
+        Method::MvslT => graph::tge_workspace::<T>(shapes, kernels, n_classes, &p.graph)?,
+        _ => graph::ldge_workspace::<T>(shapes, kernels, n_classes, &p.graph)?,
+    });
+    Ok(graphs.and(WorkReq::any_of(&[mkl, build, fit])))
+}
+
+/// Workspace bytes of [`fit`] (MKL, graph construction and the factorization
+/// reuse the same memory; the graphs stay while the solver runs).
+pub fn fit_workspace<T: Real>(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    kernels: &(impl KernelSet + ?Sized),
+    n_classes: usize,
+    k: usize,
+    params: &PipelineParams,
+) -> Result<usize, Error> {
+    req::<T>(shapes, kernels, n_classes, k, params)?.bytes()
+}
+
+/// Runs the pipeline: `η` (written, `H` values: learned or uniform), the
+/// method's graph from `labels` (`UNLABELED` for unknown items), then
+/// [`mvsl::fit`] into `u`, `v`. `kernels` (one per view) define the fused
+/// kernel for the neighbour graphs. Everything is validated before anything is
+/// written. Cost: MKL `O(N_l² Σ M_v)`, graphs `O(N² Σ M_v)` (blocked, GEMM-shaped
+/// for linear/RBF kernels), then the solver's iterations.
+#[allow(clippy::too_many_arguments)]
+pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized, F: FactorsMut<T> + ?Sized>(
+    views: &VS,
+    kernels: &KS,
+    labels: &[u32],
+    n_classes: usize,
+    k: usize,
+    params: &PipelineParams,
+    u: &mut F,
+    v: &mut [T],
+    eta: &mut [f64],
+    work: &mut [u8],
+    monitor: Option<Monitor<'_>>,
+) -> Result<Report, Error> {
+    let h = views.count();
+    let shapes = |i| views.shape(i);
+    let need = req::<T>((0..h).map(shapes), kernels, n_classes, k, params)?;
+    let n = views.shape(0).cols;
+    if kernels.count() != h || eta.len() != h || labels.len() != n {
+        return Err(Error::DimensionMismatch);
+    }
+    if params.method != Method::JointNmf {
+        Sge::new(labels, n_classes)?; // labels in range, at least 2 labeled
+    }
+    // What the solver checks, checked before `eta` or the outputs are written
+    // (the graph builders validate labels and neighbourhood sizes first too).
+    let s = &params.solver;
+    let np = s.nmf_params();
+    crate::nmf::validate(
+        views,
+        k,
+        &np,
+        &*u,
+        np.init == Init::Given,
+        v,
+        usize::MAX,
+        || Ok(WorkReq::EMPTY),
+    )?;
+    let penalty = matches!(params.method, Method::MvslS | Method::Mcl)
+        || (params.builds_graph() && params.graph.kp > 0);
+    if penalty && s.beta > 0.0 && !s.vmax.is_finite() {
+        return Err(Error::BadParameter);
+    }
+    need.check(work.len())?;
+    let mut st = Stack::new(work);
+    match params.method {
+        Method::JointNmf => {
+            eta.fill(1.0 / h as f64);
+            mvsl::fit(views, &NoGraph { n }, k, s, u, v, st.take_rest(), monitor)
+        }
+        Method::MvslS | Method::Mcl => {
+            eta.fill(1.0 / h as f64);
+            let sge = Sge::new(labels, n_classes)?;
+            mvsl::fit(views, &sge, k, s, u, v, st.take_rest(), monitor)
+        }
+        Method::Gnmf | Method::MvslL | Method::MvslT => {
+            let cap = capacity(n, n_classes, params)?;
+            let arp: &mut [usize] = st.take(n + 1)?;
+            let aci: &mut [usize] = st.take(cap.affinity)?;
+            let aw: &mut [f64] = st.take(cap.affinity)?;
+            let prp: &mut [usize] = st.take(n + 1)?;
+            let pci: &mut [usize] = st.take(cap.penalty)?;
+            let pw: &mut [f64] = st.take(cap.penalty)?;
+            let rest = st.take_rest();
+            if params.learn_eta {
+                kernel::mkl_weights(views, kernels, labels, n_classes, &params.mkl, eta, rest)?;
+            } else {
+                eta.fill(1.0 / h as f64);
+            }
+            let a_out = CsrOut {
+                row_ptr: arp,
+                col_idx: aci,
+                weights: aw,
+            };
+            let p_out = CsrOut {
+                row_ptr: prp,
+                col_idx: pci,
+                weights: pw,
+            };
+            let nnz = match params.method {
+                Method::MvslT => graph::tge(
+                    views,
+                    kernels,
+                    eta,
+                    labels,
+                    n_classes,
+                    &params.graph,
+                    a_out,
+                    p_out,
+                    rest,
+                )?,
+                _ => graph::ldge(
+                    views,
+                    kernels,
+                    eta,
+                    labels,
+                    n_classes,
+                    &params.graph,
+                    a_out,
+                    p_out,
+                    rest,
+                )?,
+            };
+            let a = CsrGraph::new(n, arp, &aci[..nnz.affinity], &aw[..nnz.affinity])?;
+            let p = if nnz.penalty > 0 {
+                Some(CsrGraph::new(
+                    n,
+                    prp,
+                    &pci[..nnz.penalty],
+                    &pw[..nnz.penalty],
+                )?)
+            } else {
+                None
+            };
+            let graphs = CsrGraphs::new(n, Some(a), p)?;
+            mvsl::fit(views, &graphs, k, s, u, v, rest, monitor)
+        }
+    }
+}

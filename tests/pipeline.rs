@@ -1,0 +1,349 @@
+//! The one-call pipeline (views + labels → MKL → graphs → factorization) is
+//! exactly the composition of its pieces, monotone for every method on real
+//! data, and validates before writing.
+
+mod common;
+
+use common::*;
+use mvnmf::eval::UNLABELED;
+use mvnmf::graph::{self, CsrGraph, CsrGraphs, CsrOut, Sge};
+use mvnmf::kernel::{self, Kernel};
+use mvnmf::mvsl;
+use mvnmf::pipeline::{self, Method, PipelineParams};
+use mvnmf::{Dense, Error, View};
+
+/// (rows, column-major data) per view.
+type Views = Vec<(usize, Vec<f64>)>;
+
+/// Three views of the shipped mfeat sample (fou, zer, mor: nonnegative), 30 % labeled.
+fn sample() -> (Views, Vec<u32>, usize) {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/data/mfeat-sample");
+    let truth: Vec<u32> = std::fs::read_to_string(format!("{dir}/labels.txt"))
+        .unwrap()
+        .split_whitespace()
+        .map(|t| t.parse().unwrap())
+        .collect();
+    let n = truth.len();
+    let views = [(1, 76), (5, 47), (6, 6)]
+        .iter()
+        .map(|&(f, m)| {
+            let b = std::fs::read(format!("{dir}/view{f}.f64")).unwrap();
+            let mut x: Vec<f64> = b
+                .chunks_exact(8)
+                .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+                .collect();
+            let s = (n as f64 / x.iter().map(|a| a * a).sum::<f64>()).sqrt();
+            x.iter_mut().for_each(|a| *a *= s);
+            (m, x)
+        })
+        .collect();
+    let labels = (0..n)
+        .map(|j| if j % 10 < 3 { truth[j] } else { UNLABELED })
+        .collect();
+    (views, labels, n)
+}
+
+struct Out {
+    us: Vec<Vec<f64>>,
+    v: Vec<f64>,
+    eta: Vec<f64>,
+    obj: Vec<f64>,
+}
+
+fn run(
+    vs: &[View<'_, f64>],
+    ks: &[Kernel],
+    labels: &[u32],
+    k: usize,
+    p: &PipelineParams,
+) -> Result<Out, Error> {
+    let n = labels.len();
+    let need = pipeline::fit_workspace::<f64>(vs.iter().map(|x| x.shape()), ks, 10, k, p)?;
+    let mut w = vec![0u8; need];
+    let mut us: Vec<Vec<f64>> = vs.iter().map(|x| vec![0.0; x.rows() * k]).collect();
+    let (mut v, mut eta) = (vec![0.0; k * n], vec![0.0; vs.len()]);
+    let mut obj = Vec::new();
+    let mut rec = recorder(&mut obj);
+    let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
+    pipeline::fit(
+        vs,
+        ks,
+        labels,
+        10,
+        k,
+        p,
+        &mut refs[..],
+        &mut v,
+        &mut eta,
+        &mut w,
+        Some(&mut rec),
+    )?;
+    drop(rec);
+    Ok(Out { us, v, eta, obj })
+}
+
+fn small(method: Method) -> PipelineParams {
+    let mut p = PipelineParams::preset(method);
+    p.solver.max_iter = 30;
+    p.solver.tol = 0.0;
+    p.solver.alpha /= 10.0;
+    p
+}
+
+#[test]
+fn every_method_is_monotone_on_real_views() {
+    let (xs, labels, n) = sample();
+    let vs: Vec<View<'_, f64>> = xs
+        .iter()
+        .map(|(m, x)| View::from(Dense::new(x, *m, n, *m).unwrap()))
+        .collect();
+    let ks = [Kernel::Linear, Kernel::Linear, Kernel::Linear];
+    let scale: f64 = xs.iter().map(|(_, x)| half_sq(x)).sum();
+    for m in [
+        Method::JointNmf,
+        Method::Gnmf,
+        Method::MvslS,
+        Method::MvslL,
+        Method::MvslT,
+        Method::Mcl,
+    ] {
+        let p = small(m);
+        let o = run(&vs, &ks, &labels, 8, &p).unwrap();
+        assert_monotone(&o.obj, 1e-10 * scale, &format!("{m:?}"));
+        assert!(o.v.iter().all(|&x| (0.0..=p.solver.vmax).contains(&x)));
+        assert!((o.eta.iter().sum::<f64>() - 1.0).abs() < 1e-12 && o.eta.iter().all(|&e| e >= 0.0));
+    }
+}
+
+#[test]
+fn pipeline_is_the_composition_of_its_pieces() {
+    let (xs, labels, n) = sample();
+    let vs: Vec<View<'_, f64>> = xs
+        .iter()
+        .map(|(m, x)| View::from(Dense::new(x, *m, n, *m).unwrap()))
+        .collect();
+    let ks = [Kernel::Linear, Kernel::Linear, Kernel::Linear];
+    let k = 6;
+    // MvSL-S: the SGE operator directly.
+    let p = small(Method::MvslS);
+    let a = run(&vs, &ks, &labels, k, &p).unwrap();
+    let sge = Sge::new(&labels, 10).unwrap();
+    let mut w = vec![
+        0u8;
+        mvsl::fit_workspace::<f64, _>(vs.iter().map(|x| x.shape()), &sge, k, &p.solver)
+            .unwrap()
+    ];
+    let mut us: Vec<Vec<f64>> = vs.iter().map(|x| vec![0.0; x.rows() * k]).collect();
+    let mut v = vec![0.0; k * n];
+    let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
+    mvsl::fit(
+        &vs[..],
+        &sge,
+        k,
+        &p.solver,
+        &mut refs[..],
+        &mut v,
+        &mut w,
+        None,
+    )
+    .unwrap();
+    assert_eq!(a.v, v);
+    assert_eq!(a.us, us);
+
+    // MvSL-T: MKL weights, the TGE builder, then the solver on the CSR graphs.
+    let p = small(Method::MvslT);
+    let a = run(&vs, &ks, &labels, k, &p).unwrap();
+    let shapes: Vec<_> = vs.iter().map(|x| x.shape()).collect();
+    let mut eta = vec![0.0; 3];
+    let mut w =
+        vec![
+            0u8;
+            kernel::mkl_weights_workspace::<f64>(shapes.iter().copied(), &ks[..], 10, &p.mkl)
+                .unwrap()
+        ];
+    kernel::mkl_weights(&vs[..], &ks[..], &labels, 10, &p.mkl, &mut eta, &mut w).unwrap();
+    assert_eq!(a.eta, eta);
+    let cap = graph::tge_capacity(n, 10, &p.graph).unwrap();
+    let (mut arp, mut aci, mut aw) = (
+        vec![0; n + 1],
+        vec![0; cap.affinity],
+        vec![0.0; cap.affinity],
+    );
+    let (mut prp, mut pci, mut pw) = (vec![0; n + 1], vec![0; cap.penalty], vec![0.0; cap.penalty]);
+    let mut w = vec![
+        0u8;
+        graph::tge_workspace::<f64>(shapes.iter().copied(), &ks[..], 10, &p.graph)
+            .unwrap()
+    ];
+    let nnz = graph::tge(
+        &vs[..],
+        &ks[..],
+        &eta,
+        &labels,
+        10,
+        &p.graph,
+        CsrOut {
+            row_ptr: &mut arp,
+            col_idx: &mut aci,
+            weights: &mut aw,
+        },
+        CsrOut {
+            row_ptr: &mut prp,
+            col_idx: &mut pci,
+            weights: &mut pw,
+        },
+        &mut w,
+    )
+    .unwrap();
+    let ga = CsrGraph::new(n, &arp, &aci[..nnz.affinity], &aw[..nnz.affinity]).unwrap();
+    let gp = if nnz.penalty > 0 {
+        Some(CsrGraph::new(n, &prp, &pci[..nnz.penalty], &pw[..nnz.penalty]).unwrap())
+    } else {
+        None
+    };
+    let gs = CsrGraphs::new(n, Some(ga), gp).unwrap();
+    let mut w = vec![
+        0u8;
+        mvsl::fit_workspace::<f64, _>(shapes.iter().copied(), &gs, k, &p.solver)
+            .unwrap()
+    ];
+    let mut us: Vec<Vec<f64>> = vs.iter().map(|x| vec![0.0; x.rows() * k]).collect();
+    let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
+    mvsl::fit(
+        &vs[..],
+        &gs,
+        k,
+        &p.solver,
+        &mut refs[..],
+        &mut v,
+        &mut w,
+        None,
+    )
+    .unwrap();
+    assert_eq!(a.v, v);
+    assert_eq!(a.us, us);
+}
+
+#[test]
+fn bad_input_is_refused_before_anything_is_written() {
+    let (xs, mut labels, n) = sample();
+    let vs: Vec<View<'_, f64>> = xs
+        .iter()
+        .map(|(m, x)| View::from(Dense::new(x, *m, n, *m).unwrap()))
+        .collect();
+    let ks = [Kernel::Linear, Kernel::Linear, Kernel::Linear];
+    let k = 4;
+    let p = small(Method::MvslT);
+    let need =
+        pipeline::fit_workspace::<f64>(vs.iter().map(|x| x.shape()), &ks[..], 10, k, &p).unwrap();
+    let attempt = |labels: &[u32], p: &PipelineParams, wlen: usize| {
+        let mut w = vec![0u8; wlen];
+        let mut us: Vec<Vec<f64>> = vs.iter().map(|x| vec![7.0; x.rows() * k]).collect();
+        let (mut v, mut eta) = (vec![7.0; k * n], vec![7.0; 3]);
+        let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
+        let r = pipeline::fit(
+            &vs[..],
+            &ks[..],
+            labels,
+            10,
+            k,
+            p,
+            &mut refs[..],
+            &mut v,
+            &mut eta,
+            &mut w,
+            None,
+        );
+        assert!(
+            us.iter().flatten().chain(&v).chain(&eta).all(|&x| x == 7.0),
+            "outputs touched: {r:?}"
+        );
+        r.err()
+    };
+    assert_eq!(
+        attempt(&labels, &p, need - 1),
+        Some(Error::WorkspaceTooSmall)
+    );
+    let mut inf = p;
+    inf.solver.vmax = f64::INFINITY;
+    assert_eq!(attempt(&labels, &inf, need), Some(Error::BadParameter));
+    labels[0] = 10;
+    assert_eq!(attempt(&labels, &p, need), Some(Error::BadLabel));
+}
+
+#[test]
+fn c_abi_gives_the_rust_result() {
+    use mvnmf::ffi::*;
+    let (xs, labels, n) = sample();
+    let vs: Vec<View<'_, f64>> = xs
+        .iter()
+        .map(|(m, x)| View::from(Dense::new(x, *m, n, *m).unwrap()))
+        .collect();
+    let ks = [Kernel::Linear, Kernel::Linear, Kernel::Linear];
+    let k = 5;
+    let p = small(Method::MvslT);
+    let want = run(&vs, &ks, &labels, k, &p).unwrap();
+
+    let cviews: Vec<mvnmf_view> = xs
+        .iter()
+        .map(|(m, x)| mvnmf_view {
+            kind: MVNMF_VIEW_DENSE,
+            rows: *m,
+            cols: n,
+            values: x.as_ptr(),
+            col_stride: *m,
+            col_ptr: std::ptr::null(),
+            row_idx: std::ptr::null(),
+        })
+        .collect();
+    let ck = [mvnmf_kernel {
+        kind: MVNMF_KERNEL_LINEAR,
+        gamma: 0.0,
+    }; 3];
+    // SAFETY (whole block): every pointer refers to a live buffer of the documented size.
+    unsafe {
+        let mut cp = std::mem::zeroed::<mvnmf_pipeline_params>();
+        assert_eq!(
+            mvnmf_pipeline_params_preset(MVNMF_METHOD_MVSL_T, &mut cp),
+            mvnmf_status::Ok
+        );
+        assert_eq!(
+            mvnmf_pipeline_params_preset(99, &mut cp),
+            mvnmf_status::BadParameter
+        );
+        cp.solver.max_iter = p.solver.max_iter;
+        cp.solver.tol = 0.0;
+        cp.solver.alpha = p.solver.alpha;
+        let mut bytes = 0usize;
+        assert_eq!(
+            mvnmf_pipeline_fit_workspace(cviews.as_ptr(), 3, ck.as_ptr(), 10, k, &cp, &mut bytes),
+            mvnmf_status::Ok
+        );
+        let mut w = vec![0u8; bytes];
+        let mut us: Vec<Vec<f64>> = xs.iter().map(|(m, _)| vec![0.0; m * k]).collect();
+        let ptrs: Vec<*mut f64> = us.iter_mut().map(|u| u.as_mut_ptr()).collect();
+        let (mut v, mut eta) = (vec![0.0; k * n], vec![0.0; 3]);
+        let mut rep = std::mem::zeroed::<mvnmf_report>();
+        let st = mvnmf_pipeline_fit(
+            cviews.as_ptr(),
+            3,
+            ck.as_ptr(),
+            labels.as_ptr(),
+            10,
+            k,
+            &cp,
+            ptrs.as_ptr(),
+            v.as_mut_ptr(),
+            eta.as_mut_ptr(),
+            w.as_mut_ptr().cast(),
+            bytes,
+            None,
+            std::ptr::null_mut(),
+            &mut rep,
+        );
+        assert_eq!(st, mvnmf_status::Ok);
+        assert_eq!(v, want.v);
+        assert_eq!(eta, want.eta);
+        assert_eq!(rep.iterations, p.solver.max_iter);
+    }
+}
