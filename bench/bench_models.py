@@ -378,18 +378,24 @@ def run_child(cmd, env, timeout=7200):
         err.seek(0)
         so, se = out.read(), err.read()
         rss = ru.ru_maxrss  # Linux: KiB
+        cpu = (ru.ru_utime, ru.ru_stime)
         if use_time:
-            mm = re.search(r"Maximum resident set size \(kbytes\):\s*(\d+)", tf.read())
+            tv = tf.read()
+            mm = re.search(r"Maximum resident set size \(kbytes\):\s*(\d+)", tv)
             rss = int(mm.group(1)) if mm else None
+            ut = re.search(r"User time \(seconds\):\s*([\d.]+)", tv)
+            st = re.search(r"System time \(seconds\):\s*([\d.]+)", tv)
+            if ut and st:
+                cpu = (float(ut.group(1)), float(st.group(1)))
     if proc.returncode != 0:
         raise RuntimeError("%s exited with %d\nstdout:\n%s\nstderr:\n%s"
                            % (" ".join(cmd), proc.returncode, so, se))
-    return so, se, wall, rss
+    return so, se, wall, rss, cpu
 
 
 def run_mvnmf(binary, n, iters, env):
-    so, _, wall, rss = run_child([binary, str(n), str(K), str(iters)], env)
-    res = {"maxrss_kib": rss, "wall": wall, "comments": []}
+    so, _, wall, rss, cpu = run_child([binary, str(n), str(K), str(iters)], env)
+    res = {"maxrss_kib": rss, "wall": wall, "cpu": cpu, "comments": []}
     for line in so.splitlines():
         if line.startswith("#"):
             res["comments"].append(line)
@@ -406,13 +412,14 @@ def run_mvnmf(binary, n, iters, env):
 def run_worker(kind, n, reps, threads, seed, env):
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", kind, "--n", str(n),
            "--reps", str(reps), "--threads", str(threads), "--seed", str(seed)]
-    so, _, wall, rss = run_child(cmd, env)
+    so, _, wall, rss, cpu = run_child(cmd, env)
     found = [l for l in so.splitlines() if l.startswith("RESULT ")]
     if not found:
         raise RuntimeError("no RESULT line from %s:\n%s" % (" ".join(cmd), so))
     res = json.loads(found[-1][7:])
     res["maxrss_kib"] = rss
     res["wall"] = wall
+    res["cpu"] = cpu
     return res
 
 
@@ -540,6 +547,8 @@ def main():
                 rs = run_mvnmf(args.mvnmf_bin, n, args.mvnmf_iters, env)
                 for c in rs["comments"]:
                     print("  mvnmf %s" % c)
+                print("  mvnmf process: wall %.2f s, user %.2f s, sys %.2f s (all four models, "
+                      "set-up and pre-training included)" % ((rs["wall"],) + tuple(rs["cpu"])))
             except Exception as e:  # report and go on
                 print("  mvnmf failed: %s" % e)
         npr = {}
@@ -552,10 +561,12 @@ def main():
             r = npr.get(kind)
             if r:
                 print("  numpy %s: dense %s graph nnz affinity %d penalty %d; set-up %.2f s; "
-                      "iterations %s s; objective %s; BLAS threads %s"
+                      "iterations %s s; objective %s; BLAS threads %s; process wall %.2f s, "
+                      "user %.2f s, sys %.2f s"
                       % (kind, graph, r["nnz"][0], r["nnz"][1], r["setup"],
                          " ".join("%.4f" % t for t in r["times"]),
-                         " ".join("%.6g" % o for o in r["objective"]), r["blas_threads"]))
+                         " ".join("%.6g" % o for o in r["objective"]), r["blas_threads"],
+                         r["wall"], r["cpu"][0], r["cpu"][1]))
 
         def row(label, t, rss_kib, extra=""):
             print("  %-34s %14s %14s   %s"
