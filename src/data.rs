@@ -18,6 +18,21 @@ use crate::mat::{MatMut, MatRef};
 use crate::real::Real;
 use crate::work::{Stack, WorkReq};
 
+/// Calls `$f::<T, W>(args)` for the padded width `$w` (a multiple of 8 ≤ 64).
+macro_rules! by_width {
+    ($w:expr, $f:ident, $($a:expr),*) => {
+        match $w {
+            8 => $f::<T, 8>($($a),*),
+            16 => $f::<T, 16>($($a),*),
+            24 => $f::<T, 24>($($a),*),
+            32 => $f::<T, 32>($($a),*),
+            40 => $f::<T, 40>($($a),*),
+            48 => $f::<T, 48>($($a),*),
+            56 => $f::<T, 56>($($a),*),
+            _ => $f::<T, 64>($($a),*),
+        }
+    };
+}
 /// Dense or sparse.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ViewKind {
@@ -303,10 +318,12 @@ impl<'a, T: Real> View<'a, T> {
                 let next: &mut [usize] = st.take(m)?;
                 let col_idx: &mut [usize] = st.take(c.nnz())?;
                 let vals: &mut [T] = st.take(c.nnz())?;
+                let vp: &mut [T] = st.take_matrix(n, padded_width(k).unwrap_or(0))?;
                 simd::dispatch(CscXvt {
                     c,
                     v,
                     k,
+                    vp,
                     row_ptr,
                     next,
                     col_idx,
@@ -340,7 +357,7 @@ impl<'a, T: Real> View<'a, T> {
             ),
             View::Csc(c) => {
                 let mut st = st.rest();
-                let ut: &mut [T] = st.take_matrix(k, row_block(k, m))?;
+                let ut: &mut [T] = st.take_matrix(padded_width(k).unwrap_or(k), row_block(k, m))?;
                 let cursor: &mut [usize] = st.take(n)?;
                 simd::dispatch(CscUtx {
                     c,
@@ -434,6 +451,7 @@ struct CscXvt<'a, 'c, T> {
     c: &'a Csc<'c, T>,
     v: &'a [T],
     k: usize,
+    vp: &'a mut [T],
     row_ptr: &'a mut [usize],
     next: &'a mut [usize],
     col_idx: &'a mut [usize],
@@ -449,6 +467,7 @@ impl<T: Real> Kernel for CscXvt<'_, '_, T> {
             c,
             v,
             k,
+            vp,
             row_ptr,
             next,
             col_idx,
@@ -472,6 +491,16 @@ impl<T: Real> Kernel for CscXvt<'_, '_, T> {
                 vals[p] = x;
                 next[i] = p + 1;
             }
+        }
+        if let Some(w) = padded_width(k) {
+            // V padded to stride w: each row of the result in registers, one pass.
+            for j in 0..n {
+                let dst = &mut vp[j * w..(j + 1) * w];
+                dst[..k].copy_from_slice(&v[j * k..(j + 1) * k]);
+                dst[k..].fill(T::ZERO);
+            }
+            by_width!(w, xvt_rows, m, k, row_ptr, col_idx, vals, vp, out);
+            return;
         }
         for i in 0..m {
             let (s, e) = (row_ptr[i], row_ptr[i + 1]);
@@ -516,13 +545,28 @@ impl<T: Real> Kernel for CscUtx<'_, '_, T> {
             out,
         } = self;
         let (m, n) = (c.rows, c.cols);
-        let rb = ut.len() / k;
+        let stride = padded_width(k).unwrap_or(k);
+        let rb = ut.len() / stride;
         cursor.copy_from_slice(&c.col_ptr[..n]);
         let out = &mut out[..k * n];
         if beta == T::ZERO {
             out.fill(T::ZERO);
         } else if beta != T::ONE {
             out.iter_mut().for_each(|x| *x *= beta);
+        }
+        if let Some(w) = padded_width(k) {
+            for i0 in (0..m).step_by(rb) {
+                let i1 = (i0 + rb).min(m);
+                let blk = &mut ut[..(i1 - i0) * w];
+                blk.fill(T::ZERO);
+                for col in 0..k {
+                    for (r, &x) in u[i0 + col * m..i1 + col * m].iter().enumerate() {
+                        blk[r * w + col] = x;
+                    }
+                }
+                by_width!(w, utx_block, c, i0, i1, k, blk, cursor, out);
+            }
+            return;
         }
         for i0 in (0..m).step_by(rb) {
             let i1 = (i0 + rb).min(m);
@@ -603,6 +647,105 @@ fn gather_sum_off<T: Real>(
     a0
 }
 
+/// `K` rounded up to a multiple of 8 when `K ≤ 64`: the width of the padded
+/// rows of the register-resident path (one pass per entry, the whole row of the
+/// result in vector registers); `None` for wider `K` (chunked path).
+fn padded_width(k: usize) -> Option<usize> {
+    if k <= 64 {
+        Some(k.div_ceil(8) * 8)
+    } else {
+        None
+    }
+}
+
+/// `W` values at `off` as an array (`None` never happens for the callers' offsets).
+#[inline(always)]
+fn row_w<T: Real, const W: usize>(src: &[T], off: usize) -> Option<&[T; W]> {
+    src.get(off..off + W)
+        .and_then(|s| <&[T; W]>::try_from(s).ok())
+}
+
+/// `Σ_e xs[e] · src[(idx[e] − base)·W ..][..W]`: rows of stride `W`, two
+/// independent accumulators of `W` values (held in registers).
+#[inline(always)]
+fn gather_full<T: Real, const W: usize>(idx: &[usize], base: usize, xs: &[T], src: &[T]) -> [T; W] {
+    let (mut a0, mut a1) = ([T::ZERO; W], [T::ZERO; W]);
+    let mut ic = idx.chunks_exact(2);
+    let mut xc = xs.chunks_exact(2);
+    for (i2, x2) in (&mut ic).zip(&mut xc) {
+        let rows = (
+            row_w::<T, W>(src, (i2[0] - base) * W),
+            row_w::<T, W>(src, (i2[1] - base) * W),
+        );
+        let (Some(r0), Some(r1)) = rows else { continue };
+        for t in 0..W {
+            a0[t] += x2[0] * r0[t];
+            a1[t] += x2[1] * r1[t];
+        }
+    }
+    for (&i, &x) in ic.remainder().iter().zip(xc.remainder()) {
+        if let Some(r) = row_w::<T, W>(src, (i - base) * W) {
+            for t in 0..W {
+                a0[t] += x * r[t];
+            }
+        }
+    }
+    for t in 0..W {
+        a0[t] += a1[t];
+    }
+    a0
+}
+
+/// Rows of `X·Vᵀ` from the row-sorted entries and `V` padded to stride `W`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn xvt_rows<T: Real, const W: usize>(
+    m: usize,
+    k: usize,
+    row_ptr: &[usize],
+    col_idx: &[usize],
+    vals: &[T],
+    vp: &[T],
+    out: &mut [T],
+) {
+    for i in 0..m {
+        let (s, e) = (row_ptr[i], row_ptr[i + 1]);
+        let acc = gather_full::<T, W>(&col_idx[s..e], 0, &vals[s..e], vp);
+        for (t, &a) in acc.iter().enumerate().take(k) {
+            out[i + t * m] = a;
+        }
+    }
+}
+
+/// One row block of `Uᵀ·X` (block `ut` of stride `W`), added into `out`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn utx_block<T: Real, const W: usize>(
+    c: &Csc<'_, T>,
+    i0: usize,
+    i1: usize,
+    k: usize,
+    ut: &[T],
+    cursor: &mut [usize],
+    out: &mut [T],
+) {
+    for j in 0..c.cols {
+        let (s, e) = (cursor[j], c.col_ptr[j + 1]);
+        let mut p = s;
+        while p < e && c.row_idx[p] < i1 {
+            p += 1;
+        }
+        cursor[j] = p;
+        if p == s {
+            continue;
+        }
+        let acc = gather_full::<T, W>(&c.row_idx[s..p], i0, &c.values[s..p], ut);
+        for (d, &a) in out[j * k..(j + 1) * k].iter_mut().zip(acc.iter()) {
+            *d += a;
+        }
+    }
+}
+
 /// Rows per block of [`CscUtx`]: `K × rows` values of about 256 KiB.
 fn row_block(k: usize, m: usize) -> usize {
     (32768 / k.max(1)).max(16).min(m.max(1))
@@ -614,6 +757,7 @@ pub(crate) fn x_vt_workspace<T>(shape: ViewShape, k: usize) -> WorkReq {
     match shape.kind {
         ViewKind::Dense => gemm_workspace::<T>(shape.rows, k, shape.cols),
         ViewKind::Csc => WorkReq::all_of(&[
+            WorkReq::matrix::<T>(shape.cols, padded_width(k).unwrap_or(0)),
             WorkReq::new::<usize>(shape.rows.saturating_add(1)),
             WorkReq::new::<usize>(shape.rows),
             WorkReq::new::<usize>(shape.nnz),
@@ -627,7 +771,8 @@ pub(crate) fn ut_x_workspace<T>(shape: ViewShape, k: usize) -> WorkReq {
     match shape.kind {
         ViewKind::Dense => gemm_workspace::<T>(k, shape.cols, shape.rows),
         ViewKind::Csc => {
-            WorkReq::matrix::<T>(k, row_block(k, shape.rows)).and(WorkReq::new::<usize>(shape.cols))
+            WorkReq::matrix::<T>(padded_width(k).unwrap_or(k), row_block(k, shape.rows))
+                .and(WorkReq::new::<usize>(shape.cols))
         }
     }
 }
@@ -745,10 +890,11 @@ mod tests {
 
     #[test]
     fn sparse_products_equal_dense() {
-        // K below, at and above the register chunk, with a partial last chunk.
+        // Padded widths 8..64 (one register-resident pass), then K > 64 (chunks).
         sparse_vs_dense(23, 17, 5, 0.2);
         sparse_vs_dense(300, 40, 16, 0.05);
         sparse_vs_dense(3000, 40, 50, 0.01); // several row blocks (row_block(50, 3000) = 655)
+        sparse_vs_dense(700, 30, 70, 0.05); // K > 64: the chunked path, several row blocks
     }
 
     fn sparse_vs_dense(m: usize, n: usize, k: usize, density: f64) {
