@@ -51,7 +51,7 @@ use crate::mvsl::{self, ProxScratch, ShallowParams};
 use crate::nmf::{self, NmfParams};
 use crate::prox::{group_norm, Sparsity};
 use crate::real::Real;
-use crate::solver::{converged, notify, Init, Monitor, Report, Stop};
+use crate::solver::{notify, step, Init, Monitor, Report, Stop};
 use crate::work::{Stack, WorkReq};
 
 /// How `V` starts after pre-training.
@@ -419,14 +419,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
         let prev = obj.total;
         let rec = nmf::objective(half_x2, q, v, p, g).reconstruction;
         obj = mvsl::assemble(tp, rec, top_norms(tp, views, &*u, layers), traces, v);
-        report.iterations = it;
-        report.objective = obj;
-        if notify(&mut monitor, it, obj) {
-            report.stop = Stop::Cancelled;
-            break;
-        }
-        if converged(prev, obj.total, tp.tol) {
-            report.stop = Stop::Converged;
+        if step(&mut report, &mut monitor, it, prev, obj, tp.tol) {
             break;
         }
     }

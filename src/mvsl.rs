@@ -46,7 +46,7 @@ use crate::mat::{MatMut, MatRef};
 use crate::nmf::{self, NmfParams};
 use crate::prox::{group_norm, prox_l2_nonneg, prox_linf_nonneg, Sparsity};
 use crate::real::Real;
-use crate::solver::{converged, notify, Init, Monitor, Objective, Report, Stop};
+use crate::solver::{notify, step, Init, Monitor, Objective, Report, Stop};
 use crate::work::{Stack, WorkReq};
 
 /// Options of the shallow solver. Start from a preset ([`ShallowParams::mvsl`],
@@ -401,14 +401,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
         graph_fresh = use_graph;
         let prev = obj.total;
         obj = objective(params, views, &*u, half_x2, &bf, v, traces);
-        report.iterations = it;
-        report.objective = obj;
-        if notify(&mut monitor, it, obj) {
-            report.stop = Stop::Cancelled;
-            break;
-        }
-        if converged(prev, obj.total, params.tol) {
-            report.stop = Stop::Converged;
+        if step(&mut report, &mut monitor, it, prev, obj, params.tol) {
             break;
         }
     }
@@ -792,14 +785,7 @@ pub fn encode<
         v_update(params, v, d, plus, minus, q, use_graph);
         let prev = obj.total;
         obj = eval(v, g, plus, minus, &mut sc)?;
-        report.iterations = it;
-        report.objective = obj;
-        if notify(&mut monitor, it, obj) {
-            report.stop = Stop::Cancelled;
-            break;
-        }
-        if converged(prev, obj.total, params.tol) {
-            report.stop = Stop::Converged;
+        if step(&mut report, &mut monitor, it, prev, obj, params.tol) {
             break;
         }
     }

@@ -45,7 +45,7 @@ use crate::kernels::{dot, gemm, gemm_workspace};
 use crate::mat::{MatMut, MatRef};
 use crate::real::Real;
 use crate::rng::Rng;
-use crate::solver::{converged, notify, Init, Monitor, Objective, Report, Stop};
+use crate::solver::{notify, step, Init, Monitor, Objective, Report, Stop};
 use crate::work::{Stack, WorkReq};
 
 /// Options of the NMF solvers (fit and encode).
@@ -358,14 +358,7 @@ pub fn joint_fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
         gram(v, k, n, g, &mut sc)?;
         let prev = obj.total;
         obj = objective(half_x2, q, v, p, g);
-        report.iterations = it;
-        report.objective = obj;
-        if notify(&mut monitor, it, obj) {
-            report.stop = Stop::Cancelled;
-            break;
-        }
-        if converged(prev, obj.total, params.tol) {
-            report.stop = Stop::Converged;
+        if step(&mut report, &mut monitor, it, prev, obj, params.tol) {
             break;
         }
     }
@@ -444,14 +437,7 @@ pub fn joint_encode<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
         gram(v, k, n, g, &mut sc)?;
         let prev = obj.total;
         obj = objective(half_x2, q, v, p, g);
-        report.iterations = it;
-        report.objective = obj;
-        if notify(&mut monitor, it, obj) {
-            report.stop = Stop::Cancelled;
-            break;
-        }
-        if converged(prev, obj.total, params.tol) {
-            report.stop = Stop::Converged;
+        if step(&mut report, &mut monitor, it, prev, obj, params.tol) {
             break;
         }
     }

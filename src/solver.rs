@@ -86,3 +86,28 @@ pub(crate) fn notify(monitor: &mut Option<Monitor<'_>>, iter: u32, objective: Ob
         None => false,
     }
 }
+
+/// Records iteration `it` (objective `obj`, previous total `prev`) in the
+/// report and tells the monitor; `true` when the run stops here (cancelled, or
+/// converged under `tol`).
+#[inline]
+pub(crate) fn step(
+    report: &mut Report,
+    monitor: &mut Option<Monitor<'_>>,
+    it: u32,
+    prev: f64,
+    obj: Objective,
+    tol: f64,
+) -> bool {
+    report.iterations = it;
+    report.objective = obj;
+    if notify(monitor, it, obj) {
+        report.stop = Stop::Cancelled;
+        return true;
+    }
+    if converged(prev, obj.total, tol) {
+        report.stop = Stop::Converged;
+        return true;
+    }
+    false
+}
