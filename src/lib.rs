@@ -5,11 +5,21 @@
 //! nonnegative encoding `V` (`K × N`):
 //!
 //! ```text
-//! O(U, V) = ½ Σ_v ‖X^(v) − U^(v) V‖²_F     s.t.  U ≥ 0,  0 ≤ V ≤ vmax
+//! O(U, V) = ½ Σ_v ‖X^(v) − Ũ^(v) V‖²_F + α Σ_v R(U^(v)) + β/2 [tr(V Lᵃ Vᵀ) − tr(V Lᵖ Vᵀ)] + γ ΣV
+//! s.t.  U ≥ 0,  0 ≤ V ≤ vmax,     Ũ^(v) = U_1^(v) ⋯ U_M^(v)
 //! ```
 //!
-//! (the other terms of the papers' models — group sparsity, graph embedding,
-//! L1 on V, deep layers — are added by later modules on the same machinery).
+//! with presets for the papers' models and baselines. Where to start:
+//!
+//! | module | what |
+//! |---|---|
+//! | [`nmf`] | NMF and joint multi-view NMF (ConcatNMF), out-of-sample encoding |
+//! | [`mvsl`] | the graph-regularised solver: MvSL-S/L/T, GNMF, MCL presets |
+//! | [`deep`] | layer-wise deep factorization: DMCL, DNMF (MCL = one layer) |
+//! | [`pipeline`] | labels → MKL weights → graph → factorization in one call |
+//! | [`graph`], [`kernel`] | SGE/LDGE/TGE graphs, base kernels, MKL, fused kNN |
+//! | [`eval`] | splits, kNN, k-means, ACC/NMI, retrieval and multi-label metrics |
+//! | [`ffi`] | the C ABI (`include/mvnmf.h`) |
 //!
 //! ## Conventions
 //! * **Column-major, items are columns.** A dense view is `(data, rows, cols,
