@@ -3,7 +3,9 @@
 //! check does), reproduce is compiled with `-std=c99 -Wall -Wextra -Wpedantic
 //! -Werror`, and run on a synthetic dataset written here in the format of
 //! `../shared/data/*/`: three views (one gzip-compressed, one with negative
-//! values), shuffled labels of three classes.
+//! values), shuffled labels of three classes. Every method of the table runs
+//! (unsupervised, semi-supervised with SGE / LDGE / TGE graphs, deep), then
+//! `--tune` (cross-validation inside the labeled items) and `--depth`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -159,25 +161,90 @@ fn reproduce_runs_on_an_unseen_dataset() {
         "| method | 20% | 50% |",
         "| ConcatNMF |",
         "| NMF-b (",
+        "| DNMF-b (",
+        "| ConcatDNMF |",
+        "| GNMF |",
+        "| MvSL-S |",
+        "| MvSL-L |",
+        "| MvSL-T |",
+        "| MCL |",
+        "| DMCL |",
+        "### Fusion weights eta",
+        "MvSL-T graph:",
     ] {
         assert!(text.contains(needle), "missing {needle:?} in\n{text}");
     }
-    // The classes are well separated in every view: ConcatNMF's kNN row is high.
-    let row = text
-        .lines()
-        .find(|l| l.starts_with("| ConcatNMF |"))
+    // The classes are well separated in every view: the kNN rows (the first
+    // table) of the multi-view methods are high.
+    let knn_table = text.split("### k-means ACC").next().unwrap();
+    for method in ["ConcatNMF", "MvSL-S", "MvSL-T", "MCL", "DMCL"] {
+        let first = first_cell(knn_table, method);
+        assert!(first > 70.0, "{method}: {first} in\n{text}");
+    }
+    no_failed_checks(&text);
+
+    // --tune: cross-validation inside the labeled items, for a shallow
+    // semi-supervised method with a neighbour graph and the deep one.
+    let out = Command::new(&exe)
+        .args([
+            "--shift",
+            "--splits",
+            "1",
+            "--fractions",
+            "50",
+            "--k",
+            "4",
+            "--iters",
+            "10",
+            "--methods",
+            "concat,mvsl-l,dmcl",
+            "--tune",
+        ])
+        .arg(&data)
+        .output()
         .unwrap();
-    let first: f64 = row
-        .split('|')
-        .nth(2)
-        .unwrap()
-        .split('±')
-        .next()
-        .unwrap()
-        .trim()
-        .parse()
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}\n{err}");
+    for needle in [
+        "3-fold cross-validation within the labeled items",
+        "MvSL-L, weights chosen by --tune",
+        "DMCL, weights chosen by --tune",
+        "| 50% | alpha=",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+    // 9 grid points x 3 folds + the final fit, per tuned method.
+    assert_eq!(err.matches("tune MvSL-L:").count(), 9, "{err}");
+    assert!(
+        checks_row(&text, "MvSL-L").starts_with("| MvSL-L | 28 |"),
+        "{text}"
+    );
+    no_failed_checks(&text);
+
+    // --depth: DMCL with 1, 2 and 3 layers.
+    let out = Command::new(&exe)
+        .args([
+            "--shift", "--splits", "2", "--k", "4", "--iters", "10", "--depth", "--layers", "8,6",
+        ])
+        .arg(&data)
+        .output()
         .unwrap();
-    assert!(first > 70.0, "{row}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for needle in [
+        "### Accuracy against depth, 50% labeled, mean ± std over 2 splits",
+        "| DMCL | 1 | 4 |",
+        "| DMCL | 2 | 8-4 |",
+        "| DMCL | 3 | 8-6-4 |",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+    no_failed_checks(&text);
 
     // Bad options fail with a message.
     let out = Command::new(&exe)
@@ -187,4 +254,59 @@ fn reproduce_runs_on_an_unseen_dataset() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--list-methods"));
+    let out = Command::new(&exe)
+        .args(["--param", "mvsl-t.nope=1"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("has no weight 'nope'"));
+}
+
+/// The mean of the first fraction's cell of `method`'s row.
+fn first_cell(table: &str, method: &str) -> f64 {
+    let row = table
+        .lines()
+        .find(|l| l.starts_with(&format!("| {method} |")))
+        .unwrap_or_else(|| panic!("no row {method} in\n{table}"));
+    row.split('|')
+        .nth(2)
+        .unwrap()
+        .split('±')
+        .next()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// The row of `method` in the table of checks (the last table of the output).
+fn checks_row<'a>(text: &'a str, method: &str) -> &'a str {
+    let checks = text
+        .split("Checks on every fit")
+        .nth(1)
+        .expect("the checks table");
+    checks
+        .lines()
+        .find(|l| l.starts_with(&format!("| {method} |")))
+        .unwrap_or_else(|| panic!("no checks row {method} in\n{checks}"))
+}
+
+/// Every fit kept its objective nonincreasing and its encoding finite.
+fn no_failed_checks(text: &str) {
+    let checks = text
+        .split("Checks on every fit")
+        .nth(1)
+        .expect("the checks table");
+    let rows: Vec<&str> = checks
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| method"))
+        .collect();
+    assert!(!rows.is_empty(), "{checks}");
+    for row in rows {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        // | method | fits | objective rose | largest relative rise | non-finite | dead views |
+        assert_eq!(cells[3], "0", "the objective rose: {row}");
+        assert_eq!(cells[5], "0", "non-finite values: {row}");
+    }
 }
