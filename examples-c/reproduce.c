@@ -446,6 +446,7 @@ typedef struct {
     unsigned nonfinite;     /* fits with a non-finite objective or encoding */
     unsigned dead;          /* fits that reported a view whose basis died */
     double zero_cols, cols; /* all-zero columns of the (top-layer) bases, and all columns */
+    unsigned unwatched;     /* fits whose callback calls != iterations + 1 */
     unsigned graphs;        /* neighbour graphs built (main fits only) */
     double affinity_nnz, penalty_nnz; /* their summed CSR entry counts */
     size_t ka_min;          /* smallest ka used (reduced for small classes) */
@@ -539,12 +540,14 @@ static mvnmf_nmf_params nmf_params(const options_t *o, uint64_t seed)
 typedef struct {
     double last, max_rise;
     int started, nonfinite;
+    unsigned calls;
 } watch_t;
 
 static int watch(const mvnmf_progress *p, void *user)
 {
     watch_t *w = user;
     double t = p->objective.total;
+    w->calls++;
     if (!isfinite(t)) {
         w->nonfinite = 1;
         return 0;
@@ -574,6 +577,8 @@ static void record_fit(ctx_t *c, const watch_t *w, const mvnmf_report *r, const 
         g->max_rise = w->max_rise;
     g->nonfinite += bad;
     g->dead += r->dead_views > 0;
+    /* The callback sees the start and every iteration (deep: of fine-tuning). */
+    g->unwatched += w->calls != r->iterations + 1;
 }
 
 /* Counts the all-zero columns of a rows x k basis (group sparsity at work). */
@@ -603,7 +608,7 @@ static int fit_nmf_view(ctx_t *c, const uint32_t *labels, size_t candidate, cons
     check(mvnmf_nmf_fit_workspace(&x, c->opt->k, &p, &bytes), "mvnmf_nmf_fit_workspace");
     double *u = xmalloc(d->views[candidate].rows * c->opt->k * sizeof(double));
     void *w = workspace(c, bytes);
-    watch_t wt = { 0, 0, 0, 0 };
+    watch_t wt = { 0, 0, 0, 0, 0 };
     mvnmf_report r;
     check(mvnmf_nmf_fit(&x, c->opt->k, &p, u, v, w, bytes, watch, &wt, &r), "mvnmf_nmf_fit");
     record_fit(c, &wt, &r, v, c->opt->k * d->n);
@@ -627,7 +632,7 @@ static int fit_concat(ctx_t *c, const uint32_t *labels, size_t candidate, const 
     check(mvnmf_joint_nmf_fit_workspace(c->views, d->n_views, c->opt->k, &p, &bytes),
           "mvnmf_joint_nmf_fit_workspace");
     void *w = workspace(c, bytes);
-    watch_t wt = { 0, 0, 0, 0 };
+    watch_t wt = { 0, 0, 0, 0, 0 };
     mvnmf_report r;
     check(mvnmf_joint_nmf_fit(c->views, d->n_views, c->opt->k, &p, us, v, w, bytes, watch, &wt, &r),
           "mvnmf_joint_nmf_fit");
@@ -800,7 +805,7 @@ static int fit_shallow(ctx_t *c, const uint32_t *labels, const param_t *params, 
     size_t bytes;
     check(mvnmf_shallow_fit_workspace(c->views, d->n_views, &g.g, o->k, &sp, &bytes),
           "mvnmf_shallow_fit_workspace");
-    watch_t wt = { 0, 0, 0, 0 };
+    watch_t wt = { 0, 0, 0, 0, 0 };
     mvnmf_report r;
     check(mvnmf_shallow_fit(c->views, d->n_views, &g.g, o->k, &sp, us, v, workspace(c, bytes), bytes,
                             watch, &wt, &r),
@@ -866,7 +871,7 @@ static int fit_deep(ctx_t *c, const uint32_t *labels, const param_t *params, uin
     }
     size_t bytes;
     check(mvnmf_deep_fit_workspace(views, nv, &g.g, layers, m, &dp, &bytes), "mvnmf_deep_fit_workspace");
-    watch_t wt = { 0, 0, 0, 0 };
+    watch_t wt = { 0, 0, 0, 0, 0 };
     mvnmf_report r;
     check(mvnmf_deep_fit(views, nv, &g.g, layers, m, &dp, us, v, workspace(c, bytes), bytes, watch,
                          &wt, &r),
@@ -1478,6 +1483,11 @@ static void print_diagnostics(const size_t *sel, size_t n_sel, const diag_t *dia
     }
     printf("\n(zero columns of U: all-zero columns of the views' bases, of the top layer for deep "
            "methods, over all fits: the group sparsity at work.)\n");
+    for (size_t i = 0; i < n_sel; i++)
+        if (diags[i].unwatched)
+            printf("WARNING: %s: in %u fits the progress callback was not called once per "
+                   "iteration and for the start: the objective checks above are incomplete.\n",
+                   METHODS[sel[i]].name, diags[i].unwatched);
     for (size_t i = 0; i < n_sel; i++) {
         const diag_t *g = &diags[i];
         if (g->graphs)

@@ -1,6 +1,6 @@
-//! Compiles the C harness (`c/harness.c`, `c/harness_models.c`) twice — as
-//! C99 and as C++11 — and the C example, all with warnings as errors, against
-//! the checked-in `include/mvnmf.h`.
+//! Compiles the C harness (`c/harness.c`, `c/harness_models.c`,
+//! `c/harness_graph.c`) twice — as C99 and as C++11 — and the C example, all
+//! with warnings as errors, against the checked-in `include/mvnmf.h`.
 //! The entry points are renamed per build so both link into one test binary.
 
 use std::path::PathBuf;
@@ -10,8 +10,15 @@ fn main() {
     let include = root.join("include");
     let harness = root.join("ffi-tests/c/harness.c");
     let models = root.join("ffi-tests/c/harness_models.c");
+    let graph = root.join("ffi-tests/c/harness_graph.c");
     let example = root.join("examples-c/quickstart.c");
-    for p in [&harness, &models, &example, &include.join("mvnmf.h")] {
+    for p in [
+        &harness,
+        &models,
+        &graph,
+        &example,
+        &include.join("mvnmf.h"),
+    ] {
         println!("cargo:rerun-if-changed={}", p.display());
     }
     let strict = ["-Wall", "-Wextra", "-Wpedantic", "-Werror"];
@@ -19,10 +26,12 @@ fn main() {
     let mut c = cc::Build::new();
     c.file(&harness)
         .file(&models)
+        .file(&graph)
         .include(&include)
         .std("c99")
         .define("HARNESS_ENTRY", "mvnmf_harness_c")
-        .define("HARNESS_MODELS_ENTRY", "mvnmf_harness_models_c");
+        .define("HARNESS_MODELS_ENTRY", "mvnmf_harness_models_c")
+        .define("HARNESS_GRAPH_ENTRY", "mvnmf_harness_graph_c");
     strict.iter().for_each(|f| {
         c.flag(f);
     });
@@ -32,12 +41,14 @@ fn main() {
     cpp.cpp(true)
         .file(&harness)
         .file(&models)
+        .file(&graph)
         .include(&include)
         .flag("-x")
         .flag("c++")
         .std("c++11")
         .define("HARNESS_ENTRY", "mvnmf_harness_cpp")
-        .define("HARNESS_MODELS_ENTRY", "mvnmf_harness_models_cpp");
+        .define("HARNESS_MODELS_ENTRY", "mvnmf_harness_models_cpp")
+        .define("HARNESS_GRAPH_ENTRY", "mvnmf_harness_graph_cpp");
     strict.iter().for_each(|f| {
         cpp.flag(f);
     });

@@ -225,6 +225,8 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized, F: FactorsM
             let pci: &mut [usize] = st.take(cap.penalty)?;
             let pw: &mut [f64] = st.take(cap.penalty)?;
             let rest = st.take_rest();
+            // Refuse what the graph builder would refuse before `eta` is written.
+            graph::precheck(labels, n, n_classes, &params.graph, rest)?;
             if params.learn_eta {
                 kernel::mkl_weights(views, kernels, labels, n_classes, &params.mkl, eta, rest)?;
             } else {

@@ -303,6 +303,8 @@ fn no_failed_checks(text: &str) {
         .filter(|l| l.starts_with("| ") && !l.starts_with("| method"))
         .collect();
     assert!(!rows.is_empty(), "{checks}");
+    // The progress callback saw the start and every iteration of every fit.
+    assert!(!checks.contains("WARNING"), "{checks}");
     for row in rows {
         let cells: Vec<&str> = row.split('|').map(str::trim).collect();
         // | method | fits | objective rose | largest relative rise | non-finite | dead views |

@@ -223,6 +223,50 @@ fn ties_break_by_lower_index_and_runs_are_bitwise_identical() {
 }
 
 #[test]
+fn weighted_fused_kernel_is_bitwise_symmetric_so_copies_tie_exactly() {
+    // Items 20 and 31 copy item 4 in every view; the fused kernel with unequal weights, kernels
+    // of every kind, dense and sparse, and blocks that put the copies in different blocks (the
+    // symmetric traversal computes a pair once, with either item on the row side). Every query's
+    // similarities to the copies must be bitwise equal, so the copies appear in index order.
+    let n = 40;
+    let copies = [4usize, 20, 31];
+    let mk = |m: usize, seed: u64| {
+        let mut x = random_view(m, n, 0.8, seed).x;
+        for &c in &copies[1..] {
+            let src: Vec<f64> = x[4 * m..5 * m].to_vec();
+            x[c * m..(c + 1) * m].copy_from_slice(&src);
+        }
+        TestView::new(m, n, x)
+    };
+    let tv = [mk(13, 21), mk(7, 22), mk(9, 23)];
+    let labels: Vec<u32> = (0..n).map(|j| (j % 2) as u32).collect();
+    let eta = [0.37, 0.21, 0.42];
+    let k = n - 1; // every candidate ranked
+    for ks in kernel_sets() {
+        for sparse in [[false; 3], [true; 3], [true, false, true]] {
+            let views = views_of(&tv, sparse);
+            for block in [0, 3, 7] {
+                for scope in [Scope::All, Scope::Labeled] {
+                    let (nb, s) = run_knn(&views, &ks, &eta, &labels, 2, scope, k, block).unwrap();
+                    for i in 0..n {
+                        let row = &nb[i * k..(i + 1) * k];
+                        let pos: Vec<usize> = copies
+                            .iter()
+                            .filter(|&&c| c != i)
+                            .map(|&c| row.iter().position(|&j| j == c).unwrap())
+                            .collect();
+                        let what = format!("{ks:?} {sparse:?} block {block} query {i}");
+                        assert!(pos.windows(2).all(|w| w[1] == w[0] + 1), "{what}: {row:?}");
+                        let sims: Vec<u64> = pos.iter().map(|&p| s[i * k + p].to_bits()).collect();
+                        assert!(sims.windows(2).all(|w| w[0] == w[1]), "{what}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
 #[allow(clippy::needless_range_loop)]
 fn class_pairs_equal_brute_force() {
     let (tv, labels) = data();

@@ -267,6 +267,31 @@ fn bad_input_is_refused_before_anything_is_written() {
     let mut inf = p;
     inf.solver.vmax = f64::INFINITY;
     assert_eq!(attempt(&labels, &inf, need), Some(Error::BadParameter));
+    // A class with too few labeled items for `ka` (found by the graph builder, which runs
+    // after MKL): refused before `η` is written, learned or uniform, LDGE or TGE.
+    let mut few = labels.clone();
+    let mut kept = 0;
+    for l in few.iter_mut().filter(|l| **l == 3) {
+        kept += 1;
+        if kept > 2 {
+            *l = UNLABELED;
+        }
+    }
+    for method in [Method::MvslL, Method::MvslT, Method::Gnmf] {
+        for learn_eta in [false, true] {
+            let mut q = small(method);
+            q.learn_eta = learn_eta;
+            q.graph.ka = 2;
+            let need =
+                pipeline::fit_workspace::<f64>(vs.iter().map(|x| x.shape()), &ks[..], 10, k, &q)
+                    .unwrap();
+            assert_eq!(
+                attempt(&few, &q, need),
+                Some(Error::TooFewLabeled),
+                "{method:?}"
+            );
+        }
+    }
     labels[0] = 10;
     assert_eq!(attempt(&labels, &p, need), Some(Error::BadLabel));
 }

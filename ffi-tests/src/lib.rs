@@ -17,6 +17,8 @@ extern "C" {
     fn mvnmf_harness_cpp(verbose: c_int) -> c_int;
     fn mvnmf_harness_models_c(verbose: c_int) -> c_int;
     fn mvnmf_harness_models_cpp(verbose: c_int) -> c_int;
+    fn mvnmf_harness_graph_c(verbose: c_int) -> c_int;
+    fn mvnmf_harness_graph_cpp(verbose: c_int) -> c_int;
     fn mvnmf_example_quickstart() -> c_int;
 }
 
@@ -64,6 +66,26 @@ mod tests {
         assert_eq!(
             failures, 0,
             "C++ build of the models harness: {failures} failed checks (see stdout)"
+        );
+    }
+
+    #[test]
+    fn c_harness_graph_c99() {
+        // MKL, fused kNN, LDGE / TGE, the pipeline and the evaluation
+        // routines (`c/harness_graph.c`).
+        let failures = unsafe { mvnmf_harness_graph_c(verbose()) };
+        assert_eq!(
+            failures, 0,
+            "C99 build of the graph harness: {failures} failed checks (see stdout)"
+        );
+    }
+
+    #[test]
+    fn c_harness_graph_cpp() {
+        let failures = unsafe { mvnmf_harness_graph_cpp(verbose()) };
+        assert_eq!(
+            failures, 0,
+            "C++ build of the graph harness: {failures} failed checks (see stdout)"
         );
     }
 

@@ -336,6 +336,27 @@ impl<'w> PenaltyTop<'w> {
     }
 }
 
+/// The checks of [`super::ldge`] / [`super::tge`] that need only the parameters and the labels
+/// (labels already validated), for callers that must refuse before writing anything else
+/// (the pipeline writes `η` before it builds the graph). `scratch` holds the class index
+/// (`N + n_classes + 1` indices; any workspace sized for the builders is enough).
+pub(crate) fn precheck(
+    labels: &[u32],
+    n: usize,
+    n_classes: usize,
+    params: &GraphParams,
+    scratch: &mut [u8],
+) -> Result<(), Error> {
+    params.validate()?;
+    if params.ka >= n || (params.penalty == Penalty::ItemNeighbors && params.kp >= n) {
+        return Err(Error::BadParameter);
+    }
+    let mut st = Stack::new(scratch);
+    let ci = crate::kernel::ClassIndex::new(labels, n, n_classes, &mut st)?;
+    check_affinity_counts(&ci, params.ka)?;
+    check_penalty_counts(&ci, params)
+}
+
 /// Enough labeled items for the penalty: `ItemNeighbors`, `kp` other-class items for every
 /// present class; `ClassPairs`, `kp` cross pairs ([`Error::TooFewLabeled`]).
 pub(crate) fn check_penalty_counts(

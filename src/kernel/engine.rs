@@ -294,8 +294,11 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                 let dst = &mut pan[o + a * ld..o + a * ld + m];
                 let src = d.col(j);
                 if lin {
-                    let f = if rows && self.mode == Mode::Fused {
-                        self.weight[v] * sc[j]
+                    // Fused: `√w` on both sides, so that the value of a pair is bitwise the
+                    // same whichever side each item is on (products commute; the sum over
+                    // features runs in one order). Exact ties then stay exact ties.
+                    let f = if self.mode == Mode::Fused {
+                        libm::sqrt(self.weight[v]) * sc[j]
                     } else {
                         sc[j]
                     };
@@ -414,7 +417,7 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                             for (a, &i) in rows.iter().enumerate() {
                                 let x = d.col(i);
                                 let s = if chi { chi2(x, y) } else { inter(x, y) };
-                                put(&mut col[a], w * s * sc[i] * sj, acc);
+                                put(&mut col[a], w * (s * (sc[i] * sj)), acc);
                             }
                         }
                     }
@@ -442,7 +445,7 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                                 if raw || kern == RBF {
                                     rbf_value(si + sj - 2.0 * dot, gamma, raw)
                                 } else {
-                                    dot * si * sj
+                                    dot * (si * sj)
                                 }
                             }
                             CHI => {
@@ -454,7 +457,7 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                                         s += 2.0 * x * y / d;
                                     }
                                 }
-                                s * si * sj
+                                s * (si * sj)
                             }
                             _ => {
                                 let mut s = 0.0;
@@ -462,7 +465,7 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                                     let (x, y) = (x.to_f64(), self.scat[r].to_f64());
                                     s += if x < y { x } else { y };
                                 }
-                                s * si * sj
+                                s * (si * sj)
                             }
                         };
                         put(&mut col[a], w * val, acc);

@@ -30,8 +30,6 @@
  *      the documented tie rules, k-means determinism and fixed point,
  *      clustering accuracy and NMI against hand-computed values;
  *   6. errors: one representative per group, outputs and *bytes untouched.
- *
- * Checks of library bugs found here sit behind #ifdef BUG_... (off by default).
  */
 #include "mvnmf.h"
 
@@ -460,8 +458,10 @@ static void test_mkl(void)
         for (i = 0, support = 0; i < NV; i++)
             support += eta[i] > 0.0;
         CHECK(rep.support == support);
-        /* one informative view, two of noise: the weight goes to the informative one */
-        if (!CHECK(eta[0] > 0.8 && eta[0] > 4.0 * eta[1] && eta[0] > 4.0 * eta[2]))
+        /* one informative view, two of noise: the weight goes to the informative
+         * one (lambda = 1, a ridge as large as mean diag G, pulls towards 1/3) */
+        if (!CHECK(lambdas[l] > 0.1 ? eta[0] > 0.4 && eta[0] > eta[1] + 0.2 && eta[0] > eta[2] + 0.2
+                                    : eta[0] > 0.8 && eta[0] > 4.0 * eta[1] && eta[0] > 4.0 * eta[2]))
             printf("    eta = %g %g %g\n", eta[0], eta[1], eta[2]);
         /* the same QP through mvnmf_simplex_qp */
         CHECK_STATUS(mvnmf_simplex_qp_workspace(NV, &bytes), MVNMF_STATUS_OK);
@@ -544,9 +544,9 @@ static void test_qp(void)
 
 /* The library's lists against bf_top: every entry a valid, distinct candidate
  * whose kernel is the brute-force one of that rank (1e-12), sims equal to it;
- * equal sims in index order. Candidates within 1e-12 of each other (e.g.
- * duplicate items) may come in either order unless BUG_FUSED_KERNEL_ASYMMETRIC
- * is defined: see the report at that #ifdef in test_graphs. Counts exact ties. */
+ * equal sims in index order, and the order itself that of brute force: exact
+ * ties (duplicate items) must come out by the lower index, which needs the
+ * library's fused kernel to be bitwise symmetric. Counts exact ties. */
 static void check_knn(const prob *p, const double *kb, uint32_t scope, const uint8_t *qm, const uint8_t *cm,
                       size_t k, const size_t *nb, const double *sims, unsigned *ties)
 {
@@ -566,9 +566,7 @@ static void check_knn(const prob *p, const double *kb, uint32_t scope, const uin
                      fabs(kb[i + l[t] * N] - kb[i + want[t] * N]) <= 1e-12;
             for (u = 0; u < t; u++)
                 ok &= l[u] != l[t];
-#ifdef BUG_FUSED_KERNEL_ASYMMETRIC
             ok &= l[t] == want[t];
-#endif
             if (!ok) {
                 if (!bad)
                     printf("    query %u rank %u: got %u (%.17g), expected %u (%.17g)\n", (unsigned)i,
@@ -715,63 +713,114 @@ static void set_sym(double *w, size_t i, size_t j, double x)
     w[j + i * N] = x;
 }
 
-/* The documented graphs from brute-force neighbour lists (LDGE, or TGE with tge). */
-static void bf_graph(const prob *p, const double *kb, const mvnmf_graph_params *gp, int tge, double *wa, double *wp)
+/* Brute force N_kp(c): per class the kp most similar pairs (i of class c, j
+ * labeled of another class), ties (1e-12) to the lower (min, max) pair. */
+static void bf_pairs(const prob *p, const double *kb, size_t kp, size_t *out)
+{
+    size_t c, t, i, j, q;
+    for (c = 0; c < NC; c++) {
+        size_t chosen[N], nch = 0;
+        for (t = 0; t < kp; t++) {
+            size_t best = N * N;
+            for (i = 0; i < N; i++)
+                for (j = 0; j < N; j++) {
+                    size_t key = (i < j ? i : j) * N + (i < j ? j : i);
+                    int used = 0;
+                    if (p->labels[i] != c || p->labels[j] == UNL || p->labels[j] == c)
+                        continue;
+                    for (q = 0; q < nch; q++)
+                        used |= chosen[q] == key;
+                    if (!used && best == N * N)
+                        best = key;
+                    else if (!used) {
+                        double kk = kb[i + j * N], kbst = kb[best / N + (best % N) * N];
+                        if (kk > kbst + 1e-12 || (fabs(kk - kbst) <= 1e-12 && key < best))
+                            best = key;
+                    }
+                }
+            chosen[nch++] = best;
+            i = p->labels[best / N] == c ? best / N : best % N;
+            out[2 * (c * kp + t)] = i;
+            out[2 * (c * kp + t) + 1] = i == best / N ? best % N : best / N;
+        }
+    }
+}
+
+/* The neighbour lists LDGE / TGE are built from: ka same-class and ka
+ * all-item neighbours, kp other-class neighbours, kp pairs per class. */
+typedef struct {
+    size_t same[N * 4], all[N * 4], other[N * 4], pairs[2 * NC * 4];
+} lists_t;
+
+/* The lists from mvnmf_fused_knn / mvnmf_class_pairs, checked against brute
+ * force (check_knn; pairs likewise). */
+static void nb_lists(const prob *p, const double *eta, const double *kb, const mvnmf_graph_params *gp, lists_t *l)
+{
+    static const uint32_t scopes[3] = { MVNMF_SCOPE_SAME_CLASS, MVNMF_SCOPE_ALL, MVNMF_SCOPE_OTHER_CLASS };
+    size_t *dst[3], want[2 * NC * 4], bytes = 0, t, c, bad = 0;
+    double sims[N * 4];
+    unsigned ties = 0;
+    int s;
+    dst[0] = l->same;
+    dst[1] = l->all;
+    dst[2] = l->other;
+    for (s = 0; s < 4; s++) {
+        mvnmf_fused_knn_params kp = mvnmf_fused_knn_params_default();
+        unsigned char *w;
+        kp.k = s < 2 ? gp->ka : gp->kp;
+        if (kp.k == 0)
+            continue;
+        if (s == 3) { /* class pairs */
+            CHECK_STATUS(mvnmf_class_pairs_workspace(p->views, NV, p->kern, NC, &kp, &bytes), MVNMF_STATUS_OK);
+            w = (unsigned char *)xalloc(bytes);
+            CHECK_STATUS(mvnmf_class_pairs(p->views, NV, p->kern, eta, p->labels, NC, &kp, l->pairs, sims, w, bytes),
+                         MVNMF_STATUS_OK);
+            free(w);
+            bf_pairs(p, kb, kp.k, want);
+            for (c = 0; c < NC; c++)
+                for (t = 0; t < kp.k; t++) {
+                    size_t q = c * kp.k + t, i0 = l->pairs[2 * q], j0 = l->pairs[2 * q + 1], u;
+                    int ok = i0 < N && j0 < N && p->labels[i0] == c && p->labels[j0] != UNL && p->labels[j0] != c &&
+                             fabs(kb[i0 + j0 * N] - kb[want[2 * q] + want[2 * q + 1] * N]) <= 1e-12 &&
+                             fabs(sims[q] - kb[i0 + j0 * N]) <= 1e-12 && (t == 0 || sims[q] <= sims[q - 1]);
+                    for (u = c * kp.k; ok && u < q; u++)
+                        ok &= !(l->pairs[2 * u] == i0 && l->pairs[2 * u + 1] == j0);
+                    ok &= i0 == want[2 * q] && j0 == want[2 * q + 1];
+                    bad += !ok;
+                }
+            CHECK(bad == 0);
+            continue;
+        }
+        kp.scope = scopes[s];
+        CHECK_STATUS(mvnmf_fused_knn_workspace(p->views, NV, p->kern, NC, &kp, &bytes), MVNMF_STATUS_OK);
+        w = (unsigned char *)xalloc(bytes);
+        CHECK_STATUS(mvnmf_fused_knn(p->views, NV, p->kern, eta, p->labels, NC, &kp, NULL, NULL, dst[s], sims, w,
+                                     bytes),
+                     MVNMF_STATUS_OK);
+        free(w);
+        check_knn(p, kb, kp.scope, NULL, NULL, kp.k, dst[s], sims, &ties);
+    }
+}
+
+/* The documented graphs from the neighbour lists (LDGE, or TGE with tge). */
+static void ref_graph(const prob *p, const mvnmf_graph_params *gp, int tge, const lists_t *l, double *wa, double *wp)
 {
     double s = tge ? gp->sigma : 1.0;
-    size_t i, j, t, got, lst[N];
+    size_t i, t, ka = gp->ka, kp = gp->kp;
     memset(wa, 0, N * N * sizeof(double));
     memset(wp, 0, N * N * sizeof(double));
     for (i = 0; i < N; i++) {
         int li = p->labels[i] != UNL;
-        if (li) {
-            got = bf_top(p, kb, MVNMF_SCOPE_SAME_CLASS, NULL, i, gp->ka, lst);
-            for (t = 0; t < got; t++)
-                set_sym(wa, i, lst[t], s);
-        }
-        if (tge) {
-            got = bf_top(p, kb, MVNMF_SCOPE_ALL, NULL, i, gp->ka, lst);
-            for (t = 0; t < got; t++)
-                if (!li || p->labels[lst[t]] == UNL)
-                    set_sym(wa, i, lst[t], 1.0);
-        }
-        if (li && gp->kp > 0 && gp->penalty == MVNMF_PENALTY_ITEM_NEIGHBORS) {
-            got = bf_top(p, kb, MVNMF_SCOPE_OTHER_CLASS, NULL, i, gp->kp, lst);
-            for (t = 0; t < got; t++)
-                set_sym(wp, i, lst[t], s);
-        }
+        for (t = 0; li && t < ka; t++)
+            set_sym(wa, i, l->same[i * ka + t], s);
+        for (t = 0; tge && t < ka; t++)
+            if (!li || p->labels[l->all[i * ka + t]] == UNL)
+                set_sym(wa, i, l->all[i * ka + t], 1.0);
+        for (t = 0; li && gp->penalty == MVNMF_PENALTY_ITEM_NEIGHBORS && t < kp; t++)
+            set_sym(wp, i, l->other[i * kp + t], s);
     }
-    if (gp->kp > 0 && gp->penalty == MVNMF_PENALTY_CLASS_PAIRS) {
-        uint32_t c;
-        for (c = 0; c < NC; c++) {
-            size_t chosen[N], nch = 0, q;
-            for (t = 0; t < gp->kp; t++) {
-                size_t best = N * N;
-                for (i = 0; i < N; i++)
-                    for (j = 0; j < N; j++) {
-                        size_t lo = i < j ? i : j, key = lo * N + (i < j ? j : i);
-                        int used = 0;
-                        if (p->labels[i] != c || p->labels[j] == UNL || p->labels[j] == c)
-                            continue;
-                        for (q = 0; q < nch; q++)
-                            used |= chosen[q] == key;
-                        if (used)
-                            continue;
-                        if (best == N * N)
-                            best = key;
-                        else {
-                            double kk = kb[i + j * N], kbst = kb[best / N + (best % N) * N];
-                            if (kk > kbst + 1e-12 || (fabs(kk - kbst) <= 1e-12 && key < best))
-                                best = key;
-                        }
-                    }
-                if (best == N * N)
-                    break;
-                chosen[nch++] = best;
-                set_sym(wp, best / N, best % N, s);
-            }
-        }
-    }
+    for (i = 0; gp->penalty == MVNMF_PENALTY_CLASS_PAIRS && i < NC * kp; i++)
+        set_sym(wp, l->pairs[2 * i], l->pairs[2 * i + 1], s);
 }
 
 /* Builds LDGE or TGE into a (affinity) and q (penalty) sized by the capacity query. */
@@ -897,6 +946,7 @@ static void test_graphs(void)
             mvnmf_graph g;
             csr_t a, q;
             facs_t f;
+            lists_t l;
             size_t i;
             CHECK(gp.ka == 5 && gp.kp == 3 && gp.penalty == MVNMF_PENALTY_CLASS_PAIRS && gp.sigma == 2.0);
             gp.ka = 2 + (size_t)pen % 2;
@@ -907,10 +957,12 @@ static void test_graphs(void)
             set_ctx("%s ka %u kp %u penalty %u", tge ? "tge" : "ldge", (unsigned)gp.ka, (unsigned)gp.kp,
                     (unsigned)gp.penalty);
             CHECK_STATUS(build_graph(&p, eta, &gp, tge, &a, &q), MVNMF_STATUS_OK);
-            bf_graph(&p, kb, &gp, tge, wa, wp);
+            nb_lists(&p, eta, kb, &gp, &l);
+            ref_graph(&p, &gp, tge, &l, wa, wp);
             if (!CHECK(csr_dense(&a, da) && memcmp(da, wa, N * N * sizeof(double)) == 0))
                 graph_diff(da, wa);
-            CHECK(csr_dense(&q, dp) && memcmp(dp, wp, N * N * sizeof(double)) == 0);
+            if (!CHECK(csr_dense(&q, dp) && memcmp(dp, wp, N * N * sizeof(double)) == 0))
+                graph_diff(dp, wp);
             CHECK(a.nnz > 0 && (gp.kp == 0) == (q.nnz == 0));
             for (i = 0; i < N; i++) /* TGE covers every item; LDGE only the labeled ones */
                 CHECK((a.rp[i + 1] > a.rp[i]) == (tge || p.labels[i] != UNL));
@@ -1482,6 +1534,7 @@ static void test_errors(void)
         facs_t f;
         void *o[6];
         size_t n[6], v;
+        char what[80];
         CHECK_STATUS(mvnmf_pipeline_params_preset(MVNMF_METHOD_MVSL_L, &pp), MVNMF_STATUS_OK);
         pp.graph.ka = 2;
         pp.graph.kp = 2;
@@ -1492,8 +1545,8 @@ static void test_errors(void)
             n[v] = p.rows[v] * 3 * sizeof(double);
         }
         o[3] = f.v; n[3] = 3 * N * sizeof(double);
-        o[4] = eta; n[4] = sizeof eta;
-        o[5] = &rep; n[5] = sizeof rep;
+        o[4] = &rep; n[4] = sizeof rep;
+        o[5] = eta; n[5] = sizeof eta;
 #define PIPE(lb, pp_, nb_) \
     mvnmf_pipeline_fit(p.views, NV, p.kern, lb, NC, 3, pp_, f.u, f.v, eta, w, nb_, NULL, NULL, &rep)
         fill_outs(o, n, 6);
@@ -1510,17 +1563,17 @@ static void test_errors(void)
         expect_query(mvnmf_pipeline_fit_workspace(p.views, NV, p.kern, NC, 3, &pp, &bytes), MVNMF_STATUS_BAD_PARAMETER,
                      bytes, "pipeline method 6");
         CHECK_STATUS(mvnmf_pipeline_params_preset(6, &pp), MVNMF_STATUS_BAD_PARAMETER);
-        pp.method = MVNMF_METHOD_MVSL_L;
-        pp.graph.ka = 6; /* 6 labeled per class: too few for ka */
-#ifdef BUG_PIPELINE_ETA_WRITTEN_ON_ERROR
-        expect(PIPE(p.labels, &pp, 1 << 20), MVNMF_STATUS_TOO_FEW_LABELED, "pipeline mvsl-l ka = 6", o, n, 6);
-#else
-        expect(PIPE(p.labels, &pp, 1 << 20), MVNMF_STATUS_TOO_FEW_LABELED, "pipeline mvsl-l ka = 6", o, n, 4);
-        fill_outs(o, n, 6);
-#endif
-        pp.method = MVNMF_METHOD_MVSL_T;
-        expect(PIPE(p.labels, &pp, 1 << 20), MVNMF_STATUS_TOO_FEW_LABELED, "pipeline mvsl-t ka = 6", o, n, 4);
-        fill_outs(o, n, 6);
+        /* 6 labeled per class: too few for ka = 6. Refused before anything is
+         * written, eta included (learned or uniform alike). */
+        pp.graph.ka = 6;
+        for (v = 0; v < 4; v++) {
+            pp.method = v < 2 ? MVNMF_METHOD_MVSL_L : MVNMF_METHOD_MVSL_T;
+            pp.learn_eta = (uint32_t)(v % 2);
+            snprintf(what, sizeof what, "pipeline %s ka = 6, learn_eta %u", v < 2 ? "mvsl-l" : "mvsl-t",
+                     (unsigned)pp.learn_eta);
+            expect(PIPE(p.labels, &pp, 1 << 20), MVNMF_STATUS_TOO_FEW_LABELED, what, o, n, 6);
+            fill_outs(o, n, 6);
+        }
 #undef PIPE
         facs_free(&f);
     }
