@@ -80,9 +80,9 @@ fn main() {
     println!(
         "mvnmf kernel: {}",
         if cfg!(feature = "threading") {
-            "matrixmultiply (threading)"
+            "gemm crate (threading)"
         } else {
-            "matrixmultiply"
+            "gemm crate"
         }
     );
     println!("seconds_per_iter={:.6e}", times[reps / 2]);

@@ -294,9 +294,11 @@ impl<'a, T: Real> View<'a, T> {
         }
     }
 
-    /// `out (M×K, col-major) ← X·Vᵀ` for `v` `K×N` col-major.
+    /// `out (M×K, col-major) ← X·Vᵀ` for `v` `K×N` col-major. A CSC view needs
+    /// its entries sorted by row (`csr`, built once per fit by [`Prepared`]).
     pub(crate) fn x_vt(
         &self,
+        csr: Option<Csr<'_, T>>,
         v: &[T],
         k: usize,
         out: &mut [T],
@@ -312,22 +314,17 @@ impl<'a, T: Real> View<'a, T> {
                 MatMut::col_major(out, m, k)?,
                 st,
             ),
-            View::Csc(c) => {
+            View::Csc(_) => {
+                let csr = csr.ok_or(Error::Internal)?;
                 let mut st = st.rest();
-                let row_ptr: &mut [usize] = st.take(m + 1)?;
-                let next: &mut [usize] = st.take(m)?;
-                let col_idx: &mut [usize] = st.take(c.nnz())?;
-                let vals: &mut [T] = st.take(c.nnz())?;
                 let vp: &mut [T] = st.take_matrix(n, padded_width(k).unwrap_or(0))?;
-                simd::dispatch(CscXvt {
-                    c,
+                simd::dispatch(CsrXvt {
+                    csr,
+                    m,
+                    n,
                     v,
                     k,
                     vp,
-                    row_ptr,
-                    next,
-                    col_idx,
-                    vals,
                     out,
                 });
                 Ok(())
@@ -337,8 +334,11 @@ impl<'a, T: Real> View<'a, T> {
 
     /// `out (K×N, col-major) ← β·out + Uᵀ·X` for `u` `M×K` col-major
     /// (`β = 0`: `out` not read).
+    /// With `csr` (the entries sorted by row, see [`Prepared`]) a CSC view streams
+    /// them once; without, it walks the columns block by block.
     pub(crate) fn ut_x(
         &self,
+        csr: Option<Csr<'_, T>>,
         u: &[T],
         k: usize,
         beta: T,
@@ -358,6 +358,21 @@ impl<'a, T: Real> View<'a, T> {
             View::Csc(c) => {
                 let mut st = st.rest();
                 let ut: &mut [T] = st.take_matrix(padded_width(k).unwrap_or(k), row_block(k, m))?;
+                if let (Some(csr), Some(w)) = (csr, padded_width(k)) {
+                    let op: &mut [T] = st.take_matrix(n, w)?;
+                    simd::dispatch(CsrUtx {
+                        csr,
+                        m,
+                        n,
+                        u,
+                        k,
+                        beta,
+                        ut,
+                        op,
+                        out,
+                    });
+                    return Ok(());
+                }
                 let cursor: &mut [usize] = st.take(n)?;
                 simd::dispatch(CscUtx {
                     c,
@@ -443,55 +458,153 @@ fn gather_sum<T: Real>(
     a0
 }
 
-/// `out (M×K) ← X·Vᵀ` for CSC `X`: the entries are first sorted by row into
-/// `row_ptr`/`col_idx`/`vals` (a counting sort, `O(nnz + M)` scratch), then each
-/// row of the result is accumulated in registers, `CHUNK` columns at a time,
-/// from the columns of `V` it needs (`O(nnz·K)`, no read-modify-write).
-struct CscXvt<'a, 'c, T> {
-    c: &'a Csc<'c, T>,
+/// The entries of a CSC view sorted by row (CSR): built once per fit into the
+/// workspace ([`Prepared`]) so that no product sorts per call.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Csr<'w, T> {
+    row_ptr: &'w [usize],
+    col_idx: &'w [usize],
+    vals: &'w [T],
+}
+
+/// Sorts `c`'s entries by row into `row_ptr` (`M + 1`), `col_idx`, `vals` (`nnz`): a
+/// counting sort, `O(nnz + M)`, columns increasing within each row. `row_ptr[i]` serves as
+/// row `i`'s write cursor, then everything shifts back by one row.
+fn csr_fill<T: Real>(c: &Csc<'_, T>, row_ptr: &mut [usize], col_idx: &mut [usize], vals: &mut [T]) {
+    let m = c.rows;
+    row_ptr.fill(0);
+    for &i in &c.row_idx[..c.nnz()] {
+        row_ptr[i + 1] += 1;
+    }
+    for i in 0..m {
+        row_ptr[i + 1] += row_ptr[i];
+    }
+    for j in 0..c.cols {
+        let (idx, val) = c.col(j);
+        for (&i, &x) in idx.iter().zip(val) {
+            let p = row_ptr[i];
+            col_idx[p] = j;
+            vals[p] = x;
+            row_ptr[i] = p + 1;
+        }
+    }
+    for i in (1..=m).rev() {
+        row_ptr[i] = row_ptr[i - 1];
+    }
+    row_ptr[0] = 0;
+}
+
+/// The row-sorted copies of a fit's CSC views (dense views have none), in two
+/// contiguous workspace regions: per CSC view `M + 1 + nnz` indices and `nnz`
+/// values. `O(nnz + M)` per CSC view, built once, `O(nnz + M)` time.
+pub(crate) struct Prepared<'w, T> {
+    words: &'w [usize],
+    vals: &'w [T],
+}
+
+/// (indices, values) a view's row-sorted copy takes (`None`: overflow).
+fn prepared_len(s: ViewShape) -> Option<(usize, usize)> {
+    match s.kind {
+        ViewKind::Dense => Some((0, 0)),
+        ViewKind::Csc => Some((s.rows.checked_add(1)?.checked_add(s.nnz)?, s.nnz)),
+    }
+}
+
+/// Workspace of [`Prepared::new`] for views of these shapes.
+pub(crate) fn prepared_workspace<T>(shapes: impl IntoIterator<Item = ViewShape>) -> WorkReq {
+    let mut tot = Some((0usize, 0usize));
+    for s in shapes {
+        tot = tot.and_then(|(w, v)| {
+            let (a, b) = prepared_len(s)?;
+            Some((w.checked_add(a)?, v.checked_add(b)?))
+        });
+    }
+    match tot {
+        Some((w, v)) => WorkReq::new::<usize>(w).and(WorkReq::new::<T>(v)),
+        None => WorkReq::OVERFLOW,
+    }
+}
+
+impl<'w, T: Real> Prepared<'w, T> {
+    /// Takes the regions from `st` and sorts every CSC view's entries by row.
+    pub(crate) fn new<VS: ViewSet<T> + ?Sized>(
+        views: &VS,
+        st: &mut Stack<'w>,
+    ) -> Result<Self, Error> {
+        let (mut nw, mut nv) = (0usize, 0usize);
+        for i in 0..views.count() {
+            let (a, b) = prepared_len(views.shape(i)).ok_or(Error::SizeOverflow)?;
+            nw = nw.checked_add(a).ok_or(Error::SizeOverflow)?;
+            nv = nv.checked_add(b).ok_or(Error::SizeOverflow)?;
+        }
+        let words: &'w mut [usize] = st.take(nw)?;
+        let vals: &'w mut [T] = st.take(nv)?;
+        let (mut ow, mut ov) = (0, 0);
+        for i in 0..views.count() {
+            if let View::Csc(c) = views.view(i) {
+                let (m, nnz) = (c.rows, c.nnz());
+                let (rp, rest) = words[ow..ow + m + 1 + nnz].split_at_mut(m + 1);
+                csr_fill(&c, rp, rest, &mut vals[ov..ov + nnz]);
+                ow += m + 1 + nnz;
+                ov += nnz;
+            }
+        }
+        Ok(Prepared { words, vals })
+    }
+
+    /// View `i`'s row-sorted copy (`None` for a dense view).
+    pub(crate) fn get<VS: ViewSet<T> + ?Sized>(&self, views: &VS, i: usize) -> Option<Csr<'_, T>> {
+        let (mut ow, mut ov) = (0, 0);
+        for j in 0..i {
+            let (a, b) = prepared_len(views.shape(j))?;
+            ow += a;
+            ov += b;
+        }
+        let s = views.shape(i);
+        if s.kind != ViewKind::Csc {
+            return None;
+        }
+        let (m, nnz) = (s.rows, s.nnz);
+        Some(Csr {
+            row_ptr: self.words.get(ow..ow + m + 1)?,
+            col_idx: self.words.get(ow + m + 1..ow + m + 1 + nnz)?,
+            vals: self.vals.get(ov..ov + nnz)?,
+        })
+    }
+}
+
+/// `out (M×K) ← X·Vᵀ` from the row-sorted entries: each row of the result is
+/// accumulated in registers from the columns of `V` it needs (`V` copied to a
+/// padded stride when `K ≤ 64`, else `CHUNK` columns at a time); `O(nnz·K)`, no
+/// read-modify-write.
+struct CsrXvt<'a, T> {
+    csr: Csr<'a, T>,
+    m: usize,
+    n: usize,
     v: &'a [T],
     k: usize,
     vp: &'a mut [T],
-    row_ptr: &'a mut [usize],
-    next: &'a mut [usize],
-    col_idx: &'a mut [usize],
-    vals: &'a mut [T],
     out: &'a mut [T],
 }
 
-impl<T: Real> Kernel for CscXvt<'_, '_, T> {
+impl<T: Real> Kernel for CsrXvt<'_, T> {
     type Out = ();
     #[inline(always)]
     fn run(self) {
-        let CscXvt {
-            c,
+        let CsrXvt {
+            csr,
+            m,
+            n,
             v,
             k,
             vp,
-            row_ptr,
-            next,
-            col_idx,
-            vals,
             out,
         } = self;
-        let (m, n) = (c.rows, c.cols);
-        row_ptr.fill(0);
-        for &i in &c.row_idx[..c.nnz()] {
-            row_ptr[i + 1] += 1;
-        }
-        for i in 0..m {
-            row_ptr[i + 1] += row_ptr[i];
-        }
-        next.copy_from_slice(&row_ptr[..m]);
-        for j in 0..n {
-            let (idx, val) = c.col(j);
-            for (&i, &x) in idx.iter().zip(val) {
-                let p = next[i];
-                col_idx[p] = j;
-                vals[p] = x;
-                next[i] = p + 1;
-            }
-        }
+        let Csr {
+            row_ptr,
+            col_idx,
+            vals,
+        } = csr;
         if let Some(w) = padded_width(k) {
             // V padded to stride w: each row of the result in registers, one pass.
             for j in 0..n {
@@ -499,7 +612,7 @@ impl<T: Real> Kernel for CscXvt<'_, '_, T> {
                 dst[..k].copy_from_slice(&v[j * k..(j + 1) * k]);
                 dst[k..].fill(T::ZERO);
             }
-            by_width!(w, xvt_rows, m, k, row_ptr, col_idx, vals, vp, out);
+            by_width!(w, xvt_rows, (0, m), k, row_ptr, col_idx, vals, vp, out);
             return;
         }
         for i in 0..m {
@@ -510,6 +623,290 @@ impl<T: Real> Kernel for CscXvt<'_, '_, T> {
                 let acc = gather_sum(cols, xs, v, k, kc, w);
                 for (t, &a) in acc[..w].iter().enumerate() {
                     out[i + (kc + t) * m] = a;
+                }
+            }
+        }
+    }
+}
+
+/// `out (K×N) ← β·out + Uᵀ·X` from the row-sorted entries (`K ≤ 64`): by blocks
+/// of rows, the block of `Uᵀ` is transposed to the padded stride `W` (in cache),
+/// then each row's entries are streamed, adding `x · U[i, :]` (held in
+/// registers) into the padded result `op` (`N × W`, in cache), finally written
+/// to `out`. `O(nnz·K + (M + N)·K)`; the entries are read front to back.
+struct CsrUtx<'a, T> {
+    csr: Csr<'a, T>,
+    m: usize,
+    n: usize,
+    u: &'a [T],
+    k: usize,
+    beta: T,
+    ut: &'a mut [T],
+    op: &'a mut [T],
+    out: &'a mut [T],
+}
+
+impl<T: Real> Kernel for CsrUtx<'_, T> {
+    type Out = ();
+    #[inline(always)]
+    fn run(self) {
+        let CsrUtx {
+            csr,
+            m,
+            n,
+            u,
+            k,
+            beta,
+            ut,
+            op,
+            out,
+        } = self;
+        let Some(w) = padded_width(k) else { return };
+        let rb = ut.len() / w;
+        op.fill(T::ZERO);
+        for i0 in (0..m).step_by(rb) {
+            let i1 = (i0 + rb).min(m);
+            let blk = &mut ut[..(i1 - i0) * w];
+            rows_padded(u, m, k, w, i0, i1, blk);
+            by_width!(w, utx_rows, &csr, i0, i1, blk, op);
+        }
+        unpad_into(op, n, k, w, beta, out);
+    }
+}
+
+/// Rows `i0..i1` of the column-major `m × k` matrix `u`, row-major at stride `w`
+/// (zero padded) into `blk`.
+#[inline(always)]
+fn rows_padded<T: Real>(
+    u: &[T],
+    m: usize,
+    k: usize,
+    w: usize,
+    i0: usize,
+    i1: usize,
+    blk: &mut [T],
+) {
+    blk.fill(T::ZERO);
+    for col in 0..k {
+        for (r, &x) in u[i0 + col * m..i1 + col * m].iter().enumerate() {
+            blk[r * w + col] = x;
+        }
+    }
+}
+
+/// `out (k × n) ← β·out + op` for `op` at padded stride `w` (`β = 0`: `out` not read).
+#[inline(always)]
+fn unpad_into<T: Real>(op: &[T], n: usize, k: usize, w: usize, beta: T, out: &mut [T]) {
+    for j in 0..n {
+        let (o, p) = (&mut out[j * k..(j + 1) * k], &op[j * w..j * w + k]);
+        if beta == T::ZERO {
+            o.copy_from_slice(p);
+        } else {
+            for (d, &a) in o.iter_mut().zip(p) {
+                *d = beta * *d + a;
+            }
+        }
+    }
+}
+
+/// Rows per block of [`csc_u_step`].
+const FUSED_ROWS: usize = 128;
+
+/// Workspace of [`csc_u_step`] (`None` when it does not apply: dense, or `K > 64`).
+pub(crate) fn csc_u_step_workspace<T>(shape: ViewShape, k: usize) -> Option<WorkReq> {
+    let w = padded_width(k)?;
+    if shape.kind != ViewKind::Csc {
+        return None;
+    }
+    let rb = FUSED_ROWS.min(shape.rows);
+    Some(WorkReq::all_of(&[
+        WorkReq::matrix::<T>(shape.cols, w),
+        WorkReq::matrix::<T>(shape.cols, w),
+        WorkReq::matrix::<T>(rb, k),
+        WorkReq::matrix::<T>(rb, k),
+        WorkReq::matrix::<T>(rb, w),
+        WorkReq::any_of(&[gemm_workspace::<T>(rb, k, k), gemm_workspace::<T>(k, k, rb)]),
+    ]))
+}
+
+/// The multiplicative U-step of a CSC view fused with its share of the V-step's
+/// products, one block of [`FUSED_ROWS`] rows at a time (`K ≤ 64`):
+///
+/// ```text
+/// A = X_b Vᵀ,  B = U_b G,  U_b ← U_b ∘ (A + ε) ⊘ (B + ε),  P (+)= U_bᵀ U_b,  Q (+)= U_bᵀ X_b
+/// ```
+///
+/// for each row block `b` of `X` (row-sorted `csr`) and `U` (`m × k` column-major),
+/// with `G = V Vᵀ`. The same arithmetic as the unfused sequence (`x_vt`, GEMM,
+/// `mu_step`, then `UᵀU`, `ut_x` with the new U), but `U`, `A`, `B` and the
+/// entries are each streamed once while the block is in cache. `accumulate`:
+/// add into `p`, `q` (a later view) instead of overwriting them.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn csc_u_step<T: Real>(
+    csr: Csr<'_, T>,
+    (m, n, k): (usize, usize, usize),
+    v: &[T],
+    g: &[T],
+    u: &mut [T],
+    eps: T,
+    p: &mut [T],
+    q: &mut [T],
+    accumulate: bool,
+    st: &mut Stack<'_>,
+) -> Result<(), Error> {
+    let w = padded_width(k).ok_or(Error::Internal)?;
+    let rb = FUSED_ROWS.min(m);
+    let mut st = st.rest();
+    let vp: &mut [T] = st.take_matrix(n, w)?;
+    let op: &mut [T] = st.take_matrix(n, w)?;
+    let ab: &mut [T] = st.take_matrix(rb, k)?;
+    let bb: &mut [T] = st.take_matrix(rb, k)?;
+    let ut: &mut [T] = st.take_matrix(rb, w)?;
+    for j in 0..n {
+        let dst = &mut vp[j * w..(j + 1) * w];
+        dst[..k].copy_from_slice(&v[j * k..(j + 1) * k]);
+        dst[k..].fill(T::ZERO);
+    }
+    op.fill(T::ZERO);
+    if !accumulate {
+        p[..k * k].fill(T::ZERO);
+    }
+    let gm = MatRef::col_major(g, k, k)?;
+    for i0 in (0..m).step_by(rb) {
+        let i1 = (i0 + rb).min(m);
+        let r = i1 - i0;
+        let (a, b) = (&mut ab[..r * k], &mut bb[..r * k]);
+        simd::dispatch(BlockGather {
+            csr,
+            rows: (i0, i1),
+            k,
+            w,
+            vp,
+            out: a,
+        });
+        let ub = MatRef::new(&u[i0..], r, k, 1, m)?;
+        gemm(
+            T::ONE,
+            ub,
+            gm,
+            T::ZERO,
+            MatMut::col_major(b, r, k)?,
+            &mut st,
+        )?;
+        for t in 0..k {
+            crate::nmf::mu_step(
+                &mut u[i0 + t * m..i1 + t * m],
+                &a[t * r..(t + 1) * r],
+                &b[t * r..(t + 1) * r],
+                eps,
+                T::INFINITY,
+            );
+        }
+        let ub = MatRef::new(&u[i0..], r, k, 1, m)?;
+        gemm(
+            T::ONE,
+            ub.t(),
+            ub,
+            T::ONE,
+            MatMut::col_major(p, k, k)?,
+            &mut st,
+        )?;
+        let blk = &mut ut[..r * w];
+        rows_padded(u, m, k, w, i0, i1, blk);
+        simd::dispatch(BlockScatter {
+            csr,
+            rows: (i0, i1),
+            w,
+            blk,
+            op,
+        });
+    }
+    unpad_into(op, n, k, w, if accumulate { T::ONE } else { T::ZERO }, q);
+    Ok(())
+}
+
+/// Rows `rows` of `X·Vᵀ` into a column-major block (see [`xvt_rows`]).
+struct BlockGather<'a, T> {
+    csr: Csr<'a, T>,
+    rows: (usize, usize),
+    k: usize,
+    w: usize,
+    vp: &'a [T],
+    out: &'a mut [T],
+}
+
+impl<T: Real> Kernel for BlockGather<'_, T> {
+    type Out = ();
+    #[inline(always)]
+    fn run(self) {
+        let BlockGather {
+            csr,
+            rows,
+            k,
+            w,
+            vp,
+            out,
+        } = self;
+        by_width!(
+            w,
+            xvt_rows,
+            rows,
+            k,
+            csr.row_ptr,
+            csr.col_idx,
+            csr.vals,
+            vp,
+            out
+        );
+    }
+}
+
+/// `op[j] += x · U[i]` for the entries of rows `rows` (see [`utx_rows`]).
+struct BlockScatter<'a, T> {
+    csr: Csr<'a, T>,
+    rows: (usize, usize),
+    w: usize,
+    blk: &'a [T],
+    op: &'a mut [T],
+}
+
+impl<T: Real> Kernel for BlockScatter<'_, T> {
+    type Out = ();
+    #[inline(always)]
+    fn run(self) {
+        let BlockScatter {
+            csr,
+            rows,
+            w,
+            blk,
+            op,
+        } = self;
+        by_width!(w, utx_rows, &csr, rows.0, rows.1, blk, op);
+    }
+}
+
+/// Rows `i0..i1` of `Uᵀ·X` scattered into `op` (stride `W`): `op[j] += x · U[i]`.
+#[inline(always)]
+fn utx_rows<T: Real, const W: usize>(
+    csr: &Csr<'_, T>,
+    i0: usize,
+    i1: usize,
+    blk: &[T],
+    op: &mut [T],
+) {
+    for i in i0..i1 {
+        let Some(ur) = row_w::<T, W>(blk, (i - i0) * W) else {
+            continue;
+        };
+        let ur = *ur;
+        let (s, e) = (csr.row_ptr[i], csr.row_ptr[i + 1]);
+        for (&j, &x) in csr.col_idx[s..e].iter().zip(&csr.vals[s..e]) {
+            if let Some(o) = op
+                .get_mut(j * W..(j + 1) * W)
+                .and_then(|o| <&mut [T; W]>::try_from(o).ok())
+            {
+                for t in 0..W {
+                    o[t] += x * ur[t];
                 }
             }
         }
@@ -669,6 +1066,19 @@ fn row_w<T: Real, const W: usize>(src: &[T], off: usize) -> Option<&[T; W]> {
 /// independent accumulators of `W` values (held in registers).
 #[inline(always)]
 fn gather_full<T: Real, const W: usize>(idx: &[usize], base: usize, xs: &[T], src: &[T]) -> [T; W] {
+    if W >= 32 {
+        // One accumulator row: W/4 independent chains already cover the FMA latency, and a
+        // second row would not fit in the 16 vector registers (spills).
+        let mut a = [T::ZERO; W];
+        for (&i, &x) in idx.iter().zip(xs) {
+            if let Some(r) = row_w::<T, W>(src, (i - base) * W) {
+                for t in 0..W {
+                    a[t] += x * r[t];
+                }
+            }
+        }
+        return a;
+    }
     let (mut a0, mut a1) = ([T::ZERO; W], [T::ZERO; W]);
     let mut ic = idx.chunks_exact(2);
     let mut xc = xs.chunks_exact(2);
@@ -700,7 +1110,7 @@ fn gather_full<T: Real, const W: usize>(idx: &[usize], base: usize, xs: &[T], sr
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn xvt_rows<T: Real, const W: usize>(
-    m: usize,
+    (i0, i1): (usize, usize),
     k: usize,
     row_ptr: &[usize],
     col_idx: &[usize],
@@ -708,11 +1118,13 @@ fn xvt_rows<T: Real, const W: usize>(
     vp: &[T],
     out: &mut [T],
 ) {
-    for i in 0..m {
+    // Rows i0..i1 into `out` (column-major, leading dimension i1 - i0).
+    let ld = i1 - i0;
+    for i in i0..i1 {
         let (s, e) = (row_ptr[i], row_ptr[i + 1]);
         let acc = gather_full::<T, W>(&col_idx[s..e], 0, &vals[s..e], vp);
         for (t, &a) in acc.iter().enumerate().take(k) {
-            out[i + t * m] = a;
+            out[i - i0 + t * ld] = a;
         }
     }
 }
@@ -751,28 +1163,27 @@ fn row_block(k: usize, m: usize) -> usize {
     (32768 / k.max(1)).max(16).min(m.max(1))
 }
 
-/// Workspace of [`View::x_vt`] for a view of this shape and rank `k`
-/// (CSC: the entries sorted by row, `O(nnz + M)`).
+/// Workspace of [`View::x_vt`] for a view of this shape and rank `k` (CSC: `V`
+/// at a padded stride; the row-sorted entries come from [`Prepared`]).
 pub(crate) fn x_vt_workspace<T>(shape: ViewShape, k: usize) -> WorkReq {
     match shape.kind {
         ViewKind::Dense => gemm_workspace::<T>(shape.rows, k, shape.cols),
-        ViewKind::Csc => WorkReq::all_of(&[
-            WorkReq::matrix::<T>(shape.cols, padded_width(k).unwrap_or(0)),
-            WorkReq::new::<usize>(shape.rows.saturating_add(1)),
-            WorkReq::new::<usize>(shape.rows),
-            WorkReq::new::<usize>(shape.nnz),
-            WorkReq::new::<T>(shape.nnz),
-        ]),
+        ViewKind::Csc => WorkReq::matrix::<T>(shape.cols, padded_width(k).unwrap_or(0)),
     }
 }
 
-/// Workspace of [`View::ut_x`] (CSC: a row block of `Uᵀ` and `N` cursors).
+/// Workspace of [`View::ut_x`] (CSC: a row block of `Uᵀ`, and `N` cursors or the
+/// padded result).
 pub(crate) fn ut_x_workspace<T>(shape: ViewShape, k: usize) -> WorkReq {
     match shape.kind {
         ViewKind::Dense => gemm_workspace::<T>(k, shape.cols, shape.rows),
         ViewKind::Csc => {
-            WorkReq::matrix::<T>(padded_width(k).unwrap_or(k), row_block(k, shape.rows))
-                .and(WorkReq::new::<usize>(shape.cols))
+            WorkReq::matrix::<T>(padded_width(k).unwrap_or(k), row_block(k, shape.rows)).and(
+                WorkReq::new::<usize>(shape.cols).or(WorkReq::matrix::<T>(
+                    shape.cols,
+                    padded_width(k).unwrap_or(0),
+                )),
+            )
         }
     }
 }
@@ -910,19 +1321,38 @@ mod tests {
             .or(x_vt_workspace::<f64>(dv.shape(), k))
             .or(ut_x_workspace::<f64>(dv.shape(), k));
         let mut w = std::vec![0u8; need.bytes().unwrap()];
+        // The row-sorted copy, after a dense view (which has none).
+        let both = [dv, sv];
+        let pneed = prepared_workspace::<f64>([dv.shape(), sh]).bytes().unwrap();
+        let mut pw = std::vec![0u8; pneed];
+        let mut pst = Stack::new(&mut pw);
+        let prep = Prepared::new(&both[..], &mut pst).unwrap();
+        assert!(prep.get(&both[..], 0).is_none());
+        let csr = prep.get(&both[..], 1);
+        assert!(csr.is_some());
         let (mut a, mut b) = (std::vec![0.0; m * k], std::vec![0.0; m * k]);
-        dv.x_vt(&v, k, &mut a, &mut Stack::new(&mut w)).unwrap();
-        sv.x_vt(&v, k, &mut b, &mut Stack::new(&mut w)).unwrap();
+        dv.x_vt(None, &v, k, &mut a, &mut Stack::new(&mut w))
+            .unwrap();
+        sv.x_vt(csr, &v, k, &mut b, &mut Stack::new(&mut w))
+            .unwrap();
         for (x, y) in a.iter().zip(&b) {
             assert!((x - y).abs() < 1e-12);
         }
-        let (mut a, mut b) = (std::vec![1.0; k * n], std::vec![1.0; k * n]);
-        dv.ut_x(&u, k, 0.5, &mut a, &mut Stack::new(&mut w))
+        assert_eq!(
+            sv.x_vt(None, &v, k, &mut b, &mut Stack::new(&mut w)),
+            Err(Error::Internal)
+        );
+        // Uᵀ X: dense, sparse from the row-sorted copy, sparse by column blocks.
+        let mut a = std::vec![1.0; k * n];
+        dv.ut_x(None, &u, k, 0.5, &mut a, &mut Stack::new(&mut w))
             .unwrap();
-        sv.ut_x(&u, k, 0.5, &mut b, &mut Stack::new(&mut w))
-            .unwrap();
-        for (x, y) in a.iter().zip(&b) {
-            assert!((x - y).abs() < 1e-12);
+        for sparse_csr in [csr, None] {
+            let mut b = std::vec![1.0; k * n];
+            sv.ut_x(sparse_csr, &u, k, 0.5, &mut b, &mut Stack::new(&mut w))
+                .unwrap();
+            for (x, y) in a.iter().zip(&b) {
+                assert!((x - y).abs() < 1e-12);
+            }
         }
         assert!((dv.sq_frobenius() - sv.sq_frobenius()).abs() < 1e-12);
         assert!((dv.sum() - sv.sum()).abs() < 1e-12);

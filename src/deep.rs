@@ -174,7 +174,7 @@ fn finetune_req<T>(
     let pp = WorkReq::matrix::<T>(pmax, pmax);
     let pk = WorkReq::matrix::<T>(pmax, k);
     let wide = WorkReq::matrix::<T>(mmax.max(pmax), pmax.max(k));
-    let scratch = nmf::products_req::<T>(shapes, k, n)
+    let scratch = nmf::products_req::<T>(shapes.clone(), k, n)
         .or(graph_req)
         .or(gemm_workspace::<T>(d, d, d));
     Ok(WorkReq::all_of(&[
@@ -201,6 +201,7 @@ fn finetune_req<T>(
         WorkReq::matrix::<T>(smax.max(1), 1),
         WorkReq::new::<T>(pmax.max(mmax)),
         WorkReq::new::<f64>(h),
+        crate::data::prepared_workspace::<T>(shapes.clone()),
         scratch,
     ]))
 }
@@ -349,12 +350,13 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
         sort: st.take(pmax.max(mmax))?,
     };
     let lip: &mut [f64] = st.take(hv)?;
+    let prep = crate::data::Prepared::new(views, &mut st)?;
     lip.fill(0.0);
     let half_x2: f64 = (0..hv).map(|i| 0.5 * views.view(i).sq_frobenius()).sum();
     let use_graph = tp.beta > 0.0;
     let mut sc = st.rest();
 
-    form_pq_deep(views, layers, k, &*u, p, q, &mut t, &mut sc)?;
+    form_pq_deep(views, &prep, layers, k, &*u, p, q, &mut t, &mut sc)?;
     nmf::gram(v, k, n, g, &mut sc)?;
     let traces = if use_graph {
         graph.apply(v, k, plus, minus, &mut sc)?
@@ -380,7 +382,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
         for (i, lip_i) in lip.iter_mut().enumerate() {
             let x = views.view(i);
             let rows = x.rows();
-            x.x_vt(v, k, &mut t.r[..rows * k], &mut sc)?;
+            x.x_vt(prep.get(views, i), v, k, &mut t.r[..rows * k], &mut sc)?;
             sweep_view(
                 params,
                 layers,
@@ -394,7 +396,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
                 &mut sc,
             )?;
         }
-        form_pq_deep(views, layers, k, &*u, p, q, &mut t, &mut sc)?;
+        form_pq_deep(views, &prep, layers, k, &*u, p, q, &mut t, &mut sc)?;
         for s in 0..tp.v_inner {
             if use_graph && !(s == 0 && graph_fresh) {
                 graph.apply(v, k, plus, minus, &mut sc)?;
@@ -605,6 +607,7 @@ fn stack_product<'s, T: Real>(
 #[allow(clippy::too_many_arguments)]
 fn form_pq_deep<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
     views: &VS,
+    prep: &crate::data::Prepared<'_, T>,
     layers: &[usize],
     k: usize,
     u: &F,
@@ -620,7 +623,7 @@ fn form_pq_deep<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
         let beta = if i == 0 { T::ZERO } else { T::ONE };
         let um = MatRef::col_major(ut, rows, k)?;
         gemm(T::ONE, um.t(), um, beta, MatMut::col_major(p, k, k)?, sc)?;
-        x.ut_x(ut, k, beta, q, sc)?;
+        x.ut_x(prep.get(views, i), ut, k, beta, q, sc)?;
     }
     Ok(())
 }

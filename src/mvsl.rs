@@ -201,7 +201,7 @@ pub(crate) fn fit_req<T>(
     let kk = WorkReq::matrix::<T>(k, k);
     let kn = WorkReq::matrix::<T>(k, n);
     let mk = WorkReq::matrix::<T>(mmax, k);
-    let scratch = nmf::products_req::<T>(shapes, k, n)
+    let scratch = nmf::products_req::<T>(shapes.clone(), k, n)
         .or(graph_req)
         .or(gemm_workspace::<T>(k, k, mmax));
     Ok(WorkReq::all_of(&[
@@ -217,6 +217,7 @@ pub(crate) fn fit_req<T>(
         mk,
         WorkReq::new::<T>(mmax),
         WorkReq::new::<f64>(h),
+        crate::data::prepared_workspace::<T>(shapes.clone()),
         scratch,
     ]))
 }
@@ -319,6 +320,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
         sort: st.take(mmax)?,
         lip: st.take(hv)?,
     };
+    let prep = crate::data::Prepared::new(views, &mut st)?;
     bf.lip.fill(0.0);
     let vmax = T::from_f64(params.vmax);
     let half_x2: f64 = (0..hv).map(|i| 0.5 * views.view(i).sq_frobenius()).sum();
@@ -329,7 +331,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
     let use_graph = params.beta > 0.0;
 
     let mut sc = st.rest();
-    nmf::form_pq(views, k, &*u, bf.p, bf.q, &mut sc)?;
+    nmf::form_pq(views, Some(&prep), k, &*u, bf.p, bf.q, &mut sc)?;
     nmf::gram(v, k, n, bf.g, &mut sc)?;
     let traces = if use_graph {
         graph.apply(v, k, bf.plus, bf.minus, &mut sc)?
@@ -355,7 +357,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
         for i in 0..hv {
             let x = views.view(i);
             let m = x.rows();
-            x.x_vt(v, k, &mut bf.a[..m * k], &mut sc)?;
+            x.x_vt(prep.get(views, i), v, k, &mut bf.a[..m * k], &mut sc)?;
             if params.proximal() {
                 u_step_proximal(params, u.get_mut(i), m, k, &mut bf, i, &mut sc)?;
             } else {
@@ -377,7 +379,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
                 );
             }
         }
-        nmf::form_pq(views, k, &*u, bf.p, bf.q, &mut sc)?;
+        nmf::form_pq(views, Some(&prep), k, &*u, bf.p, bf.q, &mut sc)?;
         for s in 0..params.v_inner {
             if use_graph && !(s == 0 && graph_fresh) {
                 graph.apply(v, k, bf.plus, bf.minus, &mut sc)?;
@@ -736,7 +738,7 @@ pub fn encode<
     }
     let use_graph = params.beta > 0.0;
     let mut sc = st.rest();
-    nmf::form_pq(views, k, u, p, q, &mut sc)?;
+    nmf::form_pq(views, None, k, u, p, q, &mut sc)?;
     let eval = |v: &[T],
                 g: &mut [T],
                 plus: &mut [T],

@@ -38,7 +38,8 @@
 //! `[0, vmax]` first.
 
 use crate::data::{
-    check_values, ut_x_workspace, x_vt_workspace, Factors, FactorsMut, View, ViewSet, ViewShape,
+    check_values, csc_u_step, csc_u_step_workspace, prepared_workspace, ut_x_workspace,
+    x_vt_workspace, Csr, Factors, FactorsMut, Prepared, View, ViewSet, ViewShape,
 };
 use crate::error::Error;
 use crate::kernels::{dot, gemm, gemm_workspace};
@@ -153,7 +154,11 @@ fn fit_req<T>(
         kn,
         mk,
         mk,
-        products_req::<T>(shapes, k, n),
+        prepared_workspace::<T>(shapes.clone()),
+        products_req::<T>(shapes.clone(), k, n).or(shapes
+            .into_iter()
+            .filter_map(|s| csc_u_step_workspace::<T>(s, k))
+            .fold(WorkReq::EMPTY, WorkReq::or)),
     ]))
 }
 
@@ -294,6 +299,7 @@ pub fn joint_fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     let d: &mut [T] = st.take_matrix(k, n)?;
     let a: &mut [T] = st.take_matrix(mmax, k)?;
     let b: &mut [T] = st.take_matrix(mmax, k)?;
+    let prep = Prepared::new(views, &mut st)?;
     let eps = T::from_f64(params.eps);
     let vmax = T::from_f64(params.vmax);
 
@@ -307,7 +313,7 @@ pub fn joint_fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     let mut obj;
     {
         let mut sc = st.rest();
-        form_pq(views, k, &*u, p, q, &mut sc)?;
+        form_pq(views, Some(&prep), k, &*u, p, q, &mut sc)?;
         gram(v, k, n, g, &mut sc)?;
         obj = objective(half_x2, q, v, p, g);
     }
@@ -328,12 +334,19 @@ pub fn joint_fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     for it in 1..=params.max_iter {
         let mut sc = st.rest();
         // U-step, view by view: A = X Vᵀ, B = U G.
+        // Each view's share of the V-step's P = Σ UᵀU, Q = Σ UᵀX follows its
+        // U-step (fused into it, block by block, for a CSC view with K ≤ 64).
         for i in 0..h {
             let x = views.view(i);
             let m = x.rows();
-            let (a, b) = (&mut a[..m * k], &mut b[..m * k]);
-            x.x_vt(v, k, a, &mut sc)?;
+            let csr = prep.get(views, i);
             let ui = u.get_mut(i);
+            if let (Some(c), Some(_)) = (csr, csc_u_step_workspace::<T>(x.shape(), k)) {
+                csc_u_step(c, (m, n, k), v, g, ui, eps, p, q, i > 0, &mut sc)?;
+                continue;
+            }
+            let (a, b) = (&mut a[..m * k], &mut b[..m * k]);
+            x.x_vt(csr, v, k, a, &mut sc)?;
             gemm(
                 T::ONE,
                 MatRef::col_major(ui, m, k)?,
@@ -343,9 +356,9 @@ pub fn joint_fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
                 &mut sc,
             )?;
             mu_step(ui, a, b, eps, T::INFINITY);
+            pq_view(&x, csr, ui, k, i > 0, p, q, &mut sc)?;
         }
-        // V-step: P = Σ UᵀU, Q = Σ UᵀX, D = P V.
-        form_pq(views, k, &*u, p, q, &mut sc)?;
+        // V-step: D = P V.
         gemm(
             T::ONE,
             MatRef::col_major(p, k, k)?,
@@ -410,7 +423,7 @@ pub fn joint_encode<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
         Init::Given => v.iter_mut().for_each(|x| *x = x.min(vmax)),
     }
     let mut sc = st.rest();
-    form_pq(views, k, u, p, q, &mut sc)?;
+    form_pq(views, None, k, u, p, q, &mut sc)?;
     gram(v, k, n, g, &mut sc)?;
     let mut obj = objective(half_x2, q, v, p, g);
     let mut report = Report {
@@ -535,6 +548,7 @@ pub(crate) fn mu_step<T: Real>(x: &mut [T], num: &[T], den: &[T], eps: T, cap: T
 /// `P ← Σ_v UᵀU` (K×K), `Q ← Σ_v UᵀX` (K×N).
 pub(crate) fn form_pq<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
     views: &VS,
+    prep: Option<&Prepared<'_, T>>,
     k: usize,
     u: &F,
     p: &mut [T],
@@ -542,15 +556,28 @@ pub(crate) fn form_pq<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
     st: &mut Stack<'_>,
 ) -> Result<(), Error> {
     for i in 0..views.count() {
-        let x = views.view(i);
-        let m = x.rows();
-        let ui = u.get(i);
-        let beta = if i == 0 { T::ZERO } else { T::ONE };
-        let um = MatRef::col_major(ui, m, k)?;
-        gemm(T::ONE, um.t(), um, beta, MatMut::col_major(p, k, k)?, st)?;
-        x.ut_x(ui, k, beta, q, st)?;
+        let csr = prep.and_then(|pr| pr.get(views, i));
+        pq_view(&views.view(i), csr, u.get(i), k, i > 0, p, q, st)?;
     }
     Ok(())
+}
+
+/// One view's `P (+)= UᵀU`, `Q (+)= UᵀX` (`accumulate`: add, else overwrite).
+#[allow(clippy::too_many_arguments)]
+fn pq_view<T: Real>(
+    x: &View<'_, T>,
+    csr: Option<Csr<'_, T>>,
+    u: &[T],
+    k: usize,
+    accumulate: bool,
+    p: &mut [T],
+    q: &mut [T],
+    st: &mut Stack<'_>,
+) -> Result<(), Error> {
+    let beta = if accumulate { T::ONE } else { T::ZERO };
+    let um = MatRef::col_major(u, x.rows(), k)?;
+    gemm(T::ONE, um.t(), um, beta, MatMut::col_major(p, k, k)?, st)?;
+    x.ut_x(csr, u, k, beta, q, st)
 }
 
 /// `G ← V Vᵀ`.

@@ -76,23 +76,77 @@ fn objective_never_increases_dense_and_sparse() {
 
 #[test]
 fn sparse_and_dense_give_the_same_iterates() {
-    let (m, n, k) = (50, 40, 6);
-    let x = random_matrix(m, n, 0.15, 7);
-    let csc = to_csc(&x, m, n);
+    // One row block of the fused sparse U-step; several (M > 128) with K = 50; K > 64 (the
+    // unfused path); K = 1.
+    for (m, n, k) in [(50, 40, 6), (300, 60, 50), (300, 60, 70), (200, 30, 1)] {
+        let x = random_matrix(m, n, 0.15, 7);
+        let csc = to_csc(&x, m, n);
+        let params = NmfParams {
+            max_iter: 30,
+            tol: 0.0,
+            seed: 3,
+            ..NmfParams::default()
+        };
+        let (ud, vd, _, _) = fit_one(View::from(Dense::new(&x, m, n, m).unwrap()), k, &params);
+        let (us, vs, _, _) = fit_one(
+            View::from(Csc::new(m, n, &csc.col_ptr, &csc.row_idx, &csc.values).unwrap()),
+            k,
+            &params,
+        );
+        assert!(max_rel_diff(&ud, &us) < 1e-10, "{m} {n} {k}");
+        assert!(max_rel_diff(&vd, &vs) < 1e-10, "{m} {n} {k}");
+    }
+}
+
+#[test]
+fn joint_sparse_and_dense_views_give_the_same_iterates() {
+    // Mixed views: P and Q accumulate over fused sparse U-steps and dense ones in any order.
+    let (n, k) = (45, 12);
+    let dims = [(260, 0.1), (30, 1.0), (140, 0.2)];
+    let xs: Vec<Vec<f64>> = dims
+        .iter()
+        .enumerate()
+        .map(|(i, &(m, d))| random_matrix(m, n, d, 20 + i as u64))
+        .collect();
+    let cscs: Vec<_> = xs
+        .iter()
+        .zip(&dims)
+        .map(|(x, &(m, _))| to_csc(x, m, n))
+        .collect();
     let params = NmfParams {
-        max_iter: 30,
+        max_iter: 25,
         tol: 0.0,
-        seed: 3,
+        seed: 4,
         ..NmfParams::default()
     };
-    let (ud, vd, _, _) = fit_one(View::from(Dense::new(&x, m, n, m).unwrap()), k, &params);
-    let (us, vs, _, _) = fit_one(
-        View::from(Csc::new(m, n, &csc.col_ptr, &csc.row_idx, &csc.values).unwrap()),
-        k,
-        &params,
-    );
-    assert!(max_rel_diff(&ud, &us) < 1e-10);
-    assert!(max_rel_diff(&vd, &vs) < 1e-10);
+    let run = |sparse: [bool; 3]| {
+        let views: Vec<View<'_, f64>> = (0..3)
+            .map(|i| {
+                let m = dims[i].0;
+                if sparse[i] {
+                    let c = &cscs[i];
+                    View::from(Csc::new(m, n, &c.col_ptr, &c.row_idx, &c.values).unwrap())
+                } else {
+                    View::from(Dense::new(&xs[i], m, n, m).unwrap())
+                }
+            })
+            .collect();
+        let shapes: Vec<_> = views.iter().map(|v| v.shape()).collect();
+        let mut w = work_for(nmf::joint_fit_workspace::<f64>(shapes, k, &params).unwrap());
+        let mut us: Vec<Vec<f64>> = dims.iter().map(|&(m, _)| vec![0.0; m * k]).collect();
+        let mut v = vec![0.0; k * n];
+        let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
+        let r =
+            nmf::joint_fit(&views[..], k, &params, &mut refs[..], &mut v, &mut w, None).unwrap();
+        (us.concat(), v, r.objective.total)
+    };
+    let (ud, vd, od) = run([false; 3]);
+    for sparse in [[true, false, true], [false, true, true], [true; 3]] {
+        let (us, vs, os) = run(sparse);
+        assert!(max_rel_diff(&ud, &us) < 1e-10, "{sparse:?}");
+        assert!(max_rel_diff(&vd, &vs) < 1e-10, "{sparse:?}");
+        assert!((od - os).abs() <= 1e-10 * od.abs(), "{sparse:?}");
+    }
 }
 
 /// Parses a fixture written by scripts/make_sklearn_fixture.py.

@@ -1,11 +1,31 @@
-//! The one call into a raw-pointer kernel outside the exported C ABI:
-//! matrixmultiply's GEMM (hosted builds only).
+//! The one call into a raw-pointer kernel outside the exported C ABI: the
+//! `gemm` crate's GEMM (hosted builds only).
+//!
+//! Why `gemm` and not matrixmultiply: on the benchmark's shapes (a 2000 × 1000
+//! `X` against `K = 50` factors, AVX2 + FMA) it ran the two products of an NMF
+//! iteration 1.2–1.3× faster, at the speed of OpenBLAS's dgemm; matrixmultiply
+//! re-packs `X` with a slower packing loop (see README, Benchmarks). Like
+//! matrixmultiply it detects the SIMD level at run time and allocates its own
+//! packing buffers.
 
 use crate::mat::{MatMut, MatRef};
 
-macro_rules! mm_gemm {
+/// Serial, or rayon's global pool with the `threading` feature
+/// (`RAYON_NUM_THREADS` sets its size).
+fn parallelism() -> gemm::Parallelism {
+    #[cfg(feature = "threading")]
+    {
+        gemm::Parallelism::Rayon(0)
+    }
+    #[cfg(not(feature = "threading"))]
+    {
+        gemm::Parallelism::None
+    }
+}
+
+macro_rules! hosted_gemm {
     ($name:ident, $t:ty) => {
-        /// `C ← α·A·B + β·C` through matrixmultiply (`β = 0`: C not read).
+        /// `C ← α·A·B + β·C` through the `gemm` crate (`β = 0`: C not read).
         /// Shapes must agree and be nonzero (checked by `kernels::gemm`).
         pub(crate) fn $name(
             alpha: $t,
@@ -30,29 +50,35 @@ macro_rules! mm_gemm {
             // `(i, j)` with `i < rows`, `j < cols` at `i*rs + j*cs` (C: `i + j*ld`)
             // lies inside its slice, and the strides of valid slices fit in
             // `isize`. `c` is an exclusive borrow, so it aliases neither `a` nor
-            // `b`. matrixmultiply reads A and B and writes C only at those
-            // positions, and does not read C when `beta == 0`.
+            // `b`. `gemm` reads A and B and writes C only at those positions,
+            // and reads C only when `read_dst` (here: `beta != 0`). Its `alpha`
+            // scales the destination and its `beta` the product.
             unsafe {
-                matrixmultiply::$name(
+                gemm::gemm(
                     m,
-                    k,
                     n,
-                    alpha,
-                    a.data().as_ptr(),
-                    a.rs() as isize,
-                    a.cs() as isize,
-                    b.data().as_ptr(),
-                    b.rs() as isize,
-                    b.cs() as isize,
-                    beta,
+                    k,
                     c.data_mut().as_mut_ptr(),
-                    1,
                     ld as isize,
+                    1,
+                    beta != 0.0,
+                    a.data().as_ptr(),
+                    a.cs() as isize,
+                    a.rs() as isize,
+                    b.data().as_ptr(),
+                    b.cs() as isize,
+                    b.rs() as isize,
+                    beta,
+                    alpha,
+                    false,
+                    false,
+                    false,
+                    parallelism(),
                 );
             }
         }
     };
 }
 
-mm_gemm!(dgemm, f64);
-mm_gemm!(sgemm, f32);
+hosted_gemm!(dgemm, f64);
+hosted_gemm!(sgemm, f32);
