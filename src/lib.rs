@@ -39,16 +39,17 @@
 //!   same seed, same build: bitwise the same output.
 //!
 //! ## Features
-//! * `std` (default): dense products through `matrixmultiply` (run-time SIMD
+//! * `std` (default): dense products through the `gemm` crate (run-time SIMD
 //!   detection; it allocates its own packing buffers). Without it the crate is
 //!   `#![no_std]`, never allocates, and uses the blocked kernel in
 //!   `kernels`, which packs into the caller's workspace.
-//! * `threading`: multithreaded dense products (hosted builds).
+//! * `threading`: multithreaded dense products (hosted builds; rayon's global
+//!   pool, sized by `RAYON_NUM_THREADS`).
 //!
 //! ## Safety
-//! `unsafe` lives only in [`ffi`]: the exported C ABI, and the call into
-//! matrixmultiply's raw-pointer GEMM (after the operands' extents have been
-//! checked against their slices).
+//! `unsafe` lives only in [`ffi`]: the exported C ABI, the call into the
+//! `gemm` crate's raw-pointer GEMM (after the operands' extents have been
+//! checked against their slices), and the run-time SIMD dispatch.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![deny(unsafe_code)]
 #![warn(missing_docs)]

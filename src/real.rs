@@ -49,7 +49,7 @@ pub trait Real:
     fn max(self, other: Self) -> Self;
     /// The smaller of two (NaN-ignoring, like `f64::min`).
     fn min(self, other: Self) -> Self;
-    /// Hosted fast path for `C ← α·A·B + β·C` (matrixmultiply with the `std`
+    /// Hosted fast path for `C ← α·A·B + β·C` (the `gemm` crate with the `std`
     /// feature). Returns `false` when there is none and the blocked kernel must
     /// run. Shapes have been checked by the caller.
     #[doc(hidden)]

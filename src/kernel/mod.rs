@@ -52,7 +52,7 @@
 //!
 //! All routines take the views as a [`ViewSet`] (dense or CSC) and the kernels as a
 //! [`KernelSet`] (a slice of [`Kernel`]s, or the C ABI's array), validate everything before they
-//! write, and have `*_workspace` twins. The hosted build's GEMM (matrixmultiply) allocates its own
+//! write, and have `*_workspace` twins. The hosted build's GEMM (the `gemm` crate) allocates its own
 //! packing buffers; without `std` the blocked kernel packs into the workspace.
 
 mod align;

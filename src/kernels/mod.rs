@@ -3,7 +3,7 @@
 //! * no_std: [`blocked::gemm`], an allocation-free Goto-style GEMM that packs
 //!   panels of A and B into the caller's workspace and runs a register-tiled
 //!   `MR × NR` micro-kernel written so that the compiler vectorises it.
-//! * `std`: matrixmultiply's kernels (run-time AVX/AVX2/AVX-512/FMA detection),
+//! * `std`: the `gemm` crate's kernels (run-time AVX/AVX2/AVX-512/FMA detection),
 //!   reached through [`crate::Real`]'s hosted hook; they allocate their own
 //!   packing buffers. The workspace queries still reserve the blocked kernel's
 //!   panels, so a query's answer does not depend on the build.
