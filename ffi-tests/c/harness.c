@@ -523,6 +523,8 @@ static void test_monotone(void)
     } shapes[] = {
         { "thin 200x15", 200, 15, 4 }, { "wide 15x200", 15, 200, 4 }, { "square 40x40", 40, 40, 6 },
         { "K=1 30x25", 30, 25, 1 },    { "K>min 8x12", 8, 12, 10 },
+        /* several 128-row blocks of the fused sparse U-step; K > 64 (unfused path) */
+        { "tall 300x20", 300, 20, 6 }, { "K=70 150x90", 150, 90, 70 },
     };
     /* The data are rank 3 plus 5% noise: with K >= 3 the fit explains 99% of
      * 0.5||X||^2; K = 1 and the masked CSC data are bounded by the decrease. */
