@@ -11,6 +11,7 @@ fn main() {
     let harness = root.join("ffi-tests/c/harness.c");
     let models = root.join("ffi-tests/c/harness_models.c");
     let graph = root.join("ffi-tests/c/harness_graph.c");
+    let common = root.join("ffi-tests/c/harness_common.h");
     let example = root.join("examples-c/quickstart.c");
     for p in [
         &harness,

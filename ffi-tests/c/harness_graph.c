@@ -52,76 +52,14 @@ int HARNESS_GRAPH_ENTRY(int verbose);
 }
 #endif
 
+#include "harness_common.h"
+
 #define N 24     /* items of the test problem */
 #define NV 3     /* its views */
 #define NC 3     /* its classes */
 #define GUARD 8  /* guard entries after every output buffer */
 #define UNL MVNMF_UNLABELED
 
-/* ---- checks (as in harness_models.c) -------------------------------------- */
-
-static int g_failures;
-static int g_verbose;
-static char g_ctx[240];
-
-static void set_ctx(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g_ctx, sizeof g_ctx, fmt, ap);
-    va_end(ap);
-}
-
-static void note(const char *what)
-{
-    if (g_verbose)
-        printf("[%s] %s\n", LANG, what);
-}
-
-static int check_at(int ok, const char *what, const char *file, int line)
-{
-    if (!ok) {
-        g_failures++;
-        printf("[%s] FAIL %s:%d: %s [%s]\n", LANG, file, line, what, g_ctx);
-    }
-    return ok;
-}
-
-static int check_status_at(uint32_t got, uint32_t want, const char *file, int line)
-{
-    if (got != want) {
-        g_failures++;
-        printf("[%s] FAIL %s:%d: status %u (%s), expected %u (%s) [%s]\n", LANG, file, line,
-               (unsigned)got, mvnmf_status_message(got), (unsigned)want,
-               mvnmf_status_message(want), g_ctx);
-    }
-    return got == want;
-}
-
-#define CHECK(cond) check_at((cond) ? 1 : 0, #cond, __FILE__, __LINE__)
-#define CHECK_STATUS(got, want) check_status_at((uint32_t)(got), (uint32_t)(want), __FILE__, __LINE__)
-
-/* ---- small helpers ---------------------------------------------------------- */
-
-typedef struct {
-    uint64_t s;
-} lcg_t;
-
-static double lcg_next(lcg_t *g)
-{
-    g->s = g->s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (double)(g->s >> 11) * (1.0 / 9007199254740992.0); /* [0, 1) */
-}
-
-static lcg_t lcg_seeded(uint64_t seed)
-{
-    lcg_t g;
-    int i;
-    g.s = seed * 0x9E3779B97F4A7C15ULL + 12345u;
-    for (i = 0; i < 4; i++)
-        lcg_next(&g);
-    return g;
-}
 
 static void *xalloc(size_t bytes)
 {
@@ -140,26 +78,6 @@ static double *dalloc(size_t n)
     double *p = (double *)xalloc((n + GUARD) * sizeof(double));
     memset(p, 0, n * sizeof(double));
     return p;
-}
-
-static int bytes_are(const void *p, size_t n, unsigned char b)
-{
-    const unsigned char *q = (const unsigned char *)p;
-    size_t i;
-    for (i = 0; i < n; i++)
-        if (q[i] != b)
-            return 0;
-    return 1;
-}
-
-/* Every entry finite and in [lo, hi]. */
-static int all_in(const double *p, size_t n, double lo, double hi)
-{
-    size_t i;
-    for (i = 0; i < n; i++)
-        if (!(p[i] >= lo && p[i] <= hi && p[i] - p[i] == 0.0))
-            return 0;
-    return 1;
 }
 
 static int close_to(double got, double want, double rel, double abs_tol)
@@ -194,18 +112,6 @@ static int mono_cb(const mvnmf_progress *pr, void *user)
     m->last = t;
     m->n++;
     return 0;
-}
-
-static int same_obj(const mvnmf_objective *a, const mvnmf_objective *b)
-{
-    return a->total == b->total && a->reconstruction == b->reconstruction && a->sparsity == b->sparsity &&
-           a->affinity == b->affinity && a->penalty == b->penalty && a->l1 == b->l1;
-}
-
-static int same_report(const mvnmf_report *a, const mvnmf_report *b)
-{
-    return a->iterations == b->iterations && a->stop == b->stop && a->dead_views == b->dead_views &&
-           same_obj(&a->initial, &b->initial) && same_obj(&a->objective, &b->objective);
 }
 
 /* ---- the test problem ------------------------------------------------------- */
@@ -1078,7 +984,7 @@ static void test_pipeline(void)
                     CHECK(eta[0] > 0.8);
                 else
                     CHECK(eta[0] == 1.0 / 3.0 && eta[1] == 1.0 / 3.0 && eta[2] == 1.0 / 3.0);
-                CHECK(facs_same(&f, &f2, &p, k) && same_report(&rep, &rep2));
+                CHECK(facs_same(&f, &f2, &p, k) && same_report_values(&rep, &rep2));
                 facs_free(&f2);
             }
             facs_free(&f);

@@ -61,6 +61,8 @@ int HARNESS_MODELS_ENTRY(int verbose);
 }
 #endif
 
+#include "harness_common.h"
+
 #define MAXV 4          /* views per problem, at most */
 #define MAXL 4          /* layers, at most */
 #define MAX_TRACE 1024  /* callback values recorded per run, at most */
@@ -69,75 +71,8 @@ int HARNESS_MODELS_ENTRY(int verbose);
 
 /* ---- checks ------------------------------------------------------------ */
 
-static int g_failures;
-static int g_verbose;
 static unsigned g_runs;  /* varies the workspace alignment from run to run */
-static char g_ctx[240];  /* what is being tested; printed with each failure */
 
-static void set_ctx(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g_ctx, sizeof g_ctx, fmt, ap);
-    va_end(ap);
-}
-
-static void note(const char *fmt, ...)
-{
-    va_list ap;
-    if (!g_verbose)
-        return;
-    printf("[%s] ", LANG);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-}
-
-static int check_at(int ok, const char *what, const char *file, int line)
-{
-    if (!ok) {
-        g_failures++;
-        printf("[%s] FAIL %s:%d: %s [%s]\n", LANG, file, line, what, g_ctx);
-    }
-    return ok;
-}
-
-static int check_status_at(uint32_t got, uint32_t want, const char *file, int line)
-{
-    if (got != want) {
-        g_failures++;
-        printf("[%s] FAIL %s:%d: status %u (%s), expected %u (%s) [%s]\n", LANG, file, line,
-               (unsigned)got, mvnmf_status_message(got), (unsigned)want,
-               mvnmf_status_message(want), g_ctx);
-    }
-    return got == want;
-}
-
-#define CHECK(cond) check_at((cond) ? 1 : 0, #cond, __FILE__, __LINE__)
-#define CHECK_STATUS(got, want) check_status_at((uint32_t)(got), (uint32_t)(want), __FILE__, __LINE__)
-
-/* ---- small numeric helpers (as in harness.c) ----------------------------- */
-
-typedef struct {
-    uint64_t s;
-} lcg_t;
-
-static double lcg_next(lcg_t *g)
-{
-    g->s = g->s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (double)(g->s >> 11) * (1.0 / 9007199254740992.0); /* [0, 1) */
-}
-
-static lcg_t lcg_seeded(uint64_t seed)
-{
-    lcg_t g;
-    int i;
-    g.s = seed * 0x9E3779B97F4A7C15ULL + 12345u;
-    for (i = 0; i < 4; i++)
-        lcg_next(&g);
-    return g;
-}
 
 static const double GUARD_VAL = -7.25e300;
 
@@ -164,16 +99,6 @@ static int guard_ok(const double *p, size_t n)
     return 1;
 }
 
-/* Every entry finite and in [lo, hi]. */
-static int all_in(const double *p, size_t n, double lo, double hi)
-{
-    size_t i;
-    for (i = 0; i < n; i++)
-        if (!(p[i] >= lo && p[i] <= hi && p[i] - p[i] == 0.0))
-            return 0;
-    return 1;
-}
-
 static int all_zero(const double *p, size_t n)
 {
     size_t i;
@@ -196,15 +121,6 @@ static double rel_diff(const double *a, const double *b, size_t n)
             m = fabs(b[i]);
     }
     return m > 0.0 ? d / m : d;
-}
-
-static int bytes_are(const unsigned char *p, size_t n, unsigned char b)
-{
-    size_t i;
-    for (i = 0; i < n; i++)
-        if (p[i] != b)
-            return 0;
-    return 1;
 }
 
 /* |got - want| <= rel * |want| + abs (NaN fails). */
@@ -702,20 +618,6 @@ static int same_report(const mvnmf_report *a, const mvnmf_report *b)
     return a->iterations == b->iterations && a->stop == b->stop && a->dead_views == b->dead_views &&
            memcmp(&a->initial, &b->initial, sizeof a->initial) == 0 &&
            memcmp(&a->objective, &b->objective, sizeof a->objective) == 0;
-}
-
-/* The same numbers (== on every part: an unused part may be +0 in one report
- * and -0 in the other). */
-static int obj_equal(const mvnmf_objective *a, const mvnmf_objective *b)
-{
-    return a->total == b->total && a->reconstruction == b->reconstruction && a->sparsity == b->sparsity &&
-           a->affinity == b->affinity && a->penalty == b->penalty && a->l1 == b->l1;
-}
-
-static int same_report_values(const mvnmf_report *a, const mvnmf_report *b)
-{
-    return a->iterations == b->iterations && a->stop == b->stop && a->dead_views == b->dead_views &&
-           obj_equal(&a->initial, &b->initial) && obj_equal(&a->objective, &b->objective);
 }
 
 /* Field by field (the structs have padding bytes). */
