@@ -17,6 +17,7 @@ fn main() {
         &harness,
         &models,
         &graph,
+        &common,
         &example,
         &include.join("mvnmf.h"),
     ] {
