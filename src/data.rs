@@ -334,8 +334,9 @@ impl<'a, T: Real> View<'a, T> {
 
     /// `out (K×N, col-major) ← β·out + Uᵀ·X` for `u` `M×K` col-major
     /// (`β = 0`: `out` not read).
-    /// With `csr` (the entries sorted by row, see [`Prepared`]) a CSC view streams
-    /// them once; without, it walks the columns block by block.
+    ///
+    /// With `csr` (the entries sorted by row, see [`Prepared`]) and `K ≤ 64` a CSC
+    /// view streams them once; otherwise it walks the columns block by block.
     pub(crate) fn ut_x(
         &self,
         csr: Option<Csr<'_, T>>,
