@@ -13,8 +13,10 @@ Per iteration (U first, then V):
     U <- U * (X V^T) / (U (V V^T));   V <- V * (U^T X) / ((U^T U) V)
 
 Columns of the table, each in seconds per iteration (median over --reps
-repetitions of R iterations; R is chosen so that one repetition takes about
---target-seconds):
+rounds of R iterations; R is chosen so that one run takes about
+--target-seconds; a round runs every contender once, in an order that rotates
+from round to round, and the sklearn / mvnmf line also gives the median and
+range of the per-round ratios):
 
     a) sklearn  NMF(solver="mu", init="custom", tol=0, max_iter=R).fit_transform
     b) numpy    the same updates in plain numpy (scipy.sparse for sparse X)
@@ -165,8 +167,8 @@ class Mvnmf:
         return float(found[-1]) * iters  # total, like the others
 
 
-def per_iter(fn, x, u0, v0, target, reps):
-    """Median seconds/iteration over `reps` runs of R iterations each."""
+def calibrate(fn, x, u0, v0, target):
+    """Iterations per run so that one run takes about `target` seconds."""
     # warm-up and estimate; grow the run until fixed costs (input checks,
     # sklearn's initial error, process start) are small against the loop
     iters = 2
@@ -175,9 +177,27 @@ def per_iter(fn, x, u0, v0, target, reps):
         if t >= 0.5 * target or iters >= 100000:
             break
         iters *= 4
-    iters = max(2, int(round(target * iters / max(t, 1e-9))))
-    times = [fn(x, u0, v0, iters) / iters for _ in range(reps)]
-    return statistics.median(times), iters, times
+    return max(2, int(round(target * iters / max(t, 1e-9))))
+
+
+def interleaved(contenders, x, u0, v0, target, reps):
+    """Seconds/iteration of every contender, `reps` rounds each; a round runs
+    every contender once (the order rotates from round to round), so that a
+    slow spell of this shared machine hits all of them alike and the per-round
+    ratios stay meaningful. Returns {label: (iters, [s/iter per round])}."""
+    calib = {}
+    for label, fn in contenders:
+        try:
+            calib[label] = calibrate(fn, x, u0, v0, target)
+        except Exception as e:  # report and go on with the others
+            print("  %s failed: %s" % (label, e))
+    live = [(label, fn) for label, fn in contenders if label in calib]
+    times = {label: [] for label, _ in live}
+    for r in range(reps):
+        k = r % max(1, len(live))
+        for label, fn in live[k:] + live[:k]:
+            times[label].append(fn(x, u0, v0, calib[label]) / calib[label])
+    return {label: (calib[label], times[label]) for label, _ in live}
 
 
 # ------------------------------------------------------------- report
@@ -215,7 +235,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1,
                     help="threads for BLAS (Python side) and the mvnmf child (default 1)")
     ap.add_argument("--reps", type=int, default=5,
-                    help="repetitions per timing, the median is reported (default 5)")
+                    help="rounds (each contender once per round), the median is reported (default 5)")
     ap.add_argument("--target-seconds", type=float, default=1.5,
                     help="aim for this many seconds per repetition (default 1.5)")
     ap.add_argument("--problems", default="dense,sparse",
@@ -272,16 +292,12 @@ def main():
                     write_problem(tmp, x, u0, v0)
                     contenders.append(("d) mvnmf", Mvnmf(args.mvnmf_bin, name, tmp,
                                                          (m, n), args.threads)))
-                for label, fn in contenders:
-                    try:
-                        med, iters, times = per_iter(fn, x, u0, v0,
-                                                     args.target_seconds, args.reps)
-                    except Exception as e:  # report and go on with the others
-                        print("  %s failed: %s" % (label, e))
-                        continue
+                runs = interleaved(contenders, x, u0, v0, args.target_seconds, args.reps)
+                for label, (iters, times) in runs.items():
+                    med = statistics.median(times)
                     results[label] = med
                     spread = "min %s max %s" % (fmt_t(min(times)), fmt_t(max(times)))
-                    print("  %-22s %12s / iter   (R=%d iterations x %d reps, %s)"
+                    print("  %-22s %12s / iter   (R=%d iterations x %d rounds, %s)"
                           % (label, fmt_t(med), iters, args.reps, spread))
                     sys.stdout.flush()
             finally:
@@ -298,10 +314,16 @@ def main():
                 print("  %-22s %14s %18s %18s"
                       % (label, "%.6f" % t if t is not None else "n/a", r_mv, r_fl))
             if mv:
+                # Ratio of the medians, and the median of the per-round ratios
+                # (same round = same machine state) with its range.
+                mv_t = runs["d) mvnmf"][1]
                 for label, short in (("a) sklearn", "sklearn"), ("b) numpy", "numpy"),
                                      ("c) floor (2 products)", "floor")):
                     if label in results:
-                        print("  %s / mvnmf = %.2fx" % (short, results[label] / mv))
+                        per = [a / b for a, b in zip(runs[label][1], mv_t)]
+                        print("  %s / mvnmf = %.2fx   (per round: median %.2fx, %.2f-%.2fx)"
+                              % (short, results[label] / mv, statistics.median(per),
+                                 min(per), max(per)))
             else:
                 print("  (no mvnmf result: ratios to mvnmf are n/a)")
 
