@@ -63,8 +63,8 @@ the items labeled in 10 classes (item j gets class j mod 10):
   covers all of them (plus their workspaces, printed per model).
 
 Threads: --threads T (default 1) sets OPENBLAS_NUM_THREADS, OMP_NUM_THREADS,
-MKL_NUM_THREADS and MATMUL_NUM_THREADS = T for every child, and the numpy
-children also apply threadpoolctl's limit.  OPENBLAS_CORETYPE /
+MKL_NUM_THREADS and RAYON_NUM_THREADS (mvnmf's `threading` build) = T for
+every child, and the numpy children also apply threadpoolctl's limit.  OPENBLAS_CORETYPE /
 OPENBLAS_L2_SIZE may be set on these machines and slow OpenBLAS down; run
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 bench/bench_models.py
@@ -101,7 +101,7 @@ LABELED = 0.3
 LAYERS = (100, 50, K)
 EPS = float(np.finfo(np.float64).eps)
 THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-               "MATMUL_NUM_THREADS")
+               "RAYON_NUM_THREADS")
 SLOW_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 UNLABELED = -1
 

@@ -33,7 +33,8 @@ range of the per-round ratios):
 
 Threads: --threads N (default 1, like-for-like single thread) limits the
 Python side with threadpoolctl and gives the child OPENBLAS_NUM_THREADS,
-OMP_NUM_THREADS, MKL_NUM_THREADS and MATMUL_NUM_THREADS = N.
+OMP_NUM_THREADS, MKL_NUM_THREADS and RAYON_NUM_THREADS (mvnmf's `threading`
+build) = N.
 
 On some processors OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are set in the
 environment and slow numpy's OpenBLAS down; to benchmark fairly run
@@ -70,7 +71,7 @@ PROBLEMS = {
     "sparse": dict(m=20000, n=2000, density=0.01, seed=1002),
 }
 THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-               "MATMUL_NUM_THREADS")
+               "RAYON_NUM_THREADS")
 SLOW_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 

@@ -608,11 +608,7 @@ impl<T: Real> Kernel for CsrXvt<'_, T> {
         } = csr;
         if let Some(w) = padded_width(k) {
             // V padded to stride w: each row of the result in registers, one pass.
-            for j in 0..n {
-                let dst = &mut vp[j * w..(j + 1) * w];
-                dst[..k].copy_from_slice(&v[j * k..(j + 1) * k]);
-                dst[k..].fill(T::ZERO);
-            }
+            pad_into(v, n, k, w, vp);
             by_width!(w, xvt_rows, (0, m), k, row_ptr, col_idx, vals, vp, out);
             return;
         }
@@ -695,6 +691,17 @@ fn rows_padded<T: Real>(
     }
 }
 
+/// The columns of the column-major `k × n` matrix `v` at the padded stride `w` (zeros after
+/// the first `k` of each), into `vp` (the inverse of [`unpad_into`]).
+#[inline(always)]
+fn pad_into<T: Real>(v: &[T], n: usize, k: usize, w: usize, vp: &mut [T]) {
+    for j in 0..n {
+        let dst = &mut vp[j * w..(j + 1) * w];
+        dst[..k].copy_from_slice(&v[j * k..(j + 1) * k]);
+        dst[k..].fill(T::ZERO);
+    }
+}
+
 /// `out (k × n) ← β·out + op` for `op` at padded stride `w` (`β = 0`: `out` not read).
 #[inline(always)]
 fn unpad_into<T: Real>(op: &[T], n: usize, k: usize, w: usize, beta: T, out: &mut [T]) {
@@ -712,6 +719,11 @@ fn unpad_into<T: Real>(op: &[T], n: usize, k: usize, w: usize, beta: T, out: &mu
 
 /// Rows per block of [`csc_u_step`].
 const FUSED_ROWS: usize = 128;
+
+/// Does [`csc_u_step`] apply to a CSC view at rank `k` (`K ≤ 64`)?
+pub(crate) fn csc_u_step_applies(k: usize) -> bool {
+    padded_width(k).is_some()
+}
 
 /// Workspace of [`csc_u_step`] (`None` when it does not apply: dense, or `K > 64`).
 pub(crate) fn csc_u_step_workspace<T>(shape: ViewShape, k: usize) -> Option<WorkReq> {
@@ -763,11 +775,7 @@ pub(crate) fn csc_u_step<T: Real>(
     let ab: &mut [T] = st.take_matrix(rb, k)?;
     let bb: &mut [T] = st.take_matrix(rb, k)?;
     let ut: &mut [T] = st.take_matrix(rb, w)?;
-    for j in 0..n {
-        let dst = &mut vp[j * w..(j + 1) * w];
-        dst[..k].copy_from_slice(&v[j * k..(j + 1) * k]);
-        dst[k..].fill(T::ZERO);
-    }
+    pad_into(v, n, k, w, vp);
     op.fill(T::ZERO);
     if !accumulate {
         p[..k * k].fill(T::ZERO);

@@ -620,10 +620,7 @@ fn form_pq_deep<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
         let x = views.view(i);
         let rows = x.rows();
         let ut = stack_product(u.get(i), rows, layers, k, t.ut, t.t1, t.delta, sc)?;
-        let beta = if i == 0 { T::ZERO } else { T::ONE };
-        let um = MatRef::col_major(ut, rows, k)?;
-        gemm(T::ONE, um.t(), um, beta, MatMut::col_major(p, k, k)?, sc)?;
-        x.ut_x(prep.get(views, i), ut, k, beta, q, sc)?;
+        nmf::pq_view(&x, prep.get(views, i), ut, k, i > 0, p, q, sc)?;
     }
     Ok(())
 }

@@ -38,8 +38,8 @@
 //! `[0, vmax]` first.
 
 use crate::data::{
-    check_values, csc_u_step, csc_u_step_workspace, prepared_workspace, ut_x_workspace,
-    x_vt_workspace, Csr, Factors, FactorsMut, Prepared, View, ViewSet, ViewShape,
+    check_values, csc_u_step, csc_u_step_applies, csc_u_step_workspace, prepared_workspace,
+    ut_x_workspace, x_vt_workspace, Csr, Factors, FactorsMut, Prepared, View, ViewSet, ViewShape,
 };
 use crate::error::Error;
 use crate::kernels::{dot, gemm, gemm_workspace};
@@ -333,15 +333,15 @@ pub fn joint_fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
 
     for it in 1..=params.max_iter {
         let mut sc = st.rest();
-        // U-step, view by view: A = X Vᵀ, B = U G.
-        // Each view's share of the V-step's P = Σ UᵀU, Q = Σ UᵀX follows its
-        // U-step (fused into it, block by block, for a CSC view with K ≤ 64).
+        // U-step, view by view: A = X Vᵀ, B = U G; each view's share of the
+        // V-step's P = Σ UᵀU, Q = Σ UᵀX follows it (fused into it, block by
+        // block, for a CSC view with K ≤ 64).
         for i in 0..h {
             let x = views.view(i);
             let m = x.rows();
             let csr = prep.get(views, i);
             let ui = u.get_mut(i);
-            if let (Some(c), Some(_)) = (csr, csc_u_step_workspace::<T>(x.shape(), k)) {
+            if let (Some(c), true) = (csr, csc_u_step_applies(k)) {
                 csc_u_step(c, (m, n, k), v, g, ui, eps, p, q, i > 0, &mut sc)?;
                 continue;
             }
@@ -564,7 +564,7 @@ pub(crate) fn form_pq<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
 
 /// One view's `P (+)= UᵀU`, `Q (+)= UᵀX` (`accumulate`: add, else overwrite).
 #[allow(clippy::too_many_arguments)]
-fn pq_view<T: Real>(
+pub(crate) fn pq_view<T: Real>(
     x: &View<'_, T>,
     csr: Option<Csr<'_, T>>,
     u: &[T],

@@ -36,6 +36,8 @@ fn objective_never_increases_dense_and_sparse() {
         (15, 200, 4),
         (30, 30, 1),
         (10, 12, 20),
+        // K > 64: the sparse U-step's unfused path (200 x 15 above: several fused blocks).
+        (150, 80, 70),
     ];
     for &(m, n, k) in &shapes {
         for seed in 0..3u64 {
@@ -481,6 +483,42 @@ fn bad_input_leaves_outputs_untouched() {
     assert_eq!(run(&x, k, &p, m * k, need), Some(Error::NegativeInput));
     x[3] = f64::NAN;
     assert_eq!(run(&x, k, &p, m * k, need), Some(Error::NonFiniteInput));
+}
+
+#[test]
+fn bad_sparse_input_leaves_outputs_untouched() {
+    // The sparse fit's workspace (row-sorted copy, fused U-step blocks) is what the query says:
+    // one byte short is refused, exactly enough runs; bad values are refused; nothing is written.
+    let (m, n, k) = (300, 40, 50);
+    let x = random_matrix(m, n, 0.9, 42); // the row-sorted copy outweighs the scratch
+    let csc = to_csc(&x, m, n);
+    let p = NmfParams {
+        max_iter: 3,
+        ..NmfParams::default()
+    };
+    let run = |values: &[f64], wlen: usize| {
+        let view = View::from(Csc::new(m, n, &csc.col_ptr, &csc.row_idx, values).unwrap());
+        let (mut u, mut v) = (vec![7.0; m * k], vec![7.0; k * n]);
+        let mut w = work_for(wlen);
+        let r = nmf::fit(view, k, &p, &mut u, &mut v, &mut w, None);
+        if r.is_err() {
+            assert!(
+                u.iter().chain(&v).all(|&a| a == 7.0),
+                "outputs touched on {r:?}"
+            );
+        }
+        r.err()
+    };
+    let shape =
+        View::from(Csc::new(m, n, &csc.col_ptr, &csc.row_idx, &csc.values).unwrap()).shape();
+    let need = nmf::fit_workspace::<f64>(shape, k, &p).unwrap();
+    assert_eq!(run(&csc.values, need - 1), Some(Error::WorkspaceTooSmall));
+    assert_eq!(run(&csc.values, need), None);
+    let mut bad = csc.values.clone();
+    bad[5] = -1.0;
+    assert_eq!(run(&bad, need), Some(Error::NegativeInput));
+    bad[5] = f64::INFINITY;
+    assert_eq!(run(&bad, need), Some(Error::NonFiniteInput));
 }
 
 #[test]

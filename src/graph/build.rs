@@ -348,13 +348,28 @@ pub(crate) fn precheck(
     scratch: &mut [u8],
 ) -> Result<(), Error> {
     params.validate()?;
+    check_sizes(params, n)?;
+    let mut st = Stack::new(scratch);
+    let ci = crate::kernel::ClassIndex::new(labels, n, n_classes, &mut st)?;
+    check_counts(&ci, params)
+}
+
+/// The neighbour lists fit in `N` items: `ka < N`, and `kp < N` for item neighbours
+/// ([`Error::BadParameter`]).
+pub(crate) fn check_sizes(params: &GraphParams, n: usize) -> Result<(), Error> {
     if params.ka >= n || (params.penalty == Penalty::ItemNeighbors && params.kp >= n) {
         return Err(Error::BadParameter);
     }
-    let mut st = Stack::new(scratch);
-    let ci = crate::kernel::ClassIndex::new(labels, n, n_classes, &mut st)?;
-    check_affinity_counts(&ci, params.ka)?;
-    check_penalty_counts(&ci, params)
+    Ok(())
+}
+
+/// Enough labeled items for both graphs ([`check_affinity_counts`], [`check_penalty_counts`]).
+pub(crate) fn check_counts(
+    ci: &crate::kernel::ClassIndex<'_>,
+    params: &GraphParams,
+) -> Result<(), Error> {
+    check_affinity_counts(ci, params.ka)?;
+    check_penalty_counts(ci, params)
 }
 
 /// Enough labeled items for the penalty: `ItemNeighbors`, `kp` other-class items for every

@@ -13,8 +13,8 @@
 //! class); memory `O(N·(ka + kp) + block²)`, graphs in caller CSR buffers.
 
 use super::build::{
-    add_lists, check_affinity_counts, check_outs, check_penalty_counts, Assembler, CsrOut,
-    GraphNnz, GraphParams, Penalty, PenaltyTop,
+    add_lists, check_counts, check_outs, check_sizes, Assembler, CsrOut, GraphNnz, GraphParams,
+    PenaltyTop,
 };
 use crate::data::{ViewSet, ViewShape};
 use crate::error::Error;
@@ -85,9 +85,7 @@ pub fn ldge<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
     params.validate()?;
     let lay = kernel::check_views(views, kernels)?;
     let n = lay.n;
-    if params.ka >= n || (params.penalty == Penalty::ItemNeighbors && params.kp >= n) {
-        return Err(Error::BadParameter);
-    }
+    check_sizes(params, n)?;
     kernel::check_eta(eta, lay.h)?;
     if labels.is_empty() {
         return Err(Error::TooFewLabeled);
@@ -103,8 +101,7 @@ pub fn ldge<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
     let mut st = Stack::new(work);
     // Label checks first (they need only the class index).
     let ci = ClassIndex::new(labels, n, n_classes, &mut st)?;
-    check_affinity_counts(&ci, params.ka)?;
-    check_penalty_counts(&ci, params)?;
+    check_counts(&ci, params)?;
     if len < need {
         return Err(Error::WorkspaceTooSmall);
     }

@@ -13,8 +13,8 @@
 //! `O(N·(2ka + kp) + block²)`. With no labels at all (and `kp = 0`) it is the plain kNN graph.
 
 use super::build::{
-    add_lists, check_affinity_counts, check_outs, check_penalty_counts, Assembler, CsrOut,
-    GraphNnz, GraphParams, Penalty, PenaltyTop,
+    add_lists, check_counts, check_outs, check_sizes, Assembler, CsrOut, GraphNnz, GraphParams,
+    PenaltyTop,
 };
 use crate::data::{ViewSet, ViewShape};
 use crate::error::Error;
@@ -86,9 +86,7 @@ pub fn tge<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
     params.validate()?;
     let lay = kernel::check_views(views, kernels)?;
     let n = lay.n;
-    if params.ka >= n || (params.penalty == Penalty::ItemNeighbors && params.kp >= n) {
-        return Err(Error::BadParameter);
-    }
+    check_sizes(params, n)?;
     kernel::check_eta(eta, lay.h)?;
     let nl = kernel::check_labels(labels, n, n_classes)?;
     check_outs(n, &affinity, &penalty)?;
@@ -101,8 +99,7 @@ pub fn tge<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
     let mut st = Stack::new(work);
     // Label checks first (they need only the class index).
     let ci = ClassIndex::new(labels, n, n_classes, &mut st)?;
-    check_affinity_counts(&ci, params.ka)?;
-    check_penalty_counts(&ci, params)?;
+    check_counts(&ci, params)?;
     if len < need {
         return Err(Error::WorkspaceTooSmall);
     }
