@@ -601,17 +601,17 @@ impl<T: Real> Kernel for CsrXvt<'_, T> {
             vp,
             out,
         } = self;
+        if let Some(w) = padded_width(k) {
+            // V padded to stride w: each row of the result in registers, one pass.
+            pad_into(v, n, k, w, vp);
+            by_width!(w, xvt_rows, &csr, (0, m), k, vp, out);
+            return;
+        }
         let Csr {
             row_ptr,
             col_idx,
             vals,
         } = csr;
-        if let Some(w) = padded_width(k) {
-            // V padded to stride w: each row of the result in registers, one pass.
-            pad_into(v, n, k, w, vp);
-            by_width!(w, xvt_rows, (0, m), k, row_ptr, col_idx, vals, vp, out);
-            return;
-        }
         for i in 0..m {
             let (s, e) = (row_ptr[i], row_ptr[i + 1]);
             let (cols, xs) = (&col_idx[s..e], &vals[s..e]);
@@ -738,7 +738,10 @@ pub(crate) fn csc_u_step_workspace<T>(shape: ViewShape, k: usize) -> Option<Work
         WorkReq::matrix::<T>(rb, k),
         WorkReq::matrix::<T>(rb, k),
         WorkReq::matrix::<T>(rb, w),
-        WorkReq::any_of(&[gemm_workspace::<T>(rb, k, k), gemm_workspace::<T>(k, k, rb)]),
+        WorkReq::any_of(&[
+            gemm_workspace::<T>(rb, k, k),
+            gemm_workspace::<T>(k, k, shape.rows),
+        ]),
     ]))
 }
 
@@ -746,14 +749,15 @@ pub(crate) fn csc_u_step_workspace<T>(shape: ViewShape, k: usize) -> Option<Work
 /// products, one block of [`FUSED_ROWS`] rows at a time (`K ≤ 64`):
 ///
 /// ```text
-/// A = X_b Vᵀ,  B = U_b G,  U_b ← U_b ∘ (A + ε) ⊘ (B + ε),  P (+)= U_bᵀ U_b,  Q (+)= U_bᵀ X_b
+/// A = X_b Vᵀ,  B = U_b G,  U_b ← U_b ∘ (A + ε) ⊘ (B + ε),  Q (+)= U_bᵀ X_b
 /// ```
 ///
 /// for each row block `b` of `X` (row-sorted `csr`) and `U` (`m × k` column-major),
-/// with `G = V Vᵀ`. The same arithmetic as the unfused sequence (`x_vt`, GEMM,
-/// `mu_step`, then `UᵀU`, `ut_x` with the new U), but `U`, `A`, `B` and the
-/// entries are each streamed once while the block is in cache. `accumulate`:
-/// add into `p`, `q` (a later view) instead of overwriting them.
+/// with `G = V Vᵀ`, then `P (+)= UᵀU` by [`kernels::gram_t`]. The same arithmetic
+/// as the unfused sequence (`x_vt`, GEMM, `mu_step`, then `UᵀU`, `ut_x` with the
+/// new U), but `U`, `A`, `B` and the entries are each streamed once while the
+/// block is in cache. `accumulate`: add into `p`, `q` (a later view) instead of
+/// overwriting them.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn csc_u_step<T: Real>(
     csr: Csr<'_, T>,
@@ -777,9 +781,6 @@ pub(crate) fn csc_u_step<T: Real>(
     let ut: &mut [T] = st.take_matrix(rb, w)?;
     pad_into(v, n, k, w, vp);
     op.fill(T::ZERO);
-    if !accumulate {
-        p[..k * k].fill(T::ZERO);
-    }
     let gm = MatRef::col_major(g, k, k)?;
     for i0 in (0..m).step_by(rb) {
         let i1 = (i0 + rb).min(m);
@@ -811,15 +812,6 @@ pub(crate) fn csc_u_step<T: Real>(
                 T::INFINITY,
             );
         }
-        let ub = MatRef::new(&u[i0..], r, k, 1, m)?;
-        gemm(
-            T::ONE,
-            ub.t(),
-            ub,
-            T::ONE,
-            MatMut::col_major(p, k, k)?,
-            &mut st,
-        )?;
         let blk = &mut ut[..r * w];
         rows_padded(u, m, k, w, i0, i1, blk);
         simd::dispatch(BlockScatter {
@@ -830,8 +822,17 @@ pub(crate) fn csc_u_step<T: Real>(
             op,
         });
     }
-    unpad_into(op, n, k, w, if accumulate { T::ONE } else { T::ZERO }, q);
-    Ok(())
+    let beta = if accumulate { T::ONE } else { T::ZERO };
+    unpad_into(op, n, k, w, beta, q);
+    // One symmetric product over all of U after the blocks: the strips of
+    // `gram_t` need a third fewer flops than `Σ_b U_bᵀU_b` by full GEMMs, and one
+    // call packs less often than one per block.
+    kernels::gram_t(
+        MatRef::col_major(u, m, k)?,
+        beta,
+        MatMut::col_major(p, k, k)?,
+        &mut st,
+    )
 }
 
 /// Rows `rows` of `X·Vᵀ` into a column-major block (see [`xvt_rows`]).
@@ -856,17 +857,7 @@ impl<T: Real> Kernel for BlockGather<'_, T> {
             vp,
             out,
         } = self;
-        by_width!(
-            w,
-            xvt_rows,
-            rows,
-            k,
-            csr.row_ptr,
-            csr.col_idx,
-            csr.vals,
-            vp,
-            out
-        );
+        by_width!(w, xvt_rows, &csr, rows, k, vp, out);
     }
 }
 
@@ -897,6 +888,21 @@ impl<T: Real> Kernel for BlockScatter<'_, T> {
 /// Rows `i0..i1` of `Uᵀ·X` scattered into `op` (stride `W`): `op[j] += x · U[i]`.
 #[inline(always)]
 fn utx_rows<T: Real, const W: usize>(
+    csr: &Csr<'_, T>,
+    i0: usize,
+    i1: usize,
+    blk: &[T],
+    op: &mut [T],
+) {
+    let entries = (csr.row_ptr, csr.col_idx, csr.vals);
+    if !T::scatter_rows_hosted(W, (i0, i1), entries, blk, op) {
+        utx_rows_portable::<T, W>(csr, i0, i1, blk, op);
+    }
+}
+
+/// [`utx_rows`] without the hosted kernel (`ffi::spk`), whose specification it is.
+#[inline(always)]
+fn utx_rows_portable<T: Real, const W: usize>(
     csr: &Csr<'_, T>,
     i0: usize,
     i1: usize,
@@ -1117,16 +1123,29 @@ fn gather_full<T: Real, const W: usize>(idx: &[usize], base: usize, xs: &[T], sr
 
 /// Rows of `X·Vᵀ` from the row-sorted entries and `V` padded to stride `W`.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn xvt_rows<T: Real, const W: usize>(
-    (i0, i1): (usize, usize),
+    csr: &Csr<'_, T>,
+    rows: (usize, usize),
     k: usize,
-    row_ptr: &[usize],
-    col_idx: &[usize],
-    vals: &[T],
     vp: &[T],
     out: &mut [T],
 ) {
+    let entries = (csr.row_ptr, csr.col_idx, csr.vals);
+    if !T::gather_rows_hosted((W, k), rows, entries, vp, out) {
+        xvt_rows_portable::<T, W>(csr, rows, k, vp, out);
+    }
+}
+
+/// [`xvt_rows`] without the hosted kernel (`ffi::spk`), whose specification it is.
+#[inline(always)]
+fn xvt_rows_portable<T: Real, const W: usize>(
+    csr: &Csr<'_, T>,
+    (i0, i1): (usize, usize),
+    k: usize,
+    vp: &[T],
+    out: &mut [T],
+) {
+    let (row_ptr, col_idx, vals) = (csr.row_ptr, csr.col_idx, csr.vals);
     // Rows i0..i1 into `out` (column-major, leading dimension i1 - i0).
     let ld = i1 - i0;
     for i in i0..i1 {
@@ -1306,6 +1325,56 @@ mod tests {
             cp.push(ri.len());
         }
         (dense, cp, ri, vals)
+    }
+
+    /// The portable row loops (the hosted build runs `ffi::spk` instead on
+    /// AVX2 machines, so the fits' tests do not reach them there).
+    #[test]
+    fn portable_row_loops_match_the_plain_sums() {
+        fn at_width<const W: usize>() {
+            let (m, n) = (41, 19);
+            let (dense, cp, ri, vals) = random_sparse(m, n, 0.25, W as u64);
+            let c = Csc::new(m, n, &cp, &ri, &vals).unwrap();
+            let (mut rp, mut ci, mut cv) = (
+                std::vec![0; m + 1],
+                std::vec![0; ri.len()],
+                std::vec![0.0; ri.len()],
+            );
+            csr_fill(&c, &mut rp, &mut ci, &mut cv);
+            let csr = Csr {
+                row_ptr: &rp,
+                col_idx: &ci,
+                vals: &cv,
+            };
+            let k = W - 3;
+            let mut rng = Rng::new(7);
+            let vp: Vec<f64> = (0..n * W).map(|_| rng.uniform()).collect();
+            let blk: Vec<f64> = (0..m * W).map(|_| rng.uniform()).collect();
+            let (i0, i1) = (4, m - 2);
+            let r = i1 - i0;
+            let mut out = std::vec![0.0; r * k];
+            xvt_rows_portable::<f64, W>(&csr, (i0, i1), k, &vp, &mut out);
+            let mut op = std::vec![0.0; n * W];
+            utx_rows_portable::<f64, W>(&csr, i0, i1, &blk, &mut op);
+            for i in i0..i1 {
+                for t in 0..k {
+                    let want: f64 = (0..n).map(|j| dense[i + j * m] * vp[j * W + t]).sum();
+                    assert!((want - out[i - i0 + t * r]).abs() < 1e-13, "W{W} ({i},{t})");
+                }
+            }
+            for j in 0..n {
+                for t in 0..W {
+                    let want: f64 = (i0..i1)
+                        .map(|i| dense[i + j * m] * blk[(i - i0) * W + t])
+                        .sum();
+                    assert!((want - op[j * W + t]).abs() < 1e-13, "W{W} ({j},{t})");
+                }
+            }
+        }
+        at_width::<8>();
+        at_width::<24>();
+        at_width::<56>();
+        at_width::<64>();
     }
 
     #[test]

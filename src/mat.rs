@@ -73,6 +73,18 @@ impl<'a, T: Copy> MatRef<'a, T> {
         Self::new(data, rows, cols, 1, rows)
     }
 
+    /// Columns `s..e` (no copy).
+    pub(crate) fn col_range(self, s: usize, e: usize) -> Result<Self, Error> {
+        if s > e || e > self.cols {
+            return Err(Error::Internal);
+        }
+        if s == e || self.rows == 0 {
+            return Self::new(&[], self.rows, e - s, self.rs, self.cs);
+        }
+        let rest = self.data.get(s * self.cs..).ok_or(Error::Internal)?;
+        Self::new(rest, self.rows, e - s, self.rs, self.cs)
+    }
+
     /// The transpose (no copy).
     #[inline]
     pub fn t(self) -> Self {

@@ -42,7 +42,7 @@ use crate::data::{
     ut_x_workspace, x_vt_workspace, Csr, Factors, FactorsMut, Prepared, View, ViewSet, ViewShape,
 };
 use crate::error::Error;
-use crate::kernels::{dot, gemm, gemm_workspace};
+use crate::kernels::{dot, gemm, gemm_workspace, gram_t};
 use crate::mat::{MatMut, MatRef};
 use crate::real::Real;
 use crate::rng::Rng;
@@ -576,7 +576,7 @@ pub(crate) fn pq_view<T: Real>(
 ) -> Result<(), Error> {
     let beta = if accumulate { T::ONE } else { T::ZERO };
     let um = MatRef::col_major(u, x.rows(), k)?;
-    gemm(T::ONE, um.t(), um, beta, MatMut::col_major(p, k, k)?, st)?;
+    gram_t(um, beta, MatMut::col_major(p, k, k)?, st)?;
     x.ut_x(csr, u, k, beta, q, st)
 }
 
@@ -589,7 +589,7 @@ pub(crate) fn gram<T: Real>(
     st: &mut Stack<'_>,
 ) -> Result<(), Error> {
     let vm = MatRef::col_major(v, k, n)?;
-    gemm(T::ONE, vm, vm.t(), T::ZERO, MatMut::col_major(g, k, k)?, st)
+    gram_t(vm.t(), T::ZERO, MatMut::col_major(g, k, k)?, st)
 }
 
 /// `½‖X‖² − ⟨Q, V⟩ + ½⟨P, G⟩`.

@@ -52,6 +52,35 @@ pub trait Real:
     /// Hosted fast path for `C ← α·A·B + β·C` (the `gemm` crate with the `std`
     /// feature). Returns `false` when there is none and the blocked kernel must
     /// run. Shapes have been checked by the caller.
+    /// Hosted fast path for the row-sorted sparse gather (`data::xvt_rows`,
+    /// padded width `w`; `entries` = row pointers, columns, values); `false`
+    /// when there is none and the portable loop must run.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn gather_rows_hosted(
+        (w, k): (usize, usize),
+        rows: (usize, usize),
+        entries: (&[usize], &[usize], &[Self]),
+        vp: &[Self],
+        out: &mut [Self],
+    ) -> bool {
+        let _ = (w, k, rows, entries, vp, out);
+        false
+    }
+    /// Hosted fast path for the row-sorted sparse scatter (`data::utx_rows`);
+    /// `false` when there is none.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn scatter_rows_hosted(
+        w: usize,
+        rows: (usize, usize),
+        entries: (&[usize], &[usize], &[Self]),
+        blk: &[Self],
+        op: &mut [Self],
+    ) -> bool {
+        let _ = (w, rows, entries, blk, op);
+        false
+    }
     #[doc(hidden)]
     fn gemm_hosted(
         alpha: Self,
@@ -63,6 +92,28 @@ pub trait Real:
 }
 
 impl Real for f64 {
+    #[cfg(all(feature = "std", target_arch = "x86_64"))]
+    #[inline(always)]
+    fn gather_rows_hosted(
+        wk: (usize, usize),
+        rows: (usize, usize),
+        entries: (&[usize], &[usize], &[Self]),
+        vp: &[Self],
+        out: &mut [Self],
+    ) -> bool {
+        crate::ffi::spk::gather_rows(wk, rows, entries, vp, out)
+    }
+    #[cfg(all(feature = "std", target_arch = "x86_64"))]
+    #[inline(always)]
+    fn scatter_rows_hosted(
+        w: usize,
+        rows: (usize, usize),
+        entries: (&[usize], &[usize], &[Self]),
+        blk: &[Self],
+        op: &mut [Self],
+    ) -> bool {
+        crate::ffi::spk::scatter_rows(w, rows, entries, blk, op)
+    }
     #[inline]
     fn gemm_hosted(
         alpha: Self,

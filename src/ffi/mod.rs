@@ -24,6 +24,8 @@ mod graph;
 pub(crate) mod mm;
 pub use graph::*;
 pub(crate) mod simd;
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+pub(crate) mod spk;
 pub use eval::*;
 mod deep;
 mod pipeline;
