@@ -40,7 +40,9 @@
 //!
 //! ## Features
 //! * `std` (default): dense products through the `gemm` crate (run-time SIMD
-//!   detection; it allocates its own packing buffers). Without it the crate is
+//!   detection; it allocates its own packing buffers), and on x86-64 CPUs with
+//!   AVX2 + FMA (not AVX-512) hand-written kernels for the sparse products of
+//!   `f64` views (`ffi::spk`). Without it the crate is
 //!   `#![no_std]`, never allocates, and uses the blocked kernel in
 //!   `kernels`, which packs into the caller's workspace.
 //! * `threading`: multithreaded dense products (hosted builds; rayon's global
@@ -49,7 +51,9 @@
 //! ## Safety
 //! `unsafe` lives only in [`ffi`]: the exported C ABI, the call into the
 //! `gemm` crate's raw-pointer GEMM (after the operands' extents have been
-//! checked against their slices), and the run-time SIMD dispatch.
+//! checked against their slices), the run-time SIMD dispatch, and the vector
+//! loads and stores of the hosted sparse row kernels (`ffi::spk`, each on a
+//! range checked against its slice).
 #![cfg_attr(not(feature = "std"), no_std)]
 #![deny(unsafe_code)]
 #![warn(missing_docs)]

@@ -75,7 +75,7 @@ pub fn clustering_accuracy_workspace(n_classes: usize, n_clusters: usize) -> Res
 ///
 /// `truth[j] < n_classes`, `pred[j] < n_clusters` (else [`Error::BadLabel`]).
 /// The map maximises the matched counts of the `n_classes × n_clusters`
-/// contingency table by Kuhn–Munkres ([`super::assignment`]); with more
+/// contingency table by Kuhn–Munkres ([`super::assignment()`]); with more
 /// clusters than classes the surplus clusters count as wrong, and vice versa.
 /// Cost `O(N + C·C'·min(C, C'))`, workspace `O(C·C')`.
 pub fn clustering_accuracy(

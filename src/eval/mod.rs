@@ -2,9 +2,9 @@
 //!
 //! * **Protocol:** [`stratified_split`] (per-class random labeled fraction).
 //! * **Classification:** [`knn_predict`] (k = 9 by default) and [`accuracy`].
-//! * **Clustering:** [`kmeans`] (greedy k-means++, Lloyd, seeded restarts,
+//! * **Clustering:** [`kmeans()`] (greedy k-means++, Lloyd, seeded restarts,
 //!   best inertia), [`clustering_accuracy`] under the best one-to-one map
-//!   ([`assignment`], Kuhn–Munkres, rectangular allowed) and [`nmi`] with an
+//!   ([`assignment()`], Kuhn–Munkres, rectangular allowed) and [`nmi`] with an
 //!   explicit normalisation ([`NmiNorm`]; the papers use `max`).
 //! * **Retrieval:** [`top_n`] (partial selection), [`query_metrics`] and
 //!   [`retrieval_metrics`] (AP / MAP, P@N, 11-point interpolated

@@ -17,7 +17,7 @@ pub enum Penalty {
     ItemNeighbors,
 }
 
-/// Options of [`super::ldge`] and [`super::tge`].
+/// Options of [`super::ldge()`] and [`super::tge()`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GraphParams {
     /// Affinity neighbours `ka >= 1` (default 5, the papers' value).
@@ -336,7 +336,7 @@ impl<'w> PenaltyTop<'w> {
     }
 }
 
-/// The checks of [`super::ldge`] / [`super::tge`] that need only the parameters and the labels
+/// The checks of [`super::ldge()`] / [`super::tge()`] that need only the parameters and the labels
 /// (labels already validated), for callers that must refuse before writing anything else
 /// (the pipeline writes `η` before it builds the graph). `scratch` holds the class index
 /// (`N + n_classes + 1` indices; any workspace sized for the builders is enough).

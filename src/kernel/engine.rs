@@ -480,7 +480,7 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
     }
 
     /// Visits every unordered pair of `items` once: blocks `(I, J)` with `J ≥ I`.
-    /// `blk` holds [`Engine::block_len`] values.
+    /// `blk` holds at least `bmax²` values (a block of pairs).
     pub(crate) fn sym<S: Sink<T>>(
         &mut self,
         items: &[usize],

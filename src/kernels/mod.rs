@@ -18,7 +18,7 @@ use crate::mat::{MatMut, MatRef};
 use crate::real::Real;
 use crate::work::{Stack, WorkReq};
 
-/// Workspace of [`gemm`] for `C (m×n) ← α A (m×k) B (k×n) + β C`.
+/// Workspace of [`gemm()`] for `C (m×n) ← α A (m×k) B (k×n) + β C`.
 pub(crate) fn gemm_workspace<T>(m: usize, n: usize, k: usize) -> WorkReq {
     blocked::workspace::<T>(m, n, k)
 }
