@@ -128,7 +128,7 @@ def sklearn_fit(x, u0, v0, iters):
 def run_sklearn(x, u0, v0, iters):
     """Seconds of `iters` iterations of scikit-learn's MU, without a fit's fixed
     costs (input checks, the initial and final error: about 95 ms on the sparse
-    problem, three iterations' worth), which mvnmf's timing (iteration 0 to
+    problem, more than one iteration's worth), which mvnmf's timing (iteration 0 to
     `iters`, from the progress callback) does not include either:
     (T(iters) - T(1)) * iters / (iters - 1), the two fits back to back."""
     assert iters >= 2

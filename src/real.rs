@@ -52,6 +52,14 @@ pub trait Real:
     /// Hosted fast path for `C ← α·A·B + β·C` (the `gemm` crate with the `std`
     /// feature). Returns `false` when there is none and the blocked kernel must
     /// run. Shapes have been checked by the caller.
+    #[doc(hidden)]
+    fn gemm_hosted(
+        alpha: Self,
+        a: MatRef<'_, Self>,
+        b: MatRef<'_, Self>,
+        beta: Self,
+        c: MatMut<'_, Self>,
+    ) -> bool;
     /// Hosted fast path for the row-sorted sparse gather (`data::xvt_rows`,
     /// padded width `w`; `entries` = row pointers, columns, values); `false`
     /// when there is none and the portable loop must run.
@@ -81,14 +89,6 @@ pub trait Real:
         let _ = (w, rows, entries, blk, op);
         false
     }
-    #[doc(hidden)]
-    fn gemm_hosted(
-        alpha: Self,
-        a: MatRef<'_, Self>,
-        b: MatRef<'_, Self>,
-        beta: Self,
-        c: MatMut<'_, Self>,
-    ) -> bool;
 }
 
 impl Real for f64 {

@@ -1,6 +1,8 @@
-//! Hosted AVX2 + FMA kernels for the two row-sorted sparse products of the
-//! fused U-step (`f64`, x86-64, `std` builds only; `data::xvt_rows` and
-//! `data::utx_rows` are the portable versions and the specification).
+//! Hosted AVX2 + FMA kernels for the two row-sorted sparse products `X·Vᵀ`
+//! (gather) and `Uᵀ·X` (scatter) of CSC views with `K ≤ 64`: the fused NMF
+//! U-step and the `x_vt` / `ut_x` products of the other solvers (`f64`,
+//! x86-64, `std` builds only; `data::xvt_rows_portable` and
+//! `data::utx_rows_portable` are the portable versions and the specification).
 //!
 //! Why not the portable loops under [`super::simd::dispatch`]: for `K = 50`
 //! the row of the result (`W = 56` values) needs 14 of the 16 vector
@@ -10,10 +12,10 @@
 //! values the whole row stays in registers, and the rows of the entries a few
 //! places ahead are prefetched. Measured (`bench/bench_nmf.py`, sparse problem,
 //! AMD EPYC Zen 1, AVX2, same binary otherwise): 37–39 → 34–36 ms per NMF
-//! iteration. The gain is small because the cost is the loads: each entry
-//! reads a padded row of `W` values that no other entry of the block shares,
-//! and the time per entry barely changed when all rows fitted in L2 (measured
-//! with the columns folded onto 256), so it is not the cache misses either.
+//! iteration. The gain is small because most of the cost is the arithmetic
+//! and loads themselves: each entry reads a padded row of `W` values that no
+//! other entry of the block shares. Timed alone, the gather took 9.8 ns per
+//! entry with those rows in L1, 13.5 ns in L2 and 16 ns from L3 (prefetched).
 //!
 //! Rounding: one FMA per entry and value instead of a product and a sum, so
 //! results differ from the portable loops in the last bits (the dense path,
@@ -48,15 +50,39 @@ fn prefetch_row(src: &[f64], at: usize, len: usize) {
     }
 }
 
-/// AVX2 and FMA present, AVX-512F absent (the detection results are cached by
-/// std). On AVX-512 machines the portable loops, compiled for AVX-512 by
-/// [`super::simd::dispatch`], hold a row of `W ≤ 64` values in at most 8 of 32
-/// registers and were measured there (session notes, README): these 4-wide
-/// kernels are not used, rather than used unmeasured.
-fn have_avx2_fma() -> bool {
-    std::is_x86_feature_detected!("avx2")
+/// Whether these kernels run for padded width `w`: a multiple of 8 up to 64,
+/// on a CPU with AVX2 and FMA but not AVX-512F (the detection results are
+/// cached by std). On AVX-512 machines the portable loops, compiled for
+/// AVX-512 by [`super::simd::dispatch`], hold a row of `W ≤ 64` values in at
+/// most 8 of 32 registers and were measured there (session notes, README):
+/// these 4-wide kernels are not used, rather than used unmeasured.
+fn applies(w: usize) -> bool {
+    w.is_multiple_of(8)
+        && w <= 64
+        && std::is_x86_feature_detected!("avx2")
         && std::is_x86_feature_detected!("fma")
         && !std::is_x86_feature_detected!("avx512f")
+}
+
+/// Calls `$f::<R>(args)` with `R = w / 4` vectors per pass (`R = 8`, two
+/// passes, for `w = 64`: 16 vectors of sums would leave no register for the
+/// entry). `w` passed [`applies`], so the CPU has AVX2 and FMA.
+macro_rules! by_lanes {
+    ($w:expr, $f:ident, $($a:expr),*) => {
+        // SAFETY: the CPU has AVX2 and FMA (`applies`), the features the
+        // kernels are compiled for.
+        unsafe {
+            match $w {
+                8 => $f::<2>($($a),*),
+                16 => $f::<4>($($a),*),
+                24 => $f::<6>($($a),*),
+                40 => $f::<10>($($a),*),
+                48 => $f::<12>($($a),*),
+                56 => $f::<14>($($a),*),
+                _ => $f::<8>($($a),*),
+            }
+        }
+    };
 }
 
 /// Rows `i0..i1` of `X·Vᵀ` (see `data::xvt_rows`): row `i` of the result is
@@ -71,7 +97,7 @@ pub(crate) fn gather_rows(
     vp: &[f64],
     out: &mut [f64],
 ) -> bool {
-    if !have_avx2_fma() || !w.is_multiple_of(8) || w > 64 || k > w {
+    if !applies(w) || k > w {
         return false;
     }
     let a = GatherArgs {
@@ -80,21 +106,7 @@ pub(crate) fn gather_rows(
         k,
         vp,
     };
-    // SAFETY: the CPU has AVX2 and FMA (checked above), the features these
-    // functions are compiled for.
-    unsafe {
-        match w {
-            8 => gather::<2, 2>(&a, out),
-            16 => gather::<4, 2>(&a, out),
-            24 => gather::<6, 2>(&a, out),
-            32 => gather::<8, 1>(&a, out),
-            40 => gather::<10, 1>(&a, out),
-            48 => gather::<12, 1>(&a, out),
-            56 => gather::<14, 1>(&a, out),
-            // 16 vectors of sums would not leave a register for the entry.
-            _ => gather::<8, 1>(&a, out),
-        }
-    }
+    by_lanes!(w, gather, &a, out);
     true
 }
 
@@ -148,27 +160,28 @@ fn add_row<const R: usize>(acc: &mut [__m256d; R], x: f64, src: &[f64], at: usiz
     }
 }
 
-/// `R` vectors of sums per pass (`4R ≤ w`; two passes when `w = 64`), `S`
-/// independent sets of sums (entries alternate between them) to cover the FMA
-/// latency when `R` is small.
+/// `R` vectors of sums per pass (`4R ≤ w`; two passes when `w = 64`); when `R`
+/// is small, entries alternate between two sets of sums to cover the FMA latency.
 #[target_feature(enable = "avx2,fma")]
-fn gather<const R: usize, const S: usize>(a: &GatherArgs<'_>, out: &mut [f64]) {
+fn gather<const R: usize>(a: &GatherArgs<'_>, out: &mut [f64]) {
+    // Sets of sums in use (a constant for each `R`).
+    let sets = if R <= 6 { 2 } else { 1 };
     let (i0, i1) = a.e.rows;
     let ld = i1 - i0;
     let mut row = [0.0f64; 64];
     for i in i0..i1 {
         let (idx, xs) = a.e.row(i);
         for off in (0..a.w).step_by(4 * R) {
-            let mut acc = [[_mm256_setzero_pd(); R]; S];
-            let mut ic = idx.chunks_exact(S);
-            let mut xc = xs.chunks_exact(S);
+            let mut acc = [[_mm256_setzero_pd(); R]; 2];
+            let mut ic = idx.chunks_exact(sets);
+            let mut xc = xs.chunks_exact(sets);
             for (n, (ii, xx)) in (&mut ic).zip(&mut xc).enumerate() {
                 // Past the row's end: the next rows' entries (all of `col_idx`).
-                if let Some(&jf) = a.e.col_idx.get(a.e.row_ptr[i] + n * S + PF) {
+                if let Some(&jf) = a.e.col_idx.get(a.e.row_ptr[i] + n * sets + PF) {
                     prefetch_row(a.vp, jf * a.w + off, 4 * R);
                 }
-                for q in 0..S {
-                    add_row(&mut acc[q], xx[q], a.vp, ii[q] * a.w + off);
+                for (set, (&j, &x)) in acc.iter_mut().zip(ii.iter().zip(xx)) {
+                    add_row(set, x, a.vp, j * a.w + off);
                 }
             }
             for (&j, &xv) in ic.remainder().iter().zip(xc.remainder()) {
@@ -177,7 +190,7 @@ fn gather<const R: usize, const S: usize>(a: &GatherArgs<'_>, out: &mut [f64]) {
             let dst = &mut row[off..off + 4 * R];
             for t in 0..R {
                 let mut v: __m256d = acc[0][t];
-                for set in acc.iter().skip(1) {
+                for set in acc.iter().take(sets).skip(1) {
                     v = core::arch::x86_64::_mm256_add_pd(v, set[t]);
                 }
                 // SAFETY: `dst` holds 4R values; this writes 4 at 4t < 4R.
@@ -202,7 +215,7 @@ pub(crate) fn scatter_rows(
     blk: &[f64],
     op: &mut [f64],
 ) -> bool {
-    if !have_avx2_fma() || !w.is_multiple_of(8) || w > 64 {
+    if !applies(w) {
         return false;
     }
     let a = ScatterArgs {
@@ -210,19 +223,7 @@ pub(crate) fn scatter_rows(
         w,
         blk,
     };
-    // SAFETY: the CPU has AVX2 and FMA (checked above).
-    unsafe {
-        match w {
-            8 => scatter::<2>(&a, op),
-            16 => scatter::<4>(&a, op),
-            24 => scatter::<6>(&a, op),
-            32 => scatter::<8>(&a, op),
-            40 => scatter::<10>(&a, op),
-            48 => scatter::<12>(&a, op),
-            56 => scatter::<14>(&a, op),
-            _ => scatter::<8>(&a, op),
-        }
-    }
+    by_lanes!(w, scatter, &a, op);
     true
 }
 
@@ -304,7 +305,7 @@ mod tests {
                 // Gather: out[i − i0 + t·r] = Σ_e x_e · vp[j_e·w + t], t < k.
                 let mut out = std::vec![f64::NAN; r * k + 3];
                 let done = gather_rows((w, k), (i0, i1), (&ptr, &idx, &val), &vp, &mut out);
-                assert_eq!(done, have_avx2_fma());
+                assert_eq!(done, applies(w));
                 if !done {
                     return;
                 }
