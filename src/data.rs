@@ -683,11 +683,13 @@ fn rows_padded<T: Real>(
     i1: usize,
     blk: &mut [T],
 ) {
-    blk.fill(T::ZERO);
     for col in 0..k {
         for (r, &x) in u[i0 + col * m..i1 + col * m].iter().enumerate() {
             blk[r * w + col] = x;
         }
+    }
+    for r in 0..i1 - i0 {
+        blk[r * w + k..(r + 1) * w].fill(T::ZERO);
     }
 }
 

@@ -530,10 +530,10 @@ pub(crate) fn random_start<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + 
 }
 
 /// `x ← min(cap, x ∘ (num + ε) ⊘ (den + ε))`.
-#[inline]
 ///
 /// With `ε = 0` a zero entry stays zero and a zero denominator leaves the entry
 /// as it is (the objective does not depend on it then), so no `0/0` arises.
+#[inline]
 pub(crate) fn mu_step<T: Real>(x: &mut [T], num: &[T], den: &[T], eps: T, cap: T) {
     for ((xi, &a), &b) in x.iter_mut().zip(num).zip(den) {
         let d = b + eps;

@@ -168,8 +168,11 @@ fn gather<const R: usize>(a: &GatherArgs<'_>, out: &mut [f64]) {
     let sets = if R <= 6 { 2 } else { 1 };
     let (i0, i1) = a.e.rows;
     let ld = i1 - i0;
-    let mut row = [0.0f64; 64];
+    // Four rows of results, written to `out` together: four neighbours in each
+    // column instead of one value every `ld` (a conflict-prone stride).
+    let mut rows = [[0.0f64; 64]; 4];
     for i in i0..i1 {
+        let row = &mut rows[(i - i0) % 4];
         let (idx, xs) = a.e.row(i);
         for off in (0..a.w).step_by(4 * R) {
             let mut acc = [[_mm256_setzero_pd(); R]; 2];
@@ -197,9 +200,16 @@ fn gather<const R: usize>(a: &GatherArgs<'_>, out: &mut [f64]) {
                 unsafe { _mm256_storeu_pd(dst.as_mut_ptr().add(4 * t), v) };
             }
         }
-        let col = out.iter_mut().skip(i - i0).step_by(ld);
-        for (o, &v) in col.zip(&row[..a.k]) {
-            *o = v;
+        let q = (i - i0) % 4 + 1;
+        if q == 4 || i + 1 == i1 {
+            let first = i + 1 - q - i0;
+            for t in 0..a.k {
+                if let Some(dst) = out.get_mut(first + t * ld..first + t * ld + q) {
+                    for (d, r) in dst.iter_mut().zip(&rows) {
+                        *d = r[t];
+                    }
+                }
+            }
         }
     }
 }
