@@ -73,7 +73,8 @@ fn make_dataset(dir: &Path) {
 #[test]
 fn reproduce_runs_on_an_unseen_dataset() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let target = root.join("target").join("reproduce-check");
+    // Shared with ffi-tests/tests/shared_library.rs (same crate, same flags).
+    let target = root.join("target").join("capi-build");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
         .args(["build", "--quiet", "-p", "mvnmf-capi", "--manifest-path"])

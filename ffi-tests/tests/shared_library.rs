@@ -3,8 +3,9 @@
 //!
 //! The rest of the C harness links the library statically into the test
 //! binary, and `cargo test` never builds the `cdylib`. This test builds it
-//! (`cargo build -p mvnmf-capi`, in its own target directory so that it does
-//! not wait on the outer build's lock; about 40 s the first time), checks that
+//! (`cargo build -p mvnmf-capi` in `target/capi-build`, shared with
+//! `tests/eval_reproduce.rs` and apart from the outer build so that it does not
+//! wait on its lock; about 40 s when neither has run before), checks that
 //! it exports every function `include/mvnmf.h` declares, and then runs
 //! `ffi-tests/python/shared_library.py` on it: a joint NMF on a dense and a CSC
 //! view from Python-owned buffers with a Python progress callback (objective
@@ -52,15 +53,15 @@ fn header_functions(header: &str) -> BTreeSet<String> {
 
 /// Builds the shared library and returns its path.
 fn build_shared_library() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"))
-        .join("shared-library-test");
+    // The directory and flags of tests/eval_reproduce.rs, which builds the same
+    // crate for its static library: whichever test runs second finds it built.
+    let target = root().join("target").join("capi-build");
     let out = Command::new(env!("CARGO"))
         .args(["build", "--quiet", "-p", "mvnmf-capi", "--manifest-path"])
         .arg(root().join("Cargo.toml"))
         .arg("--target-dir")
         .arg(&target)
+        .env_remove("RUSTFLAGS")
         .output()
         .expect("running cargo");
     assert!(

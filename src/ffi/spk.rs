@@ -100,11 +100,11 @@ pub(crate) fn gather_rows(
     if !applies(w) || k > w {
         return false;
     }
-    let a = GatherArgs {
+    let a = Args {
         e: Entries::new(rows, entries),
         w,
         k,
-        vp,
+        src: vp,
     };
     by_lanes!(w, gather, &a, out);
     true
@@ -139,11 +139,14 @@ impl<'a> Entries<'a> {
     }
 }
 
-struct GatherArgs<'a> {
+/// What both kernels read: the entries, and the dense rows at stride `w` they
+/// pair with (`V` padded for the gather, the block of `U` for the scatter; `k`
+/// is the gather's output width).
+struct Args<'a> {
     e: Entries<'a>,
     w: usize,
     k: usize,
-    vp: &'a [f64],
+    src: &'a [f64],
 }
 
 /// `acc += x · src[at..at + 4R]` (nothing when that is out of range).
@@ -163,7 +166,7 @@ fn add_row<const R: usize>(acc: &mut [__m256d; R], x: f64, src: &[f64], at: usiz
 /// `R` vectors of sums per pass (`4R ≤ w`; two passes when `w = 64`); when `R`
 /// is small, entries alternate between two sets of sums to cover the FMA latency.
 #[target_feature(enable = "avx2,fma")]
-fn gather<const R: usize>(a: &GatherArgs<'_>, out: &mut [f64]) {
+fn gather<const R: usize>(a: &Args<'_>, out: &mut [f64]) {
     // Sets of sums in use (a constant for each `R`).
     let sets = if R <= 6 { 2 } else { 1 };
     let (i0, i1) = a.e.rows;
@@ -172,7 +175,8 @@ fn gather<const R: usize>(a: &GatherArgs<'_>, out: &mut [f64]) {
     // column instead of one value every `ld` (a conflict-prone stride).
     let mut rows = [[0.0f64; 64]; 4];
     for i in i0..i1 {
-        let row = &mut rows[(i - i0) % 4];
+        let q = (i - i0) % 4;
+        let row = &mut rows[q];
         let (idx, xs) = a.e.row(i);
         for off in (0..a.w).step_by(4 * R) {
             let mut acc = [[_mm256_setzero_pd(); R]; 2];
@@ -181,14 +185,14 @@ fn gather<const R: usize>(a: &GatherArgs<'_>, out: &mut [f64]) {
             for (n, (ii, xx)) in (&mut ic).zip(&mut xc).enumerate() {
                 // Past the row's end: the next rows' entries (all of `col_idx`).
                 if let Some(&jf) = a.e.col_idx.get(a.e.row_ptr[i] + n * sets + PF) {
-                    prefetch_row(a.vp, jf * a.w + off, 4 * R);
+                    prefetch_row(a.src, jf * a.w + off, 4 * R);
                 }
                 for (set, (&j, &x)) in acc.iter_mut().zip(ii.iter().zip(xx)) {
-                    add_row(set, x, a.vp, j * a.w + off);
+                    add_row(set, x, a.src, j * a.w + off);
                 }
             }
             for (&j, &xv) in ic.remainder().iter().zip(xc.remainder()) {
-                add_row(&mut acc[0], xv, a.vp, j * a.w + off);
+                add_row(&mut acc[0], xv, a.src, j * a.w + off);
             }
             let dst = &mut row[off..off + 4 * R];
             for t in 0..R {
@@ -200,11 +204,10 @@ fn gather<const R: usize>(a: &GatherArgs<'_>, out: &mut [f64]) {
                 unsafe { _mm256_storeu_pd(dst.as_mut_ptr().add(4 * t), v) };
             }
         }
-        let q = (i - i0) % 4 + 1;
-        if q == 4 || i + 1 == i1 {
-            let first = i + 1 - q - i0;
+        if q == 3 || i + 1 == i1 {
+            let first = i - q - i0;
             for t in 0..a.k {
-                if let Some(dst) = out.get_mut(first + t * ld..first + t * ld + q) {
+                if let Some(dst) = out.get_mut(first + t * ld..=first + t * ld + q) {
                     for (d, r) in dst.iter_mut().zip(&rows) {
                         *d = r[t];
                     }
@@ -228,30 +231,25 @@ pub(crate) fn scatter_rows(
     if !applies(w) {
         return false;
     }
-    let a = ScatterArgs {
+    let a = Args {
         e: Entries::new(rows, entries),
         w,
-        blk,
+        k: w,
+        src: blk,
     };
     by_lanes!(w, scatter, &a, op);
     true
 }
 
-struct ScatterArgs<'a> {
-    e: Entries<'a>,
-    w: usize,
-    blk: &'a [f64],
-}
-
 /// `R` vectors of the row of U held in registers per pass (two passes when `w = 64`).
 #[target_feature(enable = "avx2,fma")]
-fn scatter<const R: usize>(a: &ScatterArgs<'_>, op: &mut [f64]) {
+fn scatter<const R: usize>(a: &Args<'_>, op: &mut [f64]) {
     let (i0, i1) = a.e.rows;
     for i in i0..i1 {
         let (idx, xs) = a.e.row(i);
         for off in (0..a.w).step_by(4 * R) {
             let base = (i - i0) * a.w + off;
-            let Some(ur) = a.blk.get(base..base + 4 * R) else {
+            let Some(ur) = a.src.get(base..base + 4 * R) else {
                 continue;
             };
             let mut u = [_mm256_setzero_pd(); R];
