@@ -1,0 +1,271 @@
+//! Fingerprints of a fixed set of fits: one line per case with a hash of every
+//! output byte (factors, encodings, fusion weights) and of the report's
+//! objective bits.
+//!
+//! A change of structure must not change these lines on the same machine
+//! (the SIMD paths differ between CPUs, so compare before/after on one host):
+//!
+//! ```sh
+//! cargo run --release --example fingerprint > /tmp/before.txt
+//! # ... change ...
+//! cargo run --release --example fingerprint | diff /tmp/before.txt -
+//! ```
+//!
+//! Cases: every pipeline method (MKL + graphs + the shallow solver), NMF, joint
+//! NMF and their encodes, MvSL encode, DMCL and DNMF (deep) and deep encode;
+//! each on dense views and on the same views as CSC, for two seeds.
+
+use mvnmf::deep::{self, DeepParams};
+use mvnmf::eval::UNLABELED;
+use mvnmf::graph::{NoGraph, Sge};
+use mvnmf::kernel::{Bandwidth, Kernel};
+use mvnmf::mvsl::{self, ShallowParams};
+use mvnmf::nmf::{self, NmfParams};
+use mvnmf::pipeline::{self, Method, PipelineParams};
+use mvnmf::{Csc, Dense, Report, View};
+
+/// FNV-1a over the bytes of f64 slices.
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Fnv(0xcbf29ce484222325)
+    }
+    fn f64s(&mut self, xs: &[f64]) {
+        for x in xs {
+            for b in x.to_le_bytes() {
+                self.0 ^= b as u64;
+                self.0 = self.0.wrapping_mul(0x100000001b3);
+            }
+        }
+    }
+    fn report(&mut self, r: &Report) {
+        let o = r.objective;
+        self.f64s(&[
+            r.iterations as f64,
+            o.total,
+            o.reconstruction,
+            o.sparsity,
+            o.affinity,
+            o.penalty,
+            o.l1,
+        ]);
+    }
+}
+
+struct Data {
+    n: usize,
+    xs: Vec<(usize, Vec<f64>)>,
+    csc: Vec<(Vec<usize>, Vec<usize>, Vec<f64>)>,
+    labels: Vec<u32>,
+}
+
+/// Three views of `n` items of 4 classes, a third of the entries zero, a
+/// third of the items labeled.
+fn data(n: usize, seed: u64) -> Data {
+    let mut s = seed.wrapping_mul(0x9e3779b97f4a7c15) | 1;
+    let mut uni = move || {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((s >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    };
+    let xs: Vec<(usize, Vec<f64>)> = [17usize, 9, 30]
+        .iter()
+        .map(|&m| {
+            let x = (0..m * n)
+                .map(|t| {
+                    let (i, j) = (t % m, t / m);
+                    let z = uni();
+                    if z < 0.33 {
+                        0.0
+                    } else {
+                        z + if i % 4 == j % 4 { 1.0 } else { 0.0 }
+                    }
+                })
+                .collect();
+            (m, x)
+        })
+        .collect();
+    let csc = xs
+        .iter()
+        .map(|(m, x)| {
+            let (mut cp, mut ri, mut vs) = (vec![0], vec![], vec![]);
+            for j in 0..n {
+                for i in 0..*m {
+                    let v = x[i + j * m];
+                    if v != 0.0 {
+                        ri.push(i);
+                        vs.push(v);
+                    }
+                }
+                cp.push(ri.len());
+            }
+            (cp, ri, vs)
+        })
+        .collect();
+    let labels = (0..n)
+        .map(|j| if j % 3 == 0 { (j % 4) as u32 } else { UNLABELED })
+        .collect();
+    Data { n, xs, csc, labels }
+}
+
+fn views<'a>(d: &'a Data, sparse: bool) -> Vec<View<'a, f64>> {
+    if sparse {
+        d.xs.iter()
+            .zip(&d.csc)
+            .map(|((m, _), (cp, ri, vs))| View::from(Csc::new(*m, d.n, cp, ri, vs).unwrap()))
+            .collect()
+    } else {
+        d.xs.iter()
+            .map(|(m, x)| View::from(Dense::new(x, *m, d.n, *m).unwrap()))
+            .collect()
+    }
+}
+
+fn main() {
+    let k = 6;
+    for seed in [1u64, 2] {
+        let d = data(96, seed);
+        let n = d.n;
+        for sparse in [false, true] {
+            let vs = views(&d, sparse);
+            let tag = |what: &str| format!("{what} seed={seed} {}", if sparse { "csc" } else { "dense" });
+            let shapes = || vs.iter().map(|x| x.shape());
+            let mut us: Vec<Vec<f64>> = vs.iter().map(|x| vec![0.0; x.rows() * k]).collect();
+            let mut v = vec![0.0; k * n];
+
+            // Pipeline: every method (MKL weights, graphs, shallow solver).
+            for method in [
+                Method::JointNmf,
+                Method::Gnmf,
+                Method::MvslS,
+                Method::MvslL,
+                Method::MvslT,
+                Method::Mcl,
+            ] {
+                let mut p = PipelineParams::preset(method);
+                p.solver.max_iter = 25;
+                p.solver.tol = 0.0;
+                p.solver.alpha /= 10.0;
+                p.solver.seed = seed;
+                p.graph.ka = 3;
+                p.graph.kp = p.graph.kp.min(2);
+                let ks = [Kernel::Rbf(Bandwidth::Median), Kernel::Linear, Kernel::Rbf(Bandwidth::Median)];
+                let need = pipeline::fit_workspace::<f64>(shapes(), &ks[..], 4, k, &p).unwrap();
+                let mut w = vec![0u8; need];
+                let mut eta = vec![0.0; vs.len()];
+                let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
+                let r = pipeline::fit(
+                    &vs[..], &ks[..], &d.labels, 4, k, &p, &mut refs[..], &mut v, &mut eta, &mut w,
+                    None,
+                )
+                .unwrap();
+                let mut h = Fnv::new();
+                us.iter().for_each(|u| h.f64s(u));
+                h.f64s(&v);
+                h.f64s(&eta);
+                h.report(&r);
+                println!("{:<32} {:016x}", tag(&format!("pipeline {method:?}")), h.0);
+            }
+
+            // MvSL encode of the last fit (MCL) with its SGE graph.
+            {
+                let mut p = ShallowParams::mcl();
+                p.max_iter = 20;
+                p.tol = 0.0;
+                let sge = Sge::new(&d.labels, 4).unwrap();
+                let need = mvsl::encode_workspace::<f64, _>(shapes(), &sge, k, &p).unwrap();
+                let mut w = vec![0u8; need];
+                let refs: Vec<&[f64]> = us.iter().map(|u| &u[..]).collect();
+                let mut v2 = vec![0.0; k * n];
+                let r = mvsl::encode(&vs[..], &sge, k, &p, &refs[..], &mut v2, &mut w, None)
+                    .unwrap();
+                let mut h = Fnv::new();
+                h.f64s(&v2);
+                h.report(&r);
+                println!("{:<32} {:016x}", tag("mvsl encode"), h.0);
+            }
+
+            // NMF of each view, joint NMF, their encodes.
+            let np = NmfParams {
+                max_iter: 40,
+                tol: 0.0,
+                seed,
+                ..NmfParams::default()
+            };
+            for (i, x) in vs.iter().enumerate() {
+                let m = x.rows();
+                let mut u = vec![0.0; m * k];
+                let need = nmf::fit_workspace::<f64>(x.shape(), k, &np).unwrap();
+                let mut w = vec![0u8; need];
+                let r = nmf::fit(*x, k, &np, &mut u, &mut v, &mut w, None).unwrap();
+                let mut h = Fnv::new();
+                h.f64s(&u);
+                h.f64s(&v);
+                h.report(&r);
+                let need = nmf::encode_workspace::<f64>(x.shape(), k, &np).unwrap();
+                let mut w = vec![0u8; need];
+                let mut v2 = vec![0.0; k * n];
+                let r = nmf::encode(*x, k, &np, &u, &mut v2, &mut w, None).unwrap();
+                h.f64s(&v2);
+                h.report(&r);
+                println!("{:<32} {:016x}", tag(&format!("nmf view{i}")), h.0);
+            }
+            {
+                let need = nmf::joint_fit_workspace::<f64>(shapes(), k, &np).unwrap();
+                let mut w = vec![0u8; need];
+                let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
+                let r = nmf::joint_fit(&vs[..], k, &np, &mut refs[..], &mut v, &mut w, None)
+                    .unwrap();
+                let mut h = Fnv::new();
+                us.iter().for_each(|u| h.f64s(u));
+                h.f64s(&v);
+                h.report(&r);
+                println!("{:<32} {:016x}", tag("joint nmf"), h.0);
+            }
+
+            // Deep: DMCL with SGE, DNMF without a graph, then deep encode.
+            let layers = [9usize, k];
+            let sge = Sge::new(&d.labels, 4).unwrap();
+            for (name, mut p) in [("dmcl", DeepParams::dmcl()), ("dnmf", DeepParams::dnmf())] {
+                p.top.max_iter = 20;
+                p.top.tol = 0.0;
+                p.top.alpha /= 10.0;
+                p.top.seed = seed;
+                p.pretrain_iter = 15;
+                let mut du: Vec<Vec<f64>> = vs
+                    .iter()
+                    .map(|x| vec![0.0; deep::factor_len(x.rows(), &layers).unwrap()])
+                    .collect();
+                let mut h = Fnv::new();
+                let r = if name == "dmcl" {
+                    let need = deep::fit_workspace::<f64, _>(shapes(), &sge, &layers, &p).unwrap();
+                    let mut w = vec![0u8; need];
+                    let mut refs: Vec<&mut [f64]> = du.iter_mut().map(|u| &mut u[..]).collect();
+                    deep::fit(&vs[..], &sge, &layers, &p, &mut refs[..], &mut v, &mut w, None)
+                } else {
+                    let g = NoGraph { n };
+                    let need = deep::fit_workspace::<f64, _>(shapes(), &g, &layers, &p).unwrap();
+                    let mut w = vec![0u8; need];
+                    let mut refs: Vec<&mut [f64]> = du.iter_mut().map(|u| &mut u[..]).collect();
+                    deep::fit(&vs[..], &g, &layers, &p, &mut refs[..], &mut v, &mut w, None)
+                }
+                .unwrap();
+                du.iter().for_each(|u| h.f64s(u));
+                h.f64s(&v);
+                h.report(&r);
+                let g = NoGraph { n };
+                let need = deep::encode_workspace::<f64, _>(shapes(), &g, &layers, &p).unwrap();
+                let mut w = vec![0u8; need];
+                let refs: Vec<&[f64]> = du.iter().map(|u| &u[..]).collect();
+                let mut v2 = vec![0.0; k * n];
+                let r = deep::encode(&vs[..], &g, &layers, &p, &refs[..], &mut v2, &mut w, None)
+                    .unwrap();
+                h.f64s(&v2);
+                h.report(&r);
+                println!("{:<32} {:016x}", tag(&format!("deep {name}")), h.0);
+            }
+        }
+    }
+}
