@@ -6,7 +6,7 @@
 //! kNN (linear kernels, every item among all others) once and prints
 //!
 //! ```text
-//! seconds=<wall time of mvnmf::kernel::fused_knn>
+//! seconds=<wall time of mvnmf::similarity::fused_knn>
 //! workspace_bytes=<the workspace query's answer>
 //! output_bytes=<neighbours + similarities, N·K·16>
 //! peak_rss_bytes=<VmHWM of this process, data included>
@@ -15,7 +15,7 @@
 //! and writes the neighbour lists to `DIR/mvnmf_neighbors.u64` (`N × K`, u64 LE, row-major).
 
 use mvnmf::data::ViewSet;
-use mvnmf::kernel::{self, Kernel, KnnParams, Scope};
+use mvnmf::similarity::{self, Kernel, KnnParams, Scope};
 use mvnmf::{Dense, View};
 use std::time::Instant;
 
@@ -64,7 +64,7 @@ fn main() {
         .collect();
     let kernels = vec![Kernel::Linear; ms.len()];
     let p = KnnParams { k, block };
-    let need = kernel::fused_knn_workspace::<f64>(
+    let need = similarity::fused_knn_workspace::<f64>(
         (0..views.len()).map(|v| views.shape(v)),
         &kernels[..],
         0,
@@ -74,7 +74,7 @@ fn main() {
     let mut work = vec![0u8; need];
     let (mut nb, mut sims) = (vec![0usize; n * k], vec![0.0; n * k]);
     let t = Instant::now();
-    kernel::fused_knn(
+    similarity::fused_knn(
         &views[..],
         &kernels[..],
         &eta,

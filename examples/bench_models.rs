@@ -17,10 +17,10 @@
 //! Times are medians over repetitions of (time from the iteration-0 report to
 //! the last) / iterations: pre-training and set-up are excluded.
 
-use mvnmf::deep::{self, DeepParams};
+use mvnmf::models::deep::{self, DeepParams};
 use mvnmf::graph::{CsrGraph, CsrGraphs, GraphOp, Sge};
-use mvnmf::mvsl::{self, ShallowParams};
-use mvnmf::nmf::{self, NmfParams};
+use mvnmf::models::mvsl::{self, ShallowParams};
+use mvnmf::models::nmf::{self, NmfParams};
 use mvnmf::{Dense, View};
 use std::ops::ControlFlow;
 use std::time::Instant;

@@ -7,7 +7,7 @@
 //! the median over repetitions of (time from the start report to the R-th
 //! iteration report) / R, i.e. full iterations including the objective.
 
-use mvnmf::nmf::{self, NmfParams};
+use mvnmf::models::nmf::{self, NmfParams};
 use mvnmf::{Csc, Dense, Init, View};
 use std::ops::ControlFlow;
 use std::time::Instant;

@@ -11,13 +11,13 @@
 //! by their minimum; every view is scaled to `‖X‖²_F = N` so that no view
 //! dominates by its units (DESIGN §9).
 
-use mvnmf::deep::{self, DeepParams};
+use mvnmf::models::deep::{self, DeepParams};
 use mvnmf::eval::{self, KnnParams, UNLABELED};
 use mvnmf::graph::Sge;
-use mvnmf::kernel::{Bandwidth, Kernel};
-use mvnmf::mat::MatRef;
-use mvnmf::mvsl::ShallowParams;
-use mvnmf::nmf::{self, NmfParams};
+use mvnmf::similarity::{Bandwidth, Kernel};
+use mvnmf::linalg::mat::MatRef;
+use mvnmf::models::mvsl::ShallowParams;
+use mvnmf::models::nmf::{self, NmfParams};
 use mvnmf::pipeline::{self, Method, PipelineParams};
 use mvnmf::{Dense, View};
 use std::time::Instant;

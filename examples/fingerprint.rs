@@ -15,12 +15,12 @@
 //! NMF and their encodes, MvSL encode, DMCL and DNMF (deep) and deep encode;
 //! each on dense views and on the same views as CSC, for two seeds.
 
-use mvnmf::deep::{self, DeepParams};
+use mvnmf::models::deep::{self, DeepParams};
 use mvnmf::eval::UNLABELED;
 use mvnmf::graph::{NoGraph, Sge};
-use mvnmf::kernel::{Bandwidth, Kernel};
-use mvnmf::mvsl::{self, ShallowParams};
-use mvnmf::nmf::{self, NmfParams};
+use mvnmf::similarity::{Bandwidth, Kernel};
+use mvnmf::models::mvsl::{self, ShallowParams};
+use mvnmf::models::nmf::{self, NmfParams};
 use mvnmf::pipeline::{self, Method, PipelineParams};
 use mvnmf::{Csc, Dense, Report, View};
 

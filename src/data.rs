@@ -12,10 +12,10 @@
 //! Inputs are never modified.
 
 use crate::error::Error;
-use crate::ffi::simd::{self, Kernel};
-use crate::kernels::{self, gemm, gemm_workspace};
-use crate::mat::{MatMut, MatRef};
-use crate::real::Real;
+use crate::linalg::simd::{self, Kernel};
+use crate::linalg::{self, gemm, gemm_workspace};
+use crate::linalg::mat::{MatMut, MatRef};
+use crate::linalg::real::Real;
 use crate::work::{Stack, WorkReq};
 
 /// Calls `$f::<T, W>(args)` for the padded width `$w` (a multiple of 8 ≤ 64).
@@ -289,8 +289,8 @@ impl<'a, T: Real> View<'a, T> {
     /// `‖X‖²_F` (f64 accumulation).
     pub fn sq_frobenius(&self) -> f64 {
         match self {
-            View::Dense(d) => (0..d.cols).map(|j| kernels::sq_norm(d.col(j))).sum(),
-            View::Csc(c) => kernels::sq_norm(c.values),
+            View::Dense(d) => (0..d.cols).map(|j| linalg::sq_norm(d.col(j))).sum(),
+            View::Csc(c) => linalg::sq_norm(c.values),
         }
     }
 
@@ -755,7 +755,7 @@ pub(crate) fn csc_u_step_workspace<T>(shape: ViewShape, k: usize) -> Option<Work
 /// ```
 ///
 /// for each row block `b` of `X` (row-sorted `csr`) and `U` (`m × k` column-major),
-/// with `G = V Vᵀ`, then `P (+)= UᵀU` by [`kernels::gram_t`]. The same arithmetic
+/// with `G = V Vᵀ`, then `P (+)= UᵀU` by [`linalg::gram_t`]. The same arithmetic
 /// as the unfused sequence (`x_vt`, GEMM, `mu_step`, then `UᵀU`, `ut_x` with the
 /// new U), but `U`, `A`, `B` and the entries are each streamed once while the
 /// block is in cache. `accumulate`: add into `p`, `q` (a later view) instead of
@@ -806,7 +806,7 @@ pub(crate) fn csc_u_step<T: Real>(
             &mut st,
         )?;
         for t in 0..k {
-            crate::nmf::mu_step(
+            crate::models::nmf::mu_step(
                 &mut u[i0 + t * m..i1 + t * m],
                 &a[t * r..(t + 1) * r],
                 &b[t * r..(t + 1) * r],
@@ -829,7 +829,7 @@ pub(crate) fn csc_u_step<T: Real>(
     // One symmetric product over all of U after the blocks: the strips of
     // `gram_t` need a third fewer flops than `Σ_b U_bᵀU_b` by full GEMMs, and one
     // call packs less often than one per block.
-    kernels::gram_t(
+    linalg::gram_t(
         MatRef::col_major(u, m, k)?,
         beta,
         MatMut::col_major(p, k, k)?,

@@ -61,26 +61,31 @@
 #[cfg(test)]
 extern crate std;
 
-pub mod data;
-pub mod deep;
+// Layers, lowest first; each module imports only from the ones above it here
+// (CONTRIBUTING.md: "Layers").
 pub mod error;
-pub mod eval;
-pub mod ffi;
-pub mod graph;
-pub mod kernel;
-pub(crate) mod kernels;
-pub mod mat;
-pub mod mvsl;
-pub mod nmf;
-pub mod pipeline;
-pub mod prox;
-pub mod real;
 pub(crate) mod rng;
-pub mod solver;
 pub mod work;
+
+pub mod linalg;
+
+pub mod data;
+
+pub mod graph;
+pub mod similarity;
+
+pub mod steps;
+
+pub mod models;
+
+pub mod pipeline;
+
+pub mod eval;
+
+pub mod ffi;
 
 pub use data::{Csc, Dense, View, ViewKind, ViewSet, ViewShape};
 pub use error::Error;
-pub use real::Real;
-pub use solver::{Init, Monitor, Objective, Progress, Report, Stop};
+pub use linalg::real::Real;
+pub use steps::{Init, Monitor, Objective, Progress, Report, Stop};
 pub use work::{Stack, WorkReq};

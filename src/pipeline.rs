@@ -11,19 +11,19 @@
 //! | [`Method::Mcl`] | SGE | [`ShallowParams::mcl`] |
 //!
 //! The fusion weights `η` (written to the caller's `eta`) are learned by
-//! kernel–target alignment ([`crate::kernel::mkl_weights`]) when
+//! kernel–target alignment ([`crate::similarity::mkl_weights`]) when
 //! `learn_eta` is set, else uniform; they matter only for the neighbour graphs
 //! (GNMF, LDGE, TGE). The graphs live in the workspace: `O(N·(ka + kp))`, never
-//! `O(N²)`. The pieces stay callable on their own ([`crate::kernel`],
-//! [`crate::graph`], [`crate::mvsl`]); this is exactly their composition.
+//! `O(N²)`. The pieces stay callable on their own ([`crate::similarity`],
+//! [`crate::graph`], [`crate::models::mvsl`]); this is exactly their composition.
 
 use crate::data::{FactorsMut, ViewSet, ViewShape};
 use crate::error::Error;
 use crate::graph::{self, CsrGraph, CsrGraphs, CsrOut, GraphNnz, GraphParams, NoGraph, Sge};
-use crate::kernel::{self, KernelSet, MklParams};
-use crate::mvsl::{self, ShallowParams};
-use crate::real::Real;
-use crate::solver::{Init, Monitor, Report};
+use crate::similarity::{self, KernelSet, MklParams};
+use crate::models::mvsl::{self, ShallowParams};
+use crate::linalg::real::Real;
+use crate::steps::{Init, Monitor, Report};
 use crate::work::{Stack, WorkReq};
 
 /// Which model of the papers.
@@ -127,7 +127,7 @@ fn req<T: Real>(
         WorkReq::new::<f64>(cap.penalty),
     ]);
     let mkl = if p.learn_eta {
-        WorkReq::new::<u8>(kernel::mkl_weights_workspace::<T>(
+        WorkReq::new::<u8>(similarity::mkl_weights_workspace::<T>(
             shapes.clone(),
             kernels,
             n_classes,
@@ -189,7 +189,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized, F: FactorsM
     // (the graph builders validate labels and neighbourhood sizes first too).
     let s = &params.solver;
     let np = s.nmf_params();
-    crate::nmf::validate(
+    crate::models::nmf::validate(
         views,
         k,
         &np,
@@ -228,7 +228,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized, F: FactorsM
             // Refuse what the graph builder would refuse before `eta` is written.
             graph::precheck(labels, n, n_classes, &params.graph, rest)?;
             if params.learn_eta {
-                kernel::mkl_weights(views, kernels, labels, n_classes, &params.mkl, eta, rest)?;
+                similarity::mkl_weights(views, kernels, labels, n_classes, &params.mkl, eta, rest)?;
             } else {
                 eta.fill(1.0 / h as f64);
             }

@@ -5,10 +5,10 @@
 mod common;
 
 use common::*;
-use mvnmf::deep::{self, DeepParams, DeepVInit};
+use mvnmf::models::deep::{self, DeepParams, DeepVInit};
 use mvnmf::eval::UNLABELED;
 use mvnmf::graph::{GraphOp, NoGraph, Sge};
-use mvnmf::mvsl::{self, ShallowParams};
+use mvnmf::models::mvsl::{self, ShallowParams};
 use mvnmf::{Csc, Dense, Init, Report, View};
 
 struct Data {

@@ -7,7 +7,7 @@ use std::ptr::{null, null_mut};
 
 use mvnmf::eval::{self, KMeansParams, NmiNorm};
 use mvnmf::ffi::*;
-use mvnmf::mat::MatRef;
+use mvnmf::linalg::mat::MatRef;
 
 type S = mvnmf_status;
 

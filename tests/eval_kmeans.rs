@@ -3,7 +3,7 @@
 //! f32 input, errors with outputs untouched.
 
 use mvnmf::eval::{self, KMeansParams};
-use mvnmf::mat::MatRef;
+use mvnmf::linalg::mat::MatRef;
 use mvnmf::Error;
 
 /// `k` Gaussian-ish blobs (sum of uniforms), `per` items each, `d` features.

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use mvnmf::eval::{self, NmiNorm, UNASSIGNED};
-use mvnmf::mat::MatRef;
+use mvnmf::linalg::mat::MatRef;
 use mvnmf::Error;
 
 const TOL: f64 = 1e-12;

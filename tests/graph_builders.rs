@@ -9,7 +9,7 @@ use mvnmf::data::ViewSet;
 use mvnmf::graph::{
     self, CsrGraph, CsrGraphs, CsrOut, GraphNnz, GraphOp, GraphParams, Penalty, Sge,
 };
-use mvnmf::kernel::{Bandwidth, Kernel};
+use mvnmf::similarity::{Bandwidth, Kernel};
 use mvnmf::{Error, Stack, View};
 use reference::*;
 

@@ -9,7 +9,7 @@ use core::ptr::{null, null_mut};
 use mvnmf::data::ViewSet;
 use mvnmf::ffi::*;
 use mvnmf::graph::{self, CsrOut, GraphParams, Penalty};
-use mvnmf::kernel::{self, Bandwidth, Kernel, KnnParams, MklParams, Scope};
+use mvnmf::similarity::{self, Bandwidth, Kernel, KnnParams, MklParams, Scope};
 use mvnmf::View;
 use reference::*;
 
@@ -148,12 +148,12 @@ fn fused_knn_and_class_pairs_through_the_c_abi_equal_the_rust_api() {
         let mut w2 =
             vec![
                 0u8;
-                kernel::fused_knn_workspace::<f64>((0..3).map(|v| rv.shape(v)), &RK, 3, &rp)
+                similarity::fused_knn_workspace::<f64>((0..3).map(|v| rv.shape(v)), &RK, 3, &rp)
                     .unwrap()
             ];
         assert_eq!(w2.len(), bytes);
         let (mut nb2, mut s2) = (vec![0usize; n * k], vec![0.0; n * k]);
-        kernel::fused_knn(
+        similarity::fused_knn(
             &rv[..],
             &RK,
             &eta,
@@ -209,7 +209,7 @@ fn fused_knn_and_class_pairs_through_the_c_abi_equal_the_rust_api() {
     assert_eq!(st, OK);
     let (mut pr2, mut s2) = (vec![0usize; 18], vec![0.0; 9]);
     let rp = KnnParams { k: 3, block: 0 };
-    kernel::class_pairs(
+    similarity::class_pairs(
         &rv[..],
         &RK,
         &eta,
@@ -506,7 +506,7 @@ fn mkl_alignment_and_qp_through_the_c_abi() {
     };
     assert_eq!(st, OK);
     let mut eta2 = [0.0; 3];
-    let r2 = kernel::mkl_weights(
+    let r2 = similarity::mkl_weights(
         &rv[..],
         &RK,
         &d.labels,
@@ -856,7 +856,7 @@ fn ldge_and_tge_through_the_c_abi() {
         unsafe { mvnmf_graph_degrees(2, rp.as_ptr(), ci.as_ptr(), wt.as_ptr(), deg.as_mut_ptr()) };
     assert_eq!(st, mvnmf_status::BadParameter);
     assert_eq!(MVNMF_NO_NEIGHBOR, usize::MAX);
-    assert_eq!(MVNMF_NO_NEIGHBOR, kernel::NO_NEIGHBOR);
+    assert_eq!(MVNMF_NO_NEIGHBOR, similarity::NO_NEIGHBOR);
     let dflt = mvnmf_graph_params_default();
     assert_eq!(
         (dflt.ka, dflt.kp, dflt.penalty, dflt.sigma),

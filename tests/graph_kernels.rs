@@ -4,7 +4,7 @@
 mod reference;
 
 use mvnmf::data::ViewSet;
-use mvnmf::kernel::{self, Bandwidth, KnnParams, MklParams, Scope, NO_NEIGHBOR};
+use mvnmf::similarity::{self, Bandwidth, KnnParams, MklParams, Scope, NO_NEIGHBOR};
 use mvnmf::{Error, View};
 use reference::*;
 
@@ -30,8 +30,8 @@ fn data() -> (Vec<TestView>, Vec<u32>) {
     (vec![v0, v1, v2], labels)
 }
 
-fn kernel_sets() -> Vec<[kernel::Kernel; 3]> {
-    use kernel::Kernel::*;
+fn kernel_sets() -> Vec<[similarity::Kernel; 3]> {
+    use similarity::Kernel::*;
     vec![
         [Linear, Linear, Linear],
         [Rbf(Bandwidth::Gamma(0.7)), Linear, ChiSquared],
@@ -50,7 +50,7 @@ fn views_of<'a>(tv: &'a [TestView], sparse: [bool; 3]) -> Vec<View<'a, f64>> {
 #[allow(clippy::too_many_arguments)]
 fn run_knn(
     views: &[View<'_, f64>],
-    kernels: &[kernel::Kernel],
+    kernels: &[similarity::Kernel],
     eta: &[f64],
     labels: &[u32],
     c: usize,
@@ -60,7 +60,7 @@ fn run_knn(
 ) -> Result<(Vec<usize>, Vec<f64>), Error> {
     let n = views[0].cols();
     let p = KnnParams { k, block };
-    let need = kernel::fused_knn_workspace::<f64>(
+    let need = similarity::fused_knn_workspace::<f64>(
         (0..views.len()).map(|v| views.shape(v)),
         kernels,
         c,
@@ -69,7 +69,7 @@ fn run_knn(
     .unwrap();
     let mut w = vec![0u8; need];
     let (mut nb, mut s) = (vec![7usize; n * k], vec![7.0; n * k]);
-    kernel::fused_knn(
+    similarity::fused_knn(
         views, kernels, eta, labels, c, scope, &p, &mut nb, &mut s, &mut w,
     )?;
     Ok((nb, s))
@@ -77,11 +77,11 @@ fn run_knn(
 
 fn gammas(
     views: &[View<'_, f64>],
-    kernels: &[kernel::Kernel],
+    kernels: &[similarity::Kernel],
     labels: &[u32],
     c: usize,
 ) -> Vec<f64> {
-    let need = kernel::resolve_bandwidths_workspace::<f64>(
+    let need = similarity::resolve_bandwidths_workspace::<f64>(
         (0..views.len()).map(|v| views.shape(v)),
         kernels,
         c,
@@ -90,7 +90,7 @@ fn gammas(
     .unwrap();
     let mut w = vec![0u8; need];
     let mut g = vec![0.0; views.len()];
-    kernel::resolve_bandwidths(views, kernels, labels, c, 0, &mut g, &mut w).unwrap();
+    similarity::resolve_bandwidths(views, kernels, labels, c, 0, &mut g, &mut w).unwrap();
     g
 }
 
@@ -99,7 +99,7 @@ fn median_heuristic_is_the_exact_lower_median_over_labeled_pairs() {
     let (tv, labels) = data();
     for sparse in [false, true] {
         let views = views_of(&tv, [sparse; 3]);
-        let ks = [kernel::Kernel::Rbf(Bandwidth::Median); 3];
+        let ks = [similarity::Kernel::Rbf(Bandwidth::Median); 3];
         let g = gammas(&views, &ks, &labels, 3);
         for v in 0..3 {
             let med = median_sqdist(&tv[v], &labels);
@@ -119,7 +119,7 @@ fn median_heuristic_is_the_exact_lower_median_over_labeled_pairs() {
     let views = [tv.dense()];
     let g = gammas(
         &views,
-        &[kernel::Kernel::Rbf(Bandwidth::Median)],
+        &[similarity::Kernel::Rbf(Bandwidth::Median)],
         &labels,
         4,
     );
@@ -207,7 +207,7 @@ fn ties_break_by_lower_index_and_runs_are_bitwise_identical() {
     let tv = TestView::new(9, 15, x);
     let views = [tv.dense()];
     let k = 4;
-    for ks in [kernel::Kernel::Linear, kernel::Kernel::Intersection] {
+    for ks in [similarity::Kernel::Linear, similarity::Kernel::Intersection] {
         let (nb, s) = run_knn(&views, &[ks], &[1.0], &[], 0, Scope::All, k, 0).unwrap();
         // Item 3's best are its copies 12 and 14 (similarity 1), in index order.
         assert_eq!(&nb[3 * k..3 * k + 2], &[12, 14]);
@@ -278,12 +278,12 @@ fn class_pairs_equal_brute_force() {
         let gam = gammas(&views, &ks, &labels, 3);
         let kp = 4;
         let p = KnnParams { k: kp, block: 7 };
-        let need = kernel::class_pairs_workspace::<f64>((0..3).map(|v| views.shape(v)), &ks, 4, &p)
+        let need = similarity::class_pairs_workspace::<f64>((0..3).map(|v| views.shape(v)), &ks, 4, &p)
             .unwrap();
         let mut w = vec![0u8; need];
         // Four classes declared, class 3 has no labeled item.
         let (mut pairs, mut s) = (vec![0; 2 * 4 * kp], vec![0.0; 4 * kp]);
-        kernel::class_pairs(
+        similarity::class_pairs(
             &views[..],
             &ks,
             &eta,
@@ -325,16 +325,16 @@ fn class_pairs_equal_brute_force() {
 fn knn_errors_have_their_codes_and_leave_outputs_untouched() {
     let (tv, labels) = data();
     let views = views_of(&tv, [false; 3]);
-    let ks = [kernel::Kernel::Linear; 3];
+    let ks = [similarity::Kernel::Linear; 3];
     let eta = [1.0, 1.0, 1.0];
     let n = labels.len();
     let try_knn = |labels: &[u32], scope: Scope<'_>, k: usize, eta: &[f64]| {
         let p = KnnParams { k, block: 0 };
         let need =
-            kernel::fused_knn_workspace::<f64>((0..3).map(|v| views.shape(v)), &ks, 3, &p).unwrap();
+            similarity::fused_knn_workspace::<f64>((0..3).map(|v| views.shape(v)), &ks, 3, &p).unwrap();
         let mut w = vec![0u8; need];
         let (mut nb, mut s) = (vec![7usize; n * k], vec![7.0; n * k]);
-        let r = kernel::fused_knn(
+        let r = similarity::fused_knn(
             &views[..],
             &ks,
             eta,
@@ -411,9 +411,9 @@ fn knn_errors_have_their_codes_and_leave_outputs_untouched() {
     let p = KnnParams { k: 2, block: 0 };
     let mut w = vec![0u8; 1 << 20];
     let (mut nb, mut s) = (vec![0; 2 * n], vec![0.0; 2 * n]);
-    let r = kernel::fused_knn(
+    let r = similarity::fused_knn(
         &vs,
-        &[kernel::Kernel::ChiSquared],
+        &[similarity::Kernel::ChiSquared],
         &[1.0],
         &[],
         0,
@@ -426,11 +426,11 @@ fn knn_errors_have_their_codes_and_leave_outputs_untouched() {
     assert_eq!(r, Err(Error::NegativeInput));
     // Workspace one byte short.
     let need =
-        kernel::fused_knn_workspace::<f64>([vs[0].shape()], &[kernel::Kernel::Linear], 0, &p)
+        similarity::fused_knn_workspace::<f64>([vs[0].shape()], &[similarity::Kernel::Linear], 0, &p)
             .unwrap();
-    let r = kernel::fused_knn(
+    let r = similarity::fused_knn(
         &vs[..],
-        &[kernel::Kernel::Linear],
+        &[similarity::Kernel::Linear],
         &[1.0],
         &[],
         0,
@@ -445,19 +445,19 @@ fn knn_errors_have_their_codes_and_leave_outputs_untouched() {
 
 fn alignment(
     views: &[View<'_, f64>],
-    ks: &[kernel::Kernel],
+    ks: &[similarity::Kernel],
     labels: &[u32],
     c: usize,
     block: usize,
 ) -> (Vec<f64>, Vec<f64>, f64) {
     let h = views.len();
     let need =
-        kernel::alignment_system_workspace::<f64>((0..h).map(|v| views.shape(v)), ks, c, block)
+        similarity::alignment_system_workspace::<f64>((0..h).map(|v| views.shape(v)), ks, c, block)
             .unwrap();
     let mut w = vec![0u8; need];
     let (mut g, mut b) = (vec![0.0; h * h], vec![0.0; h]);
     let cst =
-        kernel::alignment_system(views, ks, labels, c, block, &mut g, &mut b, &mut w).unwrap();
+        similarity::alignment_system(views, ks, labels, c, block, &mut g, &mut b, &mut w).unwrap();
     (g, b, cst)
 }
 
@@ -533,8 +533,8 @@ fn simplex_qp_matches_a_fine_grid() {
             s
         };
         let mut eta = vec![0.0; h];
-        let mut w = vec![0u8; kernel::simplex_qp_workspace(h).unwrap()];
-        let rep = kernel::simplex_qp(&a, &b, &mut eta, &mut w).unwrap();
+        let mut w = vec![0u8; similarity::simplex_qp_workspace(h).unwrap()];
+        let rep = similarity::simplex_qp(&a, &b, &mut eta, &mut w).unwrap();
         assert!(rep.kkt_residual < 1e-12, "{rep:?}");
         assert!((eta.iter().sum::<f64>() - 1.0).abs() < 1e-14 && eta.iter().all(|&e| e >= 0.0));
         assert!((obj(&eta) - rep.objective).abs() < 1e-13);
@@ -569,17 +569,17 @@ fn simplex_qp_matches_a_fine_grid() {
     }
     // Errors.
     let mut e = [0.0; 2];
-    let mut w = vec![0u8; kernel::simplex_qp_workspace(2).unwrap()];
+    let mut w = vec![0u8; similarity::simplex_qp_workspace(2).unwrap()];
     assert_eq!(
-        kernel::simplex_qp(&[1.0, 0.5, 0.0, 1.0], &[0.0; 2], &mut e, &mut w),
+        similarity::simplex_qp(&[1.0, 0.5, 0.0, 1.0], &[0.0; 2], &mut e, &mut w),
         Err(Error::BadParameter)
     );
     assert_eq!(
-        kernel::simplex_qp(&[1.0, 0.0, 0.0, f64::NAN], &[0.0; 2], &mut e, &mut w),
+        similarity::simplex_qp(&[1.0, 0.0, 0.0, f64::NAN], &[0.0; 2], &mut e, &mut w),
         Err(Error::NonFiniteInput)
     );
     assert_eq!(
-        kernel::simplex_qp(&[], &[], &mut [], &mut w),
+        similarity::simplex_qp(&[], &[], &mut [], &mut w),
         Err(Error::ZeroDimension)
     );
 }
@@ -604,7 +604,7 @@ fn informative(n: usize, seed: u64) -> (Vec<TestView>, Vec<u32>) {
 
 #[test]
 fn mkl_weights_concentrate_on_the_informative_view() {
-    use kernel::Kernel::*;
+    use similarity::Kernel::*;
     let n = 90;
     let (tv, full) = informative(n, 21);
     // Half of the items labeled.
@@ -619,12 +619,12 @@ fn mkl_weights_concentrate_on_the_informative_view() {
             let views = views_of(&tv, [false, true, false]);
             let p = MklParams { lambda, block: 8 };
             let need =
-                kernel::mkl_weights_workspace::<f64>((0..3).map(|v| views.shape(v)), &ks, 3, &p)
+                similarity::mkl_weights_workspace::<f64>((0..3).map(|v| views.shape(v)), &ks, 3, &p)
                     .unwrap();
             let mut w = vec![0u8; need];
             let mut eta = vec![0.0; 3];
             let rep =
-                kernel::mkl_weights(&views[..], &ks, &labels, 3, &p, &mut eta, &mut w).unwrap();
+                similarity::mkl_weights(&views[..], &ks, &labels, 3, &p, &mut eta, &mut w).unwrap();
             assert!(eta[0] > floor, "{ks:?} λ {lambda}: η = {eta:?} {rep:?}");
             assert!(eta[0] > eta[1] && eta[0] > eta[2]);
             assert!(rep.kkt_residual < 1e-12, "{rep:?}");
@@ -661,10 +661,10 @@ fn mkl_weights_concentrate_on_the_informative_view() {
         block: 0,
     };
     let need =
-        kernel::mkl_weights_workspace::<f64>((0..3).map(|v| views.shape(v)), &ks, 3, &p).unwrap();
+        similarity::mkl_weights_workspace::<f64>((0..3).map(|v| views.shape(v)), &ks, 3, &p).unwrap();
     let mut w = vec![0u8; need];
     let mut eta = vec![0.0; 3];
-    kernel::mkl_weights(&views[..], &ks, &labels, 3, &p, &mut eta, &mut w).unwrap();
+    similarity::mkl_weights(&views[..], &ks, &labels, 3, &p, &mut eta, &mut w).unwrap();
     assert!(eta.iter().all(|&e| (e - 1.0 / 3.0).abs() < 1e-3), "{eta:?}");
     // Errors.
     let bad = MklParams {
@@ -672,12 +672,12 @@ fn mkl_weights_concentrate_on_the_informative_view() {
         block: 0,
     };
     assert_eq!(
-        kernel::mkl_weights(&views[..], &ks, &labels, 3, &bad, &mut eta, &mut w),
+        similarity::mkl_weights(&views[..], &ks, &labels, 3, &bad, &mut eta, &mut w),
         Err(Error::BadParameter)
     );
     let one: Vec<u32> = (0..n).map(|j| if j == 0 { 0 } else { U }).collect();
     assert_eq!(
-        kernel::mkl_weights(&views[..], &ks, &one, 3, &p, &mut eta, &mut w),
+        similarity::mkl_weights(&views[..], &ks, &one, 3, &p, &mut eta, &mut w),
         Err(Error::TooFewLabeled)
     );
 }

@@ -4,7 +4,7 @@
 
 use mvnmf::data::ViewSet;
 use mvnmf::eval::UNLABELED;
-use mvnmf::kernel::{self, Bandwidth, Kernel, KnnParams, MklParams, Scope};
+use mvnmf::similarity::{self, Bandwidth, Kernel, KnnParams, MklParams, Scope};
 use mvnmf::{Dense, View};
 
 fn load() -> (Vec<(usize, Vec<f64>)>, Vec<u32>) {
@@ -55,11 +55,11 @@ fn knn(
     let n = views[0].cols();
     let p = KnnParams { k, block: 0 };
     let need =
-        kernel::fused_knn_workspace::<f64>((0..views.len()).map(|v| views.shape(v)), ks, 10, &p)
+        similarity::fused_knn_workspace::<f64>((0..views.len()).map(|v| views.shape(v)), ks, 10, &p)
             .unwrap();
     let mut w = vec![0u8; need];
     let (mut nb, mut s) = (vec![0; n * k], vec![0.0; n * k]);
-    kernel::fused_knn(
+    similarity::fused_knn(
         views,
         ks,
         eta,
@@ -79,10 +79,10 @@ fn mkl(vs: &[View<'_, f64>], ks: &[Kernel], labels: &[u32], lambda: f64) -> Vec<
     let p = MklParams { lambda, block: 0 };
     let h = vs.len();
     let need =
-        kernel::mkl_weights_workspace::<f64>((0..h).map(|v| vs.shape(v)), ks, 10, &p).unwrap();
+        similarity::mkl_weights_workspace::<f64>((0..h).map(|v| vs.shape(v)), ks, 10, &p).unwrap();
     let mut w = vec![0u8; need];
     let mut eta = vec![0.0; h];
-    let r = kernel::mkl_weights(vs, ks, labels, 10, &p, &mut eta, &mut w).unwrap();
+    let r = similarity::mkl_weights(vs, ks, labels, 10, &p, &mut eta, &mut w).unwrap();
     assert!(r.kkt_residual < 1e-12, "{r:?}");
     eta
 }

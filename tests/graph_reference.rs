@@ -1,10 +1,10 @@
 //! Brute-force references for the kernel / graph tests (included with
 //! `#[path = "graph_reference.rs"] mod reference;`; as a test crate of its own it has no tests).
 //! Everything here is the textbook formula, evaluated pair by pair, with no blocking, no GEMM and
-//! no cleverness, so that it is an independent check of `mvnmf::kernel` and `mvnmf::graph`.
+//! no cleverness, so that it is an independent check of `mvnmf::similarity` and `mvnmf::graph`.
 #![allow(dead_code)]
 
-use mvnmf::kernel::{Bandwidth, Kernel};
+use mvnmf::similarity::{Bandwidth, Kernel};
 
 pub const U: u32 = u32::MAX;
 

@@ -7,9 +7,9 @@ mod common;
 use common::*;
 use mvnmf::eval::UNLABELED;
 use mvnmf::graph::{CsrGraph, CsrGraphs, GraphOp, NoGraph, Sge};
-use mvnmf::mvsl::{self, ShallowParams};
-use mvnmf::nmf::{self, NmfParams};
-use mvnmf::prox::Sparsity;
+use mvnmf::models::mvsl::{self, ShallowParams};
+use mvnmf::models::nmf::{self, NmfParams};
+use mvnmf::steps::prox::Sparsity;
 use mvnmf::{Csc, Dense, Init, Report, View};
 
 /// Two views with a class structure: items of class c load on latent block c.

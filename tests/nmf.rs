@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use mvnmf::nmf::{self, NmfParams};
+use mvnmf::models::nmf::{self, NmfParams};
 use mvnmf::{Csc, Dense, Error, Init, Stop, View};
 use std::ops::ControlFlow;
 

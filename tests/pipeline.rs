@@ -7,8 +7,8 @@ mod common;
 use common::*;
 use mvnmf::eval::UNLABELED;
 use mvnmf::graph::{self, CsrGraph, CsrGraphs, CsrOut, Sge};
-use mvnmf::kernel::{self, Kernel};
-use mvnmf::mvsl;
+use mvnmf::similarity::{self, Kernel};
+use mvnmf::models::mvsl;
 use mvnmf::pipeline::{self, Method, PipelineParams};
 use mvnmf::{Dense, Error, View};
 
@@ -158,10 +158,10 @@ fn pipeline_is_the_composition_of_its_pieces() {
     let mut w =
         vec![
             0u8;
-            kernel::mkl_weights_workspace::<f64>(shapes.iter().copied(), &ks[..], 10, &p.mkl)
+            similarity::mkl_weights_workspace::<f64>(shapes.iter().copied(), &ks[..], 10, &p.mkl)
                 .unwrap()
         ];
-    kernel::mkl_weights(&vs[..], &ks[..], &labels, 10, &p.mkl, &mut eta, &mut w).unwrap();
+    similarity::mkl_weights(&vs[..], &ks[..], &labels, 10, &p.mkl, &mut eta, &mut w).unwrap();
     assert_eq!(a.eta, eta);
     let cap = graph::tge_capacity(n, 10, &p.graph).unwrap();
     let (mut arp, mut aci, mut aw) = (

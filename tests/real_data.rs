@@ -6,8 +6,8 @@ mod common;
 
 use common::*;
 use mvnmf::eval::{self, KnnParams, UNLABELED};
-use mvnmf::mat::MatRef;
-use mvnmf::nmf::{self, NmfParams};
+use mvnmf::linalg::mat::MatRef;
+use mvnmf::models::nmf::{self, NmfParams};
 use mvnmf::{Csc, Dense, View};
 
 fn load() -> (Vec<(usize, Vec<f64>)>, Vec<u32>) {

@@ -3,7 +3,7 @@
 #![no_std]
 #![no_main]
 
-use mvnmf::nmf::{self, NmfParams};
+use mvnmf::models::nmf::{self, NmfParams};
 use mvnmf::{Dense, View};
 
 const M: usize = 12;

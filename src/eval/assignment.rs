@@ -2,8 +2,8 @@
 //! cost matrix.
 
 use crate::error::Error;
-use crate::mat::MatRef;
-use crate::real::Real;
+use crate::linalg::mat::MatRef;
+use crate::linalg::real::Real;
 use crate::work::{Stack, WorkReq};
 
 /// `row_to_col[i]` of a row left without a column (only when `rows > cols`).

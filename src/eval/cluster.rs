@@ -2,7 +2,7 @@
 //! normalised mutual information (DESIGN §9).
 
 use crate::error::Error;
-use crate::mat::MatRef;
+use crate::linalg::mat::MatRef;
 use crate::work::{Stack, WorkReq};
 
 use super::assignment::{assignment, assignment_workspace};

@@ -2,8 +2,8 @@
 //! restarts keeping the lowest inertia (DESIGN §9).
 
 use crate::error::Error;
-use crate::mat::MatRef;
-use crate::real::Real;
+use crate::linalg::mat::MatRef;
+use crate::linalg::real::Real;
 use crate::rng::Rng;
 use crate::work::{Stack, WorkReq};
 

@@ -1,8 +1,8 @@
 //! k-nearest-neighbour classification of encodings (DESIGN §9: k = 9).
 
 use crate::error::Error;
-use crate::mat::MatRef;
-use crate::real::Real;
+use crate::linalg::mat::MatRef;
+use crate::linalg::real::Real;
 use crate::work::{Stack, WorkReq};
 
 use super::UNLABELED;

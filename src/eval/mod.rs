@@ -42,8 +42,8 @@ pub use split::{stratified_split, stratified_split_workspace};
 
 pub(crate) use split::split_into;
 
-use crate::mat::MatRef;
-use crate::real::Real;
+use crate::linalg::mat::MatRef;
+use crate::linalg::real::Real;
 
 /// `Σ_i (a(i, ja) − b(i, jb))²` in `f64` over the rows of two matrices with the
 /// same row count. Columns with row stride 1 (the usual layout) take a slice

@@ -6,8 +6,8 @@
 //! same shape, scores are `c × n` reals (higher = more likely).
 
 use crate::error::Error;
-use crate::mat::MatRef;
-use crate::real::Real;
+use crate::linalg::mat::MatRef;
+use crate::linalg::real::Real;
 use crate::work::{Stack, WorkReq};
 
 /// Decision metrics of a multi-label prediction.

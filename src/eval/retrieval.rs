@@ -18,8 +18,8 @@
 //! [`Error::BadLabel`]); scores must be finite ([`Error::NonFiniteInput`]).
 
 use crate::error::Error;
-use crate::mat::MatRef;
-use crate::real::Real;
+use crate::linalg::mat::MatRef;
+use crate::linalg::real::Real;
 use crate::work::{Stack, WorkReq};
 
 /// `a` is ranked before `b`: higher score, or equal score and lower index.

@@ -1,4 +1,4 @@
-//! C ABI of the deep layer-wise solver (`crate::deep`).
+//! C ABI of the deep layer-wise solver (`crate::models::deep`).
 
 use core::ffi::c_void;
 
@@ -7,7 +7,7 @@ use super::{
     factors, finish, guard, mvnmf_progress_fn, mvnmf_report, mvnmf_status, mvnmf_view, outputs,
     read_views, shapes, slice, with_monitor, write_bytes, CFactors,
 };
-use crate::deep::{self, DeepParams, DeepVInit};
+use crate::models::deep::{self, DeepParams, DeepVInit};
 use crate::error::Error;
 
 /// Deep preset: DMCL (seed 001: L1,∞ on the top layer, α = 100, β = 0.015,

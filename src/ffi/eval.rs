@@ -13,7 +13,7 @@ use core::ffi::{c_int, c_void};
 use super::{guard, mvnmf_status, slice, slice_mut, write_bytes};
 use crate::error::Error;
 use crate::eval::{self, KMeansParams, KnnParams, Metric, NmiNorm};
-use crate::mat::MatRef;
+use crate::linalg::mat::MatRef;
 
 /// The label of an item whose class is unknown (`uint32_t`, all bits set).
 pub const MVNMF_UNLABELED: u32 = u32::MAX;

@@ -1,5 +1,5 @@
 //! C ABI of the kernels, the MKL weights, the fused neighbour search and the LDGE / TGE graph
-//! builders (`crate::kernel`, `crate::graph`). Same conventions as the rest of the C ABI.
+//! builders (`crate::similarity`, `crate::graph`). Same conventions as the rest of the C ABI.
 //!
 //! * Views: the `mvnmf_view` array; kernels: one `mvnmf_kernel` per view.
 //! * Labels: `labels[N]` (`N` = the views' columns), a class `< n_classes` or
@@ -12,7 +12,7 @@ use super::{guard, mvnmf_status, mvnmf_view, shapes, slice, slice_mut, write_byt
 use crate::data::ViewSet;
 use crate::error::Error;
 use crate::graph::{self, CsrGraph, CsrOut, GraphParams, Penalty};
-use crate::kernel::{self, Bandwidth, Kernel, KernelSet, KnnParams, MklParams, Scope};
+use crate::similarity::{self, Bandwidth, Kernel, KernelSet, KnnParams, MklParams, Scope};
 
 /// `mvnmf_kernel.kind`: linear `xᵀy` (normalised: cosine similarity).
 pub const MVNMF_KERNEL_LINEAR: u32 = 0;
@@ -315,7 +315,7 @@ pub unsafe extern "C" fn mvnmf_kernel_bandwidths_workspace(
         let ks = ckernels(kernels, n_views)?;
         write_bytes(
             bytes,
-            kernel::resolve_bandwidths_workspace::<f64>(
+            similarity::resolve_bandwidths_workspace::<f64>(
                 shapes(views, n_views)?,
                 &ks,
                 n_classes,
@@ -348,7 +348,7 @@ pub unsafe extern "C" fn mvnmf_kernel_bandwidths(
         }
         let g = slice_mut(gammas, n_views)?;
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-        kernel::resolve_bandwidths(&vs, &ks, lab, n_classes, block, g, w)?;
+        similarity::resolve_bandwidths(&vs, &ks, lab, n_classes, block, g, w)?;
         Ok(mvnmf_status::Ok)
     })
 }
@@ -371,7 +371,7 @@ pub unsafe extern "C" fn mvnmf_mkl_weights_workspace(
         let ks = ckernels(kernels, n_views)?;
         write_bytes(
             bytes,
-            kernel::mkl_weights_workspace::<f64>(shapes(views, n_views)?, &ks, n_classes, &p),
+            similarity::mkl_weights_workspace::<f64>(shapes(views, n_views)?, &ks, n_classes, &p),
         )
     })
 }
@@ -404,7 +404,7 @@ pub unsafe extern "C" fn mvnmf_mkl_weights(
         let lab = clabels(labels, vs.shape(0).cols)?;
         let e = slice_mut(eta, n_views)?;
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-        let r = kernel::mkl_weights(&vs, &ks, lab, n_classes, &p, e, w)?;
+        let r = similarity::mkl_weights(&vs, &ks, lab, n_classes, &p, e, w)?;
         if !report.is_null() {
             *report = mvnmf_mkl_report {
                 ridge: r.ridge,
@@ -435,7 +435,7 @@ pub unsafe extern "C" fn mvnmf_alignment_system_workspace(
         let ks = ckernels(kernels, n_views)?;
         write_bytes(
             bytes,
-            kernel::alignment_system_workspace::<f64>(
+            similarity::alignment_system_workspace::<f64>(
                 shapes(views, n_views)?,
                 &ks,
                 n_classes,
@@ -472,7 +472,7 @@ pub unsafe extern "C" fn mvnmf_alignment_system(
         let gg = slice_mut(g, n_views.checked_mul(n_views).ok_or(Error::SizeOverflow)?)?;
         let bb = slice_mut(b, n_views)?;
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-        *constant = kernel::alignment_system(&vs, &ks, lab, n_classes, block, gg, bb, w)?;
+        *constant = similarity::alignment_system(&vs, &ks, lab, n_classes, block, gg, bb, w)?;
         Ok(mvnmf_status::Ok)
     })
 }
@@ -484,7 +484,7 @@ pub unsafe extern "C" fn mvnmf_simplex_qp_workspace(h: usize, bytes: *mut usize)
         if bytes.is_null() {
             return Err(Error::NullPointer);
         }
-        write_bytes(bytes, kernel::simplex_qp_workspace(h))
+        write_bytes(bytes, similarity::simplex_qp_workspace(h))
     })
 }
 
@@ -511,7 +511,7 @@ pub unsafe extern "C" fn mvnmf_simplex_qp(
         let bb = slice(b, h)?;
         let e = slice_mut(eta, h)?;
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-        let r = kernel::simplex_qp(aa, bb, e, w)?;
+        let r = similarity::simplex_qp(aa, bb, e, w)?;
         if !report.is_null() {
             *report = mvnmf_qp_report {
                 objective: r.objective,
@@ -541,7 +541,7 @@ pub unsafe extern "C" fn mvnmf_fused_knn_workspace(
         let ks = ckernels(kernels, n_views)?;
         write_bytes(
             bytes,
-            kernel::fused_knn_workspace::<f64>(
+            similarity::fused_knn_workspace::<f64>(
                 shapes(views, n_views)?,
                 &ks,
                 n_classes,
@@ -600,7 +600,7 @@ pub unsafe extern "C" fn mvnmf_fused_knn(
         let nb = slice_mut(neighbors, nk)?;
         let s = slice_mut(sims, nk)?;
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-        kernel::fused_knn(
+        similarity::fused_knn(
             &vs,
             &ks,
             e,
@@ -634,7 +634,7 @@ pub unsafe extern "C" fn mvnmf_class_pairs_workspace(
         let ks = ckernels(kernels, n_views)?;
         write_bytes(
             bytes,
-            kernel::class_pairs_workspace::<f64>(
+            similarity::class_pairs_workspace::<f64>(
                 shapes(views, n_views)?,
                 &ks,
                 n_classes,
@@ -675,7 +675,7 @@ pub unsafe extern "C" fn mvnmf_class_pairs(
         let pp = slice_mut(pairs, ck.checked_mul(2).ok_or(Error::SizeOverflow)?)?;
         let s = slice_mut(sims, ck)?;
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-        kernel::class_pairs(&vs, &ks, e, lab, n_classes, &knn_params(&p), pp, s, w)?;
+        similarity::class_pairs(&vs, &ks, e, lab, n_classes, &knn_params(&p), pp, s, w)?;
         Ok(mvnmf_status::Ok)
     })
 }

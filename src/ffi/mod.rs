@@ -20,12 +20,7 @@
 
 mod eval;
 mod graph;
-#[cfg(feature = "std")]
-pub(crate) mod mm;
 pub use graph::*;
-pub(crate) mod simd;
-#[cfg(all(feature = "std", target_arch = "x86_64"))]
-pub(crate) mod spk;
 pub use eval::*;
 mod deep;
 mod pipeline;
@@ -39,8 +34,8 @@ use core::ops::ControlFlow;
 
 use crate::data::{Csc, Dense, Factors, FactorsMut, View, ViewKind, ViewSet, ViewShape};
 use crate::error::Error;
-use crate::nmf::{self, NmfParams};
-use crate::solver::{Init, Objective, Progress, Report, Stop};
+use crate::models::nmf::{self, NmfParams};
+use crate::steps::{Init, Objective, Progress, Report, Stop};
 
 /// Status codes. Values are stable; retired values stay reserved.
 #[repr(u32)]
@@ -462,7 +457,7 @@ unsafe fn shapes<'a>(
 }
 
 /// The factor buffers of a C pointer array: `M_v × K` each, or with `layers`
-/// non-empty, a deep stack of `crate::deep::factor_len(M_v, layers)` values.
+/// non-empty, a deep stack of `crate::models::deep::factor_len(M_v, layers)` values.
 struct CFactors<'a, P> {
     ptrs: &'a [P],
     lens: &'a CViews<'a>,
@@ -486,7 +481,7 @@ unsafe fn factors<'a, P: Copy>(
         let len = if layers.is_empty() {
             rows.checked_mul(k).ok_or(Error::SizeOverflow)?
         } else {
-            crate::deep::factor_len(rows, layers)?
+            crate::models::deep::factor_len(rows, layers)?
         };
         if len.checked_mul(8).is_none_or(|b| b > isize::MAX as usize) {
             return Err(Error::SizeOverflow);
@@ -507,7 +502,7 @@ impl<P: Copy> CFactors<'_, P> {
             rows * self.k
         } else {
             // Checked in `factors`.
-            crate::deep::factor_len(rows, self.layers).unwrap_or(0)
+            crate::models::deep::factor_len(rows, self.layers).unwrap_or(0)
         }
     }
 }
@@ -570,7 +565,7 @@ unsafe fn outputs<'a>(
 fn with_monitor<R>(
     progress: mvnmf_progress_fn,
     user: *mut c_void,
-    f: impl FnOnce(Option<crate::solver::Monitor<'_>>) -> R,
+    f: impl FnOnce(Option<crate::steps::Monitor<'_>>) -> R,
 ) -> R {
     match progress {
         None => f(None),

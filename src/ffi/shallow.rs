@@ -1,4 +1,4 @@
-//! C ABI of the graph-regularised multi-view solver (`crate::mvsl`).
+//! C ABI of the graph-regularised multi-view solver (`crate::models::mvsl`).
 
 use core::ffi::c_void;
 
@@ -9,9 +9,9 @@ use super::{
 };
 use crate::error::Error;
 use crate::graph::{CsrGraph, CsrGraphs, GraphOp, NoGraph, Sge};
-use crate::mvsl::{self, ShallowParams};
-use crate::prox::Sparsity;
-use crate::solver::Init;
+use crate::models::mvsl::{self, ShallowParams};
+use crate::steps::prox::Sparsity;
+use crate::steps::Init;
 use crate::work::{Stack, WorkReq};
 
 /// `sparsity`: no group norm.

@@ -2,7 +2,7 @@
 //! a symmetric CSR graph from directed neighbour lists without allocation.
 
 use crate::error::Error;
-use crate::kernel::topk::{PairTop, TopK, NO_NEIGHBOR};
+use crate::similarity::topk::{PairTop, TopK, NO_NEIGHBOR};
 use crate::work::{Stack, WorkReq};
 
 /// The penalty graph `Wᵖ` of LDGE / TGE.
@@ -264,13 +264,13 @@ pub(crate) enum PenaltyTop<'w> {
     Pairs(PairTop<'w>),
 }
 
-impl<T: crate::real::Real> crate::kernel::engine::Sink<T> for PenaltyTop<'_> {
+impl<T: crate::linalg::real::Real> crate::similarity::engine::Sink<T> for PenaltyTop<'_> {
     fn visit(
         &mut self,
         rows: &[usize],
         cols: &[usize],
         blk: &[T],
-        shape: crate::kernel::engine::Block,
+        shape: crate::similarity::engine::Block,
     ) {
         match self {
             PenaltyTop::Items(t) => t.visit(rows, cols, blk, shape),
@@ -315,7 +315,7 @@ impl<'w> PenaltyTop<'w> {
                     p.kp,
                     idx,
                     sim,
-                    crate::kernel::topk::Filter::Other(labels),
+                    crate::similarity::topk::Filter::Other(labels),
                 ))
             }
             Penalty::ClassPairs => {
@@ -350,7 +350,7 @@ pub(crate) fn precheck(
     params.validate()?;
     check_sizes(params, n)?;
     let mut st = Stack::new(scratch);
-    let ci = crate::kernel::ClassIndex::new(labels, n, n_classes, &mut st)?;
+    let ci = crate::similarity::ClassIndex::new(labels, n, n_classes, &mut st)?;
     check_counts(&ci, params)
 }
 
@@ -365,7 +365,7 @@ pub(crate) fn check_sizes(params: &GraphParams, n: usize) -> Result<(), Error> {
 
 /// Enough labeled items for both graphs ([`check_affinity_counts`], [`check_penalty_counts`]).
 pub(crate) fn check_counts(
-    ci: &crate::kernel::ClassIndex<'_>,
+    ci: &crate::similarity::ClassIndex<'_>,
     params: &GraphParams,
 ) -> Result<(), Error> {
     check_affinity_counts(ci, params.ka)?;
@@ -375,7 +375,7 @@ pub(crate) fn check_counts(
 /// Enough labeled items for the penalty: `ItemNeighbors`, `kp` other-class items for every
 /// present class; `ClassPairs`, `kp` cross pairs ([`Error::TooFewLabeled`]).
 pub(crate) fn check_penalty_counts(
-    ci: &crate::kernel::ClassIndex<'_>,
+    ci: &crate::similarity::ClassIndex<'_>,
     p: &GraphParams,
 ) -> Result<(), Error> {
     if p.kp == 0 {
@@ -383,7 +383,7 @@ pub(crate) fn check_penalty_counts(
     }
     let nl = ci.labeled().len();
     match p.penalty {
-        Penalty::ClassPairs => crate::kernel::knn::check_pair_counts(ci, p.kp),
+        Penalty::ClassPairs => crate::similarity::knn::check_pair_counts(ci, p.kp),
         Penalty::ItemNeighbors => {
             for c in 0..ci.n_classes() {
                 let m = ci.count(c);
@@ -401,7 +401,7 @@ pub(crate) fn check_penalty_counts(
 
 /// Every class with labeled items has more than `ka` of them ([`Error::TooFewLabeled`]).
 pub(crate) fn check_affinity_counts(
-    ci: &crate::kernel::ClassIndex<'_>,
+    ci: &crate::similarity::ClassIndex<'_>,
     ka: usize,
 ) -> Result<(), Error> {
     for c in 0..ci.n_classes() {

@@ -2,7 +2,7 @@
 
 use super::GraphOp;
 use crate::error::Error;
-use crate::real::Real;
+use crate::linalg::real::Real;
 use crate::work::{Stack, WorkReq};
 
 /// A symmetric nonnegative `n × n` graph in CSR: row `j` holds columns

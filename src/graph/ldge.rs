@@ -18,14 +18,14 @@ use super::build::{
 };
 use crate::data::{ViewSet, ViewShape};
 use crate::error::Error;
-use crate::kernel::engine::{self, Engine, Mode};
-use crate::kernel::topk::{Filter, TopK};
-use crate::kernel::{self, median, ClassIndex, KernelSet, Layout};
-use crate::real::Real;
+use crate::similarity::engine::{self, Engine, Mode};
+use crate::similarity::topk::{Filter, TopK};
+use crate::similarity::{self, median, ClassIndex, KernelSet, Layout};
+use crate::linalg::real::Real;
 use crate::work::{Stack, WorkReq};
 
 fn req<T>(lay: &Layout, n_classes: usize, p: &GraphParams) -> WorkReq {
-    let b = kernel::block_size(p.block, lay.n);
+    let b = similarity::block_size(p.block, lay.n);
     let n = lay.n;
     WorkReq::all_of(&[
         ClassIndex::workspace(n, n_classes),
@@ -54,7 +54,7 @@ pub fn ldge_workspace<T>(
     params: &GraphParams,
 ) -> Result<usize, Error> {
     params.validate()?;
-    let lay = kernel::layout(shapes, kernels)?;
+    let lay = similarity::layout(shapes, kernels)?;
     req::<T>(&lay, n_classes, params).bytes()
 }
 
@@ -65,7 +65,7 @@ pub fn ldge_workspace<T>(
 ///
 /// Errors, all before anything is written: `ka = 0`, `ka >= N`, `kp >= N` for item neighbours
 /// ([`Error::BadParameter`]); shapes, values, kernels, `η` and labels as
-/// [`crate::kernel::fused_knn`]; no labels, fewer than 2 labeled, a class with labeled items but
+/// [`crate::similarity::fused_knn`]; no labels, fewer than 2 labeled, a class with labeled items but
 /// at most `ka` of them, too few other-class items or cross pairs for `kp`
 /// ([`Error::TooFewLabeled`]); `row_ptr.len() != N + 1` ([`Error::DimensionMismatch`]);
 /// `col_idx`/`weights` shorter than the graph ([`Error::BufferTooShort`]; [`super::ldge_capacity`]
@@ -83,21 +83,21 @@ pub fn ldge<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
     work: &mut [u8],
 ) -> Result<GraphNnz, Error> {
     params.validate()?;
-    let lay = kernel::check_views(views, kernels)?;
+    let lay = similarity::check_views(views, kernels)?;
     let n = lay.n;
     check_sizes(params, n)?;
-    kernel::check_eta(eta, lay.h)?;
+    similarity::check_eta(eta, lay.h)?;
     if labels.is_empty() {
         return Err(Error::TooFewLabeled);
     }
-    let nl = kernel::check_labels(labels, n, n_classes)?;
+    let nl = similarity::check_labels(labels, n, n_classes)?;
     check_outs(n, &affinity, &penalty)?;
     if nl < 2 {
         return Err(Error::TooFewLabeled);
     }
     let need = req::<T>(&lay, n_classes, params).bytes()?;
     let len = work.len();
-    let b = kernel::block_size(params.block, n);
+    let b = similarity::block_size(params.block, n);
     let mut st = Stack::new(work);
     // Label checks first (they need only the class index).
     let ci = ClassIndex::new(labels, n, n_classes, &mut st)?;

@@ -25,7 +25,7 @@ pub use sge::Sge;
 pub use tge::{tge, tge_workspace};
 
 use crate::error::Error;
-use crate::real::Real;
+use crate::linalg::real::Real;
 use crate::work::{Stack, WorkReq};
 
 /// The graph products the V-step needs.

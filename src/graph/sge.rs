@@ -3,7 +3,7 @@
 use super::GraphOp;
 use crate::error::Error;
 use crate::eval::UNLABELED;
-use crate::real::Real;
+use crate::linalg::real::Real;
 use crate::work::{Stack, WorkReq};
 
 /// The simple graph embedding over the labeled items:

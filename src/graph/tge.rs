@@ -18,14 +18,14 @@ use super::build::{
 };
 use crate::data::{ViewSet, ViewShape};
 use crate::error::Error;
-use crate::kernel::engine::{self, Engine, Mode};
-use crate::kernel::topk::{Filter, TopK};
-use crate::kernel::{self, class_of, median, ClassIndex, KernelSet, Layout};
-use crate::real::Real;
+use crate::similarity::engine::{self, Engine, Mode};
+use crate::similarity::topk::{Filter, TopK};
+use crate::similarity::{self, class_of, median, ClassIndex, KernelSet, Layout};
+use crate::linalg::real::Real;
 use crate::work::{Stack, WorkReq};
 
 fn req<T>(lay: &Layout, n_classes: usize, p: &GraphParams) -> WorkReq {
-    let b = kernel::block_size(p.block, lay.n);
+    let b = similarity::block_size(p.block, lay.n);
     let n = lay.n;
     WorkReq::all_of(&[
         ClassIndex::workspace(n, n_classes),
@@ -56,7 +56,7 @@ pub fn tge_workspace<T>(
     params: &GraphParams,
 ) -> Result<usize, Error> {
     params.validate()?;
-    let lay = kernel::layout(shapes, kernels)?;
+    let lay = similarity::layout(shapes, kernels)?;
     req::<T>(&lay, n_classes, params).bytes()
 }
 
@@ -67,7 +67,7 @@ pub fn tge_workspace<T>(
 ///
 /// Errors, all before anything is written: `ka = 0`, `ka >= N`, `kp >= N` for item neighbours,
 /// `σ` not finite and positive ([`Error::BadParameter`]); shapes, values, kernels, `η`, labels
-/// as [`crate::kernel::fused_knn`]; a class with labeled items but at most `ka` of them, or too
+/// as [`crate::similarity::fused_knn`]; a class with labeled items but at most `ka` of them, or too
 /// few labeled items for `kp` ([`Error::TooFewLabeled`]); `row_ptr.len() != N + 1`
 /// ([`Error::DimensionMismatch`]); `col_idx`/`weights` too short ([`Error::BufferTooShort`];
 /// [`super::tge_capacity`] is always enough); workspace.
@@ -84,18 +84,18 @@ pub fn tge<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
     work: &mut [u8],
 ) -> Result<GraphNnz, Error> {
     params.validate()?;
-    let lay = kernel::check_views(views, kernels)?;
+    let lay = similarity::check_views(views, kernels)?;
     let n = lay.n;
     check_sizes(params, n)?;
-    kernel::check_eta(eta, lay.h)?;
-    let nl = kernel::check_labels(labels, n, n_classes)?;
+    similarity::check_eta(eta, lay.h)?;
+    let nl = similarity::check_labels(labels, n, n_classes)?;
     check_outs(n, &affinity, &penalty)?;
     if (params.kp > 0 || lay.median) && nl < 2 {
         return Err(Error::TooFewLabeled);
     }
     let need = req::<T>(&lay, n_classes, params).bytes()?;
     let len = work.len();
-    let b = kernel::block_size(params.block, n);
+    let b = similarity::block_size(params.block, n);
     let mut st = Stack::new(work);
     // Label checks first (they need only the class index).
     let ci = ClassIndex::new(labels, n, n_classes, &mut st)?;

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::data::{ViewSet, ViewShape};
 use crate::error::Error;
-use crate::real::Real;
+use crate::linalg::real::Real;
 use crate::work::{Stack, WorkReq};
 
 pub use super::topk::NO_NEIGHBOR;

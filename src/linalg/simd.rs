@@ -5,6 +5,12 @@
 //! for AVX-512F or AVX2+FMA when the CPU has them (so the compiler vectorises
 //! it 8 or 4 doubles wide), else as compiled for the baseline target. Without
 //! `std` (no run-time detection) it simply runs the baseline code.
+//!
+//! # Safety
+//! Two `unsafe` calls, each into a `#[target_feature]` function right after
+//! `is_x86_feature_detected!` confirmed that this CPU has every feature it is
+//! compiled for. One of the three files of `linalg/` allowed `unsafe`.
+#![allow(unsafe_code)]
 
 /// A loop nest to run under the best available instruction set.
 pub(crate) trait Kernel {

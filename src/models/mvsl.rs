@@ -11,7 +11,7 @@
 //!
 //! **U-step**, per view, from `R = X Vᵀ` and `G = V Vᵀ` only (the inner loop
 //! never touches X): with `R = none` (or `α = 0`) the guarded Lee–Seung step of
-//! [`crate::nmf`] (so this solver reduces to joint NMF exactly); otherwise
+//! [`crate::models::nmf`] (so this solver reduces to joint NMF exactly); otherwise
 //! Nesterov's composite gradient mapping (seed 000 §4.1, seed 001 Alg. 2):
 //! `L ← max(L₀, L_prev/η_d)`, then `T = prox_{α/L}(U − (U G − R)/L)`, accepted
 //! when `½ tr(ΔᵀΔ G) ≤ (L/2)‖Δ‖²` (`Δ = T − U`; that is `f(T) ≤ m_L(U; T)` for
@@ -33,7 +33,7 @@
 //! V-step (SGE: `O(KN)`), and one graph product for the objective (reused by
 //! the next V-step). The objective parts are reported to the monitor.
 //!
-//! **Initialisation:** as [`crate::nmf`] (bounded models: `V ~ U(0,1]·vmax`,
+//! **Initialisation:** as [`crate::models::nmf`] (bounded models: `V ~ U(0,1]·vmax`,
 //! `U^(v) ~ U(0,1]·4 mean(X^(v))/(K vmax)`, DESIGN §3). If every column of a
 //! view's `U` becomes zero (α too large for the data), that view no longer takes
 //! part: [`Report::dead_views`] counts them.
@@ -41,12 +41,12 @@
 use crate::data::{FactorsMut, ViewSet, ViewShape};
 use crate::error::Error;
 use crate::graph::GraphOp;
-use crate::kernels::{dot, gemm, gemm_workspace};
-use crate::mat::{MatMut, MatRef};
-use crate::nmf::{self, NmfParams};
-use crate::prox::{group_norm, prox_l2_nonneg, prox_linf_nonneg, Sparsity};
-use crate::real::Real;
-use crate::solver::{notify, step, Init, Monitor, Objective, Report, Stop};
+use crate::linalg::{dot, gemm, gemm_workspace};
+use crate::linalg::mat::{MatMut, MatRef};
+use crate::models::nmf::{self, NmfParams};
+use crate::steps::prox::{group_norm, prox_l2_nonneg, prox_linf_nonneg, Sparsity};
+use crate::linalg::real::Real;
+use crate::steps::{notify, step, Init, Monitor, Objective, Report, Stop};
 use crate::work::{Stack, WorkReq};
 
 /// Options of the shallow solver. Start from a preset ([`ShallowParams::mvsl`],
@@ -594,7 +594,7 @@ pub(crate) fn prox_gradient<T: Real>(
                             q += g2[kk + c * k].to_f64() * dot(a, &s.delta[kk * m..(kk + 1) * m]);
                         }
                     }
-                    (0.5 * q, crate::kernels::sq_norm(s.delta))
+                    (0.5 * q, crate::linalg::sq_norm(s.delta))
                 }
             };
             if lhs <= 0.5 * l * delta2 * (1.0 + 1e-12) {

@@ -12,10 +12,17 @@
 //! with a strided left operand it is unsound (nalgebra issue #1616).
 
 pub(crate) mod blocked;
+#[cfg(feature = "std")]
+pub(crate) mod hosted;
+pub mod mat;
+pub mod real;
+pub(crate) mod simd;
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+pub(crate) mod spk;
 
 use crate::error::Error;
-use crate::mat::{MatMut, MatRef};
-use crate::real::Real;
+use crate::linalg::mat::{MatMut, MatRef};
+use crate::linalg::real::Real;
 use crate::work::{Stack, WorkReq};
 
 /// Workspace of [`gemm()`] for `C (m×n) ← α A (m×k) B (k×n) + β C`.

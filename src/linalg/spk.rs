@@ -26,6 +26,13 @@
 //! were checked on the slice it points into (`get` / `get_mut` of `W` values),
 //! and the call into the `#[target_feature]` functions after run-time
 //! detection.
+//!
+//! # Safety
+//! The vector loads and stores, each on a range whose bounds were checked on the
+//! slice it points into (`get` / `get_mut` of `W` values); a prefetch (which
+//! does not access memory); the calls into the `#[target_feature]` kernels after
+//! run-time detection. One of the three files of `linalg/` allowed `unsafe`.
+#![allow(unsafe_code)]
 
 use core::arch::x86_64::{
     __m256d, _mm256_fmadd_pd, _mm256_loadu_pd, _mm256_set1_pd, _mm256_setzero_pd, _mm256_storeu_pd,

@@ -8,7 +8,7 @@ use super::engine::{Block, Engine, Mode, Sink};
 use super::{check_labels, check_views, layout, ClassIndex, KernelSet, Layout};
 use crate::data::{ViewSet, ViewShape};
 use crate::error::Error;
-use crate::real::Real;
+use crate::linalg::real::Real;
 use crate::work::{Stack, WorkReq};
 
 const DIGIT: u32 = 12;
@@ -191,7 +191,7 @@ pub fn resolve_bandwidths_workspace<T>(
 }
 
 /// The `γ` of every RBF view (`Gamma(g)`: `g`; `Median`: the median heuristic, see the module
-/// docs of [`crate::kernel`]); 0 for the other views. Pass the result back as
+/// docs of [`crate::similarity`]); 0 for the other views. Pass the result back as
 /// `Kernel::Rbf(Bandwidth::Gamma(γ))` to avoid recomputing it.
 ///
 /// `labels` (one per item, or empty when no view uses the median) and `n_classes` as

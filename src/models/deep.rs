@@ -37,21 +37,21 @@
 //! `XΦᵀ = (XVᵀ)Sᵀ`, `ΦΦᵀ = S(VVᵀ)Sᵀ`, never a `p × N` temporary; the top layer
 //! by composite gradient mapping with the L1,∞ prox on `G₁ = BᵀB`, `G₂ = G`,
 //! `R_M = BᵀR` (multiplicative when α = 0); then the V-step of
-//! [`crate::mvsl`]. Cost per sweep: `4 M_v N K` (dense) per view plus
+//! [`crate::models::mvsl`]. Cost per sweep: `4 M_v N K` (dense) per view plus
 //! `O(M_v p (p + K) + p² K)` per layer and the V-step's `O(K²N + K·nnz)`.
 //! With `M = 1` every computation is the shallow solver's: the iterates equal
-//! [`crate::mvsl::fit`]'s (MCL) bit for bit.
+//! [`crate::models::mvsl::fit`]'s (MCL) bit for bit.
 
 use crate::data::{Dense, Factors, FactorsMut, View, ViewSet, ViewShape};
 use crate::error::Error;
 use crate::graph::GraphOp;
-use crate::kernels::{gemm, gemm_workspace};
-use crate::mat::{MatMut, MatRef};
-use crate::mvsl::{self, ProxScratch, ShallowParams};
-use crate::nmf::{self, NmfParams};
-use crate::prox::{group_norm, Sparsity};
-use crate::real::Real;
-use crate::solver::{notify, step, Init, Monitor, Report, Stop};
+use crate::linalg::{gemm, gemm_workspace};
+use crate::linalg::mat::{MatMut, MatRef};
+use crate::models::mvsl::{self, ProxScratch, ShallowParams};
+use crate::models::nmf::{self, NmfParams};
+use crate::steps::prox::{group_norm, Sparsity};
+use crate::linalg::real::Real;
+use crate::steps::{notify, step, Init, Monitor, Report, Stop};
 use crate::work::{Stack, WorkReq};
 
 /// How `V` starts after pre-training.
@@ -997,7 +997,7 @@ pub fn encode_workspace<T: Real, G: GraphOp<T> + ?Sized>(
 
 /// Out-of-sample encoding through the whole stack (DESIGN §10): forms
 /// `Ũ^(v) = U_1⋯U_M` once (`O(M_v p K)` per view), then runs
-/// [`crate::mvsl::encode`] with those bases (graph optional, γ, `0 ≤ V ≤ vmax`).
+/// [`crate::models::mvsl::encode`] with those bases (graph optional, γ, `0 ≤ V ≤ vmax`).
 /// `u`: the fitted per-view buffers (read only); `v`: `K × N` written.
 #[allow(clippy::too_many_arguments)]
 pub fn encode<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: Factors<T> + ?Sized>(

@@ -27,7 +27,7 @@ use super::{
 };
 use crate::data::{ViewSet, ViewShape};
 use crate::error::Error;
-use crate::real::Real;
+use crate::linalg::real::Real;
 use crate::work::{Stack, WorkReq};
 
 /// Options of [`mkl_weights`].

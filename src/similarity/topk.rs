@@ -6,7 +6,7 @@
 
 use super::class_of;
 use super::engine::{Block, Sink};
-use crate::real::Real;
+use crate::linalg::real::Real;
 use crate::work::WorkReq;
 
 /// The index written where there is no neighbour (`SIZE_MAX` in C).

@@ -8,8 +8,8 @@
 //! added to C with bounds. Any strides are accepted (transposes are free).
 
 use crate::error::Error;
-use crate::mat::{MatMut, MatRef};
-use crate::real::Real;
+use crate::linalg::mat::{MatMut, MatRef};
+use crate::linalg::real::Real;
 use crate::work::{Stack, WorkReq};
 
 pub(crate) const MR: usize = 8;

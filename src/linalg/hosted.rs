@@ -7,8 +7,16 @@
 //! re-packs `X` with a slower packing loop (see README, Benchmarks). Like
 //! matrixmultiply it detects the SIMD level at run time and allocates its own
 //! packing buffers.
+//!
+//! # Safety
+//! One `unsafe` block: the call into `gemm::gemm` with raw pointers, after
+//! [`MatRef`] / [`MatMut`] construction proved every addressed element lies
+//! inside its slice (the block's `SAFETY` comment gives the argument). This file
+//! is one of the three in `linalg/` allowed `unsafe` (the others: `simd.rs`,
+//! `spk.rs`); every other module of the core is `#![deny(unsafe_code)]`.
+#![allow(unsafe_code)]
 
-use crate::mat::{MatMut, MatRef};
+use crate::linalg::mat::{MatMut, MatRef};
 
 /// Serial, or rayon's global pool with the `threading` feature
 /// (`RAYON_NUM_THREADS` sets its size).
@@ -26,7 +34,7 @@ fn parallelism() -> gemm::Parallelism {
 macro_rules! hosted_gemm {
     ($name:ident, $t:ty) => {
         /// `C ← α·A·B + β·C` through the `gemm` crate (`β = 0`: C not read).
-        /// Shapes must agree and be nonzero (checked by `kernels::gemm`).
+        /// Shapes must agree and be nonzero (checked by `linalg::gemm`).
         pub(crate) fn $name(
             alpha: $t,
             a: MatRef<'_, $t>,
@@ -42,7 +50,7 @@ macro_rules! hosted_gemm {
                 || b.rows() != k
                 || b.cols() != c.cols()
             {
-                // Never reached from kernels::gemm, which handles these cases itself.
+                // Never reached from linalg::gemm, which handles these cases itself.
                 return;
             }
             let ld = c.ld();

@@ -1,6 +1,6 @@
 //! The scalar trait the numeric code is generic over (`f64` now; `f32` ready).
 
-use crate::mat::{MatMut, MatRef};
+use crate::linalg::mat::{MatMut, MatRef};
 use core::fmt::Debug;
 use core::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
 
@@ -101,7 +101,7 @@ impl Real for f64 {
         vp: &[Self],
         out: &mut [Self],
     ) -> bool {
-        crate::ffi::spk::gather_rows(wk, rows, entries, vp, out)
+        crate::linalg::spk::gather_rows(wk, rows, entries, vp, out)
     }
     #[cfg(all(feature = "std", target_arch = "x86_64"))]
     #[inline(always)]
@@ -112,7 +112,7 @@ impl Real for f64 {
         blk: &[Self],
         op: &mut [Self],
     ) -> bool {
-        crate::ffi::spk::scatter_rows(w, rows, entries, blk, op)
+        crate::linalg::spk::scatter_rows(w, rows, entries, blk, op)
     }
     #[inline]
     fn gemm_hosted(
@@ -124,7 +124,7 @@ impl Real for f64 {
     ) -> bool {
         #[cfg(feature = "std")]
         {
-            crate::ffi::mm::dgemm(alpha, a, b, beta, c);
+            crate::linalg::hosted::dgemm(alpha, a, b, beta, c);
             true
         }
         #[cfg(not(feature = "std"))]
@@ -178,7 +178,7 @@ impl Real for f32 {
     ) -> bool {
         #[cfg(feature = "std")]
         {
-            crate::ffi::mm::sgemm(alpha, a, b, beta, c);
+            crate::linalg::hosted::sgemm(alpha, a, b, beta, c);
             true
         }
         #[cfg(not(feature = "std"))]

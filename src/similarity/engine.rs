@@ -16,9 +16,9 @@
 use super::{Bandwidth, Kernel, KernelSet, Layout};
 use crate::data::{View, ViewSet};
 use crate::error::Error;
-use crate::kernels::{gemm, gemm_workspace};
-use crate::mat::{MatMut, MatRef};
-use crate::real::Real;
+use crate::linalg::{gemm, gemm_workspace};
+use crate::linalg::mat::{MatMut, MatRef};
+use crate::linalg::real::Real;
 use crate::work::{Stack, WorkReq};
 
 /// What a block holds.
@@ -118,14 +118,14 @@ fn kind_code(k: &Kernel) -> u8 {
 fn item_scale<T: Real>(kernel: &Kernel, vals: &[T]) -> f64 {
     match kernel {
         Kernel::Linear => {
-            let ss = crate::kernels::sq_norm(vals);
+            let ss = crate::linalg::sq_norm(vals);
             if ss > 0.0 && ss.is_finite() {
                 1.0 / libm::sqrt(ss)
             } else {
                 0.0
             }
         }
-        Kernel::Rbf(_) => crate::kernels::sq_norm(vals),
+        Kernel::Rbf(_) => crate::linalg::sq_norm(vals),
         Kernel::ChiSquared | Kernel::Intersection => {
             let s: f64 = vals.iter().map(|x| x.to_f64()).sum();
             if s > 0.0 && s.is_finite() {

@@ -42,11 +42,11 @@ use crate::data::{
     ut_x_workspace, x_vt_workspace, Csr, Factors, FactorsMut, Prepared, View, ViewSet, ViewShape,
 };
 use crate::error::Error;
-use crate::kernels::{dot, gemm, gemm_workspace, gram_t};
-use crate::mat::{MatMut, MatRef};
-use crate::real::Real;
+use crate::linalg::{dot, gemm, gemm_workspace, gram_t};
+use crate::linalg::mat::{MatMut, MatRef};
+use crate::linalg::real::Real;
 use crate::rng::Rng;
-use crate::solver::{notify, step, Init, Monitor, Objective, Report, Stop};
+use crate::steps::{notify, step, Init, Monitor, Objective, Report, Stop};
 use crate::work::{Stack, WorkReq};
 
 /// Options of the NMF solvers (fit and encode).

@@ -3,7 +3,7 @@
 //! Both norms are absolute and monotone, so `prox_{τR + ι(U ≥ 0)}(b)` is the
 //! norm's prox applied to `[b]₊`. Columns of `U` are the groups.
 
-use crate::real::Real;
+use crate::linalg::real::Real;
 
 /// Which group norm regularises the bases.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

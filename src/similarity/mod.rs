@@ -76,7 +76,7 @@ pub use qp::{simplex_qp, simplex_qp_workspace, QpReport};
 use crate::data::{ViewKind, ViewSet, ViewShape};
 use crate::error::Error;
 use crate::eval::UNLABELED;
-use crate::real::Real;
+use crate::linalg::real::Real;
 use crate::work::{Stack, WorkReq};
 
 /// Default block size (items per side of a kernel block).

@@ -1,0 +1,13 @@
+//! The models: siblings that each use only the layers below them (the
+//! [`crate::steps`] they share, the views of [`crate::data`], the graph
+//! operators of [`crate::graph`]) and never each other.
+//!
+//! | module | model | objective |
+//! |---|---|---|
+//! | [`nmf`] | NMF, joint multi-view NMF (ConcatNMF) | `½ Σ_v ‖X^(v) − U^(v) V‖²` |
+//! | [`mvsl`] | MvSL-S/L/T, GNMF, MCL (one layer, group sparsity, graph, γ) | DESIGN §2 with `M = 1` |
+//! | [`deep`] | DMCL, DNMF (layer-wise, MCL = one layer) | DESIGN §2 |
+
+pub mod deep;
+pub mod mvsl;
+pub mod nmf;
