@@ -17,9 +17,9 @@
 //! Times are medians over repetitions of (time from the iteration-0 report to
 //! the last) / iterations: pre-training and set-up are excluded.
 
-use mvnmf::models::deep::{self, DeepParams};
 use mvnmf::graph::{CsrGraph, CsrGraphs, GraphOp, Sge};
-use mvnmf::models::mvsl::{self, ShallowParams};
+use mvnmf::models::deep::{self, DeepParams};
+use mvnmf::models::mvsl::{self, MvslParams};
 use mvnmf::models::nmf::{self, NmfParams};
 use mvnmf::{Dense, View};
 use std::ops::ControlFlow;
@@ -161,7 +161,7 @@ fn main() {
     });
     println!("nmf {t_nmf:.6e}  workspace_bytes {}", w.len());
 
-    let mut shallow = |name: &str, graph: &dyn GraphOp<f64>, p: ShallowParams| -> f64 {
+    let mut shallow = |name: &str, graph: &dyn GraphOp<f64>, p: MvslParams| -> f64 {
         let mut w =
             vec![0u8; mvsl::fit_workspace::<f64, _>(shapes.iter().copied(), graph, k, &p).unwrap()];
         let t = time(reps, iters, &mut |mon| {
@@ -184,31 +184,31 @@ fn main() {
     let t_mvsl = shallow(
         "mvsl_t",
         &tge,
-        ShallowParams {
+        MvslParams {
             max_iter: iters,
             tol: 0.0,
             alpha: 1.5,
-            ..ShallowParams::mvsl()
+            ..MvslParams::mvsl()
         },
     );
     let t_mcl = shallow(
         "mcl",
         &sge,
-        ShallowParams {
+        MvslParams {
             max_iter: iters,
             tol: 0.0,
             alpha: 10.0,
-            ..ShallowParams::mcl()
+            ..MvslParams::mcl()
         },
     );
 
     let layers = [100, 50, k];
     let dp = DeepParams {
-        top: ShallowParams {
+        top: MvslParams {
             max_iter: iters,
             tol: 0.0,
             alpha: 10.0,
-            ..ShallowParams::mcl()
+            ..MvslParams::mcl()
         },
         pretrain_iter: 5,
         ..DeepParams::dmcl()

@@ -11,14 +11,14 @@
 //! by their minimum; every view is scaled to `‖X‖²_F = N` so that no view
 //! dominates by its units (DESIGN §9).
 
-use mvnmf::models::deep::{self, DeepParams};
 use mvnmf::eval::{self, KnnParams, UNLABELED};
 use mvnmf::graph::Sge;
-use mvnmf::similarity::{Bandwidth, Kernel};
 use mvnmf::linalg::mat::MatRef;
-use mvnmf::models::mvsl::ShallowParams;
+use mvnmf::models::deep::{self, DeepParams};
+use mvnmf::models::mvsl::MvslParams;
 use mvnmf::models::nmf::{self, NmfParams};
 use mvnmf::pipeline::{self, Method, PipelineParams};
+use mvnmf::similarity::{Bandwidth, Kernel};
 use mvnmf::{Dense, View};
 use std::time::Instant;
 
@@ -269,7 +269,7 @@ fn main() {
         ("MCL (SGE, L1,inf)", Method::Mcl),
     ] {
         let mut p = PipelineParams::preset(method);
-        p.solver = ShallowParams {
+        p.solver = MvslParams {
             max_iter: iters,
             tol: 0.0,
             seed: 1,
@@ -316,12 +316,12 @@ fn main() {
     }
     let layers = [60, k];
     let p = DeepParams {
-        top: ShallowParams {
+        top: MvslParams {
             max_iter: iters,
             tol: 0.0,
             seed: 1,
             alpha: 10.0,
-            ..ShallowParams::mcl()
+            ..MvslParams::mcl()
         },
         ..DeepParams::dmcl()
     };

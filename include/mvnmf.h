@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 
+
+
 // `mvnmf_view.kind`: dense column-major (`values`, `col_stride`).
 #define MVNMF_VIEW_DENSE 0
 
@@ -153,11 +155,6 @@
 
 // `mvnmf_graph.kind`: explicit symmetric CSR affinity and/or penalty graphs.
 #define MVNMF_GRAPH_CSR 2
-
-// Default block size (items per side of a kernel block).
-#define DEFAULT_BLOCK 256
-
-
 
 // Status codes. Values are stable; retired values stay reserved.
 enum mvnmf_status

@@ -13,13 +13,18 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`nmf`] | NMF and joint multi-view NMF (ConcatNMF), out-of-sample encoding |
-//! | [`mvsl`] | the graph-regularised solver: MvSL-S/L/T, GNMF, MCL presets |
-//! | [`deep`] | layer-wise deep factorization: DMCL, DNMF (MCL = one layer) |
+//! | [`models::nmf`] | NMF and joint multi-view NMF (ConcatNMF), out-of-sample encoding |
+//! | [`models::mvsl`] | the graph-regularised solver: MvSL-S/L/T, GNMF, MCL presets |
+//! | [`models::deep`] | layer-wise deep factorization: DMCL, DNMF (MCL = one layer) |
 //! | [`pipeline`] | labels → MKL weights → graph → factorization in one call |
-//! | [`graph`], [`kernel`] | SGE/LDGE/TGE graphs, base kernels, MKL, fused kNN |
+//! | [`graph`], [`similarity`] | SGE/LDGE/TGE graphs, base kernels, MKL, fused kNN |
 //! | [`eval`] | splits, kNN, k-means, ACC/NMI, retrieval and multi-label metrics |
 //! | [`ffi`] | the C ABI (`include/mvnmf.h`) |
+//!
+//! The modules are layers, lowest first: [`error`], [`work`] → [`linalg`] →
+//! [`data`] → [`similarity`] → [`graph`] → [`steps`] → [`models`] →
+//! [`pipeline`] → [`eval`] → [`ffi`]; each imports only from the layers before
+//! it, and no model imports another (`CONTRIBUTING.md`, "Layers").
 //!
 //! ## Conventions
 //! * **Column-major, items are columns.** A dense view is `(data, rows, cols,
@@ -42,18 +47,20 @@
 //! * `std` (default): dense products through the `gemm` crate (run-time SIMD
 //!   detection; it allocates its own packing buffers), and on x86-64 CPUs with
 //!   AVX2 + FMA (not AVX-512) hand-written kernels for the sparse products of
-//!   `f64` views (`ffi::spk`). Without it the crate is
+//!   `f64` views (`linalg::spk`). Without it the crate is
 //!   `#![no_std]`, never allocates, and uses the blocked kernel in
-//!   `kernels`, which packs into the caller's workspace.
+//!   `linalg::blocked`, which packs into the caller's workspace.
 //! * `threading`: multithreaded dense products (hosted builds; rayon's global
 //!   pool, sized by `RAYON_NUM_THREADS`).
 //!
 //! ## Safety
-//! `unsafe` lives only in [`ffi`]: the exported C ABI, the call into the
-//! `gemm` crate's raw-pointer GEMM (after the operands' extents have been
-//! checked against their slices), the run-time SIMD dispatch, and the vector
-//! loads and stores of the hosted sparse row kernels (`ffi::spk`, each on a
-//! range checked against its slice).
+//! `unsafe` lives in [`ffi`] (the exported C ABI) and in three named files of
+//! [`linalg`], each with a `# Safety` section: `linalg::hosted` (the call into
+//! the `gemm` crate's raw-pointer GEMM, after the operands' extents have been
+//! checked against their slices), `linalg::simd` (run-time SIMD dispatch) and
+//! `linalg::spk` (the vector loads and stores of the hosted sparse row kernels,
+//! each on a range checked against its slice). Everything else is
+//! `#![deny(unsafe_code)]`.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -71,8 +78,9 @@ pub mod linalg;
 
 pub mod data;
 
-pub mod graph;
 pub mod similarity;
+
+pub mod graph;
 
 pub mod steps;
 

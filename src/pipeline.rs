@@ -3,12 +3,12 @@
 //!
 //! | method | graph | solver preset |
 //! |---|---|---|
-//! | [`Method::JointNmf`] | none | [`ShallowParams::joint_nmf`] |
-//! | [`Method::Gnmf`] | within-class kNN affinity (LDGE with `kp = 0`) | [`ShallowParams::gnmf`] |
-//! | [`Method::MvslS`] | SGE (implicit, no neighbour search) | [`ShallowParams::mvsl`] |
-//! | [`Method::MvslL`] | LDGE under the fused kernel | [`ShallowParams::mvsl`] |
-//! | [`Method::MvslT`] | TGE under the fused kernel | [`ShallowParams::mvsl`] |
-//! | [`Method::Mcl`] | SGE | [`ShallowParams::mcl`] |
+//! | [`Method::JointNmf`] | none | [`MvslParams::joint_nmf`] |
+//! | [`Method::Gnmf`] | within-class kNN affinity (LDGE with `kp = 0`) | [`MvslParams::gnmf`] |
+//! | [`Method::MvslS`] | SGE (implicit, no neighbour search) | [`MvslParams::mvsl`] |
+//! | [`Method::MvslL`] | LDGE under the fused kernel | [`MvslParams::mvsl`] |
+//! | [`Method::MvslT`] | TGE under the fused kernel | [`MvslParams::mvsl`] |
+//! | [`Method::Mcl`] | SGE | [`MvslParams::mcl`] |
 //!
 //! The fusion weights `η` (written to the caller's `eta`) are learned by
 //! kernel–target alignment ([`crate::similarity::mkl_weights`]) when
@@ -20,9 +20,9 @@
 use crate::data::{FactorsMut, ViewSet, ViewShape};
 use crate::error::Error;
 use crate::graph::{self, CsrGraph, CsrGraphs, CsrOut, GraphNnz, GraphParams, NoGraph, Sge};
-use crate::similarity::{self, KernelSet, MklParams};
-use crate::models::mvsl::{self, ShallowParams};
 use crate::linalg::real::Real;
+use crate::models::mvsl::{self, MvslParams};
+use crate::similarity::{self, KernelSet, MklParams};
 use crate::steps::{Init, Monitor, Report};
 use crate::work::{Stack, WorkReq};
 
@@ -49,7 +49,7 @@ pub struct PipelineParams {
     /// The model.
     pub method: Method,
     /// Solver options (weights α, β, γ, iterations, ...).
-    pub solver: ShallowParams,
+    pub solver: MvslParams,
     /// Neighbour graph options (GNMF, LDGE, TGE).
     pub graph: GraphParams,
     /// Learn `η` by kernel–target alignment (else uniform `1/H`).
@@ -62,10 +62,10 @@ impl PipelineParams {
     /// The method's preset (papers' weights), seed-003 graph options, MKL on.
     pub fn preset(method: Method) -> Self {
         let solver = match method {
-            Method::JointNmf => ShallowParams::joint_nmf(),
-            Method::Gnmf => ShallowParams::gnmf(),
-            Method::MvslS | Method::MvslL | Method::MvslT => ShallowParams::mvsl(),
-            Method::Mcl => ShallowParams::mcl(),
+            Method::JointNmf => MvslParams::joint_nmf(),
+            Method::Gnmf => MvslParams::gnmf(),
+            Method::MvslS | Method::MvslL | Method::MvslT => MvslParams::mvsl(),
+            Method::Mcl => MvslParams::mcl(),
         };
         let mut graph = GraphParams::default();
         if method == Method::Gnmf {
@@ -189,7 +189,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized, F: FactorsM
     // (the graph builders validate labels and neighbourhood sizes first too).
     let s = &params.solver;
     let np = s.nmf_params();
-    crate::models::nmf::validate(
+    crate::steps::check::validate(
         views,
         k,
         &np,

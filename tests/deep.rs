@@ -5,10 +5,10 @@
 mod common;
 
 use common::*;
-use mvnmf::models::deep::{self, DeepParams, DeepVInit};
 use mvnmf::eval::UNLABELED;
 use mvnmf::graph::{GraphOp, NoGraph, Sge};
-use mvnmf::models::mvsl::{self, ShallowParams};
+use mvnmf::models::deep::{self, DeepParams, DeepVInit};
+use mvnmf::models::mvsl::{self, MvslParams};
 use mvnmf::{Csc, Dense, Init, Report, View};
 
 struct Data {
@@ -96,9 +96,9 @@ fn fine_tuning_never_increases_the_objective() {
         (
             "DMCL",
             DeepParams {
-                top: ShallowParams {
+                top: MvslParams {
                     alpha: 2.0,
-                    ..ShallowParams::mcl()
+                    ..MvslParams::mcl()
                 },
                 ..DeepParams::dmcl()
             },
@@ -122,7 +122,7 @@ fn fine_tuning_never_increases_the_objective() {
     ];
     for (name, p0) in presets {
         let p = DeepParams {
-            top: ShallowParams {
+            top: MvslParams {
                 max_iter: 40,
                 tol: 0.0,
                 ..p0.top
@@ -169,12 +169,12 @@ fn one_layer_is_mcl_exactly() {
     let vs = views(&d);
     let sge = Sge::new(&d.labels, 3).unwrap();
     let k = 5;
-    let top = ShallowParams {
+    let top = MvslParams {
         max_iter: 25,
         tol: 0.0,
         alpha: 3.0,
         init: Init::Given,
-        ..ShallowParams::mcl()
+        ..MvslParams::mcl()
     };
     let u0: Vec<Vec<f64>> =
         d.xs.iter()
@@ -234,12 +234,12 @@ fn cheap_products_equal_the_naive_sweep() {
     let u2 = random_matrix(p1, k, 1.0, 6);
     let v0 = random_matrix(k, n, 1.0, 7);
     let eps = 1e-12;
-    let top = ShallowParams {
+    let top = MvslParams {
         max_iter: 1,
         tol: 0.0,
         eps,
         init: Init::Given,
-        ..ShallowParams::joint_nmf()
+        ..MvslParams::joint_nmf()
     };
     let p = DeepParams {
         top,
@@ -319,11 +319,11 @@ fn the_box_stops_the_scale_drift() {
     let d = data(60, 4);
     let vs = views(&d);
     let sge = Sge::new(&d.labels, 3).unwrap();
-    let top = ShallowParams {
+    let top = MvslParams {
         max_iter: 300,
         tol: 0.0,
         alpha: 20.0,
-        ..ShallowParams::mcl()
+        ..MvslParams::mcl()
     };
     let layers = [10, 5];
     let lower_max = |us: &[Vec<f64>]| {
@@ -376,16 +376,16 @@ fn encode_through_the_stack() {
     let vs = views(&d);
     let layers = [9, 5];
     let p = DeepParams {
-        top: ShallowParams {
+        top: MvslParams {
             max_iter: 150,
             tol: 0.0,
-            ..ShallowParams::joint_nmf()
+            ..MvslParams::joint_nmf()
         },
         ..DeepParams::dnmf()
     };
     let (us, v, _, _) = fit(&vs, &NoGraph { n: d.n }, &layers, &p, None, None);
     let enc = DeepParams {
-        top: ShallowParams {
+        top: MvslParams {
             max_iter: 400,
             init: Init::Given,
             ..p.top

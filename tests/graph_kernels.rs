@@ -278,8 +278,9 @@ fn class_pairs_equal_brute_force() {
         let gam = gammas(&views, &ks, &labels, 3);
         let kp = 4;
         let p = KnnParams { k: kp, block: 7 };
-        let need = similarity::class_pairs_workspace::<f64>((0..3).map(|v| views.shape(v)), &ks, 4, &p)
-            .unwrap();
+        let need =
+            similarity::class_pairs_workspace::<f64>((0..3).map(|v| views.shape(v)), &ks, 4, &p)
+                .unwrap();
         let mut w = vec![0u8; need];
         // Four classes declared, class 3 has no labeled item.
         let (mut pairs, mut s) = (vec![0; 2 * 4 * kp], vec![0.0; 4 * kp]);
@@ -331,7 +332,8 @@ fn knn_errors_have_their_codes_and_leave_outputs_untouched() {
     let try_knn = |labels: &[u32], scope: Scope<'_>, k: usize, eta: &[f64]| {
         let p = KnnParams { k, block: 0 };
         let need =
-            similarity::fused_knn_workspace::<f64>((0..3).map(|v| views.shape(v)), &ks, 3, &p).unwrap();
+            similarity::fused_knn_workspace::<f64>((0..3).map(|v| views.shape(v)), &ks, 3, &p)
+                .unwrap();
         let mut w = vec![0u8; need];
         let (mut nb, mut s) = (vec![7usize; n * k], vec![7.0; n * k]);
         let r = similarity::fused_knn(
@@ -425,9 +427,13 @@ fn knn_errors_have_their_codes_and_leave_outputs_untouched() {
     );
     assert_eq!(r, Err(Error::NegativeInput));
     // Workspace one byte short.
-    let need =
-        similarity::fused_knn_workspace::<f64>([vs[0].shape()], &[similarity::Kernel::Linear], 0, &p)
-            .unwrap();
+    let need = similarity::fused_knn_workspace::<f64>(
+        [vs[0].shape()],
+        &[similarity::Kernel::Linear],
+        0,
+        &p,
+    )
+    .unwrap();
     let r = similarity::fused_knn(
         &vs[..],
         &[similarity::Kernel::Linear],
@@ -618,9 +624,13 @@ fn mkl_weights_concentrate_on_the_informative_view() {
         for (lambda, floor) in [(0.0, 0.99), (0.01, 0.9), (0.1, 0.6)] {
             let views = views_of(&tv, [false, true, false]);
             let p = MklParams { lambda, block: 8 };
-            let need =
-                similarity::mkl_weights_workspace::<f64>((0..3).map(|v| views.shape(v)), &ks, 3, &p)
-                    .unwrap();
+            let need = similarity::mkl_weights_workspace::<f64>(
+                (0..3).map(|v| views.shape(v)),
+                &ks,
+                3,
+                &p,
+            )
+            .unwrap();
             let mut w = vec![0u8; need];
             let mut eta = vec![0.0; 3];
             let rep =
@@ -660,8 +670,8 @@ fn mkl_weights_concentrate_on_the_informative_view() {
         lambda: 1e6,
         block: 0,
     };
-    let need =
-        similarity::mkl_weights_workspace::<f64>((0..3).map(|v| views.shape(v)), &ks, 3, &p).unwrap();
+    let need = similarity::mkl_weights_workspace::<f64>((0..3).map(|v| views.shape(v)), &ks, 3, &p)
+        .unwrap();
     let mut w = vec![0u8; need];
     let mut eta = vec![0.0; 3];
     similarity::mkl_weights(&views[..], &ks, &labels, 3, &p, &mut eta, &mut w).unwrap();

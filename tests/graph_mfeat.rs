@@ -54,9 +54,13 @@ fn knn(
 ) -> Vec<usize> {
     let n = views[0].cols();
     let p = KnnParams { k, block: 0 };
-    let need =
-        similarity::fused_knn_workspace::<f64>((0..views.len()).map(|v| views.shape(v)), ks, 10, &p)
-            .unwrap();
+    let need = similarity::fused_knn_workspace::<f64>(
+        (0..views.len()).map(|v| views.shape(v)),
+        ks,
+        10,
+        &p,
+    )
+    .unwrap();
     let mut w = vec![0u8; need];
     let (mut nb, mut s) = (vec![0; n * k], vec![0.0; n * k]);
     similarity::fused_knn(

@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use mvnmf::eval::UNLABELED;
 use mvnmf::graph::{CsrGraph, CsrGraphs, GraphOp, NoGraph, Sge};
-use mvnmf::models::mvsl::{self, ShallowParams};
+use mvnmf::models::mvsl::{self, MvslParams};
 use mvnmf::models::nmf::{self, NmfParams};
 use mvnmf::steps::prox::Sparsity;
 use mvnmf::{Csc, Dense, Init, Report, View};
@@ -73,7 +73,7 @@ fn run<G: GraphOp<f64> + ?Sized>(
     vs: &[View<'_, f64>],
     graph: &G,
     k: usize,
-    params: &ShallowParams,
+    params: &MvslParams,
 ) -> Fit {
     let shapes: Vec<_> = vs.iter().map(|v| v.shape()).collect();
     let n = vs[0].cols();
@@ -141,8 +141,8 @@ fn sge_csr(labels: &[u32], classes: usize) -> (Csr, Csr) {
     ((ap, ai, aw), (pp, pi, pw))
 }
 
-fn presets() -> Vec<(&'static str, ShallowParams)> {
-    let base = |p: ShallowParams| ShallowParams {
+fn presets() -> Vec<(&'static str, MvslParams)> {
+    let base = |p: MvslParams| MvslParams {
         max_iter: 60,
         tol: 0.0,
         seed: 7,
@@ -150,31 +150,31 @@ fn presets() -> Vec<(&'static str, ShallowParams)> {
         ..p
     };
     vec![
-        ("joint NMF", base(ShallowParams::joint_nmf())),
-        ("GNMF", base(ShallowParams::gnmf())),
+        ("joint NMF", base(MvslParams::joint_nmf())),
+        ("GNMF", base(MvslParams::gnmf())),
         (
             "MvSL",
-            base(ShallowParams {
+            base(MvslParams {
                 alpha: 1.0,
-                ..ShallowParams::mvsl()
+                ..MvslParams::mvsl()
             }),
         ),
-        ("MvSL paper α", base(ShallowParams::mvsl())),
+        ("MvSL paper α", base(MvslParams::mvsl())),
         (
             "MCL",
-            base(ShallowParams {
+            base(MvslParams {
                 alpha: 5.0,
-                ..ShallowParams::mcl()
+                ..MvslParams::mcl()
             }),
         ),
-        ("MCL paper α", base(ShallowParams::mcl())),
+        ("MCL paper α", base(MvslParams::mcl())),
         (
             "MvSL v_inner 3 u_inner 1",
-            base(ShallowParams {
+            base(MvslParams {
                 alpha: 1.0,
                 v_inner: 3,
                 u_inner: 1,
-                ..ShallowParams::mvsl()
+                ..MvslParams::mvsl()
             }),
         ),
     ]
@@ -240,11 +240,11 @@ fn no_regularisers_and_vmax_inf_is_joint_nmf_exactly() {
     let p = problem(40, 2, 3, 3);
     let k = 4;
     let vs = views(&p);
-    let params = ShallowParams {
+    let params = MvslParams {
         max_iter: 30,
         tol: 0.0,
         seed: 9,
-        ..ShallowParams::joint_nmf()
+        ..MvslParams::joint_nmf()
     };
     let f = run(&vs, &NoGraph { n: p.n }, k, &params);
     let np = NmfParams {
@@ -274,7 +274,7 @@ fn no_regularisers_and_vmax_inf_is_joint_nmf_exactly() {
         &vs,
         &NoGraph { n: p.n },
         k,
-        &ShallowParams {
+        &MvslParams {
             sparsity: Sparsity::L12,
             alpha: 0.0,
             ..params
@@ -291,11 +291,11 @@ fn unlabeled_items_keep_their_encodings_erratum() {
     let p = problem(45, 3, 5, 4);
     let k = 6;
     let sge = Sge::new(&p.labels, 3).unwrap();
-    let params = ShallowParams {
+    let params = MvslParams {
         max_iter: 1,
         tol: 0.0,
         alpha: 1.0,
-        ..ShallowParams::mvsl()
+        ..MvslParams::mvsl()
     };
     let f = run(&views(&p), &sge, k, &params);
     for j in (0..p.n).filter(|&j| p.labels[j] == UNLABELED) {
@@ -322,12 +322,12 @@ fn group_sparsity_drops_whole_columns_only_when_alpha_is_large() {
             &views(&p),
             &sge,
             k,
-            &ShallowParams {
+            &MvslParams {
                 max_iter: 80,
                 tol: 0.0,
                 sparsity: sp,
                 alpha: 1e-3,
-                ..ShallowParams::mvsl()
+                ..MvslParams::mvsl()
             },
         );
         assert_eq!(
@@ -343,12 +343,12 @@ fn group_sparsity_drops_whole_columns_only_when_alpha_is_large() {
             &views(&p),
             &sge,
             k,
-            &ShallowParams {
+            &MvslParams {
                 max_iter: 80,
                 tol: 0.0,
                 sparsity: sp,
                 alpha,
-                ..ShallowParams::mvsl()
+                ..MvslParams::mvsl()
             },
         );
         let z1 = zero_cols(&big.u1, p.m1);
@@ -366,12 +366,12 @@ fn group_sparsity_drops_whole_columns_only_when_alpha_is_large() {
             &views(&p),
             &sge,
             k,
-            &ShallowParams {
+            &MvslParams {
                 max_iter: 20,
                 tol: 0.0,
                 sparsity: sp,
                 alpha: 1e6,
-                ..ShallowParams::mvsl()
+                ..MvslParams::mvsl()
             },
         );
         assert_eq!(
@@ -393,11 +393,11 @@ fn implicit_sge_equals_explicit_sge_csr() {
         Some(CsrGraph::new(p.n, &pp, &pi, &pw).unwrap()),
     )
     .unwrap();
-    let params = ShallowParams {
+    let params = MvslParams {
         max_iter: 40,
         tol: 0.0,
         alpha: 2.0,
-        ..ShallowParams::mvsl()
+        ..MvslParams::mvsl()
     };
     let (a, b) = (
         run(&views(&p), &sge, k, &params),
@@ -420,14 +420,14 @@ fn encode_is_monotone_and_reduces_to_nmf_encode() {
     let p = problem(40, 2, 3, 9);
     let k = 4;
     let vs = views(&p);
-    let params = ShallowParams {
+    let params = MvslParams {
         max_iter: 50,
         tol: 0.0,
         alpha: 1.0,
-        ..ShallowParams::mvsl()
+        ..MvslParams::mvsl()
     };
     let f = run(&vs, &NoGraph { n: p.n }, k, &params);
-    let enc = ShallowParams {
+    let enc = MvslParams {
         init: Init::Random,
         gamma: 0.01,
         ..params
@@ -463,7 +463,7 @@ fn encode_is_monotone_and_reduces_to_nmf_encode() {
         "mvsl encode",
     );
     // γ = 0, no graph: equals nmf::joint_encode bit for bit.
-    let enc0 = ShallowParams { gamma: 0.0, ..enc };
+    let enc0 = MvslParams { gamma: 0.0, ..enc };
     mvsl::encode(
         &vs,
         &NoGraph { n: p.n },

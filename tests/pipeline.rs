@@ -7,9 +7,9 @@ mod common;
 use common::*;
 use mvnmf::eval::UNLABELED;
 use mvnmf::graph::{self, CsrGraph, CsrGraphs, CsrOut, Sge};
-use mvnmf::similarity::{self, Kernel};
 use mvnmf::models::mvsl;
 use mvnmf::pipeline::{self, Method, PipelineParams};
+use mvnmf::similarity::{self, Kernel};
 use mvnmf::{Dense, Error, View};
 
 /// (rows, column-major data) per view.

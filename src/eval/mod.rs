@@ -79,9 +79,7 @@ pub(crate) fn sq_dist<T: Real>(a: MatRef<'_, T>, ja: usize, b: MatRef<'_, T>, jb
     }
 }
 
-/// The label of an item whose class is unknown (`MVNMF_UNLABELED` in C).
-/// cbindgen:ignore
-pub const UNLABELED: u32 = u32::MAX;
+pub use crate::data::UNLABELED;
 
 /// Fraction of the items with `mask[j]` set (all items if `mask` is `None`)
 /// whose prediction equals the truth. `NaN` when no item is counted.

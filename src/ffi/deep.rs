@@ -7,8 +7,8 @@ use super::{
     factors, finish, guard, mvnmf_progress_fn, mvnmf_report, mvnmf_status, mvnmf_view, outputs,
     read_views, shapes, slice, with_monitor, write_bytes, CFactors,
 };
-use crate::models::deep::{self, DeepParams, DeepVInit};
 use crate::error::Error;
+use crate::models::deep::{self, DeepParams, DeepVInit};
 
 /// Deep preset: DMCL (seed 001: L1,∞ on the top layer, α = 100, β = 0.015,
 /// γ = 0.005, vmax = 1, box on lower layers).

@@ -20,8 +20,8 @@
 
 mod eval;
 mod graph;
-pub use graph::*;
 pub use eval::*;
+pub use graph::*;
 mod deep;
 mod pipeline;
 mod shallow;

@@ -9,7 +9,7 @@ use super::{
 };
 use crate::error::Error;
 use crate::graph::{CsrGraph, CsrGraphs, GraphOp, NoGraph, Sge};
-use crate::models::mvsl::{self, ShallowParams};
+use crate::models::mvsl::{self, MvslParams};
 use crate::steps::prox::Sparsity;
 use crate::steps::Init;
 use crate::work::{Stack, WorkReq};
@@ -105,8 +105,8 @@ pub struct mvnmf_graph {
     pub penalty_weights: *const f64,
 }
 
-impl From<ShallowParams> for mvnmf_shallow_params {
-    fn from(p: ShallowParams) -> Self {
+impl From<MvslParams> for mvnmf_shallow_params {
+    fn from(p: MvslParams) -> Self {
         mvnmf_shallow_params {
             max_iter: p.max_iter,
             tol: p.tol,
@@ -135,7 +135,7 @@ impl From<ShallowParams> for mvnmf_shallow_params {
     }
 }
 
-pub(super) fn params_from_c(p: &mvnmf_shallow_params) -> Result<ShallowParams, Error> {
+pub(super) fn params_from_c(p: &mvnmf_shallow_params) -> Result<MvslParams, Error> {
     let init = match p.init {
         MVNMF_INIT_RANDOM => Init::Random,
         MVNMF_INIT_GIVEN => Init::Given,
@@ -147,7 +147,7 @@ pub(super) fn params_from_c(p: &mvnmf_shallow_params) -> Result<ShallowParams, E
         MVNMF_SPARSITY_L1INF => Sparsity::L1Inf,
         _ => return Err(Error::BadParameter),
     };
-    let out = ShallowParams {
+    let out = MvslParams {
         max_iter: p.max_iter,
         tol: p.tol,
         eps: p.eps,
@@ -168,7 +168,7 @@ pub(super) fn params_from_c(p: &mvnmf_shallow_params) -> Result<ShallowParams, E
     Ok(out)
 }
 
-unsafe fn read_params(p: *const mvnmf_shallow_params) -> Result<ShallowParams, Error> {
+unsafe fn read_params(p: *const mvnmf_shallow_params) -> Result<MvslParams, Error> {
     if p.is_null() {
         return Err(Error::NullPointer);
     }
@@ -270,12 +270,12 @@ pub(super) unsafe fn read_graph<'a>(g: *const mvnmf_graph) -> Result<AnyGraph<'a
     }
 }
 
-fn preset_of(preset: u32) -> Option<ShallowParams> {
+fn preset_of(preset: u32) -> Option<MvslParams> {
     Some(match preset {
-        MVNMF_PRESET_JOINT_NMF => ShallowParams::joint_nmf(),
-        MVNMF_PRESET_GNMF => ShallowParams::gnmf(),
-        MVNMF_PRESET_MVSL => ShallowParams::mvsl(),
-        MVNMF_PRESET_MCL => ShallowParams::mcl(),
+        MVNMF_PRESET_JOINT_NMF => MvslParams::joint_nmf(),
+        MVNMF_PRESET_GNMF => MvslParams::gnmf(),
+        MVNMF_PRESET_MVSL => MvslParams::mvsl(),
+        MVNMF_PRESET_MCL => MvslParams::mcl(),
         _ => return None,
     })
 }

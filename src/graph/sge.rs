@@ -1,8 +1,8 @@
 //! SGE, the simple graph embedding (seeds 000 §3.2, 003 §4), as an implicit operator.
 
 use super::GraphOp;
+use crate::data::UNLABELED;
 use crate::error::Error;
-use crate::eval::UNLABELED;
 use crate::linalg::real::Real;
 use crate::work::{Stack, WorkReq};
 

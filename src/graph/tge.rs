@@ -18,10 +18,10 @@ use super::build::{
 };
 use crate::data::{ViewSet, ViewShape};
 use crate::error::Error;
+use crate::linalg::real::Real;
 use crate::similarity::engine::{self, Engine, Mode};
 use crate::similarity::topk::{Filter, TopK};
 use crate::similarity::{self, class_of, median, ClassIndex, KernelSet, Layout};
-use crate::linalg::real::Real;
 use crate::work::{Stack, WorkReq};
 
 fn req<T>(lay: &Layout, n_classes: usize, p: &GraphParams) -> WorkReq {

@@ -1,6 +1,18 @@
-//! Every dense product goes through here (DESIGN §11).
+//! The numerical floor: the scalar trait [`real::Real`], strided matrix views
+//! ([`mat`]), and every product the solvers form (DESIGN §11).
 //!
-//! * no_std: [`blocked::gemm`], an allocation-free Goto-style GEMM that packs
+//! | file | what |
+//! |---|---|
+//! | `mod.rs` | `gemm` (one entry for every dense product), `gram_t`, dot products, norms |
+//! | `blocked.rs` | the no_std GEMM on workspace panels |
+//! | `hosted.rs` | the `gemm` crate's GEMM (std builds; `unsafe`) |
+//! | `sparse.rs` | the CSC type and its `O(nnz·K)` products |
+//! | `simd.rs` | run-time SIMD dispatch of the portable loops (`unsafe`) |
+//! | `spk.rs` | AVX2 + FMA sparse row kernels (std, x86-64; `unsafe`) |
+//!
+//! Dense products:
+//!
+//! * no_std: `blocked::gemm`, an allocation-free Goto-style GEMM that packs
 //!   panels of A and B into the caller's workspace and runs a register-tiled
 //!   `MR × NR` micro-kernel written so that the compiler vectorises it.
 //! * `std`: the `gemm` crate's kernels (run-time AVX/AVX2/AVX-512/FMA detection),
@@ -17,6 +29,7 @@ pub(crate) mod hosted;
 pub mod mat;
 pub mod real;
 pub(crate) mod simd;
+pub(crate) mod sparse;
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
 pub(crate) mod spk;
 

@@ -45,13 +45,17 @@
 use crate::data::{Dense, Factors, FactorsMut, View, ViewSet, ViewShape};
 use crate::error::Error;
 use crate::graph::GraphOp;
-use crate::linalg::{gemm, gemm_workspace};
 use crate::linalg::mat::{MatMut, MatRef};
-use crate::models::mvsl::{self, ProxScratch, ShallowParams};
-use crate::models::nmf::{self, NmfParams};
-use crate::steps::prox::{group_norm, Sparsity};
 use crate::linalg::real::Real;
+use crate::linalg::{gemm, gemm_workspace};
+use crate::steps::check::{check_graph, check_shapes};
+use crate::steps::init::start_scales;
+use crate::steps::mu::{self, gram, mu_step, objective, pq_view, products_req};
+use crate::steps::prox::{group_norm, Sparsity};
+use crate::steps::prox::{prox_gradient, ProxScratch};
+use crate::steps::vstep::{self, assemble, v_update};
 use crate::steps::{notify, step, Init, Monitor, Report, Stop};
+use crate::steps::{MvslParams, NmfParams};
 use crate::work::{Stack, WorkReq};
 
 /// How `V` starts after pre-training.
@@ -67,7 +71,7 @@ pub enum DeepVInit {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DeepParams {
     /// Everything the shallow solver has; `sparsity`/`alpha` act on the top layer.
-    pub top: ShallowParams,
+    pub top: MvslParams,
     /// NMF iterations per layer in pre-training (default 100).
     pub pretrain_iter: u32,
     /// Lower layers in `[0, 1]` (default true; DESIGN §2).
@@ -81,7 +85,7 @@ impl DeepParams {
     /// vmax = 1, SGE graph (the caller's), box on.
     pub fn dmcl() -> Self {
         DeepParams {
-            top: ShallowParams::mcl(),
+            top: MvslParams::mcl(),
             pretrain_iter: 100,
             box_lower: true,
             v_init: DeepVInit::Random,
@@ -91,7 +95,7 @@ impl DeepParams {
     /// DNMF / ConcatDNMF: no regularisers, vmax = ∞ (one view: DNMF).
     pub fn dnmf() -> Self {
         DeepParams {
-            top: ShallowParams::joint_nmf(),
+            top: MvslParams::joint_nmf(),
             ..Self::dmcl()
         }
     }
@@ -163,7 +167,7 @@ fn finetune_req<T>(
     graph_req: WorkReq,
 ) -> Result<WorkReq, Error> {
     let k = *layers.last().ok_or(Error::BadRank)?;
-    let (n, mmax) = nmf::check_shapes(shapes.clone(), k)?;
+    let (n, mmax) = check_shapes(shapes.clone(), k)?;
     let h = shapes.clone().into_iter().count();
     let (pmax, smax) = dims_max(shapes.clone(), layers);
     let d = mmax.max(pmax).max(k);
@@ -174,7 +178,7 @@ fn finetune_req<T>(
     let pp = WorkReq::matrix::<T>(pmax, pmax);
     let pk = WorkReq::matrix::<T>(pmax, k);
     let wide = WorkReq::matrix::<T>(mmax.max(pmax), pmax.max(k));
-    let scratch = nmf::products_req::<T>(shapes.clone(), k, n)
+    let scratch = products_req::<T>(shapes.clone(), k, n)
         .or(graph_req)
         .or(gemm_workspace::<T>(d, d, d));
     Ok(WorkReq::all_of(&[
@@ -211,7 +215,7 @@ fn pretrain_req<T>(
     layers: &[usize],
 ) -> Result<WorkReq, Error> {
     let k = *layers.last().ok_or(Error::BadRank)?;
-    let (n, _) = nmf::check_shapes(shapes.clone(), k)?;
+    let (n, _) = check_shapes(shapes.clone(), k)?;
     let mut req = WorkReq::EMPTY;
     let mut hmax = 0;
     for s in shapes {
@@ -235,8 +239,8 @@ fn pretrain_req<T>(
 }
 
 fn fit_nmf_req<T>(shape: ViewShape, k: usize) -> Result<WorkReq, Error> {
-    // nmf::fit_workspace returns bytes with slack; express it as a requirement.
-    let b = nmf::fit_workspace::<T>(shape, k, &NmfParams::default())?;
+    // The byte count (with its alignment slack) as a requirement.
+    let b = mu::fit_req::<T>([shape], k)?.bytes()?;
     Ok(WorkReq::new::<u8>(b))
 }
 
@@ -250,7 +254,7 @@ pub fn fit_workspace<T: Real, G: GraphOp<T> + ?Sized>(
 ) -> Result<usize, Error> {
     params.validate()?;
     check_layers(layers)?;
-    mvsl::check_graph(&params.top, graph, shapes.clone())?;
+    check_graph(&params.top, graph, shapes.clone())?;
     let ft = finetune_req::<T>(
         shapes.clone(),
         layers,
@@ -283,7 +287,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
     let tp = &params.top;
     let k = *layers.last().unwrap_or(&1);
     let hv = views.count();
-    let (n, mmax) = nmf::check_shapes((0..hv).map(|i| views.shape(i)), k)?;
+    let (n, mmax) = check_shapes((0..hv).map(|i| views.shape(i)), k)?;
     if u.count() != hv {
         return Err(Error::DimensionMismatch);
     }
@@ -295,7 +299,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
     if v.len() != k.checked_mul(n).ok_or(Error::SizeOverflow)? {
         return Err(Error::DimensionMismatch);
     }
-    mvsl::check_graph(tp, graph, (0..hv).map(|i| views.shape(i)))?;
+    check_graph(tp, graph, (0..hv).map(|i| views.shape(i)))?;
     let need = fit_workspace::<T, G>((0..hv).map(|i| views.shape(i)), graph, layers, params)?;
     if work.len() < need {
         return Err(Error::WorkspaceTooSmall);
@@ -357,14 +361,14 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
     let mut sc = st.rest();
 
     form_pq_deep(views, &prep, layers, k, &*u, p, q, &mut t, &mut sc)?;
-    nmf::gram(v, k, n, g, &mut sc)?;
+    gram(v, k, n, g, &mut sc)?;
     let traces = if use_graph {
         graph.apply(v, k, plus, minus, &mut sc)?
     } else {
         (0.0, 0.0)
     };
-    let rec = nmf::objective(half_x2, q, v, p, g).reconstruction;
-    let mut obj = mvsl::assemble(tp, rec, top_norms(tp, views, &*u, layers), traces, v);
+    let rec = objective(half_x2, q, v, p, g).reconstruction;
+    let mut obj = assemble(tp, rec, top_norms(tp, views, &*u, layers), traces, v);
     let mut report = Report {
         iterations: 0,
         initial: obj,
@@ -409,9 +413,9 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
                 MatMut::col_major(d, k, n)?,
                 &mut sc,
             )?;
-            mvsl::v_update(tp, v, d, plus, minus, q, use_graph);
+            v_update(tp, v, d, plus, minus, q, use_graph);
         }
-        nmf::gram(v, k, n, g, &mut sc)?;
+        gram(v, k, n, g, &mut sc)?;
         let traces = if use_graph {
             graph.apply(v, k, plus, minus, &mut sc)?
         } else {
@@ -419,8 +423,8 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
         };
         graph_fresh = use_graph;
         let prev = obj.total;
-        let rec = nmf::objective(half_x2, q, v, p, g).reconstruction;
-        obj = mvsl::assemble(tp, rec, top_norms(tp, views, &*u, layers), traces, v);
+        let rec = objective(half_x2, q, v, p, g).reconstruction;
+        obj = assemble(tp, rec, top_norms(tp, views, &*u, layers), traces, v);
         if step(&mut report, &mut monitor, it, prev, obj, tp.tol) {
             break;
         }
@@ -431,7 +435,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
 
 /// `R(U_M^(v))` for each view, in view order.
 fn top_norms<'a, T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
-    tp: &'a ShallowParams,
+    tp: &'a MvslParams,
     views: &'a VS,
     u: &'a F,
     layers: &'a [usize],
@@ -620,7 +624,7 @@ fn form_pq_deep<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
         let x = views.view(i);
         let rows = x.rows();
         let ut = stack_product(u.get(i), rows, layers, k, t.ut, t.t1, t.delta, sc)?;
-        nmf::pq_view(&x, prep.get(views, i), ut, k, i > 0, p, q, sc)?;
+        pq_view(&x, prep.get(views, i), ut, k, i > 0, p, q, sc)?;
     }
     Ok(())
 }
@@ -759,7 +763,7 @@ fn sweep_view<T: Real>(
                     sc,
                 )?;
             }
-            nmf::mu_step(layer, &t.num[..a * b], &t.den[..a * b], eps, cap);
+            mu_step(layer, &t.num[..a * b], &t.den[..a * b], eps, cap);
             // B ← B U_m
             if m == 0 {
                 t.b[..rows * b].copy_from_slice(layer);
@@ -815,7 +819,7 @@ fn sweep_view<T: Real>(
                     h: &mut *h,
                     sort: &mut *t.sort,
                 };
-                mvsl::prox_gradient(tp, layer, a, k, rm, g1, g, lip, &mut s, sc)?;
+                prox_gradient(tp, layer, a, k, rm, g1, g, lip, &mut s, sc)?;
             } else {
                 // Multiplicative: U ← U ∘ (R_M + ε) ⊘ (G₁ U G + ε).
                 let den = &mut t.den[..a * k];
@@ -847,7 +851,7 @@ fn sweep_view<T: Real>(
                         )?;
                     }
                 }
-                nmf::mu_step(layer, rm, den, eps, T::INFINITY);
+                mu_step(layer, rm, den, eps, T::INFINITY);
             }
         }
     }
@@ -909,7 +913,15 @@ fn pretrain<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
             } else {
                 View::Dense(Dense::new(&src[..a * n], a, n, a)?)
             };
-            nmf::fit(input, b, &np, layer, &mut dst[..b * n], wbuf, None)?;
+            mu::fit(
+                &[input],
+                b,
+                &np,
+                &mut [layer][..],
+                &mut dst[..b * n],
+                wbuf,
+                None,
+            )?;
             input_is_h1 = !input_is_h1;
             if top && params.v_init == DeepVInit::Pretrained {
                 let enc: &[T] = if input_is_h1 { &*h1 } else { &*h2 };
@@ -924,7 +936,7 @@ fn pretrain<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     match params.v_init {
         DeepVInit::Pretrained => v.iter_mut().for_each(|x| *x = x.min(vmax)),
         DeepVInit::Random => {
-            let (sv, _) = nmf::start_scales(views, k, tp.vmax);
+            let (sv, _) = start_scales(views, k, tp.vmax);
             let mut rng = crate::rng::Rng::new(tp.seed);
             v.iter_mut()
                 .for_each(|x| *x = T::from_f64(rng.uniform() * sv));
@@ -965,17 +977,16 @@ fn encode_req<T: Real, G: GraphOp<T> + ?Sized>(
     shapes: impl IntoIterator<Item = ViewShape> + Clone,
     graph: &G,
     layers: &[usize],
-    params: &DeepParams,
 ) -> Result<WorkReq, Error> {
     let k = *layers.last().ok_or(Error::BadRank)?;
-    let (_, mmax) = nmf::check_shapes(shapes.clone(), k)?;
+    let (_, mmax) = check_shapes(shapes.clone(), k)?;
     let (pmax, _) = dims_max(shapes.clone(), layers);
     let total_rows = shapes
         .clone()
         .into_iter()
         .try_fold(0usize, |a, s| a.checked_add(s.rows))
         .ok_or(Error::SizeOverflow)?;
-    let enc = mvsl::encode_workspace::<T, G>(shapes, graph, k, &params.top)?;
+    let enc = vstep::encode_req::<T>(shapes, k, graph.apply_workspace(k))?.bytes()?;
     Ok(WorkReq::all_of(&[
         WorkReq::matrix::<T>(total_rows, k),
         WorkReq::matrix::<T>(pmax.max(k).saturating_mul(2), k),
@@ -992,12 +1003,12 @@ pub fn encode_workspace<T: Real, G: GraphOp<T> + ?Sized>(
 ) -> Result<usize, Error> {
     params.validate()?;
     check_layers(layers)?;
-    encode_req::<T, G>(shapes, graph, layers, params)?.bytes()
+    encode_req::<T, G>(shapes, graph, layers)?.bytes()
 }
 
 /// Out-of-sample encoding through the whole stack (DESIGN §10): forms
 /// `Ũ^(v) = U_1⋯U_M` once (`O(M_v p K)` per view), then runs
-/// [`crate::models::mvsl::encode`] with those bases (graph optional, γ, `0 ≤ V ≤ vmax`).
+/// the V-steps of [`crate::models::mvsl::encode`] with those bases (graph optional, γ, `0 ≤ V ≤ vmax`).
 /// `u`: the fitted per-view buffers (read only); `v`: `K × N` written.
 #[allow(clippy::too_many_arguments)]
 pub fn encode<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: Factors<T> + ?Sized>(
@@ -1014,7 +1025,7 @@ pub fn encode<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: Facto
     check_layers(layers)?;
     let k = *layers.last().unwrap_or(&1);
     let hv = views.count();
-    let (n, _) = nmf::check_shapes((0..hv).map(|i| views.shape(i)), k)?;
+    let (n, _) = check_shapes((0..hv).map(|i| views.shape(i)), k)?;
     if u.count() != hv {
         return Err(Error::DimensionMismatch);
     }
@@ -1027,8 +1038,7 @@ pub fn encode<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: Facto
     if v.len() != k.checked_mul(n).ok_or(Error::SizeOverflow)? {
         return Err(Error::DimensionMismatch);
     }
-    encode_req::<T, G>((0..hv).map(|i| views.shape(i)), graph, layers, params)?
-        .check(work.len())?;
+    encode_req::<T, G>((0..hv).map(|i| views.shape(i)), graph, layers)?.check(work.len())?;
     let (pmax, _) = dims_max((0..hv).map(|i| views.shape(i)), layers);
     let total_rows: usize = (0..hv).map(|i| views.shape(i).rows).sum();
     let mut st = Stack::new(work);
@@ -1055,5 +1065,5 @@ pub fn encode<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: Facto
         k,
     };
     let w: &mut [u8] = sc.take_rest();
-    mvsl::encode(views, graph, k, &params.top, &bases, v, w, monitor)
+    vstep::encode(views, graph, k, &params.top, &bases, v, w, monitor)
 }

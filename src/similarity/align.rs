@@ -162,7 +162,7 @@ pub fn alignment_system_workspace<T>(
 /// The alignment system: writes `G` (`H × H`, column-major, symmetric) and `b` (`H`) of the
 /// module docs and returns the constant `c`, so that the loss is `ηᵀGη − 2bᵀη + c`.
 ///
-/// `labels` has one entry per item (class `< n_classes` or [`crate::eval::UNLABELED`]); at
+/// `labels` has one entry per item (class `< n_classes` or [`crate::data::UNLABELED`]); at
 /// least 2 labeled items. Cost `O(N_l² Σ_v M_v)` (one blocked pass, plus the median passes of
 /// RBF views with [`super::Bandwidth::Median`]).
 ///

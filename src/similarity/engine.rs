@@ -16,9 +16,9 @@
 use super::{Bandwidth, Kernel, KernelSet, Layout};
 use crate::data::{View, ViewSet};
 use crate::error::Error;
-use crate::linalg::{gemm, gemm_workspace};
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
+use crate::linalg::{gemm, gemm_workspace};
 use crate::work::{Stack, WorkReq};
 
 /// What a block holds.

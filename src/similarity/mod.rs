@@ -21,7 +21,7 @@
 //!
 //! **RBF bandwidth.** Either given (`γ > 0`) or the median heuristic `γ = 1 / median(d²)`, the median
 //! taken over **every unordered pair `{i, j}`, `i ≠ j`, of labeled items** (labels other than
-//! [`crate::eval::UNLABELED`]), `d² = ‖x_i − x_j‖²` in that view; with `P` pairs it is the lower
+//! [`crate::data::UNLABELED`]), `d² = ‖x_i − x_j‖²` in that view; with `P` pairs it is the lower
 //! median, the element of rank `⌊(P − 1)/2⌋` (0-based) in increasing order. It is exact and uses
 //! `O(1)` memory: a radix selection on the bits of `d²` (12 bits per pass, usually 2–3 passes over
 //! the labeled pairs, each pass GEMM-shaped). If that median is 0 (more than half the labeled pairs
@@ -73,13 +73,14 @@ pub use knn::{
 pub use median::{resolve_bandwidths, resolve_bandwidths_workspace};
 pub use qp::{simplex_qp, simplex_qp_workspace, QpReport};
 
+use crate::data::UNLABELED;
 use crate::data::{ViewKind, ViewSet, ViewShape};
 use crate::error::Error;
-use crate::eval::UNLABELED;
 use crate::linalg::real::Real;
 use crate::work::{Stack, WorkReq};
 
 /// Default block size (items per side of a kernel block).
+/// cbindgen:ignore
 pub const DEFAULT_BLOCK: usize = 256;
 
 /// RBF bandwidth.

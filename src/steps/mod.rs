@@ -1,11 +1,26 @@
-//! What every factorization model is built from (DESIGN §3–§5): the driver loop
-//! with its report, monitor and stopping rule, the guarded multiplicative steps,
-//! the composite-gradient U-step with its proximal maps, the bounded V-step,
-//! and the random starts. Models ([`crate::models`]) compose these; they never
-//! call each other.
+//! What every factorization model is built from (DESIGN §3–§5), lowest first:
+//!
+//! | module | what |
+//! |---|---|
+//! | `driver` | the outer loop every solver runs: report, monitor, cancel, stopping rule |
+//! | `params` | [`NmfParams`], [`MvslParams`]: the options of the DESIGN §2 family |
+//! | `check` | validation shared by the solvers (shapes, buffers, values, graph) |
+//! | `init` | seeded random starts |
+//! | `mu`, `fused` | guarded multiplicative steps, `P`, `Q`, `G`, the reconstruction term, the Lee–Seung solver; the fused sparse U-step |
+//! | [`prox`] | the composite-gradient U-step and the group norms' proximal maps (DESIGN §4) |
+//! | `vstep` | the bounded V-step with graph embedding (DESIGN §5), the weighted objective, encode |
+//!
+//! Models ([`crate::models`]) compose these; they never call each other.
 
+pub(crate) mod check;
 mod driver;
+pub(crate) mod fused;
+pub(crate) mod init;
+pub(crate) mod mu;
+mod params;
 pub mod prox;
+pub(crate) mod vstep;
 
-pub use driver::{Init, Monitor, Objective, Progress, Report, Stop};
 pub(crate) use driver::{notify, step};
+pub use driver::{Init, Monitor, Objective, Progress, Report, Stop};
+pub use params::{MvslParams, NmfParams};

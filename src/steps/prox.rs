@@ -3,7 +3,12 @@
 //! Both norms are absolute and monotone, so `prox_{τR + ι(U ≥ 0)}(b)` is the
 //! norm's prox applied to `[b]₊`. Columns of `U` are the groups.
 
+use crate::error::Error;
+use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
+use crate::linalg::{dot, gemm, sq_norm};
+use crate::steps::MvslParams;
+use crate::work::Stack;
 
 /// Which group norm regularises the bases.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,6 +87,149 @@ pub fn prox_linf_nonneg<T: Real>(b: &mut [T], tau: f64, scratch: &mut [T]) {
     }
     let th = T::from_f64(theta.max(0.0));
     b.iter_mut().for_each(|x| *x = x.min(th));
+}
+
+/// Scratch of [`prox_gradient`]: `grad`, `t` (`p × K`); with a left Gram `G₁`
+/// also `delta`, `g1d` (`p × K`); `h` (`K × K`), `sort` (`p`).
+pub(crate) struct ProxScratch<'a, T> {
+    pub(crate) grad: &'a mut [T],
+    pub(crate) t: &'a mut [T],
+    pub(crate) delta: &'a mut [T],
+    pub(crate) g1d: &'a mut [T],
+    pub(crate) h: &'a mut [T],
+    pub(crate) sort: &'a mut [T],
+}
+/// Composite gradient mapping (seed 001 Alg. 2, DESIGN §4) on
+/// `φ(U) = ½‖X‖² − tr(UᵀR) + ½tr(UᵀG₁UG₂) + αR(U)` over `U ≥ 0` (`p × K`), with
+/// `G₁ = I` when `g1` is `None` (shallow models) or `BᵀB` for the top layer of
+/// a deep stack. `lip` carries the Lipschitz guess between outer iterations
+/// (0: start from `tr(G₁)·tr(G₂) ≥ λmax(G₁)λmax(G₂)`). Never touches X.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn prox_gradient<T: Real>(
+    params: &MvslParams,
+    u: &mut [T],
+    m: usize,
+    k: usize,
+    r: &[T],
+    g1: Option<&[T]>,
+    g2: &[T],
+    lip: &mut f64,
+    s: &mut ProxScratch<'_, T>,
+    sc: &mut Stack<'_>,
+) -> Result<(), Error> {
+    let trace = |g: &[T], n: usize| (0..n).map(|i| g[i + i * n].to_f64()).sum::<f64>();
+    let start = trace(g2, k) * g1.map_or(1.0, |g| trace(g, m));
+    let mut l = if *lip > 0.0 {
+        *lip / params.eta_down
+    } else {
+        start
+    };
+    l = l.max(params.l0).max(f64::MIN_POSITIVE);
+    for _ in 0..params.u_inner {
+        // ∇f = G₁ U G₂ − R
+        match g1 {
+            None => gemm(
+                T::ONE,
+                MatRef::col_major(u, m, k)?,
+                MatRef::col_major(g2, k, k)?,
+                T::ZERO,
+                MatMut::col_major(s.grad, m, k)?,
+                sc,
+            )?,
+            Some(g1) => {
+                gemm(
+                    T::ONE,
+                    MatRef::col_major(u, m, k)?,
+                    MatRef::col_major(g2, k, k)?,
+                    T::ZERO,
+                    MatMut::col_major(s.delta, m, k)?,
+                    sc,
+                )?;
+                gemm(
+                    T::ONE,
+                    MatRef::col_major(g1, m, m)?,
+                    MatRef::col_major(s.delta, m, k)?,
+                    T::ZERO,
+                    MatMut::col_major(s.grad, m, k)?,
+                    sc,
+                )?;
+            }
+        }
+        s.grad.iter_mut().zip(r).for_each(|(g, &ri)| *g -= ri);
+        let mut accepted = false;
+        for _ in 0..2000 {
+            let inv_l = T::from_f64(1.0 / l);
+            for ((ti, &ui), &gi) in s.t.iter_mut().zip(u.iter()).zip(s.grad.iter()) {
+                *ti = ui - gi * inv_l;
+            }
+            let tau = params.alpha / l;
+            for col in s.t.chunks_exact_mut(m) {
+                match params.sparsity {
+                    Sparsity::L12 => prox_l2_nonneg(col, tau),
+                    Sparsity::L1Inf => prox_linf_nonneg(col, tau, s.sort),
+                    Sparsity::None => col.iter_mut().for_each(|x| *x = x.max(T::ZERO)),
+                }
+            }
+            // Sufficient decrease: f(T) − f(U) − ⟨∇f, Δ⟩ = ½tr(ΔᵀG₁ΔG₂) ≤ (L/2)‖Δ‖².
+            let (lhs, delta2) = match g1 {
+                None => quad_delta(s.t, u, m, k, g2, s.h),
+                Some(g1) => {
+                    for ((d, &ti), &ui) in s.delta.iter_mut().zip(s.t.iter()).zip(u.iter()) {
+                        *d = ti - ui;
+                    }
+                    gemm(
+                        T::ONE,
+                        MatRef::col_major(g1, m, m)?,
+                        MatRef::col_major(s.delta, m, k)?,
+                        T::ZERO,
+                        MatMut::col_major(s.g1d, m, k)?,
+                        sc,
+                    )?;
+                    let mut q = 0.0;
+                    for c in 0..k {
+                        let a = &s.g1d[c * m..(c + 1) * m];
+                        for kk in 0..k {
+                            q += g2[kk + c * k].to_f64() * dot(a, &s.delta[kk * m..(kk + 1) * m]);
+                        }
+                    }
+                    (0.5 * q, sq_norm(s.delta))
+                }
+            };
+            if lhs <= 0.5 * l * delta2 * (1.0 + 1e-12) {
+                u.copy_from_slice(s.t);
+                accepted = true;
+                break;
+            }
+            l *= params.eta_up;
+        }
+        if !accepted {
+            // λmax(G₁)λmax(G₂) is finite, so the search always ends; keep U if not.
+            break;
+        }
+    }
+    *lip = l;
+    Ok(())
+}
+/// `(½ tr(ΔᵀΔ G), ‖Δ‖²)` for `Δ = T − U` (`m × k`), `O(m k²)`, using `h` (k×k).
+fn quad_delta<T: Real>(t: &[T], u: &[T], m: usize, k: usize, g: &[T], h: &mut [T]) -> (f64, f64) {
+    // h = ΔᵀΔ, accumulated column pair by column pair in f64.
+    let mut d2 = 0.0;
+    for a in 0..k {
+        for b in 0..=a {
+            let (ta, ua) = (&t[a * m..(a + 1) * m], &u[a * m..(a + 1) * m]);
+            let (tb, ub) = (&t[b * m..(b + 1) * m], &u[b * m..(b + 1) * m]);
+            let mut s = 0.0;
+            for i in 0..m {
+                s += (ta[i].to_f64() - ua[i].to_f64()) * (tb[i].to_f64() - ub[i].to_f64());
+            }
+            h[a + b * k] = T::from_f64(s);
+            h[b + a * k] = T::from_f64(s);
+            if a == b {
+                d2 += s;
+            }
+        }
+    }
+    (0.5 * dot(h, g), d2)
 }
 
 #[cfg(test)]

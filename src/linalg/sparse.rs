@@ -1,0 +1,987 @@
+//! Sparse products of CSC matrices at `O(nnz·K)`: the CSC type itself, its
+//! row-sorted copy (CSR, built once per fit), and the loops behind
+//! `X·Vᵀ` (gather) and `Uᵀ·X` (scatter), portable and (x86-64 AVX2 + FMA,
+//! hosted) through the hand-written kernels of [`super::spk`].
+//!
+//! | product | path | cost |
+//! |---|---|---|
+//! | `X·Vᵀ` | row-sorted entries, each result row in registers (`K ≤ 64`: `V` padded to a multiple of 8; else 8 columns at a time) | `O(nnz·K + M·K)` |
+//! | `Uᵀ·X` | row-sorted entries scattered into a padded result (`K ≤ 64`), else column blocks of `RB` rows | `O(nnz·K + (M + N)·K)` |
+//!
+//! The fused NMF U-step (`steps::fused`) drives the block gather and scatter
+//! directly; the views of [`crate::data`] reach the whole products through
+//! [`csr_x_vt`] and [`csc_ut_x`].
+
+use crate::error::Error;
+use crate::linalg::real::Real;
+use crate::linalg::simd::{self, Kernel};
+use crate::work::{Stack, WorkReq};
+
+/// Calls `$f::<T, W>(args)` for the padded width `$w` (a multiple of 8 ≤ 64).
+macro_rules! by_width {
+    ($w:expr, $f:ident, $($a:expr),*) => {
+        match $w {
+            8 => $f::<T, 8>($($a),*),
+            16 => $f::<T, 16>($($a),*),
+            24 => $f::<T, 24>($($a),*),
+            32 => $f::<T, 32>($($a),*),
+            40 => $f::<T, 40>($($a),*),
+            48 => $f::<T, 48>($($a),*),
+            56 => $f::<T, 56>($($a),*),
+            _ => $f::<T, 64>($($a),*),
+        }
+    };
+}
+
+/// A CSC matrix: column `j` holds `row_idx[col_ptr[j]..col_ptr[j+1]]` (strictly
+/// increasing) with `values` alongside. `nnz = col_ptr[cols]`.
+#[derive(Clone, Copy, Debug)]
+pub struct Csc<'a, T> {
+    pub(crate) col_ptr: &'a [usize],
+    pub(crate) row_idx: &'a [usize],
+    pub(crate) values: &'a [T],
+    pub(crate) rows: usize,
+    pub(crate) cols: usize,
+}
+
+impl<'a, T: Real> Csc<'a, T> {
+    /// Checks the structure in `O(nnz + cols)`: `col_ptr.len() == cols+1`,
+    /// `col_ptr[0] == 0`, non-decreasing, `col_ptr[cols] <= row_idx.len(), values.len()`,
+    /// row indices `< rows` and strictly increasing within each column.
+    pub fn new(
+        rows: usize,
+        cols: usize,
+        col_ptr: &'a [usize],
+        row_idx: &'a [usize],
+        values: &'a [T],
+    ) -> Result<Self, Error> {
+        if rows == 0 || cols == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        rows.checked_mul(cols).ok_or(Error::SizeOverflow)?;
+        if col_ptr.len() != cols + 1 {
+            return Err(Error::DimensionMismatch);
+        }
+        if col_ptr[0] != 0 {
+            return Err(Error::MalformedCsc);
+        }
+        let nnz = col_ptr[cols];
+        if nnz > row_idx.len() || nnz > values.len() {
+            return Err(Error::BufferTooShort);
+        }
+        for j in 0..cols {
+            let (s, e) = (col_ptr[j], col_ptr[j + 1]);
+            if e < s || e > nnz {
+                return Err(Error::MalformedCsc);
+            }
+            let mut prev: Option<usize> = None;
+            for &r in &row_idx[s..e] {
+                if r >= rows || prev.is_some_and(|p| r <= p) {
+                    return Err(Error::MalformedCsc);
+                }
+                prev = Some(r);
+            }
+        }
+        Ok(Csc {
+            col_ptr,
+            row_idx,
+            values: &values[..nnz],
+            rows,
+            cols,
+        })
+    }
+
+    /// Re-creates a matrix that [`Csc::new`] accepted with the same arguments
+    /// (skips the `O(nnz)` scan; indexing stays bounds-checked).
+    pub(crate) fn from_validated(
+        rows: usize,
+        cols: usize,
+        col_ptr: &'a [usize],
+        row_idx: &'a [usize],
+        values: &'a [T],
+    ) -> Self {
+        let nnz = col_ptr[cols];
+        Csc {
+            col_ptr,
+            row_idx,
+            values: &values[..nnz],
+            rows,
+            cols,
+        }
+    }
+
+    /// Stored entries.
+    #[inline]
+    pub fn nnz(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Column `j`: (row indices, values).
+    #[inline]
+    pub fn col(&self, j: usize) -> (&'a [usize], &'a [T]) {
+        let (s, e) = (self.col_ptr[j], self.col_ptr[j + 1]);
+        (&self.row_idx[s..e], &self.values[s..e])
+    }
+}
+
+/// Width of the register-held accumulators of the sparse kernels.
+const CHUNK: usize = 8;
+
+/// `CHUNK` values at `off`, as an array (so the compiler sees the length).
+/// `None` never happens for the callers' offsets (indices of validated
+/// matrices); they skip the entry rather than panic.
+#[inline(always)]
+fn chunk_at<T: Real>(src: &[T], off: usize) -> Option<&[T; CHUNK]> {
+    src.get(off..off + CHUNK)
+        .and_then(|s| <&[T; CHUNK]>::try_from(s).ok())
+}
+
+/// `Σ_e xs[e] · src[idx[e]·k + kc ..][..w]` (`w ≤ CHUNK`) with four independent
+/// accumulators, so that the additions pipeline instead of waiting on each other.
+#[inline(always)]
+fn gather_sum<T: Real>(
+    idx: &[usize],
+    xs: &[T],
+    src: &[T],
+    k: usize,
+    kc: usize,
+    w: usize,
+) -> [T; CHUNK] {
+    let (mut a0, mut a1, mut a2, mut a3) = (
+        [T::ZERO; CHUNK],
+        [T::ZERO; CHUNK],
+        [T::ZERO; CHUNK],
+        [T::ZERO; CHUNK],
+    );
+    if w == CHUNK {
+        let mut ic = idx.chunks_exact(4);
+        let mut xc = xs.chunks_exact(4);
+        for (i4, x4) in (&mut ic).zip(&mut xc) {
+            let rows = (
+                chunk_at(src, i4[0] * k + kc),
+                chunk_at(src, i4[1] * k + kc),
+                chunk_at(src, i4[2] * k + kc),
+                chunk_at(src, i4[3] * k + kc),
+            );
+            let (Some(r0), Some(r1), Some(r2), Some(r3)) = rows else {
+                continue;
+            };
+            for t in 0..CHUNK {
+                a0[t] += x4[0] * r0[t];
+                a1[t] += x4[1] * r1[t];
+                a2[t] += x4[2] * r2[t];
+                a3[t] += x4[3] * r3[t];
+            }
+        }
+        for (&i, &x) in ic.remainder().iter().zip(xc.remainder()) {
+            if let Some(r) = chunk_at(src, i * k + kc) {
+                for t in 0..CHUNK {
+                    a0[t] += x * r[t];
+                }
+            }
+        }
+    } else {
+        for (&i, &x) in idx.iter().zip(xs) {
+            for (a, &y) in a0[..w].iter_mut().zip(&src[i * k + kc..i * k + kc + w]) {
+                *a += x * y;
+            }
+        }
+    }
+    for t in 0..CHUNK {
+        a0[t] = (a0[t] + a1[t]) + (a2[t] + a3[t]);
+    }
+    a0
+}
+
+/// The entries of a CSC view sorted by row (CSR): built once per fit into the
+/// workspace (`data::Prepared`) so that no product sorts per call.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Csr<'w, T> {
+    row_ptr: &'w [usize],
+    col_idx: &'w [usize],
+    vals: &'w [T],
+}
+
+impl<'w, T> Csr<'w, T> {
+    /// Row pointers (`M + 1`), column indices and values (`nnz`) filled by [`csr_fill`].
+    pub(crate) fn new(row_ptr: &'w [usize], col_idx: &'w [usize], vals: &'w [T]) -> Self {
+        Csr {
+            row_ptr,
+            col_idx,
+            vals,
+        }
+    }
+}
+
+/// Sorts `c`'s entries by row into `row_ptr` (`M + 1`), `col_idx`, `vals` (`nnz`): a
+/// counting sort, `O(nnz + M)`, columns increasing within each row. `row_ptr[i]` serves as
+/// row `i`'s write cursor, then everything shifts back by one row.
+pub(crate) fn csr_fill<T: Real>(
+    c: &Csc<'_, T>,
+    row_ptr: &mut [usize],
+    col_idx: &mut [usize],
+    vals: &mut [T],
+) {
+    let m = c.rows;
+    row_ptr.fill(0);
+    for &i in &c.row_idx[..c.nnz()] {
+        row_ptr[i + 1] += 1;
+    }
+    for i in 0..m {
+        row_ptr[i + 1] += row_ptr[i];
+    }
+    for j in 0..c.cols {
+        let (idx, val) = c.col(j);
+        for (&i, &x) in idx.iter().zip(val) {
+            let p = row_ptr[i];
+            col_idx[p] = j;
+            vals[p] = x;
+            row_ptr[i] = p + 1;
+        }
+    }
+    for i in (1..=m).rev() {
+        row_ptr[i] = row_ptr[i - 1];
+    }
+    row_ptr[0] = 0;
+}
+
+/// `out (M×K) ← X·Vᵀ` from the row-sorted entries: each row of the result is
+/// accumulated in registers from the columns of `V` it needs (`V` copied to a
+/// padded stride when `K ≤ 64`, else `CHUNK` columns at a time); `O(nnz·K)`, no
+/// read-modify-write.
+struct CsrXvt<'a, T> {
+    csr: Csr<'a, T>,
+    m: usize,
+    n: usize,
+    v: &'a [T],
+    k: usize,
+    vp: &'a mut [T],
+    out: &'a mut [T],
+}
+
+impl<T: Real> Kernel for CsrXvt<'_, T> {
+    type Out = ();
+    #[inline(always)]
+    fn run(self) {
+        let CsrXvt {
+            csr,
+            m,
+            n,
+            v,
+            k,
+            vp,
+            out,
+        } = self;
+        if let Some(w) = padded_width(k) {
+            // V padded to stride w: each row of the result in registers, one pass.
+            pad_into(v, n, k, w, vp);
+            by_width!(w, xvt_rows, &csr, (0, m), k, vp, out);
+            return;
+        }
+        let Csr {
+            row_ptr,
+            col_idx,
+            vals,
+        } = csr;
+        for i in 0..m {
+            let (s, e) = (row_ptr[i], row_ptr[i + 1]);
+            let (cols, xs) = (&col_idx[s..e], &vals[s..e]);
+            for kc in (0..k).step_by(CHUNK) {
+                let w = CHUNK.min(k - kc);
+                let acc = gather_sum(cols, xs, v, k, kc, w);
+                for (t, &a) in acc[..w].iter().enumerate() {
+                    out[i + (kc + t) * m] = a;
+                }
+            }
+        }
+    }
+}
+
+/// `out (K×N) ← β·out + Uᵀ·X` from the row-sorted entries (`K ≤ 64`): by blocks
+/// of rows, the block of `Uᵀ` is transposed to the padded stride `W` (in cache),
+/// then each row's entries are streamed, adding `x · U[i, :]` (held in
+/// registers) into the padded result `op` (`N × W`, in cache), finally written
+/// to `out`. `O(nnz·K + (M + N)·K)`; the entries are read front to back.
+struct CsrUtx<'a, T> {
+    csr: Csr<'a, T>,
+    m: usize,
+    n: usize,
+    u: &'a [T],
+    k: usize,
+    beta: T,
+    ut: &'a mut [T],
+    op: &'a mut [T],
+    out: &'a mut [T],
+}
+
+impl<T: Real> Kernel for CsrUtx<'_, T> {
+    type Out = ();
+    #[inline(always)]
+    fn run(self) {
+        let CsrUtx {
+            csr,
+            m,
+            n,
+            u,
+            k,
+            beta,
+            ut,
+            op,
+            out,
+        } = self;
+        let Some(w) = padded_width(k) else { return };
+        let rb = ut.len() / w;
+        op.fill(T::ZERO);
+        for i0 in (0..m).step_by(rb) {
+            let i1 = (i0 + rb).min(m);
+            let blk = &mut ut[..(i1 - i0) * w];
+            rows_padded(u, m, k, w, i0, i1, blk);
+            by_width!(w, utx_rows, &csr, i0, i1, blk, op);
+        }
+        unpad_into(op, n, k, w, beta, out);
+    }
+}
+
+/// Rows `i0..i1` of the column-major `m × k` matrix `u`, row-major at stride `w`
+/// (zero padded) into `blk`.
+#[inline(always)]
+pub(crate) fn rows_padded<T: Real>(
+    u: &[T],
+    m: usize,
+    k: usize,
+    w: usize,
+    i0: usize,
+    i1: usize,
+    blk: &mut [T],
+) {
+    for col in 0..k {
+        for (r, &x) in u[i0 + col * m..i1 + col * m].iter().enumerate() {
+            blk[r * w + col] = x;
+        }
+    }
+    for r in 0..i1 - i0 {
+        blk[r * w + k..(r + 1) * w].fill(T::ZERO);
+    }
+}
+
+/// The columns of the column-major `k × n` matrix `v` at the padded stride `w` (zeros after
+/// the first `k` of each), into `vp` (the inverse of [`unpad_into`]).
+#[inline(always)]
+pub(crate) fn pad_into<T: Real>(v: &[T], n: usize, k: usize, w: usize, vp: &mut [T]) {
+    for j in 0..n {
+        let dst = &mut vp[j * w..(j + 1) * w];
+        dst[..k].copy_from_slice(&v[j * k..(j + 1) * k]);
+        dst[k..].fill(T::ZERO);
+    }
+}
+
+/// `out (k × n) ← β·out + op` for `op` at padded stride `w` (`β = 0`: `out` not read).
+#[inline(always)]
+pub(crate) fn unpad_into<T: Real>(op: &[T], n: usize, k: usize, w: usize, beta: T, out: &mut [T]) {
+    for j in 0..n {
+        let (o, p) = (&mut out[j * k..(j + 1) * k], &op[j * w..j * w + k]);
+        if beta == T::ZERO {
+            o.copy_from_slice(p);
+        } else {
+            for (d, &a) in o.iter_mut().zip(p) {
+                *d = beta * *d + a;
+            }
+        }
+    }
+}
+
+/// Rows `rows` (`i0..i1`) of `X·Vᵀ` into the column-major `(i1 − i0) × k`
+/// block `out`, from `V` padded to stride `w` ([`pad_into`]).
+#[inline]
+pub(crate) fn gather_block<T: Real>(
+    csr: Csr<'_, T>,
+    rows: (usize, usize),
+    (k, w): (usize, usize),
+    vp: &[T],
+    out: &mut [T],
+) {
+    simd::dispatch(BlockGather {
+        csr,
+        rows,
+        k,
+        w,
+        vp,
+        out,
+    });
+}
+
+/// `op[j] += x · U[i]` for the entries of rows `rows`, with the rows of `U`
+/// in `blk` at stride `w` ([`rows_padded`]) and `op` at stride `w`.
+#[inline]
+pub(crate) fn scatter_block<T: Real>(
+    csr: Csr<'_, T>,
+    rows: (usize, usize),
+    w: usize,
+    blk: &[T],
+    op: &mut [T],
+) {
+    simd::dispatch(BlockScatter {
+        csr,
+        rows,
+        w,
+        blk,
+        op,
+    });
+}
+
+/// Rows `rows` of `X·Vᵀ` into a column-major block (see [`xvt_rows`]).
+struct BlockGather<'a, T> {
+    csr: Csr<'a, T>,
+    rows: (usize, usize),
+    k: usize,
+    w: usize,
+    vp: &'a [T],
+    out: &'a mut [T],
+}
+
+impl<T: Real> Kernel for BlockGather<'_, T> {
+    type Out = ();
+    #[inline(always)]
+    fn run(self) {
+        let BlockGather {
+            csr,
+            rows,
+            k,
+            w,
+            vp,
+            out,
+        } = self;
+        by_width!(w, xvt_rows, &csr, rows, k, vp, out);
+    }
+}
+
+/// `op[j] += x · U[i]` for the entries of rows `rows` (see [`utx_rows`]).
+struct BlockScatter<'a, T> {
+    csr: Csr<'a, T>,
+    rows: (usize, usize),
+    w: usize,
+    blk: &'a [T],
+    op: &'a mut [T],
+}
+
+impl<T: Real> Kernel for BlockScatter<'_, T> {
+    type Out = ();
+    #[inline(always)]
+    fn run(self) {
+        let BlockScatter {
+            csr,
+            rows,
+            w,
+            blk,
+            op,
+        } = self;
+        by_width!(w, utx_rows, &csr, rows.0, rows.1, blk, op);
+    }
+}
+
+/// Rows `i0..i1` of `Uᵀ·X` scattered into `op` (stride `W`): `op[j] += x · U[i]`.
+#[inline(always)]
+fn utx_rows<T: Real, const W: usize>(
+    csr: &Csr<'_, T>,
+    i0: usize,
+    i1: usize,
+    blk: &[T],
+    op: &mut [T],
+) {
+    let entries = (csr.row_ptr, csr.col_idx, csr.vals);
+    if !T::scatter_rows_hosted(W, (i0, i1), entries, blk, op) {
+        utx_rows_portable::<T, W>(csr, i0, i1, blk, op);
+    }
+}
+
+/// [`utx_rows`] without the hosted kernel (`ffi::spk`), whose specification it is.
+#[inline(always)]
+fn utx_rows_portable<T: Real, const W: usize>(
+    csr: &Csr<'_, T>,
+    i0: usize,
+    i1: usize,
+    blk: &[T],
+    op: &mut [T],
+) {
+    for i in i0..i1 {
+        let Some(ur) = row_w::<T, W>(blk, (i - i0) * W) else {
+            continue;
+        };
+        let ur = *ur;
+        let (s, e) = (csr.row_ptr[i], csr.row_ptr[i + 1]);
+        for (&j, &x) in csr.col_idx[s..e].iter().zip(&csr.vals[s..e]) {
+            if let Some(o) = op
+                .get_mut(j * W..(j + 1) * W)
+                .and_then(|o| <&mut [T; W]>::try_from(o).ok())
+            {
+                for t in 0..W {
+                    o[t] += x * ur[t];
+                }
+            }
+        }
+    }
+}
+
+/// `out (K×N) ← β·out + Uᵀ·X` for CSC `X`, by blocks of `RB` rows: the block of
+/// `Uᵀ` (`K × RB`, rows of U contiguous, about 256 KiB) stays in cache while
+/// each column's entries in the block are summed in registers, `CHUNK` rows of
+/// the result at a time; `cursor[j]` remembers where column j's next block
+/// starts. `O(nnz·K + M·K)`.
+struct CscUtx<'a, 'c, T> {
+    c: &'a Csc<'c, T>,
+    u: &'a [T],
+    k: usize,
+    beta: T,
+    ut: &'a mut [T],
+    cursor: &'a mut [usize],
+    out: &'a mut [T],
+}
+
+impl<T: Real> Kernel for CscUtx<'_, '_, T> {
+    type Out = ();
+    #[inline(always)]
+    fn run(self) {
+        let CscUtx {
+            c,
+            u,
+            k,
+            beta,
+            ut,
+            cursor,
+            out,
+        } = self;
+        let (m, n) = (c.rows, c.cols);
+        let stride = padded_width(k).unwrap_or(k);
+        let rb = ut.len() / stride;
+        cursor.copy_from_slice(&c.col_ptr[..n]);
+        let out = &mut out[..k * n];
+        if beta == T::ZERO {
+            out.fill(T::ZERO);
+        } else if beta != T::ONE {
+            out.iter_mut().for_each(|x| *x *= beta);
+        }
+        if let Some(w) = padded_width(k) {
+            for i0 in (0..m).step_by(rb) {
+                let i1 = (i0 + rb).min(m);
+                let blk = &mut ut[..(i1 - i0) * w];
+                blk.fill(T::ZERO);
+                for col in 0..k {
+                    for (r, &x) in u[i0 + col * m..i1 + col * m].iter().enumerate() {
+                        blk[r * w + col] = x;
+                    }
+                }
+                by_width!(w, utx_block, c, i0, i1, k, blk, cursor, out);
+            }
+            return;
+        }
+        for i0 in (0..m).step_by(rb) {
+            let i1 = (i0 + rb).min(m);
+            for col in 0..k {
+                for (r, &x) in u[i0 + col * m..i1 + col * m].iter().enumerate() {
+                    ut[r * k + col] = x;
+                }
+            }
+            for j in 0..n {
+                let (s, e) = (cursor[j], c.col_ptr[j + 1]);
+                let mut p = s;
+                while p < e && c.row_idx[p] < i1 {
+                    p += 1;
+                }
+                cursor[j] = p;
+                if p == s {
+                    continue;
+                }
+                // Row indices relative to the block: subtract i0 on the fly.
+                let (idx, xs) = (&c.row_idx[s..p], &c.values[s..p]);
+                let o = &mut out[j * k..(j + 1) * k];
+                for kc in (0..k).step_by(CHUNK) {
+                    let w = CHUNK.min(k - kc);
+                    let acc = gather_sum_off(idx, i0, xs, ut, k, kc, w);
+                    for (d, &a) in o[kc..kc + w].iter_mut().zip(&acc[..w]) {
+                        *d += a;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// [`gather_sum`] with row indices offset by `-base`.
+#[inline(always)]
+fn gather_sum_off<T: Real>(
+    idx: &[usize],
+    base: usize,
+    xs: &[T],
+    src: &[T],
+    k: usize,
+    kc: usize,
+    w: usize,
+) -> [T; CHUNK] {
+    let (mut a0, mut a1) = ([T::ZERO; CHUNK], [T::ZERO; CHUNK]);
+    if w == CHUNK {
+        let mut ic = idx.chunks_exact(2);
+        let mut xc = xs.chunks_exact(2);
+        for (i2, x2) in (&mut ic).zip(&mut xc) {
+            let rows = (
+                chunk_at(src, (i2[0] - base) * k + kc),
+                chunk_at(src, (i2[1] - base) * k + kc),
+            );
+            let (Some(r0), Some(r1)) = rows else { continue };
+            for t in 0..CHUNK {
+                a0[t] += x2[0] * r0[t];
+                a1[t] += x2[1] * r1[t];
+            }
+        }
+        for (&i, &x) in ic.remainder().iter().zip(xc.remainder()) {
+            if let Some(r) = chunk_at(src, (i - base) * k + kc) {
+                for t in 0..CHUNK {
+                    a0[t] += x * r[t];
+                }
+            }
+        }
+    } else {
+        for (&i, &x) in idx.iter().zip(xs) {
+            let off = (i - base) * k + kc;
+            for (a, &y) in a0[..w].iter_mut().zip(&src[off..off + w]) {
+                *a += x * y;
+            }
+        }
+    }
+    for t in 0..CHUNK {
+        a0[t] += a1[t];
+    }
+    a0
+}
+
+/// `K` rounded up to a multiple of 8 when `K ≤ 64`: the width of the padded
+/// rows of the register-resident path (one pass per entry, the whole row of the
+/// result in vector registers); `None` for wider `K` (chunked path).
+pub(crate) fn padded_width(k: usize) -> Option<usize> {
+    if k <= 64 {
+        Some(k.div_ceil(8) * 8)
+    } else {
+        None
+    }
+}
+
+/// `W` values at `off` as an array (`None` never happens for the callers' offsets).
+#[inline(always)]
+fn row_w<T: Real, const W: usize>(src: &[T], off: usize) -> Option<&[T; W]> {
+    src.get(off..off + W)
+        .and_then(|s| <&[T; W]>::try_from(s).ok())
+}
+
+/// `Σ_e xs[e] · src[(idx[e] − base)·W ..][..W]`: rows of stride `W`, two
+/// independent accumulators of `W` values (held in registers).
+#[inline(always)]
+fn gather_full<T: Real, const W: usize>(idx: &[usize], base: usize, xs: &[T], src: &[T]) -> [T; W] {
+    if W >= 32 {
+        // One accumulator row: W/4 independent chains already cover the FMA latency, and a
+        // second row would not fit in the 16 vector registers (spills).
+        let mut a = [T::ZERO; W];
+        for (&i, &x) in idx.iter().zip(xs) {
+            if let Some(r) = row_w::<T, W>(src, (i - base) * W) {
+                for t in 0..W {
+                    a[t] += x * r[t];
+                }
+            }
+        }
+        return a;
+    }
+    let (mut a0, mut a1) = ([T::ZERO; W], [T::ZERO; W]);
+    let mut ic = idx.chunks_exact(2);
+    let mut xc = xs.chunks_exact(2);
+    for (i2, x2) in (&mut ic).zip(&mut xc) {
+        let rows = (
+            row_w::<T, W>(src, (i2[0] - base) * W),
+            row_w::<T, W>(src, (i2[1] - base) * W),
+        );
+        let (Some(r0), Some(r1)) = rows else { continue };
+        for t in 0..W {
+            a0[t] += x2[0] * r0[t];
+            a1[t] += x2[1] * r1[t];
+        }
+    }
+    for (&i, &x) in ic.remainder().iter().zip(xc.remainder()) {
+        if let Some(r) = row_w::<T, W>(src, (i - base) * W) {
+            for t in 0..W {
+                a0[t] += x * r[t];
+            }
+        }
+    }
+    for t in 0..W {
+        a0[t] += a1[t];
+    }
+    a0
+}
+
+/// Rows of `X·Vᵀ` from the row-sorted entries and `V` padded to stride `W`.
+#[inline(always)]
+fn xvt_rows<T: Real, const W: usize>(
+    csr: &Csr<'_, T>,
+    rows: (usize, usize),
+    k: usize,
+    vp: &[T],
+    out: &mut [T],
+) {
+    let entries = (csr.row_ptr, csr.col_idx, csr.vals);
+    if !T::gather_rows_hosted((W, k), rows, entries, vp, out) {
+        xvt_rows_portable::<T, W>(csr, rows, k, vp, out);
+    }
+}
+
+/// [`xvt_rows`] without the hosted kernel (`ffi::spk`), whose specification it is.
+#[inline(always)]
+fn xvt_rows_portable<T: Real, const W: usize>(
+    csr: &Csr<'_, T>,
+    (i0, i1): (usize, usize),
+    k: usize,
+    vp: &[T],
+    out: &mut [T],
+) {
+    let (row_ptr, col_idx, vals) = (csr.row_ptr, csr.col_idx, csr.vals);
+    // Rows i0..i1 into `out` (column-major, leading dimension i1 - i0).
+    let ld = i1 - i0;
+    for i in i0..i1 {
+        let (s, e) = (row_ptr[i], row_ptr[i + 1]);
+        let acc = gather_full::<T, W>(&col_idx[s..e], 0, &vals[s..e], vp);
+        for (t, &a) in acc.iter().enumerate().take(k) {
+            out[i - i0 + t * ld] = a;
+        }
+    }
+}
+
+/// One row block of `Uᵀ·X` (block `ut` of stride `W`), added into `out`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn utx_block<T: Real, const W: usize>(
+    c: &Csc<'_, T>,
+    i0: usize,
+    i1: usize,
+    k: usize,
+    ut: &[T],
+    cursor: &mut [usize],
+    out: &mut [T],
+) {
+    for j in 0..c.cols {
+        let (s, e) = (cursor[j], c.col_ptr[j + 1]);
+        let mut p = s;
+        while p < e && c.row_idx[p] < i1 {
+            p += 1;
+        }
+        cursor[j] = p;
+        if p == s {
+            continue;
+        }
+        let acc = gather_full::<T, W>(&c.row_idx[s..p], i0, &c.values[s..p], ut);
+        for (d, &a) in out[j * k..(j + 1) * k].iter_mut().zip(acc.iter()) {
+            *d += a;
+        }
+    }
+}
+
+/// Rows per block of [`CscUtx`]: `K × rows` values of about 256 KiB.
+fn row_block(k: usize, m: usize) -> usize {
+    (32768 / k.max(1)).max(16).min(m.max(1))
+}
+
+/// `out (M×K, col-major) ← X·Vᵀ` for `v` `K×N` col-major, from the row-sorted
+/// entries `csr` of an `M × N` matrix (see [`csr_x_vt_req`]).
+pub(crate) fn csr_x_vt<T: Real>(
+    csr: Csr<'_, T>,
+    (m, n, k): (usize, usize, usize),
+    v: &[T],
+    out: &mut [T],
+    st: &mut Stack<'_>,
+) -> Result<(), Error> {
+    let mut st = st.rest();
+    let vp: &mut [T] = st.take_matrix(n, padded_width(k).unwrap_or(0))?;
+    simd::dispatch(CsrXvt {
+        csr,
+        m,
+        n,
+        v,
+        k,
+        vp,
+        out,
+    });
+    Ok(())
+}
+
+/// `out (K×N, col-major) ← β·out + Uᵀ·X` for `u` `M×K` col-major (`β = 0`:
+/// `out` not read). With `csr` (the entries sorted by row) and `K ≤ 64` the
+/// entries are streamed once; otherwise the columns are walked block by block.
+pub(crate) fn csc_ut_x<T: Real>(
+    c: &Csc<'_, T>,
+    csr: Option<Csr<'_, T>>,
+    u: &[T],
+    k: usize,
+    beta: T,
+    out: &mut [T],
+    st: &mut Stack<'_>,
+) -> Result<(), Error> {
+    let (m, n) = (c.rows, c.cols);
+    let mut st = st.rest();
+    let ut: &mut [T] = st.take_matrix(padded_width(k).unwrap_or(k), row_block(k, m))?;
+    if let (Some(csr), Some(w)) = (csr, padded_width(k)) {
+        let op: &mut [T] = st.take_matrix(n, w)?;
+        simd::dispatch(CsrUtx {
+            csr,
+            m,
+            n,
+            u,
+            k,
+            beta,
+            ut,
+            op,
+            out,
+        });
+        return Ok(());
+    }
+    let cursor: &mut [usize] = st.take(n)?;
+    simd::dispatch(CscUtx {
+        c,
+        u,
+        k,
+        beta,
+        ut,
+        cursor,
+        out,
+    });
+    Ok(())
+}
+
+/// Workspace of [`csr_x_vt`] for an `rows × cols` matrix at rank `k` (`V` at a
+/// padded stride).
+pub(crate) fn csr_x_vt_req<T>(cols: usize, k: usize) -> WorkReq {
+    WorkReq::matrix::<T>(cols, padded_width(k).unwrap_or(0))
+}
+
+/// Workspace of [`csc_ut_x`] (a row block of `Uᵀ`, and `N` cursors or the
+/// padded result).
+pub(crate) fn csc_ut_x_req<T>(rows: usize, cols: usize, k: usize) -> WorkReq {
+    WorkReq::matrix::<T>(padded_width(k).unwrap_or(k), row_block(k, rows)).and(
+        WorkReq::new::<usize>(cols).or(WorkReq::matrix::<T>(cols, padded_width(k).unwrap_or(0))),
+    )
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::rng::Rng;
+    use std::vec::Vec;
+
+    pub(crate) fn random_sparse(
+        m: usize,
+        n: usize,
+        density: f64,
+        seed: u64,
+    ) -> (Vec<f64>, Vec<usize>, Vec<usize>, Vec<f64>) {
+        let mut rng = Rng::new(seed);
+        let mut dense = std::vec![0.0; m * n];
+        let (mut cp, mut ri, mut vals) = (std::vec![0usize], Vec::new(), Vec::new());
+        for j in 0..n {
+            for i in 0..m {
+                if rng.uniform() < density {
+                    let x = rng.uniform();
+                    dense[i + j * m] = x;
+                    ri.push(i);
+                    vals.push(x);
+                }
+            }
+            cp.push(ri.len());
+        }
+        (dense, cp, ri, vals)
+    }
+
+    /// The portable row loops (the hosted build runs `ffi::spk` instead on
+    /// AVX2 machines, so the fits' tests do not reach them there).
+    #[test]
+    fn portable_row_loops_match_the_plain_sums() {
+        fn at_width<const W: usize>() {
+            let (m, n) = (41, 19);
+            let (dense, cp, ri, vals) = random_sparse(m, n, 0.25, W as u64);
+            let c = Csc::new(m, n, &cp, &ri, &vals).unwrap();
+            let (mut rp, mut ci, mut cv) = (
+                std::vec![0; m + 1],
+                std::vec![0; ri.len()],
+                std::vec![0.0; ri.len()],
+            );
+            csr_fill(&c, &mut rp, &mut ci, &mut cv);
+            let csr = Csr {
+                row_ptr: &rp,
+                col_idx: &ci,
+                vals: &cv,
+            };
+            let k = W - 3;
+            let mut rng = Rng::new(7);
+            let vp: Vec<f64> = (0..n * W).map(|_| rng.uniform()).collect();
+            let blk: Vec<f64> = (0..m * W).map(|_| rng.uniform()).collect();
+            let (i0, i1) = (4, m - 2);
+            let r = i1 - i0;
+            let mut out = std::vec![0.0; r * k];
+            xvt_rows_portable::<f64, W>(&csr, (i0, i1), k, &vp, &mut out);
+            let mut op = std::vec![0.0; n * W];
+            utx_rows_portable::<f64, W>(&csr, i0, i1, &blk, &mut op);
+            for i in i0..i1 {
+                for t in 0..k {
+                    let want: f64 = (0..n).map(|j| dense[i + j * m] * vp[j * W + t]).sum();
+                    assert!((want - out[i - i0 + t * r]).abs() < 1e-13, "W{W} ({i},{t})");
+                }
+            }
+            for j in 0..n {
+                for t in 0..W {
+                    let want: f64 = (i0..i1)
+                        .map(|i| dense[i + j * m] * blk[(i - i0) * W + t])
+                        .sum();
+                    assert!((want - op[j * W + t]).abs() < 1e-13, "W{W} ({j},{t})");
+                }
+            }
+        }
+        at_width::<8>();
+        at_width::<24>();
+        at_width::<56>();
+        at_width::<64>();
+    }
+
+    #[test]
+    fn csc_validation() {
+        let v = [1.0, 2.0, 3.0];
+        assert_eq!(
+            Csc::new(3, 2, &[0, 2, 3], &[0, 2, 1], &v).map(|_| ()),
+            Ok(())
+        );
+        assert_eq!(
+            Csc::new(3, 2, &[1, 2, 3], &[0, 2, 1], &v).err(),
+            Some(Error::MalformedCsc)
+        );
+        assert_eq!(
+            Csc::new(3, 2, &[0, 2, 3], &[2, 0, 1], &v).err(),
+            Some(Error::MalformedCsc)
+        );
+        assert_eq!(
+            Csc::new(3, 2, &[0, 2, 3], &[0, 0, 1], &v).err(),
+            Some(Error::MalformedCsc)
+        );
+        assert_eq!(
+            Csc::new(3, 2, &[0, 2, 3], &[0, 3, 1], &v).err(),
+            Some(Error::MalformedCsc)
+        );
+        assert_eq!(
+            Csc::new(3, 2, &[0, 2, 1], &[0, 2, 1], &v).err(),
+            Some(Error::MalformedCsc)
+        );
+        assert_eq!(
+            Csc::new(3, 2, &[0, 2, 4], &[0, 2, 1], &v).err(),
+            Some(Error::BufferTooShort)
+        );
+        assert_eq!(
+            Csc::new(3, 2, &[0, 2], &[0, 2, 1], &v).err(),
+            Some(Error::DimensionMismatch)
+        );
+        assert_eq!(
+            Csc::<f64>::new(0, 2, &[0, 0, 0], &[], &[]).err(),
+            Some(Error::ZeroDimension)
+        );
+    }
+}

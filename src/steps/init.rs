@@ -1,0 +1,54 @@
+//! Random starts (DESIGN §3): one xoshiro256++ stream from the seed, `V` first,
+//! then `U^(1)`, …, `U^(H)`; scales from the views' means (module docs of
+//! [`crate::models::nmf`] give the rule).
+
+use crate::data::{FactorsMut, View, ViewSet};
+use crate::linalg::real::Real;
+use crate::rng::Rng;
+use crate::steps::NmfParams;
+
+/// `(scale of V, m̄)` of the random start.
+pub(crate) fn start_scales<T: Real, VS: ViewSet<T> + ?Sized>(
+    views: &VS,
+    k: usize,
+    vmax: f64,
+) -> (f64, f64) {
+    let h = views.count();
+    let mbar = (0..h).map(|i| mean(&views.view(i))).sum::<f64>() / h as f64;
+    let sv = if vmax.is_finite() {
+        vmax
+    } else {
+        libm::sqrt(mbar / k as f64)
+    };
+    (sv, mbar)
+}
+
+fn mean<T: Real>(x: &View<'_, T>) -> f64 {
+    x.sum() / (x.rows() as f64 * x.cols() as f64)
+}
+
+pub(crate) fn random_start<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
+    views: &VS,
+    k: usize,
+    params: &NmfParams,
+    u: &mut F,
+    v: &mut [T],
+) {
+    let (sv, mbar) = start_scales(views, k, params.vmax);
+    let mut rng = Rng::new(params.seed);
+    v.iter_mut()
+        .for_each(|x| *x = T::from_f64(rng.uniform() * sv));
+    for i in 0..views.count() {
+        let mv = mean(&views.view(i));
+        let su = if params.vmax.is_finite() {
+            4.0 * mv / (k as f64 * params.vmax)
+        } else if mbar > 0.0 {
+            mv / libm::sqrt(mbar * k as f64)
+        } else {
+            0.0
+        };
+        u.get_mut(i)
+            .iter_mut()
+            .for_each(|x| *x = T::from_f64(rng.uniform() * su));
+    }
+}

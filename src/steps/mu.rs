@@ -1,0 +1,250 @@
+//! The guarded multiplicative steps (DESIGN §3) and the products every model of
+//! the family forms from them: `P = Σ UᵀU`, `Q = Σ UᵀX`, `G = VVᵀ`, the
+//! reconstruction term without another pass over X, and the plain Lee–Seung
+//! solver that NMF, joint NMF and the deep model's pre-training run.
+
+use crate::data::{
+    prepared_workspace, ut_x_workspace, x_vt_workspace, Csr, Factors, FactorsMut, Prepared, View,
+    ViewSet, ViewShape,
+};
+use crate::error::Error;
+use crate::linalg::mat::{MatMut, MatRef};
+use crate::linalg::real::Real;
+use crate::linalg::{dot, gemm, gemm_workspace, gram_t};
+use crate::steps::check::{check_shapes, validate};
+use crate::steps::fused::{csc_u_step, csc_u_step_applies, csc_u_step_workspace};
+use crate::steps::init::random_start;
+use crate::steps::{notify, step, Init, Monitor, NmfParams, Objective, Report, Stop};
+use crate::work::{Stack, WorkReq};
+
+/// Scratch of the product phases (reused by every view and product).
+pub(crate) fn products_req<T>(
+    shapes: impl IntoIterator<Item = ViewShape>,
+    k: usize,
+    n: usize,
+) -> WorkReq {
+    let mut r = WorkReq::any_of(&[gemm_workspace::<T>(k, n, k), gemm_workspace::<T>(k, k, n)]);
+    for s in shapes {
+        r = r.or(x_vt_workspace::<T>(s, k));
+        r = r.or(ut_x_workspace::<T>(s, k));
+        r = r.or(gemm_workspace::<T>(s.rows, k, k));
+        r = r.or(gemm_workspace::<T>(k, k, s.rows));
+    }
+    r
+}
+
+/// Workspace of [`fit`].
+pub(crate) fn fit_req<T>(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    k: usize,
+) -> Result<WorkReq, Error> {
+    let (n, mmax) = check_shapes(shapes.clone(), k)?;
+    let kk = WorkReq::matrix::<T>(k, k);
+    let kn = WorkReq::matrix::<T>(k, n);
+    let mk = WorkReq::matrix::<T>(mmax, k);
+    Ok(WorkReq::all_of(&[
+        kk,
+        kk,
+        kn,
+        kn,
+        mk,
+        mk,
+        prepared_workspace::<T>(shapes.clone()),
+        products_req::<T>(shapes.clone(), k, n).or(shapes
+            .into_iter()
+            .filter_map(|s| csc_u_step_workspace::<T>(s, k))
+            .fold(WorkReq::EMPTY, WorkReq::or)),
+    ]))
+}
+
+/// The guarded Lee–Seung solver of joint multi-view NMF (DESIGN §3; the
+/// contract is [`crate::models::nmf::joint_fit`]'s, which calls it, as does the
+/// deep model's layer-wise pre-training).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
+    views: &VS,
+    k: usize,
+    params: &NmfParams,
+    u: &mut F,
+    v: &mut [T],
+    work: &mut [u8],
+    mut monitor: Option<Monitor<'_>>,
+) -> Result<Report, Error> {
+    let h = views.count();
+    let shapes = |i| views.shape(i);
+    let (n, mmax) = validate(
+        views,
+        k,
+        params,
+        &*u,
+        params.init == Init::Given,
+        v,
+        work.len(),
+        || fit_req::<T>((0..h).map(shapes), k),
+    )?;
+
+    let mut st = Stack::new(work);
+    let g: &mut [T] = st.take_matrix(k, k)?;
+    let p: &mut [T] = st.take_matrix(k, k)?;
+    let q: &mut [T] = st.take_matrix(k, n)?;
+    let d: &mut [T] = st.take_matrix(k, n)?;
+    let a: &mut [T] = st.take_matrix(mmax, k)?;
+    let b: &mut [T] = st.take_matrix(mmax, k)?;
+    let prep = Prepared::new(views, &mut st)?;
+    let eps = T::from_f64(params.eps);
+    let vmax = T::from_f64(params.vmax);
+
+    let half_x2: f64 = (0..h).map(|i| 0.5 * views.view(i).sq_frobenius()).sum();
+    match params.init {
+        Init::Random => random_start(views, k, params, u, v),
+        Init::Given => v.iter_mut().for_each(|x| *x = x.min(vmax)),
+    }
+
+    // Start: P, Q with the initial U, G = VVᵀ.
+    let mut obj;
+    {
+        let mut sc = st.rest();
+        form_pq(views, Some(&prep), k, &*u, p, q, &mut sc)?;
+        gram(v, k, n, g, &mut sc)?;
+        obj = objective(half_x2, q, v, p, g);
+    }
+    let initial = obj;
+    let mut report = Report {
+        iterations: 0,
+        initial,
+        objective: obj,
+        stop: Stop::MaxIter,
+        dead_views: 0,
+    };
+    if notify(&mut monitor, 0, obj) {
+        report.stop = Stop::Cancelled;
+        report.dead_views = dead_views(&*u);
+        return Ok(report);
+    }
+
+    for it in 1..=params.max_iter {
+        let mut sc = st.rest();
+        // U-step, view by view: A = X Vᵀ, B = U G; each view's share of the
+        // V-step's P = Σ UᵀU, Q = Σ UᵀX follows it (fused into it, block by
+        // block, for a CSC view with K ≤ 64).
+        for i in 0..h {
+            let x = views.view(i);
+            let m = x.rows();
+            let csr = prep.get(views, i);
+            let ui = u.get_mut(i);
+            if let (Some(c), true) = (csr, csc_u_step_applies(k)) {
+                csc_u_step(c, (m, n, k), v, g, ui, eps, p, q, i > 0, &mut sc)?;
+                continue;
+            }
+            let (a, b) = (&mut a[..m * k], &mut b[..m * k]);
+            x.x_vt(csr, v, k, a, &mut sc)?;
+            gemm(
+                T::ONE,
+                MatRef::col_major(ui, m, k)?,
+                MatRef::col_major(g, k, k)?,
+                T::ZERO,
+                MatMut::col_major(b, m, k)?,
+                &mut sc,
+            )?;
+            mu_step(ui, a, b, eps, T::INFINITY);
+            pq_view(&x, csr, ui, k, i > 0, p, q, &mut sc)?;
+        }
+        // V-step: D = P V.
+        gemm(
+            T::ONE,
+            MatRef::col_major(p, k, k)?,
+            MatRef::col_major(v, k, n)?,
+            T::ZERO,
+            MatMut::col_major(d, k, n)?,
+            &mut sc,
+        )?;
+        mu_step(v, q, d, eps, vmax);
+        gram(v, k, n, g, &mut sc)?;
+        let prev = obj.total;
+        obj = objective(half_x2, q, v, p, g);
+        if step(&mut report, &mut monitor, it, prev, obj, params.tol) {
+            break;
+        }
+    }
+    report.dead_views = dead_views(&*u);
+    Ok(report)
+}
+
+/// `x ← min(cap, x ∘ (num + ε) ⊘ (den + ε))`.
+///
+/// With `ε = 0` a zero entry stays zero and a zero denominator leaves the entry
+/// as it is (the objective does not depend on it then), so no `0/0` arises.
+#[inline]
+pub(crate) fn mu_step<T: Real>(x: &mut [T], num: &[T], den: &[T], eps: T, cap: T) {
+    for ((xi, &a), &b) in x.iter_mut().zip(num).zip(den) {
+        let d = b + eps;
+        if d > T::ZERO && *xi != T::ZERO {
+            *xi = (*xi * ((a + eps) / d)).min(cap);
+        } else {
+            *xi = xi.min(cap);
+        }
+    }
+}
+
+/// `P ← Σ_v UᵀU` (K×K), `Q ← Σ_v UᵀX` (K×N).
+pub(crate) fn form_pq<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
+    views: &VS,
+    prep: Option<&Prepared<'_, T>>,
+    k: usize,
+    u: &F,
+    p: &mut [T],
+    q: &mut [T],
+    st: &mut Stack<'_>,
+) -> Result<(), Error> {
+    for i in 0..views.count() {
+        let csr = prep.and_then(|pr| pr.get(views, i));
+        pq_view(&views.view(i), csr, u.get(i), k, i > 0, p, q, st)?;
+    }
+    Ok(())
+}
+
+/// One view's `P (+)= UᵀU`, `Q (+)= UᵀX` (`accumulate`: add, else overwrite).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn pq_view<T: Real>(
+    x: &View<'_, T>,
+    csr: Option<Csr<'_, T>>,
+    u: &[T],
+    k: usize,
+    accumulate: bool,
+    p: &mut [T],
+    q: &mut [T],
+    st: &mut Stack<'_>,
+) -> Result<(), Error> {
+    let beta = if accumulate { T::ONE } else { T::ZERO };
+    let um = MatRef::col_major(u, x.rows(), k)?;
+    gram_t(um, beta, MatMut::col_major(p, k, k)?, st)?;
+    x.ut_x(csr, u, k, beta, q, st)
+}
+
+/// `G ← V Vᵀ`.
+pub(crate) fn gram<T: Real>(
+    v: &[T],
+    k: usize,
+    n: usize,
+    g: &mut [T],
+    st: &mut Stack<'_>,
+) -> Result<(), Error> {
+    let vm = MatRef::col_major(v, k, n)?;
+    gram_t(vm.t(), T::ZERO, MatMut::col_major(g, k, k)?, st)
+}
+
+/// `½‖X‖² − ⟨Q, V⟩ + ½⟨P, G⟩`.
+pub(crate) fn objective<T: Real>(half_x2: f64, q: &[T], v: &[T], p: &[T], g: &[T]) -> Objective {
+    let r = half_x2 - dot(q, v) + 0.5 * dot(p, g);
+    Objective {
+        total: r,
+        reconstruction: r,
+        ..Objective::default()
+    }
+}
+
+pub(crate) fn dead_views<T: Real, F: Factors<T> + ?Sized>(u: &F) -> u32 {
+    (0..u.count())
+        .filter(|&i| u.get(i).iter().all(|&x| x == T::ZERO))
+        .count() as u32
+}

@@ -1,0 +1,215 @@
+//! The bounded multiplicative V-step with graph embedding (DESIGN §5), the
+//! objective's weighted parts, and the encode solver (V-steps with U fixed).
+
+use crate::data::ViewShape;
+use crate::data::{Factors, ViewSet};
+use crate::error::Error;
+use crate::graph::GraphOp;
+use crate::linalg::gemm;
+use crate::linalg::mat::{MatMut, MatRef};
+use crate::linalg::real::Real;
+use crate::steps::check::check_shapes;
+use crate::steps::check::{check_graph, validate};
+use crate::steps::init::start_scales;
+use crate::steps::mu::{dead_views, form_pq, gram, objective, products_req};
+use crate::steps::prox::Sparsity;
+use crate::steps::{notify, step, Init, Monitor, MvslParams, Objective, Report, Stop};
+use crate::work::{Stack, WorkReq};
+
+/// The weighted parts: `rec`, `α Σ` of the group norms, `β/2 (ta, −tp)`, `γ ΣV`.
+pub(crate) fn assemble<T: Real>(
+    params: &MvslParams,
+    rec: f64,
+    norms: impl Iterator<Item = f64>,
+    (ta, tp): (f64, f64),
+    v: &[T],
+) -> Objective {
+    let sparsity = if params.sparsity == Sparsity::None || params.alpha == 0.0 {
+        0.0
+    } else {
+        params.alpha * norms.sum::<f64>()
+    };
+    let affinity = 0.5 * params.beta * ta;
+    let penalty = 0.0 - 0.5 * params.beta * tp; // +0.0, not −0.0, without a penalty
+    let l1 = if params.gamma > 0.0 {
+        params.gamma * v.iter().map(|x| x.to_f64()).sum::<f64>()
+    } else {
+        0.0
+    };
+    Objective {
+        total: rec + sparsity + affinity + penalty + l1,
+        reconstruction: rec,
+        sparsity,
+        affinity,
+        penalty,
+        l1,
+    }
+}
+
+/// The bounded multiplicative V update of DESIGN §5 (guarded: `A + ε`, `B − ε`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn v_update<T: Real>(
+    params: &MvslParams,
+    v: &mut [T],
+    pv: &[T],
+    plus: &[T],
+    minus: &[T],
+    q: &[T],
+    use_graph: bool,
+) {
+    let eps = T::from_f64(params.eps);
+    let vmax = T::from_f64(params.vmax);
+    let gamma = T::from_f64(params.gamma);
+    let beta = T::from_f64(params.beta);
+    let two = T::from_f64(2.0);
+    let four = T::from_f64(4.0);
+    for idx in 0..v.len() {
+        let (a, c) = if use_graph {
+            (pv[idx] + beta * plus[idx] + eps, beta * minus[idx])
+        } else {
+            (pv[idx] + eps, T::ZERO)
+        };
+        if a <= T::ZERO || v[idx] == T::ZERO {
+            // Only with ε = 0: no curvature (the entry does not move the
+            // objective) or an entry that multiplicative steps cannot revive.
+            v[idx] = v[idx].min(vmax);
+            continue;
+        }
+        let factor = if c == T::ZERO {
+            ((q[idx] - gamma) + eps).max(T::ZERO) / a
+        } else {
+            let b = (gamma - q[idx]) - eps;
+            let disc = (b * b + four * a * c).sqrt();
+            if b > T::ZERO {
+                two * c / (b + disc)
+            } else {
+                (disc - b) / (two * a)
+            }
+        };
+        v[idx] = (v[idx] * factor).min(vmax);
+    }
+}
+
+/// The V-steps with the bases fixed (out-of-sample encoding, DESIGN §10): the
+/// contract is [`crate::models::mvsl::encode`]'s; the deep model's encode runs it
+/// on the products of its stacks.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn encode<
+    T: Real,
+    VS: ViewSet<T> + ?Sized,
+    G: GraphOp<T> + ?Sized,
+    F: Factors<T> + ?Sized,
+>(
+    views: &VS,
+    graph: &G,
+    k: usize,
+    params: &MvslParams,
+    u: &F,
+    v: &mut [T],
+    work: &mut [u8],
+    mut monitor: Option<Monitor<'_>>,
+) -> Result<Report, Error> {
+    params.validate()?;
+    let np = params.nmf_params();
+    let hv = views.count();
+    let shapes = |i| views.shape(i);
+    let (n, _) = validate(views, k, &np, u, true, v, work.len(), || {
+        encode_req::<T>((0..hv).map(shapes), k, graph.apply_workspace(k))
+    })?;
+    check_graph(params, graph, (0..hv).map(|i| views.shape(i)))?;
+    let mut st = Stack::new(work);
+    let g: &mut [T] = st.take_matrix(k, k)?;
+    let p: &mut [T] = st.take_matrix(k, k)?;
+    let q: &mut [T] = st.take_matrix(k, n)?;
+    let d: &mut [T] = st.take_matrix(k, n)?;
+    let plus: &mut [T] = st.take_matrix(k, n)?;
+    let minus: &mut [T] = st.take_matrix(k, n)?;
+    let vmax = T::from_f64(params.vmax);
+    let half_x2: f64 = (0..hv).map(|i| 0.5 * views.view(i).sq_frobenius()).sum();
+    match params.init {
+        Init::Random => {
+            let (sv, _) = start_scales(views, k, params.vmax);
+            let mut rng = crate::rng::Rng::new(params.seed);
+            v.iter_mut()
+                .for_each(|x| *x = T::from_f64(rng.uniform() * sv));
+        }
+        Init::Given => v.iter_mut().for_each(|x| *x = x.min(vmax)),
+    }
+    let use_graph = params.beta > 0.0;
+    let mut sc = st.rest();
+    form_pq(views, None, k, u, p, q, &mut sc)?;
+    let eval = |v: &[T],
+                g: &mut [T],
+                plus: &mut [T],
+                minus: &mut [T],
+                sc: &mut Stack<'_>|
+     -> Result<Objective, Error> {
+        gram(v, k, n, g, sc)?;
+        let (ta, tp) = if use_graph {
+            graph.apply(v, k, plus, minus, sc)?
+        } else {
+            (0.0, 0.0)
+        };
+        let rec = objective(half_x2, q, v, p, g).reconstruction;
+        let l1 = params.gamma * v.iter().map(|x| x.to_f64()).sum::<f64>();
+        let (affinity, penalty) = (0.5 * params.beta * ta, -0.5 * params.beta * tp);
+        Ok(Objective {
+            total: rec + affinity + penalty + l1,
+            reconstruction: rec,
+            affinity,
+            penalty,
+            l1,
+            sparsity: 0.0,
+        })
+    };
+    let mut obj = eval(v, g, plus, minus, &mut sc)?;
+    let mut report = Report {
+        iterations: 0,
+        initial: obj,
+        objective: obj,
+        stop: Stop::MaxIter,
+        dead_views: dead_views(u),
+    };
+    if notify(&mut monitor, 0, obj) {
+        report.stop = Stop::Cancelled;
+        return Ok(report);
+    }
+    for it in 1..=params.max_iter {
+        gemm(
+            T::ONE,
+            MatRef::col_major(p, k, k)?,
+            MatRef::col_major(v, k, n)?,
+            T::ZERO,
+            MatMut::col_major(d, k, n)?,
+            &mut sc,
+        )?;
+        v_update(params, v, d, plus, minus, q, use_graph);
+        let prev = obj.total;
+        obj = eval(v, g, plus, minus, &mut sc)?;
+        if step(&mut report, &mut monitor, it, prev, obj, params.tol) {
+            break;
+        }
+    }
+    Ok(report)
+}
+
+/// Workspace of [`encode`]: `G`, `P` (`K × K`), `Q`, `PV` and the graph's two
+/// products (`K × N`), and the scratch of the products or of the graph operator.
+pub(crate) fn encode_req<T>(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    k: usize,
+    graph_req: WorkReq,
+) -> Result<WorkReq, Error> {
+    let (n, _) = check_shapes(shapes.clone(), k)?;
+    let kk = WorkReq::matrix::<T>(k, k);
+    let kn = WorkReq::matrix::<T>(k, n);
+    Ok(WorkReq::all_of(&[
+        kk,
+        kk,
+        kn,
+        kn,
+        kn,
+        kn,
+        products_req::<T>(shapes, k, n).or(graph_req),
+    ]))
+}
