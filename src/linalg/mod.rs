@@ -73,6 +73,18 @@ pub(crate) fn gemm<T: Real>(
 /// tiles on AVX2 (8 doubles), one on AVX-512.
 const GRAM_STRIP: usize = 16;
 
+/// `c ← A·B`, `c` column-major `A.rows() × B.cols()`: [`gemm`] with `α = 1`,
+/// `β = 0` (`c` not read).
+pub(crate) fn gemm_into<T: Real>(
+    a: MatRef<'_, T>,
+    b: MatRef<'_, T>,
+    c: &mut [T],
+    st: &mut Stack<'_>,
+) -> Result<(), Error> {
+    let (m, n) = (a.rows(), b.cols());
+    gemm(T::ONE, a, b, T::ZERO, MatMut::col_major(c, m, n)?, st)
+}
+
 /// `C (k×k) ← β·C + AᵀA` for `A` (`m × k`), a symmetric rank-`m` update.
 ///
 /// Only the strips `C[s..e, s..k]` (`e − s ≤ 16`) of the upper block triangle

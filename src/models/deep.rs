@@ -45,16 +45,16 @@
 use crate::data::{Dense, Factors, FactorsMut, View, ViewSet, ViewShape};
 use crate::error::Error;
 use crate::graph::GraphOp;
-use crate::linalg::mat::{MatMut, MatRef};
+use crate::linalg::mat::MatRef;
 use crate::linalg::real::Real;
-use crate::linalg::{gemm, gemm_workspace};
+use crate::linalg::{gemm_into, gemm_workspace};
 use crate::steps::check::{check_graph, check_shapes};
 use crate::steps::init::start_scales;
 use crate::steps::mu::{self, gram, mu_step, objective, pq_view, products_req};
 use crate::steps::prox::{group_norm, Sparsity};
 use crate::steps::prox::{prox_gradient, ProxScratch};
-use crate::steps::vstep::{self, assemble, v_update};
-use crate::steps::{notify, step, Init, Monitor, Report, Stop};
+use crate::steps::vstep::{self, assemble, graph_traces, v_phase};
+use crate::steps::{run, Init, Monitor, Report};
 use crate::steps::{MvslParams, NmfParams};
 use crate::work::{Stack, WorkReq};
 
@@ -280,7 +280,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
     u: &mut F,
     v: &mut [T],
     work: &mut [u8],
-    mut monitor: Option<Monitor<'_>>,
+    monitor: Option<Monitor<'_>>,
 ) -> Result<Report, Error> {
     params.validate()?;
     check_layers(layers)?;
@@ -362,27 +362,10 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
 
     form_pq_deep(views, &prep, layers, k, &*u, p, q, &mut t, &mut sc)?;
     gram(v, k, n, g, &mut sc)?;
-    let traces = if use_graph {
-        graph.apply(v, k, plus, minus, &mut sc)?
-    } else {
-        (0.0, 0.0)
-    };
+    let traces = graph_traces(graph, use_graph, v, k, (plus, minus), &mut sc)?;
     let rec = objective(half_x2, q, v, p, g).reconstruction;
-    let mut obj = assemble(tp, rec, top_norms(tp, views, &*u, layers), traces, v);
-    let mut report = Report {
-        iterations: 0,
-        initial: obj,
-        objective: obj,
-        stop: Stop::MaxIter,
-        dead_views: 0,
-    };
-    if notify(&mut monitor, 0, obj) {
-        report.stop = Stop::Cancelled;
-        report.dead_views = dead(&*u, views, layers);
-        return Ok(report);
-    }
-    let mut graph_fresh = use_graph;
-    for it in 1..=tp.max_iter {
+    let obj = assemble(tp, rec, top_norms(tp, views, &*u, layers), traces, v);
+    let mut report = run(tp.max_iter, tp.tol, obj, monitor, |_it| {
         for (i, lip_i) in lip.iter_mut().enumerate() {
             let x = views.view(i);
             let rows = x.rows();
@@ -401,34 +384,16 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
             )?;
         }
         form_pq_deep(views, &prep, layers, k, &*u, p, q, &mut t, &mut sc)?;
-        for s in 0..tp.v_inner {
-            if use_graph && !(s == 0 && graph_fresh) {
-                graph.apply(v, k, plus, minus, &mut sc)?;
-            }
-            gemm(
-                T::ONE,
-                MatRef::col_major(p, k, k)?,
-                MatRef::col_major(v, k, n)?,
-                T::ZERO,
-                MatMut::col_major(d, k, n)?,
-                &mut sc,
-            )?;
-            v_update(tp, v, d, plus, minus, q, use_graph);
-        }
-        gram(v, k, n, g, &mut sc)?;
-        let traces = if use_graph {
-            graph.apply(v, k, plus, minus, &mut sc)?
-        } else {
-            (0.0, 0.0)
-        };
-        graph_fresh = use_graph;
-        let prev = obj.total;
+        let traces = v_phase(tp, graph, (k, n), v, (p, q), g, d, (plus, minus), &mut sc)?;
         let rec = objective(half_x2, q, v, p, g).reconstruction;
-        obj = assemble(tp, rec, top_norms(tp, views, &*u, layers), traces, v);
-        if step(&mut report, &mut monitor, it, prev, obj, tp.tol) {
-            break;
-        }
-    }
+        Ok(assemble(
+            tp,
+            rec,
+            top_norms(tp, views, &*u, layers),
+            traces,
+            v,
+        ))
+    })?;
     report.dead_views = dead(&*u, views, layers);
     Ok(report)
 }
@@ -551,7 +516,7 @@ fn stack_product<'s, T: Real>(
     let mut cur = 0;
     for m in (0..nl - 1).rev() {
         let (a, b) = dims(m);
-        let layer = MatRef::col_major(&buf[offs(m)..offs(m) + a * b], a, b)?;
+        let layer = cm(&buf[offs(m)..offs(m) + a * b], a, b)?;
         let last = m == 0;
         match cur {
             0 => {
@@ -560,14 +525,7 @@ fn stack_product<'s, T: Real>(
                 } else {
                     &mut ta[..a * k]
                 };
-                gemm(
-                    T::ONE,
-                    layer,
-                    MatRef::col_major(top, b, k)?,
-                    T::ZERO,
-                    MatMut::col_major(dst, a, k)?,
-                    sc,
-                )?;
+                gemm_into(layer, cm(top, b, k)?, dst, sc)?;
                 cur = 1;
             }
             1 => {
@@ -576,14 +534,7 @@ fn stack_product<'s, T: Real>(
                 } else {
                     &mut tb[..a * k]
                 };
-                gemm(
-                    T::ONE,
-                    layer,
-                    MatRef::col_major(&ta[..b * k], b, k)?,
-                    T::ZERO,
-                    MatMut::col_major(dst, a, k)?,
-                    sc,
-                )?;
+                gemm_into(layer, cm(&ta[..b * k], b, k)?, dst, sc)?;
                 cur = 2;
             }
             _ => {
@@ -592,14 +543,7 @@ fn stack_product<'s, T: Real>(
                 } else {
                     &mut ta[..a * k]
                 };
-                gemm(
-                    T::ONE,
-                    layer,
-                    MatRef::col_major(&tb[..b * k], b, k)?,
-                    T::ZERO,
-                    MatMut::col_major(dst, a, k)?,
-                    sc,
-                )?;
+                gemm_into(layer, cm(&tb[..b * k], b, k)?, dst, sc)?;
                 cur = 1;
             }
         }
@@ -629,7 +573,34 @@ fn form_pq_deep<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
     Ok(())
 }
 
-/// One fine-tuning sweep over the layers of one view (`t.r = X Vᵀ` on entry).
+/// Where a view's layers and its `S` products live: layer `m` is `a_m × b_m`
+/// ([`layer_dims`]) at offset `offs(m)` of the view's buffer; `S_m = U_{m+1} ⋯ U_M`
+/// (`b_m × K`, `m < M − 1`) at offset `s_at(m)` of `Temps::s`.
+struct Layout<'l> {
+    rows: usize,
+    layers: &'l [usize],
+    k: usize,
+}
+
+impl Layout<'_> {
+    fn dims(&self, m: usize) -> (usize, usize) {
+        layer_dims(self.rows, self.layers).nth(m).unwrap_or((0, 0))
+    }
+    fn offs(&self, m: usize) -> usize {
+        layer_dims(self.rows, self.layers)
+            .take(m)
+            .map(|(a, b)| a * b)
+            .sum::<usize>()
+    }
+    fn s_at(&self, m: usize) -> usize {
+        (0..m).map(|j| self.dims(j).1 * self.k).sum::<usize>()
+    }
+}
+
+/// One fine-tuning sweep over the layers of one view (`t.r = X Vᵀ` on entry):
+/// the `S` products top-down, then every lower layer by the boxed
+/// multiplicative rule and the top layer by composite gradient mapping (or
+/// multiplicatively when α = 0), carrying `B = U_1 ⋯ U_{m−1}` upwards.
 #[allow(clippy::too_many_arguments)]
 fn sweep_view<T: Real>(
     params: &DeepParams,
@@ -643,24 +614,28 @@ fn sweep_view<T: Real>(
     t: &mut Temps<'_, T>,
     sc: &mut Stack<'_>,
 ) -> Result<(), Error> {
-    let tp = &params.top;
+    let ly = Layout { rows, layers, k };
     let nl = layers.len();
-    let eps = T::from_f64(tp.eps);
-    let cap = if params.box_lower {
-        T::ONE
-    } else {
-        T::INFINITY
-    };
-    // S_m = U_{m+1} ⋯ U_M for m = M−1 … 1, stored top-down in t.s (S_m is b_m × K).
-    let dims = |m: usize| layer_dims(rows, layers).nth(m).unwrap_or((0, 0));
-    let offs = |m: usize| {
-        layer_dims(rows, layers)
-            .take(m)
-            .map(|(a, b)| a * b)
-            .sum::<usize>()
-    };
-    // Layout: S for layer index m (0-based, m < nl−1) at offset Σ_{j<m} b_j·K.
-    let s_at = |m: usize| (0..m).map(|j| dims(j).1 * k).sum::<usize>();
+    s_products(&ly, buf, t, sc)?;
+    for m in 0..nl {
+        if m + 1 < nl {
+            lower_layer(params, &ly, m, buf, g, t, sc)?;
+        } else {
+            top_layer(params, &ly, m, buf, g, h, lip, t, sc)?;
+        }
+    }
+    Ok(())
+}
+
+/// `S_m = U_{m+1} ⋯ U_M` for `m = M−1 … 1`, stored top-down in `t.s`.
+fn s_products<T: Real>(
+    ly: &Layout<'_>,
+    buf: &[T],
+    t: &mut Temps<'_, T>,
+    sc: &mut Stack<'_>,
+) -> Result<(), Error> {
+    let (nl, k) = (ly.layers.len(), ly.k);
+    let (dims, offs, s_at) = (|m| ly.dims(m), |m| ly.offs(m), |m| ly.s_at(m));
     for m in (0..nl.saturating_sub(1)).rev() {
         let (_, bm) = dims(m);
         let (a1, b1) = dims(m + 1); // a1 == bm
@@ -671,189 +646,167 @@ fn sweep_view<T: Real>(
             dst.copy_from_slice(next); // S_{M−1} = U_M
         } else {
             let s_next = &hi[..b1 * k];
-            gemm(
-                T::ONE,
-                MatRef::col_major(next, a1, b1)?,
-                MatRef::col_major(s_next, b1, k)?,
-                T::ZERO,
-                MatMut::col_major(dst, bm, k)?,
-                sc,
-            )?;
+            gemm_into(cm(next, a1, b1)?, cm(s_next, b1, k)?, dst, sc)?;
         }
     }
-    // Bottom-up: B (rows × a) = U_1 ⋯ U_{m−1}, kept in t.b.
-    for m in 0..nl {
-        let (a, b) = dims(m);
-        let off = offs(m);
-        if m + 1 < nl {
-            let s_m = &t.s[s_at(m)..s_at(m) + b * k];
-            // num = Bᵀ R Sᵀ  (a × b)
-            let t1: &[T] = if m == 0 {
-                &t.r[..rows * k]
+    Ok(())
+}
+
+/// Lower layer `m < M`: `U_m ← min(cap, U_m ∘ (Bᵀ R Sᵀ + ε) ⊘ (BᵀB U_m (S G Sᵀ) + ε))`,
+/// then `B ← B U_m`.
+fn lower_layer<T: Real>(
+    params: &DeepParams,
+    ly: &Layout<'_>,
+    m: usize,
+    buf: &mut [T],
+    g: &[T],
+    t: &mut Temps<'_, T>,
+    sc: &mut Stack<'_>,
+) -> Result<(), Error> {
+    let (rows, k) = (ly.rows, ly.k);
+    let (a, b) = ly.dims(m);
+    let off = ly.offs(m);
+    let s_at = |m| ly.s_at(m);
+    let eps = T::from_f64(params.top.eps);
+    let cap = if params.box_lower {
+        T::ONE
+    } else {
+        T::INFINITY
+    };
+    let s_m = &t.s[s_at(m)..s_at(m) + b * k];
+    // num = Bᵀ R Sᵀ  (a × b)
+    let t1: &[T] = if m == 0 {
+        &t.r[..rows * k]
+    } else {
+        gemm_into(
+            cm(&t.b[..rows * a], rows, a)?.t(),
+            cm(&t.r[..rows * k], rows, k)?,
+            &mut t.t1[..a * k],
+            sc,
+        )?;
+        &t.t1[..a * k]
+    };
+    gemm_into(cm(t1, a, k)?, cm(s_m, b, k)?.t(), &mut t.num[..a * b], sc)?;
+    // w = S G Sᵀ (b × b), via grad as (b × K) scratch
+    gemm_into(cm(s_m, b, k)?, cm(g, k, k)?, &mut t.grad[..b * k], sc)?;
+    gemm_into(
+        cm(&t.grad[..b * k], b, k)?,
+        cm(s_m, b, k)?.t(),
+        &mut t.w[..b * b],
+        sc,
+    )?;
+    // den = BᵀB U_m W  (a × b)
+    let layer = &mut buf[off..off + a * b];
+    if m == 0 {
+        gemm_into(
+            cm(layer, a, b)?,
+            cm(&t.w[..b * b], b, b)?,
+            &mut t.den[..a * b],
+            sc,
+        )?;
+    } else {
+        gemm_into(
+            cm(&t.b[..rows * a], rows, a)?.t(),
+            cm(&t.b[..rows * a], rows, a)?,
+            &mut t.c[..a * a],
+            sc,
+        )?;
+        gemm_into(
+            cm(layer, a, b)?,
+            cm(&t.w[..b * b], b, b)?,
+            &mut t.tt[..a * b],
+            sc,
+        )?;
+        gemm_into(
+            cm(&t.c[..a * a], a, a)?,
+            cm(&t.tt[..a * b], a, b)?,
+            &mut t.den[..a * b],
+            sc,
+        )?;
+    }
+    mu_step(layer, &t.num[..a * b], &t.den[..a * b], eps, cap);
+    // B ← B U_m
+    if m == 0 {
+        t.b[..rows * b].copy_from_slice(layer);
+    } else {
+        gemm_into(
+            cm(&t.b[..rows * a], rows, a)?,
+            cm(layer, a, b)?,
+            &mut t.b2[..rows * b],
+            sc,
+        )?;
+        t.b[..rows * b].copy_from_slice(&t.b2[..rows * b]);
+    }
+    Ok(())
+}
+
+/// Top layer `U_M` (`a × K`): composite gradient mapping on `G₁ = BᵀB`,
+/// `G₂ = G`, `R_M = BᵀR` with the top layer's group norm, or the guarded
+/// multiplicative step when α = 0.
+#[allow(clippy::too_many_arguments)]
+fn top_layer<T: Real>(
+    params: &DeepParams,
+    ly: &Layout<'_>,
+    m: usize,
+    buf: &mut [T],
+    g: &[T],
+    h: &mut [T],
+    lip: &mut f64,
+    t: &mut Temps<'_, T>,
+    sc: &mut Stack<'_>,
+) -> Result<(), Error> {
+    let tp = &params.top;
+    let (rows, k) = (ly.rows, ly.k);
+    let (a, _) = ly.dims(m);
+    let off = ly.offs(m);
+    let eps = T::from_f64(tp.eps);
+    let (rm, g1): (&[T], Option<&[T]>) = if m == 0 {
+        (&t.r[..rows * k], None)
+    } else {
+        gemm_into(
+            cm(&t.b[..rows * a], rows, a)?.t(),
+            cm(&t.r[..rows * k], rows, k)?,
+            &mut t.t1[..a * k],
+            sc,
+        )?;
+        gemm_into(
+            cm(&t.b[..rows * a], rows, a)?.t(),
+            cm(&t.b[..rows * a], rows, a)?,
+            &mut t.c[..a * a],
+            sc,
+        )?;
+        (&t.t1[..a * k], Some(&t.c[..a * a]))
+    };
+    let layer = &mut buf[off..off + a * k];
+    if tp.sparsity != Sparsity::None && tp.alpha > 0.0 {
+        let mut s = ProxScratch {
+            grad: &mut t.grad[..a * k],
+            t: &mut t.tt[..a * k],
+            delta: if g1.is_some() {
+                &mut t.delta[..a * k]
             } else {
-                gemm(
-                    T::ONE,
-                    MatRef::col_major(&t.b[..rows * a], rows, a)?.t(),
-                    MatRef::col_major(&t.r[..rows * k], rows, k)?,
-                    T::ZERO,
-                    MatMut::col_major(&mut t.t1[..a * k], a, k)?,
-                    sc,
-                )?;
-                &t.t1[..a * k]
-            };
-            gemm(
-                T::ONE,
-                MatRef::col_major(t1, a, k)?,
-                MatRef::col_major(s_m, b, k)?.t(),
-                T::ZERO,
-                MatMut::col_major(&mut t.num[..a * b], a, b)?,
-                sc,
-            )?;
-            // w = S G Sᵀ (b × b), via grad as (b × K) scratch
-            gemm(
-                T::ONE,
-                MatRef::col_major(s_m, b, k)?,
-                MatRef::col_major(g, k, k)?,
-                T::ZERO,
-                MatMut::col_major(&mut t.grad[..b * k], b, k)?,
-                sc,
-            )?;
-            gemm(
-                T::ONE,
-                MatRef::col_major(&t.grad[..b * k], b, k)?,
-                MatRef::col_major(s_m, b, k)?.t(),
-                T::ZERO,
-                MatMut::col_major(&mut t.w[..b * b], b, b)?,
-                sc,
-            )?;
-            // den = BᵀB U_m W  (a × b)
-            let layer = &mut buf[off..off + a * b];
-            if m == 0 {
-                gemm(
-                    T::ONE,
-                    MatRef::col_major(layer, a, b)?,
-                    MatRef::col_major(&t.w[..b * b], b, b)?,
-                    T::ZERO,
-                    MatMut::col_major(&mut t.den[..a * b], a, b)?,
-                    sc,
-                )?;
+                &mut []
+            },
+            g1d: if g1.is_some() {
+                &mut t.g1d[..a * k]
             } else {
-                gemm(
-                    T::ONE,
-                    MatRef::col_major(&t.b[..rows * a], rows, a)?.t(),
-                    MatRef::col_major(&t.b[..rows * a], rows, a)?,
-                    T::ZERO,
-                    MatMut::col_major(&mut t.c[..a * a], a, a)?,
-                    sc,
-                )?;
-                gemm(
-                    T::ONE,
-                    MatRef::col_major(layer, a, b)?,
-                    MatRef::col_major(&t.w[..b * b], b, b)?,
-                    T::ZERO,
-                    MatMut::col_major(&mut t.tt[..a * b], a, b)?,
-                    sc,
-                )?;
-                gemm(
-                    T::ONE,
-                    MatRef::col_major(&t.c[..a * a], a, a)?,
-                    MatRef::col_major(&t.tt[..a * b], a, b)?,
-                    T::ZERO,
-                    MatMut::col_major(&mut t.den[..a * b], a, b)?,
-                    sc,
-                )?;
-            }
-            mu_step(layer, &t.num[..a * b], &t.den[..a * b], eps, cap);
-            // B ← B U_m
-            if m == 0 {
-                t.b[..rows * b].copy_from_slice(layer);
-            } else {
-                gemm(
-                    T::ONE,
-                    MatRef::col_major(&t.b[..rows * a], rows, a)?,
-                    MatRef::col_major(layer, a, b)?,
-                    T::ZERO,
-                    MatMut::col_major(&mut t.b2[..rows * b], rows, b)?,
-                    sc,
-                )?;
-                t.b[..rows * b].copy_from_slice(&t.b2[..rows * b]);
-            }
-        } else {
-            // Top layer U_M (a × K).
-            let (rm, g1): (&[T], Option<&[T]>) = if m == 0 {
-                (&t.r[..rows * k], None)
-            } else {
-                gemm(
-                    T::ONE,
-                    MatRef::col_major(&t.b[..rows * a], rows, a)?.t(),
-                    MatRef::col_major(&t.r[..rows * k], rows, k)?,
-                    T::ZERO,
-                    MatMut::col_major(&mut t.t1[..a * k], a, k)?,
-                    sc,
-                )?;
-                gemm(
-                    T::ONE,
-                    MatRef::col_major(&t.b[..rows * a], rows, a)?.t(),
-                    MatRef::col_major(&t.b[..rows * a], rows, a)?,
-                    T::ZERO,
-                    MatMut::col_major(&mut t.c[..a * a], a, a)?,
-                    sc,
-                )?;
-                (&t.t1[..a * k], Some(&t.c[..a * a]))
-            };
-            let layer = &mut buf[off..off + a * k];
-            if tp.sparsity != Sparsity::None && tp.alpha > 0.0 {
-                let mut s = ProxScratch {
-                    grad: &mut t.grad[..a * k],
-                    t: &mut t.tt[..a * k],
-                    delta: if g1.is_some() {
-                        &mut t.delta[..a * k]
-                    } else {
-                        &mut []
-                    },
-                    g1d: if g1.is_some() {
-                        &mut t.g1d[..a * k]
-                    } else {
-                        &mut []
-                    },
-                    h: &mut *h,
-                    sort: &mut *t.sort,
-                };
-                prox_gradient(tp, layer, a, k, rm, g1, g, lip, &mut s, sc)?;
-            } else {
-                // Multiplicative: U ← U ∘ (R_M + ε) ⊘ (G₁ U G + ε).
-                let den = &mut t.den[..a * k];
-                match g1 {
-                    None => gemm(
-                        T::ONE,
-                        MatRef::col_major(layer, a, k)?,
-                        MatRef::col_major(g, k, k)?,
-                        T::ZERO,
-                        MatMut::col_major(den, a, k)?,
-                        sc,
-                    )?,
-                    Some(g1) => {
-                        gemm(
-                            T::ONE,
-                            MatRef::col_major(layer, a, k)?,
-                            MatRef::col_major(g, k, k)?,
-                            T::ZERO,
-                            MatMut::col_major(&mut t.grad[..a * k], a, k)?,
-                            sc,
-                        )?;
-                        gemm(
-                            T::ONE,
-                            MatRef::col_major(g1, a, a)?,
-                            MatRef::col_major(&t.grad[..a * k], a, k)?,
-                            T::ZERO,
-                            MatMut::col_major(den, a, k)?,
-                            sc,
-                        )?;
-                    }
-                }
-                mu_step(layer, rm, den, eps, T::INFINITY);
+                &mut []
+            },
+            h: &mut *h,
+            sort: &mut *t.sort,
+        };
+        prox_gradient(tp, layer, a, k, rm, g1, g, lip, &mut s, sc)?;
+    } else {
+        // Multiplicative: U ← U ∘ (R_M + ε) ⊘ (G₁ U G + ε).
+        let den = &mut t.den[..a * k];
+        match g1 {
+            None => gemm_into(cm(layer, a, k)?, cm(g, k, k)?, den, sc)?,
+            Some(g1) => {
+                gemm_into(cm(layer, a, k)?, cm(g, k, k)?, &mut t.grad[..a * k], sc)?;
+                gemm_into(cm(g1, a, a)?, cm(&t.grad[..a * k], a, k)?, den, sc)?;
             }
         }
+        mu_step(layer, rm, den, eps, T::INFINITY);
     }
     Ok(())
 }
@@ -1066,4 +1019,9 @@ pub fn encode<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: Facto
     };
     let w: &mut [u8] = sc.take_rest();
     vstep::encode(views, graph, k, &params.top, &bases, v, w, monitor)
+}
+
+/// The column-major `rows × cols` matrix over `x`.
+fn cm<T: Copy>(x: &[T], rows: usize, cols: usize) -> Result<MatRef<'_, T>, Error> {
+    MatRef::col_major(x, rows, cols)
 }

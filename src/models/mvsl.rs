@@ -48,9 +48,9 @@ use crate::steps::check::{check_graph, check_shapes, validate};
 use crate::steps::init::random_start;
 use crate::steps::mu::{self, dead_views, form_pq, gram, mu_step, products_req};
 use crate::steps::prox::{group_norm, prox_gradient, ProxScratch};
-use crate::steps::vstep::{self, assemble, v_update};
+use crate::steps::vstep::{self, assemble, graph_traces, v_phase};
 pub use crate::steps::MvslParams;
-use crate::steps::{notify, step, Init, Monitor, Objective, Report, Stop};
+use crate::steps::{run, Init, Monitor, Objective, Report};
 use crate::work::{Stack, WorkReq};
 
 pub(crate) fn fit_req<T>(
@@ -131,7 +131,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
     u: &mut F,
     v: &mut [T],
     work: &mut [u8],
-    mut monitor: Option<Monitor<'_>>,
+    monitor: Option<Monitor<'_>>,
 ) -> Result<Report, Error> {
     params.validate()?;
     let np = params.nmf_params();
@@ -177,27 +177,10 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
     let mut sc = st.rest();
     form_pq(views, Some(&prep), k, &*u, bf.p, bf.q, &mut sc)?;
     gram(v, k, n, bf.g, &mut sc)?;
-    let traces = if use_graph {
-        graph.apply(v, k, bf.plus, bf.minus, &mut sc)?
-    } else {
-        (0.0, 0.0)
-    };
-    let mut obj = objective(params, views, &*u, half_x2, &bf, v, traces);
-    let mut report = Report {
-        iterations: 0,
-        initial: obj,
-        objective: obj,
-        stop: Stop::MaxIter,
-        dead_views: 0,
-    };
-    if notify(&mut monitor, 0, obj) {
-        report.stop = Stop::Cancelled;
-        report.dead_views = dead_views(&*u);
-        return Ok(report);
-    }
-    let mut graph_fresh = use_graph;
+    let traces = graph_traces(graph, use_graph, v, k, (bf.plus, bf.minus), &mut sc)?;
+    let obj = objective(params, views, &*u, half_x2, &bf, v, traces);
 
-    for it in 1..=params.max_iter {
+    let mut report = run(params.max_iter, params.tol, obj, monitor, |_it| {
         for i in 0..hv {
             let x = views.view(i);
             let m = x.rows();
@@ -224,33 +207,19 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
             }
         }
         form_pq(views, Some(&prep), k, &*u, bf.p, bf.q, &mut sc)?;
-        for s in 0..params.v_inner {
-            if use_graph && !(s == 0 && graph_fresh) {
-                graph.apply(v, k, bf.plus, bf.minus, &mut sc)?;
-            }
-            gemm(
-                T::ONE,
-                MatRef::col_major(bf.p, k, k)?,
-                MatRef::col_major(v, k, n)?,
-                T::ZERO,
-                MatMut::col_major(bf.d, k, n)?,
-                &mut sc,
-            )?;
-            v_update(params, v, bf.d, bf.plus, bf.minus, bf.q, use_graph);
-        }
-        gram(v, k, n, bf.g, &mut sc)?;
-        let traces = if use_graph {
-            graph.apply(v, k, bf.plus, bf.minus, &mut sc)?
-        } else {
-            (0.0, 0.0)
-        };
-        graph_fresh = use_graph;
-        let prev = obj.total;
-        obj = objective(params, views, &*u, half_x2, &bf, v, traces);
-        if step(&mut report, &mut monitor, it, prev, obj, params.tol) {
-            break;
-        }
-    }
+        let traces = v_phase(
+            params,
+            graph,
+            (k, n),
+            v,
+            (bf.p, bf.q),
+            bf.g,
+            bf.d,
+            (bf.plus, bf.minus),
+            &mut sc,
+        )?;
+        Ok(objective(params, views, &*u, half_x2, &bf, v, traces))
+    })?;
     report.dead_views = dead_views(&*u);
     Ok(report)
 }

@@ -49,7 +49,7 @@ use crate::steps::mu::{
     self, dead_views, fit_req, form_pq, gram, mu_step, objective, products_req,
 };
 pub use crate::steps::NmfParams;
-use crate::steps::{notify, step, Init, Monitor, Report, Stop};
+use crate::steps::{run, Init, Monitor, Report};
 use crate::work::{Stack, WorkReq};
 
 fn encode_req<T>(
@@ -145,7 +145,7 @@ pub fn joint_encode<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
     u: &F,
     v: &mut [T],
     work: &mut [u8],
-    mut monitor: Option<Monitor<'_>>,
+    monitor: Option<Monitor<'_>>,
 ) -> Result<Report, Error> {
     let h = views.count();
     let shapes = |i| views.shape(i);
@@ -172,19 +172,8 @@ pub fn joint_encode<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
     let mut sc = st.rest();
     form_pq(views, None, k, u, p, q, &mut sc)?;
     gram(v, k, n, g, &mut sc)?;
-    let mut obj = objective(half_x2, q, v, p, g);
-    let mut report = Report {
-        iterations: 0,
-        initial: obj,
-        objective: obj,
-        stop: Stop::MaxIter,
-        dead_views: dead_views(u),
-    };
-    if notify(&mut monitor, 0, obj) {
-        report.stop = Stop::Cancelled;
-        return Ok(report);
-    }
-    for it in 1..=params.max_iter {
+    let obj = objective(half_x2, q, v, p, g);
+    let mut report = run(params.max_iter, params.tol, obj, monitor, |_it| {
         gemm(
             T::ONE,
             MatRef::col_major(p, k, k)?,
@@ -195,12 +184,9 @@ pub fn joint_encode<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
         )?;
         mu_step(v, q, d, eps, vmax);
         gram(v, k, n, g, &mut sc)?;
-        let prev = obj.total;
-        obj = objective(half_x2, q, v, p, g);
-        if step(&mut report, &mut monitor, it, prev, obj, params.tol) {
-            break;
-        }
-    }
+        Ok(objective(half_x2, q, v, p, g))
+    })?;
+    report.dead_views = dead_views(u);
     Ok(report)
 }
 

@@ -1,6 +1,7 @@
 //! What every iterative solver shares: initialisation choice, objective parts,
 //! progress reports to a monitor, the final report.
 
+use crate::error::Error;
 use core::ops::ControlFlow;
 
 /// How the factors start.
@@ -110,4 +111,41 @@ pub(crate) fn step(
         return true;
     }
     false
+}
+
+/// The outer loop of every solver (DESIGN §1, "Progress"). Tells the monitor
+/// about the start (`initial`, iteration 0), then for `it = 1..=max_iter` runs
+/// `iterate(it)` — one outer iteration, returning the objective at the new
+/// iterate — records it, tells the monitor, and stops when the monitor asks
+/// (`Stop::Cancelled`, the outputs at the last complete iterate) or when the
+/// relative decrease is at most `tol` (`Stop::Converged`). An error from
+/// `iterate` ends the run with that error. `dead_views` is left 0: the model
+/// knows what a dead view is.
+pub(crate) fn run(
+    max_iter: u32,
+    tol: f64,
+    initial: Objective,
+    mut monitor: Option<Monitor<'_>>,
+    mut iterate: impl FnMut(u32) -> Result<Objective, Error>,
+) -> Result<Report, Error> {
+    let mut report = Report {
+        iterations: 0,
+        initial,
+        objective: initial,
+        stop: Stop::MaxIter,
+        dead_views: 0,
+    };
+    if notify(&mut monitor, 0, initial) {
+        report.stop = Stop::Cancelled;
+        return Ok(report);
+    }
+    let mut prev = initial.total;
+    for it in 1..=max_iter {
+        let obj = iterate(it)?;
+        if step(&mut report, &mut monitor, it, prev, obj, tol) {
+            break;
+        }
+        prev = obj.total;
+    }
+    Ok(report)
 }

@@ -21,6 +21,6 @@ mod params;
 pub mod prox;
 pub(crate) mod vstep;
 
-pub(crate) use driver::{notify, step};
+pub(crate) use driver::run;
 pub use driver::{Init, Monitor, Objective, Progress, Report, Stop};
 pub use params::{MvslParams, NmfParams};

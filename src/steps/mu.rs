@@ -14,7 +14,7 @@ use crate::linalg::{dot, gemm, gemm_workspace, gram_t};
 use crate::steps::check::{check_shapes, validate};
 use crate::steps::fused::{csc_u_step, csc_u_step_applies, csc_u_step_workspace};
 use crate::steps::init::random_start;
-use crate::steps::{notify, step, Init, Monitor, NmfParams, Objective, Report, Stop};
+use crate::steps::{run, Init, Monitor, NmfParams, Objective, Report};
 use crate::work::{Stack, WorkReq};
 
 /// Scratch of the product phases (reused by every view and product).
@@ -68,7 +68,7 @@ pub(crate) fn fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     u: &mut F,
     v: &mut [T],
     work: &mut [u8],
-    mut monitor: Option<Monitor<'_>>,
+    monitor: Option<Monitor<'_>>,
 ) -> Result<Report, Error> {
     let h = views.count();
     let shapes = |i| views.shape(i);
@@ -101,28 +101,14 @@ pub(crate) fn fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     }
 
     // Start: P, Q with the initial U, G = VVᵀ.
-    let mut obj;
+    let obj;
     {
         let mut sc = st.rest();
         form_pq(views, Some(&prep), k, &*u, p, q, &mut sc)?;
         gram(v, k, n, g, &mut sc)?;
         obj = objective(half_x2, q, v, p, g);
     }
-    let initial = obj;
-    let mut report = Report {
-        iterations: 0,
-        initial,
-        objective: obj,
-        stop: Stop::MaxIter,
-        dead_views: 0,
-    };
-    if notify(&mut monitor, 0, obj) {
-        report.stop = Stop::Cancelled;
-        report.dead_views = dead_views(&*u);
-        return Ok(report);
-    }
-
-    for it in 1..=params.max_iter {
+    let mut report = run(params.max_iter, params.tol, obj, monitor, |_it| {
         let mut sc = st.rest();
         // U-step, view by view: A = X Vᵀ, B = U G; each view's share of the
         // V-step's P = Σ UᵀU, Q = Σ UᵀX follows it (fused into it, block by
@@ -160,12 +146,8 @@ pub(crate) fn fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
         )?;
         mu_step(v, q, d, eps, vmax);
         gram(v, k, n, g, &mut sc)?;
-        let prev = obj.total;
-        obj = objective(half_x2, q, v, p, g);
-        if step(&mut report, &mut monitor, it, prev, obj, params.tol) {
-            break;
-        }
-    }
+        Ok(objective(half_x2, q, v, p, g))
+    })?;
     report.dead_views = dead_views(&*u);
     Ok(report)
 }

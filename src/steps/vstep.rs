@@ -13,7 +13,7 @@ use crate::steps::check::{check_graph, validate};
 use crate::steps::init::start_scales;
 use crate::steps::mu::{dead_views, form_pq, gram, objective, products_req};
 use crate::steps::prox::Sparsity;
-use crate::steps::{notify, step, Init, Monitor, MvslParams, Objective, Report, Stop};
+use crate::steps::{run, Init, Monitor, MvslParams, Objective, Report};
 use crate::work::{Stack, WorkReq};
 
 /// The weighted parts: `rec`, `α Σ` of the group norms, `β/2 (ta, −tp)`, `γ ΣV`.
@@ -107,7 +107,7 @@ pub(crate) fn encode<
     u: &F,
     v: &mut [T],
     work: &mut [u8],
-    mut monitor: Option<Monitor<'_>>,
+    monitor: Option<Monitor<'_>>,
 ) -> Result<Report, Error> {
     params.validate()?;
     let np = params.nmf_params();
@@ -162,19 +162,8 @@ pub(crate) fn encode<
             sparsity: 0.0,
         })
     };
-    let mut obj = eval(v, g, plus, minus, &mut sc)?;
-    let mut report = Report {
-        iterations: 0,
-        initial: obj,
-        objective: obj,
-        stop: Stop::MaxIter,
-        dead_views: dead_views(u),
-    };
-    if notify(&mut monitor, 0, obj) {
-        report.stop = Stop::Cancelled;
-        return Ok(report);
-    }
-    for it in 1..=params.max_iter {
+    let obj = eval(v, g, plus, minus, &mut sc)?;
+    let mut report = run(params.max_iter, params.tol, obj, monitor, |_it| {
         gemm(
             T::ONE,
             MatRef::col_major(p, k, k)?,
@@ -184,12 +173,9 @@ pub(crate) fn encode<
             &mut sc,
         )?;
         v_update(params, v, d, plus, minus, q, use_graph);
-        let prev = obj.total;
-        obj = eval(v, g, plus, minus, &mut sc)?;
-        if step(&mut report, &mut monitor, it, prev, obj, params.tol) {
-            break;
-        }
-    }
+        eval(v, g, plus, minus, &mut sc)
+    })?;
+    report.dead_views = dead_views(u);
     Ok(report)
 }
 
@@ -212,4 +198,56 @@ pub(crate) fn encode_req<T>(
         kn,
         products_req::<T>(shapes, k, n).or(graph_req),
     ]))
+}
+
+/// The graph's traces `(tr(V Lᵃ Vᵀ), tr(V Lᵖ Vᵀ))` at `v`, with the graph's
+/// products left in `plus`, `minus` for the next V-step; zeros without a graph.
+pub(crate) fn graph_traces<T: Real, G: GraphOp<T> + ?Sized>(
+    graph: &G,
+    use_graph: bool,
+    v: &[T],
+    k: usize,
+    (plus, minus): (&mut [T], &mut [T]),
+    sc: &mut Stack<'_>,
+) -> Result<(f64, f64), Error> {
+    if use_graph {
+        graph.apply(v, k, plus, minus, sc)
+    } else {
+        Ok((0.0, 0.0))
+    }
+}
+
+/// The V phase of one outer iteration (DESIGN §5): `v_inner` bounded updates
+/// with `P`, `Q` fixed (`d` holds `PV`; `plus`, `minus` the graph's products,
+/// already at the current `V` on the first update), then `G ← VVᵀ`; returns the
+/// graph's traces at the new `V` (its products stay in `plus`, `minus`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn v_phase<T: Real, G: GraphOp<T> + ?Sized>(
+    params: &MvslParams,
+    graph: &G,
+    (k, n): (usize, usize),
+    v: &mut [T],
+    (p, q): (&[T], &[T]),
+    g: &mut [T],
+    d: &mut [T],
+    (plus, minus): (&mut [T], &mut [T]),
+    sc: &mut Stack<'_>,
+) -> Result<(f64, f64), Error> {
+    let use_graph = params.beta > 0.0;
+    for s in 0..params.v_inner {
+        if use_graph && s > 0 {
+            graph.apply(v, k, plus, minus, sc)?;
+        }
+        gemm(
+            T::ONE,
+            MatRef::col_major(p, k, k)?,
+            MatRef::col_major(v, k, n)?,
+            T::ZERO,
+            MatMut::col_major(d, k, n)?,
+            sc,
+        )?;
+        v_update(params, v, d, plus, minus, q, use_graph);
+    }
+    gram(v, k, n, g, sc)?;
+    graph_traces(graph, use_graph, v, k, (plus, minus), sc)
 }
