@@ -20,7 +20,7 @@ use crate::linalg::real::Real;
 pub use crate::linalg::sparse::Csc;
 pub(crate) use crate::linalg::sparse::Csr;
 use crate::linalg::sparse::{self, csr_fill};
-use crate::linalg::{gemm, gemm_workspace, sq_norm};
+use crate::linalg::{gemm, gemm_req, sq_norm};
 use crate::work::{Stack, WorkReq};
 
 /// The label of an item whose class is unknown (`MVNMF_UNLABELED` in C).
@@ -267,7 +267,7 @@ fn prepared_len(s: ViewShape) -> Option<(usize, usize)> {
 }
 
 /// Workspace of [`Prepared::new`] for views of these shapes.
-pub(crate) fn prepared_workspace<T>(shapes: impl IntoIterator<Item = ViewShape>) -> WorkReq {
+pub(crate) fn prepared_req<T>(shapes: impl IntoIterator<Item = ViewShape>) -> WorkReq {
     let mut tot = Some((0usize, 0usize));
     for s in shapes {
         tot = tot.and_then(|(w, v)| {
@@ -331,18 +331,18 @@ impl<'w, T: Real> Prepared<'w, T> {
 
 /// Workspace of [`View::x_vt`] for a view of this shape and rank `k` (CSC: `V`
 /// at a padded stride; the row-sorted entries come from [`Prepared`]).
-pub(crate) fn x_vt_workspace<T>(shape: ViewShape, k: usize) -> WorkReq {
+pub(crate) fn x_vt_req<T>(shape: ViewShape, k: usize) -> WorkReq {
     match shape.kind {
-        ViewKind::Dense => gemm_workspace::<T>(shape.rows, k, shape.cols),
+        ViewKind::Dense => gemm_req::<T>(shape.rows, k, shape.cols),
         ViewKind::Csc => sparse::csr_x_vt_req::<T>(shape.cols, k),
     }
 }
 
 /// Workspace of [`View::ut_x`] (CSC: a row block of `Uᵀ`, and `N` cursors or the
 /// padded result).
-pub(crate) fn ut_x_workspace<T>(shape: ViewShape, k: usize) -> WorkReq {
+pub(crate) fn ut_x_req<T>(shape: ViewShape, k: usize) -> WorkReq {
     match shape.kind {
-        ViewKind::Dense => gemm_workspace::<T>(k, shape.cols, shape.rows),
+        ViewKind::Dense => gemm_req::<T>(k, shape.cols, shape.rows),
         ViewKind::Csc => sparse::csc_ut_x_req::<T>(shape.rows, shape.cols, k),
     }
 }
@@ -454,14 +454,14 @@ mod tests {
         let v: Vec<f64> = (0..k * n).map(|_| rng.uniform()).collect();
         let u: Vec<f64> = (0..m * k).map(|_| rng.uniform()).collect();
         let sh = sv.shape();
-        let need = x_vt_workspace::<f64>(sh, k)
-            .or(ut_x_workspace::<f64>(sh, k))
-            .or(x_vt_workspace::<f64>(dv.shape(), k))
-            .or(ut_x_workspace::<f64>(dv.shape(), k));
+        let need = x_vt_req::<f64>(sh, k)
+            .or(ut_x_req::<f64>(sh, k))
+            .or(x_vt_req::<f64>(dv.shape(), k))
+            .or(ut_x_req::<f64>(dv.shape(), k));
         let mut w = std::vec![0u8; need.bytes().unwrap()];
         // The row-sorted copy, after a dense view (which has none).
         let both = [dv, sv];
-        let pneed = prepared_workspace::<f64>([dv.shape(), sh]).bytes().unwrap();
+        let pneed = prepared_req::<f64>([dv.shape(), sh]).bytes().unwrap();
         let mut pw = std::vec![0u8; pneed];
         let mut pst = Stack::new(&mut pw);
         let prep = Prepared::new(&both[..], &mut pst).unwrap();

@@ -549,7 +549,7 @@ fn built_graphs_feed_the_v_step_operator() {
     let ops = CsrGraphs::new(n, Some(ga), Some(gp)).unwrap();
     let k = 3;
     let v: Vec<f64> = (0..k * n).map(|_| g.uniform()).collect();
-    let mut w = vec![0u8; GraphOp::<f64>::apply_workspace(&ops, k).bytes().unwrap()];
+    let mut w = vec![0u8; GraphOp::<f64>::apply_req(&ops, k).bytes().unwrap()];
     let (mut plus, mut minus) = (vec![0.0; k * n], vec![0.0; k * n]);
     ops.apply(&v, k, &mut plus, &mut minus, &mut Stack::new(&mut w))
         .unwrap();

@@ -197,11 +197,11 @@ impl GraphOp<f64> for AnyGraph<'_> {
             AnyGraph::Csr(g) => GraphOp::<f64>::has_penalty(g),
         }
     }
-    fn apply_workspace(&self, k: usize) -> WorkReq {
+    fn apply_req(&self, k: usize) -> WorkReq {
         match self {
-            AnyGraph::None(g) => GraphOp::<f64>::apply_workspace(g, k),
-            AnyGraph::Sge(g) => GraphOp::<f64>::apply_workspace(g, k),
-            AnyGraph::Csr(g) => GraphOp::<f64>::apply_workspace(g, k),
+            AnyGraph::None(g) => GraphOp::<f64>::apply_req(g, k),
+            AnyGraph::Sge(g) => GraphOp::<f64>::apply_req(g, k),
+            AnyGraph::Csr(g) => GraphOp::<f64>::apply_req(g, k),
         }
     }
     fn apply(

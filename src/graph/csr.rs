@@ -154,7 +154,7 @@ impl<T: Real> GraphOp<T> for CsrGraphs<'_> {
         self.penalty.is_some_and(|g| g.nnz() > 0)
     }
 
-    fn apply_workspace(&self, k: usize) -> WorkReq {
+    fn apply_req(&self, k: usize) -> WorkReq {
         WorkReq::all_of(&[WorkReq::new::<f64>(k); 4])
     }
 
@@ -240,7 +240,7 @@ mod tests {
         let ga = CsrGraph::new(n, &a.0, &a.1, &a.2).unwrap();
         let gp = CsrGraph::new(n, &p.0, &p.1, &p.2).unwrap();
         let gs = CsrGraphs::new(n, Some(ga), Some(gp)).unwrap();
-        let mut w = std::vec![0u8; GraphOp::<f64>::apply_workspace(&gs, k).bytes().unwrap()];
+        let mut w = std::vec![0u8; GraphOp::<f64>::apply_req(&gs, k).bytes().unwrap()];
         let (mut pl, mut mi) = (std::vec![0.0; k * n], std::vec![0.0; k * n]);
         let (ta, tp) = gs
             .apply(&v, k, &mut pl, &mut mi, &mut Stack::new(&mut w))

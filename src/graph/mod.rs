@@ -40,7 +40,7 @@ pub trait GraphOp<T: Real> {
     }
 
     /// Workspace of [`GraphOp::apply`] for rank `k`.
-    fn apply_workspace(&self, k: usize) -> WorkReq;
+    fn apply_req(&self, k: usize) -> WorkReq;
 
     /// For `v` (`K × N`, column-major) writes, column-major `K × N`,
     /// `plus[k, j] = ((Dᵃ + Wᵖ) v̄_k)_j` and `minus[k, j] = ((Dᵖ + Wᵃ) v̄_k)_j`,
@@ -69,7 +69,7 @@ impl<T: Real> GraphOp<T> for NoGraph {
     fn has_penalty(&self) -> bool {
         false
     }
-    fn apply_workspace(&self, _k: usize) -> WorkReq {
+    fn apply_req(&self, _k: usize) -> WorkReq {
         WorkReq::EMPTY
     }
     fn apply(

@@ -52,7 +52,7 @@ impl<T: Real> GraphOp<T> for Sge<'_> {
         self.labels.len()
     }
 
-    fn apply_workspace(&self, k: usize) -> WorkReq {
+    fn apply_req(&self, k: usize) -> WorkReq {
         WorkReq::all_of(&[
             WorkReq::matrix::<f64>(k, self.n_classes),
             WorkReq::new::<usize>(self.n_classes),
@@ -153,7 +153,7 @@ mod tests {
         }
         let (p0, m0, ta0, tp0) = dense_apply(&wa, &wp, n, &v, k);
         let sge = Sge::new(&labels, c).unwrap();
-        let mut w = std::vec![0u8; GraphOp::<f64>::apply_workspace(&sge, k).bytes().unwrap()];
+        let mut w = std::vec![0u8; GraphOp::<f64>::apply_req(&sge, k).bytes().unwrap()];
         let (mut p, mut m) = (std::vec![0.0; k * n], std::vec![0.0; k * n]);
         let (ta, tp) = sge
             .apply(&v, k, &mut p, &mut m, &mut Stack::new(&mut w))

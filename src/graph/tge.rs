@@ -42,7 +42,7 @@ fn req<T>(lay: &Layout, n_classes: usize, p: &GraphParams) -> WorkReq {
                 PenaltyTop::edges(n, n_classes, p)
             },
         ),
-        median::scratch_workspace(lay),
+        median::scratch_req(lay),
         WorkReq::matrix::<T>(b, b),
         engine::workspace::<T>(lay, b),
     ])

@@ -39,7 +39,7 @@ use crate::linalg::real::Real;
 use crate::work::{Stack, WorkReq};
 
 /// Workspace of [`gemm()`] for `C (m×n) ← α A (m×k) B (k×n) + β C`.
-pub(crate) fn gemm_workspace<T>(m: usize, n: usize, k: usize) -> WorkReq {
+pub(crate) fn gemm_req<T>(m: usize, n: usize, k: usize) -> WorkReq {
     blocked::workspace::<T>(m, n, k)
 }
 
@@ -189,7 +189,7 @@ pub(crate) mod tests {
         } else {
             MatRef::col_major(&b, k, n).unwrap()
         };
-        let need = gemm_workspace::<f64>(m, n, k).bytes().unwrap();
+        let need = gemm_req::<f64>(m, n, k).bytes().unwrap();
         let mut w = std::vec![0u8; need];
         let mut st = Stack::new(&mut w);
         let cm = MatMut::col_major(&mut c, m, n).unwrap();
@@ -265,7 +265,7 @@ pub(crate) mod tests {
                         }
                     }
                     let c0 = c.clone();
-                    let need = gemm_workspace::<f64>(k, k, m).bytes().unwrap();
+                    let need = gemm_req::<f64>(k, k, m).bytes().unwrap();
                     let mut w = std::vec![0u8; need];
                     let mut st = Stack::new(&mut w);
                     gram_t(av, beta, MatMut::col_major(&mut c, k, k).unwrap(), &mut st).unwrap();
@@ -292,7 +292,7 @@ pub(crate) mod tests {
         let a = [1.0, 2.0];
         let b = [3.0];
         let mut c = [f64::NAN, f64::NAN];
-        let need = gemm_workspace::<f64>(2, 1, 1).bytes().unwrap();
+        let need = gemm_req::<f64>(2, 1, 1).bytes().unwrap();
         let mut w = std::vec![0u8; need];
         let mut st = Stack::new(&mut w);
         blocked::gemm(

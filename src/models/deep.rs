@@ -47,7 +47,7 @@ use crate::error::Error;
 use crate::graph::GraphOp;
 use crate::linalg::mat::MatRef;
 use crate::linalg::real::Real;
-use crate::linalg::{gemm_into, gemm_workspace};
+use crate::linalg::{gemm_into, gemm_req};
 use crate::steps::check::{check_graph, check_shapes};
 use crate::steps::init::start_scales;
 use crate::steps::mu::{self, gram, mu_step, objective, pq_view, products_req};
@@ -180,7 +180,7 @@ fn finetune_req<T>(
     let wide = WorkReq::matrix::<T>(mmax.max(pmax), pmax.max(k));
     let scratch = products_req::<T>(shapes.clone(), k, n)
         .or(graph_req)
-        .or(gemm_workspace::<T>(d, d, d));
+        .or(gemm_req::<T>(d, d, d));
     Ok(WorkReq::all_of(&[
         kk,
         kk,
@@ -205,7 +205,7 @@ fn finetune_req<T>(
         WorkReq::matrix::<T>(smax.max(1), 1),
         WorkReq::new::<T>(pmax.max(mmax)),
         WorkReq::new::<f64>(h),
-        crate::data::prepared_workspace::<T>(shapes.clone()),
+        crate::data::prepared_req::<T>(shapes.clone()),
         scratch,
     ]))
 }
@@ -258,7 +258,7 @@ pub fn fit_workspace<T: Real, G: GraphOp<T> + ?Sized>(
     let ft = finetune_req::<T>(
         shapes.clone(),
         layers,
-        graph.apply_workspace(*layers.last().unwrap_or(&1)),
+        graph.apply_req(*layers.last().unwrap_or(&1)),
     )?;
     ft.or(pretrain_req::<T>(shapes, layers)?).bytes()
 }
@@ -939,11 +939,11 @@ fn encode_req<T: Real, G: GraphOp<T> + ?Sized>(
         .into_iter()
         .try_fold(0usize, |a, s| a.checked_add(s.rows))
         .ok_or(Error::SizeOverflow)?;
-    let enc = vstep::encode_req::<T>(shapes, k, graph.apply_workspace(k))?.bytes()?;
+    let enc = vstep::encode_req::<T>(shapes, k, graph.apply_req(k))?.bytes()?;
     Ok(WorkReq::all_of(&[
         WorkReq::matrix::<T>(total_rows, k),
         WorkReq::matrix::<T>(pmax.max(k).saturating_mul(2), k),
-        WorkReq::new::<u8>(enc).or(gemm_workspace::<T>(mmax, pmax.max(k), pmax.max(k))),
+        WorkReq::new::<u8>(enc).or(gemm_req::<T>(mmax, pmax.max(k), pmax.max(k))),
     ]))
 }
 

@@ -43,7 +43,7 @@ use crate::error::Error;
 use crate::graph::GraphOp;
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
-use crate::linalg::{gemm, gemm_workspace};
+use crate::linalg::{gemm, gemm_req};
 use crate::steps::check::{check_graph, check_shapes, validate};
 use crate::steps::init::random_start;
 use crate::steps::mu::{self, dead_views, form_pq, gram, mu_step, products_req};
@@ -65,7 +65,7 @@ pub(crate) fn fit_req<T>(
     let mk = WorkReq::matrix::<T>(mmax, k);
     let scratch = products_req::<T>(shapes.clone(), k, n)
         .or(graph_req)
-        .or(gemm_workspace::<T>(k, k, mmax));
+        .or(gemm_req::<T>(k, k, mmax));
     Ok(WorkReq::all_of(&[
         kk,
         kk,
@@ -79,7 +79,7 @@ pub(crate) fn fit_req<T>(
         mk,
         WorkReq::new::<T>(mmax),
         WorkReq::new::<f64>(h),
-        crate::data::prepared_workspace::<T>(shapes.clone()),
+        crate::data::prepared_req::<T>(shapes.clone()),
         scratch,
     ]))
 }
@@ -93,7 +93,7 @@ pub fn fit_workspace<T: Real, G: GraphOp<T> + ?Sized>(
 ) -> Result<usize, Error> {
     params.validate()?;
     check_graph(params, graph, shapes.clone())?;
-    fit_req::<T>(shapes, k, graph.apply_workspace(k))?.bytes()
+    fit_req::<T>(shapes, k, graph.apply_req(k))?.bytes()
 }
 
 /// Buffers of one run, carved from the workspace.
@@ -145,7 +145,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
         params.init == Init::Given,
         v,
         work.len(),
-        || fit_req::<T>((0..hv).map(shapes), k, graph.apply_workspace(k)),
+        || fit_req::<T>((0..hv).map(shapes), k, graph.apply_req(k)),
     )?;
     check_graph(params, graph, (0..hv).map(|i| views.shape(i)))?;
 
@@ -282,7 +282,7 @@ pub fn encode_workspace<T: Real, G: GraphOp<T> + ?Sized>(
 ) -> Result<usize, Error> {
     params.validate()?;
     check_graph(params, graph, shapes.clone())?;
-    vstep::encode_req::<T>(shapes, k, graph.apply_workspace(k))?.bytes()
+    vstep::encode_req::<T>(shapes, k, graph.apply_req(k))?.bytes()
 }
 
 /// Out-of-sample encoding (DESIGN §10): the V-steps of [`fit`] with the bases

@@ -143,7 +143,7 @@ fn system_req<T>(
         WorkReq::matrix::<f64>(h, h),
         WorkReq::new::<f64>(h),
         WorkReq::new::<f64>(h),
-        median::scratch_workspace(&lay),
+        median::scratch_req(&lay),
         WorkReq::matrix::<T>(h, b.saturating_mul(b)),
         super::engine::workspace::<T>(&lay, b),
     ]))

@@ -18,7 +18,7 @@ use crate::data::{View, ViewSet};
 use crate::error::Error;
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
-use crate::linalg::{gemm, gemm_workspace};
+use crate::linalg::{gemm, gemm_req};
 use crate::work::{Stack, WorkReq};
 
 /// What a block holds.
@@ -96,7 +96,7 @@ pub(crate) fn workspace<T>(lay: &Layout, b: usize) -> WorkReq {
         WorkReq::matrix::<T>(lay.panel_rows, b),
         WorkReq::matrix::<T>(b, b),
         WorkReq::new::<T>(lay.scatter_rows),
-        gemm_workspace::<T>(b, b, lay.panel_rows),
+        gemm_req::<T>(b, b, lay.panel_rows),
     ])
 }
 

@@ -59,7 +59,7 @@ fn knn_req<T>(lay: &Layout, n_classes: usize, block: usize) -> WorkReq {
     WorkReq::all_of(&[
         ClassIndex::workspace(lay.n, n_classes),
         WorkReq::matrix::<usize>(lay.n, 2),
-        median::scratch_workspace(lay),
+        median::scratch_req(lay),
         WorkReq::matrix::<T>(b, b),
         super::engine::workspace::<T>(lay, b),
     ])
@@ -224,7 +224,7 @@ fn pairs_req<T>(lay: &Layout, n_classes: usize, params: &KnnParams) -> WorkReq {
     WorkReq::all_of(&[
         ClassIndex::workspace(lay.n, n_classes),
         PairTop::workspace(n_classes, params.k),
-        median::scratch_workspace(lay),
+        median::scratch_req(lay),
         WorkReq::matrix::<T>(b, b),
         super::engine::workspace::<T>(lay, b),
     ])

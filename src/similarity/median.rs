@@ -16,7 +16,7 @@ const BINS: usize = 1 << DIGIT;
 const CAP: usize = 8192;
 
 /// Scratch of [`resolve`] (counters and the collect buffer); empty when no view needs it.
-pub(crate) fn scratch_workspace(lay: &Layout) -> WorkReq {
+pub(crate) fn scratch_req(lay: &Layout) -> WorkReq {
     if lay.median {
         WorkReq::all_of(&[WorkReq::new::<u64>(BINS), WorkReq::new::<u64>(CAP)])
     } else {
@@ -183,7 +183,7 @@ pub fn resolve_bandwidths_workspace<T>(
     let b = super::block_size(block, lay.n);
     WorkReq::all_of(&[
         ClassIndex::workspace(lay.n, n_classes),
-        scratch_workspace(&lay),
+        scratch_req(&lay),
         WorkReq::matrix::<T>(b, b),
         super::engine::workspace::<T>(&lay, b),
     ])

@@ -9,7 +9,7 @@ use crate::linalg::real::Real;
 use crate::linalg::sparse::{
     gather_block, pad_into, padded_width, rows_padded, scatter_block, unpad_into, Csr,
 };
-use crate::linalg::{gemm, gemm_workspace, gram_t};
+use crate::linalg::{gemm, gemm_req, gram_t};
 use crate::steps::mu::mu_step;
 use crate::work::{Stack, WorkReq};
 
@@ -22,7 +22,7 @@ pub(crate) fn csc_u_step_applies(k: usize) -> bool {
 }
 
 /// Workspace of [`csc_u_step`] (`None` when it does not apply: dense, or `K > 64`).
-pub(crate) fn csc_u_step_workspace<T>(shape: ViewShape, k: usize) -> Option<WorkReq> {
+pub(crate) fn csc_u_step_req<T>(shape: ViewShape, k: usize) -> Option<WorkReq> {
     let w = padded_width(k)?;
     if shape.kind != ViewKind::Csc {
         return None;
@@ -34,10 +34,7 @@ pub(crate) fn csc_u_step_workspace<T>(shape: ViewShape, k: usize) -> Option<Work
         WorkReq::matrix::<T>(rb, k),
         WorkReq::matrix::<T>(rb, k),
         WorkReq::matrix::<T>(rb, w),
-        WorkReq::any_of(&[
-            gemm_workspace::<T>(rb, k, k),
-            gemm_workspace::<T>(k, k, shape.rows),
-        ]),
+        WorkReq::any_of(&[gemm_req::<T>(rb, k, k), gemm_req::<T>(k, k, shape.rows)]),
     ]))
 }
 

@@ -4,15 +4,14 @@
 //! solver that NMF, joint NMF and the deep model's pre-training run.
 
 use crate::data::{
-    prepared_workspace, ut_x_workspace, x_vt_workspace, Csr, Factors, FactorsMut, Prepared, View,
-    ViewSet, ViewShape,
+    prepared_req, ut_x_req, x_vt_req, Csr, Factors, FactorsMut, Prepared, View, ViewSet, ViewShape,
 };
 use crate::error::Error;
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
-use crate::linalg::{dot, gemm, gemm_workspace, gram_t};
+use crate::linalg::{dot, gemm, gemm_req, gram_t};
 use crate::steps::check::{check_shapes, validate};
-use crate::steps::fused::{csc_u_step, csc_u_step_applies, csc_u_step_workspace};
+use crate::steps::fused::{csc_u_step, csc_u_step_applies, csc_u_step_req};
 use crate::steps::init::random_start;
 use crate::steps::{run, Init, Monitor, NmfParams, Objective, Report};
 use crate::work::{Stack, WorkReq};
@@ -23,12 +22,12 @@ pub(crate) fn products_req<T>(
     k: usize,
     n: usize,
 ) -> WorkReq {
-    let mut r = WorkReq::any_of(&[gemm_workspace::<T>(k, n, k), gemm_workspace::<T>(k, k, n)]);
+    let mut r = WorkReq::any_of(&[gemm_req::<T>(k, n, k), gemm_req::<T>(k, k, n)]);
     for s in shapes {
-        r = r.or(x_vt_workspace::<T>(s, k));
-        r = r.or(ut_x_workspace::<T>(s, k));
-        r = r.or(gemm_workspace::<T>(s.rows, k, k));
-        r = r.or(gemm_workspace::<T>(k, k, s.rows));
+        r = r.or(x_vt_req::<T>(s, k));
+        r = r.or(ut_x_req::<T>(s, k));
+        r = r.or(gemm_req::<T>(s.rows, k, k));
+        r = r.or(gemm_req::<T>(k, k, s.rows));
     }
     r
 }
@@ -49,10 +48,10 @@ pub(crate) fn fit_req<T>(
         kn,
         mk,
         mk,
-        prepared_workspace::<T>(shapes.clone()),
+        prepared_req::<T>(shapes.clone()),
         products_req::<T>(shapes.clone(), k, n).or(shapes
             .into_iter()
-            .filter_map(|s| csc_u_step_workspace::<T>(s, k))
+            .filter_map(|s| csc_u_step_req::<T>(s, k))
             .fold(WorkReq::EMPTY, WorkReq::or)),
     ]))
 }

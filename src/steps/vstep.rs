@@ -114,7 +114,7 @@ pub(crate) fn encode<
     let hv = views.count();
     let shapes = |i| views.shape(i);
     let (n, _) = validate(views, k, &np, u, true, v, work.len(), || {
-        encode_req::<T>((0..hv).map(shapes), k, graph.apply_workspace(k))
+        encode_req::<T>((0..hv).map(shapes), k, graph.apply_req(k))
     })?;
     check_graph(params, graph, (0..hv).map(|i| views.shape(i)))?;
     let mut st = Stack::new(work);
