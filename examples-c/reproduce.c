@@ -780,15 +780,15 @@ static void build_graph(ctx_t *c, const uint32_t *labels, const param_t *params,
 
 /* ------------------------------------------------------- shallow and deep fits */
 
-/* The shallow solver (mvnmf_shallow_fit) with a preset, its weights from
+/* The shallow solver (mvnmf_mvsl_fit) with a preset, its weights from
  * params[] and a graph from the labeled items. */
 static int fit_shallow(ctx_t *c, const uint32_t *labels, const param_t *params, uint64_t seed,
                        double *v, uint32_t preset, int graph_kind)
 {
     const dataset_t *d = c->data;
     const options_t *o = c->opt;
-    mvnmf_shallow_params sp;
-    check(mvnmf_shallow_params_preset(preset, &sp), "mvnmf_shallow_params_preset");
+    mvnmf_mvsl_params sp;
+    check(mvnmf_mvsl_params_preset(preset, &sp), "mvnmf_mvsl_params_preset");
     sp.max_iter = o->iters;
     sp.tol = o->tol;
     sp.seed = seed;
@@ -803,13 +803,13 @@ static int fit_shallow(ctx_t *c, const uint32_t *labels, const param_t *params, 
     for (size_t i = 0; i < d->n_views; i++)
         us[i] = xmalloc(d->views[i].rows * o->k * sizeof(double));
     size_t bytes;
-    check(mvnmf_shallow_fit_workspace(c->views, d->n_views, &g.g, o->k, &sp, &bytes),
-          "mvnmf_shallow_fit_workspace");
+    check(mvnmf_mvsl_fit_workspace(c->views, d->n_views, &g.g, o->k, &sp, &bytes),
+          "mvnmf_mvsl_fit_workspace");
     watch_t wt = { 0, 0, 0, 0, 0 };
     mvnmf_report r;
-    check(mvnmf_shallow_fit(c->views, d->n_views, &g.g, o->k, &sp, us, v, workspace(c, bytes), bytes,
+    check(mvnmf_mvsl_fit(c->views, d->n_views, &g.g, o->k, &sp, us, v, workspace(c, bytes), bytes,
                             watch, &wt, &r),
-          "mvnmf_shallow_fit");
+          "mvnmf_mvsl_fit");
     record_fit(c, &wt, &r, v, o->k * d->n);
     for (size_t i = 0; i < d->n_views; i++) {
         count_zero_cols(c, us[i], d->views[i].rows, o->k);
@@ -899,11 +899,11 @@ static int fit_deep(ctx_t *c, const uint32_t *labels, const param_t *params, uin
         (void)candidate;                                                                       \
         return fit_shallow(c, labels, params, seed, v, preset, graph);                         \
     }
-SHALLOW(fit_gnmf, MVNMF_PRESET_GNMF, GRAPH_WITHIN_CLASS_KNN)
-SHALLOW(fit_mvsl_s, MVNMF_PRESET_MVSL, GRAPH_SGE)
-SHALLOW(fit_mvsl_l, MVNMF_PRESET_MVSL, GRAPH_LDGE)
-SHALLOW(fit_mvsl_t, MVNMF_PRESET_MVSL, GRAPH_TGE)
-SHALLOW(fit_mcl, MVNMF_PRESET_MCL, GRAPH_SGE)
+SHALLOW(fit_gnmf, MVNMF_MVSL_PRESET_GNMF, GRAPH_WITHIN_CLASS_KNN)
+SHALLOW(fit_mvsl_s, MVNMF_MVSL_PRESET_MVSL, GRAPH_SGE)
+SHALLOW(fit_mvsl_l, MVNMF_MVSL_PRESET_MVSL, GRAPH_LDGE)
+SHALLOW(fit_mvsl_t, MVNMF_MVSL_PRESET_MVSL, GRAPH_TGE)
+SHALLOW(fit_mcl, MVNMF_MVSL_PRESET_MCL, GRAPH_SGE)
 
 /* DNMF on one view (the candidate). */
 static int fit_dnmf_view(ctx_t *c, const uint32_t *labels, size_t candidate, const param_t *params,

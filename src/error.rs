@@ -88,31 +88,43 @@ impl Error {
         }
     }
 
-    /// A static, human-readable message.
-    pub const fn message(self) -> &'static str {
+    /// The message as a NUL-terminated string (what `mvnmf_status_message`
+    /// returns to C): the one table of messages.
+    pub const fn c_message(self) -> &'static str {
         match self {
-            Error::NullPointer => "a required pointer argument is NULL",
-            Error::ZeroDimension => "a dimension (rows, items or number of views) is zero",
+            Error::NullPointer => "a required pointer argument is NULL\0",
+            Error::ZeroDimension => "a dimension (rows, items or number of views) is zero\0",
             Error::DimensionMismatch => {
-                "dimensions disagree (views with different item counts, or a buffer not of its documented size)"
+                "dimensions disagree (views with different item counts, or a buffer not of its documented size)\0"
             }
-            Error::SizeOverflow => "a size computation overflows (rows*cols or workspace bytes)",
-            Error::BufferTooShort => "a buffer is too short for its shape and stride (col_stride < rows?)",
-            Error::BadRank => "the rank K must be at least 1",
-            Error::NegativeInput => "the model needs nonnegative input and a value is negative",
-            Error::NonFiniteInput => "an input value is NaN or infinite",
-            Error::BadLabel => "a label is out of range",
-            Error::TooFewLabeled => "too few labeled items for the requested neighbourhoods",
+            Error::SizeOverflow => "a size computation overflows (rows*cols or workspace bytes)\0",
+            Error::BufferTooShort => "a buffer is too short for its shape and stride (col_stride < rows?)\0",
+            Error::BadRank => "the rank K must be at least 1\0",
+            Error::NegativeInput => "the model needs nonnegative input and a value is negative\0",
+            Error::NonFiniteInput => "an input value is NaN or infinite\0",
+            Error::BadLabel => "a label is out of range\0",
+            Error::TooFewLabeled => "too few labeled items for the requested neighbourhoods\0",
             Error::BadParameter => {
-                "a parameter is out of range (negative tol or eps, vmax <= 0, unknown option value)"
+                "a parameter is out of range (negative tol or eps, vmax <= 0, unknown option value)\0"
             }
             Error::MalformedCsc => {
-                "malformed CSC matrix (col_ptr must start at 0 and not decrease; row indices in range and strictly increasing per column)"
+                "malformed CSC matrix (col_ptr must start at 0 and not decrease; row indices in range and strictly increasing per column)\0"
             }
-            Error::WorkspaceTooSmall => "the workspace is smaller than the workspace query returned",
-            Error::Cancelled => "stopped by the progress callback; outputs hold the last complete iterate",
-            Error::Internal => "internal error (a bug in mvnmf was caught at the C boundary)",
+            Error::WorkspaceTooSmall => "the workspace is smaller than the workspace query returned\0",
+            Error::Cancelled => "stopped by the progress callback; outputs hold the last complete iterate\0",
+            Error::Internal => "internal error (a bug in mvnmf was caught at the C boundary)\0",
         }
+    }
+
+    /// A static, human-readable message.
+    pub fn message(self) -> &'static str {
+        let m = self.c_message();
+        &m[..m.len() - 1]
+    }
+
+    /// The error with this status code (`None` for 0, success, and unknown codes).
+    pub fn from_code(code: u32) -> Option<Error> {
+        Error::ALL.iter().copied().find(|e| e.code() == code)
     }
 }
 
@@ -133,7 +145,10 @@ mod tests {
     fn codes_are_distinct_and_in_order() {
         for (i, e) in Error::ALL.iter().enumerate() {
             assert_eq!(e.code() as usize, i + 1, "{e:?}");
-            assert!(!e.message().is_empty());
+            assert_eq!(Error::from_code(0), None);
+            assert!(!e.message().is_empty() && !e.message().contains('\0'));
+            assert!(e.c_message().ends_with('\0'));
+            assert_eq!(Error::from_code(e.code()), Some(*e));
         }
     }
 }

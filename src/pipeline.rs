@@ -85,6 +85,14 @@ impl PipelineParams {
     }
 }
 
+/// MvSL-T ([`PipelineParams::preset`]`(`[`Method::MvslT`]`)`), the best method on the
+/// real data of the README's table.
+impl Default for PipelineParams {
+    fn default() -> Self {
+        Self::preset(Method::MvslT)
+    }
+}
+
 fn capacity(n: usize, n_classes: usize, p: &PipelineParams) -> Result<GraphNnz, Error> {
     match p.method {
         Method::MvslT => graph::tge_capacity(n, n_classes, &p.graph),

@@ -25,7 +25,7 @@
  *      on them with a monotone objective;
  *   4. pipeline: every method gives OK, a monotone objective, eta on the
  *      simplex, 0 <= V <= vmax, and equals its documented composition
- *      (mkl_weights -> ldge / tge / SGE / none -> shallow_fit) bit for bit;
+ *      (mkl_weights -> ldge / tge / SGE / none -> mvsl_fit) bit for bit;
  *   5. evaluation: split counts, kNN against a brute-force classifier with
  *      the documented tie rules, k-means determinism and fixed point,
  *      clustering accuracy and NMI against hand-computed values;
@@ -799,8 +799,8 @@ static int facs_same(const facs_t *a, const facs_t *b, const prob *p, size_t k)
     return memcmp(a->v, b->v, k * N * sizeof(double)) == 0;
 }
 
-/* mvnmf_shallow_fit with the monotonicity callback; checks the run. */
-static uint32_t shallow_run(const prob *p, const mvnmf_graph *g, const mvnmf_shallow_params *sp, size_t k, facs_t *f,
+/* mvnmf_mvsl_fit with the monotonicity callback; checks the run. */
+static uint32_t mvsl_run(const prob *p, const mvnmf_graph *g, const mvnmf_mvsl_params *sp, size_t k, facs_t *f,
                             mvnmf_report *rep)
 {
     size_t bytes = 0, v;
@@ -809,9 +809,9 @@ static uint32_t shallow_run(const prob *p, const mvnmf_graph *g, const mvnmf_sha
     uint32_t st;
     memset(&m, 0, sizeof m);
     m.tol = 1e-10 * p->hx2;
-    CHECK_STATUS(mvnmf_shallow_fit_workspace(p->views, NV, g, k, sp, &bytes), MVNMF_STATUS_OK);
+    CHECK_STATUS(mvnmf_mvsl_fit_workspace(p->views, NV, g, k, sp, &bytes), MVNMF_STATUS_OK);
     w = (unsigned char *)xalloc(bytes);
-    st = mvnmf_shallow_fit(p->views, NV, g, k, sp, f->u, f->v, w, bytes, mono_cb, &m, rep);
+    st = mvnmf_mvsl_fit(p->views, NV, g, k, sp, f->u, f->v, w, bytes, mono_cb, &m, rep);
     free(w);
     if (CHECK_STATUS(st, MVNMF_STATUS_OK)) {
         CHECK(m.ups == 0 && m.n == rep->iterations + 1);
@@ -847,7 +847,7 @@ static void test_graphs(void)
     for (tge = 0; tge < 2; tge++)
         for (pen = 0; pen < 3; pen++) {
             mvnmf_graph_params gp = mvnmf_graph_params_default();
-            mvnmf_shallow_params sp;
+            mvnmf_mvsl_params sp;
             mvnmf_report rep;
             mvnmf_graph g;
             csr_t a, q;
@@ -873,13 +873,13 @@ static void test_graphs(void)
             for (i = 0; i < N; i++) /* TGE covers every item; LDGE only the labeled ones */
                 CHECK((a.rp[i + 1] > a.rp[i]) == (tge || p.labels[i] != UNL));
             csr_graph(&g, &a, &q);
-            CHECK_STATUS(mvnmf_shallow_params_preset(MVNMF_PRESET_MVSL, &sp), MVNMF_STATUS_OK);
+            CHECK_STATUS(mvnmf_mvsl_params_preset(MVNMF_MVSL_PRESET_MVSL, &sp), MVNMF_STATUS_OK);
             sp.max_iter = 60;
             sp.tol = 0.0;
             sp.vmax = 1.0;
             facs_alloc(&f, &p, 3);
-            set_ctx("shallow_fit on %s (penalty %u)", tge ? "tge" : "ldge", (unsigned)pen);
-            shallow_run(&p, &g, &sp, 3, &f, &rep);
+            set_ctx("mvsl_fit on %s (penalty %u)", tge ? "tge" : "ldge", (unsigned)pen);
+            mvsl_run(&p, &g, &sp, 3, &f, &rep);
             facs_free(&f);
             csr_free(&a);
             csr_free(&q);
@@ -926,7 +926,7 @@ static void pipeline_ref(const prob *p, const mvnmf_pipeline_params *pp, size_t 
         CHECK_STATUS(build_graph(p, eta, &pp->graph, m == MVNMF_METHOD_MVSL_T, &a, &q), MVNMF_STATUS_OK);
         csr_graph(&g, &a, &q);
     }
-    shallow_run(p, &g, &pp->solver, k, f, rep);
+    mvsl_run(p, &g, &pp->solver, k, f, rep);
     if (csr) {
         csr_free(&a);
         csr_free(&q);
@@ -1469,6 +1469,16 @@ static void test_errors(void)
         expect_query(mvnmf_pipeline_fit_workspace(p.views, NV, p.kern, NC, 3, &pp, &bytes), MVNMF_STATUS_BAD_PARAMETER,
                      bytes, "pipeline method 6");
         CHECK_STATUS(mvnmf_pipeline_params_preset(6, &pp), MVNMF_STATUS_BAD_PARAMETER);
+        /* params = NULL means mvnmf_pipeline_params_default() (MvSL-T). */
+        {
+            mvnmf_pipeline_params dflt = mvnmf_pipeline_params_default();
+            size_t b0 = 1, b1 = 2;
+            set_ctx("pipeline params = NULL means the defaults");
+            CHECK(dflt.method == MVNMF_METHOD_MVSL_T);
+            CHECK_STATUS(mvnmf_pipeline_fit_workspace(p.views, NV, p.kern, NC, 3, &dflt, &b0), MVNMF_STATUS_OK);
+            CHECK_STATUS(mvnmf_pipeline_fit_workspace(p.views, NV, p.kern, NC, 3, NULL, &b1), MVNMF_STATUS_OK);
+            CHECK(b0 == b1);
+        }
         /* 6 labeled per class: too few for ka = 6. Refused before anything is
          * written, eta included (learned or uniform alike). */
         pp.graph.ka = 6;

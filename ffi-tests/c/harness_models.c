@@ -1,5 +1,5 @@
 /* C test harness of the model solvers of the mvnmf C ABI: the shallow
- * graph-regularised solver (mvnmf_shallow_*) and the deep layer-wise solver
+ * graph-regularised solver (mvnmf_mvsl_*) and the deep layer-wise solver
  * (mvnmf_deep_*).
  *
  * Built like harness.c (ffi-tests/build.rs): twice, as C99 and as C++11, with
@@ -21,7 +21,7 @@
  *      from the documented buffer layout) and V; 0 <= V <= vmax, U >= 0, lower
  *      layers in [0, 1] with box_lower; nothing is written past any buffer;
  *   2. reductions: the JOINT_NMF preset is mvnmf_joint_nmf_fit bit for bit;
- *      deep with one layer from a given start is mvnmf_shallow_fit (MCL) bit
+ *      deep with one layer from a given start is mvnmf_mvsl_fit (MCL) bit
  *      for bit;
  *   3. every error class returns its code with U, V and the report
  *      byte-for-byte untouched (and the workspace queries refuse the same
@@ -478,7 +478,7 @@ static double graph_trace(const double *w, size_t n, const double *v, size_t k, 
 /* ---- running the solvers -------------------------------------------------- */
 
 enum { OP_SFIT, OP_SENC, OP_DFIT, OP_DENC };
-static const char *const OPN[] = { "shallow_fit", "shallow_encode", "deep_fit", "deep_encode" };
+static const char *const OPN[] = { "mvsl_fit", "mvsl_encode", "deep_fit", "deep_encode" };
 
 /* Everything a call reads besides U, V, the workspace and the callback. */
 typedef struct {
@@ -488,15 +488,15 @@ typedef struct {
     size_t k;                 /* shallow rank */
     const size_t *layers;     /* deep */
     size_t nl;
-    const mvnmf_shallow_params *sp;
+    const mvnmf_mvsl_params *sp;
     const mvnmf_deep_params *dp;
 } mspec;
 
 static uint32_t mquery(int op, const mspec *s, size_t *bytes)
 {
     switch (op) {
-    case OP_SFIT: return mvnmf_shallow_fit_workspace(s->views, s->nv, s->graph, s->k, s->sp, bytes);
-    case OP_SENC: return mvnmf_shallow_encode_workspace(s->views, s->nv, s->graph, s->k, s->sp, bytes);
+    case OP_SFIT: return mvnmf_mvsl_fit_workspace(s->views, s->nv, s->graph, s->k, s->sp, bytes);
+    case OP_SENC: return mvnmf_mvsl_encode_workspace(s->views, s->nv, s->graph, s->k, s->sp, bytes);
     case OP_DFIT:
         return mvnmf_deep_fit_workspace(s->views, s->nv, s->graph, s->layers, s->nl, s->dp, bytes);
     default: return mvnmf_deep_encode_workspace(s->views, s->nv, s->graph, s->layers, s->nl, s->dp, bytes);
@@ -515,9 +515,9 @@ static uint32_t mcall(int op, const mspec *s, double *const *u, double *v, void 
         cup = cu;
     }
     switch (op) {
-    case OP_SFIT: return mvnmf_shallow_fit(s->views, s->nv, s->graph, s->k, s->sp, u, v, work, wb, cb, user, rep);
+    case OP_SFIT: return mvnmf_mvsl_fit(s->views, s->nv, s->graph, s->k, s->sp, u, v, work, wb, cb, user, rep);
     case OP_SENC:
-        return mvnmf_shallow_encode(s->views, s->nv, s->graph, s->k, s->sp, cup, v, work, wb, cb, user, rep);
+        return mvnmf_mvsl_encode(s->views, s->nv, s->graph, s->k, s->sp, cup, v, work, wb, cb, user, rep);
     case OP_DFIT:
         return mvnmf_deep_fit(s->views, s->nv, s->graph, s->layers, s->nl, s->dp, u, v, work, wb, cb, user, rep);
     default:
@@ -621,7 +621,7 @@ static int same_report(const mvnmf_report *a, const mvnmf_report *b)
 }
 
 /* Field by field (the structs have padding bytes). */
-static int sp_equal(const mvnmf_shallow_params *a, const mvnmf_shallow_params *b)
+static int sp_equal(const mvnmf_mvsl_params *a, const mvnmf_mvsl_params *b)
 {
     return a->max_iter == b->max_iter && a->tol == b->tol && a->eps == b->eps && a->vmax == b->vmax &&
            a->seed == b->seed && a->init == b->init && a->sparsity == b->sparsity && a->alpha == b->alpha &&
@@ -728,7 +728,7 @@ static int mfacs_same(const mfacs *a, const mfacs *b)
 
 /* What the model is: the parameters of the run and, for deep, the layers. */
 typedef struct {
-    const mvnmf_shallow_params *sp; /* the shallow parameters (deep: &dp->top) */
+    const mvnmf_mvsl_params *sp; /* the shallow parameters (deep: &dp->top) */
     const size_t *layers;
     size_t nl;                      /* 0: shallow */
     int box;                        /* deep: lower layers in [0, 1] */
@@ -740,7 +740,7 @@ typedef struct {
 static unsigned check_parts(const mprob *q, const mmodel *md, const mvnmf_graph *g, const mfacs *f,
                             const mvnmf_report *rep, int enc)
 {
-    const mvnmf_shallow_params *p = md->sp;
+    const mvnmf_mvsl_params *p = md->sp;
     const mvnmf_objective *o = &rep->objective;
     size_t i, j, c, m, k = f->k, in[MAXL], out[MAXL];
     double rec = 0.0, spars = 0.0, l1 = 0.0;
@@ -903,18 +903,18 @@ static void test_shallow_monotone(void)
         double alpha, beta, gamma, eps;
         const char *name;
     } cases[] = {
-        { MVNMF_PRESET_JOINT_NMF, -1, -1, -1, -1, "joint" },
-        { MVNMF_PRESET_GNMF, -1, -1, -1, -1, "gnmf" },
-        { MVNMF_PRESET_MVSL, -1, -1, -1, -1, "mvsl" },
-        { MVNMF_PRESET_MVSL, 0.3, -1, -1, -1, "mvsl a=0.3" },
-        { MVNMF_PRESET_MCL, -1, -1, -1, -1, "mcl" },
-        { MVNMF_PRESET_MCL, 0.05, -1, -1, -1, "mcl a=0.05" },
+        { MVNMF_MVSL_PRESET_JOINT_NMF, -1, -1, -1, -1, "joint" },
+        { MVNMF_MVSL_PRESET_GNMF, -1, -1, -1, -1, "gnmf" },
+        { MVNMF_MVSL_PRESET_MVSL, -1, -1, -1, -1, "mvsl" },
+        { MVNMF_MVSL_PRESET_MVSL, 0.3, -1, -1, -1, "mvsl a=0.3" },
+        { MVNMF_MVSL_PRESET_MCL, -1, -1, -1, -1, "mcl" },
+        { MVNMF_MVSL_PRESET_MCL, 0.05, -1, -1, -1, "mcl a=0.05" },
         /* graph terms of the size of the reconstruction; a large L1 weight */
-        { MVNMF_PRESET_GNMF, -1, 20.0, -1, -1, "gnmf b=20" },
-        { MVNMF_PRESET_MVSL, 0.3, 50.0, -1, -1, "mvsl a=0.3 b=50" },
-        { MVNMF_PRESET_MCL, 0.05, 20.0, 0.5, -1, "mcl a=0.05 b=20 g=0.5" },
+        { MVNMF_MVSL_PRESET_GNMF, -1, 20.0, -1, -1, "gnmf b=20" },
+        { MVNMF_MVSL_PRESET_MVSL, 0.3, 50.0, -1, -1, "mvsl a=0.3 b=50" },
+        { MVNMF_MVSL_PRESET_MCL, 0.05, 20.0, 0.5, -1, "mcl a=0.05 b=20 g=0.5" },
         /* eps = 0 (allowed; documented for graphs and gamma as "use eps > 0") */
-        { MVNMF_PRESET_MCL, 0.05, 20.0, -1, 0.0, "mcl a=0.05 b=20 eps=0" },
+        { MVNMF_MVSL_PRESET_MCL, 0.05, 20.0, -1, 0.0, "mcl a=0.05 b=20 eps=0" },
     };
     size_t c;
     int gk, sparse;
@@ -922,7 +922,7 @@ static void test_shallow_monotone(void)
     char name[128];
     mprob q;
     mmodel md;
-    mvnmf_shallow_params p;
+    mvnmf_mvsl_params p;
 
     note("shallow: monotonicity and the objective's parts (presets x graphs x dense/CSC x seeds)");
     for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -932,7 +932,7 @@ static void test_shallow_monotone(void)
                     if (gk == G_CSR_AFF && seed > 1)
                         continue;
                     set_ctx("preset %u", (unsigned)cases[c].preset);
-                    CHECK_STATUS(mvnmf_shallow_params_preset(cases[c].preset, &p), MVNMF_STATUS_OK);
+                    CHECK_STATUS(mvnmf_mvsl_params_preset(cases[c].preset, &p), MVNMF_STATUS_OK);
                     if (cases[c].alpha >= 0.0)
                         p.alpha = cases[c].alpha;
                     if (cases[c].beta >= 0.0)
@@ -1056,7 +1056,7 @@ static void test_reductions(void)
     mfacs a, b, start;
     mtrace_t *t = (mtrace_t *)malloc(sizeof *t), *t2 = (mtrace_t *)malloc(sizeof *t2);
     mvnmf_report ra, rb;
-    mvnmf_shallow_params sp;
+    mvnmf_mvsl_params sp;
     mvnmf_deep_params dp;
     mvnmf_nmf_params np = mvnmf_nmf_params_default();
     size_t bytes = 0, i, j;
@@ -1071,7 +1071,7 @@ static void test_reductions(void)
                 mprob_make(&q, 30, sparse, 7.0, gk, 200 + (uint64_t)(gk * 4 + sparse * 2 + variant));
                 mfacs_alloc(&a, &q, 3, NULL, 0);
                 mfacs_alloc(&b, &q, 3, NULL, 0);
-                CHECK_STATUS(mvnmf_shallow_params_preset(MVNMF_PRESET_JOINT_NMF, &sp), MVNMF_STATUS_OK);
+                CHECK_STATUS(mvnmf_mvsl_params_preset(MVNMF_MVSL_PRESET_JOINT_NMF, &sp), MVNMF_STATUS_OK);
                 np = mvnmf_nmf_params_default();
                 sp.max_iter = np.max_iter = 40;
                 sp.tol = np.tol = 0.0;
@@ -1122,7 +1122,7 @@ static void test_reductions(void)
                 for (j = 0; j < k * q.n; j++)
                     start.v[j] = 0.05 + 1.1 * lcg_next(&g); /* some above vmax = 1: clipped */
                 CHECK_STATUS(mvnmf_deep_params_preset(MVNMF_DEEP_PRESET_DMCL, &dp), MVNMF_STATUS_OK);
-                CHECK_STATUS(mvnmf_shallow_params_preset(MVNMF_PRESET_MCL, &sp), MVNMF_STATUS_OK);
+                CHECK_STATUS(mvnmf_mvsl_params_preset(MVNMF_MVSL_PRESET_MCL, &sp), MVNMF_STATUS_OK);
                 CHECK(sp_equal(&dp.top, &sp)); /* DMCL's top is MCL */
                 if (variant == 1)
                     sp.alpha = 0.05;
@@ -1198,8 +1198,8 @@ typedef struct {
     double aw[8], pw[8];
     mvnmf_graph graph;
     const mvnmf_graph *gp;
-    mvnmf_shallow_params sp;
-    const mvnmf_shallow_params *spp;
+    mvnmf_mvsl_params sp;
+    const mvnmf_mvsl_params *spp;
     mvnmf_deep_params dp;
     const mvnmf_deep_params *dpp;
     size_t k;
@@ -1303,7 +1303,7 @@ static void mfx_reset(mfixture *f)
     f->graph.labels = f->labels;
     f->graph.n_classes = 3;
     f->gp = &f->graph;
-    CHECK_STATUS(mvnmf_shallow_params_preset(MVNMF_PRESET_MCL, &f->sp), MVNMF_STATUS_OK);
+    CHECK_STATUS(mvnmf_mvsl_params_preset(MVNMF_MVSL_PRESET_MCL, &f->sp), MVNMF_STATUS_OK);
     f->sp.alpha = 0.1;
     f->sp.max_iter = 5;
     f->sp.tol = 0.0;
@@ -1408,7 +1408,7 @@ static void mfx_ops(mfixture *f, unsigned mask, uint32_t want, int q, const char
 static void test_errors(void)
 {
     mfixture f;
-    mvnmf_shallow_params sp, sp0;
+    mvnmf_mvsl_params sp, sp0;
     mvnmf_deep_params dp, dp0;
     size_t i, len;
     static const uint32_t bad_presets[] = { 4, 5, 1000, 0xFFFFFFFFu };
@@ -1417,36 +1417,36 @@ static void test_errors(void)
     note("errors (outputs untouched), presets");
 
     /* presets: the documented values; unknown ones refused, out untouched */
-    set_ctx("mvnmf_shallow_params_preset");
-    CHECK_STATUS(mvnmf_shallow_params_preset(MVNMF_PRESET_JOINT_NMF, &sp), MVNMF_STATUS_OK);
+    set_ctx("mvnmf_mvsl_params_preset");
+    CHECK_STATUS(mvnmf_mvsl_params_preset(MVNMF_MVSL_PRESET_JOINT_NMF, &sp), MVNMF_STATUS_OK);
     CHECK(sp.sparsity == MVNMF_SPARSITY_NONE && sp.alpha == 0.0 && sp.beta == 0.0 && sp.gamma == 0.0 &&
           sp.vmax > DBL_MAX && sp.max_iter == 200 && sp.tol == 1e-6 && sp.eps == DBL_EPSILON && sp.seed == 0 &&
           sp.init == MVNMF_INIT_RANDOM && sp.u_inner == 3 && sp.v_inner == 1 && sp.eta_up == 2.0 &&
           sp.eta_down == 2.0 && sp.l0 == 0.0);
     sp0 = sp;
-    CHECK_STATUS(mvnmf_shallow_params_preset(MVNMF_PRESET_GNMF, &sp), MVNMF_STATUS_OK);
+    CHECK_STATUS(mvnmf_mvsl_params_preset(MVNMF_MVSL_PRESET_GNMF, &sp), MVNMF_STATUS_OK);
     CHECK(sp.sparsity == MVNMF_SPARSITY_NONE && sp.alpha == 0.0 && sp.beta == 0.02 && sp.gamma == 0.0 &&
           sp.vmax == 1.0 && sp.u_inner == sp0.u_inner && sp.eps == sp0.eps);
-    CHECK_STATUS(mvnmf_shallow_params_preset(MVNMF_PRESET_MVSL, &sp), MVNMF_STATUS_OK);
+    CHECK_STATUS(mvnmf_mvsl_params_preset(MVNMF_MVSL_PRESET_MVSL, &sp), MVNMF_STATUS_OK);
     CHECK(sp.sparsity == MVNMF_SPARSITY_L12 && sp.alpha == 15.0 && sp.beta == 0.02 && sp.gamma == 0.0 &&
           sp.vmax == 1.0);
-    CHECK_STATUS(mvnmf_shallow_params_preset(MVNMF_PRESET_MCL, &sp), MVNMF_STATUS_OK);
+    CHECK_STATUS(mvnmf_mvsl_params_preset(MVNMF_MVSL_PRESET_MCL, &sp), MVNMF_STATUS_OK);
     CHECK(sp.sparsity == MVNMF_SPARSITY_L1INF && sp.alpha == 100.0 && sp.beta == 0.015 && sp.gamma == 0.005 &&
           sp.vmax == 1.0);
     for (i = 0; i < sizeof bad_presets / sizeof bad_presets[0]; i++) {
         memset(&sp, 0xA5, sizeof sp);
         memcpy(&sp0, &sp, sizeof sp);
-        CHECK_STATUS(mvnmf_shallow_params_preset(bad_presets[i], &sp), MVNMF_STATUS_BAD_PARAMETER);
+        CHECK_STATUS(mvnmf_mvsl_params_preset(bad_presets[i], &sp), MVNMF_STATUS_BAD_PARAMETER);
         CHECK(memcmp(&sp, &sp0, sizeof sp) == 0);
     }
-    CHECK_STATUS(mvnmf_shallow_params_preset(MVNMF_PRESET_MCL, NULL), MVNMF_STATUS_NULL_POINTER);
+    CHECK_STATUS(mvnmf_mvsl_params_preset(MVNMF_MVSL_PRESET_MCL, NULL), MVNMF_STATUS_NULL_POINTER);
     set_ctx("mvnmf_deep_params_preset");
     CHECK_STATUS(mvnmf_deep_params_preset(MVNMF_DEEP_PRESET_DMCL, &dp), MVNMF_STATUS_OK);
-    CHECK_STATUS(mvnmf_shallow_params_preset(MVNMF_PRESET_MCL, &sp), MVNMF_STATUS_OK);
+    CHECK_STATUS(mvnmf_mvsl_params_preset(MVNMF_MVSL_PRESET_MCL, &sp), MVNMF_STATUS_OK);
     CHECK(sp_equal(&dp.top, &sp) && dp.box_lower == 1 && dp.v_init == MVNMF_DEEP_V_RANDOM &&
           dp.pretrain_iter == 100);
     CHECK_STATUS(mvnmf_deep_params_preset(MVNMF_DEEP_PRESET_DNMF, &dp), MVNMF_STATUS_OK);
-    CHECK_STATUS(mvnmf_shallow_params_preset(MVNMF_PRESET_JOINT_NMF, &sp), MVNMF_STATUS_OK);
+    CHECK_STATUS(mvnmf_mvsl_params_preset(MVNMF_MVSL_PRESET_JOINT_NMF, &sp), MVNMF_STATUS_OK);
     CHECK(sp_equal(&dp.top, &sp) && dp.box_lower == 1 && dp.v_init == MVNMF_DEEP_V_RANDOM);
     for (i = 0; i < sizeof bad_deep_presets / sizeof bad_deep_presets[0]; i++) {
         memset(&dp, 0xA5, sizeof dp);
@@ -1497,7 +1497,46 @@ static void test_errors(void)
     BROKEN((f.sp.field = (value), f.dp.top.field = (value)), M_ALL, want, 1, what)
 
     BROKEN(f.vp = NULL, M_ALL, MVNMF_STATUS_NULL_POINTER, 1, "views = NULL");
-    BROKEN((f.spp = NULL, f.dpp = NULL), M_ALL, MVNMF_STATUS_NULL_POINTER, 1, "params = NULL");
+    /* params = NULL means the defaults (mvnmf_*_params_default()): the same
+     * status, workspace size and outputs as the default structs. */
+    {
+        int op;
+        mspec s;
+        mvnmf_mvsl_params sd = mvnmf_mvsl_params_default();
+        mvnmf_deep_params dd = mvnmf_deep_params_default();
+        double u0[2][128], v0[64];
+        for (op = OP_SFIT; op <= OP_DENC; op++) {
+            size_t b0 = 1, b1 = 2;
+            uint32_t st0, st1, q0, q1;
+            set_ctx("%s: params = NULL means the defaults", OPN[op]);
+            mfx_reset(&f);
+            mfx_spec(&f, &s);
+            s.sp = &sd;
+            s.dp = &dd;
+            q0 = mquery(op, &s, &b0);
+            fill(f.ubuf0, 128, 0.5);
+            fill(f.ubuf1, 128, 0.5);
+            fill(f.vbuf, 64, 0.5);
+            st0 = mcall(op, &s, f.up, f.v, f.work, q0 == MVNMF_STATUS_OK ? b0 : 0, NULL, NULL, NULL);
+            memcpy(u0[0], f.ubuf0, sizeof u0[0]);
+            memcpy(u0[1], f.ubuf1, sizeof u0[1]);
+            memcpy(v0, f.vbuf, sizeof v0);
+            s.sp = NULL;
+            s.dp = NULL;
+            q1 = mquery(op, &s, &b1);
+            fill(f.ubuf0, 128, 0.5);
+            fill(f.ubuf1, 128, 0.5);
+            fill(f.vbuf, 64, 0.5);
+            st1 = mcall(op, &s, f.up, f.v, f.work, q1 == MVNMF_STATUS_OK ? b1 : 0, NULL, NULL, NULL);
+            CHECK_STATUS(q0, MVNMF_STATUS_OK);
+            CHECK_STATUS(q1, MVNMF_STATUS_OK);
+            CHECK(b0 == b1 && b0 <= (1u << 16));
+            CHECK_STATUS(st0, MVNMF_STATUS_OK);
+            CHECK_STATUS(st1, st0);
+            CHECK(memcmp(u0[0], f.ubuf0, sizeof u0[0]) == 0 && memcmp(u0[1], f.ubuf1, sizeof u0[1]) == 0 &&
+                  memcmp(v0, f.vbuf, sizeof v0) == 0);
+        }
+    }
     BROKEN(f.gp = NULL, M_ALL, MVNMF_STATUS_NULL_POINTER, 1, "graph = NULL");
     BROKEN(f.up = NULL, M_ALL, MVNMF_STATUS_NULL_POINTER, 0, "u = NULL");
     BROKEN(f.u[1] = NULL, M_ALL, MVNMF_STATUS_NULL_POINTER, 0, "u[1] = NULL");
@@ -1691,7 +1730,7 @@ static void test_encode(void)
     mfacs f, fe, fj;
     mtrace_t *t = (mtrace_t *)malloc(sizeof *t), *t2 = (mtrace_t *)malloc(sizeof *t2);
     mvnmf_report r, r2;
-    mvnmf_shallow_params sp;
+    mvnmf_mvsl_params sp;
     mvnmf_deep_params dp;
     mvnmf_nmf_params np = mvnmf_nmf_params_default();
     size_t bytes = 0, i, j, l, n_train = 40, n_test = 12, k = 4;
@@ -1705,7 +1744,7 @@ static void test_encode(void)
         mprob_make(&q, 30, variant & 1, 3.0, variant == 3 ? G_SGE : G_NONE, 500 + (uint64_t)variant);
         mfacs_alloc(&f, &q, 3, NULL, 0);
         mfacs_alloc(&fj, &q, 3, NULL, 0);
-        CHECK_STATUS(mvnmf_shallow_params_preset(variant < 2 ? MVNMF_PRESET_MVSL : MVNMF_PRESET_JOINT_NMF, &sp),
+        CHECK_STATUS(mvnmf_mvsl_params_preset(variant < 2 ? MVNMF_MVSL_PRESET_MVSL : MVNMF_MVSL_PRESET_JOINT_NMF, &sp),
                      MVNMF_STATUS_OK);
         sp.gamma = 0.0;
         if (variant == 3)
@@ -1893,7 +1932,7 @@ static void test_misc(void)
     mtrace_t *t = (mtrace_t *)malloc(sizeof *t);
     mvnmf_report r, r2;
     mvnmf_deep_params dp;
-    mvnmf_shallow_params sp;
+    mvnmf_mvsl_params sp;
     mmodel md;
     size_t i, j, m, in[MAXL], out[MAXL], bytes, bytes2;
     double *ut0[MAXV], *ut1[MAXV], rec0;
@@ -2172,12 +2211,12 @@ static void test_penalty_unbounded(void)
     mfacs a;
     mtrace_t *t = (mtrace_t *)malloc(sizeof *t);
     mvnmf_report r;
-    mvnmf_shallow_params sp;
+    mvnmf_mvsl_params sp;
     uint32_t st;
     note("penalty graph with vmax = inf is refused");
     mprob_make(&q, 20, 0, 1.0, G_CSR, 801);
     q.gr.g.affinity_row_ptr = NULL; /* the penalty graph alone */
-    CHECK_STATUS(mvnmf_shallow_params_preset(MVNMF_PRESET_JOINT_NMF, &sp), MVNMF_STATUS_OK);
+    CHECK_STATUS(mvnmf_mvsl_params_preset(MVNMF_MVSL_PRESET_JOINT_NMF, &sp), MVNMF_STATUS_OK);
     sp.beta = 100.0;
     sp.max_iter = 100;
     sp.tol = 0.0;

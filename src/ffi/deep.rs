@@ -2,10 +2,10 @@
 
 use core::ffi::c_void;
 
-use super::shallow::{mvnmf_graph, mvnmf_shallow_params, params_from_c, read_graph};
+use super::mvsl::{mvnmf_graph, mvnmf_mvsl_params, params_from_c, read_graph};
 use super::{
     factors, finish, guard, mvnmf_progress_fn, mvnmf_report, mvnmf_status, mvnmf_view, outputs,
-    read_views, shapes, slice, with_monitor, write_bytes, CFactors,
+    read_params, read_views, shapes, slice, with_monitor, write_bytes, CFactors, CParams,
 };
 use crate::error::Error;
 use crate::models::deep::{self, DeepParams, DeepVInit};
@@ -27,7 +27,7 @@ pub struct mvnmf_deep_params {
     /// Solver options; `sparsity`/`alpha` act on the top layer. With
     /// `MVNMF_INIT_RANDOM` the layers are pre-trained; with `MVNMF_INIT_GIVEN`
     /// the buffers hold the start.
-    pub top: mvnmf_shallow_params,
+    pub top: mvnmf_mvsl_params,
     /// NMF iterations per layer in pre-training.
     pub pretrain_iter: u32,
     /// Nonzero: lower layers constrained to [0, 1] (removes the scale drift).
@@ -48,25 +48,35 @@ fn to_c(p: DeepParams) -> mvnmf_deep_params {
     }
 }
 
-unsafe fn read_params(p: *const mvnmf_deep_params) -> Result<DeepParams, Error> {
-    if p.is_null() {
-        return Err(Error::NullPointer);
+impl CParams for mvnmf_deep_params {
+    type Rust = DeepParams;
+    fn defaults() -> DeepParams {
+        DeepParams::default()
     }
-    let p = &*p;
-    let v_init = match p.v_init {
-        MVNMF_DEEP_V_RANDOM => DeepVInit::Random,
-        MVNMF_DEEP_V_PRETRAINED => DeepVInit::Pretrained,
-        _ => return Err(Error::BadParameter),
-    };
-    if p.box_lower > 1 {
-        return Err(Error::BadParameter);
+    fn read(&self) -> Result<DeepParams, Error> {
+        let p = self;
+        let v_init = match p.v_init {
+            MVNMF_DEEP_V_RANDOM => DeepVInit::Random,
+            MVNMF_DEEP_V_PRETRAINED => DeepVInit::Pretrained,
+            _ => return Err(Error::BadParameter),
+        };
+        if p.box_lower > 1 {
+            return Err(Error::BadParameter);
+        }
+        Ok(DeepParams {
+            top: params_from_c(&p.top)?,
+            pretrain_iter: p.pretrain_iter,
+            box_lower: p.box_lower == 1,
+            v_init,
+        })
     }
-    Ok(DeepParams {
-        top: params_from_c(&p.top)?,
-        pretrain_iter: p.pretrain_iter,
-        box_lower: p.box_lower == 1,
-        v_init,
-    })
+}
+
+/// The default options of `mvnmf_deep_fit` (what a NULL `params` means): the
+/// DMCL preset (`MVNMF_DEEP_PRESET_DMCL`).
+#[no_mangle]
+pub extern "C" fn mvnmf_deep_params_default() -> mvnmf_deep_params {
+    to_c(DeepParams::default())
 }
 
 unsafe fn read_layers<'a>(layers: *const usize, n_layers: usize) -> Result<&'a [usize], Error> {

@@ -9,8 +9,10 @@
 //! * Every routine has a `..._workspace` twin that writes the workspace size in
 //!   bytes (alignment slack included: any alignment works).
 //! * Every pointer is checked for NULL, every argument validated, before any
-//!   output is written: on error the outputs are untouched. `params` may be NULL
-//!   (defaults), as may `progress` and `report`.
+//!   output is written: on error the outputs are untouched. An options pointer
+//!   (`params`) may be NULL and means the defaults, exactly what the struct's
+//!   `mvnmf_*_params_default()` returns (one rule, through `read_params`);
+//!   `progress` and `report` may be NULL; every other pointer is required.
 //! * Matrices are column-major `double`. Output buffers have exactly the
 //!   documented sizes and must not overlap each other, the inputs or the
 //!   workspace.
@@ -23,18 +25,19 @@ mod graph;
 pub use eval::*;
 pub use graph::*;
 mod deep;
+mod mvsl;
+mod nmf;
 mod pipeline;
-mod shallow;
 pub use deep::*;
+pub use mvsl::*;
+pub use nmf::*;
 pub use pipeline::*;
-pub use shallow::*;
 
 use core::ffi::{c_char, c_int, c_void};
 use core::ops::ControlFlow;
 
 use crate::data::{Csc, Dense, Factors, FactorsMut, View, ViewKind, ViewSet, ViewShape};
 use crate::error::Error;
-use crate::models::nmf::{self, NmfParams};
 use crate::steps::{Init, Objective, Progress, Report, Stop};
 
 /// Status codes. Values are stable; retired values stay reserved.
@@ -77,25 +80,34 @@ pub enum mvnmf_status {
 
 impl From<Error> for mvnmf_status {
     fn from(e: Error) -> Self {
-        match e {
-            Error::NullPointer => mvnmf_status::NullPointer,
-            Error::ZeroDimension => mvnmf_status::ZeroDimension,
-            Error::DimensionMismatch => mvnmf_status::DimensionMismatch,
-            Error::SizeOverflow => mvnmf_status::SizeOverflow,
-            Error::BufferTooShort => mvnmf_status::BufferTooShort,
-            Error::BadRank => mvnmf_status::BadRank,
-            Error::NegativeInput => mvnmf_status::NegativeInput,
-            Error::NonFiniteInput => mvnmf_status::NonFiniteInput,
-            Error::BadLabel => mvnmf_status::BadLabel,
-            Error::TooFewLabeled => mvnmf_status::TooFewLabeled,
-            Error::BadParameter => mvnmf_status::BadParameter,
-            Error::MalformedCsc => mvnmf_status::MalformedCsc,
-            Error::WorkspaceTooSmall => mvnmf_status::WorkspaceTooSmall,
-            Error::Cancelled => mvnmf_status::Cancelled,
-            Error::Internal => mvnmf_status::Internal,
-        }
+        // The C enum lists the codes of `Error::code` (checked by the test below).
+        STATUS
+            .get(e.code() as usize)
+            .copied()
+            .unwrap_or(mvnmf_status::Internal)
     }
 }
+
+/// `mvnmf_status` by code (cbindgen needs the enum written out; the codes and
+/// names are `Error`'s, the messages `Error::c_message`'s).
+const STATUS: [mvnmf_status; 16] = [
+    mvnmf_status::Ok,
+    mvnmf_status::NullPointer,
+    mvnmf_status::ZeroDimension,
+    mvnmf_status::DimensionMismatch,
+    mvnmf_status::SizeOverflow,
+    mvnmf_status::BufferTooShort,
+    mvnmf_status::BadRank,
+    mvnmf_status::NegativeInput,
+    mvnmf_status::NonFiniteInput,
+    mvnmf_status::BadLabel,
+    mvnmf_status::TooFewLabeled,
+    mvnmf_status::BadParameter,
+    mvnmf_status::MalformedCsc,
+    mvnmf_status::WorkspaceTooSmall,
+    mvnmf_status::Cancelled,
+    mvnmf_status::Internal,
+];
 
 /// `mvnmf_view.kind`: dense column-major (`values`, `col_stride`).
 pub const MVNMF_VIEW_DENSE: u32 = 0;
@@ -136,24 +148,6 @@ pub struct mvnmf_view {
     pub col_ptr: *const usize,
     /// CSC: row index of each nonzero.
     pub row_idx: *const usize,
-}
-
-/// Options of the NMF solvers; get the defaults from `mvnmf_nmf_params_default()`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_nmf_params {
-    /// Outer iterations at most (default 200).
-    pub max_iter: u32,
-    /// Relative-decrease tolerance (default 1e-6; 0 runs all iterations).
-    pub tol: f64,
-    /// Division guard ε ≥ 0 (default DBL_EPSILON).
-    pub eps: f64,
-    /// Upper bound on V (default +inf; the papers' bounded models use 1).
-    pub vmax: f64,
-    /// Seed of the random start (default 0).
-    pub seed: u64,
-    /// `MVNMF_INIT_RANDOM` (default) or `MVNMF_INIT_GIVEN`.
-    pub init: u32,
 }
 
 /// The objective and its parts (unused parts are 0).
@@ -235,22 +229,25 @@ impl From<Report> for mvnmf_report {
     }
 }
 
-fn params_from_c(p: &mvnmf_nmf_params) -> Result<NmfParams, Error> {
-    let init = match p.init {
-        MVNMF_INIT_RANDOM => Init::Random,
-        MVNMF_INIT_GIVEN => Init::Given,
-        _ => return Err(Error::BadParameter),
-    };
-    let out = NmfParams {
-        max_iter: p.max_iter,
-        tol: p.tol,
-        eps: p.eps,
-        vmax: p.vmax,
-        seed: p.seed,
-        init,
-    };
-    out.validate()?;
-    Ok(out)
+/// A C options struct: the Rust options it reads into, and what a NULL
+/// pointer means. One rule for every options pointer of the C ABI: NULL means
+/// the defaults, exactly what the struct's `mvnmf_*_params_default()` returns.
+trait CParams {
+    /// The Rust options.
+    type Rust;
+    /// The defaults (what NULL means).
+    fn defaults() -> Self::Rust;
+    /// Reads and validates (`MVNMF_STATUS_BAD_PARAMETER` when out of range).
+    fn read(&self) -> Result<Self::Rust, Error>;
+}
+
+/// `*p` read and validated, or the defaults when `p` is NULL.
+unsafe fn read_params<P: CParams>(p: *const P) -> Result<P::Rust, Error> {
+    if p.is_null() {
+        Ok(P::defaults())
+    } else {
+        (*p).read()
+    }
 }
 
 /// Runs `f`, turning a panic (a bug) into `MVNMF_STATUS_INTERNAL`.
@@ -263,15 +260,6 @@ fn guard(f: impl FnOnce() -> Result<mvnmf_status, Error>) -> mvnmf_status {
     match r {
         Ok(s) => s,
         Err(e) => e.into(),
-    }
-}
-
-/// `*p`, or the defaults when `p` is NULL.
-unsafe fn read_params(p: *const mvnmf_nmf_params) -> Result<NmfParams, Error> {
-    if p.is_null() {
-        Ok(NmfParams::default())
-    } else {
-        params_from_c(&*p)
     }
 }
 
@@ -608,28 +596,11 @@ unsafe fn write_bytes(bytes: *mut usize, r: Result<usize, Error>) -> Result<mvnm
 /// A static, NUL-terminated message for a status code (any value).
 #[no_mangle]
 pub extern "C" fn mvnmf_status_message(status: u32) -> *const c_char {
-    const MSGS: [&[u8]; 16] = [
-        b"success\0",
-        b"a required pointer argument is NULL\0",
-        b"a dimension (rows, items or number of views) is zero\0",
-        b"dimensions disagree (views with different item counts, or a buffer not of its documented size)\0",
-        b"a size computation overflows (rows*cols or workspace bytes)\0",
-        b"a buffer is too short for its shape and stride (col_stride < rows?)\0",
-        b"the rank K must be at least 1\0",
-        b"the model needs nonnegative input and a value is negative\0",
-        b"an input value is NaN or infinite\0",
-        b"a label is out of range\0",
-        b"too few labeled items for the requested neighbourhoods\0",
-        b"a parameter is out of range (negative tol or eps, vmax <= 0, unknown option value)\0",
-        b"malformed CSC matrix (col_ptr must start at 0 and not decrease; row indices in range and strictly increasing per column)\0",
-        b"the workspace is smaller than the workspace query returned\0",
-        b"stopped by the progress callback; outputs hold the last complete iterate\0",
-        b"internal error (a bug in mvnmf was caught at the C boundary)\0",
-    ];
-    let m: &[u8] = MSGS
-        .get(status as usize)
-        .copied()
-        .unwrap_or(b"unknown status code\0");
+    let m = match Error::from_code(status) {
+        Some(e) => e.c_message(),
+        None if status == 0 => "success\0",
+        None => "unknown status code\0",
+    };
     m.as_ptr().cast()
 }
 
@@ -639,204 +610,24 @@ pub extern "C" fn mvnmf_version() -> *const c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
 }
 
-/// The default NMF options.
-#[no_mangle]
-pub extern "C" fn mvnmf_nmf_params_default() -> mvnmf_nmf_params {
-    let d = NmfParams::default();
-    mvnmf_nmf_params {
-        max_iter: d.max_iter,
-        tol: d.tol,
-        eps: d.eps,
-        vmax: d.vmax,
-        seed: d.seed,
-        init: MVNMF_INIT_RANDOM,
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::format;
+
+    /// The C enum and `Error` agree on every code and name.
+    #[test]
+    fn status_codes_and_names_are_errors() {
+        for (code, st) in STATUS.iter().enumerate() {
+            assert_eq!(*st as u32 as usize, code);
+        }
+        for e in Error::ALL {
+            let st = mvnmf_status::from(e);
+            assert_eq!(st as u32, e.code());
+            assert_eq!(format!("{st:?}"), format!("{e:?}"));
+            // SAFETY: the message is a static NUL-terminated string.
+            let c = unsafe { core::ffi::CStr::from_ptr(mvnmf_status_message(e.code())) };
+            assert_eq!(c.to_str().unwrap(), e.message());
+        }
     }
-}
-
-/// Workspace bytes of `mvnmf_joint_nmf_fit` (reads only the views' kind, rows, cols).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_joint_nmf_fit_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    guard(|| {
-        if bytes.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let p = read_params(params)?;
-        write_bytes(
-            bytes,
-            nmf::joint_fit_workspace::<f64>(shapes(views, n_views)?, k, &p),
-        )
-    })
-}
-
-/// Joint multi-view NMF: `min ½ Σ_v ‖X_v − U_v V‖²_F`, `U_v ≥ 0`, `0 ≤ V ≤ vmax`.
-///
-/// `views[n_views]` share `N` items; `u[v]` points at `rows_v × k` doubles and
-/// `v` at `k × N` doubles (written; read with `MVNMF_INIT_GIVEN`). `work` holds
-/// at least `mvnmf_joint_nmf_fit_workspace` bytes. Cost per iteration: each view
-/// is read twice (`X Vᵀ`, `Uᵀ X`): dense `4·rows·N·k` flops, CSC `O(nnz·k)`.
-/// Returns `MVNMF_STATUS_CANCELLED` (report written, outputs at the last
-/// complete iterate) when `progress` returns nonzero.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_joint_nmf_fit(
-    views: *const mvnmf_view,
-    n_views: usize,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    u: *const *mut f64,
-    v: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    guard(|| {
-        let p = read_params(params)?;
-        let (vs, n) = read_views(views, n_views)?;
-        let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-        let r = with_monitor(progress, user, |m| {
-            nmf::joint_fit(&vs, k, &p, &mut us, vv, w, m)
-        })?;
-        finish(r, report)
-    })
-}
-
-/// Workspace bytes of `mvnmf_joint_nmf_encode`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_joint_nmf_encode_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    guard(|| {
-        if bytes.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let p = read_params(params)?;
-        write_bytes(
-            bytes,
-            nmf::joint_encode_workspace::<f64>(shapes(views, n_views)?, k, &p),
-        )
-    })
-}
-
-/// Out-of-sample encoding: `min_{0 ≤ V ≤ vmax} ½ Σ_v ‖X_v − U_v V‖²_F` with the
-/// bases `u[v]` (`rows_v × k`, read only) fixed; `v` (`k × N`) written.
-/// Cost: one pass over each view, then `O(k²N)` per iteration.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_joint_nmf_encode(
-    views: *const mvnmf_view,
-    n_views: usize,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    u: *const *const f64,
-    v: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    guard(|| {
-        let p = read_params(params)?;
-        let (vs, n) = read_views(views, n_views)?;
-        let us = factors(u, &vs, k, &[], |p: *const f64| p.is_null())?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-        let r = with_monitor(progress, user, |m| {
-            nmf::joint_encode(&vs, k, &p, &us, vv, w, m)
-        })?;
-        finish(r, report)
-    })
-}
-
-/// Workspace bytes of `mvnmf_nmf_fit`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_nmf_fit_workspace(
-    x: *const mvnmf_view,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    mvnmf_joint_nmf_fit_workspace(x, 1, k, params, bytes)
-}
-
-/// NMF of one view: `min ½‖X − U V‖²_F`, `U ≥ 0`, `0 ≤ V ≤ vmax`; `u` is
-/// `rows × k`, `v` is `k × cols`. Same contract as `mvnmf_joint_nmf_fit`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_nmf_fit(
-    x: *const mvnmf_view,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    u: *mut f64,
-    v: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    let us = [u];
-    mvnmf_joint_nmf_fit(
-        x,
-        1,
-        k,
-        params,
-        us.as_ptr(),
-        v,
-        work,
-        work_bytes,
-        progress,
-        user,
-        report,
-    )
-}
-
-/// Workspace bytes of `mvnmf_nmf_encode`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_nmf_encode_workspace(
-    x: *const mvnmf_view,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    mvnmf_joint_nmf_encode_workspace(x, 1, k, params, bytes)
-}
-
-/// Out-of-sample encoding for one view against the basis `u` (`rows × k`).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_nmf_encode(
-    x: *const mvnmf_view,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    u: *const f64,
-    v: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    let us = [u];
-    mvnmf_joint_nmf_encode(
-        x,
-        1,
-        k,
-        params,
-        us.as_ptr(),
-        v,
-        work,
-        work_bytes,
-        progress,
-        user,
-        report,
-    )
 }

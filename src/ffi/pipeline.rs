@@ -7,10 +7,11 @@ use super::graph::{
     mvnmf_mkl_params_default, read_graph, read_mkl, MVNMF_PENALTY_CLASS_PAIRS,
     MVNMF_PENALTY_ITEM_NEIGHBORS,
 };
-use super::shallow::{mvnmf_shallow_params, params_from_c};
+use super::mvsl::{mvnmf_mvsl_params, params_from_c};
 use super::{
     factors, finish, guard, mvnmf_progress_fn, mvnmf_report, mvnmf_status, mvnmf_view, outputs,
-    read_views, shapes, slice, slice_mut, with_monitor, write_bytes, CFactors,
+    read_params, read_views, shapes, slice, slice_mut, with_monitor, write_bytes, CFactors,
+    CParams,
 };
 use crate::error::Error;
 use crate::graph::Penalty;
@@ -36,7 +37,7 @@ pub struct mvnmf_pipeline_params {
     /// `MVNMF_METHOD_*`.
     pub method: u32,
     /// Solver options (the method's preset weights).
-    pub solver: mvnmf_shallow_params,
+    pub solver: mvnmf_mvsl_params,
     /// Neighbour graph options (GNMF, MvSL-L, MvSL-T).
     pub graph: mvnmf_graph_params,
     /// Nonzero: learn the fusion weights by kernel–target alignment; 0: uniform.
@@ -57,21 +58,40 @@ fn method_of(m: u32) -> Result<Method, Error> {
     })
 }
 
-unsafe fn read_params(p: *const mvnmf_pipeline_params) -> Result<PipelineParams, Error> {
-    if p.is_null() {
-        return Err(Error::NullPointer);
+impl CParams for mvnmf_pipeline_params {
+    type Rust = PipelineParams;
+    fn defaults() -> PipelineParams {
+        PipelineParams::default()
     }
-    let p = &*p;
-    if p.learn_eta > 1 {
-        return Err(Error::BadParameter);
+    fn read(&self) -> Result<PipelineParams, Error> {
+        let p = self;
+        if p.learn_eta > 1 {
+            return Err(Error::BadParameter);
+        }
+        Ok(PipelineParams {
+            method: method_of(p.method)?,
+            solver: params_from_c(&p.solver)?,
+            // SAFETY: references to the fields are valid pointers.
+            graph: unsafe { read_graph(&p.graph) }?,
+            learn_eta: p.learn_eta == 1,
+            mkl: unsafe { read_mkl(&p.mkl) }?,
+        })
     }
-    Ok(PipelineParams {
-        method: method_of(p.method)?,
-        solver: params_from_c(&p.solver)?,
-        graph: read_graph(&p.graph)?,
-        learn_eta: p.learn_eta == 1,
-        mkl: read_mkl(&p.mkl)?,
-    })
+}
+
+/// The default options of `mvnmf_pipeline_fit` (what a NULL `params` means):
+/// the MvSL-T preset (`MVNMF_METHOD_MVSL_T`), the best method on the real data
+/// of the README's table.
+#[no_mangle]
+pub extern "C" fn mvnmf_pipeline_params_default() -> mvnmf_pipeline_params {
+    let mut out = core::mem::MaybeUninit::<mvnmf_pipeline_params>::uninit();
+    // SAFETY: `out` is a valid place for one struct; the preset exists, so the
+    // call writes all of it and returns OK.
+    unsafe {
+        let st = mvnmf_pipeline_params_preset(MVNMF_METHOD_MVSL_T, out.as_mut_ptr());
+        debug_assert_eq!(st, mvnmf_status::Ok);
+        out.assume_init()
+    }
 }
 
 /// Writes the method's preset (papers' weights, seed-003 graph options, MKL on)

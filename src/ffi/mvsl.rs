@@ -4,8 +4,8 @@ use core::ffi::c_void;
 
 use super::{
     factors, finish, guard, mvnmf_progress_fn, mvnmf_report, mvnmf_status, mvnmf_view, outputs,
-    read_views, shapes, slice, with_monitor, write_bytes, CFactors, MVNMF_INIT_GIVEN,
-    MVNMF_INIT_RANDOM,
+    read_params, read_views, shapes, slice, with_monitor, write_bytes, CFactors, CParams,
+    MVNMF_INIT_GIVEN, MVNMF_INIT_RANDOM,
 };
 use crate::error::Error;
 use crate::graph::{CsrGraph, CsrGraphs, GraphOp, NoGraph, Sge};
@@ -22,13 +22,13 @@ pub const MVNMF_SPARSITY_L12: u32 = 1;
 pub const MVNMF_SPARSITY_L1INF: u32 = 2;
 
 /// Preset: joint multi-view NMF (α = β = γ = 0, vmax = ∞).
-pub const MVNMF_PRESET_JOINT_NMF: u32 = 0;
+pub const MVNMF_MVSL_PRESET_JOINT_NMF: u32 = 0;
 /// Preset: semi-supervised GNMF (affinity graph only, β = 0.02, vmax = 1).
-pub const MVNMF_PRESET_GNMF: u32 = 1;
+pub const MVNMF_MVSL_PRESET_GNMF: u32 = 1;
 /// Preset: MvSL (L1,2, α = 15, β = 0.02, vmax = 1; seed 003).
-pub const MVNMF_PRESET_MVSL: u32 = 2;
+pub const MVNMF_MVSL_PRESET_MVSL: u32 = 2;
 /// Preset: MCL (L1,∞, α = 100, β = 0.015, γ = 0.005, vmax = 1; seed 001).
-pub const MVNMF_PRESET_MCL: u32 = 3;
+pub const MVNMF_MVSL_PRESET_MCL: u32 = 3;
 
 /// `mvnmf_graph.kind`: no graph (β is ignored).
 pub const MVNMF_GRAPH_NONE: u32 = 0;
@@ -38,10 +38,11 @@ pub const MVNMF_GRAPH_SGE: u32 = 1;
 /// `mvnmf_graph.kind`: explicit symmetric CSR affinity and/or penalty graphs.
 pub const MVNMF_GRAPH_CSR: u32 = 2;
 
-/// Options of the shallow solver; start from `mvnmf_shallow_params_preset`.
+/// Options of the MvSL family solver (MvSL-S/L/T, GNMF, MCL, joint NMF); start
+/// from `mvnmf_mvsl_params_preset` or `mvnmf_mvsl_params_default`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
-pub struct mvnmf_shallow_params {
+pub struct mvnmf_mvsl_params {
     /// Outer iterations at most.
     pub max_iter: u32,
     /// Relative-decrease tolerance (0: run all iterations).
@@ -105,9 +106,9 @@ pub struct mvnmf_graph {
     pub penalty_weights: *const f64,
 }
 
-impl From<MvslParams> for mvnmf_shallow_params {
+impl From<MvslParams> for mvnmf_mvsl_params {
     fn from(p: MvslParams) -> Self {
-        mvnmf_shallow_params {
+        mvnmf_mvsl_params {
             max_iter: p.max_iter,
             tol: p.tol,
             eps: p.eps,
@@ -135,7 +136,7 @@ impl From<MvslParams> for mvnmf_shallow_params {
     }
 }
 
-pub(super) fn params_from_c(p: &mvnmf_shallow_params) -> Result<MvslParams, Error> {
+pub(super) fn params_from_c(p: &mvnmf_mvsl_params) -> Result<MvslParams, Error> {
     let init = match p.init {
         MVNMF_INIT_RANDOM => Init::Random,
         MVNMF_INIT_GIVEN => Init::Given,
@@ -168,11 +169,21 @@ pub(super) fn params_from_c(p: &mvnmf_shallow_params) -> Result<MvslParams, Erro
     Ok(out)
 }
 
-unsafe fn read_params(p: *const mvnmf_shallow_params) -> Result<MvslParams, Error> {
-    if p.is_null() {
-        return Err(Error::NullPointer);
+impl CParams for mvnmf_mvsl_params {
+    type Rust = MvslParams;
+    fn defaults() -> MvslParams {
+        MvslParams::default()
     }
-    params_from_c(&*p)
+    fn read(&self) -> Result<MvslParams, Error> {
+        params_from_c(self)
+    }
+}
+
+/// The default options of `mvnmf_mvsl_fit` (what a NULL `params` means): the
+/// MvSL preset (`MVNMF_MVSL_PRESET_MVSL`).
+#[no_mangle]
+pub extern "C" fn mvnmf_mvsl_params_default() -> mvnmf_mvsl_params {
+    MvslParams::default().into()
 }
 
 /// A validated C graph descriptor.
@@ -272,10 +283,10 @@ pub(super) unsafe fn read_graph<'a>(g: *const mvnmf_graph) -> Result<AnyGraph<'a
 
 fn preset_of(preset: u32) -> Option<MvslParams> {
     Some(match preset {
-        MVNMF_PRESET_JOINT_NMF => MvslParams::joint_nmf(),
-        MVNMF_PRESET_GNMF => MvslParams::gnmf(),
-        MVNMF_PRESET_MVSL => MvslParams::mvsl(),
-        MVNMF_PRESET_MCL => MvslParams::mcl(),
+        MVNMF_MVSL_PRESET_JOINT_NMF => MvslParams::joint_nmf(),
+        MVNMF_MVSL_PRESET_GNMF => MvslParams::gnmf(),
+        MVNMF_MVSL_PRESET_MVSL => MvslParams::mvsl(),
+        MVNMF_MVSL_PRESET_MCL => MvslParams::mcl(),
         _ => return None,
     })
 }
@@ -283,9 +294,9 @@ fn preset_of(preset: u32) -> Option<MvslParams> {
 /// Writes the preset's parameters to `out`; `MVNMF_STATUS_BAD_PARAMETER` for an
 /// unknown preset (then `out` is untouched).
 #[no_mangle]
-pub unsafe extern "C" fn mvnmf_shallow_params_preset(
+pub unsafe extern "C" fn mvnmf_mvsl_params_preset(
     preset: u32,
-    out: *mut mvnmf_shallow_params,
+    out: *mut mvnmf_mvsl_params,
 ) -> mvnmf_status {
     guard(|| {
         if out.is_null() {
@@ -297,15 +308,15 @@ pub unsafe extern "C" fn mvnmf_shallow_params_preset(
     })
 }
 
-/// Workspace bytes of `mvnmf_shallow_fit` (reads the views' kind/rows/cols and
+/// Workspace bytes of `mvnmf_mvsl_fit` (reads the views' kind/rows/cols and
 /// validates the graph).
 #[no_mangle]
-pub unsafe extern "C" fn mvnmf_shallow_fit_workspace(
+pub unsafe extern "C" fn mvnmf_mvsl_fit_workspace(
     views: *const mvnmf_view,
     n_views: usize,
     graph: *const mvnmf_graph,
     k: usize,
-    params: *const mvnmf_shallow_params,
+    params: *const mvnmf_mvsl_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
     guard(|| {
@@ -330,12 +341,12 @@ pub unsafe extern "C" fn mvnmf_shallow_fit_workspace(
 /// Returns `MVNMF_STATUS_CANCELLED` when `progress` returns nonzero (report
 /// written, outputs at the last complete iterate).
 #[no_mangle]
-pub unsafe extern "C" fn mvnmf_shallow_fit(
+pub unsafe extern "C" fn mvnmf_mvsl_fit(
     views: *const mvnmf_view,
     n_views: usize,
     graph: *const mvnmf_graph,
     k: usize,
-    params: *const mvnmf_shallow_params,
+    params: *const mvnmf_mvsl_params,
     u: *const *mut f64,
     v: *mut f64,
     work: *mut c_void,
@@ -357,14 +368,14 @@ pub unsafe extern "C" fn mvnmf_shallow_fit(
     })
 }
 
-/// Workspace bytes of `mvnmf_shallow_encode`.
+/// Workspace bytes of `mvnmf_mvsl_encode`.
 #[no_mangle]
-pub unsafe extern "C" fn mvnmf_shallow_encode_workspace(
+pub unsafe extern "C" fn mvnmf_mvsl_encode_workspace(
     views: *const mvnmf_view,
     n_views: usize,
     graph: *const mvnmf_graph,
     k: usize,
-    params: *const mvnmf_shallow_params,
+    params: *const mvnmf_mvsl_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
     guard(|| {
@@ -381,15 +392,15 @@ pub unsafe extern "C" fn mvnmf_shallow_encode_workspace(
 }
 
 /// Out-of-sample encoding against fixed bases `u[v]` (read only): the V-steps
-/// of `mvnmf_shallow_fit` (`graph` kind `MVNMF_GRAPH_NONE` for new items outside
+/// of `mvnmf_mvsl_fit` (`graph` kind `MVNMF_GRAPH_NONE` for new items outside
 /// any graph), `v` (`k × N`) written.
 #[no_mangle]
-pub unsafe extern "C" fn mvnmf_shallow_encode(
+pub unsafe extern "C" fn mvnmf_mvsl_encode(
     views: *const mvnmf_view,
     n_views: usize,
     graph: *const mvnmf_graph,
     k: usize,
-    params: *const mvnmf_shallow_params,
+    params: *const mvnmf_mvsl_params,
     u: *const *const f64,
     v: *mut f64,
     work: *mut c_void,

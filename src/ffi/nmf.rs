@@ -1,0 +1,254 @@
+//! The C ABI of `models::nmf`: NMF and joint multi-view NMF, fit and encode.
+
+use core::ffi::c_void;
+
+use super::*;
+use crate::models::nmf::{self, NmfParams};
+
+/// Options of the NMF solvers; get the defaults from `mvnmf_nmf_params_default()`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_nmf_params {
+    /// Outer iterations at most (default 200).
+    pub max_iter: u32,
+    /// Relative-decrease tolerance (default 1e-6; 0 runs all iterations).
+    pub tol: f64,
+    /// Division guard ε ≥ 0 (default DBL_EPSILON).
+    pub eps: f64,
+    /// Upper bound on V (default +inf; the papers' bounded models use 1).
+    pub vmax: f64,
+    /// Seed of the random start (default 0).
+    pub seed: u64,
+    /// `MVNMF_INIT_RANDOM` (default) or `MVNMF_INIT_GIVEN`.
+    pub init: u32,
+}
+
+impl CParams for mvnmf_nmf_params {
+    type Rust = NmfParams;
+    fn defaults() -> NmfParams {
+        NmfParams::default()
+    }
+    fn read(&self) -> Result<NmfParams, Error> {
+        params_from_c(self)
+    }
+}
+
+fn params_from_c(p: &mvnmf_nmf_params) -> Result<NmfParams, Error> {
+    let init = match p.init {
+        MVNMF_INIT_RANDOM => Init::Random,
+        MVNMF_INIT_GIVEN => Init::Given,
+        _ => return Err(Error::BadParameter),
+    };
+    let out = NmfParams {
+        max_iter: p.max_iter,
+        tol: p.tol,
+        eps: p.eps,
+        vmax: p.vmax,
+        seed: p.seed,
+        init,
+    };
+    out.validate()?;
+    Ok(out)
+}
+
+/// The default NMF options.
+#[no_mangle]
+pub extern "C" fn mvnmf_nmf_params_default() -> mvnmf_nmf_params {
+    let d = NmfParams::default();
+    mvnmf_nmf_params {
+        max_iter: d.max_iter,
+        tol: d.tol,
+        eps: d.eps,
+        vmax: d.vmax,
+        seed: d.seed,
+        init: MVNMF_INIT_RANDOM,
+    }
+}
+
+/// Workspace bytes of `mvnmf_joint_nmf_fit` (reads only the views' kind, rows, cols).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_joint_nmf_fit_workspace(
+    views: *const mvnmf_view,
+    n_views: usize,
+    k: usize,
+    params: *const mvnmf_nmf_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    guard(|| {
+        if bytes.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let p = read_params(params)?;
+        write_bytes(
+            bytes,
+            nmf::joint_fit_workspace::<f64>(shapes(views, n_views)?, k, &p),
+        )
+    })
+}
+
+/// Joint multi-view NMF: `min ½ Σ_v ‖X_v − U_v V‖²_F`, `U_v ≥ 0`, `0 ≤ V ≤ vmax`.
+///
+/// `views[n_views]` share `N` items; `u[v]` points at `rows_v × k` doubles and
+/// `v` at `k × N` doubles (written; read with `MVNMF_INIT_GIVEN`). `work` holds
+/// at least `mvnmf_joint_nmf_fit_workspace` bytes. Cost per iteration: each view
+/// is read twice (`X Vᵀ`, `Uᵀ X`): dense `4·rows·N·k` flops, CSC `O(nnz·k)`.
+/// Returns `MVNMF_STATUS_CANCELLED` (report written, outputs at the last
+/// complete iterate) when `progress` returns nonzero.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_joint_nmf_fit(
+    views: *const mvnmf_view,
+    n_views: usize,
+    k: usize,
+    params: *const mvnmf_nmf_params,
+    u: *const *mut f64,
+    v: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    guard(|| {
+        let p = read_params(params)?;
+        let (vs, n) = read_views(views, n_views)?;
+        let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        let r = with_monitor(progress, user, |m| {
+            nmf::joint_fit(&vs, k, &p, &mut us, vv, w, m)
+        })?;
+        finish(r, report)
+    })
+}
+
+/// Workspace bytes of `mvnmf_joint_nmf_encode`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_joint_nmf_encode_workspace(
+    views: *const mvnmf_view,
+    n_views: usize,
+    k: usize,
+    params: *const mvnmf_nmf_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    guard(|| {
+        if bytes.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let p = read_params(params)?;
+        write_bytes(
+            bytes,
+            nmf::joint_encode_workspace::<f64>(shapes(views, n_views)?, k, &p),
+        )
+    })
+}
+
+/// Out-of-sample encoding: `min_{0 ≤ V ≤ vmax} ½ Σ_v ‖X_v − U_v V‖²_F` with the
+/// bases `u[v]` (`rows_v × k`, read only) fixed; `v` (`k × N`) written.
+/// Cost: one pass over each view, then `O(k²N)` per iteration.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_joint_nmf_encode(
+    views: *const mvnmf_view,
+    n_views: usize,
+    k: usize,
+    params: *const mvnmf_nmf_params,
+    u: *const *const f64,
+    v: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    guard(|| {
+        let p = read_params(params)?;
+        let (vs, n) = read_views(views, n_views)?;
+        let us = factors(u, &vs, k, &[], |p: *const f64| p.is_null())?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        let r = with_monitor(progress, user, |m| {
+            nmf::joint_encode(&vs, k, &p, &us, vv, w, m)
+        })?;
+        finish(r, report)
+    })
+}
+
+/// Workspace bytes of `mvnmf_nmf_fit`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_nmf_fit_workspace(
+    x: *const mvnmf_view,
+    k: usize,
+    params: *const mvnmf_nmf_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    mvnmf_joint_nmf_fit_workspace(x, 1, k, params, bytes)
+}
+
+/// NMF of one view: `min ½‖X − U V‖²_F`, `U ≥ 0`, `0 ≤ V ≤ vmax`; `u` is
+/// `rows × k`, `v` is `k × cols`. Same contract as `mvnmf_joint_nmf_fit`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_nmf_fit(
+    x: *const mvnmf_view,
+    k: usize,
+    params: *const mvnmf_nmf_params,
+    u: *mut f64,
+    v: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    let us = [u];
+    mvnmf_joint_nmf_fit(
+        x,
+        1,
+        k,
+        params,
+        us.as_ptr(),
+        v,
+        work,
+        work_bytes,
+        progress,
+        user,
+        report,
+    )
+}
+
+/// Workspace bytes of `mvnmf_nmf_encode`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_nmf_encode_workspace(
+    x: *const mvnmf_view,
+    k: usize,
+    params: *const mvnmf_nmf_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    mvnmf_joint_nmf_encode_workspace(x, 1, k, params, bytes)
+}
+
+/// Out-of-sample encoding for one view against the basis `u` (`rows × k`).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_nmf_encode(
+    x: *const mvnmf_view,
+    k: usize,
+    params: *const mvnmf_nmf_params,
+    u: *const f64,
+    v: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    let us = [u];
+    mvnmf_joint_nmf_encode(
+        x,
+        1,
+        k,
+        params,
+        us.as_ptr(),
+        v,
+        work,
+        work_bytes,
+        progress,
+        user,
+        report,
+    )
+}
