@@ -153,14 +153,15 @@ fn mean_std_of(n: usize, x: impl Fn(usize) -> f64) -> (f64, f64) {
 
 /// Mean ± std over the splits of every fraction: `scores` holds
 /// `n_fractions × splits` entries, fraction-major (`scores[f * splits + s]`,
-/// the layout of [`evaluate_protocol`]); writes `out[f]` for `f <
-/// out.len() = n_fractions`. No workspace.
+/// the layout of [`evaluate_protocol`]; any type that converts into
+/// [`SplitScores`], e.g. the C ABI's struct); writes `out[f]` for
+/// `f < out.len() = n_fractions`. No workspace.
 ///
 /// Errors: `splits = 0` or no fraction ([`Error::ZeroDimension`]),
 /// `scores.len() != out.len() * splits` ([`Error::DimensionMismatch`]), a
 /// non-finite score ([`Error::NonFiniteInput`]).
-pub fn summarize_scores(
-    scores: &[SplitScores],
+pub fn summarize_scores<S: Copy + Into<SplitScores>>(
+    scores: &[S],
     splits: usize,
     out: &mut [ScoreSummary],
 ) -> Result<(), Error> {
@@ -170,16 +171,18 @@ pub fn summarize_scores(
     if out.len().checked_mul(splits) != Some(scores.len()) {
         return Err(Error::DimensionMismatch);
     }
-    if scores.iter().any(|s| {
+    let at = |i: usize| -> SplitScores { scores[i].into() };
+    if (0..scores.len()).any(|i| {
+        let s = at(i);
         !(s.knn_accuracy.is_finite() && s.kmeans_accuracy.is_finite() && s.kmeans_nmi.is_finite())
     }) {
         return Err(Error::NonFiniteInput);
     }
     for (f, o) in out.iter_mut().enumerate() {
-        let row = &scores[f * splits..(f + 1) * splits];
-        let (knn_mean, knn_std) = mean_std_of(splits, |s| row[s].knn_accuracy);
-        let (am, asd) = mean_std_of(splits, |s| row[s].kmeans_accuracy);
-        let (nm, nsd) = mean_std_of(splits, |s| row[s].kmeans_nmi);
+        let row = |s: usize| at(f * splits + s);
+        let (knn_mean, knn_std) = mean_std_of(splits, |s| row(s).knn_accuracy);
+        let (am, asd) = mean_std_of(splits, |s| row(s).kmeans_accuracy);
+        let (nm, nsd) = mean_std_of(splits, |s| row(s).kmeans_nmi);
         *o = ScoreSummary {
             knn_mean,
             knn_std,
@@ -187,7 +190,7 @@ pub fn summarize_scores(
             kmeans_accuracy_std: asd,
             kmeans_nmi_mean: nm,
             kmeans_nmi_std: nsd,
-            knn_k_min: row.iter().map(|s| s.knn_k).min().unwrap_or(0),
+            knn_k_min: (0..splits).map(|s| row(s).knn_k).min().unwrap_or(0),
         };
     }
     Ok(())
@@ -427,7 +430,8 @@ fn protocol_req(
 ///    the split's seed).
 ///
 /// The test items' classes are never passed to `fit`. Writes
-/// `scores[f * splits + s]` (fraction-major; [`summarize_scores`] gives
+/// `scores[f * splits + s]` (any type built from [`SplitScores`], e.g. the C
+/// ABI's struct; fraction-major; [`summarize_scores`] gives
 /// mean ± std) once every split is done: on any error, including one returned
 /// by `fit` (C: a nonzero return, `MVNMF_STATUS_CANCELLED`), `scores` is
 /// untouched.
@@ -438,17 +442,18 @@ fn protocol_req(
 /// ([`Error::BadParameter`]); a split with no test item or no labeled item, a
 /// non-finite encoding (from [`evaluate_split`]); a short workspace.
 #[allow(clippy::too_many_arguments)]
-pub fn evaluate_protocol<F>(
+pub fn evaluate_protocol<O, F>(
     labels: &[u32],
     n_classes: usize,
     fractions: &[f64],
     k: usize,
     params: &ProtocolParams,
-    scores: &mut [SplitScores],
+    scores: &mut [O],
     work: &mut [u8],
     mut fit: F,
 ) -> Result<(), Error>
 where
+    O: From<SplitScores>,
     F: FnMut(&ProtocolFit<'_>, &mut [f64]) -> Result<(), Error>,
 {
     let n = labels.len();
@@ -513,7 +518,8 @@ where
             kmeans_accuracy: acc[3 * c + 1],
             kmeans_nmi: acc[3 * c + 2],
             knn_k: ks[c],
-        };
+        }
+        .into();
     }
     Ok(())
 }
