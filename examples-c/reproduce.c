@@ -1,31 +1,16 @@
-/* reproduce: the papers' evaluation tables on any dataset directory, through
- * mvnmf's C ABI. Parse the options, load the dataset, run every selected
- * method through the library's protocol, print the tables.
+/* reproduce: the papers' evaluation tables on any dataset directory, through mvnmf's
+ * C ABI: parse the options, load the dataset, run every selected method through the
+ * library's protocol, print the tables (REPRODUCE.md; --help lists the options).
  *
- *   reproduce [options] DATASET_DIR            (--help lists the options)
+ *   reproduce [options] DATASET_DIR    (meta.txt, viewK.f64[.gz], labels.txt)
  *
- * DATASET_DIR (the format of ../shared/data/<name>/, see REPRODUCE.md): meta.txt
- * with a line "viewK.f64 name=NAME rows=R cols=N ..." per view; viewK.f64, R x N
- * little-endian doubles, column-major (viewK.f64.gz is read through gzip -dc);
- * labels.txt, one class id per line (--labels FILE for another file).
- *
- * The protocol is the library's (DESIGN §9). mvnmf_evaluate_protocol draws, for
- * each split s (seed + s) and labeled fraction, a per-class stratified labeled
- * subset, asks fit_cb() below for the encoding of all items from the labeled
- * items' classes only, and scores it: kNN (k = 9) accuracy of the test items,
- * k-means (k-means++, 10 restarts) ACC and NMI of their encodings.
- * mvnmf_summarize_scores gives mean ± std (population std, numpy's np.std).
- * Unsupervised methods are fitted once per split (at its first fraction; the
- * protocol keeps the encoding for the others). --tune chooses a method's weights
- * by mvnmf_cross_validate inside the labeled items. --depth prints DMCL's
- * accuracy against the number of layers (seed 001, Fig. 4).
- *
- * Adding a method: one line in METHODS[] (model, preset, graph, weights).
- * Neighbour graphs (GNMF's within-class kNN, LDGE, TGE) are built under the
- * fused kernel sum_v eta_v K_v (eta by kernel-target alignment on the labeled
- * items). Every fit is watched through the progress callback; the output ends
- * with a table of checks (objective never rising, finite encodings, dead views,
- * the share of all-zero columns in the bases).
+ * The protocol is the library's (DESIGN §9): mvnmf_evaluate_protocol draws, for each
+ * split s (seed + s) and labeled fraction, a per-class stratified labeled subset, asks
+ * fit_cb() for the encoding of all items from the labeled items' classes only, and
+ * scores it (kNN accuracy of the test items, k-means ACC and NMI of their encodings);
+ * mvnmf_summarize_scores gives mean ± std (population std); --tune chooses a method's
+ * weights by mvnmf_cross_validate inside the labeled items. A method is one line of
+ * METHODS[]; every fit is watched through the progress callback (the checks table).
  *
  * Build:  cargo build --release -p mvnmf-capi && make -C examples-c reproduce
  */
@@ -60,14 +45,6 @@ static void die(const char *fmt, ...)
     exit(1);
 }
 
-static void *xmalloc(size_t bytes)
-{
-    void *p = malloc(bytes ? bytes : 1);
-    if (!p)
-        die("out of memory (%zu bytes)", bytes);
-    return p;
-}
-
 static void *xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size ? size : 1);
@@ -81,7 +58,7 @@ static void *grow(void **buf, size_t *cap, size_t bytes)
 {
     if (bytes > *cap) {
         free(*buf);
-        *buf = xmalloc(bytes);
+        *buf = xcalloc(1, bytes);
         *cap = bytes;
     }
     return *buf;
@@ -139,15 +116,6 @@ static int ends_with(const char *s, const char *suffix)
     return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-static int in_list(const char *list, const char *key)
-{
-    char tok[64];
-    while (next_token(&list, tok, sizeof tok))
-        if (!strcmp(tok, key))
-            return 1;
-    return 0;
-}
-
 /* ---------------------------------------------------------------- dataset */
 
 typedef struct {
@@ -192,7 +160,7 @@ static double *read_f64(const char *dir, const char *file, size_t rows, size_t c
     FILE *f = open_in(dir, file, &gz, path, sizeof path);
     if (cols > SIZE_MAX / rows / sizeof(double))
         die("%s: %zu x %zu doubles do not fit in memory", path, rows, cols);
-    double *x = xmalloc(rows * cols * sizeof(double));
+    double *x = xcalloc(1, rows * cols * sizeof(double));
     unsigned char b[8];
     for (size_t i = 0; i < rows * cols; i++) {
         if (fread(b, 1, 8, f) != 8)
@@ -264,7 +232,7 @@ static void load(dataset_t *d, const char *dir, const char *labels_file, const c
         d->views[i].x = read_f64(dir, d->views[i].file, d->views[i].rows, d->n);
 
     f = open_in(dir, labels_file, &gz, path, sizeof path);
-    d->labels = xmalloc(d->n * sizeof(uint32_t));
+    d->labels = xcalloc(1, d->n * sizeof(uint32_t));
     size_t count = 0;
     while (fgets(line, sizeof line, f))
         if (sscanf(line, "%63s", tok) == 1) {
@@ -559,9 +527,9 @@ static mvnmf_graph build_graph(ctx_t *c, const uint32_t *labels, const param_t *
           "mvnmf_ldge/tge_capacity");
     mvnmf_csr_buffers csr[2];
     for (int i = 0; i < 2; i++) {
-        csr[i].row_ptr = buf[3 * i] = xmalloc((n + 1) * sizeof(size_t));
-        csr[i].col_idx = buf[3 * i + 1] = xmalloc(cap[i] * sizeof(size_t));
-        csr[i].weights = buf[3 * i + 2] = xmalloc(cap[i] * sizeof(double));
+        csr[i].row_ptr = buf[3 * i] = xcalloc(1, (n + 1) * sizeof(size_t));
+        csr[i].col_idx = buf[3 * i + 1] = xcalloc(1, cap[i] * sizeof(size_t));
+        csr[i].weights = buf[3 * i + 2] = xcalloc(1, cap[i] * sizeof(double));
         csr[i].capacity = cap[i];
     }
     check((tge ? mvnmf_tge_workspace : mvnmf_ldge_workspace)(c->views, d->n_views, c->kernels,
@@ -597,14 +565,14 @@ static void fit(ctx_t *c, const method_t *m, const uint32_t *labels, size_t cand
     size_t nv = m->on == ON_ALL ? c->data->n_views : 1, layers[16], nl = 1, bytes, lens[64];
     void *buf[6] = { 0 };
     mvnmf_graph g = build_graph(c, labels, params, m->graph, buf);
-    double **us = xmalloc(nv * sizeof(double *));
+    double **us = xcalloc(1, nv * sizeof(double *));
     if (m->model == MODEL_DEEP)
         nl = parse_layers(c->layers, o->k, layers);
     for (size_t i = 0; i < nv; i++) {
         lens[i] = views[i].rows * o->k;
         if (m->model == MODEL_DEEP)
             check(mvnmf_deep_factor_len(views[i].rows, layers, nl, &lens[i]), "mvnmf_deep_factor_len");
-        us[i] = xmalloc(lens[i] * sizeof(double));
+        us[i] = xcalloc(1, lens[i] * sizeof(double));
     }
     mvnmf_nmf_params np = mvnmf_nmf_params_default();
     mvnmf_shallow_params sp;
@@ -710,7 +678,7 @@ static void tune(ctx_t *c, const method_t *m, const uint32_t *labels, uint64_t s
         }
     if (t.nt == 0)
         return;
-    double *grid = xmalloc(points * t.nt * sizeof(double)), *score = xmalloc(points * sizeof(double)), t0 = now();
+    double *grid = xcalloc(1, points * t.nt * sizeof(double)), *score = xcalloc(1, points * sizeof(double)), t0 = now();
     for (size_t pt = 0; pt < points; pt++)
         for (size_t i = 0, rest = pt; i < t.nt; i++, rest /= 3)
             grid[pt * t.nt + i] = params[t.tuned[i]].grid[rest % 3];
@@ -792,7 +760,7 @@ static void run(run_t *u, size_t cand, mvnmf_split_scores *scores)
     u->cand = cand;
     check(mvnmf_evaluate_protocol_workspace(o->k, d->n, d->n_classes, o->n_fractions, &pp, &bytes),
           "mvnmf_evaluate_protocol_workspace");
-    void *w = xmalloc(bytes);
+    void *w = xcalloc(1, bytes);
     check(mvnmf_evaluate_protocol(d->labels, d->n, d->n_classes, o->fractions, o->n_fractions, o->k, &pp,
                                   scores, w, bytes, fit_cb, u),
           "mvnmf_evaluate_protocol");
@@ -930,14 +898,14 @@ static void run_tables(ctx_t *c, const size_t *sel, size_t n_sel, diag_t *diags)
     const dataset_t *d = c->data;
     size_t nf = o->n_fractions, ns = o->splits, cells = nf * ns, h = d->n_views, best[N_METHODS] = { 0 };
     mvnmf_split_scores *res[N_METHODS];
-    mvnmf_score_summary *sum = xmalloc(nf * sizeof *sum);
-    double *chosen[N_METHODS], *etas = xcalloc(cells * h, sizeof(double)), *col = xmalloc(ns * sizeof(double));
+    mvnmf_score_summary *sum = xcalloc(1, nf * sizeof *sum);
+    double *chosen[N_METHODS], *etas = xcalloc(cells * h, sizeof(double)), *col = xcalloc(1, ns * sizeof(double));
     uint8_t *eta_ok = xcalloc(cells, 1);
     size_t k_used = o->knn_k;
     for (size_t i = 0; i < n_sel; i++) {
         const method_t *m = &METHODS[sel[i]];
         size_t nc = m->on == ON_VIEW ? h : 1;
-        res[i] = xmalloc(nc * cells * sizeof(mvnmf_split_scores));
+        res[i] = xcalloc(1, nc * cells * sizeof(mvnmf_split_scores));
         chosen[i] = xcalloc(cells * MAX_PARAMS, sizeof(double));
         run_t u = { c, m, 0, chosen[i], etas, eta_ok };
         c->diag = &diags[i];
@@ -1047,8 +1015,8 @@ static void run_depth(ctx_t *c, const size_t *sel, size_t n_sel, diag_t *diags)
 {
     const options_t *o = c->opt;
     size_t nf = o->n_fractions, ns = o->splits, cells = nf * ns;
-    mvnmf_split_scores *res = xmalloc(n_sel * 3 * cells * sizeof *res);
-    mvnmf_score_summary *sum = xmalloc(n_sel * 3 * nf * sizeof *sum);
+    mvnmf_split_scores *res = xcalloc(1, n_sel * 3 * cells * sizeof *res);
+    mvnmf_score_summary *sum = xcalloc(1, n_sel * 3 * nf * sizeof *sum);
     double times[3 * N_METHODS];
     char hidden[256], lt[256];
     for (size_t i = 0; i < n_sel; i++)
@@ -1190,7 +1158,7 @@ static const char *parse(int argc, char **argv, options_t *o)
                 printf("%-12s %-11s %s%s\n", METHODS[m].key, METHODS[m].name, METHODS[m].about,
                        METHODS[m].uses_labels ? " [semi-supervised]" : " [unsupervised]");
             exit(0);
-        } else if (!strcmp(a, "--help") || !strcmp(a, "-h") || (!strcmp(a, "--") && 0)) {
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             printf("usage: reproduce [options] DATASET_DIR\n");
             for (j = 0; j < n_opts; j++)
                 printf("  %-18s %s\n", opts[j].flag, opts[j].help);
@@ -1288,7 +1256,7 @@ int main(int argc, char **argv)
         rows += d.views[i].rows;
     }
     /* The stacked features of ConcatDNMF. */
-    double *concat = xmalloc(rows * d.n * sizeof(double));
+    double *concat = xcalloc(1, rows * d.n * sizeof(double));
     for (size_t j = 0; j < d.n; j++)
         for (size_t i = 0, r0 = 0; i < d.n_views; r0 += d.views[i].rows, i++)
             memcpy(concat + j * rows + r0, d.views[i].x + j * d.views[i].rows, d.views[i].rows * sizeof(double));
@@ -1296,9 +1264,14 @@ int main(int argc, char **argv)
     c.concat.rows = c.concat.col_stride = rows;
     c.concat.values = concat;
 
-    for (size_t m = 0; m < N_METHODS; m++)
-        if (!o.methods || in_list(o.methods, METHODS[m].key))
+    char tok[64];
+    for (size_t m = 0; m < N_METHODS; m++) { /* in METHODS[] order */
+        int keep = !o.methods;
+        for (const char *p = o.methods; p && next_token(&p, tok, sizeof tok);)
+            keep |= !strcmp(tok, METHODS[m].key);
+        if (keep)
             sel[n_sel++] = m;
+    }
     diag_t *diags = xcalloc(n_sel, sizeof(diag_t));
     for (size_t i = 0; i < n_sel; i++)
         diags[i].ka_min = SIZE_MAX;
