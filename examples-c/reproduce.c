@@ -891,68 +891,85 @@ static void print_checks(const size_t *sel, size_t n_sel, const diag_t *diags)
     }
 }
 
-/* The tables: every method over the fractions, mean ± std over the splits. */
-static void run_tables(ctx_t *c, const size_t *sel, size_t n_sel, diag_t *diags)
+/* What the runs of the selected methods gave. */
+typedef struct {
+    mvnmf_split_scores *res[N_METHODS]; /* [candidate][fraction][split] */
+    double *chosen[N_METHODS];          /* --tune: [fraction][split][param] */
+    size_t best[N_METHODS];             /* the candidate reported ("-b": the best view) */
+    double *etas;                       /* [fraction][split][view] */
+    uint8_t *eta_ok;                    /* [fraction][split] */
+} results_t;
+
+/* Runs method sel[i] (every candidate); for "-b" methods, picks and prints the
+ * view with the best mean kNN accuracy over all fractions and splits. */
+static void run_method(ctx_t *c, size_t i, const size_t *sel, diag_t *diags, results_t *r)
+{
+    const method_t *m = &METHODS[sel[i]];
+    size_t cells = c->opt->n_fractions * c->opt->splits, nc = m->on == ON_VIEW ? c->data->n_views : 1;
+    run_t u = { c, m, 0, NULL, r->etas, r->eta_ok };
+    double top = -1;
+    u.chosen = r->chosen[i] = xcalloc(cells * MAX_PARAMS, sizeof(double));
+    r->res[i] = xcalloc(nc * cells, sizeof(mvnmf_split_scores));
+    c->diag = &diags[i];
+    c->layers = m->layers;
+    for (size_t cand = 0; cand < nc; cand++)
+        run(&u, cand, r->res[i] + cand * cells);
+    if (nc == 1)
+        return;
+    printf("%s: mean kNN accuracy of each view over all fractions and splits:", m->name);
+    for (size_t cand = 0; cand < nc; cand++) {
+        double mean = 0;
+        for (size_t t = 0; t < cells; t++)
+            mean += r->res[i][cand * cells + t].knn_accuracy;
+        mean /= (double)cells;
+        printf(" %s %.2f%%%s", c->data->views[cand].name, 100 * mean, cand + 1 < nc ? "," : "");
+        if (mean > top) {
+            top = mean;
+            r->best[i] = cand;
+        }
+    }
+    printf(".\n  -> %s = %s on view %s (chosen by mean kNN accuracy on the test items, as the papers' "
+           "best-single-view baseline; its k-means rows use the same view).\n",
+           m->name, m->layers ? "DNMF" : "NMF", c->data->views[r->best[i]].name);
+}
+
+/* "| first | 10% | 20% |" and its rule, over the fractions. */
+static void table_head(const options_t *o, const char *first)
+{
+    printf("\n| %s |", first);
+    for (size_t f = 0; f < o->n_fractions; f++)
+        printf(" %g%% |", 100 * o->fractions[f]);
+    printf("\n|---|");
+    for (size_t f = 0; f < o->n_fractions; f++)
+        printf("---|");
+    printf("\n");
+}
+
+/* The kNN, k-means ACC and NMI tables: mean ± std over the splits. */
+static void print_tables(const ctx_t *c, const size_t *sel, size_t n_sel, const results_t *r)
 {
     const options_t *o = c->opt;
-    const dataset_t *d = c->data;
-    size_t nf = o->n_fractions, ns = o->splits, cells = nf * ns, h = d->n_views, best[N_METHODS] = { 0 };
-    mvnmf_split_scores *res[N_METHODS];
-    mvnmf_score_summary *sum = xcalloc(1, nf * sizeof *sum);
-    double *chosen[N_METHODS], *etas = xcalloc(cells * h, sizeof(double)), *col = xcalloc(1, ns * sizeof(double));
-    uint8_t *eta_ok = xcalloc(cells, 1);
-    size_t k_used = o->knn_k;
-    for (size_t i = 0; i < n_sel; i++) {
-        const method_t *m = &METHODS[sel[i]];
-        size_t nc = m->on == ON_VIEW ? h : 1;
-        res[i] = xcalloc(1, nc * cells * sizeof(mvnmf_split_scores));
-        chosen[i] = xcalloc(cells * MAX_PARAMS, sizeof(double));
-        run_t u = { c, m, 0, chosen[i], etas, eta_ok };
-        c->diag = &diags[i];
-        c->layers = m->layers;
-        for (size_t cand = 0; cand < nc; cand++)
-            run(&u, cand, res[i] + cand * cells);
-        for (size_t t = 0; t < nc * cells; t++)
-            k_used = res[i][t].knn_k < k_used ? res[i][t].knn_k : k_used;
-        if (nc == 1)
-            continue;
-        /* "-b": the view with the best mean kNN accuracy over all fractions and splits. */
-        double top = -1;
-        printf("%s%s: mean kNN accuracy of each view over all fractions and splits:", i ? "" : "\n", m->name);
-        for (size_t cand = 0; cand < nc; cand++) {
-            double mean = 0;
-            for (size_t t = 0; t < cells; t++)
-                mean += res[i][cand * cells + t].knn_accuracy;
-            mean /= (double)cells;
-            printf(" %s %.2f%%%s", d->views[cand].name, 100 * mean, cand + 1 < nc ? "," : "");
-            if (mean > top)
-                top = mean, best[i] = cand;
-        }
-        printf(".\n  -> %s = %s on view %s (chosen by mean kNN accuracy on the test items, as the papers' "
-               "best-single-view baseline; its k-means rows use the same view).\n",
-               m->name, m->layers ? "DNMF" : "NMF", d->views[best[i]].name);
-    }
+    size_t nf = o->n_fractions, ns = o->splits, k_used = o->knn_k;
+    mvnmf_score_summary *sum = xcalloc(nf, sizeof *sum);
     for (int t = 0; t < 3; t++) {
-        printf("\n### %s, mean ± std over %zu splits%s%s\n\n| method |", TITLES[t], ns,
-               t == 2 ? ", NMI normalised by " : "", t == 2 ? nmi_name(o->nmi) : "");
-        for (size_t f = 0; f < nf; f++)
-            printf(" %g%% |", 100 * o->fractions[f]);
-        printf("\n|---|");
-        for (size_t f = 0; f < nf; f++)
-            printf("---|");
-        printf("\n");
+        printf("\n### %s, mean ± std over %zu splits%s%s\n", TITLES[t], ns, t == 2 ? ", NMI normalised by " : "",
+               t == 2 ? nmi_name(o->nmi) : "");
+        table_head(o, "method");
         for (size_t i = 0; i < n_sel; i++) {
             const method_t *m = &METHODS[sel[i]];
-            for (size_t cand = 0; cand < (m->on == ON_VIEW ? h : 1); cand++) {
-                if (cand != best[i] && !o->per_candidate)
+            for (size_t cand = 0; cand < (m->on == ON_VIEW ? c->data->n_views : 1); cand++) {
+                if (cand != r->best[i] && !o->per_candidate)
                     continue;
                 if (m->on == ON_VIEW)
-                    printf("| %s (%s) |", cand == best[i] ? m->name : m->layers ? "DNMF" : "NMF", d->views[cand].name);
+                    printf("| %s (%s) |", cand == r->best[i] ? m->name : m->layers ? "DNMF" : "NMF",
+                           c->data->views[cand].name);
                 else
                     printf("| %s |", m->name);
-                check(mvnmf_summarize_scores(res[i] + cand * cells, nf, ns, sum), "mvnmf_summarize_scores");
-                for (size_t f = 0; f < nf; f++)
+                check(mvnmf_summarize_scores(r->res[i] + cand * nf * ns, nf, ns, sum), "mvnmf_summarize_scores");
+                for (size_t f = 0; f < nf; f++) {
                     print_cell(&sum[f], t);
+                    k_used = sum[f].knn_k_min < k_used ? sum[f].knn_k_min : k_used;
+                }
                 printf("\n");
             }
         }
@@ -960,54 +977,88 @@ static void run_tables(ctx_t *c, const size_t *sel, size_t n_sel, diag_t *diags)
     if (k_used < o->knn_k)
         printf("\nNote: where fewer than %zu items were labeled, kNN used k = the smallest number of labeled "
                "items in a class (down to %zu).\n", o->knn_k, k_used);
-    int any_eta = 0;
-    for (size_t t = 0; t < cells; t++)
-        any_eta |= eta_ok[t];
-    if (any_eta) {
-        printf("\n### Fusion weights eta of the neighbour graphs (%s), mean ± std over the splits\n\n| labeled |",
-               o->learn_eta ? "kernel-target alignment on each split's labeled items" : "uniform");
-        for (size_t i = 0; i < h; i++)
-            printf(" %s |", d->views[i].name);
-        printf("\n|---|");
-        for (size_t i = 0; i < h; i++)
-            printf("---|");
-        for (size_t f = 0; f < nf; f++) {
-            printf("\n| %g%% |", 100 * o->fractions[f]);
-            for (size_t i = 0; i < h; i++) {
-                size_t cnt = 0;
-                double mean = NAN, std = NAN;
-                for (size_t s = 0; s < ns; s++)
-                    if (eta_ok[f * ns + s])
-                        col[cnt++] = etas[(f * ns + s) * h + i];
-                if (cnt)
-                    check(mvnmf_mean_std(col, cnt, &mean, &std), "mvnmf_mean_std");
-                printf(" %.3f ± %.3f |", mean, std);
-            }
+    free(sum);
+}
+
+/* The fusion weights of the first neighbour graph of each split and fraction. */
+static void print_eta(const ctx_t *c, const results_t *r)
+{
+    const options_t *o = c->opt;
+    size_t ns = o->splits, h = c->data->n_views, any = 0;
+    for (size_t t = 0; t < o->n_fractions * ns; t++)
+        any |= r->eta_ok[t];
+    if (!any)
+        return;
+    double *col = xcalloc(ns, sizeof(double));
+    printf("\n### Fusion weights eta of the neighbour graphs (%s), mean ± std over the splits\n\n| labeled |",
+           o->learn_eta ? "kernel-target alignment on each split's labeled items" : "uniform");
+    for (size_t i = 0; i < h; i++)
+        printf(" %s |", c->data->views[i].name);
+    printf("\n|---|");
+    for (size_t i = 0; i < h; i++)
+        printf("---|");
+    for (size_t f = 0; f < o->n_fractions; f++) {
+        printf("\n| %g%% |", 100 * o->fractions[f]);
+        for (size_t i = 0; i < h; i++) {
+            size_t cnt = 0;
+            double mean = NAN, std = NAN;
+            for (size_t s = 0; s < ns; s++)
+                if (r->eta_ok[f * ns + s])
+                    col[cnt++] = r->etas[(f * ns + s) * h + i];
+            if (cnt)
+                check(mvnmf_mean_std(col, cnt, &mean, &std), "mvnmf_mean_std");
+            printf(" %.3f ± %.3f |", mean, std);
         }
-        printf("\n");
     }
-    for (size_t i = 0; i < n_sel && o->tune; i++) {
+    printf("\n");
+    free(col);
+}
+
+/* The weights --tune chose, per fraction (splits separated by ';'). */
+static void print_tuned(const ctx_t *c, const size_t *sel, size_t n_sel, const results_t *r)
+{
+    size_t ns = c->opt->splits;
+    for (size_t i = 0; i < n_sel && c->opt->tune; i++) {
         const method_t *m = &METHODS[sel[i]];
         if (!m->uses_labels || !(m->params[0].grid || m->params[1].grid))
             continue;
         printf("\n%s, weights chosen by --tune (split 1..%zu):\n\n| labeled | chosen |\n|---|---|\n", m->name, ns);
-        for (size_t f = 0; f < nf; f++) {
-            printf("| %g%% |", 100 * o->fractions[f]);
-            for (size_t s = 0; s < ns; s++)
+        for (size_t f = 0; f < c->opt->n_fractions; f++) {
+            printf("| %g%% |", 100 * c->opt->fractions[f]);
+            for (size_t s = 0; s < ns; s++) {
+                printf("%s", s ? ";" : "");
                 for (size_t p = 0; p < n_params(m); p++)
                     if (m->params[p].grid)
-                        printf("%s %s=%g", s && p == 0 ? ";" : "", m->params[p].name,
-                               chosen[i][(f * ns + s) * MAX_PARAMS + p]); /* weights with a grid come first */
+                        printf(" %s=%g", m->params[p].name, r->chosen[i][(f * ns + s) * MAX_PARAMS + p]);
+            }
             printf(" |\n");
         }
     }
+}
+
+/* The papers' tables: every selected method over the fractions and splits. */
+static void run_tables(ctx_t *c, const size_t *sel, size_t n_sel, diag_t *diags)
+{
+    size_t cells = c->opt->n_fractions * c->opt->splits;
+    results_t r;
+    memset(&r, 0, sizeof r);
+    r.etas = xcalloc(cells * c->data->n_views, sizeof(double));
+    r.eta_ok = xcalloc(cells, 1);
+    printf("\n");
+    for (size_t i = 0; i < n_sel; i++)
+        run_method(c, i, sel, diags, &r);
+    print_tables(c, sel, n_sel, &r);
+    print_eta(c, &r);
+    print_tuned(c, sel, n_sel, &r);
     print_checks(sel, n_sel, diags);
-    printf("\nFit time (all splits%s):", o->tune ? ", tuning excluded" : "");
-    for (size_t i = 0; i < n_sel; i++)
+    printf("\nFit time (all splits%s):", c->opt->tune ? ", tuning excluded" : "");
+    for (size_t i = 0; i < n_sel; i++) {
         printf(" %s %.2f s%s", METHODS[sel[i]].name, diags[i].fit_time, i + 1 < n_sel ? "," : "");
-    for (size_t i = 0; i < n_sel; i++)
-        free(res[i]), free(chosen[i]);
-    free(sum), free(etas), free(col), free(eta_ok);
+        free(r.res[i]);
+        free(r.chosen[i]);
+    }
+    free(r.etas);
+    free(r.eta_ok);
 }
 
 /* --depth: the deep methods with 1, 2 and 3 layers (the first 0, 1, 2 hidden sizes, K on top). */
