@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,6 +192,35 @@ static int meta_field(const char *line, const char *key, char *out, size_t cap)
     return 0;
 }
 
+/* labels_file: one class id per item; counts the classes present. */
+static void load_labels(dataset_t *d, const char *dir, const char *labels_file)
+{
+    char line[4096], path[4096], tok[64];
+    int gz;
+    FILE *f = open_in(dir, labels_file, &gz, path, sizeof path);
+    d->labels = xcalloc(1, d->n * sizeof(uint32_t));
+    size_t count = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "%63s", tok) == 1) {
+            if (count == d->n)
+                die("%s: more than %zu labels", path, d->n);
+            size_t c = parse_size(tok, path);
+            if (c >= MVNMF_UNLABELED)
+                die("%s: label %zu out of range", path, c);
+            d->labels[count++] = (uint32_t)c;
+            d->n_classes = c + 1 > d->n_classes ? c + 1 : d->n_classes;
+        }
+    gz ? pclose(f) : fclose(f);
+    if (count != d->n)
+        die("%s: %zu labels for %zu items", path, count, d->n);
+    for (uint32_t c = 0; c < d->n_classes; c++)
+        for (size_t j = 0; j < d->n; j++)
+            if (d->labels[j] == c) {
+                d->present++;
+                break;
+            }
+}
+
 static void load(dataset_t *d, const char *dir, const char *labels_file, const char *keep)
 {
     char line[4096], path[4096], file[256], rows[64], cols[64], tok[64];
@@ -231,28 +261,7 @@ static void load(dataset_t *d, const char *dir, const char *labels_file, const c
     for (size_t i = 0; i < d->n_views; i++)
         d->views[i].x = read_f64(dir, d->views[i].file, d->views[i].rows, d->n);
 
-    f = open_in(dir, labels_file, &gz, path, sizeof path);
-    d->labels = xcalloc(1, d->n * sizeof(uint32_t));
-    size_t count = 0;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "%63s", tok) == 1) {
-            if (count == d->n)
-                die("%s: more than %zu labels", path, d->n);
-            size_t c = parse_size(tok, path);
-            if (c >= MVNMF_UNLABELED)
-                die("%s: label %zu out of range", path, c);
-            d->labels[count++] = (uint32_t)c;
-            d->n_classes = c + 1 > d->n_classes ? c + 1 : d->n_classes;
-        }
-    gz ? pclose(f) : fclose(f);
-    if (count != d->n)
-        die("%s: %zu labels for %zu items", path, count, d->n);
-    for (uint32_t c = 0; c < d->n_classes; c++)
-        for (size_t j = 0; j < d->n; j++)
-            if (d->labels[j] == c) {
-                d->present++;
-                break;
-            }
+    load_labels(d, dir, labels_file);
     if (d->present < 2)
         die("%s: the labels have a single class", labels_file);
 }
@@ -463,6 +472,7 @@ typedef struct {
     void *work, *cv_work;       /* growable workspaces (fits, cross-validation) */
     size_t work_bytes, cv_bytes;
     mvnmf_view *views, concat;  /* the views; all stacked into one (ConcatDNMF) */
+    double *concat_x;
     mvnmf_kernel *kernels;      /* one per view */
     const char *layers;         /* hidden layers of the deep method being fitted */
     diag_t *diag;               /* of the method being fitted */
@@ -477,32 +487,19 @@ static void *workspace(ctx_t *c, size_t bytes)
 
 /* ------------------------------------------------------------------ fits */
 
-/* The graph of a method from the labeled items of `labels`: none, the implicit
- * SGE, or a CSR neighbour graph under the fused kernel (buffers in buf[]). ka is
- * reduced to (smallest labeled class) - 1 where a class has too few labeled items. */
-static mvnmf_graph build_graph(ctx_t *c, const uint32_t *labels, const param_t *params, int kind,
-                               void *buf[6])
+/* The neighbour-graph options of a method: its ka, kp, sigma; ka is reduced to
+ * (smallest labeled class) - 1 where a class has too few labeled items. */
+static mvnmf_graph_params graph_params(ctx_t *c, const uint32_t *labels, const param_t *params, int kind)
 {
-    const dataset_t *d = c->data;
-    size_t n = d->n, cap[2], nnz[2], bytes, minc = SIZE_MAX, *cnt = xcalloc(d->n_classes, sizeof(size_t));
-    mvnmf_graph g;
-    memset(&g, 0, sizeof g);
-    g.n = n;
-    g.kind = kind == GRAPH_NONE ? MVNMF_GRAPH_NONE : MVNMF_GRAPH_SGE;
-    if (kind == GRAPH_SGE) {
-        g.labels = labels;
-        g.n_classes = d->n_classes;
-    }
-    if (kind == GRAPH_NONE || kind == GRAPH_SGE)
-        return free(cnt), g;
     mvnmf_graph_params gp = mvnmf_graph_params_default();
+    size_t minc = SIZE_MAX, *cnt = xcalloc(c->data->n_classes, sizeof(size_t));
     gp.ka = pget_count(params, "ka", gp.ka);
     gp.kp = kind == GRAPH_KNN ? 0 : pget_count(params, "kp", gp.kp);
     gp.sigma = pget(params, "sigma", gp.sigma);
     gp.penalty = c->opt->penalty;
-    for (size_t j = 0; j < n; j++)
+    for (size_t j = 0; j < c->data->n; j++)
         cnt[labels[j] == MVNMF_UNLABELED ? 0 : labels[j]] += labels[j] != MVNMF_UNLABELED;
-    for (size_t cl = 0; cl < d->n_classes; cl++)
+    for (size_t cl = 0; cl < c->data->n_classes; cl++)
         minc = cnt[cl] > 0 && cnt[cl] < minc ? cnt[cl] : minc;
     free(cnt);
     if (minc < 2)
@@ -512,16 +509,47 @@ static mvnmf_graph build_graph(ctx_t *c, const uint32_t *labels, const param_t *
     gp.ka = gp.ka > minc - 1 ? minc - 1 : gp.ka;
     if (c->main_fit && gp.ka < c->diag->ka_min)
         c->diag->ka_min = gp.ka;
-    /* Fusion weights: kernel-target alignment on the labeled items, or uniform. */
+    return gp;
+}
+
+/* The views' fusion weights into c->eta: kernel-target alignment on the labeled
+ * items of `labels` (mvnmf_mkl_weights), or uniform with --uniform-eta. */
+static void fusion_weights(ctx_t *c, const uint32_t *labels)
+{
+    const dataset_t *d = c->data;
     mvnmf_mkl_params mp = mvnmf_mkl_params_default();
+    size_t bytes;
     mp.lambda = c->opt->mkl_lambda;
-    check(mvnmf_mkl_weights_workspace(c->views, d->n_views, c->kernels, d->n_classes, &mp, &bytes), "mkl");
     for (size_t i = 0; i < d->n_views && !c->opt->learn_eta; i++)
         c->eta[i] = 1.0 / (double)d->n_views;
-    if (c->opt->learn_eta)
+    if (c->opt->learn_eta) {
+        check(mvnmf_mkl_weights_workspace(c->views, d->n_views, c->kernels, d->n_classes, &mp, &bytes),
+              "mvnmf_mkl_weights_workspace");
         check(mvnmf_mkl_weights(c->views, d->n_views, c->kernels, labels, d->n_classes, &mp, c->eta,
                                 workspace(c, bytes), bytes, NULL), "mvnmf_mkl_weights");
+    }
     c->eta_set = 1;
+}
+
+/* The graph of a method from the labeled items of `labels`: none, the implicit
+ * SGE, or a CSR neighbour graph under the fused kernel (its buffers in buf[]). */
+static mvnmf_graph build_graph(ctx_t *c, const uint32_t *labels, const param_t *params, int kind,
+                               void *buf[6])
+{
+    const dataset_t *d = c->data;
+    size_t n = d->n, cap[2], nnz[2], bytes;
+    mvnmf_graph g;
+    memset(&g, 0, sizeof g);
+    g.n = n;
+    g.kind = kind == GRAPH_NONE ? MVNMF_GRAPH_NONE : MVNMF_GRAPH_SGE;
+    if (kind == GRAPH_SGE) {
+        g.labels = labels;
+        g.n_classes = d->n_classes;
+    }
+    if (kind == GRAPH_NONE || kind == GRAPH_SGE)
+        return g;
+    mvnmf_graph_params gp = graph_params(c, labels, params, kind);
+    fusion_weights(c, labels);
     int tge = kind == GRAPH_TGE;
     check((tge ? mvnmf_tge_capacity : mvnmf_ldge_capacity)(n, d->n_classes, &gp, &cap[0], &cap[1]),
           "mvnmf_ldge/tge_capacity");
@@ -554,6 +582,61 @@ static mvnmf_graph build_graph(ctx_t *c, const uint32_t *labels, const param_t *
     return g;
 }
 
+/* The solver options of method m: its preset, the run's iterations and seed,
+ * its weights (alpha, beta, gamma, vmax) from params[]. */
+static void solver_params(const options_t *o, const method_t *m, const param_t *params, uint64_t seed,
+                          mvnmf_nmf_params *np, mvnmf_shallow_params *sp, mvnmf_deep_params *dp)
+{
+    mvnmf_shallow_params *top = m->model == MODEL_DEEP ? &dp->top : sp;
+    *np = mvnmf_nmf_params_default();
+    memset(sp, 0, sizeof *sp);
+    if (m->model == MODEL_DEEP)
+        check(mvnmf_deep_params_preset(m->preset, dp), "mvnmf_deep_params_preset");
+    if (m->model == MODEL_SHALLOW)
+        check(mvnmf_shallow_params_preset(m->preset, sp), "mvnmf_shallow_params_preset");
+    np->max_iter = top->max_iter = (unsigned)o->iters;
+    np->tol = top->tol = o->tol;
+    np->seed = top->seed = seed;
+    top->init = MVNMF_INIT_RANDOM;
+    top->alpha = pget(params, "alpha", top->alpha);
+    top->beta = pget(params, "beta", top->beta);
+    top->gamma = pget(params, "gamma", top->gamma);
+    top->vmax = pget(params, "vmax", top->vmax);
+}
+
+/* The checks of a fit: objective never rising, finite values, dead views, and
+ * the all-zero columns of the (top-layer) bases: U_M (p_{M-1} x K) closes a
+ * deep factor buffer, hidden sizes clamped to the layer below. */
+static void record_fit(ctx_t *c, const method_t *m, const watch_t *wt, const mvnmf_report *r, const double *v,
+                       const mvnmf_view *views, size_t nv, double *const *us, const size_t *lens,
+                       const size_t *layers, size_t nl)
+{
+    diag_t *dg = c->diag;
+    size_t k = c->opt->k;
+    int bad = wt->nonfinite || !isfinite(r->objective.total);
+    for (size_t i = 0; i < k * c->data->n && !bad; i++)
+        bad = !isfinite(v[i]);
+    dg->fits++;
+    dg->rising += wt->max_rise > RISE_TOL;
+    dg->max_rise = wt->max_rise > dg->max_rise ? wt->max_rise : dg->max_rise;
+    dg->nonfinite += bad;
+    dg->dead += r->dead_views > 0;
+    dg->unwatched += wt->calls != r->iterations + 1; /* the start and every iteration */
+    for (size_t i = 0; i < nv && m->model >= MODEL_SHALLOW; i++) {
+        size_t below = views[i].rows;
+        for (size_t l = 0; l + 1 < nl; l++)
+            below = layers[l] < below ? layers[l] : below;
+        for (size_t j = 0; j < k; j++) {
+            const double *u = us[i] + lens[i] - below * k + j * below;
+            size_t z = 0;
+            while (z < below && u[z] == 0)
+                z++;
+            dg->zero_cols += z == below;
+        }
+        dg->cols += (double)k;
+    }
+}
+
 /* Fits method m (candidate `cand`: the view of ON_VIEW methods) with weights
  * params[] and writes the K x N encoding v. `labels` holds the class of each
  * labeled item, MVNMF_UNLABELED for the others (NULL for unsupervised methods). */
@@ -574,23 +657,10 @@ static void fit(ctx_t *c, const method_t *m, const uint32_t *labels, size_t cand
             check(mvnmf_deep_factor_len(views[i].rows, layers, nl, &lens[i]), "mvnmf_deep_factor_len");
         us[i] = xcalloc(1, lens[i] * sizeof(double));
     }
-    mvnmf_nmf_params np = mvnmf_nmf_params_default();
+    mvnmf_nmf_params np;
     mvnmf_shallow_params sp;
     mvnmf_deep_params dp;
-    memset(&sp, 0, sizeof sp);
-    mvnmf_shallow_params *top = m->model == MODEL_DEEP ? &dp.top : &sp;
-    if (m->model == MODEL_DEEP)
-        check(mvnmf_deep_params_preset(m->preset, &dp), "mvnmf_deep_params_preset");
-    if (m->model == MODEL_SHALLOW)
-        check(mvnmf_shallow_params_preset(m->preset, &sp), "mvnmf_shallow_params_preset");
-    np.max_iter = top->max_iter = (unsigned)o->iters;
-    np.tol = top->tol = o->tol;
-    np.seed = top->seed = seed;
-    top->init = MVNMF_INIT_RANDOM;
-    top->alpha = pget(params, "alpha", top->alpha);
-    top->beta = pget(params, "beta", top->beta);
-    top->gamma = pget(params, "gamma", top->gamma);
-    top->vmax = pget(params, "vmax", top->vmax);
+    solver_params(o, m, params, seed, &np, &sp, &dp);
     watch_t wt = { 0, 0, 0, 0, 0 };
     mvnmf_report r;
     if (m->model == MODEL_NMF) {
@@ -609,32 +679,9 @@ static void fit(ctx_t *c, const method_t *m, const uint32_t *labels, size_t cand
         check(mvnmf_deep_fit(views, nv, &g, layers, nl, &dp, us, v, workspace(c, bytes), bytes, watch, &wt, &r),
               "mvnmf_deep_fit");
     }
-    /* The checks: objective, finite values, dead views, all-zero columns of the
-     * (top-layer) bases: U_M (p_{M-1} x K) closes a deep factor buffer. */
-    diag_t *dg = c->diag;
-    int bad = wt.nonfinite || !isfinite(r.objective.total);
-    for (size_t i = 0; i < o->k * c->data->n && !bad; i++)
-        bad = !isfinite(v[i]);
-    dg->fits++;
-    dg->rising += wt.max_rise > RISE_TOL;
-    dg->max_rise = wt.max_rise > dg->max_rise ? wt.max_rise : dg->max_rise;
-    dg->nonfinite += bad;
-    dg->dead += r.dead_views > 0;
-    dg->unwatched += wt.calls != r.iterations + 1; /* the start and every iteration */
-    for (size_t i = 0; i < nv; i++) {
-        size_t below = views[i].rows;
-        for (size_t l = 0; l + 1 < nl; l++)
-            below = layers[l] < below ? layers[l] : below;
-        for (size_t j = 0; j < o->k && m->model >= MODEL_SHALLOW; j++) {
-            const double *u = us[i] + lens[i] - below * o->k + j * below;
-            size_t z = 0;
-            while (z < below && u[z] == 0)
-                z++;
-            dg->zero_cols += z == below;
-        }
-        dg->cols += m->model >= MODEL_SHALLOW ? (double)o->k : 0;
+    record_fit(c, m, &wt, &r, v, views, nv, us, lens, layers, nl);
+    for (size_t i = 0; i < nv; i++)
         free(us[i]);
-    }
     free(us);
     for (int i = 0; i < 6; i++)
         free(buf[i]);
@@ -678,7 +725,7 @@ static void tune(ctx_t *c, const method_t *m, const uint32_t *labels, uint64_t s
         }
     if (t.nt == 0)
         return;
-    double *grid = xcalloc(1, points * t.nt * sizeof(double)), *score = xcalloc(1, points * sizeof(double)), t0 = now();
+    double *grid = xcalloc(points * t.nt, sizeof(double)), *score = xcalloc(points, sizeof(double)), t0 = now();
     for (size_t pt = 0; pt < points; pt++)
         for (size_t i = 0, rest = pt; i < t.nt; i++, rest /= 3)
             grid[pt * t.nt + i] = params[t.tuned[i]].grid[rest % 3];
@@ -778,11 +825,11 @@ static void print_cell(const mvnmf_score_summary *s, int t)
            100 * (t == 0 ? s->knn_std : t == 1 ? s->kmeans_accuracy_std : s->kmeans_nmi_std));
 }
 
-static void print_header(const ctx_t *c, const char *dir, const size_t *sel, size_t n_sel)
+/* The dataset and its preprocessing. */
+static void print_dataset(const ctx_t *c, const char *dir)
 {
     const dataset_t *d = c->data;
     const options_t *o = c->opt;
-    int graphs = 0, deep = 0;
     printf("# mvnmf reproduce: %s\n\nmvnmf %s. Dataset: %zu items, %zu classes (%s), %zu views:\n\n", dir,
            mvnmf_version(), d->n, d->present, o->labels, d->n_views);
     printf("| view | name | features | min | preprocessing |\n|---|---|---|---|---|\n");
@@ -798,19 +845,13 @@ static void print_header(const ctx_t *c, const char *dir, const size_t *sel, siz
     }
     printf("\nPreprocessing: per-view normalisation to ||X_v||_F^2 = N is %s.\n",
            o->normalize ? "ON (--no-normalize to disable)" : "OFF (--no-normalize)");
-    printf("Models: K = %zu, %zu iterations (tol %g), init seed = split seed.\n", o->k, o->iters, o->tol);
-    printf("Protocol: %zu splits (seeds %zu..%zu), per-class stratified labeled fractions", o->splits, o->seed,
-           o->seed + o->splits - 1);
-    for (size_t f = 0; f < o->n_fractions; f++)
-        printf(" %g%%", 100 * o->fractions[f]);
-    printf("; test items = the unlabeled items.\nEvaluation: kNN (k = %zu, Euclidean) from the labeled to the "
-           "test items; k-means (k-means++, %zu restarts, k = %zu) on the test items' encodings, ACC under the "
-           "best one-to-one map (Kuhn-Munkres), NMI = I(C;C') / %s.\nMethods:",
-           o->knn_k, o->restarts, d->present, nmi_name(o->nmi));
-    for (size_t s = 0; s < n_sel; s++)
-        printf("%s %s", s ? "," : "", METHODS[sel[s]].name);
-    printf(". Unsupervised methods are fitted once per split and evaluated at every fraction; "
-           "semi-supervised ones once per split and fraction (their graph uses that split's labeled items).\n");
+}
+
+/* Every selected method with its weights; the graphs, the deep presets, --tune. */
+static void print_methods(const ctx_t *c, const size_t *sel, size_t n_sel)
+{
+    const options_t *o = c->opt;
+    int graphs = 0, deep = 0;
     for (size_t s = 0; s < n_sel; s++) {
         const method_t *m = &METHODS[sel[s]];
         char lt[256];
@@ -827,13 +868,15 @@ static void print_header(const ctx_t *c, const char *dir, const size_t *sel, siz
     }
     if (graphs)
         printf("Neighbour graphs: base kernel %s per view, normalised; fused with %s.\n",
-               o->kernel == MVNMF_KERNEL_RBF ? "RBF (gamma = 1/median d^2 over the labeled pairs)" : "linear (cosine)",
+               o->kernel == MVNMF_KERNEL_RBF ? "RBF (gamma = 1/median d^2 over the labeled pairs)"
+                                             : "linear (cosine)",
                o->learn_eta ? "weights eta learned by kernel-target alignment on the labeled items"
                             : "uniform weights (--uniform-eta)");
     if (graphs && o->learn_eta)
         printf("  MKL ridge lambda = %g x mean(diag G). LDGE/TGE penalty: %s.\n", o->mkl_lambda,
-               o->penalty == MVNMF_PENALTY_CLASS_PAIRS ? "the kp nearest pairs between each class and the others (seed 003)"
-                                                       : "each item's kp nearest other-class items (seed 000)");
+               o->penalty == MVNMF_PENALTY_CLASS_PAIRS
+                   ? "the kp nearest pairs between each class and the others (seed 003)"
+                   : "each item's kp nearest other-class items (seed 000)");
     if (deep) {
         mvnmf_deep_params dp;
         check(mvnmf_deep_params_preset(MVNMF_DEEP_PRESET_DMCL, &dp), "mvnmf_deep_params_preset");
@@ -854,6 +897,28 @@ static void print_header(const ctx_t *c, const char *dir, const size_t *sel, siz
                "in the papers' value x {1/100, 1/10, 1} and beta in {0.002, 0.02, 0.2} (kNN accuracy of the "
                "held-out labeled items; the test items' labels are never read).\n", o->folds);
     fflush(stdout);
+}
+
+/* Everything that determines the numbers. */
+static void print_header(const ctx_t *c, const char *dir, const size_t *sel, size_t n_sel)
+{
+    const dataset_t *d = c->data;
+    const options_t *o = c->opt;
+    print_dataset(c, dir);
+    printf("Models: K = %zu, %zu iterations (tol %g), init seed = split seed.\n", o->k, o->iters, o->tol);
+    printf("Protocol: %zu splits (seeds %zu..%zu), per-class stratified labeled fractions", o->splits, o->seed,
+           o->seed + o->splits - 1);
+    for (size_t f = 0; f < o->n_fractions; f++)
+        printf(" %g%%", 100 * o->fractions[f]);
+    printf("; test items = the unlabeled items.\nEvaluation: kNN (k = %zu, Euclidean) from the labeled to the "
+           "test items; k-means (k-means++, %zu restarts, k = %zu) on the test items' encodings, ACC under the "
+           "best one-to-one map (Kuhn-Munkres), NMI = I(C;C') / %s.\nMethods:",
+           o->knn_k, o->restarts, d->present, nmi_name(o->nmi));
+    for (size_t s = 0; s < n_sel; s++)
+        printf("%s %s", s ? "," : "", METHODS[sel[s]].name);
+    printf(". Unsupervised methods are fitted once per split and evaluated at every fraction; "
+           "semi-supervised ones once per split and fraction (their graph uses that split's labeled items).\n");
+    print_methods(c, sel, n_sel);
 }
 
 static void print_checks(const size_t *sel, size_t n_sel, const diag_t *diags)
@@ -1107,10 +1172,49 @@ enum { T_SIZE, T_DOUBLE, T_STR, T_ON, T_OFF, T_ENUM, T_FRACTIONS, T_PARAM };
 typedef struct {
     const char *flag, *help;
     int type;
-    void *ptr;
+    size_t field;           /* AT(...) */
     const char *names;      /* T_ENUM: "name name ..." ... */
     const uint32_t *values; /* ... and their values */
 } opt_t;
+
+static const uint32_t KERNELS[] = { MVNMF_KERNEL_RBF, MVNMF_KERNEL_LINEAR },
+                  PENALTIES[] = { MVNMF_PENALTY_CLASS_PAIRS, MVNMF_PENALTY_ITEM_NEIGHBORS },
+                  NMIS[] = { MVNMF_NMI_MAX, MVNMF_NMI_ARITHMETIC, MVNMF_NMI_GEOMETRIC, MVNMF_NMI_GEOMETRIC,
+                             MVNMF_NMI_MIN };
+#define AT(field) offsetof(options_t, field)
+static const opt_t OPTS[] = {
+    { "--k", "rank of the encodings (default 20)", T_SIZE, AT(k), 0, 0 },
+    { "--iters", "solver iterations (default 200)", T_SIZE, AT(iters), 0, 0 },
+    { "--tol", "solver relative tolerance, 0 = run all iterations (default 0)", T_DOUBLE, AT(tol), 0, 0 },
+    { "--splits", "random splits per fraction (default 5)", T_SIZE, AT(splits), 0, 0 },
+    { "--fractions", "labeled fractions in %, e.g. 10,20,30,40,50 (the default)", T_FRACTIONS, 0, 0, 0 },
+    { "--seed", "base seed: split s uses seed+s (default 0)", T_SIZE, AT(seed), 0, 0 },
+    { "--methods", "comma-separated method keys (default: all; --list-methods)", T_STR, AT(methods), 0, 0 },
+    { "--param", "weight NAME of method M (alpha, beta, gamma, vmax, ka, kp, sigma; "
+      "layers=100,50 for the deep methods)", T_PARAM, 0, 0, 0 },
+    { "--layers", "hidden layer sizes of every deep method (default " DEFAULT_LAYERS "; K on top)", T_STR,
+      AT(layers), 0, 0 },
+    { "--tune", "choose the weights by cross-validation within the labeled items", T_ON, AT(tune), 0, 0 },
+    { "--folds", "folds of --tune (default 3)", T_SIZE, AT(folds), 0, 0 },
+    { "--depth", "DMCL accuracy against depth 1, 2, 3 (at 50% labeled unless --fractions)", T_ON, AT(depth), 0, 0 },
+    { "--kernel", "base kernel of the views for MKL and the neighbour graphs: rbf (default) or linear",
+      T_ENUM, AT(kernel), "rbf linear", KERNELS },
+    { "--mkl-lambda", "MKL ridge relative to mean(diag G) (default 0.1)", T_DOUBLE, AT(mkl_lambda), 0, 0 },
+    { "--uniform-eta", "uniform fusion weights instead of kernel-target alignment", T_OFF, AT(learn_eta), 0, 0 },
+    { "--penalty", "LDGE/TGE penalty: class-pairs (seed 003, default) or item-neighbors", T_ENUM, AT(penalty),
+      "class-pairs item-neighbors", PENALTIES },
+    { "--shift", "shift features with negative values by their minimum", T_ON, AT(shift), 0, 0 },
+    { "--no-normalize", "keep the views' scales (default: ||X_v||_F^2 = N per view)", T_OFF, AT(normalize), 0, 0 },
+    { "--nmi", "max (default, the papers'), arithmetic, geometric or min", T_ENUM, AT(nmi),
+      "max arithmetic geometric sqrt min", NMIS },
+    { "--knn-k", "neighbours of the kNN classifier (default 9)", T_SIZE, AT(knn_k), 0, 0 },
+    { "--kmeans-restarts", "k-means restarts (default 10)", T_SIZE, AT(restarts), 0, 0 },
+    { "--labels", "class file in DATASET_DIR (default labels.txt)", T_STR, AT(labels), 0, 0 },
+    { "--views", "use only these views (names or 1-based positions in meta.txt)", T_STR, AT(views), 0, 0 },
+    { "--per-view", "also print a row per candidate of \"-b\" methods", T_ON, AT(per_candidate), 0, 0 },
+};
+#undef AT
+#define N_OPTS (sizeof OPTS / sizeof OPTS[0])
 
 static void parse_fractions(options_t *o, const char *s)
 {
@@ -1153,112 +1257,59 @@ static void set_param(const char *spec)
     die("--param: no method '%.*s' (--list-methods)", kl, spec);
 }
 
-/* Parses the command line into *o; returns the dataset directory. */
-static const char *parse(int argc, char **argv, options_t *o)
+/* Sets option p (its value v; NULL for a flag) in *o. */
+static void set_option(options_t *o, const opt_t *p, const char *v)
 {
-    static const uint32_t KERNELS[] = { MVNMF_KERNEL_RBF, MVNMF_KERNEL_LINEAR },
-                          PENALTIES[] = { MVNMF_PENALTY_CLASS_PAIRS, MVNMF_PENALTY_ITEM_NEIGHBORS },
-                          NMIS[] = { MVNMF_NMI_MAX, MVNMF_NMI_ARITHMETIC, MVNMF_NMI_GEOMETRIC, MVNMF_NMI_GEOMETRIC,
-                                     MVNMF_NMI_MIN };
-    const opt_t opts[] = {
-        { "--k", "rank of the encodings (default 20)", T_SIZE, &o->k, 0, 0 },
-        { "--iters", "solver iterations (default 200)", T_SIZE, &o->iters, 0, 0 },
-        { "--tol", "solver relative tolerance, 0 = run all iterations (default 0)", T_DOUBLE, &o->tol, 0, 0 },
-        { "--splits", "random splits per fraction (default 5)", T_SIZE, &o->splits, 0, 0 },
-        { "--fractions", "labeled fractions in %, e.g. 10,20,30,40,50 (the default)", T_FRACTIONS, o, 0, 0 },
-        { "--seed", "base seed: split s uses seed+s (default 0)", T_SIZE, &o->seed, 0, 0 },
-        { "--methods", "comma-separated method keys (default: all; --list-methods)", T_STR, &o->methods, 0, 0 },
-        { "--param", "M.NAME=V: weight NAME of method M (alpha, beta, gamma, vmax, ka, kp, sigma; "
-          "layers=100,50 for the deep methods)", T_PARAM, NULL, 0, 0 },
-        { "--layers", "hidden layer sizes of every deep method (default " DEFAULT_LAYERS "; K on top)", T_STR,
-          &o->layers, 0, 0 },
-        { "--tune", "choose the weights by cross-validation within the labeled items", T_ON, &o->tune, 0, 0 },
-        { "--folds", "folds of --tune (default 3)", T_SIZE, &o->folds, 0, 0 },
-        { "--depth", "DMCL accuracy against depth 1, 2, 3 (at 50% labeled unless --fractions)", T_ON, &o->depth, 0, 0 },
-        { "--kernel", "base kernel of the views for MKL and the neighbour graphs: rbf (default) or linear",
-          T_ENUM, &o->kernel, "rbf linear", KERNELS },
-        { "--mkl-lambda", "MKL ridge relative to mean(diag G) (default 0.1)", T_DOUBLE, &o->mkl_lambda, 0, 0 },
-        { "--uniform-eta", "uniform fusion weights instead of kernel-target alignment", T_OFF, &o->learn_eta, 0, 0 },
-        { "--penalty", "LDGE/TGE penalty: class-pairs (seed 003, default) or item-neighbors", T_ENUM, &o->penalty,
-          "class-pairs item-neighbors", PENALTIES },
-        { "--shift", "shift features with negative values by their minimum", T_ON, &o->shift, 0, 0 },
-        { "--no-normalize", "keep the views' scales (default: ||X_v||_F^2 = N per view)", T_OFF, &o->normalize, 0, 0 },
-        { "--nmi", "max (default, the papers'), arithmetic, geometric or min", T_ENUM, &o->nmi,
-          "max arithmetic geometric sqrt min", NMIS },
-        { "--knn-k", "neighbours of the kNN classifier (default 9)", T_SIZE, &o->knn_k, 0, 0 },
-        { "--kmeans-restarts", "k-means restarts (default 10)", T_SIZE, &o->restarts, 0, 0 },
-        { "--labels", "class file in DATASET_DIR (default labels.txt)", T_STR, &o->labels, 0, 0 },
-        { "--views", "use only these views (names or 1-based positions in meta.txt)", T_STR, &o->views, 0, 0 },
-        { "--per-view", "also print a row per candidate of \"-b\" methods", T_ON, &o->per_candidate, 0, 0 },
-    };
-    const size_t n_opts = sizeof opts / sizeof opts[0];
-    const char *dir = NULL;
-    memset(o, 0, sizeof *o);
-    o->k = 20, o->iters = 200, o->splits = 5, o->knn_k = 9, o->restarts = 10, o->folds = 3;
-    o->normalize = o->learn_eta = 1, o->nmi = MVNMF_NMI_MAX, o->kernel = MVNMF_KERNEL_RBF;
-    o->penalty = MVNMF_PENALTY_CLASS_PAIRS, o->mkl_lambda = mvnmf_mkl_params_default().lambda;
-    o->labels = "labels.txt";
-    parse_fractions(o, "10,20,30,40,50");
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        size_t j = 0;
-        while (j < n_opts && strcmp(a, opts[j].flag))
-            j++;
-        if (!strcmp(a, "--list-methods")) {
-            for (size_t m = 0; m < N_METHODS; m++)
-                printf("%-12s %-11s %s%s\n", METHODS[m].key, METHODS[m].name, METHODS[m].about,
-                       METHODS[m].uses_labels ? " [semi-supervised]" : " [unsupervised]");
-            exit(0);
-        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            printf("usage: reproduce [options] DATASET_DIR\n");
-            for (j = 0; j < n_opts; j++)
-                printf("  %-18s %s\n", opts[j].flag, opts[j].help);
-            printf("  %-18s list the available methods\n", "--list-methods");
-            exit(0);
-        } else if (j == n_opts) {
-            if (a[0] == '-')
-                die("unknown option %s (--help)", a);
-            if (dir)
-                die("one dataset directory, not '%s' and '%s'", dir, a);
-            dir = a;
-            continue;
-        }
-        const opt_t *p = &opts[j];
-        if (p->type == T_ON || p->type == T_OFF) {
-            *(int *)p->ptr = p->type == T_ON;
-            continue;
-        }
-        if (i + 1 >= argc)
-            die("%s needs a value", a);
-        const char *v = argv[++i];
-        if (p->type == T_SIZE)
-            *(size_t *)p->ptr = parse_size(v, a);
-        else if (p->type == T_DOUBLE && (*(double *)p->ptr = parse_double(v, a)) < 0)
-            die("%s must be >= 0", a);
-        else if (p->type == T_STR)
-            *(const char **)p->ptr = v;
-        else if (p->type == T_FRACTIONS)
-            parse_fractions(o, v), o->fractions_given = 1;
-        else if (p->type == T_PARAM)
-            set_param(v);
-        else if (p->type == T_ENUM) {
-            const char *names = p->names;
-            size_t len = strlen(v), k = 0;
-            while (*names && !(strncmp(names, v, len) == 0 && (names[len] == ' ' || !names[len])))
-                names += strcspn(names, " ") + (names[strcspn(names, " ")] == ' '), k++;
-            if (!*names)
-                die("%s: one of %s, not '%s'", a, p->names, v);
-            *(uint32_t *)p->ptr = p->values[k];
-        }
+    void *field = (char *)o + p->field;
+    const char *a = p->flag;
+    if (p->type == T_ON || p->type == T_OFF)
+        *(int *)field = p->type == T_ON;
+    else if (p->type == T_SIZE)
+        *(size_t *)field = parse_size(v, a);
+    else if (p->type == T_DOUBLE && (*(double *)field = parse_double(v, a)) < 0)
+        die("%s must be >= 0", a);
+    else if (p->type == T_STR)
+        *(const char **)field = v;
+    else if (p->type == T_FRACTIONS)
+        parse_fractions(o, v), o->fractions_given = 1;
+    else if (p->type == T_PARAM)
+        set_param(v);
+    else if (p->type == T_ENUM) {
+        const char *names = p->names;
+        size_t len = strlen(v), k = 0;
+        while (*names && !(strncmp(names, v, len) == 0 && (names[len] == ' ' || !names[len])))
+            names += strcspn(names, " ") + (names[strcspn(names, " ")] == ' '), k++;
+        if (!*names)
+            die("%s: one of %s, not '%s'", a, p->names, v);
+        *(uint32_t *)field = p->values[k];
     }
-    if (!dir) {
-        fprintf(stderr, "usage: reproduce [options] DATASET_DIR (--help)\n");
-        exit(2);
+}
+
+/* --help (the options) or --list-methods. */
+static void usage(int methods)
+{
+    static const char *const ARG[] = { "N", "X", "VALUE", "", "", "KIND", "LIST", "M.NAME=V" };
+    char flag[64];
+    for (size_t m = 0; m < N_METHODS && methods; m++)
+        printf("%-12s %-11s %s%s\n", METHODS[m].key, METHODS[m].name, METHODS[m].about,
+               METHODS[m].uses_labels ? " [semi-supervised]" : " [unsupervised]");
+    if (methods)
+        return;
+    printf("usage: reproduce [options] DATASET_DIR\n");
+    for (size_t j = 0; j < N_OPTS; j++) {
+        snprintf(flag, sizeof flag, "%s %s", OPTS[j].flag, ARG[OPTS[j].type]);
+        printf("  %-20s %s\n", flag, OPTS[j].help);
     }
+    printf("  %-20s list the available methods\n", "--list-methods");
+}
+
+/* Checks the options against each other; --layers, --depth's defaults. */
+static void check_options(options_t *o)
+{
     if (o->k == 0 || o->splits == 0 || o->knn_k == 0 || o->restarts == 0)
         die("--k, --splits, --knn-k and --kmeans-restarts must be at least 1");
-    if (o->folds < 2 || o->folds > 255)
-        die("--folds must be in 2..255");
+    if (o->folds < 2)
+        die("--folds must be at least 2");
     for (size_t m = 0; m < N_METHODS && o->layers; m++) {
         size_t tmp[16];
         parse_layers(o->layers, 1, tmp); /* validates */
@@ -1278,54 +1329,110 @@ static const char *parse(int argc, char **argv, options_t *o)
         if (o->depth && (!METHODS[m].layers || METHODS[m].on == ON_VIEW))
             die("--depth: %s is not a multi-view deep method (dmcl, concat-dnmf)", tok);
     }
+}
+
+/* Parses the command line into *o; returns the dataset directory. */
+static const char *parse(int argc, char **argv, options_t *o)
+{
+    const char *dir = NULL;
+    memset(o, 0, sizeof *o);
+    o->k = 20, o->iters = 200, o->splits = 5, o->knn_k = 9, o->restarts = 10, o->folds = 3;
+    o->normalize = o->learn_eta = 1, o->nmi = MVNMF_NMI_MAX, o->kernel = MVNMF_KERNEL_RBF;
+    o->penalty = MVNMF_PENALTY_CLASS_PAIRS, o->mkl_lambda = mvnmf_mkl_params_default().lambda;
+    o->labels = "labels.txt";
+    parse_fractions(o, "10,20,30,40,50");
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        size_t j = 0;
+        while (j < N_OPTS && strcmp(a, OPTS[j].flag))
+            j++;
+        if (!strcmp(a, "--list-methods") || !strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(!strcmp(a, "--list-methods"));
+            exit(0);
+        } else if (j == N_OPTS) {
+            if (a[0] == '-')
+                die("unknown option %s (--help)", a);
+            if (dir)
+                die("one dataset directory, not '%s' and '%s'", dir, a);
+            dir = a;
+            continue;
+        }
+        if (OPTS[j].type != T_ON && OPTS[j].type != T_OFF && i + 1 >= argc)
+            die("%s needs a value", a);
+        set_option(o, &OPTS[j], OPTS[j].type == T_ON || OPTS[j].type == T_OFF ? NULL : argv[++i]);
+    }
+    if (!dir) {
+        fprintf(stderr, "usage: reproduce [options] DATASET_DIR (--help)\n");
+        exit(2);
+    }
+    check_options(o);
     return dir;
+}
+
+/* The selected methods, in METHODS[] order; returns their number. */
+static size_t select_methods(const options_t *o, size_t *sel)
+{
+    size_t n_sel = 0;
+    char tok[64];
+    for (size_t m = 0; m < N_METHODS; m++) {
+        int keep = !o->methods;
+        for (const char *p = o->methods; p && next_token(&p, tok, sizeof tok);)
+            keep |= !strcmp(tok, METHODS[m].key);
+        if (keep)
+            sel[n_sel++] = m;
+    }
+    return n_sel;
+}
+
+/* The C views over the dataset, their kernels, and the stacked features of
+ * ConcatDNMF (when `stacked`). */
+static void setup(ctx_t *c, const dataset_t *d, const options_t *o, int stacked)
+{
+    size_t rows = 0;
+    memset(c, 0, sizeof *c);
+    c->data = d;
+    c->opt = o;
+    c->views = xcalloc(d->n_views, sizeof(mvnmf_view));
+    c->kernels = xcalloc(d->n_views, sizeof(mvnmf_kernel));
+    c->eta = xcalloc(d->n_views, sizeof(double));
+    for (size_t i = 0; i < d->n_views; i++) {
+        c->views[i].kind = MVNMF_VIEW_DENSE;
+        c->views[i].rows = c->views[i].col_stride = d->views[i].rows;
+        c->views[i].cols = d->n;
+        c->views[i].values = d->views[i].x;
+        c->kernels[i].kind = o->kernel;
+        rows += d->views[i].rows;
+    }
+    if (!stacked)
+        return;
+    double *x = xcalloc(rows * d->n, sizeof(double));
+    for (size_t j = 0; j < d->n; j++)
+        for (size_t i = 0, r0 = 0; i < d->n_views; r0 += d->views[i].rows, i++)
+            memcpy(x + j * rows + r0, d->views[i].x + j * d->views[i].rows, d->views[i].rows * sizeof(double));
+    c->concat = c->views[0];
+    c->concat.rows = c->concat.col_stride = rows;
+    c->concat.values = c->concat_x = x;
 }
 
 int main(int argc, char **argv)
 {
     options_t o;
+    dataset_t d;
+    ctx_t c;
+    size_t sel[N_METHODS], n_sel;
+    int stacked = 0;
     const char *dir = parse(argc, argv, &o);
     double t_start = now();
-    dataset_t d;
     load(&d, dir, o.labels, o.views);
     preprocess(&d, o.shift, o.normalize);
-
-    ctx_t c;
-    memset(&c, 0, sizeof c);
-    c.data = &d;
-    c.opt = &o;
-    c.views = xcalloc(d.n_views, sizeof(mvnmf_view));
-    c.kernels = xcalloc(d.n_views, sizeof(mvnmf_kernel));
-    c.eta = xcalloc(d.n_views, sizeof(double));
-    size_t rows = 0, sel[N_METHODS], n_sel = 0;
-    for (size_t i = 0; i < d.n_views; i++) {
-        c.views[i].kind = MVNMF_VIEW_DENSE;
-        c.views[i].rows = c.views[i].col_stride = d.views[i].rows;
-        c.views[i].cols = d.n;
-        c.views[i].values = d.views[i].x;
-        c.kernels[i].kind = o.kernel;
-        rows += d.views[i].rows;
-    }
-    /* The stacked features of ConcatDNMF. */
-    double *concat = xcalloc(1, rows * d.n * sizeof(double));
-    for (size_t j = 0; j < d.n; j++)
-        for (size_t i = 0, r0 = 0; i < d.n_views; r0 += d.views[i].rows, i++)
-            memcpy(concat + j * rows + r0, d.views[i].x + j * d.views[i].rows, d.views[i].rows * sizeof(double));
-    c.concat = c.views[0];
-    c.concat.rows = c.concat.col_stride = rows;
-    c.concat.values = concat;
-
-    char tok[64];
-    for (size_t m = 0; m < N_METHODS; m++) { /* in METHODS[] order */
-        int keep = !o.methods;
-        for (const char *p = o.methods; p && next_token(&p, tok, sizeof tok);)
-            keep |= !strcmp(tok, METHODS[m].key);
-        if (keep)
-            sel[n_sel++] = m;
-    }
+    n_sel = select_methods(&o, sel);
+    for (size_t i = 0; i < n_sel; i++)
+        stacked |= METHODS[sel[i]].on == ON_CONCAT;
+    setup(&c, &d, &o, stacked);
     diag_t *diags = xcalloc(n_sel, sizeof(diag_t));
     for (size_t i = 0; i < n_sel; i++)
         diags[i].ka_min = SIZE_MAX;
+
     print_header(&c, dir, sel, n_sel);
     if (o.depth)
         run_depth(&c, sel, n_sel, diags);
@@ -1335,7 +1442,7 @@ int main(int argc, char **argv)
 
     for (size_t i = 0; i < d.n_views; i++)
         free(d.views[i].x);
-    free(d.views), free(d.labels), free(diags), free(concat);
+    free(d.views), free(d.labels), free(diags), free(c.concat_x);
     free(c.work), free(c.cv_work), free(c.views), free(c.kernels), free(c.eta);
     return 0;
 }
