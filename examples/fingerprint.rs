@@ -105,7 +105,13 @@ fn data(n: usize, seed: u64) -> Data {
         })
         .collect();
     let labels = (0..n)
-        .map(|j| if j % 3 == 0 { (j % 4) as u32 } else { UNLABELED })
+        .map(|j| {
+            if j % 3 == 0 {
+                (j % 4) as u32
+            } else {
+                UNLABELED
+            }
+        })
         .collect();
     Data { n, xs, csc, labels }
 }
@@ -130,7 +136,12 @@ fn main() {
         let n = d.n;
         for sparse in [false, true] {
             let vs = views(&d, sparse);
-            let tag = |what: &str| format!("{what} seed={seed} {}", if sparse { "csc" } else { "dense" });
+            let tag = |what: &str| {
+                format!(
+                    "{what} seed={seed} {}",
+                    if sparse { "csc" } else { "dense" }
+                )
+            };
             let shapes = || vs.iter().map(|x| x.shape());
             let mut us: Vec<Vec<f64>> = vs.iter().map(|x| vec![0.0; x.rows() * k]).collect();
             let mut v = vec![0.0; k * n];
@@ -151,13 +162,26 @@ fn main() {
                 p.solver.seed = seed;
                 p.graph.ka = 3;
                 p.graph.kp = p.graph.kp.min(2);
-                let ks = [Kernel::Rbf(Bandwidth::Median), Kernel::Linear, Kernel::Rbf(Bandwidth::Median)];
+                let ks = [
+                    Kernel::Rbf(Bandwidth::Median),
+                    Kernel::Linear,
+                    Kernel::Rbf(Bandwidth::Median),
+                ];
                 let need = pipeline::fit_workspace::<f64>(shapes(), &ks[..], 4, k, &p).unwrap();
                 let mut w = vec![0u8; need];
                 let mut eta = vec![0.0; vs.len()];
                 let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
                 let r = pipeline::fit(
-                    &vs[..], &ks[..], &d.labels, 4, k, &p, &mut refs[..], &mut v, &mut eta, &mut w,
+                    &vs[..],
+                    &ks[..],
+                    &d.labels,
+                    4,
+                    k,
+                    &p,
+                    &mut refs[..],
+                    &mut v,
+                    &mut eta,
+                    &mut w,
                     None,
                 )
                 .unwrap();
@@ -179,8 +203,8 @@ fn main() {
                 let mut w = vec![0u8; need];
                 let refs: Vec<&[f64]> = us.iter().map(|u| &u[..]).collect();
                 let mut v2 = vec![0.0; k * n];
-                let r = mvsl::encode(&vs[..], &sge, k, &p, &refs[..], &mut v2, &mut w, None)
-                    .unwrap();
+                let r =
+                    mvsl::encode(&vs[..], &sge, k, &p, &refs[..], &mut v2, &mut w, None).unwrap();
                 let mut h = Fnv::new();
                 h.f64s(&v2);
                 h.report(&r);
@@ -216,8 +240,8 @@ fn main() {
                 let need = nmf::joint_fit_workspace::<f64>(shapes(), k, &np).unwrap();
                 let mut w = vec![0u8; need];
                 let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
-                let r = nmf::joint_fit(&vs[..], k, &np, &mut refs[..], &mut v, &mut w, None)
-                    .unwrap();
+                let r =
+                    nmf::joint_fit(&vs[..], k, &np, &mut refs[..], &mut v, &mut w, None).unwrap();
                 let mut h = Fnv::new();
                 us.iter().for_each(|u| h.f64s(u));
                 h.f64s(&v);
@@ -243,13 +267,31 @@ fn main() {
                     let need = deep::fit_workspace::<f64, _>(shapes(), &sge, &layers, &p).unwrap();
                     let mut w = vec![0u8; need];
                     let mut refs: Vec<&mut [f64]> = du.iter_mut().map(|u| &mut u[..]).collect();
-                    deep::fit(&vs[..], &sge, &layers, &p, &mut refs[..], &mut v, &mut w, None)
+                    deep::fit(
+                        &vs[..],
+                        &sge,
+                        &layers,
+                        &p,
+                        &mut refs[..],
+                        &mut v,
+                        &mut w,
+                        None,
+                    )
                 } else {
                     let g = NoGraph { n };
                     let need = deep::fit_workspace::<f64, _>(shapes(), &g, &layers, &p).unwrap();
                     let mut w = vec![0u8; need];
                     let mut refs: Vec<&mut [f64]> = du.iter_mut().map(|u| &mut u[..]).collect();
-                    deep::fit(&vs[..], &g, &layers, &p, &mut refs[..], &mut v, &mut w, None)
+                    deep::fit(
+                        &vs[..],
+                        &g,
+                        &layers,
+                        &p,
+                        &mut refs[..],
+                        &mut v,
+                        &mut w,
+                        None,
+                    )
                 }
                 .unwrap();
                 du.iter().for_each(|u| h.f64s(u));
