@@ -1,51 +1,16 @@
-/* reproduce: the papers' evaluation tables, on any dataset directory, through
- * mvnmf's C ABI.
+/* reproduce: the papers' evaluation tables on any dataset directory, through mvnmf's
+ * C ABI: parse the options, load the dataset, run every selected method through the
+ * library's protocol, print the tables (REPRODUCE.md; --help lists the options).
  *
- *   reproduce [options] DATASET_DIR
+ *   reproduce [options] DATASET_DIR    (meta.txt, viewK.f64[.gz], labels.txt)
  *
- * DATASET_DIR holds (the format of ../shared/data/<name>/):
- *   meta.txt    one line per view: "viewK.f64 name=NAME rows=R cols=N ..."
- *               (other lines are ignored);
- *   viewK.f64   R x N little-endian doubles, column-major (items are columns);
- *               "viewK.f64.gz" is read through `gzip -dc` (or decompress it
- *               once with `gunzip -k DATASET_DIR/viewK.f64.gz`);
- *   labels.txt  one class id (0, 1, ...) per line, N lines (--labels FILE to
- *               use another file of the directory).
- *
- * Protocol (DESIGN.md §9, the papers'): for each split s = 0..S-1 and each
- * labeled fraction f, a per-class stratified random subset of f of the items is
- * labeled (seed + s); every method turns the views (and, for semi-supervised
- * methods, the labels of the labeled items) into a K x N encoding V; then
- *   - kNN (k = 9) from the labeled items' encodings classifies the unlabeled
- *     (test) items: accuracy;
- *   - k-means (k-means++, 10 restarts, k = number of classes) clusters the test
- *     items' encodings: accuracy under the best one-to-one cluster/class map
- *     (Kuhn-Munkres) and NMI (normalised by max(H(C), H(C')) as seed 003
- *     eq. 43 unless --nmi says otherwise).
- * Tables print mean ± std over the splits (std: population, numpy's np.std).
- *
- * Unsupervised methods (those that never see labels: NMF-b, ConcatNMF, DNMF-b,
- * ConcatDNMF) are fitted once per split (seed + s) and their encoding is
- * evaluated at every fraction: it does not depend on the fraction. The
- * semi-supervised ones (GNMF, MvSL-S/L/T, MCL, DMCL) are fitted per split and
- * per fraction: their graph is built from that split's labeled items.
- *
- * Graphs: SGE is implicit (MVNMF_GRAPH_SGE); GNMF's within-class kNN graph
- * (mvnmf_ldge with kp = 0), LDGE and TGE are built under the fused kernel
- * sum_v eta_v K_v (RBF per view, median bandwidth over the labeled pairs;
- * eta learned by kernel-target alignment on the labeled items, mvnmf_mkl_weights)
- * and passed as CSR graphs.
- *
- * Adding a method: write a fit function with the signature of `fit_fn` and add
- * a line to METHODS[] below. Methods with weights (alpha, beta, ...) list them
- * in their `params` table; the weights are set with --param METHOD.NAME=VALUE,
- * and --tune chooses those with a grid by cross-validation inside the labeled
- * items (tune_weights()). --depth prints DMCL's accuracy against the number of
- * layers (seed 001, Fig. 4).
- *
- * Every fit is watched through the progress callback: the output ends with a
- * table of checks (objective never rising, finite encodings, dead views, the
- * share of all-zero columns in the bases).
+ * The protocol is the library's (DESIGN §9): mvnmf_evaluate_protocol draws, for each
+ * split s (seed + s) and labeled fraction, a per-class stratified labeled subset, asks
+ * fit_cb() for the encoding of all items from the labeled items' classes only, and
+ * scores it (kNN accuracy of the test items, k-means ACC and NMI of their encodings);
+ * mvnmf_summarize_scores gives mean ± std (population std); --tune chooses a method's
+ * weights by mvnmf_cross_validate inside the labeled items. A method is one line of
+ * METHODS[]; every fit is watched through the progress callback (the checks table).
  *
  * Build:  cargo build --release -p mvnmf-capi && make -C examples-c reproduce
  */
@@ -54,6 +19,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +30,8 @@
 
 #define MAX_FRACTIONS 32
 #define MAX_PARAMS 8
+#define RISE_TOL 1e-10
+#define DEFAULT_LAYERS "100,50"
 
 /* ------------------------------------------------------------------ utils */
 
@@ -78,20 +46,23 @@ static void die(const char *fmt, ...)
     exit(1);
 }
 
-static void *xmalloc(size_t bytes)
-{
-    void *p = malloc(bytes ? bytes : 1);
-    if (!p)
-        die("out of memory (%zu bytes)", bytes);
-    return p;
-}
-
 static void *xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size ? size : 1);
     if (!p)
         die("out of memory (%zu x %zu bytes)", n, size);
     return p;
+}
+
+/* A buffer of at least `bytes`, reallocated only when it must grow. */
+static void *grow(void **buf, size_t *cap, size_t bytes)
+{
+    if (bytes > *cap) {
+        free(*buf);
+        *buf = xcalloc(1, bytes);
+        *cap = bytes;
+    }
+    return *buf;
 }
 
 static double now(void)
@@ -108,125 +79,6 @@ static void check(mvnmf_status s, const char *what)
         die("%s failed: %s (status %u)", what, mvnmf_status_message((uint32_t)s), (unsigned)s);
 }
 
-/* ---------------------------------------------------------------- dataset */
-
-typedef struct {
-    char file[256];  /* as named in meta.txt, e.g. "view1.f64" */
-    char name[64];   /* name=... or the file name */
-    size_t rows;     /* features */
-    double *x;       /* rows x n, column-major */
-    double min;      /* smallest value before preprocessing */
-    size_t shifted;  /* features shifted by their minimum (--shift) */
-    double scale;    /* normalisation factor applied (1 when off) */
-} view_t;
-
-typedef struct {
-    const char *dir;
-    size_t n;          /* items */
-    size_t n_views;
-    view_t *views;
-    uint32_t *labels;  /* n class ids */
-    size_t n_classes;  /* max id + 1 */
-    size_t present;    /* classes with at least one item */
-} dataset_t;
-
-static char *path_join(const char *dir, const char *file)
-{
-    size_t len = strlen(dir) + strlen(file) + 2;
-    char *p = xmalloc(len);
-    snprintf(p, len, "%s/%s", dir, file);
-    return p;
-}
-
-static int file_exists(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f)
-        fclose(f);
-    return f != NULL;
-}
-
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
-/* Reads rows*cols little-endian doubles from `path` (or `path`.gz through
- * gzip -dc). */
-static double *read_f64(const char *dir, const char *file, size_t rows, size_t cols)
-{
-    char *path = path_join(dir, file);
-    int gz = ends_with(file, ".gz");
-    if (!gz && !file_exists(path)) {
-        char *alt = xmalloc(strlen(path) + 4);
-        sprintf(alt, "%s.gz", path);
-        if (file_exists(alt)) {
-            free(path);
-            path = alt;
-            gz = 1;
-        } else {
-            free(alt);
-        }
-    }
-    FILE *f;
-    if (gz) {
-        /* Quote the path for the shell; refuse a quote inside it. */
-        if (strchr(path, '\''))
-            die("%s: a quote in the path; decompress it first with gunzip -k", path);
-        char *cmd = xmalloc(strlen(path) + 32);
-        sprintf(cmd, "gzip -dc '%s'", path);
-        f = popen(cmd, "r");
-        free(cmd);
-    } else {
-        f = fopen(path, "rb");
-    }
-    if (!f)
-        die("cannot open %s: %s", path, strerror(errno));
-    if (rows != 0 && cols > SIZE_MAX / rows / sizeof(double))
-        die("%s: %zu x %zu doubles do not fit in memory", path, rows, cols);
-    size_t count = rows * cols;
-    double *x = xmalloc(count * sizeof(double));
-    unsigned char buf[8];
-    for (size_t i = 0; i < count; i++) {
-        if (fread(buf, 1, 8, f) != 8)
-            die("%s: expected %zu doubles (%zu x %zu), the file is shorter", path, count, rows, cols);
-        uint64_t u = 0;
-        for (int b = 7; b >= 0; b--)
-            u = (u << 8) | buf[b]; /* little-endian on any host */
-        memcpy(&x[i], &u, 8);
-    }
-    if (fread(buf, 1, 1, f) == 1)
-        die("%s: longer than %zu x %zu doubles: is rows/cols in meta.txt right?", path, rows, cols);
-    if (gz) {
-        if (pclose(f) != 0)
-            die("%s: gzip -dc failed (is gzip installed? or run gunzip -k on it)", path);
-    } else {
-        fclose(f);
-    }
-    free(path);
-    return x;
-}
-
-/* The value of "key=" in a meta.txt line, copied into out (or 0). */
-static int meta_field(const char *line, const char *key, char *out, size_t cap)
-{
-    size_t klen = strlen(key);
-    const char *p = line;
-    while ((p = strstr(p, key)) != NULL) {
-        if ((p == line || p[-1] == ' ' || p[-1] == '\t') && p[klen] == '=') {
-            p += klen + 1;
-            size_t i = 0;
-            while (*p && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r' && i + 1 < cap)
-                out[i++] = *p++;
-            out[i] = 0;
-            return 1;
-        }
-        p += klen;
-    }
-    return 0;
-}
-
 static size_t parse_size(const char *s, const char *what)
 {
     char *end;
@@ -237,110 +89,179 @@ static size_t parse_size(const char *s, const char *what)
     return (size_t)v;
 }
 
-/* Keeps the views named in `spec` (comma-separated names or 1-based
- * positions in meta.txt), in meta.txt order. */
-static void select_views(dataset_t *d, const char *spec)
+static double parse_double(const char *s, const char *what)
 {
-    size_t kept = 0;
-    for (size_t i = 0; i < d->n_views; i++) {
-        int keep = 0;
-        for (const char *p = spec; *p && !keep;) {
-            const char *e = strchr(p, ',');
-            size_t l = e ? (size_t)(e - p) : strlen(p);
-            char tok[64];
-            snprintf(tok, sizeof tok, "%.*s", (int)(l < 63 ? l : 63), p);
-            char *end;
-            unsigned long pos = strtoul(tok, &end, 10);
-            keep = !strcmp(tok, d->views[i].name) || !strcmp(tok, d->views[i].file) ||
-                   (end != tok && *end == 0 && pos == i + 1);
-            p += l + (e != NULL);
-        }
-        if (keep)
-            d->views[kept++] = d->views[i];
-    }
-    if (kept == 0)
-        die("--views %s: no such view (names or positions from meta.txt)", spec);
-    d->n_views = kept;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v))
+        die("%s: not a number: '%s'", what, s);
+    return v;
 }
 
-static void load(dataset_t *d, const char *dir, const char *labels_file, const char *views)
+/* The next token of a comma-separated list *p into tok; 0 at the end. */
+static int next_token(const char **p, char *tok, size_t cap)
 {
-    memset(d, 0, sizeof *d);
-    d->dir = dir;
-    char *meta = path_join(dir, "meta.txt");
-    FILE *f = fopen(meta, "r");
+    if (!**p)
+        return 0;
+    const char *e = strchr(*p, ',');
+    size_t l = e ? (size_t)(e - *p) : strlen(*p);
+    snprintf(tok, cap, "%.*s", (int)(l < cap - 1 ? l : cap - 1), *p);
+    *p += l + (e != NULL);
+    return 1;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* ---------------------------------------------------------------- dataset */
+
+typedef struct {
+    char file[256], name[64]; /* as in meta.txt; name=... or the file name */
+    size_t rows, shifted;     /* features; those shifted by their minimum (--shift) */
+    double *x, min, scale;    /* rows x n; smallest raw value; normalisation factor */
+} view_t;
+
+typedef struct {
+    size_t n, n_views, n_classes, present; /* items, views, max id + 1, classes present */
+    view_t *views;
+    uint32_t *labels;
+} dataset_t;
+
+static FILE *open_in(const char *dir, const char *file, int *gz, char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/%s", dir, file);
+    FILE *f = fopen(path, "rb");
+    *gz = ends_with(file, ".gz");
+    if (!f && !*gz) { /* viewK.f64 missing: try viewK.f64.gz */
+        snprintf(path, cap, "%s/%s.gz", dir, file);
+        *gz = (f = fopen(path, "rb")) != NULL;
+    }
+    if (f && *gz) {
+        fclose(f);
+        if (strchr(path, '\''))
+            die("%s: a quote in the path; decompress it first with gunzip -k", path);
+        char cmd[4200];
+        snprintf(cmd, sizeof cmd, "gzip -dc '%s'", path);
+        f = popen(cmd, "r");
+    }
     if (!f)
-        die("cannot open %s: %s", meta, strerror(errno));
-    char line[4096];
-    size_t cap = 0;
-    while (fgets(line, sizeof line, f)) {
-        char file[256], rows[64], cols[64];
-        if (sscanf(line, "%255s", file) != 1 || strncmp(file, "view", 4) != 0 ||
+        die("cannot open %s/%s: %s", dir, file, strerror(errno));
+    return f;
+}
+
+/* Reads rows*cols little-endian doubles (on any host). */
+static double *read_f64(const char *dir, const char *file, size_t rows, size_t cols)
+{
+    char path[4096];
+    int gz;
+    FILE *f = open_in(dir, file, &gz, path, sizeof path);
+    if (cols > SIZE_MAX / rows / sizeof(double))
+        die("%s: %zu x %zu doubles do not fit in memory", path, rows, cols);
+    double *x = xcalloc(1, rows * cols * sizeof(double));
+    unsigned char b[8];
+    for (size_t i = 0; i < rows * cols; i++) {
+        if (fread(b, 1, 8, f) != 8)
+            die("%s: expected %zu x %zu doubles, the file is shorter", path, rows, cols);
+        uint64_t u = 0;
+        for (int k = 7; k >= 0; k--)
+            u = (u << 8) | b[k];
+        memcpy(&x[i], &u, 8);
+    }
+    if (fread(b, 1, 1, f) == 1)
+        die("%s: longer than %zu x %zu doubles: is rows/cols in meta.txt right?", path, rows, cols);
+    if (gz ? pclose(f) != 0 : fclose(f) != 0)
+        die("%s: reading failed (gzip -dc: is gzip installed? or run gunzip -k on it)", path);
+    return x;
+}
+
+/* The value of "key=" in a meta.txt line, into out (0 if absent). */
+static int meta_field(const char *line, const char *key, char *out, size_t cap)
+{
+    size_t kl = strlen(key), i = 0;
+    for (const char *p = line; (p = strstr(p, key)) != NULL; p += kl)
+        if ((p == line || p[-1] == ' ' || p[-1] == '\t') && p[kl] == '=') {
+            for (p += kl + 1; *p && !strchr(" \t\r\n", *p) && i + 1 < cap;)
+                out[i++] = *p++;
+            out[i] = 0;
+            return 1;
+        }
+    return 0;
+}
+
+/* labels_file: one class id per item; counts the classes present. */
+static void load_labels(dataset_t *d, const char *dir, const char *labels_file)
+{
+    char line[4096], path[4096], tok[64];
+    int gz;
+    FILE *f = open_in(dir, labels_file, &gz, path, sizeof path);
+    d->labels = xcalloc(1, d->n * sizeof(uint32_t));
+    size_t count = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "%63s", tok) == 1) {
+            if (count == d->n)
+                die("%s: more than %zu labels", path, d->n);
+            size_t c = parse_size(tok, path);
+            if (c >= MVNMF_UNLABELED)
+                die("%s: label %zu out of range", path, c);
+            d->labels[count++] = (uint32_t)c;
+            d->n_classes = c + 1 > d->n_classes ? c + 1 : d->n_classes;
+        }
+    gz ? pclose(f) : fclose(f);
+    if (count != d->n)
+        die("%s: %zu labels for %zu items", path, count, d->n);
+    for (uint32_t c = 0; c < d->n_classes; c++)
+        for (size_t j = 0; j < d->n; j++)
+            if (d->labels[j] == c) {
+                d->present++;
+                break;
+            }
+}
+
+static void load(dataset_t *d, const char *dir, const char *labels_file, const char *keep)
+{
+    char line[4096], path[4096], file[256], rows[64], cols[64], tok[64];
+    int gz;
+    memset(d, 0, sizeof *d);
+    FILE *f = open_in(dir, "meta.txt", &gz, path, sizeof path);
+    d->views = xcalloc(64, sizeof(view_t));
+    for (size_t pos = 1; fgets(line, sizeof line, f);) {
+        if (sscanf(line, "%255s", file) != 1 || strncmp(file, "view", 4) ||
             !(ends_with(file, ".f64") || ends_with(file, ".f64.gz")))
             continue;
         if (!meta_field(line, "rows", rows, sizeof rows) || !meta_field(line, "cols", cols, sizeof cols))
-            die("%s: view line without rows= and cols=: %s", meta, line);
-        if (d->n_views == cap) {
-            cap = cap ? 2 * cap : 8;
-            d->views = realloc(d->views, cap * sizeof(view_t));
-            if (!d->views)
-                die("out of memory");
-        }
-        view_t *v = &d->views[d->n_views++];
-        memset(v, 0, sizeof *v);
+            die("%s: view line without rows= and cols=: %s", path, line);
+        view_t *v = &d->views[d->n_views];
         snprintf(v->file, sizeof v->file, "%s", file);
         if (!meta_field(line, "name", v->name, sizeof v->name))
             snprintf(v->name, sizeof v->name, "%.63s", file);
         v->rows = parse_size(rows, "rows");
         size_t n = parse_size(cols, "cols");
         if (v->rows == 0 || n == 0)
-            die("%s: view %s is empty (%zu x %zu)", meta, file, v->rows, n);
-        if (d->n_views == 1)
-            d->n = n;
-        else if (n != d->n)
-            die("%s: view %s has %zu items, the first view %zu: views must describe the same items",
-                meta, file, n, d->n);
+            die("%s: view %s is empty (%zu x %zu)", path, file, v->rows, n);
+        if (d->n_views > 0 && n != d->n)
+            die("%s: view %s has %zu items, the first view %zu", path, file, n, d->n);
+        d->n = n;
+        /* --views: names or 1-based positions in meta.txt. */
+        int kept = !keep;
+        for (const char *p = keep; p && next_token(&p, tok, sizeof tok);)
+            kept |= !strcmp(tok, v->name) || !strcmp(tok, v->file) || strtoul(tok, NULL, 10) == pos;
+        pos++;
+        if (kept && ++d->n_views == 64)
+            die("%s: at most 63 views", path);
     }
     fclose(f);
     if (d->n_views == 0)
-        die("%s: no view lines (\"viewK.f64 name=... rows=R cols=N\")", meta);
-    free(meta);
-    if (views)
-        select_views(d, views);
+        die(keep ? "--views %s: no such view (names or positions from meta.txt)"
+                 : "%s: no view lines (\"viewK.f64 name=... rows=R cols=N\")",
+            keep ? keep : path);
     for (size_t i = 0; i < d->n_views; i++)
         d->views[i].x = read_f64(dir, d->views[i].file, d->views[i].rows, d->n);
 
-    char *lp = path_join(dir, labels_file);
-    f = fopen(lp, "r");
-    if (!f)
-        die("cannot open %s: %s (reproduce needs one class id per item; --labels FILE)", lp,
-            strerror(errno));
-    d->labels = xmalloc(d->n * sizeof(uint32_t));
-    size_t count = 0;
-    while (fgets(line, sizeof line, f)) {
-        char tok[64];
-        if (sscanf(line, "%63s", tok) != 1)
-            continue; /* blank line */
-        if (count == d->n)
-            die("%s: more than %zu labels", lp, d->n);
-        size_t c = parse_size(tok, lp);
-        if (c >= MVNMF_UNLABELED)
-            die("%s: label %zu out of range", lp, c);
-        d->labels[count++] = (uint32_t)c;
-    }
-    fclose(f);
-    if (count != d->n)
-        die("%s: %zu labels for %zu items", lp, count, d->n);
-    free(lp);
-    for (size_t j = 0; j < d->n; j++)
-        if (d->labels[j] + 1 > d->n_classes)
-            d->n_classes = d->labels[j] + 1;
-    size_t *cnt = xcalloc(d->n_classes, sizeof(size_t));
-    for (size_t j = 0; j < d->n; j++)
-        cnt[d->labels[j]]++;
-    for (size_t c = 0; c < d->n_classes; c++)
-        d->present += cnt[c] > 0;
-    free(cnt);
+    load_labels(d, dir, labels_file);
     if (d->present < 2)
         die("%s: the labels have a single class", labels_file);
 }
@@ -355,142 +276,119 @@ static void preprocess(dataset_t *d, int shift, int normalize)
         for (size_t t = 0; t < m * n; t++) {
             if (!isfinite(v->x[t]))
                 die("view %s (%s): value %zu is not finite", v->name, v->file, t);
-            if (v->x[t] < v->min)
-                v->min = v->x[t];
+            v->min = v->x[t] < v->min ? v->x[t] : v->min;
         }
-        if (v->min < 0) {
-            if (!shift)
-                die("view %s (%s) has negative values (minimum %g); NMF-based methods need "
-                    "nonnegative data. Rerun with --shift to shift every feature of such a view "
-                    "by its minimum over the items (x_ij - min_j x_ij), or leave the view out with --views.",
-                    v->name, v->file, v->min);
-            for (size_t r = 0; r < m; r++) {
-                double mn = INFINITY;
-                for (size_t j = 0; j < n; j++)
-                    mn = v->x[r + j * m] < mn ? v->x[r + j * m] : mn;
-                if (mn < 0) {
-                    for (size_t j = 0; j < n; j++)
-                        v->x[r + j * m] -= mn;
-                    v->shifted++;
-                }
-            }
+        if (v->min < 0 && !shift)
+            die("view %s (%s) has negative values (minimum %g); NMF-based methods need "
+                "nonnegative data. Rerun with --shift to shift every feature of such a view "
+                "by its minimum over the items (x_ij - min_j x_ij), or leave the view out with --views.",
+                v->name, v->file, v->min);
+        for (size_t r = 0; r < m && v->min < 0; r++) {
+            double mn = INFINITY;
+            for (size_t j = 0; j < n; j++)
+                mn = v->x[r + j * m] < mn ? v->x[r + j * m] : mn;
+            for (size_t j = 0; j < n && mn < 0; j++)
+                v->x[r + j * m] -= mn;
+            v->shifted += mn < 0;
         }
-        v->scale = 1.0;
-        if (normalize) {
-            double ss = 0;
-            for (size_t t = 0; t < m * n; t++)
-                ss += v->x[t] * v->x[t];
-            if (ss == 0)
-                die("view %s (%s) is all zeros: it cannot be normalised", v->name, v->file);
-            v->scale = sqrt((double)n / ss);
-            for (size_t t = 0; t < m * n; t++)
-                v->x[t] *= v->scale;
-        }
+        double ss = 0;
+        for (size_t t = 0; t < m * n; t++)
+            ss += v->x[t] * v->x[t];
+        if (normalize && ss == 0)
+            die("view %s (%s) is all zeros: it cannot be normalised", v->name, v->file);
+        v->scale = normalize ? sqrt((double)n / ss) : 1.0;
+        for (size_t t = 0; t < m * n && normalize; t++)
+            v->x[t] *= v->scale;
     }
-}
-
-static mvnmf_view dense_view(const dataset_t *d, size_t i)
-{
-    mvnmf_view v;
-    memset(&v, 0, sizeof v);
-    v.kind = MVNMF_VIEW_DENSE;
-    v.rows = d->views[i].rows;
-    v.cols = d->n;
-    v.values = d->views[i].x;
-    v.col_stride = d->views[i].rows;
-    return v;
 }
 
 /* ---------------------------------------------------------------- options */
 
 typedef struct {
-    size_t k;               /* rank K */
-    unsigned iters;         /* solver iterations */
-    double tol;             /* solver relative tolerance (0: run all iterations) */
-    unsigned splits;
-    double fractions[MAX_FRACTIONS]; /* in (0, 1] */
-    size_t n_fractions;
-    uint64_t seed;
-    int shift, normalize, tune, per_candidate, depth;
-    uint32_t nmi;           /* MVNMF_NMI_* */
-    size_t knn_k;
-    unsigned kmeans_restarts;
-    const char *methods;    /* comma-separated keys, NULL = all */
-    const char *labels;
-    const char *views;      /* comma-separated names or positions, NULL = all */
-    uint32_t kernel;        /* MVNMF_KERNEL_* of every view (neighbour graphs, MKL) */
-    double mkl_lambda;      /* MKL ridge relative to mean(diag G) */
-    int learn_eta;          /* 0: uniform fusion weights */
-    uint32_t penalty;       /* MVNMF_PENALTY_* of LDGE/TGE */
-    size_t folds;           /* --tune: cross-validation folds */
+    size_t k, iters, splits, seed, knn_k, restarts, folds, n_fractions;
+    double tol, mkl_lambda, fractions[MAX_FRACTIONS];
+    int shift, normalize, tune, per_candidate, depth, learn_eta, fractions_given;
+    uint32_t nmi, kernel, penalty; /* MVNMF_NMI_*, MVNMF_KERNEL_*, MVNMF_PENALTY_* */
+    const char *methods, *labels, *views, *layers;
 } options_t;
 
 static const char *nmi_name(uint32_t n)
 {
-    switch (n) {
-    case MVNMF_NMI_MAX: return "max(H(C), H(C'))  [seed 003 eq. 43]";
-    case MVNMF_NMI_ARITHMETIC: return "(H(C) + H(C'))/2  [scikit-learn's default]";
-    case MVNMF_NMI_GEOMETRIC: return "sqrt(H(C) H(C'))";
-    default: return "min(H(C), H(C'))";
-    }
+    return n == MVNMF_NMI_MAX          ? "max(H(C), H(C'))  [seed 003 eq. 43]"
+           : n == MVNMF_NMI_ARITHMETIC ? "(H(C) + H(C'))/2  [scikit-learn's default]"
+           : n == MVNMF_NMI_GEOMETRIC  ? "sqrt(H(C) H(C'))"
+                                       : "min(H(C), H(C'))";
 }
 
 /* ---------------------------------------------------------------- methods */
 
-/* What the fits of one method showed (checked on every fit, tuning included):
- * the objective is watched at every iteration through the progress callback. */
-typedef struct {
-    unsigned fits;
-    unsigned rising;        /* fits whose objective rose (relative > RISE_TOL) at some iteration */
-    double max_rise;        /* largest relative rise of the objective over all fits */
-    unsigned nonfinite;     /* fits with a non-finite objective or encoding */
-    unsigned dead;          /* fits that reported a view whose basis died */
-    double zero_cols, cols; /* all-zero columns of the (top-layer) bases, and all columns */
-    unsigned unwatched;     /* fits whose callback calls != iterations + 1 */
-    unsigned graphs;        /* neighbour graphs built (main fits only) */
-    double affinity_nnz, penalty_nnz; /* their summed CSR entry counts */
-    size_t ka_min;          /* smallest ka used (reduced for small classes) */
-    size_t ka_asked;
-} diag_t;
-
-#define RISE_TOL 1e-10
-
-/* Shared state of a run: the data, the options and one growable workspace. */
-typedef struct {
-    const dataset_t *data;
-    const options_t *opt;
-    void *work;
-    size_t work_bytes;
-    mvnmf_view *views;      /* the dataset's views, dense */
-    mvnmf_view concat;      /* all views stacked into one (ConcatDNMF) */
-    double *concat_x;
-    mvnmf_kernel *kernels;  /* one per view */
-    const char *layers;     /* hidden layer sizes of the deep method being fitted */
-    diag_t *diag;           /* of the method being fitted */
-    int main_fit;           /* 1: a fit whose encoding is evaluated (not a tuning fit) */
-    double *eta;            /* fusion weights of the last neighbour graph built */
-    int eta_set;
-} ctx_t;
-
-static void *workspace(ctx_t *c, size_t bytes)
-{
-    if (bytes > c->work_bytes) {
-        free(c->work);
-        c->work = xmalloc(bytes);
-        c->work_bytes = bytes;
-    }
-    return c->work;
-}
-
-/* A method's weight (alpha, beta, gamma, ...), settable by --param. */
+/* A method's weight (alpha, beta, ...), settable by --param; grid: 3 values for --tune. */
 typedef struct {
     const char *name;
-    double value;           /* default, overwritten by --param */
-    const double *grid;     /* candidate values for --tune (NULL: not tuned) */
-    size_t grid_len;
+    double value;
+    const double *grid;
 } param_t;
 
-/* The value of weight `name` in params[] (or `dflt` if the method has none). */
+enum { MODEL_NMF, MODEL_JOINT, MODEL_SHALLOW, MODEL_DEEP };         /* the solver */
+enum { ON_ALL, ON_VIEW, ON_CONCAT };                                 /* its views */
+enum { GRAPH_NONE, GRAPH_SGE, GRAPH_KNN, GRAPH_LDGE, GRAPH_TGE };    /* its graph */
+
+typedef struct {
+    const char *key, *name, *about; /* --methods key, table name, one line */
+    int uses_labels, on, model;     /* on = ON_VIEW: one candidate per view, the best is reported */
+    uint32_t preset;                /* MVNMF_MVSL_PRESET_* / MVNMF_DEEP_PRESET_* */
+    int graph;
+    const char *layers;             /* deep: hidden layer sizes, K is appended */
+    param_t params[MAX_PARAMS];
+} method_t;
+
+/* --tune grids: the papers' alpha x {1/100, 1/10, 1}, beta in {0.002, 0.02, 0.2}. */
+static const double BETA[] = { 0.002, 0.02, 0.2 };
+static const double ALPHA_MVSL[] = { 0.15, 1.5, 15 }; /* seed 003: alpha = 15 */
+static const double ALPHA_MCL[] = { 1, 10, 100 };     /* seed 001: alpha = 100 */
+#define MVSL_W { "alpha", 1.5, ALPHA_MVSL }, { "beta", 0.02, BETA }, { "gamma", 0, NULL }, { "vmax", 1, NULL }
+#define MCL_W { "alpha", 10, ALPHA_MCL }, { "beta", 0.015, BETA }, { "gamma", 0.005, NULL }, { "vmax", 1, NULL }
+
+/* Defaults: the papers' alpha / 10 (DESIGN §9: the papers' values zero most
+ * columns of U on these normalised views), their beta and gamma, vmax = 1. The
+ * deep layers: the paper's [300 200 125] is for views of thousands of features. */
+static method_t METHODS[] = {
+    { "nmf-b", "NMF-b", "NMF on each single view; the tables report the view with the best mean "
+      "kNN accuracy over all fractions and splits", 0, ON_VIEW, MODEL_NMF, 0, GRAPH_NONE, NULL, { { 0 } } },
+    { "concat", "ConcatNMF", "joint multi-view NMF on all views (mvnmf_joint_nmf_fit)", 0, ON_ALL,
+      MODEL_JOINT, 0, GRAPH_NONE, NULL, { { 0 } } },
+    { "dnmf", "DNMF-b", "deep NMF (DNMF preset, layer-wise pre-training + fine-tuning) on each single "
+      "view; the best view is reported as for NMF-b", 0, ON_VIEW, MODEL_DEEP, MVNMF_DEEP_PRESET_DNMF,
+      GRAPH_NONE, DEFAULT_LAYERS, { { 0 } } },
+    { "concat-dnmf", "ConcatDNMF", "deep NMF (DNMF preset) of all views' features stacked", 0, ON_CONCAT,
+      MODEL_DEEP, MVNMF_DEEP_PRESET_DNMF, GRAPH_NONE, DEFAULT_LAYERS, { { 0 } } },
+    { "gnmf", "GNMF", "GNMF preset (no sparsity), affinity-only graph: within-class kNN among the "
+      "labeled items under the MKL-fused kernel (mvnmf_ldge, kp = 0)", 1, ON_ALL, MODEL_SHALLOW,
+      MVNMF_MVSL_PRESET_GNMF, GRAPH_KNN, NULL, { { "beta", 0.02, BETA }, { "vmax", 1, NULL }, { "ka", 5, NULL } } },
+    { "mvsl-s", "MvSL-S", "MVSL preset (L1,2), simple graph embedding (MVNMF_GRAPH_SGE)", 1, ON_ALL,
+      MODEL_SHALLOW, MVNMF_MVSL_PRESET_MVSL, GRAPH_SGE, NULL, { MVSL_W } },
+    { "mvsl-l", "MvSL-L", "MVSL preset (L1,2), LDGE graph (seed-003 class-pair penalty) under the "
+      "MKL-fused kernel", 1, ON_ALL, MODEL_SHALLOW, MVNMF_MVSL_PRESET_MVSL, GRAPH_LDGE, NULL,
+      { MVSL_W, { "ka", 5, NULL }, { "kp", 3, NULL } } },
+    { "mvsl-t", "MvSL-T", "MVSL preset (L1,2), TGE graph (all items) under the MKL-fused kernel", 1,
+      ON_ALL, MODEL_SHALLOW, MVNMF_MVSL_PRESET_MVSL, GRAPH_TGE, NULL,
+      { MVSL_W, { "ka", 5, NULL }, { "kp", 3, NULL }, { "sigma", 2, NULL } } },
+    { "mcl", "MCL", "MCL preset (L1,inf, gamma on V), SGE graph", 1, ON_ALL, MODEL_SHALLOW,
+      MVNMF_MVSL_PRESET_MCL, GRAPH_SGE, NULL, { MCL_W } },
+    { "dmcl", "DMCL", "DMCL preset (deep, L1,inf on the top layers, box on lower layers), SGE graph", 1,
+      ON_ALL, MODEL_DEEP, MVNMF_DEEP_PRESET_DMCL, GRAPH_SGE, DEFAULT_LAYERS, { MCL_W } },
+};
+#define N_METHODS (sizeof METHODS / sizeof METHODS[0])
+
+static size_t n_params(const method_t *m)
+{
+    size_t p = 0;
+    while (p < MAX_PARAMS && m->params[p].name)
+        p++;
+    return p;
+}
+
+/* The value of weight `name` (or `dflt` if the method has none). */
 static double pget(const param_t *p, const char *name, double dflt)
 {
     for (size_t i = 0; i < MAX_PARAMS && p[i].name; i++)
@@ -499,7 +397,6 @@ static double pget(const param_t *p, const char *name, double dflt)
     return dflt;
 }
 
-/* A count-valued weight (ka, kp). */
 static size_t pget_count(const param_t *p, const char *name, size_t dflt)
 {
     double x = pget(p, name, (double)dflt);
@@ -508,33 +405,42 @@ static size_t pget_count(const param_t *p, const char *name, size_t dflt)
     return (size_t)x;
 }
 
-/* Fits a method: writes the K x N encoding `v` of all items. `labels` holds the
- * class of each labeled item and MVNMF_UNLABELED for the others (only methods
- * with uses_labels = 1 may read it). `candidate` selects one of the method's
- * variants (NMF-b, DNMF: the view). Returns 0, or nonzero after printing why. */
-typedef int (*fit_fn)(ctx_t *c, const uint32_t *labels, size_t candidate, const param_t *params,
-                      uint64_t seed, double *v);
-
-typedef struct {
-    const char *key;        /* for --methods */
-    const char *name;       /* in the tables */
-    const char *about;      /* one line for --list-methods and the output */
-    int uses_labels;        /* 0: unsupervised (fitted once per split) */
-    int per_view;           /* 1: one candidate per view, the best is reported ("-b") */
-    fit_fn fit;
-    param_t params[MAX_PARAMS];
-    size_t n_params;
-    const char *layers;     /* deep methods: hidden layer sizes, K is appended (NULL: shallow) */
-} method_t;
-
-static mvnmf_nmf_params nmf_params(const options_t *o, uint64_t seed)
+/* Parses hidden layer sizes ("100,50"; "" or "-" for none) and appends K;
+ * returns the number of layers (at most 16). */
+static size_t parse_layers(const char *spec, size_t k, size_t *layers)
 {
-    mvnmf_nmf_params p = mvnmf_nmf_params_default();
-    p.max_iter = o->iters;
-    p.tol = o->tol;
-    p.seed = seed;
-    return p;
+    size_t m = 0;
+    char tok[32];
+    if (spec && strcmp(spec, "-") && strcmp(spec, "0"))
+        while (next_token(&spec, tok, sizeof tok)) {
+            if (m == 15)
+                die("layers: at most 15 hidden layers");
+            if ((layers[m++] = parse_size(tok, "layers")) == 0)
+                die("layers: sizes must be at least 1");
+        }
+    layers[m++] = k;
+    return m;
 }
+
+/* The first `count` sizes of parse_layers(spec, k) (SIZE_MAX: all) joined by sep:
+ * "100-50-20" or "100,50". */
+static void layers_text(const char *spec, size_t k, size_t count, const char *sep, char *out, size_t cap)
+{
+    size_t layers[16], m = parse_layers(spec, k, layers), len = 0;
+    if (count != SIZE_MAX && count > m - 1)
+        die("--depth: the layers '%s' have %zu hidden sizes, depth %zu needs %zu", spec, m - 1, count + 1, count);
+    out[0] = 0;
+    for (size_t i = 0; i < (count < m ? count : m) && len + 1 < cap; i++)
+        len += (size_t)snprintf(out + len, cap - len, "%s%zu", i ? sep : "", layers[i]);
+}
+
+/* What the fits of one method showed (every fit, tuning fits included). */
+typedef struct {
+    unsigned fits, rising, nonfinite, dead, unwatched, graphs;
+    double max_rise, zero_cols, cols, affinity_nnz, penalty_nnz;
+    size_t ka_min, ka_asked; /* smallest ka used (reduced for small classes), ka asked */
+    double fit_time;         /* main fits only */
+} diag_t;
 
 /* The progress callback: watches the objective of every iteration. */
 typedef struct {
@@ -548,1479 +454,995 @@ static int watch(const mvnmf_progress *p, void *user)
     watch_t *w = user;
     double t = p->objective.total;
     w->calls++;
-    if (!isfinite(t)) {
-        w->nonfinite = 1;
-        return 0;
-    }
+    if (!isfinite(t))
+        return w->nonfinite = 1, 0;
     if (w->started) {
         double rise = (t - w->last) / (fabs(w->last) > 1e-300 ? fabs(w->last) : 1e-300);
-        if (rise > w->max_rise)
-            w->max_rise = rise;
+        w->max_rise = rise > w->max_rise ? rise : w->max_rise;
     }
     w->last = t;
     w->started = 1;
     return 0;
 }
 
-/* Records what a fit showed in the method's diagnostics. */
-static void record_fit(ctx_t *c, const watch_t *w, const mvnmf_report *r, const double *v, size_t len)
-{
-    diag_t *g = c->diag;
-    if (!g)
-        return;
-    int bad = w->nonfinite || !isfinite(r->objective.total);
-    for (size_t i = 0; i < len && !bad; i++)
-        bad = !isfinite(v[i]);
-    g->fits++;
-    g->rising += w->max_rise > RISE_TOL;
-    if (w->max_rise > g->max_rise)
-        g->max_rise = w->max_rise;
-    g->nonfinite += bad;
-    g->dead += r->dead_views > 0;
-    /* The callback sees the start and every iteration (deep: of fine-tuning). */
-    g->unwatched += w->calls != r->iterations + 1;
-}
-
-/* Counts the all-zero columns of a rows x k basis (group sparsity at work). */
-static void count_zero_cols(ctx_t *c, const double *u, size_t rows, size_t k)
-{
-    if (!c->diag)
-        return;
-    for (size_t j = 0; j < k; j++) {
-        size_t i = 0;
-        while (i < rows && u[i + j * rows] == 0)
-            i++;
-        c->diag->zero_cols += i == rows;
-    }
-    c->diag->cols += (double)k;
-}
-
-/* NMF (Lee-Seung, guarded multiplicative updates) of one view. */
-static int fit_nmf_view(ctx_t *c, const uint32_t *labels, size_t candidate, const param_t *params,
-                        uint64_t seed, double *v)
-{
-    (void)labels;
-    (void)params;
-    const dataset_t *d = c->data;
-    mvnmf_view x = dense_view(d, candidate);
-    mvnmf_nmf_params p = nmf_params(c->opt, seed);
-    size_t bytes;
-    check(mvnmf_nmf_fit_workspace(&x, c->opt->k, &p, &bytes), "mvnmf_nmf_fit_workspace");
-    double *u = xmalloc(d->views[candidate].rows * c->opt->k * sizeof(double));
-    void *w = workspace(c, bytes);
-    watch_t wt = { 0, 0, 0, 0, 0 };
-    mvnmf_report r;
-    check(mvnmf_nmf_fit(&x, c->opt->k, &p, u, v, w, bytes, watch, &wt, &r), "mvnmf_nmf_fit");
-    record_fit(c, &wt, &r, v, c->opt->k * d->n);
-    free(u);
-    return 0;
-}
-
-/* ConcatNMF: joint multi-view NMF, one shared encoding for all views. */
-static int fit_concat(ctx_t *c, const uint32_t *labels, size_t candidate, const param_t *params,
-                      uint64_t seed, double *v)
-{
-    (void)labels;
-    (void)candidate;
-    (void)params;
-    const dataset_t *d = c->data;
-    double **us = xmalloc(d->n_views * sizeof(double *));
-    for (size_t i = 0; i < d->n_views; i++)
-        us[i] = xmalloc(d->views[i].rows * c->opt->k * sizeof(double));
-    mvnmf_nmf_params p = nmf_params(c->opt, seed);
-    size_t bytes;
-    check(mvnmf_joint_nmf_fit_workspace(c->views, d->n_views, c->opt->k, &p, &bytes),
-          "mvnmf_joint_nmf_fit_workspace");
-    void *w = workspace(c, bytes);
-    watch_t wt = { 0, 0, 0, 0, 0 };
-    mvnmf_report r;
-    check(mvnmf_joint_nmf_fit(c->views, d->n_views, c->opt->k, &p, us, v, w, bytes, watch, &wt, &r),
-          "mvnmf_joint_nmf_fit");
-    record_fit(c, &wt, &r, v, c->opt->k * d->n);
-    for (size_t i = 0; i < d->n_views; i++)
-        free(us[i]);
-    free(us);
-    return 0;
-}
-
-/* ------------------------------------------------ graphs of the semi-supervised methods */
-
-enum { GRAPH_NONE, GRAPH_SGE, GRAPH_WITHIN_CLASS_KNN, GRAPH_LDGE, GRAPH_TGE };
-
-/* An explicit graph (CSR buffers owned here) or the implicit SGE. */
+/* Shared state of a run. */
 typedef struct {
-    mvnmf_graph g;
-    size_t *rp[2], *ci[2];
-    double *w[2];
-} graph_t;
+    const dataset_t *data;
+    const options_t *opt;
+    void *work, *cv_work;       /* growable workspaces (fits, cross-validation) */
+    size_t work_bytes, cv_bytes;
+    mvnmf_view *views, concat;  /* the views; all stacked into one (ConcatDNMF) */
+    double *concat_x;
+    mvnmf_kernel *kernels;      /* one per view */
+    const char *layers;         /* hidden layers of the deep method being fitted */
+    diag_t *diag;               /* of the method being fitted */
+    int main_fit, eta_set;      /* a fit whose encoding is evaluated; eta below was set */
+    double *eta;                /* fusion weights of the last neighbour graph */
+} ctx_t;
 
-static void graph_free(graph_t *g)
+static void *workspace(ctx_t *c, size_t bytes)
 {
-    for (int i = 0; i < 2; i++) {
-        free(g->rp[i]);
-        free(g->ci[i]);
-        free(g->w[i]);
-    }
+    return grow(&c->work, &c->work_bytes, bytes);
 }
 
-/* Fusion weights of the views' kernels by kernel-target alignment on the
- * labeled items (or uniform with --uniform-eta), into c->eta. */
+/* ------------------------------------------------------------------ fits */
+
+/* The neighbour-graph options of a method: its ka, kp, sigma; ka is reduced to
+ * (smallest labeled class) - 1 where a class has too few labeled items. */
+static mvnmf_graph_params graph_params(ctx_t *c, const uint32_t *labels, const param_t *params, int kind)
+{
+    mvnmf_graph_params gp = mvnmf_graph_params_default();
+    size_t minc = SIZE_MAX, *cnt = xcalloc(c->data->n_classes, sizeof(size_t));
+    gp.ka = pget_count(params, "ka", gp.ka);
+    gp.kp = kind == GRAPH_KNN ? 0 : pget_count(params, "kp", gp.kp);
+    gp.sigma = pget(params, "sigma", gp.sigma);
+    gp.penalty = c->opt->penalty;
+    for (size_t j = 0; j < c->data->n; j++)
+        cnt[labels[j] == MVNMF_UNLABELED ? 0 : labels[j]] += labels[j] != MVNMF_UNLABELED;
+    for (size_t cl = 0; cl < c->data->n_classes; cl++)
+        minc = cnt[cl] > 0 && cnt[cl] < minc ? cnt[cl] : minc;
+    free(cnt);
+    if (minc < 2)
+        die("a class has a single labeled item: no within-class neighbour graph (use a larger fraction)");
+    if (c->main_fit)
+        c->diag->ka_asked = gp.ka;
+    gp.ka = gp.ka > minc - 1 ? minc - 1 : gp.ka;
+    if (c->main_fit && gp.ka < c->diag->ka_min)
+        c->diag->ka_min = gp.ka;
+    return gp;
+}
+
+/* The views' fusion weights into c->eta: kernel-target alignment on the labeled
+ * items of `labels` (mvnmf_mkl_weights), or uniform with --uniform-eta. */
 static void fusion_weights(ctx_t *c, const uint32_t *labels)
 {
     const dataset_t *d = c->data;
-    const options_t *o = c->opt;
-    if (!o->learn_eta) {
-        for (size_t i = 0; i < d->n_views; i++)
-            c->eta[i] = 1.0 / (double)d->n_views;
-    } else {
-        mvnmf_mkl_params mp = mvnmf_mkl_params_default();
-        mp.lambda = o->mkl_lambda;
-        size_t bytes;
+    mvnmf_mkl_params mp = mvnmf_mkl_params_default();
+    size_t bytes;
+    mp.lambda = c->opt->mkl_lambda;
+    for (size_t i = 0; i < d->n_views && !c->opt->learn_eta; i++)
+        c->eta[i] = 1.0 / (double)d->n_views;
+    if (c->opt->learn_eta) {
         check(mvnmf_mkl_weights_workspace(c->views, d->n_views, c->kernels, d->n_classes, &mp, &bytes),
               "mvnmf_mkl_weights_workspace");
         check(mvnmf_mkl_weights(c->views, d->n_views, c->kernels, labels, d->n_classes, &mp, c->eta,
-                                workspace(c, bytes), bytes, NULL),
-              "mvnmf_mkl_weights");
+                                workspace(c, bytes), bytes, NULL), "mvnmf_mkl_weights");
     }
     c->eta_set = 1;
 }
 
-/* Builds the graph `kind` from the labeled items of `labels`. Neighbour graphs
- * (within-class kNN, LDGE, TGE) are found under the fused kernel
- * sum_v eta_v K_v with eta learned on the labeled items. ka is reduced to
- * (smallest labeled class) - 1 where a class has too few labeled items. */
-static void build_graph(ctx_t *c, const uint32_t *labels, const param_t *params, int kind, graph_t *out)
+/* The graph of a method from the labeled items of `labels`: none, the implicit
+ * SGE, or a CSR neighbour graph under the fused kernel (its buffers in buf[]). */
+static mvnmf_graph build_graph(ctx_t *c, const uint32_t *labels, const param_t *params, int kind,
+                               void *buf[6])
 {
     const dataset_t *d = c->data;
-    size_t n = d->n;
-    memset(out, 0, sizeof *out);
-    out->g.n = n;
-    if (kind == GRAPH_NONE) {
-        out->g.kind = MVNMF_GRAPH_NONE;
-        return;
-    }
+    size_t n = d->n, cap[2], nnz[2], bytes;
+    mvnmf_graph g;
+    memset(&g, 0, sizeof g);
+    g.n = n;
+    g.kind = kind == GRAPH_NONE ? MVNMF_GRAPH_NONE : MVNMF_GRAPH_SGE;
     if (kind == GRAPH_SGE) {
-        out->g.kind = MVNMF_GRAPH_SGE;
-        out->g.labels = labels;
-        out->g.n_classes = d->n_classes;
-        return;
+        g.labels = labels;
+        g.n_classes = d->n_classes;
     }
-    mvnmf_graph_params gp = mvnmf_graph_params_default();
-    gp.ka = pget_count(params, "ka", gp.ka);
-    gp.kp = kind == GRAPH_WITHIN_CLASS_KNN ? 0 : pget_count(params, "kp", gp.kp);
-    gp.sigma = pget(params, "sigma", gp.sigma);
-    gp.penalty = c->opt->penalty;
-    /* The smallest labeled class bounds the within-class neighbours. */
-    size_t *cnt = xcalloc(d->n_classes, sizeof(size_t));
-    for (size_t j = 0; j < n; j++)
-        if (labels[j] != MVNMF_UNLABELED)
-            cnt[labels[j]]++;
-    size_t minc = SIZE_MAX;
-    for (size_t cl = 0; cl < d->n_classes; cl++)
-        if (cnt[cl] > 0 && cnt[cl] < minc)
-            minc = cnt[cl];
-    free(cnt);
-    if (minc < 2)
-        die("a class has a single labeled item: no within-class neighbour graph (use a larger "
-            "fraction)");
-    if (c->diag && c->main_fit) {
-        c->diag->ka_asked = gp.ka;
-        if (gp.ka > minc - 1)
-            gp.ka = minc - 1;
-        if (gp.ka < c->diag->ka_min)
-            c->diag->ka_min = gp.ka;
-    } else if (gp.ka > minc - 1) {
-        gp.ka = minc - 1;
-    }
+    if (kind == GRAPH_NONE || kind == GRAPH_SGE)
+        return g;
+    mvnmf_graph_params gp = graph_params(c, labels, params, kind);
     fusion_weights(c, labels);
-
     int tge = kind == GRAPH_TGE;
-    size_t cap[2], bytes;
     check((tge ? mvnmf_tge_capacity : mvnmf_ldge_capacity)(n, d->n_classes, &gp, &cap[0], &cap[1]),
           "mvnmf_ldge/tge_capacity");
-    mvnmf_csr_buffers buf[2];
+    mvnmf_csr_buffers csr[2];
     for (int i = 0; i < 2; i++) {
-        out->rp[i] = xmalloc((n + 1) * sizeof(size_t));
-        out->ci[i] = xmalloc(cap[i] * sizeof(size_t));
-        out->w[i] = xmalloc(cap[i] * sizeof(double));
-        buf[i].row_ptr = out->rp[i];
-        buf[i].col_idx = out->ci[i];
-        buf[i].weights = out->w[i];
-        buf[i].capacity = cap[i];
+        csr[i].row_ptr = buf[3 * i] = xcalloc(1, (n + 1) * sizeof(size_t));
+        csr[i].col_idx = buf[3 * i + 1] = xcalloc(1, cap[i] * sizeof(size_t));
+        csr[i].weights = buf[3 * i + 2] = xcalloc(1, cap[i] * sizeof(double));
+        csr[i].capacity = cap[i];
     }
-    size_t nnz[2];
-    if (tge) {
-        check(mvnmf_tge_workspace(c->views, d->n_views, c->kernels, d->n_classes, &gp, &bytes),
-              "mvnmf_tge_workspace");
-        check(mvnmf_tge(c->views, d->n_views, c->kernels, c->eta, labels, d->n_classes, &gp, &buf[0],
-                        &buf[1], &nnz[0], &nnz[1], workspace(c, bytes), bytes),
-              "mvnmf_tge");
-    } else {
-        check(mvnmf_ldge_workspace(c->views, d->n_views, c->kernels, d->n_classes, &gp, &bytes),
-              "mvnmf_ldge_workspace");
-        check(mvnmf_ldge(c->views, d->n_views, c->kernels, c->eta, labels, d->n_classes, &gp, &buf[0],
-                         &buf[1], &nnz[0], &nnz[1], workspace(c, bytes), bytes),
-              "mvnmf_ldge");
-    }
-    if (c->diag && c->main_fit) {
+    check((tge ? mvnmf_tge_workspace : mvnmf_ldge_workspace)(c->views, d->n_views, c->kernels,
+                                                             d->n_classes, &gp, &bytes), "graph workspace");
+    check((tge ? mvnmf_tge : mvnmf_ldge)(c->views, d->n_views, c->kernels, c->eta, labels, d->n_classes,
+                                         &gp, &csr[0], &csr[1], &nnz[0], &nnz[1], workspace(c, bytes), bytes),
+          "mvnmf_ldge/tge");
+    if (c->main_fit) {
         c->diag->graphs++;
         c->diag->affinity_nnz += (double)nnz[0];
         c->diag->penalty_nnz += (double)nnz[1];
     }
-    out->g.kind = MVNMF_GRAPH_CSR;
-    out->g.affinity_row_ptr = out->rp[0];
-    out->g.affinity_col_idx = out->ci[0];
-    out->g.affinity_weights = out->w[0];
+    g.kind = MVNMF_GRAPH_CSR;
+    g.affinity_row_ptr = csr[0].row_ptr;
+    g.affinity_col_idx = csr[0].col_idx;
+    g.affinity_weights = csr[0].weights;
     if (gp.kp > 0) {
-        out->g.penalty_row_ptr = out->rp[1];
-        out->g.penalty_col_idx = out->ci[1];
-        out->g.penalty_weights = out->w[1];
+        g.penalty_row_ptr = csr[1].row_ptr;
+        g.penalty_col_idx = csr[1].col_idx;
+        g.penalty_weights = csr[1].weights;
     }
+    return g;
 }
 
-/* ------------------------------------------------------- shallow and deep fits */
-
-/* The shallow solver (mvnmf_mvsl_fit) with a preset, its weights from
- * params[] and a graph from the labeled items. */
-static int fit_shallow(ctx_t *c, const uint32_t *labels, const param_t *params, uint64_t seed,
-                       double *v, uint32_t preset, int graph_kind)
+/* The solver options of method m: its preset, the run's iterations and seed,
+ * its weights (alpha, beta, gamma, vmax) from params[]. */
+static void solver_params(const options_t *o, const method_t *m, const param_t *params, uint64_t seed,
+                          mvnmf_nmf_params *np, mvnmf_mvsl_params *sp, mvnmf_deep_params *dp)
 {
-    const dataset_t *d = c->data;
-    const options_t *o = c->opt;
-    mvnmf_mvsl_params sp;
-    check(mvnmf_mvsl_params_preset(preset, &sp), "mvnmf_mvsl_params_preset");
-    sp.max_iter = o->iters;
-    sp.tol = o->tol;
-    sp.seed = seed;
-    sp.init = MVNMF_INIT_RANDOM;
-    sp.alpha = pget(params, "alpha", sp.alpha);
-    sp.beta = pget(params, "beta", sp.beta);
-    sp.gamma = pget(params, "gamma", sp.gamma);
-    sp.vmax = pget(params, "vmax", sp.vmax);
-    graph_t g;
-    build_graph(c, labels, params, graph_kind, &g);
-    double **us = xmalloc(d->n_views * sizeof(double *));
-    for (size_t i = 0; i < d->n_views; i++)
-        us[i] = xmalloc(d->views[i].rows * o->k * sizeof(double));
-    size_t bytes;
-    check(mvnmf_mvsl_fit_workspace(c->views, d->n_views, &g.g, o->k, &sp, &bytes),
-          "mvnmf_mvsl_fit_workspace");
-    watch_t wt = { 0, 0, 0, 0, 0 };
-    mvnmf_report r;
-    check(mvnmf_mvsl_fit(c->views, d->n_views, &g.g, o->k, &sp, us, v, workspace(c, bytes), bytes,
-                            watch, &wt, &r),
-          "mvnmf_mvsl_fit");
-    record_fit(c, &wt, &r, v, o->k * d->n);
-    for (size_t i = 0; i < d->n_views; i++) {
-        count_zero_cols(c, us[i], d->views[i].rows, o->k);
-        free(us[i]);
-    }
-    free(us);
-    graph_free(&g);
-    return 0;
+    mvnmf_mvsl_params *top = m->model == MODEL_DEEP ? &dp->top : sp;
+    *np = mvnmf_nmf_params_default();
+    memset(sp, 0, sizeof *sp);
+    if (m->model == MODEL_DEEP)
+        check(mvnmf_deep_params_preset(m->preset, dp), "mvnmf_deep_params_preset");
+    if (m->model == MODEL_SHALLOW)
+        check(mvnmf_mvsl_params_preset(m->preset, sp), "mvnmf_mvsl_params_preset");
+    np->max_iter = top->max_iter = (unsigned)o->iters;
+    np->tol = top->tol = o->tol;
+    np->seed = top->seed = seed;
+    top->init = MVNMF_INIT_RANDOM;
+    top->alpha = pget(params, "alpha", top->alpha);
+    top->beta = pget(params, "beta", top->beta);
+    top->gamma = pget(params, "gamma", top->gamma);
+    top->vmax = pget(params, "vmax", top->vmax);
 }
 
-/* Parses a hidden-layer list ("100,50"; "" or "-" for none) and appends K.
- * Returns the number of layers M (at most 16). */
-static size_t parse_layers(const char *spec, size_t k, size_t *layers)
+/* The checks of a fit: objective never rising, finite values, dead views, and
+ * the all-zero columns of the (top-layer) bases: U_M (p_{M-1} x K) closes a
+ * deep factor buffer, hidden sizes clamped to the layer below. */
+static void record_fit(ctx_t *c, const method_t *m, const watch_t *wt, const mvnmf_report *r, const double *v,
+                       const mvnmf_view *views, size_t nv, double *const *us, const size_t *lens,
+                       const size_t *layers, size_t nl)
 {
-    size_t m = 0;
-    if (spec && *spec && strcmp(spec, "-") != 0 && strcmp(spec, "0") != 0) {
-        for (const char *p = spec; *p;) {
-            const char *e = strchr(p, ',');
-            size_t l = e ? (size_t)(e - p) : strlen(p);
-            char tok[32];
-            snprintf(tok, sizeof tok, "%.*s", (int)(l < 31 ? l : 31), p);
-            if (m == 15)
-                die("layers '%s': at most 15 hidden layers", spec);
-            layers[m] = parse_size(tok, "layers");
-            if (layers[m] == 0)
-                die("layers '%s': sizes must be at least 1", spec);
-            m++;
-            p += l + (e != NULL);
-        }
-    }
-    layers[m++] = k;
-    return m;
-}
-
-/* The deep solver (mvnmf_deep_fit) on `nv` views with layers c->layers + K. */
-static int fit_deep(ctx_t *c, const uint32_t *labels, const param_t *params, uint64_t seed,
-                    double *v, uint32_t preset, int graph_kind, const mvnmf_view *views, size_t nv)
-{
-    const options_t *o = c->opt;
-    size_t layers[16];
-    size_t m = parse_layers(c->layers, o->k, layers);
-    mvnmf_deep_params dp;
-    check(mvnmf_deep_params_preset(preset, &dp), "mvnmf_deep_params_preset");
-    dp.top.max_iter = o->iters;
-    dp.top.tol = o->tol;
-    dp.top.seed = seed;
-    dp.top.init = MVNMF_INIT_RANDOM;
-    dp.top.alpha = pget(params, "alpha", dp.top.alpha);
-    dp.top.beta = pget(params, "beta", dp.top.beta);
-    dp.top.gamma = pget(params, "gamma", dp.top.gamma);
-    dp.top.vmax = pget(params, "vmax", dp.top.vmax);
-    graph_t g;
-    build_graph(c, labels, params, graph_kind, &g);
-    double **us = xmalloc(nv * sizeof(double *));
-    size_t *lens = xmalloc(nv * sizeof(size_t));
-    for (size_t i = 0; i < nv; i++) {
-        check(mvnmf_deep_factor_len(views[i].rows, layers, m, &lens[i]), "mvnmf_deep_factor_len");
-        us[i] = xmalloc(lens[i] * sizeof(double));
-    }
-    size_t bytes;
-    check(mvnmf_deep_fit_workspace(views, nv, &g.g, layers, m, &dp, &bytes), "mvnmf_deep_fit_workspace");
-    watch_t wt = { 0, 0, 0, 0, 0 };
-    mvnmf_report r;
-    check(mvnmf_deep_fit(views, nv, &g.g, layers, m, &dp, us, v, workspace(c, bytes), bytes, watch,
-                         &wt, &r),
-          "mvnmf_deep_fit");
-    record_fit(c, &wt, &r, v, o->k * c->data->n);
-    for (size_t i = 0; i < nv; i++) {
-        /* The top layer U_M (p_{M-1} x K) closes the buffer; hidden sizes are
-         * clamped to the layer below (mvnmf_deep_factor_len). */
+    diag_t *dg = c->diag;
+    size_t k = c->opt->k;
+    int bad = wt->nonfinite || !isfinite(r->objective.total);
+    for (size_t i = 0; i < k * c->data->n && !bad; i++)
+        bad = !isfinite(v[i]);
+    dg->fits++;
+    dg->rising += wt->max_rise > RISE_TOL;
+    dg->max_rise = wt->max_rise > dg->max_rise ? wt->max_rise : dg->max_rise;
+    dg->nonfinite += bad;
+    dg->dead += r->dead_views > 0;
+    dg->unwatched += wt->calls != r->iterations + 1; /* the start and every iteration */
+    for (size_t i = 0; i < nv && m->model >= MODEL_SHALLOW; i++) {
         size_t below = views[i].rows;
-        for (size_t l = 0; l + 1 < m; l++)
+        for (size_t l = 0; l + 1 < nl; l++)
             below = layers[l] < below ? layers[l] : below;
-        count_zero_cols(c, us[i] + lens[i] - below * o->k, below, o->k);
-        free(us[i]);
+        for (size_t j = 0; j < k; j++) {
+            const double *u = us[i] + lens[i] - below * k + j * below;
+            size_t z = 0;
+            while (z < below && u[z] == 0)
+                z++;
+            dg->zero_cols += z == below;
+        }
+        dg->cols += (double)k;
     }
-    free(us);
-    free(lens);
-    graph_free(&g);
-    return 0;
 }
 
-#define SHALLOW(fn, preset, graph)                                                             \
-    static int fn(ctx_t *c, const uint32_t *labels, size_t candidate, const param_t *params,   \
-                  uint64_t seed, double *v)                                                    \
-    {                                                                                          \
-        (void)candidate;                                                                       \
-        return fit_shallow(c, labels, params, seed, v, preset, graph);                         \
-    }
-SHALLOW(fit_gnmf, MVNMF_MVSL_PRESET_GNMF, GRAPH_WITHIN_CLASS_KNN)
-SHALLOW(fit_mvsl_s, MVNMF_MVSL_PRESET_MVSL, GRAPH_SGE)
-SHALLOW(fit_mvsl_l, MVNMF_MVSL_PRESET_MVSL, GRAPH_LDGE)
-SHALLOW(fit_mvsl_t, MVNMF_MVSL_PRESET_MVSL, GRAPH_TGE)
-SHALLOW(fit_mcl, MVNMF_MVSL_PRESET_MCL, GRAPH_SGE)
-
-/* DNMF on one view (the candidate). */
-static int fit_dnmf_view(ctx_t *c, const uint32_t *labels, size_t candidate, const param_t *params,
-                         uint64_t seed, double *v)
+/* Fits method m (candidate `cand`: the view of ON_VIEW methods) with weights
+ * params[] and writes the K x N encoding v. `labels` holds the class of each
+ * labeled item, MVNMF_UNLABELED for the others (NULL for unsupervised methods). */
+static void fit(ctx_t *c, const method_t *m, const uint32_t *labels, size_t cand, const param_t *params,
+                uint64_t seed, double *v)
 {
-    (void)labels;
-    return fit_deep(c, NULL, params, seed, v, MVNMF_DEEP_PRESET_DNMF, GRAPH_NONE, &c->views[candidate], 1);
-}
-
-/* ConcatDNMF: DNMF of the views' features stacked into one view. */
-static int fit_concat_dnmf(ctx_t *c, const uint32_t *labels, size_t candidate, const param_t *params,
-                           uint64_t seed, double *v)
-{
-    (void)labels;
-    (void)candidate;
-    return fit_deep(c, NULL, params, seed, v, MVNMF_DEEP_PRESET_DNMF, GRAPH_NONE, &c->concat, 1);
-}
-
-/* DMCL: deep multi-view, L1,inf on the top layers, SGE on V. */
-static int fit_dmcl(ctx_t *c, const uint32_t *labels, size_t candidate, const param_t *params,
-                    uint64_t seed, double *v)
-{
-    (void)candidate;
-    return fit_deep(c, labels, params, seed, v, MVNMF_DEEP_PRESET_DMCL, GRAPH_SGE, c->views,
-                    c->data->n_views);
-}
-
-/* --tune grids: the papers' alpha x {1/100, 1/10, 1}, beta in {0.002, 0.02, 0.2}. */
-static const double BETA_GRID[] = { 0.002, 0.02, 0.2 };
-static const double ALPHA_MVSL_GRID[] = { 0.15, 1.5, 15 };   /* seed 003: alpha = 15 */
-static const double ALPHA_MCL_GRID[] = { 1, 10, 100 };       /* seed 001: alpha = 100 */
-
-/* The default hidden layers of the deep methods (K is appended as the top):
- * the paper's [300 200 125] is for views of thousands of features; mfeat's
- * views have 6-240. */
-#define DEFAULT_LAYERS "100,50"
-
-/* The method table. Defaults: the papers' alpha / 10 (DESIGN §9: the papers'
- * values zero most columns of U on these normalised views), the papers' beta
- * and gamma, vmax = 1 (a penalty graph needs a finite vmax). */
-static method_t METHODS[] = {
-    { "nmf-b", "NMF-b",
-      "NMF on each single view; the tables report the view with the best mean kNN accuracy "
-      "over all fractions and splits",
-      0, 1, fit_nmf_view, { { NULL, 0, NULL, 0 } }, 0, NULL },
-    { "concat", "ConcatNMF", "joint multi-view NMF on all views (mvnmf_joint_nmf_fit)", 0, 0,
-      fit_concat, { { NULL, 0, NULL, 0 } }, 0, NULL },
-    { "dnmf", "DNMF-b",
-      "deep NMF (DNMF preset, layer-wise pre-training + fine-tuning) on each single view; the "
-      "best view is reported as for NMF-b",
-      0, 1, fit_dnmf_view, { { NULL, 0, NULL, 0 } }, 0, DEFAULT_LAYERS },
-    { "concat-dnmf", "ConcatDNMF", "deep NMF (DNMF preset) of all views' features stacked", 0, 0,
-      fit_concat_dnmf, { { NULL, 0, NULL, 0 } }, 0, DEFAULT_LAYERS },
-    { "gnmf", "GNMF",
-      "GNMF preset (no sparsity), affinity-only graph: within-class kNN among the labeled items "
-      "under the MKL-fused kernel (mvnmf_ldge, kp = 0)",
-      1, 0, fit_gnmf,
-      { { "beta", 0.02, BETA_GRID, 3 }, { "vmax", 1, NULL, 0 }, { "ka", 5, NULL, 0 } }, 3, NULL },
-    { "mvsl-s", "MvSL-S", "MVSL preset (L1,2), simple graph embedding (MVNMF_GRAPH_SGE)", 1, 0,
-      fit_mvsl_s,
-      { { "alpha", 1.5, ALPHA_MVSL_GRID, 3 }, { "beta", 0.02, BETA_GRID, 3 }, { "gamma", 0, NULL, 0 },
-        { "vmax", 1, NULL, 0 } },
-      4, NULL },
-    { "mvsl-l", "MvSL-L",
-      "MVSL preset (L1,2), LDGE graph (seed-003 class-pair penalty) under the MKL-fused kernel", 1, 0,
-      fit_mvsl_l,
-      { { "alpha", 1.5, ALPHA_MVSL_GRID, 3 }, { "beta", 0.02, BETA_GRID, 3 }, { "gamma", 0, NULL, 0 },
-        { "vmax", 1, NULL, 0 }, { "ka", 5, NULL, 0 }, { "kp", 3, NULL, 0 } },
-      6, NULL },
-    { "mvsl-t", "MvSL-T", "MVSL preset (L1,2), TGE graph (all items) under the MKL-fused kernel", 1, 0,
-      fit_mvsl_t,
-      { { "alpha", 1.5, ALPHA_MVSL_GRID, 3 }, { "beta", 0.02, BETA_GRID, 3 }, { "gamma", 0, NULL, 0 },
-        { "vmax", 1, NULL, 0 }, { "ka", 5, NULL, 0 }, { "kp", 3, NULL, 0 }, { "sigma", 2, NULL, 0 } },
-      7, NULL },
-    { "mcl", "MCL", "MCL preset (L1,inf, gamma on V), SGE graph", 1, 0, fit_mcl,
-      { { "alpha", 10, ALPHA_MCL_GRID, 3 }, { "beta", 0.015, BETA_GRID, 3 }, { "gamma", 0.005, NULL, 0 },
-        { "vmax", 1, NULL, 0 } },
-      4, NULL },
-    { "dmcl", "DMCL", "DMCL preset (deep, L1,inf on the top layers, box on lower layers), SGE graph", 1,
-      0, fit_dmcl,
-      { { "alpha", 10, ALPHA_MCL_GRID, 3 }, { "beta", 0.015, BETA_GRID, 3 }, { "gamma", 0.005, NULL, 0 },
-        { "vmax", 1, NULL, 0 } },
-      4, DEFAULT_LAYERS },
-};
-#define N_METHODS (sizeof METHODS / sizeof METHODS[0])
-
-/* ------------------------------------------------------------- evaluation */
-
-typedef struct {
-    double knn, acc, nmi;
-} scores_t;
-
-typedef struct {
-    size_t knn_k_used; /* smallest kNN k used (reduced when few items are labeled) */
-} notes_t;
-
-/* The kNN k for a reference set: o->knn_k, or the smallest labeled class size
- * when fewer than k items are labeled (k-NN over all of them would be a
- * majority vote). */
-static size_t knn_k_for(ctx_t *c, const uint32_t *ref_labels)
-{
-    const dataset_t *d = c->data;
-    size_t nl = 0, k = c->opt->knn_k;
-    for (size_t j = 0; j < d->n; j++)
-        nl += ref_labels[j] != MVNMF_UNLABELED;
-    if (nl >= k)
-        return k;
-    size_t *cnt = xcalloc(d->n_classes, sizeof(size_t));
-    for (size_t j = 0; j < d->n; j++)
-        if (ref_labels[j] != MVNMF_UNLABELED)
-            cnt[ref_labels[j]]++;
-    k = nl;
-    for (size_t cl = 0; cl < d->n_classes; cl++)
-        if (cnt[cl] > 0 && cnt[cl] < k)
-            k = cnt[cl];
-    free(cnt);
-    return k;
-}
-
-/* kNN accuracy on the test items, k-means ACC and NMI on the test items. */
-static scores_t evaluate(ctx_t *c, const double *v, const uint32_t *masked, const uint8_t *labeled,
-                         uint64_t seed, notes_t *notes)
-{
-    const dataset_t *d = c->data;
     const options_t *o = c->opt;
-    size_t k = o->k, n = d->n, nt = 0, nl = 0;
-    for (size_t j = 0; j < n; j++)
-        nl += labeled[j];
-    nt = n - nl;
-    double *test = xmalloc(k * nt * sizeof(double));
-    uint32_t *truth = xmalloc(nt * sizeof(uint32_t));
-    uint32_t *pred = xmalloc(nt * sizeof(uint32_t));
-    for (size_t j = 0, t = 0; j < n; j++)
-        if (!labeled[j]) {
-            memcpy(test + t * k, v + j * k, k * sizeof(double));
-            truth[t++] = d->labels[j];
-        }
-    scores_t s;
-    size_t bytes;
-
-    mvnmf_knn_params kp = mvnmf_knn_params_default();
-    kp.k = knn_k_for(c, masked);
-    if (kp.k < notes->knn_k_used)
-        notes->knn_k_used = kp.k;
-    check(mvnmf_knn_predict_workspace(d->n_classes, &kp, &bytes), "mvnmf_knn_predict_workspace");
-    check(mvnmf_knn_predict(v, k, n, masked, test, nt, d->n_classes, &kp, pred,
-                            workspace(c, bytes), bytes),
-          "mvnmf_knn_predict");
-    check(mvnmf_accuracy(pred, truth, nt, NULL, &s.knn), "mvnmf_accuracy");
-
-    mvnmf_kmeans_params mp = mvnmf_kmeans_params_default();
-    mp.restarts = o->kmeans_restarts;
-    mp.seed = seed;
-    size_t kc = d->present < nt ? d->present : nt;
-    check(mvnmf_kmeans_workspace(k, nt, kc, &mp, &bytes), "mvnmf_kmeans_workspace");
-    check(mvnmf_kmeans(test, k, nt, kc, &mp, pred, NULL, workspace(c, bytes), bytes, NULL),
-          "mvnmf_kmeans");
-    check(mvnmf_clustering_accuracy_workspace(d->n_classes, kc, &bytes),
-          "mvnmf_clustering_accuracy_workspace");
-    check(mvnmf_clustering_accuracy(truth, pred, nt, d->n_classes, kc, &s.acc, workspace(c, bytes),
-                                    bytes),
-          "mvnmf_clustering_accuracy");
-    check(mvnmf_nmi_workspace(d->n_classes, kc, &bytes), "mvnmf_nmi_workspace");
-    check(mvnmf_nmi(truth, pred, nt, d->n_classes, kc, o->nmi, &s.nmi, workspace(c, bytes), bytes),
-          "mvnmf_nmi");
-    free(test);
-    free(truth);
-    free(pred);
-    return s;
-}
-
-/* kNN accuracy of the items with query[j] = 1 (their classes from `truth`),
- * classified from the items labeled in `ref_labels`. */
-static double knn_accuracy_on(ctx_t *c, const double *v, const uint32_t *ref_labels,
-                              const uint8_t *query, const uint32_t *truth)
-{
-    const dataset_t *d = c->data;
-    size_t k = c->opt->k, n = d->n, nq = 0;
-    for (size_t j = 0; j < n; j++)
-        nq += query[j];
-    double *q = xmalloc(k * nq * sizeof(double));
-    uint32_t *qt = xmalloc(nq * sizeof(uint32_t));
-    uint32_t *pred = xmalloc(nq * sizeof(uint32_t));
-    for (size_t j = 0, t = 0; j < n; j++)
-        if (query[j]) {
-            memcpy(q + t * k, v + j * k, k * sizeof(double));
-            qt[t++] = truth[j];
-        }
-    mvnmf_knn_params kp = mvnmf_knn_params_default();
-    kp.k = knn_k_for(c, ref_labels);
-    size_t bytes;
-    double acc;
-    check(mvnmf_knn_predict_workspace(d->n_classes, &kp, &bytes), "mvnmf_knn_predict_workspace");
-    check(mvnmf_knn_predict(v, k, n, ref_labels, q, nq, d->n_classes, &kp, pred, workspace(c, bytes),
-                            bytes),
-          "mvnmf_knn_predict");
-    check(mvnmf_accuracy(pred, qt, nq, NULL, &acc), "mvnmf_accuracy");
-    free(q);
-    free(qt);
-    free(pred);
-    return acc;
-}
-
-/* ------------------------------------------------------------------ tuning */
-
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-/* --tune: chooses a weighted method's params[] by cross-validation inside the
- * labeled items of one split and fraction, as the papers did. The labeled
- * items (labels[j] != MVNMF_UNLABELED) are split into o->folds folds,
- * stratified by class (each class's labeled items shuffled from `seed`, dealt
- * round-robin). For every point of the grid (the product of the tuned params'
- * grids) and every fold, that fold's labels are hidden, the method is fitted
- * (its graph built from the remaining labeled items only) and the fold's items
- * are classified by kNN from the remaining labeled items; the point with the
- * best mean accuracy (ties: the first) is written to params[].value. The test
- * items' labels are never read: `labels` already hides them. */
-static int tune_weights(ctx_t *c, const method_t *m, const uint32_t *labels, param_t *params,
-                        uint64_t seed)
-{
-    const dataset_t *d = c->data;
-    size_t n = d->n, nf = c->opt->folds;
-    size_t tuned[MAX_PARAMS], nt = 0, points = 1;
-    for (size_t p = 0; p < MAX_PARAMS && params[p].name; p++)
-        if (params[p].grid && params[p].grid_len > 0) {
-            tuned[nt++] = p;
-            points *= params[p].grid_len;
-        }
-    if (nt == 0)
-        return 0;
-    /* Stratified folds of the labeled items. */
-    uint8_t *fold = xmalloc(n);
-    size_t *members = xmalloc(n * sizeof(size_t));
-    uint64_t rng = seed ^ 0x5EED7E57ULL;
-    for (size_t cl = 0; cl < d->n_classes; cl++) {
-        size_t cnt = 0;
-        for (size_t j = 0; j < n; j++)
-            if (labels[j] == cl)
-                members[cnt++] = j;
-        for (size_t i = cnt; i > 1; i--) {
-            size_t r = (size_t)(splitmix(&rng) % i);
-            size_t t = members[i - 1];
-            members[i - 1] = members[r];
-            members[r] = t;
-        }
-        for (size_t i = 0; i < cnt; i++)
-            fold[members[i]] = (uint8_t)(i % nf);
+    const mvnmf_view *views = m->on == ON_ALL ? c->views : m->on == ON_VIEW ? &c->views[cand] : &c->concat;
+    size_t nv = m->on == ON_ALL ? c->data->n_views : 1, layers[16], nl = 1, bytes, lens[64];
+    void *buf[6] = { 0 };
+    mvnmf_graph g = build_graph(c, labels, params, m->graph, buf);
+    double **us = xcalloc(1, nv * sizeof(double *));
+    if (m->model == MODEL_DEEP)
+        nl = parse_layers(c->layers, o->k, layers);
+    for (size_t i = 0; i < nv; i++) {
+        lens[i] = views[i].rows * o->k;
+        if (m->model == MODEL_DEEP)
+            check(mvnmf_deep_factor_len(views[i].rows, layers, nl, &lens[i]), "mvnmf_deep_factor_len");
+        us[i] = xcalloc(1, lens[i] * sizeof(double));
     }
-    free(members);
-    uint32_t *train = xmalloc(n * sizeof(uint32_t));
-    uint8_t *query = xmalloc(n);
-    double *v = xmalloc(c->opt->k * n * sizeof(double));
+    mvnmf_nmf_params np;
+    mvnmf_mvsl_params sp;
+    mvnmf_deep_params dp;
+    solver_params(o, m, params, seed, &np, &sp, &dp);
+    watch_t wt = { 0, 0, 0, 0, 0 };
+    mvnmf_report r;
+    if (m->model == MODEL_NMF) {
+        check(mvnmf_nmf_fit_workspace(views, o->k, &np, &bytes), "mvnmf_nmf_fit_workspace");
+        check(mvnmf_nmf_fit(views, o->k, &np, us[0], v, workspace(c, bytes), bytes, watch, &wt, &r), "mvnmf_nmf_fit");
+    } else if (m->model == MODEL_JOINT) {
+        check(mvnmf_joint_nmf_fit_workspace(views, nv, o->k, &np, &bytes), "mvnmf_joint_nmf_fit_workspace");
+        check(mvnmf_joint_nmf_fit(views, nv, o->k, &np, us, v, workspace(c, bytes), bytes, watch, &wt, &r),
+              "mvnmf_joint_nmf_fit");
+    } else if (m->model == MODEL_SHALLOW) {
+        check(mvnmf_mvsl_fit_workspace(views, nv, &g, o->k, &sp, &bytes), "mvnmf_mvsl_fit_workspace");
+        check(mvnmf_mvsl_fit(views, nv, &g, o->k, &sp, us, v, workspace(c, bytes), bytes, watch, &wt, &r),
+              "mvnmf_mvsl_fit");
+    } else {
+        check(mvnmf_deep_fit_workspace(views, nv, &g, layers, nl, &dp, &bytes), "mvnmf_deep_fit_workspace");
+        check(mvnmf_deep_fit(views, nv, &g, layers, nl, &dp, us, v, workspace(c, bytes), bytes, watch, &wt, &r),
+              "mvnmf_deep_fit");
+    }
+    record_fit(c, m, &wt, &r, v, views, nv, us, lens, layers, nl);
+    for (size_t i = 0; i < nv; i++)
+        free(us[i]);
+    free(us);
+    for (int i = 0; i < 6; i++)
+        free(buf[i]);
+}
+
+/* ------------------------------------------------- the library's protocol */
+
+/* --tune: the weights with a grid, chosen by mvnmf_cross_validate. */
+typedef struct {
+    ctx_t *c;
+    const method_t *m;
+    const param_t *base;
+    size_t tuned[MAX_PARAMS], nt;
+    uint64_t seed;
+} tune_t;
+
+/* Fits a grid point from the labels the cross-validation shows (a fold hidden). */
+static int cv_fit(const mvnmf_cv_fit *f, double *v, void *user)
+{
+    tune_t *t = user;
     param_t trial[MAX_PARAMS];
-    double best = -1;
-    size_t best_point = 0;
-    int was_main = c->main_fit;
-    c->main_fit = 0;
+    memcpy(trial, t->base, sizeof trial);
+    for (size_t i = 0; i < t->nt; i++)
+        trial[t->tuned[i]].value = f->params[i];
+    fit(t->c, t->m, f->labels, 0, trial, t->seed, v);
+    return 0;
+}
+
+/* Chooses params[] by cross-validation inside the labeled items of `labels`
+ * over the product of the weights' grids (mvnmf_cross_validate: stratified
+ * folds, kNN accuracy of the held-out fold, ties to the first grid point). */
+static void tune(ctx_t *c, const method_t *m, const uint32_t *labels, uint64_t seed, param_t *params)
+{
+    const options_t *o = c->opt;
+    tune_t t = { c, m, params, { 0 }, 0, seed };
+    size_t points = 1, bytes, best;
+    for (size_t p = 0; p < n_params(m); p++)
+        if (params[p].grid) {
+            t.tuned[t.nt++] = p;
+            points *= 3;
+        }
+    if (t.nt == 0)
+        return;
+    double *grid = xcalloc(points * t.nt, sizeof(double)), *score = xcalloc(points, sizeof(double)), t0 = now();
+    for (size_t pt = 0; pt < points; pt++)
+        for (size_t i = 0, rest = pt; i < t.nt; i++, rest /= 3)
+            grid[pt * t.nt + i] = params[t.tuned[i]].grid[rest % 3];
+    mvnmf_cv_params cp = mvnmf_cv_params_default();
+    cp.folds = o->folds;
+    cp.seed = seed;
+    cp.knn.k = o->knn_k;
+    check(mvnmf_cross_validate_workspace(o->k, c->data->n, c->data->n_classes, points, &cp, &bytes),
+          "mvnmf_cross_validate_workspace");
+    check(mvnmf_cross_validate(labels, c->data->n, c->data->n_classes, o->k, grid, points, t.nt, &cp, score,
+                               &best, grow(&c->cv_work, &c->cv_bytes, bytes), bytes, cv_fit, &t),
+          "mvnmf_cross_validate");
     for (size_t pt = 0; pt < points; pt++) {
-        memcpy(trial, params, sizeof trial);
-        size_t rest = pt;
-        for (size_t i = 0; i < nt; i++) {
-            param_t *p = &trial[tuned[i]];
-            p->value = p->grid[rest % p->grid_len];
-            rest /= p->grid_len;
-        }
-        double score = 0;
-        for (size_t f = 0; f < nf; f++) {
-            size_t nq = 0;
-            for (size_t j = 0; j < n; j++) {
-                int hide = labels[j] != MVNMF_UNLABELED && fold[j] == f;
-                train[j] = hide ? MVNMF_UNLABELED : labels[j];
-                query[j] = (uint8_t)hide;
-                nq += hide;
-            }
-            if (nq == 0)
-                die("--tune: fold %zu of %zu is empty (too few labeled items for --folds)", f + 1, nf);
-            if (m->fit(c, train, 0, trial, seed, v))
-                return -1;
-            score += knn_accuracy_on(c, v, train, query, labels);
-        }
-        score /= (double)nf;
         fprintf(stderr, "  tune %s:", m->name);
-        for (size_t i = 0; i < nt; i++)
-            fprintf(stderr, " %s=%g", trial[tuned[i]].name, trial[tuned[i]].value);
-        fprintf(stderr, " -> CV kNN accuracy %.2f%%\n", 100 * score);
-        if (score > best) {
-            best = score;
-            best_point = pt;
-        }
+        for (size_t i = 0; i < t.nt; i++)
+            fprintf(stderr, " %s=%g", params[t.tuned[i]].name, grid[pt * t.nt + i]);
+        fprintf(stderr, " -> CV kNN accuracy %.2f%%\n", 100 * score[pt]);
     }
-    size_t rest = best_point;
-    for (size_t i = 0; i < nt; i++) {
-        param_t *p = &params[tuned[i]];
-        p->value = p->grid[rest % p->grid_len];
-        rest /= p->grid_len;
-    }
-    c->main_fit = was_main;
-    free(fold);
-    free(train);
-    free(query);
-    free(v);
-    return 0;
+    for (size_t i = 0; i < t.nt; i++)
+        params[t.tuned[i]].value = grid[best * t.nt + i];
+    fprintf(stderr, "%s tuned in %.2f s\n", m->name, now() - t0);
+    free(grid);
+    free(score);
 }
 
-/* ------------------------------------------------------------------- main */
+/* One method (one candidate) through mvnmf_evaluate_protocol. */
+typedef struct {
+    ctx_t *c;
+    const method_t *m;
+    size_t cand;
+    double *chosen;   /* --tune: weights chosen per fraction and split */
+    double *etas;     /* fusion weights of the first graph per fraction and split */
+    uint8_t *eta_ok;
+} run_t;
 
-static void usage(FILE *f)
+/* The protocol's fit: the encoding of all items from the labeled items' classes. */
+static int fit_cb(const mvnmf_protocol_fit *r, double *v, void *user)
 {
-    fprintf(f,
-            "usage: reproduce [options] DATASET_DIR\n"
-            "  --k K               rank of the encodings (default 20)\n"
-            "  --iters N           solver iterations (default 200)\n"
-            "  --tol T             solver relative tolerance, 0 = run all iterations (default 0)\n"
-            "  --splits S          random splits per fraction (default 5)\n"
-            "  --fractions LIST    labeled fractions in %%, e.g. 10,20,30,40,50 (the default)\n"
-            "  --seed S            base seed: split s uses seed+s (default 0)\n"
-            "  --methods LIST      comma-separated method keys (default: all; --list-methods)\n"
-            "  --param M.NAME=V    set weight NAME of method M (alpha, beta, gamma, vmax, ka, kp,\n"
-            "                      sigma; layers=100,50 for the deep methods: hidden sizes, K on top)\n"
-            "  --layers LIST       hidden layer sizes of every deep method (default " DEFAULT_LAYERS ")\n"
-            "  --tune              choose the weights by cross-validation within the labeled items\n"
-            "  --folds F           folds of --tune (default 3)\n"
-            "  --depth             DMCL accuracy against depth 1, 2, 3 (layers: the first 0, 1, 2\n"
-            "                      hidden sizes, K on top) at 50%% labeled unless --fractions is given\n"
-            "  --kernel KIND       base kernel of every view for MKL and the neighbour graphs:\n"
-            "                      rbf (default, median bandwidth over the labeled pairs) or linear\n"
-            "  --mkl-lambda L      MKL ridge relative to mean(diag G) (default 0.1)\n"
-            "  --uniform-eta       uniform fusion weights instead of kernel-target alignment\n"
-            "  --penalty KIND      LDGE/TGE penalty: class-pairs (seed 003, default) or item-neighbors\n"
-            "  --shift             shift features with negative values by their minimum\n"
-            "  --no-normalize      keep the views' scales (default: ||X_v||_F^2 = N per view)\n"
-            "  --nmi NORM          max (default, the papers'), arithmetic, geometric or min\n"
-            "  --knn-k K           neighbours of the kNN classifier (default 9)\n"
-            "  --kmeans-restarts R k-means restarts (default 10)\n"
-            "  --labels FILE       class file in DATASET_DIR (default labels.txt)\n"
-            "  --views LIST        use only these views (names or 1-based positions in meta.txt)\n"
-            "  --per-view          also print a row per candidate of \"-b\" methods\n"
-            "  --list-methods      list the available methods\n");
-}
-
-static const char *arg_value(int argc, char **argv, int *i)
-{
-    if (*i + 1 >= argc)
-        die("%s needs a value", argv[*i]);
-    return argv[++*i];
-}
-
-static double parse_double(const char *s, const char *what)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v))
-        die("%s: not a number: '%s'", what, s);
-    return v;
-}
-
-static void parse_fractions(options_t *o, const char *s)
-{
-    o->n_fractions = 0;
-    char *copy = xmalloc(strlen(s) + 1);
-    strcpy(copy, s);
-    for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
-        if (o->n_fractions == MAX_FRACTIONS)
-            die("--fractions: at most %d values", MAX_FRACTIONS);
-        double p = parse_double(tok, "--fractions");
-        if (!(p > 0 && p < 100))
-            die("--fractions: %g is not a percentage in (0, 100)", p);
-        o->fractions[o->n_fractions++] = p / 100.0;
-    }
-    free(copy);
-    if (o->n_fractions == 0)
-        die("--fractions: empty list");
-}
-
-static void set_param(const char *spec)
-{
-    const char *dot = strchr(spec, '.'), *eq = strchr(spec, '=');
-    if (!dot || !eq || eq < dot)
-        die("--param: expected METHOD.NAME=VALUE, got '%s'", spec);
-    for (size_t m = 0; m < N_METHODS; m++) {
-        if (strlen(METHODS[m].key) != (size_t)(dot - spec) ||
-            strncmp(METHODS[m].key, spec, (size_t)(dot - spec)) != 0)
-            continue;
-        if ((size_t)(eq - dot - 1) == strlen("layers") && !strncmp(dot + 1, "layers", 6)) {
-            if (!METHODS[m].layers)
-                die("--param: method %s is not deep: it has no layers", METHODS[m].key);
-            size_t tmp[16];
-            parse_layers(eq + 1, 1, tmp); /* validates */
-            METHODS[m].layers = eq + 1;
-            return;
-        }
-        for (size_t p = 0; p < METHODS[m].n_params; p++) {
-            const char *name = METHODS[m].params[p].name;
-            if (strlen(name) == (size_t)(eq - dot - 1) && strncmp(name, dot + 1, strlen(name)) == 0) {
-                double x = parse_double(eq + 1, spec);
-                if (x < 0)
-                    die("--param %s: weights are nonnegative", spec);
-                METHODS[m].params[p].value = x;
-                return;
-            }
-        }
-        die("--param: method %s has no weight '%.*s' (it has %zu%s)", METHODS[m].key,
-            (int)(eq - dot - 1), dot + 1, METHODS[m].n_params, METHODS[m].layers ? " and layers" : "");
-    }
-    die("--param: no method '%.*s' (--list-methods)", (int)(dot - spec), spec);
-}
-
-static int selected(const options_t *o, const char *key)
-{
-    if (!o->methods)
-        return 1;
-    size_t len = strlen(key);
-    for (const char *p = o->methods; *p;) {
-        const char *e = strchr(p, ',');
-        size_t l = e ? (size_t)(e - p) : strlen(p);
-        if (l == len && strncmp(p, key, len) == 0)
-            return 1;
-        p += l + (e != NULL);
-    }
-    return 0;
-}
-
-static void mean_std(const double *x, size_t n, double *mean, double *std)
-{
-    double s = 0, q = 0;
-    for (size_t i = 0; i < n; i++)
-        s += x[i];
-    *mean = s / (double)n;
-    for (size_t i = 0; i < n; i++)
-        q += (x[i] - *mean) * (x[i] - *mean);
-    *std = sqrt(q / (double)n);
-}
-
-/* "100-50-20" for the layers of a deep method (hidden + K). */
-static void layers_text(const char *spec, size_t k, char *out, size_t cap)
-{
-    size_t layers[16], m = parse_layers(spec, k, layers), len = 0;
-    out[0] = 0;
-    for (size_t i = 0; i < m && len + 1 < cap; i++)
-        len += (size_t)snprintf(out + len, cap - len, "%s%zu", i ? "-" : "", layers[i]);
-}
-
-/* The first `count` hidden sizes of `spec` ("" for none), in `out`. */
-static void layers_prefix(const char *spec, size_t count, char *out, size_t cap)
-{
-    size_t layers[16], m = parse_layers(spec, 1, layers) - 1, len = 0;
-    if (count > m)
-        die("--depth: the layers '%s' have %zu hidden sizes, depth %zu needs %zu", spec, m, count + 1,
-            count);
-    out[0] = 0;
-    for (size_t i = 0; i < count && len + 1 < cap; i++)
-        len += (size_t)snprintf(out + len, cap - len, "%s%zu", i ? "," : "", layers[i]);
-}
-
-/* Fits one method (as a main fit: its graph and eta are recorded). */
-static void main_fit(ctx_t *c, const method_t *m, diag_t *diag, const uint32_t *labels, size_t cand,
-                     const param_t *params, uint64_t seed, double *v, double *time_acc)
-{
+    run_t *u = user;
+    ctx_t *c = u->c;
+    const method_t *m = u->m;
+    size_t cell = r->fraction_index * c->opt->splits + r->split, h = c->data->n_views;
+    param_t params[MAX_PARAMS];
+    if (!m->uses_labels && r->fraction_index > 0)
+        return 0; /* unsupervised: this split's encoding stands for every fraction */
+    memcpy(params, m->params, sizeof params);
+    if (m->uses_labels && c->opt->tune)
+        tune(c, m, r->labels, r->seed, params);
+    for (size_t p = 0; p < n_params(m) && u->chosen; p++)
+        u->chosen[cell * MAX_PARAMS + p] = params[p].value;
     double t0 = now();
-    c->diag = diag;
     c->main_fit = 1;
     c->eta_set = 0;
-    if (m->fit(c, labels, cand, params, seed, v))
-        die("%s failed", m->name);
+    fit(c, m, m->uses_labels ? r->labels : NULL, u->cand, params, r->seed, v);
     c->main_fit = 0;
-    *time_acc += now() - t0;
+    c->diag->fit_time += now() - t0;
+    fprintf(stderr, "split %zu/%zu, %g%%: %s%s%s fitted in %.2f s\n", r->split + 1, c->opt->splits,
+            100 * r->fraction, m->name, m->on == ON_VIEW ? " on " : "",
+            m->on == ON_VIEW ? c->data->views[u->cand].name : "", now() - t0);
+    if (c->eta_set && u->eta_ok && !u->eta_ok[cell]) {
+        memcpy(u->etas + cell * h, c->eta, h * sizeof(double));
+        u->eta_ok[cell] = 1;
+    }
+    return 0;
 }
 
-/* --depth: DMCL (and any other selected deep method) with 1, 2 and 3 layers. */
-static void run_depth(ctx_t *c, const size_t *sel, size_t n_sel, diag_t *diags)
+/* scores[f * splits + s] of method m's candidate `cand` (the view of "-b" methods). */
+static void run(run_t *u, size_t cand, mvnmf_split_scores *scores)
+{
+    const options_t *o = u->c->opt;
+    const dataset_t *d = u->c->data;
+    mvnmf_protocol_params pp = mvnmf_protocol_params_default();
+    size_t bytes;
+    pp.splits = o->splits;
+    pp.seed = o->seed;
+    pp.eval.knn.k = o->knn_k;
+    pp.eval.kmeans.restarts = (uint32_t)o->restarts;
+    pp.eval.nmi = o->nmi;
+    u->cand = cand;
+    check(mvnmf_evaluate_protocol_workspace(o->k, d->n, d->n_classes, o->n_fractions, &pp, &bytes),
+          "mvnmf_evaluate_protocol_workspace");
+    void *w = xcalloc(1, bytes);
+    check(mvnmf_evaluate_protocol(d->labels, d->n, d->n_classes, o->fractions, o->n_fractions, o->k, &pp,
+                                  scores, w, bytes, fit_cb, u),
+          "mvnmf_evaluate_protocol");
+    free(w);
+}
+
+/* ------------------------------------------------------------------ print */
+
+static const char *const TITLES[3] = { "kNN accuracy (%)", "k-means ACC (%)", "k-means NMI (%)" };
+
+/* " mean ± std |" of metric t (0 kNN, 1 k-means ACC, 2 NMI), in %. */
+static void print_cell(const mvnmf_score_summary *s, int t)
+{
+    printf(" %.2f ± %.2f |", 100 * (t == 0 ? s->knn_mean : t == 1 ? s->kmeans_accuracy_mean : s->kmeans_nmi_mean),
+           100 * (t == 0 ? s->knn_std : t == 1 ? s->kmeans_accuracy_std : s->kmeans_nmi_std));
+}
+
+/* The dataset and its preprocessing. */
+static void print_dataset(const ctx_t *c, const char *dir)
 {
     const dataset_t *d = c->data;
     const options_t *o = c->opt;
-    size_t n = d->n, ns = o->splits, nf = o->n_fractions, k = o->k;
-    const size_t depths = 3;
-    scores_t *res = xcalloc(n_sel * depths * nf * ns, sizeof(scores_t));
-    double *times = xcalloc(n_sel * depths, sizeof(double));
-    uint8_t *labeled = xmalloc(n);
-    uint32_t *masked = xmalloc(n * sizeof(uint32_t));
-    double *v = xmalloc(k * n * sizeof(double));
-    notes_t notes = { (size_t)-1 };
-    char hidden[3][256];
-#define DRES(i, dd, f, s) res[(((i) * depths + (dd)) * nf + (f)) * ns + (s)]
-    for (size_t i = 0; i < n_sel; i++) {
-        const method_t *m = &METHODS[sel[i]];
-        for (size_t dd = 0; dd < depths; dd++) {
-            layers_prefix(m->layers, dd, hidden[dd], sizeof hidden[dd]);
-            c->layers = hidden[dd];
-            for (size_t s = 0; s < ns; s++) {
-                uint64_t seed = o->seed + s;
-                if (!m->uses_labels)
-                    main_fit(c, m, &diags[i], NULL, 0, m->params, seed, v, &times[i * depths + dd]);
-                for (size_t f = 0; f < nf; f++) {
-                    size_t bytes;
-                    check(mvnmf_stratified_split_workspace(n, &bytes), "mvnmf_stratified_split_workspace");
-                    check(mvnmf_stratified_split(d->labels, n, d->n_classes, o->fractions[f], seed,
-                                                 labeled, workspace(c, bytes), bytes),
-                          "mvnmf_stratified_split");
-                    for (size_t j = 0; j < n; j++)
-                        masked[j] = labeled[j] ? d->labels[j] : MVNMF_UNLABELED;
-                    if (m->uses_labels) {
-                        param_t params[MAX_PARAMS];
-                        memcpy(params, m->params, sizeof params);
-                        c->diag = &diags[i];
-                        if (o->tune && tune_weights(c, m, masked, params, seed))
-                            die("tuning %s failed", m->name);
-                        main_fit(c, m, &diags[i], masked, 0, params, seed, v, &times[i * depths + dd]);
-                    }
-                    DRES(i, dd, f, s) = evaluate(c, v, masked, labeled, seed, &notes);
-                }
-                fprintf(stderr, "depth %zu, split %zu/%zu: %s done\n", dd + 1, s + 1, ns, m->name);
-            }
-        }
+    printf("# mvnmf reproduce: %s\n\nmvnmf %s. Dataset: %zu items, %zu classes (%s), %zu views:\n\n", dir,
+           mvnmf_version(), d->n, d->present, o->labels, d->n_views);
+    printf("| view | name | features | min | preprocessing |\n|---|---|---|---|---|\n");
+    for (size_t i = 0; i < d->n_views; i++) {
+        const view_t *v = &d->views[i];
+        printf("| %s | %s | %zu | %.4g | ", v->file, v->name, v->rows, v->min);
+        if (v->shifted)
+            printf("shifted %zu features by their minimum (--shift); ", v->shifted);
+        if (o->normalize)
+            printf("scaled by %.4g |\n", v->scale);
+        else
+            printf("not scaled |\n");
     }
-    static const char *const titles[3] = { "kNN accuracy (%)", "k-means ACC (%)", "k-means NMI (%)" };
-    double *col = xmalloc(ns * sizeof(double));
-    for (size_t f = 0; f < nf; f++) {
-        printf("\n### Accuracy against depth, %g%% labeled, mean ± std over %zu splits\n\n",
-               100 * o->fractions[f], ns);
-        printf("| method | depth | layers |");
-        for (int t = 0; t < 3; t++)
-            printf(" %s |", titles[t]);
-        printf(" fit time |\n|---|---|---|---|---|---|---|\n");
-        for (size_t i = 0; i < n_sel; i++) {
-            const method_t *m = &METHODS[sel[i]];
-            for (size_t dd = 0; dd < depths; dd++) {
-                char lt[256];
-                layers_prefix(m->layers, dd, hidden[dd], sizeof hidden[dd]);
-                layers_text(hidden[dd], k, lt, sizeof lt);
-                printf("| %s | %zu | %s |", m->name, dd + 1, lt);
-                for (int t = 0; t < 3; t++) {
-                    for (size_t s = 0; s < ns; s++) {
-                        scores_t r = DRES(i, dd, f, s);
-                        col[s] = t == 0 ? r.knn : t == 1 ? r.acc : r.nmi;
-                    }
-                    double mean, std;
-                    mean_std(col, ns, &mean, &std);
-                    printf(" %.2f ± %.2f |", 100 * mean, 100 * std);
-                }
-                printf(" %.1f s |\n", times[i * depths + dd]);
-            }
-        }
-    }
-#undef DRES
-    free(col);
-    free(res);
-    free(times);
-    free(labeled);
-    free(masked);
-    free(v);
+    printf("\nPreprocessing: per-view normalisation to ||X_v||_F^2 = N is %s.\n",
+           o->normalize ? "ON (--no-normalize to disable)" : "OFF (--no-normalize)");
 }
 
-static void print_diagnostics(const size_t *sel, size_t n_sel, const diag_t *diags)
+/* Every selected method with its weights; the graphs, the deep presets, --tune. */
+static void print_methods(const ctx_t *c, const size_t *sel, size_t n_sel)
 {
-    printf("\nChecks on every fit (tuning fits included): the objective watched at every iteration "
-           "(a rise is a relative increase > %g), encodings finite, views whose basis died "
-           "(mvnmf_report.dead_views).\n\n",
-           RISE_TOL);
-    printf("| method | fits | objective rose | largest relative rise | non-finite | dead views | "
-           "zero columns of U |\n");
-    printf("|---|---|---|---|---|---|---|\n");
+    const options_t *o = c->opt;
+    int graphs = 0, deep = 0;
+    for (size_t s = 0; s < n_sel; s++) {
+        const method_t *m = &METHODS[sel[s]];
+        char lt[256];
+        printf("  %s: %s.", m->name, m->about);
+        for (size_t p = 0; p < n_params(m); p++)
+            printf(" %s = %g", m->params[p].name, m->params[p].value);
+        if (m->layers) {
+            layers_text(m->layers, o->k, SIZE_MAX, "-", lt, sizeof lt);
+            printf(" layers = %s", o->depth ? "see the depth table" : lt);
+        }
+        printf("\n");
+        graphs |= m->graph >= GRAPH_KNN;
+        deep |= m->layers != NULL;
+    }
+    if (graphs)
+        printf("Neighbour graphs: base kernel %s per view, normalised; fused with %s.\n",
+               o->kernel == MVNMF_KERNEL_RBF ? "RBF (gamma = 1/median d^2 over the labeled pairs)"
+                                             : "linear (cosine)",
+               o->learn_eta ? "weights eta learned by kernel-target alignment on the labeled items"
+                            : "uniform weights (--uniform-eta)");
+    if (graphs && o->learn_eta)
+        printf("  MKL ridge lambda = %g x mean(diag G). LDGE/TGE penalty: %s.\n", o->mkl_lambda,
+               o->penalty == MVNMF_PENALTY_CLASS_PAIRS
+                   ? "the kp nearest pairs between each class and the others (seed 003)"
+                   : "each item's kp nearest other-class items (seed 000)");
+    if (deep) {
+        mvnmf_deep_params dp;
+        check(mvnmf_deep_params_preset(MVNMF_DEEP_PRESET_DMCL, &dp), "mvnmf_deep_params_preset");
+        printf("Deep methods: layer-wise pre-training (%u NMF iterations per layer), then the iterations above "
+               "as fine-tuning; V starts %s; lower layers %s; hidden sizes are clamped per view to the layer "
+               "below (a view of 6 features keeps 6).\n", dp.pretrain_iter,
+               dp.v_init == MVNMF_DEEP_V_RANDOM ? "at random after pre-training (the paper's Algorithm 1)"
+                                                : "from the pre-trained encodings",
+               dp.box_lower ? "in the box [0, 1]" : "unconstrained");
+    }
+    int any = 0;
+    for (size_t s = 0; s < n_sel; s++)
+        any |= METHODS[sel[s]].params[0].grid != NULL || METHODS[sel[s]].params[1].grid != NULL;
+    if (o->tune && !any)
+        printf("--tune: none of the selected methods has weights; nothing to tune.\n");
+    else if (o->tune)
+        printf("--tune: per split and fraction, %zu-fold cross-validation within the labeled items over alpha "
+               "in the papers' value x {1/100, 1/10, 1} and beta in {0.002, 0.02, 0.2} (kNN accuracy of the "
+               "held-out labeled items; the test items' labels are never read).\n", o->folds);
+    fflush(stdout);
+}
+
+/* Everything that determines the numbers. */
+static void print_header(const ctx_t *c, const char *dir, const size_t *sel, size_t n_sel)
+{
+    const dataset_t *d = c->data;
+    const options_t *o = c->opt;
+    print_dataset(c, dir);
+    printf("Models: K = %zu, %zu iterations (tol %g), init seed = split seed.\n", o->k, o->iters, o->tol);
+    printf("Protocol: %zu splits (seeds %zu..%zu), per-class stratified labeled fractions", o->splits, o->seed,
+           o->seed + o->splits - 1);
+    for (size_t f = 0; f < o->n_fractions; f++)
+        printf(" %g%%", 100 * o->fractions[f]);
+    printf("; test items = the unlabeled items.\nEvaluation: kNN (k = %zu, Euclidean) from the labeled to the "
+           "test items; k-means (k-means++, %zu restarts, k = %zu) on the test items' encodings, ACC under the "
+           "best one-to-one map (Kuhn-Munkres), NMI = I(C;C') / %s.\nMethods:",
+           o->knn_k, o->restarts, d->present, nmi_name(o->nmi));
+    for (size_t s = 0; s < n_sel; s++)
+        printf("%s %s", s ? "," : "", METHODS[sel[s]].name);
+    printf(". Unsupervised methods are fitted once per split and evaluated at every fraction; "
+           "semi-supervised ones once per split and fraction (their graph uses that split's labeled items).\n");
+    print_methods(c, sel, n_sel);
+}
+
+static void print_checks(const size_t *sel, size_t n_sel, const diag_t *diags)
+{
+    printf("\nChecks on every fit (tuning fits included): the objective watched at every iteration (a rise is a "
+           "relative increase > %g), encodings finite, views whose basis died (mvnmf_report.dead_views).\n\n"
+           "| method | fits | objective rose | largest relative rise | non-finite | dead views | zero columns of U |\n"
+           "|---|---|---|---|---|---|---|\n", RISE_TOL);
     for (size_t i = 0; i < n_sel; i++) {
         const diag_t *g = &diags[i];
-        printf("| %s | %u | %u | %.3g | %u | %u |", METHODS[sel[i]].name, g->fits, g->rising,
-               g->max_rise, g->nonfinite, g->dead);
+        printf("| %s | %u | %u | %.3g | %u | %u |", METHODS[sel[i]].name, g->fits, g->rising, g->max_rise,
+               g->nonfinite, g->dead);
         if (g->cols > 0)
             printf(" %.1f%% |\n", 100 * g->zero_cols / g->cols);
         else
             printf(" - |\n");
     }
-    printf("\n(zero columns of U: all-zero columns of the views' bases, of the top layer for deep "
-           "methods, over all fits: the group sparsity at work.)\n");
-    for (size_t i = 0; i < n_sel; i++)
-        if (diags[i].unwatched)
-            printf("WARNING: %s: in %u fits the progress callback was not called once per "
-                   "iteration and for the start: the objective checks above are incomplete.\n",
-                   METHODS[sel[i]].name, diags[i].unwatched);
+    printf("\n(zero columns of U: all-zero columns of the views' bases, of the top layer for deep methods, over "
+           "all fits: the group sparsity at work.)\n");
     for (size_t i = 0; i < n_sel; i++) {
         const diag_t *g = &diags[i];
-        if (g->graphs)
-            printf("%s graph: %.0f affinity and %.0f penalty entries (CSR, both triangles) on average "
-                   "over %u graphs%s",
-                   METHODS[sel[i]].name, g->affinity_nnz / g->graphs, g->penalty_nnz / g->graphs,
-                   g->graphs, g->ka_min < g->ka_asked ? "" : ".\n");
-        if (g->graphs && g->ka_min < g->ka_asked)
-            printf("; ka reduced to %zu (from %zu) where a class had too few labeled items.\n",
-                   g->ka_min, g->ka_asked);
+        if (g->unwatched)
+            printf("WARNING: %s: in %u fits the progress callback was not called once per iteration and for "
+                   "the start: the objective checks above are incomplete.\n", METHODS[sel[i]].name, g->unwatched);
+    }
+    for (size_t i = 0; i < n_sel; i++) {
+        const diag_t *g = &diags[i];
+        if (!g->graphs)
+            continue;
+        printf("%s graph: %.0f affinity and %.0f penalty entries (CSR, both triangles) on average over %u graphs",
+               METHODS[sel[i]].name, g->affinity_nnz / g->graphs, g->penalty_nnz / g->graphs, g->graphs);
+        if (g->ka_min < g->ka_asked)
+            printf("; ka reduced to %zu (from %zu) where a class had too few labeled items", g->ka_min, g->ka_asked);
+        printf(".\n");
     }
 }
 
-int main(int argc, char **argv)
+/* What the runs of the selected methods gave. */
+typedef struct {
+    mvnmf_split_scores *res[N_METHODS]; /* [candidate][fraction][split] */
+    double *chosen[N_METHODS];          /* --tune: [fraction][split][param] */
+    size_t best[N_METHODS];             /* the candidate reported ("-b": the best view) */
+    double *etas;                       /* [fraction][split][view] */
+    uint8_t *eta_ok;                    /* [fraction][split] */
+} results_t;
+
+/* Runs method sel[i] (every candidate); for "-b" methods, picks and prints the
+ * view with the best mean kNN accuracy over all fractions and splits. */
+static void run_method(ctx_t *c, size_t i, const size_t *sel, diag_t *diags, results_t *r)
 {
-    options_t o;
-    memset(&o, 0, sizeof o);
-    o.k = 20;
-    o.iters = 200;
-    o.tol = 0;
-    o.splits = 5;
-    parse_fractions(&o, "10,20,30,40,50");
-    int fractions_given = 0;
-    o.normalize = 1;
-    o.nmi = MVNMF_NMI_MAX;
-    o.knn_k = 9;
-    o.kmeans_restarts = 10;
-    o.labels = "labels.txt";
-    o.kernel = MVNMF_KERNEL_RBF;
-    o.mkl_lambda = mvnmf_mkl_params_default().lambda;
-    o.learn_eta = 1;
-    o.penalty = MVNMF_PENALTY_CLASS_PAIRS;
-    o.folds = 3;
-    const char *dir = NULL, *layers = NULL;
-
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--k"))
-            o.k = parse_size(arg_value(argc, argv, &i), "--k");
-        else if (!strcmp(a, "--iters"))
-            o.iters = (unsigned)parse_size(arg_value(argc, argv, &i), "--iters");
-        else if (!strcmp(a, "--tol"))
-            o.tol = parse_double(arg_value(argc, argv, &i), "--tol");
-        else if (!strcmp(a, "--splits"))
-            o.splits = (unsigned)parse_size(arg_value(argc, argv, &i), "--splits");
-        else if (!strcmp(a, "--fractions")) {
-            parse_fractions(&o, arg_value(argc, argv, &i));
-            fractions_given = 1;
-        } else if (!strcmp(a, "--seed"))
-            o.seed = (uint64_t)parse_size(arg_value(argc, argv, &i), "--seed");
-        else if (!strcmp(a, "--methods"))
-            o.methods = arg_value(argc, argv, &i);
-        else if (!strcmp(a, "--param"))
-            set_param(arg_value(argc, argv, &i));
-        else if (!strcmp(a, "--layers"))
-            layers = arg_value(argc, argv, &i);
-        else if (!strcmp(a, "--tune"))
-            o.tune = 1;
-        else if (!strcmp(a, "--folds"))
-            o.folds = parse_size(arg_value(argc, argv, &i), "--folds");
-        else if (!strcmp(a, "--depth"))
-            o.depth = 1;
-        else if (!strcmp(a, "--kernel")) {
-            const char *v = arg_value(argc, argv, &i);
-            if (!strcmp(v, "rbf"))
-                o.kernel = MVNMF_KERNEL_RBF;
-            else if (!strcmp(v, "linear"))
-                o.kernel = MVNMF_KERNEL_LINEAR;
-            else
-                die("--kernel: rbf or linear, not '%s'", v);
-        } else if (!strcmp(a, "--mkl-lambda")) {
-            o.mkl_lambda = parse_double(arg_value(argc, argv, &i), "--mkl-lambda");
-            if (o.mkl_lambda < 0)
-                die("--mkl-lambda must be >= 0");
-        } else if (!strcmp(a, "--uniform-eta"))
-            o.learn_eta = 0;
-        else if (!strcmp(a, "--penalty")) {
-            const char *v = arg_value(argc, argv, &i);
-            if (!strcmp(v, "class-pairs"))
-                o.penalty = MVNMF_PENALTY_CLASS_PAIRS;
-            else if (!strcmp(v, "item-neighbors"))
-                o.penalty = MVNMF_PENALTY_ITEM_NEIGHBORS;
-            else
-                die("--penalty: class-pairs or item-neighbors, not '%s'", v);
-        } else if (!strcmp(a, "--shift"))
-            o.shift = 1;
-        else if (!strcmp(a, "--no-normalize"))
-            o.normalize = 0;
-        else if (!strcmp(a, "--nmi")) {
-            const char *v = arg_value(argc, argv, &i);
-            if (!strcmp(v, "max"))
-                o.nmi = MVNMF_NMI_MAX;
-            else if (!strcmp(v, "arithmetic"))
-                o.nmi = MVNMF_NMI_ARITHMETIC;
-            else if (!strcmp(v, "geometric") || !strcmp(v, "sqrt"))
-                o.nmi = MVNMF_NMI_GEOMETRIC;
-            else if (!strcmp(v, "min"))
-                o.nmi = MVNMF_NMI_MIN;
-            else
-                die("--nmi: max, arithmetic, geometric or min, not '%s'", v);
-        } else if (!strcmp(a, "--knn-k"))
-            o.knn_k = parse_size(arg_value(argc, argv, &i), "--knn-k");
-        else if (!strcmp(a, "--kmeans-restarts"))
-            o.kmeans_restarts = (unsigned)parse_size(arg_value(argc, argv, &i), "--kmeans-restarts");
-        else if (!strcmp(a, "--labels"))
-            o.labels = arg_value(argc, argv, &i);
-        else if (!strcmp(a, "--views"))
-            o.views = arg_value(argc, argv, &i);
-        else if (!strcmp(a, "--per-view"))
-            o.per_candidate = 1;
-        else if (!strcmp(a, "--list-methods")) {
-            for (size_t m = 0; m < N_METHODS; m++)
-                printf("%-12s %-11s %s%s\n", METHODS[m].key, METHODS[m].name, METHODS[m].about,
-                       METHODS[m].uses_labels ? " [semi-supervised]" : " [unsupervised]");
-            return 0;
-        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (a[0] == '-')
-            die("unknown option %s (--help)", a);
-        else if (dir)
-            die("one dataset directory, not '%s' and '%s'", dir, a);
-        else
-            dir = a;
-    }
-    if (!dir) {
-        usage(stderr);
-        return 2;
-    }
-    if (o.k == 0 || o.splits == 0 || o.knn_k == 0 || o.kmeans_restarts == 0)
-        die("--k, --splits, --knn-k and --kmeans-restarts must be at least 1");
-    if (o.folds < 2 || o.folds > 255)
-        die("--folds must be in 2..255");
-    if (o.tol < 0)
-        die("--tol must be >= 0");
-    if (layers) {
-        size_t tmp[16];
-        parse_layers(layers, 1, tmp); /* validates */
-        for (size_t m = 0; m < N_METHODS; m++)
-            if (METHODS[m].layers)
-                METHODS[m].layers = layers;
-    }
-    if (o.depth) {
-        if (!o.methods)
-            o.methods = "dmcl";
-        if (!fractions_given)
-            parse_fractions(&o, "50");
-    }
-    if (o.methods)
-        for (const char *p = o.methods; *p;) {
-            const char *e = strchr(p, ',');
-            size_t l = e ? (size_t)(e - p) : strlen(p), m;
-            for (m = 0; m < N_METHODS; m++)
-                if (strlen(METHODS[m].key) == l && !strncmp(METHODS[m].key, p, l))
-                    break;
-            if (m == N_METHODS)
-                die("--methods: no method '%.*s' (--list-methods)", (int)l, p);
-            if (o.depth && (!METHODS[m].layers || METHODS[m].per_view))
-                die("--depth: %s is not a multi-view deep method (dmcl, concat-dnmf)", METHODS[m].key);
-            p += l + (e != NULL);
-        }
-
-    double t_start = now();
-    dataset_t d;
-    load(&d, dir, o.labels, o.views);
-    preprocess(&d, o.shift, o.normalize);
-
-    /* The selected methods and their candidates (NMF-b, DNMF-b: one per view). */
-    size_t n_sel = 0, sel[N_METHODS], n_cand[N_METHODS], first[N_METHODS], total_cand = 0;
-    for (size_t m = 0; m < N_METHODS; m++)
-        if (selected(&o, METHODS[m].key)) {
-            sel[n_sel] = m;
-            n_cand[n_sel] = METHODS[m].per_view ? d.n_views : 1;
-            first[n_sel] = total_cand;
-            total_cand += n_cand[n_sel];
-            n_sel++;
-        }
-    if (n_sel == 0)
-        die("no method selected");
-    int any_graph = 0, any_deep = 0;
-    for (size_t s = 0; s < n_sel; s++) {
-        fit_fn f = METHODS[sel[s]].fit;
-        any_graph |= f == fit_gnmf || f == fit_mvsl_l || f == fit_mvsl_t;
-        any_deep |= METHODS[sel[s]].layers != NULL;
-    }
-
-    /* ---- the header: everything that determines the numbers */
-    printf("# mvnmf reproduce: %s\n\n", dir);
-    printf("mvnmf %s. Dataset: %zu items, %zu classes (%s), %zu views:\n\n", mvnmf_version(), d.n,
-           d.present, o.labels, d.n_views);
-    printf("| view | name | features | min | preprocessing |\n|---|---|---|---|---|\n");
-    for (size_t i = 0; i < d.n_views; i++) {
-        view_t *v = &d.views[i];
-        char pre[160] = "";
-        if (v->shifted)
-            snprintf(pre, sizeof pre, "shifted %zu features by their minimum (--shift); ", v->shifted);
-        if (o.normalize)
-            snprintf(pre + strlen(pre), sizeof pre - strlen(pre), "scaled by %.4g", v->scale);
-        else
-            snprintf(pre + strlen(pre), sizeof pre - strlen(pre), "not scaled");
-        printf("| %s | %s | %zu | %.4g | %s |\n", v->file, v->name, v->rows, v->min, pre);
-    }
-    printf("\nPreprocessing: per-view normalisation to ||X_v||_F^2 = N is %s%s.\n",
-           o.normalize ? "ON" : "OFF", o.normalize ? " (--no-normalize to disable)" : " (--no-normalize)");
-    printf("Models: K = %zu, %u iterations (tol %g), init seed = split seed.\n", o.k, o.iters, o.tol);
-    printf("Protocol: %u splits (seeds %llu..%llu), per-class stratified labeled fractions",
-           o.splits, (unsigned long long)o.seed, (unsigned long long)(o.seed + o.splits - 1));
-    for (size_t f = 0; f < o.n_fractions; f++)
-        printf(" %g%%", 100 * o.fractions[f]);
-    printf("; test items = the unlabeled items.\n");
-    printf("Evaluation: kNN (k = %zu, Euclidean) from the labeled to the test items; k-means "
-           "(k-means++, %u restarts, k = %zu) on the test items' encodings, ACC under the best "
-           "one-to-one map (Kuhn-Munkres), NMI = I(C;C') / %s.\n",
-           o.knn_k, o.kmeans_restarts, d.present, nmi_name(o.nmi));
-    printf("Methods:");
-    for (size_t s = 0; s < n_sel; s++)
-        printf("%s %s", s ? "," : "", METHODS[sel[s]].name);
-    printf(". Unsupervised methods are fitted once per split and evaluated at every fraction; "
-           "semi-supervised ones once per split and fraction (their graph uses that split's "
-           "labeled items).\n");
-    for (size_t s = 0; s < n_sel; s++) {
-        const method_t *m = &METHODS[sel[s]];
-        printf("  %s: %s.", m->name, m->about);
-        for (size_t p = 0; p < m->n_params; p++)
-            printf(" %s = %g", m->params[p].name, m->params[p].value);
-        if (m->layers) {
-            char lt[256];
-            layers_text(m->layers, o.k, lt, sizeof lt);
-            printf(" layers = %s", o.depth ? "see the depth table" : lt);
-        }
-        printf("\n");
-    }
-    if (any_graph)
-        printf("Neighbour graphs: base kernel %s per view, normalised; fused with %s.\n",
-               o.kernel == MVNMF_KERNEL_RBF ? "RBF (gamma = 1/median d^2 over the labeled pairs)"
-                                            : "linear (cosine)",
-               o.learn_eta ? "weights eta learned by kernel-target alignment on the labeled items"
-                           : "uniform weights (--uniform-eta)");
-    if (any_graph && o.learn_eta)
-        printf("  MKL ridge lambda = %g x mean(diag G). LDGE/TGE penalty: %s.\n", o.mkl_lambda,
-               o.penalty == MVNMF_PENALTY_CLASS_PAIRS ? "the kp nearest pairs between each class and "
-                                                        "the others (seed 003)"
-                                                      : "each item's kp nearest other-class items (seed 000)");
-    if (any_deep) {
-        mvnmf_deep_params dp;
-        check(mvnmf_deep_params_preset(MVNMF_DEEP_PRESET_DMCL, &dp), "mvnmf_deep_params_preset");
-        printf("Deep methods: layer-wise pre-training (%u NMF iterations per layer), then the "
-               "iterations above as fine-tuning; V starts %s; lower layers %s; hidden sizes are "
-               "clamped per view to the layer below (a view of 6 features keeps 6).\n",
-               dp.pretrain_iter,
-               dp.v_init == MVNMF_DEEP_V_RANDOM ? "at random after pre-training (the paper's Algorithm 1)"
-                                                : "from the pre-trained encodings",
-               dp.box_lower ? "in the box [0, 1]" : "unconstrained");
-    }
-    if (o.tune) {
-        int any = 0;
-        for (size_t s = 0; s < n_sel; s++)
-            for (size_t p = 0; p < METHODS[sel[s]].n_params; p++)
-                any |= METHODS[sel[s]].params[p].grid != NULL;
-        if (!any)
-            printf("--tune: none of the selected methods has weights; nothing to tune.\n");
-        else
-            printf("--tune: per split and fraction, %zu-fold cross-validation within the labeled "
-                   "items over alpha in the papers' value x {1/100, 1/10, 1} and beta in "
-                   "{0.002, 0.02, 0.2} (kNN accuracy of the held-out labeled items; the test "
-                   "items' labels are never read).\n",
-                   o.folds);
-    }
-    fflush(stdout);
-
-    ctx_t ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.data = &d;
-    ctx.opt = &o;
-    ctx.views = xmalloc(d.n_views * sizeof(mvnmf_view));
-    ctx.kernels = xmalloc(d.n_views * sizeof(mvnmf_kernel));
-    ctx.eta = xcalloc(d.n_views, sizeof(double));
-    size_t rows_total = 0;
-    for (size_t i = 0; i < d.n_views; i++) {
-        ctx.views[i] = dense_view(&d, i);
-        ctx.kernels[i].kind = o.kernel;
-        ctx.kernels[i].gamma = 0;
-        rows_total += d.views[i].rows;
-    }
-    /* The stacked features of ConcatDNMF (only if selected). */
-    if (selected(&o, "concat-dnmf")) {
-        ctx.concat_x = xmalloc(rows_total * d.n * sizeof(double));
-        for (size_t j = 0; j < d.n; j++)
-            for (size_t i = 0, r0 = 0; i < d.n_views; r0 += d.views[i].rows, i++)
-                memcpy(ctx.concat_x + j * rows_total + r0, d.views[i].x + j * d.views[i].rows,
-                       d.views[i].rows * sizeof(double));
-        ctx.concat = ctx.views[0];
-        ctx.concat.rows = rows_total;
-        ctx.concat.col_stride = rows_total;
-        ctx.concat.values = ctx.concat_x;
-    }
-    diag_t *diags = xcalloc(n_sel, sizeof(diag_t));
-    for (size_t i = 0; i < n_sel; i++)
-        diags[i].ka_min = SIZE_MAX;
-
-    if (o.depth) {
-        run_depth(&ctx, sel, n_sel, diags);
-        print_diagnostics(sel, n_sel, diags);
-        printf("\nWall time %.2f s.\n", now() - t_start);
-        return 0;
-    }
-
-    /* ---- the runs */
-    size_t nf = o.n_fractions, ns = o.splits, n = d.n, k = o.k, h = d.n_views;
-    size_t cells = total_cand * nf * ns;
-    scores_t *res = xcalloc(cells, sizeof(scores_t));
-    double *fit_time = xcalloc(total_cand, sizeof(double));
-    double **cache = xcalloc(total_cand, sizeof(double *));
-    for (size_t c = 0; c < total_cand; c++)
-        cache[c] = xmalloc(k * n * sizeof(double));
-    uint8_t *labeled = xmalloc(n);
-    uint32_t *masked = xmalloc(n * sizeof(uint32_t));
-    notes_t notes = { (size_t)-1 };
-    param_t params[MAX_PARAMS];
-    double *etas = xcalloc(nf * ns * h, sizeof(double)); /* eta per fraction, split */
-    uint8_t *eta_ok = xcalloc(nf * ns, 1);
-    double *chosen = xcalloc(n_sel * nf * ns * MAX_PARAMS, sizeof(double)); /* --tune */
-
-#define RES(c, f, s) res[((c) * nf + (f)) * ns + (s)]
-    for (size_t s = 0; s < ns; s++) {
-        uint64_t seed = o.seed + s;
-        for (size_t i = 0; i < n_sel; i++) {
-            const method_t *m = &METHODS[sel[i]];
-            if (m->uses_labels)
-                continue;
-            ctx.layers = m->layers;
-            for (size_t c = 0; c < n_cand[i]; c++) {
-                double t0 = now();
-                main_fit(&ctx, m, &diags[i], NULL, c, m->params, seed, cache[first[i] + c],
-                         &fit_time[first[i] + c]);
-                fprintf(stderr, "split %zu/%zu: %s%s%s fitted in %.2f s\n", s + 1, ns, m->name,
-                        m->per_view ? " on " : "", m->per_view ? d.views[c].name : "", now() - t0);
-            }
-        }
-        for (size_t f = 0; f < nf; f++) {
-            size_t bytes;
-            check(mvnmf_stratified_split_workspace(n, &bytes), "mvnmf_stratified_split_workspace");
-            check(mvnmf_stratified_split(d.labels, n, d.n_classes, o.fractions[f], seed, labeled,
-                                         workspace(&ctx, bytes), bytes),
-                  "mvnmf_stratified_split");
-            for (size_t j = 0; j < n; j++)
-                masked[j] = labeled[j] ? d.labels[j] : MVNMF_UNLABELED;
-            for (size_t i = 0; i < n_sel; i++) {
-                const method_t *m = &METHODS[sel[i]];
-                memcpy(params, m->params, sizeof params);
-                ctx.layers = m->layers;
-                if (o.tune && m->uses_labels) {
-                    ctx.diag = &diags[i];
-                    double t0 = now();
-                    if (tune_weights(&ctx, m, masked, params, seed))
-                        die("tuning %s failed", m->name);
-                    fprintf(stderr, "split %zu/%zu, %g%%: %s tuned in %.2f s\n", s + 1, ns,
-                            100 * o.fractions[f], m->name, now() - t0);
-                }
-                for (size_t p = 0; p < m->n_params; p++)
-                    chosen[((i * nf + f) * ns + s) * MAX_PARAMS + p] = params[p].value;
-                for (size_t c = 0; c < n_cand[i]; c++) {
-                    double *v = cache[first[i] + c];
-                    if (m->uses_labels) {
-                        double t0 = now();
-                        main_fit(&ctx, m, &diags[i], masked, c, params, seed, v, &fit_time[first[i] + c]);
-                        fprintf(stderr, "split %zu/%zu, %g%%: %s fitted in %.2f s\n", s + 1, ns,
-                                100 * o.fractions[f], m->name, now() - t0);
-                        if (ctx.eta_set && !eta_ok[f * ns + s]) {
-                            memcpy(etas + (f * ns + s) * h, ctx.eta, h * sizeof(double));
-                            eta_ok[f * ns + s] = 1;
-                        }
-                    }
-                    RES(first[i] + c, f, s) = evaluate(&ctx, v, masked, labeled, seed, &notes);
-                }
-            }
+    const method_t *m = &METHODS[sel[i]];
+    size_t cells = c->opt->n_fractions * c->opt->splits, nc = m->on == ON_VIEW ? c->data->n_views : 1;
+    run_t u = { c, m, 0, NULL, r->etas, r->eta_ok };
+    double top = -1;
+    u.chosen = r->chosen[i] = xcalloc(cells * MAX_PARAMS, sizeof(double));
+    r->res[i] = xcalloc(nc * cells, sizeof(mvnmf_split_scores));
+    c->diag = &diags[i];
+    c->layers = m->layers;
+    for (size_t cand = 0; cand < nc; cand++)
+        run(&u, cand, r->res[i] + cand * cells);
+    if (nc == 1)
+        return;
+    printf("%s: mean kNN accuracy of each view over all fractions and splits:", m->name);
+    for (size_t cand = 0; cand < nc; cand++) {
+        double mean = 0;
+        for (size_t t = 0; t < cells; t++)
+            mean += r->res[i][cand * cells + t].knn_accuracy;
+        mean /= (double)cells;
+        printf(" %s %.2f%%%s", c->data->views[cand].name, 100 * mean, cand + 1 < nc ? "," : "");
+        if (mean > top) {
+            top = mean;
+            r->best[i] = cand;
         }
     }
+    printf(".\n  -> %s = %s on view %s (chosen by mean kNN accuracy on the test items, as the papers' "
+           "best-single-view baseline; its k-means rows use the same view).\n",
+           m->name, m->layers ? "DNMF" : "NMF", c->data->views[r->best[i]].name);
+}
 
-    /* ---- the best candidate of "-b" methods: highest mean kNN accuracy */
-    size_t best[N_METHODS];
+/* "| first | 10% | 20% |" and its rule, over the fractions. */
+static void table_head(const options_t *o, const char *first)
+{
+    printf("\n| %s |", first);
+    for (size_t f = 0; f < o->n_fractions; f++)
+        printf(" %g%% |", 100 * o->fractions[f]);
+    printf("\n|---|");
+    for (size_t f = 0; f < o->n_fractions; f++)
+        printf("---|");
     printf("\n");
-    for (size_t i = 0; i < n_sel; i++) {
-        best[i] = 0;
-        if (n_cand[i] == 1)
-            continue;
-        double top = -1;
-        printf("%s: mean kNN accuracy of each view over all fractions and splits:", METHODS[sel[i]].name);
-        for (size_t c = 0; c < n_cand[i]; c++) {
-            double sum = 0;
-            for (size_t f = 0; f < nf; f++)
-                for (size_t s = 0; s < ns; s++)
-                    sum += RES(first[i] + c, f, s).knn;
-            sum /= (double)(nf * ns);
-            printf(" %s %.2f%%%s", d.views[c].name, 100 * sum, c + 1 < n_cand[i] ? "," : "");
-            if (sum > top) {
-                top = sum;
-                best[i] = c;
-            }
-        }
-        printf(".\n  -> %s = %s on view %s (chosen by mean kNN accuracy on the test items, as the "
-               "papers' best-single-view baseline; its k-means rows use the same view).\n",
-               METHODS[sel[i]].name, METHODS[sel[i]].layers ? "DNMF" : "NMF", d.views[best[i]].name);
-    }
+}
 
-    /* ---- the tables */
-    static const char *const titles[3] = { "kNN accuracy (%)", "k-means ACC (%)", "k-means NMI (%)" };
-    double *col = xmalloc(ns * sizeof(double));
+/* The kNN, k-means ACC and NMI tables: mean ± std over the splits. */
+static void print_tables(const ctx_t *c, const size_t *sel, size_t n_sel, const results_t *r)
+{
+    const options_t *o = c->opt;
+    size_t nf = o->n_fractions, ns = o->splits, k_used = o->knn_k;
+    mvnmf_score_summary *sum = xcalloc(nf, sizeof *sum);
     for (int t = 0; t < 3; t++) {
-        printf("\n### %s, mean ± std over %zu splits", titles[t], ns);
-        if (t == 2)
-            printf(", NMI normalised by %s", nmi_name(o.nmi));
-        printf("\n\n| method |");
-        for (size_t f = 0; f < nf; f++)
-            printf(" %g%% |", 100 * o.fractions[f]);
-        printf("\n|---|");
-        for (size_t f = 0; f < nf; f++)
-            printf("---|");
-        printf("\n");
+        printf("\n### %s, mean ± std over %zu splits%s%s\n", TITLES[t], ns, t == 2 ? ", NMI normalised by " : "",
+               t == 2 ? nmi_name(o->nmi) : "");
+        table_head(o, "method");
         for (size_t i = 0; i < n_sel; i++) {
             const method_t *m = &METHODS[sel[i]];
-            for (size_t c = 0; c < n_cand[i]; c++) {
-                int is_best = c == best[i];
-                if (!is_best && !o.per_candidate)
+            for (size_t cand = 0; cand < (m->on == ON_VIEW ? c->data->n_views : 1); cand++) {
+                if (cand != r->best[i] && !o->per_candidate)
                     continue;
-                if (n_cand[i] > 1)
-                    printf("| %s (%s) |", is_best ? m->name : m->layers ? "DNMF" : "NMF",
-                           d.views[c].name);
+                if (m->on == ON_VIEW)
+                    printf("| %s (%s) |", cand == r->best[i] ? m->name : m->layers ? "DNMF" : "NMF",
+                           c->data->views[cand].name);
                 else
                     printf("| %s |", m->name);
+                check(mvnmf_summarize_scores(r->res[i] + cand * nf * ns, nf, ns, sum), "mvnmf_summarize_scores");
                 for (size_t f = 0; f < nf; f++) {
-                    for (size_t s = 0; s < ns; s++) {
-                        scores_t r = RES(first[i] + c, f, s);
-                        col[s] = t == 0 ? r.knn : t == 1 ? r.acc : r.nmi;
-                    }
-                    double mean, std;
-                    mean_std(col, ns, &mean, &std);
-                    printf(" %.2f ± %.2f |", 100 * mean, 100 * std);
+                    print_cell(&sum[f], t);
+                    k_used = sum[f].knn_k_min < k_used ? sum[f].knn_k_min : k_used;
                 }
                 printf("\n");
             }
         }
     }
-    if (notes.knn_k_used < o.knn_k)
-        printf("\nNote: where fewer than %zu items were labeled, kNN used k = the smallest "
-               "number of labeled items in a class (down to %zu).\n",
-               o.knn_k, notes.knn_k_used);
+    if (k_used < o->knn_k)
+        printf("\nNote: where fewer than %zu items were labeled, kNN used k = the smallest number of labeled "
+               "items in a class (down to %zu).\n", o->knn_k, k_used);
+    free(sum);
+}
 
-    /* ---- the fusion weights of the neighbour graphs */
-    int any_eta = 0;
-    for (size_t c = 0; c < nf * ns; c++)
-        any_eta |= eta_ok[c];
-    if (any_eta) {
-        printf("\n### Fusion weights eta of the neighbour graphs (%s), mean ± std over the splits\n\n",
-               o.learn_eta ? "kernel-target alignment on each split's labeled items" : "uniform");
-        printf("| labeled |");
-        for (size_t i = 0; i < h; i++)
-            printf(" %s |", d.views[i].name);
-        printf("\n|---|");
-        for (size_t i = 0; i < h; i++)
-            printf("---|");
-        printf("\n");
-        for (size_t f = 0; f < nf; f++) {
-            printf("| %g%% |", 100 * o.fractions[f]);
-            for (size_t i = 0; i < h; i++) {
-                size_t cnt = 0;
-                for (size_t s = 0; s < ns; s++)
-                    if (eta_ok[f * ns + s])
-                        col[cnt++] = etas[(f * ns + s) * h + i];
-                double mean = NAN, std = NAN;
-                if (cnt)
-                    mean_std(col, cnt, &mean, &std);
-                printf(" %.3f ± %.3f |", mean, std);
-            }
-            printf("\n");
+/* The fusion weights of the first neighbour graph of each split and fraction. */
+static void print_eta(const ctx_t *c, const results_t *r)
+{
+    const options_t *o = c->opt;
+    size_t ns = o->splits, h = c->data->n_views, any = 0;
+    for (size_t t = 0; t < o->n_fractions * ns; t++)
+        any |= r->eta_ok[t];
+    if (!any)
+        return;
+    double *col = xcalloc(ns, sizeof(double));
+    printf("\n### Fusion weights eta of the neighbour graphs (%s), mean ± std over the splits\n\n| labeled |",
+           o->learn_eta ? "kernel-target alignment on each split's labeled items" : "uniform");
+    for (size_t i = 0; i < h; i++)
+        printf(" %s |", c->data->views[i].name);
+    printf("\n|---|");
+    for (size_t i = 0; i < h; i++)
+        printf("---|");
+    for (size_t f = 0; f < o->n_fractions; f++) {
+        printf("\n| %g%% |", 100 * o->fractions[f]);
+        for (size_t i = 0; i < h; i++) {
+            size_t cnt = 0;
+            double mean = NAN, std = NAN;
+            for (size_t s = 0; s < ns; s++)
+                if (r->eta_ok[f * ns + s])
+                    col[cnt++] = r->etas[(f * ns + s) * h + i];
+            if (cnt)
+                check(mvnmf_mean_std(col, cnt, &mean, &std), "mvnmf_mean_std");
+            printf(" %.3f ± %.3f |", mean, std);
         }
     }
-
-    /* ---- the weights --tune chose */
-    if (o.tune)
-        for (size_t i = 0; i < n_sel; i++) {
-            const method_t *m = &METHODS[sel[i]];
-            int any = 0;
-            for (size_t p = 0; p < m->n_params; p++)
-                any |= m->params[p].grid != NULL;
-            if (!any || !m->uses_labels)
-                continue;
-            printf("\n%s, weights chosen by --tune (split 1..%zu):\n\n| labeled | chosen |\n|---|---|\n",
-                   m->name, ns);
-            for (size_t f = 0; f < nf; f++) {
-                printf("| %g%% |", 100 * o.fractions[f]);
-                for (size_t s = 0; s < ns; s++) {
-                    printf("%s", s ? ";" : "");
-                    for (size_t p = 0; p < m->n_params; p++)
-                        if (m->params[p].grid)
-                            printf(" %s=%g", m->params[p].name,
-                                   chosen[((i * nf + f) * ns + s) * MAX_PARAMS + p]);
-                }
-                printf(" |\n");
-            }
-        }
-
-    print_diagnostics(sel, n_sel, diags);
-
-    printf("\nFit time (all splits%s):", o.tune ? ", tuning excluded" : "");
-    for (size_t i = 0; i < n_sel; i++) {
-        double tsum = 0;
-        for (size_t c = 0; c < n_cand[i]; c++)
-            tsum += fit_time[first[i] + c];
-        printf(" %s %.2f s%s", METHODS[sel[i]].name, tsum, i + 1 < n_sel ? "," : "");
-    }
-    printf(". Wall time %.2f s.\n", now() - t_start);
-
-    for (size_t c = 0; c < total_cand; c++)
-        free(cache[c]);
-    free(cache);
+    printf("\n");
     free(col);
+}
+
+/* The weights --tune chose, per fraction (splits separated by ';'). */
+static void print_tuned(const ctx_t *c, const size_t *sel, size_t n_sel, const results_t *r)
+{
+    size_t ns = c->opt->splits;
+    for (size_t i = 0; i < n_sel && c->opt->tune; i++) {
+        const method_t *m = &METHODS[sel[i]];
+        if (!m->uses_labels || !(m->params[0].grid || m->params[1].grid))
+            continue;
+        printf("\n%s, weights chosen by --tune (split 1..%zu):\n\n| labeled | chosen |\n|---|---|\n", m->name, ns);
+        for (size_t f = 0; f < c->opt->n_fractions; f++) {
+            printf("| %g%% |", 100 * c->opt->fractions[f]);
+            for (size_t s = 0; s < ns; s++) {
+                printf("%s", s ? ";" : "");
+                for (size_t p = 0; p < n_params(m); p++)
+                    if (m->params[p].grid)
+                        printf(" %s=%g", m->params[p].name, r->chosen[i][(f * ns + s) * MAX_PARAMS + p]);
+            }
+            printf(" |\n");
+        }
+    }
+}
+
+/* The papers' tables: every selected method over the fractions and splits. */
+static void run_tables(ctx_t *c, const size_t *sel, size_t n_sel, diag_t *diags)
+{
+    size_t cells = c->opt->n_fractions * c->opt->splits;
+    results_t r;
+    memset(&r, 0, sizeof r);
+    r.etas = xcalloc(cells * c->data->n_views, sizeof(double));
+    r.eta_ok = xcalloc(cells, 1);
+    printf("\n");
+    for (size_t i = 0; i < n_sel; i++)
+        run_method(c, i, sel, diags, &r);
+    print_tables(c, sel, n_sel, &r);
+    print_eta(c, &r);
+    print_tuned(c, sel, n_sel, &r);
+    print_checks(sel, n_sel, diags);
+    printf("\nFit time (all splits%s):", c->opt->tune ? ", tuning excluded" : "");
+    for (size_t i = 0; i < n_sel; i++) {
+        printf(" %s %.2f s%s", METHODS[sel[i]].name, diags[i].fit_time, i + 1 < n_sel ? "," : "");
+        free(r.res[i]);
+        free(r.chosen[i]);
+    }
+    free(r.etas);
+    free(r.eta_ok);
+}
+
+/* --depth: the deep methods with 1, 2 and 3 layers (the first 0, 1, 2 hidden sizes, K on top). */
+static void run_depth(ctx_t *c, const size_t *sel, size_t n_sel, diag_t *diags)
+{
+    const options_t *o = c->opt;
+    size_t nf = o->n_fractions, ns = o->splits, cells = nf * ns;
+    mvnmf_split_scores *res = xcalloc(1, n_sel * 3 * cells * sizeof *res);
+    mvnmf_score_summary *sum = xcalloc(1, n_sel * 3 * nf * sizeof *sum);
+    double times[3 * N_METHODS];
+    char hidden[256], lt[256];
+    for (size_t i = 0; i < n_sel; i++)
+        for (size_t dd = 0; dd < 3; dd++) {
+            run_t u = { c, &METHODS[sel[i]], 0, NULL, NULL, NULL };
+            layers_text(METHODS[sel[i]].layers, 1, dd, ",", hidden, sizeof hidden);
+            c->layers = hidden;
+            c->diag = &diags[i];
+            times[i * 3 + dd] = -diags[i].fit_time;
+            run(&u, 0, res + (i * 3 + dd) * cells);
+            times[i * 3 + dd] += diags[i].fit_time;
+            check(mvnmf_summarize_scores(res + (i * 3 + dd) * cells, nf, ns, sum + (i * 3 + dd) * nf),
+                  "mvnmf_summarize_scores");
+        }
+    for (size_t f = 0; f < nf; f++) {
+        printf("\n### Accuracy against depth, %g%% labeled, mean ± std over %zu splits\n\n| method | depth | "
+               "layers | %s | %s | %s | fit time |\n|---|---|---|---|---|---|---|\n",
+               100 * o->fractions[f], ns, TITLES[0], TITLES[1], TITLES[2]);
+        for (size_t i = 0; i < n_sel; i++)
+            for (size_t dd = 0; dd < 3; dd++) {
+                layers_text(METHODS[sel[i]].layers, 1, dd, ",", hidden, sizeof hidden);
+                layers_text(hidden, o->k, SIZE_MAX, "-", lt, sizeof lt);
+                printf("| %s | %zu | %s |", METHODS[sel[i]].name, dd + 1, lt);
+                for (int t = 0; t < 3; t++)
+                    print_cell(&sum[(i * 3 + dd) * nf + f], t);
+                printf(" %.1f s |\n", times[i * 3 + dd]);
+            }
+    }
+    print_checks(sel, n_sel, diags);
     free(res);
-    free(fit_time);
-    free(labeled);
-    free(masked);
-    free(etas);
-    free(eta_ok);
-    free(chosen);
-    free(diags);
-    free(ctx.work);
-    free(ctx.views);
-    free(ctx.kernels);
-    free(ctx.eta);
-    free(ctx.concat_x);
+    free(sum);
+}
+
+/* ------------------------------------------------------------ parse, main */
+
+enum { T_SIZE, T_DOUBLE, T_STR, T_ON, T_OFF, T_ENUM, T_FRACTIONS, T_PARAM };
+typedef struct {
+    const char *flag, *help;
+    int type;
+    size_t field;           /* AT(...) */
+    const char *names;      /* T_ENUM: "name name ..." ... */
+    const uint32_t *values; /* ... and their values */
+} opt_t;
+
+static const uint32_t KERNELS[] = { MVNMF_KERNEL_RBF, MVNMF_KERNEL_LINEAR },
+                  PENALTIES[] = { MVNMF_PENALTY_CLASS_PAIRS, MVNMF_PENALTY_ITEM_NEIGHBORS },
+                  NMIS[] = { MVNMF_NMI_MAX, MVNMF_NMI_ARITHMETIC, MVNMF_NMI_GEOMETRIC, MVNMF_NMI_GEOMETRIC,
+                             MVNMF_NMI_MIN };
+#define AT(field) offsetof(options_t, field)
+static const opt_t OPTS[] = {
+    { "--k", "rank of the encodings (default 20)", T_SIZE, AT(k), 0, 0 },
+    { "--iters", "solver iterations (default 200)", T_SIZE, AT(iters), 0, 0 },
+    { "--tol", "solver relative tolerance, 0 = run all iterations (default 0)", T_DOUBLE, AT(tol), 0, 0 },
+    { "--splits", "random splits per fraction (default 5)", T_SIZE, AT(splits), 0, 0 },
+    { "--fractions", "labeled fractions in %, e.g. 10,20,30,40,50 (the default)", T_FRACTIONS, 0, 0, 0 },
+    { "--seed", "base seed: split s uses seed+s (default 0)", T_SIZE, AT(seed), 0, 0 },
+    { "--methods", "comma-separated method keys (default: all; --list-methods)", T_STR, AT(methods), 0, 0 },
+    { "--param", "weight NAME of method M (alpha, beta, gamma, vmax, ka, kp, sigma; "
+      "layers=100,50 for the deep methods)", T_PARAM, 0, 0, 0 },
+    { "--layers", "hidden layer sizes of every deep method (default " DEFAULT_LAYERS "; K on top)", T_STR,
+      AT(layers), 0, 0 },
+    { "--tune", "choose the weights by cross-validation within the labeled items", T_ON, AT(tune), 0, 0 },
+    { "--folds", "folds of --tune (default 3)", T_SIZE, AT(folds), 0, 0 },
+    { "--depth", "DMCL accuracy against depth 1, 2, 3 (at 50% labeled unless --fractions)", T_ON, AT(depth), 0, 0 },
+    { "--kernel", "base kernel of the views for MKL and the neighbour graphs: rbf (default) or linear",
+      T_ENUM, AT(kernel), "rbf linear", KERNELS },
+    { "--mkl-lambda", "MKL ridge relative to mean(diag G) (default 0.1)", T_DOUBLE, AT(mkl_lambda), 0, 0 },
+    { "--uniform-eta", "uniform fusion weights instead of kernel-target alignment", T_OFF, AT(learn_eta), 0, 0 },
+    { "--penalty", "LDGE/TGE penalty: class-pairs (seed 003, default) or item-neighbors", T_ENUM, AT(penalty),
+      "class-pairs item-neighbors", PENALTIES },
+    { "--shift", "shift features with negative values by their minimum", T_ON, AT(shift), 0, 0 },
+    { "--no-normalize", "keep the views' scales (default: ||X_v||_F^2 = N per view)", T_OFF, AT(normalize), 0, 0 },
+    { "--nmi", "max (default, the papers'), arithmetic, geometric or min", T_ENUM, AT(nmi),
+      "max arithmetic geometric sqrt min", NMIS },
+    { "--knn-k", "neighbours of the kNN classifier (default 9)", T_SIZE, AT(knn_k), 0, 0 },
+    { "--kmeans-restarts", "k-means restarts (default 10)", T_SIZE, AT(restarts), 0, 0 },
+    { "--labels", "class file in DATASET_DIR (default labels.txt)", T_STR, AT(labels), 0, 0 },
+    { "--views", "use only these views (names or 1-based positions in meta.txt)", T_STR, AT(views), 0, 0 },
+    { "--per-view", "also print a row per candidate of \"-b\" methods", T_ON, AT(per_candidate), 0, 0 },
+};
+#undef AT
+#define N_OPTS (sizeof OPTS / sizeof OPTS[0])
+
+static void parse_fractions(options_t *o, const char *s)
+{
+    char tok[64];
+    for (o->n_fractions = 0; next_token(&s, tok, sizeof tok); o->n_fractions++) {
+        double p = parse_double(tok, "--fractions");
+        if (o->n_fractions == MAX_FRACTIONS || !(p > 0 && p < 100))
+            die("--fractions: at most %d percentages in (0, 100), not %s", MAX_FRACTIONS, tok);
+        o->fractions[o->n_fractions] = p / 100.0;
+    }
+    if (o->n_fractions == 0)
+        die("--fractions: empty list");
+}
+
+/* --param METHOD.NAME=VALUE (layers=100,50 for a deep method). */
+static void set_param(const char *spec)
+{
+    const char *dot = strchr(spec, '.'), *eq = strchr(spec, '=');
+    if (!dot || !eq || eq < dot)
+        die("--param: expected METHOD.NAME=VALUE, got '%s'", spec);
+    int kl = (int)(dot - spec), nl = (int)(eq - dot - 1);
+    for (size_t i = 0; i < N_METHODS; i++) {
+        method_t *m = &METHODS[i];
+        if ((int)strlen(m->key) != kl || strncmp(m->key, spec, (size_t)kl))
+            continue;
+        if (nl == 6 && !strncmp(dot + 1, "layers", 6) && m->layers) {
+            size_t tmp[16];
+            parse_layers(m->layers = eq + 1, 1, tmp); /* validates */
+            return;
+        }
+        for (size_t p = 0; p < n_params(m); p++)
+            if ((int)strlen(m->params[p].name) == nl && !strncmp(m->params[p].name, dot + 1, (size_t)nl)) {
+                if ((m->params[p].value = parse_double(eq + 1, spec)) < 0)
+                    die("--param %s: weights are nonnegative", spec);
+                return;
+            }
+        die("--param: method %s has no weight '%.*s' (it has %zu%s)", m->key, nl, dot + 1, n_params(m),
+            m->layers ? " and layers" : "");
+    }
+    die("--param: no method '%.*s' (--list-methods)", kl, spec);
+}
+
+/* Sets option p (its value v; NULL for a flag) in *o. */
+static void set_option(options_t *o, const opt_t *p, const char *v)
+{
+    void *field = (char *)o + p->field;
+    const char *a = p->flag;
+    if (p->type == T_ON || p->type == T_OFF)
+        *(int *)field = p->type == T_ON;
+    else if (p->type == T_SIZE)
+        *(size_t *)field = parse_size(v, a);
+    else if (p->type == T_DOUBLE && (*(double *)field = parse_double(v, a)) < 0)
+        die("%s must be >= 0", a);
+    else if (p->type == T_STR)
+        *(const char **)field = v;
+    else if (p->type == T_FRACTIONS)
+        parse_fractions(o, v), o->fractions_given = 1;
+    else if (p->type == T_PARAM)
+        set_param(v);
+    else if (p->type == T_ENUM) {
+        const char *names = p->names;
+        size_t len = strlen(v), k = 0;
+        while (*names && !(strncmp(names, v, len) == 0 && (names[len] == ' ' || !names[len])))
+            names += strcspn(names, " ") + (names[strcspn(names, " ")] == ' '), k++;
+        if (!*names)
+            die("%s: one of %s, not '%s'", a, p->names, v);
+        *(uint32_t *)field = p->values[k];
+    }
+}
+
+/* --help (the options) or --list-methods. */
+static void usage(int methods)
+{
+    static const char *const ARG[] = { "N", "X", "VALUE", "", "", "KIND", "LIST", "M.NAME=V" };
+    char flag[64];
+    for (size_t m = 0; m < N_METHODS && methods; m++)
+        printf("%-12s %-11s %s%s\n", METHODS[m].key, METHODS[m].name, METHODS[m].about,
+               METHODS[m].uses_labels ? " [semi-supervised]" : " [unsupervised]");
+    if (methods)
+        return;
+    printf("usage: reproduce [options] DATASET_DIR\n");
+    for (size_t j = 0; j < N_OPTS; j++) {
+        snprintf(flag, sizeof flag, "%s %s", OPTS[j].flag, ARG[OPTS[j].type]);
+        printf("  %-20s %s\n", flag, OPTS[j].help);
+    }
+    printf("  %-20s list the available methods\n", "--list-methods");
+}
+
+/* Checks the options against each other; --layers, --depth's defaults. */
+static void check_options(options_t *o)
+{
+    if (o->k == 0 || o->splits == 0 || o->knn_k == 0 || o->restarts == 0)
+        die("--k, --splits, --knn-k and --kmeans-restarts must be at least 1");
+    if (o->folds < 2)
+        die("--folds must be at least 2");
+    for (size_t m = 0; m < N_METHODS && o->layers; m++) {
+        size_t tmp[16];
+        parse_layers(o->layers, 1, tmp); /* validates */
+        METHODS[m].layers = METHODS[m].layers ? o->layers : NULL;
+    }
+    if (o->depth && !o->methods)
+        o->methods = "dmcl";
+    if (o->depth && !o->fractions_given)
+        parse_fractions(o, "50");
+    char tok[64];
+    for (const char *p = o->methods; p && next_token(&p, tok, sizeof tok);) {
+        size_t m = 0;
+        while (m < N_METHODS && strcmp(METHODS[m].key, tok))
+            m++;
+        if (m == N_METHODS)
+            die("--methods: no method '%s' (--list-methods)", tok);
+        if (o->depth && (!METHODS[m].layers || METHODS[m].on == ON_VIEW))
+            die("--depth: %s is not a multi-view deep method (dmcl, concat-dnmf)", tok);
+    }
+}
+
+/* Parses the command line into *o; returns the dataset directory. */
+static const char *parse(int argc, char **argv, options_t *o)
+{
+    const char *dir = NULL;
+    memset(o, 0, sizeof *o);
+    o->k = 20, o->iters = 200, o->splits = 5, o->knn_k = 9, o->restarts = 10, o->folds = 3;
+    o->normalize = o->learn_eta = 1, o->nmi = MVNMF_NMI_MAX, o->kernel = MVNMF_KERNEL_RBF;
+    o->penalty = MVNMF_PENALTY_CLASS_PAIRS, o->mkl_lambda = mvnmf_mkl_params_default().lambda;
+    o->labels = "labels.txt";
+    parse_fractions(o, "10,20,30,40,50");
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        size_t j = 0;
+        while (j < N_OPTS && strcmp(a, OPTS[j].flag))
+            j++;
+        if (!strcmp(a, "--list-methods") || !strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(!strcmp(a, "--list-methods"));
+            exit(0);
+        } else if (j == N_OPTS) {
+            if (a[0] == '-')
+                die("unknown option %s (--help)", a);
+            if (dir)
+                die("one dataset directory, not '%s' and '%s'", dir, a);
+            dir = a;
+            continue;
+        }
+        if (OPTS[j].type != T_ON && OPTS[j].type != T_OFF && i + 1 >= argc)
+            die("%s needs a value", a);
+        set_option(o, &OPTS[j], OPTS[j].type == T_ON || OPTS[j].type == T_OFF ? NULL : argv[++i]);
+    }
+    if (!dir) {
+        fprintf(stderr, "usage: reproduce [options] DATASET_DIR (--help)\n");
+        exit(2);
+    }
+    check_options(o);
+    return dir;
+}
+
+/* The selected methods, in METHODS[] order; returns their number. */
+static size_t select_methods(const options_t *o, size_t *sel)
+{
+    size_t n_sel = 0;
+    char tok[64];
+    for (size_t m = 0; m < N_METHODS; m++) {
+        int keep = !o->methods;
+        for (const char *p = o->methods; p && next_token(&p, tok, sizeof tok);)
+            keep |= !strcmp(tok, METHODS[m].key);
+        if (keep)
+            sel[n_sel++] = m;
+    }
+    return n_sel;
+}
+
+/* The C views over the dataset, their kernels, and the stacked features of
+ * ConcatDNMF (when `stacked`). */
+static void setup(ctx_t *c, const dataset_t *d, const options_t *o, int stacked)
+{
+    size_t rows = 0;
+    memset(c, 0, sizeof *c);
+    c->data = d;
+    c->opt = o;
+    c->views = xcalloc(d->n_views, sizeof(mvnmf_view));
+    c->kernels = xcalloc(d->n_views, sizeof(mvnmf_kernel));
+    c->eta = xcalloc(d->n_views, sizeof(double));
+    for (size_t i = 0; i < d->n_views; i++) {
+        c->views[i].kind = MVNMF_VIEW_DENSE;
+        c->views[i].rows = c->views[i].col_stride = d->views[i].rows;
+        c->views[i].cols = d->n;
+        c->views[i].values = d->views[i].x;
+        c->kernels[i].kind = o->kernel;
+        rows += d->views[i].rows;
+    }
+    if (!stacked)
+        return;
+    double *x = xcalloc(rows * d->n, sizeof(double));
+    for (size_t j = 0; j < d->n; j++)
+        for (size_t i = 0, r0 = 0; i < d->n_views; r0 += d->views[i].rows, i++)
+            memcpy(x + j * rows + r0, d->views[i].x + j * d->views[i].rows, d->views[i].rows * sizeof(double));
+    c->concat = c->views[0];
+    c->concat.rows = c->concat.col_stride = rows;
+    c->concat.values = c->concat_x = x;
+}
+
+int main(int argc, char **argv)
+{
+    options_t o;
+    dataset_t d;
+    ctx_t c;
+    size_t sel[N_METHODS], n_sel;
+    int stacked = 0;
+    const char *dir = parse(argc, argv, &o);
+    double t_start = now();
+    load(&d, dir, o.labels, o.views);
+    preprocess(&d, o.shift, o.normalize);
+    n_sel = select_methods(&o, sel);
+    for (size_t i = 0; i < n_sel; i++)
+        stacked |= METHODS[sel[i]].on == ON_CONCAT;
+    setup(&c, &d, &o, stacked);
+    diag_t *diags = xcalloc(n_sel, sizeof(diag_t));
+    for (size_t i = 0; i < n_sel; i++)
+        diags[i].ka_min = SIZE_MAX;
+
+    print_header(&c, dir, sel, n_sel);
+    if (o.depth)
+        run_depth(&c, sel, n_sel, diags);
+    else
+        run_tables(&c, sel, n_sel, diags);
+    printf("%sWall time %.2f s.\n", o.depth ? "\n" : ". ", now() - t_start);
+
     for (size_t i = 0; i < d.n_views; i++)
         free(d.views[i].x);
-    free(d.views);
-    free(d.labels);
+    free(d.views), free(d.labels), free(diags), free(c.concat_x);
+    free(c.work), free(c.cv_work), free(c.views), free(c.kernels), free(c.eta);
     return 0;
 }

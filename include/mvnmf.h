@@ -258,6 +258,130 @@ typedef struct mvnmf_multilabel_scores {
   double hamming_loss;
 } mvnmf_multilabel_scores;
 
+// How `mvnmf_evaluate_split` / `mvnmf_evaluate_protocol` score an encoding;
+// defaults from `mvnmf_eval_params_default()`.
+typedef struct mvnmf_eval_params {
+  // kNN classifier of the test items (default k = 9, Euclidean; `k` is
+  // reduced to the smallest labeled class when fewer than `k` items are
+  // labeled).
+  struct mvnmf_knn_params knn;
+  // k-means of the test items (default 10 restarts). `mvnmf_evaluate_protocol`
+  // replaces its seed by each split's seed.
+  struct mvnmf_kmeans_params kmeans;
+  // NMI normalisation, `MVNMF_NMI_*` (default `MVNMF_NMI_MAX`, the papers').
+  uint32_t nmi;
+} mvnmf_eval_params;
+
+// Options of `mvnmf_evaluate_protocol`; defaults from
+// `mvnmf_protocol_params_default()` (5 splits, seed 0, default scoring).
+typedef struct mvnmf_protocol_params {
+  // Random splits per fraction (at least 1).
+  size_t splits;
+  // Split `s` uses seed `seed + s` for its labeled subset and its k-means.
+  uint64_t seed;
+  // How each split is scored.
+  struct mvnmf_eval_params eval;
+} mvnmf_protocol_params;
+
+// Options of `mvnmf_cross_validate`; defaults from `mvnmf_cv_params_default()`
+// (3 folds, seed 0, kNN k = 9).
+typedef struct mvnmf_cv_params {
+  // Folds (at least 2, at most the number of labeled items).
+  size_t folds;
+  // Seed of the folds' shuffle.
+  uint64_t seed;
+  // The classifier that scores a held-out fold.
+  struct mvnmf_knn_params knn;
+} mvnmf_cv_params;
+
+// The scores of one encoding on one split.
+typedef struct mvnmf_split_scores {
+  // kNN accuracy of the test items from the labeled items' encodings.
+  double knn_accuracy;
+  // k-means clustering accuracy of the test items (best one-to-one map).
+  double kmeans_accuracy;
+  // k-means NMI of the test items.
+  double kmeans_nmi;
+  // The `k` the kNN classifier used.
+  size_t knn_k;
+} mvnmf_split_scores;
+
+// Mean ± population std over the splits of one labeled fraction.
+typedef struct mvnmf_score_summary {
+  // Mean kNN accuracy.
+  double knn_mean;
+  // Its population std (numpy's `np.std`).
+  double knn_std;
+  // Mean k-means accuracy.
+  double kmeans_accuracy_mean;
+  // Its population std.
+  double kmeans_accuracy_std;
+  // Mean k-means NMI.
+  double kmeans_nmi_mean;
+  // Its population std.
+  double kmeans_nmi_std;
+  // The smallest kNN `k` used over the splits.
+  size_t knn_k_min;
+} mvnmf_score_summary;
+
+// What `mvnmf_evaluate_protocol` asks its fit callback for: the `k × n`
+// encoding of all items from the labels of one split's labeled items.
+typedef struct mvnmf_protocol_fit {
+  // The split, `0 .. splits - 1`.
+  size_t split;
+  // The labeled fraction's index in `fractions`.
+  size_t fraction_index;
+  // The labeled fraction.
+  double fraction;
+  // The split's seed (`seed + split`), for the fit's initialisation.
+  uint64_t seed;
+  // `n` labels: the class of every labeled item, `MVNMF_UNLABELED` for the
+  // test items.
+  const uint32_t *labels;
+  // `n` flags: 1 for the labeled items, 0 for the test items.
+  const uint8_t *labeled;
+  // Items.
+  size_t n;
+  // Rank of the encoding (its rows).
+  size_t k;
+} mvnmf_protocol_fit;
+
+// Fit callback of `mvnmf_evaluate_protocol`: writes the `fit->k × fit->n`
+// encoding (column-major) into `v`; a nonzero return stops the protocol
+// (`MVNMF_STATUS_CANCELLED`, outputs untouched).
+typedef int (*mvnmf_protocol_fit_fn)(const struct mvnmf_protocol_fit *fit,
+                                     double *v,
+                                     void *user);
+
+// What `mvnmf_cross_validate` asks its fit callback for: the `k × n`
+// encoding of all items for one candidate, from the labels of every fold
+// but one.
+typedef struct mvnmf_cv_fit {
+  // The candidate, `0 .. n_candidates - 1`.
+  size_t candidate;
+  // Its `n_params` values (row `candidate` of the grid; NULL when
+  // `n_params = 0`).
+  const double *params;
+  // Values per candidate.
+  size_t n_params;
+  // The held-out fold, `0 .. folds - 1`.
+  size_t fold;
+  // `n` labels the fit may use: `MVNMF_UNLABELED` for the held-out fold and
+  // for every item unlabeled to begin with.
+  const uint32_t *labels;
+  // Items.
+  size_t n;
+  // Rank of the encoding (its rows).
+  size_t k;
+} mvnmf_cv_fit;
+
+// Fit callback of `mvnmf_cross_validate`: writes the `fit->k × fit->n`
+// encoding (column-major) into `v`; a nonzero return stops the
+// cross-validation (`MVNMF_STATUS_CANCELLED`, outputs untouched).
+typedef int (*mvnmf_cv_fit_fn)(const struct mvnmf_cv_fit *fit,
+                               double *v,
+                               void *user);
+
 // Options of `mvnmf_fused_knn` and `mvnmf_class_pairs`; defaults from
 // `mvnmf_fused_knn_params_default()`.
 typedef struct mvnmf_fused_knn_params {
@@ -755,6 +879,138 @@ mvnmf_status mvnmf_average_auroc(const uint8_t *truth,
                                  size_t *labels_scored,
                                  void *work,
                                  size_t work_bytes);
+
+// The default scoring: kNN k = 9 (Euclidean), k-means with 10 restarts, NMI
+// normalised by `max(H(C), H(C'))`.
+struct mvnmf_eval_params mvnmf_eval_params_default(void);
+
+// The default protocol: 5 splits, seed 0, the default scoring.
+struct mvnmf_protocol_params mvnmf_protocol_params_default(void);
+
+// The default cross-validation: 3 folds, seed 0, kNN k = 9.
+struct mvnmf_cv_params mvnmf_cv_params_default(void);
+
+// Population mean and standard deviation of `x[n]` (numpy's `np.mean` and
+// `np.std`, ddof = 0; two passes). No workspace. Errors: `n = 0`
+// (`MVNMF_STATUS_ZERO_DIMENSION`), a non-finite value.
+mvnmf_status mvnmf_mean_std(const double *x,
+                            size_t n,
+                            double *mean,
+                            double *std);
+
+// Mean ± population std over the splits of every fraction: `scores` holds
+// `n_fractions × splits` entries, fraction-major (`scores[f * splits + s]`,
+// as `mvnmf_evaluate_protocol` writes them); writes `summary[n_fractions]`.
+// No workspace.
+mvnmf_status mvnmf_summarize_scores(const struct mvnmf_split_scores *scores,
+                                    size_t n_fractions,
+                                    size_t splits,
+                                    struct mvnmf_score_summary *summary);
+
+// Workspace bytes of `mvnmf_evaluate_split` for a `k × n` encoding
+// (`params` may be NULL: defaults).
+mvnmf_status mvnmf_evaluate_split_workspace(size_t k,
+                                            size_t n,
+                                            size_t n_classes,
+                                            const struct mvnmf_eval_params *params,
+                                            size_t *bytes);
+
+// Scores the `k × n` encoding `v` of one split as the papers do; the test
+// items are those with `labeled[j] = 0`. kNN from the labeled items'
+// encodings classifies the test items (accuracy; `k` reduced to the smallest
+// labeled class's size when fewer than `k` items are labeled); k-means (its
+// seed as given) clusters the test items into `min(C', n_test)` clusters,
+// `C'` the classes present in `labels`: accuracy under the best one-to-one
+// map and NMI. `labels[n]` are the true classes of all items
+// (`< n_classes`); `labeled[n]` flags are 0 or 1. Writes `*scores`.
+// Errors: no test item (`MVNMF_STATUS_ZERO_DIMENSION`), no labeled item
+// (`MVNMF_STATUS_TOO_FEW_LABELED`), a flag not 0/1 (`BAD_PARAMETER`), ...
+mvnmf_status mvnmf_evaluate_split(const double *v,
+                                  size_t k,
+                                  size_t n,
+                                  const uint32_t *labels,
+                                  size_t n_classes,
+                                  const uint8_t *labeled,
+                                  const struct mvnmf_eval_params *params,
+                                  struct mvnmf_split_scores *scores,
+                                  void *work,
+                                  size_t work_bytes);
+
+// Workspace bytes of `mvnmf_evaluate_protocol` (`params` may be NULL).
+mvnmf_status mvnmf_evaluate_protocol_workspace(size_t k,
+                                               size_t n,
+                                               size_t n_classes,
+                                               size_t n_fractions,
+                                               const struct mvnmf_protocol_params *params,
+                                               size_t *bytes);
+
+// The papers' evaluation protocol for one method (DESIGN §9). For every
+// split `s` (seed `seed + s`) and every labeled fraction `fractions[f]`
+// (each in `(0, 1)`), splits outer: a per-class stratified random subset is
+// labeled (as `mvnmf_stratified_split`); `fit` writes the `k × n` encoding
+// of all items from a `mvnmf_protocol_fit` that holds only the labeled
+// items' classes (the test items' classes are never passed); the encoding is
+// scored as by `mvnmf_evaluate_split`, its k-means seeded with the split's
+// seed. `v` is the same buffer at every call and keeps the previous call's
+// encoding (zeros first): a method that reads no labels may fit at
+// `fraction_index == 0` only. Writes `scores[f * splits + s]`
+// (`n_fractions × splits` entries; `mvnmf_summarize_scores` gives mean ±
+// std) once all splits are done. `labels[n]` are every item's true class.
+// A nonzero return of `fit` gives `MVNMF_STATUS_CANCELLED`; on any error
+// `scores` is untouched.
+mvnmf_status mvnmf_evaluate_protocol(const uint32_t *labels,
+                                     size_t n,
+                                     size_t n_classes,
+                                     const double *fractions,
+                                     size_t n_fractions,
+                                     size_t k,
+                                     const struct mvnmf_protocol_params *params,
+                                     struct mvnmf_split_scores *scores,
+                                     void *work,
+                                     size_t work_bytes,
+                                     mvnmf_protocol_fit_fn fit,
+                                     void *user);
+
+// Workspace bytes of `mvnmf_cross_validate` (`params` may be NULL).
+mvnmf_status mvnmf_cross_validate_workspace(size_t k,
+                                            size_t n,
+                                            size_t n_classes,
+                                            size_t n_candidates,
+                                            const struct mvnmf_cv_params *params,
+                                            size_t *bytes);
+
+// k-fold cross-validation of `n_candidates` parameter vectors inside the
+// labeled items (`labels[j] != MVNMF_UNLABELED`). `grid` holds
+// `n_candidates × n_params` values, candidate-major (candidate `c`'s values
+// at `grid[c * n_params]`; NULL when `n_params = 0`). The labeled items are
+// dealt into `folds` folds stratified by class: each class's labeled items
+// are shuffled (from `seed`) and dealt round-robin, the deal continuing from
+// one class to the next, so a class's counts in two folds differ by at most
+// one, a class smaller than `folds` lands in that many distinct folds, and
+// the folds' sizes differ by at most one (`MVNMF_STATUS_TOO_FEW_LABELED` when
+// fewer than `folds` items are labeled). For every candidate and fold, `fit`
+// gets a `mvnmf_cv_fit` whose labels hide that fold and every originally
+// unlabeled item (hidden labels never reach `fit`) and writes the `k × n`
+// encoding; the held-out items are classified by kNN (`knn.k` reduced to the
+// smallest class when the other folds hold fewer than `k` items) from the
+// other labeled items. Writes `scores[n_candidates]` (mean accuracy over the
+// folds) and `*best` (highest score, ties: the lowest index). A nonzero
+// return of `fit` gives `MVNMF_STATUS_CANCELLED`; on any error the outputs
+// are untouched.
+mvnmf_status mvnmf_cross_validate(const uint32_t *labels,
+                                  size_t n,
+                                  size_t n_classes,
+                                  size_t k,
+                                  const double *grid,
+                                  size_t n_candidates,
+                                  size_t n_params,
+                                  const struct mvnmf_cv_params *params,
+                                  double *scores,
+                                  size_t *best,
+                                  void *work,
+                                  size_t work_bytes,
+                                  mvnmf_cv_fit_fn fit,
+                                  void *user);
 
 // The default fused-kNN options (`k = 5`, all items, default block).
 struct mvnmf_fused_knn_params mvnmf_fused_knn_params_default(void);

@@ -39,177 +39,18 @@ int HARNESS_ENTRY(int verbose);
 }
 #endif
 
+#define HARNESS_DENSE_HELPERS
 #include "harness_common.h"
 
 #define MAXV 4         /* views per problem, at most */
 #define MAX_TRACE 512  /* callback values recorded per run, at most */
-#define GUARD 8        /* guard doubles after every factor buffer */
 #define PAD 64         /* guard bytes around every workspace */
 
 /* ---- checks: harness_common.h ------------------------------------------ */
 
 static unsigned g_runs;  /* varies the workspace alignment from run to run */
 
-static const double GUARD_VAL = -7.25e300;
-
-/* n doubles followed by GUARD guard values. */
-static double *dalloc(size_t n)
-{
-    double *p = (double *)malloc((n + GUARD) * sizeof(double));
-    size_t i;
-    if (p == NULL) {
-        printf("[%s] out of memory\n", LANG);
-        exit(1);
-    }
-    for (i = 0; i < n + GUARD; i++)
-        p[i] = i < n ? 0.0 : GUARD_VAL;
-    return p;
-}
-
-static int guard_ok(const double *p, size_t n)
-{
-    size_t i;
-    for (i = 0; i < GUARD; i++)
-        if (p[n + i] != GUARD_VAL)
-            return 0;
-    return 1;
-}
-
-/* max|a - b| / max|b| (NaN-propagating). */
-static double rel_diff(const double *a, const double *b, size_t n)
-{
-    double d = 0.0, m = 0.0;
-    size_t i;
-    for (i = 0; i < n; i++) {
-        double e = fabs(a[i] - b[i]);
-        if (!(e <= d))
-            d = e;
-        if (fabs(b[i]) > m)
-            m = fabs(b[i]);
-    }
-    return m > 0.0 ? d / m : d;
-}
-
 /* ---- test matrices ------------------------------------------------------ */
-
-/* A view together with its dense copy (for residuals computed here). */
-typedef struct {
-    size_t rows, cols, ld, nnz;
-    double *a;                 /* ld x cols, column-major; padding rows are NaN */
-    size_t *col_ptr, *row_idx; /* CSC structure (sparse only) */
-    double *nz;                /* CSC values */
-    mvnmf_view view;
-} hmat;
-
-static void hmat_alloc(hmat *x, size_t rows, size_t cols, size_t ld)
-{
-    size_t i;
-    memset(x, 0, sizeof *x);
-    x->rows = rows;
-    x->cols = cols;
-    x->ld = ld;
-    x->a = dalloc(ld * cols);
-    for (i = 0; i < ld * cols; i++)
-        x->a[i] = NAN; /* the solver must never read the padding */
-}
-
-/* Sets x->view: dense over x->a, or CSC of the nonzeros of x->a. */
-static void hmat_finish(hmat *x, int sparse)
-{
-    size_t i, j, p = 0;
-    memset(&x->view, 0, sizeof x->view);
-    x->view.rows = x->rows;
-    x->view.cols = x->cols;
-    if (!sparse) {
-        x->view.kind = MVNMF_VIEW_DENSE;
-        x->view.values = x->a;
-        x->view.col_stride = x->ld;
-        return;
-    }
-    for (j = 0; j < x->cols; j++)
-        for (i = 0; i < x->rows; i++)
-            x->nnz += x->a[i + j * x->ld] != 0.0;
-    x->col_ptr = (size_t *)malloc((x->cols + 1) * sizeof(size_t));
-    x->row_idx = (size_t *)malloc((x->nnz + 1) * sizeof(size_t));
-    x->nz = dalloc(x->nnz + 1);
-    x->col_ptr[0] = 0;
-    for (j = 0; j < x->cols; j++) {
-        for (i = 0; i < x->rows; i++) {
-            if (x->a[i + j * x->ld] != 0.0) {
-                x->row_idx[p] = i;
-                x->nz[p++] = x->a[i + j * x->ld];
-            }
-        }
-        x->col_ptr[j + 1] = p;
-    }
-    x->view.kind = MVNMF_VIEW_CSC;
-    x->view.values = x->nz;
-    x->view.col_ptr = x->col_ptr;
-    x->view.row_idx = x->row_idx;
-}
-
-/* X = scale * (A B / 3 + 0.05 noise) with A (rows x 3) from seed_a and B
- * (3 x cols) from seed_b: views with the same seed_b share their items.
- * density < 1 gives CSC keeping each entry with that probability, with rows
- * i % 5 == 2 and columns j % 7 == 3 empty. */
-static void hmat_make(hmat *x, size_t rows, size_t cols, size_t ld, double density, double scale,
-                      uint64_t seed_a, uint64_t seed_b)
-{
-    const size_t r = 3;
-    lcg_t ga = lcg_seeded(seed_a), gb = lcg_seeded(seed_b + 1000), gn = lcg_seeded(seed_a * 7919 + seed_b);
-    double *A = dalloc(rows * r), *B = dalloc(r * cols);
-    size_t i, j, l;
-    int sparse = density < 1.0;
-    for (i = 0; i < rows * r; i++)
-        A[i] = lcg_next(&ga);
-    for (i = 0; i < r * cols; i++)
-        B[i] = lcg_next(&gb);
-    hmat_alloc(x, rows, cols, ld);
-    for (j = 0; j < cols; j++) {
-        for (i = 0; i < rows; i++) {
-            double s = 0.05 * lcg_next(&gn);
-            for (l = 0; l < r; l++)
-                s += A[i + l * rows] * B[l + j * r] / (double)r;
-            if (sparse && (i % 5 == 2 || j % 7 == 3 || lcg_next(&gn) >= density))
-                s = 0.0;
-            x->a[i + j * ld] = scale * s;
-        }
-    }
-    free(A); free(B);
-    hmat_finish(x, sparse);
-}
-
-static void hmat_free(hmat *x)
-{
-    free(x->a); free(x->col_ptr); free(x->row_idx); free(x->nz);
-    memset(x, 0, sizeof *x);
-}
-
-static double half_sq(const hmat *x)
-{
-    double s = 0.0;
-    size_t i, j;
-    for (j = 0; j < x->cols; j++)
-        for (i = 0; i < x->rows; i++)
-            s += x->a[i + j * x->ld] * x->a[i + j * x->ld];
-    return 0.5 * s;
-}
-
-/* 0.5 ||X - U V||^2 with U rows x k and V k x cols, by plain loops. */
-static double half_resid(const hmat *x, const double *u, const double *v, size_t k)
-{
-    double s = 0.0;
-    size_t i, j, l;
-    for (j = 0; j < x->cols; j++) {
-        for (i = 0; i < x->rows; i++) {
-            double e = x->a[i + j * x->ld];
-            for (l = 0; l < k; l++)
-                e -= u[i + l * x->rows] * v[l + j * k];
-            s += e * e;
-        }
-    }
-    return 0.5 * s;
-}
 
 /* ---- running the solvers ------------------------------------------------ */
 
@@ -315,13 +156,6 @@ static void check_trace(const trace_t *t, const mvnmf_report *rep, double hx2)
     CHECK(rep->objective.reconstruction == rep->objective.total);
     CHECK(rep->objective.sparsity == 0.0 && rep->objective.affinity == 0.0 &&
           rep->objective.penalty == 0.0 && rep->objective.l1 == 0.0);
-}
-
-static int same_report(const mvnmf_report *a, const mvnmf_report *b)
-{
-    return a->iterations == b->iterations && a->stop == b->stop && a->dead_views == b->dead_views &&
-           memcmp(&a->initial, &b->initial, sizeof a->initial) == 0 &&
-           memcmp(&a->objective, &b->objective, sizeof a->objective) == 0;
 }
 
 /* ---- 1, 2, 8: monotonicity, report, bounds, one view = joint ------------- */

@@ -80,11 +80,6 @@ static double *dalloc(size_t n)
     return p;
 }
 
-static int close_to(double got, double want, double rel, double abs_tol)
-{
-    return fabs(got - want) <= rel * fabs(want) + abs_tol;
-}
-
 static int on_simplex(const double *eta, size_t h)
 {
     double s = 0.0;

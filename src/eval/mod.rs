@@ -1,6 +1,12 @@
 //! Evaluation as the papers do it (DESIGN §9), on caller buffers, no allocation.
 //!
-//! * **Protocol:** [`stratified_split`] (per-class random labeled fraction).
+//! * **Protocol:** [`stratified_split`] (per-class random labeled fraction),
+//!   [`evaluate_protocol`] (splits over several seeds × labeled fractions, a
+//!   fit callback, every split scored by [`evaluate_split`]: kNN accuracy,
+//!   k-means ACC and NMI of the test items), [`summarize_scores`] and
+//!   [`mean_std`] (mean ± population std), and [`cross_validate`] (k-fold
+//!   cross-validation of a grid of weights inside the labeled items, hidden
+//!   labels never passed to the fit).
 //! * **Classification:** [`knn_predict`] (k = 9 by default) and [`accuracy`].
 //! * **Clustering:** [`kmeans()`] (greedy k-means++, Lloyd, seeded restarts,
 //!   best inertia), [`clustering_accuracy`] under the best one-to-one map
@@ -20,9 +26,11 @@
 
 mod assignment;
 mod cluster;
+mod cv;
 mod kmeans;
 mod knn;
 mod multilabel;
+mod protocol;
 mod retrieval;
 mod split;
 
@@ -30,10 +38,16 @@ pub use assignment::{assignment, assignment_workspace, UNASSIGNED};
 pub use cluster::{
     clustering_accuracy, clustering_accuracy_workspace, nmi, nmi_workspace, NmiNorm,
 };
+pub use cv::{cross_validate, cross_validate_workspace, CvFit, CvParams};
 pub use kmeans::{kmeans, kmeans_workspace, KMeansParams, KMeansReport};
 pub use knn::{knn_predict, knn_predict_workspace, KnnParams, Metric};
 pub use multilabel::{
     average_auroc, average_auroc_workspace, multilabel_scores, AurocSummary, MultilabelScores,
+};
+pub use protocol::{
+    evaluate_protocol, evaluate_protocol_workspace, evaluate_split, evaluate_split_workspace,
+    knn_k_for, mean_std, summarize_scores, EvalParams, ProtocolFit, ProtocolParams, ScoreSummary,
+    SplitScores,
 };
 pub use retrieval::{
     query_metrics, query_metrics_workspace, ranked_list_metrics, retrieval_metrics, top_n,
