@@ -361,7 +361,9 @@ pub(crate) fn check_values<T: Real>(xs: &[T], nonneg: bool) -> Result<(), Error>
 }
 
 /// A set of views of the same items, indexable without allocation: a slice of
-/// [`View`]s, or the C ABI's array of `mvnmf_view` descriptors.
+/// [`View`]s, or the C ABI's array of `mvnmf_view` descriptors. The solvers of
+/// views check that they share the item count `N` (`steps::check`); a
+/// [`SourceSet`] is the same kind of list whose members share the features.
 pub trait ViewSet<T: Real> {
     /// Number of views.
     fn count(&self) -> usize;
@@ -389,6 +391,60 @@ impl<'a, T: Real, const H: usize> ViewSet<T> for [View<'a, T>; H] {
     fn view(&self, i: usize) -> View<'_, T> {
         self[i]
     }
+}
+
+/// Sources over one feature space (JSNMF, DESIGN §7): `S` matrices with the same
+/// rows (`M` terms of one vocabulary), each with its own item count `N_s` —
+/// where a [`ViewSet`] holds views of the same items, each with its own
+/// features. Any view list is one (a slice of [`View`]s, the C ABI's descriptor
+/// array); what differs is the check a solver runs: [`check_sources`] instead
+/// of the same-items check.
+pub trait SourceSet<T: Real>: ViewSet<T> {
+    /// Source `s` (`s < count()`), `M × N_s`.
+    fn source(&self, s: usize) -> View<'_, T> {
+        self.view(s)
+    }
+}
+
+impl<T: Real, S: ViewSet<T> + ?Sized> SourceSet<T> for S {}
+
+/// The dimensions of a source set ([`check_sources`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SourceDims {
+    /// The common number of rows `M` (terms).
+    pub rows: usize,
+    /// The largest item count `max_s N_s`.
+    pub max_cols: usize,
+    /// All items `Σ_s N_s`.
+    pub total_cols: usize,
+}
+
+/// Checks the shapes of a source set: at least one source
+/// ([`Error::ZeroDimension`]), every source `M × N_s` with `M, N_s ≥ 1`
+/// ([`Error::ZeroDimension`]), one `M` for all ([`Error::DimensionMismatch`]),
+/// `M·N_s` and `Σ_s N_s` without overflow ([`Error::SizeOverflow`]).
+pub fn check_sources(shapes: impl IntoIterator<Item = ViewShape>) -> Result<SourceDims, Error> {
+    let mut d: Option<SourceDims> = None;
+    for s in shapes {
+        if s.rows == 0 || s.cols == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        s.rows.checked_mul(s.cols).ok_or(Error::SizeOverflow)?;
+        let cur = d.get_or_insert(SourceDims {
+            rows: s.rows,
+            max_cols: 0,
+            total_cols: 0,
+        });
+        if cur.rows != s.rows {
+            return Err(Error::DimensionMismatch);
+        }
+        cur.max_cols = cur.max_cols.max(s.cols);
+        cur.total_cols = cur
+            .total_cols
+            .checked_add(s.cols)
+            .ok_or(Error::SizeOverflow)?;
+    }
+    d.ok_or(Error::ZeroDimension)
 }
 
 /// Per-view factor matrices (`U^(v)`, `M_v × K` col-major each), read-only.
@@ -508,5 +564,65 @@ mod tests {
             Dense::new(&d, usize::MAX, 3, usize::MAX).err(),
             Some(Error::SizeOverflow)
         );
+    }
+
+    /// Sources share the rows, not the items: `check_sources` says so, and the
+    /// per-fit row-sorted copies serve sources of different item counts.
+    #[test]
+    fn sources_over_one_feature_space() {
+        let m = 30;
+        let (d1, cp1, ri1, v1) = random_sparse(m, 11, 0.2, 1);
+        let (d2, cp2, ri2, v2) = random_sparse(m, 23, 0.2, 2);
+        let srcs = [
+            View::from(Csc::new(m, 11, &cp1, &ri1, &v1).unwrap()),
+            View::from(Csc::new(m, 23, &cp2, &ri2, &v2).unwrap()),
+        ];
+        let dims = check_sources(srcs.iter().map(|x| x.shape())).unwrap();
+        assert_eq!(
+            dims,
+            SourceDims {
+                rows: m,
+                max_cols: 23,
+                total_cols: 34
+            }
+        );
+        let x3 = std::vec![1.0; 29 * 4];
+        let other = View::from(Dense::new(&x3, 29, 4, 29).unwrap());
+        let sh = |v: &View<'_, f64>| v.shape();
+        assert_eq!(
+            check_sources([sh(&srcs[0]), sh(&other)]),
+            Err(Error::DimensionMismatch)
+        );
+        assert_eq!(check_sources([]), Err(Error::ZeroDimension));
+        let mut z = sh(&srcs[0]);
+        z.cols = 0;
+        assert_eq!(check_sources([z]), Err(Error::ZeroDimension));
+        // X_s Vᵀ from the row-sorted copy of each source equals the dense product.
+        let k = 5;
+        let mut pw =
+            std::vec![0u8; prepared_req::<f64>(srcs.iter().map(|x| x.shape())).bytes().unwrap()];
+        let mut pst = Stack::new(&mut pw);
+        let prep = Prepared::new(&srcs[..], &mut pst).unwrap();
+        for (s, (dense, n)) in [(&d1, 11usize), (&d2, 23)].into_iter().enumerate() {
+            let x = srcs[..].source(s);
+            assert_eq!(x.cols(), n);
+            let v: std::vec::Vec<f64> = (0..k * n).map(|t| (t % 7) as f64 * 0.25).collect();
+            let mut out = std::vec![0.0; m * k];
+            let mut w = std::vec![0u8; x_vt_req::<f64>(x.shape(), k).bytes().unwrap()];
+            x.x_vt(
+                prep.get(&srcs[..], s),
+                &v,
+                k,
+                &mut out,
+                &mut Stack::new(&mut w),
+            )
+            .unwrap();
+            for i in 0..m {
+                for t in 0..k {
+                    let want: f64 = (0..n).map(|j| dense[i + j * m] * v[t + j * k]).sum();
+                    assert!((want - out[i + t * m]).abs() < 1e-12);
+                }
+            }
+        }
     }
 }
