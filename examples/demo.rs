@@ -202,7 +202,7 @@ fn main() {
         let t = Instant::now();
         let r = nmf::fit(view, k, &params, &mut u, &mut v, &mut work, None).unwrap();
         let secs = t.elapsed().as_secs_f64();
-        let err = (2.0 * r.objective.reconstruction / ds.n as f64)
+        let err = (2.0 * r.objective.reconstruction() / ds.n as f64)
             .max(0.0)
             .sqrt();
         let tab = knn_table(&v, k, &ds.labels, &fractions, splits);
@@ -242,7 +242,7 @@ fn main() {
     )
     .unwrap();
     let secs = t.elapsed().as_secs_f64();
-    let err = (2.0 * r.objective.reconstruction / (ds.n * ds.views.len()) as f64)
+    let err = (2.0 * r.objective.reconstruction() / (ds.n * ds.views.len()) as f64)
         .max(0.0)
         .sqrt();
     let tab = knn_table(&v, k, &ds.labels, &fractions, splits);
@@ -307,7 +307,7 @@ fn main() {
                 None,
             )
             .unwrap();
-            last_err = (2.0 * r.objective.reconstruction / (ds.n * ds.views.len()) as f64)
+            last_err = (2.0 * r.objective.reconstruction() / (ds.n * ds.views.len()) as f64)
                 .max(0.0)
                 .sqrt();
             v
@@ -350,7 +350,7 @@ fn main() {
             None,
         )
         .unwrap();
-        last_err = (2.0 * r.objective.reconstruction / (ds.n * ds.views.len()) as f64)
+        last_err = (2.0 * r.objective.reconstruction() / (ds.n * ds.views.len()) as f64)
             .max(0.0)
             .sqrt();
         v

@@ -44,11 +44,11 @@ impl Fnv {
         self.f64s(&[
             r.iterations as f64,
             o.total,
-            o.reconstruction,
-            o.sparsity,
-            o.affinity,
-            o.penalty,
-            o.l1,
+            o.reconstruction(),
+            o.sparsity(),
+            o.affinity(),
+            o.penalty(),
+            o.l1(),
         ]);
     }
 }

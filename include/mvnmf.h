@@ -43,6 +43,25 @@
 // `mvnmf_report.stop`: the callback asked to stop.
 #define MVNMF_STOP_CANCELLED 2
 
+// `mvnmf_term.kind`: `½ Σ_v ‖X_v − U_v V‖²_F` (the DESIGN §2 family's parts
+// come in this order; other models add their kinds after these).
+#define MVNMF_TERM_RECONSTRUCTION 0
+
+// `mvnmf_term.kind`: `α Σ_v R(U_v)` (group sparsity).
+#define MVNMF_TERM_SPARSITY 1
+
+// `mvnmf_term.kind`: `β/2 tr(V La Vᵀ)` (affinity graph).
+#define MVNMF_TERM_AFFINITY 2
+
+// `mvnmf_term.kind`: `−β/2 tr(V Lp Vᵀ)` (penalty graph).
+#define MVNMF_TERM_PENALTY 3
+
+// `mvnmf_term.kind`: `γ Σ V`.
+#define MVNMF_TERM_L1 4
+
+// Most parts an `mvnmf_objective` carries.
+#define MVNMF_MAX_TERMS 8
+
 // The label of an item whose class is unknown (`uint32_t`, all bits set).
 #define MVNMF_UNLABELED UINT32_MAX
 
@@ -212,6 +231,32 @@ typedef enum mvnmf_status mvnmf_status;
 typedef uint32_t mvnmf_status;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
+
+// One named part of an objective.
+typedef struct mvnmf_term {
+  // `MVNMF_TERM_*` (`mvnmf_term_name` gives its name).
+  uint32_t kind;
+  // 0 (explicit, so the struct has no padding bytes and equal reports
+  // compare equal byte for byte).
+  uint32_t reserved;
+  // Its value, weighted as it enters the total.
+  double value;
+} mvnmf_term;
+
+// The objective: the total and the model's named parts (`terms[0 ..
+// n_terms]`; the DESIGN §2 family reports its five parts, unused ones as 0).
+// Read a part with `mvnmf_objective_term`. A model with other parts uses
+// other kinds, not another struct.
+typedef struct mvnmf_objective {
+  // Sum of the weighted parts.
+  double total;
+  // Parts used in `terms` (at most `MVNMF_MAX_TERMS`).
+  uint32_t n_terms;
+  // 0 (no padding bytes: see `mvnmf_term.reserved`).
+  uint32_t reserved;
+  // The parts; unused entries are zero.
+  struct mvnmf_term terms[8];
+} mvnmf_objective;
 
 // Options of `mvnmf_knn_predict`; defaults from `mvnmf_knn_params_default()`.
 typedef struct mvnmf_knn_params {
@@ -565,22 +610,6 @@ typedef struct mvnmf_graph {
   const double *penalty_weights;
 } mvnmf_graph;
 
-// The objective and its parts (unused parts are 0).
-typedef struct mvnmf_objective {
-  // Sum of the weighted parts.
-  double total;
-  // ½ Σ_v ‖X_v − U_v V‖²_F.
-  double reconstruction;
-  // α Σ_v R(U_v).
-  double sparsity;
-  // β/2 tr(V La Vᵀ).
-  double affinity;
-  // −β/2 tr(V Lp Vᵀ).
-  double penalty;
-  // γ Σ V.
-  double l1;
-} mvnmf_objective;
-
 // What the progress callback receives.
 typedef struct mvnmf_progress {
   // Outer iterations completed (0 = the start).
@@ -644,9 +673,20 @@ typedef struct mvnmf_pipeline_params {
 
 
 
+
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// The value of the part `kind` (`MVNMF_TERM_*`) of `objective`; 0 when the
+// model has no such part or `objective` is NULL.
+double mvnmf_objective_term(const struct mvnmf_objective *objective,
+                            uint32_t kind);
+
+// The name of a part (`MVNMF_TERM_*`), static and NUL-terminated;
+// "unknown" for other values.
+const char *mvnmf_term_name(uint32_t kind);
 
 // A static, NUL-terminated message for a status code (any value).
 const char *mvnmf_status_message(uint32_t status);

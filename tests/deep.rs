@@ -362,10 +362,10 @@ fn the_box_stops_the_scale_drift() {
         lower_max(&uf)
     );
     assert!(
-        rf.objective.sparsity < 0.5 * rb.objective.sparsity,
+        rf.objective.sparsity() < 0.5 * rb.objective.sparsity(),
         "free {} box {}",
-        rf.objective.sparsity,
-        rb.objective.sparsity
+        rf.objective.sparsity(),
+        rb.objective.sparsity()
     );
     let _ = (ob, of);
 }
@@ -437,5 +437,5 @@ fn encode_through_the_stack() {
                 direct_objective(x, *m, d.n, &ut, &v2, 5)
             })
             .sum();
-    assert!((direct - r.objective.reconstruction).abs() < 1e-9 * scale);
+    assert!((direct - r.objective.reconstruction()).abs() < 1e-9 * scale);
 }

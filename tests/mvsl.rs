@@ -215,11 +215,11 @@ fn every_preset_is_monotone_with_implicit_and_explicit_graphs_dense_and_sparse()
                     "{what}: V out of [0, vmax]"
                 );
                 let parts = f.report.objective;
-                let sum = parts.reconstruction
-                    + parts.sparsity
-                    + parts.affinity
-                    + parts.penalty
-                    + parts.l1;
+                let sum = parts.reconstruction()
+                    + parts.sparsity()
+                    + parts.affinity()
+                    + parts.penalty()
+                    + parts.l1();
                 assert!(
                     (sum - parts.total).abs() <= 1e-12 * scale.max(1.0),
                     "{what}: parts do not add up"
@@ -227,7 +227,7 @@ fn every_preset_is_monotone_with_implicit_and_explicit_graphs_dense_and_sparse()
                 let direct = direct_objective(&p.x1, p.m1, p.n, &f.u1, &f.v, k)
                     + direct_objective(&p.x2, p.m2, p.n, &f.u2, &f.v, k);
                 assert!(
-                    (direct - parts.reconstruction).abs() <= 1e-9 * scale,
+                    (direct - parts.reconstruction()).abs() <= 1e-9 * scale,
                     "{what}: reconstruction part"
                 );
             }

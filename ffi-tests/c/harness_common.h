@@ -111,8 +111,13 @@ static inline int bytes_are(const void *p, size_t n, unsigned char b)
  * and -0 in the other). */
 static inline int obj_equal(const mvnmf_objective *a, const mvnmf_objective *b)
 {
-    return a->total == b->total && a->reconstruction == b->reconstruction && a->sparsity == b->sparsity &&
-           a->affinity == b->affinity && a->penalty == b->penalty && a->l1 == b->l1;
+    uint32_t i;
+    if (a->total != b->total || a->n_terms != b->n_terms || a->n_terms > MVNMF_MAX_TERMS)
+        return 0;
+    for (i = 0; i < a->n_terms; i++)
+        if (a->terms[i].kind != b->terms[i].kind || a->terms[i].value != b->terms[i].value)
+            return 0;
+    return 1;
 }
 
 static inline int same_report_values(const mvnmf_report *a, const mvnmf_report *b)

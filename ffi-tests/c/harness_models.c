@@ -382,7 +382,7 @@ static void trace_reset(mtrace_t *t, long stop_at)
  * is the same floating-point sum the library forms. */
 static int parts_add_up(const mvnmf_objective *o)
 {
-    double s = o->reconstruction + o->sparsity + o->affinity + o->penalty + o->l1;
+    double s = mvnmf_objective_term(o, MVNMF_TERM_RECONSTRUCTION) + mvnmf_objective_term(o, MVNMF_TERM_SPARSITY) + mvnmf_objective_term(o, MVNMF_TERM_AFFINITY) + mvnmf_objective_term(o, MVNMF_TERM_PENALTY) + mvnmf_objective_term(o, MVNMF_TERM_L1);
     return s == o->total;
 }
 
@@ -617,28 +617,28 @@ static unsigned check_parts(const mprob *q, const mmodel *md, const mvnmf_graph 
     CHECK(all_in(f->v, k * q->n, 0.0, p->vmax) && guard_ok(f->v, k * q->n));
     for (j = 0; j < k * q->n; j++)
         l1 += f->v[j];
-    if (!CHECK(close_to(o->reconstruction, rec, 1e-8, 1e-13 * q->hx2)))
-        printf("    reconstruction %.17g, computed here %.17g\n", o->reconstruction, rec);
+    if (!CHECK(close_to(mvnmf_objective_term(o, MVNMF_TERM_RECONSTRUCTION), rec, 1e-8, 1e-13 * q->hx2)))
+        printf("    reconstruction %.17g, computed here %.17g\n", mvnmf_objective_term(o, MVNMF_TERM_RECONSTRUCTION), rec);
     /* unused parts are exactly 0 */
     if (enc || p->sparsity == MVNMF_SPARSITY_NONE || p->alpha == 0.0)
-        CHECK(o->sparsity == 0.0);
-    else if (!CHECK(close_to(o->sparsity, p->alpha * spars, 1e-12, 0.0)))
-        printf("    sparsity %.17g, computed here %.17g\n", o->sparsity, p->alpha * spars);
+        CHECK(mvnmf_objective_term(o, MVNMF_TERM_SPARSITY) == 0.0);
+    else if (!CHECK(close_to(mvnmf_objective_term(o, MVNMF_TERM_SPARSITY), p->alpha * spars, 1e-12, 0.0)))
+        printf("    sparsity %.17g, computed here %.17g\n", mvnmf_objective_term(o, MVNMF_TERM_SPARSITY), p->alpha * spars);
     if (p->gamma == 0.0)
-        CHECK(o->l1 == 0.0);
+        CHECK(mvnmf_objective_term(o, MVNMF_TERM_L1) == 0.0);
     else
-        CHECK(close_to(o->l1, p->gamma * l1, 1e-12, 0.0));
+        CHECK(close_to(mvnmf_objective_term(o, MVNMF_TERM_L1), p->gamma * l1, 1e-12, 0.0));
     if (!use_graph) {
-        CHECK(o->affinity == 0.0 && o->penalty == 0.0);
+        CHECK(mvnmf_objective_term(o, MVNMF_TERM_AFFINITY) == 0.0 && mvnmf_objective_term(o, MVNMF_TERM_PENALTY) == 0.0);
     } else {
         double sa = 0.0, sp = 0.0, ta = 0.0, tp = 0.0;
         if (q->gr.wa != NULL)
             ta = 0.5 * p->beta * graph_trace(q->gr.wa, q->n, f->v, k, &sa);
         if (q->gr.wp != NULL)
             tp = -0.5 * p->beta * graph_trace(q->gr.wp, q->n, f->v, k, &sp);
-        if (!CHECK(close_to(o->affinity, ta, 0.0, 1e-10 * (0.5 * p->beta * sa + 1e-300)) &&
-                   close_to(o->penalty, tp, 0.0, 1e-10 * (0.5 * p->beta * sp + 1e-300))))
-            printf("    affinity %.17g (here %.17g), penalty %.17g (here %.17g)\n", o->affinity, ta, o->penalty,
+        if (!CHECK(close_to(mvnmf_objective_term(o, MVNMF_TERM_AFFINITY), ta, 0.0, 1e-10 * (0.5 * p->beta * sa + 1e-300)) &&
+                   close_to(mvnmf_objective_term(o, MVNMF_TERM_PENALTY), tp, 0.0, 1e-10 * (0.5 * p->beta * sp + 1e-300))))
+            printf("    affinity %.17g (here %.17g), penalty %.17g (here %.17g)\n", mvnmf_objective_term(o, MVNMF_TERM_AFFINITY), ta, mvnmf_objective_term(o, MVNMF_TERM_PENALTY),
                    tp);
     }
     CHECK(parts_add_up(o));
@@ -1704,7 +1704,7 @@ static void test_encode(void)
         CHECK_STATUS(msolve(OP_DFIT, &s, f.u, f.v, -1, t, &r), MVNMF_STATUS_OK);
         check_trace(t, &r, qa.hx2);
         check_parts(&qa, &md, &qa.gr.g, &f, &r, 0);
-        rel_train = sqrt(r.objective.reconstruction / qa.hx2);
+        rel_train = sqrt(mvnmf_objective_term(&r.objective, MVNMF_TERM_RECONSTRUCTION) / qa.hx2);
 
         /* held-out items, encoded with the graph over them (and without) */
         set_ctx("deep encode of held-out items, graph %s", GNAME[gk]);
@@ -1814,8 +1814,8 @@ static void test_misc(void)
         CHECK(r.iterations == 0 && r.stop == MVNMF_STOP_MAX_ITER && t->n == 1);
         CHECK(memcmp(&r.initial, &r.objective, sizeof r.initial) == 0);
         CHECK(memcmp(a.v, b.v, 3 * q.n * sizeof(double)) == 0); /* V clipped to vmax */
-        if (!CHECK(close_to(r.initial.reconstruction, rec0, 1e-10, 0.0)))
-            printf("    reconstruction %.17g, from the given start %.17g\n", r.initial.reconstruction, rec0);
+        if (!CHECK(close_to(mvnmf_objective_term(&r.initial, MVNMF_TERM_RECONSTRUCTION), rec0, 1e-10, 0.0)))
+            printf("    reconstruction %.17g, from the given start %.17g\n", mvnmf_objective_term(&r.initial, MVNMF_TERM_RECONSTRUCTION), rec0);
         for (i = 0; i < q.nv; i++) {
             size_t off = 0;
             cstack(a.u[i], q.x[i].rows, layers, 3, ut1[i]);

@@ -40,9 +40,20 @@ class NmfParams(C.Structure):
                 ("vmax", C.c_double), ("seed", C.c_uint64), ("init", C.c_uint32)]
 
 
+class Term(C.Structure):
+    _fields_ = [("kind", C.c_uint32), ("reserved", C.c_uint32), ("value", C.c_double)]
+
+
 class Objective(C.Structure):
-    _fields_ = [(n, C.c_double) for n in
-                ("total", "reconstruction", "sparsity", "affinity", "penalty", "l1")]
+    _fields_ = [("total", C.c_double), ("n_terms", C.c_uint32), ("reserved", C.c_uint32),
+                ("terms", Term * 8)]
+
+    def term(self, kind):
+        """The value of the part `kind` (MVNMF_TERM_*), 0 when absent."""
+        return next((t.value for t in self.terms[:self.n_terms] if t.kind == kind), 0.0)
+
+
+TERM_RECONSTRUCTION = 0
 
 
 class Progress(C.Structure):
@@ -166,7 +177,7 @@ def main(path, sizes=None):
     @PROGRESS_FN
     def record(prog, _user):
         p = prog.contents
-        seen.append((p.iter, p.objective.total, p.objective.reconstruction))
+        seen.append((p.iter, p.objective.total, p.objective.term(TERM_RECONSTRUCTION)))
         return 0
 
     outs = pb.outputs()

@@ -38,7 +38,7 @@ use core::ops::ControlFlow;
 
 use crate::data::{Csc, Dense, Factors, FactorsMut, View, ViewKind, ViewSet, ViewShape};
 use crate::error::Error;
-use crate::steps::{Init, Objective, Progress, Report, Stop};
+use crate::steps::{Init, Objective, Progress, Report, Stop, Term};
 
 /// Status codes. Values are stable; retired values stay reserved.
 #[repr(u32)]
@@ -150,22 +150,74 @@ pub struct mvnmf_view {
     pub row_idx: *const usize,
 }
 
-/// The objective and its parts (unused parts are 0).
+/// `mvnmf_term.kind`: `½ Σ_v ‖X_v − U_v V‖²_F` (the DESIGN §2 family's parts
+/// come in this order; other models add their kinds after these).
+pub const MVNMF_TERM_RECONSTRUCTION: u32 = 0;
+/// `mvnmf_term.kind`: `α Σ_v R(U_v)` (group sparsity).
+pub const MVNMF_TERM_SPARSITY: u32 = 1;
+/// `mvnmf_term.kind`: `β/2 tr(V La Vᵀ)` (affinity graph).
+pub const MVNMF_TERM_AFFINITY: u32 = 2;
+/// `mvnmf_term.kind`: `−β/2 tr(V Lp Vᵀ)` (penalty graph).
+pub const MVNMF_TERM_PENALTY: u32 = 3;
+/// `mvnmf_term.kind`: `γ Σ V`.
+pub const MVNMF_TERM_L1: u32 = 4;
+/// Most parts an `mvnmf_objective` carries.
+pub const MVNMF_MAX_TERMS: usize = 8;
+const _: () = assert!(MVNMF_MAX_TERMS == crate::steps::MAX_TERMS);
+
+/// One named part of an objective.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct mvnmf_term {
+    /// `MVNMF_TERM_*` (`mvnmf_term_name` gives its name).
+    pub kind: u32,
+    /// 0 (explicit, so the struct has no padding bytes and equal reports
+    /// compare equal byte for byte).
+    pub reserved: u32,
+    /// Its value, weighted as it enters the total.
+    pub value: f64,
+}
+
+/// The objective: the total and the model's named parts (`terms[0 ..
+/// n_terms]`; the DESIGN §2 family reports its five parts, unused ones as 0).
+/// Read a part with `mvnmf_objective_term`. A model with other parts uses
+/// other kinds, not another struct.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct mvnmf_objective {
     /// Sum of the weighted parts.
     pub total: f64,
-    /// ½ Σ_v ‖X_v − U_v V‖²_F.
-    pub reconstruction: f64,
-    /// α Σ_v R(U_v).
-    pub sparsity: f64,
-    /// β/2 tr(V La Vᵀ).
-    pub affinity: f64,
-    /// −β/2 tr(V Lp Vᵀ).
-    pub penalty: f64,
-    /// γ Σ V.
-    pub l1: f64,
+    /// Parts used in `terms` (at most `MVNMF_MAX_TERMS`).
+    pub n_terms: u32,
+    /// 0 (no padding bytes: see `mvnmf_term.reserved`).
+    pub reserved: u32,
+    /// The parts; unused entries are zero.
+    pub terms: [mvnmf_term; 8],
+}
+
+/// The value of the part `kind` (`MVNMF_TERM_*`) of `objective`; 0 when the
+/// model has no such part or `objective` is NULL.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_objective_term(objective: *const mvnmf_objective, kind: u32) -> f64 {
+    if objective.is_null() {
+        return 0.0;
+    }
+    let o = &*objective;
+    o.terms
+        .iter()
+        .take((o.n_terms as usize).min(MVNMF_MAX_TERMS))
+        .find(|t| t.kind == kind)
+        .map_or(0.0, |t| t.value)
+}
+
+/// The name of a part (`MVNMF_TERM_*`), static and NUL-terminated;
+/// "unknown" for other values.
+#[no_mangle]
+pub extern "C" fn mvnmf_term_name(kind: u32) -> *const c_char {
+    Term::from_code(kind)
+        .map_or("unknown\0", |t| t.c_name())
+        .as_ptr()
+        .cast()
 }
 
 /// What the progress callback receives.
@@ -201,14 +253,19 @@ pub type mvnmf_progress_fn =
 
 impl From<Objective> for mvnmf_objective {
     fn from(o: Objective) -> Self {
-        mvnmf_objective {
+        let mut c = mvnmf_objective {
             total: o.total,
-            reconstruction: o.reconstruction,
-            sparsity: o.sparsity,
-            affinity: o.affinity,
-            penalty: o.penalty,
-            l1: o.l1,
+            ..mvnmf_objective::default()
+        };
+        for (d, &(kind, value)) in c.terms.iter_mut().zip(o.terms()) {
+            *d = mvnmf_term {
+                kind: kind as u32,
+                reserved: 0,
+                value,
+            };
+            c.n_terms += 1;
         }
+        c
     }
 }
 
@@ -628,6 +685,34 @@ mod tests {
             // SAFETY: the message is a static NUL-terminated string.
             let c = unsafe { core::ffi::CStr::from_ptr(mvnmf_status_message(e.code())) };
             assert_eq!(c.to_str().unwrap(), e.message());
+        }
+    }
+
+    /// The C term kinds are `Term`'s codes, and their names its names.
+    #[test]
+    fn term_kinds_are_terms() {
+        let c = [
+            MVNMF_TERM_RECONSTRUCTION,
+            MVNMF_TERM_SPARSITY,
+            MVNMF_TERM_AFFINITY,
+            MVNMF_TERM_PENALTY,
+            MVNMF_TERM_L1,
+        ];
+        for (t, code) in Term::ALL.iter().zip(c) {
+            assert_eq!(*t as u32, code);
+            // SAFETY: a static NUL-terminated string.
+            let name = unsafe { core::ffi::CStr::from_ptr(mvnmf_term_name(code)) };
+            assert_eq!(name.to_str().unwrap(), t.name());
+        }
+        let o: mvnmf_objective =
+            Objective::new(3.0, &[(Term::Affinity, 2.0), (Term::L1, 1.0)]).into();
+        assert_eq!(o.n_terms, 2);
+        // SAFETY: a valid struct, and NULL.
+        unsafe {
+            assert_eq!(mvnmf_objective_term(&o, MVNMF_TERM_AFFINITY), 2.0);
+            assert_eq!(mvnmf_objective_term(&o, MVNMF_TERM_L1), 1.0);
+            assert_eq!(mvnmf_objective_term(&o, MVNMF_TERM_SPARSITY), 0.0);
+            assert_eq!(mvnmf_objective_term(core::ptr::null(), MVNMF_TERM_L1), 0.0);
         }
     }
 }

@@ -363,7 +363,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
     form_pq_deep(views, &prep, layers, k, &*u, p, q, &mut t, &mut sc)?;
     gram(v, k, n, g, &mut sc)?;
     let traces = graph_traces(graph, use_graph, v, k, (plus, minus), &mut sc)?;
-    let rec = objective(half_x2, q, v, p, g).reconstruction;
+    let rec = objective(half_x2, q, v, p, g).reconstruction();
     let obj = assemble(tp, rec, top_norms(tp, views, &*u, layers), traces, v);
     let mut report = run(tp.max_iter, tp.tol, obj, monitor, |_it| {
         for (i, lip_i) in lip.iter_mut().enumerate() {
@@ -385,7 +385,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
         }
         form_pq_deep(views, &prep, layers, k, &*u, p, q, &mut t, &mut sc)?;
         let traces = v_phase(tp, graph, (k, n), v, (p, q), g, d, (plus, minus), &mut sc)?;
-        let rec = objective(half_x2, q, v, p, g).reconstruction;
+        let rec = objective(half_x2, q, v, p, g).reconstruction();
         Ok(assemble(
             tp,
             rec,

@@ -235,7 +235,7 @@ fn objective<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     v: &[T],
     traces: (f64, f64),
 ) -> Objective {
-    let rec = mu::objective(half_x2, bf.q, v, bf.p, bf.g).reconstruction;
+    let rec = mu::objective(half_x2, bf.q, v, bf.p, bf.g).reconstruction();
     let norms = |i: usize| group_norm(params.sparsity, u.get(i), views.shape(i).rows);
     assemble(params, rec, (0..views.count()).map(norms), traces, v)
 }

@@ -14,21 +14,150 @@ pub enum Init {
     Given,
 }
 
-/// The objective and its parts (unused parts are 0).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Objective {
-    /// Everything: the sum of the parts below, with their weights.
-    pub total: f64,
+/// A named part of an objective. The DESIGN §2 family (NMF, joint NMF, the
+/// MvSL/MCL family, DMCL) reports the first five; a model with other parts
+/// adds its own kinds here, and its reports carry them in the same
+/// [`Objective`] (the C ABI's `mvnmf_objective` does not change).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Term {
     /// `½ Σ_v ‖X^(v) − U^(v) V‖²_F`.
-    pub reconstruction: f64,
+    Reconstruction = 0,
     /// `α Σ_v R(U^(v))` (group sparsity).
-    pub sparsity: f64,
+    Sparsity = 1,
     /// `β/2 tr(V Lᵃ Vᵀ)` (affinity graph).
-    pub affinity: f64,
+    Affinity = 2,
     /// `−β/2 tr(V Lᵖ Vᵀ)` (penalty graph; enters the total with this sign).
-    pub penalty: f64,
+    Penalty = 3,
     /// `γ Σ V`.
-    pub l1: f64,
+    L1 = 4,
+}
+
+impl Term {
+    /// Every kind, in code order.
+    pub const ALL: [Term; 5] = [
+        Term::Reconstruction,
+        Term::Sparsity,
+        Term::Affinity,
+        Term::Penalty,
+        Term::L1,
+    ];
+
+    /// The kind with this code (`MVNMF_TERM_*`).
+    pub fn from_code(code: u32) -> Option<Term> {
+        Term::ALL.iter().copied().find(|t| *t as u32 == code)
+    }
+
+    /// Its name, NUL-terminated (for C).
+    pub const fn c_name(self) -> &'static str {
+        match self {
+            Term::Reconstruction => "reconstruction\0",
+            Term::Sparsity => "sparsity\0",
+            Term::Affinity => "affinity\0",
+            Term::Penalty => "penalty\0",
+            Term::L1 => "l1\0",
+        }
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        let n = self.c_name();
+        &n[..n.len() - 1]
+    }
+}
+
+/// Most parts one objective reports.
+pub const MAX_TERMS: usize = 8;
+
+/// The objective: its total and its named parts (at most [`MAX_TERMS`]; the
+/// DESIGN §2 family reports all five of its parts, unused ones as 0).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Objective {
+    /// Everything: the sum of the parts, with their weights.
+    pub total: f64,
+    n_terms: usize,
+    terms: [(Term, f64); MAX_TERMS],
+}
+
+impl Default for Objective {
+    fn default() -> Self {
+        Objective {
+            total: 0.0,
+            n_terms: 0,
+            terms: [(Term::Reconstruction, 0.0); MAX_TERMS],
+        }
+    }
+}
+
+impl Objective {
+    /// `total` with these parts (at most [`MAX_TERMS`]; further ones are dropped).
+    pub fn new(total: f64, parts: &[(Term, f64)]) -> Self {
+        let mut o = Objective {
+            total,
+            ..Objective::default()
+        };
+        for &p in parts.iter().take(MAX_TERMS) {
+            o.terms[o.n_terms] = p;
+            o.n_terms += 1;
+        }
+        o
+    }
+
+    /// The parts of the DESIGN §2 objective, in [`Term`] order.
+    pub(crate) fn family(
+        total: f64,
+        rec: f64,
+        sparsity: f64,
+        affinity: f64,
+        penalty: f64,
+        l1: f64,
+    ) -> Self {
+        Objective::new(
+            total,
+            &[
+                (Term::Reconstruction, rec),
+                (Term::Sparsity, sparsity),
+                (Term::Affinity, affinity),
+                (Term::Penalty, penalty),
+                (Term::L1, l1),
+            ],
+        )
+    }
+
+    /// The parts, in the model's order.
+    pub fn terms(&self) -> &[(Term, f64)] {
+        &self.terms[..self.n_terms]
+    }
+
+    /// The value of part `t` (0 when the model has no such part).
+    pub fn get(&self, t: Term) -> f64 {
+        self.terms()
+            .iter()
+            .find(|(k, _)| *k == t)
+            .map_or(0.0, |&(_, x)| x)
+    }
+
+    /// [`Term::Reconstruction`].
+    pub fn reconstruction(&self) -> f64 {
+        self.get(Term::Reconstruction)
+    }
+    /// [`Term::Sparsity`].
+    pub fn sparsity(&self) -> f64 {
+        self.get(Term::Sparsity)
+    }
+    /// [`Term::Affinity`].
+    pub fn affinity(&self) -> f64 {
+        self.get(Term::Affinity)
+    }
+    /// [`Term::Penalty`].
+    pub fn penalty(&self) -> f64 {
+        self.get(Term::Penalty)
+    }
+    /// [`Term::L1`].
+    pub fn l1(&self) -> f64 {
+        self.get(Term::L1)
+    }
 }
 
 /// What the monitor sees once per outer iteration (iteration 0 is the start).

@@ -22,5 +22,5 @@ pub mod prox;
 pub(crate) mod vstep;
 
 pub(crate) use driver::run;
-pub use driver::{Init, Monitor, Objective, Progress, Report, Stop};
+pub use driver::{Init, Monitor, Objective, Progress, Report, Stop, Term, MAX_TERMS};
 pub use params::{MvslParams, NmfParams};

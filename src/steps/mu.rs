@@ -217,11 +217,7 @@ pub(crate) fn gram<T: Real>(
 /// `½‖X‖² − ⟨Q, V⟩ + ½⟨P, G⟩`.
 pub(crate) fn objective<T: Real>(half_x2: f64, q: &[T], v: &[T], p: &[T], g: &[T]) -> Objective {
     let r = half_x2 - dot(q, v) + 0.5 * dot(p, g);
-    Objective {
-        total: r,
-        reconstruction: r,
-        ..Objective::default()
-    }
+    Objective::family(r, r, 0.0, 0.0, 0.0, 0.0)
 }
 
 pub(crate) fn dead_views<T: Real, F: Factors<T> + ?Sized>(u: &F) -> u32 {

@@ -36,14 +36,14 @@ pub(crate) fn assemble<T: Real>(
     } else {
         0.0
     };
-    Objective {
-        total: rec + sparsity + affinity + penalty + l1,
-        reconstruction: rec,
+    Objective::family(
+        rec + sparsity + affinity + penalty + l1,
+        rec,
         sparsity,
         affinity,
         penalty,
         l1,
-    }
+    )
 }
 
 /// The bounded multiplicative V update of DESIGN §5 (guarded: `A + ε`, `B − ε`).
@@ -150,17 +150,17 @@ pub(crate) fn encode<
         } else {
             (0.0, 0.0)
         };
-        let rec = objective(half_x2, q, v, p, g).reconstruction;
+        let rec = objective(half_x2, q, v, p, g).reconstruction();
         let l1 = params.gamma * v.iter().map(|x| x.to_f64()).sum::<f64>();
         let (affinity, penalty) = (0.5 * params.beta * ta, -0.5 * params.beta * tp);
-        Ok(Objective {
-            total: rec + affinity + penalty + l1,
-            reconstruction: rec,
+        Ok(Objective::family(
+            rec + affinity + penalty + l1,
+            rec,
+            0.0,
             affinity,
             penalty,
             l1,
-            sparsity: 0.0,
-        })
+        ))
     };
     let obj = eval(v, g, plus, minus, &mut sc)?;
     let mut report = run(params.max_iter, params.tol, obj, monitor, |_it| {
