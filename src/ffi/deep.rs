@@ -5,7 +5,7 @@ use core::ffi::c_void;
 use super::mvsl::{mvnmf_graph, mvnmf_mvsl_params, params_from_c, read_graph};
 use super::{
     factors, finish, guard, mvnmf_progress_fn, mvnmf_report, mvnmf_status, mvnmf_view, outputs,
-    read_params, read_views, shapes, slice, with_monitor, write_bytes, CFactors, CParams,
+    query, read_params, read_views, shapes, slice, with_monitor, CFactors, CParams,
 };
 use crate::error::Error;
 use crate::models::deep::{self, DeepParams, DeepVInit};
@@ -145,17 +145,11 @@ pub unsafe extern "C" fn mvnmf_deep_fit_workspace(
     params: *const mvnmf_deep_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        if bytes.is_null() {
-            return Err(Error::NullPointer);
-        }
+    query(bytes, || {
         let p = read_params(params)?;
         let g = read_graph(graph)?;
         let l = read_layers(layers, n_layers)?;
-        write_bytes(
-            bytes,
-            deep::fit_workspace::<f64, _>(shapes(views, n_views)?, &g, l, &p),
-        )
+        deep::fit_workspace::<f64, _>(shapes(views, n_views)?, &g, l, &p)
     })
 }
 
@@ -208,17 +202,11 @@ pub unsafe extern "C" fn mvnmf_deep_encode_workspace(
     params: *const mvnmf_deep_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        if bytes.is_null() {
-            return Err(Error::NullPointer);
-        }
+    query(bytes, || {
         let p = read_params(params)?;
         let g = read_graph(graph)?;
         let l = read_layers(layers, n_layers)?;
-        write_bytes(
-            bytes,
-            deep::encode_workspace::<f64, _>(shapes(views, n_views)?, &g, l, &p),
-        )
+        deep::encode_workspace::<f64, _>(shapes(views, n_views)?, &g, l, &p)
     })
 }
 

@@ -10,7 +10,7 @@
 
 use core::ffi::{c_int, c_void};
 
-use super::{guard, mvnmf_status, slice, slice_mut, write_bytes};
+use super::{guard, mvnmf_status, query, slice, slice_mut};
 use crate::error::Error;
 use crate::eval::{self, KMeansParams, KnnParams, Metric, NmiNorm};
 use crate::linalg::mat::MatRef;
@@ -164,10 +164,7 @@ pub unsafe extern "C" fn mvnmf_stratified_split_workspace(
     n: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        need(bytes)?;
-        write_bytes(bytes, eval::stratified_split_workspace(n))
-    })
+    query(bytes, || eval::stratified_split_workspace(n))
 }
 
 /// Per-class stratified random split: in every class, `round(fraction·n_c)`
@@ -213,10 +210,9 @@ pub unsafe extern "C" fn mvnmf_knn_predict_workspace(
     params: *const mvnmf_knn_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        need(bytes)?;
+    query(bytes, || {
         let p = read_knn(params)?;
-        write_bytes(bytes, eval::knn_predict_workspace(&p, n_classes))
+        eval::knn_predict_workspace(&p, n_classes)
     })
 }
 
@@ -325,10 +321,9 @@ pub unsafe extern "C" fn mvnmf_kmeans_workspace(
     params: *const mvnmf_kmeans_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        need(bytes)?;
+    query(bytes, || {
         let p = read_kmeans(params)?;
-        write_bytes(bytes, eval::kmeans_workspace(d, n, k, &p))
+        eval::kmeans_workspace(d, n, k, &p)
     })
 }
 
@@ -386,10 +381,7 @@ pub unsafe extern "C" fn mvnmf_assignment_workspace(
     cols: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        need(bytes)?;
-        write_bytes(bytes, eval::assignment_workspace(rows, cols))
-    })
+    query(bytes, || eval::assignment_workspace(rows, cols))
 }
 
 /// Linear assignment (Kuhn–Munkres): matches `min(rows, cols)` rows of the
@@ -431,12 +423,8 @@ pub unsafe extern "C" fn mvnmf_clustering_accuracy_workspace(
     n_clusters: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        need(bytes)?;
-        write_bytes(
-            bytes,
-            eval::clustering_accuracy_workspace(n_classes, n_clusters),
-        )
+    query(bytes, || {
+        eval::clustering_accuracy_workspace(n_classes, n_clusters)
     })
 }
 
@@ -474,10 +462,7 @@ pub unsafe extern "C" fn mvnmf_nmi_workspace(
     n_clusters: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        need(bytes)?;
-        write_bytes(bytes, eval::nmi_workspace(n_classes, n_clusters))
-    })
+    query(bytes, || eval::nmi_workspace(n_classes, n_clusters))
 }
 
 /// Normalised mutual information between classes and clusters (natural logs),
@@ -543,10 +528,7 @@ pub unsafe extern "C" fn mvnmf_query_metrics_workspace(
     n_items: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        need(bytes)?;
-        write_bytes(bytes, eval::query_metrics_workspace(n_items))
-    })
+    query(bytes, || eval::query_metrics_workspace(n_items))
 }
 
 /// Retrieval metrics of one query from the scores of all `n_items` items
@@ -698,10 +680,7 @@ pub unsafe extern "C" fn mvnmf_average_auroc_workspace(
     n_items: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        need(bytes)?;
-        write_bytes(bytes, eval::average_auroc_workspace(n_items))
-    })
+    query(bytes, || eval::average_auroc_workspace(n_items))
 }
 
 /// Per-label AUROC of `scores` against `truth` (both `n_labels × n_items`),
@@ -1059,10 +1038,9 @@ pub unsafe extern "C" fn mvnmf_evaluate_split_workspace(
     params: *const mvnmf_eval_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        need(bytes)?;
+    query(bytes, || {
         let p = read_eval(params)?;
-        write_bytes(bytes, eval::evaluate_split_workspace(k, n, n_classes, &p))
+        eval::evaluate_split_workspace(k, n, n_classes, &p)
     })
 }
 
@@ -1120,13 +1098,9 @@ pub unsafe extern "C" fn mvnmf_evaluate_protocol_workspace(
     params: *const mvnmf_protocol_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        need(bytes)?;
+    query(bytes, || {
         let p = read_protocol(params)?;
-        write_bytes(
-            bytes,
-            eval::evaluate_protocol_workspace(k, n, n_classes, n_fractions, &p),
-        )
+        eval::evaluate_protocol_workspace(k, n, n_classes, n_fractions, &p)
     })
 }
 
@@ -1202,13 +1176,9 @@ pub unsafe extern "C" fn mvnmf_cross_validate_workspace(
     params: *const mvnmf_cv_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        need(bytes)?;
+    query(bytes, || {
         let p = read_cv(params)?;
-        write_bytes(
-            bytes,
-            eval::cross_validate_workspace(k, n, n_classes, n_candidates, &p),
-        )
+        eval::cross_validate_workspace(k, n, n_classes, n_candidates, &p)
     })
 }
 

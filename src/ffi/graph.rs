@@ -8,7 +8,7 @@
 
 use core::ffi::c_void;
 
-use super::{guard, mvnmf_status, mvnmf_view, shapes, slice, slice_mut, write_bytes, CViews};
+use super::{guard, mvnmf_status, mvnmf_view, query, shapes, slice, slice_mut, CViews};
 use crate::data::ViewSet;
 use crate::error::Error;
 use crate::graph::{self, CsrGraph, CsrOut, GraphParams, Penalty};
@@ -308,19 +308,13 @@ pub unsafe extern "C" fn mvnmf_kernel_bandwidths_workspace(
     block: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        if bytes.is_null() {
-            return Err(Error::NullPointer);
-        }
+    query(bytes, || {
         let ks = ckernels(kernels, n_views)?;
-        write_bytes(
-            bytes,
-            similarity::resolve_bandwidths_workspace::<f64>(
-                shapes(views, n_views)?,
-                &ks,
-                n_classes,
-                block,
-            ),
+        similarity::resolve_bandwidths_workspace::<f64>(
+            shapes(views, n_views)?,
+            &ks,
+            n_classes,
+            block,
         )
     })
 }
@@ -363,16 +357,10 @@ pub unsafe extern "C" fn mvnmf_mkl_weights_workspace(
     params: *const mvnmf_mkl_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        if bytes.is_null() {
-            return Err(Error::NullPointer);
-        }
+    query(bytes, || {
         let p = read_mkl(params)?;
         let ks = ckernels(kernels, n_views)?;
-        write_bytes(
-            bytes,
-            similarity::mkl_weights_workspace::<f64>(shapes(views, n_views)?, &ks, n_classes, &p),
-        )
+        similarity::mkl_weights_workspace::<f64>(shapes(views, n_views)?, &ks, n_classes, &p)
     })
 }
 
@@ -428,19 +416,13 @@ pub unsafe extern "C" fn mvnmf_alignment_system_workspace(
     block: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        if bytes.is_null() {
-            return Err(Error::NullPointer);
-        }
+    query(bytes, || {
         let ks = ckernels(kernels, n_views)?;
-        write_bytes(
-            bytes,
-            similarity::alignment_system_workspace::<f64>(
-                shapes(views, n_views)?,
-                &ks,
-                n_classes,
-                block,
-            ),
+        similarity::alignment_system_workspace::<f64>(
+            shapes(views, n_views)?,
+            &ks,
+            n_classes,
+            block,
         )
     })
 }
@@ -480,12 +462,7 @@ pub unsafe extern "C" fn mvnmf_alignment_system(
 /// Workspace bytes of `mvnmf_simplex_qp` for `h` weights.
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_simplex_qp_workspace(h: usize, bytes: *mut usize) -> mvnmf_status {
-    guard(|| {
-        if bytes.is_null() {
-            return Err(Error::NullPointer);
-        }
-        write_bytes(bytes, similarity::simplex_qp_workspace(h))
-    })
+    query(bytes, || similarity::simplex_qp_workspace(h))
 }
 
 /// `min ηᵀAη − 2bᵀη` on the simplex, exactly (supports enumerated for `h <= 16`, active set
@@ -533,20 +510,14 @@ pub unsafe extern "C" fn mvnmf_fused_knn_workspace(
     params: *const mvnmf_fused_knn_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        if bytes.is_null() {
-            return Err(Error::NullPointer);
-        }
+    query(bytes, || {
         let p = read_knn(params);
         let ks = ckernels(kernels, n_views)?;
-        write_bytes(
-            bytes,
-            similarity::fused_knn_workspace::<f64>(
-                shapes(views, n_views)?,
-                &ks,
-                n_classes,
-                &knn_params(&p),
-            ),
+        similarity::fused_knn_workspace::<f64>(
+            shapes(views, n_views)?,
+            &ks,
+            n_classes,
+            &knn_params(&p),
         )
     })
 }
@@ -626,20 +597,14 @@ pub unsafe extern "C" fn mvnmf_class_pairs_workspace(
     params: *const mvnmf_fused_knn_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        if bytes.is_null() {
-            return Err(Error::NullPointer);
-        }
+    query(bytes, || {
         let p = read_knn(params);
         let ks = ckernels(kernels, n_views)?;
-        write_bytes(
-            bytes,
-            similarity::class_pairs_workspace::<f64>(
-                shapes(views, n_views)?,
-                &ks,
-                n_classes,
-                &knn_params(&p),
-            ),
+        similarity::class_pairs_workspace::<f64>(
+            shapes(views, n_views)?,
+            &ks,
+            n_classes,
+            &knn_params(&p),
         )
     })
 }
@@ -752,23 +717,16 @@ unsafe fn workspace(
     kernels: *const mvnmf_kernel,
     n_classes: usize,
     params: *const mvnmf_graph_params,
-    bytes: *mut usize,
     tge: bool,
-) -> Result<mvnmf_status, Error> {
-    if bytes.is_null() {
-        return Err(Error::NullPointer);
-    }
+) -> Result<usize, Error> {
     let p = read_graph(params)?;
     let ks = ckernels(kernels, n_views)?;
     let s = shapes(views, n_views)?;
-    write_bytes(
-        bytes,
-        if tge {
-            graph::tge_workspace::<f64>(s, &ks, n_classes, &p)
-        } else {
-            graph::ldge_workspace::<f64>(s, &ks, n_classes, &p)
-        },
-    )
+    if tge {
+        graph::tge_workspace::<f64>(s, &ks, n_classes, &p)
+    } else {
+        graph::ldge_workspace::<f64>(s, &ks, n_classes, &p)
+    }
 }
 
 /// Workspace bytes of `mvnmf_ldge`.
@@ -781,7 +739,9 @@ pub unsafe extern "C" fn mvnmf_ldge_workspace(
     params: *const mvnmf_graph_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    guard(|| workspace(views, n_views, kernels, n_classes, params, bytes, false))
+    query(bytes, || {
+        workspace(views, n_views, kernels, n_classes, params, false)
+    })
 }
 
 /// Workspace bytes of `mvnmf_tge`.
@@ -794,7 +754,9 @@ pub unsafe extern "C" fn mvnmf_tge_workspace(
     params: *const mvnmf_graph_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    guard(|| workspace(views, n_views, kernels, n_classes, params, bytes, true))
+    query(bytes, || {
+        workspace(views, n_views, kernels, n_classes, params, true)
+    })
 }
 
 unsafe fn csr_out<'a>(b: *const mvnmf_csr_buffers, n: usize) -> Result<CsrOut<'a>, Error> {

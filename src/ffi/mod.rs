@@ -644,10 +644,18 @@ unsafe fn finish(r: Report, report: *mut mvnmf_report) -> Result<mvnmf_status, E
     })
 }
 
-unsafe fn write_bytes(bytes: *mut usize, r: Result<usize, Error>) -> Result<mvnmf_status, Error> {
-    let b = r?;
-    *bytes = b;
-    Ok(mvnmf_status::Ok)
+/// The body of every `*_workspace` entry point: `bytes` is required, `size`
+/// validates what it reads and computes the size, which is written only on
+/// success; a panic becomes `MVNMF_STATUS_INTERNAL`.
+unsafe fn query(bytes: *mut usize, size: impl FnOnce() -> Result<usize, Error>) -> mvnmf_status {
+    guard(|| {
+        if bytes.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let b = size()?;
+        *bytes = b;
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// A static, NUL-terminated message for a status code (any value).

@@ -4,7 +4,7 @@ use core::ffi::c_void;
 
 use super::{
     factors, finish, guard, mvnmf_progress_fn, mvnmf_report, mvnmf_status, mvnmf_view, outputs,
-    read_params, read_views, shapes, slice, with_monitor, write_bytes, CFactors, CParams,
+    query, read_params, read_views, shapes, slice, with_monitor, CFactors, CParams,
     MVNMF_INIT_GIVEN, MVNMF_INIT_RANDOM,
 };
 use crate::error::Error;
@@ -319,16 +319,10 @@ pub unsafe extern "C" fn mvnmf_mvsl_fit_workspace(
     params: *const mvnmf_mvsl_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        if bytes.is_null() {
-            return Err(Error::NullPointer);
-        }
+    query(bytes, || {
         let p = read_params(params)?;
         let g = read_graph(graph)?;
-        write_bytes(
-            bytes,
-            mvsl::fit_workspace::<f64, _>(shapes(views, n_views)?, &g, k, &p),
-        )
+        mvsl::fit_workspace::<f64, _>(shapes(views, n_views)?, &g, k, &p)
     })
 }
 
@@ -378,16 +372,10 @@ pub unsafe extern "C" fn mvnmf_mvsl_encode_workspace(
     params: *const mvnmf_mvsl_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        if bytes.is_null() {
-            return Err(Error::NullPointer);
-        }
+    query(bytes, || {
         let p = read_params(params)?;
         let g = read_graph(graph)?;
-        write_bytes(
-            bytes,
-            mvsl::encode_workspace::<f64, _>(shapes(views, n_views)?, &g, k, &p),
-        )
+        mvsl::encode_workspace::<f64, _>(shapes(views, n_views)?, &g, k, &p)
     })
 }
 

@@ -74,15 +74,9 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_fit_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        if bytes.is_null() {
-            return Err(Error::NullPointer);
-        }
+    query(bytes, || {
         let p = read_params(params)?;
-        write_bytes(
-            bytes,
-            nmf::joint_fit_workspace::<f64>(shapes(views, n_views)?, k, &p),
-        )
+        nmf::joint_fit_workspace::<f64>(shapes(views, n_views)?, k, &p)
     })
 }
 
@@ -129,15 +123,9 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_encode_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        if bytes.is_null() {
-            return Err(Error::NullPointer);
-        }
+    query(bytes, || {
         let p = read_params(params)?;
-        write_bytes(
-            bytes,
-            nmf::joint_encode_workspace::<f64>(shapes(views, n_views)?, k, &p),
-        )
+        nmf::joint_encode_workspace::<f64>(shapes(views, n_views)?, k, &p)
     })
 }
 

@@ -10,8 +10,7 @@ use super::graph::{
 use super::mvsl::{mvnmf_mvsl_params, params_from_c};
 use super::{
     factors, finish, guard, mvnmf_progress_fn, mvnmf_report, mvnmf_status, mvnmf_view, outputs,
-    read_params, read_views, shapes, slice, slice_mut, with_monitor, write_bytes, CFactors,
-    CParams,
+    query, read_params, read_views, shapes, slice, slice_mut, with_monitor, CFactors, CParams,
 };
 use crate::error::Error;
 use crate::graph::Penalty;
@@ -137,16 +136,10 @@ pub unsafe extern "C" fn mvnmf_pipeline_fit_workspace(
     params: *const mvnmf_pipeline_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        if bytes.is_null() {
-            return Err(Error::NullPointer);
-        }
+    query(bytes, || {
         let p = read_params(params)?;
         let ks = ckernels(kernels, n_views)?;
-        write_bytes(
-            bytes,
-            pipeline::fit_workspace::<f64>(shapes(views, n_views)?, &ks, n_classes, k, &p),
-        )
+        pipeline::fit_workspace::<f64>(shapes(views, n_views)?, &ks, n_classes, k, &p)
     })
 }
 
