@@ -10,7 +10,7 @@ use crate::linalg::sparse::{
     gather_block, pad_into, padded_width, rows_padded, scatter_block, unpad_into, Csr,
 };
 use crate::linalg::{gemm, gemm_req, gram_t};
-use crate::steps::mu::mu_step;
+use crate::steps::update::mu_step;
 use crate::work::{Stack, WorkReq};
 
 /// Rows per block of [`csc_u_step`].

@@ -6,7 +6,7 @@
 //! | `params` | [`NmfParams`], [`MvslParams`]: the options of the DESIGN §2 family |
 //! | `check` | validation shared by the solvers (shapes, buffers, values, graph) |
 //! | `init` | seeded random starts |
-//! | `mu`, `fused` | guarded multiplicative steps, `P`, `Q`, `G`, the reconstruction term, the Lee–Seung solver; the fused sparse U-step |
+//! | `update`, `mu`, `fused` | the guarded multiplicative update, `P`, `Q`, `G`, the reconstruction term, the Lee–Seung solver; the fused sparse U-step |
 //! | [`prox`] | the composite-gradient U-step and the group norms' proximal maps (DESIGN §4) |
 //! | `vstep` | the bounded V-step with graph embedding (DESIGN §5), the weighted objective, encode |
 //!
@@ -19,6 +19,7 @@ pub(crate) mod init;
 pub(crate) mod mu;
 mod params;
 pub mod prox;
+mod update;
 pub(crate) mod vstep;
 
 pub(crate) use driver::run;

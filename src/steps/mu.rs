@@ -13,6 +13,7 @@ use crate::linalg::{dot, gemm, gemm_req, gram_t};
 use crate::steps::check::{check_shapes, validate};
 use crate::steps::fused::{csc_u_step, csc_u_step_applies, csc_u_step_req};
 use crate::steps::init::random_start;
+pub(crate) use crate::steps::update::mu_step;
 use crate::steps::{run, Init, Monitor, NmfParams, Objective, Report};
 use crate::work::{Stack, WorkReq};
 
@@ -149,22 +150,6 @@ pub(crate) fn fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     })?;
     report.dead_views = dead_views(&*u);
     Ok(report)
-}
-
-/// `x ← min(cap, x ∘ (num + ε) ⊘ (den + ε))`.
-///
-/// With `ε = 0` a zero entry stays zero and a zero denominator leaves the entry
-/// as it is (the objective does not depend on it then), so no `0/0` arises.
-#[inline]
-pub(crate) fn mu_step<T: Real>(x: &mut [T], num: &[T], den: &[T], eps: T, cap: T) {
-    for ((xi, &a), &b) in x.iter_mut().zip(num).zip(den) {
-        let d = b + eps;
-        if d > T::ZERO && *xi != T::ZERO {
-            *xi = (*xi * ((a + eps) / d)).min(cap);
-        } else {
-            *xi = xi.min(cap);
-        }
-    }
 }
 
 /// `P ← Σ_v UᵀU` (K×K), `Q ← Σ_v UᵀX` (K×N).
