@@ -63,6 +63,7 @@
 //! `#![deny(unsafe_code)]`.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![deny(unsafe_code)]
+#![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
 #[cfg(test)]

@@ -80,17 +80,21 @@ pub extern "C" fn mvnmf_deep_params_default() -> mvnmf_deep_params {
 }
 
 unsafe fn read_layers<'a>(layers: *const usize, n_layers: usize) -> Result<&'a [usize], Error> {
-    if n_layers == 0 {
-        return Err(Error::BadRank);
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if n_layers == 0 {
+            return Err(Error::BadRank);
+        }
+        if layers.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let l = slice(layers, n_layers)?;
+        if l.contains(&0) {
+            return Err(Error::BadRank);
+        }
+        Ok(l)
     }
-    if layers.is_null() {
-        return Err(Error::NullPointer);
-    }
-    let l = slice(layers, n_layers)?;
-    if l.contains(&0) {
-        return Err(Error::BadRank);
-    }
-    Ok(l)
 }
 
 /// Writes the preset's parameters to `out` (`MVNMF_DEEP_PRESET_*`);
@@ -100,18 +104,22 @@ pub unsafe extern "C" fn mvnmf_deep_params_preset(
     preset: u32,
     out: *mut mvnmf_deep_params,
 ) -> mvnmf_status {
-    guard(|| {
-        if out.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let p = match preset {
-            MVNMF_DEEP_PRESET_DMCL => DeepParams::dmcl(),
-            MVNMF_DEEP_PRESET_DNMF => DeepParams::dnmf(),
-            _ => return Err(Error::BadParameter),
-        };
-        *out = to_c(p);
-        Ok(mvnmf_status::Ok)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            if out.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let p = match preset {
+                MVNMF_DEEP_PRESET_DMCL => DeepParams::dmcl(),
+                MVNMF_DEEP_PRESET_DNMF => DeepParams::dnmf(),
+                _ => return Err(Error::BadParameter),
+            };
+            *out = to_c(p);
+            Ok(mvnmf_status::Ok)
+        })
+    }
 }
 
 /// Number of doubles in the factor buffer of a view with `rows` features:
@@ -124,14 +132,18 @@ pub unsafe extern "C" fn mvnmf_deep_factor_len(
     n_layers: usize,
     len: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        if len.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let l = read_layers(layers, n_layers)?;
-        *len = deep::factor_len(rows, l)?;
-        Ok(mvnmf_status::Ok)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            if len.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let l = read_layers(layers, n_layers)?;
+            *len = deep::factor_len(rows, l)?;
+            Ok(mvnmf_status::Ok)
+        })
+    }
 }
 
 /// Workspace bytes of `mvnmf_deep_fit` (pre-training and fine-tuning share it).
@@ -145,12 +157,16 @@ pub unsafe extern "C" fn mvnmf_deep_fit_workspace(
     params: *const mvnmf_deep_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    query(bytes, || {
-        let p = read_params(params)?;
-        let g = read_graph(graph)?;
-        let l = read_layers(layers, n_layers)?;
-        deep::fit_workspace::<f64, _>(shapes(views, n_views)?, &g, l, &p)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            let p = read_params(params)?;
+            let g = read_graph(graph)?;
+            let l = read_layers(layers, n_layers)?;
+            deep::fit_workspace::<f64, _>(shapes(views, n_views)?, &g, l, &p)
+        })
+    }
 }
 
 /// Deep layer-wise multi-view factorization (DMCL; DNMF, ConcatDNMF; MCL with
@@ -176,19 +192,23 @@ pub unsafe extern "C" fn mvnmf_deep_fit(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    guard(|| {
-        let p = read_params(params)?;
-        let g = read_graph(graph)?;
-        let l = read_layers(layers, n_layers)?;
-        let k = l[l.len() - 1];
-        let (vs, n) = read_views(views, n_views)?;
-        let mut us: CFactors<'_, *mut f64> = factors(u, &vs, k, l, |p: *mut f64| p.is_null())?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-        let r = with_monitor(progress, user, |m| {
-            deep::fit(&vs, &g, l, &p, &mut us, vv, w, m)
-        })?;
-        finish(r, report)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let p = read_params(params)?;
+            let g = read_graph(graph)?;
+            let l = read_layers(layers, n_layers)?;
+            let k = l[l.len() - 1];
+            let (vs, n) = read_views(views, n_views)?;
+            let mut us: CFactors<'_, *mut f64> = factors(u, &vs, k, l, |p: *mut f64| p.is_null())?;
+            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+            let r = with_monitor(progress, user, |m| {
+                deep::fit(&vs, &g, l, &p, &mut us, vv, w, m)
+            })?;
+            finish(r, report)
+        })
+    }
 }
 
 /// Workspace bytes of `mvnmf_deep_encode`.
@@ -202,12 +222,16 @@ pub unsafe extern "C" fn mvnmf_deep_encode_workspace(
     params: *const mvnmf_deep_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    query(bytes, || {
-        let p = read_params(params)?;
-        let g = read_graph(graph)?;
-        let l = read_layers(layers, n_layers)?;
-        deep::encode_workspace::<f64, _>(shapes(views, n_views)?, &g, l, &p)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            let p = read_params(params)?;
+            let g = read_graph(graph)?;
+            let l = read_layers(layers, n_layers)?;
+            deep::encode_workspace::<f64, _>(shapes(views, n_views)?, &g, l, &p)
+        })
+    }
 }
 
 /// Out-of-sample encoding through the whole stack (`Ũ = U_1⋯U_M` per view,
@@ -228,17 +252,21 @@ pub unsafe extern "C" fn mvnmf_deep_encode(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    guard(|| {
-        let p = read_params(params)?;
-        let g = read_graph(graph)?;
-        let l = read_layers(layers, n_layers)?;
-        let k = l[l.len() - 1];
-        let (vs, n) = read_views(views, n_views)?;
-        let us: CFactors<'_, *const f64> = factors(u, &vs, k, l, |p: *const f64| p.is_null())?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-        let r = with_monitor(progress, user, |m| {
-            deep::encode(&vs, &g, l, &p, &us, vv, w, m)
-        })?;
-        finish(r, report)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let p = read_params(params)?;
+            let g = read_graph(graph)?;
+            let l = read_layers(layers, n_layers)?;
+            let k = l[l.len() - 1];
+            let (vs, n) = read_views(views, n_views)?;
+            let us: CFactors<'_, *const f64> = factors(u, &vs, k, l, |p: *const f64| p.is_null())?;
+            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+            let r = with_monitor(progress, user, |m| {
+                deep::encode(&vs, &g, l, &p, &us, vv, w, m)
+            })?;
+            finish(r, report)
+        })
+    }
 }

@@ -174,43 +174,59 @@ pub(super) unsafe fn ckernels<'a>(
     p: *const mvnmf_kernel,
     n_views: usize,
 ) -> Result<CKernels<'a>, Error> {
-    if p.is_null() {
-        return Err(Error::NullPointer);
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if p.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let k = slice(p, n_views)?;
+        for x in k {
+            kernel_of(x)?;
+        }
+        Ok(CKernels { k })
     }
-    let k = slice(p, n_views)?;
-    for x in k {
-        kernel_of(x)?;
-    }
-    Ok(CKernels { k })
 }
 
 /// `labels[n]`, or no labels for NULL.
 unsafe fn clabels<'a>(p: *const u32, n: usize) -> Result<&'a [u32], Error> {
-    if p.is_null() {
-        Ok(&[])
-    } else {
-        slice(p, n)
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if p.is_null() {
+            Ok(&[])
+        } else {
+            slice(p, n)
+        }
     }
 }
 
 unsafe fn ceta<'a>(p: *const f64, n_views: usize) -> Result<&'a [f64], Error> {
-    if p.is_null() {
-        return Err(Error::NullPointer);
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if p.is_null() {
+            return Err(Error::NullPointer);
+        }
+        slice(p, n_views)
     }
-    slice(p, n_views)
 }
 
 /// A 0/1 byte mask as booleans (other byte values: `MVNMF_STATUS_BAD_PARAMETER`).
 unsafe fn cmask<'a>(p: *const u8, n: usize) -> Result<&'a [bool], Error> {
-    if p.is_null() {
-        return Err(Error::NullPointer);
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if p.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let m = slice(p, n)?;
+        if m.iter().any(|&b| b > 1) {
+            return Err(Error::BadParameter);
+        }
+        // SAFETY: every byte is 0 or 1, the two valid `bool` representations.
+        Ok(core::slice::from_raw_parts(m.as_ptr().cast::<bool>(), n))
     }
-    let m = slice(p, n)?;
-    if m.iter().any(|&b| b > 1) {
-        return Err(Error::BadParameter);
-    }
-    // SAFETY: every byte is 0 or 1, the two valid `bool` representations.
-    Ok(core::slice::from_raw_parts(m.as_ptr().cast::<bool>(), n))
 }
 
 fn knn_params(p: &mvnmf_fused_knn_params) -> KnnParams {
@@ -221,47 +237,59 @@ fn knn_params(p: &mvnmf_fused_knn_params) -> KnnParams {
 }
 
 unsafe fn read_knn(p: *const mvnmf_fused_knn_params) -> mvnmf_fused_knn_params {
-    if p.is_null() {
-        mvnmf_fused_knn_params_default()
-    } else {
-        *p
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if p.is_null() {
+            mvnmf_fused_knn_params_default()
+        } else {
+            *p
+        }
     }
 }
 
 pub(super) unsafe fn read_mkl(p: *const mvnmf_mkl_params) -> Result<MklParams, Error> {
-    let p = if p.is_null() {
-        mvnmf_mkl_params_default()
-    } else {
-        *p
-    };
-    let out = MklParams {
-        lambda: p.lambda,
-        block: p.block,
-    };
-    out.validate()?;
-    Ok(out)
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        let p = if p.is_null() {
+            mvnmf_mkl_params_default()
+        } else {
+            *p
+        };
+        let out = MklParams {
+            lambda: p.lambda,
+            block: p.block,
+        };
+        out.validate()?;
+        Ok(out)
+    }
 }
 
 pub(super) unsafe fn read_graph(p: *const mvnmf_graph_params) -> Result<GraphParams, Error> {
-    let p = if p.is_null() {
-        mvnmf_graph_params_default()
-    } else {
-        *p
-    };
-    let penalty = match p.penalty {
-        MVNMF_PENALTY_CLASS_PAIRS => Penalty::ClassPairs,
-        MVNMF_PENALTY_ITEM_NEIGHBORS => Penalty::ItemNeighbors,
-        _ => return Err(Error::BadParameter),
-    };
-    let out = GraphParams {
-        ka: p.ka,
-        kp: p.kp,
-        penalty,
-        sigma: p.sigma,
-        block: p.block,
-    };
-    out.validate()?;
-    Ok(out)
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        let p = if p.is_null() {
+            mvnmf_graph_params_default()
+        } else {
+            *p
+        };
+        let penalty = match p.penalty {
+            MVNMF_PENALTY_CLASS_PAIRS => Penalty::ClassPairs,
+            MVNMF_PENALTY_ITEM_NEIGHBORS => Penalty::ItemNeighbors,
+            _ => return Err(Error::BadParameter),
+        };
+        let out = GraphParams {
+            ka: p.ka,
+            kp: p.kp,
+            penalty,
+            sigma: p.sigma,
+            block: p.block,
+        };
+        out.validate()?;
+        Ok(out)
+    }
 }
 
 /// The default fused-kNN options (`k = 5`, all items, default block).
@@ -308,15 +336,19 @@ pub unsafe extern "C" fn mvnmf_kernel_bandwidths_workspace(
     block: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    query(bytes, || {
-        let ks = ckernels(kernels, n_views)?;
-        similarity::resolve_bandwidths_workspace::<f64>(
-            shapes(views, n_views)?,
-            &ks,
-            n_classes,
-            block,
-        )
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            let ks = ckernels(kernels, n_views)?;
+            similarity::resolve_bandwidths_workspace::<f64>(
+                shapes(views, n_views)?,
+                &ks,
+                n_classes,
+                block,
+            )
+        })
+    }
 }
 
 /// The `γ` of every RBF view (given, or `1 / median(d²)` over all unordered pairs of
@@ -333,18 +365,22 @@ pub unsafe extern "C" fn mvnmf_kernel_bandwidths(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    guard(|| {
-        let vs = CViews::new(views, n_views)?;
-        let ks = ckernels(kernels, n_views)?;
-        let lab = clabels(labels, vs.shape(0).cols)?;
-        if gammas.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let g = slice_mut(gammas, n_views)?;
-        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-        similarity::resolve_bandwidths(&vs, &ks, lab, n_classes, block, g, w)?;
-        Ok(mvnmf_status::Ok)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let vs = CViews::new(views, n_views)?;
+            let ks = ckernels(kernels, n_views)?;
+            let lab = clabels(labels, vs.shape(0).cols)?;
+            if gammas.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let g = slice_mut(gammas, n_views)?;
+            let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+            similarity::resolve_bandwidths(&vs, &ks, lab, n_classes, block, g, w)?;
+            Ok(mvnmf_status::Ok)
+        })
+    }
 }
 
 /// Workspace bytes of `mvnmf_mkl_weights`.
@@ -357,11 +393,15 @@ pub unsafe extern "C" fn mvnmf_mkl_weights_workspace(
     params: *const mvnmf_mkl_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    query(bytes, || {
-        let p = read_mkl(params)?;
-        let ks = ckernels(kernels, n_views)?;
-        similarity::mkl_weights_workspace::<f64>(shapes(views, n_views)?, &ks, n_classes, &p)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            let p = read_mkl(params)?;
+            let ks = ckernels(kernels, n_views)?;
+            similarity::mkl_weights_workspace::<f64>(shapes(views, n_views)?, &ks, n_classes, &p)
+        })
+    }
 }
 
 /// Fusion weights by kernel–target alignment (seed 000 eq. 11): writes `eta[n_views]` on the
@@ -382,28 +422,32 @@ pub unsafe extern "C" fn mvnmf_mkl_weights(
     work_bytes: usize,
     report: *mut mvnmf_mkl_report,
 ) -> mvnmf_status {
-    guard(|| {
-        let p = read_mkl(params)?;
-        let vs = CViews::new(views, n_views)?;
-        let ks = ckernels(kernels, n_views)?;
-        if labels.is_null() || eta.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let lab = clabels(labels, vs.shape(0).cols)?;
-        let e = slice_mut(eta, n_views)?;
-        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-        let r = similarity::mkl_weights(&vs, &ks, lab, n_classes, &p, e, w)?;
-        if !report.is_null() {
-            *report = mvnmf_mkl_report {
-                ridge: r.ridge,
-                mean_diag: r.mean_diag,
-                loss: r.loss,
-                kkt_residual: r.kkt_residual,
-                support: r.support,
-            };
-        }
-        Ok(mvnmf_status::Ok)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let p = read_mkl(params)?;
+            let vs = CViews::new(views, n_views)?;
+            let ks = ckernels(kernels, n_views)?;
+            if labels.is_null() || eta.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let lab = clabels(labels, vs.shape(0).cols)?;
+            let e = slice_mut(eta, n_views)?;
+            let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+            let r = similarity::mkl_weights(&vs, &ks, lab, n_classes, &p, e, w)?;
+            if !report.is_null() {
+                *report = mvnmf_mkl_report {
+                    ridge: r.ridge,
+                    mean_diag: r.mean_diag,
+                    loss: r.loss,
+                    kkt_residual: r.kkt_residual,
+                    support: r.support,
+                };
+            }
+            Ok(mvnmf_status::Ok)
+        })
+    }
 }
 
 /// Workspace bytes of `mvnmf_alignment_system`.
@@ -416,15 +460,19 @@ pub unsafe extern "C" fn mvnmf_alignment_system_workspace(
     block: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    query(bytes, || {
-        let ks = ckernels(kernels, n_views)?;
-        similarity::alignment_system_workspace::<f64>(
-            shapes(views, n_views)?,
-            &ks,
-            n_classes,
-            block,
-        )
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            let ks = ckernels(kernels, n_views)?;
+            similarity::alignment_system_workspace::<f64>(
+                shapes(views, n_views)?,
+                &ks,
+                n_classes,
+                block,
+            )
+        })
+    }
 }
 
 /// The alignment QP's data: `g[n_views²]` (`G_uv = Σ t_ij K_u(i,j) K_v(i,j)`, column-major),
@@ -444,25 +492,31 @@ pub unsafe extern "C" fn mvnmf_alignment_system(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    guard(|| {
-        let vs = CViews::new(views, n_views)?;
-        let ks = ckernels(kernels, n_views)?;
-        if labels.is_null() || g.is_null() || b.is_null() || constant.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let lab = clabels(labels, vs.shape(0).cols)?;
-        let gg = slice_mut(g, n_views.checked_mul(n_views).ok_or(Error::SizeOverflow)?)?;
-        let bb = slice_mut(b, n_views)?;
-        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-        *constant = similarity::alignment_system(&vs, &ks, lab, n_classes, block, gg, bb, w)?;
-        Ok(mvnmf_status::Ok)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let vs = CViews::new(views, n_views)?;
+            let ks = ckernels(kernels, n_views)?;
+            if labels.is_null() || g.is_null() || b.is_null() || constant.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let lab = clabels(labels, vs.shape(0).cols)?;
+            let gg = slice_mut(g, n_views.checked_mul(n_views).ok_or(Error::SizeOverflow)?)?;
+            let bb = slice_mut(b, n_views)?;
+            let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+            *constant = similarity::alignment_system(&vs, &ks, lab, n_classes, block, gg, bb, w)?;
+            Ok(mvnmf_status::Ok)
+        })
+    }
 }
 
 /// Workspace bytes of `mvnmf_simplex_qp` for `h` weights.
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_simplex_qp_workspace(h: usize, bytes: *mut usize) -> mvnmf_status {
-    query(bytes, || similarity::simplex_qp_workspace(h))
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe { query(bytes, || similarity::simplex_qp_workspace(h)) }
 }
 
 /// `min ηᵀAη − 2bᵀη` on the simplex, exactly (supports enumerated for `h <= 16`, active set
@@ -477,27 +531,31 @@ pub unsafe extern "C" fn mvnmf_simplex_qp(
     work_bytes: usize,
     report: *mut mvnmf_qp_report,
 ) -> mvnmf_status {
-    guard(|| {
-        if h == 0 {
-            return Err(Error::ZeroDimension);
-        }
-        if a.is_null() || b.is_null() || eta.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let aa = slice(a, h.checked_mul(h).ok_or(Error::SizeOverflow)?)?;
-        let bb = slice(b, h)?;
-        let e = slice_mut(eta, h)?;
-        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-        let r = similarity::simplex_qp(aa, bb, e, w)?;
-        if !report.is_null() {
-            *report = mvnmf_qp_report {
-                objective: r.objective,
-                kkt_residual: r.kkt_residual,
-                support: r.support,
-            };
-        }
-        Ok(mvnmf_status::Ok)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            if h == 0 {
+                return Err(Error::ZeroDimension);
+            }
+            if a.is_null() || b.is_null() || eta.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let aa = slice(a, h.checked_mul(h).ok_or(Error::SizeOverflow)?)?;
+            let bb = slice(b, h)?;
+            let e = slice_mut(eta, h)?;
+            let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+            let r = similarity::simplex_qp(aa, bb, e, w)?;
+            if !report.is_null() {
+                *report = mvnmf_qp_report {
+                    objective: r.objective,
+                    kkt_residual: r.kkt_residual,
+                    support: r.support,
+                };
+            }
+            Ok(mvnmf_status::Ok)
+        })
+    }
 }
 
 /// Workspace bytes of `mvnmf_fused_knn`.
@@ -510,16 +568,20 @@ pub unsafe extern "C" fn mvnmf_fused_knn_workspace(
     params: *const mvnmf_fused_knn_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    query(bytes, || {
-        let p = read_knn(params);
-        let ks = ckernels(kernels, n_views)?;
-        similarity::fused_knn_workspace::<f64>(
-            shapes(views, n_views)?,
-            &ks,
-            n_classes,
-            &knn_params(&p),
-        )
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            let p = read_knn(params);
+            let ks = ckernels(kernels, n_views)?;
+            similarity::fused_knn_workspace::<f64>(
+                shapes(views, n_views)?,
+                &ks,
+                n_classes,
+                &knn_params(&p),
+            )
+        })
+    }
 }
 
 /// Exact `k` nearest neighbours under the fused kernel `K = Σ_v η_v K_v` (`d² = 2 − 2K`),
@@ -546,45 +608,49 @@ pub unsafe extern "C" fn mvnmf_fused_knn(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    guard(|| {
-        let p = read_knn(params);
-        let vs = CViews::new(views, n_views)?;
-        let ks = ckernels(kernels, n_views)?;
-        let e = ceta(eta, n_views)?;
-        let n = vs.shape(0).cols;
-        let lab = clabels(labels, n)?;
-        let scope = match p.scope {
-            MVNMF_SCOPE_ALL => Scope::All,
-            MVNMF_SCOPE_LABELED => Scope::Labeled,
-            MVNMF_SCOPE_SAME_CLASS => Scope::SameClass,
-            MVNMF_SCOPE_OTHER_CLASS => Scope::OtherClass,
-            MVNMF_SCOPE_MASKED => Scope::Masked {
-                query: cmask(query_mask, n)?,
-                candidate: cmask(candidate_mask, n)?,
-            },
-            _ => return Err(Error::BadParameter),
-        };
-        if neighbors.is_null() || sims.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let nk = n.checked_mul(p.k).ok_or(Error::SizeOverflow)?;
-        let nb = slice_mut(neighbors, nk)?;
-        let s = slice_mut(sims, nk)?;
-        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-        similarity::fused_knn(
-            &vs,
-            &ks,
-            e,
-            lab,
-            n_classes,
-            scope,
-            &knn_params(&p),
-            nb,
-            s,
-            w,
-        )?;
-        Ok(mvnmf_status::Ok)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let p = read_knn(params);
+            let vs = CViews::new(views, n_views)?;
+            let ks = ckernels(kernels, n_views)?;
+            let e = ceta(eta, n_views)?;
+            let n = vs.shape(0).cols;
+            let lab = clabels(labels, n)?;
+            let scope = match p.scope {
+                MVNMF_SCOPE_ALL => Scope::All,
+                MVNMF_SCOPE_LABELED => Scope::Labeled,
+                MVNMF_SCOPE_SAME_CLASS => Scope::SameClass,
+                MVNMF_SCOPE_OTHER_CLASS => Scope::OtherClass,
+                MVNMF_SCOPE_MASKED => Scope::Masked {
+                    query: cmask(query_mask, n)?,
+                    candidate: cmask(candidate_mask, n)?,
+                },
+                _ => return Err(Error::BadParameter),
+            };
+            if neighbors.is_null() || sims.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let nk = n.checked_mul(p.k).ok_or(Error::SizeOverflow)?;
+            let nb = slice_mut(neighbors, nk)?;
+            let s = slice_mut(sims, nk)?;
+            let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+            similarity::fused_knn(
+                &vs,
+                &ks,
+                e,
+                lab,
+                n_classes,
+                scope,
+                &knn_params(&p),
+                nb,
+                s,
+                w,
+            )?;
+            Ok(mvnmf_status::Ok)
+        })
+    }
 }
 
 /// Workspace bytes of `mvnmf_class_pairs`.
@@ -597,16 +663,20 @@ pub unsafe extern "C" fn mvnmf_class_pairs_workspace(
     params: *const mvnmf_fused_knn_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    query(bytes, || {
-        let p = read_knn(params);
-        let ks = ckernels(kernels, n_views)?;
-        similarity::class_pairs_workspace::<f64>(
-            shapes(views, n_views)?,
-            &ks,
-            n_classes,
-            &knn_params(&p),
-        )
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            let p = read_knn(params);
+            let ks = ckernels(kernels, n_views)?;
+            similarity::class_pairs_workspace::<f64>(
+                shapes(views, n_views)?,
+                &ks,
+                n_classes,
+                &knn_params(&p),
+            )
+        })
+    }
 }
 
 /// Per class `c`, the `kp = params->k` most similar pairs `(i, j)` under the fused kernel with
@@ -627,22 +697,26 @@ pub unsafe extern "C" fn mvnmf_class_pairs(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    guard(|| {
-        let p = read_knn(params);
-        let vs = CViews::new(views, n_views)?;
-        let ks = ckernels(kernels, n_views)?;
-        let e = ceta(eta, n_views)?;
-        if labels.is_null() || pairs.is_null() || sims.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let lab = clabels(labels, vs.shape(0).cols)?;
-        let ck = n_classes.checked_mul(p.k).ok_or(Error::SizeOverflow)?;
-        let pp = slice_mut(pairs, ck.checked_mul(2).ok_or(Error::SizeOverflow)?)?;
-        let s = slice_mut(sims, ck)?;
-        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-        similarity::class_pairs(&vs, &ks, e, lab, n_classes, &knn_params(&p), pp, s, w)?;
-        Ok(mvnmf_status::Ok)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let p = read_knn(params);
+            let vs = CViews::new(views, n_views)?;
+            let ks = ckernels(kernels, n_views)?;
+            let e = ceta(eta, n_views)?;
+            if labels.is_null() || pairs.is_null() || sims.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let lab = clabels(labels, vs.shape(0).cols)?;
+            let ck = n_classes.checked_mul(p.k).ok_or(Error::SizeOverflow)?;
+            let pp = slice_mut(pairs, ck.checked_mul(2).ok_or(Error::SizeOverflow)?)?;
+            let s = slice_mut(sims, ck)?;
+            let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+            similarity::class_pairs(&vs, &ks, e, lab, n_classes, &knn_params(&p), pp, s, w)?;
+            Ok(mvnmf_status::Ok)
+        })
+    }
 }
 
 unsafe fn capacity(
@@ -653,18 +727,22 @@ unsafe fn capacity(
     penalty: *mut usize,
     tge: bool,
 ) -> Result<mvnmf_status, Error> {
-    if affinity.is_null() || penalty.is_null() {
-        return Err(Error::NullPointer);
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if affinity.is_null() || penalty.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let p = read_graph(params)?;
+        let c = if tge {
+            graph::tge_capacity(n, n_classes, &p)?
+        } else {
+            graph::ldge_capacity(n, n_classes, &p)?
+        };
+        *affinity = c.affinity;
+        *penalty = c.penalty;
+        Ok(mvnmf_status::Ok)
     }
-    let p = read_graph(params)?;
-    let c = if tge {
-        graph::tge_capacity(n, n_classes, &p)?
-    } else {
-        graph::ldge_capacity(n, n_classes, &p)?
-    };
-    *affinity = c.affinity;
-    *penalty = c.penalty;
-    Ok(mvnmf_status::Ok)
 }
 
 /// Capacities (`col_idx` / `weights` lengths) that always hold LDGE's graphs for `n` items:
@@ -678,16 +756,20 @@ pub unsafe extern "C" fn mvnmf_ldge_capacity(
     affinity_capacity: *mut usize,
     penalty_capacity: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        capacity(
-            n,
-            n_classes,
-            params,
-            affinity_capacity,
-            penalty_capacity,
-            false,
-        )
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            capacity(
+                n,
+                n_classes,
+                params,
+                affinity_capacity,
+                penalty_capacity,
+                false,
+            )
+        })
+    }
 }
 
 /// Capacities that always hold TGE's graphs: affinity `min(4·n·ka, n(n−1))`, penalty as LDGE.
@@ -699,16 +781,20 @@ pub unsafe extern "C" fn mvnmf_tge_capacity(
     affinity_capacity: *mut usize,
     penalty_capacity: *mut usize,
 ) -> mvnmf_status {
-    guard(|| {
-        capacity(
-            n,
-            n_classes,
-            params,
-            affinity_capacity,
-            penalty_capacity,
-            true,
-        )
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            capacity(
+                n,
+                n_classes,
+                params,
+                affinity_capacity,
+                penalty_capacity,
+                true,
+            )
+        })
+    }
 }
 
 unsafe fn workspace(
@@ -719,13 +805,17 @@ unsafe fn workspace(
     params: *const mvnmf_graph_params,
     tge: bool,
 ) -> Result<usize, Error> {
-    let p = read_graph(params)?;
-    let ks = ckernels(kernels, n_views)?;
-    let s = shapes(views, n_views)?;
-    if tge {
-        graph::tge_workspace::<f64>(s, &ks, n_classes, &p)
-    } else {
-        graph::ldge_workspace::<f64>(s, &ks, n_classes, &p)
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        let p = read_graph(params)?;
+        let ks = ckernels(kernels, n_views)?;
+        let s = shapes(views, n_views)?;
+        if tge {
+            graph::tge_workspace::<f64>(s, &ks, n_classes, &p)
+        } else {
+            graph::ldge_workspace::<f64>(s, &ks, n_classes, &p)
+        }
     }
 }
 
@@ -739,9 +829,13 @@ pub unsafe extern "C" fn mvnmf_ldge_workspace(
     params: *const mvnmf_graph_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    query(bytes, || {
-        workspace(views, n_views, kernels, n_classes, params, false)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            workspace(views, n_views, kernels, n_classes, params, false)
+        })
+    }
 }
 
 /// Workspace bytes of `mvnmf_tge`.
@@ -754,24 +848,32 @@ pub unsafe extern "C" fn mvnmf_tge_workspace(
     params: *const mvnmf_graph_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    query(bytes, || {
-        workspace(views, n_views, kernels, n_classes, params, true)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            workspace(views, n_views, kernels, n_classes, params, true)
+        })
+    }
 }
 
 unsafe fn csr_out<'a>(b: *const mvnmf_csr_buffers, n: usize) -> Result<CsrOut<'a>, Error> {
-    if b.is_null() {
-        return Err(Error::NullPointer);
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if b.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let b = *b;
+        if b.row_ptr.is_null() || b.col_idx.is_null() || b.weights.is_null() {
+            return Err(Error::NullPointer);
+        }
+        Ok(CsrOut {
+            row_ptr: slice_mut(b.row_ptr, n.checked_add(1).ok_or(Error::SizeOverflow)?)?,
+            col_idx: slice_mut(b.col_idx, b.capacity)?,
+            weights: slice_mut(b.weights, b.capacity)?,
+        })
     }
-    let b = *b;
-    if b.row_ptr.is_null() || b.col_idx.is_null() || b.weights.is_null() {
-        return Err(Error::NullPointer);
-    }
-    Ok(CsrOut {
-        row_ptr: slice_mut(b.row_ptr, n.checked_add(1).ok_or(Error::SizeOverflow)?)?,
-        col_idx: slice_mut(b.col_idx, b.capacity)?,
-        weights: slice_mut(b.weights, b.capacity)?,
-    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -791,26 +893,30 @@ unsafe fn build(
     work_bytes: usize,
     tge: bool,
 ) -> Result<mvnmf_status, Error> {
-    let p = read_graph(params)?;
-    let vs = CViews::new(views, n_views)?;
-    let ks = ckernels(kernels, n_views)?;
-    let e = ceta(eta, n_views)?;
-    let n = vs.shape(0).cols;
-    let lab = clabels(labels, n)?;
-    if affinity_nnz.is_null() || penalty_nnz.is_null() {
-        return Err(Error::NullPointer);
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        let p = read_graph(params)?;
+        let vs = CViews::new(views, n_views)?;
+        let ks = ckernels(kernels, n_views)?;
+        let e = ceta(eta, n_views)?;
+        let n = vs.shape(0).cols;
+        let lab = clabels(labels, n)?;
+        if affinity_nnz.is_null() || penalty_nnz.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let a = csr_out(affinity, n)?;
+        let q = csr_out(penalty, n)?;
+        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let r = if tge {
+            graph::tge(&vs, &ks, e, lab, n_classes, &p, a, q, w)?
+        } else {
+            graph::ldge(&vs, &ks, e, lab, n_classes, &p, a, q, w)?
+        };
+        *affinity_nnz = r.affinity;
+        *penalty_nnz = r.penalty;
+        Ok(mvnmf_status::Ok)
     }
-    let a = csr_out(affinity, n)?;
-    let q = csr_out(penalty, n)?;
-    let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-    let r = if tge {
-        graph::tge(&vs, &ks, e, lab, n_classes, &p, a, q, w)?
-    } else {
-        graph::ldge(&vs, &ks, e, lab, n_classes, &p, a, q, w)?
-    };
-    *affinity_nnz = r.affinity;
-    *penalty_nnz = r.penalty;
-    Ok(mvnmf_status::Ok)
 }
 
 /// LDGE (seed 003 §4.2): `Wᵃ_ij = 1` if `i` is among the `ka` nearest same-class labeled items
@@ -836,27 +942,31 @@ pub unsafe extern "C" fn mvnmf_ldge(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    guard(|| {
-        if labels.is_null() {
-            return Err(Error::NullPointer);
-        }
-        build(
-            views,
-            n_views,
-            kernels,
-            eta,
-            labels,
-            n_classes,
-            params,
-            affinity,
-            penalty,
-            affinity_nnz,
-            penalty_nnz,
-            work,
-            work_bytes,
-            false,
-        )
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            if labels.is_null() {
+                return Err(Error::NullPointer);
+            }
+            build(
+                views,
+                n_views,
+                kernels,
+                eta,
+                labels,
+                n_classes,
+                params,
+                affinity,
+                penalty,
+                affinity_nnz,
+                penalty_nnz,
+                work,
+                work_bytes,
+                false,
+            )
+        })
+    }
 }
 
 /// TGE (seed 003 §4.3): `Wᵃ_ij = sigma` for LDGE's same-class pairs, 1 if `i` or `j` is
@@ -879,24 +989,28 @@ pub unsafe extern "C" fn mvnmf_tge(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    guard(|| {
-        build(
-            views,
-            n_views,
-            kernels,
-            eta,
-            labels,
-            n_classes,
-            params,
-            affinity,
-            penalty,
-            affinity_nnz,
-            penalty_nnz,
-            work,
-            work_bytes,
-            true,
-        )
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            build(
+                views,
+                n_views,
+                kernels,
+                eta,
+                labels,
+                n_classes,
+                params,
+                affinity,
+                penalty,
+                affinity_nnz,
+                penalty_nnz,
+                work,
+                work_bytes,
+                true,
+            )
+        })
+    }
 }
 
 /// Degrees `D_jj = Σ_i W_ji` of a symmetric CSR graph (`row_ptr[n + 1]`, `col_idx` and
@@ -909,25 +1023,29 @@ pub unsafe extern "C" fn mvnmf_graph_degrees(
     weights: *const f64,
     degrees: *mut f64,
 ) -> mvnmf_status {
-    guard(|| {
-        if n == 0 {
-            return Err(Error::ZeroDimension);
-        }
-        if row_ptr.is_null() || degrees.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let rp = slice(row_ptr, n.checked_add(1).ok_or(Error::SizeOverflow)?)?;
-        let nnz = rp[n];
-        if nnz > 0 && (col_idx.is_null() || weights.is_null()) {
-            return Err(Error::NullPointer);
-        }
-        let ci = slice(col_idx, nnz)?;
-        let w = slice(weights, nnz)?;
-        let g = CsrGraph::new(n, rp, ci, w)?;
-        let d = slice_mut(degrees, n)?;
-        for (j, x) in d.iter_mut().enumerate() {
-            *x = g.degree(j);
-        }
-        Ok(mvnmf_status::Ok)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            if n == 0 {
+                return Err(Error::ZeroDimension);
+            }
+            if row_ptr.is_null() || degrees.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let rp = slice(row_ptr, n.checked_add(1).ok_or(Error::SizeOverflow)?)?;
+            let nnz = rp[n];
+            if nnz > 0 && (col_idx.is_null() || weights.is_null()) {
+                return Err(Error::NullPointer);
+            }
+            let ci = slice(col_idx, nnz)?;
+            let w = slice(weights, nnz)?;
+            let g = CsrGraph::new(n, rp, ci, w)?;
+            let d = slice_mut(degrees, n)?;
+            for (j, x) in d.iter_mut().enumerate() {
+                *x = g.degree(j);
+            }
+            Ok(mvnmf_status::Ok)
+        })
+    }
 }

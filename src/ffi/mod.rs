@@ -199,15 +199,19 @@ pub struct mvnmf_objective {
 /// model has no such part or `objective` is NULL.
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_objective_term(objective: *const mvnmf_objective, kind: u32) -> f64 {
-    if objective.is_null() {
-        return 0.0;
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if objective.is_null() {
+            return 0.0;
+        }
+        let o = &*objective;
+        o.terms
+            .iter()
+            .take((o.n_terms as usize).min(MVNMF_MAX_TERMS))
+            .find(|t| t.kind == kind)
+            .map_or(0.0, |t| t.value)
     }
-    let o = &*objective;
-    o.terms
-        .iter()
-        .take((o.n_terms as usize).min(MVNMF_MAX_TERMS))
-        .find(|t| t.kind == kind)
-        .map_or(0.0, |t| t.value)
 }
 
 /// The name of a part (`MVNMF_TERM_*`), static and NUL-terminated;
@@ -300,10 +304,14 @@ trait CParams {
 
 /// `*p` read and validated, or the defaults when `p` is NULL.
 unsafe fn read_params<P: CParams>(p: *const P) -> Result<P::Rust, Error> {
-    if p.is_null() {
-        Ok(P::defaults())
-    } else {
-        (*p).read()
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if p.is_null() {
+            Ok(P::defaults())
+        } else {
+            (*p).read()
+        }
     }
 }
 
@@ -322,56 +330,68 @@ fn guard(f: impl FnOnce() -> Result<mvnmf_status, Error>) -> mvnmf_status {
 
 /// A slice from C, NULL allowed only when empty; the byte size must fit `isize`.
 unsafe fn slice<'a, T>(p: *const T, len: usize) -> Result<&'a [T], Error> {
-    if len == 0 {
-        return Ok(&[]);
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if len == 0 {
+            return Ok(&[]);
+        }
+        if p.is_null() {
+            return Err(Error::NullPointer);
+        }
+        if len
+            .checked_mul(core::mem::size_of::<T>())
+            .is_none_or(|b| b > isize::MAX as usize)
+        {
+            return Err(Error::SizeOverflow);
+        }
+        Ok(core::slice::from_raw_parts(p, len))
     }
-    if p.is_null() {
-        return Err(Error::NullPointer);
-    }
-    if len
-        .checked_mul(core::mem::size_of::<T>())
-        .is_none_or(|b| b > isize::MAX as usize)
-    {
-        return Err(Error::SizeOverflow);
-    }
-    Ok(core::slice::from_raw_parts(p, len))
 }
 
 unsafe fn slice_mut<'a, T>(p: *mut T, len: usize) -> Result<&'a mut [T], Error> {
-    if len == 0 {
-        return Ok(&mut []);
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if len == 0 {
+            return Ok(&mut []);
+        }
+        if p.is_null() {
+            return Err(Error::NullPointer);
+        }
+        if len
+            .checked_mul(core::mem::size_of::<T>())
+            .is_none_or(|b| b > isize::MAX as usize)
+        {
+            return Err(Error::SizeOverflow);
+        }
+        Ok(core::slice::from_raw_parts_mut(p, len))
     }
-    if p.is_null() {
-        return Err(Error::NullPointer);
-    }
-    if len
-        .checked_mul(core::mem::size_of::<T>())
-        .is_none_or(|b| b > isize::MAX as usize)
-    {
-        return Err(Error::SizeOverflow);
-    }
-    Ok(core::slice::from_raw_parts_mut(p, len))
 }
 
 /// Kind, rows, cols and (CSC) `nnz = col_ptr[cols]` of a descriptor.
 unsafe fn shape_of(v: &mvnmf_view) -> Result<ViewShape, Error> {
-    let (kind, nnz) = match v.kind {
-        MVNMF_VIEW_DENSE => (ViewKind::Dense, 0),
-        MVNMF_VIEW_CSC => {
-            if v.col_ptr.is_null() {
-                return Err(Error::NullPointer);
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        let (kind, nnz) = match v.kind {
+            MVNMF_VIEW_DENSE => (ViewKind::Dense, 0),
+            MVNMF_VIEW_CSC => {
+                if v.col_ptr.is_null() {
+                    return Err(Error::NullPointer);
+                }
+                let cp = slice(v.col_ptr, v.cols.checked_add(1).ok_or(Error::SizeOverflow)?)?;
+                (ViewKind::Csc, cp[v.cols])
             }
-            let cp = slice(v.col_ptr, v.cols.checked_add(1).ok_or(Error::SizeOverflow)?)?;
-            (ViewKind::Csc, cp[v.cols])
-        }
-        _ => return Err(Error::BadParameter),
-    };
-    Ok(ViewShape {
-        rows: v.rows,
-        cols: v.cols,
-        kind,
-        nnz,
-    })
+            _ => return Err(Error::BadParameter),
+        };
+        Ok(ViewShape {
+            rows: v.rows,
+            cols: v.cols,
+            kind,
+            nnz,
+        })
+    }
 }
 
 /// The raw slices a descriptor points at (pointers checked, lengths computed).
@@ -382,43 +402,51 @@ struct Parts<'a> {
 }
 
 unsafe fn parts<'a>(v: &mvnmf_view) -> Result<Parts<'a>, Error> {
-    match shape_of(v)?.kind {
-        ViewKind::Dense => {
-            if v.rows == 0 || v.cols == 0 {
-                return Err(Error::ZeroDimension);
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        match shape_of(v)?.kind {
+            ViewKind::Dense => {
+                if v.rows == 0 || v.cols == 0 {
+                    return Err(Error::ZeroDimension);
+                }
+                if v.col_stride < v.rows {
+                    return Err(Error::BufferTooShort);
+                }
+                let len = Dense::<f64>::min_len(v.rows, v.cols, v.col_stride)
+                    .ok_or(Error::SizeOverflow)?;
+                Ok(Parts {
+                    values: slice(v.values, len)?,
+                    col_ptr: &[],
+                    row_idx: &[],
+                })
             }
-            if v.col_stride < v.rows {
-                return Err(Error::BufferTooShort);
+            ViewKind::Csc => {
+                if v.col_ptr.is_null() {
+                    return Err(Error::NullPointer);
+                }
+                let col_ptr = slice(v.col_ptr, v.cols.checked_add(1).ok_or(Error::SizeOverflow)?)?;
+                let nnz = col_ptr[v.cols];
+                Ok(Parts {
+                    values: slice(v.values, nnz)?,
+                    col_ptr,
+                    row_idx: slice(v.row_idx, nnz)?,
+                })
             }
-            let len =
-                Dense::<f64>::min_len(v.rows, v.cols, v.col_stride).ok_or(Error::SizeOverflow)?;
-            Ok(Parts {
-                values: slice(v.values, len)?,
-                col_ptr: &[],
-                row_idx: &[],
-            })
-        }
-        ViewKind::Csc => {
-            if v.col_ptr.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let col_ptr = slice(v.col_ptr, v.cols.checked_add(1).ok_or(Error::SizeOverflow)?)?;
-            let nnz = col_ptr[v.cols];
-            Ok(Parts {
-                values: slice(v.values, nnz)?,
-                col_ptr,
-                row_idx: slice(v.row_idx, nnz)?,
-            })
         }
     }
 }
 
 /// Full validation of one descriptor (structure, not values).
 unsafe fn check_view(v: &mvnmf_view) -> Result<(), Error> {
-    let p = parts(v)?;
-    match shape_of(v)?.kind {
-        ViewKind::Dense => Dense::new(p.values, v.rows, v.cols, v.col_stride).map(|_| ()),
-        ViewKind::Csc => Csc::new(v.rows, v.cols, p.col_ptr, p.row_idx, p.values).map(|_| ()),
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        let p = parts(v)?;
+        match shape_of(v)?.kind {
+            ViewKind::Dense => Dense::new(p.values, v.rows, v.cols, v.col_stride).map(|_| ()),
+            ViewKind::Csc => Csc::new(v.rows, v.cols, p.col_ptr, p.row_idx, p.values).map(|_| ()),
+        }
     }
 }
 
@@ -430,14 +458,18 @@ struct CViews<'a> {
 
 impl<'a> CViews<'a> {
     unsafe fn new(views: *const mvnmf_view, n_views: usize) -> Result<Self, Error> {
-        if n_views == 0 {
-            return Err(Error::ZeroDimension);
+        // SAFETY: the caller upholds this function's contract (its doc and the
+        // module's rules for C callers); every operation below relies only on it.
+        unsafe {
+            if n_views == 0 {
+                return Err(Error::ZeroDimension);
+            }
+            let views = slice(views, n_views)?;
+            for v in views {
+                check_view(v)?;
+            }
+            Ok(CViews { views })
         }
-        let views = slice(views, n_views)?;
-        for v in views {
-            check_view(v)?;
-        }
-        Ok(CViews { views })
     }
 }
 
@@ -484,21 +516,25 @@ unsafe fn shapes<'a>(
     views: *const mvnmf_view,
     n_views: usize,
 ) -> Result<impl Iterator<Item = ViewShape> + Clone + 'a, Error> {
-    if n_views == 0 {
-        return Err(Error::ZeroDimension);
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if n_views == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let views: &'a [mvnmf_view] = slice(views, n_views)?;
+        for v in views {
+            shape_of(v)?;
+        }
+        Ok(views.iter().map(|v| {
+            shape_of(v).unwrap_or(ViewShape {
+                rows: 0,
+                cols: 0,
+                kind: ViewKind::Dense,
+                nnz: 0,
+            })
+        }))
     }
-    let views: &'a [mvnmf_view] = slice(views, n_views)?;
-    for v in views {
-        shape_of(v)?;
-    }
-    Ok(views.iter().map(|v| {
-        shape_of(v).unwrap_or(ViewShape {
-            rows: 0,
-            cols: 0,
-            kind: ViewKind::Dense,
-            nnz: 0,
-        })
-    }))
 }
 
 /// The factor buffers of a C pointer array: `M_v × K` each, or with `layers`
@@ -517,27 +553,31 @@ unsafe fn factors<'a, P: Copy>(
     layers: &'a [usize],
     is_null: impl Fn(P) -> bool,
 ) -> Result<CFactors<'a, P>, Error> {
-    let ptrs = slice(ptrs, views.count())?;
-    for (i, &p) in ptrs.iter().enumerate() {
-        if is_null(p) {
-            return Err(Error::NullPointer);
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        let ptrs = slice(ptrs, views.count())?;
+        for (i, &p) in ptrs.iter().enumerate() {
+            if is_null(p) {
+                return Err(Error::NullPointer);
+            }
+            let rows = views.shape(i).rows;
+            let len = if layers.is_empty() {
+                rows.checked_mul(k).ok_or(Error::SizeOverflow)?
+            } else {
+                crate::models::deep::factor_len(rows, layers)?
+            };
+            if len.checked_mul(8).is_none_or(|b| b > isize::MAX as usize) {
+                return Err(Error::SizeOverflow);
+            }
         }
-        let rows = views.shape(i).rows;
-        let len = if layers.is_empty() {
-            rows.checked_mul(k).ok_or(Error::SizeOverflow)?
-        } else {
-            crate::models::deep::factor_len(rows, layers)?
-        };
-        if len.checked_mul(8).is_none_or(|b| b > isize::MAX as usize) {
-            return Err(Error::SizeOverflow);
-        }
+        Ok(CFactors {
+            ptrs,
+            lens: views,
+            k,
+            layers,
+        })
     }
-    Ok(CFactors {
-        ptrs,
-        lens: views,
-        k,
-        layers,
-    })
 }
 
 impl<P: Copy> CFactors<'_, P> {
@@ -585,9 +625,13 @@ unsafe fn read_views<'a>(
     views: *const mvnmf_view,
     n_views: usize,
 ) -> Result<(CViews<'a>, usize), Error> {
-    let vs = CViews::new(views, n_views)?;
-    let n = vs.shape(0).cols;
-    Ok((vs, n))
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        let vs = CViews::new(views, n_views)?;
+        let n = vs.shape(0).cols;
+        Ok((vs, n))
+    }
 }
 
 /// The `k × n` encoding buffer and the workspace.
@@ -598,12 +642,16 @@ unsafe fn outputs<'a>(
     work: *mut c_void,
     work_bytes: usize,
 ) -> Result<(&'a mut [f64], &'a mut [u8]), Error> {
-    if v.is_null() {
-        return Err(Error::NullPointer);
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if v.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let vv = slice_mut(v, k.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        Ok((vv, w))
     }
-    let vv = slice_mut(v, k.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-    let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-    Ok((vv, w))
 }
 
 /// Adapts the C callback to a Rust monitor.
@@ -634,28 +682,36 @@ fn with_monitor<R>(
 
 /// Writes the report (if asked) and maps the stop reason to a status.
 unsafe fn finish(r: Report, report: *mut mvnmf_report) -> Result<mvnmf_status, Error> {
-    if !report.is_null() {
-        *report = r.into();
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if !report.is_null() {
+            *report = r.into();
+        }
+        Ok(if r.stop == Stop::Cancelled {
+            mvnmf_status::Cancelled
+        } else {
+            mvnmf_status::Ok
+        })
     }
-    Ok(if r.stop == Stop::Cancelled {
-        mvnmf_status::Cancelled
-    } else {
-        mvnmf_status::Ok
-    })
 }
 
 /// The body of every `*_workspace` entry point: `bytes` is required, `size`
 /// validates what it reads and computes the size, which is written only on
 /// success; a panic becomes `MVNMF_STATUS_INTERNAL`.
 unsafe fn query(bytes: *mut usize, size: impl FnOnce() -> Result<usize, Error>) -> mvnmf_status {
-    guard(|| {
-        if bytes.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let b = size()?;
-        *bytes = b;
-        Ok(mvnmf_status::Ok)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            if bytes.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let b = size()?;
+            *bytes = b;
+            Ok(mvnmf_status::Ok)
+        })
+    }
 }
 
 /// A static, NUL-terminated message for a status code (any value).

@@ -237,47 +237,55 @@ unsafe fn csr<'a>(
     ci: *const usize,
     w: *const f64,
 ) -> Result<Option<CsrGraph<'a>>, Error> {
-    if rp.is_null() {
-        return Ok(None);
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if rp.is_null() {
+            return Ok(None);
+        }
+        let row_ptr = slice(rp, n.checked_add(1).ok_or(Error::SizeOverflow)?)?;
+        let nnz = row_ptr[n];
+        Ok(Some(CsrGraph::new(
+            n,
+            row_ptr,
+            slice(ci, nnz)?,
+            slice(w, nnz)?,
+        )?))
     }
-    let row_ptr = slice(rp, n.checked_add(1).ok_or(Error::SizeOverflow)?)?;
-    let nnz = row_ptr[n];
-    Ok(Some(CsrGraph::new(
-        n,
-        row_ptr,
-        slice(ci, nnz)?,
-        slice(w, nnz)?,
-    )?))
 }
 
 /// Validates a graph descriptor (structure, labels, symmetry).
 pub(super) unsafe fn read_graph<'a>(g: *const mvnmf_graph) -> Result<AnyGraph<'a>, Error> {
-    if g.is_null() {
-        return Err(Error::NullPointer);
-    }
-    let g = &*g;
-    if g.n == 0 {
-        return Err(Error::ZeroDimension);
-    }
-    match g.kind {
-        MVNMF_GRAPH_NONE => Ok(AnyGraph::None(NoGraph { n: g.n })),
-        MVNMF_GRAPH_SGE => {
-            if g.labels.is_null() {
-                return Err(Error::NullPointer);
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if g.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let g = &*g;
+        if g.n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        match g.kind {
+            MVNMF_GRAPH_NONE => Ok(AnyGraph::None(NoGraph { n: g.n })),
+            MVNMF_GRAPH_SGE => {
+                if g.labels.is_null() {
+                    return Err(Error::NullPointer);
+                }
+                Ok(AnyGraph::Sge(Sge::new(slice(g.labels, g.n)?, g.n_classes)?))
             }
-            Ok(AnyGraph::Sge(Sge::new(slice(g.labels, g.n)?, g.n_classes)?))
+            MVNMF_GRAPH_CSR => {
+                let a = csr(
+                    g.n,
+                    g.affinity_row_ptr,
+                    g.affinity_col_idx,
+                    g.affinity_weights,
+                )?;
+                let p = csr(g.n, g.penalty_row_ptr, g.penalty_col_idx, g.penalty_weights)?;
+                Ok(AnyGraph::Csr(CsrGraphs::new(g.n, a, p)?))
+            }
+            _ => Err(Error::BadParameter),
         }
-        MVNMF_GRAPH_CSR => {
-            let a = csr(
-                g.n,
-                g.affinity_row_ptr,
-                g.affinity_col_idx,
-                g.affinity_weights,
-            )?;
-            let p = csr(g.n, g.penalty_row_ptr, g.penalty_col_idx, g.penalty_weights)?;
-            Ok(AnyGraph::Csr(CsrGraphs::new(g.n, a, p)?))
-        }
-        _ => Err(Error::BadParameter),
     }
 }
 
@@ -298,14 +306,18 @@ pub unsafe extern "C" fn mvnmf_mvsl_params_preset(
     preset: u32,
     out: *mut mvnmf_mvsl_params,
 ) -> mvnmf_status {
-    guard(|| {
-        if out.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let p = preset_of(preset).ok_or(Error::BadParameter)?;
-        *out = p.into();
-        Ok(mvnmf_status::Ok)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            if out.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let p = preset_of(preset).ok_or(Error::BadParameter)?;
+            *out = p.into();
+            Ok(mvnmf_status::Ok)
+        })
+    }
 }
 
 /// Workspace bytes of `mvnmf_mvsl_fit` (reads the views' kind/rows/cols and
@@ -319,11 +331,15 @@ pub unsafe extern "C" fn mvnmf_mvsl_fit_workspace(
     params: *const mvnmf_mvsl_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    query(bytes, || {
-        let p = read_params(params)?;
-        let g = read_graph(graph)?;
-        mvsl::fit_workspace::<f64, _>(shapes(views, n_views)?, &g, k, &p)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            let p = read_params(params)?;
+            let g = read_graph(graph)?;
+            mvsl::fit_workspace::<f64, _>(shapes(views, n_views)?, &g, k, &p)
+        })
+    }
 }
 
 /// The graph-regularised multi-view factorization (MvSL-S/L/T, GNMF, MCL,
@@ -349,17 +365,22 @@ pub unsafe extern "C" fn mvnmf_mvsl_fit(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    guard(|| {
-        let p = read_params(params)?;
-        let g = read_graph(graph)?;
-        let (vs, n) = read_views(views, n_views)?;
-        let mut us: CFactors<'_, *mut f64> = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-        let r = with_monitor(progress, user, |m| {
-            mvsl::fit(&vs, &g, k, &p, &mut us, vv, w, m)
-        })?;
-        finish(r, report)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let p = read_params(params)?;
+            let g = read_graph(graph)?;
+            let (vs, n) = read_views(views, n_views)?;
+            let mut us: CFactors<'_, *mut f64> =
+                factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
+            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+            let r = with_monitor(progress, user, |m| {
+                mvsl::fit(&vs, &g, k, &p, &mut us, vv, w, m)
+            })?;
+            finish(r, report)
+        })
+    }
 }
 
 /// Workspace bytes of `mvnmf_mvsl_encode`.
@@ -372,11 +393,15 @@ pub unsafe extern "C" fn mvnmf_mvsl_encode_workspace(
     params: *const mvnmf_mvsl_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    query(bytes, || {
-        let p = read_params(params)?;
-        let g = read_graph(graph)?;
-        mvsl::encode_workspace::<f64, _>(shapes(views, n_views)?, &g, k, &p)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            let p = read_params(params)?;
+            let g = read_graph(graph)?;
+            mvsl::encode_workspace::<f64, _>(shapes(views, n_views)?, &g, k, &p)
+        })
+    }
 }
 
 /// Out-of-sample encoding against fixed bases `u[v]` (read only): the V-steps
@@ -397,15 +422,20 @@ pub unsafe extern "C" fn mvnmf_mvsl_encode(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    guard(|| {
-        let p = read_params(params)?;
-        let g = read_graph(graph)?;
-        let (vs, n) = read_views(views, n_views)?;
-        let us: CFactors<'_, *const f64> = factors(u, &vs, k, &[], |p: *const f64| p.is_null())?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-        let r = with_monitor(progress, user, |m| {
-            mvsl::encode(&vs, &g, k, &p, &us, vv, w, m)
-        })?;
-        finish(r, report)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let p = read_params(params)?;
+            let g = read_graph(graph)?;
+            let (vs, n) = read_views(views, n_views)?;
+            let us: CFactors<'_, *const f64> =
+                factors(u, &vs, k, &[], |p: *const f64| p.is_null())?;
+            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+            let r = with_monitor(progress, user, |m| {
+                mvsl::encode(&vs, &g, k, &p, &us, vv, w, m)
+            })?;
+            finish(r, report)
+        })
+    }
 }

@@ -74,10 +74,14 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_fit_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    query(bytes, || {
-        let p = read_params(params)?;
-        nmf::joint_fit_workspace::<f64>(shapes(views, n_views)?, k, &p)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            let p = read_params(params)?;
+            nmf::joint_fit_workspace::<f64>(shapes(views, n_views)?, k, &p)
+        })
+    }
 }
 
 /// Joint multi-view NMF: `min ½ Σ_v ‖X_v − U_v V‖²_F`, `U_v ≥ 0`, `0 ≤ V ≤ vmax`.
@@ -102,16 +106,20 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_fit(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    guard(|| {
-        let p = read_params(params)?;
-        let (vs, n) = read_views(views, n_views)?;
-        let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-        let r = with_monitor(progress, user, |m| {
-            nmf::joint_fit(&vs, k, &p, &mut us, vv, w, m)
-        })?;
-        finish(r, report)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let p = read_params(params)?;
+            let (vs, n) = read_views(views, n_views)?;
+            let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
+            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+            let r = with_monitor(progress, user, |m| {
+                nmf::joint_fit(&vs, k, &p, &mut us, vv, w, m)
+            })?;
+            finish(r, report)
+        })
+    }
 }
 
 /// Workspace bytes of `mvnmf_joint_nmf_encode`.
@@ -123,10 +131,14 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_encode_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    query(bytes, || {
-        let p = read_params(params)?;
-        nmf::joint_encode_workspace::<f64>(shapes(views, n_views)?, k, &p)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            let p = read_params(params)?;
+            nmf::joint_encode_workspace::<f64>(shapes(views, n_views)?, k, &p)
+        })
+    }
 }
 
 /// Out-of-sample encoding: `min_{0 ≤ V ≤ vmax} ½ Σ_v ‖X_v − U_v V‖²_F` with the
@@ -146,16 +158,20 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_encode(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    guard(|| {
-        let p = read_params(params)?;
-        let (vs, n) = read_views(views, n_views)?;
-        let us = factors(u, &vs, k, &[], |p: *const f64| p.is_null())?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-        let r = with_monitor(progress, user, |m| {
-            nmf::joint_encode(&vs, k, &p, &us, vv, w, m)
-        })?;
-        finish(r, report)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let p = read_params(params)?;
+            let (vs, n) = read_views(views, n_views)?;
+            let us = factors(u, &vs, k, &[], |p: *const f64| p.is_null())?;
+            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+            let r = with_monitor(progress, user, |m| {
+                nmf::joint_encode(&vs, k, &p, &us, vv, w, m)
+            })?;
+            finish(r, report)
+        })
+    }
 }
 
 /// Workspace bytes of `mvnmf_nmf_fit`.
@@ -166,7 +182,9 @@ pub unsafe extern "C" fn mvnmf_nmf_fit_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    mvnmf_joint_nmf_fit_workspace(x, 1, k, params, bytes)
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe { mvnmf_joint_nmf_fit_workspace(x, 1, k, params, bytes) }
 }
 
 /// NMF of one view: `min ½‖X − U V‖²_F`, `U ≥ 0`, `0 ≤ V ≤ vmax`; `u` is
@@ -184,20 +202,24 @@ pub unsafe extern "C" fn mvnmf_nmf_fit(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    let us = [u];
-    mvnmf_joint_nmf_fit(
-        x,
-        1,
-        k,
-        params,
-        us.as_ptr(),
-        v,
-        work,
-        work_bytes,
-        progress,
-        user,
-        report,
-    )
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        let us = [u];
+        mvnmf_joint_nmf_fit(
+            x,
+            1,
+            k,
+            params,
+            us.as_ptr(),
+            v,
+            work,
+            work_bytes,
+            progress,
+            user,
+            report,
+        )
+    }
 }
 
 /// Workspace bytes of `mvnmf_nmf_encode`.
@@ -208,7 +230,9 @@ pub unsafe extern "C" fn mvnmf_nmf_encode_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    mvnmf_joint_nmf_encode_workspace(x, 1, k, params, bytes)
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe { mvnmf_joint_nmf_encode_workspace(x, 1, k, params, bytes) }
 }
 
 /// Out-of-sample encoding for one view against the basis `u` (`rows × k`).
@@ -225,18 +249,22 @@ pub unsafe extern "C" fn mvnmf_nmf_encode(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    let us = [u];
-    mvnmf_joint_nmf_encode(
-        x,
-        1,
-        k,
-        params,
-        us.as_ptr(),
-        v,
-        work,
-        work_bytes,
-        progress,
-        user,
-        report,
-    )
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        let us = [u];
+        mvnmf_joint_nmf_encode(
+            x,
+            1,
+            k,
+            params,
+            us.as_ptr(),
+            v,
+            work,
+            work_bytes,
+            progress,
+            user,
+            report,
+        )
+    }
 }

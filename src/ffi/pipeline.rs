@@ -100,28 +100,32 @@ pub unsafe extern "C" fn mvnmf_pipeline_params_preset(
     method: u32,
     out: *mut mvnmf_pipeline_params,
 ) -> mvnmf_status {
-    guard(|| {
-        if out.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let p = PipelineParams::preset(method_of(method)?);
-        let mut graph = mvnmf_graph_params_default();
-        graph.ka = p.graph.ka;
-        graph.kp = p.graph.kp;
-        graph.sigma = p.graph.sigma;
-        graph.penalty = match p.graph.penalty {
-            Penalty::ClassPairs => MVNMF_PENALTY_CLASS_PAIRS,
-            Penalty::ItemNeighbors => MVNMF_PENALTY_ITEM_NEIGHBORS,
-        };
-        *out = mvnmf_pipeline_params {
-            method,
-            solver: p.solver.into(),
-            graph,
-            learn_eta: p.learn_eta as u32,
-            mkl: mvnmf_mkl_params_default(),
-        };
-        Ok(mvnmf_status::Ok)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            if out.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let p = PipelineParams::preset(method_of(method)?);
+            let mut graph = mvnmf_graph_params_default();
+            graph.ka = p.graph.ka;
+            graph.kp = p.graph.kp;
+            graph.sigma = p.graph.sigma;
+            graph.penalty = match p.graph.penalty {
+                Penalty::ClassPairs => MVNMF_PENALTY_CLASS_PAIRS,
+                Penalty::ItemNeighbors => MVNMF_PENALTY_ITEM_NEIGHBORS,
+            };
+            *out = mvnmf_pipeline_params {
+                method,
+                solver: p.solver.into(),
+                graph,
+                learn_eta: p.learn_eta as u32,
+                mkl: mvnmf_mkl_params_default(),
+            };
+            Ok(mvnmf_status::Ok)
+        })
+    }
 }
 
 /// Workspace bytes of `mvnmf_pipeline_fit`: one query for MKL, the graphs and
@@ -136,11 +140,15 @@ pub unsafe extern "C" fn mvnmf_pipeline_fit_workspace(
     params: *const mvnmf_pipeline_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    query(bytes, || {
-        let p = read_params(params)?;
-        let ks = ckernels(kernels, n_views)?;
-        pipeline::fit_workspace::<f64>(shapes(views, n_views)?, &ks, n_classes, k, &p)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            let p = read_params(params)?;
+            let ks = ckernels(kernels, n_views)?;
+            pipeline::fit_workspace::<f64>(shapes(views, n_views)?, &ks, n_classes, k, &p)
+        })
+    }
 }
 
 /// The whole semi-supervised pipeline in one call: fusion weights `eta[n_views]`
@@ -167,20 +175,25 @@ pub unsafe extern "C" fn mvnmf_pipeline_fit(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    guard(|| {
-        let p = read_params(params)?;
-        let ks = ckernels(kernels, n_views)?;
-        let (vs, n) = read_views(views, n_views)?;
-        if labels.is_null() || eta.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let lab = slice(labels, n)?;
-        let e = slice_mut(eta, n_views)?;
-        let mut us: CFactors<'_, *mut f64> = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-        let r = with_monitor(progress, user, |m| {
-            pipeline::fit(&vs, &ks, lab, n_classes, k, &p, &mut us, vv, e, w, m)
-        })?;
-        finish(r, report)
-    })
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let p = read_params(params)?;
+            let ks = ckernels(kernels, n_views)?;
+            let (vs, n) = read_views(views, n_views)?;
+            if labels.is_null() || eta.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let lab = slice(labels, n)?;
+            let e = slice_mut(eta, n_views)?;
+            let mut us: CFactors<'_, *mut f64> =
+                factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
+            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+            let r = with_monitor(progress, user, |m| {
+                pipeline::fit(&vs, &ks, lab, n_classes, k, &p, &mut us, vv, e, w, m)
+            })?;
+            finish(r, report)
+        })
+    }
 }
