@@ -12,12 +12,14 @@
 //! ```
 //!
 //! Cases: every pipeline method (MKL + graphs + the shallow solver), NMF, joint
-//! NMF and their encodes, MvSL encode, DMCL and DNMF (deep) and deep encode;
+//! NMF and their encodes, MvSL encode, DMCL and DNMF (deep) and deep encode,
+//! JSNMF;
 //! each on dense views and on the same views as CSC, for two seeds.
 
 use mvnmf::eval::UNLABELED;
 use mvnmf::graph::{NoGraph, Sge};
 use mvnmf::models::deep::{self, DeepParams};
+use mvnmf::models::jsnmf::{self, JsnmfParams};
 use mvnmf::models::mvsl::{self, MvslParams};
 use mvnmf::models::nmf::{self, NmfParams};
 use mvnmf::pipeline::{self, Method, PipelineParams};
@@ -247,6 +249,64 @@ fn main() {
                 h.f64s(&v);
                 h.report(&r);
                 println!("{:<32} {:016x}", tag("joint nmf"), h.0);
+            }
+
+            // JSNMF over the first and third views' first 9 features as two
+            // "sources" of different item counts (items 0..60 and 30..96);
+            // dense only (the CSC sources' path is the same as the views').
+            if !sparse {
+                let m = 9;
+                let cut = |v: usize, a: usize, b: usize| -> Vec<f64> {
+                    let (mv, x) = (&d.xs[v].0, &d.xs[v].1);
+                    (a..b)
+                        .flat_map(|j| x[j * mv..j * mv + m].iter().copied())
+                        .collect()
+                };
+                let (s1, s2) = (cut(0, 0, 60), cut(2, 30, n));
+                let srcs = [
+                    View::from(Dense::new(&s1, m, 60, m).unwrap()),
+                    View::from(Dense::new(&s2, m, n - 30, m).unwrap()),
+                ];
+                let (kk, ranks) = (2usize, [4usize, 5]);
+                let p = JsnmfParams {
+                    iter: NmfParams {
+                        max_iter: 30,
+                        tol: 0.0,
+                        seed,
+                        ..NmfParams::default()
+                    },
+                };
+                let need =
+                    jsnmf::fit_workspace::<f64>(srcs.iter().map(|x| x.shape()), kk, &ranks, &p)
+                        .unwrap();
+                let mut work = vec![0u8; need];
+                let mut w = vec![0.0; m * kk];
+                let mut u: Vec<Vec<f64>> = ranks.iter().map(|&r| vec![0.0; m * (r - kk)]).collect();
+                let mut h: Vec<Vec<f64>> = srcs
+                    .iter()
+                    .zip(ranks)
+                    .map(|(x, r)| vec![0.0; r * x.cols()])
+                    .collect();
+                let mut ur: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
+                let mut hr: Vec<&mut [f64]> = h.iter_mut().map(|x| &mut x[..]).collect();
+                let r = jsnmf::fit(
+                    &srcs[..],
+                    kk,
+                    &ranks,
+                    None,
+                    &p,
+                    &mut w,
+                    &mut ur[..],
+                    &mut hr[..],
+                    &mut work,
+                    None,
+                )
+                .unwrap();
+                let mut hs = Fnv::new();
+                hs.f64s(&w);
+                u.iter().chain(&h).for_each(|x| hs.f64s(x));
+                hs.report(&r);
+                println!("{:<32} {:016x}", tag("jsnmf"), hs.0);
             }
 
             // Deep: DMCL with SGE, DNMF without a graph, then deep encode.

@@ -7,7 +7,9 @@
 //! | [`nmf`] | NMF, joint multi-view NMF (ConcatNMF) | `½ Σ_v ‖X^(v) − U^(v) V‖²` |
 //! | [`mvsl`] | MvSL-S/L/T, GNMF, MCL (one layer, group sparsity, graph, γ) | DESIGN §2 with `M = 1` |
 //! | [`deep`] | DMCL, DNMF (layer-wise, MCL = one layer) | DESIGN §2 |
+//! | [`jsnmf`] | JSNMF: sources over one vocabulary sharing `K` basis vectors | DESIGN §7 |
 
 pub mod deep;
+pub mod jsnmf;
 pub mod mvsl;
 pub mod nmf;

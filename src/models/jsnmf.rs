@@ -1,0 +1,476 @@
+//! JSNMF: joint shared nonnegative matrix factorization of several sources over
+//! one vocabulary (seed 004, DESIGN §7).
+//!
+//! Sources `s = 1..S` (a [`SourceSet`]: `M` terms each, `N_s` items each) share
+//! `K` basis vectors and keep `R_s − K` of their own:
+//!
+//! ```text
+//! X_s ≈ F_s H_s,   F_s = [W | U_s],   W ≥ 0 (M × K),  U_s ≥ 0 (M × (R_s − K)),  H_s ≥ 0 (R_s × N_s)
+//! D = ½ Σ_s λ_s ‖X_s − F_s H_s‖²_F,  λ_1 = 1,  λ_s = ‖X_1‖²/‖X_s‖² (default; or the caller's)
+//! ```
+//!
+//! `K = 0` is `S` independent NMFs, `K = R_s` for every source the fully shared
+//! model (the paper's two baselines).
+//!
+//! **Updates** (one sweep: `W`, then every `U_s` with the new `W`, then every
+//! `H_s` with the new bases), each the exact minimiser of a majoriser, guarded as
+//! in DESIGN §3, so `D` never increases for any `ε ≥ 0`:
+//!
+//! ```text
+//! W   ← W   ∘ (Σ_s λ_s X_s H_s^wᵀ + ε) ⊘ (Σ_s λ_s F_s (H_s H_s^wᵀ) + ε)
+//! U_s ← U_s ∘ (X_s H_s^uᵀ + ε)       ⊘ (F_s (H_s H_s^uᵀ) + ε)
+//! H_s ← H_s ∘ (F_sᵀ X_s + ε)         ⊘ ((F_sᵀ F_s) H_s + ε)
+//! ```
+//!
+//! (`H_s^w`, `H_s^u`: the first `K` and the last `R_s − K` rows of `H_s`.) The
+//! W-step's majoriser: `D(W)` is quadratic with the linear term
+//! `Σ λ_s ⟨W, U_s H_s^u H_s^wᵀ⟩ ≥ 0`, bounded by `w ≤ (w²/wᵗ + wᵗ)/2`; the
+//! quadratic part by the usual Lee–Seung diagonal bound. After each sweep the
+//! columns of `W` and `U_s` are scaled to unit L2 norm and the matching rows of
+//! every `H_s` by the inverse (`D` unchanged; a zero column stays as it is).
+//!
+//! **Cost per sweep:** each source is read exactly twice (`X_s H_sᵀ`,
+//! `F_sᵀ X_s`: dense `4 M N_s R_s` flops, CSC `O(nnz_s·R_s)`), plus
+//! `O(M R_s² + R_s² N_s)` per source. The objective comes from products already
+//! formed: `½ λ_s (‖X_s‖² − 2⟨F_sᵀX_s, H_s⟩ + ⟨F_sᵀF_s, H_s H_sᵀ⟩)`.
+//!
+//! **Start** ([`Init::Random`], one xoshiro256++ stream from `seed`, in the
+//! order `W`, then per source `U_s`, `H_s`): with `m_s = mean(X_s)`, `U_s` and
+//! `H_s` uniform in `(0, 1]·√(m_s/R_s)`, `W` uniform in `(0, 1]·√(m̄/R̄)`
+//! (means over the sources): scikit-learn's scale for each source. With
+//! [`Init::Given`] the outputs hold the start.
+//!
+//! Report: one term, [`Term::Reconstruction`] = `D` (the weighted sum).
+
+use crate::data::{
+    check_sources, check_values, prepared_req, FactorsMut, Prepared, SourceSet, ViewShape,
+};
+use crate::error::Error;
+use crate::linalg::mat::{MatMut, MatRef};
+use crate::linalg::real::Real;
+use crate::linalg::{dot, gemm, gemm_req, sq_norm};
+use crate::rng::Rng;
+use crate::steps::mu::{gram, mu_step, products_req};
+use crate::steps::{run, Init, Monitor, NmfParams, Objective, Report, Term};
+use crate::work::{Stack, WorkReq};
+
+/// Options of [`fit`]: the iteration options of NMF (`vmax` must be `+∞`:
+/// the model bounds nothing) and the sources' weights.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct JsnmfParams {
+    /// Iterations, tolerance, guard `ε`, seed, start (`vmax` unused, must be ∞).
+    pub iter: NmfParams,
+}
+
+impl JsnmfParams {
+    /// [`Error::BadParameter`] unless the iteration options are valid and
+    /// `vmax = +∞`.
+    pub fn validate(&self) -> Result<(), Error> {
+        self.iter.validate()?;
+        if self.iter.vmax != f64::INFINITY {
+            return Err(Error::BadParameter);
+        }
+        Ok(())
+    }
+}
+
+/// Checks the ranks and weights against `ns` sources of `m` rows; returns
+/// `(M, max R_s)`.
+fn check_ranks(
+    m: usize,
+    k: usize,
+    ranks: &[usize],
+    ns: usize,
+    lambda: Option<&[f64]>,
+) -> Result<(usize, usize), Error> {
+    if ranks.len() != ns {
+        return Err(Error::DimensionMismatch);
+    }
+    if ranks.iter().any(|&r| r == 0 || r < k) {
+        return Err(Error::BadRank);
+    }
+    if let Some(l) = lambda {
+        if l.len() != ns {
+            return Err(Error::DimensionMismatch);
+        }
+        if l.iter().any(|&x| !x.is_finite() || x <= 0.0) {
+            return Err(Error::BadParameter);
+        }
+    }
+    let rmax = ranks.iter().copied().max().unwrap_or(0);
+    m.checked_mul(rmax).ok_or(Error::SizeOverflow)?;
+    Ok((m, rmax))
+}
+
+/// The workspace of [`fit`].
+fn fit_req<T>(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    k: usize,
+    ranks: &[usize],
+) -> Result<WorkReq, Error> {
+    let d = check_sources(shapes.clone())?;
+    let ns = shapes.clone().into_iter().count();
+    let (m, rmax) = check_ranks(d.rows, k, ranks, ns, None)?;
+    let rsum = ranks
+        .iter()
+        .try_fold(0usize, |a, &r| a.checked_add(r))
+        .ok_or(Error::SizeOverflow)?;
+    let r2sum = ranks
+        .iter()
+        .try_fold(0usize, |a, &r| a.checked_add(r.checked_mul(r)?))
+        .ok_or(Error::SizeOverflow)?;
+    let big = m.max(rmax);
+    let mut scratch = WorkReq::EMPTY;
+    for (s, &r) in shapes.clone().into_iter().zip(ranks) {
+        scratch = scratch
+            .or(products_req::<T>([s], r, s.cols))
+            .or(gemm_req::<T>(m, r, r));
+    }
+    Ok(WorkReq::all_of(&[
+        WorkReq::matrix::<T>(m, rmax),                   // F_s = [W | U_s]
+        WorkReq::matrix::<T>(m, rsum),                   // X_s H_sᵀ, every source
+        WorkReq::new::<T>(r2sum),                        // H_s H_sᵀ, every source
+        WorkReq::matrix::<T>(m, k),                      // W-step numerator
+        WorkReq::matrix::<T>(m, k),                      // W-step denominator
+        WorkReq::matrix::<T>(big, rmax.max(d.max_cols)), // other denominators
+        WorkReq::matrix::<T>(rmax, d.max_cols),          // F_sᵀ X_s
+        WorkReq::matrix::<T>(rmax, rmax),                // F_sᵀ F_s
+        WorkReq::new::<f64>(ns),                         // λ_s
+        prepared_req::<T>(shapes),
+        scratch,
+    ]))
+}
+
+/// Workspace bytes of [`fit`] for sources of these shapes, `k` shared and
+/// `ranks[s] = R_s` basis vectors per source.
+pub fn fit_workspace<T>(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    k: usize,
+    ranks: &[usize],
+    params: &JsnmfParams,
+) -> Result<usize, Error> {
+    params.validate()?;
+    fit_req::<T>(shapes, k, ranks)?.bytes()
+}
+
+/// Fits JSNMF (module docs: objective, updates, cost, start).
+///
+/// * `sources`: `S ≥ 1` nonnegative, finite sources over the same `M` terms.
+/// * `k`: shared basis vectors; `ranks[s] = R_s ≥ max(k, 1)`.
+/// * `lambda`: the sources' weights (`S` values, finite, `> 0`), or `None` for
+///   `λ_s = ‖X_1‖²/‖X_s‖²`.
+/// * `w`: `M × K` (written; read with [`Init::Given`]); `u`: `S` buffers
+///   `M × (R_s − K)`; `h`: `S` buffers `R_s × N_s` (column-major).
+/// * `work`: at least [`fit_workspace`] bytes, any alignment.
+///
+/// Everything is validated before anything is written (outputs untouched on
+/// `Err`); cancelling returns `Ok` with the last complete sweep.
+#[allow(clippy::too_many_arguments)]
+pub fn fit<
+    T: Real,
+    S: SourceSet<T> + ?Sized,
+    U: FactorsMut<T> + ?Sized,
+    H: FactorsMut<T> + ?Sized,
+>(
+    sources: &S,
+    k: usize,
+    ranks: &[usize],
+    lambda: Option<&[f64]>,
+    params: &JsnmfParams,
+    w: &mut [T],
+    u: &mut U,
+    h: &mut H,
+    work: &mut [u8],
+    monitor: Option<Monitor<'_>>,
+) -> Result<Report, Error> {
+    params.validate()?;
+    let ns = sources.count();
+    let d = check_sources((0..ns).map(|s| sources.shape(s)))?;
+    let (m, rmax) = check_ranks(d.rows, k, ranks, ns, lambda)?;
+    if w.len() != m * k || u.count() != ns || h.count() != ns {
+        return Err(Error::DimensionMismatch);
+    }
+    for (s, &r) in ranks.iter().enumerate() {
+        let n = sources.shape(s).cols;
+        let hn = r.checked_mul(n).ok_or(Error::SizeOverflow)?;
+        if u.get(s).len() != m * (r - k) || h.get(s).len() != hn {
+            return Err(Error::DimensionMismatch);
+        }
+    }
+    fit_req::<T>((0..ns).map(|s| sources.shape(s)), k, ranks)?.check(work.len())?;
+    for s in 0..ns {
+        sources.source(s).check_values(true)?;
+    }
+    if params.iter.init == Init::Given {
+        check_values(w, true)?;
+        for s in 0..ns {
+            check_values(u.get(s), true)?;
+            check_values(h.get(s), true)?;
+        }
+    }
+    let half_x2 = |s: usize| 0.5 * sources.source(s).sq_frobenius();
+    if (0..ns).any(|s| !half_x2(s).is_finite()) {
+        return Err(Error::NonFiniteInput);
+    }
+
+    let rsum: usize = ranks.iter().sum();
+    let nmax = d.max_cols;
+    let mut st = Stack::new(work);
+    let f: &mut [T] = st.take_matrix(m, rmax)?;
+    let xht: &mut [T] = st.take_matrix(m, rsum)?;
+    let hh: &mut [T] = st.take(ranks.iter().map(|r| r * r).sum())?;
+    let num_w: &mut [T] = st.take_matrix(m, k)?;
+    let den_w: &mut [T] = st.take_matrix(m, k)?;
+    let den: &mut [T] = st.take_matrix(m.max(rmax), rmax.max(nmax))?;
+    let ftx: &mut [T] = st.take_matrix(rmax, nmax)?;
+    let ftf: &mut [T] = st.take_matrix(rmax, rmax)?;
+    let lam: &mut [f64] = st.take(ns)?;
+    let prep = Prepared::new(sources, &mut st)?;
+    match lambda {
+        Some(l) => lam.copy_from_slice(l),
+        None => {
+            let x1 = half_x2(0);
+            for (s, l) in lam.iter_mut().enumerate() {
+                let xs = half_x2(s);
+                *l = if xs > 0.0 && x1 > 0.0 { x1 / xs } else { 1.0 };
+            }
+        }
+    }
+    if params.iter.init == Init::Random {
+        random_start(sources, ranks, params.iter.seed, w, u, h);
+    }
+    let eps = T::from_f64(params.iter.eps);
+    let hh_at = |s: usize| -> usize { ranks[..s].iter().map(|r| r * r).sum() };
+    let xht_at = |s: usize| -> usize { m * ranks[..s].iter().sum::<usize>() };
+
+    // F_s = [W | U_s] into `f` (m × R_s).
+    let assemble = |f: &mut [T], w: &[T], us: &[T]| {
+        f[..m * k].copy_from_slice(w);
+        f[m * k..m * k + us.len()].copy_from_slice(us);
+    };
+
+    // The start's objective (and H_s H_sᵀ for the first sweep).
+    let mut sc = st.rest();
+    let mut total = 0.0;
+    for s in 0..ns {
+        let x = sources.source(s);
+        let (r, n) = (ranks[s], x.cols());
+        let hs = h.get(s);
+        assemble(f, w, u.get(s));
+        let fm = &f[..m * r];
+        x.ut_x(
+            prep.get(sources, s),
+            fm,
+            r,
+            T::ZERO,
+            &mut ftx[..r * n],
+            &mut sc,
+        )?;
+        gemm(
+            T::ONE,
+            MatRef::col_major(fm, m, r)?.t(),
+            MatRef::col_major(fm, m, r)?,
+            T::ZERO,
+            MatMut::col_major(&mut ftf[..r * r], r, r)?,
+            &mut sc,
+        )?;
+        let g = &mut hh[hh_at(s)..hh_at(s) + r * r];
+        gram(hs, r, n, g, &mut sc)?;
+        total += lam[s] * (half_x2(s) - dot(&ftx[..r * n], hs) + 0.5 * dot(&ftf[..r * r], g));
+    }
+    let initial = Objective::new(total, &[(Term::Reconstruction, total)]);
+
+    let report = run(
+        params.iter.max_iter,
+        params.iter.tol,
+        initial,
+        monitor,
+        |_it| {
+            // X_s H_sᵀ for every source; the W-step's sums.
+            num_w.fill(T::ZERO);
+            den_w.fill(T::ZERO);
+            for s in 0..ns {
+                let x = sources.source(s);
+                let r = ranks[s];
+                let xs = &mut xht[xht_at(s)..xht_at(s) + m * r];
+                x.x_vt(prep.get(sources, s), h.get(s), r, xs, &mut sc)?;
+                if k == 0 {
+                    continue;
+                }
+                let l = T::from_f64(lam[s]);
+                assemble(f, w, u.get(s));
+                let g = &hh[hh_at(s)..hh_at(s) + r * r];
+                // den_w += λ_s F_s (H_s H_s^wᵀ); num_w += λ_s X_s H_s^wᵀ.
+                gemm(
+                    l,
+                    MatRef::col_major(&f[..m * r], m, r)?,
+                    MatRef::new(g, r, k, 1, r)?,
+                    T::ONE,
+                    MatMut::col_major(den_w, m, k)?,
+                    &mut sc,
+                )?;
+                for (a, &b) in num_w.iter_mut().zip(&xs[..m * k]) {
+                    *a += l * b;
+                }
+            }
+            mu_step(w, num_w, den_w, eps, T::INFINITY);
+            // U_s with the new W.
+            for s in 0..ns {
+                let r = ranks[s];
+                if r == k {
+                    continue;
+                }
+                let p = r - k;
+                assemble(f, w, u.get(s));
+                let g = &hh[hh_at(s)..hh_at(s) + r * r];
+                let d = &mut den[..m * p];
+                gemm(
+                    T::ONE,
+                    MatRef::col_major(&f[..m * r], m, r)?,
+                    MatRef::new(&g[k * r..], r, p, 1, r)?,
+                    T::ZERO,
+                    MatMut::col_major(d, m, p)?,
+                    &mut sc,
+                )?;
+                let xs = &xht[xht_at(s) + m * k..xht_at(s) + m * r];
+                mu_step(u.get_mut(s), xs, d, eps, T::INFINITY);
+            }
+            // H_s with the new bases; the objective from the products formed.
+            let mut total = 0.0;
+            for s in 0..ns {
+                let x = sources.source(s);
+                let (r, n) = (ranks[s], x.cols());
+                assemble(f, w, u.get(s));
+                let fm = &f[..m * r];
+                x.ut_x(
+                    prep.get(sources, s),
+                    fm,
+                    r,
+                    T::ZERO,
+                    &mut ftx[..r * n],
+                    &mut sc,
+                )?;
+                gemm(
+                    T::ONE,
+                    MatRef::col_major(fm, m, r)?.t(),
+                    MatRef::col_major(fm, m, r)?,
+                    T::ZERO,
+                    MatMut::col_major(&mut ftf[..r * r], r, r)?,
+                    &mut sc,
+                )?;
+                let hs = h.get_mut(s);
+                let d = &mut den[..r * n];
+                gemm(
+                    T::ONE,
+                    MatRef::col_major(&ftf[..r * r], r, r)?,
+                    MatRef::col_major(hs, r, n)?,
+                    T::ZERO,
+                    MatMut::col_major(d, r, n)?,
+                    &mut sc,
+                )?;
+                mu_step(hs, &ftx[..r * n], d, eps, T::INFINITY);
+                let g = &mut hh[hh_at(s)..hh_at(s) + r * r];
+                gram(hs, r, n, g, &mut sc)?;
+                total +=
+                    lam[s] * (half_x2(s) - dot(&ftx[..r * n], hs) + 0.5 * dot(&ftf[..r * r], g));
+            }
+            normalize(m, k, ranks, w, u, h, hh);
+            Ok(Objective::new(total, &[(Term::Reconstruction, total)]))
+        },
+    )?;
+    Ok(report)
+}
+
+/// Unit L2 columns of `W` and every `U_s`, the matching rows of every `H_s`
+/// scaled by the norms (and `H_s H_sᵀ` by both factors), so `F_s H_s` and the
+/// objective are unchanged. A zero column stays as it is.
+fn normalize<T: Real, U: FactorsMut<T> + ?Sized, H: FactorsMut<T> + ?Sized>(
+    m: usize,
+    k: usize,
+    ranks: &[usize],
+    w: &mut [T],
+    u: &mut U,
+    h: &mut H,
+    hh: &mut [T],
+) {
+    let scale_col = |col: &mut [T]| -> T {
+        let n = T::from_f64(libm::sqrt(sq_norm(col)));
+        if n > T::ZERO {
+            col.iter_mut().for_each(|x| *x /= n);
+            n
+        } else {
+            T::ONE
+        }
+    };
+    // Shared columns: one norm for every source's H_s.
+    for c in 0..k {
+        let n = scale_col(&mut w[c * m..(c + 1) * m]);
+        let mut off = 0;
+        for (s, &r) in ranks.iter().enumerate() {
+            scale_row(h.get_mut(s), r, c, n);
+            scale_gram(&mut hh[off..off + r * r], r, c, n);
+            off += r * r;
+        }
+    }
+    let mut off = 0;
+    for (s, &r) in ranks.iter().enumerate() {
+        for c in k..r {
+            let n = scale_col(&mut u.get_mut(s)[(c - k) * m..(c - k + 1) * m]);
+            scale_row(h.get_mut(s), r, c, n);
+            scale_gram(&mut hh[off..off + r * r], r, c, n);
+        }
+        off += r * r;
+    }
+}
+
+/// Row `c` of the column-major `r × n` matrix `h` times `x`.
+fn scale_row<T: Real>(h: &mut [T], r: usize, c: usize, x: T) {
+    if x != T::ONE {
+        h.iter_mut().skip(c).step_by(r).for_each(|v| *v *= x);
+    }
+}
+
+/// Row and column `c` of the symmetric `r × r` matrix `g` times `x` (the Gram
+/// of `H` after its row `c` was scaled by `x`).
+fn scale_gram<T: Real>(g: &mut [T], r: usize, c: usize, x: T) {
+    if x != T::ONE {
+        g.iter_mut().skip(c).step_by(r).for_each(|v| *v *= x);
+        g[c * r..(c + 1) * r].iter_mut().for_each(|v| *v *= x);
+    }
+}
+
+/// The random start (module docs).
+fn random_start<
+    T: Real,
+    S: SourceSet<T> + ?Sized,
+    U: FactorsMut<T> + ?Sized,
+    H: FactorsMut<T> + ?Sized,
+>(
+    sources: &S,
+    ranks: &[usize],
+    seed: u64,
+    w: &mut [T],
+    u: &mut U,
+    h: &mut H,
+) {
+    let ns = sources.count();
+    let mean = |s: usize| {
+        let x = sources.source(s);
+        x.sum() / (x.rows() as f64 * x.cols() as f64)
+    };
+    let mbar = (0..ns).map(mean).sum::<f64>() / ns as f64;
+    let rbar = ranks.iter().sum::<usize>() as f64 / ns as f64;
+    let mut rng = Rng::new(seed);
+    let sw = libm::sqrt(mbar / rbar);
+    w.iter_mut()
+        .for_each(|x| *x = T::from_f64(rng.uniform() * sw));
+    for (s, &r) in ranks.iter().enumerate() {
+        let sc = libm::sqrt(mean(s) / r as f64);
+        u.get_mut(s)
+            .iter_mut()
+            .for_each(|x| *x = T::from_f64(rng.uniform() * sc));
+        h.get_mut(s)
+            .iter_mut()
+            .for_each(|x| *x = T::from_f64(rng.uniform() * sc));
+    }
+}

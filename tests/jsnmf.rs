@@ -1,0 +1,324 @@
+//! JSNMF (DESIGN §7): the objective never increases for two and three sources,
+//! dense and CSC; CSC equals dense; K = 0 is independent NMFs of the sources;
+//! the reported objective is the directly computed one; bad input is refused
+//! with its status and the outputs untouched.
+
+mod common;
+
+use common::*;
+use mvnmf::models::jsnmf::{self, JsnmfParams};
+use mvnmf::models::nmf::{self, NmfParams};
+use mvnmf::{Csc, Dense, Error, Init, Report, View};
+
+/// `S` sources over `m` terms with item counts `ns`, built from shared and
+/// private topics (about half the entries zero).
+fn sources(m: usize, ns: &[usize], seed: u64) -> Vec<Vec<f64>> {
+    let mut g = Lcg(seed);
+    ns.iter()
+        .enumerate()
+        .map(|(s, &n)| {
+            (0..m * n)
+                .map(|t| {
+                    let (i, j) = (t % m, t / m);
+                    let topic = (j % 3 == i % 3) as u8 as f64 + (s == i % 4) as u8 as f64;
+                    let z = g.uniform();
+                    if z < 0.5 {
+                        0.0
+                    } else {
+                        z * (0.2 + topic)
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+struct Fit {
+    w: Vec<f64>,
+    u: Vec<Vec<f64>>,
+    h: Vec<Vec<f64>>,
+    obj: Vec<f64>,
+    report: Report,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run(
+    vs: &[View<'_, f64>],
+    k: usize,
+    ranks: &[usize],
+    lambda: Option<&[f64]>,
+    p: &JsnmfParams,
+    start: Option<(&[f64], &[Vec<f64>], &[Vec<f64>])>,
+) -> Result<Fit, Error> {
+    let m = vs[0].rows();
+    let need = jsnmf::fit_workspace::<f64>(vs.iter().map(|x| x.shape()), k, ranks, p)?;
+    let mut work = vec![0u8; need];
+    let (mut w, mut u, mut h) = match start {
+        Some((w, u, h)) => (w.to_vec(), u.to_vec(), h.to_vec()),
+        None => (
+            vec![0.0; m * k],
+            ranks.iter().map(|&r| vec![0.0; m * (r - k)]).collect(),
+            vs.iter()
+                .zip(ranks)
+                .map(|(x, &r)| vec![0.0; r * x.cols()])
+                .collect::<Vec<_>>(),
+        ),
+    };
+    let mut obj = Vec::new();
+    let mut rec = recorder(&mut obj);
+    let mut ur: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
+    let mut hr: Vec<&mut [f64]> = h.iter_mut().map(|x| &mut x[..]).collect();
+    let report = jsnmf::fit(
+        vs,
+        k,
+        ranks,
+        lambda,
+        p,
+        &mut w,
+        &mut ur[..],
+        &mut hr[..],
+        &mut work,
+        Some(&mut rec),
+    )?;
+    drop(rec);
+    Ok(Fit {
+        w,
+        u,
+        h,
+        obj,
+        report,
+    })
+}
+
+fn dense_views<'a>(xs: &'a [Vec<f64>], m: usize) -> Vec<View<'a, f64>> {
+    xs.iter()
+        .map(|x| View::from(Dense::new(x, m, x.len() / m, m).unwrap()))
+        .collect()
+}
+
+fn params(iters: u32) -> JsnmfParams {
+    JsnmfParams {
+        iter: NmfParams {
+            max_iter: iters,
+            tol: 0.0,
+            seed: 3,
+            ..NmfParams::default()
+        },
+    }
+}
+
+/// `F_s H_s` for source `s`.
+fn product(f: &Fit, s: usize, m: usize, k: usize, r: usize, n: usize) -> Vec<f64> {
+    let mut out = vec![0.0; m * n];
+    for j in 0..n {
+        for c in 0..r {
+            let hv = f.h[s][c + j * r];
+            for i in 0..m {
+                let b = if c < k {
+                    f.w[i + c * m]
+                } else {
+                    f.u[s][i + (c - k) * m]
+                };
+                out[i + j * m] += b * hv;
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn objective_never_increases_dense_and_csc_two_and_three_sources() {
+    let m = 24;
+    for (ns, ranks, k) in [
+        (vec![30usize, 17], vec![5usize, 6], 3usize),
+        (vec![12, 40, 25], vec![4, 4, 7], 2),
+        (vec![20, 20], vec![4, 4], 0),
+        (vec![20, 33], vec![4, 4], 4),
+    ] {
+        let xs = sources(m, &ns, 7);
+        let scale: f64 = xs.iter().map(|x| half_sq(x)).sum::<f64>() * 10.0;
+        let csc: Vec<CscOwned> = xs.iter().map(|x| to_csc(x, m, x.len() / m)).collect();
+        let dense = dense_views(&xs, m);
+        let sparse: Vec<View<'_, f64>> = csc
+            .iter()
+            .zip(&ns)
+            .map(|(c, &n)| View::from(Csc::new(m, n, &c.col_ptr, &c.row_idx, &c.values).unwrap()))
+            .collect();
+        let a = run(&dense, k, &ranks, None, &params(60), None).unwrap();
+        let b = run(&sparse, k, &ranks, None, &params(60), None).unwrap();
+        assert_monotone(
+            &a.obj,
+            1e-10 * scale,
+            &format!("dense S={} K={k}", ns.len()),
+        );
+        assert_monotone(&b.obj, 1e-10 * scale, &format!("csc S={} K={k}", ns.len()));
+        assert!(a.obj[60] < 0.8 * a.obj[0], "{:?}", (a.obj[0], a.obj[60]));
+        // CSC equals dense (the products' summation orders differ).
+        assert!(max_rel_diff(&a.w, &b.w) < 1e-9);
+        for s in 0..ns.len() {
+            assert!(max_rel_diff(&a.h[s], &b.h[s]) < 1e-9);
+        }
+        // The report is the directly computed objective (default λ_s).
+        let x1 = half_sq(&xs[0]);
+        let direct: f64 = (0..ns.len())
+            .map(|s| {
+                let p = product(&a, s, m, k, ranks[s], ns[s]);
+                let lam = x1 / half_sq(&xs[s]);
+                lam * 0.5
+                    * xs[s]
+                        .iter()
+                        .zip(&p)
+                        .map(|(x, y)| (x - y).powi(2))
+                        .sum::<f64>()
+            })
+            .sum();
+        let reported = a.report.objective.total;
+        assert!(
+            (direct - reported).abs() <= 1e-9 * scale,
+            "{direct} vs {reported}"
+        );
+        assert_eq!(a.report.objective.reconstruction(), reported);
+        // Columns of W and U_s have unit norm after every sweep.
+        for c in 0..k {
+            let n2: f64 = a.w[c * m..(c + 1) * m].iter().map(|x| x * x).sum();
+            assert!((n2 - 1.0).abs() < 1e-12 || n2 == 0.0);
+        }
+    }
+}
+
+/// K = 0 is independent NMFs: from the same start and with ε = 0, the products
+/// `U_s H_s` equal NMF's `U V` of each source (the column normalisation only
+/// rescales the factors: the multiplicative steps are equivariant to it).
+#[test]
+fn k_zero_is_independent_nmfs() {
+    let m = 15;
+    let ns = [21usize, 9];
+    let xs = sources(m, &ns, 11);
+    let dense = dense_views(&xs, m);
+    let r = 4;
+    let mut g = Lcg(5);
+    let u0: Vec<Vec<f64>> = ns
+        .iter()
+        .map(|_| (0..m * r).map(|_| g.uniform()).collect())
+        .collect();
+    let h0: Vec<Vec<f64>> = ns
+        .iter()
+        .map(|&n| (0..r * n).map(|_| g.uniform()).collect())
+        .collect();
+    let mut p = params(25);
+    p.iter.init = Init::Given;
+    p.iter.eps = 0.0;
+    let j = run(&dense, 0, &[r, r], None, &p, Some((&[], &u0, &h0))).unwrap();
+    for s in 0..2 {
+        let n = ns[s];
+        let np = NmfParams {
+            max_iter: 25,
+            tol: 0.0,
+            eps: 0.0,
+            init: Init::Given,
+            ..NmfParams::default()
+        };
+        let (mut u, mut v) = (u0[s].clone(), h0[s].clone());
+        let mut w = vec![0u8; nmf::fit_workspace::<f64>(dense[s].shape(), r, &np).unwrap()];
+        nmf::fit(dense[s], r, &np, &mut u, &mut v, &mut w, None).unwrap();
+        let mut uv = vec![0.0; m * n];
+        for jj in 0..n {
+            for c in 0..r {
+                for i in 0..m {
+                    uv[i + jj * m] += u[i + c * m] * v[c + jj * r];
+                }
+            }
+        }
+        let js = product(&j, s, m, 0, r, n);
+        assert!(
+            max_rel_diff(&uv, &js) < 1e-10,
+            "source {s}: {}",
+            max_rel_diff(&uv, &js)
+        );
+    }
+}
+
+#[test]
+fn bad_input_is_refused_with_outputs_untouched() {
+    let m = 10;
+    let xs = sources(m, &[8, 6], 2);
+    let dense = dense_views(&xs, m);
+    let ranks = [3usize, 4];
+    let k = 2;
+    let p = params(5);
+    let need = jsnmf::fit_workspace::<f64>(dense.iter().map(|x| x.shape()), k, &ranks, &p).unwrap();
+    let check = |vs: &[View<'_, f64>],
+                 k: usize,
+                 ranks: &[usize],
+                 lambda: Option<&[f64]>,
+                 p: &JsnmfParams,
+                 wb: usize,
+                 want: Error| {
+        let mut w = vec![7.0; m * k];
+        let mut u: Vec<Vec<f64>> = ranks
+            .iter()
+            .map(|&r| vec![7.0; m * r.saturating_sub(k)])
+            .collect();
+        let mut h: Vec<Vec<f64>> = vs
+            .iter()
+            .zip(ranks)
+            .map(|(x, &r)| vec![7.0; r * x.cols()])
+            .collect();
+        let mut work = vec![0u8; wb];
+        let mut ur: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
+        let mut hr: Vec<&mut [f64]> = h.iter_mut().map(|x| &mut x[..]).collect();
+        let r = jsnmf::fit(
+            vs,
+            k,
+            ranks,
+            lambda,
+            p,
+            &mut w,
+            &mut ur[..],
+            &mut hr[..],
+            &mut work,
+            None,
+        );
+        assert_eq!(r.err(), Some(want));
+        assert!(w.iter().all(|&x| x == 7.0));
+        assert!(u.iter().chain(&h).all(|b| b.iter().all(|&x| x == 7.0)));
+    };
+    check(
+        &dense,
+        k,
+        &ranks,
+        None,
+        &p,
+        need - 1,
+        Error::WorkspaceTooSmall,
+    );
+    check(&dense, 5, &ranks, None, &p, need, Error::BadRank);
+    check(
+        &dense,
+        k,
+        &ranks[..1],
+        None,
+        &p,
+        need,
+        Error::DimensionMismatch,
+    );
+    check(
+        &dense,
+        k,
+        &ranks,
+        Some(&[1.0, -1.0]),
+        &p,
+        need,
+        Error::BadParameter,
+    );
+    let mut bounded = p;
+    bounded.iter.vmax = 1.0;
+    check(&dense, k, &ranks, None, &bounded, need, Error::BadParameter);
+    let other = vec![1.0; 9 * 6];
+    let mixed = [dense[0], View::from(Dense::new(&other, 9, 6, 9).unwrap())];
+    check(&mixed, k, &ranks, None, &p, need, Error::DimensionMismatch);
+    let mut neg = xs[1].clone();
+    neg[3] = -1.0;
+    let with_neg = [dense[0], View::from(Dense::new(&neg, m, 6, m).unwrap())];
+    check(&with_neg, k, &ranks, None, &p, need, Error::NegativeInput);
+}
