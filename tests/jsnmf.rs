@@ -33,6 +33,9 @@ fn sources(m: usize, ns: &[usize], seed: u64) -> Vec<Vec<f64>> {
         .collect()
 }
 
+/// A given start: `W`, the `U_s`, the `H_s`.
+type Start<'a> = (&'a [f64], &'a [Vec<f64>], &'a [Vec<f64>]);
+
 struct Fit {
     w: Vec<f64>,
     u: Vec<Vec<f64>>,
@@ -48,7 +51,7 @@ fn run(
     ranks: &[usize],
     lambda: Option<&[f64]>,
     p: &JsnmfParams,
-    start: Option<(&[f64], &[Vec<f64>], &[Vec<f64>])>,
+    start: Option<Start<'_>>,
 ) -> Result<Fit, Error> {
     let m = vs[0].rows();
     let need = jsnmf::fit_workspace::<f64>(vs.iter().map(|x| x.shape()), k, ranks, p)?;
