@@ -1,5 +1,5 @@
 //! Compiles the C harness (`c/harness.c`, `c/harness_models.c`,
-//! `c/harness_graph.c`) twice — as C99 and as C++11 — and the C example, all
+//! `c/harness_graph.c`, `c/harness_regress.c`) twice — as C99 and as C++11 — and the C example, all
 //! with warnings as errors, against the checked-in `include/mvnmf.h`.
 //! The entry points are renamed per build so both link into one test binary.
 
@@ -11,12 +11,14 @@ fn main() {
     let harness = root.join("ffi-tests/c/harness.c");
     let models = root.join("ffi-tests/c/harness_models.c");
     let graph = root.join("ffi-tests/c/harness_graph.c");
+    let regress = root.join("ffi-tests/c/harness_regress.c");
     let common = root.join("ffi-tests/c/harness_common.h");
     let example = root.join("examples-c/quickstart.c");
     for p in [
         &harness,
         &models,
         &graph,
+        &regress,
         &common,
         &example,
         &include.join("mvnmf.h"),
@@ -29,11 +31,13 @@ fn main() {
     c.file(&harness)
         .file(&models)
         .file(&graph)
+        .file(&regress)
         .include(&include)
         .std("c99")
         .define("HARNESS_ENTRY", "mvnmf_harness_c")
         .define("HARNESS_MODELS_ENTRY", "mvnmf_harness_models_c")
-        .define("HARNESS_GRAPH_ENTRY", "mvnmf_harness_graph_c");
+        .define("HARNESS_GRAPH_ENTRY", "mvnmf_harness_graph_c")
+        .define("HARNESS_REGRESS_ENTRY", "mvnmf_harness_regress_c");
     strict.iter().for_each(|f| {
         c.flag(f);
     });
@@ -44,13 +48,15 @@ fn main() {
         .file(&harness)
         .file(&models)
         .file(&graph)
+        .file(&regress)
         .include(&include)
         .flag("-x")
         .flag("c++")
         .std("c++11")
         .define("HARNESS_ENTRY", "mvnmf_harness_cpp")
         .define("HARNESS_MODELS_ENTRY", "mvnmf_harness_models_cpp")
-        .define("HARNESS_GRAPH_ENTRY", "mvnmf_harness_graph_cpp");
+        .define("HARNESS_GRAPH_ENTRY", "mvnmf_harness_graph_cpp")
+        .define("HARNESS_REGRESS_ENTRY", "mvnmf_harness_regress_cpp");
     strict.iter().for_each(|f| {
         cpp.flag(f);
     });
