@@ -923,6 +923,8 @@ mvnmf_status mvnmf_simplex_qp_workspace(size_t h,
 
 // `min ηᵀAη − 2bᵀη` on the simplex, exactly (supports enumerated for `h <= 16`, active set
 // beyond): `a[h²]` symmetric positive semidefinite (column-major), `b[h]`, `eta[h]` written.
+// Entries must be finite and at most `DBL_MAX / 4` in magnitude (else
+// `MVNMF_STATUS_NON_FINITE_INPUT`: the objective could overflow).
 mvnmf_status mvnmf_simplex_qp(const double *a,
                               const double *b,
                               size_t h,

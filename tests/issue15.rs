@@ -667,3 +667,145 @@ fn null_labels_where_needed_is_null_pointer() {
     assert_eq!(tge(&lin, 1), S::NullPointer);
     assert_eq!(tge(&med, 0), S::NullPointer);
 }
+
+// ------------------------------------------------- found by the fuzz driver (tests/fuzz_ffi.rs)
+
+fn qp(a: &[f64], b: &[f64]) -> (S, Vec<f64>) {
+    let h = b.len();
+    let mut w = bytes(|q| unsafe { mvnmf_simplex_qp_workspace(h, q) });
+    let mut eta = vec![-3.0; h];
+    let mut rep = std::mem::MaybeUninit::<mvnmf_qp_report>::zeroed();
+    let s = unsafe {
+        mvnmf_simplex_qp(
+            a.as_ptr(),
+            b.as_ptr(),
+            h,
+            eta.as_mut_ptr(),
+            w.as_mut_ptr().cast(),
+            w.len(),
+            rep.as_mut_ptr(),
+        )
+    };
+    (s, eta)
+}
+
+/// `mvnmf_simplex_qp` with `b` far larger than `A` was INTERNAL: scaled by `max|A|`, `b`
+/// overflowed or the face solve cancelled to η = 0 on every face. The minimiser is then the
+/// vertex of the largest `b_v`.
+#[test]
+fn simplex_qp_with_dominant_b() {
+    for (a, b) in [
+        (5.165919703107464e136, -4.5225629127625724e153),
+        (9.37857084093865e-111, -3.591088159952124e79),
+        (3.640760318179235e-18, -4.533875583352967e205),
+    ] {
+        assert_eq!(qp(&[a], &[b]), (S::Ok, vec![1.0]), "a {a:e} b {b:e}");
+    }
+    // Three weights, A tiny against b: the vertex of the largest b.
+    let a = [1e-200, 0.0, 0.0, 0.0, 1e-200, 0.0, 0.0, 0.0, 1e-200];
+    let (s, eta) = qp(&a, &[1e100, 3e100, 2e100]);
+    assert_eq!(s, S::Ok);
+    assert!((eta[1] - 1.0).abs() < 1e-12 && eta[0].abs() < 1e-12 && eta[2].abs() < 1e-12);
+    // The active-set method (H > 16) on A = 0: the vertex of the largest b.
+    let h = 18;
+    let b: Vec<f64> = (0..h).map(|v| ((v * 7) % h) as f64).collect();
+    let (s, eta) = qp(&vec![0.0; h * h], &b);
+    assert_eq!(s, S::Ok);
+    let best = (0..h).max_by(|&i, &j| b[i].total_cmp(&b[j])).unwrap();
+    assert!((eta[best] - 1.0).abs() < 1e-9, "{eta:?}");
+    // Entries whose objective could overflow are refused, output untouched.
+    assert_eq!(qp(&[1.0], &[1e308]), (S::NonFiniteInput, vec![-3.0]));
+}
+
+fn knn_sims(x: &[f64], rows: usize, n: usize, kind: u32) -> Vec<f64> {
+    let views = [dense(x, rows, n)];
+    let kernels = [mvnmf_kernel { kind, gamma: 0.0 }];
+    let mut kp = mvnmf_fused_knn_params_default();
+    kp.k = n - 1;
+    kp.scope = MVNMF_SCOPE_ALL;
+    let mut w = bytes(|b| unsafe {
+        mvnmf_fused_knn_workspace(views.as_ptr(), 1, kernels.as_ptr(), 1, &kp, b)
+    });
+    let (mut nb, mut sims) = (vec![0usize; n * (n - 1)], vec![0.0; n * (n - 1)]);
+    let s = unsafe {
+        mvnmf_fused_knn(
+            views.as_ptr(),
+            1,
+            kernels.as_ptr(),
+            [1.0].as_ptr(),
+            null(),
+            1,
+            &kp,
+            null(),
+            null(),
+            nb.as_mut_ptr(),
+            sims.as_mut_ptr(),
+            w.as_mut_ptr().cast(),
+            w.len(),
+        )
+    };
+    assert_eq!(s, S::Ok);
+    // Sorted by item pair, so that lists of two scalings compare entry by entry.
+    let mut out = vec![0.0; n * n];
+    for i in 0..n {
+        for t in 0..n - 1 {
+            out[i * n + nb[i * (n - 1) + t]] = sims[i * (n - 1) + t];
+        }
+    }
+    out
+}
+
+/// Items whose values are ~1e-160 in a view whose largest value is ordinary: their squares
+/// (linear kernel) and the χ² terms `2xy` underflowed, and the cosine came out as 1.0000034.
+/// Both kernels are invariant to scaling an item (linear) or the view (χ²): the similarities
+/// equal those of the same items at ordinary magnitude.
+#[test]
+fn kernels_of_items_near_the_subnormal_range() {
+    let (rows, n) = (3, 8);
+    let mut x = uniform(rows * n, 21);
+    for v in x.iter_mut().skip(rows) {
+        *v *= 1e-160;
+    }
+    x[0] = 1e-86; // item 0 keeps the view out of the scaled range
+    let ordinary: Vec<f64> = x.iter().map(|v| v * 1e160).collect();
+    let mut ordinary_lin = ordinary.clone();
+    ordinary_lin[..rows].copy_from_slice(&x[..rows]); // a cosine is per-item invariant
+    let tiny = knn_sims(&x, rows, n, MVNMF_KERNEL_LINEAR);
+    let base = knn_sims(&ordinary_lin, rows, n, MVNMF_KERNEL_LINEAR);
+    for (a, b) in tiny.iter().zip(&base) {
+        assert!(
+            *a <= 1.0 + 1e-12 && (a - b).abs() < 1e-12,
+            "linear: {a} vs {b}"
+        );
+    }
+    let tiny = knn_sims(&x, rows, n, MVNMF_KERNEL_CHI_SQUARED);
+    let base = knn_sims(&ordinary, rows, n, MVNMF_KERNEL_CHI_SQUARED);
+    for (a, b) in tiny.iter().zip(&base).skip(n) {
+        assert!(
+            *a <= 1.0 + 1e-12 && (a - b).abs() < 1e-12,
+            "chi2: {a} vs {b}"
+        );
+    }
+}
+
+/// χ² items whose values are subnormal: the product of their two normalisation scales
+/// (`1/√Σx ≈ 1e158` each) overflowed to +inf against a kernel value of 0: NaN in the
+/// alignment system with status OK.
+#[test]
+fn chi2_items_with_subnormal_sums_stay_finite() {
+    let x = [1.0, 0.5, 1e-318, 2e-318, 3e-318, 1e-318, 2e-318, 2e-318];
+    let views = [dense(&x, 2, 4)];
+    for kind in [
+        MVNMF_KERNEL_CHI_SQUARED,
+        MVNMF_KERNEL_INTERSECTION,
+        MVNMF_KERNEL_LINEAR,
+    ] {
+        let kernels = [mvnmf_kernel { kind, gamma: 0.0 }];
+        let (s, g, b) = alignment(&views, &kernels, &[0, 1, 1, 0], 2);
+        assert_eq!(s, S::Ok);
+        assert!(
+            g.iter().chain(&b).all(|v| v.is_finite()),
+            "kind {kind}: {g:?} {b:?}"
+        );
+    }
+}

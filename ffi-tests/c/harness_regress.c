@@ -11,7 +11,10 @@
  *   deep_factor_len accepted rows = 0; deep_encode read u before checking the
  *   workspace; the pipeline's workspace query accepted ka = N; assignment gave
  *   OK with an infinite total; a 0/1 flag of 2 was BAD_PARAMETER in accuracy;
- *   labels = NULL where labels are needed was TOO_FEW_LABELED.
+ *   labels = NULL where labels are needed was TOO_FEW_LABELED;
+ *   found by the fuzz driver: simplex_qp with b dominating A was INTERNAL; a
+ *   cosine of items near 1e-160 exceeded 1; chi^2 items with subnormal sums
+ *   gave NaN (inf * 0) in the alignment system.
  */
 #include "mvnmf.h"
 
@@ -351,6 +354,89 @@ static void test_small(void)
     }
 }
 
+/* Found by the fuzz driver (tests/fuzz_ffi.rs). */
+static void test_fuzz_findings(void)
+{
+    note("fuzz findings: simplex_qp with dominant b; kernels near the subnormal range");
+    {
+        double a[3] = {5.165919703107464e136, 9.37857084093865e-111, 3.640760318179235e-18};
+        double b[3] = {-4.5225629127625724e153, -3.591088159952124e79, -4.533875583352967e205};
+        double eta[18], zero[18 * 18], bb[18];
+        mvnmf_qp_report rep;
+        size_t i, best = 0, bytes = 0;
+        void *w;
+        CHECK_STATUS(mvnmf_simplex_qp_workspace(18, &bytes), MVNMF_STATUS_OK);
+        w = xmalloc(bytes);
+        for (i = 0; i < 3; i++) {
+            set_ctx("simplex_qp h = 1, a %g, b %g", a[i], b[i]);
+            eta[0] = -3.0;
+            CHECK_STATUS(mvnmf_simplex_qp(&a[i], &b[i], 1, eta, w, bytes, &rep), MVNMF_STATUS_OK);
+            CHECK(eta[0] == 1.0);
+        }
+        set_ctx("simplex_qp h = 18, A = 0 (active set)");
+        for (i = 0; i < 18 * 18; i++)
+            zero[i] = 0.0;
+        for (i = 0; i < 18; i++) {
+            bb[i] = (double)((i * 7) % 18);
+            if (bb[i] > bb[best])
+                best = i;
+        }
+        CHECK_STATUS(mvnmf_simplex_qp(zero, bb, 18, eta, w, bytes, &rep), MVNMF_STATUS_OK);
+        CHECK(fabs(eta[best] - 1.0) < 1e-9);
+        free(w);
+    }
+    {
+        /* chi^2 / intersection / linear items with subnormal values: finite system. */
+        double x[8] = {1.0, 0.5, 1e-318, 2e-318, 3e-318, 1e-318, 2e-318, 2e-318};
+        uint32_t labels[4] = {0, 1, 1, 0};
+        double g[1], b[1], c;
+        mvnmf_view v = dense_view(x, 2, 4);
+        mvnmf_kernel k;
+        uint32_t kinds[3] = {MVNMF_KERNEL_CHI_SQUARED, MVNMF_KERNEL_INTERSECTION, MVNMF_KERNEL_LINEAR};
+        size_t i;
+        void *w = xmalloc(1 << 20);
+        for (i = 0; i < 3; i++) {
+            set_ctx("alignment_system, subnormal items, kernel %u", (unsigned)kinds[i]);
+            k = kernel_of(kinds[i], 0.0);
+            CHECK_STATUS(mvnmf_alignment_system(&v, 1, &k, labels, 2, 0, g, b, &c, w, 1 << 20), MVNMF_STATUS_OK);
+            CHECK(all_finite(g, 1) && all_finite(b, 1) && all_finite(&c, 1));
+        }
+        free(w);
+    }
+    {
+        /* Linear kernel on items of ~1e-160 next to an ordinary one: cosines <= 1. */
+        enum { R = 3, NI = 8 };
+        double x[R * NI], sims[NI * (NI - 1)], tiny[NI * NI];
+        size_t nb[NI * (NI - 1)], i;
+        mvnmf_view v;
+        mvnmf_kernel k = kernel_of(MVNMF_KERNEL_LINEAR, 0.0);
+        mvnmf_fused_knn_params kp = mvnmf_fused_knn_params_default();
+        double one[1] = {1.0};
+        void *w = xmalloc(1 << 20);
+        fill_uniform(x, R * NI, 21);
+        for (i = R; i < R * NI; i++)
+            x[i] *= 1e-160;
+        x[0] = 1e-86;
+        v = dense_view(x, R, NI);
+        kp.k = NI - 1;
+        kp.scope = MVNMF_SCOPE_ALL;
+        set_ctx("fused_knn, linear, items near the subnormal range");
+        CHECK_STATUS(mvnmf_fused_knn(&v, 1, &k, one, NULL, 1, &kp, NULL, NULL, nb, sims, w, 1 << 20),
+                     MVNMF_STATUS_OK);
+        CHECK(all_in(sims, NI * (NI - 1), 0.0, 1.0 + 1e-12));
+        /* A cosine is invariant to scaling an item: the same items at ordinary magnitude. */
+        for (i = 0; i < NI * (NI - 1); i++)
+            tiny[i / (NI - 1) * NI + nb[i]] = sims[i];
+        for (i = R; i < R * NI; i++)
+            x[i] *= 1e160;
+        CHECK_STATUS(mvnmf_fused_knn(&v, 1, &k, one, NULL, 1, &kp, NULL, NULL, nb, sims, w, 1 << 20),
+                     MVNMF_STATUS_OK);
+        for (i = 0; i < NI * (NI - 1); i++)
+            CHECK(fabs(tiny[i / (NI - 1) * NI + nb[i]] - sims[i]) < 1e-12);
+        free(w);
+    }
+}
+
 int HARNESS_REGRESS_ENTRY(int verbose)
 {
     g_failures = 0;
@@ -359,6 +445,7 @@ int HARNESS_REGRESS_ENTRY(int verbose)
     test_d1_pipeline();
     test_d2();
     test_small();
+    test_fuzz_findings();
     if (verbose || g_failures)
         printf("[%s] mvnmf C ABI harness (issue 15 regressions): %d failed checks\n", LANG, g_failures);
     fflush(stdout);

@@ -503,6 +503,8 @@ pub unsafe extern "C" fn mvnmf_simplex_qp_workspace(h: usize, bytes: *mut usize)
 
 /// `min ηᵀAη − 2bᵀη` on the simplex, exactly (supports enumerated for `h <= 16`, active set
 /// beyond): `a[h²]` symmetric positive semidefinite (column-major), `b[h]`, `eta[h]` written.
+/// Entries must be finite and at most `DBL_MAX / 4` in magnitude (else
+/// `MVNMF_STATUS_NON_FINITE_INPUT`: the objective could overflow).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_simplex_qp(
     a: *const f64,

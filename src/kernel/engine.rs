@@ -147,6 +147,10 @@ fn view_inv_scale(amax: f64) -> f64 {
     libm::scalbn(1.0, -e)
 }
 
+/// Smallest `‖x‖²` taken as it is for the linear kernel's `1/‖x‖`: from `2^−1014` down, the
+/// squares that underflowed could matter in the 60th bit or above.
+const LINEAR_SS_MIN: f64 = f64::from_bits(9 << 52); // 2^-1014 (biased exponent 1023 - 1014)
+
 /// Per-item normalisation scale of one column (see [`Engine::scale`]), of the values times
 /// `inv` (see [`view_inv_scale`]).
 fn item_scale<T: Real>(kernel: &Kernel, vals: &[T], inv: f64) -> f64 {
@@ -165,8 +169,28 @@ fn item_scale<T: Real>(kernel: &Kernel, vals: &[T], inv: f64) -> f64 {
     match kernel {
         Kernel::Linear => {
             let ss = sq();
-            if ss > 0.0 && ss.is_finite() {
+            if (LINEAR_SS_MIN..=f64::MAX).contains(&ss) {
                 1.0 / libm::sqrt(ss)
+            } else if ss > 0.0 || vals.iter().any(|x| x.to_f64() != 0.0) {
+                // Squares near or below the subnormal range lose their precision (a cosine
+                // of 1.0000034 between items of values ~1e-160, found by the fuzz driver,
+                // issue 15): the norm of the column scaled by its largest entry instead.
+                let m = vals
+                    .iter()
+                    .fold(0.0f64, |m, x| m.max(libm::fabs(x.to_f64() * inv)));
+                let r: f64 = vals
+                    .iter()
+                    .map(|x| {
+                        let y = x.to_f64() * inv / m;
+                        y * y
+                    })
+                    .sum();
+                let f = 1.0 / (m * libm::sqrt(r));
+                if f.is_finite() {
+                    f
+                } else {
+                    0.0
+                }
             } else {
                 0.0
             }
@@ -499,7 +523,7 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                                 } else {
                                     inter(x, y, inv)
                                 };
-                                put(&mut col[a], w * (s * (sc[i] * sj)), acc);
+                                put(&mut col[a], w * normalised(s, sc[i], sj), acc);
                             }
                         }
                     }
@@ -529,7 +553,7 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                                 if raw || kern == RBF {
                                     rbf_value(si + sj - 2.0 * dot, gamma, raw)
                                 } else {
-                                    dot * (si * sj)
+                                    normalised(dot, si, sj)
                                 }
                             }
                             CHI => {
@@ -538,10 +562,10 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                                     let (x, y) = (x.to_f64() * inv, self.scat[r].to_f64());
                                     let d = x + y;
                                     if d > 0.0 {
-                                        s += 2.0 * x * y / d;
+                                        s += chi2_term(x, y, d);
                                     }
                                 }
-                                s * (si * sj)
+                                normalised(s, si, sj)
                             }
                             _ => {
                                 let mut s = 0.0;
@@ -549,7 +573,7 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                                     let (x, y) = (x.to_f64() * inv, self.scat[r].to_f64());
                                     s += if x < y { x } else { y };
                                 }
-                                s * (si * sj)
+                                normalised(s, si, sj)
                             }
                         };
                         put(&mut col[a], w * val, acc);
@@ -661,6 +685,21 @@ fn rbf_finish<T: Real>(
     }
 }
 
+/// `k · (s_i · s_j)`: a kernel value times the normalisation scales of its two items. For an
+/// item whose values are nearly all subnormal the scale `1/√Σx` approaches `1e162`, and the
+/// product of two such scales overflows to `+inf` while `k` is 0 or tiny: `(k · s_i) · s_j`
+/// is then taken, finite because `|k| ≤ 2 √(k(x,x) k(y,y))` (found by the fuzz driver,
+/// issue 15). Bitwise the plain product whenever `s_i · s_j` is finite.
+#[inline(always)]
+fn normalised(k: f64, si: f64, sj: f64) -> f64 {
+    let p = si * sj;
+    if p.is_finite() {
+        k * p
+    } else {
+        (k * si) * sj
+    }
+}
+
 /// `Σ 2 x y / (x + y)` over features with `x + y > 0`, of the values times `inv`.
 #[inline]
 fn chi2<T: Real>(x: &[T], y: &[T], inv: f64) -> f64 {
@@ -669,10 +708,22 @@ fn chi2<T: Real>(x: &[T], y: &[T], inv: f64) -> f64 {
         let (a, b) = (a.to_f64() * inv, b.to_f64() * inv);
         let d = a + b;
         if d > 0.0 {
-            s += 2.0 * a * b / d;
+            s += chi2_term(a, b, d);
         }
     }
     s
+}
+
+/// `2ab / d` (`d = a + b > 0`); `2a · (b / d)` when `2ab` leaves the normal range (it
+/// underflows for values near `1e-160`, and the kernel then exceeded 1).
+#[inline(always)]
+fn chi2_term(a: f64, b: f64, d: f64) -> f64 {
+    let p = 2.0 * a * b;
+    if p >= f64::MIN_POSITIVE || p == 0.0 && (a == 0.0 || b == 0.0) {
+        p / d
+    } else {
+        2.0 * a * (b / d)
+    }
 }
 
 /// `Σ min(x, y)` of the values times `inv`.
