@@ -1,5 +1,6 @@
 //! Compiles the C harness (`c/harness.c`, `c/harness_models.c`,
-//! `c/harness_graph.c`, `c/harness_protocol.c`) twice — as C99 and as C++11 — and the C example, all
+//! `c/harness_graph.c`, `c/harness_protocol.c`, `c/harness_regress.c`) twice — as C99 and as
+//! C++11 — and the C example, all
 //! with warnings as errors, against the checked-in `include/mvnmf.h`.
 //! The entry points are renamed per build so both link into one test binary.
 
@@ -12,6 +13,7 @@ fn main() {
     let models = root.join("ffi-tests/c/harness_models.c");
     let graph = root.join("ffi-tests/c/harness_graph.c");
     let protocol = root.join("ffi-tests/c/harness_protocol.c");
+    let regress = root.join("ffi-tests/c/harness_regress.c");
     let common = root.join("ffi-tests/c/harness_common.h");
     let example = root.join("examples-c/quickstart.c");
     for p in [
@@ -19,6 +21,7 @@ fn main() {
         &models,
         &graph,
         &protocol,
+        &regress,
         &common,
         &example,
         &include.join("mvnmf.h"),
@@ -32,12 +35,14 @@ fn main() {
         .file(&models)
         .file(&graph)
         .file(&protocol)
+        .file(&regress)
         .include(&include)
         .std("c99")
         .define("HARNESS_ENTRY", "mvnmf_harness_c")
         .define("HARNESS_MODELS_ENTRY", "mvnmf_harness_models_c")
         .define("HARNESS_GRAPH_ENTRY", "mvnmf_harness_graph_c")
-        .define("HARNESS_PROTOCOL_ENTRY", "mvnmf_harness_protocol_c");
+        .define("HARNESS_PROTOCOL_ENTRY", "mvnmf_harness_protocol_c")
+        .define("HARNESS_REGRESS_ENTRY", "mvnmf_harness_regress_c");
     strict.iter().for_each(|f| {
         c.flag(f);
     });
@@ -49,6 +54,7 @@ fn main() {
         .file(&models)
         .file(&graph)
         .file(&protocol)
+        .file(&regress)
         .include(&include)
         .flag("-x")
         .flag("c++")
@@ -56,7 +62,8 @@ fn main() {
         .define("HARNESS_ENTRY", "mvnmf_harness_cpp")
         .define("HARNESS_MODELS_ENTRY", "mvnmf_harness_models_cpp")
         .define("HARNESS_GRAPH_ENTRY", "mvnmf_harness_graph_cpp")
-        .define("HARNESS_PROTOCOL_ENTRY", "mvnmf_harness_protocol_cpp");
+        .define("HARNESS_PROTOCOL_ENTRY", "mvnmf_harness_protocol_cpp")
+        .define("HARNESS_REGRESS_ENTRY", "mvnmf_harness_regress_cpp");
     strict.iter().for_each(|f| {
         cpp.flag(f);
     });

@@ -209,7 +209,8 @@ enum mvnmf_status
   MVNMF_STATUS_NEGATIVE_INPUT = 7,
   // A value is NaN or infinite.
   MVNMF_STATUS_NON_FINITE_INPUT = 8,
-  // A label is out of range.
+  // A label is out of range (a class, or a 0/1 flag — relevance, multi-label
+  // entry, item mask — that is neither 0 nor 1).
   MVNMF_STATUS_BAD_LABEL = 9,
   // Too few labeled items.
   MVNMF_STATUS_TOO_FEW_LABELED = 10,
@@ -740,7 +741,7 @@ mvnmf_status mvnmf_knn_predict(const double *reference,
 
 // Classification accuracy: the fraction of the items with `mask[j] = 1` (all
 // items when `mask` is NULL) whose `pred[j]` equals `truth[j]`; NaN when no
-// item is counted. `mask` values must be 0 or 1 (`MVNMF_STATUS_BAD_PARAMETER`).
+// item is counted. `mask` values must be 0 or 1 (`MVNMF_STATUS_BAD_LABEL`).
 mvnmf_status mvnmf_accuracy(const uint32_t *pred,
                             const uint32_t *truth,
                             size_t n,
@@ -783,7 +784,9 @@ mvnmf_status mvnmf_assignment_workspace(size_t rows,
 // `rows × cols` cost matrix to distinct columns with minimal total cost
 // (`maximize = 0`) or maximal (`maximize != 0`). Writes `row_to_col[rows]`
 // (`SIZE_MAX` from <stdint.h> for the rows left over when `rows > cols`) and, if not
-// NULL, `*total`. Costs must be finite. `O(r²c)`, `r = min`, `c = max`.
+// NULL, `*total`. Costs must be finite and at most `DBL_MAX / (max(rows, cols) + 1)`
+// in magnitude, so that the total is finite (`MVNMF_STATUS_NON_FINITE_INPUT`
+// otherwise). `O(r²c)`, `r = min`, `c = max`.
 mvnmf_status mvnmf_assignment(const double *cost,
                               size_t rows,
                               size_t cols,
@@ -1070,7 +1073,8 @@ mvnmf_status mvnmf_kernel_bandwidths_workspace(const struct mvnmf_view *views,
                                                size_t *bytes);
 
 // The `γ` of every RBF view (given, or `1 / median(d²)` over all unordered pairs of
-// labeled items: the lower median) into `gammas[n_views]` (0 for other views).
+// labeled items: the lower median) into `gammas[n_views]` (0 for other views). `labels`
+// may be NULL when no view uses the median (else `MVNMF_STATUS_NULL_POINTER`).
 mvnmf_status mvnmf_kernel_bandwidths(const struct mvnmf_view *views,
                                      size_t n_views,
                                      const struct mvnmf_kernel *kernels,
@@ -1134,6 +1138,8 @@ mvnmf_status mvnmf_simplex_qp_workspace(size_t h,
 
 // `min ηᵀAη − 2bᵀη` on the simplex, exactly (supports enumerated for `h <= 16`, active set
 // beyond): `a[h²]` symmetric positive semidefinite (column-major), `b[h]`, `eta[h]` written.
+// Entries must be finite and at most `DBL_MAX / 4` in magnitude (else
+// `MVNMF_STATUS_NON_FINITE_INPUT`: the objective could overflow).
 mvnmf_status mvnmf_simplex_qp(const double *a,
                               const double *b,
                               size_t h,
@@ -1154,7 +1160,8 @@ mvnmf_status mvnmf_fused_knn_workspace(const struct mvnmf_view *views,
 // block by block, never an `N × N` matrix. Writes `neighbors[N·k]` (item `i`'s list at
 // `i·k`, best first, ties by the lower index; `MVNMF_NO_NEIGHBOR` for non-queries) and
 // `sims[N·k]` (`K(i, j)`; `-inf` for non-queries). `labels` may be NULL for
-// `MVNMF_SCOPE_ALL` / `_MASKED` without median kernels; the masks (`N` bytes, 0 or 1) are
+// `MVNMF_SCOPE_ALL` / `_MASKED` without median kernels (else `MVNMF_STATUS_NULL_POINTER`);
+// the masks (`N` bytes, 0 or 1) are
 // read only for `MVNMF_SCOPE_MASKED` (else may be NULL). `k >= N` and `k = 0` are
 // `MVNMF_STATUS_BAD_PARAMETER`; a labeled scope where a query has fewer than `k` candidates
 // is `MVNMF_STATUS_TOO_FEW_LABELED`.
@@ -1252,7 +1259,8 @@ mvnmf_status mvnmf_ldge(const struct mvnmf_view *views,
 // TGE (seed 003 §4.3): `Wᵃ_ij = sigma` for LDGE's same-class pairs, 1 if `i` or `j` is
 // unlabeled and one is among the `ka` nearest (all items) of the other; `Wᵖ = sigma ×` LDGE's
 // penalty. Same contract as `mvnmf_ldge`; `labels` may be NULL (no labeled items) when
-// `kp = 0` and no RBF kernel uses the median heuristic: the plain kNN graph.
+// `kp = 0` and no RBF kernel uses the median heuristic: the plain kNN graph (else
+// `MVNMF_STATUS_NULL_POINTER`).
 mvnmf_status mvnmf_tge(const struct mvnmf_view *views,
                        size_t n_views,
                        const struct mvnmf_kernel *kernels,
@@ -1287,6 +1295,7 @@ mvnmf_status mvnmf_deep_params_preset(uint32_t preset,
 // Number of doubles in the factor buffer of a view with `rows` features:
 // the layers `U_1 (rows × p_1), …, U_M (p_{M−1} × K)` one after the other,
 // hidden sizes clamped to `p_m = min(layers[m], p_{m−1})`, `K = layers[n_layers−1]`.
+// `rows = 0` is `MVNMF_STATUS_ZERO_DIMENSION`.
 mvnmf_status mvnmf_deep_factor_len(size_t rows,
                                    const size_t *layers,
                                    size_t n_layers,

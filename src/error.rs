@@ -28,7 +28,8 @@ pub enum Error {
     NegativeInput,
     /// A value is NaN or infinite.
     NonFiniteInput,
-    /// A label is out of range.
+    /// A label is out of range: a class label, or a byte of a 0/1 flag array (relevance
+    /// flags, multi-label targets and decisions, item masks) that is neither 0 nor 1.
     BadLabel,
     /// Too few labeled items for what was asked (e.g. neighbourhood sizes).
     TooFewLabeled,

@@ -124,6 +124,8 @@ fn req<T: Real>(
     if !p.builds_graph() {
         return Ok(fit);
     }
+    // What the fit refuses, the query refuses too (issue 15: `ka = N` passed here).
+    graph::check_sizes(&p.graph, n)?;
     let cap = capacity(n, n_classes, p)?;
     let rp = WorkReq::new::<usize>(n.checked_add(1).ok_or(Error::SizeOverflow)?);
     let graphs = WorkReq::all_of(&[

@@ -172,7 +172,7 @@ fn split_and_knn() {
     let mask2 = vec![2u8; n];
     assert_eq!(
         unsafe { mvnmf_accuracy(pred.as_ptr(), truth.as_ptr(), n, mask2.as_ptr(), &mut acc) },
-        S::BadParameter
+        S::BadLabel
     );
 }
 

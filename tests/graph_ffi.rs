@@ -338,7 +338,7 @@ fn knn_argument_errors() {
         ),
         mvnmf_status::BadParameter
     );
-    // Median kernel without labels.
+    // Median kernel without labels: labels needed, NULL (issue 15: one rule).
     assert_eq!(
         call(
             &CK,
@@ -350,7 +350,7 @@ fn knn_argument_errors() {
             s.as_mut_ptr(),
             &mut w
         ),
-        mvnmf_status::TooFewLabeled
+        mvnmf_status::NullPointer
     );
     // Unknown scope; masked scope without masks; a mask byte that is not 0/1.
     let ps = mvnmf_fused_knn_params { scope: 17, ..p };
@@ -397,7 +397,7 @@ fn knn_argument_errors() {
             s.as_mut_ptr(),
             &mut w
         ),
-        mvnmf_status::BadParameter
+        mvnmf_status::BadLabel
     );
     // k >= N, bad label, workspace too small.
     let pk = mvnmf_fused_knn_params { k: n, ..p };

@@ -308,4 +308,27 @@ static inline int same_report(const mvnmf_report *a, const mvnmf_report *b)
 }
 #endif /* HARNESS_DENSE_HELPERS */
 
+/* A dense column-major view of x (rows x cols, col_stride = rows). */
+static inline mvnmf_view dense_view(const double *x, size_t rows, size_t cols)
+{
+    mvnmf_view v;
+    v.kind = MVNMF_VIEW_DENSE;
+    v.rows = rows;
+    v.cols = cols;
+    v.values = x;
+    v.col_stride = rows;
+    v.col_ptr = NULL;
+    v.row_idx = NULL;
+    return v;
+}
+
+/* A kernel descriptor. */
+static inline mvnmf_kernel kernel_of(uint32_t kind, double gamma)
+{
+    mvnmf_kernel k;
+    k.kind = kind;
+    k.gamma = gamma;
+    return k;
+}
+
 #endif

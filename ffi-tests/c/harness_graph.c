@@ -1362,7 +1362,7 @@ static void test_errors(void)
         expect(KNN(one, p.labels, NULL), MVNMF_STATUS_BAD_PARAMETER, "knn scope 9", o, n, 2);
         kp.scope = MVNMF_SCOPE_MASKED;
         qm[4] = 2;
-        expect(KNN(one, p.labels, qm), MVNMF_STATUS_BAD_PARAMETER, "knn mask byte 2", o, n, 2);
+        expect(KNN(one, p.labels, qm), MVNMF_STATUS_BAD_LABEL, "knn mask byte 2", o, n, 2);
         expect(KNN(one, p.labels, NULL), MVNMF_STATUS_NULL_POINTER, "knn masks NULL", o, n, 2);
         kp.scope = MVNMF_SCOPE_SAME_CLASS;
         kp.k = 6; /* 6 labeled per class: 5 candidates */

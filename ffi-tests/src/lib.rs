@@ -21,6 +21,8 @@ extern "C" {
     fn mvnmf_harness_graph_cpp(verbose: c_int) -> c_int;
     fn mvnmf_harness_protocol_c(verbose: c_int) -> c_int;
     fn mvnmf_harness_protocol_cpp(verbose: c_int) -> c_int;
+    fn mvnmf_harness_regress_c(verbose: c_int) -> c_int;
+    fn mvnmf_harness_regress_cpp(verbose: c_int) -> c_int;
     fn mvnmf_example_quickstart() -> c_int;
 }
 
@@ -103,11 +105,30 @@ mod tests {
     }
 
     #[test]
+    fn c_harness_regress_c99() {
+        // The regression cases of issue 15 (`c/harness_regress.c`).
+        let failures = unsafe { mvnmf_harness_regress_c(verbose()) };
+        assert_eq!(
+            failures, 0,
+            "C99 build of the regression harness: {failures} failed checks (see stdout)"
+        );
+    }
+
+    #[test]
     fn c_harness_protocol_cpp() {
         let failures = unsafe { mvnmf_harness_protocol_cpp(verbose()) };
         assert_eq!(
             failures, 0,
             "C++ build of the protocol harness: {failures} failed checks (see stdout)"
+        );
+    }
+
+    #[test]
+    fn c_harness_regress_cpp() {
+        let failures = unsafe { mvnmf_harness_regress_cpp(verbose()) };
+        assert_eq!(
+            failures, 0,
+            "C++ build of the regression harness: {failures} failed checks (see stdout)"
         );
     }
 

@@ -45,8 +45,10 @@ pub fn assignment_workspace(rows: usize, cols: usize) -> Result<usize, Error> {
 /// the Jonker–Volgenant form), `O(r²c)` for `r = min(rows, cols)`,
 /// `c = max(rows, cols)`; workspace `O(c)`. Deterministic: among equally good
 /// columns the lowest index is taken first, so equal inputs give equal
-/// matchings. Costs are read in `f64`; they must be finite
-/// ([`Error::NonFiniteInput`]). `row_to_col.len()` must equal `rows`.
+/// matchings. Costs are read in `f64`; they must be finite and of magnitude at
+/// most `f64::MAX / (max(rows, cols) + 1)` (≈ `1.8e308 / n`), so that the total
+/// is finite: others are [`Error::NonFiniteInput`]. `row_to_col.len()` must
+/// equal `rows`.
 pub fn assignment<T: Real>(
     cost: MatRef<'_, T>,
     maximize: bool,
@@ -60,13 +62,31 @@ pub fn assignment<T: Real>(
     if row_to_col.len() != rows {
         return Err(Error::DimensionMismatch);
     }
+    let mut amax = 0.0f64;
     for j in 0..cols {
         for i in 0..rows {
-            if !cost.at(i, j).is_finite() {
+            let x = cost.at(i, j).to_f64();
+            if !x.is_finite() {
                 return Err(Error::NonFiniteInput);
             }
+            amax = amax.max(libm::fabs(x));
         }
     }
+    // Issue 15: costs near ±1e308 gave OK with an infinite total. A total of at most
+    // `max(rows, cols)` costs is finite when each is below `f64::MAX / (max(rows, cols) + 1)`;
+    // larger ones are refused up front (their sum could be infinite), as non-finite input.
+    if amax > f64::MAX / (rows.max(cols) as f64 + 1.0) {
+        return Err(Error::NonFiniteInput);
+    }
+    // The search itself runs on costs scaled by a power of two (exact) to magnitude <= 1 when
+    // they are huge, so that its potentials and reduced costs (sums and differences of up to
+    // ~2·max(rows, cols) costs) cannot overflow; the matching is scale-invariant. Costs below
+    // 2^500 are used as they are (bitwise the results of before).
+    let inv = if amax > 3.273390607896142e150 {
+        libm::scalbn(1.0, -(((amax.to_bits() >> 52) & 0x7ff) as i32 - 1022))
+    } else {
+        1.0
+    };
     req(rows, cols).check(work.len())?;
     let transposed = rows > cols;
     let a = if transposed { cost.t() } else { cost };
@@ -82,7 +102,7 @@ pub fn assignment<T: Real>(
     solve(
         r,
         c,
-        |i, j| sign * a.at(i, j).to_f64(),
+        |i, j| sign * (a.at(i, j).to_f64() * inv),
         u,
         v,
         minv,

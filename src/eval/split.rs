@@ -15,7 +15,8 @@ pub fn stratified_split_workspace(n: usize) -> Result<usize, Error> {
 ///
 /// `labels[j] < n_classes` for every item (else [`Error::BadLabel`]);
 /// `0 ≤ fraction ≤ 1` (else [`Error::BadParameter`]). Writes `labeled[j]`.
-/// Cost `O(N·C)` time (one pass per class), `N` indices of workspace.
+/// Cost `O(N log N)` time (a sort of the items by class; classes without items
+/// cost nothing, so any `n_classes` is cheap), `N` indices of workspace.
 pub fn stratified_split(
     labels: &[u32],
     n_classes: usize,
@@ -60,17 +61,21 @@ pub(crate) fn split_into<F: Copy>(
     let idx: &mut [usize] = st.take(n)?;
     let mut rng = Rng::new(seed);
     labeled.fill(no);
-    for c in 0..n_classes as u32 {
-        let mut nc = 0;
-        for (j, &l) in labels.iter().enumerate() {
-            if l == c {
-                idx[nc] = j;
-                nc += 1;
-            }
-        }
-        if nc == 0 {
-            continue;
-        }
+    // The items grouped by class, classes increasing and items in index order
+    // within a class: the same per-class lists (and so the same random draws) as
+    // one pass per class, but `O(N log N)` whatever `n_classes` is: the work is
+    // bounded by the input's size, never by a count the caller passes (a pass per
+    // class took seconds for `n_classes = 2^28` and never ended for `SIZE_MAX`).
+    for (j, x) in idx.iter_mut().enumerate() {
+        *x = j;
+    }
+    idx.sort_unstable_by_key(|&j| (labels[j], j));
+    let mut start = 0;
+    while start < n {
+        let c = labels[idx[start]];
+        let nc = idx[start..].iter().take_while(|&&j| labels[j] == c).count();
+        let class = &mut idx[start..start + nc];
+        start += nc;
         let mut take = libm::round(fraction * nc as f64) as usize;
         if fraction > 0.0 {
             take = take.max(1);
@@ -78,8 +83,8 @@ pub(crate) fn split_into<F: Copy>(
         let take = take.min(nc);
         for t in 0..take {
             let r = t + rng.below(nc - t);
-            idx.swap(t, r);
-            labeled[idx[t]] = yes;
+            class.swap(t, r);
+            labeled[class[t]] = yes;
         }
     }
     Ok(())

@@ -125,6 +125,7 @@ pub unsafe extern "C" fn mvnmf_deep_params_preset(
 /// Number of doubles in the factor buffer of a view with `rows` features:
 /// the layers `U_1 (rows × p_1), …, U_M (p_{M−1} × K)` one after the other,
 /// hidden sizes clamped to `p_m = min(layers[m], p_{m−1})`, `K = layers[n_layers−1]`.
+/// `rows = 0` is `MVNMF_STATUS_ZERO_DIMENSION`.
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_deep_factor_len(
     rows: usize,

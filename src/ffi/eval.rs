@@ -290,7 +290,7 @@ pub unsafe extern "C" fn mvnmf_knn_predict(
 
 /// Classification accuracy: the fraction of the items with `mask[j] = 1` (all
 /// items when `mask` is NULL) whose `pred[j]` equals `truth[j]`; NaN when no
-/// item is counted. `mask` values must be 0 or 1 (`MVNMF_STATUS_BAD_PARAMETER`).
+/// item is counted. `mask` values must be 0 or 1 (`MVNMF_STATUS_BAD_LABEL`).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_accuracy(
     pred: *const u32,
@@ -315,7 +315,8 @@ pub unsafe extern "C" fn mvnmf_accuracy(
                 Some(slice(mask, n)?)
             };
             if m.is_some_and(|m| m.iter().any(|&x| x > 1)) {
-                return Err(Error::BadParameter);
+                // One rule for every 0/1 flag array (relevance, multi-label, masks).
+                return Err(Error::BadLabel);
             }
             let (mut hit, mut all) = (0usize, 0usize);
             for j in 0..n {
@@ -430,7 +431,9 @@ pub unsafe extern "C" fn mvnmf_assignment_workspace(
 /// `rows × cols` cost matrix to distinct columns with minimal total cost
 /// (`maximize = 0`) or maximal (`maximize != 0`). Writes `row_to_col[rows]`
 /// (`SIZE_MAX` from <stdint.h> for the rows left over when `rows > cols`) and, if not
-/// NULL, `*total`. Costs must be finite. `O(r²c)`, `r = min`, `c = max`.
+/// NULL, `*total`. Costs must be finite and at most `DBL_MAX / (max(rows, cols) + 1)`
+/// in magnitude, so that the total is finite (`MVNMF_STATUS_NON_FINITE_INPUT`
+/// otherwise). `O(r²c)`, `r = min`, `c = max`.
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_assignment(
     cost: *const f64,

@@ -3,7 +3,9 @@
 //!
 //! * Views: the `mvnmf_view` array; kernels: one `mvnmf_kernel` per view.
 //! * Labels: `labels[N]` (`N` = the views' columns), a class `< n_classes` or
-//!   `MVNMF_UNLABELED`; NULL means "no labels" where a routine can do without.
+//!   `MVNMF_UNLABELED`; NULL means "no labels" where a routine can do without them, and is
+//!   `MVNMF_STATUS_NULL_POINTER` wherever the call needs labeled items (a median bandwidth,
+//!   a labeled scope, a penalty graph): one rule for every routine.
 //! * Fusion weights `eta[n_views]`: `>= 0`, positive sum (normalised to the simplex).
 
 use core::ffi::c_void;
@@ -188,17 +190,26 @@ pub(super) unsafe fn ckernels<'a>(
     }
 }
 
-/// `labels[n]`, or no labels for NULL.
-unsafe fn clabels<'a>(p: *const u32, n: usize) -> Result<&'a [u32], Error> {
+/// `labels[n]`, or no labels for NULL where the call does not `need` them; NULL where it
+/// does is [`Error::NullPointer`] (issue 15: it was `TooFewLabeled`, which no header said).
+unsafe fn clabels<'a>(p: *const u32, n: usize, need: bool) -> Result<&'a [u32], Error> {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
         if p.is_null() {
+            if need {
+                return Err(Error::NullPointer);
+            }
             Ok(&[])
         } else {
             slice(p, n)
         }
     }
+}
+
+/// Does any view use the median bandwidth (which needs labeled items)?
+fn any_median(ks: &CKernels<'_>) -> bool {
+    (0..ks.count()).any(|v| ks.kernel(v) == Kernel::Rbf(Bandwidth::Median))
 }
 
 unsafe fn ceta<'a>(p: *const f64, n_views: usize) -> Result<&'a [f64], Error> {
@@ -212,7 +223,7 @@ unsafe fn ceta<'a>(p: *const f64, n_views: usize) -> Result<&'a [f64], Error> {
     }
 }
 
-/// A 0/1 byte mask as booleans (other byte values: `MVNMF_STATUS_BAD_PARAMETER`).
+/// A 0/1 byte mask as booleans (other byte values: `MVNMF_STATUS_BAD_LABEL, as every 0/1 flag array`).
 unsafe fn cmask<'a>(p: *const u8, n: usize) -> Result<&'a [bool], Error> {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
@@ -222,7 +233,8 @@ unsafe fn cmask<'a>(p: *const u8, n: usize) -> Result<&'a [bool], Error> {
         }
         let m = slice(p, n)?;
         if m.iter().any(|&b| b > 1) {
-            return Err(Error::BadParameter);
+            // One rule for every 0/1 flag array (relevance, multi-label, masks).
+            return Err(Error::BadLabel);
         }
         // SAFETY: every byte is 0 or 1, the two valid `bool` representations.
         Ok(core::slice::from_raw_parts(m.as_ptr().cast::<bool>(), n))
@@ -352,7 +364,8 @@ pub unsafe extern "C" fn mvnmf_kernel_bandwidths_workspace(
 }
 
 /// The `γ` of every RBF view (given, or `1 / median(d²)` over all unordered pairs of
-/// labeled items: the lower median) into `gammas[n_views]` (0 for other views).
+/// labeled items: the lower median) into `gammas[n_views]` (0 for other views). `labels`
+/// may be NULL when no view uses the median (else `MVNMF_STATUS_NULL_POINTER`).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_kernel_bandwidths(
     views: *const mvnmf_view,
@@ -371,7 +384,7 @@ pub unsafe extern "C" fn mvnmf_kernel_bandwidths(
         guard(|| {
             let vs = CViews::new(views, n_views)?;
             let ks = ckernels(kernels, n_views)?;
-            let lab = clabels(labels, vs.shape(0).cols)?;
+            let lab = clabels(labels, vs.shape(0).cols, any_median(&ks))?;
             if gammas.is_null() {
                 return Err(Error::NullPointer);
             }
@@ -432,7 +445,7 @@ pub unsafe extern "C" fn mvnmf_mkl_weights(
             if labels.is_null() || eta.is_null() {
                 return Err(Error::NullPointer);
             }
-            let lab = clabels(labels, vs.shape(0).cols)?;
+            let lab = clabels(labels, vs.shape(0).cols, true)?;
             let e = slice_mut(eta, n_views)?;
             let w = slice_mut(work.cast::<u8>(), work_bytes)?;
             let r = similarity::mkl_weights(&vs, &ks, lab, n_classes, &p, e, w)?;
@@ -501,7 +514,7 @@ pub unsafe extern "C" fn mvnmf_alignment_system(
             if labels.is_null() || g.is_null() || b.is_null() || constant.is_null() {
                 return Err(Error::NullPointer);
             }
-            let lab = clabels(labels, vs.shape(0).cols)?;
+            let lab = clabels(labels, vs.shape(0).cols, true)?;
             let gg = slice_mut(g, n_views.checked_mul(n_views).ok_or(Error::SizeOverflow)?)?;
             let bb = slice_mut(b, n_views)?;
             let w = slice_mut(work.cast::<u8>(), work_bytes)?;
@@ -521,6 +534,8 @@ pub unsafe extern "C" fn mvnmf_simplex_qp_workspace(h: usize, bytes: *mut usize)
 
 /// `min ηᵀAη − 2bᵀη` on the simplex, exactly (supports enumerated for `h <= 16`, active set
 /// beyond): `a[h²]` symmetric positive semidefinite (column-major), `b[h]`, `eta[h]` written.
+/// Entries must be finite and at most `DBL_MAX / 4` in magnitude (else
+/// `MVNMF_STATUS_NON_FINITE_INPUT`: the objective could overflow).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_simplex_qp(
     a: *const f64,
@@ -588,7 +603,8 @@ pub unsafe extern "C" fn mvnmf_fused_knn_workspace(
 /// block by block, never an `N × N` matrix. Writes `neighbors[N·k]` (item `i`'s list at
 /// `i·k`, best first, ties by the lower index; `MVNMF_NO_NEIGHBOR` for non-queries) and
 /// `sims[N·k]` (`K(i, j)`; `-inf` for non-queries). `labels` may be NULL for
-/// `MVNMF_SCOPE_ALL` / `_MASKED` without median kernels; the masks (`N` bytes, 0 or 1) are
+/// `MVNMF_SCOPE_ALL` / `_MASKED` without median kernels (else `MVNMF_STATUS_NULL_POINTER`);
+/// the masks (`N` bytes, 0 or 1) are
 /// read only for `MVNMF_SCOPE_MASKED` (else may be NULL). `k >= N` and `k = 0` are
 /// `MVNMF_STATUS_BAD_PARAMETER`; a labeled scope where a query has fewer than `k` candidates
 /// is `MVNMF_STATUS_TOO_FEW_LABELED`.
@@ -617,7 +633,11 @@ pub unsafe extern "C" fn mvnmf_fused_knn(
             let ks = ckernels(kernels, n_views)?;
             let e = ceta(eta, n_views)?;
             let n = vs.shape(0).cols;
-            let lab = clabels(labels, n)?;
+            let labeled_scope = matches!(
+                p.scope,
+                MVNMF_SCOPE_LABELED | MVNMF_SCOPE_SAME_CLASS | MVNMF_SCOPE_OTHER_CLASS
+            );
+            let lab = clabels(labels, n, labeled_scope || any_median(&ks))?;
             let scope = match p.scope {
                 MVNMF_SCOPE_ALL => Scope::All,
                 MVNMF_SCOPE_LABELED => Scope::Labeled,
@@ -708,7 +728,7 @@ pub unsafe extern "C" fn mvnmf_class_pairs(
             if labels.is_null() || pairs.is_null() || sims.is_null() {
                 return Err(Error::NullPointer);
             }
-            let lab = clabels(labels, vs.shape(0).cols)?;
+            let lab = clabels(labels, vs.shape(0).cols, true)?;
             let ck = n_classes.checked_mul(p.k).ok_or(Error::SizeOverflow)?;
             let pp = slice_mut(pairs, ck.checked_mul(2).ok_or(Error::SizeOverflow)?)?;
             let s = slice_mut(sims, ck)?;
@@ -901,7 +921,7 @@ unsafe fn build(
         let ks = ckernels(kernels, n_views)?;
         let e = ceta(eta, n_views)?;
         let n = vs.shape(0).cols;
-        let lab = clabels(labels, n)?;
+        let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
         if affinity_nnz.is_null() || penalty_nnz.is_null() {
             return Err(Error::NullPointer);
         }
@@ -972,7 +992,8 @@ pub unsafe extern "C" fn mvnmf_ldge(
 /// TGE (seed 003 §4.3): `Wᵃ_ij = sigma` for LDGE's same-class pairs, 1 if `i` or `j` is
 /// unlabeled and one is among the `ka` nearest (all items) of the other; `Wᵖ = sigma ×` LDGE's
 /// penalty. Same contract as `mvnmf_ldge`; `labels` may be NULL (no labeled items) when
-/// `kp = 0` and no RBF kernel uses the median heuristic: the plain kNN graph.
+/// `kp = 0` and no RBF kernel uses the median heuristic: the plain kNN graph (else
+/// `MVNMF_STATUS_NULL_POINTER`).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_tge(
     views: *const mvnmf_view,

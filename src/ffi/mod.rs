@@ -62,7 +62,8 @@ pub enum mvnmf_status {
     NegativeInput = 7,
     /// A value is NaN or infinite.
     NonFiniteInput = 8,
-    /// A label is out of range.
+    /// A label is out of range (a class, or a 0/1 flag — relevance, multi-label
+    /// entry, item mask — that is neither 0 nor 1).
     BadLabel = 9,
     /// Too few labeled items.
     TooFewLabeled = 10,

@@ -17,7 +17,7 @@ mod ldge;
 mod sge;
 mod tge;
 
-pub(crate) use build::precheck;
+pub(crate) use build::{check_sizes, precheck};
 pub use build::{ldge_capacity, tge_capacity, CsrOut, GraphNnz, GraphParams, Penalty};
 pub use csr::{CsrGraph, CsrGraphs};
 pub use ldge::{ldge, ldge_workspace};

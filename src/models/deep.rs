@@ -129,6 +129,10 @@ pub fn layer_dims(
 /// Length of a view's factor buffer (all layers), checked.
 pub fn factor_len(rows: usize, layers: &[usize]) -> Result<usize, Error> {
     check_layers(layers)?;
+    if rows == 0 {
+        // Like every other routine: a view without features is refused (issue 15).
+        return Err(Error::ZeroDimension);
+    }
     layer_dims(rows, layers).try_fold(0usize, |acc, (a, b)| {
         a.checked_mul(b)
             .and_then(|x| acc.checked_add(x))
@@ -986,12 +990,16 @@ pub fn encode<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: Facto
         if u.get(i).len() != factor_len(views.shape(i).rows, layers)? {
             return Err(Error::DimensionMismatch);
         }
-        crate::data::check_values(u.get(i), true)?;
     }
     if v.len() != k.checked_mul(n).ok_or(Error::SizeOverflow)? {
         return Err(Error::DimensionMismatch);
     }
     encode_req::<T, G>((0..hv).map(|i| views.shape(i)), graph, layers)?.check(work.len())?;
+    // The factors' values after the cheap checks (issue 15: a short workspace was
+    // reported only after reading all of `u`).
+    for i in 0..hv {
+        crate::data::check_values(u.get(i), true)?;
+    }
     let (pmax, _) = dims_max((0..hv).map(|i| views.shape(i)), layers);
     let total_rows: usize = (0..hv).map(|i| views.shape(i).rows).sum();
     let mut st = Stack::new(work);

@@ -326,6 +326,14 @@ pub fn mkl_weights<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
     for v in 0..h {
         g[v + v * h] += ridge;
     }
+    // The kernel values are finite for every finite input (the engine scales huge or tiny
+    // views, see `engine::view_inv_scale`), and so is the system. Should that ever fail, the
+    // data is refused here as out of range instead of meeting the QP, whose non-finite
+    // objective is an internal error (issue 15, D1: that is how finite data ended in
+    // `Internal`).
+    if !(g.iter().all(|x| x.is_finite()) && b.iter().all(|x| x.is_finite()) && ridge.is_finite()) {
+        return Err(Error::NonFiniteInput);
+    }
     let r: QpReport = qp::solve(g, b, eta, &mut st, h > 16)?;
     Ok(MklReport {
         ridge,

@@ -68,6 +68,10 @@ pub(crate) struct Engine<'a, 'w, T, VS: ?Sized> {
     /// Resolved `γ` per view (0 for non-RBF views; NaN until a median is resolved).
     pub(crate) gamma: &'w mut [f64],
     weight: &'w mut [f64],
+    /// Per view, the power of two `2^−e` every value is multiplied by before use (see
+    /// [`view_inv_scale`]): 1 for ordinary data, so that the results are bitwise those of
+    /// the unscaled formulas.
+    inv: &'w mut [f64],
     /// `H × N`: linear `1/‖x‖`, RBF `‖x‖²`, χ²/intersection `1/√Σx` (0 for an all-zero item).
     scale: &'w mut [f64],
     off: &'w mut [usize],
@@ -86,6 +90,7 @@ pub(crate) struct Engine<'a, 'w, T, VS: ?Sized> {
 /// Workspace of [`Engine::new`] for blocks of at most `b` items.
 pub(crate) fn workspace<T>(lay: &Layout, b: usize) -> WorkReq {
     WorkReq::all_of(&[
+        WorkReq::new::<f64>(lay.h),
         WorkReq::new::<f64>(lay.h),
         WorkReq::new::<f64>(lay.h),
         WorkReq::matrix::<f64>(lay.h, lay.n),
@@ -114,20 +119,85 @@ fn kind_code(k: &Kernel) -> u8 {
     }
 }
 
-/// Per-item normalisation scale of one column (see [`Engine::scale`]).
-fn item_scale<T: Real>(kernel: &Kernel, vals: &[T]) -> f64 {
+/// Largest `|x|` of a view whose values need no scaling: `2^448`. With every `|x| ≤ 2^449`
+/// (after scaling: `< 2`) and at most `2^64` features, `‖x‖²`, `‖x − y‖² ≤ 4‖x‖²`, `xᵀy` and
+/// the χ² terms `2xy` stay far below `f64::MAX` (`2^1024`), so every kernel value is finite.
+const SCALE_HI: f64 = 7.268387242956069e134; // 2^448
+/// Smallest largest-`|x|` of a view that needs no scaling (`2^−448`): below it `d²` could
+/// underflow to subnormals or 0 and the median bandwidth `1/median(d²)` overflow.
+const SCALE_LO: f64 = 1.3758210268297284e-135; // 2^-448
+
+/// The factor `2^−e` that brings a view with largest magnitude `amax` to `[1, 2)`, or 1
+/// when `amax` is in `[2^−448, 2^448]` (or 0).
+///
+/// **Why (issue 15, D1):** on finite data near `1e299` the squared distances overflowed to
+/// `+inf`, the median rule then gave `γ = 1/inf = 0`, `0 · inf` made the RBF values NaN and
+/// kernel–target alignment ended in an internal error. Every normalised kernel here is
+/// invariant to scaling a view by a constant (linear: a cosine; χ², intersection: homogeneous
+/// of degree 1, normalised; RBF with the median bandwidth: `d²/median(d²)`), and an RBF with a
+/// given `γ` is the same kernel on the scaled data with `γ·s²`. So each view is evaluated as
+/// `x · 2^−e` (exact: a power of two) with `γ` in the scaled units, and every kernel value
+/// is finite for every finite input. Data inside the bounds is not touched (factor 1), so
+/// ordinary results do not change by a bit.
+fn view_inv_scale(amax: f64) -> f64 {
+    if !(amax > SCALE_HI || (amax > 0.0 && amax < SCALE_LO)) {
+        return 1.0;
+    }
+    let e = ((amax.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+    libm::scalbn(1.0, -e)
+}
+
+/// Smallest `‖x‖²` taken as it is for the linear kernel's `1/‖x‖`: from `2^−1014` down, the
+/// squares that underflowed could matter in the 60th bit or above.
+const LINEAR_SS_MIN: f64 = f64::from_bits(9 << 52); // 2^-1014 (biased exponent 1023 - 1014)
+
+/// Per-item normalisation scale of one column (see [`Engine::scale`]), of the values times
+/// `inv` (see [`view_inv_scale`]).
+fn item_scale<T: Real>(kernel: &Kernel, vals: &[T], inv: f64) -> f64 {
+    let sq = || {
+        if inv == 1.0 {
+            crate::linalg::sq_norm(vals)
+        } else {
+            vals.iter()
+                .map(|x| {
+                    let y = x.to_f64() * inv;
+                    y * y
+                })
+                .sum()
+        }
+    };
     match kernel {
         Kernel::Linear => {
-            let ss = crate::linalg::sq_norm(vals);
-            if ss > 0.0 && ss.is_finite() {
+            let ss = sq();
+            if (LINEAR_SS_MIN..=f64::MAX).contains(&ss) {
                 1.0 / libm::sqrt(ss)
+            } else if ss > 0.0 || vals.iter().any(|x| x.to_f64() != 0.0) {
+                // Squares near or below the subnormal range lose their precision (a cosine
+                // of 1.0000034 between items of values ~1e-160, found by the fuzz driver,
+                // issue 15): the norm of the column scaled by its largest entry instead.
+                let m = vals
+                    .iter()
+                    .fold(0.0f64, |m, x| m.max(libm::fabs(x.to_f64() * inv)));
+                let r: f64 = vals
+                    .iter()
+                    .map(|x| {
+                        let y = x.to_f64() * inv / m;
+                        y * y
+                    })
+                    .sum();
+                let f = 1.0 / (m * libm::sqrt(r));
+                if f.is_finite() {
+                    f
+                } else {
+                    0.0
+                }
             } else {
                 0.0
             }
         }
-        Kernel::Rbf(_) => crate::linalg::sq_norm(vals),
+        Kernel::Rbf(_) => sq(),
         Kernel::ChiSquared | Kernel::Intersection => {
-            let s: f64 = vals.iter().map(|x| x.to_f64()).sum();
+            let s: f64 = vals.iter().map(|x| x.to_f64() * inv).sum();
             if s > 0.0 && s.is_finite() {
                 1.0 / libm::sqrt(s)
             } else {
@@ -150,6 +220,7 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         let (n, h) = (lay.n, lay.h);
         let gamma: &mut [f64] = st.take(h)?;
         let weight: &mut [f64] = st.take(h)?;
+        let inv: &mut [f64] = st.take(h)?;
         let scale: &mut [f64] = st.take_matrix(h, n)?;
         let off: &mut [usize] = st.take(h)?;
         let active: &mut [u8] = st.take(h)?;
@@ -162,9 +233,19 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         for v in 0..h {
             let kern = &kernels.kernel(v);
             kind[v] = kind_code(kern);
-            // NaN marks a median view until `median::resolve` sets it.
+            let amax = |vals: &[T]| {
+                vals.iter()
+                    .fold(0.0f64, |m, x| m.max(libm::fabs(x.to_f64())))
+            };
+            let big = match views.view(v) {
+                View::Dense(d) => (0..n).fold(0.0f64, |m, j| m.max(amax(d.col(j)))),
+                View::Csc(c) => (0..n).fold(0.0f64, |m, j| m.max(amax(c.col(j).1))),
+            };
+            inv[v] = view_inv_scale(big);
+            // NaN marks a median view until `median::resolve` sets it. A given `γ` in the
+            // scaled units: `γ·s²` (may overflow to +inf: see `rbf_value`).
             gamma[v] = match kern {
-                Kernel::Rbf(Bandwidth::Gamma(g)) => *g,
+                Kernel::Rbf(Bandwidth::Gamma(g)) => *g / inv[v] / inv[v],
                 Kernel::Rbf(Bandwidth::Median) => f64::NAN,
                 _ => 0.0,
             };
@@ -172,12 +253,12 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
             match views.view(v) {
                 View::Dense(d) => {
                     for (j, s) in sc.iter_mut().enumerate() {
-                        *s = item_scale(kern, d.col(j));
+                        *s = item_scale(kern, d.col(j), inv[v]);
                     }
                 }
                 View::Csc(c) => {
                     for (j, s) in sc.iter_mut().enumerate() {
-                        *s = item_scale(kern, c.col(j).1);
+                        *s = item_scale(kern, c.col(j).1, inv[v]);
                     }
                 }
             }
@@ -189,6 +270,7 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
             h,
             gamma,
             weight,
+            inv,
             scale,
             off,
             active,
@@ -209,6 +291,13 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
     /// Does view `v` still wait for its median bandwidth?
     pub(crate) fn needs_median(&self, v: usize) -> bool {
         self.kind[v] == RBF && self.gamma[v].is_nan()
+    }
+
+    /// View `v`'s `γ` in the caller's units (`γ` is kept in the units of the scaled view,
+    /// see [`view_inv_scale`]; for a very large or very small view this may underflow or
+    /// overflow, which only matters to a caller that asks for the number).
+    pub(crate) fn gamma_unscaled(&self, v: usize) -> f64 {
+        self.gamma[v] * self.inv[v] * self.inv[v]
     }
 
     /// Views.
@@ -290,6 +379,8 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
             let lin = self.kind[v] == LIN && self.mode != Mode::SqDist(v);
             let m = d.rows_len();
             let sc = &self.scale[v * self.n..(v + 1) * self.n];
+            let inv = self.inv[v];
+            let tinv = T::from_f64(inv);
             for (a, &j) in items.iter().enumerate() {
                 let dst = &mut pan[o + a * ld..o + a * ld + m];
                 let src = d.col(j);
@@ -303,11 +394,21 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                         sc[j]
                     };
                     let f = T::from_f64(f);
-                    for (x, &y) in dst.iter_mut().zip(src) {
-                        *x = y * f;
+                    if inv == 1.0 {
+                        for (x, &y) in dst.iter_mut().zip(src) {
+                            *x = y * f;
+                        }
+                    } else {
+                        for (x, &y) in dst.iter_mut().zip(src) {
+                            *x = (y * tinv) * f;
+                        }
                     }
-                } else {
+                } else if inv == 1.0 {
                     dst.copy_from_slice(src);
+                } else {
+                    for (x, &y) in dst.iter_mut().zip(src) {
+                        *x = y * tinv;
+                    }
                 }
             }
         }
@@ -410,14 +511,19 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                     _ => {
                         let sc = &self.scale[v * self.n..(v + 1) * self.n];
                         let chi = kern == CHI;
+                        let inv = self.inv[v];
                         for (b, &j) in cols.iter().enumerate() {
                             let y = d.col(j);
                             let sj = sc[j];
                             let col = &mut out[b * nr..(b + 1) * nr];
                             for (a, &i) in rows.iter().enumerate() {
                                 let x = d.col(i);
-                                let s = if chi { chi2(x, y) } else { inter(x, y) };
-                                put(&mut col[a], w * (s * (sc[i] * sj)), acc);
+                                let s = if chi {
+                                    chi2(x, y, inv)
+                                } else {
+                                    inter(x, y, inv)
+                                };
+                                put(&mut col[a], w * normalised(s, sc[i], sj), acc);
                             }
                         }
                     }
@@ -426,10 +532,12 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
             View::Csc(c) => {
                 let sc = &self.scale[v * self.n..(v + 1) * self.n];
                 let gamma = self.gamma[v];
+                let inv = self.inv[v];
+                let tinv = T::from_f64(inv);
                 for (b, &j) in cols.iter().enumerate() {
                     let (ri, rv) = c.col(j);
                     for (&r, &x) in ri.iter().zip(rv) {
-                        self.scat[r] = x;
+                        self.scat[r] = x * tinv;
                     }
                     let sj = sc[j];
                     let col = &mut out[b * nr..(b + 1) * nr];
@@ -440,32 +548,32 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                             LIN | RBF => {
                                 let mut dot = 0.0;
                                 for (&r, &x) in qi.iter().zip(qv) {
-                                    dot += x.to_f64() * self.scat[r].to_f64();
+                                    dot += (x.to_f64() * inv) * self.scat[r].to_f64();
                                 }
                                 if raw || kern == RBF {
                                     rbf_value(si + sj - 2.0 * dot, gamma, raw)
                                 } else {
-                                    dot * (si * sj)
+                                    normalised(dot, si, sj)
                                 }
                             }
                             CHI => {
                                 let mut s = 0.0;
                                 for (&r, &x) in qi.iter().zip(qv) {
-                                    let (x, y) = (x.to_f64(), self.scat[r].to_f64());
+                                    let (x, y) = (x.to_f64() * inv, self.scat[r].to_f64());
                                     let d = x + y;
                                     if d > 0.0 {
-                                        s += 2.0 * x * y / d;
+                                        s += chi2_term(x, y, d);
                                     }
                                 }
-                                s * (si * sj)
+                                normalised(s, si, sj)
                             }
                             _ => {
                                 let mut s = 0.0;
                                 for (&r, &x) in qi.iter().zip(qv) {
-                                    let (x, y) = (x.to_f64(), self.scat[r].to_f64());
+                                    let (x, y) = (x.to_f64() * inv, self.scat[r].to_f64());
                                     s += if x < y { x } else { y };
                                 }
-                                s * (si * sj)
+                                normalised(s, si, sj)
                             }
                         };
                         put(&mut col[a], w * val, acc);
@@ -534,14 +642,21 @@ fn put<T: Real>(dst: &mut T, val: f64, acc: bool) {
     }
 }
 
-/// RBF value from an unclamped `d²` (raw: the clamped `d²` itself).
+/// RBF value from an unclamped `d²` (raw: the clamped `d²` itself). `d² ≤ 0` gives exactly 1
+/// (what `exp(−γ·0)` gives for finite `γ`) without the product, so a `γ` that overflowed to
+/// `+inf` in the scaled units (a given `γ` on a huge view) never meets `inf · 0`.
 #[inline(always)]
 fn rbf_value(d2: f64, gamma: f64, raw: bool) -> f64 {
-    let d2 = if d2 > 0.0 { d2 } else { 0.0 };
     if raw {
-        d2
-    } else {
+        if d2 > 0.0 {
+            d2
+        } else {
+            0.0
+        }
+    } else if d2 > 0.0 {
         libm::exp(-gamma * d2)
+    } else {
+        1.0
     }
 }
 
@@ -570,26 +685,53 @@ fn rbf_finish<T: Real>(
     }
 }
 
-/// `Σ 2 x y / (x + y)` over features with `x + y > 0`.
+/// `k · (s_i · s_j)`: a kernel value times the normalisation scales of its two items. For an
+/// item whose values are nearly all subnormal the scale `1/√Σx` approaches `1e162`, and the
+/// product of two such scales overflows to `+inf` while `k` is 0 or tiny: `(k · s_i) · s_j`
+/// is then taken, finite because `|k| ≤ 2 √(k(x,x) k(y,y))` (found by the fuzz driver,
+/// issue 15). Bitwise the plain product whenever `s_i · s_j` is finite.
+#[inline(always)]
+fn normalised(k: f64, si: f64, sj: f64) -> f64 {
+    let p = si * sj;
+    if p.is_finite() {
+        k * p
+    } else {
+        (k * si) * sj
+    }
+}
+
+/// `Σ 2 x y / (x + y)` over features with `x + y > 0`, of the values times `inv`.
 #[inline]
-fn chi2<T: Real>(x: &[T], y: &[T]) -> f64 {
+fn chi2<T: Real>(x: &[T], y: &[T], inv: f64) -> f64 {
     let mut s = 0.0;
     for (&a, &b) in x.iter().zip(y) {
-        let (a, b) = (a.to_f64(), b.to_f64());
+        let (a, b) = (a.to_f64() * inv, b.to_f64() * inv);
         let d = a + b;
         if d > 0.0 {
-            s += 2.0 * a * b / d;
+            s += chi2_term(a, b, d);
         }
     }
     s
 }
 
-/// `Σ min(x, y)`.
+/// `2ab / d` (`d = a + b > 0`); `2a · (b / d)` when `2ab` leaves the normal range (it
+/// underflows for values near `1e-160`, and the kernel then exceeded 1).
+#[inline(always)]
+fn chi2_term(a: f64, b: f64, d: f64) -> f64 {
+    let p = 2.0 * a * b;
+    if p >= f64::MIN_POSITIVE || p == 0.0 && (a == 0.0 || b == 0.0) {
+        p / d
+    } else {
+        2.0 * a * (b / d)
+    }
+}
+
+/// `Σ min(x, y)` of the values times `inv`.
 #[inline]
-fn inter<T: Real>(x: &[T], y: &[T]) -> f64 {
+fn inter<T: Real>(x: &[T], y: &[T], inv: f64) -> f64 {
     let mut s = 0.0;
     for (&a, &b) in x.iter().zip(y) {
-        let (a, b) = (a.to_f64(), b.to_f64());
+        let (a, b) = (a.to_f64() * inv, b.to_f64() * inv);
         s += if a < b { a } else { b };
     }
     s

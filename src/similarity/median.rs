@@ -161,13 +161,16 @@ pub(crate) fn resolve<T: Real, VS: ViewSet<T> + ?Sized>(
         };
         let median = f64::from_bits(key);
         let mean = sum.unwrap_or(0.0) / pairs as f64;
-        eng.gamma[v] = if median > 0.0 {
-            1.0 / median
-        } else if mean > 0.0 {
-            1.0 / mean
-        } else {
-            1.0
-        };
+        // `γ` is finite and positive whatever the data: the first of `1/median`, `1/mean`
+        // and 1 that is. (The distances are those of the scaled view, see
+        // `engine::view_inv_scale`: finite and not tiny for any finite input; the finiteness
+        // test is the second line of defence — issue 15, D1 — `1/inf = 0` there once made
+        // the kernel NaN.)
+        let ok = |g: f64| g.is_finite() && g > 0.0;
+        eng.gamma[v] = [1.0 / median, 1.0 / mean]
+            .into_iter()
+            .find(|&g| ok(g))
+            .unwrap_or(1.0);
     }
     Ok(())
 }
@@ -236,6 +239,11 @@ pub fn resolve_bandwidths<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Siz
     let blk: &mut [T] = st.take_matrix(b, b)?;
     let mut eng = Engine::new(views, kernels, &lay, b, st)?;
     resolve(&mut eng, ci.labeled(), &mut sc, blk)?;
-    gammas.copy_from_slice(eng.gamma);
+    for (v, g) in gammas.iter_mut().enumerate() {
+        *g = match kernels.kernel(v) {
+            super::Kernel::Rbf(super::Bandwidth::Gamma(given)) => given,
+            _ => eng.gamma_unscaled(v),
+        };
+    }
     Ok(())
 }

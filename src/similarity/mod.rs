@@ -29,6 +29,15 @@
 //! items are needed ([`Error::TooFewLabeled`]). [`resolve_bandwidths`] computes the `γ`s once so
 //! that later calls can pass them explicitly (every routine here resolves `Median` itself otherwise).
 //!
+//! **Magnitudes.** Any finite data works: a view whose largest `|x|` lies outside
+//! `[2^−448, 2^448]` is evaluated as `x · 2^−e` (a power of two, exact) with its largest value
+//! brought into `[1, 2)`, a given `γ` becoming `γ·2^{2e}`. Every normalised kernel above is
+//! invariant to that scaling (RBF with the median bandwidth included), so the values are the
+//! same and always finite; before, `‖x − y‖²` overflowed near `1e155` and turned the kernels
+//! into NaN (issue 15, D1). [`resolve_bandwidths`] reports a median `γ` in the caller's units,
+//! which for such a view may underflow to 0 or overflow (the C ABI's `gamma = 0` then means
+//! "the median" again).
+//!
 //! **Fusion.** `K = Σ_v η_v K_v` with `η` on the simplex (a caller-given `η ≥ 0` with a positive
 //! sum is used as `η / Σ η`). After normalisation `K(i,i) = 1`, so `d²(i,j) = 2 − 2K(i,j)` and
 //! the nearest items are those with the largest fused kernel. [`mkl_weights`] learns `η` by

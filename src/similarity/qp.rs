@@ -51,7 +51,8 @@ pub(crate) fn workspace(h: usize) -> WorkReq {
 /// column-major), `b` has `h` entries, `eta` receives the solution.
 ///
 /// Errors: `h = 0` ([`Error::ZeroDimension`]), lengths ([`Error::DimensionMismatch`]),
-/// non-finite entries ([`Error::NonFiniteInput`]), `a` not symmetric to 1e-12 relative
+/// non-finite entries, or entries above `f64::MAX / 4` in magnitude, for which the objective
+/// could overflow ([`Error::NonFiniteInput`]), `a` not symmetric to 1e-12 relative
 /// ([`Error::BadParameter`]), workspace.
 pub fn simplex_qp(
     a: &[f64],
@@ -69,6 +70,12 @@ pub fn simplex_qp(
     crate::data::check_values(a, false)?;
     crate::data::check_values(b, false)?;
     let amax = a.iter().fold(0.0f64, |m, x| m.max(libm::fabs(*x)));
+    let bmax = b.iter().fold(0.0f64, |m, x| m.max(libm::fabs(*x)));
+    // On the simplex |ηᵀAη| <= max|A| and |bᵀη| <= max|b|: the objective (and the report) is
+    // finite when both are at most DBL_MAX/4; larger entries could overflow it (issue 15).
+    if amax > f64::MAX / 4.0 || bmax > f64::MAX / 4.0 {
+        return Err(Error::NonFiniteInput);
+    }
     for i in 0..h {
         for j in 0..i {
             if libm::fabs(a[i + j * h] - a[j + i * h]) > 1e-12 * amax {
@@ -98,10 +105,13 @@ pub(crate) fn solve(
     let (y, rest) = rest.split_at_mut(h);
     let (best, rest) = rest.split_at_mut(h);
     let (ax, _) = rest.split_at_mut(h);
-    // Scale so that max|A| = 1 (or max|b| = 1 when A = 0).
+    // Scale so that max|A| = 1 (or max|b| = 1 when A = 0, or when b dominates A by more than
+    // 2^20: `b / max|A|` could overflow, and beyond ~2^52 the face solve's back-substitution
+    // cancels to η = 0 on every face — both found by the fuzz driver (issue 15): A = 1e-111,
+    // b = -3.6e79 and A = 5e136, b = -4.5e153 ended as internal errors).
     let amax = a.iter().fold(0.0f64, |m, v| m.max(libm::fabs(*v)));
     let bmax = b.iter().fold(0.0f64, |m, v| m.max(libm::fabs(*v)));
-    let alpha = if amax > 0.0 {
+    let alpha = if amax > 0.0 && bmax <= amax * 1048576.0 {
         amax
     } else if bmax > 0.0 {
         bmax

@@ -1,0 +1,453 @@
+/* C regression cases for the defects of issue 15 (an adversarial run over the
+ * C ABI); each check failed before its fix. The Rust side is tests/issue15.rs.
+ *
+ * Built like the other harnesses (ffi-tests/build.rs): as C99 and as C++11,
+ * warnings as errors; the entry point HARNESS_REGRESS_ENTRY (renamed per
+ * build) returns the number of failed checks.
+ *
+ *   D1  huge entries + RBF median bandwidth: mkl_weights was INTERNAL, the
+ *       alignment system NaN; pipeline_fit with learned weights likewise;
+ *   D2  stratified_split truncated n_classes to 32 bits and looped per class;
+ *   deep_factor_len accepted rows = 0; deep_encode read u before checking the
+ *   workspace; the pipeline's workspace query accepted ka = N; assignment gave
+ *   OK with an infinite total; a 0/1 flag of 2 was BAD_PARAMETER in accuracy;
+ *   labels = NULL where labels are needed was TOO_FEW_LABELED;
+ *   found by the fuzz driver: simplex_qp with b dominating A was INTERNAL; a
+ *   cosine of items near 1e-160 exceeded 1; chi^2 items with subnormal sums
+ *   gave NaN (inf * 0) in the alignment system.
+ */
+#include "mvnmf.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __cplusplus
+#define LANG "c++11"
+extern "C" {
+#else
+#define LANG "c99"
+#endif
+int HARNESS_REGRESS_ENTRY(int verbose);
+#ifdef __cplusplus
+}
+#endif
+
+#include "harness_common.h"
+
+static void *xmalloc(size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (p == NULL) {
+        printf("[%s] out of memory\n", LANG);
+        exit(1);
+    }
+    memset(p, 0, bytes ? bytes : 1);
+    return p;
+}
+
+static int all_finite(const double *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (!(p[i] - p[i] == 0.0))
+            return 0;
+    return 1;
+}
+
+static void fill_uniform(double *x, size_t n, uint64_t seed)
+{
+    lcg_t g = lcg_seeded(seed);
+    size_t i;
+    for (i = 0; i < n; i++)
+        x[i] = 0.05 + lcg_next(&g);
+}
+
+static uint32_t mkl(const mvnmf_view *views, size_t h, const mvnmf_kernel *ks, const uint32_t *labels, size_t c,
+                    double *eta)
+{
+    mvnmf_mkl_params p = mvnmf_mkl_params_default();
+    mvnmf_mkl_report rep;
+    size_t bytes = 0;
+    void *w;
+    uint32_t s;
+    if (!CHECK_STATUS(mvnmf_mkl_weights_workspace(views, h, ks, c, &p, &bytes), MVNMF_STATUS_OK))
+        return 999;
+    w = xmalloc(bytes);
+    s = mvnmf_mkl_weights(views, h, ks, labels, c, &p, eta, w, bytes, &rep);
+    free(w);
+    return s;
+}
+
+static void test_d1(void)
+{
+    double x[12], y[12], eta[2], g[1], b[1], constant;
+    mvnmf_view views[2];
+    mvnmf_kernel ks[2];
+    uint32_t labels[4] = {0, 0, 1, 1};
+    size_t i, bytes = 0;
+    void *w;
+    note("D1: 3x4 view of 0.5 with one 1e299, RBF median");
+    set_ctx("D1 mkl_weights");
+    for (i = 0; i < 12; i++)
+        x[i] = 0.5;
+    x[4] = 1e299;
+    views[0] = dense_view(x, 3, 4);
+    ks[0] = kernel_of(MVNMF_KERNEL_RBF, 0.0);
+    eta[0] = -1.0;
+    CHECK_STATUS(mkl(views, 1, ks, labels, 2, eta), MVNMF_STATUS_OK);
+    CHECK(eta[0] == 1.0);
+
+    set_ctx("D1 alignment_system");
+    CHECK_STATUS(mvnmf_alignment_system_workspace(views, 1, ks, 2, 0, &bytes), MVNMF_STATUS_OK);
+    w = xmalloc(bytes);
+    g[0] = b[0] = constant = NAN;
+    CHECK_STATUS(mvnmf_alignment_system(views, 1, ks, labels, 2, 0, g, b, &constant, w, bytes), MVNMF_STATUS_OK);
+    CHECK(all_finite(g, 1) && all_finite(b, 1) && all_finite(&constant, 1));
+    free(w);
+
+    set_ctx("D1 mkl_weights, two views, one huge");
+    fill_uniform(y, 12, 3);
+    views[1] = dense_view(y, 3, 4);
+    ks[1] = kernel_of(MVNMF_KERNEL_RBF, 0.0);
+    CHECK_STATUS(mkl(views, 2, ks, labels, 2, eta), MVNMF_STATUS_OK);
+    CHECK(all_in(eta, 2, 0.0, 1.0) && fabs(eta[0] + eta[1] - 1.0) < 1e-12);
+
+    /* Every kernel kind, view times 1e300 and 1e-300: the system of the view itself. */
+    {
+        double z[5 * 9], zs[5 * 9], g0[1], b0[1], c0, g1[1], b1[1], c1;
+        double f[2] = {1e300, 1e-300};
+        uint32_t lab9[9];
+        uint32_t kind, fi;
+        mvnmf_view v0, v1;
+        mvnmf_kernel k;
+        fill_uniform(z, 45, 11);
+        for (i = 0; i < 9; i++)
+            lab9[i] = (uint32_t)(i % 3);
+        v0 = dense_view(z, 5, 9);
+        v1 = dense_view(zs, 5, 9);
+        for (kind = 0; kind < 4; kind++) {
+            k = kernel_of(kind, 0.0);
+            CHECK_STATUS(mvnmf_alignment_system_workspace(&v0, 1, &k, 3, 0, &bytes), MVNMF_STATUS_OK);
+            w = xmalloc(bytes);
+            CHECK_STATUS(mvnmf_alignment_system(&v0, 1, &k, lab9, 3, 0, g0, b0, &c0, w, bytes), MVNMF_STATUS_OK);
+            for (fi = 0; fi < 2; fi++) {
+                set_ctx("D1 scale invariance, kernel %u, factor %g", (unsigned)kind, f[fi]);
+                for (i = 0; i < 45; i++)
+                    zs[i] = z[i] * f[fi];
+                CHECK_STATUS(mvnmf_alignment_system(&v1, 1, &k, lab9, 3, 0, g1, b1, &c1, w, bytes),
+                             MVNMF_STATUS_OK);
+                CHECK(fabs(g1[0] - g0[0]) <= 1e-9 * fabs(g0[0]) && fabs(b1[0] - b0[0]) <= 1e-9 * fabs(b0[0]));
+            }
+            free(w);
+        }
+    }
+}
+
+static void test_d1_pipeline(void)
+{
+    enum { R = 4, NI = 12, K = 2 };
+    double x[R * NI], y[R * NI], u0[R * K], u1[R * K], v[K * NI], eta[2];
+    double *us[2];
+    mvnmf_view views[2];
+    mvnmf_kernel ks[2];
+    uint32_t labels[NI];
+    mvnmf_pipeline_params p;
+    uint32_t methods[3] = {MVNMF_METHOD_MVSL_L, MVNMF_METHOD_MVSL_T, MVNMF_METHOD_GNMF};
+    size_t i, m, bytes;
+    void *w;
+    uint32_t s;
+    note("D1: pipeline_fit with learned weights on huge entries");
+    /* The D1 shape: most items coincide (median d^2 = 0: the mean decides), one huge entry. */
+    for (i = 0; i < R * NI; i++)
+        x[i] = 0.5;
+    fill_uniform(y, R * NI, 6);
+    x[7] = 1e299;
+    for (i = 0; i < NI; i++)
+        labels[i] = i % 4 == 3 ? MVNMF_UNLABELED : (uint32_t)(i % 2);
+    views[0] = dense_view(x, R, NI);
+    views[1] = dense_view(y, R, NI);
+    ks[0] = ks[1] = kernel_of(MVNMF_KERNEL_RBF, 0.0);
+    us[0] = u0;
+    us[1] = u1;
+    for (m = 0; m < 3; m++) {
+        set_ctx("D1 pipeline method %u", (unsigned)methods[m]);
+        CHECK_STATUS(mvnmf_pipeline_params_preset(methods[m], &p), MVNMF_STATUS_OK);
+        p.learn_eta = 1;
+        p.graph.ka = 2;
+        p.graph.kp = 1;
+        p.solver.max_iter = 5;
+        bytes = 0;
+        CHECK_STATUS(mvnmf_pipeline_fit_workspace(views, 2, ks, 2, K, &p, &bytes), MVNMF_STATUS_OK);
+        w = xmalloc(bytes);
+        s = mvnmf_pipeline_fit(views, 2, ks, labels, 2, K, &p, us, v, eta, w, bytes, NULL, NULL, NULL);
+        /* INTERNAL before the fix; the solver on 1e300 data is issue 15's D4. */
+        CHECK(s != MVNMF_STATUS_INTERNAL);
+        if (s == MVNMF_STATUS_OK)
+            CHECK(all_finite(eta, 2));
+        free(w);
+    }
+}
+
+static void test_d2(void)
+{
+    enum { NI = 40 };
+    uint32_t labels[NI];
+    uint8_t out[NI], a[NI];
+    size_t counts[3];
+    size_t i, c, bytes = 0;
+    void *w;
+    note("D2: stratified_split with huge n_classes");
+    for (i = 0; i < NI; i++)
+        labels[i] = (uint32_t)((i * 7) % 5);
+    CHECK_STATUS(mvnmf_stratified_split_workspace(NI, &bytes), MVNMF_STATUS_OK);
+    w = xmalloc(bytes);
+    counts[0] = 5;
+    counts[1] = sizeof(size_t) > 4 ? (size_t)(((uint64_t)1 << 32) + 1) : 6;
+    counts[2] = SIZE_MAX;
+    for (c = 0; c < 3; c++) {
+        set_ctx("D2 n_classes %zu, fraction 1", counts[c]);
+        memset(out, 7, sizeof out);
+        CHECK_STATUS(mvnmf_stratified_split(labels, NI, counts[c], 1.0, 9, out, w, bytes), MVNMF_STATUS_OK);
+        CHECK(bytes_are(out, NI, 1));
+    }
+    set_ctx("D2 n_classes SIZE_MAX, fraction 0.4: same as n_classes 5");
+    CHECK_STATUS(mvnmf_stratified_split(labels, NI, 5, 0.4, 9, a, w, bytes), MVNMF_STATUS_OK);
+    CHECK_STATUS(mvnmf_stratified_split(labels, NI, SIZE_MAX, 0.4, 9, out, w, bytes), MVNMF_STATUS_OK);
+    CHECK(memcmp(a, out, NI) == 0);
+    free(w);
+}
+
+static void test_small(void)
+{
+    note("smaller defects");
+    /* deep_factor_len(rows = 0) */
+    {
+        size_t layers[2] = {4, 2};
+        size_t len = 12345;
+        set_ctx("deep_factor_len rows 0");
+        CHECK_STATUS(mvnmf_deep_factor_len(0, layers, 2, &len), MVNMF_STATUS_ZERO_DIMENSION);
+        CHECK(len == 12345);
+        CHECK_STATUS(mvnmf_deep_factor_len(6, layers, 2, &len), MVNMF_STATUS_OK);
+        CHECK(len == 6 * 4 + 4 * 2);
+    }
+    /* deep_encode: workspace before u's values */
+    {
+        enum { R = 6, NI = 5 };
+        double x[R * NI], u[R * 3 + 3 * 2], v[2 * NI];
+        const double *ups[1];
+        size_t layers[2] = {3, 2};
+        size_t i, bytes = 0;
+        mvnmf_view view;
+        mvnmf_deep_params dp;
+        mvnmf_graph g;
+        void *w;
+        set_ctx("deep_encode short workspace, NaN in u");
+        fill_uniform(x, R * NI, 2);
+        view = dense_view(x, R, NI);
+        CHECK_STATUS(mvnmf_deep_params_preset(MVNMF_DEEP_PRESET_DNMF, &dp), MVNMF_STATUS_OK);
+        memset(&g, 0, sizeof g);
+        g.kind = MVNMF_GRAPH_NONE;
+        g.n = NI;
+        CHECK_STATUS(mvnmf_deep_encode_workspace(&view, 1, &g, layers, 2, &dp, &bytes), MVNMF_STATUS_OK);
+        for (i = 0; i < R * 3 + 3 * 2; i++)
+            u[i] = NAN;
+        for (i = 0; i < 2 * NI; i++)
+            v[i] = -7.0;
+        ups[0] = u;
+        w = xmalloc(bytes);
+        CHECK_STATUS(mvnmf_deep_encode(&view, 1, &g, layers, 2, &dp, ups, v, w, bytes / 2, NULL, NULL, NULL),
+                     MVNMF_STATUS_WORKSPACE_TOO_SMALL);
+        CHECK_STATUS(mvnmf_deep_encode(&view, 1, &g, layers, 2, &dp, ups, v, w, bytes, NULL, NULL, NULL),
+                     MVNMF_STATUS_NON_FINITE_INPUT);
+        CHECK(all_in(v, 2 * NI, -7.0, -7.0));
+        free(w);
+    }
+    /* pipeline workspace query vs fit: ka = N */
+    {
+        enum { R = 3, NI = 8, K = 2 };
+        double x[R * NI], u[R * K], v[K * NI], eta[1];
+        double *us[1];
+        uint32_t labels[NI];
+        mvnmf_view view;
+        mvnmf_kernel k = kernel_of(MVNMF_KERNEL_LINEAR, 0.0);
+        mvnmf_pipeline_params p;
+        size_t i, bytes = 0;
+        uint32_t q, f;
+        void *w;
+        set_ctx("pipeline query and fit, ka = N");
+        fill_uniform(x, R * NI, 4);
+        for (i = 0; i < NI; i++)
+            labels[i] = (uint32_t)(i % 2);
+        view = dense_view(x, R, NI);
+        us[0] = u;
+        CHECK_STATUS(mvnmf_pipeline_params_preset(MVNMF_METHOD_MVSL_L, &p), MVNMF_STATUS_OK);
+        p.learn_eta = 0;
+        p.graph.ka = NI;
+        p.graph.kp = 0;
+        q = mvnmf_pipeline_fit_workspace(&view, 1, &k, 2, K, &p, &bytes);
+        w = xmalloc(1 << 20);
+        f = mvnmf_pipeline_fit(&view, 1, &k, labels, 2, K, &p, us, v, eta, w, 1 << 20, NULL, NULL, NULL);
+        CHECK_STATUS(f, MVNMF_STATUS_BAD_PARAMETER);
+        CHECK_STATUS(q, f);
+        free(w);
+    }
+    /* assignment: costs near 1e308 */
+    {
+        double cost[9], total = 42.0;
+        size_t map[3] = {5, 5, 5};
+        size_t i, bytes = 0;
+        void *w;
+        set_ctx("assignment costs near 1e308");
+        for (i = 0; i < 9; i++)
+            cost[i] = 1e308 - (double)i * 1e306;
+        CHECK_STATUS(mvnmf_assignment_workspace(3, 3, &bytes), MVNMF_STATUS_OK);
+        w = xmalloc(bytes);
+        CHECK_STATUS(mvnmf_assignment(cost, 3, 3, 0, map, &total, w, bytes), MVNMF_STATUS_NON_FINITE_INPUT);
+        CHECK(total == 42.0 && map[0] == 5 && map[1] == 5 && map[2] == 5);
+        for (i = 0; i < 9; i++)
+            cost[i] = -cost[i];
+        CHECK_STATUS(mvnmf_assignment(cost, 3, 3, 1, map, &total, w, bytes), MVNMF_STATUS_NON_FINITE_INPUT);
+        for (i = 0; i < 9; i++)
+            cost[i] = 1e307 * (double)(i % 4);
+        CHECK_STATUS(mvnmf_assignment(cost, 3, 3, 0, map, &total, w, bytes), MVNMF_STATUS_OK);
+        CHECK(all_finite(&total, 1));
+        free(w);
+    }
+    /* A flag of 2: BAD_LABEL everywhere */
+    {
+        uint32_t pred[4] = {0, 1, 1, 0}, truth[4] = {0, 1, 0, 0};
+        uint8_t mask[4] = {1, 2, 1, 0};
+        double acc = 5.0;
+        set_ctx("accuracy mask byte 2");
+        CHECK_STATUS(mvnmf_accuracy(pred, truth, 4, mask, &acc), MVNMF_STATUS_BAD_LABEL);
+        CHECK(acc == 5.0);
+    }
+    /* labels = NULL where labels are needed */
+    {
+        double x[3 * 6], gam[1] = {7.0};
+        mvnmf_view view;
+        mvnmf_kernel med = kernel_of(MVNMF_KERNEL_RBF, 0.0), lin = kernel_of(MVNMF_KERNEL_LINEAR, 0.0);
+        mvnmf_fused_knn_params kp = mvnmf_fused_knn_params_default();
+        size_t nb[6];
+        double sims[6], one[1] = {1.0};
+        size_t bytes = 0;
+        void *w = xmalloc(1 << 20);
+        fill_uniform(x, 18, 1);
+        view = dense_view(x, 3, 6);
+        set_ctx("kernel_bandwidths labels NULL, median");
+        CHECK_STATUS(mvnmf_kernel_bandwidths_workspace(&view, 1, &med, 2, 0, &bytes), MVNMF_STATUS_OK);
+        CHECK_STATUS(mvnmf_kernel_bandwidths(&view, 1, &med, NULL, 2, 0, gam, w, 1 << 20), MVNMF_STATUS_NULL_POINTER);
+        CHECK(gam[0] == 7.0);
+        CHECK_STATUS(mvnmf_kernel_bandwidths(&view, 1, &lin, NULL, 2, 0, gam, w, 1 << 20), MVNMF_STATUS_OK);
+        set_ctx("fused_knn labels NULL, labeled scope");
+        kp.k = 1;
+        kp.scope = MVNMF_SCOPE_LABELED;
+        CHECK_STATUS(mvnmf_fused_knn(&view, 1, &lin, one, NULL, 2, &kp, NULL, NULL, nb, sims, w, 1 << 20),
+                     MVNMF_STATUS_NULL_POINTER);
+        kp.scope = MVNMF_SCOPE_ALL;
+        CHECK_STATUS(mvnmf_fused_knn(&view, 1, &lin, one, NULL, 2, &kp, NULL, NULL, nb, sims, w, 1 << 20),
+                     MVNMF_STATUS_OK);
+        free(w);
+    }
+}
+
+/* Found by the fuzz driver (tests/fuzz_ffi.rs). */
+static void test_fuzz_findings(void)
+{
+    note("fuzz findings: simplex_qp with dominant b; kernels near the subnormal range");
+    {
+        double a[3] = {5.165919703107464e136, 9.37857084093865e-111, 3.640760318179235e-18};
+        double b[3] = {-4.5225629127625724e153, -3.591088159952124e79, -4.533875583352967e205};
+        double eta[18], zero[18 * 18], bb[18];
+        mvnmf_qp_report rep;
+        size_t i, best = 0, bytes = 0;
+        void *w;
+        CHECK_STATUS(mvnmf_simplex_qp_workspace(18, &bytes), MVNMF_STATUS_OK);
+        w = xmalloc(bytes);
+        for (i = 0; i < 3; i++) {
+            set_ctx("simplex_qp h = 1, a %g, b %g", a[i], b[i]);
+            eta[0] = -3.0;
+            CHECK_STATUS(mvnmf_simplex_qp(&a[i], &b[i], 1, eta, w, bytes, &rep), MVNMF_STATUS_OK);
+            CHECK(eta[0] == 1.0);
+        }
+        set_ctx("simplex_qp h = 18, A = 0 (active set)");
+        for (i = 0; i < 18 * 18; i++)
+            zero[i] = 0.0;
+        for (i = 0; i < 18; i++) {
+            bb[i] = (double)((i * 7) % 18);
+            if (bb[i] > bb[best])
+                best = i;
+        }
+        CHECK_STATUS(mvnmf_simplex_qp(zero, bb, 18, eta, w, bytes, &rep), MVNMF_STATUS_OK);
+        CHECK(fabs(eta[best] - 1.0) < 1e-9);
+        free(w);
+    }
+    {
+        /* chi^2 / intersection / linear items with subnormal values: finite system. */
+        double x[8] = {1.0, 0.5, 1e-318, 2e-318, 3e-318, 1e-318, 2e-318, 2e-318};
+        uint32_t labels[4] = {0, 1, 1, 0};
+        double g[1], b[1], c;
+        mvnmf_view v = dense_view(x, 2, 4);
+        mvnmf_kernel k;
+        uint32_t kinds[3] = {MVNMF_KERNEL_CHI_SQUARED, MVNMF_KERNEL_INTERSECTION, MVNMF_KERNEL_LINEAR};
+        size_t i;
+        void *w = xmalloc(1 << 20);
+        for (i = 0; i < 3; i++) {
+            set_ctx("alignment_system, subnormal items, kernel %u", (unsigned)kinds[i]);
+            k = kernel_of(kinds[i], 0.0);
+            CHECK_STATUS(mvnmf_alignment_system(&v, 1, &k, labels, 2, 0, g, b, &c, w, 1 << 20), MVNMF_STATUS_OK);
+            CHECK(all_finite(g, 1) && all_finite(b, 1) && all_finite(&c, 1));
+        }
+        free(w);
+    }
+    {
+        /* Linear kernel on items of ~1e-160 next to an ordinary one: cosines <= 1. */
+        enum { R = 3, NI = 8 };
+        double x[R * NI], sims[NI * (NI - 1)], tiny[NI * NI];
+        size_t nb[NI * (NI - 1)], i;
+        mvnmf_view v;
+        mvnmf_kernel k = kernel_of(MVNMF_KERNEL_LINEAR, 0.0);
+        mvnmf_fused_knn_params kp = mvnmf_fused_knn_params_default();
+        double one[1] = {1.0};
+        void *w = xmalloc(1 << 20);
+        fill_uniform(x, R * NI, 21);
+        for (i = R; i < R * NI; i++)
+            x[i] *= 1e-160;
+        x[0] = 1e-86;
+        v = dense_view(x, R, NI);
+        kp.k = NI - 1;
+        kp.scope = MVNMF_SCOPE_ALL;
+        set_ctx("fused_knn, linear, items near the subnormal range");
+        CHECK_STATUS(mvnmf_fused_knn(&v, 1, &k, one, NULL, 1, &kp, NULL, NULL, nb, sims, w, 1 << 20),
+                     MVNMF_STATUS_OK);
+        CHECK(all_in(sims, NI * (NI - 1), 0.0, 1.0 + 1e-12));
+        /* A cosine is invariant to scaling an item: the same items at ordinary magnitude. */
+        for (i = 0; i < NI * (NI - 1); i++)
+            tiny[i / (NI - 1) * NI + nb[i]] = sims[i];
+        for (i = R; i < R * NI; i++)
+            x[i] *= 1e160;
+        CHECK_STATUS(mvnmf_fused_knn(&v, 1, &k, one, NULL, 1, &kp, NULL, NULL, nb, sims, w, 1 << 20),
+                     MVNMF_STATUS_OK);
+        for (i = 0; i < NI * (NI - 1); i++)
+            CHECK(fabs(tiny[i / (NI - 1) * NI + nb[i]] - sims[i]) < 1e-12);
+        free(w);
+    }
+}
+
+int HARNESS_REGRESS_ENTRY(int verbose)
+{
+    g_failures = 0;
+    g_verbose = verbose;
+    test_d1();
+    test_d1_pipeline();
+    test_d2();
+    test_small();
+    test_fuzz_findings();
+    if (verbose || g_failures)
+        printf("[%s] mvnmf C ABI harness (issue 15 regressions): %d failed checks\n", LANG, g_failures);
+    fflush(stdout);
+    return g_failures;
+}
