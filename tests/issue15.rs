@@ -809,3 +809,51 @@ fn chi2_items_with_subnormal_sums_stay_finite() {
         );
     }
 }
+
+/// A CSC linear view with items of 1e-44 and 1e-272: `xᵀy` underflowed into the subnormals
+/// and the cosine of two one-feature items (exactly 1) came out as 1.000000013 (fuzz seed
+/// 0x6c9 of the long run).
+#[test]
+fn csc_cosine_of_tiny_items() {
+    let col_ptr = [0usize, 1, 2, 3, 4];
+    let row_idx = [0usize, 0, 0, 0];
+    let vals = [1.0178601471044408e-44, 3.86448965980197e-45, 1e-272, 6e-45];
+    let view = mvnmf_view {
+        kind: MVNMF_VIEW_CSC,
+        rows: 1,
+        cols: 4,
+        values: vals.as_ptr(),
+        col_stride: 0,
+        col_ptr: col_ptr.as_ptr(),
+        row_idx: row_idx.as_ptr(),
+    };
+    let kernels = [mvnmf_kernel {
+        kind: MVNMF_KERNEL_LINEAR,
+        gamma: 0.0,
+    }];
+    let mut kp = mvnmf_fused_knn_params_default();
+    kp.k = 3;
+    let mut w =
+        bytes(|b| unsafe { mvnmf_fused_knn_workspace(&view, 1, kernels.as_ptr(), 1, &kp, b) });
+    let (mut nb, mut sims) = ([0usize; 12], [0.0f64; 12]);
+    let s = unsafe {
+        mvnmf_fused_knn(
+            &view,
+            1,
+            kernels.as_ptr(),
+            [1.0].as_ptr(),
+            null(),
+            1,
+            &kp,
+            null(),
+            null(),
+            nb.as_mut_ptr(),
+            sims.as_mut_ptr(),
+            w.as_mut_ptr().cast(),
+            w.len(),
+        )
+    };
+    assert_eq!(s, S::Ok);
+    // Positive one-feature items: every cosine is 1.
+    assert!(sims.iter().all(|&c| (c - 1.0).abs() < 1e-15), "{sims:?}");
+}

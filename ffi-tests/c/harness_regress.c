@@ -435,6 +435,31 @@ static void test_fuzz_findings(void)
             CHECK(fabs(tiny[i / (NI - 1) * NI + nb[i]] - sims[i]) < 1e-12);
         free(w);
     }
+    {
+        /* CSC linear view, items of 1e-44 and 1e-272: x'y underflowed, cosine 1.000000013. */
+        size_t col_ptr[5] = {0, 1, 2, 3, 4}, row_idx[4] = {0, 0, 0, 0}, nb[12];
+        double vals[4] = {1.0178601471044408e-44, 3.86448965980197e-45, 1e-272, 6e-45}, sims[12];
+        double one[1] = {1.0};
+        mvnmf_view v;
+        mvnmf_kernel k = kernel_of(MVNMF_KERNEL_LINEAR, 0.0);
+        mvnmf_fused_knn_params kp = mvnmf_fused_knn_params_default();
+        size_t i;
+        void *w = xmalloc(1 << 20);
+        v.kind = MVNMF_VIEW_CSC;
+        v.rows = 1;
+        v.cols = 4;
+        v.values = vals;
+        v.col_stride = 0;
+        v.col_ptr = col_ptr;
+        v.row_idx = row_idx;
+        kp.k = 3;
+        set_ctx("fused_knn, CSC linear, items of 1e-44 and 1e-272");
+        CHECK_STATUS(mvnmf_fused_knn(&v, 1, &k, one, NULL, 1, &kp, NULL, NULL, nb, sims, w, 1 << 20),
+                     MVNMF_STATUS_OK);
+        for (i = 0; i < 12; i++)
+            CHECK(fabs(sims[i] - 1.0) < 1e-15);
+        free(w);
+    }
 }
 
 int HARNESS_REGRESS_ENTRY(int verbose)

@@ -151,6 +151,11 @@ fn view_inv_scale(amax: f64) -> f64 {
 /// squares that underflowed could matter in the 60th bit or above.
 const LINEAR_SS_MIN: f64 = f64::from_bits(9 << 52); // 2^-1014 (biased exponent 1023 - 1014)
 
+/// Largest `s_i · s_j` (`1/‖x_i‖ · 1/‖x_j‖`) for which a CSC linear value is `xᵀy · s_i s_j`:
+/// below it an underflowed part of `xᵀy` (at most ~`2^−1074` per term) stays below `2^−114`
+/// of the cosine. `2^960`.
+const LINEAR_SCALE_PRODUCT_MAX: f64 = f64::from_bits((1023 + 960) << 52);
+
 /// Per-item normalisation scale of one column (see [`Engine::scale`]), of the values times
 /// `inv` (see [`view_inv_scale`]).
 fn item_scale<T: Real>(kernel: &Kernel, vals: &[T], inv: f64) -> f64 {
@@ -552,8 +557,19 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                                 }
                                 if raw || kern == RBF {
                                     rbf_value(si + sj - 2.0 * dot, gamma, raw)
-                                } else {
+                                } else if si * sj < LINEAR_SCALE_PRODUCT_MAX {
                                     normalised(dot, si, sj)
+                                } else {
+                                    // Items so small that `xᵀy` may have underflowed into
+                                    // the subnormals (a cosine of 1.000000013 between items
+                                    // of 1e-44 and 1e-272, fuzz driver): the products of the
+                                    // normalised values instead, as the dense panels do.
+                                    let mut cos = 0.0;
+                                    for (&r, &x) in qi.iter().zip(qv) {
+                                        cos +=
+                                            (x.to_f64() * inv * si) * (self.scat[r].to_f64() * sj);
+                                    }
+                                    cos
                                 }
                             }
                             CHI => {
