@@ -115,9 +115,10 @@ pub fn prepare_view(
         // ‖X‖² lies in [top², len·top²]: both it and N/‖X‖² must be finite
         // and nonzero.
         let sq = top * top;
-        if !(sq >= f64::MIN_POSITIVE && (2.0 * sq * len as f64).is_finite())
-            || !(cols as f64 / sq).is_finite()
-        {
+        let representable = sq >= f64::MIN_POSITIVE
+            && (2.0 * sq * len as f64).is_finite()
+            && (cols as f64 / sq).is_finite();
+        if !representable {
             return Err(Error::NonFiniteInput);
         }
     }
