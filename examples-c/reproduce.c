@@ -121,8 +121,9 @@ static int ends_with(const char *s, const char *suffix)
 
 typedef struct {
     char file[256], name[64]; /* as in meta.txt; name=... or the file name */
-    size_t rows, shifted;     /* features; those shifted by their minimum (--shift) */
-    double *x, min, scale;    /* rows x n; smallest raw value; normalisation factor */
+    size_t rows;              /* features */
+    double *x;                /* rows x n */
+    mvnmf_prep_report prep;   /* smallest raw value, features shifted (--shift), scale */
 } view_t;
 
 typedef struct {
@@ -266,39 +267,20 @@ static void load(dataset_t *d, const char *dir, const char *labels_file, const c
         die("%s: the labels have a single class", labels_file);
 }
 
-/* Checks values, shifts (if asked) and normalises every view. */
+/* Shifts (--shift) and normalises every view through mvnmf_prepare_view. */
 static void preprocess(dataset_t *d, int shift, int normalize)
 {
+    mvnmf_prep_params p = { (uint32_t)shift, (uint32_t)normalize };
     for (size_t i = 0; i < d->n_views; i++) {
         view_t *v = &d->views[i];
-        size_t m = v->rows, n = d->n;
-        v->min = INFINITY;
-        for (size_t t = 0; t < m * n; t++) {
-            if (!isfinite(v->x[t]))
-                die("view %s (%s): value %zu is not finite", v->name, v->file, t);
-            v->min = v->x[t] < v->min ? v->x[t] : v->min;
-        }
-        if (v->min < 0 && !shift)
-            die("view %s (%s) has negative values (minimum %g); NMF-based methods need "
-                "nonnegative data. Rerun with --shift to shift every feature of such a view "
-                "by its minimum over the items (x_ij - min_j x_ij), or leave the view out with --views.",
-                v->name, v->file, v->min);
-        for (size_t r = 0; r < m && v->min < 0; r++) {
-            double mn = INFINITY;
-            for (size_t j = 0; j < n; j++)
-                mn = v->x[r + j * m] < mn ? v->x[r + j * m] : mn;
-            for (size_t j = 0; j < n && mn < 0; j++)
-                v->x[r + j * m] -= mn;
-            v->shifted += mn < 0;
-        }
-        double ss = 0;
-        for (size_t t = 0; t < m * n; t++)
-            ss += v->x[t] * v->x[t];
-        if (normalize && ss == 0)
-            die("view %s (%s) is all zeros: it cannot be normalised", v->name, v->file);
-        v->scale = normalize ? sqrt((double)n / ss) : 1.0;
-        for (size_t t = 0; t < m * n && normalize; t++)
-            v->x[t] *= v->scale;
+        mvnmf_status s = mvnmf_prepare_view(v->rows, d->n, v->x, &p, &v->prep);
+        if (s == MVNMF_STATUS_NEGATIVE_INPUT)
+            die("view %s (%s) has negative values; NMF-based methods need nonnegative data. Rerun with "
+                "--shift to shift every feature of such a view by its minimum over the items "
+                "(x_ij - min_j x_ij), or leave the view out with --views.", v->name, v->file);
+        if (s != MVNMF_STATUS_OK)
+            die("view %s (%s): %s%s", v->name, v->file, mvnmf_status_message((uint32_t)s),
+                s == MVNMF_STATUS_BAD_PARAMETER ? " (all zeros: it cannot be normalised)" : "");
     }
 }
 
@@ -835,11 +817,11 @@ static void print_dataset(const ctx_t *c, const char *dir)
     printf("| view | name | features | min | preprocessing |\n|---|---|---|---|---|\n");
     for (size_t i = 0; i < d->n_views; i++) {
         const view_t *v = &d->views[i];
-        printf("| %s | %s | %zu | %.4g | ", v->file, v->name, v->rows, v->min);
-        if (v->shifted)
-            printf("shifted %zu features by their minimum (--shift); ", v->shifted);
+        printf("| %s | %s | %zu | %.4g | ", v->file, v->name, v->rows, v->prep.min);
+        if (v->prep.shifted)
+            printf("shifted %zu features by their minimum (--shift); ", v->prep.shifted);
         if (o->normalize)
-            printf("scaled by %.4g |\n", v->scale);
+            printf("scaled by %.4g |\n", v->prep.scale);
         else
             printf("not scaled |\n");
     }

@@ -259,6 +259,25 @@ typedef struct mvnmf_objective {
   struct mvnmf_term terms[8];
 } mvnmf_objective;
 
+// Options of `mvnmf_prepare_view`; NULL means `mvnmf_prep_params_default()`.
+typedef struct mvnmf_prep_params {
+  // 1: shift each feature (row) with a negative value by its minimum over
+  // the items; 0 (default): refuse negative values (`MVNMF_STATUS_NEGATIVE_INPUT`).
+  uint32_t shift;
+  // 1 (default): scale the view to `||X||_F^2 = N`; 0: keep its scale.
+  uint32_t normalize;
+} mvnmf_prep_params;
+
+// What `mvnmf_prepare_view` did.
+typedef struct mvnmf_prep_report {
+  // The smallest value of the view before the shift.
+  double min;
+  // Features (rows) shifted by their minimum.
+  size_t shifted;
+  // The factor the view was multiplied by (1 when not normalising).
+  double scale;
+} mvnmf_prep_report;
+
 // Options of `mvnmf_knn_predict`; defaults from `mvnmf_knn_params_default()`.
 typedef struct mvnmf_knn_params {
   // Neighbours (default 9).
@@ -694,6 +713,26 @@ const char *mvnmf_status_message(uint32_t status);
 
 // The library version, e.g. "0.1.0" (static, NUL-terminated).
 const char *mvnmf_version(void);
+
+// The default options of `mvnmf_prepare_view` (what a NULL `params` means):
+// no shift, normalisation on.
+struct mvnmf_prep_params mvnmf_prep_params_default(void);
+
+// Preprocesses one dense column-major view `x[rows * cols]` (features × items)
+// in place (DESIGN §9): with `params->shift`, every feature whose minimum over
+// the items is negative is shifted by it (`x_ij - min_j x_ij`); with
+// `params->normalize`, the view is then scaled to `||X||_F^2 = N` (`N = cols`).
+// `report` (may be NULL) receives the raw minimum, the number of shifted
+// features and the scale. Validated before anything is written:
+// `MVNMF_STATUS_NON_FINITE_INPUT` (a NaN or infinity, or a scale that would not
+// be finite), `MVNMF_STATUS_NEGATIVE_INPUT` (a negative value without
+// `shift`), `MVNMF_STATUS_BAD_PARAMETER` (normalising a view that is all zero
+// after the shift, or a flag other than 0 or 1). No workspace.
+mvnmf_status mvnmf_prepare_view(size_t rows,
+                                size_t cols,
+                                double *x,
+                                const struct mvnmf_prep_params *params,
+                                struct mvnmf_prep_report *report);
 
 // Workspace bytes of `mvnmf_stratified_split` for `n` items.
 mvnmf_status mvnmf_stratified_split_workspace(size_t n,

@@ -79,6 +79,8 @@ pub mod linalg;
 
 pub mod data;
 
+pub mod prep;
+
 pub mod similarity;
 
 pub mod graph;

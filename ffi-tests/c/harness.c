@@ -1064,6 +1064,49 @@ static void test_messages(void)
     note("  mvnmf %s", ver != NULL ? ver : "(null)");
 }
 
+/* Per-view preprocessing: the shift sets each negative feature's minimum to 0
+ * and leaves the others, the scaling gives ||X||_F^2 = N; bad input leaves the
+ * view untouched. */
+static void test_prepare_view(void)
+{
+    /* 2 x 3, column-major: row 0 nonnegative, row 1 with minimum -3. */
+    const double raw[6] = { 1.0, -3.0, 2.0, 0.0, 4.0, 1.0 };
+    double x[6], ss = 0;
+    mvnmf_prep_params p = mvnmf_prep_params_default();
+    mvnmf_prep_report r;
+    size_t t;
+    CHECK(p.shift == 0 && p.normalize == 1);
+    memcpy(x, raw, sizeof x);
+    set_ctx("prepare_view: negative values without shift");
+    r.shifted = 77;
+    CHECK_STATUS(mvnmf_prepare_view(2, 3, x, NULL, &r), MVNMF_STATUS_NEGATIVE_INPUT);
+    CHECK(memcmp(x, raw, sizeof x) == 0 && r.shifted == 77);
+    x[4] = NAN;
+    p.shift = 1;
+    set_ctx("prepare_view: NaN");
+    CHECK_STATUS(mvnmf_prepare_view(2, 3, x, &p, &r), MVNMF_STATUS_NON_FINITE_INPUT);
+    CHECK(isnan(x[4]) && x[1] == -3.0);
+    memcpy(x, raw, sizeof x);
+    set_ctx("prepare_view: NULL view");
+    CHECK_STATUS(mvnmf_prepare_view(2, 3, NULL, &p, &r), MVNMF_STATUS_NULL_POINTER);
+    set_ctx("prepare_view: zero rows");
+    CHECK_STATUS(mvnmf_prepare_view(0, 3, x, &p, &r), MVNMF_STATUS_ZERO_DIMENSION);
+    p.normalize = 0;
+    set_ctx("prepare_view: shift only");
+    CHECK_STATUS(mvnmf_prepare_view(2, 3, x, &p, &r), MVNMF_STATUS_OK);
+    CHECK(r.min == -3.0 && r.shifted == 1 && r.scale == 1.0);
+    CHECK(x[0] == 1.0 && x[2] == 2.0 && x[4] == 4.0);
+    CHECK(x[1] == 0.0 && x[3] == 3.0 && x[5] == 4.0);
+    p.normalize = 1;
+    set_ctx("prepare_view: scale");
+    CHECK_STATUS(mvnmf_prepare_view(2, 3, x, &p, &r), MVNMF_STATUS_OK);
+    CHECK(r.min == 0.0 && r.shifted == 0 && r.scale > 0);
+    for (t = 0; t < 6; t++)
+        ss += x[t] * x[t];
+    CHECK(fabs(ss - 3.0) < 1e-12);
+    set_ctx("%s", "");
+}
+
 int HARNESS_ENTRY(int verbose)
 {
     g_failures = 0;
@@ -1078,6 +1121,7 @@ int HARNESS_ENTRY(int verbose)
     test_warm_start();
     test_identities();
     test_misc();
+    test_prepare_view();
     if (verbose || g_failures)
         printf("[%s] mvnmf C ABI harness: %d failed checks\n", LANG, g_failures);
     fflush(stdout);

@@ -20,8 +20,10 @@
 //!   `MVNMF_STATUS_INTERNAL` (hosted builds).
 #![allow(unsafe_code, non_camel_case_types, clippy::missing_safety_doc)]
 
+mod data;
 mod eval;
 mod graph;
+pub use data::*;
 pub use eval::*;
 pub use graph::*;
 mod deep;

@@ -73,7 +73,7 @@ pub(crate) fn gemm<T: Real>(
 /// tiles on AVX2 (8 doubles), one on AVX-512.
 const GRAM_STRIP: usize = 16;
 
-/// `c ← A·B`, `c` column-major `A.rows() × B.cols()`: [`gemm`] with `α = 1`,
+/// `c ← A·B`, `c` column-major `A.rows() × B.cols()`: [`gemm()`] with `α = 1`,
 /// `β = 0` (`c` not read).
 pub(crate) fn gemm_into<T: Real>(
     a: MatRef<'_, T>,

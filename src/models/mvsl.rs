@@ -121,7 +121,7 @@ struct Bufs<'a, T> {
 /// * `work`: at least [`fit_workspace`] bytes (any alignment).
 ///
 /// Validation happens before anything is written (outputs untouched on `Err`).
-/// Cancelling returns `Ok` with [`Stop::Cancelled`] and the last complete iterate.
+/// Cancelling returns `Ok` with [`Stop::Cancelled`](crate::steps::Stop::Cancelled) and the last complete iterate.
 #[allow(clippy::too_many_arguments)]
 pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     views: &VS,

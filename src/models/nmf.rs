@@ -111,7 +111,7 @@ pub fn encode_workspace<T>(shape: ViewShape, k: usize, params: &NmfParams) -> Re
 /// * `monitor`: called with the start (`iter = 0`) and after every iteration.
 ///
 /// Everything is validated before anything is written: on `Err` the outputs are
-/// untouched. A cancelled run returns `Ok` with [`Stop::Cancelled`] and the last
+/// untouched. A cancelled run returns `Ok` with [`Stop::Cancelled`](crate::steps::Stop::Cancelled) and the last
 /// complete iterate in `u`, `v`.
 #[allow(clippy::too_many_arguments)]
 pub fn joint_fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(

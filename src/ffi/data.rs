@@ -1,0 +1,95 @@
+//! C ABI of the per-view preprocessing (`crate::prep`).
+
+use super::{guard, mvnmf_status, slice_mut, CParams};
+use crate::error::Error;
+use crate::prep::{self, PrepParams};
+
+/// Options of `mvnmf_prepare_view`; NULL means `mvnmf_prep_params_default()`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_prep_params {
+    /// 1: shift each feature (row) with a negative value by its minimum over
+    /// the items; 0 (default): refuse negative values (`MVNMF_STATUS_NEGATIVE_INPUT`).
+    pub shift: u32,
+    /// 1 (default): scale the view to `||X||_F^2 = N`; 0: keep its scale.
+    pub normalize: u32,
+}
+
+/// What `mvnmf_prepare_view` did.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct mvnmf_prep_report {
+    /// The smallest value of the view before the shift.
+    pub min: f64,
+    /// Features (rows) shifted by their minimum.
+    pub shifted: usize,
+    /// The factor the view was multiplied by (1 when not normalising).
+    pub scale: f64,
+}
+
+impl CParams for mvnmf_prep_params {
+    type Rust = PrepParams;
+    fn defaults() -> PrepParams {
+        PrepParams::default()
+    }
+    fn read(&self) -> Result<PrepParams, Error> {
+        if self.shift > 1 || self.normalize > 1 {
+            return Err(Error::BadParameter);
+        }
+        Ok(PrepParams {
+            shift: self.shift == 1,
+            normalize: self.normalize == 1,
+        })
+    }
+}
+
+/// The default options of `mvnmf_prepare_view` (what a NULL `params` means):
+/// no shift, normalisation on.
+#[no_mangle]
+pub extern "C" fn mvnmf_prep_params_default() -> mvnmf_prep_params {
+    let p = PrepParams::default();
+    mvnmf_prep_params {
+        shift: p.shift as u32,
+        normalize: p.normalize as u32,
+    }
+}
+
+/// Preprocesses one dense column-major view `x[rows * cols]` (features × items)
+/// in place (DESIGN §9): with `params->shift`, every feature whose minimum over
+/// the items is negative is shifted by it (`x_ij - min_j x_ij`); with
+/// `params->normalize`, the view is then scaled to `||X||_F^2 = N` (`N = cols`).
+/// `report` (may be NULL) receives the raw minimum, the number of shifted
+/// features and the scale. Validated before anything is written:
+/// `MVNMF_STATUS_NON_FINITE_INPUT` (a NaN or infinity, or a scale that would not
+/// be finite), `MVNMF_STATUS_NEGATIVE_INPUT` (a negative value without
+/// `shift`), `MVNMF_STATUS_BAD_PARAMETER` (normalising a view that is all zero
+/// after the shift, or a flag other than 0 or 1). No workspace.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_prepare_view(
+    rows: usize,
+    cols: usize,
+    x: *mut f64,
+    params: *const mvnmf_prep_params,
+    report: *mut mvnmf_prep_report,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let p = super::read_params(params)?;
+            if rows == 0 || cols == 0 {
+                return Err(Error::ZeroDimension);
+            }
+            let len = rows.checked_mul(cols).ok_or(Error::SizeOverflow)?;
+            let r = prep::prepare_view(slice_mut(x, len)?, rows, cols, &p)?;
+            if !report.is_null() {
+                *report = mvnmf_prep_report {
+                    min: r.min,
+                    shifted: r.shifted,
+                    scale: r.scale,
+                };
+            }
+            Ok(mvnmf_status::Ok)
+        })
+    }
+}
