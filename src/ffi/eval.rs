@@ -10,7 +10,7 @@
 
 use core::ffi::{c_int, c_void};
 
-use super::{guard, mvnmf_status, query, slice, slice_mut};
+use super::{guard, mvnmf_status, query, read_params, slice, slice_mut, CParams};
 use crate::error::Error;
 use crate::eval::{self, KMeansParams, KnnParams, Metric, NmiNorm};
 use crate::linalg::mat::MatRef;
@@ -95,32 +95,27 @@ fn knn_from_c(p: &mvnmf_knn_params) -> Result<KnnParams, Error> {
     Ok(KnnParams { k: p.k, metric })
 }
 
-unsafe fn read_knn(p: *const mvnmf_knn_params) -> Result<KnnParams, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if p.is_null() {
-            Ok(KnnParams::default())
-        } else {
-            knn_from_c(&*p)
-        }
+impl CParams for mvnmf_knn_params {
+    type Rust = KnnParams;
+    fn defaults() -> KnnParams {
+        KnnParams::default()
+    }
+    fn read(&self) -> Result<KnnParams, Error> {
+        knn_from_c(self)
     }
 }
 
-unsafe fn read_kmeans(p: *const mvnmf_kmeans_params) -> Result<KMeansParams, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        let out = if p.is_null() {
-            KMeansParams::default()
-        } else {
-            let p = &*p;
-            KMeansParams {
-                restarts: p.restarts,
-                max_iter: p.max_iter,
-                tol: p.tol,
-                seed: p.seed,
-            }
+impl CParams for mvnmf_kmeans_params {
+    type Rust = KMeansParams;
+    fn defaults() -> KMeansParams {
+        KMeansParams::default()
+    }
+    fn read(&self) -> Result<KMeansParams, Error> {
+        let out = KMeansParams {
+            restarts: self.restarts,
+            max_iter: self.max_iter,
+            tol: self.tol,
+            seed: self.seed,
         };
         out.validate()?;
         Ok(out)
@@ -234,7 +229,7 @@ pub unsafe extern "C" fn mvnmf_knn_predict_workspace(
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
         query(bytes, || {
-            let p = read_knn(params)?;
+            let p = read_params(params)?;
             eval::knn_predict_workspace(&p, n_classes)
         })
     }
@@ -265,7 +260,7 @@ pub unsafe extern "C" fn mvnmf_knn_predict(
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
         guard(|| {
-            let p = read_knn(params)?;
+            let p = read_params(params)?;
             if d == 0 || n_ref == 0 || n_query == 0 {
                 return Err(Error::ZeroDimension);
             }
@@ -358,7 +353,7 @@ pub unsafe extern "C" fn mvnmf_kmeans_workspace(
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
         query(bytes, || {
-            let p = read_kmeans(params)?;
+            let p = read_params(params)?;
             eval::kmeans_workspace(d, n, k, &p)
         })
     }
@@ -387,7 +382,7 @@ pub unsafe extern "C" fn mvnmf_kmeans(
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
         guard(|| {
-            let p = read_kmeans(params)?;
+            let p = read_params(params)?;
             if d == 0 || n == 0 || k == 0 {
                 return Err(Error::ZeroDimension);
             }
@@ -960,7 +955,7 @@ pub type mvnmf_cv_fit_fn =
     Option<unsafe extern "C" fn(fit: *const mvnmf_cv_fit, v: *mut f64, user: *mut c_void) -> c_int>;
 
 fn eval_from_c(p: &mvnmf_eval_params) -> Result<eval::EvalParams, Error> {
-    let kmeans = unsafe { read_kmeans(&p.kmeans) }?;
+    let kmeans = p.kmeans.read()?;
     Ok(eval::EvalParams {
         knn: knn_from_c(&p.knn)?,
         kmeans,
@@ -968,46 +963,40 @@ fn eval_from_c(p: &mvnmf_eval_params) -> Result<eval::EvalParams, Error> {
     })
 }
 
-unsafe fn read_eval(p: *const mvnmf_eval_params) -> Result<eval::EvalParams, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if p.is_null() {
-            Ok(eval::EvalParams::default())
-        } else {
-            eval_from_c(&*p)
-        }
+impl CParams for mvnmf_eval_params {
+    type Rust = eval::EvalParams;
+    fn defaults() -> eval::EvalParams {
+        eval::EvalParams::default()
+    }
+    fn read(&self) -> Result<eval::EvalParams, Error> {
+        eval_from_c(self)
     }
 }
 
-unsafe fn read_protocol(p: *const mvnmf_protocol_params) -> Result<eval::ProtocolParams, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if p.is_null() {
-            return Ok(eval::ProtocolParams::default());
-        }
-        let p = &*p;
+impl CParams for mvnmf_protocol_params {
+    type Rust = eval::ProtocolParams;
+    fn defaults() -> eval::ProtocolParams {
+        eval::ProtocolParams::default()
+    }
+    fn read(&self) -> Result<eval::ProtocolParams, Error> {
         Ok(eval::ProtocolParams {
-            splits: p.splits,
-            seed: p.seed,
-            eval: eval_from_c(&p.eval)?,
+            splits: self.splits,
+            seed: self.seed,
+            eval: eval_from_c(&self.eval)?,
         })
     }
 }
 
-unsafe fn read_cv(p: *const mvnmf_cv_params) -> Result<eval::CvParams, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if p.is_null() {
-            return Ok(eval::CvParams::default());
-        }
-        let p = &*p;
+impl CParams for mvnmf_cv_params {
+    type Rust = eval::CvParams;
+    fn defaults() -> eval::CvParams {
+        eval::CvParams::default()
+    }
+    fn read(&self) -> Result<eval::CvParams, Error> {
         Ok(eval::CvParams {
-            folds: p.folds,
-            seed: p.seed,
-            knn: knn_from_c(&p.knn)?,
+            folds: self.folds,
+            seed: self.seed,
+            knn: knn_from_c(&self.knn)?,
         })
     }
 }
@@ -1153,7 +1142,7 @@ pub unsafe extern "C" fn mvnmf_evaluate_split_workspace(
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
         query(bytes, || {
-            let p = read_eval(params)?;
+            let p = read_params(params)?;
             eval::evaluate_split_workspace(k, n, n_classes, &p)
         })
     }
@@ -1186,7 +1175,7 @@ pub unsafe extern "C" fn mvnmf_evaluate_split(
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
         guard(|| {
-            let p = read_eval(params)?;
+            let p = read_params(params)?;
             need(scores)?;
             if k == 0 || n == 0 {
                 return Err(Error::ZeroDimension);
@@ -1221,7 +1210,7 @@ pub unsafe extern "C" fn mvnmf_evaluate_protocol_workspace(
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
         query(bytes, || {
-            let p = read_protocol(params)?;
+            let p = read_params(params)?;
             eval::evaluate_protocol_workspace(k, n, n_classes, n_fractions, &p)
         })
     }
@@ -1260,7 +1249,7 @@ pub unsafe extern "C" fn mvnmf_evaluate_protocol(
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
         guard(|| {
-            let p = read_protocol(params)?;
+            let p = read_params(params)?;
             let cb = fit.ok_or(Error::NullPointer)?;
             if n == 0 || k == 0 || n_fractions == 0 || p.splits == 0 {
                 return Err(Error::ZeroDimension);
@@ -1307,7 +1296,7 @@ pub unsafe extern "C" fn mvnmf_cross_validate_workspace(
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
         query(bytes, || {
-            let p = read_cv(params)?;
+            let p = read_params(params)?;
             eval::cross_validate_workspace(k, n, n_classes, n_candidates, &p)
         })
     }
@@ -1352,7 +1341,7 @@ pub unsafe extern "C" fn mvnmf_cross_validate(
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
         guard(|| {
-            let p = read_cv(params)?;
+            let p = read_params(params)?;
             let cb = fit.ok_or(Error::NullPointer)?;
             need(best)?;
             if n == 0 || k == 0 || n_candidates == 0 {
