@@ -1,5 +1,5 @@
 //! Compiles the C harness (`c/harness.c`, `c/harness_models.c`,
-//! `c/harness_graph.c`, `c/harness_protocol.c`, `c/harness_regress.c`) twice — as C99 and as
+//! `c/harness_graph.c`, `c/harness_protocol.c`, `c/harness_regress.c`, `c/harness_jsnmf.c`) twice — as C99 and as
 //! C++11 — and the C example, all
 //! with warnings as errors, against the checked-in `include/mvnmf.h`.
 //! The entry points are renamed per build so both link into one test binary.
@@ -14,6 +14,7 @@ fn main() {
     let graph = root.join("ffi-tests/c/harness_graph.c");
     let protocol = root.join("ffi-tests/c/harness_protocol.c");
     let regress = root.join("ffi-tests/c/harness_regress.c");
+    let jsnmf = root.join("ffi-tests/c/harness_jsnmf.c");
     let common = root.join("ffi-tests/c/harness_common.h");
     let example = root.join("examples-c/quickstart.c");
     for p in [
@@ -22,6 +23,7 @@ fn main() {
         &graph,
         &protocol,
         &regress,
+        &jsnmf,
         &common,
         &example,
         &include.join("mvnmf.h"),
@@ -36,13 +38,15 @@ fn main() {
         .file(&graph)
         .file(&protocol)
         .file(&regress)
+        .file(&jsnmf)
         .include(&include)
         .std("c99")
         .define("HARNESS_ENTRY", "mvnmf_harness_c")
         .define("HARNESS_MODELS_ENTRY", "mvnmf_harness_models_c")
         .define("HARNESS_GRAPH_ENTRY", "mvnmf_harness_graph_c")
         .define("HARNESS_PROTOCOL_ENTRY", "mvnmf_harness_protocol_c")
-        .define("HARNESS_REGRESS_ENTRY", "mvnmf_harness_regress_c");
+        .define("HARNESS_REGRESS_ENTRY", "mvnmf_harness_regress_c")
+        .define("HARNESS_JSNMF_ENTRY", "mvnmf_harness_jsnmf_c");
     strict.iter().for_each(|f| {
         c.flag(f);
     });
@@ -55,6 +59,7 @@ fn main() {
         .file(&graph)
         .file(&protocol)
         .file(&regress)
+        .file(&jsnmf)
         .include(&include)
         .flag("-x")
         .flag("c++")
@@ -63,7 +68,8 @@ fn main() {
         .define("HARNESS_MODELS_ENTRY", "mvnmf_harness_models_cpp")
         .define("HARNESS_GRAPH_ENTRY", "mvnmf_harness_graph_cpp")
         .define("HARNESS_PROTOCOL_ENTRY", "mvnmf_harness_protocol_cpp")
-        .define("HARNESS_REGRESS_ENTRY", "mvnmf_harness_regress_cpp");
+        .define("HARNESS_REGRESS_ENTRY", "mvnmf_harness_regress_cpp")
+        .define("HARNESS_JSNMF_ENTRY", "mvnmf_harness_jsnmf_cpp");
     strict.iter().for_each(|f| {
         cpp.flag(f);
     });

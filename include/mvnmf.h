@@ -224,6 +224,8 @@ enum mvnmf_status
   MVNMF_STATUS_CANCELLED = 14,
   // A bug in mvnmf was caught at the boundary.
   MVNMF_STATUS_INTERNAL = 15,
+  // A retrieval query is all zero (no term of the vocabulary).
+  MVNMF_STATUS_EMPTY_QUERY = 16,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -656,6 +658,32 @@ typedef struct mvnmf_report {
   // Objective at the returned factors.
   struct mvnmf_objective objective;
 } mvnmf_report;
+
+// Options of `mvnmf_jsnmf_fit`; get the defaults from `mvnmf_jsnmf_params_default()`.
+typedef struct mvnmf_jsnmf_params {
+  // Sweeps at most (default 200).
+  uint32_t max_iter;
+  // Relative-decrease tolerance (default 1e-6; 0 runs all sweeps).
+  double tol;
+  // Division guard ε ≥ 0 (default DBL_EPSILON).
+  double eps;
+  // Seed of the random start (default 0).
+  uint64_t seed;
+  // `MVNMF_INIT_RANDOM` (default) or `MVNMF_INIT_GIVEN`.
+  uint32_t init;
+} mvnmf_jsnmf_params;
+
+// Options of query encoding (`mvnmf_jsnmf_encode`, `mvnmf_jsnmf_query`); get
+// the defaults from `mvnmf_jsnmf_query_params_default()`.
+typedef struct mvnmf_jsnmf_query_params {
+  // Multiplicative updates per query at most (default 100).
+  uint32_t max_iter;
+  // Stop a query when `‖F h − q‖²` improves by at most `tol` relative
+  // (default 1e-4; 0 runs all updates).
+  double tol;
+  // Division guard δ ≥ 0 (default DBL_EPSILON).
+  double eps;
+} mvnmf_jsnmf_query_params;
 
 // Options of the NMF solvers; get the defaults from `mvnmf_nmf_params_default()`.
 typedef struct mvnmf_nmf_params {
@@ -1394,6 +1422,133 @@ mvnmf_status mvnmf_deep_encode(const struct mvnmf_view *views,
                                mvnmf_progress_fn progress,
                                void *user,
                                struct mvnmf_report *report);
+
+// The default JSNMF options.
+struct mvnmf_jsnmf_params mvnmf_jsnmf_params_default(void);
+
+// The default query options.
+struct mvnmf_jsnmf_query_params mvnmf_jsnmf_query_params_default(void);
+
+// Workspace bytes of `mvnmf_jsnmf_fit` (reads only the sources' kind, rows,
+// cols and `ranks`).
+mvnmf_status mvnmf_jsnmf_fit_workspace(const struct mvnmf_view *sources,
+                                       size_t n_sources,
+                                       size_t k,
+                                       const size_t *ranks,
+                                       const struct mvnmf_jsnmf_params *params,
+                                       size_t *bytes);
+
+// JSNMF (seed 004): `min ½ Σ_s λ_s ‖X_s − [W | U_s] H_s‖²_F` over
+// `W, U_s, H_s ≥ 0`, for `n_sources ≥ 1` sources over the same `M` terms
+// (rows), each with its own item count `N_s` (columns), dense or CSC.
+//
+// * `k` shared basis vectors; `ranks[s] = R_s ≥ max(k, 1)`. `k = 0`:
+//   independent NMFs; `k = R_s` for all: the fully shared model.
+// * `lambda`: `n_sources` weights (finite, > 0), or NULL for
+//   `λ_s = ‖X_1‖²/‖X_s‖²`.
+// * `w`: `M × k` doubles (NULL when `k = 0`); `u[s]`: `M × (R_s − k)` (NULL
+//   when `R_s = k`); `h[s]`: `R_s × N_s`. Written; read with `MVNMF_INIT_GIVEN`.
+//   After every sweep the columns of `W`, `U_s` have unit L2 norm (the rows
+//   of `H_s` carry the scale).
+// * `work`: at least `mvnmf_jsnmf_fit_workspace` bytes.
+//
+// Cost per sweep: each source read twice (dense `4 M N_s R_s` flops, CSC
+// `O(nnz_s R_s)`) plus `O(M R_s² + R_s² N_s)`. The objective never increases.
+// Returns `MVNMF_STATUS_CANCELLED` (report written, outputs at the last
+// complete sweep) when `progress` returns nonzero; on any other error the
+// outputs are untouched.
+mvnmf_status mvnmf_jsnmf_fit(const struct mvnmf_view *sources,
+                             size_t n_sources,
+                             size_t k,
+                             const size_t *ranks,
+                             const double *lambda,
+                             const struct mvnmf_jsnmf_params *params,
+                             double *w,
+                             double *const *u,
+                             double *const *h,
+                             void *work,
+                             size_t work_bytes,
+                             mvnmf_progress_fn progress,
+                             void *user,
+                             struct mvnmf_report *report);
+
+// Workspace bytes of `mvnmf_jsnmf_encode` for these queries and a basis of
+// `r` columns.
+mvnmf_status mvnmf_jsnmf_encode_workspace(const struct mvnmf_view *queries,
+                                          size_t r,
+                                          const struct mvnmf_jsnmf_query_params *params,
+                                          size_t *bytes);
+
+// Encodes the columns of `queries` (`M × n_q` term vectors, dense or CSC,
+// finite, ≥ 0, none all zero: `MVNMF_STATUS_EMPTY_QUERY`) against one
+// source's basis `[W | U_s]` (`w`: `M × k`, `u`: `M × (r − k)`): writes `h`
+// (`r × n_q`). Each query on its own: `h ← h ∘ (Fᵀq + δ) ⊘ (FᵀF h + δ)`
+// from the best constant vector, until `‖F h − q‖²` improves by at most
+// `tol` relative. Keyword queries are CSC columns; against `U_s` of source
+// `s` this is the out-of-sample encoding of new items of that source. Cost:
+// `FᵀF` and `FᵀQ` once, then `2r²` flops per query and update.
+mvnmf_status mvnmf_jsnmf_encode(const struct mvnmf_view *queries,
+                                size_t k,
+                                size_t r,
+                                const struct mvnmf_jsnmf_query_params *params,
+                                const double *w,
+                                const double *u,
+                                double *h,
+                                void *work,
+                                size_t work_bytes);
+
+// Workspace bytes of `mvnmf_jsnmf_rank` over `n_items` target items.
+mvnmf_status mvnmf_jsnmf_rank_workspace(size_t n_items,
+                                        size_t *bytes);
+
+// Ranks the target's items for each query by cosine similarity of the
+// encodings: `target_h` is `H_1` (`r × n_items`), `query_h` holds
+// `n_queries` encodings (`r × n_queries`: from `mvnmf_jsnmf_encode`, or
+// columns of `H_1` for query by example). Writes the `n_top` best items per
+// query, best first (ties: lower index first), into `idx` (`n_top ×
+// n_queries`, column `q` for query `q`) and, if `scores` is not NULL, their
+// similarities (same shape). `exclude`: NULL, or `n_queries` item indices
+// never returned for their query (`SIZE_MAX`: none), e.g. the query item
+// itself; `n_top ≤ n_items`, one less for a query with an exclusion. Partial
+// selection, `O(n_items (r + log n_top))` per query.
+mvnmf_status mvnmf_jsnmf_rank(const double *target_h,
+                              size_t r,
+                              size_t n_items,
+                              const double *query_h,
+                              size_t n_queries,
+                              size_t n_top,
+                              const size_t *exclude,
+                              size_t *idx,
+                              double *scores,
+                              void *work,
+                              size_t work_bytes);
+
+// Workspace bytes of `mvnmf_jsnmf_query`.
+mvnmf_status mvnmf_jsnmf_query_workspace(const struct mvnmf_view *queries,
+                                         size_t r,
+                                         size_t n_items,
+                                         const struct mvnmf_jsnmf_query_params *params,
+                                         size_t *bytes);
+
+// Retrieval (seed 004, Algorithm 2) for a batch of queries in one call:
+// `mvnmf_jsnmf_encode` of `queries` against the target's basis `[W | U_1]`,
+// then `mvnmf_jsnmf_rank` of the target's items (`target_h` = `H_1`,
+// `r × n_items`). Arguments and outputs as those two functions'; nothing is
+// written on error.
+mvnmf_status mvnmf_jsnmf_query(const struct mvnmf_view *queries,
+                               size_t k,
+                               size_t r,
+                               const struct mvnmf_jsnmf_query_params *params,
+                               const double *w,
+                               const double *u,
+                               const double *target_h,
+                               size_t n_items,
+                               size_t n_top,
+                               const size_t *exclude,
+                               size_t *idx,
+                               double *scores,
+                               void *work,
+                               size_t work_bytes);
 
 // The default options of `mvnmf_mvsl_fit` (what a NULL `params` means): the
 // MvSL preset (`MVNMF_MVSL_PRESET_MVSL`).

@@ -46,11 +46,14 @@ pub enum Error {
     Cancelled,
     /// A bug in mvnmf was caught at the C boundary (a panic). Please report it.
     Internal,
+    /// A retrieval query is all zero: no term of the vocabulary to rank by
+    /// (e.g. a keyword query whose words are all outside the vocabulary).
+    EmptyQuery,
 }
 
 impl Error {
     /// Every variant, in code order (for tests and tables).
-    pub const ALL: [Error; 15] = [
+    pub const ALL: [Error; 16] = [
         Error::NullPointer,
         Error::ZeroDimension,
         Error::DimensionMismatch,
@@ -66,6 +69,7 @@ impl Error {
         Error::WorkspaceTooSmall,
         Error::Cancelled,
         Error::Internal,
+        Error::EmptyQuery,
     ];
 
     /// The stable status code (the C enum `mvnmf_status`; 0 is success).
@@ -86,6 +90,7 @@ impl Error {
             Error::WorkspaceTooSmall => 13,
             Error::Cancelled => 14,
             Error::Internal => 15,
+            Error::EmptyQuery => 16,
         }
     }
 
@@ -114,6 +119,7 @@ impl Error {
             Error::WorkspaceTooSmall => "the workspace is smaller than the workspace query returned\0",
             Error::Cancelled => "stopped by the progress callback; outputs hold the last complete iterate\0",
             Error::Internal => "internal error (a bug in mvnmf was caught at the C boundary)\0",
+            Error::EmptyQuery => "a query is all zero: none of its terms is in the vocabulary\0",
         }
     }
 

@@ -23,6 +23,8 @@ extern "C" {
     fn mvnmf_harness_protocol_cpp(verbose: c_int) -> c_int;
     fn mvnmf_harness_regress_c(verbose: c_int) -> c_int;
     fn mvnmf_harness_regress_cpp(verbose: c_int) -> c_int;
+    fn mvnmf_harness_jsnmf_c(verbose: c_int) -> c_int;
+    fn mvnmf_harness_jsnmf_cpp(verbose: c_int) -> c_int;
     fn mvnmf_example_quickstart() -> c_int;
 }
 
@@ -135,5 +137,24 @@ mod tests {
     #[test]
     fn c_example_quickstart() {
         assert_eq!(unsafe { mvnmf_example_quickstart() }, 0);
+    }
+
+    #[test]
+    fn c_harness_jsnmf_c99() {
+        // JSNMF fit and retrieval (`c/harness_jsnmf.c`).
+        let failures = unsafe { mvnmf_harness_jsnmf_c(verbose()) };
+        assert_eq!(
+            failures, 0,
+            "C99 build of the JSNMF harness: {failures} failed checks (see stdout)"
+        );
+    }
+
+    #[test]
+    fn c_harness_jsnmf_cpp() {
+        let failures = unsafe { mvnmf_harness_jsnmf_cpp(verbose()) };
+        assert_eq!(
+            failures, 0,
+            "C++ build of the JSNMF harness: {failures} failed checks (see stdout)"
+        );
     }
 }

@@ -20,13 +20,8 @@
 use crate::error::Error;
 use crate::linalg::mat::MatRef;
 use crate::linalg::real::Real;
+use crate::linalg::select::{precedes, top_n_by};
 use crate::work::{Stack, WorkReq};
-
-/// `a` is ranked before `b`: higher score, or equal score and lower index.
-#[inline]
-fn precedes<T: Real>(sa: T, a: usize, sb: T, b: usize) -> bool {
-    sa > sb || (sa == sb && a < b)
-}
 
 /// The indices of the `out.len()` best-ranked items (see the module docs),
 /// best first. Partial selection with a bounded heap kept in `out` itself:
@@ -43,44 +38,7 @@ pub fn top_n<T: Real>(scores: &[T], out: &mut [usize]) -> Result<(), Error> {
     if scores.iter().any(|s| !s.is_finite()) {
         return Err(Error::NonFiniteInput);
     }
-    if m == 0 {
-        return Ok(());
-    }
-    // `worse(a, b)`: item a is ranked after item b. The heap keeps the worst
-    // retained item at the root.
-    let worse = |a: usize, b: usize| precedes(scores[b], b, scores[a], a);
-    let sift_down = |h: &mut [usize], mut i: usize, len: usize| loop {
-        let (l, r) = (2 * i + 1, 2 * i + 2);
-        let mut w = i;
-        if l < len && worse(h[l], h[w]) {
-            w = l;
-        }
-        if r < len && worse(h[r], h[w]) {
-            w = r;
-        }
-        if w == i {
-            break;
-        }
-        h.swap(i, w);
-        i = w;
-    };
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = i;
-    }
-    for i in (0..m / 2).rev() {
-        sift_down(out, i, m);
-    }
-    for j in m..n {
-        if precedes(scores[j], j, scores[out[0]], out[0]) {
-            out[0] = j;
-            sift_down(out, 0, m);
-        }
-    }
-    // Heap sort: move the worst to the end, repeatedly -> best first.
-    for end in (1..m).rev() {
-        out.swap(0, end);
-        sift_down(out, 0, end);
-    }
+    top_n_by(n, |j| scores[j], None, out);
     Ok(())
 }
 

@@ -27,10 +27,12 @@ pub use data::*;
 pub use eval::*;
 pub use graph::*;
 mod deep;
+mod jsnmf;
 mod mvsl;
 mod nmf;
 mod pipeline;
 pub use deep::*;
+pub use jsnmf::*;
 pub use mvsl::*;
 pub use nmf::*;
 pub use pipeline::*;
@@ -79,6 +81,8 @@ pub enum mvnmf_status {
     Cancelled = 14,
     /// A bug in mvnmf was caught at the boundary.
     Internal = 15,
+    /// A retrieval query is all zero (no term of the vocabulary).
+    EmptyQuery = 16,
 }
 
 impl From<Error> for mvnmf_status {
@@ -93,7 +97,7 @@ impl From<Error> for mvnmf_status {
 
 /// `mvnmf_status` by code (cbindgen needs the enum written out; the codes and
 /// names are `Error`'s, the messages `Error::c_message`'s).
-const STATUS: [mvnmf_status; 16] = [
+const STATUS: [mvnmf_status; 17] = [
     mvnmf_status::Ok,
     mvnmf_status::NullPointer,
     mvnmf_status::ZeroDimension,
@@ -110,6 +114,7 @@ const STATUS: [mvnmf_status; 16] = [
     mvnmf_status::WorkspaceTooSmall,
     mvnmf_status::Cancelled,
     mvnmf_status::Internal,
+    mvnmf_status::EmptyQuery,
 ];
 
 /// `mvnmf_view.kind`: dense column-major (`values`, `col_stride`).

@@ -6,6 +6,7 @@
 //! | `mod.rs` | `gemm` (one entry for every dense product), `gram_t`, dot products, norms |
 //! | `blocked.rs` | the no_std GEMM on workspace panels |
 //! | `hosted.rs` | the `gemm` crate's GEMM (std builds; `unsafe`) |
+//! | `select.rs` | partial selection of the `N` best-scored items (no full sort) |
 //! | `sparse.rs` | the CSC type and its `O(nnz·K)` products |
 //! | `simd.rs` | run-time SIMD dispatch of the portable loops (`unsafe`) |
 //! | `spk.rs` | AVX2 + FMA sparse row kernels (std, x86-64; `unsafe`) |
@@ -28,6 +29,7 @@ pub(crate) mod blocked;
 pub(crate) mod hosted;
 pub mod mat;
 pub mod real;
+pub(crate) mod select;
 pub(crate) mod simd;
 pub(crate) mod sparse;
 #[cfg(all(feature = "std", target_arch = "x86_64"))]

@@ -42,6 +42,12 @@
 //!
 //! Report: one term, [`Term::Reconstruction`] = `D` (the weighted sum).
 
+mod query;
+
+pub use query::{
+    encode, encode_workspace, query, query_workspace, rank, rank_workspace, QueryParams, Ranking,
+};
+
 use crate::data::{
     check_sources, check_values, prepared_req, FactorsMut, Prepared, SourceSet, ViewShape,
 };

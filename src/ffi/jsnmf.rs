@@ -1,0 +1,508 @@
+//! The C ABI of `models::jsnmf`: JSNMF fit over sources of different item
+//! counts, query encoding, ranking, and the two in one call.
+
+use core::ffi::c_void;
+
+use super::*;
+use crate::models::jsnmf::{self, JsnmfParams, QueryParams, Ranking};
+use crate::steps::NmfParams;
+
+/// Options of `mvnmf_jsnmf_fit`; get the defaults from `mvnmf_jsnmf_params_default()`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_jsnmf_params {
+    /// Sweeps at most (default 200).
+    pub max_iter: u32,
+    /// Relative-decrease tolerance (default 1e-6; 0 runs all sweeps).
+    pub tol: f64,
+    /// Division guard ε ≥ 0 (default DBL_EPSILON).
+    pub eps: f64,
+    /// Seed of the random start (default 0).
+    pub seed: u64,
+    /// `MVNMF_INIT_RANDOM` (default) or `MVNMF_INIT_GIVEN`.
+    pub init: u32,
+}
+
+impl CParams for mvnmf_jsnmf_params {
+    type Rust = JsnmfParams;
+    fn defaults() -> JsnmfParams {
+        JsnmfParams::default()
+    }
+    fn read(&self) -> Result<JsnmfParams, Error> {
+        let init = match self.init {
+            MVNMF_INIT_RANDOM => Init::Random,
+            MVNMF_INIT_GIVEN => Init::Given,
+            _ => return Err(Error::BadParameter),
+        };
+        let p = JsnmfParams {
+            iter: NmfParams {
+                max_iter: self.max_iter,
+                tol: self.tol,
+                eps: self.eps,
+                seed: self.seed,
+                init,
+                ..NmfParams::default()
+            },
+        };
+        p.validate()?;
+        Ok(p)
+    }
+}
+
+/// The default JSNMF options.
+#[no_mangle]
+pub extern "C" fn mvnmf_jsnmf_params_default() -> mvnmf_jsnmf_params {
+    let d = JsnmfParams::default().iter;
+    mvnmf_jsnmf_params {
+        max_iter: d.max_iter,
+        tol: d.tol,
+        eps: d.eps,
+        seed: d.seed,
+        init: MVNMF_INIT_RANDOM,
+    }
+}
+
+/// Options of query encoding (`mvnmf_jsnmf_encode`, `mvnmf_jsnmf_query`); get
+/// the defaults from `mvnmf_jsnmf_query_params_default()`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_jsnmf_query_params {
+    /// Multiplicative updates per query at most (default 100).
+    pub max_iter: u32,
+    /// Stop a query when `‖F h − q‖²` improves by at most `tol` relative
+    /// (default 1e-4; 0 runs all updates).
+    pub tol: f64,
+    /// Division guard δ ≥ 0 (default DBL_EPSILON).
+    pub eps: f64,
+}
+
+impl CParams for mvnmf_jsnmf_query_params {
+    type Rust = QueryParams;
+    fn defaults() -> QueryParams {
+        QueryParams::default()
+    }
+    fn read(&self) -> Result<QueryParams, Error> {
+        let p = QueryParams {
+            max_iter: self.max_iter,
+            tol: self.tol,
+            eps: self.eps,
+        };
+        p.validate()?;
+        Ok(p)
+    }
+}
+
+/// The default query options.
+#[no_mangle]
+pub extern "C" fn mvnmf_jsnmf_query_params_default() -> mvnmf_jsnmf_query_params {
+    let d = QueryParams::default();
+    mvnmf_jsnmf_query_params {
+        max_iter: d.max_iter,
+        tol: d.tol,
+        eps: d.eps,
+    }
+}
+
+/// Per-source output buffers from a C pointer array, buffer `s` of `len(s)`
+/// doubles (NULL allowed where that is 0).
+struct CBufs<'a, L> {
+    ptrs: &'a [*mut f64],
+    len: L,
+}
+
+unsafe fn bufs<'a, L: Fn(usize) -> usize>(
+    ptrs: *const *mut f64,
+    n: usize,
+    len: L,
+) -> Result<CBufs<'a, L>, Error> {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        let ptrs = slice(ptrs, n)?;
+        for (s, &p) in ptrs.iter().enumerate() {
+            slice(p.cast_const(), len(s))?;
+        }
+        Ok(CBufs { ptrs, len })
+    }
+}
+
+impl<L: Fn(usize) -> usize> Factors<f64> for CBufs<'_, L> {
+    fn count(&self) -> usize {
+        self.ptrs.len()
+    }
+    fn get(&self, i: usize) -> &[f64] {
+        let n = (self.len)(i);
+        if n == 0 {
+            return &[];
+        }
+        // SAFETY: non-NULL and size checked in `bufs`; the caller promises
+        // `len(i)` doubles that no other argument overlaps.
+        unsafe { core::slice::from_raw_parts(self.ptrs[i], n) }
+    }
+}
+
+impl<L: Fn(usize) -> usize> FactorsMut<f64> for CBufs<'_, L> {
+    fn get_mut(&mut self, i: usize) -> &mut [f64] {
+        let n = (self.len)(i);
+        if n == 0 {
+            return &mut [];
+        }
+        // SAFETY: as above; `&mut self` makes this the only live borrow.
+        unsafe { core::slice::from_raw_parts_mut(self.ptrs[i], n) }
+    }
+}
+
+/// The ranks `R_s` (`n` values, each `≥ max(k, 1)`) and their products with `m`.
+unsafe fn read_ranks<'a>(
+    ranks: *const usize,
+    n: usize,
+    m: usize,
+    k: usize,
+) -> Result<&'a [usize], Error> {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        let r = slice(ranks, n)?;
+        if r.iter().any(|&x| x == 0 || x < k) {
+            return Err(Error::BadRank);
+        }
+        for &x in r {
+            m.checked_mul(x).ok_or(Error::SizeOverflow)?;
+        }
+        Ok(r)
+    }
+}
+
+/// Workspace bytes of `mvnmf_jsnmf_fit` (reads only the sources' kind, rows,
+/// cols and `ranks`).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_jsnmf_fit_workspace(
+    sources: *const mvnmf_view,
+    n_sources: usize,
+    k: usize,
+    ranks: *const usize,
+    params: *const mvnmf_jsnmf_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            let p = read_params(params)?;
+            let r = slice(ranks, n_sources)?;
+            jsnmf::fit_workspace::<f64>(shapes(sources, n_sources)?, k, r, &p)
+        })
+    }
+}
+
+/// JSNMF (seed 004): `min ½ Σ_s λ_s ‖X_s − [W | U_s] H_s‖²_F` over
+/// `W, U_s, H_s ≥ 0`, for `n_sources ≥ 1` sources over the same `M` terms
+/// (rows), each with its own item count `N_s` (columns), dense or CSC.
+///
+/// * `k` shared basis vectors; `ranks[s] = R_s ≥ max(k, 1)`. `k = 0`:
+///   independent NMFs; `k = R_s` for all: the fully shared model.
+/// * `lambda`: `n_sources` weights (finite, > 0), or NULL for
+///   `λ_s = ‖X_1‖²/‖X_s‖²`.
+/// * `w`: `M × k` doubles (NULL when `k = 0`); `u[s]`: `M × (R_s − k)` (NULL
+///   when `R_s = k`); `h[s]`: `R_s × N_s`. Written; read with `MVNMF_INIT_GIVEN`.
+///   After every sweep the columns of `W`, `U_s` have unit L2 norm (the rows
+///   of `H_s` carry the scale).
+/// * `work`: at least `mvnmf_jsnmf_fit_workspace` bytes.
+///
+/// Cost per sweep: each source read twice (dense `4 M N_s R_s` flops, CSC
+/// `O(nnz_s R_s)`) plus `O(M R_s² + R_s² N_s)`. The objective never increases.
+/// Returns `MVNMF_STATUS_CANCELLED` (report written, outputs at the last
+/// complete sweep) when `progress` returns nonzero; on any other error the
+/// outputs are untouched.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_jsnmf_fit(
+    sources: *const mvnmf_view,
+    n_sources: usize,
+    k: usize,
+    ranks: *const usize,
+    lambda: *const f64,
+    params: *const mvnmf_jsnmf_params,
+    w: *mut f64,
+    u: *const *mut f64,
+    h: *const *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let p = read_params(params)?;
+            let (vs, _) = read_views(sources, n_sources)?;
+            let m = vs.shape(0).rows;
+            let r = read_ranks(ranks, n_sources, m, k)?;
+            let lam = if lambda.is_null() {
+                None
+            } else {
+                Some(slice(lambda, n_sources)?)
+            };
+            let wl = m.checked_mul(k).ok_or(Error::SizeOverflow)?;
+            let ww = slice_mut(w, wl)?;
+            let mut us = bufs(u, n_sources, |s| m * (r[s] - k))?;
+            let cols = |s: usize| vs.shape(s).cols;
+            for (s, &rs) in r.iter().enumerate() {
+                rs.checked_mul(cols(s)).ok_or(Error::SizeOverflow)?;
+            }
+            let mut hs = bufs(h, n_sources, |s| r[s] * cols(s))?;
+            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+            let rep = with_monitor(progress, user, |mon| {
+                jsnmf::fit(&vs, k, r, lam, &p, ww, &mut us, &mut hs, wk, mon)
+            })?;
+            finish(rep, report)
+        })
+    }
+}
+
+/// Workspace bytes of `mvnmf_jsnmf_encode` for these queries and a basis of
+/// `r` columns.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_jsnmf_encode_workspace(
+    queries: *const mvnmf_view,
+    r: usize,
+    params: *const mvnmf_jsnmf_query_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            let p = read_params(params)?;
+            let mut sh = shapes(queries, 1)?;
+            let s = sh.next().ok_or(Error::ZeroDimension)?;
+            jsnmf::encode_workspace::<f64>(s, r, &p)
+        })
+    }
+}
+
+/// Encodes the columns of `queries` (`M × n_q` term vectors, dense or CSC,
+/// finite, ≥ 0, none all zero: `MVNMF_STATUS_EMPTY_QUERY`) against one
+/// source's basis `[W | U_s]` (`w`: `M × k`, `u`: `M × (r − k)`): writes `h`
+/// (`r × n_q`). Each query on its own: `h ← h ∘ (Fᵀq + δ) ⊘ (FᵀF h + δ)`
+/// from the best constant vector, until `‖F h − q‖²` improves by at most
+/// `tol` relative. Keyword queries are CSC columns; against `U_s` of source
+/// `s` this is the out-of-sample encoding of new items of that source. Cost:
+/// `FᵀF` and `FᵀQ` once, then `2r²` flops per query and update.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_jsnmf_encode(
+    queries: *const mvnmf_view,
+    k: usize,
+    r: usize,
+    params: *const mvnmf_jsnmf_query_params,
+    w: *const f64,
+    u: *const f64,
+    h: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let p = read_params(params)?;
+            let (qs, nq) = read_views(queries, 1)?;
+            let (ww, uu) = basis(w, u, qs.shape(0).rows, k, r)?;
+            let hh = slice_mut(h, r.checked_mul(nq).ok_or(Error::SizeOverflow)?)?;
+            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+            jsnmf::encode(ww, uu, k, r, &qs.view(0), &p, hh, wk)?;
+            Ok(mvnmf_status::Ok)
+        })
+    }
+}
+
+/// `w` (`m × k`) and `u` (`m × (r − k)`) as slices.
+unsafe fn basis<'a>(
+    w: *const f64,
+    u: *const f64,
+    m: usize,
+    k: usize,
+    r: usize,
+) -> Result<(&'a [f64], &'a [f64]), Error> {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if r == 0 || r < k {
+            return Err(Error::BadRank);
+        }
+        let wl = m.checked_mul(k).ok_or(Error::SizeOverflow)?;
+        let ul = m.checked_mul(r - k).ok_or(Error::SizeOverflow)?;
+        Ok((slice(w, wl)?, slice(u, ul)?))
+    }
+}
+
+/// Workspace bytes of `mvnmf_jsnmf_rank` over `n_items` target items.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_jsnmf_rank_workspace(
+    n_items: usize,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe { query(bytes, || jsnmf::rank_workspace::<f64>(n_items)) }
+}
+
+/// Ranks the target's items for each query by cosine similarity of the
+/// encodings: `target_h` is `H_1` (`r × n_items`), `query_h` holds
+/// `n_queries` encodings (`r × n_queries`: from `mvnmf_jsnmf_encode`, or
+/// columns of `H_1` for query by example). Writes the `n_top` best items per
+/// query, best first (ties: lower index first), into `idx` (`n_top ×
+/// n_queries`, column `q` for query `q`) and, if `scores` is not NULL, their
+/// similarities (same shape). `exclude`: NULL, or `n_queries` item indices
+/// never returned for their query (`SIZE_MAX`: none), e.g. the query item
+/// itself; `n_top ≤ n_items`, one less for a query with an exclusion. Partial
+/// selection, `O(n_items (r + log n_top))` per query.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_jsnmf_rank(
+    target_h: *const f64,
+    r: usize,
+    n_items: usize,
+    query_h: *const f64,
+    n_queries: usize,
+    n_top: usize,
+    exclude: *const usize,
+    idx: *mut usize,
+    scores: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            if n_items == 0 || n_queries == 0 || n_top == 0 {
+                return Err(Error::ZeroDimension);
+            }
+            if r == 0 {
+                return Err(Error::BadRank);
+            }
+            let x = Ranking {
+                target: slice(target_h, r.checked_mul(n_items).ok_or(Error::SizeOverflow)?)?,
+                queries: slice(
+                    query_h,
+                    r.checked_mul(n_queries).ok_or(Error::SizeOverflow)?,
+                )?,
+                r,
+                n_top,
+                exclude: opt_slice(exclude, n_queries)?,
+            };
+            let (ii, ss, wk) = rank_outputs(n_top, n_queries, idx, scores, work, work_bytes)?;
+            jsnmf::rank(&x, ii, ss, wk)?;
+            Ok(mvnmf_status::Ok)
+        })
+    }
+}
+
+/// `p[..n]`, or `None` when `p` is NULL.
+unsafe fn opt_slice<'a, T>(p: *const T, n: usize) -> Result<Option<&'a [T]>, Error> {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if p.is_null() {
+            Ok(None)
+        } else {
+            Ok(Some(slice(p, n)?))
+        }
+    }
+}
+
+type RankOut<'a> = (&'a mut [usize], Option<&'a mut [f64]>, &'a mut [u8]);
+
+/// The ranking's outputs (`n_top × n_queries` each; `scores` optional) and the workspace.
+unsafe fn rank_outputs<'a>(
+    n_top: usize,
+    n_queries: usize,
+    idx: *mut usize,
+    scores: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> Result<RankOut<'a>, Error> {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        let len = n_top.checked_mul(n_queries).ok_or(Error::SizeOverflow)?;
+        if idx.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let ii = slice_mut(idx, len)?;
+        let ss = if scores.is_null() {
+            None
+        } else {
+            Some(slice_mut(scores, len)?)
+        };
+        Ok((ii, ss, slice_mut(work.cast::<u8>(), work_bytes)?))
+    }
+}
+
+/// Workspace bytes of `mvnmf_jsnmf_query`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_jsnmf_query_workspace(
+    queries: *const mvnmf_view,
+    r: usize,
+    n_items: usize,
+    params: *const mvnmf_jsnmf_query_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            let p = read_params(params)?;
+            let mut sh = shapes(queries, 1)?;
+            let s = sh.next().ok_or(Error::ZeroDimension)?;
+            jsnmf::query_workspace::<f64>(s, r, n_items, &p)
+        })
+    }
+}
+
+/// Retrieval (seed 004, Algorithm 2) for a batch of queries in one call:
+/// `mvnmf_jsnmf_encode` of `queries` against the target's basis `[W | U_1]`,
+/// then `mvnmf_jsnmf_rank` of the target's items (`target_h` = `H_1`,
+/// `r × n_items`). Arguments and outputs as those two functions'; nothing is
+/// written on error.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_jsnmf_query(
+    queries: *const mvnmf_view,
+    k: usize,
+    r: usize,
+    params: *const mvnmf_jsnmf_query_params,
+    w: *const f64,
+    u: *const f64,
+    target_h: *const f64,
+    n_items: usize,
+    n_top: usize,
+    exclude: *const usize,
+    idx: *mut usize,
+    scores: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let p = read_params(params)?;
+            let (qs, nq) = read_views(queries, 1)?;
+            if n_items == 0 || n_top == 0 {
+                return Err(Error::ZeroDimension);
+            }
+            let (ww, uu) = basis(w, u, qs.shape(0).rows, k, r)?;
+            let x = Ranking {
+                target: slice(target_h, r.checked_mul(n_items).ok_or(Error::SizeOverflow)?)?,
+                queries: &[],
+                r,
+                n_top,
+                exclude: opt_slice(exclude, nq)?,
+            };
+            let (ii, ss, wk) = rank_outputs(n_top, nq, idx, scores, work, work_bytes)?;
+            jsnmf::query(ww, uu, k, &qs.view(0), &p, &x, ii, ss, wk)?;
+            Ok(mvnmf_status::Ok)
+        })
+    }
+}
