@@ -519,3 +519,84 @@ fn bad_input_is_refused_with_outputs_untouched() {
     .unwrap_or_default();
     assert_eq!(idx.len(), 2 * (n - 1));
 }
+
+#[test]
+fn out_of_sample_encoding_of_a_source_does_at_least_as_well_as_its_fit() {
+    use mvnmf::models::jsnmf::JsnmfParams;
+    use mvnmf::models::nmf::NmfParams;
+    let (m, ns, k, ranks) = (24, [30usize, 18], 3, [6usize, 5]);
+    let xs: Vec<Vec<f64>> = ns
+        .iter()
+        .enumerate()
+        .map(|(s, &n)| random_matrix(m, n, 0.6, 50 + s as u64))
+        .collect();
+    let views: Vec<View<'_, f64>> = xs
+        .iter()
+        .zip(ns)
+        .map(|(x, n)| View::from(Dense::new(x, m, n, m).unwrap()))
+        .collect();
+    let p = JsnmfParams {
+        iter: NmfParams {
+            max_iter: 50,
+            tol: 0.0,
+            ..NmfParams::default()
+        },
+    };
+    let mut work = vec![
+        0u8;
+        jsnmf::fit_workspace::<f64>(views.iter().map(|v| v.shape()), k, &ranks, &p)
+            .unwrap()
+    ];
+    let mut w = vec![0.0; m * k];
+    let mut u: Vec<Vec<f64>> = ranks.iter().map(|&r| vec![0.0; m * (r - k)]).collect();
+    let mut h: Vec<Vec<f64>> = ranks
+        .iter()
+        .zip(ns)
+        .map(|(&r, n)| vec![0.0; r * n])
+        .collect();
+    {
+        let mut ur: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
+        let mut hr: Vec<&mut [f64]> = h.iter_mut().map(|x| &mut x[..]).collect();
+        jsnmf::fit(
+            &views[..],
+            k,
+            &ranks,
+            None,
+            &p,
+            &mut w,
+            &mut ur[..],
+            &mut hr[..],
+            &mut work,
+            None,
+        )
+        .unwrap();
+    }
+    let long = QueryParams {
+        max_iter: 3000,
+        tol: 0.0,
+        ..QueryParams::default()
+    };
+    for s in 0..2 {
+        let (r, n) = (ranks[s], ns[s]);
+        let c = Case {
+            m,
+            k,
+            r,
+            w: w.clone(),
+            u: u[s].clone(),
+            q: xs[s].clone(),
+            nq: n,
+        };
+        let enc = encode(&c, &views[s], &long).unwrap();
+        let f = c.f();
+        for j in 0..n {
+            let xj = &xs[s][j * m..(j + 1) * m];
+            let fitted = residual(&f, m, r, &h[s][j * r..(j + 1) * r], xj);
+            let ours = residual(&f, m, r, &enc[j * r..(j + 1) * r], xj);
+            assert!(
+                ours <= fitted * (1.0 + 1e-9) + 1e-12,
+                "source {s} item {j}: {ours} > {fitted}"
+            );
+        }
+    }
+}

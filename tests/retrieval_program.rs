@@ -1,0 +1,134 @@
+//! `examples-c/retrieval.c` end to end: the C library is built (`mvnmf-capi`,
+//! its own target directory), the program compiled with `-std=c99 -Wall
+//! -Wextra -Wpedantic -Werror` and run on the shipped `data/ng20-sample` (with
+//! labels: every column of the table filled, MAP far above chance) and on a
+//! copy without labels (the known-item columns only), and refused a shared
+//! dimension larger than a rank.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn build(root: &Path) -> PathBuf {
+    let target = root.join("target").join("capi-build");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["build", "--quiet", "-p", "mvnmf-capi", "--manifest-path"])
+        .arg(root.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target)
+        .env_remove("RUSTFLAGS")
+        .output()
+        .expect("running cargo");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let exe = target.join("retrieval");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let out = Command::new(cc)
+        .args([
+            "-std=c99",
+            "-O1",
+            "-Wall",
+            "-Wextra",
+            "-Wpedantic",
+            "-Werror",
+            "-I",
+        ])
+        .arg(root.join("include"))
+        .arg("-o")
+        .arg(&exe)
+        .arg(root.join("examples-c/retrieval.c"))
+        .arg(target.join("debug/libmvnmf.a"))
+        .args(["-lm", "-lpthread", "-ldl"])
+        .output()
+        .expect("running cc");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
+/// The table's rows: `K` and the six cells after it.
+fn rows(out: &str) -> Vec<(usize, Vec<String>)> {
+    out.lines()
+        .filter(|l| l.starts_with("| ") && l.as_bytes().get(2).is_some_and(|b| b.is_ascii_digit()))
+        .map(|l| {
+            let c: Vec<String> = l.split('|').map(|s| s.trim().to_string()).collect();
+            (c[1].parse().unwrap(), c[2..8].to_vec())
+        })
+        .collect()
+}
+
+#[test]
+fn retrieval_runs_on_the_shipped_sample_with_and_without_labels() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let exe = build(&root);
+    let data = root.join("data/ng20-sample");
+    let args = [
+        "--ks",
+        "0,4,8",
+        "--ranks",
+        "8,8",
+        "--iters",
+        "30",
+        "--queries",
+        "150",
+        "--pr",
+        "4",
+    ];
+    let out = Command::new(&exe).args(args).arg(&data).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = rows(&text);
+    assert_eq!(
+        r.iter().map(|x| x.0).collect::<Vec<_>>(),
+        [0, 4, 8],
+        "{text}"
+    );
+    for (k, cells) in &r {
+        let v: Vec<f64> = cells[..5].iter().map(|c| c.parse().unwrap()).collect();
+        assert!(
+            v.iter().all(|&x| (0.0..=1.0).contains(&x)),
+            "K={k}: {cells:?}"
+        );
+        // Chance MAP with 4 top-level groups is about 0.26.
+        assert!(v[0] > 0.35 && v[3] > 0.3, "K={k}: {cells:?}");
+    }
+    assert!(text.contains("11-point P at recall"), "{text}");
+
+    // Without labels: the known-item columns only.
+    let bare = root.join("target/capi-build/ng20-unlabeled");
+    let _ = std::fs::remove_dir_all(&bare);
+    std::fs::create_dir_all(&bare).unwrap();
+    for f in ["meta.txt", "view1.f64.gz", "view2.f64.gz"] {
+        std::fs::copy(data.join(f), bare.join(f)).unwrap();
+    }
+    let out = Command::new(&exe)
+        .args(&args[..8])
+        .arg(&bare)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    for (k, cells) in rows(&text) {
+        assert_eq!(&cells[..3], ["-", "-", "-"], "K={k}");
+        assert!(cells[3].parse::<f64>().unwrap() > 0.3, "K={k}: {cells:?}");
+    }
+
+    // K larger than a rank: refused with a message, exit status 1.
+    let out = Command::new(&exe)
+        .args(["--ks", "9", "--ranks", "8,8"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("K <= min"));
+}
