@@ -59,6 +59,12 @@
 // `mvnmf_term.kind`: `γ Σ V`.
 #define MVNMF_TERM_L1 4
 
+// `mvnmf_term.kind`: `−tr(Yᵀ Q H)` (MVEL's fit to the given labels).
+#define MVNMF_TERM_LABEL_FIT 5
+
+// `mvnmf_term.kind`: `θ₂ tr(Hᵀ Qᵀ L_ρ Q H)` (MVEL's label correlations).
+#define MVNMF_TERM_LABEL_CORRELATION 6
+
 // Most parts an `mvnmf_objective` carries.
 #define MVNMF_MAX_TERMS 8
 

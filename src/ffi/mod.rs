@@ -169,6 +169,10 @@ pub const MVNMF_TERM_AFFINITY: u32 = 2;
 pub const MVNMF_TERM_PENALTY: u32 = 3;
 /// `mvnmf_term.kind`: `γ Σ V`.
 pub const MVNMF_TERM_L1: u32 = 4;
+/// `mvnmf_term.kind`: `−tr(Yᵀ Q H)` (MVEL's fit to the given labels).
+pub const MVNMF_TERM_LABEL_FIT: u32 = 5;
+/// `mvnmf_term.kind`: `θ₂ tr(Hᵀ Qᵀ L_ρ Q H)` (MVEL's label correlations).
+pub const MVNMF_TERM_LABEL_CORRELATION: u32 = 6;
 /// Most parts an `mvnmf_objective` carries.
 pub const MVNMF_MAX_TERMS: usize = 8;
 const _: () = assert!(MVNMF_MAX_TERMS == crate::steps::MAX_TERMS);
@@ -769,7 +773,10 @@ mod tests {
             MVNMF_TERM_AFFINITY,
             MVNMF_TERM_PENALTY,
             MVNMF_TERM_L1,
+            MVNMF_TERM_LABEL_FIT,
+            MVNMF_TERM_LABEL_CORRELATION,
         ];
+        assert_eq!(c.len(), Term::ALL.len());
         for (t, code) in Term::ALL.iter().zip(c) {
             assert_eq!(*t as u32, code);
             // SAFETY: a static NUL-terminated string.

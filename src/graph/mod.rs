@@ -10,9 +10,12 @@
 //!   make every product `O(K·N)`, never the `O(N²)` matrix.
 //! * [`CsrGraphs`]: explicit symmetric CSR graphs (LDGE, TGE, or the caller's
 //!   own), `O(K · nnz)` per product.
+//! * [`DenseGraph`]: a dense symmetric affinity matrix (MVEL's fused
+//!   multi-view graph), one GEMM per product.
 
 mod build;
 mod csr;
+mod dense;
 mod ldge;
 mod sge;
 mod tge;
@@ -20,6 +23,7 @@ mod tge;
 pub(crate) use build::{check_sizes, precheck};
 pub use build::{ldge_capacity, tge_capacity, CsrOut, GraphNnz, GraphParams, Penalty};
 pub use csr::{CsrGraph, CsrGraphs};
+pub use dense::DenseGraph;
 pub use ldge::{ldge, ldge_workspace};
 pub use sge::Sge;
 pub use tge::{tge, tge_workspace};

@@ -8,8 +8,10 @@
 //! | [`mvsl`] | MvSL-S/L/T, GNMF, MCL (one layer, group sparsity, graph, γ) | DESIGN §2 with `M = 1` |
 //! | [`deep`] | DMCL, DNMF (layer-wise, MCL = one layer) | DESIGN §2 |
 //! | [`jsnmf`] | JSNMF: sources over one vocabulary sharing `K` basis vectors | DESIGN §7 |
+//! | [`mvel`] | MVEL: embedding and label map from incomplete multi-labels over a graph | DESIGN §8 |
 
 pub mod deep;
 pub mod jsnmf;
+pub mod mvel;
 pub mod mvsl;
 pub mod nmf;

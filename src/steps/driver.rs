@@ -32,16 +32,22 @@ pub enum Term {
     Penalty = 3,
     /// `γ Σ V`.
     L1 = 4,
+    /// `−tr(Yᵀ Q H)`: MVEL's fit to the given labels (enters with this sign).
+    LabelFit = 5,
+    /// `θ₂ tr(Hᵀ Qᵀ L_ρ Q H)`: MVEL's label-correlation term.
+    LabelCorrelation = 6,
 }
 
 impl Term {
     /// Every kind, in code order.
-    pub const ALL: [Term; 5] = [
+    pub const ALL: [Term; 7] = [
         Term::Reconstruction,
         Term::Sparsity,
         Term::Affinity,
         Term::Penalty,
         Term::L1,
+        Term::LabelFit,
+        Term::LabelCorrelation,
     ];
 
     /// The kind with this code (`MVNMF_TERM_*`).
@@ -57,6 +63,8 @@ impl Term {
             Term::Affinity => "affinity\0",
             Term::Penalty => "penalty\0",
             Term::L1 => "l1\0",
+            Term::LabelFit => "label_fit\0",
+            Term::LabelCorrelation => "label_correlation\0",
         }
     }
 

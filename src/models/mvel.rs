@@ -1,0 +1,691 @@
+//! MVEL: multi-view embedding learning for incompletely labeled data (seed 002,
+//! DESIGN §8).
+//!
+//! Items `u = 1..n` with an embedding `h_u ∈ ℝʳ` (`H`, `r × n`), a label map
+//! `Q` (`c × r`) and incomplete labels `Y ∈ {0,1}^{c×n}` (a 0 means unknown):
+//!
+//! ```text
+//! min f(Q, H) = −tr(Yᵀ Q H) + θ₁ tr(H L_w Hᵀ) + θ₂ tr(Hᵀ Qᵀ L_ρ Q H)
+//! subject to   ‖h_u‖₂ ≤ 1 for every item,  ‖q_s‖₂ ≤ 1 for every row of Q
+//! ```
+//!
+//! * `L_w = Λ − W`: any affinity graph as a [`GraphOp`] — the fused
+//!   multi-view graph of [`crate::graph::fused_graph`] as a
+//!   [`crate::graph::DenseGraph`], or a sparse one as [`crate::graph::CsrGraphs`].
+//! * `L_ρ = D − F`, `F(s, t) = ρ(s, t)` for `s ≠ t`: the harmonic mean of the
+//!   empirical conditionals `p(t|s) = n_st / n_s` and `p(s|t)`, which is
+//!   `2 n_st / (n_s + n_t)` (`n_s`: items with label `s` given; `n_st`: with
+//!   both); 0 when neither label occurs. Fixed during the fit: the paper's
+//!   gradient step on `L_ρ` drives it to −∞ (DESIGN §8), so it is not learned.
+//! * The constraints are DESIGN §8's bounded reading of the paper's relaxation
+//!   `Ŷ = QH ∈ [−1, 1]` (by Cauchy–Schwarz `|ŷ| ≤ 1`); without them `f` is
+//!   unbounded below.
+//!
+//! **Algorithm**: alternating projected gradient. Each outer iteration takes
+//! one step in `H` (`Q` fixed), then one in `Q` (`H` fixed); each block is a
+//! convex quadratic over a product of balls, and each step is
+//! `X⁺ = P(X − t ∇f)` with Armijo backtracking on the sufficient-decrease
+//! condition `f(X⁺) ≤ f(X) + ⟨∇f, X⁺ − X⟩ + ‖X⁺ − X‖² / (2t)` (halving `t`;
+//! the next iteration starts from `2t`). For a projection that condition
+//! implies `f(X⁺) ≤ f(X)`, and a block whose 40 halvings all fail keeps its
+//! value, so **`f` never increases**.
+//!
+//! ```text
+//! ∇_H f = −QᵀY + 2θ₁ H L_w + 2θ₂ (Qᵀ L_ρ Q) H        ∇_Q f = −Y Hᵀ + 2θ₂ L_ρ Q (H Hᵀ)
+//! ```
+//!
+//! **Start** ([`Init::Random`]): NMF of `Y` (rank `r`, `nmf_iter` Lee–Seung
+//! iterations from seed `seed`, as the paper), then `H` and `Q` rescaled by
+//! `1/m` and `m` (`m` = the largest column norm of `H`, so `QH` is unchanged and
+//! every `‖h_u‖ ≤ 1`), then `Q`'s rows projected. With [`Init::Given`] the
+//! outputs hold the start (projected first).
+//!
+//! **Cost per iteration**: the graph products of each trial step (dense `W`:
+//! one GEMM, `2rn²` flops; CSR: `O(r·nnz)`), `O(r² n + r·nnz(Y))` for the rest
+//! of the H-step, `O(c r² + c² r)` for the Q-step.
+//!
+//! Report terms: [`Term::LabelFit`] `−tr(YᵀQH)`, [`Term::Affinity`]
+//! `θ₁ tr(H L_w Hᵀ)`, [`Term::LabelCorrelation`] `θ₂ tr(HᵀQᵀL_ρQH)`.
+//!
+//! **Prediction**: `Ŷ = QH` ([`predict`]); per-label thresholds chosen on the
+//! given labels ([`choose_thresholds`]: the threshold that maximises the F1 of
+//! label `s` against the given positives, a choice — the given labels are
+//! incomplete, so it errs towards fewer positives) and [`decide`].
+
+use crate::data::check_values;
+use crate::error::Error;
+use crate::graph::GraphOp;
+use crate::linalg::mat::{MatMut, MatRef};
+use crate::linalg::real::Real;
+use crate::linalg::{dot, gemm, gemm_req, sq_norm};
+use crate::steps::{run, Init, Monitor, NmfParams, Objective, Report, Term};
+use crate::work::{Stack, WorkReq};
+
+/// Options of [`fit`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MvelParams {
+    /// Weight of the graph term `θ₁` (default 1; the fused graph's total
+    /// weight is `n`, so this means the same at any `n`).
+    pub theta1: f64,
+    /// Weight of the label-correlation term `θ₂` (default 0.1).
+    pub theta2: f64,
+    /// Outer iterations at most (default 100).
+    pub max_iter: u32,
+    /// Relative-decrease tolerance (default 1e-6; 0 runs all iterations).
+    pub tol: f64,
+    /// Lee–Seung iterations of the NMF start (default 100).
+    pub nmf_iter: u32,
+    /// Seed of the NMF start (default 0).
+    pub seed: u64,
+    /// [`Init::Random`] (NMF of `Y`) or [`Init::Given`].
+    pub init: Init,
+}
+
+impl Default for MvelParams {
+    fn default() -> Self {
+        MvelParams {
+            theta1: 1.0,
+            theta2: 0.1,
+            max_iter: 100,
+            tol: 1e-6,
+            nmf_iter: 100,
+            seed: 0,
+            init: Init::Random,
+        }
+    }
+}
+
+impl MvelParams {
+    /// [`Error::BadParameter`] unless `θ₁, θ₂, tol` are finite and `≥ 0`.
+    pub fn validate(&self) -> Result<(), Error> {
+        let ok = |x: f64| x.is_finite() && x >= 0.0;
+        if ok(self.theta1) && ok(self.theta2) && ok(self.tol) {
+            Ok(())
+        } else {
+            Err(Error::BadParameter)
+        }
+    }
+
+    fn nmf(&self) -> NmfParams {
+        NmfParams {
+            max_iter: self.nmf_iter,
+            tol: 0.0,
+            seed: self.seed,
+            ..NmfParams::default()
+        }
+    }
+}
+
+const BACKTRACKS: u32 = 40;
+
+fn fit_req<T>(n: usize, c: usize, r: usize, graph_req: WorkReq) -> Result<WorkReq, Error> {
+    if n == 0 || c == 0 {
+        return Err(Error::ZeroDimension);
+    }
+    if r == 0 {
+        return Err(Error::BadRank);
+    }
+    n.checked_mul(r.max(c)).ok_or(Error::SizeOverflow)?;
+    let rn = WorkReq::matrix::<T>(r, n);
+    let cr = WorkReq::matrix::<T>(c, r);
+    let rr = WorkReq::matrix::<T>(r, r);
+    let y_view = crate::data::ViewShape {
+        rows: c,
+        cols: n,
+        kind: crate::data::ViewKind::Dense,
+        nnz: 0,
+    };
+    // Y as a dense matrix, and the NMF's own workspace (which it aligns again).
+    let start = WorkReq::all_of(&[
+        WorkReq::matrix::<T>(c, n),
+        WorkReq::new::<u8>(crate::work::ALIGN),
+        crate::steps::mu::fit_req::<T>([y_view], r)?,
+    ]);
+    Ok(WorkReq::all_of(&[
+        WorkReq::matrix::<f64>(c, c), // L_ρ
+        rn,                           // A = QᵀY
+        rn,                           // H L_w (current)
+        rn,                           // gradient
+        rn,                           // trial
+        rn,                           // plus
+        rn,                           // minus
+        rn,                           // M H
+        rr,                           // M = Qᵀ L_ρ Q, S = H Hᵀ
+        cr,                           // B = Y Hᵀ
+        cr,                           // L_ρ Q
+        cr,                           // Q trial
+        cr,                           // Q gradient
+        cr,                           // Q S
+        start
+            .or(graph_req)
+            .or(gemm_req::<T>(r, n, r))
+            .or(gemm_req::<T>(r, r, n))
+            .or(gemm_req::<T>(c, r, r))
+            .or(gemm_req::<T>(r, r, c)),
+    ]))
+}
+
+/// Workspace bytes of [`fit`] for `n` items, `c` labels, dimension `r` and
+/// this graph.
+pub fn fit_workspace<T: Real, G: GraphOp<T> + ?Sized>(
+    n: usize,
+    c: usize,
+    r: usize,
+    graph: &G,
+    params: &MvelParams,
+) -> Result<usize, Error> {
+    params.validate()?;
+    if graph.items() != n {
+        return Err(Error::DimensionMismatch);
+    }
+    fit_req::<T>(n, c, r, graph.apply_req(r))?.bytes()
+}
+
+/// `L_ρ` (`c × c`, column-major) of the incomplete labels (module docs).
+pub fn label_laplacian(y: MatRef<'_, u8>, out: &mut [f64]) -> Result<(), Error> {
+    let (c, n) = (y.rows(), y.cols());
+    if out.len() != c * c {
+        return Err(Error::DimensionMismatch);
+    }
+    check_flags(y)?;
+    out.fill(0.0);
+    // Co-occurrence counts into `out`, then ρ and the Laplacian.
+    for u in 0..n {
+        for s in 0..c {
+            if y.at(s, u) == 1 {
+                for t in 0..c {
+                    if y.at(t, u) == 1 {
+                        out[s + t * c] += 1.0;
+                    }
+                }
+            }
+        }
+    }
+    for s in 0..c {
+        for t in 0..c {
+            if s != t {
+                let (ns, nt, nst) = (out[s + s * c], out[t + t * c], out[s + t * c]);
+                // ρ is symmetric; compute it from the upper triangle only.
+                if s < t {
+                    let rho = if ns + nt > 0.0 {
+                        2.0 * nst / (ns + nt)
+                    } else {
+                        0.0
+                    };
+                    out[s + t * c] = -rho;
+                    out[t + s * c] = -rho;
+                }
+            }
+        }
+    }
+    for s in 0..c {
+        out[s + s * c] = -(0..c)
+            .filter(|&t| t != s)
+            .map(|t| out[t + s * c])
+            .sum::<f64>();
+    }
+    Ok(())
+}
+
+fn check_flags(y: MatRef<'_, u8>) -> Result<(), Error> {
+    for u in 0..y.cols() {
+        for s in 0..y.rows() {
+            if y.at(s, u) > 1 {
+                return Err(Error::BadLabel);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Projects every column of `h` (`r` rows) onto the unit ball.
+fn project_cols<T: Real>(h: &mut [T], r: usize) {
+    for col in h.chunks_mut(r) {
+        let nn = sq_norm(col);
+        if nn > 1.0 {
+            let s = T::from_f64(1.0 / libm::sqrt(nn));
+            col.iter_mut().for_each(|x| *x *= s);
+        }
+    }
+}
+
+/// Projects every row of `q` (`c × r`) onto the unit ball.
+fn project_rows<T: Real>(q: &mut [T], c: usize, r: usize) {
+    for s in 0..c {
+        let nn: f64 = (0..r).map(|k| q[s + k * c].to_f64().powi(2)).sum();
+        if nn > 1.0 {
+            let f = T::from_f64(1.0 / libm::sqrt(nn));
+            (0..r).for_each(|k| q[s + k * c] *= f);
+        }
+    }
+}
+
+/// Fits MVEL (module docs): `y` the incomplete labels (`c × n`, 0/1, any
+/// strides), `graph` the affinity graph over the `n` items, `r` the embedding
+/// dimension; writes `q` (`c × r`) and `h` (`r × n`), column-major. Everything
+/// is validated before anything is written; cancelling returns `Ok` with the
+/// last complete iterate.
+#[allow(clippy::too_many_arguments)]
+pub fn fit<T: Real, G: GraphOp<T> + ?Sized>(
+    y: MatRef<'_, u8>,
+    graph: &G,
+    r: usize,
+    params: &MvelParams,
+    q: &mut [T],
+    h: &mut [T],
+    work: &mut [u8],
+    monitor: Option<Monitor<'_>>,
+) -> Result<Report, Error> {
+    params.validate()?;
+    let (c, n) = (y.rows(), y.cols());
+    if graph.items() != n {
+        return Err(Error::DimensionMismatch);
+    }
+    fit_req::<T>(n, c, r, graph.apply_req(r))?.check(work.len())?;
+    if q.len() != c * r || h.len() != r * n {
+        return Err(Error::DimensionMismatch);
+    }
+    check_flags(y)?;
+    if params.init == Init::Given {
+        check_values(q, false)?;
+        check_values(h, false)?;
+    }
+    let mut st = Stack::new(work);
+    let lr: &mut [f64] = st.take_matrix(c, c)?;
+    let a: &mut [T] = st.take_matrix(r, n)?;
+    let hl: &mut [T] = st.take_matrix(r, n)?;
+    let g: &mut [T] = st.take_matrix(r, n)?;
+    let trial: &mut [T] = st.take_matrix(r, n)?;
+    let plus: &mut [T] = st.take_matrix(r, n)?;
+    let minus: &mut [T] = st.take_matrix(r, n)?;
+    let mh: &mut [T] = st.take_matrix(r, n)?;
+    let m: &mut [T] = st.take_matrix(r, r)?;
+    let b: &mut [T] = st.take_matrix(c, r)?;
+    let lq: &mut [T] = st.take_matrix(c, r)?;
+    let qt: &mut [T] = st.take_matrix(c, r)?;
+    let gq: &mut [T] = st.take_matrix(c, r)?;
+    let qs: &mut [T] = st.take_matrix(c, r)?;
+    let mut sc = st.rest();
+    label_laplacian(y, lr)?;
+    if params.init == Init::Random {
+        nmf_start(y, r, &params.nmf(), q, h, &mut sc)?;
+    }
+    project_cols(h, r);
+    project_rows(q, c, r);
+    let (t1, t2) = (params.theta1, params.theta2);
+
+    // f at (Q, H) from A = QᵀY, the graph trace and M = Qᵀ L_ρ Q.
+    let graph_trace =
+        |hh: &[T], hl: &mut [T], plus: &mut [T], minus: &mut [T], sc: &mut Stack<'_>| {
+            let (ta, _) = graph.apply(hh, r, plus, minus, sc)?;
+            for ((o, &p), &mi) in hl.iter_mut().zip(plus.iter()).zip(minus.iter()) {
+                *o = p - mi;
+            }
+            Ok::<f64, Error>(ta)
+        };
+    qt_y(q, y, c, r, a);
+    form_m(q, lr, c, r, lq, m, &mut sc)?;
+    let mut tr = graph_trace(h, hl, plus, minus, &mut sc)?;
+    gemm(
+        T::ONE,
+        MatRef::col_major(m, r, r)?,
+        MatRef::col_major(h, r, n)?,
+        T::ZERO,
+        MatMut::col_major(mh, r, n)?,
+        &mut sc,
+    )?;
+    let objective = |fit: f64, tr: f64, corr: f64| {
+        Objective::new(
+            fit + t1 * tr + t2 * corr,
+            &[
+                (Term::LabelFit, fit),
+                (Term::Affinity, t1 * tr),
+                (Term::LabelCorrelation, t2 * corr),
+            ],
+        )
+    };
+    let initial = objective(-dot(a, h), tr, dot(h, mh));
+    let (mut th, mut tq) = (1.0f64, 1.0f64);
+
+    run(params.max_iter, params.tol, initial, monitor, |_it| {
+        // ---- H-step: A, M, H L_w, M H are current.
+        let f0 = -dot(a, h) + t1 * tr + t2 * dot(h, mh);
+        for i in 0..r * n {
+            g[i] = -a[i] + T::from_f64(2.0 * t1) * hl[i] + T::from_f64(2.0 * t2) * mh[i];
+        }
+        th *= 2.0;
+        for _ in 0..BACKTRACKS {
+            let t = T::from_f64(th);
+            for ((x, &hv), &gv) in trial.iter_mut().zip(h.iter()).zip(g.iter()) {
+                *x = hv - t * gv;
+            }
+            project_cols(trial, r);
+            let trt = graph_trace(trial, minus, plus, mh, &mut sc)?;
+            // `minus` holds trial·L_w now; `mh` was scratch: M·trial next.
+            gemm(
+                T::ONE,
+                MatRef::col_major(m, r, r)?,
+                MatRef::col_major(trial, r, n)?,
+                T::ZERO,
+                MatMut::col_major(mh, r, n)?,
+                &mut sc,
+            )?;
+            let f1 = -dot(a, trial) + t1 * trt + t2 * dot(trial, mh);
+            let (mut lin, mut sq) = (0.0, 0.0);
+            for ((&x, &hv), &gv) in trial.iter().zip(h.iter()).zip(g.iter()) {
+                let d = (x - hv).to_f64();
+                lin += gv.to_f64() * d;
+                sq += d * d;
+            }
+            if f1 <= f0 + lin + sq / (2.0 * th) && f1 <= f0 {
+                h.copy_from_slice(trial);
+                hl.copy_from_slice(minus);
+                tr = trt;
+                break;
+            }
+            th *= 0.5;
+        }
+        // Restore M H for the accepted (or kept) H.
+        gemm(
+            T::ONE,
+            MatRef::col_major(m, r, r)?,
+            MatRef::col_major(h, r, n)?,
+            T::ZERO,
+            MatMut::col_major(mh, r, n)?,
+            &mut sc,
+        )?;
+
+        // ---- Q-step: g(Q) = −⟨Q, B⟩ + θ₂ ⟨L_ρ Q, Q S⟩ (the graph term is fixed).
+        y_ht(h, y, c, r, b);
+        let s = &mut *m; // S = H Hᵀ (M is re-formed below)
+        crate::steps::mu::gram(h, r, n, s, &mut sc)?;
+        let gq_val =
+            |qq: &[T], lq: &mut [T], qs: &mut [T], sc: &mut Stack<'_>| -> Result<f64, Error> {
+                lrho_times(lr, qq, c, r, lq);
+                gemm(
+                    T::ONE,
+                    MatRef::col_major(qq, c, r)?,
+                    MatRef::col_major(s, r, r)?,
+                    T::ZERO,
+                    MatMut::col_major(qs, c, r)?,
+                    sc,
+                )?;
+                Ok(-dot(qq, b) + t2 * dot(lq, qs))
+            };
+        let q0 = gq_val(q, lq, gq, &mut sc)?;
+        // gradient: −B + 2θ₂ L_ρ Q S = −B + 2θ₂ (L_ρ Q) S; `gq` holds Q S, form (L_ρ Q) S.
+        gemm(
+            T::ONE,
+            MatRef::col_major(lq, c, r)?,
+            MatRef::col_major(s, r, r)?,
+            T::ZERO,
+            MatMut::col_major(gq, c, r)?,
+            &mut sc,
+        )?;
+        for (x, &bv) in gq.iter_mut().zip(b.iter()) {
+            *x = -bv + T::from_f64(2.0 * t2) * *x;
+        }
+        tq *= 2.0;
+        for _ in 0..BACKTRACKS {
+            let t = T::from_f64(tq);
+            for ((x, &qv), &gv) in qt.iter_mut().zip(q.iter()).zip(gq.iter()) {
+                *x = qv - t * gv;
+            }
+            project_rows(qt, c, r);
+            let (mut lin, mut sq) = (0.0, 0.0);
+            for ((&x, &qv), &gv) in qt.iter().zip(q.iter()).zip(gq.iter()) {
+                let d = (x - qv).to_f64();
+                lin += gv.to_f64() * d;
+                sq += d * d;
+            }
+            let q1 = gq_val(qt, lq, qs, &mut sc)?;
+            if q1 <= q0 + lin + sq / (2.0 * tq) && q1 <= q0 {
+                q.copy_from_slice(qt);
+                break;
+            }
+            tq *= 0.5;
+        }
+        // New A, M, M H for the next H-step and the objective.
+        qt_y(q, y, c, r, a);
+        form_m(q, lr, c, r, lq, m, &mut sc)?;
+        gemm(
+            T::ONE,
+            MatRef::col_major(m, r, r)?,
+            MatRef::col_major(h, r, n)?,
+            T::ZERO,
+            MatMut::col_major(mh, r, n)?,
+            &mut sc,
+        )?;
+        Ok(objective(-dot(a, h), tr, dot(h, mh)))
+    })
+}
+
+/// `a = Qᵀ Y` (`r × n`) from the positives of `y`.
+fn qt_y<T: Real>(q: &[T], y: MatRef<'_, u8>, c: usize, r: usize, a: &mut [T]) {
+    for u in 0..y.cols() {
+        let col = &mut a[u * r..(u + 1) * r];
+        col.fill(T::ZERO);
+        for s in 0..c {
+            if y.at(s, u) == 1 {
+                for (k, x) in col.iter_mut().enumerate() {
+                    *x += q[s + k * c];
+                }
+            }
+        }
+    }
+}
+
+/// `b = Y Hᵀ` (`c × r`).
+fn y_ht<T: Real>(h: &[T], y: MatRef<'_, u8>, c: usize, r: usize, b: &mut [T]) {
+    b.fill(T::ZERO);
+    for u in 0..y.cols() {
+        for s in 0..c {
+            if y.at(s, u) == 1 {
+                for k in 0..r {
+                    b[s + k * c] += h[k + u * r];
+                }
+            }
+        }
+    }
+}
+
+/// `out = L_ρ Q` (`c × r`).
+fn lrho_times<T: Real>(lr: &[f64], q: &[T], c: usize, r: usize, out: &mut [T]) {
+    for k in 0..r {
+        for s in 0..c {
+            let v: f64 = (0..c).map(|t| lr[s + t * c] * q[t + k * c].to_f64()).sum();
+            out[s + k * c] = T::from_f64(v);
+        }
+    }
+}
+
+/// `m = Qᵀ L_ρ Q` (`r × r`); `lq` receives `L_ρ Q`.
+fn form_m<T: Real>(
+    q: &[T],
+    lr: &[f64],
+    c: usize,
+    r: usize,
+    lq: &mut [T],
+    m: &mut [T],
+    sc: &mut Stack<'_>,
+) -> Result<(), Error> {
+    lrho_times(lr, q, c, r, lq);
+    gemm(
+        T::ONE,
+        MatRef::col_major(q, c, r)?.t(),
+        MatRef::col_major(lq, c, r)?,
+        T::ZERO,
+        MatMut::col_major(m, r, r)?,
+        sc,
+    )
+}
+
+/// The NMF start (module docs).
+fn nmf_start<T: Real>(
+    y: MatRef<'_, u8>,
+    r: usize,
+    p: &NmfParams,
+    q: &mut [T],
+    h: &mut [T],
+    st: &mut Stack<'_>,
+) -> Result<(), Error> {
+    let (c, n) = (y.rows(), y.cols());
+    let mut st = st.rest();
+    let yd: &mut [T] = st.take_matrix(c, n)?;
+    for u in 0..n {
+        for s in 0..c {
+            yd[s + u * c] = T::from_f64(f64::from(y.at(s, u)));
+        }
+    }
+    let rest = st.take_rest();
+    if yd.iter().all(|&x| x == T::ZERO) {
+        // No label given at all: a deterministic small start.
+        q.iter_mut()
+            .for_each(|x| *x = T::from_f64(1.0 / (c * r) as f64));
+        h.iter_mut().for_each(|x| *x = T::from_f64(1.0 / r as f64));
+        return Ok(());
+    }
+    let yv = [crate::data::View::from(crate::data::Dense::new(
+        &*yd, c, n, c,
+    )?)];
+    let mut us: [&mut [T]; 1] = [&mut *q];
+    crate::steps::mu::fit(&yv[..], r, p, &mut us[..], h, rest, None)?;
+    let mmax = h
+        .chunks(r)
+        .map(|col| libm::sqrt(sq_norm(col)))
+        .fold(0.0, f64::max);
+    if mmax > 0.0 {
+        let (fh, fq) = (T::from_f64(1.0 / mmax), T::from_f64(mmax));
+        h.iter_mut().for_each(|x| *x *= fh);
+        q.iter_mut().for_each(|x| *x *= fq);
+    }
+    Ok(())
+}
+
+/// `scores = Q H` (`c × n`): the label scores, each in `[−1, 1]`.
+pub fn predict<T: Real>(
+    q: &[T],
+    h: &[T],
+    c: usize,
+    r: usize,
+    scores: &mut [T],
+    work: &mut [u8],
+) -> Result<(), Error> {
+    if c == 0 || r == 0 || h.is_empty() {
+        return Err(Error::ZeroDimension);
+    }
+    if q.len() != c * r || !h.len().is_multiple_of(r) {
+        return Err(Error::DimensionMismatch);
+    }
+    let n = h.len() / r;
+    if scores.len() != c * n {
+        return Err(Error::DimensionMismatch);
+    }
+    gemm_req::<T>(c, n, r).check(work.len())?;
+    let mut st = Stack::new(work);
+    gemm(
+        T::ONE,
+        MatRef::col_major(q, c, r)?,
+        MatRef::col_major(h, r, n)?,
+        T::ZERO,
+        MatMut::col_major(scores, c, n)?,
+        &mut st,
+    )
+}
+
+/// Workspace bytes of [`predict`].
+pub fn predict_workspace<T>(c: usize, r: usize, n: usize) -> Result<usize, Error> {
+    gemm_req::<T>(c, n, r).bytes()
+}
+
+/// Per-label thresholds (module docs): for label `s`, the midpoint between
+/// two consecutive distinct scores of row `s` that maximises the F1 of
+/// "score > τ" against the given positives of `y` (the first, i.e. highest,
+/// τ among equals); a label without a given positive gets `τ = f64::MAX`
+/// (never predicted). `O(c · n log n)`; the workspace holds `n` indices.
+pub fn choose_thresholds<T: Real>(
+    scores: MatRef<'_, T>,
+    y: MatRef<'_, u8>,
+    tau: &mut [f64],
+    work: &mut [u8],
+) -> Result<(), Error> {
+    let (c, n) = (scores.rows(), scores.cols());
+    if c == 0 || n == 0 {
+        return Err(Error::ZeroDimension);
+    }
+    if y.rows() != c || y.cols() != n || tau.len() != c {
+        return Err(Error::DimensionMismatch);
+    }
+    check_flags(y)?;
+    for u in 0..n {
+        for s in 0..c {
+            if !scores.at(s, u).is_finite() {
+                return Err(Error::NonFiniteInput);
+            }
+        }
+    }
+    WorkReq::new::<usize>(n).check(work.len())?;
+    let mut st = Stack::new(work);
+    let idx: &mut [usize] = st.take(n)?;
+    for (s, t) in tau.iter_mut().enumerate() {
+        let pos = (0..n).filter(|&u| y.at(s, u) == 1).count();
+        if pos == 0 {
+            *t = f64::MAX;
+            continue;
+        }
+        idx.iter_mut().enumerate().for_each(|(i, x)| *x = i);
+        idx.sort_unstable_by(|&a, &b| {
+            scores
+                .at(s, b)
+                .partial_cmp(&scores.at(s, a))
+                .unwrap_or(core::cmp::Ordering::Equal)
+                .then(a.cmp(&b))
+        });
+        // Predict the top `k` (k = 1..n, only where the next score differs).
+        let (mut tp, mut best, mut best_t) = (0usize, -1.0f64, f64::MAX);
+        for k in 1..=n {
+            tp += usize::from(y.at(s, idx[k - 1]) == 1);
+            let cur = scores.at(s, idx[k - 1]).to_f64();
+            let next = if k < n {
+                scores.at(s, idx[k]).to_f64()
+            } else {
+                f64::NEG_INFINITY
+            };
+            if k < n && next == cur {
+                continue;
+            }
+            let f1 = 2.0 * tp as f64 / (k + pos) as f64;
+            if f1 > best {
+                best = f1;
+                best_t = if k < n { 0.5 * (cur + next) } else { cur - 1.0 };
+            }
+        }
+        *t = best_t;
+    }
+    Ok(())
+}
+
+/// Workspace bytes of [`choose_thresholds`] for `n` items.
+pub fn choose_thresholds_workspace(n: usize) -> Result<usize, Error> {
+    WorkReq::new::<usize>(n).bytes()
+}
+
+/// `pred[s, u] = 1` when `scores[s, u] > tau[s]`, else 0.
+pub fn decide<T: Real>(
+    scores: MatRef<'_, T>,
+    tau: &[f64],
+    pred: MatMut<'_, u8>,
+) -> Result<(), Error> {
+    let (c, n) = (scores.rows(), scores.cols());
+    if tau.len() != c || pred.rows() != c || pred.cols() != n {
+        return Err(Error::DimensionMismatch);
+    }
+    let mut pred = pred;
+    for u in 0..n {
+        let col = pred.col_mut(u);
+        for (s, x) in col.iter_mut().take(c).enumerate() {
+            *x = u8::from(scores.at(s, u).to_f64() > tau[s]);
+        }
+    }
+    Ok(())
+}
