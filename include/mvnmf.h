@@ -173,6 +173,11 @@
 // `mvnmf_graph.kind`: explicit symmetric CSR affinity and/or penalty graphs.
 #define MVNMF_GRAPH_CSR 2
 
+// `mvnmf_graph.kind`: a dense symmetric affinity matrix, `n × n` doubles
+// (column-major) in `affinity_weights` (e.g. from `mvnmf_fused_graph`); no
+// penalty graph. One GEMM per product, `2Kn²` flops.
+#define MVNMF_GRAPH_DENSE 3
+
 // `method`: joint multi-view NMF (labels unused).
 #define MVNMF_METHOD_JOINT_NMF 0
 
@@ -615,8 +620,10 @@ typedef struct mvnmf_deep_params {
 // `< n_classes` or `MVNMF_UNLABELED`), at least two labeled. `MVNMF_GRAPH_CSR`:
 // `affinity_*` and/or `penalty_*` (a NULL `*_row_ptr` means "absent"), each a
 // symmetric nonnegative `n × n` CSR matrix with sorted column indices.
+// `MVNMF_GRAPH_DENSE`: `affinity_weights` holds `n × n` doubles (symmetric,
+// nonnegative); the other pointers are not read.
 typedef struct mvnmf_graph {
-  // `MVNMF_GRAPH_NONE`, `_SGE` or `_CSR`.
+  // `MVNMF_GRAPH_NONE`, `_SGE`, `_CSR` or `_DENSE`.
   uint32_t kind;
   // Items (must equal the views' columns).
   size_t n;
@@ -628,7 +635,7 @@ typedef struct mvnmf_graph {
   const size_t *affinity_row_ptr;
   // CSR affinity: column indices.
   const size_t *affinity_col_idx;
-  // CSR affinity: weights.
+  // CSR affinity: weights (`MVNMF_GRAPH_DENSE`: the `n × n` matrix).
   const double *affinity_weights;
   // CSR penalty: `n + 1` row pointers (NULL: no penalty graph).
   const size_t *penalty_row_ptr;
@@ -690,6 +697,24 @@ typedef struct mvnmf_jsnmf_query_params {
   // Division guard δ ≥ 0 (default DBL_EPSILON).
   double eps;
 } mvnmf_jsnmf_query_params;
+
+// Options of `mvnmf_mvel_fit`; get the defaults from `mvnmf_mvel_params_default()`.
+typedef struct mvnmf_mvel_params {
+  // Graph weight θ₁ ≥ 0 (default 1; the fused graph has total weight n).
+  double theta1;
+  // Label-correlation weight θ₂ ≥ 0 (default 0.1).
+  double theta2;
+  // Outer iterations at most (default 100).
+  uint32_t max_iter;
+  // Relative-decrease tolerance (default 1e-6; 0 runs all iterations).
+  double tol;
+  // Lee–Seung iterations of the NMF-of-Y start (default 100).
+  uint32_t nmf_iter;
+  // Seed of the start (default 0).
+  uint64_t seed;
+  // `MVNMF_INIT_RANDOM` (NMF of Y; default) or `MVNMF_INIT_GIVEN`.
+  uint32_t init;
+} mvnmf_mvel_params;
 
 // Options of the NMF solvers; get the defaults from `mvnmf_nmf_params_default()`.
 typedef struct mvnmf_nmf_params {
@@ -1555,6 +1580,85 @@ mvnmf_status mvnmf_jsnmf_query(const struct mvnmf_view *queries,
                                double *scores,
                                void *work,
                                size_t work_bytes);
+
+// The default MVEL options.
+struct mvnmf_mvel_params mvnmf_mvel_params_default(void);
+
+// Workspace bytes of `mvnmf_mvel_fit` for `n_labels` labels, the graph's
+// `n` items and dimension `r` (reads the graph descriptor).
+mvnmf_status mvnmf_mvel_fit_workspace(size_t n_labels,
+                                      const struct mvnmf_graph *graph,
+                                      size_t r,
+                                      const struct mvnmf_mvel_params *params,
+                                      size_t *bytes);
+
+// MVEL (seed 002): `min −tr(YᵀQH) + θ₁ tr(H L_w Hᵀ) + θ₂ tr(HᵀQᵀL_ρQH)` over
+// `‖h_u‖ ≤ 1`, `‖q_s‖ ≤ 1`, by alternating projected gradient with Armijo
+// backtracking (the objective never increases).
+//
+// * `labels`: the incomplete labels, `n_labels × n` bytes 0/1 (column-major;
+//   0 means unknown); `L_ρ` is formed from them.
+// * `graph`: the affinity graph over the `n = graph->n` items
+//   (`MVNMF_GRAPH_DENSE` from `mvnmf_fused_graph`, or `MVNMF_GRAPH_CSR`).
+// * `q`: `n_labels × r`, `h`: `r × n` doubles (written; read with
+//   `MVNMF_INIT_GIVEN`).
+//
+// Cost per iteration: the graph's products for each trial step (dense:
+// `2rn²` flops) plus `O(r²n + c r² + c² r)`. `MVNMF_STATUS_CANCELLED` when
+// `progress` returns nonzero (outputs at the last complete iterate); on any
+// other error the outputs are untouched. Report terms:
+// `MVNMF_TERM_LABEL_FIT`, `MVNMF_TERM_AFFINITY`, `MVNMF_TERM_LABEL_CORRELATION`.
+mvnmf_status mvnmf_mvel_fit(const uint8_t *labels,
+                            size_t n_labels,
+                            const struct mvnmf_graph *graph,
+                            size_t r,
+                            const struct mvnmf_mvel_params *params,
+                            double *q,
+                            double *h,
+                            void *work,
+                            size_t work_bytes,
+                            mvnmf_progress_fn progress,
+                            void *user,
+                            struct mvnmf_report *report);
+
+// Workspace bytes of `mvnmf_mvel_predict`.
+mvnmf_status mvnmf_mvel_predict_workspace(size_t n_labels,
+                                          size_t r,
+                                          size_t n,
+                                          size_t *bytes);
+
+// The label scores `QH` (`n_labels × n`, each in [−1, 1]) into `scores`.
+mvnmf_status mvnmf_mvel_predict(const double *q,
+                                const double *h,
+                                size_t n_labels,
+                                size_t r,
+                                size_t n,
+                                double *scores,
+                                void *work,
+                                size_t work_bytes);
+
+// Workspace bytes of `mvnmf_mvel_thresholds` for `n` items.
+mvnmf_status mvnmf_mvel_thresholds_workspace(size_t n,
+                                             size_t *bytes);
+
+// Per-label thresholds `tau[n_labels]`: for each label the cut between two
+// consecutive distinct scores that maximises the F1 of "score > tau" against
+// the given labels (`n_labels × n` bytes 0/1); `DBL_MAX` for a label with no
+// given positive. `O(c · n log n)`.
+mvnmf_status mvnmf_mvel_thresholds(const double *scores,
+                                   const uint8_t *labels,
+                                   size_t n_labels,
+                                   size_t n,
+                                   double *tau,
+                                   void *work,
+                                   size_t work_bytes);
+
+// Decisions `pred[s, u] = scores[s, u] > tau[s]` (`n_labels × n` bytes).
+mvnmf_status mvnmf_mvel_decide(const double *scores,
+                               const double *tau,
+                               size_t n_labels,
+                               size_t n,
+                               uint8_t *pred);
 
 // The default options of `mvnmf_mvsl_fit` (what a NULL `params` means): the
 // MvSL preset (`MVNMF_MVSL_PRESET_MVSL`).

@@ -8,7 +8,7 @@ use super::{
     MVNMF_INIT_GIVEN, MVNMF_INIT_RANDOM,
 };
 use crate::error::Error;
-use crate::graph::{CsrGraph, CsrGraphs, GraphOp, NoGraph, Sge};
+use crate::graph::{CsrGraph, CsrGraphs, DenseGraph, GraphOp, NoGraph, Sge};
 use crate::models::mvsl::{self, MvslParams};
 use crate::steps::prox::Sparsity;
 use crate::steps::Init;
@@ -37,6 +37,10 @@ pub const MVNMF_GRAPH_NONE: u32 = 0;
 pub const MVNMF_GRAPH_SGE: u32 = 1;
 /// `mvnmf_graph.kind`: explicit symmetric CSR affinity and/or penalty graphs.
 pub const MVNMF_GRAPH_CSR: u32 = 2;
+/// `mvnmf_graph.kind`: a dense symmetric affinity matrix, `n × n` doubles
+/// (column-major) in `affinity_weights` (e.g. from `mvnmf_fused_graph`); no
+/// penalty graph. One GEMM per product, `2Kn²` flops.
+pub const MVNMF_GRAPH_DENSE: u32 = 3;
 
 /// Options of the MvSL family solver (MvSL-S/L/T, GNMF, MCL, joint NMF); start
 /// from `mvnmf_mvsl_params_preset` or `mvnmf_mvsl_params_default`.
@@ -81,10 +85,12 @@ pub struct mvnmf_mvsl_params {
 /// `< n_classes` or `MVNMF_UNLABELED`), at least two labeled. `MVNMF_GRAPH_CSR`:
 /// `affinity_*` and/or `penalty_*` (a NULL `*_row_ptr` means "absent"), each a
 /// symmetric nonnegative `n × n` CSR matrix with sorted column indices.
+/// `MVNMF_GRAPH_DENSE`: `affinity_weights` holds `n × n` doubles (symmetric,
+/// nonnegative); the other pointers are not read.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct mvnmf_graph {
-    /// `MVNMF_GRAPH_NONE`, `_SGE` or `_CSR`.
+    /// `MVNMF_GRAPH_NONE`, `_SGE`, `_CSR` or `_DENSE`.
     pub kind: u32,
     /// Items (must equal the views' columns).
     pub n: usize,
@@ -96,7 +102,7 @@ pub struct mvnmf_graph {
     pub affinity_row_ptr: *const usize,
     /// CSR affinity: column indices.
     pub affinity_col_idx: *const usize,
-    /// CSR affinity: weights.
+    /// CSR affinity: weights (`MVNMF_GRAPH_DENSE`: the `n × n` matrix).
     pub affinity_weights: *const f64,
     /// CSR penalty: `n + 1` row pointers (NULL: no penalty graph).
     pub penalty_row_ptr: *const usize,
@@ -191,6 +197,7 @@ pub(super) enum AnyGraph<'a> {
     None(NoGraph),
     Sge(Sge<'a>),
     Csr(CsrGraphs<'a>),
+    Dense(DenseGraph<'a, f64>),
 }
 
 impl GraphOp<f64> for AnyGraph<'_> {
@@ -199,6 +206,7 @@ impl GraphOp<f64> for AnyGraph<'_> {
             AnyGraph::None(g) => GraphOp::<f64>::items(g),
             AnyGraph::Sge(g) => GraphOp::<f64>::items(g),
             AnyGraph::Csr(g) => GraphOp::<f64>::items(g),
+            AnyGraph::Dense(g) => GraphOp::<f64>::items(g),
         }
     }
     fn has_penalty(&self) -> bool {
@@ -206,6 +214,7 @@ impl GraphOp<f64> for AnyGraph<'_> {
             AnyGraph::None(g) => GraphOp::<f64>::has_penalty(g),
             AnyGraph::Sge(g) => GraphOp::<f64>::has_penalty(g),
             AnyGraph::Csr(g) => GraphOp::<f64>::has_penalty(g),
+            AnyGraph::Dense(g) => GraphOp::<f64>::has_penalty(g),
         }
     }
     fn apply_req(&self, k: usize) -> WorkReq {
@@ -213,6 +222,7 @@ impl GraphOp<f64> for AnyGraph<'_> {
             AnyGraph::None(g) => GraphOp::<f64>::apply_req(g, k),
             AnyGraph::Sge(g) => GraphOp::<f64>::apply_req(g, k),
             AnyGraph::Csr(g) => GraphOp::<f64>::apply_req(g, k),
+            AnyGraph::Dense(g) => GraphOp::<f64>::apply_req(g, k),
         }
     }
     fn apply(
@@ -227,6 +237,7 @@ impl GraphOp<f64> for AnyGraph<'_> {
             AnyGraph::None(g) => g.apply(v, k, plus, minus, st),
             AnyGraph::Sge(g) => g.apply(v, k, plus, minus, st),
             AnyGraph::Csr(g) => g.apply(v, k, plus, minus, st),
+            AnyGraph::Dense(g) => g.apply(v, k, plus, minus, st),
         }
     }
 }
@@ -283,6 +294,16 @@ pub(super) unsafe fn read_graph<'a>(g: *const mvnmf_graph) -> Result<AnyGraph<'a
                 )?;
                 let p = csr(g.n, g.penalty_row_ptr, g.penalty_col_idx, g.penalty_weights)?;
                 Ok(AnyGraph::Csr(CsrGraphs::new(g.n, a, p)?))
+            }
+            MVNMF_GRAPH_DENSE => {
+                let nn = g.n.checked_mul(g.n).ok_or(Error::SizeOverflow)?;
+                if g.affinity_weights.is_null() {
+                    return Err(Error::NullPointer);
+                }
+                Ok(AnyGraph::Dense(DenseGraph::new(
+                    slice(g.affinity_weights, nn)?,
+                    g.n,
+                )?))
             }
             _ => Err(Error::BadParameter),
         }

@@ -1,0 +1,265 @@
+//! The C ABI of `models::mvel`: MVEL fit, prediction, thresholds, decisions.
+
+use core::ffi::c_void;
+
+use super::mvsl::{mvnmf_graph, read_graph};
+use super::*;
+use crate::graph::GraphOp;
+use crate::linalg::mat::{MatMut, MatRef};
+use crate::models::mvel::{self, MvelParams};
+
+/// Options of `mvnmf_mvel_fit`; get the defaults from `mvnmf_mvel_params_default()`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_mvel_params {
+    /// Graph weight θ₁ ≥ 0 (default 1; the fused graph has total weight n).
+    pub theta1: f64,
+    /// Label-correlation weight θ₂ ≥ 0 (default 0.1).
+    pub theta2: f64,
+    /// Outer iterations at most (default 100).
+    pub max_iter: u32,
+    /// Relative-decrease tolerance (default 1e-6; 0 runs all iterations).
+    pub tol: f64,
+    /// Lee–Seung iterations of the NMF-of-Y start (default 100).
+    pub nmf_iter: u32,
+    /// Seed of the start (default 0).
+    pub seed: u64,
+    /// `MVNMF_INIT_RANDOM` (NMF of Y; default) or `MVNMF_INIT_GIVEN`.
+    pub init: u32,
+}
+
+impl CParams for mvnmf_mvel_params {
+    type Rust = MvelParams;
+    fn defaults() -> MvelParams {
+        MvelParams::default()
+    }
+    fn read(&self) -> Result<MvelParams, Error> {
+        let init = match self.init {
+            MVNMF_INIT_RANDOM => Init::Random,
+            MVNMF_INIT_GIVEN => Init::Given,
+            _ => return Err(Error::BadParameter),
+        };
+        let p = MvelParams {
+            theta1: self.theta1,
+            theta2: self.theta2,
+            max_iter: self.max_iter,
+            tol: self.tol,
+            nmf_iter: self.nmf_iter,
+            seed: self.seed,
+            init,
+        };
+        p.validate()?;
+        Ok(p)
+    }
+}
+
+/// The default MVEL options.
+#[no_mangle]
+pub extern "C" fn mvnmf_mvel_params_default() -> mvnmf_mvel_params {
+    let d = MvelParams::default();
+    mvnmf_mvel_params {
+        theta1: d.theta1,
+        theta2: d.theta2,
+        max_iter: d.max_iter,
+        tol: d.tol,
+        nmf_iter: d.nmf_iter,
+        seed: d.seed,
+        init: MVNMF_INIT_RANDOM,
+    }
+}
+
+/// Workspace bytes of `mvnmf_mvel_fit` for `n_labels` labels, the graph's
+/// `n` items and dimension `r` (reads the graph descriptor).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_mvel_fit_workspace(
+    n_labels: usize,
+    graph: *const mvnmf_graph,
+    r: usize,
+    params: *const mvnmf_mvel_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            let p = read_params(params)?;
+            let g = read_graph(graph)?;
+            mvel::fit_workspace::<f64, _>(GraphOp::<f64>::items(&g), n_labels, r, &g, &p)
+        })
+    }
+}
+
+/// MVEL (seed 002): `min −tr(YᵀQH) + θ₁ tr(H L_w Hᵀ) + θ₂ tr(HᵀQᵀL_ρQH)` over
+/// `‖h_u‖ ≤ 1`, `‖q_s‖ ≤ 1`, by alternating projected gradient with Armijo
+/// backtracking (the objective never increases).
+///
+/// * `labels`: the incomplete labels, `n_labels × n` bytes 0/1 (column-major;
+///   0 means unknown); `L_ρ` is formed from them.
+/// * `graph`: the affinity graph over the `n = graph->n` items
+///   (`MVNMF_GRAPH_DENSE` from `mvnmf_fused_graph`, or `MVNMF_GRAPH_CSR`).
+/// * `q`: `n_labels × r`, `h`: `r × n` doubles (written; read with
+///   `MVNMF_INIT_GIVEN`).
+///
+/// Cost per iteration: the graph's products for each trial step (dense:
+/// `2rn²` flops) plus `O(r²n + c r² + c² r)`. `MVNMF_STATUS_CANCELLED` when
+/// `progress` returns nonzero (outputs at the last complete iterate); on any
+/// other error the outputs are untouched. Report terms:
+/// `MVNMF_TERM_LABEL_FIT`, `MVNMF_TERM_AFFINITY`, `MVNMF_TERM_LABEL_CORRELATION`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_mvel_fit(
+    labels: *const u8,
+    n_labels: usize,
+    graph: *const mvnmf_graph,
+    r: usize,
+    params: *const mvnmf_mvel_params,
+    q: *mut f64,
+    h: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let p = read_params(params)?;
+            let g = read_graph(graph)?;
+            let n = GraphOp::<f64>::items(&g);
+            if n_labels == 0 {
+                return Err(Error::ZeroDimension);
+            }
+            let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
+            let y = MatRef::col_major(slice(labels, cn)?, n_labels, n)?;
+            if q.is_null() || h.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let qq = slice_mut(q, n_labels.checked_mul(r).ok_or(Error::SizeOverflow)?)?;
+            let hh = slice_mut(h, r.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+            let rep = with_monitor(progress, user, |m| mvel::fit(y, &g, r, &p, qq, hh, wk, m))?;
+            finish(rep, report)
+        })
+    }
+}
+
+/// Workspace bytes of `mvnmf_mvel_predict`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_mvel_predict_workspace(
+    n_labels: usize,
+    r: usize,
+    n: usize,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe { query(bytes, || mvel::predict_workspace::<f64>(n_labels, r, n)) }
+}
+
+/// The label scores `QH` (`n_labels × n`, each in [−1, 1]) into `scores`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_mvel_predict(
+    q: *const f64,
+    h: *const f64,
+    n_labels: usize,
+    r: usize,
+    n: usize,
+    scores: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            if n_labels == 0 || r == 0 || n == 0 {
+                return Err(Error::ZeroDimension);
+            }
+            let qq = slice(q, n_labels.checked_mul(r).ok_or(Error::SizeOverflow)?)?;
+            let hh = slice(h, r.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+            if scores.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let ss = slice_mut(scores, n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+            mvel::predict(qq, hh, n_labels, r, ss, wk)?;
+            Ok(mvnmf_status::Ok)
+        })
+    }
+}
+
+/// Workspace bytes of `mvnmf_mvel_thresholds` for `n` items.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_mvel_thresholds_workspace(
+    n: usize,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe { query(bytes, || mvel::choose_thresholds_workspace(n)) }
+}
+
+/// Per-label thresholds `tau[n_labels]`: for each label the cut between two
+/// consecutive distinct scores that maximises the F1 of "score > tau" against
+/// the given labels (`n_labels × n` bytes 0/1); `DBL_MAX` for a label with no
+/// given positive. `O(c · n log n)`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_mvel_thresholds(
+    scores: *const f64,
+    labels: *const u8,
+    n_labels: usize,
+    n: usize,
+    tau: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            if n_labels == 0 || n == 0 {
+                return Err(Error::ZeroDimension);
+            }
+            let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
+            let s = MatRef::col_major(slice(scores, cn)?, n_labels, n)?;
+            let y = MatRef::col_major(slice(labels, cn)?, n_labels, n)?;
+            if tau.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let t = slice_mut(tau, n_labels)?;
+            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+            mvel::choose_thresholds(s, y, t, wk)?;
+            Ok(mvnmf_status::Ok)
+        })
+    }
+}
+
+/// Decisions `pred[s, u] = scores[s, u] > tau[s]` (`n_labels × n` bytes).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_mvel_decide(
+    scores: *const f64,
+    tau: *const f64,
+    n_labels: usize,
+    n: usize,
+    pred: *mut u8,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            if n_labels == 0 || n == 0 {
+                return Err(Error::ZeroDimension);
+            }
+            let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
+            let s = MatRef::col_major(slice(scores, cn)?, n_labels, n)?;
+            let t = slice(tau, n_labels)?;
+            if pred.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let p = MatMut::col_major(slice_mut(pred, cn)?, n_labels, n)?;
+            mvel::decide(s, t, p)?;
+            Ok(mvnmf_status::Ok)
+        })
+    }
+}
