@@ -515,7 +515,7 @@ fn check_call(s: S, outs: &[(&str, &Out)], work: Option<&Work>) -> R {
             .or_insert(0) += 1
     });
     let code = s as u32;
-    if code > 15 {
+    if code != 0 && mvnmf::Error::from_code(code).is_none() {
         return fail(format!("status {code} out of range"));
     }
     if s == S::Internal {
@@ -1644,6 +1644,319 @@ fn t_eval(g: &mut G, bad: bool) -> R {
     Ok(())
 }
 
+fn jsnmf_params(g: &mut G, bad: bool) -> mvnmf_jsnmf_params {
+    let mut p = mvnmf_jsnmf_params_default();
+    p.max_iter = g.range(0, 12) as u32;
+    p.tol = g.pick(&[0.0, 1e-6, 1e-3]);
+    p.seed = g.u64();
+    p.init = if g.one_in(3) {
+        MVNMF_INIT_GIVEN
+    } else {
+        MVNMF_INIT_RANDOM
+    };
+    if bad && g.one_in(4) {
+        match g.below(3) {
+            0 => p.tol = -1.0,
+            1 => p.eps = f64::NAN,
+            _ => p.init = 5,
+        }
+    }
+    p
+}
+
+/// JSNMF: `S` sources over one vocabulary with their own item counts, then a
+/// batch of queries against the fitted target (encode + rank in one call).
+fn t_jsnmf(g: &mut G, bad: bool) -> R {
+    let ns = g.range(1, 3);
+    let m = g.range(1, 7);
+    let base = g.decade(SOLVER_DECADES);
+    let mut vs: Vec<ViewData> = (0..ns)
+        .map(|_| {
+            let n = g.range(1, 9);
+            let sc = base * g.decade(2);
+            gen_view(g, m, n, sc)
+        })
+        .collect();
+    let k = g.range(0, 3);
+    let mut ranks: Vec<usize> = (0..ns).map(|_| k.max(1) + g.below(3)).collect();
+    if bad && g.one_in(2) {
+        match g.below(4) {
+            0 => ranks[g.below(ns)] = k.saturating_sub(1),
+            1 => vs[g.below(ns)].rows = m + 1,
+            2 => ranks[0] = 0,
+            _ => {
+                let i = g.below(ns);
+                corrupt_view(g, &mut vs[i]);
+            }
+        }
+    }
+    // The library takes M from the first source (a changed row count of a
+    // single source is a valid problem of that size).
+    let m = vs[0].rows;
+    let cv: Vec<mvnmf_view> = vs.iter().map(ViewData::c).collect();
+    let p = jsnmf_params(g, bad);
+    let lam: Vec<f64> = (0..ns)
+        .map(|_| {
+            if bad && g.one_in(6) {
+                -1.0
+            } else {
+                0.5 + g.f()
+            }
+        })
+        .collect();
+    let use_lam = g.one_in(3);
+    let need =
+        query(|b| unsafe { mvnmf_jsnmf_fit_workspace(cv.as_ptr(), ns, k, ranks.as_ptr(), &p, b) });
+    let given = p.init == MVNMF_INIT_GIVEN;
+    let mut w = start(g, m * k, given, 1.0);
+    let mut us: Vec<Out> = ranks
+        .iter()
+        .map(|&r| start(g, m * r.saturating_sub(k), given, 1.0))
+        .collect();
+    let mut hs: Vec<Out> = vs
+        .iter()
+        .zip(&ranks)
+        .map(|(v, &r)| start(g, r * v.cols, given, 1.0))
+        .collect();
+    let up: Vec<*mut f64> = us.iter_mut().map(|u| u.ptr()).collect();
+    let hp: Vec<*mut f64> = hs.iter_mut().map(|h| h.ptr()).collect();
+    let mut rep = Out::bytes(std::mem::size_of::<mvnmf_report>());
+    let bad_3 = bad && g.one_in(3);
+    let mut wk = Work::new(g, need, bad_3);
+    // λ_s-weighted ½‖X‖² bounds the objective's scale.
+    let mut mon = monitor(g, 1e4 * half_sq(&vs));
+    let s = unsafe {
+        mvnmf_jsnmf_fit(
+            cv.as_ptr(),
+            ns,
+            k,
+            ranks.as_ptr(),
+            if use_lam { lam.as_ptr() } else { null() },
+            &p,
+            w.ptr(),
+            up.as_ptr(),
+            hp.as_ptr(),
+            wk.ptr(),
+            wk.bytes,
+            Some(progress),
+            (&mut mon as *mut Mon).cast(),
+            rep.ptr(),
+        )
+    };
+    let mut outs: Vec<(&str, &Out)> = vec![("w", &w), ("report", &rep)];
+    outs.extend(us.iter().map(|u| ("u", u)));
+    outs.extend(hs.iter().map(|h| ("h", h)));
+    check_call(s, &outs, Some(&wk))?;
+    check_mon(s, &mon)?;
+    if s != S::Ok && s != S::Cancelled {
+        return Ok(());
+    }
+    finite("w", w.f64())?;
+    for h in &hs {
+        finite("h", h.f64())?;
+    }
+    // Queries against the target: some of its own documents (maybe corrupted).
+    let r = ranks[0];
+    let n = vs[0].cols;
+    let nq = g.range(1, 4);
+    let mut q = gen_view(g, m, nq, base);
+    if bad && g.one_in(2) {
+        corrupt_view(g, &mut q);
+    }
+    let qc = q.c();
+    let qp = mvnmf_jsnmf_query_params_default();
+    let n_top = if bad && g.one_in(4) {
+        n + 1
+    } else {
+        g.range(1, n)
+    };
+    let excl: Vec<usize> = (0..nq)
+        .map(|_| {
+            if g.one_in(2) {
+                usize::MAX
+            } else {
+                g.below(n + 1)
+            }
+        })
+        .collect();
+    let use_excl = g.one_in(2);
+    let need = query(|b| unsafe { mvnmf_jsnmf_query_workspace(&qc, r, n, &qp, b) });
+    let mut idx = Out::bytes(n_top * nq * 8);
+    let mut sc = Out::f64s(n_top * nq);
+    let short = bad && g.one_in(3);
+    let mut wk = Work::new(g, need, short);
+    let u0 = us[0].f64().as_ptr();
+    let s = unsafe {
+        mvnmf_jsnmf_query(
+            &qc,
+            k,
+            r,
+            &qp,
+            w.f64().as_ptr(),
+            u0,
+            hs[0].f64().as_ptr(),
+            n,
+            n_top,
+            if use_excl { excl.as_ptr() } else { null() },
+            idx.ptr(),
+            sc.ptr(),
+            wk.ptr(),
+            wk.bytes,
+        )
+    };
+    check_call(s, &[("idx", &idx), ("scores", &sc)], Some(&wk))?;
+    if s == S::Ok {
+        for (c, col) in idx.usizes()[..n_top * nq].chunks(n_top).enumerate() {
+            if col.iter().any(|&i| i >= n || (use_excl && i == excl[c])) {
+                return fail("ranked item out of range or excluded");
+            }
+        }
+        if sc.f64()[..n_top * nq]
+            .iter()
+            .any(|x| !(0.0..=1.0 + 1e-12).contains(x))
+        {
+            return fail("cosine score outside [0, 1]");
+        }
+    }
+    Ok(())
+}
+
+/// MVEL on a random dense or CSR graph, then prediction, thresholds, decisions.
+fn t_mvel(g: &mut G, bad: bool) -> R {
+    // The graph says how many items there are (a C caller sizes its arrays by it).
+    let bad_graph = bad && g.one_in(4);
+    let n0 = g.range(1, 10);
+    let gd = GraphData::gen(g, n0, bad_graph);
+    let n = gd.n;
+    let c = g.range(1, 4);
+    let r = if bad && g.one_in(6) { 0 } else { g.range(1, 4) };
+    let mut y: Vec<u8> = (0..c * n).map(|_| g.one_in(3) as u8).collect();
+    if bad && g.one_in(4) {
+        let i = g.below(c * n);
+        y[i] = 2;
+    }
+    let dense = g.one_in(2);
+    let mut wd: Vec<f64> = vec![0.0; n * n];
+    for j in 0..n {
+        for i in 0..=j {
+            let x = g.f() * g.decade(3);
+            wd[i + j * n] = x;
+            wd[j + i * n] = x;
+        }
+    }
+    if bad && dense && g.one_in(3) {
+        let i = g.below(n * n);
+        wd[i] = g.pick(&[f64::NAN, -1.0, wd[i] + 1.0]);
+    }
+    let mut gc = gd.c();
+    if dense {
+        gc.kind = MVNMF_GRAPH_DENSE;
+        gc.affinity_weights = wd.as_ptr();
+    }
+    let mut p = mvnmf_mvel_params_default();
+    p.max_iter = g.range(0, 10) as u32;
+    p.nmf_iter = g.range(0, 20) as u32;
+    p.theta1 = g.pick(&[0.0, 1.0, 10.0]);
+    p.theta2 = g.pick(&[0.0, 0.1, 1.0]);
+    p.tol = g.pick(&[0.0, 1e-6]);
+    p.seed = g.u64();
+    if bad && g.one_in(4) {
+        p.theta2 = g.pick(&[-1.0, f64::NAN, f64::INFINITY]);
+    }
+    let given = g.one_in(4);
+    if given {
+        p.init = MVNMF_INIT_GIVEN;
+    }
+    let need = query(|b| unsafe { mvnmf_mvel_fit_workspace(c, &gc, r, &p, b) });
+    let mut q = if given {
+        Out::given(&(0..c * r).map(|_| g.f() - 0.5).collect::<Vec<_>>())
+    } else {
+        Out::f64s(c * r)
+    };
+    let mut h = if given {
+        Out::given(&(0..r * n).map(|_| g.f() - 0.5).collect::<Vec<_>>())
+    } else {
+        Out::f64s(r * n)
+    };
+    let mut rep = Out::bytes(std::mem::size_of::<mvnmf_report>());
+    let short = bad && g.one_in(3);
+    let mut wk = Work::new(g, need, short);
+    // The objective is at most about n·c in size.
+    let mut mon = monitor(g, 1e2 * (1 + n * c) as f64);
+    let s = unsafe {
+        mvnmf_mvel_fit(
+            y.as_ptr(),
+            c,
+            &gc,
+            r,
+            &p,
+            q.ptr(),
+            h.ptr(),
+            wk.ptr(),
+            wk.bytes,
+            Some(progress),
+            (&mut mon as *mut Mon).cast(),
+            rep.ptr(),
+        )
+    };
+    check_call(s, &[("q", &q), ("h", &h), ("report", &rep)], Some(&wk))?;
+    check_mon(s, &mon)?;
+    if s != S::Ok && s != S::Cancelled {
+        return Ok(());
+    }
+    finite("q", q.f64())?;
+    finite("h", h.f64())?;
+    let need = query(|b| unsafe { mvnmf_mvel_predict_workspace(c, r, n, b) });
+    let mut sc = Out::f64s(c * n);
+    let short = bad && g.one_in(3);
+    let mut wk = Work::new(g, need, short);
+    let s = unsafe {
+        mvnmf_mvel_predict(
+            q.f64().as_ptr(),
+            h.f64().as_ptr(),
+            c,
+            r,
+            n,
+            sc.ptr(),
+            wk.ptr(),
+            wk.bytes,
+        )
+    };
+    check_call(s, &[("scores", &sc)], Some(&wk))?;
+    if s != S::Ok {
+        return Ok(());
+    }
+    if sc.f64()[..c * n].iter().any(|x| x.abs() > 1.0 + 1e-9) {
+        return fail("an MVEL score outside [-1, 1]");
+    }
+    let need = query(|b| unsafe { mvnmf_mvel_thresholds_workspace(n, b) });
+    let mut tau = Out::f64s(c);
+    let short = bad && g.one_in(3);
+    let mut wk = Work::new(g, need, short);
+    let s = unsafe {
+        mvnmf_mvel_thresholds(
+            sc.f64().as_ptr(),
+            y.as_ptr(),
+            c,
+            n,
+            tau.ptr(),
+            wk.ptr(),
+            wk.bytes,
+        )
+    };
+    check_call(s, &[("tau", &tau)], Some(&wk))?;
+    if s == S::Ok {
+        let mut pred = Out::bytes(c * n);
+        let s =
+            unsafe { mvnmf_mvel_decide(sc.f64().as_ptr(), tau.f64().as_ptr(), c, n, pred.ptr()) };
+        check_call(s, &[("pred", &pred)], None)?;
+        if s == S::Ok && pred.as_bytes()[..c * n].iter().any(|&b| b > 1) {
+            return fail("a decision other than 0/1");
+        }
+    }
+    Ok(())
+}
+
 type Target = fn(&mut G, bool) -> R;
 
 const TARGETS: &[(&str, Target)] = &[
@@ -1659,6 +1972,8 @@ const TARGETS: &[(&str, Target)] = &[
     ("ldge/tge", t_graph),
     ("simplex_qp", t_qp),
     ("eval", t_eval),
+    ("jsnmf", t_jsnmf),
+    ("mvel", t_mvel),
 ];
 
 /// Runs the case of `seed`: `Err((target, what))` on a broken promise.

@@ -9,7 +9,7 @@
 //! subject to   ‖h_u‖₂ ≤ 1 for every item,  ‖q_s‖₂ ≤ 1 for every row of Q
 //! ```
 //!
-//! * `L_w = Λ − W`: any affinity graph as a [`GraphOp`] — the fused
+//! * `L_w = Λ − W`: any affinity graph (no penalty graph) as a [`GraphOp`] — the fused
 //!   multi-view graph of [`crate::graph::fused_graph`] as a
 //!   [`crate::graph::DenseGraph`], or a sparse one as [`crate::graph::CsrGraphs`].
 //! * `L_ρ = D − F`, `F(s, t) = ρ(s, t)` for `s ≠ t`: the harmonic mean of the
@@ -175,10 +175,21 @@ pub fn fit_workspace<T: Real, G: GraphOp<T> + ?Sized>(
     params: &MvelParams,
 ) -> Result<usize, Error> {
     params.validate()?;
+    check_graph(graph, n)?;
+    fit_req::<T>(n, c, r, graph.apply_req(r))?.bytes()
+}
+
+/// The graph spans the `n` items ([`Error::DimensionMismatch`]) and is an
+/// affinity graph only: `L_w = Λ − W` has no penalty part
+/// ([`Error::BadParameter`] for a graph with one, e.g. SGE).
+fn check_graph<T: Real, G: GraphOp<T> + ?Sized>(graph: &G, n: usize) -> Result<(), Error> {
     if graph.items() != n {
         return Err(Error::DimensionMismatch);
     }
-    fit_req::<T>(n, c, r, graph.apply_req(r))?.bytes()
+    if graph.has_penalty() {
+        return Err(Error::BadParameter);
+    }
+    Ok(())
 }
 
 /// `L_ρ` (`c × c`, column-major) of the incomplete labels (module docs).
@@ -278,9 +289,7 @@ pub fn fit<T: Real, G: GraphOp<T> + ?Sized>(
 ) -> Result<Report, Error> {
     params.validate()?;
     let (c, n) = (y.rows(), y.cols());
-    if graph.items() != n {
-        return Err(Error::DimensionMismatch);
-    }
+    check_graph(graph, n)?;
     fit_req::<T>(n, c, r, graph.apply_req(r))?.check(work.len())?;
     if q.len() != c * r || h.len() != r * n {
         return Err(Error::DimensionMismatch);
