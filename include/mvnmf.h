@@ -714,6 +714,10 @@ typedef struct mvnmf_mvel_params {
   uint64_t seed;
   // `MVNMF_INIT_RANDOM` (NMF of Y; default) or `MVNMF_INIT_GIVEN`.
   uint32_t init;
+  // μ ≥ 0: an unknown (0) label counts as a weak negative of this weight
+  // (default 0, the paper's objective, whose constrained minimiser is the
+  // trivial all-ones prediction; see the Rust docs of `models::mvel`).
+  double unknown_weight;
 } mvnmf_mvel_params;
 
 // Options of the NMF solvers; get the defaults from `mvnmf_nmf_params_default()`.

@@ -1858,6 +1858,7 @@ fn t_mvel(g: &mut G, bad: bool) -> R {
     p.nmf_iter = g.range(0, 20) as u32;
     p.theta1 = g.pick(&[0.0, 1.0, 10.0]);
     p.theta2 = g.pick(&[0.0, 0.1, 1.0]);
+    p.unknown_weight = g.pick(&[0.0, 0.2, 1.0]);
     p.tol = g.pick(&[0.0, 1e-6]);
     p.seed = g.u64();
     if bad && g.one_in(4) {

@@ -26,6 +26,10 @@ pub struct mvnmf_mvel_params {
     pub seed: u64,
     /// `MVNMF_INIT_RANDOM` (NMF of Y; default) or `MVNMF_INIT_GIVEN`.
     pub init: u32,
+    /// μ ≥ 0: an unknown (0) label counts as a weak negative of this weight
+    /// (default 0, the paper's objective, whose constrained minimiser is the
+    /// trivial all-ones prediction; see the Rust docs of `models::mvel`).
+    pub unknown_weight: f64,
 }
 
 impl CParams for mvnmf_mvel_params {
@@ -47,6 +51,7 @@ impl CParams for mvnmf_mvel_params {
             nmf_iter: self.nmf_iter,
             seed: self.seed,
             init,
+            unknown_weight: self.unknown_weight,
         };
         p.validate()?;
         Ok(p)
@@ -65,6 +70,7 @@ pub extern "C" fn mvnmf_mvel_params_default() -> mvnmf_mvel_params {
         nmf_iter: d.nmf_iter,
         seed: d.seed,
         init: MVNMF_INIT_RANDOM,
+        unknown_weight: d.unknown_weight,
     }
 }
 

@@ -20,6 +20,15 @@
 //! * The constraints are DESIGN §8's bounded reading of the paper's relaxation
 //!   `Ŷ = QH ∈ [−1, 1]` (by Cauchy–Schwarz `|ŷ| ≤ 1`); without them `f` is
 //!   unbounded below.
+//! * **Unknown entries** (a choice, off by default): with the constraints the
+//!   paper's objective has a trivial global minimiser — every `h_u` and `q_s`
+//!   the same unit vector, `Ŷ = 1` everywhere — since the fit term rewards
+//!   positives only and both Laplacian terms vanish on constants. A fit that
+//!   stops early keeps the NMF start's structure, but the scores crowd towards
+//!   1. `unknown_weight = μ > 0` replaces `Y` by `Ỹ = (1 + μ) Y − μ 1 1ᵀ` in the
+//!   fit term (an unknown entry counts as a weak negative of weight `μ`), which
+//!   removes the trivial minimiser; the problem stays a linear term plus the
+//!   same quadratics, so the algorithm and its guarantee are unchanged.
 //!
 //! **Algorithm**: alternating projected gradient. Each outer iteration takes
 //! one step in `H` (`Q` fixed), then one in `Q` (`H` fixed); each block is a
@@ -31,7 +40,7 @@
 //! value, so **`f` never increases**.
 //!
 //! ```text
-//! ∇_H f = −QᵀY + 2θ₁ H L_w + 2θ₂ (Qᵀ L_ρ Q) H        ∇_Q f = −Y Hᵀ + 2θ₂ L_ρ Q (H Hᵀ)
+//! ∇_H f = −QᵀỸ + 2θ₁ H L_w + 2θ₂ (Qᵀ L_ρ Q) H        ∇_Q f = −Ỹ Hᵀ + 2θ₂ L_ρ Q (H Hᵀ)
 //! ```
 //!
 //! **Start** ([`Init::Random`]): NMF of `Y` (rank `r`, `nmf_iter` Lee–Seung
@@ -44,7 +53,7 @@
 //! one GEMM, `2rn²` flops; CSR: `O(r·nnz)`), `O(r² n + r·nnz(Y))` for the rest
 //! of the H-step, `O(c r² + c² r)` for the Q-step.
 //!
-//! Report terms: [`Term::LabelFit`] `−tr(YᵀQH)`, [`Term::Affinity`]
+//! Report terms: [`Term::LabelFit`] `−tr(ỸᵀQH)` (`Ỹ = Y` with `μ = 0`), [`Term::Affinity`]
 //! `θ₁ tr(H L_w Hᵀ)`, [`Term::LabelCorrelation`] `θ₂ tr(HᵀQᵀL_ρQH)`.
 //!
 //! **Prediction**: `Ŷ = QH` ([`predict`]); per-label thresholds chosen on the
@@ -79,6 +88,9 @@ pub struct MvelParams {
     pub seed: u64,
     /// [`Init::Random`] (NMF of `Y`) or [`Init::Given`].
     pub init: Init,
+    /// `μ ≥ 0`: the weight of an unknown (0) entry as a weak negative (default
+    /// 0, the paper's objective); module docs.
+    pub unknown_weight: f64,
 }
 
 impl Default for MvelParams {
@@ -91,15 +103,16 @@ impl Default for MvelParams {
             nmf_iter: 100,
             seed: 0,
             init: Init::Random,
+            unknown_weight: 0.0,
         }
     }
 }
 
 impl MvelParams {
-    /// [`Error::BadParameter`] unless `θ₁, θ₂, tol` are finite and `≥ 0`.
+    /// [`Error::BadParameter`] unless `θ₁, θ₂, tol, μ` are finite and `≥ 0`.
     pub fn validate(&self) -> Result<(), Error> {
         let ok = |x: f64| x.is_finite() && x >= 0.0;
-        if ok(self.theta1) && ok(self.theta2) && ok(self.tol) {
+        if ok(self.theta1) && ok(self.theta2) && ok(self.tol) && ok(self.unknown_weight) {
             Ok(())
         } else {
             Err(Error::BadParameter)
@@ -321,7 +334,7 @@ pub fn fit<T: Real, G: GraphOp<T> + ?Sized>(
     }
     project_cols(h, r);
     project_rows(q, c, r);
-    let (t1, t2) = (params.theta1, params.theta2);
+    let (t1, t2, mu) = (params.theta1, params.theta2, params.unknown_weight);
 
     // f at (Q, H) from A = QᵀY, the graph trace and M = Qᵀ L_ρ Q.
     let graph_trace =
@@ -332,7 +345,7 @@ pub fn fit<T: Real, G: GraphOp<T> + ?Sized>(
             }
             Ok::<f64, Error>(ta)
         };
-    qt_y(q, y, c, r, a);
+    qt_y(q, y, c, r, mu, a);
     form_m(q, lr, c, r, lq, m, &mut sc)?;
     let mut tr = graph_trace(h, hl, plus, minus, &mut sc)?;
     gemm(
@@ -405,7 +418,7 @@ pub fn fit<T: Real, G: GraphOp<T> + ?Sized>(
         )?;
 
         // ---- Q-step: g(Q) = −⟨Q, B⟩ + θ₂ ⟨L_ρ Q, Q S⟩ (the graph term is fixed).
-        y_ht(h, y, c, r, b);
+        y_ht(h, y, c, r, mu, b);
         let s = &mut *m; // S = H Hᵀ (M is re-formed below)
         crate::steps::mu::gram(h, r, n, s, &mut sc)?;
         let gq_val =
@@ -455,7 +468,7 @@ pub fn fit<T: Real, G: GraphOp<T> + ?Sized>(
             tq *= 0.5;
         }
         // New A, M, M H for the next H-step and the objective.
-        qt_y(q, y, c, r, a);
+        qt_y(q, y, c, r, mu, a);
         form_m(q, lr, c, r, lq, m, &mut sc)?;
         gemm(
             T::ONE,
@@ -469,23 +482,28 @@ pub fn fit<T: Real, G: GraphOp<T> + ?Sized>(
     })
 }
 
-/// `a = Qᵀ Y` (`r × n`) from the positives of `y`.
-fn qt_y<T: Real>(q: &[T], y: MatRef<'_, u8>, c: usize, r: usize, a: &mut [T]) {
+/// `a = Qᵀ Ỹ` (`r × n`), `Ỹ = (1 + μ) Y − μ 1 1ᵀ`: from the positives of `y`
+/// and the column sums of `Qᵀ`.
+fn qt_y<T: Real>(q: &[T], y: MatRef<'_, u8>, c: usize, r: usize, mu: f64, a: &mut [T]) {
+    let up = T::from_f64(1.0 + mu);
     for u in 0..y.cols() {
         let col = &mut a[u * r..(u + 1) * r];
-        col.fill(T::ZERO);
-        for s in 0..c {
-            if y.at(s, u) == 1 {
-                for (k, x) in col.iter_mut().enumerate() {
-                    *x += q[s + k * c];
+        for (k, x) in col.iter_mut().enumerate() {
+            let (mut pos, mut all) = (0.0, 0.0);
+            for s in 0..c {
+                let v = q[s + k * c].to_f64();
+                all += v;
+                if y.at(s, u) == 1 {
+                    pos += v;
                 }
             }
+            *x = up * T::from_f64(pos) - T::from_f64(mu * all);
         }
     }
 }
 
-/// `b = Y Hᵀ` (`c × r`).
-fn y_ht<T: Real>(h: &[T], y: MatRef<'_, u8>, c: usize, r: usize, b: &mut [T]) {
+/// `b = Ỹ Hᵀ` (`c × r`).
+fn y_ht<T: Real>(h: &[T], y: MatRef<'_, u8>, c: usize, r: usize, mu: f64, b: &mut [T]) {
     b.fill(T::ZERO);
     for u in 0..y.cols() {
         for s in 0..c {
@@ -494,6 +512,13 @@ fn y_ht<T: Real>(h: &[T], y: MatRef<'_, u8>, c: usize, r: usize, b: &mut [T]) {
                     b[s + k * c] += h[k + u * r];
                 }
             }
+        }
+    }
+    let up = T::from_f64(1.0 + mu);
+    for k in 0..r {
+        let sum = T::from_f64(mu * h.iter().skip(k).step_by(r).map(|x| x.to_f64()).sum::<f64>());
+        for s in 0..c {
+            b[s + k * c] = up * b[s + k * c] - sum;
         }
     }
 }
