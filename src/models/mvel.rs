@@ -24,8 +24,8 @@
 //!   paper's objective has a trivial global minimiser — every `h_u` and `q_s`
 //!   the same unit vector, `Ŷ = 1` everywhere — since the fit term rewards
 //!   positives only and both Laplacian terms vanish on constants. A fit that
-//!   stops early keeps the NMF start's structure, but the scores crowd towards
-//!   1. `unknown_weight = μ > 0` replaces `Y` by `Ỹ = (1 + μ) Y − μ 1 1ᵀ` in the
+//!   stops early keeps the NMF start's structure, but the scores crowd
+//!   towards one. `unknown_weight = μ > 0` replaces `Y` by `Ỹ = (1 + μ) Y − μ 1 1ᵀ` in the
 //!   fit term (an unknown entry counts as a weak negative of weight `μ`), which
 //!   removes the trivial minimiser; the problem stays a linear term plus the
 //!   same quadratics, so the algorithm and its guarantee are unchanged.
