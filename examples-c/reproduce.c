@@ -1,16 +1,18 @@
-/* reproduce: the papers' evaluation tables on any dataset directory, through mvnmf's
- * C ABI: parse the options, load the dataset, run every selected method through the
- * library's protocol, print the tables (REPRODUCE.md; --help lists the options).
+/* reproduce: the papers' evaluation tables on any dataset directory, through mvnmf's C ABI
+ * (REPRODUCE.md; --help lists the options):
  *
  *   reproduce [options] DATASET_DIR    (meta.txt, viewK.f64[.gz], labels.txt)
  *
- * The protocol is the library's (DESIGN §9): mvnmf_evaluate_protocol draws, for each
- * split s (seed + s) and labeled fraction, a per-class stratified labeled subset, asks
- * fit_cb() for the encoding of all items from the labeled items' classes only, and
- * scores it (kNN accuracy of the test items, k-means ACC and NMI of their encodings);
- * mvnmf_summarize_scores gives mean ± std (population std); --tune chooses a method's
- * weights by mvnmf_cross_validate inside the labeled items. A method is one line of
- * METHODS[]; every fit is watched through the progress callback (the checks table).
+ * main() parses the options, loads and preprocesses the dataset, runs every selected method
+ * (with --depth: at depth 1, 2 and 3) through the library's protocol and prints the tables.
+ * The library does the work: mvnmf_prepare_view (shift, scale); mvnmf_evaluate_protocol
+ * (DESIGN §9: per split and labeled fraction a stratified labeled subset; fit_cb() gives the
+ * encoding of all items from the labeled items' classes only; kNN accuracy, k-means ACC and
+ * NMI of the test items); mvnmf_summarize_scores (mean ± population std);
+ * mvnmf_cross_validate (--tune); the fits: mvnmf_pipeline_fit_report (GNMF, MvSL-S/L/T, MCL:
+ * fusion weights, neighbour graph and factorization in one call), mvnmf_nmf_fit,
+ * mvnmf_joint_nmf_fit and mvnmf_deep_fit. A method is one line of METHODS[]; every fit is
+ * watched through the progress callback (the checks table).
  *
  * Build:  cargo build --release -p mvnmf-capi && make -C examples-c reproduce
  */
@@ -30,8 +32,11 @@
 
 #define MAX_FRACTIONS 32
 #define MAX_PARAMS 8
+#define MAX_VIEWS 64
 #define RISE_TOL 1e-10
 #define DEFAULT_LAYERS "100,50"
+/* Calls mvnmf function f; dies with its name and mvnmf's message if it fails. */
+#define CALL(f, ...) check(f(__VA_ARGS__), #f)
 
 /* ------------------------------------------------------------------ utils */
 
@@ -49,20 +54,24 @@ static void die(const char *fmt, ...)
 static void *xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p)
-        die("out of memory (%zu x %zu bytes)", n, size);
+    if (!p) die("out of memory (%zu x %zu bytes)", n, size);
     return p;
 }
 
-/* A buffer of at least `bytes`, reallocated only when it must grow. */
-static void *grow(void **buf, size_t *cap, size_t bytes)
+/* A workspace of at least `bytes`, reallocated only when it must grow. */
+typedef struct {
+    void *p;
+    size_t bytes;
+} buf_t;
+
+static void *grow(buf_t *b, size_t bytes)
 {
-    if (bytes > *cap) {
-        free(*buf);
-        *buf = xcalloc(1, bytes);
-        *cap = bytes;
+    if (bytes > b->bytes) {
+        free(b->p);
+        b->p = xcalloc(1, bytes);
+        b->bytes = bytes;
     }
-    return *buf;
+    return b->p;
 }
 
 static double now(void)
@@ -72,11 +81,9 @@ static double now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Dies with mvnmf's message when a call failed. */
 static void check(mvnmf_status s, const char *what)
 {
-    if (s != MVNMF_STATUS_OK)
-        die("%s failed: %s (status %u)", what, mvnmf_status_message((uint32_t)s), (unsigned)s);
+    if (s != MVNMF_STATUS_OK) die("%s failed: %s (status %u)", what, mvnmf_status_message((uint32_t)s), (unsigned)s);
 }
 
 static size_t parse_size(const char *s, const char *what)
@@ -84,8 +91,7 @@ static size_t parse_size(const char *s, const char *what)
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-')
-        die("%s: not a nonnegative integer: '%s'", what, s);
+    if (errno || end == s || *end || s[0] == '-') die("%s: not a nonnegative integer: '%s'", what, s);
     return (size_t)v;
 }
 
@@ -94,21 +100,28 @@ static double parse_double(const char *s, const char *what)
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v))
-        die("%s: not a number: '%s'", what, s);
+    if (errno || end == s || *end || !isfinite(v)) die("%s: not a number: '%s'", what, s);
     return v;
 }
 
 /* The next token of a comma-separated list *p into tok; 0 at the end. */
 static int next_token(const char **p, char *tok, size_t cap)
 {
-    if (!**p)
-        return 0;
+    if (!**p) return 0;
     const char *e = strchr(*p, ',');
     size_t l = e ? (size_t)(e - *p) : strlen(*p);
     snprintf(tok, cap, "%.*s", (int)(l < cap - 1 ? l : cap - 1), *p);
     *p += l + (e != NULL);
     return 1;
+}
+
+/* Whether the comma-separated `list` holds `word`. */
+static int listed(const char *list, const char *word)
+{
+    char tok[64];
+    while (next_token(&list, tok, sizeof tok))
+        if (!strcmp(tok, word)) return 1;
+    return 0;
 }
 
 static int ends_with(const char *s, const char *suffix)
@@ -128,29 +141,27 @@ typedef struct {
 
 typedef struct {
     size_t n, n_views, n_classes, present; /* items, views, max id + 1, classes present */
-    view_t *views;
+    view_t views[MAX_VIEWS];
     uint32_t *labels;
 } dataset_t;
 
-static FILE *open_in(const char *dir, const char *file, int *gz, char *path, size_t cap)
+/* dir/file (path[4096]) for reading; a .gz file (or file.gz for a missing file) through gzip -dc. */
+static FILE *open_in(const char *dir, const char *file, int *gz, char *path)
 {
-    snprintf(path, cap, "%s/%s", dir, file);
+    char cmd[4200];
+    snprintf(path, 4096, "%s/%s", dir, file);
     FILE *f = fopen(path, "rb");
-    *gz = ends_with(file, ".gz");
-    if (!f && !*gz) { /* viewK.f64 missing: try viewK.f64.gz */
-        snprintf(path, cap, "%s/%s.gz", dir, file);
-        *gz = (f = fopen(path, "rb")) != NULL;
+    if (!f && !ends_with(file, ".gz")) {
+        snprintf(path, 4096, "%s/%s.gz", dir, file);
+        f = fopen(path, "rb");
     }
-    if (f && *gz) {
+    if ((*gz = f && ends_with(path, ".gz")) != 0) {
         fclose(f);
-        if (strchr(path, '\''))
-            die("%s: a quote in the path; decompress it first with gunzip -k", path);
-        char cmd[4200];
+        if (strchr(path, '\'')) die("%s: a quote in the path; decompress it first with gunzip -k", path);
         snprintf(cmd, sizeof cmd, "gzip -dc '%s'", path);
         f = popen(cmd, "r");
     }
-    if (!f)
-        die("cannot open %s/%s: %s", dir, file, strerror(errno));
+    if (!f) die("cannot open %s/%s: %s", dir, file, strerror(errno));
     return f;
 }
 
@@ -158,23 +169,20 @@ static FILE *open_in(const char *dir, const char *file, int *gz, char *path, siz
 static double *read_f64(const char *dir, const char *file, size_t rows, size_t cols)
 {
     char path[4096];
-    int gz;
-    FILE *f = open_in(dir, file, &gz, path, sizeof path);
-    if (cols > SIZE_MAX / rows / sizeof(double))
-        die("%s: %zu x %zu doubles do not fit in memory", path, rows, cols);
-    double *x = xcalloc(1, rows * cols * sizeof(double));
     unsigned char b[8];
+    int gz;
+    FILE *f = open_in(dir, file, &gz, path);
+    if (cols > SIZE_MAX / rows / sizeof(double)) die("%s: %zu x %zu doubles do not fit in memory", path, rows, cols);
+    double *x = xcalloc(rows * cols, sizeof(double));
     for (size_t i = 0; i < rows * cols; i++) {
-        if (fread(b, 1, 8, f) != 8)
-            die("%s: expected %zu x %zu doubles, the file is shorter", path, rows, cols);
         uint64_t u = 0;
-        for (int k = 7; k >= 0; k--)
-            u = (u << 8) | b[k];
+        if (fread(b, 1, 8, f) != 8) die("%s: expected %zu x %zu doubles, the file is shorter", path, rows, cols);
+        for (int k = 7; k >= 0; k--) u = (u << 8) | b[k];
         memcpy(&x[i], &u, 8);
     }
     if (fread(b, 1, 1, f) == 1)
         die("%s: longer than %zu x %zu doubles: is rows/cols in meta.txt right?", path, rows, cols);
-    if (gz ? pclose(f) != 0 : fclose(f) != 0)
+    if ((gz ? pclose : fclose)(f) != 0)
         die("%s: reading failed (gzip -dc: is gzip installed? or run gunzip -k on it)", path);
     return x;
 }
@@ -185,8 +193,7 @@ static int meta_field(const char *line, const char *key, char *out, size_t cap)
     size_t kl = strlen(key), i = 0;
     for (const char *p = line; (p = strstr(p, key)) != NULL; p += kl)
         if ((p == line || p[-1] == ' ' || p[-1] == '\t') && p[kl] == '=') {
-            for (p += kl + 1; *p && !strchr(" \t\r\n", *p) && i + 1 < cap;)
-                out[i++] = *p++;
+            for (p += kl + 1; *p && !strchr(" \t\r\n", *p) && i + 1 < cap;) out[i++] = *p++;
             out[i] = 0;
             return 1;
         }
@@ -198,81 +205,66 @@ static void load_labels(dataset_t *d, const char *dir, const char *labels_file)
 {
     char line[4096], path[4096], tok[64];
     int gz;
-    FILE *f = open_in(dir, labels_file, &gz, path, sizeof path);
-    d->labels = xcalloc(1, d->n * sizeof(uint32_t));
     size_t count = 0;
+    FILE *f = open_in(dir, labels_file, &gz, path);
+    d->labels = xcalloc(d->n, sizeof(uint32_t));
     while (fgets(line, sizeof line, f))
         if (sscanf(line, "%63s", tok) == 1) {
-            if (count == d->n)
-                die("%s: more than %zu labels", path, d->n);
+            if (count == d->n) die("%s: more than %zu labels", path, d->n);
             size_t c = parse_size(tok, path);
-            if (c >= MVNMF_UNLABELED)
-                die("%s: label %zu out of range", path, c);
+            if (c >= MVNMF_UNLABELED) die("%s: label %zu out of range", path, c);
             d->labels[count++] = (uint32_t)c;
             d->n_classes = c + 1 > d->n_classes ? c + 1 : d->n_classes;
         }
-    gz ? pclose(f) : fclose(f);
-    if (count != d->n)
-        die("%s: %zu labels for %zu items", path, count, d->n);
-    for (uint32_t c = 0; c < d->n_classes; c++)
-        for (size_t j = 0; j < d->n; j++)
-            if (d->labels[j] == c) {
-                d->present++;
-                break;
-            }
+    (gz ? pclose : fclose)(f);
+    if (count != d->n) die("%s: %zu labels for %zu items", path, count, d->n);
+    uint8_t *seen = xcalloc(d->n_classes, 1);
+    for (size_t j = 0; j < d->n; j++) d->present += !seen[d->labels[j]], seen[d->labels[j]] = 1;
+    free(seen);
+    if (d->present < 2) die("%s: the labels have a single class", labels_file);
 }
 
+/* The views of meta.txt's lines "viewK.f64 name=NAME rows=R cols=N" (--views: names or
+ * 1-based positions), their values, the labels. */
 static void load(dataset_t *d, const char *dir, const char *labels_file, const char *keep)
 {
     char line[4096], path[4096], file[256], rows[64], cols[64], tok[64];
     int gz;
-    memset(d, 0, sizeof *d);
-    FILE *f = open_in(dir, "meta.txt", &gz, path, sizeof path);
-    d->views = xcalloc(64, sizeof(view_t));
+    FILE *f = open_in(dir, "meta.txt", &gz, path);
     for (size_t pos = 1; fgets(line, sizeof line, f);) {
+        view_t *v = &d->views[d->n_views];
         if (sscanf(line, "%255s", file) != 1 || strncmp(file, "view", 4) ||
             !(ends_with(file, ".f64") || ends_with(file, ".f64.gz")))
             continue;
         if (!meta_field(line, "rows", rows, sizeof rows) || !meta_field(line, "cols", cols, sizeof cols))
             die("%s: view line without rows= and cols=: %s", path, line);
-        view_t *v = &d->views[d->n_views];
         snprintf(v->file, sizeof v->file, "%s", file);
-        if (!meta_field(line, "name", v->name, sizeof v->name))
-            snprintf(v->name, sizeof v->name, "%.63s", file);
+        if (!meta_field(line, "name", v->name, sizeof v->name)) snprintf(v->name, sizeof v->name, "%.63s", file);
         v->rows = parse_size(rows, "rows");
         size_t n = parse_size(cols, "cols");
         if (v->rows == 0 || n == 0)
             die("%s: view %s is empty (%zu x %zu)", path, file, v->rows, n);
-        if (d->n_views > 0 && n != d->n)
-            die("%s: view %s has %zu items, the first view %zu", path, file, n, d->n);
+        if (d->n_views > 0 && n != d->n) die("%s: view %s has %zu items, the first view %zu", path, file, n, d->n);
         d->n = n;
-        /* --views: names or 1-based positions in meta.txt. */
         int kept = !keep;
         for (const char *p = keep; p && next_token(&p, tok, sizeof tok);)
             kept |= !strcmp(tok, v->name) || !strcmp(tok, v->file) || strtoul(tok, NULL, 10) == pos;
         pos++;
-        if (kept && ++d->n_views == 64)
-            die("%s: at most 63 views", path);
+        if (kept && ++d->n_views == MAX_VIEWS) die("%s: at most %d views", path, MAX_VIEWS - 1);
     }
-    fclose(f);
+    (gz ? pclose : fclose)(f);
     if (d->n_views == 0)
         die(keep ? "--views %s: no such view (names or positions from meta.txt)"
-                 : "%s: no view lines (\"viewK.f64 name=... rows=R cols=N\")",
-            keep ? keep : path);
-    for (size_t i = 0; i < d->n_views; i++)
-        d->views[i].x = read_f64(dir, d->views[i].file, d->views[i].rows, d->n);
-
+                 : "%s: no view lines (\"viewK.f64 name=... rows=R cols=N\")", keep ? keep : path);
+    for (size_t i = 0; i < d->n_views; i++) d->views[i].x = read_f64(dir, d->views[i].file, d->views[i].rows, d->n);
     load_labels(d, dir, labels_file);
-    if (d->present < 2)
-        die("%s: the labels have a single class", labels_file);
 }
 
 /* Shifts (--shift) and normalises every view through mvnmf_prepare_view. */
 static void preprocess(dataset_t *d, int shift, int normalize)
 {
     mvnmf_prep_params p = { (uint32_t)shift, (uint32_t)normalize };
-    for (size_t i = 0; i < d->n_views; i++) {
-        view_t *v = &d->views[i];
+    for (view_t *v = d->views; v < d->views + d->n_views; v++) {
         mvnmf_status s = mvnmf_prepare_view(v->rows, d->n, v->x, &p, &v->prep);
         if (s == MVNMF_STATUS_NEGATIVE_INPUT)
             die("view %s (%s) has negative values; NMF-based methods need nonnegative data. Rerun with "
@@ -284,25 +276,17 @@ static void preprocess(dataset_t *d, int shift, int normalize)
     }
 }
 
-/* ---------------------------------------------------------------- options */
+/* ------------------------------------------------------- options, methods */
 
 typedef struct {
     size_t k, iters, splits, seed, knn_k, restarts, folds, n_fractions;
     double tol, mkl_lambda, fractions[MAX_FRACTIONS];
+    char fraction_text[MAX_FRACTIONS][32];     /* "10%" ... */
+    const char *fraction_cols[MAX_FRACTIONS]; /* ... the tables' columns */
     int shift, normalize, tune, per_candidate, depth, learn_eta, fractions_given;
     uint32_t nmi, kernel, penalty; /* MVNMF_NMI_*, MVNMF_KERNEL_*, MVNMF_PENALTY_* */
     const char *methods, *labels, *views, *layers;
 } options_t;
-
-static const char *nmi_name(uint32_t n)
-{
-    return n == MVNMF_NMI_MAX          ? "max(H(C), H(C'))  [seed 003 eq. 43]"
-           : n == MVNMF_NMI_ARITHMETIC ? "(H(C) + H(C'))/2  [scikit-learn's default]"
-           : n == MVNMF_NMI_GEOMETRIC  ? "sqrt(H(C) H(C'))"
-                                       : "min(H(C), H(C'))";
-}
-
-/* ---------------------------------------------------------------- methods */
 
 /* A method's weight (alpha, beta, ...), settable by --param; grid: 3 values for --tune. */
 typedef struct {
@@ -311,15 +295,13 @@ typedef struct {
     const double *grid;
 } param_t;
 
-enum { MODEL_NMF, MODEL_JOINT, MODEL_SHALLOW, MODEL_DEEP };         /* the solver */
-enum { ON_ALL, ON_VIEW, ON_CONCAT };                                 /* its views */
-enum { GRAPH_NONE, GRAPH_SGE, GRAPH_KNN, GRAPH_LDGE, GRAPH_TGE };    /* its graph */
+enum { MODEL_NMF, MODEL_JOINT, MODEL_PIPELINE, MODEL_DEEP }; /* the library call */
+enum { ON_ALL, ON_VIEW, ON_CONCAT };                          /* its views */
 
 typedef struct {
     const char *key, *name, *about; /* --methods key, table name, one line */
     int uses_labels, on, model;     /* on = ON_VIEW: one candidate per view, the best is reported */
-    uint32_t preset;                /* MVNMF_MVSL_PRESET_* / MVNMF_DEEP_PRESET_* */
-    int graph;
+    uint32_t preset;                /* MVNMF_METHOD_* (pipeline) or MVNMF_DEEP_PRESET_* (deep) */
     const char *layers;             /* deep: hidden layer sizes, K is appended */
     param_t params[MAX_PARAMS];
 } method_t;
@@ -336,55 +318,54 @@ static const double ALPHA_MCL[] = { 1, 10, 100 };     /* seed 001: alpha = 100 *
  * deep layers: the paper's [300 200 125] is for views of thousands of features. */
 static method_t METHODS[] = {
     { "nmf-b", "NMF-b", "NMF on each single view; the tables report the view with the best mean "
-      "kNN accuracy over all fractions and splits", 0, ON_VIEW, MODEL_NMF, 0, GRAPH_NONE, NULL, { { 0 } } },
+      "kNN accuracy over all fractions and splits", 0, ON_VIEW, MODEL_NMF, 0, NULL, { { 0 } } },
     { "concat", "ConcatNMF", "joint multi-view NMF on all views (mvnmf_joint_nmf_fit)", 0, ON_ALL,
-      MODEL_JOINT, 0, GRAPH_NONE, NULL, { { 0 } } },
+      MODEL_JOINT, 0, NULL, { { 0 } } },
     { "dnmf", "DNMF-b", "deep NMF (DNMF preset, layer-wise pre-training + fine-tuning) on each single "
       "view; the best view is reported as for NMF-b", 0, ON_VIEW, MODEL_DEEP, MVNMF_DEEP_PRESET_DNMF,
-      GRAPH_NONE, DEFAULT_LAYERS, { { 0 } } },
+      DEFAULT_LAYERS, { { 0 } } },
     { "concat-dnmf", "ConcatDNMF", "deep NMF (DNMF preset) of all views' features stacked", 0, ON_CONCAT,
-      MODEL_DEEP, MVNMF_DEEP_PRESET_DNMF, GRAPH_NONE, DEFAULT_LAYERS, { { 0 } } },
+      MODEL_DEEP, MVNMF_DEEP_PRESET_DNMF, DEFAULT_LAYERS, { { 0 } } },
     { "gnmf", "GNMF", "GNMF preset (no sparsity), affinity-only graph: within-class kNN among the "
-      "labeled items under the MKL-fused kernel (mvnmf_ldge, kp = 0)", 1, ON_ALL, MODEL_SHALLOW,
-      MVNMF_MVSL_PRESET_GNMF, GRAPH_KNN, NULL, { { "beta", 0.02, BETA }, { "vmax", 1, NULL }, { "ka", 5, NULL } } },
+      "labeled items under the MKL-fused kernel (mvnmf_ldge, kp = 0)", 1, ON_ALL, MODEL_PIPELINE,
+      MVNMF_METHOD_GNMF, NULL, { { "beta", 0.02, BETA }, { "vmax", 1, NULL }, { "ka", 5, NULL } } },
     { "mvsl-s", "MvSL-S", "MVSL preset (L1,2), simple graph embedding (MVNMF_GRAPH_SGE)", 1, ON_ALL,
-      MODEL_SHALLOW, MVNMF_MVSL_PRESET_MVSL, GRAPH_SGE, NULL, { MVSL_W } },
+      MODEL_PIPELINE, MVNMF_METHOD_MVSL_S, NULL, { MVSL_W } },
     { "mvsl-l", "MvSL-L", "MVSL preset (L1,2), LDGE graph (seed-003 class-pair penalty) under the "
-      "MKL-fused kernel", 1, ON_ALL, MODEL_SHALLOW, MVNMF_MVSL_PRESET_MVSL, GRAPH_LDGE, NULL,
+      "MKL-fused kernel", 1, ON_ALL, MODEL_PIPELINE, MVNMF_METHOD_MVSL_L, NULL,
       { MVSL_W, { "ka", 5, NULL }, { "kp", 3, NULL } } },
     { "mvsl-t", "MvSL-T", "MVSL preset (L1,2), TGE graph (all items) under the MKL-fused kernel", 1,
-      ON_ALL, MODEL_SHALLOW, MVNMF_MVSL_PRESET_MVSL, GRAPH_TGE, NULL,
+      ON_ALL, MODEL_PIPELINE, MVNMF_METHOD_MVSL_T, NULL,
       { MVSL_W, { "ka", 5, NULL }, { "kp", 3, NULL }, { "sigma", 2, NULL } } },
-    { "mcl", "MCL", "MCL preset (L1,inf, gamma on V), SGE graph", 1, ON_ALL, MODEL_SHALLOW,
-      MVNMF_MVSL_PRESET_MCL, GRAPH_SGE, NULL, { MCL_W } },
+    { "mcl", "MCL", "MCL preset (L1,inf, gamma on V), SGE graph", 1, ON_ALL, MODEL_PIPELINE,
+      MVNMF_METHOD_MCL, NULL, { MCL_W } },
     { "dmcl", "DMCL", "DMCL preset (deep, L1,inf on the top layers, box on lower layers), SGE graph", 1,
-      ON_ALL, MODEL_DEEP, MVNMF_DEEP_PRESET_DMCL, GRAPH_SGE, DEFAULT_LAYERS, { MCL_W } },
+      ON_ALL, MODEL_DEEP, MVNMF_DEEP_PRESET_DMCL, DEFAULT_LAYERS, { MCL_W } },
 };
 #define N_METHODS (sizeof METHODS / sizeof METHODS[0])
 
 static size_t n_params(const method_t *m)
 {
     size_t p = 0;
-    while (p < MAX_PARAMS && m->params[p].name)
-        p++;
+    while (p < MAX_PARAMS && m->params[p].name) p++;
     return p;
 }
 
-/* The value of weight `name` (or `dflt` if the method has none). */
-static double pget(const param_t *p, const char *name, double dflt)
+/* GNMF, MvSL-L, MvSL-T: a neighbour graph under the fused kernel (MvSL-S, MCL, DMCL: SGE). */
+static int neighbour_graph(const method_t *m)
 {
-    for (size_t i = 0; i < MAX_PARAMS && p[i].name; i++)
-        if (!strcmp(p[i].name, name))
-            return p[i].value;
-    return dflt;
+    return m->model == MODEL_PIPELINE && (m->preset == MVNMF_METHOD_GNMF || m->preset == MVNMF_METHOD_MVSL_L ||
+                                          m->preset == MVNMF_METHOD_MVSL_T);
 }
 
-static size_t pget_count(const param_t *p, const char *name, size_t dflt)
+/* The value of weight `name` (or `dflt` if the method has none); counts are whole. */
+static double pget(const param_t *p, const char *name, double dflt, int count)
 {
-    double x = pget(p, name, (double)dflt);
-    if (!(x >= 0 && x == floor(x) && x < 1e9))
-        die("%s must be a nonnegative integer, not %g", name, x);
-    return (size_t)x;
+    double x = dflt;
+    for (size_t i = 0; i < MAX_PARAMS && p[i].name; i++)
+        if (!strcmp(p[i].name, name)) x = p[i].value;
+    if (count && !(x >= 0 && x == floor(x) && x < 1e9)) die("%s must be a nonnegative integer, not %g", name, x);
+    return x;
 }
 
 /* Parses hidden layer sizes ("100,50"; "" or "-" for none) and appends K;
@@ -395,10 +376,8 @@ static size_t parse_layers(const char *spec, size_t k, size_t *layers)
     char tok[32];
     if (spec && strcmp(spec, "-") && strcmp(spec, "0"))
         while (next_token(&spec, tok, sizeof tok)) {
-            if (m == 15)
-                die("layers: at most 15 hidden layers");
-            if ((layers[m++] = parse_size(tok, "layers")) == 0)
-                die("layers: sizes must be at least 1");
+            if (m == 15) die("layers: at most 15 hidden layers");
+            if ((layers[m++] = parse_size(tok, "layers")) == 0) die("layers: sizes must be at least 1");
         }
     layers[m++] = k;
     return m;
@@ -416,28 +395,63 @@ static void layers_text(const char *spec, size_t k, size_t count, const char *se
         len += (size_t)snprintf(out + len, cap - len, "%s%zu", i ? sep : "", layers[i]);
 }
 
+/* ------------------------------------------------------------------ state */
+
 /* What the fits of one method showed (every fit, tuning fits included). */
 typedef struct {
     unsigned fits, rising, nonfinite, dead, unwatched, graphs;
     double max_rise, zero_cols, cols, affinity_nnz, penalty_nnz;
     size_t ka_min, ka_asked; /* smallest ka used (reduced for small classes), ka asked */
-    double fit_time;         /* main fits only */
 } diag_t;
 
-/* The progress callback: watches the objective of every iteration. */
+/* Shared state of a run. */
 typedef struct {
-    double last, max_rise;
+    const dataset_t *data;
+    const options_t *opt;
+    buf_t work, cv_work;                 /* workspaces of the fits, of cross-validation */
+    mvnmf_view views[MAX_VIEWS], concat; /* the views; all stacked into one (ConcatDNMF) */
+    mvnmf_kernel kernels[MAX_VIEWS];
+    const char *layers;             /* hidden layers of the deep method being fitted */
+    diag_t *diag, diags[N_METHODS]; /* of the method being fitted; of each selected method */
+    int main_fit, eta_set;          /* a fit whose encoding is evaluated; it wrote eta */
+    double eta[MAX_VIEWS], *etas;   /* fusion weights: of the last fit; [fraction][split][view] */
+    uint8_t *eta_ok;                /* of the first main fit with a graph: [fraction][split] */
+} ctx_t;
+
+/* One method (with --depth: at one depth) through the protocol. */
+typedef struct {
+    ctx_t *c;
+    const method_t *m;
+    size_t mi, depth, cand, best; /* its c->diags[]; --depth: 1..3; candidate run, reported */
+    char hidden[256];             /* deep: the hidden layer sizes */
+    mvnmf_split_scores *scores;   /* [candidate][fraction][split] */
+    mvnmf_score_summary *sums;    /* [candidate][fraction] */
+    double *chosen, fit_time;     /* --tune: [fraction][split][param]; main fits only */
+} job_t;
+
+/* One fit: its inputs, outputs, the progress callback's record. */
+typedef struct {
+    const mvnmf_view *views;
+    size_t nv, nl, layers[16], lens[MAX_VIEWS]; /* views; deep layers; length of each U */
+    double *us[MAX_VIEWS], *v;
+    const uint32_t *labels; /* the labeled items' classes (NULL: unsupervised) */
+    const param_t *params;
+    uint64_t seed;
+    mvnmf_report report;
+    double last, max_rise; /* the objective watched */
     int started, nonfinite;
     unsigned calls;
-} watch_t;
+} fit_t;
 
+/* ------------------------------------------------------------------ fits */
+
+/* The progress callback: watches the objective of every iteration. */
 static int watch(const mvnmf_progress *p, void *user)
 {
-    watch_t *w = user;
+    fit_t *w = user;
     double t = p->objective.total;
     w->calls++;
-    if (!isfinite(t))
-        return w->nonfinite = 1, 0;
+    if (!isfinite(t)) return w->nonfinite = 1, 0;
     if (w->started) {
         double rise = (t - w->last) / (fabs(w->last) > 1e-300 ? fabs(w->last) : 1e-300);
         w->max_rise = rise > w->max_rise ? rise : w->max_rise;
@@ -447,226 +461,143 @@ static int watch(const mvnmf_progress *p, void *user)
     return 0;
 }
 
-/* Shared state of a run. */
-typedef struct {
-    const dataset_t *data;
-    const options_t *opt;
-    void *work, *cv_work;       /* growable workspaces (fits, cross-validation) */
-    size_t work_bytes, cv_bytes;
-    mvnmf_view *views, concat;  /* the views; all stacked into one (ConcatDNMF) */
-    double *concat_x;
-    mvnmf_kernel *kernels;      /* one per view */
-    const char *layers;         /* hidden layers of the deep method being fitted */
-    diag_t *diag;               /* of the method being fitted */
-    int main_fit, eta_set;      /* a fit whose encoding is evaluated; eta below was set */
-    double *eta;                /* fusion weights of the last neighbour graph */
-} ctx_t;
-
-static void *workspace(ctx_t *c, size_t bytes)
+/* The run's iterations, tolerance and seed, a random start, the weights of params[]. */
+static void set_solver(mvnmf_mvsl_params *s, const options_t *o, const fit_t *f)
 {
-    return grow(&c->work, &c->work_bytes, bytes);
+    s->max_iter = (unsigned)o->iters;
+    s->tol = o->tol;
+    s->seed = f->seed;
+    s->init = MVNMF_INIT_RANDOM;
+    s->alpha = pget(f->params, "alpha", s->alpha, 0);
+    s->beta = pget(f->params, "beta", s->beta, 0);
+    s->gamma = pget(f->params, "gamma", s->gamma, 0);
+    s->vmax = pget(f->params, "vmax", s->vmax, 0);
 }
 
-/* ------------------------------------------------------------------ fits */
-
-/* The neighbour-graph options of a method: its ka, kp, sigma; ka is reduced to
- * (smallest labeled class) - 1 where a class has too few labeled items. */
-static mvnmf_graph_params graph_params(ctx_t *c, const uint32_t *labels, const param_t *params, int kind)
+/* ka, kp, sigma of a neighbour graph; ka is reduced to (smallest labeled class) - 1
+ * where a class has too few labeled items. */
+static void graph_params(ctx_t *c, const fit_t *f, mvnmf_graph_params *gp)
 {
-    mvnmf_graph_params gp = mvnmf_graph_params_default();
     size_t minc = SIZE_MAX, *cnt = xcalloc(c->data->n_classes, sizeof(size_t));
-    gp.ka = pget_count(params, "ka", gp.ka);
-    gp.kp = kind == GRAPH_KNN ? 0 : pget_count(params, "kp", gp.kp);
-    gp.sigma = pget(params, "sigma", gp.sigma);
-    gp.penalty = c->opt->penalty;
+    gp->ka = (size_t)pget(f->params, "ka", (double)gp->ka, 1);
+    gp->kp = (size_t)pget(f->params, "kp", (double)gp->kp, 1); /* GNMF: the preset's 0 */
+    gp->sigma = pget(f->params, "sigma", gp->sigma, 0);
+    gp->penalty = c->opt->penalty;
     for (size_t j = 0; j < c->data->n; j++)
-        cnt[labels[j] == MVNMF_UNLABELED ? 0 : labels[j]] += labels[j] != MVNMF_UNLABELED;
-    for (size_t cl = 0; cl < c->data->n_classes; cl++)
-        minc = cnt[cl] > 0 && cnt[cl] < minc ? cnt[cl] : minc;
+        cnt[f->labels[j] == MVNMF_UNLABELED ? 0 : f->labels[j]] += f->labels[j] != MVNMF_UNLABELED;
+    for (size_t cl = 0; cl < c->data->n_classes; cl++) minc = cnt[cl] > 0 && cnt[cl] < minc ? cnt[cl] : minc;
     free(cnt);
-    if (minc < 2)
-        die("a class has a single labeled item: no within-class neighbour graph (use a larger fraction)");
-    if (c->main_fit)
-        c->diag->ka_asked = gp.ka;
-    gp.ka = gp.ka > minc - 1 ? minc - 1 : gp.ka;
-    if (c->main_fit && gp.ka < c->diag->ka_min)
-        c->diag->ka_min = gp.ka;
-    return gp;
+    if (minc < 2) die("a class has a single labeled item: no within-class neighbour graph (use a larger fraction)");
+    if (c->main_fit) c->diag->ka_asked = gp->ka;
+    gp->ka = gp->ka > minc - 1 ? minc - 1 : gp->ka;
+    if (c->main_fit && gp->ka < c->diag->ka_min) c->diag->ka_min = gp->ka;
 }
 
-/* The views' fusion weights into c->eta: kernel-target alignment on the labeled
- * items of `labels` (mvnmf_mkl_weights), or uniform with --uniform-eta. */
-static void fusion_weights(ctx_t *c, const uint32_t *labels)
+/* GNMF, MvSL-S/L/T, MCL in one call: fusion weights (c->eta), graph, factorization. */
+static void fit_pipeline(ctx_t *c, const method_t *m, fit_t *f)
 {
     const dataset_t *d = c->data;
-    mvnmf_mkl_params mp = mvnmf_mkl_params_default();
+    mvnmf_pipeline_params pp;
+    mvnmf_pipeline_report r;
     size_t bytes;
-    mp.lambda = c->opt->mkl_lambda;
-    for (size_t i = 0; i < d->n_views && !c->opt->learn_eta; i++)
-        c->eta[i] = 1.0 / (double)d->n_views;
-    if (c->opt->learn_eta) {
-        check(mvnmf_mkl_weights_workspace(c->views, d->n_views, c->kernels, d->n_classes, &mp, &bytes),
-              "mvnmf_mkl_weights_workspace");
-        check(mvnmf_mkl_weights(c->views, d->n_views, c->kernels, labels, d->n_classes, &mp, c->eta,
-                                workspace(c, bytes), bytes, NULL), "mvnmf_mkl_weights");
-    }
-    c->eta_set = 1;
-}
-
-/* The graph of a method from the labeled items of `labels`: none, the implicit
- * SGE, or a CSR neighbour graph under the fused kernel (its buffers in buf[]). */
-static mvnmf_graph build_graph(ctx_t *c, const uint32_t *labels, const param_t *params, int kind,
-                               void *buf[6])
-{
-    const dataset_t *d = c->data;
-    size_t n = d->n, cap[2], nnz[2], bytes;
-    mvnmf_graph g;
-    memset(&g, 0, sizeof g);
-    g.n = n;
-    g.kind = kind == GRAPH_NONE ? MVNMF_GRAPH_NONE : MVNMF_GRAPH_SGE;
-    if (kind == GRAPH_SGE) {
-        g.labels = labels;
-        g.n_classes = d->n_classes;
-    }
-    if (kind == GRAPH_NONE || kind == GRAPH_SGE)
-        return g;
-    mvnmf_graph_params gp = graph_params(c, labels, params, kind);
-    fusion_weights(c, labels);
-    int tge = kind == GRAPH_TGE;
-    check((tge ? mvnmf_tge_capacity : mvnmf_ldge_capacity)(n, d->n_classes, &gp, &cap[0], &cap[1]),
-          "mvnmf_ldge/tge_capacity");
-    mvnmf_csr_buffers csr[2];
-    for (int i = 0; i < 2; i++) {
-        csr[i].row_ptr = buf[3 * i] = xcalloc(1, (n + 1) * sizeof(size_t));
-        csr[i].col_idx = buf[3 * i + 1] = xcalloc(1, cap[i] * sizeof(size_t));
-        csr[i].weights = buf[3 * i + 2] = xcalloc(1, cap[i] * sizeof(double));
-        csr[i].capacity = cap[i];
-    }
-    check((tge ? mvnmf_tge_workspace : mvnmf_ldge_workspace)(c->views, d->n_views, c->kernels,
-                                                             d->n_classes, &gp, &bytes), "graph workspace");
-    check((tge ? mvnmf_tge : mvnmf_ldge)(c->views, d->n_views, c->kernels, c->eta, labels, d->n_classes,
-                                         &gp, &csr[0], &csr[1], &nnz[0], &nnz[1], workspace(c, bytes), bytes),
-          "mvnmf_ldge/tge");
-    if (c->main_fit) {
+    CALL(mvnmf_pipeline_params_preset, m->preset, &pp);
+    set_solver(&pp.solver, c->opt, f);
+    pp.learn_eta = (uint32_t)c->opt->learn_eta;
+    pp.mkl.lambda = c->opt->mkl_lambda;
+    if ((c->eta_set = neighbour_graph(m)) != 0) graph_params(c, f, &pp.graph);
+    CALL(mvnmf_pipeline_fit_workspace, c->views, d->n_views, c->kernels, d->n_classes, c->opt->k, &pp, &bytes);
+    CALL(mvnmf_pipeline_fit_report, c->views, d->n_views, c->kernels, f->labels, d->n_classes, c->opt->k, &pp,
+         f->us, f->v, c->eta, grow(&c->work, bytes), bytes, watch, f, &r);
+    f->report = r.fit;
+    if (c->main_fit && c->eta_set) {
         c->diag->graphs++;
-        c->diag->affinity_nnz += (double)nnz[0];
-        c->diag->penalty_nnz += (double)nnz[1];
+        c->diag->affinity_nnz += (double)r.affinity_nnz;
+        c->diag->penalty_nnz += (double)r.penalty_nnz;
     }
-    g.kind = MVNMF_GRAPH_CSR;
-    g.affinity_row_ptr = csr[0].row_ptr;
-    g.affinity_col_idx = csr[0].col_idx;
-    g.affinity_weights = csr[0].weights;
-    if (gp.kp > 0) {
-        g.penalty_row_ptr = csr[1].row_ptr;
-        g.penalty_col_idx = csr[1].col_idx;
-        g.penalty_weights = csr[1].weights;
-    }
-    return g;
 }
 
-/* The solver options of method m: its preset, the run's iterations and seed,
- * its weights (alpha, beta, gamma, vmax) from params[]. */
-static void solver_params(const options_t *o, const method_t *m, const param_t *params, uint64_t seed,
-                          mvnmf_nmf_params *np, mvnmf_mvsl_params *sp, mvnmf_deep_params *dp)
+/* DNMF-b, ConcatDNMF (no graph), DMCL (the SGE graph of the labeled items). */
+static void fit_deep(ctx_t *c, const method_t *m, fit_t *f)
 {
-    mvnmf_mvsl_params *top = m->model == MODEL_DEEP ? &dp->top : sp;
-    *np = mvnmf_nmf_params_default();
-    memset(sp, 0, sizeof *sp);
-    if (m->model == MODEL_DEEP)
-        check(mvnmf_deep_params_preset(m->preset, dp), "mvnmf_deep_params_preset");
-    if (m->model == MODEL_SHALLOW)
-        check(mvnmf_mvsl_params_preset(m->preset, sp), "mvnmf_mvsl_params_preset");
-    np->max_iter = top->max_iter = (unsigned)o->iters;
-    np->tol = top->tol = o->tol;
-    np->seed = top->seed = seed;
-    top->init = MVNMF_INIT_RANDOM;
-    top->alpha = pget(params, "alpha", top->alpha);
-    top->beta = pget(params, "beta", top->beta);
-    top->gamma = pget(params, "gamma", top->gamma);
-    top->vmax = pget(params, "vmax", top->vmax);
+    mvnmf_deep_params dp;
+    mvnmf_graph g;
+    size_t bytes;
+    memset(&g, 0, sizeof g);
+    g.kind = f->labels ? MVNMF_GRAPH_SGE : MVNMF_GRAPH_NONE;
+    g.n = c->data->n;
+    g.labels = f->labels;
+    g.n_classes = f->labels ? c->data->n_classes : 0;
+    CALL(mvnmf_deep_params_preset, m->preset, &dp);
+    set_solver(&dp.top, c->opt, f);
+    CALL(mvnmf_deep_fit_workspace, f->views, f->nv, &g, f->layers, f->nl, &dp, &bytes);
+    CALL(mvnmf_deep_fit, f->views, f->nv, &g, f->layers, f->nl, &dp, f->us, f->v, grow(&c->work, bytes), bytes,
+         watch, f, &f->report);
 }
 
-/* The checks of a fit: objective never rising, finite values, dead views, and
- * the all-zero columns of the (top-layer) bases: U_M (p_{M-1} x K) closes a
- * deep factor buffer, hidden sizes clamped to the layer below. */
-static void record_fit(ctx_t *c, const method_t *m, const watch_t *wt, const mvnmf_report *r, const double *v,
-                       const mvnmf_view *views, size_t nv, double *const *us, const size_t *lens,
-                       const size_t *layers, size_t nl)
+/* NMF-b (one view) and ConcatNMF (joint NMF of all views). */
+static void fit_nmf(ctx_t *c, const method_t *m, fit_t *f)
+{
+    mvnmf_nmf_params np = mvnmf_nmf_params_default();
+    size_t bytes, k = c->opt->k;
+    np.max_iter = (unsigned)c->opt->iters;
+    np.tol = c->opt->tol;
+    np.seed = f->seed;
+    if (m->model == MODEL_NMF) {
+        CALL(mvnmf_nmf_fit_workspace, f->views, k, &np, &bytes);
+        CALL(mvnmf_nmf_fit, f->views, k, &np, f->us[0], f->v, grow(&c->work, bytes), bytes, watch, f, &f->report);
+    } else {
+        CALL(mvnmf_joint_nmf_fit_workspace, f->views, f->nv, k, &np, &bytes);
+        CALL(mvnmf_joint_nmf_fit, f->views, f->nv, k, &np, f->us, f->v, grow(&c->work, bytes), bytes, watch, f,
+             &f->report);
+    }
+}
+
+/* The checks of a fit: objective never rising, finite values, dead views, and the
+ * all-zero columns of the (top-layer) bases: U_M (p_{M-1} x K) closes a deep factor
+ * buffer, hidden sizes clamped to the layer below. */
+static void record_fit(ctx_t *c, const method_t *m, const fit_t *f)
 {
     diag_t *dg = c->diag;
     size_t k = c->opt->k;
-    int bad = wt->nonfinite || !isfinite(r->objective.total);
-    for (size_t i = 0; i < k * c->data->n && !bad; i++)
-        bad = !isfinite(v[i]);
+    int bad = f->nonfinite || !isfinite(f->report.objective.total);
+    for (size_t i = 0; i < k * c->data->n && !bad; i++) bad = !isfinite(f->v[i]);
     dg->fits++;
-    dg->rising += wt->max_rise > RISE_TOL;
-    dg->max_rise = wt->max_rise > dg->max_rise ? wt->max_rise : dg->max_rise;
+    dg->rising += f->max_rise > RISE_TOL;
+    dg->max_rise = f->max_rise > dg->max_rise ? f->max_rise : dg->max_rise;
     dg->nonfinite += bad;
-    dg->dead += r->dead_views > 0;
-    dg->unwatched += wt->calls != r->iterations + 1; /* the start and every iteration */
-    for (size_t i = 0; i < nv && m->model >= MODEL_SHALLOW; i++) {
-        size_t below = views[i].rows;
-        for (size_t l = 0; l + 1 < nl; l++)
-            below = layers[l] < below ? layers[l] : below;
+    dg->dead += f->report.dead_views > 0;
+    dg->unwatched += f->calls != f->report.iterations + 1; /* the start and every iteration */
+    for (size_t i = 0; i < f->nv && m->model >= MODEL_PIPELINE; i++, dg->cols += (double)k) {
+        size_t below = f->views[i].rows, z;
+        for (size_t l = 0; l + 1 < f->nl; l++) below = f->layers[l] < below ? f->layers[l] : below;
         for (size_t j = 0; j < k; j++) {
-            const double *u = us[i] + lens[i] - below * k + j * below;
-            size_t z = 0;
-            while (z < below && u[z] == 0)
-                z++;
+            const double *u = f->us[i] + f->lens[i] - below * k + j * below;
+            for (z = 0; z < below && u[z] == 0;) z++;
             dg->zero_cols += z == below;
         }
-        dg->cols += (double)k;
     }
 }
 
-/* Fits method m (candidate `cand`: the view of ON_VIEW methods) with weights
- * params[] and writes the K x N encoding v. `labels` holds the class of each
- * labeled item, MVNMF_UNLABELED for the others (NULL for unsupervised methods). */
+/* Fits method m (candidate `cand`: the view of ON_VIEW methods) with weights params[]
+ * and writes the K x N encoding v. `labels` holds the class of each labeled item,
+ * MVNMF_UNLABELED for the others (NULL for unsupervised methods). */
 static void fit(ctx_t *c, const method_t *m, const uint32_t *labels, size_t cand, const param_t *params,
                 uint64_t seed, double *v)
 {
-    const options_t *o = c->opt;
-    const mvnmf_view *views = m->on == ON_ALL ? c->views : m->on == ON_VIEW ? &c->views[cand] : &c->concat;
-    size_t nv = m->on == ON_ALL ? c->data->n_views : 1, layers[16], nl = 1, bytes, lens[64];
-    void *buf[6] = { 0 };
-    mvnmf_graph g = build_graph(c, labels, params, m->graph, buf);
-    double **us = xcalloc(1, nv * sizeof(double *));
-    if (m->model == MODEL_DEEP)
-        nl = parse_layers(c->layers, o->k, layers);
-    for (size_t i = 0; i < nv; i++) {
-        lens[i] = views[i].rows * o->k;
-        if (m->model == MODEL_DEEP)
-            check(mvnmf_deep_factor_len(views[i].rows, layers, nl, &lens[i]), "mvnmf_deep_factor_len");
-        us[i] = xcalloc(1, lens[i] * sizeof(double));
+    fit_t f;
+    memset(&f, 0, sizeof f);
+    f.views = m->on == ON_ALL ? c->views : m->on == ON_VIEW ? &c->views[cand] : &c->concat;
+    f.nv = m->on == ON_ALL ? c->data->n_views : 1;
+    f.nl = m->model == MODEL_DEEP ? parse_layers(c->layers, c->opt->k, f.layers) : 1;
+    f.v = v, f.labels = labels, f.params = params, f.seed = seed;
+    for (size_t i = 0; i < f.nv; i++) {
+        f.lens[i] = f.views[i].rows * c->opt->k;
+        if (m->model == MODEL_DEEP) CALL(mvnmf_deep_factor_len, f.views[i].rows, f.layers, f.nl, &f.lens[i]);
+        f.us[i] = xcalloc(f.lens[i], sizeof(double));
     }
-    mvnmf_nmf_params np;
-    mvnmf_mvsl_params sp;
-    mvnmf_deep_params dp;
-    solver_params(o, m, params, seed, &np, &sp, &dp);
-    watch_t wt = { 0, 0, 0, 0, 0 };
-    mvnmf_report r;
-    if (m->model == MODEL_NMF) {
-        check(mvnmf_nmf_fit_workspace(views, o->k, &np, &bytes), "mvnmf_nmf_fit_workspace");
-        check(mvnmf_nmf_fit(views, o->k, &np, us[0], v, workspace(c, bytes), bytes, watch, &wt, &r), "mvnmf_nmf_fit");
-    } else if (m->model == MODEL_JOINT) {
-        check(mvnmf_joint_nmf_fit_workspace(views, nv, o->k, &np, &bytes), "mvnmf_joint_nmf_fit_workspace");
-        check(mvnmf_joint_nmf_fit(views, nv, o->k, &np, us, v, workspace(c, bytes), bytes, watch, &wt, &r),
-              "mvnmf_joint_nmf_fit");
-    } else if (m->model == MODEL_SHALLOW) {
-        check(mvnmf_mvsl_fit_workspace(views, nv, &g, o->k, &sp, &bytes), "mvnmf_mvsl_fit_workspace");
-        check(mvnmf_mvsl_fit(views, nv, &g, o->k, &sp, us, v, workspace(c, bytes), bytes, watch, &wt, &r),
-              "mvnmf_mvsl_fit");
-    } else {
-        check(mvnmf_deep_fit_workspace(views, nv, &g, layers, nl, &dp, &bytes), "mvnmf_deep_fit_workspace");
-        check(mvnmf_deep_fit(views, nv, &g, layers, nl, &dp, us, v, workspace(c, bytes), bytes, watch, &wt, &r),
-              "mvnmf_deep_fit");
-    }
-    record_fit(c, m, &wt, &r, v, views, nv, us, lens, layers, nl);
-    for (size_t i = 0; i < nv; i++)
-        free(us[i]);
-    free(us);
-    for (int i = 0; i < 6; i++)
-        free(buf[i]);
+    (m->model == MODEL_PIPELINE ? fit_pipeline : m->model == MODEL_DEEP ? fit_deep : fit_nmf)(c, m, &f);
+    record_fit(c, m, &f);
+    for (size_t i = 0; i < f.nv; i++) free(f.us[i]);
 }
 
 /* ------------------------------------------------- the library's protocol */
@@ -686,119 +617,128 @@ static int cv_fit(const mvnmf_cv_fit *f, double *v, void *user)
     tune_t *t = user;
     param_t trial[MAX_PARAMS];
     memcpy(trial, t->base, sizeof trial);
-    for (size_t i = 0; i < t->nt; i++)
-        trial[t->tuned[i]].value = f->params[i];
+    for (size_t i = 0; i < t->nt; i++) trial[t->tuned[i]].value = f->params[i];
     fit(t->c, t->m, f->labels, 0, trial, t->seed, v);
     return 0;
 }
 
-/* Chooses params[] by cross-validation inside the labeled items of `labels`
- * over the product of the weights' grids (mvnmf_cross_validate: stratified
- * folds, kNN accuracy of the held-out fold, ties to the first grid point). */
+/* Chooses params[] by cross-validation inside the labeled items of `labels` over the
+ * product of the weights' grids (mvnmf_cross_validate: stratified folds, kNN accuracy
+ * of the held-out fold, ties to the first grid point). */
 static void tune(ctx_t *c, const method_t *m, const uint32_t *labels, uint64_t seed, param_t *params)
 {
     const options_t *o = c->opt;
     tune_t t = { c, m, params, { 0 }, 0, seed };
     size_t points = 1, bytes, best;
     for (size_t p = 0; p < n_params(m); p++)
-        if (params[p].grid) {
-            t.tuned[t.nt++] = p;
-            points *= 3;
-        }
-    if (t.nt == 0)
-        return;
+        if (params[p].grid) t.tuned[t.nt++] = p, points *= 3;
     double *grid = xcalloc(points * t.nt, sizeof(double)), *score = xcalloc(points, sizeof(double)), t0 = now();
     for (size_t pt = 0; pt < points; pt++)
-        for (size_t i = 0, rest = pt; i < t.nt; i++, rest /= 3)
-            grid[pt * t.nt + i] = params[t.tuned[i]].grid[rest % 3];
+        for (size_t i = 0, rest = pt; i < t.nt; i++, rest /= 3) grid[pt * t.nt + i] = params[t.tuned[i]].grid[rest % 3];
     mvnmf_cv_params cp = mvnmf_cv_params_default();
-    cp.folds = o->folds;
-    cp.seed = seed;
-    cp.knn.k = o->knn_k;
-    check(mvnmf_cross_validate_workspace(o->k, c->data->n, c->data->n_classes, points, &cp, &bytes),
-          "mvnmf_cross_validate_workspace");
-    check(mvnmf_cross_validate(labels, c->data->n, c->data->n_classes, o->k, grid, points, t.nt, &cp, score,
-                               &best, grow(&c->cv_work, &c->cv_bytes, bytes), bytes, cv_fit, &t),
-          "mvnmf_cross_validate");
+    cp.folds = o->folds, cp.seed = seed, cp.knn.k = o->knn_k;
+    CALL(mvnmf_cross_validate_workspace, o->k, c->data->n, c->data->n_classes, points, &cp, &bytes);
+    CALL(mvnmf_cross_validate, labels, c->data->n, c->data->n_classes, o->k, grid, points, t.nt, &cp, score, &best,
+         grow(&c->cv_work, bytes), bytes, cv_fit, &t);
     for (size_t pt = 0; pt < points; pt++) {
         fprintf(stderr, "  tune %s:", m->name);
-        for (size_t i = 0; i < t.nt; i++)
-            fprintf(stderr, " %s=%g", params[t.tuned[i]].name, grid[pt * t.nt + i]);
+        for (size_t i = 0; i < t.nt; i++) fprintf(stderr, " %s=%g", params[t.tuned[i]].name, grid[pt * t.nt + i]);
         fprintf(stderr, " -> CV kNN accuracy %.2f%%\n", 100 * score[pt]);
     }
-    for (size_t i = 0; i < t.nt; i++)
-        params[t.tuned[i]].value = grid[best * t.nt + i];
+    for (size_t i = 0; i < t.nt; i++) params[t.tuned[i]].value = grid[best * t.nt + i];
     fprintf(stderr, "%s tuned in %.2f s\n", m->name, now() - t0);
-    free(grid);
-    free(score);
+    free(grid), free(score);
 }
-
-/* One method (one candidate) through mvnmf_evaluate_protocol. */
-typedef struct {
-    ctx_t *c;
-    const method_t *m;
-    size_t cand;
-    double *chosen;   /* --tune: weights chosen per fraction and split */
-    double *etas;     /* fusion weights of the first graph per fraction and split */
-    uint8_t *eta_ok;
-} run_t;
 
 /* The protocol's fit: the encoding of all items from the labeled items' classes. */
 static int fit_cb(const mvnmf_protocol_fit *r, double *v, void *user)
 {
-    run_t *u = user;
-    ctx_t *c = u->c;
-    const method_t *m = u->m;
+    job_t *j = user;
+    ctx_t *c = j->c;
+    const method_t *m = j->m;
     size_t cell = r->fraction_index * c->opt->splits + r->split, h = c->data->n_views;
     param_t params[MAX_PARAMS];
     if (!m->uses_labels && r->fraction_index > 0)
         return 0; /* unsupervised: this split's encoding stands for every fraction */
     memcpy(params, m->params, sizeof params);
-    if (m->uses_labels && c->opt->tune)
+    if (m->uses_labels && c->opt->tune && (m->params[0].grid || m->params[1].grid))
         tune(c, m, r->labels, r->seed, params);
-    for (size_t p = 0; p < n_params(m) && u->chosen; p++)
-        u->chosen[cell * MAX_PARAMS + p] = params[p].value;
+    for (size_t p = 0; p < n_params(m); p++) j->chosen[cell * MAX_PARAMS + p] = params[p].value;
     double t0 = now();
-    c->main_fit = 1;
-    c->eta_set = 0;
-    fit(c, m, m->uses_labels ? r->labels : NULL, u->cand, params, r->seed, v);
+    c->main_fit = 1, c->eta_set = 0;
+    fit(c, m, m->uses_labels ? r->labels : NULL, j->cand, params, r->seed, v);
     c->main_fit = 0;
-    c->diag->fit_time += now() - t0;
+    j->fit_time += now() - t0;
     fprintf(stderr, "split %zu/%zu, %g%%: %s%s%s fitted in %.2f s\n", r->split + 1, c->opt->splits,
             100 * r->fraction, m->name, m->on == ON_VIEW ? " on " : "",
-            m->on == ON_VIEW ? c->data->views[u->cand].name : "", now() - t0);
-    if (c->eta_set && u->eta_ok && !u->eta_ok[cell]) {
-        memcpy(u->etas + cell * h, c->eta, h * sizeof(double));
-        u->eta_ok[cell] = 1;
+            m->on == ON_VIEW ? c->data->views[j->cand].name : "", now() - t0);
+    if (c->eta_set && !c->eta_ok[cell]) {
+        memcpy(c->etas + cell * h, c->eta, h * sizeof(double));
+        c->eta_ok[cell] = 1;
     }
     return 0;
 }
 
-/* scores[f * splits + s] of method m's candidate `cand` (the view of "-b" methods). */
-static void run(run_t *u, size_t cand, mvnmf_split_scores *scores)
+/* "-b" methods: the view with the best mean kNN accuracy over all fractions and splits. */
+static void pick_best(job_t *j, size_t nc, size_t cells)
 {
-    const options_t *o = u->c->opt;
-    const dataset_t *d = u->c->data;
+    const dataset_t *d = j->c->data;
+    double top = -1;
+    printf("%s: mean kNN accuracy of each view over all fractions and splits:", j->m->name);
+    for (size_t cand = 0; cand < nc; cand++) {
+        double mean = 0;
+        for (size_t t = 0; t < cells; t++) mean += j->scores[cand * cells + t].knn_accuracy;
+        mean /= (double)cells;
+        printf(" %s %.2f%%%s", d->views[cand].name, 100 * mean, cand + 1 < nc ? "," : "");
+        if (mean > top) {
+            top = mean;
+            j->best = cand;
+        }
+    }
+    printf(".\n  -> %s = %s on view %s (chosen by mean kNN accuracy on the test items, as the papers' "
+           "best-single-view baseline; its k-means rows use the same view).\n",
+           j->m->name, j->m->layers ? "DNMF" : "NMF", d->views[j->best].name);
+}
+
+/* Every candidate of a job through mvnmf_evaluate_protocol, and their mean ± std. */
+static void run_job(job_t *j)
+{
+    ctx_t *c = j->c;
+    const options_t *o = c->opt;
+    const dataset_t *d = c->data;
+    size_t nf = o->n_fractions, cells = nf * o->splits, nc = j->m->on == ON_VIEW ? d->n_views : 1, bytes;
     mvnmf_protocol_params pp = mvnmf_protocol_params_default();
-    size_t bytes;
-    pp.splits = o->splits;
-    pp.seed = o->seed;
-    pp.eval.knn.k = o->knn_k;
+    pp.splits = o->splits, pp.seed = o->seed, pp.eval.knn.k = o->knn_k, pp.eval.nmi = o->nmi;
     pp.eval.kmeans.restarts = (uint32_t)o->restarts;
-    pp.eval.nmi = o->nmi;
-    u->cand = cand;
-    check(mvnmf_evaluate_protocol_workspace(o->k, d->n, d->n_classes, o->n_fractions, &pp, &bytes),
-          "mvnmf_evaluate_protocol_workspace");
+    j->scores = xcalloc(nc * cells, sizeof *j->scores);
+    j->sums = xcalloc(nc * nf, sizeof *j->sums);
+    j->chosen = xcalloc(cells * MAX_PARAMS, sizeof(double));
+    c->diag = &c->diags[j->mi];
+    c->layers = j->m->layers ? j->hidden : NULL;
+    CALL(mvnmf_evaluate_protocol_workspace, o->k, d->n, d->n_classes, nf, &pp, &bytes);
     void *w = xcalloc(1, bytes);
-    check(mvnmf_evaluate_protocol(d->labels, d->n, d->n_classes, o->fractions, o->n_fractions, o->k, &pp,
-                                  scores, w, bytes, fit_cb, u),
-          "mvnmf_evaluate_protocol");
+    for (j->cand = 0; j->cand < nc; j->cand++) {
+        CALL(mvnmf_evaluate_protocol, d->labels, d->n, d->n_classes, o->fractions, nf, o->k, &pp,
+             j->scores + j->cand * cells, w, bytes, fit_cb, j);
+        CALL(mvnmf_summarize_scores, j->scores + j->cand * cells, nf, o->splits, j->sums + j->cand * nf);
+    }
     free(w);
+    if (nc > 1) pick_best(j, nc, cells);
 }
 
 /* ------------------------------------------------------------------ print */
 
-static const char *const TITLES[3] = { "kNN accuracy (%)", "k-means ACC (%)", "k-means NMI (%)" };
+static const char *const METRICS[3] = { "kNN accuracy (%)", "k-means ACC (%)", "k-means NMI (%)" };
+
+/* A Markdown table: its title (if any) and head, "| first | cols... |" and the rule. */
+static void table_head(const char *title, const char *first, const char *const *cols, size_t n)
+{
+    printf("%s\n| %s |", title, first);
+    for (size_t i = 0; i < n; i++) printf(" %s |", cols[i]);
+    printf("\n|---|");
+    for (size_t i = 0; i < n; i++) printf("---|");
+    printf("\n");
+}
 
 /* " mean ± std |" of metric t (0 kNN, 1 k-means ACC, 2 NMI), in %. */
 static void print_cell(const mvnmf_score_summary *s, int t)
@@ -807,51 +747,46 @@ static void print_cell(const mvnmf_score_summary *s, int t)
            100 * (t == 0 ? s->knn_std : t == 1 ? s->kmeans_accuracy_std : s->kmeans_nmi_std));
 }
 
-/* The dataset and its preprocessing. */
-static void print_dataset(const ctx_t *c, const char *dir)
+static const char *nmi_name(uint32_t n)
 {
+    return n == MVNMF_NMI_MAX          ? "max(H(C), H(C'))  [seed 003 eq. 43]"
+           : n == MVNMF_NMI_ARITHMETIC ? "(H(C) + H(C'))/2  [scikit-learn's default]"
+           : n == MVNMF_NMI_GEOMETRIC  ? "sqrt(H(C) H(C'))"
+                                       : "min(H(C), H(C'))";
+}
+
+/* The dataset, its preprocessing, the models and the protocol. */
+static void print_header(const ctx_t *c, const char *dir)
+{
+    static const char *const COLS[] = { "name", "features", "min", "preprocessing" };
     const dataset_t *d = c->data;
     const options_t *o = c->opt;
-    printf("# mvnmf reproduce: %s\n\nmvnmf %s. Dataset: %zu items, %zu classes (%s), %zu views:\n\n", dir,
+    printf("# mvnmf reproduce: %s\n\nmvnmf %s. Dataset: %zu items, %zu classes (%s), %zu views:\n", dir,
            mvnmf_version(), d->n, d->present, o->labels, d->n_views);
-    printf("| view | name | features | min | preprocessing |\n|---|---|---|---|---|\n");
-    for (size_t i = 0; i < d->n_views; i++) {
-        const view_t *v = &d->views[i];
+    table_head("", "view", COLS, 4);
+    for (const view_t *v = d->views; v < d->views + d->n_views; v++) {
         printf("| %s | %s | %zu | %.4g | ", v->file, v->name, v->rows, v->prep.min);
-        if (v->prep.shifted)
-            printf("shifted %zu features by their minimum (--shift); ", v->prep.shifted);
-        if (o->normalize)
-            printf("scaled by %.4g |\n", v->prep.scale);
-        else
-            printf("not scaled |\n");
+        if (v->prep.shifted) printf("shifted %zu features by their minimum (--shift); ", v->prep.shifted);
+        o->normalize ? printf("scaled by %.4g |\n", v->prep.scale) : printf("not scaled |\n");
     }
     printf("\nPreprocessing: per-view normalisation to ||X_v||_F^2 = N is %s.\n",
            o->normalize ? "ON (--no-normalize to disable)" : "OFF (--no-normalize)");
+    printf("Models: K = %zu, %zu iterations (tol %g), init seed = split seed.\n", o->k, o->iters, o->tol);
+    printf("Protocol: %zu splits (seeds %zu..%zu), per-class stratified labeled fractions", o->splits, o->seed,
+           o->seed + o->splits - 1);
+    for (size_t f = 0; f < o->n_fractions; f++) printf(" %s", o->fraction_text[f]);
+    printf("; test items = the unlabeled items.\nEvaluation: kNN (k = %zu, Euclidean) from the labeled to the "
+           "test items; k-means (k-means++, %zu restarts, k = %zu) on the test items' encodings, ACC under the "
+           "best one-to-one map (Kuhn-Munkres), NMI = I(C;C') / %s.\n",
+           o->knn_k, o->restarts, d->present, nmi_name(o->nmi));
 }
 
-/* Every selected method with its weights; the graphs, the deep presets, --tune. */
-static void print_methods(const ctx_t *c, const size_t *sel, size_t n_sel)
+/* What the neighbour graphs, the deep methods and --tune do. */
+static void print_notes(const options_t *o, int graphs, int deep, int tunable)
 {
-    const options_t *o = c->opt;
-    int graphs = 0, deep = 0;
-    for (size_t s = 0; s < n_sel; s++) {
-        const method_t *m = &METHODS[sel[s]];
-        char lt[256];
-        printf("  %s: %s.", m->name, m->about);
-        for (size_t p = 0; p < n_params(m); p++)
-            printf(" %s = %g", m->params[p].name, m->params[p].value);
-        if (m->layers) {
-            layers_text(m->layers, o->k, SIZE_MAX, "-", lt, sizeof lt);
-            printf(" layers = %s", o->depth ? "see the depth table" : lt);
-        }
-        printf("\n");
-        graphs |= m->graph >= GRAPH_KNN;
-        deep |= m->layers != NULL;
-    }
     if (graphs)
         printf("Neighbour graphs: base kernel %s per view, normalised; fused with %s.\n",
-               o->kernel == MVNMF_KERNEL_RBF ? "RBF (gamma = 1/median d^2 over the labeled pairs)"
-                                             : "linear (cosine)",
+               o->kernel == MVNMF_KERNEL_RBF ? "RBF (gamma = 1/median d^2 over the labeled pairs)" : "linear (cosine)",
                o->learn_eta ? "weights eta learned by kernel-target alignment on the labeled items"
                             : "uniform weights (--uniform-eta)");
     if (graphs && o->learn_eta)
@@ -861,7 +796,7 @@ static void print_methods(const ctx_t *c, const size_t *sel, size_t n_sel)
                    : "each item's kp nearest other-class items (seed 000)");
     if (deep) {
         mvnmf_deep_params dp;
-        check(mvnmf_deep_params_preset(MVNMF_DEEP_PRESET_DMCL, &dp), "mvnmf_deep_params_preset");
+        CALL(mvnmf_deep_params_preset, MVNMF_DEEP_PRESET_DMCL, &dp);
         printf("Deep methods: layer-wise pre-training (%u NMF iterations per layer), then the iterations above "
                "as fine-tuning; V starts %s; lower layers %s; hidden sizes are clamped per view to the layer "
                "below (a view of 6 features keeps 6).\n", dp.pretrain_iter,
@@ -869,286 +804,192 @@ static void print_methods(const ctx_t *c, const size_t *sel, size_t n_sel)
                                                 : "from the pre-trained encodings",
                dp.box_lower ? "in the box [0, 1]" : "unconstrained");
     }
-    int any = 0;
-    for (size_t s = 0; s < n_sel; s++)
-        any |= METHODS[sel[s]].params[0].grid != NULL || METHODS[sel[s]].params[1].grid != NULL;
-    if (o->tune && !any)
+    if (o->tune && !tunable)
         printf("--tune: none of the selected methods has weights; nothing to tune.\n");
     else if (o->tune)
         printf("--tune: per split and fraction, %zu-fold cross-validation within the labeled items over alpha "
                "in the papers' value x {1/100, 1/10, 1} and beta in {0.002, 0.02, 0.2} (kNN accuracy of the "
                "held-out labeled items; the test items' labels are never read).\n", o->folds);
+}
+
+/* Every selected method with its weights. */
+static void print_methods(const ctx_t *c, const job_t *jobs, size_t n_jobs)
+{
+    const options_t *o = c->opt;
+    int graphs = 0, deep = 0, tunable = 0;
+    char lt[256];
+    printf("Methods:");
+    for (size_t i = 0; i < n_jobs; i++)
+        if (jobs[i].depth <= 1) printf("%s %s", i ? "," : "", jobs[i].m->name);
+    printf(". Unsupervised methods are fitted once per split and evaluated at every fraction; "
+           "semi-supervised ones once per split and fraction (their graph uses that split's labeled items).\n");
+    for (const job_t *j = jobs; j < jobs + n_jobs; j += o->depth ? 3 : 1) {
+        printf("  %s: %s.", j->m->name, j->m->about);
+        for (size_t p = 0; p < n_params(j->m); p++) printf(" %s = %g", j->m->params[p].name, j->m->params[p].value);
+        if (j->m->layers) {
+            layers_text(j->m->layers, o->k, SIZE_MAX, "-", lt, sizeof lt);
+            printf(" layers = %s", o->depth ? "see the depth table" : lt);
+        }
+        printf("\n");
+        graphs |= neighbour_graph(j->m), deep |= j->m->layers != NULL;
+        tunable |= j->m->params[0].grid || j->m->params[1].grid;
+    }
+    print_notes(o, graphs, deep, tunable);
     fflush(stdout);
 }
 
-/* Everything that determines the numbers. */
-static void print_header(const ctx_t *c, const char *dir, const size_t *sel, size_t n_sel)
-{
-    const dataset_t *d = c->data;
-    const options_t *o = c->opt;
-    print_dataset(c, dir);
-    printf("Models: K = %zu, %zu iterations (tol %g), init seed = split seed.\n", o->k, o->iters, o->tol);
-    printf("Protocol: %zu splits (seeds %zu..%zu), per-class stratified labeled fractions", o->splits, o->seed,
-           o->seed + o->splits - 1);
-    for (size_t f = 0; f < o->n_fractions; f++)
-        printf(" %g%%", 100 * o->fractions[f]);
-    printf("; test items = the unlabeled items.\nEvaluation: kNN (k = %zu, Euclidean) from the labeled to the "
-           "test items; k-means (k-means++, %zu restarts, k = %zu) on the test items' encodings, ACC under the "
-           "best one-to-one map (Kuhn-Munkres), NMI = I(C;C') / %s.\nMethods:",
-           o->knn_k, o->restarts, d->present, nmi_name(o->nmi));
-    for (size_t s = 0; s < n_sel; s++)
-        printf("%s %s", s ? "," : "", METHODS[sel[s]].name);
-    printf(". Unsupervised methods are fitted once per split and evaluated at every fraction; "
-           "semi-supervised ones once per split and fraction (their graph uses that split's labeled items).\n");
-    print_methods(c, sel, n_sel);
-}
-
-static void print_checks(const size_t *sel, size_t n_sel, const diag_t *diags)
-{
-    printf("\nChecks on every fit (tuning fits included): the objective watched at every iteration (a rise is a "
-           "relative increase > %g), encodings finite, views whose basis died (mvnmf_report.dead_views).\n\n"
-           "| method | fits | objective rose | largest relative rise | non-finite | dead views | zero columns of U |\n"
-           "|---|---|---|---|---|---|---|\n", RISE_TOL);
-    for (size_t i = 0; i < n_sel; i++) {
-        const diag_t *g = &diags[i];
-        printf("| %s | %u | %u | %.3g | %u | %u |", METHODS[sel[i]].name, g->fits, g->rising, g->max_rise,
-               g->nonfinite, g->dead);
-        if (g->cols > 0)
-            printf(" %.1f%% |\n", 100 * g->zero_cols / g->cols);
-        else
-            printf(" - |\n");
-    }
-    printf("\n(zero columns of U: all-zero columns of the views' bases, of the top layer for deep methods, over "
-           "all fits: the group sparsity at work.)\n");
-    for (size_t i = 0; i < n_sel; i++) {
-        const diag_t *g = &diags[i];
-        if (g->unwatched)
-            printf("WARNING: %s: in %u fits the progress callback was not called once per iteration and for "
-                   "the start: the objective checks above are incomplete.\n", METHODS[sel[i]].name, g->unwatched);
-    }
-    for (size_t i = 0; i < n_sel; i++) {
-        const diag_t *g = &diags[i];
-        if (!g->graphs)
-            continue;
-        printf("%s graph: %.0f affinity and %.0f penalty entries (CSR, both triangles) on average over %u graphs",
-               METHODS[sel[i]].name, g->affinity_nnz / g->graphs, g->penalty_nnz / g->graphs, g->graphs);
-        if (g->ka_min < g->ka_asked)
-            printf("; ka reduced to %zu (from %zu) where a class had too few labeled items", g->ka_min, g->ka_asked);
-        printf(".\n");
-    }
-}
-
-/* What the runs of the selected methods gave. */
-typedef struct {
-    mvnmf_split_scores *res[N_METHODS]; /* [candidate][fraction][split] */
-    double *chosen[N_METHODS];          /* --tune: [fraction][split][param] */
-    size_t best[N_METHODS];             /* the candidate reported ("-b": the best view) */
-    double *etas;                       /* [fraction][split][view] */
-    uint8_t *eta_ok;                    /* [fraction][split] */
-} results_t;
-
-/* Runs method sel[i] (every candidate); for "-b" methods, picks and prints the
- * view with the best mean kNN accuracy over all fractions and splits. */
-static void run_method(ctx_t *c, size_t i, const size_t *sel, diag_t *diags, results_t *r)
-{
-    const method_t *m = &METHODS[sel[i]];
-    size_t cells = c->opt->n_fractions * c->opt->splits, nc = m->on == ON_VIEW ? c->data->n_views : 1;
-    run_t u = { c, m, 0, NULL, r->etas, r->eta_ok };
-    double top = -1;
-    u.chosen = r->chosen[i] = xcalloc(cells * MAX_PARAMS, sizeof(double));
-    r->res[i] = xcalloc(nc * cells, sizeof(mvnmf_split_scores));
-    c->diag = &diags[i];
-    c->layers = m->layers;
-    for (size_t cand = 0; cand < nc; cand++)
-        run(&u, cand, r->res[i] + cand * cells);
-    if (nc == 1)
-        return;
-    printf("%s: mean kNN accuracy of each view over all fractions and splits:", m->name);
-    for (size_t cand = 0; cand < nc; cand++) {
-        double mean = 0;
-        for (size_t t = 0; t < cells; t++)
-            mean += r->res[i][cand * cells + t].knn_accuracy;
-        mean /= (double)cells;
-        printf(" %s %.2f%%%s", c->data->views[cand].name, 100 * mean, cand + 1 < nc ? "," : "");
-        if (mean > top) {
-            top = mean;
-            r->best[i] = cand;
-        }
-    }
-    printf(".\n  -> %s = %s on view %s (chosen by mean kNN accuracy on the test items, as the papers' "
-           "best-single-view baseline; its k-means rows use the same view).\n",
-           m->name, m->layers ? "DNMF" : "NMF", c->data->views[r->best[i]].name);
-}
-
-/* "| first | 10% | 20% |" and its rule, over the fractions. */
-static void table_head(const options_t *o, const char *first)
-{
-    printf("\n| %s |", first);
-    for (size_t f = 0; f < o->n_fractions; f++)
-        printf(" %g%% |", 100 * o->fractions[f]);
-    printf("\n|---|");
-    for (size_t f = 0; f < o->n_fractions; f++)
-        printf("---|");
-    printf("\n");
-}
-
-/* The kNN, k-means ACC and NMI tables: mean ± std over the splits. */
-static void print_tables(const ctx_t *c, const size_t *sel, size_t n_sel, const results_t *r)
+/* The kNN, k-means ACC and NMI tables: a row per method (per view with --per-view). */
+static void print_tables(const ctx_t *c, const job_t *jobs, size_t n_jobs)
 {
     const options_t *o = c->opt;
-    size_t nf = o->n_fractions, ns = o->splits, k_used = o->knn_k;
-    mvnmf_score_summary *sum = xcalloc(nf, sizeof *sum);
+    size_t nf = o->n_fractions, k_used = o->knn_k;
     for (int t = 0; t < 3; t++) {
-        printf("\n### %s, mean ± std over %zu splits%s%s\n", TITLES[t], ns, t == 2 ? ", NMI normalised by " : "",
+        printf("\n### %s, mean ± std over %zu splits%s%s\n", METRICS[t], o->splits, t == 2 ? ", NMI normalised by " : "",
                t == 2 ? nmi_name(o->nmi) : "");
-        table_head(o, "method");
-        for (size_t i = 0; i < n_sel; i++) {
-            const method_t *m = &METHODS[sel[i]];
-            for (size_t cand = 0; cand < (m->on == ON_VIEW ? c->data->n_views : 1); cand++) {
-                if (cand != r->best[i] && !o->per_candidate)
-                    continue;
-                if (m->on == ON_VIEW)
-                    printf("| %s (%s) |", cand == r->best[i] ? m->name : m->layers ? "DNMF" : "NMF",
+        table_head("", "method", o->fraction_cols, nf);
+        for (const job_t *j = jobs; j < jobs + n_jobs; j++)
+            for (size_t cand = 0; cand < (j->m->on == ON_VIEW ? c->data->n_views : 1); cand++) {
+                const mvnmf_score_summary *s = j->sums + cand * nf;
+                if (cand != j->best && !o->per_candidate) continue;
+                if (j->m->on == ON_VIEW)
+                    printf("| %s (%s) |", cand == j->best ? j->m->name : j->m->layers ? "DNMF" : "NMF",
                            c->data->views[cand].name);
                 else
-                    printf("| %s |", m->name);
-                check(mvnmf_summarize_scores(r->res[i] + cand * nf * ns, nf, ns, sum), "mvnmf_summarize_scores");
+                    printf("| %s |", j->m->name);
                 for (size_t f = 0; f < nf; f++) {
-                    print_cell(&sum[f], t);
-                    k_used = sum[f].knn_k_min < k_used ? sum[f].knn_k_min : k_used;
+                    print_cell(&s[f], t);
+                    k_used = s[f].knn_k_min < k_used ? s[f].knn_k_min : k_used;
                 }
                 printf("\n");
             }
-        }
     }
     if (k_used < o->knn_k)
         printf("\nNote: where fewer than %zu items were labeled, kNN used k = the smallest number of labeled "
                "items in a class (down to %zu).\n", o->knn_k, k_used);
-    free(sum);
+}
+
+/* --depth: a table per fraction, a row per method and depth with the three metrics. */
+static void print_depth(const ctx_t *c, const job_t *jobs, size_t n_jobs)
+{
+    static const char *const COLS[] = { "depth", "layers", "kNN accuracy (%)", "k-means ACC (%)",
+                                        "k-means NMI (%)", "fit time" };
+    const options_t *o = c->opt;
+    char lt[256];
+    for (size_t f = 0; f < o->n_fractions; f++) {
+        printf("\n### Accuracy against depth, %s labeled, mean ± std over %zu splits\n", o->fraction_text[f],
+               o->splits);
+        table_head("", "method", COLS, 6);
+        for (const job_t *j = jobs; j < jobs + n_jobs; j++) {
+            layers_text(j->hidden, o->k, SIZE_MAX, "-", lt, sizeof lt);
+            printf("| %s | %zu | %s |", j->m->name, j->depth, lt);
+            for (int t = 0; t < 3; t++) print_cell(&j->sums[f], t);
+            printf(" %.1f s |\n", j->fit_time);
+        }
+    }
 }
 
 /* The fusion weights of the first neighbour graph of each split and fraction. */
-static void print_eta(const ctx_t *c, const results_t *r)
+static void print_eta(const ctx_t *c)
 {
     const options_t *o = c->opt;
     size_t ns = o->splits, h = c->data->n_views, any = 0;
-    for (size_t t = 0; t < o->n_fractions * ns; t++)
-        any |= r->eta_ok[t];
-    if (!any)
-        return;
-    double *col = xcalloc(ns, sizeof(double));
-    printf("\n### Fusion weights eta of the neighbour graphs (%s), mean ± std over the splits\n\n| labeled |",
+    const char *names[MAX_VIEWS];
+    double *col, mean, std;
+    for (size_t t = 0; t < o->n_fractions * ns; t++) any |= c->eta_ok[t];
+    if (!any) return;
+    for (size_t i = 0; i < h; i++) names[i] = c->data->views[i].name;
+    col = xcalloc(ns, sizeof(double));
+    printf("\n### Fusion weights eta of the neighbour graphs (%s), mean ± std over the splits\n",
            o->learn_eta ? "kernel-target alignment on each split's labeled items" : "uniform");
-    for (size_t i = 0; i < h; i++)
-        printf(" %s |", c->data->views[i].name);
-    printf("\n|---|");
-    for (size_t i = 0; i < h; i++)
-        printf("---|");
+    table_head("", "labeled", names, h);
     for (size_t f = 0; f < o->n_fractions; f++) {
-        printf("\n| %g%% |", 100 * o->fractions[f]);
-        for (size_t i = 0; i < h; i++) {
-            size_t cnt = 0;
-            double mean = NAN, std = NAN;
+        printf("| %s |", o->fraction_text[f]);
+        for (size_t i = 0, cnt = 0; i < h; i++, cnt = 0) {
             for (size_t s = 0; s < ns; s++)
-                if (r->eta_ok[f * ns + s])
-                    col[cnt++] = r->etas[(f * ns + s) * h + i];
-            if (cnt)
-                check(mvnmf_mean_std(col, cnt, &mean, &std), "mvnmf_mean_std");
+                if (c->eta_ok[f * ns + s]) col[cnt++] = c->etas[(f * ns + s) * h + i];
+            mean = std = NAN;
+            if (cnt) CALL(mvnmf_mean_std, col, cnt, &mean, &std);
             printf(" %.3f ± %.3f |", mean, std);
         }
+        printf("\n");
     }
-    printf("\n");
     free(col);
 }
 
 /* The weights --tune chose, per fraction (splits separated by ';'). */
-static void print_tuned(const ctx_t *c, const size_t *sel, size_t n_sel, const results_t *r)
+static void print_tuned(const ctx_t *c, const job_t *jobs, size_t n_jobs)
 {
+    static const char *const COLS[] = { "chosen" };
+    char title[128];
     size_t ns = c->opt->splits;
-    for (size_t i = 0; i < n_sel && c->opt->tune; i++) {
-        const method_t *m = &METHODS[sel[i]];
-        if (!m->uses_labels || !(m->params[0].grid || m->params[1].grid))
-            continue;
-        printf("\n%s, weights chosen by --tune (split 1..%zu):\n\n| labeled | chosen |\n|---|---|\n", m->name, ns);
+    for (const job_t *j = jobs; j < jobs + n_jobs; j++) {
+        if (!j->m->uses_labels || !(j->m->params[0].grid || j->m->params[1].grid)) continue;
+        snprintf(title, sizeof title, "\n%s, weights chosen by --tune (split 1..%zu):\n", j->m->name, ns);
+        table_head(title, "labeled", COLS, 1);
         for (size_t f = 0; f < c->opt->n_fractions; f++) {
-            printf("| %g%% |", 100 * c->opt->fractions[f]);
+            printf("| %s |", c->opt->fraction_text[f]);
             for (size_t s = 0; s < ns; s++) {
                 printf("%s", s ? ";" : "");
-                for (size_t p = 0; p < n_params(m); p++)
-                    if (m->params[p].grid)
-                        printf(" %s=%g", m->params[p].name, r->chosen[i][(f * ns + s) * MAX_PARAMS + p]);
+                for (size_t p = 0; p < n_params(j->m); p++)
+                    if (j->m->params[p].grid)
+                        printf(" %s=%g", j->m->params[p].name, j->chosen[(f * ns + s) * MAX_PARAMS + p]);
             }
             printf(" |\n");
         }
     }
 }
 
-/* The papers' tables: every selected method over the fractions and splits. */
-static void run_tables(ctx_t *c, const size_t *sel, size_t n_sel, diag_t *diags)
+/* The checks of every selected method's fits; the graphs' sizes. */
+static void print_checks(const ctx_t *c, const job_t *jobs, size_t n_jobs)
 {
-    size_t cells = c->opt->n_fractions * c->opt->splits;
-    results_t r;
-    memset(&r, 0, sizeof r);
-    r.etas = xcalloc(cells * c->data->n_views, sizeof(double));
-    r.eta_ok = xcalloc(cells, 1);
-    printf("\n");
-    for (size_t i = 0; i < n_sel; i++)
-        run_method(c, i, sel, diags, &r);
-    print_tables(c, sel, n_sel, &r);
-    print_eta(c, &r);
-    print_tuned(c, sel, n_sel, &r);
-    print_checks(sel, n_sel, diags);
-    printf("\nFit time (all splits%s):", c->opt->tune ? ", tuning excluded" : "");
-    for (size_t i = 0; i < n_sel; i++) {
-        printf(" %s %.2f s%s", METHODS[sel[i]].name, diags[i].fit_time, i + 1 < n_sel ? "," : "");
-        free(r.res[i]);
-        free(r.chosen[i]);
+    static const char *const COLS[] = { "fits", "objective rose", "largest relative rise", "non-finite",
+                                        "dead views", "zero columns of U" };
+    const diag_t *g;
+    printf("\nChecks on every fit (tuning fits included): the objective watched at every iteration (a rise is a "
+           "relative increase > %g), encodings finite, views whose basis died (mvnmf_report.dead_views).\n",
+           RISE_TOL);
+    table_head("", "method", COLS, 6);
+    for (const job_t *j = jobs; j < jobs + n_jobs; j += c->opt->depth ? 3 : 1) {
+        g = &c->diags[j->mi];
+        printf("| %s | %u | %u | %.3g | %u | %u |", j->m->name, g->fits, g->rising, g->max_rise, g->nonfinite,
+               g->dead);
+        g->cols > 0 ? printf(" %.1f%% |\n", 100 * g->zero_cols / g->cols) : printf(" - |\n");
     }
-    free(r.etas);
-    free(r.eta_ok);
-}
-
-/* --depth: the deep methods with 1, 2 and 3 layers (the first 0, 1, 2 hidden sizes, K on top). */
-static void run_depth(ctx_t *c, const size_t *sel, size_t n_sel, diag_t *diags)
-{
-    const options_t *o = c->opt;
-    size_t nf = o->n_fractions, ns = o->splits, cells = nf * ns;
-    mvnmf_split_scores *res = xcalloc(1, n_sel * 3 * cells * sizeof *res);
-    mvnmf_score_summary *sum = xcalloc(1, n_sel * 3 * nf * sizeof *sum);
-    double times[3 * N_METHODS];
-    char hidden[256], lt[256];
-    for (size_t i = 0; i < n_sel; i++)
-        for (size_t dd = 0; dd < 3; dd++) {
-            run_t u = { c, &METHODS[sel[i]], 0, NULL, NULL, NULL };
-            layers_text(METHODS[sel[i]].layers, 1, dd, ",", hidden, sizeof hidden);
-            c->layers = hidden;
-            c->diag = &diags[i];
-            times[i * 3 + dd] = -diags[i].fit_time;
-            run(&u, 0, res + (i * 3 + dd) * cells);
-            times[i * 3 + dd] += diags[i].fit_time;
-            check(mvnmf_summarize_scores(res + (i * 3 + dd) * cells, nf, ns, sum + (i * 3 + dd) * nf),
-                  "mvnmf_summarize_scores");
+    printf("\n(zero columns of U: all-zero columns of the views' bases, of the top layer for deep methods, over "
+           "all fits: the group sparsity at work.)\n");
+    for (const job_t *j = jobs; j < jobs + n_jobs; j += c->opt->depth ? 3 : 1)
+        if ((g = &c->diags[j->mi])->unwatched)
+            printf("WARNING: %s: in %u fits the progress callback was not called once per iteration and for "
+                   "the start: the objective checks above are incomplete.\n", j->m->name, g->unwatched);
+    for (const job_t *j = jobs; j < jobs + n_jobs; j += c->opt->depth ? 3 : 1)
+        if ((g = &c->diags[j->mi])->graphs) {
+            printf("%s graph: %.0f affinity and %.0f penalty entries (CSR, both triangles) on average over %u "
+                   "graphs", j->m->name, g->affinity_nnz / g->graphs, g->penalty_nnz / g->graphs, g->graphs);
+            if (g->ka_min < g->ka_asked)
+                printf("; ka reduced to %zu (from %zu) where a class had too few labeled items", g->ka_min,
+                       g->ka_asked);
+            printf(".\n");
         }
-    for (size_t f = 0; f < nf; f++) {
-        printf("\n### Accuracy against depth, %g%% labeled, mean ± std over %zu splits\n\n| method | depth | "
-               "layers | %s | %s | %s | fit time |\n|---|---|---|---|---|---|---|\n",
-               100 * o->fractions[f], ns, TITLES[0], TITLES[1], TITLES[2]);
-        for (size_t i = 0; i < n_sel; i++)
-            for (size_t dd = 0; dd < 3; dd++) {
-                layers_text(METHODS[sel[i]].layers, 1, dd, ",", hidden, sizeof hidden);
-                layers_text(hidden, o->k, SIZE_MAX, "-", lt, sizeof lt);
-                printf("| %s | %zu | %s |", METHODS[sel[i]].name, dd + 1, lt);
-                for (int t = 0; t < 3; t++)
-                    print_cell(&sum[(i * 3 + dd) * nf + f], t);
-                printf(" %.1f s |\n", times[i * 3 + dd]);
-            }
-    }
-    print_checks(sel, n_sel, diags);
-    free(res);
-    free(sum);
 }
 
-/* ------------------------------------------------------------ parse, main */
+/* The tables (or --depth's), the fusion weights, --tune's choices, the checks, the times. */
+static void print_results(const ctx_t *c, const job_t *jobs, size_t n_jobs)
+{
+    if (c->opt->depth) {
+        print_depth(c, jobs, n_jobs);
+        print_checks(c, jobs, n_jobs);
+        return;
+    }
+    print_tables(c, jobs, n_jobs);
+    print_eta(c);
+    if (c->opt->tune) print_tuned(c, jobs, n_jobs);
+    print_checks(c, jobs, n_jobs);
+    printf("\nFit time (all splits%s):", c->opt->tune ? ", tuning excluded" : "");
+    for (size_t i = 0; i < n_jobs; i++)
+        printf(" %s %.2f s%s", jobs[i].m->name, jobs[i].fit_time, i + 1 < n_jobs ? "," : "");
+}
+
+/* ------------------------------------------------------------------ parse */
 
 enum { T_SIZE, T_DOUBLE, T_STR, T_ON, T_OFF, T_ENUM, T_FRACTIONS, T_PARAM };
 typedef struct {
@@ -1206,22 +1047,21 @@ static void parse_fractions(options_t *o, const char *s)
         if (o->n_fractions == MAX_FRACTIONS || !(p > 0 && p < 100))
             die("--fractions: at most %d percentages in (0, 100), not %s", MAX_FRACTIONS, tok);
         o->fractions[o->n_fractions] = p / 100.0;
+        snprintf(o->fraction_text[o->n_fractions], sizeof o->fraction_text[0], "%g%%", 100 * (p / 100.0));
+        o->fraction_cols[o->n_fractions] = o->fraction_text[o->n_fractions];
     }
-    if (o->n_fractions == 0)
-        die("--fractions: empty list");
+    if (o->n_fractions == 0) die("--fractions: empty list");
 }
 
 /* --param METHOD.NAME=VALUE (layers=100,50 for a deep method). */
 static void set_param(const char *spec)
 {
     const char *dot = strchr(spec, '.'), *eq = strchr(spec, '=');
-    if (!dot || !eq || eq < dot)
-        die("--param: expected METHOD.NAME=VALUE, got '%s'", spec);
+    if (!dot || !eq || eq < dot) die("--param: expected METHOD.NAME=VALUE, got '%s'", spec);
     int kl = (int)(dot - spec), nl = (int)(eq - dot - 1);
     for (size_t i = 0; i < N_METHODS; i++) {
         method_t *m = &METHODS[i];
-        if ((int)strlen(m->key) != kl || strncmp(m->key, spec, (size_t)kl))
-            continue;
+        if ((int)strlen(m->key) != kl || strncmp(m->key, spec, (size_t)kl)) continue;
         if (nl == 6 && !strncmp(dot + 1, "layers", 6) && m->layers) {
             size_t tmp[16];
             parse_layers(m->layers = eq + 1, 1, tmp); /* validates */
@@ -1261,8 +1101,7 @@ static void set_option(options_t *o, const opt_t *p, const char *v)
         size_t len = strlen(v), k = 0;
         while (*names && !(strncmp(names, v, len) == 0 && (names[len] == ' ' || !names[len])))
             names += strcspn(names, " ") + (names[strcspn(names, " ")] == ' '), k++;
-        if (!*names)
-            die("%s: one of %s, not '%s'", a, p->names, v);
+        if (!*names) die("%s: one of %s, not '%s'", a, p->names, v);
         *(uint32_t *)field = p->values[k];
     }
 }
@@ -1275,8 +1114,7 @@ static void usage(int methods)
     for (size_t m = 0; m < N_METHODS && methods; m++)
         printf("%-12s %-11s %s%s\n", METHODS[m].key, METHODS[m].name, METHODS[m].about,
                METHODS[m].uses_labels ? " [semi-supervised]" : " [unsupervised]");
-    if (methods)
-        return;
+    if (methods) return;
     printf("usage: reproduce [options] DATASET_DIR\n");
     for (size_t j = 0; j < N_OPTS; j++) {
         snprintf(flag, sizeof flag, "%s %s", OPTS[j].flag, ARG[OPTS[j].type]);
@@ -1288,26 +1126,21 @@ static void usage(int methods)
 /* Checks the options against each other; --layers, --depth's defaults. */
 static void check_options(options_t *o)
 {
+    char tok[64];
     if (o->k == 0 || o->splits == 0 || o->knn_k == 0 || o->restarts == 0)
         die("--k, --splits, --knn-k and --kmeans-restarts must be at least 1");
-    if (o->folds < 2)
-        die("--folds must be at least 2");
+    if (o->folds < 2) die("--folds must be at least 2");
     for (size_t m = 0; m < N_METHODS && o->layers; m++) {
         size_t tmp[16];
         parse_layers(o->layers, 1, tmp); /* validates */
         METHODS[m].layers = METHODS[m].layers ? o->layers : NULL;
     }
-    if (o->depth && !o->methods)
-        o->methods = "dmcl";
-    if (o->depth && !o->fractions_given)
-        parse_fractions(o, "50");
-    char tok[64];
+    if (o->depth && !o->methods) o->methods = "dmcl";
+    if (o->depth && !o->fractions_given) parse_fractions(o, "50");
     for (const char *p = o->methods; p && next_token(&p, tok, sizeof tok);) {
         size_t m = 0;
-        while (m < N_METHODS && strcmp(METHODS[m].key, tok))
-            m++;
-        if (m == N_METHODS)
-            die("--methods: no method '%s' (--list-methods)", tok);
+        while (m < N_METHODS && strcmp(METHODS[m].key, tok)) m++;
+        if (m == N_METHODS) die("--methods: no method '%s' (--list-methods)", tok);
         if (o->depth && (!METHODS[m].layers || METHODS[m].on == ON_VIEW))
             die("--depth: %s is not a multi-view deep method (dmcl, concat-dnmf)", tok);
     }
@@ -1326,21 +1159,17 @@ static const char *parse(int argc, char **argv, options_t *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         size_t j = 0;
-        while (j < N_OPTS && strcmp(a, OPTS[j].flag))
-            j++;
+        while (j < N_OPTS && strcmp(a, OPTS[j].flag)) j++;
         if (!strcmp(a, "--list-methods") || !strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(!strcmp(a, "--list-methods"));
             exit(0);
         } else if (j == N_OPTS) {
-            if (a[0] == '-')
-                die("unknown option %s (--help)", a);
-            if (dir)
-                die("one dataset directory, not '%s' and '%s'", dir, a);
+            if (a[0] == '-') die("unknown option %s (--help)", a);
+            if (dir) die("one dataset directory, not '%s' and '%s'", dir, a);
             dir = a;
             continue;
         }
-        if (OPTS[j].type != T_ON && OPTS[j].type != T_OFF && i + 1 >= argc)
-            die("%s needs a value", a);
+        if (OPTS[j].type != T_ON && OPTS[j].type != T_OFF && i + 1 >= argc) die("%s needs a value", a);
         set_option(o, &OPTS[j], OPTS[j].type == T_ON || OPTS[j].type == T_OFF ? NULL : argv[++i]);
     }
     if (!dir) {
@@ -1351,80 +1180,70 @@ static const char *parse(int argc, char **argv, options_t *o)
     return dir;
 }
 
-/* The selected methods, in METHODS[] order; returns their number. */
-static size_t select_methods(const options_t *o, size_t *sel)
+/* ------------------------------------------------------------------- main */
+
+/* The selected methods in METHODS[] order; with --depth, each at depth 1, 2 and 3 (the
+ * first 0, 1, 2 hidden sizes, K on top). Returns their number. */
+static size_t make_jobs(ctx_t *c, job_t *jobs)
 {
-    size_t n_sel = 0;
-    char tok[64];
+    const options_t *o = c->opt;
+    size_t n = 0, n_sel = 0;
     for (size_t m = 0; m < N_METHODS; m++) {
-        int keep = !o->methods;
-        for (const char *p = o->methods; p && next_token(&p, tok, sizeof tok);)
-            keep |= !strcmp(tok, METHODS[m].key);
-        if (keep)
-            sel[n_sel++] = m;
+        if (o->methods && !listed(o->methods, METHODS[m].key)) continue;
+        c->diags[n_sel].ka_min = SIZE_MAX;
+        for (size_t depth = o->depth ? 1 : 0; depth <= (o->depth ? 3 : 0); depth++, n++) {
+            job_t *j = &jobs[n];
+            j->c = c, j->m = &METHODS[m], j->mi = n_sel, j->depth = depth;
+            if (depth)
+                layers_text(METHODS[m].layers, 1, depth - 1, ",", j->hidden, sizeof j->hidden);
+            else if (METHODS[m].layers) snprintf(j->hidden, sizeof j->hidden, "%s", METHODS[m].layers);
+        }
+        n_sel++;
     }
-    return n_sel;
+    return n;
 }
 
-/* The C views over the dataset, their kernels, and the stacked features of
- * ConcatDNMF (when `stacked`). */
-static void setup(ctx_t *c, const dataset_t *d, const options_t *o, int stacked)
+/* The C views over the dataset, their kernels, the stacked features of ConcatDNMF. */
+static void setup(ctx_t *c, const dataset_t *d, const options_t *o)
 {
-    size_t rows = 0;
-    memset(c, 0, sizeof *c);
-    c->data = d;
-    c->opt = o;
-    c->views = xcalloc(d->n_views, sizeof(mvnmf_view));
-    c->kernels = xcalloc(d->n_views, sizeof(mvnmf_kernel));
-    c->eta = xcalloc(d->n_views, sizeof(double));
-    for (size_t i = 0; i < d->n_views; i++) {
+    size_t rows = 0, cells = o->n_fractions * o->splits;
+    c->data = d, c->opt = o;
+    c->etas = xcalloc(cells * d->n_views, sizeof(double));
+    c->eta_ok = xcalloc(cells, 1);
+    for (size_t i = 0; i < d->n_views; rows += d->views[i++].rows) {
         c->views[i].kind = MVNMF_VIEW_DENSE;
         c->views[i].rows = c->views[i].col_stride = d->views[i].rows;
         c->views[i].cols = d->n;
         c->views[i].values = d->views[i].x;
         c->kernels[i].kind = o->kernel;
-        rows += d->views[i].rows;
     }
-    if (!stacked)
-        return;
+    if (o->methods && !listed(o->methods, "concat-dnmf")) return;
     double *x = xcalloc(rows * d->n, sizeof(double));
     for (size_t j = 0; j < d->n; j++)
-        for (size_t i = 0, r0 = 0; i < d->n_views; r0 += d->views[i].rows, i++)
+        for (size_t i = 0, r0 = 0; i < d->n_views; r0 += d->views[i++].rows)
             memcpy(x + j * rows + r0, d->views[i].x + j * d->views[i].rows, d->views[i].rows * sizeof(double));
     c->concat = c->views[0];
     c->concat.rows = c->concat.col_stride = rows;
-    c->concat.values = c->concat_x = x;
+    c->concat.values = x;
 }
 
 int main(int argc, char **argv)
 {
-    options_t o;
-    dataset_t d;
-    ctx_t c;
-    size_t sel[N_METHODS], n_sel;
-    int stacked = 0;
+    static dataset_t d;
+    static ctx_t c;
+    static job_t jobs[3 * N_METHODS];
+    static options_t o;
     const char *dir = parse(argc, argv, &o);
     double t_start = now();
     load(&d, dir, o.labels, o.views);
     preprocess(&d, o.shift, o.normalize);
-    n_sel = select_methods(&o, sel);
-    for (size_t i = 0; i < n_sel; i++)
-        stacked |= METHODS[sel[i]].on == ON_CONCAT;
-    setup(&c, &d, &o, stacked);
-    diag_t *diags = xcalloc(n_sel, sizeof(diag_t));
-    for (size_t i = 0; i < n_sel; i++)
-        diags[i].ka_min = SIZE_MAX;
-
-    print_header(&c, dir, sel, n_sel);
-    if (o.depth)
-        run_depth(&c, sel, n_sel, diags);
-    else
-        run_tables(&c, sel, n_sel, diags);
+    setup(&c, &d, &o);
+    size_t n_jobs = make_jobs(&c, jobs);
+    print_header(&c, dir);
+    print_methods(&c, jobs, n_jobs);
+    printf("%s", o.depth ? "" : "\n");
+    for (size_t i = 0; i < n_jobs; i++) run_job(&jobs[i]);
+    print_results(&c, jobs, n_jobs);
     printf("%sWall time %.2f s.\n", o.depth ? "\n" : ". ", now() - t_start);
-
-    for (size_t i = 0; i < d.n_views; i++)
-        free(d.views[i].x);
-    free(d.views), free(d.labels), free(diags), free(c.concat_x);
-    free(c.work), free(c.cv_work), free(c.views), free(c.kernels), free(c.eta);
-    return 0;
+    return 0; /* the memory goes with the process */
 }

@@ -750,6 +750,19 @@ typedef struct mvnmf_pipeline_params {
   struct mvnmf_mkl_params mkl;
 } mvnmf_pipeline_params;
 
+// What `mvnmf_pipeline_fit_report` writes: the factorization's report and the
+// size of the neighbour graphs the pipeline built.
+typedef struct mvnmf_pipeline_report {
+  // The factorization's report (what `mvnmf_pipeline_fit` writes).
+  struct mvnmf_report fit;
+  // Entries of the affinity graph built from the labels (CSR, both directions
+  // count; what `mvnmf_ldge` / `mvnmf_tge` return): 0 for the methods without a
+  // neighbour graph (joint NMF; MvSL-S and MCL, whose SGE is implicit).
+  size_t affinity_nnz;
+  // Entries of the penalty graph built (0 when `kp = 0` or without a neighbour graph).
+  size_t penalty_nnz;
+} mvnmf_pipeline_report;
+
 
 
 
@@ -1842,6 +1855,7 @@ mvnmf_status mvnmf_pipeline_fit_workspace(const struct mvnmf_view *views,
 // kernel of `kernels[n_views]`, then the graph-regularised factorization into
 // `u[v]` (`rows_v × k`) and `v` (`k × N`). Validated before anything is
 // written; `MVNMF_STATUS_CANCELLED` if `progress` stops the solver.
+// `mvnmf_pipeline_fit_report` also reports the graphs' sizes.
 mvnmf_status mvnmf_pipeline_fit(const struct mvnmf_view *views,
                                 size_t n_views,
                                 const struct mvnmf_kernel *kernels,
@@ -1857,6 +1871,25 @@ mvnmf_status mvnmf_pipeline_fit(const struct mvnmf_view *views,
                                 mvnmf_progress_fn progress,
                                 void *user,
                                 struct mvnmf_report *report);
+
+// `mvnmf_pipeline_fit` with the same arguments, checks and outputs (bit for
+// bit), but `report` (may be NULL) is an `mvnmf_pipeline_report`: the
+// factorization's report and the entries of the neighbour graphs built.
+mvnmf_status mvnmf_pipeline_fit_report(const struct mvnmf_view *views,
+                                       size_t n_views,
+                                       const struct mvnmf_kernel *kernels,
+                                       const uint32_t *labels,
+                                       size_t n_classes,
+                                       size_t k,
+                                       const struct mvnmf_pipeline_params *params,
+                                       double *const *u,
+                                       double *v,
+                                       double *eta,
+                                       void *work,
+                                       size_t work_bytes,
+                                       mvnmf_progress_fn progress,
+                                       void *user,
+                                       struct mvnmf_pipeline_report *report);
 
 #ifdef __cplusplus
 }  // extern "C"

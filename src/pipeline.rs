@@ -16,6 +16,8 @@
 //! (GNMF, LDGE, TGE). The graphs live in the workspace: `O(N·(ka + kp))`, never
 //! `O(N²)`. The pieces stay callable on their own ([`crate::similarity`],
 //! [`crate::graph`], [`crate::models::mvsl`]); this is exactly their composition.
+//! [`fit_report`] is [`fit`] that also says how many entries the graphs it built
+//! store ([`PipelineReport`]).
 
 use crate::data::{FactorsMut, ViewSet, ViewShape};
 use crate::error::Error;
@@ -185,6 +187,45 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized, F: FactorsM
     work: &mut [u8],
     monitor: Option<Monitor<'_>>,
 ) -> Result<Report, Error> {
+    let r = fit_report(
+        views, kernels, labels, n_classes, k, params, u, v, eta, work, monitor,
+    )?;
+    Ok(r.fit)
+}
+
+/// What [`fit_report`] returns: the solver's report and the size of the graphs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PipelineReport {
+    /// The factorization's report (what [`fit`] returns).
+    pub fit: Report,
+    /// Entries stored in the neighbour graphs built from the labels (CSR, both
+    /// directions count; what [`graph::ldge`] / [`graph::tge`] return): zero for
+    /// the methods without one (joint NMF, and MvSL-S and MCL, whose SGE is
+    /// implicit).
+    pub graph: GraphNnz,
+}
+
+/// [`fit`], reporting the graphs' sizes too ([`PipelineReport`]); the same
+/// arguments, checks and outputs, bit for bit.
+#[allow(clippy::too_many_arguments)]
+pub fn fit_report<
+    T: Real,
+    VS: ViewSet<T> + ?Sized,
+    KS: KernelSet + ?Sized,
+    F: FactorsMut<T> + ?Sized,
+>(
+    views: &VS,
+    kernels: &KS,
+    labels: &[u32],
+    n_classes: usize,
+    k: usize,
+    params: &PipelineParams,
+    u: &mut F,
+    v: &mut [T],
+    eta: &mut [f64],
+    work: &mut [u8],
+    monitor: Option<Monitor<'_>>,
+) -> Result<PipelineReport, Error> {
     let h = views.count();
     let shapes = |i| views.shape(i);
     let need = req::<T>((0..h).map(shapes), kernels, n_classes, k, params)?;
@@ -219,12 +260,20 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized, F: FactorsM
     match params.method {
         Method::JointNmf => {
             eta.fill(1.0 / h as f64);
-            mvsl::fit(views, &NoGraph { n }, k, s, u, v, st.take_rest(), monitor)
+            let fit = mvsl::fit(views, &NoGraph { n }, k, s, u, v, st.take_rest(), monitor)?;
+            Ok(PipelineReport {
+                fit,
+                graph: GraphNnz::default(),
+            })
         }
         Method::MvslS | Method::Mcl => {
             eta.fill(1.0 / h as f64);
             let sge = Sge::new(labels, n_classes)?;
-            mvsl::fit(views, &sge, k, s, u, v, st.take_rest(), monitor)
+            let fit = mvsl::fit(views, &sge, k, s, u, v, st.take_rest(), monitor)?;
+            Ok(PipelineReport {
+                fit,
+                graph: GraphNnz::default(),
+            })
         }
         Method::Gnmf | Method::MvslL | Method::MvslT => {
             let cap = capacity(n, n_classes, params)?;
@@ -288,7 +337,8 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized, F: FactorsM
                 None
             };
             let graphs = CsrGraphs::new(n, Some(a), p)?;
-            mvsl::fit(views, &graphs, k, s, u, v, rest, monitor)
+            let fit = mvsl::fit(views, &graphs, k, s, u, v, rest, monitor)?;
+            Ok(PipelineReport { fit, graph: nnz })
         }
     }
 }

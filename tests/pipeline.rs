@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use mvnmf::eval::UNLABELED;
-use mvnmf::graph::{self, CsrGraph, CsrGraphs, CsrOut, Sge};
+use mvnmf::graph::{self, CsrGraph, CsrGraphs, CsrOut, GraphNnz, Sge};
 use mvnmf::models::mvsl;
 use mvnmf::pipeline::{self, Method, PipelineParams};
 use mvnmf::similarity::{self, Kernel};
@@ -224,6 +224,107 @@ fn pipeline_is_the_composition_of_its_pieces() {
     assert_eq!(a.us, us);
 }
 
+/// The entries of the graphs `p`'s builder gives under the fusion weights `eta`
+/// (none for the methods without a neighbour graph).
+fn builder_nnz(
+    vs: &[View<'_, f64>],
+    ks: &[Kernel],
+    eta: &[f64],
+    labels: &[u32],
+    p: &PipelineParams,
+) -> GraphNnz {
+    let n = labels.len();
+    let shapes = || vs.iter().map(|x| x.shape());
+    let tge = match p.method {
+        Method::MvslT => true,
+        Method::Gnmf | Method::MvslL => false,
+        _ => return GraphNnz::default(),
+    };
+    let (cap, bytes) = if tge {
+        (
+            graph::tge_capacity(n, 10, &p.graph).unwrap(),
+            graph::tge_workspace::<f64>(shapes(), ks, 10, &p.graph).unwrap(),
+        )
+    } else {
+        (
+            graph::ldge_capacity(n, 10, &p.graph).unwrap(),
+            graph::ldge_workspace::<f64>(shapes(), ks, 10, &p.graph).unwrap(),
+        )
+    };
+    let (mut arp, mut aci, mut aw) = (
+        vec![0; n + 1],
+        vec![0; cap.affinity],
+        vec![0.0; cap.affinity],
+    );
+    let (mut prp, mut pci, mut pw) = (vec![0; n + 1], vec![0; cap.penalty], vec![0.0; cap.penalty]);
+    let a = CsrOut {
+        row_ptr: &mut arp,
+        col_idx: &mut aci,
+        weights: &mut aw,
+    };
+    let q = CsrOut {
+        row_ptr: &mut prp,
+        col_idx: &mut pci,
+        weights: &mut pw,
+    };
+    let mut w = vec![0u8; bytes];
+    if tge {
+        graph::tge(vs, ks, eta, labels, 10, &p.graph, a, q, &mut w).unwrap()
+    } else {
+        graph::ldge(vs, ks, eta, labels, 10, &p.graph, a, q, &mut w).unwrap()
+    }
+}
+
+#[test]
+fn fit_report_is_fit_with_the_graph_sizes() {
+    let (xs, labels, n) = sample();
+    let vs: Vec<View<'_, f64>> = xs
+        .iter()
+        .map(|(m, x)| View::from(Dense::new(x, *m, n, *m).unwrap()))
+        .collect();
+    let ks = [Kernel::Linear, Kernel::Linear, Kernel::Linear];
+    let k = 5;
+    for m in [
+        Method::JointNmf,
+        Method::Gnmf,
+        Method::MvslS,
+        Method::MvslL,
+        Method::MvslT,
+        Method::Mcl,
+    ] {
+        let p = small(m);
+        let want = run(&vs, &ks, &labels, k, &p).unwrap();
+        let need = pipeline::fit_workspace::<f64>(vs.iter().map(|x| x.shape()), &ks[..], 10, k, &p)
+            .unwrap();
+        let mut w = vec![0u8; need];
+        let mut us: Vec<Vec<f64>> = vs.iter().map(|x| vec![0.0; x.rows() * k]).collect();
+        let (mut v, mut eta) = (vec![0.0; k * n], vec![0.0; 3]);
+        let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
+        let r = pipeline::fit_report(
+            &vs[..],
+            &ks[..],
+            &labels,
+            10,
+            k,
+            &p,
+            &mut refs[..],
+            &mut v,
+            &mut eta,
+            &mut w,
+            None,
+        )
+        .unwrap();
+        assert_eq!((&us, &v, &eta), (&want.us, &want.v, &want.eta), "{m:?}");
+        assert_eq!(r.fit.iterations, p.solver.max_iter);
+        assert_eq!(r.fit.objective.total, *want.obj.last().unwrap());
+        let nnz = builder_nnz(&vs, &ks, &eta, &labels, &p);
+        assert_eq!(r.graph, nnz, "{m:?}");
+        let graph = matches!(m, Method::Gnmf | Method::MvslL | Method::MvslT);
+        assert_eq!(r.graph.affinity > 0, graph, "{m:?}");
+        assert_eq!(r.graph.penalty > 0, graph && m != Method::Gnmf, "{m:?}");
+    }
+}
+
 #[test]
 fn bad_input_is_refused_before_anything_is_written() {
     let (xs, mut labels, n) = sample();
@@ -370,5 +471,36 @@ fn c_abi_gives_the_rust_result() {
         assert_eq!(v, want.v);
         assert_eq!(eta, want.eta);
         assert_eq!(rep.iterations, p.solver.max_iter);
+
+        // mvnmf_pipeline_fit_report: the same outputs, and the graphs' sizes.
+        let mut full = std::mem::zeroed::<mvnmf_pipeline_report>();
+        let (mut v2, mut eta2) = (vec![0.0; k * n], vec![0.0; 3]);
+        let st = mvnmf_pipeline_fit_report(
+            cviews.as_ptr(),
+            3,
+            ck.as_ptr(),
+            labels.as_ptr(),
+            10,
+            k,
+            &cp,
+            ptrs.as_ptr(),
+            v2.as_mut_ptr(),
+            eta2.as_mut_ptr(),
+            w.as_mut_ptr().cast(),
+            bytes,
+            None,
+            std::ptr::null_mut(),
+            &mut full,
+        );
+        assert_eq!(st, mvnmf_status::Ok);
+        assert_eq!((v2, eta2), (want.v, want.eta.clone()));
+        assert_eq!(full.fit.iterations, rep.iterations);
+        assert_eq!(full.fit.objective.total, rep.objective.total);
+        let nnz = builder_nnz(&vs, &ks, &want.eta, &labels, &p);
+        assert_eq!(
+            (full.affinity_nnz, full.penalty_nnz),
+            (nnz.affinity, nnz.penalty)
+        );
+        assert!(nnz.affinity > 0 && nnz.penalty > 0);
     }
 }

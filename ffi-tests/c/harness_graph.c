@@ -889,9 +889,10 @@ static void test_graphs(void)
 
 /* ---- 4. pipeline -------------------------------------------------------------------------- */
 
-/* The pipeline's documented composition, by the separate calls. */
+/* The pipeline's documented composition, by the separate calls; nnz: the entries of
+ * the graphs built (0, 0 without a neighbour graph). */
 static void pipeline_ref(const prob *p, const mvnmf_pipeline_params *pp, size_t k, facs_t *f, double *eta,
-                         mvnmf_report *rep)
+                         mvnmf_report *rep, size_t nnz[2])
 {
     uint32_t m = pp->method;
     mvnmf_graph g;
@@ -912,6 +913,7 @@ static void pipeline_ref(const prob *p, const mvnmf_pipeline_params *pp, size_t 
     memset(&g, 0, sizeof g);
     g.n = N;
     g.kind = MVNMF_GRAPH_NONE;
+    nnz[0] = nnz[1] = 0;
     if (m == MVNMF_METHOD_MVSL_S || m == MVNMF_METHOD_MCL) {
         g.kind = MVNMF_GRAPH_SGE;
         g.labels = p->labels;
@@ -920,12 +922,46 @@ static void pipeline_ref(const prob *p, const mvnmf_pipeline_params *pp, size_t 
     if (csr) {
         CHECK_STATUS(build_graph(p, eta, &pp->graph, m == MVNMF_METHOD_MVSL_T, &a, &q), MVNMF_STATUS_OK);
         csr_graph(&g, &a, &q);
+        nnz[0] = a.nnz;
+        nnz[1] = q.nnz;
     }
     mvsl_run(p, &g, &pp->solver, k, f, rep);
     if (csr) {
         csr_free(&a);
         csr_free(&q);
     }
+}
+
+/* mvnmf_pipeline_fit_report: mvnmf_pipeline_fit's outputs bit for bit (f, eta, rep), and
+ * the sizes of the graphs the composition built (nnz). */
+static void check_fit_report(const prob *p, const mvnmf_pipeline_params *pp, size_t k, const facs_t *f,
+                             const double *eta, const mvnmf_report *rep, const size_t nnz[2])
+{
+    mvnmf_pipeline_report pr;
+    facs_t f3;
+    double eta3[NV];
+    size_t bytes = 0;
+    unsigned char *w;
+    CHECK_STATUS(mvnmf_pipeline_fit_workspace(p->views, NV, p->kern, NC, k, pp, &bytes), MVNMF_STATUS_OK);
+    w = (unsigned char *)xalloc(bytes);
+    facs_alloc(&f3, p, k);
+    memset(&pr, 0xA5, sizeof pr);
+    if (CHECK_STATUS(mvnmf_pipeline_fit_report(p->views, NV, p->kern, p->labels, NC, k, pp, f3.u, f3.v, eta3, w,
+                                               bytes, NULL, NULL, &pr),
+                     MVNMF_STATUS_OK)) {
+        CHECK(facs_same(&f3, f, p, k) && memcmp(eta3, eta, sizeof eta3) == 0);
+        CHECK(same_report_values(&pr.fit, rep) && pr.fit.iterations == rep->iterations);
+        CHECK(pr.affinity_nnz == nnz[0] && pr.penalty_nnz == nnz[1]);
+        CHECK((pp->method == MVNMF_METHOD_GNMF || pp->method == MVNMF_METHOD_MVSL_L ||
+               pp->method == MVNMF_METHOD_MVSL_T) == (pr.affinity_nnz > 0));
+    }
+    /* report = NULL: nothing reported, the same fit. */
+    CHECK_STATUS(mvnmf_pipeline_fit_report(p->views, NV, p->kern, p->labels, NC, k, pp, f3.u, f3.v, eta3, w, bytes,
+                                           NULL, NULL, NULL),
+                 MVNMF_STATUS_OK);
+    CHECK(facs_same(&f3, f, p, k));
+    facs_free(&f3);
+    free(w);
 }
 
 static void test_pipeline(void)
@@ -935,7 +971,7 @@ static void test_pipeline(void)
     prob p;
     uint32_t m;
     unsigned learn;
-    note("pipeline: every method, and its composition bit for bit");
+    note("pipeline: every method, and its composition bit for bit (mvnmf_pipeline_fit_report: graph sizes)");
     prob_make(&p, 41);
     for (m = MVNMF_METHOD_JOINT_NMF; m <= MVNMF_METHOD_MCL; m++)
         for (learn = 0; learn < 2; learn++) {
@@ -943,7 +979,7 @@ static void test_pipeline(void)
             mvnmf_report rep, rep2;
             facs_t f, f2;
             double eta[NV + GUARD], eta2[NV];
-            size_t bytes = 0, v;
+            size_t bytes = 0, v, nnz[2];
             unsigned char *w;
             mono_t mo;
             uint32_t st;
@@ -973,13 +1009,14 @@ static void test_pipeline(void)
                 for (v = 0; v < NV; v++)
                     CHECK(all_in(f.u[v], p.rows[v] * k, 0.0, DBL_MAX));
                 facs_alloc(&f2, &p, k);
-                pipeline_ref(&p, &pp, k, &f2, eta2, &rep2);
+                pipeline_ref(&p, &pp, k, &f2, eta2, &rep2, nnz);
                 CHECK(memcmp(eta, eta2, sizeof eta2) == 0);
                 if (learn && (m == MVNMF_METHOD_GNMF || m == MVNMF_METHOD_MVSL_L || m == MVNMF_METHOD_MVSL_T))
                     CHECK(eta[0] > 0.8);
                 else
                     CHECK(eta[0] == 1.0 / 3.0 && eta[1] == 1.0 / 3.0 && eta[2] == 1.0 / 3.0);
                 CHECK(facs_same(&f, &f2, &p, k) && same_report_values(&rep, &rep2));
+                check_fit_report(&p, &pp, k, &f, eta, &rep, nnz);
                 facs_free(&f2);
             }
             facs_free(&f);
@@ -1463,6 +1500,25 @@ static void test_errors(void)
         expect(PIPE(p.labels, &pp, need), MVNMF_STATUS_BAD_PARAMETER, "pipeline method 6", o, n, 6);
         expect_query(mvnmf_pipeline_fit_workspace(p.views, NV, p.kern, NC, 3, &pp, &bytes), MVNMF_STATUS_BAD_PARAMETER,
                      bytes, "pipeline method 6");
+        /* mvnmf_pipeline_fit_report refuses what mvnmf_pipeline_fit refuses, its report untouched. */
+        {
+            mvnmf_pipeline_report pr;
+            o[4] = &pr;
+            n[4] = sizeof pr;
+#define PIPER(lb, pp_, nb_) \
+    mvnmf_pipeline_fit_report(p.views, NV, p.kern, lb, NC, 3, pp_, f.u, f.v, eta, w, nb_, NULL, NULL, &pr)
+            fill_outs(o, n, 6);
+            expect(PIPER(p.labels, &pp, need), MVNMF_STATUS_BAD_PARAMETER, "pipeline report method 6", o, n, 6);
+            pp.method = MVNMF_METHOD_MVSL_L;
+            expect(PIPER(NULL, &pp, need), MVNMF_STATUS_NULL_POINTER, "pipeline report labels NULL", o, n, 6);
+            expect(PIPER(p.labels, &pp, need - 1), MVNMF_STATUS_WORKSPACE_TOO_SMALL, "pipeline report workspace - 1",
+                   o, n, 6);
+            pp.method = 6;
+#undef PIPER
+            o[4] = &rep;
+            n[4] = sizeof rep;
+            fill_outs(o, n, 6);
+        }
         CHECK_STATUS(mvnmf_pipeline_params_preset(6, &pp), MVNMF_STATUS_BAD_PARAMETER);
         /* params = NULL means mvnmf_pipeline_params_default() (MvSL-T). */
         {

@@ -151,12 +151,79 @@ pub unsafe extern "C" fn mvnmf_pipeline_fit_workspace(
     }
 }
 
+/// What `mvnmf_pipeline_fit_report` writes: the factorization's report and the
+/// size of the neighbour graphs the pipeline built.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_pipeline_report {
+    /// The factorization's report (what `mvnmf_pipeline_fit` writes).
+    pub fit: mvnmf_report,
+    /// Entries of the affinity graph built from the labels (CSR, both directions
+    /// count; what `mvnmf_ldge` / `mvnmf_tge` return): 0 for the methods without a
+    /// neighbour graph (joint NMF; MvSL-S and MCL, whose SGE is implicit).
+    pub affinity_nnz: usize,
+    /// Entries of the penalty graph built (0 when `kp = 0` or without a neighbour graph).
+    pub penalty_nnz: usize,
+}
+
+/// The body of both entry points: the pipeline's report, written to whichever
+/// of `report` / `full` is not NULL.
+#[allow(clippy::too_many_arguments)]
+unsafe fn fit_c(
+    views: *const mvnmf_view,
+    n_views: usize,
+    kernels: *const mvnmf_kernel,
+    labels: *const u32,
+    n_classes: usize,
+    k: usize,
+    params: *const mvnmf_pipeline_params,
+    u: *const *mut f64,
+    v: *mut f64,
+    eta: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+    full: *mut mvnmf_pipeline_report,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (the entry points'
+    // docs and the module's rules for C callers); every operation relies only on it.
+    unsafe {
+        guard(|| {
+            let p = read_params(params)?;
+            let ks = ckernels(kernels, n_views)?;
+            let (vs, n) = read_views(views, n_views)?;
+            if labels.is_null() || eta.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let lab = slice(labels, n)?;
+            let e = slice_mut(eta, n_views)?;
+            let mut us: CFactors<'_, *mut f64> =
+                factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
+            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+            let r = with_monitor(progress, user, |m| {
+                pipeline::fit_report(&vs, &ks, lab, n_classes, k, &p, &mut us, vv, e, w, m)
+            })?;
+            if !full.is_null() {
+                *full = mvnmf_pipeline_report {
+                    fit: r.fit.into(),
+                    affinity_nnz: r.graph.affinity,
+                    penalty_nnz: r.graph.penalty,
+                };
+            }
+            finish(r.fit, report)
+        })
+    }
+}
+
 /// The whole semi-supervised pipeline in one call: fusion weights `eta[n_views]`
 /// (written: learned by kernel–target alignment or uniform), the method's graph
 /// from `labels[N]` (`MVNMF_UNLABELED` for unknown items) under the fused
 /// kernel of `kernels[n_views]`, then the graph-regularised factorization into
 /// `u[v]` (`rows_v × k`) and `v` (`k × N`). Validated before anything is
 /// written; `MVNMF_STATUS_CANCELLED` if `progress` stops the solver.
+/// `mvnmf_pipeline_fit_report` also reports the graphs' sizes.
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_pipeline_fit(
     views: *const mvnmf_view,
@@ -175,25 +242,69 @@ pub unsafe extern "C" fn mvnmf_pipeline_fit(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
+    // SAFETY: the caller upholds this function's contract, which is `fit_c`'s.
     unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            let ks = ckernels(kernels, n_views)?;
-            let (vs, n) = read_views(views, n_views)?;
-            if labels.is_null() || eta.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let lab = slice(labels, n)?;
-            let e = slice_mut(eta, n_views)?;
-            let mut us: CFactors<'_, *mut f64> =
-                factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
-            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-            let r = with_monitor(progress, user, |m| {
-                pipeline::fit(&vs, &ks, lab, n_classes, k, &p, &mut us, vv, e, w, m)
-            })?;
-            finish(r, report)
-        })
+        fit_c(
+            views,
+            n_views,
+            kernels,
+            labels,
+            n_classes,
+            k,
+            params,
+            u,
+            v,
+            eta,
+            work,
+            work_bytes,
+            progress,
+            user,
+            report,
+            core::ptr::null_mut(),
+        )
+    }
+}
+
+/// `mvnmf_pipeline_fit` with the same arguments, checks and outputs (bit for
+/// bit), but `report` (may be NULL) is an `mvnmf_pipeline_report`: the
+/// factorization's report and the entries of the neighbour graphs built.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_pipeline_fit_report(
+    views: *const mvnmf_view,
+    n_views: usize,
+    kernels: *const mvnmf_kernel,
+    labels: *const u32,
+    n_classes: usize,
+    k: usize,
+    params: *const mvnmf_pipeline_params,
+    u: *const *mut f64,
+    v: *mut f64,
+    eta: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_pipeline_report,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract, which is `fit_c`'s.
+    unsafe {
+        fit_c(
+            views,
+            n_views,
+            kernels,
+            labels,
+            n_classes,
+            k,
+            params,
+            u,
+            v,
+            eta,
+            work,
+            work_bytes,
+            progress,
+            user,
+            core::ptr::null_mut(),
+            report,
+        )
     }
 }
