@@ -346,6 +346,12 @@ fn project<T: Real>(
     Ok(())
 }
 
+/// `x²` in f64.
+fn sq<T: Real>(x: T) -> f64 {
+    let v = x.to_f64();
+    v * v
+}
+
 /// `s[u + v n] = ‖a_u − b_v‖²` (columns of `a`, `b`; `d × n` each), clamped at 0.
 fn sq_dists<T: Real>(
     a: MatRef<'_, T>,
@@ -358,8 +364,8 @@ fn sq_dists<T: Real>(
     let na: &mut [T] = st.take(n)?;
     let nb: &mut [T] = st.take(n)?;
     for u in 0..n {
-        na[u] = T::from_f64((0..a.rows()).map(|i| a.at(i, u).to_f64().powi(2)).sum());
-        nb[u] = T::from_f64((0..b.rows()).map(|i| b.at(i, u).to_f64().powi(2)).sum());
+        na[u] = T::from_f64((0..a.rows()).map(|i| sq(a.at(i, u))).sum());
+        nb[u] = T::from_f64((0..b.rows()).map(|i| sq(b.at(i, u))).sum());
     }
     gemm(
         -T::ONE - T::ONE,

@@ -276,7 +276,12 @@ fn project_cols<T: Real>(h: &mut [T], r: usize) {
 /// Projects every row of `q` (`c × r`) onto the unit ball.
 fn project_rows<T: Real>(q: &mut [T], c: usize, r: usize) {
     for s in 0..c {
-        let nn: f64 = (0..r).map(|k| q[s + k * c].to_f64().powi(2)).sum();
+        let nn: f64 = (0..r)
+            .map(|k| {
+                let v = q[s + k * c].to_f64();
+                v * v
+            })
+            .sum();
         if nn > 1.0 {
             let f = T::from_f64(1.0 / libm::sqrt(nn));
             (0..r).for_each(|k| q[s + k * c] *= f);
