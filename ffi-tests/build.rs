@@ -1,5 +1,5 @@
 //! Compiles the C harness (`c/harness.c`, `c/harness_models.c`,
-//! `c/harness_graph.c`, `c/harness_protocol.c`, `c/harness_regress.c`, `c/harness_jsnmf.c`) twice — as C99 and as
+//! `c/harness_graph.c`, `c/harness_protocol.c`, `c/harness_regress.c`, `c/harness_jsnmf.c`, `c/harness_linalg.c`) twice — as C99 and as
 //! C++11 — and the C example, all
 //! with warnings as errors, against the checked-in `include/mvnmf.h`.
 //! The entry points are renamed per build so both link into one test binary.
@@ -15,6 +15,7 @@ fn main() {
     let protocol = root.join("ffi-tests/c/harness_protocol.c");
     let regress = root.join("ffi-tests/c/harness_regress.c");
     let jsnmf = root.join("ffi-tests/c/harness_jsnmf.c");
+    let linalg = root.join("ffi-tests/c/harness_linalg.c");
     let common = root.join("ffi-tests/c/harness_common.h");
     let example = root.join("examples-c/quickstart.c");
     for p in [
@@ -24,6 +25,7 @@ fn main() {
         &protocol,
         &regress,
         &jsnmf,
+        &linalg,
         &common,
         &example,
         &include.join("mvnmf.h"),
@@ -39,6 +41,7 @@ fn main() {
         .file(&protocol)
         .file(&regress)
         .file(&jsnmf)
+        .file(&linalg)
         .include(&include)
         .std("c99")
         .define("HARNESS_ENTRY", "mvnmf_harness_c")
@@ -46,7 +49,8 @@ fn main() {
         .define("HARNESS_GRAPH_ENTRY", "mvnmf_harness_graph_c")
         .define("HARNESS_PROTOCOL_ENTRY", "mvnmf_harness_protocol_c")
         .define("HARNESS_REGRESS_ENTRY", "mvnmf_harness_regress_c")
-        .define("HARNESS_JSNMF_ENTRY", "mvnmf_harness_jsnmf_c");
+        .define("HARNESS_JSNMF_ENTRY", "mvnmf_harness_jsnmf_c")
+        .define("HARNESS_LINALG_ENTRY", "mvnmf_harness_linalg_c");
     strict.iter().for_each(|f| {
         c.flag(f);
     });
@@ -60,6 +64,7 @@ fn main() {
         .file(&protocol)
         .file(&regress)
         .file(&jsnmf)
+        .file(&linalg)
         .include(&include)
         .flag("-x")
         .flag("c++")
@@ -69,7 +74,8 @@ fn main() {
         .define("HARNESS_GRAPH_ENTRY", "mvnmf_harness_graph_cpp")
         .define("HARNESS_PROTOCOL_ENTRY", "mvnmf_harness_protocol_cpp")
         .define("HARNESS_REGRESS_ENTRY", "mvnmf_harness_regress_cpp")
-        .define("HARNESS_JSNMF_ENTRY", "mvnmf_harness_jsnmf_cpp");
+        .define("HARNESS_JSNMF_ENTRY", "mvnmf_harness_jsnmf_cpp")
+        .define("HARNESS_LINALG_ENTRY", "mvnmf_harness_linalg_cpp");
     strict.iter().for_each(|f| {
         cpp.flag(f);
     });

@@ -1350,6 +1350,47 @@ mvnmf_status mvnmf_graph_degrees(size_t n,
                                  const double *weights,
                                  double *degrees);
 
+// Workspace bytes of `mvnmf_cca` for views of `di` and `dj` features over `n` items and
+// `dims` canonical pairs (`MVNMF_STATUS_ZERO_DIMENSION` for a zero size or `n < 2`,
+// `MVNMF_STATUS_BAD_RANK` for `dims = 0` or `dims > min(di, dj)`).
+mvnmf_status mvnmf_cca_workspace(size_t di,
+                                 size_t dj,
+                                 size_t n,
+                                 size_t dims,
+                                 size_t *bytes);
+
+// Regularised canonical correlation analysis of two dense views of the same `n` items
+// (`xi`: `di × n`, `xj`: `dj × n`, `MVNMF_VIEW_DENSE` with any `col_stride`; values of any
+// sign). Centres each view by its mean over the items, forms `C = Xc Xc^T / (n - 1) + reg I`
+// for both views and `C_ij = Xci Xcj^T / (n - 1)`, and takes the top `dims` singular
+// triplets `(rho, Psi, Psi~)` of `T = C_ii^(-1/2) C_ij C_jj^(-1/2)`.
+//
+// Writes `phi_i[di * dims] = C_ii^(-1/2) Psi` and `phi_j[dj * dims] = C_jj^(-1/2) Psi~`
+// (column-major; the largest-magnitude entry of each column of `phi_i` is positive), the
+// canonical correlations `rho[dims]` (descending, at most 1 up to rounding) and the means `mu_i[di]`,
+// `mu_j[dj]`: a new item projects as `phi_i^T (x - mu_i)`. The canonical variables of the
+// `n` items have covariance `I - reg phi^T phi` and cross-covariance `diag(rho)`.
+//
+// `reg >= 0`; `reg = 0` is refused with `MVNMF_STATUS_BAD_PARAMETER` when a covariance is
+// numerically singular (a view with `n` or more features, or a constant feature). Other
+// errors, before anything is written: `MVNMF_STATUS_NULL_POINTER`,
+// `MVNMF_STATUS_BAD_PARAMETER` (a CSC view, `reg` negative or not finite),
+// `MVNMF_STATUS_DIMENSION_MISMATCH` (different item counts), `MVNMF_STATUS_ZERO_DIMENSION`
+// (`n < 2`), `MVNMF_STATUS_BAD_RANK` (`dims = 0` or `dims > min(di, dj)`),
+// `MVNMF_STATUS_NON_FINITE_INPUT` (a NaN or infinity, or a covariance that overflows),
+// `MVNMF_STATUS_WORKSPACE_TOO_SMALL`. Cost `O((di + dj)^2 n + di^3 + dj^3)`.
+mvnmf_status mvnmf_cca(const struct mvnmf_view *xi,
+                       const struct mvnmf_view *xj,
+                       double reg,
+                       size_t dims,
+                       double *phi_i,
+                       double *phi_j,
+                       double *rho,
+                       double *mu_i,
+                       double *mu_j,
+                       void *work,
+                       size_t work_bytes);
+
 // The default options of `mvnmf_deep_fit` (what a NULL `params` means): the
 // DMCL preset (`MVNMF_DEEP_PRESET_DMCL`).
 struct mvnmf_deep_params mvnmf_deep_params_default(void);
@@ -1549,6 +1590,30 @@ mvnmf_status mvnmf_jsnmf_query(const struct mvnmf_view *queries,
                                double *scores,
                                void *work,
                                size_t work_bytes);
+
+// Workspace bytes of `mvnmf_sym_eig` for an `n × n` matrix
+// (`MVNMF_STATUS_ZERO_DIMENSION` for `n = 0`).
+mvnmf_status mvnmf_sym_eig_workspace(size_t n,
+                                     size_t *bytes);
+
+// Eigendecomposition of the symmetric `n × n` matrix `a[n*n]` (column-major;
+// only the lower triangle, diagonal included, is read), in place: on return
+// `a` holds orthonormal eigenvectors (column `i` for `eigenvalues[i]`, its
+// component of largest magnitude positive) and `eigenvalues[n]` is ascending.
+//
+// Householder tridiagonalisation and implicit QL with Wilkinson shifts on the
+// matrix scaled by a power of two (any finite magnitudes), about `9 n^3` flops;
+// residual `||AQ - QL||` and `||Q^T Q - I||` of order `n * DBL_EPSILON`
+// (relative to `||A||`); deterministic (the same bits on every machine).
+// Errors, before anything is written: `MVNMF_STATUS_ZERO_DIMENSION` (`n = 0`),
+// `MVNMF_STATUS_NULL_POINTER`, `MVNMF_STATUS_NON_FINITE_INPUT` (a NaN or
+// infinity in the lower triangle, or a Frobenius norm beyond `DBL_MAX`),
+// `MVNMF_STATUS_WORKSPACE_TOO_SMALL` (see `mvnmf_sym_eig_workspace`).
+mvnmf_status mvnmf_sym_eig(double *a,
+                           size_t n,
+                           double *eigenvalues,
+                           void *work,
+                           size_t work_bytes);
 
 // The default options of `mvnmf_mvsl_fit` (what a NULL `params` means): the
 // MvSL preset (`MVNMF_MVSL_PRESET_MVSL`).

@@ -3,7 +3,7 @@
  * instead, see ffi-tests/build.rs). Built with the entry points renamed as in
  * the C99 build: -DHARNESS_ENTRY=mvnmf_harness_c etc.
  *
- * Arguments: the parts to run (basic, models, graph, protocol, regress, jsnmf); none: all.
+ * Arguments: the parts to run (basic, models, graph, protocol, regress, jsnmf, linalg); none: all.
  * Exit status 0 when every check passed. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +15,7 @@ int mvnmf_harness_graph_c(int verbose);
 int mvnmf_harness_protocol_c(int verbose);
 int mvnmf_harness_regress_c(int verbose);
 int mvnmf_harness_jsnmf_c(int verbose);
+int mvnmf_harness_linalg_c(int verbose);
 
 static int wanted(int argc, char **argv, const char *part)
 {
@@ -43,6 +44,8 @@ int main(int argc, char **argv)
         failures += mvnmf_harness_regress_c(verbose);
     if (wanted(argc, argv, "jsnmf"))
         failures += mvnmf_harness_jsnmf_c(verbose);
+    if (wanted(argc, argv, "linalg"))
+        failures += mvnmf_harness_linalg_c(verbose);
     printf("mvnmf C harness: %d failed checks\n", failures);
     return failures == 0 ? 0 : 1;
 }
