@@ -1,5 +1,6 @@
 //! Compiles the C harness (`c/harness.c`, `c/harness_models.c`,
-//! `c/harness_graph.c`, `c/harness_protocol.c`, `c/harness_regress.c`, `c/harness_jsnmf.c`, `c/harness_mvel.c`) twice — as C99 and as
+//! `c/harness_graph.c`, `c/harness_protocol.c`, `c/harness_regress.c`, `c/harness_jsnmf.c`,
+//! `c/harness_mvel.c`, `c/harness_linalg.c`) twice — as C99 and as
 //! C++11 — and the C example, all
 //! with warnings as errors, against the checked-in `include/mvnmf.h`.
 //! The entry points are renamed per build so both link into one test binary.
@@ -16,6 +17,7 @@ fn main() {
     let regress = root.join("ffi-tests/c/harness_regress.c");
     let jsnmf = root.join("ffi-tests/c/harness_jsnmf.c");
     let mvel = root.join("ffi-tests/c/harness_mvel.c");
+    let linalg = root.join("ffi-tests/c/harness_linalg.c");
     let common = root.join("ffi-tests/c/harness_common.h");
     let example = root.join("examples-c/quickstart.c");
     for p in [
@@ -26,6 +28,7 @@ fn main() {
         &regress,
         &jsnmf,
         &mvel,
+        &linalg,
         &common,
         &example,
         &include.join("mvnmf.h"),
@@ -42,6 +45,7 @@ fn main() {
         .file(&regress)
         .file(&jsnmf)
         .file(&mvel)
+        .file(&linalg)
         .include(&include)
         .std("c99")
         .define("HARNESS_ENTRY", "mvnmf_harness_c")
@@ -50,7 +54,8 @@ fn main() {
         .define("HARNESS_PROTOCOL_ENTRY", "mvnmf_harness_protocol_c")
         .define("HARNESS_REGRESS_ENTRY", "mvnmf_harness_regress_c")
         .define("HARNESS_JSNMF_ENTRY", "mvnmf_harness_jsnmf_c")
-        .define("HARNESS_MVEL_ENTRY", "mvnmf_harness_mvel_c");
+        .define("HARNESS_MVEL_ENTRY", "mvnmf_harness_mvel_c")
+        .define("HARNESS_LINALG_ENTRY", "mvnmf_harness_linalg_c");
     strict.iter().for_each(|f| {
         c.flag(f);
     });
@@ -65,6 +70,7 @@ fn main() {
         .file(&regress)
         .file(&jsnmf)
         .file(&mvel)
+        .file(&linalg)
         .include(&include)
         .flag("-x")
         .flag("c++")
@@ -75,7 +81,8 @@ fn main() {
         .define("HARNESS_PROTOCOL_ENTRY", "mvnmf_harness_protocol_cpp")
         .define("HARNESS_REGRESS_ENTRY", "mvnmf_harness_regress_cpp")
         .define("HARNESS_JSNMF_ENTRY", "mvnmf_harness_jsnmf_cpp")
-        .define("HARNESS_MVEL_ENTRY", "mvnmf_harness_mvel_cpp");
+        .define("HARNESS_MVEL_ENTRY", "mvnmf_harness_mvel_cpp")
+        .define("HARNESS_LINALG_ENTRY", "mvnmf_harness_linalg_cpp");
     strict.iter().for_each(|f| {
         cpp.flag(f);
     });

@@ -565,6 +565,20 @@ typedef struct mvnmf_csr_buffers {
   size_t capacity;
 } mvnmf_csr_buffers;
 
+// Options of `mvnmf_fused_graph`; get the defaults from
+// `mvnmf_fused_graph_params_default()`.
+typedef struct mvnmf_fused_graph_params {
+  // Nonzero (default): cross-view graphs by CCA; 0: within-view graphs only.
+  uint32_t cross_view;
+  // CCA directions per view pair (default 0: min(d_i, d_j, 10)).
+  size_t cca_dims;
+  // Ridge of both covariances, relative to the mean feature variance
+  // (default 1e-3; must be > 0 with `cross_view`).
+  double cca_reg;
+  // Cross-view bandwidth σ (default 0: the median heuristic per pair).
+  double sigma;
+} mvnmf_fused_graph_params;
+
 // Options of the MvSL family solver (MvSL-S/L/T, GNMF, MCL, joint NMF); start
 // from `mvnmf_mvsl_params_preset` or `mvnmf_mvsl_params_default`.
 typedef struct mvnmf_mvsl_params {
@@ -1398,6 +1412,75 @@ mvnmf_status mvnmf_graph_degrees(size_t n,
                                  const double *weights,
                                  double *degrees);
 
+// Workspace bytes of `mvnmf_cca` for views of `di` and `dj` features over `n` items and
+// `dims` canonical pairs (`MVNMF_STATUS_ZERO_DIMENSION` for a zero size or `n < 2`,
+// `MVNMF_STATUS_BAD_RANK` for `dims = 0` or `dims > min(di, dj)`).
+mvnmf_status mvnmf_cca_workspace(size_t di,
+                                 size_t dj,
+                                 size_t n,
+                                 size_t dims,
+                                 size_t *bytes);
+
+// Regularised canonical correlation analysis of two dense views of the same `n` items
+// (`xi`: `di × n`, `xj`: `dj × n`, `MVNMF_VIEW_DENSE` with any `col_stride`; values of any
+// sign). Centres each view by its mean over the items, forms `C = Xc Xc^T / (n - 1) + reg I`
+// for both views and `C_ij = Xci Xcj^T / (n - 1)`, and takes the top `dims` singular
+// triplets `(rho, Psi, Psi~)` of `T = C_ii^(-1/2) C_ij C_jj^(-1/2)`.
+//
+// Writes `phi_i[di * dims] = C_ii^(-1/2) Psi` and `phi_j[dj * dims] = C_jj^(-1/2) Psi~`
+// (column-major; the largest-magnitude entry of each column of `phi_i` is positive), the
+// canonical correlations `rho[dims]` (descending, at most 1 up to rounding) and the means `mu_i[di]`,
+// `mu_j[dj]`: a new item projects as `phi_i^T (x - mu_i)`. The canonical variables of the
+// `n` items have covariance `I - reg phi^T phi` and cross-covariance `diag(rho)`.
+//
+// `reg >= 0`; `reg = 0` is refused with `MVNMF_STATUS_BAD_PARAMETER` when a covariance is
+// numerically singular (a view with `n` or more features, or a constant feature). Other
+// errors, before anything is written: `MVNMF_STATUS_NULL_POINTER`,
+// `MVNMF_STATUS_BAD_PARAMETER` (a CSC view, `reg` negative or not finite),
+// `MVNMF_STATUS_DIMENSION_MISMATCH` (different item counts), `MVNMF_STATUS_ZERO_DIMENSION`
+// (`n < 2`), `MVNMF_STATUS_BAD_RANK` (`dims = 0` or `dims > min(di, dj)`),
+// `MVNMF_STATUS_NON_FINITE_INPUT` (a NaN or infinity, or a covariance that overflows),
+// `MVNMF_STATUS_WORKSPACE_TOO_SMALL`. Cost `O((di + dj)^2 n + di^3 + dj^3)`.
+mvnmf_status mvnmf_cca(const struct mvnmf_view *xi,
+                       const struct mvnmf_view *xj,
+                       double reg,
+                       size_t dims,
+                       double *phi_i,
+                       double *phi_j,
+                       double *rho,
+                       double *mu_i,
+                       double *mu_j,
+                       void *work,
+                       size_t work_bytes);
+
+// The default fused-graph options.
+struct mvnmf_fused_graph_params mvnmf_fused_graph_params_default(void);
+
+// Workspace bytes of `mvnmf_fused_graph` (reads only the views' kind, rows, cols).
+mvnmf_status mvnmf_fused_graph_workspace(const struct mvnmf_view *views,
+                                         size_t n_views,
+                                         const struct mvnmf_fused_graph_params *params,
+                                         size_t *bytes);
+
+// MVEL's fused multi-view graph (seed 002): `w` (`n × n` doubles,
+// column-major, symmetric, total weight `n`) from the random walk over the
+// `J²` view graphs: within-view RBF graphs (`gammas[v] > 0`, or 0 / NULL for
+// the median heuristic `1 / median d²`), cross-view graphs on the CCA
+// projections of every view pair (bandwidth `sigma`, or the median), mixed by
+// `priors` (`J × J`, column-major, symmetric, ≥ 0, summing to 1) or uniformly
+// (NULL). Views dense, real-valued (any sign), the same `n ≥ 2` items.
+// Use it as an `mvnmf_graph` of kind `MVNMF_GRAPH_DENSE`. Cost: per view
+// `O(n² d)`, per view pair a CCA and `O(n² dims)`; memory `n²` doubles of
+// workspace besides `w`. `w` is written only on success.
+mvnmf_status mvnmf_fused_graph(const struct mvnmf_view *views,
+                               size_t n_views,
+                               const double *gammas,
+                               const double *priors,
+                               const struct mvnmf_fused_graph_params *params,
+                               double *w,
+                               void *work,
+                               size_t work_bytes);
+
 // The default options of `mvnmf_deep_fit` (what a NULL `params` means): the
 // DMCL preset (`MVNMF_DEEP_PRESET_DMCL`).
 struct mvnmf_deep_params mvnmf_deep_params_default(void);
@@ -1597,6 +1680,30 @@ mvnmf_status mvnmf_jsnmf_query(const struct mvnmf_view *queries,
                                double *scores,
                                void *work,
                                size_t work_bytes);
+
+// Workspace bytes of `mvnmf_sym_eig` for an `n × n` matrix
+// (`MVNMF_STATUS_ZERO_DIMENSION` for `n = 0`).
+mvnmf_status mvnmf_sym_eig_workspace(size_t n,
+                                     size_t *bytes);
+
+// Eigendecomposition of the symmetric `n × n` matrix `a[n*n]` (column-major;
+// only the lower triangle, diagonal included, is read), in place: on return
+// `a` holds orthonormal eigenvectors (column `i` for `eigenvalues[i]`, its
+// component of largest magnitude positive) and `eigenvalues[n]` is ascending.
+//
+// Householder tridiagonalisation and implicit QL with Wilkinson shifts on the
+// matrix scaled by a power of two (any finite magnitudes), about `9 n^3` flops;
+// residual `||AQ - QL||` and `||Q^T Q - I||` of order `n * DBL_EPSILON`
+// (relative to `||A||`); deterministic (the same bits on every machine).
+// Errors, before anything is written: `MVNMF_STATUS_ZERO_DIMENSION` (`n = 0`),
+// `MVNMF_STATUS_NULL_POINTER`, `MVNMF_STATUS_NON_FINITE_INPUT` (a NaN or
+// infinity in the lower triangle, or a Frobenius norm beyond `DBL_MAX`),
+// `MVNMF_STATUS_WORKSPACE_TOO_SMALL` (see `mvnmf_sym_eig_workspace`).
+mvnmf_status mvnmf_sym_eig(double *a,
+                           size_t n,
+                           double *eigenvalues,
+                           void *work,
+                           size_t work_bytes);
 
 // The default MVEL options.
 struct mvnmf_mvel_params mvnmf_mvel_params_default(void);

@@ -6,6 +6,8 @@
  *     and row of Q in the unit ball); the report's terms add up;
  *   * predict = Q H computed here; thresholds and decisions are consistent
  *     (pred = score > tau);
+ *   * mvnmf_fused_graph: symmetric, total weight n, within-view graph = the RBF
+ *     graph with the median bandwidth computed here; bad views refused;
  *   * bad input (a label byte other than 0/1, a graph over other items, an
  *     asymmetric dense graph, NaN in a given start, a short workspace) gets its
  *     own status and leaves the outputs untouched.
@@ -282,12 +284,97 @@ static void test_bad_input(void)
     mprob_free(&p);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void test_fused_graph(void)
+{
+    const size_t n = 25, d1 = 4, d2 = 3;
+    double *x1 = dalloc(d1 * n), *x2 = dalloc(d2 * n), *w = dalloc(n * n), *want = dalloc(n * n);
+    double *dist = dalloc(n * n), *sorted = dalloc(n * n), tot = 0.0, vol = 0.0, g;
+    mvnmf_view v[2];
+    mvnmf_fused_graph_params p = mvnmf_fused_graph_params_default();
+    size_t need = 0, i, u, k, m;
+    lcg_t gen = lcg_seeded(9);
+    void *wk;
+    note("mvnmf_fused_graph: symmetric, weight n, median RBF, bad views");
+    for (i = 0; i < d1 * n; i++)
+        x1[i] = lcg_next(&gen) - 0.5;
+    for (i = 0; i < d2 * n; i++)
+        x2[i] = lcg_next(&gen) - 0.5;
+    v[0] = dense_view(x1, d1, n);
+    v[1] = dense_view(x2, d2, n);
+    set_ctx("fused graph, cross views");
+    CHECK_STATUS(mvnmf_fused_graph_workspace(v, 2, &p, &need), MVNMF_STATUS_OK);
+    wk = malloc(need);
+    CHECK_STATUS(mvnmf_fused_graph(v, 2, NULL, NULL, &p, w, wk, need), MVNMF_STATUS_OK);
+    for (u = 0; u < n; u++)
+        for (i = 0; i < n; i++) {
+            CHECK(w[i + u * n] == w[u + i * n] && w[i + u * n] >= 0.0);
+            tot += w[i + u * n];
+        }
+    CHECK(close_to(tot, (double)n, 1e-12, 0.0));
+    free(wk);
+    /* One view, within only: the median-bandwidth RBF graph, total weight n. */
+    set_ctx("fused graph, one view");
+    p.cross_view = 0;
+    CHECK_STATUS(mvnmf_fused_graph_workspace(v, 1, &p, &need), MVNMF_STATUS_OK);
+    wk = malloc(need);
+    CHECK_STATUS(mvnmf_fused_graph(v, 1, NULL, NULL, &p, w, wk, need), MVNMF_STATUS_OK);
+    for (u = 0, m = 0; u < n; u++)
+        for (i = 0; i < n; i++) {
+            double s = 0.0;
+            for (k = 0; k < d1; k++)
+                s += (x1[k + i * d1] - x1[k + u * d1]) * (x1[k + i * d1] - x1[k + u * d1]);
+            dist[i + u * n] = s;
+            if (i != u)
+                sorted[m++] = s;
+        }
+    qsort(sorted, m, sizeof(double), cmp_double);
+    g = 1.0 / sorted[(m - 1) / 2];
+    for (i = 0; i < n * n; i++)
+        vol += want[i] = exp(-g * dist[i]);
+    for (i = 0; i < n * n; i++)
+        CHECK(close_to(w[i], want[i] * (double)n / vol, 1e-11, 1e-15));
+    /* Bad views: NaN, different item counts, CSC; w untouched. */
+    for (i = 0; i < n * n; i++)
+        w[i] = SENTINEL;
+    p.cross_view = 1;
+    set_ctx("fused graph, NaN");
+    x2[3] = NAN;
+    CHECK_STATUS(mvnmf_fused_graph(v, 2, NULL, NULL, &p, w, wk, need), MVNMF_STATUS_WORKSPACE_TOO_SMALL);
+    free(wk);
+    CHECK_STATUS(mvnmf_fused_graph_workspace(v, 2, &p, &need), MVNMF_STATUS_OK);
+    wk = malloc(need);
+    CHECK_STATUS(mvnmf_fused_graph(v, 2, NULL, NULL, &p, w, wk, need), MVNMF_STATUS_NON_FINITE_INPUT);
+    x2[3] = 0.25;
+    set_ctx("fused graph, item counts differ");
+    v[1].cols = n - 1;
+    CHECK_STATUS(mvnmf_fused_graph(v, 2, NULL, NULL, &p, w, wk, need), MVNMF_STATUS_DIMENSION_MISMATCH);
+    v[1].cols = n;
+    set_ctx("fused graph, zero ridge");
+    p.cca_reg = 0.0;
+    CHECK_STATUS(mvnmf_fused_graph(v, 2, NULL, NULL, &p, w, wk, need), MVNMF_STATUS_BAD_PARAMETER);
+    CHECK(all_in(w, n * n, SENTINEL, SENTINEL));
+    free(wk);
+    free(x1);
+    free(x2);
+    free(w);
+    free(want);
+    free(dist);
+    free(sorted);
+}
+
 int HARNESS_MVEL_ENTRY(int verbose)
 {
     g_verbose = verbose;
     g_failures = 0;
     test_monotone_dense_csr();
     test_bad_input();
+    test_fused_graph();
     printf("[%s] mvel harness: %d failed checks\n", LANG, g_failures);
     return g_failures;
 }

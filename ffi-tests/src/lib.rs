@@ -27,6 +27,8 @@ extern "C" {
     fn mvnmf_harness_jsnmf_cpp(verbose: c_int) -> c_int;
     fn mvnmf_harness_mvel_c(verbose: c_int) -> c_int;
     fn mvnmf_harness_mvel_cpp(verbose: c_int) -> c_int;
+    fn mvnmf_harness_linalg_c(verbose: c_int) -> c_int;
+    fn mvnmf_harness_linalg_cpp(verbose: c_int) -> c_int;
     fn mvnmf_example_quickstart() -> c_int;
 }
 
@@ -176,6 +178,25 @@ mod tests {
         assert_eq!(
             failures, 0,
             "C++ build of the MVEL harness: {failures} failed checks (see stdout)"
+        );
+    }
+
+    #[test]
+    fn c_harness_linalg_c99() {
+        // The symmetric eigensolver and CCA (`c/harness_linalg.c`).
+        let failures = unsafe { mvnmf_harness_linalg_c(verbose()) };
+        assert_eq!(
+            failures, 0,
+            "C99 build of the linalg harness: {failures} failed checks (see stdout)"
+        );
+    }
+
+    #[test]
+    fn c_harness_linalg_cpp() {
+        let failures = unsafe { mvnmf_harness_linalg_cpp(verbose()) };
+        assert_eq!(
+            failures, 0,
+            "C++ build of the linalg harness: {failures} failed checks (see stdout)"
         );
     }
 }

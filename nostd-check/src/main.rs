@@ -1,5 +1,6 @@
 //! Links the mvnmf core in a `#![no_std]` binary and runs a small
-//! factorization on static buffers: exit status 0 when the objective fell.
+//! factorization and a symmetric eigendecomposition on static buffers: exit
+//! status 0 when the objective fell and the eigenvalues are right.
 #![no_std]
 #![no_main]
 
@@ -51,8 +52,32 @@ fn run() -> i32 {
     }
 }
 
+/// The 1-D Laplacian of order 3: eigenvalues `2 − √2, 2, 2 + √2`.
+fn eig() -> i32 {
+    let mut a = [2.0, -1.0, 0.0, -1.0, 2.0, -1.0, 0.0, -1.0, 2.0];
+    let mut w = [0.0f64; 3];
+    let mut work = [0u8; 256];
+    let need = match mvnmf::linalg::sym_eig_workspace::<f64>(3) {
+        Ok(b) if b <= work.len() => b,
+        _ => return 7,
+    };
+    if mvnmf::linalg::sym_eig(&mut a, 3, &mut w, &mut work[..need]).is_err() {
+        return 8;
+    }
+    let r = core::f64::consts::SQRT_2;
+    let want = [2.0 - r, 2.0, 2.0 + r];
+    if w.iter().zip(want).all(|(x, y)| (x - y).abs() < 1e-14) {
+        0
+    } else {
+        9
+    }
+}
+
 /// Called by the C runtime's start files (libc's `__libc_start_main`).
 #[no_mangle]
 pub extern "C" fn main(_argc: i32, _argv: *const *const u8) -> i32 {
-    run()
+    match run() {
+        0 => eig(),
+        e => e,
+    }
 }

@@ -1,5 +1,6 @@
-//! C ABI of the kernels, the MKL weights, the fused neighbour search and the LDGE / TGE graph
-//! builders (`crate::similarity`, `crate::graph`). Same conventions as the rest of the C ABI.
+//! C ABI of the kernels, the MKL weights, the fused neighbour search, CCA and the LDGE / TGE
+//! graph builders (`crate::similarity`, `crate::graph`). Same conventions as the rest of the
+//! C ABI.
 //!
 //! * Views: the `mvnmf_view` array; kernels: one `mvnmf_kernel` per view.
 //! * Labels: `labels[N]` (`N` = the views' columns), a class `< n_classes` or
@@ -10,8 +11,11 @@
 
 use core::ffi::c_void;
 
-use super::{guard, mvnmf_status, mvnmf_view, query, shapes, slice, slice_mut, CViews};
-use crate::data::ViewSet;
+use super::{
+    guard, mvnmf_status, mvnmf_view, parts, query, shapes, slice, slice_mut, CViews,
+    MVNMF_VIEW_DENSE,
+};
+use crate::data::{Dense, ViewSet};
 use crate::error::Error;
 use crate::graph::{self, CsrGraph, CsrOut, GraphParams, Penalty};
 use crate::similarity::{self, Bandwidth, Kernel, KernelSet, KnnParams, MklParams, Scope};
@@ -1066,6 +1070,226 @@ pub unsafe extern "C" fn mvnmf_graph_degrees(
             for (j, x) in d.iter_mut().enumerate() {
                 *x = g.degree(j);
             }
+            Ok(mvnmf_status::Ok)
+        })
+    }
+}
+
+/// A dense view descriptor as a [`Dense`] view (`MVNMF_STATUS_BAD_PARAMETER` for a CSC one).
+unsafe fn dense_view<'a>(v: *const mvnmf_view) -> Result<Dense<'a, f64>, Error> {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if v.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let v = &*v;
+        if v.kind != MVNMF_VIEW_DENSE {
+            return Err(Error::BadParameter);
+        }
+        let p = parts(v)?;
+        Dense::new(p.values, v.rows, v.cols, v.col_stride)
+    }
+}
+
+/// Workspace bytes of `mvnmf_cca` for views of `di` and `dj` features over `n` items and
+/// `dims` canonical pairs (`MVNMF_STATUS_ZERO_DIMENSION` for a zero size or `n < 2`,
+/// `MVNMF_STATUS_BAD_RANK` for `dims = 0` or `dims > min(di, dj)`).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_cca_workspace(
+    di: usize,
+    dj: usize,
+    n: usize,
+    dims: usize,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe { query(bytes, || similarity::cca_workspace::<f64>(di, dj, n, dims)) }
+}
+
+/// Regularised canonical correlation analysis of two dense views of the same `n` items
+/// (`xi`: `di × n`, `xj`: `dj × n`, `MVNMF_VIEW_DENSE` with any `col_stride`; values of any
+/// sign). Centres each view by its mean over the items, forms `C = Xc Xc^T / (n - 1) + reg I`
+/// for both views and `C_ij = Xci Xcj^T / (n - 1)`, and takes the top `dims` singular
+/// triplets `(rho, Psi, Psi~)` of `T = C_ii^(-1/2) C_ij C_jj^(-1/2)`.
+///
+/// Writes `phi_i[di * dims] = C_ii^(-1/2) Psi` and `phi_j[dj * dims] = C_jj^(-1/2) Psi~`
+/// (column-major; the largest-magnitude entry of each column of `phi_i` is positive), the
+/// canonical correlations `rho[dims]` (descending, at most 1 up to rounding) and the means `mu_i[di]`,
+/// `mu_j[dj]`: a new item projects as `phi_i^T (x - mu_i)`. The canonical variables of the
+/// `n` items have covariance `I - reg phi^T phi` and cross-covariance `diag(rho)`.
+///
+/// `reg >= 0`; `reg = 0` is refused with `MVNMF_STATUS_BAD_PARAMETER` when a covariance is
+/// numerically singular (a view with `n` or more features, or a constant feature). Other
+/// errors, before anything is written: `MVNMF_STATUS_NULL_POINTER`,
+/// `MVNMF_STATUS_BAD_PARAMETER` (a CSC view, `reg` negative or not finite),
+/// `MVNMF_STATUS_DIMENSION_MISMATCH` (different item counts), `MVNMF_STATUS_ZERO_DIMENSION`
+/// (`n < 2`), `MVNMF_STATUS_BAD_RANK` (`dims = 0` or `dims > min(di, dj)`),
+/// `MVNMF_STATUS_NON_FINITE_INPUT` (a NaN or infinity, or a covariance that overflows),
+/// `MVNMF_STATUS_WORKSPACE_TOO_SMALL`. Cost `O((di + dj)^2 n + di^3 + dj^3)`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_cca(
+    xi: *const mvnmf_view,
+    xj: *const mvnmf_view,
+    reg: f64,
+    dims: usize,
+    phi_i: *mut f64,
+    phi_j: *mut f64,
+    rho: *mut f64,
+    mu_i: *mut f64,
+    mu_j: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let vi = dense_view(xi)?;
+            let vj = dense_view(xj)?;
+            if phi_i.is_null()
+                || phi_j.is_null()
+                || rho.is_null()
+                || mu_i.is_null()
+                || mu_j.is_null()
+            {
+                return Err(Error::NullPointer);
+            }
+            let (di, dj) = (vi.mat().rows(), vj.mat().rows());
+            let len = |a: usize| a.checked_mul(dims).ok_or(Error::SizeOverflow);
+            let fi = slice_mut(phi_i, len(di)?)?;
+            let fj = slice_mut(phi_j, len(dj)?)?;
+            let r = slice_mut(rho, dims)?;
+            let mi = slice_mut(mu_i, di)?;
+            let mj = slice_mut(mu_j, dj)?;
+            let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+            similarity::cca(&vi, &vj, reg, dims, fi, fj, r, mi, mj, w)?;
+            Ok(mvnmf_status::Ok)
+        })
+    }
+}
+
+/// Options of `mvnmf_fused_graph`; get the defaults from
+/// `mvnmf_fused_graph_params_default()`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_fused_graph_params {
+    /// Nonzero (default): cross-view graphs by CCA; 0: within-view graphs only.
+    pub cross_view: u32,
+    /// CCA directions per view pair (default 0: min(d_i, d_j, 10)).
+    pub cca_dims: usize,
+    /// Ridge of both covariances, relative to the mean feature variance
+    /// (default 1e-3; must be > 0 with `cross_view`).
+    pub cca_reg: f64,
+    /// Cross-view bandwidth σ (default 0: the median heuristic per pair).
+    pub sigma: f64,
+}
+
+fn fused_from_c(p: &mvnmf_fused_graph_params) -> Result<graph::FusedParams, Error> {
+    if p.cross_view > 1 {
+        return Err(Error::BadParameter);
+    }
+    let out = graph::FusedParams {
+        cross_view: p.cross_view == 1,
+        cca_dims: p.cca_dims,
+        cca_reg: p.cca_reg,
+        sigma: p.sigma,
+    };
+    out.validate()?;
+    Ok(out)
+}
+
+/// `*p`, or the defaults when `p` is NULL.
+unsafe fn read_fused(p: *const mvnmf_fused_graph_params) -> Result<graph::FusedParams, Error> {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if p.is_null() {
+            Ok(graph::FusedParams::default())
+        } else {
+            fused_from_c(&*p)
+        }
+    }
+}
+
+/// The default fused-graph options.
+#[no_mangle]
+pub extern "C" fn mvnmf_fused_graph_params_default() -> mvnmf_fused_graph_params {
+    let d = graph::FusedParams::default();
+    mvnmf_fused_graph_params {
+        cross_view: u32::from(d.cross_view),
+        cca_dims: d.cca_dims,
+        cca_reg: d.cca_reg,
+        sigma: d.sigma,
+    }
+}
+
+/// Workspace bytes of `mvnmf_fused_graph` (reads only the views' kind, rows, cols).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_fused_graph_workspace(
+    views: *const mvnmf_view,
+    n_views: usize,
+    params: *const mvnmf_fused_graph_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            let p = read_fused(params)?;
+            graph::fused_graph_workspace::<f64>(shapes(views, n_views)?, &p)
+        })
+    }
+}
+
+/// MVEL's fused multi-view graph (seed 002): `w` (`n × n` doubles,
+/// column-major, symmetric, total weight `n`) from the random walk over the
+/// `J²` view graphs: within-view RBF graphs (`gammas[v] > 0`, or 0 / NULL for
+/// the median heuristic `1 / median d²`), cross-view graphs on the CCA
+/// projections of every view pair (bandwidth `sigma`, or the median), mixed by
+/// `priors` (`J × J`, column-major, symmetric, ≥ 0, summing to 1) or uniformly
+/// (NULL). Views dense, real-valued (any sign), the same `n ≥ 2` items.
+/// Use it as an `mvnmf_graph` of kind `MVNMF_GRAPH_DENSE`. Cost: per view
+/// `O(n² d)`, per view pair a CCA and `O(n² dims)`; memory `n²` doubles of
+/// workspace besides `w`. `w` is written only on success.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_fused_graph(
+    views: *const mvnmf_view,
+    n_views: usize,
+    gammas: *const f64,
+    priors: *const f64,
+    params: *const mvnmf_fused_graph_params,
+    w: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let p = read_fused(params)?;
+            let vs = CViews::new(views, n_views)?;
+            let n = vs.shape(0).cols;
+            let g = if gammas.is_null() {
+                None
+            } else {
+                Some(slice(gammas, n_views)?)
+            };
+            let pr = if priors.is_null() {
+                None
+            } else {
+                Some(slice(
+                    priors,
+                    n_views.checked_mul(n_views).ok_or(Error::SizeOverflow)?,
+                )?)
+            };
+            if w.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let ww = slice_mut(w, n.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+            graph::fused_graph(&vs, g, pr, &p, ww, wk)?;
             Ok(mvnmf_status::Ok)
         })
     }

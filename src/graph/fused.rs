@@ -11,7 +11,7 @@
 //!   over the pairs `u ≠ v` (the exact lower median, by selection); `σ_ij`
 //!   likewise over all `n²` pairs of the cross-view distances.
 //! * Cross-view directions: regularised CCA of views `i` and `j`
-//!   ([`crate::similarity::cca`]) with `dims` directions and ridge `reg`.
+//!   ([`crate::similarity::cca()`]) with `dims` directions and ridge `reg`.
 //!   `w_ji(u, v) = w_ij(v, u)` and `vol_ji = vol_ij`, so with symmetric priors
 //!   the fused `W` is symmetric (the paper's `p(u)p(u→v) = p(v)p(v→u)`).
 //! * Priors `p(G_ij)`: given (`J × J`, symmetric, `≥ 0`, summing to 1) or
@@ -27,12 +27,13 @@
 //! median), per view pair the CCA (`O(n (d_i + d_j)² + (d_i + d_j)³)`) and
 //! `O(n² dims)`; memory: the output and one `n × n` scratch matrix.
 
-use crate::data::{check_values, Dense, View, ViewSet, ViewShape};
+use crate::data::{Dense, View, ViewSet, ViewShape};
 use crate::error::Error;
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
 use crate::linalg::{gemm, gemm_req};
-use crate::similarity::cca::{cca, cca_workspace};
+use crate::similarity::cca;
+use crate::similarity::cca::cca_req;
 use crate::work::{Stack, WorkReq};
 
 /// Options of [`fused_graph`].
@@ -122,7 +123,7 @@ fn fused_req<T>(
         for sb in shapes.clone().into_iter().skip(a + 1) {
             let db = sb.rows;
             let p = params.dims(da, db);
-            let c = WorkReq::new::<u8>(cca_workspace::<T>(da, db, n, p)?);
+            let c = cca_req::<T>(da, db, n, p).and(WorkReq::new::<u8>(crate::work::ALIGN));
             phase = phase.or(WorkReq::all_of(&[
                 WorkReq::matrix::<T>(da, p),
                 WorkReq::matrix::<T>(db, p),
@@ -165,7 +166,11 @@ fn check_priors(p: &[f64], nv: usize, cross_view: bool) -> Result<(), Error> {
     for a in 0..nv {
         for b in 0..nv {
             let x = p[a + b * nv];
-            if !x.is_finite() || x < 0.0 || x != p[b + a * nv] || (!cross_view && a != b && x != 0.0) {
+            if !x.is_finite()
+                || x < 0.0
+                || x != p[b + a * nv]
+                || (!cross_view && a != b && x != 0.0)
+            {
                 return Err(Error::BadParameter);
             }
             sum += x;
@@ -260,7 +265,7 @@ pub fn fused_graph<T: Real, VS: ViewSet<T> + ?Sized>(
                 continue;
             }
             let y = dense(j)?;
-            let (di, dj) = (x.rows(), y.rows());
+            let (di, dj) = (x.mat().rows(), y.mat().rows());
             let reg = params.cca_reg * mean_variance(&x, &y);
             let p = params.dims(di, dj);
             let mut ph = Stack::new(&mut rest[..]);
@@ -297,12 +302,12 @@ pub fn fused_graph<T: Real, VS: ViewSet<T> + ?Sized>(
 /// The mean feature variance over the features of two views (the ridge's
 /// unit); 1 when it is 0.
 fn mean_variance<T: Real>(x: &Dense<'_, T>, y: &Dense<'_, T>) -> f64 {
-    let n = x.cols() as f64;
+    let n = x.mat().cols() as f64;
     let var = |d: &Dense<'_, T>| -> f64 {
-        (0..d.rows())
+        (0..d.mat().rows())
             .map(|i| {
                 let (mut s, mut q) = (0.0, 0.0);
-                for u in 0..d.cols() {
+                for u in 0..d.mat().cols() {
                     let v = d.mat().at(i, u).to_f64();
                     s += v;
                     q += v * v;
@@ -311,7 +316,7 @@ fn mean_variance<T: Real>(x: &Dense<'_, T>, y: &Dense<'_, T>) -> f64 {
             })
             .sum()
     };
-    let m = (var(x) + var(y)) / (x.rows() + y.rows()) as f64;
+    let m = (var(x) + var(y)) / (x.mat().rows() + y.mat().rows()) as f64;
     if m > 0.0 && m.is_finite() {
         m
     } else {
@@ -328,7 +333,7 @@ fn project<T: Real>(
     z: &mut [T],
     st: &mut Stack<'_>,
 ) -> Result<(), Error> {
-    let (d, n) = (x.rows(), x.cols());
+    let (d, n) = (x.mat().rows(), x.mat().cols());
     let phim = MatRef::col_major(phi, d, p)?;
     gemm(
         T::ONE,
@@ -339,7 +344,9 @@ fn project<T: Real>(
         st,
     )?;
     for r in 0..p {
-        let off: f64 = (0..d).map(|i| phi[i + r * d].to_f64() * mu[i].to_f64()).sum();
+        let off: f64 = (0..d)
+            .map(|i| phi[i + r * d].to_f64() * mu[i].to_f64())
+            .sum();
         let off = T::from_f64(off);
         z.iter_mut().skip(r).step_by(p).for_each(|v| *v -= off);
     }
@@ -401,7 +408,12 @@ fn bandwidth<T: Real>(s: &mut [T], n: usize, skip_diag: bool) -> f64 {
     if med > 0.0 {
         return 1.0 / med;
     }
-    let mean = s.iter().map(|x| x.to_f64()).filter(|&x| x < f64::MAX).sum::<f64>() / valid as f64;
+    let mean = s
+        .iter()
+        .map(|x| x.to_f64())
+        .filter(|&x| x < f64::MAX)
+        .sum::<f64>()
+        / valid as f64;
     if mean > 0.0 {
         1.0 / mean
     } else {
@@ -409,9 +421,11 @@ fn bandwidth<T: Real>(s: &mut [T], n: usize, skip_diag: bool) -> f64 {
     }
 }
 
-/// `w += p/vol · K` (`sym`: `p/vol · (K + Kᵀ)`) with `K = exp(−γ s)`,
-/// `vol = Σ K` (computed in `s`).
-fn add_kernel<T: Real>(s: &mut [T], gamma: f64, p: f64, sym: bool, w: &mut [T]) {
+/// `w += p/vol · (K + Kᵀ)/2` (`cross`: `p/vol · (K + Kᵀ)`) with
+/// `K = exp(−γ s)`, `vol = Σ K` (computed in `s`). Both forms add the same
+/// value at `(u, v)` and `(v, u)`, so `w` stays exactly symmetric (a GEMM's
+/// `XᵀX` need not be).
+fn add_kernel<T: Real>(s: &mut [T], gamma: f64, p: f64, cross: bool, w: &mut [T]) {
     let mut vol = 0.0;
     for x in s.iter_mut() {
         let k = libm::exp(-gamma * x.to_f64());
@@ -421,15 +435,11 @@ fn add_kernel<T: Real>(s: &mut [T], gamma: f64, p: f64, sym: bool, w: &mut [T]) 
     if vol <= 0.0 || p == 0.0 {
         return;
     }
-    let c = T::from_f64(p / vol);
+    let c = T::from_f64(if cross { p / vol } else { 0.5 * p / vol });
     let n = libm::sqrt(s.len() as f64) as usize;
-    if sym {
-        for v in 0..n {
-            for u in 0..n {
-                w[u + v * n] += c * (s[u + v * n] + s[v + u * n]);
-            }
+    for v in 0..n {
+        for u in 0..n {
+            w[u + v * n] += c * (s[u + v * n] + s[v + u * n]);
         }
-    } else {
-        w.iter_mut().zip(s.iter()).for_each(|(a, &b)| *a += c * b);
     }
 }

@@ -11,11 +11,12 @@
 //! * [`CsrGraphs`]: explicit symmetric CSR graphs (LDGE, TGE, or the caller's
 //!   own), `O(K · nnz)` per product.
 //! * [`DenseGraph`]: a dense symmetric affinity matrix (MVEL's fused
-//!   multi-view graph), one GEMM per product.
+//!   multi-view graph, built by [`fused_graph`]), one GEMM per product.
 
 mod build;
 mod csr;
 mod dense;
+mod fused;
 mod ldge;
 mod sge;
 mod tge;
@@ -24,6 +25,7 @@ pub(crate) use build::{check_sizes, precheck};
 pub use build::{ldge_capacity, tge_capacity, CsrOut, GraphNnz, GraphParams, Penalty};
 pub use csr::{CsrGraph, CsrGraphs};
 pub use dense::DenseGraph;
+pub use fused::{fused_graph, fused_graph_workspace, FusedParams};
 pub use ldge::{ldge, ldge_workspace};
 pub use sge::Sge;
 pub use tge::{tge, tge_workspace};

@@ -5,6 +5,7 @@
 //! |---|---|
 //! | `mod.rs` | `gemm` (one entry for every dense product), `gram_t`, dot products, norms |
 //! | `blocked.rs` | the no_std GEMM on workspace panels |
+//! | [`eig`] | dense symmetric eigendecomposition (Householder + implicit QL), `C^{−1/2}`, top singular triplets |
 //! | `hosted.rs` | the `gemm` crate's GEMM (std builds; `unsafe`) |
 //! | `select.rs` | partial selection of the `N` best-scored items (no full sort) |
 //! | `sparse.rs` | the CSC type and its `O(nnz·K)` products |
@@ -25,6 +26,7 @@
 //! with a strided left operand it is unsound (nalgebra issue #1616).
 
 pub(crate) mod blocked;
+pub mod eig;
 #[cfg(feature = "std")]
 pub(crate) mod hosted;
 pub mod mat;
@@ -34,6 +36,8 @@ pub(crate) mod simd;
 pub(crate) mod sparse;
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
 pub(crate) mod spk;
+
+pub use eig::{sym_eig, sym_eig_workspace};
 
 use crate::error::Error;
 use crate::linalg::mat::{MatMut, MatRef};

@@ -62,12 +62,17 @@
 //! weights favour the view with the most spread; they still beat every single view but not the
 //! uniform weights there. With RBF kernels (median bandwidth) the learned weights beat both.
 //!
+//! **CCA** ([`cca()`](fn@cca), DESIGN §8): regularised canonical correlation analysis of two dense views
+//! (any sign), for MVEL's cross-view similarities; the canonical directions come from
+//! [`crate::linalg::eig`]. It takes two [`crate::Dense`] views rather than a view set.
+//!
 //! All routines take the views as a [`ViewSet`] (dense or CSC) and the kernels as a
 //! [`KernelSet`] (a slice of [`Kernel`]s, or the C ABI's array), validate everything before they
 //! write, and have `*_workspace` twins. The hosted build's GEMM (the `gemm` crate) allocates its own
 //! packing buffers; without `std` the blocked kernel packs into the workspace.
 
 mod align;
+pub(crate) mod cca;
 pub(crate) mod engine;
 pub(crate) mod knn;
 pub(crate) mod median;
@@ -78,6 +83,7 @@ pub use align::{
     alignment_system, alignment_system_workspace, mkl_weights, mkl_weights_workspace, MklParams,
     MklReport,
 };
+pub use cca::{cca, cca_workspace};
 pub use knn::{
     class_pairs, class_pairs_workspace, fused_knn, fused_knn_workspace, KnnParams, Scope,
     NO_NEIGHBOR,

@@ -1,0 +1,617 @@
+/* multilabel: MVEL (seed 002) on any multi-label directory, through the C ABI.
+ *
+ *   multilabel [options] DIR
+ *
+ * DIR holds meta.txt, the views viewK.f64[.gz] (float64 little-endian,
+ * column-major, rows = features, columns = items; any sign) and labels.f64
+ * (labels x items, 0/1) — the format of ../shared/data/yeast.
+ *
+ * Protocol (the paper's): for each split and incomplete-label ratio ILR, every
+ * item keeps a random ILR share of its positive labels (rounded, at least one
+ * where it has any); each method learns on all items transductively from those
+ * incomplete labels and is scored against the full ground truth on all items:
+ * Macro-F1, Micro-F1, Hamming loss (decisions) and average AUROC (scores).
+ *
+ * Methods:
+ *   mvel         the fused multi-view graph (within-view RBF graphs with the
+ *                median bandwidth, cross-view graphs by CCA, uniform priors),
+ *                then MVEL; decisions by the sign of QH (or --decide);
+ *   mvel-concat  the paper's "ours-": the views concatenated (each scaled to
+ *                unit mean squared norm) into one, no cross-view terms;
+ *   mlknn        ML-kNN (Zhang & Zhou 2007; k = 10, smoothing 1) on the
+ *                concatenated, per-view normalised features, trained on the
+ *                given labels (self excluded from each item's neighbours);
+ *   given        the incomplete labels themselves (scores = decisions).
+ *
+ * Options: --ilr LIST (percent, default 20,40,60,80), --splits N (default 3),
+ * --seed S (default 1), --methods LIST (default mvel,mvel-concat,mlknn,given),
+ * --dim R (default: the number of labels), --theta1 X, --theta2 X, --iters N,
+ * --unknown-weight MU|auto (an unknown label counts as a weak negative of weight
+ * MU; default auto: MU = given positives / unknown entries, so both sides weigh
+ * the same; 0 is the paper's objective, see src/models/mvel.rs), --decide sign|given
+ * (default sign: label present where the score QH > 0, the paper's {-1, 1}
+ * coding; given: per-label thresholds maximising F1 on the given labels),
+ * --split-view D (split view 1 at feature D into two views, to run the
+ * cross-view path on a one-view dataset), --max-items N (dense graphs only:
+ * refuse larger problems; default 6000).
+ *
+ * Output: the settings, one Markdown table per metric under a "###" heading
+ * (rows = methods, columns = ILR, cells mean ± std over the splits), the wall
+ * time and the peak workspace. */
+#define _POSIX_C_SOURCE 200809L /* popen, clock_gettime */
+#include "mvnmf.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAXV 8
+#define MAXI 16
+#define MAXS 32
+#define NMETH 4
+#define KNN 10
+
+static const char *const METHOD[NMETH] = { "mvel", "mvel-concat", "mlknn", "given" };
+static const char *const METRIC[4] = { "Macro-F1", "Micro-F1", "Hamming loss", "average AUROC" };
+
+static size_t g_peak; /* the largest workspace asked for */
+
+static void die(const char *msg, const char *arg)
+{
+    fprintf(stderr, "multilabel: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
+    exit(1);
+}
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        die("out of memory", NULL);
+    return p;
+}
+
+static void *work_of(size_t bytes)
+{
+    if (bytes > g_peak)
+        g_peak = bytes;
+    return xmalloc(bytes);
+}
+
+static void check(mvnmf_status s, const char *what)
+{
+    if (s != MVNMF_STATUS_OK)
+        die(mvnmf_status_message(s), what);
+}
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* ---- input ------------------------------------------------------------- */
+
+static FILE *open_data(const char *dir, const char *name, int *pipe)
+{
+    char path[4096], cmd[4200];
+    FILE *f;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    *pipe = 0;
+    if ((f = fopen(path, "rb")) != NULL)
+        return f;
+    snprintf(path, sizeof path, "%s/%s.gz", dir, name);
+    if ((f = fopen(path, "rb")) == NULL)
+        return NULL;
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "gzip -dc '%s'", path);
+    *pipe = 1;
+    return popen(cmd, "r");
+}
+
+static double *read_f64(const char *dir, const char *name, size_t count)
+{
+    int pipe;
+    FILE *f = open_data(dir, name, &pipe);
+    double *x = (double *)xmalloc(count * sizeof(double));
+    if (!f)
+        die("missing", name);
+    if (fread(x, sizeof(double), count, f) != count)
+        die("short file", name);
+    if (pipe ? pclose(f) != 0 : fclose(f) != 0)
+        die("reading failed (is gzip installed?)", name);
+    return x;
+}
+
+/* "NAME ... rows=R cols=C" for the line starting with `key`. */
+static int meta_shape(const char *dir, const char *key, size_t *rows, size_t *cols)
+{
+    char line[1024];
+    int pipe, found = 0;
+    FILE *f = open_data(dir, "meta.txt", &pipe);
+    if (!f)
+        die("no meta.txt in", dir);
+    while (fgets(line, sizeof line, f)) {
+        const char *r = strstr(line, "rows="), *c = strstr(line, "cols=");
+        if (strncmp(line, key, strlen(key)) == 0 && r && c) {
+            *rows = strtoul(r + 5, NULL, 10);
+            *cols = strtoul(c + 5, NULL, 10);
+            found = 1;
+        }
+    }
+    if (pipe)
+        pclose(f);
+    else
+        fclose(f);
+    return found;
+}
+
+typedef struct {
+    size_t nv, d[MAXV], n, c;
+    double *x[MAXV]; /* d[v] x n */
+    uint8_t *truth;  /* c x n */
+} dataset;
+
+static dataset load(const char *dir, size_t split_at)
+{
+    dataset ds;
+    size_t v, i, j, rows, cols;
+    char key[32];
+    double *y;
+    memset(&ds, 0, sizeof ds);
+    for (v = 0; v < MAXV; v++) {
+        snprintf(key, sizeof key, "view%zu.f64", v + 1);
+        if (!meta_shape(dir, key, &rows, &cols))
+            break;
+        if (v > 0 && cols != ds.n)
+            die("views with different item counts in meta.txt", key);
+        ds.n = cols;
+        ds.d[v] = rows;
+        ds.x[v] = read_f64(dir, key, rows * cols);
+        ds.nv = v + 1;
+    }
+    if (ds.nv == 0)
+        die("meta.txt lists no view1.f64", dir);
+    if (!meta_shape(dir, "labels.f64", &ds.c, &cols) || cols != ds.n)
+        die("meta.txt: no labels.f64 line with cols = the items", dir);
+    y = read_f64(dir, "labels.f64", ds.c * ds.n);
+    ds.truth = (uint8_t *)xmalloc(ds.c * ds.n);
+    for (i = 0; i < ds.c * ds.n; i++) {
+        if (y[i] != 0.0 && y[i] != 1.0)
+            die("labels.f64 holds a value other than 0 or 1", NULL);
+        ds.truth[i] = (uint8_t)y[i];
+    }
+    free(y);
+    if (split_at) { /* view 1 -> rows [0, split_at) and [split_at, d) */
+        size_t d = ds.d[0], d2 = d - split_at;
+        double *a, *b;
+        if (split_at >= d || ds.nv + 1 > MAXV)
+            die("--split-view must be below the first view's feature count", NULL);
+        a = (double *)xmalloc(split_at * ds.n * sizeof(double));
+        b = (double *)xmalloc(d2 * ds.n * sizeof(double));
+        for (j = 0; j < ds.n; j++) {
+            memcpy(a + j * split_at, ds.x[0] + j * d, split_at * sizeof(double));
+            memcpy(b + j * d2, ds.x[0] + j * d + split_at, d2 * sizeof(double));
+        }
+        free(ds.x[0]);
+        for (v = ds.nv; v > 1; v--) {
+            ds.x[v] = ds.x[v - 1];
+            ds.d[v] = ds.d[v - 1];
+        }
+        ds.x[0] = a;
+        ds.d[0] = split_at;
+        ds.x[1] = b;
+        ds.d[1] = d2;
+        ds.nv++;
+    }
+    return ds;
+}
+
+/* The views concatenated, each scaled to unit mean squared item norm. */
+static double *concat(const dataset *ds, size_t *dtot)
+{
+    size_t v, i, j, off = 0, d = 0;
+    double *z;
+    for (v = 0; v < ds->nv; v++)
+        d += ds->d[v];
+    z = (double *)xmalloc(d * ds->n * sizeof(double));
+    for (v = 0; v < ds->nv; v++) {
+        double ss = 0.0, s;
+        for (i = 0; i < ds->d[v] * ds->n; i++)
+            ss += ds->x[v][i] * ds->x[v][i];
+        s = ss > 0.0 ? 1.0 / sqrt(ss / (double)ds->n) : 1.0;
+        for (j = 0; j < ds->n; j++)
+            for (i = 0; i < ds->d[v]; i++)
+                z[off + i + j * d] = s * ds->x[v][i + j * ds->d[v]];
+        off += ds->d[v];
+    }
+    *dtot = d;
+    return z;
+}
+
+/* ---- the incomplete labels --------------------------------------------- */
+
+static uint64_t g_rng;
+static double uniform(void)
+{
+    g_rng = g_rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(g_rng >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Keeps round(ilr * P) (at least 1) of each item's P positives, chosen at random. */
+static void thin(const dataset *ds, double ilr, uint64_t seed, uint8_t *given)
+{
+    size_t u, s, pos[256];
+    g_rng = seed * 0x9E3779B97F4A7C15ULL + 7;
+    memset(given, 0, ds->c * ds->n);
+    for (u = 0; u < ds->n; u++) {
+        size_t p = 0, keep, i;
+        for (s = 0; s < ds->c && p < 256; s++)
+            if (ds->truth[s + u * ds->c])
+                pos[p++] = s;
+        if (p == 0)
+            continue;
+        keep = (size_t)floor(ilr * (double)p + 0.5);
+        if (keep < 1)
+            keep = 1;
+        for (i = 0; i < keep; i++) { /* a partial Fisher-Yates shuffle */
+            size_t k = i + (size_t)(uniform() * (double)(p - i)), t = pos[i];
+            if (k >= p)
+                k = p - 1;
+            pos[i] = pos[k];
+            pos[k] = t;
+            given[pos[i] + u * ds->c] = 1;
+        }
+    }
+}
+
+/* ---- methods ----------------------------------------------------------- */
+
+typedef struct {
+    size_t r;
+    mvnmf_mvel_params mp;
+    int decide_given; /* 1: thresholds by F1 on the given labels; 0: the sign */
+    int auto_mu;      /* unknown weight = given positives / unknown entries */
+} settings;
+
+/* MVEL on the views (cross_view) or on one concatenated view; writes scores
+ * and decisions. */
+static void run_mvel(const dataset *ds, const double *const *xs, const size_t *ds_d, size_t nv, int cross_view,
+                     const uint8_t *given, const settings *st, double *scores, uint8_t *pred)
+{
+    mvnmf_view views[MAXV];
+    mvnmf_fused_graph_params gp = mvnmf_fused_graph_params_default();
+    mvnmf_graph g;
+    mvnmf_mvel_params mp;
+    size_t v, bytes = 0, n = ds->n, c = ds->c, r = st->r;
+    double *w = (double *)xmalloc(n * n * sizeof(double)), *q = (double *)xmalloc(c * r * sizeof(double));
+    double *h = (double *)xmalloc(r * n * sizeof(double)), *tau = (double *)xmalloc(c * sizeof(double));
+    void *wk;
+    gp.cross_view = (uint32_t)cross_view;
+    for (v = 0; v < nv; v++) {
+        memset(&views[v], 0, sizeof views[v]);
+        views[v].kind = MVNMF_VIEW_DENSE;
+        views[v].rows = ds_d[v];
+        views[v].cols = n;
+        views[v].col_stride = ds_d[v];
+        views[v].values = xs[v];
+    }
+    check(mvnmf_fused_graph_workspace(views, nv, &gp, &bytes), "fused graph workspace");
+    wk = work_of(bytes);
+    check(mvnmf_fused_graph(views, nv, NULL, NULL, &gp, w, wk, bytes), "fused graph");
+    free(wk);
+    memset(&g, 0, sizeof g);
+    g.kind = MVNMF_GRAPH_DENSE;
+    g.n = n;
+    g.affinity_weights = w;
+    mp = st->mp;
+    if (st->auto_mu) { /* balance: the unknown entries weigh as much as the positives */
+        size_t pos = 0, i;
+        for (i = 0; i < c * n; i++)
+            pos += given[i];
+        mp.unknown_weight = pos < c * n ? (double)pos / (double)(c * n - pos) : 0.0;
+    }
+    check(mvnmf_mvel_fit_workspace(c, &g, r, &mp, &bytes), "mvel workspace");
+    wk = work_of(bytes);
+    check(mvnmf_mvel_fit(given, c, &g, r, &mp, q, h, wk, bytes, NULL, NULL, NULL), "mvel fit");
+    free(wk);
+    check(mvnmf_mvel_predict_workspace(c, r, n, &bytes), "predict workspace");
+    wk = work_of(bytes);
+    check(mvnmf_mvel_predict(q, h, c, r, n, scores, wk, bytes), "predict");
+    free(wk);
+    if (st->decide_given) {
+        check(mvnmf_mvel_thresholds_workspace(n, &bytes), "thresholds workspace");
+        wk = work_of(bytes);
+        check(mvnmf_mvel_thresholds(scores, given, c, n, tau, wk, bytes), "thresholds");
+        free(wk);
+    } else {
+        for (v = 0; v < c; v++)
+            tau[v] = 0.0; /* the sign: the paper's {-1, 1} coding */
+    }
+    check(mvnmf_mvel_decide(scores, tau, c, n, pred), "decide");
+    free(w);
+    free(q);
+    free(h);
+    free(tau);
+}
+
+/* ML-kNN on z (d x n), trained on `given`; scores = posterior P(label). */
+static void run_mlknn(const double *z, size_t d, size_t n, size_t c, const uint8_t *given, double *scores,
+                      uint8_t *pred)
+{
+    size_t *nb = (size_t *)xmalloc(n * KNN * sizeof(size_t)), u, v, s, j, *cnt = (size_t *)xmalloc(c * n * sizeof(size_t));
+    double *dist = (double *)xmalloc(n * sizeof(double)), *sq = (double *)xmalloc(n * sizeof(double));
+    const double sm = 1.0;
+    for (u = 0; u < n; u++) {
+        sq[u] = 0.0;
+        for (j = 0; j < d; j++)
+            sq[u] += z[j + u * d] * z[j + u * d];
+    }
+    for (u = 0; u < n; u++) { /* the KNN nearest, self excluded, ties by index */
+        size_t m = 0;
+        for (v = 0; v < n; v++) {
+            double dot = 0.0;
+            for (j = 0; j < d; j++)
+                dot += z[j + u * d] * z[j + v * d];
+            dist[v] = sq[u] + sq[v] - 2.0 * dot;
+        }
+        dist[u] = INFINITY;
+        for (m = 0; m < KNN; m++) {
+            size_t best = 0;
+            for (v = 1; v < n; v++)
+                if (dist[v] < dist[best])
+                    best = v;
+            nb[m + u * KNN] = best;
+            dist[best] = INFINITY;
+        }
+    }
+    for (u = 0; u < n; u++)
+        for (s = 0; s < c; s++) {
+            size_t k = 0;
+            for (j = 0; j < KNN; j++)
+                k += given[s + nb[j + u * KNN] * c];
+            cnt[s + u * c] = k;
+        }
+    for (s = 0; s < c; s++) {
+        double pos = 0.0, c1[KNN + 1], c0[KNN + 1], s1 = 0.0, s0 = 0.0, p1;
+        memset(c1, 0, sizeof c1);
+        memset(c0, 0, sizeof c0);
+        for (u = 0; u < n; u++) {
+            pos += given[s + u * c];
+            if (given[s + u * c])
+                c1[cnt[s + u * c]] += 1.0;
+            else
+                c0[cnt[s + u * c]] += 1.0;
+        }
+        for (j = 0; j <= KNN; j++) {
+            s1 += c1[j];
+            s0 += c0[j];
+        }
+        p1 = (sm + pos) / (2.0 * sm + (double)n);
+        for (u = 0; u < n; u++) {
+            size_t k = cnt[s + u * c];
+            double e1 = (sm + c1[k]) / (sm * (KNN + 1) + s1), e0 = (sm + c0[k]) / (sm * (KNN + 1) + s0);
+            double a = p1 * e1, b = (1.0 - p1) * e0;
+            scores[s + u * c] = a / (a + b);
+            pred[s + u * c] = scores[s + u * c] > 0.5;
+        }
+    }
+    free(nb);
+    free(cnt);
+    free(dist);
+    free(sq);
+}
+
+/* ---- options, scoring, output ------------------------------------------ */
+
+typedef struct {
+    const char *dir;
+    double ilr[MAXI];
+    size_t nilr, splits, split_at, max_items;
+    int use[NMETH];
+    uint64_t seed;
+    settings st;
+} options;
+
+static size_t parse_doubles(const char *s, double *out, size_t cap)
+{
+    size_t n = 0;
+    char *end;
+    while (*s && n < cap) {
+        out[n++] = strtod(s, &end);
+        if (end == s)
+            die("bad number list", s);
+        s = *end == ',' ? end + 1 : end;
+    }
+    return n;
+}
+
+static options parse(int argc, char **argv)
+{
+    options o;
+    int i, m;
+    memset(&o, 0, sizeof o);
+    o.nilr = 4;
+    for (i = 0; i < 4; i++)
+        o.ilr[i] = 0.2 * (i + 1);
+    o.splits = 3;
+    o.seed = 1;
+    o.max_items = 6000;
+    o.st.mp = mvnmf_mvel_params_default();
+    o.st.auto_mu = 1;
+    for (m = 0; m < NMETH; m++)
+        o.use[m] = 1;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (a[0] != '-') {
+            o.dir = a;
+            continue;
+        }
+        if (!v)
+            die("missing value for", a);
+        if (!strcmp(a, "--ilr")) {
+            size_t k;
+            o.nilr = parse_doubles(v, o.ilr, MAXI);
+            for (k = 0; k < o.nilr; k++)
+                o.ilr[k] /= 100.0;
+        } else if (!strcmp(a, "--splits"))
+            o.splits = strtoul(v, NULL, 10);
+        else if (!strcmp(a, "--seed"))
+            o.seed = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--dim"))
+            o.st.r = strtoul(v, NULL, 10);
+        else if (!strcmp(a, "--theta1"))
+            o.st.mp.theta1 = strtod(v, NULL);
+        else if (!strcmp(a, "--theta2"))
+            o.st.mp.theta2 = strtod(v, NULL);
+        else if (!strcmp(a, "--iters"))
+            o.st.mp.max_iter = (uint32_t)strtoul(v, NULL, 10);
+        else if (!strcmp(a, "--unknown-weight")) {
+            o.st.auto_mu = !strcmp(v, "auto");
+            o.st.mp.unknown_weight = o.st.auto_mu ? 0.0 : strtod(v, NULL);
+        }
+        else if (!strcmp(a, "--decide") && (!strcmp(v, "sign") || !strcmp(v, "given")))
+            o.st.decide_given = !strcmp(v, "given");
+        else if (!strcmp(a, "--split-view"))
+            o.split_at = strtoul(v, NULL, 10);
+        else if (!strcmp(a, "--max-items"))
+            o.max_items = strtoul(v, NULL, 10);
+        else if (!strcmp(a, "--methods")) {
+            for (m = 0; m < NMETH; m++)
+                o.use[m] = 0;
+            for (m = 0; m < NMETH; m++) {
+                const char *p = strstr(v, METHOD[m]);
+                size_t l = strlen(METHOD[m]);
+                /* whole words only ("mvel" is a prefix of "mvel-concat") */
+                while (p && !((p == v || p[-1] == ',') && (p[l] == ',' || p[l] == '\0')))
+                    p = strstr(p + 1, METHOD[m]);
+                o.use[m] = p != NULL;
+            }
+        } else
+            die("unknown option (see the comment at the top of multilabel.c)", a);
+        i++;
+    }
+    if (!o.dir)
+        die("usage: multilabel [--ilr LIST] [--splits N] [--seed S] [--methods LIST] [--dim R] [--theta1 X] "
+            "[--theta2 X] [--iters N] [--split-view D] DIR",
+            NULL);
+    if (o.splits == 0 || o.splits > MAXS)
+        die("--splits must be 1..32", NULL);
+    return o;
+}
+
+/* Metrics of one method on one split: [macro, micro, hamming, auroc]. */
+static void score(const dataset *ds, const double *scores, const uint8_t *pred, double out[4])
+{
+    mvnmf_multilabel_scores ms;
+    size_t bytes = 0, nsc = 0;
+    void *wk;
+    check(mvnmf_multilabel_metrics(ds->truth, pred, ds->c, ds->n, &ms), "metrics");
+    check(mvnmf_average_auroc_workspace(ds->n, &bytes), "auroc workspace");
+    wk = work_of(bytes);
+    check(mvnmf_average_auroc(ds->truth, scores, ds->c, ds->n, NULL, &out[3], &nsc, wk, bytes), "auroc");
+    free(wk);
+    out[0] = ms.macro_f1;
+    out[1] = ms.micro_f1;
+    out[2] = ms.hamming_loss;
+}
+
+int main(int argc, char **argv)
+{
+    options o = parse(argc, argv);
+    dataset ds = load(o.dir, o.split_at);
+    static double res[NMETH][MAXI][MAXS][4];
+    size_t i, sp, m, k, dz;
+    double t0 = now(), *z, *scores;
+    uint8_t *given, *pred;
+    char mu[64];
+    if (ds.n > o.max_items)
+        die("more items than --max-items: the dense graph needs n^2 doubles (anchor graphs are not built yet)",
+            NULL);
+    if (!o.st.r)
+        o.st.r = ds.c;
+    z = concat(&ds, &dz);
+    given = (uint8_t *)xmalloc(ds.c * ds.n);
+    pred = (uint8_t *)xmalloc(ds.c * ds.n);
+    scores = (double *)xmalloc(ds.c * ds.n * sizeof(double));
+
+    printf("# MVEL on %s (mvnmf %s)\n\n", o.dir, mvnmf_version());
+    printf("* %zu items, %zu labels, %zu view(s):", ds.n, ds.c, ds.nv);
+    for (i = 0; i < ds.nv; i++)
+        printf(" %zu", ds.d[i]);
+    printf(" features%s\n", o.split_at ? " (view 1 split by --split-view)" : "");
+    if (o.st.auto_mu)
+        snprintf(mu, sizeof mu, "auto (given positives / unknown entries)");
+    else
+        snprintf(mu, sizeof mu, "%g", o.st.mp.unknown_weight);
+    printf("* MVEL: dim %zu, theta1 %g, theta2 %g, unknown weight %s, %u iterations, decisions by %s; fused "
+           "graph: RBF within views (median bandwidth), CCA across views, uniform priors, dense\n",
+           o.st.r, o.st.mp.theta1, o.st.mp.theta2, mu, o.st.mp.max_iter,
+           o.st.decide_given ? "per-label thresholds (F1 on the given labels)" : "the sign of the score");
+    printf("* protocol: %zu splits (seed %llu + split), each item keeps round(ILR x its positives), at least "
+           "one; all items learned transductively, scored against the full labels\n",
+           o.splits, (unsigned long long)o.seed);
+
+    for (i = 0; i < o.nilr; i++)
+        for (sp = 0; sp < o.splits; sp++) {
+            thin(&ds, o.ilr[i], o.seed + sp * 1000 + i, given);
+            for (m = 0; m < NMETH; m++) {
+                if (!o.use[m])
+                    continue;
+                if (m == 0) {
+                    run_mvel(&ds, (const double *const *)ds.x, ds.d, ds.nv, 1, given, &o.st, scores, pred);
+                } else if (m == 1) {
+                    const double *zz[1];
+                    size_t dd[1];
+                    zz[0] = z;
+                    dd[0] = dz;
+                    run_mvel(&ds, zz, dd, 1, 0, given, &o.st, scores, pred);
+                } else if (m == 2) {
+                    run_mlknn(z, dz, ds.n, ds.c, given, scores, pred);
+                } else {
+                    for (k = 0; k < ds.c * ds.n; k++) {
+                        scores[k] = given[k];
+                        pred[k] = given[k];
+                    }
+                }
+                score(&ds, scores, pred, res[m][i][sp]);
+            }
+        }
+
+    for (k = 0; k < 4; k++) {
+        printf("\n### %s\n\n| method |", METRIC[k]);
+        for (i = 0; i < o.nilr; i++)
+            printf(" ILR %g%% |", 100.0 * o.ilr[i]);
+        printf("\n|---|");
+        for (i = 0; i < o.nilr; i++)
+            printf("---|");
+        printf("\n");
+        for (m = 0; m < NMETH; m++) {
+            if (!o.use[m])
+                continue;
+            printf("| %s |", METHOD[m]);
+            for (i = 0; i < o.nilr; i++) {
+                double mean = 0.0, sd = 0.0;
+                for (sp = 0; sp < o.splits; sp++)
+                    mean += res[m][i][sp][k] / (double)o.splits;
+                for (sp = 0; sp < o.splits; sp++)
+                    sd += (res[m][i][sp][k] - mean) * (res[m][i][sp][k] - mean) / (double)o.splits;
+                printf(" %.4f ± %.4f |", mean, sqrt(sd));
+            }
+            printf("\n");
+        }
+    }
+    printf("\nwall time %.1f s; peak workspace %.1f MiB (plus the n x n graph, %.1f MiB)\n", now() - t0,
+           (double)g_peak / 1048576.0, (double)(ds.n * ds.n * 8) / 1048576.0);
+    for (i = 0; i < ds.nv; i++)
+        free(ds.x[i]);
+    free(ds.truth);
+    free(z);
+    free(given);
+    free(pred);
+    free(scores);
+    return 0;
+}
