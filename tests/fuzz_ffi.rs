@@ -1958,6 +1958,180 @@ fn t_mvel(g: &mut G, bad: bool) -> R {
     Ok(())
 }
 
+/// The symmetric eigensolver, CCA and MVEL's fused graph.
+fn t_linalg(g: &mut G, bad: bool) -> R {
+    match g.below(3) {
+        0 => {
+            let n = if bad && g.one_in(6) { 0 } else { g.range(1, 9) };
+            let sc = g.decade(100);
+            let mut a = vec![0.0; n * n];
+            for j in 0..n {
+                for i in j..n {
+                    let x = (g.f() - 0.5) * sc;
+                    a[i + j * n] = x;
+                    a[j + i * n] = x;
+                }
+            }
+            if bad && n > 0 && g.one_in(3) {
+                let i = g.below(n * n);
+                a[i] = g.pick(&[f64::NAN, f64::INFINITY]);
+            }
+            let need = query(|b| unsafe { mvnmf_sym_eig_workspace(n, b) });
+            let mut ao = Out::given(&a);
+            let mut ev = Out::f64s(n);
+            let short = bad && g.one_in(3);
+            let mut w = Work::new(g, need, short);
+            let s = unsafe { mvnmf_sym_eig(ao.ptr(), n, ev.ptr(), w.ptr(), w.bytes) };
+            check_call(s, &[("a", &ao), ("eigenvalues", &ev)], Some(&w))?;
+            if s == S::Ok {
+                finite("eigenvalues", ev.f64())?;
+                finite("eigenvectors", ao.f64())?;
+                let (q, l) = (ao.f64(), ev.f64());
+                if l.windows(2).any(|p| p[0] > p[1]) {
+                    return fail("eigenvalues not ascending");
+                }
+                let norm = a.iter().map(|x| x.abs()).fold(0.0, f64::max) * n as f64;
+                for j in 0..n {
+                    for i in 0..n {
+                        let aq: f64 = (0..n).map(|k| a[i + k * n] * q[k + j * n]).sum();
+                        if (aq - l[j] * q[i + j * n]).abs() > 1e-10 * norm.max(f64::MIN_POSITIVE) {
+                            return fail(format!(
+                                "eigen residual at ({i},{j}): {aq} vs {}",
+                                l[j] * q[i + j * n]
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        1 => {
+            let n = g.range(1, 10);
+            let (di, dj) = (g.range(1, 4), g.range(1, 4));
+            let sc = g.decade(SOLVER_DECADES);
+            let mut xi = gen_view(g, di, n, sc);
+            let xj = gen_view(g, dj, n, sc);
+            if bad && g.one_in(2) {
+                corrupt_view(g, &mut xi);
+            }
+            let dims = if bad && g.one_in(5) {
+                di.min(dj) + 1
+            } else {
+                g.range(1, di.min(dj))
+            };
+            let reg = if bad && g.one_in(6) {
+                -1.0
+            } else {
+                g.pick(&[0.0, 1e-6, 1e-3, 1.0])
+            };
+            let need = query(|b| unsafe { mvnmf_cca_workspace(di, dj, n, dims, b) });
+            let (ci, cj) = (xi.c(), xj.c());
+            let mut outs: Vec<Out> = [di * dims, dj * dims, dims, di, dj]
+                .iter()
+                .map(|&l| Out::f64s(l))
+                .collect();
+            let ptrs: Vec<*mut f64> = outs.iter_mut().map(|o| o.ptr()).collect();
+            let short = bad && g.one_in(3);
+            let mut w = Work::new(g, need, short);
+            let s = unsafe {
+                mvnmf_cca(
+                    &ci,
+                    &cj,
+                    reg,
+                    dims,
+                    ptrs[0],
+                    ptrs[1],
+                    ptrs[2],
+                    ptrs[3],
+                    ptrs[4],
+                    w.ptr(),
+                    w.bytes,
+                )
+            };
+            let named: Vec<(&str, &Out)> = ["phi_i", "phi_j", "rho", "mu_i", "mu_j"]
+                .into_iter()
+                .zip(outs.iter())
+                .collect();
+            check_call(s, &named, Some(&w))?;
+            if s == S::Ok {
+                for (nm, o) in &named {
+                    finite(nm, o.f64())?;
+                }
+                if outs[2]
+                    .f64()
+                    .iter()
+                    .any(|&r| !(-1e-9..=1.0 + 1e-9).contains(&r))
+                {
+                    return fail(format!(
+                        "canonical correlation out of [0, 1]: {:?}",
+                        outs[2].f64()
+                    ));
+                }
+            }
+        }
+        _ => {
+            let h = g.range(1, 3);
+            let n = g.range(1, 8);
+            let sc = g.decade(SOLVER_DECADES);
+            let mut vs: Vec<ViewData> = (0..h)
+                .map(|_| {
+                    let d = g.range(1, 4);
+                    gen_view(g, d, n, sc)
+                })
+                .collect();
+            if bad && g.one_in(2) {
+                let i = g.below(h);
+                corrupt_view(g, &mut vs[i]);
+            }
+            let cv: Vec<mvnmf_view> = vs.iter().map(ViewData::c).collect();
+            let mut p = mvnmf_fused_graph_params_default();
+            p.cross_view = g.below(2) as u32;
+            p.cca_dims = g.below(3);
+            if bad && g.one_in(4) {
+                p.cca_reg = g.pick(&[0.0, -1.0, f64::NAN]);
+            }
+            let gm: Vec<f64> = (0..h)
+                .map(|_| if g.one_in(2) { 0.0 } else { g.f() + 0.1 })
+                .collect();
+            let use_gm = g.one_in(2);
+            let need = query(|b| unsafe { mvnmf_fused_graph_workspace(cv.as_ptr(), h, &p, b) });
+            let mut w = Out::f64s(n * n);
+            let short = bad && g.one_in(3);
+            let mut wk = Work::new(g, need, short);
+            let s = unsafe {
+                mvnmf_fused_graph(
+                    cv.as_ptr(),
+                    h,
+                    if use_gm { gm.as_ptr() } else { null() },
+                    null(),
+                    &p,
+                    w.ptr(),
+                    wk.ptr(),
+                    wk.bytes,
+                )
+            };
+            check_call(s, &[("w", &w)], Some(&wk))?;
+            if s == S::Ok {
+                let x = w.f64();
+                finite("w", x)?;
+                let tot: f64 = x.iter().sum();
+                if (tot - n as f64).abs() > 1e-9 * n as f64 || x.iter().any(|&v| v < 0.0) {
+                    return fail(format!(
+                        "fused graph weight {tot} (want {n}) or a negative entry"
+                    ));
+                }
+                for v in 0..n {
+                    for u in 0..v {
+                        if x[u + v * n] != x[v + u * n] {
+                            return fail("fused graph not symmetric");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 type Target = fn(&mut G, bool) -> R;
 
 const TARGETS: &[(&str, Target)] = &[
@@ -1975,6 +2149,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("eval", t_eval),
     ("jsnmf", t_jsnmf),
     ("mvel", t_mvel),
+    ("eig/cca/fused_graph", t_linalg),
 ];
 
 /// Runs the case of `seed`: `Err((target, what))` on a broken promise.
