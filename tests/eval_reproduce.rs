@@ -7,8 +7,10 @@
 //! (unsupervised, semi-supervised with SGE / LDGE / TGE graphs, deep), then
 //! `--tune` (cross-validation inside the labeled items) and `--depth`.
 
+mod c_program;
+
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 fn write_view(dir: &Path, file: &str, x: &[f64]) {
@@ -72,50 +74,8 @@ fn make_dataset(dir: &Path) {
 
 #[test]
 fn reproduce_runs_on_an_unseen_dataset() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    // Shared with ffi-tests/tests/shared_library.rs (same crate, same flags).
-    let target = root.join("target").join("capi-build");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .args(["build", "--quiet", "-p", "mvnmf-capi", "--manifest-path"])
-        .arg(root.join("Cargo.toml"))
-        .arg("--target-dir")
-        .arg(&target)
-        .env_remove("RUSTFLAGS")
-        .output()
-        .expect("running cargo");
-    assert!(
-        out.status.success(),
-        "building the C library failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let lib = target.join("debug/libmvnmf.a");
-    let exe = target.join("reproduce");
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let out = Command::new(cc)
-        .args([
-            "-std=c99",
-            "-O1",
-            "-Wall",
-            "-Wextra",
-            "-Wpedantic",
-            "-Werror",
-            "-I",
-        ])
-        .arg(root.join("include"))
-        .arg("-o")
-        .arg(&exe)
-        .arg(root.join("examples-c/reproduce.c"))
-        .arg(&lib)
-        .args(["-lm", "-lpthread", "-ldl"])
-        .output()
-        .expect("running cc");
-    assert!(
-        out.status.success(),
-        "compiling reproduce.c failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-
+    let exe = c_program::build("reproduce");
+    let target = exe.parent().unwrap().to_path_buf();
     let data = target.join("synthetic-dataset");
     let _ = std::fs::remove_dir_all(&data);
     make_dataset(&data);

@@ -6,7 +6,9 @@
 //! and metric table is printed, and MVEL recovers the hidden labels far better
 //! than the incomplete labels themselves (AUROC).
 
-use std::path::{Path, PathBuf};
+mod c_program;
+
+use std::path::Path;
 use std::process::Command;
 
 fn write_f64(path: &Path, x: &[f64]) {
@@ -62,47 +64,8 @@ fn make_dataset(dir: &Path) {
 
 #[test]
 fn multilabel_runs_every_method_and_completes_the_labels() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let target = root.join("target").join("capi-build");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .args(["build", "--quiet", "-p", "mvnmf-capi", "--manifest-path"])
-        .arg(root.join("Cargo.toml"))
-        .arg("--target-dir")
-        .arg(&target)
-        .env_remove("RUSTFLAGS")
-        .output()
-        .expect("running cargo");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let exe = target.join("multilabel");
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let out = Command::new(cc)
-        .args([
-            "-std=c99",
-            "-O1",
-            "-Wall",
-            "-Wextra",
-            "-Wpedantic",
-            "-Werror",
-            "-I",
-        ])
-        .arg(root.join("include"))
-        .arg("-o")
-        .arg(&exe)
-        .arg(root.join("examples-c/multilabel.c"))
-        .arg(target.join("debug/libmvnmf.a"))
-        .args(["-lm", "-lpthread", "-ldl"])
-        .output()
-        .expect("running cc");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let exe = c_program::build("multilabel");
+    let target = exe.parent().unwrap().to_path_buf();
     let data = target.join("synthetic-multilabel");
     let _ = std::fs::remove_dir_all(&data);
     make_dataset(&data);

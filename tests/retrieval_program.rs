@@ -5,52 +5,10 @@
 //! copy without labels (the known-item columns only), and refused a shared
 //! dimension larger than a rank.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod c_program;
 
-fn build(root: &Path) -> PathBuf {
-    let target = root.join("target").join("capi-build");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .args(["build", "--quiet", "-p", "mvnmf-capi", "--manifest-path"])
-        .arg(root.join("Cargo.toml"))
-        .arg("--target-dir")
-        .arg(&target)
-        .env_remove("RUSTFLAGS")
-        .output()
-        .expect("running cargo");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let exe = target.join("retrieval");
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let out = Command::new(cc)
-        .args([
-            "-std=c99",
-            "-O1",
-            "-Wall",
-            "-Wextra",
-            "-Wpedantic",
-            "-Werror",
-            "-I",
-        ])
-        .arg(root.join("include"))
-        .arg("-o")
-        .arg(&exe)
-        .arg(root.join("examples-c/retrieval.c"))
-        .arg(target.join("debug/libmvnmf.a"))
-        .args(["-lm", "-lpthread", "-ldl"])
-        .output()
-        .expect("running cc");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
-}
+use std::path::PathBuf;
+use std::process::Command;
 
 /// The table's rows: `K` and the six cells after it.
 fn rows(out: &str) -> Vec<(usize, Vec<String>)> {
@@ -66,7 +24,7 @@ fn rows(out: &str) -> Vec<(usize, Vec<String>)> {
 #[test]
 fn retrieval_runs_on_the_shipped_sample_with_and_without_labels() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let exe = build(&root);
+    let exe = c_program::build("retrieval");
     let data = root.join("data/ng20-sample");
     let args = [
         "--ks",
