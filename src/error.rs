@@ -46,11 +46,16 @@ pub enum Error {
     Cancelled,
     /// A bug in mvnmf was caught at the C boundary (a panic). Please report it.
     Internal,
+    /// The data are too large for the factorization solvers: `½ Σ_v ‖X^(v)‖²_F`
+    /// above `2^999` (about `5e300`, i.e. entries beyond about `1e150`), where
+    /// the objective would not be representable (issue 15). Divide the views by a
+    /// common factor.
+    InputTooLarge,
 }
 
 impl Error {
     /// Every variant, in code order (for tests and tables).
-    pub const ALL: [Error; 15] = [
+    pub const ALL: [Error; 16] = [
         Error::NullPointer,
         Error::ZeroDimension,
         Error::DimensionMismatch,
@@ -66,6 +71,7 @@ impl Error {
         Error::WorkspaceTooSmall,
         Error::Cancelled,
         Error::Internal,
+        Error::InputTooLarge,
     ];
 
     /// The stable status code (the C enum `mvnmf_status`; 0 is success).
@@ -86,6 +92,7 @@ impl Error {
             Error::WorkspaceTooSmall => 13,
             Error::Cancelled => 14,
             Error::Internal => 15,
+            Error::InputTooLarge => 16,
         }
     }
 
@@ -114,6 +121,9 @@ impl Error {
             Error::WorkspaceTooSmall => "the workspace is smaller than the workspace query returned\0",
             Error::Cancelled => "stopped by the progress callback; outputs hold the last complete iterate\0",
             Error::Internal => "internal error (a bug in mvnmf was caught at the C boundary)\0",
+            Error::InputTooLarge => {
+                "the data are too large for the solver (half the sum of squares of all views above 2^999, about 5e300): divide the views by a common factor\0"
+            }
         }
     }
 
