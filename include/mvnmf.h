@@ -237,6 +237,10 @@ enum mvnmf_status
   MVNMF_STATUS_INTERNAL = 15,
   // A retrieval query is all zero (no term of the vocabulary).
   MVNMF_STATUS_EMPTY_QUERY = 16,
+  // The data are too large for a factorization solver: half the sum of the
+  // squares of all views above 2^999 (about 5e300; entries beyond about 1e150),
+  // where the objective is not representable. Divide the views by a common factor.
+  MVNMF_STATUS_INPUT_TOO_LARGE = 17,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -1515,6 +1519,14 @@ mvnmf_status mvnmf_deep_fit_workspace(const struct mvnmf_view *views,
 // `K × N`. Pre-training (random init) then fine-tuning; the progress callback
 // sees fine-tuning. Cost per sweep: each view read twice, plus
 // `O(rows·p·(p + K))` per layer and the V-step's `O(K²N + K·nnz(graph))`.
+//
+// Magnitudes: any finite data with `½ Σ_v ‖X_v‖²_F ≤ 2^999` (about 5e300;
+// above, `MVNMF_STATUS_INPUT_TOO_LARGE` and nothing written); data whose
+// largest entry is outside [2^-64, 2^64] is solved at an internal power-of-two
+// scale with the weights scaled to match (the same minimisers; `eps` then
+// guards the scaled problem; small data is scaled up only while the scaled
+// weights stay below 2^256); factors and objective come back in the caller's
+// units.
 mvnmf_status mvnmf_deep_fit(const struct mvnmf_view *views,
                             size_t n_views,
                             const struct mvnmf_graph *graph,
@@ -1540,6 +1552,10 @@ mvnmf_status mvnmf_deep_encode_workspace(const struct mvnmf_view *views,
 
 // Out-of-sample encoding through the whole stack (`Ũ = U_1⋯U_M` per view,
 // then the V-steps with the bases fixed); `u[v]` read only, `v` (`K × N`) written.
+//
+// Magnitudes: as the fits (large inputs are scaled down, small ones are not
+// scaled up); the bases too must have half their sum of squares at most 2^999
+// (else `MVNMF_STATUS_INPUT_TOO_LARGE`).
 mvnmf_status mvnmf_deep_encode(const struct mvnmf_view *views,
                                size_t n_views,
                                const struct mvnmf_graph *graph,
@@ -1810,6 +1826,14 @@ mvnmf_status mvnmf_mvsl_fit_workspace(const struct mvnmf_view *views,
 // plus `O((Σ rows_v) k² u_inner + (k² N + k·nnz(graph)) v_inner)`.
 // Returns `MVNMF_STATUS_CANCELLED` when `progress` returns nonzero (report
 // written, outputs at the last complete iterate).
+//
+// Magnitudes: any finite data with `½ Σ_v ‖X_v‖²_F ≤ 2^999` (about 5e300;
+// above, `MVNMF_STATUS_INPUT_TOO_LARGE` and nothing written); data whose
+// largest entry is outside [2^-64, 2^64] is solved at an internal power-of-two
+// scale with the weights scaled to match (the same minimisers; `eps` then
+// guards the scaled problem; small data is scaled up only while the scaled
+// weights stay below 2^256); factors and objective come back in the caller's
+// units.
 mvnmf_status mvnmf_mvsl_fit(const struct mvnmf_view *views,
                             size_t n_views,
                             const struct mvnmf_graph *graph,
@@ -1834,6 +1858,10 @@ mvnmf_status mvnmf_mvsl_encode_workspace(const struct mvnmf_view *views,
 // Out-of-sample encoding against fixed bases `u[v]` (read only): the V-steps
 // of `mvnmf_mvsl_fit` (`graph` kind `MVNMF_GRAPH_NONE` for new items outside
 // any graph), `v` (`k × N`) written.
+//
+// Magnitudes: as the fits (large inputs are scaled down, small ones are not
+// scaled up); the bases too must have half their sum of squares at most 2^999
+// (else `MVNMF_STATUS_INPUT_TOO_LARGE`).
 mvnmf_status mvnmf_mvsl_encode(const struct mvnmf_view *views,
                                size_t n_views,
                                const struct mvnmf_graph *graph,
@@ -1865,6 +1893,14 @@ mvnmf_status mvnmf_joint_nmf_fit_workspace(const struct mvnmf_view *views,
 // is read twice (`X Vᵀ`, `Uᵀ X`): dense `4·rows·N·k` flops, CSC `O(nnz·k)`.
 // Returns `MVNMF_STATUS_CANCELLED` (report written, outputs at the last
 // complete iterate) when `progress` returns nonzero.
+//
+// Magnitudes: any finite data with `½ Σ_v ‖X_v‖²_F ≤ 2^999` (about 5e300;
+// above, `MVNMF_STATUS_INPUT_TOO_LARGE` and nothing written); data whose
+// largest entry is outside [2^-64, 2^64] is solved at an internal power-of-two
+// scale with the weights scaled to match (the same minimisers; `eps` then
+// guards the scaled problem; small data is scaled up only while the scaled
+// weights stay below 2^256); factors and objective come back in the caller's
+// units.
 mvnmf_status mvnmf_joint_nmf_fit(const struct mvnmf_view *views,
                                  size_t n_views,
                                  size_t k,
@@ -1887,6 +1923,10 @@ mvnmf_status mvnmf_joint_nmf_encode_workspace(const struct mvnmf_view *views,
 // Out-of-sample encoding: `min_{0 ≤ V ≤ vmax} ½ Σ_v ‖X_v − U_v V‖²_F` with the
 // bases `u[v]` (`rows_v × k`, read only) fixed; `v` (`k × N`) written.
 // Cost: one pass over each view, then `O(k²N)` per iteration.
+//
+// Magnitudes: as the fits (large inputs are scaled down, small ones are not
+// scaled up); the bases too must have half their sum of squares at most 2^999
+// (else `MVNMF_STATUS_INPUT_TOO_LARGE`).
 mvnmf_status mvnmf_joint_nmf_encode(const struct mvnmf_view *views,
                                     size_t n_views,
                                     size_t k,
@@ -1963,6 +2003,14 @@ mvnmf_status mvnmf_pipeline_fit_workspace(const struct mvnmf_view *views,
 // `u[v]` (`rows_v × k`) and `v` (`k × N`). Validated before anything is
 // written; `MVNMF_STATUS_CANCELLED` if `progress` stops the solver.
 // `mvnmf_pipeline_fit_report` also reports the graphs' sizes.
+//
+// Magnitudes: any finite data with `½ Σ_v ‖X_v‖²_F ≤ 2^999` (about 5e300;
+// above, `MVNMF_STATUS_INPUT_TOO_LARGE` and nothing written); data whose
+// largest entry is outside [2^-64, 2^64] is solved at an internal power-of-two
+// scale with the weights scaled to match (the same minimisers; `eps` then
+// guards the scaled problem; small data is scaled up only while the scaled
+// weights stay below 2^256); factors and objective come back in the caller's
+// units.
 mvnmf_status mvnmf_pipeline_fit(const struct mvnmf_view *views,
                                 size_t n_views,
                                 const struct mvnmf_kernel *kernels,

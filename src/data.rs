@@ -197,6 +197,77 @@ impl<'a, T: Real> View<'a, T> {
         }
     }
 
+    /// `‖s·X‖²_F` (f64 accumulation; the scaled values squared, so that neither
+    /// tiny nor huge data loses the sum).
+    pub(crate) fn sq_frobenius_scaled(&self, s: f64) -> f64 {
+        let sq = |xs: &[T]| {
+            xs.iter()
+                .map(|x| {
+                    let y = x.to_f64() * s;
+                    y * y
+                })
+                .sum::<f64>()
+        };
+        match self {
+            View::Dense(d) => (0..d.cols).map(|j| sq(d.col(j))).sum(),
+            View::Csc(c) => sq(c.values),
+        }
+    }
+
+    /// The largest stored value (0 for an empty view; NaN-ignoring).
+    pub(crate) fn max_value(&self) -> f64 {
+        let m = |xs: &[T]| xs.iter().fold(0.0f64, |a, x| a.max(x.to_f64()));
+        match self {
+            View::Dense(d) => (0..d.cols).map(|j| m(d.col(j))).fold(0.0, f64::max),
+            View::Csc(c) => m(c.values),
+        }
+    }
+
+    /// [`View::x_vt`] of the view times `s` (a power of two, the solvers' data
+    /// scale): `out ← s·X·Vᵀ`, the product formed first and scaled after
+    /// (exact; `s = 1` is [`View::x_vt`] itself).
+    pub(crate) fn x_vt_scaled(
+        &self,
+        csr: Option<Csr<'_, T>>,
+        s: T,
+        v: &[T],
+        k: usize,
+        out: &mut [T],
+        st: &mut Stack<'_>,
+    ) -> Result<(), Error> {
+        self.x_vt(csr, v, k, out, st)?;
+        if s != T::ONE {
+            out.iter_mut().for_each(|x| *x *= s);
+        }
+        Ok(())
+    }
+
+    /// [`View::ut_x`] of the view times `s` (a power of two):
+    /// `out ← β·out + s·Uᵀ·X`, as `s·(β·out/s + UᵀX)` (exact; `s = 1` is
+    /// [`View::ut_x`] itself).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn ut_x_scaled(
+        &self,
+        csr: Option<Csr<'_, T>>,
+        s: T,
+        u: &[T],
+        k: usize,
+        beta: T,
+        out: &mut [T],
+        st: &mut Stack<'_>,
+    ) -> Result<(), Error> {
+        if s == T::ONE {
+            return self.ut_x(csr, u, k, beta, out, st);
+        }
+        if beta != T::ZERO {
+            let inv = T::ONE / s;
+            out.iter_mut().for_each(|x| *x *= inv);
+        }
+        self.ut_x(csr, u, k, beta, out, st)?;
+        out.iter_mut().for_each(|x| *x *= s);
+        Ok(())
+    }
+
     /// `out (M×K, col-major) ← X·Vᵀ` for `v` `K×N` col-major. A CSC view needs
     /// its entries sorted by row (`csr`, built once per fit by [`Prepared`]).
     pub(crate) fn x_vt(

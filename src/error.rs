@@ -49,11 +49,16 @@ pub enum Error {
     /// A retrieval query is all zero: no term of the vocabulary to rank by
     /// (e.g. a keyword query whose words are all outside the vocabulary).
     EmptyQuery,
+    /// The data are too large for the factorization solvers: `½ Σ_v ‖X^(v)‖²_F`
+    /// above `2^999` (about `5e300`, i.e. entries beyond about `1e150`), where
+    /// the objective would not be representable (issue 15). Divide the views by a
+    /// common factor.
+    InputTooLarge,
 }
 
 impl Error {
     /// Every variant, in code order (for tests and tables).
-    pub const ALL: [Error; 16] = [
+    pub const ALL: [Error; 17] = [
         Error::NullPointer,
         Error::ZeroDimension,
         Error::DimensionMismatch,
@@ -70,6 +75,7 @@ impl Error {
         Error::Cancelled,
         Error::Internal,
         Error::EmptyQuery,
+        Error::InputTooLarge,
     ];
 
     /// The stable status code (the C enum `mvnmf_status`; 0 is success).
@@ -91,6 +97,7 @@ impl Error {
             Error::Cancelled => 14,
             Error::Internal => 15,
             Error::EmptyQuery => 16,
+            Error::InputTooLarge => 17,
         }
     }
 
@@ -120,6 +127,9 @@ impl Error {
             Error::Cancelled => "stopped by the progress callback; outputs hold the last complete iterate\0",
             Error::Internal => "internal error (a bug in mvnmf was caught at the C boundary)\0",
             Error::EmptyQuery => "a query is all zero: none of its terms is in the vocabulary\0",
+            Error::InputTooLarge => {
+                "the data are too large for the solver (half the sum of squares of all views above 2^999, about 5e300): divide the views by a common factor\0"
+            }
         }
     }
 

@@ -24,10 +24,12 @@
 //! MVNMF_FUZZ_ITERS=10000000 MVNMF_FUZZ_SEED=$RANDOM cargo test --release --test fuzz_ffi
 //! ```
 //!
-//! Magnitudes: kernel, graph and evaluation routines get values anywhere in `1e-300..1e300`.
-//! The solvers get `1e-3..1e3` with all views of a case within a factor 1e4 of each other:
-//! issue 15's D3–D5 (the solvers on data near 1e300, views differing by 1e20) are fixed
-//! separately, in the solvers; widen [`SOLVER_DECADES`] once they are.
+//! Magnitudes: every routine gets values anywhere in `1e-300..1e300`; the views of a
+//! multi-view solver case lie up to 1e300 apart ([`SOLVER_SPREADS`]). The solvers refuse
+//! data whose objective is not representable (`½ Σ‖X‖²_F > 2^999`) with
+//! `MVNMF_STATUS_INPUT_TOO_LARGE`, and only that data ([`check_magnitude`]).
+//! `MVNMF_FUZZ_DECADES` / `MVNMF_FUZZ_SPREAD` override the magnitudes (e.g. `3` / `2`, the
+//! ordinary range the driver used before issue 15's D3–D5 were fixed).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -40,14 +42,47 @@ type S = mvnmf_status;
 
 /// Cases per `cargo test` run.
 const DEFAULT_ITERS: u64 = 20_000;
-/// Decades of magnitude (each side of 1) for solver inputs.
-const SOLVER_DECADES: i32 = 3;
+/// Decades of magnitude (each side of 1) for solver inputs: the whole `f64` range (issue
+/// 15, D3–D5). Data with `½ Σ‖X‖²_F` above `2^999` must be refused with
+/// `MVNMF_STATUS_INPUT_TOO_LARGE`, everything below solved ([`check_magnitude`]).
+const SOLVER_DECADES: i32 = 300;
+/// Decades (each side) between the views of a multi-view solver case, one of these per
+/// case: views as close as the papers' (mfeat: 1e4 apart) and as far apart as the range
+/// allows (D5: 1e20 and more).
+const SOLVER_SPREADS: &[i32] = &[1, 2, 20, 150];
+
+fn env_i32(name: &str) -> Option<i32> {
+    std::env::var(name).ok().and_then(|s| s.trim().parse().ok())
+}
+
+/// [`SOLVER_DECADES`], or `MVNMF_FUZZ_DECADES` when set (experiments).
+fn solver_decades() -> i32 {
+    static D: std::sync::OnceLock<i32> = std::sync::OnceLock::new();
+    *D.get_or_init(|| env_i32("MVNMF_FUZZ_DECADES").unwrap_or(SOLVER_DECADES))
+}
+
+/// One of [`SOLVER_SPREADS`], or `MVNMF_FUZZ_SPREAD` when set (experiments).
+fn solver_spread(g: &mut G) -> i32 {
+    static D: std::sync::OnceLock<Option<i32>> = std::sync::OnceLock::new();
+    let pick = g.pick(SOLVER_SPREADS);
+    D.get_or_init(|| env_i32("MVNMF_FUZZ_SPREAD"))
+        .unwrap_or(pick)
+}
+
 /// Guard bytes after every output buffer and the workspace.
 const GUARD: usize = 24;
 /// The sentinel byte outputs are filled with.
 const FILL: u8 = 0xA7;
-/// Seeds that once failed (kept as regression inputs; replayed first).
-const REGRESSION_SEEDS: &[u64] = &[];
+/// Seeds that once failed (kept as regression inputs; replayed first). Issue 15, on the
+/// solvers before D3–D5 were fixed: D4, OK with a NaN objective (nmf_fit at 1e217, joint at
+/// 1e208, shallow at 1e200, the pipeline with one view at 1e228); D3, deep_fit wrote `u`
+/// and blamed the data (1e271); D5 and the L1,∞ prox, the objective rising (shallow with
+/// views at 1e21..1e24, 1e31, 1e27 beside 1e-151; deep at 1e32, 1e57; the pipeline with
+/// views at 1e49 and 1e69 beside 1e-112).
+const REGRESSION_SEEDS: &[u64] = &[
+    0x1500a1, 0x150032, 0x150005, 0x150161, 0x1500cb, 0x1507e9, 0x1506b0, 0x150936, 0x150989,
+    0x15026c, 0x150404,
+];
 
 // ------------------------------------------------------------------- generator
 
@@ -330,13 +365,22 @@ fn corrupt_view(g: &mut G, v: &mut ViewData) {
 /// `bad`: corrupt one of them.
 fn gen_views(g: &mut G, h: usize, n: usize, decades: i32, spread: i32, bad: bool) -> Vec<ViewData> {
     let base = g.decade(decades);
+    let mut scales = vec![];
     let mut vs: Vec<ViewData> = (0..h)
         .map(|_| {
             let rows = g.range(1, 7);
             let s = base * g.decade(spread);
+            scales.push(s);
             gen_view(g, rows, n, s)
         })
         .collect();
+    MAGS.with(|m| {
+        *m.borrow_mut() = scales
+            .iter()
+            .map(|s| format!("{s:.0e}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    });
     if bad && h > 0 {
         let i = g.below(h);
         if g.one_in(4) {
@@ -456,6 +500,16 @@ unsafe extern "C" fn progress(p: *const mvnmf_progress, user: *mut c_void) -> i3
     if !t.is_finite() {
         m.nonfinite = true;
     }
+    if m.calls == 0 {
+        // The objective's own scale: its parts at the start, before they cancel.
+        let parts: f64 = p.objective.terms[..(p.objective.n_terms as usize).min(8)]
+            .iter()
+            .map(|t| t.value.abs())
+            .sum();
+        if parts.is_finite() {
+            m.tol = m.tol.max(1e-10 * parts);
+        }
+    }
     if m.calls > 0 && t > m.prev + m.tol && m.rose.is_none() {
         m.rose = Some((p.iter, m.prev, t));
     }
@@ -464,17 +518,17 @@ unsafe extern "C" fn progress(p: *const mvnmf_progress, user: *mut c_void) -> i3
     (m.calls == m.stop_at) as i32
 }
 
+/// The monitor of a solver case. The objective may not rise by more than `1e-10` of its
+/// scale: the larger of `½‖X‖²` and the sum of the absolute values of its parts at the start
+/// (the graph traces are differences, `⟨V, D V⟩ − ⟨V, W V⟩`, computed with rounding at the
+/// scale of those products: with tiny data or all-zero views the graph terms carry the
+/// objective, and `½‖X‖²` alone would demand more than `f64` has — long-run seed 0x20226:
+/// 3.86e-34 -> 4.79e-34 on all-zero data); and never below the smallest normal number
+/// (subnormal objectives have no relative precision).
 fn monitor(g: &mut G, half_sq_x: f64) -> Mon {
     Mon {
         prev: f64::INFINITY,
-        // Not checked for all-zero data (½‖X‖² = 0): there deep_fit's objective wobbles at
-        // the 1e-34 level (long-run seed 0x20226: 3.86e-34 -> 4.79e-34 at iteration 4), a
-        // solver matter left to the solver work of issue 15 (D5).
-        tol: if half_sq_x > 0.0 {
-            1e-10 * half_sq_x
-        } else {
-            f64::INFINITY
-        },
+        tol: (1e-10 * half_sq_x).max(f64::MIN_POSITIVE),
         rose: None,
         nonfinite: false,
         calls: 0,
@@ -491,6 +545,8 @@ fn fail(what: impl Into<String>) -> R {
 }
 
 thread_local! {
+    /// The magnitudes of the case's views (printed with a failure).
+    static MAGS: RefCell<String> = const { RefCell::new(String::new()) };
     /// Calls per (target, status), for the summary.
     static TALLY: RefCell<BTreeMap<(&'static str, String), u64>> = const { RefCell::new(BTreeMap::new()) };
     static CURRENT: RefCell<&'static str> = const { RefCell::new("") };
@@ -544,6 +600,20 @@ fn finite(name: &str, xs: &[f64]) -> R {
         Some(i) => fail(format!("`{name}[{i}]` = {} on OK", xs[i])),
         None => Ok(()),
     }
+}
+
+/// The solvers refuse data with `INPUT_TOO_LARGE` exactly when `½ Σ‖X‖²_F > 2^999`
+/// (up to the rounding of the sum), and solve everything below.
+fn check_magnitude(s: S, vs: &[ViewData]) -> R {
+    let half = half_sq(vs);
+    let lim = 2f64.powi(999);
+    if s == S::InputTooLarge && half < lim * (1.0 - 1e-9) {
+        return fail(format!("INPUT_TOO_LARGE for ½‖X‖² = {half:e}"));
+    }
+    if (s == S::Ok || s == S::Cancelled) && half > lim * (1.0 + 1e-9) {
+        return fail(format!("{s:?} for ½‖X‖² = {half:e} (above 2^999)"));
+    }
+    Ok(())
 }
 
 fn check_mon(s: S, m: &Mon) -> R {
@@ -620,7 +690,7 @@ fn t_nmf(g: &mut G, bad: bool) -> R {
     let n = g.range(1, 10);
     let k = if bad && g.one_in(5) { 0 } else { g.range(1, 4) };
     let bad_2 = bad && g.one_in(2);
-    let vs = gen_views(g, 1, n, SOLVER_DECADES, 0, bad_2);
+    let vs = gen_views(g, 1, n, solver_decades(), 0, bad_2);
     let p = nmf_params(g, bad);
     let x = vs[0].c();
     let need = query(|b| unsafe { mvnmf_nmf_fit_workspace(&x, k, &p, b) });
@@ -647,6 +717,7 @@ fn t_nmf(g: &mut G, bad: bool) -> R {
     };
     check_call(s, &[("u", &u), ("v", &v), ("report", &rep)], Some(&w))?;
     check_mon(s, &m)?;
+    check_magnitude(s, &vs)?;
     if s == S::Ok || s == S::Cancelled {
         finite("u", u.f64())?;
         finite("v", v.f64())?;
@@ -664,7 +735,8 @@ fn t_joint(g: &mut G, bad: bool) -> R {
     let (h, n) = (g.range(1, 3), g.range(1, 10));
     let k = g.range(1, 4);
     let bad_2 = bad && g.one_in(2);
-    let vs = gen_views(g, h, n, SOLVER_DECADES, 2, bad_2);
+    let spread = solver_spread(g);
+    let vs = gen_views(g, h, n, solver_decades(), spread, bad_2);
     let cv: Vec<mvnmf_view> = vs.iter().map(ViewData::c).collect();
     let p = nmf_params(g, bad);
     let need = query(|b| unsafe { mvnmf_joint_nmf_fit_workspace(cv.as_ptr(), h, k, &p, b) });
@@ -696,6 +768,7 @@ fn t_joint(g: &mut G, bad: bool) -> R {
     outs.push(("report", &rep));
     check_call(s, &outs, Some(&w))?;
     check_mon(s, &m)?;
+    check_magnitude(s, &vs)?;
     if s == S::Ok || s == S::Cancelled {
         for u in &us {
             finite("u", u.f64())?;
@@ -790,7 +863,8 @@ fn t_shallow(g: &mut G, bad: bool) -> R {
     let (h, n) = (g.range(1, 3), g.range(1, 10));
     let k = g.range(1, 4);
     let bad_2 = bad && g.one_in(2);
-    let vs = gen_views(g, h, n, SOLVER_DECADES, 2, bad_2);
+    let spread = solver_spread(g);
+    let vs = gen_views(g, h, n, solver_decades(), spread, bad_2);
     let cv: Vec<mvnmf_view> = vs.iter().map(ViewData::c).collect();
     let bad_2 = bad && g.one_in(2);
     let gd = GraphData::gen(g, n, bad_2);
@@ -827,6 +901,7 @@ fn t_shallow(g: &mut G, bad: bool) -> R {
     outs.push(("report", &rep));
     check_call(s, &outs, Some(&w))?;
     check_mon(s, &m)?;
+    check_magnitude(s, &vs)?;
     if s == S::Ok || s == S::Cancelled {
         for u in &us {
             finite("u", u.f64())?;
@@ -842,7 +917,8 @@ fn t_shallow(g: &mut G, bad: bool) -> R {
 fn t_deep(g: &mut G, bad: bool) -> R {
     let (h, n) = (g.range(1, 2), g.range(1, 8));
     let bad_2 = bad && g.one_in(2);
-    let vs = gen_views(g, h, n, SOLVER_DECADES, 1, bad_2);
+    let spread = solver_spread(g);
+    let vs = gen_views(g, h, n, solver_decades(), spread, bad_2);
     let cv: Vec<mvnmf_view> = vs.iter().map(ViewData::c).collect();
     let nl = g.range(1, 3);
     let mut layers: Vec<usize> = (0..nl).map(|_| g.range(1, 5)).collect();
@@ -904,6 +980,7 @@ fn t_deep(g: &mut G, bad: bool) -> R {
     outs.push(("report", &rep));
     check_call(s, &outs, Some(&w))?;
     check_mon(s, &m)?;
+    check_magnitude(s, &vs)?;
     if s == S::Ok || s == S::Cancelled {
         for u in &us {
             finite("u", u.f64())?;
@@ -918,7 +995,8 @@ fn t_pipeline(g: &mut G, bad: bool) -> R {
     let k = g.range(1, 3);
     let c = g.range(1, 3);
     let bad_2 = bad && g.one_in(2);
-    let vs = gen_views(g, h, n, SOLVER_DECADES, 1, bad_2);
+    let spread = solver_spread(g);
+    let vs = gen_views(g, h, n, solver_decades(), spread, bad_2);
     let cv: Vec<mvnmf_view> = vs.iter().map(ViewData::c).collect();
     let bad_4 = bad && g.one_in(4);
     let ks = gen_kernels(g, h, bad_4);
@@ -978,6 +1056,7 @@ fn t_pipeline(g: &mut G, bad: bool) -> R {
     outs.push(("report", &rep));
     check_call(s, &outs, Some(&w))?;
     check_mon(s, &m)?;
+    check_magnitude(s, &vs)?;
     if s == S::Ok || s == S::Cancelled {
         for u in &us {
             finite("u", u.f64())?;
@@ -2158,6 +2237,7 @@ fn run_case(seed: u64) -> Result<(), (&'static str, String)> {
     let (name, t) = TARGETS[g.below(TARGETS.len())];
     CURRENT.with(|c| *c.borrow_mut() = name);
     REFUSED.with(|r| *r.borrow_mut() = None);
+    MAGS.with(|m| m.borrow_mut().clear());
     let bad = g.one_in(3);
     t(&mut g, bad).map_err(|e| (name, e))
 }
@@ -2189,9 +2269,10 @@ fn fuzz_c_abi() {
             eprintln!("fuzz: case {seed:#x}");
         }
         if let Err((name, what)) = run_case(seed) {
-            println!("fuzz: {name}: {what}; replay: MVNMF_FUZZ_SEED={seed:#x} MVNMF_FUZZ_ITERS=1");
+            let mags = MAGS.with(|m| m.borrow().clone());
+            println!("fuzz: {name}: {what} (views at {mags}); replay: MVNMF_FUZZ_SEED={seed:#x} MVNMF_FUZZ_ITERS=1");
             failures.push(seed);
-            if failures.len() >= 20 {
+            if failures.len() >= env_i32("MVNMF_FUZZ_MAX_FAILURES").unwrap_or(20) as usize {
                 break;
             }
         }

@@ -1040,23 +1040,23 @@ static void test_misc(void)
 
 static void test_messages(void)
 {
-    static const uint32_t unknown[] = { 17, 18, 1000, 0xFFFFFFFFu };
-    const char *msg[17], *ver = mvnmf_version();
+    static const uint32_t unknown[] = { 18, 19, 1000, 0xFFFFFFFFu };
+    const char *msg[18], *ver = mvnmf_version();
     uint32_t c, d;
     size_t i;
     note("status messages, version");
     set_ctx("mvnmf_status_message");
-    for (c = 0; c < 17; c++) {
+    for (c = 0; c < 18; c++) {
         msg[c] = mvnmf_status_message(c);
         CHECK(msg[c] != NULL && msg[c][0] != '\0');
     }
-    for (c = 0; c < 17; c++)
-        for (d = c + 1; d < 17; d++)
+    for (c = 0; c < 18; c++)
+        for (d = c + 1; d < 18; d++)
             CHECK(msg[c] == NULL || msg[d] == NULL || strcmp(msg[c], msg[d]) != 0);
     for (i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         const char *m = mvnmf_status_message(unknown[i]);
         CHECK(m != NULL && m[0] != '\0');
-        for (c = 0; c < 17 && m != NULL; c++)
+        for (c = 0; c < 18 && m != NULL; c++)
             CHECK(msg[c] == NULL || strcmp(m, msg[c]) != 0);
     }
     set_ctx("mvnmf_version");

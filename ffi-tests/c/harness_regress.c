@@ -14,10 +14,17 @@
  *   labels = NULL where labels are needed was TOO_FEW_LABELED;
  *   found by the fuzz driver: simplex_qp with b dominating A was INTERNAL; a
  *   cosine of items near 1e-160 exceeded 1; chi^2 items with subnormal sums
- *   gave NaN (inf * 0) in the alignment system.
+ *   gave NaN (inf * 0) in the alignment system;
+ *   D3  deep_fit on data near 1e300 wrote u, then blamed the data as NaN;
+ *   D4  nmf_fit / joint_nmf_fit on data near 1e300: OK with NaN results;
+ *   D5  views apart by 1e20 or more: the objective of MCL, DMCL (and from 1e100
+ *       MvSL, the MvSL-T pipeline) rose; the L1,inf prox zeroed a column when
+ *       alpha/L was below half an ulp of its entries (fuzz seed 0x173: a deep
+ *       fit at 1e25; also a tiny alpha on ordinary data).
  */
 #include "mvnmf.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -183,10 +190,8 @@ static void test_d1_pipeline(void)
         CHECK_STATUS(mvnmf_pipeline_fit_workspace(views, 2, ks, 2, K, &p, &bytes), MVNMF_STATUS_OK);
         w = xmalloc(bytes);
         s = mvnmf_pipeline_fit(views, 2, ks, labels, 2, K, &p, us, v, eta, w, bytes, NULL, NULL, NULL);
-        /* INTERNAL before the fix; the solver on 1e300 data is issue 15's D4. */
-        CHECK(s != MVNMF_STATUS_INTERNAL);
-        if (s == MVNMF_STATUS_OK)
-            CHECK(all_finite(eta, 2));
+        /* INTERNAL before the fix; data this large is refused up front now (D4). */
+        CHECK_STATUS(s, MVNMF_STATUS_INPUT_TOO_LARGE);
         free(w);
     }
 }
@@ -462,6 +467,373 @@ static void test_fuzz_findings(void)
     }
 }
 
+/* ---- D3-D5: the solvers at extreme magnitudes ---- */
+
+/* The progress callback: the objective may not rise by more than 1e-10 of its
+ * scale (the larger of 1/2 ||X||^2 and the sum of |parts| at the start). */
+typedef struct {
+    double prev, tol;
+    unsigned calls, rose, nonfinite;
+} watch_t;
+
+static int watch_cb(const mvnmf_progress *p, void *user)
+{
+    watch_t *w = (watch_t *)user;
+    double t = p->objective.total;
+    if (w->calls == 0) {
+        double parts = 0.0;
+        uint32_t i;
+        for (i = 0; i < p->objective.n_terms; i++)
+            parts += fabs(p->objective.terms[i].value);
+        if (1e-10 * parts > w->tol)
+            w->tol = 1e-10 * parts;
+    }
+    if (!(t - t == 0.0))
+        w->nonfinite = 1;
+    if (w->calls > 0 && t > w->prev + w->tol) {
+        if (!w->rose && g_verbose)
+            printf("    objective rose at iteration %u: %.17g -> %.17g\n", (unsigned)p->iter, w->prev, t);
+        w->rose = 1;
+    }
+    w->prev = t;
+    w->calls++;
+    return 0;
+}
+
+static watch_t watch_of(const double *const *xs, const size_t *rows, size_t h, size_t n)
+{
+    watch_t w;
+    double half = 0.0;
+    size_t i, j;
+    for (i = 0; i < h; i++)
+        for (j = 0; j < rows[i] * n; j++)
+            half += 0.5 * xs[i][j] * xs[i][j];
+    w.prev = HUGE_VAL;
+    w.tol = 1e-10 * half > DBL_MIN ? 1e-10 * half : DBL_MIN;
+    w.calls = w.rose = w.nonfinite = 0;
+    return w;
+}
+
+/* Views of NI items with R0, R1 features, values (0.05, 1.05) times f0, f1. */
+enum { NI = 12, R0 = 5, R1 = 4, KK = 3 };
+static double g_x0[R0 * NI], g_x1[R1 * NI];
+static uint32_t g_labels[NI];
+static const size_t g_rows[2] = {R0, R1};
+
+static void make_views(double f0, double f1, uint64_t seed, mvnmf_view *views)
+{
+    size_t i;
+    fill_uniform(g_x0, R0 * NI, seed);
+    fill_uniform(g_x1, R1 * NI, seed + 1);
+    for (i = 0; i < R0 * NI; i++)
+        g_x0[i] *= f0;
+    for (i = 0; i < R1 * NI; i++)
+        g_x1[i] *= f1;
+    for (i = 0; i < NI; i++)
+        g_labels[i] = i % 3 == 2 ? MVNMF_UNLABELED : (uint32_t)(i % 2);
+    views[0] = dense_view(g_x0, R0, NI);
+    views[1] = dense_view(g_x1, R1, NI);
+}
+
+static mvnmf_graph sge_graph(void)
+{
+    mvnmf_graph g;
+    memset(&g, 0, sizeof g);
+    g.kind = MVNMF_GRAPH_SGE;
+    g.n = NI;
+    g.labels = g_labels;
+    g.n_classes = 2;
+    return g;
+}
+
+static const double SENT = -7.25;
+
+static int all_sentinel(const double *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (p[i] != SENT)
+            return 0;
+    return 1;
+}
+
+/* A fit's checks: OK, finite factors, the objective never rising; or refused
+ * with INPUT_TOO_LARGE, nothing written, the callback never called. */
+static void check_fit(uint32_t s, int refused, const watch_t *w, const double *u0, size_t n0, const double *u1,
+                      size_t n1, const double *v, size_t nv)
+{
+    if (refused) {
+        CHECK_STATUS(s, MVNMF_STATUS_INPUT_TOO_LARGE);
+        CHECK(w->calls == 0);
+        CHECK(all_sentinel(u0, n0) && all_sentinel(u1, n1) && all_sentinel(v, nv));
+    } else {
+        CHECK_STATUS(s, MVNMF_STATUS_OK);
+        CHECK(w->calls > 0 && !w->rose && !w->nonfinite);
+        CHECK(all_finite(u0, n0) && all_finite(u1, n1) && all_finite(v, nv));
+    }
+}
+
+static void fill_sentinel(double *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        p[i] = SENT;
+}
+
+static uint32_t run_mvsl(const mvnmf_view *views, const mvnmf_mvsl_params *p, double *u0, double *u1, double *v,
+                         watch_t *w)
+{
+    mvnmf_graph g = sge_graph();
+    double *us[2];
+    size_t bytes = 0;
+    void *work;
+    uint32_t s;
+    us[0] = u0;
+    us[1] = u1;
+    fill_sentinel(u0, R0 * KK);
+    fill_sentinel(u1, R1 * KK);
+    fill_sentinel(v, KK * NI);
+    if (!CHECK_STATUS(mvnmf_mvsl_fit_workspace(views, 2, &g, KK, p, &bytes), MVNMF_STATUS_OK))
+        return 999;
+    work = xmalloc(bytes);
+    s = mvnmf_mvsl_fit(views, 2, &g, KK, p, us, v, work, bytes, watch_cb, w, NULL);
+    free(work);
+    return s;
+}
+
+/* DMCL / DNMF with layers [4, 3]: factor buffers R*4 + 4*3. */
+static uint32_t run_deep(const mvnmf_view *views, const mvnmf_deep_params *p, int graph, double *u0, double *u1,
+                         double *v, watch_t *w)
+{
+    mvnmf_graph g = sge_graph();
+    size_t layers[2] = {4, KK}, bytes = 0;
+    double *us[2];
+    void *work;
+    uint32_t s;
+    if (!graph)
+        g.kind = MVNMF_GRAPH_NONE;
+    us[0] = u0;
+    us[1] = u1;
+    fill_sentinel(u0, R0 * 4 + 4 * KK);
+    fill_sentinel(u1, R1 * 4 + 4 * KK);
+    fill_sentinel(v, KK * NI);
+    if (!CHECK_STATUS(mvnmf_deep_fit_workspace(views, 2, &g, layers, 2, p, &bytes), MVNMF_STATUS_OK))
+        return 999;
+    work = xmalloc(bytes);
+    s = mvnmf_deep_fit(views, 2, &g, layers, 2, p, us, v, work, bytes, watch_cb, w, NULL);
+    free(work);
+    return s;
+}
+
+static mvnmf_mvsl_params mvsl_preset(uint32_t preset)
+{
+    mvnmf_mvsl_params p;
+    mvnmf_mvsl_params_preset(preset, &p);
+    p.max_iter = 30;
+    p.tol = 0.0;
+    return p;
+}
+
+static mvnmf_deep_params deep_preset(uint32_t preset)
+{
+    mvnmf_deep_params p;
+    mvnmf_deep_params_preset(preset, &p);
+    p.top.max_iter = 30;
+    p.top.tol = 0.0;
+    p.pretrain_iter = 20;
+    return p;
+}
+
+/* The L1,inf prox with alpha/L below half an ulp (fuzz seed 0x173 at 1e25; a
+ * tiny alpha on ordinary data does the same): the column was zeroed. */
+static void test_l1inf_tiny_threshold(void)
+{
+    double u0[R0 * 4 + 4 * KK], u1[R1 * 4 + 4 * KK], v[KK * NI];
+    const double *xs[2];
+    mvnmf_view views[2];
+    mvnmf_mvsl_params p;
+    mvnmf_deep_params d;
+    watch_t w;
+    note("L1,inf prox with alpha/L below half an ulp (fuzz seed 0x173)");
+    make_views(1.0, 1.0, 31, views);
+    xs[0] = g_x0;
+    xs[1] = g_x1;
+    set_ctx("MCL, alpha = 1e-20");
+    p = mvsl_preset(MVNMF_MVSL_PRESET_MCL);
+    p.alpha = 1e-20;
+    w = watch_of(xs, g_rows, 2, NI);
+    check_fit(run_mvsl(views, &p, u0, u1, v, &w), 0, &w, u0, R0 * KK, u1, R1 * KK, v, KK * NI);
+    set_ctx("DMCL, alpha = 1e-20");
+    d = deep_preset(MVNMF_DEEP_PRESET_DMCL);
+    d.top.alpha = 1e-20;
+    w = watch_of(xs, g_rows, 2, NI);
+    check_fit(run_deep(views, &d, 1, u0, u1, v, &w), 0, &w, u0, R0 * 4 + 4 * KK, u1, R1 * 4 + 4 * KK, v,
+              KK * NI);
+    {
+        /* The fuzz case: one 2 x 5 view near 1e25, layers [4, 1, 1], no box. */
+        double x[10] = {0.0, 0.0, 4.2856312589380835e25, 0.0, 5.076789761975765e25,
+                        0.0, 0.0, 9.59989650569489e25, 5.469571189842065e25, 1.0000000000000001e24};
+        size_t layers[3] = {4, 1, 1}, bytes = 0, rows[1] = {2};
+        double uu[2 * 2 + 2 * 1 + 1], vv[5];
+        double *us[1];
+        const double *xx[1];
+        mvnmf_view view = dense_view(x, 2, 5);
+        mvnmf_graph g;
+        void *work;
+        set_ctx("deep_fit, fuzz seed 0x173");
+        memset(&g, 0, sizeof g);
+        g.kind = MVNMF_GRAPH_NONE;
+        g.n = 5;
+        d = deep_preset(MVNMF_DEEP_PRESET_DMCL);
+        d.top = mvsl_preset(MVNMF_MVSL_PRESET_MCL);
+        d.top.max_iter = 6;
+        d.top.tol = 1e-6;
+        d.top.seed = 8685130724608528470ull;
+        d.top.alpha = 10.0;
+        d.top.beta = 0.0;
+        d.top.gamma = 0.0;
+        d.pretrain_iter = 1;
+        d.box_lower = 0;
+        d.v_init = MVNMF_DEEP_V_PRETRAINED;
+        us[0] = uu;
+        xx[0] = x;
+        w = watch_of(xx, rows, 1, 5);
+        CHECK_STATUS(mvnmf_deep_fit_workspace(&view, 1, &g, layers, 3, &d, &bytes), MVNMF_STATUS_OK);
+        work = xmalloc(bytes);
+        CHECK_STATUS(mvnmf_deep_fit(&view, 1, &g, layers, 3, &d, us, vv, work, bytes, watch_cb, &w, NULL),
+                     MVNMF_STATUS_OK);
+        CHECK(w.calls > 0 && !w.rose && !w.nonfinite && all_finite(uu, 7) && all_finite(vv, 5));
+        free(work);
+    }
+}
+
+/* D3: deep_fit on data near 1e300 is refused up front, nothing written; just
+ * below the bound (and at any smaller magnitude) it is solved. */
+static void test_d3(void)
+{
+    static const double mags[6] = {1e300, 1e145, 1e100, 1e30, 1e-100, 1e-300};
+    static const uint32_t presets[2] = {MVNMF_DEEP_PRESET_DMCL, MVNMF_DEEP_PRESET_DNMF};
+    double u0[R0 * 4 + 4 * KK], u1[R1 * 4 + 4 * KK], v[KK * NI];
+    const double *xs[2];
+    mvnmf_view views[2];
+    size_t i, j, b;
+    note("D3: deep_fit on data near 1e300");
+    xs[0] = g_x0;
+    xs[1] = g_x1;
+    for (j = 0; j < 2; j++)
+        for (b = 0; b < 2; b++)
+            for (i = 0; i < 6; i++) {
+                mvnmf_deep_params d = deep_preset(presets[j]);
+                watch_t w;
+                d.box_lower = (uint32_t)b;
+                set_ctx("D3 deep_fit preset %u box %u data at %g", (unsigned)presets[j], (unsigned)b, mags[i]);
+                make_views(mags[i], i == 0 ? 1.0 : mags[i], 7, views);
+                w = watch_of(xs, g_rows, 2, NI);
+                check_fit(run_deep(views, &d, presets[j] == MVNMF_DEEP_PRESET_DMCL, u0, u1, v, &w), i == 0, &w, u0,
+                          R0 * 4 + 4 * KK, u1, R1 * 4 + 4 * KK, v, KK * NI);
+            }
+}
+
+/* D4: nmf_fit / joint_nmf_fit on data near 1e300: refused (was OK with NaN). */
+static void test_d4(void)
+{
+    static const double mags[7] = {1e300, 1e155, 1e149, 1e40, 1e-40, 1e-150, 1e-300};
+    double u0[R0 * KK], u1[R1 * KK], v[KK * NI];
+    double *us[2];
+    const double *xs[2];
+    mvnmf_view views[2];
+    mvnmf_nmf_params p = mvnmf_nmf_params_default();
+    size_t i, h, bytes = 0;
+    note("D4: nmf_fit, joint_nmf_fit on data near 1e300");
+    p.max_iter = 40;
+    p.tol = 0.0;
+    us[0] = u0;
+    us[1] = u1;
+    xs[0] = g_x0;
+    xs[1] = g_x1;
+    for (h = 1; h <= 2; h++)
+        for (i = 0; i < 7; i++) {
+            watch_t w;
+            void *work;
+            uint32_t s;
+            set_ctx("D4 %s, data at %g", h == 1 ? "nmf_fit" : "joint_nmf_fit", mags[i]);
+            make_views(mags[i], mags[i], 3, views);
+            fill_sentinel(u0, R0 * KK);
+            fill_sentinel(u1, R1 * KK);
+            fill_sentinel(v, KK * NI);
+            w = watch_of(xs, g_rows, h, NI);
+            CHECK_STATUS(mvnmf_joint_nmf_fit_workspace(views, h, KK, &p, &bytes), MVNMF_STATUS_OK);
+            work = xmalloc(bytes);
+            if (h == 1)
+                s = mvnmf_nmf_fit(views, KK, &p, u0, v, work, bytes, watch_cb, &w, NULL);
+            else
+                s = mvnmf_joint_nmf_fit(views, 2, KK, &p, us, v, work, bytes, watch_cb, &w, NULL);
+            check_fit(s, i < 2, &w, u0, R0 * KK, u1, h == 2 ? R1 * KK : 0, v, KK * NI);
+            free(work);
+        }
+}
+
+/* D5: one view times 1e20 .. 1e145 (or divided): MCL, MvSL, GNMF, DMCL and the
+ * MvSL-T / MCL pipelines never raise the objective, all factors finite. */
+static void test_d5(void)
+{
+    static const double f[6] = {1e20, 1e50, 1e100, 1e145, 1e-20, 1e-145};
+    static const uint32_t presets[3] = {MVNMF_MVSL_PRESET_MCL, MVNMF_MVSL_PRESET_MVSL, MVNMF_MVSL_PRESET_GNMF};
+    static const uint32_t methods[2] = {MVNMF_METHOD_MVSL_T, MVNMF_METHOD_MCL};
+    double u0[R0 * 4 + 4 * KK], u1[R1 * 4 + 4 * KK], v[KK * NI], eta[2];
+    const double *xs[2];
+    mvnmf_view views[2];
+    size_t i, j;
+    note("D5: views apart by 1e20 .. 1e145");
+    xs[0] = g_x0;
+    xs[1] = g_x1;
+    for (i = 0; i < 6; i++) {
+        watch_t w;
+        make_views(f[i], 1.0, 11, views);
+        for (j = 0; j < 3; j++) {
+            mvnmf_mvsl_params p = mvsl_preset(presets[j]);
+            set_ctx("D5 mvsl_fit preset %u, one view times %g", (unsigned)presets[j], f[i]);
+            w = watch_of(xs, g_rows, 2, NI);
+            check_fit(run_mvsl(views, &p, u0, u1, v, &w), 0, &w, u0, R0 * KK, u1, R1 * KK, v, KK * NI);
+        }
+        {
+            mvnmf_deep_params d = deep_preset(MVNMF_DEEP_PRESET_DMCL);
+            set_ctx("D5 deep_fit DMCL, one view times %g", f[i]);
+            w = watch_of(xs, g_rows, 2, NI);
+            check_fit(run_deep(views, &d, 1, u0, u1, v, &w), 0, &w, u0, R0 * 4 + 4 * KK, u1, R1 * 4 + 4 * KK, v,
+                      KK * NI);
+        }
+        for (j = 0; j < 2; j++) {
+            mvnmf_pipeline_params p;
+            mvnmf_kernel ks[2];
+            double *us[2];
+            size_t bytes = 0;
+            void *work;
+            set_ctx("D5 pipeline_fit method %u, one view times %g", (unsigned)methods[j], f[i]);
+            mvnmf_pipeline_params_preset(methods[j], &p);
+            p.solver.max_iter = 30;
+            p.solver.tol = 0.0;
+            p.graph.ka = 2;
+            p.graph.kp = 1;
+            ks[0] = ks[1] = kernel_of(MVNMF_KERNEL_RBF, 0.0);
+            us[0] = u0;
+            us[1] = u1;
+            fill_sentinel(u0, R0 * KK);
+            fill_sentinel(u1, R1 * KK);
+            fill_sentinel(v, KK * NI);
+            w = watch_of(xs, g_rows, 2, NI);
+            if (!CHECK_STATUS(mvnmf_pipeline_fit_workspace(views, 2, ks, 2, KK, &p, &bytes), MVNMF_STATUS_OK))
+                continue;
+            work = xmalloc(bytes);
+            check_fit(mvnmf_pipeline_fit(views, 2, ks, g_labels, 2, KK, &p, us, v, eta, work, bytes, watch_cb, &w,
+                                         NULL),
+                      0, &w, u0, R0 * KK, u1, R1 * KK, v, KK * NI);
+            CHECK(all_finite(eta, 2));
+            free(work);
+        }
+    }
+}
+
 int HARNESS_REGRESS_ENTRY(int verbose)
 {
     g_failures = 0;
@@ -471,6 +843,10 @@ int HARNESS_REGRESS_ENTRY(int verbose)
     test_d2();
     test_small();
     test_fuzz_findings();
+    test_l1inf_tiny_threshold();
+    test_d3();
+    test_d4();
+    test_d5();
     if (verbose || g_failures)
         printf("[%s] mvnmf C ABI harness (issue 15 regressions): %d failed checks\n", LANG, g_failures);
     fflush(stdout);

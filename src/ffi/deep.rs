@@ -177,6 +177,14 @@ pub unsafe extern "C" fn mvnmf_deep_fit_workspace(
 /// `K × N`. Pre-training (random init) then fine-tuning; the progress callback
 /// sees fine-tuning. Cost per sweep: each view read twice, plus
 /// `O(rows·p·(p + K))` per layer and the V-step's `O(K²N + K·nnz(graph))`.
+///
+/// Magnitudes: any finite data with `½ Σ_v ‖X_v‖²_F ≤ 2^999` (about 5e300;
+/// above, `MVNMF_STATUS_INPUT_TOO_LARGE` and nothing written); data whose
+/// largest entry is outside [2^-64, 2^64] is solved at an internal power-of-two
+/// scale with the weights scaled to match (the same minimisers; `eps` then
+/// guards the scaled problem; small data is scaled up only while the scaled
+/// weights stay below 2^256); factors and objective come back in the caller's
+/// units.
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_deep_fit(
     views: *const mvnmf_view,
@@ -237,6 +245,10 @@ pub unsafe extern "C" fn mvnmf_deep_encode_workspace(
 
 /// Out-of-sample encoding through the whole stack (`Ũ = U_1⋯U_M` per view,
 /// then the V-steps with the bases fixed); `u[v]` read only, `v` (`K × N`) written.
+///
+/// Magnitudes: as the fits (large inputs are scaled down, small ones are not
+/// scaled up); the bases too must have half their sum of squares at most 2^999
+/// (else `MVNMF_STATUS_INPUT_TOO_LARGE`).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_deep_encode(
     views: *const mvnmf_view,

@@ -87,6 +87,10 @@ pub enum mvnmf_status {
     Internal = 15,
     /// A retrieval query is all zero (no term of the vocabulary).
     EmptyQuery = 16,
+    /// The data are too large for a factorization solver: half the sum of the
+    /// squares of all views above 2^999 (about 5e300; entries beyond about 1e150),
+    /// where the objective is not representable. Divide the views by a common factor.
+    InputTooLarge = 17,
 }
 
 impl From<Error> for mvnmf_status {
@@ -101,7 +105,7 @@ impl From<Error> for mvnmf_status {
 
 /// `mvnmf_status` by code (cbindgen needs the enum written out; the codes and
 /// names are `Error`'s, the messages `Error::c_message`'s).
-const STATUS: [mvnmf_status; 17] = [
+const STATUS: [mvnmf_status; 18] = [
     mvnmf_status::Ok,
     mvnmf_status::NullPointer,
     mvnmf_status::ZeroDimension,
@@ -119,6 +123,7 @@ const STATUS: [mvnmf_status; 17] = [
     mvnmf_status::Cancelled,
     mvnmf_status::Internal,
     mvnmf_status::EmptyQuery,
+    mvnmf_status::InputTooLarge,
 ];
 
 /// `mvnmf_view.kind`: dense column-major (`values`, `col_stride`).

@@ -371,6 +371,14 @@ pub unsafe extern "C" fn mvnmf_mvsl_fit_workspace(
 /// plus `O((Σ rows_v) k² u_inner + (k² N + k·nnz(graph)) v_inner)`.
 /// Returns `MVNMF_STATUS_CANCELLED` when `progress` returns nonzero (report
 /// written, outputs at the last complete iterate).
+///
+/// Magnitudes: any finite data with `½ Σ_v ‖X_v‖²_F ≤ 2^999` (about 5e300;
+/// above, `MVNMF_STATUS_INPUT_TOO_LARGE` and nothing written); data whose
+/// largest entry is outside [2^-64, 2^64] is solved at an internal power-of-two
+/// scale with the weights scaled to match (the same minimisers; `eps` then
+/// guards the scaled problem; small data is scaled up only while the scaled
+/// weights stay below 2^256); factors and objective come back in the caller's
+/// units.
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_mvsl_fit(
     views: *const mvnmf_view,
@@ -428,6 +436,10 @@ pub unsafe extern "C" fn mvnmf_mvsl_encode_workspace(
 /// Out-of-sample encoding against fixed bases `u[v]` (read only): the V-steps
 /// of `mvnmf_mvsl_fit` (`graph` kind `MVNMF_GRAPH_NONE` for new items outside
 /// any graph), `v` (`k × N`) written.
+///
+/// Magnitudes: as the fits (large inputs are scaled down, small ones are not
+/// scaled up); the bases too must have half their sum of squares at most 2^999
+/// (else `MVNMF_STATUS_INPUT_TOO_LARGE`).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_mvsl_encode(
     views: *const mvnmf_view,

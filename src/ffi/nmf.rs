@@ -92,6 +92,14 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_fit_workspace(
 /// is read twice (`X Vᵀ`, `Uᵀ X`): dense `4·rows·N·k` flops, CSC `O(nnz·k)`.
 /// Returns `MVNMF_STATUS_CANCELLED` (report written, outputs at the last
 /// complete iterate) when `progress` returns nonzero.
+///
+/// Magnitudes: any finite data with `½ Σ_v ‖X_v‖²_F ≤ 2^999` (about 5e300;
+/// above, `MVNMF_STATUS_INPUT_TOO_LARGE` and nothing written); data whose
+/// largest entry is outside [2^-64, 2^64] is solved at an internal power-of-two
+/// scale with the weights scaled to match (the same minimisers; `eps` then
+/// guards the scaled problem; small data is scaled up only while the scaled
+/// weights stay below 2^256); factors and objective come back in the caller's
+/// units.
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_joint_nmf_fit(
     views: *const mvnmf_view,
@@ -144,6 +152,10 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_encode_workspace(
 /// Out-of-sample encoding: `min_{0 ≤ V ≤ vmax} ½ Σ_v ‖X_v − U_v V‖²_F` with the
 /// bases `u[v]` (`rows_v × k`, read only) fixed; `v` (`k × N`) written.
 /// Cost: one pass over each view, then `O(k²N)` per iteration.
+///
+/// Magnitudes: as the fits (large inputs are scaled down, small ones are not
+/// scaled up); the bases too must have half their sum of squares at most 2^999
+/// (else `MVNMF_STATUS_INPUT_TOO_LARGE`).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_joint_nmf_encode(
     views: *const mvnmf_view,

@@ -224,6 +224,14 @@ unsafe fn fit_c(
 /// `u[v]` (`rows_v × k`) and `v` (`k × N`). Validated before anything is
 /// written; `MVNMF_STATUS_CANCELLED` if `progress` stops the solver.
 /// `mvnmf_pipeline_fit_report` also reports the graphs' sizes.
+///
+/// Magnitudes: any finite data with `½ Σ_v ‖X_v‖²_F ≤ 2^999` (about 5e300;
+/// above, `MVNMF_STATUS_INPUT_TOO_LARGE` and nothing written); data whose
+/// largest entry is outside [2^-64, 2^64] is solved at an internal power-of-two
+/// scale with the weights scaled to match (the same minimisers; `eps` then
+/// guards the scaled problem; small data is scaled up only while the scaled
+/// weights stay below 2^256); factors and objective come back in the caller's
+/// units.
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_pipeline_fit(
     views: *const mvnmf_view,

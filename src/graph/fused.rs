@@ -36,6 +36,9 @@ use crate::similarity::cca;
 use crate::similarity::cca::cca_req;
 use crate::work::{Stack, WorkReq};
 
+/// `2^999`: the largest `‖X‖²_F` of a view (as for the solvers).
+const TOO_LARGE: f64 = 5.357543035931337e300;
+
 /// Options of [`fused_graph`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FusedParams {
@@ -189,7 +192,8 @@ fn check_priors(p: &[f64], nv: usize, cross_view: bool) -> Result<(), Error> {
 ///
 /// Errors: views not dense ([`Error::BadParameter`]), shapes
 /// ([`Error::ZeroDimension`] — fewer than 2 items too —,
-/// [`Error::DimensionMismatch`]), values ([`Error::NonFiniteInput`]), options
+/// [`Error::DimensionMismatch`]), values ([`Error::NonFiniteInput`];
+/// [`Error::InputTooLarge`] for a view with `‖X‖²_F > 2^999`), options
 /// and priors ([`Error::BadParameter`]), a singular covariance in CCA with
 /// `cca_reg = 0`, the workspace.
 pub fn fused_graph<T: Real, VS: ViewSet<T> + ?Sized>(
@@ -219,7 +223,13 @@ pub fn fused_graph<T: Real, VS: ViewSet<T> + ?Sized>(
     }
     fused_req::<T>((0..nv).map(|i| views.shape(i)), params)?.check(work.len())?;
     for i in 0..nv {
-        views.view(i).check_values(false)?;
+        let v = views.view(i);
+        v.check_values(false)?;
+        // The solvers' magnitude rule (issue 15): squared distances and the
+        // CCA's covariances stay finite.
+        if !(v.sq_frobenius() <= TOO_LARGE) {
+            return Err(Error::InputTooLarge);
+        }
     }
     let dense = |i: usize| -> Result<Dense<'_, T>, Error> {
         match views.view(i) {
@@ -294,7 +304,15 @@ pub fn fused_graph<T: Real, VS: ViewSet<T> + ?Sized>(
             add_kernel(s, sigma, prior(i, j), true, w);
         }
     }
-    let nf = T::from_f64(n as f64);
+    // Total weight n. Each part adds weight p (its kernel divided by its
+    // volume), so this is the factor n up to rounding — and it also covers a
+    // part whose kernel underflowed to zero everywhere (skipped, weight 0).
+    let total: f64 = w.iter().map(|x| x.to_f64()).sum();
+    let nf = T::from_f64(if total > 0.0 {
+        n as f64 / total
+    } else {
+        n as f64
+    });
     w.iter_mut().for_each(|x| *x *= nf);
     Ok(())
 }
@@ -405,7 +423,10 @@ fn bandwidth<T: Real>(s: &mut [T], n: usize, skip_diag: bool) -> f64 {
         a.partial_cmp(b).unwrap_or(core::cmp::Ordering::Equal)
     });
     let med = med.to_f64();
-    if med > 0.0 {
+    // 1/median, or 1/mean, or 1 — whichever is first finite and positive (a
+    // subnormal median would give γ = ∞, and ∞ · 0 on the diagonal NaN).
+    let ok = |g: f64| g.is_finite() && g > 0.0;
+    if ok(1.0 / med) {
         return 1.0 / med;
     }
     let mean = s
@@ -414,7 +435,7 @@ fn bandwidth<T: Real>(s: &mut [T], n: usize, skip_diag: bool) -> f64 {
         .filter(|&x| x < f64::MAX)
         .sum::<f64>()
         / valid as f64;
-    if mean > 0.0 {
+    if ok(1.0 / mean) {
         1.0 / mean
     } else {
         1.0

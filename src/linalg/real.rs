@@ -35,6 +35,8 @@ pub trait Real:
     const EPSILON: Self;
     /// +∞.
     const INFINITY: Self;
+    /// One more than the largest binary exponent (`f64::MAX_EXP`, `f32::MAX_EXP`).
+    const MAX_EXP: i32;
     /// Conversion (rounding for `f32`).
     fn from_f64(x: f64) -> Self;
     /// Exact widening to `f64`.
@@ -137,6 +139,7 @@ impl Real for f64 {
     const ONE: Self = 1.0;
     const EPSILON: Self = f64::EPSILON;
     const INFINITY: Self = f64::INFINITY;
+    const MAX_EXP: i32 = f64::MAX_EXP;
     #[inline(always)]
     fn from_f64(x: f64) -> Self {
         x
@@ -191,6 +194,7 @@ impl Real for f32 {
     const ONE: Self = 1.0;
     const EPSILON: Self = f32::EPSILON;
     const INFINITY: Self = f32::INFINITY;
+    const MAX_EXP: i32 = f32::MAX_EXP;
     #[inline(always)]
     fn from_f64(x: f64) -> Self {
         x as f32

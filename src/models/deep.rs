@@ -41,6 +41,14 @@
 //! `O(M_v p (p + K) + p² K)` per layer and the V-step's `O(K²N + K·nnz)`.
 //! With `M = 1` every computation is the shallow solver's: the iterates equal
 //! [`crate::models::mvsl::fit`]'s (MCL) bit for bit.
+//!
+//! **Magnitudes** (`crate::steps::scale`): data with `½ Σ_v ‖X^(v)‖²_F > 2^999`
+//! is refused ([`crate::Error::InputTooLarge`]); data whose largest entry is
+//! outside `[2^−64, 2^64]` is solved as `X/c` for a power of two `c` (pre-training too),
+//! with the top layer divided by `c` and the weights scaled to keep the
+//! minimisers (`α/c`, `β/c²`, `γ/c²`); factors and objective are returned in the
+//! caller's units.
+//! Small data is scaled up only while the scaled weights stay below `2^256`.
 
 use crate::data::{Dense, Factors, FactorsMut, View, ViewSet, ViewShape};
 use crate::error::Error;
@@ -53,6 +61,7 @@ use crate::steps::init::start_scales;
 use crate::steps::mu::{self, gram, mu_step, objective, pq_view, products_req};
 use crate::steps::prox::{group_norm, Sparsity};
 use crate::steps::prox::{prox_gradient, ProxScratch};
+use crate::steps::scale::Scale;
 use crate::steps::vstep::{self, assemble, graph_traces, v_phase};
 use crate::steps::{run, Init, Monitor, Report};
 use crate::steps::{MvslParams, NmfParams};
@@ -317,12 +326,36 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
         }
         crate::data::check_values(v, true)?;
     }
+    // From here on the fit runs on the data times `s` (1 unless the data is far
+    // above 1; `crate::steps::scale`): pre-training included, the top layers
+    // carrying the factor, the weights those of the scaled problem.
+    let scale = Scale::of(views)?.limited::<T>(tp.alpha, tp.beta, tp.gamma);
+    let scale = if tp.init == Init::Given {
+        scale.limited_by_start(&*u)
+    } else {
+        scale
+    };
+    let params = &DeepParams {
+        top: scale.mvsl(&params.top),
+        ..*params
+    };
+    let tp = &params.top;
+    let s = scale.t::<T>();
+    let top_of = |rows: usize| {
+        let (off, (a, _)) = top_offset(rows, layers);
+        (off, off + a * k)
+    };
 
     let vmax = T::from_f64(tp.vmax);
     if tp.init == Init::Random {
-        pretrain(views, layers, params, u, v, work, n)?;
+        pretrain(views, scale, layers, params, u, v, work, n)?;
     } else {
         v.iter_mut().for_each(|x| *x = x.min(vmax));
+        for i in 0..hv {
+            let buf = u.get_mut(i);
+            let (a, b) = top_of(views.shape(i).rows);
+            scale.apply(&mut buf[a..b]);
+        }
     }
     if params.box_lower {
         for i in 0..hv {
@@ -360,20 +393,20 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
     let lip: &mut [f64] = st.take(hv)?;
     let prep = crate::data::Prepared::new(views, &mut st)?;
     lip.fill(0.0);
-    let half_x2: f64 = (0..hv).map(|i| 0.5 * views.view(i).sq_frobenius()).sum();
+    let half_x2: f64 = scale.half_sq(views);
     let use_graph = tp.beta > 0.0;
     let mut sc = st.rest();
 
-    form_pq_deep(views, &prep, layers, k, &*u, p, q, &mut t, &mut sc)?;
+    form_pq_deep(views, &prep, s, layers, k, &*u, p, q, &mut t, &mut sc)?;
     gram(v, k, n, g, &mut sc)?;
     let traces = graph_traces(graph, use_graph, v, k, (plus, minus), &mut sc)?;
     let rec = objective(half_x2, q, v, p, g).reconstruction();
     let obj = assemble(tp, rec, top_norms(tp, views, &*u, layers), traces, v);
-    let mut report = run(tp.max_iter, tp.tol, obj, monitor, |_it| {
+    let mut report = run(tp.max_iter, tp.tol, scale.objective(obj), monitor, |_it| {
         for (i, lip_i) in lip.iter_mut().enumerate() {
             let x = views.view(i);
             let rows = x.rows();
-            x.x_vt(prep.get(views, i), v, k, &mut t.r[..rows * k], &mut sc)?;
+            x.x_vt_scaled(prep.get(views, i), s, v, k, &mut t.r[..rows * k], &mut sc)?;
             sweep_view(
                 params,
                 layers,
@@ -387,17 +420,22 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
                 &mut sc,
             )?;
         }
-        form_pq_deep(views, &prep, layers, k, &*u, p, q, &mut t, &mut sc)?;
+        form_pq_deep(views, &prep, s, layers, k, &*u, p, q, &mut t, &mut sc)?;
         let traces = v_phase(tp, graph, (k, n), v, (p, q), g, d, (plus, minus), &mut sc)?;
         let rec = objective(half_x2, q, v, p, g).reconstruction();
-        Ok(assemble(
+        Ok(scale.objective(assemble(
             tp,
             rec,
             top_norms(tp, views, &*u, layers),
             traces,
             v,
-        ))
+        )))
     })?;
+    for i in 0..hv {
+        let buf = u.get_mut(i);
+        let (a, b) = top_of(views.shape(i).rows);
+        scale.restore(&mut buf[a..b]);
+    }
     report.dead_views = dead(&*u, views, layers);
     Ok(report)
 }
@@ -560,6 +598,7 @@ fn stack_product<'s, T: Real>(
 fn form_pq_deep<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
     views: &VS,
     prep: &crate::data::Prepared<'_, T>,
+    s: T,
     layers: &[usize],
     k: usize,
     u: &F,
@@ -572,7 +611,7 @@ fn form_pq_deep<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
         let x = views.view(i);
         let rows = x.rows();
         let ut = stack_product(u.get(i), rows, layers, k, t.ut, t.t1, t.delta, sc)?;
-        pq_view(&x, prep.get(views, i), ut, k, i > 0, p, q, sc)?;
+        pq_view(&x, prep.get(views, i), s, ut, k, i > 0, p, q, sc)?;
     }
     Ok(())
 }
@@ -815,9 +854,13 @@ fn top_layer<T: Real>(
     Ok(())
 }
 
-/// Layer-wise pre-training into the output buffers (module docs).
+/// Layer-wise pre-training into the output buffers (module docs), on the data
+/// times the fit's scale (the first layer's NMF at `scale`, the later ones on the
+/// encodings, already in those units).
+#[allow(clippy::too_many_arguments)]
 fn pretrain<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     views: &VS,
+    scale: Scale,
     layers: &[usize],
     params: &DeepParams,
     u: &mut F,
@@ -870,8 +913,10 @@ fn pretrain<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
             } else {
                 View::Dense(Dense::new(&src[..a * n], a, n, a)?)
             };
-            mu::fit(
+            let at = if m == 0 { scale } else { Scale::ONE };
+            mu::fit_in(
                 &[input],
+                Some(at),
                 b,
                 &np,
                 &mut [layer][..],
@@ -893,7 +938,7 @@ fn pretrain<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     match params.v_init {
         DeepVInit::Pretrained => v.iter_mut().for_each(|x| *x = x.min(vmax)),
         DeepVInit::Random => {
-            let (sv, _) = start_scales(views, k, tp.vmax);
+            let (sv, _) = start_scales(views, k, tp.vmax, scale.get());
             let mut rng = crate::rng::Rng::new(tp.seed);
             v.iter_mut()
                 .for_each(|x| *x = T::from_f64(rng.uniform() * sv));
@@ -1017,6 +1062,11 @@ pub fn encode<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: Facto
             stack_product(u.get(i), rows, layers, k, dst, ta, tb, &mut sc)?;
         }
         off += rows * k;
+    }
+    // Finite layers whose product is not (layers near 1e200): too large, not
+    // non-finite input — and refused before `v` is written.
+    if crate::data::check_values(stacked, true).is_err() {
+        return Err(Error::InputTooLarge);
     }
     let rows_of = |i: usize| views.shape(i).rows;
     let bases = Stacked {

@@ -37,6 +37,13 @@
 //! `U^(v) ~ U(0,1]·4 mean(X^(v))/(K vmax)`, DESIGN §3). If every column of a
 //! view's `U` becomes zero (α too large for the data), that view no longer takes
 //! part: [`Report::dead_views`] counts them.
+//!
+//! **Magnitudes** (`crate::steps::scale`): data with `½ Σ_v ‖X^(v)‖²_F > 2^999`
+//! is refused ([`crate::Error::InputTooLarge`]); data whose largest entry is
+//! outside `[2^−64, 2^64]` is solved as `X/c` for a power of two `c`, with the bases
+//! divided by `c` and the weights scaled to keep the minimisers (`α/c`,
+//! `β/c²`, `γ/c²`); factors and objective are returned in the caller's units.
+//! Small data is scaled up only while the scaled weights stay below `2^256`.
 
 use crate::data::{FactorsMut, ViewSet, ViewShape};
 use crate::error::Error;
@@ -137,7 +144,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
     let np = params.nmf_params();
     let hv = views.count();
     let shapes = |i| views.shape(i);
-    let (n, mmax) = validate(
+    let (n, mmax, scale) = validate(
         views,
         k,
         &np,
@@ -148,6 +155,16 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
         || fit_req::<T>((0..hv).map(shapes), k, graph.apply_req(k)),
     )?;
     check_graph(params, graph, (0..hv).map(|i| views.shape(i)))?;
+    // From here on the fit runs on the data times `s` (1 unless the data is far
+    // above 1) with the weights of that problem (`crate::steps::scale`).
+    let scale = scale.limited::<T>(params.alpha, params.beta, params.gamma);
+    let scale = if params.init == Init::Given {
+        scale.limited_by_start(&*u)
+    } else {
+        scale
+    };
+    let params = &scale.mvsl(params);
+    let s = scale.t::<T>();
 
     let mut st = Stack::new(work);
     let mut bf = Bufs {
@@ -167,24 +184,27 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
     let prep = crate::data::Prepared::new(views, &mut st)?;
     bf.lip.fill(0.0);
     let vmax = T::from_f64(params.vmax);
-    let half_x2: f64 = (0..hv).map(|i| 0.5 * views.view(i).sq_frobenius()).sum();
+    let half_x2: f64 = scale.half_sq(views);
     match params.init {
-        Init::Random => random_start(views, k, &np, u, v),
-        Init::Given => v.iter_mut().for_each(|x| *x = x.min(vmax)),
+        Init::Random => random_start(views, k, &np, scale.get(), u, v),
+        Init::Given => {
+            v.iter_mut().for_each(|x| *x = x.min(vmax));
+            (0..hv).for_each(|i| scale.apply(u.get_mut(i)));
+        }
     }
     let use_graph = params.beta > 0.0;
 
     let mut sc = st.rest();
-    form_pq(views, Some(&prep), k, &*u, bf.p, bf.q, &mut sc)?;
+    form_pq(views, Some(&prep), s, k, &*u, bf.p, bf.q, &mut sc)?;
     gram(v, k, n, bf.g, &mut sc)?;
     let traces = graph_traces(graph, use_graph, v, k, (bf.plus, bf.minus), &mut sc)?;
-    let obj = objective(params, views, &*u, half_x2, &bf, v, traces);
+    let obj = scale.objective(objective(params, views, &*u, half_x2, &bf, v, traces));
 
     let mut report = run(params.max_iter, params.tol, obj, monitor, |_it| {
         for i in 0..hv {
             let x = views.view(i);
             let m = x.rows();
-            x.x_vt(prep.get(views, i), v, k, &mut bf.a[..m * k], &mut sc)?;
+            x.x_vt_scaled(prep.get(views, i), s, v, k, &mut bf.a[..m * k], &mut sc)?;
             if params.proximal() {
                 u_step_proximal(params, u.get_mut(i), m, k, &mut bf, i, &mut sc)?;
             } else {
@@ -206,7 +226,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
                 );
             }
         }
-        form_pq(views, Some(&prep), k, &*u, bf.p, bf.q, &mut sc)?;
+        form_pq(views, Some(&prep), s, k, &*u, bf.p, bf.q, &mut sc)?;
         let traces = v_phase(
             params,
             graph,
@@ -218,8 +238,9 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
             (bf.plus, bf.minus),
             &mut sc,
         )?;
-        Ok(objective(params, views, &*u, half_x2, &bf, v, traces))
+        Ok(scale.objective(objective(params, views, &*u, half_x2, &bf, v, traces)))
     })?;
+    (0..hv).for_each(|i| scale.restore(u.get_mut(i)));
     report.dead_views = dead_views(&*u);
     Ok(report)
 }

@@ -36,6 +36,12 @@
 //!
 //! With [`Init::Given`] the outputs hold the start on entry; `V` is clipped to
 //! `[0, vmax]` first.
+//!
+//! **Magnitudes** (`crate::steps::scale`): data with `½ Σ_v ‖X^(v)‖²_F > 2^999`
+//! is refused ([`crate::Error::InputTooLarge`]); data whose largest entry is
+//! outside `[2^−64, 2^64]` is solved as `X/c` for a power of two `c`, with the bases
+//! divided by `c` and the weights scaled to keep the minimisers (`α/c`,
+//! `β/c²`, `γ/c²`); factors and objective are returned in the caller's units.
 
 use crate::data::{Factors, FactorsMut, View, ViewSet, ViewShape};
 use crate::error::Error;
@@ -45,9 +51,9 @@ use crate::linalg::real::Real;
 use crate::rng::Rng;
 use crate::steps::check::{check_shapes, validate};
 use crate::steps::init::start_scales;
-use crate::steps::mu::{
-    self, dead_views, fit_req, form_pq, gram, mu_step, objective, products_req,
-};
+use crate::steps::mu::{self, dead_views, fit_req, gram, mu_step, objective, products_req};
+use crate::steps::scale::Scale;
+use crate::steps::vstep::form_pq_encode;
 pub use crate::steps::NmfParams;
 use crate::steps::{run, Init, Monitor, Report};
 use crate::work::{Stack, WorkReq};
@@ -149,9 +155,12 @@ pub fn joint_encode<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
 ) -> Result<Report, Error> {
     let h = views.count();
     let shapes = |i| views.shape(i);
-    let (n, _) = validate(views, k, params, u, true, v, work.len(), || {
+    let (n, _, _) = validate(views, k, params, u, true, v, work.len(), || {
         encode_req::<T>((0..h).map(shapes), k)
     })?;
+    // The data and the bases times `s` (1 unless they are far above 1;
+    // `crate::steps::scale`).
+    let scale = Scale::of_encode(views, u)?;
     let mut st = Stack::new(work);
     let g: &mut [T] = st.take_matrix(k, k)?;
     let p: &mut [T] = st.take_matrix(k, k)?;
@@ -159,10 +168,10 @@ pub fn joint_encode<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
     let d: &mut [T] = st.take_matrix(k, n)?;
     let eps = T::from_f64(params.eps);
     let vmax = T::from_f64(params.vmax);
-    let half_x2: f64 = (0..h).map(|i| 0.5 * views.view(i).sq_frobenius()).sum();
+    let half_x2: f64 = scale.half_sq(views);
     match params.init {
         Init::Random => {
-            let (sv, _) = start_scales(views, k, params.vmax);
+            let (sv, _) = start_scales(views, k, params.vmax, scale.get());
             let mut rng = Rng::new(params.seed);
             v.iter_mut()
                 .for_each(|x| *x = T::from_f64(rng.uniform() * sv));
@@ -170,9 +179,9 @@ pub fn joint_encode<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
         Init::Given => v.iter_mut().for_each(|x| *x = x.min(vmax)),
     }
     let mut sc = st.rest();
-    form_pq(views, None, k, u, p, q, &mut sc)?;
+    form_pq_encode(views, scale, k, u, p, q, &mut sc)?;
     gram(v, k, n, g, &mut sc)?;
-    let obj = objective(half_x2, q, v, p, g);
+    let obj = scale.objective(objective(half_x2, q, v, p, g));
     let mut report = run(params.max_iter, params.tol, obj, monitor, |_it| {
         gemm(
             T::ONE,
@@ -184,7 +193,7 @@ pub fn joint_encode<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
         )?;
         mu_step(v, q, d, eps, vmax);
         gram(v, k, n, g, &mut sc)?;
-        Ok(objective(half_x2, q, v, p, g))
+        Ok(scale.objective(objective(half_x2, q, v, p, g)))
     })?;
     report.dead_views = dead_views(u);
     Ok(report)

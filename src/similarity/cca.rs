@@ -304,7 +304,11 @@ pub fn cca<T: Real>(
 
     phi_i.copy_from_slice(fi_out);
     phi_j.copy_from_slice(fj_out);
-    rho.copy_from_slice(sv);
+    // Correlations lie in [0, 1]; rounding (at extreme magnitudes, a fuzz
+    // finding: 1 + 5e-8) may step outside.
+    for (r, &s) in rho.iter_mut().zip(sv.iter()) {
+        *r = s.max(T::ZERO).min(T::ONE);
+    }
     mu_i.copy_from_slice(&mu[..di]);
     mu_j.copy_from_slice(&mu[di..]);
     Ok(())

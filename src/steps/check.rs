@@ -5,6 +5,7 @@ use crate::data::{check_values, Factors, ViewSet, ViewShape};
 use crate::error::Error;
 use crate::graph::GraphOp;
 use crate::linalg::real::Real;
+use crate::steps::scale::Scale;
 use crate::steps::{Init, MvslParams, NmfParams};
 use crate::work::WorkReq;
 
@@ -33,7 +34,9 @@ pub(crate) fn check_shapes(
     Ok((n, mmax))
 }
 
-/// Validates everything a fit or an encode reads; returns `(N, max M_v)`.
+/// Validates everything a fit or an encode reads; returns `(N, max M_v)` and
+/// the data scale of a fit ([`Scale::of`]: data too large for the objective to
+/// be representable is refused here, with [`Error::InputTooLarge`]).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn validate<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
     views: &VS,
@@ -44,7 +47,7 @@ pub(crate) fn validate<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>
     v: &[T],
     work_len: usize,
     req: impl Fn() -> Result<WorkReq, Error>,
-) -> Result<(usize, usize), Error> {
+) -> Result<(usize, usize, Scale), Error> {
     params.validate()?;
     let h = views.count();
     let (n, mmax) = check_shapes((0..h).map(|i| views.shape(i)), k)?;
@@ -76,7 +79,7 @@ pub(crate) fn validate<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>
     if params.init == Init::Given {
         check_values(v, true)?;
     }
-    Ok((n, mmax))
+    Ok((n, mmax, Scale::of(views)?))
 }
 
 /// The graph spans the views' items, and a penalty graph comes with a bound on

@@ -133,6 +133,14 @@ impl Objective {
         )
     }
 
+    /// The total and every part times `f` (the solvers' power-of-two data
+    /// scale back to the caller's units; exact).
+    pub(crate) fn scaled(mut self, f: f64) -> Self {
+        self.total *= f;
+        self.terms[..self.n_terms].iter_mut().for_each(|t| t.1 *= f);
+        self
+    }
+
     /// The parts, in the model's order.
     pub fn terms(&self) -> &[(Term, f64)] {
         &self.terms[..self.n_terms]

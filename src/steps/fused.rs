@@ -42,11 +42,13 @@ pub(crate) fn csc_u_step_req<T>(shape: ViewShape, k: usize) -> Option<WorkReq> {
 /// products, one block of [`FUSED_ROWS`] rows at a time (`K ≤ 64`):
 ///
 /// ```text
-/// A = X_b Vᵀ,  B = U_b G,  U_b ← U_b ∘ (A + ε) ⊘ (B + ε),  Q (+)= U_bᵀ X_b
+/// A = s X_b Vᵀ,  B = U_b G,  U_b ← U_b ∘ (A + ε) ⊘ (B + ε),  Q (+)= s U_bᵀ X_b
 /// ```
 ///
 /// for each row block `b` of `X` (row-sorted `csr`) and `U` (`m × k` column-major),
-/// with `G = V Vᵀ`, then `P (+)= UᵀU` by [`gram_t`]. The same arithmetic
+/// with `G = V Vᵀ` and `s` the data scale (a power of two, 1 for data of
+/// ordinary magnitude; the products are formed, then scaled), then
+/// `P (+)= UᵀU` by [`gram_t`]. The same arithmetic
 /// as the unfused sequence (`x_vt`, GEMM, `mu_step`, then `UᵀU`, `ut_x` with the
 /// new U), but `U`, `A`, `B` and the entries are each streamed once while the
 /// block is in cache. `accumulate`: add into `p`, `q` (a later view) instead of
@@ -55,6 +57,7 @@ pub(crate) fn csc_u_step_req<T>(shape: ViewShape, k: usize) -> Option<WorkReq> {
 pub(crate) fn csc_u_step<T: Real>(
     csr: Csr<'_, T>,
     (m, n, k): (usize, usize, usize),
+    s: T,
     v: &[T],
     g: &[T],
     u: &mut [T],
@@ -80,6 +83,9 @@ pub(crate) fn csc_u_step<T: Real>(
         let r = i1 - i0;
         let (a, b) = (&mut ab[..r * k], &mut bb[..r * k]);
         gather_block(csr, (i0, i1), (k, w), vp, a);
+        if s != T::ONE {
+            a.iter_mut().for_each(|x| *x *= s);
+        }
         let ub = MatRef::new(&u[i0..], r, k, 1, m)?;
         gemm(
             T::ONE,
@@ -103,6 +109,9 @@ pub(crate) fn csc_u_step<T: Real>(
         scatter_block(csr, (i0, i1), w, blk, op);
     }
     let beta = if accumulate { T::ONE } else { T::ZERO };
+    if s != T::ONE {
+        op.iter_mut().for_each(|x| *x *= s);
+    }
     unpad_into(op, n, k, w, beta, q);
     // One symmetric product over all of U after the blocks: the strips of
     // `gram_t` need a third fewer flops than `Σ_b U_bᵀU_b` by full GEMMs, and one

@@ -7,14 +7,16 @@ use crate::linalg::real::Real;
 use crate::rng::Rng;
 use crate::steps::NmfParams;
 
-/// `(scale of V, m̄)` of the random start.
+/// `(scale of V, m̄)` of the random start, for the data times `s` (the fit's
+/// power-of-two scale, `crate::steps::scale`; 1 for data of ordinary magnitude).
 pub(crate) fn start_scales<T: Real, VS: ViewSet<T> + ?Sized>(
     views: &VS,
     k: usize,
     vmax: f64,
+    s: f64,
 ) -> (f64, f64) {
     let h = views.count();
-    let mbar = (0..h).map(|i| mean(&views.view(i))).sum::<f64>() / h as f64;
+    let mbar = (0..h).map(|i| mean(&views.view(i)) * s).sum::<f64>() / h as f64;
     let sv = if vmax.is_finite() {
         vmax
     } else {
@@ -27,19 +29,21 @@ fn mean<T: Real>(x: &View<'_, T>) -> f64 {
     x.sum() / (x.rows() as f64 * x.cols() as f64)
 }
 
+/// The random start of `u`, `v` for the data times `s` (as [`start_scales`]).
 pub(crate) fn random_start<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     views: &VS,
     k: usize,
     params: &NmfParams,
+    s: f64,
     u: &mut F,
     v: &mut [T],
 ) {
-    let (sv, mbar) = start_scales(views, k, params.vmax);
+    let (sv, mbar) = start_scales(views, k, params.vmax, s);
     let mut rng = Rng::new(params.seed);
     v.iter_mut()
         .for_each(|x| *x = T::from_f64(rng.uniform() * sv));
     for i in 0..views.count() {
-        let mv = mean(&views.view(i));
+        let mv = mean(&views.view(i)) * s;
         let su = if params.vmax.is_finite() {
             4.0 * mv / (k as f64 * params.vmax)
         } else if mbar > 0.0 {

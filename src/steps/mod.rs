@@ -5,6 +5,7 @@
 //! | `driver` | the outer loop every solver runs: report, monitor, cancel, stopping rule |
 //! | `params` | [`NmfParams`], [`MvslParams`]: the options of the DESIGN §2 family |
 //! | `check` | validation shared by the solvers (shapes, buffers, values, graph) |
+//! | `scale` | the power-of-two data scale of a fit (data far above 1; issue 15) |
 //! | `init` | seeded random starts |
 //! | `update`, `mu`, `fused` | the guarded multiplicative update, `P`, `Q`, `G`, the reconstruction term, the Lee–Seung solver; the fused sparse U-step |
 //! | [`prox`] | the composite-gradient U-step and the group norms' proximal maps (DESIGN §4) |
@@ -19,6 +20,7 @@ pub(crate) mod init;
 pub(crate) mod mu;
 mod params;
 pub mod prox;
+pub(crate) mod scale;
 mod update;
 pub(crate) mod vstep;
 

@@ -13,6 +13,7 @@ use crate::linalg::{dot, gemm, gemm_req, gram_t};
 use crate::steps::check::{check_shapes, validate};
 use crate::steps::fused::{csc_u_step, csc_u_step_applies, csc_u_step_req};
 use crate::steps::init::random_start;
+use crate::steps::scale::Scale;
 pub(crate) use crate::steps::update::mu_step;
 use crate::steps::{run, Init, Monitor, NmfParams, Objective, Report};
 use crate::work::{Stack, WorkReq};
@@ -59,7 +60,7 @@ pub(crate) fn fit_req<T>(
 
 /// The guarded Lee–Seung solver of joint multi-view NMF (DESIGN §3; the
 /// contract is [`crate::models::nmf::joint_fit`]'s, which calls it, as does the
-/// deep model's layer-wise pre-training).
+/// deep model's layer-wise pre-training through [`fit_in`]).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     views: &VS,
@@ -70,9 +71,27 @@ pub(crate) fn fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     work: &mut [u8],
     monitor: Option<Monitor<'_>>,
 ) -> Result<Report, Error> {
+    fit_in(views, None, k, params, u, v, work, monitor)
+}
+
+/// [`fit`] at a data scale (`crate::steps::scale`): `None` measures the views
+/// ([`Scale::of`]) and returns the bases in the caller's units; `Some(s)` runs on
+/// the views times `s` and leaves the bases in those units (the deep model's
+/// pre-training, whose first layer runs at the scale of all views).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fit_in<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
+    views: &VS,
+    scale: Option<Scale>,
+    k: usize,
+    params: &NmfParams,
+    u: &mut F,
+    v: &mut [T],
+    work: &mut [u8],
+    monitor: Option<Monitor<'_>>,
+) -> Result<Report, Error> {
     let h = views.count();
     let shapes = |i| views.shape(i);
-    let (n, mmax) = validate(
+    let (n, mmax, measured) = validate(
         views,
         k,
         params,
@@ -82,6 +101,12 @@ pub(crate) fn fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
         work.len(),
         || fit_req::<T>((0..h).map(shapes), k),
     )?;
+    let sc = match scale {
+        Some(s) => s,
+        None if params.init == Init::Given => measured.limited_by_start(&*u),
+        None => measured,
+    };
+    let s = sc.t::<T>();
 
     let mut st = Stack::new(work);
     let g: &mut [T] = st.take_matrix(k, k)?;
@@ -94,68 +119,83 @@ pub(crate) fn fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     let eps = T::from_f64(params.eps);
     let vmax = T::from_f64(params.vmax);
 
-    let half_x2: f64 = (0..h).map(|i| 0.5 * views.view(i).sq_frobenius()).sum();
+    let half_x2: f64 = sc.half_sq(views);
     match params.init {
-        Init::Random => random_start(views, k, params, u, v),
-        Init::Given => v.iter_mut().for_each(|x| *x = x.min(vmax)),
+        Init::Random => random_start(views, k, params, sc.get(), u, v),
+        Init::Given => {
+            v.iter_mut().for_each(|x| *x = x.min(vmax));
+            (0..h).for_each(|i| sc.apply(u.get_mut(i)));
+        }
     }
 
     // Start: P, Q with the initial U, G = VVᵀ.
     let obj;
     {
         let mut sc = st.rest();
-        form_pq(views, Some(&prep), k, &*u, p, q, &mut sc)?;
+        form_pq(views, Some(&prep), s, k, &*u, p, q, &mut sc)?;
         gram(v, k, n, g, &mut sc)?;
         obj = objective(half_x2, q, v, p, g);
     }
-    let mut report = run(params.max_iter, params.tol, obj, monitor, |_it| {
-        let mut sc = st.rest();
-        // U-step, view by view: A = X Vᵀ, B = U G; each view's share of the
-        // V-step's P = Σ UᵀU, Q = Σ UᵀX follows it (fused into it, block by
-        // block, for a CSC view with K ≤ 64).
-        for i in 0..h {
-            let x = views.view(i);
-            let m = x.rows();
-            let csr = prep.get(views, i);
-            let ui = u.get_mut(i);
-            if let (Some(c), true) = (csr, csc_u_step_applies(k)) {
-                csc_u_step(c, (m, n, k), v, g, ui, eps, p, q, i > 0, &mut sc)?;
-                continue;
+    let mut report = run(
+        params.max_iter,
+        params.tol,
+        sc.objective(obj),
+        monitor,
+        |_it| {
+            let mut stk = st.rest();
+            // U-step, view by view: A = X Vᵀ, B = U G; each view's share of the
+            // V-step's P = Σ UᵀU, Q = Σ UᵀX follows it (fused into it, block by
+            // block, for a CSC view with K ≤ 64).
+            for i in 0..h {
+                let x = views.view(i);
+                let m = x.rows();
+                let csr = prep.get(views, i);
+                let ui = u.get_mut(i);
+                if let (Some(c), true) = (csr, csc_u_step_applies(k)) {
+                    csc_u_step(c, (m, n, k), s, v, g, ui, eps, p, q, i > 0, &mut stk)?;
+                    continue;
+                }
+                let (a, b) = (&mut a[..m * k], &mut b[..m * k]);
+                x.x_vt_scaled(csr, s, v, k, a, &mut stk)?;
+                gemm(
+                    T::ONE,
+                    MatRef::col_major(ui, m, k)?,
+                    MatRef::col_major(g, k, k)?,
+                    T::ZERO,
+                    MatMut::col_major(b, m, k)?,
+                    &mut stk,
+                )?;
+                mu_step(ui, a, b, eps, T::INFINITY);
+                pq_view(&x, csr, s, ui, k, i > 0, p, q, &mut stk)?;
             }
-            let (a, b) = (&mut a[..m * k], &mut b[..m * k]);
-            x.x_vt(csr, v, k, a, &mut sc)?;
+            // V-step: D = P V.
             gemm(
                 T::ONE,
-                MatRef::col_major(ui, m, k)?,
-                MatRef::col_major(g, k, k)?,
+                MatRef::col_major(p, k, k)?,
+                MatRef::col_major(v, k, n)?,
                 T::ZERO,
-                MatMut::col_major(b, m, k)?,
-                &mut sc,
+                MatMut::col_major(d, k, n)?,
+                &mut stk,
             )?;
-            mu_step(ui, a, b, eps, T::INFINITY);
-            pq_view(&x, csr, ui, k, i > 0, p, q, &mut sc)?;
-        }
-        // V-step: D = P V.
-        gemm(
-            T::ONE,
-            MatRef::col_major(p, k, k)?,
-            MatRef::col_major(v, k, n)?,
-            T::ZERO,
-            MatMut::col_major(d, k, n)?,
-            &mut sc,
-        )?;
-        mu_step(v, q, d, eps, vmax);
-        gram(v, k, n, g, &mut sc)?;
-        Ok(objective(half_x2, q, v, p, g))
-    })?;
+            mu_step(v, q, d, eps, vmax);
+            gram(v, k, n, g, &mut stk)?;
+            Ok(sc.objective(objective(half_x2, q, v, p, g)))
+        },
+    )?;
+    if scale.is_none() {
+        (0..h).for_each(|i| sc.restore(u.get_mut(i)));
+    }
     report.dead_views = dead_views(&*u);
     Ok(report)
 }
 
-/// `P ← Σ_v UᵀU` (K×K), `Q ← Σ_v UᵀX` (K×N).
+/// `P ← Σ_v UᵀU` (K×K), `Q ← Σ_v Uᵀ(sX)` (K×N; `s` the data scale, 1 for
+/// data of ordinary magnitude).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn form_pq<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
     views: &VS,
     prep: Option<&Prepared<'_, T>>,
+    s: T,
     k: usize,
     u: &F,
     p: &mut [T],
@@ -164,16 +204,17 @@ pub(crate) fn form_pq<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
 ) -> Result<(), Error> {
     for i in 0..views.count() {
         let csr = prep.and_then(|pr| pr.get(views, i));
-        pq_view(&views.view(i), csr, u.get(i), k, i > 0, p, q, st)?;
+        pq_view(&views.view(i), csr, s, u.get(i), k, i > 0, p, q, st)?;
     }
     Ok(())
 }
 
-/// One view's `P (+)= UᵀU`, `Q (+)= UᵀX` (`accumulate`: add, else overwrite).
+/// One view's `P (+)= UᵀU`, `Q (+)= Uᵀ(sX)` (`accumulate`: add, else overwrite).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn pq_view<T: Real>(
     x: &View<'_, T>,
     csr: Option<Csr<'_, T>>,
+    s: T,
     u: &[T],
     k: usize,
     accumulate: bool,
@@ -184,7 +225,7 @@ pub(crate) fn pq_view<T: Real>(
     let beta = if accumulate { T::ONE } else { T::ZERO };
     let um = MatRef::col_major(u, x.rows(), k)?;
     gram_t(um, beta, MatMut::col_major(p, k, k)?, st)?;
-    x.ut_x(csr, u, k, beta, q, st)
+    x.ut_x_scaled(csr, s, u, k, beta, q, st)
 }
 
 /// `G ← V Vᵀ`.

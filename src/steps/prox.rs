@@ -73,12 +73,16 @@ pub fn prox_linf_nonneg<T: Real>(b: &mut [T], tau: f64, scratch: &mut [T]) {
     let s = &mut scratch[..m];
     s.copy_from_slice(b);
     s.sort_unstable_by(|x, y| y.partial_cmp(x).unwrap_or(core::cmp::Ordering::Equal));
-    // θ = (Σ_{i≤ρ} s_i − τ)/ρ for the largest ρ with s_ρ > θ_ρ.
+    // θ = (Σ_{i≤ρ} s_i − τ)/ρ for the largest ρ with s_ρ > θ_ρ. ρ = 1 always
+    // qualifies (θ₁ = s₁ − τ < s₁ for τ > 0); its test is not evaluated, since with
+    // τ below half an ulp of s₁ it reads `s₁ > s₁` and left θ = 0, zeroing the
+    // column and raising the objective (issue 15: α/L ~ 1e-45 of U on data near 1e25,
+    // or a tiny α on ordinary data).
     let (mut cum, mut theta) = (0.0, 0.0);
     for (j, x) in s.iter().enumerate() {
         let x = x.to_f64();
         let t = (cum + x - tau) / (j + 1) as f64;
-        if x > t {
+        if j == 0 || x > t {
             cum += x;
             theta = t;
         } else {
@@ -329,6 +333,27 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Issue 15 (fuzz seed 0x173): with `τ` below half an ulp of the largest entry the
+    /// first candidate's test read `s₁ > s₁` and the column came out zero; the prox of so
+    /// small a `τ` is the column itself (to rounding), whatever its magnitude.
+    #[test]
+    fn linf_prox_with_threshold_below_an_ulp() {
+        let mut sc = [0.0; 3];
+        for (b, tau) in [
+            ([1.33e6, 0.0, 2.0e5], 2.3e-39),
+            ([1.0, 0.5, 0.25], 1e-17),
+            ([3.0e200, 1.0e200, 0.0], 1.0),
+        ] {
+            let mut u = b;
+            prox_linf_nonneg(&mut u, tau, &mut sc);
+            assert_eq!(u, b, "τ = {tau:e}");
+        }
+        // Above half an ulp the top entry is cut by τ, as before.
+        let mut u = [1.0, 0.5, 0.25];
+        prox_linf_nonneg(&mut u, 1e-3, &mut sc);
+        assert_eq!(u, [1.0 - 1e-3, 0.5, 0.25]);
     }
 
     #[test]

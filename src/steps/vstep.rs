@@ -13,6 +13,7 @@ use crate::steps::check::{check_graph, validate};
 use crate::steps::init::start_scales;
 use crate::steps::mu::{dead_views, form_pq, gram, objective, products_req};
 use crate::steps::prox::Sparsity;
+use crate::steps::scale::Scale;
 use crate::steps::{run, Init, Monitor, MvslParams, Objective, Report};
 use crate::work::{Stack, WorkReq};
 
@@ -61,7 +62,6 @@ pub(crate) fn v_update<T: Real>(
     let vmax = T::from_f64(params.vmax);
     let gamma = T::from_f64(params.gamma);
     let beta = T::from_f64(params.beta);
-    let two = T::from_f64(2.0);
     let four = T::from_f64(4.0);
     for idx in 0..v.len() {
         let (a, c) = if use_graph {
@@ -80,13 +80,30 @@ pub(crate) fn v_update<T: Real>(
         } else {
             let b = (gamma - q[idx]) - eps;
             let disc = (b * b + four * a * c).sqrt();
-            if b > T::ZERO {
-                two * c / (b + disc)
+            if disc.is_finite() {
+                root(a, b, c, disc)
             } else {
-                (disc - b) / (two * a)
+                // `B² + 4AC` overflowed (graph weights or data far from 1): the
+                // factor is homogeneous of degree 0 in (A, B, C), so take it at
+                // (A, B, C)/m, m the largest of them (issue 15).
+                let m = a.max(b.abs()).max(c);
+                let (a, b, c) = (a / m, b / m, c / m);
+                root(a, b, c, (b * b + four * a * c).sqrt())
             }
         };
         v[idx] = (v[idx] * factor).min(vmax);
+    }
+}
+
+/// The positive root factor `(−B + √(B² + 4AC)) / 2A` of the V update, in its
+/// cancellation-free form `2C / (B + √…)` when `B > 0` (`disc = √(B² + 4AC)`).
+#[inline]
+fn root<T: Real>(a: T, b: T, c: T, disc: T) -> T {
+    let two = T::from_f64(2.0);
+    if b > T::ZERO {
+        two * c / (b + disc)
+    } else {
+        (disc - b) / (two * a)
     }
 }
 
@@ -113,10 +130,14 @@ pub(crate) fn encode<
     let np = params.nmf_params();
     let hv = views.count();
     let shapes = |i| views.shape(i);
-    let (n, _) = validate(views, k, &np, u, true, v, work.len(), || {
+    let (n, _, _) = validate(views, k, &np, u, true, v, work.len(), || {
         encode_req::<T>((0..hv).map(shapes), k, graph.apply_req(k))
     })?;
     check_graph(params, graph, (0..hv).map(|i| views.shape(i)))?;
+    // The data and the bases times `s` (1 unless they are far above 1), with the
+    // weights of that problem (`crate::steps::scale`).
+    let scale = Scale::of_encode(views, u)?;
+    let params = &scale.mvsl(params);
     let mut st = Stack::new(work);
     let g: &mut [T] = st.take_matrix(k, k)?;
     let p: &mut [T] = st.take_matrix(k, k)?;
@@ -125,10 +146,10 @@ pub(crate) fn encode<
     let plus: &mut [T] = st.take_matrix(k, n)?;
     let minus: &mut [T] = st.take_matrix(k, n)?;
     let vmax = T::from_f64(params.vmax);
-    let half_x2: f64 = (0..hv).map(|i| 0.5 * views.view(i).sq_frobenius()).sum();
+    let half_x2: f64 = scale.half_sq(views);
     match params.init {
         Init::Random => {
-            let (sv, _) = start_scales(views, k, params.vmax);
+            let (sv, _) = start_scales(views, k, params.vmax, scale.get());
             let mut rng = crate::rng::Rng::new(params.seed);
             v.iter_mut()
                 .for_each(|x| *x = T::from_f64(rng.uniform() * sv));
@@ -137,7 +158,7 @@ pub(crate) fn encode<
     }
     let use_graph = params.beta > 0.0;
     let mut sc = st.rest();
-    form_pq(views, None, k, u, p, q, &mut sc)?;
+    form_pq_encode(views, scale, k, u, p, q, &mut sc)?;
     let eval = |v: &[T],
                 g: &mut [T],
                 plus: &mut [T],
@@ -162,7 +183,7 @@ pub(crate) fn encode<
             l1,
         ))
     };
-    let obj = eval(v, g, plus, minus, &mut sc)?;
+    let obj = scale.objective(eval(v, g, plus, minus, &mut sc)?);
     let mut report = run(params.max_iter, params.tol, obj, monitor, |_it| {
         gemm(
             T::ONE,
@@ -173,10 +194,32 @@ pub(crate) fn encode<
             &mut sc,
         )?;
         v_update(params, v, d, plus, minus, q, use_graph);
-        eval(v, g, plus, minus, &mut sc)
+        Ok(scale.objective(eval(v, g, plus, minus, &mut sc)?))
     })?;
     report.dead_views = dead_views(u);
     Ok(report)
+}
+
+/// `P = s²·Σ UᵀU`, `Q = s²·Σ UᵀX` of an encode with bases `u` in the caller's
+/// units (the products formed, then scaled by `s` twice: exact).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn form_pq_encode<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
+    views: &VS,
+    scale: Scale,
+    k: usize,
+    u: &F,
+    p: &mut [T],
+    q: &mut [T],
+    sc: &mut Stack<'_>,
+) -> Result<(), Error> {
+    form_pq(views, None, T::ONE, k, u, p, q, sc)?;
+    if !scale.is_one() {
+        let s = scale.t::<T>();
+        p.iter_mut()
+            .chain(q.iter_mut())
+            .for_each(|x| *x = *x * s * s);
+    }
+    Ok(())
 }
 
 /// Workspace of [`encode`]: `G`, `P` (`K × K`), `Q`, `PV` and the graph's two

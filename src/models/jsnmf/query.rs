@@ -321,8 +321,10 @@ pub fn rank<T: Real>(
         let hn = T::from_f64(libm::sqrt(sq_norm(h)));
         for (i, si) in s.iter_mut().enumerate() {
             let den = hn * norms[i];
+            // A cosine of nonnegative vectors is in [0, 1]; rounding (norms
+            // near the subnormal range, a fuzz finding) may step outside.
             *si = if den > T::ZERO {
-                T::from_f64(dot(&x.target[i * r..(i + 1) * r], h)) / den
+                (T::from_f64(dot(&x.target[i * r..(i + 1) * r], h)) / den).min(T::ONE)
             } else {
                 T::ZERO
             };

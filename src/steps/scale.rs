@@ -1,0 +1,233 @@
+//! The factorization solvers' power-of-two data scale (issue 15, D3–D5).
+//!
+//! Data far from 1 breaks the solvers' products long before its own values
+//! overflow: with entries near `1e80`, `P = UᵀU` and `Q = UᵀX` reach `1e160` and
+//! the V-step's `B² = (γ − Q)²` overflows; near `1e300` already `X Vᵀ` does. At
+//! the other end, data near `1e-20` meets the guard `ε = 2⁻⁵²` in
+//! `(XVᵀ + ε) ⊘ (UVVᵀ + ε)`, and the multiplicative steps stall at the start. So a
+//! fit whose largest entry lies outside `[2^−b, 2^b]`, `b = MAX_EXP/16` (`2^±64`,
+//! about `1.8e±19`, for `f64`), runs on `X/c` instead, `c = 2^e` the power of two
+//! that puts the largest entry of all views in `[1, 2)` — one `c` for every view,
+//! so the views keep their relative weights. Inside that band `c = 1` and nothing
+//! changes (bit for bit).
+//!
+//! **Why the solution keeps its meaning.** With `Ũ` the bases (for the deep model
+//! the top layer carries the factor, `Ũ = U_1⋯U_{M−1}·U_M`) and both group norms
+//! 1-homogeneous,
+//!
+//! ```text
+//! O(U, V; X, α, β, γ) = c² · O(U/c, V; X/c, α/c, β/c², γ/c²)
+//! ```
+//!
+//! so the scaled problem, with the weights scaled as shown, has exactly the
+//! minimisers of the caller's (`U` divided by `c`, `V` and its bound `vmax`
+//! unchanged), the same Lipschitz constants (L₀ keeps its meaning), the same
+//! relative decrease (`tol`), and every step of it is the caller's step scaled by
+//! a power of two. The graph and L1 weights are *not* left as they are: a fixed
+//! `β` against data divided by `c` would weigh the graph `c²` times more and
+//! change the solution. What does not scale is the guard `ε`: it acts on the
+//! scaled problem (a division guard, it only matters near zero entries). The
+//! factors are returned in the caller's units (`U·c`), the objective and its
+//! parts as `c²` times the scaled ones (exact for a power of two, and monotone:
+//! a non-increasing scaled objective reports a non-increasing one).
+//!
+//! **Limits.** Data with `½ Σ_v ‖X^(v)‖²_F > 2^999` (about `5e300`) is refused:
+//! the objective itself is then not representable ([`Error::InputTooLarge`],
+//! checked with the other inputs, before anything is written). Scaling small data
+//! up multiplies the weights by `1/c` and `1/c²`: it stops where a scaled weight
+//! would pass `2^(MAX_EXP/4)` (`2^256`), and at `2^(7·MAX_EXP/8)` in any case
+//! (data near `1e-300`), so that the scaled problem stays far from overflow; a
+//! warm start limits it too (its bases are scaled with the data). There the
+//! reconstruction is negligible beside the weighted terms anyway. The encodes
+//! (bases fixed, read only) only scale large inputs down.
+
+use crate::data::{Factors, ViewSet};
+use crate::error::Error;
+use crate::linalg::real::Real;
+use crate::steps::{MvslParams, Objective};
+
+/// Largest `½ Σ_v ‖X^(v)‖²_F` the factorization solvers accept: `2^999`.
+pub(crate) const MAX_HALF_SQ: f64 = f64::from_bits(((1023 + 999) as u64) << 52);
+
+/// The data scale `s = 1/c` of one fit (a power of two).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Scale {
+    s: f64,
+}
+
+/// `(½ Σ‖X‖²_F, largest entry)` of validated (finite, nonnegative) views.
+fn measure<T: Real, VS: ViewSet<T> + ?Sized>(views: &VS) -> (f64, f64) {
+    let (mut half, mut max) = (0.0f64, 0.0f64);
+    for i in 0..views.count() {
+        let x = views.view(i);
+        half += 0.5 * x.sq_frobenius();
+        max = max.max(x.max_value());
+    }
+    (half, max)
+}
+
+/// The binary exponent `k` with `max·2^k` in `[1, 2)` when `max` is outside
+/// `[2^−b, 2^b]` (`b = MAX_EXP/16`), else 0; at most `7·MAX_EXP/8`.
+fn exponent<T: Real>(max: f64) -> i32 {
+    let b = T::MAX_EXP / 16;
+    if max == 0.0 || (max >= libm::scalbn(1.0, -b) && max <= libm::scalbn(1.0, b)) {
+        return 0;
+    }
+    // max = m·2^e with m in [0.5, 1): max·2^(1−e) is in [1, 2).
+    let (_, e) = libm::frexp(max);
+    (1 - e).min(7 * T::MAX_EXP / 8)
+}
+
+impl Scale {
+    /// No scaling.
+    pub(crate) const ONE: Scale = Scale { s: 1.0 };
+
+    /// The data scale of a fit on these (validated: finite, nonnegative) views,
+    /// before [`Scale::limited`]; [`Error::InputTooLarge`] when
+    /// `½ Σ‖X‖²_F > 2^999`.
+    pub(crate) fn of<T: Real, VS: ViewSet<T> + ?Sized>(views: &VS) -> Result<Scale, Error> {
+        let (half, max) = measure(views);
+        // Squares of finite values: the sum is finite or +∞, never NaN.
+        if half > MAX_HALF_SQ {
+            return Err(Error::InputTooLarge);
+        }
+        Ok(Scale {
+            s: libm::scalbn(1.0, exponent::<T>(max)),
+        })
+    }
+
+    /// The scale of an encode: the views and the fixed bases `u` (caller's
+    /// units) scaled together, `P = s²·UᵀU`, `Q = s²·UᵀX` (both at most `2^1000`
+    /// before scaling, by Cauchy–Schwarz); only ever down (`s ≤ 1`: the bases are
+    /// read only, and their products with small data would underflow before any
+    /// scaling). [`Error::InputTooLarge`] when half the sum of squares of the
+    /// views, or of the bases, is above `2^999`.
+    pub(crate) fn of_encode<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
+        views: &VS,
+        u: &F,
+    ) -> Result<Scale, Error> {
+        let (hx, mx) = measure(views);
+        let (mut hu, mut mu) = (0.0f64, 0.0f64);
+        for i in 0..u.count() {
+            for &b in u.get(i) {
+                let b = b.to_f64();
+                hu += 0.5 * b * b;
+                mu = mu.max(b);
+            }
+        }
+        if hx > MAX_HALF_SQ || hu > MAX_HALF_SQ {
+            return Err(Error::InputTooLarge);
+        }
+        let k = exponent::<T>(mx).min(exponent::<T>(mu)).min(0);
+        Ok(Scale {
+            s: libm::scalbn(1.0, k),
+        })
+    }
+
+    /// An upward scale (`s > 1`, small data) reduced so that the scaled
+    /// weights `α·s`, `β·s²`, `γ·s²` stay at most `2^(MAX_EXP/4)` (not below 1; a
+    /// downward scale only shrinks them and is returned as it is).
+    pub(crate) fn limited<T: Real>(self, alpha: f64, beta: f64, gamma: f64) -> Scale {
+        if self.s <= 1.0 {
+            return self;
+        }
+        let w = T::MAX_EXP / 4;
+        let mut k = libm::ilogb(self.s);
+        for (weight, power) in [(alpha, 1), (beta, 2), (gamma, 2)] {
+            if weight > 0.0 {
+                // weight < 2^e
+                let (_, e) = libm::frexp(weight);
+                k = k.min((w - e).max(0) / power);
+            }
+        }
+        Scale {
+            s: libm::scalbn(1.0, k),
+        }
+    }
+
+    /// An upward scale reduced so that a warm start's bases `u` (scaled with
+    /// the data) stay at most `2^(MAX_EXP/4)`.
+    pub(crate) fn limited_by_start<T: Real, F: Factors<T> + ?Sized>(self, u: &F) -> Scale {
+        if self.s <= 1.0 {
+            return self;
+        }
+        let max = (0..u.count())
+            .flat_map(|i| u.get(i).iter())
+            .fold(0.0f64, |m, x| m.max(x.to_f64()));
+        if max == 0.0 {
+            return self;
+        }
+        let (_, e) = libm::frexp(max);
+        let k = libm::ilogb(self.s).min((T::MAX_EXP / 4 - e).max(0));
+        Scale {
+            s: libm::scalbn(1.0, k),
+        }
+    }
+
+    /// `s = 1`: the fit runs on the caller's data as it is.
+    pub(crate) fn is_one(&self) -> bool {
+        self.s == 1.0
+    }
+
+    /// `s` (the factor the data is multiplied by).
+    pub(crate) fn get(&self) -> f64 {
+        self.s
+    }
+
+    /// `s` as `T`.
+    pub(crate) fn t<T: Real>(&self) -> T {
+        T::from_f64(self.s)
+    }
+
+    /// `½ Σ_v ‖s·X^(v)‖²_F` (for `s = 1` the sum the solvers always formed).
+    pub(crate) fn half_sq<T: Real, VS: ViewSet<T> + ?Sized>(&self, views: &VS) -> f64 {
+        let h = views.count();
+        if self.is_one() {
+            (0..h).map(|i| 0.5 * views.view(i).sq_frobenius()).sum()
+        } else {
+            (0..h)
+                .map(|i| 0.5 * views.view(i).sq_frobenius_scaled(self.s))
+                .sum()
+        }
+    }
+
+    /// The scaled problem's objective in the caller's units: times `c² = 1/s²`,
+    /// as two multiplications by `c` (`c²` itself may not be representable).
+    pub(crate) fn objective(&self, o: Objective) -> Objective {
+        if self.is_one() {
+            o
+        } else {
+            let c = 1.0 / self.s;
+            o.scaled(c).scaled(c)
+        }
+    }
+
+    /// The scaled problem's weights: `α·s`, `β·s²`, `γ·s²` (module docs).
+    pub(crate) fn mvsl(&self, p: &MvslParams) -> MvslParams {
+        if self.is_one() {
+            return *p;
+        }
+        MvslParams {
+            alpha: p.alpha * self.s,
+            beta: p.beta * self.s * self.s,
+            gamma: p.gamma * self.s * self.s,
+            ..*p
+        }
+    }
+
+    /// Bases from the caller's units into the scaled problem's (`U·s`).
+    pub(crate) fn apply<T: Real>(&self, u: &mut [T]) {
+        if !self.is_one() {
+            let s = self.t::<T>();
+            u.iter_mut().for_each(|x| *x *= s);
+        }
+    }
+
+    /// Bases from the scaled problem back into the caller's units (`U/s`).
+    pub(crate) fn restore<T: Real>(&self, u: &mut [T]) {
+        if !self.is_one() {
+            let c = T::from_f64(1.0 / self.s);
+            u.iter_mut().for_each(|x| *x *= c);
+        }
+    }
+}
