@@ -2195,7 +2195,8 @@ fn t_linalg(g: &mut G, bad: bool) -> R {
                 let tot: f64 = x.iter().sum();
                 if (tot - n as f64).abs() > 1e-9 * n as f64 || x.iter().any(|&v| v < 0.0) {
                     return fail(format!(
-                        "fused graph weight {tot} (want {n}) or a negative entry"
+                        "fused graph weight {tot} (want {n}) or a negative entry: w {x:?}, views {:?}",
+                        vs.iter().map(|v| (v.kind, v.rows, &v.vals)).collect::<Vec<_>>()
                     ));
                 }
                 for v in 0..n {

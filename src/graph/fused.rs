@@ -227,7 +227,8 @@ pub fn fused_graph<T: Real, VS: ViewSet<T> + ?Sized>(
         v.check_values(false)?;
         // The solvers' magnitude rule (issue 15): squared distances and the
         // CCA's covariances stay finite.
-        if !(v.sq_frobenius() <= TOO_LARGE) {
+        let sq = v.sq_frobenius();
+        if sq.is_nan() || sq > TOO_LARGE {
             return Err(Error::InputTooLarge);
         }
     }
@@ -254,17 +255,41 @@ pub fn fused_graph<T: Real, VS: ViewSet<T> + ?Sized>(
     let mut st = Stack::new(work);
     let s: &mut [T] = st.take_matrix(n, n)?;
     let rest = st.take_rest();
-    // Every check has passed (CCA cannot fail with a positive ridge), so the
-    // output accumulates in place.
+    // CCA can still refuse a pair (a covariance whose spectrum vanishes at
+    // extreme magnitudes): run each pair's CCA once before `w` is touched,
+    // so that an error leaves it as it was (the second run gives the same bits).
+    if params.cross_view {
+        for i in 0..nv {
+            for j in i + 1..nv {
+                if prior(i, j) == 0.0 {
+                    continue;
+                }
+                let (x, y) = (dense(i)?, dense(j)?);
+                let (di, dj) = (x.mat().rows(), y.mat().rows());
+                let p = params.dims(di, dj);
+                let reg = params.cca_reg * mean_variance(&x, &y);
+                let mut ph = Stack::new(&mut rest[..]);
+                let phi_i: &mut [T] = ph.take_matrix(di, p)?;
+                let phi_j: &mut [T] = ph.take_matrix(dj, p)?;
+                let rho: &mut [T] = ph.take(p)?;
+                let mu_i: &mut [T] = ph.take(di)?;
+                let mu_j: &mut [T] = ph.take(dj)?;
+                let _z: &mut [T] = ph.take_matrix(2 * p, n)?;
+                let _norms: &mut [T] = ph.take(2 * n)?;
+                let inner = ph.take_rest();
+                cca(&x, &y, reg, p, phi_i, phi_j, rho, mu_i, mu_j, inner)?;
+            }
+        }
+    }
     w.fill(T::ZERO);
     for i in 0..nv {
         let x = dense(i)?;
         let g = gammas.map_or(0.0, |g| g[i]);
         let mut ph = Stack::new(&mut rest[..]);
-        sq_dists(x.mat(), x.mat(), s, &mut ph)?;
+        sq_dists(x.mat(), x.mat(), true, s, &mut ph)?;
         let gamma = if g > 0.0 { g } else { bandwidth(s, n, true) };
         if g == 0.0 {
-            sq_dists(x.mat(), x.mat(), s, &mut ph)?;
+            sq_dists(x.mat(), x.mat(), true, s, &mut ph)?;
         }
         add_kernel(s, gamma, prior(i, i), false, w);
         if !params.cross_view {
@@ -293,12 +318,12 @@ pub fn fused_graph<T: Real, VS: ViewSet<T> + ?Sized>(
             project(&x, phi_i, mu_i, p, zi, &mut ph2)?;
             project(&y, phi_j, mu_j, p, zj, &mut ph2)?;
             let (za, zb) = (MatRef::col_major(zi, p, n)?, MatRef::col_major(zj, p, n)?);
-            sq_dists(za, zb, s, &mut ph2)?;
+            sq_dists(za, zb, false, s, &mut ph2)?;
             let sigma = if params.sigma > 0.0 {
                 params.sigma
             } else {
                 let g = bandwidth(s, n, false);
-                sq_dists(za, zb, s, &mut ph2)?;
+                sq_dists(za, zb, false, s, &mut ph2)?;
                 g
             };
             add_kernel(s, sigma, prior(i, j), true, w);
@@ -377,10 +402,13 @@ fn sq<T: Real>(x: T) -> f64 {
     v * v
 }
 
-/// `s[u + v n] = ‖a_u − b_v‖²` (columns of `a`, `b`; `d × n` each), clamped at 0.
+/// `s[u + v n] = ‖a_u − b_v‖²` (columns of `a`, `b`; `d × n` each), clamped at 0;
+/// `same` (`a` is `b`): the diagonal exactly 0 (the GEMM's `‖a‖² + ‖a‖² − 2aᵀa`
+/// need not be, and at large magnitudes its rounding would zero the kernel).
 fn sq_dists<T: Real>(
     a: MatRef<'_, T>,
     b: MatRef<'_, T>,
+    same: bool,
     s: &mut [T],
     st: &mut Stack<'_>,
 ) -> Result<(), Error> {
@@ -403,7 +431,11 @@ fn sq_dists<T: Real>(
     for v in 0..n {
         for u in 0..n {
             let x = s[u + v * n] + na[u] + nb[v];
-            s[u + v * n] = if x > T::ZERO { x } else { T::ZERO };
+            s[u + v * n] = if x > T::ZERO && !(same && u == v) {
+                x
+            } else {
+                T::ZERO
+            };
         }
     }
     Ok(())

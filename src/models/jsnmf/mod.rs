@@ -215,8 +215,17 @@ pub fn fit<
         }
     }
     let half_x2 = |s: usize| 0.5 * sources.source(s).sq_frobenius();
-    if (0..ns).any(|s| !half_x2(s).is_finite()) {
-        return Err(Error::NonFiniteInput);
+    // The solvers' magnitude rule (issue 15): ½‖X_s‖² ≤ 2^999, and the
+    // default weights ‖X_1‖²/‖X_s‖² representable.
+    const TOO_LARGE: f64 = 5.357543035931337e300;
+    for s in 0..ns {
+        let h = half_x2(s);
+        if h.is_nan() || h > TOO_LARGE {
+            return Err(Error::InputTooLarge);
+        }
+        if lambda.is_none() && h > 0.0 && !(half_x2(0) / h).is_finite() {
+            return Err(Error::InputTooLarge);
+        }
     }
 
     let rsum: usize = ranks.iter().sum();
