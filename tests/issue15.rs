@@ -1530,6 +1530,52 @@ fn encodes_at_extreme_magnitudes() {
     }
 }
 
+/// `mvnmf_deep_encode` with finite layers whose product overflows (two layers near 1e200):
+/// refused as too large, `v` untouched (it was `NON_FINITE_INPUT`, blaming the caller's
+/// values); layers near 1e70 (product near 1e140) are encoded.
+#[test]
+fn deep_encode_with_an_overflowing_stack() {
+    let (rows, n, layers) = (6usize, 5usize, [3usize, 2]);
+    let x: Vec<f64> = uniform(rows * n, 2).iter().map(|v| 0.05 + v).collect();
+    let views = [dense(&x, rows, n)];
+    let dp = deep_preset(MVNMF_DEEP_PRESET_DNMF);
+    let graph = no_graph(n);
+    let mut w = bytes(|b| unsafe {
+        mvnmf_deep_encode_workspace(views.as_ptr(), 1, &graph, layers.as_ptr(), 2, &dp, b)
+    });
+    for (layer_scale, want) in [(1e200, S::InputTooLarge), (1e70, S::Ok)] {
+        let u: Vec<f64> = uniform(rows * 3 + 3 * 2, 8)
+            .iter()
+            .map(|v| (0.05 + v) * layer_scale)
+            .collect();
+        let ups = [u.as_ptr()];
+        let mut v = vec![SENTINEL; 2 * n];
+        let s = unsafe {
+            mvnmf_deep_encode(
+                views.as_ptr(),
+                1,
+                &graph,
+                layers.as_ptr(),
+                2,
+                &dp,
+                ups.as_ptr(),
+                v.as_mut_ptr(),
+                w.as_mut_ptr().cast(),
+                w.len(),
+                None,
+                null_mut(),
+                null_mut(),
+            )
+        };
+        assert_eq!(s, want, "layers at {layer_scale:e}");
+        if want == S::Ok {
+            assert!(v.iter().all(|x| x.is_finite()));
+        } else {
+            assert!(v.iter().all(|&x| x == SENTINEL));
+        }
+    }
+}
+
 /// The V-step's `B² + 4AC` overflowed with graph weights near 1e170 or more on ordinary data
 /// (the root became ∞, V jumped to vmax and the penalty's gain was lost: the objective rose
 /// from −4.7e198 to 22): the factor is now taken at `(A, B, C)/max` when the discriminant
