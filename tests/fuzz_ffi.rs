@@ -1839,7 +1839,16 @@ fn t_jsnmf(g: &mut G, bad: bool) -> R {
     if bad && g.one_in(2) {
         match g.below(4) {
             0 => ranks[g.below(ns)] = k.saturating_sub(1),
-            1 => vs[g.below(ns)].rows = m + 1,
+            1 => {
+                // A source over another vocabulary (its arrays sized for it: a C
+                // caller's arrays hold what its descriptor says).
+                let v = &mut vs[g.below(ns)];
+                v.rows = m + 1;
+                if v.kind == MVNMF_VIEW_DENSE {
+                    v.stride = v.stride.max(m + 1);
+                    v.vals.resize((v.cols - 1) * v.stride + v.rows, 0.5);
+                }
+            }
             2 => ranks[0] = 0,
             _ => {
                 let i = g.below(ns);
