@@ -1,0 +1,14 @@
+#!/bin/sh
+# Builds the C library of mvnmf and installs it into a prefix (README,
+# "Installing the C/C++ library"):
+#
+#   packaging/install.sh /usr/local        (default: /usr/local)
+#
+# needs cargo (Rust >= 1.89), cmake >= 3.16, a C compiler and binutils. Build
+# files go to build/cmake (MVNMF_BUILD_DIR), cargo's to target/.
+set -eu
+prefix=${1:-/usr/local}
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${MVNMF_BUILD_DIR:-$root/build/cmake}
+cmake -S "$root" -B "$build" -DCMAKE_INSTALL_PREFIX="$prefix"
+cmake --build "$build" --target install
