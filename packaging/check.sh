@@ -12,8 +12,10 @@
 #   5. the installed libmvnmf.a linked beside another Rust static library,
 #      in both orders, with no global symbol in common.
 # Needs cargo, cmake, pkg-config, cc/c++ and binutils (.ci/run installs them).
-# About a minute after `cargo build --release -p mvnmf-capi`, two or three
-# more without it. Usage: bash packaging/check.sh
+# Builds the release libraries (two or three minutes when cargo has not);
+# MVNMF_CARGO_PROFILE=test takes those of `cargo build --profile test -p
+# mvnmf-capi` (ffi-tests/sanitize.sh), as CI does. Under a minute otherwise.
+# Usage: bash packaging/check.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -25,7 +27,7 @@ ok() { passed=$((passed + 1)); echo "  ok: $*"; }
 die() { echo "FAILED: $*" >&2; echo "packaging/check.sh: $passed passed, 1 failed"; exit 1; }
 globals() { nm "$@" 2>/dev/null | awk 'NF == 3 { print $3 }' | sort -u; }
 
-echo "== 1. install into a temporary prefix"
+echo "== 1. install into a temporary prefix (cargo profile ${MVNMF_CARGO_PROFILE:-release})"
 MVNMF_BUILD_DIR=$work/cmake packaging/install.sh "$prefix" > "$work/install.log" 2>&1 ||
   { cat "$work/install.log"; die "packaging/install.sh"; }
 grep -E "^libmvnmf.a:|Installing:" "$work/install.log" | sed "s|$prefix|<prefix>|"
@@ -52,7 +54,8 @@ ok "SONAME $soname; libmvnmf.so -> libmvnmf.so.$major -> libmvnmf.so.$version"
 echo "== 2. exported symbols"
 globals -D --defined-only "$libdir/libmvnmf.so" > "$work/so.txt"
 globals -g --defined-only "$libdir/libmvnmf.a" > "$work/a.txt"
-globals -g --defined-only target/release/libmvnmf.a > "$work/cargo-a.txt"
+case ${MVNMF_CARGO_PROFILE:-release} in dev | test) out=debug ;; *) out=${MVNMF_CARGO_PROFILE:-release} ;; esac
+globals -g --defined-only "target/$out/libmvnmf.a" > "$work/cargo-a.txt"
 n_so=$(wc -l < "$work/so.txt")
 [ "$n_so" -gt 100 ] || die "libmvnmf.so exports only $n_so symbols"
 if grep -v '^mvnmf_' "$work/so.txt" > "$work/bad.txt"; then
