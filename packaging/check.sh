@@ -55,7 +55,7 @@ echo "== 2. exported symbols"
 globals -D --defined-only "$libdir/libmvnmf.so" > "$work/so.txt"
 globals -g --defined-only "$libdir/libmvnmf.a" > "$work/a.txt"
 case ${MVNMF_CARGO_PROFILE:-release} in dev | test) out=debug ;; *) out=${MVNMF_CARGO_PROFILE:-release} ;; esac
-globals -g --defined-only "target/$out/libmvnmf.a" > "$work/cargo-a.txt"
+globals -g --defined-only "${CARGO_TARGET_DIR:-target}/$out/libmvnmf.a" > "$work/cargo-a.txt"
 n_so=$(wc -l < "$work/so.txt")
 [ "$n_so" -gt 100 ] || die "libmvnmf.so exports only $n_so symbols"
 if grep -v '^mvnmf_' "$work/so.txt" > "$work/bad.txt"; then
