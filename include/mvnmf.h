@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+// Written where there is no neighbour (`SIZE_MAX`).
+#define MVNMF_NO_NEIGHBOR SIZE_MAX
 
 
 
@@ -67,6 +69,124 @@
 
 // Most parts an `mvnmf_objective` carries.
 #define MVNMF_MAX_TERMS 8
+
+// Major version of the header (the crate's; also the shared library's SONAME
+// suffix).
+#define MVNMF_VERSION_MAJOR 0
+
+// Minor version of the header.
+#define MVNMF_VERSION_MINOR 1
+
+// Patch version of the header.
+#define MVNMF_VERSION_PATCH 0
+
+// ABI version of the header: compare it with `mvnmf_abi_version()`.
+#define MVNMF_ABI_VERSION 1
+
+// `mvnmf_struct_size`: `struct mvnmf_view`.
+#define MVNMF_STRUCT_VIEW 0
+
+// `mvnmf_struct_size`: `struct mvnmf_term`.
+#define MVNMF_STRUCT_TERM 1
+
+// `mvnmf_struct_size`: `struct mvnmf_objective`.
+#define MVNMF_STRUCT_OBJECTIVE 2
+
+// `mvnmf_struct_size`: `struct mvnmf_progress`.
+#define MVNMF_STRUCT_PROGRESS 3
+
+// `mvnmf_struct_size`: `struct mvnmf_report`.
+#define MVNMF_STRUCT_REPORT 4
+
+// `mvnmf_struct_size`: `struct mvnmf_nmf_params`.
+#define MVNMF_STRUCT_NMF_PARAMS 5
+
+// `mvnmf_struct_size`: `struct mvnmf_mvsl_params`.
+#define MVNMF_STRUCT_MVSL_PARAMS 6
+
+// `mvnmf_struct_size`: `struct mvnmf_graph`.
+#define MVNMF_STRUCT_GRAPH 7
+
+// `mvnmf_struct_size`: `struct mvnmf_deep_params`.
+#define MVNMF_STRUCT_DEEP_PARAMS 8
+
+// `mvnmf_struct_size`: `struct mvnmf_jsnmf_params`.
+#define MVNMF_STRUCT_JSNMF_PARAMS 9
+
+// `mvnmf_struct_size`: `struct mvnmf_jsnmf_query_params`.
+#define MVNMF_STRUCT_JSNMF_QUERY_PARAMS 10
+
+// `mvnmf_struct_size`: `struct mvnmf_mvel_params`.
+#define MVNMF_STRUCT_MVEL_PARAMS 11
+
+// `mvnmf_struct_size`: `struct mvnmf_pipeline_params`.
+#define MVNMF_STRUCT_PIPELINE_PARAMS 12
+
+// `mvnmf_struct_size`: `struct mvnmf_pipeline_report`.
+#define MVNMF_STRUCT_PIPELINE_REPORT 13
+
+// `mvnmf_struct_size`: `struct mvnmf_prep_params`.
+#define MVNMF_STRUCT_PREP_PARAMS 14
+
+// `mvnmf_struct_size`: `struct mvnmf_prep_report`.
+#define MVNMF_STRUCT_PREP_REPORT 15
+
+// `mvnmf_struct_size`: `struct mvnmf_kernel`.
+#define MVNMF_STRUCT_KERNEL 16
+
+// `mvnmf_struct_size`: `struct mvnmf_mkl_params`.
+#define MVNMF_STRUCT_MKL_PARAMS 17
+
+// `mvnmf_struct_size`: `struct mvnmf_mkl_report`.
+#define MVNMF_STRUCT_MKL_REPORT 18
+
+// `mvnmf_struct_size`: `struct mvnmf_qp_report`.
+#define MVNMF_STRUCT_QP_REPORT 19
+
+// `mvnmf_struct_size`: `struct mvnmf_fused_knn_params`.
+#define MVNMF_STRUCT_FUSED_KNN_PARAMS 20
+
+// `mvnmf_struct_size`: `struct mvnmf_graph_params`.
+#define MVNMF_STRUCT_GRAPH_PARAMS 21
+
+// `mvnmf_struct_size`: `struct mvnmf_fused_graph_params`.
+#define MVNMF_STRUCT_FUSED_GRAPH_PARAMS 22
+
+// `mvnmf_struct_size`: `struct mvnmf_csr_buffers`.
+#define MVNMF_STRUCT_CSR_BUFFERS 23
+
+// `mvnmf_struct_size`: `struct mvnmf_knn_params`.
+#define MVNMF_STRUCT_KNN_PARAMS 24
+
+// `mvnmf_struct_size`: `struct mvnmf_kmeans_params`.
+#define MVNMF_STRUCT_KMEANS_PARAMS 25
+
+// `mvnmf_struct_size`: `struct mvnmf_kmeans_report`.
+#define MVNMF_STRUCT_KMEANS_REPORT 26
+
+// `mvnmf_struct_size`: `struct mvnmf_multilabel_scores`.
+#define MVNMF_STRUCT_MULTILABEL_SCORES 27
+
+// `mvnmf_struct_size`: `struct mvnmf_eval_params`.
+#define MVNMF_STRUCT_EVAL_PARAMS 28
+
+// `mvnmf_struct_size`: `struct mvnmf_protocol_params`.
+#define MVNMF_STRUCT_PROTOCOL_PARAMS 29
+
+// `mvnmf_struct_size`: `struct mvnmf_cv_params`.
+#define MVNMF_STRUCT_CV_PARAMS 30
+
+// `mvnmf_struct_size`: `struct mvnmf_split_scores`.
+#define MVNMF_STRUCT_SPLIT_SCORES 31
+
+// `mvnmf_struct_size`: `struct mvnmf_score_summary`.
+#define MVNMF_STRUCT_SCORE_SUMMARY 32
+
+// `mvnmf_struct_size`: `struct mvnmf_protocol_fit`.
+#define MVNMF_STRUCT_PROTOCOL_FIT 33
+
+// `mvnmf_struct_size`: `struct mvnmf_cv_fit`.
+#define MVNMF_STRUCT_CV_FIT 34
 
 // The label of an item whose class is unknown (`uint32_t`, all bits set).
 #define MVNMF_UNLABELED UINT32_MAX
@@ -124,10 +244,6 @@
 // `mvnmf_graph_params.penalty`: each labeled item's `kp` nearest other-class labeled items
 // (seed 000).
 #define MVNMF_PENALTY_ITEM_NEIGHBORS 1
-
-// Written where there is no neighbour (`SIZE_MAX`; spelled `!0 as usize` so that cbindgen
-// can translate it).
-#define MVNMF_NO_NEIGHBOR (size_t)~0
 
 // Deep preset: DMCL (seed 001: L1,∞ on the top layer, α = 100, β = 0.015,
 // γ = 0.005, vmax = 1, box on lower layers).
@@ -807,6 +923,16 @@ const char *mvnmf_status_message(uint32_t status);
 
 // The library version, e.g. "0.1.0" (static, NUL-terminated).
 const char *mvnmf_version(void);
+
+// The ABI version of the library (`MVNMF_ABI_VERSION` of the header it was
+// built from). A program built against another header finds a different
+// number here.
+uint32_t mvnmf_abi_version(void);
+
+// The library's size in bytes of the public struct `which`
+// (`MVNMF_STRUCT_*`); 0 for an unknown code. A binding that declares the
+// structs itself compares its sizes with these.
+size_t mvnmf_struct_size(uint32_t which);
 
 // The default options of `mvnmf_prepare_view` (what a NULL `params` means):
 // no shift, normalisation on.

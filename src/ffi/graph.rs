@@ -48,10 +48,9 @@ pub const MVNMF_PENALTY_CLASS_PAIRS: u32 = 0;
 /// (seed 000).
 pub const MVNMF_PENALTY_ITEM_NEIGHBORS: u32 = 1;
 
-/// Written where there is no neighbour (`SIZE_MAX`; spelled `!0 as usize` so that cbindgen
-/// can translate it).
-#[allow(clippy::unnecessary_cast)]
-pub const MVNMF_NO_NEIGHBOR: usize = !0 as usize;
+/// Written where there is no neighbour (`SIZE_MAX`; cbindgen cannot translate
+/// `usize::MAX`, so `cbindgen.toml` writes the header's `#define`).
+pub const MVNMF_NO_NEIGHBOR: usize = usize::MAX;
 
 /// The base kernel of one view. Every kernel is normalised to
 /// `K(i,j) / sqrt(K(i,i) K(j,j))`; an all-zero item under linear, χ² or intersection is

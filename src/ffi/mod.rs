@@ -20,9 +20,11 @@
 //!   `MVNMF_STATUS_INTERNAL` (hosted builds).
 #![allow(unsafe_code, non_camel_case_types, clippy::missing_safety_doc)]
 
+mod abi;
 mod data;
 mod eval;
 mod graph;
+pub use abi::*;
 pub use data::*;
 pub use eval::*;
 pub use graph::*;
