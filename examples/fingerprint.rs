@@ -13,13 +13,22 @@
 //!
 //! Cases: every pipeline method (MKL + graphs + the shallow solver), NMF, joint
 //! NMF and their encodes, MvSL encode, DMCL and DNMF (deep) and deep encode,
-//! JSNMF;
+//! JSNMF; MVEL (fused graph, item fit; anchors by k-means, anchor graph,
+//! anchored fit and embedding) and the symmetric eigensolver on dense views;
 //! each on dense views and on the same views as CSC, for two seeds.
 
+use mvnmf::eval::KMeansParams;
 use mvnmf::eval::UNLABELED;
-use mvnmf::graph::{NoGraph, Sge};
+use mvnmf::graph::{
+    anchor_graph, anchor_graph_workspace, anchor_scales_len, anchors_by_kmeans,
+    anchors_by_kmeans_workspace, fused_graph, fused_graph_workspace, DenseGraph, FusedParams,
+    NoGraph, Sge,
+};
+use mvnmf::linalg::eig::{sym_eig, sym_eig_workspace};
+use mvnmf::linalg::mat::MatRef;
 use mvnmf::models::deep::{self, DeepParams};
 use mvnmf::models::jsnmf::{self, JsnmfParams};
+use mvnmf::models::mvel::{self, MvelParams};
 use mvnmf::models::mvsl::{self, MvslParams};
 use mvnmf::models::nmf::{self, NmfParams};
 use mvnmf::pipeline::{self, Method, PipelineParams};
@@ -309,6 +318,12 @@ fn main() {
                 println!("{:<32} {:016x}", tag("jsnmf"), hs.0);
             }
 
+            // MVEL (dense only: the fused graph takes dense views): the fused
+            // graph, the item fit on it, and the symmetric eigensolver.
+            if !sparse {
+                mvel_lines(&vs, &d, n, seed, &tag);
+            }
+
             // Deep: DMCL with SGE, DNMF without a graph, then deep encode.
             let layers = [9usize, k];
             let sge = Sge::new(&d.labels, 4).unwrap();
@@ -370,4 +385,112 @@ fn main() {
             }
         }
     }
+}
+
+/// MVEL's lines (see `main`): labels = the one-hot classes of the labeled items.
+fn mvel_lines(vs: &[View<'_, f64>], d: &Data, n: usize, seed: u64, tag: &dyn Fn(&str) -> String) {
+    let c = 4;
+    let mut y = vec![0u8; c * n];
+    for (u, &l) in d.labels.iter().enumerate() {
+        if l != UNLABELED {
+            y[l as usize + u * c] = 1;
+        }
+    }
+    let ym = MatRef::col_major(&y, c, n).unwrap();
+    let r = 3;
+    let prm = MvelParams {
+        max_iter: 25,
+        tol: 0.0,
+        nmf_iter: 20,
+        seed,
+        unknown_weight: 0.2,
+        ..MvelParams::default()
+    };
+    let fp = FusedParams::default();
+    let need = fused_graph_workspace::<f64>(vs.iter().map(|x| x.shape()), &fp).unwrap();
+    let mut w = vec![0.0; n * n];
+    fused_graph(vs, None, None, &fp, &mut w, &mut vec![0u8; need]).unwrap();
+    let g = DenseGraph::new(&w, n).unwrap();
+    let need = mvel::fit_workspace::<f64, _>(n, c, r, &g, &prm).unwrap();
+    let (mut q, mut h) = (vec![0.0; c * r], vec![0.0; r * n]);
+    let rep = mvel::fit(ym, &g, r, &prm, &mut q, &mut h, &mut vec![0u8; need], None).unwrap();
+    let mut hs = Fnv::new();
+    hs.f64s(&w);
+    hs.f64s(&q);
+    hs.f64s(&h);
+    hs.report(&rep);
+    println!("{:<32} {:016x}", tag("mvel"), hs.0);
+
+    // Anchors by k-means, the anchor graph, the anchored fit and H = A Z.
+    let (m, sn) = (12, 3);
+    let kp = KMeansParams {
+        restarts: 2,
+        seed,
+        ..KMeansParams::default()
+    };
+    let need = anchors_by_kmeans_workspace::<f64>(vs.iter().map(|x| x.shape()), m, &kp).unwrap();
+    let mut an: Vec<Vec<f64>> = vs.iter().map(|x| vec![0.0; x.rows() * m]).collect();
+    {
+        let mut refs: Vec<&mut [f64]> = an.iter_mut().map(|x| &mut x[..]).collect();
+        anchors_by_kmeans(vs, m, &kp, &mut refs[..], &mut vec![0u8; need]).unwrap();
+    }
+    let av: Vec<View<'_, f64>> = an
+        .iter()
+        .map(|x| View::from(Dense::new(x, x.len() / m, m, x.len() / m).unwrap()))
+        .collect();
+    let need =
+        anchor_graph_workspace::<f64>(vs.iter().map(|x| x.shape()), n, m, None, &fp).unwrap();
+    let mut scales = vec![0.0; anchor_scales_len(vs.len())];
+    let (mut idx, mut z) = (vec![0usize; n * sn], vec![0.0; n * sn]);
+    anchor_graph(
+        vs,
+        None,
+        &av[..],
+        sn,
+        None,
+        &fp,
+        &mut scales,
+        &mut idx,
+        &mut z,
+        &mut vec![0u8; need],
+    )
+    .unwrap();
+    let need = mvel::fit_anchored_workspace::<f64>(n, c, r, m, &prm).unwrap();
+    let mut a = vec![0.0; r * m];
+    let rep = mvel::fit_anchored(
+        ym,
+        &idx,
+        &z,
+        sn,
+        m,
+        r,
+        &prm,
+        &mut q,
+        &mut a,
+        &mut vec![0u8; need],
+        None,
+    )
+    .unwrap();
+    mvel::embed_anchored(&a, r, &idx, &z, sn, &mut h).unwrap();
+    let mut hs = Fnv::new();
+    an.iter().for_each(|x| hs.f64s(x));
+    hs.f64s(&scales);
+    hs.f64s(&idx.iter().map(|&i| i as f64).collect::<Vec<_>>());
+    hs.f64s(&z);
+    hs.f64s(&q);
+    hs.f64s(&a);
+    hs.f64s(&h);
+    hs.report(&rep);
+    println!("{:<32} {:016x}", tag("mvel anchors"), hs.0);
+
+    // The eigensolver on W's leading 40 × 40 block.
+    let k = 40;
+    let mut a: Vec<f64> = (0..k * k).map(|t| w[t % k + (t / k) * n]).collect();
+    let mut ev = vec![0.0; k];
+    let need = sym_eig_workspace::<f64>(k).unwrap();
+    sym_eig(&mut a, k, &mut ev, &mut vec![0u8; need]).unwrap();
+    let mut hs = Fnv::new();
+    hs.f64s(&a);
+    hs.f64s(&ev);
+    println!("{:<32} {:016x}", tag("sym_eig"), hs.0);
 }

@@ -1611,6 +1611,76 @@ mvnmf_status mvnmf_fused_graph(const struct mvnmf_view *views,
                                void *work,
                                size_t work_bytes);
 
+// Workspace bytes of `mvnmf_anchors_kmeans` (reads only the views' kind,
+// rows, cols; `params` may be NULL: defaults).
+mvnmf_status mvnmf_anchors_kmeans_workspace(const struct mvnmf_view *views,
+                                            size_t n_views,
+                                            size_t m,
+                                            const struct mvnmf_kmeans_params *params,
+                                            size_t *bytes);
+
+// MVEL's anchors (seed 002 §2.3): k-means (`m <= n` clusters, `params` or
+// NULL for the defaults) of the items over all dense views at once, each
+// view scaled to centred `||X - mu 1'||_F^2 = n` and stacked; anchor view `v`
+// is the centroids' part `v`, unscaled, written to `anchors[v]` (`d_v × m`
+// doubles, column-major; an array of `n_views` pointers). `report` may be
+// NULL. Cost `O(n·m·Σd)` per Lloyd iteration.
+mvnmf_status mvnmf_anchors_kmeans(const struct mvnmf_view *views,
+                                  size_t n_views,
+                                  size_t m,
+                                  const struct mvnmf_kmeans_params *params,
+                                  double *const *anchors,
+                                  void *work,
+                                  size_t work_bytes,
+                                  struct mvnmf_kmeans_report *report);
+
+// Number of scales of `mvnmf_anchor_graph` for `n_views` views: `2 J²`.
+size_t mvnmf_anchor_scales_len(size_t n_views);
+
+// Workspace bytes of `mvnmf_anchor_graph` for these views (kind, rows,
+// cols), `n_train` training items (the items themselves when there is no
+// `train`), `m` anchors and these priors (NULL: uniform).
+mvnmf_status mvnmf_anchor_graph_workspace(const struct mvnmf_view *views,
+                                          size_t n_views,
+                                          size_t n_train,
+                                          size_t m,
+                                          const double *priors,
+                                          const struct mvnmf_fused_graph_params *params,
+                                          size_t *bytes);
+
+// MVEL's anchor graph (seed 002 §2.3): for each of the `n` items of `views`
+// its `s` anchors of largest fused weight `w(u,a) = Σ p_ij w_ij(u,a)/v_ij`
+// (within-view RBF kernels and CCA cross-view kernels, as
+// `mvnmf_fused_graph`, between the item's view i and the anchor's view j),
+// best first, in `idx` (`s × n` size_t) with their weights normalised to
+// sum 1 in `z` (`s × n` doubles).
+//
+// * `anchors`: `n_views` dense views of the `m` anchors (same features as
+//   `views`; e.g. from `mvnmf_anchors_kmeans`).
+// * `train`: NULL (these are the training items), or the training items'
+//   views, where the CCA directions are computed — for new items.
+// * `scales`: `mvnmf_anchor_scales_len(n_views)` doubles, in and out: the
+//   bandwidths (`i + j J`), then the mean item volumes (`J² + i + j J`); an
+//   entry 0 is chosen from these items (bandwidth: `1/median d²` over a
+//   sample of the items against all anchors), a positive entry is used. Pass
+//   the training run's scales (and `train`) to embed new items.
+// * `priors`: `J × J` (symmetric, ≥ 0, sum 1) or NULL (uniform).
+//
+// Memory: nothing of size `n × m` (items in blocks). Outputs are written
+// only on success.
+mvnmf_status mvnmf_anchor_graph(const struct mvnmf_view *views,
+                                size_t n_views,
+                                const struct mvnmf_view *train,
+                                const struct mvnmf_view *anchors,
+                                size_t s,
+                                const double *priors,
+                                const struct mvnmf_fused_graph_params *params,
+                                double *scales,
+                                size_t *idx,
+                                double *z,
+                                void *work,
+                                size_t work_bytes);
+
 // The default options of `mvnmf_deep_fit` (what a NULL `params` means): the
 // DMCL preset (`MVNMF_DEEP_PRESET_DMCL`).
 struct mvnmf_deep_params mvnmf_deep_params_default(void);
@@ -1925,6 +1995,54 @@ mvnmf_status mvnmf_mvel_decide(const double *scores,
                                size_t n_labels,
                                size_t n,
                                uint8_t *pred);
+
+// Workspace bytes of `mvnmf_mvel_fit_anchored` for `n` items, `n_labels`
+// labels, dimension `r` and `m` anchors.
+mvnmf_status mvnmf_mvel_fit_anchored_workspace(size_t n,
+                                               size_t n_labels,
+                                               size_t r,
+                                               size_t m,
+                                               const struct mvnmf_mvel_params *params,
+                                               size_t *bytes);
+
+// MVEL on an anchor graph (seed 002 §2.3): the items' embeddings tied to `m`
+// anchors, `H = A Z` with `(idx, z)` from `mvnmf_anchor_graph` (`s` anchors
+// per item), `L_w = I − ZᵀΛ⁻¹Z`; the same objective as `mvnmf_mvel_fit` at
+// `H = A Z`, with `||a_k|| <= 1` per anchor (so every `||h_u|| <= 1`). Writes
+// `q` (`n_labels × r`) and the anchors' `a` (`r × m`); the items' `H` from
+// `mvnmf_mvel_embed_anchored`. `labels`: `n_labels × n` bytes 0/1.
+//
+// Cost per iteration `O(r·m² + r²·m + c·r·m)`; workspace `O(m² + c·m + r·m)`
+// (nothing of size `n`). Cancellation and errors as `mvnmf_mvel_fit`.
+mvnmf_status mvnmf_mvel_fit_anchored(const uint8_t *labels,
+                                     size_t n_labels,
+                                     size_t n,
+                                     const size_t *idx,
+                                     const double *z,
+                                     size_t s,
+                                     size_t m,
+                                     size_t r,
+                                     const struct mvnmf_mvel_params *params,
+                                     double *q,
+                                     double *a,
+                                     void *work,
+                                     size_t work_bytes,
+                                     mvnmf_progress_fn progress,
+                                     void *user,
+                                     struct mvnmf_report *report);
+
+// The items' embeddings `H = A Z` (`r × n` doubles) from the anchors' `a`
+// (`r × m`) and an anchor graph `(idx, z)` (`s` per item): the fitted items,
+// or new ones (`mvnmf_anchor_graph` with the training scales and views) —
+// the out-of-sample `h(x) = A z(x)`. `O(n·s·r)`.
+mvnmf_status mvnmf_mvel_embed_anchored(const double *a,
+                                       size_t r,
+                                       size_t m,
+                                       const size_t *idx,
+                                       const double *z,
+                                       size_t s,
+                                       size_t n,
+                                       double *h);
 
 // The default options of `mvnmf_mvsl_fit` (what a NULL `params` means): the
 // MvSL preset (`MVNMF_MVSL_PRESET_MVSL`).

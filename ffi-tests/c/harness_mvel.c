@@ -8,6 +8,12 @@
  *     (pred = score > tau);
  *   * mvnmf_fused_graph: symmetric, total weight n, within-view graph = the RBF
  *     graph with the median bandwidth computed here; bad views refused;
+ *   * anchors (mvnmf_anchors_kmeans, mvnmf_anchor_graph, mvnmf_mvel_fit_anchored,
+ *     mvnmf_mvel_embed_anchored): every z column a distribution over distinct
+ *     anchors, best first; the anchored fit monotone with ||a_k|| <= 1 and
+ *     H = A Z computed here, in the unit ball; new items with the training
+ *     scales get the training rows; every item its own anchor gives the item
+ *     fit's trace on an all-zero graph; bad input refused, outputs untouched;
  *   * bad input (a label byte other than 0/1, a graph over other items, an
  *     asymmetric dense graph, NaN in a given start, a short workspace) gets its
  *     own status and leaves the outputs untouched.
@@ -368,6 +374,254 @@ static void test_fused_graph(void)
     free(sorted);
 }
 
+/* Two views of the mprob items (3 clusters): x1 4 × n, x2 3 × n. */
+static void two_views(size_t n, uint64_t seed, double *x1, double *x2)
+{
+    lcg_t g = lcg_seeded(seed);
+    size_t u, k;
+    for (u = 0; u < n; u++) {
+        double c = (double)(u % 3);
+        for (k = 0; k < 4; k++)
+            x1[k + u * 4] = (k % 2 ? -1.0 : 1.0) * c * (0.5 + 0.25 * (double)k) + 0.3 * (lcg_next(&g) - 0.5);
+        for (k = 0; k < 3; k++)
+            x2[k + u * 3] = c * (1.0 - 0.4 * (double)k) + 0.3 * (lcg_next(&g) - 0.5);
+    }
+}
+
+static void test_anchors(void)
+{
+    const size_t n = 60, m = 9, s = 3, r = 3, k_new = 10;
+    mprob p;
+    double *x1 = dalloc(4 * n), *x2 = dalloc(3 * n), *a1 = dalloc(4 * m), *a2 = dalloc(3 * m);
+    double *z = dalloc(s * n), *z2 = dalloc(s * k_new), *q = dalloc(4 * r), *a = dalloc(r * m);
+    double *h = dalloc(r * n), *h2 = dalloc(r * k_new), scales[8], scales2[8];
+    size_t *idx = (size_t *)malloc(s * n * sizeof(size_t)), *idx2 = (size_t *)malloc(s * k_new * sizeof(size_t));
+    double *anchors[2];
+    mvnmf_view v[2], av[2], nv[2];
+    mvnmf_kmeans_params kp = mvnmf_kmeans_params_default();
+    mvnmf_fused_graph_params fp = mvnmf_fused_graph_params_default();
+    mvnmf_mvel_params par = mvnmf_mvel_params_default();
+    mvnmf_report rep;
+    trace_t t;
+    size_t need = 0, u, i, k;
+    void *wk;
+    note("anchors: k-means anchors, anchor graph, anchored fit, embedding, new items");
+    mprob_make(&p, n, 31);
+    two_views(n, 32, x1, x2);
+    v[0] = dense_view(x1, 4, n);
+    v[1] = dense_view(x2, 3, n);
+    anchors[0] = a1;
+    anchors[1] = a2;
+    set_ctx("anchors by k-means");
+    kp.restarts = 3;
+    CHECK_STATUS(mvnmf_anchors_kmeans_workspace(v, 2, m, &kp, &need), MVNMF_STATUS_OK);
+    wk = malloc(need);
+    CHECK_STATUS(mvnmf_anchors_kmeans(v, 2, m, &kp, anchors, wk, need, NULL), MVNMF_STATUS_OK);
+    free(wk);
+    CHECK(all_in(a1, 4 * m, -1e300, 1e300) && all_in(a2, 3 * m, -1e300, 1e300));
+    av[0] = dense_view(a1, 4, m);
+    av[1] = dense_view(a2, 3, m);
+
+    set_ctx("anchor graph");
+    CHECK(mvnmf_anchor_scales_len(2) == 8);
+    for (i = 0; i < 8; i++)
+        scales[i] = 0.0;
+    CHECK_STATUS(mvnmf_anchor_graph_workspace(v, 2, n, m, NULL, &fp, &need), MVNMF_STATUS_OK);
+    wk = malloc(need);
+    CHECK_STATUS(mvnmf_anchor_graph(v, 2, NULL, av, s, NULL, &fp, scales, idx, z, wk, need), MVNMF_STATUS_OK);
+    free(wk);
+    for (u = 0; u < n; u++) {
+        double tot = 0.0;
+        for (k = 0; k < s; k++) {
+            CHECK(idx[k + u * s] < m && z[k + u * s] >= 0.0);
+            if (k > 0)
+                CHECK(z[k + u * s] <= z[k - 1 + u * s] && idx[k + u * s] != idx[k - 1 + u * s]);
+            tot += z[k + u * s];
+        }
+        CHECK(close_to(tot, 1.0, 1e-14, 0.0));
+    }
+    for (i = 0; i < 8; i++)
+        CHECK(scales[i] > 0.0);
+
+    set_ctx("anchored fit");
+    par.max_iter = 40;
+    par.tol = 0.0;
+    par.theta1 = 2.0;
+    par.unknown_weight = 0.2;
+    CHECK_STATUS(mvnmf_mvel_fit_anchored_workspace(n, p.c, r, m, &par, &need), MVNMF_STATUS_OK);
+    wk = malloc(need);
+    t.n = 0;
+    CHECK_STATUS(mvnmf_mvel_fit_anchored(p.y, p.c, n, idx, z, s, m, r, &par, q, a, wk, need, record, &t, &rep),
+                 MVNMF_STATUS_OK);
+    CHECK(t.n == 41);
+    for (i = 1; i < t.n; i++)
+        CHECK(t.obj[i] <= t.obj[i - 1] + 1e-12 * fabs(t.obj[0]));
+    CHECK(t.obj[t.n - 1] < t.obj[0]);
+    CHECK(close_to(rep.objective.total, t.obj[t.n - 1], 1e-14, 0.0));
+    for (k = 0; k < m; k++) {
+        double nn = 0.0;
+        for (i = 0; i < r; i++)
+            nn += a[i + k * r] * a[i + k * r];
+        CHECK(nn <= 1.0 + 1e-12);
+    }
+    CHECK_STATUS(mvnmf_mvel_embed_anchored(a, r, m, idx, z, s, n, h), MVNMF_STATUS_OK);
+    for (u = 0; u < n; u++) {
+        double nn = 0.0, want;
+        for (i = 0; i < r; i++) {
+            want = 0.0;
+            for (k = 0; k < s; k++)
+                want += z[k + u * s] * a[i + idx[k + u * s] * r];
+            CHECK(close_to(h[i + u * r], want, 1e-14, 1e-300));
+            nn += h[i + u * r] * h[i + u * r];
+        }
+        CHECK(nn <= 1.0 + 1e-12);
+    }
+
+    /* New items = the last k_new items, with the training views and scales:
+     * the same anchors and weights (to rounding), hence the same embedding. */
+    set_ctx("anchor graph, new items");
+    nv[0] = dense_view(x1 + 4 * (n - k_new), 4, k_new);
+    nv[1] = dense_view(x2 + 3 * (n - k_new), 3, k_new);
+    memcpy(scales2, scales, sizeof scales);
+    CHECK_STATUS(mvnmf_anchor_graph_workspace(nv, 2, n, m, NULL, &fp, &need), MVNMF_STATUS_OK);
+    wk = malloc(need + 64);
+    CHECK_STATUS(mvnmf_anchor_graph(nv, 2, v, av, s, NULL, &fp, scales2, idx2, z2, wk, need), MVNMF_STATUS_OK);
+    for (i = 0; i < s * k_new; i++) {
+        CHECK(idx2[i] == idx[i + s * (n - k_new)]);
+        CHECK(close_to(z2[i], z[i + s * (n - k_new)], 1e-13, 0.0));
+    }
+    CHECK(memcmp(scales2, scales, sizeof scales) == 0);
+    CHECK_STATUS(mvnmf_mvel_embed_anchored(a, r, m, idx2, z2, s, k_new, h2), MVNMF_STATUS_OK);
+    for (i = 0; i < r * k_new; i++)
+        CHECK(close_to(h2[i], h[i + r * (n - k_new)], 1e-12, 1e-15));
+
+    /* Bad input; outputs untouched. */
+    for (i = 0; i < s * k_new; i++) {
+        z2[i] = SENTINEL;
+        idx2[i] = 77;
+    }
+    set_ctx("anchor graph, s > m");
+    CHECK_STATUS(mvnmf_anchor_graph(nv, 2, v, av, m + 1, NULL, &fp, scales2, idx2, z2, wk, need),
+                 MVNMF_STATUS_BAD_PARAMETER);
+    set_ctx("anchor graph, NaN in a view");
+    x2[3 * (n - 1)] = NAN;
+    CHECK_STATUS(mvnmf_anchor_graph(nv, 2, v, av, s, NULL, &fp, scales2, idx2, z2, wk, need),
+                 MVNMF_STATUS_NON_FINITE_INPUT);
+    x2[3 * (n - 1)] = 0.5;
+    set_ctx("anchor graph, negative scale");
+    scales2[1] = -1.0;
+    CHECK_STATUS(mvnmf_anchor_graph(nv, 2, v, av, s, NULL, &fp, scales2, idx2, z2, wk, need),
+                 MVNMF_STATUS_BAD_PARAMETER);
+    scales2[1] = scales[1];
+    set_ctx("anchor graph, anchors of other features");
+    av[1].rows = 2;
+    CHECK_STATUS(mvnmf_anchor_graph(nv, 2, v, av, s, NULL, &fp, scales2, idx2, z2, wk, need),
+                 MVNMF_STATUS_DIMENSION_MISMATCH);
+    av[1].rows = 3;
+    CHECK(all_in(z2, s * k_new, SENTINEL, SENTINEL));
+    for (i = 0; i < s * k_new; i++)
+        CHECK(idx2[i] == 77);
+    free(wk);
+    set_ctx("anchors by k-means, m > n");
+    CHECK_STATUS(mvnmf_anchors_kmeans_workspace(v, 2, n + 1, &kp, &need), MVNMF_STATUS_BAD_PARAMETER);
+    {
+        double qs[16], as_[64], z4;
+        for (i = 0; i < 16; i++)
+            qs[i] = SENTINEL;
+        for (i = 0; i < r * m; i++)
+            as_[i] = SENTINEL;
+        CHECK_STATUS(mvnmf_mvel_fit_anchored_workspace(n, p.c, r, m, &par, &need), MVNMF_STATUS_OK);
+        wk = malloc(need);
+        set_ctx("anchored fit, index >= m");
+        idx[5] = m;
+        CHECK_STATUS(mvnmf_mvel_fit_anchored(p.y, p.c, n, idx, z, s, m, r, &par, qs, as_, wk, need, NULL, NULL, NULL),
+                     MVNMF_STATUS_BAD_PARAMETER);
+        idx[5] = 0;
+        set_ctx("anchored fit, label 2");
+        p.y[7] = 2;
+        CHECK_STATUS(mvnmf_mvel_fit_anchored(p.y, p.c, n, idx, z, s, m, r, &par, qs, as_, wk, need, NULL, NULL, NULL),
+                     MVNMF_STATUS_BAD_LABEL);
+        p.y[7] = 0;
+        set_ctx("anchored fit, negative weight");
+        z4 = z[4];
+        z[4] = -0.5;
+        CHECK_STATUS(mvnmf_mvel_fit_anchored(p.y, p.c, n, idx, z, s, m, r, &par, qs, as_, wk, need, NULL, NULL, NULL),
+                     MVNMF_STATUS_NEGATIVE_INPUT);
+        z[4] = z4;
+        set_ctx("anchored fit, short workspace");
+        CHECK_STATUS(mvnmf_mvel_fit_anchored(p.y, p.c, n, idx, z, s, m, r, &par, qs, as_, wk, 16, NULL, NULL, NULL),
+                     MVNMF_STATUS_WORKSPACE_TOO_SMALL);
+        CHECK(all_in(qs, p.c * r, SENTINEL, SENTINEL) && all_in(as_, r * m, SENTINEL, SENTINEL));
+        free(wk);
+    }
+    mprob_free(&p);
+    free(x1);
+    free(x2);
+    free(a1);
+    free(a2);
+    free(z);
+    free(z2);
+    free(q);
+    free(a);
+    free(h);
+    free(h2);
+    free(idx);
+    free(idx2);
+}
+
+/* Every item its own anchor (m = n, s = 1, z = 1): G = I and the anchor
+ * Laplacian vanishes, so the anchored fit is the item fit on an all-zero
+ * dense graph — the same objective trace to rounding. */
+static void test_anchors_reduce_to_items(void)
+{
+    const size_t n = 30, r = 3;
+    mprob p;
+    size_t *idx = (size_t *)malloc(n * sizeof(size_t)), need = 0, i;
+    double *z = dalloc(n), *w0 = dalloc(n * n), *q1 = dalloc(4 * r), *q2 = dalloc(4 * r), *a = dalloc(r * n),
+           *h = dalloc(r * n);
+    mvnmf_mvel_params par = mvnmf_mvel_params_default();
+    mvnmf_graph g;
+    trace_t t1, t2;
+    void *wk;
+    note("anchors: every item its own anchor = the item fit without graph");
+    set_ctx("identity anchors");
+    mprob_make(&p, n, 41);
+    for (i = 0; i < n; i++) {
+        idx[i] = i;
+        z[i] = 1.0;
+    }
+    for (i = 0; i < n * n; i++)
+        w0[i] = 0.0;
+    memset(&g, 0, sizeof g);
+    g.kind = MVNMF_GRAPH_DENSE;
+    g.n = n;
+    g.affinity_weights = w0;
+    par.max_iter = 30;
+    par.tol = 0.0;
+    par.theta2 = 0.5;
+    par.unknown_weight = 0.3;
+    CHECK_STATUS(mvnmf_mvel_fit_anchored_workspace(n, p.c, r, n, &par, &need), MVNMF_STATUS_OK);
+    wk = malloc(need);
+    t1.n = 0;
+    CHECK_STATUS(mvnmf_mvel_fit_anchored(p.y, p.c, n, idx, z, 1, n, r, &par, q1, a, wk, need, record, &t1, NULL),
+                 MVNMF_STATUS_OK);
+    free(wk);
+    CHECK_STATUS(mvel_fit(&p, &g, r, &par, q2, h, &t2, NULL), MVNMF_STATUS_OK);
+    CHECK(t1.n == t2.n && t1.n == 31);
+    for (i = 0; i < t1.n && i < t2.n; i++)
+        CHECK(close_to(t1.obj[i], t2.obj[i], 1e-10, 1e-12));
+    for (i = 0; i < r * n; i++)
+        CHECK(close_to(a[i], h[i], 1e-9, 1e-12));
+    mprob_free(&p);
+    free(idx);
+    free(z);
+    free(w0);
+    free(q1);
+    free(q2);
+    free(a);
+    free(h);
+}
+
 int HARNESS_MVEL_ENTRY(int verbose)
 {
     g_verbose = verbose;
@@ -375,6 +629,8 @@ int HARNESS_MVEL_ENTRY(int verbose)
     test_monotone_dense_csr();
     test_bad_input();
     test_fused_graph();
+    test_anchors();
+    test_anchors_reduce_to_items();
     printf("[%s] mvel harness: %d failed checks\n", LANG, g_failures);
     return g_failures;
 }

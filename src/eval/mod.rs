@@ -27,19 +27,18 @@
 mod assignment;
 mod cluster;
 mod cv;
-mod kmeans;
 mod knn;
 mod multilabel;
 mod protocol;
 mod retrieval;
 mod split;
 
+pub use crate::similarity::kmeans::{kmeans, kmeans_workspace, KMeansParams, KMeansReport};
 pub use assignment::{assignment, assignment_workspace, UNASSIGNED};
 pub use cluster::{
     clustering_accuracy, clustering_accuracy_workspace, nmi, nmi_workspace, NmiNorm,
 };
 pub use cv::{cross_validate, cross_validate_workspace, CvFit, CvParams};
-pub use kmeans::{kmeans, kmeans_workspace, KMeansParams, KMeansReport};
 pub use knn::{knn_predict, knn_predict_workspace, KnnParams, Metric};
 pub use multilabel::{
     average_auroc, average_auroc_workspace, multilabel_scores, AurocSummary, MultilabelScores,

@@ -397,16 +397,21 @@ pub unsafe extern "C" fn mvnmf_kmeans(
             let w = work_slice(work, work_bytes)?;
             let r = eval::kmeans(MatRef::col_major(xs, d, n)?, k, &p, a, c, w)?;
             if !report.is_null() {
-                *report = mvnmf_kmeans_report {
-                    inertia: r.inertia,
-                    iterations: r.iterations,
-                    converged: r.converged as u32,
-                    best_restart: r.best_restart,
-                    reseeded: r.reseeded,
-                };
+                *report = kmeans_report_to_c(&r);
             }
             Ok(mvnmf_status::Ok)
         })
+    }
+}
+
+/// The C form of a k-means report.
+pub(super) fn kmeans_report_to_c(r: &eval::KMeansReport) -> mvnmf_kmeans_report {
+    mvnmf_kmeans_report {
+        inertia: r.inertia,
+        iterations: r.iterations,
+        converged: r.converged as u32,
+        best_restart: r.best_restart,
+        reseeded: r.reseeded,
     }
 }
 

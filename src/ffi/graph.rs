@@ -12,8 +12,8 @@
 use core::ffi::c_void;
 
 use super::{
-    guard, mvnmf_status, mvnmf_view, parts, query, shapes, slice, slice_mut, CViews,
-    MVNMF_VIEW_DENSE,
+    factors, guard, mvnmf_status, mvnmf_view, parts, query, read_params, shapes, slice, slice_mut,
+    CViews, MVNMF_VIEW_DENSE,
 };
 use crate::data::{Dense, ViewSet};
 use crate::error::Error;
@@ -1289,6 +1289,174 @@ pub unsafe extern "C" fn mvnmf_fused_graph(
             let ww = slice_mut(w, n.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
             let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
             graph::fused_graph(&vs, g, pr, &p, ww, wk)?;
+            Ok(mvnmf_status::Ok)
+        })
+    }
+}
+
+/// Workspace bytes of `mvnmf_anchors_kmeans` (reads only the views' kind,
+/// rows, cols; `params` may be NULL: defaults).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_anchors_kmeans_workspace(
+    views: *const mvnmf_view,
+    n_views: usize,
+    m: usize,
+    params: *const super::eval::mvnmf_kmeans_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            let p = read_params(params)?;
+            graph::anchors_by_kmeans_workspace::<f64>(shapes(views, n_views)?, m, &p)
+        })
+    }
+}
+
+/// MVEL's anchors (seed 002 §2.3): k-means (`m <= n` clusters, `params` or
+/// NULL for the defaults) of the items over all dense views at once, each
+/// view scaled to centred `||X - mu 1'||_F^2 = n` and stacked; anchor view `v`
+/// is the centroids' part `v`, unscaled, written to `anchors[v]` (`d_v × m`
+/// doubles, column-major; an array of `n_views` pointers). `report` may be
+/// NULL. Cost `O(n·m·Σd)` per Lloyd iteration.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_anchors_kmeans(
+    views: *const mvnmf_view,
+    n_views: usize,
+    m: usize,
+    params: *const super::eval::mvnmf_kmeans_params,
+    anchors: *const *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+    report: *mut super::eval::mvnmf_kmeans_report,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let p = read_params(params)?;
+            let vs = CViews::new(views, n_views)?;
+            if m == 0 {
+                return Err(Error::ZeroDimension);
+            }
+            let mut out = factors::<*mut f64>(anchors, &vs, m, &[], |x| x.is_null())?;
+            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+            let r = graph::anchors_by_kmeans(&vs, m, &p, &mut out, wk)?;
+            if !report.is_null() {
+                *report = super::eval::kmeans_report_to_c(&r);
+            }
+            Ok(mvnmf_status::Ok)
+        })
+    }
+}
+
+/// Number of scales of `mvnmf_anchor_graph` for `n_views` views: `2 J²`.
+#[no_mangle]
+pub extern "C" fn mvnmf_anchor_scales_len(n_views: usize) -> usize {
+    n_views
+        .checked_mul(n_views)
+        .and_then(|x| x.checked_mul(2))
+        .unwrap_or(0)
+}
+
+unsafe fn priors_of<'a>(priors: *const f64, n_views: usize) -> Result<Option<&'a [f64]>, Error> {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if priors.is_null() {
+            Ok(None)
+        } else {
+            Ok(Some(slice(
+                priors,
+                n_views.checked_mul(n_views).ok_or(Error::SizeOverflow)?,
+            )?))
+        }
+    }
+}
+
+/// Workspace bytes of `mvnmf_anchor_graph` for these views (kind, rows,
+/// cols), `n_train` training items (the items themselves when there is no
+/// `train`), `m` anchors and these priors (NULL: uniform).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_anchor_graph_workspace(
+    views: *const mvnmf_view,
+    n_views: usize,
+    n_train: usize,
+    m: usize,
+    priors: *const f64,
+    params: *const mvnmf_fused_graph_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            let p = read_fused(params)?;
+            let pr = priors_of(priors, n_views)?;
+            graph::anchor_graph_workspace::<f64>(shapes(views, n_views)?, n_train, m, pr, &p)
+        })
+    }
+}
+
+/// MVEL's anchor graph (seed 002 §2.3): for each of the `n` items of `views`
+/// its `s` anchors of largest fused weight `w(u,a) = Σ p_ij w_ij(u,a)/v_ij`
+/// (within-view RBF kernels and CCA cross-view kernels, as
+/// `mvnmf_fused_graph`, between the item's view i and the anchor's view j),
+/// best first, in `idx` (`s × n` size_t) with their weights normalised to
+/// sum 1 in `z` (`s × n` doubles).
+///
+/// * `anchors`: `n_views` dense views of the `m` anchors (same features as
+///   `views`; e.g. from `mvnmf_anchors_kmeans`).
+/// * `train`: NULL (these are the training items), or the training items'
+///   views, where the CCA directions are computed — for new items.
+/// * `scales`: `mvnmf_anchor_scales_len(n_views)` doubles, in and out: the
+///   bandwidths (`i + j J`), then the mean item volumes (`J² + i + j J`); an
+///   entry 0 is chosen from these items (bandwidth: `1/median d²` over a
+///   sample of the items against all anchors), a positive entry is used. Pass
+///   the training run's scales (and `train`) to embed new items.
+/// * `priors`: `J × J` (symmetric, ≥ 0, sum 1) or NULL (uniform).
+///
+/// Memory: nothing of size `n × m` (items in blocks). Outputs are written
+/// only on success.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_anchor_graph(
+    views: *const mvnmf_view,
+    n_views: usize,
+    train: *const mvnmf_view,
+    anchors: *const mvnmf_view,
+    s: usize,
+    priors: *const f64,
+    params: *const mvnmf_fused_graph_params,
+    scales: *mut f64,
+    idx: *mut usize,
+    z: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let p = read_fused(params)?;
+            let vs = CViews::new(views, n_views)?;
+            let av = CViews::new(anchors, n_views)?;
+            let tv = if train.is_null() {
+                None
+            } else {
+                Some(CViews::new(train, n_views)?)
+            };
+            let pr = priors_of(priors, n_views)?;
+            let n = vs.shape(0).cols;
+            let ns = n.checked_mul(s).ok_or(Error::SizeOverflow)?;
+            if scales.is_null() || idx.is_null() || z.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let sc = slice_mut(scales, mvnmf_anchor_scales_len(n_views))?;
+            let ii = slice_mut(idx, ns)?;
+            let zz = slice_mut(z, ns)?;
+            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+            graph::anchor_graph(&vs, tv.as_ref(), &av, s, pr, &p, sc, ii, zz, wk)?;
             Ok(mvnmf_status::Ok)
         })
     }

@@ -269,3 +269,118 @@ pub unsafe extern "C" fn mvnmf_mvel_decide(
         })
     }
 }
+
+/// Workspace bytes of `mvnmf_mvel_fit_anchored` for `n` items, `n_labels`
+/// labels, dimension `r` and `m` anchors.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_mvel_fit_anchored_workspace(
+    n: usize,
+    n_labels: usize,
+    r: usize,
+    m: usize,
+    params: *const mvnmf_mvel_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            let p = read_params(params)?;
+            mvel::fit_anchored_workspace::<f64>(n, n_labels, r, m, &p)
+        })
+    }
+}
+
+/// MVEL on an anchor graph (seed 002 §2.3): the items' embeddings tied to `m`
+/// anchors, `H = A Z` with `(idx, z)` from `mvnmf_anchor_graph` (`s` anchors
+/// per item), `L_w = I − ZᵀΛ⁻¹Z`; the same objective as `mvnmf_mvel_fit` at
+/// `H = A Z`, with `||a_k|| <= 1` per anchor (so every `||h_u|| <= 1`). Writes
+/// `q` (`n_labels × r`) and the anchors' `a` (`r × m`); the items' `H` from
+/// `mvnmf_mvel_embed_anchored`. `labels`: `n_labels × n` bytes 0/1.
+///
+/// Cost per iteration `O(r·m² + r²·m + c·r·m)`; workspace `O(m² + c·m + r·m)`
+/// (nothing of size `n`). Cancellation and errors as `mvnmf_mvel_fit`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_mvel_fit_anchored(
+    labels: *const u8,
+    n_labels: usize,
+    n: usize,
+    idx: *const usize,
+    z: *const f64,
+    s: usize,
+    m: usize,
+    r: usize,
+    params: *const mvnmf_mvel_params,
+    q: *mut f64,
+    a: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let p = read_params(params)?;
+            if n_labels == 0 || n == 0 || s == 0 || m == 0 {
+                return Err(Error::ZeroDimension);
+            }
+            let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
+            let y = MatRef::col_major(slice(labels, cn)?, n_labels, n)?;
+            let ns = n.checked_mul(s).ok_or(Error::SizeOverflow)?;
+            let ii = slice(idx, ns)?;
+            let zz = slice(z, ns)?;
+            if q.is_null() || a.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let qq = slice_mut(q, n_labels.checked_mul(r).ok_or(Error::SizeOverflow)?)?;
+            let aa = slice_mut(a, r.checked_mul(m).ok_or(Error::SizeOverflow)?)?;
+            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+            let rep = with_monitor(progress, user, |mo| {
+                mvel::fit_anchored(y, ii, zz, s, m, r, &p, qq, aa, wk, mo)
+            })?;
+            finish(rep, report)
+        })
+    }
+}
+
+/// The items' embeddings `H = A Z` (`r × n` doubles) from the anchors' `a`
+/// (`r × m`) and an anchor graph `(idx, z)` (`s` per item): the fitted items,
+/// or new ones (`mvnmf_anchor_graph` with the training scales and views) —
+/// the out-of-sample `h(x) = A z(x)`. `O(n·s·r)`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_mvel_embed_anchored(
+    a: *const f64,
+    r: usize,
+    m: usize,
+    idx: *const usize,
+    z: *const f64,
+    s: usize,
+    n: usize,
+    h: *mut f64,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            if r == 0 {
+                return Err(Error::BadRank);
+            }
+            if m == 0 || n == 0 || s == 0 {
+                return Err(Error::ZeroDimension);
+            }
+            let aa = slice(a, r.checked_mul(m).ok_or(Error::SizeOverflow)?)?;
+            let ns = n.checked_mul(s).ok_or(Error::SizeOverflow)?;
+            let ii = slice(idx, ns)?;
+            let zz = slice(z, ns)?;
+            if h.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let hh = slice_mut(h, r.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+            mvel::embed_anchored(aa, r, ii, zz, s, hh)?;
+            Ok(mvnmf_status::Ok)
+        })
+    }
+}

@@ -37,7 +37,7 @@ use crate::similarity::cca::cca_req;
 use crate::work::{Stack, WorkReq};
 
 /// `2^999`: the largest `‖X‖²_F` of a view (as for the solvers).
-const TOO_LARGE: f64 = 5.357543035931337e300;
+pub(super) const TOO_LARGE: f64 = 5.357543035931337e300;
 
 /// Options of [`fused_graph`].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -77,7 +77,7 @@ impl FusedParams {
         }
     }
 
-    fn dims(&self, di: usize, dj: usize) -> usize {
+    pub(super) fn dims(&self, di: usize, dj: usize) -> usize {
         let d = di.min(dj);
         if self.cca_dims == 0 {
             d.min(10)
@@ -161,7 +161,7 @@ pub fn fused_graph_workspace<T>(
 
 /// Checks priors for `nv` views: `nv × nv`, finite, `≥ 0`, symmetric, summing
 /// to 1 (within `1e-9`); with `cross_view = false` the off-diagonal must be 0.
-fn check_priors(p: &[f64], nv: usize, cross_view: bool) -> Result<(), Error> {
+pub(super) fn check_priors(p: &[f64], nv: usize, cross_view: bool) -> Result<(), Error> {
     if p.len() != nv * nv {
         return Err(Error::DimensionMismatch);
     }
@@ -183,6 +183,28 @@ fn check_priors(p: &[f64], nv: usize, cross_view: bool) -> Result<(), Error> {
         return Err(Error::BadParameter);
     }
     Ok(())
+}
+
+/// The prior `p(G_ab)`: given, or uniform `1/J²` (with cross-view graphs), or
+/// `1/J` on the diagonal only.
+pub(super) fn prior_of(
+    priors: Option<&[f64]>,
+    nv: usize,
+    cross_view: bool,
+    a: usize,
+    b: usize,
+) -> f64 {
+    match priors {
+        Some(p) => p[a + b * nv],
+        None if cross_view => 1.0 / (nv * nv) as f64,
+        None => {
+            if a == b {
+                1.0 / nv as f64
+            } else {
+                0.0
+            }
+        }
+    }
 }
 
 /// Builds the fused graph `W` (`n × n`, column-major, symmetric, total weight
@@ -239,19 +261,7 @@ pub fn fused_graph<T: Real, VS: ViewSet<T> + ?Sized>(
             View::Csc(_) => Err(Error::BadParameter),
         }
     };
-    let prior = |a: usize, b: usize| -> f64 {
-        match priors {
-            Some(p) => p[a + b * nv],
-            None if params.cross_view => 1.0 / (nv * nv) as f64,
-            None => {
-                if a == b {
-                    1.0 / nv as f64
-                } else {
-                    0.0
-                }
-            }
-        }
-    };
+    let prior = |a: usize, b: usize| prior_of(priors, nv, params.cross_view, a, b);
     let mut st = Stack::new(work);
     let s: &mut [T] = st.take_matrix(n, n)?;
     let rest = st.take_rest();
@@ -315,8 +325,8 @@ pub fn fused_graph<T: Real, VS: ViewSet<T> + ?Sized>(
             let inner = ph.take_rest();
             cca(&x, &y, reg, p, phi_i, phi_j, rho, mu_i, mu_j, inner)?;
             let mut ph2 = Stack::new(inner);
-            project(&x, phi_i, mu_i, p, zi, &mut ph2)?;
-            project(&y, phi_j, mu_j, p, zj, &mut ph2)?;
+            project(x.mat(), phi_i, mu_i, p, zi, &mut ph2)?;
+            project(y.mat(), phi_j, mu_j, p, zj, &mut ph2)?;
             let (za, zb) = (MatRef::col_major(zi, p, n)?, MatRef::col_major(zj, p, n)?);
             sq_dists(za, zb, false, s, &mut ph2)?;
             let sigma = if params.sigma > 0.0 {
@@ -344,7 +354,7 @@ pub fn fused_graph<T: Real, VS: ViewSet<T> + ?Sized>(
 
 /// The mean feature variance over the features of two views (the ridge's
 /// unit); 1 when it is 0.
-fn mean_variance<T: Real>(x: &Dense<'_, T>, y: &Dense<'_, T>) -> f64 {
+pub(super) fn mean_variance<T: Real>(x: &Dense<'_, T>, y: &Dense<'_, T>) -> f64 {
     let n = x.mat().cols() as f64;
     let var = |d: &Dense<'_, T>| -> f64 {
         (0..d.mat().rows())
@@ -368,20 +378,20 @@ fn mean_variance<T: Real>(x: &Dense<'_, T>, y: &Dense<'_, T>) -> f64 {
 }
 
 /// `z = Φᵀ (X − μ 1ᵀ)` (`p × n`).
-fn project<T: Real>(
-    x: &Dense<'_, T>,
+pub(super) fn project<T: Real>(
+    x: MatRef<'_, T>,
     phi: &[T],
     mu: &[T],
     p: usize,
     z: &mut [T],
     st: &mut Stack<'_>,
 ) -> Result<(), Error> {
-    let (d, n) = (x.mat().rows(), x.mat().cols());
+    let (d, n) = (x.rows(), x.cols());
     let phim = MatRef::col_major(phi, d, p)?;
     gemm(
         T::ONE,
         phim.t(),
-        x.mat(),
+        x,
         T::ZERO,
         MatMut::col_major(z, p, n)?,
         st,
@@ -402,33 +412,36 @@ fn sq<T: Real>(x: T) -> f64 {
     v * v
 }
 
-/// `s[u + v n] = ‖a_u − b_v‖²` (columns of `a`, `b`; `d × n` each), clamped at 0;
-/// `same` (`a` is `b`): the diagonal exactly 0 (the GEMM's `‖a‖² + ‖a‖² − 2aᵀa`
-/// need not be, and at large magnitudes its rounding would zero the kernel).
-fn sq_dists<T: Real>(
+/// `s[u + v n_a] = ‖a_u − b_v‖²` (columns of `a` (`d × n_a`) and `b`
+/// (`d × n_b`)), clamped at 0; `same` (`a` is `b`): the diagonal exactly 0 (the
+/// GEMM's `‖a‖² + ‖a‖² − 2aᵀa` need not be, and at large magnitudes its
+/// rounding would zero the kernel). Workspace: `n_a + n_b` values and the GEMM's.
+pub(super) fn sq_dists<T: Real>(
     a: MatRef<'_, T>,
     b: MatRef<'_, T>,
     same: bool,
     s: &mut [T],
     st: &mut Stack<'_>,
 ) -> Result<(), Error> {
-    let n = a.cols();
+    let (n, nbc) = (a.cols(), b.cols());
     let mut st = st.rest();
     let na: &mut [T] = st.take(n)?;
-    let nb: &mut [T] = st.take(n)?;
-    for u in 0..n {
-        na[u] = T::from_f64((0..a.rows()).map(|i| sq(a.at(i, u))).sum());
-        nb[u] = T::from_f64((0..b.rows()).map(|i| sq(b.at(i, u))).sum());
+    let nb: &mut [T] = st.take(nbc)?;
+    for (u, x) in na.iter_mut().enumerate() {
+        *x = T::from_f64((0..a.rows()).map(|i| sq(a.at(i, u))).sum());
+    }
+    for (v, x) in nb.iter_mut().enumerate() {
+        *x = T::from_f64((0..b.rows()).map(|i| sq(b.at(i, v))).sum());
     }
     gemm(
         -T::ONE - T::ONE,
         a.t(),
         b,
         T::ZERO,
-        MatMut::col_major(s, n, n)?,
+        MatMut::col_major(&mut s[..n * nbc], n, nbc)?,
         &mut st,
     )?;
-    for v in 0..n {
+    for v in 0..nbc {
         for u in 0..n {
             let x = s[u + v * n] + na[u] + nb[v];
             s[u + v * n] = if x > T::ZERO && !(same && u == v) {
@@ -441,15 +454,15 @@ fn sq_dists<T: Real>(
     Ok(())
 }
 
-/// `1 / median d²` over the pairs `u ≠ v` (`skip_diag`) or all pairs, by
-/// selection in place (destroys `s`); falls back to `1 / mean`, then 1, when
-/// the median is 0.
-fn bandwidth<T: Real>(s: &mut [T], n: usize, skip_diag: bool) -> f64 {
+/// `1 / median d²` over the pairs `u ≠ v` (`skip_diag`, `s` square `n × n`)
+/// or all of `s`, by selection in place (destroys `s`); falls back to
+/// `1 / mean`, then 1, when the median is 0.
+pub(super) fn bandwidth<T: Real>(s: &mut [T], n: usize, skip_diag: bool) -> f64 {
     let big = T::from_f64(f64::MAX);
     if skip_diag {
         (0..n).for_each(|u| s[u + u * n] = big);
     }
-    let valid = if skip_diag { n * (n - 1) } else { n * n };
+    let valid = if skip_diag { n * (n - 1) } else { s.len() };
     let k = (valid - 1) / 2;
     let (_, med, _) = s.select_nth_unstable_by(k, |a, b| {
         a.partial_cmp(b).unwrap_or(core::cmp::Ordering::Equal)

@@ -13,6 +13,7 @@
 //! * [`DenseGraph`]: a dense symmetric affinity matrix (MVEL's fused
 //!   multi-view graph, built by [`fused_graph`]), one GEMM per product.
 
+pub(crate) mod anchor;
 mod build;
 mod csr;
 mod dense;
@@ -21,6 +22,10 @@ mod ldge;
 mod sge;
 mod tge;
 
+pub use anchor::{
+    anchor_gram, anchor_gram_workspace, anchor_graph, anchor_graph_workspace, anchor_scales_len,
+    anchors_by_kmeans, anchors_by_kmeans_workspace, AnchorGraph,
+};
 pub(crate) use build::{check_sizes, precheck};
 pub use build::{ldge_capacity, tge_capacity, CsrOut, GraphNnz, GraphParams, Penalty};
 pub use csr::{CsrGraph, CsrGraphs};

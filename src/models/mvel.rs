@@ -56,6 +56,19 @@
 //! Report terms: [`Term::LabelFit`] `−tr(ỸᵀQH)` (`Ỹ = Y` with `μ = 0`), [`Term::Affinity`]
 //! `θ₁ tr(H L_w Hᵀ)`, [`Term::LabelCorrelation`] `θ₂ tr(HᵀQᵀL_ρQH)`.
 //!
+//! **Anchors** ([`fit_anchored`], seed 002 §2.3): for large `n`, the items'
+//! embeddings are tied to `m ≪ n` anchors, `H = A Z` with the anchor graph `Z`
+//! of [`crate::graph::anchor_graph`] (each column a distribution over the
+//! item's `s` nearest anchors), and `L_w = I − Zᵀ Λ⁻¹ Z`, so that
+//! `tr(H L_w Hᵀ) = tr(A (ZZᵀ − ZZᵀΛ⁻¹ZZᵀ) Aᵀ)`. The same problem in `(Q, A)`:
+//! the fit term `−tr((Ỹ Zᵀ)ᵀ Q A)`, the correlation term
+//! `θ₂ tr(Qᵀ L_ρ Q · A ZZᵀ Aᵀ)`, and the constraint (a choice) `‖a_k‖ ≤ 1` per
+//! anchor — since each `z_u` is a distribution, `‖h_u‖ = ‖A z_u‖ ≤ 1` follows
+//! (the paper gives no constraint; the item-wise one is not a simple
+//! projection in `A`). The start: NMF of `Y Zᵀ` (`c × m`, `≥ 0`). New items
+//! embed as `h(x) = A z(x)` ([`embed_anchored`]). The reported objective is
+//! the item objective at `H = A Z` with that `L_w`.
+//!
 //! **Prediction**: `Ŷ = QH` ([`predict`]); per-label thresholds chosen on the
 //! given labels ([`choose_thresholds`]: the threshold that maximises the F1 of
 //! label `s` against the given positives, a choice — the given labels are
@@ -63,7 +76,8 @@
 
 use crate::data::check_values;
 use crate::error::Error;
-use crate::graph::GraphOp;
+use crate::graph::anchor::{check_anchor_graph, gram_req};
+use crate::graph::{anchor_gram, AnchorGraph, GraphOp};
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
 use crate::linalg::{dot, gemm, gemm_req, sq_norm};
@@ -131,7 +145,15 @@ impl MvelParams {
 
 const BACKTRACKS: u32 = 40;
 
-fn fit_req<T>(n: usize, c: usize, r: usize, graph_req: WorkReq) -> Result<WorkReq, Error> {
+/// Workspace of the fit over `n` columns (items, or anchors with
+/// `anchored`: one more `r × n` buffer for `X G`).
+fn fit_req<T>(
+    n: usize,
+    c: usize,
+    r: usize,
+    graph_req: WorkReq,
+    anchored: bool,
+) -> Result<WorkReq, Error> {
     if n == 0 || c == 0 {
         return Err(Error::ZeroDimension);
     }
@@ -155,20 +177,21 @@ fn fit_req<T>(n: usize, c: usize, r: usize, graph_req: WorkReq) -> Result<WorkRe
         crate::steps::mu::fit_req::<T>([y_view], r)?,
     ]);
     Ok(WorkReq::all_of(&[
-        WorkReq::matrix::<f64>(c, c), // L_ρ
-        rn,                           // A = QᵀY
-        rn,                           // H L_w (current)
-        rn,                           // gradient
-        rn,                           // trial
-        rn,                           // plus
-        rn,                           // minus
-        rn,                           // M H
-        rr,                           // M = Qᵀ L_ρ Q, S = H Hᵀ
-        cr,                           // B = Y Hᵀ
-        cr,                           // L_ρ Q
-        cr,                           // Q trial
-        cr,                           // Q gradient
-        cr,                           // Q S
+        WorkReq::matrix::<f64>(c, c),               // L_ρ
+        rn,                                         // A = QᵀY
+        rn,                                         // H L_w (current)
+        rn,                                         // gradient
+        rn,                                         // trial
+        rn,                                         // plus
+        rn,                                         // minus
+        rn,                                         // M H
+        rr,                                         // M = Qᵀ L_ρ Q, S = H Hᵀ
+        cr,                                         // B = Y Hᵀ
+        cr,                                         // L_ρ Q
+        cr,                                         // Q trial
+        cr,                                         // Q gradient
+        cr,                                         // Q S
+        if anchored { rn } else { WorkReq::EMPTY }, // X G
         start
             .or(graph_req)
             .or(gemm_req::<T>(r, n, r))
@@ -189,7 +212,7 @@ pub fn fit_workspace<T: Real, G: GraphOp<T> + ?Sized>(
 ) -> Result<usize, Error> {
     params.validate()?;
     check_graph(graph, n)?;
-    fit_req::<T>(n, c, r, graph.apply_req(r))?.bytes()
+    fit_req::<T>(n, c, r, graph.apply_req(r), false)?.bytes()
 }
 
 /// The graph spans the `n` items ([`Error::DimensionMismatch`]) and is an
@@ -308,7 +331,7 @@ pub fn fit<T: Real, G: GraphOp<T> + ?Sized>(
     params.validate()?;
     let (c, n) = (y.rows(), y.cols());
     check_graph(graph, n)?;
-    fit_req::<T>(n, c, r, graph.apply_req(r))?.check(work.len())?;
+    fit_req::<T>(n, c, r, graph.apply_req(r), false)?.check(work.len())?;
     if q.len() != c * r || h.len() != r * n {
         return Err(Error::DimensionMismatch);
     }
@@ -319,6 +342,177 @@ pub fn fit<T: Real, G: GraphOp<T> + ?Sized>(
     }
     let mut st = Stack::new(work);
     let lr: &mut [f64] = st.take_matrix(c, c)?;
+    label_laplacian(y, lr)?;
+    let fill = |yd: &mut [T]| {
+        for u in 0..n {
+            for s in 0..c {
+                yd[s + u * c] = T::from_f64(f64::from(y.at(s, u)));
+            }
+        }
+    };
+    let target = Target::Items {
+        y,
+        mu: params.unknown_weight,
+    };
+    fit_core(target, lr, c, graph, r, params, q, h, &fill, st, monitor)
+}
+
+/// What the fit term and the Gram of the fitted columns `X` come from: the
+/// items themselves (`X = H`), or anchors (`X = A`, `H = A Z`).
+#[derive(Clone, Copy)]
+enum Target<'a, T> {
+    /// `Ỹ` from the 0/1 labels and `μ`; Gram `I`.
+    Items { y: MatRef<'a, u8>, mu: f64 },
+    /// `P = Ỹ Zᵀ` (`c × m`) and `G = Z Zᵀ` (`m × m`).
+    Anchors { p: &'a [T], g: &'a [T] },
+}
+
+impl<T: Real> Target<'_, T> {
+    /// `a = Qᵀ P` (`r × cols`).
+    fn qt_y(
+        &self,
+        q: &[T],
+        c: usize,
+        r: usize,
+        a: &mut [T],
+        sc: &mut Stack<'_>,
+    ) -> Result<(), Error> {
+        match *self {
+            Target::Items { y, mu } => {
+                qt_y(q, y, c, r, mu, a);
+                Ok(())
+            }
+            Target::Anchors { p, .. } => {
+                let m = p.len() / c;
+                gemm(
+                    T::ONE,
+                    MatRef::col_major(q, c, r)?.t(),
+                    MatRef::col_major(p, c, m)?,
+                    T::ZERO,
+                    MatMut::col_major(a, r, m)?,
+                    sc,
+                )
+            }
+        }
+    }
+
+    /// `b = P Xᵀ` (`c × r`).
+    fn y_ht(
+        &self,
+        x: &[T],
+        c: usize,
+        r: usize,
+        b: &mut [T],
+        sc: &mut Stack<'_>,
+    ) -> Result<(), Error> {
+        match *self {
+            Target::Items { y, mu } => {
+                y_ht(x, y, c, r, mu, b);
+                Ok(())
+            }
+            Target::Anchors { p, .. } => {
+                let m = p.len() / c;
+                gemm(
+                    T::ONE,
+                    MatRef::col_major(p, c, m)?,
+                    MatRef::col_major(x, r, m)?.t(),
+                    T::ZERO,
+                    MatMut::col_major(b, c, r)?,
+                    sc,
+                )
+            }
+        }
+    }
+
+    /// `out = M X G` (`M` `r × r`); `xg` is scratch for `X G`.
+    #[allow(clippy::too_many_arguments)]
+    fn mxg(
+        &self,
+        mm: &[T],
+        x: &[T],
+        r: usize,
+        cols: usize,
+        xg: &mut [T],
+        out: &mut [T],
+        sc: &mut Stack<'_>,
+    ) -> Result<(), Error> {
+        let src: &[T] = match *self {
+            Target::Items { .. } => x,
+            Target::Anchors { g, .. } => {
+                gemm(
+                    T::ONE,
+                    MatRef::col_major(x, r, cols)?,
+                    MatRef::col_major(g, cols, cols)?,
+                    T::ZERO,
+                    MatMut::col_major(xg, r, cols)?,
+                    sc,
+                )?;
+                xg
+            }
+        };
+        gemm(
+            T::ONE,
+            MatRef::col_major(mm, r, r)?,
+            MatRef::col_major(src, r, cols)?,
+            T::ZERO,
+            MatMut::col_major(out, r, cols)?,
+            sc,
+        )
+    }
+
+    /// `s = X G Xᵀ` (`r × r`).
+    fn gram(
+        &self,
+        x: &[T],
+        r: usize,
+        cols: usize,
+        xg: &mut [T],
+        s: &mut [T],
+        sc: &mut Stack<'_>,
+    ) -> Result<(), Error> {
+        match *self {
+            Target::Items { .. } => crate::steps::mu::gram(x, r, cols, s, sc),
+            Target::Anchors { g, .. } => {
+                gemm(
+                    T::ONE,
+                    MatRef::col_major(x, r, cols)?,
+                    MatRef::col_major(g, cols, cols)?,
+                    T::ZERO,
+                    MatMut::col_major(xg, r, cols)?,
+                    sc,
+                )?;
+                gemm(
+                    T::ONE,
+                    MatRef::col_major(xg, r, cols)?,
+                    MatRef::col_major(x, r, cols)?.t(),
+                    T::ZERO,
+                    MatMut::col_major(s, r, r)?,
+                    sc,
+                )
+            }
+        }
+    }
+}
+
+/// The alternating projected-gradient loop (module docs) over the columns
+/// `h` (`r × cols`: items, or anchors) for `target`, after the checks; `lr`
+/// is `L_ρ`, `fill` writes the NMF start's target (`c × cols`, `≥ 0`).
+#[allow(clippy::too_many_arguments)]
+fn fit_core<T: Real, G: GraphOp<T> + ?Sized>(
+    target: Target<'_, T>,
+    lr: &[f64],
+    c: usize,
+    graph: &G,
+    r: usize,
+    params: &MvelParams,
+    q: &mut [T],
+    h: &mut [T],
+    fill: &dyn Fn(&mut [T]),
+    mut st: Stack<'_>,
+    monitor: Option<Monitor<'_>>,
+) -> Result<Report, Error> {
+    let n = h.len() / r;
+    let anchored = matches!(target, Target::Anchors { .. });
     let a: &mut [T] = st.take_matrix(r, n)?;
     let hl: &mut [T] = st.take_matrix(r, n)?;
     let g: &mut [T] = st.take_matrix(r, n)?;
@@ -332,14 +526,14 @@ pub fn fit<T: Real, G: GraphOp<T> + ?Sized>(
     let qt: &mut [T] = st.take_matrix(c, r)?;
     let gq: &mut [T] = st.take_matrix(c, r)?;
     let qs: &mut [T] = st.take_matrix(c, r)?;
+    let xg: &mut [T] = st.take_matrix(if anchored { r } else { 0 }, n)?;
     let mut sc = st.rest();
-    label_laplacian(y, lr)?;
     if params.init == Init::Random {
-        nmf_start(y, r, &params.nmf(), q, h, &mut sc)?;
+        nmf_start(fill, c, r, &params.nmf(), q, h, &mut sc)?;
     }
     project_cols(h, r);
     project_rows(q, c, r);
-    let (t1, t2, mu) = (params.theta1, params.theta2, params.unknown_weight);
+    let (t1, t2) = (params.theta1, params.theta2);
 
     // f at (Q, H) from A = QᵀY, the graph trace and M = Qᵀ L_ρ Q.
     let graph_trace =
@@ -350,17 +544,10 @@ pub fn fit<T: Real, G: GraphOp<T> + ?Sized>(
             }
             Ok::<f64, Error>(ta)
         };
-    qt_y(q, y, c, r, mu, a);
+    target.qt_y(q, c, r, a, &mut sc)?;
     form_m(q, lr, c, r, lq, m, &mut sc)?;
     let mut tr = graph_trace(h, hl, plus, minus, &mut sc)?;
-    gemm(
-        T::ONE,
-        MatRef::col_major(m, r, r)?,
-        MatRef::col_major(h, r, n)?,
-        T::ZERO,
-        MatMut::col_major(mh, r, n)?,
-        &mut sc,
-    )?;
+    target.mxg(m, h, r, n, xg, mh, &mut sc)?;
     let objective = |fit: f64, tr: f64, corr: f64| {
         Objective::new(
             fit + t1 * tr + t2 * corr,
@@ -388,15 +575,8 @@ pub fn fit<T: Real, G: GraphOp<T> + ?Sized>(
             }
             project_cols(trial, r);
             let trt = graph_trace(trial, minus, plus, mh, &mut sc)?;
-            // `minus` holds trial·L_w now; `mh` was scratch: M·trial next.
-            gemm(
-                T::ONE,
-                MatRef::col_major(m, r, r)?,
-                MatRef::col_major(trial, r, n)?,
-                T::ZERO,
-                MatMut::col_major(mh, r, n)?,
-                &mut sc,
-            )?;
+            // `minus` holds trial·L_w now; `mh` was scratch: M·trial·G next.
+            target.mxg(m, trial, r, n, xg, mh, &mut sc)?;
             let f1 = -dot(a, trial) + t1 * trt + t2 * dot(trial, mh);
             let (mut lin, mut sq) = (0.0, 0.0);
             for ((&x, &hv), &gv) in trial.iter().zip(h.iter()).zip(g.iter()) {
@@ -412,20 +592,13 @@ pub fn fit<T: Real, G: GraphOp<T> + ?Sized>(
             }
             th *= 0.5;
         }
-        // Restore M H for the accepted (or kept) H.
-        gemm(
-            T::ONE,
-            MatRef::col_major(m, r, r)?,
-            MatRef::col_major(h, r, n)?,
-            T::ZERO,
-            MatMut::col_major(mh, r, n)?,
-            &mut sc,
-        )?;
+        // Restore M H G for the accepted (or kept) H.
+        target.mxg(m, h, r, n, xg, mh, &mut sc)?;
 
         // ---- Q-step: g(Q) = −⟨Q, B⟩ + θ₂ ⟨L_ρ Q, Q S⟩ (the graph term is fixed).
-        y_ht(h, y, c, r, mu, b);
-        let s = &mut *m; // S = H Hᵀ (M is re-formed below)
-        crate::steps::mu::gram(h, r, n, s, &mut sc)?;
+        target.y_ht(h, c, r, b, &mut sc)?;
+        let s = &mut *m; // S = H G Hᵀ (M is re-formed below)
+        target.gram(h, r, n, xg, s, &mut sc)?;
         let gq_val =
             |qq: &[T], lq: &mut [T], qs: &mut [T], sc: &mut Stack<'_>| -> Result<f64, Error> {
                 lrho_times(lr, qq, c, r, lq);
@@ -473,18 +646,165 @@ pub fn fit<T: Real, G: GraphOp<T> + ?Sized>(
             tq *= 0.5;
         }
         // New A, M, M H for the next H-step and the objective.
-        qt_y(q, y, c, r, mu, a);
+        target.qt_y(q, c, r, a, &mut sc)?;
         form_m(q, lr, c, r, lq, m, &mut sc)?;
-        gemm(
-            T::ONE,
-            MatRef::col_major(m, r, r)?,
-            MatRef::col_major(h, r, n)?,
-            T::ZERO,
-            MatMut::col_major(mh, r, n)?,
-            &mut sc,
-        )?;
+        target.mxg(m, h, r, n, xg, mh, &mut sc)?;
         Ok(objective(-dot(a, h), tr, dot(h, mh)))
     })
+}
+
+fn anchored_req<T>(c: usize, r: usize, m: usize) -> Result<WorkReq, Error> {
+    let mm = WorkReq::matrix::<T>(m, m);
+    Ok(WorkReq::all_of(&[
+        WorkReq::matrix::<f64>(c, c), // L_ρ
+        WorkReq::matrix::<T>(c, m),   // P
+        mm,                           // G
+        mm,                           // K
+        WorkReq::new::<f64>(m),       // λ = Z 1
+        WorkReq::new::<u8>(crate::work::ALIGN),
+        gram_req::<T>(m).or(fit_req::<T>(m, c, r, gemm_req::<T>(r, m, m), true)?),
+    ]))
+}
+
+/// Workspace bytes of [`fit_anchored`] for `n` items, `c` labels, dimension
+/// `r` and `m` anchors.
+pub fn fit_anchored_workspace<T: Real>(
+    n: usize,
+    c: usize,
+    r: usize,
+    m: usize,
+    params: &MvelParams,
+) -> Result<usize, Error> {
+    params.validate()?;
+    if m == 0 || n == 0 {
+        return Err(Error::ZeroDimension);
+    }
+    anchored_req::<T>(c, r, m)?.bytes()
+}
+
+/// Fits MVEL on an anchor graph (module docs, "Anchors"): `y` the incomplete
+/// labels (`c × n`), `(idx, z)` the anchor graph of the `n` items over `m`
+/// anchors with `s` per item ([`crate::graph::anchor_graph`]); writes `q`
+/// (`c × r`) and the anchors' embeddings `a` (`r × m`), column-major; the
+/// items' are `H = A Z` ([`embed_anchored`]). Validation as [`fit`], and the
+/// anchor graph's ([`crate::graph::anchor_gram`]).
+///
+/// Cost per iteration: `O(r·m² + r²·m)` for the anchors' products of each
+/// trial step plus `O(c·r·m)`; once, `O(n·s·(s + c) + m³)`. Workspace
+/// `O(m² + c·m + r·m)`: nothing of size `n` but the caller's `y`, `idx`, `z`.
+#[allow(clippy::too_many_arguments)]
+pub fn fit_anchored<T: Real>(
+    y: MatRef<'_, u8>,
+    idx: &[usize],
+    z: &[T],
+    s: usize,
+    m: usize,
+    r: usize,
+    params: &MvelParams,
+    q: &mut [T],
+    a: &mut [T],
+    work: &mut [u8],
+    monitor: Option<Monitor<'_>>,
+) -> Result<Report, Error> {
+    params.validate()?;
+    let (c, n) = (y.rows(), y.cols());
+    if c == 0 || n == 0 {
+        return Err(Error::ZeroDimension);
+    }
+    if r == 0 {
+        return Err(Error::BadRank);
+    }
+    if check_anchor_graph(idx, z, s, m)? != n {
+        return Err(Error::DimensionMismatch);
+    }
+    anchored_req::<T>(c, r, m)?.check(work.len())?;
+    if q.len() != c * r || a.len() != r * m {
+        return Err(Error::DimensionMismatch);
+    }
+    check_flags(y)?;
+    if params.init == Init::Given {
+        check_values(q, false)?;
+        check_values(a, false)?;
+    }
+    let mut st = Stack::new(work);
+    let lr: &mut [f64] = st.take_matrix(c, c)?;
+    let p: &mut [T] = st.take_matrix(c, m)?;
+    let g: &mut [T] = st.take_matrix(m, m)?;
+    let k: &mut [T] = st.take_matrix(m, m)?;
+    let lam: &mut [f64] = st.take(m)?;
+    label_laplacian(y, lr)?;
+    anchor_gram(idx, z, s, m, g, k, st.rest().take_rest())?;
+    // Y Zᵀ (the NMF start's target), then P = (1 + μ) Y Zᵀ − μ 1 λᵀ.
+    let yzt = |out: &mut [T]| {
+        out.fill(T::ZERO);
+        for u in 0..n {
+            for (&an, &zv) in idx[u * s..(u + 1) * s].iter().zip(&z[u * s..(u + 1) * s]) {
+                for l in 0..c {
+                    if y.at(l, u) == 1 {
+                        out[l + an * c] += zv;
+                    }
+                }
+            }
+        }
+    };
+    yzt(p);
+    let mu = params.unknown_weight;
+    if mu != 0.0 {
+        let up = T::from_f64(1.0 + mu);
+        lam.fill(0.0);
+        for (&an, &zv) in idx.iter().zip(z) {
+            lam[an] += zv.to_f64();
+        }
+        for an in 0..m {
+            let off = T::from_f64(mu * lam[an]);
+            p[an * c..(an + 1) * c]
+                .iter_mut()
+                .for_each(|x| *x = up * *x - off);
+        }
+    }
+    let graph = AnchorGraph::new(&*g, &*k, m)?;
+    let target = Target::Anchors { p: &*p, g: &*g };
+    fit_core(target, lr, c, &graph, r, params, q, a, &yzt, st, monitor)
+}
+
+/// The items' embeddings `H = A Z` (`r × n`) from the anchors' `a` (`r × m`)
+/// and an anchor graph `(idx, z)` with `s` anchors per item — the fitted items,
+/// or new ones ([`crate::graph::anchor_graph`] with the training scales):
+/// the paper's out-of-sample `h(x) = A z(x)`. Errors: the anchor graph's
+/// ([`crate::graph::anchor_gram`]), lengths. `O(n·s·r)`.
+pub fn embed_anchored<T: Real>(
+    a: &[T],
+    r: usize,
+    idx: &[usize],
+    z: &[T],
+    s: usize,
+    h: &mut [T],
+) -> Result<(), Error> {
+    if r == 0 {
+        return Err(Error::BadRank);
+    }
+    if a.is_empty() {
+        return Err(Error::ZeroDimension);
+    }
+    if !a.len().is_multiple_of(r) {
+        return Err(Error::DimensionMismatch);
+    }
+    let m = a.len() / r;
+    let n = check_anchor_graph(idx, z, s, m)?;
+    if h.len() != r * n {
+        return Err(Error::DimensionMismatch);
+    }
+    check_values(a, false)?;
+    for u in 0..n {
+        let col = &mut h[u * r..(u + 1) * r];
+        col.fill(T::ZERO);
+        for (&an, &zv) in idx[u * s..(u + 1) * s].iter().zip(&z[u * s..(u + 1) * s]) {
+            for (x, &av) in col.iter_mut().zip(&a[an * r..(an + 1) * r]) {
+                *x += zv * av;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `a = Qᵀ Ỹ` (`r × n`), `Ỹ = (1 + μ) Y − μ 1 1ᵀ`: from the positives of `y`
@@ -561,21 +881,18 @@ fn form_m<T: Real>(
 
 /// The NMF start (module docs).
 fn nmf_start<T: Real>(
-    y: MatRef<'_, u8>,
+    fill: &dyn Fn(&mut [T]),
+    c: usize,
     r: usize,
     p: &NmfParams,
     q: &mut [T],
     h: &mut [T],
     st: &mut Stack<'_>,
 ) -> Result<(), Error> {
-    let (c, n) = (y.rows(), y.cols());
+    let n = h.len() / r;
     let mut st = st.rest();
     let yd: &mut [T] = st.take_matrix(c, n)?;
-    for u in 0..n {
-        for s in 0..c {
-            yd[s + u * c] = T::from_f64(f64::from(y.at(s, u)));
-        }
-    }
+    fill(yd);
     let rest = st.take_rest();
     if yd.iter().all(|&x| x == T::ZERO) {
         // No label given at all: a deterministic small start.

@@ -74,6 +74,7 @@
 mod align;
 pub(crate) mod cca;
 pub(crate) mod engine;
+pub(crate) mod kmeans;
 pub(crate) mod knn;
 pub(crate) mod median;
 mod qp;

@@ -1,5 +1,7 @@
 //! k-means clustering: greedy k-means++ seeding, Lloyd iterations, seeded
-//! restarts keeping the lowest inertia (DESIGN §9).
+//! restarts keeping the lowest inertia (DESIGN §9). Here, below the graphs,
+//! because MVEL's anchor graphs ([`crate::graph::anchor`]) are built from its
+//! centroids; the evaluation re-exports it (`crate::eval::kmeans`).
 
 use crate::error::Error;
 use crate::linalg::mat::MatRef;

@@ -1,0 +1,825 @@
+//! MVEL's anchor graphs (seed 002 §2.3, DESIGN §8): the fused multi-view
+//! similarity between `n` items and `m ≪ n` anchors, kept for each item's `s`
+//! nearest anchors — `O(n·s)` numbers where the dense graph
+//! ([`crate::graph::fused_graph`]) takes `n²`.
+//!
+//! ```text
+//! w(u, a) = Σ_{i,j} p(G_ij) · w_ij(u, a) / v_ij                (item u, anchor a)
+//! z(a, u) = w(u, a) / Σ_{b ∈ ⟨u⟩} w(u, b)    for the s anchors ⟨u⟩ of largest w(u, ·); 0 elsewhere
+//! w_ii(u, a) = exp(−γ_ii ‖x_u⁽ⁱ⁾ − a⁽ⁱ⁾‖²)
+//! w_ij(u, a) = exp(−γ_ij ‖Φⁱᵀ(x_u⁽ⁱ⁾ − μ_i) − Φʲᵀ(a⁽ʲ⁾ − μ_j)‖²)      (i ≠ j: CCA of views i and j)
+//! ```
+//!
+//! * **Anchors**: `J` dense views of the same `m` anchors (`d_v × m`), any
+//!   points; [`anchors_by_kmeans`] gives the paper's (k-means centroids).
+//! * **Parts**: the item's view `i` against the anchor's view `j`, so both
+//!   ordered pairs of views count (the dense graph's `w_ij + w_ji`). Priors
+//!   as [`crate::graph::fused_graph`]: given (`J × J`, symmetric, summing to
+//!   1) or uniform; `cross_view = false` keeps the diagonal parts only.
+//! * **Scales**: `2J²` numbers, the bandwidths `γ_ij` (index `i + jJ`), then
+//!   the mean item volumes `v_ij = (1/n) Σ_{u,a} w_ij(u, a)` (index
+//!   `J² + i + jJ`). An entry 0 is chosen from these items — a bandwidth as
+//!   `1 / median d²` over a sample of the items (items `0, t, 2t, …`, at
+//!   most the block size below, against every anchor: `O(block·m)` memory,
+//!   where the median of all `n·m` distances would need `n·m`), a volume as the
+//!   mean over the items; a positive entry is used as given. All are written
+//!   back, so that **new items** get the training run's `z(x)` by passing its
+//!   scales and its views as `train` (where the CCA directions are computed).
+//!   `params.sigma > 0` is the cross-view bandwidth of an entry 0.
+//! * An item whose `s` largest weights all underflow to 0 (far from every
+//!   anchor at these bandwidths) takes the `s` anchors of smallest
+//!   `e(u, a) = Σ p(G_ij) γ_ij d²_ij(u, a)` with weights `∝ exp(−(e − e_min))`
+//!   (the parts' kernels combined geometrically instead of arithmetically): a
+//!   choice, so that `z` is always a distribution.
+//!
+//! The graph the model uses is `W̃ = Zᵀ Λ⁻¹ Z` (`Λ = diag(Z 1)`, never
+//! formed): its rows sum to 1 (total weight `n`, as the dense graph), and for
+//! `H = A Z` the term `tr(H (I − W̃) Hᵀ) = tr(A (G − G Λ⁻¹ G) Aᵀ)` with
+//! `G = Z Zᵀ` — [`AnchorGraph`] over the `m` anchors ([`anchor_gram`]).
+//!
+//! **Cost**: the CCA per view pair (as the dense graph); per part `O(n·m·d)`
+//! twice (volumes, then weights; once with given volumes) plus the sample;
+//! workspace `O(block·m + Σ d·p + p·m)` with `block = max(16, 2¹⁸/m)` items
+//! (at most `n`); output `n·s` indices and weights.
+
+use crate::data::{FactorsMut, View, ViewKind, ViewSet, ViewShape};
+use crate::error::Error;
+use crate::graph::fused::{
+    bandwidth, check_priors, mean_variance, prior_of, project, sq_dists, FusedParams, TOO_LARGE,
+};
+use crate::graph::GraphOp;
+use crate::linalg::mat::{MatMut, MatRef};
+use crate::linalg::real::Real;
+use crate::linalg::select::top_n_by;
+use crate::linalg::{gemm, gemm_req};
+use crate::similarity::cca::{cca, cca_req};
+use crate::similarity::kmeans::{kmeans, kmeans_workspace, KMeansParams, KMeansReport};
+use crate::work::{Stack, WorkReq};
+
+/// Distances per block: `block = max(16, BLOCK_ENTRIES / m)` items.
+const BLOCK_ENTRIES: usize = 1 << 18;
+
+fn block_of(n: usize, m: usize) -> usize {
+    (BLOCK_ENTRIES / m).max(16).min(n)
+}
+
+/// Number of scales of [`anchor_graph`] for `J` views: `2J²`.
+pub fn anchor_scales_len(views: usize) -> usize {
+    2 * views * views
+}
+
+/// `J ≥ 1` dense views with the same column count `≥ 1`; returns `(cols, J)`.
+fn dense_dims(shapes: impl IntoIterator<Item = ViewShape>) -> Result<(usize, usize), Error> {
+    let mut n = None;
+    let mut j = 0;
+    for s in shapes {
+        if s.rows == 0 || s.cols == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        if s.kind != ViewKind::Dense {
+            return Err(Error::BadParameter);
+        }
+        if *n.get_or_insert(s.cols) != s.cols {
+            return Err(Error::DimensionMismatch);
+        }
+        j += 1;
+    }
+    Ok((n.ok_or(Error::ZeroDimension)?, j))
+}
+
+/// Same view count `nv` and the same feature count per view.
+fn same_features(
+    rows: &dyn Fn(usize) -> usize,
+    nv: usize,
+    b: impl IntoIterator<Item = ViewShape>,
+) -> Result<(), Error> {
+    let mut k = 0;
+    for s in b {
+        if k >= nv || rows(k) != s.rows {
+            return Err(Error::DimensionMismatch);
+        }
+        k += 1;
+    }
+    if k != nv {
+        return Err(Error::DimensionMismatch);
+    }
+    Ok(())
+}
+
+/// Finite values and `‖X‖²_F ≤ 2^999` in every view of a set.
+fn check_set_values<T: Real, VS: ViewSet<T> + ?Sized>(vs: &VS) -> Result<(), Error> {
+    for i in 0..vs.count() {
+        let v = vs.view(i);
+        v.check_values(false)?;
+        let sq = v.sq_frobenius();
+        if sq.is_nan() || sq > TOO_LARGE {
+            return Err(Error::InputTooLarge);
+        }
+    }
+    Ok(())
+}
+
+fn dense<'v, T: Real, VS: ViewSet<T> + ?Sized>(
+    vs: &'v VS,
+    i: usize,
+) -> Result<MatRef<'v, T>, Error> {
+    match vs.view(i) {
+        View::Dense(d) => Ok(d.mat()),
+        View::Csc(_) => Err(Error::BadParameter),
+    }
+}
+
+// ---------------------------------------------------------------- anchors
+
+/// Workspace bytes of [`anchors_by_kmeans`].
+pub fn anchors_by_kmeans_workspace<T>(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    m: usize,
+    kparams: &KMeansParams,
+) -> Result<usize, Error> {
+    anchors_req(shapes, m, kparams)?.bytes()
+}
+
+fn anchors_req(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    m: usize,
+    kparams: &KMeansParams,
+) -> Result<WorkReq, Error> {
+    let (n, _) = dense_dims(shapes.clone())?;
+    let d = shapes
+        .into_iter()
+        .try_fold(0usize, |a, s| a.checked_add(s.rows))
+        .ok_or(Error::SizeOverflow)?;
+    if m == 0 {
+        return Err(Error::ZeroDimension);
+    }
+    if m > n {
+        return Err(Error::BadParameter);
+    }
+    d.checked_mul(n).ok_or(Error::SizeOverflow)?;
+    Ok(WorkReq::all_of(&[
+        WorkReq::matrix::<f64>(d, n),
+        WorkReq::new::<u32>(n),
+        WorkReq::matrix::<f64>(d, m),
+        WorkReq::new::<u8>(crate::work::ALIGN),
+        WorkReq::new::<u8>(kmeans_workspace(d, n, m, kparams)?),
+    ]))
+}
+
+/// The paper's anchors: k-means (`m` clusters, [`kmeans`] with `kparams`) of
+/// the items over all views at once — each view scaled so that its centred
+/// `‖X − μ1ᵀ‖²_F = n` (so every view counts alike; a constant view keeps its
+/// scale) and the views stacked — and each anchor's view `v` the centroid's
+/// part `v`, unscaled. Writes anchor view `v` into `anchors.get_mut(v)` (`d_v × m`, column-major) only on
+/// success and returns the k-means report.
+///
+/// Errors: shapes as [`anchor_graph`]; `m = 0` ([`Error::ZeroDimension`]),
+/// `m > n` ([`Error::BadParameter`]), `anchors[v].len() ≠ d_v·m`
+/// ([`Error::DimensionMismatch`]), values ([`Error::NonFiniteInput`],
+/// [`Error::InputTooLarge`]), k-means parameters, the workspace.
+///
+/// Cost: `O(n·m·Σd)` per Lloyd iteration; workspace `Σd·(n + m)` `f64`s and
+/// the k-means'.
+pub fn anchors_by_kmeans<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
+    views: &VS,
+    m: usize,
+    kparams: &KMeansParams,
+    anchors: &mut F,
+    work: &mut [u8],
+) -> Result<KMeansReport, Error> {
+    kparams.validate()?;
+    let nv = views.count();
+    let req = anchors_req((0..nv).map(|i| views.shape(i)), m, kparams)?;
+    let (n, _) = dense_dims((0..nv).map(|i| views.shape(i)))?;
+    if anchors.count() != nv {
+        return Err(Error::DimensionMismatch);
+    }
+    for i in 0..nv {
+        if anchors.get(i).len() != views.shape(i).rows * m {
+            return Err(Error::DimensionMismatch);
+        }
+    }
+    check_set_values(views)?;
+    req.check(work.len())?;
+    let d: usize = (0..nv).map(|i| views.shape(i).rows).sum();
+    let mut st = Stack::new(work);
+    let stacked: &mut [f64] = st.take_matrix(d, n)?;
+    let assign: &mut [u32] = st.take(n)?;
+    let cent: &mut [f64] = st.take_matrix(d, m)?;
+    let rest = st.take_rest();
+    let mut off = 0;
+    for i in 0..nv {
+        let x = dense(views, i)?;
+        let c = view_scale(x);
+        for u in 0..n {
+            for f in 0..x.rows() {
+                stacked[off + f + u * d] = x.at(f, u).to_f64() * c;
+            }
+        }
+        off += x.rows();
+    }
+    let sm = MatRef::col_major(&*stacked, d, n)?;
+    let report = kmeans(sm, m, kparams, assign, Some(&mut *cent), rest)?;
+    let mut off = 0;
+    for i in 0..nv {
+        let out = anchors.get_mut(i);
+        let x = dense(views, i)?;
+        let c = view_scale(x);
+        let di = x.rows();
+        for a in 0..m {
+            for f in 0..di {
+                out[f + a * di] = T::from_f64(cent[off + f + a * d] / c);
+            }
+        }
+        off += di;
+    }
+    Ok(report)
+}
+
+/// `sqrt(n / ‖X − μ1ᵀ‖²_F)`, or 1 for a constant view.
+fn view_scale<T: Real>(x: MatRef<'_, T>) -> f64 {
+    let n = x.cols() as f64;
+    let mut ss = 0.0;
+    for f in 0..x.rows() {
+        let mean = (0..x.cols()).map(|u| x.at(f, u).to_f64()).sum::<f64>() / n;
+        ss += (0..x.cols())
+            .map(|u| {
+                let t = x.at(f, u).to_f64() - mean;
+                t * t
+            })
+            .sum::<f64>();
+    }
+    let c = libm::sqrt(n / ss);
+    if c.is_finite() && c > 0.0 {
+        c
+    } else {
+        1.0
+    }
+}
+
+// ---------------------------------------------------------------- the graph
+
+/// One stored CCA of views `lo < hi`: directions, means, projected anchors.
+struct PairSlot {
+    p: usize,
+    off: usize,
+}
+
+/// The slot of pair `(lo, hi)` (`lo < hi`) in the CCA store, pairs in order
+/// `(0,1), (0,2), …, (1,2), …` with a nonzero prior; its size
+/// `p(d_lo + d_hi) + d_lo + d_hi + 2pm`.
+fn pair_slot(
+    shapes: &dyn Fn(usize) -> usize,
+    nv: usize,
+    used: &dyn Fn(usize, usize) -> bool,
+    params: &FusedParams,
+    m: usize,
+    lo: usize,
+    hi: usize,
+) -> Option<PairSlot> {
+    let mut off = 0usize;
+    for a in 0..nv {
+        for b in a + 1..nv {
+            if !used(a, b) {
+                continue;
+            }
+            let (da, db) = (shapes(a), shapes(b));
+            let p = params.dims(da, db);
+            if (a, b) == (lo, hi) {
+                return Some(PairSlot { p, off });
+            }
+            off = off.checked_add(slot_len(da, db, p, m)?)?;
+        }
+    }
+    None
+}
+
+fn slot_len(da: usize, db: usize, p: usize, m: usize) -> Option<usize> {
+    let d = da.checked_add(db)?;
+    p.checked_mul(d)?
+        .checked_add(d)?
+        .checked_add(p.checked_mul(m)?.checked_mul(2)?)
+}
+
+fn graph_req<T>(
+    rows: &dyn Fn(usize) -> usize,
+    nv: usize,
+    n: usize,
+    n_train: usize,
+    m: usize,
+    params: &FusedParams,
+    used: &dyn Fn(usize, usize) -> bool,
+) -> Result<WorkReq, Error> {
+    let b = block_of(n, m);
+    b.checked_mul(m).ok_or(Error::SizeOverflow)?;
+    let mut store = 0usize;
+    let mut phase = WorkReq::EMPTY;
+    let dmax = (0..nv).map(rows).max().unwrap_or(0);
+    let mut pmax = 0;
+    for a in 0..nv {
+        for c in a + 1..nv {
+            if !used(a, c) {
+                continue;
+            }
+            let (da, dc) = (rows(a), rows(c));
+            let p = params.dims(da, dc);
+            pmax = pmax.max(p);
+            store = store
+                .checked_add(slot_len(da, dc, p, m).ok_or(Error::SizeOverflow)?)
+                .ok_or(Error::SizeOverflow)?;
+            phase = phase
+                .or(WorkReq::all_of(&[
+                    WorkReq::new::<T>(p), // ρ
+                    WorkReq::new::<u8>(crate::work::ALIGN),
+                    cca_req::<T>(da, dc, n_train, p),
+                ]))
+                .or(gemm_req::<T>(p, m, da.max(dc)));
+        }
+    }
+    // Per part: the items' projection, the norms and the distance GEMM.
+    let part = WorkReq::all_of(&[
+        WorkReq::matrix::<T>(pmax, b),
+        WorkReq::new::<T>(m),
+        WorkReq::new::<T>(b),
+        gemm_req::<T>(m, b, dmax.max(pmax)),
+        gemm_req::<T>(pmax, b, dmax),
+    ]);
+    Ok(WorkReq::all_of(&[
+        WorkReq::new::<T>(store),
+        WorkReq::new::<f64>(2 * nv * nv), // scales
+        WorkReq::new::<f64>(nv * nv),     // volumes
+        WorkReq::matrix::<T>(m, b),       // distances
+        WorkReq::matrix::<f64>(m, b),     // weights
+        WorkReq::matrix::<f64>(m, b),     // exponents
+        WorkReq::new::<u8>(crate::work::ALIGN),
+        phase.or(part),
+    ]))
+}
+
+/// Workspace bytes of [`anchor_graph`] for `n` items of these view shapes,
+/// `m` anchors, `n_train` training items (`n` when `train` is `None`) and
+/// these priors (`None`: uniform).
+pub fn anchor_graph_workspace<T>(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    n_train: usize,
+    m: usize,
+    priors: Option<&[f64]>,
+    params: &FusedParams,
+) -> Result<usize, Error> {
+    params.validate()?;
+    let (n, nv) = dense_dims(shapes.clone())?;
+    if let Some(p) = priors {
+        check_priors(p, nv, params.cross_view)?;
+    }
+    if m == 0 {
+        return Err(Error::ZeroDimension);
+    }
+    let rows = |i: usize| shapes.clone().into_iter().nth(i).map_or(0, |s| s.rows);
+    let used = |a: usize, b: usize| {
+        params.cross_view && prior_of(priors, nv, params.cross_view, a, b) > 0.0
+    };
+    graph_req::<T>(&rows, nv, n, n_train, m, params, &used)?.bytes()
+}
+
+/// Builds the anchor graph `Z` of `views` (`n` items) over `anchors` (module
+/// docs): for item `u`, `idx[k + u·s]` (`k < s`) the anchors of its `s`
+/// largest weights, best first (ties: lower anchor index), and `z[k + u·s]`
+/// their normalised weights (each column sums to 1).
+///
+/// `train`: the training items' views (same features), where the CCA
+/// directions are computed, or `None` (these items). `scales`: `2J²` numbers,
+/// in and out (module docs). `priors`: `J × J` or `None`.
+///
+/// Errors, before anything is written: views or anchors not dense
+/// ([`Error::BadParameter`]); empty shapes ([`Error::ZeroDimension`]); view
+/// counts, feature counts or output lengths that disagree
+/// ([`Error::DimensionMismatch`]); `s = 0` or `s > m`
+/// ([`Error::BadParameter`]); non-finite or negative scales, bad priors or options
+/// ([`Error::BadParameter`]); values ([`Error::NonFiniteInput`],
+/// [`Error::InputTooLarge`]); fewer than 2 training items with cross-view
+/// parts ([`Error::ZeroDimension`]); a CCA that fails; the workspace.
+#[allow(clippy::too_many_arguments)]
+pub fn anchor_graph<T: Real, VS: ViewSet<T> + ?Sized, AS: ViewSet<T> + ?Sized>(
+    views: &VS,
+    train: Option<&VS>,
+    anchors: &AS,
+    s: usize,
+    priors: Option<&[f64]>,
+    params: &FusedParams,
+    scales: &mut [f64],
+    idx: &mut [usize],
+    z: &mut [T],
+    work: &mut [u8],
+) -> Result<(), Error> {
+    params.validate()?;
+    let nv = views.count();
+    let (n, _) = dense_dims((0..nv).map(|i| views.shape(i)))?;
+    let rows = |i: usize| views.shape(i).rows;
+    let (m, na) = dense_dims((0..anchors.count()).map(|i| anchors.shape(i)))?;
+    if na != nv {
+        return Err(Error::DimensionMismatch);
+    }
+    same_features(&rows, nv, (0..nv).map(|i| anchors.shape(i)))?;
+    let n_train = match train {
+        Some(t) => {
+            let (nt, _) = dense_dims((0..t.count()).map(|i| t.shape(i)))?;
+            same_features(&rows, nv, (0..t.count()).map(|i| t.shape(i)))?;
+            nt
+        }
+        None => n,
+    };
+    if s == 0 || s > m {
+        return Err(Error::BadParameter);
+    }
+    let ns = n.checked_mul(s).ok_or(Error::SizeOverflow)?;
+    if idx.len() != ns || z.len() != ns || scales.len() != anchor_scales_len(nv) {
+        return Err(Error::DimensionMismatch);
+    }
+    if scales.iter().any(|&x| !x.is_finite() || x < 0.0) {
+        return Err(Error::BadParameter);
+    }
+    if let Some(p) = priors {
+        check_priors(p, nv, params.cross_view)?;
+    }
+    let prior = |a: usize, b: usize| prior_of(priors, nv, params.cross_view, a, b);
+    let used = |a: usize, b: usize| params.cross_view && prior(a, b) > 0.0;
+    let req = graph_req::<T>(&rows, nv, n, n_train, m, params, &used)?;
+    check_set_values(views)?;
+    check_set_values(anchors)?;
+    if let Some(t) = train {
+        check_set_values(t)?;
+    }
+    if n_train < 2 && (0..nv).any(|a| (a + 1..nv).any(|b| used(a, b))) {
+        return Err(Error::ZeroDimension);
+    }
+    req.check(work.len())?;
+
+    let jj = nv * nv;
+    let b = block_of(n, m);
+    let mut st = Stack::new(work);
+    let store_len: usize = {
+        let mut t = 0;
+        for a in 0..nv {
+            for c in a + 1..nv {
+                if used(a, c) {
+                    t += slot_len(rows(a), rows(c), params.dims(rows(a), rows(c)), m)
+                        .ok_or(Error::SizeOverflow)?;
+                }
+            }
+        }
+        t
+    };
+    let store: &mut [T] = st.take(store_len)?;
+    let sc: &mut [f64] = st.take(2 * jj)?;
+    let vol: &mut [f64] = st.take(jj)?;
+    let dist: &mut [T] = st.take_matrix(m, b)?;
+    let wsum: &mut [f64] = st.take_matrix(m, b)?;
+    let esum: &mut [f64] = st.take_matrix(m, b)?;
+    let rest = st.take_rest();
+
+    // CCA of every used pair on the training items, and the anchors projected.
+    let tr: &VS = train.unwrap_or(views);
+    for lo in 0..nv {
+        for hi in lo + 1..nv {
+            if !used(lo, hi) {
+                continue;
+            }
+            let slot = pair_slot(&rows, nv, &used, params, m, lo, hi).ok_or(Error::Internal)?;
+            let (dl, dh, p) = (rows(lo), rows(hi), slot.p);
+            let sl = &mut store[slot.off..slot.off + slot_len(dl, dh, p, m).unwrap_or(0)];
+            let (phi_l, r1) = sl.split_at_mut(dl * p);
+            let (phi_h, r2) = r1.split_at_mut(dh * p);
+            let (mu_l, r3) = r2.split_at_mut(dl);
+            let (mu_h, r4) = r3.split_at_mut(dh);
+            let (pa_l, pa_h) = r4.split_at_mut(p * m);
+            let (x, y) = match (tr.view(lo), tr.view(hi)) {
+                (View::Dense(x), View::Dense(y)) => (x, y),
+                _ => return Err(Error::BadParameter),
+            };
+            let reg = params.cca_reg * mean_variance(&x, &y);
+            let mut ph = Stack::new(&mut rest[..]);
+            let rho: &mut [T] = ph.take(p)?;
+            let inner = ph.take_rest();
+            cca(&x, &y, reg, p, phi_l, phi_h, rho, mu_l, mu_h, inner)?;
+            let mut ph = Stack::new(&mut rest[..]);
+            project(dense(anchors, lo)?, phi_l, mu_l, p, pa_l, &mut ph)?;
+            project(dense(anchors, hi)?, phi_h, mu_h, p, pa_h, &mut ph)?;
+        }
+    }
+
+    // The distances of part (i, j) between anchors and the items `u0..u0+nb`
+    // (with column step `step`), into `dist[a + u m]`.
+    let part_dists = |i: usize,
+                      j: usize,
+                      u0: usize,
+                      nb: usize,
+                      step: usize,
+                      dist: &mut [T],
+                      store: &[T],
+                      rest: &mut [u8]|
+     -> Result<(), Error> {
+        let x = dense(views, i)?;
+        let items = MatRef::new(
+            &x.data()[u0 * x.cs()..],
+            x.rows(),
+            nb,
+            x.rs(),
+            x.cs() * step,
+        )?;
+        let mut ph = Stack::new(rest);
+        if i == j {
+            return sq_dists(
+                dense(anchors, i)?,
+                items,
+                false,
+                &mut dist[..m * nb],
+                &mut ph,
+            );
+        }
+        let (lo, hi) = (i.min(j), i.max(j));
+        let slot = pair_slot(&rows, nv, &used, params, m, lo, hi).ok_or(Error::Internal)?;
+        let (dl, dh, p) = (rows(lo), rows(hi), slot.p);
+        let sl = &store[slot.off..];
+        let (phi_l, r1) = sl.split_at(dl * p);
+        let (phi_h, r2) = r1.split_at(dh * p);
+        let (mu_l, r3) = r2.split_at(dl);
+        let (mu_h, r4) = r3.split_at(dh);
+        let (pa_l, r5) = r4.split_at(p * m);
+        let pa_h = &r5[..p * m];
+        // The item's view i by Φ_i, the anchor's view j by Φ_j.
+        let (phi_i, mu_i, pa_j) = if i == lo {
+            (phi_l, mu_l, pa_h)
+        } else {
+            (phi_h, mu_h, pa_l)
+        };
+        let zb: &mut [T] = ph.take_matrix(p, nb)?;
+        project(items, phi_i, mu_i, p, zb, &mut ph)?;
+        sq_dists(
+            MatRef::col_major(pa_j, p, m)?,
+            MatRef::col_major(&*zb, p, nb)?,
+            false,
+            &mut dist[..m * nb],
+            &mut ph,
+        )
+    };
+    let parts = |f: &mut dyn FnMut(usize, usize) -> Result<(), Error>| -> Result<(), Error> {
+        for i in 0..nv {
+            for j in 0..nv {
+                if (i == j && prior(i, i) > 0.0) || (i != j && used(i.min(j), i.max(j))) {
+                    f(i, j)?;
+                }
+            }
+        }
+        Ok(())
+    };
+    sc.copy_from_slice(scales);
+    // Bandwidths, on the sample.
+    let nsm = b.min(n);
+    let step = n / nsm;
+    parts(&mut |i, j| {
+        let k = i + j * nv;
+        if sc[k] == 0.0 {
+            part_dists(i, j, 0, nsm, step, dist, store, rest)?;
+            sc[k] = if i != j && params.sigma > 0.0 {
+                params.sigma
+            } else {
+                bandwidth(&mut dist[..m * nsm], nsm, false)
+            };
+        }
+        Ok(())
+    })?;
+    // Volumes over all items where not given.
+    vol.fill(0.0);
+    let mut u0 = 0;
+    while u0 < n {
+        let nb = b.min(n - u0);
+        parts(&mut |i, j| {
+            let k = i + j * nv;
+            if sc[jj + k] == 0.0 {
+                part_dists(i, j, u0, nb, 1, dist, store, rest)?;
+                vol[k] += dist[..m * nb]
+                    .iter()
+                    .map(|d| libm::exp(-sc[k] * d.to_f64()))
+                    .sum::<f64>();
+            }
+            Ok(())
+        })?;
+        u0 += nb;
+    }
+    parts(&mut |i, j| {
+        let k = i + j * nv;
+        if sc[jj + k] == 0.0 {
+            sc[jj + k] = vol[k] / n as f64;
+        }
+        Ok(())
+    })?;
+    // Weights per block, then each item's s anchors.
+    let mut u0 = 0;
+    while u0 < n {
+        let nb = b.min(n - u0);
+        wsum[..m * nb].fill(0.0);
+        esum[..m * nb].fill(0.0);
+        parts(&mut |i, j| {
+            let k = i + j * nv;
+            let (g, v, p) = (sc[k], sc[jj + k], prior(i, j));
+            part_dists(i, j, u0, nb, 1, dist, store, rest)?;
+            for ((w, e), d) in wsum.iter_mut().zip(esum.iter_mut()).zip(&dist[..m * nb]) {
+                let gd = g * d.to_f64();
+                if v > 0.0 {
+                    *w += p / v * libm::exp(-gd);
+                }
+                *e += p * gd;
+            }
+            Ok(())
+        })?;
+        for u in 0..nb {
+            let w = &wsum[u * m..(u + 1) * m];
+            let e = &esum[u * m..(u + 1) * m];
+            let out_i = &mut idx[(u0 + u) * s..(u0 + u + 1) * s];
+            let out_z = &mut z[(u0 + u) * s..(u0 + u + 1) * s];
+            top_n_by(m, |a| w[a], None, out_i);
+            let total: f64 = out_i.iter().map(|&a| w[a]).sum();
+            if total > 0.0 && total.is_finite() {
+                for (o, &a) in out_z.iter_mut().zip(out_i.iter()) {
+                    *o = T::from_f64(w[a] / total);
+                }
+            } else {
+                top_n_by(m, |a| -e[a], None, out_i);
+                let emin = e[out_i[0]];
+                let total: f64 = out_i.iter().map(|&a| libm::exp(emin - e[a])).sum();
+                for (o, &a) in out_z.iter_mut().zip(out_i.iter()) {
+                    *o = T::from_f64(libm::exp(emin - e[a]) / total);
+                }
+            }
+        }
+        u0 += nb;
+    }
+    scales.copy_from_slice(sc);
+    Ok(())
+}
+
+// ---------------------------------------------------------------- the operator
+
+/// Workspace bytes of [`anchor_gram`] for `m` anchors.
+pub fn anchor_gram_workspace<T>(m: usize) -> Result<usize, Error> {
+    if m == 0 {
+        return Err(Error::ZeroDimension);
+    }
+    gram_req::<T>(m).bytes()
+}
+
+pub(crate) fn gram_req<T>(m: usize) -> WorkReq {
+    WorkReq::all_of(&[
+        WorkReq::matrix::<T>(m, m),
+        WorkReq::new::<f64>(m),
+        gemm_req::<T>(m, m, m),
+    ])
+}
+
+/// Checks an anchor graph: `idx` and `z` of length `s·n`, indices `< m`,
+/// weights finite and `≥ 0`; returns `n`.
+pub(crate) fn check_anchor_graph<T: Real>(
+    idx: &[usize],
+    z: &[T],
+    s: usize,
+    m: usize,
+) -> Result<usize, Error> {
+    if s == 0 || m == 0 || idx.is_empty() {
+        return Err(Error::ZeroDimension);
+    }
+    if s > m {
+        return Err(Error::BadParameter);
+    }
+    if idx.len() != z.len() || !idx.len().is_multiple_of(s) {
+        return Err(Error::DimensionMismatch);
+    }
+    if idx.iter().any(|&a| a >= m) {
+        return Err(Error::BadParameter);
+    }
+    crate::data::check_values(z, true)?;
+    Ok(idx.len() / s)
+}
+
+/// `G = Z Zᵀ` and `K = G Λ⁻¹ G` (`m × m`, column-major; `Λ = diag(Z 1)`, an
+/// anchor no item uses contributes nothing) of the anchor graph `(idx, z)`
+/// with `s` anchors per item: the two products of [`AnchorGraph`]. Errors
+/// (nothing written): as [`check_anchor_graph`] — indices `≥ m` or `s > m`
+/// ([`Error::BadParameter`]), negative or non-finite weights
+/// ([`Error::NegativeInput`], [`Error::NonFiniteInput`]) —, output lengths,
+/// the workspace. Cost `O(n·s² + m³)`.
+pub fn anchor_gram<T: Real>(
+    idx: &[usize],
+    z: &[T],
+    s: usize,
+    m: usize,
+    g: &mut [T],
+    k: &mut [T],
+    work: &mut [u8],
+) -> Result<(), Error> {
+    let n = check_anchor_graph(idx, z, s, m)?;
+    let mm = m.checked_mul(m).ok_or(Error::SizeOverflow)?;
+    if g.len() != mm || k.len() != mm {
+        return Err(Error::DimensionMismatch);
+    }
+    gram_req::<T>(m).check(work.len())?;
+    let mut st = Stack::new(work);
+    let gl: &mut [T] = st.take_matrix(m, m)?;
+    let lam: &mut [f64] = st.take(m)?;
+    g.fill(T::ZERO);
+    lam.fill(0.0);
+    for u in 0..n {
+        let (iu, zu) = (&idx[u * s..(u + 1) * s], &z[u * s..(u + 1) * s]);
+        for (&a, &za) in iu.iter().zip(zu) {
+            lam[a] += za.to_f64();
+            for (&c, &zc) in iu.iter().zip(zu) {
+                g[a + c * m] += za * zc;
+            }
+        }
+    }
+    // G Λ⁻¹ (columns scaled), then K = (G Λ⁻¹) G.
+    for c in 0..m {
+        let f = if lam[c] > 0.0 { 1.0 / lam[c] } else { 0.0 };
+        let f = T::from_f64(f);
+        for a in 0..m {
+            gl[a + c * m] = g[a + c * m] * f;
+        }
+    }
+    gemm(
+        T::ONE,
+        MatRef::col_major(&*gl, m, m)?,
+        MatRef::col_major(&*g, m, m)?,
+        T::ZERO,
+        MatMut::col_major(k, m, m)?,
+        &mut st,
+    )
+}
+
+/// The anchor graph's Laplacian term over the `m` anchors' embeddings `A`
+/// (`K × m`): `tr(A (G − K) Aᵀ)` with `G` and `K` from [`anchor_gram`]
+/// (module docs). As a [`GraphOp`], `plus = A G`, `minus = A K` (both `≥ 0`
+/// for `A ≥ 0`) and no penalty part.
+#[derive(Clone, Copy, Debug)]
+pub struct AnchorGraph<'a, T> {
+    g: &'a [T],
+    k: &'a [T],
+    m: usize,
+}
+
+impl<'a, T: Real> AnchorGraph<'a, T> {
+    /// Wraps `G` and `K` (`m × m` each).
+    pub fn new(g: &'a [T], k: &'a [T], m: usize) -> Result<Self, Error> {
+        if m == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let mm = m.checked_mul(m).ok_or(Error::SizeOverflow)?;
+        if g.len() != mm || k.len() != mm {
+            return Err(Error::DimensionMismatch);
+        }
+        Ok(AnchorGraph { g, k, m })
+    }
+}
+
+impl<T: Real> GraphOp<T> for AnchorGraph<'_, T> {
+    fn items(&self) -> usize {
+        self.m
+    }
+    fn has_penalty(&self) -> bool {
+        false
+    }
+    fn apply_req(&self, k: usize) -> WorkReq {
+        gemm_req::<T>(k, self.m, self.m)
+    }
+    fn apply(
+        &self,
+        v: &[T],
+        k: usize,
+        plus: &mut [T],
+        minus: &mut [T],
+        st: &mut Stack<'_>,
+    ) -> Result<(f64, f64), Error> {
+        let m = self.m;
+        let vm = MatRef::col_major(v, k, m)?;
+        gemm(
+            T::ONE,
+            vm,
+            MatRef::col_major(self.g, m, m)?,
+            T::ZERO,
+            MatMut::col_major(plus, k, m)?,
+            st,
+        )?;
+        gemm(
+            T::ONE,
+            vm,
+            MatRef::col_major(self.k, m, m)?,
+            T::ZERO,
+            MatMut::col_major(minus, k, m)?,
+            st,
+        )?;
+        let ta = v
+            .iter()
+            .zip(plus.iter().zip(minus.iter()))
+            .map(|(&x, (&p, &q))| x.to_f64() * (p - q).to_f64())
+            .sum();
+        Ok((ta, 0.0))
+    }
+}
