@@ -703,7 +703,7 @@ pub(crate) fn check_anchor_graph<T: Real>(
 /// `G = Z Zᵀ` and `K = G Λ⁻¹ G` (`m × m`, column-major; `Λ = diag(Z 1)`, an
 /// anchor no item uses contributes nothing) of the anchor graph `(idx, z)`
 /// with `s` anchors per item: the two products of [`AnchorGraph`]. Errors
-/// (nothing written): as [`check_anchor_graph`] — indices `≥ m` or `s > m`
+/// (nothing written): `s = 0` or `m = 0` ([`Error::ZeroDimension`]), indices `≥ m` or `s > m`
 /// ([`Error::BadParameter`]), negative or non-finite weights
 /// ([`Error::NegativeInput`], [`Error::NonFiniteInput`]) —, output lengths,
 /// the workspace. Cost `O(n·s² + m³)`.
