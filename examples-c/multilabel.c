@@ -32,8 +32,11 @@
  * (default sign: label present where the score QH > 0, the paper's {-1, 1}
  * coding; given: per-label thresholds maximising F1 on the given labels),
  * --split-view D (split view 1 at feature D into two views, to run the
- * cross-view path on a one-view dataset), --max-items N (dense graphs only:
- * refuse larger problems; default 6000).
+ * cross-view path on a one-view dataset), --anchors M (0: the dense fused graph;
+ * M > 0: an anchor graph of M k-means anchors, H = A Z, seed 002 §2.3; default
+ * dense up to 4000 items, 500 anchors above), --neighbors S (anchors per item,
+ * default 5), --max-items N (dense graphs only: refuse larger problems; default
+ * 6000).
  *
  * Output: the settings, one Markdown table per metric under a "###" heading
  * (rows = methods, columns = ILR, cells mean ± std over the splits), the wall
@@ -53,6 +56,8 @@
 #define MAXS 32
 #define NMETH 4
 #define KNN 10
+#define DENSE_UP_TO 4000 /* default: the dense graph up to this many items, anchors above */
+#define ANCHORS 500      /* default anchors above DENSE_UP_TO */
 
 static const char *const METHOD[NMETH] = { "mvel", "mvel-concat", "mlknn", "given" };
 static const char *const METRIC[4] = { "Macro-F1", "Micro-F1", "Hamming loss", "average AUROC" };
@@ -275,6 +280,9 @@ typedef struct {
     mvnmf_mvel_params mp;
     int decide_given; /* 1: thresholds by F1 on the given labels; 0: the sign */
     int auto_mu;      /* unknown weight = given positives / unknown entries */
+    size_t anchors;   /* 0: the dense fused graph; m: an anchor graph of m anchors */
+    size_t near;      /* anchors per item */
+    uint64_t seed;    /* of the k-means anchors */
 } settings;
 
 /* MVEL on the views (cross_view) or on one concatenated view; writes scores
@@ -287,7 +295,7 @@ static void run_mvel(const dataset *ds, const double *const *xs, const size_t *d
     mvnmf_graph g;
     mvnmf_mvel_params mp;
     size_t v, bytes = 0, n = ds->n, c = ds->c, r = st->r;
-    double *w = (double *)xmalloc(n * n * sizeof(double)), *q = (double *)xmalloc(c * r * sizeof(double));
+    double *q = (double *)xmalloc(c * r * sizeof(double));
     double *h = (double *)xmalloc(r * n * sizeof(double)), *tau = (double *)xmalloc(c * sizeof(double));
     void *wk;
     gp.cross_view = (uint32_t)cross_view;
@@ -299,14 +307,6 @@ static void run_mvel(const dataset *ds, const double *const *xs, const size_t *d
         views[v].col_stride = ds_d[v];
         views[v].values = xs[v];
     }
-    check(mvnmf_fused_graph_workspace(views, nv, &gp, &bytes), "fused graph workspace");
-    wk = work_of(bytes);
-    check(mvnmf_fused_graph(views, nv, NULL, NULL, &gp, w, wk, bytes), "fused graph");
-    free(wk);
-    memset(&g, 0, sizeof g);
-    g.kind = MVNMF_GRAPH_DENSE;
-    g.n = n;
-    g.affinity_weights = w;
     mp = st->mp;
     if (st->auto_mu) { /* balance: the unknown entries weigh as much as the positives */
         size_t pos = 0, i;
@@ -314,10 +314,61 @@ static void run_mvel(const dataset *ds, const double *const *xs, const size_t *d
             pos += given[i];
         mp.unknown_weight = pos < c * n ? (double)pos / (double)(c * n - pos) : 0.0;
     }
-    check(mvnmf_mvel_fit_workspace(c, &g, r, &mp, &bytes), "mvel workspace");
-    wk = work_of(bytes);
-    check(mvnmf_mvel_fit(given, c, &g, r, &mp, q, h, wk, bytes, NULL, NULL, NULL), "mvel fit");
-    free(wk);
+    if (st->anchors) {
+        /* Anchors by k-means, each item's `near` best anchors, H = A Z. */
+        size_t m = st->anchors, s = st->near;
+        double *an[MAXV], scales[2 * MAXV * MAXV], *z = (double *)xmalloc(n * s * sizeof(double));
+        double *a = (double *)xmalloc(r * m * sizeof(double));
+        size_t *idx = (size_t *)xmalloc(n * s * sizeof(size_t));
+        mvnmf_view av[MAXV];
+        mvnmf_kmeans_params kp = mvnmf_kmeans_params_default();
+        kp.restarts = 1;
+        kp.max_iter = 30;
+        kp.seed = st->seed;
+        for (v = 0; v < nv; v++)
+            an[v] = (double *)xmalloc(ds_d[v] * m * sizeof(double));
+        check(mvnmf_anchors_kmeans_workspace(views, nv, m, &kp, &bytes), "anchors workspace");
+        wk = work_of(bytes);
+        check(mvnmf_anchors_kmeans(views, nv, m, &kp, an, wk, bytes, NULL), "anchors");
+        free(wk);
+        for (v = 0; v < nv; v++) {
+            av[v] = views[v];
+            av[v].cols = m;
+            av[v].values = an[v];
+        }
+        for (v = 0; v < 2 * nv * nv; v++)
+            scales[v] = 0.0;
+        check(mvnmf_anchor_graph_workspace(views, nv, n, m, NULL, &gp, &bytes), "anchor graph workspace");
+        wk = work_of(bytes);
+        check(mvnmf_anchor_graph(views, nv, NULL, av, s, NULL, &gp, scales, idx, z, wk, bytes), "anchor graph");
+        free(wk);
+        check(mvnmf_mvel_fit_anchored_workspace(n, c, r, m, &mp, &bytes), "anchored mvel workspace");
+        wk = work_of(bytes);
+        check(mvnmf_mvel_fit_anchored(given, c, n, idx, z, s, m, r, &mp, q, a, wk, bytes, NULL, NULL, NULL),
+              "anchored mvel fit");
+        free(wk);
+        check(mvnmf_mvel_embed_anchored(a, r, m, idx, z, s, n, h), "embed");
+        for (v = 0; v < nv; v++)
+            free(an[v]);
+        free(z);
+        free(a);
+        free(idx);
+    } else {
+        double *w = (double *)xmalloc(n * n * sizeof(double));
+        check(mvnmf_fused_graph_workspace(views, nv, &gp, &bytes), "fused graph workspace");
+        wk = work_of(bytes);
+        check(mvnmf_fused_graph(views, nv, NULL, NULL, &gp, w, wk, bytes), "fused graph");
+        free(wk);
+        memset(&g, 0, sizeof g);
+        g.kind = MVNMF_GRAPH_DENSE;
+        g.n = n;
+        g.affinity_weights = w;
+        check(mvnmf_mvel_fit_workspace(c, &g, r, &mp, &bytes), "mvel workspace");
+        wk = work_of(bytes);
+        check(mvnmf_mvel_fit(given, c, &g, r, &mp, q, h, wk, bytes, NULL, NULL, NULL), "mvel fit");
+        free(wk);
+        free(w);
+    }
     check(mvnmf_mvel_predict_workspace(c, r, n, &bytes), "predict workspace");
     wk = work_of(bytes);
     check(mvnmf_mvel_predict(q, h, c, r, n, scores, wk, bytes), "predict");
@@ -332,7 +383,6 @@ static void run_mvel(const dataset *ds, const double *const *xs, const size_t *d
             tau[v] = 0.0; /* the sign: the paper's {-1, 1} coding */
     }
     check(mvnmf_mvel_decide(scores, tau, c, n, pred), "decide");
-    free(w);
     free(q);
     free(h);
     free(tau);
@@ -411,6 +461,7 @@ typedef struct {
     const char *dir;
     double ilr[MAXI];
     size_t nilr, splits, split_at, max_items;
+    long anchors; /* -1: by size */
     int use[NMETH];
     uint64_t seed;
     settings st;
@@ -440,6 +491,8 @@ static options parse(int argc, char **argv)
     o.splits = 3;
     o.seed = 1;
     o.max_items = 6000;
+    o.anchors = -1;
+    o.st.near = 5;
     o.st.mp = mvnmf_mvel_params_default();
     o.st.auto_mu = 1;
     for (m = 0; m < NMETH; m++)
@@ -477,6 +530,10 @@ static options parse(int argc, char **argv)
             o.st.decide_given = !strcmp(v, "given");
         else if (!strcmp(a, "--split-view"))
             o.split_at = strtoul(v, NULL, 10);
+        else if (!strcmp(a, "--anchors"))
+            o.anchors = strtol(v, NULL, 10);
+        else if (!strcmp(a, "--neighbors"))
+            o.st.near = strtoul(v, NULL, 10);
         else if (!strcmp(a, "--max-items"))
             o.max_items = strtoul(v, NULL, 10);
         else if (!strcmp(a, "--methods")) {
@@ -496,7 +553,7 @@ static options parse(int argc, char **argv)
     }
     if (!o.dir)
         die("usage: multilabel [--ilr LIST] [--splits N] [--seed S] [--methods LIST] [--dim R] [--theta1 X] "
-            "[--theta2 X] [--iters N] [--split-view D] DIR",
+            "[--theta2 X] [--iters N] [--split-view D] [--anchors M] [--neighbors S] DIR",
             NULL);
     if (o.splits == 0 || o.splits > MAXS)
         die("--splits must be 1..32", NULL);
@@ -527,10 +584,15 @@ int main(int argc, char **argv)
     size_t i, sp, m, k, dz;
     double t0 = now(), *z, *scores;
     uint8_t *given, *pred;
-    char mu[64];
-    if (ds.n > o.max_items)
-        die("more items than --max-items: the dense graph needs n^2 doubles (anchor graphs are not built yet)",
-            NULL);
+    char mu[64], gdesc[96];
+    o.st.anchors = o.anchors >= 0 ? (size_t)o.anchors : ds.n > DENSE_UP_TO ? ANCHORS : 0;
+    if (o.st.anchors > ds.n)
+        o.st.anchors = ds.n;
+    if (o.st.near > o.st.anchors && o.st.anchors)
+        o.st.near = o.st.anchors;
+    o.st.seed = o.seed;
+    if (!o.st.anchors && ds.n > o.max_items)
+        die("more items than --max-items: the dense graph needs n^2 doubles (use --anchors M)", NULL);
     if (!o.st.r)
         o.st.r = ds.c;
     z = concat(&ds, &dz);
@@ -543,14 +605,18 @@ int main(int argc, char **argv)
     for (i = 0; i < ds.nv; i++)
         printf(" %zu", ds.d[i]);
     printf(" features%s\n", o.split_at ? " (view 1 split by --split-view)" : "");
+    if (o.st.anchors)
+        snprintf(gdesc, sizeof gdesc, "%zu anchors by k-means, %zu per item (H = A Z)", o.st.anchors, o.st.near);
+    else
+        snprintf(gdesc, sizeof gdesc, "dense");
     if (o.st.auto_mu)
         snprintf(mu, sizeof mu, "auto (given positives / unknown entries)");
     else
         snprintf(mu, sizeof mu, "%g", o.st.mp.unknown_weight);
     printf("* MVEL: dim %zu, theta1 %g, theta2 %g, unknown weight %s, %u iterations, decisions by %s; fused "
-           "graph: RBF within views (median bandwidth), CCA across views, uniform priors, dense\n",
+           "graph: RBF within views (median bandwidth), CCA across views, uniform priors, %s\n",
            o.st.r, o.st.mp.theta1, o.st.mp.theta2, mu, o.st.mp.max_iter,
-           o.st.decide_given ? "per-label thresholds (F1 on the given labels)" : "the sign of the score");
+           o.st.decide_given ? "per-label thresholds (F1 on the given labels)" : "the sign of the score", gdesc);
     printf("* protocol: %zu splits (seed %llu + split), each item keeps round(ILR x its positives), at least "
            "one; all items learned transductively, scored against the full labels\n",
            o.splits, (unsigned long long)o.seed);
@@ -604,8 +670,9 @@ int main(int argc, char **argv)
             printf("\n");
         }
     }
-    printf("\nwall time %.1f s; peak workspace %.1f MiB (plus the n x n graph, %.1f MiB)\n", now() - t0,
-           (double)g_peak / 1048576.0, (double)(ds.n * ds.n * 8) / 1048576.0);
+    printf("\nwall time %.1f s; peak workspace %.1f MiB (plus the graph, %.1f MiB)\n", now() - t0,
+           (double)g_peak / 1048576.0,
+           (double)(o.st.anchors ? ds.n * o.st.near * 16 : ds.n * ds.n * 8) / 1048576.0);
     for (i = 0; i < ds.nv; i++)
         free(ds.x[i]);
     free(ds.truth);

@@ -1989,6 +1989,11 @@ fn t_jsnmf(g: &mut G, bad: bool) -> R {
 
 /// MVEL on a random dense or CSR graph, then prediction, thresholds, decisions.
 fn t_mvel(g: &mut G, bad: bool) -> R {
+    // A third of the MVEL cases exercise the anchor functions (in this target,
+    // so that the seed → target map of the other targets stays as it was).
+    if g.one_in(3) {
+        return t_mvel_anchor(g, bad);
+    }
     // The graph says how many items there are (a C caller sizes its arrays by it).
     let bad_graph = bad && g.one_in(4);
     let n0 = g.range(1, 10);
@@ -2293,6 +2298,245 @@ fn t_linalg(g: &mut G, bad: bool) -> R {
                         }
                     }
                 }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// MVEL's anchors: k-means anchors, the anchor graph (with or without
+/// training views and given scales), the anchored fit and the embedding.
+fn t_mvel_anchor(g: &mut G, bad: bool) -> R {
+    let h = g.range(1, 3);
+    let n = g.range(1, 9);
+    let sc = g.decade(SOLVER_DECADES);
+    let dims: Vec<usize> = (0..h).map(|_| g.range(1, 4)).collect();
+    let mut vs: Vec<ViewData> = dims.iter().map(|&d| gen_view(g, d, n, sc)).collect();
+    if bad && g.one_in(2) {
+        let i = g.below(h);
+        corrupt_view(g, &mut vs[i]);
+    }
+    let cv: Vec<mvnmf_view> = vs.iter().map(ViewData::c).collect();
+    let m = if bad && g.one_in(6) {
+        g.pick(&[0, n + 1])
+    } else {
+        g.range(1, n)
+    };
+    match g.below(3) {
+        0 => {
+            let mut kp = mvnmf_kmeans_params_default();
+            kp.restarts = g.range(1, 2) as u32;
+            kp.max_iter = g.range(1, 20) as u32;
+            kp.seed = g.u64();
+            let need =
+                query(|b| unsafe { mvnmf_anchors_kmeans_workspace(cv.as_ptr(), h, m, &kp, b) });
+            let mut outs: Vec<Out> = dims.iter().map(|&d| Out::f64s(d * m)).collect();
+            let ptrs: Vec<*mut f64> = outs.iter_mut().map(|o| o.ptr()).collect();
+            let mut rep = Out::bytes(std::mem::size_of::<mvnmf_kmeans_report>());
+            let short = bad && g.one_in(3);
+            let mut wk = Work::new(g, need, short);
+            let s = unsafe {
+                mvnmf_anchors_kmeans(
+                    cv.as_ptr(),
+                    h,
+                    m,
+                    &kp,
+                    ptrs.as_ptr(),
+                    wk.ptr(),
+                    wk.bytes,
+                    rep.ptr(),
+                )
+            };
+            let mut named: Vec<(&str, &Out)> = outs.iter().map(|o| ("anchors", o)).collect();
+            named.push(("report", &rep));
+            check_call(s, &named, Some(&wk))?;
+            if s == S::Ok {
+                for o in &outs {
+                    finite("anchors", o.f64())?;
+                }
+            }
+        }
+        1 => {
+            // Anchors: any dense points with the views' features.
+            let m = m.max(1);
+            let an: Vec<ViewData> = dims
+                .iter()
+                .map(|&d| {
+                    let mut v = gen_view(g, d, m, sc);
+                    if v.kind != MVNMF_VIEW_DENSE && !bad {
+                        v = gen_view(g, d, m, sc);
+                    }
+                    v
+                })
+                .collect();
+            let ac: Vec<mvnmf_view> = an.iter().map(ViewData::c).collect();
+            let train = if g.one_in(3) {
+                let nt = g.range(1, 9);
+                Some(
+                    dims.iter()
+                        .map(|&d| gen_view(g, d, nt, sc))
+                        .collect::<Vec<_>>(),
+                )
+            } else {
+                None
+            };
+            let tc: Option<Vec<mvnmf_view>> =
+                train.as_ref().map(|t| t.iter().map(ViewData::c).collect());
+            let nt = train.as_ref().map_or(n, |t| t[0].cols);
+            let s_near = if bad && g.one_in(6) {
+                g.pick(&[0, m + 1])
+            } else {
+                g.range(1, m)
+            };
+            let mut p = mvnmf_fused_graph_params_default();
+            p.cross_view = g.below(2) as u32;
+            p.cca_dims = g.below(3);
+            if bad && g.one_in(5) {
+                p.cca_reg = g.pick(&[0.0, -1.0, f64::NAN]);
+            }
+            let jl = mvnmf_anchor_scales_len(h);
+            let mut start = vec![0.0; jl];
+            for x in start.iter_mut() {
+                if !g.one_in(2) {
+                    *x = g.f() * g.decade(3) + 1e-3;
+                }
+                if bad && g.one_in(8) {
+                    *x = g.pick(&[-1.0, f64::NAN]);
+                }
+            }
+            let need = query(|b| unsafe {
+                mvnmf_anchor_graph_workspace(cv.as_ptr(), h, nt, m, null(), &p, b)
+            });
+            let mut scales = Out::given(&start);
+            let mut idx = Out::bytes(n * s_near * 8);
+            let mut z = Out::f64s(n * s_near);
+            let short = bad && g.one_in(3);
+            let mut wk = Work::new(g, need, short);
+            let s = unsafe {
+                mvnmf_anchor_graph(
+                    cv.as_ptr(),
+                    h,
+                    tc.as_ref().map_or(null(), |t| t.as_ptr()),
+                    ac.as_ptr(),
+                    s_near,
+                    null(),
+                    &p,
+                    scales.ptr(),
+                    idx.ptr(),
+                    z.ptr(),
+                    wk.ptr(),
+                    wk.bytes,
+                )
+            };
+            check_call(
+                s,
+                &[("scales", &scales), ("idx", &idx), ("z", &z)],
+                Some(&wk),
+            )?;
+            if s == S::Ok {
+                finite("z", z.f64())?;
+                finite("scales", scales.f64())?;
+                if idx.usizes().iter().any(|&a| a >= m) {
+                    return fail("anchor index out of range");
+                }
+                for col in z.f64().chunks(s_near) {
+                    let t: f64 = col.iter().sum();
+                    if col.iter().any(|&x| x < 0.0) || (t - 1.0).abs() > 1e-12 {
+                        return fail(format!("anchor weights not a distribution: {col:?}"));
+                    }
+                }
+            }
+        }
+        _ => {
+            let m = m.max(1);
+            let s_near = g.range(1, m);
+            let c = g.range(1, 4);
+            let r = if bad && g.one_in(6) { 0 } else { g.range(1, 4) };
+            let mut idx: Vec<usize> = (0..n * s_near).map(|_| g.below(m)).collect();
+            let mut z: Vec<f64> = (0..n * s_near).map(|_| g.f() + 0.01).collect();
+            for col in z.chunks_mut(s_near) {
+                let t: f64 = col.iter().sum();
+                col.iter_mut().for_each(|x| *x /= t);
+            }
+            if bad && g.one_in(4) {
+                let i = g.below(n * s_near);
+                match g.below(3) {
+                    0 => idx[i] = m + g.below(3),
+                    1 => z[i] = -0.5,
+                    _ => z[i] = f64::NAN,
+                }
+            }
+            let mut y: Vec<u8> = (0..c * n).map(|_| g.one_in(3) as u8).collect();
+            if bad && g.one_in(4) {
+                let i = g.below(c * n);
+                y[i] = 2;
+            }
+            let mut p = mvnmf_mvel_params_default();
+            p.max_iter = g.range(0, 10) as u32;
+            p.nmf_iter = g.range(0, 20) as u32;
+            p.theta1 = g.pick(&[0.0, 1.0, 10.0]);
+            p.theta2 = g.pick(&[0.0, 0.1, 1.0]);
+            p.unknown_weight = g.pick(&[0.0, 0.2, 1.0]);
+            p.tol = g.pick(&[0.0, 1e-6]);
+            p.seed = g.u64();
+            if bad && g.one_in(5) {
+                p.theta1 = g.pick(&[-1.0, f64::NAN]);
+            }
+            let need = query(|b| unsafe { mvnmf_mvel_fit_anchored_workspace(n, c, r, m, &p, b) });
+            let mut q = Out::f64s(c * r);
+            let mut a = Out::f64s(r * m);
+            let mut rep = Out::bytes(std::mem::size_of::<mvnmf_report>());
+            let short = bad && g.one_in(3);
+            let mut wk = Work::new(g, need, short);
+            let mut mon = monitor(g, 1e2 * (1 + n * c) as f64);
+            let s = unsafe {
+                mvnmf_mvel_fit_anchored(
+                    y.as_ptr(),
+                    c,
+                    n,
+                    idx.as_ptr(),
+                    z.as_ptr(),
+                    s_near,
+                    m,
+                    r,
+                    &p,
+                    q.ptr(),
+                    a.ptr(),
+                    wk.ptr(),
+                    wk.bytes,
+                    Some(progress),
+                    (&mut mon as *mut Mon).cast(),
+                    rep.ptr(),
+                )
+            };
+            check_call(s, &[("q", &q), ("a", &a), ("report", &rep)], Some(&wk))?;
+            check_mon(s, &mon)?;
+            if s != S::Ok && s != S::Cancelled {
+                return Ok(());
+            }
+            finite("q", q.f64())?;
+            finite("a", a.f64())?;
+            for col in a.f64().chunks(r) {
+                if col.iter().map(|x| x * x).sum::<f64>() > 1.0 + 1e-9 {
+                    return fail("an anchor embedding outside the unit ball");
+                }
+            }
+            let mut hh = Out::f64s(r * n);
+            let s = unsafe {
+                mvnmf_mvel_embed_anchored(
+                    a.f64().as_ptr(),
+                    r,
+                    m,
+                    idx.as_ptr(),
+                    z.as_ptr(),
+                    s_near,
+                    n,
+                    hh.ptr(),
+                )
+            };
+            check_call(s, &[("h", &hh)], None)?;
+            if s == S::Ok {
+                finite("h", hh.f64())?;
             }
         }
     }
