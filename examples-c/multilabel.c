@@ -35,7 +35,8 @@
  * cross-view path on a one-view dataset), --anchors M (0: the dense fused graph;
  * M > 0: an anchor graph of M k-means anchors, H = A Z, seed 002 §2.3; default
  * dense up to 4000 items, 500 anchors above), --neighbors S (anchors per item,
- * default 5), --max-items N (dense graphs only: refuse larger problems; default
+ * default 5), --knn S (the kNN-sparsified fused graph, S neighbours per item,
+ * symmetrised; O(n s) memory, O(n^2 d) time), --max-items N (dense graphs only: refuse larger problems; default
  * 6000).
  *
  * Output: the settings, one Markdown table per metric under a "###" heading
@@ -282,6 +283,7 @@ typedef struct {
     int auto_mu;      /* unknown weight = given positives / unknown entries */
     size_t anchors;   /* 0: the dense fused graph; m: an anchor graph of m anchors */
     size_t near;      /* anchors per item */
+    size_t knn;       /* > 0: the kNN-sparsified fused graph with this many neighbours */
     uint64_t seed;    /* of the k-means anchors */
 } settings;
 
@@ -353,6 +355,34 @@ static void run_mvel(const dataset *ds, const double *const *xs, const size_t *d
         free(z);
         free(a);
         free(idx);
+    } else if (st->knn) {
+        size_t cap = 0, nnz = 0, *rp = (size_t *)xmalloc((n + 1) * sizeof(size_t)), *ci;
+        double *w;
+        mvnmf_csr_buffers out;
+        check(mvnmf_fused_knn_graph_capacity(n, st->knn, &cap), "kNN graph capacity");
+        ci = (size_t *)xmalloc(cap * sizeof(size_t));
+        w = (double *)xmalloc(cap * sizeof(double));
+        out.row_ptr = rp;
+        out.col_idx = ci;
+        out.weights = w;
+        out.capacity = cap;
+        check(mvnmf_fused_knn_graph_workspace(views, nv, st->knn, NULL, &gp, &bytes), "kNN graph workspace");
+        wk = work_of(bytes);
+        check(mvnmf_fused_knn_graph(views, nv, st->knn, NULL, &gp, &out, &nnz, wk, bytes), "kNN graph");
+        free(wk);
+        memset(&g, 0, sizeof g);
+        g.kind = MVNMF_GRAPH_CSR;
+        g.n = n;
+        g.affinity_row_ptr = rp;
+        g.affinity_col_idx = ci;
+        g.affinity_weights = w;
+        check(mvnmf_mvel_fit_workspace(c, &g, r, &mp, &bytes), "mvel workspace");
+        wk = work_of(bytes);
+        check(mvnmf_mvel_fit(given, c, &g, r, &mp, q, h, wk, bytes, NULL, NULL, NULL), "mvel fit");
+        free(wk);
+        free(rp);
+        free(ci);
+        free(w);
     } else {
         double *w = (double *)xmalloc(n * n * sizeof(double));
         check(mvnmf_fused_graph_workspace(views, nv, &gp, &bytes), "fused graph workspace");
@@ -532,6 +562,8 @@ static options parse(int argc, char **argv)
             o.split_at = strtoul(v, NULL, 10);
         else if (!strcmp(a, "--anchors"))
             o.anchors = strtol(v, NULL, 10);
+        else if (!strcmp(a, "--knn"))
+            o.st.knn = strtoul(v, NULL, 10);
         else if (!strcmp(a, "--neighbors"))
             o.st.near = strtoul(v, NULL, 10);
         else if (!strcmp(a, "--max-items"))
@@ -553,7 +585,7 @@ static options parse(int argc, char **argv)
     }
     if (!o.dir)
         die("usage: multilabel [--ilr LIST] [--splits N] [--seed S] [--methods LIST] [--dim R] [--theta1 X] "
-            "[--theta2 X] [--iters N] [--split-view D] [--anchors M] [--neighbors S] DIR",
+            "[--theta2 X] [--iters N] [--split-view D] [--anchors M] [--neighbors S] [--knn S] DIR",
             NULL);
     if (o.splits == 0 || o.splits > MAXS)
         die("--splits must be 1..32", NULL);
@@ -585,13 +617,17 @@ int main(int argc, char **argv)
     double t0 = now(), *z, *scores;
     uint8_t *given, *pred;
     char mu[64], gdesc[96];
-    o.st.anchors = o.anchors >= 0 ? (size_t)o.anchors : ds.n > DENSE_UP_TO ? ANCHORS : 0;
+    o.st.anchors = o.anchors >= 0 ? (size_t)o.anchors : ds.n > DENSE_UP_TO && !o.st.knn ? ANCHORS : 0;
+    if (o.st.knn && o.st.anchors)
+        die("--knn and --anchors exclude each other", NULL);
+    if (o.st.knn >= ds.n)
+        die("--knn must be below the number of items", NULL);
     if (o.st.anchors > ds.n)
         o.st.anchors = ds.n;
     if (o.st.near > o.st.anchors && o.st.anchors)
         o.st.near = o.st.anchors;
     o.st.seed = o.seed;
-    if (!o.st.anchors && ds.n > o.max_items)
+    if (!o.st.anchors && !o.st.knn && ds.n > o.max_items)
         die("more items than --max-items: the dense graph needs n^2 doubles (use --anchors M)", NULL);
     if (!o.st.r)
         o.st.r = ds.c;
@@ -607,6 +643,8 @@ int main(int argc, char **argv)
     printf(" features%s\n", o.split_at ? " (view 1 split by --split-view)" : "");
     if (o.st.anchors)
         snprintf(gdesc, sizeof gdesc, "%zu anchors by k-means, %zu per item (H = A Z)", o.st.anchors, o.st.near);
+    else if (o.st.knn)
+        snprintf(gdesc, sizeof gdesc, "kNN-sparsified, %zu neighbours, symmetrised", o.st.knn);
     else
         snprintf(gdesc, sizeof gdesc, "dense");
     if (o.st.auto_mu)
@@ -672,7 +710,10 @@ int main(int argc, char **argv)
     }
     printf("\nwall time %.1f s; peak workspace %.1f MiB (plus the graph, %.1f MiB)\n", now() - t0,
            (double)g_peak / 1048576.0,
-           (double)(o.st.anchors ? ds.n * o.st.near * 16 : ds.n * ds.n * 8) / 1048576.0);
+           (double)(o.st.anchors ? ds.n * o.st.near * 16
+                    : o.st.knn  ? ds.n * o.st.knn * 32 + ds.n * 8
+                                : ds.n * ds.n * 8) /
+               1048576.0);
     for (i = 0; i < ds.nv; i++)
         free(ds.x[i]);
     free(ds.truth);

@@ -1681,6 +1681,39 @@ mvnmf_status mvnmf_anchor_graph(const struct mvnmf_view *views,
                                 void *work,
                                 size_t work_bytes);
 
+// The capacity that always holds `mvnmf_fused_knn_graph`'s graph for `n`
+// items and `s` neighbours: `min(2·n·s, n(n−1))` entries, into `*capacity`.
+mvnmf_status mvnmf_fused_knn_graph_capacity(size_t n,
+                                            size_t s,
+                                            size_t *capacity);
+
+// Workspace bytes of `mvnmf_fused_knn_graph` (reads the views' kind, rows, cols).
+mvnmf_status mvnmf_fused_knn_graph_workspace(const struct mvnmf_view *views,
+                                             size_t n_views,
+                                             size_t s,
+                                             const double *priors,
+                                             const struct mvnmf_fused_graph_params *params,
+                                             size_t *bytes);
+
+// MVEL's kNN-sparsified fused graph: the weights of `mvnmf_fused_graph`
+// (computed in blocks of items, never `n × n`), each item's `s < n` other
+// items of largest weight normalised to sum 1 (`P`), symmetrised
+// `W = (P + Pᵀ)/2` (total weight `n`, no self-loops). Writes the CSR graph
+// into `out` (`row_ptr[n + 1]`, sorted `col_idx`, `weights`; `capacity` from
+// `mvnmf_fused_knn_graph_capacity` always suffices) and its entries into
+// `*nnz`; use it as the affinity part of an `MVNMF_GRAPH_CSR` graph for
+// `mvnmf_mvel_fit`. Cost `O(n²·d)` time, `O(n·s)` memory besides the
+// workspace. Outputs are written only on success.
+mvnmf_status mvnmf_fused_knn_graph(const struct mvnmf_view *views,
+                                   size_t n_views,
+                                   size_t s,
+                                   const double *priors,
+                                   const struct mvnmf_fused_graph_params *params,
+                                   const struct mvnmf_csr_buffers *out,
+                                   size_t *nnz,
+                                   void *work,
+                                   size_t work_bytes);
+
 // The default options of `mvnmf_deep_fit` (what a NULL `params` means): the
 // DMCL preset (`MVNMF_DEEP_PRESET_DMCL`).
 struct mvnmf_deep_params mvnmf_deep_params_default(void);

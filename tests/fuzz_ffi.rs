@@ -2322,7 +2322,71 @@ fn t_mvel_anchor(g: &mut G, bad: bool) -> R {
     } else {
         g.range(1, n)
     };
-    match g.below(3) {
+    match g.below(4) {
+        3 => {
+            let s_near = if bad && g.one_in(6) {
+                g.pick(&[0, n])
+            } else {
+                g.range(1, n.saturating_sub(1).max(1))
+            };
+            let mut p = mvnmf_fused_graph_params_default();
+            p.cross_view = g.below(2) as u32;
+            p.cca_dims = g.below(3);
+            let need = query(|b| unsafe {
+                mvnmf_fused_knn_graph_workspace(cv.as_ptr(), h, s_near, null(), &p, b)
+            });
+            let mut cap = 0usize;
+            let full = unsafe { mvnmf_fused_knn_graph_capacity(n, s_near, &mut cap) } == S::Ok;
+            let cap = if bad && g.one_in(4) { cap / 2 } else { cap };
+            let mut rp = Out::bytes((n + 1) * 8);
+            let mut ci = Out::bytes(cap * 8);
+            let mut w = Out::f64s(cap);
+            let mut nnz = Out::bytes(8);
+            let bufs = mvnmf_csr_buffers {
+                row_ptr: rp.ptr(),
+                col_idx: ci.ptr(),
+                weights: w.ptr(),
+                capacity: cap,
+            };
+            let short = bad && g.one_in(3);
+            let mut wk = Work::new(g, need, short);
+            let s = unsafe {
+                mvnmf_fused_knn_graph(
+                    cv.as_ptr(),
+                    h,
+                    s_near,
+                    null(),
+                    &p,
+                    &bufs,
+                    nnz.ptr(),
+                    wk.ptr(),
+                    wk.bytes,
+                )
+            };
+            check_call(
+                s,
+                &[
+                    ("row_ptr", &rp),
+                    ("col_idx", &ci),
+                    ("weights", &w),
+                    ("nnz", &nnz),
+                ],
+                Some(&wk),
+            )?;
+            if s == S::Ok {
+                if !full {
+                    return fail("graph built where the capacity query refused");
+                }
+                let k = nnz.usizes()[0];
+                finite("weights", &w.f64()[..k])?;
+                let tot: f64 = w.f64()[..k].iter().sum();
+                if (tot - n as f64).abs() > 1e-9 * n as f64
+                    || w.f64()[..k].iter().any(|&x| x <= 0.0)
+                {
+                    return fail(format!("kNN graph total weight {tot} (want {n})"));
+                }
+            }
+        }
         0 => {
             let mut kp = mvnmf_kmeans_params_default();
             kp.restarts = g.range(1, 2) as u32;

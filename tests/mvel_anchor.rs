@@ -606,3 +606,128 @@ fn three_views_run_in_exactly_the_queried_workspace() {
     );
     assert_eq!(e, Err(Error::WorkspaceTooSmall));
 }
+
+#[test]
+fn knn_sparsified_graph_is_the_symmetrised_top_s_of_the_fused_weights() {
+    use mvnmf::graph::{
+        fused_knn_graph, fused_knn_graph_capacity, fused_knn_graph_workspace, CsrGraph, CsrGraphs,
+        CsrOut,
+    };
+    let (n, s) = (40, 4);
+    let dims = [4usize, 6];
+    let xs = views(n, 17);
+    let p = FusedParams {
+        cross_view: false,
+        ..FusedParams::default()
+    };
+    let vs = as_views(&xs, n);
+    let need = fused_knn_graph_workspace::<f64>(vs.iter().map(|v| v.shape()), s, None, &p).unwrap();
+    let cap = fused_knn_graph_capacity(n, s).unwrap();
+    let (mut rp, mut ci, mut w) = (vec![0usize; n + 1], vec![0usize; cap], vec![0.0; cap]);
+    let nnz = {
+        let mut out = CsrOut {
+            row_ptr: &mut rp,
+            col_idx: &mut ci,
+            weights: &mut w,
+        };
+        fused_knn_graph(&vs[..], s, None, &p, &mut out, &mut vec![0u8; need]).unwrap()
+    };
+    assert_eq!(rp[n], nnz);
+    // Brute force: per view the RBF kernel with 1 / (lower median of all n²
+    // distances, the zero diagonal included: every item is also an anchor),
+    // weights Σ_v (1/J) K_v / (vol_v / n); each row's s best others, normalised;
+    // (P + Pᵀ)/2.
+    let mut wf = vec![0.0; n * n];
+    for (x, &d) in xs.iter().zip(&dims) {
+        let dist: Vec<f64> = (0..n * n)
+            .map(|t| {
+                sqd(
+                    &x[(t % n) * d..(t % n + 1) * d],
+                    &x[(t / n) * d..(t / n + 1) * d],
+                )
+            })
+            .collect();
+        let mut all = dist.clone();
+        all.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let g = 1.0 / all[(all.len() - 1) / 2];
+        let k: Vec<f64> = dist.iter().map(|x| (-g * x).exp()).collect();
+        let vol = k.iter().sum::<f64>() / n as f64;
+        wf.iter_mut().zip(&k).for_each(|(a, b)| *a += 0.5 * b / vol);
+    }
+    let mut pm = vec![0.0; n * n];
+    for u in 0..n {
+        let mut order: Vec<usize> = (0..n).filter(|&v| v != u).collect();
+        order.sort_by(|&a, &b| {
+            wf[u + b * n]
+                .partial_cmp(&wf[u + a * n])
+                .unwrap()
+                .then(a.cmp(&b))
+        });
+        let t: f64 = order[..s].iter().map(|&v| wf[u + v * n]).sum();
+        for &v in &order[..s] {
+            pm[u + v * n] = wf[u + v * n] / t;
+        }
+    }
+    let mut total = 0.0;
+    for u in 0..n {
+        let want: Vec<usize> = (0..n)
+            .filter(|&v| pm[u + v * n] + pm[v + u * n] > 0.0)
+            .collect();
+        assert_eq!(&ci[rp[u]..rp[u + 1]], &want[..], "row {u}");
+        for r in rp[u]..rp[u + 1] {
+            let v = ci[r];
+            let x = 0.5 * (pm[u + v * n] + pm[v + u * n]);
+            assert!((w[r] - x).abs() < 1e-12, "({u},{v}) {} vs {x}", w[r]);
+            total += w[r];
+        }
+    }
+    assert!((total - n as f64).abs() < 1e-10);
+    // And MVEL on it: monotone.
+    let gr = CsrGraphs::new(
+        n,
+        Some(CsrGraph::new(n, &rp, &ci[..nnz], &w[..nnz]).unwrap()),
+        None,
+    )
+    .unwrap();
+    let (c, y) = labels(n, 0.5, 3);
+    let prm = MvelParams {
+        max_iter: 30,
+        tol: 0.0,
+        ..MvelParams::default()
+    };
+    let r = 3;
+    let mut wk = vec![0u8; mvel::fit_workspace::<f64, _>(n, c, r, &gr, &prm).unwrap()];
+    let (mut q, mut h) = (vec![0.0; c * r], vec![0.0; r * n]);
+    let mut obj = Vec::new();
+    let mut rec = recorder(&mut obj);
+    mvel::fit(
+        MatRef::col_major(&y, c, n).unwrap(),
+        &gr,
+        r,
+        &prm,
+        &mut q,
+        &mut h,
+        &mut wk,
+        Some(&mut rec),
+    )
+    .unwrap();
+    drop(rec);
+    let scale = obj.iter().map(|x| x.abs()).fold(1.0, f64::max);
+    assert_monotone(&obj, 1e-12 * scale, "mvel on the kNN graph");
+    // s ≥ n is refused; a short output too, untouched.
+    assert_eq!(
+        fused_knn_graph_workspace::<f64>(vs.iter().map(|v| v.shape()), n, None, &p),
+        Err(Error::BadParameter)
+    );
+    let (mut rp2, mut ci2, mut w2) = (vec![9usize; n + 1], vec![9usize; 3], vec![9.0; 3]);
+    let mut out = CsrOut {
+        row_ptr: &mut rp2,
+        col_idx: &mut ci2,
+        weights: &mut w2,
+    };
+    assert_eq!(
+        fused_knn_graph(&vs[..], s, None, &p, &mut out, &mut vec![0u8; need]),
+        Err(Error::BufferTooShort)
+    );
+    assert!(rp2.iter().all(|&x| x == 9) && w2.iter().all(|&x| x == 9.0));
+}

@@ -14,6 +14,8 @@
  *     H = A Z computed here, in the unit ball; new items with the training
  *     scales get the training rows; every item its own anchor gives the item
  *     fit's trace on an all-zero graph; bad input refused, outputs untouched;
+ *   * mvnmf_fused_knn_graph: symmetric, no self-loops, total weight n; MVEL on it
+ *     monotone; a short output refused and untouched;
  *   * bad input (a label byte other than 0/1, a graph over other items, an
  *     asymmetric dense graph, NaN in a given start, a short workspace) gets its
  *     own status and leaves the outputs untouched.
@@ -622,6 +624,88 @@ static void test_anchors_reduce_to_items(void)
     free(h);
 }
 
+/* The kNN-sparsified fused graph: symmetric, no self-loops, total weight n,
+ * at most 2 s entries per item on average; MVEL on it monotone; a short
+ * output refused, untouched. */
+static void test_fused_knn_graph(void)
+{
+    const size_t n = 45, s = 4, r = 3;
+    mprob p;
+    double *x1 = dalloc(4 * n), *x2 = dalloc(3 * n), *w, *q = dalloc(4 * r), *h = dalloc(r * n), tot = 0.0;
+    size_t cap = 0, need = 0, nnz = 0, u, k, *rp = (size_t *)malloc((n + 1) * sizeof(size_t)), *ci;
+    mvnmf_view v[2];
+    mvnmf_csr_buffers out;
+    mvnmf_graph g;
+    mvnmf_mvel_params par = mvnmf_mvel_params_default();
+    trace_t t;
+    void *wk;
+    note("mvnmf_fused_knn_graph: symmetric kNN graph of the fused weights; MVEL on it");
+    set_ctx("fused kNN graph");
+    mprob_make(&p, n, 51);
+    two_views(n, 52, x1, x2);
+    v[0] = dense_view(x1, 4, n);
+    v[1] = dense_view(x2, 3, n);
+    CHECK_STATUS(mvnmf_fused_knn_graph_capacity(n, s, &cap), MVNMF_STATUS_OK);
+    CHECK(cap == 2 * n * s);
+    ci = (size_t *)malloc(cap * sizeof(size_t));
+    w = dalloc(cap);
+    out.row_ptr = rp;
+    out.col_idx = ci;
+    out.weights = w;
+    out.capacity = cap;
+    CHECK_STATUS(mvnmf_fused_knn_graph_workspace(v, 2, s, NULL, NULL, &need), MVNMF_STATUS_OK);
+    wk = malloc(need);
+    CHECK_STATUS(mvnmf_fused_knn_graph(v, 2, s, NULL, NULL, &out, &nnz, wk, need), MVNMF_STATUS_OK);
+    CHECK(rp[0] == 0 && rp[n] == nnz && nnz <= cap);
+    for (u = 0; u < n; u++) {
+        CHECK(rp[u + 1] - rp[u] >= s);
+        for (k = rp[u]; k < rp[u + 1]; k++) {
+            size_t v2 = ci[k], l, found = 0;
+            CHECK(v2 != u && v2 < n && w[k] > 0.0);
+            if (k > rp[u])
+                CHECK(ci[k] > ci[k - 1]);
+            for (l = rp[v2]; l < rp[v2 + 1]; l++)
+                if (ci[l] == u) {
+                    found = 1;
+                    CHECK(w[l] == w[k]);
+                }
+            CHECK(found);
+            tot += w[k];
+        }
+    }
+    CHECK(close_to(tot, (double)n, 1e-12, 0.0));
+    memset(&g, 0, sizeof g);
+    g.kind = MVNMF_GRAPH_CSR;
+    g.n = n;
+    g.affinity_row_ptr = rp;
+    g.affinity_col_idx = ci;
+    g.affinity_weights = w;
+    par.max_iter = 30;
+    par.tol = 0.0;
+    par.unknown_weight = 0.2;
+    CHECK_STATUS(mvel_fit(&p, &g, r, &par, q, h, &t, NULL), MVNMF_STATUS_OK);
+    CHECK(t.n == 31);
+    for (k = 1; k < t.n; k++)
+        CHECK(t.obj[k] <= t.obj[k - 1] + 1e-12 * fabs(t.obj[0]));
+    set_ctx("fused kNN graph, short output");
+    for (k = 0; k < cap; k++)
+        w[k] = SENTINEL;
+    out.capacity = nnz / 2;
+    CHECK_STATUS(mvnmf_fused_knn_graph(v, 2, s, NULL, NULL, &out, &nnz, wk, need), MVNMF_STATUS_BUFFER_TOO_SHORT);
+    CHECK(all_in(w, cap, SENTINEL, SENTINEL));
+    set_ctx("fused kNN graph, s >= n");
+    CHECK_STATUS(mvnmf_fused_knn_graph_workspace(v, 2, n, NULL, NULL, &need), MVNMF_STATUS_BAD_PARAMETER);
+    free(wk);
+    mprob_free(&p);
+    free(x1);
+    free(x2);
+    free(w);
+    free(q);
+    free(h);
+    free(rp);
+    free(ci);
+}
+
 int HARNESS_MVEL_ENTRY(int verbose)
 {
     g_verbose = verbose;
@@ -631,6 +715,7 @@ int HARNESS_MVEL_ENTRY(int verbose)
     test_fused_graph();
     test_anchors();
     test_anchors_reduce_to_items();
+    test_fused_knn_graph();
     printf("[%s] mvel harness: %d failed checks\n", LANG, g_failures);
     return g_failures;
 }

@@ -1461,3 +1461,77 @@ pub unsafe extern "C" fn mvnmf_anchor_graph(
         })
     }
 }
+
+/// The capacity that always holds `mvnmf_fused_knn_graph`'s graph for `n`
+/// items and `s` neighbours: `min(2·n·s, n(n−1))` entries, into `*capacity`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_fused_knn_graph_capacity(
+    n: usize,
+    s: usize,
+    capacity: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe { query(capacity, || graph::fused_knn_graph_capacity(n, s)) }
+}
+
+/// Workspace bytes of `mvnmf_fused_knn_graph` (reads the views' kind, rows, cols).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_fused_knn_graph_workspace(
+    views: *const mvnmf_view,
+    n_views: usize,
+    s: usize,
+    priors: *const f64,
+    params: *const mvnmf_fused_graph_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            let p = read_fused(params)?;
+            let pr = priors_of(priors, n_views)?;
+            graph::fused_knn_graph_workspace::<f64>(shapes(views, n_views)?, s, pr, &p)
+        })
+    }
+}
+
+/// MVEL's kNN-sparsified fused graph: the weights of `mvnmf_fused_graph`
+/// (computed in blocks of items, never `n × n`), each item's `s < n` other
+/// items of largest weight normalised to sum 1 (`P`), symmetrised
+/// `W = (P + Pᵀ)/2` (total weight `n`, no self-loops). Writes the CSR graph
+/// into `out` (`row_ptr[n + 1]`, sorted `col_idx`, `weights`; `capacity` from
+/// `mvnmf_fused_knn_graph_capacity` always suffices) and its entries into
+/// `*nnz`; use it as the affinity part of an `MVNMF_GRAPH_CSR` graph for
+/// `mvnmf_mvel_fit`. Cost `O(n²·d)` time, `O(n·s)` memory besides the
+/// workspace. Outputs are written only on success.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_fused_knn_graph(
+    views: *const mvnmf_view,
+    n_views: usize,
+    s: usize,
+    priors: *const f64,
+    params: *const mvnmf_fused_graph_params,
+    out: *const mvnmf_csr_buffers,
+    nnz: *mut usize,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let p = read_fused(params)?;
+            let vs = CViews::new(views, n_views)?;
+            let pr = priors_of(priors, n_views)?;
+            let n = vs.shape(0).cols;
+            let mut o = csr_out(out, n)?;
+            if nnz.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+            *nnz = graph::fused_knn_graph(&vs, s, pr, &p, &mut o, wk)?;
+            Ok(mvnmf_status::Ok)
+        })
+    }
+}

@@ -823,3 +823,148 @@ impl<T: Real> GraphOp<T> for AnchorGraph<'_, T> {
         Ok((ta, 0.0))
     }
 }
+
+// ---------------------------------------------------------------- kNN-sparsified
+
+/// Most stored entries of [`fused_knn_graph`] for `n` items and `s`
+/// neighbours: `2·n·s` (each item's list, both directions), at most
+/// `n(n − 1)`.
+pub fn fused_knn_graph_capacity(n: usize, s: usize) -> Result<usize, Error> {
+    let all = n
+        .checked_mul(n.saturating_sub(1))
+        .ok_or(Error::SizeOverflow)?;
+    Ok(n.checked_mul(s)
+        .and_then(|x| x.checked_mul(2))
+        .ok_or(Error::SizeOverflow)?
+        .min(all))
+}
+
+fn knn_req<T>(
+    rows: &dyn Fn(usize) -> usize,
+    nv: usize,
+    n: usize,
+    s: usize,
+    params: &FusedParams,
+    used: &dyn Fn(usize, usize) -> bool,
+) -> Result<WorkReq, Error> {
+    if s == 0 || s >= n {
+        return Err(Error::BadParameter);
+    }
+    let ns = n.checked_mul(s + 1).ok_or(Error::SizeOverflow)?;
+    Ok(WorkReq::all_of(&[
+        WorkReq::new::<usize>(ns),
+        WorkReq::new::<T>(ns),
+        WorkReq::new::<f64>(2 * nv * nv),
+        WorkReq::new::<u8>(crate::work::ALIGN),
+        graph_req::<T>(rows, nv, n, n, n, params, used)?
+            .or(crate::graph::build::Assembler::workspace(n, n * s)),
+    ]))
+}
+
+/// Workspace bytes of [`fused_knn_graph`].
+pub fn fused_knn_graph_workspace<T>(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    s: usize,
+    priors: Option<&[f64]>,
+    params: &FusedParams,
+) -> Result<usize, Error> {
+    params.validate()?;
+    let (n, nv) = dense_dims(shapes.clone())?;
+    if let Some(p) = priors {
+        check_priors(p, nv, params.cross_view)?;
+    }
+    let rows = |i: usize| shapes.clone().into_iter().nth(i).map_or(0, |s| s.rows);
+    let used = |a: usize, b: usize| {
+        params.cross_view && prior_of(priors, nv, params.cross_view, a, b) > 0.0
+    };
+    knn_req::<T>(&rows, nv, n, s, params, &used)?.bytes()
+}
+
+/// MVEL's kNN-sparsified fused graph (seed 002, DESIGN §8: "dense for small
+/// n, kNN-sparsified or anchor-based for large n"): the fused weights of
+/// [`crate::graph::fused_graph`] (within-view RBF and CCA cross-view parts,
+/// median bandwidths, volumes) computed in blocks of items as
+/// [`anchor_graph`] with every item its own anchor, each item's `s` other
+/// items of largest weight kept and normalised to a distribution `P(u, ·)`,
+/// then symmetrised: `W = (P + Pᵀ)/2` — rows of a random walk, so the total
+/// weight is `n`, as the dense graph's. A choice: the existing similarity kNN
+/// (`similarity::fused_knn`) fuses kernels by MKL weights and has no CCA
+/// parts, so this graph reuses the anchor machinery to keep MVEL's weights.
+///
+/// Writes `out` (row pointers, sorted column indices, weights; no self-loops)
+/// and returns the stored entries (at most [`fused_knn_graph_capacity`]);
+/// use it through [`crate::graph::CsrGraph`]. Errors as [`anchor_graph`],
+/// and `s = 0` or `s ≥ n` ([`Error::BadParameter`]), `out` too short
+/// ([`Error::BufferTooShort`], nothing written). Cost as the anchor graph
+/// with `m = n`: `O(n²·d)` time, `O(n·s + block·n)` memory.
+pub fn fused_knn_graph<T: Real, VS: ViewSet<T> + ?Sized>(
+    views: &VS,
+    s: usize,
+    priors: Option<&[f64]>,
+    params: &FusedParams,
+    out: &mut crate::graph::CsrOut<'_>,
+    work: &mut [u8],
+) -> Result<usize, Error> {
+    params.validate()?;
+    let nv = views.count();
+    let (n, _) = dense_dims((0..nv).map(|i| views.shape(i)))?;
+    if let Some(p) = priors {
+        check_priors(p, nv, params.cross_view)?;
+    }
+    let rows = |i: usize| views.shape(i).rows;
+    let used = |a: usize, b: usize| {
+        params.cross_view && prior_of(priors, nv, params.cross_view, a, b) > 0.0
+    };
+    let req = knn_req::<T>(&rows, nv, n, s, params, &used)?;
+    if out.row_ptr.len() != n + 1 {
+        return Err(Error::DimensionMismatch);
+    }
+    req.check(work.len())?;
+    let s1 = s + 1;
+    let mut st = Stack::new(work);
+    let idx: &mut [usize] = st.take(n * s1)?;
+    let z: &mut [T] = st.take(n * s1)?;
+    let sc: &mut [f64] = st.take(2 * nv * nv)?;
+    sc.fill(0.0);
+    let rest = st.take_rest();
+    anchor_graph(views, None, views, s1, priors, params, sc, idx, z, rest)?;
+    // Each item's list without itself (or without its last entry), renormalised.
+    for u in 0..n {
+        let (iu, zu) = (&mut idx[u * s1..(u + 1) * s1], &mut z[u * s1..(u + 1) * s1]);
+        let at = iu.iter().position(|&v| v == u).unwrap_or(s);
+        for k in at..s {
+            iu[k] = iu[k + 1];
+            zu[k] = zu[k + 1];
+        }
+        let t: f64 = zu[..s].iter().map(|x| x.to_f64()).sum();
+        for x in zu[..s].iter_mut() {
+            *x = T::from_f64(if t > 0.0 {
+                x.to_f64() / t
+            } else {
+                1.0 / s as f64
+            });
+        }
+    }
+    let mut st = Stack::new(rest);
+    let mut asm = crate::graph::build::Assembler::new(n, n * s, &mut st)?;
+    for pass in 0..2 {
+        if pass == 1 {
+            asm.start_fill();
+        }
+        for u in 0..n {
+            for &v in &idx[u * s1..u * s1 + s] {
+                asm.add(u, v);
+            }
+        }
+    }
+    let nnz = asm.finish();
+    asm.check(out)?;
+    let p = |i: usize, j: usize| -> f64 {
+        idx[i * s1..i * s1 + s]
+            .iter()
+            .position(|&v| v == j)
+            .map_or(0.0, |k| z[i * s1 + k].to_f64())
+    };
+    asm.write(out, |i, j| 0.5 * (p(i, j) + p(j, i)));
+    Ok(nnz)
+}

@@ -14,7 +14,7 @@
 //!   multi-view graph, built by [`fused_graph`]), one GEMM per product.
 
 pub(crate) mod anchor;
-mod build;
+pub(crate) mod build;
 mod csr;
 mod dense;
 mod fused;
@@ -24,7 +24,8 @@ mod tge;
 
 pub use anchor::{
     anchor_gram, anchor_gram_workspace, anchor_graph, anchor_graph_workspace, anchor_scales_len,
-    anchors_by_kmeans, anchors_by_kmeans_workspace, AnchorGraph,
+    anchors_by_kmeans, anchors_by_kmeans_workspace, fused_knn_graph, fused_knn_graph_capacity,
+    fused_knn_graph_workspace, AnchorGraph,
 };
 pub(crate) use build::{check_sizes, precheck};
 pub use build::{ldge_capacity, tge_capacity, CsrOut, GraphNnz, GraphParams, Penalty};
