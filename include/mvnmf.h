@@ -294,6 +294,17 @@
 // penalty graph. One GEMM per product, `2Kn²` flops.
 #define MVNMF_GRAPH_DENSE 3
 
+// `mvnmf_nndsvd`: zeros kept (Boutsidis & Gallopoulos' NNDSVD).
+#define MVNMF_NNDSVD 0
+
+// `mvnmf_nndsvd`: zeros filled with the mean of the data (NNDSVDa;
+// scikit-learn's default start).
+#define MVNMF_NNDSVDA 1
+
+// `mvnmf_nndsvd`: zeros filled with `|mean · g| / 100`, `g` standard normal
+// from `seed` (NNDSVDar).
+#define MVNMF_NNDSVDAR 2
+
 // `method`: joint multi-view NMF (labels unused).
 #define MVNMF_METHOD_JOINT_NMF 0
 
@@ -2252,6 +2263,31 @@ mvnmf_status mvnmf_nmf_encode(const struct mvnmf_view *x,
                               mvnmf_progress_fn progress,
                               void *user,
                               struct mvnmf_report *report);
+
+// Workspace bytes of `mvnmf_nndsvd` for these views (kind, rows, cols) and rank `k`.
+mvnmf_status mvnmf_nndsvd_workspace(const struct mvnmf_view *views,
+                                    size_t n_views,
+                                    size_t k,
+                                    size_t *bytes);
+
+// The deterministic SVD-based start (NNDSVD, scikit-learn's definition;
+// `variant` one of `MVNMF_NNDSVD`, `MVNMF_NNDSVDA`, `MVNMF_NNDSVDAR`) of the
+// stacked views `[X1; …; XH]` at rank `k`, written to `u[v]` (`M_v × k`) and
+// `v` (`k × N`); then fit any model from it with `MVNMF_INIT_GIVEN`. The top
+// `k` singular triplets are exact (the smaller Gram matrix's
+// eigendecomposition), so with one view the start equals scikit-learn's
+// `NMF(init=...)` up to its randomized SVD's error. Cost `s²·l + 9s³` flops
+// (`s`, `l` the smaller and larger of `ΣM`, `N`); workspace `ΣM·N` doubles
+// plus `s²`. Outputs are written only on success.
+mvnmf_status mvnmf_nndsvd(const struct mvnmf_view *views,
+                          size_t n_views,
+                          size_t k,
+                          uint32_t variant,
+                          uint64_t seed,
+                          double *const *u,
+                          double *v,
+                          void *work,
+                          size_t work_bytes);
 
 // The default options of `mvnmf_pipeline_fit` (what a NULL `params` means):
 // the MvSL-T preset (`MVNMF_METHOD_MVSL_T`), the best method on the real data

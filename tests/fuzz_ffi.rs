@@ -2131,7 +2131,65 @@ fn t_mvel(g: &mut G, bad: bool) -> R {
 
 /// The symmetric eigensolver, CCA and MVEL's fused graph.
 fn t_linalg(g: &mut G, bad: bool) -> R {
-    match g.below(3) {
+    match g.below(4) {
+        3 => {
+            // NNDSVD starts over 1..3 views, any magnitude.
+            let h = g.range(1, 3);
+            let n = g.range(1, 8);
+            let sc = g.decade(SOLVER_DECADES);
+            let mut vs: Vec<ViewData> = (0..h)
+                .map(|_| {
+                    let d = g.range(1, 5);
+                    gen_view(g, d, n, sc)
+                })
+                .collect();
+            if bad && g.one_in(2) {
+                let i = g.below(h);
+                corrupt_view(g, &mut vs[i]);
+            }
+            let cv: Vec<mvnmf_view> = vs.iter().map(ViewData::c).collect();
+            let mtot: usize = vs.iter().map(|v| v.rows).sum();
+            let k = if bad && g.one_in(5) {
+                g.pick(&[0, mtot.min(n) + 1])
+            } else {
+                g.range(1, mtot.min(n))
+            };
+            let variant = if bad && g.one_in(8) {
+                3
+            } else {
+                g.below(3) as u32
+            };
+            let need = query(|b| unsafe { mvnmf_nndsvd_workspace(cv.as_ptr(), h, k, b) });
+            let mut us: Vec<Out> = vs.iter().map(|v| Out::f64s(v.rows * k)).collect();
+            let ptrs: Vec<*mut f64> = us.iter_mut().map(|o| o.ptr()).collect();
+            let mut v = Out::f64s(k * n);
+            let short = bad && g.one_in(3);
+            let mut wk = Work::new(g, need, short);
+            let s = unsafe {
+                mvnmf_nndsvd(
+                    cv.as_ptr(),
+                    h,
+                    k,
+                    variant,
+                    g.u64(),
+                    ptrs.as_ptr(),
+                    v.ptr(),
+                    wk.ptr(),
+                    wk.bytes,
+                )
+            };
+            let mut named: Vec<(&str, &Out)> = us.iter().map(|o| ("u", o)).collect();
+            named.push(("v", &v));
+            check_call(s, &named, Some(&wk))?;
+            if s == S::Ok {
+                for o in us.iter().chain(std::iter::once(&v)) {
+                    finite("start", o.f64())?;
+                    if o.f64().iter().any(|&x| x < 0.0) {
+                        return fail("a negative NNDSVD start");
+                    }
+                }
+            }
+        }
         0 => {
             let n = if bad && g.one_in(6) { 0 } else { g.range(1, 9) };
             let sc = g.decade(100);

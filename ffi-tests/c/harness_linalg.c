@@ -459,6 +459,106 @@ static void test_cca_errors(void)
     free(xi); free(xj); free(wide); free(fi); free(fj); free(rho); free(mi); free(mj); free(ws);
 }
 
+/* NNDSVD starts: nonnegative, a joint NMF from NNDSVDa never rises and ends
+ * below its start; two views start as their stack; a bad variant, k too
+ * large and a negative entry are refused with the outputs untouched. */
+static double nn_trace[64];
+static size_t nn_count;
+static int nn_record(const mvnmf_progress *p, void *user)
+{
+    (void)user;
+    if (nn_count < 64)
+        nn_trace[nn_count++] = p->objective.total;
+    return 0;
+}
+
+static void test_nndsvd(void)
+{
+    const size_t m1 = 9, m2 = 7, m = 16, n = 20, k = 3;
+    double *x = (double *)balloc(m * n * sizeof(double)), *x1 = (double *)balloc(m1 * n * sizeof(double));
+    double *x2 = (double *)balloc(m2 * n * sizeof(double)), *u = (double *)balloc(m * k * sizeof(double));
+    double *u1 = (double *)balloc(m1 * k * sizeof(double)), *u2 = (double *)balloc(m2 * k * sizeof(double));
+    double *v = (double *)balloc(k * n * sizeof(double)), *vs = (double *)balloc(k * n * sizeof(double));
+    double *us[1], *parts[2];
+    mvnmf_view whole, two[2];
+    mvnmf_nmf_params p = mvnmf_nmf_params_default();
+    size_t need = 0, i, j, l;
+    void *w;
+    lcg_t g = lcg_seeded(77);
+    note("NNDSVD starts");
+    set_ctx("nndsvd");
+    for (j = 0; j < n; j++)
+        for (i = 0; i < m; i++)
+            x[i + j * m] = (double)((i % 3) == (j % 3)) * 2.0 + lcg_next(&g);
+    for (j = 0; j < n; j++) {
+        memcpy(x1 + j * m1, x + j * m, m1 * sizeof(double));
+        memcpy(x2 + j * m2, x + j * m + m1, m2 * sizeof(double));
+    }
+    whole = dense_view(x, m, n);
+    two[0] = dense_view(x1, m1, n);
+    two[1] = dense_view(x2, m2, n);
+    us[0] = u;
+    CHECK_STATUS(mvnmf_nndsvd_workspace(&whole, 1, k, &need), MVNMF_STATUS_OK);
+    w = balloc(need);
+    CHECK_STATUS(mvnmf_nndsvd(&whole, 1, k, MVNMF_NNDSVDA, 0, us, v, w, need), MVNMF_STATUS_OK);
+    for (i = 0; i < m * k; i++)
+        CHECK(u[i] > 0.0);
+    for (i = 0; i < k * n; i++)
+        CHECK(v[i] > 0.0);
+    parts[0] = u1;
+    parts[1] = u2;
+    free(w);
+    CHECK_STATUS(mvnmf_nndsvd_workspace(two, 2, k, &need), MVNMF_STATUS_OK);
+    w = balloc(need);
+    CHECK_STATUS(mvnmf_nndsvd(two, 2, k, MVNMF_NNDSVDA, 0, parts, vs, w, need), MVNMF_STATUS_OK);
+    CHECK(memcmp(v, vs, k * n * sizeof(double)) == 0);
+    for (l = 0; l < k; l++) {
+        CHECK(memcmp(u1 + l * m1, u + l * m, m1 * sizeof(double)) == 0);
+        CHECK(memcmp(u2 + l * m2, u + l * m + m1, m2 * sizeof(double)) == 0);
+    }
+    free(w);
+    /* Joint NMF from it: monotone, and below the start. */
+    p.init = MVNMF_INIT_GIVEN;
+    p.max_iter = 30;
+    p.tol = 0.0;
+    CHECK_STATUS(mvnmf_joint_nmf_fit_workspace(two, 2, k, &p, &need), MVNMF_STATUS_OK);
+    w = balloc(need);
+    nn_count = 0;
+    CHECK_STATUS(mvnmf_joint_nmf_fit(two, 2, k, &p, parts, vs, w, need, nn_record, NULL, NULL), MVNMF_STATUS_OK);
+    CHECK(nn_count == 31);
+    for (i = 1; i < nn_count; i++)
+        CHECK(nn_trace[i] <= nn_trace[i - 1] * (1.0 + 1e-12));
+    CHECK(nn_trace[nn_count - 1] < nn_trace[0]);
+    free(w);
+    /* Refusals, outputs untouched. */
+    for (i = 0; i < m * k; i++)
+        u[i] = 7.0;
+    for (i = 0; i < k * n; i++)
+        v[i] = 7.0;
+    CHECK_STATUS(mvnmf_nndsvd_workspace(&whole, 1, k, &need), MVNMF_STATUS_OK);
+    w = balloc(need);
+    set_ctx("nndsvd, bad variant");
+    CHECK_STATUS(mvnmf_nndsvd(&whole, 1, k, 3, 0, us, v, w, need), MVNMF_STATUS_BAD_PARAMETER);
+    set_ctx("nndsvd, k > min(M, N)");
+    CHECK_STATUS(mvnmf_nndsvd(&whole, 1, m + 1, MVNMF_NNDSVD, 0, us, v, w, need), MVNMF_STATUS_BAD_RANK);
+    set_ctx("nndsvd, negative entry");
+    x[5] = -1.0;
+    CHECK_STATUS(mvnmf_nndsvd(&whole, 1, k, MVNMF_NNDSVD, 0, us, v, w, need), MVNMF_STATUS_NEGATIVE_INPUT);
+    for (i = 0; i < m * k; i++)
+        CHECK(u[i] == 7.0);
+    for (i = 0; i < k * n; i++)
+        CHECK(v[i] == 7.0);
+    free(w);
+    free(x);
+    free(x1);
+    free(x2);
+    free(u);
+    free(u1);
+    free(u2);
+    free(v);
+    free(vs);
+}
+
 int HARNESS_LINALG_ENTRY(int verbose)
 {
     g_failures = 0;
@@ -467,6 +567,7 @@ int HARNESS_LINALG_ENTRY(int verbose)
     test_eig_errors();
     test_cca();
     test_cca_errors();
+    test_nndsvd();
     if (verbose || g_failures)
         printf("[%s] mvnmf C ABI harness (eigen, CCA): %d failed checks\n", LANG, g_failures);
     fflush(stdout);

@@ -280,3 +280,77 @@ pub unsafe extern "C" fn mvnmf_nmf_encode(
         )
     }
 }
+
+/// `mvnmf_nndsvd`: zeros kept (Boutsidis & Gallopoulos' NNDSVD).
+pub const MVNMF_NNDSVD: u32 = 0;
+/// `mvnmf_nndsvd`: zeros filled with the mean of the data (NNDSVDa;
+/// scikit-learn's default start).
+pub const MVNMF_NNDSVDA: u32 = 1;
+/// `mvnmf_nndsvd`: zeros filled with `|mean · g| / 100`, `g` standard normal
+/// from `seed` (NNDSVDar).
+pub const MVNMF_NNDSVDAR: u32 = 2;
+
+/// Workspace bytes of `mvnmf_nndsvd` for these views (kind, rows, cols) and rank `k`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_nndsvd_workspace(
+    views: *const mvnmf_view,
+    n_views: usize,
+    k: usize,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            crate::steps::nndsvd_workspace::<f64>(shapes(views, n_views)?, k)
+        })
+    }
+}
+
+/// The deterministic SVD-based start (NNDSVD, scikit-learn's definition;
+/// `variant` one of `MVNMF_NNDSVD`, `MVNMF_NNDSVDA`, `MVNMF_NNDSVDAR`) of the
+/// stacked views `[X1; …; XH]` at rank `k`, written to `u[v]` (`M_v × k`) and
+/// `v` (`k × N`); then fit any model from it with `MVNMF_INIT_GIVEN`. The top
+/// `k` singular triplets are exact (the smaller Gram matrix's
+/// eigendecomposition), so with one view the start equals scikit-learn's
+/// `NMF(init=...)` up to its randomized SVD's error. Cost `s²·l + 9s³` flops
+/// (`s`, `l` the smaller and larger of `ΣM`, `N`); workspace `ΣM·N` doubles
+/// plus `s²`. Outputs are written only on success.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_nndsvd(
+    views: *const mvnmf_view,
+    n_views: usize,
+    k: usize,
+    variant: u32,
+    seed: u64,
+    u: *const *mut f64,
+    v: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let var = match variant {
+                MVNMF_NNDSVD => crate::steps::Nndsvd::Plain,
+                MVNMF_NNDSVDA => crate::steps::Nndsvd::A,
+                MVNMF_NNDSVDAR => crate::steps::Nndsvd::Ar,
+                _ => return Err(Error::BadParameter),
+            };
+            let vs = CViews::new(views, n_views)?;
+            if k == 0 {
+                return Err(Error::BadRank);
+            }
+            let n = vs.shape(0).cols;
+            let mut us = factors::<*mut f64>(u, &vs, k, &[], |p| p.is_null())?;
+            if v.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let vv = slice_mut(v, k.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+            crate::steps::nndsvd(&vs, k, var, seed, &mut us, vv, wk)?;
+            Ok(mvnmf_status::Ok)
+        })
+    }
+}

@@ -18,6 +18,7 @@ mod driver;
 pub(crate) mod fused;
 pub(crate) mod init;
 pub(crate) mod mu;
+pub mod nndsvd;
 mod params;
 pub mod prox;
 pub(crate) mod scale;
@@ -26,4 +27,5 @@ pub(crate) mod vstep;
 
 pub(crate) use driver::run;
 pub use driver::{Init, Monitor, Objective, Progress, Report, Stop, Term, MAX_TERMS};
+pub use nndsvd::{nndsvd, nndsvd_workspace, Nndsvd};
 pub use params::{MvslParams, NmfParams};
