@@ -67,6 +67,9 @@
 // `mvnmf_term.kind`: `θ₂ tr(Hᵀ Qᵀ L_ρ Q H)` (MVEL's label correlations).
 #define MVNMF_TERM_LABEL_CORRELATION 6
 
+// `mvnmf_term.kind`: `Σ_v D_β(X_v | U_v V)` (the β-divergence of `mvnmf_beta_nmf_fit`).
+#define MVNMF_TERM_DIVERGENCE 7
+
 // Most parts an `mvnmf_objective` carries.
 #define MVNMF_MAX_TERMS 8
 
@@ -2288,6 +2291,38 @@ mvnmf_status mvnmf_nndsvd(const struct mvnmf_view *views,
                           double *v,
                           void *work,
                           size_t work_bytes);
+
+// Workspace bytes of `mvnmf_beta_nmf_fit`.
+mvnmf_status mvnmf_beta_nmf_fit_workspace(const struct mvnmf_view *views,
+                                          size_t n_views,
+                                          size_t k,
+                                          double beta,
+                                          const struct mvnmf_nmf_params *params,
+                                          size_t *bytes);
+
+// NMF (one view) or joint NMF (several, shared `V`) under the β-divergence,
+// `β ∈ [0, 2]`: 1 Kullback–Leibler, 0 Itakura–Saito, 2 half the squared
+// Frobenius distance; the majorise–minimise multiplicative updates of Févotte
+// & Idier, as scikit-learn's `NMF(solver="mu", beta_loss=β)`; the objective
+// never increases. `clip`: the floor of `UV` in the ratios, as scikit-learn's
+// `EPSILON` (negative: that default, 1.19e-7; 0: the exact update). `params`
+// gives iterations, tolerance, seed and start (`eps`, `vmax` unused; NULL:
+// defaults). Dense views for any β; CSC views with β = 1 only (O(nnz·K) per
+// product); with β ≤ 0 no entry of X may be 0 (`MVNMF_STATUS_BAD_PARAMETER`).
+// Report term `MVNMF_TERM_DIVERGENCE`. Outputs as `mvnmf_joint_nmf_fit`.
+mvnmf_status mvnmf_beta_nmf_fit(const struct mvnmf_view *views,
+                                size_t n_views,
+                                size_t k,
+                                double beta,
+                                double clip,
+                                const struct mvnmf_nmf_params *params,
+                                double *const *u,
+                                double *v,
+                                void *work,
+                                size_t work_bytes,
+                                mvnmf_progress_fn progress,
+                                void *user,
+                                struct mvnmf_report *report);
 
 // The default options of `mvnmf_pipeline_fit` (what a NULL `params` means):
 // the MvSL-T preset (`MVNMF_METHOD_MVSL_T`), the best method on the real data

@@ -2131,7 +2131,69 @@ fn t_mvel(g: &mut G, bad: bool) -> R {
 
 /// The symmetric eigensolver, CCA and MVEL's fused graph.
 fn t_linalg(g: &mut G, bad: bool) -> R {
-    match g.below(4) {
+    match g.below(5) {
+        4 => {
+            // β-divergence NMF over 1..3 views.
+            let h = g.range(1, 3);
+            let n = g.range(1, 8);
+            let sc = g.decade(SOLVER_DECADES);
+            let mut vs: Vec<ViewData> = (0..h)
+                .map(|_| {
+                    let d = g.range(1, 5);
+                    gen_view(g, d, n, sc)
+                })
+                .collect();
+            if bad && g.one_in(2) {
+                let i = g.below(h);
+                corrupt_view(g, &mut vs[i]);
+            }
+            let cv: Vec<mvnmf_view> = vs.iter().map(ViewData::c).collect();
+            let k = if bad && g.one_in(8) { 0 } else { g.range(1, 4) };
+            let beta = if bad && g.one_in(6) {
+                g.pick(&[-1.0, 2.5, f64::NAN])
+            } else {
+                g.pick(&[0.0, 0.5, 1.0, 1.0, 1.5, 2.0])
+            };
+            let clip = g.pick(&[-1.0, 0.0, 1e-12]);
+            let mut p = mvnmf_nmf_params_default();
+            p.max_iter = g.range(0, 15) as u32;
+            p.tol = g.pick(&[0.0, 1e-6]);
+            p.seed = g.u64();
+            let need =
+                query(|b| unsafe { mvnmf_beta_nmf_fit_workspace(cv.as_ptr(), h, k, beta, &p, b) });
+            let mut us: Vec<Out> = vs.iter().map(|v| Out::f64s(v.rows * k)).collect();
+            let ptrs: Vec<*mut f64> = us.iter_mut().map(|o| o.ptr()).collect();
+            let mut v = Out::f64s(k * n);
+            let mut rep = Out::bytes(std::mem::size_of::<mvnmf_report>());
+            let short = bad && g.one_in(3);
+            let mut wk = Work::new(g, need, short);
+            let s = unsafe {
+                mvnmf_beta_nmf_fit(
+                    cv.as_ptr(),
+                    h,
+                    k,
+                    beta,
+                    clip,
+                    &p,
+                    ptrs.as_ptr(),
+                    v.ptr(),
+                    wk.ptr(),
+                    wk.bytes,
+                    None,
+                    std::ptr::null_mut(),
+                    rep.ptr(),
+                )
+            };
+            let mut named: Vec<(&str, &Out)> = us.iter().map(|o| ("u", o)).collect();
+            named.push(("v", &v));
+            named.push(("report", &rep));
+            check_call(s, &named, Some(&wk))?;
+            if s == S::Ok {
+                for o in us.iter().chain(std::iter::once(&v)) {
+                    finite("factor", o.f64())?;
+                }
+            }
+        }
         3 => {
             // NNDSVD starts over 1..3 views, any magnitude.
             let h = g.range(1, 3);

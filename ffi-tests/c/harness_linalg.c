@@ -559,6 +559,72 @@ static void test_nndsvd(void)
     free(vs);
 }
 
+/* β-divergence NMF: KL and IS on two dense views never rise, the report's
+ * divergence term is the total; a zero under IS and β outside [0, 2] are
+ * refused with the outputs untouched. */
+static void test_beta(void)
+{
+    const size_t m1 = 8, m2 = 6, n = 15, k = 3;
+    double *x1 = (double *)balloc(m1 * n * sizeof(double)), *x2 = (double *)balloc(m2 * n * sizeof(double));
+    double *u1 = (double *)balloc(m1 * k * sizeof(double)), *u2 = (double *)balloc(m2 * k * sizeof(double));
+    double *v = (double *)balloc(k * n * sizeof(double)), *us[2], betas[3] = { 1.0, 0.0, 0.5 };
+    mvnmf_view views[2];
+    mvnmf_nmf_params p = mvnmf_nmf_params_default();
+    mvnmf_report rep;
+    size_t need = 0, i, b;
+    void *w;
+    lcg_t g = lcg_seeded(91);
+    note("beta-divergence NMF");
+    for (i = 0; i < m1 * n; i++)
+        x1[i] = 0.05 + lcg_next(&g);
+    for (i = 0; i < m2 * n; i++)
+        x2[i] = 0.05 + 3.0 * lcg_next(&g);
+    views[0] = dense_view(x1, m1, n);
+    views[1] = dense_view(x2, m2, n);
+    us[0] = u1;
+    us[1] = u2;
+    p.max_iter = 40;
+    p.tol = 0.0;
+    for (b = 0; b < 3; b++) {
+        set_ctx("beta %g", betas[b]);
+        CHECK_STATUS(mvnmf_beta_nmf_fit_workspace(views, 2, k, betas[b], &p, &need), MVNMF_STATUS_OK);
+        w = balloc(need);
+        nn_count = 0;
+        CHECK_STATUS(mvnmf_beta_nmf_fit(views, 2, k, betas[b], 0.0, &p, us, v, w, need, nn_record, NULL, &rep),
+                     MVNMF_STATUS_OK);
+        CHECK(nn_count == 41);
+        for (i = 1; i < nn_count; i++)
+            CHECK(nn_trace[i] <= nn_trace[i - 1] + 1e-12 * nn_trace[0]);
+        CHECK(nn_trace[nn_count - 1] < nn_trace[0]);
+        CHECK(rep.objective.n_terms == 1 && rep.objective.terms[0].kind == MVNMF_TERM_DIVERGENCE &&
+              rep.objective.terms[0].value == rep.objective.total);
+        free(w);
+    }
+    for (i = 0; i < m1 * k; i++)
+        u1[i] = 7.0;
+    for (i = 0; i < k * n; i++)
+        v[i] = 7.0;
+    CHECK_STATUS(mvnmf_beta_nmf_fit_workspace(views, 2, k, 0.0, &p, &need), MVNMF_STATUS_OK);
+    w = balloc(need);
+    set_ctx("beta 0 with a zero entry");
+    x1[3] = 0.0;
+    CHECK_STATUS(mvnmf_beta_nmf_fit(views, 2, k, 0.0, -1.0, &p, us, v, w, need, NULL, NULL, NULL),
+                 MVNMF_STATUS_BAD_PARAMETER);
+    set_ctx("beta 3");
+    CHECK_STATUS(mvnmf_beta_nmf_fit(views, 2, k, 3.0, -1.0, &p, us, v, w, need, NULL, NULL, NULL),
+                 MVNMF_STATUS_BAD_PARAMETER);
+    for (i = 0; i < m1 * k; i++)
+        CHECK(u1[i] == 7.0);
+    for (i = 0; i < k * n; i++)
+        CHECK(v[i] == 7.0);
+    free(w);
+    free(x1);
+    free(x2);
+    free(u1);
+    free(u2);
+    free(v);
+}
+
 int HARNESS_LINALG_ENTRY(int verbose)
 {
     g_failures = 0;
@@ -568,6 +634,7 @@ int HARNESS_LINALG_ENTRY(int verbose)
     test_cca();
     test_cca_errors();
     test_nndsvd();
+    test_beta();
     if (verbose || g_failures)
         printf("[%s] mvnmf C ABI harness (eigen, CCA): %d failed checks\n", LANG, g_failures);
     fflush(stdout);

@@ -184,6 +184,8 @@ pub const MVNMF_TERM_L1: u32 = 4;
 pub const MVNMF_TERM_LABEL_FIT: u32 = 5;
 /// `mvnmf_term.kind`: `θ₂ tr(Hᵀ Qᵀ L_ρ Q H)` (MVEL's label correlations).
 pub const MVNMF_TERM_LABEL_CORRELATION: u32 = 6;
+/// `mvnmf_term.kind`: `Σ_v D_β(X_v | U_v V)` (the β-divergence of `mvnmf_beta_nmf_fit`).
+pub const MVNMF_TERM_DIVERGENCE: u32 = 7;
 /// Most parts an `mvnmf_objective` carries.
 pub const MVNMF_MAX_TERMS: usize = 8;
 const _: () = assert!(MVNMF_MAX_TERMS == crate::steps::MAX_TERMS);
@@ -786,6 +788,7 @@ mod tests {
             MVNMF_TERM_L1,
             MVNMF_TERM_LABEL_FIT,
             MVNMF_TERM_LABEL_CORRELATION,
+            MVNMF_TERM_DIVERGENCE,
         ];
         assert_eq!(c.len(), Term::ALL.len());
         for (t, code) in Term::ALL.iter().zip(c) {

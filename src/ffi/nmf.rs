@@ -354,3 +354,83 @@ pub unsafe extern "C" fn mvnmf_nndsvd(
         })
     }
 }
+
+fn beta_params(
+    beta: f64,
+    clip: f64,
+    p: crate::steps::NmfParams,
+) -> Result<crate::models::beta::BetaParams, Error> {
+    let b = crate::models::beta::BetaParams {
+        beta,
+        iter: p,
+        clip: if clip < 0.0 {
+            crate::models::beta::SKLEARN_EPSILON
+        } else {
+            clip
+        },
+    };
+    b.validate()?;
+    Ok(b)
+}
+
+/// Workspace bytes of `mvnmf_beta_nmf_fit`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_beta_nmf_fit_workspace(
+    views: *const mvnmf_view,
+    n_views: usize,
+    k: usize,
+    beta: f64,
+    params: *const mvnmf_nmf_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            let p = beta_params(beta, -1.0, read_params(params)?)?;
+            crate::models::beta::fit_workspace::<f64>(shapes(views, n_views)?, k, &p)
+        })
+    }
+}
+
+/// NMF (one view) or joint NMF (several, shared `V`) under the β-divergence,
+/// `β ∈ [0, 2]`: 1 Kullback–Leibler, 0 Itakura–Saito, 2 half the squared
+/// Frobenius distance; the majorise–minimise multiplicative updates of Févotte
+/// & Idier, as scikit-learn's `NMF(solver="mu", beta_loss=β)`; the objective
+/// never increases. `clip`: the floor of `UV` in the ratios, as scikit-learn's
+/// `EPSILON` (negative: that default, 1.19e-7; 0: the exact update). `params`
+/// gives iterations, tolerance, seed and start (`eps`, `vmax` unused; NULL:
+/// defaults). Dense views for any β; CSC views with β = 1 only (O(nnz·K) per
+/// product); with β ≤ 0 no entry of X may be 0 (`MVNMF_STATUS_BAD_PARAMETER`).
+/// Report term `MVNMF_TERM_DIVERGENCE`. Outputs as `mvnmf_joint_nmf_fit`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_beta_nmf_fit(
+    views: *const mvnmf_view,
+    n_views: usize,
+    k: usize,
+    beta: f64,
+    clip: f64,
+    params: *const mvnmf_nmf_params,
+    u: *const *mut f64,
+    v: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let p = beta_params(beta, clip, read_params(params)?)?;
+            let (vs, n) = read_views(views, n_views)?;
+            let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
+            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+            let r = with_monitor(progress, user, |m| {
+                crate::models::beta::fit(&vs, k, &p, &mut us, vv, w, m)
+            })?;
+            finish(r, report)
+        })
+    }
+}

@@ -10,6 +10,7 @@
 //! | [`jsnmf`] | JSNMF: sources over one vocabulary sharing `K` basis vectors | DESIGN §7 |
 //! | [`mvel`] | MVEL: embedding and label map from incomplete multi-labels over a graph | DESIGN §8 |
 
+pub mod beta;
 pub mod deep;
 pub mod jsnmf;
 pub mod mvel;

@@ -36,11 +36,13 @@ pub enum Term {
     LabelFit = 5,
     /// `θ₂ tr(Hᵀ Qᵀ L_ρ Q H)`: MVEL's label-correlation term.
     LabelCorrelation = 6,
+    /// `Σ_v D_β(X^(v) | U^(v) V)`: the β-divergence of `models::beta`.
+    Divergence = 7,
 }
 
 impl Term {
     /// Every kind, in code order.
-    pub const ALL: [Term; 7] = [
+    pub const ALL: [Term; 8] = [
         Term::Reconstruction,
         Term::Sparsity,
         Term::Affinity,
@@ -48,6 +50,7 @@ impl Term {
         Term::L1,
         Term::LabelFit,
         Term::LabelCorrelation,
+        Term::Divergence,
     ];
 
     /// The kind with this code (`MVNMF_TERM_*`).
@@ -65,6 +68,7 @@ impl Term {
             Term::L1 => "l1\0",
             Term::LabelFit => "label_fit\0",
             Term::LabelCorrelation => "label_correlation\0",
+            Term::Divergence => "divergence\0",
         }
     }
 

@@ -1,0 +1,266 @@
+//! β-divergence NMF (issue 17, item 2): the iterates equal scikit-learn's
+//! `NMF(solver="mu", beta_loss=β)` from the same start (KL dense and sparse,
+//! IS, β = 0.5); the objective never increases for every β offered, one view
+//! and several, with the exact MM update (`clip = 0`); β = 2 is the Frobenius
+//! NMF's objective; joint NMF under KL equals KL-NMF of the stacked views;
+//! bad input is refused with the outputs untouched.
+
+mod common;
+
+use common::*;
+use mvnmf::models::beta::{self, BetaParams};
+use mvnmf::models::nmf::NmfParams;
+use mvnmf::{Csc, Dense, Error, Init, View};
+
+struct Case {
+    name: String,
+    m: usize,
+    n: usize,
+    k: usize,
+    beta: f64,
+    sparse: bool,
+    iters: u32,
+    x: Vec<f64>,
+    u0: Vec<f64>,
+    v0: Vec<f64>,
+    u: Vec<f64>,
+    v: Vec<f64>,
+}
+
+fn load() -> Vec<Case> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/sklearn_beta.txt"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines().skip(1);
+    let nums = |l: &str| -> Vec<f64> { l.split_whitespace().map(|t| t.parse().unwrap()).collect() };
+    let mut out = vec![];
+    while let Some(l) = lines.next() {
+        let t: Vec<&str> = l.split_whitespace().collect();
+        let mut next = || nums(lines.next().unwrap());
+        out.push(Case {
+            name: t[1].into(),
+            m: t[2].parse().unwrap(),
+            n: t[3].parse().unwrap(),
+            k: t[4].parse().unwrap(),
+            beta: t[5].parse().unwrap(),
+            sparse: t[6] == "1",
+            iters: t[7].parse().unwrap(),
+            x: next(),
+            u0: next(),
+            v0: next(),
+            u: next(),
+            v: next(),
+        });
+    }
+    out
+}
+
+fn run(
+    views: &[View<'_, f64>],
+    k: usize,
+    p: &BetaParams,
+    u: &mut [Vec<f64>],
+    v: &mut [f64],
+) -> Result<Vec<f64>, Error> {
+    let mut w = vec![0u8; beta::fit_workspace::<f64>(views.iter().map(|x| x.shape()), k, p)?];
+    let mut obj = vec![];
+    let mut rec = recorder(&mut obj);
+    let mut refs: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
+    beta::fit(views, k, p, &mut refs[..], v, &mut w, Some(&mut rec))?;
+    drop(rec);
+    Ok(obj)
+}
+
+#[test]
+fn iterates_equal_scikit_learn() {
+    for c in load() {
+        let csc = to_csc(&c.x, c.m, c.n);
+        let view = if c.sparse {
+            View::from(Csc::new(c.m, c.n, &csc.col_ptr, &csc.row_idx, &csc.values).unwrap())
+        } else {
+            View::from(Dense::new(&c.x, c.m, c.n, c.m).unwrap())
+        };
+        let p = BetaParams {
+            beta: c.beta,
+            iter: NmfParams {
+                max_iter: c.iters,
+                tol: 0.0,
+                init: Init::Given,
+                ..NmfParams::default()
+            },
+            ..BetaParams::default()
+        };
+        let (mut u, mut v) = (vec![c.u0.clone()], c.v0.clone());
+        let obj = run(&[view], c.k, &p, &mut u, &mut v).unwrap();
+        let (du, dv) = (max_rel_diff(&u[0], &c.u), max_rel_diff(&v, &c.v));
+        assert!(du < 1e-9 && dv < 1e-9, "{}: U {du:e}, V {dv:e}", c.name);
+        assert_eq!(obj.len() as u32, c.iters + 1);
+        assert_monotone(&obj, 1e-12 * obj[0].abs(), &c.name);
+    }
+}
+
+#[test]
+fn objective_never_increases_for_every_beta_and_view_count() {
+    let (m1, m2, n, k) = (14, 9, 16, 3);
+    let x1: Vec<f64> = random_matrix(m1, n, 1.0, 3)
+        .iter()
+        .map(|x| x + 0.01)
+        .collect();
+    let x2: Vec<f64> = random_matrix(m2, n, 1.0, 4)
+        .iter()
+        .map(|x| 5.0 * x + 0.01)
+        .collect();
+    for b in [0.0, 0.3, 0.5, 1.0, 1.5, 2.0] {
+        for two in [false, true] {
+            let mut views = vec![View::from(Dense::new(&x1, m1, n, m1).unwrap())];
+            if two {
+                views.push(View::from(Dense::new(&x2, m2, n, m2).unwrap()));
+            }
+            let p = BetaParams {
+                beta: b,
+                clip: 0.0,
+                iter: NmfParams {
+                    max_iter: 60,
+                    tol: 0.0,
+                    seed: 5,
+                    ..NmfParams::default()
+                },
+            };
+            let mut u: Vec<Vec<f64>> = views.iter().map(|x| vec![0.0; x.rows() * k]).collect();
+            let mut v = vec![0.0; k * n];
+            let obj = run(&views, k, &p, &mut u, &mut v).unwrap();
+            assert_monotone(&obj, 1e-12 * obj[0].abs(), &format!("beta {b} two {two}"));
+            assert!(
+                obj[60] < 0.9 * obj[0],
+                "beta {b}: {} -> {}",
+                obj[0],
+                obj[60]
+            );
+        }
+    }
+}
+
+#[test]
+fn beta_two_is_the_frobenius_objective_and_kl_joint_is_kl_of_the_stack() {
+    let (m1, m2, n, k) = (10, 7, 12, 3);
+    let x1: Vec<f64> = random_matrix(m1, n, 1.0, 8)
+        .iter()
+        .map(|x| x + 0.01)
+        .collect();
+    let x2: Vec<f64> = random_matrix(m2, n, 1.0, 9)
+        .iter()
+        .map(|x| x + 0.01)
+        .collect();
+    let mut st = vec![0.0; (m1 + m2) * n];
+    for j in 0..n {
+        st[j * (m1 + m2)..j * (m1 + m2) + m1].copy_from_slice(&x1[j * m1..(j + 1) * m1]);
+        st[j * (m1 + m2) + m1..(j + 1) * (m1 + m2)].copy_from_slice(&x2[j * m2..(j + 1) * m2]);
+    }
+    let views = [
+        View::from(Dense::new(&x1, m1, n, m1).unwrap()),
+        View::from(Dense::new(&x2, m2, n, m2).unwrap()),
+    ];
+    let whole = [View::from(Dense::new(&st, m1 + m2, n, m1 + m2).unwrap())];
+    let p = BetaParams {
+        beta: 1.0,
+        clip: 0.0,
+        iter: NmfParams {
+            max_iter: 30,
+            tol: 0.0,
+            seed: 2,
+            ..NmfParams::default()
+        },
+    };
+    // Same start for both: the stacked U is the two U's stacked.
+    let mut u = vec![vec![0.0; m1 * k], vec![0.0; m2 * k]];
+    let mut v = vec![0.0; k * n];
+    let p0 = BetaParams {
+        iter: NmfParams {
+            max_iter: 0,
+            ..p.iter
+        },
+        ..p
+    };
+    run(&views, k, &p0, &mut u, &mut v).unwrap();
+    let mut us = vec![vec![0.0; (m1 + m2) * k]];
+    for l in 0..k {
+        us[0][l * (m1 + m2)..l * (m1 + m2) + m1].copy_from_slice(&u[0][l * m1..(l + 1) * m1]);
+        us[0][l * (m1 + m2) + m1..(l + 1) * (m1 + m2)].copy_from_slice(&u[1][l * m2..(l + 1) * m2]);
+    }
+    let mut vs = v.clone();
+    let given = BetaParams {
+        iter: NmfParams {
+            init: Init::Given,
+            ..p.iter
+        },
+        ..p
+    };
+    let o1 = run(&views, k, &given, &mut u, &mut v).unwrap();
+    let o2 = run(&whole, k, &given, &mut us, &mut vs).unwrap();
+    assert!(max_rel_diff(&o1, &o2) < 1e-12);
+    assert!(max_rel_diff(&v, &vs) < 1e-12);
+    // β = 2: half the squared Frobenius distance.
+    let p2 = BetaParams {
+        beta: 2.0,
+        iter: NmfParams {
+            max_iter: 0,
+            init: Init::Given,
+            ..p.iter
+        },
+        ..p
+    };
+    let (mut u2, mut v2) = (vec![us[0].clone()], vs.clone());
+    let o = run(&whole, k, &p2, &mut u2, &mut v2).unwrap();
+    let mut want = 0.0;
+    for j in 0..n {
+        for i in 0..m1 + m2 {
+            let y: f64 = (0..k)
+                .map(|l| us[0][i + l * (m1 + m2)] * vs[l + j * k])
+                .sum();
+            want += 0.5 * (st[i + j * (m1 + m2)] - y).powi(2);
+        }
+    }
+    assert!((o[0] - want).abs() < 1e-12 * want);
+}
+
+#[test]
+fn bad_input_is_refused_with_outputs_untouched() {
+    let (m, n, k) = (6, 5, 2);
+    let mut x = random_matrix(m, n, 1.0, 1);
+    x[3] = 0.0;
+    let csc = to_csc(&x, m, n);
+    let dense = View::from(Dense::new(&x, m, n, m).unwrap());
+    let sparse = View::from(Csc::new(m, n, &csc.col_ptr, &csc.row_idx, &csc.values).unwrap());
+    let mut bad = x.clone();
+    bad[1] = f64::NAN;
+    let nan = View::from(Dense::new(&bad, m, n, m).unwrap());
+    let try_fit = |view: View<'_, f64>, b: f64| {
+        let p = BetaParams {
+            beta: b,
+            ..BetaParams::default()
+        };
+        let (mut u, mut v) = (vec![7.0; m * k], vec![7.0; k * n]);
+        let need = beta::fit_workspace::<f64>([view.shape()], k, &p).unwrap_or(1 << 16);
+        let e = beta::fit(
+            &[view][..],
+            k,
+            &p,
+            &mut [&mut u[..]][..],
+            &mut v,
+            &mut vec![0u8; need],
+            None,
+        );
+        if e.is_err() {
+            assert!(u.iter().chain(&v).all(|&a| a == 7.0));
+        }
+        e.err()
+    };
+    assert_eq!(try_fit(dense, 0.0), Some(Error::BadParameter)); // a zero under IS
+    assert_eq!(try_fit(sparse, 0.5), Some(Error::BadParameter)); // CSC only with KL
+    assert_eq!(try_fit(dense, 2.5), Some(Error::BadParameter));
+    assert_eq!(try_fit(dense, -0.5), Some(Error::BadParameter));
+    assert_eq!(try_fit(nan, 1.0), Some(Error::NonFiniteInput));
+    assert_eq!(try_fit(sparse, 1.0), None);
+}
