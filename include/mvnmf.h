@@ -2309,12 +2309,18 @@ mvnmf_status mvnmf_beta_nmf_fit_workspace(const struct mvnmf_view *views,
 // gives iterations, tolerance, seed and start (`eps`, `vmax` unused; NULL:
 // defaults). Dense views for any β; CSC views with β = 1 only (O(nnz·K) per
 // product); with β ≤ 0 no entry of X may be 0 (`MVNMF_STATUS_BAD_PARAMETER`).
-// Report term `MVNMF_TERM_DIVERGENCE`. Outputs as `mvnmf_joint_nmf_fit`.
+// `masks`: NULL (every entry observed) or `n_views` pointers, each NULL (that
+// view fully observed) or `rows_v × N` bytes, column-major, 1 observed, 0
+// missing: missing entries do not count in the loss and are never read (any
+// value, NaN included), the weighted MM updates stay monotone (β = 2 is
+// weighted Frobenius NMF); masks only on dense views. Report term
+// `MVNMF_TERM_DIVERGENCE`. Outputs as `mvnmf_joint_nmf_fit`.
 mvnmf_status mvnmf_beta_nmf_fit(const struct mvnmf_view *views,
                                 size_t n_views,
                                 size_t k,
                                 double beta,
                                 double clip,
+                                const uint8_t *const *masks,
                                 const struct mvnmf_nmf_params *params,
                                 double *const *u,
                                 double *v,

@@ -264,3 +264,209 @@ fn bad_input_is_refused_with_outputs_untouched() {
     assert_eq!(try_fit(nan, 1.0), Some(Error::NonFiniteInput));
     assert_eq!(try_fit(sparse, 1.0), None);
 }
+
+fn fit_masked(
+    views: &[View<'_, f64>],
+    masks: &[Option<&[u8]>],
+    k: usize,
+    p: &BetaParams,
+) -> Result<(Vec<Vec<f64>>, Vec<f64>, Vec<f64>), Error> {
+    let n = views[0].cols();
+    let mut w = vec![0u8; beta::fit_workspace::<f64>(views.iter().map(|x| x.shape()), k, p)?];
+    let mut u: Vec<Vec<f64>> = views.iter().map(|x| vec![0.0; x.rows() * k]).collect();
+    let mut v = vec![0.0; k * n];
+    let mut obj = vec![];
+    let mut rec = recorder(&mut obj);
+    {
+        let mut refs: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
+        beta::fit_masked(
+            views,
+            masks,
+            k,
+            p,
+            &mut refs[..],
+            &mut v,
+            &mut w,
+            Some(&mut rec),
+        )?;
+    }
+    drop(rec);
+    Ok((u, v, obj))
+}
+
+fn mask(m: usize, n: usize, missing: f64, seed: u64) -> Vec<u8> {
+    let mut g = Lcg(seed);
+    (0..m * n)
+        .map(|_| u8::from(g.uniform() >= missing))
+        .collect()
+}
+
+#[test]
+fn masked_entries_have_no_effect_and_the_objective_never_rises() {
+    let (m1, m2, n, k) = (12, 9, 14, 3);
+    let x1: Vec<f64> = random_matrix(m1, n, 1.0, 21)
+        .iter()
+        .map(|x| x + 0.05)
+        .collect();
+    let x2: Vec<f64> = random_matrix(m2, n, 1.0, 22)
+        .iter()
+        .map(|x| 2.0 * x + 0.05)
+        .collect();
+    let w1 = mask(m1, n, 0.25, 5);
+    for b in [0.0, 0.5, 1.0, 2.0] {
+        let p = BetaParams {
+            beta: b,
+            clip: 0.0,
+            iter: NmfParams {
+                max_iter: 40,
+                tol: 0.0,
+                seed: 3,
+                ..NmfParams::default()
+            },
+        };
+        let mut runs = vec![];
+        for fill in [f64::NAN, 1e300, -5.0, 0.0] {
+            let mut y1 = x1.clone();
+            for (a, &o) in y1.iter_mut().zip(&w1) {
+                if o == 0 {
+                    *a = fill;
+                }
+            }
+            let views = [
+                View::from(Dense::new(&y1, m1, n, m1).unwrap()),
+                View::from(Dense::new(&x2, m2, n, m2).unwrap()),
+            ];
+            let (u, v, obj) = fit_masked(&views, &[Some(&w1), None], k, &p).unwrap();
+            assert_monotone(&obj, 1e-12 * obj[0].abs(), &format!("masked beta {b}"));
+            assert!(obj[40] < obj[0]);
+            runs.push((u, v, obj));
+        }
+        for r in &runs[1..] {
+            let same =
+                |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+            assert!(
+                same(&r.1, &runs[0].1) && same(&r.0[0], &runs[0].0[0]) && same(&r.2, &runs[0].2),
+                "beta {b}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_all_observed_mask_is_no_mask_bit_for_bit() {
+    let (m, n, k) = (10, 12, 3);
+    let x: Vec<f64> = random_matrix(m, n, 1.0, 31)
+        .iter()
+        .map(|x| x + 0.05)
+        .collect();
+    let ones = vec![1u8; m * n];
+    let view = [View::from(Dense::new(&x, m, n, m).unwrap())];
+    for b in [0.0, 1.0, 2.0] {
+        let p = BetaParams {
+            beta: b,
+            iter: NmfParams {
+                max_iter: 25,
+                tol: 0.0,
+                ..NmfParams::default()
+            },
+            ..BetaParams::default()
+        };
+        let a = fit_masked(&view, &[Some(&ones)], k, &p).unwrap();
+        let c = fit_masked(&view, &[], k, &p).unwrap();
+        assert!(a
+            .1
+            .iter()
+            .zip(&c.1)
+            .all(|(x, y)| x.to_bits() == y.to_bits()));
+        assert!(a
+            .2
+            .iter()
+            .zip(&c.2)
+            .all(|(x, y)| x.to_bits() == y.to_bits()));
+    }
+}
+
+#[test]
+fn missing_entries_of_a_low_rank_matrix_are_recovered() {
+    let (m, n, k) = (30, 25, 3);
+    let a = random_matrix(m, k, 1.0, 41);
+    let b = random_matrix(k, n, 1.0, 42);
+    let mut x = vec![0.0; m * n];
+    for j in 0..n {
+        for i in 0..m {
+            x[i + j * m] = (0..k).map(|l| a[i + l * m] * b[l + j * k]).sum::<f64>() + 0.01;
+        }
+    }
+    let w = mask(m, n, 0.2, 7);
+    let mut hidden = x.clone();
+    for (h, &o) in hidden.iter_mut().zip(&w) {
+        if o == 0 {
+            *h = f64::NAN;
+        }
+    }
+    let p = BetaParams {
+        beta: 2.0,
+        clip: 0.0,
+        iter: NmfParams {
+            max_iter: 3000,
+            tol: 0.0,
+            ..NmfParams::default()
+        },
+    };
+    let view = [View::from(Dense::new(&hidden, m, n, m).unwrap())];
+    let (u, v, _) = fit_masked(&view, &[Some(&w)], k, &p).unwrap();
+    let (mut e2, mut t2) = (0.0, 0.0);
+    for j in 0..n {
+        for i in 0..m {
+            if w[i + j * m] == 0 {
+                let y: f64 = (0..k).map(|l| u[0][i + l * m] * v[l + j * k]).sum();
+                e2 += (y - x[i + j * m]).powi(2);
+                t2 += x[i + j * m].powi(2);
+            }
+        }
+    }
+    assert!(
+        (e2 / t2).sqrt() < 0.05,
+        "relative error on the missing entries {}",
+        (e2 / t2).sqrt()
+    );
+}
+
+#[test]
+fn bad_masks_are_refused() {
+    let (m, n, k) = (5, 4, 2);
+    let x = random_matrix(m, n, 1.0, 1);
+    let csc = to_csc(&x, m, n);
+    let dense = [View::from(Dense::new(&x, m, n, m).unwrap())];
+    let sparse = [View::from(
+        Csc::new(m, n, &csc.col_ptr, &csc.row_idx, &csc.values).unwrap(),
+    )];
+    let p = BetaParams::default();
+    let mut w = vec![1u8; m * n];
+    w[2] = 0;
+    assert_eq!(
+        fit_masked(&sparse, &[Some(&w)], k, &p).err(),
+        Some(Error::BadParameter)
+    );
+    let mut bad = w.clone();
+    bad[1] = 2;
+    assert_eq!(
+        fit_masked(&dense, &[Some(&bad)], k, &p).err(),
+        Some(Error::BadParameter)
+    );
+    assert_eq!(
+        fit_masked(&dense, &[Some(&w[1..])], k, &p).err(),
+        Some(Error::DimensionMismatch)
+    );
+    assert_eq!(
+        fit_masked(&dense, &[None, None], k, &p).err(),
+        Some(Error::DimensionMismatch)
+    );
+    let mut y = x.clone();
+    y[3] = f64::NAN; // observed
+    let nan = [View::from(Dense::new(&y, m, n, m).unwrap())];
+    assert_eq!(
+        fit_masked(&nan, &[Some(&w)], k, &p).err(),
+        Some(Error::NonFiniteInput)
+    );
+}

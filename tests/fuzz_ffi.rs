@@ -2161,6 +2161,32 @@ fn t_linalg(g: &mut G, bad: bool) -> R {
             p.seed = g.u64();
             let need =
                 query(|b| unsafe { mvnmf_beta_nmf_fit_workspace(cv.as_ptr(), h, k, beta, &p, b) });
+            // Masks: per view none, or random 0/1 bytes (rarely a 2).
+            let use_masks = g.one_in(2);
+            let masks: Vec<Option<Vec<u8>>> = vs
+                .iter()
+                .map(|v| {
+                    if g.one_in(2) {
+                        None
+                    } else {
+                        Some(
+                            (0..v.rows * n)
+                                .map(|_| {
+                                    if bad && g.one_in(50) {
+                                        2
+                                    } else {
+                                        u8::from(!g.one_in(4))
+                                    }
+                                })
+                                .collect(),
+                        )
+                    }
+                })
+                .collect();
+            let mptrs: Vec<*const u8> = masks
+                .iter()
+                .map(|m| m.as_ref().map_or(std::ptr::null(), |m| m.as_ptr()))
+                .collect();
             let mut us: Vec<Out> = vs.iter().map(|v| Out::f64s(v.rows * k)).collect();
             let ptrs: Vec<*mut f64> = us.iter_mut().map(|o| o.ptr()).collect();
             let mut v = Out::f64s(k * n);
@@ -2174,6 +2200,11 @@ fn t_linalg(g: &mut G, bad: bool) -> R {
                     k,
                     beta,
                     clip,
+                    if use_masks {
+                        mptrs.as_ptr()
+                    } else {
+                        std::ptr::null()
+                    },
                     &p,
                     ptrs.as_ptr(),
                     v.ptr(),

@@ -590,7 +590,7 @@ static void test_beta(void)
         CHECK_STATUS(mvnmf_beta_nmf_fit_workspace(views, 2, k, betas[b], &p, &need), MVNMF_STATUS_OK);
         w = balloc(need);
         nn_count = 0;
-        CHECK_STATUS(mvnmf_beta_nmf_fit(views, 2, k, betas[b], 0.0, &p, us, v, w, need, nn_record, NULL, &rep),
+        CHECK_STATUS(mvnmf_beta_nmf_fit(views, 2, k, betas[b], 0.0, NULL, &p, us, v, w, need, nn_record, NULL, &rep),
                      MVNMF_STATUS_OK);
         CHECK(nn_count == 41);
         for (i = 1; i < nn_count; i++)
@@ -608,10 +608,10 @@ static void test_beta(void)
     w = balloc(need);
     set_ctx("beta 0 with a zero entry");
     x1[3] = 0.0;
-    CHECK_STATUS(mvnmf_beta_nmf_fit(views, 2, k, 0.0, -1.0, &p, us, v, w, need, NULL, NULL, NULL),
+    CHECK_STATUS(mvnmf_beta_nmf_fit(views, 2, k, 0.0, -1.0, NULL, &p, us, v, w, need, NULL, NULL, NULL),
                  MVNMF_STATUS_BAD_PARAMETER);
     set_ctx("beta 3");
-    CHECK_STATUS(mvnmf_beta_nmf_fit(views, 2, k, 3.0, -1.0, &p, us, v, w, need, NULL, NULL, NULL),
+    CHECK_STATUS(mvnmf_beta_nmf_fit(views, 2, k, 3.0, -1.0, NULL, &p, us, v, w, need, NULL, NULL, NULL),
                  MVNMF_STATUS_BAD_PARAMETER);
     for (i = 0; i < m1 * k; i++)
         CHECK(u1[i] == 7.0);

@@ -402,7 +402,12 @@ pub unsafe extern "C" fn mvnmf_beta_nmf_fit_workspace(
 /// gives iterations, tolerance, seed and start (`eps`, `vmax` unused; NULL:
 /// defaults). Dense views for any β; CSC views with β = 1 only (O(nnz·K) per
 /// product); with β ≤ 0 no entry of X may be 0 (`MVNMF_STATUS_BAD_PARAMETER`).
-/// Report term `MVNMF_TERM_DIVERGENCE`. Outputs as `mvnmf_joint_nmf_fit`.
+/// `masks`: NULL (every entry observed) or `n_views` pointers, each NULL (that
+/// view fully observed) or `rows_v × N` bytes, column-major, 1 observed, 0
+/// missing: missing entries do not count in the loss and are never read (any
+/// value, NaN included), the weighted MM updates stay monotone (β = 2 is
+/// weighted Frobenius NMF); masks only on dense views. Report term
+/// `MVNMF_TERM_DIVERGENCE`. Outputs as `mvnmf_joint_nmf_fit`.
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_beta_nmf_fit(
     views: *const mvnmf_view,
@@ -410,6 +415,7 @@ pub unsafe extern "C" fn mvnmf_beta_nmf_fit(
     k: usize,
     beta: f64,
     clip: f64,
+    masks: *const *const u8,
     params: *const mvnmf_nmf_params,
     u: *const *mut f64,
     v: *mut f64,
@@ -425,12 +431,70 @@ pub unsafe extern "C" fn mvnmf_beta_nmf_fit(
         guard(|| {
             let p = beta_params(beta, clip, read_params(params)?)?;
             let (vs, n) = read_views(views, n_views)?;
+            let cm = CMasks::new(masks, &vs, n)?;
             let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
             let (vv, w) = outputs(v, k, n, work, work_bytes)?;
             let r = with_monitor(progress, user, |m| {
-                crate::models::beta::fit(&vs, k, &p, &mut us, vv, w, m)
+                crate::models::beta::fit_masked(&vs, &cm, k, &p, &mut us, vv, w, m)
             })?;
             finish(r, report)
         })
+    }
+}
+
+/// The C mask array as [`crate::models::beta::ViewMasks`] (validated on
+/// construction: each non-NULL mask spans `rows_v × N` bytes).
+struct CMasks<'a> {
+    ptrs: &'a [*const u8],
+    lens: &'a CViews<'a>,
+    n: usize,
+}
+
+impl<'a> CMasks<'a> {
+    unsafe fn new(masks: *const *const u8, views: &'a CViews<'a>, n: usize) -> Result<Self, Error> {
+        // SAFETY: the caller upholds this function's contract (its doc and the
+        // module's rules for C callers); every operation below relies only on it.
+        unsafe {
+            if masks.is_null() {
+                return Ok(CMasks {
+                    ptrs: &[],
+                    lens: views,
+                    n,
+                });
+            }
+            let ptrs = slice(masks, views.count())?;
+            for (i, &p) in ptrs.iter().enumerate() {
+                if !p.is_null() {
+                    slice(
+                        p,
+                        views
+                            .shape(i)
+                            .rows
+                            .checked_mul(n)
+                            .ok_or(Error::SizeOverflow)?,
+                    )?;
+                }
+            }
+            Ok(CMasks {
+                ptrs,
+                lens: views,
+                n,
+            })
+        }
+    }
+}
+
+impl crate::models::beta::ViewMasks for CMasks<'_> {
+    fn count(&self) -> usize {
+        self.ptrs.len()
+    }
+    fn mask(&self, i: usize) -> Option<&[u8]> {
+        let p = self.ptrs[i];
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: checked in `new` (`rows_i × N` bytes, non-NULL); the caller
+        // promises the bytes stay valid and unchanged during the call.
+        Some(unsafe { core::slice::from_raw_parts(p, self.lens.shape(i).rows * self.n) })
     }
 }

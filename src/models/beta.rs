@@ -47,7 +47,7 @@ use crate::error::Error;
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
 use crate::linalg::{gemm, gemm_req};
-use crate::steps::init::random_start;
+use crate::steps::init::{random_start, random_start_with};
 use crate::steps::{run, Init, Monitor, NmfParams, Objective, Report, Term};
 use crate::work::{Stack, WorkReq};
 
@@ -175,6 +175,56 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     work: &mut [u8],
     monitor: Option<Monitor<'_>>,
 ) -> Result<Report, Error> {
+    let none: &[Option<&[u8]>] = &[];
+    fit_masked(views, none, k, params, u, v, work, monitor)
+}
+
+/// The per-view masks of [`fit_masked`]: `count()` 0 (no masks) or one per
+/// view; `mask(i)` `None` (all observed) or `M_i × N` bytes.
+pub trait ViewMasks {
+    /// Number of masks (0, or the number of views).
+    fn count(&self) -> usize;
+    /// The mask of view `i < count()`.
+    fn mask(&self, i: usize) -> Option<&[u8]>;
+}
+
+impl ViewMasks for [Option<&[u8]>] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn mask(&self, i: usize) -> Option<&[u8]> {
+        self[i]
+    }
+}
+
+/// [`fit`] with **missing values** (issue 17, item 3): `masks` empty (every
+/// entry observed) or one per view, `None` (all observed) or `M_v × N` bytes
+/// (column-major, 1 observed, 0 missing). Unobserved entries do not count in
+/// the loss — `Σ_v Σ_ij w_ij d_β(x_ij | y_ij)` — and are never read for
+/// anything (their values may be anything, NaN included): the weighted MM
+/// updates `U ← U ∘ [((W∘X∘Y^(β−2)) Vᵀ) / ((W∘Y^(β−1)) Vᵀ)]^γ` (and alike for
+/// `V`), monotone for every `β ∈ [0, 2]` (β = 2: weighted Frobenius NMF). The
+/// random start's scales come from the observed entries' means; the data scale
+/// from the largest observed entry. A mask with every entry observed is no
+/// mask (the same bits as [`fit`]). Masks on CSC views: [`Error::BadParameter`]
+/// (a CSC view's missing entries would be its unstored ones — not built);
+/// a mask byte other than 0/1: [`Error::BadParameter`].
+#[allow(clippy::too_many_arguments)]
+pub fn fit_masked<
+    T: Real,
+    VS: ViewSet<T> + ?Sized,
+    M: ViewMasks + ?Sized,
+    F: FactorsMut<T> + ?Sized,
+>(
+    views: &VS,
+    masks: &M,
+    k: usize,
+    params: &BetaParams,
+    u: &mut F,
+    v: &mut [T],
+    work: &mut [u8],
+    monitor: Option<Monitor<'_>>,
+) -> Result<Report, Error> {
     params.validate()?;
     let r = req::<T>((0..views.count()).map(|i| views.shape(i)), k)?;
     let h = views.count();
@@ -188,9 +238,48 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
         }
     }
     let beta = params.beta;
+    if masks.count() != 0 && masks.count() != h {
+        return Err(Error::DimensionMismatch);
+    }
+    let given = |i: usize| -> Option<&[u8]> {
+        if masks.count() == 0 {
+            None
+        } else {
+            masks.mask(i)
+        }
+    };
+    // An all-observed mask is no mask.
+    let mask_of = |i: usize| -> Option<&[u8]> { given(i).filter(|w| w.iter().any(|&b| b != 1)) };
     for i in 0..h {
         let x = views.view(i);
-        x.check_values(true)?;
+        if let Some(w) = given(i) {
+            if w.len() != x.rows() * n {
+                return Err(Error::DimensionMismatch);
+            }
+            if w.iter().any(|&b| b > 1) {
+                return Err(Error::BadParameter);
+            }
+        }
+        match (mask_of(i), x) {
+            (Some(_), View::Csc(_)) => return Err(Error::BadParameter),
+            (Some(w), View::Dense(d)) => {
+                let m = d.mat();
+                for j in 0..n {
+                    for a in 0..m.rows() {
+                        if w[a + j * m.rows()] == 1 {
+                            let xv = m.at(a, j);
+                            if !xv.is_finite() {
+                                return Err(Error::NonFiniteInput);
+                            }
+                            if xv < T::ZERO {
+                                return Err(Error::NegativeInput);
+                            }
+                        }
+                    }
+                }
+            }
+            (None, _) => x.check_values(true)?,
+        }
         if let View::Csc(_) = x {
             if beta != 1.0 {
                 return Err(Error::BadParameter);
@@ -199,9 +288,11 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
         if beta <= 0.0 {
             if let View::Dense(d) = x {
                 let m = d.mat();
+                let w = mask_of(i);
                 for j in 0..n {
                     for a in 0..m.rows() {
-                        if m.at(a, j) == T::ZERO {
+                        let seen = w.is_none_or(|w| w[a + j * m.rows()] == 1);
+                        if seen && m.at(a, j) == T::ZERO {
                             return Err(Error::BadParameter);
                         }
                     }
@@ -230,11 +321,17 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     // [1, 2); U times s with it, V as is; D_β(X | UV) = s^−β D_β(sX | sUV).
     let mut x_max = 0.0f64;
     for i in 0..h {
-        x_max = x_max.max(max_entry(&views.view(i)));
+        x_max = x_max.max(max_entry(&views.view(i), mask_of(i)));
     }
     let scale = data_scale(x_max);
     match params.iter.init {
-        Init::Random => random_start(views, k, &params.iter, scale, u, v),
+        Init::Random if (0..h).all(|i| mask_of(i).is_none()) => {
+            random_start(views, k, &params.iter, scale, u, v)
+        }
+        Init::Random => {
+            let mean = |i: usize| observed_mean(&views.view(i), mask_of(i));
+            random_start_with(&mean, k, &params.iter, scale, u, v)
+        }
         Init::Given => {
             for i in 0..h {
                 u.get_mut(i)
@@ -258,7 +355,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     };
     let mut total = 0.0;
     for i in 0..h {
-        total += ctx.divergence(&views.view(i), u.get(i), v, y, &mut sc)?;
+        total += ctx.divergence(&views.view(i), mask_of(i), u.get(i), v, y, &mut sc)?;
     }
     let initial = objective(total);
     let report = run(
@@ -274,6 +371,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
                 let ui = u.get_mut(i);
                 ctx.u_terms(
                     &x,
+                    mask_of(i),
                     ui,
                     v,
                     y,
@@ -289,12 +387,12 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
             dv.fill(T::ZERO);
             for i in 0..h {
                 let x = views.view(i);
-                ctx.v_terms(&x, u.get(i), v, y, rr, nv, dv, tmp, &mut sc)?;
+                ctx.v_terms(&x, mask_of(i), u.get(i), v, y, rr, nv, dv, tmp, &mut sc)?;
             }
             apply(v, nv, dv, clip, gamma);
             let mut total = 0.0;
             for i in 0..h {
-                total += ctx.divergence(&views.view(i), u.get(i), v, y, &mut sc)?;
+                total += ctx.divergence(&views.view(i), mask_of(i), u.get(i), v, y, &mut sc)?;
             }
             Ok(objective(total))
         },
@@ -309,20 +407,46 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     report
 }
 
-/// The largest entry of a validated (finite, nonnegative) view.
-fn max_entry<T: Real>(x: &View<'_, T>) -> f64 {
+/// The largest observed entry of a validated view.
+fn max_entry<T: Real>(x: &View<'_, T>, w: Option<&[u8]>) -> f64 {
     match x {
         View::Dense(d) => {
             let m = d.mat();
             let mut a = 0.0f64;
             for j in 0..m.cols() {
                 for i in 0..m.rows() {
-                    a = a.max(m.at(i, j).to_f64());
+                    if w.is_none_or(|w| w[i + j * m.rows()] == 1) {
+                        a = a.max(m.at(i, j).to_f64());
+                    }
                 }
             }
             a
         }
         View::Csc(c) => c.values.iter().fold(0.0f64, |a, &x| a.max(x.to_f64())),
+    }
+}
+
+/// The mean of a dense view's observed entries (0 when none is).
+fn observed_mean<T: Real>(x: &View<'_, T>, w: Option<&[u8]>) -> f64 {
+    match (x, w) {
+        (View::Dense(d), Some(w)) => {
+            let m = d.mat();
+            let (mut s, mut c) = (0.0f64, 0usize);
+            for j in 0..m.cols() {
+                for i in 0..m.rows() {
+                    if w[i + j * m.rows()] == 1 {
+                        s += m.at(i, j).to_f64();
+                        c += 1;
+                    }
+                }
+            }
+            if c > 0 {
+                s / c as f64
+            } else {
+                0.0
+            }
+        }
+        _ => x.sum() / (x.rows() as f64 * x.cols() as f64),
     }
 }
 
@@ -426,9 +550,13 @@ impl Ctx {
 
     /// Writes `y = U V`, `rr = X ∘ Y^(β−2)` and overwrites `y` with `Y^(β−1)`
     /// (dense views; `β ≠ 1` or dense).
+    /// With a mask `w`, unobserved entries get `rr = 0` and `y = 0` (and for
+    /// `β = 1` the observed ones `y = 1`: then `y Vᵀ` is the masked `1 Vᵀ`).
+    #[allow(clippy::too_many_arguments)]
     fn dense_terms<T: Real>(
         &self,
         x: MatRef<'_, T>,
+        w: Option<&[u8]>,
         u: &[T],
         v: &[T],
         y: &mut [T],
@@ -439,10 +567,18 @@ impl Ctx {
         self.product(m, u, v, y, sc)?;
         for j in 0..self.n {
             for i in 0..m {
-                let yy = y[i + j * m].to_f64();
-                rr[i + j * m] = T::from_f64(self.ratio(x.at(i, j).to_f64(), yy));
+                let t = i + j * m;
+                if w.is_some_and(|w| w[t] == 0) {
+                    rr[t] = T::ZERO;
+                    y[t] = T::ZERO;
+                    continue;
+                }
+                let yy = y[t].to_f64();
+                rr[t] = T::from_f64(self.ratio(x.at(i, j).to_f64(), yy));
                 if self.beta != 1.0 {
-                    y[i + j * m] = T::from_f64(self.power(yy));
+                    y[t] = T::from_f64(self.power(yy));
+                } else if w.is_some() {
+                    y[t] = T::ONE;
                 }
             }
         }
@@ -453,6 +589,7 @@ impl Ctx {
     fn u_terms<T: Real>(
         &self,
         x: &View<'_, T>,
+        w: Option<&[u8]>,
         u: &[T],
         v: &[T],
         y: &mut [T],
@@ -464,7 +601,7 @@ impl Ctx {
         let (m, k, n) = (x.rows(), self.k, self.n);
         match x {
             View::Dense(d) => {
-                self.dense_terms(d.mat(), u, v, y, rr, sc)?;
+                self.dense_terms(d.mat(), w, u, v, y, rr, sc)?;
                 let vt = MatRef::col_major(v, k, n)?.t();
                 gemm(
                     T::ONE,
@@ -474,7 +611,7 @@ impl Ctx {
                     MatMut::col_major(nu, m, k)?,
                     sc,
                 )?;
-                if self.beta == 1.0 {
+                if self.beta == 1.0 && w.is_none() {
                     self.row_sums_of_v(v, m, du);
                 } else {
                     gemm(
@@ -517,6 +654,7 @@ impl Ctx {
     fn v_terms<T: Real>(
         &self,
         x: &View<'_, T>,
+        w: Option<&[u8]>,
         u: &[T],
         v: &[T],
         y: &mut [T],
@@ -530,7 +668,7 @@ impl Ctx {
         let ut = MatRef::col_major(u, m, k)?.t();
         match x {
             View::Dense(d) => {
-                self.dense_terms(d.mat(), u, v, y, rr, sc)?;
+                self.dense_terms(d.mat(), w, u, v, y, rr, sc)?;
                 gemm(
                     T::ONE,
                     ut,
@@ -539,7 +677,7 @@ impl Ctx {
                     MatMut::col_major(nv, k, n)?,
                     sc,
                 )?;
-                if self.beta == 1.0 {
+                if self.beta == 1.0 && w.is_none() {
                     self.col_sums_of_u(u, m, dv, tmp);
                 } else {
                     gemm(
@@ -582,6 +720,7 @@ impl Ctx {
     fn divergence<T: Real>(
         &self,
         x: &View<'_, T>,
+        w: Option<&[u8]>,
         u: &[T],
         v: &[T],
         y: &mut [T],
@@ -595,6 +734,9 @@ impl Ctx {
                 let mut s = 0.0;
                 for j in 0..n {
                     for i in 0..m {
+                        if w.is_some_and(|w| w[i + j * m] == 0) {
+                            continue;
+                        }
                         s += d_beta(
                             self.beta,
                             xm.at(i, j).to_f64() * self.s,

@@ -38,12 +38,31 @@ pub(crate) fn random_start<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + 
     u: &mut F,
     v: &mut [T],
 ) {
-    let (sv, mbar) = start_scales(views, k, params.vmax, s);
+    random_start_with(&|i| mean(&views.view(i)), k, params, s, u, v)
+}
+
+/// [`random_start`] with the views' means given (`mean_of(i)` for view `i`; a
+/// fit that ignores some entries passes the means of the others).
+pub(crate) fn random_start_with<T: Real, F: FactorsMut<T> + ?Sized>(
+    mean_of: &dyn Fn(usize) -> f64,
+    k: usize,
+    params: &NmfParams,
+    s: f64,
+    u: &mut F,
+    v: &mut [T],
+) {
+    let h = u.count();
+    let mbar = (0..h).map(|i| mean_of(i) * s).sum::<f64>() / h as f64;
+    let sv = if params.vmax.is_finite() {
+        params.vmax
+    } else {
+        libm::sqrt(mbar / k as f64)
+    };
     let mut rng = Rng::new(params.seed);
     v.iter_mut()
         .for_each(|x| *x = T::from_f64(rng.uniform() * sv));
-    for i in 0..views.count() {
-        let mv = mean(&views.view(i)) * s;
+    for i in 0..h {
+        let mv = mean_of(i) * s;
         let su = if params.vmax.is_finite() {
             4.0 * mv / (k as f64 * params.vmax)
         } else if mbar > 0.0 {
