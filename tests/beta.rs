@@ -265,12 +265,15 @@ fn bad_input_is_refused_with_outputs_untouched() {
     assert_eq!(try_fit(sparse, 1.0), None);
 }
 
+/// `(U per view, V, objective trace)`.
+type Fitted = (Vec<Vec<f64>>, Vec<f64>, Vec<f64>);
+
 fn fit_masked(
     views: &[View<'_, f64>],
     masks: &[Option<&[u8]>],
     k: usize,
     p: &BetaParams,
-) -> Result<(Vec<Vec<f64>>, Vec<f64>, Vec<f64>), Error> {
+) -> Result<Fitted, Error> {
     let n = views[0].cols();
     let mut w = vec![0u8; beta::fit_workspace::<f64>(views.iter().map(|x| x.shape()), k, p)?];
     let mut u: Vec<Vec<f64>> = views.iter().map(|x| vec![0.0; x.rows() * k]).collect();
