@@ -455,6 +455,7 @@ static void test_anchors(void)
     t.n = 0;
     CHECK_STATUS(mvnmf_mvel_fit_anchored(p.y, p.c, n, idx, z, s, m, r, &par, q, a, wk, need, record, &t, &rep),
                  MVNMF_STATUS_OK);
+    free(wk);
     CHECK(t.n == 41);
     for (i = 1; i < t.n; i++)
         CHECK(t.obj[i] <= t.obj[i - 1] + 1e-12 * fabs(t.obj[0]));
