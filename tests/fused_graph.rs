@@ -8,7 +8,6 @@ mod common;
 
 use common::*;
 use mvnmf::graph::{fused_graph, fused_graph_workspace, FusedParams};
-use mvnmf::similarity::{cca, cca_workspace};
 use mvnmf::{Dense, Error, View};
 
 fn views(n: usize, dims: &[usize], seed: u64) -> Vec<Vec<f64>> {
@@ -119,31 +118,13 @@ fn cross_view_graph_is_the_kernel_of_the_cca_projections() {
             .for_each(|(a, b)| *a += 0.25 * b / vol * n as f64);
     }
     // The CCA of the two views with the same ridge rule (relative to the mean variance).
-    let var = |x: &[f64], d: usize| -> f64 {
-        (0..d)
-            .map(|i| {
-                let m: f64 = (0..n).map(|u| x[i + u * d]).sum::<f64>() / n as f64;
-                (0..n).map(|u| (x[i + u * d] - m).powi(2)).sum::<f64>() / (n - 1) as f64
-            })
-            .sum()
-    };
-    let reg = 1e-3 * (var(&xs[0], 4) + var(&xs[1], 6)) / 10.0;
-    let (da, db) = (
-        Dense::new(&xs[0], 4, n, 4).unwrap(),
-        Dense::new(&xs[1], 6, n, 6).unwrap(),
-    );
-    let (mut pa, mut pb, mut rho, mut ma, mut mb) = (
-        vec![0.0; 8],
-        vec![0.0; 12],
-        vec![0.0; 2],
-        vec![0.0; 4],
-        vec![0.0; 6],
-    );
-    let mut wk = vec![0u8; cca_workspace::<f64>(4, 6, n, 2).unwrap()];
-    cca(
-        &da, &db, reg, 2, &mut pa, &mut pb, &mut rho, &mut ma, &mut mb, &mut wk,
-    )
-    .unwrap();
+    let FusedCca {
+        phi_a: pa,
+        phi_b: pb,
+        rho,
+        mu_a: ma,
+        mu_b: mb,
+    } = fused_cca(&xs[0], 4, &xs[1], 6, n, 2);
     let proj = |x: &[f64], d: usize, phi: &[f64], mu: &[f64]| -> Vec<Vec<f64>> {
         (0..n)
             .map(|u| {

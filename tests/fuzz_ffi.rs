@@ -2130,23 +2130,31 @@ fn t_mvel(g: &mut G, bad: bool) -> R {
 }
 
 /// The symmetric eigensolver, CCA and MVEL's fused graph.
+/// 1..3 views (1..5 features) of 1..8 items at one magnitude in 1e±300, one
+/// corrupted in half the bad cases (NNDSVD and β-NMF cases).
+fn small_solver_views(g: &mut G, bad: bool) -> (Vec<ViewData>, usize) {
+    let h = g.range(1, 3);
+    let n = g.range(1, 8);
+    let sc = g.decade(SOLVER_DECADES);
+    let mut vs: Vec<ViewData> = (0..h)
+        .map(|_| {
+            let d = g.range(1, 5);
+            gen_view(g, d, n, sc)
+        })
+        .collect();
+    if bad && g.one_in(2) {
+        let i = g.below(h);
+        corrupt_view(g, &mut vs[i]);
+    }
+    (vs, n)
+}
+
 fn t_linalg(g: &mut G, bad: bool) -> R {
     match g.below(5) {
         4 => {
             // β-divergence NMF over 1..3 views.
-            let h = g.range(1, 3);
-            let n = g.range(1, 8);
-            let sc = g.decade(SOLVER_DECADES);
-            let mut vs: Vec<ViewData> = (0..h)
-                .map(|_| {
-                    let d = g.range(1, 5);
-                    gen_view(g, d, n, sc)
-                })
-                .collect();
-            if bad && g.one_in(2) {
-                let i = g.below(h);
-                corrupt_view(g, &mut vs[i]);
-            }
+            let (vs, n) = small_solver_views(g, bad);
+            let h = vs.len();
             let cv: Vec<mvnmf_view> = vs.iter().map(ViewData::c).collect();
             let k = if bad && g.one_in(8) { 0 } else { g.range(1, 4) };
             let beta = if bad && g.one_in(6) {
@@ -2227,19 +2235,8 @@ fn t_linalg(g: &mut G, bad: bool) -> R {
         }
         3 => {
             // NNDSVD starts over 1..3 views, any magnitude.
-            let h = g.range(1, 3);
-            let n = g.range(1, 8);
-            let sc = g.decade(SOLVER_DECADES);
-            let mut vs: Vec<ViewData> = (0..h)
-                .map(|_| {
-                    let d = g.range(1, 5);
-                    gen_view(g, d, n, sc)
-                })
-                .collect();
-            if bad && g.one_in(2) {
-                let i = g.below(h);
-                corrupt_view(g, &mut vs[i]);
-            }
+            let (vs, n) = small_solver_views(g, bad);
+            let h = vs.len();
             let cv: Vec<mvnmf_view> = vs.iter().map(ViewData::c).collect();
             let mtot: usize = vs.iter().map(|v| v.rows).sum();
             let k = if bad && g.one_in(5) {

@@ -16,11 +16,10 @@ use common::*;
 use mvnmf::eval::KMeansParams;
 use mvnmf::graph::{
     anchor_graph, anchor_graph_workspace, anchor_scales_len, anchors_by_kmeans,
-    anchors_by_kmeans_workspace, fused_graph_workspace, DenseGraph, FusedParams,
+    anchors_by_kmeans_workspace, fused_graph_workspace, DenseGraph, FusedParams, GraphOp,
 };
 use mvnmf::linalg::mat::MatRef;
 use mvnmf::models::mvel::{self, MvelParams};
-use mvnmf::similarity::{cca, cca_workspace};
 use mvnmf::{Dense, Error, Init, View, ViewKind, ViewShape};
 
 /// Two views of `n` items in 3 clusters (any sign), `d = [4, 6]`.
@@ -119,31 +118,13 @@ fn anchor_graph_is_the_brute_force_fused_weight_of_the_best_anchors() {
     let g = graph(&xs, n, None, &an, m, s, &p, None).unwrap();
     // Brute force: distances per part (item's view i, anchor's view j).
     let col = |x: &[f64], d: usize, u: usize| x[u * d..(u + 1) * d].to_vec();
-    let var = |x: &[f64], d: usize| -> f64 {
-        (0..d)
-            .map(|i| {
-                let mu: f64 = (0..n).map(|u| x[i + u * d]).sum::<f64>() / n as f64;
-                (0..n).map(|u| (x[i + u * d] - mu).powi(2)).sum::<f64>() / (n - 1) as f64
-            })
-            .sum()
-    };
-    let reg = 1e-3 * (var(&xs[0], 4) + var(&xs[1], 6)) / 10.0;
-    let (da, db) = (
-        Dense::new(&xs[0], 4, n, 4).unwrap(),
-        Dense::new(&xs[1], 6, n, 6).unwrap(),
-    );
-    let (mut pa, mut pb, mut rho, mut ma, mut mb) = (
-        vec![0.0; 8],
-        vec![0.0; 12],
-        vec![0.0; 2],
-        vec![0.0; 4],
-        vec![0.0; 6],
-    );
-    let mut wk = vec![0u8; cca_workspace::<f64>(4, 6, n, 2).unwrap()];
-    cca(
-        &da, &db, reg, 2, &mut pa, &mut pb, &mut rho, &mut ma, &mut mb, &mut wk,
-    )
-    .unwrap();
+    let FusedCca {
+        phi_a: pa,
+        phi_b: pb,
+        rho: _,
+        mu_a: ma,
+        mu_b: mb,
+    } = fused_cca(&xs[0], 4, &xs[1], 6, n, 2);
     let proj = |x: &[f64], phi: &[f64], mu: &[f64], d: usize| -> Vec<f64> {
         (0..2)
             .map(|k| (0..d).map(|i| phi[i + k * d] * (x[i] - mu[i])).sum())
@@ -250,6 +231,36 @@ fn labels(n: usize, keep: f64, seed: u64) -> (usize, Vec<u8>) {
     (c, y)
 }
 
+/// The item fit (`mvel::fit`) on `graph`, from `q`, `h` as `prm.init` says;
+/// returns the objective trace.
+fn item_fit<G: GraphOp<f64>>(
+    y: &[u8],
+    c: usize,
+    graph: &G,
+    r: usize,
+    prm: &MvelParams,
+    q: &mut [f64],
+    h: &mut [f64],
+) -> Vec<f64> {
+    let n = y.len() / c;
+    let mut wk = vec![0u8; mvel::fit_workspace::<f64, _>(n, c, r, graph, prm).unwrap()];
+    let mut obj = Vec::new();
+    let mut rec = recorder(&mut obj);
+    mvel::fit(
+        MatRef::col_major(y, c, n).unwrap(),
+        graph,
+        r,
+        prm,
+        q,
+        h,
+        &mut wk,
+        Some(&mut rec),
+    )
+    .unwrap();
+    drop(rec);
+    obj
+}
+
 struct AnchoredFit {
     q: Vec<f64>,
     a: Vec<f64>,
@@ -345,21 +356,7 @@ fn anchored_fit_is_monotone_bounded_and_reports_the_item_objective() {
             ..prm
         };
         let (mut q2, mut h2) = (f.q.clone(), h.clone());
-        let mut wk = vec![0u8; mvel::fit_workspace::<f64, _>(n, c, r, &dg, &given).unwrap()];
-        let mut obj2 = Vec::new();
-        let mut rec = recorder(&mut obj2);
-        mvel::fit(
-            MatRef::col_major(&y, c, n).unwrap(),
-            &dg,
-            r,
-            &given,
-            &mut q2,
-            &mut h2,
-            &mut wk,
-            Some(&mut rec),
-        )
-        .unwrap();
-        drop(rec);
+        let obj2 = item_fit(&y, c, &dg, r, &given, &mut q2, &mut h2);
         let last = *f.obj.last().unwrap();
         assert!(
             (obj2[0] - last).abs() <= 1e-10 * scale,
@@ -390,22 +387,8 @@ fn every_item_its_own_anchor_is_the_item_fit_without_graph() {
     // G = I and L̃ = I − I = 0: the item fit with no graph term.
     let w = vec![0.0; n * n];
     let dg = DenseGraph::new(&w, n).unwrap();
-    let mut wk = vec![0u8; mvel::fit_workspace::<f64, _>(n, c, r, &dg, &prm).unwrap()];
     let (mut q, mut h) = (vec![0.0; c * r], vec![0.0; r * n]);
-    let mut obj = Vec::new();
-    let mut rec = recorder(&mut obj);
-    mvel::fit(
-        MatRef::col_major(&y, c, n).unwrap(),
-        &dg,
-        r,
-        &prm,
-        &mut q,
-        &mut h,
-        &mut wk,
-        Some(&mut rec),
-    )
-    .unwrap();
-    drop(rec);
+    let obj = item_fit(&y, c, &dg, r, &prm, &mut q, &mut h);
     assert!(max_rel_diff(&f.obj, &obj) < 1e-10, "{:?} {:?}", f.obj, obj);
     assert!(max_rel_diff(&f.q, &q) < 1e-9);
     assert!(max_rel_diff(&f.a, &h) < 1e-9);
@@ -696,22 +679,8 @@ fn knn_sparsified_graph_is_the_symmetrised_top_s_of_the_fused_weights() {
         ..MvelParams::default()
     };
     let r = 3;
-    let mut wk = vec![0u8; mvel::fit_workspace::<f64, _>(n, c, r, &gr, &prm).unwrap()];
     let (mut q, mut h) = (vec![0.0; c * r], vec![0.0; r * n]);
-    let mut obj = Vec::new();
-    let mut rec = recorder(&mut obj);
-    mvel::fit(
-        MatRef::col_major(&y, c, n).unwrap(),
-        &gr,
-        r,
-        &prm,
-        &mut q,
-        &mut h,
-        &mut wk,
-        Some(&mut rec),
-    )
-    .unwrap();
-    drop(rec);
+    let obj = item_fit(&y, c, &gr, r, &prm, &mut q, &mut h);
     let scale = obj.iter().map(|x| x.abs()).fold(1.0, f64::max);
     assert_monotone(&obj, 1e-12 * scale, "mvel on the kNN graph");
     // s ≥ n is refused; a short output too, untouched.

@@ -600,6 +600,34 @@ static void test_beta(void)
               rep.objective.terms[0].value == rep.objective.total);
         free(w);
     }
+    /* A mask on view 1 (every fifth entry missing): monotone, and a missing
+     * entry's value (here NaN) changes no bit of the result. */
+    {
+        uint8_t *mk = (uint8_t *)balloc(m1 * n);
+        const uint8_t *masks[2];
+        double *v0 = (double *)balloc(k * n * sizeof(double)), keep;
+        for (i = 0; i < m1 * n; i++)
+            mk[i] = (uint8_t)(i % 5 != 0);
+        masks[0] = mk;
+        masks[1] = NULL;
+        set_ctx("beta 1, masked");
+        CHECK_STATUS(mvnmf_beta_nmf_fit_workspace(views, 2, k, 1.0, &p, &need), MVNMF_STATUS_OK);
+        w = balloc(need);
+        nn_count = 0;
+        CHECK_STATUS(mvnmf_beta_nmf_fit(views, 2, k, 1.0, 0.0, masks, &p, us, v0, w, need, nn_record, NULL, NULL),
+                     MVNMF_STATUS_OK);
+        for (i = 1; i < nn_count; i++)
+            CHECK(nn_trace[i] <= nn_trace[i - 1] + 1e-12 * nn_trace[0]);
+        keep = x1[5];
+        x1[5] = NAN; /* entry 5: i % 5 == 0, missing */
+        CHECK_STATUS(mvnmf_beta_nmf_fit(views, 2, k, 1.0, 0.0, masks, &p, us, v, w, need, NULL, NULL, NULL),
+                     MVNMF_STATUS_OK);
+        CHECK(memcmp(v, v0, k * n * sizeof(double)) == 0);
+        x1[5] = keep;
+        free(w);
+        free(mk);
+        free(v0);
+    }
     for (i = 0; i < m1 * k; i++)
         u1[i] = 7.0;
     for (i = 0; i < k * n; i++)

@@ -1275,14 +1275,7 @@ pub unsafe extern "C" fn mvnmf_fused_graph(
             } else {
                 Some(slice(gammas, n_views)?)
             };
-            let pr = if priors.is_null() {
-                None
-            } else {
-                Some(slice(
-                    priors,
-                    n_views.checked_mul(n_views).ok_or(Error::SizeOverflow)?,
-                )?)
-            };
+            let pr = priors_of(priors, n_views)?;
             if w.is_null() {
                 return Err(Error::NullPointer);
             }

@@ -48,10 +48,10 @@ use crate::graph::fused::{
     bandwidth, check_priors, mean_variance, prior_of, project, sq_dists, FusedParams, TOO_LARGE,
 };
 use crate::graph::GraphOp;
-use crate::linalg::mat::{MatMut, MatRef};
+use crate::linalg::mat::MatRef;
 use crate::linalg::real::Real;
 use crate::linalg::select::top_n_by;
-use crate::linalg::{gemm, gemm_req};
+use crate::linalg::{gemm_into, gemm_req};
 use crate::similarity::cca::{cca, cca_req};
 use crate::similarity::kmeans::{kmeans, kmeans_workspace, KMeansParams, KMeansReport};
 use crate::work::{Stack, WorkReq};
@@ -744,12 +744,10 @@ pub fn anchor_gram<T: Real>(
             gl[a + c * m] = g[a + c * m] * f;
         }
     }
-    gemm(
-        T::ONE,
+    gemm_into(
         MatRef::col_major(&*gl, m, m)?,
         MatRef::col_major(&*g, m, m)?,
-        T::ZERO,
-        MatMut::col_major(k, m, m)?,
+        k,
         &mut st,
     )
 }
@@ -799,22 +797,8 @@ impl<T: Real> GraphOp<T> for AnchorGraph<'_, T> {
     ) -> Result<(f64, f64), Error> {
         let m = self.m;
         let vm = MatRef::col_major(v, k, m)?;
-        gemm(
-            T::ONE,
-            vm,
-            MatRef::col_major(self.g, m, m)?,
-            T::ZERO,
-            MatMut::col_major(plus, k, m)?,
-            st,
-        )?;
-        gemm(
-            T::ONE,
-            vm,
-            MatRef::col_major(self.k, m, m)?,
-            T::ZERO,
-            MatMut::col_major(minus, k, m)?,
-            st,
-        )?;
+        gemm_into(vm, MatRef::col_major(self.g, m, m)?, plus, st)?;
+        gemm_into(vm, MatRef::col_major(self.k, m, m)?, minus, st)?;
         let ta = v
             .iter()
             .zip(plus.iter().zip(minus.iter()))

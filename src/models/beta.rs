@@ -46,7 +46,7 @@ use crate::data::{FactorsMut, View, ViewSet, ViewShape};
 use crate::error::Error;
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
-use crate::linalg::{gemm, gemm_req};
+use crate::linalg::{gemm, gemm_into, gemm_req};
 use crate::steps::init::{random_start, random_start_with};
 use crate::steps::{run, Init, Monitor, NmfParams, Objective, Report, Term};
 use crate::work::{Stack, WorkReq};
@@ -123,7 +123,6 @@ fn req<T>(shapes: impl IntoIterator<Item = ViewShape>, k: usize) -> Result<WorkR
         WorkReq::matrix::<T>(mmax, k), // U denominator
         WorkReq::matrix::<T>(k, n),    // V numerator
         WorkReq::matrix::<T>(k, n),    // V denominator
-        WorkReq::matrix::<T>(k, n),    // scratch
         WorkReq::new::<u8>(crate::work::ALIGN),
         gemm_req::<T>(mmax, n, k)
             .or(gemm_req::<T>(mmax, k, n))
@@ -315,7 +314,6 @@ pub fn fit_masked<
     let du: &mut [T] = st.take_matrix(mmax, k)?;
     let nv: &mut [T] = st.take_matrix(k, n)?;
     let dv: &mut [T] = st.take_matrix(k, n)?;
-    let tmp: &mut [T] = st.take_matrix(k, n)?;
     let mut sc = st.rest();
     // Work on the data times s (a power of two: exact), the largest entry in
     // [1, 2); U times s with it, V as is; D_β(X | UV) = s^−β D_β(sX | sUV).
@@ -387,7 +385,7 @@ pub fn fit_masked<
             dv.fill(T::ZERO);
             for i in 0..h {
                 let x = views.view(i);
-                ctx.v_terms(&x, mask_of(i), u.get(i), v, y, rr, nv, dv, tmp, &mut sc)?;
+                ctx.v_terms(&x, mask_of(i), u.get(i), v, y, rr, nv, dv, &mut sc)?;
             }
             apply(v, nv, dv, clip, gamma);
             let mut total = 0.0;
@@ -504,12 +502,10 @@ impl Ctx {
         y: &mut [T],
         sc: &mut Stack<'_>,
     ) -> Result<(), Error> {
-        gemm(
-            T::ONE,
+        gemm_into(
             MatRef::col_major(u, m, self.k)?,
             MatRef::col_major(v, self.k, self.n)?,
-            T::ZERO,
-            MatMut::col_major(&mut y[..m * self.n], m, self.n)?,
+            &mut y[..m * self.n],
             sc,
         )
     }
@@ -603,25 +599,11 @@ impl Ctx {
             View::Dense(d) => {
                 self.dense_terms(d.mat(), w, u, v, y, rr, sc)?;
                 let vt = MatRef::col_major(v, k, n)?.t();
-                gemm(
-                    T::ONE,
-                    MatRef::col_major(&rr[..m * n], m, n)?,
-                    vt,
-                    T::ZERO,
-                    MatMut::col_major(nu, m, k)?,
-                    sc,
-                )?;
+                gemm_into(MatRef::col_major(&rr[..m * n], m, n)?, vt, nu, sc)?;
                 if self.beta == 1.0 && w.is_none() {
                     self.row_sums_of_v(v, m, du);
                 } else {
-                    gemm(
-                        T::ONE,
-                        MatRef::col_major(&y[..m * n], m, n)?,
-                        vt,
-                        T::ZERO,
-                        MatMut::col_major(du, m, k)?,
-                        sc,
-                    )?;
+                    gemm_into(MatRef::col_major(&y[..m * n], m, n)?, vt, du, sc)?;
                 }
             }
             View::Csc(c) => {
@@ -661,7 +643,6 @@ impl Ctx {
         rr: &mut [T],
         nv: &mut [T],
         dv: &mut [T],
-        tmp: &mut [T],
         sc: &mut Stack<'_>,
     ) -> Result<(), Error> {
         let (m, k, n) = (x.rows(), self.k, self.n);
@@ -678,7 +659,7 @@ impl Ctx {
                     sc,
                 )?;
                 if self.beta == 1.0 && w.is_none() {
-                    self.col_sums_of_u(u, m, dv, tmp);
+                    self.col_sums_of_u(u, m, dv);
                 } else {
                     gemm(
                         T::ONE,
@@ -700,14 +681,14 @@ impl Ctx {
                         }
                     }
                 }
-                self.col_sums_of_u(u, m, dv, tmp);
+                self.col_sums_of_u(u, m, dv);
             }
         }
         Ok(())
     }
 
     /// `dv[l, j] += Σ_i u[i, l]` (KL's V denominator, `Uᵀ 1`).
-    fn col_sums_of_u<T: Real>(&self, u: &[T], m: usize, dv: &mut [T], _tmp: &mut [T]) {
+    fn col_sums_of_u<T: Real>(&self, u: &[T], m: usize, dv: &mut [T]) {
         for l in 0..self.k {
             let s = T::from_f64(u[l * m..(l + 1) * m].iter().map(|x| x.to_f64()).sum());
             for j in 0..self.n {

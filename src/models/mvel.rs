@@ -80,7 +80,7 @@ use crate::graph::anchor::{check_anchor_graph, gram_req};
 use crate::graph::{anchor_gram, AnchorGraph, GraphOp};
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
-use crate::linalg::{dot, gemm, gemm_req, sq_norm};
+use crate::linalg::{dot, gemm, gemm_into, gemm_req, sq_norm};
 use crate::steps::{run, Init, Monitor, NmfParams, Objective, Report, Term};
 use crate::work::{Stack, WorkReq};
 
@@ -382,17 +382,12 @@ impl<T: Real> Target<'_, T> {
                 qt_y(q, y, c, r, mu, a);
                 Ok(())
             }
-            Target::Anchors { p, .. } => {
-                let m = p.len() / c;
-                gemm(
-                    T::ONE,
-                    MatRef::col_major(q, c, r)?.t(),
-                    MatRef::col_major(p, c, m)?,
-                    T::ZERO,
-                    MatMut::col_major(a, r, m)?,
-                    sc,
-                )
-            }
+            Target::Anchors { p, .. } => gemm_into(
+                MatRef::col_major(q, c, r)?.t(),
+                MatRef::col_major(p, c, p.len() / c)?,
+                a,
+                sc,
+            ),
         }
     }
 
@@ -412,14 +407,35 @@ impl<T: Real> Target<'_, T> {
             }
             Target::Anchors { p, .. } => {
                 let m = p.len() / c;
-                gemm(
-                    T::ONE,
+                gemm_into(
                     MatRef::col_major(p, c, m)?,
                     MatRef::col_major(x, r, m)?.t(),
-                    T::ZERO,
-                    MatMut::col_major(b, c, r)?,
+                    b,
                     sc,
                 )
+            }
+        }
+    }
+
+    /// `X G` into `xg` for anchors (`G = ZZᵀ`); `X` itself for items.
+    fn times_g<'x>(
+        &self,
+        x: &'x [T],
+        r: usize,
+        cols: usize,
+        xg: &'x mut [T],
+        sc: &mut Stack<'_>,
+    ) -> Result<&'x [T], Error> {
+        match *self {
+            Target::Items { .. } => Ok(x),
+            Target::Anchors { g, .. } => {
+                gemm_into(
+                    MatRef::col_major(x, r, cols)?,
+                    MatRef::col_major(g, cols, cols)?,
+                    xg,
+                    sc,
+                )?;
+                Ok(xg)
             }
         }
     }
@@ -436,26 +452,11 @@ impl<T: Real> Target<'_, T> {
         out: &mut [T],
         sc: &mut Stack<'_>,
     ) -> Result<(), Error> {
-        let src: &[T] = match *self {
-            Target::Items { .. } => x,
-            Target::Anchors { g, .. } => {
-                gemm(
-                    T::ONE,
-                    MatRef::col_major(x, r, cols)?,
-                    MatRef::col_major(g, cols, cols)?,
-                    T::ZERO,
-                    MatMut::col_major(xg, r, cols)?,
-                    sc,
-                )?;
-                xg
-            }
-        };
-        gemm(
-            T::ONE,
+        let src = self.times_g(x, r, cols, xg, sc)?;
+        gemm_into(
             MatRef::col_major(mm, r, r)?,
             MatRef::col_major(src, r, cols)?,
-            T::ZERO,
-            MatMut::col_major(out, r, cols)?,
+            out,
             sc,
         )
     }
@@ -472,21 +473,12 @@ impl<T: Real> Target<'_, T> {
     ) -> Result<(), Error> {
         match *self {
             Target::Items { .. } => crate::steps::mu::gram(x, r, cols, s, sc),
-            Target::Anchors { g, .. } => {
-                gemm(
-                    T::ONE,
-                    MatRef::col_major(x, r, cols)?,
-                    MatRef::col_major(g, cols, cols)?,
-                    T::ZERO,
-                    MatMut::col_major(xg, r, cols)?,
-                    sc,
-                )?;
-                gemm(
-                    T::ONE,
+            Target::Anchors { .. } => {
+                let xg = self.times_g(x, r, cols, xg, sc)?;
+                gemm_into(
                     MatRef::col_major(xg, r, cols)?,
                     MatRef::col_major(x, r, cols)?.t(),
-                    T::ZERO,
-                    MatMut::col_major(s, r, r)?,
+                    s,
                     sc,
                 )
             }

@@ -15,8 +15,18 @@ pub(crate) fn start_scales<T: Real, VS: ViewSet<T> + ?Sized>(
     vmax: f64,
     s: f64,
 ) -> (f64, f64) {
-    let h = views.count();
-    let mbar = (0..h).map(|i| mean(&views.view(i)) * s).sum::<f64>() / h as f64;
+    scales_from(&|i| mean(&views.view(i)), views.count(), k, vmax, s)
+}
+
+/// [`start_scales`] from the `h` views' means `mean_of(i)`.
+fn scales_from(
+    mean_of: &dyn Fn(usize) -> f64,
+    h: usize,
+    k: usize,
+    vmax: f64,
+    s: f64,
+) -> (f64, f64) {
+    let mbar = (0..h).map(|i| mean_of(i) * s).sum::<f64>() / h as f64;
     let sv = if vmax.is_finite() {
         vmax
     } else {
@@ -52,12 +62,7 @@ pub(crate) fn random_start_with<T: Real, F: FactorsMut<T> + ?Sized>(
     v: &mut [T],
 ) {
     let h = u.count();
-    let mbar = (0..h).map(|i| mean_of(i) * s).sum::<f64>() / h as f64;
-    let sv = if params.vmax.is_finite() {
-        params.vmax
-    } else {
-        libm::sqrt(mbar / k as f64)
-    };
+    let (sv, mbar) = scales_from(mean_of, h, k, params.vmax, s);
     let mut rng = Rng::new(params.seed);
     v.iter_mut()
         .for_each(|x| *x = T::from_f64(rng.uniform() * sv));
