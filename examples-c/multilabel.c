@@ -43,14 +43,8 @@
  * (rows = methods, columns = ILR, cells mean ± std over the splits), the wall
  * time and the peak workspace. */
 #define _POSIX_C_SOURCE 200809L /* popen, clock_gettime */
-#include "mvnmf.h"
-
-#include <math.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+#define EXAMPLE_NAME "multilabel"
+#include "example_io.h"
 
 #define MAXV 8
 #define MAXI 16
@@ -65,94 +59,11 @@ static const char *const METRIC[4] = { "Macro-F1", "Micro-F1", "Hamming loss", "
 
 static size_t g_peak; /* the largest workspace asked for */
 
-static void die(const char *msg, const char *arg)
-{
-    fprintf(stderr, "multilabel: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
-    exit(1);
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p)
-        die("out of memory", NULL);
-    return p;
-}
-
 static void *work_of(size_t bytes)
 {
     if (bytes > g_peak)
         g_peak = bytes;
     return xmalloc(bytes);
-}
-
-static void check(mvnmf_status s, const char *what)
-{
-    if (s != MVNMF_STATUS_OK)
-        die(mvnmf_status_message(s), what);
-}
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* ---- input ------------------------------------------------------------- */
-
-static FILE *open_data(const char *dir, const char *name, int *pipe)
-{
-    char path[4096], cmd[4200];
-    FILE *f;
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    *pipe = 0;
-    if ((f = fopen(path, "rb")) != NULL)
-        return f;
-    snprintf(path, sizeof path, "%s/%s.gz", dir, name);
-    if ((f = fopen(path, "rb")) == NULL)
-        return NULL;
-    fclose(f);
-    snprintf(cmd, sizeof cmd, "gzip -dc '%s'", path);
-    *pipe = 1;
-    return popen(cmd, "r");
-}
-
-static double *read_f64(const char *dir, const char *name, size_t count)
-{
-    int pipe;
-    FILE *f = open_data(dir, name, &pipe);
-    double *x = (double *)xmalloc(count * sizeof(double));
-    if (!f)
-        die("missing", name);
-    if (fread(x, sizeof(double), count, f) != count)
-        die("short file", name);
-    if (pipe ? pclose(f) != 0 : fclose(f) != 0)
-        die("reading failed (is gzip installed?)", name);
-    return x;
-}
-
-/* "NAME ... rows=R cols=C" for the line starting with `key`. */
-static int meta_shape(const char *dir, const char *key, size_t *rows, size_t *cols)
-{
-    char line[1024];
-    int pipe, found = 0;
-    FILE *f = open_data(dir, "meta.txt", &pipe);
-    if (!f)
-        die("no meta.txt in", dir);
-    while (fgets(line, sizeof line, f)) {
-        const char *r = strstr(line, "rows="), *c = strstr(line, "cols=");
-        if (strncmp(line, key, strlen(key)) == 0 && r && c) {
-            *rows = strtoul(r + 5, NULL, 10);
-            *cols = strtoul(c + 5, NULL, 10);
-            found = 1;
-        }
-    }
-    if (pipe)
-        pclose(f);
-    else
-        fclose(f);
-    return found;
 }
 
 typedef struct {
@@ -173,21 +84,21 @@ static dataset load(const char *dir, size_t split_at)
         if (!meta_shape(dir, key, &rows, &cols))
             break;
         if (v > 0 && cols != ds.n)
-            die("views with different item counts in meta.txt", key);
+            die("views with different item counts in meta.txt: %s", key);
         ds.n = cols;
         ds.d[v] = rows;
-        ds.x[v] = read_f64(dir, key, rows * cols);
+        ds.x[v] = read_f64(dir, key, rows, cols);
         ds.nv = v + 1;
     }
     if (ds.nv == 0)
-        die("meta.txt lists no view1.f64", dir);
+        die("meta.txt lists no view1.f64: %s", dir);
     if (!meta_shape(dir, "labels.f64", &ds.c, &cols) || cols != ds.n)
-        die("meta.txt: no labels.f64 line with cols = the items", dir);
-    y = read_f64(dir, "labels.f64", ds.c * ds.n);
+        die("meta.txt: no labels.f64 line with cols = the items: %s", dir);
+    y = read_f64(dir, "labels.f64", ds.c, ds.n);
     ds.truth = (uint8_t *)xmalloc(ds.c * ds.n);
     for (i = 0; i < ds.c * ds.n; i++) {
         if (y[i] != 0.0 && y[i] != 1.0)
-            die("labels.f64 holds a value other than 0 or 1", NULL);
+            die("labels.f64 holds a value other than 0 or 1");
         ds.truth[i] = (uint8_t)y[i];
     }
     free(y);
@@ -195,7 +106,7 @@ static dataset load(const char *dir, size_t split_at)
         size_t d = ds.d[0], d2 = d - split_at;
         double *a, *b;
         if (split_at >= d || ds.nv + 1 > MAXV)
-            die("--split-view must be below the first view's feature count", NULL);
+            die("--split-view must be below the first view's feature count");
         a = (double *)xmalloc(split_at * ds.n * sizeof(double));
         b = (double *)xmalloc(d2 * ds.n * sizeof(double));
         for (j = 0; j < ds.n; j++) {
@@ -497,19 +408,6 @@ typedef struct {
     settings st;
 } options;
 
-static size_t parse_doubles(const char *s, double *out, size_t cap)
-{
-    size_t n = 0;
-    char *end;
-    while (*s && n < cap) {
-        out[n++] = strtod(s, &end);
-        if (end == s)
-            die("bad number list", s);
-        s = *end == ',' ? end + 1 : end;
-    }
-    return n;
-}
-
 static options parse(int argc, char **argv)
 {
     options o;
@@ -534,40 +432,40 @@ static options parse(int argc, char **argv)
             continue;
         }
         if (!v)
-            die("missing value for", a);
+            die("missing value for: %s", a);
         if (!strcmp(a, "--ilr")) {
             size_t k;
-            o.nilr = parse_doubles(v, o.ilr, MAXI);
+            o.nilr = parse_doubles(v, "--ilr", o.ilr, MAXI);
             for (k = 0; k < o.nilr; k++)
                 o.ilr[k] /= 100.0;
         } else if (!strcmp(a, "--splits"))
-            o.splits = strtoul(v, NULL, 10);
+            o.splits = parse_size(v, a);
         else if (!strcmp(a, "--seed"))
-            o.seed = strtoull(v, NULL, 10);
+            o.seed = parse_size(v, a);
         else if (!strcmp(a, "--dim"))
-            o.st.r = strtoul(v, NULL, 10);
+            o.st.r = parse_size(v, a);
         else if (!strcmp(a, "--theta1"))
-            o.st.mp.theta1 = strtod(v, NULL);
+            o.st.mp.theta1 = parse_double(v, a);
         else if (!strcmp(a, "--theta2"))
-            o.st.mp.theta2 = strtod(v, NULL);
+            o.st.mp.theta2 = parse_double(v, a);
         else if (!strcmp(a, "--iters"))
-            o.st.mp.max_iter = (uint32_t)strtoul(v, NULL, 10);
+            o.st.mp.max_iter = (uint32_t)parse_size(v, a);
         else if (!strcmp(a, "--unknown-weight")) {
             o.st.auto_mu = !strcmp(v, "auto");
-            o.st.mp.unknown_weight = o.st.auto_mu ? 0.0 : strtod(v, NULL);
+            o.st.mp.unknown_weight = o.st.auto_mu ? 0.0 : parse_double(v, a);
         }
         else if (!strcmp(a, "--decide") && (!strcmp(v, "sign") || !strcmp(v, "given")))
             o.st.decide_given = !strcmp(v, "given");
         else if (!strcmp(a, "--split-view"))
-            o.split_at = strtoul(v, NULL, 10);
+            o.split_at = parse_size(v, a);
         else if (!strcmp(a, "--anchors"))
             o.anchors = strtol(v, NULL, 10);
         else if (!strcmp(a, "--knn"))
-            o.st.knn = strtoul(v, NULL, 10);
+            o.st.knn = parse_size(v, a);
         else if (!strcmp(a, "--neighbors"))
-            o.st.near = strtoul(v, NULL, 10);
+            o.st.near = parse_size(v, a);
         else if (!strcmp(a, "--max-items"))
-            o.max_items = strtoul(v, NULL, 10);
+            o.max_items = parse_size(v, a);
         else if (!strcmp(a, "--methods")) {
             for (m = 0; m < NMETH; m++)
                 o.use[m] = 0;
@@ -580,15 +478,14 @@ static options parse(int argc, char **argv)
                 o.use[m] = p != NULL;
             }
         } else
-            die("unknown option (see the comment at the top of multilabel.c)", a);
+            die("unknown option (see the comment at the top of multilabel.c): %s", a);
         i++;
     }
     if (!o.dir)
         die("usage: multilabel [--ilr LIST] [--splits N] [--seed S] [--methods LIST] [--dim R] [--theta1 X] "
-            "[--theta2 X] [--iters N] [--split-view D] [--anchors M] [--neighbors S] [--knn S] DIR",
-            NULL);
+            "[--theta2 X] [--iters N] [--split-view D] [--anchors M] [--neighbors S] [--knn S] DIR");
     if (o.splits == 0 || o.splits > MAXS)
-        die("--splits must be 1..32", NULL);
+        die("--splits must be 1..32");
     return o;
 }
 
@@ -619,16 +516,16 @@ int main(int argc, char **argv)
     char mu[64], gdesc[96];
     o.st.anchors = o.anchors >= 0 ? (size_t)o.anchors : ds.n > DENSE_UP_TO && !o.st.knn ? ANCHORS : 0;
     if (o.st.knn && o.st.anchors)
-        die("--knn and --anchors exclude each other", NULL);
+        die("--knn and --anchors exclude each other");
     if (o.st.knn >= ds.n)
-        die("--knn must be below the number of items", NULL);
+        die("--knn must be below the number of items");
     if (o.st.anchors > ds.n)
         o.st.anchors = ds.n;
     if (o.st.near > o.st.anchors && o.st.anchors)
         o.st.near = o.st.anchors;
     o.st.seed = o.seed;
     if (!o.st.anchors && !o.st.knn && ds.n > o.max_items)
-        die("more items than --max-items: the dense graph needs n^2 doubles (use --anchors M)", NULL);
+        die("more items than --max-items: the dense graph needs n^2 doubles (use --anchors M)");
     if (!o.st.r)
         o.st.r = ds.c;
     z = concat(&ds, &dz);

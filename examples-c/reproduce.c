@@ -17,207 +17,29 @@
  * Build:  cargo build --release -p mvnmf-capi && make -C examples-c reproduce
  */
 #define _POSIX_C_SOURCE 200809L
-
-#include <errno.h>
-#include <math.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-#include "mvnmf.h"
-
-#define MAX_FRACTIONS 32
-#define MAX_PARAMS 8
-#define MAX_VIEWS 64
-#define RISE_TOL 1e-10
-#define DEFAULT_LAYERS "100,50"
-/* Calls mvnmf function f; dies with its name and mvnmf's message if it fails. */
-#define CALL(f, ...) check(f(__VA_ARGS__), #f)
-
-/* ------------------------------------------------------------------ utils */
-
-static void die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("reproduce: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    exit(1);
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p) die("out of memory (%zu x %zu bytes)", n, size);
-    return p;
-}
-
-/* A workspace of at least `bytes`, reallocated only when it must grow. */
-typedef struct {
-    void *p;
-    size_t bytes;
-} buf_t;
-
-static void *grow(buf_t *b, size_t bytes)
-{
-    if (bytes > b->bytes) {
-        free(b->p);
-        b->p = xcalloc(1, bytes);
-        b->bytes = bytes;
-    }
-    return b->p;
-}
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static void check(mvnmf_status s, const char *what)
-{
-    if (s != MVNMF_STATUS_OK) die("%s failed: %s (status %u)", what, mvnmf_status_message((uint32_t)s), (unsigned)s);
-}
-
-static size_t parse_size(const char *s, const char *what)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-') die("%s: not a nonnegative integer: '%s'", what, s);
-    return (size_t)v;
-}
-
-static double parse_double(const char *s, const char *what)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v)) die("%s: not a number: '%s'", what, s);
-    return v;
-}
-
-/* The next token of a comma-separated list *p into tok; 0 at the end. */
-static int next_token(const char **p, char *tok, size_t cap)
-{
-    if (!**p) return 0;
-    const char *e = strchr(*p, ',');
-    size_t l = e ? (size_t)(e - *p) : strlen(*p);
-    snprintf(tok, cap, "%.*s", (int)(l < cap - 1 ? l : cap - 1), *p);
-    *p += l + (e != NULL);
-    return 1;
-}
-
-/* Whether the comma-separated `list` holds `word`. */
-static int listed(const char *list, const char *word)
-{
-    char tok[64];
-    while (next_token(&list, tok, sizeof tok))
-        if (!strcmp(tok, word)) return 1;
-    return 0;
-}
-
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && strcmp(s + a - b, suffix) == 0;
-}
+#define EXAMPLE_NAME "reproduce"
+#include "reproduce.h"
 
 /* ---------------------------------------------------------------- dataset */
-
-typedef struct {
-    char file[256], name[64]; /* as in meta.txt; name=... or the file name */
-    size_t rows;              /* features */
-    double *x;                /* rows x n */
-    mvnmf_prep_report prep;   /* smallest raw value, features shifted (--shift), scale */
-} view_t;
-
-typedef struct {
-    size_t n, n_views, n_classes, present; /* items, views, max id + 1, classes present */
-    view_t views[MAX_VIEWS];
-    uint32_t *labels;
-} dataset_t;
-
-/* dir/file (path[4096]) for reading; a .gz file (or file.gz for a missing file) through gzip -dc. */
-static FILE *open_in(const char *dir, const char *file, int *gz, char *path)
-{
-    char cmd[4200];
-    snprintf(path, 4096, "%s/%s", dir, file);
-    FILE *f = fopen(path, "rb");
-    if (!f && !ends_with(file, ".gz")) {
-        snprintf(path, 4096, "%s/%s.gz", dir, file);
-        f = fopen(path, "rb");
-    }
-    if ((*gz = f && ends_with(path, ".gz")) != 0) {
-        fclose(f);
-        if (strchr(path, '\'')) die("%s: a quote in the path; decompress it first with gunzip -k", path);
-        snprintf(cmd, sizeof cmd, "gzip -dc '%s'", path);
-        f = popen(cmd, "r");
-    }
-    if (!f) die("cannot open %s/%s: %s", dir, file, strerror(errno));
-    return f;
-}
-
-/* Reads rows*cols little-endian doubles (on any host). */
-static double *read_f64(const char *dir, const char *file, size_t rows, size_t cols)
-{
-    char path[4096];
-    unsigned char b[8];
-    int gz;
-    FILE *f = open_in(dir, file, &gz, path);
-    if (cols > SIZE_MAX / rows / sizeof(double)) die("%s: %zu x %zu doubles do not fit in memory", path, rows, cols);
-    double *x = xcalloc(rows * cols, sizeof(double));
-    for (size_t i = 0; i < rows * cols; i++) {
-        uint64_t u = 0;
-        if (fread(b, 1, 8, f) != 8) die("%s: expected %zu x %zu doubles, the file is shorter", path, rows, cols);
-        for (int k = 7; k >= 0; k--) u = (u << 8) | b[k];
-        memcpy(&x[i], &u, 8);
-    }
-    if (fread(b, 1, 1, f) == 1)
-        die("%s: longer than %zu x %zu doubles: is rows/cols in meta.txt right?", path, rows, cols);
-    if ((gz ? pclose : fclose)(f) != 0)
-        die("%s: reading failed (gzip -dc: is gzip installed? or run gunzip -k on it)", path);
-    return x;
-}
-
-/* The value of "key=" in a meta.txt line, into out (0 if absent). */
-static int meta_field(const char *line, const char *key, char *out, size_t cap)
-{
-    size_t kl = strlen(key), i = 0;
-    for (const char *p = line; (p = strstr(p, key)) != NULL; p += kl)
-        if ((p == line || p[-1] == ' ' || p[-1] == '\t') && p[kl] == '=') {
-            for (p += kl + 1; *p && !strchr(" \t\r\n", *p) && i + 1 < cap;) out[i++] = *p++;
-            out[i] = 0;
-            return 1;
-        }
-    return 0;
-}
 
 /* labels_file: one class id per item; counts the classes present. */
 static void load_labels(dataset_t *d, const char *dir, const char *labels_file)
 {
-    char line[4096], path[4096], tok[64];
-    int gz;
+    char line[4096], tok[64];
     size_t count = 0;
-    FILE *f = open_in(dir, labels_file, &gz, path);
+    input_t in;
+    open_input(&in, dir, labels_file, 1);
     d->labels = xcalloc(d->n, sizeof(uint32_t));
-    while (fgets(line, sizeof line, f))
+    while (fgets(line, sizeof line, in.f))
         if (sscanf(line, "%63s", tok) == 1) {
-            if (count == d->n) die("%s: more than %zu labels", path, d->n);
-            size_t c = parse_size(tok, path);
-            if (c >= MVNMF_UNLABELED) die("%s: label %zu out of range", path, c);
+            if (count == d->n) die("%s: more than %zu labels", in.path, d->n);
+            size_t c = parse_size(tok, in.path);
+            if (c >= MVNMF_UNLABELED) die("%s: label %zu out of range", in.path, c);
             d->labels[count++] = (uint32_t)c;
             d->n_classes = c + 1 > d->n_classes ? c + 1 : d->n_classes;
         }
-    (gz ? pclose : fclose)(f);
-    if (count != d->n) die("%s: %zu labels for %zu items", path, count, d->n);
+    close_input(&in);
+    if (count != d->n) die("%s: %zu labels for %zu items", in.path, count, d->n);
     uint8_t *seen = xcalloc(d->n_classes, 1);
     for (size_t j = 0; j < d->n; j++) d->present += !seen[d->labels[j]], seen[d->labels[j]] = 1;
     free(seen);
@@ -228,10 +50,11 @@ static void load_labels(dataset_t *d, const char *dir, const char *labels_file)
  * 1-based positions), their values, the labels. */
 static void load(dataset_t *d, const char *dir, const char *labels_file, const char *keep)
 {
-    char line[4096], path[4096], file[256], rows[64], cols[64], tok[64];
-    int gz;
-    FILE *f = open_in(dir, "meta.txt", &gz, path);
-    for (size_t pos = 1; fgets(line, sizeof line, f);) {
+    char line[4096], file[256], rows[64], cols[64], tok[64], *path;
+    input_t in;
+    open_input(&in, dir, "meta.txt", 1);
+    path = in.path;
+    for (size_t pos = 1; fgets(line, sizeof line, in.f);) {
         view_t *v = &d->views[d->n_views];
         if (sscanf(line, "%255s", file) != 1 || strncmp(file, "view", 4) ||
             !(ends_with(file, ".f64") || ends_with(file, ".f64.gz")))
@@ -252,7 +75,7 @@ static void load(dataset_t *d, const char *dir, const char *labels_file, const c
         pos++;
         if (kept && ++d->n_views == MAX_VIEWS) die("%s: at most %d views", path, MAX_VIEWS - 1);
     }
-    (gz ? pclose : fclose)(f);
+    close_input(&in);
     if (d->n_views == 0)
         die(keep ? "--views %s: no such view (names or positions from meta.txt)"
                  : "%s: no view lines (\"viewK.f64 name=... rows=R cols=N\")", keep ? keep : path);
@@ -276,35 +99,7 @@ static void preprocess(dataset_t *d, int shift, int normalize)
     }
 }
 
-/* ------------------------------------------------------- options, methods */
-
-typedef struct {
-    size_t k, iters, splits, seed, knn_k, restarts, folds, n_fractions;
-    double tol, mkl_lambda, fractions[MAX_FRACTIONS];
-    char fraction_text[MAX_FRACTIONS][32];     /* "10%" ... */
-    const char *fraction_cols[MAX_FRACTIONS]; /* ... the tables' columns */
-    int shift, normalize, tune, per_candidate, depth, learn_eta, fractions_given;
-    uint32_t nmi, kernel, penalty; /* MVNMF_NMI_*, MVNMF_KERNEL_*, MVNMF_PENALTY_* */
-    const char *methods, *labels, *views, *layers;
-} options_t;
-
-/* A method's weight (alpha, beta, ...), settable by --param; grid: 3 values for --tune. */
-typedef struct {
-    const char *name;
-    double value;
-    const double *grid;
-} param_t;
-
-enum { MODEL_NMF, MODEL_JOINT, MODEL_PIPELINE, MODEL_DEEP }; /* the library call */
-enum { ON_ALL, ON_VIEW, ON_CONCAT };                          /* its views */
-
-typedef struct {
-    const char *key, *name, *about; /* --methods key, table name, one line */
-    int uses_labels, on, model;     /* on = ON_VIEW: one candidate per view, the best is reported */
-    uint32_t preset;                /* MVNMF_METHOD_* (pipeline) or MVNMF_DEEP_PRESET_* (deep) */
-    const char *layers;             /* deep: hidden layer sizes, K is appended */
-    param_t params[MAX_PARAMS];
-} method_t;
+/* ------------------------------------------------------------- methods */
 
 /* --tune grids: the papers' alpha x {1/100, 1/10, 1}, beta in {0.002, 0.02, 0.2}. */
 static const double BETA[] = { 0.002, 0.02, 0.2 };
@@ -316,7 +111,7 @@ static const double ALPHA_MCL[] = { 1, 10, 100 };     /* seed 001: alpha = 100 *
 /* Defaults: the papers' alpha / 10 (DESIGN §9: the papers' values zero most
  * columns of U on these normalised views), their beta and gamma, vmax = 1. The
  * deep layers: the paper's [300 200 125] is for views of thousands of features. */
-static method_t METHODS[] = {
+method_t METHODS[N_METHODS] = {
     { "nmf-b", "NMF-b", "NMF on each single view; the tables report the view with the best mean "
       "kNN accuracy over all fractions and splits", 0, ON_VIEW, MODEL_NMF, 0, NULL, { { 0 } } },
     { "concat", "ConcatNMF", "joint multi-view NMF on all views (mvnmf_joint_nmf_fit)", 0, ON_ALL,
@@ -342,21 +137,6 @@ static method_t METHODS[] = {
     { "dmcl", "DMCL", "DMCL preset (deep, L1,inf on the top layers, box on lower layers), SGE graph", 1,
       ON_ALL, MODEL_DEEP, MVNMF_DEEP_PRESET_DMCL, DEFAULT_LAYERS, { MCL_W } },
 };
-#define N_METHODS (sizeof METHODS / sizeof METHODS[0])
-
-static size_t n_params(const method_t *m)
-{
-    size_t p = 0;
-    while (p < MAX_PARAMS && m->params[p].name) p++;
-    return p;
-}
-
-/* GNMF, MvSL-L, MvSL-T: a neighbour graph under the fused kernel (MvSL-S, MCL, DMCL: SGE). */
-static int neighbour_graph(const method_t *m)
-{
-    return m->model == MODEL_PIPELINE && (m->preset == MVNMF_METHOD_GNMF || m->preset == MVNMF_METHOD_MVSL_L ||
-                                          m->preset == MVNMF_METHOD_MVSL_T);
-}
 
 /* The value of weight `name` (or `dflt` if the method has none); counts are whole. */
 static double pget(const param_t *p, const char *name, double dflt, int count)
@@ -367,67 +147,6 @@ static double pget(const param_t *p, const char *name, double dflt, int count)
     if (count && !(x >= 0 && x == floor(x) && x < 1e9)) die("%s must be a nonnegative integer, not %g", name, x);
     return x;
 }
-
-/* Parses hidden layer sizes ("100,50"; "" or "-" for none) and appends K;
- * returns the number of layers (at most 16). */
-static size_t parse_layers(const char *spec, size_t k, size_t *layers)
-{
-    size_t m = 0;
-    char tok[32];
-    if (spec && strcmp(spec, "-") && strcmp(spec, "0"))
-        while (next_token(&spec, tok, sizeof tok)) {
-            if (m == 15) die("layers: at most 15 hidden layers");
-            if ((layers[m++] = parse_size(tok, "layers")) == 0) die("layers: sizes must be at least 1");
-        }
-    layers[m++] = k;
-    return m;
-}
-
-/* The first `count` sizes of parse_layers(spec, k) (SIZE_MAX: all) joined by sep:
- * "100-50-20" or "100,50". */
-static void layers_text(const char *spec, size_t k, size_t count, const char *sep, char *out, size_t cap)
-{
-    size_t layers[16], m = parse_layers(spec, k, layers), len = 0;
-    if (count != SIZE_MAX && count > m - 1)
-        die("--depth: the layers '%s' have %zu hidden sizes, depth %zu needs %zu", spec, m - 1, count + 1, count);
-    out[0] = 0;
-    for (size_t i = 0; i < (count < m ? count : m) && len + 1 < cap; i++)
-        len += (size_t)snprintf(out + len, cap - len, "%s%zu", i ? sep : "", layers[i]);
-}
-
-/* ------------------------------------------------------------------ state */
-
-/* What the fits of one method showed (every fit, tuning fits included). */
-typedef struct {
-    unsigned fits, rising, nonfinite, dead, unwatched, graphs;
-    double max_rise, zero_cols, cols, affinity_nnz, penalty_nnz;
-    size_t ka_min, ka_asked; /* smallest ka used (reduced for small classes), ka asked */
-} diag_t;
-
-/* Shared state of a run. */
-typedef struct {
-    const dataset_t *data;
-    const options_t *opt;
-    buf_t work, cv_work;                 /* workspaces of the fits, of cross-validation */
-    mvnmf_view views[MAX_VIEWS], concat; /* the views; all stacked into one (ConcatDNMF) */
-    mvnmf_kernel kernels[MAX_VIEWS];
-    const char *layers;             /* hidden layers of the deep method being fitted */
-    diag_t *diag, diags[N_METHODS]; /* of the method being fitted; of each selected method */
-    int main_fit, eta_set;          /* a fit whose encoding is evaluated; it wrote eta */
-    double eta[MAX_VIEWS], *etas;   /* fusion weights: of the last fit; [fraction][split][view] */
-    uint8_t *eta_ok;                /* of the first main fit with a graph: [fraction][split] */
-} ctx_t;
-
-/* One method (with --depth: at one depth) through the protocol. */
-typedef struct {
-    ctx_t *c;
-    const method_t *m;
-    size_t mi, depth, cand, best; /* its c->diags[]; --depth: 1..3; candidate run, reported */
-    char hidden[256];             /* deep: the hidden layer sizes */
-    mvnmf_split_scores *scores;   /* [candidate][fraction][split] */
-    mvnmf_score_summary *sums;    /* [candidate][fraction] */
-    double *chosen, fit_time;     /* --tune: [fraction][split][param]; main fits only */
-} job_t;
 
 /* One fit: its inputs, outputs, the progress callback's record. */
 typedef struct {
@@ -724,269 +443,6 @@ static void run_job(job_t *j)
     }
     free(w);
     if (nc > 1) pick_best(j, nc, cells);
-}
-
-/* ------------------------------------------------------------------ print */
-
-static const char *const METRICS[3] = { "kNN accuracy (%)", "k-means ACC (%)", "k-means NMI (%)" };
-
-/* A Markdown table: its title (if any) and head, "| first | cols... |" and the rule. */
-static void table_head(const char *title, const char *first, const char *const *cols, size_t n)
-{
-    printf("%s\n| %s |", title, first);
-    for (size_t i = 0; i < n; i++) printf(" %s |", cols[i]);
-    printf("\n|---|");
-    for (size_t i = 0; i < n; i++) printf("---|");
-    printf("\n");
-}
-
-/* " mean ± std |" of metric t (0 kNN, 1 k-means ACC, 2 NMI), in %. */
-static void print_cell(const mvnmf_score_summary *s, int t)
-{
-    printf(" %.2f ± %.2f |", 100 * (t == 0 ? s->knn_mean : t == 1 ? s->kmeans_accuracy_mean : s->kmeans_nmi_mean),
-           100 * (t == 0 ? s->knn_std : t == 1 ? s->kmeans_accuracy_std : s->kmeans_nmi_std));
-}
-
-static const char *nmi_name(uint32_t n)
-{
-    return n == MVNMF_NMI_MAX          ? "max(H(C), H(C'))  [seed 003 eq. 43]"
-           : n == MVNMF_NMI_ARITHMETIC ? "(H(C) + H(C'))/2  [scikit-learn's default]"
-           : n == MVNMF_NMI_GEOMETRIC  ? "sqrt(H(C) H(C'))"
-                                       : "min(H(C), H(C'))";
-}
-
-/* The dataset, its preprocessing, the models and the protocol. */
-static void print_header(const ctx_t *c, const char *dir)
-{
-    static const char *const COLS[] = { "name", "features", "min", "preprocessing" };
-    const dataset_t *d = c->data;
-    const options_t *o = c->opt;
-    printf("# mvnmf reproduce: %s\n\nmvnmf %s. Dataset: %zu items, %zu classes (%s), %zu views:\n", dir,
-           mvnmf_version(), d->n, d->present, o->labels, d->n_views);
-    table_head("", "view", COLS, 4);
-    for (const view_t *v = d->views; v < d->views + d->n_views; v++) {
-        printf("| %s | %s | %zu | %.4g | ", v->file, v->name, v->rows, v->prep.min);
-        if (v->prep.shifted) printf("shifted %zu features by their minimum (--shift); ", v->prep.shifted);
-        o->normalize ? printf("scaled by %.4g |\n", v->prep.scale) : printf("not scaled |\n");
-    }
-    printf("\nPreprocessing: per-view normalisation to ||X_v||_F^2 = N is %s.\n",
-           o->normalize ? "ON (--no-normalize to disable)" : "OFF (--no-normalize)");
-    printf("Models: K = %zu, %zu iterations (tol %g), init seed = split seed.\n", o->k, o->iters, o->tol);
-    printf("Protocol: %zu splits (seeds %zu..%zu), per-class stratified labeled fractions", o->splits, o->seed,
-           o->seed + o->splits - 1);
-    for (size_t f = 0; f < o->n_fractions; f++) printf(" %s", o->fraction_text[f]);
-    printf("; test items = the unlabeled items.\nEvaluation: kNN (k = %zu, Euclidean) from the labeled to the "
-           "test items; k-means (k-means++, %zu restarts, k = %zu) on the test items' encodings, ACC under the "
-           "best one-to-one map (Kuhn-Munkres), NMI = I(C;C') / %s.\n",
-           o->knn_k, o->restarts, d->present, nmi_name(o->nmi));
-}
-
-/* What the neighbour graphs, the deep methods and --tune do. */
-static void print_notes(const options_t *o, int graphs, int deep, int tunable)
-{
-    if (graphs)
-        printf("Neighbour graphs: base kernel %s per view, normalised; fused with %s.\n",
-               o->kernel == MVNMF_KERNEL_RBF ? "RBF (gamma = 1/median d^2 over the labeled pairs)" : "linear (cosine)",
-               o->learn_eta ? "weights eta learned by kernel-target alignment on the labeled items"
-                            : "uniform weights (--uniform-eta)");
-    if (graphs && o->learn_eta)
-        printf("  MKL ridge lambda = %g x mean(diag G). LDGE/TGE penalty: %s.\n", o->mkl_lambda,
-               o->penalty == MVNMF_PENALTY_CLASS_PAIRS
-                   ? "the kp nearest pairs between each class and the others (seed 003)"
-                   : "each item's kp nearest other-class items (seed 000)");
-    if (deep) {
-        mvnmf_deep_params dp;
-        CALL(mvnmf_deep_params_preset, MVNMF_DEEP_PRESET_DMCL, &dp);
-        printf("Deep methods: layer-wise pre-training (%u NMF iterations per layer), then the iterations above "
-               "as fine-tuning; V starts %s; lower layers %s; hidden sizes are clamped per view to the layer "
-               "below (a view of 6 features keeps 6).\n", dp.pretrain_iter,
-               dp.v_init == MVNMF_DEEP_V_RANDOM ? "at random after pre-training (the paper's Algorithm 1)"
-                                                : "from the pre-trained encodings",
-               dp.box_lower ? "in the box [0, 1]" : "unconstrained");
-    }
-    if (o->tune && !tunable)
-        printf("--tune: none of the selected methods has weights; nothing to tune.\n");
-    else if (o->tune)
-        printf("--tune: per split and fraction, %zu-fold cross-validation within the labeled items over alpha "
-               "in the papers' value x {1/100, 1/10, 1} and beta in {0.002, 0.02, 0.2} (kNN accuracy of the "
-               "held-out labeled items; the test items' labels are never read).\n", o->folds);
-}
-
-/* Every selected method with its weights. */
-static void print_methods(const ctx_t *c, const job_t *jobs, size_t n_jobs)
-{
-    const options_t *o = c->opt;
-    int graphs = 0, deep = 0, tunable = 0;
-    char lt[256];
-    printf("Methods:");
-    for (size_t i = 0; i < n_jobs; i++)
-        if (jobs[i].depth <= 1) printf("%s %s", i ? "," : "", jobs[i].m->name);
-    printf(". Unsupervised methods are fitted once per split and evaluated at every fraction; "
-           "semi-supervised ones once per split and fraction (their graph uses that split's labeled items).\n");
-    for (const job_t *j = jobs; j < jobs + n_jobs; j += o->depth ? 3 : 1) {
-        printf("  %s: %s.", j->m->name, j->m->about);
-        for (size_t p = 0; p < n_params(j->m); p++) printf(" %s = %g", j->m->params[p].name, j->m->params[p].value);
-        if (j->m->layers) {
-            layers_text(j->m->layers, o->k, SIZE_MAX, "-", lt, sizeof lt);
-            printf(" layers = %s", o->depth ? "see the depth table" : lt);
-        }
-        printf("\n");
-        graphs |= neighbour_graph(j->m), deep |= j->m->layers != NULL;
-        tunable |= j->m->params[0].grid || j->m->params[1].grid;
-    }
-    print_notes(o, graphs, deep, tunable);
-    fflush(stdout);
-}
-
-/* The kNN, k-means ACC and NMI tables: a row per method (per view with --per-view). */
-static void print_tables(const ctx_t *c, const job_t *jobs, size_t n_jobs)
-{
-    const options_t *o = c->opt;
-    size_t nf = o->n_fractions, k_used = o->knn_k;
-    for (int t = 0; t < 3; t++) {
-        printf("\n### %s, mean ± std over %zu splits%s%s\n", METRICS[t], o->splits, t == 2 ? ", NMI normalised by " : "",
-               t == 2 ? nmi_name(o->nmi) : "");
-        table_head("", "method", o->fraction_cols, nf);
-        for (const job_t *j = jobs; j < jobs + n_jobs; j++)
-            for (size_t cand = 0; cand < (j->m->on == ON_VIEW ? c->data->n_views : 1); cand++) {
-                const mvnmf_score_summary *s = j->sums + cand * nf;
-                if (cand != j->best && !o->per_candidate) continue;
-                if (j->m->on == ON_VIEW)
-                    printf("| %s (%s) |", cand == j->best ? j->m->name : j->m->layers ? "DNMF" : "NMF",
-                           c->data->views[cand].name);
-                else
-                    printf("| %s |", j->m->name);
-                for (size_t f = 0; f < nf; f++) {
-                    print_cell(&s[f], t);
-                    k_used = s[f].knn_k_min < k_used ? s[f].knn_k_min : k_used;
-                }
-                printf("\n");
-            }
-    }
-    if (k_used < o->knn_k)
-        printf("\nNote: where fewer than %zu items were labeled, kNN used k = the smallest number of labeled "
-               "items in a class (down to %zu).\n", o->knn_k, k_used);
-}
-
-/* --depth: a table per fraction, a row per method and depth with the three metrics. */
-static void print_depth(const ctx_t *c, const job_t *jobs, size_t n_jobs)
-{
-    static const char *const COLS[] = { "depth", "layers", "kNN accuracy (%)", "k-means ACC (%)",
-                                        "k-means NMI (%)", "fit time" };
-    const options_t *o = c->opt;
-    char lt[256];
-    for (size_t f = 0; f < o->n_fractions; f++) {
-        printf("\n### Accuracy against depth, %s labeled, mean ± std over %zu splits\n", o->fraction_text[f],
-               o->splits);
-        table_head("", "method", COLS, 6);
-        for (const job_t *j = jobs; j < jobs + n_jobs; j++) {
-            layers_text(j->hidden, o->k, SIZE_MAX, "-", lt, sizeof lt);
-            printf("| %s | %zu | %s |", j->m->name, j->depth, lt);
-            for (int t = 0; t < 3; t++) print_cell(&j->sums[f], t);
-            printf(" %.1f s |\n", j->fit_time);
-        }
-    }
-}
-
-/* The fusion weights of the first neighbour graph of each split and fraction. */
-static void print_eta(const ctx_t *c)
-{
-    const options_t *o = c->opt;
-    size_t ns = o->splits, h = c->data->n_views, any = 0;
-    const char *names[MAX_VIEWS];
-    double *col, mean, std;
-    for (size_t t = 0; t < o->n_fractions * ns; t++) any |= c->eta_ok[t];
-    if (!any) return;
-    for (size_t i = 0; i < h; i++) names[i] = c->data->views[i].name;
-    col = xcalloc(ns, sizeof(double));
-    printf("\n### Fusion weights eta of the neighbour graphs (%s), mean ± std over the splits\n",
-           o->learn_eta ? "kernel-target alignment on each split's labeled items" : "uniform");
-    table_head("", "labeled", names, h);
-    for (size_t f = 0; f < o->n_fractions; f++) {
-        printf("| %s |", o->fraction_text[f]);
-        for (size_t i = 0, cnt = 0; i < h; i++, cnt = 0) {
-            for (size_t s = 0; s < ns; s++)
-                if (c->eta_ok[f * ns + s]) col[cnt++] = c->etas[(f * ns + s) * h + i];
-            mean = std = NAN;
-            if (cnt) CALL(mvnmf_mean_std, col, cnt, &mean, &std);
-            printf(" %.3f ± %.3f |", mean, std);
-        }
-        printf("\n");
-    }
-    free(col);
-}
-
-/* The weights --tune chose, per fraction (splits separated by ';'). */
-static void print_tuned(const ctx_t *c, const job_t *jobs, size_t n_jobs)
-{
-    static const char *const COLS[] = { "chosen" };
-    char title[128];
-    size_t ns = c->opt->splits;
-    for (const job_t *j = jobs; j < jobs + n_jobs; j++) {
-        if (!j->m->uses_labels || !(j->m->params[0].grid || j->m->params[1].grid)) continue;
-        snprintf(title, sizeof title, "\n%s, weights chosen by --tune (split 1..%zu):\n", j->m->name, ns);
-        table_head(title, "labeled", COLS, 1);
-        for (size_t f = 0; f < c->opt->n_fractions; f++) {
-            printf("| %s |", c->opt->fraction_text[f]);
-            for (size_t s = 0; s < ns; s++) {
-                printf("%s", s ? ";" : "");
-                for (size_t p = 0; p < n_params(j->m); p++)
-                    if (j->m->params[p].grid)
-                        printf(" %s=%g", j->m->params[p].name, j->chosen[(f * ns + s) * MAX_PARAMS + p]);
-            }
-            printf(" |\n");
-        }
-    }
-}
-
-/* The checks of every selected method's fits; the graphs' sizes. */
-static void print_checks(const ctx_t *c, const job_t *jobs, size_t n_jobs)
-{
-    static const char *const COLS[] = { "fits", "objective rose", "largest relative rise", "non-finite",
-                                        "dead views", "zero columns of U" };
-    const diag_t *g;
-    printf("\nChecks on every fit (tuning fits included): the objective watched at every iteration (a rise is a "
-           "relative increase > %g), encodings finite, views whose basis died (mvnmf_report.dead_views).\n",
-           RISE_TOL);
-    table_head("", "method", COLS, 6);
-    for (const job_t *j = jobs; j < jobs + n_jobs; j += c->opt->depth ? 3 : 1) {
-        g = &c->diags[j->mi];
-        printf("| %s | %u | %u | %.3g | %u | %u |", j->m->name, g->fits, g->rising, g->max_rise, g->nonfinite,
-               g->dead);
-        g->cols > 0 ? printf(" %.1f%% |\n", 100 * g->zero_cols / g->cols) : printf(" - |\n");
-    }
-    printf("\n(zero columns of U: all-zero columns of the views' bases, of the top layer for deep methods, over "
-           "all fits: the group sparsity at work.)\n");
-    for (const job_t *j = jobs; j < jobs + n_jobs; j += c->opt->depth ? 3 : 1)
-        if ((g = &c->diags[j->mi])->unwatched)
-            printf("WARNING: %s: in %u fits the progress callback was not called once per iteration and for "
-                   "the start: the objective checks above are incomplete.\n", j->m->name, g->unwatched);
-    for (const job_t *j = jobs; j < jobs + n_jobs; j += c->opt->depth ? 3 : 1)
-        if ((g = &c->diags[j->mi])->graphs) {
-            printf("%s graph: %.0f affinity and %.0f penalty entries (CSR, both triangles) on average over %u "
-                   "graphs", j->m->name, g->affinity_nnz / g->graphs, g->penalty_nnz / g->graphs, g->graphs);
-            if (g->ka_min < g->ka_asked)
-                printf("; ka reduced to %zu (from %zu) where a class had too few labeled items", g->ka_min,
-                       g->ka_asked);
-            printf(".\n");
-        }
-}
-
-/* The tables (or --depth's), the fusion weights, --tune's choices, the checks, the times. */
-static void print_results(const ctx_t *c, const job_t *jobs, size_t n_jobs)
-{
-    if (c->opt->depth) {
-        print_depth(c, jobs, n_jobs);
-        print_checks(c, jobs, n_jobs);
-        return;
-    }
-    print_tables(c, jobs, n_jobs);
-    print_eta(c);
-    if (c->opt->tune) print_tuned(c, jobs, n_jobs);
-    print_checks(c, jobs, n_jobs);
-    printf("\nFit time (all splits%s):", c->opt->tune ? ", tuning excluded" : "");
-    for (size_t i = 0; i < n_jobs; i++)
-        printf(" %s %.2f s%s", jobs[i].m->name, jobs[i].fit_time, i + 1 < n_jobs ? "," : "");
 }
 
 /* ------------------------------------------------------------------ parse */

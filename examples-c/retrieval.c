@@ -31,121 +31,41 @@
  * Output: the settings, a Markdown table `K | MAP | P@10 | P@20 | MRR |
  * success@10 | fit s` and the wall time. */
 #define _POSIX_C_SOURCE 200809L /* popen, clock_gettime */
-#include "mvnmf.h"
-
-#include <math.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+#define EXAMPLE_NAME "retrieval"
+#include "example_io.h"
 
 #define MAXK 64
 #define BATCH 64
 
-static void die(const char *msg, const char *arg)
-{
-    fprintf(stderr, "retrieval: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
-    exit(1);
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p)
-        die("out of memory", NULL);
-    return p;
-}
-
-static void check(mvnmf_status s, const char *what)
-{
-    if (s != MVNMF_STATUS_OK)
-        die(mvnmf_status_message(s), what);
-}
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* ---- input ------------------------------------------------------------- */
-
-/* Opens DIR/NAME, or DIR/NAME.gz through `gzip -dc`; *pipe says which. */
-static FILE *open_data(const char *dir, const char *name, int *pipe)
-{
-    char path[4096], cmd[4200];
-    FILE *f;
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    *pipe = 0;
-    if ((f = fopen(path, "rb")) != NULL)
-        return f;
-    snprintf(path, sizeof path, "%s/%s.gz", dir, name);
-    if ((f = fopen(path, "rb")) == NULL)
-        return NULL;
-    fclose(f);
-    snprintf(cmd, sizeof cmd, "gzip -dc '%s'", path);
-    *pipe = 1;
-    return popen(cmd, "r");
-}
-
-static void close_data(FILE *f, int pipe, const char *name)
-{
-    if (pipe ? pclose(f) != 0 : fclose(f) != 0)
-        die("reading failed (is gzip installed?)", name);
-}
-
 /* rows and cols of viewV from meta.txt's "viewV.f64... rows=R cols=C" line. */
-static void meta_shape(const char *dir, int v, size_t *rows, size_t *cols)
+static void view_shape(const char *dir, int v, size_t *rows, size_t *cols)
 {
-    char line[1024], key[32];
-    int pipe;
-    FILE *f = open_data(dir, "meta.txt", &pipe);
-    if (!f)
-        die("no meta.txt in", dir);
+    char key[32];
     snprintf(key, sizeof key, "view%d.f64", v);
-    *rows = *cols = 0;
-    while (fgets(line, sizeof line, f)) {
-        const char *r = strstr(line, "rows="), *c = strstr(line, "cols=");
-        if (strncmp(line, key, strlen(key)) == 0 && r && c) {
-            *rows = strtoul(r + 5, NULL, 10);
-            *cols = strtoul(c + 5, NULL, 10);
-        }
-    }
-    close_data(f, pipe, "meta.txt");
-    if (!*rows || !*cols)
-        die("meta.txt has no rows=/cols= for", key);
+    if (!meta_shape(dir, key, rows, cols) || !*rows || !*cols)
+        die("meta.txt has no rows=/cols= for %s", key);
 }
 
 static double *read_view(const char *dir, int v, size_t rows, size_t cols)
 {
     char name[32];
-    int pipe;
-    FILE *f;
-    double *x = (double *)xmalloc(rows * cols * sizeof(double));
     snprintf(name, sizeof name, "view%d.f64", v);
-    if ((f = open_data(dir, name, &pipe)) == NULL)
-        die("missing", name);
-    if (fread(x, sizeof(double), rows * cols, f) != rows * cols)
-        die("short file", name);
-    close_data(f, pipe, name);
-    return x;
+    return read_f64(dir, name, rows, cols);
 }
 
 /* labels_view1.txt: one integer per line; NULL when the file is absent. */
 static int *read_labels(const char *dir, size_t n)
 {
-    int pipe, *l;
+    int *l;
     size_t i;
-    FILE *f = open_data(dir, "labels_view1.txt", &pipe);
-    if (!f)
+    input_t in;
+    if (!open_input(&in, dir, "labels_view1.txt", 0))
         return NULL;
     l = (int *)xmalloc(n * sizeof(int));
     for (i = 0; i < n; i++)
-        if (fscanf(f, "%d", &l[i]) != 1)
-            die("labels_view1.txt: fewer labels than documents", NULL);
-    close_data(f, pipe, "labels_view1.txt");
+        if (fscanf(in.f, "%d", &l[i]) != 1)
+            die("labels_view1.txt: fewer labels than documents");
+    close_input(&in);
     return l;
 }
 
@@ -371,16 +291,12 @@ typedef struct {
     uint64_t seed;
 } options;
 
-static size_t parse_list(const char *s, size_t *out, size_t cap)
+static size_t parse_list(const char *s, const char *what, size_t *out, size_t cap)
 {
+    char tok[64];
     size_t n = 0;
-    char *end;
-    while (*s && n < cap) {
-        out[n++] = strtoul(s, &end, 10);
-        if (end == s)
-            die("bad number list", s);
-        s = *end == ',' ? end + 1 : end;
-    }
+    while (n < cap && next_token(&s, tok, sizeof tok))
+        out[n++] = parse_size(tok, what);
     return n;
 }
 
@@ -400,26 +316,25 @@ static options parse(int argc, char **argv)
             continue;
         }
         if (!v)
-            die("missing value for", a);
+            die("missing value for: %s", a);
         if (!strcmp(a, "--ks"))
-            o.nk = parse_list(v, o.ks, MAXK);
-        else if (!strcmp(a, "--ranks") && parse_list(v, o.r, 2) == 2)
+            o.nk = parse_list(v, a, o.ks, MAXK);
+        else if (!strcmp(a, "--ranks") && parse_list(v, a, o.r, 2) == 2)
             ;
         else if (!strcmp(a, "--iters"))
-            o.iters = (unsigned)strtoul(v, NULL, 10);
+            o.iters = (unsigned)parse_size(v, a);
         else if (!strcmp(a, "--seed"))
-            o.seed = strtoull(v, NULL, 10);
+            o.seed = parse_size(v, a);
         else if (!strcmp(a, "--queries"))
-            o.nq = strtoul(v, NULL, 10);
+            o.nq = parse_size(v, a);
         else if (!strcmp(a, "--pr"))
-            o.npr = parse_list(v, o.pr, MAXK);
+            o.npr = parse_list(v, a, o.pr, MAXK);
         else
-            die("unknown option (see the comment at the top of retrieval.c)", a);
+            die("unknown option (see the comment at the top of retrieval.c): %s", a);
         i++;
     }
     if (!o.dir)
-        die("usage: retrieval [--ks LIST] [--ranks R1,R2] [--iters N] [--seed S] [--queries N] [--pr LIST] DIR",
-            NULL);
+        die("usage: retrieval [--ks LIST] [--ranks R1,R2] [--iters N] [--seed S] [--queries N] [--pr LIST] DIR");
     if (!o.nk) { /* 0 to min R in 8 steps */
         size_t rmin = o.r[0] < o.r[1] ? o.r[0] : o.r[1], i2;
         for (i2 = 0; i2 <= 8; i2++)
@@ -443,10 +358,10 @@ int main(int argc, char **argv)
     double *x[2], t0 = now();
     corpus c[2];
     int *lab;
-    meta_shape(o.dir, 1, &m, &n[0]);
-    meta_shape(o.dir, 2, &m2, &n[1]);
+    view_shape(o.dir, 1, &m, &n[0]);
+    view_shape(o.dir, 2, &m2, &n[1]);
     if (m != m2)
-        die("the two corpora have different vocabularies (row counts)", NULL);
+        die("the two corpora have different vocabularies (row counts)");
     for (i = 0; i < 2; i++) {
         x[i] = read_view(o.dir, (int)i + 1, m, n[i]);
         tfidf(&c[i], x[i], m, n[i]);
@@ -464,7 +379,7 @@ int main(int argc, char **argv)
     o.nq = j;
     for (i = 0; i < o.nk; i++)
         if (o.ks[i] > o.r[0] || o.ks[i] > o.r[1])
-            die("a shared dimension exceeds a rank (K <= min(R1, R2))", NULL);
+            die("a shared dimension exceeds a rank (K <= min(R1, R2))");
 
     printf("# JSNMF retrieval on %s (mvnmf %s)\n\n", o.dir, mvnmf_version());
     printf("* target view1: %zu terms x %zu documents; auxiliary view2: %zu documents\n", m, n[0], n[1]);

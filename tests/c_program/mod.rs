@@ -1,11 +1,27 @@
 //! Builds one of the C example programs for a test: the C library (`mvnmf-capi`
 //! in its own target directory, `target/capi-build`, shared with
-//! `ffi-tests/tests/shared_library.rs`), then `examples-c/<name>.c` with
-//! `-std=c99 -Wall -Wextra -Wpedantic -Werror` against it. Returns the
-//! executable (`target/capi-build/<name>`).
+//! `ffi-tests/tests/shared_library.rs`), then `examples-c/<name>.c` and its
+//! companions `examples-c/<name>_*.c` with `-std=c99 -Wall -Wextra -Wpedantic
+//! -Werror` against it. Returns the executable (`target/capi-build/<name>`).
 
 use std::path::PathBuf;
 use std::process::Command;
+
+/// The program's other translation units, `examples-c/<name>_*.c` (e.g.
+/// `reproduce_tables.c`), in name order.
+fn companions(root: &std::path::Path, name: &str) -> Vec<PathBuf> {
+    let prefix = format!("{name}_");
+    let mut found: Vec<PathBuf> = std::fs::read_dir(root.join("examples-c"))
+        .expect("reading examples-c")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let file = p.file_name().and_then(|f| f.to_str()).unwrap_or("");
+            file.starts_with(&prefix) && file.ends_with(".c")
+        })
+        .collect();
+    found.sort();
+    found
+}
 
 pub fn build(name: &str) -> PathBuf {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -40,6 +56,7 @@ pub fn build(name: &str) -> PathBuf {
         .arg("-o")
         .arg(&exe)
         .arg(root.join(format!("examples-c/{name}.c")))
+        .args(companions(&root, name))
         .arg(target.join("debug/libmvnmf.a"))
         .args(["-lm", "-lpthread", "-ldl"])
         .output()
