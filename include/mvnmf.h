@@ -45,6 +45,15 @@
 // `mvnmf_report.stop`: the callback asked to stop.
 #define MVNMF_STOP_CANCELLED 2
 
+// `stop_rule` (default): after every iteration, stop when the objective's
+// relative decrease `(f_{t-1} - f_t) / |f_{t-1}|` is at most `tol`.
+#define MVNMF_STOP_RULE_EVERY_ITERATION 0
+
+// `stop_rule`: scikit-learn's (`NMF(solver="mu")`): with `e_t = sqrt(2 f_t)`,
+// at iterations 10, 20, ... stop when `(e_{t-10} - e_t) / e_0 < tol`; the
+// same `tol` and start give scikit-learn's `n_iter_`.
+#define MVNMF_STOP_RULE_SKLEARN 1
+
 // `mvnmf_term.kind`: `½ Σ_v ‖X_v − U_v V‖²_F` (the DESIGN §2 family's parts
 // come in this order; other models add their kinds after these).
 #define MVNMF_TERM_RECONSTRUCTION 0
@@ -84,7 +93,7 @@
 #define MVNMF_VERSION_PATCH 0
 
 // ABI version of the header: compare it with `mvnmf_abi_version()`.
-#define MVNMF_ABI_VERSION 1
+#define MVNMF_ABI_VERSION 2
 
 // `mvnmf_struct_size`: `struct mvnmf_view`.
 #define MVNMF_STRUCT_VIEW 0
@@ -746,6 +755,9 @@ typedef struct mvnmf_mvsl_params {
   double eta_down;
   // Lower bound of the Lipschitz guess (≥ 0).
   double l0;
+  // How `tol` is applied: `MVNMF_STOP_RULE_EVERY_ITERATION` (default) or
+  // `MVNMF_STOP_RULE_SKLEARN`.
+  uint32_t stop_rule;
 } mvnmf_mvsl_params;
 
 // Options of the deep solver; start from `mvnmf_deep_params_preset`.
@@ -832,6 +844,9 @@ typedef struct mvnmf_jsnmf_params {
   uint64_t seed;
   // `MVNMF_INIT_RANDOM` (default) or `MVNMF_INIT_GIVEN`.
   uint32_t init;
+  // How `tol` is applied: `MVNMF_STOP_RULE_EVERY_ITERATION` (default) or
+  // `MVNMF_STOP_RULE_SKLEARN`.
+  uint32_t stop_rule;
 } mvnmf_jsnmf_params;
 
 // Options of query encoding (`mvnmf_jsnmf_encode`, `mvnmf_jsnmf_query`); get
@@ -882,6 +897,9 @@ typedef struct mvnmf_nmf_params {
   uint64_t seed;
   // `MVNMF_INIT_RANDOM` (default) or `MVNMF_INIT_GIVEN`.
   uint32_t init;
+  // How `tol` is applied: `MVNMF_STOP_RULE_EVERY_ITERATION` (default) or
+  // `MVNMF_STOP_RULE_SKLEARN`.
+  uint32_t stop_rule;
 } mvnmf_nmf_params;
 
 // Options of `mvnmf_pipeline_fit`; start from `mvnmf_pipeline_params_preset`.

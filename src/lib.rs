@@ -98,5 +98,5 @@ pub mod ffi;
 pub use data::{Csc, Dense, View, ViewKind, ViewSet, ViewShape};
 pub use error::Error;
 pub use linalg::real::Real;
-pub use steps::{Init, Monitor, Objective, Progress, Report, Stop, Term};
+pub use steps::{Init, Monitor, Objective, Progress, Report, Stop, StopRule, Term};
 pub use work::{Stack, WorkReq};

@@ -710,12 +710,16 @@ fn nmf_params(g: &mut G, bad: bool) -> mvnmf_nmf_params {
     p.vmax = g.pick(&[f64::INFINITY, 1.0, 0.5]);
     p.seed = g.u64();
     p.init = g.pick(&[MVNMF_INIT_RANDOM, MVNMF_INIT_GIVEN]);
+    // Both stopping rules, from a bit of the seed (no new draw: the cases of
+    // earlier seeds stay what they were).
+    p.stop_rule = (p.seed >> 7 & 1) as u32;
     if bad && g.one_in(3) {
         match g.below(4) {
             0 => p.tol = -1.0,
             1 => p.eps = f64::NAN,
             2 => p.vmax = 0.0,
-            _ => p.init = 5,
+            _ if p.seed & 1 == 0 => p.init = 5,
+            _ => p.stop_rule = 2 + (p.seed >> 8) as u32 % 1000,
         }
     }
     p
@@ -886,6 +890,7 @@ fn shallow_params(g: &mut G, bad: bool) -> mvnmf_mvsl_params {
     p.max_iter = g.range(0, 10) as u32;
     p.seed = g.u64();
     p.tol = g.pick(&[0.0, 1e-6]);
+    p.stop_rule = (p.seed >> 7 & 1) as u32;
     let f = g.pick(&[0.0, 0.1, 1.0, 10.0]);
     p.alpha *= f;
     p.beta *= g.pick(&[0.0, 0.1, 1.0, 10.0]);

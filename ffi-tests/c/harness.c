@@ -977,6 +977,34 @@ static void test_misc(void)
     set_ctx("tol = 1e-2 stops early");
     CHECK(r.stop == MVNMF_STOP_CONVERGED && r.iterations < 50);
 
+    /* scikit-learn's rule: e = sqrt(2 f) checked at iterations 10, 20, ...; stop
+     * when (e at the last check - e) / e_0 < tol. Recomputed from the trace. */
+    set_ctx("stop_rule = MVNMF_STOP_RULE_SKLEARN");
+    CHECK(d.stop_rule == MVNMF_STOP_RULE_EVERY_ITERATION);
+    p = d;
+    p.tol = 1e-3;
+    p.max_iter = 500;
+    p.stop_rule = MVNMF_STOP_RULE_SKLEARN;
+    CHECK_STATUS(solve(OP_FIT, q.views, 2, q.k, &p, a.u, a.v, -1, &t, &r), MVNMF_STATUS_OK);
+    check_trace(&t, &r, q.hx2);
+    CHECK(r.stop == MVNMF_STOP_CONVERGED && r.iterations % 10 == 0 && t.n == r.iterations + 1);
+    for (it = 10; it < t.n && !t.bad; it += 10) {
+        double e0 = sqrt(2 * t.obj[0]), prev = sqrt(2 * t.obj[it - 10]), e = sqrt(2 * t.obj[it]);
+        CHECK(((prev - e) / e0 < p.tol) == (it == r.iterations));
+    }
+    note("  sklearn rule, tol %g: stop after %u iterations", p.tol, (unsigned)r.iterations);
+    set_ctx("an unknown stop_rule is refused, outputs untouched");
+    nbytes = 0;
+    CHECK_STATUS(query_ws(OP_FIT, q.views, 2, q.k, &p, &nbytes), MVNMF_STATUS_OK);
+    raw = (unsigned char *)malloc(nbytes);
+    p.stop_rule = 2;
+    facs_copy_u(&b, &a, &q);
+    CHECK_STATUS(query_ws(OP_FIT, q.views, 2, q.k, &p, &nbytes), MVNMF_STATUS_BAD_PARAMETER);
+    CHECK_STATUS(mvnmf_joint_nmf_fit(q.views, 2, q.k, &p, a.u, a.v, raw, nbytes, NULL, NULL, NULL),
+                 MVNMF_STATUS_BAD_PARAMETER);
+    CHECK(memcmp(a.u[0], b.u[0], q.x[0].rows * q.k * sizeof(double)) == 0);
+    free(raw);
+
     /* max_iter = 0 evaluates the start only; a given V is clipped to vmax. */
     set_ctx("max_iter = 0, given start with V above vmax");
     p = d;

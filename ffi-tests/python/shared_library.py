@@ -37,7 +37,8 @@ class View(C.Structure):
 
 class NmfParams(C.Structure):
     _fields_ = [("max_iter", C.c_uint32), ("tol", C.c_double), ("eps", C.c_double),
-                ("vmax", C.c_double), ("seed", C.c_uint64), ("init", C.c_uint32)]
+                ("vmax", C.c_double), ("seed", C.c_uint64), ("init", C.c_uint32),
+                ("stop_rule", C.c_uint32)]
 
 
 class Term(C.Structure):

@@ -34,7 +34,7 @@ const _: () = assert!(MVNMF_VERSION_MINOR == number(env!("CARGO_PKG_VERSION_MINO
 const _: () = assert!(MVNMF_VERSION_PATCH == number(env!("CARGO_PKG_VERSION_PATCH")));
 
 /// ABI version of the header: compare it with `mvnmf_abi_version()`.
-pub const MVNMF_ABI_VERSION: u32 = 1;
+pub const MVNMF_ABI_VERSION: u32 = 2;
 
 /// `mvnmf_struct_size`: `struct mvnmf_view`.
 pub const MVNMF_STRUCT_VIEW: u32 = 0;

@@ -21,6 +21,9 @@ pub struct mvnmf_jsnmf_params {
     pub seed: u64,
     /// `MVNMF_INIT_RANDOM` (default) or `MVNMF_INIT_GIVEN`.
     pub init: u32,
+    /// How `tol` is applied: `MVNMF_STOP_RULE_EVERY_ITERATION` (default) or
+    /// `MVNMF_STOP_RULE_SKLEARN`.
+    pub stop_rule: u32,
 }
 
 impl CParams for mvnmf_jsnmf_params {
@@ -38,6 +41,7 @@ impl CParams for mvnmf_jsnmf_params {
             iter: NmfParams {
                 max_iter: self.max_iter,
                 tol: self.tol,
+                stop: stop_rule_from_c(self.stop_rule)?,
                 eps: self.eps,
                 seed: self.seed,
                 init,
@@ -59,6 +63,7 @@ pub extern "C" fn mvnmf_jsnmf_params_default() -> mvnmf_jsnmf_params {
         eps: d.eps,
         seed: d.seed,
         init: MVNMF_INIT_RANDOM,
+        stop_rule: stop_rule_to_c(d.stop),
     }
 }
 

@@ -48,7 +48,7 @@ use core::ops::ControlFlow;
 
 use crate::data::{Csc, Dense, Factors, FactorsMut, View, ViewKind, ViewSet, ViewShape};
 use crate::error::Error;
-use crate::steps::{Init, Objective, Progress, Report, Stop, Term};
+use crate::steps::{Init, Objective, Progress, Report, Stop, StopRule, Term};
 
 /// Status codes. Values are stable; retired values stay reserved.
 #[repr(u32)]
@@ -142,6 +142,30 @@ pub const MVNMF_STOP_MAX_ITER: u32 = 0;
 pub const MVNMF_STOP_CONVERGED: u32 = 1;
 /// `mvnmf_report.stop`: the callback asked to stop.
 pub const MVNMF_STOP_CANCELLED: u32 = 2;
+/// `stop_rule` (default): after every iteration, stop when the objective's
+/// relative decrease `(f_{t-1} - f_t) / |f_{t-1}|` is at most `tol`.
+pub const MVNMF_STOP_RULE_EVERY_ITERATION: u32 = 0;
+/// `stop_rule`: scikit-learn's (`NMF(solver="mu")`): with `e_t = sqrt(2 f_t)`,
+/// at iterations 10, 20, ... stop when `(e_{t-10} - e_t) / e_0 < tol`; the
+/// same `tol` and start give scikit-learn's `n_iter_`.
+pub const MVNMF_STOP_RULE_SKLEARN: u32 = 1;
+
+/// The Rust stopping rule of a C `stop_rule` code.
+pub(crate) fn stop_rule_from_c(code: u32) -> Result<StopRule, Error> {
+    match code {
+        MVNMF_STOP_RULE_EVERY_ITERATION => Ok(StopRule::EveryIteration),
+        MVNMF_STOP_RULE_SKLEARN => Ok(StopRule::ScikitLearn),
+        _ => Err(Error::BadParameter),
+    }
+}
+
+/// The C `stop_rule` code of a Rust stopping rule.
+pub(crate) fn stop_rule_to_c(rule: StopRule) -> u32 {
+    match rule {
+        StopRule::EveryIteration => MVNMF_STOP_RULE_EVERY_ITERATION,
+        StopRule::ScikitLearn => MVNMF_STOP_RULE_SKLEARN,
+    }
+}
 
 /// One view of the data, `rows × cols` (features × items).
 ///

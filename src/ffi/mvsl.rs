@@ -4,8 +4,8 @@ use core::ffi::c_void;
 
 use super::{
     factors, finish, guard, mvnmf_progress_fn, mvnmf_report, mvnmf_status, mvnmf_view, outputs,
-    query, read_params, read_views, shapes, slice, with_monitor, CFactors, CParams,
-    MVNMF_INIT_GIVEN, MVNMF_INIT_RANDOM,
+    query, read_params, read_views, shapes, slice, stop_rule_from_c, stop_rule_to_c, with_monitor,
+    CFactors, CParams, MVNMF_INIT_GIVEN, MVNMF_INIT_RANDOM,
 };
 use crate::error::Error;
 use crate::graph::{CsrGraph, CsrGraphs, DenseGraph, GraphOp, NoGraph, Sge};
@@ -77,6 +77,9 @@ pub struct mvnmf_mvsl_params {
     pub eta_down: f64,
     /// Lower bound of the Lipschitz guess (≥ 0).
     pub l0: f64,
+    /// How `tol` is applied: `MVNMF_STOP_RULE_EVERY_ITERATION` (default) or
+    /// `MVNMF_STOP_RULE_SKLEARN`.
+    pub stop_rule: u32,
 }
 
 /// The graph of the V-step over the `n` items.
@@ -138,6 +141,7 @@ impl From<MvslParams> for mvnmf_mvsl_params {
             eta_up: p.eta_up,
             eta_down: p.eta_down,
             l0: p.l0,
+            stop_rule: stop_rule_to_c(p.stop),
         }
     }
 }
@@ -157,6 +161,7 @@ pub(super) fn params_from_c(p: &mvnmf_mvsl_params) -> Result<MvslParams, Error> 
     let out = MvslParams {
         max_iter: p.max_iter,
         tol: p.tol,
+        stop: stop_rule_from_c(p.stop_rule)?,
         eps: p.eps,
         vmax: p.vmax,
         seed: p.seed,

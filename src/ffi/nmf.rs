@@ -21,6 +21,9 @@ pub struct mvnmf_nmf_params {
     pub seed: u64,
     /// `MVNMF_INIT_RANDOM` (default) or `MVNMF_INIT_GIVEN`.
     pub init: u32,
+    /// How `tol` is applied: `MVNMF_STOP_RULE_EVERY_ITERATION` (default) or
+    /// `MVNMF_STOP_RULE_SKLEARN`.
+    pub stop_rule: u32,
 }
 
 impl CParams for mvnmf_nmf_params {
@@ -42,6 +45,7 @@ fn params_from_c(p: &mvnmf_nmf_params) -> Result<NmfParams, Error> {
     let out = NmfParams {
         max_iter: p.max_iter,
         tol: p.tol,
+        stop: stop_rule_from_c(p.stop_rule)?,
         eps: p.eps,
         vmax: p.vmax,
         seed: p.seed,
@@ -62,6 +66,7 @@ pub extern "C" fn mvnmf_nmf_params_default() -> mvnmf_nmf_params {
         vmax: d.vmax,
         seed: d.seed,
         init: MVNMF_INIT_RANDOM,
+        stop_rule: stop_rule_to_c(d.stop),
     }
 }
 

@@ -358,7 +358,7 @@ pub fn fit_masked<
     let initial = objective(total);
     let report = run(
         params.iter.max_iter,
-        params.iter.tol,
+        params.iter.stopping(),
         initial,
         monitor,
         |_it| {

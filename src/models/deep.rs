@@ -63,7 +63,7 @@ use crate::steps::prox::{group_norm, Sparsity};
 use crate::steps::prox::{prox_gradient, ProxScratch};
 use crate::steps::scale::Scale;
 use crate::steps::vstep::{self, assemble, graph_traces, v_phase};
-use crate::steps::{run, Init, Monitor, Report};
+use crate::steps::{run, Init, Monitor, Report, StopRule};
 use crate::steps::{MvslParams, NmfParams};
 use crate::work::{Stack, WorkReq};
 
@@ -402,35 +402,41 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
     let traces = graph_traces(graph, use_graph, v, k, (plus, minus), &mut sc)?;
     let rec = objective(half_x2, q, v, p, g).reconstruction();
     let obj = assemble(tp, rec, top_norms(tp, views, &*u, layers), traces, v);
-    let mut report = run(tp.max_iter, tp.tol, scale.objective(obj), monitor, |_it| {
-        for (i, lip_i) in lip.iter_mut().enumerate() {
-            let x = views.view(i);
-            let rows = x.rows();
-            x.x_vt_scaled(prep.get(views, i), s, v, k, &mut t.r[..rows * k], &mut sc)?;
-            sweep_view(
-                params,
-                layers,
-                k,
-                rows,
-                u.get_mut(i),
-                g,
-                h,
-                lip_i,
-                &mut t,
-                &mut sc,
-            )?;
-        }
-        form_pq_deep(views, &prep, s, layers, k, &*u, p, q, &mut t, &mut sc)?;
-        let traces = v_phase(tp, graph, (k, n), v, (p, q), g, d, (plus, minus), &mut sc)?;
-        let rec = objective(half_x2, q, v, p, g).reconstruction();
-        Ok(scale.objective(assemble(
-            tp,
-            rec,
-            top_norms(tp, views, &*u, layers),
-            traces,
-            v,
-        )))
-    })?;
+    let mut report = run(
+        tp.max_iter,
+        tp.stopping(),
+        scale.objective(obj),
+        monitor,
+        |_it| {
+            for (i, lip_i) in lip.iter_mut().enumerate() {
+                let x = views.view(i);
+                let rows = x.rows();
+                x.x_vt_scaled(prep.get(views, i), s, v, k, &mut t.r[..rows * k], &mut sc)?;
+                sweep_view(
+                    params,
+                    layers,
+                    k,
+                    rows,
+                    u.get_mut(i),
+                    g,
+                    h,
+                    lip_i,
+                    &mut t,
+                    &mut sc,
+                )?;
+            }
+            form_pq_deep(views, &prep, s, layers, k, &*u, p, q, &mut t, &mut sc)?;
+            let traces = v_phase(tp, graph, (k, n), v, (p, q), g, d, (plus, minus), &mut sc)?;
+            let rec = objective(half_x2, q, v, p, g).reconstruction();
+            Ok(scale.objective(assemble(
+                tp,
+                rec,
+                top_norms(tp, views, &*u, layers),
+                traces,
+                v,
+            )))
+        },
+    )?;
     for i in 0..hv {
         let buf = u.get_mut(i);
         let (a, b) = top_of(views.shape(i).rows);
@@ -896,6 +902,7 @@ fn pretrain<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
             let np = NmfParams {
                 max_iter: params.pretrain_iter,
                 tol: 0.0,
+                stop: StopRule::EveryIteration,
                 eps: tp.eps.max(f64::EPSILON),
                 vmax: if top { tp.vmax } else { f64::INFINITY },
                 seed: tp.seed.wrapping_add(1 + (i as u64) * 1009 + m as u64),

@@ -81,7 +81,7 @@ use crate::graph::{anchor_gram, AnchorGraph, GraphOp};
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
 use crate::linalg::{dot, gemm, gemm_into, gemm_req, sq_norm};
-use crate::steps::{run, Init, Monitor, NmfParams, Objective, Report, Term};
+use crate::steps::{run, Init, Monitor, NmfParams, Objective, Report, StopRule, Term};
 use crate::work::{Stack, WorkReq};
 
 /// Options of [`fit`].
@@ -553,96 +553,102 @@ fn fit_core<T: Real, G: GraphOp<T> + ?Sized>(
     let initial = objective(-dot(a, h), tr, dot(h, mh));
     let (mut th, mut tq) = (1.0f64, 1.0f64);
 
-    run(params.max_iter, params.tol, initial, monitor, |_it| {
-        // ---- H-step: A, M, H L_w, M H are current.
-        let f0 = -dot(a, h) + t1 * tr + t2 * dot(h, mh);
-        for i in 0..r * n {
-            g[i] = -a[i] + T::from_f64(2.0 * t1) * hl[i] + T::from_f64(2.0 * t2) * mh[i];
-        }
-        th *= 2.0;
-        for _ in 0..BACKTRACKS {
-            let t = T::from_f64(th);
-            for ((x, &hv), &gv) in trial.iter_mut().zip(h.iter()).zip(g.iter()) {
-                *x = hv - t * gv;
+    run(
+        params.max_iter,
+        (params.tol, StopRule::EveryIteration),
+        initial,
+        monitor,
+        |_it| {
+            // ---- H-step: A, M, H L_w, M H are current.
+            let f0 = -dot(a, h) + t1 * tr + t2 * dot(h, mh);
+            for i in 0..r * n {
+                g[i] = -a[i] + T::from_f64(2.0 * t1) * hl[i] + T::from_f64(2.0 * t2) * mh[i];
             }
-            project_cols(trial, r);
-            let trt = graph_trace(trial, minus, plus, mh, &mut sc)?;
-            // `minus` holds trial·L_w now; `mh` was scratch: M·trial·G next.
-            target.mxg(m, trial, r, n, xg, mh, &mut sc)?;
-            let f1 = -dot(a, trial) + t1 * trt + t2 * dot(trial, mh);
-            let (mut lin, mut sq) = (0.0, 0.0);
-            for ((&x, &hv), &gv) in trial.iter().zip(h.iter()).zip(g.iter()) {
-                let d = (x - hv).to_f64();
-                lin += gv.to_f64() * d;
-                sq += d * d;
+            th *= 2.0;
+            for _ in 0..BACKTRACKS {
+                let t = T::from_f64(th);
+                for ((x, &hv), &gv) in trial.iter_mut().zip(h.iter()).zip(g.iter()) {
+                    *x = hv - t * gv;
+                }
+                project_cols(trial, r);
+                let trt = graph_trace(trial, minus, plus, mh, &mut sc)?;
+                // `minus` holds trial·L_w now; `mh` was scratch: M·trial·G next.
+                target.mxg(m, trial, r, n, xg, mh, &mut sc)?;
+                let f1 = -dot(a, trial) + t1 * trt + t2 * dot(trial, mh);
+                let (mut lin, mut sq) = (0.0, 0.0);
+                for ((&x, &hv), &gv) in trial.iter().zip(h.iter()).zip(g.iter()) {
+                    let d = (x - hv).to_f64();
+                    lin += gv.to_f64() * d;
+                    sq += d * d;
+                }
+                if f1 <= f0 + lin + sq / (2.0 * th) && f1 <= f0 {
+                    h.copy_from_slice(trial);
+                    hl.copy_from_slice(minus);
+                    tr = trt;
+                    break;
+                }
+                th *= 0.5;
             }
-            if f1 <= f0 + lin + sq / (2.0 * th) && f1 <= f0 {
-                h.copy_from_slice(trial);
-                hl.copy_from_slice(minus);
-                tr = trt;
-                break;
-            }
-            th *= 0.5;
-        }
-        // Restore M H G for the accepted (or kept) H.
-        target.mxg(m, h, r, n, xg, mh, &mut sc)?;
+            // Restore M H G for the accepted (or kept) H.
+            target.mxg(m, h, r, n, xg, mh, &mut sc)?;
 
-        // ---- Q-step: g(Q) = −⟨Q, B⟩ + θ₂ ⟨L_ρ Q, Q S⟩ (the graph term is fixed).
-        target.y_ht(h, c, r, b, &mut sc)?;
-        let s = &mut *m; // S = H G Hᵀ (M is re-formed below)
-        target.gram(h, r, n, xg, s, &mut sc)?;
-        let gq_val =
-            |qq: &[T], lq: &mut [T], qs: &mut [T], sc: &mut Stack<'_>| -> Result<f64, Error> {
-                lrho_times(lr, qq, c, r, lq);
-                gemm(
-                    T::ONE,
-                    MatRef::col_major(qq, c, r)?,
-                    MatRef::col_major(s, r, r)?,
-                    T::ZERO,
-                    MatMut::col_major(qs, c, r)?,
-                    sc,
-                )?;
-                Ok(-dot(qq, b) + t2 * dot(lq, qs))
-            };
-        let q0 = gq_val(q, lq, gq, &mut sc)?;
-        // gradient: −B + 2θ₂ L_ρ Q S = −B + 2θ₂ (L_ρ Q) S; `gq` holds Q S, form (L_ρ Q) S.
-        gemm(
-            T::ONE,
-            MatRef::col_major(lq, c, r)?,
-            MatRef::col_major(s, r, r)?,
-            T::ZERO,
-            MatMut::col_major(gq, c, r)?,
-            &mut sc,
-        )?;
-        for (x, &bv) in gq.iter_mut().zip(b.iter()) {
-            *x = -bv + T::from_f64(2.0 * t2) * *x;
-        }
-        tq *= 2.0;
-        for _ in 0..BACKTRACKS {
-            let t = T::from_f64(tq);
-            for ((x, &qv), &gv) in qt.iter_mut().zip(q.iter()).zip(gq.iter()) {
-                *x = qv - t * gv;
+            // ---- Q-step: g(Q) = −⟨Q, B⟩ + θ₂ ⟨L_ρ Q, Q S⟩ (the graph term is fixed).
+            target.y_ht(h, c, r, b, &mut sc)?;
+            let s = &mut *m; // S = H G Hᵀ (M is re-formed below)
+            target.gram(h, r, n, xg, s, &mut sc)?;
+            let gq_val =
+                |qq: &[T], lq: &mut [T], qs: &mut [T], sc: &mut Stack<'_>| -> Result<f64, Error> {
+                    lrho_times(lr, qq, c, r, lq);
+                    gemm(
+                        T::ONE,
+                        MatRef::col_major(qq, c, r)?,
+                        MatRef::col_major(s, r, r)?,
+                        T::ZERO,
+                        MatMut::col_major(qs, c, r)?,
+                        sc,
+                    )?;
+                    Ok(-dot(qq, b) + t2 * dot(lq, qs))
+                };
+            let q0 = gq_val(q, lq, gq, &mut sc)?;
+            // gradient: −B + 2θ₂ L_ρ Q S = −B + 2θ₂ (L_ρ Q) S; `gq` holds Q S, form (L_ρ Q) S.
+            gemm(
+                T::ONE,
+                MatRef::col_major(lq, c, r)?,
+                MatRef::col_major(s, r, r)?,
+                T::ZERO,
+                MatMut::col_major(gq, c, r)?,
+                &mut sc,
+            )?;
+            for (x, &bv) in gq.iter_mut().zip(b.iter()) {
+                *x = -bv + T::from_f64(2.0 * t2) * *x;
             }
-            project_rows(qt, c, r);
-            let (mut lin, mut sq) = (0.0, 0.0);
-            for ((&x, &qv), &gv) in qt.iter().zip(q.iter()).zip(gq.iter()) {
-                let d = (x - qv).to_f64();
-                lin += gv.to_f64() * d;
-                sq += d * d;
+            tq *= 2.0;
+            for _ in 0..BACKTRACKS {
+                let t = T::from_f64(tq);
+                for ((x, &qv), &gv) in qt.iter_mut().zip(q.iter()).zip(gq.iter()) {
+                    *x = qv - t * gv;
+                }
+                project_rows(qt, c, r);
+                let (mut lin, mut sq) = (0.0, 0.0);
+                for ((&x, &qv), &gv) in qt.iter().zip(q.iter()).zip(gq.iter()) {
+                    let d = (x - qv).to_f64();
+                    lin += gv.to_f64() * d;
+                    sq += d * d;
+                }
+                let q1 = gq_val(qt, lq, qs, &mut sc)?;
+                if q1 <= q0 + lin + sq / (2.0 * tq) && q1 <= q0 {
+                    q.copy_from_slice(qt);
+                    break;
+                }
+                tq *= 0.5;
             }
-            let q1 = gq_val(qt, lq, qs, &mut sc)?;
-            if q1 <= q0 + lin + sq / (2.0 * tq) && q1 <= q0 {
-                q.copy_from_slice(qt);
-                break;
-            }
-            tq *= 0.5;
-        }
-        // New A, M, M H for the next H-step and the objective.
-        target.qt_y(q, c, r, a, &mut sc)?;
-        form_m(q, lr, c, r, lq, m, &mut sc)?;
-        target.mxg(m, h, r, n, xg, mh, &mut sc)?;
-        Ok(objective(-dot(a, h), tr, dot(h, mh)))
-    })
+            // New A, M, M H for the next H-step and the objective.
+            target.qt_y(q, c, r, a, &mut sc)?;
+            form_m(q, lr, c, r, lq, m, &mut sc)?;
+            target.mxg(m, h, r, n, xg, mh, &mut sc)?;
+            Ok(objective(-dot(a, h), tr, dot(h, mh)))
+        },
+    )
 }
 
 fn anchored_req<T>(c: usize, r: usize, m: usize) -> Result<WorkReq, Error> {

@@ -200,7 +200,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
     let traces = graph_traces(graph, use_graph, v, k, (bf.plus, bf.minus), &mut sc)?;
     let obj = scale.objective(objective(params, views, &*u, half_x2, &bf, v, traces));
 
-    let mut report = run(params.max_iter, params.tol, obj, monitor, |_it| {
+    let mut report = run(params.max_iter, params.stopping(), obj, monitor, |_it| {
         for i in 0..hv {
             let x = views.view(i);
             let m = x.rows();

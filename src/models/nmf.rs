@@ -182,7 +182,7 @@ pub fn joint_encode<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
     form_pq_encode(views, scale, k, u, p, q, &mut sc)?;
     gram(v, k, n, g, &mut sc)?;
     let obj = scale.objective(objective(half_x2, q, v, p, g));
-    let mut report = run(params.max_iter, params.tol, obj, monitor, |_it| {
+    let mut report = run(params.max_iter, params.stopping(), obj, monitor, |_it| {
         gemm(
             T::ONE,
             MatRef::col_major(p, k, k)?,

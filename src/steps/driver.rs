@@ -221,11 +221,80 @@ pub struct Report {
 /// reports [`Stop::Cancelled`] with the outputs at the last complete iterate.
 pub type Monitor<'m> = &'m mut dyn FnMut(&Progress) -> ControlFlow<()>;
 
-/// Relative-decrease test shared by the solvers: stop when
-/// `prev − cur <= tol·|prev|` (never when `tol == 0`).
-#[inline]
-pub(crate) fn converged(prev: f64, cur: f64, tol: f64) -> bool {
-    tol > 0.0 && prev - cur <= tol * prev.abs()
+/// When a solver stops before `max_iter` iterations (never when `tol == 0`).
+/// `f_t` is the objective's total after iteration `t` (`f_0`: the start).
+///
+/// * [`StopRule::EveryIteration`] (the default): after every iteration, stop
+///   when `f_{t−1} − f_t ≤ tol·|f_{t−1}|`.
+/// * [`StopRule::ScikitLearn`]: scikit-learn's rule for `NMF(solver="mu")`
+///   (`_fit_multiplicative_update`): with the error `e_t = √(2·f_t)` (for NMF
+///   `‖X − UV‖_F`, for β-NMF `√(2·D_β)`, scikit-learn's `_beta_divergence(…,
+///   square_root=True)`), checked at `t = 10, 20, …` only: stop when
+///   `(e_{t−10} − e_t) / e_0 < tol`. The same `tol` and start give the same
+///   iteration count as scikit-learn's `n_iter_` (tests/stopping.rs). For the
+///   regularised models `f_t` is the whole objective; a start with `e_0 = 0`
+///   stops at the first check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum StopRule {
+    /// Relative decrease of the objective, every iteration.
+    #[default]
+    EveryIteration,
+    /// scikit-learn's: the error's decrease over 10 iterations relative to the
+    /// initial error, checked every 10 iterations.
+    ScikitLearn,
+}
+
+/// The state of a stopping rule over one run.
+struct Stopping {
+    tol: f64,
+    rule: StopRule,
+    /// `EveryIteration`: `f_{t−1}`; `ScikitLearn`: `e` at the last check.
+    prev: f64,
+    /// `ScikitLearn`: `e_0`.
+    first: f64,
+}
+
+impl Stopping {
+    /// scikit-learn's error `√(2 f)` (a rounding-negative `f` counts as 0).
+    fn error(total: f64) -> f64 {
+        libm::sqrt(2.0 * total.max(0.0))
+    }
+
+    fn new(tol: f64, rule: StopRule, initial: f64) -> Self {
+        let first = match rule {
+            StopRule::EveryIteration => initial,
+            StopRule::ScikitLearn => Self::error(initial),
+        };
+        Stopping {
+            tol,
+            rule,
+            prev: first,
+            first,
+        }
+    }
+
+    /// Whether the run stops after iteration `it` with objective `cur`.
+    fn stop(&mut self, it: u32, cur: f64) -> bool {
+        if self.tol <= 0.0 {
+            return false;
+        }
+        match self.rule {
+            StopRule::EveryIteration => {
+                let stop = self.prev - cur <= self.tol * self.prev.abs();
+                self.prev = cur;
+                stop
+            }
+            StopRule::ScikitLearn => {
+                if !it.is_multiple_of(10) {
+                    return false;
+                }
+                let e = Self::error(cur);
+                let stop = self.first == 0.0 || (self.prev - e) / self.first < self.tol;
+                self.prev = e;
+                stop
+            }
+        }
+    }
 }
 
 /// Calls the monitor if there is one; `true` means "stop".
@@ -237,42 +306,17 @@ pub(crate) fn notify(monitor: &mut Option<Monitor<'_>>, iter: u32, objective: Ob
     }
 }
 
-/// Records iteration `it` (objective `obj`, previous total `prev`) in the
-/// report and tells the monitor; `true` when the run stops here (cancelled, or
-/// converged under `tol`).
-#[inline]
-pub(crate) fn step(
-    report: &mut Report,
-    monitor: &mut Option<Monitor<'_>>,
-    it: u32,
-    prev: f64,
-    obj: Objective,
-    tol: f64,
-) -> bool {
-    report.iterations = it;
-    report.objective = obj;
-    if notify(monitor, it, obj) {
-        report.stop = Stop::Cancelled;
-        return true;
-    }
-    if converged(prev, obj.total, tol) {
-        report.stop = Stop::Converged;
-        return true;
-    }
-    false
-}
-
 /// The outer loop of every solver (DESIGN §1, "Progress"). Tells the monitor
 /// about the start (`initial`, iteration 0), then for `it = 1..=max_iter` runs
 /// `iterate(it)` — one outer iteration, returning the objective at the new
 /// iterate — records it, tells the monitor, and stops when the monitor asks
-/// (`Stop::Cancelled`, the outputs at the last complete iterate) or when the
-/// relative decrease is at most `tol` (`Stop::Converged`). An error from
+/// (`Stop::Cancelled`, the outputs at the last complete iterate) or when
+/// `rule` says so under `tol` (`Stop::Converged`, [`StopRule`]). An error from
 /// `iterate` ends the run with that error. `dead_views` is left 0: the model
 /// knows what a dead view is.
 pub(crate) fn run(
     max_iter: u32,
-    tol: f64,
+    (tol, rule): (f64, StopRule),
     initial: Objective,
     mut monitor: Option<Monitor<'_>>,
     mut iterate: impl FnMut(u32) -> Result<Objective, Error>,
@@ -288,13 +332,19 @@ pub(crate) fn run(
         report.stop = Stop::Cancelled;
         return Ok(report);
     }
-    let mut prev = initial.total;
+    let mut stopping = Stopping::new(tol, rule, initial.total);
     for it in 1..=max_iter {
         let obj = iterate(it)?;
-        if step(&mut report, &mut monitor, it, prev, obj, tol) {
+        report.iterations = it;
+        report.objective = obj;
+        if notify(&mut monitor, it, obj) {
+            report.stop = Stop::Cancelled;
             break;
         }
-        prev = obj.total;
+        if stopping.stop(it, obj.total) {
+            report.stop = Stop::Converged;
+            break;
+        }
     }
     Ok(report)
 }

@@ -26,6 +26,6 @@ mod update;
 pub(crate) mod vstep;
 
 pub(crate) use driver::run;
-pub use driver::{Init, Monitor, Objective, Progress, Report, Stop, Term, MAX_TERMS};
+pub use driver::{Init, Monitor, Objective, Progress, Report, Stop, StopRule, Term, MAX_TERMS};
 pub use nndsvd::{nndsvd, nndsvd_workspace, Nndsvd};
 pub use params::{MvslParams, NmfParams};

@@ -138,7 +138,7 @@ pub(crate) fn fit_in<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized
     }
     let mut report = run(
         params.max_iter,
-        params.tol,
+        params.stopping(),
         sc.objective(obj),
         monitor,
         |_it| {

@@ -6,7 +6,7 @@
 
 use crate::error::Error;
 use crate::steps::prox::Sparsity;
-use crate::steps::Init;
+use crate::steps::{Init, StopRule};
 
 /// Options of the NMF solvers (fit and encode).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -14,8 +14,12 @@ pub struct NmfParams {
     /// Outer iterations at most (default 200; 0 evaluates the start only).
     pub max_iter: u32,
     /// Stop when the objective's relative decrease in one iteration is at most
-    /// `tol` (default 1e-6; 0 runs all `max_iter` iterations).
+    /// `tol` (default 1e-6; 0 runs all `max_iter` iterations); `stop` says
+    /// how it is measured.
     pub tol: f64,
+    /// The stopping rule `tol` applies to (default every iteration;
+    /// [`StopRule::ScikitLearn`] is scikit-learn's).
+    pub stop: StopRule,
     /// The guard `ε ≥ 0` in `(a + ε)/(b + ε)` (default `f64::EPSILON`; any value
     /// keeps the updates monotone, larger ones slow them near zero entries).
     pub eps: f64,
@@ -32,6 +36,7 @@ impl Default for NmfParams {
         NmfParams {
             max_iter: 200,
             tol: 1e-6,
+            stop: StopRule::EveryIteration,
             eps: f64::EPSILON,
             vmax: f64::INFINITY,
             seed: 0,
@@ -55,6 +60,11 @@ impl NmfParams {
             Err(Error::BadParameter)
         }
     }
+
+    /// `(tol, stop)`: what the solver loop stops on.
+    pub(crate) fn stopping(&self) -> (f64, StopRule) {
+        (self.tol, self.stop)
+    }
 }
 
 /// Options of the shallow solver. Start from a preset ([`MvslParams::mvsl`],
@@ -66,6 +76,8 @@ pub struct MvslParams {
     pub max_iter: u32,
     /// Relative-decrease tolerance (0: run all iterations).
     pub tol: f64,
+    /// The stopping rule `tol` applies to ([`StopRule`]).
+    pub stop: StopRule,
     /// Division guard ε ≥ 0 (use ε > 0 with graphs or γ > 0).
     pub eps: f64,
     /// Upper bound on V (the papers: 1).
@@ -102,6 +114,7 @@ impl MvslParams {
         MvslParams {
             max_iter: n.max_iter,
             tol: n.tol,
+            stop: n.stop,
             eps: n.eps,
             vmax: n.vmax,
             seed: n.seed,
@@ -182,11 +195,17 @@ impl MvslParams {
         NmfParams {
             max_iter: self.max_iter,
             tol: self.tol,
+            stop: self.stop,
             eps: self.eps,
             vmax: self.vmax,
             seed: self.seed,
             init: self.init,
         }
+    }
+
+    /// `(tol, stop)`: what the solver loop stops on.
+    pub(crate) fn stopping(&self) -> (f64, StopRule) {
+        (self.tol, self.stop)
     }
 
     pub(crate) fn proximal(&self) -> bool {

@@ -184,7 +184,7 @@ pub(crate) fn encode<
         ))
     };
     let obj = scale.objective(eval(v, g, plus, minus, &mut sc)?);
-    let mut report = run(params.max_iter, params.tol, obj, monitor, |_it| {
+    let mut report = run(params.max_iter, params.stopping(), obj, monitor, |_it| {
         gemm(
             T::ONE,
             MatRef::col_major(p, k, k)?,

@@ -297,7 +297,7 @@ pub fn fit<
 
     let report = run(
         params.iter.max_iter,
-        params.iter.tol,
+        params.iter.stopping(),
         initial,
         monitor,
         |_it| {
