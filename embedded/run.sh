@@ -39,4 +39,9 @@ awk '$1 == "iter" { v = $4 + 0; if (n == 0) first = v; else if (v > prev + 1e-10
 size -A "$elf" | awk '$1 == ".vector_table" || $1 == ".text" || $1 == ".rodata" || $1 == ".data" { flash += $2 }
                       $1 == ".data" || $1 == ".bss" { ram += $2 }
                       END { print "code size (flash: vectors + text + rodata + data): " flash " bytes; static RAM (data + bss): " ram " bytes" }'
+# The nalgebra feature (src/interop.rs) adds neither std nor alloc: the core
+# with it builds for this target too.
+(cd ../.. && cargo build --release --quiet --target "$target" --no-default-features --features nalgebra -p mvnmf) ||
+  { echo "embedded/run.sh: the no_std core with the nalgebra feature does not build" >&2; exit 1; }
+echo "no_std core with the nalgebra feature: builds for $target"
 echo "embedded: 1 passed, 0 failed"

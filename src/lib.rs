@@ -52,6 +52,9 @@
 //!   `linalg::blocked`, which packs into the caller's workspace.
 //! * `threading`: multithreaded dense products (hosted builds; rayon's global
 //!   pool, sized by `RAYON_NUM_THREADS`).
+//! * `nalgebra`: [`interop`] — nalgebra matrices and contiguous views as views,
+//!   blocks of them as strided views, and nalgebra matrices as the factors a
+//!   solver writes, all without copies (no_std: nalgebra without its `std`).
 //!
 //! ## Safety
 //! `unsafe` lives in [`ffi`] (the exported C ABI) and in three named files of
@@ -78,6 +81,8 @@ pub mod work;
 pub mod linalg;
 
 pub mod data;
+#[cfg(feature = "nalgebra")]
+pub mod interop;
 
 pub mod prep;
 
