@@ -152,6 +152,46 @@ fn shared_library_exports_the_header_and_runs_from_python_ctypes() {
     eprint!("{text}");
 }
 
+/// The Python package (`python/`: generated ctypes bindings, scikit-learn-style
+/// estimators) runs its pytest suite against this shared library. The
+/// interpreter is `$MVNMF_PYTHON` (default `python3`) and needs numpy, scipy
+/// and pytest (scikit-learn for the tests that compare with it); without them
+/// the suite is skipped with a message, except with `$MVNMF_REQUIRE_PYTHON`
+/// set (`.ci/run` sets it after installing them), where that is a failure.
+#[test]
+#[cfg(unix)]
+fn python_package_passes_its_tests() {
+    let python = std::env::var("MVNMF_PYTHON").unwrap_or_else(|_| "python3".into());
+    let probe = Command::new(&python)
+        .args(["-c", "import numpy, scipy, pytest"])
+        .output();
+    if !probe.as_ref().is_ok_and(|o| o.status.success()) {
+        let why =
+            "needs numpy, scipy and pytest (set MVNMF_PYTHON to an interpreter that has them)";
+        assert!(
+            std::env::var_os("MVNMF_REQUIRE_PYTHON").is_none(),
+            "{python}: the Python package's tests {why}"
+        );
+        eprintln!("{python}: the Python package's tests did not run: it {why}");
+        return;
+    }
+    let lib = build_shared_library();
+    let out = Command::new(&python)
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"])
+        .current_dir(root().join("python"))
+        .env("MVNMF_LIBRARY", &lib)
+        .env("PYTHONPATH", root().join("python"))
+        .output()
+        .expect("running pytest");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "pytest python/tests failed:\n{text}");
+    eprint!("{text}");
+}
+
 #[test]
 fn the_header_parse_finds_declarations_only() {
     let h = "// mvnmf_comment(x)\n#define MVNMF_X mvnmf_macro(1)\n\

@@ -1,0 +1,190 @@
+"""Loading libmvnmf, checking it against the bindings, calling it, and the
+numpy / scipy inputs as mvnmf views (without copies where the layout allows)."""
+import ctypes as C
+import ctypes.util
+import os
+
+import numpy as np
+
+from . import _bindings as B
+
+__all__ = ["MvnmfError", "lib", "library_path", "call", "views_of", "ViewSet"]
+
+
+class MvnmfError(ValueError):
+    """A status other than MVNMF_STATUS_OK: `status` (the code), `name`
+    (e.g. 'MVNMF_STATUS_NEGATIVE_INPUT'), `function` and mvnmf's message."""
+
+    def __init__(self, function, status, message):
+        self.function = function
+        self.status = status
+        self.name = B.STATUS_NAMES.get(status, "unknown status %d" % status)
+        super().__init__("%s: %s (%s)" % (function, message, self.name))
+
+
+def library_path():
+    """Where libmvnmf is loaded from: $MVNMF_LIBRARY, a copy inside the
+    package, the repository's target/release or target/capi-build/debug
+    build, then the loader's search path (an installed library)."""
+    env = os.environ.get("MVNMF_LIBRARY")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    name = {"nt": "mvnmf.dll"}.get(os.name, "libmvnmf.dylib" if os.uname().sysname == "Darwin" else "libmvnmf.so")
+    repo = os.path.dirname(os.path.dirname(here))
+    for cand in (os.path.join(here, name),
+                 os.path.join(repo, "target", "release", name),
+                 os.path.join(repo, "target", "capi-build", "debug", name)):
+        if os.path.exists(cand):
+            return cand
+    found = ctypes.util.find_library("mvnmf")
+    if found:
+        return found
+    raise ImportError("libmvnmf not found: build it (cargo build --release -p mvnmf-capi), install it, "
+                      "or set MVNMF_LIBRARY to its path")
+
+
+def _load():
+    path = library_path()
+    lib = B.declare(C.CDLL(path))
+    abi = lib.mvnmf_abi_version()
+    if abi != B.MVNMF_ABI_VERSION:
+        raise ImportError("%s has ABI version %d, these bindings %d: regenerate them "
+                          "(python3 python/gen_bindings.py) or load the matching library"
+                          % (path, abi, B.MVNMF_ABI_VERSION))
+    for code, cls in B.STRUCT_CODES.items():
+        size = lib.mvnmf_struct_size(code)
+        if size != C.sizeof(cls):
+            raise ImportError("%s: sizeof(%s) is %d in the library, %d in the bindings"
+                              % (path, cls.__name__, size, C.sizeof(cls)))
+    return lib
+
+
+lib = _load()
+
+
+def call(name, *args):
+    """Calls mvnmf function `name`; raises MvnmfError unless it returns OK."""
+    status = getattr(lib, name)(*args)
+    if status != B.MVNMF_STATUS_OK:
+        raise MvnmfError(name, status, lib.mvnmf_status_message(status).decode())
+    return status
+
+
+def _size_t(a):
+    return np.ascontiguousarray(a, dtype=np.uintp)
+
+
+class ViewSet:
+    """Several (n_samples, n_features_v) inputs as an array of mvnmf_view,
+    holding every buffer it points into for as long as it lives.
+
+    A C-contiguous float64 array (n_samples, n_features) is mvnmf's dense
+    column-major features x items view as is; so is one whose feature axis is
+    contiguous (a column slice `X[:, a:b]`: the column stride is the sample
+    stride). scipy CSR (n_samples, n_features) is the CSC of the transpose:
+    its data is used as is (float64, sorted indices, no duplicates), its
+    indices and indptr are copied to size_t when they are narrower (scipy's
+    int32). Anything else (Fortran order, float32, COO/CSC, unsorted CSR) is
+    converted with a copy."""
+
+    def __init__(self, xs, n_features=None):
+        self._keep = []
+        views = []
+        n = None
+        for x in xs:
+            v, m, cols = self._view(x)
+            if n is None:
+                n = cols
+            elif cols != n:
+                raise ValueError("every view must have the same number of samples: %d and %d" % (n, cols))
+            views.append(v)
+        if not views:
+            raise ValueError("no views")
+        if n_features is not None and [v.rows for v in views] != list(n_features):
+            raise ValueError("the views have %s features, the fitted model %s"
+                             % ([v.rows for v in views], list(n_features)))
+        self.n_samples = n
+        self.n_features = [v.rows for v in views]
+        self.array = (B.mvnmf_view * len(views))(*views)
+        self.count = len(views)
+        self.sparse = [v.kind == B.MVNMF_VIEW_CSC for v in views]
+
+    def _view(self, x):
+        try:
+            import scipy.sparse as sp
+        except ImportError:  # pragma: no cover - scipy is optional
+            sp = None
+        if sp is not None and sp.issparse(x):
+            csr = x.tocsr() if x.format != "csr" else x
+            if csr.dtype != np.float64:
+                csr = csr.astype(np.float64)
+            if not csr.has_canonical_format:
+                csr = csr.copy()
+                csr.sum_duplicates()
+            data = np.ascontiguousarray(csr.data)
+            ptr, idx = _size_t(csr.indptr), _size_t(csr.indices)
+            self._keep += [csr, data, ptr, idx]
+            n, m = csr.shape
+            v = B.mvnmf_view(kind=B.MVNMF_VIEW_CSC, rows=m, cols=n,
+                             values=data.ctypes.data_as(C.POINTER(C.c_double)),
+                             col_stride=0,
+                             col_ptr=ptr.ctypes.data_as(C.POINTER(C.c_size_t)),
+                             row_idx=idx.ctypes.data_as(C.POINTER(C.c_size_t)))
+            return v, m, n
+        a = np.asarray(x)
+        if a.ndim != 2:
+            raise ValueError("a view must be 2-D (n_samples, n_features), not %d-D" % a.ndim)
+        if not (a.dtype == np.float64 and a.strides[1] == 8 and a.strides[0] % 8 == 0
+                and a.strides[0] >= 8 * a.shape[1]):
+            a = np.ascontiguousarray(a, dtype=np.float64)
+        self._keep.append(a)
+        n, m = a.shape
+        v = B.mvnmf_view(kind=B.MVNMF_VIEW_DENSE, rows=m, cols=n,
+                         values=a.ctypes.data_as(C.POINTER(C.c_double)),
+                         col_stride=max(a.strides[0] // 8, m) if n > 0 else m,
+                         col_ptr=None, row_idx=None)
+        return v, m, n
+
+
+def views_of(X):
+    """A list of views: X itself when it is a list or tuple, else [X]."""
+    return list(X) if isinstance(X, (list, tuple)) else [X]
+
+
+def pointers(arrays):
+    """A C array of double* to the arrays' data."""
+    return (C.POINTER(C.c_double) * len(arrays))(*[a.ctypes.data_as(C.POINTER(C.c_double)) for a in arrays])
+
+
+def workspace(nbytes):
+    """A workspace of `nbytes` bytes (any alignment is fine for mvnmf)."""
+    w = np.empty(max(int(nbytes), 1), dtype=np.uint8)
+    return w, w.ctypes.data_as(C.c_void_p)
+
+
+class Progress:
+    """The progress callback: records the objective of every iterate
+    (`trace`) and prints it when `verbose`."""
+
+    def __init__(self, verbose=0, label=""):
+        self.trace = []
+        self.verbose = verbose
+        self.label = label
+        self.error = None
+
+        def cb(progress, _user):
+            try:
+                p = progress.contents
+                self.trace.append(p.objective.total)
+                if self.verbose and (p.iter % max(int(self.verbose), 1) == 0):
+                    print("%s iteration %d: objective %.10g" % (self.label, p.iter, p.objective.total))
+                return 0
+            except BaseException as e:  # never unwind through the library's frames
+                self.error = e
+                return 1
+        self.fn = B.mvnmf_progress_fn(cb)
+
+    def reraise(self):
+        if self.error is not None:
+            raise self.error
