@@ -1,0 +1,3 @@
+library(testthat)
+library(mvnmf)
+test_check("mvnmf")
