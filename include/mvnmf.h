@@ -200,6 +200,9 @@
 // `mvnmf_struct_size`: `struct mvnmf_cv_fit`.
 #define MVNMF_STRUCT_CV_FIT 34
 
+// `mvnmf_struct_size`: `struct mvnmf_view_f32`.
+#define MVNMF_STRUCT_VIEW_F32 35
+
 // The label of an item whose class is unknown (`uint32_t`, all bits set).
 #define MVNMF_UNLABELED UINT32_MAX
 
@@ -831,6 +834,30 @@ typedef struct mvnmf_report {
   // Objective at the returned factors.
   struct mvnmf_objective objective;
 } mvnmf_report;
+
+// `mvnmf_view` with single-precision values: the views of the `_f32` entry
+// points (`mvnmf_nmf_fit_f32`, ...), whose factors and encodings are `float`
+// too (objectives, weights, graphs and reports stay `double`). Same fields,
+// same rules. Magnitudes: the `_f32` solvers refuse data with
+// `½ Σ_v ‖X_v‖²_F > 2^103` (about 1e31: entries above about 4e15) with
+// `MVNMF_STATUS_INPUT_TOO_LARGE`, where the double ones refuse above `2^999`,
+// so that the factors stay representable in `float`.
+typedef struct mvnmf_view_f32 {
+  // `MVNMF_VIEW_DENSE` or `MVNMF_VIEW_CSC`.
+  uint32_t kind;
+  // Features.
+  size_t rows;
+  // Items.
+  size_t cols;
+  // Dense entries, or the CSC nonzero values.
+  const float *values;
+  // Dense: distance between column starts (`>= rows`).
+  size_t col_stride;
+  // CSC: `cols + 1` column pointers.
+  const size_t *col_ptr;
+  // CSC: row index of each nonzero.
+  const size_t *row_idx;
+} mvnmf_view_f32;
 
 // Options of `mvnmf_jsnmf_fit`; get the defaults from `mvnmf_jsnmf_params_default()`.
 typedef struct mvnmf_jsnmf_params {
@@ -1831,6 +1858,56 @@ mvnmf_status mvnmf_deep_encode(const struct mvnmf_view *views,
                                void *user,
                                struct mvnmf_report *report);
 
+// Workspace bytes of `mvnmf_deep_fit_f32`.
+mvnmf_status mvnmf_deep_fit_f32_workspace(const struct mvnmf_view_f32 *views,
+                                          size_t n_views,
+                                          const struct mvnmf_graph *graph,
+                                          const size_t *layers,
+                                          size_t n_layers,
+                                          const struct mvnmf_deep_params *params,
+                                          size_t *bytes);
+
+// `mvnmf_deep_fit` in single precision: `float` views, factor buffers
+// (`mvnmf_deep_factor_len(rows_v, layers)` floats each) and `v`; graph,
+// weights and report stay double (`MVNMF_GRAPH_DENSE` is refused: use CSR).
+mvnmf_status mvnmf_deep_fit_f32(const struct mvnmf_view_f32 *views,
+                                size_t n_views,
+                                const struct mvnmf_graph *graph,
+                                const size_t *layers,
+                                size_t n_layers,
+                                const struct mvnmf_deep_params *params,
+                                float *const *u,
+                                float *v,
+                                void *work,
+                                size_t work_bytes,
+                                mvnmf_progress_fn progress,
+                                void *user,
+                                struct mvnmf_report *report);
+
+// Workspace bytes of `mvnmf_deep_encode_f32`.
+mvnmf_status mvnmf_deep_encode_f32_workspace(const struct mvnmf_view_f32 *views,
+                                             size_t n_views,
+                                             const struct mvnmf_graph *graph,
+                                             const size_t *layers,
+                                             size_t n_layers,
+                                             const struct mvnmf_deep_params *params,
+                                             size_t *bytes);
+
+// `mvnmf_deep_encode` in single precision (`float` views, factor buffers, encoding).
+mvnmf_status mvnmf_deep_encode_f32(const struct mvnmf_view_f32 *views,
+                                   size_t n_views,
+                                   const struct mvnmf_graph *graph,
+                                   const size_t *layers,
+                                   size_t n_layers,
+                                   const struct mvnmf_deep_params *params,
+                                   const float *const *u,
+                                   float *v,
+                                   void *work,
+                                   size_t work_bytes,
+                                   mvnmf_progress_fn progress,
+                                   void *user,
+                                   struct mvnmf_report *report);
+
 // The default JSNMF options.
 struct mvnmf_jsnmf_params mvnmf_jsnmf_params_default(void);
 
@@ -1957,6 +2034,31 @@ mvnmf_status mvnmf_jsnmf_query(const struct mvnmf_view *queries,
                                double *scores,
                                void *work,
                                size_t work_bytes);
+
+// Workspace bytes of `mvnmf_jsnmf_fit_f32`.
+mvnmf_status mvnmf_jsnmf_fit_f32_workspace(const struct mvnmf_view_f32 *sources,
+                                           size_t n_sources,
+                                           size_t k,
+                                           const size_t *ranks,
+                                           const struct mvnmf_jsnmf_params *params,
+                                           size_t *bytes);
+
+// `mvnmf_jsnmf_fit` in single precision: `float` sources, `w`, `u[s]`,
+// `h[s]` (`lambda` and the report stay double).
+mvnmf_status mvnmf_jsnmf_fit_f32(const struct mvnmf_view_f32 *sources,
+                                 size_t n_sources,
+                                 size_t k,
+                                 const size_t *ranks,
+                                 const double *lambda,
+                                 const struct mvnmf_jsnmf_params *params,
+                                 float *w,
+                                 float *const *u,
+                                 float *const *h,
+                                 void *work,
+                                 size_t work_bytes,
+                                 mvnmf_progress_fn progress,
+                                 void *user,
+                                 struct mvnmf_report *report);
 
 // Workspace bytes of `mvnmf_sym_eig` for an `n × n` matrix
 // (`MVNMF_STATUS_ZERO_DIMENSION` for `n = 0`).
@@ -2184,6 +2286,52 @@ mvnmf_status mvnmf_mvsl_encode(const struct mvnmf_view *views,
                                void *user,
                                struct mvnmf_report *report);
 
+// Workspace bytes of `mvnmf_mvsl_fit_f32`.
+mvnmf_status mvnmf_mvsl_fit_f32_workspace(const struct mvnmf_view_f32 *views,
+                                          size_t n_views,
+                                          const struct mvnmf_graph *graph,
+                                          size_t k,
+                                          const struct mvnmf_mvsl_params *params,
+                                          size_t *bytes);
+
+// `mvnmf_mvsl_fit` in single precision: `float` views, `u[v]` and `v`; the
+// graph, weights and report stay double. `MVNMF_GRAPH_DENSE` (double weights)
+// is `MVNMF_STATUS_BAD_PARAMETER` here: give the graph as CSR.
+mvnmf_status mvnmf_mvsl_fit_f32(const struct mvnmf_view_f32 *views,
+                                size_t n_views,
+                                const struct mvnmf_graph *graph,
+                                size_t k,
+                                const struct mvnmf_mvsl_params *params,
+                                float *const *u,
+                                float *v,
+                                void *work,
+                                size_t work_bytes,
+                                mvnmf_progress_fn progress,
+                                void *user,
+                                struct mvnmf_report *report);
+
+// Workspace bytes of `mvnmf_mvsl_encode_f32`.
+mvnmf_status mvnmf_mvsl_encode_f32_workspace(const struct mvnmf_view_f32 *views,
+                                             size_t n_views,
+                                             const struct mvnmf_graph *graph,
+                                             size_t k,
+                                             const struct mvnmf_mvsl_params *params,
+                                             size_t *bytes);
+
+// `mvnmf_mvsl_encode` in single precision (`float` views, bases, encoding).
+mvnmf_status mvnmf_mvsl_encode_f32(const struct mvnmf_view_f32 *views,
+                                   size_t n_views,
+                                   const struct mvnmf_graph *graph,
+                                   size_t k,
+                                   const struct mvnmf_mvsl_params *params,
+                                   const float *const *u,
+                                   float *v,
+                                   void *work,
+                                   size_t work_bytes,
+                                   mvnmf_progress_fn progress,
+                                   void *user,
+                                   struct mvnmf_report *report);
+
 // The default NMF options.
 struct mvnmf_nmf_params mvnmf_nmf_params_default(void);
 
@@ -2348,6 +2496,110 @@ mvnmf_status mvnmf_beta_nmf_fit(const struct mvnmf_view *views,
                                 void *user,
                                 struct mvnmf_report *report);
 
+// Workspace bytes of `mvnmf_joint_nmf_fit_f32`.
+mvnmf_status mvnmf_joint_nmf_fit_f32_workspace(const struct mvnmf_view_f32 *views,
+                                               size_t n_views,
+                                               size_t k,
+                                               const struct mvnmf_nmf_params *params,
+                                               size_t *bytes);
+
+// `mvnmf_joint_nmf_fit` in single precision: `float` views, `u[v]`
+// (`rows_v × k` floats) and `v` (`k × N` floats); the same updates, checks and
+// report (objectives accumulated in double). About half the memory traffic of
+// the double version; results agree with it to single precision's rounding.
+mvnmf_status mvnmf_joint_nmf_fit_f32(const struct mvnmf_view_f32 *views,
+                                     size_t n_views,
+                                     size_t k,
+                                     const struct mvnmf_nmf_params *params,
+                                     float *const *u,
+                                     float *v,
+                                     void *work,
+                                     size_t work_bytes,
+                                     mvnmf_progress_fn progress,
+                                     void *user,
+                                     struct mvnmf_report *report);
+
+// Workspace bytes of `mvnmf_joint_nmf_encode_f32`.
+mvnmf_status mvnmf_joint_nmf_encode_f32_workspace(const struct mvnmf_view_f32 *views,
+                                                  size_t n_views,
+                                                  size_t k,
+                                                  const struct mvnmf_nmf_params *params,
+                                                  size_t *bytes);
+
+// `mvnmf_joint_nmf_encode` in single precision (`float` views, bases, encoding).
+mvnmf_status mvnmf_joint_nmf_encode_f32(const struct mvnmf_view_f32 *views,
+                                        size_t n_views,
+                                        size_t k,
+                                        const struct mvnmf_nmf_params *params,
+                                        const float *const *u,
+                                        float *v,
+                                        void *work,
+                                        size_t work_bytes,
+                                        mvnmf_progress_fn progress,
+                                        void *user,
+                                        struct mvnmf_report *report);
+
+// Workspace bytes of `mvnmf_nmf_fit_f32`.
+mvnmf_status mvnmf_nmf_fit_f32_workspace(const struct mvnmf_view_f32 *x,
+                                         size_t k,
+                                         const struct mvnmf_nmf_params *params,
+                                         size_t *bytes);
+
+// `mvnmf_nmf_fit` in single precision (`float` view, `u`, `v`).
+mvnmf_status mvnmf_nmf_fit_f32(const struct mvnmf_view_f32 *x,
+                               size_t k,
+                               const struct mvnmf_nmf_params *params,
+                               float *u,
+                               float *v,
+                               void *work,
+                               size_t work_bytes,
+                               mvnmf_progress_fn progress,
+                               void *user,
+                               struct mvnmf_report *report);
+
+// Workspace bytes of `mvnmf_nmf_encode_f32`.
+mvnmf_status mvnmf_nmf_encode_f32_workspace(const struct mvnmf_view_f32 *x,
+                                            size_t k,
+                                            const struct mvnmf_nmf_params *params,
+                                            size_t *bytes);
+
+// `mvnmf_nmf_encode` in single precision (`float` view, basis, encoding).
+mvnmf_status mvnmf_nmf_encode_f32(const struct mvnmf_view_f32 *x,
+                                  size_t k,
+                                  const struct mvnmf_nmf_params *params,
+                                  const float *u,
+                                  float *v,
+                                  void *work,
+                                  size_t work_bytes,
+                                  mvnmf_progress_fn progress,
+                                  void *user,
+                                  struct mvnmf_report *report);
+
+// Workspace bytes of `mvnmf_beta_nmf_fit_f32`.
+mvnmf_status mvnmf_beta_nmf_fit_f32_workspace(const struct mvnmf_view_f32 *views,
+                                              size_t n_views,
+                                              size_t k,
+                                              double beta,
+                                              const struct mvnmf_nmf_params *params,
+                                              size_t *bytes);
+
+// `mvnmf_beta_nmf_fit` in single precision (`float` views, factors, encoding;
+// `beta`, `clip` and the report stay double).
+mvnmf_status mvnmf_beta_nmf_fit_f32(const struct mvnmf_view_f32 *views,
+                                    size_t n_views,
+                                    size_t k,
+                                    double beta,
+                                    double clip,
+                                    const uint8_t *const *masks,
+                                    const struct mvnmf_nmf_params *params,
+                                    float *const *u,
+                                    float *v,
+                                    void *work,
+                                    size_t work_bytes,
+                                    mvnmf_progress_fn progress,
+                                    void *user,
+                                    struct mvnmf_report *report);
+
 // The default options of `mvnmf_pipeline_fit` (what a NULL `params` means):
 // the MvSL-T preset (`MVNMF_METHOD_MVSL_T`), the best method on the real data
 // of the README's table.
@@ -2417,6 +2669,33 @@ mvnmf_status mvnmf_pipeline_fit_report(const struct mvnmf_view *views,
                                        mvnmf_progress_fn progress,
                                        void *user,
                                        struct mvnmf_pipeline_report *report);
+
+// Workspace bytes of `mvnmf_pipeline_fit_f32`.
+mvnmf_status mvnmf_pipeline_fit_f32_workspace(const struct mvnmf_view_f32 *views,
+                                              size_t n_views,
+                                              const struct mvnmf_kernel *kernels,
+                                              size_t n_classes,
+                                              size_t k,
+                                              const struct mvnmf_pipeline_params *params,
+                                              size_t *bytes);
+
+// `mvnmf_pipeline_fit` in single precision: `float` views, `u[v]` and `v`
+// (kernels, fusion weights `eta`, graph and report stay double).
+mvnmf_status mvnmf_pipeline_fit_f32(const struct mvnmf_view_f32 *views,
+                                    size_t n_views,
+                                    const struct mvnmf_kernel *kernels,
+                                    const uint32_t *labels,
+                                    size_t n_classes,
+                                    size_t k,
+                                    const struct mvnmf_pipeline_params *params,
+                                    float *const *u,
+                                    float *v,
+                                    double *eta,
+                                    void *work,
+                                    size_t work_bytes,
+                                    mvnmf_progress_fn progress,
+                                    void *user,
+                                    struct mvnmf_report *report);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -824,6 +824,89 @@ fn t_joint(g: &mut G, bad: bool) -> R {
         }
         finite("v", v.f64())?;
     }
+    // Single precision on every other seed (a bit of the seed: no new draw, the
+    // cases of earlier seeds stay what they were): the same views and factors
+    // as floats through mvnmf_joint_nmf_fit_f32, with the same checks.
+    if p.seed >> 9 & 1 == 1 {
+        joint_f32(&vs, k, &p, &us, &v)?;
+    }
+    Ok(())
+}
+
+/// An output holding `o`'s values as floats (its FILL pattern when `o` is not
+/// a given start: the content does not matter then).
+fn as_f32(o: &Out) -> Out {
+    let vals: Vec<f32> = o.f64().iter().map(|&x| x as f32).collect();
+    let mut out = Out::bytes(vals.len() * 4);
+    for (i, x) in vals.iter().enumerate() {
+        out.as_bytes_mut()[4 * i..4 * i + 4].copy_from_slice(&x.to_ne_bytes());
+    }
+    out.before = out.as_bytes().to_vec();
+    out
+}
+
+fn f32s(o: &Out) -> Vec<f32> {
+    o.as_bytes()[..o.len]
+        .chunks_exact(4)
+        .map(|c| f32::from_ne_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+fn joint_f32(vs: &[ViewData], k: usize, p: &mvnmf_nmf_params, us: &[Out], v: &Out) -> R {
+    let vals: Vec<Vec<f32>> = vs
+        .iter()
+        .map(|x| x.vals.iter().map(|&a| a as f32).collect())
+        .collect();
+    let cv: Vec<mvnmf_view_f32> = vs
+        .iter()
+        .zip(&vals)
+        .map(|(x, f)| {
+            let c = x.c();
+            mvnmf_view_f32 {
+                kind: c.kind,
+                rows: c.rows,
+                cols: c.cols,
+                values: f.as_ptr(),
+                col_stride: c.col_stride,
+                col_ptr: c.col_ptr,
+                row_idx: c.row_idx,
+            }
+        })
+        .collect();
+    REFUSED.with(|r| *r.borrow_mut() = None);
+    let h = cv.len();
+    let need = query(|b| unsafe { mvnmf_joint_nmf_fit_f32_workspace(cv.as_ptr(), h, k, p, b) });
+    let mut uf: Vec<Out> = us.iter().map(as_f32).collect();
+    let ptrs: Vec<*mut f32> = uf.iter_mut().map(|u| u.ptr()).collect();
+    let mut vf = as_f32(v);
+    let mut rep = Out::bytes(std::mem::size_of::<mvnmf_report>());
+    let mut w = vec![0u8; need.max(1)];
+    let s = unsafe {
+        mvnmf_joint_nmf_fit_f32(
+            cv.as_ptr(),
+            h,
+            k,
+            p,
+            ptrs.as_ptr(),
+            vf.ptr(),
+            w.as_mut_ptr().cast(),
+            need,
+            None,
+            std::ptr::null_mut(),
+            rep.ptr(),
+        )
+    };
+    let mut outs: Vec<(&str, &Out)> = uf.iter().map(|u| ("u (f32)", u)).collect();
+    outs.push(("v (f32)", &vf));
+    outs.push(("report (f32)", &rep));
+    check_call(s, &outs, None)?;
+    if s == S::Ok {
+        for (name, o) in &outs[..outs.len() - 1] {
+            if let Some(i) = f32s(o).iter().position(|x| !x.is_finite()) {
+                return fail(format!("`{name}[{i}]` not finite on OK"));
+            }
+        }
+    }
     Ok(())
 }
 

@@ -60,39 +60,6 @@ fn cases() -> Vec<Case> {
         .collect()
 }
 
-/// `data/<dir>/viewV.f64[.gz]` and its shape from `meta.txt`.
-fn read_view(dir: &str, v: usize) -> (Vec<f64>, usize, usize) {
-    let root = format!("{}/data/{dir}", env!("CARGO_MANIFEST_DIR"));
-    let meta = std::fs::read_to_string(format!("{root}/meta.txt")).unwrap();
-    let line = meta
-        .lines()
-        .find(|l| l.starts_with(&format!("view{v}.f64")))
-        .unwrap();
-    let field = |key: &str| -> usize {
-        line.split_whitespace()
-            .find_map(|kv| kv.strip_prefix(key))
-            .unwrap()
-            .parse()
-            .unwrap()
-    };
-    let (rows, cols) = (field("rows="), field("cols="));
-    let path = format!("{root}/view{v}.f64");
-    let bytes = std::fs::read(&path).unwrap_or_else(|_| {
-        let out = std::process::Command::new("gzip")
-            .args(["-dc", &format!("{path}.gz")])
-            .output()
-            .expect("gzip -dc (is gzip installed?)");
-        assert!(out.status.success());
-        out.stdout
-    });
-    let x: Vec<f64> = bytes
-        .chunks_exact(8)
-        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
-        .collect();
-    assert_eq!(x.len(), rows * cols);
-    (x, rows, cols)
-}
-
 /// The fixture's start: entry t (column-major) is
 /// `0.05 + ((t + offset)·2654435761 mod 1009) / 1009`, exact on both sides.
 fn start(len: usize, offset: u64) -> Vec<f64> {

@@ -64,6 +64,7 @@ MVNMF_STRUCT_SPLIT_SCORES = 31
 MVNMF_STRUCT_SCORE_SUMMARY = 32
 MVNMF_STRUCT_PROTOCOL_FIT = 33
 MVNMF_STRUCT_CV_FIT = 34
+MVNMF_STRUCT_VIEW_F32 = 35
 MVNMF_UNLABELED = 0xFFFFFFFF
 MVNMF_METRIC_EUCLIDEAN = 0
 MVNMF_METRIC_COSINE = 1
@@ -216,6 +217,9 @@ class mvnmf_progress(C.Structure):
 class mvnmf_report(C.Structure):
     pass
 
+class mvnmf_view_f32(C.Structure):
+    pass
+
 class mvnmf_jsnmf_params(C.Structure):
     pass
 
@@ -269,6 +273,7 @@ mvnmf_deep_params._fields_ = [('top', mvnmf_mvsl_params), ('pretrain_iter', C.c_
 mvnmf_graph._fields_ = [('kind', C.c_uint32), ('n', C.c_size_t), ('labels', C.POINTER(C.c_uint32)), ('n_classes', C.c_size_t), ('affinity_row_ptr', C.POINTER(C.c_size_t)), ('affinity_col_idx', C.POINTER(C.c_size_t)), ('affinity_weights', C.POINTER(C.c_double)), ('penalty_row_ptr', C.POINTER(C.c_size_t)), ('penalty_col_idx', C.POINTER(C.c_size_t)), ('penalty_weights', C.POINTER(C.c_double))]
 mvnmf_progress._fields_ = [('iter', C.c_uint32), ('objective', mvnmf_objective)]
 mvnmf_report._fields_ = [('iterations', C.c_uint32), ('stop', C.c_uint32), ('dead_views', C.c_uint32), ('initial', mvnmf_objective), ('objective', mvnmf_objective)]
+mvnmf_view_f32._fields_ = [('kind', C.c_uint32), ('rows', C.c_size_t), ('cols', C.c_size_t), ('values', C.POINTER(C.c_float)), ('col_stride', C.c_size_t), ('col_ptr', C.POINTER(C.c_size_t)), ('row_idx', C.POINTER(C.c_size_t))]
 mvnmf_jsnmf_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('eps', C.c_double), ('seed', C.c_uint64), ('init', C.c_uint32), ('stop_rule', C.c_uint32)]
 mvnmf_jsnmf_query_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('eps', C.c_double)]
 mvnmf_mvel_params._fields_ = [('theta1', C.c_double), ('theta2', C.c_double), ('max_iter', C.c_uint32), ('tol', C.c_double), ('nmf_iter', C.c_uint32), ('seed', C.c_uint64), ('init', C.c_uint32), ('unknown_weight', C.c_double)]
@@ -277,7 +282,7 @@ mvnmf_pipeline_params._fields_ = [('method', C.c_uint32), ('solver', mvnmf_mvsl_
 mvnmf_pipeline_report._fields_ = [('fit', mvnmf_report), ('affinity_nnz', C.c_size_t), ('penalty_nnz', C.c_size_t)]
 
 # The structs whose size mvnmf_struct_size reports: MVNMF_STRUCT_<NAME> -> class.
-STRUCT_CODES = {MVNMF_STRUCT_VIEW: mvnmf_view, MVNMF_STRUCT_TERM: mvnmf_term, MVNMF_STRUCT_OBJECTIVE: mvnmf_objective, MVNMF_STRUCT_PROGRESS: mvnmf_progress, MVNMF_STRUCT_REPORT: mvnmf_report, MVNMF_STRUCT_NMF_PARAMS: mvnmf_nmf_params, MVNMF_STRUCT_MVSL_PARAMS: mvnmf_mvsl_params, MVNMF_STRUCT_GRAPH: mvnmf_graph, MVNMF_STRUCT_DEEP_PARAMS: mvnmf_deep_params, MVNMF_STRUCT_JSNMF_PARAMS: mvnmf_jsnmf_params, MVNMF_STRUCT_JSNMF_QUERY_PARAMS: mvnmf_jsnmf_query_params, MVNMF_STRUCT_MVEL_PARAMS: mvnmf_mvel_params, MVNMF_STRUCT_PIPELINE_PARAMS: mvnmf_pipeline_params, MVNMF_STRUCT_PIPELINE_REPORT: mvnmf_pipeline_report, MVNMF_STRUCT_PREP_PARAMS: mvnmf_prep_params, MVNMF_STRUCT_PREP_REPORT: mvnmf_prep_report, MVNMF_STRUCT_KERNEL: mvnmf_kernel, MVNMF_STRUCT_MKL_PARAMS: mvnmf_mkl_params, MVNMF_STRUCT_MKL_REPORT: mvnmf_mkl_report, MVNMF_STRUCT_QP_REPORT: mvnmf_qp_report, MVNMF_STRUCT_FUSED_KNN_PARAMS: mvnmf_fused_knn_params, MVNMF_STRUCT_GRAPH_PARAMS: mvnmf_graph_params, MVNMF_STRUCT_FUSED_GRAPH_PARAMS: mvnmf_fused_graph_params, MVNMF_STRUCT_CSR_BUFFERS: mvnmf_csr_buffers, MVNMF_STRUCT_KNN_PARAMS: mvnmf_knn_params, MVNMF_STRUCT_KMEANS_PARAMS: mvnmf_kmeans_params, MVNMF_STRUCT_KMEANS_REPORT: mvnmf_kmeans_report, MVNMF_STRUCT_MULTILABEL_SCORES: mvnmf_multilabel_scores, MVNMF_STRUCT_EVAL_PARAMS: mvnmf_eval_params, MVNMF_STRUCT_PROTOCOL_PARAMS: mvnmf_protocol_params, MVNMF_STRUCT_CV_PARAMS: mvnmf_cv_params, MVNMF_STRUCT_SPLIT_SCORES: mvnmf_split_scores, MVNMF_STRUCT_SCORE_SUMMARY: mvnmf_score_summary, MVNMF_STRUCT_PROTOCOL_FIT: mvnmf_protocol_fit, MVNMF_STRUCT_CV_FIT: mvnmf_cv_fit}
+STRUCT_CODES = {MVNMF_STRUCT_VIEW: mvnmf_view, MVNMF_STRUCT_TERM: mvnmf_term, MVNMF_STRUCT_OBJECTIVE: mvnmf_objective, MVNMF_STRUCT_PROGRESS: mvnmf_progress, MVNMF_STRUCT_REPORT: mvnmf_report, MVNMF_STRUCT_NMF_PARAMS: mvnmf_nmf_params, MVNMF_STRUCT_MVSL_PARAMS: mvnmf_mvsl_params, MVNMF_STRUCT_GRAPH: mvnmf_graph, MVNMF_STRUCT_DEEP_PARAMS: mvnmf_deep_params, MVNMF_STRUCT_JSNMF_PARAMS: mvnmf_jsnmf_params, MVNMF_STRUCT_JSNMF_QUERY_PARAMS: mvnmf_jsnmf_query_params, MVNMF_STRUCT_MVEL_PARAMS: mvnmf_mvel_params, MVNMF_STRUCT_PIPELINE_PARAMS: mvnmf_pipeline_params, MVNMF_STRUCT_PIPELINE_REPORT: mvnmf_pipeline_report, MVNMF_STRUCT_PREP_PARAMS: mvnmf_prep_params, MVNMF_STRUCT_PREP_REPORT: mvnmf_prep_report, MVNMF_STRUCT_KERNEL: mvnmf_kernel, MVNMF_STRUCT_MKL_PARAMS: mvnmf_mkl_params, MVNMF_STRUCT_MKL_REPORT: mvnmf_mkl_report, MVNMF_STRUCT_QP_REPORT: mvnmf_qp_report, MVNMF_STRUCT_FUSED_KNN_PARAMS: mvnmf_fused_knn_params, MVNMF_STRUCT_GRAPH_PARAMS: mvnmf_graph_params, MVNMF_STRUCT_FUSED_GRAPH_PARAMS: mvnmf_fused_graph_params, MVNMF_STRUCT_CSR_BUFFERS: mvnmf_csr_buffers, MVNMF_STRUCT_KNN_PARAMS: mvnmf_knn_params, MVNMF_STRUCT_KMEANS_PARAMS: mvnmf_kmeans_params, MVNMF_STRUCT_KMEANS_REPORT: mvnmf_kmeans_report, MVNMF_STRUCT_MULTILABEL_SCORES: mvnmf_multilabel_scores, MVNMF_STRUCT_EVAL_PARAMS: mvnmf_eval_params, MVNMF_STRUCT_PROTOCOL_PARAMS: mvnmf_protocol_params, MVNMF_STRUCT_CV_PARAMS: mvnmf_cv_params, MVNMF_STRUCT_SPLIT_SCORES: mvnmf_split_scores, MVNMF_STRUCT_SCORE_SUMMARY: mvnmf_score_summary, MVNMF_STRUCT_PROTOCOL_FIT: mvnmf_protocol_fit, MVNMF_STRUCT_CV_FIT: mvnmf_cv_fit, MVNMF_STRUCT_VIEW_F32: mvnmf_view_f32}
 
 # Every function of the header: name -> (restype, argtypes).
 SIGNATURES = {
@@ -365,6 +370,10 @@ SIGNATURES = {
     'mvnmf_deep_fit': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.POINTER(mvnmf_graph), C.POINTER(C.c_size_t), C.c_size_t, C.POINTER(mvnmf_deep_params), C.POINTER(C.POINTER(C.c_double)), C.POINTER(C.c_double), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report)]),
     'mvnmf_deep_encode_workspace': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.POINTER(mvnmf_graph), C.POINTER(C.c_size_t), C.c_size_t, C.POINTER(mvnmf_deep_params), C.POINTER(C.c_size_t)]),
     'mvnmf_deep_encode': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.POINTER(mvnmf_graph), C.POINTER(C.c_size_t), C.c_size_t, C.POINTER(mvnmf_deep_params), C.POINTER(C.POINTER(C.c_double)), C.POINTER(C.c_double), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report)]),
+    'mvnmf_deep_fit_f32_workspace': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.POINTER(mvnmf_graph), C.POINTER(C.c_size_t), C.c_size_t, C.POINTER(mvnmf_deep_params), C.POINTER(C.c_size_t)]),
+    'mvnmf_deep_fit_f32': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.POINTER(mvnmf_graph), C.POINTER(C.c_size_t), C.c_size_t, C.POINTER(mvnmf_deep_params), C.POINTER(C.POINTER(C.c_float)), C.POINTER(C.c_float), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report)]),
+    'mvnmf_deep_encode_f32_workspace': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.POINTER(mvnmf_graph), C.POINTER(C.c_size_t), C.c_size_t, C.POINTER(mvnmf_deep_params), C.POINTER(C.c_size_t)]),
+    'mvnmf_deep_encode_f32': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.POINTER(mvnmf_graph), C.POINTER(C.c_size_t), C.c_size_t, C.POINTER(mvnmf_deep_params), C.POINTER(C.POINTER(C.c_float)), C.POINTER(C.c_float), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report)]),
     'mvnmf_jsnmf_params_default': (mvnmf_jsnmf_params, []),
     'mvnmf_jsnmf_query_params_default': (mvnmf_jsnmf_query_params, []),
     'mvnmf_jsnmf_fit_workspace': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.c_size_t, C.POINTER(C.c_size_t), C.POINTER(mvnmf_jsnmf_params), C.POINTER(C.c_size_t)]),
@@ -375,6 +384,8 @@ SIGNATURES = {
     'mvnmf_jsnmf_rank': (C.c_uint32, [C.POINTER(C.c_double), C.c_size_t, C.c_size_t, C.POINTER(C.c_double), C.c_size_t, C.c_size_t, C.POINTER(C.c_size_t), C.POINTER(C.c_size_t), C.POINTER(C.c_double), C.c_void_p, C.c_size_t]),
     'mvnmf_jsnmf_query_workspace': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.c_size_t, C.POINTER(mvnmf_jsnmf_query_params), C.POINTER(C.c_size_t)]),
     'mvnmf_jsnmf_query': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.c_size_t, C.POINTER(mvnmf_jsnmf_query_params), C.POINTER(C.c_double), C.POINTER(C.c_double), C.POINTER(C.c_double), C.c_size_t, C.c_size_t, C.POINTER(C.c_size_t), C.POINTER(C.c_size_t), C.POINTER(C.c_double), C.c_void_p, C.c_size_t]),
+    'mvnmf_jsnmf_fit_f32_workspace': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.c_size_t, C.POINTER(C.c_size_t), C.POINTER(mvnmf_jsnmf_params), C.POINTER(C.c_size_t)]),
+    'mvnmf_jsnmf_fit_f32': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.c_size_t, C.POINTER(C.c_size_t), C.POINTER(C.c_double), C.POINTER(mvnmf_jsnmf_params), C.POINTER(C.c_float), C.POINTER(C.POINTER(C.c_float)), C.POINTER(C.POINTER(C.c_float)), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report)]),
     'mvnmf_sym_eig_workspace': (C.c_uint32, [C.c_size_t, C.POINTER(C.c_size_t)]),
     'mvnmf_sym_eig': (C.c_uint32, [C.POINTER(C.c_double), C.c_size_t, C.POINTER(C.c_double), C.c_void_p, C.c_size_t]),
     'mvnmf_mvel_params_default': (mvnmf_mvel_params, []),
@@ -394,6 +405,10 @@ SIGNATURES = {
     'mvnmf_mvsl_fit': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.POINTER(mvnmf_graph), C.c_size_t, C.POINTER(mvnmf_mvsl_params), C.POINTER(C.POINTER(C.c_double)), C.POINTER(C.c_double), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report)]),
     'mvnmf_mvsl_encode_workspace': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.POINTER(mvnmf_graph), C.c_size_t, C.POINTER(mvnmf_mvsl_params), C.POINTER(C.c_size_t)]),
     'mvnmf_mvsl_encode': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.POINTER(mvnmf_graph), C.c_size_t, C.POINTER(mvnmf_mvsl_params), C.POINTER(C.POINTER(C.c_double)), C.POINTER(C.c_double), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report)]),
+    'mvnmf_mvsl_fit_f32_workspace': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.POINTER(mvnmf_graph), C.c_size_t, C.POINTER(mvnmf_mvsl_params), C.POINTER(C.c_size_t)]),
+    'mvnmf_mvsl_fit_f32': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.POINTER(mvnmf_graph), C.c_size_t, C.POINTER(mvnmf_mvsl_params), C.POINTER(C.POINTER(C.c_float)), C.POINTER(C.c_float), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report)]),
+    'mvnmf_mvsl_encode_f32_workspace': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.POINTER(mvnmf_graph), C.c_size_t, C.POINTER(mvnmf_mvsl_params), C.POINTER(C.c_size_t)]),
+    'mvnmf_mvsl_encode_f32': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.POINTER(mvnmf_graph), C.c_size_t, C.POINTER(mvnmf_mvsl_params), C.POINTER(C.POINTER(C.c_float)), C.POINTER(C.c_float), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report)]),
     'mvnmf_nmf_params_default': (mvnmf_nmf_params, []),
     'mvnmf_joint_nmf_fit_workspace': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.c_size_t, C.POINTER(mvnmf_nmf_params), C.POINTER(C.c_size_t)]),
     'mvnmf_joint_nmf_fit': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.c_size_t, C.POINTER(mvnmf_nmf_params), C.POINTER(C.POINTER(C.c_double)), C.POINTER(C.c_double), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report)]),
@@ -407,11 +422,23 @@ SIGNATURES = {
     'mvnmf_nndsvd': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.c_size_t, C.c_uint32, C.c_uint64, C.POINTER(C.POINTER(C.c_double)), C.POINTER(C.c_double), C.c_void_p, C.c_size_t]),
     'mvnmf_beta_nmf_fit_workspace': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.c_size_t, C.c_double, C.POINTER(mvnmf_nmf_params), C.POINTER(C.c_size_t)]),
     'mvnmf_beta_nmf_fit': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.c_size_t, C.c_double, C.c_double, C.POINTER(C.POINTER(C.c_uint8)), C.POINTER(mvnmf_nmf_params), C.POINTER(C.POINTER(C.c_double)), C.POINTER(C.c_double), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report)]),
+    'mvnmf_joint_nmf_fit_f32_workspace': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.c_size_t, C.POINTER(mvnmf_nmf_params), C.POINTER(C.c_size_t)]),
+    'mvnmf_joint_nmf_fit_f32': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.c_size_t, C.POINTER(mvnmf_nmf_params), C.POINTER(C.POINTER(C.c_float)), C.POINTER(C.c_float), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report)]),
+    'mvnmf_joint_nmf_encode_f32_workspace': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.c_size_t, C.POINTER(mvnmf_nmf_params), C.POINTER(C.c_size_t)]),
+    'mvnmf_joint_nmf_encode_f32': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.c_size_t, C.POINTER(mvnmf_nmf_params), C.POINTER(C.POINTER(C.c_float)), C.POINTER(C.c_float), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report)]),
+    'mvnmf_nmf_fit_f32_workspace': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.POINTER(mvnmf_nmf_params), C.POINTER(C.c_size_t)]),
+    'mvnmf_nmf_fit_f32': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.POINTER(mvnmf_nmf_params), C.POINTER(C.c_float), C.POINTER(C.c_float), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report)]),
+    'mvnmf_nmf_encode_f32_workspace': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.POINTER(mvnmf_nmf_params), C.POINTER(C.c_size_t)]),
+    'mvnmf_nmf_encode_f32': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.POINTER(mvnmf_nmf_params), C.POINTER(C.c_float), C.POINTER(C.c_float), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report)]),
+    'mvnmf_beta_nmf_fit_f32_workspace': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.c_size_t, C.c_double, C.POINTER(mvnmf_nmf_params), C.POINTER(C.c_size_t)]),
+    'mvnmf_beta_nmf_fit_f32': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.c_size_t, C.c_double, C.c_double, C.POINTER(C.POINTER(C.c_uint8)), C.POINTER(mvnmf_nmf_params), C.POINTER(C.POINTER(C.c_float)), C.POINTER(C.c_float), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report)]),
     'mvnmf_pipeline_params_default': (mvnmf_pipeline_params, []),
     'mvnmf_pipeline_params_preset': (C.c_uint32, [C.c_uint32, C.POINTER(mvnmf_pipeline_params)]),
     'mvnmf_pipeline_fit_workspace': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.POINTER(mvnmf_kernel), C.c_size_t, C.c_size_t, C.POINTER(mvnmf_pipeline_params), C.POINTER(C.c_size_t)]),
     'mvnmf_pipeline_fit': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.POINTER(mvnmf_kernel), C.POINTER(C.c_uint32), C.c_size_t, C.c_size_t, C.POINTER(mvnmf_pipeline_params), C.POINTER(C.POINTER(C.c_double)), C.POINTER(C.c_double), C.POINTER(C.c_double), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report)]),
     'mvnmf_pipeline_fit_report': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.POINTER(mvnmf_kernel), C.POINTER(C.c_uint32), C.c_size_t, C.c_size_t, C.POINTER(mvnmf_pipeline_params), C.POINTER(C.POINTER(C.c_double)), C.POINTER(C.c_double), C.POINTER(C.c_double), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_pipeline_report)]),
+    'mvnmf_pipeline_fit_f32_workspace': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.POINTER(mvnmf_kernel), C.c_size_t, C.c_size_t, C.POINTER(mvnmf_pipeline_params), C.POINTER(C.c_size_t)]),
+    'mvnmf_pipeline_fit_f32': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.POINTER(mvnmf_kernel), C.POINTER(C.c_uint32), C.c_size_t, C.c_size_t, C.POINTER(mvnmf_pipeline_params), C.POINTER(C.POINTER(C.c_float)), C.POINTER(C.c_float), C.POINTER(C.c_double), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report)]),
 }
 
 # Argument names, for messages: name -> [arg, ...].
@@ -500,6 +527,10 @@ ARG_NAMES = {
     'mvnmf_deep_fit': ['views', 'n_views', 'graph', 'layers', 'n_layers', 'params', 'u', 'v', 'work', 'work_bytes', 'progress', 'user', 'report'],
     'mvnmf_deep_encode_workspace': ['views', 'n_views', 'graph', 'layers', 'n_layers', 'params', 'bytes'],
     'mvnmf_deep_encode': ['views', 'n_views', 'graph', 'layers', 'n_layers', 'params', 'u', 'v', 'work', 'work_bytes', 'progress', 'user', 'report'],
+    'mvnmf_deep_fit_f32_workspace': ['views', 'n_views', 'graph', 'layers', 'n_layers', 'params', 'bytes'],
+    'mvnmf_deep_fit_f32': ['views', 'n_views', 'graph', 'layers', 'n_layers', 'params', 'u', 'v', 'work', 'work_bytes', 'progress', 'user', 'report'],
+    'mvnmf_deep_encode_f32_workspace': ['views', 'n_views', 'graph', 'layers', 'n_layers', 'params', 'bytes'],
+    'mvnmf_deep_encode_f32': ['views', 'n_views', 'graph', 'layers', 'n_layers', 'params', 'u', 'v', 'work', 'work_bytes', 'progress', 'user', 'report'],
     'mvnmf_jsnmf_params_default': [],
     'mvnmf_jsnmf_query_params_default': [],
     'mvnmf_jsnmf_fit_workspace': ['sources', 'n_sources', 'k', 'ranks', 'params', 'bytes'],
@@ -510,6 +541,8 @@ ARG_NAMES = {
     'mvnmf_jsnmf_rank': ['target_h', 'r', 'n_items', 'query_h', 'n_queries', 'n_top', 'exclude', 'idx', 'scores', 'work', 'work_bytes'],
     'mvnmf_jsnmf_query_workspace': ['queries', 'r', 'n_items', 'params', 'bytes'],
     'mvnmf_jsnmf_query': ['queries', 'k', 'r', 'params', 'w', 'u', 'target_h', 'n_items', 'n_top', 'exclude', 'idx', 'scores', 'work', 'work_bytes'],
+    'mvnmf_jsnmf_fit_f32_workspace': ['sources', 'n_sources', 'k', 'ranks', 'params', 'bytes'],
+    'mvnmf_jsnmf_fit_f32': ['sources', 'n_sources', 'k', 'ranks', 'lambda', 'params', 'w', 'u', 'h', 'work', 'work_bytes', 'progress', 'user', 'report'],
     'mvnmf_sym_eig_workspace': ['n', 'bytes'],
     'mvnmf_sym_eig': ['a', 'n', 'eigenvalues', 'work', 'work_bytes'],
     'mvnmf_mvel_params_default': [],
@@ -529,6 +562,10 @@ ARG_NAMES = {
     'mvnmf_mvsl_fit': ['views', 'n_views', 'graph', 'k', 'params', 'u', 'v', 'work', 'work_bytes', 'progress', 'user', 'report'],
     'mvnmf_mvsl_encode_workspace': ['views', 'n_views', 'graph', 'k', 'params', 'bytes'],
     'mvnmf_mvsl_encode': ['views', 'n_views', 'graph', 'k', 'params', 'u', 'v', 'work', 'work_bytes', 'progress', 'user', 'report'],
+    'mvnmf_mvsl_fit_f32_workspace': ['views', 'n_views', 'graph', 'k', 'params', 'bytes'],
+    'mvnmf_mvsl_fit_f32': ['views', 'n_views', 'graph', 'k', 'params', 'u', 'v', 'work', 'work_bytes', 'progress', 'user', 'report'],
+    'mvnmf_mvsl_encode_f32_workspace': ['views', 'n_views', 'graph', 'k', 'params', 'bytes'],
+    'mvnmf_mvsl_encode_f32': ['views', 'n_views', 'graph', 'k', 'params', 'u', 'v', 'work', 'work_bytes', 'progress', 'user', 'report'],
     'mvnmf_nmf_params_default': [],
     'mvnmf_joint_nmf_fit_workspace': ['views', 'n_views', 'k', 'params', 'bytes'],
     'mvnmf_joint_nmf_fit': ['views', 'n_views', 'k', 'params', 'u', 'v', 'work', 'work_bytes', 'progress', 'user', 'report'],
@@ -542,11 +579,23 @@ ARG_NAMES = {
     'mvnmf_nndsvd': ['views', 'n_views', 'k', 'variant', 'seed', 'u', 'v', 'work', 'work_bytes'],
     'mvnmf_beta_nmf_fit_workspace': ['views', 'n_views', 'k', 'beta', 'params', 'bytes'],
     'mvnmf_beta_nmf_fit': ['views', 'n_views', 'k', 'beta', 'clip', 'masks', 'params', 'u', 'v', 'work', 'work_bytes', 'progress', 'user', 'report'],
+    'mvnmf_joint_nmf_fit_f32_workspace': ['views', 'n_views', 'k', 'params', 'bytes'],
+    'mvnmf_joint_nmf_fit_f32': ['views', 'n_views', 'k', 'params', 'u', 'v', 'work', 'work_bytes', 'progress', 'user', 'report'],
+    'mvnmf_joint_nmf_encode_f32_workspace': ['views', 'n_views', 'k', 'params', 'bytes'],
+    'mvnmf_joint_nmf_encode_f32': ['views', 'n_views', 'k', 'params', 'u', 'v', 'work', 'work_bytes', 'progress', 'user', 'report'],
+    'mvnmf_nmf_fit_f32_workspace': ['x', 'k', 'params', 'bytes'],
+    'mvnmf_nmf_fit_f32': ['x', 'k', 'params', 'u', 'v', 'work', 'work_bytes', 'progress', 'user', 'report'],
+    'mvnmf_nmf_encode_f32_workspace': ['x', 'k', 'params', 'bytes'],
+    'mvnmf_nmf_encode_f32': ['x', 'k', 'params', 'u', 'v', 'work', 'work_bytes', 'progress', 'user', 'report'],
+    'mvnmf_beta_nmf_fit_f32_workspace': ['views', 'n_views', 'k', 'beta', 'params', 'bytes'],
+    'mvnmf_beta_nmf_fit_f32': ['views', 'n_views', 'k', 'beta', 'clip', 'masks', 'params', 'u', 'v', 'work', 'work_bytes', 'progress', 'user', 'report'],
     'mvnmf_pipeline_params_default': [],
     'mvnmf_pipeline_params_preset': ['method', 'out'],
     'mvnmf_pipeline_fit_workspace': ['views', 'n_views', 'kernels', 'n_classes', 'k', 'params', 'bytes'],
     'mvnmf_pipeline_fit': ['views', 'n_views', 'kernels', 'labels', 'n_classes', 'k', 'params', 'u', 'v', 'eta', 'work', 'work_bytes', 'progress', 'user', 'report'],
     'mvnmf_pipeline_fit_report': ['views', 'n_views', 'kernels', 'labels', 'n_classes', 'k', 'params', 'u', 'v', 'eta', 'work', 'work_bytes', 'progress', 'user', 'report'],
+    'mvnmf_pipeline_fit_f32_workspace': ['views', 'n_views', 'kernels', 'n_classes', 'k', 'params', 'bytes'],
+    'mvnmf_pipeline_fit_f32': ['views', 'n_views', 'kernels', 'labels', 'n_classes', 'k', 'params', 'u', 'v', 'eta', 'work', 'work_bytes', 'progress', 'user', 'report'],
 }
 
 

@@ -106,6 +106,8 @@ pub const MVNMF_STRUCT_SCORE_SUMMARY: u32 = 32;
 pub const MVNMF_STRUCT_PROTOCOL_FIT: u32 = 33;
 /// `mvnmf_struct_size`: `struct mvnmf_cv_fit`.
 pub const MVNMF_STRUCT_CV_FIT: u32 = 34;
+/// `mvnmf_struct_size`: `struct mvnmf_view_f32`.
+pub const MVNMF_STRUCT_VIEW_F32: u32 = 35;
 
 /// The ABI version of the library (`MVNMF_ABI_VERSION` of the header it was
 /// built from). A program built against another header finds a different
@@ -156,6 +158,7 @@ pub extern "C" fn mvnmf_struct_size(which: u32) -> usize {
         MVNMF_STRUCT_SCORE_SUMMARY => size_of::<mvnmf_score_summary>(),
         MVNMF_STRUCT_PROTOCOL_FIT => size_of::<mvnmf_protocol_fit>(),
         MVNMF_STRUCT_CV_FIT => size_of::<mvnmf_cv_fit>(),
+        MVNMF_STRUCT_VIEW_F32 => size_of::<mvnmf_view_f32>(),
         _ => 0,
     }
 }

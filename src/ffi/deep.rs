@@ -2,10 +2,11 @@
 
 use core::ffi::c_void;
 
-use super::mvsl::{mvnmf_graph, mvnmf_mvsl_params, params_from_c, read_graph};
+use super::mvsl::{mvnmf_graph, mvnmf_mvsl_params, params_from_c, read_graph_for, GraphScalar};
 use super::{
-    factors, finish, guard, mvnmf_progress_fn, mvnmf_report, mvnmf_status, mvnmf_view, outputs,
-    query, read_params, read_views, shapes, slice, with_monitor, CFactors, CParams,
+    factors, finish, guard, mvnmf_progress_fn, mvnmf_report, mvnmf_status, mvnmf_view,
+    mvnmf_view_f32, outputs, query, read_params, read_views, shapes, slice, with_monitor, CParams,
+    ViewDesc,
 };
 use crate::error::Error;
 use crate::models::deep::{self, DeepParams, DeepVInit};
@@ -160,12 +161,28 @@ pub unsafe extern "C" fn mvnmf_deep_fit_workspace(
 ) -> mvnmf_status {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
+    unsafe { fit_ws(views, n_views, graph, (layers, n_layers), params, bytes) }
+}
+
+unsafe fn fit_ws<D: ViewDesc>(
+    views: *const D,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    (layers, n_layers): (*const usize, usize),
+    params: *const mvnmf_deep_params,
+    bytes: *mut usize,
+) -> mvnmf_status
+where
+    D::T: GraphScalar,
+{
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
     unsafe {
         query(bytes, || {
             let p = read_params(params)?;
-            let g = read_graph(graph)?;
+            let g = read_graph_for::<D::T>(graph)?;
             let l = read_layers(layers, n_layers)?;
-            deep::fit_workspace::<f64, _>(shapes(views, n_views)?, &g, l, &p)
+            deep::fit_workspace::<D::T, _>(shapes(views, n_views)?, &g, l, &p)
         })
     }
 }
@@ -204,13 +221,46 @@ pub unsafe extern "C" fn mvnmf_deep_fit(
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
+        fit_c(
+            views,
+            n_views,
+            graph,
+            (layers, n_layers),
+            params,
+            (u, v),
+            (work, work_bytes),
+            (progress, user),
+            report,
+        )
+    }
+}
+
+/// The body of `mvnmf_deep_fit` and its `_f32` twin.
+#[allow(clippy::too_many_arguments)]
+unsafe fn fit_c<D: ViewDesc>(
+    views: *const D,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    (layers, n_layers): (*const usize, usize),
+    params: *const mvnmf_deep_params,
+    (u, v): (*const *mut D::T, *mut D::T),
+    (work, work_bytes): (*mut c_void, usize),
+    (progress, user): (mvnmf_progress_fn, *mut c_void),
+    report: *mut mvnmf_report,
+) -> mvnmf_status
+where
+    D::T: GraphScalar,
+{
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
         guard(|| {
             let p = read_params(params)?;
-            let g = read_graph(graph)?;
+            let g = read_graph_for::<D::T>(graph)?;
             let l = read_layers(layers, n_layers)?;
             let k = l[l.len() - 1];
             let (vs, n) = read_views(views, n_views)?;
-            let mut us: CFactors<'_, *mut f64> = factors(u, &vs, k, l, |p: *mut f64| p.is_null())?;
+            let mut us = factors(u, &vs, k, l, |p: *mut D::T| p.is_null())?;
             let (vv, w) = outputs(v, k, n, work, work_bytes)?;
             let r = with_monitor(progress, user, |m| {
                 deep::fit(&vs, &g, l, &p, &mut us, vv, w, m)
@@ -233,12 +283,28 @@ pub unsafe extern "C" fn mvnmf_deep_encode_workspace(
 ) -> mvnmf_status {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
+    unsafe { encode_ws(views, n_views, graph, (layers, n_layers), params, bytes) }
+}
+
+unsafe fn encode_ws<D: ViewDesc>(
+    views: *const D,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    (layers, n_layers): (*const usize, usize),
+    params: *const mvnmf_deep_params,
+    bytes: *mut usize,
+) -> mvnmf_status
+where
+    D::T: GraphScalar,
+{
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
     unsafe {
         query(bytes, || {
             let p = read_params(params)?;
-            let g = read_graph(graph)?;
+            let g = read_graph_for::<D::T>(graph)?;
             let l = read_layers(layers, n_layers)?;
-            deep::encode_workspace::<f64, _>(shapes(views, n_views)?, &g, l, &p)
+            deep::encode_workspace::<D::T, _>(shapes(views, n_views)?, &g, l, &p)
         })
     }
 }
@@ -268,18 +334,153 @@ pub unsafe extern "C" fn mvnmf_deep_encode(
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
+        encode_c(
+            views,
+            n_views,
+            graph,
+            (layers, n_layers),
+            params,
+            (u, v),
+            (work, work_bytes),
+            (progress, user),
+            report,
+        )
+    }
+}
+
+/// The body of `mvnmf_deep_encode` and its `_f32` twin.
+#[allow(clippy::too_many_arguments)]
+unsafe fn encode_c<D: ViewDesc>(
+    views: *const D,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    (layers, n_layers): (*const usize, usize),
+    params: *const mvnmf_deep_params,
+    (u, v): (*const *const D::T, *mut D::T),
+    (work, work_bytes): (*mut c_void, usize),
+    (progress, user): (mvnmf_progress_fn, *mut c_void),
+    report: *mut mvnmf_report,
+) -> mvnmf_status
+where
+    D::T: GraphScalar,
+{
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
         guard(|| {
             let p = read_params(params)?;
-            let g = read_graph(graph)?;
+            let g = read_graph_for::<D::T>(graph)?;
             let l = read_layers(layers, n_layers)?;
             let k = l[l.len() - 1];
             let (vs, n) = read_views(views, n_views)?;
-            let us: CFactors<'_, *const f64> = factors(u, &vs, k, l, |p: *const f64| p.is_null())?;
+            let us = factors(u, &vs, k, l, |p: *const D::T| p.is_null())?;
             let (vv, w) = outputs(v, k, n, work, work_bytes)?;
             let r = with_monitor(progress, user, |m| {
                 deep::encode(&vs, &g, l, &p, &us, vv, w, m)
             })?;
             finish(r, report)
         })
+    }
+}
+
+/// Workspace bytes of `mvnmf_deep_fit_f32`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_deep_fit_f32_workspace(
+    views: *const mvnmf_view_f32,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    layers: *const usize,
+    n_layers: usize,
+    params: *const mvnmf_deep_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe { fit_ws(views, n_views, graph, (layers, n_layers), params, bytes) }
+}
+
+/// `mvnmf_deep_fit` in single precision: `float` views, factor buffers
+/// (`mvnmf_deep_factor_len(rows_v, layers)` floats each) and `v`; graph,
+/// weights and report stay double (`MVNMF_GRAPH_DENSE` is refused: use CSR).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_deep_fit_f32(
+    views: *const mvnmf_view_f32,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    layers: *const usize,
+    n_layers: usize,
+    params: *const mvnmf_deep_params,
+    u: *const *mut f32,
+    v: *mut f32,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        fit_c(
+            views,
+            n_views,
+            graph,
+            (layers, n_layers),
+            params,
+            (u, v),
+            (work, work_bytes),
+            (progress, user),
+            report,
+        )
+    }
+}
+
+/// Workspace bytes of `mvnmf_deep_encode_f32`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_deep_encode_f32_workspace(
+    views: *const mvnmf_view_f32,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    layers: *const usize,
+    n_layers: usize,
+    params: *const mvnmf_deep_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe { encode_ws(views, n_views, graph, (layers, n_layers), params, bytes) }
+}
+
+/// `mvnmf_deep_encode` in single precision (`float` views, factor buffers, encoding).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_deep_encode_f32(
+    views: *const mvnmf_view_f32,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    layers: *const usize,
+    n_layers: usize,
+    params: *const mvnmf_deep_params,
+    u: *const *const f32,
+    v: *mut f32,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        encode_c(
+            views,
+            n_views,
+            graph,
+            (layers, n_layers),
+            params,
+            (u, v),
+            (work, work_bytes),
+            (progress, user),
+            report,
+        )
     }
 }

@@ -1333,7 +1333,7 @@ pub unsafe extern "C" fn mvnmf_anchors_kmeans(
             if m == 0 {
                 return Err(Error::ZeroDimension);
             }
-            let mut out = factors::<*mut f64>(anchors, &vs, m, &[], |x| x.is_null())?;
+            let mut out = factors::<*mut f64, _>(anchors, &vs, m, &[], |x| x.is_null())?;
             let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
             let r = graph::anchors_by_kmeans(&vs, m, &p, &mut out, wk)?;
             if !report.is_null() {

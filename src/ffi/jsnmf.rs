@@ -110,16 +110,16 @@ pub extern "C" fn mvnmf_jsnmf_query_params_default() -> mvnmf_jsnmf_query_params
 
 /// Per-source output buffers from a C pointer array, buffer `s` of `len(s)`
 /// doubles (NULL allowed where that is 0).
-struct CBufs<'a, L> {
-    ptrs: &'a [*mut f64],
+struct CBufs<'a, L, T = f64> {
+    ptrs: &'a [*mut T],
     len: L,
 }
 
-unsafe fn bufs<'a, L: Fn(usize) -> usize>(
-    ptrs: *const *mut f64,
+unsafe fn bufs<'a, L: Fn(usize) -> usize, T>(
+    ptrs: *const *mut T,
     n: usize,
     len: L,
-) -> Result<CBufs<'a, L>, Error> {
+) -> Result<CBufs<'a, L, T>, Error> {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
@@ -131,11 +131,11 @@ unsafe fn bufs<'a, L: Fn(usize) -> usize>(
     }
 }
 
-impl<L: Fn(usize) -> usize> Factors<f64> for CBufs<'_, L> {
+impl<L: Fn(usize) -> usize, T> Factors<T> for CBufs<'_, L, T> {
     fn count(&self) -> usize {
         self.ptrs.len()
     }
-    fn get(&self, i: usize) -> &[f64] {
+    fn get(&self, i: usize) -> &[T] {
         let n = (self.len)(i);
         if n == 0 {
             return &[];
@@ -146,8 +146,8 @@ impl<L: Fn(usize) -> usize> Factors<f64> for CBufs<'_, L> {
     }
 }
 
-impl<L: Fn(usize) -> usize> FactorsMut<f64> for CBufs<'_, L> {
-    fn get_mut(&mut self, i: usize) -> &mut [f64] {
+impl<L: Fn(usize) -> usize, T> FactorsMut<T> for CBufs<'_, L, T> {
+    fn get_mut(&mut self, i: usize) -> &mut [T] {
         let n = (self.len)(i);
         if n == 0 {
             return &mut [];
@@ -191,11 +191,24 @@ pub unsafe extern "C" fn mvnmf_jsnmf_fit_workspace(
 ) -> mvnmf_status {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
+    unsafe { fit_ws(sources, n_sources, k, ranks, params, bytes) }
+}
+
+unsafe fn fit_ws<D: ViewDesc>(
+    sources: *const D,
+    n_sources: usize,
+    k: usize,
+    ranks: *const usize,
+    params: *const mvnmf_jsnmf_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
     unsafe {
         query(bytes, || {
             let p = read_params(params)?;
             let r = slice(ranks, n_sources)?;
-            jsnmf::fit_workspace::<f64>(shapes(sources, n_sources)?, k, r, &p)
+            jsnmf::fit_workspace::<D::T>(shapes(sources, n_sources)?, k, r, &p)
         })
     }
 }
@@ -234,6 +247,32 @@ pub unsafe extern "C" fn mvnmf_jsnmf_fit(
     work_bytes: usize,
     progress: mvnmf_progress_fn,
     user: *mut c_void,
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        fit_c(
+            (sources, n_sources),
+            (k, ranks, lambda),
+            params,
+            (w, u, h),
+            (work, work_bytes),
+            (progress, user),
+            report,
+        )
+    }
+}
+
+/// The body of `mvnmf_jsnmf_fit` and its `_f32` twin.
+#[allow(clippy::type_complexity)]
+unsafe fn fit_c<D: ViewDesc>(
+    (sources, n_sources): (*const D, usize),
+    (k, ranks, lambda): (usize, *const usize, *const f64),
+    params: *const mvnmf_jsnmf_params,
+    (w, u, h): (*mut D::T, *const *mut D::T, *const *mut D::T),
+    (work, work_bytes): (*mut c_void, usize),
+    (progress, user): (mvnmf_progress_fn, *mut c_void),
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
     // SAFETY: the caller upholds this function's contract (its doc and the
@@ -509,5 +548,54 @@ pub unsafe extern "C" fn mvnmf_jsnmf_query(
             jsnmf::query(ww, uu, k, &qs.view(0), &p, &x, ii, ss, wk)?;
             Ok(mvnmf_status::Ok)
         })
+    }
+}
+
+/// Workspace bytes of `mvnmf_jsnmf_fit_f32`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_jsnmf_fit_f32_workspace(
+    sources: *const mvnmf_view_f32,
+    n_sources: usize,
+    k: usize,
+    ranks: *const usize,
+    params: *const mvnmf_jsnmf_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe { fit_ws(sources, n_sources, k, ranks, params, bytes) }
+}
+
+/// `mvnmf_jsnmf_fit` in single precision: `float` sources, `w`, `u[s]`,
+/// `h[s]` (`lambda` and the report stay double).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_jsnmf_fit_f32(
+    sources: *const mvnmf_view_f32,
+    n_sources: usize,
+    k: usize,
+    ranks: *const usize,
+    lambda: *const f64,
+    params: *const mvnmf_jsnmf_params,
+    w: *mut f32,
+    u: *const *mut f32,
+    h: *const *mut f32,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        fit_c(
+            (sources, n_sources),
+            (k, ranks, lambda),
+            params,
+            (w, u, h),
+            (work, work_bytes),
+            (progress, user),
+            report,
+        )
     }
 }

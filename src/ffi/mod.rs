@@ -193,6 +193,77 @@ pub struct mvnmf_view {
     pub row_idx: *const usize,
 }
 
+/// `mvnmf_view` with single-precision values: the views of the `_f32` entry
+/// points (`mvnmf_nmf_fit_f32`, ...), whose factors and encodings are `float`
+/// too (objectives, weights, graphs and reports stay `double`). Same fields,
+/// same rules. Magnitudes: the `_f32` solvers refuse data with
+/// `½ Σ_v ‖X_v‖²_F > 2^103` (about 1e31: entries above about 4e15) with
+/// `MVNMF_STATUS_INPUT_TOO_LARGE`, where the double ones refuse above `2^999`,
+/// so that the factors stay representable in `float`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_view_f32 {
+    /// `MVNMF_VIEW_DENSE` or `MVNMF_VIEW_CSC`.
+    pub kind: u32,
+    /// Features.
+    pub rows: usize,
+    /// Items.
+    pub cols: usize,
+    /// Dense entries, or the CSC nonzero values.
+    pub values: *const f32,
+    /// Dense: distance between column starts (`>= rows`).
+    pub col_stride: usize,
+    /// CSC: `cols + 1` column pointers.
+    pub col_ptr: *const usize,
+    /// CSC: row index of each nonzero.
+    pub row_idx: *const usize,
+}
+
+/// A C view descriptor of either precision: what the validation and the
+/// [`ViewSet`] adapter read.
+pub(crate) trait ViewDesc {
+    /// The scalar of `values`.
+    type T: crate::linalg::real::Real;
+    fn kind(&self) -> u32;
+    fn rows(&self) -> usize;
+    fn cols(&self) -> usize;
+    fn values(&self) -> *const Self::T;
+    fn col_stride(&self) -> usize;
+    fn col_ptr(&self) -> *const usize;
+    fn row_idx(&self) -> *const usize;
+}
+
+macro_rules! view_desc {
+    ($t:ty, $s:ty) => {
+        impl ViewDesc for $t {
+            type T = $s;
+            fn kind(&self) -> u32 {
+                self.kind
+            }
+            fn rows(&self) -> usize {
+                self.rows
+            }
+            fn cols(&self) -> usize {
+                self.cols
+            }
+            fn values(&self) -> *const $s {
+                self.values
+            }
+            fn col_stride(&self) -> usize {
+                self.col_stride
+            }
+            fn col_ptr(&self) -> *const usize {
+                self.col_ptr
+            }
+            fn row_idx(&self) -> *const usize {
+                self.row_idx
+            }
+        }
+    };
+}
+view_desc!(mvnmf_view, f64);
+view_desc!(mvnmf_view_f32, f32);
+
 /// `mvnmf_term.kind`: `½ Σ_v ‖X_v − U_v V‖²_F` (the DESIGN §2 family's parts
 /// come in this order; other models add their kinds after these).
 pub const MVNMF_TERM_RECONSTRUCTION: u32 = 0;
@@ -419,24 +490,27 @@ unsafe fn slice_mut<'a, T>(p: *mut T, len: usize) -> Result<&'a mut [T], Error> 
 }
 
 /// Kind, rows, cols and (CSC) `nnz = col_ptr[cols]` of a descriptor.
-unsafe fn shape_of(v: &mvnmf_view) -> Result<ViewShape, Error> {
+unsafe fn shape_of<D: ViewDesc>(v: &D) -> Result<ViewShape, Error> {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
-        let (kind, nnz) = match v.kind {
+        let (kind, nnz) = match v.kind() {
             MVNMF_VIEW_DENSE => (ViewKind::Dense, 0),
             MVNMF_VIEW_CSC => {
-                if v.col_ptr.is_null() {
+                if v.col_ptr().is_null() {
                     return Err(Error::NullPointer);
                 }
-                let cp = slice(v.col_ptr, v.cols.checked_add(1).ok_or(Error::SizeOverflow)?)?;
-                (ViewKind::Csc, cp[v.cols])
+                let cp = slice(
+                    v.col_ptr(),
+                    v.cols().checked_add(1).ok_or(Error::SizeOverflow)?,
+                )?;
+                (ViewKind::Csc, cp[v.cols()])
             }
             _ => return Err(Error::BadParameter),
         };
         Ok(ViewShape {
-            rows: v.rows,
-            cols: v.cols,
+            rows: v.rows(),
+            cols: v.cols(),
             kind,
             nnz,
         })
@@ -444,42 +518,43 @@ unsafe fn shape_of(v: &mvnmf_view) -> Result<ViewShape, Error> {
 }
 
 /// The raw slices a descriptor points at (pointers checked, lengths computed).
-struct Parts<'a> {
-    values: &'a [f64],
+struct Parts<'a, T> {
+    values: &'a [T],
     col_ptr: &'a [usize],
     row_idx: &'a [usize],
 }
 
-unsafe fn parts<'a>(v: &mvnmf_view) -> Result<Parts<'a>, Error> {
+unsafe fn parts<'a, D: ViewDesc>(v: &D) -> Result<Parts<'a, D::T>, Error> {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
+        let (rows, cols) = (v.rows(), v.cols());
         match shape_of(v)?.kind {
             ViewKind::Dense => {
-                if v.rows == 0 || v.cols == 0 {
+                if rows == 0 || cols == 0 {
                     return Err(Error::ZeroDimension);
                 }
-                if v.col_stride < v.rows {
+                if v.col_stride() < rows {
                     return Err(Error::BufferTooShort);
                 }
-                let len = Dense::<f64>::min_len(v.rows, v.cols, v.col_stride)
+                let len = Dense::<D::T>::min_len(rows, cols, v.col_stride())
                     .ok_or(Error::SizeOverflow)?;
                 Ok(Parts {
-                    values: slice(v.values, len)?,
+                    values: slice(v.values(), len)?,
                     col_ptr: &[],
                     row_idx: &[],
                 })
             }
             ViewKind::Csc => {
-                if v.col_ptr.is_null() {
+                if v.col_ptr().is_null() {
                     return Err(Error::NullPointer);
                 }
-                let col_ptr = slice(v.col_ptr, v.cols.checked_add(1).ok_or(Error::SizeOverflow)?)?;
-                let nnz = col_ptr[v.cols];
+                let col_ptr = slice(v.col_ptr(), cols.checked_add(1).ok_or(Error::SizeOverflow)?)?;
+                let nnz = col_ptr[cols];
                 Ok(Parts {
-                    values: slice(v.values, nnz)?,
+                    values: slice(v.values(), nnz)?,
                     col_ptr,
-                    row_idx: slice(v.row_idx, nnz)?,
+                    row_idx: slice(v.row_idx(), nnz)?,
                 })
             }
         }
@@ -487,26 +562,27 @@ unsafe fn parts<'a>(v: &mvnmf_view) -> Result<Parts<'a>, Error> {
 }
 
 /// Full validation of one descriptor (structure, not values).
-unsafe fn check_view(v: &mvnmf_view) -> Result<(), Error> {
+unsafe fn check_view<D: ViewDesc>(v: &D) -> Result<(), Error> {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
         let p = parts(v)?;
+        let (rows, cols) = (v.rows(), v.cols());
         match shape_of(v)?.kind {
-            ViewKind::Dense => Dense::new(p.values, v.rows, v.cols, v.col_stride).map(|_| ()),
-            ViewKind::Csc => Csc::new(v.rows, v.cols, p.col_ptr, p.row_idx, p.values).map(|_| ()),
+            ViewKind::Dense => Dense::new(p.values, rows, cols, v.col_stride()).map(|_| ()),
+            ViewKind::Csc => Csc::new(rows, cols, p.col_ptr, p.row_idx, p.values).map(|_| ()),
         }
     }
 }
 
 /// The C array of view descriptors as a [`ViewSet`]; built only after every
 /// descriptor passed [`check_view`].
-struct CViews<'a> {
-    views: &'a [mvnmf_view],
+struct CViews<'a, D = mvnmf_view> {
+    views: &'a [D],
 }
 
-impl<'a> CViews<'a> {
-    unsafe fn new(views: *const mvnmf_view, n_views: usize) -> Result<Self, Error> {
+impl<'a, D: ViewDesc> CViews<'a, D> {
+    unsafe fn new(views: *const D, n_views: usize) -> Result<Self, Error> {
         // SAFETY: the caller upholds this function's contract (its doc and the
         // module's rules for C callers); every operation below relies only on it.
         unsafe {
@@ -522,29 +598,33 @@ impl<'a> CViews<'a> {
     }
 }
 
-impl ViewSet<f64> for CViews<'_> {
+impl<D: ViewDesc> ViewSet<D::T> for CViews<'_, D> {
     fn count(&self) -> usize {
         self.views.len()
     }
 
-    fn view(&self, i: usize) -> View<'_, f64> {
+    fn view(&self, i: usize) -> View<'_, D::T> {
         let v = &self.views[i];
         // SAFETY: `CViews::new` ran `parts` and `check_view` on this very
         // descriptor, so the same calls succeed and the slices are valid.
         let p = unsafe { parts(v) };
-        match (v.kind, p) {
+        match (v.kind(), p) {
             (MVNMF_VIEW_CSC, Ok(p)) => View::Csc(Csc::from_validated(
-                v.rows, v.cols, p.col_ptr, p.row_idx, p.values,
+                v.rows(),
+                v.cols(),
+                p.col_ptr,
+                p.row_idx,
+                p.values,
             )),
             (_, Ok(p)) => View::Dense(Dense::from_validated(
                 p.values,
-                v.rows,
-                v.cols,
-                v.col_stride,
+                v.rows(),
+                v.cols(),
+                v.col_stride(),
             )),
-            // Unreachable after validation; an empty-looking dense view would be
-            // a bug, so fall back to the first validated shape's data.
-            (_, Err(_)) => View::Dense(Dense::from_validated(&[0.0], 1, 1, 1)),
+            // Unreachable after validation (`CViews::new` checked every
+            // descriptor); an empty view rather than a panic.
+            (_, Err(_)) => View::Dense(Dense::from_validated(&[], 0, 0, 0)),
         }
     }
 
@@ -561,8 +641,8 @@ impl ViewSet<f64> for CViews<'_> {
 }
 
 /// Shapes of a C view array for a workspace query (reads only `kind`, `rows`, `cols`).
-unsafe fn shapes<'a>(
-    views: *const mvnmf_view,
+unsafe fn shapes<'a, D: ViewDesc + 'a>(
+    views: *const D,
     n_views: usize,
 ) -> Result<impl Iterator<Item = ViewShape> + Clone + 'a, Error> {
     // SAFETY: the caller upholds this function's contract (its doc and the
@@ -571,7 +651,7 @@ unsafe fn shapes<'a>(
         if n_views == 0 {
             return Err(Error::ZeroDimension);
         }
-        let views: &'a [mvnmf_view] = slice(views, n_views)?;
+        let views: &'a [D] = slice(views, n_views)?;
         for v in views {
             shape_of(v)?;
         }
@@ -588,20 +668,20 @@ unsafe fn shapes<'a>(
 
 /// The factor buffers of a C pointer array: `M_v × K` each, or with `layers`
 /// non-empty, a deep stack of `crate::models::deep::factor_len(M_v, layers)` values.
-struct CFactors<'a, P> {
+struct CFactors<'a, P, D = mvnmf_view> {
     ptrs: &'a [P],
-    lens: &'a CViews<'a>,
+    lens: &'a CViews<'a, D>,
     k: usize,
     layers: &'a [usize],
 }
 
-unsafe fn factors<'a, P: Copy>(
+unsafe fn factors<'a, P: Copy, D: ViewDesc>(
     ptrs: *const P,
-    views: &'a CViews<'a>,
+    views: &'a CViews<'a, D>,
     k: usize,
     layers: &'a [usize],
     is_null: impl Fn(P) -> bool,
-) -> Result<CFactors<'a, P>, Error> {
+) -> Result<CFactors<'a, P, D>, Error> {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
@@ -629,7 +709,7 @@ unsafe fn factors<'a, P: Copy>(
     }
 }
 
-impl<P: Copy> CFactors<'_, P> {
+impl<P: Copy, D: ViewDesc> CFactors<'_, P, D> {
     fn len(&self, i: usize) -> usize {
         let rows = self.lens.shape(i).rows;
         if self.layers.is_empty() {
@@ -641,39 +721,39 @@ impl<P: Copy> CFactors<'_, P> {
     }
 }
 
-impl Factors<f64> for CFactors<'_, *const f64> {
+impl<T, D: ViewDesc<T = T>> Factors<T> for CFactors<'_, *const T, D> {
     fn count(&self) -> usize {
         self.ptrs.len()
     }
-    fn get(&self, i: usize) -> &[f64] {
+    fn get(&self, i: usize) -> &[T] {
         // SAFETY: non-NULL and size checked in `factors`; the caller promises
         // `M_v × K` doubles that no output or workspace overlaps.
         unsafe { core::slice::from_raw_parts(self.ptrs[i], self.len(i)) }
     }
 }
 
-impl Factors<f64> for CFactors<'_, *mut f64> {
+impl<T, D: ViewDesc<T = T>> Factors<T> for CFactors<'_, *mut T, D> {
     fn count(&self) -> usize {
         self.ptrs.len()
     }
-    fn get(&self, i: usize) -> &[f64] {
+    fn get(&self, i: usize) -> &[T] {
         // SAFETY: as above.
         unsafe { core::slice::from_raw_parts(self.ptrs[i], self.len(i)) }
     }
 }
 
-impl FactorsMut<f64> for CFactors<'_, *mut f64> {
-    fn get_mut(&mut self, i: usize) -> &mut [f64] {
+impl<T, D: ViewDesc<T = T>> FactorsMut<T> for CFactors<'_, *mut T, D> {
+    fn get_mut(&mut self, i: usize) -> &mut [T] {
         // SAFETY: as above; `&mut self` makes this the only live borrow.
         unsafe { core::slice::from_raw_parts_mut(self.ptrs[i], self.len(i)) }
     }
 }
 
 /// The validated views and their item count.
-unsafe fn read_views<'a>(
-    views: *const mvnmf_view,
+unsafe fn read_views<'a, D: ViewDesc>(
+    views: *const D,
     n_views: usize,
-) -> Result<(CViews<'a>, usize), Error> {
+) -> Result<(CViews<'a, D>, usize), Error> {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
@@ -684,13 +764,13 @@ unsafe fn read_views<'a>(
 }
 
 /// The `k × n` encoding buffer and the workspace.
-unsafe fn outputs<'a>(
-    v: *mut f64,
+unsafe fn outputs<'a, T>(
+    v: *mut T,
     k: usize,
     n: usize,
     work: *mut c_void,
     work_bytes: usize,
-) -> Result<(&'a mut [f64], &'a mut [u8]), Error> {
+) -> Result<(&'a mut [T], &'a mut [u8]), Error> {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
     unsafe {

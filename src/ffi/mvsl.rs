@@ -3,9 +3,9 @@
 use core::ffi::c_void;
 
 use super::{
-    factors, finish, guard, mvnmf_progress_fn, mvnmf_report, mvnmf_status, mvnmf_view, outputs,
-    query, read_params, read_views, shapes, slice, stop_rule_from_c, stop_rule_to_c, with_monitor,
-    CFactors, CParams, MVNMF_INIT_GIVEN, MVNMF_INIT_RANDOM,
+    factors, finish, guard, mvnmf_progress_fn, mvnmf_report, mvnmf_status, mvnmf_view,
+    mvnmf_view_f32, outputs, query, read_params, read_views, shapes, slice, stop_rule_from_c,
+    stop_rule_to_c, with_monitor, CParams, ViewDesc, MVNMF_INIT_GIVEN, MVNMF_INIT_RANDOM,
 };
 use crate::error::Error;
 use crate::graph::{CsrGraph, CsrGraphs, DenseGraph, GraphOp, NoGraph, Sge};
@@ -205,45 +205,105 @@ pub(super) enum AnyGraph<'a> {
     Dense(DenseGraph<'a, f64>),
 }
 
-impl GraphOp<f64> for AnyGraph<'_> {
-    fn items(&self) -> usize {
-        match self {
-            AnyGraph::None(g) => GraphOp::<f64>::items(g),
-            AnyGraph::Sge(g) => GraphOp::<f64>::items(g),
-            AnyGraph::Csr(g) => GraphOp::<f64>::items(g),
-            AnyGraph::Dense(g) => GraphOp::<f64>::items(g),
-        }
-    }
-    fn has_penalty(&self) -> bool {
-        match self {
-            AnyGraph::None(g) => GraphOp::<f64>::has_penalty(g),
-            AnyGraph::Sge(g) => GraphOp::<f64>::has_penalty(g),
-            AnyGraph::Csr(g) => GraphOp::<f64>::has_penalty(g),
-            AnyGraph::Dense(g) => GraphOp::<f64>::has_penalty(g),
-        }
-    }
-    fn apply_req(&self, k: usize) -> WorkReq {
-        match self {
-            AnyGraph::None(g) => GraphOp::<f64>::apply_req(g, k),
-            AnyGraph::Sge(g) => GraphOp::<f64>::apply_req(g, k),
-            AnyGraph::Csr(g) => GraphOp::<f64>::apply_req(g, k),
-            AnyGraph::Dense(g) => GraphOp::<f64>::apply_req(g, k),
-        }
-    }
-    fn apply(
-        &self,
+/// The precisions a C graph applies to: the dense graph's weights are
+/// `double`, so it serves the `double` solvers only; the `_f32` entry points
+/// refuse it (`read_graph_for`) before anything runs.
+pub(super) trait GraphScalar: crate::linalg::real::Real {
+    /// Whether `MVNMF_GRAPH_DENSE` applies to this precision.
+    const DENSE: bool;
+    fn dense_apply(
+        g: &DenseGraph<'_, f64>,
+        v: &[Self],
+        k: usize,
+        plus: &mut [Self],
+        minus: &mut [Self],
+        st: &mut Stack<'_>,
+    ) -> Result<(f64, f64), Error>;
+}
+
+impl GraphScalar for f64 {
+    const DENSE: bool = true;
+    fn dense_apply(
+        g: &DenseGraph<'_, f64>,
         v: &[f64],
         k: usize,
         plus: &mut [f64],
         minus: &mut [f64],
         st: &mut Stack<'_>,
     ) -> Result<(f64, f64), Error> {
+        g.apply(v, k, plus, minus, st)
+    }
+}
+
+impl GraphScalar for f32 {
+    const DENSE: bool = false;
+    fn dense_apply(
+        _: &DenseGraph<'_, f64>,
+        _: &[f32],
+        _: usize,
+        _: &mut [f32],
+        _: &mut [f32],
+        _: &mut Stack<'_>,
+    ) -> Result<(f64, f64), Error> {
+        Err(Error::BadParameter)
+    }
+}
+
+impl<T: GraphScalar> GraphOp<T> for AnyGraph<'_> {
+    fn items(&self) -> usize {
+        match self {
+            AnyGraph::None(g) => GraphOp::<T>::items(g),
+            AnyGraph::Sge(g) => GraphOp::<T>::items(g),
+            AnyGraph::Csr(g) => GraphOp::<T>::items(g),
+            AnyGraph::Dense(g) => GraphOp::<f64>::items(g),
+        }
+    }
+    fn has_penalty(&self) -> bool {
+        match self {
+            AnyGraph::None(g) => GraphOp::<T>::has_penalty(g),
+            AnyGraph::Sge(g) => GraphOp::<T>::has_penalty(g),
+            AnyGraph::Csr(g) => GraphOp::<T>::has_penalty(g),
+            AnyGraph::Dense(g) => GraphOp::<f64>::has_penalty(g),
+        }
+    }
+    fn apply_req(&self, k: usize) -> WorkReq {
+        match self {
+            AnyGraph::None(g) => GraphOp::<T>::apply_req(g, k),
+            AnyGraph::Sge(g) => GraphOp::<T>::apply_req(g, k),
+            AnyGraph::Csr(g) => GraphOp::<T>::apply_req(g, k),
+            AnyGraph::Dense(g) => GraphOp::<f64>::apply_req(g, k),
+        }
+    }
+    fn apply(
+        &self,
+        v: &[T],
+        k: usize,
+        plus: &mut [T],
+        minus: &mut [T],
+        st: &mut Stack<'_>,
+    ) -> Result<(f64, f64), Error> {
         match self {
             AnyGraph::None(g) => g.apply(v, k, plus, minus, st),
             AnyGraph::Sge(g) => g.apply(v, k, plus, minus, st),
             AnyGraph::Csr(g) => g.apply(v, k, plus, minus, st),
-            AnyGraph::Dense(g) => g.apply(v, k, plus, minus, st),
+            AnyGraph::Dense(g) => T::dense_apply(g, v, k, plus, minus, st),
         }
+    }
+}
+
+/// [`read_graph`] for the solvers of precision `T`: a dense graph with the
+/// single-precision solvers is `MVNMF_STATUS_BAD_PARAMETER`.
+pub(super) unsafe fn read_graph_for<'a, T: GraphScalar>(
+    g: *const mvnmf_graph,
+) -> Result<AnyGraph<'a>, Error> {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        let graph = read_graph(g)?;
+        if matches!(graph, AnyGraph::Dense(_)) && !T::DENSE {
+            return Err(Error::BadParameter);
+        }
+        Ok(graph)
     }
 }
 
@@ -359,11 +419,27 @@ pub unsafe extern "C" fn mvnmf_mvsl_fit_workspace(
 ) -> mvnmf_status {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
+    unsafe { fit_ws(views, n_views, graph, k, params, bytes) }
+}
+
+unsafe fn fit_ws<D: ViewDesc>(
+    views: *const D,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    k: usize,
+    params: *const mvnmf_mvsl_params,
+    bytes: *mut usize,
+) -> mvnmf_status
+where
+    D::T: GraphScalar,
+{
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
     unsafe {
         query(bytes, || {
             let p = read_params(params)?;
-            let g = read_graph(graph)?;
-            mvsl::fit_workspace::<f64, _>(shapes(views, n_views)?, &g, k, &p)
+            let g = read_graph_for::<D::T>(graph)?;
+            mvsl::fit_workspace::<D::T, _>(shapes(views, n_views)?, &g, k, &p)
         })
     }
 }
@@ -402,12 +478,44 @@ pub unsafe extern "C" fn mvnmf_mvsl_fit(
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
+        fit_c(
+            views,
+            n_views,
+            graph,
+            k,
+            params,
+            (u, v),
+            (work, work_bytes),
+            (progress, user),
+            report,
+        )
+    }
+}
+
+/// The body of `mvnmf_mvsl_fit` and its `_f32` twin.
+#[allow(clippy::too_many_arguments)]
+unsafe fn fit_c<D: ViewDesc>(
+    views: *const D,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    k: usize,
+    params: *const mvnmf_mvsl_params,
+    (u, v): (*const *mut D::T, *mut D::T),
+    (work, work_bytes): (*mut c_void, usize),
+    (progress, user): (mvnmf_progress_fn, *mut c_void),
+    report: *mut mvnmf_report,
+) -> mvnmf_status
+where
+    D::T: GraphScalar,
+{
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
         guard(|| {
             let p = read_params(params)?;
-            let g = read_graph(graph)?;
+            let g = read_graph_for::<D::T>(graph)?;
             let (vs, n) = read_views(views, n_views)?;
-            let mut us: CFactors<'_, *mut f64> =
-                factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
+            let mut us = factors(u, &vs, k, &[], |p: *mut D::T| p.is_null())?;
             let (vv, w) = outputs(v, k, n, work, work_bytes)?;
             let r = with_monitor(progress, user, |m| {
                 mvsl::fit(&vs, &g, k, &p, &mut us, vv, w, m)
@@ -429,11 +537,27 @@ pub unsafe extern "C" fn mvnmf_mvsl_encode_workspace(
 ) -> mvnmf_status {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
+    unsafe { encode_ws(views, n_views, graph, k, params, bytes) }
+}
+
+unsafe fn encode_ws<D: ViewDesc>(
+    views: *const D,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    k: usize,
+    params: *const mvnmf_mvsl_params,
+    bytes: *mut usize,
+) -> mvnmf_status
+where
+    D::T: GraphScalar,
+{
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
     unsafe {
         query(bytes, || {
             let p = read_params(params)?;
-            let g = read_graph(graph)?;
-            mvsl::encode_workspace::<f64, _>(shapes(views, n_views)?, &g, k, &p)
+            let g = read_graph_for::<D::T>(graph)?;
+            mvsl::encode_workspace::<D::T, _>(shapes(views, n_views)?, &g, k, &p)
         })
     }
 }
@@ -463,17 +587,147 @@ pub unsafe extern "C" fn mvnmf_mvsl_encode(
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
+        encode_c(
+            views,
+            n_views,
+            graph,
+            k,
+            params,
+            (u, v),
+            (work, work_bytes),
+            (progress, user),
+            report,
+        )
+    }
+}
+
+/// The body of `mvnmf_mvsl_encode` and its `_f32` twin.
+#[allow(clippy::too_many_arguments)]
+unsafe fn encode_c<D: ViewDesc>(
+    views: *const D,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    k: usize,
+    params: *const mvnmf_mvsl_params,
+    (u, v): (*const *const D::T, *mut D::T),
+    (work, work_bytes): (*mut c_void, usize),
+    (progress, user): (mvnmf_progress_fn, *mut c_void),
+    report: *mut mvnmf_report,
+) -> mvnmf_status
+where
+    D::T: GraphScalar,
+{
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
         guard(|| {
             let p = read_params(params)?;
-            let g = read_graph(graph)?;
+            let g = read_graph_for::<D::T>(graph)?;
             let (vs, n) = read_views(views, n_views)?;
-            let us: CFactors<'_, *const f64> =
-                factors(u, &vs, k, &[], |p: *const f64| p.is_null())?;
+            let us = factors(u, &vs, k, &[], |p: *const D::T| p.is_null())?;
             let (vv, w) = outputs(v, k, n, work, work_bytes)?;
             let r = with_monitor(progress, user, |m| {
                 mvsl::encode(&vs, &g, k, &p, &us, vv, w, m)
             })?;
             finish(r, report)
         })
+    }
+}
+
+/// Workspace bytes of `mvnmf_mvsl_fit_f32`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_mvsl_fit_f32_workspace(
+    views: *const mvnmf_view_f32,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    k: usize,
+    params: *const mvnmf_mvsl_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe { fit_ws(views, n_views, graph, k, params, bytes) }
+}
+
+/// `mvnmf_mvsl_fit` in single precision: `float` views, `u[v]` and `v`; the
+/// graph, weights and report stay double. `MVNMF_GRAPH_DENSE` (double weights)
+/// is `MVNMF_STATUS_BAD_PARAMETER` here: give the graph as CSR.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_mvsl_fit_f32(
+    views: *const mvnmf_view_f32,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    k: usize,
+    params: *const mvnmf_mvsl_params,
+    u: *const *mut f32,
+    v: *mut f32,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        fit_c(
+            views,
+            n_views,
+            graph,
+            k,
+            params,
+            (u, v),
+            (work, work_bytes),
+            (progress, user),
+            report,
+        )
+    }
+}
+
+/// Workspace bytes of `mvnmf_mvsl_encode_f32`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_mvsl_encode_f32_workspace(
+    views: *const mvnmf_view_f32,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    k: usize,
+    params: *const mvnmf_mvsl_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe { encode_ws(views, n_views, graph, k, params, bytes) }
+}
+
+/// `mvnmf_mvsl_encode` in single precision (`float` views, bases, encoding).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_mvsl_encode_f32(
+    views: *const mvnmf_view_f32,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    k: usize,
+    params: *const mvnmf_mvsl_params,
+    u: *const *const f32,
+    v: *mut f32,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        encode_c(
+            views,
+            n_views,
+            graph,
+            k,
+            params,
+            (u, v),
+            (work, work_bytes),
+            (progress, user),
+            report,
+        )
     }
 }

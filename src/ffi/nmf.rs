@@ -81,10 +81,22 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_fit_workspace(
 ) -> mvnmf_status {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
+    unsafe { joint_fit_ws(views, n_views, k, params, bytes) }
+}
+
+unsafe fn joint_fit_ws<D: ViewDesc>(
+    views: *const D,
+    n_views: usize,
+    k: usize,
+    params: *const mvnmf_nmf_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
     unsafe {
         query(bytes, || {
             let p = read_params(params)?;
-            nmf::joint_fit_workspace::<f64>(shapes(views, n_views)?, k, &p)
+            nmf::joint_fit_workspace::<D::T>(shapes(views, n_views)?, k, &p)
         })
     }
 }
@@ -122,10 +134,40 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_fit(
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
+        joint_fit(
+            views,
+            n_views,
+            k,
+            params,
+            u,
+            v,
+            (work, work_bytes),
+            (progress, user),
+            report,
+        )
+    }
+}
+
+/// The body of `mvnmf_joint_nmf_fit` and its `_f32` twin.
+#[allow(clippy::too_many_arguments)]
+unsafe fn joint_fit<D: ViewDesc>(
+    views: *const D,
+    n_views: usize,
+    k: usize,
+    params: *const mvnmf_nmf_params,
+    u: *const *mut D::T,
+    v: *mut D::T,
+    (work, work_bytes): (*mut c_void, usize),
+    (progress, user): (mvnmf_progress_fn, *mut c_void),
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
         guard(|| {
             let p = read_params(params)?;
             let (vs, n) = read_views(views, n_views)?;
-            let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
+            let mut us = factors(u, &vs, k, &[], |p: *mut D::T| p.is_null())?;
             let (vv, w) = outputs(v, k, n, work, work_bytes)?;
             let r = with_monitor(progress, user, |m| {
                 nmf::joint_fit(&vs, k, &p, &mut us, vv, w, m)
@@ -146,10 +188,22 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_encode_workspace(
 ) -> mvnmf_status {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
+    unsafe { joint_encode_ws(views, n_views, k, params, bytes) }
+}
+
+unsafe fn joint_encode_ws<D: ViewDesc>(
+    views: *const D,
+    n_views: usize,
+    k: usize,
+    params: *const mvnmf_nmf_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
     unsafe {
         query(bytes, || {
             let p = read_params(params)?;
-            nmf::joint_encode_workspace::<f64>(shapes(views, n_views)?, k, &p)
+            nmf::joint_encode_workspace::<D::T>(shapes(views, n_views)?, k, &p)
         })
     }
 }
@@ -178,10 +232,40 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_encode(
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
+        joint_encode(
+            views,
+            n_views,
+            k,
+            params,
+            u,
+            v,
+            (work, work_bytes),
+            (progress, user),
+            report,
+        )
+    }
+}
+
+/// The body of `mvnmf_joint_nmf_encode` and its `_f32` twin.
+#[allow(clippy::too_many_arguments)]
+unsafe fn joint_encode<D: ViewDesc>(
+    views: *const D,
+    n_views: usize,
+    k: usize,
+    params: *const mvnmf_nmf_params,
+    u: *const *const D::T,
+    v: *mut D::T,
+    (work, work_bytes): (*mut c_void, usize),
+    (progress, user): (mvnmf_progress_fn, *mut c_void),
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
         guard(|| {
             let p = read_params(params)?;
             let (vs, n) = read_views(views, n_views)?;
-            let us = factors(u, &vs, k, &[], |p: *const f64| p.is_null())?;
+            let us = factors(u, &vs, k, &[], |p: *const D::T| p.is_null())?;
             let (vv, w) = outputs(v, k, n, work, work_bytes)?;
             let r = with_monitor(progress, user, |m| {
                 nmf::joint_encode(&vs, k, &p, &us, vv, w, m)
@@ -348,7 +432,7 @@ pub unsafe extern "C" fn mvnmf_nndsvd(
                 return Err(Error::BadRank);
             }
             let n = vs.shape(0).cols;
-            let mut us = factors::<*mut f64>(u, &vs, k, &[], |p| p.is_null())?;
+            let mut us = factors::<*mut f64, _>(u, &vs, k, &[], |p| p.is_null())?;
             if v.is_null() {
                 return Err(Error::NullPointer);
             }
@@ -390,10 +474,23 @@ pub unsafe extern "C" fn mvnmf_beta_nmf_fit_workspace(
 ) -> mvnmf_status {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
+    unsafe { beta_fit_ws(views, n_views, k, beta, params, bytes) }
+}
+
+unsafe fn beta_fit_ws<D: ViewDesc>(
+    views: *const D,
+    n_views: usize,
+    k: usize,
+    beta: f64,
+    params: *const mvnmf_nmf_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
     unsafe {
         query(bytes, || {
             let p = beta_params(beta, -1.0, read_params(params)?)?;
-            crate::models::beta::fit_workspace::<f64>(shapes(views, n_views)?, k, &p)
+            crate::models::beta::fit_workspace::<D::T>(shapes(views, n_views)?, k, &p)
         })
     }
 }
@@ -433,11 +530,43 @@ pub unsafe extern "C" fn mvnmf_beta_nmf_fit(
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
+        beta_fit(
+            views,
+            n_views,
+            k,
+            (beta, clip),
+            masks,
+            params,
+            (u, v),
+            (work, work_bytes),
+            (progress, user),
+            report,
+        )
+    }
+}
+
+/// The body of `mvnmf_beta_nmf_fit` and its `_f32` twin.
+#[allow(clippy::too_many_arguments)]
+unsafe fn beta_fit<D: ViewDesc>(
+    views: *const D,
+    n_views: usize,
+    k: usize,
+    (beta, clip): (f64, f64),
+    masks: *const *const u8,
+    params: *const mvnmf_nmf_params,
+    (u, v): (*const *mut D::T, *mut D::T),
+    (work, work_bytes): (*mut c_void, usize),
+    (progress, user): (mvnmf_progress_fn, *mut c_void),
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
         guard(|| {
             let p = beta_params(beta, clip, read_params(params)?)?;
             let (vs, n) = read_views(views, n_views)?;
             let cm = CMasks::new(masks, &vs, n)?;
-            let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
+            let mut us = factors(u, &vs, k, &[], |p: *mut D::T| p.is_null())?;
             let (vv, w) = outputs(v, k, n, work, work_bytes)?;
             let r = with_monitor(progress, user, |m| {
                 crate::models::beta::fit_masked(&vs, &cm, k, &p, &mut us, vv, w, m)
@@ -449,14 +578,18 @@ pub unsafe extern "C" fn mvnmf_beta_nmf_fit(
 
 /// The C mask array as [`crate::models::beta::ViewMasks`] (validated on
 /// construction: each non-NULL mask spans `rows_v × N` bytes).
-struct CMasks<'a> {
+struct CMasks<'a, D> {
     ptrs: &'a [*const u8],
-    lens: &'a CViews<'a>,
+    lens: &'a CViews<'a, D>,
     n: usize,
 }
 
-impl<'a> CMasks<'a> {
-    unsafe fn new(masks: *const *const u8, views: &'a CViews<'a>, n: usize) -> Result<Self, Error> {
+impl<'a, D: ViewDesc> CMasks<'a, D> {
+    unsafe fn new(
+        masks: *const *const u8,
+        views: &'a CViews<'a, D>,
+        n: usize,
+    ) -> Result<Self, Error> {
         // SAFETY: the caller upholds this function's contract (its doc and the
         // module's rules for C callers); every operation below relies only on it.
         unsafe {
@@ -489,7 +622,7 @@ impl<'a> CMasks<'a> {
     }
 }
 
-impl crate::models::beta::ViewMasks for CMasks<'_> {
+impl<D: ViewDesc> crate::models::beta::ViewMasks for CMasks<'_, D> {
     fn count(&self) -> usize {
         self.ptrs.len()
     }
@@ -501,5 +634,245 @@ impl crate::models::beta::ViewMasks for CMasks<'_> {
         // SAFETY: checked in `new` (`rows_i × N` bytes, non-NULL); the caller
         // promises the bytes stay valid and unchanged during the call.
         Some(unsafe { core::slice::from_raw_parts(p, self.lens.shape(i).rows * self.n) })
+    }
+}
+
+// ---- single precision: the same solvers on `float` views, factors and
+// encodings (objectives and reports stay `double`).
+
+/// Workspace bytes of `mvnmf_joint_nmf_fit_f32`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_joint_nmf_fit_f32_workspace(
+    views: *const mvnmf_view_f32,
+    n_views: usize,
+    k: usize,
+    params: *const mvnmf_nmf_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe { joint_fit_ws(views, n_views, k, params, bytes) }
+}
+
+/// `mvnmf_joint_nmf_fit` in single precision: `float` views, `u[v]`
+/// (`rows_v × k` floats) and `v` (`k × N` floats); the same updates, checks and
+/// report (objectives accumulated in double). About half the memory traffic of
+/// the double version; results agree with it to single precision's rounding.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_joint_nmf_fit_f32(
+    views: *const mvnmf_view_f32,
+    n_views: usize,
+    k: usize,
+    params: *const mvnmf_nmf_params,
+    u: *const *mut f32,
+    v: *mut f32,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        joint_fit(
+            views,
+            n_views,
+            k,
+            params,
+            u,
+            v,
+            (work, work_bytes),
+            (progress, user),
+            report,
+        )
+    }
+}
+
+/// Workspace bytes of `mvnmf_joint_nmf_encode_f32`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_joint_nmf_encode_f32_workspace(
+    views: *const mvnmf_view_f32,
+    n_views: usize,
+    k: usize,
+    params: *const mvnmf_nmf_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe { joint_encode_ws(views, n_views, k, params, bytes) }
+}
+
+/// `mvnmf_joint_nmf_encode` in single precision (`float` views, bases, encoding).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_joint_nmf_encode_f32(
+    views: *const mvnmf_view_f32,
+    n_views: usize,
+    k: usize,
+    params: *const mvnmf_nmf_params,
+    u: *const *const f32,
+    v: *mut f32,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        joint_encode(
+            views,
+            n_views,
+            k,
+            params,
+            u,
+            v,
+            (work, work_bytes),
+            (progress, user),
+            report,
+        )
+    }
+}
+
+/// Workspace bytes of `mvnmf_nmf_fit_f32`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_nmf_fit_f32_workspace(
+    x: *const mvnmf_view_f32,
+    k: usize,
+    params: *const mvnmf_nmf_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe { joint_fit_ws(x, 1, k, params, bytes) }
+}
+
+/// `mvnmf_nmf_fit` in single precision (`float` view, `u`, `v`).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_nmf_fit_f32(
+    x: *const mvnmf_view_f32,
+    k: usize,
+    params: *const mvnmf_nmf_params,
+    u: *mut f32,
+    v: *mut f32,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        let us = [u];
+        joint_fit(
+            x,
+            1,
+            k,
+            params,
+            us.as_ptr(),
+            v,
+            (work, work_bytes),
+            (progress, user),
+            report,
+        )
+    }
+}
+
+/// Workspace bytes of `mvnmf_nmf_encode_f32`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_nmf_encode_f32_workspace(
+    x: *const mvnmf_view_f32,
+    k: usize,
+    params: *const mvnmf_nmf_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe { joint_encode_ws(x, 1, k, params, bytes) }
+}
+
+/// `mvnmf_nmf_encode` in single precision (`float` view, basis, encoding).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_nmf_encode_f32(
+    x: *const mvnmf_view_f32,
+    k: usize,
+    params: *const mvnmf_nmf_params,
+    u: *const f32,
+    v: *mut f32,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        let us = [u];
+        joint_encode(
+            x,
+            1,
+            k,
+            params,
+            us.as_ptr(),
+            v,
+            (work, work_bytes),
+            (progress, user),
+            report,
+        )
+    }
+}
+
+/// Workspace bytes of `mvnmf_beta_nmf_fit_f32`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_beta_nmf_fit_f32_workspace(
+    views: *const mvnmf_view_f32,
+    n_views: usize,
+    k: usize,
+    beta: f64,
+    params: *const mvnmf_nmf_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe { beta_fit_ws(views, n_views, k, beta, params, bytes) }
+}
+
+/// `mvnmf_beta_nmf_fit` in single precision (`float` views, factors, encoding;
+/// `beta`, `clip` and the report stay double).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_beta_nmf_fit_f32(
+    views: *const mvnmf_view_f32,
+    n_views: usize,
+    k: usize,
+    beta: f64,
+    clip: f64,
+    masks: *const *const u8,
+    params: *const mvnmf_nmf_params,
+    u: *const *mut f32,
+    v: *mut f32,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        beta_fit(
+            views,
+            n_views,
+            k,
+            (beta, clip),
+            masks,
+            params,
+            (u, v),
+            (work, work_bytes),
+            (progress, user),
+            report,
+        )
     }
 }

@@ -9,8 +9,9 @@ use super::graph::{
 };
 use super::mvsl::{mvnmf_mvsl_params, params_from_c};
 use super::{
-    factors, finish, guard, mvnmf_progress_fn, mvnmf_report, mvnmf_status, mvnmf_view, outputs,
-    query, read_params, read_views, shapes, slice, slice_mut, with_monitor, CFactors, CParams,
+    factors, finish, guard, mvnmf_progress_fn, mvnmf_report, mvnmf_status, mvnmf_view,
+    mvnmf_view_f32, outputs, query, read_params, read_views, shapes, slice, slice_mut,
+    with_monitor, CParams, ViewDesc,
 };
 use crate::error::Error;
 use crate::graph::Penalty;
@@ -142,11 +143,25 @@ pub unsafe extern "C" fn mvnmf_pipeline_fit_workspace(
 ) -> mvnmf_status {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
+    unsafe { fit_ws(views, n_views, kernels, n_classes, k, params, bytes) }
+}
+
+unsafe fn fit_ws<D: ViewDesc>(
+    views: *const D,
+    n_views: usize,
+    kernels: *const mvnmf_kernel,
+    n_classes: usize,
+    k: usize,
+    params: *const mvnmf_pipeline_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
     unsafe {
         query(bytes, || {
             let p = read_params(params)?;
             let ks = ckernels(kernels, n_views)?;
-            pipeline::fit_workspace::<f64>(shapes(views, n_views)?, &ks, n_classes, k, &p)
+            pipeline::fit_workspace::<D::T>(shapes(views, n_views)?, &ks, n_classes, k, &p)
         })
     }
 }
@@ -169,16 +184,16 @@ pub struct mvnmf_pipeline_report {
 /// The body of both entry points: the pipeline's report, written to whichever
 /// of `report` / `full` is not NULL.
 #[allow(clippy::too_many_arguments)]
-unsafe fn fit_c(
-    views: *const mvnmf_view,
+unsafe fn fit_c<D: ViewDesc>(
+    views: *const D,
     n_views: usize,
     kernels: *const mvnmf_kernel,
     labels: *const u32,
     n_classes: usize,
     k: usize,
     params: *const mvnmf_pipeline_params,
-    u: *const *mut f64,
-    v: *mut f64,
+    u: *const *mut D::T,
+    v: *mut D::T,
     eta: *mut f64,
     work: *mut c_void,
     work_bytes: usize,
@@ -199,8 +214,7 @@ unsafe fn fit_c(
             }
             let lab = slice(labels, n)?;
             let e = slice_mut(eta, n_views)?;
-            let mut us: CFactors<'_, *mut f64> =
-                factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
+            let mut us = factors(u, &vs, k, &[], |p: *mut D::T| p.is_null())?;
             let (vv, w) = outputs(v, k, n, work, work_bytes)?;
             let r = with_monitor(progress, user, |m| {
                 pipeline::fit_report(&vs, &ks, lab, n_classes, k, &p, &mut us, vv, e, w, m)
@@ -313,6 +327,65 @@ pub unsafe extern "C" fn mvnmf_pipeline_fit_report(
             user,
             core::ptr::null_mut(),
             report,
+        )
+    }
+}
+
+/// Workspace bytes of `mvnmf_pipeline_fit_f32`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_pipeline_fit_f32_workspace(
+    views: *const mvnmf_view_f32,
+    n_views: usize,
+    kernels: *const mvnmf_kernel,
+    n_classes: usize,
+    k: usize,
+    params: *const mvnmf_pipeline_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe { fit_ws(views, n_views, kernels, n_classes, k, params, bytes) }
+}
+
+/// `mvnmf_pipeline_fit` in single precision: `float` views, `u[v]` and `v`
+/// (kernels, fusion weights `eta`, graph and report stay double).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_pipeline_fit_f32(
+    views: *const mvnmf_view_f32,
+    n_views: usize,
+    kernels: *const mvnmf_kernel,
+    labels: *const u32,
+    n_classes: usize,
+    k: usize,
+    params: *const mvnmf_pipeline_params,
+    u: *const *mut f32,
+    v: *mut f32,
+    eta: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract, which is `fit_c`'s.
+    unsafe {
+        fit_c(
+            views,
+            n_views,
+            kernels,
+            labels,
+            n_classes,
+            k,
+            params,
+            u,
+            v,
+            eta,
+            work,
+            work_bytes,
+            progress,
+            user,
+            report,
+            core::ptr::null_mut(),
         )
     }
 }

@@ -135,7 +135,7 @@ pub fn nndsvd<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
         x.check_values(true)?;
         half += 0.5 * x.sq_frobenius();
     }
-    if half.is_nan() || half > crate::steps::scale::MAX_HALF_SQ {
+    if half.is_nan() || half > crate::steps::scale::max_half_sq::<T>() {
         return Err(Error::InputTooLarge);
     }
     r.check(work.len())?;

@@ -31,9 +31,11 @@
 //! parts as `c²` times the scaled ones (exact for a power of two, and monotone:
 //! a non-increasing scaled objective reports a non-increasing one).
 //!
-//! **Limits.** Data with `½ Σ_v ‖X^(v)‖²_F > 2^999` (about `5e300`) is refused:
-//! the objective itself is then not representable ([`Error::InputTooLarge`],
-//! checked with the other inputs, before anything is written). Scaling small data
+//! **Limits.** Data with `½ Σ_v ‖X^(v)‖²_F > 2^999` (about `5e300`; for `f32`
+//! views `2^103`, see [`max_half_sq`]) is refused: the objective itself (or, in
+//! single precision, the factors in the caller's units) is then not
+//! representable ([`Error::InputTooLarge`], checked with the other inputs,
+//! before anything is written). Scaling small data
 //! up multiplies the weights by `1/c` and `1/c²`: it stops where a scaled weight
 //! would pass `2^(MAX_EXP/4)` (`2^256`), and at `2^(7·MAX_EXP/8)` in any case
 //! (data near `1e-300`), so that the scaled problem stays far from overflow; a
@@ -46,8 +48,14 @@ use crate::error::Error;
 use crate::linalg::real::Real;
 use crate::steps::{MvslParams, Objective};
 
-/// Largest `½ Σ_v ‖X^(v)‖²_F` the factorization solvers accept: `2^999`.
-pub(crate) const MAX_HALF_SQ: f64 = f64::from_bits(((1023 + 999) as u64) << 52);
+/// Largest `½ Σ_v ‖X^(v)‖²_F` the factorization solvers accept in precision
+/// `T`: `2^(MAX_EXP − 25)` — `2^999` (about `5e300`) for `f64`, `2^103`
+/// (about `1e31`, entries up to about `4e15`) for `f32`. The objective is
+/// accumulated in `f64` either way; the bound is what keeps the factors, scaled
+/// back to the caller's units (`U·c`), representable in `T`.
+pub(crate) fn max_half_sq<T: Real>() -> f64 {
+    libm::scalbn(1.0, T::MAX_EXP - 25)
+}
 
 /// The data scale `s = 1/c` of one fit (a power of two).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -88,7 +96,7 @@ impl Scale {
     pub(crate) fn of<T: Real, VS: ViewSet<T> + ?Sized>(views: &VS) -> Result<Scale, Error> {
         let (half, max) = measure(views);
         // Squares of finite values: the sum is finite or +∞, never NaN.
-        if half > MAX_HALF_SQ {
+        if half > max_half_sq::<T>() {
             return Err(Error::InputTooLarge);
         }
         Ok(Scale {
@@ -115,7 +123,7 @@ impl Scale {
                 mu = mu.max(b);
             }
         }
-        if hx > MAX_HALF_SQ || hu > MAX_HALF_SQ {
+        if hx > max_half_sq::<T>() || hu > max_half_sq::<T>() {
             return Err(Error::InputTooLarge);
         }
         let k = exponent::<T>(mx).min(exponent::<T>(mu)).min(0);

@@ -163,3 +163,36 @@ pub fn fused_cca(xa: &[f64], da: usize, xb: &[f64], db: usize, n: usize, dims: u
         mu_b: mb,
     }
 }
+
+/// `data/<dir>/viewV.f64[.gz]` and its shape from `meta.txt`.
+pub fn read_view(dir: &str, v: usize) -> (Vec<f64>, usize, usize) {
+    let root = format!("{}/data/{dir}", env!("CARGO_MANIFEST_DIR"));
+    let meta = std::fs::read_to_string(format!("{root}/meta.txt")).unwrap();
+    let line = meta
+        .lines()
+        .find(|l| l.starts_with(&format!("view{v}.f64")))
+        .unwrap();
+    let field = |key: &str| -> usize {
+        line.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(key))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (rows, cols) = (field("rows="), field("cols="));
+    let path = format!("{root}/view{v}.f64");
+    let bytes = std::fs::read(&path).unwrap_or_else(|_| {
+        let out = std::process::Command::new("gzip")
+            .args(["-dc", &format!("{path}.gz")])
+            .output()
+            .expect("gzip -dc (is gzip installed?)");
+        assert!(out.status.success());
+        out.stdout
+    });
+    let x: Vec<f64> = bytes
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(x.len(), rows * cols);
+    (x, rows, cols)
+}
