@@ -49,10 +49,12 @@
 //!   AVX2 + FMA (not AVX-512) hand-written kernels for the sparse products of
 //!   `f64` views (`linalg::spk`). Without it the crate is
 //!   `#![no_std]`, never allocates, and uses the blocked kernel in
-//!   `linalg::blocked`, which packs into the caller's workspace.
+//!   `linalg::blocked`, which packs into the caller's workspace, compiled for
+//!   the widest instruction set the CPU has (detected with `cpuid`:
+//!   [`linalg::detected_level`]; the same bits at every level).
 //! * `threading`: multithreaded dense products (hosted builds; rayon's global
 //!   pool, sized by `RAYON_NUM_THREADS`).
-//! * `nalgebra`: [`interop`] — nalgebra matrices and contiguous views as views,
+//! * `nalgebra`: `interop` — nalgebra matrices and contiguous views as views,
 //!   blocks of them as strided views, and nalgebra matrices as the factors a
 //!   solver writes, all without copies (no_std: nalgebra without its `std`).
 //!

@@ -10,6 +10,7 @@
 use crate::error::Error;
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
+use crate::linalg::simd::{self, Kernel};
 use crate::work::{Stack, WorkReq};
 
 pub(crate) const MR: usize = 8;
@@ -57,28 +58,72 @@ pub(crate) fn gemm<T: Real>(
     let apack: &mut [T] = st.take_matrix(mc, kc)?;
     let bpack: &mut [T] = st.take_matrix(kc, nc)?;
     let ld = c.ld();
-    let cdata = c.data_mut();
-    for jc in (0..n).step_by(nc) {
-        let nb = nc.min(n - jc);
-        for pc in (0..k).step_by(kc) {
-            let kb = kc.min(k - pc);
-            pack_b(b, pc, kb, jc, nb, bpack);
-            for ic in (0..m).step_by(mc) {
-                let mb = mc.min(m - ic);
-                pack_a(a, ic, mb, pc, kb, apack);
-                for js in 0..nb.div_ceil(NR) {
-                    let bs = &bpack[js * kb * NR..(js + 1) * kb * NR];
-                    let ncols = NR.min(nb - js * NR);
-                    for is in 0..mb.div_ceil(MR) {
-                        let as_ = &apack[is * kb * MR..(is + 1) * kb * MR];
-                        let acc = micro(as_, bs);
-                        let nrows = MR.min(mb - is * MR);
-                        let r0 = ic + is * MR;
-                        for (jj, accj) in acc.iter().enumerate().take(ncols) {
-                            let col = (jc + js * NR + jj) * ld + r0;
-                            let dst = &mut cdata[col..col + nrows];
-                            for (d, &v) in dst.iter_mut().zip(accj.iter()) {
-                                *d += alpha * v;
+    simd::dispatch(Blocked {
+        alpha,
+        a,
+        b,
+        c: c.data_mut(),
+        ld,
+        dims: (m, n, k),
+        blocks: (mc, nc, kc),
+        apack,
+        bpack,
+    });
+    Ok(())
+}
+
+/// The loop nest of [`gemm()`] after the checks, as a [`Kernel`]: run under the
+/// widest instruction set the CPU has (`simd::dispatch`; no FMA contraction,
+/// so every level gives the same bits).
+struct Blocked<'a, 'm, T> {
+    alpha: T,
+    a: MatRef<'m, T>,
+    b: MatRef<'m, T>,
+    c: &'a mut [T],
+    ld: usize,
+    dims: (usize, usize, usize),
+    blocks: (usize, usize, usize),
+    apack: &'a mut [T],
+    bpack: &'a mut [T],
+}
+
+impl<T: Real> Kernel for Blocked<'_, '_, T> {
+    type Out = ();
+    #[inline(always)]
+    fn run(self) {
+        let Blocked {
+            alpha,
+            a,
+            b,
+            c: cdata,
+            ld,
+            dims: (m, n, k),
+            blocks: (mc, nc, kc),
+            apack,
+            bpack,
+        } = self;
+        for jc in (0..n).step_by(nc) {
+            let nb = nc.min(n - jc);
+            for pc in (0..k).step_by(kc) {
+                let kb = kc.min(k - pc);
+                pack_b(b, pc, kb, jc, nb, bpack);
+                for ic in (0..m).step_by(mc) {
+                    let mb = mc.min(m - ic);
+                    pack_a(a, ic, mb, pc, kb, apack);
+                    for js in 0..nb.div_ceil(NR) {
+                        let bs = &bpack[js * kb * NR..(js + 1) * kb * NR];
+                        let ncols = NR.min(nb - js * NR);
+                        for is in 0..mb.div_ceil(MR) {
+                            let as_ = &apack[is * kb * MR..(is + 1) * kb * MR];
+                            let acc = micro(as_, bs);
+                            let nrows = MR.min(mb - is * MR);
+                            let r0 = ic + is * MR;
+                            for (jj, accj) in acc.iter().enumerate().take(ncols) {
+                                let col = (jc + js * NR + jj) * ld + r0;
+                                let dst = &mut cdata[col..col + nrows];
+                                for (d, &v) in dst.iter_mut().zip(accj.iter()) {
+                                    *d += alpha * v;
+                                }
                             }
                         }
                     }
@@ -86,7 +131,6 @@ pub(crate) fn gemm<T: Real>(
             }
         }
     }
-    Ok(())
 }
 
 /// The register tile: `acc[j][i] = Σ_p a[p][i] · b[p][j]`.
@@ -105,6 +149,7 @@ fn micro<T: Real>(a: &[T], b: &[T]) -> [[T; MR]; NR] {
 }
 
 /// A block `a[ic..ic+mb, pc..pc+kb]` into `MR`-row slivers, `p`-major, zero-padded.
+#[inline(always)]
 fn pack_a<T: Real>(a: MatRef<'_, T>, ic: usize, mb: usize, pc: usize, kb: usize, out: &mut [T]) {
     for s in 0..mb.div_ceil(MR) {
         let r0 = ic + s * MR;
@@ -123,6 +168,7 @@ fn pack_a<T: Real>(a: MatRef<'_, T>, ic: usize, mb: usize, pc: usize, kb: usize,
 }
 
 /// A panel `b[pc..pc+kb, jc..jc+nb]` into `NR`-column slivers, `p`-major, zero-padded.
+#[inline(always)]
 fn pack_b<T: Real>(b: MatRef<'_, T>, pc: usize, kb: usize, jc: usize, nb: usize, out: &mut [T]) {
     for s in 0..nb.div_ceil(NR) {
         let c0 = jc + s * NR;

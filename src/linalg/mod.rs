@@ -33,6 +33,7 @@ pub mod mat;
 pub mod real;
 pub(crate) mod select;
 pub(crate) mod simd;
+pub use simd::{active_level, detected_level, force_level, SimdLevel};
 pub(crate) mod sparse;
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
 pub(crate) mod spk;
