@@ -232,4 +232,23 @@ static inline int meta_shape(const char *dir, const char *file, size_t *rows, si
     return found;
 }
 
+/* The CSC copy of a dense rows x cols column-major matrix (stride ld) as an
+ * mvnmf view: only the nonzero entries, in row order per column. The arrays are
+ * allocated here and live as long as the program (the examples' data do).
+ * *fraction: the nonzero fraction. */
+static inline mvnmf_view dense_to_csc(const double *x, size_t rows, size_t cols, size_t ld, double *fraction)
+{
+    size_t nnz = 0, t = 0;
+    for (size_t j = 0; j < cols; j++)
+        for (size_t i = 0; i < rows; i++) nnz += x[i + j * ld] != 0.0;
+    size_t *cp = (size_t *)xcalloc(cols + 1, sizeof(size_t)), *ri = (size_t *)xcalloc(nnz, sizeof(size_t));
+    double *v = (double *)xcalloc(nnz, sizeof(double));
+    for (size_t j = 0; j < cols; cp[++j] = t)
+        for (size_t i = 0; i < rows; i++)
+            if (x[i + j * ld] != 0.0) ri[t] = i, v[t++] = x[i + j * ld];
+    *fraction = rows && cols ? (double)nnz / ((double)rows * (double)cols) : 0.0;
+    mvnmf_view out = { MVNMF_VIEW_CSC, rows, cols, v, 0, cp, ri };
+    return out;
+}
+
 #endif

@@ -479,6 +479,8 @@ static const opt_t OPTS[] = {
     { "--kernel", "base kernel of the views for MKL and the neighbour graphs: rbf (default) or linear",
       T_ENUM, AT(kernel), "rbf linear", KERNELS },
     { "--mkl-lambda", "MKL ridge relative to mean(diag G) (default 0.1)", T_DOUBLE, AT(mkl_lambda), 0, 0 },
+    { "--sparse-below", "pass a view as CSC when its nonzero fraction is below this (default 0.3; 0: all "
+      "dense, 1: every view with a zero)", T_DOUBLE, AT(sparse_below), 0, 0 },
     { "--uniform-eta", "uniform fusion weights instead of kernel-target alignment", T_OFF, AT(learn_eta), 0, 0 },
     { "--penalty", "LDGE/TGE penalty: class-pairs (seed 003, default) or item-neighbors", T_ENUM, AT(penalty),
       "class-pairs item-neighbors", PENALTIES },
@@ -610,7 +612,7 @@ static const char *parse(int argc, char **argv, options_t *o)
     o->k = 20, o->iters = 200, o->splits = 5, o->knn_k = 9, o->restarts = 10, o->folds = 3;
     o->normalize = o->learn_eta = 1, o->nmi = MVNMF_NMI_MAX, o->kernel = MVNMF_KERNEL_RBF;
     o->penalty = MVNMF_PENALTY_CLASS_PAIRS, o->mkl_lambda = mvnmf_mkl_params_default().lambda;
-    o->labels = "labels.txt";
+    o->labels = "labels.txt", o->sparse_below = 0.3;
     parse_fractions(o, "10,20,30,40,50");
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -667,10 +669,10 @@ static void setup(ctx_t *c, const dataset_t *d, const options_t *o)
     c->etas = xcalloc(cells * d->n_views, sizeof(double));
     c->eta_ok = xcalloc(cells, 1);
     for (size_t i = 0; i < d->n_views; rows += d->views[i++].rows) {
-        c->views[i].kind = MVNMF_VIEW_DENSE;
-        c->views[i].rows = c->views[i].col_stride = d->views[i].rows;
-        c->views[i].cols = d->n;
-        c->views[i].values = d->views[i].x;
+        double fraction;
+        mvnmf_view csc = dense_to_csc(d->views[i].x, d->views[i].rows, d->n, d->views[i].rows, &fraction);
+        mvnmf_view dense = { MVNMF_VIEW_DENSE, d->views[i].rows, d->n, d->views[i].x, d->views[i].rows, NULL, NULL };
+        c->views[i] = fraction < o->sparse_below ? csc : dense; /* O(nnz K) products for sparse views */
         c->kernels[i].kind = o->kernel;
     }
     if (o->methods && !listed(o->methods, "concat-dnmf")) return;

@@ -27,7 +27,7 @@ typedef struct {
 
 typedef struct {
     size_t k, iters, splits, seed, knn_k, restarts, folds, n_fractions;
-    double tol, mkl_lambda, fractions[MAX_FRACTIONS];
+    double tol, mkl_lambda, sparse_below, fractions[MAX_FRACTIONS];
     char fraction_text[MAX_FRACTIONS][32];     /* "10%" ... */
     const char *fraction_cols[MAX_FRACTIONS]; /* ... the tables' columns */
     int shift, normalize, tune, per_candidate, depth, learn_eta, fractions_given;

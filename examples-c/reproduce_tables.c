@@ -43,8 +43,13 @@ void print_header(const ctx_t *c, const char *dir)
     table_head("", "view", COLS, 4);
     for (const view_t *v = d->views; v < d->views + d->n_views; v++) {
         printf("| %s | %s | %zu | %.4g | ", v->file, v->name, v->rows, v->prep.min);
+        const mvnmf_view *cv = &c->views[v - d->views];
         if (v->prep.shifted) printf("shifted %zu features by their minimum (--shift); ", v->prep.shifted);
-        o->normalize ? printf("scaled by %.4g |\n", v->prep.scale) : printf("not scaled |\n");
+        o->normalize ? printf("scaled by %.4g", v->prep.scale) : printf("not scaled");
+        if (cv->kind == MVNMF_VIEW_CSC)
+            printf("; CSC, %.1f%% nonzero (--sparse-below %g)", 100.0 * (double)cv->col_ptr[cv->cols] /
+                   ((double)cv->rows * (double)cv->cols), o->sparse_below);
+        printf(" |\n");
     }
     printf("\nPreprocessing: per-view normalisation to ||X_v||_F^2 = N is %s.\n",
            o->normalize ? "ON (--no-normalize to disable)" : "OFF (--no-normalize)");
