@@ -185,10 +185,10 @@ mod tests {
     /// compared with these by ffi-tests/tests/abi.rs.)
     #[test]
     fn every_code_has_a_size_and_unknown_codes_have_none() {
-        for code in 0..=MVNMF_STRUCT_CV_FIT {
+        for code in 0..=MVNMF_STRUCT_VIEW_F32 {
             assert!(mvnmf_struct_size(code) > 0, "code {code}");
         }
-        assert_eq!(mvnmf_struct_size(MVNMF_STRUCT_CV_FIT + 1), 0);
+        assert_eq!(mvnmf_struct_size(MVNMF_STRUCT_VIEW_F32 + 1), 0);
         assert_eq!(mvnmf_struct_size(u32::MAX), 0);
         assert_eq!(mvnmf_abi_version(), MVNMF_ABI_VERSION);
         assert_eq!(number("0"), 0);
