@@ -12,17 +12,8 @@ use mvnmf::models::nmf::{self, NmfParams};
 use mvnmf::{Csc, Dense, Init, Real, View};
 use std::time::Instant;
 
-/// splitmix64 uniforms in [0, 1): the data and the start, reproducible.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+mod common;
+use common::{median, Rng};
 
 enum Data {
     Dense(Vec<f64>),
@@ -68,11 +59,6 @@ fn time<T: Real>(p: &Problem, u0: &[f64], v0: &[f64]) -> (f64, f64) {
     )
 }
 
-fn median(mut x: Vec<f64>) -> f64 {
-    x.sort_by(f64::total_cmp);
-    x[x.len() / 2]
-}
-
 fn main() {
     let rounds: usize = std::env::args()
         .nth(1)
@@ -85,20 +71,11 @@ fn main() {
             n: 1000,
             k: 50,
             iters: 20,
-            data: Data::Dense((0..2000 * 1000).map(|_| rng.next()).collect()),
+            data: Data::Dense(common::dense(&mut rng, 2000, 1000)),
         },
         {
             let (m, n) = (20000, 2000);
-            let (mut cp, mut ri, mut vals) = (vec![0], vec![], vec![]);
-            for _ in 0..n {
-                for i in 0..m {
-                    if rng.next() < 0.01 {
-                        ri.push(i);
-                        vals.push(rng.next());
-                    }
-                }
-                cp.push(ri.len());
-            }
+            let (cp, ri, vals) = common::sparse(&mut rng, m, n, 0.01);
             Problem {
                 name: "sparse 20000 x 2000, 1 %, K = 50",
                 m,

@@ -14,16 +14,8 @@ use mvnmf::models::nmf::{self, NmfParams};
 use mvnmf::{Csc, Dense, Init, View};
 use std::time::Instant;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+mod common;
+use common::{median, Rng};
 
 fn per_iter(view: View<'_, f64>, k: usize, u0: &[f64], v0: &[f64], iters: u32) -> (f64, f64) {
     let p = NmfParams {
@@ -99,12 +91,8 @@ fn main() {
         }
         force_level(SimdLevel::Avx512);
         for (i, l) in levels.iter().enumerate() {
-            times[i].sort_by(f64::total_cmp);
-            println!(
-                "| {name} | {l:?} | {:.2} | {:.12e} |",
-                1e3 * times[i][rounds / 2],
-                objs[i]
-            );
+            let t = median(std::mem::take(&mut times[i]));
+            println!("| {name} | {l:?} | {:.2} | {:.12e} |", 1e3 * t, objs[i]);
         }
     }
 }

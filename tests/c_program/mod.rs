@@ -23,7 +23,26 @@ fn companions(root: &std::path::Path, name: &str) -> Vec<PathBuf> {
     found
 }
 
+/// Builds `name` once per test process (the tests of one file run in parallel
+/// threads: a second build would rewrite the executable while the first test
+/// runs it — "text file busy").
 pub fn build(name: &str) -> PathBuf {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static BUILT: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
+    let mut built = BUILT
+        .get_or_init(|| Mutex::new(HashMap::new()))
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(exe) = built.get(name) {
+        return exe.clone();
+    }
+    let exe = build_now(name);
+    built.insert(name.to_string(), exe.clone());
+    exe
+}
+
+fn build_now(name: &str) -> PathBuf {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let target = root.join("target").join("capi-build");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
