@@ -2060,6 +2060,23 @@ mvnmf_status mvnmf_jsnmf_fit_f32(const struct mvnmf_view_f32 *sources,
                                  void *user,
                                  struct mvnmf_report *report);
 
+// Workspace bytes of `mvnmf_jsnmf_encode_f32`.
+mvnmf_status mvnmf_jsnmf_encode_f32_workspace(const struct mvnmf_view_f32 *queries,
+                                              size_t r,
+                                              const struct mvnmf_jsnmf_query_params *params,
+                                              size_t *bytes);
+
+// `mvnmf_jsnmf_encode` in single precision (`float` queries, `w`, `u`, `h`).
+mvnmf_status mvnmf_jsnmf_encode_f32(const struct mvnmf_view_f32 *queries,
+                                    size_t k,
+                                    size_t r,
+                                    const struct mvnmf_jsnmf_query_params *params,
+                                    const float *w,
+                                    const float *u,
+                                    float *h,
+                                    void *work,
+                                    size_t work_bytes);
+
 // Workspace bytes of `mvnmf_sym_eig` for an `n × n` matrix
 // (`MVNMF_STATUS_ZERO_DIMENSION` for `n = 0`).
 mvnmf_status mvnmf_sym_eig_workspace(size_t n,

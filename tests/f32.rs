@@ -672,6 +672,30 @@ fn f32_deep_encode_and_jsnmf_run_and_stay_monotone() {
         trace.len() == 61 && trace.windows(2).all(|w| w[1] <= w[0] + 1e-5 * trace[0]),
         "JSNMF f32"
     );
+    // Encode source 1's items against [W | U_1] in single precision: finite, ≥ 0.
+    let qp = mvnmf_jsnmf_query_params_default();
+    unsafe {
+        assert_eq!(
+            mvnmf_jsnmf_encode_f32_workspace(&src[0], 10, &qp, &mut bytes),
+            S::Ok
+        )
+    };
+    let mut he = vec![-1.0f32; 10 * 250];
+    let s = with_work(bytes, |wk, b| unsafe {
+        mvnmf_jsnmf_encode_f32(
+            &src[0],
+            k,
+            10,
+            &qp,
+            w.as_ptr(),
+            uu[0].as_ptr(),
+            he.as_mut_ptr(),
+            wk,
+            b,
+        )
+    });
+    assert_eq!(s, S::Ok);
+    assert!(he.iter().all(|x| x.is_finite() && *x >= 0.0));
 }
 
 #[test]

@@ -316,12 +316,23 @@ pub unsafe extern "C" fn mvnmf_jsnmf_encode_workspace(
 ) -> mvnmf_status {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
+    unsafe { encode_ws(queries, r, params, bytes) }
+}
+
+unsafe fn encode_ws<D: ViewDesc>(
+    queries: *const D,
+    r: usize,
+    params: *const mvnmf_jsnmf_query_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
     unsafe {
         query(bytes, || {
             let p = read_params(params)?;
             let mut sh = shapes(queries, 1)?;
             let s = sh.next().ok_or(Error::ZeroDimension)?;
-            jsnmf::encode_workspace::<f64>(s, r, &p)
+            jsnmf::encode_workspace::<D::T>(s, r, &p)
         })
     }
 }
@@ -348,6 +359,20 @@ pub unsafe extern "C" fn mvnmf_jsnmf_encode(
 ) -> mvnmf_status {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
+    unsafe { encode_c(queries, (k, r), params, (w, u, h), (work, work_bytes)) }
+}
+
+/// The body of `mvnmf_jsnmf_encode` and its `_f32` twin.
+#[allow(clippy::type_complexity)]
+unsafe fn encode_c<D: ViewDesc>(
+    queries: *const D,
+    (k, r): (usize, usize),
+    params: *const mvnmf_jsnmf_query_params,
+    (w, u, h): (*const D::T, *const D::T, *mut D::T),
+    (work, work_bytes): (*mut c_void, usize),
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
     unsafe {
         guard(|| {
             let p = read_params(params)?;
@@ -362,13 +387,13 @@ pub unsafe extern "C" fn mvnmf_jsnmf_encode(
 }
 
 /// `w` (`m × k`) and `u` (`m × (r − k)`) as slices.
-unsafe fn basis<'a>(
-    w: *const f64,
-    u: *const f64,
+unsafe fn basis<'a, T>(
+    w: *const T,
+    u: *const T,
     m: usize,
     k: usize,
     r: usize,
-) -> Result<(&'a [f64], &'a [f64]), Error> {
+) -> Result<(&'a [T], &'a [T]), Error> {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
@@ -598,4 +623,35 @@ pub unsafe extern "C" fn mvnmf_jsnmf_fit_f32(
             report,
         )
     }
+}
+
+/// Workspace bytes of `mvnmf_jsnmf_encode_f32`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_jsnmf_encode_f32_workspace(
+    queries: *const mvnmf_view_f32,
+    r: usize,
+    params: *const mvnmf_jsnmf_query_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe { encode_ws(queries, r, params, bytes) }
+}
+
+/// `mvnmf_jsnmf_encode` in single precision (`float` queries, `w`, `u`, `h`).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_jsnmf_encode_f32(
+    queries: *const mvnmf_view_f32,
+    k: usize,
+    r: usize,
+    params: *const mvnmf_jsnmf_query_params,
+    w: *const f32,
+    u: *const f32,
+    h: *mut f32,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe { encode_c(queries, (k, r), params, (w, u, h), (work, work_bytes)) }
 }
