@@ -31,6 +31,18 @@ range of the per-round ratios):
                 entries) and values.f64 (nnz), plus U0.f64 (M*K) and V0.f64
                 (K*N), column-major.  It prints a line
                 "seconds_per_iter=<float>"; other lines are ignored.
+    e) mvnmf no_std   the same program built without `std` (--nostd-bin,
+                default target/nostd/release/examples/bench_nmf:
+                `cargo build --release --no-default-features --example
+                bench_nmf --target-dir target/nostd`): the allocation-free
+                blocked kernel with run-time SIMD dispatch, one thread
+    f) mvnmf N threads  the `threading` build (--threading-bin, default
+                target/threading/release/examples/bench_nmf: `cargo build
+                --release --features threading --example bench_nmf
+                --target-dir target/threading`) with RAYON_NUM_THREADS =
+                --threading-threads (default 2)
+    e) and f) run when their program exists, so one command gives the whole
+    table (issue 18).
 
 Threads: --threads N (default 1, like-for-like single thread) limits the
 Python side with threadpoolctl and gives the child OPENBLAS_NUM_THREADS,
@@ -247,6 +259,12 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mvnmf-bin", default="target/release/examples/bench_nmf",
                     help="path of mvnmf's benchmark program (default: %(default)s)")
+    ap.add_argument("--nostd-bin", default="target/nostd/release/examples/bench_nmf",
+                    help="the no_std build of the program (default: %(default)s)")
+    ap.add_argument("--threading-bin", default="target/threading/release/examples/bench_nmf",
+                    help="the `threading` build of the program (default: %(default)s)")
+    ap.add_argument("--threading-threads", type=int, default=2,
+                    help="threads of the `threading` contender (default 2)")
     ap.add_argument("--threads", type=int, default=1,
                     help="threads for BLAS (Python side) and the mvnmf child (default 1)")
     ap.add_argument("--reps", type=int, default=5,
@@ -307,6 +325,12 @@ def main():
                     write_problem(tmp, x, u0, v0)
                     contenders.append(("d) mvnmf", Mvnmf(args.mvnmf_bin, name, tmp,
                                                          (m, n), args.threads)))
+                    for label, binary, threads in (
+                            ("e) mvnmf no_std", args.nostd_bin, 1),
+                            ("f) mvnmf %d threads" % args.threading_threads, args.threading_bin,
+                             args.threading_threads)):
+                        if os.path.isfile(binary) and os.access(binary, os.X_OK):
+                            contenders.append((label, Mvnmf(binary, name, tmp, (m, n), threads)))
                 runs = interleaved(contenders, x, u0, v0, args.target_seconds, args.reps)
                 for label, (iters, times) in runs.items():
                     med = statistics.median(times)
@@ -322,7 +346,8 @@ def main():
             fl = results.get("c) floor (2 products)")
             print("  %-22s %14s %18s %18s" % ("", "s/iter", "this / mvnmf",
                                                 "this / floor"))
-            for label in ("a) sklearn", "b) numpy", "c) floor (2 products)", "d) mvnmf"):
+            extra = [l for l in results if l.startswith(("e)", "f)"))]
+            for label in ["a) sklearn", "b) numpy", "c) floor (2 products)", "d) mvnmf"] + extra:
                 t = results.get(label)
                 r_mv = "%.2fx" % (t / mv) if (t is not None and mv) else "n/a"
                 r_fl = "%.2fx" % (t / fl) if (t is not None and fl) else "n/a"
@@ -339,6 +364,11 @@ def main():
                         print("  %s / mvnmf = %.2fx   (per round: median %.2fx, %.2f-%.2fx)"
                               % (short, results[label] / mv, statistics.median(per),
                                  min(per), max(per)))
+                for label in extra:
+                    per = [b / a for a, b in zip(runs[label][1], mv_t)]
+                    print("  mvnmf / %s = %.2fx   (per round: median %.2fx, %.2f-%.2fx)"
+                          % (label[3:], mv / results[label], statistics.median(per),
+                             min(per), max(per)))
             else:
                 print("  (no mvnmf result: ratios to mvnmf are n/a)")
 
