@@ -74,13 +74,6 @@ unsafe extern "C" fn record(p: *const mvnmf_progress, user: *mut c_void) -> i32 
     0
 }
 
-/// The start both precisions share: entry t is 0.05 + (t·2654435761 mod 1009)/1009.
-fn start(len: usize, offset: usize) -> Vec<f64> {
-    (0..len)
-        .map(|t| 0.05 + (((t + offset) as u64 * 2_654_435_761) % 1009) as f64 / 1009.0)
-        .collect()
-}
-
 /// One fit in both precisions: the double and float buffers (U's then V) after
 /// `run64` / `run32`, each given the start, the workspace and the trace.
 struct Pair {
@@ -185,9 +178,9 @@ fn every_f32_entry_point_is_monotone_and_agrees_with_f64() {
     let u0: Vec<Vec<f64>> = xs
         .iter()
         .enumerate()
-        .map(|(i, (_, m))| start(m * K, 100 * i))
+        .map(|(i, (_, m))| formula_start(m * K, 100 * i as u64))
         .collect();
-    let v0 = start(K * N, 7);
+    let v0 = formula_start(K * N, 7);
     let run = |name: &str, f64_call: Call<'_, f64>, f32_call: Call<'_, f32>| {
         let (mut u, mut v, mut o64) = (u0.clone(), v0.clone(), Vec::new());
         assert_eq!(f64_call(&mut u, &mut v, &mut o64), S::Ok, "{name} f64");
@@ -744,4 +737,324 @@ fn f32_magnitudes_are_refused_where_float_factors_would_overflow() {
             );
         }
     }
+}
+
+/// Every `_f32` entry point refuses a negative entry (NEGATIVE_INPUT) and a
+/// NULL view array (NULL_POINTER) with its outputs untouched; and the MvSL
+/// encode in single precision never raises its objective.
+#[test]
+fn every_f32_entry_point_refuses_bad_input_untouched() {
+    let (m, n, k) = (6usize, 9usize, 2usize);
+    let good: Vec<f32> = (0..m * n).map(|t| 0.2 + (t % 7) as f32 / 7.0).collect();
+    let mut bad = good.clone();
+    bad[4] = -1.0;
+    let labels: Vec<u32> = (0..n).map(|j| (j % 2) as u32).collect();
+    let mut sge: mvnmf_graph = unsafe { std::mem::zeroed() };
+    sge.kind = MVNMF_GRAPH_SGE;
+    sge.n = n;
+    sge.labels = labels.as_ptr();
+    sge.n_classes = 2;
+    let none = mvnmf_graph {
+        kind: MVNMF_GRAPH_NONE,
+        ..sge
+    };
+    let np = mvnmf_nmf_params_default();
+    let mp = mvnmf_mvsl_params_default();
+    let mut dp = unsafe { std::mem::zeroed() };
+    unsafe {
+        assert_eq!(
+            mvnmf_deep_params_preset(MVNMF_DEEP_PRESET_DMCL, &mut dp),
+            S::Ok
+        )
+    };
+    let mut pp: mvnmf_pipeline_params = unsafe { std::mem::zeroed() };
+    unsafe {
+        assert_eq!(
+            mvnmf_pipeline_params_preset(MVNMF_METHOD_MVSL_S, &mut pp),
+            S::Ok
+        )
+    };
+    let jp = mvnmf_jsnmf_params_default();
+    let qp = mvnmf_jsnmf_query_params_default();
+    let ks = [mvnmf_kernel {
+        kind: MVNMF_KERNEL_RBF,
+        gamma: 0.0,
+    }];
+    let layers = [3usize, k];
+    let mut dlen = 0;
+    unsafe {
+        assert_eq!(
+            mvnmf_deep_factor_len(m, layers.as_ptr(), 2, &mut dlen),
+            S::Ok
+        )
+    };
+    let ranks = [k + 1];
+
+    // (name, call(view array, u, v, work, bytes) -> status); u has room for any model's factor.
+    type Call<'a> =
+        Box<dyn Fn(*const mvnmf_view_f32, *mut f32, *mut f32, *mut c_void, usize) -> S + 'a>;
+    let calls: Vec<(&str, Call)> = vec![
+        (
+            "nmf_fit",
+            Box::new(|x, u, v, w, b| unsafe {
+                mvnmf_nmf_fit_f32(x, k, &np, u, v, w, b, None, null_mut(), null_mut())
+            }),
+        ),
+        (
+            "nmf_encode",
+            Box::new(|x, u, v, w, b| unsafe {
+                mvnmf_nmf_encode_f32(x, k, &np, u, v, w, b, None, null_mut(), null_mut())
+            }),
+        ),
+        (
+            "joint_nmf_fit",
+            Box::new(|x, u, v, w, b| unsafe {
+                mvnmf_joint_nmf_fit_f32(
+                    x,
+                    1,
+                    k,
+                    &np,
+                    [u].as_ptr(),
+                    v,
+                    w,
+                    b,
+                    None,
+                    null_mut(),
+                    null_mut(),
+                )
+            }),
+        ),
+        (
+            "joint_nmf_encode",
+            Box::new(|x, u, v, w, b| unsafe {
+                mvnmf_joint_nmf_encode_f32(
+                    x,
+                    1,
+                    k,
+                    &np,
+                    [u.cast_const()].as_ptr(),
+                    v,
+                    w,
+                    b,
+                    None,
+                    null_mut(),
+                    null_mut(),
+                )
+            }),
+        ),
+        (
+            "beta_nmf_fit",
+            Box::new(|x, u, v, w, b| unsafe {
+                mvnmf_beta_nmf_fit_f32(
+                    x,
+                    1,
+                    k,
+                    1.0,
+                    -1.0,
+                    null(),
+                    &np,
+                    [u].as_ptr(),
+                    v,
+                    w,
+                    b,
+                    None,
+                    null_mut(),
+                    null_mut(),
+                )
+            }),
+        ),
+        (
+            "mvsl_fit",
+            Box::new(|x, u, v, w, b| unsafe {
+                mvnmf_mvsl_fit_f32(
+                    x,
+                    1,
+                    &sge,
+                    k,
+                    &mp,
+                    [u].as_ptr(),
+                    v,
+                    w,
+                    b,
+                    None,
+                    null_mut(),
+                    null_mut(),
+                )
+            }),
+        ),
+        (
+            "mvsl_encode",
+            Box::new(|x, u, v, w, b| unsafe {
+                mvnmf_mvsl_encode_f32(
+                    x,
+                    1,
+                    &none,
+                    k,
+                    &mp,
+                    [u.cast_const()].as_ptr(),
+                    v,
+                    w,
+                    b,
+                    None,
+                    null_mut(),
+                    null_mut(),
+                )
+            }),
+        ),
+        (
+            "deep_fit",
+            Box::new(|x, u, v, w, b| unsafe {
+                mvnmf_deep_fit_f32(
+                    x,
+                    1,
+                    &sge,
+                    layers.as_ptr(),
+                    2,
+                    &dp,
+                    [u].as_ptr(),
+                    v,
+                    w,
+                    b,
+                    None,
+                    null_mut(),
+                    null_mut(),
+                )
+            }),
+        ),
+        (
+            "deep_encode",
+            Box::new(|x, u, v, w, b| unsafe {
+                mvnmf_deep_encode_f32(
+                    x,
+                    1,
+                    &none,
+                    layers.as_ptr(),
+                    2,
+                    &dp,
+                    [u.cast_const()].as_ptr(),
+                    v,
+                    w,
+                    b,
+                    None,
+                    null_mut(),
+                    null_mut(),
+                )
+            }),
+        ),
+        (
+            "pipeline_fit",
+            Box::new(|x, u, v, w, b| {
+                let mut eta = [0.0];
+                unsafe {
+                    mvnmf_pipeline_fit_f32(
+                        x,
+                        1,
+                        ks.as_ptr(),
+                        labels.as_ptr(),
+                        2,
+                        k,
+                        &pp,
+                        [u].as_ptr(),
+                        v,
+                        eta.as_mut_ptr(),
+                        w,
+                        b,
+                        None,
+                        null_mut(),
+                        null_mut(),
+                    )
+                }
+            }),
+        ),
+        (
+            "jsnmf_fit",
+            Box::new(|x, u, v, w, b| unsafe {
+                // W = u's first m·k floats, U_1 its next m, H = v.
+                mvnmf_jsnmf_fit_f32(
+                    x,
+                    1,
+                    k,
+                    ranks.as_ptr(),
+                    null(),
+                    &jp,
+                    u,
+                    [u.add(m * k)].as_ptr(),
+                    [v].as_ptr(),
+                    w,
+                    b,
+                    None,
+                    null_mut(),
+                    null_mut(),
+                )
+            }),
+        ),
+        (
+            "jsnmf_encode",
+            Box::new(|x, u, v, w, b| unsafe {
+                mvnmf_jsnmf_encode_f32(x, k, k + 1, &qp, u, u.add(m * k), v, w, b)
+            }),
+        ),
+    ];
+    let view = |x: &[f32]| dense32(x, m);
+    for (name, call) in &calls {
+        let gv = view(&good);
+        // A workspace that is enough for every entry point here.
+        let bytes = 1 << 20;
+        let mut u = vec![0.5f32; dlen.max(m * (k + 1))];
+        let mut v = vec![0.5f32; (k + 1) * n];
+        assert_eq!(
+            with_work(bytes, |w, b| call(
+                &gv,
+                u.as_mut_ptr(),
+                v.as_mut_ptr(),
+                w,
+                b
+            )),
+            S::Ok,
+            "{name}: good input"
+        );
+        for (what, arr, want) in [
+            ("negative entry", Some(view(&bad)), S::NegativeInput),
+            ("NULL views", None, S::NullPointer),
+        ] {
+            let (mut u, mut v) = (vec![0.5f32; u.len()], vec![0.5f32; v.len()]);
+            let p = arr.as_ref().map_or(null(), |a| a as *const mvnmf_view_f32);
+            let s = with_work(bytes, |w, b| call(p, u.as_mut_ptr(), v.as_mut_ptr(), w, b));
+            assert_eq!(s, want, "{name}: {what}");
+            assert!(
+                u.iter().chain(&v).all(|&x| x == 0.5),
+                "{name}: {what}: outputs written"
+            );
+        }
+    }
+
+    // MvSL encode in single precision: the objective of the V-steps never rises.
+    let gv = view(&good);
+    let u = vec![0.5f32; m * k];
+    let mut v = vec![0.0f32; k * n];
+    let mut trace = Vec::new();
+    let mut p = mp;
+    p.tol = 0.0;
+    p.max_iter = 50;
+    let s = with_work(1 << 20, |w, b| unsafe {
+        mvnmf_mvsl_encode_f32(
+            &gv,
+            1,
+            &none,
+            k,
+            &p,
+            [u.as_ptr()].as_ptr(),
+            v.as_mut_ptr(),
+            w,
+            b,
+            Some(record),
+            (&mut trace as *mut Vec<f64>).cast(),
+            null_mut(),
+        )
+    });
+    assert_eq!(s, S::Ok);
+    assert!(
+        trace.len() == 51 && trace.windows(2).all(|w| w[1] <= w[0] + 1e-5 * trace[0]),
+        "mvsl_encode_f32 rose"
+    );
 }

@@ -60,14 +60,6 @@ fn cases() -> Vec<Case> {
         .collect()
 }
 
-/// The fixture's start: entry t (column-major) is
-/// `0.05 + ((t + offset)·2654435761 mod 1009) / 1009`, exact on both sides.
-fn start(len: usize, offset: u64) -> Vec<f64> {
-    (0..len as u64)
-        .map(|t| 0.05 + (((t + offset) * 2_654_435_761) % 1009) as f64 / 1009.0)
-        .collect()
-}
-
 fn sklearn_params(c: &Case) -> NmfParams {
     NmfParams {
         max_iter: c.max_iter,
@@ -88,7 +80,7 @@ fn the_scikit_learn_rule_stops_where_scikit_learn_does() {
         } else {
             View::from(Dense::new(&x, m, n, m).unwrap())
         };
-        let (mut u, mut v) = (start(m * c.k, 0), start(c.k * n, 7));
+        let (mut u, mut v) = (formula_start(m * c.k, 0), formula_start(c.k * n, 7));
         let np = sklearn_params(&c);
         let report = if c.beta == 2.0 {
             let mut w = vec![0u8; nmf::fit_workspace::<f64>(view.shape(), c.k, &np).unwrap()];

@@ -23,6 +23,13 @@ _METHODS = {"joint-nmf": B.MVNMF_METHOD_JOINT_NMF, "gnmf": B.MVNMF_METHOD_GNMF, 
             "mvsl-l": B.MVNMF_METHOD_MVSL_L, "mvsl-t": B.MVNMF_METHOD_MVSL_T, "mcl": B.MVNMF_METHOD_MCL}
 
 
+def _stop_code(stop_rule):
+    """The C stop_rule code of 'sklearn' / 'every_iteration'."""
+    if stop_rule not in _STOP:
+        raise ValueError("stop_rule must be one of %s, not %r" % (sorted(_STOP), stop_rule))
+    return _STOP[stop_rule]
+
+
 def _seed(random_state):
     """A 64-bit seed from an int, a numpy Generator / RandomState, or None (fresh)."""
     if isinstance(random_state, numbers.Integral):
@@ -121,9 +128,7 @@ class MultiViewNMF(_Base):
         p.tol = float(self.tol)
         p.seed = seed
         p.init = B.MVNMF_INIT_GIVEN if given else B.MVNMF_INIT_RANDOM
-        if self.stop_rule not in _STOP:
-            raise ValueError("stop_rule must be one of %s, not %r" % (sorted(_STOP), self.stop_rule))
-        p.stop_rule = _STOP[self.stop_rule]
+        p.stop_rule = _stop_code(self.stop_rule)
         return p
 
     def fit(self, X, y=None, **params):
@@ -242,9 +247,7 @@ class SemiSupervisedMultiViewNMF(_Base):
         call("mvnmf_pipeline_params_preset", _METHODS[self.method], C.byref(pp))
         s = pp.solver
         s.max_iter, s.tol, s.seed = int(self.max_iter), float(self.tol), _seed(self.random_state)
-        if self.stop_rule not in _STOP:
-            raise ValueError("stop_rule must be one of %s, not %r" % (sorted(_STOP), self.stop_rule))
-        s.stop_rule = _STOP[self.stop_rule]
+        s.stop_rule = _stop_code(self.stop_rule)
         for name in ("alpha", "beta", "gamma"):
             if getattr(self, name) is not None:
                 setattr(s, name, float(getattr(self, name)))

@@ -13,7 +13,8 @@
 //!   (`params`) may be NULL and means the defaults, exactly what the struct's
 //!   `mvnmf_*_params_default()` returns (one rule, through `read_params`);
 //!   `progress` and `report` may be NULL; every other pointer is required.
-//! * Matrices are column-major `double`. Output buffers have exactly the
+//! * Matrices are column-major `double` (`float` for the `_f32` twins of the
+//!   solvers, which take `mvnmf_view_f32`). Output buffers have exactly the
 //!   documented sizes and must not overlap each other, the inputs or the
 //!   workspace.
 //! * No panic crosses the boundary: one would be caught and reported as

@@ -196,3 +196,12 @@ pub fn read_view(dir: &str, v: usize) -> (Vec<f64>, usize, usize) {
     assert_eq!(x.len(), rows * cols);
     (x, rows, cols)
 }
+
+/// A start both sides of a comparison (Rust and a scikit-learn fixture, or
+/// two precisions) evaluate exactly: entry `t` (column-major) is
+/// `0.05 + ((t + offset)·2654435761 mod 1009) / 1009`.
+pub fn formula_start(len: usize, offset: u64) -> Vec<f64> {
+    (0..len as u64)
+        .map(|t| 0.05 + (((t + offset) * 2_654_435_761) % 1009) as f64 / 1009.0)
+        .collect()
+}
