@@ -7,8 +7,9 @@ libmvnmf.so first:
     python3 ffi-tests/python/shared_library.py path/to/libmvnmf.so [View=48,NmfParams=48,...]
 
 The optional second argument gives the library's struct sizes (from the Rust
-side of the test): the ctypes mirrors below must match them, or the header
-changed and this script must follow.
+side of the test), checked against the ctypes structs. Those are not written
+here: they come from python/mvnmf/_bindings.py, generated from the header by
+python/gen_bindings.py (which fails a test when it is stale).
 
 Standard library only (no numpy). The buffers are the caller's own
 (`array.array`), passed by address and written in place: the checks are that
@@ -21,71 +22,36 @@ when that callback says so, and gives the same bytes twice. Exits non-zero
 
 import array
 import ctypes as C
+import importlib.util
 import math
+import os
 import sys
 
-DENSE, CSC = 0, 1
-OK, NEGATIVE_INPUT, WORKSPACE_TOO_SMALL, CANCELLED = 0, 7, 13, 14
-STOP_CANCELLED = 2
+# The structs, constants and every function signature come from the bindings
+# generated from include/mvnmf.h (python/mvnmf/_bindings.py: ctypes only,
+# standard library), loaded by path so that numpy is not needed.
+_spec = importlib.util.spec_from_file_location(
+    "mvnmf_bindings", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                   "python", "mvnmf", "_bindings.py"))
+B = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(B)
+
+DENSE, CSC = B.MVNMF_VIEW_DENSE, B.MVNMF_VIEW_CSC
+OK, NEGATIVE_INPUT = B.MVNMF_STATUS_OK, B.MVNMF_STATUS_NEGATIVE_INPUT
+WORKSPACE_TOO_SMALL, CANCELLED = B.MVNMF_STATUS_WORKSPACE_TOO_SMALL, B.MVNMF_STATUS_CANCELLED
+STOP_CANCELLED = B.MVNMF_STOP_CANCELLED
+TERM_RECONSTRUCTION = B.MVNMF_TERM_RECONSTRUCTION
+View, NmfParams, Report = B.mvnmf_view, B.mvnmf_nmf_params, B.mvnmf_report
+PROGRESS_FN = B.mvnmf_progress_fn
 
 
-class View(C.Structure):
-    _fields_ = [("kind", C.c_uint32), ("rows", C.c_size_t), ("cols", C.c_size_t),
-                ("values", C.POINTER(C.c_double)), ("col_stride", C.c_size_t),
-                ("col_ptr", C.POINTER(C.c_size_t)), ("row_idx", C.POINTER(C.c_size_t))]
-
-
-class NmfParams(C.Structure):
-    _fields_ = [("max_iter", C.c_uint32), ("tol", C.c_double), ("eps", C.c_double),
-                ("vmax", C.c_double), ("seed", C.c_uint64), ("init", C.c_uint32),
-                ("stop_rule", C.c_uint32)]
-
-
-class Term(C.Structure):
-    _fields_ = [("kind", C.c_uint32), ("reserved", C.c_uint32), ("value", C.c_double)]
-
-
-class Objective(C.Structure):
-    _fields_ = [("total", C.c_double), ("n_terms", C.c_uint32), ("reserved", C.c_uint32),
-                ("terms", Term * 8)]
-
-    def term(self, kind):
-        """The value of the part `kind` (MVNMF_TERM_*), 0 when absent."""
-        return next((t.value for t in self.terms[:self.n_terms] if t.kind == kind), 0.0)
-
-
-TERM_RECONSTRUCTION = 0
-
-
-class Progress(C.Structure):
-    _fields_ = [("iter", C.c_uint32), ("objective", Objective)]
-
-
-class Report(C.Structure):
-    _fields_ = [("iterations", C.c_uint32), ("stop", C.c_uint32), ("dead_views", C.c_uint32),
-                ("initial", Objective), ("objective", Objective)]
-
-
-PROGRESS_FN = C.CFUNCTYPE(C.c_int, C.POINTER(Progress), C.c_void_p)
+def term(objective, kind):
+    """The value of the part `kind` (MVNMF_TERM_*) of an mvnmf_objective, 0 when absent."""
+    return next((t.value for t in objective.terms[:objective.n_terms] if t.kind == kind), 0.0)
 
 
 def load(path):
-    lib = C.CDLL(path)
-    lib.mvnmf_version.restype = C.c_char_p
-    lib.mvnmf_version.argtypes = []
-    lib.mvnmf_status_message.restype = C.c_char_p
-    lib.mvnmf_status_message.argtypes = [C.c_uint32]
-    lib.mvnmf_nmf_params_default.restype = NmfParams
-    lib.mvnmf_nmf_params_default.argtypes = []
-    lib.mvnmf_joint_nmf_fit_workspace.restype = C.c_uint32
-    lib.mvnmf_joint_nmf_fit_workspace.argtypes = [
-        C.POINTER(View), C.c_size_t, C.c_size_t, C.POINTER(NmfParams), C.POINTER(C.c_size_t)]
-    lib.mvnmf_joint_nmf_fit.restype = C.c_uint32
-    lib.mvnmf_joint_nmf_fit.argtypes = [
-        C.POINTER(View), C.c_size_t, C.c_size_t, C.POINTER(NmfParams),
-        C.POINTER(C.POINTER(C.c_double)), C.POINTER(C.c_double), C.c_void_p, C.c_size_t,
-        PROGRESS_FN, C.c_void_p, C.POINTER(Report)]
-    return lib
+    return B.declare(C.CDLL(path))
 
 
 def address(buf, offset=0):
@@ -155,9 +121,9 @@ def main(path, sizes=None):
     if sizes:
         for item in sizes.split(","):
             name, size = item.split("=")
-            mine = C.sizeof(globals()[name])
+            mine = C.sizeof(globals()[name]) if name in globals() else C.sizeof(getattr(B, "mvnmf_" + name.lower()))
             assert mine == int(size), "ctypes %s is %d bytes, the library's %s" % (name, mine, size)
-        print("ctypes mirrors have the library's struct sizes (%s)" % sizes)
+        print("the generated ctypes structs have the library's struct sizes (%s)" % sizes)
     lib = load(path)
     version = lib.mvnmf_version().decode()
     assert version and version[0].isdigit(), version
@@ -178,7 +144,7 @@ def main(path, sizes=None):
     @PROGRESS_FN
     def record(prog, _user):
         p = prog.contents
-        seen.append((p.iter, p.objective.total, p.objective.term(TERM_RECONSTRUCTION)))
+        seen.append((p.iter, p.objective.total, term(p.objective, TERM_RECONSTRUCTION)))
         return 0
 
     outs = pb.outputs()
