@@ -6,6 +6,7 @@
 //! ```sh
 //! cargo run --release --example bench_levels                          # hosted (gemm crate for dense)
 //! cargo run --release --no-default-features --example bench_levels    # no_std core (blocked kernel)
+//! cargo run --release --example bench_levels 3 dense Avx2              # one problem at one level
 //! ```
 //! Not a test: speed is measured here, never asserted.
 
@@ -35,6 +36,9 @@ fn main() {
     let rounds: usize = std::env::args()
         .nth(1)
         .map_or(3, |a| a.parse().expect("ROUNDS"));
+    // Optional: one problem ("dense" or "sparse") and one level ("Avx2", ...), for profiling.
+    let only = std::env::args().nth(2);
+    let at_level = std::env::args().nth(3);
     let mut rng = Rng(18);
     let (m, n, k) = (2000, 1000, 50);
     let dense: Vec<f64> = (0..m * n).map(|_| rng.next()).collect();
@@ -52,6 +56,7 @@ fn main() {
     let levels: Vec<SimdLevel> = [SimdLevel::Baseline, SimdLevel::Avx2, SimdLevel::Avx512]
         .into_iter()
         .filter(|&l| l <= detected_level())
+        .filter(|l| at_level.as_ref().is_none_or(|a| *a == format!("{l:?}")))
         .collect();
     println!(
         "mvnmf {}: detected {:?}; median ms/iteration over {rounds} rounds",
@@ -77,6 +82,9 @@ fn main() {
         ),
     ];
     for (name, view, rows, cols, iters) in problems {
+        if only.as_ref().is_some_and(|o| !name.starts_with(o.as_str())) {
+            continue;
+        }
         let u0: Vec<f64> = (0..rows * k).map(|_| 0.05 + rng.next()).collect();
         let v0: Vec<f64> = (0..k * cols).map(|_| 0.05 + rng.next()).collect();
         let mut times = vec![vec![]; levels.len()];

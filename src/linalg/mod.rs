@@ -5,6 +5,7 @@
 //! |---|---|
 //! | `mod.rs` | `gemm` (one entry for every dense product), `gram_t`, dot products, norms |
 //! | `blocked.rs` | the no_std GEMM on workspace panels |
+//! | `microk.rs` | its AVX register tile (`f64`, x86-64; `unsafe`) |
 //! | [`eig`] | dense symmetric eigendecomposition (Householder + implicit QL), `C^{−1/2}`, top singular triplets |
 //! | `hosted.rs` | the `gemm` crate's GEMM (std builds; `unsafe`) |
 //! | `select.rs` | partial selection of the `N` best-scored items (no full sort) |
@@ -30,6 +31,7 @@ pub mod eig;
 #[cfg(feature = "std")]
 pub(crate) mod hosted;
 pub mod mat;
+pub(crate) mod microk;
 pub mod real;
 pub(crate) mod select;
 pub(crate) mod simd;
@@ -236,6 +238,51 @@ pub(crate) mod tests {
                 check(m, n, k, ta, tb, 0.0, false);
                 check(m, n, k, ta, tb, 0.5, false);
                 check(m, n, k, ta, tb, 0.5, true);
+            }
+        }
+    }
+
+    /// The blocked kernel at every SIMD level this CPU has gives the same bits
+    /// (the AVX tiles multiply, round, then add, as the portable tile does),
+    /// operands packed or read in place, edge slivers included.
+    #[test]
+    fn blocked_same_bits_at_every_level() {
+        use crate::linalg::simd::{detected_level, force_level, SimdLevel};
+        let run = |m: usize, n: usize, k: usize, ta: bool, tb: bool| {
+            let mut rng = Rng::new((m * 7 + n * 3 + k) as u64);
+            let a: std::vec::Vec<f64> = (0..m * k).map(|_| rng.uniform() - 0.4).collect();
+            let b: std::vec::Vec<f64> = (0..k * n).map(|_| rng.uniform() - 0.4).collect();
+            let av = if ta {
+                MatRef::col_major(&a, k, m).unwrap().t()
+            } else {
+                MatRef::col_major(&a, m, k).unwrap()
+            };
+            let bv = if tb {
+                MatRef::col_major(&b, n, k).unwrap().t()
+            } else {
+                MatRef::col_major(&b, k, n).unwrap()
+            };
+            let mut w = std::vec![0u8; gemm_req::<f64>(m, n, k).bytes().unwrap()];
+            let mut c = std::vec![0.25; m * n];
+            let cm = MatMut::col_major(&mut c, m, n).unwrap();
+            blocked::gemm(0.75, av, bv, 0.5, cm, &mut Stack::new(&mut w)).unwrap();
+            c.iter()
+                .map(|x| x.to_bits())
+                .collect::<std::vec::Vec<u64>>()
+        };
+        let levels = [SimdLevel::Baseline, SimdLevel::Avx2, SimdLevel::Avx512];
+        for &(m, n, k) in &[(9, 5, 257), (130, 70, 300), (50, 1000, 40), (300, 9, 600)] {
+            for &(ta, tb) in &[(false, false), (true, false), (false, true), (true, true)] {
+                force_level(SimdLevel::Baseline);
+                let want = run(m, n, k, ta, tb);
+                for &l in levels.iter().filter(|&&l| l <= detected_level()) {
+                    force_level(l);
+                    assert!(
+                        run(m, n, k, ta, tb) == want,
+                        "{l:?} m{m} n{n} k{k} ta{ta} tb{tb}"
+                    );
+                }
+                force_level(SimdLevel::Avx512);
             }
         }
     }

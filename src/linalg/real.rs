@@ -62,6 +62,14 @@ pub trait Real:
         beta: Self,
         c: MatMut<'_, Self>,
     ) -> bool;
+    /// The values as `f64` when `Self` is `f64` (the AVX tile of the blocked
+    /// GEMM, `linalg::microk`, is written for `f64`); `None` otherwise.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn as_f64s(s: &[Self]) -> Option<&[f64]> {
+        let _ = s;
+        None
+    }
     /// Hosted fast path for the row-sorted sparse gather (`data::xvt_rows`,
     /// padded width `w`; `entries` = row pointers, columns, values); `false`
     /// when there is none and the portable loop must run.
@@ -94,6 +102,10 @@ pub trait Real:
 }
 
 impl Real for f64 {
+    #[inline(always)]
+    fn as_f64s(s: &[Self]) -> Option<&[f64]> {
+        Some(s)
+    }
     #[cfg(all(feature = "std", target_arch = "x86_64"))]
     #[inline(always)]
     fn gather_rows_hosted(
