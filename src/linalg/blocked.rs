@@ -136,10 +136,11 @@ impl<T: Real> Kernel for Blocked<'_, '_, T> {
                         full: (full_a, full_b),
                     };
                     let (ms, ns) = (mb.div_ceil(MR), nb.div_ceil(NR));
-                    // A read in place: each of its slivers (8 rows, `kb`
-                    // columns far apart) stays in L1 while the packed B panel
-                    // streams past; else the usual order, a B sliver in L1.
-                    if direct_a {
+                    // A read in place and B packed (X·Vᵀ): each A sliver (8
+                    // rows, `kb` columns far apart) stays in L1 while the B
+                    // panel streams past; else the usual order, a B sliver in
+                    // L1 (with the next one prefetched when B is read in place).
+                    if direct_a && !direct_b {
                         for is in 0..ms {
                             for js in 0..ns {
                                 blk.one(js, is, cdata, ld, alpha);
