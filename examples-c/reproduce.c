@@ -105,8 +105,15 @@ static void preprocess(dataset_t *d, int shift, int normalize)
 static const double BETA[] = { 0.002, 0.02, 0.2 };
 static const double ALPHA_MVSL[] = { 0.15, 1.5, 15 }; /* seed 003: alpha = 15 */
 static const double ALPHA_MCL[] = { 1, 10, 100 };     /* seed 001: alpha = 100 */
+static const double GAMMA_MCL[] = { 0.0005, 0.005, 0.05 }; /* seed 001: gamma = 0.005 */
+static const double DEPTH[] = { 1, 2, 3 };                 /* layers of DMCL (issue 20) */
 #define MVSL_W { "alpha", 1.5, ALPHA_MVSL }, { "beta", 0.02, BETA }, { "gamma", 0, NULL }, { "vmax", 1, NULL }
-#define MCL_W { "alpha", 10, ALPHA_MCL }, { "beta", 0.015, BETA }, { "gamma", 0.005, NULL }, { "vmax", 1, NULL }
+#define MCL_W { "alpha", 10, ALPHA_MCL }, { "beta", 0.015, BETA }, { "gamma", 0.005, GAMMA_MCL }, { "vmax", 1, NULL }
+/* DMCL's architecture and pre-training as weights: depth = how many of the layers (the
+ * first depth - 1 hidden sizes, K on top; 0: all of them), box (lower layers in [0, 1]),
+ * vinit (V after pre-training: 0 random, 1 the pre-trained encodings), pretrain (NMF
+ * iterations per layer). */
+#define DEEP_W { "depth", 0, DEPTH }, { "box", 1, NULL }, { "vinit", 0, NULL }, { "pretrain", 100, NULL }
 
 /* Defaults: the papers' alpha / 10 (DESIGN §9: the papers' values zero most
  * columns of U on these normalised views), their beta and gamma, vmax = 1. The
@@ -135,7 +142,7 @@ method_t METHODS[N_METHODS] = {
     { "mcl", "MCL", "MCL preset (L1,inf, gamma on V), SGE graph", 1, ON_ALL, MODEL_PIPELINE,
       MVNMF_METHOD_MCL, NULL, { MCL_W } },
     { "dmcl", "DMCL", "DMCL preset (deep, L1,inf on the top layers, box on lower layers), SGE graph", 1,
-      ON_ALL, MODEL_DEEP, MVNMF_DEEP_PRESET_DMCL, DEFAULT_LAYERS, { MCL_W } },
+      ON_ALL, MODEL_DEEP, MVNMF_DEEP_PRESET_DMCL, DEFAULT_LAYERS, { MCL_W, DEEP_W } },
 };
 
 /* The value of weight `name` (or `dflt` if the method has none); counts are whole. */
@@ -248,6 +255,9 @@ static void fit_deep(ctx_t *c, const method_t *m, fit_t *f)
     g.n_classes = f->labels ? c->data->n_classes : 0;
     CALL(mvnmf_deep_params_preset, m->preset, &dp);
     set_solver(&dp.top, c->opt, f);
+    dp.box_lower = (uint32_t)pget(f->params, "box", dp.box_lower, 1);
+    dp.v_init = (uint32_t)pget(f->params, "vinit", dp.v_init, 1);
+    dp.pretrain_iter = (uint32_t)pget(f->params, "pretrain", dp.pretrain_iter, 1);
     CALL(mvnmf_deep_fit_workspace, f->views, f->nv, &g, f->layers, f->nl, &dp, &bytes);
     CALL(mvnmf_deep_fit, f->views, f->nv, &g, f->layers, f->nl, &dp, f->us, f->v, grow(&c->work, bytes), bytes,
          watch, f, &f->report);
@@ -308,6 +318,9 @@ static void fit(ctx_t *c, const method_t *m, const uint32_t *labels, size_t cand
     f.views = m->on == ON_ALL ? c->views : m->on == ON_VIEW ? &c->views[cand] : &c->concat;
     f.nv = m->on == ON_ALL ? c->data->n_views : 1;
     f.nl = m->model == MODEL_DEEP ? parse_layers(c->layers, c->opt->k, f.layers) : 1;
+    size_t depth = m->model == MODEL_DEEP ? (size_t)pget(params, "depth", 0, 1) : 0;
+    if (depth > f.nl) die("%s: depth %zu, but its layers (%s, K on top) are only %zu", m->key, depth, c->layers, f.nl);
+    if (depth) f.layers[depth - 1] = c->opt->k, f.nl = depth; /* the first depth - 1 hidden sizes, K */
     f.v = v, f.labels = labels, f.params = params, f.seed = seed;
     for (size_t i = 0; i < f.nv; i++) {
         f.lens[i] = f.views[i].rows * c->opt->k;
@@ -341,19 +354,51 @@ static int cv_fit(const mvnmf_cv_fit *f, double *v, void *user)
     return 0;
 }
 
+/* --budget: `use` of the `total` grid points, drawn without replacement by a seeded
+ * Fisher-Yates shuffle (splitmix64 from the split's seed: every method of a split draws
+ * from the same stream), kept in grid order (so ties still go to the first). */
+static void draw_points(size_t total, size_t use, uint64_t seed, size_t *pick)
+{
+    size_t *all = xcalloc(total, sizeof(size_t));
+    uint64_t x = seed ^ 0x5eed7a11u;
+    for (size_t i = 0; i < total; i++) all[i] = i;
+    for (size_t i = 0; i < use; i++) {
+        uint64_t z = (x += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        size_t r = i + (size_t)((z ^ (z >> 31)) % (total - i)), tmp = all[i];
+        all[i] = all[r], all[r] = tmp;
+    }
+    for (size_t i = 0; i < use; i++) { /* insertion sort of the drawn points */
+        size_t v = all[i], q = i;
+        for (; q > 0 && pick[q - 1] > v; q--) pick[q] = pick[q - 1];
+        pick[q] = v;
+    }
+    free(all);
+}
+
 /* Chooses params[] by cross-validation inside the labeled items of `labels` over the
  * product of the weights' grids (mvnmf_cross_validate: stratified folds, kNN accuracy
- * of the held-out fold, ties to the first grid point). */
-static void tune(ctx_t *c, const method_t *m, const uint32_t *labels, uint64_t seed, param_t *params)
+ * of the held-out fold, ties to the first grid point); with --budget N, over N points of
+ * it drawn at random, so methods with more weights get no more fits. `fixed_depth`: a
+ * --depth job, whose depth is not tuned. */
+static void tune(ctx_t *c, const method_t *m, const uint32_t *labels, uint64_t seed, param_t *params, int fixed_depth)
 {
     const options_t *o = c->opt;
     tune_t t = { c, m, params, { 0 }, 0, seed };
-    size_t points = 1, bytes, best;
+    size_t total = 1, points, bytes, best;
     for (size_t p = 0; p < n_params(m); p++)
-        if (params[p].grid) t.tuned[t.nt++] = p, points *= 3;
+        if (params[p].grid && !(fixed_depth && !strcmp(params[p].name, "depth"))) t.tuned[t.nt++] = p, total *= 3;
+    points = o->budget && o->budget < total ? o->budget : total;
+    size_t *pick = xcalloc(points, sizeof(size_t));
+    if (points < total)
+        draw_points(total, points, seed, pick);
+    else
+        for (size_t pt = 0; pt < points; pt++) pick[pt] = pt;
     double *grid = xcalloc(points * t.nt, sizeof(double)), *score = xcalloc(points, sizeof(double)), t0 = now();
     for (size_t pt = 0; pt < points; pt++)
-        for (size_t i = 0, rest = pt; i < t.nt; i++, rest /= 3) grid[pt * t.nt + i] = params[t.tuned[i]].grid[rest % 3];
+        for (size_t i = 0, rest = pick[pt]; i < t.nt; i++, rest /= 3)
+            grid[pt * t.nt + i] = params[t.tuned[i]].grid[rest % 3];
     mvnmf_cv_params cp = mvnmf_cv_params_default();
     cp.folds = o->folds, cp.seed = seed, cp.knn.k = o->knn_k;
     CALL(mvnmf_cross_validate_workspace, o->k, c->data->n, c->data->n_classes, points, &cp, &bytes);
@@ -365,8 +410,8 @@ static void tune(ctx_t *c, const method_t *m, const uint32_t *labels, uint64_t s
         fprintf(stderr, " -> CV kNN accuracy %.2f%%\n", 100 * score[pt]);
     }
     for (size_t i = 0; i < t.nt; i++) params[t.tuned[i]].value = grid[best * t.nt + i];
-    fprintf(stderr, "%s tuned in %.2f s\n", m->name, now() - t0);
-    free(grid), free(score);
+    fprintf(stderr, "%s tuned in %.2f s (%zu of %zu grid points)\n", m->name, now() - t0, points, total);
+    free(grid), free(score), free(pick);
 }
 
 /* The protocol's fit: the encoding of all items from the labeled items' classes. */
@@ -380,8 +425,10 @@ static int fit_cb(const mvnmf_protocol_fit *r, double *v, void *user)
     if (!m->uses_labels && r->fraction_index > 0)
         return 0; /* unsupervised: this split's encoding stands for every fraction */
     memcpy(params, m->params, sizeof params);
+    for (size_t p = 0; p < n_params(m) && j->depth; p++)
+        if (!strcmp(params[p].name, "depth")) params[p].value = 0; /* --depth: the job's layers */
     if (m->uses_labels && c->opt->tune && (m->params[0].grid || m->params[1].grid))
-        tune(c, m, r->labels, r->seed, params);
+        tune(c, m, r->labels, r->seed, params, j->depth != 0);
     for (size_t p = 0; p < n_params(m); p++) j->chosen[cell * MAX_PARAMS + p] = params[p].value;
     double t0 = now();
     c->main_fit = 1, c->eta_set = 0;
@@ -475,6 +522,8 @@ static const opt_t OPTS[] = {
       AT(layers), 0, 0 },
     { "--tune", "choose the weights by cross-validation within the labeled items", T_ON, AT(tune), 0, 0 },
     { "--folds", "folds of --tune (default 3)", T_SIZE, AT(folds), 0, 0 },
+    { "--budget", "--tune fits at most N grid points per method, drawn at random (default: the whole grid)",
+      T_SIZE, AT(budget), 0, 0 },
     { "--depth", "DMCL accuracy against depth 1, 2, 3 (at 50% labeled unless --fractions)", T_ON, AT(depth), 0, 0 },
     { "--kernel", "base kernel of the views for MKL and the neighbour graphs: rbf (default) or linear",
       T_ENUM, AT(kernel), "rbf linear", KERNELS },

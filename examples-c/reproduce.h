@@ -26,7 +26,7 @@ typedef struct {
 } dataset_t;
 
 typedef struct {
-    size_t k, iters, splits, seed, knn_k, restarts, folds, n_fractions;
+    size_t k, iters, splits, seed, knn_k, restarts, folds, budget, n_fractions;
     double tol, mkl_lambda, sparse_below, fractions[MAX_FRACTIONS];
     char fraction_text[MAX_FRACTIONS][32];     /* "10%" ... */
     const char *fraction_cols[MAX_FRACTIONS]; /* ... the tables' columns */

@@ -90,8 +90,10 @@ static void print_notes(const options_t *o, int graphs, int deep, int tunable)
         printf("--tune: none of the selected methods has weights; nothing to tune.\n");
     else if (o->tune)
         printf("--tune: per split and fraction, %zu-fold cross-validation within the labeled items over alpha "
-               "in the papers' value x {1/100, 1/10, 1} and beta in {0.002, 0.02, 0.2} (kNN accuracy of the "
-               "held-out labeled items; the test items' labels are never read).\n", o->folds);
+               "in the papers' value x {1/100, 1/10, 1}, beta in {0.002, 0.02, 0.2}, for MCL and DMCL gamma in "
+               "{0.0005, 0.005, 0.05} and for DMCL the depth in {1, 2, 3} (unless --depth fixes it) (kNN "
+               "accuracy of the held-out labeled items; the test items' labels are never read)%s.\n", o->folds,
+               o->budget ? "; each method fits at most --budget grid points, drawn at random per split" : "");
 }
 
 /* Every selected method with its weights. */
@@ -206,14 +208,18 @@ static void print_tuned(const ctx_t *c, const job_t *jobs, size_t n_jobs)
     size_t ns = c->opt->splits;
     for (const job_t *j = jobs; j < jobs + n_jobs; j++) {
         if (!j->m->uses_labels || !(j->m->params[0].grid || j->m->params[1].grid)) continue;
-        snprintf(title, sizeof title, "\n%s, weights chosen by --tune (split 1..%zu):\n", j->m->name, ns);
+        if (j->depth)
+            snprintf(title, sizeof title, "\n%s at depth %zu, weights chosen by --tune (split 1..%zu):\n",
+                     j->m->name, j->depth, ns);
+        else
+            snprintf(title, sizeof title, "\n%s, weights chosen by --tune (split 1..%zu):\n", j->m->name, ns);
         table_head(title, "labeled", COLS, 1);
         for (size_t f = 0; f < c->opt->n_fractions; f++) {
             printf("| %s |", c->opt->fraction_text[f]);
             for (size_t s = 0; s < ns; s++) {
                 printf("%s", s ? ";" : "");
                 for (size_t p = 0; p < n_params(j->m); p++)
-                    if (j->m->params[p].grid)
+                    if (j->m->params[p].grid && !(j->depth && !strcmp(j->m->params[p].name, "depth")))
                         printf(" %s=%g", j->m->params[p].name, j->chosen[(f * ns + s) * MAX_PARAMS + p]);
             }
             printf(" |\n");

@@ -103,7 +103,14 @@ fn fine_tuning_never_increases_the_objective() {
                 ..DeepParams::dmcl()
             },
         ),
-        ("DMCL paper α", DeepParams::dmcl()),
+        ("DMCL preset α", DeepParams::dmcl()),
+        (
+            "DMCL paper α",
+            DeepParams {
+                top: MvslParams::mcl(),
+                ..DeepParams::dmcl()
+            },
+        ),
         (
             "DMCL no box",
             DeepParams {

@@ -11,8 +11,9 @@ use super::{
 use crate::error::Error;
 use crate::models::deep::{self, DeepParams, DeepVInit};
 
-/// Deep preset: DMCL (seed 001: L1,∞ on the top layer, α = 100, β = 0.015,
-/// γ = 0.005, vmax = 1, box on lower layers).
+/// Deep preset: DMCL (seed 001: L1,∞ on the top layer, β = 0.015, γ = 0.005,
+/// vmax = 1, box on lower layers) with α = 10, the paper's α / 10, which did
+/// better with two or more layers on the data tried (issue 20).
 pub const MVNMF_DEEP_PRESET_DMCL: u32 = 0;
 /// Deep preset: DNMF / ConcatDNMF (no regularisers, vmax = ∞).
 pub const MVNMF_DEEP_PRESET_DNMF: u32 = 1;
