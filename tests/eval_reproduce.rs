@@ -160,6 +160,8 @@ fn reproduce_runs_on_an_unseen_dataset() {
             "--methods",
             "concat,mvsl-l,dmcl",
             "--tune",
+            "--budget",
+            "9",
         ])
         .arg(&data)
         .output()
@@ -175,12 +177,20 @@ fn reproduce_runs_on_an_unseen_dataset() {
     ] {
         assert!(text.contains(needle), "missing {needle:?} in\n{text}");
     }
-    // 9 grid points x 3 folds + the final fit, per tuned method.
+    // 9 grid points x 3 folds + the final fit, per tuned method: MvSL-L's
+    // whole grid (alpha x beta), 9 of DMCL's 81 (alpha x beta x gamma x depth,
+    // --budget 9), its depth among the weights chosen.
     assert_eq!(err.matches("tune MvSL-L:").count(), 9, "{err}");
-    assert!(
-        checks_row(&text, "MvSL-L").starts_with("| MvSL-L | 28 |"),
-        "{text}"
-    );
+    assert_eq!(err.matches("tune DMCL:").count(), 9, "{err}");
+    assert!(err.contains("DMCL tuned in") && err.contains("(9 of 81 grid points)"), "{err}");
+    for method in ["MvSL-L", "DMCL"] {
+        assert!(
+            checks_row(&text, method).starts_with(&format!("| {method} | 28 |")),
+            "{text}"
+        );
+    }
+    let chosen = text.split("DMCL, weights chosen by --tune").nth(1).unwrap();
+    assert!(chosen.contains(" gamma=") && chosen.contains(" depth="), "{text}");
     no_failed_checks(&text);
 
     // --depth: DMCL with 1, 2 and 3 layers.
