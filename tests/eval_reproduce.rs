@@ -182,7 +182,10 @@ fn reproduce_runs_on_an_unseen_dataset() {
     // --budget 9), its depth among the weights chosen.
     assert_eq!(err.matches("tune MvSL-L:").count(), 9, "{err}");
     assert_eq!(err.matches("tune DMCL:").count(), 9, "{err}");
-    assert!(err.contains("DMCL tuned in") && err.contains("(9 of 81 grid points)"), "{err}");
+    assert!(
+        err.contains("DMCL tuned in") && err.contains("(9 of 81 grid points)"),
+        "{err}"
+    );
     for method in ["MvSL-L", "DMCL"] {
         assert!(
             checks_row(&text, method).starts_with(&format!("| {method} | 28 |")),
@@ -190,7 +193,10 @@ fn reproduce_runs_on_an_unseen_dataset() {
         );
     }
     let chosen = text.split("DMCL, weights chosen by --tune").nth(1).unwrap();
-    assert!(chosen.contains(" gamma=") && chosen.contains(" depth="), "{text}");
+    assert!(
+        chosen.contains(" gamma=") && chosen.contains(" depth="),
+        "{text}"
+    );
     no_failed_checks(&text);
 
     // --depth: DMCL with 1, 2 and 3 layers.
