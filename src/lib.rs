@@ -59,12 +59,13 @@
 //!   solver writes, all without copies (no_std: nalgebra without its `std`).
 //!
 //! ## Safety
-//! `unsafe` lives in [`ffi`] (the exported C ABI) and in three named files of
+//! `unsafe` lives in [`ffi`] (the exported C ABI) and in four named files of
 //! [`linalg`], each with a `# Safety` section: `linalg::hosted` (the call into
 //! the `gemm` crate's raw-pointer GEMM, after the operands' extents have been
-//! checked against their slices), `linalg::simd` (run-time SIMD dispatch) and
+//! checked against their slices), `linalg::simd` (run-time SIMD dispatch),
 //! `linalg::spk` (the vector loads and stores of the hosted sparse row kernels,
-//! each on a range checked against its slice). Everything else is
+//! each on a range checked against its slice) and `linalg::microk` (the AVX
+//! register tile of the no_std GEMM, its operands' extents checked first). Everything else is
 //! `#![deny(unsafe_code)]`.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![deny(unsafe_code)]

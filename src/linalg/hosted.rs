@@ -12,8 +12,8 @@
 //! One `unsafe` block: the call into `gemm::gemm` with raw pointers, after
 //! [`MatRef`] / [`MatMut`] construction proved every addressed element lies
 //! inside its slice (the block's `SAFETY` comment gives the argument). This file
-//! is one of the three in `linalg/` allowed `unsafe` (the others: `simd.rs`,
-//! `spk.rs`); every other module of the core is `#![deny(unsafe_code)]`.
+//! is one of the four in `linalg/` allowed `unsafe` (the others: `simd.rs`,
+//! `spk.rs`, `microk.rs`); every other module of the core is `#![deny(unsafe_code)]`.
 #![allow(unsafe_code)]
 
 use crate::linalg::mat::{MatMut, MatRef};

@@ -27,7 +27,7 @@
 //! length was checked first (`8·kb` and `4·kb` values); the call into the
 //! `#[target_feature(enable = "avx")]` function, made only through an
 //! [`AvxTile`] token, which exists only when the detected SIMD level is AVX2 or
-//! higher. One of the named kernel files of `linalg/` allowed `unsafe`.
+//! higher. One of the four files of `linalg/` allowed `unsafe`.
 #![allow(unsafe_code)]
 
 #[cfg(target_arch = "x86_64")]

@@ -22,7 +22,7 @@
 //! The `unsafe` here: the calls into the `#[target_feature]` functions, each
 //! made only when the detected level says this CPU has every feature the
 //! function is compiled for; `cpuid` (always present on x86-64); and `xgetbv`,
-//! executed only when `cpuid` reports `OSXSAVE`. One of the three files of
+//! executed only when `cpuid` reports `OSXSAVE`. One of the four files of
 //! `linalg/` allowed `unsafe`.
 #![allow(unsafe_code)]
 

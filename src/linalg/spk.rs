@@ -31,7 +31,7 @@
 //! The vector loads and stores, each on a range whose bounds were checked on the
 //! slice it points into (`get` / `get_mut` of `W` values); a prefetch (which
 //! does not access memory); the calls into the `#[target_feature]` kernels after
-//! run-time detection. One of the three files of `linalg/` allowed `unsafe`.
+//! run-time detection. One of the four files of `linalg/` allowed `unsafe`.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::{
