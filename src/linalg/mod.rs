@@ -179,6 +179,16 @@ pub(crate) mod tests {
     use super::*;
     use crate::rng::Rng;
 
+    /// A `rows × cols` operand over `data`: column-major, or (`t`) the
+    /// transpose of a column-major `cols × rows` matrix (strided rows).
+    fn operand(data: &[f64], rows: usize, cols: usize, t: bool) -> MatRef<'_, f64> {
+        if t {
+            MatRef::col_major(data, cols, rows).unwrap().t()
+        } else {
+            MatRef::col_major(data, rows, cols).unwrap()
+        }
+    }
+
     fn check(m: usize, n: usize, k: usize, ta: bool, tb: bool, beta: f64, hosted: bool) {
         let mut rng = Rng::new(((m * 31 + n) * 17 + k) as u64);
         let mut a = std::vec![0.0; m * k];
@@ -188,16 +198,7 @@ pub(crate) mod tests {
         b.iter_mut().for_each(|x| *x = rng.uniform() - 0.5);
         c.iter_mut().for_each(|x| *x = rng.uniform());
         let c0 = c.clone();
-        let av = if ta {
-            MatRef::col_major(&a, k, m).unwrap().t()
-        } else {
-            MatRef::col_major(&a, m, k).unwrap()
-        };
-        let bv = if tb {
-            MatRef::col_major(&b, n, k).unwrap().t()
-        } else {
-            MatRef::col_major(&b, k, n).unwrap()
-        };
+        let (av, bv) = (operand(&a, m, k, ta), operand(&b, k, n, tb));
         let need = gemm_req::<f64>(m, n, k).bytes().unwrap();
         let mut w = std::vec![0u8; need];
         let mut st = Stack::new(&mut w);
@@ -252,16 +253,7 @@ pub(crate) mod tests {
             let mut rng = Rng::new((m * 7 + n * 3 + k) as u64);
             let a: std::vec::Vec<f64> = (0..m * k).map(|_| rng.uniform() - 0.4).collect();
             let b: std::vec::Vec<f64> = (0..k * n).map(|_| rng.uniform() - 0.4).collect();
-            let av = if ta {
-                MatRef::col_major(&a, k, m).unwrap().t()
-            } else {
-                MatRef::col_major(&a, m, k).unwrap()
-            };
-            let bv = if tb {
-                MatRef::col_major(&b, n, k).unwrap().t()
-            } else {
-                MatRef::col_major(&b, k, n).unwrap()
-            };
+            let (av, bv) = (operand(&a, m, k, ta), operand(&b, k, n, tb));
             let mut w = std::vec![0u8; gemm_req::<f64>(m, n, k).bytes().unwrap()];
             let mut c = std::vec![0.25; m * n];
             let cm = MatMut::col_major(&mut c, m, n).unwrap();
