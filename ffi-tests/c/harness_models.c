@@ -951,7 +951,8 @@ static void test_reductions(void)
                     start.v[j] = 0.05 + 1.1 * lcg_next(&g); /* some above vmax = 1: clipped */
                 CHECK_STATUS(mvnmf_deep_params_preset(MVNMF_DEEP_PRESET_DMCL, &dp), MVNMF_STATUS_OK);
                 CHECK_STATUS(mvnmf_mvsl_params_preset(MVNMF_MVSL_PRESET_MCL, &sp), MVNMF_STATUS_OK);
-                CHECK(sp_equal(&dp.top, &sp)); /* DMCL's top is MCL */
+                sp.alpha = 10.0;
+                CHECK(sp_equal(&dp.top, &sp)); /* DMCL's top is MCL with alpha = 10 (issue 20) */
                 if (variant == 1)
                     sp.alpha = 0.05;
                 if (variant == 2) {
@@ -1271,6 +1272,8 @@ static void test_errors(void)
     set_ctx("mvnmf_deep_params_preset");
     CHECK_STATUS(mvnmf_deep_params_preset(MVNMF_DEEP_PRESET_DMCL, &dp), MVNMF_STATUS_OK);
     CHECK_STATUS(mvnmf_mvsl_params_preset(MVNMF_MVSL_PRESET_MCL, &sp), MVNMF_STATUS_OK);
+    CHECK(dp.top.alpha == 10.0 && sp.alpha == 100.0); /* DMCL: the paper's alpha / 10 (issue 20) */
+    sp.alpha = 10.0;
     CHECK(sp_equal(&dp.top, &sp) && dp.box_lower == 1 && dp.v_init == MVNMF_DEEP_V_RANDOM &&
           dp.pretrain_iter == 100);
     CHECK_STATUS(mvnmf_deep_params_preset(MVNMF_DEEP_PRESET_DNMF, &dp), MVNMF_STATUS_OK);
