@@ -10,8 +10,11 @@
 # 100 iterations; --tune with --budget 9 (each method fits 9 grid points per split and
 # fraction: MCL's 27 = alpha x beta x gamma, DMCL's 81 = x depth). Writes NAME.TAG.out
 # (the tables) and .err (progress, the tuning scores) per run, then the plot
-# OUT_DIR/depth.svg and its tables (scripts/depth_plot.py). About 3 hours on 2 cores
-# (two runs at a time); the tuned runs at fixed depth are most of it.
+# OUT_DIR/depth.svg and its tables (scripts/depth_plot.py; the copy in the repository is
+# examples-c/depth.svg). About 3 hours on 2 cores (two runs at a time); the tuned runs at
+# fixed depth are most of it. A run's splits depend only on the seed and the fraction, so a
+# run may be split by --fractions over several processes (the numbers in REPRODUCE.md for
+# mfeat tuned per depth were: 10, 30 and 50 % apart) and give the same tables.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$(mkdir -p "$1" && cd "$1" && pwd)"
