@@ -28,7 +28,7 @@ MVNMF_MAX_TERMS = 8
 MVNMF_VERSION_MAJOR = 0
 MVNMF_VERSION_MINOR = 1
 MVNMF_VERSION_PATCH = 0
-MVNMF_ABI_VERSION = 2
+MVNMF_ABI_VERSION = 3
 MVNMF_STRUCT_VIEW = 0
 MVNMF_STRUCT_TERM = 1
 MVNMF_STRUCT_OBJECTIVE = 2
@@ -65,6 +65,7 @@ MVNMF_STRUCT_SCORE_SUMMARY = 32
 MVNMF_STRUCT_PROTOCOL_FIT = 33
 MVNMF_STRUCT_CV_FIT = 34
 MVNMF_STRUCT_VIEW_F32 = 35
+MVNMF_STRUCT_PARALLEL = 36
 MVNMF_UNLABELED = 0xFFFFFFFF
 MVNMF_METRIC_EUCLIDEAN = 0
 MVNMF_METRIC_COSINE = 1
@@ -127,7 +128,8 @@ MVNMF_STATUS_CANCELLED = 14
 MVNMF_STATUS_INTERNAL = 15
 MVNMF_STATUS_EMPTY_QUERY = 16
 MVNMF_STATUS_INPUT_TOO_LARGE = 17
-STATUS_NAMES = {0: 'MVNMF_STATUS_OK', 1: 'MVNMF_STATUS_NULL_POINTER', 2: 'MVNMF_STATUS_ZERO_DIMENSION', 3: 'MVNMF_STATUS_DIMENSION_MISMATCH', 4: 'MVNMF_STATUS_SIZE_OVERFLOW', 5: 'MVNMF_STATUS_BUFFER_TOO_SHORT', 6: 'MVNMF_STATUS_BAD_RANK', 7: 'MVNMF_STATUS_NEGATIVE_INPUT', 8: 'MVNMF_STATUS_NON_FINITE_INPUT', 9: 'MVNMF_STATUS_BAD_LABEL', 10: 'MVNMF_STATUS_TOO_FEW_LABELED', 11: 'MVNMF_STATUS_BAD_PARAMETER', 12: 'MVNMF_STATUS_MALFORMED_CSC', 13: 'MVNMF_STATUS_WORKSPACE_TOO_SMALL', 14: 'MVNMF_STATUS_CANCELLED', 15: 'MVNMF_STATUS_INTERNAL', 16: 'MVNMF_STATUS_EMPTY_QUERY', 17: 'MVNMF_STATUS_INPUT_TOO_LARGE'}
+MVNMF_STATUS_PARALLEL_FOR = 18
+STATUS_NAMES = {0: 'MVNMF_STATUS_OK', 1: 'MVNMF_STATUS_NULL_POINTER', 2: 'MVNMF_STATUS_ZERO_DIMENSION', 3: 'MVNMF_STATUS_DIMENSION_MISMATCH', 4: 'MVNMF_STATUS_SIZE_OVERFLOW', 5: 'MVNMF_STATUS_BUFFER_TOO_SHORT', 6: 'MVNMF_STATUS_BAD_RANK', 7: 'MVNMF_STATUS_NEGATIVE_INPUT', 8: 'MVNMF_STATUS_NON_FINITE_INPUT', 9: 'MVNMF_STATUS_BAD_LABEL', 10: 'MVNMF_STATUS_TOO_FEW_LABELED', 11: 'MVNMF_STATUS_BAD_PARAMETER', 12: 'MVNMF_STATUS_MALFORMED_CSC', 13: 'MVNMF_STATUS_WORKSPACE_TOO_SMALL', 14: 'MVNMF_STATUS_CANCELLED', 15: 'MVNMF_STATUS_INTERNAL', 16: 'MVNMF_STATUS_EMPTY_QUERY', 17: 'MVNMF_STATUS_INPUT_TOO_LARGE', 18: 'MVNMF_STATUS_PARALLEL_FOR'}
 
 # ---- structs (the header's order: each after the structs it holds)
 class mvnmf_term(C.Structure):
@@ -202,6 +204,9 @@ class mvnmf_csr_buffers(C.Structure):
 class mvnmf_fused_graph_params(C.Structure):
     pass
 
+class mvnmf_parallel(C.Structure):
+    pass
+
 class mvnmf_mvsl_params(C.Structure):
     pass
 
@@ -242,6 +247,8 @@ class mvnmf_pipeline_report(C.Structure):
 # ---- callbacks
 mvnmf_protocol_fit_fn = C.CFUNCTYPE(C.c_int, C.POINTER(mvnmf_protocol_fit), C.POINTER(C.c_double), C.c_void_p)
 mvnmf_cv_fit_fn = C.CFUNCTYPE(C.c_int, C.POINTER(mvnmf_cv_fit), C.POINTER(C.c_double), C.c_void_p)
+mvnmf_task_fn = C.CFUNCTYPE(None, C.c_void_p, C.c_size_t)
+mvnmf_parallel_for_fn = C.CFUNCTYPE(None, C.c_size_t, mvnmf_task_fn, C.c_void_p, C.c_void_p)
 mvnmf_progress_fn = C.CFUNCTYPE(C.c_int, C.POINTER(mvnmf_progress), C.c_void_p)
 
 mvnmf_term._fields_ = [('kind', C.c_uint32), ('reserved', C.c_uint32), ('value', C.c_double)]
@@ -268,7 +275,8 @@ mvnmf_mkl_report._fields_ = [('ridge', C.c_double), ('mean_diag', C.c_double), (
 mvnmf_qp_report._fields_ = [('objective', C.c_double), ('kkt_residual', C.c_double), ('support', C.c_size_t)]
 mvnmf_csr_buffers._fields_ = [('row_ptr', C.POINTER(C.c_size_t)), ('col_idx', C.POINTER(C.c_size_t)), ('weights', C.POINTER(C.c_double)), ('capacity', C.c_size_t)]
 mvnmf_fused_graph_params._fields_ = [('cross_view', C.c_uint32), ('cca_dims', C.c_size_t), ('cca_reg', C.c_double), ('sigma', C.c_double)]
-mvnmf_mvsl_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('eps', C.c_double), ('vmax', C.c_double), ('seed', C.c_uint64), ('init', C.c_uint32), ('sparsity', C.c_uint32), ('alpha', C.c_double), ('beta', C.c_double), ('gamma', C.c_double), ('u_inner', C.c_uint32), ('v_inner', C.c_uint32), ('eta_up', C.c_double), ('eta_down', C.c_double), ('l0', C.c_double), ('stop_rule', C.c_uint32)]
+mvnmf_parallel._fields_ = [('threads', C.c_uint32), ('reserved', C.c_uint32), ('parallel_for', mvnmf_parallel_for_fn), ('ctx', C.c_void_p)]
+mvnmf_mvsl_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('eps', C.c_double), ('vmax', C.c_double), ('seed', C.c_uint64), ('init', C.c_uint32), ('sparsity', C.c_uint32), ('alpha', C.c_double), ('beta', C.c_double), ('gamma', C.c_double), ('u_inner', C.c_uint32), ('v_inner', C.c_uint32), ('eta_up', C.c_double), ('eta_down', C.c_double), ('l0', C.c_double), ('stop_rule', C.c_uint32), ('parallel', mvnmf_parallel)]
 mvnmf_deep_params._fields_ = [('top', mvnmf_mvsl_params), ('pretrain_iter', C.c_uint32), ('box_lower', C.c_uint32), ('v_init', C.c_uint32)]
 mvnmf_graph._fields_ = [('kind', C.c_uint32), ('n', C.c_size_t), ('labels', C.POINTER(C.c_uint32)), ('n_classes', C.c_size_t), ('affinity_row_ptr', C.POINTER(C.c_size_t)), ('affinity_col_idx', C.POINTER(C.c_size_t)), ('affinity_weights', C.POINTER(C.c_double)), ('penalty_row_ptr', C.POINTER(C.c_size_t)), ('penalty_col_idx', C.POINTER(C.c_size_t)), ('penalty_weights', C.POINTER(C.c_double))]
 mvnmf_progress._fields_ = [('iter', C.c_uint32), ('objective', mvnmf_objective)]
@@ -277,12 +285,12 @@ mvnmf_view_f32._fields_ = [('kind', C.c_uint32), ('rows', C.c_size_t), ('cols', 
 mvnmf_jsnmf_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('eps', C.c_double), ('seed', C.c_uint64), ('init', C.c_uint32), ('stop_rule', C.c_uint32)]
 mvnmf_jsnmf_query_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('eps', C.c_double)]
 mvnmf_mvel_params._fields_ = [('theta1', C.c_double), ('theta2', C.c_double), ('max_iter', C.c_uint32), ('tol', C.c_double), ('nmf_iter', C.c_uint32), ('seed', C.c_uint64), ('init', C.c_uint32), ('unknown_weight', C.c_double)]
-mvnmf_nmf_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('eps', C.c_double), ('vmax', C.c_double), ('seed', C.c_uint64), ('init', C.c_uint32), ('stop_rule', C.c_uint32)]
+mvnmf_nmf_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('eps', C.c_double), ('vmax', C.c_double), ('seed', C.c_uint64), ('init', C.c_uint32), ('stop_rule', C.c_uint32), ('parallel', mvnmf_parallel)]
 mvnmf_pipeline_params._fields_ = [('method', C.c_uint32), ('solver', mvnmf_mvsl_params), ('graph', mvnmf_graph_params), ('learn_eta', C.c_uint32), ('mkl', mvnmf_mkl_params)]
 mvnmf_pipeline_report._fields_ = [('fit', mvnmf_report), ('affinity_nnz', C.c_size_t), ('penalty_nnz', C.c_size_t)]
 
 # The structs whose size mvnmf_struct_size reports: MVNMF_STRUCT_<NAME> -> class.
-STRUCT_CODES = {MVNMF_STRUCT_VIEW: mvnmf_view, MVNMF_STRUCT_TERM: mvnmf_term, MVNMF_STRUCT_OBJECTIVE: mvnmf_objective, MVNMF_STRUCT_PROGRESS: mvnmf_progress, MVNMF_STRUCT_REPORT: mvnmf_report, MVNMF_STRUCT_NMF_PARAMS: mvnmf_nmf_params, MVNMF_STRUCT_MVSL_PARAMS: mvnmf_mvsl_params, MVNMF_STRUCT_GRAPH: mvnmf_graph, MVNMF_STRUCT_DEEP_PARAMS: mvnmf_deep_params, MVNMF_STRUCT_JSNMF_PARAMS: mvnmf_jsnmf_params, MVNMF_STRUCT_JSNMF_QUERY_PARAMS: mvnmf_jsnmf_query_params, MVNMF_STRUCT_MVEL_PARAMS: mvnmf_mvel_params, MVNMF_STRUCT_PIPELINE_PARAMS: mvnmf_pipeline_params, MVNMF_STRUCT_PIPELINE_REPORT: mvnmf_pipeline_report, MVNMF_STRUCT_PREP_PARAMS: mvnmf_prep_params, MVNMF_STRUCT_PREP_REPORT: mvnmf_prep_report, MVNMF_STRUCT_KERNEL: mvnmf_kernel, MVNMF_STRUCT_MKL_PARAMS: mvnmf_mkl_params, MVNMF_STRUCT_MKL_REPORT: mvnmf_mkl_report, MVNMF_STRUCT_QP_REPORT: mvnmf_qp_report, MVNMF_STRUCT_FUSED_KNN_PARAMS: mvnmf_fused_knn_params, MVNMF_STRUCT_GRAPH_PARAMS: mvnmf_graph_params, MVNMF_STRUCT_FUSED_GRAPH_PARAMS: mvnmf_fused_graph_params, MVNMF_STRUCT_CSR_BUFFERS: mvnmf_csr_buffers, MVNMF_STRUCT_KNN_PARAMS: mvnmf_knn_params, MVNMF_STRUCT_KMEANS_PARAMS: mvnmf_kmeans_params, MVNMF_STRUCT_KMEANS_REPORT: mvnmf_kmeans_report, MVNMF_STRUCT_MULTILABEL_SCORES: mvnmf_multilabel_scores, MVNMF_STRUCT_EVAL_PARAMS: mvnmf_eval_params, MVNMF_STRUCT_PROTOCOL_PARAMS: mvnmf_protocol_params, MVNMF_STRUCT_CV_PARAMS: mvnmf_cv_params, MVNMF_STRUCT_SPLIT_SCORES: mvnmf_split_scores, MVNMF_STRUCT_SCORE_SUMMARY: mvnmf_score_summary, MVNMF_STRUCT_PROTOCOL_FIT: mvnmf_protocol_fit, MVNMF_STRUCT_CV_FIT: mvnmf_cv_fit, MVNMF_STRUCT_VIEW_F32: mvnmf_view_f32}
+STRUCT_CODES = {MVNMF_STRUCT_VIEW: mvnmf_view, MVNMF_STRUCT_TERM: mvnmf_term, MVNMF_STRUCT_OBJECTIVE: mvnmf_objective, MVNMF_STRUCT_PROGRESS: mvnmf_progress, MVNMF_STRUCT_REPORT: mvnmf_report, MVNMF_STRUCT_NMF_PARAMS: mvnmf_nmf_params, MVNMF_STRUCT_MVSL_PARAMS: mvnmf_mvsl_params, MVNMF_STRUCT_GRAPH: mvnmf_graph, MVNMF_STRUCT_DEEP_PARAMS: mvnmf_deep_params, MVNMF_STRUCT_JSNMF_PARAMS: mvnmf_jsnmf_params, MVNMF_STRUCT_JSNMF_QUERY_PARAMS: mvnmf_jsnmf_query_params, MVNMF_STRUCT_MVEL_PARAMS: mvnmf_mvel_params, MVNMF_STRUCT_PIPELINE_PARAMS: mvnmf_pipeline_params, MVNMF_STRUCT_PIPELINE_REPORT: mvnmf_pipeline_report, MVNMF_STRUCT_PREP_PARAMS: mvnmf_prep_params, MVNMF_STRUCT_PREP_REPORT: mvnmf_prep_report, MVNMF_STRUCT_KERNEL: mvnmf_kernel, MVNMF_STRUCT_MKL_PARAMS: mvnmf_mkl_params, MVNMF_STRUCT_MKL_REPORT: mvnmf_mkl_report, MVNMF_STRUCT_QP_REPORT: mvnmf_qp_report, MVNMF_STRUCT_FUSED_KNN_PARAMS: mvnmf_fused_knn_params, MVNMF_STRUCT_GRAPH_PARAMS: mvnmf_graph_params, MVNMF_STRUCT_FUSED_GRAPH_PARAMS: mvnmf_fused_graph_params, MVNMF_STRUCT_CSR_BUFFERS: mvnmf_csr_buffers, MVNMF_STRUCT_KNN_PARAMS: mvnmf_knn_params, MVNMF_STRUCT_KMEANS_PARAMS: mvnmf_kmeans_params, MVNMF_STRUCT_KMEANS_REPORT: mvnmf_kmeans_report, MVNMF_STRUCT_MULTILABEL_SCORES: mvnmf_multilabel_scores, MVNMF_STRUCT_EVAL_PARAMS: mvnmf_eval_params, MVNMF_STRUCT_PROTOCOL_PARAMS: mvnmf_protocol_params, MVNMF_STRUCT_CV_PARAMS: mvnmf_cv_params, MVNMF_STRUCT_SPLIT_SCORES: mvnmf_split_scores, MVNMF_STRUCT_SCORE_SUMMARY: mvnmf_score_summary, MVNMF_STRUCT_PROTOCOL_FIT: mvnmf_protocol_fit, MVNMF_STRUCT_CV_FIT: mvnmf_cv_fit, MVNMF_STRUCT_VIEW_F32: mvnmf_view_f32, MVNMF_STRUCT_PARALLEL: mvnmf_parallel}
 
 # Every function of the header: name -> (restype, argtypes).
 SIGNATURES = {

@@ -34,7 +34,7 @@ const _: () = assert!(MVNMF_VERSION_MINOR == number(env!("CARGO_PKG_VERSION_MINO
 const _: () = assert!(MVNMF_VERSION_PATCH == number(env!("CARGO_PKG_VERSION_PATCH")));
 
 /// ABI version of the header: compare it with `mvnmf_abi_version()`.
-pub const MVNMF_ABI_VERSION: u32 = 2;
+pub const MVNMF_ABI_VERSION: u32 = 3;
 
 /// `mvnmf_struct_size`: `struct mvnmf_view`.
 pub const MVNMF_STRUCT_VIEW: u32 = 0;
@@ -108,6 +108,8 @@ pub const MVNMF_STRUCT_PROTOCOL_FIT: u32 = 33;
 pub const MVNMF_STRUCT_CV_FIT: u32 = 34;
 /// `mvnmf_struct_size`: `struct mvnmf_view_f32`.
 pub const MVNMF_STRUCT_VIEW_F32: u32 = 35;
+/// `mvnmf_struct_size`: `struct mvnmf_parallel`.
+pub const MVNMF_STRUCT_PARALLEL: u32 = 36;
 
 /// The ABI version of the library (`MVNMF_ABI_VERSION` of the header it was
 /// built from). A program built against another header finds a different
@@ -159,6 +161,7 @@ pub extern "C" fn mvnmf_struct_size(which: u32) -> usize {
         MVNMF_STRUCT_PROTOCOL_FIT => size_of::<mvnmf_protocol_fit>(),
         MVNMF_STRUCT_CV_FIT => size_of::<mvnmf_cv_fit>(),
         MVNMF_STRUCT_VIEW_F32 => size_of::<mvnmf_view_f32>(),
+        MVNMF_STRUCT_PARALLEL => size_of::<mvnmf_parallel>(),
         _ => 0,
     }
 }
@@ -185,10 +188,10 @@ mod tests {
     /// compared with these by ffi-tests/tests/abi.rs.)
     #[test]
     fn every_code_has_a_size_and_unknown_codes_have_none() {
-        for code in 0..=MVNMF_STRUCT_VIEW_F32 {
+        for code in 0..=MVNMF_STRUCT_PARALLEL {
             assert!(mvnmf_struct_size(code) > 0, "code {code}");
         }
-        assert_eq!(mvnmf_struct_size(MVNMF_STRUCT_VIEW_F32 + 1), 0);
+        assert_eq!(mvnmf_struct_size(MVNMF_STRUCT_PARALLEL + 1), 0);
         assert_eq!(mvnmf_struct_size(u32::MAX), 0);
         assert_eq!(mvnmf_abi_version(), MVNMF_ABI_VERSION);
         assert_eq!(number("0"), 0);
