@@ -87,6 +87,20 @@ pub trait Real:
         let _ = (w, k, rows, entries, vp, out);
         false
     }
+    /// Hosted fast path for the row-sorted sparse scatter (`data::utx_rows`);
+    /// `false` when there is none.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn scatter_rows_hosted(
+        w: usize,
+        rows: (usize, usize),
+        entries: (&[usize], &[usize], &[Self]),
+        blk: &[Self],
+        op: &mut [Self],
+    ) -> bool {
+        let _ = (w, rows, entries, blk, op);
+        false
+    }
 }
 
 impl Real for f64 {
@@ -104,6 +118,17 @@ impl Real for f64 {
         out: &mut [Self],
     ) -> bool {
         crate::linalg::spk::gather_rows(wk, rows, entries, vp, out)
+    }
+    #[cfg(all(feature = "std", target_arch = "x86_64"))]
+    #[inline(always)]
+    fn scatter_rows_hosted(
+        w: usize,
+        rows: (usize, usize),
+        entries: (&[usize], &[usize], &[Self]),
+        blk: &[Self],
+        op: &mut [Self],
+    ) -> bool {
+        crate::linalg::spk::scatter_rows(w, rows, entries, blk, op)
     }
     #[inline]
     fn gemm_hosted(

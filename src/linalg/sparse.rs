@@ -351,6 +351,25 @@ pub(crate) fn gather_block<T: Real>(
     });
 }
 
+/// `op[j] += x · U[i]` for the entries of rows `rows`, with the rows of `U`
+/// in `blk` at stride `w` ([`rows_padded`]) and `op` at stride `w`.
+#[inline]
+pub(crate) fn scatter_block<T: Real>(
+    csr: Csr<'_, T>,
+    rows: (usize, usize),
+    w: usize,
+    blk: &[T],
+    op: &mut [T],
+) {
+    simd::dispatch(BlockScatter {
+        csr,
+        rows,
+        w,
+        blk,
+        op,
+    });
+}
+
 /// Rows `rows` of `X·Vᵀ` into a column-major block (see [`xvt_rows`]).
 struct BlockGather<'a, T> {
     csr: Csr<'a, T>,
@@ -374,6 +393,73 @@ impl<T: Real> Kernel for BlockGather<'_, T> {
             out,
         } = self;
         by_width!(w, xvt_rows, &csr, rows, k, vp, out);
+    }
+}
+
+/// `op[j] += x · U[i]` for the entries of rows `rows` (see [`utx_rows`]).
+struct BlockScatter<'a, T> {
+    csr: Csr<'a, T>,
+    rows: (usize, usize),
+    w: usize,
+    blk: &'a [T],
+    op: &'a mut [T],
+}
+
+impl<T: Real> Kernel for BlockScatter<'_, T> {
+    type Out = ();
+    #[inline(always)]
+    fn run(self) {
+        let BlockScatter {
+            csr,
+            rows,
+            w,
+            blk,
+            op,
+        } = self;
+        by_width!(w, utx_rows, &csr, rows.0, rows.1, blk, op);
+    }
+}
+
+/// Rows `i0..i1` of `Uᵀ·X` scattered into `op` (stride `W`): `op[j] += x · U[i]`.
+#[inline(always)]
+fn utx_rows<T: Real, const W: usize>(
+    csr: &Csr<'_, T>,
+    i0: usize,
+    i1: usize,
+    blk: &[T],
+    op: &mut [T],
+) {
+    let entries = (csr.row_ptr, csr.col_idx, csr.vals);
+    if !T::scatter_rows_hosted(W, (i0, i1), entries, blk, op) {
+        utx_rows_portable::<T, W>(csr, i0, i1, blk, op);
+    }
+}
+
+/// [`utx_rows`] without the hosted kernel (`ffi::spk`), whose specification it is.
+#[inline(always)]
+fn utx_rows_portable<T: Real, const W: usize>(
+    csr: &Csr<'_, T>,
+    i0: usize,
+    i1: usize,
+    blk: &[T],
+    op: &mut [T],
+) {
+    for i in i0..i1 {
+        let Some(ur) = row_w::<T, W>(blk, (i - i0) * W) else {
+            continue;
+        };
+        let ur = *ur;
+        let (s, e) = (csr.row_ptr[i], csr.row_ptr[i + 1]);
+        for (&j, &x) in csr.col_idx[s..e].iter().zip(&csr.vals[s..e]) {
+            if let Some(o) = op
+                .get_mut(j * W..(j + 1) * W)
+                .and_then(|o| <&mut [T; W]>::try_from(o).ok())
+            {
+                for t in 0..W {
+                    o[t] += x * ur[t];
+                }
+            }
+        }
     }
 }
 
@@ -694,6 +780,101 @@ pub(crate) fn csr_x_vt<T: Real>(
     })
 }
 
+/// Whether `Uᵀ·X` of an `m × n` CSC matrix (`nnz` entries, `K ≤ 64`) is
+/// scattered by row blocks into one partial result per task, and then with
+/// how many tasks of how many rows (a multiple of `align`): when `X` is tall
+/// (the `tasks` partials of `n × w` take at most twice the `m × w` of the
+/// padded `U` that the gather by columns needs). Scattering reads each row of
+/// `U` once and keeps its partial result in cache, where the gather by
+/// columns reads the rows of `U` at random; for wide `X` the gather wins
+/// (and needs no reduction). From the shape alone.
+pub(crate) fn scatter_split(
+    (m, n, nnz): (usize, usize, usize),
+    k: usize,
+    align: usize,
+) -> Option<(usize, usize)> {
+    let (tasks, _) = sparse_split(m, nnz, k, align);
+    // Each partial costs a zeroing and a read in the reduction: at most
+    // SCATTER_TASKS of them (even shares for 2 and 4 threads).
+    let tasks = tasks.min(SCATTER_TASKS);
+    let rows = chunk_len(m, tasks, align);
+    let tasks = m.div_ceil(rows.max(1));
+    (n.saturating_mul(tasks) <= m.saturating_mul(2)).then_some((tasks, rows))
+}
+
+/// Most partial results of a scattered `Uᵀ·X` ([`scatter_split`]).
+const SCATTER_TASKS: usize = 4;
+
+/// `out (K×N) ← β·out + s·Σ_t parts_t` for the `tasks` partial results
+/// `parts_t` (`n × w`, padded stride `w`, one after the other), added in task
+/// order; columns split into tasks of their own on `par`.
+pub(crate) fn reduce_partials<T: Real>(
+    parts: &[T],
+    (n, k, w): (usize, usize, usize),
+    tasks: usize,
+    (s, beta): (T, T),
+    out: &mut [T],
+    par: Parallel,
+) -> Result<(), Error> {
+    let out = out.get_mut(..k * n).ok_or(Error::Internal)?;
+    if parts.len() < tasks * n * w || tasks == 0 {
+        return Err(Error::Internal);
+    }
+    let chunk = chunk_len(n, tasks_for(n, tasks.saturating_mul(k)), 1);
+    par.run_items(out.chunks_mut(k * chunk).enumerate(), &|(c, o)| {
+        let mut acc = [T::ZERO; 64];
+        let acc = acc.get_mut(..w).ok_or(Error::Internal)?;
+        for (jj, oc) in o.chunks_exact_mut(k).enumerate() {
+            let j = c * chunk + jj;
+            // Part by part (each a contiguous row of w values), in task order.
+            acc.copy_from_slice(&parts[j * w..(j + 1) * w]);
+            for p in 1..tasks {
+                let row = &parts[(p * n + j) * w..(p * n + j + 1) * w];
+                acc.iter_mut().zip(row).for_each(|(a, &x)| *a += x);
+            }
+            for (d, &a) in oc.iter_mut().zip(acc.iter()) {
+                let x = s * a;
+                *d = if beta == T::ZERO { x } else { beta * *d + x };
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `out (K×N) ← β·out + Uᵀ·X` scattered by row blocks ([`scatter_split`]):
+/// task `t` adds its rows' entries into its own partial `parts_t`, then
+/// [`reduce_partials`]. `slots`: one `rows × w` block per task.
+#[allow(clippy::too_many_arguments)]
+fn ut_x_scatter<T: Real>(
+    csr: Csr<'_, T>,
+    (m, n, k, w): (usize, usize, usize, usize),
+    u: &[T],
+    beta: T,
+    (tasks, rows): (usize, usize),
+    parts: &mut [T],
+    slots: core::slice::ChunksMut<'_, u8>,
+    out: &mut [T],
+    par: Parallel,
+) -> Result<(), Error> {
+    let rb = rows.min(ROW_BLOCK_SCATTER);
+    par.run_items(parts.chunks_mut(n * w).take(tasks).enumerate().zip(slots), &|((t, op), slot)| {
+        op.fill(T::ZERO);
+        let blk: &mut [T] = Stack::new(slot).take_matrix(rb, w)?;
+        let (r0, r1) = (t * rows, ((t + 1) * rows).min(m));
+        for i0 in (r0..r1).step_by(rb) {
+            let i1 = (i0 + rb).min(r1);
+            let b = &mut blk[..(i1 - i0) * w];
+            rows_padded(u, m, k, w, i0, i1, b);
+            scatter_block(csr, (i0, i1), w, b, op);
+        }
+        Ok(())
+    })?;
+    reduce_partials(parts, (n, k, w), tasks, (T::ONE, beta), out, par)
+}
+
+/// Rows of `U` per padded block of [`ut_x_scatter`] (about 28 KiB at `w = 56`).
+const ROW_BLOCK_SCATTER: usize = 64;
+
 /// `out (K×N) ← β·out + s·Uᵀ·X` by columns of `X` (`K ≤ 64`): the CSC arrays
 /// are the row-sorted entries of `Xᵀ`, so column `j` of the result is the
 /// gather of [`xvt_rows`] over column `j`'s entries from the rows of `U`
@@ -735,9 +916,11 @@ pub(crate) fn ut_x_by_columns<T: Real>(
 }
 
 /// `out (K×N, col-major) ← β·out + Uᵀ·X` for `u` `M×K` col-major (`β = 0`:
-/// `out` not read). `K ≤ 64`: by columns ([`ut_x_by_columns`], in parallel on
-/// the stack's [`crate::Parallel`]); wider `K`: the columns walked block by
-/// block of rows (serial).
+/// `out` not read), in parallel on the stack's [`crate::Parallel`] when
+/// `K ≤ 64`: for a tall `X` with its row-sorted entries `csr`, scattered by
+/// row blocks into per-task partial results ([`scatter_split`]); otherwise
+/// gathered by columns ([`ut_x_by_columns`]). Wider `K`: the columns walked
+/// block by block of rows (serial).
 pub(crate) fn csc_ut_x<T: Real>(
     c: &Csc<'_, T>,
     csr: Option<Csr<'_, T>>,
@@ -747,10 +930,18 @@ pub(crate) fn csc_ut_x<T: Real>(
     out: &mut [T],
     st: &mut Stack<'_>,
 ) -> Result<(), Error> {
-    let _ = csr;
     let (m, n) = (c.rows, c.cols);
     let par = st.par();
     let mut st = st.rest();
+    if let (Some(w), Some(csr), Some(split)) = (
+        padded_width(k),
+        csr,
+        scatter_split((m, n, c.nnz()), k, CHUNK),
+    ) {
+        let parts: &mut [T] = st.take_matrix(n * w, split.0)?;
+        let slots = st.take_slots(split.0, WorkReq::matrix::<T>(ROW_BLOCK_SCATTER, w))?;
+        return ut_x_scatter(csr, (m, n, k, w), u, beta, split, parts, slots, out, par);
+    }
     if let Some(w) = padded_width(k) {
         let split = sparse_split(n, c.nnz(), k, CHUNK);
         let up: &mut [T] = st.take_matrix(m, w)?;
@@ -783,16 +974,24 @@ pub(crate) fn csr_x_vt_req<T>(rows: usize, cols: usize, nnz: usize, k: usize) ->
     vp.and(WorkReq::matrix::<T>(chunk, k).times(tasks))
 }
 
-/// Workspace of [`csc_ut_x`]: `K ≤ 64`, the padded rows of `U` and the
-/// tasks' blocks; else a row block of `Uᵀ` and `N` cursors.
+/// Workspace of [`csc_ut_x`]: `K ≤ 64`, the tasks' partial results and blocks
+/// (tall `X`) or the padded rows of `U` and the tasks' blocks; else a row
+/// block of `Uᵀ` and `N` cursors.
 pub(crate) fn csc_ut_x_req<T>(rows: usize, cols: usize, nnz: usize, k: usize) -> WorkReq {
-    match padded_width(k) {
+    let scatter = padded_width(k).zip(scatter_split((rows, cols, nnz), k, CHUNK));
+    let scatter = scatter.map_or(WorkReq::EMPTY, |(w, (tasks, _))| {
+        WorkReq::all_of(&[
+            WorkReq::matrix::<T>(cols, w).times(tasks),
+            WorkReq::matrix::<T>(ROW_BLOCK_SCATTER, w).times(tasks),
+        ])
+    });
+    scatter.or(match padded_width(k) {
         Some(w) => {
             let (tasks, chunk) = sparse_split(cols, nnz, k, CHUNK);
             WorkReq::matrix::<T>(rows, w).and(WorkReq::matrix::<T>(chunk, k).times(tasks))
         }
         None => WorkReq::matrix::<T>(k, row_block(k, rows)).and(WorkReq::new::<usize>(cols)),
-    }
+    })
 }
 
 #[cfg(test)]

@@ -1,10 +1,9 @@
-//! Hosted AVX2 + FMA kernel for the row-sorted sparse gather of CSC views
-//! with `K ≤ 64`: `X·Vᵀ` from the row-sorted entries and `Uᵀ·X` from the CSC
-//! arrays (the row-sorted entries of `Xᵀ`), in the fused NMF U-step and the
-//! `x_vt` / `ut_x` products of the other solvers (`f64`, x86-64, `std` builds
-//! only; `linalg::sparse::xvt_rows_portable` is the portable version and the
-//! specification). (A scatter kernel for `Uᵀ·X` lived here until `Uᵀ·X` was
-//! gathered by columns, which splits into tasks without a reduction: issue 18.)
+//! Hosted AVX2 + FMA kernels for the two row-sorted sparse products of CSC
+//! views with `K ≤ 64`: `X·Vᵀ` (gather; also `Uᵀ·X` by columns, from the CSC
+//! arrays as the row-sorted entries of `Xᵀ`) and `Uᵀ·X` (scatter), in the
+//! fused NMF U-step and the `x_vt` / `ut_x` products of the other solvers
+//! (`f64`, x86-64, `std` builds only; `linalg::sparse::xvt_rows_portable` and
+//! `utx_rows_portable` are the portable versions and the specification).
 //!
 //! Why not the portable loops under [`super::simd::dispatch`]: for `K = 50`
 //! the row of the result (`W = 56` values) needs 14 of the 16 vector
@@ -148,8 +147,9 @@ impl<'a> Entries<'a> {
     }
 }
 
-/// What the kernel reads: the entries, and the dense rows at stride `w` they
-/// pair with (`V`, or `U`, padded); `k` is the output width.
+/// What both kernels read: the entries, and the dense rows at stride `w` they
+/// pair with (`V` or `U` padded for the gather, a block of `U` for the
+/// scatter; `k` is the gather's output width).
 struct Args<'a> {
     e: Entries<'a>,
     w: usize,
@@ -218,6 +218,67 @@ fn gather<const R: usize>(a: &Args<'_>, out: &mut [f64]) {
                 if let Some(dst) = out.get_mut(first + t * ld..=first + t * ld + q) {
                     for (d, r) in dst.iter_mut().zip(&rows) {
                         *d = r[t];
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `op[j·w ..][..w] += x · blk[(i − i0)·w ..][..w]` for the entries `(i, j, x)`
+/// of rows `i0..i1` (see `data::utx_rows`). `w` is a multiple of 8, at most
+/// 64. Returns `false` (nothing written) when the CPU lacks AVX2/FMA or has
+/// AVX-512F.
+pub(crate) fn scatter_rows(
+    w: usize,
+    rows: (usize, usize),
+    entries: (&[usize], &[usize], &[f64]),
+    blk: &[f64],
+    op: &mut [f64],
+) -> bool {
+    if !applies(w) {
+        return false;
+    }
+    let a = Args {
+        e: Entries::new(rows, entries),
+        w,
+        k: w,
+        src: blk,
+    };
+    by_lanes!(w, scatter, &a, op);
+    true
+}
+
+/// `R` vectors of the row of U held in registers per pass (two passes when `w = 64`).
+#[target_feature(enable = "avx2,fma")]
+fn scatter<const R: usize>(a: &Args<'_>, op: &mut [f64]) {
+    let (i0, i1) = a.e.rows;
+    for i in i0..i1 {
+        let (idx, xs) = a.e.row(i);
+        for off in (0..a.w).step_by(4 * R) {
+            let base = (i - i0) * a.w + off;
+            let Some(ur) = a.src.get(base..base + 4 * R) else {
+                continue;
+            };
+            let mut u = [_mm256_setzero_pd(); R];
+            for (t, ut) in u.iter_mut().enumerate() {
+                // SAFETY: `ur` holds 4R values; this reads 4 at 4t < 4R.
+                *ut = unsafe { _mm256_loadu_pd(ur.as_ptr().add(4 * t)) };
+            }
+            for (n, (&j, &xv)) in idx.iter().zip(xs).enumerate() {
+                // Past the row's end: the next rows' entries (all of `col_idx`).
+                if let Some(&jf) = a.e.col_idx.get(a.e.row_ptr[i] + n + PF) {
+                    prefetch_row(op, jf * a.w + off, 4 * R);
+                }
+                if let Some(o) = op.get_mut(j * a.w + off..j * a.w + off + 4 * R) {
+                    let x = _mm256_set1_pd(xv);
+                    let p = o.as_mut_ptr();
+                    for (t, &ut) in u.iter().enumerate() {
+                        // SAFETY: `o` holds 4R values; this reads and writes 4 at 4t < 4R.
+                        unsafe {
+                            let d = _mm256_loadu_pd(p.add(4 * t));
+                            _mm256_storeu_pd(p.add(4 * t), _mm256_fmadd_pd(x, ut, d));
+                        }
                     }
                 }
             }

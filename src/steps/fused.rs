@@ -7,7 +7,8 @@ use crate::error::Error;
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
 use crate::linalg::sparse::{
-    gather_block, pad_into, padded_width, rows_padded, sparse_split, ut_x_by_columns, Csc, Csr,
+    gather_block, pad_into, padded_width, reduce_partials, scatter_block,
+    scatter_split, sparse_split, ut_x_by_columns, Csc, Csr,
 };
 use crate::linalg::{gemm, gemm_req, gram_par, gram_req};
 use crate::par::RowBlocks;
@@ -23,23 +24,30 @@ pub(crate) fn csc_u_step_applies(k: usize) -> bool {
 }
 
 /// The split of [`csc_u_step`]: `(tasks, rows per task)` over the rows
-/// (multiples of [`FUSED_ROWS`]) and `(tasks, columns per task)` for `Q`.
-fn splits(shape: ViewShape, k: usize) -> ((usize, usize), (usize, usize)) {
+/// (multiples of [`FUSED_ROWS`]), whether the rows scatter into per-task
+/// partial results ([`scatter_split`]: tall views), and `(tasks, columns per
+/// task)` for gathering `Q` by columns (the others).
+fn splits(shape: ViewShape, k: usize) -> ((usize, usize), bool, (usize, usize)) {
+    let dims = (shape.rows, shape.cols, shape.nnz);
+    let scatter = scatter_split(dims, k, FUSED_ROWS);
     (
-        sparse_split(shape.rows, shape.nnz, k, FUSED_ROWS),
+        scatter.unwrap_or_else(|| sparse_split(shape.rows, shape.nnz, k, FUSED_ROWS)),
+        scatter.is_some(),
         sparse_split(shape.cols, shape.nnz, k, 8),
     )
 }
 
-/// One task's scratch: the blocks `A`, `B`, `U_b` and the block product's
-/// workspace, or the task's columns of `Q`.
+/// One task's scratch: the blocks `A`, `B`, `U_b`, the padded `U_b` and the
+/// block product's workspace, or the task's columns of `Q`.
 fn slot_req<T>(shape: ViewShape, k: usize) -> WorkReq {
     let rb = FUSED_ROWS.min(shape.rows);
-    let (_, (_, cols)) = splits(shape, k);
+    let w = padded_width(k).unwrap_or(k);
+    let (_, _, (_, cols)) = splits(shape, k);
     WorkReq::all_of(&[
         WorkReq::matrix::<T>(rb, k),
         WorkReq::matrix::<T>(rb, k),
         WorkReq::matrix::<T>(rb, k),
+        WorkReq::matrix::<T>(rb, w),
         gemm_req::<T>(rb, k, k),
     ])
     .or(WorkReq::matrix::<T>(cols, k))
@@ -51,10 +59,16 @@ pub(crate) fn csc_u_step_req<T>(shape: ViewShape, k: usize) -> Option<WorkReq> {
     if shape.kind != ViewKind::Csc {
         return None;
     }
-    let ((rt, _), (ct, _)) = splits(shape, k);
+    let ((rt, _), scatter, (ct, _)) = splits(shape, k);
+    // Tall views: the tasks' partial results; the others: the padded rows of U.
+    let result = if scatter {
+        WorkReq::matrix::<T>(shape.cols, w).times(rt)
+    } else {
+        WorkReq::matrix::<T>(shape.rows, w)
+    };
     Some(WorkReq::all_of(&[
         WorkReq::matrix::<T>(shape.cols, w),
-        WorkReq::matrix::<T>(shape.rows, w),
+        result,
         slot_req::<T>(shape, k)
             .times(rt.max(ct))
             .or(gram_req::<T>(shape.rows, k)),
@@ -69,8 +83,11 @@ pub(crate) fn csc_u_step_req<T>(shape: ViewShape, k: usize) -> Option<WorkReq> {
 /// ```text
 /// 1. each task, for its rows, block by block of FUSED_ROWS rows b:
 ///      A = s X_b Vᵀ,  B = U_b G,  U_b ← U_b ∘ (A + ε) ⊘ (B + ε),
-///      and the new rows of U, padded to stride w, into Up
-/// 2. each task, for its columns J:   Q_J (+)= s (Uᵀ X)_J   (gathered from Up)
+///      then the new rows of U: tall views scatter them into the task's
+///      partial Uᵀ X (in cache while the block is); the others keep them,
+///      padded to stride w, for 2.
+/// 2. Q (+)= s Uᵀ X: the partials added in task order (tall views), or each
+///      task's columns gathered from the padded rows (the others)
 /// 3. P (+)= UᵀU                                             (split over rows)
 /// ```
 ///
@@ -104,12 +121,18 @@ pub(crate) fn csc_u_step<T: Real>(
         kind: ViewKind::Csc,
         nnz: c.nnz(),
     };
-    let ((rt, rows), cols) = splits(shape, k);
+    let (split, scatter, cols) = splits(shape, k);
+    let (rt, rows) = split;
     let rb = FUSED_ROWS.min(m);
     let par = st.par();
     let mut st = st.rest();
     let vp: &mut [T] = st.take_matrix(n, w)?;
-    let up: &mut [T] = st.take_matrix(m, w)?;
+    // Tall: rt partial results (n × w each); else the padded rows of U (m × w).
+    let res: &mut [T] = if scatter {
+        st.take_matrix(n * w, rt)?
+    } else {
+        st.take_matrix(m, w)?
+    };
     pad_into(v, n, k, w, vp);
     let vp: &[T] = vp;
     let gm = MatRef::col_major(g, k, k)?;
@@ -117,12 +140,17 @@ pub(crate) fn csc_u_step<T: Real>(
         let mut ph = st.rest();
         let slots = ph.take_slots(rt, slot_req::<T>(shape, k))?;
         let blocks = RowBlocks::new(u, m, k, rows).ok_or(Error::Internal)?;
-        let work = blocks.zip(up.chunks_mut(rows * w)).zip(slots);
-        par.run_items(work, &|((mut blk, upb), slot)| {
+        let per_task = if scatter { n * w } else { rows * w };
+        let work = blocks.zip(res.chunks_mut(per_task)).zip(slots);
+        par.run_items(work, &|((mut blk, out), slot)| {
             let mut st = Stack::new(slot);
             let a: &mut [T] = st.take_matrix(rb, k)?;
             let b: &mut [T] = st.take_matrix(rb, k)?;
             let ub: &mut [T] = st.take_matrix(rb, k)?;
+            let padded: &mut [T] = st.take_matrix(rb, w)?;
+            if scatter {
+                out.fill(T::ZERO);
+            }
             let len = blk.cols[0].len();
             for s0 in (0..len).step_by(rb) {
                 let r = rb.min(len - s0);
@@ -143,27 +171,38 @@ pub(crate) fn csc_u_step<T: Real>(
                     MatMut::col_major(b, r, k)?,
                     &mut st,
                 )?;
-                for (t, col) in blk.cols[..k].iter_mut().enumerate() {
-                    let ut = &mut ub[t * r..(t + 1) * r];
-                    mu_step(
-                        ut,
-                        &a[t * r..(t + 1) * r],
-                        &b[t * r..(t + 1) * r],
-                        eps,
-                        T::INFINITY,
-                    );
-                    col[s0..s0 + r].copy_from_slice(ut);
+                // The step in place, then the new rows padded to stride w.
+                let mut step_and_pad = |pb: &mut [T]| {
+                    for (t, col) in blk.cols[..k].iter_mut().enumerate() {
+                        let ut = &mut col[s0..s0 + r];
+                        let (num, den) = (&a[t * r..(t + 1) * r], &b[t * r..(t + 1) * r]);
+                        mu_step(ut, num, den, eps, T::INFINITY);
+                        for (i, &x) in ut.iter().enumerate() {
+                            pb[i * w + t] = x;
+                        }
+                    }
+                    for row in pb.chunks_exact_mut(w) {
+                        row[k..].fill(T::ZERO);
+                    }
+                };
+                if scatter {
+                    let pb = &mut padded[..r * w];
+                    step_and_pad(pb);
+                    scatter_block(csr, (i0, i0 + r), w, pb, out);
+                } else {
+                    step_and_pad(&mut out[s0 * w..(s0 + r) * w]);
                 }
-                rows_padded(ub, r, k, w, 0, r, &mut upb[s0 * w..(s0 + r) * w]);
             }
             Ok(())
         })?;
     }
     let beta = if accumulate { T::ONE } else { T::ZERO };
-    {
+    if scatter {
+        reduce_partials(res, (n, k, w), rt, (s, beta), q, par)?;
+    } else {
         let mut ph = st.rest();
         let slots = ph.take_slots(cols.0, slot_req::<T>(shape, k))?;
-        ut_x_by_columns(c, up, (k, w), (s, beta), cols, q, slots, par)?;
+        ut_x_by_columns(c, res, (k, w), (s, beta), cols, q, slots, par)?;
     }
     gram_par(
         MatRef::col_major(u, m, k)?,
