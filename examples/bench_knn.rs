@@ -13,10 +13,11 @@
 //! ```
 //!
 //! and writes the neighbour lists to `DIR/mvnmf_neighbors.u64` (`N × K`, u64 LE, row-major).
+//! `MVNMF_THREADS=N` runs the search on the built-in pool of N threads (the same lists).
 
 use mvnmf::data::ViewSet;
 use mvnmf::similarity::{self, Kernel, KnnParams, Scope};
-use mvnmf::{Dense, View};
+use mvnmf::{Dense, Parallel, View};
 use std::time::Instant;
 
 fn read_f64(path: &str) -> Vec<f64> {
@@ -63,7 +64,12 @@ fn main() {
         .map(|(x, &m)| View::from(Dense::new(x, m, n, m).unwrap()))
         .collect();
     let kernels = vec![Kernel::Linear; ms.len()];
-    let p = KnnParams { k, block };
+    let threads: usize = std::env::var("MVNMF_THREADS").map_or(1, |t| t.parse().expect("threads"));
+    let p = KnnParams {
+        k,
+        block,
+        parallel: Parallel::Threads(threads),
+    };
     let need = similarity::fused_knn_workspace::<f64>(
         (0..views.len()).map(|v| views.shape(v)),
         &kernels[..],

@@ -157,7 +157,45 @@ fn main() {
             }),
         ));
     }
-    let _ = similarity::Kernel::Linear;
+    {
+        let tv = &tviews;
+        work.push((
+            "fused kNN, 4 views, N = 10000, k = 10 (ms)",
+            Box::new(move |par| {
+                let vs: Vec<View<'_, f64>> = tv
+                    .iter()
+                    .zip(widths)
+                    .map(|(x, w)| View::from(Dense::new(x, w, tn, w).unwrap()))
+                    .collect();
+                let ks = [Kernel::Linear; 4];
+                let p = similarity::KnnParams {
+                    k: 10,
+                    block: 0,
+                    parallel: par,
+                };
+                let shapes = vs.iter().map(|x| x.shape());
+                let need = similarity::fused_knn_workspace::<f64>(shapes, &ks[..], 0, &p).unwrap();
+                let mut w = vec![0u8; need];
+                let (mut nb, mut sims) = (vec![0usize; tn * 10], vec![0.0; tn * 10]);
+                let eta = [0.25; 4];
+                let t = Instant::now();
+                similarity::fused_knn(
+                    &vs[..],
+                    &ks[..],
+                    &eta,
+                    &[],
+                    0,
+                    similarity::Scope::All,
+                    &p,
+                    &mut nb,
+                    &mut sims,
+                    &mut w,
+                )
+                .unwrap();
+                (t.elapsed().as_secs_f64(), hash(&sims))
+            }),
+        ));
+    }
     let mut table = Vec::new();
     for (name, run) in &work {
         if only

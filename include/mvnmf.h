@@ -613,6 +613,42 @@ typedef int (*mvnmf_cv_fit_fn)(const struct mvnmf_cv_fit *fit,
                                double *v,
                                void *user);
 
+// One task of a parallel region: the host's `parallel_for` calls
+// `task(task_ctx, i)` once for every `i < n_tasks`.
+typedef void (*mvnmf_task_fn)(void *task_ctx,
+                              size_t i);
+
+// A host's parallel-for: run `task(task_ctx, i)` once for every
+// `i < n_tasks`, on any threads and in any order, and return when every call
+// has returned. `ctx` is `mvnmf_parallel.ctx`. The tasks never call back into
+// the host's pool and never block on each other, so a pool of any size
+// (one thread included) completes them.
+typedef void (*mvnmf_parallel_for_fn)(size_t n_tasks,
+                                      mvnmf_task_fn task,
+                                      void *task_ctx,
+                                      void *ctx);
+
+// Who runs a solver's parallel regions (a member of the solvers' options).
+// The results are the same bits whatever is chosen: every region is split
+// into tasks by the problem's shape alone, never by the number of threads.
+//
+// * `parallel_for` NULL: the library's own pool with `threads` threads
+//   (1, the default: serial on the calling thread; 0: one per core);
+// * `parallel_for` set: the host's pool (TBB, OpenMP, its own), `threads`
+//   ignored; `ctx` is passed back to it. The struct must stay unchanged
+//   until the call returns (the library reads it in place). A callback that
+//   does not run every task exactly once gives `MVNMF_STATUS_PARALLEL_FOR`.
+typedef struct mvnmf_parallel {
+  // Threads of the built-in pool when `parallel_for` is NULL (default 1).
+  uint32_t threads;
+  // Zero.
+  uint32_t reserved;
+  // The host's parallel-for, or NULL.
+  mvnmf_parallel_for_fn parallel_for;
+  // Passed to `parallel_for`.
+  void *ctx;
+} mvnmf_parallel;
+
 // Options of `mvnmf_fused_knn` and `mvnmf_class_pairs`; defaults from
 // `mvnmf_fused_knn_params_default()`.
 typedef struct mvnmf_fused_knn_params {
@@ -622,6 +658,9 @@ typedef struct mvnmf_fused_knn_params {
   uint32_t scope;
   // Items per block side (0: default 256).
   size_t block;
+  // Who runs the search over all items (`MVNMF_SCOPE_ALL`) in up to four
+  // parts (default: serial); the neighbours do not depend on it.
+  struct mvnmf_parallel parallel;
 } mvnmf_fused_knn_params;
 
 // Options of `mvnmf_mkl_weights`; defaults from `mvnmf_mkl_params_default()`.
@@ -731,42 +770,6 @@ typedef struct mvnmf_fused_graph_params {
   // Cross-view bandwidth σ (default 0: the median heuristic per pair).
   double sigma;
 } mvnmf_fused_graph_params;
-
-// One task of a parallel region: the host's `parallel_for` calls
-// `task(task_ctx, i)` once for every `i < n_tasks`.
-typedef void (*mvnmf_task_fn)(void *task_ctx,
-                              size_t i);
-
-// A host's parallel-for: run `task(task_ctx, i)` once for every
-// `i < n_tasks`, on any threads and in any order, and return when every call
-// has returned. `ctx` is `mvnmf_parallel.ctx`. The tasks never call back into
-// the host's pool and never block on each other, so a pool of any size
-// (one thread included) completes them.
-typedef void (*mvnmf_parallel_for_fn)(size_t n_tasks,
-                                      mvnmf_task_fn task,
-                                      void *task_ctx,
-                                      void *ctx);
-
-// Who runs a solver's parallel regions (a member of the solvers' options).
-// The results are the same bits whatever is chosen: every region is split
-// into tasks by the problem's shape alone, never by the number of threads.
-//
-// * `parallel_for` NULL: the library's own pool with `threads` threads
-//   (1, the default: serial on the calling thread; 0: one per core);
-// * `parallel_for` set: the host's pool (TBB, OpenMP, its own), `threads`
-//   ignored; `ctx` is passed back to it. The struct must stay unchanged
-//   until the call returns (the library reads it in place). A callback that
-//   does not run every task exactly once gives `MVNMF_STATUS_PARALLEL_FOR`.
-typedef struct mvnmf_parallel {
-  // Threads of the built-in pool when `parallel_for` is NULL (default 1).
-  uint32_t threads;
-  // Zero.
-  uint32_t reserved;
-  // The host's parallel-for, or NULL.
-  mvnmf_parallel_for_fn parallel_for;
-  // Passed to `parallel_for`.
-  void *ctx;
-} mvnmf_parallel;
 
 // Options of the MvSL family solver (MvSL-S/L/T, GNMF, MCL, joint NMF); start
 // from `mvnmf_mvsl_params_preset` or `mvnmf_mvsl_params_default`.

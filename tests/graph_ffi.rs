@@ -102,7 +102,12 @@ fn fused_knn_and_class_pairs_through_the_c_abi_equal_the_rust_api() {
         (MVNMF_SCOPE_OTHER_CLASS, 4),
         (MVNMF_SCOPE_MASKED, 3),
     ] {
-        let p = mvnmf_fused_knn_params { k, scope, block: 7 };
+        let p = mvnmf_fused_knn_params {
+            k,
+            scope,
+            block: 7,
+            ..mvnmf_fused_knn_params_default()
+        };
         let mut bytes = 0;
         unsafe {
             assert_eq!(
@@ -144,7 +149,11 @@ fn fused_knn_and_class_pairs_through_the_c_abi_equal_the_rust_api() {
                 candidate: &cb,
             },
         };
-        let rp = KnnParams { k, block: 7 };
+        let rp = KnnParams {
+            k,
+            block: 7,
+            ..KnnParams::default()
+        };
         let mut w2 =
             vec![
                 0u8;
@@ -181,6 +190,7 @@ fn fused_knn_and_class_pairs_through_the_c_abi_equal_the_rust_api() {
         k: 3,
         scope: MVNMF_SCOPE_ALL,
         block: 0,
+        ..mvnmf_fused_knn_params_default()
     };
     let mut bytes = 0;
     unsafe {
@@ -208,7 +218,11 @@ fn fused_knn_and_class_pairs_through_the_c_abi_equal_the_rust_api() {
     };
     assert_eq!(st, OK);
     let (mut pr2, mut s2) = (vec![0usize; 18], vec![0.0; 9]);
-    let rp = KnnParams { k: 3, block: 0 };
+    let rp = KnnParams {
+        k: 3,
+        block: 0,
+        ..KnnParams::default()
+    };
     similarity::class_pairs(
         &rv[..],
         &RK,
@@ -261,6 +275,7 @@ fn knn_argument_errors() {
         k,
         scope: MVNMF_SCOPE_ALL,
         block: 0,
+        ..mvnmf_fused_knn_params_default()
     };
     // NULL eta, NULL outputs, NULL kernels.
     assert_eq!(
@@ -449,6 +464,7 @@ fn knn_argument_errors() {
         k: 30,
         scope: MVNMF_SCOPE_SAME_CLASS,
         block: 0,
+        ..mvnmf_fused_knn_params_default()
     };
     let (mut nbc, mut sc) = (vec![7usize; n * 30], vec![7.0; n * 30]);
     assert_eq!(

@@ -59,7 +59,11 @@ fn run_knn(
     block: usize,
 ) -> Result<(Vec<usize>, Vec<f64>), Error> {
     let n = views[0].cols();
-    let p = KnnParams { k, block };
+    let p = KnnParams {
+        k,
+        block,
+        ..KnnParams::default()
+    };
     let need = similarity::fused_knn_workspace::<f64>(
         (0..views.len()).map(|v| views.shape(v)),
         kernels,
@@ -277,7 +281,11 @@ fn class_pairs_equal_brute_force() {
         let views = views_of(&tv, [false, true, false]);
         let gam = gammas(&views, &ks, &labels, 3);
         let kp = 4;
-        let p = KnnParams { k: kp, block: 7 };
+        let p = KnnParams {
+            k: kp,
+            block: 7,
+            ..KnnParams::default()
+        };
         let need =
             similarity::class_pairs_workspace::<f64>((0..3).map(|v| views.shape(v)), &ks, 4, &p)
                 .unwrap();
@@ -330,7 +338,11 @@ fn knn_errors_have_their_codes_and_leave_outputs_untouched() {
     let eta = [1.0, 1.0, 1.0];
     let n = labels.len();
     let try_knn = |labels: &[u32], scope: Scope<'_>, k: usize, eta: &[f64]| {
-        let p = KnnParams { k, block: 0 };
+        let p = KnnParams {
+            k,
+            block: 0,
+            ..KnnParams::default()
+        };
         let need =
             similarity::fused_knn_workspace::<f64>((0..3).map(|v| views.shape(v)), &ks, 3, &p)
                 .unwrap();
@@ -410,7 +422,11 @@ fn knn_errors_have_their_codes_and_leave_outputs_untouched() {
     neg[3] = -0.5;
     let nv = TestView::new(11, n, neg);
     let vs = [nv.dense()];
-    let p = KnnParams { k: 2, block: 0 };
+    let p = KnnParams {
+        k: 2,
+        block: 0,
+        ..KnnParams::default()
+    };
     let mut w = vec![0u8; 1 << 20];
     let (mut nb, mut s) = (vec![0; 2 * n], vec![0.0; 2 * n]);
     let r = similarity::fused_knn(

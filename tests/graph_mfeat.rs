@@ -53,7 +53,11 @@ fn knn(
     k: usize,
 ) -> Vec<usize> {
     let n = views[0].cols();
-    let p = KnnParams { k, block: 0 };
+    let p = KnnParams {
+        k,
+        block: 0,
+        ..KnnParams::default()
+    };
     let need = similarity::fused_knn_workspace::<f64>(
         (0..views.len()).map(|v| views.shape(v)),
         ks,

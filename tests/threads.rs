@@ -238,3 +238,68 @@ fn pipeline_and_deep_same_bits_for_every_pool() {
         assert!(dmcl(par) == d0, "DMCL: {name}");
     }
 }
+
+/// The fused kNN over all items: every pool gives the serial lists, bit for
+/// bit (the parts' heaps merge to the serial top k: a strict total order).
+#[test]
+fn fused_knn_same_lists_for_every_pool() {
+    use mvnmf::similarity::{self, KnnParams, Scope};
+    let n = 1100;
+    let xs = [
+        (30, random_matrix(30, n, 1.0, 5)),
+        (12, random_matrix(12, n, 0.5, 6)),
+    ];
+    let vs: Vec<View<'_, f64>> = xs
+        .iter()
+        .map(|(m, x)| View::from(Dense::new(x, *m, n, *m).unwrap()))
+        .collect();
+    let ks = [Kernel::Linear, Kernel::Linear];
+    let eta = [0.7, 0.3];
+    let k = 7;
+    let run = |par: Parallel| {
+        let p = KnnParams {
+            k,
+            block: 64,
+            parallel: par,
+        };
+        let shapes = vs.iter().map(|x| x.shape());
+        let need = similarity::fused_knn_workspace::<f64>(shapes, &ks[..], 0, &p).unwrap();
+        let mut w = vec![0u8; need];
+        let (mut nb, mut sims) = (vec![0usize; n * k], vec![0.0; n * k]);
+        similarity::fused_knn(
+            &vs[..],
+            &ks[..],
+            &eta,
+            &[],
+            0,
+            Scope::All,
+            &p,
+            &mut nb,
+            &mut sims,
+            &mut w,
+        )
+        .unwrap();
+        (nb, bits(&sims))
+    };
+    let reference = run(Parallel::Serial);
+    // A brute-force check of a few rows: the serial lists are the true top k.
+    for i in [0, 517, n - 1] {
+        let mut all: Vec<(f64, usize)> = (0..n)
+            .filter(|&j| j != i)
+            .map(|j| {
+                let kv = |(m, x): &(usize, Vec<f64>)| {
+                    let (a, b) = (&x[i * m..(i + 1) * m], &x[j * m..(j + 1) * m]);
+                    let d = |u: &[f64], v: &[f64]| u.iter().zip(v).map(|(p, q)| p * q).sum::<f64>();
+                    d(a, b) / (d(a, a) * d(b, b)).sqrt()
+                };
+                (eta[0] * kv(&xs[0]) + eta[1] * kv(&xs[1]), j)
+            })
+            .collect();
+        all.sort_by(|p, q| q.0.total_cmp(&p.0).then(p.1.cmp(&q.1)));
+        let want: Vec<usize> = all[..k].iter().map(|p| p.1).collect();
+        assert_eq!(&reference.0[i * k..(i + 1) * k], &want[..], "row {i}");
+    }
+    for (name, par) in pools() {
+        assert!(run(par) == reference, "fused kNN: {name}");
+    }
+}

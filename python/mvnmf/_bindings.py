@@ -177,6 +177,9 @@ class mvnmf_protocol_fit(C.Structure):
 class mvnmf_cv_fit(C.Structure):
     pass
 
+class mvnmf_parallel(C.Structure):
+    pass
+
 class mvnmf_fused_knn_params(C.Structure):
     pass
 
@@ -202,9 +205,6 @@ class mvnmf_csr_buffers(C.Structure):
     pass
 
 class mvnmf_fused_graph_params(C.Structure):
-    pass
-
-class mvnmf_parallel(C.Structure):
     pass
 
 class mvnmf_mvsl_params(C.Structure):
@@ -266,7 +266,8 @@ mvnmf_split_scores._fields_ = [('knn_accuracy', C.c_double), ('kmeans_accuracy',
 mvnmf_score_summary._fields_ = [('knn_mean', C.c_double), ('knn_std', C.c_double), ('kmeans_accuracy_mean', C.c_double), ('kmeans_accuracy_std', C.c_double), ('kmeans_nmi_mean', C.c_double), ('kmeans_nmi_std', C.c_double), ('knn_k_min', C.c_size_t)]
 mvnmf_protocol_fit._fields_ = [('split', C.c_size_t), ('fraction_index', C.c_size_t), ('fraction', C.c_double), ('seed', C.c_uint64), ('labels', C.POINTER(C.c_uint32)), ('labeled', C.POINTER(C.c_uint8)), ('n', C.c_size_t), ('k', C.c_size_t)]
 mvnmf_cv_fit._fields_ = [('candidate', C.c_size_t), ('params', C.POINTER(C.c_double)), ('n_params', C.c_size_t), ('fold', C.c_size_t), ('labels', C.POINTER(C.c_uint32)), ('n', C.c_size_t), ('k', C.c_size_t)]
-mvnmf_fused_knn_params._fields_ = [('k', C.c_size_t), ('scope', C.c_uint32), ('block', C.c_size_t)]
+mvnmf_parallel._fields_ = [('threads', C.c_uint32), ('reserved', C.c_uint32), ('parallel_for', mvnmf_parallel_for_fn), ('ctx', C.c_void_p)]
+mvnmf_fused_knn_params._fields_ = [('k', C.c_size_t), ('scope', C.c_uint32), ('block', C.c_size_t), ('parallel', mvnmf_parallel)]
 mvnmf_mkl_params._fields_ = [('lambda', C.c_double), ('block', C.c_size_t)]
 mvnmf_graph_params._fields_ = [('ka', C.c_size_t), ('kp', C.c_size_t), ('penalty', C.c_uint32), ('sigma', C.c_double), ('block', C.c_size_t)]
 mvnmf_view._fields_ = [('kind', C.c_uint32), ('rows', C.c_size_t), ('cols', C.c_size_t), ('values', C.POINTER(C.c_double)), ('col_stride', C.c_size_t), ('col_ptr', C.POINTER(C.c_size_t)), ('row_idx', C.POINTER(C.c_size_t))]
@@ -275,7 +276,6 @@ mvnmf_mkl_report._fields_ = [('ridge', C.c_double), ('mean_diag', C.c_double), (
 mvnmf_qp_report._fields_ = [('objective', C.c_double), ('kkt_residual', C.c_double), ('support', C.c_size_t)]
 mvnmf_csr_buffers._fields_ = [('row_ptr', C.POINTER(C.c_size_t)), ('col_idx', C.POINTER(C.c_size_t)), ('weights', C.POINTER(C.c_double)), ('capacity', C.c_size_t)]
 mvnmf_fused_graph_params._fields_ = [('cross_view', C.c_uint32), ('cca_dims', C.c_size_t), ('cca_reg', C.c_double), ('sigma', C.c_double)]
-mvnmf_parallel._fields_ = [('threads', C.c_uint32), ('reserved', C.c_uint32), ('parallel_for', mvnmf_parallel_for_fn), ('ctx', C.c_void_p)]
 mvnmf_mvsl_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('eps', C.c_double), ('vmax', C.c_double), ('seed', C.c_uint64), ('init', C.c_uint32), ('sparsity', C.c_uint32), ('alpha', C.c_double), ('beta', C.c_double), ('gamma', C.c_double), ('u_inner', C.c_uint32), ('v_inner', C.c_uint32), ('eta_up', C.c_double), ('eta_down', C.c_double), ('l0', C.c_double), ('stop_rule', C.c_uint32), ('parallel', mvnmf_parallel)]
 mvnmf_deep_params._fields_ = [('top', mvnmf_mvsl_params), ('pretrain_iter', C.c_uint32), ('box_lower', C.c_uint32), ('v_init', C.c_uint32)]
 mvnmf_graph._fields_ = [('kind', C.c_uint32), ('n', C.c_size_t), ('labels', C.POINTER(C.c_uint32)), ('n_classes', C.c_size_t), ('affinity_row_ptr', C.POINTER(C.c_size_t)), ('affinity_col_idx', C.POINTER(C.c_size_t)), ('affinity_weights', C.POINTER(C.c_double)), ('penalty_row_ptr', C.POINTER(C.c_size_t)), ('penalty_col_idx', C.POINTER(C.c_size_t)), ('penalty_weights', C.POINTER(C.c_double))]

@@ -23,6 +23,17 @@ _METHODS = {"joint-nmf": B.MVNMF_METHOD_JOINT_NMF, "gnmf": B.MVNMF_METHOD_GNMF, 
             "mvsl-l": B.MVNMF_METHOD_MVSL_L, "mvsl-t": B.MVNMF_METHOD_MVSL_T, "mcl": B.MVNMF_METHOD_MCL}
 
 
+def _threads(n_jobs):
+    """mvnmf_parallel.threads of scikit-learn's n_jobs (None: 1, -1: every core)."""
+    if n_jobs is None:
+        return 1
+    if n_jobs == -1:
+        return 0
+    if int(n_jobs) != n_jobs or n_jobs < 1:
+        raise ValueError("n_jobs must be None, -1 or a positive integer, not %r" % (n_jobs,))
+    return int(n_jobs)
+
+
 def _stop_code(stop_rule):
     """The C stop_rule code of 'sklearn' / 'every_iteration'."""
     if stop_rule not in _STOP:
@@ -94,6 +105,8 @@ class MultiViewNMF(_Base):
         the start), 'every_iteration' as mvnmf's C default.
     random_state : int, Generator, RandomState or None.
     verbose : print the objective every `verbose` iterations.
+    n_jobs : threads of the library's own pool (None or 1: serial; -1: one
+        per core). The result is the same bits for every value.
 
     mvnmf updates the components first, then W (scikit-learn's MU: W first):
     from the same start its iterates are scikit-learn's fit of the transpose.
@@ -105,7 +118,8 @@ class MultiViewNMF(_Base):
     """
 
     def __init__(self, n_components=10, *, init="random", beta_loss="frobenius", tol=1e-4, max_iter=200,
-                 random_state=None, stop_rule="sklearn", verbose=0):
+                 random_state=None, stop_rule="sklearn", verbose=0, n_jobs=None):
+        self.n_jobs = n_jobs
         self.n_components = n_components
         self.init = init
         self.beta_loss = beta_loss
@@ -129,6 +143,7 @@ class MultiViewNMF(_Base):
         p.seed = seed
         p.init = B.MVNMF_INIT_GIVEN if given else B.MVNMF_INIT_RANDOM
         p.stop_rule = _stop_code(self.stop_rule)
+        p.parallel.threads = _threads(self.n_jobs)
         return p
 
     def fit(self, X, y=None, **params):
@@ -219,7 +234,7 @@ class SemiSupervisedMultiViewNMF(_Base):
     alpha, beta, gamma : group-sparsity, graph and L1 weights (None: the
         method's preset).
     n_neighbors : the neighbour graph's k (None: the preset's 5).
-    tol, max_iter, stop_rule, random_state, verbose : as MultiViewNMF.
+    tol, max_iter, stop_rule, random_state, verbose, n_jobs : as MultiViewNMF.
 
     Attributes: `components_` (list per view, (n_components, n_features)),
     `embedding_` (n_samples, n_components): the fitted encoding of every
@@ -227,7 +242,8 @@ class SemiSupervisedMultiViewNMF(_Base):
     """
 
     def __init__(self, n_components=20, *, method="mvsl-t", alpha=None, beta=None, gamma=None, n_neighbors=None,
-                 tol=1e-4, max_iter=200, stop_rule="sklearn", random_state=None, verbose=0):
+                 tol=1e-4, max_iter=200, stop_rule="sklearn", random_state=None, verbose=0, n_jobs=None):
+        self.n_jobs = n_jobs
         self.n_components = n_components
         self.method = method
         self.alpha = alpha
@@ -248,6 +264,7 @@ class SemiSupervisedMultiViewNMF(_Base):
         s = pp.solver
         s.max_iter, s.tol, s.seed = int(self.max_iter), float(self.tol), _seed(self.random_state)
         s.stop_rule = _stop_code(self.stop_rule)
+        s.parallel.threads = _threads(self.n_jobs)
         for name in ("alpha", "beta", "gamma"):
             if getattr(self, name) is not None:
                 setattr(s, name, float(getattr(self, name)))

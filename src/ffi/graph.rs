@@ -12,8 +12,8 @@
 use core::ffi::c_void;
 
 use super::{
-    factors, guard, mvnmf_status, mvnmf_view, parts, query, read_params, shapes, slice, slice_mut,
-    CViews, MVNMF_VIEW_DENSE,
+    factors, guard, mvnmf_parallel, mvnmf_status, mvnmf_view, parts, query, read_params, shapes,
+    slice, slice_mut, CViews, MVNMF_VIEW_DENSE,
 };
 use crate::data::{Dense, ViewSet};
 use crate::error::Error;
@@ -75,6 +75,9 @@ pub struct mvnmf_fused_knn_params {
     pub scope: u32,
     /// Items per block side (0: default 256).
     pub block: usize,
+    /// Who runs the search over all items (`MVNMF_SCOPE_ALL`) in up to four
+    /// parts (default: serial); the neighbours do not depend on it.
+    pub parallel: mvnmf_parallel,
 }
 
 /// Options of `mvnmf_mkl_weights`; defaults from `mvnmf_mkl_params_default()`.
@@ -244,10 +247,13 @@ unsafe fn cmask<'a>(p: *const u8, n: usize) -> Result<&'a [bool], Error> {
     }
 }
 
+/// The Rust options; `p` must stay in place until the search has returned
+/// (a host pool keeps the address of `p.parallel`).
 fn knn_params(p: &mvnmf_fused_knn_params) -> KnnParams {
     KnnParams {
         k: p.k,
         block: p.block,
+        parallel: p.parallel.read(),
     }
 }
 
@@ -315,6 +321,7 @@ pub extern "C" fn mvnmf_fused_knn_params_default() -> mvnmf_fused_knn_params {
         k: d.k,
         scope: MVNMF_SCOPE_ALL,
         block: d.block,
+        parallel: mvnmf_parallel::from_rust(d.parallel),
     }
 }
 

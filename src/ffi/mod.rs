@@ -688,6 +688,12 @@ struct CViews<'a, D = mvnmf_view> {
     views: &'a [D],
 }
 
+// SAFETY: a `CViews` only reads the caller's view descriptors and the data
+// they point to (every access goes through the shared `View`s it hands out),
+// and the C contract is that those buffers stay unchanged until the call
+// returns; so the tasks of a parallel region may read them from any thread.
+unsafe impl<D: ViewDesc> Sync for CViews<'_, D> {}
+
 impl<'a, D: ViewDesc> CViews<'a, D> {
     unsafe fn new(views: *const D, n_views: usize) -> Result<Self, Error> {
         // SAFETY: the caller upholds this function's contract (its doc and the

@@ -857,18 +857,21 @@ fn ut_x_scatter<T: Real>(
     par: Parallel,
 ) -> Result<(), Error> {
     let rb = rows.min(ROW_BLOCK_SCATTER);
-    par.run_items(parts.chunks_mut(n * w).take(tasks).enumerate().zip(slots), &|((t, op), slot)| {
-        op.fill(T::ZERO);
-        let blk: &mut [T] = Stack::new(slot).take_matrix(rb, w)?;
-        let (r0, r1) = (t * rows, ((t + 1) * rows).min(m));
-        for i0 in (r0..r1).step_by(rb) {
-            let i1 = (i0 + rb).min(r1);
-            let b = &mut blk[..(i1 - i0) * w];
-            rows_padded(u, m, k, w, i0, i1, b);
-            scatter_block(csr, (i0, i1), w, b, op);
-        }
-        Ok(())
-    })?;
+    par.run_items(
+        parts.chunks_mut(n * w).take(tasks).enumerate().zip(slots),
+        &|((t, op), slot)| {
+            op.fill(T::ZERO);
+            let blk: &mut [T] = Stack::new(slot).take_matrix(rb, w)?;
+            let (r0, r1) = (t * rows, ((t + 1) * rows).min(m));
+            for i0 in (r0..r1).step_by(rb) {
+                let i1 = (i0 + rb).min(r1);
+                let b = &mut blk[..(i1 - i0) * w];
+                rows_padded(u, m, k, w, i0, i1, b);
+                scatter_block(csr, (i0, i1), w, b, op);
+            }
+            Ok(())
+        },
+    )?;
     reduce_partials(parts, (n, k, w), tasks, (T::ONE, beta), out, par)
 }
 
@@ -939,7 +942,8 @@ pub(crate) fn csc_ut_x<T: Real>(
         scatter_split((m, n, c.nnz()), k, CHUNK),
     ) {
         let parts: &mut [T] = st.take_matrix(n * w, split.0)?;
-        let slots = st.take_slots(split.0, WorkReq::matrix::<T>(ROW_BLOCK_SCATTER, w))?;
+        let rb = split.1.min(ROW_BLOCK_SCATTER);
+        let slots = st.take_slots(split.0, WorkReq::matrix::<T>(rb, w))?;
         return ut_x_scatter(csr, (m, n, k, w), u, beta, split, parts, slots, out, par);
     }
     if let Some(w) = padded_width(k) {
@@ -979,10 +983,10 @@ pub(crate) fn csr_x_vt_req<T>(rows: usize, cols: usize, nnz: usize, k: usize) ->
 /// block of `Uᵀ` and `N` cursors.
 pub(crate) fn csc_ut_x_req<T>(rows: usize, cols: usize, nnz: usize, k: usize) -> WorkReq {
     let scatter = padded_width(k).zip(scatter_split((rows, cols, nnz), k, CHUNK));
-    let scatter = scatter.map_or(WorkReq::EMPTY, |(w, (tasks, _))| {
+    let scatter = scatter.map_or(WorkReq::EMPTY, |(w, (tasks, per))| {
         WorkReq::all_of(&[
             WorkReq::matrix::<T>(cols, w).times(tasks),
-            WorkReq::matrix::<T>(ROW_BLOCK_SCATTER, w).times(tasks),
+            WorkReq::matrix::<T>(per.min(ROW_BLOCK_SCATTER), w).times(tasks),
         ])
     });
     scatter.or(match padded_width(k) {

@@ -611,9 +611,22 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         blk: &mut [T],
         sink: &mut S,
     ) -> Result<(), Error> {
+        self.sym_part(items, blk, sink, (0, 1))
+    }
+
+    /// The part of [`Engine::sym`] that task `t` of `tasks` owns: the block
+    /// rows `bi` with [`block_row_owner`]`(bi, tasks) == t` (every block
+    /// `(bi, bj ≥ bi)` of them). The parts of all tasks visit every pair once.
+    pub(crate) fn sym_part<S: Sink<T>>(
+        &mut self,
+        items: &[usize],
+        blk: &mut [T],
+        sink: &mut S,
+        (t, tasks): (usize, usize),
+    ) -> Result<(), Error> {
         let b = self.bmax;
         let nb = items.len().div_ceil(b);
-        for bi in 0..nb {
+        for bi in (0..nb).filter(|&bi| block_row_owner(bi, tasks) == t) {
             let rows = &items[bi * b..((bi + 1) * b).min(items.len())];
             self.gather(rows, true);
             for bj in bi..nb {
@@ -646,6 +659,19 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
             }
         }
         Ok(())
+    }
+}
+
+/// Which of `tasks` tasks owns block row `bi` of a symmetric traversal: dealt
+/// back and forth (0, 1, …, T−1, T−1, …, 1, 0, 0, 1, …), so that the long
+/// first block rows (block row `bi` has `nb − bi` blocks) are spread evenly.
+pub(crate) fn block_row_owner(bi: usize, tasks: usize) -> usize {
+    let tasks = tasks.max(1);
+    let (round, pos) = (bi / tasks, bi % tasks);
+    if round % 2 == 0 {
+        pos
+    } else {
+        tasks - 1 - pos
     }
 }
 

@@ -7,7 +7,7 @@
 
 use super::engine::{Engine, Mode};
 use super::median::{self, Scratch};
-use super::topk::{Filter, PairTop, TopK};
+use super::topk::{better, Filter, PairTop, TopK};
 use super::{
     block_size, check_eta, check_labels, check_views, class_of, layout, ClassIndex, KernelSet,
     Layout,
@@ -15,6 +15,7 @@ use super::{
 use crate::data::{ViewSet, ViewShape};
 use crate::error::Error;
 use crate::linalg::real::Real;
+use crate::par::Parallel;
 use crate::work::{Stack, WorkReq};
 
 pub use super::topk::NO_NEIGHBOR;
@@ -46,22 +47,52 @@ pub struct KnnParams {
     pub k: usize,
     /// Items per block side (0: [`super::DEFAULT_BLOCK`]).
     pub block: usize,
+    /// Who runs [`fused_knn`]'s search over all items ([`Scope::All`]) in
+    /// [`KNN_TASKS`] parts (default serial; the same neighbours for every
+    /// choice).
+    pub parallel: Parallel,
 }
 
 impl Default for KnnParams {
     fn default() -> Self {
-        KnnParams { k: 5, block: 0 }
+        KnnParams {
+            k: 5,
+            block: 0,
+            parallel: Parallel::Serial,
+        }
     }
 }
 
-fn knn_req<T>(lay: &Layout, n_classes: usize, block: usize) -> WorkReq {
-    let b = block_size(block, lay.n);
+/// Most parts of the parallel search of [`fused_knn`] (each holds its own
+/// block evaluator and `N × k` heaps: the workspace grows by that much per part).
+pub const KNN_TASKS: usize = 4;
+
+/// The parts of [`fused_knn`]'s search over all items: block rows, dealt to
+/// at most [`KNN_TASKS`] tasks, from the shape alone.
+fn knn_tasks(n: usize, b: usize) -> usize {
+    n.div_ceil(b.max(1)).clamp(1, KNN_TASKS)
+}
+
+fn knn_req<T>(lay: &Layout, n_classes: usize, params: &KnnParams) -> WorkReq {
+    let b = block_size(params.block, lay.n);
+    let tasks = knn_tasks(lay.n, b);
+    let part = if tasks > 1 {
+        WorkReq::all_of(&[
+            TopK::workspace(lay.n, params.k),
+            WorkReq::matrix::<T>(b, b),
+            super::engine::workspace::<T>(lay, b),
+        ])
+        .times(tasks)
+    } else {
+        WorkReq::EMPTY
+    };
     WorkReq::all_of(&[
         ClassIndex::workspace(lay.n, n_classes),
         WorkReq::matrix::<usize>(lay.n, 2),
         median::scratch_req(lay),
         WorkReq::matrix::<T>(b, b),
         super::engine::workspace::<T>(lay, b),
+        part,
     ])
 }
 
@@ -73,7 +104,7 @@ pub fn fused_knn_workspace<T>(
     params: &KnnParams,
 ) -> Result<usize, Error> {
     let lay = layout(shapes, kernels)?;
-    knn_req::<T>(&lay, n_classes, params.block).bytes()
+    knn_req::<T>(&lay, n_classes, params).bytes()
 }
 
 /// The `k` nearest neighbours of every query item under the fused kernel (see [`Scope`]).
@@ -92,7 +123,7 @@ pub fn fused_knn_workspace<T>(
 /// ([`Error::TooFewLabeled`]); a masked query with fewer than `k` candidates
 /// ([`Error::BadParameter`]); workspace ([`Error::WorkspaceTooSmall`]).
 #[allow(clippy::too_many_arguments)]
-pub fn fused_knn<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
+pub fn fused_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized>(
     views: &VS,
     kernels: &KS,
     eta: &[f64],
@@ -127,7 +158,7 @@ pub fn fused_knn<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
     if lay.median && nl < 2 {
         return Err(Error::TooFewLabeled);
     }
-    let need = knn_req::<T>(&lay, n_classes, params.block).bytes()?;
+    let need = knn_req::<T>(&lay, n_classes, params).bytes()?;
     let len = work.len();
     let b = block_size(params.block, lay.n);
     let mut st = Stack::new(work);
@@ -196,9 +227,32 @@ pub fn fused_knn<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
     }
     let mut sc = Scratch::new(&lay, &mut st)?;
     let blk: &mut [T] = st.take_matrix(b, b)?;
+    let tasks = knn_tasks(n, b);
+    let parts = if tasks > 1 {
+        let part = WorkReq::all_of(&[
+            TopK::workspace(n, k),
+            WorkReq::matrix::<T>(b, b),
+            super::engine::workspace::<T>(&lay, b),
+        ]);
+        Some(st.take_slots(tasks, part)?)
+    } else {
+        None
+    };
     let mut eng = Engine::new(views, kernels, &lay, b, st)?;
     median::resolve(&mut eng, ci.labeled(), &mut sc, blk)?;
     eng.set_mode(Mode::Fused, Some(eta));
+    if let (Scope::All, Some(parts)) = (scope, parts) {
+        let gamma: &[f64] = eng.gamma;
+        return all_in_parts(
+            (views, kernels, &lay, b),
+            (gamma, eta),
+            (k, tasks),
+            &qlist[..nq],
+            parts,
+            (neighbors, sims),
+            params.parallel,
+        );
+    }
     let filter = if matches!(scope, Scope::OtherClass) {
         Filter::Other(labels)
     } else {
@@ -216,6 +270,80 @@ pub fn fused_knn<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
         Scope::Masked { .. } => eng.rect(&qlist[..nq], &clist[..nc], blk, &mut top)?,
     }
     top.finish();
+    Ok(())
+}
+
+/// [`Scope::All`] in `tasks` parts: part `t` searches the block rows
+/// [`super::engine::block_row_owner`] gives it with an evaluator and heaps
+/// of its own (in its slot), offering each pair to both items' heaps as the
+/// serial search does; then each item's `k` best are merged from the parts'
+/// lists. The heaps keep the top `k` of a strict total order (similarity,
+/// then the lower index), so the merge gives exactly the serial result.
+#[allow(clippy::too_many_arguments)]
+fn all_in_parts<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized>(
+    (views, kernels, lay, b): (&VS, &KS, &Layout, usize),
+    (gamma, eta): (&[f64], &[f64]),
+    (k, tasks): (usize, usize),
+    items: &[usize],
+    mut parts: core::slice::ChunksMut<'_, u8>,
+    (neighbors, sims): (&mut [usize], &mut [f64]),
+    par: Parallel,
+) -> Result<(), Error> {
+    let n = lay.n;
+    // Each part's sorted lists, kept in its slot for the merge.
+    let lists = spin::Mutex::new([None::<(&[usize], &[f64])>; KNN_TASKS]);
+    par.run_items((&mut parts).take(tasks).enumerate(), &|(t, slot)| {
+        let mut st = Stack::new(slot);
+        let idx: &mut [usize] = st.take_matrix(n, k)?;
+        let sim: &mut [f64] = st.take_matrix(n, k)?;
+        let blk: &mut [T] = st.take_matrix(b, b)?;
+        let mut eng = Engine::new(views, kernels, lay, b, st)?;
+        eng.gamma.copy_from_slice(gamma);
+        eng.set_mode(Mode::Fused, Some(eta));
+        let mut top = TopK::new(k, idx, sim, Filter::Any);
+        eng.sym_part(items, blk, &mut top, (t, tasks))?;
+        top.finish();
+        let (idx, sim) = top.into_parts();
+        if let Some(l) = lists.lock().get_mut(t) {
+            *l = Some((idx, sim));
+        }
+        Ok(())
+    })?;
+    let lists = lists.into_inner();
+    let mut got: [(&[usize], &[f64]); KNN_TASKS] = [(&[], &[]); KNN_TASKS];
+    for (g, l) in got.iter_mut().zip(&lists[..tasks]) {
+        *g = l.ok_or(Error::Internal)?;
+    }
+    let got = &got[..tasks];
+    for (i, (out_i, out_s)) in neighbors
+        .chunks_exact_mut(k)
+        .zip(sims.chunks_exact_mut(k))
+        .enumerate()
+    {
+        let mut at = [0usize; KNN_TASKS];
+        for (oi, os) in out_i.iter_mut().zip(out_s.iter_mut()) {
+            // The best head among the parts' sorted lists of item i.
+            let mut best: Option<(usize, f64, usize)> = None;
+            for (p, &(pi, ps)) in got.iter().enumerate() {
+                let Some((&j, &s)) = pi.get(i * k + at[p]).zip(ps.get(i * k + at[p])) else {
+                    continue;
+                };
+                if at[p] >= k || j == NO_NEIGHBOR {
+                    continue;
+                }
+                if best.is_none_or(|(_, bs, bj)| better(s, j, bs, bj)) {
+                    best = Some((p, s, j));
+                }
+            }
+            match best {
+                Some((p, s, j)) => {
+                    at[p] += 1;
+                    (*oi, *os) = (j, s);
+                }
+                None => (*oi, *os) = (NO_NEIGHBOR, f64::NEG_INFINITY),
+            }
+        }
+    }
     Ok(())
 }
 

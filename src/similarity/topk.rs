@@ -12,8 +12,9 @@ use crate::work::WorkReq;
 /// The index written where there is no neighbour (`SIZE_MAX` in C).
 pub const NO_NEIGHBOR: usize = usize::MAX;
 
+/// `(s1, j1)` before `(s2, j2)`: larger similarity, then lower index.
 #[inline(always)]
-fn better(s1: f64, j1: usize, s2: f64, j2: usize) -> bool {
+pub(crate) fn better(s1: f64, j1: usize, s2: f64, j2: usize) -> bool {
     s1 > s2 || (s1 == s2 && j1 < j2)
 }
 
@@ -109,6 +110,12 @@ impl<'w> TopK<'w> {
                 sift_down(s, x, 0, end);
             }
         }
+    }
+
+    /// The storage back: item `i`'s list at `i·k..` (after [`TopK::finish`]:
+    /// best first).
+    pub(crate) fn into_parts(self) -> (&'w [usize], &'w [f64]) {
+        (self.idx, self.sim)
     }
 
     /// Item `i`'s list (after [`TopK::finish`]: best first).

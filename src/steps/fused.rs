@@ -7,8 +7,8 @@ use crate::error::Error;
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
 use crate::linalg::sparse::{
-    gather_block, pad_into, padded_width, reduce_partials, scatter_block,
-    scatter_split, sparse_split, ut_x_by_columns, Csc, Csr,
+    gather_block, pad_into, padded_width, reduce_partials, scatter_block, scatter_split,
+    sparse_split, ut_x_by_columns, Csc, Csr,
 };
 use crate::linalg::{gemm, gemm_req, gram_par, gram_req};
 use crate::par::RowBlocks;

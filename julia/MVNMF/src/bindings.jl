@@ -217,10 +217,17 @@ struct MvnmfCvFit  # mvnmf_cv_fit
     n::Csize_t
     k::Csize_t
 end
+struct MvnmfParallel  # mvnmf_parallel
+    threads::UInt32
+    reserved::UInt32
+    parallel_for::Ptr{Cvoid}
+    ctx::Ptr{Cvoid}
+end
 struct MvnmfFusedKnnParams  # mvnmf_fused_knn_params
     k::Csize_t
     scope::UInt32
     block::Csize_t
+    parallel::MvnmfParallel
 end
 struct MvnmfMklParams  # mvnmf_mkl_params
     lambda::Cdouble
@@ -269,12 +276,6 @@ struct MvnmfFusedGraphParams  # mvnmf_fused_graph_params
     cca_dims::Csize_t
     cca_reg::Cdouble
     sigma::Cdouble
-end
-struct MvnmfParallel  # mvnmf_parallel
-    threads::UInt32
-    reserved::UInt32
-    parallel_for::Ptr{Cvoid}
-    ctx::Ptr{Cvoid}
 end
 struct MvnmfMvslParams  # mvnmf_mvsl_params
     max_iter::UInt32
