@@ -384,6 +384,11 @@ enum mvnmf_status
   // squares of all views above 2^999 (about 5e300; entries beyond about 1e150),
   // where the objective is not representable. Divide the views by a common factor.
   MVNMF_STATUS_INPUT_TOO_LARGE = 17,
+  // A distributed fit: another rank refused its input, or the ranks disagree
+  // on the shapes; nothing written on any rank.
+  MVNMF_STATUS_PEER_FAILED = 18,
+  // A distributed fit: the communication callback returned nonzero.
+  MVNMF_STATUS_COMM_FAILED = 19,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -54,11 +54,19 @@ pub enum Error {
     /// the objective would not be representable (issue 15). Divide the views by a
     /// common factor.
     InputTooLarge,
+    /// A distributed fit (`models::dist`): another rank refused its input (or
+    /// the ranks disagree on the shapes: rank, views, features, classes), so
+    /// every rank stops before writing anything; that rank's status says why.
+    PeerFailed,
+    /// A distributed fit: the caller's communication callback (the allreduce)
+    /// reported a failure. Before the first iteration nothing is written;
+    /// later the outputs hold a partial iterate.
+    CommFailed,
 }
 
 impl Error {
     /// Every variant, in code order (for tests and tables).
-    pub const ALL: [Error; 17] = [
+    pub const ALL: [Error; 19] = [
         Error::NullPointer,
         Error::ZeroDimension,
         Error::DimensionMismatch,
@@ -76,6 +84,8 @@ impl Error {
         Error::Internal,
         Error::EmptyQuery,
         Error::InputTooLarge,
+        Error::PeerFailed,
+        Error::CommFailed,
     ];
 
     /// The stable status code (the C enum `mvnmf_status`; 0 is success).
@@ -98,6 +108,8 @@ impl Error {
             Error::Internal => 15,
             Error::EmptyQuery => 16,
             Error::InputTooLarge => 17,
+            Error::PeerFailed => 18,
+            Error::CommFailed => 19,
         }
     }
 
@@ -129,6 +141,12 @@ impl Error {
             Error::EmptyQuery => "a query is all zero: none of its terms is in the vocabulary\0",
             Error::InputTooLarge => {
                 "the data are too large for the solver (half the sum of squares of all views above 2^999, about 5e300): divide the views by a common factor\0"
+            }
+            Error::PeerFailed => {
+                "another rank of a distributed fit refused its input, or the ranks disagree on the shapes; nothing written\0"
+            }
+            Error::CommFailed => {
+                "the communication callback of a distributed fit reported a failure\0"
             }
         }
     }

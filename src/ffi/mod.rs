@@ -94,6 +94,11 @@ pub enum mvnmf_status {
     /// squares of all views above 2^999 (about 5e300; entries beyond about 1e150),
     /// where the objective is not representable. Divide the views by a common factor.
     InputTooLarge = 17,
+    /// A distributed fit: another rank refused its input, or the ranks disagree
+    /// on the shapes; nothing written on any rank.
+    PeerFailed = 18,
+    /// A distributed fit: the communication callback returned nonzero.
+    CommFailed = 19,
 }
 
 impl From<Error> for mvnmf_status {
@@ -108,7 +113,7 @@ impl From<Error> for mvnmf_status {
 
 /// `mvnmf_status` by code (cbindgen needs the enum written out; the codes and
 /// names are `Error`'s, the messages `Error::c_message`'s).
-const STATUS: [mvnmf_status; 18] = [
+const STATUS: [mvnmf_status; 20] = [
     mvnmf_status::Ok,
     mvnmf_status::NullPointer,
     mvnmf_status::ZeroDimension,
@@ -127,6 +132,8 @@ const STATUS: [mvnmf_status; 18] = [
     mvnmf_status::Internal,
     mvnmf_status::EmptyQuery,
     mvnmf_status::InputTooLarge,
+    mvnmf_status::PeerFailed,
+    mvnmf_status::CommFailed,
 ];
 
 /// `mvnmf_view.kind`: dense column-major (`values`, `col_stride`).

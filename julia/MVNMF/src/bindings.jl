@@ -122,6 +122,8 @@ const MVNMF_STATUS_CANCELLED = UInt32(14)
 const MVNMF_STATUS_INTERNAL = UInt32(15)
 const MVNMF_STATUS_EMPTY_QUERY = UInt32(16)
 const MVNMF_STATUS_INPUT_TOO_LARGE = UInt32(17)
+const MVNMF_STATUS_PEER_FAILED = UInt32(18)
+const MVNMF_STATUS_COMM_FAILED = UInt32(19)
 
 # ---- structs: the C layout (isbits, so Ref/Vector of them pass as pointers)
 struct MvnmfTerm  # mvnmf_term

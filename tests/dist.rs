@@ -1,0 +1,746 @@
+//! Distributed fits (issue 19, `models::dist`) with ranks simulated by threads
+//! in one process: the allreduce callback stores each rank's buffer, waits
+//! for all, and sums the buffers in rank order (the same sum on every rank).
+//!
+//! * joint NMF and the MvSL/MCL family with SGE on 1, 2 and 3 ranks equal the
+//!   single-process library call (`nmf::joint_fit`, `mvsl::fit`) to 1e-10
+//!   relative, dense and CSC, on data/mfeat-sample;
+//! * the objective never rises (tolerance 1e-10·½‖X‖²) and is the single
+//!   process's; every rank gets the same report and the same bases;
+//! * the words passed to the callback per iteration are the model's
+//!   (`dist::words_per_iteration`);
+//! * a bad input on one rank is refused on every rank (that rank's status, the
+//!   others `PeerFailed`) with every rank's outputs untouched; a cancellation
+//!   on one rank stops every rank at the same iterate.
+
+mod common;
+
+use std::ops::ControlFlow;
+use std::sync::{Barrier, Mutex};
+
+use common::*;
+use mvnmf::data::UNLABELED;
+use mvnmf::graph::Sge;
+use mvnmf::models::dist::{self, Comm, DistGraph, DistReport};
+use mvnmf::models::mvsl::{self, MvslParams};
+use mvnmf::models::nmf;
+use mvnmf::{Csc, Dense, Error, Report, Stop, View};
+
+/// The shared state of the simulated ranks.
+struct Hub {
+    slots: Mutex<Vec<Vec<f64>>>,
+    barrier: Barrier,
+    ranks: usize,
+}
+
+impl Hub {
+    fn new(ranks: usize) -> Hub {
+        Hub {
+            slots: Mutex::new(vec![Vec::new(); ranks]),
+            barrier: Barrier::new(ranks),
+            ranks,
+        }
+    }
+}
+
+struct ThreadComm<'h> {
+    rank: usize,
+    hub: &'h Hub,
+    /// Fail the call with this index (0-based) on every rank, if any (an
+    /// MPI error is fatal to the job; a failure on one rank alone would leave
+    /// the others waiting).
+    fail_at: Option<usize>,
+    calls: usize,
+}
+
+impl Comm for ThreadComm<'_> {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn ranks(&self) -> usize {
+        self.hub.ranks
+    }
+    fn allreduce(&mut self, buf: &mut [f64]) -> Result<(), Error> {
+        let failing = self.fail_at == Some(self.calls);
+        self.calls += 1;
+        self.hub.slots.lock().unwrap()[self.rank] = buf.to_vec();
+        self.hub.barrier.wait();
+        {
+            let s = self.hub.slots.lock().unwrap();
+            for (i, b) in buf.iter_mut().enumerate() {
+                let mut acc = 0.0;
+                for r in s.iter() {
+                    assert_eq!(
+                        r.len(),
+                        s[0].len(),
+                        "ranks reduce buffers of different lengths"
+                    );
+                    acc += r[i];
+                }
+                *b = acc;
+            }
+        }
+        self.hub.barrier.wait();
+        if failing {
+            Err(Error::CommFailed)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Runs `f(rank, comm)` on `ranks` threads.
+fn on_ranks<R: Send>(
+    ranks: usize,
+    fail_at: Option<usize>,
+    f: impl Fn(usize, &mut ThreadComm<'_>) -> R + Sync,
+) -> Vec<R> {
+    let hub = Hub::new(ranks);
+    std::thread::scope(|s| {
+        let hs: Vec<_> = (0..ranks)
+            .map(|r| {
+                let (hub, f) = (&hub, &f);
+                s.spawn(move || {
+                    let mut c = ThreadComm {
+                        rank: r,
+                        hub,
+                        fail_at,
+                        calls: 0,
+                    };
+                    f(r, &mut c)
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+/// data/mfeat-sample, every view shifted to nonnegative per feature (kar) and
+/// scaled to `‖X‖²_F = N`, as the example programs prepare it.
+struct Data {
+    views: Vec<(Vec<f64>, usize)>,
+    n: usize,
+    labels: Vec<u32>,
+    classes: usize,
+}
+
+fn mfeat(labeled_every: usize) -> Data {
+    let mut views = Vec::new();
+    let mut n = 0;
+    for v in 1..=6 {
+        let (mut x, rows, cols) = read_view("mfeat-sample", v);
+        n = cols;
+        for i in 0..rows {
+            let mn = (0..cols)
+                .map(|j| x[i + j * rows])
+                .fold(f64::INFINITY, f64::min);
+            if mn < 0.0 {
+                (0..cols).for_each(|j| x[i + j * rows] -= mn);
+            }
+        }
+        let s = (x.iter().map(|a| a * a).sum::<f64>() / cols as f64).sqrt();
+        x.iter_mut().for_each(|a| *a /= s);
+        views.push((x, rows));
+    }
+    let root = format!(
+        "{}/data/mfeat-sample/labels.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let truth: Vec<u32> = std::fs::read_to_string(root)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    let labels = truth
+        .iter()
+        .enumerate()
+        .map(|(j, &c)| if j % labeled_every == 0 { c } else { UNLABELED })
+        .collect();
+    Data {
+        views,
+        n,
+        labels,
+        classes: 10,
+    }
+}
+
+impl Data {
+    fn half_sq(&self) -> f64 {
+        self.views.iter().map(|(x, _)| half_sq(x)).sum()
+    }
+
+    /// Columns `a..b` of every view, dense or CSC.
+    fn shard(&self, a: usize, b: usize, csc: bool) -> Vec<Owned> {
+        self.views
+            .iter()
+            .map(|(x, rows)| {
+                let d = x[a * rows..b * rows].to_vec();
+                if csc {
+                    Owned::Csc(to_csc(&d, *rows, b - a), *rows, b - a)
+                } else {
+                    Owned::Dense(d, *rows, b - a)
+                }
+            })
+            .collect()
+    }
+}
+
+enum Owned {
+    Dense(Vec<f64>, usize, usize),
+    Csc(CscOwned, usize, usize),
+}
+
+fn views_of(o: &[Owned]) -> Vec<View<'_, f64>> {
+    o.iter()
+        .map(|v| match v {
+            Owned::Dense(x, r, c) => View::Dense(Dense::new(x, *r, *c, *r).unwrap()),
+            Owned::Csc(x, r, c) => {
+                View::Csc(Csc::new(*r, *c, &x.col_ptr, &x.row_idx, &x.values).unwrap())
+            }
+        })
+        .collect()
+}
+
+/// `ranks + 1` cuts of `0..n`, uneven on purpose.
+fn cuts(n: usize, ranks: usize) -> Vec<usize> {
+    let mut c: Vec<usize> = (0..=ranks).map(|r| n * r / ranks).collect();
+    if ranks > 1 {
+        c[1] = c[1] * 2 / 3 + 1;
+    }
+    c
+}
+
+/// What a run returns: bases, encoding, objective trace, report.
+struct Fit {
+    u: Vec<Vec<f64>>,
+    v: Vec<f64>,
+    trace: Vec<f64>,
+    report: Report,
+}
+
+/// The single-process fit: `nmf::joint_fit` (graph `None`) or `mvsl::fit`
+/// with SGE.
+fn single(d: &Data, k: usize, params: &MvslParams, sge: bool, csc: bool) -> Fit {
+    let owned = d.shard(0, d.n, csc);
+    let views = views_of(&owned);
+    let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, r)| vec![0.0; r * k]).collect();
+    let mut v = vec![0.0; k * d.n];
+    let mut trace = Vec::new();
+    let report = {
+        let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
+        let mut rec = recorder(&mut trace);
+        if sge {
+            let g = Sge::new(&d.labels, d.classes).unwrap();
+            let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
+            let mut w = vec![0u8; mvsl::fit_workspace::<f64, _>(shapes, &g, k, params).unwrap()];
+            mvsl::fit(
+                &views[..],
+                &g,
+                k,
+                params,
+                &mut us[..],
+                &mut v,
+                &mut w,
+                Some(&mut rec),
+            )
+            .unwrap()
+        } else {
+            let np = params.nmf_params();
+            let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
+            let mut w = vec![0u8; nmf::joint_fit_workspace::<f64>(shapes, k, &np).unwrap()];
+            nmf::joint_fit(
+                &views[..],
+                k,
+                &np,
+                &mut us[..],
+                &mut v,
+                &mut w,
+                Some(&mut rec),
+            )
+            .unwrap()
+        }
+    };
+    Fit {
+        u,
+        v,
+        trace,
+        report,
+    }
+}
+
+/// The distributed fit on `ranks` simulated ranks; per rank its fit and traffic.
+fn distributed(
+    d: &Data,
+    k: usize,
+    params: &MvslParams,
+    sge: bool,
+    csc: bool,
+    ranks: usize,
+) -> Vec<(Fit, DistReport)> {
+    let c = cuts(d.n, ranks);
+    on_ranks(ranks, None, |r, comm| {
+        let (a, b) = (c[r], c[r + 1]);
+        let owned = d.shard(a, b, csc);
+        let views = views_of(&owned);
+        let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
+        let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, r)| vec![0.0; r * k]).collect();
+        let mut v = vec![0.0; k * (b - a)];
+        let mut trace = Vec::new();
+        let graph = if sge {
+            DistGraph::Sge {
+                labels: &d.labels[a..b],
+                n_classes: d.classes,
+            }
+        } else {
+            DistGraph::None
+        };
+        let classes = if sge { d.classes } else { 0 };
+        let mut w = vec![0u8; dist::fit_workspace(shapes, k, classes, ranks, params).unwrap()];
+        let dr = {
+            let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
+            let mut rec = recorder(&mut trace);
+            dist::fit(
+                comm,
+                &views[..],
+                graph,
+                k,
+                params,
+                &mut us[..],
+                &mut v,
+                &mut w,
+                Some(&mut rec),
+            )
+            .unwrap()
+        };
+        (
+            Fit {
+                u,
+                v,
+                trace,
+                report: dr.report,
+            },
+            dr,
+        )
+    })
+}
+
+/// The distributed run equals the single-process one (1e-10 relative), is
+/// monotone, and every rank agrees.
+fn check_equal(d: &Data, k: usize, params: &MvslParams, sge: bool, what: &str) {
+    let tol_mono = 1e-10 * d.half_sq();
+    for csc in [false, true] {
+        let one = single(d, k, params, sge, csc);
+        assert_monotone(&one.trace, tol_mono, what);
+        for ranks in 1..=3 {
+            let runs = distributed(d, k, params, sge, csc, ranks);
+            let v: Vec<f64> = runs.iter().flat_map(|(f, _)| f.v.iter().copied()).collect();
+            let tag = format!(
+                "{what}, {} views, {ranks} ranks",
+                if csc { "CSC" } else { "dense" }
+            );
+            let dv = max_rel_diff(&v, &one.v);
+            assert!(dv <= 1e-10, "{tag}: V differs by {dv:e}");
+            for (r, (f, _)) in runs.iter().enumerate() {
+                for (i, (a, b)) in f.u.iter().zip(&one.u).enumerate() {
+                    let du = max_rel_diff(a, b);
+                    assert!(du <= 1e-10, "{tag}: rank {r} U_{i} differs by {du:e}");
+                }
+                // Every rank computes the same bases and the same report.
+                assert_eq!(f.u, runs[0].0.u, "{tag}: rank {r}");
+                assert_eq!(f.report, runs[0].0.report, "{tag}: rank {r}");
+                assert_eq!(f.trace, runs[0].0.trace, "{tag}: rank {r}");
+                assert_monotone(&f.trace, tol_mono, &tag);
+                assert_eq!(f.report.iterations, one.report.iterations, "{tag}");
+                assert_eq!(f.report.stop, one.report.stop, "{tag}");
+                assert_eq!(f.report.dead_views, one.report.dead_views, "{tag}");
+                assert_eq!(f.trace.len(), one.trace.len(), "{tag}");
+                let scale = one.trace[0].abs();
+                for (t, (a, b)) in f.trace.iter().zip(&one.trace).enumerate() {
+                    assert!(
+                        (a - b).abs() <= 1e-10 * scale,
+                        "{tag}: objective at iteration {t}: {a} vs {b}"
+                    );
+                }
+                let parts =
+                    |o: &mvnmf::Objective| o.terms().iter().map(|x| x.1).collect::<Vec<_>>();
+                let (pa, pb) = (parts(&f.report.objective), parts(&one.report.objective));
+                for (a, b) in pa.iter().zip(&pb) {
+                    assert!(
+                        (a - b).abs() <= 1e-10 * scale,
+                        "{tag}: parts {pa:?} vs {pb:?}"
+                    );
+                }
+            }
+            eprintln!(
+                "{tag}: V {dv:.1e}, objective {:.6e} after {} iterations",
+                one.report.objective.total, one.report.iterations
+            );
+        }
+    }
+}
+
+fn nmf_params(max_iter: u32) -> MvslParams {
+    MvslParams {
+        max_iter,
+        tol: 0.0,
+        ..MvslParams::joint_nmf()
+    }
+}
+
+#[test]
+fn joint_nmf_equals_the_single_process_fit() {
+    let d = mfeat(5);
+    check_equal(&d, 10, &nmf_params(100), false, "joint NMF");
+}
+
+#[test]
+fn one_view_nmf_with_a_tolerance_equals_the_single_process_fit() {
+    let mut d = mfeat(5);
+    d.views.truncate(1);
+    let p = MvslParams {
+        max_iter: 500,
+        tol: 1e-4,
+        seed: 7,
+        ..MvslParams::joint_nmf()
+    };
+    check_equal(&d, 6, &p, false, "NMF, tol 1e-4");
+}
+
+#[test]
+fn mvsl_s_equals_the_single_process_fit() {
+    // L1,2 with the composite-gradient U-step and the SGE graph; two V-steps
+    // per iteration (class sums between them).
+    let d = mfeat(4);
+    let p = MvslParams {
+        max_iter: 60,
+        tol: 0.0,
+        alpha: 1.5,
+        v_inner: 2,
+        ..MvslParams::mvsl()
+    };
+    check_equal(&d, 10, &p, true, "MvSL-S");
+}
+
+#[test]
+fn mcl_equals_the_single_process_fit() {
+    // L1,∞, SGE, γ > 0 (the MCL preset with the data-scaled α of the examples).
+    let d = mfeat(3);
+    let p = MvslParams {
+        max_iter: 60,
+        tol: 0.0,
+        alpha: 10.0,
+        seed: 3,
+        ..MvslParams::mcl()
+    };
+    check_equal(&d, 10, &p, true, "MCL");
+}
+
+#[test]
+fn words_per_iteration_are_the_model() {
+    let d = mfeat(4);
+    let k = 8;
+    let sum_rows: usize = d.views.iter().map(|x| x.1).sum();
+    for (p, sge) in [
+        (nmf_params(7), false),
+        (
+            MvslParams {
+                max_iter: 7,
+                tol: 0.0,
+                v_inner: 3,
+                ..MvslParams::mcl()
+            },
+            true,
+        ),
+    ] {
+        for ranks in [1, 3] {
+            let runs = distributed(&d, k, &p, sge, false, ranks);
+            let c = if sge { d.classes } else { 0 };
+            let per = dist::words_per_iteration(sum_rows, k, c, p.v_inner, true);
+            for (_, dr) in &runs {
+                let t = dr.traffic;
+                let it = dr.report.iterations as u64;
+                assert_eq!(it, 7);
+                // One more vote than iterations (the start's).
+                assert_eq!(t.iter_words, it * per + 1, "{t:?}");
+                let calls = 2 + (p.v_inner as u64 - 1) * sge as u64 + 1;
+                assert_eq!(t.iter_calls, it * calls + 1, "{t:?}");
+                // Set-up: configuration, vote, sums, the start's statistics.
+                let setup =
+                    25 + 1 + (2 * ranks + 2 * 6 + c) as u64 + (k * k + k * c + c + 2) as u64;
+                assert_eq!(t.setup_words, setup, "{t:?}");
+                assert_eq!(t.setup_calls, 4);
+            }
+        }
+    }
+}
+
+/// Runs a distributed fit where `bad(rank)` may spoil a rank's input; returns
+/// per rank the result and whether its outputs are untouched.
+fn refuse_case(
+    d: &Data,
+    ranks: usize,
+    params: &MvslParams,
+    spoil: impl Fn(usize, &mut Vec<Owned>, &mut usize, &mut Vec<u32>, &mut usize) + Sync,
+) -> Vec<(Result<DistReport, Error>, bool)> {
+    let c = cuts(d.n, ranks);
+    on_ranks(ranks, None, |r, comm| {
+        let (a, b) = (c[r], c[r + 1]);
+        let mut owned = d.shard(a, b, false);
+        let mut k = 5;
+        let mut labels = d.labels[a..b].to_vec();
+        let mut extra = 0;
+        spoil(r, &mut owned, &mut k, &mut labels, &mut extra);
+        let views = views_of(&owned);
+        let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
+        let ws = dist::fit_workspace(shapes, 5, d.classes, ranks, params).unwrap();
+        let mut w = vec![0u8; ws - extra];
+        let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![-7.0; m * k]).collect();
+        let mut v = vec![-7.0; k * (b - a)];
+        let res = {
+            let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
+            dist::fit(
+                comm,
+                &views[..],
+                DistGraph::Sge {
+                    labels: &labels,
+                    n_classes: d.classes,
+                },
+                k,
+                params,
+                &mut us[..],
+                &mut v,
+                &mut w,
+                None,
+            )
+        };
+        let untouched = u.iter().flatten().chain(&v).all(|&x| x == -7.0);
+        (res, untouched)
+    })
+}
+
+#[test]
+fn bad_input_on_one_rank_is_refused_on_every_rank() {
+    let d = mfeat(5);
+    let p = MvslParams {
+        max_iter: 5,
+        ..MvslParams::mvsl()
+    };
+    type Spoil = fn(usize, &mut Vec<Owned>, &mut usize, &mut Vec<u32>, &mut usize);
+    let cases: [(&str, Spoil, Error); 5] = [
+        (
+            "negative entry",
+            |r, o, _, _, _| {
+                if r == 1 {
+                    if let Owned::Dense(x, _, _) = &mut o[2] {
+                        x[3] = -1.0;
+                    }
+                }
+            },
+            Error::NegativeInput,
+        ),
+        (
+            "label out of range",
+            |r, _, _, l, _| {
+                if r == 2 {
+                    l[0] = 10;
+                }
+            },
+            Error::BadLabel,
+        ),
+        (
+            "workspace one byte short",
+            |r, _, _, _, e| {
+                if r == 0 {
+                    *e = 1;
+                }
+            },
+            Error::WorkspaceTooSmall,
+        ),
+        (
+            "NaN entry",
+            |r, o, _, _, _| {
+                if r == 2 {
+                    if let Owned::Dense(x, _, _) = &mut o[0] {
+                        x[0] = f64::NAN;
+                    }
+                }
+            },
+            Error::NonFiniteInput,
+        ),
+        (
+            "labels of the wrong length",
+            |r, _, _, l, _| {
+                if r == 1 {
+                    l.pop();
+                }
+            },
+            Error::DimensionMismatch,
+        ),
+    ];
+    for (what, spoil, want) in cases {
+        let out = refuse_case(&d, 3, &p, spoil);
+        let bad: Vec<_> = out.iter().filter(|(r, _)| *r == Err(want)).collect();
+        assert_eq!(
+            bad.len(),
+            1,
+            "{what}: {:?}",
+            out.iter().map(|x| &x.0).collect::<Vec<_>>()
+        );
+        for (r, untouched) in &out {
+            assert!(r.is_err(), "{what}");
+            assert!(
+                *r == Err(want) || *r == Err(Error::PeerFailed),
+                "{what}: {r:?}"
+            );
+            assert!(untouched, "{what}: outputs written");
+        }
+    }
+    // Ranks that disagree on the rank K: every rank refuses (the buffers would
+    // not match), nothing written.
+    let out = on_ranks(2, None, |r, comm| {
+        let c = cuts(d.n, 2);
+        let owned = d.shard(c[r], c[r + 1], false);
+        let views = views_of(&owned);
+        let k = 4 + r;
+        let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
+        let mut w = vec![0u8; dist::fit_workspace(shapes, k, 0, 2, &p).unwrap()];
+        let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![-7.0; m * k]).collect();
+        let mut v = vec![-7.0; k * (c[r + 1] - c[r])];
+        let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
+        let res = dist::fit(
+            comm,
+            &views[..],
+            DistGraph::None,
+            k,
+            &p,
+            &mut us[..],
+            &mut v,
+            &mut w,
+            None,
+        );
+        drop(us);
+        (res, u.iter().flatten().chain(&v).all(|&x| x == -7.0))
+    });
+    for (r, untouched) in &out {
+        assert_eq!(*r, Err(Error::PeerFailed));
+        assert!(untouched);
+    }
+    // Too few labeled items over all ranks: seen by every rank from the sums.
+    let out = refuse_case(&d, 3, &p, |r, _, _, l, _| {
+        l.iter_mut().for_each(|x| *x = UNLABELED);
+        if r == 2 {
+            l[0] = 1;
+        }
+    });
+    for (r, untouched) in &out {
+        assert_eq!(*r, Err(Error::TooFewLabeled));
+        assert!(untouched);
+    }
+}
+
+#[test]
+fn cancellation_on_one_rank_stops_every_rank_at_the_same_iterate() {
+    let d = mfeat(5);
+    let k = 6;
+    let p = nmf_params(30);
+    // The single process stopped after iteration 4.
+    let owned = d.shard(0, d.n, false);
+    let views = views_of(&owned);
+    let np = p.nmf_params();
+    let mut u1: Vec<Vec<f64>> = d.views.iter().map(|(_, r)| vec![0.0; r * k]).collect();
+    let mut v1 = vec![0.0; k * d.n];
+    let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
+    let mut w = vec![0u8; nmf::joint_fit_workspace::<f64>(shapes, k, &np).unwrap()];
+    let mut stop4 = |pr: &mvnmf::Progress| {
+        if pr.iter == 4 {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    };
+    let mut us: Vec<&mut [f64]> = u1.iter_mut().map(|x| &mut x[..]).collect();
+    let one = nmf::joint_fit(
+        &views[..],
+        k,
+        &np,
+        &mut us[..],
+        &mut v1,
+        &mut w,
+        Some(&mut stop4),
+    )
+    .unwrap();
+    drop(us);
+    assert_eq!((one.iterations, one.stop), (4, Stop::Cancelled));
+    let c = cuts(d.n, 3);
+    let out = on_ranks(3, None, |r, comm| {
+        let owned = d.shard(c[r], c[r + 1], false);
+        let views = views_of(&owned);
+        let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
+        let mut w = vec![0u8; dist::joint_nmf_fit_workspace(shapes, k, 3, &np).unwrap()];
+        let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![0.0; m * k]).collect();
+        let mut v = vec![0.0; k * (c[r + 1] - c[r])];
+        // Only rank 1's monitor asks to stop.
+        let mut m = |pr: &mvnmf::Progress| {
+            if r == 1 && pr.iter == 4 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        };
+        let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
+        let rep = dist::joint_nmf_fit(
+            comm,
+            &views[..],
+            k,
+            &np,
+            &mut us[..],
+            &mut v,
+            &mut w,
+            Some(&mut m),
+        )
+        .unwrap();
+        drop(us);
+        (rep, u, v)
+    });
+    let v: Vec<f64> = out.iter().flat_map(|x| x.2.iter().copied()).collect();
+    assert!(max_rel_diff(&v, &v1) <= 1e-12);
+    for (rep, u, _) in &out {
+        assert_eq!(
+            (rep.report.iterations, rep.report.stop),
+            (4, Stop::Cancelled)
+        );
+        for (a, b) in u.iter().zip(&u1) {
+            assert!(max_rel_diff(a, b) <= 1e-12);
+        }
+    }
+}
+
+#[test]
+fn a_failing_callback_ends_the_fit() {
+    let d = mfeat(5);
+    let p = nmf_params(10);
+    let c = cuts(d.n, 2);
+    // The 7th call (an iteration's) fails.
+    let out = on_ranks(2, Some(6), |r, comm| {
+        let owned = d.shard(c[r], c[r + 1], true);
+        let views = views_of(&owned);
+        let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
+        let mut w = vec![0u8; dist::fit_workspace(shapes, 4, 0, 2, &p).unwrap()];
+        let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![0.0; m * 4]).collect();
+        let mut v = vec![0.0; 4 * (c[r + 1] - c[r])];
+        let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
+        dist::fit(
+            comm,
+            &views[..],
+            DistGraph::None,
+            4,
+            &p,
+            &mut us[..],
+            &mut v,
+            &mut w,
+            None,
+        )
+        .map(|x| x.report)
+    });
+    assert_eq!(out, vec![Err(Error::CommFailed); 2]);
+}
