@@ -203,6 +203,12 @@
 // `mvnmf_struct_size`: `struct mvnmf_view_f32`.
 #define MVNMF_STRUCT_VIEW_F32 35
 
+// `mvnmf_struct_size`: `struct mvnmf_dist_comm`.
+#define MVNMF_STRUCT_DIST_COMM 36
+
+// `mvnmf_struct_size`: `struct mvnmf_dist_traffic`.
+#define MVNMF_STRUCT_DIST_TRAFFIC 37
+
 // The label of an item whose class is unknown (`uint32_t`, all bits set).
 #define MVNMF_UNLABELED UINT32_MAX
 
@@ -865,6 +871,62 @@ typedef struct mvnmf_view_f32 {
   const size_t *row_idx;
 } mvnmf_view_f32;
 
+// Options of the NMF solvers; get the defaults from `mvnmf_nmf_params_default()`.
+typedef struct mvnmf_nmf_params {
+  // Outer iterations at most (default 200).
+  uint32_t max_iter;
+  // Relative-decrease tolerance (default 1e-6; 0 runs all iterations).
+  double tol;
+  // Division guard ε ≥ 0 (default DBL_EPSILON).
+  double eps;
+  // Upper bound on V (default +inf; the papers' bounded models use 1).
+  double vmax;
+  // Seed of the random start (default 0).
+  uint64_t seed;
+  // `MVNMF_INIT_RANDOM` (default) or `MVNMF_INIT_GIVEN`.
+  uint32_t init;
+  // How `tol` is applied: `MVNMF_STOP_RULE_EVERY_ITERATION` (default) or
+  // `MVNMF_STOP_RULE_SKLEARN`.
+  uint32_t stop_rule;
+} mvnmf_nmf_params;
+
+// Sum over all ranks in place: on return `buf[0 .. len]` holds, on every
+// rank, the element-wise sum of every rank's `buf` (`MPI_Allreduce` with
+// `MPI_IN_PLACE`, `MPI_DOUBLE`, `MPI_SUM`). Every rank must receive the same
+// sum. Return 0 on success; anything else ends the fit with
+// `MVNMF_STATUS_COMM_FAILED`.
+typedef int (*mvnmf_allreduce_fn)(double *buf,
+                                  size_t len,
+                                  void *ctx);
+
+// The communicator of a distributed fit: this rank (`0 ≤ rank < n_ranks`),
+// the number of ranks, and the allreduce with its context pointer (e.g. a
+// pointer to an `MPI_Comm`).
+typedef struct mvnmf_dist_comm {
+  // Sum over ranks in place (required).
+  mvnmf_allreduce_fn allreduce;
+  // Passed to `allreduce` unchanged.
+  void *ctx;
+  // This rank.
+  size_t rank;
+  // Number of ranks (≥ 1).
+  size_t n_ranks;
+} mvnmf_dist_comm;
+
+// What one rank passed to its allreduce: calls and `double` words, for the
+// set-up (up to the start's objective) and for the iterations (after it,
+// the monitor's stop votes included). Bytes are `8 ×` the words.
+typedef struct mvnmf_dist_traffic {
+  // Allreduce calls of the set-up.
+  uint64_t setup_calls;
+  // Words of the set-up.
+  uint64_t setup_words;
+  // Allreduce calls of the iterations.
+  uint64_t iter_calls;
+  // Words of the iterations.
+  uint64_t iter_words;
+} mvnmf_dist_traffic;
+
 // Options of `mvnmf_jsnmf_fit`; get the defaults from `mvnmf_jsnmf_params_default()`.
 typedef struct mvnmf_jsnmf_params {
   // Sweeps at most (default 200).
@@ -915,25 +977,6 @@ typedef struct mvnmf_mvel_params {
   // trivial all-ones prediction; see the Rust docs of `models::mvel`).
   double unknown_weight;
 } mvnmf_mvel_params;
-
-// Options of the NMF solvers; get the defaults from `mvnmf_nmf_params_default()`.
-typedef struct mvnmf_nmf_params {
-  // Outer iterations at most (default 200).
-  uint32_t max_iter;
-  // Relative-decrease tolerance (default 1e-6; 0 runs all iterations).
-  double tol;
-  // Division guard ε ≥ 0 (default DBL_EPSILON).
-  double eps;
-  // Upper bound on V (default +inf; the papers' bounded models use 1).
-  double vmax;
-  // Seed of the random start (default 0).
-  uint64_t seed;
-  // `MVNMF_INIT_RANDOM` (default) or `MVNMF_INIT_GIVEN`.
-  uint32_t init;
-  // How `tol` is applied: `MVNMF_STOP_RULE_EVERY_ITERATION` (default) or
-  // `MVNMF_STOP_RULE_SKLEARN`.
-  uint32_t stop_rule;
-} mvnmf_nmf_params;
 
 // Options of `mvnmf_pipeline_fit`; start from `mvnmf_pipeline_params_preset`.
 typedef struct mvnmf_pipeline_params {
@@ -1913,6 +1956,91 @@ mvnmf_status mvnmf_deep_encode_f32(const struct mvnmf_view_f32 *views,
                                    mvnmf_progress_fn progress,
                                    void *user,
                                    struct mvnmf_report *report);
+
+// The `f64` words each rank passes to the allreduce per outer iteration (the
+// communication model of `mvnmf_dist_mvsl_fit`): `sum_rows·k + k² + k·c + c +
+// 2 + (v_inner − 1)·k·c + monitor`, with `sum_rows = Σ_v rows_v`, `c` the SGE
+// classes (0 without a graph or with `beta = 0`), `monitor` 1 when a progress
+// callback votes on stopping, else 0. Independent of the number of items and
+// of ranks.
+uint64_t mvnmf_dist_words_per_iteration(size_t sum_rows,
+                                        size_t k,
+                                        size_t n_classes,
+                                        uint32_t v_inner,
+                                        uint32_t monitor);
+
+// Workspace bytes of `mvnmf_dist_joint_nmf_fit` on a rank whose views (its
+// shard of the items) have these shapes, for `n_ranks` ranks.
+mvnmf_status mvnmf_dist_joint_nmf_fit_workspace(const struct mvnmf_view *views,
+                                                size_t n_views,
+                                                size_t k,
+                                                size_t n_ranks,
+                                                const struct mvnmf_nmf_params *params,
+                                                size_t *bytes);
+
+// Workspace bytes of `mvnmf_dist_mvsl_fit` on a rank whose views have these
+// shapes (reads the graph's kind and `n_classes`), for `n_ranks` ranks.
+mvnmf_status mvnmf_dist_mvsl_fit_workspace(const struct mvnmf_view *views,
+                                           size_t n_views,
+                                           const struct mvnmf_graph *graph,
+                                           size_t k,
+                                           size_t n_ranks,
+                                           const struct mvnmf_mvsl_params *params,
+                                           size_t *bytes);
+
+// Joint multi-view NMF (`mvnmf_joint_nmf_fit`) with the items split over
+// ranks. Every rank calls it at the same time with its `comm`, its shard of
+// the items — `views[v]` holds the columns `offset_r .. offset_r + N_r` of view
+// `v` (dense or CSC, `col_ptr` starting at 0), the ranks' ranges following
+// each other in rank order — the same `n_views`, rows, `k` and options;
+// `u[v]` (`rows_v × k`) receives all the bases (the same on every rank), `v`
+// (`k × N_r`) the rank's columns of the encoding. The iterates, objective and
+// report are the single-process fit's on all `N = Σ N_r` items (to rounding:
+// the order of the sums over items differs; 1 rank gives the same bits).
+//
+// Before writing anything the ranks agree: if any rank refuses its input,
+// every rank returns (that one its status, the others
+// `MVNMF_STATUS_PEER_FAILED`) with all outputs untouched. A progress callback
+// must be given on every rank or none; one that returns nonzero on any rank
+// stops every rank after the same iteration (`MVNMF_STATUS_CANCELLED`).
+// `traffic` (may be NULL) receives the calls and words this rank passed to
+// `allreduce` (written with the report). Communication per iteration:
+// `mvnmf_dist_words_per_iteration`.
+mvnmf_status mvnmf_dist_joint_nmf_fit(const struct mvnmf_dist_comm *comm,
+                                      const struct mvnmf_view *views,
+                                      size_t n_views,
+                                      size_t k,
+                                      const struct mvnmf_nmf_params *params,
+                                      double *const *u,
+                                      double *v,
+                                      void *work,
+                                      size_t work_bytes,
+                                      mvnmf_progress_fn progress,
+                                      void *user,
+                                      struct mvnmf_report *report,
+                                      struct mvnmf_dist_traffic *traffic);
+
+// The MvSL/MCL family (`mvnmf_mvsl_fit`: MvSL-S, MCL, GNMF without a graph,
+// joint NMF) with the items split over ranks, as `mvnmf_dist_joint_nmf_fit`.
+// `graph`: NULL or `MVNMF_GRAPH_NONE`, or `MVNMF_GRAPH_SGE` with `n = N_r`
+// and the labels of the rank's items (`n_classes` the same on every rank; at
+// least two labeled items over all ranks). Graphs with edges between items
+// (`MVNMF_GRAPH_CSR`, `_DENSE`: LDGE, TGE, kNN) would need the rows of `V`
+// across shards and are refused (`MVNMF_STATUS_BAD_PARAMETER`).
+mvnmf_status mvnmf_dist_mvsl_fit(const struct mvnmf_dist_comm *comm,
+                                 const struct mvnmf_view *views,
+                                 size_t n_views,
+                                 const struct mvnmf_graph *graph,
+                                 size_t k,
+                                 const struct mvnmf_mvsl_params *params,
+                                 double *const *u,
+                                 double *v,
+                                 void *work,
+                                 size_t work_bytes,
+                                 mvnmf_progress_fn progress,
+                                 void *user,
+                                 struct mvnmf_report *report,
+                                 struct mvnmf_dist_traffic *traffic);
 
 // The default JSNMF options.
 struct mvnmf_jsnmf_params mvnmf_jsnmf_params_default(void);
