@@ -5,7 +5,8 @@
 # vote), on the full mfeat data (../shared/data/mfeat, 2000 items) replicated
 # 10 times (20 000 items), or data/mfeat-sample when it is absent; first the
 # single-process library call for reference. Each line is
-# mpi_fit's report from rank 0; the time is the slowest rank's, median of 3 runs.
+# mpi_fit's report from rank 0; the time is the slowest rank's, median of 3 runs;
+# allreduce_of_one_iteration_us times one iteration's words alone (200 calls).
 #
 #   bash examples-c/mpi_bench.sh [DATA_DIR] [REPLICATE]
 set -euo pipefail
@@ -16,18 +17,18 @@ rep="${2:-10}"
 cargo build --release --quiet -p mvnmf-capi
 out="$PWD/target/mpi-check"
 mkdir -p "$out"
-mpicc -std=c99 -O2 -Wall -Wextra -Wpedantic -Werror -Iinclude -o "$out/mpi_fit" examples-c/mpi_fit.c \
+mpicc -std=c99 -O2 -Wall -Wextra -Wpedantic -Werror -Iinclude -o "$out/mpi_fit_release" examples-c/mpi_fit.c \
   target/release/libmvnmf.a -lgcc_s -lutil -lrt -lpthread -lm -ldl
 echo "cores: $(nproc); data: $data x $rep"
 for method in joint mcl; do
   for np in single 1 2 3; do
     for t in 1 2 3; do
       if [ "$np" = single ]; then
-        mpirun --allow-run-as-root -np 1 "$out/mpi_fit" --single --method "$method" --k 20 \
+        mpirun --allow-run-as-root -np 1 "$out/mpi_fit_release" --single --method "$method" --k 20 \
           --iters 30 --alpha 10 --no-monitor --replicate "$rep" "$data"
       else
-        mpirun --oversubscribe --allow-run-as-root -np "$np" "$out/mpi_fit" --method "$method" --k 20 \
-          --iters 30 --alpha 10 --no-monitor --replicate "$rep" "$data"
+        mpirun --oversubscribe --allow-run-as-root -np "$np" "$out/mpi_fit_release" --method "$method" --k 20 \
+          --iters 30 --alpha 10 --no-monitor --replicate "$rep" --comm-bench "$data"
       fi
     done > "$out/runs.txt"
     # The median run by time per iteration.

@@ -25,13 +25,15 @@
  * (mvnmf_dist_words_per_iteration).
  *
  *   --replicate R   the items R times over (R*N items, for timing)
+ *   --comm-bench    after the fit, time 200 allreduce calls of one iteration's words
+ *                   (the communication term of the model alone)
  *   --single        no sharding: the single-process library call (mvnmf_joint_nmf_fit,
  *                   mvnmf_mvsl_fit with the SGE graph over all items); run with 1 rank
  *   --compare REF   compare OUT with the file REF (and the traces): exit 1 unless
  *                   they agree to 1e-10 relative
  *
  * usage: mpirun -np P mpi_fit [--method joint|mcl|mvsl-s] [--csc] [--k K]
- *        [--iters N] [--labeled F] [--alpha A] [--no-monitor] [--fixed-order] [--replicate R]
+ *        [--iters N] [--labeled F] [--alpha A] [--no-monitor] [--fixed-order] [--replicate R] [--comm-bench]
  *        [--single] [--out FILE] [--compare REF] DIR */
 #define _POSIX_C_SOURCE 200809L
 #define EXAMPLE_NAME "mpi_fit"
@@ -48,12 +50,12 @@ typedef struct {
     int ranks;
     double *gather; /* --fixed-order: ranks x len */
     size_t gather_len;
+    double seconds; /* spent in the callback */
 } comm_ctx;
 
-/* The library's allreduce: sum `buf` over the ranks in place. */
-static int allreduce(double *buf, size_t len, void *ctx)
+/* Sum `buf` over the ranks in place. */
+static int allreduce_impl(double *buf, size_t len, comm_ctx *c)
 {
-    comm_ctx *c = (comm_ctx *)ctx;
     if (len > (size_t)INT_MAX) return 1;
     if (!c->fixed_order)
         return MPI_Allreduce(MPI_IN_PLACE, buf, (int)len, MPI_DOUBLE, MPI_SUM, c->comm) != MPI_SUCCESS;
@@ -69,6 +71,16 @@ static int allreduce(double *buf, size_t len, void *ctx)
         buf[i] = s;
     }
     return 0;
+}
+
+/* The library's allreduce: sum `buf` over the ranks in place (timed). */
+static int allreduce(double *buf, size_t len, void *ctx)
+{
+    comm_ctx *c = (comm_ctx *)ctx;
+    double t0 = MPI_Wtime();
+    int r = allreduce_impl(buf, len, c);
+    c->seconds += MPI_Wtime() - t0;
+    return r;
 }
 
 typedef struct {
@@ -119,7 +131,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
 
     const char *method = "joint", *out = NULL, *compare = NULL, *dir = NULL;
-    int csc = 0, monitor = 1, fixed_order = 0, single = 0;
+    int csc = 0, monitor = 1, fixed_order = 0, single = 0, comm_bench = 0;
     size_t k = 10, iters = 100, replicate = 1;
     double labeled = 0.1, alpha = -1.0;
     for (int i = 1; i < argc; i++) {
@@ -135,6 +147,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--no-monitor")) monitor = 0;
         else if (!strcmp(a, "--fixed-order")) fixed_order = 1;
         else if (!strcmp(a, "--single")) single = 1;
+        else if (!strcmp(a, "--comm-bench")) comm_bench = 1;
         else if (!strcmp(a, "--out") && more) out = argv[++i];
         else if (!strcmp(a, "--compare") && more) compare = argv[++i];
         else if (a[0] != '-' && !dir) dir = a;
@@ -231,7 +244,7 @@ int main(int argc, char **argv)
     if (alpha >= 0.0) mp.alpha = alpha;
     mvnmf_graph g = { MVNMF_GRAPH_SGE, nr, train + a, classes, NULL, NULL, NULL, NULL, NULL, NULL };
 
-    comm_ctx cc = { MPI_COMM_WORLD, fixed_order, ranks, NULL, 0 };
+    comm_ctx cc = { MPI_COMM_WORLD, fixed_order, ranks, NULL, 0, 0.0 };
     mvnmf_dist_comm comm = { allreduce, &cc, (size_t)rank, (size_t)ranks };
     trace_t tr = { NULL, 0, 0 };
     mvnmf_progress_fn prog = monitor ? record : NULL;
@@ -260,8 +273,9 @@ int main(int argc, char **argv)
     }
     double secs = now() - t0;
     check(st, "the fit");
-    double tmax;
+    double tmax, cmax;
     MPI_Reduce(&secs, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&cc.seconds, &cmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
 
     /* V to rank 0. */
     double *vall = rank == 0 ? (double *)xcalloc(k * n, sizeof(double)) : NULL;
@@ -277,6 +291,21 @@ int main(int argc, char **argv)
         MPI_Gatherv(vr, (int)(k * nr), MPI_DOUBLE, vall, cnt, off, MPI_DOUBLE, 0, MPI_COMM_WORLD);
         free(cnt);
         free(off);
+    }
+
+    double comm_us = 0.0;
+    if (comm_bench && !single) {
+        /* One iteration's words in one call (the library makes two), 200 times. */
+        size_t words = (size_t)mvnmf_dist_words_per_iteration(sum_rows, k, joint ? 0 : classes, mp.v_inner, 0);
+        double *b = (double *)xcalloc(words, sizeof(double));
+        MPI_Barrier(MPI_COMM_WORLD);
+        double c0 = MPI_Wtime();
+        for (int t = 0; t < 200; t++)
+            if (allreduce_impl(b, words, &cc)) die("MPI_Allreduce failed");
+        double c1 = (MPI_Wtime() - c0) / 200.0;
+        MPI_Reduce(&c1, &comm_us, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        comm_us *= 1e6;
+        free(b);
     }
 
     int fail = 0;
@@ -295,9 +324,11 @@ int main(int argc, char **argv)
                single ? "single" : "dist", method, csc ? " csc" : " dense", ranks, n, h, sum_rows, k,
                rep.iterations, rep.objective.total, 1e3 * tmax / it);
         if (!single)
-            printf(" words/iteration=%.1f (model %llu) bytes/iteration=%.0f setup_words=%llu calls/iteration=%.1f",
-                   (double)traffic.iter_words / it, (unsigned long long)model, 8.0 * (double)traffic.iter_words / it,
+            printf(" in_allreduce_ms/iteration=%.3f words/iteration=%.1f (model %llu) bytes/iteration=%.0f "
+                   "setup_words=%llu calls/iteration=%.1f",
+                   1e3 * cmax / it, (double)traffic.iter_words / it, (unsigned long long)model, 8.0 * (double)traffic.iter_words / it,
                    (unsigned long long)traffic.setup_words, (double)traffic.iter_calls / it);
+        if (comm_bench && !single) printf(" allreduce_of_one_iteration_us=%.1f", comm_us);
         printf("\n");
         if (out) {
             FILE *f = fopen(out, "wb");
