@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 19: the distributed solvers under MPI equal the single-process library
-# call. For joint NMF and MCL (L1,inf + SGE graph), dense and CSC views of
+# call. For joint NMF, MCL (L1,inf + SGE graph) and MvSL-T (L1,2 + TGE graph,
+# whose V-step reads other ranks' columns of V), dense and CSC views of
 # data/mfeat-sample: the single-process fit (mvnmf_joint_nmf_fit /
 # mvnmf_mvsl_fit), then examples-c/mpi_fit.c on 1, 2 and 3 ranks (oversubscribed
 # on a small machine), each compared with it to 1e-10 relative (V, every U, the
@@ -26,9 +27,9 @@ mpicc -std=c99 -O2 -Wall -Wextra -Wpedantic -Werror -Iinclude -o "$out/mpi_fit" 
 
 run() { mpirun --oversubscribe --allow-run-as-root "$@"; }
 data=data/mfeat-sample
-for method in joint mcl; do
+for method in joint mcl mvsl-t; do
   for fmt in dense csc; do
-    flags=(--method "$method" --k 8 --iters 30 --alpha 10)
+    flags=(--method "$method" --k 8 --iters 30 --alpha 10 --labeled 0.2)
     [ "$fmt" = csc ] && flags+=(--csc)
     ref="$out/$method-$fmt-single.f64"
     run -np 1 "$out/mpi_fit" "${flags[@]}" --single --out "$ref" "$data"

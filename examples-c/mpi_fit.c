@@ -8,12 +8,16 @@
  *   joint   joint multi-view NMF           mvnmf_dist_joint_nmf_fit
  *   mcl     MCL: L1,inf + SGE graph + L1   mvnmf_dist_mvsl_fit (MVNMF_MVSL_PRESET_MCL)
  *   mvsl-s  MvSL-S: L1,2 + SGE graph       mvnmf_dist_mvsl_fit (MVNMF_MVSL_PRESET_MVSL)
+ *   mvsl-t  MvSL-T: L1,2 + TGE graph       mvnmf_dist_mvsl_fit (MVNMF_MVSL_PRESET_MVSL)
  *
  * with the library's allreduce callback = MPI_Allreduce(MPI_IN_PLACE, ..., MPI_SUM)
  * (or, with --fixed-order, an MPI_Allgather summed in rank order: the same sum on
- * every rank by construction). MvSL-T needs the TGE graph's edges between items
- * on different ranks (an exchange of V rows) which is not built: use mcl or
- * mvsl-s (the SGE graph needs only K x C class sums).
+ * every rank by construction) and, for MvSL-T, its exchange callback =
+ * MPI_Alltoallv: the TGE graph has edges between items of different ranks, so
+ * each V-step reads the neighbours' columns of V from their ranks (the halo).
+ * The TGE graph itself (mvnmf_tge: RBF kernels, uniform fusion weights, default
+ * neighbourhoods) is built by every rank over all items, and each rank passes
+ * its rows; building it blockwise across ranks is not done here.
  *
  * The labeled items of the SGE graph: a stratified split (mvnmf_stratified_split,
  * --labeled fraction, seed 1) computed identically on every rank.
@@ -50,7 +54,8 @@ typedef struct {
     int ranks;
     double *gather; /* --fixed-order: ranks x len */
     size_t gather_len;
-    double seconds; /* spent in the callback */
+    double seconds; /* spent in the callbacks */
+    int *sc, *sd, *rc, *rd; /* MPI_Alltoallv counts and displacements */
 } comm_ctx;
 
 /* Sum `buf` over the ranks in place. */
@@ -71,6 +76,24 @@ static int allreduce_impl(double *buf, size_t len, comm_ctx *c)
         buf[i] = s;
     }
     return 0;
+}
+
+/* The library's exchange (MvSL-T's halo): MPI_Alltoallv. */
+static int exchange(const double *send, const size_t *send_counts, double *recv, const size_t *recv_counts, void *ctx)
+{
+    comm_ctx *c = (comm_ctx *)ctx;
+    double t0 = MPI_Wtime();
+    size_t so = 0, ro = 0;
+    for (int r = 0; r < c->ranks; r++) {
+        if (send_counts[r] > (size_t)INT_MAX || recv_counts[r] > (size_t)INT_MAX || so > (size_t)INT_MAX ||
+            ro > (size_t)INT_MAX)
+            return 1;
+        c->sc[r] = (int)send_counts[r], c->sd[r] = (int)so, so += send_counts[r];
+        c->rc[r] = (int)recv_counts[r], c->rd[r] = (int)ro, ro += recv_counts[r];
+    }
+    int e = MPI_Alltoallv(send, c->sc, c->sd, MPI_DOUBLE, recv, c->rc, c->rd, MPI_DOUBLE, c->comm);
+    c->seconds += MPI_Wtime() - t0;
+    return e != MPI_SUCCESS;
 }
 
 /* The library's allreduce: sum `buf` over the ranks in place (timed). */
@@ -154,8 +177,9 @@ int main(int argc, char **argv)
         else die("unknown argument '%s' (see the comment at the top of mpi_fit.c)", a);
     }
     if (!dir) die("usage: mpirun -np P mpi_fit [options] DIR");
-    int joint = !strcmp(method, "joint"), mcl = !strcmp(method, "mcl"), mvsl_s = !strcmp(method, "mvsl-s");
-    if (!joint && !mcl && !mvsl_s) die("--method: joint, mcl or mvsl-s (MvSL-T needs the TGE graph across ranks: not built)");
+    int joint = !strcmp(method, "joint"), mcl = !strcmp(method, "mcl"), mvsl_s = !strcmp(method, "mvsl-s"),
+        mvsl_t = !strcmp(method, "mvsl-t");
+    if (!joint && !mcl && !mvsl_s && !mvsl_t) die("--method: joint, mcl, mvsl-s or mvsl-t");
     if (single && ranks != 1) die("--single runs the single-process library call: use 1 rank");
 
     /* Every rank reads and prepares the whole data set (a reader for data that
@@ -243,9 +267,51 @@ int main(int argc, char **argv)
     mp.tol = 0.0;
     if (alpha >= 0.0) mp.alpha = alpha;
     mvnmf_graph g = { MVNMF_GRAPH_SGE, nr, train + a, classes, NULL, NULL, NULL, NULL, NULL, NULL };
+    size_t *arp = NULL, *prp = NULL;
+    if (mvsl_t) {
+        /* The TGE graph over all items (every rank builds the same), then this
+         * rank's rows: row pointers from 0, global column indices. */
+        mvnmf_view full[MAX_VIEWS];
+        mvnmf_kernel kern[MAX_VIEWS];
+        double eta[MAX_VIEWS];
+        for (size_t v = 0; v < h; v++) {
+            mvnmf_view d = { MVNMF_VIEW_DENSE, rows[v], n, x[v], rows[v], NULL, NULL };
+            full[v] = d;
+            kern[v].kind = MVNMF_KERNEL_RBF, kern[v].gamma = 0.0;
+            eta[v] = 1.0 / (double)h;
+        }
+        mvnmf_graph_params gp = mvnmf_graph_params_default();
+        size_t ca, cp, gw, ann, pnn;
+        CALL(mvnmf_tge_capacity, n, classes, &gp, &ca, &cp);
+        CALL(mvnmf_tge_workspace, full, h, kern, classes, &gp, &gw);
+        mvnmf_csr_buffers ab = { (size_t *)xcalloc(n + 1, sizeof(size_t)), (size_t *)xcalloc(ca, sizeof(size_t)),
+                                 (double *)xcalloc(ca, sizeof(double)), ca };
+        mvnmf_csr_buffers pb = { (size_t *)xcalloc(n + 1, sizeof(size_t)), (size_t *)xcalloc(cp, sizeof(size_t)),
+                                 (double *)xcalloc(cp, sizeof(double)), cp };
+        void *w = xmalloc(gw);
+        CALL(mvnmf_tge, full, h, kern, eta, train, classes, &gp, &ab, &pb, &ann, &pnn, w, gw);
+        free(w);
+        if (single) {
+            mvnmf_graph t = { MVNMF_GRAPH_CSR, n, NULL, 0, ab.row_ptr, ab.col_idx, ab.weights,
+                              pb.row_ptr, pb.col_idx, pb.weights };
+            g = t;
+        } else {
+            arp = (size_t *)xcalloc(nr + 1, sizeof(size_t));
+            prp = (size_t *)xcalloc(nr + 1, sizeof(size_t));
+            for (size_t j = 0; j <= nr; j++) {
+                arp[j] = ab.row_ptr[a + j] - ab.row_ptr[a];
+                prp[j] = pb.row_ptr[a + j] - pb.row_ptr[a];
+            }
+            mvnmf_graph t = { MVNMF_GRAPH_CSR, nr, NULL, 0, arp, ab.col_idx + ab.row_ptr[a],
+                              ab.weights + ab.row_ptr[a], prp, pb.col_idx + pb.row_ptr[a], pb.weights + pb.row_ptr[a] };
+            g = t;
+        }
+    }
 
-    comm_ctx cc = { MPI_COMM_WORLD, fixed_order, ranks, NULL, 0, 0.0 };
-    mvnmf_dist_comm comm = { allreduce, &cc, (size_t)rank, (size_t)ranks };
+    comm_ctx cc = { MPI_COMM_WORLD, fixed_order, ranks, NULL, 0, 0.0, NULL, NULL, NULL, NULL };
+    cc.sc = (int *)xcalloc((size_t)ranks, sizeof(int)), cc.sd = (int *)xcalloc((size_t)ranks, sizeof(int));
+    cc.rc = (int *)xcalloc((size_t)ranks, sizeof(int)), cc.rd = (int *)xcalloc((size_t)ranks, sizeof(int));
+    mvnmf_dist_comm comm = { allreduce, exchange, &cc, (size_t)rank, (size_t)ranks };
     trace_t tr = { NULL, 0, 0 };
     mvnmf_progress_fn prog = monitor ? record : NULL;
     mvnmf_report rep;
@@ -296,7 +362,8 @@ int main(int argc, char **argv)
     double comm_us = 0.0;
     if (comm_bench && !single) {
         /* One iteration's words in one call (the library makes two), 200 times. */
-        size_t words = (size_t)mvnmf_dist_words_per_iteration(sum_rows, k, joint ? 0 : classes, mp.v_inner, 0);
+        size_t words = (size_t)mvnmf_dist_words_per_iteration(sum_rows, k, joint || mvsl_t ? 0 : classes,
+                                                              mp.v_inner, 0, (uint32_t)mvsl_t);
         double *b = (double *)xcalloc(words, sizeof(double));
         MPI_Barrier(MPI_COMM_WORLD);
         double c0 = MPI_Wtime();
@@ -318,7 +385,8 @@ int main(int argc, char **argv)
                 fail = 1;
             }
         double it = rep.iterations ? (double)rep.iterations : 1.0;
-        uint64_t model = mvnmf_dist_words_per_iteration(sum_rows, k, joint ? 0 : classes, mp.v_inner, (uint32_t)monitor);
+        uint64_t model = mvnmf_dist_words_per_iteration(sum_rows, k, joint || mvsl_t ? 0 : classes, mp.v_inner,
+                                                        (uint32_t)monitor, (uint32_t)mvsl_t);
         printf("%s %s%s ranks=%d N=%zu views=%zu sum_rows=%zu K=%zu iterations=%u objective=%.10e "
                "ms/iteration=%.3f",
                single ? "single" : "dist", method, csc ? " csc" : " dense", ranks, n, h, sum_rows, k,
@@ -328,6 +396,11 @@ int main(int argc, char **argv)
                    "setup_words=%llu calls/iteration=%.1f",
                    1e3 * cmax / it, (double)traffic.iter_words / it, (unsigned long long)model, 8.0 * (double)traffic.iter_words / it,
                    (unsigned long long)traffic.setup_words, (double)traffic.iter_calls / it);
+        if (mvsl_t && !single)
+            printf(" halo_sent=%llu halo_received=%llu exchange_words/iteration=%.1f (model %llu)",
+                   (unsigned long long)traffic.halo_sent, (unsigned long long)traffic.halo_received,
+                   (double)traffic.iter_exchange_words / it,
+                   (unsigned long long)(mp.v_inner * k * traffic.halo_sent));
         if (comm_bench && !single) printf(" allreduce_of_one_iteration_us=%.1f", comm_us);
         printf("\n");
         if (out) {

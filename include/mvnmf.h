@@ -899,13 +899,27 @@ typedef int (*mvnmf_allreduce_fn)(double *buf,
                                   size_t len,
                                   void *ctx);
 
+// Point to point between all ranks at once (`MPI_Alltoallv` on doubles):
+// send `send_counts[q]` values of `send` to rank `q` (the blocks one after the
+// other in rank order) and receive `recv_counts[q]` values from rank `q` into
+// `recv` (the same layout); both count arrays have `n_ranks` entries. Return 0
+// on success. Needed only by explicit graphs (`MVNMF_GRAPH_CSR`): the columns
+// of V that a rank's graph rows read from other ranks (the halo).
+typedef int (*mvnmf_exchange_fn)(const double *send,
+                                 const size_t *send_counts,
+                                 double *recv,
+                                 const size_t *recv_counts,
+                                 void *ctx);
+
 // The communicator of a distributed fit: this rank (`0 ≤ rank < n_ranks`),
-// the number of ranks, and the allreduce with its context pointer (e.g. a
-// pointer to an `MPI_Comm`).
+// the number of ranks, the allreduce and (for explicit graphs) the exchange,
+// with their context pointer (e.g. a pointer to an `MPI_Comm`).
 typedef struct mvnmf_dist_comm {
   // Sum over ranks in place (required).
   mvnmf_allreduce_fn allreduce;
-  // Passed to `allreduce` unchanged.
+  // Point to point (may be NULL without explicit graphs).
+  mvnmf_exchange_fn exchange;
+  // Passed to both callbacks unchanged.
   void *ctx;
   // This rank.
   size_t rank;
@@ -925,6 +939,19 @@ typedef struct mvnmf_dist_traffic {
   uint64_t iter_calls;
   // Words of the iterations.
   uint64_t iter_words;
+  // Exchange calls of the set-up (explicit graphs only).
+  uint64_t setup_exchange_calls;
+  // Words sent through the exchange in the set-up.
+  uint64_t setup_exchange_words;
+  // Exchange calls of the iterations.
+  uint64_t iter_exchange_calls;
+  // Words sent through the exchange in the iterations.
+  uint64_t iter_exchange_words;
+  // Items of this rank whose columns of V other ranks read (k words each,
+  // every V-step).
+  uint64_t halo_sent;
+  // Items of other ranks whose columns this rank reads.
+  uint64_t halo_received;
 } mvnmf_dist_traffic;
 
 // Options of `mvnmf_jsnmf_fit`; get the defaults from `mvnmf_jsnmf_params_default()`.
@@ -1959,15 +1986,18 @@ mvnmf_status mvnmf_deep_encode_f32(const struct mvnmf_view_f32 *views,
 
 // The `f64` words each rank passes to the allreduce per outer iteration (the
 // communication model of `mvnmf_dist_mvsl_fit`): `sum_rows·k + k² + k·c + c +
-// 2 + (v_inner − 1)·k·c + monitor`, with `sum_rows = Σ_v rows_v`, `c` the SGE
-// classes (0 without a graph or with `beta = 0`), `monitor` 1 when a progress
-// callback votes on stopping, else 0. Independent of the number of items and
-// of ranks.
+// 2 + 2·explicit_graph + (v_inner − 1)·k·c + monitor`, with `sum_rows = Σ_v
+// rows_v`, `c` the SGE classes (0 without a graph, with explicit graphs or
+// with `beta = 0`), `explicit_graph` 1 with `MVNMF_GRAPH_CSR` (its two traces),
+// `monitor` 1 when a progress callback votes on stopping. Independent of the
+// number of items and of ranks. Explicit graphs also send `v_inner · k ·
+// traffic.halo_sent` words per iteration through the exchange.
 uint64_t mvnmf_dist_words_per_iteration(size_t sum_rows,
                                         size_t k,
                                         size_t n_classes,
                                         uint32_t v_inner,
-                                        uint32_t monitor);
+                                        uint32_t monitor,
+                                        uint32_t explicit_graph);
 
 // Workspace bytes of `mvnmf_dist_joint_nmf_fit` on a rank whose views (its
 // shard of the items) have these shapes, for `n_ranks` ranks.
@@ -1979,7 +2009,7 @@ mvnmf_status mvnmf_dist_joint_nmf_fit_workspace(const struct mvnmf_view *views,
                                                 size_t *bytes);
 
 // Workspace bytes of `mvnmf_dist_mvsl_fit` on a rank whose views have these
-// shapes (reads the graph's kind and `n_classes`), for `n_ranks` ranks.
+// shapes and this graph, for `n_ranks` ranks.
 mvnmf_status mvnmf_dist_mvsl_fit_workspace(const struct mvnmf_view *views,
                                            size_t n_views,
                                            const struct mvnmf_graph *graph,
@@ -2022,11 +2052,15 @@ mvnmf_status mvnmf_dist_joint_nmf_fit(const struct mvnmf_dist_comm *comm,
 
 // The MvSL/MCL family (`mvnmf_mvsl_fit`: MvSL-S, MCL, GNMF without a graph,
 // joint NMF) with the items split over ranks, as `mvnmf_dist_joint_nmf_fit`.
-// `graph`: NULL or `MVNMF_GRAPH_NONE`, or `MVNMF_GRAPH_SGE` with `n = N_r`
-// and the labels of the rank's items (`n_classes` the same on every rank; at
-// least two labeled items over all ranks). Graphs with edges between items
-// (`MVNMF_GRAPH_CSR`, `_DENSE`: LDGE, TGE, kNN) would need the rows of `V`
-// across shards and are refused (`MVNMF_STATUS_BAD_PARAMETER`).
+// `graph`: NULL or `MVNMF_GRAPH_NONE`; `MVNMF_GRAPH_SGE` with `n = N_r` and
+// the labels of the rank's items (`n_classes` the same on every rank; at
+// least two labeled items over all ranks); or `MVNMF_GRAPH_CSR` (MvSL-L/T,
+// kNN graphs) with `n = N_r` and the rank's rows of the symmetric `N × N`
+// graphs, column indices global (`< N`), sorted per row: the V-step reads the
+// neighbours' columns of V from their ranks through `comm->exchange`
+// (required then). `MVNMF_GRAPH_DENSE` is refused (`MVNMF_STATUS_BAD_PARAMETER`).
+// Symmetry across ranks is not checked (only that no rank is asked for more
+// items than its edges to other ranks).
 mvnmf_status mvnmf_dist_mvsl_fit(const struct mvnmf_dist_comm *comm,
                                  const struct mvnmf_view *views,
                                  size_t n_views,

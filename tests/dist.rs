@@ -20,8 +20,8 @@ use std::sync::{Barrier, Mutex};
 
 use common::*;
 use mvnmf::data::UNLABELED;
-use mvnmf::graph::Sge;
-use mvnmf::models::dist::{self, Comm, DistGraph, DistReport};
+use mvnmf::graph::{CsrGraph, CsrGraphs, Sge};
+use mvnmf::models::dist::{self, Comm, DistGraph, DistReport, ShardRows};
 use mvnmf::models::mvsl::{self, MvslParams};
 use mvnmf::models::nmf;
 use mvnmf::{Csc, Dense, Error, Report, Stop, View};
@@ -29,6 +29,7 @@ use mvnmf::{Csc, Dense, Error, Report, Stop, View};
 /// The shared state of the simulated ranks.
 struct Hub {
     slots: Mutex<Vec<Vec<f64>>>,
+    counts: Mutex<Vec<Vec<usize>>>,
     barrier: Barrier,
     ranks: usize,
 }
@@ -37,6 +38,7 @@ impl Hub {
     fn new(ranks: usize) -> Hub {
         Hub {
             slots: Mutex::new(vec![Vec::new(); ranks]),
+            counts: Mutex::new(vec![Vec::new(); ranks]),
             barrier: Barrier::new(ranks),
             ranks,
         }
@@ -86,6 +88,39 @@ impl Comm for ThreadComm<'_> {
         } else {
             Ok(())
         }
+    }
+    fn exchange(
+        &mut self,
+        send: &[f64],
+        send_counts: &[usize],
+        recv: &mut [f64],
+        recv_counts: &[usize],
+    ) -> Result<(), Error> {
+        self.calls += 1;
+        self.hub.slots.lock().unwrap()[self.rank] = send.to_vec();
+        self.hub.counts.lock().unwrap()[self.rank] = send_counts.to_vec();
+        self.hub.barrier.wait();
+        {
+            let (s, c) = (
+                self.hub.slots.lock().unwrap(),
+                self.hub.counts.lock().unwrap(),
+            );
+            let mut at = 0;
+            for q in 0..self.hub.ranks {
+                let from: usize = c[q][..self.rank].iter().sum();
+                let len = c[q][self.rank];
+                assert_eq!(
+                    len, recv_counts[q],
+                    "rank {} expects {} from {q}",
+                    self.rank, recv_counts[q]
+                );
+                recv[at..at + len].copy_from_slice(&s[q][from..from + len]);
+                at += len;
+            }
+            assert_eq!(at, recv.len());
+        }
+        self.hub.barrier.wait();
+        Ok(())
     }
 }
 
@@ -218,9 +253,72 @@ struct Fit {
     report: Report,
 }
 
+/// The graph of a comparison.
+#[derive(Clone, Copy, PartialEq)]
+enum Gk {
+    None,
+    Sge,
+    /// The explicit graphs of [`graphs`].
+    Csr,
+}
+
+/// A symmetric graph in CSR over all items.
+struct Csr2 {
+    rp: Vec<usize>,
+    ci: Vec<usize>,
+    w: Vec<f64>,
+}
+
+impl Csr2 {
+    /// Rows `a..b`, row pointers from 0, global columns.
+    fn rows(&self, a: usize, b: usize) -> (Vec<usize>, &[usize], &[f64]) {
+        let rp = self.rp[a..=b].iter().map(|x| x - self.rp[a]).collect();
+        let (s, e) = (self.rp[a], self.rp[b]);
+        (rp, &self.ci[s..e], &self.w[s..e])
+    }
+}
+
+/// A kNN-like symmetric affinity graph (each item linked to 6 others, most of
+/// them near in index, some anywhere, so shards have edges to every other
+/// shard) and a sparser penalty graph, random weights.
+fn graphs(n: usize) -> (Csr2, Csr2) {
+    let mut g = Lcg(17);
+    let mut make = |deg: usize, far: f64| {
+        let mut adj = vec![std::collections::BTreeMap::new(); n];
+        for j in 0..n {
+            for _ in 0..deg {
+                let i = if g.uniform() < far {
+                    (g.uniform() * n as f64) as usize % n
+                } else {
+                    (j + 1 + (g.uniform() * 8.0) as usize) % n
+                };
+                if i != j {
+                    let w = 0.2 + g.uniform();
+                    adj[j].insert(i, w);
+                    adj[i].insert(j, w);
+                }
+            }
+        }
+        let mut c = Csr2 {
+            rp: vec![0],
+            ci: vec![],
+            w: vec![],
+        };
+        for row in adj {
+            for (i, w) in row {
+                c.ci.push(i);
+                c.w.push(w);
+            }
+            c.rp.push(c.ci.len());
+        }
+        c
+    };
+    (make(3, 0.3), make(1, 0.8))
+}
+
 /// The single-process fit: `nmf::joint_fit` (graph `None`) or `mvsl::fit`
-/// with SGE.
-fn single(d: &Data, k: usize, params: &MvslParams, sge: bool, csc: bool) -> Fit {
+/// with SGE or the explicit graphs.
+fn single(d: &Data, k: usize, params: &MvslParams, gk: Gk, csc: bool) -> Fit {
     let owned = d.shard(0, d.n, csc);
     let views = views_of(&owned);
     let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, r)| vec![0.0; r * k]).collect();
@@ -229,7 +327,25 @@ fn single(d: &Data, k: usize, params: &MvslParams, sge: bool, csc: bool) -> Fit 
     let report = {
         let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
         let mut rec = recorder(&mut trace);
-        if sge {
+        if gk == Gk::Csr {
+            let (a, p) = graphs(d.n);
+            let ga = CsrGraph::new(d.n, &a.rp, &a.ci, &a.w).unwrap();
+            let gp = CsrGraph::new(d.n, &p.rp, &p.ci, &p.w).unwrap();
+            let g = CsrGraphs::new(d.n, Some(ga), Some(gp)).unwrap();
+            let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
+            let mut w = vec![0u8; mvsl::fit_workspace::<f64, _>(shapes, &g, k, params).unwrap()];
+            mvsl::fit(
+                &views[..],
+                &g,
+                k,
+                params,
+                &mut us[..],
+                &mut v,
+                &mut w,
+                Some(&mut rec),
+            )
+            .unwrap()
+        } else if gk == Gk::Sge {
             let g = Sge::new(&d.labels, d.classes).unwrap();
             let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
             let mut w = vec![0u8; mvsl::fit_workspace::<f64, _>(shapes, &g, k, params).unwrap()];
@@ -273,11 +389,12 @@ fn distributed(
     d: &Data,
     k: usize,
     params: &MvslParams,
-    sge: bool,
+    gk: Gk,
     csc: bool,
     ranks: usize,
 ) -> Vec<(Fit, DistReport)> {
     let c = cuts(d.n, ranks);
+    let (ga, gp) = graphs(d.n);
     on_ranks(ranks, None, |r, comm| {
         let (a, b) = (c[r], c[r + 1]);
         let owned = d.shard(a, b, csc);
@@ -286,16 +403,27 @@ fn distributed(
         let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, r)| vec![0.0; r * k]).collect();
         let mut v = vec![0.0; k * (b - a)];
         let mut trace = Vec::new();
-        let graph = if sge {
-            DistGraph::Sge {
+        let (ra, rp) = (ga.rows(a, b), gp.rows(a, b));
+        let graph = match gk {
+            Gk::Sge => DistGraph::Sge {
                 labels: &d.labels[a..b],
                 n_classes: d.classes,
-            }
-        } else {
-            DistGraph::None
+            },
+            Gk::Csr => DistGraph::Csr {
+                affinity: Some(ShardRows {
+                    row_ptr: &ra.0,
+                    col_idx: ra.1,
+                    weights: ra.2,
+                }),
+                penalty: Some(ShardRows {
+                    row_ptr: &rp.0,
+                    col_idx: rp.1,
+                    weights: rp.2,
+                }),
+            },
+            Gk::None => DistGraph::None,
         };
-        let classes = if sge { d.classes } else { 0 };
-        let mut w = vec![0u8; dist::fit_workspace(shapes, k, classes, ranks, params).unwrap()];
+        let mut w = vec![0u8; dist::fit_workspace(shapes, &graph, k, ranks, params).unwrap()];
         let dr = {
             let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
             let mut rec = recorder(&mut trace);
@@ -326,13 +454,13 @@ fn distributed(
 
 /// The distributed run equals the single-process one (1e-10 relative), is
 /// monotone, and every rank agrees.
-fn check_equal(d: &Data, k: usize, params: &MvslParams, sge: bool, what: &str) {
+fn check_equal(d: &Data, k: usize, params: &MvslParams, gk: Gk, what: &str) {
     let tol_mono = 1e-10 * d.half_sq();
     for csc in [false, true] {
-        let one = single(d, k, params, sge, csc);
+        let one = single(d, k, params, gk, csc);
         assert_monotone(&one.trace, tol_mono, what);
         for ranks in 1..=3 {
-            let runs = distributed(d, k, params, sge, csc, ranks);
+            let runs = distributed(d, k, params, gk, csc, ranks);
             let v: Vec<f64> = runs.iter().flat_map(|(f, _)| f.v.iter().copied()).collect();
             let tag = format!(
                 "{what}, {} views, {ranks} ranks",
@@ -390,7 +518,7 @@ fn nmf_params(max_iter: u32) -> MvslParams {
 #[test]
 fn joint_nmf_equals_the_single_process_fit() {
     let d = mfeat(5);
-    check_equal(&d, 10, &nmf_params(100), false, "joint NMF");
+    check_equal(&d, 10, &nmf_params(100), Gk::None, "joint NMF");
 }
 
 #[test]
@@ -403,7 +531,7 @@ fn one_view_nmf_with_a_tolerance_equals_the_single_process_fit() {
         seed: 7,
         ..MvslParams::joint_nmf()
     };
-    check_equal(&d, 6, &p, false, "NMF, tol 1e-4");
+    check_equal(&d, 6, &p, Gk::None, "NMF, tol 1e-4");
 }
 
 #[test]
@@ -418,7 +546,7 @@ fn mvsl_s_equals_the_single_process_fit() {
         v_inner: 2,
         ..MvslParams::mvsl()
     };
-    check_equal(&d, 10, &p, true, "MvSL-S");
+    check_equal(&d, 10, &p, Gk::Sge, "MvSL-S");
 }
 
 #[test]
@@ -432,7 +560,7 @@ fn mcl_equals_the_single_process_fit() {
         seed: 3,
         ..MvslParams::mcl()
     };
-    check_equal(&d, 10, &p, true, "MCL");
+    check_equal(&d, 10, &p, Gk::Sge, "MCL");
 }
 
 #[test]
@@ -453,9 +581,10 @@ fn words_per_iteration_are_the_model() {
         ),
     ] {
         for ranks in [1, 3] {
-            let runs = distributed(&d, k, &p, sge, false, ranks);
+            let gk = if sge { Gk::Sge } else { Gk::None };
+            let runs = distributed(&d, k, &p, gk, false, ranks);
             let c = if sge { d.classes } else { 0 };
-            let per = dist::words_per_iteration(sum_rows, k, c, p.v_inner, true);
+            let per = dist::words_per_iteration(sum_rows, k, c, p.v_inner, true, false);
             for (_, dr) in &runs {
                 let t = dr.traffic;
                 let it = dr.report.iterations as u64;
@@ -466,7 +595,7 @@ fn words_per_iteration_are_the_model() {
                 assert_eq!(t.iter_calls, it * calls + 1, "{t:?}");
                 // Set-up: configuration, vote, sums, the start's statistics.
                 let setup =
-                    25 + 1 + (2 * ranks + 2 * 6 + c) as u64 + (k * k + k * c + c + 2) as u64;
+                    25 + 1 + (3 * ranks + 2 * 6 + c) as u64 + (k * k + k * c + c + 2) as u64;
                 assert_eq!(t.setup_words, setup, "{t:?}");
                 assert_eq!(t.setup_calls, 4);
             }
@@ -492,7 +621,11 @@ fn refuse_case(
         spoil(r, &mut owned, &mut k, &mut labels, &mut extra);
         let views = views_of(&owned);
         let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
-        let ws = dist::fit_workspace(shapes, 5, d.classes, ranks, params).unwrap();
+        let g = DistGraph::Sge {
+            labels: &d.labels[a..b],
+            n_classes: d.classes,
+        };
+        let ws = dist::fit_workspace(shapes, &g, 5, ranks, params).unwrap();
         let mut w = vec![0u8; ws - extra];
         let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![-7.0; m * k]).collect();
         let mut v = vec![-7.0; k * (b - a)];
@@ -603,7 +736,7 @@ fn bad_input_on_one_rank_is_refused_on_every_rank() {
         let views = views_of(&owned);
         let k = 4 + r;
         let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
-        let mut w = vec![0u8; dist::fit_workspace(shapes, k, 0, 2, &p).unwrap()];
+        let mut w = vec![0u8; dist::fit_workspace(shapes, &DistGraph::None, k, 2, &p).unwrap()];
         let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![-7.0; m * k]).collect();
         let mut v = vec![-7.0; k * (c[r + 1] - c[r])];
         let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
@@ -725,7 +858,7 @@ fn a_failing_callback_ends_the_fit() {
         let owned = d.shard(c[r], c[r + 1], true);
         let views = views_of(&owned);
         let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
-        let mut w = vec![0u8; dist::fit_workspace(shapes, 4, 0, 2, &p).unwrap()];
+        let mut w = vec![0u8; dist::fit_workspace(shapes, &DistGraph::None, 4, 2, &p).unwrap()];
         let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![0.0; m * 4]).collect();
         let mut v = vec![0.0; 4 * (c[r + 1] - c[r])];
         let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
@@ -743,4 +876,104 @@ fn a_failing_callback_ends_the_fit() {
         .map(|x| x.report)
     });
     assert_eq!(out, vec![Err(Error::CommFailed); 2]);
+}
+
+#[test]
+fn explicit_graphs_across_ranks_equal_the_single_process_fit() {
+    // MvSL with explicit affinity and penalty graphs (as MvSL-L/T pass their
+    // LDGE/TGE graphs): the V-step reads the neighbours' columns of V from the
+    // other ranks (the halo); two V-steps per iteration.
+    let d = mfeat(4);
+    let p = MvslParams {
+        max_iter: 50,
+        tol: 0.0,
+        alpha: 1.5,
+        beta: 0.5,
+        v_inner: 2,
+        ..MvslParams::mvsl()
+    };
+    check_equal(&d, 8, &p, Gk::Csr, "explicit graphs");
+    // The words: the allreduce's model (two more for the traces), and the
+    // halo, K words per item sent, each V-step.
+    let sum_rows: usize = d.views.iter().map(|x| x.1).sum();
+    let p = MvslParams { max_iter: 6, ..p };
+    for ranks in [1, 2, 3] {
+        let runs = distributed(&d, 8, &p, Gk::Csr, false, ranks);
+        for (_, dr) in &runs {
+            let t = dr.traffic;
+            let per = dist::words_per_iteration(sum_rows, 8, 0, 2, true, true);
+            assert_eq!(t.iter_words, 6 * per + 1, "{t:?}");
+            let halo = dist::halo_words_per_iteration(8, 2, t.halo_sent);
+            assert_eq!(t.iter_exchange_words, 6 * halo, "{t:?}");
+            assert_eq!(t.iter_exchange_calls, 6 * 2);
+            if ranks == 1 {
+                assert_eq!((t.halo_sent, t.halo_received), (0, 0));
+            } else {
+                assert!(t.halo_sent > 0 && t.halo_received > 0, "{t:?}");
+            }
+        }
+        let sent: u64 = runs.iter().map(|x| x.1.traffic.halo_sent).sum();
+        let recv: u64 = runs.iter().map(|x| x.1.traffic.halo_received).sum();
+        assert_eq!(sent, recv);
+    }
+}
+
+#[test]
+fn an_asymmetric_graph_across_ranks_is_refused_everywhere() {
+    // Rank 1's rows point at items of rank 0 that rank 0's rows do not point
+    // back at: rank 0 is asked for more items than it has edges to others.
+    let d = mfeat(4);
+    let p = MvslParams {
+        max_iter: 3,
+        beta: 0.5,
+        ..MvslParams::mvsl()
+    };
+    let c = cuts(d.n, 2);
+    let out = on_ranks(2, None, |r, comm| {
+        let (a, b) = (c[r], c[r + 1]);
+        let owned = d.shard(a, b, false);
+        let views = views_of(&owned);
+        let n_r = b - a;
+        let (rp, ci, w): (Vec<usize>, Vec<usize>, Vec<f64>) = if r == 0 {
+            ((0..=n_r).map(|_| 0).collect(), vec![], vec![])
+        } else {
+            // Every row of rank 1 links to items 0..3 of rank 0.
+            let rp = (0..=n_r).map(|j| 3 * j).collect();
+            let ci = (0..n_r).flat_map(|_| 0..3).collect();
+            (rp, ci, vec![1.0; 3 * n_r])
+        };
+        let g = DistGraph::Csr {
+            affinity: Some(ShardRows {
+                row_ptr: &rp,
+                col_idx: &ci,
+                weights: &w,
+            }),
+            penalty: None,
+        };
+        let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
+        let mut wk = vec![0u8; dist::fit_workspace(shapes, &g, 5, 2, &p).unwrap()];
+        let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![-7.0; m * 5]).collect();
+        let mut v = vec![-7.0; 5 * n_r];
+        let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
+        let res = dist::fit(
+            comm,
+            &views[..],
+            g,
+            5,
+            &p,
+            &mut us[..],
+            &mut v,
+            &mut wk,
+            None,
+        );
+        drop(us);
+        (
+            res.map(|x| x.report),
+            u.iter().flatten().chain(&v).all(|&x| x == -7.0),
+        )
+    });
+    for (r, untouched) in &out {
+        assert_eq!(*r, Err(Error::BadParameter));
+        assert!(untouched);
+    }
 }

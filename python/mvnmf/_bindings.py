@@ -254,6 +254,7 @@ mvnmf_protocol_fit_fn = C.CFUNCTYPE(C.c_int, C.POINTER(mvnmf_protocol_fit), C.PO
 mvnmf_cv_fit_fn = C.CFUNCTYPE(C.c_int, C.POINTER(mvnmf_cv_fit), C.POINTER(C.c_double), C.c_void_p)
 mvnmf_progress_fn = C.CFUNCTYPE(C.c_int, C.POINTER(mvnmf_progress), C.c_void_p)
 mvnmf_allreduce_fn = C.CFUNCTYPE(C.c_int, C.POINTER(C.c_double), C.c_size_t, C.c_void_p)
+mvnmf_exchange_fn = C.CFUNCTYPE(C.c_int, C.POINTER(C.c_double), C.POINTER(C.c_size_t), C.POINTER(C.c_double), C.POINTER(C.c_size_t), C.c_void_p)
 
 mvnmf_term._fields_ = [('kind', C.c_uint32), ('reserved', C.c_uint32), ('value', C.c_double)]
 mvnmf_objective._fields_ = [('total', C.c_double), ('n_terms', C.c_uint32), ('reserved', C.c_uint32), ('terms', mvnmf_term * 8)]
@@ -286,8 +287,8 @@ mvnmf_progress._fields_ = [('iter', C.c_uint32), ('objective', mvnmf_objective)]
 mvnmf_report._fields_ = [('iterations', C.c_uint32), ('stop', C.c_uint32), ('dead_views', C.c_uint32), ('initial', mvnmf_objective), ('objective', mvnmf_objective)]
 mvnmf_view_f32._fields_ = [('kind', C.c_uint32), ('rows', C.c_size_t), ('cols', C.c_size_t), ('values', C.POINTER(C.c_float)), ('col_stride', C.c_size_t), ('col_ptr', C.POINTER(C.c_size_t)), ('row_idx', C.POINTER(C.c_size_t))]
 mvnmf_nmf_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('eps', C.c_double), ('vmax', C.c_double), ('seed', C.c_uint64), ('init', C.c_uint32), ('stop_rule', C.c_uint32)]
-mvnmf_dist_comm._fields_ = [('allreduce', mvnmf_allreduce_fn), ('ctx', C.c_void_p), ('rank', C.c_size_t), ('n_ranks', C.c_size_t)]
-mvnmf_dist_traffic._fields_ = [('setup_calls', C.c_uint64), ('setup_words', C.c_uint64), ('iter_calls', C.c_uint64), ('iter_words', C.c_uint64)]
+mvnmf_dist_comm._fields_ = [('allreduce', mvnmf_allreduce_fn), ('exchange', mvnmf_exchange_fn), ('ctx', C.c_void_p), ('rank', C.c_size_t), ('n_ranks', C.c_size_t)]
+mvnmf_dist_traffic._fields_ = [('setup_calls', C.c_uint64), ('setup_words', C.c_uint64), ('iter_calls', C.c_uint64), ('iter_words', C.c_uint64), ('setup_exchange_calls', C.c_uint64), ('setup_exchange_words', C.c_uint64), ('iter_exchange_calls', C.c_uint64), ('iter_exchange_words', C.c_uint64), ('halo_sent', C.c_uint64), ('halo_received', C.c_uint64)]
 mvnmf_jsnmf_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('eps', C.c_double), ('seed', C.c_uint64), ('init', C.c_uint32), ('stop_rule', C.c_uint32)]
 mvnmf_jsnmf_query_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('eps', C.c_double)]
 mvnmf_mvel_params._fields_ = [('theta1', C.c_double), ('theta2', C.c_double), ('max_iter', C.c_uint32), ('tol', C.c_double), ('nmf_iter', C.c_uint32), ('seed', C.c_uint64), ('init', C.c_uint32), ('unknown_weight', C.c_double)]
@@ -387,7 +388,7 @@ SIGNATURES = {
     'mvnmf_deep_fit_f32': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.POINTER(mvnmf_graph), C.POINTER(C.c_size_t), C.c_size_t, C.POINTER(mvnmf_deep_params), C.POINTER(C.POINTER(C.c_float)), C.POINTER(C.c_float), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report)]),
     'mvnmf_deep_encode_f32_workspace': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.POINTER(mvnmf_graph), C.POINTER(C.c_size_t), C.c_size_t, C.POINTER(mvnmf_deep_params), C.POINTER(C.c_size_t)]),
     'mvnmf_deep_encode_f32': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.POINTER(mvnmf_graph), C.POINTER(C.c_size_t), C.c_size_t, C.POINTER(mvnmf_deep_params), C.POINTER(C.POINTER(C.c_float)), C.POINTER(C.c_float), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report)]),
-    'mvnmf_dist_words_per_iteration': (C.c_uint64, [C.c_size_t, C.c_size_t, C.c_size_t, C.c_uint32, C.c_uint32]),
+    'mvnmf_dist_words_per_iteration': (C.c_uint64, [C.c_size_t, C.c_size_t, C.c_size_t, C.c_uint32, C.c_uint32, C.c_uint32]),
     'mvnmf_dist_joint_nmf_fit_workspace': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.c_size_t, C.c_size_t, C.POINTER(mvnmf_nmf_params), C.POINTER(C.c_size_t)]),
     'mvnmf_dist_mvsl_fit_workspace': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.POINTER(mvnmf_graph), C.c_size_t, C.c_size_t, C.POINTER(mvnmf_mvsl_params), C.POINTER(C.c_size_t)]),
     'mvnmf_dist_joint_nmf_fit': (C.c_uint32, [C.POINTER(mvnmf_dist_comm), C.POINTER(mvnmf_view), C.c_size_t, C.c_size_t, C.POINTER(mvnmf_nmf_params), C.POINTER(C.POINTER(C.c_double)), C.POINTER(C.c_double), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report), C.POINTER(mvnmf_dist_traffic)]),
@@ -551,7 +552,7 @@ ARG_NAMES = {
     'mvnmf_deep_fit_f32': ['views', 'n_views', 'graph', 'layers', 'n_layers', 'params', 'u', 'v', 'work', 'work_bytes', 'progress', 'user', 'report'],
     'mvnmf_deep_encode_f32_workspace': ['views', 'n_views', 'graph', 'layers', 'n_layers', 'params', 'bytes'],
     'mvnmf_deep_encode_f32': ['views', 'n_views', 'graph', 'layers', 'n_layers', 'params', 'u', 'v', 'work', 'work_bytes', 'progress', 'user', 'report'],
-    'mvnmf_dist_words_per_iteration': ['sum_rows', 'k', 'n_classes', 'v_inner', 'monitor'],
+    'mvnmf_dist_words_per_iteration': ['sum_rows', 'k', 'n_classes', 'v_inner', 'monitor', 'explicit_graph'],
     'mvnmf_dist_joint_nmf_fit_workspace': ['views', 'n_views', 'k', 'n_ranks', 'params', 'bytes'],
     'mvnmf_dist_mvsl_fit_workspace': ['views', 'n_views', 'graph', 'k', 'n_ranks', 'params', 'bytes'],
     'mvnmf_dist_joint_nmf_fit': ['comm', 'views', 'n_views', 'k', 'params', 'u', 'v', 'work', 'work_bytes', 'progress', 'user', 'report', 'traffic'],

@@ -5,7 +5,7 @@
 use core::ffi::{c_int, c_void};
 
 use super::*;
-use crate::models::dist::{self, Comm, DistGraph, DistReport, Traffic};
+use crate::models::dist::{self, Comm, DistGraph, DistReport, ShardRows, Traffic};
 use crate::models::mvsl::MvslParams;
 use crate::models::nmf::NmfParams;
 
@@ -17,15 +17,33 @@ use crate::models::nmf::NmfParams;
 pub type mvnmf_allreduce_fn =
     Option<unsafe extern "C" fn(buf: *mut f64, len: usize, ctx: *mut c_void) -> c_int>;
 
+/// Point to point between all ranks at once (`MPI_Alltoallv` on doubles):
+/// send `send_counts[q]` values of `send` to rank `q` (the blocks one after the
+/// other in rank order) and receive `recv_counts[q]` values from rank `q` into
+/// `recv` (the same layout); both count arrays have `n_ranks` entries. Return 0
+/// on success. Needed only by explicit graphs (`MVNMF_GRAPH_CSR`): the columns
+/// of V that a rank's graph rows read from other ranks (the halo).
+pub type mvnmf_exchange_fn = Option<
+    unsafe extern "C" fn(
+        send: *const f64,
+        send_counts: *const usize,
+        recv: *mut f64,
+        recv_counts: *const usize,
+        ctx: *mut c_void,
+    ) -> c_int,
+>;
+
 /// The communicator of a distributed fit: this rank (`0 ≤ rank < n_ranks`),
-/// the number of ranks, and the allreduce with its context pointer (e.g. a
-/// pointer to an `MPI_Comm`).
+/// the number of ranks, the allreduce and (for explicit graphs) the exchange,
+/// with their context pointer (e.g. a pointer to an `MPI_Comm`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct mvnmf_dist_comm {
     /// Sum over ranks in place (required).
     pub allreduce: mvnmf_allreduce_fn,
-    /// Passed to `allreduce` unchanged.
+    /// Point to point (may be NULL without explicit graphs).
+    pub exchange: mvnmf_exchange_fn,
+    /// Passed to both callbacks unchanged.
     pub ctx: *mut c_void,
     /// This rank.
     pub rank: usize,
@@ -47,6 +65,19 @@ pub struct mvnmf_dist_traffic {
     pub iter_calls: u64,
     /// Words of the iterations.
     pub iter_words: u64,
+    /// Exchange calls of the set-up (explicit graphs only).
+    pub setup_exchange_calls: u64,
+    /// Words sent through the exchange in the set-up.
+    pub setup_exchange_words: u64,
+    /// Exchange calls of the iterations.
+    pub iter_exchange_calls: u64,
+    /// Words sent through the exchange in the iterations.
+    pub iter_exchange_words: u64,
+    /// Items of this rank whose columns of V other ranks read (k words each,
+    /// every V-step).
+    pub halo_sent: u64,
+    /// Items of other ranks whose columns this rank reads.
+    pub halo_received: u64,
 }
 
 impl From<Traffic> for mvnmf_dist_traffic {
@@ -56,6 +87,12 @@ impl From<Traffic> for mvnmf_dist_traffic {
             setup_words: t.setup_words,
             iter_calls: t.iter_calls,
             iter_words: t.iter_words,
+            setup_exchange_calls: t.setup_exchange_calls,
+            setup_exchange_words: t.setup_exchange_words,
+            iter_exchange_calls: t.iter_exchange_calls,
+            iter_exchange_words: t.iter_exchange_words,
+            halo_sent: t.halo_sent,
+            halo_received: t.halo_received,
         }
     }
 }
@@ -63,6 +100,7 @@ impl From<Traffic> for mvnmf_dist_traffic {
 /// The C communicator as a [`Comm`].
 struct CComm {
     f: unsafe extern "C" fn(*mut f64, usize, *mut c_void) -> c_int,
+    ex: mvnmf_exchange_fn,
     ctx: *mut c_void,
     rank: usize,
     ranks: usize,
@@ -79,6 +117,38 @@ impl Comm for CComm {
         // SAFETY: the caller supplied this function for this purpose; `buf` is
         // a valid, exclusively borrowed slice of `buf.len()` doubles.
         if unsafe { (self.f)(buf.as_mut_ptr(), buf.len(), self.ctx) } == 0 {
+            Ok(())
+        } else {
+            Err(Error::CommFailed)
+        }
+    }
+    fn exchange(
+        &mut self,
+        send: &[f64],
+        send_counts: &[usize],
+        recv: &mut [f64],
+        recv_counts: &[usize],
+    ) -> Result<(), Error> {
+        let ex = self.ex.ok_or(Error::NullPointer)?;
+        if send_counts.len() != self.ranks
+            || recv_counts.len() != self.ranks
+            || send_counts.iter().sum::<usize>() != send.len()
+            || recv_counts.iter().sum::<usize>() != recv.len()
+        {
+            return Err(Error::Internal);
+        }
+        // SAFETY: the caller supplied this function for this purpose; the
+        // buffers are valid for the lengths their counts sum to (checked).
+        let r = unsafe {
+            ex(
+                send.as_ptr(),
+                send_counts.as_ptr(),
+                recv.as_mut_ptr(),
+                recv_counts.as_ptr(),
+                self.ctx,
+            )
+        };
+        if r == 0 {
             Ok(())
         } else {
             Err(Error::CommFailed)
@@ -101,6 +171,7 @@ unsafe fn read_comm(c: *const mvnmf_dist_comm) -> Result<CComm, Error> {
         }
         Ok(CComm {
             f,
+            ex: c.exchange,
             ctx: c.ctx,
             rank: c.rank,
             ranks: c.n_ranks,
@@ -129,28 +200,52 @@ unsafe fn read_dist_graph<'a>(g: *const mvnmf_graph) -> Result<DistGraph<'a>, Er
                     n_classes: g.n_classes,
                 })
             }
+            MVNMF_GRAPH_CSR => Ok(DistGraph::Csr {
+                affinity: rows(
+                    g.n,
+                    g.affinity_row_ptr,
+                    g.affinity_col_idx,
+                    g.affinity_weights,
+                )?,
+                penalty: rows(g.n, g.penalty_row_ptr, g.penalty_col_idx, g.penalty_weights)?,
+            }),
             _ => Err(Error::BadParameter),
         }
     }
 }
 
-/// The classes a workspace query counts (0 without an SGE graph).
-unsafe fn graph_classes(g: *const mvnmf_graph) -> Result<usize, Error> {
-    // SAFETY: as `read_dist_graph`.
+/// The rank's rows of one explicit graph (`None` for a NULL `row_ptr`): `n + 1`
+/// row pointers, `row_ptr[n]` column indices and weights.
+unsafe fn rows<'a>(
+    n: usize,
+    row_ptr: *const usize,
+    col_idx: *const usize,
+    weights: *const f64,
+) -> Result<Option<ShardRows<'a>>, Error> {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
     unsafe {
-        Ok(match read_dist_graph(g)? {
-            DistGraph::None => 0,
-            DistGraph::Sge { n_classes, .. } => n_classes,
-        })
+        if row_ptr.is_null() {
+            return Ok(None);
+        }
+        let rp = slice(row_ptr, n.checked_add(1).ok_or(Error::SizeOverflow)?)?;
+        let nnz = rp[n];
+        Ok(Some(ShardRows {
+            row_ptr: rp,
+            col_idx: slice(col_idx, nnz)?,
+            weights: slice(weights, nnz)?,
+        }))
     }
 }
 
 /// The `f64` words each rank passes to the allreduce per outer iteration (the
 /// communication model of `mvnmf_dist_mvsl_fit`): `sum_rows·k + k² + k·c + c +
-/// 2 + (v_inner − 1)·k·c + monitor`, with `sum_rows = Σ_v rows_v`, `c` the SGE
-/// classes (0 without a graph or with `beta = 0`), `monitor` 1 when a progress
-/// callback votes on stopping, else 0. Independent of the number of items and
-/// of ranks.
+/// 2 + 2·explicit_graph + (v_inner − 1)·k·c + monitor`, with `sum_rows = Σ_v
+/// rows_v`, `c` the SGE classes (0 without a graph, with explicit graphs or
+/// with `beta = 0`), `explicit_graph` 1 with `MVNMF_GRAPH_CSR` (its two traces),
+/// `monitor` 1 when a progress callback votes on stopping. Independent of the
+/// number of items and of ranks. Explicit graphs also send `v_inner · k ·
+/// traffic.halo_sent` words per iteration through the exchange.
 #[no_mangle]
 pub extern "C" fn mvnmf_dist_words_per_iteration(
     sum_rows: usize,
@@ -158,8 +253,16 @@ pub extern "C" fn mvnmf_dist_words_per_iteration(
     n_classes: usize,
     v_inner: u32,
     monitor: u32,
+    explicit_graph: u32,
 ) -> u64 {
-    dist::words_per_iteration(sum_rows, k, n_classes, v_inner, monitor != 0)
+    dist::words_per_iteration(
+        sum_rows,
+        k,
+        n_classes,
+        v_inner,
+        monitor != 0,
+        explicit_graph != 0,
+    )
 }
 
 /// Workspace bytes of `mvnmf_dist_joint_nmf_fit` on a rank whose views (its
@@ -184,7 +287,7 @@ pub unsafe extern "C" fn mvnmf_dist_joint_nmf_fit_workspace(
 }
 
 /// Workspace bytes of `mvnmf_dist_mvsl_fit` on a rank whose views have these
-/// shapes (reads the graph's kind and `n_classes`), for `n_ranks` ranks.
+/// shapes and this graph, for `n_ranks` ranks.
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_dist_mvsl_fit_workspace(
     views: *const mvnmf_view,
@@ -200,8 +303,8 @@ pub unsafe extern "C" fn mvnmf_dist_mvsl_fit_workspace(
     unsafe {
         query(bytes, || {
             let p: MvslParams = read_params(params)?;
-            let c = graph_classes(graph)?;
-            dist::fit_workspace(shapes(views, n_views)?, k, c, n_ranks, &p)
+            let g = read_dist_graph(graph)?;
+            dist::fit_workspace(shapes(views, n_views)?, &g, k, n_ranks, &p)
         })
     }
 }
@@ -265,11 +368,15 @@ pub unsafe extern "C" fn mvnmf_dist_joint_nmf_fit(
 
 /// The MvSL/MCL family (`mvnmf_mvsl_fit`: MvSL-S, MCL, GNMF without a graph,
 /// joint NMF) with the items split over ranks, as `mvnmf_dist_joint_nmf_fit`.
-/// `graph`: NULL or `MVNMF_GRAPH_NONE`, or `MVNMF_GRAPH_SGE` with `n = N_r`
-/// and the labels of the rank's items (`n_classes` the same on every rank; at
-/// least two labeled items over all ranks). Graphs with edges between items
-/// (`MVNMF_GRAPH_CSR`, `_DENSE`: LDGE, TGE, kNN) would need the rows of `V`
-/// across shards and are refused (`MVNMF_STATUS_BAD_PARAMETER`).
+/// `graph`: NULL or `MVNMF_GRAPH_NONE`; `MVNMF_GRAPH_SGE` with `n = N_r` and
+/// the labels of the rank's items (`n_classes` the same on every rank; at
+/// least two labeled items over all ranks); or `MVNMF_GRAPH_CSR` (MvSL-L/T,
+/// kNN graphs) with `n = N_r` and the rank's rows of the symmetric `N × N`
+/// graphs, column indices global (`< N`), sorted per row: the V-step reads the
+/// neighbours' columns of V from their ranks through `comm->exchange`
+/// (required then). `MVNMF_GRAPH_DENSE` is refused (`MVNMF_STATUS_BAD_PARAMETER`).
+/// Symmetry across ranks is not checked (only that no rank is asked for more
+/// items than its edges to other ranks).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_dist_mvsl_fit(
     comm: *const mvnmf_dist_comm,

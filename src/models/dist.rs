@@ -76,7 +76,8 @@ use crate::steps::init::random_start_shard;
 use crate::steps::mu::{dead_views, form_pq, mu_step, products_req};
 use crate::steps::prox::{group_norm, prox_gradient, ProxScratch, Sparsity};
 use crate::steps::scale::Scale;
-use crate::steps::shard::{objective, v_stats, x_vt_all, Layout, SgeShard};
+pub use crate::steps::shard::ShardRows;
+use crate::steps::shard::{csr_products, objective, v_stats, x_vt_all, Layout, SgeShard};
 pub use crate::steps::shard::{Comm, SingleRank};
 use crate::steps::vstep::v_update;
 use crate::steps::{run, Init, Monitor, MvslParams, NmfParams, Objective, Progress, Report};
@@ -97,14 +98,39 @@ pub enum DistGraph<'a> {
         /// Classes `C` (the same on every rank).
         n_classes: usize,
     },
+    /// Explicit graphs ([`crate::graph::CsrGraphs`]: LDGE, TGE, kNN, the
+    /// caller's own): this rank's rows of the symmetric `N × N` affinity and
+    /// penalty graphs, with global column indices. Their V-step reads the
+    /// neighbours' columns of `V` held by other ranks (the halo) through
+    /// [`Comm::exchange`], `K` words per item sent, each V-step.
+    Csr {
+        /// `Wᵃ`'s rows (`None`: no affinity graph).
+        affinity: Option<ShardRows<'a>>,
+        /// `Wᵖ`'s rows (`None`: no penalty graph).
+        penalty: Option<ShardRows<'a>>,
+    },
 }
 
 impl DistGraph<'_> {
     fn classes(&self) -> usize {
         match self {
-            DistGraph::None => 0,
             DistGraph::Sge { n_classes, .. } => *n_classes,
+            _ => 0,
         }
+    }
+
+    /// Stored edges of this rank's rows (0 without explicit graphs).
+    fn edges(&self) -> usize {
+        match self {
+            DistGraph::Csr { affinity, penalty } => {
+                affinity.map_or(0, |g| g.nnz()) + penalty.map_or(0, |g| g.nnz())
+            }
+            _ => 0,
+        }
+    }
+
+    fn is_csr(&self) -> bool {
+        matches!(self, DistGraph::Csr { .. })
     }
 }
 
@@ -121,6 +147,19 @@ pub struct Traffic {
     pub iter_calls: u64,
     /// Words of the iterations.
     pub iter_words: u64,
+    /// [`Comm::exchange`] calls of the set-up (explicit graphs only).
+    pub setup_exchange_calls: u64,
+    /// Words this rank sent through [`Comm::exchange`] in the set-up.
+    pub setup_exchange_words: u64,
+    /// [`Comm::exchange`] calls of the iterations.
+    pub iter_exchange_calls: u64,
+    /// Words this rank sent through [`Comm::exchange`] in the iterations.
+    pub iter_exchange_words: u64,
+    /// Items of this rank whose columns of `V` other ranks read (the halo this
+    /// rank sends: `K` words each, every V-step).
+    pub halo_sent: u64,
+    /// Items of other ranks this rank reads (the halo it receives).
+    pub halo_received: u64,
 }
 
 /// A distributed fit's report: the single-process [`Report`] and the traffic.
@@ -136,15 +175,34 @@ pub struct DistReport {
 /// allreduce per outer iteration, for views with `sum_rows = Σ_v M_v` features,
 /// rank `k`, `classes` SGE classes (0 without a graph or with `β = 0`),
 /// `v_inner` V-steps per iteration, and whether a monitor votes.
+///
+/// With explicit graphs (`classes = 0`, `explicit_graph`) two more words carry
+/// the traces, and the halo goes through [`Comm::exchange`]:
+/// [`halo_words_per_iteration`].
 pub fn words_per_iteration(
     sum_rows: usize,
     k: usize,
     classes: usize,
     v_inner: u32,
     monitor: bool,
+    explicit_graph: bool,
 ) -> u64 {
     let (m, k, c) = (sum_rows as u64, k as u64, classes as u64);
-    m * k + k * k + k * c + c + 2 + (v_inner.max(1) as u64 - 1) * k * c + monitor as u64
+    m * k
+        + k * k
+        + k * c
+        + c
+        + 2
+        + 2 * explicit_graph as u64
+        + (v_inner.max(1) as u64 - 1) * k * c
+        + monitor as u64
+}
+
+/// Words a rank sends through [`Comm::exchange`] per outer iteration with
+/// explicit graphs: `v_inner · K · halo_sent` ([`Traffic::halo_sent`]: at most
+/// the rank's edges to other ranks' items).
+pub fn halo_words_per_iteration(k: usize, v_inner: u32, halo_sent: u64) -> u64 {
+    v_inner.max(1) as u64 * k as u64 * halo_sent
 }
 
 /// The counting wrapper of the caller's communicator.
@@ -152,13 +210,37 @@ struct Counted<'c, C: ?Sized> {
     comm: &'c mut C,
     calls: u64,
     words: u64,
+    ex_calls: u64,
+    ex_words: u64,
 }
 
-impl<C: Comm + ?Sized> Counted<'_, C> {
+impl<'c, C: Comm + ?Sized> Counted<'c, C> {
+    fn new(comm: &'c mut C) -> Self {
+        Counted {
+            comm,
+            calls: 0,
+            words: 0,
+            ex_calls: 0,
+            ex_words: 0,
+        }
+    }
+
     fn sum(&mut self, buf: &mut [f64]) -> Result<(), Error> {
         self.calls += 1;
         self.words += buf.len() as u64;
         self.comm.allreduce(buf)
+    }
+
+    fn exchange(
+        &mut self,
+        send: &[f64],
+        send_counts: &[usize],
+        recv: &mut [f64],
+        recv_counts: &[usize],
+    ) -> Result<(), Error> {
+        self.ex_calls += 1;
+        self.ex_words += send.len() as u64;
+        self.comm.exchange(send, send_counts, recv, recv_counts)
     }
 }
 
@@ -184,6 +266,9 @@ fn config<VS: ViewSet<f64> + ?Sized>(
     let kind = match graph {
         DistGraph::None => 0.0,
         DistGraph::Sge { .. } => 1.0,
+        DistGraph::Csr { affinity, penalty } => {
+            2.0 + affinity.is_some() as u8 as f64 + 2.0 * penalty.is_some() as u8 as f64
+        }
     };
     let sparsity = match params.sparsity {
         Sparsity::None => 0.0,
@@ -260,22 +345,21 @@ pub fn refuse<C: Comm + ?Sized>(comm: &mut C, e: Error) -> Error {
     if comm.ranks() == 0 || comm.rank() >= comm.ranks() {
         return Error::BadParameter;
     }
-    let mut cm = Counted {
-        comm,
-        calls: 0,
-        words: 0,
-    };
+    let mut cm = Counted::new(comm);
     match agree(&mut cm, &[f64::NAN; CONFIG], Err(e)) {
         Err(x) => x,
         Ok(()) => Error::Internal,
     }
 }
 
-/// Workspace of [`fit`] on a rank whose shard has these shapes.
+/// Workspace of [`fit`] on a rank whose shard has these shapes, for a graph
+/// with `classes` SGE classes (reduced: 0 when β = 0) or `edges` stored edges
+/// of explicit graphs (`None`: no explicit graph).
 fn fit_req(
     shapes: impl IntoIterator<Item = ViewShape> + Clone,
     k: usize,
     classes: usize,
+    edges: Option<usize>,
     ranks: usize,
 ) -> Result<WorkReq, Error> {
     let (n, mmax) = check_shapes(shapes.clone(), k)?;
@@ -284,9 +368,9 @@ fn fit_req(
         h += 1;
         sum_rows = sum_rows.checked_add(s.rows).ok_or(Error::SizeOverflow)?;
     }
-    let layout = Layout::new(sum_rows, k, classes).ok_or(Error::SizeOverflow)?;
+    let layout = Layout::new(sum_rows, k, classes, edges.is_some()).ok_or(Error::SizeOverflow)?;
     let setup = ranks
-        .checked_mul(2)
+        .checked_mul(3)
         .and_then(|a| a.checked_add(h.checked_mul(2)?))
         .and_then(|a| a.checked_add(classes))
         .ok_or(Error::SizeOverflow)?;
@@ -294,6 +378,31 @@ fn fit_req(
     let kn = WorkReq::matrix::<f64>(k, n);
     let mk = WorkReq::matrix::<f64>(mmax, k);
     let scratch = products_req::<f64>(shapes.clone(), k, n).or(gemm_req::<f64>(k, k, mmax));
+    let halo = match edges {
+        None => WorkReq::EMPTY,
+        Some(e) => {
+            let square = ranks
+                .checked_mul(ranks)
+                .and_then(|a| a.checked_add(ranks))
+                .ok_or(Error::SizeOverflow)?;
+            WorkReq::all_of(&[
+                // remote indices, per-edge positions, served items
+                WorkReq::new::<usize>(e),
+                WorkReq::new::<usize>(e),
+                WorkReq::new::<usize>(e),
+                // halo of V, send buffer (the index lists at the set-up)
+                WorkReq::matrix::<f64>(k.max(1), e),
+                WorkReq::matrix::<f64>(k.max(1), e),
+                // counts per rank (items, words; both directions)
+                WorkReq::new::<usize>(ranks),
+                WorkReq::new::<usize>(ranks),
+                WorkReq::new::<usize>(ranks),
+                WorkReq::new::<usize>(ranks),
+                WorkReq::new::<f64>(4 * k),
+                WorkReq::new::<f64>(square),
+            ])
+        }
+    };
     Ok(WorkReq::all_of(&[
         WorkReq::new::<f64>(layout.len()),
         WorkReq::new::<f64>(classes),
@@ -307,23 +416,36 @@ fn fit_req(
         mk,
         WorkReq::new::<f64>(mmax),
         WorkReq::new::<f64>(h),
+        halo,
         crate::data::prepared_req::<f64>(shapes),
         WorkReq::any_of(&[WorkReq::new::<f64>(setup), scratch]),
     ]))
 }
 
+/// The reduced part of a graph: SGE classes when `β > 0`, explicit edges.
+fn graph_req_parts(graph: &DistGraph<'_>, params: &MvslParams) -> (usize, Option<usize>) {
+    let c = if params.beta > 0.0 {
+        graph.classes()
+    } else {
+        0
+    };
+    let e = graph.is_csr().then(|| graph.edges());
+    (c, e)
+}
+
 /// Workspace bytes of [`fit`] on a rank whose shard has these shapes (`N_r`
-/// items), for `ranks` ranks and a graph with `classes` classes (0: none).
+/// items) and this graph (its rows of an explicit graph, or SGE's labels), for
+/// `ranks` ranks.
 pub fn fit_workspace(
     shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    graph: &DistGraph<'_>,
     k: usize,
-    classes: usize,
     ranks: usize,
     params: &MvslParams,
 ) -> Result<usize, Error> {
     params.validate()?;
-    let c = if params.beta > 0.0 { classes } else { 0 };
-    fit_req(shapes, k, c, ranks)?.bytes()
+    let (c, e) = graph_req_parts(graph, params);
+    fit_req(shapes, k, c, e, ranks)?.bytes()
 }
 
 /// Workspace bytes of [`joint_nmf_fit`].
@@ -333,7 +455,7 @@ pub fn joint_nmf_fit_workspace(
     ranks: usize,
     params: &NmfParams,
 ) -> Result<usize, Error> {
-    fit_workspace(shapes, k, 0, ranks, &mvsl_of(params))
+    fit_workspace(shapes, &DistGraph::None, k, ranks, &mvsl_of(params))
 }
 
 /// [`MvslParams`] of plain joint NMF with these options.
@@ -393,11 +515,30 @@ fn check_local<VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Sized>(
     let np = params.nmf_params();
     let hv = views.count();
     let shapes = |i| views.shape(i);
-    let c = if params.beta > 0.0 {
-        graph.classes()
-    } else {
-        0
-    };
+    let (n, _) = check_shapes((0..hv).map(shapes), k)?;
+    match *graph {
+        DistGraph::Sge { labels, n_classes } => {
+            if labels.len() != n {
+                return Err(Error::DimensionMismatch);
+            }
+            SgeShard { labels, n_classes }.check()?;
+            if params.beta > 0.0 && !params.vmax.is_finite() {
+                // SGE has a penalty graph: unbounded below without a bound on V.
+                return Err(Error::BadParameter);
+            }
+        }
+        DistGraph::Csr { affinity, penalty } => {
+            for g in [affinity, penalty].iter().flatten() {
+                g.check(n)?;
+            }
+            if params.beta > 0.0 && !params.vmax.is_finite() && penalty.is_some_and(|g| g.nnz() > 0)
+            {
+                return Err(Error::BadParameter);
+            }
+        }
+        DistGraph::None => {}
+    }
+    let (c, e) = graph_req_parts(graph, params);
     let (n, mmax, _) = validate(
         views,
         k,
@@ -406,28 +547,75 @@ fn check_local<VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Sized>(
         params.init == Init::Given,
         v,
         work_len,
-        || fit_req((0..hv).map(shapes), k, c, ranks),
+        || fit_req((0..hv).map(shapes), k, c, e, ranks),
     )?;
-    if let DistGraph::Sge { labels, n_classes } = *graph {
-        if labels.len() != n {
-            return Err(Error::DimensionMismatch);
-        }
-        SgeShard { labels, n_classes }.check()?;
-        if params.beta > 0.0 && !params.vmax.is_finite() {
-            // SGE has a penalty graph: unbounded below without a bound on V.
-            return Err(Error::BadParameter);
-        }
-    }
     Ok((n, mmax))
 }
 
-/// Fits the shallow model ([`crate::models::mvsl::fit`]: MvSL-S, MCL, GNMF
-/// without a graph, joint NMF) across ranks (module docs).
+/// The halo plan of explicit graphs on one rank (workspace slices).
+struct Halo<'w> {
+    /// Per edge (affinity's, then penalty's), the column of `[V_r | halo]`.
+    pos: &'w mut [usize],
+    /// This rank's items other ranks read, grouped by rank.
+    serve: &'w mut [usize],
+    /// Items received per rank, items sent per rank, and both times `K`.
+    recv: &'w mut [usize],
+    send: &'w mut [usize],
+    krecv: &'w mut [usize],
+    ksend: &'w mut [usize],
+    /// `K × H` columns of `V` from other ranks; `K × (items sent)` to them.
+    halo: &'w mut [f64],
+    sendbuf: &'w mut [f64],
+    row: &'w mut [f64],
+    n_recv: usize,
+    n_send: usize,
+}
+
+impl Halo<'_> {
+    /// The halo of `v` from the other ranks, then the graph products of this
+    /// rank's rows; returns its shares of the traces.
+    #[allow(clippy::too_many_arguments)]
+    fn products<C: Comm + ?Sized>(
+        &mut self,
+        cm: &mut Counted<'_, C>,
+        graph: &DistGraph<'_>,
+        v: &[f64],
+        k: usize,
+        plus: &mut [f64],
+        minus: &mut [f64],
+    ) -> Result<(f64, f64), Error> {
+        let sb = &mut self.sendbuf[..k * self.n_send];
+        for (t, &i) in self.serve[..self.n_send].iter().enumerate() {
+            sb[t * k..(t + 1) * k].copy_from_slice(&v[i * k..(i + 1) * k]);
+        }
+        let hb = &mut self.halo[..k * self.n_recv];
+        cm.exchange(sb, &*self.ksend, hb, &*self.krecv)?;
+        let DistGraph::Csr { affinity, penalty } = graph else {
+            return Err(Error::Internal);
+        };
+        let na = affinity.map_or(0, |g| g.nnz());
+        let (pa, pp) = self.pos.split_at(na);
+        Ok(csr_products(
+            affinity.as_ref().map(|g| (g, pa)),
+            penalty.as_ref().map(|g| (g, pp)),
+            v,
+            hb,
+            k,
+            plus,
+            minus,
+            self.row,
+        ))
+    }
+}
+
+/// Fits the shallow model ([`crate::models::mvsl::fit`]: MvSL-S/L/T, MCL, GNMF,
+/// joint NMF) across ranks (module docs).
 ///
 /// * `comm`: this rank's communicator; every rank calls `fit` with the same
 ///   shapes (except the item count `N_r`) and options.
 /// * `views`: `H ≥ 1` views of this rank's `N_r ≥ 1` items.
-/// * `graph`: [`DistGraph::None`] or SGE over this rank's items.
+/// * `graph`: [`DistGraph::None`], SGE over this rank's items, or this rank's
+///   rows of explicit graphs (then `comm` must implement [`Comm::exchange`]).
 /// * `u`: `H` buffers `M_v × K` (all the bases; written, read with
 ///   [`Init::Given`]); `v`: `K × N_r`, this rank's columns of `V`.
 /// * `work`: at least [`fit_workspace`] bytes.
@@ -449,11 +637,7 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
     if ranks == 0 || rank >= ranks {
         return Err(Error::BadParameter);
     }
-    let mut cm = Counted {
-        comm,
-        calls: 0,
-        words: 0,
-    };
+    let mut cm = Counted::new(comm);
     let has_monitor = monitor.is_some();
     let local = check_local(views, &graph, k, params, &*u, v, work.len(), ranks);
     let cfg = config(views, &graph, k, params, has_monitor, ranks);
@@ -464,12 +648,18 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
     let use_graph = params.beta > 0.0;
     let sge = match graph {
         DistGraph::Sge { labels, n_classes } => Some(SgeShard { labels, n_classes }),
-        DistGraph::None => None,
+        _ => None,
     };
+    let csr = use_graph && graph.is_csr();
     let c_all = graph.classes();
     let sum_rows: usize = (0..hv).map(|i| views.shape(i).rows).sum();
-    let layout =
-        Layout::new(sum_rows, k, if use_graph { c_all } else { 0 }).ok_or(Error::SizeOverflow)?;
+    let layout = Layout::new(
+        sum_rows,
+        k,
+        if use_graph { c_all } else { 0 },
+        graph.is_csr(),
+    )
+    .ok_or(Error::SizeOverflow)?;
 
     let mut st = Stack::new(work);
     let red: &mut [f64] = st.take(layout.len())?;
@@ -484,44 +674,92 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
     let cb: &mut [f64] = st.take_matrix(mmax, k)?;
     let sort: &mut [f64] = st.take(mmax)?;
     let lip: &mut [f64] = st.take(hv)?;
+    let edges = graph.edges();
+    let mut halo = if graph.is_csr() {
+        Some((
+            st.take::<usize>(edges)?,
+            Halo {
+                pos: st.take(edges)?,
+                serve: st.take(edges)?,
+                halo: st.take_matrix(k.max(1), edges)?,
+                sendbuf: st.take_matrix(k.max(1), edges)?,
+                recv: st.take(ranks)?,
+                send: st.take(ranks)?,
+                krecv: st.take(ranks)?,
+                ksend: st.take(ranks)?,
+                row: st.take(4 * k)?,
+                n_recv: 0,
+                n_send: 0,
+            },
+            st.take::<f64>(ranks * ranks + ranks)?,
+        ))
+    } else {
+        None
+    };
 
-    // Set-up reduction: [max entry per rank | items per rank | view sums |
-    // view squares | labeled items per class].
+    // Set-up reduction: [max entry per rank | items per rank | largest column
+    // index per rank | view sums | view squares | labeled items per class].
     let (n, offset, half, scale);
     {
         let mut ss = st.rest();
-        let su: &mut [f64] = ss.take(2 * ranks + 2 * hv + c_all)?;
+        let su: &mut [f64] = ss.take(3 * ranks + 2 * hv + c_all)?;
         su.fill(0.0);
         let mut mx = 0.0f64;
         for i in 0..hv {
             let x = views.view(i);
             mx = mx.max(x.max_value());
-            su[2 * ranks + i] = x.sum();
-            su[2 * ranks + hv + i] = x.sq_frobenius();
+            su[3 * ranks + i] = x.sum();
+            su[3 * ranks + hv + i] = x.sq_frobenius();
         }
         su[rank] = mx;
         su[ranks + rank] = n_r as f64;
+        if let DistGraph::Csr { affinity, penalty } = graph {
+            let m = [affinity, penalty]
+                .iter()
+                .flatten()
+                .map(|g| g.max_col())
+                .max()
+                .unwrap_or(0);
+            su[2 * ranks + rank] = m as f64;
+        }
         if let Some(sg) = &sge {
-            sg.add_counts(&mut su[2 * ranks + 2 * hv..]);
+            sg.add_counts(&mut su[3 * ranks + 2 * hv..]);
         }
         cm.sum(su)?;
         let gmax = su[..ranks].iter().fold(0.0f64, |a, &b| a.max(b));
         n = su[ranks..2 * ranks].iter().sum::<f64>() as usize;
         offset = su[ranks..ranks + rank].iter().sum::<f64>() as usize;
-        half = su[2 * ranks + hv..2 * ranks + 2 * hv]
+        half = su[3 * ranks + hv..3 * ranks + 2 * hv]
             .iter()
             .map(|x| 0.5 * x)
             .sum::<f64>();
         if sge.is_some() {
-            let cc = &su[2 * ranks + 2 * hv..];
+            let cc = &su[3 * ranks + 2 * hv..];
             if cc.iter().sum::<f64>() < 2.0 {
                 return Err(Error::TooFewLabeled);
             }
             counts.copy_from_slice(&cc[..layout.c]);
         }
+        if su[2 * ranks..3 * ranks].iter().any(|&m| m >= n as f64) {
+            // A column index beyond the items of all ranks (seen by every rank).
+            return Err(Error::MalformedCsc);
+        }
         scale = Scale::of_measures::<f64>(half, gmax)?;
         // The views' sums stay in `lip` until the start is drawn.
-        lip.copy_from_slice(&su[2 * ranks..2 * ranks + hv]);
+        lip.copy_from_slice(&su[3 * ranks..3 * ranks + hv]);
+        if let Some((hidx, h, square)) = &mut halo {
+            plan_halo(
+                &mut cm,
+                &graph,
+                k,
+                (rank, ranks),
+                (offset, n_r),
+                &su[ranks..2 * ranks],
+                hidx,
+                h,
+                square,
+            )?;
+        }
     }
     let scale = scale.limited::<f64>(params.alpha, params.beta, params.gamma);
     let scale = if params.init == Init::Given {
@@ -557,12 +795,17 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
     let prep = Prepared::new(views, &mut st)?;
     let mut sc = st.rest();
     let sge_on = if use_graph { sge } else { None };
+    let mut halo_on = if csr { halo.map(|x| x.1) } else { None };
+    let (halo_sent, halo_received) = halo_on
+        .as_ref()
+        .map_or((0, 0), |h| (h.n_send as u64, h.n_recv as u64));
 
     // The start: P, Q_s, then the reduced V statistics and the objective.
     form_pq(views, Some(&prep), s, k, &*u, p, q, &mut sc)?;
     plus.fill(0.0);
     minus.fill(0.0);
     let eval = |cm: &mut Counted<'_, C>,
+                halo_on: &mut Option<Halo<'_>>,
                 red: &mut [f64],
                 v: &[f64],
                 q: &[f64],
@@ -574,14 +817,24 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
      -> Result<Objective, Error> {
         let vpart = &mut red[layout.mk..];
         v_stats(&layout, v, n_r, q, sge_on.as_ref(), vpart, sc)?;
+        if layout.scalars == 4 {
+            let t = match halo_on {
+                Some(h) => h.products(cm, &graph, v, k, plus, minus)?,
+                None => (0.0, 0.0),
+            };
+            let (_, _, _, scal) = layout.split_v(vpart);
+            scal[2] = t.0;
+            scal[3] = t.1;
+        }
         cm.sum(vpart)?;
         let (g, sums, sq, scal) = layout.split_v(vpart);
-        let traces = match &sge_on {
-            Some(sg) => {
+        let traces = match (&sge_on, halo_on.is_some()) {
+            (Some(sg), _) => {
                 sg.products(counts, sums, v, k, plus, minus);
                 sg.traces(counts, sums, sq, k)
             }
-            None => (0.0, 0.0),
+            (None, true) => (scal[2], scal[3]),
+            (None, false) => (0.0, 0.0),
         };
         let norms = (0..hv).map(|i| group_norm(params.sparsity, u.get(i), views.shape(i).rows));
         Ok(scale.objective(objective(
@@ -594,8 +847,19 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
             traces,
         )))
     };
-    let obj = eval(&mut cm, red, v, q, p, &*u, plus, minus, &mut sc)?;
-    let setup = (cm.calls, cm.words);
+    let obj = eval(
+        &mut cm,
+        &mut halo_on,
+        red,
+        v,
+        q,
+        p,
+        &*u,
+        plus,
+        minus,
+        &mut sc,
+    )?;
+    let setup = (cm.calls, cm.words, cm.ex_calls, cm.ex_words);
 
     let cm = RefCell::new(cm);
     let vote_err = Cell::new(None);
@@ -665,6 +929,9 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
                     cmb.sum(sums)?;
                     sg.products(counts, sums, v, k, plus, minus);
                 }
+                if let Some(h) = &mut halo_on {
+                    h.products(&mut cmb, &graph, v, k, plus, minus)?;
+                }
             }
             gemm(
                 1.0,
@@ -676,7 +943,18 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
             )?;
             v_update(params, v, d, plus, minus, q, use_graph);
         }
-        eval(&mut cmb, red, v, q, p, &*u, plus, minus, &mut sc)
+        eval(
+            &mut cmb,
+            &mut halo_on,
+            red,
+            v,
+            q,
+            p,
+            &*u,
+            plus,
+            minus,
+            &mut sc,
+        )
     })?;
     if let Some(e) = vote_err.get() {
         return Err(e);
@@ -689,7 +967,124 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
         setup_words: setup.1,
         iter_calls: cm.calls - setup.0,
         iter_words: cm.words - setup.1,
+        setup_exchange_calls: setup.2,
+        setup_exchange_words: setup.3,
+        iter_exchange_calls: cm.ex_calls - setup.2,
+        iter_exchange_words: cm.ex_words - setup.3,
+        halo_sent,
+        halo_received,
     };
     debug_assert!(report.stop != Stop::Cancelled || has_monitor);
     Ok(DistReport { report, traffic })
+}
+
+/// The halo plan of explicit graphs (set-up): the other ranks' items this
+/// rank's rows reference (`hidx`, sorted, unique), how many come from each
+/// rank; a `ranks × ranks` reduction tells every rank what the others read
+/// from it (checked against each rank's edges to other ranks, which bound it
+/// for a symmetric graph: [`Error::BadParameter`] on every rank otherwise);
+/// the index lists are exchanged once; per edge, the column of `[V_r | halo]`.
+#[allow(clippy::too_many_arguments)]
+fn plan_halo<C: Comm + ?Sized>(
+    cm: &mut Counted<'_, C>,
+    graph: &DistGraph<'_>,
+    k: usize,
+    (rank, ranks): (usize, usize),
+    (offset, n_r): (usize, usize),
+    items: &[f64],
+    hidx: &mut [usize],
+    h: &mut Halo<'_>,
+    square: &mut [f64],
+) -> Result<(), Error> {
+    let DistGraph::Csr { affinity, penalty } = *graph else {
+        return Err(Error::Internal);
+    };
+    let graphs = [affinity, penalty];
+    let local = |c: usize| c >= offset && c < offset + n_r;
+    // The referenced items of other ranks, sorted and unique.
+    let mut len = 0;
+    let mut remote_edges = 0usize;
+    for g in graphs.iter().flatten() {
+        for &c in &g.col_idx[..g.nnz()] {
+            if !local(c) {
+                hidx[len] = c;
+                len += 1;
+                remote_edges += 1;
+            }
+        }
+    }
+    let hs = &mut hidx[..len];
+    hs.sort_unstable();
+    let mut u = 0;
+    for t in 0..hs.len() {
+        if t == 0 || hs[t] != hs[t - 1] {
+            hs[u] = hs[t];
+            u += 1;
+        }
+    }
+    let hs = &hidx[..u];
+    h.n_recv = u;
+    // Items per rank: the ranks' ranges follow each other.
+    let mut start = 0usize;
+    let mut t = 0;
+    for (rq, &nq) in h.recv.iter_mut().zip(items) {
+        let end = start + nq as usize;
+        let c0 = t;
+        while t < hs.len() && hs[t] < end {
+            t += 1;
+        }
+        *rq = t - c0;
+        start = end;
+    }
+    // Who reads what from whom: row r of the square is rank r's requests.
+    square.fill(0.0);
+    for q in 0..ranks {
+        square[rank * ranks + q] = h.recv[q] as f64;
+    }
+    square[ranks * ranks + rank] = remote_edges as f64;
+    cm.sum(square)?;
+    for s in 0..ranks {
+        let asked: f64 = (0..ranks).map(|q| square[q * ranks + s]).sum();
+        if asked > square[ranks * ranks + s] {
+            // More items requested from rank s than its edges to other ranks:
+            // the graph is not symmetric across ranks.
+            return Err(Error::BadParameter);
+        }
+    }
+    for q in 0..ranks {
+        h.send[q] = square[q * ranks + rank] as usize;
+        h.krecv[q] = h.recv[q] * k;
+        h.ksend[q] = h.send[q] * k;
+    }
+    h.n_send = h.send.iter().sum();
+    // The index lists: this rank's requests out, the others' requests in.
+    {
+        let out = &mut h.halo[..u];
+        for (o, &c) in out.iter_mut().zip(hs) {
+            *o = c as f64;
+        }
+        let inn = &mut h.sendbuf[..h.n_send];
+        let (recv, send) = (&*h.recv, &*h.send);
+        cm.exchange(&h.halo[..u], recv, inn, send)?;
+        for (sv, &x) in h.serve.iter_mut().zip(inn.iter()) {
+            let i = x as usize;
+            if i < offset || i >= offset + n_r {
+                return Err(Error::Internal);
+            }
+            *sv = i - offset;
+        }
+    }
+    // Per edge: the column of [V_r | halo].
+    let mut e = 0;
+    for g in graphs.iter().flatten() {
+        for &c in &g.col_idx[..g.nnz()] {
+            h.pos[e] = if local(c) {
+                c - offset
+            } else {
+                n_r + hs.binary_search(&c).map_err(|_| Error::Internal)?
+            };
+            e += 1;
+        }
+    }
+    Ok(())
 }

@@ -51,6 +51,23 @@ pub trait Comm {
     fn ranks(&self) -> usize;
     /// `buf ← Σ_ranks buf` in place; an `Err` ([`Error::CommFailed`]) ends the fit.
     fn allreduce(&mut self, buf: &mut [f64]) -> Result<(), Error>;
+
+    /// Point to point, every rank at once (`MPI_Alltoallv`): sends
+    /// `send_counts[q]` values of `send` (in rank order, the blocks one after
+    /// the other) to rank `q`, and receives `recv_counts[q]` values from rank
+    /// `q` into `recv` (the same layout). Only graphs with edges between the
+    /// ranks' items need it (the halo of `V`); the default refuses
+    /// ([`Error::BadParameter`]).
+    fn exchange(
+        &mut self,
+        send: &[f64],
+        send_counts: &[usize],
+        recv: &mut [f64],
+        recv_counts: &[usize],
+    ) -> Result<(), Error> {
+        let _ = (send, send_counts, recv, recv_counts);
+        Err(Error::BadParameter)
+    }
 }
 
 /// One rank (no communication): a distributed fit with it is the single-process fit.
@@ -67,11 +84,25 @@ impl Comm for SingleRank {
     fn allreduce(&mut self, _buf: &mut [f64]) -> Result<(), Error> {
         Ok(())
     }
+    fn exchange(
+        &mut self,
+        send: &[f64],
+        _send_counts: &[usize],
+        recv: &mut [f64],
+        _recv_counts: &[usize],
+    ) -> Result<(), Error> {
+        if send.len() != recv.len() {
+            return Err(Error::DimensionMismatch);
+        }
+        recv.copy_from_slice(send);
+        Ok(())
+    }
 }
 
 /// Where the reduced statistics live in one `f64` buffer: `R_1 … R_H` (`M_v × K`
 /// each, column-major, one after the other), then `G` (`K × K`), `S` (`K × C`),
-/// `q` (`C`), and two scalars `⟨Q, V⟩`, `Σ V`. The first part is reduced before
+/// `q` (`C`), and the scalars `⟨Q, V⟩`, `Σ V` (and, with an explicit graph,
+/// the shard's shares of its two traces). The first part is reduced before
 /// each U-step, the rest after each V-step.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Layout {
@@ -81,15 +112,18 @@ pub(crate) struct Layout {
     pub(crate) k: usize,
     /// Classes of the SGE graph (0 without one).
     pub(crate) c: usize,
+    /// Scalars: 2, or 4 with an explicit graph.
+    pub(crate) scalars: usize,
 }
 
 impl Layout {
     /// `None` on overflow.
-    pub(crate) fn new(sum_rows: usize, k: usize, c: usize) -> Option<Layout> {
+    pub(crate) fn new(sum_rows: usize, k: usize, c: usize, traces: bool) -> Option<Layout> {
         let l = Layout {
             mk: sum_rows.checked_mul(k)?,
             k,
             c,
+            scalars: if traces { 4 } else { 2 },
         };
         l.len_checked().map(|_| l)
     }
@@ -99,12 +133,12 @@ impl Layout {
             .checked_add(self.k.checked_mul(self.k)?)?
             .checked_add(self.k.checked_mul(self.c)?)?
             .checked_add(self.c)?
-            .checked_add(2)
+            .checked_add(self.scalars)
     }
 
     /// Values of the whole buffer.
     pub(crate) fn len(&self) -> usize {
-        self.mk + self.k * self.k + self.k * self.c + self.c + 2
+        self.mk + self.k * self.k + self.k * self.c + self.c + self.scalars
     }
 
     /// Splits the buffer's V part into `(G, S, q, scalars)`.
@@ -284,6 +318,143 @@ impl SgeShard<'_> {
         }
         (ta, tp)
     }
+}
+
+/// This rank's rows of an explicit symmetric `N × N` graph (`graph::CsrGraph`):
+/// row `j` (the shard's item `j`) holds the global item indices
+/// `col_idx[row_ptr[j]..row_ptr[j+1]]` (strictly increasing, `< N`) with their
+/// `weights` (finite, `≥ 0`). The graph over all ranks must be symmetric
+/// (`W_ij = W_ji`; not checked across ranks, except that the items a rank is
+/// asked for are bounded by its own edges to other ranks).
+#[derive(Clone, Copy, Debug)]
+pub struct ShardRows<'a> {
+    /// `N_r + 1` row pointers, starting at 0.
+    pub row_ptr: &'a [usize],
+    /// Global column indices.
+    pub col_idx: &'a [usize],
+    /// Weights.
+    pub weights: &'a [f64],
+}
+
+impl ShardRows<'_> {
+    /// Structure and weights for a shard of `n` items ([`Error::MalformedCsc`],
+    /// [`Error::DimensionMismatch`], [`Error::BufferTooShort`], value errors);
+    /// the bound `< N` is checked once `N` is known.
+    pub(crate) fn check(&self, n: usize) -> Result<(), Error> {
+        if self.row_ptr.len() != n + 1 {
+            return Err(Error::DimensionMismatch);
+        }
+        if self.row_ptr[0] != 0 {
+            return Err(Error::MalformedCsc);
+        }
+        let nnz = self.row_ptr[n];
+        if nnz > self.col_idx.len() || nnz > self.weights.len() {
+            return Err(Error::BufferTooShort);
+        }
+        for j in 0..n {
+            let (s, e) = (self.row_ptr[j], self.row_ptr[j + 1]);
+            if e < s || e > nnz {
+                return Err(Error::MalformedCsc);
+            }
+            for t in s + 1..e {
+                if self.col_idx[t] <= self.col_idx[t - 1] {
+                    return Err(Error::MalformedCsc);
+                }
+            }
+        }
+        crate::data::check_values(&self.weights[..nnz], true)
+    }
+
+    /// Stored edges.
+    pub(crate) fn nnz(&self) -> usize {
+        self.row_ptr.last().copied().unwrap_or(0)
+    }
+
+    /// The largest column index (0 without edges).
+    pub(crate) fn max_col(&self) -> usize {
+        self.col_idx[..self.nnz()]
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// One graph's contribution to row `j`: `diag = D_jj v_j`, `off = Σ_i W_ji v_i`,
+/// where column `pos[t]` of `[V_r | halo]` holds `v_i` of edge `t`
+/// (`graph::CsrGraphs`'s per-row arithmetic, in the same order).
+#[allow(clippy::too_many_arguments)]
+fn accumulate(
+    g: &ShardRows<'_>,
+    pos: &[usize],
+    v: &[f64],
+    halo: &[f64],
+    k: usize,
+    j: usize,
+    diag: &mut [f64],
+    off: &mut [f64],
+) {
+    let (s, e) = (g.row_ptr[j], g.row_ptr[j + 1]);
+    let ws = &g.weights[s..e];
+    let d: f64 = ws.iter().sum();
+    let n = v.len() / k;
+    for r in 0..k {
+        diag[r] = d * v[r + j * k];
+        off[r] = 0.0;
+    }
+    for (&p, &w) in pos[s..e].iter().zip(ws) {
+        let vi = if p < n {
+            &v[p * k..(p + 1) * k]
+        } else {
+            &halo[(p - n) * k..(p - n + 1) * k]
+        };
+        for r in 0..k {
+            off[r] += w * vi[r];
+        }
+    }
+}
+
+/// The V-step's graph products of explicit graphs for the shard's rows
+/// (`plus = (Dᵃ + Wᵖ) v̄`, `minus = (Dᵖ + Wᵃ) v̄`), with the neighbours on other
+/// ranks read from `halo`; returns the shard's shares of `(tr(V Lᵃ Vᵀ), tr(V Lᵖ
+/// Vᵀ))`. `pos_a`, `pos_p`: per edge, the column of `[V_r | halo]`; `row` is
+/// scratch of `4K` values.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn csr_products(
+    affinity: Option<(&ShardRows<'_>, &[usize])>,
+    penalty: Option<(&ShardRows<'_>, &[usize])>,
+    v: &[f64],
+    halo: &[f64],
+    k: usize,
+    plus: &mut [f64],
+    minus: &mut [f64],
+    row: &mut [f64],
+) -> (f64, f64) {
+    let n = v.len() / k;
+    let (da, rest) = row.split_at_mut(k);
+    let (wa, rest) = rest.split_at_mut(k);
+    let (dp, wp) = rest.split_at_mut(k);
+    let (mut ta, mut tp) = (0.0, 0.0);
+    for j in 0..n {
+        da.fill(0.0);
+        wa.fill(0.0);
+        dp.fill(0.0);
+        wp[..k].fill(0.0);
+        if let Some((g, pos)) = affinity {
+            accumulate(g, pos, v, halo, k, j, da, wa);
+        }
+        if let Some((g, pos)) = penalty {
+            accumulate(g, pos, v, halo, k, j, dp, &mut wp[..k]);
+        }
+        for r in 0..k {
+            let x = v[r + j * k];
+            plus[r + j * k] = da[r] + wp[r];
+            minus[r + j * k] = dp[r] + wa[r];
+            ta += x * (da[r] - wa[r]);
+            tp += x * (dp[r] - wp[r]);
+        }
+    }
+    (ta, tp)
 }
 
 /// The objective and its parts from reduced statistics (the scaled problem's

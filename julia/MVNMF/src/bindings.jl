@@ -339,6 +339,7 @@ struct MvnmfNmfParams  # mvnmf_nmf_params
 end
 struct MvnmfDistComm  # mvnmf_dist_comm
     allreduce::Ptr{Cvoid}
+    exchange::Ptr{Cvoid}
     ctx::Ptr{Cvoid}
     rank::Csize_t
     n_ranks::Csize_t
@@ -348,6 +349,12 @@ struct MvnmfDistTraffic  # mvnmf_dist_traffic
     setup_words::UInt64
     iter_calls::UInt64
     iter_words::UInt64
+    setup_exchange_calls::UInt64
+    setup_exchange_words::UInt64
+    iter_exchange_calls::UInt64
+    iter_exchange_words::UInt64
+    halo_sent::UInt64
+    halo_received::UInt64
 end
 struct MvnmfJsnmfParams  # mvnmf_jsnmf_params
     max_iter::UInt32
@@ -477,7 +484,7 @@ mvnmf_deep_fit_f32_workspace(views, n_views, graph, layers, n_layers, params, by
 mvnmf_deep_fit_f32(views, n_views, graph, layers, n_layers, params, u, v, work, work_bytes, progress, user, report) = ccall((:mvnmf_deep_fit_f32, libmvnmf), UInt32, (Ptr{MvnmfViewF32}, Csize_t, Ptr{MvnmfGraph}, Ptr{Csize_t}, Csize_t, Ptr{MvnmfDeepParams}, Ptr{Ptr{Cfloat}}, Ptr{Cfloat}, Ptr{Cvoid}, Csize_t, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{MvnmfReport}), views, n_views, graph, layers, n_layers, params, u, v, work, work_bytes, progress, user, report)
 mvnmf_deep_encode_f32_workspace(views, n_views, graph, layers, n_layers, params, bytes) = ccall((:mvnmf_deep_encode_f32_workspace, libmvnmf), UInt32, (Ptr{MvnmfViewF32}, Csize_t, Ptr{MvnmfGraph}, Ptr{Csize_t}, Csize_t, Ptr{MvnmfDeepParams}, Ptr{Csize_t}), views, n_views, graph, layers, n_layers, params, bytes)
 mvnmf_deep_encode_f32(views, n_views, graph, layers, n_layers, params, u, v, work, work_bytes, progress, user, report) = ccall((:mvnmf_deep_encode_f32, libmvnmf), UInt32, (Ptr{MvnmfViewF32}, Csize_t, Ptr{MvnmfGraph}, Ptr{Csize_t}, Csize_t, Ptr{MvnmfDeepParams}, Ptr{Ptr{Cfloat}}, Ptr{Cfloat}, Ptr{Cvoid}, Csize_t, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{MvnmfReport}), views, n_views, graph, layers, n_layers, params, u, v, work, work_bytes, progress, user, report)
-mvnmf_dist_words_per_iteration(sum_rows, k, n_classes, v_inner, monitor) = ccall((:mvnmf_dist_words_per_iteration, libmvnmf), UInt64, (Csize_t, Csize_t, Csize_t, UInt32, UInt32), sum_rows, k, n_classes, v_inner, monitor)
+mvnmf_dist_words_per_iteration(sum_rows, k, n_classes, v_inner, monitor, explicit_graph) = ccall((:mvnmf_dist_words_per_iteration, libmvnmf), UInt64, (Csize_t, Csize_t, Csize_t, UInt32, UInt32, UInt32), sum_rows, k, n_classes, v_inner, monitor, explicit_graph)
 mvnmf_dist_joint_nmf_fit_workspace(views, n_views, k, n_ranks, params, bytes) = ccall((:mvnmf_dist_joint_nmf_fit_workspace, libmvnmf), UInt32, (Ptr{MvnmfView}, Csize_t, Csize_t, Csize_t, Ptr{MvnmfNmfParams}, Ptr{Csize_t}), views, n_views, k, n_ranks, params, bytes)
 mvnmf_dist_mvsl_fit_workspace(views, n_views, graph, k, n_ranks, params, bytes) = ccall((:mvnmf_dist_mvsl_fit_workspace, libmvnmf), UInt32, (Ptr{MvnmfView}, Csize_t, Ptr{MvnmfGraph}, Csize_t, Csize_t, Ptr{MvnmfMvslParams}, Ptr{Csize_t}), views, n_views, graph, k, n_ranks, params, bytes)
 mvnmf_dist_joint_nmf_fit(comm, views, n_views, k, params, u, v, work, work_bytes, progress, user, report, traffic) = ccall((:mvnmf_dist_joint_nmf_fit, libmvnmf), UInt32, (Ptr{MvnmfDistComm}, Ptr{MvnmfView}, Csize_t, Csize_t, Ptr{MvnmfNmfParams}, Ptr{Ptr{Cdouble}}, Ptr{Cdouble}, Ptr{Cvoid}, Csize_t, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{MvnmfReport}, Ptr{MvnmfDistTraffic}), comm, views, n_views, k, params, u, v, work, work_bytes, progress, user, report, traffic)
