@@ -1,8 +1,10 @@
 //! The shallow solvers across ranks (issue 19): NMF, joint NMF and the
-//! MvSL/MCL family with the SGE graph, with the items split over ranks and the
-//! sums over items combined by a caller-supplied allreduce ([`Comm`]; MPI's
-//! `MPI_Allreduce` in `examples-c/mpi_fit.c`). The crate itself has no MPI,
-//! no threads and no allocation here either.
+//! MvSL/MCL family (SGE, or explicit graphs such as LDGE/TGE/kNN), with the
+//! items split over ranks and the sums over items combined by a caller-supplied
+//! allreduce ([`Comm`]; MPI's `MPI_Allreduce` in `examples-c/mpi_fit.c`), the
+//! neighbours' columns of `V` for explicit graphs by a caller-supplied exchange
+//! (`MPI_Alltoallv`). The crate itself has no MPI, no threads and no
+//! allocation here either.
 //!
 //! **Partition.** Rank `r` holds a contiguous range of the items: the columns
 //! `offset_r .. offset_r + N_r` of every view (dense or CSC, as a view of
@@ -16,7 +18,10 @@
 //! after one allreduce every rank runs the same U-step on the same numbers.
 //! The V-step is per item given `P = Σ UᵀU` (replicated), the shard's
 //! `Q_s = Σ_v Uᵀ X_s` and the graph products, which for SGE come from the class
-//! sums of `V` (a `K × C` allreduce). The objective's parts are sums over items
+//! sums of `V` (a `K × C` allreduce) and for explicit graphs from the rank's
+//! rows of the graph and the columns of `V` they reference (the rank's own,
+//! and the halo: those held by other ranks, exchanged before each V-step).
+//! The objective's parts are sums over items
 //! too (`steps::shard` lists them). So the run is the single-process run
 //! ([`crate::models::mvsl::fit`], [`crate::models::nmf::joint_fit`]) with only
 //! the order of the additions over items changed: the iterates agree to
@@ -30,15 +35,23 @@
 //! Σ_v M_v·K              R_v = X_v Vᵀ, before the U-steps
 //! + K² + K·C + C + 2     G, class sums and squares, ⟨Q,V⟩ and ΣV, after the V-step
 //! + (v_inner − 1)·K·C    class sums between inner V-steps (SGE only)
+//! + 2                    the traces (explicit graphs only)
 //! + 1                    the stop vote, only when a monitor is given
 //! ```
 //!
 //! in two allreduce calls (plus `v_inner − 1` and the vote), independent of the
 //! number of items and of ranks: [`words_per_iteration`] computes it and
-//! [`Traffic`] counts what was passed to the callback. Set-up: a broadcast of
-//! rank 0's configuration (25 words) and an agreement vote (1 word), then one
-//! reduction of `2·ranks + 2H + C` words (item counts, largest entries, view
-//! sums, squares, class counts) and one more word when the data are scaled.
+//! [`Traffic`] counts what was passed to the callback. Explicit graphs add the
+//! halo, point to point: `v_inner · K · halo_sent` words sent per iteration
+//! ([`halo_words_per_iteration`]), `halo_sent` the rank's items that other
+//! ranks' rows reference (at most its edges to other ranks; for a kNN graph of
+//! a well-ordered partition, the items near the shard's boundary). Set-up: a
+//! broadcast of rank 0's configuration (25 words) and an agreement vote (1
+//! word), then one reduction of `3·ranks + 2H + C` words (item counts, largest
+//! entries and column indices, view sums, squares, class counts), one more
+//! word when the data are scaled, and for explicit graphs a `ranks² + ranks`
+//! reduction (who reads how many items from whom) and one exchange of the
+//! requested item indices.
 //!
 //! **Start.** [`Init::Random`] gives every rank the start the single process
 //! draws: one seeded stream, `V` (all `K × N` values, column-major) first, then
@@ -60,9 +73,14 @@
 //! ([`Error::CommFailed`]) cannot be agreed: after the start the outputs then
 //! hold a partial iterate.
 //!
-//! **Scope.** Double precision only (the callback sums `f64`); graphs: none or
-//! SGE (TGE and kNN graphs need the edges between shards, i.e. an exchange of
-//! `V` rows, not built). The monitor must be given on every rank or on none.
+//! **Scope.** Double precision only (the callback sums `f64`); graphs: none,
+//! SGE, or the rank's rows of explicit graphs, whose symmetry across ranks is
+//! not checked (only that no rank is asked for more items than its own edges
+//! to other ranks allow, [`Error::BadParameter`] on every rank). Building the
+//! kNN/TGE graph itself across shards (each rank's items against all,
+//! blockwise) is not done: the caller builds it (`examples-c/mpi_fit.c` builds
+//! it on every rank and passes each rank's rows). The monitor must be given on
+//! every rank or on none.
 
 use core::cell::{Cell, RefCell};
 use core::ops::ControlFlow;
