@@ -977,3 +977,256 @@ fn an_asymmetric_graph_across_ranks_is_refused_everywhere() {
         assert!(untouched);
     }
 }
+
+// ---- The C ABI (src/ffi/dist.rs), called directly ----
+
+use mvnmf::ffi::{
+    mvnmf_dist_comm, mvnmf_dist_joint_nmf_fit, mvnmf_dist_joint_nmf_fit_workspace,
+    mvnmf_dist_traffic, mvnmf_joint_nmf_fit, mvnmf_joint_nmf_fit_workspace, mvnmf_nmf_params,
+    mvnmf_nmf_params_default, mvnmf_report, mvnmf_status, mvnmf_view, MVNMF_VIEW_DENSE,
+};
+use std::ffi::c_void;
+
+/// The allreduce of the C ABI over a simulated rank (`ctx`: its `ThreadComm`).
+unsafe extern "C" fn c_allreduce(buf: *mut f64, len: usize, ctx: *mut c_void) -> i32 {
+    // SAFETY: `ctx` is the rank's `ThreadComm`, `buf` holds `len` doubles.
+    let (comm, b) = unsafe {
+        (
+            &mut *(ctx as *mut ThreadComm<'_>),
+            std::slice::from_raw_parts_mut(buf, len),
+        )
+    };
+    comm.allreduce(b).map_or(1, |_| 0)
+}
+
+unsafe extern "C" fn c_noop(_buf: *mut f64, _len: usize, _ctx: *mut c_void) -> i32 {
+    0
+}
+
+unsafe extern "C" fn c_fail(_buf: *mut f64, _len: usize, _ctx: *mut c_void) -> i32 {
+    1
+}
+
+fn c_views(owned: &[Owned]) -> Vec<mvnmf_view> {
+    owned
+        .iter()
+        .map(|o| match o {
+            Owned::Dense(x, r, c) => mvnmf_view {
+                kind: MVNMF_VIEW_DENSE,
+                rows: *r,
+                cols: *c,
+                values: x.as_ptr(),
+                col_stride: *r,
+                col_ptr: std::ptr::null(),
+                row_idx: std::ptr::null(),
+            },
+            Owned::Csc(..) => unreachable!(),
+        })
+        .collect()
+}
+
+/// One C-ABI rank: its fit through `mvnmf_dist_joint_nmf_fit`, with its
+/// outputs (guard-filled on entry) and whether they are untouched.
+#[allow(clippy::too_many_arguments)]
+fn c_rank(
+    comm: &mvnmf_dist_comm,
+    views: &[mvnmf_view],
+    null_views: bool,
+    d: &Data,
+    n_r: usize,
+    k: usize,
+    np: &mvnmf_nmf_params,
+) -> (
+    mvnmf_status,
+    Vec<Vec<f64>>,
+    Vec<f64>,
+    mvnmf_report,
+    mvnmf_dist_traffic,
+) {
+    let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![-7.0; m * k]).collect();
+    let up: Vec<*mut f64> = u.iter_mut().map(|x| x.as_mut_ptr()).collect();
+    let mut v = vec![-7.0; k * n_r];
+    let mut bytes = 0usize;
+    // SAFETY: valid descriptors and buffers of the documented sizes.
+    let st = unsafe {
+        assert_eq!(
+            mvnmf_dist_joint_nmf_fit_workspace(
+                views.as_ptr(),
+                views.len(),
+                k,
+                comm.n_ranks,
+                np,
+                &mut bytes
+            ),
+            mvnmf_status::Ok
+        );
+        let mut w = vec![0u8; bytes];
+        let mut rep: mvnmf_report = std::mem::zeroed();
+        let mut tr = mvnmf_dist_traffic::default();
+        let s = mvnmf_dist_joint_nmf_fit(
+            comm,
+            if null_views {
+                std::ptr::null()
+            } else {
+                views.as_ptr()
+            },
+            views.len(),
+            k,
+            np,
+            up.as_ptr(),
+            v.as_mut_ptr(),
+            w.as_mut_ptr().cast(),
+            bytes,
+            None,
+            std::ptr::null_mut(),
+            &mut rep,
+            &mut tr,
+        );
+        (s, rep, tr)
+    };
+    (st.0, u, v, st.1, st.2)
+}
+
+#[test]
+fn c_abi_equals_the_library_call_and_refuses_bad_input_on_every_rank() {
+    let d = mfeat(5);
+    let k = 5;
+    let mut np = mvnmf_nmf_params_default();
+    np.max_iter = 20;
+    np.tol = 0.0;
+    // The single-process C call.
+    let owned = d.shard(0, d.n, false);
+    let views = c_views(&owned);
+    let mut u1: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![0.0; m * k]).collect();
+    let up: Vec<*mut f64> = u1.iter_mut().map(|x| x.as_mut_ptr()).collect();
+    let mut v1 = vec![0.0; k * d.n];
+    let mut rep1: mvnmf_report;
+    // SAFETY: valid descriptors and buffers of the documented sizes.
+    unsafe {
+        let mut bytes = 0;
+        mvnmf_joint_nmf_fit_workspace(views.as_ptr(), views.len(), k, &np, &mut bytes);
+        let mut w = vec![0u8; bytes];
+        rep1 = std::mem::zeroed();
+        let s = mvnmf_joint_nmf_fit(
+            views.as_ptr(),
+            views.len(),
+            k,
+            &np,
+            up.as_ptr(),
+            v1.as_mut_ptr(),
+            w.as_mut_ptr().cast(),
+            bytes,
+            None,
+            std::ptr::null_mut(),
+            &mut rep1,
+        );
+        assert_eq!(s, mvnmf_status::Ok);
+    }
+    // One rank, no communication: the same bits.
+    let one = mvnmf_dist_comm {
+        allreduce: Some(c_noop),
+        exchange: None,
+        ctx: std::ptr::null_mut(),
+        rank: 0,
+        n_ranks: 1,
+    };
+    let (s, u, v, rep, tr) = c_rank(&one, &views, false, &d, d.n, k, &np);
+    assert_eq!(s, mvnmf_status::Ok);
+    assert_eq!((u, v), (u1.clone(), v1.clone()));
+    assert_eq!(rep.objective.total, rep1.objective.total);
+    assert_eq!(tr.iter_calls, 2 * 20);
+    // Bad communicators: refused before anything is written.
+    for (comm, want) in [
+        (
+            mvnmf_dist_comm {
+                allreduce: None,
+                ..one
+            },
+            mvnmf_status::NullPointer,
+        ),
+        (
+            mvnmf_dist_comm { rank: 1, ..one },
+            mvnmf_status::BadParameter,
+        ),
+        (
+            mvnmf_dist_comm {
+                allreduce: Some(c_fail),
+                ..one
+            },
+            mvnmf_status::CommFailed,
+        ),
+    ] {
+        let (s, u, v, _, _) = c_rank(&comm, &views, false, &d, d.n, k, &np);
+        assert_eq!(s, want);
+        assert!(u.iter().flatten().chain(&v).all(|&x| x == -7.0));
+    }
+    // SAFETY: a NULL communicator is refused.
+    let s = unsafe {
+        mvnmf_dist_joint_nmf_fit(
+            std::ptr::null(),
+            views.as_ptr(),
+            views.len(),
+            k,
+            &np,
+            std::ptr::null(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+            None,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(s, mvnmf_status::NullPointer);
+    // Three ranks through the C ABI: equal to the single-process call; then
+    // rank 1 passes NULL views: it gets NULL_POINTER, the others PEER_FAILED,
+    // every output untouched.
+    let c = cuts(d.n, 3);
+    for null_on_1 in [false, true] {
+        let out = on_ranks(3, None, |r, comm| {
+            let owned = d.shard(c[r], c[r + 1], false);
+            let views = c_views(&owned);
+            let cc = mvnmf_dist_comm {
+                allreduce: Some(c_allreduce),
+                exchange: None,
+                ctx: (comm as *mut ThreadComm<'_>).cast(),
+                rank: r,
+                n_ranks: 3,
+            };
+            c_rank(
+                &cc,
+                &views,
+                null_on_1 && r == 1,
+                &d,
+                c[r + 1] - c[r],
+                k,
+                &np,
+            )
+        });
+        if null_on_1 {
+            for (r, (s, u, v, _, _)) in out.iter().enumerate() {
+                let want = if r == 1 {
+                    mvnmf_status::NullPointer
+                } else {
+                    mvnmf_status::PeerFailed
+                };
+                assert_eq!(*s, want);
+                assert!(u.iter().flatten().chain(v).all(|&x| x == -7.0));
+            }
+        } else {
+            let v: Vec<f64> = out.iter().flat_map(|x| x.2.iter().copied()).collect();
+            assert!(max_rel_diff(&v, &v1) <= 1e-10);
+            for (s, u, _, rep, _) in &out {
+                assert_eq!(*s, mvnmf_status::Ok);
+                assert!(
+                    (rep.objective.total - rep1.objective.total).abs()
+                        <= 1e-10 * rep1.objective.total
+                );
+                for (a, b) in u.iter().zip(&u1) {
+                    assert!(max_rel_diff(a, b) <= 1e-10);
+                }
+            }
+        }
+    }
+}
