@@ -38,6 +38,6 @@ for method in joint mcl mvsl-t; do
     done
   done
 done
-run -np 3 "$out/mpi_fit" --method mcl --k 8 --iters 30 --alpha 10 --fixed-order \
+run -np 3 "$out/mpi_fit" --method mcl --k 8 --iters 30 --alpha 10 --labeled 0.2 --fixed-order \
   --compare "$out/mcl-dense-single.f64" "$data"
 echo "mpi_check: every distributed run equals the single-process fit to 1e-10"
