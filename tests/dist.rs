@@ -1230,3 +1230,62 @@ fn c_abi_equals_the_library_call_and_refuses_bad_input_on_every_rank() {
         }
     }
 }
+
+#[test]
+fn data_far_from_one_equals_the_single_process_fit() {
+    // Entries near 1e30 and 1e-30: the fits run at an internal power-of-two
+    // scale (`steps::scale`), which the ranks derive from the gathered largest
+    // entries and the reduced sums.
+    for f in [1e30, 1e-30] {
+        let mut d = mfeat(4);
+        d.views
+            .iter_mut()
+            .for_each(|(x, _)| x.iter_mut().for_each(|a| *a *= f));
+        check_equal(
+            &d,
+            6,
+            &nmf_params(40),
+            Gk::None,
+            &format!("joint NMF x {f:e}"),
+        );
+        let p = MvslParams {
+            max_iter: 40,
+            tol: 0.0,
+            alpha: 10.0 * f,
+            beta: 0.015 * f * f,
+            gamma: 0.005 * f * f,
+            ..MvslParams::mcl()
+        };
+        check_equal(&d, 6, &p, Gk::Sge, &format!("MCL x {f:e}"));
+    }
+}
+
+#[test]
+fn single_rank_comm_is_the_single_process_fit() {
+    let d = mfeat(5);
+    let k = 6;
+    let p = nmf_params(30);
+    let one = single(&d, k, &p, Gk::None, true);
+    let owned = d.shard(0, d.n, true);
+    let views = views_of(&owned);
+    let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
+    let mut w = vec![0u8; dist::fit_workspace(shapes, &DistGraph::None, k, 1, &p).unwrap()];
+    let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![0.0; m * k]).collect();
+    let mut v = vec![0.0; k * d.n];
+    let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
+    let r = dist::fit(
+        &mut dist::SingleRank,
+        &views[..],
+        DistGraph::None,
+        k,
+        &p,
+        &mut us[..],
+        &mut v,
+        &mut w,
+        None,
+    )
+    .unwrap();
+    drop(us);
+    assert_eq!((u, v), (one.u, one.v));
+    assert_eq!(r.report.objective.total, one.report.objective.total);
+}
