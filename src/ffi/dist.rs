@@ -402,6 +402,11 @@ pub unsafe extern "C" fn mvnmf_dist_mvsl_fit(
             let res = (|| -> Result<Result<DistReport, Error>, Error> {
                 let p: MvslParams = read_params(params)?;
                 let g = read_dist_graph(graph)?;
+                if matches!(g, DistGraph::Csr { .. }) && cm.ex.is_none() {
+                    // Explicit graphs need the exchange: refused on every rank
+                    // now, not in the middle of the set-up.
+                    return Err(Error::NullPointer);
+                }
                 let (vs, n) = read_views(views, n_views)?;
                 let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
                 let (vv, w) = outputs(v, k, n, work, work_bytes)?;

@@ -371,12 +371,13 @@ pub fn refuse<C: Comm + ?Sized>(comm: &mut C, e: Error) -> Error {
 }
 
 /// Workspace of [`fit`] on a rank whose shard has these shapes, for a graph
-/// with `classes` SGE classes (reduced: 0 when β = 0) or `edges` stored edges
-/// of explicit graphs (`None`: no explicit graph).
+/// with `classes` SGE classes (`.0` reduced each iteration: 0 when β = 0; `.1`
+/// counted at the set-up) or `edges` stored edges of explicit graphs (`None`:
+/// no explicit graph).
 fn fit_req(
     shapes: impl IntoIterator<Item = ViewShape> + Clone,
     k: usize,
-    classes: usize,
+    (classes, setup_classes): (usize, usize),
     edges: Option<usize>,
     ranks: usize,
 ) -> Result<WorkReq, Error> {
@@ -390,7 +391,7 @@ fn fit_req(
     let setup = ranks
         .checked_mul(3)
         .and_then(|a| a.checked_add(h.checked_mul(2)?))
-        .and_then(|a| a.checked_add(classes))
+        .and_then(|a| a.checked_add(setup_classes))
         .ok_or(Error::SizeOverflow)?;
     let kk = WorkReq::matrix::<f64>(k, k);
     let kn = WorkReq::matrix::<f64>(k, n);
@@ -440,15 +441,16 @@ fn fit_req(
     ]))
 }
 
-/// The reduced part of a graph: SGE classes when `β > 0`, explicit edges.
-fn graph_req_parts(graph: &DistGraph<'_>, params: &MvslParams) -> (usize, Option<usize>) {
+/// What a graph adds to the workspace: SGE classes (reduced each iteration
+/// when `β > 0`; counted at the set-up), explicit edges.
+fn graph_req_parts(graph: &DistGraph<'_>, params: &MvslParams) -> ((usize, usize), Option<usize>) {
     let c = if params.beta > 0.0 {
         graph.classes()
     } else {
         0
     };
     let e = graph.is_csr().then(|| graph.edges());
-    (c, e)
+    ((c, graph.classes()), e)
 }
 
 /// Workspace bytes of [`fit`] on a rank whose shard has these shapes (`N_r`
