@@ -1289,3 +1289,94 @@ fn single_rank_comm_is_the_single_process_fit() {
     assert_eq!((u, v), (one.u, one.v));
     assert_eq!(r.report.objective.total, one.report.objective.total);
 }
+
+#[test]
+fn c_abi_explicit_graphs_need_the_exchange() {
+    use mvnmf::ffi::{
+        mvnmf_dist_mvsl_fit, mvnmf_dist_mvsl_fit_workspace, mvnmf_graph, mvnmf_mvsl_params_default,
+        MVNMF_GRAPH_CSR,
+    };
+    let d = mfeat(5);
+    let k = 4;
+    let owned = d.shard(0, d.n, false);
+    let views = c_views(&owned);
+    let (a, _) = graphs(d.n);
+    let g = mvnmf_graph {
+        kind: MVNMF_GRAPH_CSR,
+        n: d.n,
+        labels: std::ptr::null(),
+        n_classes: 0,
+        affinity_row_ptr: a.rp.as_ptr(),
+        affinity_col_idx: a.ci.as_ptr(),
+        affinity_weights: a.w.as_ptr(),
+        penalty_row_ptr: std::ptr::null(),
+        penalty_col_idx: std::ptr::null(),
+        penalty_weights: std::ptr::null(),
+    };
+    let mut p = mvnmf_mvsl_params_default();
+    p.max_iter = 5;
+    let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![-7.0; m * k]).collect();
+    let up: Vec<*mut f64> = u.iter_mut().map(|x| x.as_mut_ptr()).collect();
+    let mut v = vec![-7.0; k * d.n];
+    for (exchange, want) in [
+        (None, mvnmf_status::NullPointer),
+        (Some(c_exchange_copy as _), mvnmf_status::Ok),
+    ] {
+        let comm = mvnmf_dist_comm {
+            allreduce: Some(c_noop),
+            exchange,
+            ctx: std::ptr::null_mut(),
+            rank: 0,
+            n_ranks: 1,
+        };
+        // SAFETY: valid descriptors and buffers of the documented sizes.
+        let s = unsafe {
+            let mut bytes = 0;
+            assert_eq!(
+                mvnmf_dist_mvsl_fit_workspace(
+                    views.as_ptr(),
+                    views.len(),
+                    &g,
+                    k,
+                    1,
+                    &p,
+                    &mut bytes
+                ),
+                mvnmf_status::Ok
+            );
+            let mut w = vec![0u8; bytes];
+            mvnmf_dist_mvsl_fit(
+                &comm,
+                views.as_ptr(),
+                views.len(),
+                &g,
+                k,
+                &p,
+                up.as_ptr(),
+                v.as_mut_ptr(),
+                w.as_mut_ptr().cast(),
+                bytes,
+                None,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        };
+        assert_eq!(s, want);
+        let untouched = u.iter().flatten().chain(&v).all(|&x| x == -7.0);
+        assert_eq!(untouched, want != mvnmf_status::Ok);
+    }
+}
+
+/// One rank's exchange: what it sends to itself.
+unsafe extern "C" fn c_exchange_copy(
+    send: *const f64,
+    send_counts: *const usize,
+    recv: *mut f64,
+    _recv_counts: *const usize,
+    _ctx: *mut c_void,
+) -> i32 {
+    // SAFETY: one rank: `send_counts[0]` values each way.
+    unsafe { std::ptr::copy_nonoverlapping(send, recv, *send_counts) };
+    0
+}
