@@ -36,18 +36,18 @@ range of the per-round ratios):
                 `cargo build --release --no-default-features --example
                 bench_nmf --target-dir target/nostd`): the allocation-free
                 blocked kernel with run-time SIMD dispatch, one thread
-    f) mvnmf N threads  the `threading` build (--threading-bin, default
-                target/threading/release/examples/bench_nmf: `cargo build
-                --release --features threading --example bench_nmf
-                --target-dir target/threading`) with RAYON_NUM_THREADS =
-                --threading-threads (default 2)
+    f) mvnmf N threads  the program of d) (--threading-bin to use another)
+                with the solver's built-in pool of --threading-threads
+                threads (default 2; the program reads RAYON_NUM_THREADS /
+                MVNMF_THREADS): every product and step split into tasks by
+                the shape alone, so the result is the same bits as d)
     e) and f) run when their program exists, so one command gives the whole
     table (issue 18).
 
 Threads: --threads N (default 1, like-for-like single thread) limits the
 Python side with threadpoolctl and gives the child OPENBLAS_NUM_THREADS,
-OMP_NUM_THREADS, MKL_NUM_THREADS and RAYON_NUM_THREADS (mvnmf's `threading`
-build) = N.
+OMP_NUM_THREADS, MKL_NUM_THREADS and RAYON_NUM_THREADS (the mvnmf program
+reads it) = N.
 
 On some processors OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are set in the
 environment and slow numpy's OpenBLAS down; to benchmark fairly run
@@ -261,10 +261,10 @@ def main():
                     help="path of mvnmf's benchmark program (default: %(default)s)")
     ap.add_argument("--nostd-bin", default="target/nostd/release/examples/bench_nmf",
                     help="the no_std build of the program (default: %(default)s)")
-    ap.add_argument("--threading-bin", default="target/threading/release/examples/bench_nmf",
-                    help="the `threading` build of the program (default: %(default)s)")
+    ap.add_argument("--threading-bin", default="target/release/examples/bench_nmf",
+                    help="the program of the threads contender (default: %(default)s)")
     ap.add_argument("--threading-threads", type=int, default=2,
-                    help="threads of the `threading` contender (default 2)")
+                    help="threads of the threads contender (default 2)")
     ap.add_argument("--threads", type=int, default=1,
                     help="threads for BLAS (Python side) and the mvnmf child (default 1)")
     ap.add_argument("--reps", type=int, default=5,

@@ -93,7 +93,7 @@
 #define MVNMF_VERSION_PATCH 0
 
 // ABI version of the header: compare it with `mvnmf_abi_version()`.
-#define MVNMF_ABI_VERSION 2
+#define MVNMF_ABI_VERSION 3
 
 // `mvnmf_struct_size`: `struct mvnmf_view`.
 #define MVNMF_STRUCT_VIEW 0
@@ -203,11 +203,14 @@
 // `mvnmf_struct_size`: `struct mvnmf_view_f32`.
 #define MVNMF_STRUCT_VIEW_F32 35
 
+// `mvnmf_struct_size`: `struct mvnmf_parallel`.
+#define MVNMF_STRUCT_PARALLEL 36
+
 // `mvnmf_struct_size`: `struct mvnmf_dist_comm`.
-#define MVNMF_STRUCT_DIST_COMM 36
+#define MVNMF_STRUCT_DIST_COMM 37
 
 // `mvnmf_struct_size`: `struct mvnmf_dist_traffic`.
-#define MVNMF_STRUCT_DIST_TRAFFIC 37
+#define MVNMF_STRUCT_DIST_TRAFFIC 38
 
 // The label of an item whose class is unknown (`uint32_t`, all bits set).
 #define MVNMF_UNLABELED UINT32_MAX
@@ -390,11 +393,14 @@ enum mvnmf_status
   // squares of all views above 2^999 (about 5e300; entries beyond about 1e150),
   // where the objective is not representable. Divide the views by a common factor.
   MVNMF_STATUS_INPUT_TOO_LARGE = 17,
+  // The `parallel_for` callback of `mvnmf_parallel` did not run every task
+  // exactly once; the outputs may be incomplete.
+  MVNMF_STATUS_PARALLEL_FOR = 18,
   // A distributed fit: another rank refused its input, or the ranks disagree
   // on the shapes; nothing written on any rank.
-  MVNMF_STATUS_PEER_FAILED = 18,
+  MVNMF_STATUS_PEER_FAILED = 19,
   // A distributed fit: the communication callback returned nonzero.
-  MVNMF_STATUS_COMM_FAILED = 19,
+  MVNMF_STATUS_COMM_FAILED = 20,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -737,6 +743,42 @@ typedef struct mvnmf_fused_graph_params {
   double sigma;
 } mvnmf_fused_graph_params;
 
+// One task of a parallel region: the host's `parallel_for` calls
+// `task(task_ctx, i)` once for every `i < n_tasks`.
+typedef void (*mvnmf_task_fn)(void *task_ctx,
+                              size_t i);
+
+// A host's parallel-for: run `task(task_ctx, i)` once for every
+// `i < n_tasks`, on any threads and in any order, and return when every call
+// has returned. `ctx` is `mvnmf_parallel.ctx`. The tasks never call back into
+// the host's pool and never block on each other, so a pool of any size
+// (one thread included) completes them.
+typedef void (*mvnmf_parallel_for_fn)(size_t n_tasks,
+                                      mvnmf_task_fn task,
+                                      void *task_ctx,
+                                      void *ctx);
+
+// Who runs a solver's parallel regions (a member of the solvers' options).
+// The results are the same bits whatever is chosen: every region is split
+// into tasks by the problem's shape alone, never by the number of threads.
+//
+// * `parallel_for` NULL: the library's own pool with `threads` threads
+//   (1, the default: serial on the calling thread; 0: one per core);
+// * `parallel_for` set: the host's pool (TBB, OpenMP, its own), `threads`
+//   ignored; `ctx` is passed back to it. The struct must stay unchanged
+//   until the call returns (the library reads it in place). A callback that
+//   does not run every task exactly once gives `MVNMF_STATUS_PARALLEL_FOR`.
+typedef struct mvnmf_parallel {
+  // Threads of the built-in pool when `parallel_for` is NULL (default 1).
+  uint32_t threads;
+  // Zero.
+  uint32_t reserved;
+  // The host's parallel-for, or NULL.
+  mvnmf_parallel_for_fn parallel_for;
+  // Passed to `parallel_for`.
+  void *ctx;
+} mvnmf_parallel;
+
 // Options of the MvSL family solver (MvSL-S/L/T, GNMF, MCL, joint NMF); start
 // from `mvnmf_mvsl_params_preset` or `mvnmf_mvsl_params_default`.
 typedef struct mvnmf_mvsl_params {
@@ -773,6 +815,9 @@ typedef struct mvnmf_mvsl_params {
   // How `tol` is applied: `MVNMF_STOP_RULE_EVERY_ITERATION` (default) or
   // `MVNMF_STOP_RULE_SKLEARN`.
   uint32_t stop_rule;
+  // Who runs the parallel regions (default: serial); the results do not
+  // depend on it.
+  struct mvnmf_parallel parallel;
 } mvnmf_mvsl_params;
 
 // Options of the deep solver; start from `mvnmf_deep_params_preset`.
@@ -888,6 +933,9 @@ typedef struct mvnmf_nmf_params {
   // How `tol` is applied: `MVNMF_STOP_RULE_EVERY_ITERATION` (default) or
   // `MVNMF_STOP_RULE_SKLEARN`.
   uint32_t stop_rule;
+  // Who runs the parallel regions (default: serial); the results do not
+  // depend on it.
+  struct mvnmf_parallel parallel;
 } mvnmf_nmf_params;
 
 // Sum over all ranks in place: on return `buf[0 .. len]` holds, on every

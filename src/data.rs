@@ -405,7 +405,7 @@ impl<'w, T: Real> Prepared<'w, T> {
 pub(crate) fn x_vt_req<T>(shape: ViewShape, k: usize) -> WorkReq {
     match shape.kind {
         ViewKind::Dense => gemm_req::<T>(shape.rows, k, shape.cols),
-        ViewKind::Csc => sparse::csr_x_vt_req::<T>(shape.cols, k),
+        ViewKind::Csc => sparse::csr_x_vt_req::<T>(shape.rows, shape.cols, shape.nnz, k),
     }
 }
 
@@ -414,7 +414,7 @@ pub(crate) fn x_vt_req<T>(shape: ViewShape, k: usize) -> WorkReq {
 pub(crate) fn ut_x_req<T>(shape: ViewShape, k: usize) -> WorkReq {
     match shape.kind {
         ViewKind::Dense => gemm_req::<T>(k, shape.cols, shape.rows),
-        ViewKind::Csc => sparse::csc_ut_x_req::<T>(shape.rows, shape.cols, k),
+        ViewKind::Csc => sparse::csc_ut_x_req::<T>(shape.rows, shape.cols, shape.nnz, k),
     }
 }
 

@@ -54,6 +54,9 @@ pub enum Error {
     /// the objective would not be representable (issue 15). Divide the views by a
     /// common factor.
     InputTooLarge,
+    /// The host's `parallel_for` did not run every task exactly once (issue
+    /// 18): the outputs may be incomplete. Check the callback.
+    ParallelFor,
     /// A distributed fit (`models::dist`): another rank refused its input (or
     /// the ranks disagree on the shapes: rank, views, features, classes), so
     /// every rank stops before writing anything; that rank's status says why.
@@ -66,7 +69,7 @@ pub enum Error {
 
 impl Error {
     /// Every variant, in code order (for tests and tables).
-    pub const ALL: [Error; 19] = [
+    pub const ALL: [Error; 20] = [
         Error::NullPointer,
         Error::ZeroDimension,
         Error::DimensionMismatch,
@@ -84,6 +87,7 @@ impl Error {
         Error::Internal,
         Error::EmptyQuery,
         Error::InputTooLarge,
+        Error::ParallelFor,
         Error::PeerFailed,
         Error::CommFailed,
     ];
@@ -108,8 +112,9 @@ impl Error {
             Error::Internal => 15,
             Error::EmptyQuery => 16,
             Error::InputTooLarge => 17,
-            Error::PeerFailed => 18,
-            Error::CommFailed => 19,
+            Error::ParallelFor => 18,
+            Error::PeerFailed => 19,
+            Error::CommFailed => 20,
         }
     }
 
@@ -139,6 +144,9 @@ impl Error {
             Error::Cancelled => "stopped by the progress callback; outputs hold the last complete iterate\0",
             Error::Internal => "internal error (a bug in mvnmf was caught at the C boundary)\0",
             Error::EmptyQuery => "a query is all zero: none of its terms is in the vocabulary\0",
+            Error::ParallelFor => {
+                "the parallel_for callback did not run every task exactly once: the outputs may be incomplete\0"
+            }
             Error::InputTooLarge => {
                 "the data are too large for the solver (half the sum of squares of all views above 2^999, about 5e300): divide the views by a common factor\0"
             }

@@ -41,7 +41,9 @@
 //!   multiplicative updates, DESIGN §3); the optional monitor sees it each
 //!   iteration and may stop the solver.
 //! * **Deterministic.** Random initialisation comes from a seed; same inputs,
-//!   same seed, same build: bitwise the same output.
+//!   same seed, same build: bitwise the same output, whatever runs the
+//!   parallel regions ([`Parallel`] in the solvers' options: serial by default,
+//!   the built-in pool at any size, or the host's own pool; [`par`]).
 //!
 //! ## Features
 //! * `std` (default): dense products through the `gemm` crate (run-time SIMD
@@ -52,8 +54,11 @@
 //!   `linalg::blocked`, which packs into the caller's workspace, compiled for
 //!   the widest instruction set the CPU has (detected with `cpuid`:
 //!   [`linalg::detected_level`]; the same bits at every level).
-//! * `threading`: multithreaded dense products (hosted builds; rayon's global
-//!   pool, sized by `RAYON_NUM_THREADS`).
+//!   `std` also brings the built-in thread pool of [`Parallel::Threads`]
+//!   (rayon); without it `Threads(n)` is serial and [`Parallel::Host`] is the
+//!   way to use several cores.
+//! * `threading`: kept for compatibility, the same as `std` (threads are an
+//!   option of each call now).
 //! * `nalgebra`: `interop` — nalgebra matrices and contiguous views as views,
 //!   blocks of them as strided views, and nalgebra matrices as the factors a
 //!   solver writes, all without copies (no_std: nalgebra without its `std`).
@@ -78,6 +83,7 @@ extern crate std;
 // Layers, lowest first; each module imports only from the ones above it here
 // (CONTRIBUTING.md: "Layers").
 pub mod error;
+pub mod par;
 pub(crate) mod rng;
 pub mod work;
 
@@ -106,5 +112,6 @@ pub mod ffi;
 pub use data::{Csc, Dense, View, ViewKind, ViewSet, ViewShape};
 pub use error::Error;
 pub use linalg::real::Real;
+pub use par::{HostPool, Parallel};
 pub use steps::{Init, Monitor, Objective, Progress, Report, Stop, StopRule, Term};
 pub use work::{Stack, WorkReq};

@@ -256,7 +256,7 @@ pub fn fit_report<
         return Err(Error::BadParameter);
     }
     need.check(work.len())?;
-    let mut st = Stack::new(work);
+    let mut st = Stack::new(work).with_par(params.solver.parallel);
     match params.method {
         Method::JointNmf => {
             eta.fill(1.0 / h as f64);

@@ -13,6 +13,7 @@
 //! alignment. The routine carves it with a [`Stack`].
 
 use crate::error::Error;
+use crate::par::Parallel;
 
 /// Alignment (bytes) of every buffer carved from a workspace: one cache line.
 pub const ALIGN: usize = 64;
@@ -76,6 +77,20 @@ impl WorkReq {
         }
     }
 
+    /// `n` copies of `self` alive at once: one per task of a parallel region
+    /// (`crate::par`), each [`WorkReq::slot`] bytes.
+    pub fn times(self, n: usize) -> WorkReq {
+        WorkReq {
+            bytes: self.bytes.and_then(|b| b.max(ALIGN).checked_mul(n)),
+        }
+    }
+
+    /// The bytes of one copy in [`WorkReq::times`]: a multiple of [`ALIGN`], at
+    /// least `ALIGN`.
+    pub fn slot(self) -> Result<usize, Error> {
+        self.bytes.map(|b| b.max(ALIGN)).ok_or(Error::SizeOverflow)
+    }
+
     /// The byte count a caller must provide (alignment slack included), or
     /// [`Error::SizeOverflow`].
     pub fn bytes(self) -> Result<usize, Error> {
@@ -103,6 +118,7 @@ impl WorkReq {
 /// (the `any_of` pattern).
 pub struct Stack<'a> {
     buf: &'a mut [u8],
+    par: Parallel,
 }
 
 impl<'a> Stack<'a> {
@@ -110,7 +126,23 @@ impl<'a> Stack<'a> {
     pub fn new(buf: &'a mut [u8]) -> Stack<'a> {
         let off = buf.as_ptr().align_offset(ALIGN).min(buf.len());
         let (_, rest) = buf.split_at_mut(off);
-        Stack { buf: rest }
+        Stack {
+            buf: rest,
+            par: Parallel::Serial,
+        }
+    }
+
+    /// The same stack, whose parallel regions run on `par` (the products and
+    /// steps that split their work, `crate::linalg::par`; the results do not
+    /// depend on it).
+    pub fn with_par(mut self, par: Parallel) -> Stack<'a> {
+        self.par = par;
+        self
+    }
+
+    /// Who runs this stack's parallel regions.
+    pub fn par(&self) -> Parallel {
+        self.par
     }
 
     /// Bytes left.
@@ -144,6 +176,19 @@ impl<'a> Stack<'a> {
         self.take(rows.checked_mul(cols).ok_or(Error::SizeOverflow)?)
     }
 
+    /// `n` scratch buffers of `req` each ([`WorkReq::times`]), one per task of
+    /// a parallel region: hand them to the tasks with
+    /// [`crate::par::Parallel::run_items`] and make each a [`Stack::new`].
+    pub fn take_slots(
+        &mut self,
+        n: usize,
+        req: WorkReq,
+    ) -> Result<core::slice::ChunksMut<'a, u8>, Error> {
+        let per = req.slot()?;
+        let slab = self.take::<u8>(per.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+        Ok(slab.chunks_mut(per))
+    }
+
     /// All remaining bytes, as a plain buffer (for a routine that carves its
     /// own workspace from a byte slice).
     pub fn take_rest(&mut self) -> &'a mut [u8] {
@@ -154,6 +199,7 @@ impl<'a> Stack<'a> {
     pub fn rest(&mut self) -> Stack<'_> {
         Stack {
             buf: &mut *self.buf,
+            par: self.par,
         }
     }
 }

@@ -1185,6 +1185,10 @@ fn c_abi_equals_the_library_call_and_refuses_bad_input_on_every_rank() {
     let c = cuts(d.n, 3);
     for null_on_1 in [false, true] {
         let out = on_ranks(3, None, |r, comm| {
+            // The options per rank (they hold a pointer: not shared across threads).
+            let mut np = mvnmf_nmf_params_default();
+            np.max_iter = 20;
+            np.tol = 0.0;
             let owned = d.shard(c[r], c[r + 1], false);
             let views = c_views(&owned);
             let cc = mvnmf_dist_comm {

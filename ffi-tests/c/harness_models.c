@@ -44,6 +44,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,6 +57,7 @@ extern "C" {
 #else
 #define LANG "c99"
 #endif
+
 int HARNESS_MODELS_ENTRY(int verbose);
 #ifdef __cplusplus
 }
@@ -2075,6 +2077,149 @@ static void test_penalty_unbounded(void)
     free(t);
 }
 
+/* ---- 6. who runs the parallel regions (issue 18) ----------------------- */
+
+/* A host's pool: three pthreads take task numbers from a shared counter,
+ * from the top down, so the order differs from the library's own. */
+typedef struct {
+    pthread_mutex_t lock;
+    size_t next;
+    mvnmf_task_fn task;
+    void *task_ctx;
+    int calls;
+} host_pool;
+
+static void *host_worker(void *arg)
+{
+    host_pool *h = (host_pool *)arg;
+    for (;;) {
+        size_t i;
+        pthread_mutex_lock(&h->lock);
+        if (h->next == 0) {
+            pthread_mutex_unlock(&h->lock);
+            return NULL;
+        }
+        i = --h->next;
+        pthread_mutex_unlock(&h->lock);
+        h->task(h->task_ctx, i);
+    }
+}
+
+static void host_parallel_for(size_t n_tasks, mvnmf_task_fn task, void *task_ctx, void *ctx)
+{
+    host_pool *h = (host_pool *)ctx;
+    pthread_t t[3];
+    int i;
+    h->next = n_tasks;
+    h->task = task;
+    h->task_ctx = task_ctx;
+    h->calls++;
+    for (i = 0; i < 3; i++)
+        pthread_create(&t[i], NULL, host_worker, h);
+    for (i = 0; i < 3; i++)
+        pthread_join(t[i], NULL);
+}
+
+/* A broken pool: runs every task but the last. */
+static void skipping_parallel_for(size_t n_tasks, mvnmf_task_fn task, void *task_ctx, void *ctx)
+{
+    size_t i;
+    (void)ctx;
+    for (i = 0; i + 1 < n_tasks; i++)
+        task(task_ctx, i);
+}
+
+/* Joint NMF and MvSL (SGE) on a dense and a CSC view, large enough that every
+ * product splits into several tasks: serial, the built-in pool with 2 and 3
+ * threads and the pthread pool give the same bytes (U, V, report); a pool
+ * that skips a task gives MVNMF_STATUS_PARALLEL_FOR. */
+static void test_parallel(void)
+{
+    const size_t n = 400, k = 20, nv = 2, rows[2] = { 300, 3000 };
+    hmat x[2];
+    mvnmf_view views[2];
+    uint32_t *labels = (uint32_t *)malloc(n * sizeof(uint32_t));
+    mvnmf_graph g;
+    host_pool pool;
+    size_t i, j, ulen = (rows[0] + rows[1]) * k;
+    int model, way;
+    set_ctx("parallel");
+    pthread_mutex_init(&pool.lock, NULL);
+    pool.calls = 0;
+    hmat_make(&x[0], rows[0], n, rows[0], 1.0, 1.0, 61, 62);
+    hmat_make(&x[1], rows[1], n, rows[1], 0.05, 3.0, 63, 62);
+    for (i = 0; i < nv; i++)
+        views[i] = x[i].view;
+    for (j = 0; j < n; j++)
+        labels[j] = j % 4 == 0 ? MVNMF_UNLABELED : (uint32_t)(j % 3);
+    memset(&g, 0, sizeof g);
+    g.kind = MVNMF_GRAPH_SGE;
+    g.n = n;
+    g.labels = labels;
+    g.n_classes = 3;
+    for (model = 0; model < 2; model++) {
+        double *u0 = NULL, *v0 = NULL;
+        mvnmf_report r0;
+        memset(&r0, 0, sizeof r0);
+        for (way = 0; way < 5; way++) {
+            mvnmf_nmf_params np = mvnmf_nmf_params_default();
+            mvnmf_mvsl_params sp = mvnmf_mvsl_params_default();
+            mvnmf_parallel *par = model == 0 ? &np.parallel : &sp.parallel;
+            double *us[2], *u = dalloc(ulen), *v = dalloc(k * n);
+            void *work;
+            size_t bytes = 0;
+            mvnmf_report rep;
+            uint32_t st, want = MVNMF_STATUS_OK;
+            np.max_iter = sp.max_iter = 4;
+            np.tol = sp.tol = 0.0;
+            np.seed = sp.seed = 9;
+            if (way == 1 || way == 2)
+                par->threads = (uint32_t)way + 1;
+            if (way == 3) {
+                par->parallel_for = host_parallel_for;
+                par->ctx = &pool;
+            }
+            if (way == 4) {
+                par->parallel_for = skipping_parallel_for;
+                want = MVNMF_STATUS_PARALLEL_FOR;
+            }
+            us[0] = u;
+            us[1] = u + rows[0] * k;
+            set_ctx("parallel: %s, way %d", model ? "mvsl" : "joint nmf", way);
+            st = model == 0 ? mvnmf_joint_nmf_fit_workspace(views, nv, k, &np, &bytes)
+                            : mvnmf_mvsl_fit_workspace(views, nv, &g, k, &sp, &bytes);
+            CHECK_STATUS(st, MVNMF_STATUS_OK);
+            work = malloc(bytes);
+            memset(&rep, 0, sizeof rep);
+            st = model == 0 ? mvnmf_joint_nmf_fit(views, nv, k, &np, us, v, work, bytes, NULL, NULL, &rep)
+                            : mvnmf_mvsl_fit(views, nv, &g, k, &sp, us, v, work, bytes, NULL, NULL, &rep);
+            CHECK_STATUS(st, want);
+            if (way == 0) {
+                u0 = u;
+                v0 = v;
+                r0 = rep;
+                free(work);
+                continue;
+            }
+            if (want == MVNMF_STATUS_OK) {
+                CHECK(memcmp(u, u0, ulen * sizeof(double)) == 0);
+                CHECK(memcmp(v, v0, k * n * sizeof(double)) == 0);
+                CHECK(memcmp(&rep, &r0, sizeof rep) == 0);
+            }
+            free(work);
+            free(u);
+            free(v);
+        }
+        free(u0);
+        free(v0);
+    }
+    CHECK(pool.calls > 0);
+    pthread_mutex_destroy(&pool.lock);
+    for (i = 0; i < nv; i++)
+        hmat_free(&x[i]);
+    free(labels);
+}
+
 int HARNESS_MODELS_ENTRY(int verbose)
 {
     g_failures = 0;
@@ -2086,6 +2231,7 @@ int HARNESS_MODELS_ENTRY(int verbose)
     test_encode();
     test_misc();
     test_penalty_unbounded();
+    test_parallel();
     test_shallow_monotone();
     test_deep_monotone();
     if (verbose || g_failures)

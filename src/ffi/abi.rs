@@ -34,7 +34,7 @@ const _: () = assert!(MVNMF_VERSION_MINOR == number(env!("CARGO_PKG_VERSION_MINO
 const _: () = assert!(MVNMF_VERSION_PATCH == number(env!("CARGO_PKG_VERSION_PATCH")));
 
 /// ABI version of the header: compare it with `mvnmf_abi_version()`.
-pub const MVNMF_ABI_VERSION: u32 = 2;
+pub const MVNMF_ABI_VERSION: u32 = 3;
 
 /// `mvnmf_struct_size`: `struct mvnmf_view`.
 pub const MVNMF_STRUCT_VIEW: u32 = 0;
@@ -108,10 +108,12 @@ pub const MVNMF_STRUCT_PROTOCOL_FIT: u32 = 33;
 pub const MVNMF_STRUCT_CV_FIT: u32 = 34;
 /// `mvnmf_struct_size`: `struct mvnmf_view_f32`.
 pub const MVNMF_STRUCT_VIEW_F32: u32 = 35;
+/// `mvnmf_struct_size`: `struct mvnmf_parallel`.
+pub const MVNMF_STRUCT_PARALLEL: u32 = 36;
 /// `mvnmf_struct_size`: `struct mvnmf_dist_comm`.
-pub const MVNMF_STRUCT_DIST_COMM: u32 = 36;
+pub const MVNMF_STRUCT_DIST_COMM: u32 = 37;
 /// `mvnmf_struct_size`: `struct mvnmf_dist_traffic`.
-pub const MVNMF_STRUCT_DIST_TRAFFIC: u32 = 37;
+pub const MVNMF_STRUCT_DIST_TRAFFIC: u32 = 38;
 
 /// The ABI version of the library (`MVNMF_ABI_VERSION` of the header it was
 /// built from). A program built against another header finds a different
@@ -163,6 +165,7 @@ pub extern "C" fn mvnmf_struct_size(which: u32) -> usize {
         MVNMF_STRUCT_PROTOCOL_FIT => size_of::<mvnmf_protocol_fit>(),
         MVNMF_STRUCT_CV_FIT => size_of::<mvnmf_cv_fit>(),
         MVNMF_STRUCT_VIEW_F32 => size_of::<mvnmf_view_f32>(),
+        MVNMF_STRUCT_PARALLEL => size_of::<mvnmf_parallel>(),
         MVNMF_STRUCT_DIST_COMM => size_of::<mvnmf_dist_comm>(),
         MVNMF_STRUCT_DIST_TRAFFIC => size_of::<mvnmf_dist_traffic>(),
         _ => 0,

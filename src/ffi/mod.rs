@@ -51,6 +51,7 @@ use core::ops::ControlFlow;
 
 use crate::data::{Csc, Dense, Factors, FactorsMut, View, ViewKind, ViewSet, ViewShape};
 use crate::error::Error;
+use crate::par::{HostPool, Parallel, Task};
 use crate::steps::{Init, Objective, Progress, Report, Stop, StopRule, Term};
 
 /// Status codes. Values are stable; retired values stay reserved.
@@ -96,11 +97,14 @@ pub enum mvnmf_status {
     /// squares of all views above 2^999 (about 5e300; entries beyond about 1e150),
     /// where the objective is not representable. Divide the views by a common factor.
     InputTooLarge = 17,
+    /// The `parallel_for` callback of `mvnmf_parallel` did not run every task
+    /// exactly once; the outputs may be incomplete.
+    ParallelFor = 18,
     /// A distributed fit: another rank refused its input, or the ranks disagree
     /// on the shapes; nothing written on any rank.
-    PeerFailed = 18,
+    PeerFailed = 19,
     /// A distributed fit: the communication callback returned nonzero.
-    CommFailed = 19,
+    CommFailed = 20,
 }
 
 impl From<Error> for mvnmf_status {
@@ -115,7 +119,7 @@ impl From<Error> for mvnmf_status {
 
 /// `mvnmf_status` by code (cbindgen needs the enum written out; the codes and
 /// names are `Error`'s, the messages `Error::c_message`'s).
-const STATUS: [mvnmf_status; 20] = [
+const STATUS: [mvnmf_status; 21] = [
     mvnmf_status::Ok,
     mvnmf_status::NullPointer,
     mvnmf_status::ZeroDimension,
@@ -134,6 +138,7 @@ const STATUS: [mvnmf_status; 20] = [
     mvnmf_status::Internal,
     mvnmf_status::EmptyQuery,
     mvnmf_status::InputTooLarge,
+    mvnmf_status::ParallelFor,
     mvnmf_status::PeerFailed,
     mvnmf_status::CommFailed,
 ];
@@ -378,6 +383,107 @@ pub struct mvnmf_report {
     pub initial: mvnmf_objective,
     /// Objective at the returned factors.
     pub objective: mvnmf_objective,
+}
+
+/// One task of a parallel region: the host's `parallel_for` calls
+/// `task(task_ctx, i)` once for every `i < n_tasks`.
+pub type mvnmf_task_fn = Option<unsafe extern "C" fn(task_ctx: *mut c_void, i: usize)>;
+
+/// A host's parallel-for: run `task(task_ctx, i)` once for every
+/// `i < n_tasks`, on any threads and in any order, and return when every call
+/// has returned. `ctx` is `mvnmf_parallel.ctx`. The tasks never call back into
+/// the host's pool and never block on each other, so a pool of any size
+/// (one thread included) completes them.
+pub type mvnmf_parallel_for_fn = Option<
+    unsafe extern "C" fn(
+        n_tasks: usize,
+        task: mvnmf_task_fn,
+        task_ctx: *mut c_void,
+        ctx: *mut c_void,
+    ),
+>;
+
+/// Who runs a solver's parallel regions (a member of the solvers' options).
+/// The results are the same bits whatever is chosen: every region is split
+/// into tasks by the problem's shape alone, never by the number of threads.
+///
+/// * `parallel_for` NULL: the library's own pool with `threads` threads
+///   (1, the default: serial on the calling thread; 0: one per core);
+/// * `parallel_for` set: the host's pool (TBB, OpenMP, its own), `threads`
+///   ignored; `ctx` is passed back to it. The struct must stay unchanged
+///   until the call returns (the library reads it in place). A callback that
+///   does not run every task exactly once gives `MVNMF_STATUS_PARALLEL_FOR`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_parallel {
+    /// Threads of the built-in pool when `parallel_for` is NULL (default 1).
+    pub threads: u32,
+    /// Zero.
+    pub reserved: u32,
+    /// The host's parallel-for, or NULL.
+    pub parallel_for: mvnmf_parallel_for_fn,
+    /// Passed to `parallel_for`.
+    pub ctx: *mut c_void,
+}
+
+impl mvnmf_parallel {
+    /// The C form of `p` (a host pool has no C form: it becomes the default).
+    pub(crate) fn from_rust(p: Parallel) -> Self {
+        let threads = match p {
+            Parallel::Threads(t) => u32::try_from(t).unwrap_or(u32::MAX),
+            _ => 1,
+        };
+        mvnmf_parallel {
+            threads,
+            reserved: 0,
+            parallel_for: None,
+            ctx: core::ptr::null_mut(),
+        }
+    }
+
+    /// What it asks for; `self` must stay where it is until the solver has
+    /// returned (the host pool keeps its address).
+    pub(crate) fn read(&self) -> Parallel {
+        match (self.parallel_for, self.threads) {
+            (Some(_), _) => Parallel::Host(HostPool {
+                parallel_for: host_parallel_for,
+                ctx: self as *const mvnmf_parallel as usize,
+            }),
+            (None, 1) => Parallel::Serial,
+            (None, t) => Parallel::Threads(t as usize),
+        }
+    }
+}
+
+/// [`HostPool::parallel_for`] of a C host: `ctx` is the address of its
+/// `mvnmf_parallel`.
+fn host_parallel_for(ctx: usize, n_tasks: usize, task: Task<'_>) {
+    // SAFETY: `ctx` was made by `mvnmf_parallel::read` from a reference to the
+    // caller's struct, which the caller keeps in place until the entry point
+    // returns (its documented contract), and this runs inside that call.
+    let p = unsafe { &*(ctx as *const mvnmf_parallel) };
+    let Some(f) = p.parallel_for else { return };
+    let task_ctx = &task as *const Task<'_> as *mut c_void;
+    // SAFETY: the host's function, called as its type says; `task_ctx`
+    // points to `task`, alive until `f` returns (the contract: every task
+    // call has returned by then).
+    unsafe { f(n_tasks, Some(run_task), task_ctx, p.ctx) }
+}
+
+/// The C face of one task: `task_ctx` is the `&Task` of [`host_parallel_for`].
+/// A panic (a bug) stops at this boundary; the task then counts as not run,
+/// so the region reports `MVNMF_STATUS_PARALLEL_FOR`.
+unsafe extern "C" fn run_task(task_ctx: *mut c_void, i: usize) {
+    if task_ctx.is_null() {
+        return;
+    }
+    // SAFETY: `task_ctx` is what `host_parallel_for` passed: a `&Task` that
+    // lives until the host's `parallel_for` has returned, i.e. beyond this call.
+    let task = unsafe { &*(task_ctx as *const Task<'_>) };
+    #[cfg(feature = "std")]
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| task(i)));
+    #[cfg(not(feature = "std"))]
+    task(i);
 }
 
 /// Progress callback: called once per outer iteration (and for the start);

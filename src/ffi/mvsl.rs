@@ -3,9 +3,10 @@
 use core::ffi::c_void;
 
 use super::{
-    factors, finish, guard, mvnmf_progress_fn, mvnmf_report, mvnmf_status, mvnmf_view,
-    mvnmf_view_f32, outputs, query, read_params, read_views, shapes, slice, stop_rule_from_c,
-    stop_rule_to_c, with_monitor, CParams, ViewDesc, MVNMF_INIT_GIVEN, MVNMF_INIT_RANDOM,
+    factors, finish, guard, mvnmf_parallel, mvnmf_progress_fn, mvnmf_report, mvnmf_status,
+    mvnmf_view, mvnmf_view_f32, outputs, query, read_params, read_views, shapes, slice,
+    stop_rule_from_c, stop_rule_to_c, with_monitor, CParams, ViewDesc, MVNMF_INIT_GIVEN,
+    MVNMF_INIT_RANDOM,
 };
 use crate::error::Error;
 use crate::graph::{CsrGraph, CsrGraphs, DenseGraph, GraphOp, NoGraph, Sge};
@@ -80,6 +81,9 @@ pub struct mvnmf_mvsl_params {
     /// How `tol` is applied: `MVNMF_STOP_RULE_EVERY_ITERATION` (default) or
     /// `MVNMF_STOP_RULE_SKLEARN`.
     pub stop_rule: u32,
+    /// Who runs the parallel regions (default: serial); the results do not
+    /// depend on it.
+    pub parallel: mvnmf_parallel,
 }
 
 /// The graph of the V-step over the `n` items.
@@ -142,6 +146,7 @@ impl From<MvslParams> for mvnmf_mvsl_params {
             eta_down: p.eta_down,
             l0: p.l0,
             stop_rule: stop_rule_to_c(p.stop),
+            parallel: mvnmf_parallel::from_rust(p.parallel),
         }
     }
 }
@@ -175,6 +180,7 @@ pub(super) fn params_from_c(p: &mvnmf_mvsl_params) -> Result<MvslParams, Error> 
         eta_up: p.eta_up,
         eta_down: p.eta_down,
         l0: p.l0,
+        parallel: p.parallel.read(),
     };
     out.validate()?;
     Ok(out)

@@ -24,6 +24,9 @@ pub struct mvnmf_nmf_params {
     /// How `tol` is applied: `MVNMF_STOP_RULE_EVERY_ITERATION` (default) or
     /// `MVNMF_STOP_RULE_SKLEARN`.
     pub stop_rule: u32,
+    /// Who runs the parallel regions (default: serial); the results do not
+    /// depend on it.
+    pub parallel: mvnmf_parallel,
 }
 
 impl CParams for mvnmf_nmf_params {
@@ -50,6 +53,7 @@ fn params_from_c(p: &mvnmf_nmf_params) -> Result<NmfParams, Error> {
         vmax: p.vmax,
         seed: p.seed,
         init,
+        parallel: p.parallel.read(),
     };
     out.validate()?;
     Ok(out)
@@ -67,6 +71,7 @@ pub extern "C" fn mvnmf_nmf_params_default() -> mvnmf_nmf_params {
         seed: d.seed,
         init: MVNMF_INIT_RANDOM,
         stop_rule: stop_rule_to_c(d.stop),
+        parallel: mvnmf_parallel::from_rust(d.parallel),
     }
 }
 

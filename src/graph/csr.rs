@@ -3,6 +3,7 @@
 use super::GraphOp;
 use crate::error::Error;
 use crate::linalg::real::Real;
+use crate::par::{chunk_len, tasks_for, MAX_TASKS};
 use crate::work::{Stack, WorkReq};
 
 /// A symmetric nonnegative `n × n` graph in CSR: row `j` holds columns
@@ -155,9 +156,14 @@ impl<T: Real> GraphOp<T> for CsrGraphs<'_> {
     }
 
     fn apply_req(&self, k: usize) -> WorkReq {
-        WorkReq::all_of(&[WorkReq::new::<f64>(k); 4])
+        let (tasks, _) = self.split(k);
+        WorkReq::all_of(&[WorkReq::new::<f64>(k); 4]).times(tasks)
     }
 
+    /// Items in blocks, one task each, on the stack's [`crate::Parallel`]:
+    /// every column of `plus` and `minus` is formed as in the serial loop,
+    /// and the traces are summed per block, then block by block in order (the
+    /// same bits for every thread count).
     fn apply(
         &self,
         v: &[T],
@@ -166,32 +172,80 @@ impl<T: Real> GraphOp<T> for CsrGraphs<'_> {
         minus: &mut [T],
         st: &mut Stack<'_>,
     ) -> Result<(f64, f64), Error> {
+        let n = self.n;
+        let (tasks, chunk) = self.split(k);
+        let (Some(plus), Some(minus)) = (plus.get_mut(..k * n), minus.get_mut(..k * n)) else {
+            return Err(Error::Internal);
+        };
+        let par = st.par();
         let mut st = st.rest();
-        let da: &mut [f64] = st.take(k)?;
-        let wa: &mut [f64] = st.take(k)?;
-        let dp: &mut [f64] = st.take(k)?;
-        let wp: &mut [f64] = st.take(k)?;
+        let slots = st.take_slots(tasks, WorkReq::all_of(&[WorkReq::new::<f64>(k); 4]))?;
+        let blocks = plus
+            .chunks_mut(k * chunk)
+            .zip(minus.chunks_mut(k * chunk))
+            .enumerate()
+            .zip(slots);
+        let traces = spin::Mutex::new([(0.0f64, 0.0f64); MAX_TASKS]);
+        par.run_items(blocks, &|((t, (pl, mi)), slot)| {
+            let mut st = Stack::new(slot);
+            let da: &mut [f64] = st.take(k)?;
+            let wa: &mut [f64] = st.take(k)?;
+            let dp: &mut [f64] = st.take(k)?;
+            let wp: &mut [f64] = st.take(k)?;
+            let (mut ta, mut tp) = (0.0, 0.0);
+            let j0 = t * chunk;
+            for (jj, (pc, mc)) in pl
+                .chunks_exact_mut(k)
+                .zip(mi.chunks_exact_mut(k))
+                .enumerate()
+            {
+                let j = j0 + jj;
+                da.fill(0.0);
+                wa.fill(0.0);
+                dp.fill(0.0);
+                wp.fill(0.0);
+                if let Some(g) = &self.affinity {
+                    accumulate(g, v, k, j, da, wa);
+                }
+                if let Some(g) = &self.penalty {
+                    accumulate(g, v, k, j, dp, wp);
+                }
+                for r in 0..k {
+                    let x = v[r + j * k].to_f64();
+                    pc[r] = T::from_f64(da[r] + wp[r]);
+                    mc[r] = T::from_f64(dp[r] + wa[r]);
+                    ta += x * (da[r] - wa[r]);
+                    tp += x * (dp[r] - wp[r]);
+                }
+            }
+            if let Some(slot) = traces.lock().get_mut(t) {
+                *slot = (ta, tp);
+            }
+            Ok(())
+        })?;
+        let traces = traces.into_inner();
         let (mut ta, mut tp) = (0.0, 0.0);
-        for j in 0..self.n {
-            da.fill(0.0);
-            wa.fill(0.0);
-            dp.fill(0.0);
-            wp.fill(0.0);
-            if let Some(g) = &self.affinity {
-                accumulate(g, v, k, j, da, wa);
-            }
-            if let Some(g) = &self.penalty {
-                accumulate(g, v, k, j, dp, wp);
-            }
-            for r in 0..k {
-                let x = v[r + j * k].to_f64();
-                plus[r + j * k] = T::from_f64(da[r] + wp[r]);
-                minus[r + j * k] = T::from_f64(dp[r] + wa[r]);
-                ta += x * (da[r] - wa[r]);
-                tp += x * (dp[r] - wp[r]);
-            }
+        for &(a, p) in &traces[..tasks.min(MAX_TASKS)] {
+            ta += a;
+            tp += p;
         }
         Ok((ta, tp))
+    }
+}
+
+impl CsrGraphs<'_> {
+    /// The fixed split of [`GraphOp::apply`] over the items: `(tasks, items
+    /// per task)`, from the shape alone.
+    fn split(&self, k: usize) -> (usize, usize) {
+        let nnz = [self.affinity, self.penalty]
+            .iter()
+            .flatten()
+            .map(|g| g.nnz())
+            .sum::<usize>();
+        let per_item = (nnz / self.n.max(1) + 2).saturating_mul(k);
+        let tasks = tasks_for(self.n, per_item);
+        let chunk = chunk_len(self.n, tasks, 1);
+        (self.n.div_ceil(chunk.max(1)), chunk)
     }
 }
 

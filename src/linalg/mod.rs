@@ -45,6 +45,7 @@ pub use eig::{sym_eig, sym_eig_workspace};
 use crate::error::Error;
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
+use crate::par::{chunk_len, tasks_for};
 use crate::work::{Stack, WorkReq};
 
 /// Workspace of [`gemm()`] for `C (m×n) ← α A (m×k) B (k×n) + β C`.
@@ -72,7 +73,7 @@ pub(crate) fn gemm<T: Real>(
         scale(beta, &mut c);
         return Ok(());
     }
-    if T::gemm_hosted(alpha, a, b, beta, c.rb()) {
+    if T::gemm_hosted(alpha, a, b, beta, c.rb(), st.par())? {
         return Ok(());
     }
     blocked::gemm(alpha, a, b, beta, c, st)
@@ -129,6 +130,80 @@ pub(crate) fn gram_t<T: Real>(
     for j in 0..k {
         for i in j + 1..k {
             data[i + j * ld] = data[j + i * ld];
+        }
+    }
+    Ok(())
+}
+
+/// The fixed split of [`gram_par`] over the `m` rows of `A`: `(tasks, rows
+/// per task)`, from the shape alone (`crate::par`).
+fn gram_split(m: usize, k: usize) -> (usize, usize) {
+    let tasks = tasks_for(m, k.saturating_mul(k) / 2);
+    let chunk = chunk_len(m, tasks, 8);
+    (m.div_ceil(chunk.max(1)), chunk)
+}
+
+/// Workspace of [`gram_par`] for `A` (`m × k`).
+pub(crate) fn gram_req<T>(m: usize, k: usize) -> WorkReq {
+    let (tasks, chunk) = gram_split(m, k);
+    if tasks <= 1 {
+        return gemm_req::<T>(k, k, m);
+    }
+    WorkReq::all_of(&[
+        WorkReq::matrix::<T>(k, k).times(tasks),
+        gemm_req::<T>(k, k, chunk).times(tasks),
+    ])
+}
+
+/// [`gram_t`] split over the rows of `A` (`m × k`, any strides) into the
+/// tasks of [`gram_split`], run on the stack's [`crate::Parallel`]: task `t` forms
+/// `A_tᵀA_t` for its block of rows, then `C ← β·C + Σ_t A_tᵀA_t` adds the
+/// blocks in task order. Same bits for every thread count; a tall `A` (`UᵀU`
+/// of a view with many features, `VVᵀ` over many items) is the case it is for.
+/// Workspace: [`gram_req`].
+pub(crate) fn gram_par<T: Real>(
+    a: MatRef<'_, T>,
+    beta: T,
+    mut c: MatMut<'_, T>,
+    st: &mut Stack<'_>,
+) -> Result<(), Error> {
+    let (m, k) = (a.rows(), a.cols());
+    let (tasks, chunk) = gram_split(m, k);
+    if tasks <= 1 {
+        return gram_t(a, beta, c, st);
+    }
+    if c.rows() != k || c.cols() != k {
+        return Err(Error::Internal);
+    }
+    let par = st.par();
+    let mut st = st.rest();
+    let parts: &mut [T] = st.take_matrix(k * k, tasks)?;
+    let slots = st.take_slots(tasks, gemm_req::<T>(k, k, chunk))?;
+    par.run_items(parts.chunks_mut(k * k).zip(slots).enumerate(), &|(
+        t,
+        (part, slot),
+    )| {
+        let r0 = t * chunk;
+        let rows = a.t().col_range(r0, (r0 + chunk).min(m))?.t();
+        gram_t(
+            rows,
+            T::ZERO,
+            MatMut::col_major(part, k, k)?,
+            &mut Stack::new(slot),
+        )
+    })?;
+    for j in 0..k {
+        let col = c.col_mut(j);
+        for (i, d) in col.iter_mut().enumerate() {
+            let mut acc = parts[i + j * k];
+            for part in parts.chunks_exact(k * k).skip(1) {
+                acc += part[i + j * k];
+            }
+            *d = if beta == T::ZERO {
+                acc
+            } else {
+                beta * *d + acc
+            };
         }
     }
     Ok(())

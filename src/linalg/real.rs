@@ -53,7 +53,8 @@ pub trait Real:
     fn min(self, other: Self) -> Self;
     /// Hosted fast path for `C ← α·A·B + β·C` (the `gemm` crate with the `std`
     /// feature). Returns `false` when there is none and the blocked kernel must
-    /// run. Shapes have been checked by the caller.
+    /// run (`Err` when the parallel region failed: a host pool that skipped or
+    /// repeated a task). Shapes have been checked by the caller.
     #[doc(hidden)]
     fn gemm_hosted(
         alpha: Self,
@@ -61,7 +62,8 @@ pub trait Real:
         b: MatRef<'_, Self>,
         beta: Self,
         c: MatMut<'_, Self>,
-    ) -> bool;
+        par: crate::par::Parallel,
+    ) -> Result<bool, crate::error::Error>;
     /// The values as `f64` when `Self` is `f64` (the AVX tile of the blocked
     /// GEMM, `linalg::microk`, is written for `f64`); `None` otherwise.
     #[doc(hidden)]
@@ -135,16 +137,16 @@ impl Real for f64 {
         b: MatRef<'_, Self>,
         beta: Self,
         c: MatMut<'_, Self>,
-    ) -> bool {
+        par: crate::par::Parallel,
+    ) -> Result<bool, crate::error::Error> {
         #[cfg(feature = "std")]
         {
-            crate::linalg::hosted::dgemm(alpha, a, b, beta, c);
-            true
+            crate::linalg::hosted::dgemm(alpha, a, b, beta, c, par).map(|()| true)
         }
         #[cfg(not(feature = "std"))]
         {
-            let _ = (alpha, a, b, beta, c);
-            false
+            let _ = (alpha, a, b, beta, c, par);
+            Ok(false)
         }
     }
     const ZERO: Self = 0.0;
@@ -190,16 +192,16 @@ impl Real for f32 {
         b: MatRef<'_, Self>,
         beta: Self,
         c: MatMut<'_, Self>,
-    ) -> bool {
+        par: crate::par::Parallel,
+    ) -> Result<bool, crate::error::Error> {
         #[cfg(feature = "std")]
         {
-            crate::linalg::hosted::sgemm(alpha, a, b, beta, c);
-            true
+            crate::linalg::hosted::sgemm(alpha, a, b, beta, c, par).map(|()| true)
         }
         #[cfg(not(feature = "std"))]
         {
-            let _ = (alpha, a, b, beta, c);
-            false
+            let _ = (alpha, a, b, beta, c, par);
+            Ok(false)
         }
     }
     const ZERO: Self = 0.0;

@@ -15,6 +15,7 @@
 use crate::error::Error;
 use crate::linalg::real::Real;
 use crate::linalg::simd::{self, Kernel};
+use crate::par::{chunk_len, tasks_for, Parallel, RowBlocks};
 use crate::work::{Stack, WorkReq};
 
 /// Calls `$f::<T, W>(args)` for the padded width `$w` (a multiple of 8 ≤ 64).
@@ -297,51 +298,6 @@ impl<T: Real> Kernel for CsrXvt<'_, T> {
     }
 }
 
-/// `out (K×N) ← β·out + Uᵀ·X` from the row-sorted entries (`K ≤ 64`): by blocks
-/// of rows, the block of `Uᵀ` is transposed to the padded stride `W` (in cache),
-/// then each row's entries are streamed, adding `x · U[i, :]` (held in
-/// registers) into the padded result `op` (`N × W`, in cache), finally written
-/// to `out`. `O(nnz·K + (M + N)·K)`; the entries are read front to back.
-struct CsrUtx<'a, T> {
-    csr: Csr<'a, T>,
-    m: usize,
-    n: usize,
-    u: &'a [T],
-    k: usize,
-    beta: T,
-    ut: &'a mut [T],
-    op: &'a mut [T],
-    out: &'a mut [T],
-}
-
-impl<T: Real> Kernel for CsrUtx<'_, T> {
-    type Out = ();
-    #[inline(always)]
-    fn run(self) {
-        let CsrUtx {
-            csr,
-            m,
-            n,
-            u,
-            k,
-            beta,
-            ut,
-            op,
-            out,
-        } = self;
-        let Some(w) = padded_width(k) else { return };
-        let rb = ut.len() / w;
-        op.fill(T::ZERO);
-        for i0 in (0..m).step_by(rb) {
-            let i1 = (i0 + rb).min(m);
-            let blk = &mut ut[..(i1 - i0) * w];
-            rows_padded(u, m, k, w, i0, i1, blk);
-            by_width!(w, utx_rows, &csr, i0, i1, blk, op);
-        }
-        unpad_into(op, n, k, w, beta, out);
-    }
-}
-
 /// Rows `i0..i1` of the column-major `m × k` matrix `u`, row-major at stride `w`
 /// (zero padded) into `blk`.
 #[inline(always)]
@@ -365,28 +321,13 @@ pub(crate) fn rows_padded<T: Real>(
 }
 
 /// The columns of the column-major `k × n` matrix `v` at the padded stride `w` (zeros after
-/// the first `k` of each), into `vp` (the inverse of [`unpad_into`]).
+/// the first `k` of each), into `vp` .
 #[inline(always)]
 pub(crate) fn pad_into<T: Real>(v: &[T], n: usize, k: usize, w: usize, vp: &mut [T]) {
     for j in 0..n {
         let dst = &mut vp[j * w..(j + 1) * w];
         dst[..k].copy_from_slice(&v[j * k..(j + 1) * k]);
         dst[k..].fill(T::ZERO);
-    }
-}
-
-/// `out (k × n) ← β·out + op` for `op` at padded stride `w` (`β = 0`: `out` not read).
-#[inline(always)]
-pub(crate) fn unpad_into<T: Real>(op: &[T], n: usize, k: usize, w: usize, beta: T, out: &mut [T]) {
-    for j in 0..n {
-        let (o, p) = (&mut out[j * k..(j + 1) * k], &op[j * w..j * w + k]);
-        if beta == T::ZERO {
-            o.copy_from_slice(p);
-        } else {
-            for (d, &a) in o.iter_mut().zip(p) {
-                *d = beta * *d + a;
-            }
-        }
     }
 }
 
@@ -785,8 +726,21 @@ fn row_block(k: usize, m: usize) -> usize {
     (32768 / k.max(1)).max(16).min(m.max(1))
 }
 
+/// The fixed split of a sparse product over `len` rows (of `X`, or of `Xᵀ`)
+/// holding `nnz` entries at rank `k`: `(tasks, rows per task)`, a multiple of
+/// `align`, from the shape alone (`crate::par`).
+pub(crate) fn sparse_split(len: usize, nnz: usize, k: usize, align: usize) -> (usize, usize) {
+    let per_row = (nnz / len.max(1)).saturating_mul(k).max(k);
+    let tasks = tasks_for(len, per_row);
+    let chunk = chunk_len(len, tasks, align);
+    (len.div_ceil(chunk.max(1)), chunk)
+}
+
 /// `out (M×K, col-major) ← X·Vᵀ` for `v` `K×N` col-major, from the row-sorted
-/// entries `csr` of an `M × N` matrix (see [`csr_x_vt_req`]).
+/// entries `csr` of an `M × N` matrix (see [`csr_x_vt_req`]). With `K ≤ 64`
+/// the rows are split as [`sparse_split`] says and the blocks run on the
+/// stack's [`crate::Parallel`] (each row's sum is the same whichever task
+/// forms it: the same bits for every thread count).
 pub(crate) fn csr_x_vt<T: Real>(
     csr: Csr<'_, T>,
     (m, n, k): (usize, usize, usize),
@@ -794,23 +748,182 @@ pub(crate) fn csr_x_vt<T: Real>(
     out: &mut [T],
     st: &mut Stack<'_>,
 ) -> Result<(), Error> {
+    let par = st.par();
     let mut st = st.rest();
+    let nnz = csr.row_ptr.get(m).copied().unwrap_or(0);
+    let (tasks, chunk) = sparse_split(m, nnz, k, CHUNK);
     let vp: &mut [T] = st.take_matrix(n, padded_width(k).unwrap_or(0))?;
-    simd::dispatch(CsrXvt {
-        csr,
-        m,
-        n,
-        v,
-        k,
-        vp,
-        out,
-    });
-    Ok(())
+    let Some(w) = padded_width(k).filter(|_| tasks > 1) else {
+        simd::dispatch(CsrXvt {
+            csr,
+            m,
+            n,
+            v,
+            k,
+            vp,
+            out,
+        });
+        return Ok(());
+    };
+    pad_into(v, n, k, w, vp);
+    let vp: &[T] = vp;
+    let slots = st.take_slots(tasks, WorkReq::matrix::<T>(chunk, k))?;
+    let blocks = RowBlocks::new(out, m, k, chunk).ok_or(Error::Internal)?;
+    par.run_items(blocks.zip(slots), &|(mut blk, slot)| {
+        let r = blk.cols[0].len();
+        let buf: &mut [T] = Stack::new(slot).take_matrix(r, k)?;
+        gather_block(csr, (blk.r0, blk.r0 + r), (k, w), vp, buf);
+        for (t, col) in blk.cols[..k].iter_mut().enumerate() {
+            col.copy_from_slice(&buf[t * r..(t + 1) * r]);
+        }
+        Ok(())
+    })
+}
+
+/// Whether `Uᵀ·X` of an `m × n` CSC matrix (`nnz` entries, `K ≤ 64`) is
+/// scattered by row blocks into one partial result per task, and then with
+/// how many tasks of how many rows (a multiple of `align`): when `X` is tall
+/// (the `tasks` partials of `n × w` take at most twice the `m × w` of the
+/// padded `U` that the gather by columns needs). Scattering reads each row of
+/// `U` once and keeps its partial result in cache, where the gather by
+/// columns reads the rows of `U` at random; for wide `X` the gather wins
+/// (and needs no reduction). From the shape alone.
+pub(crate) fn scatter_split(
+    (m, n, nnz): (usize, usize, usize),
+    k: usize,
+    align: usize,
+) -> Option<(usize, usize)> {
+    let (tasks, _) = sparse_split(m, nnz, k, align);
+    // Each partial costs a zeroing and a read in the reduction: at most
+    // SCATTER_TASKS of them (even shares for 2 and 4 threads).
+    let tasks = tasks.min(SCATTER_TASKS);
+    let rows = chunk_len(m, tasks, align);
+    let tasks = m.div_ceil(rows.max(1));
+    (n.saturating_mul(tasks) <= m.saturating_mul(2)).then_some((tasks, rows))
+}
+
+/// Most partial results of a scattered `Uᵀ·X` ([`scatter_split`]).
+const SCATTER_TASKS: usize = 4;
+
+/// `out (K×N) ← β·out + s·Σ_t parts_t` for the `tasks` partial results
+/// `parts_t` (`n × w`, padded stride `w`, one after the other), added in task
+/// order; columns split into tasks of their own on `par`.
+pub(crate) fn reduce_partials<T: Real>(
+    parts: &[T],
+    (n, k, w): (usize, usize, usize),
+    tasks: usize,
+    (s, beta): (T, T),
+    out: &mut [T],
+    par: Parallel,
+) -> Result<(), Error> {
+    let out = out.get_mut(..k * n).ok_or(Error::Internal)?;
+    if parts.len() < tasks * n * w || tasks == 0 {
+        return Err(Error::Internal);
+    }
+    let chunk = chunk_len(n, tasks_for(n, tasks.saturating_mul(k)), 1);
+    par.run_items(out.chunks_mut(k * chunk).enumerate(), &|(c, o)| {
+        let mut acc = [T::ZERO; 64];
+        let acc = acc.get_mut(..w).ok_or(Error::Internal)?;
+        for (jj, oc) in o.chunks_exact_mut(k).enumerate() {
+            let j = c * chunk + jj;
+            // Part by part (each a contiguous row of w values), in task order.
+            acc.copy_from_slice(&parts[j * w..(j + 1) * w]);
+            for p in 1..tasks {
+                let row = &parts[(p * n + j) * w..(p * n + j + 1) * w];
+                acc.iter_mut().zip(row).for_each(|(a, &x)| *a += x);
+            }
+            for (d, &a) in oc.iter_mut().zip(acc.iter()) {
+                let x = s * a;
+                *d = if beta == T::ZERO { x } else { beta * *d + x };
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `out (K×N) ← β·out + Uᵀ·X` scattered by row blocks ([`scatter_split`]):
+/// task `t` adds its rows' entries into its own partial `parts_t`, then
+/// [`reduce_partials`]. `slots`: one `rows × w` block per task.
+#[allow(clippy::too_many_arguments)]
+fn ut_x_scatter<T: Real>(
+    csr: Csr<'_, T>,
+    (m, n, k, w): (usize, usize, usize, usize),
+    u: &[T],
+    beta: T,
+    (tasks, rows): (usize, usize),
+    parts: &mut [T],
+    slots: core::slice::ChunksMut<'_, u8>,
+    out: &mut [T],
+    par: Parallel,
+) -> Result<(), Error> {
+    let rb = rows.min(ROW_BLOCK_SCATTER);
+    par.run_items(
+        parts.chunks_mut(n * w).take(tasks).enumerate().zip(slots),
+        &|((t, op), slot)| {
+            op.fill(T::ZERO);
+            let blk: &mut [T] = Stack::new(slot).take_matrix(rb, w)?;
+            let (r0, r1) = (t * rows, ((t + 1) * rows).min(m));
+            for i0 in (r0..r1).step_by(rb) {
+                let i1 = (i0 + rb).min(r1);
+                let b = &mut blk[..(i1 - i0) * w];
+                rows_padded(u, m, k, w, i0, i1, b);
+                scatter_block(csr, (i0, i1), w, b, op);
+            }
+            Ok(())
+        },
+    )?;
+    reduce_partials(parts, (n, k, w), tasks, (T::ONE, beta), out, par)
+}
+
+/// Rows of `U` per padded block of [`ut_x_scatter`] (about 28 KiB at `w = 56`).
+const ROW_BLOCK_SCATTER: usize = 64;
+
+/// `out (K×N) ← β·out + s·Uᵀ·X` by columns of `X` (`K ≤ 64`): the CSC arrays
+/// are the row-sorted entries of `Xᵀ`, so column `j` of the result is the
+/// gather of [`xvt_rows`] over column `j`'s entries from the rows of `U`
+/// padded to stride `w` (`up`, `M × w`). The columns are split as
+/// [`sparse_split`] says and run on `par`, each task with a `chunk × k`
+/// scratch slot; no two tasks write the same column (no reduction).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn ut_x_by_columns<T: Real>(
+    c: &Csc<'_, T>,
+    up: &[T],
+    (k, w): (usize, usize),
+    (s, beta): (T, T),
+    (tasks, chunk): (usize, usize),
+    out: &mut [T],
+    slots: core::slice::ChunksMut<'_, u8>,
+    par: Parallel,
+) -> Result<(), Error> {
+    let n = c.cols;
+    let xt = Csr::new(c.col_ptr, c.row_idx, c.values);
+    let out = out.get_mut(..k * n).ok_or(Error::Internal)?;
+    if out.chunks(k * chunk).len() != tasks {
+        return Err(Error::Internal);
+    }
+    par.run_items(out.chunks_mut(k * chunk).enumerate().zip(slots), &|(
+        (t, o),
+        slot,
+    )| {
+        let (j0, r) = (t * chunk, o.len() / k);
+        let buf: &mut [T] = Stack::new(slot).take_matrix(r, k)?;
+        gather_block(xt, (j0, j0 + r), (k, w), up, buf);
+        for (jj, oc) in o.chunks_exact_mut(k).enumerate() {
+            for (tt, d) in oc.iter_mut().enumerate() {
+                let x = s * buf[jj + tt * r];
+                *d = if beta == T::ZERO { x } else { beta * *d + x };
+            }
+        }
+        Ok(())
+    })
 }
 
 /// `out (K×N, col-major) ← β·out + Uᵀ·X` for `u` `M×K` col-major (`β = 0`:
-/// `out` not read). With `csr` (the entries sorted by row) and `K ≤ 64` the
-/// entries are streamed once; otherwise the columns are walked block by block.
+/// `out` not read), in parallel on the stack's [`crate::Parallel`] when
+/// `K ≤ 64`: for a tall `X` with its row-sorted entries `csr`, scattered by
+/// row blocks into per-task partial results ([`scatter_split`]); otherwise
+/// gathered by columns ([`ut_x_by_columns`]). Wider `K`: the columns walked
+/// block by block of rows (serial).
 pub(crate) fn csc_ut_x<T: Real>(
     c: &Csc<'_, T>,
     csr: Option<Csr<'_, T>>,
@@ -821,23 +934,25 @@ pub(crate) fn csc_ut_x<T: Real>(
     st: &mut Stack<'_>,
 ) -> Result<(), Error> {
     let (m, n) = (c.rows, c.cols);
+    let par = st.par();
     let mut st = st.rest();
-    let ut: &mut [T] = st.take_matrix(padded_width(k).unwrap_or(k), row_block(k, m))?;
-    if let (Some(csr), Some(w)) = (csr, padded_width(k)) {
-        let op: &mut [T] = st.take_matrix(n, w)?;
-        simd::dispatch(CsrUtx {
-            csr,
-            m,
-            n,
-            u,
-            k,
-            beta,
-            ut,
-            op,
-            out,
-        });
-        return Ok(());
+    if let (Some(w), Some(csr), Some(split)) = (
+        padded_width(k),
+        csr,
+        scatter_split((m, n, c.nnz()), k, CHUNK),
+    ) {
+        let parts: &mut [T] = st.take_matrix(n * w, split.0)?;
+        let slots = st.take_slots(split.0, WorkReq::matrix::<T>(ROW_BLOCK_SCATTER, w))?;
+        return ut_x_scatter(csr, (m, n, k, w), u, beta, split, parts, slots, out, par);
     }
+    if let Some(w) = padded_width(k) {
+        let split = sparse_split(n, c.nnz(), k, CHUNK);
+        let up: &mut [T] = st.take_matrix(m, w)?;
+        rows_padded(u, m, k, w, 0, m, up);
+        let slots = st.take_slots(split.0, WorkReq::matrix::<T>(split.1, k))?;
+        return ut_x_by_columns(c, up, (k, w), (T::ONE, beta), split, out, slots, par);
+    }
+    let ut: &mut [T] = st.take_matrix(k, row_block(k, m))?;
     let cursor: &mut [usize] = st.take(n)?;
     simd::dispatch(CscUtx {
         c,
@@ -851,18 +966,35 @@ pub(crate) fn csc_ut_x<T: Real>(
     Ok(())
 }
 
-/// Workspace of [`csr_x_vt`] for an `rows × cols` matrix at rank `k` (`V` at a
-/// padded stride).
-pub(crate) fn csr_x_vt_req<T>(cols: usize, k: usize) -> WorkReq {
-    WorkReq::matrix::<T>(cols, padded_width(k).unwrap_or(0))
+/// Workspace of [`csr_x_vt`] for an `rows × cols` matrix with `nnz` entries at
+/// rank `k` (`V` at a padded stride, and the tasks' blocks).
+pub(crate) fn csr_x_vt_req<T>(rows: usize, cols: usize, nnz: usize, k: usize) -> WorkReq {
+    let vp = WorkReq::matrix::<T>(cols, padded_width(k).unwrap_or(0));
+    let (tasks, chunk) = sparse_split(rows, nnz, k, CHUNK);
+    if tasks <= 1 || padded_width(k).is_none() {
+        return vp;
+    }
+    vp.and(WorkReq::matrix::<T>(chunk, k).times(tasks))
 }
 
-/// Workspace of [`csc_ut_x`] (a row block of `Uᵀ`, and `N` cursors or the
-/// padded result).
-pub(crate) fn csc_ut_x_req<T>(rows: usize, cols: usize, k: usize) -> WorkReq {
-    WorkReq::matrix::<T>(padded_width(k).unwrap_or(k), row_block(k, rows)).and(
-        WorkReq::new::<usize>(cols).or(WorkReq::matrix::<T>(cols, padded_width(k).unwrap_or(0))),
-    )
+/// Workspace of [`csc_ut_x`]: `K ≤ 64`, the tasks' partial results and blocks
+/// (tall `X`) or the padded rows of `U` and the tasks' blocks; else a row
+/// block of `Uᵀ` and `N` cursors.
+pub(crate) fn csc_ut_x_req<T>(rows: usize, cols: usize, nnz: usize, k: usize) -> WorkReq {
+    let scatter = padded_width(k).zip(scatter_split((rows, cols, nnz), k, CHUNK));
+    let scatter = scatter.map_or(WorkReq::EMPTY, |(w, (tasks, _))| {
+        WorkReq::all_of(&[
+            WorkReq::matrix::<T>(cols, w).times(tasks),
+            WorkReq::matrix::<T>(ROW_BLOCK_SCATTER, w).times(tasks),
+        ])
+    });
+    scatter.or(match padded_width(k) {
+        Some(w) => {
+            let (tasks, chunk) = sparse_split(cols, nnz, k, CHUNK);
+            WorkReq::matrix::<T>(rows, w).and(WorkReq::matrix::<T>(chunk, k).times(tasks))
+        }
+        None => WorkReq::matrix::<T>(k, row_block(k, rows)).and(WorkReq::new::<usize>(cols)),
+    })
 }
 
 #[cfg(test)]
@@ -921,20 +1053,23 @@ pub(crate) mod tests {
             let r = i1 - i0;
             let mut out = std::vec![0.0; r * k];
             xvt_rows_portable::<f64, W>(&csr, (i0, i1), k, &vp, &mut out);
-            let mut op = std::vec![0.0; n * W];
-            utx_rows_portable::<f64, W>(&csr, i0, i1, &blk, &mut op);
+            // Uᵀ·X by columns: the CSC arrays as the row-sorted entries of Xᵀ,
+            // gathered from the padded rows of U (`blk`, m × W).
+            let xt = Csr::new(&cp, &ri, &vals);
+            let (j0, j1) = (2, n - 1);
+            let rc = j1 - j0;
+            let mut ut = std::vec![0.0; rc * k];
+            xvt_rows_portable::<f64, W>(&xt, (j0, j1), k, &blk, &mut ut);
             for i in i0..i1 {
                 for t in 0..k {
                     let want: f64 = (0..n).map(|j| dense[i + j * m] * vp[j * W + t]).sum();
                     assert!((want - out[i - i0 + t * r]).abs() < 1e-13, "W{W} ({i},{t})");
                 }
             }
-            for j in 0..n {
-                for t in 0..W {
-                    let want: f64 = (i0..i1)
-                        .map(|i| dense[i + j * m] * blk[(i - i0) * W + t])
-                        .sum();
-                    assert!((want - op[j * W + t]).abs() < 1e-13, "W{W} ({j},{t})");
+            for j in j0..j1 {
+                for t in 0..k {
+                    let want: f64 = (0..m).map(|i| dense[i + j * m] * blk[i * W + t]).sum();
+                    assert!((want - ut[j - j0 + t * rc]).abs() < 1e-13, "W{W} ({j},{t})");
                 }
             }
         }

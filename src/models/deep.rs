@@ -379,7 +379,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
     }
 
     // ---- fine-tuning ----
-    let mut st = Stack::new(work);
+    let mut st = Stack::new(work).with_par(tp.parallel);
     let g: &mut [T] = st.take_matrix(k, k)?;
     let p: &mut [T] = st.take_matrix(k, k)?;
     let h: &mut [T] = st.take_matrix(k, k)?;
@@ -892,7 +892,7 @@ fn pretrain<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     let tp = &params.top;
     let k = *layers.last().unwrap_or(&1);
     let hv = views.count();
-    let mut st = Stack::new(work);
+    let mut st = Stack::new(work).with_par(tp.parallel);
     let hmax = (0..hv)
         .flat_map(|i| {
             layer_dims(views.shape(i).rows, layers)
@@ -922,6 +922,7 @@ fn pretrain<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
                 vmax: if top { tp.vmax } else { f64::INFINITY },
                 seed: tp.seed.wrapping_add(1 + (i as u64) * 1009 + m as u64),
                 init: Init::Random,
+                parallel: tp.parallel,
             };
             let layer = &mut buf[off..off + a * b];
             off += a * b;
@@ -1069,7 +1070,7 @@ pub fn encode<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: Facto
     }
     let (pmax, _) = dims_max((0..hv).map(|i| views.shape(i)), layers);
     let total_rows: usize = (0..hv).map(|i| views.shape(i).rows).sum();
-    let mut st = Stack::new(work);
+    let mut st = Stack::new(work).with_par(params.top.parallel);
     let stacked: &mut [T] = st.take_matrix(total_rows, k)?;
     let tmp: &mut [T] = st.take_matrix(pmax.max(k).saturating_mul(2), k)?;
     let mut sc = st.rest();

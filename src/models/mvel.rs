@@ -196,6 +196,7 @@ fn fit_req<T>(
             .or(graph_req)
             .or(gemm_req::<T>(r, n, r))
             .or(gemm_req::<T>(r, r, n))
+            .or(crate::linalg::gram_req::<T>(n, r))
             .or(gemm_req::<T>(c, r, r))
             .or(gemm_req::<T>(r, r, c)),
     ]))

@@ -166,7 +166,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
     let params = &scale.mvsl(params);
     let s = scale.t::<T>();
 
-    let mut st = Stack::new(work);
+    let mut st = Stack::new(work).with_par(params.parallel);
     let mut bf = Bufs {
         g: st.take_matrix(k, k)?,
         p: st.take_matrix(k, k)?,

@@ -161,7 +161,7 @@ pub fn joint_encode<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
     // The data and the bases times `s` (1 unless they are far above 1;
     // `crate::steps::scale`).
     let scale = Scale::of_encode(views, u)?;
-    let mut st = Stack::new(work);
+    let mut st = Stack::new(work).with_par(params.parallel);
     let g: &mut [T] = st.take_matrix(k, k)?;
     let p: &mut [T] = st.take_matrix(k, k)?;
     let q: &mut [T] = st.take_matrix(k, n)?;

@@ -7,9 +7,11 @@ use crate::error::Error;
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
 use crate::linalg::sparse::{
-    gather_block, pad_into, padded_width, rows_padded, scatter_block, unpad_into, Csr,
+    gather_block, pad_into, padded_width, reduce_partials, scatter_block, scatter_split,
+    sparse_split, ut_x_by_columns, Csc, Csr,
 };
-use crate::linalg::{gemm, gemm_req, gram_t};
+use crate::linalg::{gemm, gemm_req, gram_par, gram_req};
+use crate::par::RowBlocks;
 use crate::steps::update::mu_step;
 use crate::work::{Stack, WorkReq};
 
@@ -21,42 +23,86 @@ pub(crate) fn csc_u_step_applies(k: usize) -> bool {
     padded_width(k).is_some()
 }
 
+/// The split of [`csc_u_step`]: `(tasks, rows per task)` over the rows
+/// (multiples of [`FUSED_ROWS`]), whether the rows scatter into per-task
+/// partial results ([`scatter_split`]: tall views), and `(tasks, columns per
+/// task)` for gathering `Q` by columns (the others).
+fn splits(shape: ViewShape, k: usize) -> ((usize, usize), bool, (usize, usize)) {
+    let dims = (shape.rows, shape.cols, shape.nnz);
+    let scatter = scatter_split(dims, k, FUSED_ROWS);
+    (
+        scatter.unwrap_or_else(|| sparse_split(shape.rows, shape.nnz, k, FUSED_ROWS)),
+        scatter.is_some(),
+        sparse_split(shape.cols, shape.nnz, k, 8),
+    )
+}
+
+/// One task's scratch: the blocks `A`, `B`, `U_b`, the padded `U_b` and the
+/// block product's workspace, or the task's columns of `Q`.
+fn slot_req<T>(shape: ViewShape, k: usize) -> WorkReq {
+    let rb = FUSED_ROWS.min(shape.rows);
+    let w = padded_width(k).unwrap_or(k);
+    let (_, _, (_, cols)) = splits(shape, k);
+    WorkReq::all_of(&[
+        WorkReq::matrix::<T>(rb, k),
+        WorkReq::matrix::<T>(rb, k),
+        WorkReq::matrix::<T>(rb, k),
+        WorkReq::matrix::<T>(rb, w),
+        gemm_req::<T>(rb, k, k),
+    ])
+    .or(WorkReq::matrix::<T>(cols, k))
+}
+
 /// Workspace of [`csc_u_step`] (`None` when it does not apply: dense, or `K > 64`).
 pub(crate) fn csc_u_step_req<T>(shape: ViewShape, k: usize) -> Option<WorkReq> {
     let w = padded_width(k)?;
     if shape.kind != ViewKind::Csc {
         return None;
     }
-    let rb = FUSED_ROWS.min(shape.rows);
+    let ((rt, _), scatter, (ct, _)) = splits(shape, k);
+    // Tall views: the tasks' partial results; the others: the padded rows of U.
+    let result = if scatter {
+        WorkReq::matrix::<T>(shape.cols, w).times(rt)
+    } else {
+        WorkReq::matrix::<T>(shape.rows, w)
+    };
     Some(WorkReq::all_of(&[
         WorkReq::matrix::<T>(shape.cols, w),
-        WorkReq::matrix::<T>(shape.cols, w),
-        WorkReq::matrix::<T>(rb, k),
-        WorkReq::matrix::<T>(rb, k),
-        WorkReq::matrix::<T>(rb, w),
-        WorkReq::any_of(&[gemm_req::<T>(rb, k, k), gemm_req::<T>(k, k, shape.rows)]),
+        result,
+        slot_req::<T>(shape, k)
+            .times(rt.max(ct))
+            .or(gram_req::<T>(shape.rows, k)),
     ]))
 }
 
 /// The multiplicative U-step of a CSC view fused with its share of the V-step's
-/// products, one block of [`FUSED_ROWS`] rows at a time (`K ≤ 64`):
+/// products (`K ≤ 64`), in three parallel phases on the stack's
+/// [`crate::Parallel`] (each split by the shape alone: the same bits for
+/// every thread count):
 ///
 /// ```text
-/// A = s X_b Vᵀ,  B = U_b G,  U_b ← U_b ∘ (A + ε) ⊘ (B + ε),  Q (+)= s U_bᵀ X_b
+/// 1. each task, for its rows, block by block of FUSED_ROWS rows b:
+///      A = s X_b Vᵀ,  B = U_b G,  U_b ← U_b ∘ (A + ε) ⊘ (B + ε),
+///      then the new rows of U: tall views scatter them into the task's
+///      partial Uᵀ X (in cache while the block is); the others keep them,
+///      padded to stride w, for 2.
+/// 2. Q (+)= s Uᵀ X: the partials added in task order (tall views), or each
+///      task's columns gathered from the padded rows (the others)
+/// 3. P (+)= UᵀU                                             (split over rows)
 /// ```
 ///
-/// for each row block `b` of `X` (row-sorted `csr`) and `U` (`m × k` column-major),
-/// with `G = V Vᵀ` and `s` the data scale (a power of two, 1 for data of
-/// ordinary magnitude; the products are formed, then scaled), then
-/// `P (+)= UᵀU` by [`gram_t`]. The same arithmetic
-/// as the unfused sequence (`x_vt`, GEMM, `mu_step`, then `UᵀU`, `ut_x` with the
-/// new U), but `U`, `A`, `B` and the entries are each streamed once while the
-/// block is in cache. `accumulate`: add into `p`, `q` (a later view) instead of
+/// for `X` (`csr`: row-sorted; `c`: the CSC arrays, the row-sorted entries of
+/// `Xᵀ`) and `U` (`m × k` column-major), with `G = V Vᵀ` and `s` the data
+/// scale (a power of two, 1 for data of ordinary magnitude; the products are
+/// formed, then scaled). The same arithmetic for `U` as the unfused sequence
+/// (`x_vt`, GEMM, `mu_step`); `Q` and `P` are those of `ut_x` and `UᵀU` with
+/// the new U. `accumulate`: add into `p`, `q` (a later view) instead of
 /// overwriting them.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn csc_u_step<T: Real>(
     csr: Csr<'_, T>,
-    (m, n, k): (usize, usize, usize),
+    c: &Csc<'_, T>,
+    k: usize,
     s: T,
     v: &[T],
     g: &[T],
@@ -68,55 +114,97 @@ pub(crate) fn csc_u_step<T: Real>(
     st: &mut Stack<'_>,
 ) -> Result<(), Error> {
     let w = padded_width(k).ok_or(Error::Internal)?;
+    let (m, n) = (c.rows, c.cols);
+    let shape = ViewShape {
+        rows: m,
+        cols: n,
+        kind: ViewKind::Csc,
+        nnz: c.nnz(),
+    };
+    let (split, scatter, cols) = splits(shape, k);
+    let (rt, rows) = split;
     let rb = FUSED_ROWS.min(m);
+    let par = st.par();
     let mut st = st.rest();
     let vp: &mut [T] = st.take_matrix(n, w)?;
-    let op: &mut [T] = st.take_matrix(n, w)?;
-    let ab: &mut [T] = st.take_matrix(rb, k)?;
-    let bb: &mut [T] = st.take_matrix(rb, k)?;
-    let ut: &mut [T] = st.take_matrix(rb, w)?;
+    // Tall: rt partial results (n × w each); else the padded rows of U (m × w).
+    let res: &mut [T] = if scatter {
+        st.take_matrix(n * w, rt)?
+    } else {
+        st.take_matrix(m, w)?
+    };
     pad_into(v, n, k, w, vp);
-    op.fill(T::ZERO);
+    let vp: &[T] = vp;
     let gm = MatRef::col_major(g, k, k)?;
-    for i0 in (0..m).step_by(rb) {
-        let i1 = (i0 + rb).min(m);
-        let r = i1 - i0;
-        let (a, b) = (&mut ab[..r * k], &mut bb[..r * k]);
-        gather_block(csr, (i0, i1), (k, w), vp, a);
-        if s != T::ONE {
-            a.iter_mut().for_each(|x| *x *= s);
-        }
-        let ub = MatRef::new(&u[i0..], r, k, 1, m)?;
-        gemm(
-            T::ONE,
-            ub,
-            gm,
-            T::ZERO,
-            MatMut::col_major(b, r, k)?,
-            &mut st,
-        )?;
-        for t in 0..k {
-            mu_step(
-                &mut u[i0 + t * m..i1 + t * m],
-                &a[t * r..(t + 1) * r],
-                &b[t * r..(t + 1) * r],
-                eps,
-                T::INFINITY,
-            );
-        }
-        let blk = &mut ut[..r * w];
-        rows_padded(u, m, k, w, i0, i1, blk);
-        scatter_block(csr, (i0, i1), w, blk, op);
+    {
+        let mut ph = st.rest();
+        let slots = ph.take_slots(rt, slot_req::<T>(shape, k))?;
+        let blocks = RowBlocks::new(u, m, k, rows).ok_or(Error::Internal)?;
+        let per_task = if scatter { n * w } else { rows * w };
+        let work = blocks.zip(res.chunks_mut(per_task)).zip(slots);
+        par.run_items(work, &|((mut blk, out), slot)| {
+            let mut st = Stack::new(slot);
+            let a: &mut [T] = st.take_matrix(rb, k)?;
+            let b: &mut [T] = st.take_matrix(rb, k)?;
+            let ub: &mut [T] = st.take_matrix(rb, k)?;
+            let padded: &mut [T] = st.take_matrix(rb, w)?;
+            if scatter {
+                out.fill(T::ZERO);
+            }
+            let len = blk.cols[0].len();
+            for s0 in (0..len).step_by(rb) {
+                let r = rb.min(len - s0);
+                let i0 = blk.r0 + s0;
+                let (a, b, ub) = (&mut a[..r * k], &mut b[..r * k], &mut ub[..r * k]);
+                gather_block(csr, (i0, i0 + r), (k, w), vp, a);
+                if s != T::ONE {
+                    a.iter_mut().for_each(|x| *x *= s);
+                }
+                for (t, col) in blk.cols[..k].iter().enumerate() {
+                    ub[t * r..(t + 1) * r].copy_from_slice(&col[s0..s0 + r]);
+                }
+                gemm(
+                    T::ONE,
+                    MatRef::col_major(ub, r, k)?,
+                    gm,
+                    T::ZERO,
+                    MatMut::col_major(b, r, k)?,
+                    &mut st,
+                )?;
+                // The step in place, then the new rows padded to stride w.
+                let mut step_and_pad = |pb: &mut [T]| {
+                    for (t, col) in blk.cols[..k].iter_mut().enumerate() {
+                        let ut = &mut col[s0..s0 + r];
+                        let (num, den) = (&a[t * r..(t + 1) * r], &b[t * r..(t + 1) * r]);
+                        mu_step(ut, num, den, eps, T::INFINITY);
+                        for (i, &x) in ut.iter().enumerate() {
+                            pb[i * w + t] = x;
+                        }
+                    }
+                    for row in pb.chunks_exact_mut(w) {
+                        row[k..].fill(T::ZERO);
+                    }
+                };
+                if scatter {
+                    let pb = &mut padded[..r * w];
+                    step_and_pad(pb);
+                    scatter_block(csr, (i0, i0 + r), w, pb, out);
+                } else {
+                    step_and_pad(&mut out[s0 * w..(s0 + r) * w]);
+                }
+            }
+            Ok(())
+        })?;
     }
     let beta = if accumulate { T::ONE } else { T::ZERO };
-    if s != T::ONE {
-        op.iter_mut().for_each(|x| *x *= s);
+    if scatter {
+        reduce_partials(res, (n, k, w), rt, (s, beta), q, par)?;
+    } else {
+        let mut ph = st.rest();
+        let slots = ph.take_slots(cols.0, slot_req::<T>(shape, k))?;
+        ut_x_by_columns(c, res, (k, w), (s, beta), cols, q, slots, par)?;
     }
-    unpad_into(op, n, k, w, beta, q);
-    // One symmetric product over all of U after the blocks: the strips of
-    // `gram_t` need a third fewer flops than `Σ_b U_bᵀU_b` by full GEMMs, and one
-    // call packs less often than one per block.
-    gram_t(
+    gram_par(
         MatRef::col_major(u, m, k)?,
         beta,
         MatMut::col_major(p, k, k)?,

@@ -9,7 +9,7 @@ use crate::data::{
 use crate::error::Error;
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
-use crate::linalg::{dot, gemm, gemm_req, gram_t};
+use crate::linalg::{dot, gemm, gemm_req, gram_par, gram_req};
 use crate::steps::check::{check_shapes, validate};
 use crate::steps::fused::{csc_u_step, csc_u_step_applies, csc_u_step_req};
 use crate::steps::init::random_start;
@@ -24,12 +24,12 @@ pub(crate) fn products_req<T>(
     k: usize,
     n: usize,
 ) -> WorkReq {
-    let mut r = WorkReq::any_of(&[gemm_req::<T>(k, n, k), gemm_req::<T>(k, k, n)]);
+    let mut r = WorkReq::any_of(&[gemm_req::<T>(k, n, k), gram_req::<T>(n, k)]);
     for s in shapes {
         r = r.or(x_vt_req::<T>(s, k));
         r = r.or(ut_x_req::<T>(s, k));
         r = r.or(gemm_req::<T>(s.rows, k, k));
-        r = r.or(gemm_req::<T>(k, k, s.rows));
+        r = r.or(gram_req::<T>(s.rows, k));
     }
     r
 }
@@ -108,7 +108,7 @@ pub(crate) fn fit_in<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized
     };
     let s = sc.t::<T>();
 
-    let mut st = Stack::new(work);
+    let mut st = Stack::new(work).with_par(params.parallel);
     let g: &mut [T] = st.take_matrix(k, k)?;
     let p: &mut [T] = st.take_matrix(k, k)?;
     let q: &mut [T] = st.take_matrix(k, n)?;
@@ -151,8 +151,8 @@ pub(crate) fn fit_in<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized
                 let m = x.rows();
                 let csr = prep.get(views, i);
                 let ui = u.get_mut(i);
-                if let (Some(c), true) = (csr, csc_u_step_applies(k)) {
-                    csc_u_step(c, (m, n, k), s, v, g, ui, eps, p, q, i > 0, &mut stk)?;
+                if let (Some(c), View::Csc(x), true) = (csr, &x, csc_u_step_applies(k)) {
+                    csc_u_step(c, x, k, s, v, g, ui, eps, p, q, i > 0, &mut stk)?;
                     continue;
                 }
                 let (a, b) = (&mut a[..m * k], &mut b[..m * k]);
@@ -224,7 +224,7 @@ pub(crate) fn pq_view<T: Real>(
 ) -> Result<(), Error> {
     let beta = if accumulate { T::ONE } else { T::ZERO };
     let um = MatRef::col_major(u, x.rows(), k)?;
-    gram_t(um, beta, MatMut::col_major(p, k, k)?, st)?;
+    gram_par(um, beta, MatMut::col_major(p, k, k)?, st)?;
     x.ut_x_scaled(csr, s, u, k, beta, q, st)
 }
 
@@ -237,7 +237,7 @@ pub(crate) fn gram<T: Real>(
     st: &mut Stack<'_>,
 ) -> Result<(), Error> {
     let vm = MatRef::col_major(v, k, n)?;
-    gram_t(vm.t(), T::ZERO, MatMut::col_major(g, k, k)?, st)
+    gram_par(vm.t(), T::ZERO, MatMut::col_major(g, k, k)?, st)
 }
 
 /// `½‖X‖² − ⟨Q, V⟩ + ½⟨P, G⟩`.

@@ -5,6 +5,7 @@
 //! [`crate::models::deep`]).
 
 use crate::error::Error;
+use crate::par::Parallel;
 use crate::steps::prox::Sparsity;
 use crate::steps::{Init, StopRule};
 
@@ -29,6 +30,9 @@ pub struct NmfParams {
     pub seed: u64,
     /// Random or caller-given start (default random).
     pub init: Init,
+    /// Who runs the parallel regions (default [`Parallel::Serial`]); the
+    /// results are the same bits for every choice (`crate::par`).
+    pub parallel: Parallel,
 }
 
 impl Default for NmfParams {
@@ -41,6 +45,7 @@ impl Default for NmfParams {
             vmax: f64::INFINITY,
             seed: 0,
             init: Init::Random,
+            parallel: Parallel::Serial,
         }
     }
 }
@@ -86,6 +91,8 @@ pub struct MvslParams {
     pub seed: u64,
     /// Random or warm start.
     pub init: Init,
+    /// Who runs the parallel regions (default serial; same bits for every choice).
+    pub parallel: Parallel,
     /// Group norm on each `U^(v)`.
     pub sparsity: Sparsity,
     /// Its weight α ≥ 0.
@@ -119,6 +126,7 @@ impl MvslParams {
             vmax: n.vmax,
             seed: n.seed,
             init: n.init,
+            parallel: n.parallel,
             sparsity: Sparsity::None,
             alpha: 0.0,
             beta: 0.0,
@@ -200,6 +208,7 @@ impl MvslParams {
             vmax: self.vmax,
             seed: self.seed,
             init: self.init,
+            parallel: self.parallel,
         }
     }
 

@@ -8,6 +8,7 @@ use crate::graph::GraphOp;
 use crate::linalg::gemm;
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
+use crate::par::{chunk_len, tasks_for, Parallel};
 use crate::steps::check::check_shapes;
 use crate::steps::check::{check_graph, validate};
 use crate::steps::init::start_scales;
@@ -95,6 +96,36 @@ pub(crate) fn v_update<T: Real>(
     }
 }
 
+/// [`v_update`] on blocks of entries run as the tasks of one parallel region
+/// (elementwise: the same bits for every thread count).
+pub(crate) fn v_update_par<T: Real>(
+    params: &MvslParams,
+    v: &mut [T],
+    (pv, plus, minus, q): (&[T], &[T], &[T], &[T]),
+    use_graph: bool,
+    par: Parallel,
+) -> Result<(), Error> {
+    let len = v.len();
+    let chunk = chunk_len(len, tasks_for(len, 16), 64);
+    fn part<T>(x: &[T], s: usize, e: usize) -> &[T] {
+        x.get(s..e).unwrap_or(&[])
+    }
+    par.run_items(v.chunks_mut(chunk).enumerate(), &|(t, vb)| {
+        let (s, e) = (t * chunk, t * chunk + vb.len());
+        let (pv, q) = (part(pv, s, e), part(q, s, e));
+        let (plus, minus) = if use_graph {
+            (part(plus, s, e), part(minus, s, e))
+        } else {
+            (&[][..], &[][..])
+        };
+        if pv.len() != vb.len() || q.len() != vb.len() {
+            return Err(Error::Internal);
+        }
+        v_update(params, vb, pv, plus, minus, q, use_graph);
+        Ok(())
+    })
+}
+
 /// The positive root factor `(−B + √(B² + 4AC)) / 2A` of the V update, in its
 /// cancellation-free form `2C / (B + √…)` when `B > 0` (`disc = √(B² + 4AC)`).
 #[inline]
@@ -138,7 +169,7 @@ pub(crate) fn encode<
     // weights of that problem (`crate::steps::scale`).
     let scale = Scale::of_encode(views, u)?;
     let params = &scale.mvsl(params);
-    let mut st = Stack::new(work);
+    let mut st = Stack::new(work).with_par(params.parallel);
     let g: &mut [T] = st.take_matrix(k, k)?;
     let p: &mut [T] = st.take_matrix(k, k)?;
     let q: &mut [T] = st.take_matrix(k, n)?;
@@ -289,7 +320,7 @@ pub(crate) fn v_phase<T: Real, G: GraphOp<T> + ?Sized>(
             MatMut::col_major(d, k, n)?,
             sc,
         )?;
-        v_update(params, v, d, plus, minus, q, use_graph);
+        v_update_par(params, v, (d, plus, minus, q), use_graph, sc.par())?;
     }
     gram(v, k, n, g, sc)?;
     graph_traces(graph, use_graph, v, k, (plus, minus), sc)

@@ -25,7 +25,7 @@ const MVNMF_MAX_TERMS = 8
 const MVNMF_VERSION_MAJOR = 0
 const MVNMF_VERSION_MINOR = 1
 const MVNMF_VERSION_PATCH = 0
-const MVNMF_ABI_VERSION = 2
+const MVNMF_ABI_VERSION = 3
 const MVNMF_STRUCT_VIEW = 0
 const MVNMF_STRUCT_TERM = 1
 const MVNMF_STRUCT_OBJECTIVE = 2
@@ -62,8 +62,9 @@ const MVNMF_STRUCT_SCORE_SUMMARY = 32
 const MVNMF_STRUCT_PROTOCOL_FIT = 33
 const MVNMF_STRUCT_CV_FIT = 34
 const MVNMF_STRUCT_VIEW_F32 = 35
-const MVNMF_STRUCT_DIST_COMM = 36
-const MVNMF_STRUCT_DIST_TRAFFIC = 37
+const MVNMF_STRUCT_PARALLEL = 36
+const MVNMF_STRUCT_DIST_COMM = 37
+const MVNMF_STRUCT_DIST_TRAFFIC = 38
 const MVNMF_UNLABELED = typemax(UInt32)
 const MVNMF_METRIC_EUCLIDEAN = 0
 const MVNMF_METRIC_COSINE = 1
@@ -124,8 +125,9 @@ const MVNMF_STATUS_CANCELLED = UInt32(14)
 const MVNMF_STATUS_INTERNAL = UInt32(15)
 const MVNMF_STATUS_EMPTY_QUERY = UInt32(16)
 const MVNMF_STATUS_INPUT_TOO_LARGE = UInt32(17)
-const MVNMF_STATUS_PEER_FAILED = UInt32(18)
-const MVNMF_STATUS_COMM_FAILED = UInt32(19)
+const MVNMF_STATUS_PARALLEL_FOR = UInt32(18)
+const MVNMF_STATUS_PEER_FAILED = UInt32(19)
+const MVNMF_STATUS_COMM_FAILED = UInt32(20)
 
 # ---- structs: the C layout (isbits, so Ref/Vector of them pass as pointers)
 struct MvnmfTerm  # mvnmf_term
@@ -272,6 +274,12 @@ struct MvnmfFusedGraphParams  # mvnmf_fused_graph_params
     cca_reg::Cdouble
     sigma::Cdouble
 end
+struct MvnmfParallel  # mvnmf_parallel
+    threads::UInt32
+    reserved::UInt32
+    parallel_for::Ptr{Cvoid}
+    ctx::Ptr{Cvoid}
+end
 struct MvnmfMvslParams  # mvnmf_mvsl_params
     max_iter::UInt32
     tol::Cdouble
@@ -289,6 +297,7 @@ struct MvnmfMvslParams  # mvnmf_mvsl_params
     eta_down::Cdouble
     l0::Cdouble
     stop_rule::UInt32
+    parallel::MvnmfParallel
 end
 struct MvnmfDeepParams  # mvnmf_deep_params
     top::MvnmfMvslParams
@@ -336,6 +345,7 @@ struct MvnmfNmfParams  # mvnmf_nmf_params
     seed::UInt64
     init::UInt32
     stop_rule::UInt32
+    parallel::MvnmfParallel
 end
 struct MvnmfDistComm  # mvnmf_dist_comm
     allreduce::Ptr{Cvoid}
@@ -393,7 +403,7 @@ struct MvnmfPipelineReport  # mvnmf_pipeline_report
 end
 
 # The structs whose size mvnmf_struct_size reports.
-const STRUCT_CODES = Dict{UInt32,DataType}(MVNMF_STRUCT_VIEW => MvnmfView, MVNMF_STRUCT_TERM => MvnmfTerm, MVNMF_STRUCT_OBJECTIVE => MvnmfObjective, MVNMF_STRUCT_PROGRESS => MvnmfProgress, MVNMF_STRUCT_REPORT => MvnmfReport, MVNMF_STRUCT_NMF_PARAMS => MvnmfNmfParams, MVNMF_STRUCT_MVSL_PARAMS => MvnmfMvslParams, MVNMF_STRUCT_GRAPH => MvnmfGraph, MVNMF_STRUCT_DEEP_PARAMS => MvnmfDeepParams, MVNMF_STRUCT_JSNMF_PARAMS => MvnmfJsnmfParams, MVNMF_STRUCT_JSNMF_QUERY_PARAMS => MvnmfJsnmfQueryParams, MVNMF_STRUCT_MVEL_PARAMS => MvnmfMvelParams, MVNMF_STRUCT_PIPELINE_PARAMS => MvnmfPipelineParams, MVNMF_STRUCT_PIPELINE_REPORT => MvnmfPipelineReport, MVNMF_STRUCT_PREP_PARAMS => MvnmfPrepParams, MVNMF_STRUCT_PREP_REPORT => MvnmfPrepReport, MVNMF_STRUCT_KERNEL => MvnmfKernel, MVNMF_STRUCT_MKL_PARAMS => MvnmfMklParams, MVNMF_STRUCT_MKL_REPORT => MvnmfMklReport, MVNMF_STRUCT_QP_REPORT => MvnmfQpReport, MVNMF_STRUCT_FUSED_KNN_PARAMS => MvnmfFusedKnnParams, MVNMF_STRUCT_GRAPH_PARAMS => MvnmfGraphParams, MVNMF_STRUCT_FUSED_GRAPH_PARAMS => MvnmfFusedGraphParams, MVNMF_STRUCT_CSR_BUFFERS => MvnmfCsrBuffers, MVNMF_STRUCT_KNN_PARAMS => MvnmfKnnParams, MVNMF_STRUCT_KMEANS_PARAMS => MvnmfKmeansParams, MVNMF_STRUCT_KMEANS_REPORT => MvnmfKmeansReport, MVNMF_STRUCT_MULTILABEL_SCORES => MvnmfMultilabelScores, MVNMF_STRUCT_EVAL_PARAMS => MvnmfEvalParams, MVNMF_STRUCT_PROTOCOL_PARAMS => MvnmfProtocolParams, MVNMF_STRUCT_CV_PARAMS => MvnmfCvParams, MVNMF_STRUCT_SPLIT_SCORES => MvnmfSplitScores, MVNMF_STRUCT_SCORE_SUMMARY => MvnmfScoreSummary, MVNMF_STRUCT_PROTOCOL_FIT => MvnmfProtocolFit, MVNMF_STRUCT_CV_FIT => MvnmfCvFit, MVNMF_STRUCT_VIEW_F32 => MvnmfViewF32, MVNMF_STRUCT_DIST_COMM => MvnmfDistComm, MVNMF_STRUCT_DIST_TRAFFIC => MvnmfDistTraffic)
+const STRUCT_CODES = Dict{UInt32,DataType}(MVNMF_STRUCT_VIEW => MvnmfView, MVNMF_STRUCT_TERM => MvnmfTerm, MVNMF_STRUCT_OBJECTIVE => MvnmfObjective, MVNMF_STRUCT_PROGRESS => MvnmfProgress, MVNMF_STRUCT_REPORT => MvnmfReport, MVNMF_STRUCT_NMF_PARAMS => MvnmfNmfParams, MVNMF_STRUCT_MVSL_PARAMS => MvnmfMvslParams, MVNMF_STRUCT_GRAPH => MvnmfGraph, MVNMF_STRUCT_DEEP_PARAMS => MvnmfDeepParams, MVNMF_STRUCT_JSNMF_PARAMS => MvnmfJsnmfParams, MVNMF_STRUCT_JSNMF_QUERY_PARAMS => MvnmfJsnmfQueryParams, MVNMF_STRUCT_MVEL_PARAMS => MvnmfMvelParams, MVNMF_STRUCT_PIPELINE_PARAMS => MvnmfPipelineParams, MVNMF_STRUCT_PIPELINE_REPORT => MvnmfPipelineReport, MVNMF_STRUCT_PREP_PARAMS => MvnmfPrepParams, MVNMF_STRUCT_PREP_REPORT => MvnmfPrepReport, MVNMF_STRUCT_KERNEL => MvnmfKernel, MVNMF_STRUCT_MKL_PARAMS => MvnmfMklParams, MVNMF_STRUCT_MKL_REPORT => MvnmfMklReport, MVNMF_STRUCT_QP_REPORT => MvnmfQpReport, MVNMF_STRUCT_FUSED_KNN_PARAMS => MvnmfFusedKnnParams, MVNMF_STRUCT_GRAPH_PARAMS => MvnmfGraphParams, MVNMF_STRUCT_FUSED_GRAPH_PARAMS => MvnmfFusedGraphParams, MVNMF_STRUCT_CSR_BUFFERS => MvnmfCsrBuffers, MVNMF_STRUCT_KNN_PARAMS => MvnmfKnnParams, MVNMF_STRUCT_KMEANS_PARAMS => MvnmfKmeansParams, MVNMF_STRUCT_KMEANS_REPORT => MvnmfKmeansReport, MVNMF_STRUCT_MULTILABEL_SCORES => MvnmfMultilabelScores, MVNMF_STRUCT_EVAL_PARAMS => MvnmfEvalParams, MVNMF_STRUCT_PROTOCOL_PARAMS => MvnmfProtocolParams, MVNMF_STRUCT_CV_PARAMS => MvnmfCvParams, MVNMF_STRUCT_SPLIT_SCORES => MvnmfSplitScores, MVNMF_STRUCT_SCORE_SUMMARY => MvnmfScoreSummary, MVNMF_STRUCT_PROTOCOL_FIT => MvnmfProtocolFit, MVNMF_STRUCT_CV_FIT => MvnmfCvFit, MVNMF_STRUCT_VIEW_F32 => MvnmfViewF32, MVNMF_STRUCT_PARALLEL => MvnmfParallel, MVNMF_STRUCT_DIST_COMM => MvnmfDistComm, MVNMF_STRUCT_DIST_TRAFFIC => MvnmfDistTraffic)
 
 # ---- functions: one ccall wrapper each, same name and argument order as in C
 mvnmf_objective_term(objective, kind) = ccall((:mvnmf_objective_term, libmvnmf), Cdouble, (Ptr{MvnmfObjective}, UInt32), objective, kind)

@@ -230,7 +230,7 @@ pub fn fit<
 
     let rsum: usize = ranks.iter().sum();
     let nmax = d.max_cols;
-    let mut st = Stack::new(work);
+    let mut st = Stack::new(work).with_par(params.iter.parallel);
     let f: &mut [T] = st.take_matrix(m, rmax)?;
     let xht: &mut [T] = st.take_matrix(m, rsum)?;
     let hh: &mut [T] = st.take(ranks.iter().map(|r| r * r).sum())?;

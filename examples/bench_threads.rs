@@ -1,0 +1,192 @@
+//! Threads (issue 18, item 2): the workloads the issue names at 1, 2 and 3
+//! threads of the built-in pool, in interleaved rounds (1, 2, 3, 1, 2, 3, …,
+//! so a slow spell of this shared machine hits every count), median ms per
+//! iteration and the speed-up over one thread; and whether every thread count
+//! gave the same bits (it must: `tests/threads.rs` asserts it).
+//!
+//! ```sh
+//! cargo run --release --example bench_threads            # 5 rounds, every workload
+//! cargo run --release --example bench_threads 9 sparse   # 9 rounds, one workload
+//! ```
+//! Not a test: speed is measured here, never asserted.
+
+use mvnmf::eval::UNLABELED;
+use mvnmf::models::nmf::{self, NmfParams};
+use mvnmf::pipeline::{self, Method, PipelineParams};
+use mvnmf::similarity::{self, Kernel};
+use mvnmf::{Csc, Dense, Init, Parallel, View};
+use std::time::Instant;
+
+mod common;
+use common::{median, Rng};
+
+/// Seconds per NMF iteration and the bits of V.
+fn nmf_iter(view: View<'_, f64>, k: usize, u0: &[f64], v0: &[f64], par: Parallel) -> (f64, u64) {
+    let iters = 10;
+    let p = NmfParams {
+        max_iter: iters,
+        tol: 0.0,
+        init: Init::Given,
+        parallel: par,
+        ..NmfParams::default()
+    };
+    let mut w = vec![0u8; nmf::fit_workspace::<f64>(view.shape(), k, &p).unwrap()];
+    let (mut u, mut v) = (u0.to_vec(), v0.to_vec());
+    let t = Instant::now();
+    nmf::fit(view, k, &p, &mut u, &mut v, &mut w, None).unwrap();
+    (t.elapsed().as_secs_f64() / iters as f64, hash(&v))
+}
+
+fn hash(x: &[f64]) -> u64 {
+    x.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, a| {
+        (h ^ a.to_bits()).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+fn main() {
+    let rounds: usize = std::env::args()
+        .nth(1)
+        .map_or(5, |a| a.parse().expect("ROUNDS"));
+    let only = std::env::args().nth(2);
+    let threads = [1usize, 2, 3];
+    let mut rng = Rng(18);
+    let (m, n, k) = (2000, 1000, 50);
+    let dense = common::dense(&mut rng, m, n);
+    let (sm, sn) = (20000, 2000);
+    let (cp, ri, vals) = common::sparse(&mut rng, sm, sn, 0.01);
+    // MvSL-T iteration and the fused kNN: four dense views of 10 000 items
+    // (the widths of bench_models), 30 % labeled, K = 20.
+    let (tn, widths, tk) = (10_000, [64usize, 144, 75, 128], 20);
+    let tviews: Vec<Vec<f64>> = widths
+        .iter()
+        .map(|&w| common::dense(&mut rng, w, tn))
+        .collect();
+    let labels: Vec<u32> = (0..tn)
+        .map(|j| {
+            if j % 10 < 3 {
+                (j % 7) as u32
+            } else {
+                UNLABELED
+            }
+        })
+        .collect();
+
+    println!(
+        "mvnmf {}, {} cores seen; median ms over {rounds} rounds; speed-up over 1 thread",
+        env!("CARGO_PKG_VERSION"),
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    println!("| workload | 1 thread | 2 threads | 3 threads | 2 / 1 | 3 / 1 | same bits |");
+    println!("|---|---|---|---|---|---|---|");
+
+    type Run<'a> = Box<dyn Fn(Parallel) -> (f64, u64) + 'a>;
+    let mut work: Vec<(&str, Run<'_>)> = Vec::new();
+    {
+        let u0: Vec<f64> = (0..m * k).map(|_| 0.05 + rng.next()).collect();
+        let v0: Vec<f64> = (0..k * n).map(|_| 0.05 + rng.next()).collect();
+        let view = View::from(Dense::new(&dense, m, n, m).unwrap());
+        work.push((
+            "NMF dense 2000 x 1000, K = 50 (ms/iter)",
+            Box::new(move |par| nmf_iter(view, k, &u0, &v0, par)),
+        ));
+    }
+    {
+        let u0: Vec<f64> = (0..sm * k).map(|_| 0.05 + rng.next()).collect();
+        let v0: Vec<f64> = (0..k * sn).map(|_| 0.05 + rng.next()).collect();
+        let view = View::from(Csc::new(sm, sn, &cp, &ri, &vals).unwrap());
+        work.push((
+            "NMF sparse 20000 x 2000 1 %, K = 50 (ms/iter)",
+            Box::new(move |par| nmf_iter(view, k, &u0, &v0, par)),
+        ));
+    }
+    {
+        let tv = &tviews;
+        let labels = &labels;
+        work.push((
+            "MvSL-T, 4 views, N = 10000, K = 20 (ms/iter)",
+            Box::new(move |par| {
+                let vs: Vec<View<'_, f64>> = tv
+                    .iter()
+                    .zip(widths)
+                    .map(|(x, w)| View::from(Dense::new(x, w, tn, w).unwrap()))
+                    .collect();
+                let ks = [Kernel::Linear; 4];
+                let iters = 10;
+                let mut p = PipelineParams::preset(Method::MvslT);
+                p.solver.max_iter = iters;
+                p.solver.tol = 0.0;
+                p.solver.parallel = par;
+                let need = pipeline::fit_workspace::<f64>(
+                    vs.iter().map(|x| x.shape()),
+                    &ks[..],
+                    7,
+                    tk,
+                    &p,
+                )
+                .unwrap();
+                let mut w = vec![0u8; need];
+                let mut us: Vec<Vec<f64>> = widths.iter().map(|&r| vec![0.0; r * tk]).collect();
+                let (mut v, mut eta) = (vec![0.0; tk * tn], vec![0.0; 4]);
+                let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
+                // Per iteration: from the start report to the last one (the
+                // kernels, MKL and graph before the start are excluded).
+                let (mut t0, mut t1) = (None, None);
+                let mut mon = |pr: &mvnmf::Progress| {
+                    if pr.iter == 0 {
+                        t0 = Some(Instant::now());
+                    }
+                    t1 = Some(Instant::now());
+                    std::ops::ControlFlow::Continue(())
+                };
+                pipeline::fit(
+                    &vs[..],
+                    &ks[..],
+                    labels,
+                    7,
+                    tk,
+                    &p,
+                    &mut refs[..],
+                    &mut v,
+                    &mut eta,
+                    &mut w,
+                    Some(&mut mon),
+                )
+                .unwrap();
+                let t = (t1.unwrap() - t0.unwrap()).as_secs_f64() / iters as f64;
+                (t, hash(&v))
+            }),
+        ));
+    }
+    let _ = similarity::Kernel::Linear;
+    let mut table = Vec::new();
+    for (name, run) in &work {
+        if only
+            .as_ref()
+            .is_some_and(|o| !name.to_lowercase().contains(o.as_str()))
+        {
+            continue;
+        }
+        let mut times = vec![vec![]; threads.len()];
+        let mut hashes = vec![0u64; threads.len()];
+        for _ in 0..rounds {
+            for (i, &t) in threads.iter().enumerate() {
+                let (s, h) = run(Parallel::Threads(t));
+                times[i].push(s);
+                hashes[i] = h;
+            }
+        }
+        let med: Vec<f64> = times.into_iter().map(median).collect();
+        let same = hashes.iter().all(|&h| h == hashes[0]);
+        let row = format!(
+            "| {name} | {:.2} | {:.2} | {:.2} | {:.2}x | {:.2}x | {} |",
+            1e3 * med[0],
+            1e3 * med[1],
+            1e3 * med[2],
+            med[0] / med[1],
+            med[0] / med[2],
+            if same { "yes" } else { "NO" }
+        );
+        println!("{row}");
+        table.push(row);
+    }
+}

@@ -1,0 +1,363 @@
+//! Parallel work on a fixed partition: the results never depend on the number
+//! of threads (issue 18, item 2).
+//!
+//! A parallel region splits its work into **tasks whose number and extent
+//! depend only on the problem's shape** ([`tasks_for`]), never on how many
+//! threads run them, and each task's arithmetic is the same whichever thread
+//! runs it and in whatever order; a reduction over tasks (a split-`K`
+//! product) adds the tasks' partial results in task order after all have run.
+//! So serial runs, the built-in pool at any size and a host's own pool give
+//! the same bits.
+//!
+//! Who runs the tasks is a [`Parallel`]:
+//!
+//! * [`Parallel::Serial`] (the default): in order, on the calling thread;
+//! * [`Parallel::Threads`] (`std` builds): a built-in pool of that many
+//!   threads (rayon; `0` = one per core). Pools are made on first use and
+//!   kept for the process (one per size asked for); without `std` this is
+//!   the serial loop;
+//! * [`Parallel::Host`]: the caller's own `parallel_for` (a C++ host's TBB or
+//!   OpenMP, an embedded system's other cores), which must run every task once
+//!   and return when all have finished. The C ABI's `mvnmf_parallel` becomes
+//!   this. A host that skips or repeats a task is detected:
+//!   [`Error::ParallelFor`], never a wrong result reported as success.
+//!
+//! Tasks write disjoint parts of an output. To hand them out without `unsafe`,
+//! [`Parallel::run_items`] keeps the iterator of those parts (for example
+//! `chunks_mut`) behind a spin lock: each task takes the next part and works
+//! on it; what a task computes depends only on that part's index, so the order
+//! in which tasks take parts does not matter.
+
+use crate::error::Error;
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+/// Most tasks one region is split into: divisible by 2, 3, 4 and 6, so that
+/// the usual small thread counts get even shares.
+pub const MAX_TASKS: usize = 12;
+
+/// Least work (multiply-adds, or element operations) worth one task: a region
+/// smaller than two of these runs as one task.
+pub const MIN_TASK_WORK: usize = 1 << 18;
+
+/// How many tasks `units` units of `unit_work` operations each are split into:
+/// `1..=min(MAX_TASKS, units)`, from the shape alone.
+pub fn tasks_for(units: usize, unit_work: usize) -> usize {
+    let work = units.saturating_mul(unit_work.max(1));
+    (work / MIN_TASK_WORK).clamp(1, MAX_TASKS.min(units.max(1)))
+}
+
+/// `n` split into `tasks` contiguous ranges: the length of all but the last
+/// (a multiple of `align`, at least `align`).
+pub fn chunk_len(n: usize, tasks: usize, align: usize) -> usize {
+    let align = align.max(1);
+    let per = n.div_ceil(tasks.max(1)).max(1);
+    per.div_ceil(align).saturating_mul(align)
+}
+
+/// One task: called with a task number `< n_tasks`.
+pub type Task<'a> = &'a (dyn Fn(usize) + Sync);
+
+/// A host's parallel-for (see the module doc): `parallel_for(ctx, n_tasks, task)`
+/// must call `task(i)` once for every `i < n_tasks`, on any threads and in any
+/// order, and return when all calls have returned. `ctx` is the host's own
+/// word (the C ABI keeps a pointer to its `mvnmf_parallel` there).
+#[derive(Clone, Copy, Debug)]
+pub struct HostPool {
+    /// Runs the tasks.
+    pub parallel_for: fn(ctx: usize, n_tasks: usize, task: Task<'_>),
+    /// Passed back to `parallel_for`.
+    pub ctx: usize,
+}
+
+/// Same function (by address) and same context.
+impl PartialEq for HostPool {
+    fn eq(&self, other: &Self) -> bool {
+        self.ctx == other.ctx && core::ptr::fn_addr_eq(self.parallel_for, other.parallel_for)
+    }
+}
+
+impl Eq for HostPool {}
+
+/// Who runs a parallel region's tasks (module doc). The results are the same
+/// bits for every choice.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Parallel {
+    /// On the calling thread, in order.
+    #[default]
+    Serial,
+    /// The built-in pool with this many threads (`0`: one per core; `1`:
+    /// serial). Serial without `std`.
+    Threads(usize),
+    /// The host's pool.
+    Host(HostPool),
+}
+
+impl Parallel {
+    /// Does this run tasks on one thread only?
+    pub fn is_serial(&self) -> bool {
+        match *self {
+            Parallel::Serial | Parallel::Threads(1) => true,
+            Parallel::Threads(_) => !cfg!(feature = "std"),
+            Parallel::Host(_) => false,
+        }
+    }
+
+    /// Runs `task(i)` for `i < n`; the first error any task returned (tasks
+    /// here fail only on an internal inconsistency, so which one is first does
+    /// not matter).
+    pub fn run(
+        &self,
+        n: usize,
+        task: &(dyn Fn(usize) -> Result<(), Error> + Sync),
+    ) -> Result<(), Error> {
+        if n <= 1 || self.is_serial() {
+            for i in 0..n {
+                task(i)?;
+            }
+            return Ok(());
+        }
+        let failed = spin::Mutex::new(None);
+        let ran = AtomicUsize::new(0);
+        // Counted after the task returns: a task that never returned (a host
+        // that swallowed a panic) leaves the count short.
+        let body = |i: usize| {
+            if i >= n {
+                *failed.lock() = Some(Error::ParallelFor);
+            } else if let Err(e) = task(i) {
+                failed.lock().get_or_insert(e);
+            }
+            ran.fetch_add(1, Ordering::Release);
+        };
+        match *self {
+            Parallel::Host(h) => (h.parallel_for)(h.ctx, n, &body),
+            Parallel::Threads(t) => pool::run(t, n, &body),
+            Parallel::Serial => {}
+        }
+        if let Some(e) = failed.into_inner() {
+            return Err(e);
+        }
+        if ran.load(Ordering::Acquire) != n {
+            return Err(Error::ParallelFor);
+        }
+        Ok(())
+    }
+
+    /// Runs `work(item)` for every item of `items` (disjoint parts of an
+    /// output, each knowing its place), one task per item.
+    pub fn run_items<I>(
+        &self,
+        items: I,
+        work: &(dyn Fn(I::Item) -> Result<(), Error> + Sync),
+    ) -> Result<(), Error>
+    where
+        I: ExactSizeIterator + Send,
+    {
+        let n = items.len();
+        let items = spin::Mutex::new(items);
+        self.run(n, &|_| {
+            // The lock is held only to take the next item.
+            let next = items.lock().next();
+            match next {
+                Some(item) => work(item),
+                None => Err(Error::ParallelFor),
+            }
+        })
+    }
+}
+
+#[cfg(feature = "std")]
+mod pool {
+    use super::Task;
+    use std::boxed::Box;
+    use std::sync::Mutex;
+    use std::vec::Vec;
+
+    /// One pool per size asked for, made on first use and kept (leaked) for
+    /// the life of the process: a pool's threads cost about 0.1 ms to start,
+    /// too much for every parallel region.
+    static POOLS: Mutex<Vec<(usize, &'static rayon::ThreadPool)>> = Mutex::new(Vec::new());
+
+    fn get(threads: usize) -> Option<&'static rayon::ThreadPool> {
+        let threads = if threads == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            threads
+        };
+        let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&(_, p)) = pools.iter().find(|(t, _)| *t == threads) {
+            return Some(p);
+        }
+        let p = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| std::format!("mvnmf-{i}"))
+            .build()
+            .ok()?;
+        let p: &'static rayon::ThreadPool = Box::leak(Box::new(p));
+        pools.push((threads, p));
+        Some(p)
+    }
+
+    /// Every task on the pool of `threads` threads (serially if it cannot be made).
+    pub(super) fn run(threads: usize, n: usize, task: Task<'_>) {
+        match get(threads) {
+            Some(p) => p.scope(|s| {
+                for i in 0..n {
+                    s.spawn(move |_| task(i));
+                }
+            }),
+            None => (0..n).for_each(task),
+        }
+    }
+}
+
+#[cfg(not(feature = "std"))]
+mod pool {
+    use super::Task;
+
+    /// Without `std` there is no built-in pool: in order.
+    pub(super) fn run(_threads: usize, n: usize, task: Task<'_>) {
+        (0..n).for_each(task);
+    }
+}
+
+/// The rows `r0..r1` of a column-major `m × k` matrix (`k ≤ 64`) as `k`
+/// mutable column pieces.
+pub(crate) struct RowBlock<'a, T> {
+    /// The first row.
+    pub r0: usize,
+    /// Column `t`'s rows `r0..r0 + len` (the first `k` of the 64 are used).
+    pub cols: [&'a mut [T]; 64],
+}
+
+/// Splits a column-major `m × k` matrix (`k ≤ 64`) into blocks of `rows` rows,
+/// each handed out as [`RowBlock`] (for [`Parallel::run_items`]).
+pub(crate) struct RowBlocks<'a, T> {
+    cols: [Option<core::slice::ChunksMut<'a, T>>; 64],
+    k: usize,
+    rows: usize,
+    next: usize,
+    left: usize,
+}
+
+impl<'a, T> RowBlocks<'a, T> {
+    /// `None` unless `1 ≤ k ≤ 64`, `rows ≥ 1` and `data.len() ≥ m·k`.
+    pub(crate) fn new(data: &'a mut [T], m: usize, k: usize, rows: usize) -> Option<Self> {
+        if k == 0 || k > 64 || rows == 0 || m == 0 || data.len() < m.checked_mul(k)? {
+            return None;
+        }
+        let mut it = data[..m * k].chunks_mut(m);
+        let cols = core::array::from_fn(|t| {
+            if t < k {
+                it.next().map(|c| c.chunks_mut(rows))
+            } else {
+                None
+            }
+        });
+        Some(RowBlocks {
+            cols,
+            k,
+            rows,
+            next: 0,
+            left: m.div_ceil(rows),
+        })
+    }
+}
+
+impl<'a, T> Iterator for RowBlocks<'a, T> {
+    type Item = RowBlock<'a, T>;
+
+    fn next(&mut self) -> Option<RowBlock<'a, T>> {
+        if self.left == 0 {
+            return None;
+        }
+        let mut cols: [&'a mut [T]; 64] = core::array::from_fn(|_| <&mut [T]>::default());
+        for (dst, src) in cols.iter_mut().zip(&mut self.cols[..self.k]) {
+            *dst = src.as_mut()?.next()?;
+        }
+        let r0 = self.next * self.rows;
+        self.next += 1;
+        self.left -= 1;
+        Some(RowBlock { r0, cols })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl<T> ExactSizeIterator for RowBlocks<'_, T> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec::Vec;
+
+    #[test]
+    fn partition_depends_on_shape_only() {
+        assert_eq!(tasks_for(10, 1), 1);
+        assert_eq!(tasks_for(1 << 20, 1 << 10), MAX_TASKS);
+        assert_eq!(tasks_for(3, 1 << 30), 3);
+        let c = chunk_len(1000, 12, 8);
+        assert_eq!(c % 8, 0);
+        assert!(c * 12 >= 1000 && (c - 8) * 12 < 1000);
+    }
+
+    #[test]
+    fn every_item_once_whatever_the_pool() {
+        for par in [
+            Parallel::Serial,
+            Parallel::Threads(1),
+            Parallel::Threads(2),
+            Parallel::Threads(3),
+        ] {
+            let mut data: Vec<u32> = (0..100).collect();
+            par.run_items(data.chunks_mut(7).enumerate(), &|(i, c)| {
+                c.iter_mut().for_each(|x| *x += 1000 * i as u32);
+                Ok(())
+            })
+            .unwrap();
+            for (j, &x) in data.iter().enumerate() {
+                assert_eq!(x, j as u32 + 1000 * (j / 7) as u32);
+            }
+        }
+    }
+
+    fn skips_last(_ctx: usize, n: usize, task: Task<'_>) {
+        (0..n - 1).for_each(task);
+    }
+
+    fn repeats_first(_ctx: usize, n: usize, task: Task<'_>) {
+        task(0);
+        (0..n).for_each(task);
+    }
+
+    #[test]
+    fn a_host_that_skips_or_repeats_a_task_is_an_error() {
+        for f in [skips_last as fn(usize, usize, Task<'_>), repeats_first] {
+            let par = Parallel::Host(HostPool {
+                parallel_for: f,
+                ctx: 0,
+            });
+            assert_eq!(par.run(4, &|_| Ok(())), Err(Error::ParallelFor));
+        }
+    }
+
+    #[test]
+    fn row_blocks_cover_the_matrix() {
+        let (m, k) = (10, 3);
+        let mut a: Vec<usize> = (0..m * k).collect();
+        let blocks: Vec<(usize, Vec<usize>)> = RowBlocks::new(&mut a, m, k, 4)
+            .unwrap()
+            .map(|b| {
+                (
+                    b.r0,
+                    b.cols[..k].iter().flat_map(|c| c.iter().copied()).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(blocks.len(), 3);
+        assert_eq!(blocks[2].0, 8);
+        assert_eq!(blocks[2].1, std::vec![8, 9, 18, 19, 28, 29]);
+        assert!(RowBlocks::new(&mut a, m, 0, 4).is_none());
+    }
+}

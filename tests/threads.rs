@@ -1,0 +1,240 @@
+//! Issue 18, item 2: a fit gives the same bits whoever runs its parallel
+//! regions — serially, on the built-in pool with 1, 2 or 3 threads, or on a
+//! host's own pool (which here runs the tasks in reverse order on three
+//! threads, to show that neither order nor placement matters) — and a host
+//! pool that skips or repeats a task is reported, not trusted.
+
+mod common;
+
+use common::*;
+use mvnmf::eval::UNLABELED;
+use mvnmf::graph::Sge;
+use mvnmf::models::{deep, nmf};
+use mvnmf::par::Task;
+use mvnmf::pipeline::{self, Method, PipelineParams};
+use mvnmf::similarity::Kernel;
+use mvnmf::steps::NmfParams;
+use mvnmf::{Csc, Dense, Error, HostPool, Parallel, View};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A host pool: three threads take task numbers from the top down.
+fn reverse_on_three(_ctx: usize, n: usize, task: Task<'_>) {
+    let next = AtomicUsize::new(n);
+    std::thread::scope(|s| {
+        for _ in 0..3 {
+            s.spawn(|| loop {
+                let i = next.fetch_sub(1, Ordering::Relaxed);
+                if i == 0 || i > n {
+                    break;
+                }
+                task(i - 1);
+            });
+        }
+    });
+    // Undo the wrap of the last fetch_sub past zero.
+    next.store(0, Ordering::Relaxed);
+}
+
+/// Runs every task but the last.
+fn skips_one(_ctx: usize, n: usize, task: Task<'_>) {
+    (0..n.saturating_sub(1)).for_each(task);
+}
+
+/// Every way of running the regions the tests compare.
+fn pools() -> Vec<(&'static str, Parallel)> {
+    vec![
+        ("serial", Parallel::Serial),
+        ("1 thread", Parallel::Threads(1)),
+        ("2 threads", Parallel::Threads(2)),
+        ("3 threads", Parallel::Threads(3)),
+        (
+            "host pool",
+            Parallel::Host(HostPool {
+                parallel_for: reverse_on_three,
+                ctx: 0,
+            }),
+        ),
+    ]
+}
+
+/// (U's, V, objective trace) as bits.
+type FitBits = (Vec<u64>, Vec<u64>, Vec<u64>);
+
+fn bits(x: &[f64]) -> Vec<u64> {
+    x.iter().map(|a| a.to_bits()).collect()
+}
+
+/// Joint NMF of `views` under `par`: (U's, V, objective trace).
+fn joint(views: &[View<'_, f64>], k: usize, par: Parallel) -> Result<FitBits, Error> {
+    let n = views[0].cols();
+    let params = NmfParams {
+        max_iter: 6,
+        tol: 0.0,
+        seed: 11,
+        parallel: par,
+        ..NmfParams::default()
+    };
+    let shapes: Vec<_> = views.iter().map(|v| v.shape()).collect();
+    let mut w = vec![0u8; nmf::joint_fit_workspace::<f64>(shapes, k, &params)?];
+    let mut us: Vec<Vec<f64>> = views.iter().map(|x| vec![0.0; x.rows() * k]).collect();
+    let mut v = vec![0.0; k * n];
+    let mut obj = Vec::new();
+    {
+        let mut rec = recorder(&mut obj);
+        let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
+        nmf::joint_fit(
+            views,
+            k,
+            &params,
+            &mut refs[..],
+            &mut v,
+            &mut w,
+            Some(&mut rec),
+        )?;
+    }
+    assert_monotone(&obj, 1e-10, "joint NMF");
+    Ok((bits(&us.concat()), bits(&v), bits(&obj)))
+}
+
+/// Large enough that every product splits into several tasks (12 for the
+/// dense products, several row blocks for the sparse kernels).
+fn problem() -> (Vec<(usize, Vec<f64>)>, usize) {
+    let n = 700;
+    let views = vec![
+        (900, random_matrix(900, n, 1.0, 1)),
+        (1300, random_matrix(1300, n, 0.03, 2)),
+    ];
+    (views, n)
+}
+
+#[test]
+fn joint_nmf_dense_and_csc_same_bits_for_every_pool() {
+    let (xs, n) = problem();
+    let k = 24;
+    let cscs: Vec<CscOwned> = xs.iter().map(|(m, x)| to_csc(x, *m, n)).collect();
+    for sparse in [false, true] {
+        let views: Vec<View<'_, f64>> = xs
+            .iter()
+            .zip(&cscs)
+            .map(|((m, x), c)| {
+                if sparse {
+                    View::from(Csc::new(*m, n, &c.col_ptr, &c.row_idx, &c.values).unwrap())
+                } else {
+                    View::from(Dense::new(x, *m, n, *m).unwrap())
+                }
+            })
+            .collect();
+        let reference = joint(&views, k, Parallel::Serial).unwrap();
+        for (name, par) in pools() {
+            assert!(
+                joint(&views, k, par).unwrap() == reference,
+                "sparse {sparse}: {name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_host_pool_that_skips_a_task_is_an_error() {
+    let (xs, n) = problem();
+    let views: Vec<View<'_, f64>> = xs
+        .iter()
+        .map(|(m, x)| View::from(Dense::new(x, *m, n, *m).unwrap()))
+        .collect();
+    let par = Parallel::Host(HostPool {
+        parallel_for: skips_one,
+        ctx: 0,
+    });
+    assert_eq!(joint(&views, 24, par).unwrap_err(), Error::ParallelFor);
+}
+
+/// The MvSL-T pipeline (MKL, TGE graph, the composite-gradient U-step, the
+/// bounded V-step) and DMCL on the shipped mfeat sample.
+#[test]
+fn pipeline_and_deep_same_bits_for_every_pool() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/data/mfeat-sample");
+    let truth: Vec<u32> = std::fs::read_to_string(format!("{dir}/labels.txt"))
+        .unwrap()
+        .split_whitespace()
+        .map(|t| t.parse().unwrap())
+        .collect();
+    let n = truth.len();
+    let views: Vec<(usize, Vec<f64>)> = [(1, 76), (2, 216), (5, 47)]
+        .iter()
+        .map(|&(f, m)| {
+            let (x, rows, cols) = read_view("mfeat-sample", f);
+            assert_eq!((rows, cols), (m, n));
+            (m, x)
+        })
+        .collect();
+    let vs: Vec<View<'_, f64>> = views
+        .iter()
+        .map(|(m, x)| View::from(Dense::new(x, *m, n, *m).unwrap()))
+        .collect();
+    let labels: Vec<u32> = (0..n)
+        .map(|j| if j % 10 < 3 { truth[j] } else { UNLABELED })
+        .collect();
+    let ks = [Kernel::Linear, Kernel::Linear, Kernel::Linear];
+    let k = 20;
+    let pipe = |par: Parallel| {
+        let mut p = PipelineParams::preset(Method::MvslT);
+        p.solver.max_iter = 5;
+        p.solver.parallel = par;
+        let need = pipeline::fit_workspace::<f64>(vs.iter().map(|x| x.shape()), &ks[..], 10, k, &p)
+            .unwrap();
+        let mut w = vec![0u8; need];
+        let mut us: Vec<Vec<f64>> = vs.iter().map(|x| vec![0.0; x.rows() * k]).collect();
+        let (mut v, mut eta) = (vec![0.0; k * n], vec![0.0; vs.len()]);
+        let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
+        pipeline::fit(
+            &vs[..],
+            &ks[..],
+            &labels,
+            10,
+            k,
+            &p,
+            &mut refs[..],
+            &mut v,
+            &mut eta,
+            &mut w,
+            None,
+        )
+        .unwrap();
+        (bits(&us.concat()), bits(&v), bits(&eta))
+    };
+    let dmcl = |par: Parallel| {
+        let mut p = deep::DeepParams::dmcl();
+        p.top.max_iter = 4;
+        p.pretrain_iter = 5;
+        p.top.parallel = par;
+        let layers = [40, k];
+        let sge = Sge::new(&labels, 10).unwrap();
+        let shapes: Vec<_> = vs.iter().map(|x| x.shape()).collect();
+        let need = deep::fit_workspace::<f64, _>(shapes, &sge, &layers, &p).unwrap();
+        let mut w = vec![0u8; need];
+        let lens: Vec<usize> = vs
+            .iter()
+            .map(|x| deep::factor_len(x.rows(), &layers).unwrap())
+            .collect();
+        let mut us: Vec<Vec<f64>> = lens.iter().map(|&l| vec![0.0; l]).collect();
+        let mut v = vec![0.0; k * n];
+        let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
+        deep::fit(
+            &vs[..],
+            &sge,
+            &layers,
+            &p,
+            &mut refs[..],
+            &mut v,
+            &mut w,
+            None,
+        )
+        .unwrap();
+        (bits(&us.concat()), bits(&v))
+    };
+    let (p0, d0) = (pipe(Parallel::Serial), dmcl(Parallel::Serial));
+    for (name, par) in pools() {
+        assert!(pipe(par) == p0, "MvSL-T pipeline: {name}");
+        assert!(dmcl(par) == d0, "DMCL: {name}");
+    }
+}
