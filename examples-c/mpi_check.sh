@@ -29,7 +29,7 @@ run() { mpirun --oversubscribe --allow-run-as-root "$@"; }
 data=data/mfeat-sample
 for method in joint mcl mvsl-t; do
   for fmt in dense csc; do
-    flags=(--method "$method" --k 8 --iters 30 --alpha 10 --labeled 0.2)
+    flags=(--method "$method" --k 8 --iters 20 --alpha 10 --labeled 0.2)
     [ "$fmt" = csc ] && flags+=(--csc)
     ref="$out/$method-$fmt-single.f64"
     run -np 1 "$out/mpi_fit" "${flags[@]}" --single --out "$ref" "$data"
@@ -38,6 +38,6 @@ for method in joint mcl mvsl-t; do
     done
   done
 done
-run -np 3 "$out/mpi_fit" --method mcl --k 8 --iters 30 --alpha 10 --labeled 0.2 --fixed-order \
+run -np 3 "$out/mpi_fit" --method mcl --k 8 --iters 20 --alpha 10 --labeled 0.2 --fixed-order \
   --compare "$out/mcl-dense-single.f64" "$data"
 echo "mpi_check: every distributed run equals the single-process fit to 1e-10"
