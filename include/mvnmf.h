@@ -206,6 +206,12 @@
 // `mvnmf_struct_size`: `struct mvnmf_parallel`.
 #define MVNMF_STRUCT_PARALLEL 36
 
+// `mvnmf_struct_size`: `struct mvnmf_dist_comm`.
+#define MVNMF_STRUCT_DIST_COMM 37
+
+// `mvnmf_struct_size`: `struct mvnmf_dist_traffic`.
+#define MVNMF_STRUCT_DIST_TRAFFIC 38
+
 // The label of an item whose class is unknown (`uint32_t`, all bits set).
 #define MVNMF_UNLABELED UINT32_MAX
 
@@ -390,6 +396,11 @@ enum mvnmf_status
   // The `parallel_for` callback of `mvnmf_parallel` did not run every task
   // exactly once; the outputs may be incomplete.
   MVNMF_STATUS_PARALLEL_FOR = 18,
+  // A distributed fit: another rank refused its input, or the ranks disagree
+  // on the shapes; nothing written on any rank.
+  MVNMF_STATUS_PEER_FAILED = 19,
+  // A distributed fit: the communication callback returned nonzero.
+  MVNMF_STATUS_COMM_FAILED = 20,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -908,6 +919,92 @@ typedef struct mvnmf_view_f32 {
   const size_t *row_idx;
 } mvnmf_view_f32;
 
+// Options of the NMF solvers; get the defaults from `mvnmf_nmf_params_default()`.
+typedef struct mvnmf_nmf_params {
+  // Outer iterations at most (default 200).
+  uint32_t max_iter;
+  // Relative-decrease tolerance (default 1e-6; 0 runs all iterations).
+  double tol;
+  // Division guard ε ≥ 0 (default DBL_EPSILON).
+  double eps;
+  // Upper bound on V (default +inf; the papers' bounded models use 1).
+  double vmax;
+  // Seed of the random start (default 0).
+  uint64_t seed;
+  // `MVNMF_INIT_RANDOM` (default) or `MVNMF_INIT_GIVEN`.
+  uint32_t init;
+  // How `tol` is applied: `MVNMF_STOP_RULE_EVERY_ITERATION` (default) or
+  // `MVNMF_STOP_RULE_SKLEARN`.
+  uint32_t stop_rule;
+  // Who runs the parallel regions (default: serial); the results do not
+  // depend on it.
+  struct mvnmf_parallel parallel;
+} mvnmf_nmf_params;
+
+// Sum over all ranks in place: on return `buf[0 .. len]` holds, on every
+// rank, the element-wise sum of every rank's `buf` (`MPI_Allreduce` with
+// `MPI_IN_PLACE`, `MPI_DOUBLE`, `MPI_SUM`). Every rank must receive the same
+// sum. Return 0 on success; anything else ends the fit with
+// `MVNMF_STATUS_COMM_FAILED`.
+typedef int (*mvnmf_allreduce_fn)(double *buf,
+                                  size_t len,
+                                  void *ctx);
+
+// Point to point between all ranks at once (`MPI_Alltoallv` on doubles):
+// send `send_counts[q]` values of `send` to rank `q` (the blocks one after the
+// other in rank order) and receive `recv_counts[q]` values from rank `q` into
+// `recv` (the same layout); both count arrays have `n_ranks` entries. Return 0
+// on success. Needed only by explicit graphs (`MVNMF_GRAPH_CSR`): the columns
+// of V that a rank's graph rows read from other ranks (the halo).
+typedef int (*mvnmf_exchange_fn)(const double *send,
+                                 const size_t *send_counts,
+                                 double *recv,
+                                 const size_t *recv_counts,
+                                 void *ctx);
+
+// The communicator of a distributed fit: this rank (`0 ≤ rank < n_ranks`),
+// the number of ranks, the allreduce and (for explicit graphs) the exchange,
+// with their context pointer (e.g. a pointer to an `MPI_Comm`).
+typedef struct mvnmf_dist_comm {
+  // Sum over ranks in place (required).
+  mvnmf_allreduce_fn allreduce;
+  // Point to point (may be NULL without explicit graphs).
+  mvnmf_exchange_fn exchange;
+  // Passed to both callbacks unchanged.
+  void *ctx;
+  // This rank.
+  size_t rank;
+  // Number of ranks (≥ 1).
+  size_t n_ranks;
+} mvnmf_dist_comm;
+
+// What one rank passed to its allreduce: calls and `double` words, for the
+// set-up (up to the start's objective) and for the iterations (after it,
+// the monitor's stop votes included). Bytes are `8 ×` the words.
+typedef struct mvnmf_dist_traffic {
+  // Allreduce calls of the set-up.
+  uint64_t setup_calls;
+  // Words of the set-up.
+  uint64_t setup_words;
+  // Allreduce calls of the iterations.
+  uint64_t iter_calls;
+  // Words of the iterations.
+  uint64_t iter_words;
+  // Exchange calls of the set-up (explicit graphs only).
+  uint64_t setup_exchange_calls;
+  // Words sent through the exchange in the set-up.
+  uint64_t setup_exchange_words;
+  // Exchange calls of the iterations.
+  uint64_t iter_exchange_calls;
+  // Words sent through the exchange in the iterations.
+  uint64_t iter_exchange_words;
+  // Items of this rank whose columns of V other ranks read (k words each,
+  // every V-step).
+  uint64_t halo_sent;
+  // Items of other ranks whose columns this rank reads.
+  uint64_t halo_received;
+} mvnmf_dist_traffic;
+
 // Options of `mvnmf_jsnmf_fit`; get the defaults from `mvnmf_jsnmf_params_default()`.
 typedef struct mvnmf_jsnmf_params {
   // Sweeps at most (default 200).
@@ -958,28 +1055,6 @@ typedef struct mvnmf_mvel_params {
   // trivial all-ones prediction; see the Rust docs of `models::mvel`).
   double unknown_weight;
 } mvnmf_mvel_params;
-
-// Options of the NMF solvers; get the defaults from `mvnmf_nmf_params_default()`.
-typedef struct mvnmf_nmf_params {
-  // Outer iterations at most (default 200).
-  uint32_t max_iter;
-  // Relative-decrease tolerance (default 1e-6; 0 runs all iterations).
-  double tol;
-  // Division guard ε ≥ 0 (default DBL_EPSILON).
-  double eps;
-  // Upper bound on V (default +inf; the papers' bounded models use 1).
-  double vmax;
-  // Seed of the random start (default 0).
-  uint64_t seed;
-  // `MVNMF_INIT_RANDOM` (default) or `MVNMF_INIT_GIVEN`.
-  uint32_t init;
-  // How `tol` is applied: `MVNMF_STOP_RULE_EVERY_ITERATION` (default) or
-  // `MVNMF_STOP_RULE_SKLEARN`.
-  uint32_t stop_rule;
-  // Who runs the parallel regions (default: serial); the results do not
-  // depend on it.
-  struct mvnmf_parallel parallel;
-} mvnmf_nmf_params;
 
 // Options of `mvnmf_pipeline_fit`; start from `mvnmf_pipeline_params_preset`.
 typedef struct mvnmf_pipeline_params {
@@ -1959,6 +2034,98 @@ mvnmf_status mvnmf_deep_encode_f32(const struct mvnmf_view_f32 *views,
                                    mvnmf_progress_fn progress,
                                    void *user,
                                    struct mvnmf_report *report);
+
+// The `f64` words each rank passes to the allreduce per outer iteration (the
+// communication model of `mvnmf_dist_mvsl_fit`): `sum_rows·k + k² + k·c + c +
+// 2 + 2·explicit_graph + (v_inner − 1)·k·c + monitor`, with `sum_rows = Σ_v
+// rows_v`, `c` the SGE classes (0 without a graph, with explicit graphs or
+// with `beta = 0`), `explicit_graph` 1 with `MVNMF_GRAPH_CSR` (its two traces),
+// `monitor` 1 when a progress callback votes on stopping. Independent of the
+// number of items and of ranks. Explicit graphs also send `v_inner · k ·
+// traffic.halo_sent` words per iteration through the exchange.
+uint64_t mvnmf_dist_words_per_iteration(size_t sum_rows,
+                                        size_t k,
+                                        size_t n_classes,
+                                        uint32_t v_inner,
+                                        uint32_t monitor,
+                                        uint32_t explicit_graph);
+
+// Workspace bytes of `mvnmf_dist_joint_nmf_fit` on a rank whose views (its
+// shard of the items) have these shapes, for `n_ranks` ranks.
+mvnmf_status mvnmf_dist_joint_nmf_fit_workspace(const struct mvnmf_view *views,
+                                                size_t n_views,
+                                                size_t k,
+                                                size_t n_ranks,
+                                                const struct mvnmf_nmf_params *params,
+                                                size_t *bytes);
+
+// Workspace bytes of `mvnmf_dist_mvsl_fit` on a rank whose views have these
+// shapes and this graph, for `n_ranks` ranks.
+mvnmf_status mvnmf_dist_mvsl_fit_workspace(const struct mvnmf_view *views,
+                                           size_t n_views,
+                                           const struct mvnmf_graph *graph,
+                                           size_t k,
+                                           size_t n_ranks,
+                                           const struct mvnmf_mvsl_params *params,
+                                           size_t *bytes);
+
+// Joint multi-view NMF (`mvnmf_joint_nmf_fit`) with the items split over
+// ranks. Every rank calls it at the same time with its `comm`, its shard of
+// the items — `views[v]` holds the columns `offset_r .. offset_r + N_r` of view
+// `v` (dense or CSC, `col_ptr` starting at 0), the ranks' ranges following
+// each other in rank order — the same `n_views`, rows, `k` and options;
+// `u[v]` (`rows_v × k`) receives all the bases (the same on every rank), `v`
+// (`k × N_r`) the rank's columns of the encoding. The iterates, objective and
+// report are the single-process fit's on all `N = Σ N_r` items (to rounding:
+// the order of the sums over items differs; 1 rank gives the same bits).
+//
+// Before writing anything the ranks agree: if any rank refuses its input,
+// every rank returns (that one its status, the others
+// `MVNMF_STATUS_PEER_FAILED`) with all outputs untouched. A progress callback
+// must be given on every rank or none; one that returns nonzero on any rank
+// stops every rank after the same iteration (`MVNMF_STATUS_CANCELLED`).
+// `traffic` (may be NULL) receives the calls and words this rank passed to
+// `allreduce` (written with the report). Communication per iteration:
+// `mvnmf_dist_words_per_iteration`.
+mvnmf_status mvnmf_dist_joint_nmf_fit(const struct mvnmf_dist_comm *comm,
+                                      const struct mvnmf_view *views,
+                                      size_t n_views,
+                                      size_t k,
+                                      const struct mvnmf_nmf_params *params,
+                                      double *const *u,
+                                      double *v,
+                                      void *work,
+                                      size_t work_bytes,
+                                      mvnmf_progress_fn progress,
+                                      void *user,
+                                      struct mvnmf_report *report,
+                                      struct mvnmf_dist_traffic *traffic);
+
+// The MvSL/MCL family (`mvnmf_mvsl_fit`: MvSL-S, MCL, GNMF without a graph,
+// joint NMF) with the items split over ranks, as `mvnmf_dist_joint_nmf_fit`.
+// `graph`: NULL or `MVNMF_GRAPH_NONE`; `MVNMF_GRAPH_SGE` with `n = N_r` and
+// the labels of the rank's items (`n_classes` the same on every rank; at
+// least two labeled items over all ranks); or `MVNMF_GRAPH_CSR` (MvSL-L/T,
+// kNN graphs) with `n = N_r` and the rank's rows of the symmetric `N × N`
+// graphs, column indices global (`< N`), sorted per row: the V-step reads the
+// neighbours' columns of V from their ranks through `comm->exchange`
+// (required then). `MVNMF_GRAPH_DENSE` is refused (`MVNMF_STATUS_BAD_PARAMETER`).
+// Symmetry across ranks is not checked (only that no rank is asked for more
+// items than its edges to other ranks).
+mvnmf_status mvnmf_dist_mvsl_fit(const struct mvnmf_dist_comm *comm,
+                                 const struct mvnmf_view *views,
+                                 size_t n_views,
+                                 const struct mvnmf_graph *graph,
+                                 size_t k,
+                                 const struct mvnmf_mvsl_params *params,
+                                 double *const *u,
+                                 double *v,
+                                 void *work,
+                                 size_t work_bytes,
+                                 mvnmf_progress_fn progress,
+                                 void *user,
+                                 struct mvnmf_report *report,
+                                 struct mvnmf_dist_traffic *traffic);
 
 // The default JSNMF options.
 struct mvnmf_jsnmf_params mvnmf_jsnmf_params_default(void);

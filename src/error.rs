@@ -57,11 +57,19 @@ pub enum Error {
     /// The host's `parallel_for` did not run every task exactly once (issue
     /// 18): the outputs may be incomplete. Check the callback.
     ParallelFor,
+    /// A distributed fit (`models::dist`): another rank refused its input (or
+    /// the ranks disagree on the shapes: rank, views, features, classes), so
+    /// every rank stops before writing anything; that rank's status says why.
+    PeerFailed,
+    /// A distributed fit: the caller's communication callback (the allreduce)
+    /// reported a failure. Before the first iteration nothing is written;
+    /// later the outputs hold a partial iterate.
+    CommFailed,
 }
 
 impl Error {
     /// Every variant, in code order (for tests and tables).
-    pub const ALL: [Error; 18] = [
+    pub const ALL: [Error; 20] = [
         Error::NullPointer,
         Error::ZeroDimension,
         Error::DimensionMismatch,
@@ -80,6 +88,8 @@ impl Error {
         Error::EmptyQuery,
         Error::InputTooLarge,
         Error::ParallelFor,
+        Error::PeerFailed,
+        Error::CommFailed,
     ];
 
     /// The stable status code (the C enum `mvnmf_status`; 0 is success).
@@ -103,6 +113,8 @@ impl Error {
             Error::EmptyQuery => 16,
             Error::InputTooLarge => 17,
             Error::ParallelFor => 18,
+            Error::PeerFailed => 19,
+            Error::CommFailed => 20,
         }
     }
 
@@ -137,6 +149,12 @@ impl Error {
             }
             Error::InputTooLarge => {
                 "the data are too large for the solver (half the sum of squares of all views above 2^999, about 5e300): divide the views by a common factor\0"
+            }
+            Error::PeerFailed => {
+                "another rank of a distributed fit refused its input, or the ranks disagree on the shapes; nothing written\0"
+            }
+            Error::CommFailed => {
+                "the communication callback of a distributed fit reported a failure\0"
             }
         }
     }

@@ -110,6 +110,10 @@ pub const MVNMF_STRUCT_CV_FIT: u32 = 34;
 pub const MVNMF_STRUCT_VIEW_F32: u32 = 35;
 /// `mvnmf_struct_size`: `struct mvnmf_parallel`.
 pub const MVNMF_STRUCT_PARALLEL: u32 = 36;
+/// `mvnmf_struct_size`: `struct mvnmf_dist_comm`.
+pub const MVNMF_STRUCT_DIST_COMM: u32 = 37;
+/// `mvnmf_struct_size`: `struct mvnmf_dist_traffic`.
+pub const MVNMF_STRUCT_DIST_TRAFFIC: u32 = 38;
 
 /// The ABI version of the library (`MVNMF_ABI_VERSION` of the header it was
 /// built from). A program built against another header finds a different
@@ -162,6 +166,8 @@ pub extern "C" fn mvnmf_struct_size(which: u32) -> usize {
         MVNMF_STRUCT_CV_FIT => size_of::<mvnmf_cv_fit>(),
         MVNMF_STRUCT_VIEW_F32 => size_of::<mvnmf_view_f32>(),
         MVNMF_STRUCT_PARALLEL => size_of::<mvnmf_parallel>(),
+        MVNMF_STRUCT_DIST_COMM => size_of::<mvnmf_dist_comm>(),
+        MVNMF_STRUCT_DIST_TRAFFIC => size_of::<mvnmf_dist_traffic>(),
         _ => 0,
     }
 }
@@ -188,10 +194,10 @@ mod tests {
     /// compared with these by ffi-tests/tests/abi.rs.)
     #[test]
     fn every_code_has_a_size_and_unknown_codes_have_none() {
-        for code in 0..=MVNMF_STRUCT_PARALLEL {
+        for code in 0..=MVNMF_STRUCT_DIST_TRAFFIC {
             assert!(mvnmf_struct_size(code) > 0, "code {code}");
         }
-        assert_eq!(mvnmf_struct_size(MVNMF_STRUCT_PARALLEL + 1), 0);
+        assert_eq!(mvnmf_struct_size(MVNMF_STRUCT_DIST_TRAFFIC + 1), 0);
         assert_eq!(mvnmf_struct_size(u32::MAX), 0);
         assert_eq!(mvnmf_abi_version(), MVNMF_ABI_VERSION);
         assert_eq!(number("0"), 0);

@@ -30,6 +30,7 @@ pub use data::*;
 pub use eval::*;
 pub use graph::*;
 mod deep;
+mod dist;
 mod jsnmf;
 mod linalg;
 mod mvel;
@@ -37,6 +38,7 @@ mod mvsl;
 mod nmf;
 mod pipeline;
 pub use deep::*;
+pub use dist::*;
 pub use jsnmf::*;
 pub use linalg::*;
 pub use mvel::*;
@@ -98,6 +100,11 @@ pub enum mvnmf_status {
     /// The `parallel_for` callback of `mvnmf_parallel` did not run every task
     /// exactly once; the outputs may be incomplete.
     ParallelFor = 18,
+    /// A distributed fit: another rank refused its input, or the ranks disagree
+    /// on the shapes; nothing written on any rank.
+    PeerFailed = 19,
+    /// A distributed fit: the communication callback returned nonzero.
+    CommFailed = 20,
 }
 
 impl From<Error> for mvnmf_status {
@@ -112,7 +119,7 @@ impl From<Error> for mvnmf_status {
 
 /// `mvnmf_status` by code (cbindgen needs the enum written out; the codes and
 /// names are `Error`'s, the messages `Error::c_message`'s).
-const STATUS: [mvnmf_status; 19] = [
+const STATUS: [mvnmf_status; 21] = [
     mvnmf_status::Ok,
     mvnmf_status::NullPointer,
     mvnmf_status::ZeroDimension,
@@ -132,6 +139,8 @@ const STATUS: [mvnmf_status; 19] = [
     mvnmf_status::EmptyQuery,
     mvnmf_status::InputTooLarge,
     mvnmf_status::ParallelFor,
+    mvnmf_status::PeerFailed,
+    mvnmf_status::CommFailed,
 ];
 
 /// `mvnmf_view.kind`: dense column-major (`values`, `col_stride`).

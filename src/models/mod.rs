@@ -6,12 +6,14 @@
 //! |---|---|---|
 //! | [`nmf`] | NMF, joint multi-view NMF (ConcatNMF) | `½ Σ_v ‖X^(v) − U^(v) V‖²` |
 //! | [`mvsl`] | MvSL-S/L/T, GNMF, MCL (one layer, group sparsity, graph, γ) | DESIGN §2 with `M = 1` |
+//! | [`dist`] | NMF, joint NMF, MvSL/MCL with SGE across ranks (a caller's allreduce) | as `nmf`, `mvsl` |
 //! | [`deep`] | DMCL, DNMF (layer-wise, MCL = one layer) | DESIGN §2 |
 //! | [`jsnmf`] | JSNMF: sources over one vocabulary sharing `K` basis vectors | DESIGN §7 |
 //! | [`mvel`] | MVEL: embedding and label map from incomplete multi-labels over a graph | DESIGN §8 |
 
 pub mod beta;
 pub mod deep;
+pub mod dist;
 pub mod jsnmf;
 pub mod mvel;
 pub mod mvsl;

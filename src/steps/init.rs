@@ -61,11 +61,37 @@ pub(crate) fn random_start_with<T: Real, F: FactorsMut<T> + ?Sized>(
     u: &mut F,
     v: &mut [T],
 ) {
+    let n = v.len().checked_div(k).unwrap_or(0);
+    random_start_shard(mean_of, k, params, s, (0, n), u, v)
+}
+
+/// [`random_start_with`] for a shard of the items (`models::dist`): the same
+/// stream, of which `v` (`K × n_s`) receives the columns `offset .. offset +
+/// n_s` of the whole `K × n` start (the draws of the other columns are
+/// generated and discarded, `O(K·n)`), and `u` the bases the whole start gets.
+/// `mean_of(i)` is the mean of view `i` over all `n` items.
+pub(crate) fn random_start_shard<T: Real, F: FactorsMut<T> + ?Sized>(
+    mean_of: &dyn Fn(usize) -> f64,
+    k: usize,
+    params: &NmfParams,
+    s: f64,
+    (offset, n): (usize, usize),
+    u: &mut F,
+    v: &mut [T],
+) {
     let h = u.count();
     let (sv, mbar) = scales_from(mean_of, h, k, params.vmax, s);
     let mut rng = Rng::new(params.seed);
+    let before = k * offset;
+    let after = (k * n).saturating_sub(before + v.len());
+    (0..before).for_each(|_| {
+        rng.uniform();
+    });
     v.iter_mut()
         .for_each(|x| *x = T::from_f64(rng.uniform() * sv));
+    (0..after).for_each(|_| {
+        rng.uniform();
+    });
     for i in 0..h {
         let mv = mean_of(i) * s;
         let su = if params.vmax.is_finite() {

@@ -9,6 +9,7 @@
 //! | `init` | seeded random starts |
 //! | `update`, `mu`, `fused` | the guarded multiplicative update, `P`, `Q`, `G`, the reconstruction term, the Lee–Seung solver; the fused sparse U-step |
 //! | [`prox`] | the composite-gradient U-step and the group norms' proximal maps (DESIGN §4) |
+//! | [`shard`] | a shard's partial statistics (sums over items) and the [`shard::Comm`] of a distributed fit |
 //! | `vstep` | the bounded V-step with graph embedding (DESIGN §5), the weighted objective, encode |
 //!
 //! Models ([`crate::models`]) compose these; they never call each other.
@@ -22,6 +23,7 @@ pub mod nndsvd;
 mod params;
 pub mod prox;
 pub(crate) mod scale;
+pub mod shard;
 mod update;
 pub(crate) mod vstep;
 

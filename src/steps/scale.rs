@@ -95,6 +95,13 @@ impl Scale {
     /// `½ Σ‖X‖²_F > 2^999`.
     pub(crate) fn of<T: Real, VS: ViewSet<T> + ?Sized>(views: &VS) -> Result<Scale, Error> {
         let (half, max) = measure(views);
+        Self::of_measures::<T>(half, max)
+    }
+
+    /// [`Scale::of`] from the measures of all views: `half = ½ Σ_v ‖X^(v)‖²_F`
+    /// and `max` their largest entry (a distributed fit, `models::dist`, sums
+    /// and gathers them over the ranks' shards).
+    pub(crate) fn of_measures<T: Real>(half: f64, max: f64) -> Result<Scale, Error> {
         // Squares of finite values: the sum is finite or +∞, never NaN.
         if half > max_half_sq::<T>() {
             return Err(Error::InputTooLarge);

@@ -63,6 +63,8 @@ const MVNMF_STRUCT_PROTOCOL_FIT = 33
 const MVNMF_STRUCT_CV_FIT = 34
 const MVNMF_STRUCT_VIEW_F32 = 35
 const MVNMF_STRUCT_PARALLEL = 36
+const MVNMF_STRUCT_DIST_COMM = 37
+const MVNMF_STRUCT_DIST_TRAFFIC = 38
 const MVNMF_UNLABELED = typemax(UInt32)
 const MVNMF_METRIC_EUCLIDEAN = 0
 const MVNMF_METRIC_COSINE = 1
@@ -124,6 +126,8 @@ const MVNMF_STATUS_INTERNAL = UInt32(15)
 const MVNMF_STATUS_EMPTY_QUERY = UInt32(16)
 const MVNMF_STATUS_INPUT_TOO_LARGE = UInt32(17)
 const MVNMF_STATUS_PARALLEL_FOR = UInt32(18)
+const MVNMF_STATUS_PEER_FAILED = UInt32(19)
+const MVNMF_STATUS_COMM_FAILED = UInt32(20)
 
 # ---- structs: the C layout (isbits, so Ref/Vector of them pass as pointers)
 struct MvnmfTerm  # mvnmf_term
@@ -334,6 +338,35 @@ struct MvnmfViewF32  # mvnmf_view_f32
     col_ptr::Ptr{Csize_t}
     row_idx::Ptr{Csize_t}
 end
+struct MvnmfNmfParams  # mvnmf_nmf_params
+    max_iter::UInt32
+    tol::Cdouble
+    eps::Cdouble
+    vmax::Cdouble
+    seed::UInt64
+    init::UInt32
+    stop_rule::UInt32
+    parallel::MvnmfParallel
+end
+struct MvnmfDistComm  # mvnmf_dist_comm
+    allreduce::Ptr{Cvoid}
+    exchange::Ptr{Cvoid}
+    ctx::Ptr{Cvoid}
+    rank::Csize_t
+    n_ranks::Csize_t
+end
+struct MvnmfDistTraffic  # mvnmf_dist_traffic
+    setup_calls::UInt64
+    setup_words::UInt64
+    iter_calls::UInt64
+    iter_words::UInt64
+    setup_exchange_calls::UInt64
+    setup_exchange_words::UInt64
+    iter_exchange_calls::UInt64
+    iter_exchange_words::UInt64
+    halo_sent::UInt64
+    halo_received::UInt64
+end
 struct MvnmfJsnmfParams  # mvnmf_jsnmf_params
     max_iter::UInt32
     tol::Cdouble
@@ -357,16 +390,6 @@ struct MvnmfMvelParams  # mvnmf_mvel_params
     init::UInt32
     unknown_weight::Cdouble
 end
-struct MvnmfNmfParams  # mvnmf_nmf_params
-    max_iter::UInt32
-    tol::Cdouble
-    eps::Cdouble
-    vmax::Cdouble
-    seed::UInt64
-    init::UInt32
-    stop_rule::UInt32
-    parallel::MvnmfParallel
-end
 struct MvnmfPipelineParams  # mvnmf_pipeline_params
     method::UInt32
     solver::MvnmfMvslParams
@@ -381,7 +404,7 @@ struct MvnmfPipelineReport  # mvnmf_pipeline_report
 end
 
 # The structs whose size mvnmf_struct_size reports.
-const STRUCT_CODES = Dict{UInt32,DataType}(MVNMF_STRUCT_VIEW => MvnmfView, MVNMF_STRUCT_TERM => MvnmfTerm, MVNMF_STRUCT_OBJECTIVE => MvnmfObjective, MVNMF_STRUCT_PROGRESS => MvnmfProgress, MVNMF_STRUCT_REPORT => MvnmfReport, MVNMF_STRUCT_NMF_PARAMS => MvnmfNmfParams, MVNMF_STRUCT_MVSL_PARAMS => MvnmfMvslParams, MVNMF_STRUCT_GRAPH => MvnmfGraph, MVNMF_STRUCT_DEEP_PARAMS => MvnmfDeepParams, MVNMF_STRUCT_JSNMF_PARAMS => MvnmfJsnmfParams, MVNMF_STRUCT_JSNMF_QUERY_PARAMS => MvnmfJsnmfQueryParams, MVNMF_STRUCT_MVEL_PARAMS => MvnmfMvelParams, MVNMF_STRUCT_PIPELINE_PARAMS => MvnmfPipelineParams, MVNMF_STRUCT_PIPELINE_REPORT => MvnmfPipelineReport, MVNMF_STRUCT_PREP_PARAMS => MvnmfPrepParams, MVNMF_STRUCT_PREP_REPORT => MvnmfPrepReport, MVNMF_STRUCT_KERNEL => MvnmfKernel, MVNMF_STRUCT_MKL_PARAMS => MvnmfMklParams, MVNMF_STRUCT_MKL_REPORT => MvnmfMklReport, MVNMF_STRUCT_QP_REPORT => MvnmfQpReport, MVNMF_STRUCT_FUSED_KNN_PARAMS => MvnmfFusedKnnParams, MVNMF_STRUCT_GRAPH_PARAMS => MvnmfGraphParams, MVNMF_STRUCT_FUSED_GRAPH_PARAMS => MvnmfFusedGraphParams, MVNMF_STRUCT_CSR_BUFFERS => MvnmfCsrBuffers, MVNMF_STRUCT_KNN_PARAMS => MvnmfKnnParams, MVNMF_STRUCT_KMEANS_PARAMS => MvnmfKmeansParams, MVNMF_STRUCT_KMEANS_REPORT => MvnmfKmeansReport, MVNMF_STRUCT_MULTILABEL_SCORES => MvnmfMultilabelScores, MVNMF_STRUCT_EVAL_PARAMS => MvnmfEvalParams, MVNMF_STRUCT_PROTOCOL_PARAMS => MvnmfProtocolParams, MVNMF_STRUCT_CV_PARAMS => MvnmfCvParams, MVNMF_STRUCT_SPLIT_SCORES => MvnmfSplitScores, MVNMF_STRUCT_SCORE_SUMMARY => MvnmfScoreSummary, MVNMF_STRUCT_PROTOCOL_FIT => MvnmfProtocolFit, MVNMF_STRUCT_CV_FIT => MvnmfCvFit, MVNMF_STRUCT_VIEW_F32 => MvnmfViewF32, MVNMF_STRUCT_PARALLEL => MvnmfParallel)
+const STRUCT_CODES = Dict{UInt32,DataType}(MVNMF_STRUCT_VIEW => MvnmfView, MVNMF_STRUCT_TERM => MvnmfTerm, MVNMF_STRUCT_OBJECTIVE => MvnmfObjective, MVNMF_STRUCT_PROGRESS => MvnmfProgress, MVNMF_STRUCT_REPORT => MvnmfReport, MVNMF_STRUCT_NMF_PARAMS => MvnmfNmfParams, MVNMF_STRUCT_MVSL_PARAMS => MvnmfMvslParams, MVNMF_STRUCT_GRAPH => MvnmfGraph, MVNMF_STRUCT_DEEP_PARAMS => MvnmfDeepParams, MVNMF_STRUCT_JSNMF_PARAMS => MvnmfJsnmfParams, MVNMF_STRUCT_JSNMF_QUERY_PARAMS => MvnmfJsnmfQueryParams, MVNMF_STRUCT_MVEL_PARAMS => MvnmfMvelParams, MVNMF_STRUCT_PIPELINE_PARAMS => MvnmfPipelineParams, MVNMF_STRUCT_PIPELINE_REPORT => MvnmfPipelineReport, MVNMF_STRUCT_PREP_PARAMS => MvnmfPrepParams, MVNMF_STRUCT_PREP_REPORT => MvnmfPrepReport, MVNMF_STRUCT_KERNEL => MvnmfKernel, MVNMF_STRUCT_MKL_PARAMS => MvnmfMklParams, MVNMF_STRUCT_MKL_REPORT => MvnmfMklReport, MVNMF_STRUCT_QP_REPORT => MvnmfQpReport, MVNMF_STRUCT_FUSED_KNN_PARAMS => MvnmfFusedKnnParams, MVNMF_STRUCT_GRAPH_PARAMS => MvnmfGraphParams, MVNMF_STRUCT_FUSED_GRAPH_PARAMS => MvnmfFusedGraphParams, MVNMF_STRUCT_CSR_BUFFERS => MvnmfCsrBuffers, MVNMF_STRUCT_KNN_PARAMS => MvnmfKnnParams, MVNMF_STRUCT_KMEANS_PARAMS => MvnmfKmeansParams, MVNMF_STRUCT_KMEANS_REPORT => MvnmfKmeansReport, MVNMF_STRUCT_MULTILABEL_SCORES => MvnmfMultilabelScores, MVNMF_STRUCT_EVAL_PARAMS => MvnmfEvalParams, MVNMF_STRUCT_PROTOCOL_PARAMS => MvnmfProtocolParams, MVNMF_STRUCT_CV_PARAMS => MvnmfCvParams, MVNMF_STRUCT_SPLIT_SCORES => MvnmfSplitScores, MVNMF_STRUCT_SCORE_SUMMARY => MvnmfScoreSummary, MVNMF_STRUCT_PROTOCOL_FIT => MvnmfProtocolFit, MVNMF_STRUCT_CV_FIT => MvnmfCvFit, MVNMF_STRUCT_VIEW_F32 => MvnmfViewF32, MVNMF_STRUCT_PARALLEL => MvnmfParallel, MVNMF_STRUCT_DIST_COMM => MvnmfDistComm, MVNMF_STRUCT_DIST_TRAFFIC => MvnmfDistTraffic)
 
 # ---- functions: one ccall wrapper each, same name and argument order as in C
 mvnmf_objective_term(objective, kind) = ccall((:mvnmf_objective_term, libmvnmf), Cdouble, (Ptr{MvnmfObjective}, UInt32), objective, kind)
@@ -472,6 +495,11 @@ mvnmf_deep_fit_f32_workspace(views, n_views, graph, layers, n_layers, params, by
 mvnmf_deep_fit_f32(views, n_views, graph, layers, n_layers, params, u, v, work, work_bytes, progress, user, report) = ccall((:mvnmf_deep_fit_f32, libmvnmf), UInt32, (Ptr{MvnmfViewF32}, Csize_t, Ptr{MvnmfGraph}, Ptr{Csize_t}, Csize_t, Ptr{MvnmfDeepParams}, Ptr{Ptr{Cfloat}}, Ptr{Cfloat}, Ptr{Cvoid}, Csize_t, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{MvnmfReport}), views, n_views, graph, layers, n_layers, params, u, v, work, work_bytes, progress, user, report)
 mvnmf_deep_encode_f32_workspace(views, n_views, graph, layers, n_layers, params, bytes) = ccall((:mvnmf_deep_encode_f32_workspace, libmvnmf), UInt32, (Ptr{MvnmfViewF32}, Csize_t, Ptr{MvnmfGraph}, Ptr{Csize_t}, Csize_t, Ptr{MvnmfDeepParams}, Ptr{Csize_t}), views, n_views, graph, layers, n_layers, params, bytes)
 mvnmf_deep_encode_f32(views, n_views, graph, layers, n_layers, params, u, v, work, work_bytes, progress, user, report) = ccall((:mvnmf_deep_encode_f32, libmvnmf), UInt32, (Ptr{MvnmfViewF32}, Csize_t, Ptr{MvnmfGraph}, Ptr{Csize_t}, Csize_t, Ptr{MvnmfDeepParams}, Ptr{Ptr{Cfloat}}, Ptr{Cfloat}, Ptr{Cvoid}, Csize_t, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{MvnmfReport}), views, n_views, graph, layers, n_layers, params, u, v, work, work_bytes, progress, user, report)
+mvnmf_dist_words_per_iteration(sum_rows, k, n_classes, v_inner, monitor, explicit_graph) = ccall((:mvnmf_dist_words_per_iteration, libmvnmf), UInt64, (Csize_t, Csize_t, Csize_t, UInt32, UInt32, UInt32), sum_rows, k, n_classes, v_inner, monitor, explicit_graph)
+mvnmf_dist_joint_nmf_fit_workspace(views, n_views, k, n_ranks, params, bytes) = ccall((:mvnmf_dist_joint_nmf_fit_workspace, libmvnmf), UInt32, (Ptr{MvnmfView}, Csize_t, Csize_t, Csize_t, Ptr{MvnmfNmfParams}, Ptr{Csize_t}), views, n_views, k, n_ranks, params, bytes)
+mvnmf_dist_mvsl_fit_workspace(views, n_views, graph, k, n_ranks, params, bytes) = ccall((:mvnmf_dist_mvsl_fit_workspace, libmvnmf), UInt32, (Ptr{MvnmfView}, Csize_t, Ptr{MvnmfGraph}, Csize_t, Csize_t, Ptr{MvnmfMvslParams}, Ptr{Csize_t}), views, n_views, graph, k, n_ranks, params, bytes)
+mvnmf_dist_joint_nmf_fit(comm, views, n_views, k, params, u, v, work, work_bytes, progress, user, report, traffic) = ccall((:mvnmf_dist_joint_nmf_fit, libmvnmf), UInt32, (Ptr{MvnmfDistComm}, Ptr{MvnmfView}, Csize_t, Csize_t, Ptr{MvnmfNmfParams}, Ptr{Ptr{Cdouble}}, Ptr{Cdouble}, Ptr{Cvoid}, Csize_t, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{MvnmfReport}, Ptr{MvnmfDistTraffic}), comm, views, n_views, k, params, u, v, work, work_bytes, progress, user, report, traffic)
+mvnmf_dist_mvsl_fit(comm, views, n_views, graph, k, params, u, v, work, work_bytes, progress, user, report, traffic) = ccall((:mvnmf_dist_mvsl_fit, libmvnmf), UInt32, (Ptr{MvnmfDistComm}, Ptr{MvnmfView}, Csize_t, Ptr{MvnmfGraph}, Csize_t, Ptr{MvnmfMvslParams}, Ptr{Ptr{Cdouble}}, Ptr{Cdouble}, Ptr{Cvoid}, Csize_t, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{MvnmfReport}, Ptr{MvnmfDistTraffic}), comm, views, n_views, graph, k, params, u, v, work, work_bytes, progress, user, report, traffic)
 mvnmf_jsnmf_params_default() = ccall((:mvnmf_jsnmf_params_default, libmvnmf), MvnmfJsnmfParams, ())
 mvnmf_jsnmf_query_params_default() = ccall((:mvnmf_jsnmf_query_params_default, libmvnmf), MvnmfJsnmfQueryParams, ())
 mvnmf_jsnmf_fit_workspace(sources, n_sources, k, ranks, params, bytes) = ccall((:mvnmf_jsnmf_fit_workspace, libmvnmf), UInt32, (Ptr{MvnmfView}, Csize_t, Csize_t, Ptr{Csize_t}, Ptr{MvnmfJsnmfParams}, Ptr{Csize_t}), sources, n_sources, k, ranks, params, bytes)

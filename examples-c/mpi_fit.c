@@ -1,0 +1,452 @@
+/* mpi_fit.c: mvnmf's solvers across MPI ranks (issue 19).
+ *
+ * Reads a dataset directory (the format of data/mfeat-sample: meta.txt, viewK.f64,
+ * labels.txt), shifts negative features and scales every view to ||X||_F^2 = N
+ * (mvnmf_prepare_view), shards the items over the ranks (rank r gets the
+ * contiguous columns N*r/P .. N*(r+1)/P of every view, dense or CSC), and runs
+ *
+ *   joint   joint multi-view NMF           mvnmf_dist_joint_nmf_fit
+ *   mcl     MCL: L1,inf + SGE graph + L1   mvnmf_dist_mvsl_fit (MVNMF_MVSL_PRESET_MCL)
+ *   mvsl-s  MvSL-S: L1,2 + SGE graph       mvnmf_dist_mvsl_fit (MVNMF_MVSL_PRESET_MVSL)
+ *   mvsl-t  MvSL-T: L1,2 + TGE graph       mvnmf_dist_mvsl_fit (MVNMF_MVSL_PRESET_MVSL)
+ *
+ * with the library's allreduce callback = MPI_Allreduce(MPI_IN_PLACE, ..., MPI_SUM)
+ * (or, with --fixed-order, an MPI_Allgather summed in rank order: the same sum on
+ * every rank by construction) and, for MvSL-T, its exchange callback =
+ * MPI_Alltoallv: the TGE graph has edges between items of different ranks, so
+ * each V-step reads the neighbours' columns of V from their ranks (the halo).
+ * The TGE graph itself (mvnmf_tge: RBF kernels, uniform fusion weights, default
+ * neighbourhoods) is built by every rank over all items, and each rank passes
+ * its rows; building it blockwise across ranks is not done here.
+ *
+ * The labeled items of the SGE graph: a stratified split (mvnmf_stratified_split,
+ * --labeled fraction, seed 1) computed identically on every rank.
+ *
+ * Rank 0 gathers V and writes OUT (float64: V, K x N column-major, then U_1 .. U_H)
+ * and OUT.trace (the objective per iteration), checks that the objective never
+ * rises (tolerance 1e-10 * 1/2 sum ||X||^2), and prints the time per iteration and
+ * the words each rank passed to the allreduce per iteration, next to the model
+ * (mvnmf_dist_words_per_iteration).
+ *
+ *   --replicate R   the items R times over (R*N items, for timing)
+ *   --comm-bench    after the fit, time 200 allreduce calls of one iteration's words
+ *                   (the communication term of the model alone)
+ *   --single        no sharding: the single-process library call (mvnmf_joint_nmf_fit,
+ *                   mvnmf_mvsl_fit with the SGE graph over all items); run with 1 rank
+ *   --compare REF   compare OUT with the file REF (and the traces): exit 1 unless
+ *                   they agree to 1e-10 relative
+ *
+ * usage: mpirun -np P mpi_fit [--method joint|mcl|mvsl-s] [--csc] [--k K]
+ *        [--iters N] [--labeled F] [--alpha A] [--no-monitor] [--fixed-order] [--replicate R] [--comm-bench]
+ *        [--single] [--out FILE] [--compare REF] DIR */
+#define _POSIX_C_SOURCE 200809L
+#define EXAMPLE_NAME "mpi_fit"
+#include <limits.h>
+#include <mpi.h>
+
+#include "example_io.h"
+
+#define MAX_VIEWS 16
+
+typedef struct {
+    MPI_Comm comm;
+    int fixed_order;
+    int ranks;
+    double *gather; /* --fixed-order: ranks x len */
+    size_t gather_len;
+    double seconds; /* spent in the callbacks */
+    int *sc, *sd, *rc, *rd; /* MPI_Alltoallv counts and displacements */
+} comm_ctx;
+
+/* Sum `buf` over the ranks in place. */
+static int allreduce_impl(double *buf, size_t len, comm_ctx *c)
+{
+    if (len > (size_t)INT_MAX) return 1;
+    if (!c->fixed_order)
+        return MPI_Allreduce(MPI_IN_PLACE, buf, (int)len, MPI_DOUBLE, MPI_SUM, c->comm) != MPI_SUCCESS;
+    if (len * (size_t)c->ranks > c->gather_len) {
+        free(c->gather);
+        c->gather_len = len * (size_t)c->ranks;
+        c->gather = (double *)xcalloc(c->gather_len, sizeof(double));
+    }
+    if (MPI_Allgather(buf, (int)len, MPI_DOUBLE, c->gather, (int)len, MPI_DOUBLE, c->comm) != MPI_SUCCESS) return 1;
+    for (size_t i = 0; i < len; i++) {
+        double s = 0.0;
+        for (int r = 0; r < c->ranks; r++) s += c->gather[(size_t)r * len + i];
+        buf[i] = s;
+    }
+    return 0;
+}
+
+/* The library's exchange (MvSL-T's halo): MPI_Alltoallv. */
+static int exchange(const double *send, const size_t *send_counts, double *recv, const size_t *recv_counts, void *ctx)
+{
+    comm_ctx *c = (comm_ctx *)ctx;
+    double t0 = MPI_Wtime();
+    size_t so = 0, ro = 0;
+    for (int r = 0; r < c->ranks; r++) {
+        if (send_counts[r] > (size_t)INT_MAX || recv_counts[r] > (size_t)INT_MAX || so > (size_t)INT_MAX ||
+            ro > (size_t)INT_MAX)
+            return 1;
+        c->sc[r] = (int)send_counts[r], c->sd[r] = (int)so, so += send_counts[r];
+        c->rc[r] = (int)recv_counts[r], c->rd[r] = (int)ro, ro += recv_counts[r];
+    }
+    int e = MPI_Alltoallv(send, c->sc, c->sd, MPI_DOUBLE, recv, c->rc, c->rd, MPI_DOUBLE, c->comm);
+    c->seconds += MPI_Wtime() - t0;
+    return e != MPI_SUCCESS;
+}
+
+/* The library's allreduce: sum `buf` over the ranks in place (timed). */
+static int allreduce(double *buf, size_t len, void *ctx)
+{
+    comm_ctx *c = (comm_ctx *)ctx;
+    double t0 = MPI_Wtime();
+    int r = allreduce_impl(buf, len, c);
+    c->seconds += MPI_Wtime() - t0;
+    return r;
+}
+
+typedef struct {
+    double *obj;
+    size_t n, cap;
+} trace_t;
+
+static int record(const mvnmf_progress *p, void *user)
+{
+    trace_t *t = (trace_t *)user;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 256;
+        double *o = (double *)xcalloc(cap, sizeof(double));
+        if (t->n) memcpy(o, t->obj, t->n * sizeof(double));
+        free(t->obj);
+        t->obj = o;
+        t->cap = cap;
+    }
+    t->obj[t->n++] = p->objective.total;
+    return 0;
+}
+
+static double max_rel_diff(const double *a, const double *b, size_t n)
+{
+    double scale = 0.0, d = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        scale = fmax(scale, fmax(fabs(a[i]), fabs(b[i])));
+        d = fmax(d, fabs(a[i] - b[i]));
+    }
+    return scale > 0.0 ? d / scale : d;
+}
+
+static double *read_doubles(const char *path, size_t n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) die("cannot open %s", path);
+    double *x = (double *)xcalloc(n, sizeof(double));
+    if (fread(x, sizeof(double), n, f) != n) die("%s: expected %zu doubles", path, n);
+    fclose(f);
+    return x;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, ranks;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+
+    const char *method = "joint", *out = NULL, *compare = NULL, *dir = NULL;
+    int csc = 0, monitor = 1, fixed_order = 0, single = 0, comm_bench = 0;
+    size_t k = 10, iters = 100, replicate = 1;
+    double labeled = 0.1, alpha = -1.0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int more = i + 1 < argc;
+        if (!strcmp(a, "--method") && more) method = argv[++i];
+        else if (!strcmp(a, "--csc")) csc = 1;
+        else if (!strcmp(a, "--k") && more) k = parse_size(argv[++i], "--k");
+        else if (!strcmp(a, "--iters") && more) iters = parse_size(argv[++i], "--iters");
+        else if (!strcmp(a, "--labeled") && more) labeled = parse_double(argv[++i], "--labeled");
+        else if (!strcmp(a, "--alpha") && more) alpha = parse_double(argv[++i], "--alpha");
+        else if (!strcmp(a, "--replicate") && more) replicate = parse_size(argv[++i], "--replicate");
+        else if (!strcmp(a, "--no-monitor")) monitor = 0;
+        else if (!strcmp(a, "--fixed-order")) fixed_order = 1;
+        else if (!strcmp(a, "--single")) single = 1;
+        else if (!strcmp(a, "--comm-bench")) comm_bench = 1;
+        else if (!strcmp(a, "--out") && more) out = argv[++i];
+        else if (!strcmp(a, "--compare") && more) compare = argv[++i];
+        else if (a[0] != '-' && !dir) dir = a;
+        else die("unknown argument '%s' (see the comment at the top of mpi_fit.c)", a);
+    }
+    if (!dir) die("usage: mpirun -np P mpi_fit [options] DIR");
+    int joint = !strcmp(method, "joint"), mcl = !strcmp(method, "mcl"), mvsl_s = !strcmp(method, "mvsl-s"),
+        mvsl_t = !strcmp(method, "mvsl-t");
+    if (!joint && !mcl && !mvsl_s && !mvsl_t) die("--method: joint, mcl, mvsl-s or mvsl-t");
+    if (single && ranks != 1) die("--single runs the single-process library call: use 1 rank");
+
+    /* Every rank reads and prepares the whole data set (a reader for data that
+     * does not fit one machine would read only its columns and reduce the
+     * features' minima and the views' norms). */
+    size_t h = 0, n = 0, rows[MAX_VIEWS];
+    double *x[MAX_VIEWS], half = 0.0;
+    for (;; h++) {
+        char file[64];
+        snprintf(file, sizeof file, "view%zu.f64", h + 1);
+        size_t r = 0, c = 0;
+        if (!meta_shape(dir, file, &r, &c)) break;
+        if (h == MAX_VIEWS) die("more than %d views", MAX_VIEWS);
+        if (n && c != n) die("%s: %zu items, view1 has %zu", file, c, n);
+        n = c;
+        rows[h] = r;
+        x[h] = read_f64(dir, file, r, c);
+        if (replicate > 1) {
+            double *t = (double *)xcalloc(r * c * replicate, sizeof(double));
+            for (size_t q = 0; q < replicate; q++) memcpy(t + q * r * c, x[h], r * c * sizeof(double));
+            free(x[h]);
+            x[h] = t;
+            c *= replicate;
+        }
+        mvnmf_prep_params pp = mvnmf_prep_params_default();
+        pp.shift = 1;
+        CALL(mvnmf_prepare_view, r, c, x[h], &pp, NULL);
+        for (size_t t = 0; t < r * c; t++) half += 0.5 * x[h][t] * x[h][t];
+    }
+    if (!h) die("%s: no view1.f64 in meta.txt", dir);
+    size_t n0 = n;
+    if (replicate < 1) die("--replicate: at least 1");
+    n *= replicate;
+    uint32_t *labels = (uint32_t *)xcalloc(n, sizeof(uint32_t)), *train = (uint32_t *)xcalloc(n, sizeof(uint32_t));
+    size_t classes = 0;
+    {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/labels.txt", dir);
+        FILE *f = fopen(path, "r");
+        if (!f && !joint) die("cannot open %s", path);
+        for (size_t j = 0; f && j < n0; j++) {
+            unsigned long l;
+            if (fscanf(f, "%lu", &l) != 1) die("%s: expected %zu labels", path, n0);
+            for (size_t q = 0; q < replicate; q++) labels[j + q * n0] = (uint32_t)l;
+            if (l + 1 > classes) classes = l + 1;
+        }
+        if (f) fclose(f);
+    }
+    if (!joint) {
+        size_t wb;
+        CALL(mvnmf_stratified_split_workspace, n, &wb);
+        void *w = xmalloc(wb);
+        uint8_t *flag = (uint8_t *)xcalloc(n, 1);
+        CALL(mvnmf_stratified_split, labels, n, classes, labeled, 1, flag, w, wb);
+        for (size_t j = 0; j < n; j++) train[j] = flag[j] ? labels[j] : MVNMF_UNLABELED;
+        free(flag);
+        free(w);
+    }
+
+    /* This rank's columns. */
+    size_t a = single ? 0 : n * (size_t)rank / (size_t)ranks, b = single ? n : n * (size_t)(rank + 1) / (size_t)ranks;
+    size_t nr = b - a;
+    mvnmf_view views[MAX_VIEWS];
+    for (size_t v = 0; v < h; v++) {
+        const double *col = x[v] + a * rows[v];
+        if (csc) {
+            double frac;
+            views[v] = dense_to_csc(col, rows[v], nr, rows[v], &frac);
+        } else {
+            mvnmf_view d = { MVNMF_VIEW_DENSE, rows[v], nr, col, rows[v], NULL, NULL };
+            views[v] = d;
+        }
+    }
+    double *u[MAX_VIEWS];
+    size_t sum_rows = 0;
+    for (size_t v = 0; v < h; v++) u[v] = (double *)xcalloc(rows[v] * k, sizeof(double)), sum_rows += rows[v];
+    double *vr = (double *)xcalloc(k * nr, sizeof(double));
+
+    mvnmf_nmf_params np = mvnmf_nmf_params_default();
+    np.max_iter = (uint32_t)iters;
+    np.tol = 0.0;
+    mvnmf_mvsl_params mp;
+    CALL(mvnmf_mvsl_params_preset, mcl ? MVNMF_MVSL_PRESET_MCL : MVNMF_MVSL_PRESET_MVSL, &mp);
+    mp.max_iter = (uint32_t)iters;
+    mp.tol = 0.0;
+    if (alpha >= 0.0) mp.alpha = alpha;
+    mvnmf_graph g = { MVNMF_GRAPH_SGE, nr, train + a, classes, NULL, NULL, NULL, NULL, NULL, NULL };
+    size_t *arp = NULL, *prp = NULL;
+    if (mvsl_t) {
+        /* The TGE graph over all items (every rank builds the same), then this
+         * rank's rows: row pointers from 0, global column indices. */
+        mvnmf_view full[MAX_VIEWS];
+        mvnmf_kernel kern[MAX_VIEWS];
+        double eta[MAX_VIEWS];
+        for (size_t v = 0; v < h; v++) {
+            mvnmf_view d = { MVNMF_VIEW_DENSE, rows[v], n, x[v], rows[v], NULL, NULL };
+            full[v] = d;
+            kern[v].kind = MVNMF_KERNEL_RBF, kern[v].gamma = 0.0;
+            eta[v] = 1.0 / (double)h;
+        }
+        mvnmf_graph_params gp = mvnmf_graph_params_default();
+        size_t ca, cp, gw, ann, pnn;
+        CALL(mvnmf_tge_capacity, n, classes, &gp, &ca, &cp);
+        CALL(mvnmf_tge_workspace, full, h, kern, classes, &gp, &gw);
+        mvnmf_csr_buffers ab = { (size_t *)xcalloc(n + 1, sizeof(size_t)), (size_t *)xcalloc(ca, sizeof(size_t)),
+                                 (double *)xcalloc(ca, sizeof(double)), ca };
+        mvnmf_csr_buffers pb = { (size_t *)xcalloc(n + 1, sizeof(size_t)), (size_t *)xcalloc(cp, sizeof(size_t)),
+                                 (double *)xcalloc(cp, sizeof(double)), cp };
+        void *w = xmalloc(gw);
+        CALL(mvnmf_tge, full, h, kern, eta, train, classes, &gp, &ab, &pb, &ann, &pnn, w, gw);
+        free(w);
+        if (single) {
+            mvnmf_graph t = { MVNMF_GRAPH_CSR, n, NULL, 0, ab.row_ptr, ab.col_idx, ab.weights,
+                              pb.row_ptr, pb.col_idx, pb.weights };
+            g = t;
+        } else {
+            arp = (size_t *)xcalloc(nr + 1, sizeof(size_t));
+            prp = (size_t *)xcalloc(nr + 1, sizeof(size_t));
+            for (size_t j = 0; j <= nr; j++) {
+                arp[j] = ab.row_ptr[a + j] - ab.row_ptr[a];
+                prp[j] = pb.row_ptr[a + j] - pb.row_ptr[a];
+            }
+            mvnmf_graph t = { MVNMF_GRAPH_CSR, nr, NULL, 0, arp, ab.col_idx + ab.row_ptr[a],
+                              ab.weights + ab.row_ptr[a], prp, pb.col_idx + pb.row_ptr[a], pb.weights + pb.row_ptr[a] };
+            g = t;
+        }
+    }
+
+    comm_ctx cc = { MPI_COMM_WORLD, fixed_order, ranks, NULL, 0, 0.0, NULL, NULL, NULL, NULL };
+    cc.sc = (int *)xcalloc((size_t)ranks, sizeof(int)), cc.sd = (int *)xcalloc((size_t)ranks, sizeof(int));
+    cc.rc = (int *)xcalloc((size_t)ranks, sizeof(int)), cc.rd = (int *)xcalloc((size_t)ranks, sizeof(int));
+    mvnmf_dist_comm comm = { allreduce, exchange, &cc, (size_t)rank, (size_t)ranks };
+    trace_t tr = { NULL, 0, 0 };
+    mvnmf_progress_fn prog = monitor ? record : NULL;
+    mvnmf_report rep;
+    mvnmf_dist_traffic traffic;
+    memset(&traffic, 0, sizeof traffic);
+    size_t wb;
+    buf_t work = { NULL, 0 };
+    mvnmf_status st;
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = now();
+    if (single && joint) {
+        CALL(mvnmf_joint_nmf_fit_workspace, views, h, k, &np, &wb);
+        st = mvnmf_joint_nmf_fit(views, h, k, &np, u, vr, grow(&work, wb), wb, prog, &tr, &rep);
+    } else if (single) {
+        CALL(mvnmf_mvsl_fit_workspace, views, h, &g, k, &mp, &wb);
+        st = mvnmf_mvsl_fit(views, h, &g, k, &mp, u, vr, grow(&work, wb), wb, prog, &tr, &rep);
+    } else if (joint) {
+        CALL(mvnmf_dist_joint_nmf_fit_workspace, views, h, k, (size_t)ranks, &np, &wb);
+        st = mvnmf_dist_joint_nmf_fit(&comm, views, h, k, &np, u, vr, grow(&work, wb), wb, prog, &tr, &rep,
+                                      &traffic);
+    } else {
+        CALL(mvnmf_dist_mvsl_fit_workspace, views, h, &g, k, (size_t)ranks, &mp, &wb);
+        st = mvnmf_dist_mvsl_fit(&comm, views, h, &g, k, &mp, u, vr, grow(&work, wb), wb, prog, &tr, &rep,
+                                 &traffic);
+    }
+    double secs = now() - t0;
+    check(st, "the fit");
+    double tmax, cmax;
+    MPI_Reduce(&secs, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&cc.seconds, &cmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+
+    /* V to rank 0. */
+    double *vall = rank == 0 ? (double *)xcalloc(k * n, sizeof(double)) : NULL;
+    if (single) {
+        memcpy(vall, vr, k * n * sizeof(double));
+    } else {
+        int *cnt = (int *)xcalloc((size_t)ranks, sizeof(int)), *off = (int *)xcalloc((size_t)ranks, sizeof(int));
+        for (int r = 0; r < ranks; r++) {
+            size_t ra = n * (size_t)r / (size_t)ranks, rb = n * (size_t)(r + 1) / (size_t)ranks;
+            cnt[r] = (int)(k * (rb - ra));
+            off[r] = (int)(k * ra);
+        }
+        MPI_Gatherv(vr, (int)(k * nr), MPI_DOUBLE, vall, cnt, off, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        free(cnt);
+        free(off);
+    }
+
+    double comm_us = 0.0;
+    if (comm_bench && !single) {
+        /* One iteration's words in one call (the library makes two), 200 times. */
+        size_t words = (size_t)mvnmf_dist_words_per_iteration(sum_rows, k, joint || mvsl_t ? 0 : classes,
+                                                              mp.v_inner, 0, (uint32_t)mvsl_t);
+        double *b = (double *)xcalloc(words, sizeof(double));
+        MPI_Barrier(MPI_COMM_WORLD);
+        double c0 = MPI_Wtime();
+        for (int t = 0; t < 200; t++)
+            if (allreduce_impl(b, words, &cc)) die("MPI_Allreduce failed");
+        double c1 = (MPI_Wtime() - c0) / 200.0;
+        MPI_Reduce(&c1, &comm_us, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        comm_us *= 1e6;
+        free(b);
+    }
+
+    int fail = 0;
+    if (rank == 0) {
+        /* The objective never rises. */
+        for (size_t t = 1; t < tr.n; t++)
+            if (tr.obj[t] > tr.obj[t - 1] + 1e-10 * half) {
+                fprintf(stderr, "mpi_fit: the objective rose at iteration %zu: %.17g -> %.17g\n", t, tr.obj[t - 1],
+                        tr.obj[t]);
+                fail = 1;
+            }
+        double it = rep.iterations ? (double)rep.iterations : 1.0;
+        uint64_t model = mvnmf_dist_words_per_iteration(sum_rows, k, joint || mvsl_t ? 0 : classes, mp.v_inner,
+                                                        (uint32_t)monitor, (uint32_t)mvsl_t);
+        printf("%s %s%s ranks=%d N=%zu views=%zu sum_rows=%zu K=%zu iterations=%u objective=%.10e "
+               "ms/iteration=%.3f",
+               single ? "single" : "dist", method, csc ? " csc" : " dense", ranks, n, h, sum_rows, k,
+               rep.iterations, rep.objective.total, 1e3 * tmax / it);
+        if (!single)
+            printf(" in_allreduce_ms/iteration=%.3f words/iteration=%.1f (model %llu) bytes/iteration=%.0f "
+                   "setup_words=%llu calls/iteration=%.1f",
+                   1e3 * cmax / it, (double)traffic.iter_words / it, (unsigned long long)model, 8.0 * (double)traffic.iter_words / it,
+                   (unsigned long long)traffic.setup_words, (double)traffic.iter_calls / it);
+        if (mvsl_t && !single)
+            printf(" halo_sent=%llu halo_received=%llu exchange_words/iteration=%.1f (model %llu)",
+                   (unsigned long long)traffic.halo_sent, (unsigned long long)traffic.halo_received,
+                   (double)traffic.iter_exchange_words / it,
+                   (unsigned long long)(mp.v_inner * k * traffic.halo_sent));
+        if (comm_bench && !single) printf(" allreduce_of_one_iteration_us=%.1f", comm_us);
+        printf("\n");
+        if (out) {
+            FILE *f = fopen(out, "wb");
+            if (!f) die("cannot write %s", out);
+            fwrite(vall, sizeof(double), k * n, f);
+            for (size_t v = 0; v < h; v++) fwrite(u[v], sizeof(double), rows[v] * k, f);
+            fclose(f);
+            char path[4096];
+            snprintf(path, sizeof path, "%s.trace", out);
+            f = fopen(path, "w");
+            if (!f) die("cannot write %s", path);
+            for (size_t t = 0; t < tr.n; t++) fprintf(f, "%.17g\n", tr.obj[t]);
+            fclose(f);
+        }
+        if (compare) {
+            double *ref = read_doubles(compare, k * n + sum_rows * k);
+            double dv = max_rel_diff(vall, ref, k * n), du = 0.0;
+            size_t off = k * n;
+            for (size_t v = 0; v < h; v++) {
+                du = fmax(du, max_rel_diff(u[v], ref + off, rows[v] * k));
+                off += rows[v] * k;
+            }
+            char path[4096];
+            snprintf(path, sizeof path, "%s.trace", compare);
+            FILE *f = fopen(path, "r");
+            if (!f) die("cannot open %s", path);
+            double dobj = 0.0, o;
+            size_t t = 0;
+            while (fscanf(f, "%lg", &o) == 1) {
+                if (t < tr.n) dobj = fmax(dobj, fabs(tr.obj[t] - o) / fabs(o));
+                t++;
+            }
+            fclose(f);
+            if (t != tr.n) {
+                fprintf(stderr, "mpi_fit: %zu objectives, the reference has %zu\n", tr.n, t);
+                fail = 1;
+            }
+            int ok = dv <= 1e-10 && du <= 1e-10 && dobj <= 1e-10;
+            printf("  vs %s: V %.1e, U %.1e, objective %.1e relative: %s\n", compare, dv, du, dobj,
+                   ok ? "equal to 1e-10" : "DIFFERENT");
+            fail |= !ok;
+            free(ref);
+        }
+    }
+    MPI_Bcast(&fail, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return fail;
+}

@@ -1,0 +1,439 @@
+//! The C ABI of `models::dist`: joint NMF and the MvSL/MCL family (SGE graph)
+//! across ranks, through a caller-supplied allreduce (issue 19;
+//! `examples-c/mpi_fit.c` passes `MPI_Allreduce`).
+
+use core::ffi::{c_int, c_void};
+
+use super::*;
+use crate::models::dist::{self, Comm, DistGraph, DistReport, ShardRows, Traffic};
+use crate::models::mvsl::MvslParams;
+use crate::models::nmf::NmfParams;
+
+/// Sum over all ranks in place: on return `buf[0 .. len]` holds, on every
+/// rank, the element-wise sum of every rank's `buf` (`MPI_Allreduce` with
+/// `MPI_IN_PLACE`, `MPI_DOUBLE`, `MPI_SUM`). Every rank must receive the same
+/// sum. Return 0 on success; anything else ends the fit with
+/// `MVNMF_STATUS_COMM_FAILED`.
+pub type mvnmf_allreduce_fn =
+    Option<unsafe extern "C" fn(buf: *mut f64, len: usize, ctx: *mut c_void) -> c_int>;
+
+/// Point to point between all ranks at once (`MPI_Alltoallv` on doubles):
+/// send `send_counts[q]` values of `send` to rank `q` (the blocks one after the
+/// other in rank order) and receive `recv_counts[q]` values from rank `q` into
+/// `recv` (the same layout); both count arrays have `n_ranks` entries. Return 0
+/// on success. Needed only by explicit graphs (`MVNMF_GRAPH_CSR`): the columns
+/// of V that a rank's graph rows read from other ranks (the halo).
+pub type mvnmf_exchange_fn = Option<
+    unsafe extern "C" fn(
+        send: *const f64,
+        send_counts: *const usize,
+        recv: *mut f64,
+        recv_counts: *const usize,
+        ctx: *mut c_void,
+    ) -> c_int,
+>;
+
+/// The communicator of a distributed fit: this rank (`0 ≤ rank < n_ranks`),
+/// the number of ranks, the allreduce and (for explicit graphs) the exchange,
+/// with their context pointer (e.g. a pointer to an `MPI_Comm`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_dist_comm {
+    /// Sum over ranks in place (required).
+    pub allreduce: mvnmf_allreduce_fn,
+    /// Point to point (may be NULL without explicit graphs).
+    pub exchange: mvnmf_exchange_fn,
+    /// Passed to both callbacks unchanged.
+    pub ctx: *mut c_void,
+    /// This rank.
+    pub rank: usize,
+    /// Number of ranks (≥ 1).
+    pub n_ranks: usize,
+}
+
+/// What one rank passed to its allreduce: calls and `double` words, for the
+/// set-up (up to the start's objective) and for the iterations (after it,
+/// the monitor's stop votes included). Bytes are `8 ×` the words.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct mvnmf_dist_traffic {
+    /// Allreduce calls of the set-up.
+    pub setup_calls: u64,
+    /// Words of the set-up.
+    pub setup_words: u64,
+    /// Allreduce calls of the iterations.
+    pub iter_calls: u64,
+    /// Words of the iterations.
+    pub iter_words: u64,
+    /// Exchange calls of the set-up (explicit graphs only).
+    pub setup_exchange_calls: u64,
+    /// Words sent through the exchange in the set-up.
+    pub setup_exchange_words: u64,
+    /// Exchange calls of the iterations.
+    pub iter_exchange_calls: u64,
+    /// Words sent through the exchange in the iterations.
+    pub iter_exchange_words: u64,
+    /// Items of this rank whose columns of V other ranks read (k words each,
+    /// every V-step).
+    pub halo_sent: u64,
+    /// Items of other ranks whose columns this rank reads.
+    pub halo_received: u64,
+}
+
+impl From<Traffic> for mvnmf_dist_traffic {
+    fn from(t: Traffic) -> Self {
+        mvnmf_dist_traffic {
+            setup_calls: t.setup_calls,
+            setup_words: t.setup_words,
+            iter_calls: t.iter_calls,
+            iter_words: t.iter_words,
+            setup_exchange_calls: t.setup_exchange_calls,
+            setup_exchange_words: t.setup_exchange_words,
+            iter_exchange_calls: t.iter_exchange_calls,
+            iter_exchange_words: t.iter_exchange_words,
+            halo_sent: t.halo_sent,
+            halo_received: t.halo_received,
+        }
+    }
+}
+
+/// The C communicator as a [`Comm`].
+struct CComm {
+    f: unsafe extern "C" fn(*mut f64, usize, *mut c_void) -> c_int,
+    ex: mvnmf_exchange_fn,
+    ctx: *mut c_void,
+    rank: usize,
+    ranks: usize,
+}
+
+impl Comm for CComm {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn ranks(&self) -> usize {
+        self.ranks
+    }
+    fn allreduce(&mut self, buf: &mut [f64]) -> Result<(), Error> {
+        // SAFETY: the caller supplied this function for this purpose; `buf` is
+        // a valid, exclusively borrowed slice of `buf.len()` doubles.
+        if unsafe { (self.f)(buf.as_mut_ptr(), buf.len(), self.ctx) } == 0 {
+            Ok(())
+        } else {
+            Err(Error::CommFailed)
+        }
+    }
+    fn exchange(
+        &mut self,
+        send: &[f64],
+        send_counts: &[usize],
+        recv: &mut [f64],
+        recv_counts: &[usize],
+    ) -> Result<(), Error> {
+        let ex = self.ex.ok_or(Error::NullPointer)?;
+        if send_counts.len() != self.ranks
+            || recv_counts.len() != self.ranks
+            || send_counts.iter().sum::<usize>() != send.len()
+            || recv_counts.iter().sum::<usize>() != recv.len()
+        {
+            return Err(Error::Internal);
+        }
+        // SAFETY: the caller supplied this function for this purpose; the
+        // buffers are valid for the lengths their counts sum to (checked).
+        let r = unsafe {
+            ex(
+                send.as_ptr(),
+                send_counts.as_ptr(),
+                recv.as_mut_ptr(),
+                recv_counts.as_ptr(),
+                self.ctx,
+            )
+        };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(Error::CommFailed)
+        }
+    }
+}
+
+/// The communicator (required; its `allreduce` too; the rank in range).
+unsafe fn read_comm(c: *const mvnmf_dist_comm) -> Result<CComm, Error> {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if c.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let c = *c;
+        let f = c.allreduce.ok_or(Error::NullPointer)?;
+        if c.n_ranks == 0 || c.rank >= c.n_ranks {
+            return Err(Error::BadParameter);
+        }
+        Ok(CComm {
+            f,
+            ex: c.exchange,
+            ctx: c.ctx,
+            rank: c.rank,
+            ranks: c.n_ranks,
+        })
+    }
+}
+
+/// The graph of a distributed fit: NULL or `MVNMF_GRAPH_NONE` (none) or
+/// `MVNMF_GRAPH_SGE` over the rank's items; other kinds are refused.
+unsafe fn read_dist_graph<'a>(g: *const mvnmf_graph) -> Result<DistGraph<'a>, Error> {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if g.is_null() {
+            return Ok(DistGraph::None);
+        }
+        let g = &*g;
+        match g.kind {
+            MVNMF_GRAPH_NONE => Ok(DistGraph::None),
+            MVNMF_GRAPH_SGE => {
+                if g.labels.is_null() {
+                    return Err(Error::NullPointer);
+                }
+                Ok(DistGraph::Sge {
+                    labels: slice(g.labels, g.n)?,
+                    n_classes: g.n_classes,
+                })
+            }
+            MVNMF_GRAPH_CSR => Ok(DistGraph::Csr {
+                affinity: rows(
+                    g.n,
+                    g.affinity_row_ptr,
+                    g.affinity_col_idx,
+                    g.affinity_weights,
+                )?,
+                penalty: rows(g.n, g.penalty_row_ptr, g.penalty_col_idx, g.penalty_weights)?,
+            }),
+            _ => Err(Error::BadParameter),
+        }
+    }
+}
+
+/// The rank's rows of one explicit graph (`None` for a NULL `row_ptr`): `n + 1`
+/// row pointers, `row_ptr[n]` column indices and weights.
+unsafe fn rows<'a>(
+    n: usize,
+    row_ptr: *const usize,
+    col_idx: *const usize,
+    weights: *const f64,
+) -> Result<Option<ShardRows<'a>>, Error> {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if row_ptr.is_null() {
+            return Ok(None);
+        }
+        let rp = slice(row_ptr, n.checked_add(1).ok_or(Error::SizeOverflow)?)?;
+        let nnz = rp[n];
+        Ok(Some(ShardRows {
+            row_ptr: rp,
+            col_idx: slice(col_idx, nnz)?,
+            weights: slice(weights, nnz)?,
+        }))
+    }
+}
+
+/// The `f64` words each rank passes to the allreduce per outer iteration (the
+/// communication model of `mvnmf_dist_mvsl_fit`): `sum_rows·k + k² + k·c + c +
+/// 2 + 2·explicit_graph + (v_inner − 1)·k·c + monitor`, with `sum_rows = Σ_v
+/// rows_v`, `c` the SGE classes (0 without a graph, with explicit graphs or
+/// with `beta = 0`), `explicit_graph` 1 with `MVNMF_GRAPH_CSR` (its two traces),
+/// `monitor` 1 when a progress callback votes on stopping. Independent of the
+/// number of items and of ranks. Explicit graphs also send `v_inner · k ·
+/// traffic.halo_sent` words per iteration through the exchange.
+#[no_mangle]
+pub extern "C" fn mvnmf_dist_words_per_iteration(
+    sum_rows: usize,
+    k: usize,
+    n_classes: usize,
+    v_inner: u32,
+    monitor: u32,
+    explicit_graph: u32,
+) -> u64 {
+    dist::words_per_iteration(
+        sum_rows,
+        k,
+        n_classes,
+        v_inner,
+        monitor != 0,
+        explicit_graph != 0,
+    )
+}
+
+/// Workspace bytes of `mvnmf_dist_joint_nmf_fit` on a rank whose views (its
+/// shard of the items) have these shapes, for `n_ranks` ranks.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_dist_joint_nmf_fit_workspace(
+    views: *const mvnmf_view,
+    n_views: usize,
+    k: usize,
+    n_ranks: usize,
+    params: *const mvnmf_nmf_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            let p: NmfParams = read_params(params)?;
+            dist::joint_nmf_fit_workspace(shapes(views, n_views)?, k, n_ranks, &p)
+        })
+    }
+}
+
+/// Workspace bytes of `mvnmf_dist_mvsl_fit` on a rank whose views have these
+/// shapes and this graph, for `n_ranks` ranks.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_dist_mvsl_fit_workspace(
+    views: *const mvnmf_view,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    k: usize,
+    n_ranks: usize,
+    params: *const mvnmf_mvsl_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            let p: MvslParams = read_params(params)?;
+            let g = read_dist_graph(graph)?;
+            dist::fit_workspace(shapes(views, n_views)?, &g, k, n_ranks, &p)
+        })
+    }
+}
+
+/// Joint multi-view NMF (`mvnmf_joint_nmf_fit`) with the items split over
+/// ranks. Every rank calls it at the same time with its `comm`, its shard of
+/// the items — `views[v]` holds the columns `offset_r .. offset_r + N_r` of view
+/// `v` (dense or CSC, `col_ptr` starting at 0), the ranks' ranges following
+/// each other in rank order — the same `n_views`, rows, `k` and options;
+/// `u[v]` (`rows_v × k`) receives all the bases (the same on every rank), `v`
+/// (`k × N_r`) the rank's columns of the encoding. The iterates, objective and
+/// report are the single-process fit's on all `N = Σ N_r` items (to rounding:
+/// the order of the sums over items differs; 1 rank gives the same bits).
+///
+/// Before writing anything the ranks agree: if any rank refuses its input,
+/// every rank returns (that one its status, the others
+/// `MVNMF_STATUS_PEER_FAILED`) with all outputs untouched. A progress callback
+/// must be given on every rank or none; one that returns nonzero on any rank
+/// stops every rank after the same iteration (`MVNMF_STATUS_CANCELLED`).
+/// `traffic` (may be NULL) receives the calls and words this rank passed to
+/// `allreduce` (written with the report). Communication per iteration:
+/// `mvnmf_dist_words_per_iteration`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_dist_joint_nmf_fit(
+    comm: *const mvnmf_dist_comm,
+    views: *const mvnmf_view,
+    n_views: usize,
+    k: usize,
+    params: *const mvnmf_nmf_params,
+    u: *const *mut f64,
+    v: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+    traffic: *mut mvnmf_dist_traffic,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let mut cm = read_comm(comm)?;
+            let res = (|| -> Result<Result<DistReport, Error>, Error> {
+                let p: NmfParams = read_params(params)?;
+                let (vs, n) = read_views(views, n_views)?;
+                let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
+                let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+                Ok(with_monitor(progress, user, |m| {
+                    dist::joint_nmf_fit(&mut cm, &vs, k, &p, &mut us, vv, w, m)
+                }))
+            })();
+            match res {
+                // An argument that cannot be read: the other ranks are told.
+                Err(e) => Err(dist::refuse(&mut cm, e)),
+                Ok(r) => finish_dist(r?, report, traffic),
+            }
+        })
+    }
+}
+
+/// The MvSL/MCL family (`mvnmf_mvsl_fit`: MvSL-S, MCL, GNMF without a graph,
+/// joint NMF) with the items split over ranks, as `mvnmf_dist_joint_nmf_fit`.
+/// `graph`: NULL or `MVNMF_GRAPH_NONE`; `MVNMF_GRAPH_SGE` with `n = N_r` and
+/// the labels of the rank's items (`n_classes` the same on every rank; at
+/// least two labeled items over all ranks); or `MVNMF_GRAPH_CSR` (MvSL-L/T,
+/// kNN graphs) with `n = N_r` and the rank's rows of the symmetric `N × N`
+/// graphs, column indices global (`< N`), sorted per row: the V-step reads the
+/// neighbours' columns of V from their ranks through `comm->exchange`
+/// (required then). `MVNMF_GRAPH_DENSE` is refused (`MVNMF_STATUS_BAD_PARAMETER`).
+/// Symmetry across ranks is not checked (only that no rank is asked for more
+/// items than its edges to other ranks).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_dist_mvsl_fit(
+    comm: *const mvnmf_dist_comm,
+    views: *const mvnmf_view,
+    n_views: usize,
+    graph: *const mvnmf_graph,
+    k: usize,
+    params: *const mvnmf_mvsl_params,
+    u: *const *mut f64,
+    v: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    report: *mut mvnmf_report,
+    traffic: *mut mvnmf_dist_traffic,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            let mut cm = read_comm(comm)?;
+            let res = (|| -> Result<Result<DistReport, Error>, Error> {
+                let p: MvslParams = read_params(params)?;
+                let g = read_dist_graph(graph)?;
+                if matches!(g, DistGraph::Csr { .. }) && cm.ex.is_none() {
+                    // Explicit graphs need the exchange: refused on every rank
+                    // now, not in the middle of the set-up.
+                    return Err(Error::NullPointer);
+                }
+                let (vs, n) = read_views(views, n_views)?;
+                let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
+                let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+                Ok(with_monitor(progress, user, |m| {
+                    dist::fit(&mut cm, &vs, g, k, &p, &mut us, vv, w, m)
+                }))
+            })();
+            match res {
+                Err(e) => Err(dist::refuse(&mut cm, e)),
+                Ok(r) => finish_dist(r?, report, traffic),
+            }
+        })
+    }
+}
+
+/// Writes the report and the traffic (if asked) and maps the stop reason.
+unsafe fn finish_dist(
+    r: DistReport,
+    report: *mut mvnmf_report,
+    traffic: *mut mvnmf_dist_traffic,
+) -> Result<mvnmf_status, Error> {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if !traffic.is_null() {
+            *traffic = r.traffic.into();
+        }
+        finish(r.report, report)
+    }
+}

@@ -1,0 +1,1110 @@
+//! The shallow solvers across ranks (issue 19): NMF, joint NMF and the
+//! MvSL/MCL family (SGE, or explicit graphs such as LDGE/TGE/kNN), with the
+//! items split over ranks and the sums over items combined by a caller-supplied
+//! allreduce ([`Comm`]; MPI's `MPI_Allreduce` in `examples-c/mpi_fit.c`), the
+//! neighbours' columns of `V` for explicit graphs by a caller-supplied exchange
+//! (`MPI_Alltoallv`). The crate itself has no MPI, no threads and no
+//! allocation here either.
+//!
+//! **Partition.** Rank `r` holds a contiguous range of the items: the columns
+//! `offset_r .. offset_r + N_r` of every view (dense or CSC, as a view of
+//! `N_r` items) and of `V`; the ranks' ranges follow each other in rank order
+//! and cover all `N` items. The bases `U^(v)` are replicated: every rank holds
+//! all of them and computes the same ones.
+//!
+//! **Why the iterates are the single process's.** Every input of the U-step is
+//! a sum over items (`R_v = X_v Vᵀ`, `G = VVᵀ`: also for the composite-gradient
+//! step of L1,2 / L1,∞ and its Lipschitz search, which never touches X), so
+//! after one allreduce every rank runs the same U-step on the same numbers.
+//! The V-step is per item given `P = Σ UᵀU` (replicated), the shard's
+//! `Q_s = Σ_v Uᵀ X_s` and the graph products, which for SGE come from the class
+//! sums of `V` (a `K × C` allreduce) and for explicit graphs from the rank's
+//! rows of the graph and the columns of `V` they reference (the rank's own,
+//! and the halo: those held by other ranks, exchanged before each V-step).
+//! The objective's parts are sums over items
+//! too (`steps::shard` lists them). So the run is the single-process run
+//! ([`crate::models::mvsl::fit`], [`crate::models::nmf::joint_fit`]) with only
+//! the order of the additions over items changed: the iterates agree to
+//! rounding (the tests ask for 1e-10 relative after 50–100 iterations, dense and
+//! CSC), the objective is the same monotone sequence, the report the same.
+//!
+//! **Communication per outer iteration and rank** (8-byte words; `H` views of
+//! `M_v` features, rank `K`, `C` classes of the SGE graph, 0 without one):
+//!
+//! ```text
+//! Σ_v M_v·K              R_v = X_v Vᵀ, before the U-steps
+//! + K² + K·C + C + 2     G, class sums and squares, ⟨Q,V⟩ and ΣV, after the V-step
+//! + (v_inner − 1)·K·C    class sums between inner V-steps (SGE only)
+//! + 2                    the traces (explicit graphs only)
+//! + 1                    the stop vote, only when a monitor is given
+//! ```
+//!
+//! in two allreduce calls (plus `v_inner − 1` and the vote), independent of the
+//! number of items and of ranks: [`words_per_iteration`] computes it and
+//! [`Traffic`] counts what was passed to the callback. Explicit graphs add the
+//! halo, point to point: `v_inner · K · halo_sent` words sent per iteration
+//! ([`halo_words_per_iteration`]), `halo_sent` the rank's items that other
+//! ranks' rows reference (at most its edges to other ranks; for a kNN graph of
+//! a well-ordered partition, the items near the shard's boundary). Set-up: a
+//! broadcast of rank 0's configuration (25 words) and an agreement vote (1
+//! word), then one reduction of `3·ranks + 2H + C` words (item counts, largest
+//! entries and column indices, view sums, squares, class counts), one more
+//! word when the data are scaled, and for explicit graphs a `ranks² + ranks`
+//! reduction (who reads how many items from whom) and one exchange of the
+//! requested item indices.
+//!
+//! **Start.** [`Init::Random`] gives every rank the start the single process
+//! draws: one seeded stream, `V` (all `K × N` values, column-major) first, then
+//! the bases; rank `r` draws and discards the `K·offset_r` values before its
+//! columns and the ones after them (`O(K·N)` cheap draws per rank), so its `V`
+//! columns and its bases are the single process's bit for bit. The scales use
+//! the views' means over all items (reduced). With [`Init::Given`] every rank
+//! passes the same bases and its shard of `V`.
+//!
+//! **Agreement and errors.** Before anything is written the ranks agree: rank
+//! 0's shapes and options are broadcast (an allreduce to which only rank 0
+//! contributes) and compared bitwise on every rank, then every rank votes.
+//! If any rank refused its input, every rank returns: the refusing rank its own
+//! error, the others [`Error::PeerFailed`], with the outputs untouched on every
+//! rank. Errors found from the reduced sums (too few labeled items over all
+//! ranks, data too large) are seen by every rank alike. The monitor sees the
+//! same objective on every rank; a cancellation on any rank is agreed (one
+//! word) and stops every rank after the same iteration. A failing callback
+//! ([`Error::CommFailed`]) cannot be agreed: after the start the outputs then
+//! hold a partial iterate.
+//!
+//! **Scope.** Double precision only (the callback sums `f64`); graphs: none,
+//! SGE, or the rank's rows of explicit graphs, whose symmetry across ranks is
+//! not checked (only that no rank is asked for more items than its own edges
+//! to other ranks allow, [`Error::BadParameter`] on every rank). Building the
+//! kNN/TGE graph itself across shards (each rank's items against all,
+//! blockwise) is not done: the caller builds it (`examples-c/mpi_fit.c` builds
+//! it on every rank and passes each rank's rows). The monitor must be given on
+//! every rank or on none.
+
+use core::cell::{Cell, RefCell};
+use core::ops::ControlFlow;
+
+use crate::data::{FactorsMut, Prepared, ViewSet, ViewShape};
+use crate::error::Error;
+use crate::linalg::mat::{MatMut, MatRef};
+use crate::linalg::{gemm, gemm_req};
+use crate::steps::check::{check_shapes, validate};
+use crate::steps::init::random_start_shard;
+use crate::steps::mu::{dead_views, form_pq, mu_step, products_req};
+use crate::steps::prox::{group_norm, prox_gradient, ProxScratch, Sparsity};
+use crate::steps::scale::Scale;
+pub use crate::steps::shard::ShardRows;
+use crate::steps::shard::{csr_products, objective, v_stats, x_vt_all, Layout, SgeShard};
+pub use crate::steps::shard::{Comm, SingleRank};
+use crate::steps::vstep::v_update;
+use crate::steps::{run, Init, Monitor, MvslParams, NmfParams, Objective, Progress, Report};
+use crate::steps::{Stop, StopRule};
+use crate::work::{Stack, WorkReq};
+
+/// The graph of a distributed fit, over the rank's shard of items.
+#[derive(Clone, Copy, Debug)]
+pub enum DistGraph<'a> {
+    /// No graph (NMF, joint NMF, or β = 0).
+    None,
+    /// The SGE graph ([`crate::graph::Sge`]) of the labels: `labels[j]` is the
+    /// class (`< n_classes`) of the shard's item `j`, or
+    /// [`crate::data::UNLABELED`]. At least two labeled items over all ranks.
+    Sge {
+        /// One per item of the shard.
+        labels: &'a [u32],
+        /// Classes `C` (the same on every rank).
+        n_classes: usize,
+    },
+    /// Explicit graphs ([`crate::graph::CsrGraphs`]: LDGE, TGE, kNN, the
+    /// caller's own): this rank's rows of the symmetric `N × N` affinity and
+    /// penalty graphs, with global column indices. Their V-step reads the
+    /// neighbours' columns of `V` held by other ranks (the halo) through
+    /// [`Comm::exchange`], `K` words per item sent, each V-step.
+    Csr {
+        /// `Wᵃ`'s rows (`None`: no affinity graph).
+        affinity: Option<ShardRows<'a>>,
+        /// `Wᵖ`'s rows (`None`: no penalty graph).
+        penalty: Option<ShardRows<'a>>,
+    },
+}
+
+impl DistGraph<'_> {
+    fn classes(&self) -> usize {
+        match self {
+            DistGraph::Sge { n_classes, .. } => *n_classes,
+            _ => 0,
+        }
+    }
+
+    /// Stored edges of this rank's rows (0 without explicit graphs).
+    fn edges(&self) -> usize {
+        match self {
+            DistGraph::Csr { affinity, penalty } => {
+                affinity.map_or(0, |g| g.nnz()) + penalty.map_or(0, |g| g.nnz())
+            }
+            _ => 0,
+        }
+    }
+
+    fn is_csr(&self) -> bool {
+        matches!(self, DistGraph::Csr { .. })
+    }
+}
+
+/// What a rank passed to its [`Comm::allreduce`]: calls and `f64` words, for
+/// the set-up (up to and including the start's objective) and for the
+/// iterations (everything after it, the monitor's votes included).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Traffic {
+    /// Allreduce calls of the set-up.
+    pub setup_calls: u64,
+    /// Words of the set-up.
+    pub setup_words: u64,
+    /// Allreduce calls of the iterations.
+    pub iter_calls: u64,
+    /// Words of the iterations.
+    pub iter_words: u64,
+    /// [`Comm::exchange`] calls of the set-up (explicit graphs only).
+    pub setup_exchange_calls: u64,
+    /// Words this rank sent through [`Comm::exchange`] in the set-up.
+    pub setup_exchange_words: u64,
+    /// [`Comm::exchange`] calls of the iterations.
+    pub iter_exchange_calls: u64,
+    /// Words this rank sent through [`Comm::exchange`] in the iterations.
+    pub iter_exchange_words: u64,
+    /// Items of this rank whose columns of `V` other ranks read (the halo this
+    /// rank sends: `K` words each, every V-step).
+    pub halo_sent: u64,
+    /// Items of other ranks this rank reads (the halo it receives).
+    pub halo_received: u64,
+}
+
+/// A distributed fit's report: the single-process [`Report`] and the traffic.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DistReport {
+    /// The same report as the single-process fit's.
+    pub report: Report,
+    /// What this rank passed to the callback.
+    pub traffic: Traffic,
+}
+
+/// The communication model (module docs): `f64` words each rank passes to the
+/// allreduce per outer iteration, for views with `sum_rows = Σ_v M_v` features,
+/// rank `k`, `classes` SGE classes (0 without a graph or with `β = 0`),
+/// `v_inner` V-steps per iteration, and whether a monitor votes.
+///
+/// With explicit graphs (`classes = 0`, `explicit_graph`) two more words carry
+/// the traces, and the halo goes through [`Comm::exchange`]:
+/// [`halo_words_per_iteration`].
+pub fn words_per_iteration(
+    sum_rows: usize,
+    k: usize,
+    classes: usize,
+    v_inner: u32,
+    monitor: bool,
+    explicit_graph: bool,
+) -> u64 {
+    let (m, k, c) = (sum_rows as u64, k as u64, classes as u64);
+    m * k
+        + k * k
+        + k * c
+        + c
+        + 2
+        + 2 * explicit_graph as u64
+        + (v_inner.max(1) as u64 - 1) * k * c
+        + monitor as u64
+}
+
+/// Words a rank sends through [`Comm::exchange`] per outer iteration with
+/// explicit graphs: `v_inner · K · halo_sent` ([`Traffic::halo_sent`]: at most
+/// the rank's edges to other ranks' items).
+pub fn halo_words_per_iteration(k: usize, v_inner: u32, halo_sent: u64) -> u64 {
+    v_inner.max(1) as u64 * k as u64 * halo_sent
+}
+
+/// The counting wrapper of the caller's communicator.
+struct Counted<'c, C: ?Sized> {
+    comm: &'c mut C,
+    calls: u64,
+    words: u64,
+    ex_calls: u64,
+    ex_words: u64,
+}
+
+impl<'c, C: Comm + ?Sized> Counted<'c, C> {
+    fn new(comm: &'c mut C) -> Self {
+        Counted {
+            comm,
+            calls: 0,
+            words: 0,
+            ex_calls: 0,
+            ex_words: 0,
+        }
+    }
+
+    fn sum(&mut self, buf: &mut [f64]) -> Result<(), Error> {
+        self.calls += 1;
+        self.words += buf.len() as u64;
+        self.comm.allreduce(buf)
+    }
+
+    fn exchange(
+        &mut self,
+        send: &[f64],
+        send_counts: &[usize],
+        recv: &mut [f64],
+        recv_counts: &[usize],
+    ) -> Result<(), Error> {
+        self.ex_calls += 1;
+        self.ex_words += send.len() as u64;
+        self.comm.exchange(send, send_counts, recv, recv_counts)
+    }
+}
+
+/// Words of the configuration rank 0 broadcasts.
+const CONFIG: usize = 25;
+
+/// Shapes and options every rank must share (compared bitwise with rank 0's).
+fn config<VS: ViewSet<f64> + ?Sized>(
+    views: &VS,
+    graph: &DistGraph<'_>,
+    k: usize,
+    params: &MvslParams,
+    monitor: bool,
+    ranks: usize,
+) -> [f64; CONFIG] {
+    let h = views.count();
+    let (mut rows, mut weighted) = (0.0, 0.0);
+    for i in 0..h {
+        let m = views.shape(i).rows as f64;
+        rows += m;
+        weighted += (i + 1) as f64 * m;
+    }
+    let kind = match graph {
+        DistGraph::None => 0.0,
+        DistGraph::Sge { .. } => 1.0,
+        DistGraph::Csr { affinity, penalty } => {
+            2.0 + affinity.is_some() as u8 as f64 + 2.0 * penalty.is_some() as u8 as f64
+        }
+    };
+    let sparsity = match params.sparsity {
+        Sparsity::None => 0.0,
+        Sparsity::L12 => 1.0,
+        Sparsity::L1Inf => 2.0,
+    };
+    let stop = match params.stop {
+        StopRule::EveryIteration => 0.0,
+        StopRule::ScikitLearn => 1.0,
+    };
+    let init = match params.init {
+        Init::Random => 0.0,
+        Init::Given => 1.0,
+    };
+    [
+        k as f64,
+        h as f64,
+        graph.classes() as f64,
+        kind,
+        rows,
+        weighted,
+        monitor as u8 as f64,
+        ranks as f64,
+        params.max_iter as f64,
+        params.tol,
+        stop,
+        params.eps,
+        params.vmax,
+        (params.seed & 0xffff_ffff) as f64,
+        (params.seed >> 32) as f64,
+        init,
+        sparsity,
+        params.alpha,
+        params.beta,
+        params.gamma,
+        params.u_inner as f64,
+        params.v_inner as f64,
+        params.eta_up,
+        params.eta_down,
+        params.l0,
+    ]
+}
+
+/// The ranks agree before anything is written (module docs): rank 0's
+/// configuration is broadcast and compared, then every rank votes. Returns
+/// this rank's error, [`Error::PeerFailed`] when another rank failed or the
+/// configurations differ, or `Ok` on every rank.
+fn agree<C: Comm + ?Sized>(
+    cm: &mut Counted<'_, C>,
+    cfg: &[f64; CONFIG],
+    local: Result<(), Error>,
+) -> Result<(), Error> {
+    let mut b = [0.0; CONFIG];
+    if cm.comm.rank() == 0 {
+        b = *cfg;
+    }
+    cm.sum(&mut b)?;
+    let same = b.iter().zip(cfg).all(|(x, y)| x.to_bits() == y.to_bits());
+    let mut vote = [if local.is_err() || !same { 1.0 } else { 0.0 }];
+    cm.sum(&mut vote)?;
+    local?;
+    if !same || vote[0] != 0.0 {
+        return Err(Error::PeerFailed);
+    }
+    Ok(())
+}
+
+/// Takes part in a distributed fit's agreement with an error found before the
+/// fit could be called (a C argument that cannot be read): every other rank
+/// then returns [`Error::PeerFailed`] and this one `e` (or
+/// [`Error::CommFailed`] when the callback fails, [`Error::BadParameter`] for
+/// an invalid rank number).
+pub fn refuse<C: Comm + ?Sized>(comm: &mut C, e: Error) -> Error {
+    if comm.ranks() == 0 || comm.rank() >= comm.ranks() {
+        return Error::BadParameter;
+    }
+    let mut cm = Counted::new(comm);
+    match agree(&mut cm, &[f64::NAN; CONFIG], Err(e)) {
+        Err(x) => x,
+        Ok(()) => Error::Internal,
+    }
+}
+
+/// Workspace of [`fit`] on a rank whose shard has these shapes, for a graph
+/// with `classes` SGE classes (`.0` reduced each iteration: 0 when β = 0; `.1`
+/// counted at the set-up) or `edges` stored edges of explicit graphs (`None`:
+/// no explicit graph).
+fn fit_req(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    k: usize,
+    (classes, setup_classes): (usize, usize),
+    edges: Option<usize>,
+    ranks: usize,
+) -> Result<WorkReq, Error> {
+    let (n, mmax) = check_shapes(shapes.clone(), k)?;
+    let (mut h, mut sum_rows) = (0usize, 0usize);
+    for s in shapes.clone() {
+        h += 1;
+        sum_rows = sum_rows.checked_add(s.rows).ok_or(Error::SizeOverflow)?;
+    }
+    let layout = Layout::new(sum_rows, k, classes, edges.is_some()).ok_or(Error::SizeOverflow)?;
+    let setup = ranks
+        .checked_mul(3)
+        .and_then(|a| a.checked_add(h.checked_mul(2)?))
+        .and_then(|a| a.checked_add(setup_classes))
+        .ok_or(Error::SizeOverflow)?;
+    let kk = WorkReq::matrix::<f64>(k, k);
+    let kn = WorkReq::matrix::<f64>(k, n);
+    let mk = WorkReq::matrix::<f64>(mmax, k);
+    let scratch = products_req::<f64>(shapes.clone(), k, n).or(gemm_req::<f64>(k, k, mmax));
+    let halo = match edges {
+        None => WorkReq::EMPTY,
+        Some(e) => {
+            let square = ranks
+                .checked_mul(ranks)
+                .and_then(|a| a.checked_add(ranks))
+                .ok_or(Error::SizeOverflow)?;
+            WorkReq::all_of(&[
+                // remote indices, per-edge positions, served items
+                WorkReq::new::<usize>(e),
+                WorkReq::new::<usize>(e),
+                WorkReq::new::<usize>(e),
+                // halo of V, send buffer (the index lists at the set-up)
+                WorkReq::matrix::<f64>(k.max(1), e),
+                WorkReq::matrix::<f64>(k.max(1), e),
+                // counts per rank (items, words; both directions)
+                WorkReq::new::<usize>(ranks),
+                WorkReq::new::<usize>(ranks),
+                WorkReq::new::<usize>(ranks),
+                WorkReq::new::<usize>(ranks),
+                WorkReq::new::<f64>(4 * k),
+                WorkReq::new::<f64>(square),
+            ])
+        }
+    };
+    Ok(WorkReq::all_of(&[
+        WorkReq::new::<f64>(layout.len()),
+        WorkReq::new::<f64>(classes),
+        kk,
+        kk,
+        kn,
+        kn,
+        kn,
+        kn,
+        mk,
+        mk,
+        WorkReq::new::<f64>(mmax),
+        WorkReq::new::<f64>(h),
+        halo,
+        crate::data::prepared_req::<f64>(shapes),
+        WorkReq::any_of(&[WorkReq::new::<f64>(setup), scratch]),
+    ]))
+}
+
+/// What a graph adds to the workspace: SGE classes (reduced each iteration
+/// when `β > 0`; counted at the set-up), explicit edges.
+fn graph_req_parts(graph: &DistGraph<'_>, params: &MvslParams) -> ((usize, usize), Option<usize>) {
+    let c = if params.beta > 0.0 {
+        graph.classes()
+    } else {
+        0
+    };
+    let e = graph.is_csr().then(|| graph.edges());
+    ((c, graph.classes()), e)
+}
+
+/// Workspace bytes of [`fit`] on a rank whose shard has these shapes (`N_r`
+/// items) and this graph (its rows of an explicit graph, or SGE's labels), for
+/// `ranks` ranks.
+pub fn fit_workspace(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    graph: &DistGraph<'_>,
+    k: usize,
+    ranks: usize,
+    params: &MvslParams,
+) -> Result<usize, Error> {
+    params.validate()?;
+    let (c, e) = graph_req_parts(graph, params);
+    fit_req(shapes, k, c, e, ranks)?.bytes()
+}
+
+/// Workspace bytes of [`joint_nmf_fit`].
+pub fn joint_nmf_fit_workspace(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    k: usize,
+    ranks: usize,
+    params: &NmfParams,
+) -> Result<usize, Error> {
+    fit_workspace(shapes, &DistGraph::None, k, ranks, &mvsl_of(params))
+}
+
+/// [`MvslParams`] of plain joint NMF with these options.
+fn mvsl_of(p: &NmfParams) -> MvslParams {
+    MvslParams {
+        max_iter: p.max_iter,
+        tol: p.tol,
+        stop: p.stop,
+        eps: p.eps,
+        vmax: p.vmax,
+        seed: p.seed,
+        init: p.init,
+        ..MvslParams::joint_nmf()
+    }
+}
+
+/// Joint NMF (NMF for one view) across ranks: [`crate::models::nmf::joint_fit`]
+/// on the ranks' shards (module docs). `views`, `v` (`K × N_r`) are the shard's;
+/// `u` all the bases (the same on every rank).
+#[allow(clippy::too_many_arguments)]
+pub fn joint_nmf_fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Sized>(
+    comm: &mut C,
+    views: &VS,
+    k: usize,
+    params: &NmfParams,
+    u: &mut F,
+    v: &mut [f64],
+    work: &mut [u8],
+    monitor: Option<Monitor<'_>>,
+) -> Result<DistReport, Error> {
+    fit(
+        comm,
+        views,
+        DistGraph::None,
+        k,
+        &mvsl_of(params),
+        u,
+        v,
+        work,
+        monitor,
+    )
+}
+
+/// Local checks of one rank: `(N_r, max M_v)`.
+#[allow(clippy::too_many_arguments)]
+fn check_local<VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Sized>(
+    views: &VS,
+    graph: &DistGraph<'_>,
+    k: usize,
+    params: &MvslParams,
+    u: &F,
+    v: &[f64],
+    work_len: usize,
+    ranks: usize,
+) -> Result<(usize, usize), Error> {
+    params.validate()?;
+    let np = params.nmf_params();
+    let hv = views.count();
+    let shapes = |i| views.shape(i);
+    let (n, _) = check_shapes((0..hv).map(shapes), k)?;
+    match *graph {
+        DistGraph::Sge { labels, n_classes } => {
+            if labels.len() != n {
+                return Err(Error::DimensionMismatch);
+            }
+            SgeShard { labels, n_classes }.check()?;
+            if params.beta > 0.0 && !params.vmax.is_finite() {
+                // SGE has a penalty graph: unbounded below without a bound on V.
+                return Err(Error::BadParameter);
+            }
+        }
+        DistGraph::Csr { affinity, penalty } => {
+            for g in [affinity, penalty].iter().flatten() {
+                g.check(n)?;
+            }
+            if params.beta > 0.0 && !params.vmax.is_finite() && penalty.is_some_and(|g| g.nnz() > 0)
+            {
+                return Err(Error::BadParameter);
+            }
+        }
+        DistGraph::None => {}
+    }
+    let (c, e) = graph_req_parts(graph, params);
+    let (n, mmax, _) = validate(
+        views,
+        k,
+        &np,
+        u,
+        params.init == Init::Given,
+        v,
+        work_len,
+        || fit_req((0..hv).map(shapes), k, c, e, ranks),
+    )?;
+    Ok((n, mmax))
+}
+
+/// The halo plan of explicit graphs on one rank (workspace slices).
+struct Halo<'w> {
+    /// Per edge (affinity's, then penalty's), the column of `[V_r | halo]`.
+    pos: &'w mut [usize],
+    /// This rank's items other ranks read, grouped by rank.
+    serve: &'w mut [usize],
+    /// Items received per rank, items sent per rank, and both times `K`.
+    recv: &'w mut [usize],
+    send: &'w mut [usize],
+    krecv: &'w mut [usize],
+    ksend: &'w mut [usize],
+    /// `K × H` columns of `V` from other ranks; `K × (items sent)` to them.
+    halo: &'w mut [f64],
+    sendbuf: &'w mut [f64],
+    row: &'w mut [f64],
+    n_recv: usize,
+    n_send: usize,
+}
+
+impl Halo<'_> {
+    /// The halo of `v` from the other ranks, then the graph products of this
+    /// rank's rows; returns its shares of the traces.
+    #[allow(clippy::too_many_arguments)]
+    fn products<C: Comm + ?Sized>(
+        &mut self,
+        cm: &mut Counted<'_, C>,
+        graph: &DistGraph<'_>,
+        v: &[f64],
+        k: usize,
+        plus: &mut [f64],
+        minus: &mut [f64],
+    ) -> Result<(f64, f64), Error> {
+        let sb = &mut self.sendbuf[..k * self.n_send];
+        for (t, &i) in self.serve[..self.n_send].iter().enumerate() {
+            sb[t * k..(t + 1) * k].copy_from_slice(&v[i * k..(i + 1) * k]);
+        }
+        let hb = &mut self.halo[..k * self.n_recv];
+        cm.exchange(sb, &*self.ksend, hb, &*self.krecv)?;
+        let DistGraph::Csr { affinity, penalty } = graph else {
+            return Err(Error::Internal);
+        };
+        let na = affinity.map_or(0, |g| g.nnz());
+        let (pa, pp) = self.pos.split_at(na);
+        Ok(csr_products(
+            affinity.as_ref().map(|g| (g, pa)),
+            penalty.as_ref().map(|g| (g, pp)),
+            v,
+            hb,
+            k,
+            plus,
+            minus,
+            self.row,
+        ))
+    }
+}
+
+/// Fits the shallow model ([`crate::models::mvsl::fit`]: MvSL-S/L/T, MCL, GNMF,
+/// joint NMF) across ranks (module docs).
+///
+/// * `comm`: this rank's communicator; every rank calls `fit` with the same
+///   shapes (except the item count `N_r`) and options.
+/// * `views`: `H ≥ 1` views of this rank's `N_r ≥ 1` items.
+/// * `graph`: [`DistGraph::None`], SGE over this rank's items, or this rank's
+///   rows of explicit graphs (then `comm` must implement [`Comm::exchange`]).
+/// * `u`: `H` buffers `M_v × K` (all the bases; written, read with
+///   [`Init::Given`]); `v`: `K × N_r`, this rank's columns of `V`.
+/// * `work`: at least [`fit_workspace`] bytes.
+///
+/// Every rank gets the same report; the traffic counts this rank's calls.
+#[allow(clippy::too_many_arguments)]
+pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Sized>(
+    comm: &mut C,
+    views: &VS,
+    graph: DistGraph<'_>,
+    k: usize,
+    params: &MvslParams,
+    u: &mut F,
+    v: &mut [f64],
+    work: &mut [u8],
+    monitor: Option<Monitor<'_>>,
+) -> Result<DistReport, Error> {
+    let (rank, ranks) = (comm.rank(), comm.ranks());
+    if ranks == 0 || rank >= ranks {
+        return Err(Error::BadParameter);
+    }
+    let mut cm = Counted::new(comm);
+    let has_monitor = monitor.is_some();
+    let local = check_local(views, &graph, k, params, &*u, v, work.len(), ranks);
+    let cfg = config(views, &graph, k, params, has_monitor, ranks);
+    agree(&mut cm, &cfg, local.map(|_| ()))?;
+    let (n_r, mmax) = local?;
+
+    let hv = views.count();
+    let use_graph = params.beta > 0.0;
+    let sge = match graph {
+        DistGraph::Sge { labels, n_classes } => Some(SgeShard { labels, n_classes }),
+        _ => None,
+    };
+    let csr = use_graph && graph.is_csr();
+    let c_all = graph.classes();
+    let sum_rows: usize = (0..hv).map(|i| views.shape(i).rows).sum();
+    let layout = Layout::new(
+        sum_rows,
+        k,
+        if use_graph { c_all } else { 0 },
+        graph.is_csr(),
+    )
+    .ok_or(Error::SizeOverflow)?;
+
+    let mut st = Stack::new(work);
+    let red: &mut [f64] = st.take(layout.len())?;
+    let counts: &mut [f64] = st.take(layout.c)?;
+    let p: &mut [f64] = st.take_matrix(k, k)?;
+    let hb: &mut [f64] = st.take_matrix(k, k)?;
+    let q: &mut [f64] = st.take_matrix(k, n_r)?;
+    let d: &mut [f64] = st.take_matrix(k, n_r)?;
+    let plus: &mut [f64] = st.take_matrix(k, n_r)?;
+    let minus: &mut [f64] = st.take_matrix(k, n_r)?;
+    let bb: &mut [f64] = st.take_matrix(mmax, k)?;
+    let cb: &mut [f64] = st.take_matrix(mmax, k)?;
+    let sort: &mut [f64] = st.take(mmax)?;
+    let lip: &mut [f64] = st.take(hv)?;
+    let edges = graph.edges();
+    let mut halo = if graph.is_csr() {
+        Some((
+            st.take::<usize>(edges)?,
+            Halo {
+                pos: st.take(edges)?,
+                serve: st.take(edges)?,
+                halo: st.take_matrix(k.max(1), edges)?,
+                sendbuf: st.take_matrix(k.max(1), edges)?,
+                recv: st.take(ranks)?,
+                send: st.take(ranks)?,
+                krecv: st.take(ranks)?,
+                ksend: st.take(ranks)?,
+                row: st.take(4 * k)?,
+                n_recv: 0,
+                n_send: 0,
+            },
+            st.take::<f64>(ranks * ranks + ranks)?,
+        ))
+    } else {
+        None
+    };
+
+    // Set-up reduction: [max entry per rank | items per rank | largest column
+    // index per rank | view sums | view squares | labeled items per class].
+    let (n, offset, half, scale);
+    {
+        let mut ss = st.rest();
+        let su: &mut [f64] = ss.take(3 * ranks + 2 * hv + c_all)?;
+        su.fill(0.0);
+        let mut mx = 0.0f64;
+        for i in 0..hv {
+            let x = views.view(i);
+            mx = mx.max(x.max_value());
+            su[3 * ranks + i] = x.sum();
+            su[3 * ranks + hv + i] = x.sq_frobenius();
+        }
+        su[rank] = mx;
+        su[ranks + rank] = n_r as f64;
+        if let DistGraph::Csr { affinity, penalty } = graph {
+            let m = [affinity, penalty]
+                .iter()
+                .flatten()
+                .map(|g| g.max_col())
+                .max()
+                .unwrap_or(0);
+            su[2 * ranks + rank] = m as f64;
+        }
+        if let Some(sg) = &sge {
+            sg.add_counts(&mut su[3 * ranks + 2 * hv..]);
+        }
+        cm.sum(su)?;
+        let gmax = su[..ranks].iter().fold(0.0f64, |a, &b| a.max(b));
+        n = su[ranks..2 * ranks].iter().sum::<f64>() as usize;
+        offset = su[ranks..ranks + rank].iter().sum::<f64>() as usize;
+        half = su[3 * ranks + hv..3 * ranks + 2 * hv]
+            .iter()
+            .map(|x| 0.5 * x)
+            .sum::<f64>();
+        if sge.is_some() {
+            let cc = &su[3 * ranks + 2 * hv..];
+            if cc.iter().sum::<f64>() < 2.0 {
+                return Err(Error::TooFewLabeled);
+            }
+            counts.copy_from_slice(&cc[..layout.c]);
+        }
+        if su[2 * ranks..3 * ranks].iter().any(|&m| m >= n as f64) {
+            // A column index beyond the items of all ranks (seen by every rank).
+            return Err(Error::MalformedCsc);
+        }
+        scale = Scale::of_measures::<f64>(half, gmax)?;
+        // The views' sums stay in `lip` until the start is drawn.
+        lip.copy_from_slice(&su[3 * ranks..3 * ranks + hv]);
+        if let Some((hidx, h, square)) = &mut halo {
+            plan_halo(
+                &mut cm,
+                &graph,
+                k,
+                (rank, ranks),
+                (offset, n_r),
+                &su[ranks..2 * ranks],
+                hidx,
+                h,
+                square,
+            )?;
+        }
+    }
+    let scale = scale.limited::<f64>(params.alpha, params.beta, params.gamma);
+    let scale = if params.init == Init::Given {
+        scale.limited_by_start(&*u)
+    } else {
+        scale
+    };
+    let np = params.nmf_params();
+    let params = &scale.mvsl(params);
+    let s = scale.t::<f64>();
+    let half_x2 = if scale.is_one() {
+        half
+    } else {
+        let mut b = [(0..hv)
+            .map(|i| 0.5 * views.view(i).sq_frobenius_scaled(scale.get()))
+            .sum::<f64>()];
+        cm.sum(&mut b)?;
+        b[0]
+    };
+
+    match params.init {
+        Init::Random => {
+            let rows = |i: usize| views.shape(i).rows as f64;
+            let mean = |i: usize| lip[i] / (rows(i) * n as f64);
+            random_start_shard(&mean, k, &np, scale.get(), (offset, n), u, v);
+        }
+        Init::Given => {
+            v.iter_mut().for_each(|x| *x = x.min(params.vmax));
+            (0..hv).for_each(|i| scale.apply(u.get_mut(i)));
+        }
+    }
+    lip.fill(0.0);
+    let prep = Prepared::new(views, &mut st)?;
+    let mut sc = st.rest();
+    let sge_on = if use_graph { sge } else { None };
+    let mut halo_on = if csr { halo.map(|x| x.1) } else { None };
+    let (halo_sent, halo_received) = halo_on
+        .as_ref()
+        .map_or((0, 0), |h| (h.n_send as u64, h.n_recv as u64));
+
+    // The start: P, Q_s, then the reduced V statistics and the objective.
+    form_pq(views, Some(&prep), s, k, &*u, p, q, &mut sc)?;
+    plus.fill(0.0);
+    minus.fill(0.0);
+    let eval = |cm: &mut Counted<'_, C>,
+                halo_on: &mut Option<Halo<'_>>,
+                red: &mut [f64],
+                v: &[f64],
+                q: &[f64],
+                p: &[f64],
+                u: &F,
+                plus: &mut [f64],
+                minus: &mut [f64],
+                sc: &mut Stack<'_>|
+     -> Result<Objective, Error> {
+        let vpart = &mut red[layout.mk..];
+        v_stats(&layout, v, n_r, q, sge_on.as_ref(), vpart, sc)?;
+        if layout.scalars == 4 {
+            let t = match halo_on {
+                Some(h) => h.products(cm, &graph, v, k, plus, minus)?,
+                None => (0.0, 0.0),
+            };
+            let (_, _, _, scal) = layout.split_v(vpart);
+            scal[2] = t.0;
+            scal[3] = t.1;
+        }
+        cm.sum(vpart)?;
+        let (g, sums, sq, scal) = layout.split_v(vpart);
+        let traces = match (&sge_on, halo_on.is_some()) {
+            (Some(sg), _) => {
+                sg.products(counts, sums, v, k, plus, minus);
+                sg.traces(counts, sums, sq, k)
+            }
+            (None, true) => (scal[2], scal[3]),
+            (None, false) => (0.0, 0.0),
+        };
+        let norms = (0..hv).map(|i| group_norm(params.sparsity, u.get(i), views.shape(i).rows));
+        Ok(scale.objective(objective(
+            params,
+            half_x2,
+            p,
+            g,
+            (scal[0], scal[1]),
+            norms,
+            traces,
+        )))
+    };
+    let obj = eval(
+        &mut cm,
+        &mut halo_on,
+        red,
+        v,
+        q,
+        p,
+        &*u,
+        plus,
+        minus,
+        &mut sc,
+    )?;
+    let setup = (cm.calls, cm.words, cm.ex_calls, cm.ex_words);
+
+    let cm = RefCell::new(cm);
+    let vote_err = Cell::new(None);
+    let mut user = monitor;
+    let mut voting = |pr: &Progress| -> ControlFlow<()> {
+        let local = user.as_mut().is_some_and(|m| m(pr).is_break());
+        let mut b = [if local { 1.0 } else { 0.0 }];
+        match cm.borrow_mut().sum(&mut b) {
+            Err(e) => {
+                vote_err.set(Some(e));
+                ControlFlow::Break(())
+            }
+            Ok(()) if b[0] != 0.0 => ControlFlow::Break(()),
+            Ok(()) => ControlFlow::Continue(()),
+        }
+    };
+    let mon: Option<Monitor<'_>> = if has_monitor { Some(&mut voting) } else { None };
+    let eps = params.eps;
+    let mut report = run(params.max_iter, params.stopping(), obj, mon, |_it| {
+        let mut cmb = cm.borrow_mut();
+        // R_v = X_v Vᵀ over all items.
+        {
+            let rpart = &mut red[..layout.mk];
+            x_vt_all(views, &prep, s, v, k, rpart, &mut sc)?;
+            cmb.sum(rpart)?;
+        }
+        // The U-steps, the same on every rank.
+        {
+            let (rpart, vpart) = red.split_at_mut(layout.mk);
+            let g = &vpart[..k * k];
+            let mut off = 0;
+            for (i, lip_i) in lip.iter_mut().enumerate() {
+                let m = views.shape(i).rows;
+                let r = &rpart[off..off + m * k];
+                off += m * k;
+                let ui = u.get_mut(i);
+                if params.proximal() {
+                    let mut ps = ProxScratch {
+                        grad: &mut bb[..m * k],
+                        t: &mut cb[..m * k],
+                        delta: &mut [],
+                        g1d: &mut [],
+                        h: &mut *hb,
+                        sort: &mut *sort,
+                    };
+                    prox_gradient(params, ui, m, k, r, None, g, lip_i, &mut ps, &mut sc)?;
+                } else {
+                    gemm(
+                        1.0,
+                        MatRef::col_major(ui, m, k)?,
+                        MatRef::col_major(g, k, k)?,
+                        0.0,
+                        MatMut::col_major(&mut bb[..m * k], m, k)?,
+                        &mut sc,
+                    )?;
+                    mu_step(ui, r, &bb[..m * k], eps, f64::INFINITY);
+                }
+            }
+        }
+        form_pq(views, Some(&prep), s, k, &*u, p, q, &mut sc)?;
+        // The V-steps, local given P, Q_s and the graph products.
+        for step in 0..params.v_inner {
+            if step > 0 {
+                if let Some(sg) = &sge_on {
+                    let (_, sums, sq, _) = layout.split_v(&mut red[layout.mk..]);
+                    sg.local_sums(v, k, sums, sq);
+                    cmb.sum(sums)?;
+                    sg.products(counts, sums, v, k, plus, minus);
+                }
+                if let Some(h) = &mut halo_on {
+                    h.products(&mut cmb, &graph, v, k, plus, minus)?;
+                }
+            }
+            gemm(
+                1.0,
+                MatRef::col_major(p, k, k)?,
+                MatRef::col_major(v, k, n_r)?,
+                0.0,
+                MatMut::col_major(d, k, n_r)?,
+                &mut sc,
+            )?;
+            v_update(params, v, d, plus, minus, q, use_graph);
+        }
+        eval(
+            &mut cmb,
+            &mut halo_on,
+            red,
+            v,
+            q,
+            p,
+            &*u,
+            plus,
+            minus,
+            &mut sc,
+        )
+    })?;
+    if let Some(e) = vote_err.get() {
+        return Err(e);
+    }
+    (0..hv).for_each(|i| scale.restore(u.get_mut(i)));
+    report.dead_views = dead_views(&*u);
+    let cm = cm.into_inner();
+    let traffic = Traffic {
+        setup_calls: setup.0,
+        setup_words: setup.1,
+        iter_calls: cm.calls - setup.0,
+        iter_words: cm.words - setup.1,
+        setup_exchange_calls: setup.2,
+        setup_exchange_words: setup.3,
+        iter_exchange_calls: cm.ex_calls - setup.2,
+        iter_exchange_words: cm.ex_words - setup.3,
+        halo_sent,
+        halo_received,
+    };
+    debug_assert!(report.stop != Stop::Cancelled || has_monitor);
+    Ok(DistReport { report, traffic })
+}
+
+/// The halo plan of explicit graphs (set-up): the other ranks' items this
+/// rank's rows reference (`hidx`, sorted, unique), how many come from each
+/// rank; a `ranks × ranks` reduction tells every rank what the others read
+/// from it (checked against each rank's edges to other ranks, which bound it
+/// for a symmetric graph: [`Error::BadParameter`] on every rank otherwise);
+/// the index lists are exchanged once; per edge, the column of `[V_r | halo]`.
+#[allow(clippy::too_many_arguments)]
+fn plan_halo<C: Comm + ?Sized>(
+    cm: &mut Counted<'_, C>,
+    graph: &DistGraph<'_>,
+    k: usize,
+    (rank, ranks): (usize, usize),
+    (offset, n_r): (usize, usize),
+    items: &[f64],
+    hidx: &mut [usize],
+    h: &mut Halo<'_>,
+    square: &mut [f64],
+) -> Result<(), Error> {
+    let DistGraph::Csr { affinity, penalty } = *graph else {
+        return Err(Error::Internal);
+    };
+    let graphs = [affinity, penalty];
+    let local = |c: usize| c >= offset && c < offset + n_r;
+    // The referenced items of other ranks, sorted and unique.
+    let mut len = 0;
+    let mut remote_edges = 0usize;
+    for g in graphs.iter().flatten() {
+        for &c in &g.col_idx[..g.nnz()] {
+            if !local(c) {
+                hidx[len] = c;
+                len += 1;
+                remote_edges += 1;
+            }
+        }
+    }
+    let hs = &mut hidx[..len];
+    hs.sort_unstable();
+    let mut u = 0;
+    for t in 0..hs.len() {
+        if t == 0 || hs[t] != hs[t - 1] {
+            hs[u] = hs[t];
+            u += 1;
+        }
+    }
+    let hs = &hidx[..u];
+    h.n_recv = u;
+    // Items per rank: the ranks' ranges follow each other.
+    let mut start = 0usize;
+    let mut t = 0;
+    for (rq, &nq) in h.recv.iter_mut().zip(items) {
+        let end = start + nq as usize;
+        let c0 = t;
+        while t < hs.len() && hs[t] < end {
+            t += 1;
+        }
+        *rq = t - c0;
+        start = end;
+    }
+    // Who reads what from whom: row r of the square is rank r's requests.
+    square.fill(0.0);
+    for q in 0..ranks {
+        square[rank * ranks + q] = h.recv[q] as f64;
+    }
+    square[ranks * ranks + rank] = remote_edges as f64;
+    cm.sum(square)?;
+    for s in 0..ranks {
+        let asked: f64 = (0..ranks).map(|q| square[q * ranks + s]).sum();
+        if asked > square[ranks * ranks + s] {
+            // More items requested from rank s than its edges to other ranks:
+            // the graph is not symmetric across ranks.
+            return Err(Error::BadParameter);
+        }
+    }
+    for q in 0..ranks {
+        h.send[q] = square[q * ranks + rank] as usize;
+        h.krecv[q] = h.recv[q] * k;
+        h.ksend[q] = h.send[q] * k;
+    }
+    h.n_send = h.send.iter().sum();
+    // The index lists: this rank's requests out, the others' requests in.
+    {
+        let out = &mut h.halo[..u];
+        for (o, &c) in out.iter_mut().zip(hs) {
+            *o = c as f64;
+        }
+        let inn = &mut h.sendbuf[..h.n_send];
+        let (recv, send) = (&*h.recv, &*h.send);
+        cm.exchange(&h.halo[..u], recv, inn, send)?;
+        for (sv, &x) in h.serve.iter_mut().zip(inn.iter()) {
+            let i = x as usize;
+            if i < offset || i >= offset + n_r {
+                return Err(Error::Internal);
+            }
+            *sv = i - offset;
+        }
+    }
+    // Per edge: the column of [V_r | halo].
+    let mut e = 0;
+    for g in graphs.iter().flatten() {
+        for &c in &g.col_idx[..g.nnz()] {
+            h.pos[e] = if local(c) {
+                c - offset
+            } else {
+                n_r + hs.binary_search(&c).map_err(|_| Error::Internal)?
+            };
+            e += 1;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,561 @@
+//! Partial statistics of a shard of items (issue 19): what one rank of a
+//! distributed fit (`models::dist`) computes on its own columns, and the
+//! communication interface the ranks combine them through.
+//!
+//! The items (columns of every view, and of `V`) are split into contiguous
+//! shards, one per rank; the bases `U^(v)` are replicated. Every quantity the
+//! DESIGN §2 solvers need from the items is a **sum over items**, so a rank
+//! forms its shard's share and a sum over ranks (an allreduce) gives every rank
+//! the whole:
+//!
+//! | quantity | shape | used by |
+//! |---|---|---|
+//! | `R_v = X_v Vᵀ = Σ_s X_v,s V_sᵀ` | `M_v × K` per view | the U-step (Lee–Seung, or the composite-gradient step with its line search: `f`, `∇f` and the acceptance test need only `R`, `G`) |
+//! | `G = V Vᵀ = Σ_s V_s V_sᵀ` | `K × K` | the U-step, the reconstruction term |
+//! | `S = [Σ_{j∈c, j labeled} v_j]_c` | `K × C` | the SGE products of the V-step and its traces |
+//! | `q_c = Σ_{j∈c} ‖v_j‖²` | `C` | the SGE traces |
+//! | `⟨Q, V⟩ = Σ_j q_jᵀ v_j`, `Σ V` | 2 | the reconstruction and L1 terms |
+//!
+//! while `P = Σ_v UᵀU` and the group norms depend on the bases only (the same on
+//! every rank), and the V-step is local to each item given `P`, `Q_s = Σ_v Uᵀ X_s`
+//! and the graph products — for SGE those are `O(K·C)` from `S` and the class
+//! counts (DESIGN §6), so the SGE graph needs no exchange of `V` rows.
+//! The SGE traces from the sums: with `w_c = 1/N_c − 1/N^l`,
+//!
+//! ```text
+//! tr(V Lᵃ Vᵀ) = Σ_c w_c (N_c q_c − ‖S_c‖²)
+//! tr(V Lᵖ Vᵀ) = Σ_c [ (N^l − N_c)/N^l · q_c − S_cᵀ (T − S_c) / N^l ],   T = Σ_c S_c
+//! ```
+//!
+//! (the single-process operator `graph::Sge` sums the same per-item terms item
+//! by item; the results agree to rounding).
+
+use crate::data::{Prepared, ViewSet, UNLABELED};
+use crate::error::Error;
+use crate::linalg::dot;
+use crate::steps::mu::gram;
+use crate::steps::{MvslParams, Objective};
+use crate::work::Stack;
+
+/// The communicator of a distributed fit: this rank's number, how many ranks,
+/// and a sum over all ranks in place. Every rank calls [`Comm::allreduce`] the
+/// same number of times with buffers of the same lengths (the solvers
+/// guarantee it once the ranks agree on the shapes), and every rank must
+/// receive the same sum (MPI's `MPI_Allreduce` with `MPI_SUM` does in practice;
+/// a reduction in a fixed rank order does by construction), since each rank
+/// derives the replicated bases from it.
+pub trait Comm {
+    /// This rank, `0 ≤ rank < ranks`.
+    fn rank(&self) -> usize;
+    /// Number of ranks (`≥ 1`).
+    fn ranks(&self) -> usize;
+    /// `buf ← Σ_ranks buf` in place; an `Err` ([`Error::CommFailed`]) ends the fit.
+    fn allreduce(&mut self, buf: &mut [f64]) -> Result<(), Error>;
+
+    /// Point to point, every rank at once (`MPI_Alltoallv`): sends
+    /// `send_counts[q]` values of `send` (in rank order, the blocks one after
+    /// the other) to rank `q`, and receives `recv_counts[q]` values from rank
+    /// `q` into `recv` (the same layout). Only graphs with edges between the
+    /// ranks' items need it (the halo of `V`); the default refuses
+    /// ([`Error::BadParameter`]).
+    fn exchange(
+        &mut self,
+        send: &[f64],
+        send_counts: &[usize],
+        recv: &mut [f64],
+        recv_counts: &[usize],
+    ) -> Result<(), Error> {
+        let _ = (send, send_counts, recv, recv_counts);
+        Err(Error::BadParameter)
+    }
+}
+
+/// One rank (no communication): a distributed fit with it is the single-process fit.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SingleRank;
+
+impl Comm for SingleRank {
+    fn rank(&self) -> usize {
+        0
+    }
+    fn ranks(&self) -> usize {
+        1
+    }
+    fn allreduce(&mut self, _buf: &mut [f64]) -> Result<(), Error> {
+        Ok(())
+    }
+    fn exchange(
+        &mut self,
+        send: &[f64],
+        _send_counts: &[usize],
+        recv: &mut [f64],
+        _recv_counts: &[usize],
+    ) -> Result<(), Error> {
+        if send.len() != recv.len() {
+            return Err(Error::DimensionMismatch);
+        }
+        recv.copy_from_slice(send);
+        Ok(())
+    }
+}
+
+/// Where the reduced statistics live in one `f64` buffer: `R_1 … R_H` (`M_v × K`
+/// each, column-major, one after the other), then `G` (`K × K`), `S` (`K × C`),
+/// `q` (`C`), and the scalars `⟨Q, V⟩`, `Σ V` (and, with an explicit graph,
+/// the shard's shares of its two traces). The first part is reduced before
+/// each U-step, the rest after each V-step.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Layout {
+    /// `Σ_v M_v · K`.
+    pub(crate) mk: usize,
+    /// Rank.
+    pub(crate) k: usize,
+    /// Classes of the SGE graph (0 without one).
+    pub(crate) c: usize,
+    /// Scalars: 2, or 4 with an explicit graph.
+    pub(crate) scalars: usize,
+}
+
+impl Layout {
+    /// `None` on overflow.
+    pub(crate) fn new(sum_rows: usize, k: usize, c: usize, traces: bool) -> Option<Layout> {
+        let l = Layout {
+            mk: sum_rows.checked_mul(k)?,
+            k,
+            c,
+            scalars: if traces { 4 } else { 2 },
+        };
+        l.len_checked().map(|_| l)
+    }
+
+    fn len_checked(&self) -> Option<usize> {
+        self.mk
+            .checked_add(self.k.checked_mul(self.k)?)?
+            .checked_add(self.k.checked_mul(self.c)?)?
+            .checked_add(self.c)?
+            .checked_add(self.scalars)
+    }
+
+    /// Values of the whole buffer.
+    pub(crate) fn len(&self) -> usize {
+        self.mk + self.k * self.k + self.k * self.c + self.c + self.scalars
+    }
+
+    /// Splits the buffer's V part into `(G, S, q, scalars)`.
+    pub(crate) fn split_v<'a>(
+        &self,
+        vpart: &'a mut [f64],
+    ) -> (&'a mut [f64], &'a mut [f64], &'a mut [f64], &'a mut [f64]) {
+        let (g, rest) = vpart.split_at_mut(self.k * self.k);
+        let (s, rest) = rest.split_at_mut(self.k * self.c);
+        let (q, sc) = rest.split_at_mut(self.c);
+        (g, s, q, sc)
+    }
+}
+
+/// `R_v ← s·X_v,s V_sᵀ` for every view, one block after the other in `r`
+/// ([`Layout`]'s first part): the shard's share of the U-steps' products.
+pub(crate) fn x_vt_all<VS: ViewSet<f64> + ?Sized>(
+    views: &VS,
+    prep: &Prepared<'_, f64>,
+    s: f64,
+    v: &[f64],
+    k: usize,
+    r: &mut [f64],
+    st: &mut Stack<'_>,
+) -> Result<(), Error> {
+    let mut off = 0;
+    for i in 0..views.count() {
+        let x = views.view(i);
+        let mk = x.rows() * k;
+        let out = r.get_mut(off..off + mk).ok_or(Error::Internal)?;
+        x.x_vt_scaled(prep.get(views, i), s, v, k, out, st)?;
+        off += mk;
+    }
+    Ok(())
+}
+
+/// The shard's share of the V part of [`Layout`]: `G = V_s V_sᵀ`, the SGE class
+/// sums `S` and squares `q` (when `sge` is given), `⟨Q_s, V_s⟩` and `Σ V_s`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn v_stats(
+    layout: &Layout,
+    v: &[f64],
+    n: usize,
+    q: &[f64],
+    sge: Option<&SgeShard<'_>>,
+    vpart: &mut [f64],
+    st: &mut Stack<'_>,
+) -> Result<(), Error> {
+    let k = layout.k;
+    let (g, s, sq, sc) = layout.split_v(vpart);
+    gram(v, k, n, g, st)?;
+    match sge {
+        Some(sg) => sg.local_sums(v, k, s, sq),
+        None => {
+            s.fill(0.0);
+            sq.fill(0.0);
+        }
+    }
+    sc[0] = dot(q, v);
+    sc[1] = v.iter().sum::<f64>();
+    Ok(())
+}
+
+/// The SGE graph (DESIGN §6, `graph::Sge`) over a shard: the shard's labels,
+/// and the global class counts once they are known.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SgeShard<'a> {
+    /// One per item of the shard: a class `< n_classes` or [`UNLABELED`].
+    pub(crate) labels: &'a [u32],
+    /// Classes `C`.
+    pub(crate) n_classes: usize,
+}
+
+impl SgeShard<'_> {
+    /// [`Error::BadLabel`] for a label out of range (the count of labeled items
+    /// is checked over all ranks, from the summed counts).
+    pub(crate) fn check(&self) -> Result<(), Error> {
+        if self.n_classes == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        if self
+            .labels
+            .iter()
+            .any(|&l| l != UNLABELED && l as usize >= self.n_classes)
+        {
+            return Err(Error::BadLabel);
+        }
+        Ok(())
+    }
+
+    /// Adds the shard's labeled items per class to `counts` (`C`).
+    pub(crate) fn add_counts(&self, counts: &mut [f64]) {
+        for &l in self.labels {
+            if l != UNLABELED {
+                counts[l as usize] += 1.0;
+            }
+        }
+    }
+
+    /// `S_·c ← Σ_{j∈c} v_j` (`K × C`) and `q_c ← Σ_{j∈c} ‖v_j‖²` over the shard.
+    pub(crate) fn local_sums(&self, v: &[f64], k: usize, sums: &mut [f64], sq: &mut [f64]) {
+        sums.fill(0.0);
+        sq.fill(0.0);
+        for (j, &l) in self.labels.iter().enumerate() {
+            if l != UNLABELED {
+                let l = l as usize;
+                let vj = &v[j * k..(j + 1) * k];
+                for (r, &x) in vj.iter().enumerate() {
+                    sums[r + l * k] += x;
+                    sq[l] += x * x;
+                }
+            }
+        }
+    }
+
+    /// The V-step's graph products for the shard's items from the global class
+    /// counts and sums (`graph::Sge::apply`'s per-item formulas):
+    /// `plus = (Dᵃ + Wᵖ) v̄`, `minus = (Dᵖ + Wᵃ) v̄` (zero for unlabeled items).
+    pub(crate) fn products(
+        &self,
+        counts: &[f64],
+        sums: &[f64],
+        v: &[f64],
+        k: usize,
+        plus: &mut [f64],
+        minus: &mut [f64],
+    ) {
+        let c = self.n_classes;
+        let nl: f64 = counts.iter().sum();
+        for (j, &l) in self.labels.iter().enumerate() {
+            let (pj, mj) = (
+                &mut plus[j * k..(j + 1) * k],
+                &mut minus[j * k..(j + 1) * k],
+            );
+            if l == UNLABELED {
+                pj.fill(0.0);
+                mj.fill(0.0);
+                continue;
+            }
+            let l = l as usize;
+            let nc = counts[l];
+            let wc = 1.0 / nc - 1.0 / nl;
+            let da = (nc - 1.0) * wc;
+            let dp = (nl - nc) / nl;
+            for r in 0..k {
+                let x = v[r + j * k];
+                let s = sums[r + l * k];
+                let t: f64 = (0..c).map(|cc| sums[r + cc * k]).sum();
+                pj[r] = da * x + (t - s) / nl;
+                mj[r] = dp * x + wc * (s - x);
+            }
+        }
+    }
+
+    /// `(tr(V Lᵃ Vᵀ), tr(V Lᵖ Vᵀ))` over all items from the global counts, sums
+    /// and squares (module docs).
+    pub(crate) fn traces(&self, counts: &[f64], sums: &[f64], sq: &[f64], k: usize) -> (f64, f64) {
+        let c = self.n_classes;
+        let nl: f64 = counts.iter().sum();
+        let (mut ta, mut tp) = (0.0, 0.0);
+        for l in 0..c {
+            let nc = counts[l];
+            if nc == 0.0 {
+                continue;
+            }
+            let wc = 1.0 / nc - 1.0 / nl;
+            let sl = &sums[l * k..(l + 1) * k];
+            let s2: f64 = sl.iter().map(|x| x * x).sum();
+            let cross: f64 = (0..k)
+                .map(|r| {
+                    let t: f64 = (0..c).map(|cc| sums[r + cc * k]).sum();
+                    sl[r] * (t - sl[r])
+                })
+                .sum();
+            ta += wc * (nc * sq[l] - s2);
+            tp += (nl - nc) / nl * sq[l] - cross / nl;
+        }
+        (ta, tp)
+    }
+}
+
+/// This rank's rows of an explicit symmetric `N × N` graph (`graph::CsrGraph`):
+/// row `j` (the shard's item `j`) holds the global item indices
+/// `col_idx[row_ptr[j]..row_ptr[j+1]]` (strictly increasing, `< N`) with their
+/// `weights` (finite, `≥ 0`). The graph over all ranks must be symmetric
+/// (`W_ij = W_ji`; not checked across ranks, except that the items a rank is
+/// asked for are bounded by its own edges to other ranks).
+#[derive(Clone, Copy, Debug)]
+pub struct ShardRows<'a> {
+    /// `N_r + 1` row pointers, starting at 0.
+    pub row_ptr: &'a [usize],
+    /// Global column indices.
+    pub col_idx: &'a [usize],
+    /// Weights.
+    pub weights: &'a [f64],
+}
+
+impl ShardRows<'_> {
+    /// Structure and weights for a shard of `n` items ([`Error::MalformedCsc`],
+    /// [`Error::DimensionMismatch`], [`Error::BufferTooShort`], value errors);
+    /// the bound `< N` is checked once `N` is known.
+    pub(crate) fn check(&self, n: usize) -> Result<(), Error> {
+        if self.row_ptr.len() != n + 1 {
+            return Err(Error::DimensionMismatch);
+        }
+        if self.row_ptr[0] != 0 {
+            return Err(Error::MalformedCsc);
+        }
+        let nnz = self.row_ptr[n];
+        if nnz > self.col_idx.len() || nnz > self.weights.len() {
+            return Err(Error::BufferTooShort);
+        }
+        for j in 0..n {
+            let (s, e) = (self.row_ptr[j], self.row_ptr[j + 1]);
+            if e < s || e > nnz {
+                return Err(Error::MalformedCsc);
+            }
+            for t in s + 1..e {
+                if self.col_idx[t] <= self.col_idx[t - 1] {
+                    return Err(Error::MalformedCsc);
+                }
+            }
+        }
+        crate::data::check_values(&self.weights[..nnz], true)
+    }
+
+    /// Stored edges.
+    pub(crate) fn nnz(&self) -> usize {
+        self.row_ptr.last().copied().unwrap_or(0)
+    }
+
+    /// The largest column index (0 without edges).
+    pub(crate) fn max_col(&self) -> usize {
+        self.col_idx[..self.nnz()]
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// One graph's contribution to row `j`: `diag = D_jj v_j`, `off = Σ_i W_ji v_i`,
+/// where column `pos[t]` of `[V_r | halo]` holds `v_i` of edge `t`
+/// (`graph::CsrGraphs`'s per-row arithmetic, in the same order).
+#[allow(clippy::too_many_arguments)]
+fn accumulate(
+    g: &ShardRows<'_>,
+    pos: &[usize],
+    v: &[f64],
+    halo: &[f64],
+    k: usize,
+    j: usize,
+    diag: &mut [f64],
+    off: &mut [f64],
+) {
+    let (s, e) = (g.row_ptr[j], g.row_ptr[j + 1]);
+    let ws = &g.weights[s..e];
+    let d: f64 = ws.iter().sum();
+    let n = v.len() / k;
+    for r in 0..k {
+        diag[r] = d * v[r + j * k];
+        off[r] = 0.0;
+    }
+    for (&p, &w) in pos[s..e].iter().zip(ws) {
+        let vi = if p < n {
+            &v[p * k..(p + 1) * k]
+        } else {
+            &halo[(p - n) * k..(p - n + 1) * k]
+        };
+        for r in 0..k {
+            off[r] += w * vi[r];
+        }
+    }
+}
+
+/// The V-step's graph products of explicit graphs for the shard's rows
+/// (`plus = (Dᵃ + Wᵖ) v̄`, `minus = (Dᵖ + Wᵃ) v̄`), with the neighbours on other
+/// ranks read from `halo`; returns the shard's shares of `(tr(V Lᵃ Vᵀ), tr(V Lᵖ
+/// Vᵀ))`. `pos_a`, `pos_p`: per edge, the column of `[V_r | halo]`; `row` is
+/// scratch of `4K` values.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn csr_products(
+    affinity: Option<(&ShardRows<'_>, &[usize])>,
+    penalty: Option<(&ShardRows<'_>, &[usize])>,
+    v: &[f64],
+    halo: &[f64],
+    k: usize,
+    plus: &mut [f64],
+    minus: &mut [f64],
+    row: &mut [f64],
+) -> (f64, f64) {
+    let n = v.len() / k;
+    let (da, rest) = row.split_at_mut(k);
+    let (wa, rest) = rest.split_at_mut(k);
+    let (dp, wp) = rest.split_at_mut(k);
+    let (mut ta, mut tp) = (0.0, 0.0);
+    for j in 0..n {
+        da.fill(0.0);
+        wa.fill(0.0);
+        dp.fill(0.0);
+        wp[..k].fill(0.0);
+        if let Some((g, pos)) = affinity {
+            accumulate(g, pos, v, halo, k, j, da, wa);
+        }
+        if let Some((g, pos)) = penalty {
+            accumulate(g, pos, v, halo, k, j, dp, &mut wp[..k]);
+        }
+        for r in 0..k {
+            let x = v[r + j * k];
+            plus[r + j * k] = da[r] + wp[r];
+            minus[r + j * k] = dp[r] + wa[r];
+            ta += x * (da[r] - wa[r]);
+            tp += x * (dp[r] - wp[r]);
+        }
+    }
+    (ta, tp)
+}
+
+/// The objective and its parts from reduced statistics (the scaled problem's
+/// units, `params` its weights): `rec = ½‖X‖² − ⟨Q, V⟩ + ½⟨P, G⟩`, the group
+/// norms of the (replicated) bases, the graph traces and `Σ V`, assembled as
+/// the single-process solver does (`steps::vstep::assemble`).
+pub(crate) fn objective(
+    params: &MvslParams,
+    half_x2: f64,
+    p: &[f64],
+    g: &[f64],
+    (qv, sum_v): (f64, f64),
+    norms: impl Iterator<Item = f64>,
+    (ta, tp): (f64, f64),
+) -> Objective {
+    let rec = half_x2 - qv + 0.5 * dot(p, g);
+    let sparsity = if !params.proximal() {
+        0.0
+    } else {
+        params.alpha * norms.sum::<f64>()
+    };
+    let affinity = 0.5 * params.beta * ta;
+    let penalty = 0.0 - 0.5 * params.beta * tp;
+    let l1 = if params.gamma > 0.0 {
+        params.gamma * sum_v
+    } else {
+        0.0
+    };
+    Objective::family(
+        rec + sparsity + affinity + penalty + l1,
+        rec,
+        sparsity,
+        affinity,
+        penalty,
+        l1,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::{GraphOp, Sge};
+    use crate::rng::Rng;
+
+    /// The SGE products and traces from class sums split over shards equal the
+    /// single-process operator's.
+    #[test]
+    fn sharded_sge_equals_the_operator() {
+        let (n, k, c) = (31, 4, 3);
+        let mut g = Rng::new(9);
+        let labels: std::vec::Vec<u32> = (0..n)
+            .map(|j| {
+                if j % 4 == 1 {
+                    UNLABELED
+                } else {
+                    g.below(c) as u32
+                }
+            })
+            .collect();
+        let v: std::vec::Vec<f64> = (0..k * n).map(|_| g.uniform()).collect();
+        let sge = Sge::new(&labels, c).unwrap();
+        let mut w = std::vec![0u8; GraphOp::<f64>::apply_req(&sge, k).bytes().unwrap()];
+        let (mut p0, mut m0) = (std::vec![0.0; k * n], std::vec![0.0; k * n]);
+        let (ta0, tp0) = sge
+            .apply(&v, k, &mut p0, &mut m0, &mut Stack::new(&mut w))
+            .unwrap();
+        // Three shards: 0..10, 10..11, 11..31.
+        let cuts = [0, 10, 11, n];
+        let (mut counts, mut sums, mut sq) =
+            (std::vec![0.0; c], std::vec![0.0; k * c], std::vec![0.0; c]);
+        for w in cuts.windows(2) {
+            let sh = SgeShard {
+                labels: &labels[w[0]..w[1]],
+                n_classes: c,
+            };
+            sh.check().unwrap();
+            sh.add_counts(&mut counts);
+            let (mut s, mut q) = (std::vec![0.0; k * c], std::vec![0.0; c]);
+            sh.local_sums(&v[w[0] * k..w[1] * k], k, &mut s, &mut q);
+            sums.iter_mut().zip(&s).for_each(|(a, b)| *a += b);
+            sq.iter_mut().zip(&q).for_each(|(a, b)| *a += b);
+        }
+        let full = SgeShard {
+            labels: &labels,
+            n_classes: c,
+        };
+        let (ta, tp) = full.traces(&counts, &sums, &sq, k);
+        assert!((ta - ta0).abs() <= 1e-12 * ta0.abs().max(1.0), "{ta} {ta0}");
+        assert!((tp - tp0).abs() <= 1e-12 * tp0.abs().max(1.0), "{tp} {tp0}");
+        for w in cuts.windows(2) {
+            let sh = SgeShard {
+                labels: &labels[w[0]..w[1]],
+                n_classes: c,
+            };
+            let len = (w[1] - w[0]) * k;
+            let (mut p, mut m) = (std::vec![0.0; len], std::vec![0.0; len]);
+            sh.products(&counts, &sums, &v[w[0] * k..w[1] * k], k, &mut p, &mut m);
+            for i in 0..len {
+                assert!((p[i] - p0[w[0] * k + i]).abs() < 1e-12);
+                assert!((m[i] - m0[w[0] * k + i]).abs() < 1e-12);
+            }
+        }
+    }
+}

@@ -1,0 +1,1386 @@
+//! Distributed fits (issue 19, `models::dist`) with ranks simulated by threads
+//! in one process: the allreduce callback stores each rank's buffer, waits
+//! for all, and sums the buffers in rank order (the same sum on every rank).
+//!
+//! * joint NMF and the MvSL/MCL family with SGE on 1, 2 and 3 ranks equal the
+//!   single-process library call (`nmf::joint_fit`, `mvsl::fit`) to 1e-10
+//!   relative, dense and CSC, on data/mfeat-sample;
+//! * the objective never rises (tolerance 1e-10·½‖X‖²) and is the single
+//!   process's; every rank gets the same report and the same bases;
+//! * the words passed to the callback per iteration are the model's
+//!   (`dist::words_per_iteration`);
+//! * a bad input on one rank is refused on every rank (that rank's status, the
+//!   others `PeerFailed`) with every rank's outputs untouched; a cancellation
+//!   on one rank stops every rank at the same iterate.
+
+mod common;
+
+use std::ops::ControlFlow;
+use std::sync::{Barrier, Mutex};
+
+use common::*;
+use mvnmf::data::UNLABELED;
+use mvnmf::graph::{CsrGraph, CsrGraphs, Sge};
+use mvnmf::models::dist::{self, Comm, DistGraph, DistReport, ShardRows};
+use mvnmf::models::mvsl::{self, MvslParams};
+use mvnmf::models::nmf;
+use mvnmf::{Csc, Dense, Error, Report, Stop, View};
+
+/// The shared state of the simulated ranks.
+struct Hub {
+    slots: Mutex<Vec<Vec<f64>>>,
+    counts: Mutex<Vec<Vec<usize>>>,
+    barrier: Barrier,
+    ranks: usize,
+}
+
+impl Hub {
+    fn new(ranks: usize) -> Hub {
+        Hub {
+            slots: Mutex::new(vec![Vec::new(); ranks]),
+            counts: Mutex::new(vec![Vec::new(); ranks]),
+            barrier: Barrier::new(ranks),
+            ranks,
+        }
+    }
+}
+
+struct ThreadComm<'h> {
+    rank: usize,
+    hub: &'h Hub,
+    /// Fail the call with this index (0-based) on every rank, if any (an
+    /// MPI error is fatal to the job; a failure on one rank alone would leave
+    /// the others waiting).
+    fail_at: Option<usize>,
+    calls: usize,
+}
+
+impl Comm for ThreadComm<'_> {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn ranks(&self) -> usize {
+        self.hub.ranks
+    }
+    fn allreduce(&mut self, buf: &mut [f64]) -> Result<(), Error> {
+        let failing = self.fail_at == Some(self.calls);
+        self.calls += 1;
+        self.hub.slots.lock().unwrap()[self.rank] = buf.to_vec();
+        self.hub.barrier.wait();
+        {
+            let s = self.hub.slots.lock().unwrap();
+            for (i, b) in buf.iter_mut().enumerate() {
+                let mut acc = 0.0;
+                for r in s.iter() {
+                    assert_eq!(
+                        r.len(),
+                        s[0].len(),
+                        "ranks reduce buffers of different lengths"
+                    );
+                    acc += r[i];
+                }
+                *b = acc;
+            }
+        }
+        self.hub.barrier.wait();
+        if failing {
+            Err(Error::CommFailed)
+        } else {
+            Ok(())
+        }
+    }
+    fn exchange(
+        &mut self,
+        send: &[f64],
+        send_counts: &[usize],
+        recv: &mut [f64],
+        recv_counts: &[usize],
+    ) -> Result<(), Error> {
+        self.calls += 1;
+        self.hub.slots.lock().unwrap()[self.rank] = send.to_vec();
+        self.hub.counts.lock().unwrap()[self.rank] = send_counts.to_vec();
+        self.hub.barrier.wait();
+        {
+            let (s, c) = (
+                self.hub.slots.lock().unwrap(),
+                self.hub.counts.lock().unwrap(),
+            );
+            let mut at = 0;
+            for q in 0..self.hub.ranks {
+                let from: usize = c[q][..self.rank].iter().sum();
+                let len = c[q][self.rank];
+                assert_eq!(
+                    len, recv_counts[q],
+                    "rank {} expects {} from {q}",
+                    self.rank, recv_counts[q]
+                );
+                recv[at..at + len].copy_from_slice(&s[q][from..from + len]);
+                at += len;
+            }
+            assert_eq!(at, recv.len());
+        }
+        self.hub.barrier.wait();
+        Ok(())
+    }
+}
+
+/// Runs `f(rank, comm)` on `ranks` threads.
+fn on_ranks<R: Send>(
+    ranks: usize,
+    fail_at: Option<usize>,
+    f: impl Fn(usize, &mut ThreadComm<'_>) -> R + Sync,
+) -> Vec<R> {
+    let hub = Hub::new(ranks);
+    std::thread::scope(|s| {
+        let hs: Vec<_> = (0..ranks)
+            .map(|r| {
+                let (hub, f) = (&hub, &f);
+                s.spawn(move || {
+                    let mut c = ThreadComm {
+                        rank: r,
+                        hub,
+                        fail_at,
+                        calls: 0,
+                    };
+                    f(r, &mut c)
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+/// data/mfeat-sample, every view shifted to nonnegative per feature (kar) and
+/// scaled to `‖X‖²_F = N`, as the example programs prepare it.
+struct Data {
+    views: Vec<(Vec<f64>, usize)>,
+    n: usize,
+    labels: Vec<u32>,
+    classes: usize,
+}
+
+fn mfeat(labeled_every: usize) -> Data {
+    let mut views = Vec::new();
+    let mut n = 0;
+    for v in 1..=6 {
+        let (mut x, rows, cols) = read_view("mfeat-sample", v);
+        n = cols;
+        for i in 0..rows {
+            let mn = (0..cols)
+                .map(|j| x[i + j * rows])
+                .fold(f64::INFINITY, f64::min);
+            if mn < 0.0 {
+                (0..cols).for_each(|j| x[i + j * rows] -= mn);
+            }
+        }
+        let s = (x.iter().map(|a| a * a).sum::<f64>() / cols as f64).sqrt();
+        x.iter_mut().for_each(|a| *a /= s);
+        views.push((x, rows));
+    }
+    let root = format!(
+        "{}/data/mfeat-sample/labels.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let truth: Vec<u32> = std::fs::read_to_string(root)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    let labels = truth
+        .iter()
+        .enumerate()
+        .map(|(j, &c)| if j % labeled_every == 0 { c } else { UNLABELED })
+        .collect();
+    Data {
+        views,
+        n,
+        labels,
+        classes: 10,
+    }
+}
+
+impl Data {
+    fn half_sq(&self) -> f64 {
+        self.views.iter().map(|(x, _)| half_sq(x)).sum()
+    }
+
+    /// Columns `a..b` of every view, dense or CSC.
+    fn shard(&self, a: usize, b: usize, csc: bool) -> Vec<Owned> {
+        self.views
+            .iter()
+            .map(|(x, rows)| {
+                let d = x[a * rows..b * rows].to_vec();
+                if csc {
+                    Owned::Csc(to_csc(&d, *rows, b - a), *rows, b - a)
+                } else {
+                    Owned::Dense(d, *rows, b - a)
+                }
+            })
+            .collect()
+    }
+}
+
+enum Owned {
+    Dense(Vec<f64>, usize, usize),
+    Csc(CscOwned, usize, usize),
+}
+
+fn views_of(o: &[Owned]) -> Vec<View<'_, f64>> {
+    o.iter()
+        .map(|v| match v {
+            Owned::Dense(x, r, c) => View::Dense(Dense::new(x, *r, *c, *r).unwrap()),
+            Owned::Csc(x, r, c) => {
+                View::Csc(Csc::new(*r, *c, &x.col_ptr, &x.row_idx, &x.values).unwrap())
+            }
+        })
+        .collect()
+}
+
+/// `ranks + 1` cuts of `0..n`, uneven on purpose.
+fn cuts(n: usize, ranks: usize) -> Vec<usize> {
+    let mut c: Vec<usize> = (0..=ranks).map(|r| n * r / ranks).collect();
+    if ranks > 1 {
+        c[1] = c[1] * 2 / 3 + 1;
+    }
+    c
+}
+
+/// What a run returns: bases, encoding, objective trace, report.
+struct Fit {
+    u: Vec<Vec<f64>>,
+    v: Vec<f64>,
+    trace: Vec<f64>,
+    report: Report,
+}
+
+/// The graph of a comparison.
+#[derive(Clone, Copy, PartialEq)]
+enum Gk {
+    None,
+    Sge,
+    /// The explicit graphs of [`graphs`].
+    Csr,
+}
+
+/// A symmetric graph in CSR over all items.
+struct Csr2 {
+    rp: Vec<usize>,
+    ci: Vec<usize>,
+    w: Vec<f64>,
+}
+
+impl Csr2 {
+    /// Rows `a..b`, row pointers from 0, global columns.
+    fn rows(&self, a: usize, b: usize) -> (Vec<usize>, &[usize], &[f64]) {
+        let rp = self.rp[a..=b].iter().map(|x| x - self.rp[a]).collect();
+        let (s, e) = (self.rp[a], self.rp[b]);
+        (rp, &self.ci[s..e], &self.w[s..e])
+    }
+}
+
+/// A kNN-like symmetric affinity graph (each item linked to 6 others, most of
+/// them near in index, some anywhere, so shards have edges to every other
+/// shard) and a sparser penalty graph, random weights.
+fn graphs(n: usize) -> (Csr2, Csr2) {
+    let mut g = Lcg(17);
+    let mut make = |deg: usize, far: f64| {
+        let mut adj = vec![std::collections::BTreeMap::new(); n];
+        for j in 0..n {
+            for _ in 0..deg {
+                let i = if g.uniform() < far {
+                    (g.uniform() * n as f64) as usize % n
+                } else {
+                    (j + 1 + (g.uniform() * 8.0) as usize) % n
+                };
+                if i != j {
+                    let w = 0.2 + g.uniform();
+                    adj[j].insert(i, w);
+                    adj[i].insert(j, w);
+                }
+            }
+        }
+        let mut c = Csr2 {
+            rp: vec![0],
+            ci: vec![],
+            w: vec![],
+        };
+        for row in adj {
+            for (i, w) in row {
+                c.ci.push(i);
+                c.w.push(w);
+            }
+            c.rp.push(c.ci.len());
+        }
+        c
+    };
+    (make(3, 0.3), make(1, 0.8))
+}
+
+/// The single-process fit: `nmf::joint_fit` (graph `None`) or `mvsl::fit`
+/// with SGE or the explicit graphs.
+fn single(d: &Data, k: usize, params: &MvslParams, gk: Gk, csc: bool) -> Fit {
+    let owned = d.shard(0, d.n, csc);
+    let views = views_of(&owned);
+    let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, r)| vec![0.0; r * k]).collect();
+    let mut v = vec![0.0; k * d.n];
+    let mut trace = Vec::new();
+    let report = {
+        let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
+        let mut rec = recorder(&mut trace);
+        if gk == Gk::Csr {
+            let (a, p) = graphs(d.n);
+            let ga = CsrGraph::new(d.n, &a.rp, &a.ci, &a.w).unwrap();
+            let gp = CsrGraph::new(d.n, &p.rp, &p.ci, &p.w).unwrap();
+            let g = CsrGraphs::new(d.n, Some(ga), Some(gp)).unwrap();
+            let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
+            let mut w = vec![0u8; mvsl::fit_workspace::<f64, _>(shapes, &g, k, params).unwrap()];
+            mvsl::fit(
+                &views[..],
+                &g,
+                k,
+                params,
+                &mut us[..],
+                &mut v,
+                &mut w,
+                Some(&mut rec),
+            )
+            .unwrap()
+        } else if gk == Gk::Sge {
+            let g = Sge::new(&d.labels, d.classes).unwrap();
+            let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
+            let mut w = vec![0u8; mvsl::fit_workspace::<f64, _>(shapes, &g, k, params).unwrap()];
+            mvsl::fit(
+                &views[..],
+                &g,
+                k,
+                params,
+                &mut us[..],
+                &mut v,
+                &mut w,
+                Some(&mut rec),
+            )
+            .unwrap()
+        } else {
+            let np = params.nmf_params();
+            let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
+            let mut w = vec![0u8; nmf::joint_fit_workspace::<f64>(shapes, k, &np).unwrap()];
+            nmf::joint_fit(
+                &views[..],
+                k,
+                &np,
+                &mut us[..],
+                &mut v,
+                &mut w,
+                Some(&mut rec),
+            )
+            .unwrap()
+        }
+    };
+    Fit {
+        u,
+        v,
+        trace,
+        report,
+    }
+}
+
+/// The distributed fit on `ranks` simulated ranks; per rank its fit and traffic.
+fn distributed(
+    d: &Data,
+    k: usize,
+    params: &MvslParams,
+    gk: Gk,
+    csc: bool,
+    ranks: usize,
+) -> Vec<(Fit, DistReport)> {
+    let c = cuts(d.n, ranks);
+    let (ga, gp) = graphs(d.n);
+    on_ranks(ranks, None, |r, comm| {
+        let (a, b) = (c[r], c[r + 1]);
+        let owned = d.shard(a, b, csc);
+        let views = views_of(&owned);
+        let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
+        let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, r)| vec![0.0; r * k]).collect();
+        let mut v = vec![0.0; k * (b - a)];
+        let mut trace = Vec::new();
+        let (ra, rp) = (ga.rows(a, b), gp.rows(a, b));
+        let graph = match gk {
+            Gk::Sge => DistGraph::Sge {
+                labels: &d.labels[a..b],
+                n_classes: d.classes,
+            },
+            Gk::Csr => DistGraph::Csr {
+                affinity: Some(ShardRows {
+                    row_ptr: &ra.0,
+                    col_idx: ra.1,
+                    weights: ra.2,
+                }),
+                penalty: Some(ShardRows {
+                    row_ptr: &rp.0,
+                    col_idx: rp.1,
+                    weights: rp.2,
+                }),
+            },
+            Gk::None => DistGraph::None,
+        };
+        let mut w = vec![0u8; dist::fit_workspace(shapes, &graph, k, ranks, params).unwrap()];
+        let dr = {
+            let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
+            let mut rec = recorder(&mut trace);
+            dist::fit(
+                comm,
+                &views[..],
+                graph,
+                k,
+                params,
+                &mut us[..],
+                &mut v,
+                &mut w,
+                Some(&mut rec),
+            )
+            .unwrap()
+        };
+        (
+            Fit {
+                u,
+                v,
+                trace,
+                report: dr.report,
+            },
+            dr,
+        )
+    })
+}
+
+/// The distributed run equals the single-process one (1e-10 relative), is
+/// monotone, and every rank agrees.
+fn check_equal(d: &Data, k: usize, params: &MvslParams, gk: Gk, what: &str) {
+    let tol_mono = 1e-10 * d.half_sq();
+    for csc in [false, true] {
+        let one = single(d, k, params, gk, csc);
+        assert_monotone(&one.trace, tol_mono, what);
+        for ranks in 1..=3 {
+            let runs = distributed(d, k, params, gk, csc, ranks);
+            let v: Vec<f64> = runs.iter().flat_map(|(f, _)| f.v.iter().copied()).collect();
+            let tag = format!(
+                "{what}, {} views, {ranks} ranks",
+                if csc { "CSC" } else { "dense" }
+            );
+            let dv = max_rel_diff(&v, &one.v);
+            assert!(dv <= 1e-10, "{tag}: V differs by {dv:e}");
+            for (r, (f, _)) in runs.iter().enumerate() {
+                for (i, (a, b)) in f.u.iter().zip(&one.u).enumerate() {
+                    let du = max_rel_diff(a, b);
+                    assert!(du <= 1e-10, "{tag}: rank {r} U_{i} differs by {du:e}");
+                }
+                // Every rank computes the same bases and the same report.
+                assert_eq!(f.u, runs[0].0.u, "{tag}: rank {r}");
+                assert_eq!(f.report, runs[0].0.report, "{tag}: rank {r}");
+                assert_eq!(f.trace, runs[0].0.trace, "{tag}: rank {r}");
+                assert_monotone(&f.trace, tol_mono, &tag);
+                assert_eq!(f.report.iterations, one.report.iterations, "{tag}");
+                assert_eq!(f.report.stop, one.report.stop, "{tag}");
+                assert_eq!(f.report.dead_views, one.report.dead_views, "{tag}");
+                assert_eq!(f.trace.len(), one.trace.len(), "{tag}");
+                let scale = one.trace[0].abs();
+                for (t, (a, b)) in f.trace.iter().zip(&one.trace).enumerate() {
+                    assert!(
+                        (a - b).abs() <= 1e-10 * scale,
+                        "{tag}: objective at iteration {t}: {a} vs {b}"
+                    );
+                }
+                let parts =
+                    |o: &mvnmf::Objective| o.terms().iter().map(|x| x.1).collect::<Vec<_>>();
+                let (pa, pb) = (parts(&f.report.objective), parts(&one.report.objective));
+                for (a, b) in pa.iter().zip(&pb) {
+                    assert!(
+                        (a - b).abs() <= 1e-10 * scale,
+                        "{tag}: parts {pa:?} vs {pb:?}"
+                    );
+                }
+            }
+            eprintln!(
+                "{tag}: V {dv:.1e}, objective {:.6e} after {} iterations",
+                one.report.objective.total, one.report.iterations
+            );
+        }
+    }
+}
+
+fn nmf_params(max_iter: u32) -> MvslParams {
+    MvslParams {
+        max_iter,
+        tol: 0.0,
+        ..MvslParams::joint_nmf()
+    }
+}
+
+#[test]
+fn joint_nmf_equals_the_single_process_fit() {
+    let d = mfeat(5);
+    check_equal(&d, 10, &nmf_params(100), Gk::None, "joint NMF");
+}
+
+#[test]
+fn one_view_nmf_with_a_tolerance_equals_the_single_process_fit() {
+    let mut d = mfeat(5);
+    d.views.truncate(1);
+    let p = MvslParams {
+        max_iter: 500,
+        tol: 1e-4,
+        seed: 7,
+        ..MvslParams::joint_nmf()
+    };
+    check_equal(&d, 6, &p, Gk::None, "NMF, tol 1e-4");
+}
+
+#[test]
+fn mvsl_s_equals_the_single_process_fit() {
+    // L1,2 with the composite-gradient U-step and the SGE graph; two V-steps
+    // per iteration (class sums between them).
+    let d = mfeat(4);
+    let p = MvslParams {
+        max_iter: 60,
+        tol: 0.0,
+        alpha: 1.5,
+        v_inner: 2,
+        ..MvslParams::mvsl()
+    };
+    check_equal(&d, 10, &p, Gk::Sge, "MvSL-S");
+}
+
+#[test]
+fn mcl_equals_the_single_process_fit() {
+    // L1,∞, SGE, γ > 0 (the MCL preset with the data-scaled α of the examples).
+    let d = mfeat(3);
+    let p = MvslParams {
+        max_iter: 60,
+        tol: 0.0,
+        alpha: 10.0,
+        seed: 3,
+        ..MvslParams::mcl()
+    };
+    check_equal(&d, 10, &p, Gk::Sge, "MCL");
+}
+
+#[test]
+fn words_per_iteration_are_the_model() {
+    let d = mfeat(4);
+    let k = 8;
+    let sum_rows: usize = d.views.iter().map(|x| x.1).sum();
+    for (p, sge) in [
+        (nmf_params(7), false),
+        (
+            MvslParams {
+                max_iter: 7,
+                tol: 0.0,
+                v_inner: 3,
+                ..MvslParams::mcl()
+            },
+            true,
+        ),
+    ] {
+        for ranks in [1, 3] {
+            let gk = if sge { Gk::Sge } else { Gk::None };
+            let runs = distributed(&d, k, &p, gk, false, ranks);
+            let c = if sge { d.classes } else { 0 };
+            let per = dist::words_per_iteration(sum_rows, k, c, p.v_inner, true, false);
+            for (_, dr) in &runs {
+                let t = dr.traffic;
+                let it = dr.report.iterations as u64;
+                assert_eq!(it, 7);
+                // One more vote than iterations (the start's).
+                assert_eq!(t.iter_words, it * per + 1, "{t:?}");
+                let calls = 2 + (p.v_inner as u64 - 1) * sge as u64 + 1;
+                assert_eq!(t.iter_calls, it * calls + 1, "{t:?}");
+                // Set-up: configuration, vote, sums, the start's statistics.
+                let setup =
+                    25 + 1 + (3 * ranks + 2 * 6 + c) as u64 + (k * k + k * c + c + 2) as u64;
+                assert_eq!(t.setup_words, setup, "{t:?}");
+                assert_eq!(t.setup_calls, 4);
+            }
+        }
+    }
+}
+
+/// Runs a distributed fit where `bad(rank)` may spoil a rank's input; returns
+/// per rank the result and whether its outputs are untouched.
+fn refuse_case(
+    d: &Data,
+    ranks: usize,
+    params: &MvslParams,
+    spoil: impl Fn(usize, &mut Vec<Owned>, &mut usize, &mut Vec<u32>, &mut usize) + Sync,
+) -> Vec<(Result<DistReport, Error>, bool)> {
+    let c = cuts(d.n, ranks);
+    on_ranks(ranks, None, |r, comm| {
+        let (a, b) = (c[r], c[r + 1]);
+        let mut owned = d.shard(a, b, false);
+        let mut k = 5;
+        let mut labels = d.labels[a..b].to_vec();
+        let mut extra = 0;
+        spoil(r, &mut owned, &mut k, &mut labels, &mut extra);
+        let views = views_of(&owned);
+        let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
+        let g = DistGraph::Sge {
+            labels: &d.labels[a..b],
+            n_classes: d.classes,
+        };
+        let ws = dist::fit_workspace(shapes, &g, 5, ranks, params).unwrap();
+        let mut w = vec![0u8; ws - extra];
+        let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![-7.0; m * k]).collect();
+        let mut v = vec![-7.0; k * (b - a)];
+        let res = {
+            let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
+            dist::fit(
+                comm,
+                &views[..],
+                DistGraph::Sge {
+                    labels: &labels,
+                    n_classes: d.classes,
+                },
+                k,
+                params,
+                &mut us[..],
+                &mut v,
+                &mut w,
+                None,
+            )
+        };
+        let untouched = u.iter().flatten().chain(&v).all(|&x| x == -7.0);
+        (res, untouched)
+    })
+}
+
+#[test]
+fn bad_input_on_one_rank_is_refused_on_every_rank() {
+    let d = mfeat(5);
+    let p = MvslParams {
+        max_iter: 5,
+        ..MvslParams::mvsl()
+    };
+    type Spoil = fn(usize, &mut Vec<Owned>, &mut usize, &mut Vec<u32>, &mut usize);
+    let cases: [(&str, Spoil, Error); 5] = [
+        (
+            "negative entry",
+            |r, o, _, _, _| {
+                if r == 1 {
+                    if let Owned::Dense(x, _, _) = &mut o[2] {
+                        x[3] = -1.0;
+                    }
+                }
+            },
+            Error::NegativeInput,
+        ),
+        (
+            "label out of range",
+            |r, _, _, l, _| {
+                if r == 2 {
+                    l[0] = 10;
+                }
+            },
+            Error::BadLabel,
+        ),
+        (
+            "workspace one byte short",
+            |r, _, _, _, e| {
+                if r == 0 {
+                    *e = 1;
+                }
+            },
+            Error::WorkspaceTooSmall,
+        ),
+        (
+            "NaN entry",
+            |r, o, _, _, _| {
+                if r == 2 {
+                    if let Owned::Dense(x, _, _) = &mut o[0] {
+                        x[0] = f64::NAN;
+                    }
+                }
+            },
+            Error::NonFiniteInput,
+        ),
+        (
+            "labels of the wrong length",
+            |r, _, _, l, _| {
+                if r == 1 {
+                    l.pop();
+                }
+            },
+            Error::DimensionMismatch,
+        ),
+    ];
+    for (what, spoil, want) in cases {
+        let out = refuse_case(&d, 3, &p, spoil);
+        let bad: Vec<_> = out.iter().filter(|(r, _)| *r == Err(want)).collect();
+        assert_eq!(
+            bad.len(),
+            1,
+            "{what}: {:?}",
+            out.iter().map(|x| &x.0).collect::<Vec<_>>()
+        );
+        for (r, untouched) in &out {
+            assert!(r.is_err(), "{what}");
+            assert!(
+                *r == Err(want) || *r == Err(Error::PeerFailed),
+                "{what}: {r:?}"
+            );
+            assert!(untouched, "{what}: outputs written");
+        }
+    }
+    // Ranks that disagree on the rank K: every rank refuses (the buffers would
+    // not match), nothing written.
+    let out = on_ranks(2, None, |r, comm| {
+        let c = cuts(d.n, 2);
+        let owned = d.shard(c[r], c[r + 1], false);
+        let views = views_of(&owned);
+        let k = 4 + r;
+        let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
+        let mut w = vec![0u8; dist::fit_workspace(shapes, &DistGraph::None, k, 2, &p).unwrap()];
+        let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![-7.0; m * k]).collect();
+        let mut v = vec![-7.0; k * (c[r + 1] - c[r])];
+        let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
+        let res = dist::fit(
+            comm,
+            &views[..],
+            DistGraph::None,
+            k,
+            &p,
+            &mut us[..],
+            &mut v,
+            &mut w,
+            None,
+        );
+        drop(us);
+        (res, u.iter().flatten().chain(&v).all(|&x| x == -7.0))
+    });
+    for (r, untouched) in &out {
+        assert_eq!(*r, Err(Error::PeerFailed));
+        assert!(untouched);
+    }
+    // Too few labeled items over all ranks: seen by every rank from the sums.
+    let out = refuse_case(&d, 3, &p, |r, _, _, l, _| {
+        l.iter_mut().for_each(|x| *x = UNLABELED);
+        if r == 2 {
+            l[0] = 1;
+        }
+    });
+    for (r, untouched) in &out {
+        assert_eq!(*r, Err(Error::TooFewLabeled));
+        assert!(untouched);
+    }
+}
+
+#[test]
+fn cancellation_on_one_rank_stops_every_rank_at_the_same_iterate() {
+    let d = mfeat(5);
+    let k = 6;
+    let p = nmf_params(30);
+    // The single process stopped after iteration 4.
+    let owned = d.shard(0, d.n, false);
+    let views = views_of(&owned);
+    let np = p.nmf_params();
+    let mut u1: Vec<Vec<f64>> = d.views.iter().map(|(_, r)| vec![0.0; r * k]).collect();
+    let mut v1 = vec![0.0; k * d.n];
+    let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
+    let mut w = vec![0u8; nmf::joint_fit_workspace::<f64>(shapes, k, &np).unwrap()];
+    let mut stop4 = |pr: &mvnmf::Progress| {
+        if pr.iter == 4 {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    };
+    let mut us: Vec<&mut [f64]> = u1.iter_mut().map(|x| &mut x[..]).collect();
+    let one = nmf::joint_fit(
+        &views[..],
+        k,
+        &np,
+        &mut us[..],
+        &mut v1,
+        &mut w,
+        Some(&mut stop4),
+    )
+    .unwrap();
+    drop(us);
+    assert_eq!((one.iterations, one.stop), (4, Stop::Cancelled));
+    let c = cuts(d.n, 3);
+    let out = on_ranks(3, None, |r, comm| {
+        let owned = d.shard(c[r], c[r + 1], false);
+        let views = views_of(&owned);
+        let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
+        let mut w = vec![0u8; dist::joint_nmf_fit_workspace(shapes, k, 3, &np).unwrap()];
+        let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![0.0; m * k]).collect();
+        let mut v = vec![0.0; k * (c[r + 1] - c[r])];
+        // Only rank 1's monitor asks to stop.
+        let mut m = |pr: &mvnmf::Progress| {
+            if r == 1 && pr.iter == 4 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        };
+        let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
+        let rep = dist::joint_nmf_fit(
+            comm,
+            &views[..],
+            k,
+            &np,
+            &mut us[..],
+            &mut v,
+            &mut w,
+            Some(&mut m),
+        )
+        .unwrap();
+        drop(us);
+        (rep, u, v)
+    });
+    let v: Vec<f64> = out.iter().flat_map(|x| x.2.iter().copied()).collect();
+    assert!(max_rel_diff(&v, &v1) <= 1e-12);
+    for (rep, u, _) in &out {
+        assert_eq!(
+            (rep.report.iterations, rep.report.stop),
+            (4, Stop::Cancelled)
+        );
+        for (a, b) in u.iter().zip(&u1) {
+            assert!(max_rel_diff(a, b) <= 1e-12);
+        }
+    }
+}
+
+#[test]
+fn a_failing_callback_ends_the_fit() {
+    let d = mfeat(5);
+    let p = nmf_params(10);
+    let c = cuts(d.n, 2);
+    // The 7th call (an iteration's) fails.
+    let out = on_ranks(2, Some(6), |r, comm| {
+        let owned = d.shard(c[r], c[r + 1], true);
+        let views = views_of(&owned);
+        let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
+        let mut w = vec![0u8; dist::fit_workspace(shapes, &DistGraph::None, 4, 2, &p).unwrap()];
+        let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![0.0; m * 4]).collect();
+        let mut v = vec![0.0; 4 * (c[r + 1] - c[r])];
+        let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
+        dist::fit(
+            comm,
+            &views[..],
+            DistGraph::None,
+            4,
+            &p,
+            &mut us[..],
+            &mut v,
+            &mut w,
+            None,
+        )
+        .map(|x| x.report)
+    });
+    assert_eq!(out, vec![Err(Error::CommFailed); 2]);
+}
+
+#[test]
+fn explicit_graphs_across_ranks_equal_the_single_process_fit() {
+    // MvSL with explicit affinity and penalty graphs (as MvSL-L/T pass their
+    // LDGE/TGE graphs): the V-step reads the neighbours' columns of V from the
+    // other ranks (the halo); two V-steps per iteration.
+    let d = mfeat(4);
+    let p = MvslParams {
+        max_iter: 50,
+        tol: 0.0,
+        alpha: 1.5,
+        beta: 0.5,
+        v_inner: 2,
+        ..MvslParams::mvsl()
+    };
+    check_equal(&d, 8, &p, Gk::Csr, "explicit graphs");
+    // The words: the allreduce's model (two more for the traces), and the
+    // halo, K words per item sent, each V-step.
+    let sum_rows: usize = d.views.iter().map(|x| x.1).sum();
+    let p = MvslParams { max_iter: 6, ..p };
+    for ranks in [1, 2, 3] {
+        let runs = distributed(&d, 8, &p, Gk::Csr, false, ranks);
+        for (_, dr) in &runs {
+            let t = dr.traffic;
+            let per = dist::words_per_iteration(sum_rows, 8, 0, 2, true, true);
+            assert_eq!(t.iter_words, 6 * per + 1, "{t:?}");
+            let halo = dist::halo_words_per_iteration(8, 2, t.halo_sent);
+            assert_eq!(t.iter_exchange_words, 6 * halo, "{t:?}");
+            assert_eq!(t.iter_exchange_calls, 6 * 2);
+            if ranks == 1 {
+                assert_eq!((t.halo_sent, t.halo_received), (0, 0));
+            } else {
+                assert!(t.halo_sent > 0 && t.halo_received > 0, "{t:?}");
+            }
+        }
+        let sent: u64 = runs.iter().map(|x| x.1.traffic.halo_sent).sum();
+        let recv: u64 = runs.iter().map(|x| x.1.traffic.halo_received).sum();
+        assert_eq!(sent, recv);
+    }
+}
+
+#[test]
+fn an_asymmetric_graph_across_ranks_is_refused_everywhere() {
+    // Rank 1's rows point at items of rank 0 that rank 0's rows do not point
+    // back at: rank 0 is asked for more items than it has edges to others.
+    let d = mfeat(4);
+    let p = MvslParams {
+        max_iter: 3,
+        beta: 0.5,
+        ..MvslParams::mvsl()
+    };
+    let c = cuts(d.n, 2);
+    let out = on_ranks(2, None, |r, comm| {
+        let (a, b) = (c[r], c[r + 1]);
+        let owned = d.shard(a, b, false);
+        let views = views_of(&owned);
+        let n_r = b - a;
+        let (rp, ci, w): (Vec<usize>, Vec<usize>, Vec<f64>) = if r == 0 {
+            ((0..=n_r).map(|_| 0).collect(), vec![], vec![])
+        } else {
+            // Every row of rank 1 links to items 0..3 of rank 0.
+            let rp = (0..=n_r).map(|j| 3 * j).collect();
+            let ci = (0..n_r).flat_map(|_| 0..3).collect();
+            (rp, ci, vec![1.0; 3 * n_r])
+        };
+        let g = DistGraph::Csr {
+            affinity: Some(ShardRows {
+                row_ptr: &rp,
+                col_idx: &ci,
+                weights: &w,
+            }),
+            penalty: None,
+        };
+        let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
+        let mut wk = vec![0u8; dist::fit_workspace(shapes, &g, 5, 2, &p).unwrap()];
+        let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![-7.0; m * 5]).collect();
+        let mut v = vec![-7.0; 5 * n_r];
+        let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
+        let res = dist::fit(
+            comm,
+            &views[..],
+            g,
+            5,
+            &p,
+            &mut us[..],
+            &mut v,
+            &mut wk,
+            None,
+        );
+        drop(us);
+        (
+            res.map(|x| x.report),
+            u.iter().flatten().chain(&v).all(|&x| x == -7.0),
+        )
+    });
+    for (r, untouched) in &out {
+        assert_eq!(*r, Err(Error::BadParameter));
+        assert!(untouched);
+    }
+}
+
+// ---- The C ABI (src/ffi/dist.rs), called directly ----
+
+use mvnmf::ffi::{
+    mvnmf_dist_comm, mvnmf_dist_joint_nmf_fit, mvnmf_dist_joint_nmf_fit_workspace,
+    mvnmf_dist_traffic, mvnmf_joint_nmf_fit, mvnmf_joint_nmf_fit_workspace, mvnmf_nmf_params,
+    mvnmf_nmf_params_default, mvnmf_report, mvnmf_status, mvnmf_view, MVNMF_VIEW_DENSE,
+};
+use std::ffi::c_void;
+
+/// The allreduce of the C ABI over a simulated rank (`ctx`: its `ThreadComm`).
+unsafe extern "C" fn c_allreduce(buf: *mut f64, len: usize, ctx: *mut c_void) -> i32 {
+    // SAFETY: `ctx` is the rank's `ThreadComm`, `buf` holds `len` doubles.
+    let (comm, b) = unsafe {
+        (
+            &mut *(ctx as *mut ThreadComm<'_>),
+            std::slice::from_raw_parts_mut(buf, len),
+        )
+    };
+    comm.allreduce(b).map_or(1, |_| 0)
+}
+
+unsafe extern "C" fn c_noop(_buf: *mut f64, _len: usize, _ctx: *mut c_void) -> i32 {
+    0
+}
+
+unsafe extern "C" fn c_fail(_buf: *mut f64, _len: usize, _ctx: *mut c_void) -> i32 {
+    1
+}
+
+fn c_views(owned: &[Owned]) -> Vec<mvnmf_view> {
+    owned
+        .iter()
+        .map(|o| match o {
+            Owned::Dense(x, r, c) => mvnmf_view {
+                kind: MVNMF_VIEW_DENSE,
+                rows: *r,
+                cols: *c,
+                values: x.as_ptr(),
+                col_stride: *r,
+                col_ptr: std::ptr::null(),
+                row_idx: std::ptr::null(),
+            },
+            Owned::Csc(..) => unreachable!(),
+        })
+        .collect()
+}
+
+/// One C-ABI rank: its fit through `mvnmf_dist_joint_nmf_fit`, with its
+/// outputs (guard-filled on entry) and whether they are untouched.
+#[allow(clippy::too_many_arguments)]
+fn c_rank(
+    comm: &mvnmf_dist_comm,
+    views: &[mvnmf_view],
+    null_views: bool,
+    d: &Data,
+    n_r: usize,
+    k: usize,
+    np: &mvnmf_nmf_params,
+) -> (
+    mvnmf_status,
+    Vec<Vec<f64>>,
+    Vec<f64>,
+    mvnmf_report,
+    mvnmf_dist_traffic,
+) {
+    let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![-7.0; m * k]).collect();
+    let up: Vec<*mut f64> = u.iter_mut().map(|x| x.as_mut_ptr()).collect();
+    let mut v = vec![-7.0; k * n_r];
+    let mut bytes = 0usize;
+    // SAFETY: valid descriptors and buffers of the documented sizes.
+    let st = unsafe {
+        assert_eq!(
+            mvnmf_dist_joint_nmf_fit_workspace(
+                views.as_ptr(),
+                views.len(),
+                k,
+                comm.n_ranks,
+                np,
+                &mut bytes
+            ),
+            mvnmf_status::Ok
+        );
+        let mut w = vec![0u8; bytes];
+        let mut rep: mvnmf_report = std::mem::zeroed();
+        let mut tr = mvnmf_dist_traffic::default();
+        let s = mvnmf_dist_joint_nmf_fit(
+            comm,
+            if null_views {
+                std::ptr::null()
+            } else {
+                views.as_ptr()
+            },
+            views.len(),
+            k,
+            np,
+            up.as_ptr(),
+            v.as_mut_ptr(),
+            w.as_mut_ptr().cast(),
+            bytes,
+            None,
+            std::ptr::null_mut(),
+            &mut rep,
+            &mut tr,
+        );
+        (s, rep, tr)
+    };
+    (st.0, u, v, st.1, st.2)
+}
+
+#[test]
+fn c_abi_equals_the_library_call_and_refuses_bad_input_on_every_rank() {
+    let d = mfeat(5);
+    let k = 5;
+    let mut np = mvnmf_nmf_params_default();
+    np.max_iter = 20;
+    np.tol = 0.0;
+    // The single-process C call.
+    let owned = d.shard(0, d.n, false);
+    let views = c_views(&owned);
+    let mut u1: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![0.0; m * k]).collect();
+    let up: Vec<*mut f64> = u1.iter_mut().map(|x| x.as_mut_ptr()).collect();
+    let mut v1 = vec![0.0; k * d.n];
+    let mut rep1: mvnmf_report;
+    // SAFETY: valid descriptors and buffers of the documented sizes.
+    unsafe {
+        let mut bytes = 0;
+        mvnmf_joint_nmf_fit_workspace(views.as_ptr(), views.len(), k, &np, &mut bytes);
+        let mut w = vec![0u8; bytes];
+        rep1 = std::mem::zeroed();
+        let s = mvnmf_joint_nmf_fit(
+            views.as_ptr(),
+            views.len(),
+            k,
+            &np,
+            up.as_ptr(),
+            v1.as_mut_ptr(),
+            w.as_mut_ptr().cast(),
+            bytes,
+            None,
+            std::ptr::null_mut(),
+            &mut rep1,
+        );
+        assert_eq!(s, mvnmf_status::Ok);
+    }
+    // One rank, no communication: the same bits.
+    let one = mvnmf_dist_comm {
+        allreduce: Some(c_noop),
+        exchange: None,
+        ctx: std::ptr::null_mut(),
+        rank: 0,
+        n_ranks: 1,
+    };
+    let (s, u, v, rep, tr) = c_rank(&one, &views, false, &d, d.n, k, &np);
+    assert_eq!(s, mvnmf_status::Ok);
+    assert_eq!((u, v), (u1.clone(), v1.clone()));
+    assert_eq!(rep.objective.total, rep1.objective.total);
+    assert_eq!(tr.iter_calls, 2 * 20);
+    // Bad communicators: refused before anything is written.
+    for (comm, want) in [
+        (
+            mvnmf_dist_comm {
+                allreduce: None,
+                ..one
+            },
+            mvnmf_status::NullPointer,
+        ),
+        (
+            mvnmf_dist_comm { rank: 1, ..one },
+            mvnmf_status::BadParameter,
+        ),
+        (
+            mvnmf_dist_comm {
+                allreduce: Some(c_fail),
+                ..one
+            },
+            mvnmf_status::CommFailed,
+        ),
+    ] {
+        let (s, u, v, _, _) = c_rank(&comm, &views, false, &d, d.n, k, &np);
+        assert_eq!(s, want);
+        assert!(u.iter().flatten().chain(&v).all(|&x| x == -7.0));
+    }
+    // SAFETY: a NULL communicator is refused.
+    let s = unsafe {
+        mvnmf_dist_joint_nmf_fit(
+            std::ptr::null(),
+            views.as_ptr(),
+            views.len(),
+            k,
+            &np,
+            std::ptr::null(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+            None,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(s, mvnmf_status::NullPointer);
+    // Three ranks through the C ABI: equal to the single-process call; then
+    // rank 1 passes NULL views: it gets NULL_POINTER, the others PEER_FAILED,
+    // every output untouched.
+    let c = cuts(d.n, 3);
+    for null_on_1 in [false, true] {
+        let out = on_ranks(3, None, |r, comm| {
+            // The options per rank (they hold a pointer: not shared across threads).
+            let mut np = mvnmf_nmf_params_default();
+            np.max_iter = 20;
+            np.tol = 0.0;
+            let owned = d.shard(c[r], c[r + 1], false);
+            let views = c_views(&owned);
+            let cc = mvnmf_dist_comm {
+                allreduce: Some(c_allreduce),
+                exchange: None,
+                ctx: (comm as *mut ThreadComm<'_>).cast(),
+                rank: r,
+                n_ranks: 3,
+            };
+            c_rank(
+                &cc,
+                &views,
+                null_on_1 && r == 1,
+                &d,
+                c[r + 1] - c[r],
+                k,
+                &np,
+            )
+        });
+        if null_on_1 {
+            for (r, (s, u, v, _, _)) in out.iter().enumerate() {
+                let want = if r == 1 {
+                    mvnmf_status::NullPointer
+                } else {
+                    mvnmf_status::PeerFailed
+                };
+                assert_eq!(*s, want);
+                assert!(u.iter().flatten().chain(v).all(|&x| x == -7.0));
+            }
+        } else {
+            let v: Vec<f64> = out.iter().flat_map(|x| x.2.iter().copied()).collect();
+            assert!(max_rel_diff(&v, &v1) <= 1e-10);
+            for (s, u, _, rep, _) in &out {
+                assert_eq!(*s, mvnmf_status::Ok);
+                assert!(
+                    (rep.objective.total - rep1.objective.total).abs()
+                        <= 1e-10 * rep1.objective.total
+                );
+                for (a, b) in u.iter().zip(&u1) {
+                    assert!(max_rel_diff(a, b) <= 1e-10);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn data_far_from_one_equals_the_single_process_fit() {
+    // Entries near 1e30 and 1e-30: the fits run at an internal power-of-two
+    // scale (`steps::scale`), which the ranks derive from the gathered largest
+    // entries and the reduced sums.
+    for f in [1e30, 1e-30] {
+        let mut d = mfeat(4);
+        d.views
+            .iter_mut()
+            .for_each(|(x, _)| x.iter_mut().for_each(|a| *a *= f));
+        check_equal(
+            &d,
+            6,
+            &nmf_params(40),
+            Gk::None,
+            &format!("joint NMF x {f:e}"),
+        );
+        let p = MvslParams {
+            max_iter: 40,
+            tol: 0.0,
+            alpha: 10.0 * f,
+            beta: 0.015 * f * f,
+            gamma: 0.005 * f * f,
+            ..MvslParams::mcl()
+        };
+        check_equal(&d, 6, &p, Gk::Sge, &format!("MCL x {f:e}"));
+    }
+}
+
+#[test]
+fn single_rank_comm_is_the_single_process_fit() {
+    let d = mfeat(5);
+    let k = 6;
+    let p = nmf_params(30);
+    let one = single(&d, k, &p, Gk::None, true);
+    let owned = d.shard(0, d.n, true);
+    let views = views_of(&owned);
+    let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
+    let mut w = vec![0u8; dist::fit_workspace(shapes, &DistGraph::None, k, 1, &p).unwrap()];
+    let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![0.0; m * k]).collect();
+    let mut v = vec![0.0; k * d.n];
+    let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
+    let r = dist::fit(
+        &mut dist::SingleRank,
+        &views[..],
+        DistGraph::None,
+        k,
+        &p,
+        &mut us[..],
+        &mut v,
+        &mut w,
+        None,
+    )
+    .unwrap();
+    drop(us);
+    assert_eq!((u, v), (one.u, one.v));
+    assert_eq!(r.report.objective.total, one.report.objective.total);
+}
+
+#[test]
+fn c_abi_explicit_graphs_need_the_exchange() {
+    use mvnmf::ffi::{
+        mvnmf_dist_mvsl_fit, mvnmf_dist_mvsl_fit_workspace, mvnmf_graph, mvnmf_mvsl_params_default,
+        MVNMF_GRAPH_CSR,
+    };
+    let d = mfeat(5);
+    let k = 4;
+    let owned = d.shard(0, d.n, false);
+    let views = c_views(&owned);
+    let (a, _) = graphs(d.n);
+    let g = mvnmf_graph {
+        kind: MVNMF_GRAPH_CSR,
+        n: d.n,
+        labels: std::ptr::null(),
+        n_classes: 0,
+        affinity_row_ptr: a.rp.as_ptr(),
+        affinity_col_idx: a.ci.as_ptr(),
+        affinity_weights: a.w.as_ptr(),
+        penalty_row_ptr: std::ptr::null(),
+        penalty_col_idx: std::ptr::null(),
+        penalty_weights: std::ptr::null(),
+    };
+    let mut p = mvnmf_mvsl_params_default();
+    p.max_iter = 5;
+    let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![-7.0; m * k]).collect();
+    let up: Vec<*mut f64> = u.iter_mut().map(|x| x.as_mut_ptr()).collect();
+    let mut v = vec![-7.0; k * d.n];
+    for (exchange, want) in [
+        (None, mvnmf_status::NullPointer),
+        (Some(c_exchange_copy as _), mvnmf_status::Ok),
+    ] {
+        let comm = mvnmf_dist_comm {
+            allreduce: Some(c_noop),
+            exchange,
+            ctx: std::ptr::null_mut(),
+            rank: 0,
+            n_ranks: 1,
+        };
+        // SAFETY: valid descriptors and buffers of the documented sizes.
+        let s = unsafe {
+            let mut bytes = 0;
+            assert_eq!(
+                mvnmf_dist_mvsl_fit_workspace(
+                    views.as_ptr(),
+                    views.len(),
+                    &g,
+                    k,
+                    1,
+                    &p,
+                    &mut bytes
+                ),
+                mvnmf_status::Ok
+            );
+            let mut w = vec![0u8; bytes];
+            mvnmf_dist_mvsl_fit(
+                &comm,
+                views.as_ptr(),
+                views.len(),
+                &g,
+                k,
+                &p,
+                up.as_ptr(),
+                v.as_mut_ptr(),
+                w.as_mut_ptr().cast(),
+                bytes,
+                None,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        };
+        assert_eq!(s, want);
+        let untouched = u.iter().flatten().chain(&v).all(|&x| x == -7.0);
+        assert_eq!(untouched, want != mvnmf_status::Ok);
+    }
+}
+
+/// One rank's exchange: what it sends to itself.
+unsafe extern "C" fn c_exchange_copy(
+    send: *const f64,
+    send_counts: *const usize,
+    recv: *mut f64,
+    _recv_counts: *const usize,
+    _ctx: *mut c_void,
+) -> i32 {
+    // SAFETY: one rank: `send_counts[0]` values each way.
+    unsafe { std::ptr::copy_nonoverlapping(send, recv, *send_counts) };
+    0
+}
