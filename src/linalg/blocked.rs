@@ -24,6 +24,8 @@ pub(crate) const MR: usize = 8;
 /// See [`MR`].
 pub(crate) const NR: usize = 4;
 const KC: usize = 256;
+/// The inner block when B is read in place (see [`Blocked::nest`]).
+const KC_DIRECT: usize = 1024;
 /// A multiple of every level's tile height (8, 12 and 24 rows).
 const MC: usize = 144;
 const NC: usize = 2048;
@@ -142,18 +144,37 @@ impl<T: Real> Blocked<'_, '_, T> {
         let in_place =
             |x: MatRef<'_, T>| tile.is_some() && x.rs() == 1 && T::as_f64s(x.data()).is_some();
         let (direct_a, direct_b) = (in_place(a), in_place(b));
+        // B read in place: its panel buffer holds one edge sliver at most, so
+        // the larger of the two buffers takes the A block and the inner
+        // dimension goes in longer blocks (up to `KC_DIRECT`): longer runs of
+        // each column of B for the hardware prefetcher, fewer passes over C.
+        let (apack, bpack, kc) = if direct_b {
+            let (x, y) = if bpack.len() > apack.len() {
+                (bpack, apack)
+            } else {
+                (apack, bpack)
+            };
+            let kc2 = k.min(KC_DIRECT).min(x.len() / mc).min(y.len() / C).max(1);
+            (x, y, kc2)
+        } else {
+            (apack, bpack, kc)
+        };
         for jc in (0..n).step_by(nc) {
             let nb = nc.min(n - jc);
             let full_b = if direct_b { nb / C } else { 0 };
             for pc in (0..k).step_by(kc) {
                 let kb = kc.min(k - pc);
-                let rest = &mut bpack[full_b * kb * C..];
-                pack::<T, C>(b.t(), (jc + full_b * C, nb - full_b * C), (pc, kb), rest);
+                pack::<T, C>(
+                    b.t(),
+                    (jc + full_b * C, nb - full_b * C),
+                    (pc, kb),
+                    bpack,
+                    tile,
+                );
                 for ic in (0..m).step_by(mc) {
                     let mb = mc.min(m - ic);
                     let full_a = if direct_a { mb / R } else { 0 };
-                    let rest = &mut apack[full_a * kb * R..];
-                    pack::<T, R>(a, (ic + full_a * R, mb - full_a * R), (pc, kb), rest);
+                    pack::<T, R>(a, (ic + full_a * R, mb - full_a * R), (pc, kb), apack, tile);
                     let blk = Block::<T, R, C> {
                         a,
                         b,
@@ -215,7 +236,8 @@ impl<'x, T: Real, const R: usize, const C: usize> Block<'x, T, R, C> {
             let at = ic + is * R + pc * self.a.cs();
             (self.a.data().get(at..).unwrap_or(&[]), self.a.cs())
         } else {
-            (&self.apack[is * kb * R..(is + 1) * kb * R], R)
+            let s = is - self.full.0;
+            (&self.apack[s * kb * R..(s + 1) * kb * R], R)
         }
     }
 
@@ -227,7 +249,8 @@ impl<'x, T: Real, const R: usize, const C: usize> Block<'x, T, R, C> {
             let at = pc + (jc + js * C) * self.b.cs();
             (self.b.data().get(at..).unwrap_or(&[]), (1, self.b.cs()))
         } else {
-            (&self.bpack[js * kb * C..(js + 1) * kb * C], (C, 1))
+            let s = js - self.full.1;
+            (&self.bpack[s * kb * C..(s + 1) * kb * C], (C, 1))
         }
     }
 
@@ -323,14 +346,16 @@ fn micro<T: Real, const R: usize, const C: usize>(a: &[T], b: &[T]) -> [[T; R]; 
 /// `s` holds rows `i0 + W·s ..`, and its value `(i, p)` goes to
 /// `out[s·kb·W + p·W + i]` (rows past the block are zeros). Unit strides take
 /// slices of `W` (column-contiguous) or `kb` (row-contiguous) values at once,
-/// one bounds check per slice instead of one per value; every path writes
-/// the same values.
+/// one bounds check per slice instead of one per value; row-contiguous `f64`
+/// slivers go through the AVX-512 transposing pack when there is one
+/// (`tile`); every path writes the same values.
 #[inline(always)]
 fn pack<T: Real, const W: usize>(
     m: MatRef<'_, T>,
     (i0, ni): (usize, usize),
     (p0, kb): (usize, usize),
     out: &mut [T],
+    tile: Option<AvxTile>,
 ) {
     let (data, rs, cs) = (m.data(), m.rs(), m.cs());
     for s in 0..ni.div_ceil(W) {
@@ -357,6 +382,13 @@ fn pack<T: Real, const W: usize>(
             }
         } else if cs == 1 {
             // Row-contiguous: columns p0.. of row r0 + i are adjacent.
+            if let (Some(t), Some(d64)) = (tile, T::as_f64s(data)) {
+                if let Some(o64) = T::as_f64s_mut(sl) {
+                    if t.pack_rows((d64, r0 * rs + p0, rs), (rows, kb), W, o64) {
+                        continue;
+                    }
+                }
+            }
             for i in 0..W {
                 let at = (r0 + i) * rs + p0;
                 match data.get(at..at + kb) {

@@ -45,11 +45,13 @@ use super::simd::{active_level, SimdLevel};
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct AvxTile(bool);
 
-/// The largest tile of any level, rows × columns (sizes the workspace, which
-/// does not depend on the level).
-pub(crate) const MR_MAX: usize = 24;
+/// The largest tile of any level on this architecture, rows × columns (sizes
+/// the workspace, which does not depend on the level): the AVX-512 tile on
+/// x86-64, else the portable `8 × 4` (so a microcontroller's workspace does
+/// not grow for tiles it never runs).
+pub(crate) const MR_MAX: usize = if cfg!(target_arch = "x86_64") { 24 } else { 8 };
 /// See [`MR_MAX`].
-pub(crate) const NR_MAX: usize = 8;
+pub(crate) const NR_MAX: usize = if cfg!(target_arch = "x86_64") { 8 } else { 4 };
 
 impl AvxTile {
     /// The token, when the active SIMD level is AVX2 or higher (x86-64).
@@ -187,6 +189,141 @@ impl AvxTile {
         {
             let _ = (alpha, ldc);
             false
+        }
+    }
+}
+
+impl AvxTile {
+    /// Packs a sliver of a row-contiguous operand, transposed:
+    /// `out[p·w + i] = data[at + i·rs + p]` for `i < rows`, `p < kb`, and
+    /// zeros for `rows ≤ i < w` (`w` a multiple of 8, `rows ≤ w`). In 8 × 8
+    /// blocks transposed in registers (AVX-512 only; the compiled portable
+    /// loop stored one value at a time, through scatters). `false` (nothing
+    /// written) on AVX2 or when an index would fall outside a slice.
+    #[inline(always)]
+    pub(crate) fn pack_rows(
+        self,
+        (data, at, rs): (&[f64], usize, usize),
+        (rows, kb): (usize, usize),
+        w: usize,
+        out: &mut [f64],
+    ) -> bool {
+        if !self.0 || !w.is_multiple_of(8) || rows == 0 || rows > w || kb == 0 {
+            return false;
+        }
+        let end = (rows - 1)
+            .checked_mul(rs)
+            .and_then(|x| x.checked_add(at))
+            .and_then(|x| x.checked_add(kb));
+        let out_len = kb.checked_mul(w);
+        match (end, out_len) {
+            (Some(e), Some(o)) if e <= data.len() && o <= out.len() => {}
+            _ => return false,
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: AVX-512F (the token's flag); every `at + i·rs + p`
+            // (`i < rows`, `p < kb`) is below `end ≤ data.len()` and every
+            // `p·w + i` (`i < w`) below `kb·w ≤ out.len()` (checked above).
+            unsafe { pack_rows_512(data.as_ptr().add(at), rs, (rows, kb), w, out.as_mut_ptr()) };
+            true
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    }
+}
+
+/// [`AvxTile::pack_rows`] after its checks: `src` points at `(row 0, p 0)`.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn pack_rows_512(
+    src: *const f64,
+    rs: usize,
+    (rows, kb): (usize, usize),
+    w: usize,
+    out: *mut f64,
+) {
+    use core::arch::x86_64::{
+        __m512d, _mm512_loadu_pd, _mm512_permutex2var_pd, _mm512_set_epi64, _mm512_setzero_pd,
+        _mm512_shuffle_f64x2, _mm512_storeu_pd, _mm512_unpackhi_pd, _mm512_unpacklo_pd,
+    };
+    let k8 = kb / 8 * 8;
+    // Stage 2 of the transpose: rows 0-3 of columns (q, q + 4) from two
+    // stage-1 vectors (`_mm512_set_epi64` lists lanes 7 to 0).
+    let lo = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0);
+    let hi = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
+    for i0 in (0..w).step_by(8) {
+        let n = rows.saturating_sub(i0).min(8);
+        if n == 8 {
+            let mut p = 0;
+            while p < k8 {
+                let mut r = [_mm512_setzero_pd(); 8];
+                for (i, ri) in r.iter_mut().enumerate() {
+                    // SAFETY: row i0 + i < rows, values p .. p + 8 ≤ kb.
+                    *ri = unsafe { _mm512_loadu_pd(src.add((i0 + i) * rs + p)) };
+                }
+                // Stage 1: pairs of rows, even and odd columns.
+                let t: [__m512d; 8] = [
+                    _mm512_unpacklo_pd(r[0], r[1]),
+                    _mm512_unpackhi_pd(r[0], r[1]),
+                    _mm512_unpacklo_pd(r[2], r[3]),
+                    _mm512_unpackhi_pd(r[2], r[3]),
+                    _mm512_unpacklo_pd(r[4], r[5]),
+                    _mm512_unpackhi_pd(r[4], r[5]),
+                    _mm512_unpacklo_pd(r[6], r[7]),
+                    _mm512_unpackhi_pd(r[6], r[7]),
+                ];
+                // Stage 2: four rows; s[0] holds columns 0 and 4, s[1] 2 and 6,
+                // s[2] 1 and 5, s[3] 3 and 7 (rows 0-3), s[4..8] the same for rows 4-7.
+                let s: [__m512d; 8] = [
+                    _mm512_permutex2var_pd(t[0], lo, t[2]),
+                    _mm512_permutex2var_pd(t[0], hi, t[2]),
+                    _mm512_permutex2var_pd(t[1], lo, t[3]),
+                    _mm512_permutex2var_pd(t[1], hi, t[3]),
+                    _mm512_permutex2var_pd(t[4], lo, t[6]),
+                    _mm512_permutex2var_pd(t[4], hi, t[6]),
+                    _mm512_permutex2var_pd(t[5], lo, t[7]),
+                    _mm512_permutex2var_pd(t[5], hi, t[7]),
+                ];
+                // Stage 3: whole columns (rows 0-3 from s[x], 4-7 from s[x + 4]).
+                let cols: [__m512d; 8] = [
+                    _mm512_shuffle_f64x2::<0x44>(s[0], s[4]),
+                    _mm512_shuffle_f64x2::<0x44>(s[2], s[6]),
+                    _mm512_shuffle_f64x2::<0x44>(s[1], s[5]),
+                    _mm512_shuffle_f64x2::<0x44>(s[3], s[7]),
+                    _mm512_shuffle_f64x2::<0xEE>(s[0], s[4]),
+                    _mm512_shuffle_f64x2::<0xEE>(s[2], s[6]),
+                    _mm512_shuffle_f64x2::<0xEE>(s[1], s[5]),
+                    _mm512_shuffle_f64x2::<0xEE>(s[3], s[7]),
+                ];
+                for (q, &c) in cols.iter().enumerate() {
+                    // SAFETY: (p + q)·w + i0 + 8 ≤ kb·w.
+                    unsafe { _mm512_storeu_pd(out.add((p + q) * w + i0), c) };
+                }
+                p += 8;
+            }
+            for p in k8..kb {
+                for i in 0..8 {
+                    // SAFETY: as above, element by element.
+                    unsafe { *out.add(p * w + i0 + i) = *src.add((i0 + i) * rs + p) };
+                }
+            }
+        } else {
+            for p in 0..kb {
+                for i in 0..8 {
+                    // SAFETY: as above; rows past `rows` are not read.
+                    unsafe {
+                        *out.add(p * w + i0 + i) = if i < n {
+                            *src.add((i0 + i) * rs + p)
+                        } else {
+                            0.0
+                        }
+                    };
+                }
+            }
         }
     }
 }

@@ -82,6 +82,10 @@ pub(crate) fn gemm<T: Real>(
 /// tiles on AVX2 (8 doubles), one on AVX-512.
 const GRAM_STRIP: usize = 16;
 
+/// Rows of `A` per block of [`gram_t`] in the no_std build (a multiple of the
+/// blocked GEMM's `KC`: the sums are taken in the same blocks of 256).
+const GRAM_ROWS: usize = 512;
+
 /// `c ← A·B`, `c` column-major `A.rows() × B.cols()`: [`gemm()`] with `α = 1`,
 /// `β = 0` (`c` not read).
 pub(crate) fn gemm_into<T: Real>(
@@ -114,17 +118,34 @@ pub(crate) fn gram_t<T: Real>(
     }
     let ld = c.ld();
     let data = c.data_mut();
-    for s in (0..k).step_by(GRAM_STRIP) {
-        let e = (s + GRAM_STRIP).min(k);
-        let strip = MatMut::new(&mut data[s + s * ld..], e - s, k - s, ld)?;
-        gemm(
-            T::ONE,
-            a.col_range(s, e)?.t(),
-            a.col_range(s, k)?,
-            beta,
-            strip,
-            st,
-        )?;
+    // The blocked GEMM (no_std) takes the rows of `A` in blocks of
+    // `GRAM_ROWS`, every strip per block, so that each block of `A` comes from
+    // memory once and stays in cache for all the strips (strip by strip, a
+    // tall `A` — 20 000 × 50 in the sparse NMF — was streamed from memory once
+    // per strip: 2× the traffic). The hosted `gemm` crate runs each strip whole
+    // (its sums, hence the hosted results, unchanged).
+    let m = a.rows();
+    let step = if cfg!(feature = "std") {
+        m.max(1)
+    } else {
+        GRAM_ROWS
+    };
+    for p0 in (0..m.max(1)).step_by(step) {
+        let p1 = (p0 + step).min(m);
+        let ab = a.t().col_range(p0.min(m), p1)?.t();
+        let b = if p0 == 0 { beta } else { T::ONE };
+        for s in (0..k).step_by(GRAM_STRIP) {
+            let e = (s + GRAM_STRIP).min(k);
+            let strip = MatMut::new(&mut data[s + s * ld..], e - s, k - s, ld)?;
+            gemm(
+                T::ONE,
+                ab.col_range(s, e)?.t(),
+                ab.col_range(s, k)?,
+                b,
+                strip,
+                st,
+            )?;
+        }
     }
     for j in 0..k {
         for i in j + 1..k {
