@@ -51,7 +51,8 @@
 //!   `#![no_std]`, never allocates, and uses the blocked kernel in
 //!   `linalg::blocked`, which packs into the caller's workspace, compiled for
 //!   the widest instruction set the CPU has (detected with `cpuid`:
-//!   [`linalg::detected_level`]; the same bits at every level).
+//!   [`linalg::detected_level`]; FMA register tiles on AVX2 and AVX-512, so the
+//!   levels differ in the last bits, each deterministic).
 //! * `threading`: multithreaded dense products (hosted builds; rayon's global
 //!   pool, sized by `RAYON_NUM_THREADS`).
 //! * `nalgebra`: `interop` — nalgebra matrices and contiguous views as views,

@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `mod.rs` | `gemm` (one entry for every dense product), `gram_t`, dot products, norms |
 //! | `blocked.rs` | the no_std GEMM on workspace panels |
-//! | `microk.rs` | its AVX register tile (`f64`, x86-64; `unsafe`) |
+//! | `microk.rs` | its FMA register tiles and transposing pack (`f64`, x86-64 AVX2/AVX-512; `unsafe`) |
 //! | [`eig`] | dense symmetric eigendecomposition (Householder + implicit QL), `C^{−1/2}`, top singular triplets |
 //! | `hosted.rs` | the `gemm` crate's GEMM (std builds; `unsafe`) |
 //! | `select.rs` | partial selection of the `N` best-scored items (no full sort) |
@@ -17,7 +17,9 @@
 //!
 //! * no_std: `blocked::gemm`, an allocation-free Goto-style GEMM that packs
 //!   panels of A and B into the caller's workspace and runs a register-tiled
-//!   `MR × NR` micro-kernel written so that the compiler vectorises it.
+//!   micro-kernel: the portable `8 × 4` tile written so that the compiler
+//!   vectorises it, or (x86-64, run-time dispatch) the FMA tiles of
+//!   `microk.rs`, `12 × 4` on AVX2 and `24 × 8` on AVX-512.
 //! * `std`: the `gemm` crate's kernels (run-time AVX/AVX2/AVX-512/FMA detection),
 //!   reached through [`crate::Real`]'s hosted hook; they allocate their own
 //!   packing buffers. The workspace queries still reserve the blocked kernel's
