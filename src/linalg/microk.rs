@@ -122,11 +122,14 @@ impl AvxTile {
                 rows,
                 alpha,
             };
-            /// `$f::<MV, NB>(args)` for the shape `(mv, cols)`.
+            /// `$f::<MV, NB, UNIT>(args)` for the shape `(mv, cols)` and
+            /// whether B's columns are adjacent (`ldb.1 = 1`: a packed sliver,
+            /// whose broadcasts then have constant offsets).
             macro_rules! shapes {
                 ($f:ident, $sel:expr, $(($m:literal, $n:literal)),*) => {
-                    match $sel {
-                        $(($m, $n) => $f::<$m, $n>(args),)*
+                    match ($sel, ldb_j == 1) {
+                        $((($m, $n), true) => $f::<$m, $n, true>(args),)*
+                        $((($m, $n), false) => $f::<$m, $n, false>(args),)*
                         _ => return false,
                     }
                 };
@@ -350,7 +353,7 @@ struct Args {
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn k512<const MV: usize, const NB: usize>(x: Args) {
+unsafe fn k512<const MV: usize, const NB: usize, const UNIT: bool>(x: Args) {
     use core::arch::x86_64::{
         __m512d, _mm512_fmadd_pd, _mm512_loadu_pd, _mm512_mask_storeu_pd, _mm512_maskz_loadu_pd,
         _mm512_set1_pd, _mm512_setzero_pd, _mm512_storeu_pd,
@@ -366,7 +369,7 @@ unsafe fn k512<const MV: usize, const NB: usize>(x: Args) {
         }
         for (j, accj) in acc.iter_mut().enumerate() {
             // SAFETY: b(p, j) is inside B (caller).
-            let bj = _mm512_set1_pd(unsafe { *pb.add(j * ldb_j) });
+            let bj = _mm512_set1_pd(unsafe { *pb.add(if UNIT { j } else { j * ldb_j }) });
             for (s, &r) in accj.iter_mut().zip(&av) {
                 *s = _mm512_fmadd_pd(r, bj, *s);
             }
@@ -402,7 +405,7 @@ unsafe fn k512<const MV: usize, const NB: usize>(x: Args) {
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn k256<const MV: usize, const NB: usize>(x: Args) {
+unsafe fn k256<const MV: usize, const NB: usize, const UNIT: bool>(x: Args) {
     use core::arch::x86_64::{
         __m256d, _mm256_broadcast_sd, _mm256_fmadd_pd, _mm256_loadu_pd, _mm256_set1_pd,
         _mm256_setzero_pd, _mm256_storeu_pd,
@@ -418,7 +421,7 @@ unsafe fn k256<const MV: usize, const NB: usize>(x: Args) {
         }
         for (j, accj) in acc.iter_mut().enumerate() {
             // SAFETY: b(p, j) is inside B (caller).
-            let bj = unsafe { _mm256_broadcast_sd(&*pb.add(j * ldb_j)) };
+            let bj = unsafe { _mm256_broadcast_sd(&*pb.add(if UNIT { j } else { j * ldb_j })) };
             for (s, &r) in accj.iter_mut().zip(&av) {
                 *s = _mm256_fmadd_pd(r, bj, *s);
             }
