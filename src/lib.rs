@@ -53,7 +53,8 @@
 //!   `#![no_std]`, never allocates, and uses the blocked kernel in
 //!   `linalg::blocked`, which packs into the caller's workspace, compiled for
 //!   the widest instruction set the CPU has (detected with `cpuid`:
-//!   [`linalg::detected_level`]; the same bits at every level).
+//!   [`linalg::detected_level`]; FMA register tiles on AVX2 and AVX-512, so the
+//!   levels differ in the last bits, each deterministic).
 //!   `std` also brings the built-in thread pool of [`Parallel::Threads`]
 //!   (rayon); without it `Threads(n)` is serial and [`Parallel::Host`] is the
 //!   way to use several cores.

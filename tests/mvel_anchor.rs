@@ -390,8 +390,11 @@ fn every_item_its_own_anchor_is_the_item_fit_without_graph() {
     let (mut q, mut h) = (vec![0.0; c * r], vec![0.0; r * n]);
     let obj = item_fit(&y, c, &dg, r, &prm, &mut q, &mut h);
     assert!(max_rel_diff(&f.obj, &obj) < 1e-10, "{:?} {:?}", f.obj, obj);
-    assert!(max_rel_diff(&f.q, &q) < 1e-9);
-    assert!(max_rel_diff(&f.a, &h) < 1e-9);
+    // The factors: 1e-8. The objectives agree to ~1e-15, but the two paths
+    // round differently (hosted: 7e-10 apart after 40 iterations; the no_std
+    // build's FMA register tiles, `linalg::microk`: 3.4e-9, AVX-512).
+    assert!(max_rel_diff(&f.q, &q) < 1e-8);
+    assert!(max_rel_diff(&f.a, &h) < 1e-8);
 }
 
 #[test]

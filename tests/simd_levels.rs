@@ -1,12 +1,21 @@
-//! Every run-time SIMD level gives the same bits (issue 18, item 1): the
-//! kernels under `linalg::simd::dispatch` (the blocked GEMM of the no_std
-//! build, the sparse gather/scatter kernels) use no fused multiply-add and no
-//! reassociation, so the wider instruction sets only make them faster. Each
-//! level this CPU has is forced in turn (`force_level`) for dense and CSC joint
-//! NMF and an MCL fit with the SGE graph, on `data/mfeat-sample`; the factors
-//! must be equal bit for bit. CI runs this file in both builds (hosted, and
-//! `--no-default-features`, where every dense product is the blocked kernel).
-//! One test in its own binary: the level cap is process-wide.
+//! The run-time SIMD levels (issue 18, item 1): each level this CPU has is
+//! forced in turn (`force_level`) for dense and CSC joint NMF and an MCL fit
+//! with the SGE graph, on `data/mfeat-sample`.
+//!
+//! * Within a level the results are deterministic: the same fits twice give
+//!   the same bits.
+//! * Across levels, hosted build (`std`): the same bits. Its dense products
+//!   are the `gemm` crate's, and the kernels under `linalg::simd::dispatch`
+//!   (the sparse gather/scatter) use no fused multiply-add and no
+//!   reassociation, so the wider instruction sets only make them faster.
+//! * Across levels, no_std build (`--no-default-features`, every dense
+//!   product through the blocked GEMM): the AVX2 and AVX-512 register tiles
+//!   fuse their multiply-adds (`linalg::microk`), so the factors differ from
+//!   the portable tile's in the last bits; after the 30 + 20 iterations here
+//!   they must agree within `1e-10` of each factor's largest entry.
+//!
+//! CI runs this file in both builds. One test in its own binary: the level
+//! cap is process-wide.
 
 mod common;
 
@@ -71,8 +80,31 @@ fn fits() -> Vec<Vec<f64>> {
     out
 }
 
+/// Largest `|a − b|` over the factors, relative to each factor's largest entry.
+fn max_rel_diff(a: &[Vec<f64>], b: &[Vec<f64>]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| {
+            let top = x
+                .iter()
+                .fold(0.0f64, |m, v| m.max(v.abs()))
+                .max(f64::MIN_POSITIVE);
+            x.iter()
+                .zip(y)
+                .fold(0.0f64, |m, (u, v)| m.max((u - v).abs()))
+                / top
+        })
+        .fold(0.0, f64::max)
+}
+
+fn same_bits(a: &[Vec<f64>], b: &[Vec<f64>]) -> bool {
+    a.iter()
+        .zip(b)
+        .all(|(x, y)| x.iter().zip(y).all(|(u, v)| u.to_bits() == v.to_bits()))
+}
+
 #[test]
-fn every_simd_level_gives_the_same_bits() {
+fn every_simd_level_agrees() {
     let levels: Vec<SimdLevel> = [SimdLevel::Baseline, SimdLevel::Avx2, SimdLevel::Avx512]
         .into_iter()
         .filter(|&l| l <= detected_level())
@@ -81,13 +113,21 @@ fn every_simd_level_gives_the_same_bits() {
     force_level(SimdLevel::Baseline);
     assert_eq!(active_level(), SimdLevel::Baseline);
     let base = fits();
+    assert!(same_bits(&base, &fits()), "Baseline: not deterministic");
     for &l in &levels[1..] {
         force_level(l);
         assert_eq!(active_level(), l);
         let other = fits();
-        for (i, (a, b)) in base.iter().zip(&other).enumerate() {
-            let same = a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
-            assert!(same, "{l:?}: factor {i} differs from the baseline's");
+        assert!(same_bits(&other, &fits()), "{l:?}: not deterministic");
+        let d = max_rel_diff(&base, &other);
+        eprintln!("{l:?}: largest difference from the baseline {d:.2e} (relative)");
+        if cfg!(feature = "std") {
+            assert!(
+                same_bits(&base, &other),
+                "{l:?}: differs from the baseline's bits"
+            );
+        } else {
+            assert!(d <= 1e-10, "{l:?}: differs from the baseline by {d:e}");
         }
     }
     force_level(SimdLevel::Avx512);

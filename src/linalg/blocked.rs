@@ -3,29 +3,45 @@
 //! Loops: `jc` over columns of C in blocks of `NC`, `pc` over the inner
 //! dimension in blocks of `KC` (B panel packed once, `KC × NC`, in `NR`-wide
 //! slivers), `ic` over rows in blocks of `MC` (A block packed, `MC × KC`, in
-//! `MR`-tall slivers), then an `MR × NR` register tile per sliver pair. Packing
-//! zero-pads the edges, so the micro-kernel has no edge cases; the tile is
-//! added to C with bounds. Any strides are accepted (transposes are free).
+//! `MR`-tall slivers), then an `MR × NR` register tile per sliver pair: the
+//! portable `8 × 4` tile, or on x86-64 with AVX2 + FMA / AVX-512F the FMA
+//! tiles of `linalg::microk` (`12 × 4` / `24 × 8`), which also read
+//! column-major operands in place (only their edge slivers are packed).
+//! Packing zero-pads the edges; the tile is added to C with bounds. Any
+//! strides are accepted (transposes are free). Each level sums every product
+//! in the same order for the same inputs (deterministic); the levels differ in
+//! rounding (fused or separate multiply-adds).
 
 use crate::error::Error;
 use crate::linalg::mat::{MatMut, MatRef};
-use crate::linalg::microk::AvxTile;
+use crate::linalg::microk::{AvxTile, MR_MAX, NR_MAX};
 use crate::linalg::real::Real;
 use crate::linalg::simd::{self, Kernel};
 use crate::work::{Stack, WorkReq};
 
+/// The portable tile, rows × columns (the AVX tiles: `linalg::microk`).
 pub(crate) const MR: usize = 8;
+/// See [`MR`].
 pub(crate) const NR: usize = 4;
 const KC: usize = 256;
-const MC: usize = 128;
+/// The inner block when B is read in place (see [`Blocked::nest`]).
+const KC_DIRECT: usize = 1024;
+/// A multiple of every level's tile height (8, 12 and 24 rows).
+const MC: usize = 144;
 const NC: usize = 2048;
 
 fn round_up(x: usize, m: usize) -> usize {
     x.div_ceil(m) * m
 }
 
+/// Block sizes, padded for the largest tile of any level (the workspace does
+/// not depend on the level).
 fn blocks(m: usize, n: usize, k: usize) -> (usize, usize, usize) {
-    (MC.min(round_up(m, MR)), NC.min(round_up(n, NR)), KC.min(k))
+    (
+        MC.min(round_up(m, MR_MAX)),
+        NC.min(round_up(n, NR_MAX)),
+        KC.min(k),
+    )
 }
 
 /// Workspace: one packed A block and one packed B panel.
@@ -59,6 +75,8 @@ pub(crate) fn gemm<T: Real>(
     let apack: &mut [T] = st.take_matrix(mc, kc)?;
     let bpack: &mut [T] = st.take_matrix(kc, nc)?;
     let ld = c.ld();
+    // The AVX tiles are written for `f64`; other types run the portable one.
+    let tile = T::as_f64s(&[]).and_then(|_| AvxTile::new());
     simd::dispatch(Blocked {
         alpha,
         a,
@@ -69,14 +87,15 @@ pub(crate) fn gemm<T: Real>(
         blocks: (mc, nc, kc),
         apack,
         bpack,
-        tile: AvxTile::new(),
+        tile,
     });
     Ok(())
 }
 
 /// The loop nest of [`gemm()`] after the checks, as a [`Kernel`]: run under the
-/// widest instruction set the CPU has (`simd::dispatch`; no FMA contraction,
-/// so every level gives the same bits).
+/// widest instruction set the CPU has (`simd::dispatch`), with that level's
+/// tile (`24 × 8` FMA on AVX-512, `12 × 4` FMA on AVX2, else the portable
+/// `8 × 4`).
 struct Blocked<'a, 'm, T> {
     alpha: T,
     a: MatRef<'m, T>,
@@ -87,7 +106,7 @@ struct Blocked<'a, 'm, T> {
     blocks: (usize, usize, usize),
     apack: &'a mut [T],
     bpack: &'a mut [T],
-    /// The AVX tile (`f64` on AVX2/AVX-512 CPUs; same bits as [`micro`]).
+    /// The AVX tile (`f64` on AVX2/AVX-512 CPUs).
     tile: Option<AvxTile>,
 }
 
@@ -95,6 +114,18 @@ impl<T: Real> Kernel for Blocked<'_, '_, T> {
     type Out = ();
     #[inline(always)]
     fn run(self) {
+        match self.tile {
+            Some(t) if t.is_512() => self.nest::<24, 8>(),
+            Some(_) => self.nest::<12, 4>(),
+            None => self.nest::<MR, NR>(),
+        }
+    }
+}
+
+impl<T: Real> Blocked<'_, '_, T> {
+    /// The loops for an `R × C` tile.
+    #[inline(always)]
+    fn nest<const R: usize, const C: usize>(self) {
         let Blocked {
             alpha,
             a,
@@ -108,24 +139,43 @@ impl<T: Real> Kernel for Blocked<'_, '_, T> {
             tile,
         } = self;
         // With the AVX tile, column-major operands are read in place: full
-        // slivers of A (8 adjacent rows) and of B (4 columns) are not packed,
-        // only the edge slivers are. Same products in the same order: same bits.
+        // slivers of A (`R` adjacent rows) and of B (`C` columns) are not
+        // packed, only the edge slivers are.
         let in_place =
             |x: MatRef<'_, T>| tile.is_some() && x.rs() == 1 && T::as_f64s(x.data()).is_some();
         let (direct_a, direct_b) = (in_place(a), in_place(b));
+        // B read in place: its panel buffer holds one edge sliver at most, so
+        // the larger of the two buffers takes the A block and the inner
+        // dimension goes in longer blocks (up to `KC_DIRECT`): longer runs of
+        // each column of B for the hardware prefetcher, fewer passes over C.
+        let (apack, bpack, kc) = if direct_b {
+            let (x, y) = if bpack.len() > apack.len() {
+                (bpack, apack)
+            } else {
+                (apack, bpack)
+            };
+            let kc2 = k.min(KC_DIRECT).min(x.len() / mc).min(y.len() / C).max(1);
+            (x, y, kc2)
+        } else {
+            (apack, bpack, kc)
+        };
         for jc in (0..n).step_by(nc) {
             let nb = nc.min(n - jc);
-            let full_b = if direct_b { nb / NR } else { 0 };
+            let full_b = if direct_b { nb / C } else { 0 };
             for pc in (0..k).step_by(kc) {
                 let kb = kc.min(k - pc);
-                let rest = &mut bpack[full_b * kb * NR..];
-                pack::<T, NR>(b.t(), (jc + full_b * NR, nb - full_b * NR), (pc, kb), rest);
+                pack::<T, C>(
+                    b.t(),
+                    (jc + full_b * C, nb - full_b * C),
+                    (pc, kb),
+                    bpack,
+                    tile,
+                );
                 for ic in (0..m).step_by(mc) {
                     let mb = mc.min(m - ic);
-                    let full_a = if direct_a { mb / MR } else { 0 };
-                    let rest = &mut apack[full_a * kb * MR..];
-                    pack::<T, MR>(a, (ic + full_a * MR, mb - full_a * MR), (pc, kb), rest);
-                    let blk = Block {
+                    let full_a = if direct_a { mb / R } else { 0 };
+                    pack::<T, R>(a, (ic + full_a * R, mb - full_a * R), (pc, kb), apack, tile);
+                    let blk = Block::<T, R, C> {
                         a,
                         b,
                         apack,
@@ -135,11 +185,13 @@ impl<T: Real> Kernel for Blocked<'_, '_, T> {
                         size: (mb, nb, kb),
                         full: (full_a, full_b),
                     };
-                    let (ms, ns) = (mb.div_ceil(MR), nb.div_ceil(NR));
-                    // A read in place and B packed (X·Vᵀ): each A sliver (8
-                    // rows, `kb` columns far apart) stays in L1 while the B
-                    // panel streams past; else the usual order, a B sliver in
-                    // L1 (with the next one prefetched when B is read in place).
+                    let (ms, ns) = (mb.div_ceil(R), nb.div_ceil(C));
+                    // A read in place and B packed (X·Vᵀ): each A sliver (`R`
+                    // rows, `kb` columns far apart) is read from memory once
+                    // while the packed B panel (in L2) streams past; else the
+                    // usual order, a B sliver in L1 and the A block in L2.
+                    // (Software prefetching of the next sliver, of A or of B,
+                    // was measured slower: the hardware streams the columns.)
                     if direct_a && !direct_b {
                         for is in 0..ms {
                             for js in 0..ns {
@@ -148,12 +200,6 @@ impl<T: Real> Kernel for Blocked<'_, '_, T> {
                         }
                     } else {
                         for js in 0..ns {
-                            if let (Some(t), Some(b64)) = (blk.tile, T::as_f64s(b.data())) {
-                                if js + 1 < full_b {
-                                    let next = pc + (jc + (js + 1) * NR) * b.cs();
-                                    t.prefetch(b64, next, b.cs(), kb);
-                                }
-                            }
                             for is in 0..ms {
                                 blk.one(js, is, cdata, ld, alpha);
                             }
@@ -165,11 +211,12 @@ impl<T: Real> Kernel for Blocked<'_, '_, T> {
     }
 }
 
-/// One `(ic, jc, pc)` block of [`Blocked`]: the operands, packed or in place
-/// (`full` slivers of A and of B read in place, the rest packed). Methods, not
-/// closures: a closure is compiled without the target features of the
-/// function around it, and the AVX tile could not be inlined into it.
-struct Block<'x, T> {
+/// One `(ic, jc, pc)` block of [`Blocked`] for an `R × C` tile: the operands,
+/// packed or in place (`full` slivers of A and of B read in place, the rest
+/// packed). Methods, not closures: a closure is compiled without the target
+/// features of the function around it, and the AVX tile could not be inlined
+/// into it.
+struct Block<'x, T, const R: usize, const C: usize> {
     a: MatRef<'x, T>,
     b: MatRef<'x, T>,
     apack: &'x [T],
@@ -180,16 +227,17 @@ struct Block<'x, T> {
     full: (usize, usize),
 }
 
-impl<'x, T: Real> Block<'x, T> {
+impl<'x, T: Real, const R: usize, const C: usize> Block<'x, T, R, C> {
     /// Sliver `is` of A: `(values, lda)`.
     #[inline(always)]
     fn a_of(&self, is: usize) -> (&'x [T], usize) {
         let ((ic, _, pc), (_, _, kb)) = (self.at, self.size);
         if is < self.full.0 {
-            let at = ic + is * MR + pc * self.a.cs();
+            let at = ic + is * R + pc * self.a.cs();
             (self.a.data().get(at..).unwrap_or(&[]), self.a.cs())
         } else {
-            (&self.apack[is * kb * MR..(is + 1) * kb * MR], MR)
+            let s = is - self.full.0;
+            (&self.apack[s * kb * R..(s + 1) * kb * R], R)
         }
     }
 
@@ -198,10 +246,11 @@ impl<'x, T: Real> Block<'x, T> {
     fn b_of(&self, js: usize) -> (&'x [T], (usize, usize)) {
         let ((_, jc, pc), (_, _, kb)) = (self.at, self.size);
         if js < self.full.1 {
-            let at = pc + (jc + js * NR) * self.b.cs();
+            let at = pc + (jc + js * C) * self.b.cs();
             (self.b.data().get(at..).unwrap_or(&[]), (1, self.b.cs()))
         } else {
-            (&self.bpack[js * kb * NR..(js + 1) * kb * NR], (NR, 1))
+            let s = js - self.full.1;
+            (&self.bpack[s * kb * C..(s + 1) * kb * C], (C, 1))
         }
     }
 
@@ -209,11 +258,28 @@ impl<'x, T: Real> Block<'x, T> {
     #[inline(always)]
     fn one(&self, js: usize, is: usize, cdata: &mut [T], ld: usize, alpha: T) {
         let ((ic, jc, _), (mb, nb, kb)) = (self.at, self.size);
-        let acc = tile_of(self.tile, self.a_of(is), self.b_of(js), kb);
-        let r0 = ic + is * MR;
-        let (nrows, ncols) = (MR.min(mb - is * MR), NR.min(nb - js * NR));
+        let (r0, c0) = (ic + is * R, jc + js * C);
+        let (nrows, ncols) = (R.min(mb - is * R), C.min(nb - js * C));
+        let (a, b) = (self.a_of(is), self.b_of(js));
+        if let Some(t) = self.tile {
+            let dst = cdata.get_mut(r0 + c0 * ld..).and_then(T::as_f64s_mut);
+            if let (Some(a64), Some(b64), Some(c64)) = (T::as_f64s(a.0), T::as_f64s(b.0), dst) {
+                let done = t.tile_add(
+                    (a64, a.1),
+                    (b64, b.1),
+                    kb,
+                    (c64, ld),
+                    (nrows, ncols),
+                    alpha.to_f64(),
+                );
+                if done {
+                    return;
+                }
+            }
+        }
+        let acc = tile_of::<T, R, C>(a, b, kb);
         for (jj, accj) in acc.iter().enumerate().take(ncols) {
-            let col = (jc + js * NR + jj) * ld + r0;
+            let col = (c0 + jj) * ld + r0;
             let dst = &mut cdata[col..col + nrows];
             for (d, &v) in dst.iter_mut().zip(accj.iter()) {
                 *d += alpha * v;
@@ -222,40 +288,33 @@ impl<'x, T: Real> Block<'x, T> {
     }
 }
 
-/// The register tile of `a` (`(values, lda)`: `a(p, i) = values[p·lda + i]`)
-/// and `b` (`b(p, j) = values[p·ldb.0 + j·ldb.1]`): the AVX one
-/// (`linalg::microk`) when there is one for `T` and this CPU, else [`micro`]
-/// on packed slivers (`lda = MR`, `ldb = (NR, 1)`), else (operands in place
-/// whose bounds the AVX tile refused — not reached: `MatRef` guarantees them)
-/// [`micro_strided`]. All three give the same bits.
+/// The portable register tile of `a` (`(values, lda)`: `a(p, i) =
+/// values[p·lda + i]`) and `b` (`b(p, j) = values[p·ldb.0 + j·ldb.1]`):
+/// [`micro`] on packed slivers (`lda = R`, `ldb = (C, 1)`), else (operands in
+/// place that the AVX tile refused — not reached: `MatRef` guarantees their
+/// bounds) [`micro_strided`]. Both give the same bits.
 #[inline(always)]
-fn tile_of<T: Real>(
-    tile: Option<AvxTile>,
+fn tile_of<T: Real, const R: usize, const C: usize>(
     (a, lda): (&[T], usize),
     (b, ldb): (&[T], (usize, usize)),
     kb: usize,
-) -> [[T; MR]; NR] {
-    if let (Some(t), Some(a64), Some(b64)) = (tile, T::as_f64s(a), T::as_f64s(b)) {
-        if let Some(acc) = t.tile((a64, lda), (b64, ldb), kb) {
-            return acc.map(|col| col.map(T::from_f64));
-        }
-    }
-    if lda == MR && ldb == (NR, 1) {
-        micro(&a[..kb * MR], &b[..kb * NR])
+) -> [[T; R]; C] {
+    if lda == R && ldb == (C, 1) {
+        micro::<T, R, C>(&a[..kb * R], &b[..kb * C])
     } else {
-        micro_strided((a, lda), (b, ldb), kb)
+        micro_strided::<T, R, C>((a, lda), (b, ldb), kb)
     }
 }
 
 /// [`micro`] on strided operands, element by element (values outside the
 /// slices read as zero).
-fn micro_strided<T: Real>(
+fn micro_strided<T: Real, const R: usize, const C: usize>(
     (a, lda): (&[T], usize),
     (b, (ldb_p, ldb_j)): (&[T], (usize, usize)),
     kb: usize,
-) -> [[T; MR]; NR] {
+) -> [[T; R]; C] {
     let at = |s: &[T], i: usize| s.get(i).copied().unwrap_or(T::ZERO);
-    let mut acc = [[T::ZERO; MR]; NR];
+    let mut acc = [[T::ZERO; R]; C];
     for p in 0..kb {
         for (j, accj) in acc.iter_mut().enumerate() {
             let bj = at(b, p * ldb_p + j * ldb_j);
@@ -267,14 +326,15 @@ fn micro_strided<T: Real>(
     acc
 }
 
-/// The register tile: `acc[j][i] = Σ_p a[p][i] · b[p][j]`.
+/// The portable register tile: `acc[j][i] = Σ_p a[p][i] · b[p][j]` (a
+/// multiply, a rounding, an add).
 #[inline(always)]
-fn micro<T: Real>(a: &[T], b: &[T]) -> [[T; MR]; NR] {
-    let mut acc = [[T::ZERO; MR]; NR];
-    for (ap, bp) in a.chunks_exact(MR).zip(b.chunks_exact(NR)) {
-        for j in 0..NR {
+fn micro<T: Real, const R: usize, const C: usize>(a: &[T], b: &[T]) -> [[T; R]; C] {
+    let mut acc = [[T::ZERO; R]; C];
+    for (ap, bp) in a.chunks_exact(R).zip(b.chunks_exact(C)) {
+        for j in 0..C {
             let bj = bp[j];
-            for i in 0..MR {
+            for i in 0..R {
                 acc[j][i] += ap[i] * bj;
             }
         }
@@ -286,14 +346,16 @@ fn micro<T: Real>(a: &[T], b: &[T]) -> [[T; MR]; NR] {
 /// `s` holds rows `i0 + W·s ..`, and its value `(i, p)` goes to
 /// `out[s·kb·W + p·W + i]` (rows past the block are zeros). Unit strides take
 /// slices of `W` (column-contiguous) or `kb` (row-contiguous) values at once,
-/// one bounds check per slice instead of one per value; every path writes
-/// the same values.
+/// one bounds check per slice instead of one per value; row-contiguous `f64`
+/// slivers go through the AVX-512 transposing pack when there is one
+/// (`tile`); every path writes the same values.
 #[inline(always)]
 fn pack<T: Real, const W: usize>(
     m: MatRef<'_, T>,
     (i0, ni): (usize, usize),
     (p0, kb): (usize, usize),
     out: &mut [T],
+    tile: Option<AvxTile>,
 ) {
     let (data, rs, cs) = (m.data(), m.rs(), m.cs());
     for s in 0..ni.div_ceil(W) {
@@ -320,6 +382,13 @@ fn pack<T: Real, const W: usize>(
             }
         } else if cs == 1 {
             // Row-contiguous: columns p0.. of row r0 + i are adjacent.
+            if let (Some(t), Some(d64)) = (tile, T::as_f64s(data)) {
+                if let Some(o64) = T::as_f64s_mut(sl) {
+                    if t.pack_rows((d64, r0 * rs + p0, rs), (rows, kb), W, o64) {
+                        continue;
+                    }
+                }
+            }
             for i in 0..W {
                 let at = (r0 + i) * rs + p0;
                 match data.get(at..at + kb) {

@@ -1,48 +1,57 @@
-//! The AVX register tile of the blocked GEMM (`f64`, x86-64, with or without
+//! The FMA register tiles of the blocked GEMM (`f64`, x86-64, with or without
 //! `std`; issue 18, item 1).
 //!
-//! The portable tile (`blocked::micro`) is written so that the compiler can
-//! vectorise it, and it does for AVX2, but measured on an AVX-512 machine
-//! (`cargo run --release --no-default-features --example bench_levels`) the
-//! compiled loop ran the dense NMF at 25 ms per iteration under AVX2 and 36 ms
-//! under AVX-512 (one 512-bit register per column of the `8 × 4` tile: four
-//! accumulators, too few to hide the adder's latency), against 14 ms for the
-//! hosted `gemm` crate. Here the `8 × 4` tile is eight `__m256d` accumulators
-//! held in registers for the whole inner loop: per step two loads of `A`, four
-//! broadcasts of `B`, eight products and eight sums. It reads its operands
-//! through strides, so the blocked GEMM hands it column-major operands in
-//! place instead of packing them (`X` in `X·Vᵀ` and `Uᵀ·X`: one pass over
-//! `X` less per product).
+//! The portable tile (`blocked::micro`, `8 × 4`) is written so that the
+//! compiler can vectorise it; here the tile is written with intrinsics, as
+//! the `gemm` crate's kernels are, sized to the register file of each level:
 //!
-//! **Same bits as the portable tile.** Each accumulator is updated as
-//! `acc ← acc + (a·b)` with the product rounded before the sum — a multiply
-//! and an add, never a fused multiply-add — in the same order over `p` as
-//! `blocked::micro`, so every level gives the same results
-//! (tests/simd_levels.rs). On CPUs with separate add and multiply pipes (AMD
-//! Zen) this loses nothing to FMA; on Intel cores it costs up to half of the
-//! peak, the price of results that do not depend on the CPU.
+//! | level | tile | accumulators | per step of `p` |
+//! |---|---|---|---|
+//! | AVX-512F | `24 × 8` | 24 `__m512d` | 3 loads of `A`, 8 broadcasts of `B`, 24 FMAs |
+//! | AVX2 + FMA | `12 × 4` | 12 `__m256d` | 3 loads of `A`, 4 broadcasts of `B`, 12 FMAs |
+//!
+//! The edge tiles of a block (fewer rows or columns) are the same loop with
+//! fewer registers (one, two or three vectors of rows; any number of columns
+//! up to the full width), so no multiply-add is spent on padding beyond the
+//! last vector; the partial last vector of rows is written through a mask
+//! (AVX-512) or element by element (AVX2). The tile reads its operands
+//! through strides, so the blocked GEMM hands it column-major operands in
+//! place instead of packing them (`X` in `X·Vᵀ` and `Uᵀ·X`).
+//!
+//! **Rounding.** Each accumulator is updated by a fused multiply-add (one
+//! rounding per step, against two in the portable tile), and the tile is
+//! added to `C` as `C + α·acc`, also fused. So the levels differ in the last
+//! bits (the products agree to a few units of rounding of their magnitude;
+//! `tests/simd_levels.rs` and the unit test `blocked_levels_agree` check
+//! it), while each level is deterministic: the same operands give the same
+//! bits, every sum taken in the same order over `p`.
 //!
 //! # Safety
-//! The `unsafe` here: the loads of `A` and `B`, each inside a slice whose
-//! length was checked first (`8·kb` and `4·kb` values); the call into the
-//! `#[target_feature(enable = "avx")]` function, made only through an
-//! [`AvxTile`] token, which exists only when the detected SIMD level is AVX2 or
-//! higher. One of the four files of `linalg/` allowed `unsafe`.
+//! The `unsafe` here: the loads of `A` and `B` and the loads and stores of
+//! `C`, each inside a slice whose length was checked first against the last
+//! index the tile touches ([`AvxTile::tile_add`]; the masked AVX-512 accesses
+//! touch only the unmasked elements, inside the checked range); the calls into
+//! the `#[target_feature]` functions, made only through an [`AvxTile`] token,
+//! which exists only when the detected SIMD level is AVX2 (with FMA) or
+//! higher, its AVX-512 flag only when the level is AVX-512F; prefetches (no
+//! memory access). One of the four files of `linalg/` allowed `unsafe`.
 #![allow(unsafe_code)]
-
-#[cfg(target_arch = "x86_64")]
-use core::arch::x86_64::{
-    __m256d, _mm256_add_pd, _mm256_broadcast_sd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd,
-    _mm256_storeu_pd,
-};
 
 use super::simd::{active_level, SimdLevel};
 
-/// Proof that this CPU runs AVX (the detected and allowed level is AVX2 or
-/// AVX-512); only [`AvxTile::new`] makes one. The flag: the level is AVX-512
-/// (the 512-bit tile runs).
+/// Proof that this CPU runs AVX2 and FMA (the detected and allowed level is
+/// AVX2 or AVX-512); only [`AvxTile::new`] makes one. The flag: the level is
+/// AVX-512 (the `24 × 8` tile runs).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct AvxTile(bool);
+
+/// The largest tile of any level on this architecture, rows × columns (sizes
+/// the workspace, which does not depend on the level): the AVX-512 tile on
+/// x86-64, else the portable `8 × 4` (so a microcontroller's workspace does
+/// not grow for tiles it never runs).
+pub(crate) const MR_MAX: usize = if cfg!(target_arch = "x86_64") { 24 } else { 8 };
+/// See [`MR_MAX`].
+pub(crate) const NR_MAX: usize = if cfg!(target_arch = "x86_64") { 8 } else { 4 };
 
 impl AvxTile {
     /// The token, when the active SIMD level is AVX2 or higher (x86-64).
@@ -52,144 +61,399 @@ impl AvxTile {
             .then_some(AvxTile(level == SimdLevel::Avx512))
     }
 
-    /// `acc[j][i] = Σ_p a[p·lda + i] · b[p·ldb.0 + j·ldb.1]` over `p < kb`,
-    /// in order of `p` (packed slivers: `lda = 8`, `ldb = (4, 1)`; the
-    /// blocked GEMM also passes column-major operands in place). `None` when
-    /// an index would fall outside `a` or `b`.
+    /// Whether this is the AVX-512 tile (`24 × 8`; else `12 × 4`).
     #[inline(always)]
-    pub(crate) fn tile(
+    pub(crate) fn is_512(self) -> bool {
+        self.0
+    }
+
+    /// `C[i + j·ldc] += α · Σ_p a[p·lda + i] · b[p·ldb.0 + j·ldb.1]` for
+    /// `i < rows`, `j < cols` (at most the tile: `24 × 8` on AVX-512, `12 × 4`
+    /// on AVX2), each sum in order of `p < kb`. The rows are read as whole
+    /// vectors (8 or 4 values): `a[p·lda + i]` must exist up to the vector
+    /// that holds row `rows − 1` (packed slivers are zero padded to the full
+    /// tile). `false` (nothing written) when an index would fall outside a
+    /// slice or the shape exceeds the tile.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn tile_add(
         self,
         (a, lda): (&[f64], usize),
-        (b, ldb): (&[f64], (usize, usize)),
+        (b, (ldb_p, ldb_j)): (&[f64], (usize, usize)),
         kb: usize,
-    ) -> Option<[[f64; 8]; 4]> {
-        let last = kb.checked_sub(1)?;
-        let a_end = last.checked_mul(lda)?.checked_add(8)?;
-        let b_end = last
-            .checked_mul(ldb.0)?
-            .checked_add(ldb.1.checked_mul(3)?)?
-            .checked_add(1)?;
-        if a.len() < a_end || b.len() < b_end {
-            return None;
+        (c, ldc): (&mut [f64], usize),
+        (rows, cols): (usize, usize),
+        alpha: f64,
+    ) -> bool {
+        let (mr, nr, lanes) = if self.0 { (24, 8, 8) } else { (12, 4, 4) };
+        if rows == 0 || cols == 0 || kb == 0 {
+            return true;
+        }
+        if rows > mr || cols > nr {
+            return false;
+        }
+        let mv = rows.div_ceil(lanes);
+        let ends = (|| {
+            let last = kb - 1;
+            let a_end = last.checked_mul(lda)?.checked_add(mv * lanes)?;
+            let b_end = last
+                .checked_mul(ldb_p)?
+                .checked_add((cols - 1).checked_mul(ldb_j)?)?
+                .checked_add(1)?;
+            let c_end = (cols - 1).checked_mul(ldc)?.checked_add(rows)?;
+            Some((a_end, b_end, c_end))
+        })();
+        let Some((a_end, b_end, c_end)) = ends else {
+            return false;
+        };
+        if a.len() < a_end || b.len() < b_end || c.len() < c_end {
+            return false;
         }
         #[cfg(target_arch = "x86_64")]
         {
-            // SAFETY: the token exists only when the CPU has AVX2 (hence AVX),
-            // its flag only when it has AVX-512F; every index read is below
-            // `a_end` / `b_end` (checked above).
-            Some(unsafe {
+            let args = Args {
+                a: a.as_ptr(),
+                lda,
+                b: b.as_ptr(),
+                ldb: (ldb_p, ldb_j),
+                kb,
+                c: c.as_mut_ptr(),
+                ldc,
+                rows,
+                alpha,
+            };
+            /// `$f::<MV, NB, UNIT>(args)` for the shape `(mv, cols)` and
+            /// whether B's columns are adjacent (`ldb.1 = 1`: a packed sliver,
+            /// whose broadcasts then have constant offsets).
+            macro_rules! shapes {
+                ($f:ident, $sel:expr, $(($m:literal, $n:literal)),*) => {
+                    match ($sel, ldb_j == 1) {
+                        $((($m, $n), true) => $f::<$m, $n, true>(args),)*
+                        $((($m, $n), false) => $f::<$m, $n, false>(args),)*
+                        _ => return false,
+                    }
+                };
+            }
+            // SAFETY: the token exists only when the CPU has AVX2 and FMA, its
+            // flag only when it has AVX-512F; every index the kernel reads or
+            // writes is below `a_end`, `b_end` and `c_end` (checked above).
+            unsafe {
                 if self.0 {
-                    tile_8x4_512((a, lda), (b, ldb), kb)
+                    shapes!(
+                        k512,
+                        (mv, cols),
+                        (1, 1),
+                        (1, 2),
+                        (1, 3),
+                        (1, 4),
+                        (1, 5),
+                        (1, 6),
+                        (1, 7),
+                        (1, 8),
+                        (2, 1),
+                        (2, 2),
+                        (2, 3),
+                        (2, 4),
+                        (2, 5),
+                        (2, 6),
+                        (2, 7),
+                        (2, 8),
+                        (3, 1),
+                        (3, 2),
+                        (3, 3),
+                        (3, 4),
+                        (3, 5),
+                        (3, 6),
+                        (3, 7),
+                        (3, 8)
+                    )
                 } else {
-                    tile_8x4((a, lda), (b, ldb), kb)
+                    shapes!(
+                        k256,
+                        (mv, cols),
+                        (1, 1),
+                        (1, 2),
+                        (1, 3),
+                        (1, 4),
+                        (2, 1),
+                        (2, 2),
+                        (2, 3),
+                        (2, 4),
+                        (3, 1),
+                        (3, 2),
+                        (3, 3),
+                        (3, 4)
+                    )
                 }
-            })
+            }
+            true
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            None
+            let _ = (alpha, ldc);
+            false
         }
     }
 }
 
 impl AvxTile {
-    /// Asks for the cache lines of `s[at + c·stride ..][..len]` for `c < 4`
-    /// (the next sliver of an operand read in place; what is out of range is
-    /// skipped).
+    /// Packs a sliver of a row-contiguous operand, transposed:
+    /// `out[p·w + i] = data[at + i·rs + p]` for `i < rows`, `p < kb`, and
+    /// zeros for `rows ≤ i < w` (`w` a multiple of 8, `rows ≤ w`). In 8 × 8
+    /// blocks transposed in registers (AVX-512 only; the compiled portable
+    /// loop stored one value at a time, through scatters). `false` (nothing
+    /// written) on AVX2 or when an index would fall outside a slice.
     #[inline(always)]
-    pub(crate) fn prefetch(self, s: &[f64], at: usize, stride: usize, len: usize) {
+    pub(crate) fn pack_rows(
+        self,
+        (data, at, rs): (&[f64], usize, usize),
+        (rows, kb): (usize, usize),
+        w: usize,
+        out: &mut [f64],
+    ) -> bool {
+        if !self.0 || !w.is_multiple_of(8) || rows == 0 || rows > w || kb == 0 {
+            return false;
+        }
+        let end = (rows - 1)
+            .checked_mul(rs)
+            .and_then(|x| x.checked_add(at))
+            .and_then(|x| x.checked_add(kb));
+        let out_len = kb.checked_mul(w);
+        match (end, out_len) {
+            (Some(e), Some(o)) if e <= data.len() && o <= out.len() => {}
+            _ => return false,
+        }
         #[cfg(target_arch = "x86_64")]
-        for c in 0..4usize {
-            let Some(col) = c
-                .checked_mul(stride)
-                .and_then(|o| o.checked_add(at))
-                .and_then(|o| s.get(o..o.saturating_add(len)))
-            else {
-                continue;
-            };
-            for line in col.chunks(8) {
-                // SAFETY: a prefetch does not access memory; the address is
-                // inside `s`.
-                unsafe {
-                    core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
-                        line.as_ptr() as *const i8,
-                    )
-                };
-            }
+        {
+            // SAFETY: AVX-512F (the token's flag); every `at + i·rs + p`
+            // (`i < rows`, `p < kb`) is below `end ≤ data.len()` and every
+            // `p·w + i` (`i < w`) below `kb·w ≤ out.len()` (checked above).
+            unsafe { pack_rows_512(data.as_ptr().add(at), rs, (rows, kb), w, out.as_mut_ptr()) };
+            true
         }
         #[cfg(not(target_arch = "x86_64"))]
-        let _ = (s, at, stride, len);
+        {
+            false
+        }
     }
 }
 
-/// The tile; every index `p·lda + i` (`i < 8`) is inside `a` and every
-/// `p·ldb.0 + j·ldb.1` (`j < 4`) inside `b`, for `p < kb` (checked by the caller).
-#[cfg(target_arch = "x86_64")]
-#[inline]
-#[target_feature(enable = "avx")]
-unsafe fn tile_8x4(
-    (a, lda): (&[f64], usize),
-    (b, (ldb_p, ldb_j)): (&[f64], (usize, usize)),
-    kb: usize,
-) -> [[f64; 8]; 4] {
-    let (pa, pb) = (a.as_ptr(), b.as_ptr());
-    let mut c: [__m256d; 8] = [_mm256_setzero_pd(); 8];
-    for p in 0..kb {
-        // SAFETY: p·lda + 7 < a.len() and p·ldb_p + 3·ldb_j < b.len() (caller).
-        let (lo, hi) = unsafe {
-            (
-                _mm256_loadu_pd(pa.add(p * lda)),
-                _mm256_loadu_pd(pa.add(p * lda + 4)),
-            )
-        };
-        for j in 0..4 {
-            // SAFETY: as above.
-            let bj = unsafe { _mm256_broadcast_sd(&*pb.add(p * ldb_p + j * ldb_j)) };
-            c[2 * j] = _mm256_add_pd(c[2 * j], _mm256_mul_pd(lo, bj));
-            c[2 * j + 1] = _mm256_add_pd(c[2 * j + 1], _mm256_mul_pd(hi, bj));
-        }
-    }
-    let mut out = [[0.0f64; 8]; 4];
-    for (j, col) in out.iter_mut().enumerate() {
-        // SAFETY: `col` holds 8 values: two stores of 4.
-        unsafe {
-            _mm256_storeu_pd(col.as_mut_ptr(), c[2 * j]);
-            _mm256_storeu_pd(col.as_mut_ptr().add(4), c[2 * j + 1]);
-        }
-    }
-    out
-}
-
-/// [`tile_8x4`] with one 512-bit register per column of the tile: half the
-/// instructions per product (AVX-512F; same bits: each lane still gets a
-/// product, rounded, then a sum).
+/// [`AvxTile::pack_rows`] after its checks: `src` points at `(row 0, p 0)`.
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "avx512f")]
-unsafe fn tile_8x4_512(
-    (a, lda): (&[f64], usize),
-    (b, (ldb_p, ldb_j)): (&[f64], (usize, usize)),
-    kb: usize,
-) -> [[f64; 8]; 4] {
+unsafe fn pack_rows_512(
+    src: *const f64,
+    rs: usize,
+    (rows, kb): (usize, usize),
+    w: usize,
+    out: *mut f64,
+) {
     use core::arch::x86_64::{
-        __m512d, _mm512_add_pd, _mm512_loadu_pd, _mm512_mul_pd, _mm512_set1_pd, _mm512_setzero_pd,
-        _mm512_storeu_pd,
+        __m512d, _mm512_loadu_pd, _mm512_permutex2var_pd, _mm512_set_epi64, _mm512_setzero_pd,
+        _mm512_shuffle_f64x2, _mm512_storeu_pd, _mm512_unpackhi_pd, _mm512_unpacklo_pd,
     };
-    let (pa, pb) = (a.as_ptr(), b.as_ptr());
-    let mut c: [__m512d; 4] = [_mm512_setzero_pd(); 4];
-    for p in 0..kb {
-        // SAFETY: p·lda + 7 < a.len() and p·ldb_p + 3·ldb_j < b.len() (caller).
-        let col = unsafe { _mm512_loadu_pd(pa.add(p * lda)) };
-        for (j, cj) in c.iter_mut().enumerate() {
-            // SAFETY: as above.
-            let bj = _mm512_set1_pd(unsafe { *pb.add(p * ldb_p + j * ldb_j) });
-            *cj = _mm512_add_pd(*cj, _mm512_mul_pd(col, bj));
+    let k8 = kb / 8 * 8;
+    // Stage 2 of the transpose: rows 0-3 of columns (q, q + 4) from two
+    // stage-1 vectors (`_mm512_set_epi64` lists lanes 7 to 0).
+    let lo = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0);
+    let hi = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
+    for i0 in (0..w).step_by(8) {
+        let n = rows.saturating_sub(i0).min(8);
+        if n == 8 {
+            let mut p = 0;
+            while p < k8 {
+                let mut r = [_mm512_setzero_pd(); 8];
+                for (i, ri) in r.iter_mut().enumerate() {
+                    // SAFETY: row i0 + i < rows, values p .. p + 8 ≤ kb.
+                    *ri = unsafe { _mm512_loadu_pd(src.add((i0 + i) * rs + p)) };
+                }
+                // Stage 1: pairs of rows, even and odd columns.
+                let t: [__m512d; 8] = [
+                    _mm512_unpacklo_pd(r[0], r[1]),
+                    _mm512_unpackhi_pd(r[0], r[1]),
+                    _mm512_unpacklo_pd(r[2], r[3]),
+                    _mm512_unpackhi_pd(r[2], r[3]),
+                    _mm512_unpacklo_pd(r[4], r[5]),
+                    _mm512_unpackhi_pd(r[4], r[5]),
+                    _mm512_unpacklo_pd(r[6], r[7]),
+                    _mm512_unpackhi_pd(r[6], r[7]),
+                ];
+                // Stage 2: four rows; s[0] holds columns 0 and 4, s[1] 2 and 6,
+                // s[2] 1 and 5, s[3] 3 and 7 (rows 0-3), s[4..8] the same for rows 4-7.
+                let s: [__m512d; 8] = [
+                    _mm512_permutex2var_pd(t[0], lo, t[2]),
+                    _mm512_permutex2var_pd(t[0], hi, t[2]),
+                    _mm512_permutex2var_pd(t[1], lo, t[3]),
+                    _mm512_permutex2var_pd(t[1], hi, t[3]),
+                    _mm512_permutex2var_pd(t[4], lo, t[6]),
+                    _mm512_permutex2var_pd(t[4], hi, t[6]),
+                    _mm512_permutex2var_pd(t[5], lo, t[7]),
+                    _mm512_permutex2var_pd(t[5], hi, t[7]),
+                ];
+                // Stage 3: whole columns (rows 0-3 from s[x], 4-7 from s[x + 4]).
+                let cols: [__m512d; 8] = [
+                    _mm512_shuffle_f64x2::<0x44>(s[0], s[4]),
+                    _mm512_shuffle_f64x2::<0x44>(s[2], s[6]),
+                    _mm512_shuffle_f64x2::<0x44>(s[1], s[5]),
+                    _mm512_shuffle_f64x2::<0x44>(s[3], s[7]),
+                    _mm512_shuffle_f64x2::<0xEE>(s[0], s[4]),
+                    _mm512_shuffle_f64x2::<0xEE>(s[2], s[6]),
+                    _mm512_shuffle_f64x2::<0xEE>(s[1], s[5]),
+                    _mm512_shuffle_f64x2::<0xEE>(s[3], s[7]),
+                ];
+                for (q, &c) in cols.iter().enumerate() {
+                    // SAFETY: (p + q)·w + i0 + 8 ≤ kb·w.
+                    unsafe { _mm512_storeu_pd(out.add((p + q) * w + i0), c) };
+                }
+                p += 8;
+            }
+            for p in k8..kb {
+                for i in 0..8 {
+                    // SAFETY: as above, element by element.
+                    unsafe { *out.add(p * w + i0 + i) = *src.add((i0 + i) * rs + p) };
+                }
+            }
+        } else {
+            for p in 0..kb {
+                for i in 0..8 {
+                    // SAFETY: as above; rows past `rows` are not read.
+                    unsafe {
+                        *out.add(p * w + i0 + i) = if i < n {
+                            *src.add((i0 + i) * rs + p)
+                        } else {
+                            0.0
+                        }
+                    };
+                }
+            }
         }
     }
-    let mut out = [[0.0f64; 8]; 4];
-    for (o, cj) in out.iter_mut().zip(c) {
-        // SAFETY: `o` holds 8 values.
-        unsafe { _mm512_storeu_pd(o.as_mut_ptr(), cj) };
+}
+
+/// The operands of one tile, as checked by [`AvxTile::tile_add`].
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct Args {
+    a: *const f64,
+    lda: usize,
+    b: *const f64,
+    ldb: (usize, usize),
+    kb: usize,
+    c: *mut f64,
+    ldc: usize,
+    rows: usize,
+    alpha: f64,
+}
+
+/// The AVX-512 tile: `MV` vectors of 8 rows, `NB` columns. Every index
+/// `p·lda + i` (`i < 8·MV`) is inside `A`, every `p·ldb.0 + j·ldb.1`
+/// (`j < NB`) inside `B`, every `i + j·ldc` (`i < rows`, `j < NB`) inside `C`,
+/// and `8·(MV − 1) < rows ≤ 8·MV` (checked by the caller).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn k512<const MV: usize, const NB: usize, const UNIT: bool>(x: Args) {
+    use core::arch::x86_64::{
+        __m512d, _mm512_fmadd_pd, _mm512_loadu_pd, _mm512_mask_storeu_pd, _mm512_maskz_loadu_pd,
+        _mm512_set1_pd, _mm512_setzero_pd, _mm512_storeu_pd,
+    };
+    let (ldb_p, ldb_j) = x.ldb;
+    let mut acc: [[__m512d; MV]; NB] = [[_mm512_setzero_pd(); MV]; NB];
+    let (mut pa, mut pb) = (x.a, x.b);
+    for _ in 0..x.kb {
+        let mut av: [__m512d; MV] = [_mm512_setzero_pd(); MV];
+        for (v, r) in av.iter_mut().enumerate() {
+            // SAFETY: row block v of step p is inside A (caller).
+            *r = unsafe { _mm512_loadu_pd(pa.add(8 * v)) };
+        }
+        for (j, accj) in acc.iter_mut().enumerate() {
+            // SAFETY: b(p, j) is inside B (caller).
+            let bj = _mm512_set1_pd(unsafe { *pb.add(if UNIT { j } else { j * ldb_j }) });
+            for (s, &r) in accj.iter_mut().zip(&av) {
+                *s = _mm512_fmadd_pd(r, bj, *s);
+            }
+        }
+        // The last step's advance points past the operands; never read.
+        pa = pa.wrapping_add(x.lda);
+        pb = pb.wrapping_add(ldb_p);
     }
-    out
+    let al = _mm512_set1_pd(x.alpha);
+    for (j, accj) in acc.iter().enumerate() {
+        // SAFETY: column j of the tile is inside C (caller).
+        let cj = unsafe { x.c.add(j * x.ldc) };
+        for (v, &s) in accj.iter().enumerate() {
+            let r = x.rows - 8 * v;
+            // SAFETY: rows 8v .. 8v + min(r, 8) of column j are inside C; the
+            // masked accesses touch only those.
+            unsafe {
+                let p = cj.add(8 * v);
+                if r >= 8 {
+                    _mm512_storeu_pd(p, _mm512_fmadd_pd(al, s, _mm512_loadu_pd(p)));
+                } else {
+                    let m = ((1u32 << r) - 1) as u8;
+                    let d = _mm512_maskz_loadu_pd(m, p);
+                    _mm512_mask_storeu_pd(p, m, _mm512_fmadd_pd(al, s, d));
+                }
+            }
+        }
+    }
+}
+
+/// The AVX2 tile: `MV` vectors of 4 rows, `NB` columns (conditions as for
+/// [`k512`] with 4 for 8).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn k256<const MV: usize, const NB: usize, const UNIT: bool>(x: Args) {
+    use core::arch::x86_64::{
+        __m256d, _mm256_broadcast_sd, _mm256_fmadd_pd, _mm256_loadu_pd, _mm256_set1_pd,
+        _mm256_setzero_pd, _mm256_storeu_pd,
+    };
+    let (ldb_p, ldb_j) = x.ldb;
+    let mut acc: [[__m256d; MV]; NB] = [[_mm256_setzero_pd(); MV]; NB];
+    let (mut pa, mut pb) = (x.a, x.b);
+    for _ in 0..x.kb {
+        let mut av: [__m256d; MV] = [_mm256_setzero_pd(); MV];
+        for (v, r) in av.iter_mut().enumerate() {
+            // SAFETY: row block v of step p is inside A (caller).
+            *r = unsafe { _mm256_loadu_pd(pa.add(4 * v)) };
+        }
+        for (j, accj) in acc.iter_mut().enumerate() {
+            // SAFETY: b(p, j) is inside B (caller).
+            let bj = unsafe { _mm256_broadcast_sd(&*pb.add(if UNIT { j } else { j * ldb_j })) };
+            for (s, &r) in accj.iter_mut().zip(&av) {
+                *s = _mm256_fmadd_pd(r, bj, *s);
+            }
+        }
+        // The last step's advance points past the operands; never read.
+        pa = pa.wrapping_add(x.lda);
+        pb = pb.wrapping_add(ldb_p);
+    }
+    let al = _mm256_set1_pd(x.alpha);
+    for (j, accj) in acc.iter().enumerate() {
+        // SAFETY: column j of the tile is inside C (caller).
+        let cj = unsafe { x.c.add(j * x.ldc) };
+        for (v, &s) in accj.iter().enumerate() {
+            let r = x.rows - 4 * v;
+            // SAFETY: rows 4v .. 4v + min(r, 4) of column j are inside C.
+            unsafe {
+                let p = cj.add(4 * v);
+                if r >= 4 {
+                    _mm256_storeu_pd(p, _mm256_fmadd_pd(al, s, _mm256_loadu_pd(p)));
+                } else {
+                    let mut d = [0.0f64; 4];
+                    for (i, di) in d.iter_mut().enumerate().take(r) {
+                        *di = *p.add(i);
+                    }
+                    let mut out = [0.0f64; 4];
+                    let dv = _mm256_loadu_pd(d.as_ptr());
+                    _mm256_storeu_pd(out.as_mut_ptr(), _mm256_fmadd_pd(al, s, dv));
+                    for (i, &o) in out.iter().enumerate().take(r) {
+                        *p.add(i) = o;
+                    }
+                }
+            }
+        }
+    }
 }

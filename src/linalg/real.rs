@@ -72,6 +72,13 @@ pub trait Real:
         let _ = s;
         None
     }
+    /// [`Real::as_f64s`] for a mutable slice (the destination of the AVX tile).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn as_f64s_mut(s: &mut [Self]) -> Option<&mut [f64]> {
+        let _ = s;
+        None
+    }
     /// Hosted fast path for the row-sorted sparse gather (`data::xvt_rows`,
     /// padded width `w`; `entries` = row pointers, columns, values); `false`
     /// when there is none and the portable loop must run.
@@ -106,6 +113,10 @@ pub trait Real:
 impl Real for f64 {
     #[inline(always)]
     fn as_f64s(s: &[Self]) -> Option<&[f64]> {
+        Some(s)
+    }
+    #[inline(always)]
+    fn as_f64s_mut(s: &mut [Self]) -> Option<&mut [f64]> {
         Some(s)
     }
     #[cfg(all(feature = "std", target_arch = "x86_64"))]

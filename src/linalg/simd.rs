@@ -5,9 +5,11 @@
 //! `#[inline(always)]` `run`; [`dispatch`] runs it inside a function compiled
 //! for AVX-512F or AVX2+FMA when the CPU has them (so the compiler vectorises
 //! it 8 or 4 doubles wide), else as compiled for the baseline target. The
-//! kernels use no fused multiply-add and no reassociation, so every level gives
-//! the same bits (tests/simd_levels.rs checks it); the wider levels are only
-//! faster.
+//! portable loops use no fused multiply-add and no reassociation, so they give
+//! the same bits at every level (the sparse gather/scatter); the blocked GEMM
+//! runs its FMA register tiles (`linalg::microk`) at the AVX levels, which
+//! differ from the portable tile in the last bits (tests/simd_levels.rs checks
+//! determinism within a level and agreement across levels).
 //!
 //! Detection: with `std`, `is_x86_feature_detected!`; without it (the
 //! embedded/no_std build, issue 18), `cpuid` and `xgetbv` through `core::arch`
@@ -135,7 +137,7 @@ pub fn detected_level() -> SimdLevel {
 
 /// Caps the level the dispatched kernels use (`SimdLevel::Avx512`: no cap, the
 /// default), for every thread; the detected level is never exceeded. For
-/// tests and benchmarks: results are the same bits at every level.
+/// tests and benchmarks (every path on one machine).
 #[doc(hidden)]
 pub fn force_level(cap: SimdLevel) {
     CAP.store(cap as u8, Ordering::Relaxed);
