@@ -37,7 +37,7 @@ pub const MAX_TASKS: usize = 12;
 
 /// Least work (multiply-adds, or element operations) worth one task: a region
 /// smaller than two of these runs as one task.
-pub const MIN_TASK_WORK: usize = 1 << 18;
+pub const MIN_TASK_WORK: usize = 1 << 20;
 
 /// How many tasks `units` units of `unit_work` operations each are split into:
 /// `1..=min(MAX_TASKS, units)`, from the shape alone.
@@ -168,44 +168,61 @@ impl Parallel {
 #[cfg(feature = "std")]
 mod pool {
     use super::Task;
+    use core::sync::atomic::{AtomicUsize, Ordering};
     use std::boxed::Box;
     use std::sync::Mutex;
     use std::vec::Vec;
 
-    /// One pool per size asked for, made on first use and kept (leaked) for
-    /// the life of the process: a pool's threads cost about 0.1 ms to start,
-    /// too much for every parallel region.
+    /// One pool per size asked for (the workers besides the calling thread),
+    /// made on first use and kept (leaked) for the life of the process: a
+    /// pool's threads cost about 0.1 ms to start, too much for every region.
     static POOLS: Mutex<Vec<(usize, &'static rayon::ThreadPool)>> = Mutex::new(Vec::new());
 
-    fn get(threads: usize) -> Option<&'static rayon::ThreadPool> {
+    /// The pool of `workers` threads (made on first use).
+    fn get(workers: usize) -> Option<&'static rayon::ThreadPool> {
+        let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&(_, p)) = pools.iter().find(|(t, _)| *t == workers) {
+            return Some(p);
+        }
+        let p = rayon::ThreadPoolBuilder::new()
+            .num_threads(workers)
+            .thread_name(|i| std::format!("mvnmf-{i}"))
+            .build()
+            .ok()?;
+        let p: &'static rayon::ThreadPool = Box::leak(Box::new(p));
+        pools.push((workers, p));
+        Some(p)
+    }
+
+    /// Every task on `threads` threads: the calling thread and `threads − 1`
+    /// pool workers take task numbers from one counter until none is left
+    /// (the caller starts at once; a worker that wakes late finds less to
+    /// do). Which thread runs a task does not change what the task computes.
+    pub(super) fn run(threads: usize, n: usize, task: Task<'_>) {
         let threads = if threads == 0 {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         } else {
             threads
         };
-        let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(&(_, p)) = pools.iter().find(|(t, _)| *t == threads) {
-            return Some(p);
+        let next = AtomicUsize::new(0);
+        let drain = || loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= n {
+                break;
+            }
+            task(i);
+        };
+        if threads.min(n) <= 1 {
+            return drain();
         }
-        let p = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| std::format!("mvnmf-{i}"))
-            .build()
-            .ok()?;
-        let p: &'static rayon::ThreadPool = Box::leak(Box::new(p));
-        pools.push((threads, p));
-        Some(p)
-    }
-
-    /// Every task on the pool of `threads` threads (serially if it cannot be made).
-    pub(super) fn run(threads: usize, n: usize, task: Task<'_>) {
-        match get(threads) {
-            Some(p) => p.scope(|s| {
-                for i in 0..n {
-                    s.spawn(move |_| task(i));
+        match get(threads.min(n) - 1) {
+            Some(p) => p.in_place_scope(|s| {
+                for _ in 1..threads.min(n) {
+                    s.spawn(|_| drain());
                 }
+                drain();
             }),
-            None => (0..n).for_each(task),
+            _ => drain(),
         }
     }
 }

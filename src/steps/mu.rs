@@ -15,6 +15,7 @@ use crate::steps::fused::{csc_u_step, csc_u_step_applies, csc_u_step_req};
 use crate::steps::init::random_start;
 use crate::steps::scale::Scale;
 pub(crate) use crate::steps::update::mu_step;
+use crate::steps::update::mu_step_par;
 use crate::steps::{run, Init, Monitor, NmfParams, Objective, Report};
 use crate::work::{Stack, WorkReq};
 
@@ -165,7 +166,7 @@ pub(crate) fn fit_in<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized
                     MatMut::col_major(b, m, k)?,
                     &mut stk,
                 )?;
-                mu_step(ui, a, b, eps, T::INFINITY);
+                mu_step_par(ui, (a, b), (eps, T::INFINITY), stk.par())?;
                 pq_view(&x, csr, s, ui, k, i > 0, p, q, &mut stk)?;
             }
             // V-step: D = P V.
@@ -177,7 +178,7 @@ pub(crate) fn fit_in<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized
                 MatMut::col_major(d, k, n)?,
                 &mut stk,
             )?;
-            mu_step(v, q, d, eps, vmax);
+            mu_step_par(v, (q, d), (eps, vmax), stk.par())?;
             gram(v, k, n, g, &mut stk)?;
             Ok(sc.objective(objective(half_x2, q, v, p, g)))
         },

@@ -2,7 +2,9 @@
 //! bottom of the steps layer, shared by the Lee–Seung solver, the fused sparse
 //! U-step and every model's multiplicative steps.
 
+use crate::error::Error;
 use crate::linalg::real::Real;
+use crate::par::{chunk_len, tasks_for, Parallel};
 
 /// `x ← min(cap, x ∘ (num + ε) ⊘ (den + ε))`.
 ///
@@ -18,4 +20,25 @@ pub(crate) fn mu_step<T: Real>(x: &mut [T], num: &[T], den: &[T], eps: T, cap: T
             *xi = xi.min(cap);
         }
     }
+}
+
+/// [`mu_step`] on blocks of entries run as the tasks of one parallel region
+/// (elementwise: the same bits for every thread count).
+pub(crate) fn mu_step_par<T: Real>(
+    x: &mut [T],
+    (num, den): (&[T], &[T]),
+    (eps, cap): (T, T),
+    par: Parallel,
+) -> Result<(), Error> {
+    let len = x.len();
+    if num.len() < len || den.len() < len {
+        return Err(Error::Internal);
+    }
+    let chunk = chunk_len(len, tasks_for(len, 8), 64);
+    par.run_items(x.chunks_mut(chunk).enumerate(), &|(t, xb)| {
+        let s = t * chunk;
+        let e = s + xb.len();
+        mu_step(xb, &num[s..e], &den[s..e], eps, cap);
+        Ok(())
+    })
 }
