@@ -119,7 +119,12 @@ fn fused_req<T>(
     let mut phase = WorkReq::EMPTY;
     for (a, sa) in shapes.clone().into_iter().enumerate() {
         let da = sa.rows;
-        phase = phase.or(WorkReq::new::<T>(n).and(gemm_req::<T>(n, n, da)));
+        // `sq_dists`: the two sides' squared norms (n each), then the product.
+        phase = phase.or(WorkReq::all_of(&[
+            WorkReq::new::<T>(n),
+            WorkReq::new::<T>(n),
+            gemm_req::<T>(n, n, da),
+        ]));
         if !params.cross_view {
             continue;
         }
