@@ -471,26 +471,7 @@ pub(crate) fn objective(
     (ta, tp): (f64, f64),
 ) -> Objective {
     let rec = half_x2 - qv + 0.5 * dot(p, g);
-    let sparsity = if !params.proximal() {
-        0.0
-    } else {
-        params.alpha * norms.sum::<f64>()
-    };
-    let affinity = 0.5 * params.beta * ta;
-    let penalty = 0.0 - 0.5 * params.beta * tp;
-    let l1 = if params.gamma > 0.0 {
-        params.gamma * sum_v
-    } else {
-        0.0
-    };
-    Objective::family(
-        rec + sparsity + affinity + penalty + l1,
-        rec,
-        sparsity,
-        affinity,
-        penalty,
-        l1,
-    )
+    crate::steps::vstep::assemble_sum(params, rec, norms, (ta, tp), sum_v)
 }
 
 #[cfg(test)]

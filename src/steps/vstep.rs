@@ -23,8 +23,24 @@ pub(crate) fn assemble<T: Real>(
     params: &MvslParams,
     rec: f64,
     norms: impl Iterator<Item = f64>,
-    (ta, tp): (f64, f64),
+    traces: (f64, f64),
     v: &[T],
+) -> Objective {
+    let sum_v = if params.gamma > 0.0 {
+        v.iter().map(|x| x.to_f64()).sum::<f64>()
+    } else {
+        0.0
+    };
+    assemble_sum(params, rec, norms, traces, sum_v)
+}
+
+/// [`assemble`] given `Σ V` (a distributed fit's reduced sum, `steps::shard`).
+pub(crate) fn assemble_sum(
+    params: &MvslParams,
+    rec: f64,
+    norms: impl Iterator<Item = f64>,
+    (ta, tp): (f64, f64),
+    sum_v: f64,
 ) -> Objective {
     let sparsity = if params.sparsity == Sparsity::None || params.alpha == 0.0 {
         0.0
@@ -34,7 +50,7 @@ pub(crate) fn assemble<T: Real>(
     let affinity = 0.5 * params.beta * ta;
     let penalty = 0.0 - 0.5 * params.beta * tp; // +0.0, not −0.0, without a penalty
     let l1 = if params.gamma > 0.0 {
-        params.gamma * v.iter().map(|x| x.to_f64()).sum::<f64>()
+        params.gamma * sum_v
     } else {
         0.0
     };
