@@ -117,13 +117,19 @@ impl Parallel {
             return Ok(());
         }
         let failed = spin::Mutex::new(None);
-        let ran = AtomicUsize::new(0);
-        // Counted after the task returns: a task that never returned (a host
-        // that swallowed a panic) leaves the count short.
-        let body = |i: usize| {
+        let (next, ran) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        // The task numbers come from our own counter, not from the pool's
+        // argument: a pool that calls twice with the same number and never
+        // with another still runs each task once, or fails the count. A task
+        // is counted after it returns: one that never returned (a host that
+        // swallowed a panic) leaves the count short.
+        let body = |_: usize| {
+            let i = next.fetch_add(1, Ordering::Relaxed);
             if i >= n {
                 *failed.lock() = Some(Error::ParallelFor);
-            } else if let Err(e) = task(i) {
+                return;
+            }
+            if let Err(e) = task(i) {
                 failed.lock().get_or_insert(e);
             }
             ran.fetch_add(1, Ordering::Release);
@@ -348,6 +354,11 @@ mod tests {
         (0..n).for_each(task);
     }
 
+    fn repeats_first_skips_second(_ctx: usize, n: usize, task: Task<'_>) {
+        task(0);
+        (0..n).filter(|&i| i != 1).for_each(task);
+    }
+
     #[test]
     fn a_host_that_skips_or_repeats_a_task_is_an_error() {
         for f in [skips_last as fn(usize, usize, Task<'_>), repeats_first] {
@@ -357,6 +368,22 @@ mod tests {
             });
             assert_eq!(par.run(4, &|_| Ok(())), Err(Error::ParallelFor));
         }
+    }
+
+    #[test]
+    fn every_task_runs_once_whatever_numbers_the_host_passes() {
+        // Called n times, but with 0 twice and never with 1: each task once.
+        let par = Parallel::Host(HostPool {
+            parallel_for: repeats_first_skips_second,
+            ctx: 0,
+        });
+        let seen: Vec<AtomicUsize> = (0..5).map(|_| AtomicUsize::new(0)).collect();
+        par.run(5, &|i| {
+            seen[i].fetch_add(1, Ordering::Relaxed);
+            Ok(())
+        })
+        .unwrap();
+        assert!(seen.iter().all(|c| c.load(Ordering::Relaxed) == 1));
     }
 
     #[test]
