@@ -48,7 +48,7 @@ pub struct KnnParams {
     /// Items per block side (0: [`super::DEFAULT_BLOCK`]).
     pub block: usize,
     /// Who runs [`fused_knn`]'s search over all items ([`Scope::All`]) in
-    /// [`KNN_TASKS`] parts (default serial; the same neighbours for every
+    /// at most four parts (default serial; the same neighbours for every
     /// choice).
     pub parallel: Parallel,
 }
