@@ -4,6 +4,7 @@
 
 use core::ffi::{c_int, c_void};
 
+use super::mvsl::csr_arrays;
 use super::*;
 use crate::models::dist::{self, Comm, DistGraph, DistReport, ShardRows, Traffic};
 use crate::models::mvsl::MvslParams;
@@ -225,16 +226,15 @@ unsafe fn rows<'a>(
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
-        if row_ptr.is_null() {
-            return Ok(None);
-        }
-        let rp = slice(row_ptr, n.checked_add(1).ok_or(Error::SizeOverflow)?)?;
-        let nnz = rp[n];
-        Ok(Some(ShardRows {
-            row_ptr: rp,
-            col_idx: slice(col_idx, nnz)?,
-            weights: slice(weights, nnz)?,
-        }))
+        Ok(
+            csr_arrays(n, row_ptr, col_idx, weights)?.map(|(row_ptr, col_idx, weights)| {
+                ShardRows {
+                    row_ptr,
+                    col_idx,
+                    weights,
+                }
+            }),
+        )
     }
 }
 
@@ -346,22 +346,14 @@ pub unsafe extern "C" fn mvnmf_dist_joint_nmf_fit(
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
-        guard(|| {
-            let mut cm = read_comm(comm)?;
-            let res = (|| -> Result<Result<DistReport, Error>, Error> {
-                let p: NmfParams = read_params(params)?;
-                let (vs, n) = read_views(views, n_views)?;
-                let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
-                let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-                Ok(with_monitor(progress, user, |m| {
-                    dist::joint_nmf_fit(&mut cm, &vs, k, &p, &mut us, vv, w, m)
-                }))
-            })();
-            match res {
-                // An argument that cannot be read: the other ranks are told.
-                Err(e) => Err(dist::refuse(&mut cm, e)),
-                Ok(r) => finish_dist(r?, report, traffic),
-            }
+        run_dist(comm, report, traffic, |cm| {
+            let p: NmfParams = read_params(params)?;
+            let (vs, n) = read_views(views, n_views)?;
+            let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
+            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+            Ok(with_monitor(progress, user, |m| {
+                dist::joint_nmf_fit(cm, &vs, k, &p, &mut us, vv, w, m)
+            }))
         })
     }
 }
@@ -397,24 +389,40 @@ pub unsafe extern "C" fn mvnmf_dist_mvsl_fit(
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
+        run_dist(comm, report, traffic, |cm| {
+            let p: MvslParams = read_params(params)?;
+            let g = read_dist_graph(graph)?;
+            if matches!(g, DistGraph::Csr { .. }) && cm.ex.is_none() {
+                // Explicit graphs need the exchange: refused on every rank
+                // now, not in the middle of the set-up.
+                return Err(Error::NullPointer);
+            }
+            let (vs, n) = read_views(views, n_views)?;
+            let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
+            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+            Ok(with_monitor(progress, user, |m| {
+                dist::fit(cm, &vs, g, k, &p, &mut us, vv, w, m)
+            }))
+        })
+    }
+}
+
+/// The shell of a distributed entry point: reads the communicator, runs
+/// `fit` (which reads the other arguments and fits), tells the other ranks
+/// when an argument cannot be read (`dist::refuse`: they stop with
+/// `PEER_FAILED` instead of waiting), and writes the report and the traffic.
+unsafe fn run_dist(
+    comm: *const mvnmf_dist_comm,
+    report: *mut mvnmf_report,
+    traffic: *mut mvnmf_dist_traffic,
+    fit: impl FnOnce(&mut CComm) -> Result<Result<DistReport, Error>, Error>,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
         guard(|| {
             let mut cm = read_comm(comm)?;
-            let res = (|| -> Result<Result<DistReport, Error>, Error> {
-                let p: MvslParams = read_params(params)?;
-                let g = read_dist_graph(graph)?;
-                if matches!(g, DistGraph::Csr { .. }) && cm.ex.is_none() {
-                    // Explicit graphs need the exchange: refused on every rank
-                    // now, not in the middle of the set-up.
-                    return Err(Error::NullPointer);
-                }
-                let (vs, n) = read_views(views, n_views)?;
-                let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
-                let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-                Ok(with_monitor(progress, user, |m| {
-                    dist::fit(&mut cm, &vs, g, k, &p, &mut us, vv, w, m)
-                }))
-            })();
-            match res {
+            match fit(&mut cm) {
                 Err(e) => Err(dist::refuse(&mut cm, e)),
                 Ok(r) => finish_dist(r?, report, traffic),
             }

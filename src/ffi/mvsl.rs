@@ -313,6 +313,27 @@ pub(super) unsafe fn read_graph_for<'a, T: GraphScalar>(
     }
 }
 
+/// The arrays of `n` CSR rows from C (`None` for a NULL `rp`): `n + 1` row
+/// pointers, then `rp[n]` column indices and weights. Their structure is
+/// checked by whoever takes them (`CsrGraph::new`, the distributed fit).
+pub(super) unsafe fn csr_arrays<'a>(
+    n: usize,
+    rp: *const usize,
+    ci: *const usize,
+    w: *const f64,
+) -> Result<Option<(&'a [usize], &'a [usize], &'a [f64])>, Error> {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        if rp.is_null() {
+            return Ok(None);
+        }
+        let row_ptr = slice(rp, n.checked_add(1).ok_or(Error::SizeOverflow)?)?;
+        let nnz = row_ptr[n];
+        Ok(Some((row_ptr, slice(ci, nnz)?, slice(w, nnz)?)))
+    }
+}
+
 unsafe fn csr<'a>(
     n: usize,
     rp: *const usize,
@@ -322,17 +343,12 @@ unsafe fn csr<'a>(
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
-        if rp.is_null() {
-            return Ok(None);
+        match csr_arrays(n, rp, ci, w)? {
+            None => Ok(None),
+            Some((row_ptr, col_idx, weights)) => {
+                Ok(Some(CsrGraph::new(n, row_ptr, col_idx, weights)?))
+            }
         }
-        let row_ptr = slice(rp, n.checked_add(1).ok_or(Error::SizeOverflow)?)?;
-        let nnz = row_ptr[n];
-        Ok(Some(CsrGraph::new(
-            n,
-            row_ptr,
-            slice(ci, nnz)?,
-            slice(w, nnz)?,
-        )?))
     }
 }
 
