@@ -313,6 +313,9 @@ pub(super) unsafe fn read_graph_for<'a, T: GraphScalar>(
     }
 }
 
+/// Row pointers, column indices and weights of CSR rows.
+pub(super) type CsrArrays<'a> = (&'a [usize], &'a [usize], &'a [f64]);
+
 /// The arrays of `n` CSR rows from C (`None` for a NULL `rp`): `n + 1` row
 /// pointers, then `rp[n]` column indices and weights. Their structure is
 /// checked by whoever takes them (`CsrGraph::new`, the distributed fit).
@@ -321,7 +324,7 @@ pub(super) unsafe fn csr_arrays<'a>(
     rp: *const usize,
     ci: *const usize,
     w: *const f64,
-) -> Result<Option<(&'a [usize], &'a [usize], &'a [f64])>, Error> {
+) -> Result<Option<CsrArrays<'a>>, Error> {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
