@@ -47,6 +47,14 @@ fn nmf_iter(view: View<'_, f64>, k: usize, u0: &[f64], v0: &[f64], par: Parallel
     (t, hash(&v))
 }
 
+/// Column-major dense views of `n` items over `xs`, one width each.
+fn dense_views<'a>(xs: &'a [Vec<f64>], widths: &[usize], n: usize) -> Vec<View<'a, f64>> {
+    xs.iter()
+        .zip(widths)
+        .map(|(x, &w)| View::from(Dense::new(x, w, n, w).unwrap()))
+        .collect()
+}
+
 fn hash(x: &[f64]) -> u64 {
     x.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, a| {
         (h ^ a.to_bits()).wrapping_mul(0x100_0000_01b3)
@@ -115,11 +123,7 @@ fn main() {
         work.push((
             "MvSL-T, 4 views, N = 10000, K = 20 (ms/iter)",
             Box::new(move |par| {
-                let vs: Vec<View<'_, f64>> = tv
-                    .iter()
-                    .zip(widths)
-                    .map(|(x, w)| View::from(Dense::new(x, w, tn, w).unwrap()))
-                    .collect();
+                let vs = dense_views(tv, &widths, tn);
                 let ks = [Kernel::Linear; 4];
                 let iters = 10;
                 let mut p = PipelineParams::preset(Method::MvslT);
@@ -172,11 +176,7 @@ fn main() {
         work.push((
             "fused kNN, 4 views, N = 10000, k = 10 (ms)",
             Box::new(move |par| {
-                let vs: Vec<View<'_, f64>> = tv
-                    .iter()
-                    .zip(widths)
-                    .map(|(x, w)| View::from(Dense::new(x, w, tn, w).unwrap()))
-                    .collect();
+                let vs = dense_views(tv, &widths, tn);
                 let ks = [Kernel::Linear; 4];
                 let p = similarity::KnnParams {
                     k: 10,

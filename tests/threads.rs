@@ -9,11 +9,11 @@ mod common;
 use common::*;
 use mvnmf::eval::UNLABELED;
 use mvnmf::graph::Sge;
-use mvnmf::models::{deep, nmf};
+use mvnmf::models::{deep, mvsl, nmf};
 use mvnmf::par::Task;
 use mvnmf::pipeline::{self, Method, PipelineParams};
 use mvnmf::similarity::Kernel;
-use mvnmf::steps::NmfParams;
+use mvnmf::steps::{MvslParams, NmfParams};
 use mvnmf::{Csc, Dense, Error, HostPool, Parallel, View};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -96,15 +96,38 @@ fn joint(views: &[View<'_, f64>], k: usize, par: Parallel) -> Result<FitBits, Er
     Ok((bits(&us.concat()), bits(&v), bits(&obj)))
 }
 
-/// Large enough that every product splits into several tasks (12 for the
-/// dense products, several row blocks for the sparse kernels).
+/// Large enough that every product splits into several tasks: 12 for the
+/// dense products; as CSC, a tall view whose `Uᵀ·X` scatters into per-task
+/// partials (20 000 × 700 at 1 %) and a wide one gathered by columns (400 ×
+/// 700 at 50 %), each over several tasks (`linalg::sparse` unit tests check
+/// which mode each shape takes).
 fn problem() -> (Vec<(usize, Vec<f64>)>, usize) {
     let n = 700;
     let views = vec![
         (900, random_matrix(900, n, 1.0, 1)),
-        (1300, random_matrix(1300, n, 0.03, 2)),
+        (20000, random_matrix(20000, n, 0.01, 2)),
+        (400, random_matrix(400, n, 0.5, 3)),
     ];
     (views, n)
+}
+
+/// The views of [`problem`], dense or CSC.
+fn views_of<'a>(
+    xs: &'a [(usize, Vec<f64>)],
+    cscs: &'a [CscOwned],
+    n: usize,
+    sparse: bool,
+) -> Vec<View<'a, f64>> {
+    xs.iter()
+        .zip(cscs)
+        .map(|((m, x), c)| {
+            if sparse {
+                View::from(Csc::new(*m, n, &c.col_ptr, &c.row_idx, &c.values).unwrap())
+            } else {
+                View::from(Dense::new(x, *m, n, *m).unwrap())
+            }
+        })
+        .collect()
 }
 
 #[test]
@@ -113,17 +136,7 @@ fn joint_nmf_dense_and_csc_same_bits_for_every_pool() {
     let k = 24;
     let cscs: Vec<CscOwned> = xs.iter().map(|(m, x)| to_csc(x, *m, n)).collect();
     for sparse in [false, true] {
-        let views: Vec<View<'_, f64>> = xs
-            .iter()
-            .zip(&cscs)
-            .map(|((m, x), c)| {
-                if sparse {
-                    View::from(Csc::new(*m, n, &c.col_ptr, &c.row_idx, &c.values).unwrap())
-                } else {
-                    View::from(Dense::new(x, *m, n, *m).unwrap())
-                }
-            })
-            .collect();
+        let views = views_of(&xs, &cscs, n, sparse);
         let reference = joint(&views, k, Parallel::Serial).unwrap();
         for (name, par) in pools() {
             assert!(
@@ -131,6 +144,62 @@ fn joint_nmf_dense_and_csc_same_bits_for_every_pool() {
                 "sparse {sparse}: {name}"
             );
         }
+    }
+}
+
+/// MvSL (L1,2, SGE) on the CSC views: its products go through the unfused
+/// sparse `Uᵀ·X` (both modes) and `X·Vᵀ`, its V-step through the parallel
+/// bounded update. Never rising, and the same bits for every pool.
+#[test]
+fn mvsl_on_csc_views_never_rises_and_gives_the_same_bits_for_every_pool() {
+    let (xs, n) = problem();
+    let k = 16;
+    let cscs: Vec<CscOwned> = xs.iter().map(|(m, x)| to_csc(x, *m, n)).collect();
+    let views = views_of(&xs, &cscs, n, true);
+    let labels: Vec<u32> = (0..n)
+        .map(|j| {
+            if j % 4 == 0 {
+                (j % 5) as u32
+            } else {
+                UNLABELED
+            }
+        })
+        .collect();
+    let sge = Sge::new(&labels, 5).unwrap();
+    let run = |par: Parallel| {
+        let p = MvslParams {
+            max_iter: 5,
+            tol: 0.0,
+            alpha: 0.5,
+            parallel: par,
+            ..MvslParams::mvsl()
+        };
+        let shapes: Vec<_> = views.iter().map(|v| v.shape()).collect();
+        let mut w = vec![0u8; mvsl::fit_workspace::<f64, _>(shapes, &sge, k, &p).unwrap()];
+        let mut us: Vec<Vec<f64>> = views.iter().map(|x| vec![0.0; x.rows() * k]).collect();
+        let mut v = vec![0.0; k * n];
+        let mut obj = Vec::new();
+        {
+            let mut rec = recorder(&mut obj);
+            let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
+            mvsl::fit(
+                &views[..],
+                &sge,
+                k,
+                &p,
+                &mut refs[..],
+                &mut v,
+                &mut w,
+                Some(&mut rec),
+            )
+            .unwrap();
+        }
+        assert_monotone(&obj, 1e-10, "MvSL on CSC views");
+        (bits(&us.concat()), bits(&v), bits(&obj))
+    };
+    let reference = run(Parallel::Serial);
+    for (name, par) in pools() {
+        assert!(run(par) == reference, "MvSL on CSC: {name}");
     }
 }
 

@@ -1080,6 +1080,63 @@ pub(crate) mod tests {
         at_width::<64>();
     }
 
+    /// `Uᵀ·X` of a tall view (scattered into per-task partials) and of a wide
+    /// one (gathered by columns), and `X·Vᵀ` by row blocks, each split into
+    /// several tasks: the plain sums to rounding, and the same bits serially
+    /// and on 2 and 3 threads.
+    #[test]
+    fn parallel_products_match_the_plain_sums_in_both_modes() {
+        use crate::par::Parallel;
+        let k = 24;
+        for (m, n, density, tall) in [(20000, 300, 0.02, true), (400, 700, 0.5, false)] {
+            let (dense, cp, ri, vals) = random_sparse(m, n, density, m as u64);
+            let c = Csc::new(m, n, &cp, &ri, &vals).unwrap();
+            let nnz = c.nnz();
+            assert_eq!(scatter_split((m, n, nnz), k, CHUNK).is_some(), tall);
+            let tasks = if tall {
+                scatter_split((m, n, nnz), k, CHUNK).unwrap().0
+            } else {
+                sparse_split(n, nnz, k, CHUNK).0
+            };
+            assert!(tasks > 1, "{m} x {n}: {tasks} task(s)");
+            let (mut rp, mut ci, mut cv) =
+                (std::vec![0; m + 1], std::vec![0; nnz], std::vec![0.0; nnz]);
+            csr_fill(&c, &mut rp, &mut ci, &mut cv);
+            let csr = Csr::new(&rp, &ci, &cv);
+            let mut rng = Rng::new(3);
+            let u: Vec<f64> = (0..m * k).map(|_| rng.uniform()).collect();
+            let v: Vec<f64> = (0..k * n).map(|_| rng.uniform()).collect();
+            let req = csc_ut_x_req::<f64>(m, n, nnz, k).or(csr_x_vt_req::<f64>(m, n, nnz, k));
+            let mut work = std::vec![0u8; req.bytes().unwrap()];
+            let run = |par: Parallel, work: &mut [u8]| {
+                let (mut q, mut a) = (std::vec![0.0; k * n], std::vec![0.0; m * k]);
+                let mut st = Stack::new(work).with_par(par);
+                csc_ut_x(&c, Some(csr), &u, k, 0.0, &mut q, &mut st).unwrap();
+                csr_x_vt(csr, (m, n, k), &v, &mut a, &mut st).unwrap();
+                (q, a)
+            };
+            let (q, a) = run(Parallel::Serial, &mut work);
+            for j in (0..n).step_by(37) {
+                for t in 0..k {
+                    let want: f64 = (0..m).map(|i| u[i + t * m] * dense[i + j * m]).sum();
+                    assert!((want - q[t + j * k]).abs() <= 1e-12 * want.abs().max(1.0));
+                }
+            }
+            for i in (0..m).step_by(997) {
+                for t in 0..k {
+                    let want: f64 = (0..n).map(|j| dense[i + j * m] * v[t + j * k]).sum();
+                    assert!((want - a[i + t * m]).abs() <= 1e-12 * want.abs().max(1.0));
+                }
+            }
+            for par in [Parallel::Threads(2), Parallel::Threads(3)] {
+                let (q2, a2) = run(par, &mut work);
+                let bits = |x: &[f64]| x.iter().map(|y| y.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&q2), bits(&q), "{m} x {n}: Uᵀ·X, {par:?}");
+                assert_eq!(bits(&a2), bits(&a), "{m} x {n}: X·Vᵀ, {par:?}");
+            }
+        }
+    }
+
     #[test]
     fn csc_validation() {
         let v = [1.0, 2.0, 3.0];
