@@ -60,7 +60,7 @@ pub struct BetaParams {
     /// `β ∈ [0, 2]` (default 1, Kullback–Leibler).
     pub beta: f64,
     /// Iterations, tolerance, seed, start as [`NmfParams`] (`eps`, `vmax`
-    /// unused).
+    /// and `parallel` unused: β-NMF runs serially).
     pub iter: NmfParams,
     /// The floor of `Y = U V` in the ratios (module docs; default
     /// [`SKLEARN_EPSILON`], 0 for the exact MM update).
