@@ -206,6 +206,20 @@ fn main() {
             }),
         ));
     }
+    work.push((
+        "empty region of 12 tasks, back to back (us)",
+        Box::new(|par| {
+            // What a region costs besides its work: the workers' hand-off and
+            // the join (issue 18: about ten regions per NMF iteration).
+            let reps = 2000;
+            let t = Instant::now();
+            for _ in 0..reps {
+                par.run(12, &|_| Ok(())).unwrap();
+            }
+            // Printed as ms by the table: µs per region.
+            (1e3 * t.elapsed().as_secs_f64() / reps as f64, 0)
+        }),
+    ));
     let mut table = Vec::new();
     for (name, run) in &work {
         if only

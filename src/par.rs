@@ -15,7 +15,12 @@
 //! * [`Parallel::Threads`] (`std` builds): a built-in pool of that many
 //!   threads (rayon; `0` = one per core). Pools are made on first use and
 //!   kept for the process (one per size asked for); without `std` this is
-//!   the serial loop;
+//!   the serial loop. The calling thread takes tasks too, and the workers
+//!   keep looking for work (spinning, yielding the core now and then) for
+//!   2 ms after each region, so the regions of a running fit find them
+//!   awake: a region then costs a few µs instead of a sleeping thread's
+//!   wake-up (30–100 µs on a virtual machine). The price: a worker's core
+//!   stays busy up to 2 ms after a fit ends;
 //! * [`Parallel::Host`]: the caller's own `parallel_for` (a C++ host's TBB or
 //!   OpenMP, an embedded system's other cores), which must run every task once
 //!   and return when all have finished. The C ABI's `mvnmf_parallel` becomes
@@ -174,28 +179,110 @@ impl Parallel {
 #[cfg(feature = "std")]
 mod pool {
     use super::Task;
-    use core::sync::atomic::{AtomicUsize, Ordering};
+    use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
     use std::boxed::Box;
-    use std::sync::Mutex;
+    use std::sync::{Mutex, OnceLock};
+    use std::time::{Duration, Instant};
     use std::vec::Vec;
+
+    /// How long a pool's workers keep looking for work after a region before
+    /// they go back to rayon (which puts them to sleep): the gap between two
+    /// regions of one iteration is far shorter, so a fit's workers stay awake
+    /// from its first region to its end, and stop this long after it. Like
+    /// OpenMP's `OMP_WAIT_POLICY`/`GOMP_SPINCOUNT`: waking a sleeping thread
+    /// costs 30–70 µs on a virtual machine, and an NMF iteration has about ten
+    /// regions of a millisecond or less.
+    const WARM: Duration = Duration::from_millis(2);
+
+    /// The longest the calling thread spins for the workers' jobs at the end of
+    /// a region before it blocks in rayon (a job that has not started by then
+    /// waits for a sleeping worker to wake).
+    const JOIN_SPIN: Duration = Duration::from_micros(200);
+
+    /// A built-in pool: rayon's threads, and while a fit runs, the "warm"
+    /// loop each of them is in (see [`WARM`]).
+    struct Pool {
+        rayon: rayon::ThreadPool,
+        /// Until when (ns after [`epoch`]) the workers look for work.
+        warm_until: AtomicU64,
+        /// Workers in the warm loop now.
+        warm: AtomicUsize,
+    }
+
+    /// The time base of [`Pool::warm_until`].
+    fn epoch() -> Instant {
+        static EPOCH: OnceLock<Instant> = OnceLock::new();
+        *EPOCH.get_or_init(Instant::now)
+    }
+
+    fn now_ns() -> u64 {
+        u64::try_from(epoch().elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    impl Pool {
+        /// Keeps the workers looking for work until [`WARM`] from now, and
+        /// starts the warm loop on every worker that is not in it.
+        fn keep_warm(&'static self) {
+            let until = now_ns().saturating_add(WARM.as_nanos() as u64);
+            self.warm_until.fetch_max(until, Ordering::Relaxed);
+            if self.warm.load(Ordering::Acquire) < self.rayon.current_num_threads() {
+                // One loop per worker; a worker already in one leaves the
+                // second at once (the count says so).
+                self.rayon.spawn_broadcast(move |_| self.warm_loop());
+            }
+        }
+
+        /// On a worker: runs the pool's jobs as they come (the regions' jobs,
+        /// injected by the calling thread) until [`Pool::warm_until`] passes.
+        /// Between jobs it spins, and yields the core now and then so that an
+        /// oversubscribed machine still runs the calling thread.
+        fn warm_loop(&self) {
+            if self.warm.fetch_add(1, Ordering::AcqRel) >= self.rayon.current_num_threads() {
+                self.warm.fetch_sub(1, Ordering::AcqRel);
+                return;
+            }
+            let mut idle = 0u32;
+            loop {
+                match rayon::yield_now() {
+                    Some(rayon::Yield::Executed) => idle = 0,
+                    _ => {
+                        idle = idle.wrapping_add(1);
+                        if idle.is_multiple_of(64) {
+                            if now_ns() > self.warm_until.load(Ordering::Relaxed) {
+                                break;
+                            }
+                            std::thread::yield_now();
+                        } else {
+                            core::hint::spin_loop();
+                        }
+                    }
+                }
+            }
+            self.warm.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
 
     /// One pool per size asked for (the workers besides the calling thread),
     /// made on first use and kept (leaked) for the life of the process: a
     /// pool's threads cost about 0.1 ms to start, too much for every region.
-    static POOLS: Mutex<Vec<(usize, &'static rayon::ThreadPool)>> = Mutex::new(Vec::new());
+    static POOLS: Mutex<Vec<(usize, &'static Pool)>> = Mutex::new(Vec::new());
 
     /// The pool of `workers` threads (made on first use).
-    fn get(workers: usize) -> Option<&'static rayon::ThreadPool> {
+    fn get(workers: usize) -> Option<&'static Pool> {
         let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(&(_, p)) = pools.iter().find(|(t, _)| *t == workers) {
             return Some(p);
         }
-        let p = rayon::ThreadPoolBuilder::new()
+        let rayon = rayon::ThreadPoolBuilder::new()
             .num_threads(workers)
             .thread_name(|i| std::format!("mvnmf-{i}"))
             .build()
             .ok()?;
-        let p: &'static rayon::ThreadPool = Box::leak(Box::new(p));
+        let p: &'static Pool = Box::leak(Box::new(Pool {
+            rayon,
+            warm_until: AtomicU64::new(0),
+            warm: AtomicUsize::new(0),
+        }));
         pools.push((workers, p));
         Some(p)
     }
@@ -218,18 +305,32 @@ mod pool {
             }
             task(i);
         };
-        if threads.min(n) <= 1 {
+        let helpers = threads.min(n).saturating_sub(1);
+        let pool = match helpers {
+            0 => None,
+            h => get(h),
+        };
+        let Some(pool) = pool else {
             return drain();
-        }
-        match get(threads.min(n) - 1) {
-            Some(p) => p.in_place_scope(|s| {
-                for _ in 1..threads.min(n) {
-                    s.spawn(|_| drain());
-                }
-                drain();
-            }),
-            _ => drain(),
-        }
+        };
+        pool.keep_warm();
+        let done = AtomicUsize::new(0);
+        pool.rayon.in_place_scope(|s| {
+            for _ in 0..helpers {
+                s.spawn(|_| {
+                    drain();
+                    done.fetch_add(1, Ordering::Release);
+                });
+            }
+            drain();
+            // Wait for the helpers' jobs by spinning (a warm worker finishes
+            // within microseconds) before rayon's wait blocks this thread,
+            // whose wake-up would cost as much as a worker's.
+            let t0 = Instant::now();
+            while done.load(Ordering::Acquire) < helpers && t0.elapsed() < JOIN_SPIN {
+                core::hint::spin_loop();
+            }
+        });
     }
 }
 

@@ -147,6 +147,38 @@ fn joint_nmf_dense_and_csc_same_bits_for_every_pool() {
     }
 }
 
+/// Several fits at once on the same built-in pools (their workers stay awake
+/// between regions and run any caller's tasks): every fit still gives the
+/// serial bits, and none waits forever.
+#[test]
+fn concurrent_fits_share_the_built_in_pools() {
+    let (xs, n) = problem();
+    let k = 12;
+    let cscs: Vec<CscOwned> = xs.iter().map(|(m, x)| to_csc(x, *m, n)).collect();
+    let dense = views_of(&xs, &cscs, n, false);
+    let sparse = views_of(&xs, &cscs, n, true);
+    let want = [
+        joint(&dense, k, Parallel::Serial).unwrap(),
+        joint(&sparse, k, Parallel::Serial).unwrap(),
+    ];
+    std::thread::scope(|s| {
+        let runs: Vec<_> = (0..4)
+            .map(|i| {
+                let (views, threads) = if i % 2 == 0 {
+                    (&dense, 2)
+                } else {
+                    (&sparse, 3)
+                };
+                s.spawn(move || (i % 2, joint(views, k, Parallel::Threads(threads)).unwrap()))
+            })
+            .collect();
+        for r in runs {
+            let (which, got) = r.join().unwrap();
+            assert!(got == want[which], "concurrent fit {which}");
+        }
+    });
+}
+
 /// MvSL (L1,2, SGE) on the CSC views: its products go through the unfused
 /// sparse `Uᵀ·X` (both modes) and `X·Vᵀ`, its V-step through the parallel
 /// bounded update. Never rising, and the same bits for every pool.
