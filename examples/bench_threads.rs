@@ -7,6 +7,7 @@
 //! ```sh
 //! cargo run --release --example bench_threads            # 5 rounds, every workload
 //! cargo run --release --example bench_threads 9 sparse   # 9 rounds, one workload
+//! BENCH_THREADS=2 cargo run --release --example bench_threads 5 sparse  # only 2 threads (for perf)
 //! ```
 //! Not a test: speed is measured here, never asserted.
 
@@ -66,7 +67,11 @@ fn main() {
         .nth(1)
         .map_or(5, |a| a.parse().expect("ROUNDS"));
     let only = std::env::args().nth(2);
-    let threads = [1usize, 2, 3];
+    let threads: Vec<usize> = std::env::var("BENCH_THREADS").map_or(vec![1, 2, 3], |s| {
+        s.split(',')
+            .map(|t| t.parse().expect("BENCH_THREADS"))
+            .collect()
+    });
     let mut rng = Rng(18);
     let (m, n, k) = (2000, 1000, 50);
     let dense = common::dense(&mut rng, m, n);
