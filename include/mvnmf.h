@@ -644,7 +644,10 @@ typedef void (*mvnmf_parallel_for_fn)(size_t n_tasks,
 // into tasks by the problem's shape alone, never by the number of threads.
 //
 // * `parallel_for` NULL: the library's own pool with `threads` threads
-//   (1, the default: serial on the calling thread; 0: one per core);
+//   (1, the default: serial on the calling thread; 0: one per core). Its
+//   workers keep spinning for work up to 2 ms after each region, so that
+//   the next region of a running fit finds them awake: a worker's core
+//   stays busy that long after the call returns;
 // * `parallel_for` set: the host's pool (TBB, OpenMP, its own), `threads`
 //   ignored; `ctx` is passed back to it. The struct must stay unchanged
 //   until the call returns (the library reads it in place). A callback that
