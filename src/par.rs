@@ -326,8 +326,11 @@ mod pool {
             // Wait for the helpers' jobs by spinning (a warm worker finishes
             // within microseconds) before rayon's wait blocks this thread,
             // whose wake-up would cost as much as a worker's.
+            // (Not on one of the pool's own workers — a nested region —
+            // whose unstarted job may sit in its own queue, run by that wait.)
+            let nested = pool.rayon.current_thread_index().is_some();
             let t0 = Instant::now();
-            while done.load(Ordering::Acquire) < helpers && t0.elapsed() < JOIN_SPIN {
+            while !nested && done.load(Ordering::Acquire) < helpers && t0.elapsed() < JOIN_SPIN {
                 core::hint::spin_loop();
             }
         });
