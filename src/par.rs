@@ -449,6 +449,24 @@ mod tests {
         }
     }
 
+    #[test]
+    fn nested_regions_on_the_built_in_pool_complete() {
+        // A task that opens a region of its own on the same pool (its worker
+        // is then the caller): every inner task runs once.
+        let count = AtomicUsize::new(0);
+        let par = Parallel::Threads(2);
+        for _ in 0..50 {
+            par.run(6, &|_| {
+                par.run(5, &|_| {
+                    count.fetch_add(1, Ordering::Relaxed);
+                    Ok(())
+                })
+            })
+            .unwrap();
+        }
+        assert_eq!(count.load(Ordering::Relaxed), 50 * 6 * 5);
+    }
+
     fn skips_last(_ctx: usize, n: usize, task: Task<'_>) {
         (0..n - 1).for_each(task);
     }
