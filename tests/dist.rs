@@ -1384,3 +1384,480 @@ unsafe extern "C" fn c_exchange_copy(
     unsafe { std::ptr::copy_nonoverlapping(send, recv, *send_counts) };
     0
 }
+
+// ---- The TGE / kNN graph built across ranks (models::dist::tge) ----
+
+use mvnmf::graph::{self, CsrOut, GraphNnz, GraphParams, Penalty};
+use mvnmf::models::dist::{DistGraphReport, GraphTraffic};
+use mvnmf::similarity::{Bandwidth, Kernel};
+
+/// A rank of [`ThreadComm`] with a real all-gather (every rank's part, in rank
+/// order) instead of the trait's default through the allreduce.
+struct GatherComm<'c, 'h>(&'c mut ThreadComm<'h>);
+
+impl Comm for GatherComm<'_, '_> {
+    fn rank(&self) -> usize {
+        self.0.rank
+    }
+    fn ranks(&self) -> usize {
+        self.0.hub.ranks
+    }
+    fn allreduce(&mut self, buf: &mut [f64]) -> Result<(), Error> {
+        self.0.allreduce(buf)
+    }
+    fn exchange(
+        &mut self,
+        send: &[f64],
+        send_counts: &[usize],
+        recv: &mut [f64],
+        recv_counts: &[usize],
+    ) -> Result<(), Error> {
+        self.0.exchange(send, send_counts, recv, recv_counts)
+    }
+    fn allgather(&mut self, part: &[f64], counts: &[usize], out: &mut [f64]) -> Result<(), Error> {
+        let hub = self.0.hub;
+        assert_eq!(part.len(), counts[self.0.rank]);
+        hub.slots.lock().unwrap()[self.0.rank] = part.to_vec();
+        hub.barrier.wait();
+        {
+            let s = hub.slots.lock().unwrap();
+            let mut at = 0;
+            for (q, &c) in counts.iter().enumerate() {
+                assert_eq!(s[q].len(), c, "rank {q} contributes {} words", s[q].len());
+                out[at..at + c].copy_from_slice(&s[q]);
+                at += c;
+            }
+            assert_eq!(at, out.len());
+        }
+        hub.barrier.wait();
+        Ok(())
+    }
+}
+
+/// A graph's rows: row pointers from 0, global columns, weights.
+type Rows = (Vec<usize>, Vec<usize>, Vec<f64>);
+
+/// A graph problem: dense views (`(values, rows)`, all items), kernels,
+/// weights, labels (all items, or empty), classes.
+struct GraphCase {
+    views: Vec<(Vec<f64>, usize)>,
+    n: usize,
+    kernels: Vec<Kernel>,
+    eta: Vec<f64>,
+    labels: Vec<u32>,
+    classes: usize,
+}
+
+impl GraphCase {
+    fn mfeat(labeled_every: usize) -> GraphCase {
+        let d = mfeat(labeled_every);
+        let h = d.views.len();
+        GraphCase {
+            n: d.n,
+            kernels: vec![Kernel::Rbf(Bandwidth::Median); h],
+            eta: vec![1.0 / h as f64; h],
+            labels: d.labels,
+            classes: d.classes,
+            views: d.views,
+        }
+    }
+
+    /// Columns `a..b` of every view.
+    fn shard(&self, a: usize, b: usize) -> Vec<Owned> {
+        self.views
+            .iter()
+            .map(|(x, rows)| Owned::Dense(x[a * rows..b * rows].to_vec(), *rows, b - a))
+            .collect()
+    }
+
+    /// The single-process graphs (`graph::tge`).
+    fn single(&self, p: &GraphParams) -> (Csr2, Csr2, GraphNnz) {
+        let owned = self.shard(0, self.n);
+        let views = views_of(&owned);
+        let shapes: Vec<_> = views.iter().map(|v| v.shape()).collect();
+        let mut w = vec![
+            0u8;
+            graph::tge_workspace::<f64>(shapes, &self.kernels[..], self.classes, p)
+                .unwrap()
+        ];
+        let cap = graph::tge_capacity(self.n, self.classes, p).unwrap();
+        let mut a = Csr2 {
+            rp: vec![0; self.n + 1],
+            ci: vec![0; cap.affinity],
+            w: vec![0.0; cap.affinity],
+        };
+        let mut q = Csr2 {
+            rp: vec![0; self.n + 1],
+            ci: vec![0; cap.penalty],
+            w: vec![0.0; cap.penalty],
+        };
+        let nnz = graph::tge(
+            &views[..],
+            &self.kernels[..],
+            &self.eta,
+            &self.labels,
+            self.classes,
+            p,
+            CsrOut {
+                row_ptr: &mut a.rp,
+                col_idx: &mut a.ci,
+                weights: &mut a.w,
+            },
+            CsrOut {
+                row_ptr: &mut q.rp,
+                col_idx: &mut q.ci,
+                weights: &mut q.w,
+            },
+            &mut w,
+        )
+        .unwrap();
+        a.ci.truncate(nnz.affinity);
+        a.w.truncate(nnz.affinity);
+        q.ci.truncate(nnz.penalty);
+        q.w.truncate(nnz.penalty);
+        (a, q, nnz)
+    }
+
+    /// One rank's call of `dist::tge` on its columns `a..b`, with outputs
+    /// pre-filled with sentinels (`cap`: capacities, default the bound).
+    fn rank_call(
+        &self,
+        comm: &mut dyn Comm,
+        (a, b): (usize, usize),
+        p: &GraphParams,
+        cap: Option<GraphNnz>,
+        edit: impl Fn(&mut Vec<Owned>),
+    ) -> (Result<DistGraphReport, Error>, Rows, Rows) {
+        let mut owned = self.shard(a, b);
+        edit(&mut owned);
+        let views = views_of(&owned);
+        let shapes: Vec<_> = views.iter().map(|v| v.shape()).collect();
+        let ranks = comm.ranks();
+        let wb = dist::tge_workspace(
+            shapes,
+            &self.kernels[..],
+            self.n,
+            &self.labels,
+            self.classes,
+            ranks,
+            p,
+        )
+        .unwrap();
+        let mut w = vec![0u8; wb];
+        let cap =
+            cap.unwrap_or_else(|| dist::tge_capacity(self.n, b - a, self.classes, p).unwrap());
+        let mut ra: Rows = (
+            vec![7; b - a + 1],
+            vec![7; cap.affinity],
+            vec![-7.0; cap.affinity],
+        );
+        let mut rq: Rows = (
+            vec![7; b - a + 1],
+            vec![7; cap.penalty],
+            vec![-7.0; cap.penalty],
+        );
+        let r = dist::tge(
+            comm,
+            &views[..],
+            &self.kernels[..],
+            &self.eta,
+            &self.labels,
+            self.n,
+            self.classes,
+            p,
+            CsrOut {
+                row_ptr: &mut ra.0,
+                col_idx: &mut ra.1,
+                weights: &mut ra.2,
+            },
+            CsrOut {
+                row_ptr: &mut rq.0,
+                col_idx: &mut rq.1,
+                weights: &mut rq.2,
+            },
+            &mut w,
+        );
+        if let Ok(rep) = &r {
+            for (g, m) in [(&mut ra, rep.nnz.affinity), (&mut rq, rep.nnz.penalty)] {
+                g.1.truncate(m);
+                g.2.truncate(m);
+            }
+        }
+        (r, ra, rq)
+    }
+
+    /// The sharded build on `ranks` ranks (cuts of [`cuts`]); `gather`: the
+    /// real all-gather instead of the default.
+    fn sharded(
+        &self,
+        ranks: usize,
+        p: &GraphParams,
+        gather: bool,
+    ) -> Vec<(Result<DistGraphReport, Error>, Rows, Rows)> {
+        let c = cuts(self.n, ranks);
+        on_ranks(ranks, None, |r, comm| {
+            let range = (c[r], c[r + 1]);
+            if gather {
+                self.rank_call(&mut GatherComm(comm), range, p, None, |_| {})
+            } else {
+                self.rank_call(comm, range, p, None, |_| {})
+            }
+        })
+    }
+
+    /// The sharded rows equal the single-process graph's rows, and the
+    /// traffic is the model's.
+    fn check(&self, p: &GraphParams, ranks: &[usize], gather: bool, what: &str) {
+        let (sa, sq, snnz) = self.single(p);
+        assert!(snnz.affinity > 0, "{what}: an empty graph tests nothing");
+        for &np in ranks {
+            let runs = self.sharded(np, p, gather);
+            let c = cuts(self.n, np);
+            let (mut na, mut nq, mut sent, mut recv) = (0, 0, 0, 0);
+            for (r, (res, ra, rq)) in runs.iter().enumerate() {
+                let rep = res
+                    .as_ref()
+                    .unwrap_or_else(|e| panic!("{what}, {np} ranks: {e:?}"));
+                let (a, b) = (c[r], c[r + 1]);
+                for (name, single, got) in [("affinity", &sa, ra), ("penalty", &sq, rq)] {
+                    let (rp, ci, w) = single.rows(a, b);
+                    assert_eq!(got.0, rp, "{what}: {name} row pointers, rank {r} of {np}");
+                    assert_eq!(&got.1[..], ci, "{what}: {name} columns, rank {r} of {np}");
+                    let same = got.2.iter().zip(w).all(|(x, y)| x.to_bits() == y.to_bits());
+                    assert!(
+                        same && got.2.len() == w.len(),
+                        "{what}: {name} weights, rank {r} of {np}"
+                    );
+                }
+                na += rep.nnz.affinity;
+                nq += rep.nnz.penalty;
+                sent += rep.traffic.edges_sent;
+                recv += rep.traffic.edges_received;
+                assert_eq!(
+                    rep.traffic,
+                    self.model(p, np, (a, b), &rep.traffic),
+                    "{what}: traffic, rank {r} of {np}"
+                );
+                if np == 1 {
+                    assert_eq!((rep.traffic.edges_sent, rep.traffic.edges_received), (0, 0));
+                }
+            }
+            assert_eq!(
+                (na, nq),
+                (snnz.affinity, snnz.penalty),
+                "{what}, {np} ranks"
+            );
+            assert_eq!(sent, recv, "{what}: edges sent and received, {np} ranks");
+            if np > 1 {
+                assert!(sent > 0, "{what}: no edge between ranks tests nothing");
+            }
+        }
+    }
+
+    /// [`dist::tge_traffic_model`] for rank range `a..b` (edges as counted).
+    fn model(
+        &self,
+        p: &GraphParams,
+        ranks: usize,
+        (a, b): (usize, usize),
+        t: &GraphTraffic,
+    ) -> GraphTraffic {
+        let lab = |j: &usize| self.labels.get(*j).is_some_and(|&l| l != UNLABELED);
+        let nl = (0..self.n).filter(lab).count();
+        let nl_r = (a..b).filter(lab).count();
+        let sum_rows: usize = self.views.iter().map(|x| x.1).sum();
+        let med: Vec<usize> = self
+            .views
+            .iter()
+            .zip(&self.kernels)
+            .filter(|(_, k)| **k == Kernel::Rbf(Bandwidth::Median))
+            .map(|(x, _)| x.1)
+            .collect();
+        dist::tge_traffic_model(
+            (self.n, b - a),
+            (sum_rows, self.views.len()),
+            ranks,
+            (nl, nl_r),
+            (med.iter().sum(), med.len()),
+            self.classes,
+            p,
+            (t.edges_sent, t.edges_received),
+        )
+    }
+}
+
+#[test]
+fn the_tge_graph_built_across_ranks_equals_the_single_process_graph() {
+    // mfeat-sample, RBF kernels with the median bandwidth (every view),
+    // uniform weights, 20 % labeled: mpi_fit's MvSL-T graph. The default block
+    // (256: two blocks, shared by ranks) and a small odd one (37: every rank
+    // shares blocks with its neighbours, and with 5 ranks blocks span 3 ranks).
+    let g = GraphCase::mfeat(5);
+    let p = GraphParams::default();
+    g.check(&p, &[1, 2, 3, 5], false, "TGE, default block");
+    let p = GraphParams { block: 37, ..p };
+    g.check(&p, &[1, 2, 3, 5], false, "TGE, block 37");
+    g.check(&p, &[3], true, "TGE, block 37, a real all-gather");
+    // Per-item penalty lists (symmetrised across ranks like the affinity).
+    let p = GraphParams {
+        penalty: Penalty::ItemNeighbors,
+        kp: 4,
+        ka: 3,
+        block: 64,
+        sigma: 3.0,
+    };
+    g.check(&p, &[2, 5], false, "TGE, item penalty");
+}
+
+#[test]
+fn the_knn_graph_with_ties_built_across_ranks_equals_the_single_process_graph() {
+    // Items repeated (item j equals item j mod 23): every item has exact ties
+    // among its neighbours, broken by the lower index; linear, χ² and RBF
+    // kernels (a given γ); no labels: the plain kNN graph (kp = 0). And the
+    // same items with labels and the median bandwidth.
+    let (n, base) = (70, 23);
+    let mut gen = Lcg(41);
+    let mut view = |rows: usize| {
+        let b: Vec<f64> = (0..rows * base)
+            .map(|_| (gen.uniform() * 4.0).floor())
+            .collect();
+        let x: Vec<f64> = (0..n)
+            .flat_map(|j| b[(j % base) * rows..(j % base + 1) * rows].to_vec())
+            .collect();
+        (x, rows)
+    };
+    let views = vec![view(5), view(3), view(4)];
+    let mut g = GraphCase {
+        views,
+        n,
+        kernels: vec![
+            Kernel::Linear,
+            Kernel::ChiSquared,
+            Kernel::Rbf(Bandwidth::Gamma(0.3)),
+        ],
+        eta: vec![0.5, 0.2, 0.3],
+        labels: vec![],
+        classes: 0,
+    };
+    let p = GraphParams {
+        ka: 4,
+        kp: 0,
+        block: 9,
+        ..GraphParams::default()
+    };
+    g.check(&p, &[1, 2, 3, 5], false, "kNN with ties");
+    let p = GraphParams { block: 0, ..p };
+    g.check(&p, &[2, 5], true, "kNN with ties, one block");
+    g.labels = (0..n)
+        .map(|j| {
+            if j % 3 == 0 {
+                (j % 2) as u32
+            } else {
+                UNLABELED
+            }
+        })
+        .collect();
+    g.classes = 2;
+    g.kernels[2] = Kernel::Rbf(Bandwidth::Median);
+    let p = GraphParams {
+        ka: 3,
+        kp: 2,
+        block: 8,
+        ..GraphParams::default()
+    };
+    g.check(&p, &[1, 3, 5], false, "TGE with ties");
+}
+
+#[test]
+fn the_graph_built_across_ranks_refuses_bad_input_on_every_rank() {
+    let g = GraphCase::mfeat(5);
+    let p = GraphParams {
+        block: 50,
+        ..GraphParams::default()
+    };
+    let untouched = |x: &Rows| {
+        x.0.iter().all(|&v| v == 7) && x.1.iter().all(|&v| v == 7) && x.2.iter().all(|&v| v == -7.0)
+    };
+    let c = cuts(g.n, 3);
+    // A NaN on rank 1 (found before anything is communicated but the vote).
+    let out = on_ranks(3, None, |r, comm| {
+        g.rank_call(comm, (c[r], c[r + 1]), &p, None, |o| {
+            if r == 1 {
+                if let Owned::Dense(x, _, _) = &mut o[2] {
+                    x[5] = f64::NAN;
+                }
+            }
+        })
+    });
+    for (r, (res, ra, rq)) in out.iter().enumerate() {
+        let want = if r == 1 {
+            Error::NonFiniteInput
+        } else {
+            Error::PeerFailed
+        };
+        assert_eq!(res.as_ref().err(), Some(&want), "rank {r}");
+        assert!(untouched(ra) && untouched(rq), "rank {r} wrote its outputs");
+    }
+    // Rank 2's affinity capacity too small for its rows: found after the
+    // search (mid-way), refused on every rank, nothing written.
+    let full = dist::tge_capacity(g.n, c[3] - c[2], g.classes, &p).unwrap();
+    let out = on_ranks(3, None, |r, comm| {
+        let cap = (r == 2).then_some(GraphNnz {
+            affinity: 10,
+            ..full
+        });
+        g.rank_call(comm, (c[r], c[r + 1]), &p, cap, |_| {})
+    });
+    for (r, (res, ra, rq)) in out.iter().enumerate() {
+        let want = if r == 2 {
+            Error::BufferTooShort
+        } else {
+            Error::PeerFailed
+        };
+        assert_eq!(res.as_ref().err(), Some(&want), "rank {r}");
+        assert!(untouched(ra) && untouched(rq), "rank {r} wrote its outputs");
+    }
+    // Options that differ between ranks (σ on rank 0): refused everywhere.
+    let out = on_ranks(2, None, |r, comm| {
+        let q = GraphParams {
+            sigma: if r == 0 { 3.0 } else { 2.0 },
+            ..p
+        };
+        let c = cuts(g.n, 2);
+        g.rank_call(comm, (c[r], c[r + 1]), &q, None, |_| {})
+    });
+    for (r, (res, ra, rq)) in out.iter().enumerate() {
+        assert_eq!(res.as_ref().err(), Some(&Error::PeerFailed), "rank {r}");
+        assert!(untouched(ra) && untouched(rq));
+    }
+    // A callback that fails in the middle of the streaming (on every rank:
+    // an MPI error ends the job): call 12 is the fourth block's all-gather
+    // (after the agreement's 2 calls, the set-up's 1, the 6 median views').
+    let out = {
+        let hub = Hub::new(2);
+        let c = cuts(g.n, 2);
+        std::thread::scope(|s| {
+            let hs: Vec<_> = (0..2)
+                .map(|r| {
+                    let (hub, g, c, p) = (&hub, &g, &c, &p);
+                    s.spawn(move || {
+                        let mut tc = ThreadComm {
+                            rank: r,
+                            hub,
+                            fail_at: Some(12),
+                            calls: 0,
+                        };
+                        g.rank_call(&mut tc, (c[r], c[r + 1]), p, None, |_| {})
+                    })
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().unwrap())
+                .collect::<Vec<_>>()
+        })
+    };
+    for (res, ra, rq) in &out {
+        assert_eq!(res.as_ref().err(), Some(&Error::CommFailed));
+        assert!(untouched(ra) && untouched(rq));
+    }
+}

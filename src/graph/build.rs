@@ -125,7 +125,12 @@ pub(crate) fn check_outs(n: usize, a: &CsrOut<'_>, p: &CsrOut<'_>) -> Result<(),
 /// A symmetric CSR graph assembled in workspace from undirected edges (duplicates merged).
 /// Edges are added twice with the same calls: once to count ([`Assembler::add`] before
 /// [`Assembler::start_fill`]), once to fill.
+///
+/// The rows are those of the items `lo .. lo + n` (`lo = 0`: the whole graph); an edge adds
+/// an entry to the row of each endpoint in that range (a rank's shard of a distributed
+/// graph, columns global).
 pub(crate) struct Assembler<'w> {
+    lo: usize,
     n: usize,
     ptr: &'w mut [usize],
     cols: &'w mut [usize],
@@ -141,11 +146,30 @@ impl<'w> Assembler<'w> {
         ])
     }
 
+    /// Room for the rows of `n` items and `slots` entries ([`Assembler::new_range`]).
+    pub(crate) fn workspace_slots(n: usize, slots: usize) -> WorkReq {
+        WorkReq::all_of(&[
+            WorkReq::new::<usize>(n.saturating_add(1)),
+            WorkReq::new::<usize>(slots),
+        ])
+    }
+
     pub(crate) fn new(n: usize, edges: usize, st: &mut Stack<'w>) -> Result<Self, Error> {
+        Self::new_range(0, n, edges.checked_mul(2).ok_or(Error::SizeOverflow)?, st)
+    }
+
+    /// Room for the rows of the items `lo .. lo + n` and `slots` entries.
+    pub(crate) fn new_range(
+        lo: usize,
+        n: usize,
+        slots: usize,
+        st: &mut Stack<'w>,
+    ) -> Result<Self, Error> {
         let ptr: &mut [usize] = st.take(n + 1)?;
-        let cols: &mut [usize] = st.take_matrix(edges, 2)?;
+        let cols: &mut [usize] = st.take(slots)?;
         ptr.fill(0);
         Ok(Assembler {
+            lo,
             n,
             ptr,
             cols,
@@ -153,17 +177,25 @@ impl<'w> Assembler<'w> {
         })
     }
 
-    /// The undirected edge `{i, j}`, `i != j`.
+    /// The undirected edge `{i, j}`, `i != j`: an entry in each row of the range.
     #[inline]
     pub(crate) fn add(&mut self, i: usize, j: usize) {
+        self.half(i, j);
+        self.half(j, i);
+    }
+
+    /// `j` in row `i` (if `i` is in the range).
+    #[inline(always)]
+    fn half(&mut self, i: usize, j: usize) {
+        let r = i.wrapping_sub(self.lo);
+        if r >= self.n {
+            return;
+        }
         if self.filling {
-            self.cols[self.ptr[i]] = j;
-            self.ptr[i] += 1;
-            self.cols[self.ptr[j]] = i;
-            self.ptr[j] += 1;
+            self.cols[self.ptr[r]] = j;
+            self.ptr[r] += 1;
         } else {
-            self.ptr[i + 1] += 1;
-            self.ptr[j + 1] += 1;
+            self.ptr[r + 1] += 1;
         }
     }
 
@@ -208,14 +240,15 @@ impl<'w> Assembler<'w> {
         self.ptr[self.n]
     }
 
-    /// Copies into `out` with weights `weight(i, j)` (`out` checked by the caller).
+    /// Copies into `out` with weights `weight(i, j)` (`i`, `j` item indices; `out` checked by
+    /// the caller).
     pub(crate) fn write(&self, out: &mut CsrOut<'_>, weight: impl Fn(usize, usize) -> f64) {
         let nnz = self.nnz();
         out.row_ptr.copy_from_slice(&self.ptr[..self.n + 1]);
         out.col_idx[..nnz].copy_from_slice(&self.cols[..nnz]);
         for i in 0..self.n {
             for r in self.ptr[i]..self.ptr[i + 1] {
-                out.weights[r] = weight(i, self.cols[r]);
+                out.weights[r] = weight(self.lo + i, self.cols[r]);
             }
         }
     }

@@ -82,6 +82,13 @@
 //! it on every rank and passes each rank's rows). The monitor must be given on
 //! every rank or on none.
 
+mod tge;
+
+pub use tge::{
+    refuse as refuse_tge, tge, tge_capacity, tge_workspace, traffic_model as tge_traffic_model,
+    DistGraphReport, GraphTraffic,
+};
+
 use core::cell::{Cell, RefCell};
 use core::ops::ControlFlow;
 
@@ -230,6 +237,9 @@ struct Counted<'c, C: ?Sized> {
     words: u64,
     ex_calls: u64,
     ex_words: u64,
+    ag_calls: u64,
+    ag_sent: u64,
+    ag_received: u64,
 }
 
 impl<'c, C: Comm + ?Sized> Counted<'c, C> {
@@ -240,7 +250,17 @@ impl<'c, C: Comm + ?Sized> Counted<'c, C> {
             words: 0,
             ex_calls: 0,
             ex_words: 0,
+            ag_calls: 0,
+            ag_sent: 0,
+            ag_received: 0,
         }
+    }
+
+    fn allgather(&mut self, part: &[f64], counts: &[usize], out: &mut [f64]) -> Result<(), Error> {
+        self.ag_calls += 1;
+        self.ag_sent += part.len() as u64;
+        self.ag_received += out.len() as u64;
+        self.comm.allgather(part, counts, out)
     }
 
     fn sum(&mut self, buf: &mut [f64]) -> Result<(), Error> {
@@ -334,12 +354,12 @@ fn config<VS: ViewSet<f64> + ?Sized>(
 /// configuration is broadcast and compared, then every rank votes. Returns
 /// this rank's error, [`Error::PeerFailed`] when another rank failed or the
 /// configurations differ, or `Ok` on every rank.
-fn agree<C: Comm + ?Sized>(
+fn agree<C: Comm + ?Sized, const L: usize>(
     cm: &mut Counted<'_, C>,
-    cfg: &[f64; CONFIG],
+    cfg: &[f64; L],
     local: Result<(), Error>,
 ) -> Result<(), Error> {
-    let mut b = [0.0; CONFIG];
+    let mut b = [0.0; L];
     if cm.comm.rank() == 0 {
         b = *cfg;
     }
@@ -360,11 +380,16 @@ fn agree<C: Comm + ?Sized>(
 /// [`Error::CommFailed`] when the callback fails, [`Error::BadParameter`] for
 /// an invalid rank number).
 pub fn refuse<C: Comm + ?Sized>(comm: &mut C, e: Error) -> Error {
+    refuse_as::<C, CONFIG>(comm, e)
+}
+
+/// [`refuse`] for an entry point whose agreement compares `L` words.
+fn refuse_as<C: Comm + ?Sized, const L: usize>(comm: &mut C, e: Error) -> Error {
     if comm.ranks() == 0 || comm.rank() >= comm.ranks() {
         return Error::BadParameter;
     }
     let mut cm = Counted::new(comm);
-    match agree(&mut cm, &[f64::NAN; CONFIG], Err(e)) {
+    match agree(&mut cm, &[f64::NAN; L], Err(e)) {
         Err(x) => x,
         Ok(()) => Error::Internal,
     }

@@ -139,12 +139,25 @@ const SCALE_LO: f64 = 1.3758210268297284e-135; // 2^-448
 /// `x · 2^−e` (exact: a power of two) with `γ` in the scaled units, and every kernel value
 /// is finite for every finite input. Data inside the bounds is not touched (factor 1), so
 /// ordinary results do not change by a bit.
-fn view_inv_scale(amax: f64) -> f64 {
+pub(crate) fn view_inv_scale(amax: f64) -> f64 {
     if !(amax > SCALE_HI || (amax > 0.0 && amax < SCALE_LO)) {
         return 1.0;
     }
     let e = ((amax.to_bits() >> 52) & 0x7ff) as i32 - 1023;
     libm::scalbn(1.0, -e)
+}
+
+/// The largest `|x|` of a view (0 for an all-zero view).
+pub(crate) fn view_max<T: Real>(view: View<'_, T>) -> f64 {
+    let amax = |vals: &[T]| {
+        vals.iter()
+            .fold(0.0f64, |m, x| m.max(libm::fabs(x.to_f64())))
+    };
+    let n = view.shape().cols;
+    match view {
+        View::Dense(d) => (0..n).fold(0.0f64, |m, j| m.max(amax(d.col(j)))),
+        View::Csc(c) => (0..n).fold(0.0f64, |m, j| m.max(amax(c.col(j).1))),
+    }
 }
 
 /// Smallest `‖x‖²` taken as it is for the linear kernel's `1/‖x‖`: from `2^−1014` down, the
@@ -220,7 +233,22 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         kernels: &KS,
         lay: &Layout,
         b: usize,
+        st: Stack<'w>,
+    ) -> Result<Self, Error> {
+        Self::new_with(views, kernels, lay, b, st, None)
+    }
+
+    /// [`Engine::new`] with each view's factor `2^−e` ([`view_inv_scale`]) given: the one of
+    /// a larger set of items than `views` holds (a distributed build evaluates blocks of
+    /// all items a few at a time: with the factors of all of them, every value is the one
+    /// the engine over all items computes).
+    pub(crate) fn new_with<KS: KernelSet + ?Sized>(
+        views: &'a VS,
+        kernels: &KS,
+        lay: &Layout,
+        b: usize,
         mut st: Stack<'w>,
+        given_inv: Option<&[f64]>,
     ) -> Result<Self, Error> {
         let (n, h) = (lay.n, lay.h);
         let gamma: &mut [f64] = st.take(h)?;
@@ -238,15 +266,10 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         for v in 0..h {
             let kern = &kernels.kernel(v);
             kind[v] = kind_code(kern);
-            let amax = |vals: &[T]| {
-                vals.iter()
-                    .fold(0.0f64, |m, x| m.max(libm::fabs(x.to_f64())))
+            inv[v] = match given_inv {
+                Some(g) => *g.get(v).ok_or(Error::Internal)?,
+                None => view_inv_scale(view_max(views.view(v))),
             };
-            let big = match views.view(v) {
-                View::Dense(d) => (0..n).fold(0.0f64, |m, j| m.max(amax(d.col(j)))),
-                View::Csc(c) => (0..n).fold(0.0f64, |m, j| m.max(amax(c.col(j).1))),
-            };
-            inv[v] = view_inv_scale(big);
             // NaN marks a median view until `median::resolve` sets it. A given `γ` in the
             // scaled units: `γ·s²` (may overflow to +inf: see `rbf_value`).
             gamma[v] = match kern {
@@ -601,6 +624,19 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
             }
         }
         Ok(())
+    }
+
+    /// Evaluates the block `rows × cols` into `blk` (`nr·nc` values, as a traversal
+    /// would hand it to a sink; at most `b` items each).
+    pub(crate) fn block(
+        &mut self,
+        rows: &[usize],
+        cols: &[usize],
+        blk: &mut [T],
+    ) -> Result<(), Error> {
+        self.gather(rows, true);
+        self.gather(cols, false);
+        self.eval(rows, cols, blk)
     }
 
     /// Visits every unordered pair of `items` once: blocks `(I, J)` with `J ≥ I`.

@@ -45,9 +45,13 @@ impl Filter<'_> {
 }
 
 /// `k` best `(similarity, index)` per item, each a binary heap with the worst at its root,
-/// in caller storage (`N × k` each, item `i` at `i·k..`).
+/// in caller storage (`n × k` each, item `i` at `(i − lo)·k..`): the heaps of the items
+/// `lo .. lo + n` (all `N` items, `lo = 0`, in one process; a rank's shard of them in a
+/// distributed build, which offers every block it computes and keeps only its own items).
 pub(crate) struct TopK<'w> {
     k: usize,
+    lo: usize,
+    len: usize,
     idx: &'w mut [usize],
     sim: &'w mut [f64],
     filter: Filter<'w>,
@@ -58,9 +62,21 @@ impl<'w> TopK<'w> {
         WorkReq::all_of(&[WorkReq::matrix::<usize>(n, k), WorkReq::matrix::<f64>(n, k)])
     }
 
-    /// Empty heaps (`k >= 1`; `idx`, `sim` hold `N·k` values).
+    /// Empty heaps (`k >= 1`; `idx`, `sim` hold `N·k` values) of the items `0 .. N`.
     pub(crate) fn new(
         k: usize,
+        idx: &'w mut [usize],
+        sim: &'w mut [f64],
+        filter: Filter<'w>,
+    ) -> Self {
+        Self::new_range(k, 0, idx, sim, filter)
+    }
+
+    /// Empty heaps of the items `lo .. lo + idx.len() / k` (`k >= 1`, `sim` as long as
+    /// `idx`); blocks may hold other items, whose pairs with no item of the range are skipped.
+    pub(crate) fn new_range(
+        k: usize,
+        lo: usize,
         idx: &'w mut [usize],
         sim: &'w mut [f64],
         filter: Filter<'w>,
@@ -69,21 +85,29 @@ impl<'w> TopK<'w> {
         sim.fill(f64::NEG_INFINITY);
         TopK {
             k,
+            lo,
+            len: idx.len() / k.max(1),
             idx,
             sim,
             filter,
         }
     }
 
+    /// Is item `i` one of the heaps' items?
     #[inline(always)]
-    fn worst(&self, i: usize) -> f64 {
-        self.sim[i * self.k]
+    fn mine(&self, i: usize) -> bool {
+        i.wrapping_sub(self.lo) < self.len
     }
 
-    /// Offers `j` with similarity `s` to item `i`'s heap.
+    #[inline(always)]
+    fn worst(&self, i: usize) -> f64 {
+        self.sim[(i - self.lo) * self.k]
+    }
+
+    /// Offers `j` with similarity `s` to item `i`'s heap (`i` one of the heaps' items).
     #[inline]
     fn offer(&mut self, i: usize, j: usize, s: f64) {
-        let base = i * self.k;
+        let base = (i - self.lo) * self.k;
         if better(s, j, self.sim[base], self.idx[base]) {
             self.sim[base] = s;
             self.idx[base] = j;
@@ -118,9 +142,9 @@ impl<'w> TopK<'w> {
         (self.idx, self.sim)
     }
 
-    /// Item `i`'s list (after [`TopK::finish`]: best first).
+    /// Item `i`'s list (after [`TopK::finish`]: best first); `i` one of the heaps' items.
     pub(crate) fn get(&self, i: usize) -> (&[usize], &[f64]) {
-        let r = i * self.k..(i + 1) * self.k;
+        let r = (i - self.lo) * self.k..(i - self.lo + 1) * self.k;
         (&self.idx[r.clone()], &self.sim[r])
     }
 }
@@ -158,17 +182,22 @@ impl<T: Real> Sink<T> for TopK<'_> {
                 Block::Rect => {
                     for (a, &i) in rows.iter().enumerate() {
                         let s = col[a].to_f64();
-                        if s >= self.worst(i) && i != j && self.filter.ok(i, j) {
+                        if self.mine(i) && s >= self.worst(i) && i != j && self.filter.ok(i, j) {
                             self.offer(i, j, s);
                         }
                     }
                 }
                 Block::Diag | Block::Off => {
                     let amax = if shape == Block::Diag { b } else { nr };
-                    let mut wj = self.worst(j);
+                    let mut wj = if self.mine(j) {
+                        self.worst(j)
+                    } else {
+                        f64::NAN
+                    };
                     for (a, &i) in rows[..amax].iter().enumerate() {
                         let s = col[a].to_f64();
-                        let (ti, tj) = (s >= self.worst(i), s >= wj);
+                        // NaN `wj` (j not ours): `s >= wj` is false.
+                        let (ti, tj) = (self.mine(i) && s >= self.worst(i), s >= wj);
                         if (ti || tj) && self.filter.ok(i, j) {
                             if ti {
                                 self.offer(i, j, s);
@@ -187,8 +216,12 @@ impl<T: Real> Sink<T> for TopK<'_> {
 
 /// Per class `c`, the `kp` most similar pairs `(i, j)` with `i` of class `c` and `j` labeled of
 /// another class (seed 003's `N_kp(c)`); stored with `lo = min(i,j)`, `hi = max(i,j)`.
+/// In a distributed build a rank offers only the pairs with an item of its shard
+/// (`first .. first + count`), and the ranks' lists are merged ([`PairTop::offer_unique`]).
 pub(crate) struct PairTop<'w> {
     kp: usize,
+    first: usize,
+    count: usize,
     labels: &'w [u32],
     lo: &'w mut [usize],
     hi: &'w mut [usize],
@@ -216,11 +249,35 @@ impl<'w> PairTop<'w> {
         sim.fill(f64::NEG_INFINITY);
         PairTop {
             kp,
+            first: 0,
+            count: usize::MAX,
             labels,
             lo,
             hi,
             sim,
         }
+    }
+
+    /// Only the pairs with an item of `first .. first + count` are taken from blocks.
+    pub(crate) fn restrict(mut self, first: usize, count: usize) -> Self {
+        self.first = first;
+        self.count = count;
+        self
+    }
+
+    /// Offers the pair `(lo, hi)` (`lo < hi`) with similarity `s` to class `c`, unless it
+    /// is there already (merging lists that may hold the same pair).
+    pub(crate) fn offer_unique(&mut self, c: usize, lo: usize, hi: usize, s: f64) {
+        let base = c * self.kp;
+        let r = base..base + self.kp;
+        if self.lo[r.clone()]
+            .iter()
+            .zip(&self.hi[r])
+            .any(|(&a, &b)| a == lo && b == hi)
+        {
+            return;
+        }
+        self.offer(c, lo, hi, s);
     }
 
     #[inline(always)]
@@ -303,6 +360,11 @@ impl<T: Real> Sink<T> for PairTop<'_> {
                     Some(ci) if ci != cj && i != j => ci,
                     _ => continue,
                 };
+                if i.wrapping_sub(self.first) >= self.count
+                    && j.wrapping_sub(self.first) >= self.count
+                {
+                    continue;
+                }
                 let s = col[a].to_f64();
                 if s < self.sim[ci * kp] && s < self.sim[cj * kp] {
                     continue;

@@ -68,6 +68,25 @@ pub trait Comm {
         let _ = (send, send_counts, recv, recv_counts);
         Err(Error::BadParameter)
     }
+
+    /// Every rank's part, concatenated in rank order, to every rank
+    /// (`MPI_Allgatherv`): rank `q` contributes `counts[q]` values (`part` is
+    /// this rank's, `counts[rank]` long), and `out` (`Σ counts` long) receives
+    /// them one after the other. The distributed graph build streams the items'
+    /// columns with it. The default sums `out`, zero but for this rank's part,
+    /// with [`Comm::allreduce`]: the same result (a value plus zeros is that
+    /// value; `−0.0` becomes `+0.0`, which compares equal), at twice an
+    /// all-gather's traffic.
+    fn allgather(&mut self, part: &[f64], counts: &[usize], out: &mut [f64]) -> Result<(), Error> {
+        let rank = self.rank();
+        let at: usize = counts.get(..rank).ok_or(Error::Internal)?.iter().sum();
+        if counts.get(rank) != Some(&part.len()) || counts.iter().sum::<usize>() != out.len() {
+            return Err(Error::Internal);
+        }
+        out.fill(0.0);
+        out[at..at + part.len()].copy_from_slice(part);
+        self.allreduce(out)
+    }
 }
 
 /// One rank (no communication): a distributed fit with it is the single-process fit.
@@ -95,6 +114,13 @@ impl Comm for SingleRank {
             return Err(Error::DimensionMismatch);
         }
         recv.copy_from_slice(send);
+        Ok(())
+    }
+    fn allgather(&mut self, part: &[f64], _counts: &[usize], out: &mut [f64]) -> Result<(), Error> {
+        if part.len() != out.len() {
+            return Err(Error::DimensionMismatch);
+        }
+        out.copy_from_slice(part);
         Ok(())
     }
 }

@@ -1,0 +1,959 @@
+//! The TGE / kNN graph built across ranks (issue 19, item 2): each rank finds
+//! the neighbours of its own items against all items, with the other ranks'
+//! columns streamed to it one block at a time, and returns its rows of the
+//! graphs [`crate::graph::tge()`] builds over all items — the same rows, bit for
+//! bit (same neighbours, same order of ties, same weights).
+//!
+//! **Partition.** As in the distributed fit ([`super::fit`]): rank `r` holds
+//! the columns `offset_r .. offset_r + N_r` of every view (dense), the ranks'
+//! ranges following each other in rank order. The labels are those of all `N`
+//! items on every rank (4 bytes per item, or none at all), so that every rank
+//! knows the class of every candidate and the class counts.
+//!
+//! **Why the same graph.** The single-process builder evaluates the fused
+//! kernel over the blocks `(I, J)`, `I ≤ J`, of a fixed grid of `b` items
+//! (`b = block_size(params.block, N)`), and a neighbour list is the top `ka` of
+//! a strict total order (larger kernel, then lower index), whatever order the
+//! candidates come in. Here rank `r` evaluates every block `(I, J)` of the same
+//! grid in which `I` or `J` holds one of its items, with the same rows and
+//! columns, so the GEMM (whose sums could depend on the block's shape) sees the
+//! same operands and gives the same bits; it offers each value to its own
+//! items' lists only. Each view's magnitude factor `2^−e` (the engine's
+//! scaling of far-from-one data) comes from the largest value over all ranks.
+//! A pair between two other ranks' items never enters a list, so the other
+//! items of a block shared with a neighbour rank may be zero placeholders until
+//! that block has been streamed.
+//!
+//! * **Median bandwidth** (RBF views with `Bandwidth::Median`): the exact lower
+//!   median over the labeled pairs needs every labeled item of the view; the
+//!   labeled columns are gathered on every rank (`N_l · M_v` words, once per
+//!   such view) and the single-process selection runs on them, over the same
+//!   blocks of the labeled items (in class order): the same `γ`, bit for bit.
+//! * **Penalty** ([`Penalty::ClassPairs`]): each rank keeps the `kp` best pairs
+//!   per class among those it sees, the lists are gathered (`3·C·kp` words per
+//!   rank) and merged (the same pair seen by two ranks has the same bits);
+//!   [`Penalty::ItemNeighbors`]: per-item lists, as the affinity.
+//! * **Symmetrisation**: an edge `i → j` of a list (`j` in `i`'s list) is an
+//!   entry of row `i` and of row `j`; when `j` belongs to another rank the
+//!   pair is sent to it (`MPI_Alltoallv`, 2 words per edge, after one word per
+//!   rank pair with the counts).
+//!
+//! **Communication per rank** (8-byte words; `S = Σ_v M_v`, `P` ranks, `H`
+//! views; [`traffic_model`] computes it, [`GraphTraffic`] counts it):
+//!
+//! ```text
+//! allgather  N/b calls: sends N_r·S, receives N·S             (the streamed columns)
+//!            + per median view: sends N_l,r·M_v, receives N_l·M_v
+//!            + class pairs: sends 3·C·kp, receives 3·P·C·kp
+//! allreduce  CONFIG + 1 (agreement) + P·(H + 1) (largest values, items) + 1 (vote)
+//! exchange   P (edge counts) + 2·edges_sent
+//! ```
+//!
+//! **Memory per rank**: the rank's views (the caller's), two blocks of `b`
+//! items' columns and one more for a block shared with the previous rank
+//! (`3·b·S` words), the block evaluator (`O(b·(b + S))`), the rank's neighbour
+//! lists (`N_r·(2·ka + kp)`), the labels and the labeled items' class index
+//! (`O(N_l)` indices), with a median view its `N_l · M_v` labeled columns, and
+//! the edges received from other ranks (in the worst case, every item of the
+//! other ranks names this rank's items: `(N − N_r)·(2·ka + kp)` pairs, the
+//! bound [`tge_capacity`] and [`tge_workspace`] reserve).
+//!
+//! **Work per rank**: the blocks with one of its items, about `N·N_r/b²` of the
+//! single process's `N²/(2b²)`: the pairs between two ranks are evaluated by
+//! both (the single process evaluates each pair once).
+
+use super::{agree, refuse_as, Comm, Counted};
+use crate::data::{Dense, View, ViewKind, ViewSet, ViewShape};
+use crate::error::Error;
+use crate::graph::build::{
+    add_pairs, check_counts, check_outs, check_sizes, Assembler, PenaltyTop,
+};
+use crate::graph::{CsrOut, GraphNnz, GraphParams, Penalty};
+use crate::similarity::engine::{self, view_inv_scale, view_max, Block, Engine, Mode, Sink};
+use crate::similarity::topk::{Filter, PairTop, TopK, NO_NEIGHBOR};
+use crate::similarity::{self, class_of, median, Bandwidth, ClassIndex, Kernel, KernelSet};
+use crate::work::{Stack, WorkReq};
+
+/// Words of the configuration rank 0 broadcasts before the build.
+const CONFIG: usize = 13;
+
+/// What a rank passed to its communicator during [`tge()`](fn@tge).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GraphTraffic {
+    /// [`Comm::allreduce`] calls.
+    pub allreduce_calls: u64,
+    /// Words passed to them.
+    pub allreduce_words: u64,
+    /// [`Comm::allgather`] calls.
+    pub allgather_calls: u64,
+    /// Words this rank contributed to them.
+    pub allgather_sent: u64,
+    /// Words it received from them (its own part included).
+    pub allgather_received: u64,
+    /// [`Comm::exchange`] calls.
+    pub exchange_calls: u64,
+    /// Words this rank sent through them.
+    pub exchange_sent: u64,
+    /// Neighbour-list edges `i → j` from this rank's items to other ranks'
+    /// (sent to `j`'s rank, 2 words each).
+    pub edges_sent: u64,
+    /// Such edges received from other ranks.
+    pub edges_received: u64,
+}
+
+/// The result of [`tge()`](fn@tge) on one rank.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DistGraphReport {
+    /// Entries of the rank's rows of each graph.
+    pub nnz: GraphNnz,
+    /// What the rank communicated.
+    pub traffic: GraphTraffic,
+}
+
+/// The communication model of [`tge()`](fn@tge) (module docs) for a rank with
+/// `n_r` of the `n` items, views with `sum_rows = Σ_v M_v` features over
+/// `n_views` views, `ranks` ranks, `n_labeled` labeled items of which
+/// `n_labeled_r` on this rank, `median_views` RBF views with the median
+/// bandwidth totalling `median_rows` features, and `edges_sent` /
+/// `edges_received` cross edges (data-dependent: [`GraphTraffic`] reports them).
+#[allow(clippy::too_many_arguments)]
+pub fn traffic_model(
+    (n, n_r): (usize, usize),
+    (sum_rows, n_views): (usize, usize),
+    ranks: usize,
+    (n_labeled, n_labeled_r): (usize, usize),
+    (median_rows, median_views): (usize, usize),
+    n_classes: usize,
+    params: &GraphParams,
+    (edges_sent, edges_received): (u64, u64),
+) -> GraphTraffic {
+    let w = |x: usize| x as u64;
+    let b = similarity::block_size(params.block, n);
+    let pairs = params.kp > 0 && params.penalty == Penalty::ClassPairs;
+    let pair_words = if pairs {
+        3 * w(n_classes) * w(params.kp)
+    } else {
+        0
+    };
+    GraphTraffic {
+        allreduce_calls: 4,
+        allreduce_words: w(CONFIG) + 1 + w(ranks) * (w(n_views) + 1) + 1,
+        allgather_calls: w(median_views) + w(n.div_ceil(b)) + pairs as u64,
+        allgather_sent: w(n_labeled_r) * w(median_rows) + w(n_r) * w(sum_rows) + pair_words,
+        allgather_received: w(n_labeled) * w(median_rows)
+            + w(n) * w(sum_rows)
+            + w(ranks) * pair_words,
+        exchange_calls: 2,
+        exchange_sent: w(ranks) + 2 * edges_sent,
+        edges_sent,
+        edges_received,
+    }
+}
+
+fn mul(a: usize, b: usize) -> Result<usize, Error> {
+    a.checked_mul(b).ok_or(Error::SizeOverflow)
+}
+
+fn add(a: usize, b: usize) -> Result<usize, Error> {
+    a.checked_add(b).ok_or(Error::SizeOverflow)
+}
+
+/// Neighbour-list edges per item: affinity (`ka` global, `ka` same-class), penalty.
+fn per_item(params: &GraphParams) -> (usize, usize) {
+    let pi = if params.kp > 0 && params.penalty == Penalty::ItemNeighbors {
+        params.kp
+    } else {
+        0
+    };
+    (2 * params.ka, pi)
+}
+
+/// Most entries of a rank's rows of TGE's graphs, for `n_r` of the `n` items:
+/// affinity `min(4·ka·N_r + 2·ka·(N − N_r), N_r·(N − 1))` (the rank's own lists,
+/// symmetrised, and every other item naming one of its items); penalty
+/// `min(2·C·kp, N_r·(N − 1))` (class pairs) or `min(2·kp·N_r + kp·(N − N_r),
+/// N_r·(N − 1))` (item neighbours).
+pub fn tge_capacity(
+    n: usize,
+    n_r: usize,
+    n_classes: usize,
+    params: &GraphParams,
+) -> Result<GraphNnz, Error> {
+    if n_r > n {
+        return Err(Error::DimensionMismatch);
+    }
+    let all = mul(n_r, n.saturating_sub(1))?;
+    let (ka2, pi) = per_item(params);
+    let rest = n - n_r;
+    let affinity = add(mul(2 * ka2, n_r)?, mul(ka2, rest)?)?.min(all);
+    let penalty = if params.kp == 0 {
+        0
+    } else if params.penalty == Penalty::ClassPairs {
+        mul(mul(2, n_classes)?, params.kp)?.min(all)
+    } else {
+        add(mul(2 * pi, n_r)?, mul(pi, rest)?)?.min(all)
+    };
+    Ok(GraphNnz { affinity, penalty })
+}
+
+/// The views' shapes as the block window holds them: `items` columns each.
+fn window_shapes(
+    shapes: impl IntoIterator<Item = ViewShape>,
+    items: usize,
+) -> impl Iterator<Item = ViewShape> {
+    shapes.into_iter().map(move |s| ViewShape {
+        rows: s.rows,
+        cols: items,
+        kind: ViewKind::Dense,
+        nnz: 0,
+    })
+}
+
+/// Labeled items in total and in `a .. e`.
+fn labeled_in(labels: &[u32], a: usize, e: usize) -> (usize, usize) {
+    let lab = |j: &usize| class_of(labels, *j).is_some();
+    (
+        (0..labels.len()).filter(lab).count(),
+        (a..e.min(labels.len())).filter(lab).count(),
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn tge_req<KS: KernelSet + ?Sized>(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    kernels: &KS,
+    n: usize,
+    n_labeled: usize,
+    n_classes: usize,
+    ranks: usize,
+    params: &GraphParams,
+) -> Result<WorkReq, Error> {
+    let lay = similarity::layout(shapes.clone(), kernels)?;
+    let (h, n_r) = (lay.h, lay.n);
+    if n_r > n {
+        return Err(Error::DimensionMismatch);
+    }
+    let b = similarity::block_size(params.block, n);
+    let s = shapes
+        .clone()
+        .into_iter()
+        .try_fold(0usize, |a, x| a.checked_add(x.rows))
+        .ok_or(Error::SizeOverflow)?;
+    let mmed = (0..h)
+        .zip(shapes.clone())
+        .filter(|(v, _)| kernels.kernel(*v).is_median())
+        .map(|(_, x)| x.rows)
+        .max()
+        .unwrap_or(0);
+    let (ka, kp, c) = (params.ka, params.kp, n_classes);
+    let (ka2, pi) = per_item(params);
+    let pairs = kp > 0 && params.penalty == Penalty::ClassPairs;
+    let cap = tge_capacity(n, n_r, n_classes, params)?;
+    let persistent = WorkReq::all_of(&[
+        WorkReq::new::<usize>(h),
+        WorkReq::new::<f64>(h),
+        WorkReq::new::<f64>(h),
+        WorkReq::new::<usize>(add(ranks, 1)?),
+        WorkReq::new::<usize>(ranks),
+        ClassIndex::workspace(n_labeled, n_classes),
+        TopK::workspace(n_r, ka),
+        TopK::workspace(n_r, ka),
+        if kp == 0 {
+            WorkReq::EMPTY
+        } else if pairs {
+            PairTop::workspace(c, kp)
+        } else {
+            TopK::workspace(n_r, kp)
+        },
+    ]);
+    let setup = WorkReq::new::<f64>(mul(ranks, add(h, 1)?)?);
+    let median = if lay.median {
+        let l1 = similarity::layout(
+            [ViewShape {
+                rows: mmed,
+                cols: n_labeled,
+                kind: ViewKind::Dense,
+                nnz: 0,
+            }],
+            &[Kernel::Rbf(Bandwidth::Median)],
+        )?;
+        WorkReq::all_of(&[
+            WorkReq::new::<usize>(n_labeled),
+            WorkReq::new::<usize>(n_labeled),
+            WorkReq::matrix::<f64>(mmed, n_labeled.min(n_r)),
+            WorkReq::matrix::<f64>(mmed, n_labeled),
+            median::scratch_req(&l1),
+            WorkReq::matrix::<f64>(b, b),
+            engine::workspace::<f64>(&l1, b),
+        ])
+    } else {
+        WorkReq::EMPTY
+    };
+    let wl = similarity::layout(window_shapes(shapes, 2 * b), kernels)?;
+    let stream = WorkReq::all_of(&[
+        WorkReq::matrix::<f64>(mul(2, b)?, s),
+        WorkReq::matrix::<f64>(b, s),
+        WorkReq::matrix::<f64>(b.min(n_r), s),
+        WorkReq::matrix::<usize>(b, 4),
+        WorkReq::matrix::<f64>(b, b),
+        engine::workspace::<f64>(&wl, b),
+    ]);
+    let pw = mul(mul(3, c)?, kp)?;
+    let merge = if pairs {
+        WorkReq::all_of(&[
+            PairTop::workspace(c, kp),
+            WorkReq::new::<f64>(pw),
+            WorkReq::new::<f64>(mul(ranks, pw)?),
+        ])
+    } else {
+        WorkReq::EMPTY
+    };
+    let per = add(ka2, pi)?;
+    let symm = WorkReq::all_of(&[
+        WorkReq::matrix::<usize>(ranks, 4),
+        WorkReq::matrix::<f64>(ranks, 2),
+        WorkReq::matrix::<f64>(mul(per, n_r)?, 2),
+        WorkReq::matrix::<f64>(mul(per, n - n_r)?, 2),
+        Assembler::workspace_slots(n_r, cap.affinity.max(mul(2 * ka2, n_r)?)),
+        Assembler::workspace_slots(n_r, cap.penalty.max(mul(2 * pi, n_r)?)),
+    ]);
+    Ok(WorkReq::all_of(&[
+        persistent,
+        merge,
+        WorkReq::any_of(&[setup, median, stream, symm]),
+    ]))
+}
+
+/// Workspace bytes of [`tge()`](fn@tge) on a rank whose views (its `N_r` items,
+/// dense) have these shapes, for `n` items over `ranks` ranks, `labels` of all
+/// `n` items (or empty: none labeled), `n_classes` classes.
+pub fn tge_workspace<KS: KernelSet + ?Sized>(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    kernels: &KS,
+    n: usize,
+    labels: &[u32],
+    n_classes: usize,
+    ranks: usize,
+    params: &GraphParams,
+) -> Result<usize, Error> {
+    params.validate()?;
+    let nl = similarity::check_labels(labels, n, n_classes)?;
+    tge_req(shapes, kernels, n, nl, n_classes, ranks, params)?.bytes()
+}
+
+/// Items' columns stored item after item (`S = Σ_v M_v` values each, view `v`'s
+/// column at `Σ_{u<v} M_u`): `H` dense views with column stride `S`.
+struct Window<'b> {
+    buf: &'b [f64],
+    rows: &'b [usize],
+    items: usize,
+    stride: usize,
+}
+
+impl ViewSet<f64> for Window<'_> {
+    fn count(&self) -> usize {
+        self.rows.len()
+    }
+    fn view(&self, v: usize) -> View<'_, f64> {
+        let off: usize = self.rows[..v].iter().sum();
+        View::Dense(Dense::from_validated(
+            &self.buf[off..],
+            self.rows[v],
+            self.items,
+            self.stride,
+        ))
+    }
+}
+
+/// A 64-bit FNV-1a hash of the inputs every rank must share bitwise.
+struct Fnv(u64);
+
+impl Fnv {
+    fn add(&mut self, x: u64) {
+        for b in x.to_le_bytes() {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+/// Shapes and options every rank must share (compared bitwise with rank 0's):
+/// scalars, and a hash of the labels, `η`, the kernels and the row counts.
+#[allow(clippy::too_many_arguments)]
+fn config<VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
+    views: &VS,
+    kernels: &KS,
+    eta: &[f64],
+    labels: &[u32],
+    n: usize,
+    n_classes: usize,
+    params: &GraphParams,
+    ranks: usize,
+) -> [f64; CONFIG] {
+    let h = views.count();
+    let mut f = Fnv(0xcbf2_9ce4_8422_2325);
+    let (mut rows, mut weighted) = (0.0, 0.0);
+    for v in 0..h {
+        let m = views.shape(v).rows;
+        rows += m as f64;
+        weighted += (v + 1) as f64 * m as f64;
+        f.add(m as u64);
+    }
+    for v in 0..kernels.count() {
+        let (code, g) = match kernels.kernel(v) {
+            Kernel::Linear => (0, 0.0),
+            Kernel::Rbf(Bandwidth::Gamma(g)) => (1, g),
+            Kernel::Rbf(Bandwidth::Median) => (2, 0.0),
+            Kernel::ChiSquared => (3, 0.0),
+            Kernel::Intersection => (4, 0.0),
+        };
+        f.add(code);
+        f.add(g.to_bits());
+    }
+    eta.iter().for_each(|e| f.add(e.to_bits()));
+    f.add(labels.len() as u64);
+    labels.iter().for_each(|&l| f.add(l as u64));
+    let penalty = match params.penalty {
+        Penalty::ClassPairs => 0.0,
+        Penalty::ItemNeighbors => 1.0,
+    };
+    [
+        n as f64,
+        h as f64,
+        rows,
+        weighted,
+        n_classes as f64,
+        params.ka as f64,
+        params.kp as f64,
+        penalty,
+        params.sigma,
+        params.block as f64,
+        ranks as f64,
+        (f.0 & 0xffff_ffff) as f64,
+        (f.0 >> 32) as f64,
+    ]
+}
+
+/// Takes part in [`tge()`](fn@tge)'s agreement with an error found before it
+/// could be called (a C argument that cannot be read): the other ranks return
+/// [`Error::PeerFailed`], this one `e` ([`super::refuse`] for the graph build).
+pub fn refuse<C: Comm + ?Sized>(comm: &mut C, e: Error) -> Error {
+    refuse_as::<C, CONFIG>(comm, e)
+}
+
+/// The checks of one rank's inputs, before anything is communicated:
+/// returns the number of labeled items.
+#[allow(clippy::too_many_arguments)]
+fn check<VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
+    views: &VS,
+    kernels: &KS,
+    eta: &[f64],
+    labels: &[u32],
+    n: usize,
+    n_classes: usize,
+    params: &GraphParams,
+    affinity: &CsrOut<'_>,
+    penalty: &CsrOut<'_>,
+    ranks: usize,
+    work: &mut [u8],
+) -> Result<(), Error> {
+    params.validate()?;
+    let lay = similarity::check_views(views, kernels)?;
+    if (0..lay.h).any(|v| views.shape(v).kind != ViewKind::Dense) {
+        return Err(Error::BadParameter);
+    }
+    if lay.n > n {
+        return Err(Error::DimensionMismatch);
+    }
+    check_sizes(params, n)?;
+    similarity::check_eta(eta, lay.h)?;
+    let nl = similarity::check_labels(labels, n, n_classes)?;
+    check_outs(lay.n, affinity, penalty)?;
+    if (params.kp > 0 || lay.median) && nl < 2 {
+        return Err(Error::TooFewLabeled);
+    }
+    let shapes = (0..lay.h).map(|v| views.shape(v));
+    let need = tge_req(shapes, kernels, n, nl, n_classes, ranks, params)?.bytes()?;
+    if work.len() < need {
+        return Err(Error::WorkspaceTooSmall);
+    }
+    let mut st = Stack::new(work);
+    let ci = ClassIndex::new(labels, nl, n_classes, &mut st)?;
+    check_counts(&ci, params)
+}
+
+/// The rank of item `j` (`off`: `ranks + 1` offsets).
+fn owner(off: &[usize], j: usize) -> usize {
+    off.partition_point(|&o| o <= j) - 1
+}
+
+/// Items of `lo .. hi` in each rank's range, times `per`, into `counts`.
+fn counts_in(off: &[usize], lo: usize, hi: usize, per: usize, counts: &mut [usize]) {
+    for (q, c) in counts.iter_mut().enumerate() {
+        let (a, e) = (off[q].max(lo), off[q + 1].min(hi));
+        *c = e.saturating_sub(a) * per;
+    }
+}
+
+/// Copies item `i`'s columns (`i` of this rank, local column `i − a`) into
+/// `dst` (`S` values, views one after the other).
+fn copy_item<VS: ViewSet<f64> + ?Sized>(views: &VS, col: usize, dst: &mut [f64]) {
+    let mut o = 0;
+    for v in 0..views.count() {
+        if let View::Dense(d) = views.view(v) {
+            let c = d.col(col);
+            dst[o..o + c.len()].copy_from_slice(c);
+            o += c.len();
+        }
+    }
+}
+
+/// TGE's affinity and penalty graphs ([`crate::graph::tge()`]) across ranks:
+/// this rank's rows of the graphs over all `n` items, the same as the
+/// single-process builder's rows `offset_r .. offset_r + N_r` (module docs).
+///
+/// Every rank calls it at the same time with its `comm`, its `views` (the
+/// columns `offset_r .. offset_r + N_r` of every view, dense; `N_r ≥ 1`), the
+/// same `kernels`, `eta`, `labels` (all `n` items, or empty when `kp = 0` and no
+/// view uses the median bandwidth), `n_classes`, `params`. `affinity` and
+/// `penalty` receive the rank's `N_r` rows (`row_ptr` of `N_r + 1` entries from
+/// 0, global column indices sorted per row), the format
+/// [`super::DistGraph::Csr`] takes; capacities from [`tge_capacity`].
+///
+/// Errors, before anything is written, on every rank alike: a rank's own
+/// input as [`crate::graph::tge()`] refuses it (and views not dense,
+/// [`Error::BadParameter`]), that rank its status and the others
+/// [`Error::PeerFailed`] (as the distributed fit, with the outputs of every
+/// rank untouched); shards whose sizes do not add up to `n`
+/// ([`Error::DimensionMismatch`] on every rank); a capacity too small for the
+/// rank's rows ([`Error::BufferTooShort`] on that rank, found after the search,
+/// [`Error::PeerFailed`] on the others, every output untouched); a failing
+/// callback ([`Error::CommFailed`]).
+#[allow(clippy::too_many_arguments)]
+pub fn tge<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
+    comm: &mut C,
+    views: &VS,
+    kernels: &KS,
+    eta: &[f64],
+    labels: &[u32],
+    n: usize,
+    n_classes: usize,
+    params: &GraphParams,
+    mut affinity: CsrOut<'_>,
+    mut penalty: CsrOut<'_>,
+    work: &mut [u8],
+) -> Result<DistGraphReport, Error> {
+    let (rank, ranks) = (comm.rank(), comm.ranks());
+    if ranks == 0 || rank >= ranks {
+        return Err(Error::BadParameter);
+    }
+    let mut cm = Counted::new(comm);
+    let local = check(
+        views, kernels, eta, labels, n, n_classes, params, &affinity, &penalty, ranks, work,
+    );
+    let cfg = config(views, kernels, eta, labels, n, n_classes, params, ranks);
+    agree(&mut cm, &cfg, local)?;
+
+    let lay = similarity::layout((0..views.count()).map(|v| views.shape(v)), kernels)?;
+    let (h, n_r) = (lay.h, lay.n);
+    let nl = similarity::check_labels(labels, n, n_classes)?;
+    let b = similarity::block_size(params.block, n);
+    let (ka, kp) = (params.ka, params.kp);
+    let pairs = kp > 0 && params.penalty == Penalty::ClassPairs;
+    let mut st = Stack::new(work);
+    let rows: &mut [usize] = st.take(h)?;
+    for (v, r) in rows.iter_mut().enumerate() {
+        *r = views.shape(v).rows;
+    }
+    let s: usize = rows.iter().sum();
+    let inv: &mut [f64] = st.take(h)?;
+    let gam: &mut [f64] = st.take(h)?;
+    let off: &mut [usize] = st.take(ranks + 1)?;
+    let counts: &mut [usize] = st.take(ranks)?;
+    let ci = ClassIndex::new(labels, nl, n_classes, &mut st)?;
+
+    // Set-up: every rank's largest value per view and its items.
+    {
+        let mut ph = st.rest();
+        let su: &mut [f64] = ph.take(ranks * (h + 1))?;
+        su.fill(0.0);
+        for v in 0..h {
+            su[rank * h + v] = view_max(views.view(v));
+        }
+        su[ranks * h + rank] = n_r as f64;
+        cm.sum(su)?;
+        off[0] = 0;
+        for q in 0..ranks {
+            off[q + 1] = off[q] + su[ranks * h + q] as usize;
+        }
+        if off[ranks] != n {
+            return Err(Error::DimensionMismatch);
+        }
+        for (v, x) in inv.iter_mut().enumerate() {
+            let big = (0..ranks).fold(0.0f64, |m, q| m.max(su[q * h + v]));
+            *x = view_inv_scale(big);
+        }
+    }
+    let (a, e) = (off[rank], off[rank + 1]);
+
+    // The median bandwidths: the labeled columns of each such view on every
+    // rank, and the single-process selection over the same blocks.
+    gam.fill(f64::NAN);
+    for v in (0..h).filter(|&v| kernels.kernel(v).is_median()) {
+        let mut ph = st.rest();
+        let m = rows[v];
+        let sorted: &mut [usize] = ph.take(nl)?;
+        for (t, j) in (0..n)
+            .filter(|&j| class_of(labels, j).is_some())
+            .enumerate()
+        {
+            sorted[t] = j;
+        }
+        let pos: &mut [usize] = ph.take(nl)?;
+        for (p, &j) in pos.iter_mut().zip(ci.labeled()) {
+            *p = sorted.binary_search(&j).map_err(|_| Error::Internal)?;
+        }
+        let (_, mine) = labeled_in(labels, a, e);
+        let part: &mut [f64] = ph.take_matrix(m, mine)?;
+        let View::Dense(d) = views.view(v) else {
+            return Err(Error::Internal);
+        };
+        for (t, j) in (a..e)
+            .filter(|&j| class_of(labels, j).is_some())
+            .enumerate()
+        {
+            part[t * m..(t + 1) * m].copy_from_slice(d.col(j - a));
+        }
+        for q in 0..ranks {
+            counts[q] = labeled_in(labels, off[q], off[q + 1]).1 * m;
+        }
+        let all: &mut [f64] = ph.take_matrix(m, nl)?;
+        cm.allgather(part, counts, all)?;
+        let one = [Kernel::Rbf(Bandwidth::Median)];
+        let win = Window {
+            buf: &*all,
+            rows: &rows[v..v + 1],
+            items: nl,
+            stride: m,
+        };
+        let l1 = similarity::layout([win.shape(0)], &one)?;
+        let mut sc = median::Scratch::new(&l1, &mut ph)?;
+        let blk: &mut [f64] = ph.take_matrix(b, b)?;
+        let mut eng = Engine::new_with(&win, &one, &l1, b, ph, Some(&inv[v..v + 1]))?;
+        median::resolve(&mut eng, pos, &mut sc, blk)?;
+        gam[v] = eng.gamma[0];
+    }
+
+    // The neighbour lists of this rank's items.
+    let (gi, gs) = (st.take_matrix(n_r, ka)?, st.take_matrix(n_r, ka)?);
+    let (si, ss) = (st.take_matrix(n_r, ka)?, st.take_matrix(n_r, ka)?);
+    let glob = TopK::new_range(ka, a, gi, gs, Filter::Any);
+    let same = TopK::new_range(ka, a, si, ss, Filter::Same(labels));
+    let pen = if kp == 0 {
+        None
+    } else if pairs {
+        let (lo, hi) = (
+            st.take_matrix(n_classes, kp)?,
+            st.take_matrix(n_classes, kp)?,
+        );
+        let sim = st.take_matrix(n_classes, kp)?;
+        Some(PenaltyTop::Pairs(
+            PairTop::new(kp, labels, lo, hi, sim).restrict(a, n_r),
+        ))
+    } else {
+        let (pi, ps) = (st.take_matrix(n_r, kp)?, st.take_matrix(n_r, kp)?);
+        Some(PenaltyTop::Items(TopK::new_range(
+            kp,
+            a,
+            pi,
+            ps,
+            Filter::Other(labels),
+        )))
+    };
+    let mut sinks = (glob, same, pen);
+    let merged = if pairs {
+        let (lo, hi) = (
+            st.take_matrix(n_classes, kp)?,
+            st.take_matrix(n_classes, kp)?,
+        );
+        let sim = st.take_matrix(n_classes, kp)?;
+        Some(PairTop::new(kp, labels, lo, hi, sim))
+    } else {
+        None
+    };
+
+    // The blocks J of the grid, streamed in order; each paired with this
+    // rank's blocks I (module docs).
+    {
+        let mut ph = st.rest();
+        let win: &mut [f64] = ph.take_matrix(2 * b, s)?;
+        win.fill(0.0);
+        let cache: &mut [f64] = ph.take_matrix(b, s)?;
+        let part: &mut [f64] = ph.take_matrix(b.min(n_r), s)?;
+        let lists: &mut [usize] = ph.take_matrix(b, 4)?;
+        let blk: &mut [f64] = ph.take_matrix(b, b)?;
+        let wl = similarity::layout(
+            window_shapes((0..h).map(|v| views.shape(v)), 2 * b),
+            kernels,
+        )?;
+        let eng_ws = ph.take_rest();
+        let nb = n.div_ceil(b);
+        let (jlo, jhi) = (a / b, (e - 1) / b);
+        let range = |blk_i: usize| (blk_i * b, ((blk_i + 1) * b).min(n));
+        let mut cached = false;
+        for jb in 0..nb {
+            let (j0, j1) = range(jb);
+            let nj = j1 - j0;
+            // This rank's items of block J, then all of them.
+            let (p0, p1) = (a.max(j0), e.min(j1));
+            let np = p1.saturating_sub(p0);
+            for (t, i) in (p0..p1).enumerate() {
+                copy_item(views, i - a, &mut part[t * s..(t + 1) * s]);
+            }
+            counts_in(off, j0, j1, s, counts);
+            cm.allgather(&part[..np * s], counts, &mut win[b * s..(b + nj) * s])?;
+            if jb == jlo && jlo < jhi {
+                cache[..nj * s].copy_from_slice(&win[b * s..(b + nj) * s]);
+                cached = true;
+            }
+            let j_mine = (jlo..=jhi).contains(&jb);
+            for ib in jlo..=jhi {
+                if j_mine && ib > jb {
+                    continue;
+                }
+                let (i0, i1) = range(ib);
+                let ni = i1 - i0;
+                if ib != jb {
+                    // Block I in the window's first half: this rank's items, the
+                    // previous rank's part of a shared first block once streamed,
+                    // zeros (never paired with an item of this rank) otherwise.
+                    for (t, i) in (i0..i1).enumerate() {
+                        let dst = &mut win[t * s..(t + 1) * s];
+                        if (a..e).contains(&i) {
+                            copy_item(views, i - a, dst);
+                        } else if ib == jlo && cached {
+                            dst.copy_from_slice(&cache[t * s..(t + 1) * s]);
+                        } else {
+                            dst.fill(0.0);
+                        }
+                    }
+                }
+                // Rows: the lower block of the pair, columns the upper (as the
+                // single-process traversal), local window columns and items.
+                let ((r0, rl), (c0, cl), shape) = if ib == jb {
+                    ((j0, b), (j0, b), Block::Diag)
+                } else if ib < jb {
+                    ((i0, 0), (j0, b), Block::Off)
+                } else {
+                    ((j0, b), (i0, 0), Block::Off)
+                };
+                let (nr, nc) = (if ib < jb { ni } else { nj }, if ib < jb { nj } else { ni });
+                let (rloc, rest) = lists.split_at_mut(b);
+                let (cloc, rest) = rest.split_at_mut(b);
+                let (rglob, cglob) = rest.split_at_mut(b);
+                for t in 0..nr {
+                    rloc[t] = rl + t;
+                    rglob[t] = r0 + t;
+                }
+                for t in 0..nc {
+                    cloc[t] = cl + t;
+                    cglob[t] = c0 + t;
+                }
+                let view = Window {
+                    buf: &*win,
+                    rows: &*rows,
+                    items: 2 * b,
+                    stride: s,
+                };
+                let mut eng = Engine::new_with(
+                    &view,
+                    kernels,
+                    &wl,
+                    b,
+                    Stack::new(&mut *eng_ws),
+                    Some(&*inv),
+                )?;
+                for (v, &g) in gam.iter().enumerate() {
+                    if !g.is_nan() {
+                        eng.gamma[v] = g;
+                    }
+                }
+                eng.set_mode(Mode::Fused, Some(eta));
+                eng.block(&rloc[..nr], &cloc[..nc], blk)?;
+                sinks.visit(&rglob[..nr], &cglob[..nc], blk, shape);
+            }
+        }
+    }
+    let (glob, same, pen) = sinks;
+
+    // Class pairs: every rank's lists, merged.
+    let merged = match (&pen, merged) {
+        (Some(PenaltyTop::Pairs(mine)), Some(mut m)) => {
+            let mut ph = st.rest();
+            let pw = 3 * n_classes * kp;
+            let part: &mut [f64] = ph.take(pw)?;
+            for c in 0..n_classes {
+                let (lo, hi, sim) = mine.get(c);
+                for t in 0..kp {
+                    let o = 3 * (c * kp + t);
+                    let none = lo[t] == NO_NEIGHBOR;
+                    part[o] = if none { -1.0 } else { lo[t] as f64 };
+                    part[o + 1] = if none { -1.0 } else { hi[t] as f64 };
+                    part[o + 2] = if none { 0.0 } else { sim[t] };
+                }
+            }
+            let all: &mut [f64] = ph.take(ranks * pw)?;
+            counts.fill(pw);
+            cm.allgather(part, counts, all)?;
+            for q in 0..ranks {
+                for c in 0..n_classes {
+                    for t in 0..kp {
+                        let o = q * pw + 3 * (c * kp + t);
+                        if all[o] >= 0.0 {
+                            m.offer_unique(c, all[o] as usize, all[o + 1] as usize, all[o + 2]);
+                        }
+                    }
+                }
+            }
+            Some(m)
+        }
+        _ => None,
+    };
+
+    // Symmetrisation: the edges to other ranks' items go to their ranks.
+    let unl = |i: usize| class_of(labels, i).is_none();
+    let items_pen = match &pen {
+        Some(PenaltyTop::Items(t)) => Some(t),
+        _ => None,
+    };
+    // Every directed edge `i → j` of this rank's lists: (i, j, penalty?).
+    let for_edges = |f: &mut dyn FnMut(usize, usize, bool)| {
+        for i in a..e {
+            for &j in glob.get(i).0 {
+                if j != NO_NEIGHBOR && (unl(i) || unl(j)) {
+                    f(i, j, false);
+                }
+            }
+            if unl(i) {
+                continue;
+            }
+            for &j in same.get(i).0 {
+                if j != NO_NEIGHBOR {
+                    f(i, j, false);
+                }
+            }
+            if let Some(p) = items_pen {
+                for &j in p.get(i).0 {
+                    if j != NO_NEIGHBOR {
+                        f(i, j, true);
+                    }
+                }
+            }
+        }
+    };
+    let cap = tge_capacity(n, n_r, n_classes, params)?;
+    let (ka2, pi) = per_item(params);
+    let mut ph = st.rest();
+    let cnt: &mut [usize] = ph.take_matrix(ranks, 4)?;
+    let (sendc, rest) = cnt.split_at_mut(ranks);
+    let (recvc, rest) = rest.split_at_mut(ranks);
+    let (ones, at) = rest.split_at_mut(ranks);
+    ones.fill(1);
+    sendc.fill(0);
+    for_edges(&mut |_, j, _| {
+        if !(a..e).contains(&j) {
+            sendc[owner(off, j)] += 1;
+        }
+    });
+    let cf: &mut [f64] = ph.take_matrix(ranks, 2)?;
+    let (cs, cr) = cf.split_at_mut(ranks);
+    for (x, &c) in cs.iter_mut().zip(sendc.iter()) {
+        *x = c as f64;
+    }
+    cm.exchange(cs, &*ones, cr, &*ones)?;
+    for (c, &x) in recvc.iter_mut().zip(cr.iter()) {
+        *c = x as usize;
+    }
+    let n_sent: usize = sendc.iter().sum();
+    let n_recv: usize = recvc.iter().sum();
+    let send: &mut [f64] = ph.take_matrix((ka2 + pi) * n_r, 2)?;
+    let recv: &mut [f64] = ph.take_matrix((ka2 + pi) * (n - n_r), 2)?;
+    if 2 * n_recv > recv.len() || 2 * n_sent > send.len() {
+        return Err(Error::Internal);
+    }
+    let mut o = 0;
+    for (q, x) in at.iter_mut().enumerate() {
+        *x = o;
+        o += 2 * sendc[q];
+    }
+    for_edges(&mut |i, j, p| {
+        if !(a..e).contains(&j) {
+            let q = owner(off, j);
+            send[at[q]] = j as f64;
+            send[at[q] + 1] = if p { -1.0 - i as f64 } else { i as f64 };
+            at[q] += 2;
+        }
+    });
+    sendc.iter_mut().for_each(|c| *c *= 2);
+    recvc.iter_mut().for_each(|c| *c *= 2);
+    cm.exchange(&send[..2 * n_sent], sendc, &mut recv[..2 * n_recv], recvc)?;
+    let recv = &recv[..2 * n_recv];
+
+    let mut asm_a = Assembler::new_range(a, n_r, cap.affinity.max(2 * ka2 * n_r), &mut ph)?;
+    let mut asm_p = Assembler::new_range(a, n_r, cap.penalty.max(2 * pi * n_r), &mut ph)?;
+    for phase in 0..2 {
+        for_edges(&mut |i, j, p| {
+            if p {
+                asm_p.add(i, j);
+            } else {
+                asm_a.add(i, j);
+            }
+        });
+        for r in recv.chunks_exact(2) {
+            let j = r[0] as usize;
+            if r[1] >= 0.0 {
+                asm_a.add(j, r[1] as usize);
+            } else {
+                asm_p.add(j, (-1.0 - r[1]) as usize);
+            }
+        }
+        if let Some(m) = &merged {
+            add_pairs(&mut asm_p, m, n_classes);
+        }
+        if phase == 0 {
+            asm_a.start_fill();
+            asm_p.start_fill();
+        }
+    }
+    let nnz = GraphNnz {
+        affinity: asm_a.finish(),
+        penalty: asm_p.finish(),
+    };
+    // Every rank writes, or none does.
+    let fits = asm_a.check(&affinity).and(asm_p.check(&penalty));
+    let mut vote = [if fits.is_err() { 1.0 } else { 0.0 }];
+    cm.sum(&mut vote)?;
+    fits?;
+    if vote[0] != 0.0 {
+        return Err(Error::PeerFailed);
+    }
+    let sigma = params.sigma;
+    asm_a.write(
+        &mut affinity,
+        |i, j| if unl(i) || unl(j) { 1.0 } else { sigma },
+    );
+    asm_p.write(&mut penalty, |_, _| sigma);
+    Ok(DistGraphReport {
+        nnz,
+        traffic: GraphTraffic {
+            allreduce_calls: cm.calls,
+            allreduce_words: cm.words,
+            allgather_calls: cm.ag_calls,
+            allgather_sent: cm.ag_sent,
+            allgather_received: cm.ag_received,
+            exchange_calls: cm.ex_calls,
+            exchange_sent: cm.ex_words,
+            edges_sent: n_sent as u64,
+            edges_received: n_recv as u64,
+        },
+    })
+}
