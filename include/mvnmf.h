@@ -93,7 +93,7 @@
 #define MVNMF_VERSION_PATCH 0
 
 // ABI version of the header: compare it with `mvnmf_abi_version()`.
-#define MVNMF_ABI_VERSION 3
+#define MVNMF_ABI_VERSION 4
 
 // `mvnmf_struct_size`: `struct mvnmf_view`.
 #define MVNMF_STRUCT_VIEW 0
@@ -211,6 +211,9 @@
 
 // `mvnmf_struct_size`: `struct mvnmf_dist_traffic`.
 #define MVNMF_STRUCT_DIST_TRAFFIC 38
+
+// `mvnmf_struct_size`: `struct mvnmf_dist_graph_traffic`.
+#define MVNMF_STRUCT_DIST_GRAPH_TRAFFIC 39
 
 // The label of an item whose class is unknown (`uint32_t`, all bits set).
 #define MVNMF_UNLABELED UINT32_MAX
@@ -965,20 +968,36 @@ typedef int (*mvnmf_exchange_fn)(const double *send,
                                  const size_t *recv_counts,
                                  void *ctx);
 
+// Every rank's part to every rank (`MPI_Allgatherv` on doubles): rank `q`
+// contributes `counts[q]` values (`part`, `part_len = counts[rank]` of them,
+// from this rank), and `out` receives all of them one after the other in rank
+// order (`Σ counts` values; `counts` has `n_ranks` entries). Return 0 on
+// success. Used by `mvnmf_dist_tge` to stream the items' columns.
+typedef int (*mvnmf_allgather_fn)(const double *part,
+                                  size_t part_len,
+                                  double *out,
+                                  const size_t *counts,
+                                  void *ctx);
+
 // The communicator of a distributed fit: this rank (`0 ≤ rank < n_ranks`),
-// the number of ranks, the allreduce and (for explicit graphs) the exchange,
-// with their context pointer (e.g. a pointer to an `MPI_Comm`).
+// the number of ranks, the allreduce, (for explicit graphs and the graph
+// build) the exchange, (optionally) the all-gather, with their context
+// pointer (e.g. a pointer to an `MPI_Comm`).
 typedef struct mvnmf_dist_comm {
   // Sum over ranks in place (required).
   mvnmf_allreduce_fn allreduce;
-  // Point to point (may be NULL without explicit graphs).
+  // Point to point (may be NULL without explicit graphs and outside
+  // `mvnmf_dist_tge`).
   mvnmf_exchange_fn exchange;
-  // Passed to both callbacks unchanged.
+  // Passed to the callbacks unchanged.
   void *ctx;
   // This rank.
   size_t rank;
   // Number of ranks (≥ 1).
   size_t n_ranks;
+  // All-gather (may be NULL: `mvnmf_dist_tge` then sums zero-padded
+  // buffers with `allreduce`, the same result at twice the traffic).
+  mvnmf_allgather_fn allgather;
 } mvnmf_dist_comm;
 
 // What one rank passed to its allreduce: calls and `double` words, for the
@@ -1007,6 +1026,30 @@ typedef struct mvnmf_dist_traffic {
   // Items of other ranks whose columns this rank reads.
   uint64_t halo_received;
 } mvnmf_dist_traffic;
+
+// What one rank passed to its communicator while `mvnmf_dist_tge` built the
+// graph (8-byte words; the model: README, "Across machines (MPI)").
+typedef struct mvnmf_dist_graph_traffic {
+  // Allreduce calls.
+  uint64_t allreduce_calls;
+  // Words passed to them.
+  uint64_t allreduce_words;
+  // All-gather calls (counted at the library's side: with a NULL
+  // `allgather` each one is an allreduce of the gathered length).
+  uint64_t allgather_calls;
+  // Words this rank contributed to them.
+  uint64_t allgather_sent;
+  // Words it received from them (its own part included).
+  uint64_t allgather_received;
+  // Exchange calls.
+  uint64_t exchange_calls;
+  // Words this rank sent through them.
+  uint64_t exchange_sent;
+  // Neighbour-list edges from this rank's items to other ranks' items.
+  uint64_t edges_sent;
+  // Such edges received.
+  uint64_t edges_received;
+} mvnmf_dist_graph_traffic;
 
 // Options of `mvnmf_jsnmf_fit`; get the defaults from `mvnmf_jsnmf_params_default()`.
 typedef struct mvnmf_jsnmf_params {
@@ -2129,6 +2172,73 @@ mvnmf_status mvnmf_dist_mvsl_fit(const struct mvnmf_dist_comm *comm,
                                  void *user,
                                  struct mvnmf_report *report,
                                  struct mvnmf_dist_traffic *traffic);
+
+// Capacities (`col_idx` / `weights` lengths) that always hold one rank's rows
+// of `mvnmf_dist_tge`'s graphs, for `n_r` of the `n` items: affinity
+// `min(4·ka·n_r + 2·ka·(n − n_r), n_r·(n − 1))` (the rank's lists and every
+// other item naming one of its items), penalty `min(2·n_classes·kp, n_r·(n −
+// 1))` (class pairs) or `min(2·kp·n_r + kp·(n − n_r), n_r·(n − 1))` (item
+// neighbours).
+mvnmf_status mvnmf_dist_tge_capacity(size_t n,
+                                     size_t n_r,
+                                     size_t n_classes,
+                                     const struct mvnmf_graph_params *params,
+                                     size_t *affinity_capacity,
+                                     size_t *penalty_capacity);
+
+// Workspace bytes of `mvnmf_dist_tge` on a rank whose views (its items,
+// dense) have these shapes, for `n` items over `n_ranks` ranks with these
+// labels (all `n` items, or NULL as `mvnmf_dist_tge` allows).
+mvnmf_status mvnmf_dist_tge_workspace(const struct mvnmf_view *views,
+                                      size_t n_views,
+                                      const struct mvnmf_kernel *kernels,
+                                      const uint32_t *labels,
+                                      size_t n,
+                                      size_t n_classes,
+                                      size_t n_ranks,
+                                      const struct mvnmf_graph_params *params,
+                                      size_t *bytes);
+
+// TGE's graphs (`mvnmf_tge`) built across ranks: every rank calls it at the
+// same time with its `comm` (`exchange` required; `allgather` recommended),
+// its items — `views[v]` the columns `offset_r .. offset_r + n_r` of view `v`,
+// dense, the ranks' ranges following each other in rank order — and the same
+// `kernels`, `eta`, `labels` (all `n` items; NULL as `mvnmf_tge` allows it:
+// `kp = 0` and no median bandwidth), `n_classes`, `params`. `affinity` and
+// `penalty` (`row_ptr` of `n_r + 1` entries) receive the rank's rows of the
+// graphs `mvnmf_tge` builds over all `n` items, exactly (row pointers from 0,
+// global column indices sorted per row, the same weights): pass them to
+// `mvnmf_dist_mvsl_fit` as `MVNMF_GRAPH_CSR` with `n = n_r`. Capacities:
+// `mvnmf_dist_tge_capacity`. `affinity_nnz`, `penalty_nnz` and `traffic` (may
+// be NULL) are written on success.
+//
+// Each rank evaluates the fused kernel over the blocks of the single
+// process's grid that hold one of its items, the other blocks' columns
+// streamed to it (`allgather`), the labeled columns gathered for a median
+// bandwidth, the class-pair lists merged, the list edges to other ranks'
+// items sent to them (`exchange`). Errors as `mvnmf_tge`, before anything is
+// written and on every rank alike (a rank's own error there, the others
+// `MVNMF_STATUS_PEER_FAILED`), views that are not dense
+// (`MVNMF_STATUS_BAD_PARAMETER`), shards that do not add up to `n`
+// (`MVNMF_STATUS_DIMENSION_MISMATCH`), a capacity too small
+// (`MVNMF_STATUS_BUFFER_TOO_SHORT` on that rank, found after the search),
+// a failing callback (`MVNMF_STATUS_COMM_FAILED`).
+mvnmf_status mvnmf_dist_tge(const struct mvnmf_dist_comm *comm,
+                            const struct mvnmf_view *views,
+                            size_t n_views,
+                            const struct mvnmf_kernel *kernels,
+                            const double *eta,
+                            const uint32_t *labels,
+                            size_t n,
+                            size_t n_classes,
+                            const struct mvnmf_graph_params *params,
+                            const struct mvnmf_csr_buffers *affinity,
+                            const struct mvnmf_csr_buffers *penalty,
+                            size_t *affinity_nnz,
+                            size_t *penalty_nnz,
+                            void *work,
+                            size_t work_bytes,
+                            struct mvnmf_dist_graph_traffic *traffic);
 
 // The default JSNMF options.
 struct mvnmf_jsnmf_params mvnmf_jsnmf_params_default(void);

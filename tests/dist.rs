@@ -1129,6 +1129,7 @@ fn c_abi_equals_the_library_call_and_refuses_bad_input_on_every_rank() {
         ctx: std::ptr::null_mut(),
         rank: 0,
         n_ranks: 1,
+        allgather: None,
     };
     let (s, u, v, rep, tr) = c_rank(&one, &views, false, &d, d.n, k, &np);
     assert_eq!(s, mvnmf_status::Ok);
@@ -1197,6 +1198,7 @@ fn c_abi_equals_the_library_call_and_refuses_bad_input_on_every_rank() {
                 ctx: (comm as *mut ThreadComm<'_>).cast(),
                 rank: r,
                 n_ranks: 3,
+                allgather: None,
             };
             c_rank(
                 &cc,
@@ -1332,6 +1334,7 @@ fn c_abi_explicit_graphs_need_the_exchange() {
             ctx: std::ptr::null_mut(),
             rank: 0,
             n_ranks: 1,
+            allgather: None,
         };
         // SAFETY: valid descriptors and buffers of the documented sizes.
         let s = unsafe {
@@ -1859,5 +1862,170 @@ fn the_graph_built_across_ranks_refuses_bad_input_on_every_rank() {
     for (res, ra, rq) in &out {
         assert_eq!(res.as_ref().err(), Some(&Error::CommFailed));
         assert!(untouched(ra) && untouched(rq));
+    }
+}
+
+/// The exchange of the C ABI over a simulated rank (`ctx`: its `ThreadComm`).
+unsafe extern "C" fn c_exchange(
+    send: *const f64,
+    send_counts: *const usize,
+    recv: *mut f64,
+    recv_counts: *const usize,
+    ctx: *mut c_void,
+) -> i32 {
+    // SAFETY: `ctx` is the rank's `ThreadComm`; the counts have `ranks`
+    // entries, the buffers their sums.
+    unsafe {
+        let comm = &mut *(ctx as *mut ThreadComm<'_>);
+        let p = comm.hub.ranks;
+        let (sc, rc) = (
+            std::slice::from_raw_parts(send_counts, p),
+            std::slice::from_raw_parts(recv_counts, p),
+        );
+        let s = std::slice::from_raw_parts(send, sc.iter().sum());
+        let r = std::slice::from_raw_parts_mut(recv, rc.iter().sum());
+        comm.exchange(s, sc, r, rc).map_or(1, |_| 0)
+    }
+}
+
+/// The all-gather of the C ABI over a simulated rank.
+unsafe extern "C" fn c_allgather(
+    part: *const f64,
+    part_len: usize,
+    out: *mut f64,
+    counts: *const usize,
+    ctx: *mut c_void,
+) -> i32 {
+    // SAFETY: as `c_exchange`.
+    unsafe {
+        let comm = &mut *(ctx as *mut ThreadComm<'_>);
+        let c = std::slice::from_raw_parts(counts, comm.hub.ranks);
+        let o = std::slice::from_raw_parts_mut(out, c.iter().sum());
+        GatherComm(comm)
+            .allgather(std::slice::from_raw_parts(part, part_len), c, o)
+            .map_or(1, |_| 0)
+    }
+}
+
+#[test]
+fn c_abi_graph_across_ranks_equals_the_single_process_rows() {
+    use mvnmf::ffi::{
+        mvnmf_csr_buffers, mvnmf_dist_graph_traffic, mvnmf_dist_tge, mvnmf_dist_tge_capacity,
+        mvnmf_dist_tge_workspace, mvnmf_graph_params_default, mvnmf_kernel, MVNMF_KERNEL_RBF,
+    };
+    let g = GraphCase::mfeat(5);
+    let mut gp = mvnmf_graph_params_default();
+    gp.block = 64;
+    let p = GraphParams {
+        block: 64,
+        ..GraphParams::default()
+    };
+    let (sa, sq, _) = g.single(&p);
+    let kern: Vec<mvnmf_kernel> = g
+        .kernels
+        .iter()
+        .map(|_| mvnmf_kernel {
+            kind: MVNMF_KERNEL_RBF,
+            gamma: 0.0,
+        })
+        .collect();
+    let c = cuts(g.n, 3);
+    for (gather, exchange_on_rank_1) in [(false, true), (true, true), (true, false)] {
+        let out = on_ranks(3, None, |r, comm| {
+            let (a, b) = (c[r], c[r + 1]);
+            let owned = g.shard(a, b);
+            let views = c_views(&owned);
+            let cc = mvnmf_dist_comm {
+                allreduce: Some(c_allreduce),
+                exchange: if r != 1 || exchange_on_rank_1 {
+                    Some(c_exchange)
+                } else {
+                    None
+                },
+                ctx: (comm as *mut ThreadComm<'_>).cast(),
+                rank: r,
+                n_ranks: 3,
+                allgather: if gather { Some(c_allgather) } else { None },
+            };
+            // SAFETY: valid descriptors and buffers of the documented sizes.
+            unsafe {
+                let (mut ca, mut cq, mut wb) = (0, 0, 0);
+                assert_eq!(
+                    mvnmf_dist_tge_capacity(g.n, b - a, g.classes, &gp, &mut ca, &mut cq),
+                    mvnmf_status::Ok
+                );
+                assert_eq!(
+                    mvnmf_dist_tge_workspace(
+                        views.as_ptr(),
+                        views.len(),
+                        kern.as_ptr(),
+                        g.labels.as_ptr(),
+                        g.n,
+                        g.classes,
+                        3,
+                        &gp,
+                        &mut wb
+                    ),
+                    mvnmf_status::Ok
+                );
+                let mut ra: Rows = (vec![7; b - a + 1], vec![7; ca], vec![-7.0; ca]);
+                let mut rq: Rows = (vec![7; b - a + 1], vec![7; cq], vec![-7.0; cq]);
+                let mut w = vec![0u8; wb];
+                let ab = mvnmf_csr_buffers {
+                    row_ptr: ra.0.as_mut_ptr(),
+                    col_idx: ra.1.as_mut_ptr(),
+                    weights: ra.2.as_mut_ptr(),
+                    capacity: ca,
+                };
+                let qb = mvnmf_csr_buffers {
+                    row_ptr: rq.0.as_mut_ptr(),
+                    col_idx: rq.1.as_mut_ptr(),
+                    weights: rq.2.as_mut_ptr(),
+                    capacity: cq,
+                };
+                let (mut na, mut nq) = (usize::MAX, usize::MAX);
+                let mut t = mvnmf_dist_graph_traffic::default();
+                let s = mvnmf_dist_tge(
+                    &cc,
+                    views.as_ptr(),
+                    views.len(),
+                    kern.as_ptr(),
+                    g.eta.as_ptr(),
+                    g.labels.as_ptr(),
+                    g.n,
+                    g.classes,
+                    &gp,
+                    &ab,
+                    &qb,
+                    &mut na,
+                    &mut nq,
+                    w.as_mut_ptr().cast(),
+                    wb,
+                    &mut t,
+                );
+                (s, ra, rq, na, nq, t.allgather_calls)
+            }
+        });
+        for (r, (s, ra, rq, na, nq, calls)) in out.iter().enumerate() {
+            if !exchange_on_rank_1 {
+                // The exchange is required: that rank refuses, the others stop.
+                let want = if r == 1 {
+                    mvnmf_status::NullPointer
+                } else {
+                    mvnmf_status::PeerFailed
+                };
+                assert_eq!(*s, want, "rank {r}");
+                assert!(ra.0.iter().all(|&x| x == 7) && ra.2.iter().all(|&x| x == -7.0));
+                assert!(rq.0.iter().all(|&x| x == 7) && (*na, *nq) == (usize::MAX, usize::MAX));
+                continue;
+            }
+            assert_eq!(*s, mvnmf_status::Ok, "rank {r}");
+            let (a, b) = (c[r], c[r + 1]);
+            for (single, got, m) in [(&sa, ra, *na), (&sq, rq, *nq)] {
+                let (rp, ci, w) = single.rows(a, b);
+                assert_eq!((&got.0, &got.1[..m], &got.2[..m]), (&rp, ci, w), "rank {r}");
+            }
+            assert_eq!(*calls, 6 + g.n.div_ceil(64) as u64 + 1);
+        }
     }
 }

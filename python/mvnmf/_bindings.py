@@ -28,7 +28,7 @@ MVNMF_MAX_TERMS = 8
 MVNMF_VERSION_MAJOR = 0
 MVNMF_VERSION_MINOR = 1
 MVNMF_VERSION_PATCH = 0
-MVNMF_ABI_VERSION = 3
+MVNMF_ABI_VERSION = 4
 MVNMF_STRUCT_VIEW = 0
 MVNMF_STRUCT_TERM = 1
 MVNMF_STRUCT_OBJECTIVE = 2
@@ -68,6 +68,7 @@ MVNMF_STRUCT_VIEW_F32 = 35
 MVNMF_STRUCT_PARALLEL = 36
 MVNMF_STRUCT_DIST_COMM = 37
 MVNMF_STRUCT_DIST_TRAFFIC = 38
+MVNMF_STRUCT_DIST_GRAPH_TRAFFIC = 39
 MVNMF_UNLABELED = 0xFFFFFFFF
 MVNMF_METRIC_EUCLIDEAN = 0
 MVNMF_METRIC_COSINE = 1
@@ -238,6 +239,9 @@ class mvnmf_dist_comm(C.Structure):
 class mvnmf_dist_traffic(C.Structure):
     pass
 
+class mvnmf_dist_graph_traffic(C.Structure):
+    pass
+
 class mvnmf_jsnmf_params(C.Structure):
     pass
 
@@ -262,6 +266,7 @@ mvnmf_parallel_for_fn = C.CFUNCTYPE(None, C.c_size_t, mvnmf_task_fn, C.c_void_p,
 mvnmf_progress_fn = C.CFUNCTYPE(C.c_int, C.POINTER(mvnmf_progress), C.c_void_p)
 mvnmf_allreduce_fn = C.CFUNCTYPE(C.c_int, C.POINTER(C.c_double), C.c_size_t, C.c_void_p)
 mvnmf_exchange_fn = C.CFUNCTYPE(C.c_int, C.POINTER(C.c_double), C.POINTER(C.c_size_t), C.POINTER(C.c_double), C.POINTER(C.c_size_t), C.c_void_p)
+mvnmf_allgather_fn = C.CFUNCTYPE(C.c_int, C.POINTER(C.c_double), C.c_size_t, C.POINTER(C.c_double), C.POINTER(C.c_size_t), C.c_void_p)
 
 mvnmf_term._fields_ = [('kind', C.c_uint32), ('reserved', C.c_uint32), ('value', C.c_double)]
 mvnmf_objective._fields_ = [('total', C.c_double), ('n_terms', C.c_uint32), ('reserved', C.c_uint32), ('terms', mvnmf_term * 8)]
@@ -295,8 +300,9 @@ mvnmf_progress._fields_ = [('iter', C.c_uint32), ('objective', mvnmf_objective)]
 mvnmf_report._fields_ = [('iterations', C.c_uint32), ('stop', C.c_uint32), ('dead_views', C.c_uint32), ('initial', mvnmf_objective), ('objective', mvnmf_objective)]
 mvnmf_view_f32._fields_ = [('kind', C.c_uint32), ('rows', C.c_size_t), ('cols', C.c_size_t), ('values', C.POINTER(C.c_float)), ('col_stride', C.c_size_t), ('col_ptr', C.POINTER(C.c_size_t)), ('row_idx', C.POINTER(C.c_size_t))]
 mvnmf_nmf_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('eps', C.c_double), ('vmax', C.c_double), ('seed', C.c_uint64), ('init', C.c_uint32), ('stop_rule', C.c_uint32), ('parallel', mvnmf_parallel)]
-mvnmf_dist_comm._fields_ = [('allreduce', mvnmf_allreduce_fn), ('exchange', mvnmf_exchange_fn), ('ctx', C.c_void_p), ('rank', C.c_size_t), ('n_ranks', C.c_size_t)]
+mvnmf_dist_comm._fields_ = [('allreduce', mvnmf_allreduce_fn), ('exchange', mvnmf_exchange_fn), ('ctx', C.c_void_p), ('rank', C.c_size_t), ('n_ranks', C.c_size_t), ('allgather', mvnmf_allgather_fn)]
 mvnmf_dist_traffic._fields_ = [('setup_calls', C.c_uint64), ('setup_words', C.c_uint64), ('iter_calls', C.c_uint64), ('iter_words', C.c_uint64), ('setup_exchange_calls', C.c_uint64), ('setup_exchange_words', C.c_uint64), ('iter_exchange_calls', C.c_uint64), ('iter_exchange_words', C.c_uint64), ('halo_sent', C.c_uint64), ('halo_received', C.c_uint64)]
+mvnmf_dist_graph_traffic._fields_ = [('allreduce_calls', C.c_uint64), ('allreduce_words', C.c_uint64), ('allgather_calls', C.c_uint64), ('allgather_sent', C.c_uint64), ('allgather_received', C.c_uint64), ('exchange_calls', C.c_uint64), ('exchange_sent', C.c_uint64), ('edges_sent', C.c_uint64), ('edges_received', C.c_uint64)]
 mvnmf_jsnmf_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('eps', C.c_double), ('seed', C.c_uint64), ('init', C.c_uint32), ('stop_rule', C.c_uint32)]
 mvnmf_jsnmf_query_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('eps', C.c_double)]
 mvnmf_mvel_params._fields_ = [('theta1', C.c_double), ('theta2', C.c_double), ('max_iter', C.c_uint32), ('tol', C.c_double), ('nmf_iter', C.c_uint32), ('seed', C.c_uint64), ('init', C.c_uint32), ('unknown_weight', C.c_double)]
@@ -304,7 +310,7 @@ mvnmf_pipeline_params._fields_ = [('method', C.c_uint32), ('solver', mvnmf_mvsl_
 mvnmf_pipeline_report._fields_ = [('fit', mvnmf_report), ('affinity_nnz', C.c_size_t), ('penalty_nnz', C.c_size_t)]
 
 # The structs whose size mvnmf_struct_size reports: MVNMF_STRUCT_<NAME> -> class.
-STRUCT_CODES = {MVNMF_STRUCT_VIEW: mvnmf_view, MVNMF_STRUCT_TERM: mvnmf_term, MVNMF_STRUCT_OBJECTIVE: mvnmf_objective, MVNMF_STRUCT_PROGRESS: mvnmf_progress, MVNMF_STRUCT_REPORT: mvnmf_report, MVNMF_STRUCT_NMF_PARAMS: mvnmf_nmf_params, MVNMF_STRUCT_MVSL_PARAMS: mvnmf_mvsl_params, MVNMF_STRUCT_GRAPH: mvnmf_graph, MVNMF_STRUCT_DEEP_PARAMS: mvnmf_deep_params, MVNMF_STRUCT_JSNMF_PARAMS: mvnmf_jsnmf_params, MVNMF_STRUCT_JSNMF_QUERY_PARAMS: mvnmf_jsnmf_query_params, MVNMF_STRUCT_MVEL_PARAMS: mvnmf_mvel_params, MVNMF_STRUCT_PIPELINE_PARAMS: mvnmf_pipeline_params, MVNMF_STRUCT_PIPELINE_REPORT: mvnmf_pipeline_report, MVNMF_STRUCT_PREP_PARAMS: mvnmf_prep_params, MVNMF_STRUCT_PREP_REPORT: mvnmf_prep_report, MVNMF_STRUCT_KERNEL: mvnmf_kernel, MVNMF_STRUCT_MKL_PARAMS: mvnmf_mkl_params, MVNMF_STRUCT_MKL_REPORT: mvnmf_mkl_report, MVNMF_STRUCT_QP_REPORT: mvnmf_qp_report, MVNMF_STRUCT_FUSED_KNN_PARAMS: mvnmf_fused_knn_params, MVNMF_STRUCT_GRAPH_PARAMS: mvnmf_graph_params, MVNMF_STRUCT_FUSED_GRAPH_PARAMS: mvnmf_fused_graph_params, MVNMF_STRUCT_CSR_BUFFERS: mvnmf_csr_buffers, MVNMF_STRUCT_KNN_PARAMS: mvnmf_knn_params, MVNMF_STRUCT_KMEANS_PARAMS: mvnmf_kmeans_params, MVNMF_STRUCT_KMEANS_REPORT: mvnmf_kmeans_report, MVNMF_STRUCT_MULTILABEL_SCORES: mvnmf_multilabel_scores, MVNMF_STRUCT_EVAL_PARAMS: mvnmf_eval_params, MVNMF_STRUCT_PROTOCOL_PARAMS: mvnmf_protocol_params, MVNMF_STRUCT_CV_PARAMS: mvnmf_cv_params, MVNMF_STRUCT_SPLIT_SCORES: mvnmf_split_scores, MVNMF_STRUCT_SCORE_SUMMARY: mvnmf_score_summary, MVNMF_STRUCT_PROTOCOL_FIT: mvnmf_protocol_fit, MVNMF_STRUCT_CV_FIT: mvnmf_cv_fit, MVNMF_STRUCT_VIEW_F32: mvnmf_view_f32, MVNMF_STRUCT_PARALLEL: mvnmf_parallel, MVNMF_STRUCT_DIST_COMM: mvnmf_dist_comm, MVNMF_STRUCT_DIST_TRAFFIC: mvnmf_dist_traffic}
+STRUCT_CODES = {MVNMF_STRUCT_VIEW: mvnmf_view, MVNMF_STRUCT_TERM: mvnmf_term, MVNMF_STRUCT_OBJECTIVE: mvnmf_objective, MVNMF_STRUCT_PROGRESS: mvnmf_progress, MVNMF_STRUCT_REPORT: mvnmf_report, MVNMF_STRUCT_NMF_PARAMS: mvnmf_nmf_params, MVNMF_STRUCT_MVSL_PARAMS: mvnmf_mvsl_params, MVNMF_STRUCT_GRAPH: mvnmf_graph, MVNMF_STRUCT_DEEP_PARAMS: mvnmf_deep_params, MVNMF_STRUCT_JSNMF_PARAMS: mvnmf_jsnmf_params, MVNMF_STRUCT_JSNMF_QUERY_PARAMS: mvnmf_jsnmf_query_params, MVNMF_STRUCT_MVEL_PARAMS: mvnmf_mvel_params, MVNMF_STRUCT_PIPELINE_PARAMS: mvnmf_pipeline_params, MVNMF_STRUCT_PIPELINE_REPORT: mvnmf_pipeline_report, MVNMF_STRUCT_PREP_PARAMS: mvnmf_prep_params, MVNMF_STRUCT_PREP_REPORT: mvnmf_prep_report, MVNMF_STRUCT_KERNEL: mvnmf_kernel, MVNMF_STRUCT_MKL_PARAMS: mvnmf_mkl_params, MVNMF_STRUCT_MKL_REPORT: mvnmf_mkl_report, MVNMF_STRUCT_QP_REPORT: mvnmf_qp_report, MVNMF_STRUCT_FUSED_KNN_PARAMS: mvnmf_fused_knn_params, MVNMF_STRUCT_GRAPH_PARAMS: mvnmf_graph_params, MVNMF_STRUCT_FUSED_GRAPH_PARAMS: mvnmf_fused_graph_params, MVNMF_STRUCT_CSR_BUFFERS: mvnmf_csr_buffers, MVNMF_STRUCT_KNN_PARAMS: mvnmf_knn_params, MVNMF_STRUCT_KMEANS_PARAMS: mvnmf_kmeans_params, MVNMF_STRUCT_KMEANS_REPORT: mvnmf_kmeans_report, MVNMF_STRUCT_MULTILABEL_SCORES: mvnmf_multilabel_scores, MVNMF_STRUCT_EVAL_PARAMS: mvnmf_eval_params, MVNMF_STRUCT_PROTOCOL_PARAMS: mvnmf_protocol_params, MVNMF_STRUCT_CV_PARAMS: mvnmf_cv_params, MVNMF_STRUCT_SPLIT_SCORES: mvnmf_split_scores, MVNMF_STRUCT_SCORE_SUMMARY: mvnmf_score_summary, MVNMF_STRUCT_PROTOCOL_FIT: mvnmf_protocol_fit, MVNMF_STRUCT_CV_FIT: mvnmf_cv_fit, MVNMF_STRUCT_VIEW_F32: mvnmf_view_f32, MVNMF_STRUCT_PARALLEL: mvnmf_parallel, MVNMF_STRUCT_DIST_COMM: mvnmf_dist_comm, MVNMF_STRUCT_DIST_TRAFFIC: mvnmf_dist_traffic, MVNMF_STRUCT_DIST_GRAPH_TRAFFIC: mvnmf_dist_graph_traffic}
 
 # Every function of the header: name -> (restype, argtypes).
 SIGNATURES = {
@@ -401,6 +407,9 @@ SIGNATURES = {
     'mvnmf_dist_mvsl_fit_workspace': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.POINTER(mvnmf_graph), C.c_size_t, C.c_size_t, C.POINTER(mvnmf_mvsl_params), C.POINTER(C.c_size_t)]),
     'mvnmf_dist_joint_nmf_fit': (C.c_uint32, [C.POINTER(mvnmf_dist_comm), C.POINTER(mvnmf_view), C.c_size_t, C.c_size_t, C.POINTER(mvnmf_nmf_params), C.POINTER(C.POINTER(C.c_double)), C.POINTER(C.c_double), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report), C.POINTER(mvnmf_dist_traffic)]),
     'mvnmf_dist_mvsl_fit': (C.c_uint32, [C.POINTER(mvnmf_dist_comm), C.POINTER(mvnmf_view), C.c_size_t, C.POINTER(mvnmf_graph), C.c_size_t, C.POINTER(mvnmf_mvsl_params), C.POINTER(C.POINTER(C.c_double)), C.POINTER(C.c_double), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report), C.POINTER(mvnmf_dist_traffic)]),
+    'mvnmf_dist_tge_capacity': (C.c_uint32, [C.c_size_t, C.c_size_t, C.c_size_t, C.POINTER(mvnmf_graph_params), C.POINTER(C.c_size_t), C.POINTER(C.c_size_t)]),
+    'mvnmf_dist_tge_workspace': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.POINTER(mvnmf_kernel), C.POINTER(C.c_uint32), C.c_size_t, C.c_size_t, C.c_size_t, C.POINTER(mvnmf_graph_params), C.POINTER(C.c_size_t)]),
+    'mvnmf_dist_tge': (C.c_uint32, [C.POINTER(mvnmf_dist_comm), C.POINTER(mvnmf_view), C.c_size_t, C.POINTER(mvnmf_kernel), C.POINTER(C.c_double), C.POINTER(C.c_uint32), C.c_size_t, C.c_size_t, C.POINTER(mvnmf_graph_params), C.POINTER(mvnmf_csr_buffers), C.POINTER(mvnmf_csr_buffers), C.POINTER(C.c_size_t), C.POINTER(C.c_size_t), C.c_void_p, C.c_size_t, C.POINTER(mvnmf_dist_graph_traffic)]),
     'mvnmf_jsnmf_params_default': (mvnmf_jsnmf_params, []),
     'mvnmf_jsnmf_query_params_default': (mvnmf_jsnmf_query_params, []),
     'mvnmf_jsnmf_fit_workspace': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.c_size_t, C.POINTER(C.c_size_t), C.POINTER(mvnmf_jsnmf_params), C.POINTER(C.c_size_t)]),
@@ -565,6 +574,9 @@ ARG_NAMES = {
     'mvnmf_dist_mvsl_fit_workspace': ['views', 'n_views', 'graph', 'k', 'n_ranks', 'params', 'bytes'],
     'mvnmf_dist_joint_nmf_fit': ['comm', 'views', 'n_views', 'k', 'params', 'u', 'v', 'work', 'work_bytes', 'progress', 'user', 'report', 'traffic'],
     'mvnmf_dist_mvsl_fit': ['comm', 'views', 'n_views', 'graph', 'k', 'params', 'u', 'v', 'work', 'work_bytes', 'progress', 'user', 'report', 'traffic'],
+    'mvnmf_dist_tge_capacity': ['n', 'n_r', 'n_classes', 'params', 'affinity_capacity', 'penalty_capacity'],
+    'mvnmf_dist_tge_workspace': ['views', 'n_views', 'kernels', 'labels', 'n', 'n_classes', 'n_ranks', 'params', 'bytes'],
+    'mvnmf_dist_tge': ['comm', 'views', 'n_views', 'kernels', 'eta', 'labels', 'n', 'n_classes', 'params', 'affinity', 'penalty', 'affinity_nnz', 'penalty_nnz', 'work', 'work_bytes', 'traffic'],
     'mvnmf_jsnmf_params_default': [],
     'mvnmf_jsnmf_query_params_default': [],
     'mvnmf_jsnmf_fit_workspace': ['sources', 'n_sources', 'k', 'ranks', 'params', 'bytes'],

@@ -1,14 +1,18 @@
-//! The C ABI of `models::dist`: joint NMF and the MvSL/MCL family (SGE graph)
-//! across ranks, through a caller-supplied allreduce (issue 19;
-//! `examples-c/mpi_fit.c` passes `MPI_Allreduce`).
+//! The C ABI of `models::dist`: joint NMF and the MvSL/MCL family (SGE or
+//! explicit graphs) across ranks, through a caller-supplied allreduce and
+//! exchange, and the TGE/kNN graph built across ranks (issue 19;
+//! `examples-c/mpi_fit.c` passes `MPI_Allreduce`, `MPI_Alltoallv` and
+//! `MPI_Allgatherv`).
 
 use core::ffi::{c_int, c_void};
 
+use super::graph::{any_median, ceta, ckernels, clabels, csr_out, read_graph, write_capacity};
 use super::mvsl::csr_arrays;
 use super::*;
-use crate::models::dist::{self, Comm, DistGraph, DistReport, ShardRows, Traffic};
+use crate::models::dist::{self, Comm, DistGraph, DistReport, GraphTraffic, ShardRows, Traffic};
 use crate::models::mvsl::MvslParams;
 use crate::models::nmf::NmfParams;
+use crate::steps::shard::allgather_by_sum;
 
 /// Sum over all ranks in place: on return `buf[0 .. len]` holds, on every
 /// rank, the element-wise sum of every rank's `buf` (`MPI_Allreduce` with
@@ -34,22 +38,42 @@ pub type mvnmf_exchange_fn = Option<
     ) -> c_int,
 >;
 
+/// Every rank's part to every rank (`MPI_Allgatherv` on doubles): rank `q`
+/// contributes `counts[q]` values (`part`, `part_len = counts[rank]` of them,
+/// from this rank), and `out` receives all of them one after the other in rank
+/// order (`Σ counts` values; `counts` has `n_ranks` entries). Return 0 on
+/// success. Used by `mvnmf_dist_tge` to stream the items' columns.
+pub type mvnmf_allgather_fn = Option<
+    unsafe extern "C" fn(
+        part: *const f64,
+        part_len: usize,
+        out: *mut f64,
+        counts: *const usize,
+        ctx: *mut c_void,
+    ) -> c_int,
+>;
+
 /// The communicator of a distributed fit: this rank (`0 ≤ rank < n_ranks`),
-/// the number of ranks, the allreduce and (for explicit graphs) the exchange,
-/// with their context pointer (e.g. a pointer to an `MPI_Comm`).
+/// the number of ranks, the allreduce, (for explicit graphs and the graph
+/// build) the exchange, (optionally) the all-gather, with their context
+/// pointer (e.g. a pointer to an `MPI_Comm`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct mvnmf_dist_comm {
     /// Sum over ranks in place (required).
     pub allreduce: mvnmf_allreduce_fn,
-    /// Point to point (may be NULL without explicit graphs).
+    /// Point to point (may be NULL without explicit graphs and outside
+    /// `mvnmf_dist_tge`).
     pub exchange: mvnmf_exchange_fn,
-    /// Passed to both callbacks unchanged.
+    /// Passed to the callbacks unchanged.
     pub ctx: *mut c_void,
     /// This rank.
     pub rank: usize,
     /// Number of ranks (≥ 1).
     pub n_ranks: usize,
+    /// All-gather (may be NULL: `mvnmf_dist_tge` then sums zero-padded
+    /// buffers with `allreduce`, the same result at twice the traffic).
+    pub allgather: mvnmf_allgather_fn,
 }
 
 /// What one rank passed to its allreduce: calls and `double` words, for the
@@ -102,6 +126,7 @@ impl From<Traffic> for mvnmf_dist_traffic {
 struct CComm {
     f: unsafe extern "C" fn(*mut f64, usize, *mut c_void) -> c_int,
     ex: mvnmf_exchange_fn,
+    ag: mvnmf_allgather_fn,
     ctx: *mut c_void,
     rank: usize,
     ranks: usize,
@@ -155,6 +180,34 @@ impl Comm for CComm {
             Err(Error::CommFailed)
         }
     }
+    fn allgather(&mut self, part: &[f64], counts: &[usize], out: &mut [f64]) -> Result<(), Error> {
+        let Some(ag) = self.ag else {
+            return allgather_by_sum(self, part, counts, out);
+        };
+        if counts.len() != self.ranks
+            || counts[self.rank] != part.len()
+            || counts.iter().sum::<usize>() != out.len()
+        {
+            return Err(Error::Internal);
+        }
+        // SAFETY: the caller supplied this function for this purpose; `part`
+        // holds `counts[rank]` values and `out` `Σ counts` (checked), `counts`
+        // `n_ranks` entries.
+        let r = unsafe {
+            ag(
+                part.as_ptr(),
+                part.len(),
+                out.as_mut_ptr(),
+                counts.as_ptr(),
+                self.ctx,
+            )
+        };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(Error::CommFailed)
+        }
+    }
 }
 
 /// The communicator (required; its `allreduce` too; the rank in range).
@@ -173,6 +226,7 @@ unsafe fn read_comm(c: *const mvnmf_dist_comm) -> Result<CComm, Error> {
         Ok(CComm {
             f,
             ex: c.exchange,
+            ag: c.allgather,
             ctx: c.ctx,
             rank: c.rank,
             ranks: c.n_ranks,
@@ -419,12 +473,27 @@ unsafe fn run_dist(
 ) -> mvnmf_status {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
+    unsafe { run_shell(comm, dist::refuse, fit, |r| finish_dist(r, report, traffic)) }
+}
+
+/// The shell of every distributed entry point: reads the communicator, runs
+/// `body` (which reads the other arguments and runs), takes part in the
+/// agreement with `refuse` when an argument cannot be read, and `finish`es
+/// a success (writing the outputs that are written last).
+unsafe fn run_shell<R>(
+    comm: *const mvnmf_dist_comm,
+    refuse: fn(&mut CComm, Error) -> Error,
+    body: impl FnOnce(&mut CComm) -> Result<Result<R, Error>, Error>,
+    finish: impl FnOnce(R) -> Result<mvnmf_status, Error>,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
     unsafe {
         guard(|| {
             let mut cm = read_comm(comm)?;
-            match fit(&mut cm) {
-                Err(e) => Err(dist::refuse(&mut cm, e)),
-                Ok(r) => finish_dist(r?, report, traffic),
+            match body(&mut cm) {
+                Err(e) => Err(refuse(&mut cm, e)),
+                Ok(r) => finish(r?),
             }
         })
     }
@@ -443,5 +512,176 @@ unsafe fn finish_dist(
             *traffic = r.traffic.into();
         }
         finish(r.report, report)
+    }
+}
+
+/// What one rank passed to its communicator while `mvnmf_dist_tge` built the
+/// graph (8-byte words; the model: README, "Across machines (MPI)").
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct mvnmf_dist_graph_traffic {
+    /// Allreduce calls.
+    pub allreduce_calls: u64,
+    /// Words passed to them.
+    pub allreduce_words: u64,
+    /// All-gather calls (counted at the library's side: with a NULL
+    /// `allgather` each one is an allreduce of the gathered length).
+    pub allgather_calls: u64,
+    /// Words this rank contributed to them.
+    pub allgather_sent: u64,
+    /// Words it received from them (its own part included).
+    pub allgather_received: u64,
+    /// Exchange calls.
+    pub exchange_calls: u64,
+    /// Words this rank sent through them.
+    pub exchange_sent: u64,
+    /// Neighbour-list edges from this rank's items to other ranks' items.
+    pub edges_sent: u64,
+    /// Such edges received.
+    pub edges_received: u64,
+}
+
+impl From<GraphTraffic> for mvnmf_dist_graph_traffic {
+    fn from(t: GraphTraffic) -> Self {
+        mvnmf_dist_graph_traffic {
+            allreduce_calls: t.allreduce_calls,
+            allreduce_words: t.allreduce_words,
+            allgather_calls: t.allgather_calls,
+            allgather_sent: t.allgather_sent,
+            allgather_received: t.allgather_received,
+            exchange_calls: t.exchange_calls,
+            exchange_sent: t.exchange_sent,
+            edges_sent: t.edges_sent,
+            edges_received: t.edges_received,
+        }
+    }
+}
+
+/// Capacities (`col_idx` / `weights` lengths) that always hold one rank's rows
+/// of `mvnmf_dist_tge`'s graphs, for `n_r` of the `n` items: affinity
+/// `min(4·ka·n_r + 2·ka·(n − n_r), n_r·(n − 1))` (the rank's lists and every
+/// other item naming one of its items), penalty `min(2·n_classes·kp, n_r·(n −
+/// 1))` (class pairs) or `min(2·kp·n_r + kp·(n − n_r), n_r·(n − 1))` (item
+/// neighbours).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_dist_tge_capacity(
+    n: usize,
+    n_r: usize,
+    n_classes: usize,
+    params: *const mvnmf_graph_params,
+    affinity_capacity: *mut usize,
+    penalty_capacity: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            write_capacity(params, affinity_capacity, penalty_capacity, |p| {
+                dist::tge_capacity(n, n_r, n_classes, p)
+            })
+        })
+    }
+}
+
+/// Workspace bytes of `mvnmf_dist_tge` on a rank whose views (its items,
+/// dense) have these shapes, for `n` items over `n_ranks` ranks with these
+/// labels (all `n` items, or NULL as `mvnmf_dist_tge` allows).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_dist_tge_workspace(
+    views: *const mvnmf_view,
+    n_views: usize,
+    kernels: *const mvnmf_kernel,
+    labels: *const u32,
+    n: usize,
+    n_classes: usize,
+    n_ranks: usize,
+    params: *const mvnmf_graph_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        query(bytes, || {
+            let p = read_graph(params)?;
+            let ks = ckernels(kernels, n_views)?;
+            let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
+            dist::tge_workspace(shapes(views, n_views)?, &ks, n, lab, n_classes, n_ranks, &p)
+        })
+    }
+}
+
+/// TGE's graphs (`mvnmf_tge`) built across ranks: every rank calls it at the
+/// same time with its `comm` (`exchange` required; `allgather` recommended),
+/// its items — `views[v]` the columns `offset_r .. offset_r + n_r` of view `v`,
+/// dense, the ranks' ranges following each other in rank order — and the same
+/// `kernels`, `eta`, `labels` (all `n` items; NULL as `mvnmf_tge` allows it:
+/// `kp = 0` and no median bandwidth), `n_classes`, `params`. `affinity` and
+/// `penalty` (`row_ptr` of `n_r + 1` entries) receive the rank's rows of the
+/// graphs `mvnmf_tge` builds over all `n` items, exactly (row pointers from 0,
+/// global column indices sorted per row, the same weights): pass them to
+/// `mvnmf_dist_mvsl_fit` as `MVNMF_GRAPH_CSR` with `n = n_r`. Capacities:
+/// `mvnmf_dist_tge_capacity`. `affinity_nnz`, `penalty_nnz` and `traffic` (may
+/// be NULL) are written on success.
+///
+/// Each rank evaluates the fused kernel over the blocks of the single
+/// process's grid that hold one of its items, the other blocks' columns
+/// streamed to it (`allgather`), the labeled columns gathered for a median
+/// bandwidth, the class-pair lists merged, the list edges to other ranks'
+/// items sent to them (`exchange`). Errors as `mvnmf_tge`, before anything is
+/// written and on every rank alike (a rank's own error there, the others
+/// `MVNMF_STATUS_PEER_FAILED`), views that are not dense
+/// (`MVNMF_STATUS_BAD_PARAMETER`), shards that do not add up to `n`
+/// (`MVNMF_STATUS_DIMENSION_MISMATCH`), a capacity too small
+/// (`MVNMF_STATUS_BUFFER_TOO_SHORT` on that rank, found after the search),
+/// a failing callback (`MVNMF_STATUS_COMM_FAILED`).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_dist_tge(
+    comm: *const mvnmf_dist_comm,
+    views: *const mvnmf_view,
+    n_views: usize,
+    kernels: *const mvnmf_kernel,
+    eta: *const f64,
+    labels: *const u32,
+    n: usize,
+    n_classes: usize,
+    params: *const mvnmf_graph_params,
+    affinity: *const mvnmf_csr_buffers,
+    penalty: *const mvnmf_csr_buffers,
+    affinity_nnz: *mut usize,
+    penalty_nnz: *mut usize,
+    work: *mut c_void,
+    work_bytes: usize,
+    traffic: *mut mvnmf_dist_graph_traffic,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        run_shell(
+            comm,
+            dist::refuse_tge,
+            |cm| {
+                if cm.ex.is_none() || affinity_nnz.is_null() || penalty_nnz.is_null() {
+                    return Err(Error::NullPointer);
+                }
+                let p = read_graph(params)?;
+                let vs = CViews::new(views, n_views)?;
+                let ks = ckernels(kernels, n_views)?;
+                let e = ceta(eta, n_views)?;
+                let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
+                let n_r = vs.shape(0).cols;
+                let a = csr_out(affinity, n_r)?;
+                let q = csr_out(penalty, n_r)?;
+                let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+                Ok(dist::tge(cm, &vs, &ks, e, lab, n, n_classes, &p, a, q, w))
+            },
+            |r| {
+                *affinity_nnz = r.nnz.affinity;
+                *penalty_nnz = r.nnz.penalty;
+                if !traffic.is_null() {
+                    *traffic = r.traffic.into();
+                }
+                Ok(mvnmf_status::Ok)
+            },
+        )
     }
 }

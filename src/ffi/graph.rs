@@ -198,7 +198,7 @@ pub(super) unsafe fn ckernels<'a>(
 
 /// `labels[n]`, or no labels for NULL where the call does not `need` them; NULL where it
 /// does is [`Error::NullPointer`] (issue 15: it was `TooFewLabeled`, which no header said).
-unsafe fn clabels<'a>(p: *const u32, n: usize, need: bool) -> Result<&'a [u32], Error> {
+pub(super) unsafe fn clabels<'a>(p: *const u32, n: usize, need: bool) -> Result<&'a [u32], Error> {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
@@ -214,11 +214,11 @@ unsafe fn clabels<'a>(p: *const u32, n: usize, need: bool) -> Result<&'a [u32], 
 }
 
 /// Does any view use the median bandwidth (which needs labeled items)?
-fn any_median(ks: &CKernels<'_>) -> bool {
+pub(super) fn any_median(ks: &CKernels<'_>) -> bool {
     (0..ks.count()).any(|v| ks.kernel(v) == Kernel::Rbf(Bandwidth::Median))
 }
 
-unsafe fn ceta<'a>(p: *const f64, n_views: usize) -> Result<&'a [f64], Error> {
+pub(super) unsafe fn ceta<'a>(p: *const f64, n_views: usize) -> Result<&'a [f64], Error> {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
@@ -760,15 +760,30 @@ unsafe fn capacity(
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
+        write_capacity(params, affinity, penalty, |p| {
+            if tge {
+                graph::tge_capacity(n, n_classes, p)
+            } else {
+                graph::ldge_capacity(n, n_classes, p)
+            }
+        })
+    }
+}
+
+/// Reads the graph options, computes `cap` from them and writes both capacities.
+pub(super) unsafe fn write_capacity(
+    params: *const mvnmf_graph_params,
+    affinity: *mut usize,
+    penalty: *mut usize,
+    cap: impl FnOnce(&GraphParams) -> Result<graph::GraphNnz, Error>,
+) -> Result<mvnmf_status, Error> {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
         if affinity.is_null() || penalty.is_null() {
             return Err(Error::NullPointer);
         }
-        let p = read_graph(params)?;
-        let c = if tge {
-            graph::tge_capacity(n, n_classes, &p)?
-        } else {
-            graph::ldge_capacity(n, n_classes, &p)?
-        };
+        let c = cap(&read_graph(params)?)?;
         *affinity = c.affinity;
         *penalty = c.penalty;
         Ok(mvnmf_status::Ok)
@@ -887,7 +902,10 @@ pub unsafe extern "C" fn mvnmf_tge_workspace(
     }
 }
 
-unsafe fn csr_out<'a>(b: *const mvnmf_csr_buffers, n: usize) -> Result<CsrOut<'a>, Error> {
+pub(super) unsafe fn csr_out<'a>(
+    b: *const mvnmf_csr_buffers,
+    n: usize,
+) -> Result<CsrOut<'a>, Error> {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
     unsafe {

@@ -78,15 +78,26 @@ pub trait Comm {
     /// value; `−0.0` becomes `+0.0`, which compares equal), at twice an
     /// all-gather's traffic.
     fn allgather(&mut self, part: &[f64], counts: &[usize], out: &mut [f64]) -> Result<(), Error> {
-        let rank = self.rank();
-        let at: usize = counts.get(..rank).ok_or(Error::Internal)?.iter().sum();
-        if counts.get(rank) != Some(&part.len()) || counts.iter().sum::<usize>() != out.len() {
-            return Err(Error::Internal);
-        }
-        out.fill(0.0);
-        out[at..at + part.len()].copy_from_slice(part);
-        self.allreduce(out)
+        allgather_by_sum(self, part, counts, out)
     }
+}
+
+/// [`Comm::allgather`] through [`Comm::allreduce`] (the trait's default):
+/// `out` zero but for this rank's part, summed over the ranks.
+pub(crate) fn allgather_by_sum<C: Comm + ?Sized>(
+    comm: &mut C,
+    part: &[f64],
+    counts: &[usize],
+    out: &mut [f64],
+) -> Result<(), Error> {
+    let rank = comm.rank();
+    let at: usize = counts.get(..rank).ok_or(Error::Internal)?.iter().sum();
+    if counts.get(rank) != Some(&part.len()) || counts.iter().sum::<usize>() != out.len() {
+        return Err(Error::Internal);
+    }
+    out.fill(0.0);
+    out[at..at + part.len()].copy_from_slice(part);
+    comm.allreduce(out)
 }
 
 /// One rank (no communication): a distributed fit with it is the single-process fit.

@@ -25,7 +25,7 @@ const MVNMF_MAX_TERMS = 8
 const MVNMF_VERSION_MAJOR = 0
 const MVNMF_VERSION_MINOR = 1
 const MVNMF_VERSION_PATCH = 0
-const MVNMF_ABI_VERSION = 3
+const MVNMF_ABI_VERSION = 4
 const MVNMF_STRUCT_VIEW = 0
 const MVNMF_STRUCT_TERM = 1
 const MVNMF_STRUCT_OBJECTIVE = 2
@@ -65,6 +65,7 @@ const MVNMF_STRUCT_VIEW_F32 = 35
 const MVNMF_STRUCT_PARALLEL = 36
 const MVNMF_STRUCT_DIST_COMM = 37
 const MVNMF_STRUCT_DIST_TRAFFIC = 38
+const MVNMF_STRUCT_DIST_GRAPH_TRAFFIC = 39
 const MVNMF_UNLABELED = typemax(UInt32)
 const MVNMF_METRIC_EUCLIDEAN = 0
 const MVNMF_METRIC_COSINE = 1
@@ -354,6 +355,7 @@ struct MvnmfDistComm  # mvnmf_dist_comm
     ctx::Ptr{Cvoid}
     rank::Csize_t
     n_ranks::Csize_t
+    allgather::Ptr{Cvoid}
 end
 struct MvnmfDistTraffic  # mvnmf_dist_traffic
     setup_calls::UInt64
@@ -366,6 +368,17 @@ struct MvnmfDistTraffic  # mvnmf_dist_traffic
     iter_exchange_words::UInt64
     halo_sent::UInt64
     halo_received::UInt64
+end
+struct MvnmfDistGraphTraffic  # mvnmf_dist_graph_traffic
+    allreduce_calls::UInt64
+    allreduce_words::UInt64
+    allgather_calls::UInt64
+    allgather_sent::UInt64
+    allgather_received::UInt64
+    exchange_calls::UInt64
+    exchange_sent::UInt64
+    edges_sent::UInt64
+    edges_received::UInt64
 end
 struct MvnmfJsnmfParams  # mvnmf_jsnmf_params
     max_iter::UInt32
@@ -404,7 +417,7 @@ struct MvnmfPipelineReport  # mvnmf_pipeline_report
 end
 
 # The structs whose size mvnmf_struct_size reports.
-const STRUCT_CODES = Dict{UInt32,DataType}(MVNMF_STRUCT_VIEW => MvnmfView, MVNMF_STRUCT_TERM => MvnmfTerm, MVNMF_STRUCT_OBJECTIVE => MvnmfObjective, MVNMF_STRUCT_PROGRESS => MvnmfProgress, MVNMF_STRUCT_REPORT => MvnmfReport, MVNMF_STRUCT_NMF_PARAMS => MvnmfNmfParams, MVNMF_STRUCT_MVSL_PARAMS => MvnmfMvslParams, MVNMF_STRUCT_GRAPH => MvnmfGraph, MVNMF_STRUCT_DEEP_PARAMS => MvnmfDeepParams, MVNMF_STRUCT_JSNMF_PARAMS => MvnmfJsnmfParams, MVNMF_STRUCT_JSNMF_QUERY_PARAMS => MvnmfJsnmfQueryParams, MVNMF_STRUCT_MVEL_PARAMS => MvnmfMvelParams, MVNMF_STRUCT_PIPELINE_PARAMS => MvnmfPipelineParams, MVNMF_STRUCT_PIPELINE_REPORT => MvnmfPipelineReport, MVNMF_STRUCT_PREP_PARAMS => MvnmfPrepParams, MVNMF_STRUCT_PREP_REPORT => MvnmfPrepReport, MVNMF_STRUCT_KERNEL => MvnmfKernel, MVNMF_STRUCT_MKL_PARAMS => MvnmfMklParams, MVNMF_STRUCT_MKL_REPORT => MvnmfMklReport, MVNMF_STRUCT_QP_REPORT => MvnmfQpReport, MVNMF_STRUCT_FUSED_KNN_PARAMS => MvnmfFusedKnnParams, MVNMF_STRUCT_GRAPH_PARAMS => MvnmfGraphParams, MVNMF_STRUCT_FUSED_GRAPH_PARAMS => MvnmfFusedGraphParams, MVNMF_STRUCT_CSR_BUFFERS => MvnmfCsrBuffers, MVNMF_STRUCT_KNN_PARAMS => MvnmfKnnParams, MVNMF_STRUCT_KMEANS_PARAMS => MvnmfKmeansParams, MVNMF_STRUCT_KMEANS_REPORT => MvnmfKmeansReport, MVNMF_STRUCT_MULTILABEL_SCORES => MvnmfMultilabelScores, MVNMF_STRUCT_EVAL_PARAMS => MvnmfEvalParams, MVNMF_STRUCT_PROTOCOL_PARAMS => MvnmfProtocolParams, MVNMF_STRUCT_CV_PARAMS => MvnmfCvParams, MVNMF_STRUCT_SPLIT_SCORES => MvnmfSplitScores, MVNMF_STRUCT_SCORE_SUMMARY => MvnmfScoreSummary, MVNMF_STRUCT_PROTOCOL_FIT => MvnmfProtocolFit, MVNMF_STRUCT_CV_FIT => MvnmfCvFit, MVNMF_STRUCT_VIEW_F32 => MvnmfViewF32, MVNMF_STRUCT_PARALLEL => MvnmfParallel, MVNMF_STRUCT_DIST_COMM => MvnmfDistComm, MVNMF_STRUCT_DIST_TRAFFIC => MvnmfDistTraffic)
+const STRUCT_CODES = Dict{UInt32,DataType}(MVNMF_STRUCT_VIEW => MvnmfView, MVNMF_STRUCT_TERM => MvnmfTerm, MVNMF_STRUCT_OBJECTIVE => MvnmfObjective, MVNMF_STRUCT_PROGRESS => MvnmfProgress, MVNMF_STRUCT_REPORT => MvnmfReport, MVNMF_STRUCT_NMF_PARAMS => MvnmfNmfParams, MVNMF_STRUCT_MVSL_PARAMS => MvnmfMvslParams, MVNMF_STRUCT_GRAPH => MvnmfGraph, MVNMF_STRUCT_DEEP_PARAMS => MvnmfDeepParams, MVNMF_STRUCT_JSNMF_PARAMS => MvnmfJsnmfParams, MVNMF_STRUCT_JSNMF_QUERY_PARAMS => MvnmfJsnmfQueryParams, MVNMF_STRUCT_MVEL_PARAMS => MvnmfMvelParams, MVNMF_STRUCT_PIPELINE_PARAMS => MvnmfPipelineParams, MVNMF_STRUCT_PIPELINE_REPORT => MvnmfPipelineReport, MVNMF_STRUCT_PREP_PARAMS => MvnmfPrepParams, MVNMF_STRUCT_PREP_REPORT => MvnmfPrepReport, MVNMF_STRUCT_KERNEL => MvnmfKernel, MVNMF_STRUCT_MKL_PARAMS => MvnmfMklParams, MVNMF_STRUCT_MKL_REPORT => MvnmfMklReport, MVNMF_STRUCT_QP_REPORT => MvnmfQpReport, MVNMF_STRUCT_FUSED_KNN_PARAMS => MvnmfFusedKnnParams, MVNMF_STRUCT_GRAPH_PARAMS => MvnmfGraphParams, MVNMF_STRUCT_FUSED_GRAPH_PARAMS => MvnmfFusedGraphParams, MVNMF_STRUCT_CSR_BUFFERS => MvnmfCsrBuffers, MVNMF_STRUCT_KNN_PARAMS => MvnmfKnnParams, MVNMF_STRUCT_KMEANS_PARAMS => MvnmfKmeansParams, MVNMF_STRUCT_KMEANS_REPORT => MvnmfKmeansReport, MVNMF_STRUCT_MULTILABEL_SCORES => MvnmfMultilabelScores, MVNMF_STRUCT_EVAL_PARAMS => MvnmfEvalParams, MVNMF_STRUCT_PROTOCOL_PARAMS => MvnmfProtocolParams, MVNMF_STRUCT_CV_PARAMS => MvnmfCvParams, MVNMF_STRUCT_SPLIT_SCORES => MvnmfSplitScores, MVNMF_STRUCT_SCORE_SUMMARY => MvnmfScoreSummary, MVNMF_STRUCT_PROTOCOL_FIT => MvnmfProtocolFit, MVNMF_STRUCT_CV_FIT => MvnmfCvFit, MVNMF_STRUCT_VIEW_F32 => MvnmfViewF32, MVNMF_STRUCT_PARALLEL => MvnmfParallel, MVNMF_STRUCT_DIST_COMM => MvnmfDistComm, MVNMF_STRUCT_DIST_TRAFFIC => MvnmfDistTraffic, MVNMF_STRUCT_DIST_GRAPH_TRAFFIC => MvnmfDistGraphTraffic)
 
 # ---- functions: one ccall wrapper each, same name and argument order as in C
 mvnmf_objective_term(objective, kind) = ccall((:mvnmf_objective_term, libmvnmf), Cdouble, (Ptr{MvnmfObjective}, UInt32), objective, kind)
@@ -500,6 +513,9 @@ mvnmf_dist_joint_nmf_fit_workspace(views, n_views, k, n_ranks, params, bytes) = 
 mvnmf_dist_mvsl_fit_workspace(views, n_views, graph, k, n_ranks, params, bytes) = ccall((:mvnmf_dist_mvsl_fit_workspace, libmvnmf), UInt32, (Ptr{MvnmfView}, Csize_t, Ptr{MvnmfGraph}, Csize_t, Csize_t, Ptr{MvnmfMvslParams}, Ptr{Csize_t}), views, n_views, graph, k, n_ranks, params, bytes)
 mvnmf_dist_joint_nmf_fit(comm, views, n_views, k, params, u, v, work, work_bytes, progress, user, report, traffic) = ccall((:mvnmf_dist_joint_nmf_fit, libmvnmf), UInt32, (Ptr{MvnmfDistComm}, Ptr{MvnmfView}, Csize_t, Csize_t, Ptr{MvnmfNmfParams}, Ptr{Ptr{Cdouble}}, Ptr{Cdouble}, Ptr{Cvoid}, Csize_t, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{MvnmfReport}, Ptr{MvnmfDistTraffic}), comm, views, n_views, k, params, u, v, work, work_bytes, progress, user, report, traffic)
 mvnmf_dist_mvsl_fit(comm, views, n_views, graph, k, params, u, v, work, work_bytes, progress, user, report, traffic) = ccall((:mvnmf_dist_mvsl_fit, libmvnmf), UInt32, (Ptr{MvnmfDistComm}, Ptr{MvnmfView}, Csize_t, Ptr{MvnmfGraph}, Csize_t, Ptr{MvnmfMvslParams}, Ptr{Ptr{Cdouble}}, Ptr{Cdouble}, Ptr{Cvoid}, Csize_t, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{MvnmfReport}, Ptr{MvnmfDistTraffic}), comm, views, n_views, graph, k, params, u, v, work, work_bytes, progress, user, report, traffic)
+mvnmf_dist_tge_capacity(n, n_r, n_classes, params, affinity_capacity, penalty_capacity) = ccall((:mvnmf_dist_tge_capacity, libmvnmf), UInt32, (Csize_t, Csize_t, Csize_t, Ptr{MvnmfGraphParams}, Ptr{Csize_t}, Ptr{Csize_t}), n, n_r, n_classes, params, affinity_capacity, penalty_capacity)
+mvnmf_dist_tge_workspace(views, n_views, kernels, labels, n, n_classes, n_ranks, params, bytes) = ccall((:mvnmf_dist_tge_workspace, libmvnmf), UInt32, (Ptr{MvnmfView}, Csize_t, Ptr{MvnmfKernel}, Ptr{UInt32}, Csize_t, Csize_t, Csize_t, Ptr{MvnmfGraphParams}, Ptr{Csize_t}), views, n_views, kernels, labels, n, n_classes, n_ranks, params, bytes)
+mvnmf_dist_tge(comm, views, n_views, kernels, eta, labels, n, n_classes, params, affinity, penalty, affinity_nnz, penalty_nnz, work, work_bytes, traffic) = ccall((:mvnmf_dist_tge, libmvnmf), UInt32, (Ptr{MvnmfDistComm}, Ptr{MvnmfView}, Csize_t, Ptr{MvnmfKernel}, Ptr{Cdouble}, Ptr{UInt32}, Csize_t, Csize_t, Ptr{MvnmfGraphParams}, Ptr{MvnmfCsrBuffers}, Ptr{MvnmfCsrBuffers}, Ptr{Csize_t}, Ptr{Csize_t}, Ptr{Cvoid}, Csize_t, Ptr{MvnmfDistGraphTraffic}), comm, views, n_views, kernels, eta, labels, n, n_classes, params, affinity, penalty, affinity_nnz, penalty_nnz, work, work_bytes, traffic)
 mvnmf_jsnmf_params_default() = ccall((:mvnmf_jsnmf_params_default, libmvnmf), MvnmfJsnmfParams, ())
 mvnmf_jsnmf_query_params_default() = ccall((:mvnmf_jsnmf_query_params_default, libmvnmf), MvnmfJsnmfQueryParams, ())
 mvnmf_jsnmf_fit_workspace(sources, n_sources, k, ranks, params, bytes) = ccall((:mvnmf_jsnmf_fit_workspace, libmvnmf), UInt32, (Ptr{MvnmfView}, Csize_t, Csize_t, Ptr{Csize_t}, Ptr{MvnmfJsnmfParams}, Ptr{Csize_t}), sources, n_sources, k, ranks, params, bytes)
