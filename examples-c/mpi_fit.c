@@ -15,9 +15,11 @@
  * every rank by construction) and, for MvSL-T, its exchange callback =
  * MPI_Alltoallv: the TGE graph has edges between items of different ranks, so
  * each V-step reads the neighbours' columns of V from their ranks (the halo).
- * The TGE graph itself (mvnmf_tge: RBF kernels, uniform fusion weights, default
- * neighbourhoods) is built by every rank over all items, and each rank passes
- * its rows; building it blockwise across ranks is not done here.
+ * The TGE graph itself (RBF kernels with the median bandwidth, uniform fusion
+ * weights, default neighbourhoods, as mvnmf_tge builds it) is built across the
+ * ranks by mvnmf_dist_tge: each rank finds the neighbours of its own items
+ * against all items, the other ranks' columns streamed to it block by block
+ * (allgather callback = MPI_Allgatherv), and gets its rows of the graph.
  *
  * The labeled items of the SGE graph: a stratified split (mvnmf_stratified_split,
  * --labeled fraction, seed 1) computed identically on every rank.
@@ -32,13 +34,17 @@
  *   --comm-bench    after the fit, time 200 allreduce calls of one iteration's words
  *                   (the communication term of the model alone)
  *   --single        no sharding: the single-process library call (mvnmf_joint_nmf_fit,
- *                   mvnmf_mvsl_fit with the SGE graph over all items); run with 1 rank
+ *                   mvnmf_mvsl_fit with the SGE graph, or mvnmf_tge's graph, over all
+ *                   items); run with 1 rank
+ *   --check-graph   mvsl-t: every rank also builds the graph over all items with
+ *                   mvnmf_tge and exits 1 unless its rows equal the sharded ones bit
+ *                   for bit
  *   --compare REF   compare OUT with the file REF (and the traces): exit 1 unless
  *                   they agree to 1e-10 relative
  *
- * usage: mpirun -np P mpi_fit [--method joint|mcl|mvsl-s] [--csc] [--k K]
+ * usage: mpirun -np P mpi_fit [--method joint|mcl|mvsl-s|mvsl-t] [--csc] [--k K]
  *        [--iters N] [--labeled F] [--alpha A] [--no-monitor] [--fixed-order] [--replicate R] [--comm-bench]
- *        [--single] [--out FILE] [--compare REF] DIR */
+ *        [--single] [--check-graph] [--out FILE] [--compare REF] DIR */
 #define _POSIX_C_SOURCE 200809L
 #define EXAMPLE_NAME "mpi_fit"
 #include <limits.h>
@@ -92,6 +98,22 @@ static int exchange(const double *send, const size_t *send_counts, double *recv,
         c->rc[r] = (int)recv_counts[r], c->rd[r] = (int)ro, ro += recv_counts[r];
     }
     int e = MPI_Alltoallv(send, c->sc, c->sd, MPI_DOUBLE, recv, c->rc, c->rd, MPI_DOUBLE, c->comm);
+    c->seconds += MPI_Wtime() - t0;
+    return e != MPI_SUCCESS;
+}
+
+/* The library's all-gather (the graph build's streamed columns): MPI_Allgatherv. */
+static int allgather(const double *part, size_t part_len, double *out, const size_t *counts, void *ctx)
+{
+    comm_ctx *c = (comm_ctx *)ctx;
+    double t0 = MPI_Wtime();
+    size_t o = 0;
+    for (int r = 0; r < c->ranks; r++) {
+        if (counts[r] > (size_t)INT_MAX || o > (size_t)INT_MAX) return 1;
+        c->rc[r] = (int)counts[r], c->rd[r] = (int)o, o += counts[r];
+    }
+    if (part_len > (size_t)INT_MAX) return 1;
+    int e = MPI_Allgatherv(part, (int)part_len, MPI_DOUBLE, out, c->rc, c->rd, MPI_DOUBLE, c->comm);
     c->seconds += MPI_Wtime() - t0;
     return e != MPI_SUCCESS;
 }
@@ -154,7 +176,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
 
     const char *method = "joint", *out = NULL, *compare = NULL, *dir = NULL;
-    int csc = 0, monitor = 1, fixed_order = 0, single = 0, comm_bench = 0;
+    int csc = 0, monitor = 1, fixed_order = 0, single = 0, comm_bench = 0, check_graph = 0;
     size_t k = 10, iters = 100, replicate = 1;
     double labeled = 0.1, alpha = -1.0;
     for (int i = 1; i < argc; i++) {
@@ -170,6 +192,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--no-monitor")) monitor = 0;
         else if (!strcmp(a, "--fixed-order")) fixed_order = 1;
         else if (!strcmp(a, "--single")) single = 1;
+        else if (!strcmp(a, "--check-graph")) check_graph = 1;
         else if (!strcmp(a, "--comm-bench")) comm_bench = 1;
         else if (!strcmp(a, "--out") && more) out = argv[++i];
         else if (!strcmp(a, "--compare") && more) compare = argv[++i];
@@ -267,51 +290,92 @@ int main(int argc, char **argv)
     mp.tol = 0.0;
     if (alpha >= 0.0) mp.alpha = alpha;
     mvnmf_graph g = { MVNMF_GRAPH_SGE, nr, train + a, classes, NULL, NULL, NULL, NULL, NULL, NULL };
-    size_t *arp = NULL, *prp = NULL;
+    comm_ctx cc = { MPI_COMM_WORLD, fixed_order, ranks, NULL, 0, 0.0, NULL, NULL, NULL, NULL };
+    cc.sc = (int *)xcalloc((size_t)ranks, sizeof(int)), cc.sd = (int *)xcalloc((size_t)ranks, sizeof(int));
+    cc.rc = (int *)xcalloc((size_t)ranks, sizeof(int)), cc.rd = (int *)xcalloc((size_t)ranks, sizeof(int));
+    mvnmf_dist_comm comm = { allreduce, exchange, &cc, (size_t)rank, (size_t)ranks, allgather };
+    mvnmf_dist_graph_traffic gtraffic;
+    memset(&gtraffic, 0, sizeof gtraffic);
+    double graph_secs = 0.0;
+    int graph_fail = 0;
     if (mvsl_t) {
-        /* The TGE graph over all items (every rank builds the same), then this
-         * rank's rows: row pointers from 0, global column indices. */
-        mvnmf_view full[MAX_VIEWS];
+        /* The TGE graph: RBF kernels (median bandwidth), uniform weights, the
+         * default neighbourhoods. --single: mvnmf_tge over all items; else each
+         * rank builds its rows with mvnmf_dist_tge (and, with --check-graph,
+         * compares them with mvnmf_tge's rows over all items). */
         mvnmf_kernel kern[MAX_VIEWS];
         double eta[MAX_VIEWS];
         for (size_t v = 0; v < h; v++) {
-            mvnmf_view d = { MVNMF_VIEW_DENSE, rows[v], n, x[v], rows[v], NULL, NULL };
-            full[v] = d;
             kern[v].kind = MVNMF_KERNEL_RBF, kern[v].gamma = 0.0;
             eta[v] = 1.0 / (double)h;
         }
         mvnmf_graph_params gp = mvnmf_graph_params_default();
         size_t ca, cp, gw, ann, pnn;
-        CALL(mvnmf_tge_capacity, n, classes, &gp, &ca, &cp);
-        CALL(mvnmf_tge_workspace, full, h, kern, classes, &gp, &gw);
-        mvnmf_csr_buffers ab = { (size_t *)xcalloc(n + 1, sizeof(size_t)), (size_t *)xcalloc(ca, sizeof(size_t)),
-                                 (double *)xcalloc(ca, sizeof(double)), ca };
-        mvnmf_csr_buffers pb = { (size_t *)xcalloc(n + 1, sizeof(size_t)), (size_t *)xcalloc(cp, sizeof(size_t)),
-                                 (double *)xcalloc(cp, sizeof(double)), cp };
-        void *w = xmalloc(gw);
-        CALL(mvnmf_tge, full, h, kern, eta, train, classes, &gp, &ab, &pb, &ann, &pnn, w, gw);
-        free(w);
+        mvnmf_csr_buffers full_a = { NULL, NULL, NULL, 0 }, full_p = { NULL, NULL, NULL, 0 };
+        if (single || check_graph) {
+            mvnmf_view full[MAX_VIEWS];
+            for (size_t v = 0; v < h; v++) {
+                mvnmf_view d = { MVNMF_VIEW_DENSE, rows[v], n, x[v], rows[v], NULL, NULL };
+                full[v] = d;
+            }
+            CALL(mvnmf_tge_capacity, n, classes, &gp, &ca, &cp);
+            CALL(mvnmf_tge_workspace, full, h, kern, classes, &gp, &gw);
+            mvnmf_csr_buffers ab = { (size_t *)xcalloc(n + 1, sizeof(size_t)), (size_t *)xcalloc(ca, sizeof(size_t)),
+                                     (double *)xcalloc(ca, sizeof(double)), ca };
+            mvnmf_csr_buffers pb = { (size_t *)xcalloc(n + 1, sizeof(size_t)), (size_t *)xcalloc(cp, sizeof(size_t)),
+                                     (double *)xcalloc(cp, sizeof(double)), cp };
+            void *w = xmalloc(gw);
+            CALL(mvnmf_tge, full, h, kern, eta, train, classes, &gp, &ab, &pb, &ann, &pnn, w, gw);
+            free(w);
+            full_a = ab, full_p = pb;
+        }
         if (single) {
-            mvnmf_graph t = { MVNMF_GRAPH_CSR, n, NULL, 0, ab.row_ptr, ab.col_idx, ab.weights,
-                              pb.row_ptr, pb.col_idx, pb.weights };
+            mvnmf_graph t = { MVNMF_GRAPH_CSR, n, NULL, 0, full_a.row_ptr, full_a.col_idx, full_a.weights,
+                              full_p.row_ptr, full_p.col_idx, full_p.weights };
             g = t;
         } else {
-            arp = (size_t *)xcalloc(nr + 1, sizeof(size_t));
-            prp = (size_t *)xcalloc(nr + 1, sizeof(size_t));
-            for (size_t j = 0; j <= nr; j++) {
-                arp[j] = ab.row_ptr[a + j] - ab.row_ptr[a];
-                prp[j] = pb.row_ptr[a + j] - pb.row_ptr[a];
+            /* Only this rank's columns (dense, whatever --csc says for the fit). */
+            mvnmf_view mine[MAX_VIEWS];
+            for (size_t v = 0; v < h; v++) {
+                mvnmf_view d = { MVNMF_VIEW_DENSE, rows[v], nr, x[v] + a * rows[v], rows[v], NULL, NULL };
+                mine[v] = d;
             }
-            mvnmf_graph t = { MVNMF_GRAPH_CSR, nr, NULL, 0, arp, ab.col_idx + ab.row_ptr[a],
-                              ab.weights + ab.row_ptr[a], prp, pb.col_idx + pb.row_ptr[a], pb.weights + pb.row_ptr[a] };
+            CALL(mvnmf_dist_tge_capacity, n, nr, classes, &gp, &ca, &cp);
+            CALL(mvnmf_dist_tge_workspace, mine, h, kern, train, n, classes, (size_t)ranks, &gp, &gw);
+            mvnmf_csr_buffers ab = { (size_t *)xcalloc(nr + 1, sizeof(size_t)), (size_t *)xcalloc(ca, sizeof(size_t)),
+                                     (double *)xcalloc(ca, sizeof(double)), ca };
+            mvnmf_csr_buffers pb = { (size_t *)xcalloc(nr + 1, sizeof(size_t)), (size_t *)xcalloc(cp, sizeof(size_t)),
+                                     (double *)xcalloc(cp, sizeof(double)), cp };
+            void *w = xmalloc(gw);
+            MPI_Barrier(MPI_COMM_WORLD);
+            double g0 = now();
+            CALL(mvnmf_dist_tge, &comm, mine, h, kern, eta, train, n, classes, &gp, &ab, &pb, &ann, &pnn, w, gw,
+                 &gtraffic);
+            graph_secs = now() - g0;
+            free(w);
+            if (check_graph) {
+                /* This rank's rows of the graph over all items, bit for bit. */
+                const mvnmf_csr_buffers *sh[2] = { &ab, &pb }, *fu[2] = { &full_a, &full_p };
+                for (int q = 0; q < 2; q++) {
+                    size_t base = fu[q]->row_ptr[a], m = fu[q]->row_ptr[b] - base;
+                    int same = m == (q ? pnn : ann);
+                    for (size_t j = 0; same && j <= nr; j++) same = sh[q]->row_ptr[j] == fu[q]->row_ptr[a + j] - base;
+                    for (size_t t = 0; same && t < m; t++)
+                        same = sh[q]->col_idx[t] == fu[q]->col_idx[base + t] &&
+                               memcmp(&sh[q]->weights[t], &fu[q]->weights[base + t], sizeof(double)) == 0;
+                    if (!same) {
+                        fprintf(stderr, "mpi_fit: rank %d: the sharded %s rows differ from mvnmf_tge's\n", rank,
+                                q ? "penalty" : "affinity");
+                        graph_fail = 1;
+                    }
+                }
+            }
+            mvnmf_graph t = { MVNMF_GRAPH_CSR, nr, NULL, 0, ab.row_ptr, ab.col_idx, ab.weights,
+                              pb.row_ptr, pb.col_idx, pb.weights };
             g = t;
         }
     }
 
-    comm_ctx cc = { MPI_COMM_WORLD, fixed_order, ranks, NULL, 0, 0.0, NULL, NULL, NULL, NULL };
-    cc.sc = (int *)xcalloc((size_t)ranks, sizeof(int)), cc.sd = (int *)xcalloc((size_t)ranks, sizeof(int));
-    cc.rc = (int *)xcalloc((size_t)ranks, sizeof(int)), cc.rd = (int *)xcalloc((size_t)ranks, sizeof(int));
-    mvnmf_dist_comm comm = { allreduce, exchange, &cc, (size_t)rank, (size_t)ranks };
     trace_t tr = { NULL, 0, 0 };
     mvnmf_progress_fn prog = monitor ? record : NULL;
     mvnmf_report rep;
@@ -375,8 +439,12 @@ int main(int argc, char **argv)
         free(b);
     }
 
-    int fail = 0;
+    int fail = 0, any_graph_fail = 0;
+    double graph_max = 0.0;
+    MPI_Allreduce(&graph_fail, &any_graph_fail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Reduce(&graph_secs, &graph_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0) {
+        fail |= any_graph_fail;
         /* The objective never rises. */
         for (size_t t = 1; t < tr.n; t++)
             if (tr.obj[t] > tr.obj[t - 1] + 1e-10 * half) {
@@ -403,6 +471,16 @@ int main(int argc, char **argv)
                    (unsigned long long)(mp.v_inner * k * traffic.halo_sent));
         if (comm_bench && !single) printf(" allreduce_of_one_iteration_us=%.1f", comm_us);
         printf("\n");
+        if (mvsl_t && !single) {
+            printf("  graph (mvnmf_dist_tge, rank 0): %.1f ms, allgather calls=%llu sent=%llu received=%llu words, "
+                   "exchange sent=%llu words (edges sent=%llu received=%llu), allreduce=%llu words",
+                   1e3 * graph_max, (unsigned long long)gtraffic.allgather_calls,
+                   (unsigned long long)gtraffic.allgather_sent, (unsigned long long)gtraffic.allgather_received,
+                   (unsigned long long)gtraffic.exchange_sent, (unsigned long long)gtraffic.edges_sent,
+                   (unsigned long long)gtraffic.edges_received, (unsigned long long)gtraffic.allreduce_words);
+            if (check_graph) printf("; rows %s mvnmf_tge's", any_graph_fail ? "DIFFER from" : "equal to");
+            printf("\n");
+        }
         if (out) {
             FILE *f = fopen(out, "wb");
             if (!f) die("cannot write %s", out);
