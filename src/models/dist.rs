@@ -76,11 +76,11 @@
 //! **Scope.** Double precision only (the callback sums `f64`); graphs: none,
 //! SGE, or the rank's rows of explicit graphs, whose symmetry across ranks is
 //! not checked (only that no rank is asked for more items than its own edges
-//! to other ranks allow, [`Error::BadParameter`] on every rank). Building the
-//! kNN/TGE graph itself across shards (each rank's items against all,
-//! blockwise) is not done: the caller builds it (`examples-c/mpi_fit.c` builds
-//! it on every rank and passes each rank's rows). The monitor must be given on
-//! every rank or on none.
+//! to other ranks allow, [`Error::BadParameter`] on every rank). The TGE/kNN
+//! graph itself is built across the ranks by [`tge()`](fn@tge) (each rank's
+//! items against all, blockwise: the rows [`DistGraph::Csr`] takes, the same
+//! as the single-process builder's). The monitor must be given on every rank
+//! or on none.
 
 mod tge;
 

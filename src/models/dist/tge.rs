@@ -49,9 +49,9 @@
 //! exchange   P (edge counts) + 2·edges_sent
 //! ```
 //!
-//! **Memory per rank**: the rank's views (the caller's), two blocks of `b`
-//! items' columns and one more for a block shared with the previous rank
-//! (`3·b·S` words), the block evaluator (`O(b·(b + S))`), the rank's neighbour
+//! **Memory per rank**: the rank's views (the caller's), at most four blocks
+//! of `b` items' columns (the evaluated pair, a block shared with the previous
+//! rank, the rank's part of the streamed block: `4·b·S` words), the block evaluator (`O(b·(b + S))`), the rank's neighbour
 //! lists (`N_r·(2·ka + kp)`), the labels and the labeled items' class index
 //! (`O(N_l)` indices), with a median view its `N_l · M_v` labeled columns, and
 //! the edges received from other ranks (in the worst case, every item of the
