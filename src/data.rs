@@ -105,10 +105,14 @@ impl<'a, T: Real> Dense<'a, T> {
             .checked_add(rows)
     }
 
-    /// Column `j`.
+    /// Column `j` (`j < cols`; empty past the last column).
     #[inline]
     pub fn col(&self, j: usize) -> &'a [T] {
-        &self.mat.data()[j * self.col_stride..j * self.col_stride + self.rows]
+        let s = j.saturating_mul(self.col_stride);
+        self.mat
+            .data()
+            .get(s..s.saturating_add(self.rows))
+            .unwrap_or_default()
     }
 
     /// The strided matrix view.
@@ -140,6 +144,12 @@ impl<'a, T: Real> From<Csc<'a, T>> for View<'a, T> {
 }
 
 impl<'a, T: Real> View<'a, T> {
+    /// The 0 × 0 dense view: what a [`ViewSet`] gives for an index past its
+    /// end (the solvers never ask for one; no panic path).
+    pub(crate) fn empty() -> Self {
+        View::Dense(Dense::from_validated(&[], 0, 0, 0))
+    }
+
     /// Features.
     pub fn rows(&self) -> usize {
         match self {
@@ -370,8 +380,11 @@ impl<'w, T: Real> Prepared<'w, T> {
         for i in 0..views.count() {
             if let View::Csc(c) = views.view(i) {
                 let (m, nnz) = (c.rows, c.nnz());
-                let (rp, rest) = words[ow..ow + m + 1 + nnz].split_at_mut(m + 1);
-                csr_fill(&c, rp, rest, &mut vals[ov..ov + nnz]);
+                let region = words.get_mut(ow..ow + m + 1 + nnz);
+                let region = region.ok_or(Error::Internal)?;
+                let (rp, rest) = region.split_at_mut_checked(m + 1).ok_or(Error::Internal)?;
+                let vs = vals.get_mut(ov..ov + nnz).ok_or(Error::Internal)?;
+                csr_fill(&c, rp, rest, vs);
                 ow += m + 1 + nnz;
                 ov += nnz;
             }
@@ -450,8 +463,9 @@ impl<'a, T: Real> ViewSet<T> for [View<'a, T>] {
     fn count(&self) -> usize {
         self.len()
     }
+    /// View `i`; past the end the empty view (never asked for; no panic path).
     fn view(&self, i: usize) -> View<'_, T> {
-        self[i]
+        <[_]>::get(self, i).copied().unwrap_or_else(View::empty)
     }
 }
 
@@ -459,8 +473,9 @@ impl<'a, T: Real, const H: usize> ViewSet<T> for [View<'a, T>; H] {
     fn count(&self) -> usize {
         H
     }
+    /// View `i`; past the end the empty view (never asked for; no panic path).
     fn view(&self, i: usize) -> View<'_, T> {
-        self[i]
+        <[_]>::get(self, i).copied().unwrap_or_else(View::empty)
     }
 }
 
@@ -536,8 +551,9 @@ impl<T> Factors<T> for [&[T]] {
     fn count(&self) -> usize {
         self.len()
     }
+    /// Factor `i`; past the end an empty slice (no panic path).
     fn get(&self, i: usize) -> &[T] {
-        self[i]
+        <[_]>::get(self, i).map_or(&[], |f| f)
     }
 }
 
@@ -545,14 +561,16 @@ impl<T> Factors<T> for [&mut [T]] {
     fn count(&self) -> usize {
         self.len()
     }
+    /// Factor `i`; past the end an empty slice (no panic path).
     fn get(&self, i: usize) -> &[T] {
-        self[i]
+        <[_]>::get(self, i).map_or(&[], |f| f)
     }
 }
 
 impl<T> FactorsMut<T> for [&mut [T]] {
+    /// Factor `i`; past the end an empty slice (no panic path).
     fn get_mut(&mut self, i: usize) -> &mut [T] {
-        self[i]
+        <[_]>::get_mut(self, i).map_or(&mut [], |f| f)
     }
 }
 

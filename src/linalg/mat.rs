@@ -122,10 +122,18 @@ impl<'a, T: Copy> MatRef<'a, T> {
     pub fn data(&self) -> &'a [T] {
         self.data
     }
-    /// Element `(i, j)`.
+}
+
+impl<T: Copy + Default> MatRef<'_, T> {
+    /// Element `(i, j)` for `i < rows`, `j < cols` (inside the data by
+    /// construction); an index past the data reads `T::default()` (zero)
+    /// instead of panicking.
     #[inline(always)]
     pub fn at(&self, i: usize, j: usize) -> T {
-        self.data[i * self.rs + j * self.cs]
+        self.data
+            .get(i.wrapping_mul(self.rs).wrapping_add(j.wrapping_mul(self.cs)))
+            .copied()
+            .unwrap_or_default()
     }
 }
 
@@ -181,10 +189,13 @@ impl<'a, T: Copy> MatMut<'a, T> {
     pub fn data_mut(&mut self) -> &mut [T] {
         self.data
     }
-    /// Column `j`.
+    /// Column `j` (`j < cols`; empty past the last column).
     #[inline]
     pub fn col_mut(&mut self, j: usize) -> &mut [T] {
-        &mut self.data[j * self.ld..j * self.ld + self.rows]
+        let s = j.saturating_mul(self.ld);
+        self.data
+            .get_mut(s..s.saturating_add(self.rows))
+            .unwrap_or_default()
     }
     /// A shorter-lived reborrow.
     #[inline]

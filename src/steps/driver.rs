@@ -109,8 +109,8 @@ impl Objective {
             total,
             ..Objective::default()
         };
-        for &p in parts.iter().take(MAX_TERMS) {
-            o.terms[o.n_terms] = p;
+        for (d, &p) in o.terms.iter_mut().zip(parts) {
+            *d = p;
             o.n_terms += 1;
         }
         o
@@ -141,13 +141,13 @@ impl Objective {
     /// scale back to the caller's units; exact).
     pub(crate) fn scaled(mut self, f: f64) -> Self {
         self.total *= f;
-        self.terms[..self.n_terms].iter_mut().for_each(|t| t.1 *= f);
+        self.terms.iter_mut().take(self.n_terms).for_each(|t| t.1 *= f);
         self
     }
 
     /// The parts, in the model's order.
     pub fn terms(&self) -> &[(Term, f64)] {
-        &self.terms[..self.n_terms]
+        self.terms.get(..self.n_terms).unwrap_or_default()
     }
 
     /// The value of part `t` (0 when the model has no such part).
