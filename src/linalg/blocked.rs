@@ -138,6 +138,9 @@ impl<T: Real> Blocked<'_, '_, T> {
             bpack,
             tile,
         } = self;
+        // Nonzero by `blocks` (for nonempty products); `max(1)` lets the
+        // compiler see it (no division by zero, no `step_by(0)`).
+        let (mc, nc, kc) = (mc.max(1), nc.max(1), kc.max(1));
         // With the AVX tile, column-major operands are read in place: full
         // slivers of A (`R` adjacent rows) and of B (`C` columns) are not
         // packed, only the edge slivers are.
@@ -237,7 +240,8 @@ impl<'x, T: Real, const R: usize, const C: usize> Block<'x, T, R, C> {
             (self.a.data().get(at..).unwrap_or(&[]), self.a.cs())
         } else {
             let s = is - self.full.0;
-            (&self.apack[s * kb * R..(s + 1) * kb * R], R)
+            let sliver = self.apack.get(s * kb * R..(s + 1) * kb * R);
+            (sliver.unwrap_or_default(), R)
         }
     }
 
@@ -250,7 +254,8 @@ impl<'x, T: Real, const R: usize, const C: usize> Block<'x, T, R, C> {
             (self.b.data().get(at..).unwrap_or(&[]), (1, self.b.cs()))
         } else {
             let s = js - self.full.1;
-            (&self.bpack[s * kb * C..(s + 1) * kb * C], (C, 1))
+            let sliver = self.bpack.get(s * kb * C..(s + 1) * kb * C);
+            (sliver.unwrap_or_default(), (C, 1))
         }
     }
 
@@ -280,7 +285,9 @@ impl<'x, T: Real, const R: usize, const C: usize> Block<'x, T, R, C> {
         let acc = tile_of::<T, R, C>(a, b, kb);
         for (jj, accj) in acc.iter().enumerate().take(ncols) {
             let col = (c0 + jj) * ld + r0;
-            let dst = &mut cdata[col..col + nrows];
+            let Some(dst) = cdata.get_mut(col..col + nrows) else {
+                return;
+            };
             for (d, &v) in dst.iter_mut().zip(accj.iter()) {
                 *d += alpha * v;
             }
@@ -292,17 +299,17 @@ impl<'x, T: Real, const R: usize, const C: usize> Block<'x, T, R, C> {
 /// values[p·lda + i]`) and `b` (`b(p, j) = values[p·ldb.0 + j·ldb.1]`):
 /// [`micro`] on packed slivers (`lda = R`, `ldb = (C, 1)`), else (operands in
 /// place that the AVX tile refused — not reached: `MatRef` guarantees their
-/// bounds) [`micro_strided`]. Both give the same bits.
+/// bounds — or a sliver shorter than `kb` steps, which the workspace sizes
+/// exclude) [`micro_strided`]. Both give the same bits.
 #[inline(always)]
 fn tile_of<T: Real, const R: usize, const C: usize>(
     (a, lda): (&[T], usize),
     (b, ldb): (&[T], (usize, usize)),
     kb: usize,
 ) -> [[T; R]; C] {
-    if lda == R && ldb == (C, 1) {
-        micro::<T, R, C>(&a[..kb * R], &b[..kb * C])
-    } else {
-        micro_strided::<T, R, C>((a, lda), (b, ldb), kb)
+    match (a.get(..kb * R), b.get(..kb * C)) {
+        (Some(ap), Some(bp)) if lda == R && ldb == (C, 1) => micro::<T, R, C>(ap, bp),
+        _ => micro_strided::<T, R, C>((a, lda), (b, ldb), kb),
     }
 }
 
@@ -361,7 +368,9 @@ fn pack<T: Real, const W: usize>(
     for s in 0..ni.div_ceil(W) {
         let r0 = i0 + s * W;
         let rows = W.min(i0 + ni - r0);
-        let sl = &mut out[s * kb * W..(s + 1) * kb * W];
+        let Some(sl) = out.get_mut(s * kb * W..(s + 1) * kb * W) else {
+            return;
+        };
         if rs == 1 {
             // Column-contiguous: rows r0.. of column p0 + p are adjacent.
             for (p, dst) in sl.chunks_exact_mut(W).enumerate() {
@@ -374,9 +383,9 @@ fn pack<T: Real, const W: usize>(
                             *d = v;
                         }
                     }
-                    None => fill_general(m, r0, p0 + p, &mut dst[..rows]),
+                    None => fill_general(m, r0, p0 + p, dst.get_mut(..rows).unwrap_or_default()),
                 }
-                for d in &mut dst[rows..] {
+                for d in dst.iter_mut().skip(rows) {
                     *d = T::ZERO;
                 }
             }
@@ -394,12 +403,14 @@ fn pack<T: Real, const W: usize>(
                 match data.get(at..at + kb) {
                     Some(src) if i < rows => {
                         for (dst, &v) in sl.chunks_exact_mut(W).zip(src) {
-                            dst[i] = v;
+                            if let Some(d) = dst.get_mut(i) {
+                                *d = v;
+                            }
                         }
                     }
                     _ => {
-                        for (p, dst) in sl.chunks_exact_mut(W).enumerate() {
-                            dst[i] = if i < rows {
+                        for (p, d) in sl.chunks_exact_mut(W).filter_map(|c| c.get_mut(i)).enumerate() {
+                            *d = if i < rows {
                                 m.at(r0 + i, p0 + p)
                             } else {
                                 T::ZERO
@@ -410,8 +421,8 @@ fn pack<T: Real, const W: usize>(
             }
         } else {
             for (p, dst) in sl.chunks_exact_mut(W).enumerate() {
-                fill_general(m, r0, p0 + p, &mut dst[..rows]);
-                for d in &mut dst[rows..] {
+                fill_general(m, r0, p0 + p, dst.get_mut(..rows).unwrap_or_default());
+                for d in dst.iter_mut().skip(rows) {
                     *d = T::ZERO;
                 }
             }
