@@ -398,7 +398,7 @@ impl<'a, T> Iterator for RowBlocks<'a, T> {
             return None;
         }
         let mut cols: [&'a mut [T]; 64] = core::array::from_fn(|_| <&mut [T]>::default());
-        for (dst, src) in cols.iter_mut().zip(&mut self.cols[..self.k]) {
+        for (dst, src) in cols.iter_mut().zip(self.cols.iter_mut().take(self.k)) {
             *dst = src.as_mut()?.next()?;
         }
         let r0 = self.next * self.rows;

@@ -164,7 +164,8 @@ impl<'a> Stack<'a> {
         let buf = core::mem::take(&mut self.buf);
         let (head, tail) = buf.split_at_mut(rounded);
         self.buf = tail;
-        bytemuck::try_cast_slice_mut(&mut head[..bytes]).map_err(|_| Error::Internal)
+        let head = head.get_mut(..bytes).ok_or(Error::Internal)?;
+        bytemuck::try_cast_slice_mut(head).map_err(|_| Error::Internal)
     }
 
     /// A matrix-sized buffer (`rows*cols` values, checked).
@@ -179,14 +180,10 @@ impl<'a> Stack<'a> {
     /// `n` scratch buffers of `req` each ([`WorkReq::times`]), one per task of
     /// a parallel region: hand them to the tasks with
     /// [`crate::par::Parallel::run_items`] and make each a [`Stack::new`].
-    pub fn take_slots(
-        &mut self,
-        n: usize,
-        req: WorkReq,
-    ) -> Result<core::slice::ChunksMut<'a, u8>, Error> {
+    pub fn take_slots(&mut self, n: usize, req: WorkReq) -> Result<Slots<'a>, Error> {
         let per = req.slot()?;
         let slab = self.take::<u8>(per.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-        Ok(slab.chunks_mut(per))
+        Ok(Slots { rest: slab, per })
     }
 
     /// All remaining bytes, as a plain buffer (for a routine that carves its
@@ -246,3 +243,36 @@ mod tests {
         }
     }
 }
+
+/// The scratch slots of [`Stack::take_slots`], `per` bytes each, in order.
+/// (A `ChunksMut` would do, but its length divides by a chunk size the
+/// compiler cannot see is nonzero inside a zipped iterator: a panic path.)
+#[derive(Debug)]
+pub struct Slots<'a> {
+    rest: &'a mut [u8],
+    per: usize,
+}
+
+impl<'a> Iterator for Slots<'a> {
+    type Item = &'a mut [u8];
+
+    fn next(&mut self) -> Option<&'a mut [u8]> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let at = self.per.clamp(1, self.rest.len());
+        let (head, tail) = core::mem::take(&mut self.rest).split_at_mut_checked(at)?;
+        self.rest = tail;
+        Some(head)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = match self.per {
+            0 => usize::from(!self.rest.is_empty()),
+            p => self.rest.len().div_ceil(p),
+        };
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for Slots<'_> {}

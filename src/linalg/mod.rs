@@ -139,7 +139,8 @@ pub(crate) fn gram_t<T: Real>(
         let b = if p0 == 0 { beta } else { T::ONE };
         for s in (0..k).step_by(GRAM_STRIP) {
             let e = (s + GRAM_STRIP).min(k);
-            let strip = MatMut::new(&mut data[s + s * ld..], e - s, k - s, ld)?;
+            let rest = data.get_mut(s + s * ld..).ok_or(Error::Internal)?;
+            let strip = MatMut::new(rest, e - s, k - s, ld)?;
             gemm(
                 T::ONE,
                 ab.col_range(s, e)?.t(),
@@ -152,7 +153,10 @@ pub(crate) fn gram_t<T: Real>(
     }
     for j in 0..k {
         for i in j + 1..k {
-            data[i + j * ld] = data[j + i * ld];
+            let upper = data.get(j + i * ld).copied();
+            if let (Some(x), Some(d)) = (upper, data.get_mut(i + j * ld)) {
+                *d = x;
+            }
         }
     }
     Ok(())
@@ -202,7 +206,8 @@ pub(crate) fn gram_par<T: Real>(
     let mut st = st.rest();
     let parts: &mut [T] = st.take_matrix(k * k, tasks)?;
     let slots = st.take_slots(tasks, gemm_req::<T>(k, k, chunk))?;
-    par.run_items(parts.chunks_mut(k * k).zip(slots).enumerate(), &|(
+    let kk = (k * k).max(1);
+    par.run_items(parts.chunks_mut(kk).zip(slots).enumerate(), &|(
         t,
         (part, slot),
     )| {
@@ -218,9 +223,13 @@ pub(crate) fn gram_par<T: Real>(
     for j in 0..k {
         let col = c.col_mut(j);
         for (i, d) in col.iter_mut().enumerate() {
-            let mut acc = parts[i + j * k];
-            for part in parts.chunks_exact(k * k).skip(1) {
-                acc += part[i + j * k];
+            let at = i + j * k;
+            let mut parts = parts.chunks_exact(kk).filter_map(|p| p.get(at).copied());
+            let Some(mut acc) = parts.next() else {
+                return Err(Error::Internal);
+            };
+            for x in parts {
+                acc += x;
             }
             *d = if beta == T::ZERO {
                 acc

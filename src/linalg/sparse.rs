@@ -16,7 +16,7 @@ use crate::error::Error;
 use crate::linalg::real::Real;
 use crate::linalg::simd::{self, Kernel};
 use crate::par::{chunk_len, tasks_for, Parallel, RowBlocks};
-use crate::work::{Stack, WorkReq};
+use crate::work::{Slots, Stack, WorkReq};
 
 /// Calls `$f::<T, W>(args)` for the padded width `$w` (a multiple of 8 ≤ 64).
 macro_rules! by_width {
@@ -60,23 +60,27 @@ impl<'a, T: Real> Csc<'a, T> {
             return Err(Error::ZeroDimension);
         }
         rows.checked_mul(cols).ok_or(Error::SizeOverflow)?;
-        if col_ptr.len() != cols + 1 {
+        if cols.checked_add(1) != Some(col_ptr.len()) {
             return Err(Error::DimensionMismatch);
         }
-        if col_ptr[0] != 0 {
+        let (Some(&first), Some(&nnz)) = (col_ptr.first(), col_ptr.last()) else {
+            return Err(Error::DimensionMismatch);
+        };
+        if first != 0 {
             return Err(Error::MalformedCsc);
         }
-        let nnz = col_ptr[cols];
-        if nnz > row_idx.len() || nnz > values.len() {
+        let values = values.get(..nnz).ok_or(Error::BufferTooShort)?;
+        if nnz > row_idx.len() {
             return Err(Error::BufferTooShort);
         }
-        for j in 0..cols {
-            let (s, e) = (col_ptr[j], col_ptr[j + 1]);
-            if e < s || e > nnz {
+        for pair in col_ptr.windows(2) {
+            let &[s, e] = pair else {
                 return Err(Error::MalformedCsc);
-            }
+            };
+            let col = row_idx.get(s..e).filter(|_| e <= nnz);
+            let col = col.ok_or(Error::MalformedCsc)?;
             let mut prev: Option<usize> = None;
-            for &r in &row_idx[s..e] {
+            for &r in col {
                 if r >= rows || prev.is_some_and(|p| r <= p) {
                     return Err(Error::MalformedCsc);
                 }
@@ -86,7 +90,7 @@ impl<'a, T: Real> Csc<'a, T> {
         Ok(Csc {
             col_ptr,
             row_idx,
-            values: &values[..nnz],
+            values,
             rows,
             cols,
         })
@@ -101,11 +105,11 @@ impl<'a, T: Real> Csc<'a, T> {
         row_idx: &'a [usize],
         values: &'a [T],
     ) -> Self {
-        let nnz = col_ptr[cols];
+        let nnz = col_ptr.get(cols).copied().unwrap_or(0);
         Csc {
             col_ptr,
             row_idx,
-            values: &values[..nnz],
+            values: values.get(..nnz).unwrap_or_default(),
             rows,
             cols,
         }
@@ -120,8 +124,7 @@ impl<'a, T: Real> Csc<'a, T> {
     /// Column `j`: (row indices, values).
     #[inline]
     pub fn col(&self, j: usize) -> (&'a [usize], &'a [T]) {
-        let (s, e) = (self.col_ptr[j], self.col_ptr[j + 1]);
-        (&self.row_idx[s..e], &self.values[s..e])
+        span(self.col_ptr, j, self.row_idx, self.values)
     }
 }
 
@@ -135,6 +138,24 @@ const CHUNK: usize = 8;
 fn chunk_at<T: Real>(src: &[T], off: usize) -> Option<&[T; CHUNK]> {
     src.get(off..off + CHUNK)
         .and_then(|s| <&[T; CHUNK]>::try_from(s).ok())
+}
+
+/// Entries `ptr[i]..ptr[i + 1]` of `idx` and `vals` (row `i` of a CSR, column
+/// `i` of a CSC); empty for a range outside the arrays, which a validated
+/// matrix never has (no panic path: the same checks as indexing).
+#[inline(always)]
+pub(crate) fn span<'s, T>(
+    ptr: &[usize],
+    i: usize,
+    idx: &'s [usize],
+    vals: &'s [T],
+) -> (&'s [usize], &'s [T]) {
+    if let Some(&[s, e]) = ptr.get(i..i.wrapping_add(2)) {
+        if let (Some(a), Some(b)) = (idx.get(s..e), vals.get(s..e)) {
+            return (a, b);
+        }
+    }
+    (&[], &[])
 }
 
 /// `Σ_e xs[e] · src[idx[e]·k + kc ..][..w]` (`w ≤ CHUNK`) with four independent
@@ -183,7 +204,9 @@ fn gather_sum<T: Real>(
         }
     } else {
         for (&i, &x) in idx.iter().zip(xs) {
-            for (a, &y) in a0[..w].iter_mut().zip(&src[i * k + kc..i * k + kc + w]) {
+            let off = i * k + kc;
+            let row = src.get(off..off + w).unwrap_or_default();
+            for (a, &y) in a0.iter_mut().zip(row) {
                 *a += x * y;
             }
         }
@@ -223,27 +246,37 @@ pub(crate) fn csr_fill<T: Real>(
     col_idx: &mut [usize],
     vals: &mut [T],
 ) {
-    let m = c.rows;
+    let Some(row_ptr) = row_ptr.get_mut(..=c.rows) else {
+        return;
+    };
     row_ptr.fill(0);
-    for &i in &c.row_idx[..c.nnz()] {
-        row_ptr[i + 1] += 1;
+    for &i in c.row_idx.get(..c.nnz()).unwrap_or_default() {
+        if let Some(r) = row_ptr.get_mut(i + 1) {
+            *r += 1;
+        }
     }
-    for i in 0..m {
-        row_ptr[i + 1] += row_ptr[i];
+    let mut sum = 0;
+    for r in row_ptr.iter_mut() {
+        sum += *r;
+        *r = sum;
     }
     for j in 0..c.cols {
         let (idx, val) = c.col(j);
         for (&i, &x) in idx.iter().zip(val) {
-            let p = row_ptr[i];
-            col_idx[p] = j;
-            vals[p] = x;
-            row_ptr[i] = p + 1;
+            let Some(r) = row_ptr.get_mut(i) else {
+                continue;
+            };
+            let p = *r;
+            if let (Some(ci), Some(v)) = (col_idx.get_mut(p), vals.get_mut(p)) {
+                (*ci, *v) = (j, x);
+            }
+            *r = p + 1;
         }
     }
-    for i in (1..=m).rev() {
-        row_ptr[i] = row_ptr[i - 1];
+    let mut prev = 0;
+    for r in row_ptr.iter_mut() {
+        (*r, prev) = (prev, *r);
     }
-    row_ptr[0] = 0;
 }
 
 /// `out (M×K) ← X·Vᵀ` from the row-sorted entries: each row of the result is
@@ -285,13 +318,14 @@ impl<T: Real> Kernel for CsrXvt<'_, T> {
             vals,
         } = csr;
         for i in 0..m {
-            let (s, e) = (row_ptr[i], row_ptr[i + 1]);
-            let (cols, xs) = (&col_idx[s..e], &vals[s..e]);
+            let (cols, xs) = span(row_ptr, i, col_idx, vals);
             for kc in (0..k).step_by(CHUNK) {
                 let w = CHUNK.min(k - kc);
                 let acc = gather_sum(cols, xs, v, k, kc, w);
-                for (t, &a) in acc[..w].iter().enumerate() {
-                    out[i + (kc + t) * m] = a;
+                for (t, &a) in acc.iter().enumerate().take(w) {
+                    if let Some(o) = out.get_mut(i + (kc + t) * m) {
+                        *o = a;
+                    }
                 }
             }
         }
@@ -311,12 +345,17 @@ pub(crate) fn rows_padded<T: Real>(
     blk: &mut [T],
 ) {
     for col in 0..k {
-        for (r, &x) in u[i0 + col * m..i1 + col * m].iter().enumerate() {
-            blk[r * w + col] = x;
+        let src = u.get(i0 + col * m..i1 + col * m).unwrap_or_default();
+        for (row, &x) in blk.chunks_exact_mut(w.max(1)).zip(src) {
+            if let Some(d) = row.get_mut(col) {
+                *d = x;
+            }
         }
     }
-    for r in 0..i1 - i0 {
-        blk[r * w + k..(r + 1) * w].fill(T::ZERO);
+    for row in blk.chunks_exact_mut(w.max(1)).take(i1 - i0) {
+        if let Some(pad) = row.get_mut(k..) {
+            pad.fill(T::ZERO);
+        }
     }
 }
 
@@ -324,10 +363,12 @@ pub(crate) fn rows_padded<T: Real>(
 /// the first `k` of each), into `vp` .
 #[inline(always)]
 pub(crate) fn pad_into<T: Real>(v: &[T], n: usize, k: usize, w: usize, vp: &mut [T]) {
-    for j in 0..n {
-        let dst = &mut vp[j * w..(j + 1) * w];
-        dst[..k].copy_from_slice(&v[j * k..(j + 1) * k]);
-        dst[k..].fill(T::ZERO);
+    for (dst, src) in vp.chunks_exact_mut(w.max(1)).zip(v.chunks_exact(k.max(1))).take(n) {
+        let (head, pad) = dst.split_at_mut(k.min(dst.len()));
+        for (d, &x) in head.iter_mut().zip(src) {
+            *d = x;
+        }
+        pad.fill(T::ZERO);
     }
 }
 
@@ -449,8 +490,8 @@ fn utx_rows_portable<T: Real, const W: usize>(
             continue;
         };
         let ur = *ur;
-        let (s, e) = (csr.row_ptr[i], csr.row_ptr[i + 1]);
-        for (&j, &x) in csr.col_idx[s..e].iter().zip(&csr.vals[s..e]) {
+        let (cols, xs) = span(csr.row_ptr, i, csr.col_idx, csr.vals);
+        for (&j, &x) in cols.iter().zip(xs) {
             if let Some(o) = op
                 .get_mut(j * W..(j + 1) * W)
                 .and_then(|o| <&mut [T; W]>::try_from(o).ok())
@@ -492,10 +533,15 @@ impl<T: Real> Kernel for CscUtx<'_, '_, T> {
             out,
         } = self;
         let (m, n) = (c.rows, c.cols);
-        let stride = padded_width(k).unwrap_or(k);
-        let rb = ut.len() / stride;
-        cursor.copy_from_slice(&c.col_ptr[..n]);
-        let out = &mut out[..k * n];
+        let stride = padded_width(k).unwrap_or(k).max(1);
+        // At least one row per block (the workspace holds `row_block` rows).
+        let rb = (ut.len() / stride).max(1);
+        let (Some(ptr0), Some(out)) = (c.col_ptr.get(..n), out.get_mut(..k * n)) else {
+            return;
+        };
+        for (d, &p) in cursor.iter_mut().zip(ptr0) {
+            *d = p;
+        }
         if beta == T::ZERO {
             out.fill(T::ZERO);
         } else if beta != T::ONE {
@@ -504,13 +550,11 @@ impl<T: Real> Kernel for CscUtx<'_, '_, T> {
         if let Some(w) = padded_width(k) {
             for i0 in (0..m).step_by(rb) {
                 let i1 = (i0 + rb).min(m);
-                let blk = &mut ut[..(i1 - i0) * w];
+                let Some(blk) = ut.get_mut(..(i1 - i0) * w) else {
+                    return;
+                };
                 blk.fill(T::ZERO);
-                for col in 0..k {
-                    for (r, &x) in u[i0 + col * m..i1 + col * m].iter().enumerate() {
-                        blk[r * w + col] = x;
-                    }
-                }
+                rows_padded(u, m, k, w, i0, i1, blk);
                 by_width!(w, utx_block, c, i0, i1, k, blk, cursor, out);
             }
             return;
@@ -518,27 +562,24 @@ impl<T: Real> Kernel for CscUtx<'_, '_, T> {
         for i0 in (0..m).step_by(rb) {
             let i1 = (i0 + rb).min(m);
             for col in 0..k {
-                for (r, &x) in u[i0 + col * m..i1 + col * m].iter().enumerate() {
-                    ut[r * k + col] = x;
+                let src = u.get(i0 + col * m..i1 + col * m).unwrap_or_default();
+                for (row, &x) in ut.chunks_exact_mut(k).zip(src) {
+                    if let Some(d) = row.get_mut(col) {
+                        *d = x;
+                    }
                 }
             }
-            for j in 0..n {
-                let (s, e) = (cursor[j], c.col_ptr[j + 1]);
-                let mut p = s;
-                while p < e && c.row_idx[p] < i1 {
-                    p += 1;
-                }
-                cursor[j] = p;
-                if p == s {
+            let ends = c.col_ptr.get(1..).unwrap_or_default();
+            for ((cur, &e), o) in cursor.iter_mut().zip(ends).zip(out.chunks_exact_mut(k)) {
+                let (idx, xs) = block_entries(c, cur, e, i1);
+                if idx.is_empty() {
                     continue;
                 }
                 // Row indices relative to the block: subtract i0 on the fly.
-                let (idx, xs) = (&c.row_idx[s..p], &c.values[s..p]);
-                let o = &mut out[j * k..(j + 1) * k];
-                for kc in (0..k).step_by(CHUNK) {
+                for (kc, oc) in (0..k).step_by(CHUNK).zip(o.chunks_mut(CHUNK)) {
                     let w = CHUNK.min(k - kc);
                     let acc = gather_sum_off(idx, i0, xs, ut, k, kc, w);
-                    for (d, &a) in o[kc..kc + w].iter_mut().zip(&acc[..w]) {
+                    for (d, &a) in oc.iter_mut().zip(&acc) {
                         *d += a;
                     }
                 }
@@ -583,7 +624,8 @@ fn gather_sum_off<T: Real>(
     } else {
         for (&i, &x) in idx.iter().zip(xs) {
             let off = (i - base) * k + kc;
-            for (a, &y) in a0[..w].iter_mut().zip(&src[off..off + w]) {
+            let row = src.get(off..off + w).unwrap_or_default();
+            for (a, &y) in a0.iter_mut().zip(row) {
                 *a += x * y;
             }
         }
@@ -684,10 +726,12 @@ fn xvt_rows_portable<T: Real, const W: usize>(
     // Rows i0..i1 into `out` (column-major, leading dimension i1 - i0).
     let ld = i1 - i0;
     for i in i0..i1 {
-        let (s, e) = (row_ptr[i], row_ptr[i + 1]);
-        let acc = gather_full::<T, W>(&col_idx[s..e], 0, &vals[s..e], vp);
+        let (cols, xs) = span(row_ptr, i, col_idx, vals);
+        let acc = gather_full::<T, W>(cols, 0, xs, vp);
         for (t, &a) in acc.iter().enumerate().take(k) {
-            out[i - i0 + t * ld] = a;
+            if let Some(o) = out.get_mut(i - i0 + t * ld) {
+                *o = a;
+            }
         }
     }
 }
@@ -704,20 +748,37 @@ fn utx_block<T: Real, const W: usize>(
     cursor: &mut [usize],
     out: &mut [T],
 ) {
-    for j in 0..c.cols {
-        let (s, e) = (cursor[j], c.col_ptr[j + 1]);
-        let mut p = s;
-        while p < e && c.row_idx[p] < i1 {
-            p += 1;
-        }
-        cursor[j] = p;
-        if p == s {
+    let ends = c.col_ptr.get(1..).unwrap_or_default();
+    for ((cur, &e), o) in cursor.iter_mut().zip(ends).zip(out.chunks_exact_mut(k.max(1))) {
+        let (idx, xs) = block_entries(c, cur, e, i1);
+        if idx.is_empty() {
             continue;
         }
-        let acc = gather_full::<T, W>(&c.row_idx[s..p], i0, &c.values[s..p], ut);
-        for (d, &a) in out[j * k..(j + 1) * k].iter_mut().zip(acc.iter()) {
+        let acc = gather_full::<T, W>(idx, i0, xs, ut);
+        for (d, &a) in o.iter_mut().zip(acc.iter()) {
             *d += a;
         }
+    }
+}
+
+/// The entries of a column from `*cursor` up to its end `e` whose rows are
+/// below `i1` (row indices and values); advances `*cursor` past them.
+#[inline(always)]
+fn block_entries<'c, T>(
+    c: &Csc<'c, T>,
+    cursor: &mut usize,
+    e: usize,
+    i1: usize,
+) -> (&'c [usize], &'c [T]) {
+    let s = *cursor;
+    let (Some(rows), Some(vals)) = (c.row_idx.get(s..e), c.values.get(s..e)) else {
+        return (&[], &[]);
+    };
+    let len = rows.iter().take_while(|&&r| r < i1).count();
+    *cursor = s + len;
+    match (rows.get(..len), vals.get(..len)) {
+        (Some(a), Some(b)) => (a, b),
+        _ => (&[], &[]),
     }
 }
 
@@ -773,8 +834,10 @@ pub(crate) fn csr_x_vt<T: Real>(
         let r = blk.cols[0].len();
         let buf: &mut [T] = Stack::new(slot).take_matrix(r, k)?;
         gather_block(csr, (blk.r0, blk.r0 + r), (k, w), vp, buf);
-        for (t, col) in blk.cols[..k].iter_mut().enumerate() {
-            col.copy_from_slice(&buf[t * r..(t + 1) * r]);
+        for (col, src) in blk.cols.iter_mut().take(k).zip(buf.chunks_exact(r.max(1))) {
+            for (d, &x) in col.iter_mut().zip(src) {
+                *d = x;
+            }
         }
         Ok(())
     })
@@ -821,15 +884,19 @@ pub(crate) fn reduce_partials<T: Real>(
         return Err(Error::Internal);
     }
     let chunk = chunk_len(n, tasks_for(n, tasks.saturating_mul(k)), 1);
-    par.run_items(out.chunks_mut(k * chunk).enumerate(), &|(c, o)| {
+    // (`max(1)` at each use: nonzero sizes the compiler can see, even inside
+    // the task, which reads them from its captures.)
+    par.run_items(out.chunks_mut((k * chunk).max(1)).enumerate(), &|(c, o)| {
         let mut acc = [T::ZERO; 64];
         let acc = acc.get_mut(..w).ok_or(Error::Internal)?;
-        for (jj, oc) in o.chunks_exact_mut(k).enumerate() {
+        for (jj, oc) in o.chunks_exact_mut(k.max(1)).enumerate() {
             let j = c * chunk + jj;
             // Part by part (each a contiguous row of w values), in task order.
-            acc.copy_from_slice(&parts[j * w..(j + 1) * w]);
-            for p in 1..tasks {
-                let row = &parts[(p * n + j) * w..(p * n + j + 1) * w];
+            let rows = parts.chunks_exact(w.max(1)).skip(j);
+            let mut rows = rows.step_by(n.max(1)).take(tasks);
+            let first = rows.next().ok_or(Error::Internal)?;
+            acc.iter_mut().zip(first).for_each(|(a, &x)| *a = x);
+            for row in rows {
                 acc.iter_mut().zip(row).for_each(|(a, &x)| *a += x);
             }
             for (d, &a) in oc.iter_mut().zip(acc.iter()) {
@@ -852,20 +919,20 @@ fn ut_x_scatter<T: Real>(
     beta: T,
     (tasks, rows): (usize, usize),
     parts: &mut [T],
-    slots: core::slice::ChunksMut<'_, u8>,
+    slots: Slots<'_>,
     out: &mut [T],
     par: Parallel,
 ) -> Result<(), Error> {
     let rb = rows.min(ROW_BLOCK_SCATTER);
     par.run_items(
-        parts.chunks_mut(n * w).take(tasks).enumerate().zip(slots),
+        parts.chunks_mut((n * w).max(1)).take(tasks).enumerate().zip(slots),
         &|((t, op), slot)| {
             op.fill(T::ZERO);
             let blk: &mut [T] = Stack::new(slot).take_matrix(rb, w)?;
             let (r0, r1) = (t * rows, ((t + 1) * rows).min(m));
-            for i0 in (r0..r1).step_by(rb) {
+            for i0 in (r0..r1).step_by(rb.max(1)) {
                 let i1 = (i0 + rb).min(r1);
-                let b = &mut blk[..(i1 - i0) * w];
+                let b = blk.get_mut(..(i1 - i0) * w).ok_or(Error::Internal)?;
                 rows_padded(u, m, k, w, i0, i1, b);
                 scatter_block(csr, (i0, i1), w, b, op);
             }
@@ -892,25 +959,23 @@ pub(crate) fn ut_x_by_columns<T: Real>(
     (s, beta): (T, T),
     (tasks, chunk): (usize, usize),
     out: &mut [T],
-    slots: core::slice::ChunksMut<'_, u8>,
+    slots: Slots<'_>,
     par: Parallel,
 ) -> Result<(), Error> {
     let n = c.cols;
     let xt = Csr::new(c.col_ptr, c.row_idx, c.values);
     let out = out.get_mut(..k * n).ok_or(Error::Internal)?;
-    if out.chunks(k * chunk).len() != tasks {
+    let per = k.checked_mul(chunk).filter(|&p| p > 0).ok_or(Error::Internal)?;
+    if out.chunks(per).len() != tasks {
         return Err(Error::Internal);
     }
-    par.run_items(out.chunks_mut(k * chunk).enumerate().zip(slots), &|(
-        (t, o),
-        slot,
-    )| {
-        let (j0, r) = (t * chunk, o.len() / k);
+    par.run_items(out.chunks_mut(per).enumerate().zip(slots), &|((t, o), slot)| {
+        let (j0, r) = (t * chunk, o.len() / k.max(1));
         let buf: &mut [T] = Stack::new(slot).take_matrix(r, k)?;
         gather_block(xt, (j0, j0 + r), (k, w), up, buf);
-        for (jj, oc) in o.chunks_exact_mut(k).enumerate() {
+        for (jj, oc) in o.chunks_exact_mut(k.max(1)).enumerate() {
             for (tt, d) in oc.iter_mut().enumerate() {
-                let x = s * buf[jj + tt * r];
+                let x = s * buf.get(jj + tt * r).copied().unwrap_or(T::ZERO);
                 *d = if beta == T::ZERO { x } else { beta * *d + x };
             }
         }

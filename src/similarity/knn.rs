@@ -16,7 +16,7 @@ use crate::data::{ViewSet, ViewShape};
 use crate::error::Error;
 use crate::linalg::real::Real;
 use crate::par::Parallel;
-use crate::work::{Stack, WorkReq};
+use crate::work::{Slots, Stack, WorkReq};
 
 pub use super::topk::NO_NEIGHBOR;
 
@@ -285,7 +285,7 @@ fn all_in_parts<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + 
     (gamma, eta): (&[f64], &[f64]),
     (k, tasks): (usize, usize),
     items: &[usize],
-    mut parts: core::slice::ChunksMut<'_, u8>,
+    mut parts: Slots<'_>,
     (neighbors, sims): (&mut [usize], &mut [f64]),
     par: Parallel,
 ) -> Result<(), Error> {
