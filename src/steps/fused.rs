@@ -141,7 +141,7 @@ pub(crate) fn csc_u_step<T: Real>(
         let slots = ph.take_slots(rt, slot_req::<T>(shape, k))?;
         let blocks = RowBlocks::new(u, m, k, rows).ok_or(Error::Internal)?;
         let per_task = if scatter { n * w } else { rows * w };
-        let work = blocks.zip(res.chunks_mut(per_task)).zip(slots);
+        let work = blocks.zip(res.chunks_mut(per_task.max(1))).zip(slots);
         par.run_items(work, &|((mut blk, out), slot)| {
             let mut st = Stack::new(slot);
             let a: &mut [T] = st.take_matrix(rb, k)?;
@@ -152,16 +152,25 @@ pub(crate) fn csc_u_step<T: Real>(
                 out.fill(T::ZERO);
             }
             let len = blk.cols[0].len();
-            for s0 in (0..len).step_by(rb) {
+            // Nonzero sizes for `step_by` and the chunked iterators below
+            // (`m, k ≥ 1`), where the compiler sees them.
+            for s0 in (0..len).step_by(rb.max(1)) {
                 let r = rb.min(len - s0);
                 let i0 = blk.r0 + s0;
-                let (a, b, ub) = (&mut a[..r * k], &mut b[..r * k], &mut ub[..r * k]);
+                let (Some(a), Some(b), Some(ub)) =
+                    (a.get_mut(..r * k), b.get_mut(..r * k), ub.get_mut(..r * k))
+                else {
+                    return Err(Error::Internal);
+                };
                 gather_block(csr, (i0, i0 + r), (k, w), vp, a);
                 if s != T::ONE {
                     a.iter_mut().for_each(|x| *x *= s);
                 }
-                for (t, col) in blk.cols[..k].iter().enumerate() {
-                    ub[t * r..(t + 1) * r].copy_from_slice(&col[s0..s0 + r]);
+                for (dst, col) in ub.chunks_exact_mut(r.max(1)).zip(blk.cols.iter().take(k)) {
+                    let src = col.get(s0..s0 + r).ok_or(Error::Internal)?;
+                    for (d, &x) in dst.iter_mut().zip(src) {
+                        *d = x;
+                    }
                 }
                 gemm(
                     T::ONE,
@@ -173,24 +182,32 @@ pub(crate) fn csc_u_step<T: Real>(
                 )?;
                 // The step in place, then the new rows padded to stride w.
                 let mut step_and_pad = |pb: &mut [T]| {
-                    for (t, col) in blk.cols[..k].iter_mut().enumerate() {
-                        let ut = &mut col[s0..s0 + r];
-                        let (num, den) = (&a[t * r..(t + 1) * r], &b[t * r..(t + 1) * r]);
+                    let (r1, w1) = (r.max(1), w.max(1));
+                    let ab = a.chunks_exact(r1).zip(b.chunks_exact(r1));
+                    for (t, (col, (num, den))) in blk.cols.iter_mut().take(k).zip(ab).enumerate() {
+                        let Some(ut) = col.get_mut(s0..s0 + r) else {
+                            continue;
+                        };
                         mu_step(ut, num, den, eps, T::INFINITY);
-                        for (i, &x) in ut.iter().enumerate() {
-                            pb[i * w + t] = x;
+                        for (row, &x) in pb.chunks_exact_mut(w1).zip(ut.iter()) {
+                            if let Some(d) = row.get_mut(t) {
+                                *d = x;
+                            }
                         }
                     }
-                    for row in pb.chunks_exact_mut(w) {
-                        row[k..].fill(T::ZERO);
+                    for row in pb.chunks_exact_mut(w1) {
+                        if let Some(pad) = row.get_mut(k..) {
+                            pad.fill(T::ZERO);
+                        }
                     }
                 };
                 if scatter {
-                    let pb = &mut padded[..r * w];
+                    let pb = padded.get_mut(..r * w).ok_or(Error::Internal)?;
                     step_and_pad(pb);
                     scatter_block(csr, (i0, i0 + r), w, pb, out);
                 } else {
-                    step_and_pad(&mut out[s0 * w..(s0 + r) * w]);
+                    let pb = out.get_mut(s0 * w..(s0 + r) * w).ok_or(Error::Internal)?;
+                    step_and_pad(pb);
                 }
             }
             Ok(())

@@ -156,7 +156,9 @@ pub(crate) fn fit_in<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized
                     csc_u_step(c, x, k, s, v, g, ui, eps, p, q, i > 0, &mut stk)?;
                     continue;
                 }
-                let (a, b) = (&mut a[..m * k], &mut b[..m * k]);
+                let (Some(a), Some(b)) = (a.get_mut(..m * k), b.get_mut(..m * k)) else {
+                    return Err(Error::Internal);
+                };
                 x.x_vt_scaled(csr, s, v, k, a, &mut stk)?;
                 gemm(
                     T::ONE,

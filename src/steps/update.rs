@@ -34,11 +34,14 @@ pub(crate) fn mu_step_par<T: Real>(
     if num.len() < len || den.len() < len {
         return Err(Error::Internal);
     }
-    let chunk = chunk_len(len, tasks_for(len, 8), 64);
+    let chunk = chunk_len(len, tasks_for(len, 8), 64).max(1);
     par.run_items(x.chunks_mut(chunk).enumerate(), &|(t, xb)| {
         let s = t * chunk;
         let e = s + xb.len();
-        mu_step(xb, &num[s..e], &den[s..e], eps, cap);
+        let (Some(nb), Some(db)) = (num.get(s..e), den.get(s..e)) else {
+            return Err(Error::Internal);
+        };
+        mu_step(xb, nb, db, eps, cap);
         Ok(())
     })
 }
