@@ -1092,6 +1092,19 @@ pub(crate) mod tests {
         (dense, cp, ri, vals)
     }
 
+    /// `cols = usize::MAX` with an empty `col_ptr`: `cols + 1` wraps to the
+    /// length 0, and the check used to pass and then index `col_ptr[0]` (a
+    /// panic). Refused now, as any `col_ptr` of the wrong length.
+    #[test]
+    fn csc_new_refuses_a_column_count_that_wraps() {
+        let r = Csc::<f64>::new(1, usize::MAX, &[], &[], &[]);
+        assert_eq!(r.err(), Some(Error::DimensionMismatch));
+        let r = Csc::<f64>::new(2, 1, &[0, 3], &[0, 1], &[1.0, 2.0]);
+        assert_eq!(r.err(), Some(Error::BufferTooShort));
+        let r = Csc::<f64>::new(2, 2, &[0, 2, 1], &[0, 1], &[1.0, 2.0]);
+        assert_eq!(r.err(), Some(Error::MalformedCsc));
+    }
+
     /// The portable row loops (the hosted build runs `ffi::spk` instead on
     /// AVX2 machines, so the fits' tests do not reach them there).
     #[test]
