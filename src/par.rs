@@ -372,7 +372,7 @@ impl<'a, T> RowBlocks<'a, T> {
         if k == 0 || k > 64 || rows == 0 || m == 0 || data.len() < m.checked_mul(k)? {
             return None;
         }
-        let mut it = data[..m * k].chunks_mut(m);
+        let mut it = data.get_mut(..m * k)?.chunks_mut(m);
         let cols = core::array::from_fn(|t| {
             if t < k {
                 it.next().map(|c| c.chunks_mut(rows))

@@ -73,40 +73,44 @@ impl<T: Real> GraphOp<T> for Sge<'_> {
         let counts: &mut [usize] = st.take(c)?;
         sums.fill(0.0);
         counts.fill(0);
-        for (j, &l) in self.labels.iter().enumerate() {
+        // Columns of V, of plus and minus, and of `sums` by chunks of k
+        // (labels below n_classes: `Sge::new` checked them; no panic path).
+        let k1 = k.max(1);
+        for (&l, vj) in self.labels.iter().zip(v.chunks_exact(k1)) {
             if l != UNLABELED {
                 let l = l as usize;
-                counts[l] += 1;
-                for r in 0..k {
-                    sums[r + l * k] += v[r + j * k].to_f64();
+                if let (Some(n), Some(sl)) = (counts.get_mut(l), sums.get_mut(l * k..(l + 1) * k)) {
+                    *n += 1;
+                    for (s, &x) in sl.iter_mut().zip(vj) {
+                        *s += x.to_f64();
+                    }
                 }
             }
         }
         let nl = counts.iter().sum::<usize>() as f64;
         let (mut ta, mut tp) = (0.0, 0.0);
-        for (j, &l) in self.labels.iter().enumerate() {
-            let (pj, mj) = (
-                &mut plus[j * k..(j + 1) * k],
-                &mut minus[j * k..(j + 1) * k],
-            );
-            if l == UNLABELED {
+        let pm = plus.chunks_exact_mut(k1).zip(minus.chunks_exact_mut(k1));
+        for ((&l, vj), (pj, mj)) in self.labels.iter().zip(v.chunks_exact(k1)).zip(pm) {
+            let l = l as usize;
+            let found = (counts.get(l), sums.get(l * k..(l + 1) * k));
+            let (false, Some(&nc), Some(sl)) = (l == UNLABELED as usize, found.0, found.1) else {
+                // Unlabeled (or, never, a label past the classes).
                 pj.fill(T::ZERO);
                 mj.fill(T::ZERO);
                 continue;
-            }
-            let l = l as usize;
-            let nc = counts[l] as f64;
+            };
+            let nc = nc as f64;
             let wc = 1.0 / nc - 1.0 / nl;
             let da = (nc - 1.0) * wc;
             let dp = (nl - nc) / nl;
-            for r in 0..k {
-                let x = v[r + j * k].to_f64();
-                let s = sums[r + l * k];
-                let t: f64 = (0..c).map(|cc| sums[r + cc * k]).sum();
+            let rows = pj.iter_mut().zip(mj.iter_mut()).zip(vj.iter().zip(sl));
+            for (r, ((p, mm), (&xv, &s))) in rows.enumerate() {
+                let x = xv.to_f64();
+                let t: f64 = sums.iter().skip(r).step_by(k1).take(c).sum();
                 let wav = wc * (s - x);
                 let wpv = (t - s) / nl;
-                pj[r] = T::from_f64(da * x + wpv);
-                mj[r] = T::from_f64(dp * x + wav);
+                *p = T::from_f64(da * x + wpv);
+                *mm = T::from_f64(dp * x + wav);
                 ta += x * (da * x - wav);
                 tp += x * (dp * x - wpv);
             }

@@ -204,26 +204,24 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
         for i in 0..hv {
             let x = views.view(i);
             let m = x.rows();
-            x.x_vt_scaled(prep.get(views, i), s, v, k, &mut bf.a[..m * k], &mut sc)?;
+            let a = bf.a.get_mut(..m * k).ok_or(Error::Internal)?;
+            x.x_vt_scaled(prep.get(views, i), s, v, k, a, &mut sc)?;
             if params.proximal() {
                 u_step_proximal(params, u.get_mut(i), m, k, &mut bf, i, &mut sc)?;
             } else {
                 let ui = u.get_mut(i);
+                let (Some(a), Some(b)) = (bf.a.get(..m * k), bf.b.get_mut(..m * k)) else {
+                    return Err(Error::Internal);
+                };
                 gemm(
                     T::ONE,
                     MatRef::col_major(ui, m, k)?,
                     MatRef::col_major(bf.g, k, k)?,
                     T::ZERO,
-                    MatMut::col_major(&mut bf.b[..m * k], m, k)?,
+                    MatMut::col_major(b, m, k)?,
                     &mut sc,
                 )?;
-                mu_step(
-                    ui,
-                    &bf.a[..m * k],
-                    &bf.b[..m * k],
-                    T::from_f64(params.eps),
-                    T::INFINITY,
-                );
+                mu_step(ui, a, b, T::from_f64(params.eps), T::INFINITY);
             }
         }
         form_pq(views, Some(&prep), s, k, &*u, bf.p, bf.q, &mut sc)?;
@@ -272,9 +270,12 @@ fn u_step_proximal<T: Real>(
     view: usize,
     sc: &mut Stack<'_>,
 ) -> Result<(), Error> {
+    let (Some(grad), Some(t)) = (bf.b.get_mut(..m * k), bf.c.get_mut(..m * k)) else {
+        return Err(Error::Internal);
+    };
     let mut s = ProxScratch {
-        grad: &mut bf.b[..m * k],
-        t: &mut bf.c[..m * k],
+        grad,
+        t,
         delta: &mut [],
         g1d: &mut [],
         h: &mut *bf.h,
@@ -285,10 +286,10 @@ fn u_step_proximal<T: Real>(
         u,
         m,
         k,
-        &bf.a[..m * k],
+        bf.a.get(..m * k).ok_or(Error::Internal)?,
         None,
         bf.g,
-        &mut bf.lip[view],
+        bf.lip.get_mut(view).ok_or(Error::Internal)?,
         &mut s,
         sc,
     )

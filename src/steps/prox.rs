@@ -54,8 +54,9 @@ pub fn prox_l2_nonneg<T: Real>(b: &mut [T], tau: f64) {
 
 /// `u ← argmin_{u ≥ 0} τ‖u‖_∞ + ½‖u − b‖²` in place. By Moreau,
 /// `prox_{τ‖·‖∞} = I − Π_{τB₁}`: with `c = [b]₊`, zero if `Σc ≤ τ`, else
-/// `min(c, θ)` with `θ > 0` solving `Σ max(c_i − θ, 0) = τ` (found by sorting a
-/// copy in `scratch`, `len ≥ b.len()`). Cost `O(M log M)`.
+/// `min(c, θ)` with `θ > 0` solving `Σ max(c_i − θ, 0) = τ` (found from the
+/// values in decreasing order, a heap of a copy in `scratch`, `len ≥ b.len()`).
+/// Cost `O(M + ρ log M)`, `ρ` the number of values above `θ`.
 pub fn prox_linf_nonneg<T: Real>(b: &mut [T], tau: f64, scratch: &mut [T]) {
     let m = b.len();
     let mut sum = 0.0;
@@ -70,16 +71,24 @@ pub fn prox_linf_nonneg<T: Real>(b: &mut [T], tau: f64, scratch: &mut [T]) {
     if tau <= 0.0 {
         return;
     }
-    let s = &mut scratch[..m];
+    let Some(s) = scratch.get_mut(..m) else {
+        return;
+    };
     s.copy_from_slice(b);
-    s.sort_unstable_by(|x, y| y.partial_cmp(x).unwrap_or(core::cmp::Ordering::Equal));
+    // The values in decreasing order, from a max-heap (`O(M)` to build, then
+    // `O(log M)` per value taken, and only the values up to ρ are taken): the
+    // same sequence of values as a full sort, hence the same sums. Not
+    // `sort_unstable_by`: core's sorts keep a panic for comparisons that are
+    // not a total order, which the optimiser cannot rule out for floats.
+    let mut heap = MaxHeap::new(s);
     // θ = (Σ_{i≤ρ} s_i − τ)/ρ for the largest ρ with s_ρ > θ_ρ. ρ = 1 always
     // qualifies (θ₁ = s₁ − τ < s₁ for τ > 0); its test is not evaluated, since with
     // τ below half an ulp of s₁ it reads `s₁ > s₁` and left θ = 0, zeroing the
     // column and raising the objective (issue 15: α/L ~ 1e-45 of U on data near 1e25,
     // or a tiny α on ordinary data).
     let (mut cum, mut theta) = (0.0, 0.0);
-    for (j, x) in s.iter().enumerate() {
+    let mut j = 0usize;
+    while let Some(x) = heap.pop() {
         let x = x.to_f64();
         let t = (cum + x - tau) / (j + 1) as f64;
         if j == 0 || x > t {
@@ -88,9 +97,74 @@ pub fn prox_linf_nonneg<T: Real>(b: &mut [T], tau: f64, scratch: &mut [T]) {
         } else {
             break;
         }
+        j += 1;
     }
     let th = T::from_f64(theta.max(0.0));
     b.iter_mut().for_each(|x| *x = x.min(th));
+}
+
+/// A max-heap over a slice (values not NaN), for [`prox_linf_nonneg`]: built
+/// in place, popped from the front; indexing only through `get`/`swap` on
+/// checked positions (no panic path).
+struct MaxHeap<'a, T> {
+    s: &'a mut [T],
+    len: usize,
+}
+
+impl<'a, T: Real> MaxHeap<'a, T> {
+    fn new(s: &'a mut [T]) -> Self {
+        let len = s.len();
+        let mut h = MaxHeap { s, len };
+        for node in (0..len / 2).rev() {
+            h.sift_down(node);
+        }
+        h
+    }
+
+    /// The largest value left.
+    fn pop(&mut self) -> Option<T> {
+        let last = self.len.checked_sub(1)?;
+        let top = *self.s.first()?;
+        if let Some(&x) = self.s.get(last) {
+            if let Some(d) = self.s.first_mut() {
+                *d = x;
+            }
+        }
+        self.len = last;
+        self.sift_down(0);
+        Some(top)
+    }
+
+    fn sift_down(&mut self, mut node: usize) {
+        let Some(s) = self.s.get_mut(..self.len) else {
+            return;
+        };
+        loop {
+            let mut child = 2 * node + 1;
+            let Some(&c0) = s.get(child) else {
+                return;
+            };
+            let mut c = c0;
+            if let Some(&c1) = s.get(child + 1) {
+                if c1 > c0 {
+                    (child, c) = (child + 1, c1);
+                }
+            }
+            let Some(&x) = s.get(node) else {
+                return;
+            };
+            if c <= x {
+                return;
+            }
+            if let Some(a) = s.get_mut(node) {
+                *a = c;
+            }
+            if let Some(b) = s.get_mut(child) {
+                *b = x;
+            }
+            node = child;
+        }
+    }
 }
 
 /// Scratch of [`prox_gradient`]: `grad`, `t` (`p × K`); with a left Gram `G₁`
@@ -121,7 +195,10 @@ pub(crate) fn prox_gradient<T: Real>(
     s: &mut ProxScratch<'_, T>,
     sc: &mut Stack<'_>,
 ) -> Result<(), Error> {
-    let trace = |g: &[T], n: usize| (0..n).map(|i| g[i + i * n].to_f64()).sum::<f64>();
+    let trace = |g: &[T], n: usize| {
+        let diag = g.iter().step_by(n.saturating_add(1)).take(n);
+        diag.map(|x| x.to_f64()).sum::<f64>()
+    };
     let start = trace(g2, k) * g1.map_or(1.0, |g| trace(g, m));
     let mut l = if *lip > 0.0 {
         *lip / params.eta_down
@@ -167,7 +244,7 @@ pub(crate) fn prox_gradient<T: Real>(
                 *ti = ui - gi * inv_l;
             }
             let tau = params.alpha / l;
-            for col in s.t.chunks_exact_mut(m) {
+            for col in s.t.chunks_exact_mut(m.max(1)) {
                 match params.sparsity {
                     Sparsity::L12 => prox_l2_nonneg(col, tau),
                     Sparsity::L1Inf => prox_linf_nonneg(col, tau, s.sort),
@@ -190,17 +267,17 @@ pub(crate) fn prox_gradient<T: Real>(
                         sc,
                     )?;
                     let mut q = 0.0;
-                    for c in 0..k {
-                        let a = &s.g1d[c * m..(c + 1) * m];
-                        for kk in 0..k {
-                            q += g2[kk + c * k].to_f64() * dot(a, &s.delta[kk * m..(kk + 1) * m]);
+                    let (m1, k1) = (m.max(1), k.max(1));
+                    for (a, g2c) in s.g1d.chunks_exact(m1).zip(g2.chunks_exact(k1)).take(k) {
+                        for (d, &g) in s.delta.chunks_exact(m1).zip(g2c) {
+                            q += g.to_f64() * dot(a, d);
                         }
                     }
                     (0.5 * q, sq_norm(s.delta))
                 }
             };
             if lhs <= 0.5 * l * delta2 * (1.0 + 1e-12) {
-                u.copy_from_slice(s.t);
+                u.iter_mut().zip(s.t.iter()).for_each(|(d, &x)| *d = x);
                 accepted = true;
                 break;
             }
@@ -218,16 +295,22 @@ pub(crate) fn prox_gradient<T: Real>(
 fn quad_delta<T: Real>(t: &[T], u: &[T], m: usize, k: usize, g: &[T], h: &mut [T]) -> (f64, f64) {
     // h = ΔᵀΔ, accumulated column pair by column pair in f64.
     let mut d2 = 0.0;
+    fn col<T>(x: &[T], m: usize, c: usize) -> &[T] {
+        x.get(c * m..(c + 1) * m).unwrap_or_default()
+    }
     for a in 0..k {
         for b in 0..=a {
-            let (ta, ua) = (&t[a * m..(a + 1) * m], &u[a * m..(a + 1) * m]);
-            let (tb, ub) = (&t[b * m..(b + 1) * m], &u[b * m..(b + 1) * m]);
+            let (ta, ua) = (col(t, m, a), col(u, m, a));
+            let (tb, ub) = (col(t, m, b), col(u, m, b));
             let mut s = 0.0;
-            for i in 0..m {
-                s += (ta[i].to_f64() - ua[i].to_f64()) * (tb[i].to_f64() - ub[i].to_f64());
+            for (((x, y), z), w) in ta.iter().zip(ua).zip(tb).zip(ub) {
+                s += (x.to_f64() - y.to_f64()) * (z.to_f64() - w.to_f64());
             }
-            h[a + b * k] = T::from_f64(s);
-            h[b + a * k] = T::from_f64(s);
+            for at in [a + b * k, b + a * k] {
+                if let Some(x) = h.get_mut(at) {
+                    *x = T::from_f64(s);
+                }
+            }
             if a == b {
                 d2 += s;
             }

@@ -80,7 +80,19 @@ pub(crate) fn v_update<T: Real>(
     let gamma = T::from_f64(params.gamma);
     let beta = T::from_f64(params.beta);
     let four = T::from_f64(4.0);
-    for idx in 0..v.len() {
+    // Every operand cut to `v`'s length once (callers pass equal lengths), so
+    // that the indexing below is provably in bounds (no panic path). Without
+    // the graph, `plus` and `minus` are never read: any slice of that length.
+    let n = v.len();
+    let (Some(pv), Some(q)) = (pv.get(..n), q.get(..n)) else {
+        return;
+    };
+    let (plus, minus) = match (use_graph, plus.get(..n), minus.get(..n)) {
+        (true, Some(p), Some(m)) => (p, m),
+        (true, _, _) => return,
+        (false, _, _) => (pv, pv),
+    };
+    for idx in 0..n {
         let (a, c) = if use_graph {
             (pv[idx] + beta * plus[idx] + eps, beta * minus[idx])
         } else {
