@@ -1,17 +1,23 @@
-//! Links the mvnmf core in a `#![no_std]` binary and runs a small
-//! factorization and a symmetric eigendecomposition on static buffers: exit
-//! status 0 when the objective fell and the eigenvalues are right.
+//! Links the mvnmf core in a `#![no_std]` binary and runs, on static buffers:
+//! NMF on a dense view and on a CSC view, joint NMF on both, MvSL with an SGE
+//! graph on both, and a symmetric eigendecomposition: exit status 0 when
+//! every objective fell and the eigenvalues are right. `scripts/panic_sites.sh`
+//! builds it with a panic handler that calls an undefined symbol (a link-time
+//! proof that none of these calls can reach a panic).
 #![no_std]
 #![no_main]
 
+use mvnmf::eval::UNLABELED;
+use mvnmf::graph::Sge;
+use mvnmf::models::mvsl::{self, MvslParams};
 use mvnmf::models::nmf::{self, NmfParams};
-use mvnmf::{Dense, View};
+use mvnmf::{Csc, Dense, Report, View};
 
 const M: usize = 12;
 const N: usize = 10;
 const K: usize = 3;
 
-static mut WORK: [u8; 1 << 16] = [0; 1 << 16];
+static mut WORK: [u8; 1 << 18] = [0; 1 << 18];
 
 extern "C" {
     fn exit(code: i32) -> !;
@@ -25,31 +31,106 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 #[no_mangle]
 pub extern "C" fn rust_eh_personality() {}
 
+/// 0 when the fit succeeded and its objective fell, else `code`.
+fn fell(r: Result<Report, mvnmf::Error>, code: i32) -> i32 {
+    match r {
+        Ok(r) if r.objective.total < r.initial.total => 0,
+        _ => code,
+    }
+}
+
+/// The workspace, `need` bytes of it (`None` if it is smaller).
+fn work(need: usize) -> Option<&'static mut [u8]> {
+    // SAFETY: single-threaded program; each fit takes the buffer in turn and
+    // drops it before the next one.
+    let work: &'static mut [u8] = unsafe { &mut *core::ptr::addr_of_mut!(WORK) };
+    work.get_mut(..need)
+}
+
 fn run() -> i32 {
     let mut x = [0.0f64; M * N];
     for (i, v) in x.iter_mut().enumerate() {
         *v = ((i * 7919) % 97) as f64 / 97.0;
     }
-    let view = match Dense::new(&x, M, N, M) {
-        Ok(d) => View::Dense(d),
-        Err(_) => return 2,
-    };
-    let params = NmfParams { max_iter: 50, tol: 0.0, ..NmfParams::default() };
-    let need = match nmf::fit_workspace::<f64>(view.shape(), K, &params) {
-        Ok(b) => b,
-        Err(_) => return 3,
-    };
-    // SAFETY: single-threaded program; the only reference to WORK.
-    let work: &mut [u8] = unsafe { &mut *core::ptr::addr_of_mut!(WORK) };
-    if need > work.len() {
-        return 4;
+    // A second view, sparse: the entries of the first with (i + j) % 3 != 0.
+    let (mut col_ptr, mut row_idx, mut vals) = ([0usize; N + 1], [0usize; M * N], [0.0f64; M * N]);
+    let mut nnz = 0;
+    let mut slots = row_idx.iter_mut().zip(vals.iter_mut());
+    for (j, (ptr, col)) in col_ptr.iter_mut().skip(1).zip(x.chunks_exact(M)).enumerate() {
+        for (i, &xi) in col.iter().enumerate() {
+            if (i + j) % 3 != 0 {
+                if let Some((r, v)) = slots.next() {
+                    (*r, *v) = (i, 0.5 + xi);
+                    nnz += 1;
+                }
+            }
+        }
+        *ptr = nnz;
     }
-    let (mut u, mut v) = ([0.0f64; M * K], [0.0f64; K * N]);
-    match nmf::fit(view, K, &params, &mut u, &mut v, &mut work[..need], None) {
-        Ok(r) if r.objective.total < r.initial.total => 0,
-        Ok(_) => 5,
-        Err(_) => 6,
+    let (dense, csc) = match (
+        Dense::new(&x, M, N, M),
+        Csc::new(M, N, &col_ptr, &row_idx, &vals),
+    ) {
+        (Ok(d), Ok(c)) => (View::Dense(d), View::Csc(c)),
+        _ => return 2,
+    };
+    let params = NmfParams {
+        max_iter: 50,
+        tol: 0.0,
+        ..NmfParams::default()
+    };
+    // NMF, one view at a time.
+    for (view, code) in [(dense, 3), (csc, 4)] {
+        let Some(w) = nmf::fit_workspace::<f64>(view.shape(), K, &params)
+            .ok()
+            .and_then(work)
+        else {
+            return code;
+        };
+        let (mut u, mut v) = ([0.0f64; M * K], [0.0f64; K * N]);
+        let e = fell(nmf::fit(view, K, &params, &mut u, &mut v, w, None), code);
+        if e != 0 {
+            return e;
+        }
     }
+    // Joint NMF and MvSL on both views.
+    let views = [dense, csc];
+    let (mut u1, mut u2, mut v) = ([0.0f64; M * K], [0.0f64; M * K], [0.0f64; K * N]);
+    let Some(w) = nmf::joint_fit_workspace::<f64>(views.iter().map(View::shape), K, &params)
+        .ok()
+        .and_then(work)
+    else {
+        return 5;
+    };
+    let e = fell(
+        nmf::joint_fit(&views, K, &params, &mut [&mut u1[..], &mut u2[..]][..], &mut v, w, None),
+        5,
+    );
+    if e != 0 {
+        return e;
+    }
+    let mut labels = [UNLABELED; N];
+    for (j, l) in labels.iter_mut().enumerate().step_by(2) {
+        *l = (j % 4 / 2) as u32;
+    }
+    let Ok(sge) = Sge::new(&labels, 2) else {
+        return 6;
+    };
+    let mp = MvslParams {
+        max_iter: 30,
+        tol: 0.0,
+        ..MvslParams::mvsl()
+    };
+    let Some(w) = mvsl::fit_workspace::<f64, _>(views.iter().map(View::shape), &sge, K, &mp)
+        .ok()
+        .and_then(work)
+    else {
+        return 6;
+    };
+    fell(
+        mvsl::fit(&views, &sge, K, &mp, &mut [&mut u1[..], &mut u2[..]][..], &mut v, w, None),
+        6,
+    )
 }
 
 /// The 1-D Laplacian of order 3: eigenvalues `2 − √2, 2, 2 + √2`.
