@@ -56,7 +56,12 @@ fn run() -> i32 {
     let (mut col_ptr, mut row_idx, mut vals) = ([0usize; N + 1], [0usize; M * N], [0.0f64; M * N]);
     let mut nnz = 0;
     let mut slots = row_idx.iter_mut().zip(vals.iter_mut());
-    for (j, (ptr, col)) in col_ptr.iter_mut().skip(1).zip(x.chunks_exact(M)).enumerate() {
+    for (j, (ptr, col)) in col_ptr
+        .iter_mut()
+        .skip(1)
+        .zip(x.chunks_exact(M))
+        .enumerate()
+    {
         for (i, &xi) in col.iter().enumerate() {
             if (i + j) % 3 != 0 {
                 if let Some((r, v)) = slots.next() {
@@ -103,7 +108,15 @@ fn run() -> i32 {
         return 5;
     };
     let e = fell(
-        nmf::joint_fit(&views, K, &params, &mut [&mut u1[..], &mut u2[..]][..], &mut v, w, None),
+        nmf::joint_fit(
+            &views,
+            K,
+            &params,
+            &mut [&mut u1[..], &mut u2[..]][..],
+            &mut v,
+            w,
+            None,
+        ),
         5,
     );
     if e != 0 {
@@ -128,7 +141,16 @@ fn run() -> i32 {
         return 6;
     };
     fell(
-        mvsl::fit(&views, &sge, K, &mp, &mut [&mut u1[..], &mut u2[..]][..], &mut v, w, None),
+        mvsl::fit(
+            &views,
+            &sge,
+            K,
+            &mp,
+            &mut [&mut u1[..], &mut u2[..]][..],
+            &mut v,
+            w,
+            None,
+        ),
         6,
     )
 }

@@ -409,7 +409,11 @@ fn pack<T: Real, const W: usize>(
                         }
                     }
                     _ => {
-                        for (p, d) in sl.chunks_exact_mut(W).filter_map(|c| c.get_mut(i)).enumerate() {
+                        for (p, d) in sl
+                            .chunks_exact_mut(W)
+                            .filter_map(|c| c.get_mut(i))
+                            .enumerate()
+                        {
                             *d = if i < rows {
                                 m.at(r0 + i, p0 + p)
                             } else {

@@ -131,7 +131,10 @@ impl<T: Copy + Default> MatRef<'_, T> {
     #[inline(always)]
     pub fn at(&self, i: usize, j: usize) -> T {
         self.data
-            .get(i.wrapping_mul(self.rs).wrapping_add(j.wrapping_mul(self.cs)))
+            .get(
+                i.wrapping_mul(self.rs)
+                    .wrapping_add(j.wrapping_mul(self.cs)),
+            )
             .copied()
             .unwrap_or_default()
     }

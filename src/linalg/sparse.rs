@@ -363,7 +363,11 @@ pub(crate) fn rows_padded<T: Real>(
 /// the first `k` of each), into `vp` .
 #[inline(always)]
 pub(crate) fn pad_into<T: Real>(v: &[T], n: usize, k: usize, w: usize, vp: &mut [T]) {
-    for (dst, src) in vp.chunks_exact_mut(w.max(1)).zip(v.chunks_exact(k.max(1))).take(n) {
+    for (dst, src) in vp
+        .chunks_exact_mut(w.max(1))
+        .zip(v.chunks_exact(k.max(1)))
+        .take(n)
+    {
         let (head, pad) = dst.split_at_mut(k.min(dst.len()));
         for (d, &x) in head.iter_mut().zip(src) {
             *d = x;
@@ -749,7 +753,11 @@ fn utx_block<T: Real, const W: usize>(
     out: &mut [T],
 ) {
     let ends = c.col_ptr.get(1..).unwrap_or_default();
-    for ((cur, &e), o) in cursor.iter_mut().zip(ends).zip(out.chunks_exact_mut(k.max(1))) {
+    for ((cur, &e), o) in cursor
+        .iter_mut()
+        .zip(ends)
+        .zip(out.chunks_exact_mut(k.max(1)))
+    {
         let (idx, xs) = block_entries(c, cur, e, i1);
         if idx.is_empty() {
             continue;
@@ -925,7 +933,11 @@ fn ut_x_scatter<T: Real>(
 ) -> Result<(), Error> {
     let rb = rows.min(ROW_BLOCK_SCATTER);
     par.run_items(
-        parts.chunks_mut((n * w).max(1)).take(tasks).enumerate().zip(slots),
+        parts
+            .chunks_mut((n * w).max(1))
+            .take(tasks)
+            .enumerate()
+            .zip(slots),
         &|((t, op), slot)| {
             op.fill(T::ZERO);
             let blk: &mut [T] = Stack::new(slot).take_matrix(rb, w)?;
@@ -965,11 +977,17 @@ pub(crate) fn ut_x_by_columns<T: Real>(
     let n = c.cols;
     let xt = Csr::new(c.col_ptr, c.row_idx, c.values);
     let out = out.get_mut(..k * n).ok_or(Error::Internal)?;
-    let per = k.checked_mul(chunk).filter(|&p| p > 0).ok_or(Error::Internal)?;
+    let per = k
+        .checked_mul(chunk)
+        .filter(|&p| p > 0)
+        .ok_or(Error::Internal)?;
     if out.chunks(per).len() != tasks {
         return Err(Error::Internal);
     }
-    par.run_items(out.chunks_mut(per).enumerate().zip(slots), &|((t, o), slot)| {
+    par.run_items(out.chunks_mut(per).enumerate().zip(slots), &|(
+        (t, o),
+        slot,
+    )| {
         let (j0, r) = (t * chunk, o.len() / k.max(1));
         let buf: &mut [T] = Stack::new(slot).take_matrix(r, k)?;
         gather_block(xt, (j0, j0 + r), (k, w), up, buf);

@@ -141,7 +141,10 @@ impl Objective {
     /// scale back to the caller's units; exact).
     pub(crate) fn scaled(mut self, f: f64) -> Self {
         self.total *= f;
-        self.terms.iter_mut().take(self.n_terms).for_each(|t| t.1 *= f);
+        self.terms
+            .iter_mut()
+            .take(self.n_terms)
+            .for_each(|t| t.1 *= f);
         self
     }
 
