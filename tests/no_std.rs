@@ -1,9 +1,11 @@
 //! The no_std build is proven by a build: `nostd-check/` is a `#![no_std]`
 //! `#![no_main]` binary with its own panic handler that links the core with
 //! default features off. Anything that pulls std into the core makes that link
-//! fail ("duplicate lang item `panic_impl`"). The binary then runs a small NMF
-//! and a 3×3 symmetric eigendecomposition on static buffers and exits 0 when
-//! the objective fell and the eigenvalues are right.
+//! fail ("duplicate lang item `panic_impl`"). The binary then runs small fits
+//! (NMF dense and CSC, joint NMF, MvSL with SGE) and a 3×3 symmetric
+//! eigendecomposition on static buffers and exits 0 when every objective fell
+//! and the eigenvalues are right. (`scripts/panic_sites.sh` builds the same
+//! binary with fat LTO as the link-time no-panic proof.)
 
 use std::path::PathBuf;
 use std::process::Command;
