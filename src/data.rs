@@ -108,11 +108,8 @@ impl<'a, T: Real> Dense<'a, T> {
     /// Column `j` (`j < cols`; empty past the last column).
     #[inline]
     pub fn col(&self, j: usize) -> &'a [T] {
-        let s = j.saturating_mul(self.col_stride);
-        self.mat
-            .data()
-            .get(s..s.saturating_add(self.rows))
-            .unwrap_or_default()
+        let s = j * self.col_stride;
+        self.mat.data().get(s..s + self.rows).unwrap_or_default()
     }
 
     /// The strided matrix view.
