@@ -19,7 +19,7 @@ use mvnmf::{Csc, Dense, Init, Parallel, View};
 use std::time::Instant;
 
 mod common;
-use common::{median, Rng};
+use common::{median, IterTimer, Rng};
 
 /// Seconds per NMF iteration (from the start's report to the last one, as
 /// `bench/bench_nmf.py` times mvnmf: the start and the workspace's first
@@ -35,17 +35,18 @@ fn nmf_iter(view: View<'_, f64>, k: usize, u0: &[f64], v0: &[f64], par: Parallel
     };
     let mut w = vec![0u8; nmf::fit_workspace::<f64>(view.shape(), k, &p).unwrap()];
     let (mut u, mut v) = (u0.to_vec(), v0.to_vec());
-    let (mut t0, mut t1) = (None, None);
-    let mut mon = |pr: &mvnmf::Progress| {
-        if pr.iter == 0 {
-            t0 = Some(Instant::now());
-        }
-        t1 = Some(Instant::now());
-        std::ops::ControlFlow::Continue(())
-    };
-    nmf::fit(view, k, &p, &mut u, &mut v, &mut w, Some(&mut mon)).unwrap();
-    let t = (t1.unwrap() - t0.unwrap()).as_secs_f64() / iters as f64;
-    (t, hash(&v))
+    let mut timer = IterTimer::default();
+    nmf::fit(
+        view,
+        k,
+        &p,
+        &mut u,
+        &mut v,
+        &mut w,
+        Some(&mut timer.monitor()),
+    )
+    .unwrap();
+    (timer.per_iter(iters), hash(&v))
 }
 
 /// Column-major dense views of `n` items over `xs`, one width each.
@@ -149,14 +150,7 @@ fn main() {
                 let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
                 // Per iteration: from the start report to the last one (the
                 // kernels, MKL and graph before the start are excluded).
-                let (mut t0, mut t1) = (None, None);
-                let mut mon = |pr: &mvnmf::Progress| {
-                    if pr.iter == 0 {
-                        t0 = Some(Instant::now());
-                    }
-                    t1 = Some(Instant::now());
-                    std::ops::ControlFlow::Continue(())
-                };
+                let mut timer = IterTimer::default();
                 pipeline::fit(
                     &vs[..],
                     &ks[..],
@@ -168,10 +162,10 @@ fn main() {
                     &mut v,
                     &mut eta,
                     &mut w,
-                    Some(&mut mon),
+                    Some(&mut timer.monitor()),
                 )
                 .unwrap();
-                let t = (t1.unwrap() - t0.unwrap()).as_secs_f64() / iters as f64;
+                let t = timer.per_iter(iters);
                 (t, hash(&v))
             }),
         ));

@@ -242,6 +242,19 @@ mod tests {
             let _ = ok;
         }
     }
+
+    #[test]
+    fn slots_are_n_pieces_of_the_slot_size() {
+        let mut buf = std::vec![0u8; 4096];
+        let mut st = Stack::new(&mut buf);
+        let req = WorkReq::new::<f64>(5);
+        let per = req.slot().unwrap();
+        let slots = st.take_slots(3, req).unwrap();
+        assert_eq!(slots.len(), 3);
+        let lens: std::vec::Vec<usize> = slots.map(|s| s.len()).collect();
+        assert_eq!(lens, std::vec![per; 3]);
+        assert!(st.take_slots(usize::MAX, req).is_err());
+    }
 }
 
 /// The scratch slots of [`Stack::take_slots`], `per` bytes each, in order.

@@ -46,3 +46,31 @@ pub fn median(mut x: Vec<f64>) -> f64 {
     x.sort_by(f64::total_cmp);
     x[x.len() / 2]
 }
+
+/// Times a fit's iterations from its monitor, as `bench/bench_nmf.py` times
+/// mvnmf: from the start's report (iteration 0) to the last one, so that the
+/// start and the workspace's first touch are excluded.
+#[derive(Default)]
+pub struct IterTimer {
+    first: Option<std::time::Instant>,
+    last: Option<std::time::Instant>,
+}
+
+impl IterTimer {
+    /// The monitor to pass to the fit.
+    pub fn monitor(&mut self) -> impl FnMut(&mvnmf::Progress) -> std::ops::ControlFlow<()> + '_ {
+        |pr| {
+            let now = std::time::Instant::now();
+            if pr.iter == 0 {
+                self.first = Some(now);
+            }
+            self.last = Some(now);
+            std::ops::ControlFlow::Continue(())
+        }
+    }
+
+    /// Seconds per iteration over `iters` iterations.
+    pub fn per_iter(&self, iters: u32) -> f64 {
+        (self.last.unwrap() - self.first.unwrap()).as_secs_f64() / f64::from(iters)
+    }
+}
