@@ -13,7 +13,9 @@
 #   models::mvsl::fit         the MvSL preset (L1,2 proximal U-step) with an
 #                             SGE graph on the same two views;
 #   linalg::sym_eig           the symmetric eigensolver;
-# see nostd-check/src/main.rs for the exact calls. It is built in the release
+# see nostd-check/src/main.rs for the exact calls. Every input (data, CSC
+# structure, labels, dimensions, rank, options) goes through core::hint::black_box,
+# so the optimiser cannot specialise the library for those values. It is built in the release
 # profile with fat LTO, codegen-units = 1, opt-level = 3 and panic = "abort",
 # with a panic handler that calls a symbol no library defines
 # (`mvnmf_a_panic_is_reachable`): the link succeeds only if the optimiser

@@ -4,8 +4,15 @@
 //! every objective fell and the eigenvalues are right. `scripts/panic_sites.sh`
 //! builds it with a panic handler that calls an undefined symbol (a link-time
 //! proof that none of these calls can reach a panic).
+//!
+//! Every input the library sees (data, CSC structure, labels, dimensions,
+//! rank, options) passes through [`black_box`], so the optimiser cannot fold
+//! the calls for these particular values: what the link proves holds for
+//! whatever the caller passes, every option included.
 #![no_std]
 #![no_main]
+
+use core::hint::black_box;
 
 use mvnmf::eval::UNLABELED;
 use mvnmf::graph::Sge;
@@ -73,27 +80,34 @@ fn run() -> i32 {
         *ptr = nnz;
     }
     let (dense, csc) = match (
-        Dense::new(&x, M, N, M),
-        Csc::new(M, N, &col_ptr, &row_idx, &vals),
+        Dense::new(black_box(&x), black_box(M), black_box(N), black_box(M)),
+        Csc::new(
+            black_box(M),
+            black_box(N),
+            black_box(&col_ptr),
+            black_box(&row_idx),
+            black_box(&vals),
+        ),
     ) {
         (Ok(d), Ok(c)) => (View::Dense(d), View::Csc(c)),
         _ => return 2,
     };
-    let params = NmfParams {
+    let params = black_box(NmfParams {
         max_iter: 50,
         tol: 0.0,
         ..NmfParams::default()
-    };
+    });
+    let k = black_box(K);
     // NMF, one view at a time.
     for (view, code) in [(dense, 3), (csc, 4)] {
-        let Some(w) = nmf::fit_workspace::<f64>(view.shape(), K, &params)
+        let Some(w) = nmf::fit_workspace::<f64>(view.shape(), k, &params)
             .ok()
             .and_then(work)
         else {
             return code;
         };
         let (mut u, mut v) = ([0.0f64; M * K], [0.0f64; K * N]);
-        let e = fell(nmf::fit(view, K, &params, &mut u, &mut v, w, None), code);
+        let e = fell(nmf::fit(view, k, &params, &mut u, &mut v, w, None), code);
         if e != 0 {
             return e;
         }
@@ -101,7 +115,7 @@ fn run() -> i32 {
     // Joint NMF and MvSL on both views.
     let views = [dense, csc];
     let (mut u1, mut u2, mut v) = ([0.0f64; M * K], [0.0f64; M * K], [0.0f64; K * N]);
-    let Some(w) = nmf::joint_fit_workspace::<f64>(views.iter().map(View::shape), K, &params)
+    let Some(w) = nmf::joint_fit_workspace::<f64>(views.iter().map(View::shape), k, &params)
         .ok()
         .and_then(work)
     else {
@@ -110,7 +124,7 @@ fn run() -> i32 {
     let e = fell(
         nmf::joint_fit(
             &views,
-            K,
+            k,
             &params,
             &mut [&mut u1[..], &mut u2[..]][..],
             &mut v,
@@ -126,15 +140,15 @@ fn run() -> i32 {
     for (j, l) in labels.iter_mut().enumerate().step_by(2) {
         *l = (j % 4 / 2) as u32;
     }
-    let Ok(sge) = Sge::new(&labels, 2) else {
+    let Ok(sge) = Sge::new(black_box(&labels), black_box(2)) else {
         return 6;
     };
-    let mp = MvslParams {
+    let mp = black_box(MvslParams {
         max_iter: 30,
         tol: 0.0,
         ..MvslParams::mvsl()
-    };
-    let Some(w) = mvsl::fit_workspace::<f64, _>(views.iter().map(View::shape), &sge, K, &mp)
+    });
+    let Some(w) = mvsl::fit_workspace::<f64, _>(views.iter().map(View::shape), &sge, k, &mp)
         .ok()
         .and_then(work)
     else {
@@ -144,7 +158,7 @@ fn run() -> i32 {
         mvsl::fit(
             &views,
             &sge,
-            K,
+            k,
             &mp,
             &mut [&mut u1[..], &mut u2[..]][..],
             &mut v,
