@@ -14,6 +14,9 @@
 
 use core::hint::black_box;
 
+mod capi_graph_eval;
+mod capi_models;
+
 use mvnmf::eval::UNLABELED;
 use mvnmf::graph::Sge;
 use mvnmf::models::mvsl::{self, MvslParams};
@@ -193,8 +196,11 @@ fn eig() -> i32 {
 /// Called by the C runtime's start files (libc's `__libc_start_main`).
 #[no_mangle]
 pub extern "C" fn main(_argc: i32, _argv: *const *const u8) -> i32 {
-    match run() {
-        0 => eig(),
-        e => e,
+    for part in [run, eig, capi_models::run, capi_graph_eval::run] {
+        let e = part();
+        if e != 0 {
+            return e;
+        }
     }
+    0
 }
