@@ -100,8 +100,18 @@ fn main() {
         env!("CARGO_PKG_VERSION"),
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
-    println!("| workload | 1 thread | 2 threads | 3 threads | 2 / 1 | 3 / 1 | same bits |");
-    println!("|---|---|---|---|---|---|---|");
+    // Columns: a time per thread count, then each count's speed-up over the first.
+    let head: Vec<String> = threads.iter().map(|&t| format!("{t} thread{}", if t == 1 { "" } else { "s" })).collect();
+    let ratios: Vec<String> = threads[1..]
+        .iter()
+        .map(|t| format!("{t} / {}", threads[0]))
+        .collect();
+    println!(
+        "| workload | {} | {}same bits |",
+        head.join(" | "),
+        ratios.iter().map(|r| format!("{r} | ")).collect::<String>()
+    );
+    println!("|---|{}---|", "---|".repeat(head.len() + ratios.len()));
 
     type Run<'a> = Box<dyn Fn(Parallel) -> (f64, u64) + 'a>;
     let mut work: Vec<(&str, Run<'_>)> = Vec::new();
@@ -238,15 +248,12 @@ fn main() {
         }
         let med: Vec<f64> = times.into_iter().map(median).collect();
         let same = hashes.iter().all(|&h| h == hashes[0]);
-        let row = format!(
-            "| {name} | {:.2} | {:.2} | {:.2} | {:.2}x | {:.2}x | {} |",
-            1e3 * med[0],
-            1e3 * med[1],
-            1e3 * med[2],
-            med[0] / med[1],
-            med[0] / med[2],
-            if same { "yes" } else { "NO" }
-        );
+        let cells: String = med
+            .iter()
+            .map(|t| format!("{:.2} | ", 1e3 * t))
+            .chain(med[1..].iter().map(|t| format!("{:.2}x | ", med[0] / t)))
+            .collect();
+        let row = format!("| {name} | {cells}{} |", if same { "yes" } else { "NO" });
         println!("{row}");
         table.push(row);
     }
