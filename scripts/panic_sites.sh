@@ -69,7 +69,7 @@ if build 2>"$out/link.log"; then
   exit 0
 fi
 echo "link-time proof: no (a panic is reachable after optimisation)"
-grep -m1 -o "undefined reference to .mvnmf_a_panic_is_reachable." "$out/link.log" >/dev/null ||
+grep -m1 -E -o "undefined (reference to .|symbol: )mvnmf_a_panic_is_reachable" "$out/link.log" >/dev/null ||
   { echo "(the build failed for another reason:)"; tail -20 "$out/link.log"; exit 1; }
 cp "$src/main.rs.orig" "$src/src/main.rs"
 build
