@@ -244,16 +244,26 @@ impl Data {
             *f = *v as f32;
         }
         let mut nnz = 0;
-        for j in 0..N {
-            for i in 0..M {
+        let mut slots = d
+            .row_idx
+            .iter_mut()
+            .zip(d.vals.iter_mut().zip(&mut d.valsf));
+        for (j, (ptr, col)) in d
+            .col_ptr
+            .iter_mut()
+            .skip(1)
+            .zip(d.x.chunks_exact(M))
+            .enumerate()
+        {
+            for (i, &xi) in col.iter().enumerate() {
                 if (i + j) % 3 != 0 {
-                    d.row_idx[nnz] = i;
-                    d.vals[nnz] = 0.5 + d.x[i + j * M];
-                    d.valsf[nnz] = d.vals[nnz] as f32;
-                    nnz += 1;
+                    if let Some((r, (v, f))) = slots.next() {
+                        (*r, *v, *f) = (i, 0.5 + xi, (0.5 + xi) as f32);
+                        nnz += 1;
+                    }
                 }
             }
-            d.col_ptr[j + 1] = nnz;
+            *ptr = nnz;
         }
         for (j, l) in d.sge.iter_mut().enumerate().step_by(2) {
             *l = (j % 4 / 2) as u32;
@@ -1871,8 +1881,8 @@ fn dist(d: &Data) -> Result<(), i32> {
             && nq <= cq
             && arp[N] == na
             && prp[N] == nq
-            && aci[..na].iter().all(|&j| j < N)
-            && finite(&aw[..na])
+            && aci.get(..na).is_some_and(|c| c.iter().all(|&j| j < N))
+            && aw.get(..na).is_some_and(finite)
             && gt.allreduce_calls > 0,
         186,
     )
