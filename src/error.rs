@@ -180,6 +180,65 @@ impl fmt::Display for Error {
 #[cfg(feature = "std")]
 impl std::error::Error for Error {}
 
+/// Checked sub-slices where validation already guarantees the range: a miss
+/// is [`Error::Internal`] (a bug), never a panic (issue 15: no panic path).
+/// The same bounds check as `&s[r]`, with the error returned instead.
+pub(crate) trait Part<T> {
+    /// `&self[r]`, or [`Error::Internal`].
+    fn part<R: core::slice::SliceIndex<[T], Output = [T]>>(&self, r: R) -> Result<&[T], Error>;
+    /// `&mut self[r]`, or [`Error::Internal`].
+    fn part_mut<R: core::slice::SliceIndex<[T], Output = [T]>>(
+        &mut self,
+        r: R,
+    ) -> Result<&mut [T], Error>;
+    /// `self.copy_from_slice(src)`, or [`Error::Internal`] when the lengths differ.
+    fn copy_checked(&mut self, src: &[T]) -> Result<(), Error>
+    where
+        T: Copy;
+    /// `self[i]`, or [`Error::Internal`].
+    fn at(&self, i: usize) -> Result<T, Error>
+    where
+        T: Copy;
+    /// `&mut self[i]`, or [`Error::Internal`].
+    fn at_mut(&mut self, i: usize) -> Result<&mut T, Error>;
+}
+
+impl<T> Part<T> for [T] {
+    #[inline]
+    fn part<R: core::slice::SliceIndex<[T], Output = [T]>>(&self, r: R) -> Result<&[T], Error> {
+        self.get(r).ok_or(Error::Internal)
+    }
+    #[inline]
+    fn part_mut<R: core::slice::SliceIndex<[T], Output = [T]>>(
+        &mut self,
+        r: R,
+    ) -> Result<&mut [T], Error> {
+        self.get_mut(r).ok_or(Error::Internal)
+    }
+    #[inline]
+    fn copy_checked(&mut self, src: &[T]) -> Result<(), Error>
+    where
+        T: Copy,
+    {
+        if self.len() != src.len() {
+            return Err(Error::Internal);
+        }
+        self.copy_from_slice(src);
+        Ok(())
+    }
+    #[inline]
+    fn at(&self, i: usize) -> Result<T, Error>
+    where
+        T: Copy,
+    {
+        self.get(i).copied().ok_or(Error::Internal)
+    }
+    #[inline]
+    fn at_mut(&mut self, i: usize) -> Result<&mut T, Error> {
+        self.get_mut(i).ok_or(Error::Internal)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

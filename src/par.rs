@@ -154,7 +154,10 @@ impl Parallel {
     }
 
     /// Runs `work(item)` for every item of `items` (disjoint parts of an
-    /// output, each knowing its place), one task per item.
+    /// output, each knowing its place), one task per item. Inlined, so that
+    /// `items.len()` (a division by the chunk size for `chunks_mut`) is
+    /// computed where the caller's nonzero chunk size is known (no panic path).
+    #[inline(always)]
     pub fn run_items<I>(
         &self,
         items: I,

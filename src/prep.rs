@@ -62,8 +62,8 @@ pub struct PrepReport {
 /// `NonFiniteInput` at the first NaN or infinity.
 fn row_range(x: &[f64], rows: usize, cols: usize, r: usize) -> Result<(f64, f64), Error> {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for j in 0..cols {
-        let v = x[r + j * rows];
+    // Row r: every `rows`-th value from r (`x` is `rows × cols`, checked).
+    for &v in x.iter().skip(r).step_by(rows.max(1)).take(cols) {
         if !v.is_finite() {
             return Err(Error::NonFiniteInput);
         }
@@ -126,9 +126,8 @@ pub fn prepare_view(
     for r in (0..rows).filter(|_| min < 0.0) {
         let (lo, _) = row_range(x, rows, cols, r)?;
         if lo < 0.0 {
-            for j in 0..cols {
-                x[r + j * rows] -= lo;
-            }
+            let row = x.iter_mut().skip(r).step_by(rows.max(1)).take(cols);
+            row.for_each(|v| *v -= lo);
         }
     }
     let mut scale = 1.0;

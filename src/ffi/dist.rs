@@ -185,7 +185,7 @@ impl Comm for CComm {
             return allgather_by_sum(self, part, counts, out);
         };
         if counts.len() != self.ranks
-            || counts[self.rank] != part.len()
+            || counts.get(self.rank) != Some(&part.len())
             || counts.iter().sum::<usize>() != out.len()
         {
             return Err(Error::Internal);

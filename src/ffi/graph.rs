@@ -174,7 +174,8 @@ impl KernelSet for CKernels<'_> {
     }
     fn kernel(&self, v: usize) -> Kernel {
         // Validated in `ckernels`; the fallback is unreachable.
-        kernel_of(&self.k[v]).unwrap_or(Kernel::Linear)
+        let k = self.k.get(v).map(kernel_of);
+        k.and_then(Result::ok).unwrap_or(Kernel::Linear)
     }
 }
 

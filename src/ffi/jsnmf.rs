@@ -137,23 +137,23 @@ impl<L: Fn(usize) -> usize, T> Factors<T> for CBufs<'_, L, T> {
     }
     fn get(&self, i: usize) -> &[T] {
         let n = (self.len)(i);
-        if n == 0 {
+        let (Some(&p), true) = (self.ptrs.get(i), n > 0) else {
             return &[];
-        }
+        };
         // SAFETY: non-NULL and size checked in `bufs`; the caller promises
         // `len(i)` doubles that no other argument overlaps.
-        unsafe { core::slice::from_raw_parts(self.ptrs[i], n) }
+        unsafe { core::slice::from_raw_parts(p, n) }
     }
 }
 
 impl<L: Fn(usize) -> usize, T> FactorsMut<T> for CBufs<'_, L, T> {
     fn get_mut(&mut self, i: usize) -> &mut [T] {
         let n = (self.len)(i);
-        if n == 0 {
+        let (Some(&p), true) = (self.ptrs.get(i), n > 0) else {
             return &mut [];
-        }
+        };
         // SAFETY: as above; `&mut self` makes this the only live borrow.
-        unsafe { core::slice::from_raw_parts_mut(self.ptrs[i], n) }
+        unsafe { core::slice::from_raw_parts_mut(p, n) }
     }
 }
 
@@ -290,12 +290,12 @@ unsafe fn fit_c<D: ViewDesc>(
             };
             let wl = m.checked_mul(k).ok_or(Error::SizeOverflow)?;
             let ww = slice_mut(w, wl)?;
-            let mut us = bufs(u, n_sources, |s| m * (r[s] - k))?;
+            let mut us = bufs(u, n_sources, |s| r.get(s).map_or(0, |&rs| m * (rs - k)))?;
             let cols = |s: usize| vs.shape(s).cols;
             for (s, &rs) in r.iter().enumerate() {
                 rs.checked_mul(cols(s)).ok_or(Error::SizeOverflow)?;
             }
-            let mut hs = bufs(h, n_sources, |s| r[s] * cols(s))?;
+            let mut hs = bufs(h, n_sources, |s| r.get(s).map_or(0, |&rs| rs * cols(s)))?;
             let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
             let rep = with_monitor(progress, user, |mon| {
                 jsnmf::fit(&vs, k, r, lam, &p, ww, &mut us, &mut hs, wk, mon)

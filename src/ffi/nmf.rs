@@ -632,7 +632,7 @@ impl<D: ViewDesc> crate::models::beta::ViewMasks for CMasks<'_, D> {
         self.ptrs.len()
     }
     fn mask(&self, i: usize) -> Option<&[u8]> {
-        let p = self.ptrs[i];
+        let p = *self.ptrs.get(i)?;
         if p.is_null() {
             return None;
         }

@@ -727,21 +727,34 @@ pub fn anchor_gram<T: Real>(
     let lam: &mut [f64] = st.take(m)?;
     g.fill(T::ZERO);
     lam.fill(0.0);
+    // Item u's `s` anchors and weights; anchors below `m` (checked): the
+    // `get`s never miss (no panic path).
     for u in 0..n {
-        let (iu, zu) = (&idx[u * s..(u + 1) * s], &z[u * s..(u + 1) * s]);
+        let r = u * s..(u + 1) * s;
+        let (Some(iu), Some(zu)) = (idx.get(r.clone()), z.get(r)) else {
+            break;
+        };
         for (&a, &za) in iu.iter().zip(zu) {
-            lam[a] += za.to_f64();
+            if let Some(l) = lam.get_mut(a) {
+                *l += za.to_f64();
+            }
             for (&c, &zc) in iu.iter().zip(zu) {
-                g[a + c * m] += za * zc;
+                if let Some(x) = g.get_mut(a + c * m) {
+                    *x += za * zc;
+                }
             }
         }
     }
     // G Λ⁻¹ (columns scaled), then K = (G Λ⁻¹) G.
-    for c in 0..m {
-        let f = if lam[c] > 0.0 { 1.0 / lam[c] } else { 0.0 };
+    for (c, &lc) in lam.iter().enumerate() {
+        let f = if lc > 0.0 { 1.0 / lc } else { 0.0 };
         let f = T::from_f64(f);
-        for a in 0..m {
-            gl[a + c * m] = g[a + c * m] * f;
+        let r = c * m..(c + 1) * m;
+        let (Some(glc), Some(gc)) = (gl.get_mut(r.clone()), g.get(r)) else {
+            break;
+        };
+        for (x, &y) in glc.iter_mut().zip(gc) {
+            *x = y * f;
         }
     }
     gemm_into(

@@ -2,6 +2,7 @@
 //! a symmetric CSR graph from directed neighbour lists without allocation.
 
 use crate::error::Error;
+use crate::linalg::select::sort_unstable;
 use crate::similarity::topk::{PairTop, TopK, NO_NEIGHBOR};
 use crate::work::{Stack, WorkReq};
 
@@ -184,7 +185,9 @@ impl<'w> Assembler<'w> {
         self.half(j, i);
     }
 
-    /// `j` in row `i` (if `i` is in the range).
+    /// `j` in row `i` (if `i` is in the range). (Every index is checked:
+    /// `ptr` has `n + 1` entries and `cols` room for every entry counted, so
+    /// the `get`s never miss; no panic path.)
     #[inline(always)]
     fn half(&mut self, i: usize, j: usize) {
         let r = i.wrapping_sub(self.lo);
@@ -192,17 +195,24 @@ impl<'w> Assembler<'w> {
             return;
         }
         if self.filling {
-            self.cols[self.ptr[r]] = j;
-            self.ptr[r] += 1;
-        } else {
-            self.ptr[r + 1] += 1;
+            let Some(p) = self.ptr.get_mut(r) else {
+                return;
+            };
+            if let Some(c) = self.cols.get_mut(*p) {
+                *c = j;
+            }
+            *p += 1;
+        } else if let Some(p) = self.ptr.get_mut(r + 1) {
+            *p += 1;
         }
     }
 
     /// Counting done: prefix sums (row starts), then the same edges again.
     pub(crate) fn start_fill(&mut self) {
-        for i in 0..self.n {
-            self.ptr[i + 1] += self.ptr[i];
+        let mut acc = 0;
+        for p in self.ptr.iter_mut() {
+            acc += *p;
+            *p = acc;
         }
         self.filling = true;
     }
@@ -210,45 +220,64 @@ impl<'w> Assembler<'w> {
     /// Sorts every row, merges duplicates, compacts; returns the stored entries.
     pub(crate) fn finish(&mut self) -> usize {
         // After filling, ptr[i] is the end of row i: shift back to starts.
-        for i in (0..self.n).rev() {
-            self.ptr[i + 1] = self.ptr[i];
+        let mut prev = 0;
+        for p in self.ptr.iter_mut() {
+            (*p, prev) = (prev, *p);
         }
-        self.ptr[0] = 0;
         let (mut w, mut s) = (0, 0);
         for i in 0..self.n {
-            let e = self.ptr[i + 1];
-            self.cols[s..e].sort_unstable();
+            let e = self.ptr.get(i + 1).copied().unwrap_or(s);
+            if let Some(row) = self.cols.get_mut(s..e) {
+                // A heap sort: core's sorts keep a panic path.
+                sort_unstable(row);
+            }
             let start = w;
             let mut last = NO_NEIGHBOR;
             for r in s..e {
-                let c = self.cols[r];
+                let Some(&c) = self.cols.get(r) else {
+                    break;
+                };
                 if c != last {
-                    self.cols[w] = c;
+                    if let Some(d) = self.cols.get_mut(w) {
+                        *d = c;
+                    }
                     w += 1;
                     last = c;
                 }
             }
-            self.ptr[i] = start;
+            if let Some(p) = self.ptr.get_mut(i) {
+                *p = start;
+            }
             s = e;
         }
-        self.ptr[self.n] = w;
+        if let Some(p) = self.ptr.get_mut(self.n) {
+            *p = w;
+        }
         w
     }
 
     /// Stored entries (after [`Assembler::finish`]).
     pub(crate) fn nnz(&self) -> usize {
-        self.ptr[self.n]
+        self.ptr.get(self.n).copied().unwrap_or(0)
     }
 
     /// Copies into `out` with weights `weight(i, j)` (`i`, `j` item indices; `out` checked by
-    /// the caller).
+    /// the caller: [`Assembler::check`], and `row_ptr` of `n + 1` entries).
     pub(crate) fn write(&self, out: &mut CsrOut<'_>, weight: impl Fn(usize, usize) -> f64) {
         let nnz = self.nnz();
-        out.row_ptr.copy_from_slice(&self.ptr[..self.n + 1]);
-        out.col_idx[..nnz].copy_from_slice(&self.cols[..nnz]);
-        for i in 0..self.n {
-            for r in self.ptr[i]..self.ptr[i + 1] {
-                out.weights[r] = weight(self.lo + i, self.cols[r]);
+        if out.row_ptr.len() == self.ptr.len() {
+            out.row_ptr.copy_from_slice(self.ptr);
+        }
+        if let (Some(d), Some(c)) = (out.col_idx.get_mut(..nnz), self.cols.get(..nnz)) {
+            d.copy_from_slice(c);
+        }
+        for (i, w) in self.ptr.windows(2).enumerate() {
+            let &[s, e] = w else { continue };
+            let (Some(cols), Some(ws)) = (self.cols.get(s..e), out.weights.get_mut(s..e)) else {
+                continue;
+            };
+            for (x, &c) in ws.iter_mut().zip(cols) {
+                *x = weight(self.lo + i, c);
             }
         }
     }

@@ -3,6 +3,7 @@
 use super::GraphOp;
 use crate::error::Error;
 use crate::linalg::real::Real;
+use crate::linalg::sparse::span;
 use crate::par::{chunk_len, tasks_for, MAX_TASKS};
 use crate::work::{Stack, WorkReq};
 
@@ -30,40 +31,47 @@ impl<'a> CsrGraph<'a> {
         if n == 0 {
             return Err(Error::ZeroDimension);
         }
-        if row_ptr.len() != n + 1 {
+        // `n + 1` checked: `n = usize::MAX` with an empty `row_ptr` once
+        // passed a wrapping comparison and panicked reading `row_ptr[0]`.
+        if n.checked_add(1) != Some(row_ptr.len()) {
             return Err(Error::DimensionMismatch);
         }
-        if row_ptr[0] != 0 {
+        let (Some(&first), Some(&nnz)) = (row_ptr.first(), row_ptr.last()) else {
+            return Err(Error::DimensionMismatch);
+        };
+        if first != 0 {
             return Err(Error::MalformedCsc);
         }
-        let nnz = row_ptr[n];
         if nnz > col_idx.len() || nnz > weights.len() {
             return Err(Error::BufferTooShort);
         }
-        for j in 0..n {
-            let (s, e) = (row_ptr[j], row_ptr[j + 1]);
+        for w in row_ptr.windows(2) {
+            let &[s, e] = w else {
+                return Err(Error::MalformedCsc);
+            };
             if e < s || e > nnz {
                 return Err(Error::MalformedCsc);
             }
-            for t in s..e {
-                if col_idx[t] >= n || (t > s && col_idx[t] <= col_idx[t - 1]) {
-                    return Err(Error::MalformedCsc);
-                }
+            let cols = col_idx.get(s..e).ok_or(Error::MalformedCsc)?;
+            let increasing = cols.windows(2).all(|p| matches!(*p, [a, b] if a < b));
+            if cols.iter().any(|&c| c >= n) || !increasing {
+                return Err(Error::MalformedCsc);
             }
         }
-        crate::data::check_values(&weights[..nnz], true)?;
+        let weights = weights.get(..nnz).ok_or(Error::BufferTooShort)?;
+        crate::data::check_values(weights, true)?;
         let g = CsrGraph {
             n,
             row_ptr,
             col_idx,
-            weights: &weights[..nnz],
+            weights,
         };
         for j in 0..n {
             let (cols, ws) = g.row(j);
             for (&i, &w) in cols.iter().zip(ws) {
                 let (ci, wi) = g.row(i);
                 match ci.binary_search(&j) {
-                    Ok(p) if wi[p] == w => {}
+                    Ok(p) if wi.get(p) == Some(&w) => {}
                     _ => return Err(Error::BadParameter),
                 }
             }
@@ -84,8 +92,8 @@ impl<'a> CsrGraph<'a> {
     /// Row `j`: (neighbours, weights).
     #[inline]
     pub fn row(&self, j: usize) -> (&'a [usize], &'a [f64]) {
-        let (s, e) = (self.row_ptr[j], self.row_ptr[j + 1]);
-        (&self.col_idx[s..e], &self.weights[s..e])
+        // Empty for `j ≥ n` (validated rows are never outside the arrays).
+        span(self.row_ptr, j, self.col_idx, self.weights)
     }
 
     /// Degree `D_jj = Σ_i W_ji`.
@@ -136,13 +144,15 @@ fn accumulate<T: Real>(
 ) {
     let (cols, ws) = g.row(j);
     let d: f64 = ws.iter().sum();
-    for r in 0..k {
-        diag[r] = d * v[r + j * k].to_f64();
-        off[r] = 0.0;
+    // Column i of `v` (`k × n`; `i < n` validated, so never empty).
+    let col = |i: usize| v.get(i * k..(i + 1) * k).unwrap_or(&[]);
+    for ((dr, or), &x) in diag.iter_mut().zip(off.iter_mut()).zip(col(j)) {
+        *dr = d * x.to_f64();
+        *or = 0.0;
     }
     for (&i, &w) in cols.iter().zip(ws) {
-        for r in 0..k {
-            off[r] += w * v[r + i * k].to_f64();
+        for (or, &x) in off.iter_mut().zip(col(i)) {
+            *or += w * x.to_f64();
         }
     }
 }
@@ -181,8 +191,8 @@ impl<T: Real> GraphOp<T> for CsrGraphs<'_> {
         let mut st = st.rest();
         let slots = st.take_slots(tasks, WorkReq::all_of(&[WorkReq::new::<f64>(k); 4]))?;
         let blocks = plus
-            .chunks_mut(k * chunk)
-            .zip(minus.chunks_mut(k * chunk))
+            .chunks_mut((k * chunk).max(1))
+            .zip(minus.chunks_mut((k * chunk).max(1)))
             .enumerate()
             .zip(slots);
         let traces = spin::Mutex::new([(0.0f64, 0.0f64); MAX_TASKS]);
@@ -195,8 +205,8 @@ impl<T: Real> GraphOp<T> for CsrGraphs<'_> {
             let (mut ta, mut tp) = (0.0, 0.0);
             let j0 = t * chunk;
             for (jj, (pc, mc)) in pl
-                .chunks_exact_mut(k)
-                .zip(mi.chunks_exact_mut(k))
+                .chunks_exact_mut(k.max(1))
+                .zip(mi.chunks_exact_mut(k.max(1)))
                 .enumerate()
             {
                 let j = j0 + jj;
@@ -210,12 +220,15 @@ impl<T: Real> GraphOp<T> for CsrGraphs<'_> {
                 if let Some(g) = &self.penalty {
                     accumulate(g, v, k, j, dp, wp);
                 }
-                for r in 0..k {
-                    let x = v[r + j * k].to_f64();
-                    pc[r] = T::from_f64(da[r] + wp[r]);
-                    mc[r] = T::from_f64(dp[r] + wa[r]);
-                    ta += x * (da[r] - wa[r]);
-                    tp += x * (dp[r] - wp[r]);
+                let vj = v.get(j * k..(j + 1) * k).unwrap_or(&[]);
+                let out = pc.iter_mut().zip(mc.iter_mut()).zip(vj);
+                let sums = da.iter().zip(wa.iter()).zip(dp.iter().zip(wp.iter()));
+                for (((p, m), &x), ((&dar, &war), (&dpr, &wpr))) in out.zip(sums) {
+                    let x = x.to_f64();
+                    *p = T::from_f64(dar + wpr);
+                    *m = T::from_f64(dpr + war);
+                    ta += x * (dar - war);
+                    tp += x * (dpr - wpr);
                 }
             }
             if let Some(slot) = traces.lock().get_mut(t) {

@@ -31,7 +31,7 @@ impl<'a, T: Real> DenseGraph<'a, T> {
         crate::data::check_values(w, true)?;
         for j in 0..n {
             for i in j + 1..n {
-                if w[i + j * n] != w[j + i * n] {
+                if w.get(i + j * n) != w.get(j + i * n) {
                     return Err(Error::BadParameter);
                 }
             }
@@ -73,8 +73,9 @@ impl<T: Real> GraphOp<T> for DenseGraph<'_, T> {
         let n = self.n;
         let mut st = st.rest();
         let deg: &mut [f64] = st.take(n)?;
-        for (j, d) in deg.iter_mut().enumerate() {
-            *d = self.w[j * n..(j + 1) * n].iter().map(|x| x.to_f64()).sum();
+        // Column j of the `n × n` weights, of `v`, `plus`, `minus` (`k × n`).
+        for (d, wj) in deg.iter_mut().zip(self.w.chunks_exact(n.max(1))) {
+            *d = wj.iter().map(|x| x.to_f64()).sum();
         }
         gemm(
             T::ONE,
@@ -85,11 +86,12 @@ impl<T: Real> GraphOp<T> for DenseGraph<'_, T> {
             &mut st,
         )?;
         let mut ta = 0.0;
-        for j in 0..n {
-            for r in 0..k {
-                let x = v[r + j * k];
-                plus[r + j * k] = x * T::from_f64(deg[j]);
-                ta += x.to_f64() * (plus[r + j * k] - minus[r + j * k]).to_f64();
+        let k1 = k.max(1);
+        let cols = v.chunks_exact(k1).zip(plus.chunks_exact_mut(k1));
+        for ((vj, pj), (mj, &dj)) in cols.zip(minus.chunks_exact(k1).zip(deg.iter())) {
+            for ((&x, p), &m) in vj.iter().zip(pj.iter_mut()).zip(mj) {
+                *p = x * T::from_f64(dj);
+                ta += x.to_f64() * (*p - m).to_f64();
             }
         }
         Ok((ta, 0.0))

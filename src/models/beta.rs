@@ -43,7 +43,7 @@
 //! workspace two `max M_v × N` buffers and `O((max M_v + N)·K)`.
 
 use crate::data::{FactorsMut, View, ViewSet, ViewShape};
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
 use crate::linalg::{gemm, gemm_into, gemm_req};
@@ -263,9 +263,10 @@ pub fn fit_masked<
             (Some(_), View::Csc(_)) => return Err(Error::BadParameter),
             (Some(w), View::Dense(d)) => {
                 let m = d.mat();
-                for j in 0..n {
-                    for a in 0..m.rows() {
-                        if w[a + j * m.rows()] == 1 {
+                // `w` is `rows × n` (checked above): column j is chunk j.
+                for (j, wj) in w.chunks_exact(m.rows().max(1)).enumerate() {
+                    for (a, &wa) in wj.iter().enumerate() {
+                        if wa == 1 {
                             let xv = m.at(a, j);
                             if !xv.is_finite() {
                                 return Err(Error::NonFiniteInput);
@@ -290,7 +291,7 @@ pub fn fit_masked<
                 let w = mask_of(i);
                 for j in 0..n {
                     for a in 0..m.rows() {
-                        let seen = w.is_none_or(|w| w[a + j * m.rows()] == 1);
+                        let seen = w.is_none_or(|w| w.get(a + j * m.rows()) == Some(&1));
                         if seen && m.at(a, j) == T::ZERO {
                             return Err(Error::BadParameter);
                         }
@@ -367,18 +368,9 @@ pub fn fit_masked<
                 let x = views.view(i);
                 let m = x.rows();
                 let ui = u.get_mut(i);
-                ctx.u_terms(
-                    &x,
-                    mask_of(i),
-                    ui,
-                    v,
-                    y,
-                    rr,
-                    &mut nu[..m * k],
-                    &mut du[..m * k],
-                    &mut sc,
-                )?;
-                apply(ui, &nu[..m * k], &du[..m * k], clip, gamma);
+                let (num, den) = (nu.part_mut(..m * k)?, du.part_mut(..m * k)?);
+                ctx.u_terms(&x, mask_of(i), ui, v, y, rr, num, den, &mut sc)?;
+                apply(ui, num, den, clip, gamma);
             }
             // The V-step: the views' terms added up.
             nv.fill(T::ZERO);
@@ -413,7 +405,7 @@ fn max_entry<T: Real>(x: &View<'_, T>, w: Option<&[u8]>) -> f64 {
             let mut a = 0.0f64;
             for j in 0..m.cols() {
                 for i in 0..m.rows() {
-                    if w.is_none_or(|w| w[i + j * m.rows()] == 1) {
+                    if w.is_none_or(|w| w.get(i + j * m.rows()) == Some(&1)) {
                         a = a.max(m.at(i, j).to_f64());
                     }
                 }
@@ -432,7 +424,7 @@ fn observed_mean<T: Real>(x: &View<'_, T>, w: Option<&[u8]>) -> f64 {
             let (mut s, mut c) = (0.0f64, 0usize);
             for j in 0..m.cols() {
                 for i in 0..m.rows() {
-                    if w[i + j * m.rows()] == 1 {
+                    if w.get(i + j * m.rows()) == Some(&1) {
                         s += m.at(i, j).to_f64();
                         c += 1;
                     }
@@ -505,16 +497,24 @@ impl Ctx {
         gemm_into(
             MatRef::col_major(u, m, self.k)?,
             MatRef::col_major(v, self.k, self.n)?,
-            &mut y[..m * self.n],
+            y.part_mut(..m * self.n)?,
             sc,
         )
     }
 
-    /// `y` at a stored entry of a CSC view: `Σ_l u[i, l] v[l, j]`.
-    fn at<T: Real>(&self, m: usize, u: &[T], v: &[T], i: usize, j: usize) -> f64 {
-        (0..self.k)
-            .map(|l| u[i + l * m].to_f64() * v[l + j * self.k].to_f64())
+    /// `y` at a stored entry of a CSC view: `Σ_l u[i, l] v[l, j]` (`vj`
+    /// column j of `v`).
+    fn at<T: Real>(&self, m: usize, u: &[T], vj: &[T], i: usize) -> f64 {
+        let ui = |l: usize| u.get(i + l * m).map_or(0.0, |a| a.to_f64());
+        vj.iter()
+            .enumerate()
+            .map(|(l, &b)| ui(l) * b.to_f64())
             .sum()
+    }
+
+    /// Column `j` of `v` (`k × n`; empty past the end, which validation excludes).
+    fn col<'v, T>(&self, v: &'v [T], j: usize) -> &'v [T] {
+        v.get(j * self.k..(j + 1) * self.k).unwrap_or(&[])
     }
 
     /// `r = x · y^(β−2)` with `y` floored at `clip` for `β < 2`.
@@ -561,20 +561,23 @@ impl Ctx {
     ) -> Result<(), Error> {
         let m = x.rows();
         self.product(m, u, v, y, sc)?;
-        for j in 0..self.n {
-            for i in 0..m {
-                let t = i + j * m;
-                if w.is_some_and(|w| w[t] == 0) {
-                    rr[t] = T::ZERO;
-                    y[t] = T::ZERO;
+        // Column j of y, rr (and w) is chunk j (`m × n`, column-major).
+        let m1 = m.max(1);
+        let cols = y.chunks_exact_mut(m1).zip(rr.chunks_exact_mut(m1));
+        for (j, (yj, rj)) in cols.take(self.n).enumerate() {
+            let wj = w.map(|w| w.get(j * m..(j + 1) * m).unwrap_or(&[]));
+            for (i, (yt, rt)) in yj.iter_mut().zip(rj.iter_mut()).enumerate() {
+                if wj.is_some_and(|w| w.get(i) == Some(&0)) {
+                    *rt = T::ZERO;
+                    *yt = T::ZERO;
                     continue;
                 }
-                let yy = y[t].to_f64();
-                rr[t] = T::from_f64(self.ratio(x.at(i, j).to_f64(), yy));
+                let yy = yt.to_f64();
+                *rt = T::from_f64(self.ratio(x.at(i, j).to_f64(), yy));
                 if self.beta != 1.0 {
-                    y[t] = T::from_f64(self.power(yy));
+                    *yt = T::from_f64(self.power(yy));
                 } else if w.is_some() {
-                    y[t] = T::ONE;
+                    *yt = T::ONE;
                 }
             }
         }
@@ -599,22 +602,25 @@ impl Ctx {
             View::Dense(d) => {
                 self.dense_terms(d.mat(), w, u, v, y, rr, sc)?;
                 let vt = MatRef::col_major(v, k, n)?.t();
-                gemm_into(MatRef::col_major(&rr[..m * n], m, n)?, vt, nu, sc)?;
+                gemm_into(MatRef::col_major(rr.part(..m * n)?, m, n)?, vt, nu, sc)?;
                 if self.beta == 1.0 && w.is_none() {
                     self.row_sums_of_v(v, m, du);
                 } else {
-                    gemm_into(MatRef::col_major(&y[..m * n], m, n)?, vt, du, sc)?;
+                    gemm_into(MatRef::col_major(y.part(..m * n)?, m, n)?, vt, du, sc)?;
                 }
             }
             View::Csc(c) => {
                 // β = 1 (checked): the ratio at the stored entries only.
                 nu.fill(T::ZERO);
                 for j in 0..n {
-                    for p in c.col_ptr[j]..c.col_ptr[j + 1] {
-                        let i = c.row_idx[p];
-                        let r = self.ratio(c.values[p].to_f64(), self.at(m, u, v, i, j));
-                        for l in 0..k {
-                            nu[i + l * m] += T::from_f64(r * v[l + j * k].to_f64());
+                    let ((rows, vals), vj) = (c.col(j), self.col(v, j));
+                    for (&i, &xv) in rows.iter().zip(vals) {
+                        let r = self.ratio(xv.to_f64(), self.at(m, u, vj, i));
+                        // Row i of nu (`m × k`; `i < m` validated).
+                        for (l, &vl) in vj.iter().enumerate() {
+                            if let Some(d) = nu.get_mut(i + l * m) {
+                                *d += T::from_f64(r * vl.to_f64());
+                            }
                         }
                     }
                 }
@@ -626,9 +632,10 @@ impl Ctx {
 
     /// `du[i, l] = Σ_j v[l, j]` (KL's U denominator, `1 Vᵀ`).
     fn row_sums_of_v<T: Real>(&self, v: &[T], m: usize, du: &mut [T]) {
-        for l in 0..self.k {
-            let s: f64 = (0..self.n).map(|j| v[l + j * self.k].to_f64()).sum();
-            du[l * m..(l + 1) * m].fill(T::from_f64(s));
+        for (l, dl) in du.chunks_exact_mut(m.max(1)).take(self.k).enumerate() {
+            let vl = v.iter().skip(l).step_by(self.k.max(1)).take(self.n);
+            let s: f64 = vl.map(|x| x.to_f64()).sum();
+            dl.fill(T::from_f64(s));
         }
     }
 
@@ -653,7 +660,7 @@ impl Ctx {
                 gemm(
                     T::ONE,
                     ut,
-                    MatRef::col_major(&rr[..m * n], m, n)?,
+                    MatRef::col_major(rr.part(..m * n)?, m, n)?,
                     T::ONE,
                     MatMut::col_major(nv, k, n)?,
                     sc,
@@ -664,7 +671,7 @@ impl Ctx {
                     gemm(
                         T::ONE,
                         ut,
-                        MatRef::col_major(&y[..m * n], m, n)?,
+                        MatRef::col_major(y.part(..m * n)?, m, n)?,
                         T::ONE,
                         MatMut::col_major(dv, k, n)?,
                         sc,
@@ -672,12 +679,14 @@ impl Ctx {
                 }
             }
             View::Csc(c) => {
-                for j in 0..n {
-                    for p in c.col_ptr[j]..c.col_ptr[j + 1] {
-                        let i = c.row_idx[p];
-                        let r = self.ratio(c.values[p].to_f64(), self.at(m, u, v, i, j));
-                        for l in 0..k {
-                            nv[l + j * k] += T::from_f64(r * u[i + l * m].to_f64());
+                for (j, nvj) in nv.chunks_exact_mut(k.max(1)).take(n).enumerate() {
+                    let ((rows, vals), vj) = (c.col(j), self.col(v, j));
+                    for (&i, &xv) in rows.iter().zip(vals) {
+                        let r = self.ratio(xv.to_f64(), self.at(m, u, vj, i));
+                        for (l, d) in nvj.iter_mut().enumerate() {
+                            if let Some(&ul) = u.get(i + l * m) {
+                                *d += T::from_f64(r * ul.to_f64());
+                            }
                         }
                     }
                 }
@@ -689,10 +698,12 @@ impl Ctx {
 
     /// `dv[l, j] += Σ_i u[i, l]` (KL's V denominator, `Uᵀ 1`).
     fn col_sums_of_u<T: Real>(&self, u: &[T], m: usize, dv: &mut [T]) {
-        for l in 0..self.k {
-            let s = T::from_f64(u[l * m..(l + 1) * m].iter().map(|x| x.to_f64()).sum());
+        for (l, ul) in u.chunks_exact(m.max(1)).take(self.k).enumerate() {
+            let s = T::from_f64(ul.iter().map(|x| x.to_f64()).sum());
             for j in 0..self.n {
-                dv[l + j * self.k] += s;
+                if let Some(d) = dv.get_mut(l + j * self.k) {
+                    *d += s;
+                }
             }
         }
     }
@@ -713,16 +724,13 @@ impl Ctx {
                 self.product(m, u, v, y, sc)?;
                 let xm = d.mat();
                 let mut s = 0.0;
-                for j in 0..n {
-                    for i in 0..m {
-                        if w.is_some_and(|w| w[i + j * m] == 0) {
+                for (j, yj) in y.chunks_exact(m.max(1)).take(n).enumerate() {
+                    let wj = w.map(|w| w.get(j * m..(j + 1) * m).unwrap_or(&[]));
+                    for (i, &yt) in yj.iter().enumerate() {
+                        if wj.is_some_and(|w| w.get(i) == Some(&0)) {
                             continue;
                         }
-                        s += d_beta(
-                            self.beta,
-                            xm.at(i, j).to_f64() * self.s,
-                            y[i + j * m].to_f64(),
-                        );
+                        s += d_beta(self.beta, xm.at(i, j).to_f64() * self.s, yt.to_f64());
                     }
                 }
                 Ok(s)
@@ -731,17 +739,19 @@ impl Ctx {
                 // β = 1: Σ_stored (x log(x/y) − x) + Σ_all y, Σ_all y = Σ_l (Σ_i u_il)(Σ_j v_lj).
                 let mut s = 0.0;
                 for j in 0..n {
-                    for p in c.col_ptr[j]..c.col_ptr[j + 1] {
-                        let xv = c.values[p].to_f64() * self.s;
+                    let ((rows, vals), vj) = (c.col(j), self.col(v, j));
+                    for (&i, &x) in rows.iter().zip(vals) {
+                        let xv = x.to_f64() * self.s;
                         if xv > 0.0 {
-                            let yv = self.at(m, u, v, c.row_idx[p], j);
+                            let yv = self.at(m, u, vj, i);
                             s += xv * libm::log(xv / yv) - xv;
                         }
                     }
                 }
-                for l in 0..self.k {
-                    let su: f64 = u[l * m..(l + 1) * m].iter().map(|x| x.to_f64()).sum();
-                    let sv: f64 = (0..n).map(|j| v[l + j * self.k].to_f64()).sum();
+                for (l, ul) in u.chunks_exact(m.max(1)).take(self.k).enumerate() {
+                    let su: f64 = ul.iter().map(|x| x.to_f64()).sum();
+                    let vl = v.iter().skip(l).step_by(self.k.max(1)).take(n);
+                    let sv: f64 = vl.map(|x| x.to_f64()).sum();
                     s += su * sv;
                 }
                 Ok(s)

@@ -51,7 +51,7 @@
 //! Small data is scaled up only while the scaled weights stay below `2^256`.
 
 use crate::data::{Dense, Factors, FactorsMut, View, ViewSet, ViewShape};
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::graph::GraphOp;
 use crate::linalg::mat::MatRef;
 use crate::linalg::real::Real;
@@ -369,7 +369,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
         for i in 0..hv {
             let buf = u.get_mut(i);
             let (a, b) = top_of(views.shape(i).rows);
-            scale.apply(&mut buf[a..b]);
+            scale.apply(buf.part_mut(a..b)?);
         }
     }
     if params.box_lower {
@@ -426,7 +426,14 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
             for (i, lip_i) in lip.iter_mut().enumerate() {
                 let x = views.view(i);
                 let rows = x.rows();
-                x.x_vt_scaled(prep.get(views, i), s, v, k, &mut t.r[..rows * k], &mut sc)?;
+                x.x_vt_scaled(
+                    prep.get(views, i),
+                    s,
+                    v,
+                    k,
+                    t.r.part_mut(..rows * k)?,
+                    &mut sc,
+                )?;
                 sweep_view(
                     params,
                     layers,
@@ -455,7 +462,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
     for i in 0..hv {
         let buf = u.get_mut(i);
         let (a, b) = top_of(views.shape(i).rows);
-        scale.restore(&mut buf[a..b]);
+        scale.restore(buf.part_mut(a..b)?);
     }
     report.dead_views = dead(&*u, views, layers);
     Ok(report)
@@ -471,7 +478,7 @@ fn top_norms<'a, T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
     (0..views.count()).map(move |i| {
         let (buf, rows) = (u.get(i), views.shape(i).rows);
         let (off, (a, _)) = top_offset(rows, layers);
-        group_norm(tp.sparsity, &buf[off..], a)
+        group_norm(tp.sparsity, buf.get(off..).unwrap_or(&[]), a)
     })
 }
 
@@ -515,7 +522,7 @@ fn dead<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
             let buf = u.get(i);
             let mut off = 0;
             layer_dims(views.shape(i).rows, layers).any(|(a, b)| {
-                let layer = &buf[off..off + a * b];
+                let layer = buf.get(off..off + a * b).unwrap_or(&[]);
                 off += a * b;
                 layer.iter().all(|&x| x == T::ZERO)
             })
@@ -535,13 +542,15 @@ fn rescale_into_box<T: Real>(buf: &mut [T], rows: usize, layers: &[usize]) {
         let next_off = off + a * b;
         let next_cols = layer_dims(rows, layers).nth(m + 1).map_or(0, |d| d.1);
         for j in 0..b {
-            let col = &mut buf[off + j * a..off + (j + 1) * a];
+            let Some(col) = buf.get_mut(off + j * a..off + (j + 1) * a) else {
+                break;
+            };
             let s = col.iter().fold(T::ZERO, |mx, &x| mx.max(x));
             if s > T::ONE {
                 col.iter_mut().for_each(|x| *x /= s);
-                for c in 0..next_cols {
-                    buf[next_off + j + c * b] *= s;
-                }
+                // Row j of the next layer (`b × next_cols`): every b-th value.
+                let row = buf.iter_mut().skip(next_off + j).step_by(b.max(1));
+                row.take(next_cols).for_each(|x| *x *= s);
             }
         }
         off = next_off;
@@ -564,7 +573,7 @@ fn stack_product<'s, T: Real>(
 ) -> Result<&'s [T], Error> {
     let nl = layers.len();
     if nl == 1 {
-        return Ok(&buf[..rows * k]);
+        return buf.part(..rows * k);
     }
     let dims = |m: usize| layer_dims(rows, layers).nth(m).unwrap_or((0, 0));
     let offs = |m: usize| {
@@ -574,44 +583,44 @@ fn stack_product<'s, T: Real>(
             .sum::<usize>()
     };
     let (a_top, _) = dims(nl - 1);
-    let top = &buf[offs(nl - 1)..offs(nl - 1) + a_top * k];
+    let top = buf.part(offs(nl - 1)..offs(nl - 1) + a_top * k)?;
     // `cur`: 0 = the top layer in `buf`, 1 = ta, 2 = tb.
     let mut cur = 0;
     for m in (0..nl - 1).rev() {
         let (a, b) = dims(m);
-        let layer = cm(&buf[offs(m)..offs(m) + a * b], a, b)?;
+        let layer = cm(buf.part(offs(m)..offs(m) + a * b)?, a, b)?;
         let last = m == 0;
         match cur {
             0 => {
                 let dst = if last {
-                    &mut out[..rows * k]
+                    out.part_mut(..rows * k)?
                 } else {
-                    &mut ta[..a * k]
+                    ta.part_mut(..a * k)?
                 };
                 gemm_into(layer, cm(top, b, k)?, dst, sc)?;
                 cur = 1;
             }
             1 => {
                 let dst = if last {
-                    &mut out[..rows * k]
+                    out.part_mut(..rows * k)?
                 } else {
-                    &mut tb[..a * k]
+                    tb.part_mut(..a * k)?
                 };
-                gemm_into(layer, cm(&ta[..b * k], b, k)?, dst, sc)?;
+                gemm_into(layer, cm(ta.part(..b * k)?, b, k)?, dst, sc)?;
                 cur = 2;
             }
             _ => {
                 let dst = if last {
-                    &mut out[..rows * k]
+                    out.part_mut(..rows * k)?
                 } else {
-                    &mut ta[..a * k]
+                    ta.part_mut(..a * k)?
                 };
-                gemm_into(layer, cm(&tb[..b * k], b, k)?, dst, sc)?;
+                gemm_into(layer, cm(tb.part(..b * k)?, b, k)?, dst, sc)?;
                 cur = 1;
             }
         }
     }
-    Ok(&out[..rows * k])
+    out.part(..rows * k)
 }
 
 /// `P = Σ ŨᵀŨ`, `Q = Σ ŨᵀX` (the same calls as the shallow solver's when `M = 1`).
@@ -703,13 +712,13 @@ fn s_products<T: Real>(
     for m in (0..nl.saturating_sub(1)).rev() {
         let (_, bm) = dims(m);
         let (a1, b1) = dims(m + 1); // a1 == bm
-        let next = &buf[offs(m + 1)..offs(m + 1) + a1 * b1];
+        let next = buf.part(offs(m + 1)..offs(m + 1) + a1 * b1)?;
         let (lo, hi) = t.s.split_at_mut(s_at(m + 1).min(t.s.len()));
-        let dst = &mut lo[s_at(m)..s_at(m) + bm * k];
+        let dst = lo.part_mut(s_at(m)..s_at(m) + bm * k)?;
         if m + 1 == nl - 1 {
-            dst.copy_from_slice(next); // S_{M−1} = U_M
+            dst.copy_checked(next)?; // S_{M−1} = U_M
         } else {
-            let s_next = &hi[..b1 * k];
+            let s_next = hi.part(..b1 * k)?;
             gemm_into(cm(next, a1, b1)?, cm(s_next, b1, k)?, dst, sc)?;
         }
     }
@@ -737,69 +746,75 @@ fn lower_layer<T: Real>(
     } else {
         T::INFINITY
     };
-    let s_m = &t.s[s_at(m)..s_at(m) + b * k];
+    let s_m = t.s.part(s_at(m)..s_at(m) + b * k)?;
     // num = Bᵀ R Sᵀ  (a × b)
     let t1: &[T] = if m == 0 {
-        &t.r[..rows * k]
+        t.r.part(..rows * k)?
     } else {
         gemm_into(
-            cm(&t.b[..rows * a], rows, a)?.t(),
-            cm(&t.r[..rows * k], rows, k)?,
-            &mut t.t1[..a * k],
+            cm(t.b.part(..rows * a)?, rows, a)?.t(),
+            cm(t.r.part(..rows * k)?, rows, k)?,
+            t.t1.part_mut(..a * k)?,
             sc,
         )?;
-        &t.t1[..a * k]
+        t.t1.part(..a * k)?
     };
-    gemm_into(cm(t1, a, k)?, cm(s_m, b, k)?.t(), &mut t.num[..a * b], sc)?;
-    // w = S G Sᵀ (b × b), via grad as (b × K) scratch
-    gemm_into(cm(s_m, b, k)?, cm(g, k, k)?, &mut t.grad[..b * k], sc)?;
     gemm_into(
-        cm(&t.grad[..b * k], b, k)?,
+        cm(t1, a, k)?,
         cm(s_m, b, k)?.t(),
-        &mut t.w[..b * b],
+        t.num.part_mut(..a * b)?,
+        sc,
+    )?;
+    // w = S G Sᵀ (b × b), via grad as (b × K) scratch
+    gemm_into(cm(s_m, b, k)?, cm(g, k, k)?, t.grad.part_mut(..b * k)?, sc)?;
+    gemm_into(
+        cm(t.grad.part(..b * k)?, b, k)?,
+        cm(s_m, b, k)?.t(),
+        t.w.part_mut(..b * b)?,
         sc,
     )?;
     // den = BᵀB U_m W  (a × b)
-    let layer = &mut buf[off..off + a * b];
+    let layer = buf.part_mut(off..off + a * b)?;
     if m == 0 {
         gemm_into(
             cm(layer, a, b)?,
-            cm(&t.w[..b * b], b, b)?,
-            &mut t.den[..a * b],
+            cm(t.w.part(..b * b)?, b, b)?,
+            t.den.part_mut(..a * b)?,
             sc,
         )?;
     } else {
         gemm_into(
-            cm(&t.b[..rows * a], rows, a)?.t(),
-            cm(&t.b[..rows * a], rows, a)?,
-            &mut t.c[..a * a],
+            cm(t.b.part(..rows * a)?, rows, a)?.t(),
+            cm(t.b.part(..rows * a)?, rows, a)?,
+            t.c.part_mut(..a * a)?,
             sc,
         )?;
         gemm_into(
             cm(layer, a, b)?,
-            cm(&t.w[..b * b], b, b)?,
-            &mut t.tt[..a * b],
+            cm(t.w.part(..b * b)?, b, b)?,
+            t.tt.part_mut(..a * b)?,
             sc,
         )?;
         gemm_into(
-            cm(&t.c[..a * a], a, a)?,
-            cm(&t.tt[..a * b], a, b)?,
-            &mut t.den[..a * b],
+            cm(t.c.part(..a * a)?, a, a)?,
+            cm(t.tt.part(..a * b)?, a, b)?,
+            t.den.part_mut(..a * b)?,
             sc,
         )?;
     }
-    mu_step(layer, &t.num[..a * b], &t.den[..a * b], eps, cap);
+    mu_step(layer, t.num.part(..a * b)?, t.den.part(..a * b)?, eps, cap);
     // B ← B U_m
     if m == 0 {
-        t.b[..rows * b].copy_from_slice(layer);
+        t.b.part_mut(..rows * b)?.copy_checked(layer)?;
     } else {
         gemm_into(
-            cm(&t.b[..rows * a], rows, a)?,
+            cm(t.b.part(..rows * a)?, rows, a)?,
             cm(layer, a, b)?,
-            &mut t.b2[..rows * b],
+            t.b2.part_mut(..rows * b)?,
             sc,
         )?;
-        t.b[..rows * b].copy_from_slice(&t.b2[..rows * b]);
+        t.b.part_mut(..rows * b)?
+            .copy_checked(t.b2.part(..rows * b)?)?;
     }
     Ok(())
 }
@@ -825,34 +840,34 @@ fn top_layer<T: Real>(
     let off = ly.offs(m);
     let eps = T::from_f64(tp.eps);
     let (rm, g1): (&[T], Option<&[T]>) = if m == 0 {
-        (&t.r[..rows * k], None)
+        (t.r.part(..rows * k)?, None)
     } else {
         gemm_into(
-            cm(&t.b[..rows * a], rows, a)?.t(),
-            cm(&t.r[..rows * k], rows, k)?,
-            &mut t.t1[..a * k],
+            cm(t.b.part(..rows * a)?, rows, a)?.t(),
+            cm(t.r.part(..rows * k)?, rows, k)?,
+            t.t1.part_mut(..a * k)?,
             sc,
         )?;
         gemm_into(
-            cm(&t.b[..rows * a], rows, a)?.t(),
-            cm(&t.b[..rows * a], rows, a)?,
-            &mut t.c[..a * a],
+            cm(t.b.part(..rows * a)?, rows, a)?.t(),
+            cm(t.b.part(..rows * a)?, rows, a)?,
+            t.c.part_mut(..a * a)?,
             sc,
         )?;
-        (&t.t1[..a * k], Some(&t.c[..a * a]))
+        (t.t1.part(..a * k)?, Some(t.c.part(..a * a)?))
     };
-    let layer = &mut buf[off..off + a * k];
+    let layer = buf.part_mut(off..off + a * k)?;
     if tp.sparsity != Sparsity::None && tp.alpha > 0.0 {
         let mut s = ProxScratch {
-            grad: &mut t.grad[..a * k],
-            t: &mut t.tt[..a * k],
+            grad: t.grad.part_mut(..a * k)?,
+            t: t.tt.part_mut(..a * k)?,
             delta: if g1.is_some() {
-                &mut t.delta[..a * k]
+                t.delta.part_mut(..a * k)?
             } else {
                 &mut []
             },
             g1d: if g1.is_some() {
-                &mut t.g1d[..a * k]
+                t.g1d.part_mut(..a * k)?
             } else {
                 &mut []
             },
@@ -862,12 +877,17 @@ fn top_layer<T: Real>(
         prox_gradient(tp, layer, a, k, rm, g1, g, lip, &mut s, sc)?;
     } else {
         // Multiplicative: U ← U ∘ (R_M + ε) ⊘ (G₁ U G + ε).
-        let den = &mut t.den[..a * k];
+        let den = t.den.part_mut(..a * k)?;
         match g1 {
             None => gemm_into(cm(layer, a, k)?, cm(g, k, k)?, den, sc)?,
             Some(g1) => {
-                gemm_into(cm(layer, a, k)?, cm(g, k, k)?, &mut t.grad[..a * k], sc)?;
-                gemm_into(cm(g1, a, a)?, cm(&t.grad[..a * k], a, k)?, den, sc)?;
+                gemm_into(
+                    cm(layer, a, k)?,
+                    cm(g, k, k)?,
+                    t.grad.part_mut(..a * k)?,
+                    sc,
+                )?;
+                gemm_into(cm(g1, a, a)?, cm(t.grad.part(..a * k)?, a, k)?, den, sc)?;
             }
         }
         mu_step(layer, rm, den, eps, T::INFINITY);
@@ -924,7 +944,7 @@ fn pretrain<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
                 init: Init::Random,
                 parallel: tp.parallel,
             };
-            let layer = &mut buf[off..off + a * b];
+            let layer = buf.part_mut(off..off + a * b)?;
             off += a * b;
             let (src, dst): (&[T], &mut [T]) = if input_is_h1 {
                 (&*h1, &mut *h2)
@@ -934,7 +954,7 @@ fn pretrain<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
             let input = if m == 0 {
                 x
             } else {
-                View::Dense(Dense::new(&src[..a * n], a, n, a)?)
+                View::Dense(Dense::new(src.part(..a * n)?, a, n, a)?)
             };
             let at = if m == 0 { scale } else { Scale::ONE };
             mu::fit_in(
@@ -943,7 +963,7 @@ fn pretrain<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
                 b,
                 &np,
                 &mut [layer][..],
-                &mut dst[..b * n],
+                dst.part_mut(..b * n)?,
                 wbuf,
                 None,
             )?;
@@ -952,7 +972,7 @@ fn pretrain<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
                 let enc: &[T] = if input_is_h1 { &*h1 } else { &*h2 };
                 let w = T::from_f64(1.0 / hv as f64);
                 v.iter_mut()
-                    .zip(&enc[..k * n])
+                    .zip(enc.part(..k * n)?)
                     .for_each(|(vi, &e)| *vi += w * e);
             }
         }
@@ -994,7 +1014,9 @@ impl<T> Factors<T> for Stacked<'_, T> {
     }
     fn get(&self, i: usize) -> &[T] {
         let off: usize = (0..i).map(|j| (self.rows)(j) * self.k).sum();
-        &self.data[off..off + (self.rows)(i) * self.k]
+        self.data
+            .get(off..off + (self.rows)(i) * self.k)
+            .unwrap_or(&[])
     }
 }
 
@@ -1077,11 +1099,13 @@ pub fn encode<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: Facto
     let mut off = 0;
     for i in 0..hv {
         let rows = views.shape(i).rows;
-        let dst = &mut stacked[off..off + rows * k];
+        let dst = stacked.part_mut(off..off + rows * k)?;
         if layers.len() == 1 {
-            dst.copy_from_slice(&u.get(i)[..rows * k]);
+            dst.copy_checked(u.get(i).part(..rows * k)?)?;
         } else {
-            let (ta, tb) = tmp.split_at_mut(pmax.max(k) * k);
+            let (ta, tb) = tmp
+                .split_at_mut_checked(pmax.max(k) * k)
+                .ok_or(Error::Internal)?;
             stack_product(u.get(i), rows, layers, k, dst, ta, tb, &mut sc)?;
         }
         off += rows * k;

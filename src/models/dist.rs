@@ -93,8 +93,9 @@ use core::cell::{Cell, RefCell};
 use core::ops::ControlFlow;
 
 use crate::data::{FactorsMut, Prepared, ViewSet, ViewShape};
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::linalg::mat::{MatMut, MatRef};
+use crate::linalg::select::sort_unstable;
 use crate::linalg::{gemm, gemm_req};
 use crate::steps::check::{check_shapes, validate};
 use crate::steps::init::random_start_shard;
@@ -629,17 +630,18 @@ impl Halo<'_> {
         plus: &mut [f64],
         minus: &mut [f64],
     ) -> Result<(f64, f64), Error> {
-        let sb = &mut self.sendbuf[..k * self.n_send];
-        for (t, &i) in self.serve[..self.n_send].iter().enumerate() {
-            sb[t * k..(t + 1) * k].copy_from_slice(&v[i * k..(i + 1) * k]);
+        let sb = self.sendbuf.part_mut(..k * self.n_send)?;
+        let serve = self.serve.part(..self.n_send)?;
+        for (sbt, &i) in sb.chunks_exact_mut(k.max(1)).zip(serve) {
+            sbt.copy_checked(v.part(i * k..(i + 1) * k)?)?;
         }
-        let hb = &mut self.halo[..k * self.n_recv];
+        let hb = self.halo.part_mut(..k * self.n_recv)?;
         cm.exchange(sb, &*self.ksend, hb, &*self.krecv)?;
         let DistGraph::Csr { affinity, penalty } = graph else {
             return Err(Error::Internal);
         };
         let na = affinity.map_or(0, |g| g.nnz());
-        let (pa, pp) = self.pos.split_at(na);
+        let (pa, pp) = self.pos.split_at_checked(na).ok_or(Error::Internal)?;
         Ok(csr_products(
             affinity.as_ref().map(|g| (g, pa)),
             penalty.as_ref().map(|g| (g, pp)),
@@ -749,15 +751,21 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
         let mut ss = st.rest();
         let su: &mut [f64] = ss.take(3 * ranks + 2 * hv + c_all)?;
         su.fill(0.0);
+        // The parts of `su` (its length is their sum: no `get` misses).
+        let at = |su: &mut [f64], i: usize, x: f64| {
+            if let Some(s) = su.get_mut(i) {
+                *s = x;
+            }
+        };
         let mut mx = 0.0f64;
         for i in 0..hv {
             let x = views.view(i);
             mx = mx.max(x.max_value());
-            su[3 * ranks + i] = x.sum();
-            su[3 * ranks + hv + i] = x.sq_frobenius();
+            at(su, 3 * ranks + i, x.sum());
+            at(su, 3 * ranks + hv + i, x.sq_frobenius());
         }
-        su[rank] = mx;
-        su[ranks + rank] = n_r as f64;
+        at(su, rank, mx);
+        at(su, ranks + rank, n_r as f64);
         if let DistGraph::Csr { affinity, penalty } = graph {
             let m = [affinity, penalty]
                 .iter()
@@ -765,33 +773,38 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
                 .map(|g| g.max_col())
                 .max()
                 .unwrap_or(0);
-            su[2 * ranks + rank] = m as f64;
+            at(su, 2 * ranks + rank, m as f64);
         }
         if let Some(sg) = &sge {
-            sg.add_counts(&mut su[3 * ranks + 2 * hv..]);
+            sg.add_counts(su.part_mut(3 * ranks + 2 * hv..)?);
         }
         cm.sum(su)?;
-        let gmax = su[..ranks].iter().fold(0.0f64, |a, &b| a.max(b));
-        n = su[ranks..2 * ranks].iter().sum::<f64>() as usize;
-        offset = su[ranks..ranks + rank].iter().sum::<f64>() as usize;
-        half = su[3 * ranks + hv..3 * ranks + 2 * hv]
+        let gmax = su.part(..ranks)?.iter().fold(0.0f64, |a, &b| a.max(b));
+        n = su.part(ranks..2 * ranks)?.iter().sum::<f64>() as usize;
+        offset = su.part(ranks..ranks + rank)?.iter().sum::<f64>() as usize;
+        half = su
+            .part(3 * ranks + hv..3 * ranks + 2 * hv)?
             .iter()
             .map(|x| 0.5 * x)
             .sum::<f64>();
         if sge.is_some() {
-            let cc = &su[3 * ranks + 2 * hv..];
+            let cc = su.part(3 * ranks + 2 * hv..)?;
             if cc.iter().sum::<f64>() < 2.0 {
                 return Err(Error::TooFewLabeled);
             }
-            counts.copy_from_slice(&cc[..layout.c]);
+            counts.copy_checked(cc.part(..layout.c)?)?;
         }
-        if su[2 * ranks..3 * ranks].iter().any(|&m| m >= n as f64) {
+        if su
+            .part(2 * ranks..3 * ranks)?
+            .iter()
+            .any(|&m| m >= n as f64)
+        {
             // A column index beyond the items of all ranks (seen by every rank).
             return Err(Error::MalformedCsc);
         }
         scale = Scale::of_measures::<f64>(half, gmax)?;
         // The views' sums stay in `lip` until the start is drawn.
-        lip.copy_from_slice(&su[3 * ranks..3 * ranks + hv]);
+        lip.copy_checked(su.part(3 * ranks..3 * ranks + hv)?)?;
         if let Some((hidx, h, square)) = &mut halo {
             plan_halo(
                 &mut cm,
@@ -799,7 +812,7 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
                 k,
                 (rank, ranks),
                 (offset, n_r),
-                &su[ranks..2 * ranks],
+                su.part(ranks..2 * ranks)?,
                 hidx,
                 h,
                 square,
@@ -828,7 +841,7 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
     match params.init {
         Init::Random => {
             let rows = |i: usize| views.shape(i).rows as f64;
-            let mean = |i: usize| lip[i] / (rows(i) * n as f64);
+            let mean = |i: usize| lip.get(i).copied().unwrap_or(0.0) / (rows(i) * n as f64);
             random_start_shard(&mean, k, &np, scale.get(), (offset, n), u, v);
         }
         Init::Given => {
@@ -860,37 +873,35 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
                 minus: &mut [f64],
                 sc: &mut Stack<'_>|
      -> Result<Objective, Error> {
-        let vpart = &mut red[layout.mk..];
+        let vpart = red.part_mut(layout.mk..)?;
         v_stats(&layout, v, n_r, q, sge_on.as_ref(), vpart, sc)?;
         if layout.scalars == 4 {
             let t = match halo_on {
                 Some(h) => h.products(cm, &graph, v, k, plus, minus)?,
                 None => (0.0, 0.0),
             };
-            let (_, _, _, scal) = layout.split_v(vpart);
-            scal[2] = t.0;
-            scal[3] = t.1;
+            let (_, _, _, scal) = layout.split_v(vpart)?;
+            let [_, _, ta, tp] = scal else {
+                return Err(Error::Internal);
+            };
+            (*ta, *tp) = t;
         }
         cm.sum(vpart)?;
-        let (g, sums, sq, scal) = layout.split_v(vpart);
-        let traces = match (&sge_on, halo_on.is_some()) {
-            (Some(sg), _) => {
+        let (g, sums, sq, scal) = layout.split_v(vpart)?;
+        let traces = match (&sge_on, halo_on.is_some(), &*scal) {
+            (Some(sg), _, _) => {
                 sg.products(counts, sums, v, k, plus, minus);
                 sg.traces(counts, sums, sq, k)
             }
-            (None, true) => (scal[2], scal[3]),
-            (None, false) => (0.0, 0.0),
+            (None, true, &[_, _, ta, tp]) => (ta, tp),
+            (None, true, _) => return Err(Error::Internal),
+            (None, false, _) => (0.0, 0.0),
+        };
+        let &mut [qv, sum_v, ..] = scal else {
+            return Err(Error::Internal);
         };
         let norms = (0..hv).map(|i| group_norm(params.sparsity, u.get(i), views.shape(i).rows));
-        Ok(scale.objective(objective(
-            params,
-            half_x2,
-            p,
-            g,
-            (scal[0], scal[1]),
-            norms,
-            traces,
-        )))
+        Ok(scale.objective(objective(params, half_x2, p, g, (qv, sum_v), norms, traces)))
     };
     let obj = eval(
         &mut cm,
@@ -909,10 +920,14 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
     let cm = RefCell::new(cm);
     let vote_err = Cell::new(None);
     let mut user = monitor;
+    // The vote and the iterations take the communicator in turn (`run` calls
+    // one, then the other): a borrow never fails, and would be an
+    // `Error::Internal`, not a panic.
     let mut voting = |pr: &Progress| -> ControlFlow<()> {
         let local = user.as_mut().is_some_and(|m| m(pr).is_break());
         let mut b = [if local { 1.0 } else { 0.0 }];
-        match cm.borrow_mut().sum(&mut b) {
+        let sum = cm.try_borrow_mut().map_err(|_| Error::Internal);
+        match sum.and_then(|mut c| c.sum(&mut b)) {
             Err(e) => {
                 vote_err.set(Some(e));
                 ControlFlow::Break(())
@@ -924,27 +939,27 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
     let mon: Option<Monitor<'_>> = if has_monitor { Some(&mut voting) } else { None };
     let eps = params.eps;
     let mut report = run(params.max_iter, params.stopping(), obj, mon, |_it| {
-        let mut cmb = cm.borrow_mut();
+        let mut cmb = cm.try_borrow_mut().map_err(|_| Error::Internal)?;
         // R_v = X_v Vᵀ over all items.
         {
-            let rpart = &mut red[..layout.mk];
+            let rpart = red.part_mut(..layout.mk)?;
             x_vt_all(views, &prep, s, v, k, rpart, &mut sc)?;
             cmb.sum(rpart)?;
         }
         // The U-steps, the same on every rank.
         {
-            let (rpart, vpart) = red.split_at_mut(layout.mk);
-            let g = &vpart[..k * k];
+            let (rpart, vpart) = red.split_at_mut_checked(layout.mk).ok_or(Error::Internal)?;
+            let g = vpart.part(..k * k)?;
             let mut off = 0;
             for (i, lip_i) in lip.iter_mut().enumerate() {
                 let m = views.shape(i).rows;
-                let r = &rpart[off..off + m * k];
+                let r = rpart.part(off..off + m * k)?;
                 off += m * k;
                 let ui = u.get_mut(i);
                 if params.proximal() {
                     let mut ps = ProxScratch {
-                        grad: &mut bb[..m * k],
-                        t: &mut cb[..m * k],
+                        grad: bb.part_mut(..m * k)?,
+                        t: cb.part_mut(..m * k)?,
                         delta: &mut [],
                         g1d: &mut [],
                         h: &mut *hb,
@@ -957,10 +972,10 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
                         MatRef::col_major(ui, m, k)?,
                         MatRef::col_major(g, k, k)?,
                         0.0,
-                        MatMut::col_major(&mut bb[..m * k], m, k)?,
+                        MatMut::col_major(bb.part_mut(..m * k)?, m, k)?,
                         &mut sc,
                     )?;
-                    mu_step(ui, r, &bb[..m * k], eps, f64::INFINITY);
+                    mu_step(ui, r, bb.part(..m * k)?, eps, f64::INFINITY);
                 }
             }
         }
@@ -969,7 +984,7 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
         for step in 0..params.v_inner {
             if step > 0 {
                 if let Some(sg) = &sge_on {
-                    let (_, sums, sq, _) = layout.split_v(&mut red[layout.mk..]);
+                    let (_, sums, sq, _) = layout.split_v(red.part_mut(layout.mk..)?)?;
                     sg.local_sums(v, k, sums, sq);
                     cmb.sum(sums)?;
                     sg.products(counts, sums, v, k, plus, minus);
@@ -1050,24 +1065,30 @@ fn plan_halo<C: Comm + ?Sized>(
     let mut len = 0;
     let mut remote_edges = 0usize;
     for g in graphs.iter().flatten() {
-        for &c in &g.col_idx[..g.nnz()] {
+        for &c in g.col_idx.part(..g.nnz())? {
             if !local(c) {
-                hidx[len] = c;
+                *hidx.get_mut(len).ok_or(Error::Internal)? = c;
                 len += 1;
                 remote_edges += 1;
             }
         }
     }
-    let hs = &mut hidx[..len];
-    hs.sort_unstable();
+    let hs = hidx.part_mut(..len)?;
+    sort_unstable(hs);
+    // Unique: keep each value where it first occurs (`u ≤ t` always).
     let mut u = 0;
     for t in 0..hs.len() {
-        if t == 0 || hs[t] != hs[t - 1] {
-            hs[u] = hs[t];
+        let (Some(&x), prev) = (hs.get(t), t.checked_sub(1).and_then(|p| hs.get(p))) else {
+            break;
+        };
+        if prev != Some(&x) {
+            if let Some(d) = hs.get_mut(u) {
+                *d = x;
+            }
             u += 1;
         }
     }
-    let hs = &hidx[..u];
+    let hs = hidx.part(..u)?;
     h.n_recv = u;
     // Items per rank: the ranks' ranges follow each other.
     let mut start = 0usize;
@@ -1075,42 +1096,51 @@ fn plan_halo<C: Comm + ?Sized>(
     for (rq, &nq) in h.recv.iter_mut().zip(items) {
         let end = start + nq as usize;
         let c0 = t;
-        while t < hs.len() && hs[t] < end {
+        while hs.get(t).is_some_and(|&c| c < end) {
             t += 1;
         }
         *rq = t - c0;
         start = end;
     }
     // Who reads what from whom: row r of the square is rank r's requests.
+    // `square` is `(ranks + 1) × ranks` (row-major by rank; checked).
     square.fill(0.0);
-    for q in 0..ranks {
-        square[rank * ranks + q] = h.recv[q] as f64;
+    let sq = |square: &[f64], i: usize| square.get(i).copied().ok_or(Error::Internal);
+    let row = square.part_mut(rank * ranks..(rank + 1) * ranks)?;
+    for (s, &r) in row.iter_mut().zip(h.recv.iter()) {
+        *s = r as f64;
     }
-    square[ranks * ranks + rank] = remote_edges as f64;
+    *square
+        .get_mut(ranks * ranks + rank)
+        .ok_or(Error::Internal)? = remote_edges as f64;
     cm.sum(square)?;
     for s in 0..ranks {
-        let asked: f64 = (0..ranks).map(|q| square[q * ranks + s]).sum();
-        if asked > square[ranks * ranks + s] {
+        let mut asked = 0.0;
+        for q in 0..ranks {
+            asked += sq(square, q * ranks + s)?;
+        }
+        if asked > sq(square, ranks * ranks + s)? {
             // More items requested from rank s than its edges to other ranks:
             // the graph is not symmetric across ranks.
             return Err(Error::BadParameter);
         }
     }
-    for q in 0..ranks {
-        h.send[q] = square[q * ranks + rank] as usize;
-        h.krecv[q] = h.recv[q] * k;
-        h.ksend[q] = h.send[q] * k;
+    let counts = h.send.iter_mut().zip(h.recv.iter()).zip(h.krecv.iter_mut());
+    for (q, (((sd, &rv), kr), ks)) in counts.zip(h.ksend.iter_mut()).enumerate().take(ranks) {
+        *sd = sq(square, q * ranks + rank)? as usize;
+        *kr = rv * k;
+        *ks = *sd * k;
     }
     h.n_send = h.send.iter().sum();
     // The index lists: this rank's requests out, the others' requests in.
     {
-        let out = &mut h.halo[..u];
+        let out = h.halo.part_mut(..u)?;
         for (o, &c) in out.iter_mut().zip(hs) {
             *o = c as f64;
         }
-        let inn = &mut h.sendbuf[..h.n_send];
+        let inn = h.sendbuf.part_mut(..h.n_send)?;
         let (recv, send) = (&*h.recv, &*h.send);
-        cm.exchange(&h.halo[..u], recv, inn, send)?;
+        cm.exchange(h.halo.part(..u)?, recv, inn, send)?;
         for (sv, &x) in h.serve.iter_mut().zip(inn.iter()) {
             let i = x as usize;
             if i < offset || i >= offset + n_r {
@@ -1122,8 +1152,8 @@ fn plan_halo<C: Comm + ?Sized>(
     // Per edge: the column of [V_r | halo].
     let mut e = 0;
     for g in graphs.iter().flatten() {
-        for &c in &g.col_idx[..g.nnz()] {
-            h.pos[e] = if local(c) {
+        for &c in g.col_idx.part(..g.nnz())? {
+            *h.pos.get_mut(e).ok_or(Error::Internal)? = if local(c) {
                 c - offset
             } else {
                 n_r + hs.binary_search(&c).map_err(|_| Error::Internal)?

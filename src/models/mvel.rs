@@ -75,11 +75,12 @@
 //! incomplete, so it errs towards fewer positives) and [`decide`].
 
 use crate::data::check_values;
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::graph::anchor::{check_anchor_graph, gram_req};
 use crate::graph::{anchor_gram, AnchorGraph, GraphOp};
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
+use crate::linalg::select::top_n_by;
 use crate::linalg::{dot, gemm, gemm_into, gemm_req, sq_norm};
 use crate::steps::{run, Init, Monitor, NmfParams, Objective, Report, StopRule, Term};
 use crate::work::{Stack, WorkReq};
@@ -237,13 +238,20 @@ pub fn label_laplacian(y: MatRef<'_, u8>, out: &mut [f64]) -> Result<(), Error> 
     }
     check_flags(y)?;
     out.fill(0.0);
+    // Entry (s, t) of the `c × c` `out` (checked: no panic path).
+    let at = |out: &[f64], s: usize, t: usize| out.get(s + t * c).copied().unwrap_or(0.0);
+    let set = |out: &mut [f64], s: usize, t: usize, x: f64| {
+        if let Some(o) = out.get_mut(s + t * c) {
+            *o = x;
+        }
+    };
     // Co-occurrence counts into `out`, then ρ and the Laplacian.
     for u in 0..n {
         for s in 0..c {
             if y.at(s, u) == 1 {
                 for t in 0..c {
                     if y.at(t, u) == 1 {
-                        out[s + t * c] += 1.0;
+                        set(out, s, t, at(out, s, t) + 1.0);
                     }
                 }
             }
@@ -252,7 +260,7 @@ pub fn label_laplacian(y: MatRef<'_, u8>, out: &mut [f64]) -> Result<(), Error> 
     for s in 0..c {
         for t in 0..c {
             if s != t {
-                let (ns, nt, nst) = (out[s + s * c], out[t + t * c], out[s + t * c]);
+                let (ns, nt, nst) = (at(out, s, s), at(out, t, t), at(out, s, t));
                 // ρ is symmetric; compute it from the upper triangle only.
                 if s < t {
                     let rho = if ns + nt > 0.0 {
@@ -260,17 +268,18 @@ pub fn label_laplacian(y: MatRef<'_, u8>, out: &mut [f64]) -> Result<(), Error> 
                     } else {
                         0.0
                     };
-                    out[s + t * c] = -rho;
-                    out[t + s * c] = -rho;
+                    set(out, s, t, -rho);
+                    set(out, t, s, -rho);
                 }
             }
         }
     }
     for s in 0..c {
-        out[s + s * c] = -(0..c)
+        let d = -(0..c)
             .filter(|&t| t != s)
-            .map(|t| out[t + s * c])
+            .map(|t| at(out, t, s))
             .sum::<f64>();
+        set(out, s, s, d);
     }
     Ok(())
 }
@@ -288,7 +297,7 @@ fn check_flags(y: MatRef<'_, u8>) -> Result<(), Error> {
 
 /// Projects every column of `h` (`r` rows) onto the unit ball.
 fn project_cols<T: Real>(h: &mut [T], r: usize) {
-    for col in h.chunks_mut(r) {
+    for col in h.chunks_mut(r.max(1)) {
         let nn = sq_norm(col);
         if nn > 1.0 {
             let s = T::from_f64(1.0 / libm::sqrt(nn));
@@ -299,16 +308,19 @@ fn project_cols<T: Real>(h: &mut [T], r: usize) {
 
 /// Projects every row of `q` (`c × r`) onto the unit ball.
 fn project_rows<T: Real>(q: &mut [T], c: usize, r: usize) {
+    // Row s: every c-th value from s, r of them.
     for s in 0..c {
-        let nn: f64 = (0..r)
-            .map(|k| {
-                let v = q[s + k * c].to_f64();
+        let row = q.iter().skip(s).step_by(c.max(1)).take(r);
+        let nn: f64 = row
+            .map(|x| {
+                let v = x.to_f64();
                 v * v
             })
             .sum();
         if nn > 1.0 {
             let f = T::from_f64(1.0 / libm::sqrt(nn));
-            (0..r).for_each(|k| q[s + k * c] *= f);
+            let row = q.iter_mut().skip(s).step_by(c.max(1)).take(r);
+            row.for_each(|x| *x *= f);
         }
     }
 }
@@ -345,9 +357,9 @@ pub fn fit<T: Real, G: GraphOp<T> + ?Sized>(
     let lr: &mut [f64] = st.take_matrix(c, c)?;
     label_laplacian(y, lr)?;
     let fill = |yd: &mut [T]| {
-        for u in 0..n {
-            for s in 0..c {
-                yd[s + u * c] = T::from_f64(f64::from(y.at(s, u)));
+        for (u, col) in yd.chunks_exact_mut(c.max(1)).take(n).enumerate() {
+            for (s, x) in col.iter_mut().enumerate() {
+                *x = T::from_f64(f64::from(y.at(s, u)));
             }
         }
     };
@@ -385,7 +397,7 @@ impl<T: Real> Target<'_, T> {
             }
             Target::Anchors { p, .. } => gemm_into(
                 MatRef::col_major(q, c, r)?.t(),
-                MatRef::col_major(p, c, p.len() / c)?,
+                MatRef::col_major(p, c, p.len().checked_div(c).ok_or(Error::Internal)?)?,
                 a,
                 sc,
             ),
@@ -407,7 +419,7 @@ impl<T: Real> Target<'_, T> {
                 Ok(())
             }
             Target::Anchors { p, .. } => {
-                let m = p.len() / c;
+                let m = p.len().checked_div(c).ok_or(Error::Internal)?;
                 gemm_into(
                     MatRef::col_major(p, c, m)?,
                     MatRef::col_major(x, r, m)?.t(),
@@ -504,7 +516,7 @@ fn fit_core<T: Real, G: GraphOp<T> + ?Sized>(
     mut st: Stack<'_>,
     monitor: Option<Monitor<'_>>,
 ) -> Result<Report, Error> {
-    let n = h.len() / r;
+    let n = h.len().checked_div(r).ok_or(Error::BadRank)?;
     let anchored = matches!(target, Target::Anchors { .. });
     let a: &mut [T] = st.take_matrix(r, n)?;
     let hl: &mut [T] = st.take_matrix(r, n)?;
@@ -562,8 +574,9 @@ fn fit_core<T: Real, G: GraphOp<T> + ?Sized>(
         |_it| {
             // ---- H-step: A, M, H L_w, M H are current.
             let f0 = -dot(a, h) + t1 * tr + t2 * dot(h, mh);
-            for i in 0..r * n {
-                g[i] = -a[i] + T::from_f64(2.0 * t1) * hl[i] + T::from_f64(2.0 * t2) * mh[i];
+            let terms = a.iter().zip(hl.iter()).zip(mh.iter());
+            for (gi, ((&ai, &hli), &mhi)) in g.iter_mut().zip(terms).take(r * n) {
+                *gi = -ai + T::from_f64(2.0 * t1) * hli + T::from_f64(2.0 * t2) * mhi;
             }
             th *= 2.0;
             for _ in 0..BACKTRACKS {
@@ -583,8 +596,8 @@ fn fit_core<T: Real, G: GraphOp<T> + ?Sized>(
                     sq += d * d;
                 }
                 if f1 <= f0 + lin + sq / (2.0 * th) && f1 <= f0 {
-                    h.copy_from_slice(trial);
-                    hl.copy_from_slice(minus);
+                    h.copy_checked(trial)?;
+                    hl.copy_checked(minus)?;
                     tr = trt;
                     break;
                 }
@@ -638,7 +651,7 @@ fn fit_core<T: Real, G: GraphOp<T> + ?Sized>(
                 }
                 let q1 = gq_val(qt, lq, qs, &mut sc)?;
                 if q1 <= q0 + lin + sq / (2.0 * tq) && q1 <= q0 {
-                    q.copy_from_slice(qt);
+                    q.copy_checked(qt)?;
                     break;
                 }
                 tq *= 0.5;
@@ -734,13 +747,19 @@ pub fn fit_anchored<T: Real>(
     label_laplacian(y, lr)?;
     anchor_gram(idx, z, s, m, g, k, st.rest().take_rest())?;
     // Y Zᵀ (the NMF start's target), then P = (1 + μ) Y Zᵀ − μ 1 λᵀ.
+    // Item u's anchors and weights: chunk u of `idx` and `z` (`s × n`,
+    // checked); anchor `an`'s column of `out` (`c × m`; `an < m` checked).
     let yzt = |out: &mut [T]| {
         out.fill(T::ZERO);
-        for u in 0..n {
-            for (&an, &zv) in idx[u * s..(u + 1) * s].iter().zip(&z[u * s..(u + 1) * s]) {
-                for l in 0..c {
+        let items = idx.chunks_exact(s.max(1)).zip(z.chunks_exact(s.max(1)));
+        for (u, (iu, zu)) in items.take(n).enumerate() {
+            for (&an, &zv) in iu.iter().zip(zu) {
+                let Some(col) = out.get_mut(an * c..(an + 1) * c) else {
+                    continue;
+                };
+                for (l, o) in col.iter_mut().enumerate() {
                     if y.at(l, u) == 1 {
-                        out[l + an * c] += zv;
+                        *o += zv;
                     }
                 }
             }
@@ -752,13 +771,13 @@ pub fn fit_anchored<T: Real>(
         let up = T::from_f64(1.0 + mu);
         lam.fill(0.0);
         for (&an, &zv) in idx.iter().zip(z) {
-            lam[an] += zv.to_f64();
+            if let Some(l) = lam.get_mut(an) {
+                *l += zv.to_f64();
+            }
         }
-        for an in 0..m {
-            let off = T::from_f64(mu * lam[an]);
-            p[an * c..(an + 1) * c]
-                .iter_mut()
-                .for_each(|x| *x = up * *x - off);
+        for (pa, &la) in p.chunks_exact_mut(c).zip(lam.iter()).take(m) {
+            let off = T::from_f64(mu * la);
+            pa.iter_mut().for_each(|x| *x = up * *x - off);
         }
     }
     let graph = AnchorGraph::new(&*g, &*k, m)?;
@@ -794,11 +813,14 @@ pub fn embed_anchored<T: Real>(
         return Err(Error::DimensionMismatch);
     }
     check_values(a, false)?;
-    for u in 0..n {
-        let col = &mut h[u * r..(u + 1) * r];
+    // Item u: column u of `h`, chunk u of `idx` and `z` (`s ≥ 1` and the
+    // lengths checked); anchor `an < m` (checked): column an of `a`.
+    let items = idx.chunks_exact(s.max(1)).zip(z.chunks_exact(s.max(1)));
+    for (col, (iu, zu)) in h.chunks_exact_mut(r).zip(items).take(n) {
         col.fill(T::ZERO);
-        for (&an, &zv) in idx[u * s..(u + 1) * s].iter().zip(&z[u * s..(u + 1) * s]) {
-            for (x, &av) in col.iter_mut().zip(&a[an * r..(an + 1) * r]) {
+        for (&an, &zv) in iu.iter().zip(zu) {
+            let aa = a.get(an * r..(an + 1) * r).unwrap_or(&[]);
+            for (x, &av) in col.iter_mut().zip(aa) {
                 *x += zv * av;
             }
         }
@@ -810,12 +832,12 @@ pub fn embed_anchored<T: Real>(
 /// and the column sums of `Qᵀ`.
 fn qt_y<T: Real>(q: &[T], y: MatRef<'_, u8>, c: usize, r: usize, mu: f64, a: &mut [T]) {
     let up = T::from_f64(1.0 + mu);
-    for u in 0..y.cols() {
-        let col = &mut a[u * r..(u + 1) * r];
-        for (k, x) in col.iter_mut().enumerate() {
+    // Column u of `a` (`r × n`); column k of `q` (`c × r`).
+    for (u, col) in a.chunks_exact_mut(r.max(1)).take(y.cols()).enumerate() {
+        for (x, qk) in col.iter_mut().zip(q.chunks_exact(c.max(1))) {
             let (mut pos, mut all) = (0.0, 0.0);
-            for s in 0..c {
-                let v = q[s + k * c].to_f64();
+            for (s, &qv) in qk.iter().enumerate() {
+                let v = qv.to_f64();
                 all += v;
                 if y.at(s, u) == 1 {
                     pos += v;
@@ -829,30 +851,34 @@ fn qt_y<T: Real>(q: &[T], y: MatRef<'_, u8>, c: usize, r: usize, mu: f64, a: &mu
 /// `b = Ỹ Hᵀ` (`c × r`).
 fn y_ht<T: Real>(h: &[T], y: MatRef<'_, u8>, c: usize, r: usize, mu: f64, b: &mut [T]) {
     b.fill(T::ZERO);
-    for u in 0..y.cols() {
+    // Column u of `h` (`r × n`); row s of `b` (`c × r`): every c-th value from s.
+    let c1 = c.max(1);
+    for (u, hu) in h.chunks_exact(r.max(1)).take(y.cols()).enumerate() {
         for s in 0..c {
             if y.at(s, u) == 1 {
-                for k in 0..r {
-                    b[s + k * c] += h[k + u * r];
+                for (x, &hk) in b.iter_mut().skip(s).step_by(c1).zip(hu) {
+                    *x += hk;
                 }
             }
         }
     }
     let up = T::from_f64(1.0 + mu);
-    for k in 0..r {
-        let sum = T::from_f64(mu * h.iter().skip(k).step_by(r).map(|x| x.to_f64()).sum::<f64>());
-        for s in 0..c {
-            b[s + k * c] = up * b[s + k * c] - sum;
-        }
+    for (k, bk) in b.chunks_exact_mut(c1).take(r).enumerate() {
+        let hk = h.iter().skip(k).step_by(r.max(1));
+        let sum = T::from_f64(mu * hk.map(|x| x.to_f64()).sum::<f64>());
+        bk.iter_mut().for_each(|x| *x = up * *x - sum);
     }
 }
 
 /// `out = L_ρ Q` (`c × r`).
 fn lrho_times<T: Real>(lr: &[f64], q: &[T], c: usize, r: usize, out: &mut [T]) {
-    for k in 0..r {
-        for s in 0..c {
-            let v: f64 = (0..c).map(|t| lr[s + t * c] * q[t + k * c].to_f64()).sum();
-            out[s + k * c] = T::from_f64(v);
+    // Column k of `q` and `out` (`c × r`); row s of `lr` (`c × c`).
+    let c1 = c.max(1);
+    for (qk, ok) in q.chunks_exact(c1).zip(out.chunks_exact_mut(c1)).take(r) {
+        for (s, o) in ok.iter_mut().enumerate() {
+            let lrs = lr.iter().skip(s).step_by(c1);
+            let v: f64 = lrs.zip(qk).map(|(&l, &qv)| l * qv.to_f64()).sum();
+            *o = T::from_f64(v);
         }
     }
 }
@@ -888,7 +914,7 @@ fn nmf_start<T: Real>(
     h: &mut [T],
     st: &mut Stack<'_>,
 ) -> Result<(), Error> {
-    let n = h.len() / r;
+    let n = h.len().checked_div(r).ok_or(Error::BadRank)?;
     let mut st = st.rest();
     let yd: &mut [T] = st.take_matrix(c, n)?;
     fill(yd);
@@ -906,7 +932,7 @@ fn nmf_start<T: Real>(
     let mut us: [&mut [T]; 1] = [&mut *q];
     crate::steps::mu::fit(&yv[..], r, p, &mut us[..], h, rest, None)?;
     let mmax = h
-        .chunks(r)
+        .chunks(r.max(1))
         .map(|col| libm::sqrt(sq_norm(col)))
         .fold(0.0, f64::max);
     if mmax > 0.0 {
@@ -988,23 +1014,20 @@ pub fn choose_thresholds<T: Real>(
             *t = f64::MAX;
             continue;
         }
-        idx.iter_mut().enumerate().for_each(|(i, x)| *x = i);
-        idx.sort_unstable_by(|&a, &b| {
-            scores
-                .at(s, b)
-                .partial_cmp(&scores.at(s, a))
-                .unwrap_or(core::cmp::Ordering::Equal)
-                .then(a.cmp(&b))
-        });
+        // The items by decreasing score, ties by index (scores are finite:
+        // a total order, so this is the one order every sort gives). A heap
+        // sort from `top_n_by`, not core's sorts, which keep a panic for
+        // comparisons that are not a total order.
+        top_n_by(n, |u| scores.at(s, u), None, idx);
         // Predict the top `k` (k = 1..n, only where the next score differs).
         let (mut tp, mut best, mut best_t) = (0usize, -1.0f64, f64::MAX);
         for k in 1..=n {
-            tp += usize::from(y.at(s, idx[k - 1]) == 1);
-            let cur = scores.at(s, idx[k - 1]).to_f64();
-            let next = if k < n {
-                scores.at(s, idx[k]).to_f64()
-            } else {
-                f64::NEG_INFINITY
+            let Some(&ik) = idx.get(k - 1) else { break };
+            tp += usize::from(y.at(s, ik) == 1);
+            let cur = scores.at(s, ik).to_f64();
+            let next = match (k < n, idx.get(k)) {
+                (true, Some(&j)) => scores.at(s, j).to_f64(),
+                _ => f64::NEG_INFINITY,
             };
             if k < n && next == cur {
                 continue;
@@ -1038,8 +1061,8 @@ pub fn decide<T: Real>(
     let mut pred = pred;
     for u in 0..n {
         let col = pred.col_mut(u);
-        for (s, x) in col.iter_mut().take(c).enumerate() {
-            *x = u8::from(scores.at(s, u).to_f64() > tau[s]);
+        for (s, (x, &ts)) in col.iter_mut().zip(tau).take(c).enumerate() {
+            *x = u8::from(scores.at(s, u).to_f64() > ts);
         }
     }
     Ok(())

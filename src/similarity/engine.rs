@@ -15,7 +15,7 @@
 
 use super::{Bandwidth, Kernel, KernelSet, Layout};
 use crate::data::{View, ViewSet};
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
 use crate::linalg::{gemm, gemm_req};
@@ -263,30 +263,32 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         let tmp: &mut [T] = st.take_matrix(b, b)?;
         let scat: &mut [T] = st.take(lay.scatter_rows)?;
         scat.fill(T::ZERO);
+        // Per view: `h` values each, and `n` item scales (every index checked).
         for v in 0..h {
             let kern = &kernels.kernel(v);
-            kind[v] = kind_code(kern);
-            inv[v] = match given_inv {
+            *kind.at_mut(v)? = kind_code(kern);
+            let iv = match given_inv {
                 Some(g) => *g.get(v).ok_or(Error::Internal)?,
                 None => view_inv_scale(view_max(views.view(v))),
             };
+            *inv.at_mut(v)? = iv;
             // NaN marks a median view until `median::resolve` sets it. A given `γ` in the
             // scaled units: `γ·s²` (may overflow to +inf: see `rbf_value`).
-            gamma[v] = match kern {
-                Kernel::Rbf(Bandwidth::Gamma(g)) => *g / inv[v] / inv[v],
+            *gamma.at_mut(v)? = match kern {
+                Kernel::Rbf(Bandwidth::Gamma(g)) => *g / iv / iv,
                 Kernel::Rbf(Bandwidth::Median) => f64::NAN,
                 _ => 0.0,
             };
-            let sc = &mut scale[v * n..(v + 1) * n];
+            let sc = scale.part_mut(v * n..(v + 1) * n)?;
             match views.view(v) {
                 View::Dense(d) => {
                     for (j, s) in sc.iter_mut().enumerate() {
-                        *s = item_scale(kern, d.col(j), inv[v]);
+                        *s = item_scale(kern, d.col(j), iv);
                     }
                 }
                 View::Csc(c) => {
                     for (j, s) in sc.iter_mut().enumerate() {
-                        *s = item_scale(kern, c.col(j).1, inv[v]);
+                        *s = item_scale(kern, c.col(j).1, iv);
                     }
                 }
             }
@@ -318,14 +320,21 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
 
     /// Does view `v` still wait for its median bandwidth?
     pub(crate) fn needs_median(&self, v: usize) -> bool {
-        self.kind[v] == RBF && self.gamma[v].is_nan()
+        self.kind.get(v) == Some(&RBF) && self.gamma.get(v).is_some_and(|g| g.is_nan())
+    }
+
+    /// View `v`'s `n` item scales (empty for `v ≥ h`, never asked).
+    #[inline(always)]
+    fn scales(&self, v: usize) -> &[f64] {
+        self.scale.get(v * self.n..(v + 1) * self.n).unwrap_or(&[])
     }
 
     /// View `v`'s `γ` in the caller's units (`γ` is kept in the units of the scaled view,
     /// see [`view_inv_scale`]; for a very large or very small view this may underflow or
     /// overflow, which only matters to a caller that asks for the number).
     pub(crate) fn gamma_unscaled(&self, v: usize) -> f64 {
-        self.gamma[v] * self.inv[v] * self.inv[v]
+        let (g, inv) = (self.gamma.get(v), self.inv.get(v));
+        g.zip(inv).map_or(f64::NAN, |(&g, &inv)| g * inv * inv)
     }
 
     /// Views.
@@ -345,9 +354,9 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                 }
             }
             (Mode::SqDist(u), _) => {
-                for v in 0..self.h {
-                    self.weight[v] = 1.0;
-                    self.active[v] = (v == u) as u8;
+                self.weight.fill(1.0);
+                for (v, a) in self.active.iter_mut().enumerate() {
+                    *a = (v == u) as u8;
                 }
             }
             _ => {
@@ -361,16 +370,19 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         let mut ld = 0;
         for pass in 0..2 {
             for v in 0..self.h {
-                if self.active[v] == 0 || !matches!(self.views.view(v), View::Dense(_)) {
+                let (Some(&active), Some(&kind)) = (self.active.get(v), self.kind.get(v)) else {
+                    break;
+                };
+                if active == 0 || !matches!(self.views.view(v), View::Dense(_)) {
                     continue;
                 }
-                let lin = self.kind[v] == LIN;
+                let lin = kind == LIN;
                 let take = match mode {
                     Mode::SqDist(_) => pass == 0,
-                    _ => (pass == 0 && lin) || (pass == 1 && self.kind[v] == RBF),
+                    _ => (pass == 0 && lin) || (pass == 1 && kind == RBF),
                 };
-                if take {
-                    self.off[v] = ld;
+                if let (true, Some(o)) = (take, self.off.get_mut(v)) {
+                    *o = ld;
                     ld += self.views.shape(v).rows;
                 }
             }
@@ -396,30 +408,33 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         } else {
             &mut *self.cpan
         };
-        for v in 0..self.h {
-            let o = self.off[v];
+        // Per view `v < h` (every index checked: no panic path).
+        let per_view = self.off.iter().zip(self.kind.iter()).zip(self.inv.iter());
+        for (v, (((&o, &kind), &inv), &weight)) in per_view.zip(self.weight.iter()).enumerate() {
             if o == NOT_IN_PANEL {
                 continue;
             }
             let View::Dense(d) = self.views.view(v) else {
                 continue;
             };
-            let lin = self.kind[v] == LIN && self.mode != Mode::SqDist(v);
+            let lin = kind == LIN && self.mode != Mode::SqDist(v);
             let m = d.rows_len();
-            let sc = &self.scale[v * self.n..(v + 1) * self.n];
-            let inv = self.inv[v];
+            let sc = self.scale.get(v * self.n..(v + 1) * self.n).unwrap_or(&[]);
             let tinv = T::from_f64(inv);
             for (a, &j) in items.iter().enumerate() {
-                let dst = &mut pan[o + a * ld..o + a * ld + m];
+                let Some(dst) = pan.get_mut(o + a * ld..o + a * ld + m) else {
+                    break;
+                };
                 let src = d.col(j);
+                let scj = sc.get(j).copied().unwrap_or(0.0);
                 if lin {
                     // Fused: `√w` on both sides, so that the value of a pair is bitwise the
                     // same whichever side each item is on (products commute; the sum over
                     // features runs in one order). Exact ties then stay exact ties.
                     let f = if self.mode == Mode::Fused {
-                        libm::sqrt(self.weight[v]) * sc[j]
+                        libm::sqrt(weight) * scj
                     } else {
-                        sc[j]
+                        scj
                     };
                     let f = T::from_f64(f);
                     if inv == 1.0 {
@@ -432,7 +447,10 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                         }
                     }
                 } else if inv == 1.0 {
-                    dst.copy_from_slice(src);
+                    // `m` values each (a column of the view).
+                    if dst.len() == src.len() {
+                        dst.copy_from_slice(src);
+                    }
                 } else {
                     for (x, &y) in dst.iter_mut().zip(src) {
                         *x = y * tinv;
@@ -453,12 +471,12 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         out: &mut [T],
     ) -> Result<(), Error> {
         let ld = self.ld;
-        let a = MatRef::new(&self.rpan[o..], m, nr, 1, ld)?.t();
-        let b = MatRef::new(&self.cpan[o..], m, nc, 1, ld)?;
+        let a = MatRef::new(self.rpan.part(o..)?, m, nr, 1, ld)?.t();
+        let b = MatRef::new(self.cpan.part(o..)?, m, nc, 1, ld)?;
         let c = if to_tmp {
-            MatMut::col_major(&mut self.tmp[..nr * nc], nr, nc)?
+            MatMut::col_major(self.tmp.part_mut(..nr * nc)?, nr, nc)?
         } else {
-            MatMut::col_major(&mut out[..nr * nc], nr, nc)?
+            MatMut::col_major(out.part_mut(..nr * nc)?, nr, nc)?
         };
         gemm(T::ONE, a, b, T::ZERO, c, &mut self.gst)
     }
@@ -469,7 +487,7 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         let sz = nr * nc;
         match self.mode {
             Mode::Fused => {
-                let blk = &mut out[..sz];
+                let blk = out.part_mut(..sz)?;
                 if self.lin_rows > 0 {
                     let l = self.lin_rows;
                     self.panel_gemm(0, l, nr, nc, false, blk)?;
@@ -477,11 +495,11 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                     blk.fill(T::ZERO);
                 }
                 for v in 0..self.h {
-                    if self.active[v] == 0 {
+                    if self.active.at(v)? == 0 {
                         continue;
                     }
                     let lin_dense =
-                        self.kind[v] == LIN && matches!(self.views.view(v), View::Dense(_));
+                        self.kind.at(v)? == LIN && matches!(self.views.view(v), View::Dense(_));
                     if !lin_dense {
                         self.view_block(v, rows, cols, true, blk)?;
                     }
@@ -489,11 +507,11 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
             }
             Mode::PerView => {
                 for v in 0..self.h {
-                    let blk = &mut out[v * sz..(v + 1) * sz];
+                    let blk = out.part_mut(v * sz..(v + 1) * sz)?;
                     self.view_block(v, rows, cols, false, blk)?;
                 }
             }
-            Mode::SqDist(v) => self.view_block(v, rows, cols, false, &mut out[..sz])?,
+            Mode::SqDist(v) => self.view_block(v, rows, cols, false, out.part_mut(..sz)?)?,
         }
         Ok(())
     }
@@ -509,23 +527,27 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
     ) -> Result<(), Error> {
         let (nr, nc) = (rows.len(), cols.len());
         let raw = self.mode == Mode::SqDist(v);
-        let w = self.weight[v];
-        let kern = self.kind[v];
+        let (w, kern, gamma, inv) = (
+            self.weight.at(v)?,
+            self.kind.at(v)?,
+            self.gamma.at(v)?,
+            self.inv.at(v)?,
+        );
         let view = self.views.view(v);
         match view {
             View::Dense(d) => {
-                let o = self.off[v];
+                let o = self.off.at(v)?;
                 let m = d.rows_len();
                 match kern {
                     _ if raw || kern == RBF => {
                         self.panel_gemm(o, m, nr, nc, true, out)?;
-                        let sq = &self.scale[v * self.n..(v + 1) * self.n];
+                        let sq = self.scales(v);
                         rbf_finish(
-                            &self.tmp[..nr * nc],
+                            self.tmp.part(..nr * nc)?,
                             rows,
                             cols,
                             sq,
-                            self.gamma[v],
+                            gamma,
                             w,
                             raw,
                             acc,
@@ -537,46 +559,51 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                         self.panel_gemm(o, m, nr, nc, false, out)?;
                     }
                     _ => {
-                        let sc = &self.scale[v * self.n..(v + 1) * self.n];
+                        let sc = self.scales(v);
+                        let sc_of = |i: usize| sc.get(i).copied().unwrap_or(0.0);
                         let chi = kern == CHI;
-                        let inv = self.inv[v];
                         for (b, &j) in cols.iter().enumerate() {
                             let y = d.col(j);
-                            let sj = sc[j];
-                            let col = &mut out[b * nr..(b + 1) * nr];
-                            for (a, &i) in rows.iter().enumerate() {
+                            let sj = sc_of(j);
+                            let col = out.part_mut(b * nr..(b + 1) * nr)?;
+                            for (&i, c) in rows.iter().zip(col.iter_mut()) {
                                 let x = d.col(i);
                                 let s = if chi {
                                     chi2(x, y, inv)
                                 } else {
                                     inter(x, y, inv)
                                 };
-                                put(&mut col[a], w * normalised(s, sc[i], sj), acc);
+                                put(c, w * normalised(s, sc_of(i), sj), acc);
                             }
                         }
                     }
                 }
             }
             View::Csc(c) => {
-                let sc = &self.scale[v * self.n..(v + 1) * self.n];
-                let gamma = self.gamma[v];
-                let inv = self.inv[v];
+                let sc = self.scale.get(v * self.n..(v + 1) * self.n).unwrap_or(&[]);
+                let sc_of = |i: usize| sc.get(i).copied().unwrap_or(0.0);
                 let tinv = T::from_f64(inv);
+                // `scat` holds a row per feature (`r < rows` validated): the
+                // `get`s never miss.
+                let scat = &mut *self.scat;
+                let at = |scat: &[T], r: usize| scat.get(r).map_or(0.0, |x| x.to_f64());
                 for (b, &j) in cols.iter().enumerate() {
                     let (ri, rv) = c.col(j);
                     for (&r, &x) in ri.iter().zip(rv) {
-                        self.scat[r] = x * tinv;
+                        if let Some(s) = scat.get_mut(r) {
+                            *s = x * tinv;
+                        }
                     }
-                    let sj = sc[j];
-                    let col = &mut out[b * nr..(b + 1) * nr];
-                    for (a, &i) in rows.iter().enumerate() {
+                    let sj = sc_of(j);
+                    let col = out.part_mut(b * nr..(b + 1) * nr)?;
+                    for (&i, cell) in rows.iter().zip(col.iter_mut()) {
                         let (qi, qv) = c.col(i);
-                        let si = sc[i];
+                        let si = sc_of(i);
                         let val = match kern {
                             LIN | RBF => {
                                 let mut dot = 0.0;
                                 for (&r, &x) in qi.iter().zip(qv) {
-                                    dot += (x.to_f64() * inv) * self.scat[r].to_f64();
+                                    dot += (x.to_f64() * inv) * at(scat, r);
                                 }
                                 if raw || kern == RBF {
                                     rbf_value(si + sj - 2.0 * dot, gamma, raw)
@@ -589,8 +616,7 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                                     // normalised values instead, as the dense panels do.
                                     let mut cos = 0.0;
                                     for (&r, &x) in qi.iter().zip(qv) {
-                                        cos +=
-                                            (x.to_f64() * inv * si) * (self.scat[r].to_f64() * sj);
+                                        cos += (x.to_f64() * inv * si) * (at(scat, r) * sj);
                                     }
                                     cos
                                 }
@@ -598,7 +624,7 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                             CHI => {
                                 let mut s = 0.0;
                                 for (&r, &x) in qi.iter().zip(qv) {
-                                    let (x, y) = (x.to_f64() * inv, self.scat[r].to_f64());
+                                    let (x, y) = (x.to_f64() * inv, at(scat, r));
                                     let d = x + y;
                                     if d > 0.0 {
                                         s += chi2_term(x, y, d);
@@ -609,16 +635,18 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                             _ => {
                                 let mut s = 0.0;
                                 for (&r, &x) in qi.iter().zip(qv) {
-                                    let (x, y) = (x.to_f64() * inv, self.scat[r].to_f64());
+                                    let (x, y) = (x.to_f64() * inv, at(scat, r));
                                     s += if x < y { x } else { y };
                                 }
                                 normalised(s, si, sj)
                             }
                         };
-                        put(&mut col[a], w * val, acc);
+                        put(cell, w * val, acc);
                     }
                     for &r in ri {
-                        self.scat[r] = T::ZERO;
+                        if let Some(s) = scat.get_mut(r) {
+                            *s = T::ZERO;
+                        }
                     }
                 }
             }
@@ -660,13 +688,18 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         sink: &mut S,
         (t, tasks): (usize, usize),
     ) -> Result<(), Error> {
-        let b = self.bmax;
+        let b = self.bmax.max(1);
         let nb = items.len().div_ceil(b);
+        let part = |bi: usize| {
+            items
+                .get(bi * b..((bi + 1) * b).min(items.len()))
+                .unwrap_or(&[])
+        };
         for bi in (0..nb).filter(|&bi| block_row_owner(bi, tasks) == t) {
-            let rows = &items[bi * b..((bi + 1) * b).min(items.len())];
+            let rows = part(bi);
             self.gather(rows, true);
             for bj in bi..nb {
-                let cols = &items[bj * b..((bj + 1) * b).min(items.len())];
+                let cols = part(bj);
                 self.gather(cols, false);
                 self.eval(rows, cols, blk)?;
                 let shape = if bi == bj { Block::Diag } else { Block::Off };
@@ -685,7 +718,7 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         blk: &mut [T],
         sink: &mut S,
     ) -> Result<(), Error> {
-        let b = self.bmax;
+        let b = self.bmax.max(1);
         for rows in queries.chunks(b) {
             self.gather(rows, true);
             for cols in cands.chunks(b) {
@@ -751,14 +784,17 @@ fn rbf_finish<T: Real>(
     out: &mut [T],
 ) {
     let nr = rows.len();
+    // Item scales by item index, columns of the `nr × nc` blocks (checked).
+    let sq_of = |i: usize| sq.get(i).copied().unwrap_or(0.0);
     for (b, &j) in cols.iter().enumerate() {
-        let sj = sq[j];
-        let dc = &dots[b * nr..(b + 1) * nr];
-        let oc = &mut out[b * nr..(b + 1) * nr];
-        for (a, &i) in rows.iter().enumerate() {
-            let si = sq[i];
-            let v = rbf_value(si + sj - 2.0 * dc[a].to_f64(), gamma, raw);
-            put(&mut oc[a], w * v, acc);
+        let sj = sq_of(j);
+        let r = b * nr..(b + 1) * nr;
+        let (Some(dc), Some(oc)) = (dots.get(r.clone()), out.get_mut(r)) else {
+            break;
+        };
+        for ((&i, &d), o) in rows.iter().zip(dc).zip(oc.iter_mut()) {
+            let v = rbf_value(sq_of(i) + sj - 2.0 * d.to_f64(), gamma, raw);
+            put(o, w * v, acc);
         }
     }
 }

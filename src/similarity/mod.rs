@@ -94,7 +94,7 @@ pub use qp::{simplex_qp, simplex_qp_workspace, QpReport};
 
 use crate::data::UNLABELED;
 use crate::data::{ViewKind, ViewSet, ViewShape};
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::linalg::real::Real;
 use crate::work::{Stack, WorkReq};
 
@@ -138,7 +138,8 @@ impl KernelSet for [Kernel] {
         self.len()
     }
     fn kernel(&self, v: usize) -> Kernel {
-        self[v]
+        // `v < count()` (the callers' contract); past it, a linear kernel.
+        self.get(v).copied().unwrap_or(Kernel::Linear)
     }
 }
 
@@ -147,7 +148,8 @@ impl<const H: usize> KernelSet for [Kernel; H] {
         H
     }
     fn kernel(&self, v: usize) -> Kernel {
-        self[v]
+        // `v < count()` (the callers' contract); past it, a linear kernel.
+        self.get(v).copied().unwrap_or(Kernel::Linear)
     }
 }
 
@@ -317,46 +319,54 @@ impl<'w> ClassIndex<'w> {
         let perm: &mut [usize] = st.take(n)?;
         let off: &mut [usize] = st.take(n_classes + 1)?;
         off.fill(0);
+        // Labels below `n_classes` (checked by the callers): a miss is an
+        // `Error::Internal`, not a panic.
         for j in 0..labels.len() {
             if let Some(c) = class_of(labels, j) {
-                off[c + 1] += 1;
+                *off.at_mut(c + 1)? += 1;
             }
         }
-        for c in 0..n_classes {
-            off[c + 1] += off[c];
+        let mut acc = 0;
+        for o in off.iter_mut() {
+            acc += *o;
+            *o = acc;
         }
         // Fill with a moving cursor per class: reuse off[c] as the cursor, then shift back.
         for j in 0..labels.len() {
             if let Some(c) = class_of(labels, j) {
-                perm[off[c]] = j;
-                off[c] += 1;
+                let cur = off.at_mut(c)?;
+                *perm.at_mut(*cur)? = j;
+                *cur += 1;
             }
         }
-        for c in (0..n_classes).rev() {
-            off[c + 1] = off[c];
+        let mut prev = 0;
+        for o in off.iter_mut() {
+            (*o, prev) = (prev, *o);
         }
-        off[0] = 0;
         Ok(ClassIndex { perm, off })
     }
 
     /// Labeled items.
     pub(crate) fn labeled(&self) -> &[usize] {
-        let nl = self.off[self.off.len() - 1];
-        &self.perm[..nl]
+        let nl = self.off.last().copied().unwrap_or(0);
+        self.perm.get(..nl).unwrap_or(&[])
     }
 
-    /// Items of class `c`.
+    /// Items of class `c` (empty past the classes).
     pub(crate) fn class(&self, c: usize) -> &[usize] {
-        &self.perm[self.off[c]..self.off[c + 1]]
+        match self.off.get(c..c.wrapping_add(2)) {
+            Some(&[s, e]) => self.perm.get(s..e).unwrap_or(&[]),
+            _ => &[],
+        }
     }
 
     /// Labeled items in class `c`.
     pub(crate) fn count(&self, c: usize) -> usize {
-        self.off[c + 1] - self.off[c]
+        self.class(c).len()
     }
 
     pub(crate) fn n_classes(&self) -> usize {
-        self.off.len() - 1
+        self.off.len().saturating_sub(1)
     }
 }
 

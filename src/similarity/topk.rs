@@ -99,38 +99,45 @@ impl<'w> TopK<'w> {
         i.wrapping_sub(self.lo) < self.len
     }
 
+    /// The worst similarity kept for item `i` (one of the heaps' items; for
+    /// any other, `+∞`: nothing is offered). Every index of the heaps is
+    /// checked (`get`, never a miss for the heaps' items): no panic path.
     #[inline(always)]
     fn worst(&self, i: usize) -> f64 {
-        self.sim[(i - self.lo) * self.k]
+        let at = (i - self.lo) * self.k;
+        self.sim.get(at).copied().unwrap_or(f64::INFINITY)
     }
 
     /// Offers `j` with similarity `s` to item `i`'s heap (`i` one of the heaps' items).
     #[inline]
     fn offer(&mut self, i: usize, j: usize, s: f64) {
         let base = (i - self.lo) * self.k;
-        if better(s, j, self.sim[base], self.idx[base]) {
-            self.sim[base] = s;
-            self.idx[base] = j;
-            sift_down(
-                &mut self.sim[base..base + self.k],
-                &mut self.idx[base..base + self.k],
-                0,
-                self.k,
-            );
+        let r = base..base + self.k;
+        let (Some(sh), Some(xh)) = (self.sim.get_mut(r.clone()), self.idx.get_mut(r)) else {
+            return;
+        };
+        let (Some(s0), Some(x0)) = (sh.first_mut(), xh.first_mut()) else {
+            return;
+        };
+        if better(s, j, *s0, *x0) {
+            (*s0, *x0) = (s, j);
+            sift_down(sh, xh, 0, self.k);
         }
     }
 
     /// Sorts every item's list best first (heap sort, `O(k log k)` per item).
     pub(crate) fn finish(&mut self) {
         let k = self.k;
-        for (s, x) in self
-            .sim
-            .chunks_exact_mut(k)
-            .zip(self.idx.chunks_exact_mut(k))
-        {
+        for c in 0..self.len {
+            let r = c * k..(c + 1) * k;
+            let (Some(s), Some(x)) = (self.sim.get_mut(r.clone()), self.idx.get_mut(r)) else {
+                break;
+            };
             for end in (1..k).rev() {
-                s.swap(0, end);
-                x.swap(0, end);
+                if end < s.len() && end < x.len() {
+                    s.swap(0, end);
+                    x.swap(0, end);
+                }
                 sift_down(s, x, 0, end);
             }
         }
@@ -145,31 +152,44 @@ impl<'w> TopK<'w> {
     /// Item `i`'s list (after [`TopK::finish`]: best first); `i` one of the heaps' items.
     pub(crate) fn get(&self, i: usize) -> (&[usize], &[f64]) {
         let r = (i - self.lo) * self.k..(i - self.lo + 1) * self.k;
-        (&self.idx[r.clone()], &self.sim[r])
+        match (self.idx.get(r.clone()), self.sim.get(r)) {
+            (Some(x), Some(s)) => (x, s),
+            _ => (&[], &[]),
+        }
     }
 }
 
 /// Restores the heap (worst at the root) below `p` within `len` entries.
 #[inline]
 fn sift_down(s: &mut [f64], x: &mut [usize], mut p: usize, len: usize) {
+    let len = len.min(s.len()).min(x.len());
+    let (s, x) = (&mut s[..len], &mut x[..len]);
     loop {
         let (c1, c2) = (2 * p + 1, 2 * p + 2);
-        if c1 >= len {
+        let (Some(&s1), Some(&x1)) = (s.get(c1), x.get(c1)) else {
             return;
-        }
-        // The worse child.
-        let c = if c2 < len && better(s[c1], x[c1], s[c2], x[c2]) {
-            c2
-        } else {
-            c1
         };
-        if better(s[p], x[p], s[c], x[c]) {
-            s.swap(p, c);
-            x.swap(p, c);
-            p = c;
-        } else {
+        // The worse child.
+        let (mut c, mut sc, mut xc) = (c1, s1, x1);
+        if let (Some(&s2), Some(&x2)) = (s.get(c2), x.get(c2)) {
+            if better(s1, x1, s2, x2) {
+                (c, sc, xc) = (c2, s2, x2);
+            }
+        }
+        let (Some(&sp), Some(&xp)) = (s.get(p), x.get(p)) else {
+            return;
+        };
+        if !better(sp, xp, sc, xc) {
             return;
         }
+        // Swap p and c (both in range: read above).
+        if let (Some(a), Some(b)) = (s.get_mut(p), x.get_mut(p)) {
+            (*a, *b) = (sc, xc);
+        }
+        if let (Some(a), Some(b)) = (s.get_mut(c), x.get_mut(c)) {
+            (*a, *b) = (sp, xp);
+        }
+        p = c;
     }
 }
 
@@ -177,11 +197,14 @@ impl<T: Real> Sink<T> for TopK<'_> {
     fn visit(&mut self, rows: &[usize], cols: &[usize], blk: &[T], shape: Block) {
         let nr = rows.len();
         for (b, &j) in cols.iter().enumerate() {
-            let col = &blk[b * nr..(b + 1) * nr];
+            // Column b of the `nr × cols` block (the engine's blocks are whole).
+            let Some(col) = blk.get(b * nr..(b + 1) * nr) else {
+                break;
+            };
             match shape {
                 Block::Rect => {
-                    for (a, &i) in rows.iter().enumerate() {
-                        let s = col[a].to_f64();
+                    for (&i, &x) in rows.iter().zip(col) {
+                        let s = x.to_f64();
                         if self.mine(i) && s >= self.worst(i) && i != j && self.filter.ok(i, j) {
                             self.offer(i, j, s);
                         }
@@ -194,8 +217,8 @@ impl<T: Real> Sink<T> for TopK<'_> {
                     } else {
                         f64::NAN
                     };
-                    for (a, &i) in rows[..amax].iter().enumerate() {
-                        let s = col[a].to_f64();
+                    for (&i, &x) in rows.iter().zip(col).take(amax) {
+                        let s = x.to_f64();
                         // NaN `wj` (j not ours): `s >= wj` is false.
                         let (ti, tj) = (self.mine(i) && s >= self.worst(i), s >= wj);
                         if (ti || tj) && self.filter.ok(i, j) {
@@ -268,21 +291,35 @@ impl<'w> PairTop<'w> {
     /// Offers the pair `(lo, hi)` (`lo < hi`) with similarity `s` to class `c`, unless it
     /// is there already (merging lists that may hold the same pair).
     pub(crate) fn offer_unique(&mut self, c: usize, lo: usize, hi: usize, s: f64) {
-        let base = c * self.kp;
-        let r = base..base + self.kp;
-        if self.lo[r.clone()]
-            .iter()
-            .zip(&self.hi[r])
-            .any(|(&a, &b)| a == lo && b == hi)
-        {
+        let (los, his, _) = self.get(c);
+        if los.iter().zip(his).any(|(&a, &b)| a == lo && b == hi) {
             return;
         }
         self.offer(c, lo, hi, s);
     }
 
+    /// Entry `p`: `(sim, lo, hi)`. Every index of the heaps is checked
+    /// (`entry`/`set`, never a miss for a class's slots): no panic path.
+    #[inline(always)]
+    fn entry(&self, p: usize) -> Option<(f64, usize, usize)> {
+        Some((*self.sim.get(p)?, *self.lo.get(p)?, *self.hi.get(p)?))
+    }
+
+    #[inline(always)]
+    fn set(&mut self, p: usize, (s, lo, hi): (f64, usize, usize)) {
+        if let (Some(a), Some(b), Some(c)) =
+            (self.sim.get_mut(p), self.lo.get_mut(p), self.hi.get_mut(p))
+        {
+            (*a, *b, *c) = (s, lo, hi);
+        }
+    }
+
     #[inline(always)]
     fn better(&self, s: f64, lo: usize, hi: usize, p: usize) -> bool {
-        s > self.sim[p] || (s == self.sim[p] && (lo, hi) < (self.lo[p], self.hi[p]))
+        let Some((sp, lp, hp)) = self.entry(p) else {
+            return false;
+        };
+        s > sp || (s == sp && (lo, hi) < (lp, hp))
     }
 
     #[inline]
@@ -291,9 +328,7 @@ impl<'w> PairTop<'w> {
         if !self.better(s, lo, hi, base) {
             return;
         }
-        self.sim[base] = s;
-        self.lo[base] = lo;
-        self.hi[base] = hi;
+        self.set(base, (s, lo, hi));
         // Sift down (worst at the root).
         let mut p = 0;
         loop {
@@ -302,16 +337,21 @@ impl<'w> PairTop<'w> {
                 break;
             }
             let (q1, q2) = (base + c1, base + c2);
-            let c = if c2 < self.kp && self.better(self.sim[q1], self.lo[q1], self.hi[q1], q2) {
+            let Some((s1, l1, h1)) = self.entry(q1) else {
+                break;
+            };
+            let c = if c2 < self.kp && self.better(s1, l1, h1, q2) {
                 c2
             } else {
                 c1
             };
             let (pp, qc) = (base + p, base + c);
-            if self.better(self.sim[pp], self.lo[pp], self.hi[pp], qc) {
-                self.sim.swap(pp, qc);
-                self.lo.swap(pp, qc);
-                self.hi.swap(pp, qc);
+            let (Some(ep), Some(ec)) = (self.entry(pp), self.entry(qc)) else {
+                break;
+            };
+            if self.better(ep.0, ep.1, ep.2, qc) {
+                self.set(pp, ec);
+                self.set(qc, ep);
                 p = c;
             } else {
                 break;
@@ -327,13 +367,16 @@ impl<'w> PairTop<'w> {
             for p in base..base + kp {
                 let mut best = p;
                 for q in p + 1..base + kp {
-                    if self.better(self.sim[q], self.lo[q], self.hi[q], best) {
-                        best = q;
+                    if let Some((sq, lq, hq)) = self.entry(q) {
+                        if self.better(sq, lq, hq, best) {
+                            best = q;
+                        }
                     }
                 }
-                self.sim.swap(p, best);
-                self.lo.swap(p, best);
-                self.hi.swap(p, best);
+                if let (Some(ep), Some(eb)) = (self.entry(p), self.entry(best)) {
+                    self.set(p, eb);
+                    self.set(best, ep);
+                }
             }
         }
     }
@@ -341,7 +384,14 @@ impl<'w> PairTop<'w> {
     /// Class `c`'s pairs `(lo, hi, sim)` (after [`PairTop::finish`]: best first).
     pub(crate) fn get(&self, c: usize) -> (&[usize], &[usize], &[f64]) {
         let r = c * self.kp..(c + 1) * self.kp;
-        (&self.lo[r.clone()], &self.hi[r.clone()], &self.sim[r])
+        match (
+            self.lo.get(r.clone()),
+            self.hi.get(r.clone()),
+            self.sim.get(r),
+        ) {
+            (Some(l), Some(h), Some(s)) => (l, h, s),
+            _ => (&[], &[], &[]),
+        }
     }
 }
 
@@ -353,9 +403,11 @@ impl<T: Real> Sink<T> for PairTop<'_> {
             let Some(cj) = class_of(self.labels, j) else {
                 continue;
             };
-            let col = &blk[b * nr..(b + 1) * nr];
+            let Some(col) = blk.get(b * nr..(b + 1) * nr) else {
+                break;
+            };
             let amax = if shape == Block::Diag { b } else { nr };
-            for (a, &i) in rows[..amax].iter().enumerate() {
+            for (&i, &x) in rows.iter().zip(col).take(amax) {
                 let ci = match class_of(self.labels, i) {
                     Some(ci) if ci != cj && i != j => ci,
                     _ => continue,
@@ -365,8 +417,9 @@ impl<T: Real> Sink<T> for PairTop<'_> {
                 {
                     continue;
                 }
-                let s = col[a].to_f64();
-                if s < self.sim[ci * kp] && s < self.sim[cj * kp] {
+                let s = x.to_f64();
+                let worst = |c: usize| self.sim.get(c * kp).copied().unwrap_or(f64::INFINITY);
+                if s < worst(ci) && s < worst(cj) {
                     continue;
                 }
                 let (lo, hi) = if i < j { (i, j) } else { (j, i) };

@@ -146,21 +146,28 @@ pub fn nndsvd<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     let s: &mut [T] = st.take(k)?;
     // The stacked copy, and the mean over all entries.
     d.fill(T::ZERO);
+    // Column j of the stacked `m × n` copy is chunk j; view i's rows start at
+    // `off` in it (the shapes were checked: no `get` misses).
     let mut off = 0usize;
     for i in 0..h {
+        let cols = d.chunks_exact_mut(m.max(1)).take(n).enumerate();
         match views.view(i) {
             View::Dense(x) => {
                 let xm = x.mat();
-                for j in 0..n {
-                    for r in 0..xm.rows() {
-                        d[off + r + j * m] = xm.at(r, j);
+                for (j, dj) in cols {
+                    let dst = dj.get_mut(off..off + xm.rows()).unwrap_or(&mut []);
+                    for (r, a) in dst.iter_mut().enumerate() {
+                        *a = xm.at(r, j);
                     }
                 }
             }
             View::Csc(c) => {
-                for j in 0..n {
-                    for p in c.col_ptr[j]..c.col_ptr[j + 1] {
-                        d[off + c.row_idx[p] + j * m] = c.values[p];
+                for (j, dj) in cols {
+                    let (rows, vals) = c.col(j);
+                    for (&r, &x) in rows.iter().zip(vals) {
+                        if let Some(a) = dj.get_mut(off + r) {
+                            *a = x;
+                        }
                     }
                 }
             }
@@ -173,9 +180,14 @@ pub fn nndsvd<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     let avg = total / (m as f64 * n as f64);
     top_svd(MatRef::col_major(&*d, m, n)?, k, w, s, hh, &mut st.rest())?;
     // Column j of W (m) and row j of H (stored as column j of hh, n).
-    for j in 0..k {
-        let sj = s[j].to_f64().max(0.0);
-        let (x, y) = (&mut w[j * m..(j + 1) * m], &mut hh[j * n..(j + 1) * n]);
+    for (j, &sj) in s.iter().enumerate().take(k) {
+        let (Some(x), Some(y)) = (
+            w.get_mut(j * m..(j + 1) * m),
+            hh.get_mut(j * n..(j + 1) * n),
+        ) else {
+            break;
+        };
+        let sj = sj.to_f64().max(0.0);
         if j == 0 {
             let f = T::from_f64(libm::sqrt(sj));
             x.iter_mut().for_each(|a| *a = a.abs() * f);
@@ -232,12 +244,18 @@ pub fn nndsvd<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
         let mv = views.shape(off).rows;
         let ui = u.get_mut(off);
         for j in 0..k {
-            ui[(r - base) + j * mv] = fill(w[r + j * m]);
+            let a = fill(w.get(r + j * m).copied().unwrap_or(T::ZERO));
+            if let Some(o) = ui.get_mut((r - base) + j * mv) {
+                *o = a;
+            }
         }
     }
     for j in 0..k {
         for c in 0..n {
-            v[j + c * k] = fill(hh[c + j * n]);
+            let a = fill(hh.get(c + j * n).copied().unwrap_or(T::ZERO));
+            if let Some(o) = v.get_mut(j + c * k) {
+                *o = a;
+            }
         }
     }
     Ok(())

@@ -31,8 +31,9 @@
 //! by item; the results agree to rounding).
 
 use crate::data::{Prepared, ViewSet, UNLABELED};
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::linalg::dot;
+use crate::linalg::sparse::span;
 use crate::steps::mu::gram;
 use crate::steps::{MvslParams, Objective};
 use crate::work::Stack;
@@ -96,7 +97,7 @@ pub(crate) fn allgather_by_sum<C: Comm + ?Sized>(
         return Err(Error::Internal);
     }
     out.fill(0.0);
-    out[at..at + part.len()].copy_from_slice(part);
+    out.part_mut(at..at + part.len())?.copy_checked(part)?;
     comm.allreduce(out)
 }
 
@@ -178,15 +179,22 @@ impl Layout {
         self.mk + self.k * self.k + self.k * self.c + self.c + self.scalars
     }
 
-    /// Splits the buffer's V part into `(G, S, q, scalars)`.
+    /// Splits the buffer's V part into `(G, S, q, scalars)` ([`Error::Internal`]
+    /// for a buffer shorter than the layout, which the workspace excludes).
+    #[allow(clippy::type_complexity)]
     pub(crate) fn split_v<'a>(
         &self,
         vpart: &'a mut [f64],
-    ) -> (&'a mut [f64], &'a mut [f64], &'a mut [f64], &'a mut [f64]) {
-        let (g, rest) = vpart.split_at_mut(self.k * self.k);
-        let (s, rest) = rest.split_at_mut(self.k * self.c);
-        let (q, sc) = rest.split_at_mut(self.c);
-        (g, s, q, sc)
+    ) -> Result<(&'a mut [f64], &'a mut [f64], &'a mut [f64], &'a mut [f64]), Error> {
+        let short = || Error::Internal;
+        let (g, rest) = vpart
+            .split_at_mut_checked(self.k * self.k)
+            .ok_or_else(short)?;
+        let (s, rest) = rest
+            .split_at_mut_checked(self.k * self.c)
+            .ok_or_else(short)?;
+        let (q, sc) = rest.split_at_mut_checked(self.c).ok_or_else(short)?;
+        Ok((g, s, q, sc))
     }
 }
 
@@ -225,7 +233,7 @@ pub(crate) fn v_stats(
     st: &mut Stack<'_>,
 ) -> Result<(), Error> {
     let k = layout.k;
-    let (g, s, sq, sc) = layout.split_v(vpart);
+    let (g, s, sq, sc) = layout.split_v(vpart)?;
     gram(v, k, n, g, st)?;
     match sge {
         Some(sg) => sg.local_sums(v, k, s, sq),
@@ -234,8 +242,11 @@ pub(crate) fn v_stats(
             sq.fill(0.0);
         }
     }
-    sc[0] = dot(q, v);
-    sc[1] = v.iter().sum::<f64>();
+    let [qv, sum_v, ..] = sc else {
+        return Err(Error::Internal);
+    };
+    *qv = dot(q, v);
+    *sum_v = v.iter().sum::<f64>();
     Ok(())
 }
 
@@ -269,8 +280,8 @@ impl SgeShard<'_> {
     /// Adds the shard's labeled items per class to `counts` (`C`).
     pub(crate) fn add_counts(&self, counts: &mut [f64]) {
         for &l in self.labels {
-            if l != UNLABELED {
-                counts[l as usize] += 1.0;
+            if let (false, Some(c)) = (l == UNLABELED, counts.get_mut(l as usize)) {
+                *c += 1.0;
             }
         }
     }
@@ -279,13 +290,17 @@ impl SgeShard<'_> {
     pub(crate) fn local_sums(&self, v: &[f64], k: usize, sums: &mut [f64], sq: &mut [f64]) {
         sums.fill(0.0);
         sq.fill(0.0);
-        for (j, &l) in self.labels.iter().enumerate() {
+        // Item j is column j of `v` (`k × n`); class l's sums column l of
+        // `sums` (`k × C`); labels are below C (checked).
+        for (&l, vj) in self.labels.iter().zip(v.chunks_exact(k.max(1))) {
             if l != UNLABELED {
                 let l = l as usize;
-                let vj = &v[j * k..(j + 1) * k];
-                for (r, &x) in vj.iter().enumerate() {
-                    sums[r + l * k] += x;
-                    sq[l] += x * x;
+                let (Some(sl), Some(ql)) = (sums.get_mut(l * k..(l + 1) * k), sq.get_mut(l)) else {
+                    continue;
+                };
+                for (s, &x) in sl.iter_mut().zip(vj) {
+                    *s += x;
+                    *ql += x * x;
                 }
             }
         }
@@ -305,27 +320,26 @@ impl SgeShard<'_> {
     ) {
         let c = self.n_classes;
         let nl: f64 = counts.iter().sum();
-        for (j, &l) in self.labels.iter().enumerate() {
-            let (pj, mj) = (
-                &mut plus[j * k..(j + 1) * k],
-                &mut minus[j * k..(j + 1) * k],
-            );
-            if l == UNLABELED {
+        // Columns of `v`, `plus`, `minus` (`k × n`) and of `sums` (`k × C`).
+        let k1 = k.max(1);
+        let pm = plus.chunks_exact_mut(k1).zip(minus.chunks_exact_mut(k1));
+        for ((&l, vj), (pj, mj)) in self.labels.iter().zip(v.chunks_exact(k1)).zip(pm) {
+            let l = l as usize;
+            let found = (counts.get(l), sums.get(l * k..(l + 1) * k));
+            let (false, Some(&nc), Some(sl)) = (l == UNLABELED as usize, found.0, found.1) else {
+                // Unlabeled (or, never, a label past the classes).
                 pj.fill(0.0);
                 mj.fill(0.0);
                 continue;
-            }
-            let l = l as usize;
-            let nc = counts[l];
+            };
             let wc = 1.0 / nc - 1.0 / nl;
             let da = (nc - 1.0) * wc;
             let dp = (nl - nc) / nl;
-            for r in 0..k {
-                let x = v[r + j * k];
-                let s = sums[r + l * k];
-                let t: f64 = (0..c).map(|cc| sums[r + cc * k]).sum();
-                pj[r] = da * x + (t - s) / nl;
-                mj[r] = dp * x + wc * (s - x);
+            let rows = pj.iter_mut().zip(mj.iter_mut()).zip(vj.iter().zip(sl));
+            for (r, ((p, m), (&x, &s))) in rows.enumerate() {
+                let t: f64 = sums.iter().skip(r).step_by(k1).take(c).sum();
+                *p = da * x + (t - s) / nl;
+                *m = dp * x + wc * (s - x);
             }
         }
     }
@@ -336,22 +350,24 @@ impl SgeShard<'_> {
         let c = self.n_classes;
         let nl: f64 = counts.iter().sum();
         let (mut ta, mut tp) = (0.0, 0.0);
-        for l in 0..c {
-            let nc = counts[l];
+        let k1 = k.max(1);
+        for (l, (&nc, &sql)) in counts.iter().zip(sq).enumerate().take(c) {
             if nc == 0.0 {
                 continue;
             }
             let wc = 1.0 / nc - 1.0 / nl;
-            let sl = &sums[l * k..(l + 1) * k];
+            let sl = sums.get(l * k..(l + 1) * k).unwrap_or(&[]);
             let s2: f64 = sl.iter().map(|x| x * x).sum();
-            let cross: f64 = (0..k)
-                .map(|r| {
-                    let t: f64 = (0..c).map(|cc| sums[r + cc * k]).sum();
-                    sl[r] * (t - sl[r])
+            let cross: f64 = sl
+                .iter()
+                .enumerate()
+                .map(|(r, &slr)| {
+                    let t: f64 = sums.iter().skip(r).step_by(k1).take(c).sum();
+                    slr * (t - slr)
                 })
                 .sum();
-            ta += wc * (nc * sq[l] - s2);
-            tp += (nl - nc) / nl * sq[l] - cross / nl;
+            ta += wc * (nc * sql - s2);
+            tp += (nl - nc) / nl * sql - cross / nl;
         }
         (ta, tp)
     }
@@ -378,28 +394,31 @@ impl ShardRows<'_> {
     /// [`Error::DimensionMismatch`], [`Error::BufferTooShort`], value errors);
     /// the bound `< N` is checked once `N` is known.
     pub(crate) fn check(&self, n: usize) -> Result<(), Error> {
-        if self.row_ptr.len() != n + 1 {
+        if n.checked_add(1) != Some(self.row_ptr.len()) {
             return Err(Error::DimensionMismatch);
         }
-        if self.row_ptr[0] != 0 {
+        let (Some(&first), Some(&nnz)) = (self.row_ptr.first(), self.row_ptr.last()) else {
+            return Err(Error::DimensionMismatch);
+        };
+        if first != 0 {
             return Err(Error::MalformedCsc);
         }
-        let nnz = self.row_ptr[n];
         if nnz > self.col_idx.len() || nnz > self.weights.len() {
             return Err(Error::BufferTooShort);
         }
-        for j in 0..n {
-            let (s, e) = (self.row_ptr[j], self.row_ptr[j + 1]);
+        for w in self.row_ptr.windows(2) {
+            let &[s, e] = w else {
+                return Err(Error::MalformedCsc);
+            };
             if e < s || e > nnz {
                 return Err(Error::MalformedCsc);
             }
-            for t in s + 1..e {
-                if self.col_idx[t] <= self.col_idx[t - 1] {
-                    return Err(Error::MalformedCsc);
-                }
+            let cols = self.col_idx.get(s..e).ok_or(Error::MalformedCsc)?;
+            if !cols.windows(2).all(|p| matches!(*p, [a, b] if a < b)) {
+                return Err(Error::MalformedCsc);
             }
         }
-        crate::data::check_values(&self.weights[..nnz], true)
+        crate::data::check_values(self.weights.get(..nnz).ok_or(Error::BufferTooShort)?, true)
     }
 
     /// Stored edges.
@@ -409,11 +428,8 @@ impl ShardRows<'_> {
 
     /// The largest column index (0 without edges).
     pub(crate) fn max_col(&self) -> usize {
-        self.col_idx[..self.nnz()]
-            .iter()
-            .copied()
-            .max()
-            .unwrap_or(0)
+        let cols = self.col_idx.get(..self.nnz()).unwrap_or(&[]);
+        cols.iter().copied().max().unwrap_or(0)
     }
 }
 
@@ -431,22 +447,24 @@ fn accumulate(
     diag: &mut [f64],
     off: &mut [f64],
 ) {
-    let (s, e) = (g.row_ptr[j], g.row_ptr[j + 1]);
-    let ws = &g.weights[s..e];
+    // Row j's edges: their columns of `[V_r | halo]` and weights (empty past
+    // the arrays, which the checks exclude); columns of `k` values.
+    let (cols, ws) = span(g.row_ptr, j, pos, g.weights);
     let d: f64 = ws.iter().sum();
-    let n = v.len() / k;
-    for r in 0..k {
-        diag[r] = d * v[r + j * k];
-        off[r] = 0.0;
+    let n = v.len().checked_div(k).unwrap_or(0);
+    let vj = v.get(j * k..(j + 1) * k).unwrap_or(&[]);
+    for ((dr, or), &x) in diag.iter_mut().zip(off.iter_mut()).zip(vj) {
+        *dr = d * x;
+        *or = 0.0;
     }
-    for (&p, &w) in pos[s..e].iter().zip(ws) {
+    for (&p, &w) in cols.iter().zip(ws) {
         let vi = if p < n {
-            &v[p * k..(p + 1) * k]
+            v.get(p * k..(p + 1) * k)
         } else {
-            &halo[(p - n) * k..(p - n + 1) * k]
+            halo.get((p - n) * k..(p - n + 1) * k)
         };
-        for r in 0..k {
-            off[r] += w * vi[r];
+        for (or, &x) in off.iter_mut().zip(vi.unwrap_or(&[])) {
+            *or += w * x;
         }
     }
 }
@@ -467,28 +485,34 @@ pub(crate) fn csr_products(
     minus: &mut [f64],
     row: &mut [f64],
 ) -> (f64, f64) {
-    let n = v.len() / k;
-    let (da, rest) = row.split_at_mut(k);
-    let (wa, rest) = rest.split_at_mut(k);
-    let (dp, wp) = rest.split_at_mut(k);
+    // `row`: four vectors of `k`; columns of `v`, `plus`, `minus` (`k × n`).
+    let k1 = k.max(1);
+    let mut parts = row.chunks_exact_mut(k1);
+    let (Some(da), Some(wa), Some(dp), Some(wp)) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return (0.0, 0.0);
+    };
     let (mut ta, mut tp) = (0.0, 0.0);
-    for j in 0..n {
+    let cols = v.chunks_exact(k1).zip(plus.chunks_exact_mut(k1));
+    for (j, ((vj, pj), mj)) in cols.zip(minus.chunks_exact_mut(k1)).enumerate() {
         da.fill(0.0);
         wa.fill(0.0);
         dp.fill(0.0);
-        wp[..k].fill(0.0);
+        wp.fill(0.0);
         if let Some((g, pos)) = affinity {
             accumulate(g, pos, v, halo, k, j, da, wa);
         }
         if let Some((g, pos)) = penalty {
-            accumulate(g, pos, v, halo, k, j, dp, &mut wp[..k]);
+            accumulate(g, pos, v, halo, k, j, dp, wp);
         }
-        for r in 0..k {
-            let x = v[r + j * k];
-            plus[r + j * k] = da[r] + wp[r];
-            minus[r + j * k] = dp[r] + wa[r];
-            ta += x * (da[r] - wa[r]);
-            tp += x * (dp[r] - wp[r]);
+        let out = pj.iter_mut().zip(mj.iter_mut()).zip(vj);
+        let sums = da.iter().zip(wa.iter()).zip(dp.iter().zip(wp.iter()));
+        for (((p, m), &x), ((&dar, &war), (&dpr, &wpr))) in out.zip(sums) {
+            *p = dar + wpr;
+            *m = dpr + war;
+            ta += x * (dar - war);
+            tp += x * (dpr - wpr);
         }
     }
     (ta, tp)

@@ -64,7 +64,7 @@
 
 use super::{agree, refuse_as, Comm, Counted};
 use crate::data::{Dense, View, ViewKind, ViewSet, ViewShape};
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::graph::build::{
     add_pairs, check_counts, check_outs, check_sizes, Assembler, PenaltyTop,
 };
@@ -355,13 +355,13 @@ impl ViewSet<f64> for Window<'_> {
         self.rows.len()
     }
     fn view(&self, v: usize) -> View<'_, f64> {
-        let off: usize = self.rows[..v].iter().sum();
-        View::Dense(Dense::from_validated(
-            &self.buf[off..],
-            self.rows[v],
-            self.items,
-            self.stride,
-        ))
+        // Past the views or the buffer (never): an empty view.
+        let off: usize = self.rows.iter().take(v).sum();
+        let (buf, rows) = (self.buf.get(off..), self.rows.get(v));
+        let (Some(buf), Some(&rows)) = (buf, rows) else {
+            return View::Dense(Dense::from_validated(&[], 0, 0, 0));
+        };
+        View::Dense(Dense::from_validated(buf, rows, self.items, self.stride))
     }
 }
 
@@ -483,13 +483,14 @@ fn check<VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
 
 /// The rank of item `j` (`off`: `ranks + 1` offsets).
 fn owner(off: &[usize], j: usize) -> usize {
-    off.partition_point(|&o| o <= j) - 1
+    off.partition_point(|&o| o <= j).saturating_sub(1)
 }
 
 /// Items of `lo .. hi` in each rank's range, times `per`, into `counts`.
 fn counts_in(off: &[usize], lo: usize, hi: usize, per: usize, counts: &mut [usize]) {
-    for (q, c) in counts.iter_mut().enumerate() {
-        let (a, e) = (off[q].max(lo), off[q + 1].min(hi));
+    for (c, w) in counts.iter_mut().zip(off.windows(2)) {
+        let &[o0, o1] = w else { continue };
+        let (a, e) = (o0.max(lo), o1.min(hi));
         *c = e.saturating_sub(a) * per;
     }
 }
@@ -501,7 +502,9 @@ fn copy_item<VS: ViewSet<f64> + ?Sized>(views: &VS, col: usize, dst: &mut [f64])
     for v in 0..views.count() {
         if let View::Dense(d) = views.view(v) {
             let c = d.col(col);
-            dst[o..o + c.len()].copy_from_slice(c);
+            if let Some(x) = dst.get_mut(o..o + c.len()) {
+                x.copy_from_slice(c);
+            }
             o += c.len();
         }
     }
@@ -574,39 +577,45 @@ pub fn tge<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
     // Set-up: every rank's largest value per view and its items.
     {
         let mut ph = st.rest();
+        // `su`: `ranks × h` largest values, then the `ranks` item counts.
         let su: &mut [f64] = ph.take(ranks * (h + 1))?;
         su.fill(0.0);
-        for v in 0..h {
-            su[rank * h + v] = view_max(views.view(v));
+        for (v, x) in su
+            .part_mut(rank * h..(rank + 1) * h)?
+            .iter_mut()
+            .enumerate()
+        {
+            *x = view_max(views.view(v));
         }
-        su[ranks * h + rank] = n_r as f64;
+        *su.at_mut(ranks * h + rank)? = n_r as f64;
         cm.sum(su)?;
-        off[0] = 0;
-        for q in 0..ranks {
-            off[q + 1] = off[q] + su[ranks * h + q] as usize;
+        let (maxes, items) = su.split_at_checked(ranks * h).ok_or(Error::Internal)?;
+        let mut o = 0usize;
+        *off.at_mut(0)? = 0;
+        for (x, &nq) in off.iter_mut().skip(1).zip(items) {
+            o += nq as usize;
+            *x = o;
         }
-        if off[ranks] != n {
+        if off.at(ranks)? != n {
             return Err(Error::DimensionMismatch);
         }
         for (v, x) in inv.iter_mut().enumerate() {
-            let big = (0..ranks).fold(0.0f64, |m, q| m.max(su[q * h + v]));
-            *x = view_inv_scale(big);
+            let big = maxes.iter().skip(v).step_by(h.max(1)).take(ranks);
+            *x = view_inv_scale(big.fold(0.0f64, |m, &y| m.max(y)));
         }
     }
-    let (a, e) = (off[rank], off[rank + 1]);
+    let (a, e) = (off.at(rank)?, off.at(rank + 1)?);
 
     // The median bandwidths: the labeled columns of each such view on every
     // rank, and the single-process selection over the same blocks.
     gam.fill(f64::NAN);
     for v in (0..h).filter(|&v| kernels.kernel(v).is_median()) {
         let mut ph = st.rest();
-        let m = rows[v];
+        let m = rows.at(v)?;
         let sorted: &mut [usize] = ph.take(nl)?;
-        for (t, j) in (0..n)
-            .filter(|&j| class_of(labels, j).is_some())
-            .enumerate()
-        {
-            sorted[t] = j;
+        let labeled = (0..n).filter(|&j| class_of(labels, j).is_some());
+        for (x, j) in sorted.iter_mut().zip(labeled) {
+            *x = j;
         }
         let pos: &mut [usize] = ph.take(nl)?;
         for (p, &j) in pos.iter_mut().zip(ci.labeled()) {
@@ -617,30 +626,29 @@ pub fn tge<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
         let View::Dense(d) = views.view(v) else {
             return Err(Error::Internal);
         };
-        for (t, j) in (a..e)
-            .filter(|&j| class_of(labels, j).is_some())
-            .enumerate()
-        {
-            part[t * m..(t + 1) * m].copy_from_slice(d.col(j - a));
+        let mine = (a..e).filter(|&j| class_of(labels, j).is_some());
+        for (dst, j) in part.chunks_exact_mut(m.max(1)).zip(mine) {
+            dst.copy_checked(d.col(j - a))?;
         }
-        for q in 0..ranks {
-            counts[q] = labeled_in(labels, off[q], off[q + 1]).1 * m;
+        for (c, w) in counts.iter_mut().zip(off.windows(2)) {
+            let &[o0, o1] = w else { continue };
+            *c = labeled_in(labels, o0, o1).1 * m;
         }
         let all: &mut [f64] = ph.take_matrix(m, nl)?;
         cm.allgather(part, counts, all)?;
         let one = [Kernel::Rbf(Bandwidth::Median)];
         let win = Window {
             buf: &*all,
-            rows: &rows[v..v + 1],
+            rows: rows.part(v..v + 1)?,
             items: nl,
             stride: m,
         };
         let l1 = similarity::layout([win.shape(0)], &one)?;
         let mut sc = median::Scratch::new(&l1, &mut ph)?;
         let blk: &mut [f64] = ph.take_matrix(b, b)?;
-        let mut eng = Engine::new_with(&win, &one, &l1, b, ph, Some(&inv[v..v + 1]))?;
+        let mut eng = Engine::new_with(&win, &one, &l1, b, ph, Some(inv.part(v..v + 1)?))?;
         median::resolve(&mut eng, pos, &mut sc, blk)?;
-        gam[v] = eng.gamma[0];
+        *gam.at_mut(v)? = eng.gamma.first().copied().ok_or(Error::Internal)?;
     }
 
     // The neighbour lists of this rank's items.
@@ -706,13 +714,14 @@ pub fn tge<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
             // This rank's items of block J, then all of them.
             let (p0, p1) = (a.max(j0), e.min(j1));
             let np = p1.saturating_sub(p0);
-            for (t, i) in (p0..p1).enumerate() {
-                copy_item(views, i - a, &mut part[t * s..(t + 1) * s]);
+            for (dst, i) in part.chunks_exact_mut(s.max(1)).zip(p0..p1) {
+                copy_item(views, i - a, dst);
             }
             counts_in(off, j0, j1, s, counts);
-            cm.allgather(&part[..np * s], counts, &mut win[b * s..(b + nj) * s])?;
+            let upper = win.part_mut(b * s..(b + nj) * s)?;
+            cm.allgather(part.part(..np * s)?, counts, upper)?;
             if jb == jlo && jlo < jhi {
-                cache[..nj * s].copy_from_slice(&win[b * s..(b + nj) * s]);
+                cache.part_mut(..nj * s)?.copy_checked(upper)?;
                 cached = true;
             }
             let j_mine = (jlo..=jhi).contains(&jb);
@@ -727,11 +736,11 @@ pub fn tge<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
                     // previous rank's part of a shared first block once streamed,
                     // zeros (never paired with an item of this rank) otherwise.
                     for (t, i) in (i0..i1).enumerate() {
-                        let dst = &mut win[t * s..(t + 1) * s];
+                        let dst = win.part_mut(t * s..(t + 1) * s)?;
                         if (a..e).contains(&i) {
                             copy_item(views, i - a, dst);
                         } else if ib == jlo && cached {
-                            dst.copy_from_slice(&cache[t * s..(t + 1) * s]);
+                            dst.copy_checked(cache.part(t * s..(t + 1) * s)?)?;
                         } else {
                             dst.fill(0.0);
                         }
@@ -747,16 +756,20 @@ pub fn tge<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
                     ((j0, b), (i0, 0), Block::Off)
                 };
                 let (nr, nc) = (if ib < jb { ni } else { nj }, if ib < jb { nj } else { ni });
-                let (rloc, rest) = lists.split_at_mut(b);
-                let (cloc, rest) = rest.split_at_mut(b);
-                let (rglob, cglob) = rest.split_at_mut(b);
-                for t in 0..nr {
-                    rloc[t] = rl + t;
-                    rglob[t] = r0 + t;
+                // `lists`: four lists of `b` (`nr`, `nc ≤ b`).
+                let mut parts = lists.chunks_exact_mut(b.max(1));
+                let (Some(rloc), Some(cloc), Some(rglob), Some(cglob)) =
+                    (parts.next(), parts.next(), parts.next(), parts.next())
+                else {
+                    return Err(Error::Internal);
+                };
+                let (rloc, rglob) = (rloc.part_mut(..nr)?, rglob.part_mut(..nr)?);
+                let (cloc, cglob) = (cloc.part_mut(..nc)?, cglob.part_mut(..nc)?);
+                for (t, (x, y)) in rloc.iter_mut().zip(rglob.iter_mut()).enumerate() {
+                    (*x, *y) = (rl + t, r0 + t);
                 }
-                for t in 0..nc {
-                    cloc[t] = cl + t;
-                    cglob[t] = c0 + t;
+                for (t, (x, y)) in cloc.iter_mut().zip(cglob.iter_mut()).enumerate() {
+                    (*x, *y) = (cl + t, c0 + t);
                 }
                 let view = Window {
                     buf: &*win,
@@ -772,14 +785,14 @@ pub fn tge<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
                     Stack::new(&mut *eng_ws),
                     Some(&*inv),
                 )?;
-                for (v, &g) in gam.iter().enumerate() {
+                for (x, &g) in eng.gamma.iter_mut().zip(gam.iter()) {
                     if !g.is_nan() {
-                        eng.gamma[v] = g;
+                        *x = g;
                     }
                 }
                 eng.set_mode(Mode::Fused, Some(eta));
-                eng.block(&rloc[..nr], &cloc[..nc], blk)?;
-                sinks.visit(&rglob[..nr], &cglob[..nc], blk, shape);
+                eng.block(rloc, cloc, blk)?;
+                sinks.visit(rglob, cglob, blk, shape);
             }
         }
     }
@@ -791,25 +804,33 @@ pub fn tge<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
             let mut ph = st.rest();
             let pw = 3 * n_classes * kp;
             let part: &mut [f64] = ph.take(pw)?;
-            for c in 0..n_classes {
+            // Class c's `kp` pairs: triples (lo, hi, sim), class after class.
+            for (c, pc) in part
+                .chunks_exact_mut((3 * kp).max(1))
+                .enumerate()
+                .take(n_classes)
+            {
                 let (lo, hi, sim) = mine.get(c);
-                for t in 0..kp {
-                    let o = 3 * (c * kp + t);
-                    let none = lo[t] == NO_NEIGHBOR;
-                    part[o] = if none { -1.0 } else { lo[t] as f64 };
-                    part[o + 1] = if none { -1.0 } else { hi[t] as f64 };
-                    part[o + 2] = if none { 0.0 } else { sim[t] };
+                let pairs = lo.iter().zip(hi).zip(sim);
+                for (o, ((&l, &h), &x)) in pc.chunks_exact_mut(3).zip(pairs) {
+                    let none = l == NO_NEIGHBOR;
+                    o.copy_checked(&if none {
+                        [-1.0, -1.0, 0.0]
+                    } else {
+                        [l as f64, h as f64, x]
+                    })?;
                 }
             }
             let all: &mut [f64] = ph.take(ranks * pw)?;
             counts.fill(pw);
             cm.allgather(part, counts, all)?;
-            for q in 0..ranks {
-                for c in 0..n_classes {
-                    for t in 0..kp {
-                        let o = q * pw + 3 * (c * kp + t);
-                        if all[o] >= 0.0 {
-                            m.offer_unique(c, all[o] as usize, all[o + 1] as usize, all[o + 2]);
+            for aq in all.chunks_exact(pw.max(1)).take(ranks) {
+                for (c, ac) in aq.chunks_exact((3 * kp).max(1)).enumerate().take(n_classes) {
+                    for o in ac.chunks_exact(3) {
+                        if let &[lo, hi, sim] = o {
+                            if lo >= 0.0 {
+                                m.offer_unique(c, lo as usize, hi as usize, sim);
+                            }
                         }
                     }
                 }
@@ -854,18 +875,21 @@ pub fn tge<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
     let (ka2, pi) = per_item(params);
     let mut ph = st.rest();
     let cnt: &mut [usize] = ph.take_matrix(ranks, 4)?;
-    let (sendc, rest) = cnt.split_at_mut(ranks);
-    let (recvc, rest) = rest.split_at_mut(ranks);
-    let (ones, at) = rest.split_at_mut(ranks);
+    let mut parts = cnt.chunks_exact_mut(ranks.max(1));
+    let (Some(sendc), Some(recvc), Some(ones), Some(at)) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(Error::Internal);
+    };
     ones.fill(1);
     sendc.fill(0);
     for_edges(&mut |_, j, _| {
-        if !(a..e).contains(&j) {
-            sendc[owner(off, j)] += 1;
+        if let (false, Some(c)) = ((a..e).contains(&j), sendc.get_mut(owner(off, j))) {
+            *c += 1;
         }
     });
     let cf: &mut [f64] = ph.take_matrix(ranks, 2)?;
-    let (cs, cr) = cf.split_at_mut(ranks);
+    let (cs, cr) = cf.split_at_mut_checked(ranks).ok_or(Error::Internal)?;
     for (x, &c) in cs.iter_mut().zip(sendc.iter()) {
         *x = c as f64;
     }
@@ -881,22 +905,27 @@ pub fn tge<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
         return Err(Error::Internal);
     }
     let mut o = 0;
-    for (q, x) in at.iter_mut().enumerate() {
+    for (x, &c) in at.iter_mut().zip(sendc.iter()) {
         *x = o;
-        o += 2 * sendc[q];
+        o += 2 * c;
     }
     for_edges(&mut |i, j, p| {
         if !(a..e).contains(&j) {
-            let q = owner(off, j);
-            send[at[q]] = j as f64;
-            send[at[q] + 1] = if p { -1.0 - i as f64 } else { i as f64 };
-            at[q] += 2;
+            let Some(aq) = at.get_mut(owner(off, j)) else {
+                return;
+            };
+            if let Some([to, from]) = send.get_mut(*aq..*aq + 2) {
+                *to = j as f64;
+                *from = if p { -1.0 - i as f64 } else { i as f64 };
+            }
+            *aq += 2;
         }
     });
     sendc.iter_mut().for_each(|c| *c *= 2);
     recvc.iter_mut().for_each(|c| *c *= 2);
-    cm.exchange(&send[..2 * n_sent], sendc, &mut recv[..2 * n_recv], recvc)?;
-    let recv = &recv[..2 * n_recv];
+    let recv = recv.part_mut(..2 * n_recv)?;
+    cm.exchange(send.part(..2 * n_sent)?, sendc, recv, recvc)?;
+    let recv = &*recv;
 
     let mut asm_a = Assembler::new_range(a, n_r, cap.affinity.max(2 * ka2 * n_r), &mut ph)?;
     let mut asm_p = Assembler::new_range(a, n_r, cap.penalty.max(2 * pi * n_r), &mut ph)?;
@@ -909,11 +938,11 @@ pub fn tge<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
             }
         });
         for r in recv.chunks_exact(2) {
-            let j = r[0] as usize;
-            if r[1] >= 0.0 {
-                asm_a.add(j, r[1] as usize);
+            let &[j, i] = r else { continue };
+            if i >= 0.0 {
+                asm_a.add(j as usize, i as usize);
             } else {
-                asm_p.add(j, (-1.0 - r[1]) as usize);
+                asm_p.add(j as usize, (-1.0 - i) as usize);
             }
         }
         if let Some(m) = &merged {

@@ -51,7 +51,7 @@ pub use query::{
 use crate::data::{
     check_sources, check_values, prepared_req, FactorsMut, Prepared, SourceSet, ViewShape,
 };
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
 use crate::linalg::{dot, gemm, gemm_req, sq_norm};
@@ -242,7 +242,7 @@ pub fn fit<
     let lam: &mut [f64] = st.take(ns)?;
     let prep = Prepared::new(sources, &mut st)?;
     match lambda {
-        Some(l) => lam.copy_from_slice(l),
+        Some(l) => lam.copy_checked(l)?,
         None => {
             let x1 = half_x2(0);
             for (s, l) in lam.iter_mut().enumerate() {
@@ -255,30 +255,30 @@ pub fn fit<
         random_start(sources, ranks, params.iter.seed, w, u, h);
     }
     let eps = T::from_f64(params.iter.eps);
-    let hh_at = |s: usize| -> usize { ranks[..s].iter().map(|r| r * r).sum() };
-    let xht_at = |s: usize| -> usize { m * ranks[..s].iter().sum::<usize>() };
+    let hh_at = |s: usize| -> usize { ranks.iter().take(s).map(|r| r * r).sum() };
+    let xht_at = |s: usize| -> usize { m * ranks.iter().take(s).sum::<usize>() };
 
     // F_s = [W | U_s] into `f` (m × R_s).
-    let assemble = |f: &mut [T], w: &[T], us: &[T]| {
-        f[..m * k].copy_from_slice(w);
-        f[m * k..m * k + us.len()].copy_from_slice(us);
+    let assemble = |f: &mut [T], w: &[T], us: &[T]| -> Result<(), Error> {
+        f.part_mut(..m * k)?.copy_checked(w)?;
+        f.part_mut(m * k..m * k + us.len())?.copy_checked(us)
     };
 
     // The start's objective (and H_s H_sᵀ for the first sweep).
     let mut sc = st.rest();
     let mut total = 0.0;
-    for s in 0..ns {
+    for (s, (&r, &ls)) in ranks.iter().zip(lam.iter()).enumerate() {
         let x = sources.source(s);
-        let (r, n) = (ranks[s], x.cols());
+        let n = x.cols();
         let hs = h.get(s);
-        assemble(f, w, u.get(s));
-        let fm = &f[..m * r];
+        assemble(f, w, u.get(s))?;
+        let fm = f.part(..m * r)?;
         x.ut_x(
             prep.get(sources, s),
             fm,
             r,
             T::ZERO,
-            &mut ftx[..r * n],
+            ftx.part_mut(..r * n)?,
             &mut sc,
         )?;
         gemm(
@@ -286,12 +286,12 @@ pub fn fit<
             MatRef::col_major(fm, m, r)?.t(),
             MatRef::col_major(fm, m, r)?,
             T::ZERO,
-            MatMut::col_major(&mut ftf[..r * r], r, r)?,
+            MatMut::col_major(ftf.part_mut(..r * r)?, r, r)?,
             &mut sc,
         )?;
-        let g = &mut hh[hh_at(s)..hh_at(s) + r * r];
+        let g = hh.part_mut(hh_at(s)..hh_at(s) + r * r)?;
         gram(hs, r, n, g, &mut sc)?;
-        total += lam[s] * (half_x2(s) - dot(&ftx[..r * n], hs) + 0.5 * dot(&ftf[..r * r], g));
+        total += ls * (half_x2(s) - dot(ftx.part(..r * n)?, hs) + 0.5 * dot(ftf.part(..r * r)?, g));
     }
     let initial = Objective::new(total, &[(Term::Reconstruction, total)]);
 
@@ -304,65 +304,63 @@ pub fn fit<
             // X_s H_sᵀ for every source; the W-step's sums.
             num_w.fill(T::ZERO);
             den_w.fill(T::ZERO);
-            for s in 0..ns {
+            for (s, (&r, &ls)) in ranks.iter().zip(lam.iter()).enumerate() {
                 let x = sources.source(s);
-                let r = ranks[s];
-                let xs = &mut xht[xht_at(s)..xht_at(s) + m * r];
+                let xs = xht.part_mut(xht_at(s)..xht_at(s) + m * r)?;
                 x.x_vt(prep.get(sources, s), h.get(s), r, xs, &mut sc)?;
                 if k == 0 {
                     continue;
                 }
-                let l = T::from_f64(lam[s]);
-                assemble(f, w, u.get(s));
-                let g = &hh[hh_at(s)..hh_at(s) + r * r];
+                let l = T::from_f64(ls);
+                assemble(f, w, u.get(s))?;
+                let g = hh.part(hh_at(s)..hh_at(s) + r * r)?;
                 // den_w += λ_s F_s (H_s H_s^wᵀ); num_w += λ_s X_s H_s^wᵀ.
                 gemm(
                     l,
-                    MatRef::col_major(&f[..m * r], m, r)?,
+                    MatRef::col_major(f.part(..m * r)?, m, r)?,
                     MatRef::new(g, r, k, 1, r)?,
                     T::ONE,
                     MatMut::col_major(den_w, m, k)?,
                     &mut sc,
                 )?;
-                for (a, &b) in num_w.iter_mut().zip(&xs[..m * k]) {
+                for (a, &b) in num_w.iter_mut().zip(xs.part(..m * k)?) {
                     *a += l * b;
                 }
             }
             mu_step(w, num_w, den_w, eps, T::INFINITY);
             // U_s with the new W.
-            for s in 0..ns {
-                let r = ranks[s];
+            for (s, &r) in ranks.iter().enumerate() {
                 if r == k {
                     continue;
                 }
                 let p = r - k;
-                assemble(f, w, u.get(s));
-                let g = &hh[hh_at(s)..hh_at(s) + r * r];
-                let d = &mut den[..m * p];
+                assemble(f, w, u.get(s))?;
+                let g = hh.part(hh_at(s)..hh_at(s) + r * r)?;
+                let d = den.part_mut(..m * p)?;
                 gemm(
                     T::ONE,
-                    MatRef::col_major(&f[..m * r], m, r)?,
-                    MatRef::new(&g[k * r..], r, p, 1, r)?,
+                    MatRef::col_major(f.part(..m * r)?, m, r)?,
+                    MatRef::new(g.part(k * r..)?, r, p, 1, r)?,
                     T::ZERO,
                     MatMut::col_major(d, m, p)?,
                     &mut sc,
                 )?;
-                let xs = &xht[xht_at(s) + m * k..xht_at(s) + m * r];
+                let xs = xht.part(xht_at(s) + m * k..xht_at(s) + m * r)?;
                 mu_step(u.get_mut(s), xs, d, eps, T::INFINITY);
             }
             // H_s with the new bases; the objective from the products formed.
             let mut total = 0.0;
-            for s in 0..ns {
+            for (s, (&r, &ls)) in ranks.iter().zip(lam.iter()).enumerate() {
                 let x = sources.source(s);
-                let (r, n) = (ranks[s], x.cols());
-                assemble(f, w, u.get(s));
-                let fm = &f[..m * r];
+                let n = x.cols();
+                assemble(f, w, u.get(s))?;
+                let fm = f.part(..m * r)?;
                 x.ut_x(
                     prep.get(sources, s),
                     fm,
                     r,
                     T::ZERO,
-                    &mut ftx[..r * n],
+                    ftx.part_mut(..r * n)?,
                     &mut sc,
                 )?;
                 gemm(
@@ -370,24 +368,24 @@ pub fn fit<
                     MatRef::col_major(fm, m, r)?.t(),
                     MatRef::col_major(fm, m, r)?,
                     T::ZERO,
-                    MatMut::col_major(&mut ftf[..r * r], r, r)?,
+                    MatMut::col_major(ftf.part_mut(..r * r)?, r, r)?,
                     &mut sc,
                 )?;
                 let hs = h.get_mut(s);
-                let d = &mut den[..r * n];
+                let d = den.part_mut(..r * n)?;
                 gemm(
                     T::ONE,
-                    MatRef::col_major(&ftf[..r * r], r, r)?,
+                    MatRef::col_major(ftf.part(..r * r)?, r, r)?,
                     MatRef::col_major(hs, r, n)?,
                     T::ZERO,
                     MatMut::col_major(d, r, n)?,
                     &mut sc,
                 )?;
-                mu_step(hs, &ftx[..r * n], d, eps, T::INFINITY);
-                let g = &mut hh[hh_at(s)..hh_at(s) + r * r];
+                mu_step(hs, ftx.part(..r * n)?, d, eps, T::INFINITY);
+                let g = hh.part_mut(hh_at(s)..hh_at(s) + r * r)?;
                 gram(hs, r, n, g, &mut sc)?;
-                total +=
-                    lam[s] * (half_x2(s) - dot(&ftx[..r * n], hs) + 0.5 * dot(&ftf[..r * r], g));
+                total += ls
+                    * (half_x2(s) - dot(ftx.part(..r * n)?, hs) + 0.5 * dot(ftf.part(..r * r)?, g));
             }
             normalize(m, k, ranks, w, u, h, hh);
             Ok(Objective::new(total, &[(Term::Reconstruction, total)]))
@@ -417,22 +415,31 @@ fn normalize<T: Real, U: FactorsMut<T> + ?Sized, H: FactorsMut<T> + ?Sized>(
             T::ONE
         }
     };
-    // Shared columns: one norm for every source's H_s.
-    for c in 0..k {
-        let n = scale_col(&mut w[c * m..(c + 1) * m]);
+    // Shared columns: one norm for every source's H_s. (The slices are
+    // within the buffers, which `fit` checked: the `get`s never miss.)
+    let m1 = m.max(1);
+    for (c, wc) in w.chunks_exact_mut(m1).take(k).enumerate() {
+        let n = scale_col(wc);
         let mut off = 0;
         for (s, &r) in ranks.iter().enumerate() {
             scale_row(h.get_mut(s), r, c, n);
-            scale_gram(&mut hh[off..off + r * r], r, c, n);
+            if let Some(g) = hh.get_mut(off..off + r * r) {
+                scale_gram(g, r, c, n);
+            }
             off += r * r;
         }
     }
     let mut off = 0;
     for (s, &r) in ranks.iter().enumerate() {
         for c in k..r {
-            let n = scale_col(&mut u.get_mut(s)[(c - k) * m..(c - k + 1) * m]);
+            let n = match u.get_mut(s).get_mut((c - k) * m..(c - k + 1) * m) {
+                Some(col) => scale_col(col),
+                None => T::ONE,
+            };
             scale_row(h.get_mut(s), r, c, n);
-            scale_gram(&mut hh[off..off + r * r], r, c, n);
+            if let Some(g) = hh.get_mut(off..off + r * r) {
+                scale_gram(g, r, c, n);
+            }
         }
         off += r * r;
     }
@@ -441,7 +448,7 @@ fn normalize<T: Real, U: FactorsMut<T> + ?Sized, H: FactorsMut<T> + ?Sized>(
 /// Row `c` of the column-major `r × n` matrix `h` times `x`.
 fn scale_row<T: Real>(h: &mut [T], r: usize, c: usize, x: T) {
     if x != T::ONE {
-        h.iter_mut().skip(c).step_by(r).for_each(|v| *v *= x);
+        h.iter_mut().skip(c).step_by(r.max(1)).for_each(|v| *v *= x);
     }
 }
 
@@ -449,8 +456,10 @@ fn scale_row<T: Real>(h: &mut [T], r: usize, c: usize, x: T) {
 /// of `H` after its row `c` was scaled by `x`).
 fn scale_gram<T: Real>(g: &mut [T], r: usize, c: usize, x: T) {
     if x != T::ONE {
-        g.iter_mut().skip(c).step_by(r).for_each(|v| *v *= x);
-        g[c * r..(c + 1) * r].iter_mut().for_each(|v| *v *= x);
+        g.iter_mut().skip(c).step_by(r.max(1)).for_each(|v| *v *= x);
+        if let Some(col) = g.get_mut(c * r..(c + 1) * r) {
+            col.iter_mut().for_each(|v| *v *= x);
+        }
     }
 }
 

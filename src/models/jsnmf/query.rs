@@ -32,7 +32,7 @@
 //! update. Ranking: `2 R N_items` flops per query plus the selection.
 
 use crate::data::{check_values, ut_x_req, View, ViewShape};
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
 use crate::linalg::select::top_n_by;
@@ -159,8 +159,8 @@ pub fn encode<T: Real>(
     let a: &mut [T] = st.take_matrix(r, nq)?;
     let d: &mut [T] = st.take(r)?;
     let mut sc = st.rest();
-    f[..m * k].copy_from_slice(w);
-    f[m * k..].copy_from_slice(u);
+    f.part_mut(..m * k)?.copy_checked(w)?;
+    f.part_mut(m * k..)?.copy_checked(u)?;
     let fm = MatRef::col_major(f, m, r)?;
     gemm(
         T::ONE,
@@ -173,9 +173,11 @@ pub fn encode<T: Real>(
     queries.ut_x(None, f, r, T::ZERO, a, &mut sc)?;
     let p_sum: f64 = p.iter().map(|x| x.to_f64()).sum();
     let eps = T::from_f64(params.eps);
-    for j in 0..nq {
-        let aj = &a[j * r..(j + 1) * r];
-        let hj = &mut h[j * r..(j + 1) * r];
+    // Query j: column j of `a` and of `h` (`r × nq` each; `h` checked above).
+    // (Indexed, not two zipped `chunks_exact`: a zip of those, where it is not
+    // inlined, divides by a chunk size it cannot see is nonzero.)
+    for (j, hj) in h.chunks_exact_mut(r.max(1)).take(nq).enumerate() {
+        let aj = a.part(j * r..(j + 1) * r)?;
         let half_q2 = 0.5 * col_sq_norm(queries, j);
         encode_one(p, aj, half_q2, p_sum, eps, params, hj, d);
     }
@@ -200,8 +202,12 @@ fn encode_one<T: Real>(
     h.fill(T::from_f64(c));
     let mut prev = f64::INFINITY;
     for it in 0..=params.max_iter {
+        // Row i of the symmetric `p` is its column i (`p` is `r × r`).
         for (i, di) in d.iter_mut().enumerate() {
-            *di = T::from_f64(dot(&p[i * r..(i + 1) * r], h));
+            let Some(pi) = p.get(i * r..(i + 1) * r) else {
+                break;
+            };
+            *di = T::from_f64(dot(pi, h));
         }
         // ½‖F h − q‖² = ½‖q‖² − ⟨a, h⟩ + ½⟨h, P h⟩ (at least 0 up to rounding).
         let obj = (half_q2 - dot(a, h) + 0.5 * dot(h, d)).max(0.0);
@@ -267,7 +273,7 @@ fn check_ranking<T: Real>(
     if !x.target.len().is_multiple_of(r) {
         return Err(Error::DimensionMismatch);
     }
-    let n = x.target.len() / r;
+    let n = x.target.len().checked_div(r).ok_or(Error::BadRank)?;
     let out_len = x.n_top.checked_mul(nq).ok_or(Error::SizeOverflow)?;
     if idx_len != out_len || scores_len.is_some_and(|l| l != out_len) {
         return Err(Error::DimensionMismatch);
@@ -277,7 +283,7 @@ fn check_ranking<T: Real>(
             return Err(Error::DimensionMismatch);
         }
     }
-    let excluded = |q: usize| x.exclude.is_some_and(|e| e[q] < n);
+    let excluded = |q: usize| x.exclude.is_some_and(|e| e.get(q).is_some_and(|&i| i < n));
     if (0..nq).any(|q| x.n_top > n - usize::from(excluded(q))) {
         return Err(Error::DimensionMismatch);
     }
@@ -292,7 +298,7 @@ fn check_ranking<T: Real>(
 pub fn rank<T: Real>(
     x: &Ranking<'_, T>,
     idx: &mut [usize],
-    mut scores: Option<&mut [T]>,
+    scores: Option<&mut [T]>,
     work: &mut [u8],
 ) -> Result<(), Error> {
     let r = x.r;
@@ -307,33 +313,37 @@ pub fn rank<T: Real>(
     }
     let nq = x.queries.len() / r;
     let n = check_ranking(x, nq, idx.len(), scores.as_ref().map(|s| s.len()))?;
-    let excluded = |q: usize| x.exclude.map(|e| e[q]).filter(|&i| i < n);
+    let excluded = |q: usize| x.exclude.and_then(|e| e.get(q).copied()).filter(|&i| i < n);
     check_values(x.queries, true)?;
     rank_req::<T>(n).check(work.len())?;
     let mut st = Stack::new(work);
     let norms: &mut [T] = st.take(n)?;
     let s: &mut [T] = st.take(n)?;
-    for (i, nm) in norms.iter_mut().enumerate() {
-        *nm = T::from_f64(libm::sqrt(sq_norm(&x.target[i * r..(i + 1) * r])));
+    // Item i is column i of the target (`r × n`), query q column q of the
+    // queries (`r × nq`); the outputs' column q is chunk q (`n_top ≥ 1`).
+    let items = || x.target.chunks_exact(r);
+    for (nm, ti) in norms.iter_mut().zip(items()) {
+        *nm = T::from_f64(libm::sqrt(sq_norm(ti)));
     }
-    for q in 0..nq {
-        let h = &x.queries[q * r..(q + 1) * r];
+    let mut sc_cols = scores.map(|sc| sc.chunks_exact_mut(x.n_top));
+    for (q, out) in idx.chunks_exact_mut(x.n_top).enumerate() {
+        let h = x.queries.part(q * r..(q + 1) * r)?;
         let hn = T::from_f64(libm::sqrt(sq_norm(h)));
-        for (i, si) in s.iter_mut().enumerate() {
-            let den = hn * norms[i];
+        for ((si, &nm), ti) in s.iter_mut().zip(norms.iter()).zip(items()) {
+            let den = hn * nm;
             // A cosine of nonnegative vectors is in [0, 1]; rounding (norms
             // near the subnormal range, a fuzz finding) may step outside.
             *si = if den > T::ZERO {
-                (T::from_f64(dot(&x.target[i * r..(i + 1) * r], h)) / den).min(T::ONE)
+                (T::from_f64(dot(ti, h)) / den).min(T::ONE)
             } else {
                 T::ZERO
             };
         }
-        let out = &mut idx[q * x.n_top..(q + 1) * x.n_top];
-        top_n_by(n, |i| s[i], excluded(q), out);
-        if let Some(sc) = scores.as_deref_mut() {
-            for (o, &i) in sc[q * x.n_top..(q + 1) * x.n_top].iter_mut().zip(&*out) {
-                *o = s[i];
+        let score = |i: usize| s.get(i).copied().unwrap_or(T::ZERO);
+        top_n_by(n, score, excluded(q), out);
+        if let Some(sq) = sc_cols.as_mut().and_then(Iterator::next) {
+            for (o, &i) in sq.iter_mut().zip(&*out) {
+                *o = score(i);
             }
         }
     }
@@ -392,7 +402,8 @@ pub fn query<T: Real>(
     if !x.target.len().is_multiple_of(r) {
         return Err(Error::DimensionMismatch);
     }
-    query_req::<T>(queries.shape(), r, x.target.len() / r)?.check(work.len())?;
+    let n_items = x.target.len().checked_div(r).ok_or(Error::BadRank)?;
+    query_req::<T>(queries.shape(), r, n_items)?.check(work.len())?;
     check_ranking(x, nq, idx.len(), scores.as_ref().map(|s| s.len()))?;
     let mut st = Stack::new(work);
     let hq: &mut [T] = st.take_matrix(r, nq)?;
