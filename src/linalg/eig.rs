@@ -48,7 +48,7 @@
 use crate::error::Error;
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
-use crate::linalg::{gemm_into, gemm_req, gram_t};
+use crate::linalg::{at, gemm_into, gemm_req, gram_t, set_at, swap_at};
 use crate::work::{Stack, WorkReq};
 
 /// Internal workspace of [`sym_eig`]: the off-diagonal of the tridiagonal
@@ -118,14 +118,18 @@ fn check<T: Real>(a: &[T], n: usize, w: &[T]) -> Result<Option<i32>, Error> {
     if a.len() != nn || w.len() != n {
         return Err(Error::DimensionMismatch);
     }
+    // Column `j`'s lower part: rows `j..n`.
+    let lower = || {
+        a.chunks_exact(n)
+            .enumerate()
+            .flat_map(|(j, col)| col.iter().skip(j))
+    };
     let mut amax = 0.0f64;
-    for j in 0..n {
-        for &x in &a[j * n + j..(j + 1) * n] {
-            if !x.is_finite() {
-                return Err(Error::NonFiniteInput);
-            }
-            amax = amax.max(x.abs().to_f64());
+    for &x in lower() {
+        if !x.is_finite() {
+            return Err(Error::NonFiniteInput);
         }
+        amax = amax.max(x.abs().to_f64());
     }
     if amax == 0.0 {
         return Ok(None);
@@ -133,8 +137,8 @@ fn check<T: Real>(a: &[T], n: usize, w: &[T]) -> Result<Option<i32>, Error> {
     let (_, ex) = libm::frexp(amax);
     // ‖A‖_F in scaled units (at most n), then in the caller's: it bounds |λ|.
     let mut f2 = 0.0f64;
-    for j in 0..n {
-        for (i, &x) in a[j * n + j..(j + 1) * n].iter().enumerate() {
+    for (j, col) in a.chunks_exact(n).enumerate() {
+        for (i, &x) in col.iter().skip(j).enumerate() {
             let y = libm::ldexp(x.to_f64(), -ex);
             f2 += if i == 0 { y * y } else { 2.0 * y * y };
         }
@@ -181,14 +185,14 @@ fn decompose<T: Real>(
     let Some(ex) = scale else {
         // The zero matrix: Λ = 0, Q = I.
         a.fill(T::ZERO);
-        for i in 0..n {
-            a[i + i * n] = T::ONE;
+        for x in a.iter_mut().step_by(n.wrapping_add(1).max(1)).take(n) {
+            *x = T::ONE;
         }
         d.fill(T::ZERO);
         return Ok(());
     };
-    for j in 0..n {
-        for x in &mut a[j * n + j..(j + 1) * n] {
+    for (j, col) in a.chunks_exact_mut(n.max(1)).enumerate() {
+        for x in col.iter_mut().skip(j) {
             *x = pow2(*x, -ex);
         }
     }
@@ -205,112 +209,121 @@ fn decompose<T: Real>(
 /// (`d` diagonal, `e[1..]` off-diagonal), the orthogonal transformation
 /// accumulated in `v` (EISPACK `tred2`; only the lower triangle is read).
 fn tred2<T: Real>(v: &mut [T], n: usize, d: &mut [T], e: &mut [T]) {
-    for j in 0..n {
-        d[j] = v[(n - 1) + j * n];
+    // Entry (r, j) of `v` at `r + j·n`; every index below is inside (`v` is
+    // `n × n`, `d` and `e` hold `n`), read through `at` / written through `set`.
+    for (j, dj) in d.iter_mut().enumerate().take(n) {
+        *dj = at(v, (n - 1) + j * n);
     }
     for i in (1..n).rev() {
         let mut scale = T::ZERO;
         let mut h = T::ZERO;
-        for &x in &d[..i] {
+        for &x in d.iter().take(i) {
             scale += x.abs();
         }
         if scale == T::ZERO {
-            e[i] = d[i - 1];
+            set_at(e, i, at(d, i - 1));
             for j in 0..i {
-                d[j] = v[(i - 1) + j * n];
-                v[i + j * n] = T::ZERO;
-                v[j + i * n] = T::ZERO;
+                set_at(d, j, at(v, (i - 1) + j * n));
+                set_at(v, i + j * n, T::ZERO);
+                set_at(v, j + i * n, T::ZERO);
             }
         } else {
             // The Householder vector, scaled by the 1-norm.
-            for x in &mut d[..i] {
+            for x in d.iter_mut().take(i) {
                 *x /= scale;
                 h += *x * *x;
             }
-            let mut f = d[i - 1];
+            let mut f = at(d, i - 1);
             let mut g = h.sqrt();
             if f > T::ZERO {
                 g = -g;
             }
-            e[i] = scale * g;
+            set_at(e, i, scale * g);
             h -= f * g;
-            d[i - 1] = f - g;
-            e[..i].fill(T::ZERO);
+            set_at(d, i - 1, f - g);
+            e.iter_mut().take(i).for_each(|x| *x = T::ZERO);
             // e ← A·u over the leading i×i block (lower triangle, by columns).
             for j in 0..i {
-                f = d[j];
-                v[j + i * n] = f;
-                let col = &v[j * n..j * n + i];
-                g = e[j] + col[j] * f;
-                for ((&x, &dk), ek) in col[j + 1..i].iter().zip(&d[j + 1..i]).zip(&mut e[j + 1..i])
-                {
+                f = at(d, j);
+                set_at(v, j + i * n, f);
+                let col = v.get(j * n..j * n + i).unwrap_or_default();
+                g = at(e, j) + at(col, j) * f;
+                // Rows j + 1 .. i of the column, of d and of e.
+                let below = col.get(j + 1..).unwrap_or_default();
+                let dk = d.get(j + 1..i).unwrap_or_default();
+                let ek = e.get_mut(j + 1..i).unwrap_or_default();
+                for ((&x, &dk), ek) in below.iter().zip(dk).zip(ek) {
                     g += x * dk;
                     *ek += x * f;
                 }
-                e[j] = g;
+                set_at(e, j, g);
             }
             f = T::ZERO;
-            for j in 0..i {
-                e[j] /= h;
-                f += e[j] * d[j];
+            for (ej, &dj) in e.iter_mut().zip(d.iter()).take(i) {
+                *ej /= h;
+                f += *ej * dj;
             }
             let hh = f / (h + h);
-            for j in 0..i {
-                e[j] -= hh * d[j];
+            for (ej, &dj) in e.iter_mut().zip(d.iter()).take(i) {
+                *ej -= hh * dj;
             }
             // Rank-2 update of the lower triangle of the leading block.
             for j in 0..i {
-                f = d[j];
-                g = e[j];
-                let col = &mut v[j * n + j..j * n + i];
-                for ((x, &ek), &dk) in col.iter_mut().zip(&e[j..i]).zip(&d[j..i]) {
+                f = at(d, j);
+                g = at(e, j);
+                let col = v.get_mut(j * n + j..j * n + i).unwrap_or_default();
+                let ek = e.get(j..i).unwrap_or_default();
+                let dk = d.get(j..i).unwrap_or_default();
+                for ((x, &ek), &dk) in col.iter_mut().zip(ek).zip(dk) {
                     *x -= f * ek + g * dk;
                 }
-                d[j] = v[(i - 1) + j * n];
-                v[i + j * n] = T::ZERO;
+                set_at(d, j, at(v, (i - 1) + j * n));
+                set_at(v, i + j * n, T::ZERO);
             }
         }
-        d[i] = h;
+        set_at(d, i, h);
     }
     // Accumulate the transformations.
-    for i in 0..n - 1 {
-        v[(n - 1) + i * n] = v[i + i * n];
-        v[i + i * n] = T::ONE;
-        let h = d[i + 1];
-        let (left, right) = v.split_at_mut((i + 1) * n);
-        let u = &mut right[..i + 1];
+    for i in 0..n.saturating_sub(1) {
+        set_at(v, (n - 1) + i * n, at(v, i + i * n));
+        set_at(v, i + i * n, T::ONE);
+        let h = at(d, i + 1);
+        let Some((left, right)) = v.split_at_mut_checked((i + 1) * n) else {
+            break;
+        };
+        let u = right.get_mut(..=i).unwrap_or_default();
         if h != T::ZERO {
-            for (dk, &x) in d[..=i].iter_mut().zip(u.iter()) {
+            for (dk, &x) in d.iter_mut().zip(u.iter()).take(i + 1) {
                 *dk = x / h;
             }
             for j in 0..=i {
-                let col = &mut left[j * n..j * n + i + 1];
+                let col = left.get_mut(j * n..j * n + i + 1).unwrap_or_default();
                 let mut g = T::ZERO;
                 for (&x, &y) in u.iter().zip(col.iter()) {
                     g += x * y;
                 }
-                for (y, &dk) in col.iter_mut().zip(&d[..=i]) {
+                for (y, &dk) in col.iter_mut().zip(d.iter().take(i + 1)) {
                     *y -= g * dk;
                 }
             }
         }
         u.fill(T::ZERO);
     }
-    for j in 0..n {
-        d[j] = v[(n - 1) + j * n];
-        v[(n - 1) + j * n] = T::ZERO;
+    for (j, dj) in d.iter_mut().enumerate().take(n) {
+        *dj = at(v, (n - 1) + j * n);
+        set_at(v, (n - 1) + j * n, T::ZERO);
     }
-    v[(n - 1) + (n - 1) * n] = T::ONE;
-    e[0] = T::ZERO;
+    set_at(v, (n - 1) + (n - 1) * n, T::ONE);
+    set_at(e, 0, T::ZERO);
 }
 
 /// Implicit QL with Wilkinson shifts on the tridiagonal `(d, e)` from
 /// [`tred2`], rotations applied to the columns of `v` (EISPACK `tql2`).
 fn tql2<T: Real>(v: &mut [T], n: usize, d: &mut [T], e: &mut [T]) -> Result<(), Error> {
     for i in 1..n {
-        e[i - 1] = e[i];
+        set_at(e, i - 1, at(e, i));
     }
-    e[n - 1] = T::ZERO;
+    set_at(e, n.wrapping_sub(1), T::ZERO);
     let eps = T::EPSILON;
     let two = T::from_f64(2.0);
     let mut f = T::ZERO;
@@ -318,9 +331,9 @@ fn tql2<T: Real>(v: &mut [T], n: usize, d: &mut [T], e: &mut [T]) -> Result<(), 
     let mut budget = 30usize.saturating_mul(n);
     for l in 0..n {
         // Find a negligible off-diagonal entry (e[n − 1] = 0 stops the search).
-        tst1 = tst1.max(d[l].abs() + e[l].abs());
+        tst1 = tst1.max(at(d, l).abs() + at(e, l).abs());
         let mut m = l;
-        while m < n - 1 && e[m].abs() > eps * tst1 {
+        while m < n - 1 && at(e, m).abs() > eps * tst1 {
             m += 1;
         }
         if m > l {
@@ -330,54 +343,59 @@ fn tql2<T: Real>(v: &mut [T], n: usize, d: &mut [T], e: &mut [T]) -> Result<(), 
                 }
                 budget -= 1;
                 // The shift.
-                let mut g = d[l];
-                let mut p = (d[l + 1] - g) / (two * e[l]);
+                let mut g = at(d, l);
+                let mut p = (at(d, l + 1) - g) / (two * at(e, l));
                 let mut r = hypot(p, T::ONE);
                 if p < T::ZERO {
                     r = -r;
                 }
-                d[l] = e[l] / (p + r);
-                d[l + 1] = e[l] * (p + r);
-                let dl1 = d[l + 1];
-                let mut h = g - d[l];
-                for x in &mut d[l + 2..] {
+                set_at(d, l, at(e, l) / (p + r));
+                set_at(d, l + 1, at(e, l) * (p + r));
+                let dl1 = at(d, l + 1);
+                let mut h = g - at(d, l);
+                for x in d.iter_mut().skip(l + 2) {
                     *x -= h;
                 }
                 f += h;
                 // The implicit QL sweep from m − 1 down to l.
-                p = d[m];
+                p = at(d, m);
                 let (mut c, mut c2, mut c3) = (T::ONE, T::ONE, T::ONE);
-                let el1 = e[l + 1];
+                let el1 = at(e, l + 1);
                 let (mut s, mut s2) = (T::ZERO, T::ZERO);
                 for i in (l..m).rev() {
                     c3 = c2;
                     c2 = c;
                     s2 = s;
-                    g = c * e[i];
+                    let ei = at(e, i);
+                    g = c * ei;
                     h = c * p;
-                    r = hypot(p, e[i]);
-                    e[i + 1] = s * r;
-                    s = e[i] / r;
+                    r = hypot(p, ei);
+                    set_at(e, i + 1, s * r);
+                    s = ei / r;
                     c = p / r;
-                    p = c * d[i] - s * g;
-                    d[i + 1] = h + s * (c * g + s * d[i]);
-                    let (left, right) = v.split_at_mut((i + 1) * n);
-                    for (x, y) in left[i * n..].iter_mut().zip(&mut right[..n]) {
-                        let t = *y;
-                        *y = s * *x + c * t;
-                        *x = c * *x - s * t;
+                    let di = at(d, i);
+                    p = c * di - s * g;
+                    set_at(d, i + 1, h + s * (c * g + s * di));
+                    // Columns i and i + 1 of v.
+                    if let Some((left, right)) = v.split_at_mut_checked((i + 1) * n) {
+                        let xs = left.get_mut(i * n..).unwrap_or_default();
+                        for (x, y) in xs.iter_mut().zip(right.iter_mut().take(n)) {
+                            let t = *y;
+                            *y = s * *x + c * t;
+                            *x = c * *x - s * t;
+                        }
                     }
                 }
-                p = -s * s2 * c3 * el1 * e[l] / dl1;
-                e[l] = s * p;
-                d[l] = c * p;
-                if e[l].abs() <= eps * tst1 {
+                p = -s * s2 * c3 * el1 * at(e, l) / dl1;
+                set_at(e, l, s * p);
+                set_at(d, l, c * p);
+                if at(e, l).abs() <= eps * tst1 {
                     break;
                 }
             }
         }
-        d[l] += f;
-        e[l] = T::ZERO;
+        set_at(d, l, at(d, l) + f);
+        set_at(e, l, T::ZERO);
     }
     Ok(())
 }
@@ -389,17 +407,22 @@ fn sort_and_sign<T: Real>(v: &mut [T], n: usize, d: &mut [T]) {
     for i in 0..n {
         let mut k = i;
         for j in i + 1..n {
-            if d[j] < d[k] {
+            if at(d, j) < at(d, k) {
                 k = j;
             }
         }
         if k != i {
-            d.swap(i, k);
-            let (left, right) = v.split_at_mut(k * n);
-            left[i * n..(i + 1) * n].swap_with_slice(&mut right[..n]);
+            swap_at(d, i, k);
+            if let Some((left, right)) = v.split_at_mut_checked(k * n) {
+                let a = left.get_mut(i * n..(i + 1) * n).unwrap_or_default();
+                let b = right.get_mut(..n).unwrap_or_default();
+                if a.len() == b.len() {
+                    a.swap_with_slice(b);
+                }
+            }
         }
     }
-    for col in v.chunks_exact_mut(n) {
+    for col in v.chunks_exact_mut(n.max(1)) {
         fix_sign(col);
     }
 }
@@ -407,10 +430,10 @@ fn sort_and_sign<T: Real>(v: &mut [T], n: usize, d: &mut [T]) {
 /// Negates `col` unless its largest-magnitude component (the first such) is
 /// positive; returns whether it did.
 pub(crate) fn fix_sign<T: Real>(col: &mut [T]) -> bool {
-    let mut best = 0;
+    let (mut best, mut big) = (0, col.first().map_or(T::ZERO, |x| x.abs()));
     for (i, x) in col.iter().enumerate() {
-        if x.abs() > col[best].abs() {
-            best = i;
+        if x.abs() > big {
+            (best, big) = (i, x.abs());
         }
     }
     let neg = col.get(best).is_some_and(|&x| x < T::ZERO);
@@ -456,25 +479,25 @@ pub(crate) fn inv_sqrt_psd<T: Real>(
     }
     let q = st.take_matrix::<T>(n, n)?;
     let lam = st.take::<T>(n)?;
-    for j in 0..n {
-        for i in j..n {
-            q[i + j * n] = c.at(i, j);
+    for (j, col) in q.chunks_exact_mut(n.max(1)).enumerate() {
+        for (i, x) in col.iter_mut().enumerate().skip(j) {
+            *x = c.at(i, j);
         }
     }
     sym_eig_st(q, n, lam, &mut st.rest())?;
-    let lmax = lam[n - 1];
+    let lmax = lam.last().copied().ok_or(Error::Internal)?;
     if lmax <= T::ZERO {
         return Err(Error::BadParameter);
     }
     let floor = T::from_f64(floor_rel) * lmax;
     let mut floored = 0;
-    for (j, &l) in lam.iter().enumerate() {
+    for (&l, col) in lam.iter().zip(q.chunks_exact_mut(n.max(1))) {
         if l <= floor {
             floored += 1;
         }
         // Column j of Q times λ^{−1/4}: then out = (QΛ^{−1/4})(QΛ^{−1/4})ᵀ.
         let w = T::ONE / l.max(floor).sqrt().sqrt();
-        q[j * n..(j + 1) * n].iter_mut().for_each(|x| *x *= w);
+        col.iter_mut().for_each(|x| *x *= w);
     }
     gram_t(
         MatRef::col_major(q, n, n)?.t(),
@@ -559,9 +582,10 @@ fn svd_side<T: Real>(
     let lam = st.take::<T>(m)?;
     gram_t(t.t(), T::ZERO, MatMut::col_major(g, m, m)?, &mut st.rest())?;
     sym_eig_st(g, m, lam, &mut st.rest())?;
-    for i in 0..k {
-        let src = m - 1 - i;
-        a[i * m..(i + 1) * m].copy_from_slice(&g[src * m..(src + 1) * m]);
+    // The eigenvectors of the k largest eigenvalues (the last columns), largest first.
+    let m1 = m.max(1);
+    for (ac, gc) in a.chunks_exact_mut(m1).zip(g.chunks_exact(m1).rev()).take(k) {
+        ac.copy_from_slice(gc);
     }
     // b ← tᵀ·a (p × k).
     gemm_into(t.t(), MatRef::col_major(a, m, k)?, b, &mut st.rest())?;
@@ -570,8 +594,8 @@ fn svd_side<T: Real>(
     let mut s1 = 0.0f64;
     let resid = st.rest().take::<T>(p)?;
     for i in 0..k {
-        let (done, rest) = b.split_at_mut(i * p);
-        let w = &mut rest[..p];
+        let (done, rest) = b.split_at_mut_checked(i * p).ok_or(Error::Internal)?;
+        let w = rest.get_mut(..p).ok_or(Error::Internal)?;
         let norm0 = libm::sqrt(crate::linalg::sq_norm(w));
         if i == 0 {
             s1 = norm0;
@@ -579,9 +603,9 @@ fn svd_side<T: Real>(
         let sv = if i == 0 {
             norm0
         } else {
-            norm0.min(s[i - 1].to_f64())
+            norm0.min(at(s, i - 1).to_f64())
         };
-        s[i] = T::from_f64(sv);
+        set_at(s, i, T::from_f64(sv));
         let mut norm = norm0;
         let mut ok = s1 > 0.0 && norm0 > tiny * s1;
         if ok {
@@ -603,7 +627,7 @@ fn svd_side<T: Real>(
 
 /// `w ← w − Σ_j (b_jᵀw)·b_j` over the orthonormal columns `b_j` of `done`.
 fn orthogonalize<T: Real>(w: &mut [T], done: &[T], p: usize) {
-    for bj in done.chunks_exact(p) {
+    for bj in done.chunks_exact(p.max(1)) {
         let c = T::from_f64(crate::linalg::dot(bj, w));
         for (x, &y) in w.iter_mut().zip(bj) {
             *x -= c * y;
@@ -617,19 +641,19 @@ fn orthogonalize<T: Real>(w: &mut [T], done: &[T], p: usize) {
 fn complete<T: Real>(w: &mut [T], done: &[T], p: usize, resid: &mut [T]) {
     // Residual of axis r: 1 − Σ_j b_j[r]².
     resid.fill(T::ONE);
-    for bj in done.chunks_exact(p) {
+    for bj in done.chunks_exact(p.max(1)) {
         for (r, &y) in resid.iter_mut().zip(bj) {
             *r -= y * y;
         }
     }
-    let mut best = 0;
+    let (mut best, mut big) = (0, at(resid, 0));
     for (r, &x) in resid.iter().enumerate() {
-        if x > resid[best] {
-            best = r;
+        if x > big {
+            (best, big) = (r, x);
         }
     }
     w.fill(T::ZERO);
-    w[best] = T::ONE;
+    set_at(w, best, T::ONE);
     for _ in 0..2 {
         orthogonalize(w, done, p);
     }
