@@ -9,6 +9,7 @@ use super::{check_labels, check_views, layout, ClassIndex, KernelSet, Layout};
 use crate::data::{ViewSet, ViewShape};
 use crate::error::Error;
 use crate::linalg::real::Real;
+use crate::linalg::select::sort_by;
 use crate::work::{Stack, WorkReq};
 
 const DIGIT: u32 = 12;
@@ -63,11 +64,13 @@ impl Pass<'_> {
         match &mut self.bins {
             Some(b) => {
                 let d = (key >> (64 - self.known - self.width)) & ((1u64 << self.width) - 1);
-                b[d as usize] += 1;
+                if let Some(c) = b.get_mut(d as usize) {
+                    *c += 1;
+                }
             }
             None => {
-                if self.len < self.buf.len() {
-                    self.buf[self.len] = key;
+                if let Some(x) = self.buf.get_mut(self.len) {
+                    *x = key;
                 }
                 self.len += 1;
             }
@@ -80,7 +83,10 @@ impl<T: Real> Sink<T> for Pass<'_> {
         let nr = rows.len();
         for b in 0..cols.len() {
             let amax = if shape == Block::Diag { b } else { nr };
-            for &x in &blk[b * nr..b * nr + amax] {
+            let Some(col) = blk.get(b * nr..b * nr + amax) else {
+                break;
+            };
+            for &x in col {
                 // +0.0 for anything not positive (never -0.0: its bits would sort last).
                 let d2 = x.to_f64();
                 self.take(if d2 > 0.0 { d2 } else { 0.0 });
@@ -135,12 +141,12 @@ pub(crate) fn resolve<T: Real, VS: ViewSet<T> + ?Sized>(
             let (len, s) = (pass.len, pass.sum);
             sum.get_or_insert(s);
             if collect {
-                if len as u64 != in_prefix || len > sc.buf.len() {
+                let vals = sc.buf.get_mut(..len).ok_or(Error::Internal)?;
+                if len as u64 != in_prefix {
                     return Err(Error::Internal);
                 }
-                let vals = &mut sc.buf[..len];
-                vals.sort_unstable();
-                break vals[rank as usize];
+                sort_by(vals, |a, b| a < b);
+                break *vals.get(rank as usize).ok_or(Error::Internal)?;
             }
             let mut acc = 0u64;
             let mut digit = BINS;
@@ -155,7 +161,7 @@ pub(crate) fn resolve<T: Real, VS: ViewSet<T> + ?Sized>(
                 return Err(Error::Internal);
             }
             rank -= acc;
-            in_prefix = sc.bins[digit];
+            in_prefix = *sc.bins.get(digit).ok_or(Error::Internal)?;
             prefix = (prefix << width) | digit as u64;
             known += width;
         };
@@ -167,7 +173,7 @@ pub(crate) fn resolve<T: Real, VS: ViewSet<T> + ?Sized>(
         // test is the second line of defence — issue 15, D1 — `1/inf = 0` there once made
         // the kernel NaN.)
         let ok = |g: f64| g.is_finite() && g > 0.0;
-        eng.gamma[v] = [1.0 / median, 1.0 / mean]
+        *eng.gamma.get_mut(v).ok_or(Error::Internal)? = [1.0 / median, 1.0 / mean]
             .into_iter()
             .find(|&g| ok(g))
             .unwrap_or(1.0);

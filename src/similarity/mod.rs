@@ -315,48 +315,55 @@ impl<'w> ClassIndex<'w> {
         st: &mut Stack<'w>,
     ) -> Result<Self, Error> {
         let perm: &mut [usize] = st.take(n)?;
-        let off: &mut [usize] = st.take(n_classes + 1)?;
+        let off: &mut [usize] = st.take(n_classes.checked_add(1).ok_or(Error::SizeOverflow)?)?;
         off.fill(0);
         for j in 0..labels.len() {
-            if let Some(c) = class_of(labels, j) {
-                off[c + 1] += 1;
+            if let Some(o) = class_of(labels, j).and_then(|c| off.get_mut(c.wrapping_add(1))) {
+                *o += 1;
             }
         }
-        for c in 0..n_classes {
-            off[c + 1] += off[c];
+        let mut sum = 0;
+        for o in off.iter_mut() {
+            sum += *o;
+            *o = sum;
         }
         // Fill with a moving cursor per class: reuse off[c] as the cursor, then shift back.
         for j in 0..labels.len() {
-            if let Some(c) = class_of(labels, j) {
-                perm[off[c]] = j;
-                off[c] += 1;
+            if let Some(cur) = class_of(labels, j).and_then(|c| off.get_mut(c)) {
+                if let Some(p) = perm.get_mut(*cur) {
+                    *p = j;
+                }
+                *cur += 1;
             }
         }
-        for c in (0..n_classes).rev() {
-            off[c + 1] = off[c];
+        let mut prev = 0;
+        for o in off.iter_mut() {
+            (*o, prev) = (prev, *o);
         }
-        off[0] = 0;
         Ok(ClassIndex { perm, off })
     }
 
     /// Labeled items.
     pub(crate) fn labeled(&self) -> &[usize] {
-        let nl = self.off[self.off.len() - 1];
-        &self.perm[..nl]
+        let nl = self.off.last().copied().unwrap_or(0);
+        self.perm.get(..nl).unwrap_or_default()
     }
 
     /// Items of class `c`.
     pub(crate) fn class(&self, c: usize) -> &[usize] {
-        &self.perm[self.off[c]..self.off[c + 1]]
+        match self.off.get(c..c.wrapping_add(2)) {
+            Some(&[s, e]) => self.perm.get(s..e).unwrap_or_default(),
+            _ => &[],
+        }
     }
 
     /// Labeled items in class `c`.
     pub(crate) fn count(&self, c: usize) -> usize {
-        self.off[c + 1] - self.off[c]
+        self.class(c).len()
     }
 
     pub(crate) fn n_classes(&self) -> usize {
-        self.off.len() - 1
+        self.off.len().saturating_sub(1)
     }
 }
 

@@ -7,6 +7,7 @@
 use super::class_of;
 use super::engine::{Block, Sink};
 use crate::linalg::real::Real;
+use crate::linalg::{set_at, swap_at};
 use crate::work::WorkReq;
 
 /// The index written where there is no neighbour (`SIZE_MAX` in C).
@@ -99,39 +100,49 @@ impl<'w> TopK<'w> {
         i.wrapping_sub(self.lo) < self.len
     }
 
+    /// The worst similarity in item `i`'s heap (`i` one of the heaps' items; `+inf`,
+    /// which nothing beats, for any other).
     #[inline(always)]
     fn worst(&self, i: usize) -> f64 {
-        self.sim[(i - self.lo) * self.k]
+        let at = i.wrapping_sub(self.lo).wrapping_mul(self.k);
+        self.sim.get(at).copied().unwrap_or(f64::INFINITY)
     }
 
     /// Offers `j` with similarity `s` to item `i`'s heap (`i` one of the heaps' items).
     #[inline]
     fn offer(&mut self, i: usize, j: usize, s: f64) {
-        let base = (i - self.lo) * self.k;
-        if better(s, j, self.sim[base], self.idx[base]) {
-            self.sim[base] = s;
-            self.idx[base] = j;
-            sift_down(
-                &mut self.sim[base..base + self.k],
-                &mut self.idx[base..base + self.k],
-                0,
-                self.k,
-            );
+        let base = i.wrapping_sub(self.lo).wrapping_mul(self.k);
+        let r = base..base.wrapping_add(self.k);
+        let (Some(sim), Some(idx)) = (self.sim.get_mut(r.clone()), self.idx.get_mut(r)) else {
+            return;
+        };
+        let (Some(s0), Some(j0)) = (sim.first_mut(), idx.first_mut()) else {
+            return;
+        };
+        if better(s, j, *s0, *j0) {
+            *s0 = s;
+            *j0 = j;
+            sift_down(sim, idx, 0);
         }
     }
 
     /// Sorts every item's list best first (heap sort, `O(k log k)` per item).
     pub(crate) fn finish(&mut self) {
-        let k = self.k;
+        let k = self.k.max(1);
         for (s, x) in self
             .sim
             .chunks_exact_mut(k)
             .zip(self.idx.chunks_exact_mut(k))
         {
             for end in (1..k).rev() {
-                s.swap(0, end);
-                x.swap(0, end);
-                sift_down(s, x, 0, end);
+                let (Some(s), Some(x)) = (s.get_mut(..=end), x.get_mut(..=end)) else {
+                    break;
+                };
+                swap_at(s, 0, end);
+                swap_at(x, 0, end);
+                if let (Some(s), Some(x)) = (s.get_mut(..end), x.get_mut(..end)) {
+                    sift_down(s, x, 0);
+                }
             }
         }
     }
@@ -144,44 +155,58 @@ impl<'w> TopK<'w> {
 
     /// Item `i`'s list (after [`TopK::finish`]: best first); `i` one of the heaps' items.
     pub(crate) fn get(&self, i: usize) -> (&[usize], &[f64]) {
-        let r = (i - self.lo) * self.k..(i - self.lo + 1) * self.k;
-        (&self.idx[r.clone()], &self.sim[r])
+        let base = i.wrapping_sub(self.lo).wrapping_mul(self.k);
+        let r = base..base.wrapping_add(self.k);
+        (
+            self.idx.get(r.clone()).unwrap_or_default(),
+            self.sim.get(r).unwrap_or_default(),
+        )
     }
 }
 
-/// Restores the heap (worst at the root) below `p` within `len` entries.
+/// Restores the heap (worst at the root) of `s`, `x` (the same length) below
+/// `p`: the entry at `p` moves down past every worse child, which moves up
+/// into its place (the positions repeated swaps give, with half the writes).
 #[inline]
-fn sift_down(s: &mut [f64], x: &mut [usize], mut p: usize, len: usize) {
+fn sift_down(s: &mut [f64], x: &mut [usize], mut p: usize) {
+    let len = s.len().min(x.len());
+    let (Some(s), Some(x)) = (s.get_mut(..len), x.get_mut(..len)) else {
+        return;
+    };
+    let (Some(&sv), Some(&xv)) = (s.get(p), x.get(p)) else {
+        return;
+    };
     loop {
-        let (c1, c2) = (2 * p + 1, 2 * p + 2);
+        let c1 = p.wrapping_mul(2).wrapping_add(1);
         if c1 >= len {
-            return;
+            break;
         }
+        let c2 = c1 + 1;
         // The worse child.
-        let c = if c2 < len && better(s[c1], x[c1], s[c2], x[c2]) {
-            c2
+        let (c, sc, xc) = if c2 < len && better(s[c1], x[c1], s[c2], x[c2]) {
+            (c2, s[c2], x[c2])
         } else {
-            c1
+            (c1, s[c1], x[c1])
         };
-        if better(s[p], x[p], s[c], x[c]) {
-            s.swap(p, c);
-            x.swap(p, c);
-            p = c;
-        } else {
-            return;
+        if !better(sv, xv, sc, xc) {
+            break;
         }
+        set_at(s, p, sc);
+        set_at(x, p, xc);
+        p = c;
     }
+    set_at(s, p, sv);
+    set_at(x, p, xv);
 }
 
 impl<T: Real> Sink<T> for TopK<'_> {
     fn visit(&mut self, rows: &[usize], cols: &[usize], blk: &[T], shape: Block) {
         let nr = rows.len();
-        for (b, &j) in cols.iter().enumerate() {
-            let col = &blk[b * nr..(b + 1) * nr];
+        for (b, (col, &j)) in blk.chunks_exact(nr.max(1)).zip(cols).enumerate() {
             match shape {
                 Block::Rect => {
-                    for (a, &i) in rows.iter().enumerate() {
-                        let s = col[a].to_f64();
+                    for (v, &i) in col.iter().zip(rows) {
+                        let s = v.to_f64();
                         if self.mine(i) && s >= self.worst(i) && i != j && self.filter.ok(i, j) {
                             self.offer(i, j, s);
                         }
@@ -194,8 +219,8 @@ impl<T: Real> Sink<T> for TopK<'_> {
                     } else {
                         f64::NAN
                     };
-                    for (a, &i) in rows[..amax].iter().enumerate() {
-                        let s = col[a].to_f64();
+                    for (v, &i) in col.iter().zip(rows).take(amax) {
+                        let s = v.to_f64();
                         // NaN `wj` (j not ours): `s >= wj` is false.
                         let (ti, tj) = (self.mine(i) && s >= self.worst(i), s >= wj);
                         if (ti || tj) && self.filter.ok(i, j) {
@@ -268,50 +293,53 @@ impl<'w> PairTop<'w> {
     /// Offers the pair `(lo, hi)` (`lo < hi`) with similarity `s` to class `c`, unless it
     /// is there already (merging lists that may hold the same pair).
     pub(crate) fn offer_unique(&mut self, c: usize, lo: usize, hi: usize, s: f64) {
-        let base = c * self.kp;
-        let r = base..base + self.kp;
-        if self.lo[r.clone()]
-            .iter()
-            .zip(&self.hi[r])
-            .any(|(&a, &b)| a == lo && b == hi)
-        {
+        let (los, his, _) = self.get(c);
+        if los.iter().zip(his).any(|(&a, &b)| a == lo && b == hi) {
             return;
         }
         self.offer(c, lo, hi, s);
     }
 
-    #[inline(always)]
-    fn better(&self, s: f64, lo: usize, hi: usize, p: usize) -> bool {
-        s > self.sim[p] || (s == self.sim[p] && (lo, hi) < (self.lo[p], self.hi[p]))
+    /// Class `c`'s heap: its `kp` entries of each array (empty for a class it does not have).
+    #[inline]
+    fn heap(&mut self, c: usize) -> PairHeap<'_> {
+        let base = c.wrapping_mul(self.kp);
+        let r = base..base.wrapping_add(self.kp);
+        match (
+            self.sim.get_mut(r.clone()),
+            self.lo.get_mut(r.clone()),
+            self.hi.get_mut(r),
+        ) {
+            (Some(sim), Some(lo), Some(hi)) => PairHeap { sim, lo, hi },
+            _ => PairHeap {
+                sim: &mut [],
+                lo: &mut [],
+                hi: &mut [],
+            },
+        }
     }
 
     #[inline]
     fn offer(&mut self, c: usize, lo: usize, hi: usize, s: f64) {
-        let base = c * self.kp;
-        if !self.better(s, lo, hi, base) {
+        let mut h = self.heap(c);
+        if !h.better(s, lo, hi, 0) {
             return;
         }
-        self.sim[base] = s;
-        self.lo[base] = lo;
-        self.hi[base] = hi;
+        h.set(0, s, lo, hi);
         // Sift down (worst at the root).
-        let mut p = 0;
+        let mut p = 0usize;
         loop {
-            let (c1, c2) = (2 * p + 1, 2 * p + 2);
-            if c1 >= self.kp {
+            let c1 = p.wrapping_mul(2).wrapping_add(1);
+            let Some((s1, lo1, hi1)) = h.at(c1) else {
                 break;
-            }
-            let (q1, q2) = (base + c1, base + c2);
-            let c = if c2 < self.kp && self.better(self.sim[q1], self.lo[q1], self.hi[q1], q2) {
-                c2
-            } else {
-                c1
             };
-            let (pp, qc) = (base + p, base + c);
-            if self.better(self.sim[pp], self.lo[pp], self.hi[pp], qc) {
-                self.sim.swap(pp, qc);
-                self.lo.swap(pp, qc);
-                self.hi.swap(pp, qc);
+            let c2 = c1.wrapping_add(1);
+            let c = if h.better(s1, lo1, hi1, c2) { c2 } else { c1 };
+            let Some((sp, lop, hip)) = h.at(p) else {
+                break;
+            };
+            if h.better(sp, lop, hip, c) {
+                h.swap(p, c);
                 p = c;
             } else {
                 break;
@@ -321,27 +349,79 @@ impl<'w> PairTop<'w> {
 
     /// Sorts every class's pairs best first (selection sort: `kp` is small and this runs once).
     pub(crate) fn finish(&mut self) {
-        let kp = self.kp;
-        for c in 0..self.sim.len() / kp.max(1) {
-            let base = c * kp;
-            for p in base..base + kp {
+        let kp = self.kp.max(1);
+        let per_class = self
+            .sim
+            .chunks_exact_mut(kp)
+            .zip(self.lo.chunks_exact_mut(kp));
+        for ((sim, lo), hi) in per_class.zip(self.hi.chunks_exact_mut(kp)) {
+            let mut h = PairHeap { sim, lo, hi };
+            for p in 0..kp {
                 let mut best = p;
-                for q in p + 1..base + kp {
-                    if self.better(self.sim[q], self.lo[q], self.hi[q], best) {
-                        best = q;
+                for q in p + 1..kp {
+                    if let Some((s, lo, hi)) = h.at(q) {
+                        if h.better(s, lo, hi, best) {
+                            best = q;
+                        }
                     }
                 }
-                self.sim.swap(p, best);
-                self.lo.swap(p, best);
-                self.hi.swap(p, best);
+                h.swap(p, best);
             }
         }
     }
 
     /// Class `c`'s pairs `(lo, hi, sim)` (after [`PairTop::finish`]: best first).
     pub(crate) fn get(&self, c: usize) -> (&[usize], &[usize], &[f64]) {
-        let r = c * self.kp..(c + 1) * self.kp;
-        (&self.lo[r.clone()], &self.hi[r.clone()], &self.sim[r])
+        let base = c.wrapping_mul(self.kp);
+        let r = base..base.wrapping_add(self.kp);
+        (
+            self.lo.get(r.clone()).unwrap_or_default(),
+            self.hi.get(r.clone()).unwrap_or_default(),
+            self.sim.get(r).unwrap_or_default(),
+        )
+    }
+}
+
+/// One class's pair heap: three arrays of the same length.
+struct PairHeap<'h> {
+    sim: &'h mut [f64],
+    lo: &'h mut [usize],
+    hi: &'h mut [usize],
+}
+
+impl PairHeap<'_> {
+    /// Entry `p`; `None` past the end.
+    #[inline(always)]
+    fn at(&self, p: usize) -> Option<(f64, usize, usize)> {
+        match (self.sim.get(p), self.lo.get(p), self.hi.get(p)) {
+            (Some(&s), Some(&lo), Some(&hi)) => Some((s, lo, hi)),
+            _ => None,
+        }
+    }
+
+    /// Does `(s, lo, hi)` come before entry `p` (false past the end)?
+    #[inline(always)]
+    fn better(&self, s: f64, lo: usize, hi: usize, p: usize) -> bool {
+        self.at(p)
+            .is_some_and(|(sp, lop, hip)| s > sp || (s == sp && (lo, hi) < (lop, hip)))
+    }
+
+    /// Writes entry `p` (nothing past the end).
+    #[inline(always)]
+    fn set(&mut self, p: usize, s: f64, lo: usize, hi: usize) {
+        if let (Some(a), Some(b), Some(c)) =
+            (self.sim.get_mut(p), self.lo.get_mut(p), self.hi.get_mut(p))
+        {
+            (*a, *b, *c) = (s, lo, hi);
+        }
+    }
+
+    /// Swaps entries `p` and `q` (inside: `at` found them).
+    #[inline(always)]
+    fn swap(&mut self, p: usize, q: usize) {
+        swap_at(self.sim, p, q);
+        swap_at(self.lo, p, q);
+        swap_at(self.hi, p, q);
     }
 }
 
@@ -349,13 +429,18 @@ impl<T: Real> Sink<T> for PairTop<'_> {
     fn visit(&mut self, rows: &[usize], cols: &[usize], blk: &[T], shape: Block) {
         let nr = rows.len();
         let kp = self.kp;
-        for (b, &j) in cols.iter().enumerate() {
+        // Class `c`'s worst similarity (`+inf` for a class it does not have).
+        let worst = |sim: &[f64], c: usize| {
+            sim.get(c.wrapping_mul(kp))
+                .copied()
+                .unwrap_or(f64::INFINITY)
+        };
+        for (b, (col, &j)) in blk.chunks_exact(nr.max(1)).zip(cols).enumerate() {
             let Some(cj) = class_of(self.labels, j) else {
                 continue;
             };
-            let col = &blk[b * nr..(b + 1) * nr];
             let amax = if shape == Block::Diag { b } else { nr };
-            for (a, &i) in rows[..amax].iter().enumerate() {
+            for (v, &i) in col.iter().zip(rows).take(amax) {
                 let ci = match class_of(self.labels, i) {
                     Some(ci) if ci != cj && i != j => ci,
                     _ => continue,
@@ -365,8 +450,8 @@ impl<T: Real> Sink<T> for PairTop<'_> {
                 {
                     continue;
                 }
-                let s = col[a].to_f64();
-                if s < self.sim[ci * kp] && s < self.sim[cj * kp] {
+                let s = v.to_f64();
+                if s < worst(self.sim, ci) && s < worst(self.sim, cj) {
                     continue;
                 }
                 let (lo, hi) = if i < j { (i, j) } else { (j, i) };
