@@ -2,6 +2,7 @@
 //! a symmetric CSR graph from directed neighbour lists without allocation.
 
 use crate::error::Error;
+use crate::linalg::select::sort_by;
 use crate::similarity::topk::{PairTop, TopK, NO_NEIGHBOR};
 use crate::work::{Stack, WorkReq};
 
@@ -165,7 +166,7 @@ impl<'w> Assembler<'w> {
         slots: usize,
         st: &mut Stack<'w>,
     ) -> Result<Self, Error> {
-        let ptr: &mut [usize] = st.take(n + 1)?;
+        let ptr: &mut [usize] = st.take(n.checked_add(1).ok_or(Error::SizeOverflow)?)?;
         let cols: &mut [usize] = st.take(slots)?;
         ptr.fill(0);
         Ok(Assembler {
@@ -191,18 +192,26 @@ impl<'w> Assembler<'w> {
         if r >= self.n {
             return;
         }
+        // `ptr` holds `n + 1` entries and the rows' slots fit `cols` (sized from the
+        // heaps' capacity): every access below is inside.
         if self.filling {
-            self.cols[self.ptr[r]] = j;
-            self.ptr[r] += 1;
-        } else {
-            self.ptr[r + 1] += 1;
+            if let Some(p) = self.ptr.get_mut(r) {
+                if let Some(c) = self.cols.get_mut(*p) {
+                    *c = j;
+                }
+                *p += 1;
+            }
+        } else if let Some(p) = self.ptr.get_mut(r + 1) {
+            *p += 1;
         }
     }
 
     /// Counting done: prefix sums (row starts), then the same edges again.
     pub(crate) fn start_fill(&mut self) {
-        for i in 0..self.n {
-            self.ptr[i + 1] += self.ptr[i];
+        let mut sum = 0;
+        for p in self.ptr.iter_mut() {
+            sum += *p;
+            *p = sum;
         }
         self.filling = true;
     }
@@ -210,45 +219,65 @@ impl<'w> Assembler<'w> {
     /// Sorts every row, merges duplicates, compacts; returns the stored entries.
     pub(crate) fn finish(&mut self) -> usize {
         // After filling, ptr[i] is the end of row i: shift back to starts.
-        for i in (0..self.n).rev() {
-            self.ptr[i + 1] = self.ptr[i];
+        let mut prev = 0;
+        for p in self.ptr.iter_mut() {
+            (*p, prev) = (prev, *p);
         }
-        self.ptr[0] = 0;
         let (mut w, mut s) = (0, 0);
         for i in 0..self.n {
-            let e = self.ptr[i + 1];
-            self.cols[s..e].sort_unstable();
+            let e = self.ptr.get(i + 1).copied().unwrap_or(s);
+            if let Some(row) = self.cols.get_mut(s..e) {
+                sort_by(row, |a, b| a < b);
+            }
             let start = w;
             let mut last = NO_NEIGHBOR;
             for r in s..e {
-                let c = self.cols[r];
+                let Some(&c) = self.cols.get(r) else {
+                    break;
+                };
                 if c != last {
-                    self.cols[w] = c;
+                    if let Some(d) = self.cols.get_mut(w) {
+                        *d = c;
+                    }
                     w += 1;
                     last = c;
                 }
             }
-            self.ptr[i] = start;
+            if let Some(p) = self.ptr.get_mut(i) {
+                *p = start;
+            }
             s = e;
         }
-        self.ptr[self.n] = w;
+        if let Some(p) = self.ptr.last_mut() {
+            *p = w;
+        }
         w
     }
 
     /// Stored entries (after [`Assembler::finish`]).
     pub(crate) fn nnz(&self) -> usize {
-        self.ptr[self.n]
+        self.ptr.last().copied().unwrap_or(0)
     }
 
     /// Copies into `out` with weights `weight(i, j)` (`i`, `j` item indices; `out` checked by
-    /// the caller).
+    /// the caller: `N + 1` row pointers and room for [`Assembler::nnz`] entries).
     pub(crate) fn write(&self, out: &mut CsrOut<'_>, weight: impl Fn(usize, usize) -> f64) {
         let nnz = self.nnz();
-        out.row_ptr.copy_from_slice(&self.ptr[..self.n + 1]);
-        out.col_idx[..nnz].copy_from_slice(&self.cols[..nnz]);
-        for i in 0..self.n {
-            for r in self.ptr[i]..self.ptr[i + 1] {
-                out.weights[r] = weight(self.lo + i, self.cols[r]);
+        for (o, &p) in out.row_ptr.iter_mut().zip(self.ptr.iter()) {
+            *o = p;
+        }
+        for (o, &c) in out.col_idx.iter_mut().zip(self.cols.iter()).take(nnz) {
+            *o = c;
+        }
+        for (i, row) in self.ptr.windows(2).enumerate() {
+            let &[s, e] = row else {
+                continue;
+            };
+            let (Some(ws), Some(cs)) = (out.weights.get_mut(s..e), self.cols.get(s..e)) else {
+                continue;
+            };
+            for (wt, &c) in ws.iter_mut().zip(cs) {
+                *wt = weight(self.lo + i, c);
             }
         }
     }

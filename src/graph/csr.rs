@@ -2,7 +2,9 @@
 
 use super::GraphOp;
 use crate::error::Error;
+use crate::linalg::mat::MatRef;
 use crate::linalg::real::Real;
+use crate::linalg::sparse::span;
 use crate::par::{chunk_len, tasks_for, MAX_TASKS};
 use crate::work::{Stack, WorkReq};
 
@@ -30,40 +32,48 @@ impl<'a> CsrGraph<'a> {
         if n == 0 {
             return Err(Error::ZeroDimension);
         }
-        if row_ptr.len() != n + 1 {
+        // `n + 1` checked: for `n = usize::MAX` it wrapped to 0, an empty `row_ptr`
+        // passed and `row_ptr[0]` panicked.
+        if n.checked_add(1) != Some(row_ptr.len()) {
             return Err(Error::DimensionMismatch);
         }
-        if row_ptr[0] != 0 {
+        let (Some(&first), Some(&nnz)) = (row_ptr.first(), row_ptr.last()) else {
+            return Err(Error::DimensionMismatch);
+        };
+        if first != 0 {
             return Err(Error::MalformedCsc);
         }
-        let nnz = row_ptr[n];
-        if nnz > col_idx.len() || nnz > weights.len() {
+        let weights = weights.get(..nnz).ok_or(Error::BufferTooShort)?;
+        if nnz > col_idx.len() {
             return Err(Error::BufferTooShort);
         }
-        for j in 0..n {
-            let (s, e) = (row_ptr[j], row_ptr[j + 1]);
-            if e < s || e > nnz {
+        for pair in row_ptr.windows(2) {
+            let &[s, e] = pair else {
                 return Err(Error::MalformedCsc);
-            }
-            for t in s..e {
-                if col_idx[t] >= n || (t > s && col_idx[t] <= col_idx[t - 1]) {
+            };
+            let cols = col_idx.get(s..e).filter(|_| e <= nnz);
+            let cols = cols.ok_or(Error::MalformedCsc)?;
+            let mut prev: Option<usize> = None;
+            for &c in cols {
+                if c >= n || prev.is_some_and(|p| c <= p) {
                     return Err(Error::MalformedCsc);
                 }
+                prev = Some(c);
             }
         }
-        crate::data::check_values(&weights[..nnz], true)?;
+        crate::data::check_values(weights, true)?;
         let g = CsrGraph {
             n,
             row_ptr,
             col_idx,
-            weights: &weights[..nnz],
+            weights,
         };
         for j in 0..n {
             let (cols, ws) = g.row(j);
             for (&i, &w) in cols.iter().zip(ws) {
                 let (ci, wi) = g.row(i);
                 match ci.binary_search(&j) {
-                    Ok(p) if wi[p] == w => {}
+                    Ok(p) if wi.get(p) == Some(&w) => {}
                     _ => return Err(Error::BadParameter),
                 }
             }
@@ -84,8 +94,7 @@ impl<'a> CsrGraph<'a> {
     /// Row `j`: (neighbours, weights).
     #[inline]
     pub fn row(&self, j: usize) -> (&'a [usize], &'a [f64]) {
-        let (s, e) = (self.row_ptr[j], self.row_ptr[j + 1]);
-        (&self.col_idx[s..e], &self.weights[s..e])
+        span(self.row_ptr, j, self.col_idx, self.weights)
     }
 
     /// Degree `D_jj = Σ_i W_ji`.
@@ -136,13 +145,15 @@ fn accumulate<T: Real>(
 ) {
     let (cols, ws) = g.row(j);
     let d: f64 = ws.iter().sum();
-    for r in 0..k {
-        diag[r] = d * v[r + j * k].to_f64();
-        off[r] = 0.0;
+    // Column `i` of `v` (`k` values; every item `< n` has one).
+    let col = |i: usize| v.get(i * k..i * k + k).unwrap_or_default();
+    for ((dr, or), x) in diag.iter_mut().zip(off.iter_mut()).zip(col(j)) {
+        *dr = d * x.to_f64();
+        *or = 0.0;
     }
     for (&i, &w) in cols.iter().zip(ws) {
-        for r in 0..k {
-            off[r] += w * v[r + i * k].to_f64();
+        for (or, x) in off.iter_mut().zip(col(i)) {
+            *or += w * x.to_f64();
         }
     }
 }
@@ -174,6 +185,9 @@ impl<T: Real> GraphOp<T> for CsrGraphs<'_> {
     ) -> Result<(f64, f64), Error> {
         let n = self.n;
         let (tasks, chunk) = self.split(k);
+        // `v` must hold `K × N` (as for the dense graph; a shorter `v` indexed
+        // past its end before, a panic).
+        MatRef::col_major(v, k, n)?;
         let (Some(plus), Some(minus)) = (plus.get_mut(..k * n), minus.get_mut(..k * n)) else {
             return Err(Error::Internal);
         };
@@ -181,8 +195,8 @@ impl<T: Real> GraphOp<T> for CsrGraphs<'_> {
         let mut st = st.rest();
         let slots = st.take_slots(tasks, WorkReq::all_of(&[WorkReq::new::<f64>(k); 4]))?;
         let blocks = plus
-            .chunks_mut(k * chunk)
-            .zip(minus.chunks_mut(k * chunk))
+            .chunks_mut((k * chunk).max(1))
+            .zip(minus.chunks_mut((k * chunk).max(1)))
             .enumerate()
             .zip(slots);
         let traces = spin::Mutex::new([(0.0f64, 0.0f64); MAX_TASKS]);
@@ -195,8 +209,8 @@ impl<T: Real> GraphOp<T> for CsrGraphs<'_> {
             let (mut ta, mut tp) = (0.0, 0.0);
             let j0 = t * chunk;
             for (jj, (pc, mc)) in pl
-                .chunks_exact_mut(k)
-                .zip(mi.chunks_exact_mut(k))
+                .chunks_exact_mut(k.max(1))
+                .zip(mi.chunks_exact_mut(k.max(1)))
                 .enumerate()
             {
                 let j = j0 + jj;
@@ -210,12 +224,16 @@ impl<T: Real> GraphOp<T> for CsrGraphs<'_> {
                 if let Some(g) = &self.penalty {
                     accumulate(g, v, k, j, dp, wp);
                 }
-                for r in 0..k {
-                    let x = v[r + j * k].to_f64();
-                    pc[r] = T::from_f64(da[r] + wp[r]);
-                    mc[r] = T::from_f64(dp[r] + wa[r]);
-                    ta += x * (da[r] - wa[r]);
-                    tp += x * (dp[r] - wp[r]);
+                let vj = v.get(j * k..j * k + k).unwrap_or_default();
+                let aff = da.iter().zip(wa.iter());
+                let pen = dp.iter().zip(wp.iter());
+                let rows = pc.iter_mut().zip(mc.iter_mut()).zip(vj).zip(aff.zip(pen));
+                for (((p, m), x), ((&d_a, &w_a), (&d_p, &w_p))) in rows {
+                    let x = x.to_f64();
+                    *p = T::from_f64(d_a + w_p);
+                    *m = T::from_f64(d_p + w_a);
+                    ta += x * (d_a - w_a);
+                    tp += x * (d_p - w_p);
                 }
             }
             if let Some(slot) = traces.lock().get_mut(t) {
@@ -225,7 +243,7 @@ impl<T: Real> GraphOp<T> for CsrGraphs<'_> {
         })?;
         let traces = traces.into_inner();
         let (mut ta, mut tp) = (0.0, 0.0);
-        for &(a, p) in &traces[..tasks.min(MAX_TASKS)] {
+        for &(a, p) in traces.iter().take(tasks) {
             ta += a;
             tp += p;
         }
