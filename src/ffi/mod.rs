@@ -729,7 +729,10 @@ impl<D: ViewDesc> ViewSet<D::T> for CViews<'_, D> {
     }
 
     fn view(&self, i: usize) -> View<'_, D::T> {
-        let v = &self.views[i];
+        let Some(v) = self.views.get(i) else {
+            // Unreachable (a view index below `count`); an empty view rather than a panic.
+            return View::Dense(Dense::from_validated(&[], 0, 0, 0));
+        };
         // SAFETY: `CViews::new` ran `parts` and `check_view` on this very
         // descriptor, so the same calls succeed and the slices are valid.
         let p = unsafe { parts(v) };
@@ -754,14 +757,18 @@ impl<D: ViewDesc> ViewSet<D::T> for CViews<'_, D> {
     }
 
     fn shape(&self, i: usize) -> ViewShape {
-        // SAFETY: `CViews::new` validated this descriptor (its `col_ptr` has
-        // `cols + 1` readable entries), so `shape_of` succeeds.
-        unsafe { shape_of(&self.views[i]) }.unwrap_or(ViewShape {
+        let empty = ViewShape {
             rows: 0,
             cols: 0,
             kind: ViewKind::Dense,
             nnz: 0,
-        })
+        };
+        let Some(v) = self.views.get(i) else {
+            return empty;
+        };
+        // SAFETY: `CViews::new` validated this descriptor (its `col_ptr` has
+        // `cols + 1` readable entries), so `shape_of` succeeds.
+        unsafe { shape_of(v) }.unwrap_or(empty)
     }
 }
 
@@ -851,9 +858,12 @@ impl<T, D: ViewDesc<T = T>> Factors<T> for CFactors<'_, *const T, D> {
         self.ptrs.len()
     }
     fn get(&self, i: usize) -> &[T] {
+        let Some(&p) = self.ptrs.get(i) else {
+            return &[];
+        };
         // SAFETY: non-NULL and size checked in `factors`; the caller promises
         // `M_v × K` doubles that no output or workspace overlaps.
-        unsafe { core::slice::from_raw_parts(self.ptrs[i], self.len(i)) }
+        unsafe { core::slice::from_raw_parts(p, self.len(i)) }
     }
 }
 
@@ -862,15 +872,21 @@ impl<T, D: ViewDesc<T = T>> Factors<T> for CFactors<'_, *mut T, D> {
         self.ptrs.len()
     }
     fn get(&self, i: usize) -> &[T] {
+        let Some(&p) = self.ptrs.get(i) else {
+            return &[];
+        };
         // SAFETY: as above.
-        unsafe { core::slice::from_raw_parts(self.ptrs[i], self.len(i)) }
+        unsafe { core::slice::from_raw_parts(p, self.len(i)) }
     }
 }
 
 impl<T, D: ViewDesc<T = T>> FactorsMut<T> for CFactors<'_, *mut T, D> {
     fn get_mut(&mut self, i: usize) -> &mut [T] {
+        let Some(&p) = self.ptrs.get(i) else {
+            return &mut [];
+        };
         // SAFETY: as above; `&mut self` makes this the only live borrow.
-        unsafe { core::slice::from_raw_parts_mut(self.ptrs[i], self.len(i)) }
+        unsafe { core::slice::from_raw_parts_mut(p, self.len(i)) }
     }
 }
 
