@@ -101,7 +101,10 @@ fn main() {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     // Columns: a time per thread count, then each count's speed-up over the first.
-    let head: Vec<String> = threads.iter().map(|&t| format!("{t} thread{}", if t == 1 { "" } else { "s" })).collect();
+    let head: Vec<String> = threads
+        .iter()
+        .map(|&t| format!("{t} thread{}", if t == 1 { "" } else { "s" }))
+        .collect();
     let ratios: Vec<String> = threads[1..]
         .iter()
         .map(|t| format!("{t} / {}", threads[0]))
