@@ -108,6 +108,13 @@ impl<'w> TopK<'w> {
         self.sim.get(at).copied().unwrap_or(f64::INFINITY)
     }
 
+    /// Is item `i` one of the heaps' items and `s` at least its worst similarity?
+    #[inline(always)]
+    fn reaches(&self, i: usize, s: f64) -> bool {
+        let r = i.wrapping_sub(self.lo);
+        r < self.len && matches!(self.sim.get(r.wrapping_mul(self.k)), Some(&w) if s >= w)
+    }
+
     /// Offers `j` with similarity `s` to item `i`'s heap (`i` one of the heaps' items).
     #[inline]
     fn offer(&mut self, i: usize, j: usize, s: f64) {
@@ -207,7 +214,7 @@ impl<T: Real> Sink<T> for TopK<'_> {
                 Block::Rect => {
                     for (v, &i) in col.iter().zip(rows) {
                         let s = v.to_f64();
-                        if self.mine(i) && s >= self.worst(i) && i != j && self.filter.ok(i, j) {
+                        if self.reaches(i, s) && i != j && self.filter.ok(i, j) {
                             self.offer(i, j, s);
                         }
                     }
@@ -219,10 +226,11 @@ impl<T: Real> Sink<T> for TopK<'_> {
                     } else {
                         f64::NAN
                     };
-                    for (v, &i) in col.iter().zip(rows).take(amax) {
+                    let rows = rows.get(..amax).unwrap_or_default();
+                    for (v, &i) in col.iter().zip(rows) {
                         let s = v.to_f64();
                         // NaN `wj` (j not ours): `s >= wj` is false.
-                        let (ti, tj) = (self.mine(i) && s >= self.worst(i), s >= wj);
+                        let (ti, tj) = (self.reaches(i, s), s >= wj);
                         if (ti || tj) && self.filter.ok(i, j) {
                             if ti {
                                 self.offer(i, j, s);
@@ -440,7 +448,7 @@ impl<T: Real> Sink<T> for PairTop<'_> {
                 continue;
             };
             let amax = if shape == Block::Diag { b } else { nr };
-            for (v, &i) in col.iter().zip(rows).take(amax) {
+            for (v, &i) in col.iter().zip(rows.get(..amax).unwrap_or_default()) {
                 let ci = match class_of(self.labels, i) {
                     Some(ci) if ci != cj && i != j => ci,
                     _ => continue,
