@@ -75,10 +75,10 @@ cp "$src/main.rs.orig" "$src/src/main.rs"
 build
 echo "panic call sites after fat LTO (count, callee):"
 objdump -d --no-show-raw-insn "$bin" |
-  grep -E "call.*<[^>]*(panic|unwrap_failed|expect_failed|index_fail|index_order)" |
+  grep -E "call.*<[^>]*(panic|unwrap_failed|expect_failed|index_fail|index_order|mismatch_fail)" |
   sed 's/.*<\(.*\)>.*/\1/' | sort | uniq -c | sort -rn
 echo "callers (count, function; build with debuginfo and addr2line -i for source lines):"
 objdump -d --no-show-raw-insn -C "$bin" |
-  awk '/^[0-9a-f]+ <.*>:$/ { fn = $0 } /call.*<[^>]*(panic|unwrap_failed|expect_failed|index_fail|index_order)/ { print fn }' |
+  awk '/^[0-9a-f]+ <.*>:$/ { fn = $0 } /call.*<[^>]*(panic|unwrap_failed|expect_failed|index_fail|index_order|mismatch_fail)/ { print fn }' |
   sort | uniq -c | sort -rn | head -40
 exit 1

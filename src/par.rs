@@ -154,9 +154,11 @@ impl Parallel {
     }
 
     /// Runs `work(item)` for every item of `items` (disjoint parts of an
-    /// output, each knowing its place), one task per item. Inlined, so that
-    /// `items.len()` (a division by the chunk size for `chunks_mut`) is
-    /// computed where the caller's nonzero chunk size is known (no panic path).
+    /// output, each knowing its place), one task per item.
+    ///
+    /// Always inlined: the length of a chunked iterator divides by its chunk
+    /// size, which the optimiser sees is nonzero only where the iterator is
+    /// made (a division-by-zero panic path in an outlined copy).
     #[inline(always)]
     pub fn run_items<I>(
         &self,
@@ -166,7 +168,9 @@ impl Parallel {
     where
         I: ExactSizeIterator + Send,
     {
-        let n = items.len();
+        // `size_hint().0` is the length of an exact-size iterator (`len()`
+        // asserts that the upper bound agrees: a panic path).
+        let n = items.size_hint().0;
         let items = spin::Mutex::new(items);
         self.run(n, &|_| {
             // The lock is held only to take the next item.

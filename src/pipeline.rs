@@ -325,13 +325,17 @@ pub fn fit_report<
                     rest,
                 )?,
             };
-            let a = CsrGraph::new(n, arp, &aci[..nnz.affinity], &aw[..nnz.affinity])?;
-            let p = if nnz.penalty > 0 {
+            // The entries the builder wrote (at most the capacities).
+            let (na, np) = (nnz.affinity, nnz.penalty);
+            let ac = aci.get(..na).ok_or(Error::Internal)?;
+            let a = CsrGraph::new(n, arp, ac, aw.get(..na).ok_or(Error::Internal)?)?;
+            let p = if np > 0 {
+                let pc = pci.get(..np).ok_or(Error::Internal)?;
                 Some(CsrGraph::new(
                     n,
                     prp,
-                    &pci[..nnz.penalty],
-                    &pw[..nnz.penalty],
+                    pc,
+                    pw.get(..np).ok_or(Error::Internal)?,
                 )?)
             } else {
                 None

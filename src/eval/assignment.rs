@@ -4,6 +4,7 @@
 use crate::error::Error;
 use crate::linalg::mat::MatRef;
 use crate::linalg::real::Real;
+use crate::linalg::{at, set_at};
 use crate::work::{Stack, WorkReq};
 
 /// `row_to_col[i]` of a row left without a column (only when `rows > cols`).
@@ -119,9 +120,9 @@ pub fn assignment<T: Real>(
             let (i, jj) = (pj - 1, j - 1);
             total += a.at(i, jj).to_f64();
             if transposed {
-                row_to_col[jj] = i;
+                set_at(row_to_col, jj, i);
             } else {
-                row_to_col[i] = jj;
+                set_at(row_to_col, i, jj);
             }
         }
     }
@@ -147,45 +148,58 @@ fn solve(
     v.fill(0.0);
     p.fill(0);
     way.fill(0);
+    // Columns `0..=c` of `v`, `minv`, `p`, `way`, `used` (`c + 1` each) and rows
+    // `0..=r` of `u`: every index below is inside, read through `at`.
     for i in 1..=r {
-        p[0] = i;
+        set_at(p, 0, i);
         let mut j0 = 0;
         minv.fill(f64::INFINITY);
         used.fill(0);
         loop {
-            used[j0] = 1;
-            let i0 = p[j0];
+            set_at(used, j0, 1);
+            let i0 = at(p, j0);
+            let ui0 = at(u, i0);
             let mut delta = f64::INFINITY;
             let mut j1 = 0;
-            for j in 1..=c {
-                if used[j] == 0 {
-                    let cur = a(i0 - 1, j - 1) - u[i0] - v[j];
-                    if cur < minv[j] {
-                        minv[j] = cur;
-                        way[j] = j0;
+            let cols = used
+                .iter()
+                .zip(v.iter())
+                .zip(minv.iter_mut().zip(way.iter_mut()));
+            for (j, ((&uj, &vj), (mj, wj))) in cols.enumerate().take(c + 1).skip(1) {
+                if uj == 0 {
+                    let cur = a(i0 - 1, j - 1) - ui0 - vj;
+                    if cur < *mj {
+                        *mj = cur;
+                        *wj = j0;
                     }
-                    if minv[j] < delta || j1 == 0 {
-                        delta = minv[j];
+                    if *mj < delta || j1 == 0 {
+                        delta = *mj;
                         j1 = j;
                     }
                 }
             }
-            for j in 0..=c {
-                if used[j] != 0 {
-                    u[p[j]] += delta;
-                    v[j] -= delta;
+            let cols = used
+                .iter()
+                .zip(p.iter())
+                .zip(v.iter_mut().zip(minv.iter_mut()));
+            for ((&uj, &pj), (vj, mj)) in cols.take(c + 1) {
+                if uj != 0 {
+                    if let Some(x) = u.get_mut(pj) {
+                        *x += delta;
+                    }
+                    *vj -= delta;
                 } else {
-                    minv[j] -= delta;
+                    *mj -= delta;
                 }
             }
             j0 = j1;
-            if p[j0] == 0 {
+            if at(p, j0) == 0 {
                 break;
             }
         }
         loop {
-            let j1 = way[j0];
-            p[j0] = p[j1];
+            let j1 = at(way, j0);
+            set_at(p, j0, at(p, j1));
             j0 = j1;
             if j0 == 0 {
                 break;

@@ -2,6 +2,7 @@
 //! normalised mutual information (DESIGN §9).
 
 use crate::error::Error;
+use crate::linalg::at;
 use crate::linalg::mat::MatRef;
 use crate::work::{Stack, WorkReq};
 
@@ -53,7 +54,9 @@ fn check_labels(
 fn contingency(truth: &[u32], pred: &[u32], n_classes: usize, table: &mut [f64]) {
     table.fill(0.0);
     for (&t, &p) in truth.iter().zip(pred) {
-        table[t as usize + p as usize * n_classes] += 1.0;
+        if let Some(x) = table.get_mut(t as usize + p as usize * n_classes) {
+            *x += 1.0;
+        }
     }
 }
 
@@ -140,11 +143,13 @@ pub fn nmi(
     contingency(truth, pred, n_classes, table);
     a.fill(0.0);
     b.fill(0.0);
-    for q in 0..n_clusters {
-        for c in 0..n_classes {
-            let x = table[c + q * n_classes];
-            a[c] += x;
-            b[q] += x;
+    for (q, col) in table.chunks_exact(n_classes.max(1)).enumerate() {
+        let Some(bq) = b.get_mut(q) else {
+            break;
+        };
+        for (&x, ac) in col.iter().zip(a.iter_mut()) {
+            *ac += x;
+            *bq += x;
         }
     }
     let present_a = a.iter().filter(|&&x| x > 0.0).count();
@@ -160,12 +165,16 @@ pub fn nmi(
     // scikit-learn's arrangement of the terms (mutual_info_score), so that the
     // rounding agrees too: p_ij (log n_ij − log N) + p_ij (−log(a_i b_j) + 2 log N).
     let mut mi = 0.0;
-    for q in 0..n_clusters {
-        for c in 0..n_classes {
-            let nij = table[c + q * n_classes];
+    for (q, col) in table
+        .chunks_exact(n_classes.max(1))
+        .enumerate()
+        .take(n_clusters)
+    {
+        let bq = at(b, q);
+        for (&nij, &ac) in col.iter().zip(a.iter()) {
             if nij > 0.0 {
                 let p = nij / n;
-                let outer = a[c] * b[q];
+                let outer = ac * bq;
                 let term = p * (libm::log(nij) - log_n) + p * (-libm::log(outer) + log_n + log_n);
                 if libm::fabs(term) >= f64::EPSILON {
                     mi += term;

@@ -5,6 +5,7 @@
 
 use crate::error::Error;
 use crate::linalg::mat::MatRef;
+use crate::linalg::{at, set_at, swap_at};
 use crate::rng::Rng;
 use crate::work::{Stack, WorkReq};
 
@@ -107,15 +108,15 @@ fn deal_folds(
         let mut cnt = 0;
         for (j, &l) in labels.iter().enumerate() {
             if l == c {
-                members[cnt] = j;
+                set_at(members, cnt, j);
                 cnt += 1;
             }
         }
         for t in 0..cnt {
             let r = t + rng.below(cnt - t);
-            members.swap(t, r);
-            fold[members[t]] = next;
-            next = (next + 1) % folds;
+            swap_at(members, t, r);
+            set_at(fold, at(members, t), next);
+            next = (next + 1) % folds.max(1);
         }
     }
 }
@@ -214,48 +215,58 @@ where
         let mut sum = 0.0;
         for f in 0..folds {
             let mut nq = 0;
-            for j in 0..n {
-                let hide = labels[j] != UNLABELED && fold[j] == f;
-                train[j] = if hide { UNLABELED } else { labels[j] };
+            for ((t, &l), &fj) in train.iter_mut().zip(labels).zip(fold.iter()) {
+                let hide = l != UNLABELED && fj == f;
+                *t = if hide { UNLABELED } else { l };
                 nq += hide as usize;
             }
             let req = CvFit {
                 candidate: c,
-                params: &grid[c * n_params..(c + 1) * n_params],
+                params: grid
+                    .get(c * n_params..(c + 1) * n_params)
+                    .ok_or(Error::Internal)?,
                 fold: f,
                 labels: train,
             };
             fit(&req, v)?;
-            let mut t = 0;
-            for j in 0..n {
-                if labels[j] != UNLABELED && fold[j] == f {
-                    query[t * k..(t + 1) * k].copy_from_slice(&v[j * k..(j + 1) * k]);
-                    truth[t] = labels[j];
-                    t += 1;
+            // The held-out items' encodings (`k` each) and classes, in item order.
+            let mut held = query.chunks_exact_mut(k.max(1)).zip(truth.iter_mut());
+            let items = labels.iter().zip(fold.iter()).zip(v.chunks_exact(k.max(1)));
+            for ((&l, &fj), vj) in items {
+                if l != UNLABELED && fj == f {
+                    if let Some((qc, tr)) = held.next() {
+                        qc.copy_from_slice(vj);
+                        *tr = l;
+                    }
                 }
             }
             let knn = KnnParams {
                 k: knn_k_for(train, n_classes, params.knn.k),
                 ..params.knn
             };
+            let pred = pred.get_mut(..nq).ok_or(Error::Internal)?;
             knn_predict(
                 MatRef::col_major(v, k, n)?,
                 train,
-                MatRef::col_major(&query[..k * nq], k, nq)?,
+                MatRef::col_major(query.get(..k * nq).ok_or(Error::Internal)?, k, nq)?,
                 n_classes,
                 &knn,
-                &mut pred[..nq],
+                pred,
                 rest,
             )?;
-            let hits = (0..nq).filter(|&q| pred[q] == truth[q]).count();
+            let hits = pred
+                .iter()
+                .zip(truth.iter())
+                .filter(|(p, t)| p == t)
+                .count();
             sum += hits as f64 / nq as f64;
         }
         *score = sum / folds as f64;
     }
-    let mut best = 0;
-    for c in 1..nc {
-        if acc[c] > acc[best] {
-            best = c;
+    let (mut best, mut top) = (0, at(acc, 0));
+    for (c, &x) in acc.iter().enumerate().take(nc).skip(1) {
+        if x > top {
+            (best, top) = (c, x);
         }
     }
     scores.copy_from_slice(acc);

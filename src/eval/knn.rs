@@ -3,6 +3,7 @@
 use crate::error::Error;
 use crate::linalg::mat::MatRef;
 use crate::linalg::real::Real;
+use crate::linalg::{at, set_at};
 use crate::work::{Stack, WorkReq};
 
 use super::UNLABELED;
@@ -116,15 +117,16 @@ pub fn knn_predict<T: Real>(
         )
     };
 
-    for q in 0..nq {
+    for (q, out_q) in out.iter_mut().enumerate().take(nq) {
         let qn = if params.metric == Metric::Cosine {
             norm(query, q)
         } else {
             0.0
         };
-        let mut filled = 0;
-        for r in 0..nref {
-            if ref_labels[r] == UNLABELED {
+        // `worst`: the k-th distance once `k` are kept (the bar a new item must pass).
+        let (mut filled, mut worst) = (0, f64::INFINITY);
+        for (r, &lr) in ref_labels.iter().enumerate().take(nref) {
+            if lr == UNLABELED {
                 continue;
             }
             let dist = match params.metric {
@@ -143,31 +145,43 @@ pub fn knn_predict<T: Real>(
             };
             // Insertion into the sorted list of the best `k` (distance, then index;
             // indices arrive in increasing order, so equal distances keep order).
-            if filled < k || dist < best_d[filled - 1] {
+            if filled < k || dist < worst {
                 let mut pos = if filled < k { filled } else { k - 1 };
-                while pos > 0 && best_d[pos - 1] > dist {
-                    if pos < k {
-                        best_d[pos] = best_d[pos - 1];
-                        best_i[pos] = best_i[pos - 1];
+                while pos > 0 {
+                    let (Some(&pd), Some(&pi)) = (best_d.get(pos - 1), best_i.get(pos - 1)) else {
+                        break;
+                    };
+                    if pd > dist {
+                        if pos < k {
+                            set_at(best_d, pos, pd);
+                            set_at(best_i, pos, pi);
+                        }
+                        pos -= 1;
+                    } else {
+                        break;
                     }
-                    pos -= 1;
                 }
-                best_d[pos] = dist;
-                best_i[pos] = r;
+                set_at(best_d, pos, dist);
+                set_at(best_i, pos, r);
                 filled = (filled + 1).min(k);
+                if filled == k {
+                    worst = at(best_d, k - 1);
+                }
             }
         }
         votes.fill(0);
-        for &r in &best_i[..filled] {
-            votes[ref_labels[r] as usize] += 1;
-        }
-        let mut win = 0;
-        for c in 1..n_classes {
-            if votes[c] > votes[win] {
-                win = c;
+        for &r in best_i.iter().take(filled) {
+            if let Some(v) = votes.get_mut(at(ref_labels, r) as usize) {
+                *v += 1;
             }
         }
-        out[q] = win as u32;
+        let (mut win, mut top) = (0, at(votes, 0));
+        for (c, &x) in votes.iter().enumerate().take(n_classes).skip(1) {
+            if x > top {
+                (win, top) = (c, x);
+            }
+        }
+        *out_q = win as u32;
     }
     Ok(())
 }

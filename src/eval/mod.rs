@@ -65,8 +65,12 @@ use crate::linalg::real::Real;
 pub(crate) fn sq_dist<T: Real>(a: MatRef<'_, T>, ja: usize, b: MatRef<'_, T>, jb: usize) -> f64 {
     let d = a.rows();
     if a.rs() == 1 && b.rs() == 1 {
-        let x = &a.data()[ja * a.cs()..ja * a.cs() + d];
-        let y = &b.data()[jb * b.cs()..jb * b.cs() + d];
+        // Inside the matrices for every column `ja < a.cols()`, `jb < b.cols()`.
+        let (sa, sb) = (ja * a.cs(), jb * b.cs());
+        // Inside both matrices for columns `ja < a.cols()`, `jb < b.cols()`.
+        let (Some(x), Some(y)) = (a.data().get(sa..sa + d), b.data().get(sb..sb + d)) else {
+            return f64::NAN;
+        };
         let mut acc = [0.0f64; 4];
         let (cx, cy) = (x.chunks_exact(4), y.chunks_exact(4));
         let (rx, ry) = (cx.remainder(), cy.remainder());
@@ -98,10 +102,10 @@ pub use crate::data::UNLABELED;
 /// whose prediction equals the truth. `NaN` when no item is counted.
 pub fn accuracy(pred: &[u32], truth: &[u32], mask: Option<&[bool]>) -> f64 {
     let (mut hit, mut all) = (0usize, 0usize);
-    for j in 0..pred.len().min(truth.len()) {
+    for (j, (p, t)) in pred.iter().zip(truth).enumerate() {
         if mask.is_none_or(|m| m.get(j).copied().unwrap_or(false)) {
             all += 1;
-            hit += (pred[j] == truth[j]) as usize;
+            hit += (p == t) as usize;
         }
     }
     hit as f64 / all as f64

@@ -8,6 +8,8 @@
 use crate::error::Error;
 use crate::linalg::mat::MatRef;
 use crate::linalg::real::Real;
+use crate::linalg::select::sort_by;
+use crate::linalg::set_at;
 use crate::work::{Stack, WorkReq};
 
 /// Decision metrics of a multi-label prediction.
@@ -139,31 +141,33 @@ pub fn average_auroc<T: Real>(
             for (i, x) in idx.iter_mut().enumerate() {
                 *x = i;
             }
-            idx.sort_unstable_by(|&a, &b| {
-                scores
-                    .at(l, a)
-                    .partial_cmp(&scores.at(l, b))
-                    .unwrap_or(core::cmp::Ordering::Equal)
-            });
-            // Sum of the (average) ranks of the positives, ranks 1..n.
+            // Ascending scores; the order among equal scores does not matter (ties
+            // share their average rank below).
+            sort_by(idx, |&a, &b| scores.at(l, a) < scores.at(l, b));
+            // Sum of the (average) ranks of the positives, ranks 1..n: one run of
+            // equal scores at a time, ranks `i + 1 ..= e`.
             let mut rank_sum = 0.0;
             let mut i = 0;
-            while i < n {
-                let s = scores.at(l, idx[i]);
-                let mut e = i + 1;
-                while e < n && scores.at(l, idx[e]) == s {
-                    e += 1;
-                }
+            let mut rest = &idx[..];
+            while let Some(&first) = rest.first() {
+                let s = scores.at(l, first);
+                let run = rest
+                    .iter()
+                    .take_while(|&&j| scores.at(l, j) == s)
+                    .count()
+                    .max(1);
+                let (tie, after) = rest.split_at_checked(run).unwrap_or((rest, &[]));
+                let e = i + tie.len();
                 let avg = (i + 1 + e) as f64 / 2.0; // mean of ranks i+1 ..= e
-                let p = idx[i..e].iter().filter(|&&j| truth.at(l, j) == 1).count();
+                let p = tie.iter().filter(|&&j| truth.at(l, j) == 1).count();
                 rank_sum += avg * p as f64;
-                i = e;
+                (i, rest) = (e, after);
             }
             let (pf, qf) = (pos as f64, neg as f64);
             (rank_sum - pf * (pf + 1.0) / 2.0) / (pf * qf)
         };
         if let Some(p) = per_label.as_deref_mut() {
-            p[l] = auc;
+            set_at(p, l, auc);
         }
         if !auc.is_nan() {
             sum += auc;

@@ -17,6 +17,7 @@
 
 use crate::error::Error;
 use crate::linalg::mat::MatRef;
+use crate::linalg::set_at;
 use crate::work::{Stack, WorkReq};
 
 use super::{
@@ -171,15 +172,16 @@ pub fn summarize_scores<S: Copy + Into<SplitScores>>(
     if out.len().checked_mul(splits) != Some(scores.len()) {
         return Err(Error::DimensionMismatch);
     }
-    let at = |i: usize| -> SplitScores { scores[i].into() };
-    if (0..scores.len()).any(|i| {
-        let s = at(i);
+    if scores.iter().any(|&s| {
+        let s: SplitScores = s.into();
         !(s.knn_accuracy.is_finite() && s.kmeans_accuracy.is_finite() && s.kmeans_nmi.is_finite())
     }) {
         return Err(Error::NonFiniteInput);
     }
-    for (f, o) in out.iter_mut().enumerate() {
-        let row = |s: usize| at(f * splits + s);
+    for (o, cells) in out.iter_mut().zip(scores.chunks_exact(splits)) {
+        let row = |s: usize| -> SplitScores {
+            cells.get(s).map_or(SplitScores::default(), |&x| x.into())
+        };
         let (knn_mean, knn_std) = mean_std_of(splits, |s| row(s).knn_accuracy);
         let (am, asd) = mean_std_of(splits, |s| row(s).kmeans_accuracy);
         let (nm, nsd) = mean_std_of(splits, |s| row(s).kmeans_nmi);
@@ -340,14 +342,16 @@ fn evaluate_masked(
     let test: &mut [f64] = st.take_matrix(k, nt)?;
     let truth: &mut [u32] = st.take(nt)?;
     let pred: &mut [u32] = st.take(nt)?;
-    let mut t = 0;
-    for j in 0..n {
-        if masked[j] == UNLABELED {
-            for i in 0..k {
-                test[i + t * k] = v.at(i, j);
+    // The test items' encodings (`k` each) and classes, in item order.
+    let mut tests = test.chunks_exact_mut(k.max(1)).zip(truth.iter_mut());
+    for (j, (&m, &l)) in masked.iter().zip(labels).enumerate().take(n) {
+        if m == UNLABELED {
+            if let Some((col, tr)) = tests.next() {
+                for (i, x) in col.iter_mut().enumerate() {
+                    *x = v.at(i, j);
+                }
+                *tr = l;
             }
-            truth[t] = labels[j];
-            t += 1;
         }
     }
     let test = MatRef::col_major(test, k, nt)?;
@@ -506,18 +510,21 @@ where
             let vm = MatRef::col_major(v, k, n)?;
             let r = evaluate_masked(vm, labels, n_classes, masked, &eval, rest)?;
             let c = f * splits + s;
-            acc[3 * c] = r.knn_accuracy;
-            acc[3 * c + 1] = r.kmeans_accuracy;
-            acc[3 * c + 2] = r.kmeans_nmi;
-            ks[c] = r.knn_k;
+            if let Some([a, b, m]) = acc.get_mut(3 * c..3 * c + 3) {
+                (*a, *b, *m) = (r.knn_accuracy, r.kmeans_accuracy, r.kmeans_nmi);
+            }
+            set_at(ks, c, r.knn_k);
         }
     }
-    for (c, out) in scores.iter_mut().enumerate() {
+    for ((out, a), &k) in scores.iter_mut().zip(acc.chunks_exact(3)).zip(ks.iter()) {
+        let [knn_accuracy, kmeans_accuracy, kmeans_nmi] = *a else {
+            continue;
+        };
         *out = SplitScores {
-            knn_accuracy: acc[3 * c],
-            kmeans_accuracy: acc[3 * c + 1],
-            kmeans_nmi: acc[3 * c + 2],
-            knn_k: ks[c],
+            knn_accuracy,
+            kmeans_accuracy,
+            kmeans_nmi,
+            knn_k: k,
         }
         .into();
     }

@@ -20,7 +20,8 @@
 use crate::error::Error;
 use crate::linalg::mat::MatRef;
 use crate::linalg::real::Real;
-use crate::linalg::select::{precedes, top_n_by};
+use crate::linalg::select::{precedes, sort_by, top_n_by};
+use crate::linalg::{at, set_at};
 use crate::work::{Stack, WorkReq};
 
 /// The indices of the `out.len()` best-ranked items (see the module docs),
@@ -38,7 +39,7 @@ pub fn top_n<T: Real>(scores: &[T], out: &mut [usize]) -> Result<(), Error> {
     if scores.iter().any(|s| !s.is_finite()) {
         return Err(Error::NonFiniteInput);
     }
-    top_n_by(n, |j| scores[j], None, out);
+    top_n_by(n, |j| at(scores, j), None, out);
     Ok(())
 }
 
@@ -93,7 +94,7 @@ fn from_ranks(
         *p = ranks.partition_point(|&x| x <= cut) as f64 / cut as f64;
     }
     if let Some(pr) = pr11 {
-        pr11_descending(r, r, |k| ranks[k - 1], pr);
+        pr11_descending(r, r, |k| at(ranks, k.wrapping_sub(1)), pr);
     }
     if r == 0 {
         return 0.0;
@@ -142,11 +143,15 @@ pub fn ranked_list_metrics(
             n_relevant,
             found,
             |_| {
-                pos -= 1;
-                while relevant[pos] != 1 {
-                    pos -= 1;
+                // The previous relevant position (there is one for each hit).
+                loop {
+                    pos = pos.wrapping_sub(1);
+                    match relevant.get(pos) {
+                        Some(&r) if r != 1 => {}
+                        _ => break,
+                    }
                 }
-                pos + 1
+                pos.wrapping_add(1)
             },
             pr,
         );
@@ -198,33 +203,31 @@ fn relevant_ranks<'w, T: Real>(
     let mut r = 0;
     for j in 0..n {
         if rel(j) == 1 {
-            idx[r] = j;
+            set_at(idx, r, j);
             r += 1;
         }
     }
-    let idx = &mut idx[..r];
-    idx.sort_unstable_by(|&a, &b| {
-        if a == b {
-            core::cmp::Ordering::Equal
-        } else if precedes(score(a), a, score(b), b) {
-            core::cmp::Ordering::Less
-        } else {
-            core::cmp::Ordering::Greater
-        }
-    });
+    // `idx` holds `n` and `cnt` `n + 1` indices: the prefixes below exist.
+    let idx = idx.get_mut(..r).unwrap_or_default();
+    // A total order (ties by index): the order of any sort.
+    sort_by(idx, |&a, &b| precedes(score(a), a, score(b), b));
     let idx = &*idx;
-    let cnt = &mut cnt[..r + 1];
+    let cnt = cnt.get_mut(..=r).unwrap_or_default();
     cnt.fill(0);
     for j in 0..n {
         let sj = score(j);
-        cnt[idx.partition_point(|&q| q == j || precedes(score(q), q, sj, j))] += 1;
+        let p = idx.partition_point(|&q| q == j || precedes(score(q), q, sj, j));
+        if let Some(c) = cnt.get_mut(p) {
+            *c += 1;
+        }
     }
     let mut before = 0;
-    for c in cnt[..r].iter_mut() {
+    for c in cnt.iter_mut().take(r) {
         before += *c;
         *c = before + 1;
     }
-    &cnt[..r]
+    let cnt: &'w [usize] = cnt;
+    cnt.get(..r).unwrap_or_default()
 }
 
 /// Metrics of one query from the scores of all `n` items (higher = more
@@ -259,7 +262,7 @@ pub fn query_metrics<T: Real>(
     let mut st = Stack::new(work);
     let idx: &mut [usize] = st.take(n)?;
     let cnt: &mut [usize] = st.take(n + 1)?;
-    let ranks = relevant_ranks(n, |j| scores[j], |j| relevant[j], idx, cnt);
+    let ranks = relevant_ranks(n, |j| at(scores, j), |j| at(relevant, j), idx, cnt);
     Ok(from_ranks(ranks, cutoffs, precision_at, pr11))
 }
 
@@ -315,7 +318,7 @@ pub fn retrieval_metrics<T: Real>(
             *m += ranks.partition_point(|&x| x <= cut) as f64 / cut as f64;
         }
         if let Some(ap) = ap.as_deref_mut() {
-            ap[q] = a;
+            set_at(ap, q, a);
         }
         ap_sum += a;
         for (s, p) in pr_sum.iter_mut().zip(pr) {

@@ -1,6 +1,8 @@
 //! Stratified random labeled/unlabeled split.
 
 use crate::error::Error;
+use crate::linalg::select::sort_by;
+use crate::linalg::{set_at, swap_at};
 use crate::rng::Rng;
 use crate::work::{Stack, WorkReq};
 
@@ -69,22 +71,28 @@ pub(crate) fn split_into<F: Copy>(
     for (j, x) in idx.iter_mut().enumerate() {
         *x = j;
     }
-    idx.sort_unstable_by_key(|&j| (labels[j], j));
-    let mut start = 0;
-    while start < n {
-        let c = labels[idx[start]];
-        let nc = idx[start..].iter().take_while(|&&j| labels[j] == c).count();
-        let class = &mut idx[start..start + nc];
-        start += nc;
+    // A total order (ties by index): the order of any sort.
+    let label = |j: usize| labels.get(j).copied().unwrap_or(u32::MAX);
+    sort_by(idx, |&a, &b| (label(a), a) < (label(b), b));
+    let mut rest = &mut idx[..];
+    while let Some(&first) = rest.first() {
+        let c = label(first);
+        let nc = rest.iter().take_while(|&&j| label(j) == c).count().max(1);
+        let (class, after) = core::mem::take(&mut rest)
+            .split_at_mut_checked(nc)
+            .unwrap_or_default();
+        rest = after;
         let mut take = libm::round(fraction * nc as f64) as usize;
         if fraction > 0.0 {
             take = take.max(1);
         }
-        let take = take.min(nc);
+        let take = take.min(class.len());
         for t in 0..take {
             let r = t + rng.below(nc - t);
-            class.swap(t, r);
-            labeled[class[t]] = yes;
+            swap_at(class, t, r);
+            if let Some(&j) = class.get(t) {
+                set_at(labeled, j, yes);
+            }
         }
     }
     Ok(())

@@ -1112,11 +1112,11 @@ pub unsafe extern "C" fn mvnmf_summarize_scores(
             let out = slice_mut(summary, n_fractions)?;
             // Two passes: every fraction is validated before anything is written.
             let mut one = [eval::ScoreSummary::default()];
-            for f in 0..n_fractions {
-                eval::summarize_scores(&s[f * splits..(f + 1) * splits], splits, &mut one)?;
+            for row in s.chunks_exact(splits) {
+                eval::summarize_scores(row, splits, &mut one)?;
             }
-            for (f, o) in out.iter_mut().enumerate() {
-                eval::summarize_scores(&s[f * splits..(f + 1) * splits], splits, &mut one)?;
+            for (o, row) in out.iter_mut().zip(s.chunks_exact(splits)) {
+                eval::summarize_scores(row, splits, &mut one)?;
                 let m = one[0];
                 *o = mvnmf_score_summary {
                     knn_mean: m.knn_mean,

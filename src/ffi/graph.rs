@@ -174,8 +174,10 @@ impl KernelSet for CKernels<'_> {
     }
     fn kernel(&self, v: usize) -> Kernel {
         // Validated in `ckernels`; the fallback is unreachable.
-        let k = self.k.get(v).map(kernel_of);
-        k.and_then(Result::ok).unwrap_or(Kernel::Linear)
+        self.k
+            .get(v)
+            .and_then(|k| kernel_of(k).ok())
+            .unwrap_or(Kernel::Linear)
     }
 }
 

@@ -729,8 +729,8 @@ impl<D: ViewDesc> ViewSet<D::T> for CViews<'_, D> {
     }
 
     fn view(&self, i: usize) -> View<'_, D::T> {
-        // Out of range: an empty view (the models ask only for `i < count()`).
         let Some(v) = self.views.get(i) else {
+            // Unreachable (a view index below `count`); an empty view rather than a panic.
             return View::Dense(Dense::from_validated(&[], 0, 0, 0));
         };
         // SAFETY: `CViews::new` ran `parts` and `check_view` on this very
@@ -757,16 +757,18 @@ impl<D: ViewDesc> ViewSet<D::T> for CViews<'_, D> {
     }
 
     fn shape(&self, i: usize) -> ViewShape {
-        // SAFETY: `CViews::new` validated this descriptor (its `col_ptr` has
-        // `cols + 1` readable entries), so `shape_of` succeeds; out of range,
-        // an empty shape.
-        let s = self.views.get(i).map(|v| unsafe { shape_of(v) });
-        s.and_then(Result::ok).unwrap_or(ViewShape {
+        let empty = ViewShape {
             rows: 0,
             cols: 0,
             kind: ViewKind::Dense,
             nnz: 0,
-        })
+        };
+        let Some(v) = self.views.get(i) else {
+            return empty;
+        };
+        // SAFETY: `CViews::new` validated this descriptor (its `col_ptr` has
+        // `cols + 1` readable entries), so `shape_of` succeeds.
+        unsafe { shape_of(v) }.unwrap_or(empty)
     }
 }
 

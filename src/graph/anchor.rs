@@ -51,7 +51,7 @@ use crate::graph::GraphOp;
 use crate::linalg::mat::MatRef;
 use crate::linalg::real::Real;
 use crate::linalg::select::top_n_by;
-use crate::linalg::{gemm_into, gemm_req};
+use crate::linalg::{copy_exact, gemm_into, gemm_req, swap_at};
 use crate::similarity::cca::{cca, cca_req};
 use crate::similarity::kmeans::{kmeans, kmeans_workspace, KMeansParams, KMeansReport};
 use crate::work::{Stack, WorkReq};
@@ -211,9 +211,10 @@ pub fn anchors_by_kmeans<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?S
     for i in 0..nv {
         let x = dense(views, i)?;
         let c = view_scale(x);
-        for u in 0..n {
-            for f in 0..x.rows() {
-                stacked[off + f + u * d] = x.at(f, u).to_f64() * c;
+        for (u, col) in stacked.chunks_exact_mut(d.max(1)).enumerate().take(n) {
+            let part = col.get_mut(off..off + x.rows()).ok_or(Error::Internal)?;
+            for (f, s) in part.iter_mut().enumerate() {
+                *s = x.at(f, u).to_f64() * c;
             }
         }
         off += x.rows();
@@ -226,9 +227,12 @@ pub fn anchors_by_kmeans<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?S
         let x = dense(views, i)?;
         let c = view_scale(x);
         let di = x.rows();
-        for a in 0..m {
-            for f in 0..di {
-                out[f + a * di] = T::from_f64(cent[off + f + a * d] / c);
+        for (a, oc) in out.chunks_exact_mut(di.max(1)).enumerate().take(m) {
+            let src = cent
+                .get(a * d + off..a * d + off + di)
+                .ok_or(Error::Internal)?;
+            for (o, &v) in oc.iter_mut().zip(src) {
+                *o = T::from_f64(v / c);
             }
         }
         off += di;
@@ -486,12 +490,15 @@ pub fn anchor_graph<T: Real, VS: ViewSet<T> + ?Sized, AS: ViewSet<T> + ?Sized>(
             }
             let slot = pair_slot(&rows, nv, &used, params, m, lo, hi).ok_or(Error::Internal)?;
             let (dl, dh, p) = (rows(lo), rows(hi), slot.p);
-            let sl = &mut store[slot.off..slot.off + slot_len(dl, dh, p, m).unwrap_or(0)];
-            let (phi_l, r1) = sl.split_at_mut(dl * p);
-            let (phi_h, r2) = r1.split_at_mut(dh * p);
-            let (mu_l, r3) = r2.split_at_mut(dl);
-            let (mu_h, r4) = r3.split_at_mut(dh);
-            let (pa_l, pa_h) = r4.split_at_mut(p * m);
+            let len = slot_len(dl, dh, p, m).unwrap_or(0);
+            let sl = store
+                .get_mut(slot.off..slot.off + len)
+                .ok_or(Error::Internal)?;
+            let (phi_l, r1) = sl.split_at_mut_checked(dl * p).ok_or(Error::Internal)?;
+            let (phi_h, r2) = r1.split_at_mut_checked(dh * p).ok_or(Error::Internal)?;
+            let (mu_l, r3) = r2.split_at_mut_checked(dl).ok_or(Error::Internal)?;
+            let (mu_h, r4) = r3.split_at_mut_checked(dh).ok_or(Error::Internal)?;
+            let (pa_l, pa_h) = r4.split_at_mut_checked(p * m).ok_or(Error::Internal)?;
             let (x, y) = match (tr.view(lo), tr.view(hi)) {
                 (View::Dense(x), View::Dense(y)) => (x, y),
                 _ => return Err(Error::BadParameter),
@@ -520,32 +527,27 @@ pub fn anchor_graph<T: Real, VS: ViewSet<T> + ?Sized, AS: ViewSet<T> + ?Sized>(
      -> Result<(), Error> {
         let x = dense(views, i)?;
         let items = MatRef::new(
-            &x.data()[u0 * x.cs()..],
+            x.data().get(u0 * x.cs()..).ok_or(Error::Internal)?,
             x.rows(),
             nb,
             x.rs(),
             x.cs() * step,
         )?;
         let mut ph = Stack::new(rest);
+        let dist = dist.get_mut(..m * nb).ok_or(Error::Internal)?;
         if i == j {
-            return sq_dists(
-                dense(anchors, i)?,
-                items,
-                false,
-                &mut dist[..m * nb],
-                &mut ph,
-            );
+            return sq_dists(dense(anchors, i)?, items, false, dist, &mut ph);
         }
         let (lo, hi) = (i.min(j), i.max(j));
         let slot = pair_slot(&rows, nv, &used, params, m, lo, hi).ok_or(Error::Internal)?;
         let (dl, dh, p) = (rows(lo), rows(hi), slot.p);
-        let sl = &store[slot.off..];
-        let (phi_l, r1) = sl.split_at(dl * p);
-        let (phi_h, r2) = r1.split_at(dh * p);
-        let (mu_l, r3) = r2.split_at(dl);
-        let (mu_h, r4) = r3.split_at(dh);
-        let (pa_l, r5) = r4.split_at(p * m);
-        let pa_h = &r5[..p * m];
+        let sl = store.get(slot.off..).ok_or(Error::Internal)?;
+        let (phi_l, r1) = sl.split_at_checked(dl * p).ok_or(Error::Internal)?;
+        let (phi_h, r2) = r1.split_at_checked(dh * p).ok_or(Error::Internal)?;
+        let (mu_l, r3) = r2.split_at_checked(dl).ok_or(Error::Internal)?;
+        let (mu_h, r4) = r3.split_at_checked(dh).ok_or(Error::Internal)?;
+        let (pa_l, r5) = r4.split_at_checked(p * m).ok_or(Error::Internal)?;
+        let (pa_h, _) = r5.split_at_checked(p * m).ok_or(Error::Internal)?;
         // The item's view i by Φ_i, the anchor's view j by Φ_j.
         let (phi_i, mu_i, pa_j) = if i == lo {
             (phi_l, mu_l, pa_h)
@@ -558,7 +560,7 @@ pub fn anchor_graph<T: Real, VS: ViewSet<T> + ?Sized, AS: ViewSet<T> + ?Sized>(
             MatRef::col_major(pa_j, p, m)?,
             MatRef::col_major(&*zb, p, nb)?,
             false,
-            &mut dist[..m * nb],
+            dist,
             &mut ph,
         )
     };
@@ -572,19 +574,22 @@ pub fn anchor_graph<T: Real, VS: ViewSet<T> + ?Sized, AS: ViewSet<T> + ?Sized>(
         }
         Ok(())
     };
-    sc.copy_from_slice(scales);
+    copy_exact(sc, scales)?;
     // Bandwidths, on the sample.
     let nsm = b.min(n);
     let step = n / nsm;
+    // `sc[k]`, `sc[J² + k]` and `vol[k]` of part `k = i + j J` (every part is inside).
+    let scale = |sc: &[f64], k: usize| sc.get(k).copied().unwrap_or(0.0);
     parts(&mut |i, j| {
         let k = i + j * nv;
-        if sc[k] == 0.0 {
+        if scale(sc, k) == 0.0 {
             part_dists(i, j, 0, nsm, step, dist, store, rest)?;
-            sc[k] = if i != j && params.sigma > 0.0 {
+            let g = if i != j && params.sigma > 0.0 {
                 params.sigma
             } else {
-                bandwidth(&mut dist[..m * nsm], nsm, false)
+                bandwidth(dist.get_mut(..m * nsm).ok_or(Error::Internal)?, nsm, false)
             };
+            *sc.get_mut(k).ok_or(Error::Internal)? = g;
         }
         Ok(())
     })?;
@@ -595,12 +600,16 @@ pub fn anchor_graph<T: Real, VS: ViewSet<T> + ?Sized, AS: ViewSet<T> + ?Sized>(
         let nb = b.min(n - u0);
         parts(&mut |i, j| {
             let k = i + j * nv;
-            if sc[jj + k] == 0.0 {
+            if scale(sc, jj + k) == 0.0 {
                 part_dists(i, j, u0, nb, 1, dist, store, rest)?;
-                vol[k] += dist[..m * nb]
+                let g = scale(sc, k);
+                let part: f64 = dist
+                    .get(..m * nb)
+                    .unwrap_or_default()
                     .iter()
-                    .map(|d| libm::exp(-sc[k] * d.to_f64()))
-                    .sum::<f64>();
+                    .map(|d| libm::exp(-g * d.to_f64()))
+                    .sum();
+                *vol.get_mut(k).ok_or(Error::Internal)? += part;
             }
             Ok(())
         })?;
@@ -608,8 +617,10 @@ pub fn anchor_graph<T: Real, VS: ViewSet<T> + ?Sized, AS: ViewSet<T> + ?Sized>(
     }
     parts(&mut |i, j| {
         let k = i + j * nv;
-        if sc[jj + k] == 0.0 {
-            sc[jj + k] = vol[k] / n as f64;
+        if let (Some(v), Some(&vk)) = (sc.get_mut(jj + k), vol.get(k)) {
+            if *v == 0.0 {
+                *v = vk / n as f64;
+            }
         }
         Ok(())
     })?;
@@ -617,13 +628,15 @@ pub fn anchor_graph<T: Real, VS: ViewSet<T> + ?Sized, AS: ViewSet<T> + ?Sized>(
     let mut u0 = 0;
     while u0 < n {
         let nb = b.min(n - u0);
-        wsum[..m * nb].fill(0.0);
-        esum[..m * nb].fill(0.0);
+        let wsum = wsum.get_mut(..m * nb).ok_or(Error::Internal)?;
+        let esum = esum.get_mut(..m * nb).ok_or(Error::Internal)?;
+        wsum.fill(0.0);
+        esum.fill(0.0);
         parts(&mut |i, j| {
             let k = i + j * nv;
-            let (g, v, p) = (sc[k], sc[jj + k], prior(i, j));
+            let (g, v, p) = (scale(sc, k), scale(sc, jj + k), prior(i, j));
             part_dists(i, j, u0, nb, 1, dist, store, rest)?;
-            for ((w, e), d) in wsum.iter_mut().zip(esum.iter_mut()).zip(&dist[..m * nb]) {
+            for ((w, e), d) in wsum.iter_mut().zip(esum.iter_mut()).zip(&*dist) {
                 let gd = g * d.to_f64();
                 if v > 0.0 {
                     *w += p / v * libm::exp(-gd);
@@ -632,29 +645,34 @@ pub fn anchor_graph<T: Real, VS: ViewSet<T> + ?Sized, AS: ViewSet<T> + ?Sized>(
             }
             Ok(())
         })?;
-        for u in 0..nb {
-            let w = &wsum[u * m..(u + 1) * m];
-            let e = &esum[u * m..(u + 1) * m];
-            let out_i = &mut idx[(u0 + u) * s..(u0 + u + 1) * s];
-            let out_z = &mut z[(u0 + u) * s..(u0 + u + 1) * s];
-            top_n_by(m, |a| w[a], None, out_i);
-            let total: f64 = out_i.iter().map(|&a| w[a]).sum();
+        // Item `u0 + u`'s sums (`m` each) and its `s` outputs (by index, not
+        // zipped chunks: a zip of chunk iterators divides by their sizes).
+        for (u, w) in wsum.chunks_exact(m.max(1)).enumerate() {
+            let e = esum.get(u * m..(u + 1) * m).unwrap_or_default();
+            let at = (u0 + u) * s..(u0 + u + 1) * s;
+            let (Some(out_i), Some(out_z)) = (idx.get_mut(at.clone()), z.get_mut(at)) else {
+                break;
+            };
+            let w_at = |a: usize| w.get(a).copied().unwrap_or(0.0);
+            let e_at = |a: usize| e.get(a).copied().unwrap_or(0.0);
+            top_n_by(m, w_at, None, out_i);
+            let total: f64 = out_i.iter().map(|&a| w_at(a)).sum();
             if total > 0.0 && total.is_finite() {
                 for (o, &a) in out_z.iter_mut().zip(out_i.iter()) {
-                    *o = T::from_f64(w[a] / total);
+                    *o = T::from_f64(w_at(a) / total);
                 }
             } else {
-                top_n_by(m, |a| -e[a], None, out_i);
-                let emin = e[out_i[0]];
-                let total: f64 = out_i.iter().map(|&a| libm::exp(emin - e[a])).sum();
+                top_n_by(m, |a| -e_at(a), None, out_i);
+                let emin = out_i.first().map_or(0.0, |&a| e_at(a));
+                let total: f64 = out_i.iter().map(|&a| libm::exp(emin - e_at(a))).sum();
                 for (o, &a) in out_z.iter_mut().zip(out_i.iter()) {
-                    *o = T::from_f64(libm::exp(emin - e[a]) / total);
+                    *o = T::from_f64(libm::exp(emin - e_at(a)) / total);
                 }
             }
         }
         u0 += nb;
     }
-    scales.copy_from_slice(sc);
+    copy_exact(scales, sc)?;
     Ok(())
 }
 
@@ -926,15 +944,18 @@ pub fn fused_knn_graph<T: Real, VS: ViewSet<T> + ?Sized>(
     let rest = st.take_rest();
     anchor_graph(views, None, views, s1, priors, params, sc, idx, z, rest)?;
     // Each item's list without itself (or without its last entry), renormalised.
-    for u in 0..n {
-        let (iu, zu) = (&mut idx[u * s1..(u + 1) * s1], &mut z[u * s1..(u + 1) * s1]);
+    for (u, iu) in idx.chunks_exact_mut(s1.max(1)).enumerate().take(n) {
+        let Some(zu) = z.get_mut(u * s1..(u + 1) * s1) else {
+            break;
+        };
         let at = iu.iter().position(|&v| v == u).unwrap_or(s);
+        // Moved to the end, the others shifted down by one.
         for k in at..s {
-            iu[k] = iu[k + 1];
-            zu[k] = zu[k + 1];
+            swap_at(iu, k, k + 1);
+            swap_at(zu, k, k + 1);
         }
-        let t: f64 = zu[..s].iter().map(|x| x.to_f64()).sum();
-        for x in zu[..s].iter_mut() {
+        let t: f64 = zu.iter().take(s).map(|x| x.to_f64()).sum();
+        for x in zu.iter_mut().take(s) {
             *x = T::from_f64(if t > 0.0 {
                 x.to_f64() / t
             } else {
@@ -948,8 +969,8 @@ pub fn fused_knn_graph<T: Real, VS: ViewSet<T> + ?Sized>(
         if pass == 1 {
             asm.start_fill();
         }
-        for u in 0..n {
-            for &v in &idx[u * s1..u * s1 + s] {
+        for (u, iu) in idx.chunks_exact(s1.max(1)).enumerate().take(n) {
+            for &v in iu.iter().take(s) {
                 asm.add(u, v);
             }
         }
@@ -957,10 +978,11 @@ pub fn fused_knn_graph<T: Real, VS: ViewSet<T> + ?Sized>(
     let nnz = asm.finish();
     asm.check(out)?;
     let p = |i: usize, j: usize| -> f64 {
-        idx[i * s1..i * s1 + s]
+        idx.get(i * s1..i * s1 + s)
+            .unwrap_or_default()
             .iter()
             .position(|&v| v == j)
-            .map_or(0.0, |k| z[i * s1 + k].to_f64())
+            .map_or(0.0, |k| z.get(i * s1 + k).map_or(0.0, |x| x.to_f64()))
     };
     asm.write(out, |i, j| 0.5 * (p(i, j) + p(j, i)));
     Ok(nnz)

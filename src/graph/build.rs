@@ -2,7 +2,7 @@
 //! a symmetric CSR graph from directed neighbour lists without allocation.
 
 use crate::error::Error;
-use crate::linalg::select::sort_unstable;
+use crate::linalg::select::sort_by;
 use crate::similarity::topk::{PairTop, TopK, NO_NEIGHBOR};
 use crate::work::{Stack, WorkReq};
 
@@ -166,7 +166,7 @@ impl<'w> Assembler<'w> {
         slots: usize,
         st: &mut Stack<'w>,
     ) -> Result<Self, Error> {
-        let ptr: &mut [usize] = st.take(n + 1)?;
+        let ptr: &mut [usize] = st.take(n.checked_add(1).ok_or(Error::SizeOverflow)?)?;
         let cols: &mut [usize] = st.take(slots)?;
         ptr.fill(0);
         Ok(Assembler {
@@ -185,23 +185,22 @@ impl<'w> Assembler<'w> {
         self.half(j, i);
     }
 
-    /// `j` in row `i` (if `i` is in the range). (Every index is checked:
-    /// `ptr` has `n + 1` entries and `cols` room for every entry counted, so
-    /// the `get`s never miss; no panic path.)
+    /// `j` in row `i` (if `i` is in the range).
     #[inline(always)]
     fn half(&mut self, i: usize, j: usize) {
         let r = i.wrapping_sub(self.lo);
         if r >= self.n {
             return;
         }
+        // `ptr` holds `n + 1` entries and the rows' slots fit `cols` (sized from the
+        // heaps' capacity): every access below is inside.
         if self.filling {
-            let Some(p) = self.ptr.get_mut(r) else {
-                return;
-            };
-            if let Some(c) = self.cols.get_mut(*p) {
-                *c = j;
+            if let Some(p) = self.ptr.get_mut(r) {
+                if let Some(c) = self.cols.get_mut(*p) {
+                    *c = j;
+                }
+                *p += 1;
             }
-            *p += 1;
         } else if let Some(p) = self.ptr.get_mut(r + 1) {
             *p += 1;
         }
@@ -209,10 +208,10 @@ impl<'w> Assembler<'w> {
 
     /// Counting done: prefix sums (row starts), then the same edges again.
     pub(crate) fn start_fill(&mut self) {
-        let mut acc = 0;
+        let mut sum = 0;
         for p in self.ptr.iter_mut() {
-            acc += *p;
-            *p = acc;
+            sum += *p;
+            *p = sum;
         }
         self.filling = true;
     }
@@ -228,8 +227,7 @@ impl<'w> Assembler<'w> {
         for i in 0..self.n {
             let e = self.ptr.get(i + 1).copied().unwrap_or(s);
             if let Some(row) = self.cols.get_mut(s..e) {
-                // A heap sort: core's sorts keep a panic path.
-                sort_unstable(row);
+                sort_by(row, |a, b| a < b);
             }
             let start = w;
             let mut last = NO_NEIGHBOR;
@@ -250,7 +248,7 @@ impl<'w> Assembler<'w> {
             }
             s = e;
         }
-        if let Some(p) = self.ptr.get_mut(self.n) {
+        if let Some(p) = self.ptr.last_mut() {
             *p = w;
         }
         w
@@ -258,26 +256,28 @@ impl<'w> Assembler<'w> {
 
     /// Stored entries (after [`Assembler::finish`]).
     pub(crate) fn nnz(&self) -> usize {
-        self.ptr.get(self.n).copied().unwrap_or(0)
+        self.ptr.last().copied().unwrap_or(0)
     }
 
     /// Copies into `out` with weights `weight(i, j)` (`i`, `j` item indices; `out` checked by
-    /// the caller: [`Assembler::check`], and `row_ptr` of `n + 1` entries).
+    /// the caller: `N + 1` row pointers and room for [`Assembler::nnz`] entries).
     pub(crate) fn write(&self, out: &mut CsrOut<'_>, weight: impl Fn(usize, usize) -> f64) {
         let nnz = self.nnz();
-        if out.row_ptr.len() == self.ptr.len() {
-            out.row_ptr.copy_from_slice(self.ptr);
+        for (o, &p) in out.row_ptr.iter_mut().zip(self.ptr.iter()) {
+            *o = p;
         }
-        if let (Some(d), Some(c)) = (out.col_idx.get_mut(..nnz), self.cols.get(..nnz)) {
-            d.copy_from_slice(c);
+        for (o, &c) in out.col_idx.iter_mut().zip(self.cols.iter()).take(nnz) {
+            *o = c;
         }
-        for (i, w) in self.ptr.windows(2).enumerate() {
-            let &[s, e] = w else { continue };
-            let (Some(cols), Some(ws)) = (self.cols.get(s..e), out.weights.get_mut(s..e)) else {
+        for (i, row) in self.ptr.windows(2).enumerate() {
+            let &[s, e] = row else {
                 continue;
             };
-            for (x, &c) in ws.iter_mut().zip(cols) {
-                *x = weight(self.lo + i, c);
+            let (Some(ws), Some(cs)) = (out.weights.get_mut(s..e), self.cols.get(s..e)) else {
+                continue;
+            };
+            for (wt, &c) in ws.iter_mut().zip(cs) {
+                *wt = weight(self.lo + i, c);
             }
         }
     }

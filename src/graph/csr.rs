@@ -2,6 +2,7 @@
 
 use super::GraphOp;
 use crate::error::Error;
+use crate::linalg::mat::MatRef;
 use crate::linalg::real::Real;
 use crate::linalg::sparse::span;
 use crate::par::{chunk_len, tasks_for, MAX_TASKS};
@@ -31,8 +32,8 @@ impl<'a> CsrGraph<'a> {
         if n == 0 {
             return Err(Error::ZeroDimension);
         }
-        // `n + 1` checked: `n = usize::MAX` with an empty `row_ptr` once
-        // passed a wrapping comparison and panicked reading `row_ptr[0]`.
+        // `n + 1` checked: for `n = usize::MAX` it wrapped to 0, an empty `row_ptr`
+        // passed and `row_ptr[0]` panicked.
         if n.checked_add(1) != Some(row_ptr.len()) {
             return Err(Error::DimensionMismatch);
         }
@@ -42,23 +43,24 @@ impl<'a> CsrGraph<'a> {
         if first != 0 {
             return Err(Error::MalformedCsc);
         }
-        if nnz > col_idx.len() || nnz > weights.len() {
+        let weights = weights.get(..nnz).ok_or(Error::BufferTooShort)?;
+        if nnz > col_idx.len() {
             return Err(Error::BufferTooShort);
         }
-        for w in row_ptr.windows(2) {
-            let &[s, e] = w else {
+        for pair in row_ptr.windows(2) {
+            let &[s, e] = pair else {
                 return Err(Error::MalformedCsc);
             };
-            if e < s || e > nnz {
-                return Err(Error::MalformedCsc);
-            }
-            let cols = col_idx.get(s..e).ok_or(Error::MalformedCsc)?;
-            let increasing = cols.windows(2).all(|p| matches!(*p, [a, b] if a < b));
-            if cols.iter().any(|&c| c >= n) || !increasing {
-                return Err(Error::MalformedCsc);
+            let cols = col_idx.get(s..e).filter(|_| e <= nnz);
+            let cols = cols.ok_or(Error::MalformedCsc)?;
+            let mut prev: Option<usize> = None;
+            for &c in cols {
+                if c >= n || prev.is_some_and(|p| c <= p) {
+                    return Err(Error::MalformedCsc);
+                }
+                prev = Some(c);
             }
         }
-        let weights = weights.get(..nnz).ok_or(Error::BufferTooShort)?;
         crate::data::check_values(weights, true)?;
         let g = CsrGraph {
             n,
@@ -92,7 +94,6 @@ impl<'a> CsrGraph<'a> {
     /// Row `j`: (neighbours, weights).
     #[inline]
     pub fn row(&self, j: usize) -> (&'a [usize], &'a [f64]) {
-        // Empty for `j ≥ n` (validated rows are never outside the arrays).
         span(self.row_ptr, j, self.col_idx, self.weights)
     }
 
@@ -144,14 +145,14 @@ fn accumulate<T: Real>(
 ) {
     let (cols, ws) = g.row(j);
     let d: f64 = ws.iter().sum();
-    // Column i of `v` (`k × n`; `i < n` validated, so never empty).
-    let col = |i: usize| v.get(i * k..(i + 1) * k).unwrap_or(&[]);
-    for ((dr, or), &x) in diag.iter_mut().zip(off.iter_mut()).zip(col(j)) {
+    // Column `i` of `v` (`k` values; every item `< n` has one).
+    let col = |i: usize| v.get(i * k..i * k + k).unwrap_or_default();
+    for ((dr, or), x) in diag.iter_mut().zip(off.iter_mut()).zip(col(j)) {
         *dr = d * x.to_f64();
         *or = 0.0;
     }
     for (&i, &w) in cols.iter().zip(ws) {
-        for (or, &x) in off.iter_mut().zip(col(i)) {
+        for (or, x) in off.iter_mut().zip(col(i)) {
             *or += w * x.to_f64();
         }
     }
@@ -184,6 +185,9 @@ impl<T: Real> GraphOp<T> for CsrGraphs<'_> {
     ) -> Result<(f64, f64), Error> {
         let n = self.n;
         let (tasks, chunk) = self.split(k);
+        // `v` must hold `K × N` (as for the dense graph; a shorter `v` indexed
+        // past its end before, a panic).
+        MatRef::col_major(v, k, n)?;
         let (Some(plus), Some(minus)) = (plus.get_mut(..k * n), minus.get_mut(..k * n)) else {
             return Err(Error::Internal);
         };
@@ -220,15 +224,16 @@ impl<T: Real> GraphOp<T> for CsrGraphs<'_> {
                 if let Some(g) = &self.penalty {
                     accumulate(g, v, k, j, dp, wp);
                 }
-                let vj = v.get(j * k..(j + 1) * k).unwrap_or(&[]);
-                let out = pc.iter_mut().zip(mc.iter_mut()).zip(vj);
-                let sums = da.iter().zip(wa.iter()).zip(dp.iter().zip(wp.iter()));
-                for (((p, m), &x), ((&dar, &war), (&dpr, &wpr))) in out.zip(sums) {
+                let vj = v.get(j * k..j * k + k).unwrap_or_default();
+                let aff = da.iter().zip(wa.iter());
+                let pen = dp.iter().zip(wp.iter());
+                let rows = pc.iter_mut().zip(mc.iter_mut()).zip(vj).zip(aff.zip(pen));
+                for (((p, m), x), ((&d_a, &w_a), (&d_p, &w_p))) in rows {
                     let x = x.to_f64();
-                    *p = T::from_f64(dar + wpr);
-                    *m = T::from_f64(dpr + war);
-                    ta += x * (dar - war);
-                    tp += x * (dpr - wpr);
+                    *p = T::from_f64(d_a + w_p);
+                    *m = T::from_f64(d_p + w_a);
+                    ta += x * (d_a - w_a);
+                    tp += x * (d_p - w_p);
                 }
             }
             if let Some(slot) = traces.lock().get_mut(t) {
@@ -238,7 +243,7 @@ impl<T: Real> GraphOp<T> for CsrGraphs<'_> {
         })?;
         let traces = traces.into_inner();
         let (mut ta, mut tp) = (0.0, 0.0);
-        for &(a, p) in &traces[..tasks.min(MAX_TASKS)] {
+        for &(a, p) in traces.iter().take(tasks) {
             ta += a;
             tp += p;
         }

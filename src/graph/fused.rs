@@ -31,6 +31,7 @@ use crate::data::{Dense, View, ViewSet, ViewShape};
 use crate::error::Error;
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
+use crate::linalg::select::select_nth_by;
 use crate::linalg::{gemm, gemm_req};
 use crate::similarity::cca;
 use crate::similarity::cca::cca_req;
@@ -171,12 +172,13 @@ pub(super) fn check_priors(p: &[f64], nv: usize, cross_view: bool) -> Result<(),
         return Err(Error::DimensionMismatch);
     }
     let mut sum = 0.0;
+    let at = |i: usize| p.get(i).copied().unwrap_or(f64::NAN);
     for a in 0..nv {
         for b in 0..nv {
-            let x = p[a + b * nv];
+            let x = at(a + b * nv);
             if !x.is_finite()
                 || x < 0.0
-                || x != p[b + a * nv]
+                || x != at(b + a * nv)
                 || (!cross_view && a != b && x != 0.0)
             {
                 return Err(Error::BadParameter);
@@ -200,7 +202,7 @@ pub(super) fn prior_of(
     b: usize,
 ) -> f64 {
     match priors {
-        Some(p) => p[a + b * nv],
+        Some(p) => p.get(a + b * nv).copied().unwrap_or(0.0),
         None if cross_view => 1.0 / (nv * nv) as f64,
         None => {
             if a == b {
@@ -299,7 +301,7 @@ pub fn fused_graph<T: Real, VS: ViewSet<T> + ?Sized>(
     w.fill(T::ZERO);
     for i in 0..nv {
         let x = dense(i)?;
-        let g = gammas.map_or(0.0, |g| g[i]);
+        let g = gammas.map_or(0.0, |g| g.get(i).copied().unwrap_or(0.0));
         let mut ph = Stack::new(&mut rest[..]);
         sq_dists(x.mat(), x.mat(), true, s, &mut ph)?;
         let gamma = if g > 0.0 { g } else { bandwidth(s, n, true) };
@@ -401,9 +403,11 @@ pub(super) fn project<T: Real>(
         MatMut::col_major(z, p, n)?,
         st,
     )?;
-    for r in 0..p {
-        let off: f64 = (0..d)
-            .map(|i| phi[i + r * d].to_f64() * mu[i].to_f64())
+    for (r, col) in phi.chunks_exact(d.max(1)).take(p).enumerate() {
+        let off: f64 = col
+            .iter()
+            .zip(mu)
+            .map(|(f, m)| f.to_f64() * m.to_f64())
             .sum();
         let off = T::from_f64(off);
         z.iter_mut().skip(r).step_by(p).for_each(|v| *v -= off);
@@ -443,14 +447,15 @@ pub(super) fn sq_dists<T: Real>(
         a.t(),
         b,
         T::ZERO,
-        MatMut::col_major(&mut s[..n * nbc], n, nbc)?,
+        MatMut::col_major(s.get_mut(..n * nbc).ok_or(Error::Internal)?, n, nbc)?,
         &mut st,
     )?;
-    for v in 0..nbc {
-        for u in 0..n {
-            let x = s[u + v * n] + na[u] + nb[v];
-            s[u + v * n] = if x > T::ZERO && !(same && u == v) {
-                x
+    let cols = s.chunks_exact_mut(n.max(1)).zip(nb.iter());
+    for (v, (col, &nbv)) in cols.enumerate().take(nbc) {
+        for (u, (x, &nau)) in col.iter_mut().zip(na.iter()).enumerate() {
+            let y = *x + nau + nbv;
+            *x = if y > T::ZERO && !(same && u == v) {
+                y
             } else {
                 T::ZERO
             };
@@ -465,13 +470,22 @@ pub(super) fn sq_dists<T: Real>(
 pub(super) fn bandwidth<T: Real>(s: &mut [T], n: usize, skip_diag: bool) -> f64 {
     let big = T::from_f64(f64::MAX);
     if skip_diag {
-        (0..n).for_each(|u| s[u + u * n] = big);
+        for x in s.iter_mut().step_by(n.wrapping_add(1).max(1)).take(n) {
+            *x = big;
+        }
     }
-    let valid = if skip_diag { n * (n - 1) } else { s.len() };
-    let k = (valid - 1) / 2;
-    let (_, med, _) = s.select_nth_unstable_by(k, |a, b| {
-        a.partial_cmp(b).unwrap_or(core::cmp::Ordering::Equal)
-    });
+    let valid = if skip_diag {
+        n.saturating_mul(n.saturating_sub(1))
+    } else {
+        s.len()
+    };
+    // The lower median of the valid values (the diagonal's `big` sorts last); the
+    // order selection leaves `s` in is this selection's (it decides the rounding of
+    // the mean below, which only degenerate data reaches).
+    let k = valid.saturating_sub(1) / 2;
+    let Some(med) = select_nth_by(s, k, |a, b| a < b) else {
+        return 1.0;
+    };
     let med = med.to_f64();
     // 1/median, or 1/mean, or 1 — whichever is first finite and positive (a
     // subnormal median would give γ = ∞, and ∞ · 0 on the diagonal NaN).
@@ -508,9 +522,12 @@ fn add_kernel<T: Real>(s: &mut [T], gamma: f64, p: f64, cross: bool, w: &mut [T]
     }
     let c = T::from_f64(if cross { p / vol } else { 0.5 * p / vol });
     let n = libm::sqrt(s.len() as f64) as usize;
-    for v in 0..n {
-        for u in 0..n {
-            w[u + v * n] += c * (s[u + v * n] + s[v + u * n]);
+    let cols = w.chunks_exact_mut(n.max(1)).zip(s.chunks_exact(n.max(1)));
+    for (v, (wc, sc)) in cols.enumerate().take(n) {
+        // `s[v + u n]`: row `v` of `s`, walked down the columns.
+        let row = s.iter().skip(v).step_by(n.max(1));
+        for ((x, &a), &b) in wc.iter_mut().zip(sc).zip(row) {
+            *x += c * (a + b);
         }
     }
 }

@@ -45,10 +45,10 @@
 //! sweeps in all, after which [`Error::Internal`] is returned. That has never
 //! been observed; it would leave `a` and `eigenvalues` overwritten.
 
-use crate::error::{Error, Part};
+use crate::error::Error;
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
-use crate::linalg::{gemm_into, gemm_req, gram_t};
+use crate::linalg::{at, gemm_into, gemm_req, gram_t, set_at, swap_at};
 use crate::work::{Stack, WorkReq};
 
 /// Internal workspace of [`sym_eig`]: the off-diagonal of the tridiagonal
@@ -118,20 +118,18 @@ fn check<T: Real>(a: &[T], n: usize, w: &[T]) -> Result<Option<i32>, Error> {
     if a.len() != nn || w.len() != n {
         return Err(Error::DimensionMismatch);
     }
-    // The lower triangle: column j from row j (`a` is `n × n`, checked).
+    // Column `j`'s lower part: rows `j..n`.
     let lower = || {
         a.chunks_exact(n)
             .enumerate()
-            .map(|(j, c)| c.get(j..).unwrap_or(&[]))
+            .flat_map(|(j, col)| col.iter().skip(j))
     };
     let mut amax = 0.0f64;
-    for col in lower() {
-        for &x in col {
-            if !x.is_finite() {
-                return Err(Error::NonFiniteInput);
-            }
-            amax = amax.max(x.abs().to_f64());
+    for &x in lower() {
+        if !x.is_finite() {
+            return Err(Error::NonFiniteInput);
         }
+        amax = amax.max(x.abs().to_f64());
     }
     if amax == 0.0 {
         return Ok(None);
@@ -139,8 +137,8 @@ fn check<T: Real>(a: &[T], n: usize, w: &[T]) -> Result<Option<i32>, Error> {
     let (_, ex) = libm::frexp(amax);
     // ‖A‖_F in scaled units (at most n), then in the caller's: it bounds |λ|.
     let mut f2 = 0.0f64;
-    for col in lower() {
-        for (i, &x) in col.iter().enumerate() {
+    for (j, col) in a.chunks_exact(n).enumerate() {
+        for (i, &x) in col.iter().skip(j).enumerate() {
             let y = libm::ldexp(x.to_f64(), -ex);
             f2 += if i == 0 { y * y } else { 2.0 * y * y };
         }
@@ -187,13 +185,14 @@ fn decompose<T: Real>(
     let Some(ex) = scale else {
         // The zero matrix: Λ = 0, Q = I.
         a.fill(T::ZERO);
-        let diag = a.iter_mut().step_by(n.saturating_add(1)).take(n);
-        diag.for_each(|x| *x = T::ONE);
+        for x in a.iter_mut().step_by(n.wrapping_add(1).max(1)).take(n) {
+            *x = T::ONE;
+        }
         d.fill(T::ZERO);
         return Ok(());
     };
     for (j, col) in a.chunks_exact_mut(n.max(1)).enumerate() {
-        for x in col.get_mut(j..).unwrap_or(&mut []) {
+        for x in col.iter_mut().skip(j) {
             *x = pow2(*x, -ex);
         }
     }
@@ -210,30 +209,27 @@ fn decompose<T: Real>(
 /// (`d` diagonal, `e[1..]` off-diagonal), the orthogonal transformation
 /// accumulated in `v` (EISPACK `tred2`; only the lower triangle is read).
 fn tred2<T: Real>(v: &mut [T], n: usize, d: &mut [T], e: &mut [T]) {
-    // Indices below are within `v` (`n × n`), `d`, `e` (`n`): `at`/`put`
-    // and the `get`s never miss (no panic path).
-    let Some(last) = n.checked_sub(1) else {
-        return;
-    };
-    for j in 0..n {
-        put(d, j, at(v, last + j * n));
+    // Entry (r, j) of `v` at `r + j·n`; every index below is inside (`v` is
+    // `n × n`, `d` and `e` hold `n`), read through `at` / written through `set`.
+    for (j, dj) in d.iter_mut().enumerate().take(n) {
+        *dj = at(v, (n - 1) + j * n);
     }
     for i in (1..n).rev() {
         let mut scale = T::ZERO;
         let mut h = T::ZERO;
-        for &x in d.get(..i).unwrap_or(&[]) {
+        for &x in d.iter().take(i) {
             scale += x.abs();
         }
         if scale == T::ZERO {
-            put(e, i, at(d, i - 1));
+            set_at(e, i, at(d, i - 1));
             for j in 0..i {
-                put(d, j, at(v, (i - 1) + j * n));
-                put(v, i + j * n, T::ZERO);
-                put(v, j + i * n, T::ZERO);
+                set_at(d, j, at(v, (i - 1) + j * n));
+                set_at(v, i + j * n, T::ZERO);
+                set_at(v, j + i * n, T::ZERO);
             }
         } else {
             // The Householder vector, scaled by the 1-norm.
-            for x in d.get_mut(..i).unwrap_or(&mut []) {
+            for x in d.iter_mut().take(i) {
                 *x /= scale;
                 h += *x * *x;
             }
@@ -242,109 +238,92 @@ fn tred2<T: Real>(v: &mut [T], n: usize, d: &mut [T], e: &mut [T]) {
             if f > T::ZERO {
                 g = -g;
             }
-            put(e, i, scale * g);
+            set_at(e, i, scale * g);
             h -= f * g;
-            put(d, i - 1, f - g);
-            e.get_mut(..i).unwrap_or(&mut []).fill(T::ZERO);
+            set_at(d, i - 1, f - g);
+            e.iter_mut().take(i).for_each(|x| *x = T::ZERO);
             // e ← A·u over the leading i×i block (lower triangle, by columns).
             for j in 0..i {
                 f = at(d, j);
-                put(v, j + i * n, f);
-                let col = v.get(j * n..j * n + i).unwrap_or(&[]);
+                set_at(v, j + i * n, f);
+                let col = v.get(j * n..j * n + i).unwrap_or_default();
                 g = at(e, j) + at(col, j) * f;
-                let (cj, dj) = (col.get(j + 1..i), d.get(j + 1..i));
-                let ej = e.get_mut(j + 1..i).unwrap_or(&mut []);
-                for ((&x, &dk), ek) in cj.unwrap_or(&[]).iter().zip(dj.unwrap_or(&[])).zip(ej) {
+                // Rows j + 1 .. i of the column, of d and of e.
+                let below = col.get(j + 1..).unwrap_or_default();
+                let dk = d.get(j + 1..i).unwrap_or_default();
+                let ek = e.get_mut(j + 1..i).unwrap_or_default();
+                for ((&x, &dk), ek) in below.iter().zip(dk).zip(ek) {
                     g += x * dk;
                     *ek += x * f;
                 }
-                put(e, j, g);
+                set_at(e, j, g);
             }
             f = T::ZERO;
-            let (ei, di) = (e.get_mut(..i).unwrap_or(&mut []), d.get(..i).unwrap_or(&[]));
-            for (ej, &dj) in ei.iter_mut().zip(di) {
+            for (ej, &dj) in e.iter_mut().zip(d.iter()).take(i) {
                 *ej /= h;
                 f += *ej * dj;
             }
             let hh = f / (h + h);
-            for (ej, &dj) in ei.iter_mut().zip(di) {
+            for (ej, &dj) in e.iter_mut().zip(d.iter()).take(i) {
                 *ej -= hh * dj;
             }
             // Rank-2 update of the lower triangle of the leading block.
             for j in 0..i {
                 f = at(d, j);
                 g = at(e, j);
-                let col = v.get_mut(j * n + j..j * n + i).unwrap_or(&mut []);
-                let (ej, dj) = (e.get(j..i).unwrap_or(&[]), d.get(j..i).unwrap_or(&[]));
-                for ((x, &ek), &dk) in col.iter_mut().zip(ej).zip(dj) {
+                let col = v.get_mut(j * n + j..j * n + i).unwrap_or_default();
+                let ek = e.get(j..i).unwrap_or_default();
+                let dk = d.get(j..i).unwrap_or_default();
+                for ((x, &ek), &dk) in col.iter_mut().zip(ek).zip(dk) {
                     *x -= f * ek + g * dk;
                 }
-                put(d, j, at(v, (i - 1) + j * n));
-                put(v, i + j * n, T::ZERO);
+                set_at(d, j, at(v, (i - 1) + j * n));
+                set_at(v, i + j * n, T::ZERO);
             }
         }
-        put(d, i, h);
+        set_at(d, i, h);
     }
     // Accumulate the transformations.
-    for i in 0..last {
-        put(v, last + i * n, at(v, i + i * n));
-        put(v, i + i * n, T::ONE);
+    for i in 0..n.saturating_sub(1) {
+        set_at(v, (n - 1) + i * n, at(v, i + i * n));
+        set_at(v, i + i * n, T::ONE);
         let h = at(d, i + 1);
         let Some((left, right)) = v.split_at_mut_checked((i + 1) * n) else {
             break;
         };
-        let u = right.get_mut(..i + 1).unwrap_or(&mut []);
+        let u = right.get_mut(..=i).unwrap_or_default();
         if h != T::ZERO {
-            let di = d.get_mut(..=i).unwrap_or(&mut []);
-            for (dk, &x) in di.iter_mut().zip(u.iter()) {
+            for (dk, &x) in d.iter_mut().zip(u.iter()).take(i + 1) {
                 *dk = x / h;
             }
             for j in 0..=i {
-                let col = left.get_mut(j * n..j * n + i + 1).unwrap_or(&mut []);
+                let col = left.get_mut(j * n..j * n + i + 1).unwrap_or_default();
                 let mut g = T::ZERO;
                 for (&x, &y) in u.iter().zip(col.iter()) {
                     g += x * y;
                 }
-                for (y, &dk) in col.iter_mut().zip(di.iter()) {
+                for (y, &dk) in col.iter_mut().zip(d.iter().take(i + 1)) {
                     *y -= g * dk;
                 }
             }
         }
         u.fill(T::ZERO);
     }
-    for j in 0..n {
-        put(d, j, at(v, last + j * n));
-        put(v, last + j * n, T::ZERO);
+    for (j, dj) in d.iter_mut().enumerate().take(n) {
+        *dj = at(v, (n - 1) + j * n);
+        set_at(v, (n - 1) + j * n, T::ZERO);
     }
-    put(v, last + last * n, T::ONE);
-    put(e, 0, T::ZERO);
-}
-
-/// `s[i]` (zero past the end, where the callers' indices never are).
-#[inline(always)]
-fn at<T: Real>(s: &[T], i: usize) -> T {
-    s.get(i).copied().unwrap_or(T::ZERO)
-}
-
-/// `s[i] = x` (nothing past the end, where the callers' indices never are).
-#[inline(always)]
-fn put<T: Real>(s: &mut [T], i: usize, x: T) {
-    if let Some(y) = s.get_mut(i) {
-        *y = x;
-    }
+    set_at(v, (n - 1) + (n - 1) * n, T::ONE);
+    set_at(e, 0, T::ZERO);
 }
 
 /// Implicit QL with Wilkinson shifts on the tridiagonal `(d, e)` from
 /// [`tred2`], rotations applied to the columns of `v` (EISPACK `tql2`).
 fn tql2<T: Real>(v: &mut [T], n: usize, d: &mut [T], e: &mut [T]) -> Result<(), Error> {
-    // Indices as in `tred2` (within the buffers: `at`/`put` never miss).
-    let Some(last) = n.checked_sub(1) else {
-        return Ok(());
-    };
     for i in 1..n {
-        put(e, i - 1, at(e, i));
+        set_at(e, i - 1, at(e, i));
     }
-    put(e, last, T::ZERO);
+    set_at(e, n.wrapping_sub(1), T::ZERO);
     let eps = T::EPSILON;
     let two = T::from_f64(2.0);
     let mut f = T::ZERO;
@@ -354,7 +333,7 @@ fn tql2<T: Real>(v: &mut [T], n: usize, d: &mut [T], e: &mut [T]) -> Result<(), 
         // Find a negligible off-diagonal entry (e[n − 1] = 0 stops the search).
         tst1 = tst1.max(at(d, l).abs() + at(e, l).abs());
         let mut m = l;
-        while m < last && at(e, m).abs() > eps * tst1 {
+        while m < n - 1 && at(e, m).abs() > eps * tst1 {
             m += 1;
         }
         if m > l {
@@ -370,11 +349,11 @@ fn tql2<T: Real>(v: &mut [T], n: usize, d: &mut [T], e: &mut [T]) -> Result<(), 
                 if p < T::ZERO {
                     r = -r;
                 }
-                put(d, l, at(e, l) / (p + r));
-                put(d, l + 1, at(e, l) * (p + r));
+                set_at(d, l, at(e, l) / (p + r));
+                set_at(d, l + 1, at(e, l) * (p + r));
                 let dl1 = at(d, l + 1);
                 let mut h = g - at(d, l);
-                for x in d.get_mut(l + 2..).unwrap_or(&mut []) {
+                for x in d.iter_mut().skip(l + 2) {
                     *x -= h;
                 }
                 f += h;
@@ -387,36 +366,36 @@ fn tql2<T: Real>(v: &mut [T], n: usize, d: &mut [T], e: &mut [T]) -> Result<(), 
                     c3 = c2;
                     c2 = c;
                     s2 = s;
-                    let (ei, di) = (at(e, i), at(d, i));
+                    let ei = at(e, i);
                     g = c * ei;
                     h = c * p;
                     r = hypot(p, ei);
-                    put(e, i + 1, s * r);
+                    set_at(e, i + 1, s * r);
                     s = ei / r;
                     c = p / r;
+                    let di = at(d, i);
                     p = c * di - s * g;
-                    put(d, i + 1, h + s * (c * g + s * di));
+                    set_at(d, i + 1, h + s * (c * g + s * di));
                     // Columns i and i + 1 of v.
-                    let Some((left, right)) = v.split_at_mut_checked((i + 1) * n) else {
-                        continue;
-                    };
-                    let (ci, ci1) = (left.get_mut(i * n..), right.get_mut(..n));
-                    for (x, y) in ci.unwrap_or(&mut []).iter_mut().zip(ci1.unwrap_or(&mut [])) {
-                        let t = *y;
-                        *y = s * *x + c * t;
-                        *x = c * *x - s * t;
+                    if let Some((left, right)) = v.split_at_mut_checked((i + 1) * n) {
+                        let xs = left.get_mut(i * n..).unwrap_or_default();
+                        for (x, y) in xs.iter_mut().zip(right.iter_mut().take(n)) {
+                            let t = *y;
+                            *y = s * *x + c * t;
+                            *x = c * *x - s * t;
+                        }
                     }
                 }
                 p = -s * s2 * c3 * el1 * at(e, l) / dl1;
-                put(e, l, s * p);
-                put(d, l, c * p);
+                set_at(e, l, s * p);
+                set_at(d, l, c * p);
                 if at(e, l).abs() <= eps * tst1 {
                     break;
                 }
             }
         }
-        put(d, l, at(d, l) + f);
-        put(e, l, T::ZERO);
+        set_at(d, l, at(d, l) + f);
+        set_at(e, l, T::ZERO);
     }
     Ok(())
 }
@@ -433,14 +412,12 @@ fn sort_and_sign<T: Real>(v: &mut [T], n: usize, d: &mut [T]) {
             }
         }
         if k != i {
-            let (di, dk) = (at(d, i), at(d, k));
-            put(d, i, dk);
-            put(d, k, di);
-            // Columns i < k of v.
+            swap_at(d, i, k);
             if let Some((left, right)) = v.split_at_mut_checked(k * n) {
-                let (ci, ck) = (left.get_mut(i * n..(i + 1) * n), right.get_mut(..n));
-                for (x, y) in ci.unwrap_or(&mut []).iter_mut().zip(ck.unwrap_or(&mut [])) {
-                    core::mem::swap(x, y);
+                let a = left.get_mut(i * n..(i + 1) * n).unwrap_or_default();
+                let b = right.get_mut(..n).unwrap_or_default();
+                if a.len() == b.len() {
+                    a.swap_with_slice(b);
                 }
             }
         }
@@ -453,10 +430,10 @@ fn sort_and_sign<T: Real>(v: &mut [T], n: usize, d: &mut [T]) {
 /// Negates `col` unless its largest-magnitude component (the first such) is
 /// positive; returns whether it did.
 pub(crate) fn fix_sign<T: Real>(col: &mut [T]) -> bool {
-    let (mut best, mut top) = (0, col.first().map_or(T::ZERO, |x| x.abs()));
+    let (mut best, mut big) = (0, col.first().map_or(T::ZERO, |x| x.abs()));
     for (i, x) in col.iter().enumerate() {
-        if x.abs() > top {
-            (best, top) = (i, x.abs());
+        if x.abs() > big {
+            (best, big) = (i, x.abs());
         }
     }
     let neg = col.get(best).is_some_and(|&x| x < T::ZERO);
@@ -502,9 +479,9 @@ pub(crate) fn inv_sqrt_psd<T: Real>(
     }
     let q = st.take_matrix::<T>(n, n)?;
     let lam = st.take::<T>(n)?;
-    for j in 0..n {
-        for i in j..n {
-            put(q, i + j * n, c.at(i, j));
+    for (j, col) in q.chunks_exact_mut(n.max(1)).enumerate() {
+        for (i, x) in col.iter_mut().enumerate().skip(j) {
+            *x = c.at(i, j);
         }
     }
     sym_eig_st(q, n, lam, &mut st.rest())?;
@@ -514,13 +491,13 @@ pub(crate) fn inv_sqrt_psd<T: Real>(
     }
     let floor = T::from_f64(floor_rel) * lmax;
     let mut floored = 0;
-    for (&l, qj) in lam.iter().zip(q.chunks_exact_mut(n.max(1))) {
+    for (&l, col) in lam.iter().zip(q.chunks_exact_mut(n.max(1))) {
         if l <= floor {
             floored += 1;
         }
         // Column j of Q times λ^{−1/4}: then out = (QΛ^{−1/4})(QΛ^{−1/4})ᵀ.
         let w = T::ONE / l.max(floor).sqrt().sqrt();
-        qj.iter_mut().for_each(|x| *x *= w);
+        col.iter_mut().for_each(|x| *x *= w);
     }
     gram_t(
         MatRef::col_major(q, n, n)?.t(),
@@ -605,10 +582,10 @@ fn svd_side<T: Real>(
     let lam = st.take::<T>(m)?;
     gram_t(t.t(), T::ZERO, MatMut::col_major(g, m, m)?, &mut st.rest())?;
     sym_eig_st(g, m, lam, &mut st.rest())?;
-    for i in 0..k {
-        let src = m - 1 - i;
-        a.part_mut(i * m..(i + 1) * m)?
-            .copy_checked(g.part(src * m..(src + 1) * m)?)?;
+    // The eigenvectors of the k largest eigenvalues (the last columns), largest first.
+    let m1 = m.max(1);
+    for (ac, gc) in a.chunks_exact_mut(m1).zip(g.chunks_exact(m1).rev()).take(k) {
+        ac.copy_from_slice(gc);
     }
     // b ← tᵀ·a (p × k).
     gemm_into(t.t(), MatRef::col_major(a, m, k)?, b, &mut st.rest())?;
@@ -618,7 +595,7 @@ fn svd_side<T: Real>(
     let resid = st.rest().take::<T>(p)?;
     for i in 0..k {
         let (done, rest) = b.split_at_mut_checked(i * p).ok_or(Error::Internal)?;
-        let w = rest.part_mut(..p)?;
+        let w = rest.get_mut(..p).ok_or(Error::Internal)?;
         let norm0 = libm::sqrt(crate::linalg::sq_norm(w));
         if i == 0 {
             s1 = norm0;
@@ -628,7 +605,7 @@ fn svd_side<T: Real>(
         } else {
             norm0.min(at(s, i - 1).to_f64())
         };
-        put(s, i, T::from_f64(sv));
+        set_at(s, i, T::from_f64(sv));
         let mut norm = norm0;
         let mut ok = s1 > 0.0 && norm0 > tiny * s1;
         if ok {
@@ -669,14 +646,14 @@ fn complete<T: Real>(w: &mut [T], done: &[T], p: usize, resid: &mut [T]) {
             *r -= y * y;
         }
     }
-    let (mut best, mut top) = (0, resid.first().copied().unwrap_or(T::ZERO));
+    let (mut best, mut big) = (0, at(resid, 0));
     for (r, &x) in resid.iter().enumerate() {
-        if x > top {
-            (best, top) = (r, x);
+        if x > big {
+            (best, big) = (r, x);
         }
     }
     w.fill(T::ZERO);
-    put(w, best, T::ONE);
+    set_at(w, best, T::ONE);
     for _ in 0..2 {
         orthogonalize(w, done, p);
     }

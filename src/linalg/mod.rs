@@ -50,6 +50,42 @@ use crate::linalg::real::Real;
 use crate::par::{chunk_len, tasks_for};
 use crate::work::{Stack, WorkReq};
 
+/// `v[i]`, or the default (zero) past the end: the read of an index the
+/// caller knows is inside, with the bounds check but without a panic path.
+#[inline(always)]
+pub(crate) fn at<T: Copy + Default>(v: &[T], i: usize) -> T {
+    v.get(i).copied().unwrap_or_default()
+}
+
+/// `dst.copy_from_slice(src)`, or [`Error::Internal`] when the lengths differ
+/// (which the caller knows they do not: the copy without a panic path).
+#[inline(always)]
+pub(crate) fn copy_exact<T: Copy>(dst: &mut [T], src: &[T]) -> Result<(), Error> {
+    if dst.len() != src.len() {
+        return Err(Error::Internal);
+    }
+    dst.copy_from_slice(src);
+    Ok(())
+}
+
+/// Swaps `v[i]` and `v[j]`; nothing when either is past the end (the
+/// comparisons right before the swap let the optimiser drop its own checks,
+/// which it cannot always prove from an earlier `get`).
+#[inline(always)]
+pub(crate) fn swap_at<T>(v: &mut [T], i: usize, j: usize) {
+    if i < v.len() && j < v.len() {
+        v.swap(i, j);
+    }
+}
+
+/// `v[i] = x`; nothing past the end (see [`at`]).
+#[inline(always)]
+pub(crate) fn set_at<T>(v: &mut [T], i: usize, x: T) {
+    if let Some(d) = v.get_mut(i) {
+        *d = x;
+    }
+}
+
 /// Workspace of [`gemm()`] for `C (m×n) ← α A (m×k) B (k×n) + β C`.
 pub(crate) fn gemm_req<T>(m: usize, n: usize, k: usize) -> WorkReq {
     blocked::workspace::<T>(m, n, k)

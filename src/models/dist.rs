@@ -95,7 +95,7 @@ use core::ops::ControlFlow;
 use crate::data::{FactorsMut, Prepared, ViewSet, ViewShape};
 use crate::error::{Error, Part};
 use crate::linalg::mat::{MatMut, MatRef};
-use crate::linalg::select::sort_unstable;
+use crate::linalg::select::sort_by;
 use crate::linalg::{gemm, gemm_req};
 use crate::steps::check::{check_shapes, validate};
 use crate::steps::init::random_start_shard;
@@ -1074,7 +1074,7 @@ fn plan_halo<C: Comm + ?Sized>(
         }
     }
     let hs = hidx.part_mut(..len)?;
-    sort_unstable(hs);
+    sort_by(hs, |a, b| a < b);
     // Unique: keep each value where it first occurs (`u ≤ t` always).
     let mut u = 0;
     for t in 0..hs.len() {

@@ -28,6 +28,7 @@ use super::{
 use crate::data::{ViewSet, ViewShape};
 use crate::error::Error;
 use crate::linalg::real::Real;
+use crate::linalg::{at, set_at};
 use crate::work::{Stack, WorkReq};
 
 /// Options of [`mkl_weights`].
@@ -92,29 +93,36 @@ impl<T: Real> Sink<T> for AlignSink<'_> {
         let sz = nr * cols.len();
         self.gb.fill(0.0);
         self.bb.fill(0.0);
+        let inv_n = |c: usize| self.inv_n.get(c).copied().unwrap_or(0.0);
         for (bc, &j) in cols.iter().enumerate() {
             let cj = class_of(self.labels, j).unwrap_or(0);
             let amax = if shape == Block::Diag { bc } else { nr };
-            for (a, &i) in rows[..amax].iter().enumerate() {
+            for (a, &i) in rows.iter().enumerate().take(amax) {
                 let ci = class_of(self.labels, i).unwrap_or(0);
                 let same = ci == cj;
                 // Both orders (i, j) and (j, i).
                 let w = if same {
-                    2.0 * self.inv_n[ci] * self.inv_n[ci]
+                    2.0 * inv_n(ci) * inv_n(ci)
                 } else {
-                    self.inv_n[ci] * self.inv_n[cj]
+                    inv_n(ci) * inv_n(cj)
                 };
+                // The pair's value in each view's block (view `u` at `u·sz`).
+                // (`H` is a handful: plain loops, each access checked.)
                 let p = a + bc * nr;
                 for u in 0..h {
-                    self.kv[u] = blk[u * sz + p].to_f64();
+                    set_at(self.kv, u, blk.get(u * sz + p).map_or(0.0, |x| x.to_f64()));
                 }
                 for v in 0..h {
-                    let wv = w * self.kv[v];
+                    let wv = w * at(self.kv, v);
                     for u in 0..=v {
-                        self.gb[u + v * h] += wv * self.kv[u];
+                        if let Some(g) = self.gb.get_mut(u + v * h) {
+                            *g += wv * at(self.kv, u);
+                        }
                     }
                     if same {
-                        self.bb[v] += wv;
+                        if let Some(b) = self.bb.get_mut(v) {
+                            *b += wv;
+                        }
                     }
                 }
             }
@@ -247,11 +255,17 @@ fn system<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
         kv,
     };
     eng.sym(ci.labeled(), blk, &mut sink)?;
-    for v in 0..h {
-        bvec[v] += diag;
+    for (v, b) in bvec.iter_mut().enumerate().take(h) {
+        *b += diag;
         for u in 0..=v {
-            g[u + v * h] += diag;
-            g[v + u * h] = g[u + v * h];
+            let Some(x) = g.get_mut(u + v * h) else {
+                continue;
+            };
+            *x += diag;
+            let x = *x;
+            if let Some(y) = g.get_mut(v + u * h) {
+                *y = x;
+            }
         }
     }
     Ok(present)
@@ -321,10 +335,12 @@ pub fn mkl_weights<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
         b,
         &mut st,
     )?;
-    let mean_diag = (0..h).map(|v| g[v + v * h]).sum::<f64>() / h as f64;
+    // The diagonal: every `H + 1`-th entry.
+    let step = h.wrapping_add(1).max(1);
+    let mean_diag = g.iter().step_by(step).take(h).sum::<f64>() / h as f64;
     let ridge = params.lambda * mean_diag;
-    for v in 0..h {
-        g[v + v * h] += ridge;
+    for x in g.iter_mut().step_by(step).take(h) {
+        *x += ridge;
     }
     // The kernel values are finite for every finite input (the engine scales huge or tiny
     // views, see `engine::view_inv_scale`), and so is the system. Should that ever fail, the

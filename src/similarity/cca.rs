@@ -44,7 +44,7 @@ use crate::error::Error;
 use crate::linalg::eig::{inv_sqrt_psd, inv_sqrt_psd_req, top_svd, top_svd_req};
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
-use crate::linalg::{gemm_into, gemm_req, gram_t};
+use crate::linalg::{copy_exact, gemm_into, gemm_req, gram_t};
 use crate::work::{Stack, WorkReq};
 
 /// Items per block of the covariance accumulation.
@@ -189,8 +189,9 @@ pub fn cca<T: Real>(
     let mut st = Stack::new(work);
     let c = st.take_matrix::<T>(d, d)?;
     let mu = st.take::<T>(d)?;
-    mean_rows(mi, &mut mu[..di])?;
-    mean_rows(mj, &mut mu[di..])?;
+    let (mu_a, mu_b) = mu.split_at_mut_checked(di).ok_or(Error::Internal)?;
+    mean_rows(mi, mu_a)?;
+    mean_rows(mj, mu_b)?;
 
     // Joint covariance of the stacked centred views, block by block.
     {
@@ -201,18 +202,19 @@ pub fn cca<T: Real>(
         while s < n {
             let e = (s + b).min(n);
             let w = e - s;
-            for (q, col) in (s..e).zip(blk.chunks_exact_mut(d)) {
-                let (top, bottom) = col.split_at_mut(di);
-                for (r, x) in top.iter_mut().enumerate() {
-                    *x = mi.at(r, q) - mu[r];
+            for (t, col) in blk.chunks_exact_mut(d.max(1)).enumerate().take(w) {
+                let q = s + t;
+                let (top, bottom) = col.split_at_mut_checked(di).ok_or(Error::Internal)?;
+                for (r, (x, &m)) in top.iter_mut().zip(mu_a.iter()).enumerate() {
+                    *x = mi.at(r, q) - m;
                 }
-                for (r, x) in bottom.iter_mut().enumerate() {
-                    *x = mj.at(r, q) - mu[di + r];
+                for (r, (x, &m)) in bottom.iter_mut().zip(mu_b.iter()).enumerate() {
+                    *x = mj.at(r, q) - m;
                 }
             }
             let beta = if s == 0 { T::ZERO } else { T::ONE };
             gram_t(
-                MatRef::col_major(&blk[..d * w], d, w)?.t(),
+                MatRef::col_major(blk.get(..d * w).ok_or(Error::Internal)?, d, w)?.t(),
                 beta,
                 MatMut::col_major(c, d, d)?,
                 &mut ph.rest(),
@@ -228,15 +230,15 @@ pub fn cca<T: Real>(
         }
     }
     let r = T::from_f64(reg);
-    for k in 0..d {
-        c[k + k * d] += r;
+    for x in c.iter_mut().step_by(d.wrapping_add(1).max(1)).take(d) {
+        *x += r;
     }
 
     // C_ii^{-1/2}, C_jj^{-1/2}.
     let pi = st.take_matrix::<T>(di, di)?;
     let pj = st.take_matrix::<T>(dj, dj)?;
     let cii = MatRef::new(c, di, di, 1, d)?;
-    let cjj = MatRef::new(&c[di + di * d..], dj, dj, 1, d)?;
+    let cjj = MatRef::new(c.get(di + di * d..).ok_or(Error::Internal)?, dj, dj, 1, d)?;
     let fi = inv_sqrt_psd(
         cii,
         floor_rel::<T>(di, n),
@@ -260,7 +262,7 @@ pub fn cca<T: Real>(
     {
         let mut ph = st.rest();
         let m = ph.take_matrix::<T>(di, dj)?;
-        let cij = MatRef::new(&c[di * d..], di, dj, 1, d)?;
+        let cij = MatRef::new(c.get(di * d..).ok_or(Error::Internal)?, di, dj, 1, d)?;
         gemm_into(pim, cij, m, &mut ph.rest())?;
         gemm_into(MatRef::col_major(m, di, dj)?, pjm, t, &mut ph.rest())?;
     }
@@ -291,26 +293,25 @@ pub fn cca<T: Real>(
         fj_out,
         &mut st.rest(),
     )?;
-    for k in 0..dims {
-        if crate::linalg::eig::fix_sign(&mut fi_out[k * di..(k + 1) * di]) {
-            fj_out[k * dj..(k + 1) * dj]
-                .iter_mut()
-                .for_each(|x| *x = -*x);
+    for (k, fi) in fi_out.chunks_exact_mut(di.max(1)).enumerate().take(dims) {
+        if crate::linalg::eig::fix_sign(fi) {
+            let fj = fj_out.get_mut(k * dj..(k + 1) * dj).unwrap_or_default();
+            fj.iter_mut().for_each(|x| *x = -*x);
         }
     }
     if fi_out.iter().chain(fj_out.iter()).any(|x| !x.is_finite()) {
         return Err(Error::NonFiniteInput);
     }
 
-    phi_i.copy_from_slice(fi_out);
-    phi_j.copy_from_slice(fj_out);
+    copy_exact(phi_i, fi_out)?;
+    copy_exact(phi_j, fj_out)?;
     // Correlations lie in [0, 1]; rounding (at extreme magnitudes, a fuzz
     // finding: 1 + 5e-8) may step outside.
     for (r, &s) in rho.iter_mut().zip(sv.iter()) {
         *r = s.max(T::ZERO).min(T::ONE);
     }
-    mu_i.copy_from_slice(&mu[..di]);
-    mu_j.copy_from_slice(&mu[di..]);
+    copy_exact(mu_i, mu_a)?;
+    copy_exact(mu_j, mu_b)?;
     Ok(())
 }
 

@@ -15,7 +15,7 @@
 
 use super::{Bandwidth, Kernel, KernelSet, Layout};
 use crate::data::{View, ViewSet};
-use crate::error::{Error, Part};
+use crate::error::Error;
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
 use crate::linalg::{gemm, gemm_req};
@@ -263,32 +263,31 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         let tmp: &mut [T] = st.take_matrix(b, b)?;
         let scat: &mut [T] = st.take(lay.scatter_rows)?;
         scat.fill(T::ZERO);
-        // Per view: `h` values each, and `n` item scales (every index checked).
-        for v in 0..h {
+        let per_view = kind.iter_mut().zip(inv.iter_mut()).zip(gamma.iter_mut());
+        for (v, ((kind, inv), gamma)) in per_view.enumerate() {
             let kern = &kernels.kernel(v);
-            *kind.at_mut(v)? = kind_code(kern);
-            let iv = match given_inv {
+            *kind = kind_code(kern);
+            *inv = match given_inv {
                 Some(g) => *g.get(v).ok_or(Error::Internal)?,
                 None => view_inv_scale(view_max(views.view(v))),
             };
-            *inv.at_mut(v)? = iv;
             // NaN marks a median view until `median::resolve` sets it. A given `γ` in the
             // scaled units: `γ·s²` (may overflow to +inf: see `rbf_value`).
-            *gamma.at_mut(v)? = match kern {
-                Kernel::Rbf(Bandwidth::Gamma(g)) => *g / iv / iv,
+            *gamma = match kern {
+                Kernel::Rbf(Bandwidth::Gamma(g)) => *g / *inv / *inv,
                 Kernel::Rbf(Bandwidth::Median) => f64::NAN,
                 _ => 0.0,
             };
-            let sc = scale.part_mut(v * n..(v + 1) * n)?;
+            let sc = scale.get_mut(v * n..(v + 1) * n).ok_or(Error::Internal)?;
             match views.view(v) {
                 View::Dense(d) => {
                     for (j, s) in sc.iter_mut().enumerate() {
-                        *s = item_scale(kern, d.col(j), iv);
+                        *s = item_scale(kern, d.col(j), *inv);
                     }
                 }
                 View::Csc(c) => {
                     for (j, s) in sc.iter_mut().enumerate() {
-                        *s = item_scale(kern, c.col(j).1, iv);
+                        *s = item_scale(kern, c.col(j).1, *inv);
                     }
                 }
             }
@@ -323,18 +322,22 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         self.kind.get(v) == Some(&RBF) && self.gamma.get(v).is_some_and(|g| g.is_nan())
     }
 
-    /// View `v`'s `n` item scales (empty for `v ≥ h`, never asked).
-    #[inline(always)]
-    fn scales(&self, v: usize) -> &[f64] {
-        self.scale.get(v * self.n..(v + 1) * self.n).unwrap_or(&[])
-    }
-
     /// View `v`'s `γ` in the caller's units (`γ` is kept in the units of the scaled view,
     /// see [`view_inv_scale`]; for a very large or very small view this may underflow or
     /// overflow, which only matters to a caller that asks for the number).
     pub(crate) fn gamma_unscaled(&self, v: usize) -> f64 {
-        let (g, inv) = (self.gamma.get(v), self.inv.get(v));
-        g.zip(inv).map_or(f64::NAN, |(&g, &inv)| g * inv * inv)
+        match (self.gamma.get(v), self.inv.get(v)) {
+            (Some(&g), Some(&inv)) => g * inv * inv,
+            _ => f64::NAN,
+        }
+    }
+
+    /// View `v`'s per-item scales (`N` values; empty for a view it does not have).
+    #[inline]
+    fn scales(&self, v: usize) -> &[f64] {
+        self.scale
+            .get(v * self.n..(v + 1) * self.n)
+            .unwrap_or_default()
     }
 
     /// Views.
@@ -354,8 +357,9 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                 }
             }
             (Mode::SqDist(u), _) => {
-                self.weight.fill(1.0);
-                for (v, a) in self.active.iter_mut().enumerate() {
+                let per_view = self.weight.iter_mut().zip(self.active.iter_mut());
+                for (v, (w, a)) in per_view.enumerate() {
+                    *w = 1.0;
                     *a = (v == u) as u8;
                 }
             }
@@ -369,10 +373,12 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         self.off.fill(NOT_IN_PANEL);
         let mut ld = 0;
         for pass in 0..2 {
-            for v in 0..self.h {
-                let (Some(&active), Some(&kind)) = (self.active.get(v), self.kind.get(v)) else {
-                    break;
-                };
+            let per_view = self
+                .active
+                .iter()
+                .zip(self.kind.iter())
+                .zip(self.off.iter_mut());
+            for (v, ((&active, &kind), off)) in per_view.enumerate() {
                 if active == 0 || !matches!(self.views.view(v), View::Dense(_)) {
                     continue;
                 }
@@ -381,8 +387,8 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                     Mode::SqDist(_) => pass == 0,
                     _ => (pass == 0 && lin) || (pass == 1 && kind == RBF),
                 };
-                if let (true, Some(o)) = (take, self.off.get_mut(v)) {
-                    *o = ld;
+                if take {
+                    *off = ld;
                     ld += self.views.shape(v).rows;
                 }
             }
@@ -408,9 +414,11 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         } else {
             &mut *self.cpan
         };
-        // Per view `v < h` (every index checked: no panic path).
         let per_view = self.off.iter().zip(self.kind.iter()).zip(self.inv.iter());
-        for (v, (((&o, &kind), &inv), &weight)) in per_view.zip(self.weight.iter()).enumerate() {
+        let per_view = per_view
+            .zip(self.weight.iter())
+            .zip(self.scale.chunks_exact(self.n.max(1)));
+        for (v, ((((&o, &kind), &inv), &weight), sc)) in per_view.enumerate() {
             if o == NOT_IN_PANEL {
                 continue;
             }
@@ -419,22 +427,22 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
             };
             let lin = kind == LIN && self.mode != Mode::SqDist(v);
             let m = d.rows_len();
-            let sc = self.scale.get(v * self.n..(v + 1) * self.n).unwrap_or(&[]);
             let tinv = T::from_f64(inv);
-            for (a, &j) in items.iter().enumerate() {
-                let Some(dst) = pan.get_mut(o + a * ld..o + a * ld + m) else {
-                    break;
+            // Item `a`'s panel column, from row `o` on (`ld > 0` here).
+            for (col, &j) in pan.chunks_exact_mut(ld.max(1)).zip(items) {
+                let Some(dst) = col.get_mut(o..o + m) else {
+                    continue;
                 };
                 let src = d.col(j);
-                let scj = sc.get(j).copied().unwrap_or(0.0);
                 if lin {
                     // Fused: `√w` on both sides, so that the value of a pair is bitwise the
                     // same whichever side each item is on (products commute; the sum over
                     // features runs in one order). Exact ties then stay exact ties.
+                    let s = sc.get(j).copied().unwrap_or(0.0);
                     let f = if self.mode == Mode::Fused {
-                        libm::sqrt(weight) * scj
+                        libm::sqrt(weight) * s
                     } else {
-                        scj
+                        s
                     };
                     let f = T::from_f64(f);
                     if inv == 1.0 {
@@ -447,7 +455,6 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                         }
                     }
                 } else if inv == 1.0 {
-                    // `m` values each (a column of the view).
                     if dst.len() == src.len() {
                         dst.copy_from_slice(src);
                     }
@@ -471,12 +478,12 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         out: &mut [T],
     ) -> Result<(), Error> {
         let ld = self.ld;
-        let a = MatRef::new(self.rpan.part(o..)?, m, nr, 1, ld)?.t();
-        let b = MatRef::new(self.cpan.part(o..)?, m, nc, 1, ld)?;
+        let a = MatRef::new(self.rpan.get(o..).unwrap_or_default(), m, nr, 1, ld)?.t();
+        let b = MatRef::new(self.cpan.get(o..).unwrap_or_default(), m, nc, 1, ld)?;
         let c = if to_tmp {
-            MatMut::col_major(self.tmp.part_mut(..nr * nc)?, nr, nc)?
+            MatMut::col_major(self.tmp.get_mut(..nr * nc).unwrap_or_default(), nr, nc)?
         } else {
-            MatMut::col_major(out.part_mut(..nr * nc)?, nr, nc)?
+            MatMut::col_major(out.get_mut(..nr * nc).unwrap_or_default(), nr, nc)?
         };
         gemm(T::ONE, a, b, T::ZERO, c, &mut self.gst)
     }
@@ -485,9 +492,10 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
     fn eval(&mut self, rows: &[usize], cols: &[usize], out: &mut [T]) -> Result<(), Error> {
         let (nr, nc) = (rows.len(), cols.len());
         let sz = nr * nc;
+        let first = out.get_mut(..sz).ok_or(Error::Internal)?;
         match self.mode {
             Mode::Fused => {
-                let blk = out.part_mut(..sz)?;
+                let blk = first;
                 if self.lin_rows > 0 {
                     let l = self.lin_rows;
                     self.panel_gemm(0, l, nr, nc, false, blk)?;
@@ -495,11 +503,14 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                     blk.fill(T::ZERO);
                 }
                 for v in 0..self.h {
-                    if self.active.at(v)? == 0 {
+                    let (Some(&active), Some(&kind)) = (self.active.get(v), self.kind.get(v))
+                    else {
+                        return Err(Error::Internal);
+                    };
+                    if active == 0 {
                         continue;
                     }
-                    let lin_dense =
-                        self.kind.at(v)? == LIN && matches!(self.views.view(v), View::Dense(_));
+                    let lin_dense = kind == LIN && matches!(self.views.view(v), View::Dense(_));
                     if !lin_dense {
                         self.view_block(v, rows, cols, true, blk)?;
                     }
@@ -507,11 +518,11 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
             }
             Mode::PerView => {
                 for v in 0..self.h {
-                    let blk = out.part_mut(v * sz..(v + 1) * sz)?;
+                    let blk = out.get_mut(v * sz..(v + 1) * sz).ok_or(Error::Internal)?;
                     self.view_block(v, rows, cols, false, blk)?;
                 }
             }
-            Mode::SqDist(v) => self.view_block(v, rows, cols, false, out.part_mut(..sz)?)?,
+            Mode::SqDist(v) => self.view_block(v, rows, cols, false, first)?,
         }
         Ok(())
     }
@@ -527,32 +538,28 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
     ) -> Result<(), Error> {
         let (nr, nc) = (rows.len(), cols.len());
         let raw = self.mode == Mode::SqDist(v);
-        let (w, kern, gamma, inv) = (
-            self.weight.at(v)?,
-            self.kind.at(v)?,
-            self.gamma.at(v)?,
-            self.inv.at(v)?,
+        let per_view = (
+            self.weight.get(v),
+            self.kind.get(v),
+            self.off.get(v),
+            self.gamma.get(v),
+            self.inv.get(v),
         );
+        let (Some(&w), Some(&kern), Some(&o), Some(&gamma), Some(&inv)) = per_view else {
+            return Err(Error::Internal);
+        };
         let view = self.views.view(v);
+        // Rows of `out` per column (`max(1)`: an empty block has no rows to walk).
+        let nr1 = nr.max(1);
         match view {
             View::Dense(d) => {
-                let o = self.off.at(v)?;
                 let m = d.rows_len();
                 match kern {
                     _ if raw || kern == RBF => {
                         self.panel_gemm(o, m, nr, nc, true, out)?;
                         let sq = self.scales(v);
-                        rbf_finish(
-                            self.tmp.part(..nr * nc)?,
-                            rows,
-                            cols,
-                            sq,
-                            gamma,
-                            w,
-                            raw,
-                            acc,
-                            out,
-                        );
+                        let dots = self.tmp.get(..nr * nc).ok_or(Error::Internal)?;
+                        rbf_finish(dots, rows, cols, sq, gamma, w, raw, acc, out);
                     }
                     LIN => {
                         // Per-view mode only (fused linear views are stacked): scales in the panels.
@@ -560,50 +567,51 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                     }
                     _ => {
                         let sc = self.scales(v);
-                        let sc_of = |i: usize| sc.get(i).copied().unwrap_or(0.0);
                         let chi = kern == CHI;
-                        for (b, &j) in cols.iter().enumerate() {
+                        for (col, &j) in out.chunks_exact_mut(nr1).zip(cols) {
                             let y = d.col(j);
-                            let sj = sc_of(j);
-                            let col = out.part_mut(b * nr..(b + 1) * nr)?;
-                            for (&i, c) in rows.iter().zip(col.iter_mut()) {
+                            let Some(&sj) = sc.get(j) else { break };
+                            for (dst, &i) in col.iter_mut().zip(rows) {
+                                let Some(&si) = sc.get(i) else { break };
                                 let x = d.col(i);
                                 let s = if chi {
                                     chi2(x, y, inv)
                                 } else {
                                     inter(x, y, inv)
                                 };
-                                put(c, w * normalised(s, sc_of(i), sj), acc);
+                                put(dst, w * normalised(s, si, sj), acc);
                             }
                         }
                     }
                 }
             }
             View::Csc(c) => {
-                let sc = self.scale.get(v * self.n..(v + 1) * self.n).unwrap_or(&[]);
-                let sc_of = |i: usize| sc.get(i).copied().unwrap_or(0.0);
-                let tinv = T::from_f64(inv);
-                // `scat` holds a row per feature (`r < rows` validated): the
-                // `get`s never miss.
+                let sc = self
+                    .scale
+                    .get(v * self.n..(v + 1) * self.n)
+                    .unwrap_or_default();
                 let scat = &mut *self.scat;
-                let at = |scat: &[T], r: usize| scat.get(r).map_or(0.0, |x| x.to_f64());
-                for (b, &j) in cols.iter().enumerate() {
+                let tinv = T::from_f64(inv);
+                for (col, &j) in out.chunks_exact_mut(nr1).zip(cols) {
                     let (ri, rv) = c.col(j);
                     for (&r, &x) in ri.iter().zip(rv) {
                         if let Some(s) = scat.get_mut(r) {
                             *s = x * tinv;
                         }
                     }
-                    let sj = sc_of(j);
-                    let col = out.part_mut(b * nr..(b + 1) * nr)?;
-                    for (&i, cell) in rows.iter().zip(col.iter_mut()) {
+                    // The scattered column; every row of the view is inside it (a
+                    // nonzero outside would end the sum: the same test as indexing).
+                    let held = &*scat;
+                    let Some(&sj) = sc.get(j) else { break };
+                    for (dst, &i) in col.iter_mut().zip(rows) {
+                        let Some(&si) = sc.get(i) else { break };
                         let (qi, qv) = c.col(i);
-                        let si = sc_of(i);
                         let val = match kern {
                             LIN | RBF => {
                                 let mut dot = 0.0;
                                 for (&r, &x) in qi.iter().zip(qv) {
-                                    dot += (x.to_f64() * inv) * at(scat, r);
+                                    let Some(y) = held.get(r) else { break };
+                                    dot += (x.to_f64() * inv) * y.to_f64();
                                 }
                                 if raw || kern == RBF {
                                     rbf_value(si + sj - 2.0 * dot, gamma, raw)
@@ -616,7 +624,8 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                                     // normalised values instead, as the dense panels do.
                                     let mut cos = 0.0;
                                     for (&r, &x) in qi.iter().zip(qv) {
-                                        cos += (x.to_f64() * inv * si) * (at(scat, r) * sj);
+                                        let Some(y) = held.get(r) else { break };
+                                        cos += (x.to_f64() * inv * si) * (y.to_f64() * sj);
                                     }
                                     cos
                                 }
@@ -624,7 +633,8 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                             CHI => {
                                 let mut s = 0.0;
                                 for (&r, &x) in qi.iter().zip(qv) {
-                                    let (x, y) = (x.to_f64() * inv, at(scat, r));
+                                    let Some(y) = held.get(r) else { break };
+                                    let (x, y) = (x.to_f64() * inv, y.to_f64());
                                     let d = x + y;
                                     if d > 0.0 {
                                         s += chi2_term(x, y, d);
@@ -635,13 +645,14 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                             _ => {
                                 let mut s = 0.0;
                                 for (&r, &x) in qi.iter().zip(qv) {
-                                    let (x, y) = (x.to_f64() * inv, at(scat, r));
+                                    let Some(y) = held.get(r) else { break };
+                                    let (x, y) = (x.to_f64() * inv, y.to_f64());
                                     s += if x < y { x } else { y };
                                 }
                                 normalised(s, si, sj)
                             }
                         };
-                        put(cell, w * val, acc);
+                        put(dst, w * val, acc);
                     }
                     for &r in ri {
                         if let Some(s) = scat.get_mut(r) {
@@ -689,17 +700,10 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         (t, tasks): (usize, usize),
     ) -> Result<(), Error> {
         let b = self.bmax.max(1);
-        let nb = items.len().div_ceil(b);
-        let part = |bi: usize| {
-            items
-                .get(bi * b..((bi + 1) * b).min(items.len()))
-                .unwrap_or(&[])
-        };
-        for bi in (0..nb).filter(|&bi| block_row_owner(bi, tasks) == t) {
-            let rows = part(bi);
+        let mine = items.chunks(b).enumerate();
+        for (bi, rows) in mine.filter(|&(bi, _)| block_row_owner(bi, tasks) == t) {
             self.gather(rows, true);
-            for bj in bi..nb {
-                let cols = part(bj);
+            for (bj, cols) in items.chunks(b).enumerate().skip(bi) {
                 self.gather(cols, false);
                 self.eval(rows, cols, blk)?;
                 let shape = if bi == bj { Block::Diag } else { Block::Off };
@@ -783,18 +787,14 @@ fn rbf_finish<T: Real>(
     acc: bool,
     out: &mut [T],
 ) {
-    let nr = rows.len();
-    // Item scales by item index, columns of the `nr × nc` blocks (checked).
-    let sq_of = |i: usize| sq.get(i).copied().unwrap_or(0.0);
-    for (b, &j) in cols.iter().enumerate() {
-        let sj = sq_of(j);
-        let r = b * nr..(b + 1) * nr;
-        let (Some(dc), Some(oc)) = (dots.get(r.clone()), out.get_mut(r)) else {
-            break;
-        };
-        for ((&i, &d), o) in rows.iter().zip(dc).zip(oc.iter_mut()) {
-            let v = rbf_value(sq_of(i) + sj - 2.0 * d.to_f64(), gamma, raw);
-            put(o, w * v, acc);
+    let nr = rows.len().max(1);
+    let per_col = dots.chunks_exact(nr).zip(out.chunks_exact_mut(nr));
+    for ((dc, oc), &j) in per_col.zip(cols) {
+        let Some(&sj) = sq.get(j) else { break };
+        for ((&dot, dst), &i) in dc.iter().zip(oc.iter_mut()).zip(rows) {
+            let Some(&si) = sq.get(i) else { break };
+            let v = rbf_value(si + sj - 2.0 * dot.to_f64(), gamma, raw);
+            put(dst, w * v, acc);
         }
     }
 }

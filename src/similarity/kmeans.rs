@@ -99,7 +99,10 @@ pub fn kmeans_workspace(
 fn dist2<T: Real>(x: MatRef<'_, T>, j: usize, c: &[f64]) -> f64 {
     if x.rs() == 1 {
         let start = j * x.cs();
-        let col = &x.data()[start..start + c.len()];
+        // Inside the matrix for every column `j < cols` (`c.len()` = rows).
+        let Some(col) = x.data().get(start..start + c.len()) else {
+            return f64::INFINITY;
+        };
         let mut acc = [0.0f64; 4];
         let (ch, cc) = (col.chunks_exact(4), c.chunks_exact(4));
         let (rx, rc) = (ch.remainder(), cc.remainder());
@@ -164,13 +167,17 @@ fn seed_plusplus<T: Real>(
     let (d, n) = (x.rows(), x.cols());
     let trials = 2 + libm::floor(libm::log(k as f64)) as usize;
     let first = rng.below(n);
-    copy_item(x, first, &mut centers[..d]);
+    let mut cs = centers.chunks_exact_mut(d.max(1)).take(k);
+    let Some(c0) = cs.next() else {
+        return;
+    };
+    copy_item(x, first, c0);
     let mut pot = 0.0;
     for (j, c) in closest.iter_mut().enumerate() {
-        *c = dist2(x, j, &centers[..d]);
+        *c = dist2(x, j, c0);
         pot += *c;
     }
-    for c in 1..k {
+    for cc in cs {
         let mut best = (f64::INFINITY, 0usize);
         for _ in 0..trials {
             // All items coincide with a centre: any item will do.
@@ -188,7 +195,6 @@ fn seed_plusplus<T: Real>(
                 best = (p, cand);
             }
         }
-        let cc = &mut centers[c * d..(c + 1) * d];
         copy_item(x, best.1, cc);
         pot = 0.0;
         for (j, cl) in closest.iter_mut().enumerate() {
@@ -209,19 +215,20 @@ fn assign<T: Real>(
 ) -> usize {
     let d = x.rows();
     let mut changed = 0;
-    for j in 0..x.cols() {
+    let per_item = labels.iter_mut().zip(dist.iter_mut());
+    for (j, (l, dj)) in per_item.enumerate().take(x.cols()) {
         let mut best = (f64::INFINITY, 0usize);
-        for c in 0..k {
-            let s = dist2(x, j, &centers[c * d..(c + 1) * d]);
+        for (c, cc) in centers.chunks_exact(d.max(1)).take(k).enumerate() {
+            let s = dist2(x, j, cc);
             if s < best.0 {
                 best = (s, c);
             }
         }
-        if labels[j] != best.1 as u32 {
+        if *l != best.1 as u32 {
             changed += 1;
-            labels[j] = best.1 as u32;
+            *l = best.1 as u32;
         }
-        dist[j] = best.0;
+        *dj = best.0;
     }
     changed
 }
@@ -238,47 +245,64 @@ fn update<T: Real>(
     sums: &mut [f64],
     counts: &mut [usize],
 ) -> u32 {
-    let (d, n) = (x.rows(), x.cols());
+    let d = x.rows();
     sums.fill(0.0);
     counts.fill(0);
+    // Cluster `c`'s sums (empty for a cluster it does not have: labels are `< k`).
+    let span = |c: usize| c.wrapping_mul(d)..c.wrapping_add(1).wrapping_mul(d);
     for (j, &l) in labels.iter().enumerate() {
         let c = l as usize;
-        counts[c] += 1;
-        for (i, s) in sums[c * d..(c + 1) * d].iter_mut().enumerate() {
+        if let Some(n) = counts.get_mut(c) {
+            *n += 1;
+        }
+        for (i, s) in sums
+            .get_mut(span(c))
+            .unwrap_or_default()
+            .iter_mut()
+            .enumerate()
+        {
             *s += x.at(i, j).to_f64();
         }
     }
     let mut reseeded = 0;
     for c in 0..k {
-        if counts[c] != 0 {
+        if counts.get(c) != Some(&0) {
             continue;
         }
         // n >= k guarantees a cluster with two or more items while one is empty.
         let mut far = (f64::NEG_INFINITY, usize::MAX);
-        for j in 0..n {
-            if counts[labels[j] as usize] > 1 && dist[j] > far.0 {
-                far = (dist[j], j);
+        for (j, (&l, &dj)) in labels.iter().zip(dist.iter()).enumerate() {
+            if counts.get(l as usize).is_some_and(|&m| m > 1) && dj > far.0 {
+                far = (dj, j);
             }
         }
         let j = far.1;
-        if j == usize::MAX {
+        let (Some(l), Some(dj)) = (labels.get_mut(j), dist.get_mut(j)) else {
             continue; // unreachable for n >= k
+        };
+        let old = *l as usize;
+        if let Some(m) = counts.get_mut(old) {
+            *m -= 1;
         }
-        let old = labels[j] as usize;
-        counts[old] -= 1;
         for i in 0..d {
             let v = x.at(i, j).to_f64();
-            sums[old * d + i] -= v;
-            sums[c * d + i] = v;
+            if let Some(s) = sums.get_mut(old.wrapping_mul(d).wrapping_add(i)) {
+                *s -= v;
+            }
+            if let Some(s) = sums.get_mut(c * d + i) {
+                *s = v;
+            }
         }
-        counts[c] = 1;
-        labels[j] = c as u32;
-        dist[j] = 0.0;
+        if let Some(m) = counts.get_mut(c) {
+            *m = 1;
+        }
+        *l = c as u32;
+        *dj = 0.0;
         reseeded += 1;
     }
-    for c in 0..k {
-        let inv = 1.0 / counts[c].max(1) as f64;
-        for s in &mut sums[c * d..(c + 1) * d] {
+    for (&m, cs) in counts.iter().zip(sums.chunks_exact_mut(d.max(1))).take(k) {
+        let inv = 1.0 / m.max(1) as f64;
+        for s in cs {
             *s *= inv;
         }
     }
@@ -359,7 +383,8 @@ pub fn kmeans<T: Real>(
     let mut rng = Rng::new(params.seed);
     let mut best: Option<KMeansReport> = None;
     for run in 0..params.restarts {
-        seed_plusplus(x, k, &mut rng, centers, dist, &mut next[..d]);
+        let cand = next.get_mut(..d).ok_or(Error::Internal)?;
+        seed_plusplus(x, k, &mut rng, centers, dist, cand);
         labels.fill(u32::MAX);
         assign(x, centers, k, labels, dist);
         let (mut iterations, mut converged, mut reseeded) = (0u32, false, 0u32);

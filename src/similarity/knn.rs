@@ -14,6 +14,7 @@ use super::{
 };
 use crate::data::{ViewSet, ViewShape};
 use crate::error::Error;
+use crate::linalg::copy_exact;
 use crate::linalg::real::Real;
 use crate::par::Parallel;
 use crate::work::{Slots, Stack, WorkReq};
@@ -191,8 +192,8 @@ pub fn fused_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync +
         }
         Scope::Masked { query, candidate } => {
             let nc = candidate.iter().filter(|&&c| c).count();
-            for i in 0..n {
-                if query[i] && nc - (candidate[i] as usize) < k {
+            for (&q, &c) in query.iter().zip(candidate) {
+                if q && nc - (c as usize) < k {
                     return Err(Error::BadParameter);
                 }
             }
@@ -212,19 +213,25 @@ pub fn fused_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync +
             nq = n;
         }
         Scope::Masked { query, candidate } => {
-            for i in 0..n {
-                if candidate[i] {
-                    clist[nc] = i;
+            let (mut cs, mut qs) = (clist.iter_mut(), qlist.iter_mut());
+            for (i, (&q, &c)) in query.iter().zip(candidate).enumerate() {
+                // The next free slot of a list, taken only for an item it gets.
+                if let Some(x) = c.then(|| cs.next()).flatten() {
+                    *x = i;
                     nc += 1;
                 }
-                if query[i] {
-                    qlist[nq] = i;
+                if let Some(x) = q.then(|| qs.next()).flatten() {
+                    *x = i;
                     nq += 1;
                 }
             }
         }
         _ => {}
     }
+    let (queries, cands) = (
+        qlist.get(..nq).unwrap_or_default(),
+        clist.get(..nc).unwrap_or_default(),
+    );
     let mut sc = Scratch::new(&lay, &mut st)?;
     let blk: &mut [T] = st.take_matrix(b, b)?;
     let tasks = knn_tasks(n, b);
@@ -247,7 +254,7 @@ pub fn fused_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync +
             (views, kernels, &lay, b),
             (gamma, eta),
             (k, tasks),
-            &qlist[..nq],
+            queries,
             parts,
             (neighbors, sims),
             params.parallel,
@@ -260,14 +267,14 @@ pub fn fused_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync +
     };
     let mut top = TopK::new(k, neighbors, sims, filter);
     match scope {
-        Scope::All => eng.sym(&qlist[..nq], blk, &mut top)?,
+        Scope::All => eng.sym(queries, blk, &mut top)?,
         Scope::Labeled | Scope::OtherClass => eng.sym(ci.labeled(), blk, &mut top)?,
         Scope::SameClass => {
             for c in 0..ci.n_classes() {
                 eng.sym(ci.class(c), blk, &mut top)?;
             }
         }
-        Scope::Masked { .. } => eng.rect(&qlist[..nq], &clist[..nc], blk, &mut top)?,
+        Scope::Masked { .. } => eng.rect(queries, cands, blk, &mut top)?,
     }
     top.finish();
     Ok(())
@@ -298,7 +305,7 @@ fn all_in_parts<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + 
         let sim: &mut [f64] = st.take_matrix(n, k)?;
         let blk: &mut [T] = st.take_matrix(b, b)?;
         let mut eng = Engine::new(views, kernels, lay, b, st)?;
-        eng.gamma.copy_from_slice(gamma);
+        copy_exact(eng.gamma, gamma)?;
         eng.set_mode(Mode::Fused, Some(eta));
         let mut top = TopK::new(k, idx, sim, Filter::Any);
         eng.sym_part(items, blk, &mut top, (t, tasks))?;
@@ -311,24 +318,24 @@ fn all_in_parts<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + 
     })?;
     let lists = lists.into_inner();
     let mut got: [(&[usize], &[f64]); KNN_TASKS] = [(&[], &[]); KNN_TASKS];
-    for (g, l) in got.iter_mut().zip(&lists[..tasks]) {
+    for (g, l) in got.iter_mut().zip(&lists).take(tasks) {
         *g = l.ok_or(Error::Internal)?;
     }
-    let got = &got[..tasks];
+    let got = got.get(..tasks).ok_or(Error::Internal)?;
     for (i, (out_i, out_s)) in neighbors
-        .chunks_exact_mut(k)
-        .zip(sims.chunks_exact_mut(k))
+        .chunks_exact_mut(k.max(1))
+        .zip(sims.chunks_exact_mut(k.max(1)))
         .enumerate()
     {
         let mut at = [0usize; KNN_TASKS];
         for (oi, os) in out_i.iter_mut().zip(out_s.iter_mut()) {
             // The best head among the parts' sorted lists of item i.
             let mut best: Option<(usize, f64, usize)> = None;
-            for (p, &(pi, ps)) in got.iter().enumerate() {
-                let Some((&j, &s)) = pi.get(i * k + at[p]).zip(ps.get(i * k + at[p])) else {
+            for (p, (&(pi, ps), &a)) in got.iter().zip(&at).enumerate() {
+                let Some((&j, &s)) = pi.get(i * k + a).zip(ps.get(i * k + a)) else {
                     continue;
                 };
-                if at[p] >= k || j == NO_NEIGHBOR {
+                if a >= k || j == NO_NEIGHBOR {
                     continue;
                 }
                 if best.is_none_or(|(_, bs, bj)| better(s, j, bs, bj)) {
@@ -337,7 +344,9 @@ fn all_in_parts<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + 
             }
             match best {
                 Some((p, s, j)) => {
-                    at[p] += 1;
+                    if let Some(a) = at.get_mut(p) {
+                        *a += 1;
+                    }
                     (*oi, *os) = (j, s);
                 }
                 None => (*oi, *os) = (NO_NEIGHBOR, f64::NEG_INFINITY),
@@ -429,18 +438,26 @@ pub fn class_pairs<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
     let mut top = PairTop::new(kp, labels, lo, hi, ps);
     eng.sym(ci.labeled(), blk, &mut top)?;
     top.finish();
-    for c in 0..n_classes {
+    // Class `c`'s pairs at `c·kp..`, each `(i, j)` with `i` of class `c`.
+    for (c, pc) in pairs
+        .chunks_exact_mut((2 * kp).max(1))
+        .enumerate()
+        .take(n_classes)
+    {
+        let sc = sims.get_mut(c * kp..(c + 1) * kp).unwrap_or_default();
         let (l, h, s) = top.get(c);
-        for p in 0..kp {
-            let q = c * kp + p;
-            let (i, j) = if l[p] != NO_NEIGHBOR && class_of(labels, l[p]) == Some(c) {
-                (l[p], h[p])
+        for (((pq, sq), (&lo, &hi)), &s) in
+            pc.chunks_exact_mut(2).zip(sc).zip(l.iter().zip(h)).zip(s)
+        {
+            let (i, j) = if lo != NO_NEIGHBOR && class_of(labels, lo) == Some(c) {
+                (lo, hi)
             } else {
-                (h[p], l[p])
+                (hi, lo)
             };
-            pairs[2 * q] = i;
-            pairs[2 * q + 1] = j;
-            sims[q] = s[p];
+            if let [a, b] = pq {
+                (*a, *b) = (i, j);
+            }
+            *sq = s;
         }
     }
     Ok(())

@@ -7,9 +7,9 @@
 use super::engine::{Block, Engine, Mode, Sink};
 use super::{check_labels, check_views, layout, ClassIndex, KernelSet, Layout};
 use crate::data::{ViewSet, ViewShape};
-use crate::error::{Error, Part};
+use crate::error::Error;
 use crate::linalg::real::Real;
-use crate::linalg::select::sort_unstable;
+use crate::linalg::select::sort_by;
 use crate::work::{Stack, WorkReq};
 
 const DIGIT: u32 = 12;
@@ -83,7 +83,10 @@ impl<T: Real> Sink<T> for Pass<'_> {
         let nr = rows.len();
         for b in 0..cols.len() {
             let amax = if shape == Block::Diag { b } else { nr };
-            for &x in blk.get(b * nr..b * nr + amax).unwrap_or(&[]) {
+            let Some(col) = blk.get(b * nr..b * nr + amax) else {
+                break;
+            };
+            for &x in col {
                 // +0.0 for anything not positive (never -0.0: its bits would sort last).
                 let d2 = x.to_f64();
                 self.take(if d2 > 0.0 { d2 } else { 0.0 });
@@ -138,13 +141,12 @@ pub(crate) fn resolve<T: Real, VS: ViewSet<T> + ?Sized>(
             let (len, s) = (pass.len, pass.sum);
             sum.get_or_insert(s);
             if collect {
-                if len as u64 != in_prefix || len > sc.buf.len() {
+                let vals = sc.buf.get_mut(..len).ok_or(Error::Internal)?;
+                if len as u64 != in_prefix {
                     return Err(Error::Internal);
                 }
-                let vals = sc.buf.part_mut(..len)?;
-                // A heap sort: core's sorts keep a panic path.
-                sort_unstable(vals);
-                break vals.at(rank as usize)?;
+                sort_by(vals, |a, b| a < b);
+                break *vals.get(rank as usize).ok_or(Error::Internal)?;
             }
             let mut acc = 0u64;
             let mut digit = BINS;
@@ -159,7 +161,7 @@ pub(crate) fn resolve<T: Real, VS: ViewSet<T> + ?Sized>(
                 return Err(Error::Internal);
             }
             rank -= acc;
-            in_prefix = sc.bins.at(digit)?;
+            in_prefix = *sc.bins.get(digit).ok_or(Error::Internal)?;
             prefix = (prefix << width) | digit as u64;
             known += width;
         };
@@ -171,7 +173,7 @@ pub(crate) fn resolve<T: Real, VS: ViewSet<T> + ?Sized>(
         // test is the second line of defence — issue 15, D1 — `1/inf = 0` there once made
         // the kernel NaN.)
         let ok = |g: f64| g.is_finite() && g > 0.0;
-        *eng.gamma.at_mut(v)? = [1.0 / median, 1.0 / mean]
+        *eng.gamma.get_mut(v).ok_or(Error::Internal)? = [1.0 / median, 1.0 / mean]
             .into_iter()
             .find(|&g| ok(g))
             .unwrap_or(1.0);

@@ -94,7 +94,7 @@ pub use qp::{simplex_qp, simplex_qp_workspace, QpReport};
 
 use crate::data::UNLABELED;
 use crate::data::{ViewKind, ViewSet, ViewShape};
-use crate::error::{Error, Part};
+use crate::error::Error;
 use crate::linalg::real::Real;
 use crate::work::{Stack, WorkReq};
 
@@ -317,25 +317,24 @@ impl<'w> ClassIndex<'w> {
         st: &mut Stack<'w>,
     ) -> Result<Self, Error> {
         let perm: &mut [usize] = st.take(n)?;
-        let off: &mut [usize] = st.take(n_classes + 1)?;
+        let off: &mut [usize] = st.take(n_classes.checked_add(1).ok_or(Error::SizeOverflow)?)?;
         off.fill(0);
-        // Labels below `n_classes` (checked by the callers): a miss is an
-        // `Error::Internal`, not a panic.
         for j in 0..labels.len() {
-            if let Some(c) = class_of(labels, j) {
-                *off.at_mut(c + 1)? += 1;
+            if let Some(o) = class_of(labels, j).and_then(|c| off.get_mut(c.wrapping_add(1))) {
+                *o += 1;
             }
         }
-        let mut acc = 0;
+        let mut sum = 0;
         for o in off.iter_mut() {
-            acc += *o;
-            *o = acc;
+            sum += *o;
+            *o = sum;
         }
         // Fill with a moving cursor per class: reuse off[c] as the cursor, then shift back.
         for j in 0..labels.len() {
-            if let Some(c) = class_of(labels, j) {
-                let cur = off.at_mut(c)?;
-                *perm.at_mut(*cur)? = j;
+            if let Some(cur) = class_of(labels, j).and_then(|c| off.get_mut(c)) {
+                if let Some(p) = perm.get_mut(*cur) {
+                    *p = j;
+                }
                 *cur += 1;
             }
         }
@@ -349,13 +348,13 @@ impl<'w> ClassIndex<'w> {
     /// Labeled items.
     pub(crate) fn labeled(&self) -> &[usize] {
         let nl = self.off.last().copied().unwrap_or(0);
-        self.perm.get(..nl).unwrap_or(&[])
+        self.perm.get(..nl).unwrap_or_default()
     }
 
-    /// Items of class `c` (empty past the classes).
+    /// Items of class `c`.
     pub(crate) fn class(&self, c: usize) -> &[usize] {
         match self.off.get(c..c.wrapping_add(2)) {
-            Some(&[s, e]) => self.perm.get(s..e).unwrap_or(&[]),
+            Some(&[s, e]) => self.perm.get(s..e).unwrap_or_default(),
             _ => &[],
         }
     }

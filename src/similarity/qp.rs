@@ -15,6 +15,7 @@
 //! is scaled by `max|A|` first, so tolerances are relative.
 
 use crate::error::Error;
+use crate::linalg::{at, set_at, swap_at};
 use crate::work::{Stack, WorkReq};
 
 /// Largest `H` solved by enumerating supports.
@@ -78,7 +79,7 @@ pub fn simplex_qp(
     }
     for i in 0..h {
         for j in 0..i {
-            if libm::fabs(a[i + j * h] - a[j + i * h]) > 1e-12 * amax {
+            if libm::fabs(at(a, i + j * h) - at(a, j + i * h)) > 1e-12 * amax {
                 return Err(Error::BadParameter);
             }
         }
@@ -118,8 +119,8 @@ pub(crate) fn solve(
     } else {
         1.0
     };
-    let s = |i: usize, j: usize| a[i + j * h] / alpha;
-    let sb = |i: usize| b[i] / alpha;
+    let s = |i: usize, j: usize| at(a, i + j * h) / alpha;
+    let sb = |i: usize| at(b, i) / alpha;
     if active_set {
         let delta = if amax > 0.0 { 1e-12 } else { 0.0 };
         active(h, &s, &sb, delta, kkt, x, y, ax, free, idx)?;
@@ -130,21 +131,21 @@ pub(crate) fn solve(
             let mut m = 0;
             for v in 0..h {
                 if mask & (1 << v) != 0 {
-                    idx[m] = v;
+                    set_at(idx, m, v);
                     m += 1;
                 }
             }
             if face_solve(m, idx, &s, &sb, 0.0, kkt, y).is_none() {
                 continue;
             }
-            if y[..m].iter().any(|&t| t < -1e-12) {
+            if y.iter().take(m).any(|&t| t < -1e-12) {
                 continue;
             }
             x.fill(0.0);
             let mut sum = 0.0;
-            for p in 0..m {
-                let t = y[p].max(0.0);
-                x[idx[p]] = t;
+            for (&i, &yp) in idx.iter().zip(y.iter()).take(m) {
+                let t = yp.max(0.0);
+                set_at(x, i, t);
                 sum += t;
             }
             if sum <= 0.0 {
@@ -161,8 +162,11 @@ pub(crate) fn solve(
             return Err(Error::Internal);
         }
     }
+    if eta.len() != best.len() {
+        return Err(Error::DimensionMismatch);
+    }
     eta.copy_from_slice(best);
-    let objective = objective(h, &|i, j| a[i + j * h], &|i| b[i], eta);
+    let objective = objective(h, &|i, j| at(a, i + j * h), &|i| at(b, i), eta);
     let (kkt_residual, support) = residual(a, b, eta, ax, bmax.max(amax));
     Ok(QpReport {
         objective,
@@ -179,12 +183,12 @@ fn objective(
     x: &[f64],
 ) -> f64 {
     let mut f = 0.0;
-    for i in 0..h {
+    for (i, &xi) in x.iter().enumerate().take(h) {
         let mut r = 0.0;
-        for j in 0..h {
-            r += a(i, j) * x[j];
+        for (j, &xj) in x.iter().enumerate().take(h) {
+            r += a(i, j) * xj;
         }
-        f += x[i] * (r - 2.0 * b(i));
+        f += xi * (r - 2.0 * b(i));
     }
     f
 }
@@ -194,18 +198,18 @@ fn residual(a: &[f64], b: &[f64], x: &[f64], g: &mut [f64], scale: f64) -> (f64,
     let h = b.len();
     let mut support = 0;
     let mut mu = 0.0;
-    for i in 0..h {
-        g[i] = (0..h).map(|j| a[i + j * h] * x[j]).sum::<f64>() - b[i];
-        if x[i] > 0.0 {
+    for (i, ((gi, &bi), &xi)) in g.iter_mut().zip(b).zip(x).enumerate() {
+        *gi = (0..h).map(|j| at(a, i + j * h) * at(x, j)).sum::<f64>() - bi;
+        if xi > 0.0 {
             support += 1;
-            mu -= g[i];
+            mu -= *gi;
         }
     }
     mu /= support.max(1) as f64;
     let mut r = libm::fabs(x.iter().sum::<f64>() - 1.0);
-    for i in 0..h {
-        let z = g[i] + mu;
-        r = r.max(if x[i] > 0.0 {
+    for (&gi, &xi) in g.iter().zip(x).take(h) {
+        let z = gi + mu;
+        r = r.max(if xi > 0.0 {
             libm::fabs(z)
         } else {
             (-z).max(0.0)
@@ -228,53 +232,60 @@ fn face_solve(
 ) -> Option<f64> {
     let n = m + 1;
     let w = n + 1;
+    // The system is `n × w` (the right-hand side in column `n`), row `r` at `r·w`.
+    if kkt.len() < n.checked_mul(w)? || idx.len() < m || y.len() < m {
+        return None;
+    }
+    let kk = |kkt: &[f64], r: usize, c: usize| at(kkt, r * w + c);
     for r in 0..n {
         for c in 0..n {
-            kkt[r * w + c] = match (r < m, c < m) {
-                (true, true) => a(idx[r], idx[c]) + if r == c { delta } else { 0.0 },
+            let v = match (r < m, c < m) {
+                (true, true) => a(at(idx, r), at(idx, c)) + if r == c { delta } else { 0.0 },
                 (true, false) | (false, true) => 1.0,
                 (false, false) => 0.0,
             };
+            set_at(kkt, r * w + c, v);
         }
-        kkt[r * w + n] = if r < m { b(idx[r]) } else { 1.0 };
+        set_at(kkt, r * w + n, if r < m { b(at(idx, r)) } else { 1.0 });
     }
     // Gaussian elimination with partial pivoting (entries are O(1) after scaling).
     for p in 0..n {
         let mut piv = p;
         for r in p + 1..n {
-            if libm::fabs(kkt[r * w + p]) > libm::fabs(kkt[piv * w + p]) {
+            if libm::fabs(kk(kkt, r, p)) > libm::fabs(kk(kkt, piv, p)) {
                 piv = r;
             }
         }
-        if libm::fabs(kkt[piv * w + p]) < 1e-13 {
+        if libm::fabs(kk(kkt, piv, p)) < 1e-13 {
             return None;
         }
         if piv != p {
             for c in 0..w {
-                kkt.swap(p * w + c, piv * w + c);
+                swap_at(kkt, p * w + c, piv * w + c);
             }
         }
-        let d = kkt[p * w + p];
+        let d = kk(kkt, p, p);
         for r in p + 1..n {
-            let f = kkt[r * w + p] / d;
+            let f = kk(kkt, r, p) / d;
             if f != 0.0 {
                 for c in p..w {
-                    kkt[r * w + c] -= f * kkt[p * w + c];
+                    let v = kk(kkt, r, c) - f * kk(kkt, p, c);
+                    set_at(kkt, r * w + c, v);
                 }
             }
         }
     }
     for r in (0..n).rev() {
-        let mut s = kkt[r * w + n];
+        let mut s = kk(kkt, r, n);
         for c in r + 1..n {
-            s -= kkt[r * w + c] * kkt[c * w + n];
+            s -= kk(kkt, r, c) * kk(kkt, c, n);
         }
-        kkt[r * w + n] = s / kkt[r * w + r];
+        set_at(kkt, r * w + n, s / kk(kkt, r, r));
     }
-    for r in 0..m {
-        y[r] = kkt[r * w + n];
+    for (r, yr) in y.iter_mut().enumerate().take(m) {
+        *yr = kk(kkt, r, n);
     }
-    Some(kkt[m * w + n])
+    Some(kk(kkt, m, n))
 }
 
 /// Primal active-set method (Nocedal & Wright, Alg. 16.3) on the scaled problem.
@@ -299,34 +310,34 @@ fn active(
         }
     }
     x.fill(0.0);
-    x[v0] = 1.0;
+    set_at(x, v0, 1.0);
     free.fill(0);
-    free[v0] = 1;
+    set_at(free, v0, 1);
     for _ in 0..(50 * h + 100) {
         let mut m = 0;
-        for v in 0..h {
-            if free[v] != 0 {
-                idx[m] = v;
+        for (v, &f) in free.iter().enumerate().take(h) {
+            if f != 0 {
+                set_at(idx, m, v);
                 m += 1;
             }
         }
         let mu = face_solve(m, idx, a, b, delta, kkt, y).ok_or(Error::Internal)?;
-        if y[..m].iter().all(|&t| t >= 0.0) {
+        if y.iter().take(m).all(|&t| t >= 0.0) {
             x.fill(0.0);
-            for p in 0..m {
-                x[idx[p]] = y[p];
+            for (&i, &yp) in idx.iter().zip(y.iter()).take(m) {
+                set_at(x, i, yp);
             }
             // Multipliers of the bounds z_v = (Ax)_v + μ − b_v; add the most negative.
             let mut add = None;
             let mut zmin = -1e-14;
-            for v in 0..h {
-                if free[v] != 0 {
+            for (v, (gv, &f)) in g.iter_mut().zip(free.iter()).enumerate().take(h) {
+                if f != 0 {
                     continue;
                 }
-                g[v] = (0..h)
-                    .map(|j| (a(v, j) + if v == j { delta } else { 0.0 }) * x[j])
+                *gv = (0..h)
+                    .map(|j| (a(v, j) + if v == j { delta } else { 0.0 }) * at(x, j))
                     .sum();
-                let z = g[v] + mu - b(v);
+                let z = *gv + mu - b(v);
                 if z < zmin {
                     zmin = z;
                     add = Some(v);
@@ -334,33 +345,35 @@ fn active(
             }
             match add {
                 None => return Ok(()),
-                Some(v) => free[v] = 1,
+                Some(v) => set_at(free, v, 1),
             }
         } else {
             // Step toward y until the first free weight reaches 0.
             let mut step = 1.0;
             let mut block = None;
-            for p in 0..m {
-                let (xi, yi) = (x[idx[p]], y[p]);
+            for (&i, &yi) in idx.iter().zip(y.iter()).take(m) {
+                let xi = at(x, i);
                 if yi < 0.0 {
                     let t = xi / (xi - yi);
                     if t < step {
                         step = t;
-                        block = Some(idx[p]);
+                        block = Some(i);
                     }
                 }
             }
-            for p in 0..m {
-                let i = idx[p];
-                x[i] += step * (y[p] - x[i]);
-                if x[i] <= 0.0 {
-                    x[i] = 0.0;
-                    free[i] = 0;
+            for (&i, &yp) in idx.iter().zip(y.iter()).take(m) {
+                let Some(xi) = x.get_mut(i) else {
+                    continue;
+                };
+                *xi += step * (yp - *xi);
+                if *xi <= 0.0 {
+                    *xi = 0.0;
+                    set_at(free, i, 0);
                 }
             }
             if let Some(i) = block {
-                x[i] = 0.0;
-                free[i] = 0;
+                set_at(x, i, 0.0);
+                set_at(free, i, 0);
             }
             let s: f64 = x.iter().sum();
             x.iter_mut().for_each(|t| *t /= s);

@@ -7,6 +7,7 @@
 use super::class_of;
 use super::engine::{Block, Sink};
 use crate::linalg::real::Real;
+use crate::linalg::{set_at, swap_at};
 use crate::work::WorkReq;
 
 /// The index written where there is no neighbour (`SIZE_MAX` in C).
@@ -99,46 +100,56 @@ impl<'w> TopK<'w> {
         i.wrapping_sub(self.lo) < self.len
     }
 
-    /// The worst similarity kept for item `i` (one of the heaps' items; for
-    /// any other, `+∞`: nothing is offered). Every index of the heaps is
-    /// checked (`get`, never a miss for the heaps' items): no panic path.
+    /// The worst similarity in item `i`'s heap (`i` one of the heaps' items; `+inf`,
+    /// which nothing beats, for any other).
     #[inline(always)]
     fn worst(&self, i: usize) -> f64 {
-        let at = (i - self.lo) * self.k;
+        let at = i.wrapping_sub(self.lo).wrapping_mul(self.k);
         self.sim.get(at).copied().unwrap_or(f64::INFINITY)
+    }
+
+    /// Is item `i` one of the heaps' items and `s` at least its worst similarity?
+    #[inline(always)]
+    fn reaches(&self, i: usize, s: f64) -> bool {
+        let r = i.wrapping_sub(self.lo);
+        r < self.len && matches!(self.sim.get(r.wrapping_mul(self.k)), Some(&w) if s >= w)
     }
 
     /// Offers `j` with similarity `s` to item `i`'s heap (`i` one of the heaps' items).
     #[inline]
     fn offer(&mut self, i: usize, j: usize, s: f64) {
-        let base = (i - self.lo) * self.k;
-        let r = base..base + self.k;
-        let (Some(sh), Some(xh)) = (self.sim.get_mut(r.clone()), self.idx.get_mut(r)) else {
+        let base = i.wrapping_sub(self.lo).wrapping_mul(self.k);
+        let r = base..base.wrapping_add(self.k);
+        let (Some(sim), Some(idx)) = (self.sim.get_mut(r.clone()), self.idx.get_mut(r)) else {
             return;
         };
-        let (Some(s0), Some(x0)) = (sh.first_mut(), xh.first_mut()) else {
+        let (Some(s0), Some(j0)) = (sim.first_mut(), idx.first_mut()) else {
             return;
         };
-        if better(s, j, *s0, *x0) {
-            (*s0, *x0) = (s, j);
-            sift_down(sh, xh, 0, self.k);
+        if better(s, j, *s0, *j0) {
+            *s0 = s;
+            *j0 = j;
+            sift_down(sim, idx, 0);
         }
     }
 
     /// Sorts every item's list best first (heap sort, `O(k log k)` per item).
     pub(crate) fn finish(&mut self) {
-        let k = self.k;
-        for c in 0..self.len {
-            let r = c * k..(c + 1) * k;
-            let (Some(s), Some(x)) = (self.sim.get_mut(r.clone()), self.idx.get_mut(r)) else {
-                break;
-            };
+        let k = self.k.max(1);
+        for (s, x) in self
+            .sim
+            .chunks_exact_mut(k)
+            .zip(self.idx.chunks_exact_mut(k))
+        {
             for end in (1..k).rev() {
-                if end < s.len() && end < x.len() {
-                    s.swap(0, end);
-                    x.swap(0, end);
+                let (Some(s), Some(x)) = (s.get_mut(..=end), x.get_mut(..=end)) else {
+                    break;
+                };
+                swap_at(s, 0, end);
+                swap_at(x, 0, end);
+                if let (Some(s), Some(x)) = (s.get_mut(..end), x.get_mut(..end)) {
+                    sift_down(s, x, 0);
                 }
-                sift_down(s, x, 0, end);
             }
         }
     }
@@ -151,61 +162,59 @@ impl<'w> TopK<'w> {
 
     /// Item `i`'s list (after [`TopK::finish`]: best first); `i` one of the heaps' items.
     pub(crate) fn get(&self, i: usize) -> (&[usize], &[f64]) {
-        let r = (i - self.lo) * self.k..(i - self.lo + 1) * self.k;
-        match (self.idx.get(r.clone()), self.sim.get(r)) {
-            (Some(x), Some(s)) => (x, s),
-            _ => (&[], &[]),
-        }
+        let base = i.wrapping_sub(self.lo).wrapping_mul(self.k);
+        let r = base..base.wrapping_add(self.k);
+        (
+            self.idx.get(r.clone()).unwrap_or_default(),
+            self.sim.get(r).unwrap_or_default(),
+        )
     }
 }
 
-/// Restores the heap (worst at the root) below `p` within `len` entries.
+/// Restores the heap (worst at the root) of `s`, `x` (the same length) below
+/// `p`: the entry at `p` moves down past every worse child, which moves up
+/// into its place (the positions repeated swaps give, with half the writes).
 #[inline]
-fn sift_down(s: &mut [f64], x: &mut [usize], mut p: usize, len: usize) {
-    let len = len.min(s.len()).min(x.len());
-    let (s, x) = (&mut s[..len], &mut x[..len]);
+fn sift_down(s: &mut [f64], x: &mut [usize], mut p: usize) {
+    let len = s.len().min(x.len());
+    let (Some(s), Some(x)) = (s.get_mut(..len), x.get_mut(..len)) else {
+        return;
+    };
+    let (Some(&sv), Some(&xv)) = (s.get(p), x.get(p)) else {
+        return;
+    };
     loop {
-        let (c1, c2) = (2 * p + 1, 2 * p + 2);
-        let (Some(&s1), Some(&x1)) = (s.get(c1), x.get(c1)) else {
-            return;
-        };
+        let c1 = p.wrapping_mul(2).wrapping_add(1);
+        if c1 >= len {
+            break;
+        }
+        let c2 = c1 + 1;
         // The worse child.
-        let (mut c, mut sc, mut xc) = (c1, s1, x1);
-        if let (Some(&s2), Some(&x2)) = (s.get(c2), x.get(c2)) {
-            if better(s1, x1, s2, x2) {
-                (c, sc, xc) = (c2, s2, x2);
-            }
-        }
-        let (Some(&sp), Some(&xp)) = (s.get(p), x.get(p)) else {
-            return;
+        let (c, sc, xc) = if c2 < len && better(s[c1], x[c1], s[c2], x[c2]) {
+            (c2, s[c2], x[c2])
+        } else {
+            (c1, s[c1], x[c1])
         };
-        if !better(sp, xp, sc, xc) {
-            return;
+        if !better(sv, xv, sc, xc) {
+            break;
         }
-        // Swap p and c (both in range: read above).
-        if let (Some(a), Some(b)) = (s.get_mut(p), x.get_mut(p)) {
-            (*a, *b) = (sc, xc);
-        }
-        if let (Some(a), Some(b)) = (s.get_mut(c), x.get_mut(c)) {
-            (*a, *b) = (sp, xp);
-        }
+        set_at(s, p, sc);
+        set_at(x, p, xc);
         p = c;
     }
+    set_at(s, p, sv);
+    set_at(x, p, xv);
 }
 
 impl<T: Real> Sink<T> for TopK<'_> {
     fn visit(&mut self, rows: &[usize], cols: &[usize], blk: &[T], shape: Block) {
         let nr = rows.len();
-        for (b, &j) in cols.iter().enumerate() {
-            // Column b of the `nr × cols` block (the engine's blocks are whole).
-            let Some(col) = blk.get(b * nr..(b + 1) * nr) else {
-                break;
-            };
+        for (b, (col, &j)) in blk.chunks_exact(nr.max(1)).zip(cols).enumerate() {
             match shape {
                 Block::Rect => {
-                    for (&i, &x) in rows.iter().zip(col) {
-                        let s = x.to_f64();
-                        if self.mine(i) && s >= self.worst(i) && i != j && self.filter.ok(i, j) {
+                    for (v, &i) in col.iter().zip(rows) {
+                        let s = v.to_f64();
+                        if self.reaches(i, s) && i != j && self.filter.ok(i, j) {
                             self.offer(i, j, s);
                         }
                     }
@@ -217,10 +226,11 @@ impl<T: Real> Sink<T> for TopK<'_> {
                     } else {
                         f64::NAN
                     };
-                    for (&i, &x) in rows.iter().zip(col).take(amax) {
-                        let s = x.to_f64();
+                    let rows = rows.get(..amax).unwrap_or_default();
+                    for (v, &i) in col.iter().zip(rows) {
+                        let s = v.to_f64();
                         // NaN `wj` (j not ours): `s >= wj` is false.
-                        let (ti, tj) = (self.mine(i) && s >= self.worst(i), s >= wj);
+                        let (ti, tj) = (self.reaches(i, s), s >= wj);
                         if (ti || tj) && self.filter.ok(i, j) {
                             if ti {
                                 self.offer(i, j, s);
@@ -298,60 +308,46 @@ impl<'w> PairTop<'w> {
         self.offer(c, lo, hi, s);
     }
 
-    /// Entry `p`: `(sim, lo, hi)`. Every index of the heaps is checked
-    /// (`entry`/`set`, never a miss for a class's slots): no panic path.
-    #[inline(always)]
-    fn entry(&self, p: usize) -> Option<(f64, usize, usize)> {
-        Some((*self.sim.get(p)?, *self.lo.get(p)?, *self.hi.get(p)?))
-    }
-
-    #[inline(always)]
-    fn set(&mut self, p: usize, (s, lo, hi): (f64, usize, usize)) {
-        if let (Some(a), Some(b), Some(c)) =
-            (self.sim.get_mut(p), self.lo.get_mut(p), self.hi.get_mut(p))
-        {
-            (*a, *b, *c) = (s, lo, hi);
+    /// Class `c`'s heap: its `kp` entries of each array (empty for a class it does not have).
+    #[inline]
+    fn heap(&mut self, c: usize) -> PairHeap<'_> {
+        let base = c.wrapping_mul(self.kp);
+        let r = base..base.wrapping_add(self.kp);
+        match (
+            self.sim.get_mut(r.clone()),
+            self.lo.get_mut(r.clone()),
+            self.hi.get_mut(r),
+        ) {
+            (Some(sim), Some(lo), Some(hi)) => PairHeap { sim, lo, hi },
+            _ => PairHeap {
+                sim: &mut [],
+                lo: &mut [],
+                hi: &mut [],
+            },
         }
-    }
-
-    #[inline(always)]
-    fn better(&self, s: f64, lo: usize, hi: usize, p: usize) -> bool {
-        let Some((sp, lp, hp)) = self.entry(p) else {
-            return false;
-        };
-        s > sp || (s == sp && (lo, hi) < (lp, hp))
     }
 
     #[inline]
     fn offer(&mut self, c: usize, lo: usize, hi: usize, s: f64) {
-        let base = c * self.kp;
-        if !self.better(s, lo, hi, base) {
+        let mut h = self.heap(c);
+        if !h.better(s, lo, hi, 0) {
             return;
         }
-        self.set(base, (s, lo, hi));
+        h.set(0, s, lo, hi);
         // Sift down (worst at the root).
-        let mut p = 0;
+        let mut p = 0usize;
         loop {
-            let (c1, c2) = (2 * p + 1, 2 * p + 2);
-            if c1 >= self.kp {
-                break;
-            }
-            let (q1, q2) = (base + c1, base + c2);
-            let Some((s1, l1, h1)) = self.entry(q1) else {
+            let c1 = p.wrapping_mul(2).wrapping_add(1);
+            let Some((s1, lo1, hi1)) = h.at(c1) else {
                 break;
             };
-            let c = if c2 < self.kp && self.better(s1, l1, h1, q2) {
-                c2
-            } else {
-                c1
-            };
-            let (pp, qc) = (base + p, base + c);
-            let (Some(ep), Some(ec)) = (self.entry(pp), self.entry(qc)) else {
+            let c2 = c1.wrapping_add(1);
+            let c = if h.better(s1, lo1, hi1, c2) { c2 } else { c1 };
+            let Some((sp, lop, hip)) = h.at(p) else {
                 break;
             };
-            if self.better(ep.0, ep.1, ep.2, qc) {
-                self.set(pp, ec);
-                self.set(qc, ep);
+            if h.better(sp, lop, hip, c) {
+                h.swap(p, c);
                 p = c;
             } else {
                 break;
@@ -361,37 +357,79 @@ impl<'w> PairTop<'w> {
 
     /// Sorts every class's pairs best first (selection sort: `kp` is small and this runs once).
     pub(crate) fn finish(&mut self) {
-        let kp = self.kp;
-        for c in 0..self.sim.len() / kp.max(1) {
-            let base = c * kp;
-            for p in base..base + kp {
+        let kp = self.kp.max(1);
+        let per_class = self
+            .sim
+            .chunks_exact_mut(kp)
+            .zip(self.lo.chunks_exact_mut(kp));
+        for ((sim, lo), hi) in per_class.zip(self.hi.chunks_exact_mut(kp)) {
+            let mut h = PairHeap { sim, lo, hi };
+            for p in 0..kp {
                 let mut best = p;
-                for q in p + 1..base + kp {
-                    if let Some((sq, lq, hq)) = self.entry(q) {
-                        if self.better(sq, lq, hq, best) {
+                for q in p + 1..kp {
+                    if let Some((s, lo, hi)) = h.at(q) {
+                        if h.better(s, lo, hi, best) {
                             best = q;
                         }
                     }
                 }
-                if let (Some(ep), Some(eb)) = (self.entry(p), self.entry(best)) {
-                    self.set(p, eb);
-                    self.set(best, ep);
-                }
+                h.swap(p, best);
             }
         }
     }
 
     /// Class `c`'s pairs `(lo, hi, sim)` (after [`PairTop::finish`]: best first).
     pub(crate) fn get(&self, c: usize) -> (&[usize], &[usize], &[f64]) {
-        let r = c * self.kp..(c + 1) * self.kp;
-        match (
-            self.lo.get(r.clone()),
-            self.hi.get(r.clone()),
-            self.sim.get(r),
-        ) {
-            (Some(l), Some(h), Some(s)) => (l, h, s),
-            _ => (&[], &[], &[]),
+        let base = c.wrapping_mul(self.kp);
+        let r = base..base.wrapping_add(self.kp);
+        (
+            self.lo.get(r.clone()).unwrap_or_default(),
+            self.hi.get(r.clone()).unwrap_or_default(),
+            self.sim.get(r).unwrap_or_default(),
+        )
+    }
+}
+
+/// One class's pair heap: three arrays of the same length.
+struct PairHeap<'h> {
+    sim: &'h mut [f64],
+    lo: &'h mut [usize],
+    hi: &'h mut [usize],
+}
+
+impl PairHeap<'_> {
+    /// Entry `p`; `None` past the end.
+    #[inline(always)]
+    fn at(&self, p: usize) -> Option<(f64, usize, usize)> {
+        match (self.sim.get(p), self.lo.get(p), self.hi.get(p)) {
+            (Some(&s), Some(&lo), Some(&hi)) => Some((s, lo, hi)),
+            _ => None,
         }
+    }
+
+    /// Does `(s, lo, hi)` come before entry `p` (false past the end)?
+    #[inline(always)]
+    fn better(&self, s: f64, lo: usize, hi: usize, p: usize) -> bool {
+        self.at(p)
+            .is_some_and(|(sp, lop, hip)| s > sp || (s == sp && (lo, hi) < (lop, hip)))
+    }
+
+    /// Writes entry `p` (nothing past the end).
+    #[inline(always)]
+    fn set(&mut self, p: usize, s: f64, lo: usize, hi: usize) {
+        if let (Some(a), Some(b), Some(c)) =
+            (self.sim.get_mut(p), self.lo.get_mut(p), self.hi.get_mut(p))
+        {
+            (*a, *b, *c) = (s, lo, hi);
+        }
+    }
+
+    /// Swaps entries `p` and `q` (inside: `at` found them).
+    #[inline(always)]
+    fn swap(&mut self, p: usize, q: usize) {
+        swap_at(self.sim, p, q);
+        swap_at(self.lo, p, q);
+        swap_at(self.hi, p, q);
     }
 }
 
@@ -399,15 +437,18 @@ impl<T: Real> Sink<T> for PairTop<'_> {
     fn visit(&mut self, rows: &[usize], cols: &[usize], blk: &[T], shape: Block) {
         let nr = rows.len();
         let kp = self.kp;
-        for (b, &j) in cols.iter().enumerate() {
+        // Class `c`'s worst similarity (`+inf` for a class it does not have).
+        let worst = |sim: &[f64], c: usize| {
+            sim.get(c.wrapping_mul(kp))
+                .copied()
+                .unwrap_or(f64::INFINITY)
+        };
+        for (b, (col, &j)) in blk.chunks_exact(nr.max(1)).zip(cols).enumerate() {
             let Some(cj) = class_of(self.labels, j) else {
                 continue;
             };
-            let Some(col) = blk.get(b * nr..(b + 1) * nr) else {
-                break;
-            };
             let amax = if shape == Block::Diag { b } else { nr };
-            for (&i, &x) in rows.iter().zip(col).take(amax) {
+            for (v, &i) in col.iter().zip(rows.get(..amax).unwrap_or_default()) {
                 let ci = match class_of(self.labels, i) {
                     Some(ci) if ci != cj && i != j => ci,
                     _ => continue,
@@ -417,9 +458,8 @@ impl<T: Real> Sink<T> for PairTop<'_> {
                 {
                     continue;
                 }
-                let s = x.to_f64();
-                let worst = |c: usize| self.sim.get(c * kp).copied().unwrap_or(f64::INFINITY);
-                if s < worst(ci) && s < worst(cj) {
+                let s = v.to_f64();
+                if s < worst(self.sim, ci) && s < worst(self.sim, cj) {
                     continue;
                 }
                 let (lo, hi) = if i < j { (i, j) } else { (j, i) };
