@@ -6,30 +6,30 @@
 # x86-64 Linux here) that links the mvnmf core (no default features: the
 # allocation-free blocked GEMM with run-time SIMD dispatch, so the portable,
 # AVX2 and AVX-512 paths are all in it) and calls, on static buffers:
-#   models::nmf::fit          on a dense view and on a CSC view (the fused
-#                             sparse U-step, the row-sorted copy, the sparse
-#                             products, the Gram products, the MU steps);
-#   models::nmf::joint_fit    two views (dense + CSC) sharing V;
-#   models::mvsl::fit         the MvSL preset (L1,2 proximal U-step) with an
-#                             SGE graph on the same two views;
-#   linalg::sym_eig           the symmetric eigensolver;
-# see nostd-check/src/main.rs for the exact calls. Every input (data, CSC
-# structure, labels, dimensions, rank, options) goes through core::hint::black_box,
-# so the optimiser cannot specialise the library for those values. It is built in the release
-# profile with fat LTO, codegen-units = 1, opt-level = 3 and panic = "abort",
-# with a panic handler that calls a symbol no library defines
-# (`mvnmf_a_panic_is_reachable`): the link succeeds only if the optimiser
-# removed every call to the handler, i.e. no panic (bounds check, slice
-# range, unwrap, division by zero, step_by(0), ...) is reachable from those
-# entry points — the trick of the `no-panic` crate. The built binary is then
-# run (exit status 0: the fits converged and the eigenvalues are right).
-# Not covered: every other entry point (deep, JSNMF, β-NMF, MVEL, the
-# pipeline, graph builders, kNN, kernels, metrics, the C ABI's own argument
-# handling); options these calls do not use, in so far as the optimiser
-# dropped them as dead code for the parameters the binary passes; other targets
-# and profiles (the proof is about this optimised build — a debug build has
-# overflow checks). The C ABI keeps `catch_unwind` (ffi::guard) as the second
-# line for what the proof does not cover.
+#   every C entry point (the 163 #[no_mangle] functions of src/ffi/:
+#                             nostd-check/src/capi_models.rs for nmf, mvsl,
+#                             deep, jsnmf, mvel, dist, data, abi, linalg and
+#                             mod.rs, 87; capi_graph_eval.rs for graph, eval
+#                             and pipeline, 76), with a progress callback, a
+#                             host parallel_for and a one-rank communicator;
+#   models::nmf::fit, joint_fit and models::mvsl::fit through the Rust API,
+#   and linalg::sym_eig (nostd-check/src/main.rs).
+# Every argument (pointers, data, CSC structure, labels, dimensions, ranks,
+# option structs, callbacks) goes through core::hint::black_box, so the
+# optimiser cannot specialise the library for those values: the proof holds
+# for whatever a caller passes, the C ABI's own argument checks included. It
+# is built in the release profile with fat LTO, codegen-units = 1,
+# opt-level = 3 and panic = "abort", with a panic handler that calls a symbol
+# no library defines (`mvnmf_a_panic_is_reachable`): the link succeeds only
+# if the optimiser removed every call to the handler, i.e. no panic (bounds
+# check, slice range, unwrap, division by zero, step_by(0), ...) is reachable
+# from those entry points — the trick of the `no-panic` crate. The built
+# binary is then run (exit status 0: every call returned OK and its results
+# were checked).
+# Not covered: the hosted build's own paths (the `gemm` crate and the rayon
+# pool of the default features), other targets and profiles (the proof is
+# about this optimised build — a debug build has overflow checks). The C ABI
+# keeps `catch_unwind` (ffi::guard) as the second line for those.
 #
 # When the proof fails, the binary is built again with a defined handler and
 # the panic call sites that survived are listed (callee counts, and the

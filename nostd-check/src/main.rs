@@ -5,12 +5,13 @@
 //! builds it with a panic handler that calls an undefined symbol (a link-time
 //! proof that none of these calls can reach a panic).
 //!
-//! Every input the fits see (data, CSC structure, labels, dimensions, rank,
-//! options) passes through [`black_box`], so the optimiser cannot fold the
-//! calls for these particular values: what the link proves for them holds for
-//! whatever the caller passes, every option included. The eigensolver gets an
-//! opaque matrix but the constant order 3 (see [`eig`]). The C ABI modules
-//! (`capi_models`, `capi_graph_eval`) are empty on this branch.
+//! Every input passes through [`black_box`] (data, CSC structure, labels,
+//! dimensions, rank, options, the eigensolver's matrix and order), so the
+//! optimiser cannot fold the calls for these particular values: what the link
+//! proves holds for whatever the caller passes, every option included.
+//! [`capi_models`] and [`capi_graph_eval`] do the same for every C entry
+//! point (163: the `#[no_mangle]` functions of `src/ffi/`), the C ABI's own
+//! argument handling included.
 #![no_std]
 #![no_main]
 
@@ -179,9 +180,7 @@ fn eig() -> i32 {
     let mut a = [2.0, -1.0, 0.0, -1.0, 2.0, -1.0, 0.0, -1.0, 2.0];
     let mut w = [0.0f64; 3];
     let mut work = [0u8; 256];
-    // The order stays a constant here: the eigensolver is proven for n = 3
-    // only (branch np-graph proves it for any n, through CCA).
-    let n = 3;
+    let n = black_box(3usize);
     let need = match mvnmf::linalg::sym_eig_workspace::<f64>(n) {
         Ok(b) if b <= work.len() => b,
         _ => return 7,
