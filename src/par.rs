@@ -51,6 +51,20 @@ pub fn tasks_for(units: usize, unit_work: usize) -> usize {
     (work / MIN_TASK_WORK).clamp(1, MAX_TASKS.min(units.max(1)))
 }
 
+/// [`tasks_for`] rounded down to an even count (when it is above one): a
+/// pool of two threads, the common small machine, then finishes the region's
+/// equal tasks in step instead of waiting on an odd one out. For splits whose
+/// parts are summed (a fixed reduction order) and so cannot use many small
+/// tasks to even the load.
+pub fn even_tasks_for(units: usize, unit_work: usize) -> usize {
+    let t = tasks_for(units, unit_work);
+    if t > 1 {
+        t & !1
+    } else {
+        t
+    }
+}
+
 /// `n` split into `tasks` contiguous ranges: the length of all but the last
 /// (a multiple of `align`, at least `align`).
 pub fn chunk_len(n: usize, tasks: usize, align: usize) -> usize {
