@@ -384,6 +384,42 @@ pub(crate) struct RowBlock<'a, T> {
     pub cols: [&'a mut [T]; 64],
 }
 
+/// An iterator with the length its caller counted (for
+/// [`Parallel::run_items`]): `Counted::new(parts.chunks_mut(len).zip(slots), n)`.
+/// A chunked iterator's own length divides by its chunk size; when the
+/// optimiser does not inline that `size_hint` next to the chunk size's
+/// check, a division-by-zero panic path survives (the link-time proof finds
+/// it). Ends after `n` items or with the inner iterator, whichever comes
+/// first (a short inner iterator makes `run_items` fail, never panic).
+pub(crate) struct Counted<I> {
+    inner: I,
+    left: usize,
+}
+
+impl<I> Counted<I> {
+    pub(crate) fn new(inner: I, n: usize) -> Self {
+        Counted { inner, left: n }
+    }
+}
+
+impl<I: Iterator> Iterator for Counted<I> {
+    type Item = I::Item;
+
+    fn next(&mut self) -> Option<I::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        self.inner.next()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl<I: Iterator> ExactSizeIterator for Counted<I> {}
+
 /// Splits a column-major `m × k` matrix (`k ≤ 64`) into blocks of `rows` rows,
 /// each handed out as [`RowBlock`] (for [`Parallel::run_items`]).
 pub(crate) struct RowBlocks<'a, T> {

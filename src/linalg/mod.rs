@@ -47,7 +47,7 @@ pub use eig::{sym_eig, sym_eig_workspace};
 use crate::error::Error;
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
-use crate::par::{chunk_len, even_tasks_for};
+use crate::par::{chunk_len, even_tasks_for, Counted};
 use crate::work::{Stack, WorkReq};
 
 /// `v[i]`, or the default (zero) past the end: the read of an index the
@@ -338,10 +338,8 @@ pub(crate) fn gemm_k<T: Real>(
     let mn = (m * n).max(1);
     let parts: &mut [T] = st.take_matrix(mn, tasks)?;
     let slots = st.take_slots(tasks, gemm_req::<T>(m, n, chunk))?;
-    par.run_items(parts.chunks_mut(mn).zip(slots).enumerate(), &|(
-        t,
-        (part, slot),
-    )| {
+    let items = Counted::new(parts.chunks_mut(mn).zip(slots).enumerate(), tasks);
+    par.run_items(items, &|(t, (part, slot))| {
         let (p0, p1) = (t * chunk, ((t + 1) * chunk).min(k));
         gemm(
             T::ONE,
