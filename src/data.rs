@@ -20,7 +20,7 @@ use crate::linalg::real::Real;
 pub use crate::linalg::sparse::Csc;
 pub(crate) use crate::linalg::sparse::Csr;
 use crate::linalg::sparse::{self, csr_fill};
-use crate::linalg::{gemm, gemm_req, sq_norm};
+use crate::linalg::{gemm, gemm_k, gemm_k_req, gemm_req, sq_norm};
 use crate::work::{Stack, WorkReq};
 
 /// The label of an item whose class is unknown (`MVNMF_UNLABELED` in C).
@@ -287,7 +287,7 @@ impl<'a, T: Real> View<'a, T> {
     ) -> Result<(), Error> {
         let (m, n) = (self.rows(), self.cols());
         match self {
-            View::Dense(d) => gemm(
+            View::Dense(d) => gemm_k(
                 T::ONE,
                 d.mat(),
                 MatRef::col_major(v, k, n)?.t(),
@@ -414,7 +414,7 @@ impl<'w, T: Real> Prepared<'w, T> {
 /// at a padded stride; the row-sorted entries come from [`Prepared`]).
 pub(crate) fn x_vt_req<T>(shape: ViewShape, k: usize) -> WorkReq {
     match shape.kind {
-        ViewKind::Dense => gemm_req::<T>(shape.rows, k, shape.cols),
+        ViewKind::Dense => gemm_k_req::<T>(shape.rows, k, shape.cols),
         ViewKind::Csc => sparse::csr_x_vt_req::<T>(shape.rows, shape.cols, shape.nnz, k),
     }
 }

@@ -51,6 +51,20 @@ pub fn tasks_for(units: usize, unit_work: usize) -> usize {
     (work / MIN_TASK_WORK).clamp(1, MAX_TASKS.min(units.max(1)))
 }
 
+/// [`tasks_for`] rounded down to an even count (when it is above one): a
+/// pool of two threads, the common small machine, then finishes the region's
+/// equal tasks in step instead of waiting on an odd one out. For splits whose
+/// parts are summed (a fixed reduction order) and so cannot use many small
+/// tasks to even the load.
+pub fn even_tasks_for(units: usize, unit_work: usize) -> usize {
+    let t = tasks_for(units, unit_work);
+    if t > 1 {
+        t & !1
+    } else {
+        t
+    }
+}
+
 /// `n` split into `tasks` contiguous ranges: the length of all but the last
 /// (a multiple of `align`, at least `align`).
 pub fn chunk_len(n: usize, tasks: usize, align: usize) -> usize {
@@ -369,6 +383,42 @@ pub(crate) struct RowBlock<'a, T> {
     /// Column `t`'s rows `r0..r0 + len` (the first `k` of the 64 are used).
     pub cols: [&'a mut [T]; 64],
 }
+
+/// An iterator with the length its caller counted (for
+/// [`Parallel::run_items`]): `Counted::new(parts.chunks_mut(len).zip(slots), n)`.
+/// A chunked iterator's own length divides by its chunk size; when the
+/// optimiser does not inline that `size_hint` next to the chunk size's
+/// check, a division-by-zero panic path survives (the link-time proof finds
+/// it). Ends after `n` items or with the inner iterator, whichever comes
+/// first (a short inner iterator makes `run_items` fail, never panic).
+pub(crate) struct Counted<I> {
+    inner: I,
+    left: usize,
+}
+
+impl<I> Counted<I> {
+    pub(crate) fn new(inner: I, n: usize) -> Self {
+        Counted { inner, left: n }
+    }
+}
+
+impl<I: Iterator> Iterator for Counted<I> {
+    type Item = I::Item;
+
+    fn next(&mut self) -> Option<I::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        self.inner.next()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl<I: Iterator> ExactSizeIterator for Counted<I> {}
 
 /// Splits a column-major `m × k` matrix (`k ≤ 64`) into blocks of `rows` rows,
 /// each handed out as [`RowBlock`] (for [`Parallel::run_items`]).

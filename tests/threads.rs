@@ -404,3 +404,28 @@ fn fused_knn_same_lists_for_every_pool() {
         assert!(run(par) == reference, "fused kNN: {name}");
     }
 }
+
+/// A view of few features over many items: `X·Vᵀ` (40 × 16, summed over
+/// 30 000 items) is split over the items into per-task partial products that
+/// are added in task order (`linalg::gemm_k`), and `VVᵀ` over rows of `Vᵀ`;
+/// joint NMF with a second such view gives the same bits for every pool and
+/// never rises.
+#[test]
+fn few_features_many_items_split_over_the_items_and_give_the_same_bits() {
+    let n = 30_000;
+    let xs = [
+        (40, random_matrix(40, n, 1.0, 7)),
+        (12, random_matrix(12, n, 1.0, 8)),
+    ];
+    let views: Vec<View<'_, f64>> = xs
+        .iter()
+        .map(|(m, x)| View::from(Dense::new(x, *m, n, *m).unwrap()))
+        .collect();
+    let reference = joint(&views, 16, Parallel::Serial).unwrap();
+    for (name, par) in pools() {
+        assert!(
+            joint(&views, 16, par).unwrap() == reference,
+            "few features, many items: {name}"
+        );
+    }
+}

@@ -47,7 +47,7 @@ pub use eig::{sym_eig, sym_eig_workspace};
 use crate::error::Error;
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
-use crate::par::{chunk_len, tasks_for};
+use crate::par::{chunk_len, even_tasks_for, Counted};
 use crate::work::{Stack, WorkReq};
 
 /// `v[i]`, or the default (zero) past the end: the read of an index the
@@ -201,7 +201,8 @@ pub(crate) fn gram_t<T: Real>(
 /// The fixed split of [`gram_par`] over the `m` rows of `A`: `(tasks, rows
 /// per task)`, from the shape alone (`crate::par`).
 fn gram_split(m: usize, k: usize) -> (usize, usize) {
-    let tasks = tasks_for(m, k.saturating_mul(k) / 2);
+    // Per row of `A`: the multiply-adds of `gram_t`'s strips, about `k(k + 16)/2`.
+    let tasks = even_tasks_for(m, k.saturating_mul(k + GRAM_STRIP) / 2);
     let chunk = chunk_len(m, tasks, 8);
     (m.div_ceil(chunk.max(1)), chunk)
 }
@@ -271,6 +272,96 @@ pub(crate) fn gram_par<T: Real>(
                 acc
             } else {
                 beta * *d + acc
+            };
+        }
+    }
+    Ok(())
+}
+
+/// Largest `C` (`m·n` elements) that [`gemm_k`] splits over the inner
+/// dimension: each task keeps a whole `C` of its own (256 KiB at this size).
+const K_SPLIT_MAX_C: usize = 1 << 15;
+
+/// The fixed split of [`gemm_k`] over the inner dimension `k`: `(tasks,
+/// inner indices per task)`, from the shape alone (`crate::par`). One task
+/// unless `C` is small (at most [`K_SPLIT_MAX_C`] elements) and the inner
+/// dimension long (`k ≥ 4·max(m, n)`); an even number of parts, multiples
+/// of 16.
+fn k_split(m: usize, n: usize, k: usize) -> (usize, usize) {
+    let mn = m.saturating_mul(n);
+    if mn > K_SPLIT_MAX_C || k / 4 < m.max(n) {
+        return (1, k);
+    }
+    let chunk = chunk_len(k, even_tasks_for(k, mn), 16).max(1);
+    (k.div_ceil(chunk), chunk)
+}
+
+/// Workspace of [`gemm_k`] for `C (m×n) ← α A (m×k) B (k×n) + β C`.
+pub(crate) fn gemm_k_req<T>(m: usize, n: usize, k: usize) -> WorkReq {
+    let (tasks, chunk) = k_split(m, n, k);
+    if tasks <= 1 {
+        return gemm_req::<T>(m, n, k);
+    }
+    WorkReq::all_of(&[
+        WorkReq::matrix::<T>(m.saturating_mul(n), tasks),
+        gemm_req::<T>(m, n, chunk).times(tasks),
+    ])
+}
+
+/// [`gemm()`] for a small `C` and a long inner dimension (`X·Vᵀ`: a view's
+/// features × the rank, summed over all items): split over the inner
+/// dimension into the tasks of [`k_split`], run on the stack's
+/// [`crate::Parallel`]. Task `t` forms `A_t·B_t` (its block of columns of `A`
+/// and rows of `B`) whole, and `C ← α·Σ_t A_t·B_t + β·C` adds the parts in
+/// task order: the same bits for every thread count. Splitting `C`'s rows
+/// instead (what [`gemm()`] does) hands every task all of `B`, and a slice of
+/// a few rows that makes poor use of the register tiles. Other shapes: one
+/// task, [`gemm()`] itself. Workspace: [`gemm_k_req`].
+pub(crate) fn gemm_k<T: Real>(
+    alpha: T,
+    a: MatRef<'_, T>,
+    b: MatRef<'_, T>,
+    beta: T,
+    mut c: MatMut<'_, T>,
+    st: &mut Stack<'_>,
+) -> Result<(), Error> {
+    let (m, n, k) = (c.rows(), c.cols(), a.cols());
+    let (tasks, chunk) = k_split(m, n, k);
+    if tasks <= 1 || alpha == T::ZERO {
+        return gemm(alpha, a, b, beta, c, st);
+    }
+    if a.rows() != m || b.cols() != n || b.rows() != k {
+        return Err(Error::Internal);
+    }
+    let par = st.par();
+    let mut st = st.rest();
+    let mn = (m * n).max(1);
+    let parts: &mut [T] = st.take_matrix(mn, tasks)?;
+    let slots = st.take_slots(tasks, gemm_req::<T>(m, n, chunk))?;
+    let items = Counted::new(parts.chunks_mut(mn).zip(slots).enumerate(), tasks);
+    par.run_items(items, &|(t, (part, slot))| {
+        let (p0, p1) = (t * chunk, ((t + 1) * chunk).min(k));
+        gemm(
+            T::ONE,
+            a.col_range(p0, p1)?,
+            b.t().col_range(p0, p1)?.t(),
+            T::ZERO,
+            MatMut::col_major(part, m, n)?,
+            &mut Stack::new(slot),
+        )
+    })?;
+    // Σ_t in task order, into the first part.
+    let (first, rest) = parts.split_at_mut(mn.min(parts.len()));
+    for p in rest.chunks_exact(mn) {
+        first.iter_mut().zip(p).for_each(|(x, &y)| *x += y);
+    }
+    for (j, sum) in first.chunks_exact(m.max(1)).enumerate().take(n) {
+        let col = c.col_mut(j);
+        for (d, &x) in col.iter_mut().zip(sum) {
+            *d = if beta == T::ZERO {
+                alpha * x
+            } else {
+                alpha * x + beta * *d
             };
         }
     }
@@ -443,6 +534,69 @@ pub(crate) mod tests {
                     }
                 }
                 force_level(SimdLevel::Avx512);
+            }
+        }
+    }
+
+    /// [`gemm_k`] on `X·Vᵀ` shapes it splits (and one it does not): within
+    /// rounding of the plain sums, with α and β; the same bits on every pool
+    /// (serial, 1–3 built-in threads, or none in no_std); the workspace of
+    /// [`gemm_k_req`] is enough, and one that is short fails before C is written.
+    #[test]
+    fn gemm_k_splits_the_inner_dimension() {
+        use crate::par::Parallel;
+        for &(m, n, k, split) in &[
+            (64, 20, 10_000, true),
+            (75, 20, 6_000, true),
+            (4, 3, 200_000, true),
+            (300, 50, 1_000, false),
+        ] {
+            assert_eq!(k_split(m, n, k).0 > 1, split, "m{m} n{n} k{k}");
+            let (tasks, chunk) = k_split(m, n, k);
+            assert!(tasks == 1 || tasks % 2 == 0, "{tasks} tasks");
+            assert!(tasks * chunk >= k && (tasks - 1) * chunk < k);
+            let mut rng = Rng::new((m + n + k) as u64);
+            let x: std::vec::Vec<f64> = (0..m * k).map(|_| rng.uniform()).collect();
+            let v: std::vec::Vec<f64> = (0..n * k).map(|_| rng.uniform()).collect();
+            let c0: std::vec::Vec<f64> = (0..m * n).map(|_| rng.uniform()).collect();
+            let (a, b) = (operand(&x, m, k, false), operand(&v, k, n, true));
+            let need = gemm_k_req::<f64>(m, n, k).bytes().unwrap();
+            let run = |par: Parallel, bytes: usize| {
+                let mut w = std::vec![0u8; bytes];
+                let mut c = c0.clone();
+                let cm = MatMut::col_major(&mut c, m, n).unwrap();
+                let r = gemm_k(0.5, a, b, 2.0, cm, &mut Stack::new(&mut w).with_par(par));
+                (r, c)
+            };
+            let (r, want) = run(Parallel::Serial, need);
+            r.unwrap();
+            for j in 0..n {
+                for i in 0..m {
+                    let s: f64 = (0..k).map(|p| a.at(i, p) * b.at(p, j)).sum();
+                    let exact = 0.5 * s + 2.0 * c0[i + j * m];
+                    let got = want[i + j * m];
+                    assert!(
+                        (got - exact).abs() <= 1e-13 * exact,
+                        "({i},{j}) {got} {exact}"
+                    );
+                }
+            }
+            for par in [
+                Parallel::Threads(1),
+                Parallel::Threads(2),
+                Parallel::Threads(3),
+            ] {
+                let (r, got) = run(par, need);
+                r.unwrap();
+                let bits = |c: &[f64]| c.iter().map(|x| x.to_bits()).collect::<std::vec::Vec<_>>();
+                assert!(bits(&got) == bits(&want), "{par:?} m{m} n{n} k{k}");
+            }
+            if split {
+                // Short of the need less the alignment slack: too small
+                // however the buffer is aligned; C untouched.
+                let (r, c) = run(Parallel::Serial, need - crate::work::ALIGN - 1);
+                assert_eq!(r, Err(Error::WorkspaceTooSmall));
+                assert!(c == c0);
             }
         }
     }
