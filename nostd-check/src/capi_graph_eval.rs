@@ -91,26 +91,11 @@ unsafe extern "C" fn progress(p: *const mvnmf_progress, user: *mut c_void) -> c_
     c_int::from(!total.is_finite())
 }
 
-/// A host `parallel_for` that runs the tasks in order on this thread.
-unsafe extern "C" fn serial_for(
-    n_tasks: usize,
-    task: mvnmf_task_fn,
-    task_ctx: *mut c_void,
-    _ctx: *mut c_void,
-) {
-    if let Some(t) = task {
-        for i in 0..n_tasks {
-            // SAFETY: the library's task, called as its contract says (once per index).
-            unsafe { t(task_ctx, i) };
-        }
-    }
-}
-
 fn host() -> mvnmf_parallel {
     bb(mvnmf_parallel {
         threads: 1,
         reserved: 0,
-        parallel_for: bb(Some(serial_for as unsafe extern "C" fn(_, _, _, _))),
+        parallel_for: bb(Some(crate::serial_for as unsafe extern "C" fn(_, _, _, _))),
         ctx: null_mut(),
     })
 }

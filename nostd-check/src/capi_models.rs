@@ -115,27 +115,12 @@ unsafe extern "C" fn progress(p: *const mvnmf_progress, user: *mut c_void) -> c_
 }
 const PROGRESS: mvnmf_progress_fn = Some(progress);
 
-/// A host `parallel_for` that runs the tasks serially, in order.
-unsafe extern "C" fn parallel_for(
-    n_tasks: usize,
-    task: mvnmf_task_fn,
-    task_ctx: *mut c_void,
-    _ctx: *mut c_void,
-) {
-    if let Some(t) = task {
-        for i in 0..n_tasks {
-            // SAFETY: the library's task, called as its contract says.
-            unsafe { t(task_ctx, i) }
-        }
-    }
-}
-
 /// The host pool of these calls.
 fn parallel() -> mvnmf_parallel {
     mvnmf_parallel {
         threads: 1,
         reserved: 0,
-        parallel_for: Some(parallel_for),
+        parallel_for: Some(crate::serial_for),
         ctx: null_mut(),
     }
 }

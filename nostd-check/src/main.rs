@@ -197,6 +197,22 @@ fn eig() -> i32 {
     }
 }
 
+/// A host `parallel_for` (`mvnmf_parallel`) that runs the tasks serially, in
+/// order, on this thread (the C ABI modules' host pool).
+unsafe extern "C" fn serial_for(
+    n_tasks: usize,
+    task: mvnmf::ffi::mvnmf_task_fn,
+    task_ctx: *mut core::ffi::c_void,
+    _ctx: *mut core::ffi::c_void,
+) {
+    if let Some(t) = task {
+        for i in 0..n_tasks {
+            // SAFETY: the library's task, called as its contract says (once per index).
+            unsafe { t(task_ctx, i) };
+        }
+    }
+}
+
 /// Called by the C runtime's start files (libc's `__libc_start_main`).
 #[no_mangle]
 pub extern "C" fn main(_argc: i32, _argv: *const *const u8) -> i32 {

@@ -1520,7 +1520,9 @@ pub unsafe extern "C" fn mvnmf_fused_knn_graph_workspace(
 /// MVEL's kNN-sparsified fused graph: the weights of `mvnmf_fused_graph`
 /// (computed in blocks of items, never `n × n`), each item's `s < n` other
 /// items of largest weight normalised to sum 1 (`P`), symmetrised
-/// `W = (P + Pᵀ)/2` (total weight `n`, no self-loops). Writes the CSR graph
+/// `W = (P + Pᵀ)/2` (total weight `n`, no self-loops; weights `≥ 0`: a
+/// neighbour whose weight underflows next to its row's largest, as for an
+/// item far from all others, keeps its edge with weight 0). Writes the CSR graph
 /// into `out` (`row_ptr[n + 1]`, sorted `col_idx`, `weights`; `capacity` from
 /// `mvnmf_fused_knn_graph_capacity` always suffices) and its entries into
 /// `*nnz`; use it as the affinity part of an `MVNMF_GRAPH_CSR` graph for
