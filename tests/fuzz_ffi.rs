@@ -2621,8 +2621,7 @@ fn t_mvel_anchor(g: &mut G, bad: bool) -> R {
                 // Weights are `≥ 0`, not `> 0`: a neighbour whose fused weight is
                 // below 2^-1074 of its row's largest (the heat kernel underflows, e.g.
                 // one item far from the others) keeps its edge with weight 0.
-                if (tot - n as f64).abs() > 1e-9 * n as f64
-                    || w.f64()[..k].iter().any(|&x| x < 0.0)
+                if (tot - n as f64).abs() > 1e-9 * n as f64 || w.f64()[..k].iter().any(|&x| x < 0.0)
                 {
                     return fail(format!("kNN graph total weight {tot} (want {n})"));
                 }
