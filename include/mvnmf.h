@@ -2481,7 +2481,8 @@ mvnmf_status mvnmf_mvel_predict_workspace(size_t n_labels,
                                           size_t n,
                                           size_t *bytes);
 
-// The label scores `QH` (`n_labels × n`, each in [−1, 1]) into `scores`.
+// The label scores `QH` (`n_labels × n`; for the fit's factors each in
+// [−1, 1] up to rounding, nothing clamped) into `scores`.
 mvnmf_status mvnmf_mvel_predict(const double *q,
                                 const double *h,
                                 size_t n_labels,

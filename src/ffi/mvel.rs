@@ -163,7 +163,8 @@ pub unsafe extern "C" fn mvnmf_mvel_predict_workspace(
     unsafe { query(bytes, || mvel::predict_workspace::<f64>(n_labels, r, n)) }
 }
 
-/// The label scores `QH` (`n_labels × n`, each in [−1, 1]) into `scores`.
+/// The label scores `QH` (`n_labels × n`; for the fit's factors each in
+/// [−1, 1] up to rounding, nothing clamped) into `scores`.
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_mvel_predict(
     q: *const f64,

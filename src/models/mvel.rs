@@ -943,7 +943,9 @@ fn nmf_start<T: Real>(
     Ok(())
 }
 
-/// `scores = Q H` (`c × n`): the label scores, each in `[−1, 1]`.
+/// `scores = Q H` (`c × n`): the label scores. For the fit's factors (columns
+/// of norm at most 1) each is in `[−1, 1]` up to rounding (a few units in the
+/// last place: a score of `1.0000000000000004` can occur); nothing is clamped.
 pub fn predict<T: Real>(
     q: &[T],
     h: &[T],
