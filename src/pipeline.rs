@@ -174,7 +174,12 @@ pub fn fit_workspace<T: Real>(
 /// written. Cost: MKL `O(N_l² Σ M_v)`, graphs `O(N² Σ M_v)` (blocked, GEMM-shaped
 /// for linear/RBF kernels), then the solver's iterations.
 #[allow(clippy::too_many_arguments)]
-pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized, F: FactorsMut<T> + ?Sized>(
+pub fn fit<
+    T: Real,
+    VS: ViewSet<T> + Sync + ?Sized,
+    KS: KernelSet + Sync + ?Sized,
+    F: FactorsMut<T> + ?Sized,
+>(
     views: &VS,
     kernels: &KS,
     labels: &[u32],
@@ -210,8 +215,8 @@ pub struct PipelineReport {
 #[allow(clippy::too_many_arguments)]
 pub fn fit_report<
     T: Real,
-    VS: ViewSet<T> + ?Sized,
-    KS: KernelSet + ?Sized,
+    VS: ViewSet<T> + Sync + ?Sized,
+    KS: KernelSet + Sync + ?Sized,
     F: FactorsMut<T> + ?Sized,
 >(
     views: &VS,
@@ -302,16 +307,15 @@ pub fn fit_report<
                 weights: pw,
             };
             let nnz = match params.method {
-                Method::MvslT => graph::tge(
+                Method::MvslT => graph::tge_in(
                     views,
                     kernels,
-                    eta,
-                    labels,
-                    n_classes,
+                    (eta, labels, n_classes),
                     &params.graph,
                     a_out,
                     p_out,
                     rest,
+                    params.solver.parallel,
                 )?,
                 _ => graph::ldge(
                     views,

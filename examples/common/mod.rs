@@ -69,6 +69,12 @@ impl IterTimer {
         }
     }
 
+    /// Seconds from `t0` (taken before the fit) to the start report: the
+    /// fit's set-up before its first iteration.
+    pub fn setup_since(&self, t0: std::time::Instant) -> f64 {
+        (self.first.unwrap() - t0).as_secs_f64()
+    }
+
     /// Seconds per iteration over `iters` iterations.
     pub fn per_iter(&self, iters: u32) -> f64 {
         (self.last.unwrap() - self.first.unwrap()).as_secs_f64() / f64::from(iters)

@@ -389,6 +389,18 @@ impl<'w> PenaltyTop<'w> {
         })
     }
 
+    /// Absorbs the heaps of another part of the same search
+    /// ([`TopK::absorb`], [`PairTop::absorb`]); [`Error::Internal`] for heaps
+    /// of the other kind (never: the parts are made alike).
+    pub(crate) fn absorb(&mut self, other: &PenaltyTop<'_>) -> Result<(), Error> {
+        match (self, other) {
+            (PenaltyTop::Items(a), PenaltyTop::Items(b)) => a.absorb(b),
+            (PenaltyTop::Pairs(a), PenaltyTop::Pairs(b)) => a.absorb(b),
+            _ => return Err(Error::Internal),
+        }
+        Ok(())
+    }
+
     /// Adds the penalty edges.
     pub(crate) fn add_to(&self, asm: &mut Assembler<'_>, labeled: &[usize], n_classes: usize) {
         match self {

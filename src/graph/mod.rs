@@ -34,6 +34,7 @@ pub use dense::DenseGraph;
 pub use fused::{fused_graph, fused_graph_workspace, FusedParams};
 pub use ldge::{ldge, ldge_workspace};
 pub use sge::Sge;
+pub(crate) use tge::tge_in;
 pub use tge::{tge, tge_workspace};
 
 use crate::error::Error;

@@ -18,11 +18,14 @@ use super::build::{
 };
 use crate::data::{ViewSet, ViewShape};
 use crate::error::Error;
+use crate::linalg::copy_exact;
 use crate::linalg::real::Real;
+use crate::par::{Counted, Parallel};
 use crate::similarity::engine::{self, Engine, Mode};
+use crate::similarity::knn::{knn_tasks, KNN_TASKS};
 use crate::similarity::topk::{Filter, TopK};
 use crate::similarity::{self, class_of, median, ClassIndex, KernelSet, Layout};
-use crate::work::{Stack, WorkReq};
+use crate::work::{Slots, Stack, WorkReq};
 
 fn req<T>(lay: &Layout, n_classes: usize, p: &GraphParams) -> WorkReq {
     let b = similarity::block_size(p.block, lay.n);
@@ -43,6 +46,31 @@ fn req<T>(lay: &Layout, n_classes: usize, p: &GraphParams) -> WorkReq {
             },
         ),
         median::scratch_req(lay),
+        WorkReq::matrix::<T>(b, b),
+        engine::workspace::<T>(lay, b),
+        part_req::<T>(lay, n_classes, p).times(sweep_tasks(lay, p)),
+    ])
+}
+
+/// The parts of the sweep over all pairs (block rows dealt to at most
+/// [`KNN_TASKS`] parts, as the fused kNN search deals them): from the shape
+/// alone, so every pool gives the same graph.
+fn sweep_tasks(lay: &Layout, p: &GraphParams) -> usize {
+    let tasks = knn_tasks(lay.n, similarity::block_size(p.block, lay.n));
+    if tasks > 1 {
+        tasks
+    } else {
+        0
+    }
+}
+
+/// One part's workspace: its heaps, its block and its block evaluator.
+fn part_req<T>(lay: &Layout, n_classes: usize, p: &GraphParams) -> WorkReq {
+    let (n, b) = (lay.n, similarity::block_size(p.block, lay.n));
+    WorkReq::all_of(&[
+        TopK::workspace(n, p.ka),
+        TopK::workspace(n, p.ka),
+        PenaltyTop::workspace(n, n_classes, p),
         WorkReq::matrix::<T>(b, b),
         engine::workspace::<T>(lay, b),
     ])
@@ -71,17 +99,48 @@ pub fn tge_workspace<T>(
 /// few labeled items for `kp` ([`Error::TooFewLabeled`]); `row_ptr.len() != N + 1`
 /// ([`Error::DimensionMismatch`]); `col_idx`/`weights` too short ([`Error::BufferTooShort`];
 /// [`super::tge_capacity`] is always enough); workspace.
+///
+/// Cost `O(N² Σ_v M_v)` for the one blocked sweep over all pairs; for more
+/// than one block row of items the sweep runs in parts (at most four, from
+/// the shape), each with heaps of its own, merged exactly, so the graph is
+/// the same for every pool ([`crate::pipeline`] runs the parts on its
+/// solver's pool; this function on the calling thread).
 #[allow(clippy::too_many_arguments)]
-pub fn tge<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
+pub fn tge<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized>(
     views: &VS,
     kernels: &KS,
     eta: &[f64],
     labels: &[u32],
     n_classes: usize,
     params: &GraphParams,
+    affinity: CsrOut<'_>,
+    penalty: CsrOut<'_>,
+    work: &mut [u8],
+) -> Result<GraphNnz, Error> {
+    let io = (eta, labels, n_classes);
+    tge_in(
+        views,
+        kernels,
+        io,
+        params,
+        affinity,
+        penalty,
+        work,
+        Parallel::Serial,
+    )
+}
+
+/// [`tge`] with the parts of its sweep run on `par`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn tge_in<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized>(
+    views: &VS,
+    kernels: &KS,
+    (eta, labels, n_classes): (&[f64], &[u32], usize),
+    params: &GraphParams,
     mut affinity: CsrOut<'_>,
     mut penalty: CsrOut<'_>,
     work: &mut [u8],
+    par: Parallel,
 ) -> Result<GraphNnz, Error> {
     params.validate()?;
     let lay = similarity::check_views(views, kernels)?;
@@ -127,11 +186,27 @@ pub fn tge<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
     let mut asm_p = Assembler::new(n, pe, &mut st)?;
     let mut sc = median::Scratch::new(&lay, &mut st)?;
     let blk: &mut [T] = st.take_matrix(b, b)?;
+    let tasks = sweep_tasks(&lay, params);
+    let parts = st.take_slots(tasks, part_req::<T>(&lay, n_classes, params))?;
     let mut eng = Engine::new(views, kernels, &lay, b, st)?;
     median::resolve(&mut eng, ci.labeled(), &mut sc, blk)?;
     eng.set_mode(Mode::Fused, Some(eta));
     let mut sinks = (glob, same, pen);
-    eng.sym(all, blk, &mut sinks)?;
+    if tasks == 0 {
+        eng.sym(all, blk, &mut sinks)?;
+    } else {
+        let ctx = Sweep {
+            views,
+            kernels,
+            lay: &lay,
+            gamma: eng.gamma,
+            eta,
+            labels,
+            n_classes,
+            params,
+        };
+        sweep_in_parts(&ctx, all, tasks, parts, &mut sinks, par)?;
+    }
     let (glob, same, pen) = sinks;
     let unl = |i: usize| class_of(labels, i).is_none();
     for phase in 0..2 {
@@ -165,4 +240,75 @@ pub fn tge<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
     );
     asm_p.write(&mut penalty, |_, _| sigma);
     Ok(nnz)
+}
+
+/// What every part of the sweep needs (shared, read-only).
+struct Sweep<'a, VS: ?Sized, KS: ?Sized> {
+    views: &'a VS,
+    kernels: &'a KS,
+    lay: &'a Layout,
+    /// The resolved bandwidths of the calling thread's evaluator.
+    gamma: &'a [f64],
+    eta: &'a [f64],
+    labels: &'a [u32],
+    n_classes: usize,
+    params: &'a GraphParams,
+}
+
+/// The heaps of one part: global, same-class, penalty.
+type Heaps<'w> = (TopK<'w>, TopK<'w>, Option<PenaltyTop<'w>>);
+
+/// The sweep over all pairs of `items` in `tasks` parts on `par`: part `t`
+/// evaluates the block rows [`engine::block_row_owner`] gives it with an
+/// evaluator and heaps of its own (in its slot), offering each pair as the
+/// serial sweep does; then `sinks` absorbs every part's heaps. Each pair is
+/// offered in exactly one part and the heaps keep the top of a strict total
+/// order, so the result is exactly the serial sweep's.
+fn sweep_in_parts<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized>(
+    ctx: &Sweep<'_, VS, KS>,
+    items: &[usize],
+    tasks: usize,
+    mut parts: Slots<'_>,
+    sinks: &mut Heaps<'_>,
+    par: Parallel,
+) -> Result<(), Error> {
+    let (n, p) = (ctx.lay.n, ctx.params);
+    let b = similarity::block_size(p.block, n);
+    let done = spin::Mutex::new(core::array::from_fn::<_, KNN_TASKS, _>(
+        |_| None::<Heaps<'_>>,
+    ));
+    let work = Counted::new((&mut parts).take(tasks).enumerate(), tasks);
+    par.run_items(work, &|(t, slot)| {
+        let mut st = Stack::new(slot);
+        let (gi, gs) = (st.take_matrix(n, p.ka)?, st.take_matrix(n, p.ka)?);
+        let (si, ss) = (st.take_matrix(n, p.ka)?, st.take_matrix(n, p.ka)?);
+        let glob = TopK::new(p.ka, gi, gs, Filter::Any);
+        let same = TopK::new(p.ka, si, ss, Filter::Same(ctx.labels));
+        let pen = if p.kp > 0 {
+            Some(PenaltyTop::new(n, ctx.n_classes, ctx.labels, p, &mut st)?)
+        } else {
+            None
+        };
+        let blk: &mut [T] = st.take_matrix(b, b)?;
+        let mut eng = Engine::new(ctx.views, ctx.kernels, ctx.lay, b, st)?;
+        copy_exact(eng.gamma, ctx.gamma)?;
+        eng.set_mode(Mode::Fused, Some(ctx.eta));
+        let mut heaps = (glob, same, pen);
+        eng.sym_part(items, blk, &mut heaps, (t, tasks))?;
+        if let Some(d) = done.lock().get_mut(t) {
+            *d = Some(heaps);
+        }
+        Ok(())
+    })?;
+    for part in done.into_inner().iter().take(tasks) {
+        let (g, s, pen) = part.as_ref().ok_or(Error::Internal)?;
+        sinks.0.absorb(g);
+        sinks.1.absorb(s);
+        match (&mut sinks.2, pen) {
+            (Some(a), Some(b)) => a.absorb(b)?,
+            (None, None) => {}
+            _ => return Err(Error::Internal),
+        }
+    }
+    Ok(())
 }

@@ -70,7 +70,7 @@ pub const KNN_TASKS: usize = 4;
 
 /// The parts of [`fused_knn`]'s search over all items: block rows, dealt to
 /// at most [`KNN_TASKS`] tasks, from the shape alone.
-fn knn_tasks(n: usize, b: usize) -> usize {
+pub(crate) fn knn_tasks(n: usize, b: usize) -> usize {
     n.div_ceil(b.max(1)).clamp(1, KNN_TASKS)
 }
 

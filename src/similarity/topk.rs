@@ -154,6 +154,22 @@ impl<'w> TopK<'w> {
         }
     }
 
+    /// Offers every entry of `other`'s lists (heaps of the same items) to
+    /// these heaps. The heaps keep the top `k` of a strict total order, so
+    /// absorbing the heaps of the parts of a search gives exactly the heaps of
+    /// the whole search (when every pair was offered in exactly one part).
+    pub(crate) fn absorb(&mut self, other: &TopK<'_>) {
+        for r in 0..self.len {
+            let i = self.lo.wrapping_add(r);
+            let (oi, os) = other.get(i);
+            for (&j, &s) in oi.iter().zip(os) {
+                if j != NO_NEIGHBOR && self.reaches(i, s) {
+                    self.offer(i, j, s);
+                }
+            }
+        }
+    }
+
     /// The storage back: item `i`'s list at `i·k..` (after [`TopK::finish`]:
     /// best first).
     pub(crate) fn into_parts(self) -> (&'w [usize], &'w [f64]) {
@@ -306,6 +322,21 @@ impl<'w> PairTop<'w> {
             return;
         }
         self.offer(c, lo, hi, s);
+    }
+
+    /// Offers every pair of `other`'s lists (the same classes) to these
+    /// heaps, each at most once per class: the union's top `kp` per class
+    /// (exact, a strict total order), as for [`TopK::absorb`].
+    pub(crate) fn absorb(&mut self, other: &PairTop<'_>) {
+        let classes = self.sim.len() / self.kp.max(1);
+        for c in 0..classes {
+            let (lo, hi, sim) = other.get(c);
+            for ((&l, &h), &s) in lo.iter().zip(hi).zip(sim) {
+                if l != NO_NEIGHBOR {
+                    self.offer_unique(c, l, h, s);
+                }
+            }
+        }
     }
 
     /// Class `c`'s heap: its `kp` entries of each array (empty for a class it does not have).
