@@ -292,7 +292,9 @@ pub fn fit_report<
             // Refuse what the graph builder would refuse before `eta` is written.
             graph::precheck(labels, n, n_classes, &params.graph, rest)?;
             if params.learn_eta {
-                similarity::mkl_weights(views, kernels, labels, n_classes, &params.mkl, eta, rest)?;
+                let io = (labels, n_classes);
+                let par = params.solver.parallel;
+                similarity::mkl_weights_in(views, kernels, io, &params.mkl, eta, rest, par)?;
             } else {
                 eta.fill(1.0 / h as f64);
             }

@@ -250,7 +250,8 @@ fn a_host_pool_that_skips_a_task_is_an_error() {
 }
 
 /// The MvSL-T pipeline (MKL, TGE graph, the composite-gradient U-step, the
-/// bounded V-step) and DMCL on the shipped mfeat sample.
+/// bounded V-step) and DMCL on the shipped mfeat sample; the pipeline also
+/// with small blocks, its set-up's passes in parts on the pool.
 #[test]
 fn pipeline_and_deep_same_bits_for_every_pool() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/data/mfeat-sample");
@@ -277,10 +278,16 @@ fn pipeline_and_deep_same_bits_for_every_pool() {
         .collect();
     let ks = [Kernel::Linear, Kernel::Linear, Kernel::Linear];
     let k = 20;
-    let pipe = |par: Parallel| {
+    // `small`: blocks of 32 items, so the set-up's passes run in parts (the
+    // MKL weights over 150 labeled items in four, the TGE graph in four).
+    let pipe = |par: Parallel, small: bool| {
         let mut p = PipelineParams::preset(Method::MvslT);
         p.solver.max_iter = 5;
         p.solver.parallel = par;
+        if small {
+            p.mkl.block = 32;
+            p.graph.block = 32;
+        }
         let need = pipeline::fit_workspace::<f64>(vs.iter().map(|x| x.shape()), &ks[..], 10, k, &p)
             .unwrap();
         let mut w = vec![0u8; need];
@@ -333,9 +340,14 @@ fn pipeline_and_deep_same_bits_for_every_pool() {
         .unwrap();
         (bits(&us.concat()), bits(&v))
     };
-    let (p0, d0) = (pipe(Parallel::Serial), dmcl(Parallel::Serial));
+    let (p0, d0) = (pipe(Parallel::Serial, false), dmcl(Parallel::Serial));
+    let p1 = pipe(Parallel::Serial, true);
     for (name, par) in pools() {
-        assert!(pipe(par) == p0, "MvSL-T pipeline: {name}");
+        assert!(pipe(par, false) == p0, "MvSL-T pipeline: {name}");
+        assert!(
+            pipe(par, true) == p1,
+            "MvSL-T pipeline, small blocks: {name}"
+        );
         assert!(dmcl(par) == d0, "DMCL: {name}");
     }
 }

@@ -20,6 +20,7 @@
 //! gives uniform weights.
 
 use super::engine::{Block, Engine, Mode, Sink};
+use super::knn::{knn_tasks, KNN_TASKS};
 use super::median::{self, Scratch};
 use super::qp::{self, QpReport};
 use super::{
@@ -28,8 +29,9 @@ use super::{
 use crate::data::{ViewSet, ViewShape};
 use crate::error::Error;
 use crate::linalg::real::Real;
-use crate::linalg::{at, set_at};
-use crate::work::{Stack, WorkReq};
+use crate::linalg::{at, copy_exact, set_at};
+use crate::par::{Counted, Parallel};
+use crate::work::{Slots, Stack, WorkReq};
 
 /// Options of [`mkl_weights`].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -154,7 +156,33 @@ fn system_req<T>(
         median::scratch_req(&lay),
         WorkReq::matrix::<T>(h, b.saturating_mul(b)),
         super::engine::workspace::<T>(&lay, b),
+        part_req::<T>(&lay, b).times(parts_for(lay.n, b)),
     ]))
+}
+
+/// The parts of the pass over the labeled pairs: block rows of the `nl`
+/// labeled items dealt to at most [`KNN_TASKS`] parts (as the fused kNN
+/// search deals them), 0 for one block row (no parts: the serial pass).
+/// From the shape and the labels alone, so every pool gives the same bits.
+fn parts_for(nl: usize, b: usize) -> usize {
+    let t = knn_tasks(nl, b);
+    if t > 1 {
+        t
+    } else {
+        0
+    }
+}
+
+/// One part's workspace: its `G`, `b`, the sink's scratch, its blocks and
+/// its evaluator.
+fn part_req<T>(lay: &Layout, b: usize) -> WorkReq {
+    let h = lay.h;
+    WorkReq::all_of(&[
+        WorkReq::matrix::<f64>(h, h).times(2),
+        WorkReq::new::<f64>(h).times(3),
+        WorkReq::matrix::<T>(h, b.saturating_mul(b)),
+        super::engine::workspace::<T>(lay, b),
+    ])
 }
 
 /// Workspace bytes of [`alignment_system`].
@@ -177,7 +205,7 @@ pub fn alignment_system_workspace<T>(
 /// Errors: as [`super::resolve_bandwidths`]; `g.len() != H²` or `b.len() != H`
 /// ([`Error::DimensionMismatch`]); fewer than 2 labeled items ([`Error::TooFewLabeled`]).
 #[allow(clippy::too_many_arguments)]
-pub fn alignment_system<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
+pub fn alignment_system<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized>(
     views: &VS,
     kernels: &KS,
     labels: &[u32],
@@ -202,23 +230,21 @@ pub fn alignment_system<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized
     system_req::<T>((0..h).map(|v| views.shape(v)), kernels, n_classes, block)?
         .check(work.len())?;
     let mut st = Stack::new(work);
-    system(
-        views, kernels, &lay, labels, n_classes, block, g, b, &mut st,
-    )
+    let sys = (&lay, labels, n_classes, block);
+    system(views, kernels, sys, g, b, &mut st, Parallel::Serial)
 }
 
-/// [`alignment_system`] after validation.
-#[allow(clippy::too_many_arguments)]
-fn system<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
+/// [`alignment_system`] after validation, the pass over the labeled pairs in
+/// parts on `par` (see [`parts_for`]; each part sums its blocks into a `G`
+/// and `b` of its own, and the parts are added in task order).
+fn system<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized>(
     views: &VS,
     kernels: &KS,
-    lay: &Layout,
-    labels: &[u32],
-    n_classes: usize,
-    block: usize,
+    (lay, labels, n_classes, block): (&Layout, &[u32], usize, usize),
     g: &mut [f64],
     bvec: &mut [f64],
     st: &mut Stack<'_>,
+    par: Parallel,
 ) -> Result<f64, Error> {
     let (h, bs) = (lay.h, block_size(block, lay.n));
     let mut st = st.rest();
@@ -229,6 +255,8 @@ fn system<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
     let kv: &mut [f64] = st.take(h)?;
     let mut sc = Scratch::new(lay, &mut st)?;
     let blk: &mut [T] = st.take_matrix(h, bs * bs)?;
+    let tasks = parts_for(ci.labeled().len(), bs);
+    let parts = st.take_slots(tasks, part_req::<T>(lay, bs))?;
     let mut present = 0.0;
     let mut diag = 0.0;
     for (c, inv) in inv_n.iter_mut().enumerate() {
@@ -244,17 +272,23 @@ fn system<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
     eng.set_mode(Mode::PerView, None);
     g.fill(0.0);
     bvec.fill(0.0);
-    let mut sink = AlignSink {
-        h,
-        labels,
-        inv_n,
-        g: &mut *g,
-        b: &mut *bvec,
-        gb,
-        bb,
-        kv,
-    };
-    eng.sym(ci.labeled(), blk, &mut sink)?;
+    if tasks == 0 {
+        let mut sink = AlignSink {
+            h,
+            labels,
+            inv_n,
+            g: &mut *g,
+            b: &mut *bvec,
+            gb,
+            bb,
+            kv,
+        };
+        eng.sym(ci.labeled(), blk, &mut sink)?;
+    } else {
+        let ctx = (views, kernels, lay, bs);
+        let shared = (&*eng.gamma, labels, &*inv_n, ci.labeled());
+        in_parts::<T, _, _>(ctx, shared, tasks, parts, (g, bvec), par)?;
+    }
     for (v, b) in bvec.iter_mut().enumerate().take(h) {
         *b += diag;
         for u in 0..=v {
@@ -269,6 +303,59 @@ fn system<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
         }
     }
     Ok(present)
+}
+
+/// The pass over the labeled pairs in `tasks` parts on `par`: part `t`
+/// evaluates the block rows [`super::engine::block_row_owner`] gives it with
+/// an evaluator of its own and sums them into its own `G`, `b`; then
+/// `G += Σ_t G_t`, `b += Σ_t b_t` in task order.
+#[allow(clippy::type_complexity)]
+fn in_parts<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized>(
+    (views, kernels, lay, bs): (&VS, &KS, &Layout, usize),
+    (gamma, labels, inv_n, items): (&[f64], &[u32], &[f64], &[usize]),
+    tasks: usize,
+    mut parts: Slots<'_>,
+    (g, bvec): (&mut [f64], &mut [f64]),
+    par: Parallel,
+) -> Result<(), Error> {
+    let h = lay.h;
+    let done = spin::Mutex::new([None::<(&[f64], &[f64])>; KNN_TASKS]);
+    let work = Counted::new((&mut parts).take(tasks).enumerate(), tasks);
+    par.run_items(work, &|(t, slot)| {
+        let mut st = Stack::new(slot);
+        let gt: &mut [f64] = st.take_matrix(h, h)?;
+        let bt: &mut [f64] = st.take(h)?;
+        let gb: &mut [f64] = st.take_matrix(h, h)?;
+        let bb: &mut [f64] = st.take(h)?;
+        let kv: &mut [f64] = st.take(h)?;
+        let blk: &mut [T] = st.take_matrix(h, bs * bs)?;
+        let mut eng = Engine::new(views, kernels, lay, bs, st)?;
+        copy_exact(eng.gamma, gamma)?;
+        eng.set_mode(Mode::PerView, None);
+        gt.fill(0.0);
+        bt.fill(0.0);
+        let mut sink = AlignSink {
+            h,
+            labels,
+            inv_n,
+            g: &mut *gt,
+            b: &mut *bt,
+            gb,
+            bb,
+            kv,
+        };
+        eng.sym_part(items, blk, &mut sink, (t, tasks))?;
+        if let Some(d) = done.lock().get_mut(t) {
+            *d = Some((&*gt, &*bt));
+        }
+        Ok(())
+    })?;
+    for part in done.into_inner().iter().take(tasks) {
+        let (gt, bt) = part.ok_or(Error::Internal)?;
+        g.iter_mut().zip(gt).for_each(|(x, &y)| *x += y);
+        bvec.iter_mut().zip(bt).for_each(|(x, &y)| *x += y);
+    }
+    Ok(())
 }
 
 /// Workspace bytes of [`mkl_weights`].
@@ -294,7 +381,7 @@ pub fn mkl_weights_workspace<T>(
 /// Errors: as [`alignment_system`]; `params.lambda` ([`Error::BadParameter`]);
 /// `eta.len() != H`.
 #[allow(clippy::too_many_arguments)]
-pub fn mkl_weights<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
+pub fn mkl_weights<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized>(
     views: &VS,
     kernels: &KS,
     labels: &[u32],
@@ -302,6 +389,33 @@ pub fn mkl_weights<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
     params: &MklParams,
     eta: &mut [f64],
     work: &mut [u8],
+) -> Result<MklReport, Error> {
+    mkl_weights_in(
+        views,
+        kernels,
+        (labels, n_classes),
+        params,
+        eta,
+        work,
+        Parallel::Serial,
+    )
+}
+
+/// [`mkl_weights`] with the pass over the labeled pairs in parts on `par`
+/// (more than one block row of labeled items: at most four parts from the
+/// shape, so the same weights for every pool).
+pub(crate) fn mkl_weights_in<
+    T: Real,
+    VS: ViewSet<T> + Sync + ?Sized,
+    KS: KernelSet + Sync + ?Sized,
+>(
+    views: &VS,
+    kernels: &KS,
+    (labels, n_classes): (&[u32], usize),
+    params: &MklParams,
+    eta: &mut [f64],
+    work: &mut [u8],
+    par: Parallel,
 ) -> Result<MklReport, Error> {
     params.validate()?;
     let lay = check_views(views, kernels)?;
@@ -324,17 +438,8 @@ pub fn mkl_weights<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
     let mut st = Stack::new(work);
     let g: &mut [f64] = st.take_matrix(h, h)?;
     let b: &mut [f64] = st.take(h)?;
-    let c = system(
-        views,
-        kernels,
-        &lay,
-        labels,
-        n_classes,
-        params.block,
-        g,
-        b,
-        &mut st,
-    )?;
+    let sys = (&lay, labels, n_classes, params.block);
+    let c = system(views, kernels, sys, g, b, &mut st, par)?;
     // The diagonal: every `H + 1`-th entry.
     let step = h.wrapping_add(1).max(1);
     let mean_diag = g.iter().step_by(step).take(h).sum::<f64>() / h as f64;

@@ -80,6 +80,7 @@ pub(crate) mod median;
 mod qp;
 pub(crate) mod topk;
 
+pub(crate) use align::mkl_weights_in;
 pub use align::{
     alignment_system, alignment_system_workspace, mkl_weights, mkl_weights_workspace, MklParams,
     MklReport,
