@@ -10,7 +10,8 @@
 //!
 //! The graph covers all `N` items. One blocked pass over all `N²/2` pairs fills the global, the
 //! same-class and the penalty lists together (`O(N² Σ_v M_v)`); memory
-//! `O(N·(2ka + kp) + block²)`. With no labels at all (and `kp = 0`) it is the plain kNN graph.
+//! `O(N·(2ka + kp) + block²)`, times up to five past one block row of items (the sweep's
+//! parts, see [`tge`]). With no labels at all (and `kp = 0`) it is the plain kNN graph.
 
 use super::build::{
     add_lists, check_counts, check_outs, check_sizes, Assembler, CsrOut, GraphNnz, GraphParams,
