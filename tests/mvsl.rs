@@ -501,26 +501,3 @@ fn encode_is_monotone_and_reduces_to_nmf_encode() {
     .unwrap();
     assert_eq!(v, v2);
 }
-
-/// Regression (issue 15, no panic path): `CsrGraph::new` with `n = usize::MAX`
-/// and an empty `row_ptr` panicked in release builds: `n + 1` wrapped to the
-/// length 0, the length check passed and `row_ptr[0]` was read. It is a
-/// dimension mismatch now, as any `row_ptr` of the wrong length; the other
-/// structural errors keep their codes.
-#[test]
-fn csr_graph_refuses_an_item_count_that_wraps() {
-    use mvnmf::Error;
-    let r = CsrGraph::new(usize::MAX, &[], &[], &[]);
-    assert_eq!(r.err(), Some(Error::DimensionMismatch));
-    let r = CsrGraph::new(usize::MAX, &[0], &[], &[]);
-    assert_eq!(r.err(), Some(Error::DimensionMismatch));
-    let r = CsrGraph::new(2, &[1, 1, 1], &[0], &[1.0]);
-    assert_eq!(r.err(), Some(Error::MalformedCsc));
-    let r = CsrGraph::new(2, &[0, 1, 2], &[1], &[1.0]);
-    assert_eq!(r.err(), Some(Error::BufferTooShort));
-    let r = CsrGraph::new(2, &[0, 2, 2], &[1, 1], &[1.0, 1.0]);
-    assert_eq!(r.err(), Some(Error::MalformedCsc));
-    let r = CsrGraph::new(2, &[0, 1, 2], &[1, 0], &[1.0, 2.0]);
-    assert_eq!(r.err(), Some(Error::BadParameter));
-    assert!(CsrGraph::new(2, &[0, 1, 2], &[1, 0], &[2.0, 2.0]).is_ok());
-}

@@ -24,6 +24,23 @@ fn csr_graph_new_refuses_an_item_count_that_wraps() {
         CsrGraph::new(2, &[1, 1, 1], &[1], &[1.0]).err(),
         Some(Error::MalformedCsc)
     );
+    assert_eq!(
+        CsrGraph::new(usize::MAX, &[0], &[], &[]).err(),
+        Some(Error::DimensionMismatch)
+    );
+    assert_eq!(
+        CsrGraph::new(2, &[0, 1, 2], &[1], &[1.0]).err(),
+        Some(Error::BufferTooShort)
+    );
+    assert_eq!(
+        CsrGraph::new(2, &[0, 2, 2], &[1, 1], &[1.0, 1.0]).err(),
+        Some(Error::MalformedCsc)
+    );
+    // Not symmetric.
+    assert_eq!(
+        CsrGraph::new(2, &[0, 1, 2], &[1, 0], &[1.0, 2.0]).err(),
+        Some(Error::BadParameter)
+    );
     assert!(CsrGraph::new(2, &[0, 1, 2], &[1, 0], &[0.5, 0.5]).is_ok());
 }
 

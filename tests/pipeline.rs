@@ -10,7 +10,7 @@ use mvnmf::graph::{self, CsrGraph, CsrGraphs, CsrOut, GraphNnz, Sge};
 use mvnmf::models::mvsl;
 use mvnmf::pipeline::{self, Method, PipelineParams};
 use mvnmf::similarity::{self, Kernel};
-use mvnmf::{Dense, Error, View};
+use mvnmf::{Dense, Error, Parallel, View};
 
 /// (rows, column-major data) per view.
 type Views = Vec<(usize, Vec<f64>)>;
@@ -90,6 +90,16 @@ fn small(method: Method) -> PipelineParams {
     p
 }
 
+/// `p` with blocks of 32 items and two threads: the set-up's passes run in
+/// parts on the pool (MKL over the 150 labeled items and TGE over all 500,
+/// four parts each).
+fn in_parts(mut p: PipelineParams) -> PipelineParams {
+    p.mkl.block = 32;
+    p.graph.block = 32;
+    p.solver.parallel = Parallel::Threads(2);
+    p
+}
+
 #[test]
 fn every_method_is_monotone_on_real_views() {
     let (xs, labels, n) = sample();
@@ -107,11 +117,14 @@ fn every_method_is_monotone_on_real_views() {
         Method::MvslT,
         Method::Mcl,
     ] {
-        let p = small(m);
-        let o = run(&vs, &ks, &labels, 8, &p).unwrap();
-        assert_monotone(&o.obj, 1e-10 * scale, &format!("{m:?}"));
-        assert!(o.v.iter().all(|&x| (0.0..=p.solver.vmax).contains(&x)));
-        assert!((o.eta.iter().sum::<f64>() - 1.0).abs() < 1e-12 && o.eta.iter().all(|&e| e >= 0.0));
+        let ps = [small(m), in_parts(small(m))];
+        for (p, tag) in ps.iter().zip(["", " (set-up in parts)"]) {
+            let o = run(&vs, &ks, &labels, 8, p).unwrap();
+            assert_monotone(&o.obj, 1e-10 * scale, &format!("{m:?}{tag}"));
+            assert!(o.v.iter().all(|&x| (0.0..=p.solver.vmax).contains(&x)));
+            let e = &o.eta;
+            assert!((e.iter().sum::<f64>() - 1.0).abs() < 1e-12 && e.iter().all(|&e| e >= 0.0));
+        }
     }
 }
 
@@ -150,78 +163,86 @@ fn pipeline_is_the_composition_of_its_pieces() {
     assert_eq!(a.v, v);
     assert_eq!(a.us, us);
 
-    // MvSL-T: MKL weights, the TGE builder, then the solver on the CSR graphs.
-    let p = small(Method::MvslT);
-    let a = run(&vs, &ks, &labels, k, &p).unwrap();
-    let shapes: Vec<_> = vs.iter().map(|x| x.shape()).collect();
-    let mut eta = vec![0.0; 3];
-    let mut w =
-        vec![
+    // MvSL-T: MKL weights, the TGE builder, then the solver on the CSR graphs;
+    // also with the pipeline's set-up in parts on a pool, against the public
+    // (serial) MKL weights and TGE builder: the same weights and graph.
+    for p in [small(Method::MvslT), in_parts(small(Method::MvslT))] {
+        let a = run(&vs, &ks, &labels, k, &p).unwrap();
+        let shapes: Vec<_> = vs.iter().map(|x| x.shape()).collect();
+        let mut eta = vec![0.0; 3];
+        let mut w = vec![
             0u8;
-            similarity::mkl_weights_workspace::<f64>(shapes.iter().copied(), &ks[..], 10, &p.mkl)
+            similarity::mkl_weights_workspace::<f64>(
+                shapes.iter().copied(),
+                &ks[..],
+                10,
+                &p.mkl
+            )
+            .unwrap()
+        ];
+        similarity::mkl_weights(&vs[..], &ks[..], &labels, 10, &p.mkl, &mut eta, &mut w).unwrap();
+        assert_eq!(a.eta, eta);
+        let cap = graph::tge_capacity(n, 10, &p.graph).unwrap();
+        let (mut arp, mut aci, mut aw) = (
+            vec![0; n + 1],
+            vec![0; cap.affinity],
+            vec![0.0; cap.affinity],
+        );
+        let (mut prp, mut pci, mut pw) =
+            (vec![0; n + 1], vec![0; cap.penalty], vec![0.0; cap.penalty]);
+        let mut w = vec![
+            0u8;
+            graph::tge_workspace::<f64>(shapes.iter().copied(), &ks[..], 10, &p.graph)
                 .unwrap()
         ];
-    similarity::mkl_weights(&vs[..], &ks[..], &labels, 10, &p.mkl, &mut eta, &mut w).unwrap();
-    assert_eq!(a.eta, eta);
-    let cap = graph::tge_capacity(n, 10, &p.graph).unwrap();
-    let (mut arp, mut aci, mut aw) = (
-        vec![0; n + 1],
-        vec![0; cap.affinity],
-        vec![0.0; cap.affinity],
-    );
-    let (mut prp, mut pci, mut pw) = (vec![0; n + 1], vec![0; cap.penalty], vec![0.0; cap.penalty]);
-    let mut w = vec![
-        0u8;
-        graph::tge_workspace::<f64>(shapes.iter().copied(), &ks[..], 10, &p.graph)
-            .unwrap()
-    ];
-    let nnz = graph::tge(
-        &vs[..],
-        &ks[..],
-        &eta,
-        &labels,
-        10,
-        &p.graph,
-        CsrOut {
-            row_ptr: &mut arp,
-            col_idx: &mut aci,
-            weights: &mut aw,
-        },
-        CsrOut {
-            row_ptr: &mut prp,
-            col_idx: &mut pci,
-            weights: &mut pw,
-        },
-        &mut w,
-    )
-    .unwrap();
-    let ga = CsrGraph::new(n, &arp, &aci[..nnz.affinity], &aw[..nnz.affinity]).unwrap();
-    let gp = if nnz.penalty > 0 {
-        Some(CsrGraph::new(n, &prp, &pci[..nnz.penalty], &pw[..nnz.penalty]).unwrap())
-    } else {
-        None
-    };
-    let gs = CsrGraphs::new(n, Some(ga), gp).unwrap();
-    let mut w = vec![
-        0u8;
-        mvsl::fit_workspace::<f64, _>(shapes.iter().copied(), &gs, k, &p.solver)
-            .unwrap()
-    ];
-    let mut us: Vec<Vec<f64>> = vs.iter().map(|x| vec![0.0; x.rows() * k]).collect();
-    let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
-    mvsl::fit(
-        &vs[..],
-        &gs,
-        k,
-        &p.solver,
-        &mut refs[..],
-        &mut v,
-        &mut w,
-        None,
-    )
-    .unwrap();
-    assert_eq!(a.v, v);
-    assert_eq!(a.us, us);
+        let nnz = graph::tge(
+            &vs[..],
+            &ks[..],
+            &eta,
+            &labels,
+            10,
+            &p.graph,
+            CsrOut {
+                row_ptr: &mut arp,
+                col_idx: &mut aci,
+                weights: &mut aw,
+            },
+            CsrOut {
+                row_ptr: &mut prp,
+                col_idx: &mut pci,
+                weights: &mut pw,
+            },
+            &mut w,
+        )
+        .unwrap();
+        let ga = CsrGraph::new(n, &arp, &aci[..nnz.affinity], &aw[..nnz.affinity]).unwrap();
+        let gp = if nnz.penalty > 0 {
+            Some(CsrGraph::new(n, &prp, &pci[..nnz.penalty], &pw[..nnz.penalty]).unwrap())
+        } else {
+            None
+        };
+        let gs = CsrGraphs::new(n, Some(ga), gp).unwrap();
+        let mut w = vec![
+            0u8;
+            mvsl::fit_workspace::<f64, _>(shapes.iter().copied(), &gs, k, &p.solver)
+                .unwrap()
+        ];
+        let mut us: Vec<Vec<f64>> = vs.iter().map(|x| vec![0.0; x.rows() * k]).collect();
+        let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
+        mvsl::fit(
+            &vs[..],
+            &gs,
+            k,
+            &p.solver,
+            &mut refs[..],
+            &mut v,
+            &mut w,
+            None,
+        )
+        .unwrap();
+        assert_eq!(a.v, v);
+        assert_eq!(a.us, us);
+    }
 }
 
 /// The entries of the graphs `p`'s builder gives under the fusion weights `eta`
@@ -365,6 +386,14 @@ fn bad_input_is_refused_before_anything_is_written() {
         attempt(&labels, &p, need - 1),
         Some(Error::WorkspaceTooSmall)
     );
+    // The set-up in parts: its larger workspace is counted before anything runs.
+    let q = in_parts(p);
+    let need_q =
+        pipeline::fit_workspace::<f64>(vs.iter().map(|x| x.shape()), &ks[..], 10, k, &q).unwrap();
+    assert_eq!(
+        attempt(&labels, &q, need_q - 1),
+        Some(Error::WorkspaceTooSmall)
+    );
     let mut inf = p;
     inf.solver.vmax = f64::INFINITY;
     assert_eq!(attempt(&labels, &inf, need), Some(Error::BadParameter));
@@ -395,6 +424,7 @@ fn bad_input_is_refused_before_anything_is_written() {
     }
     labels[0] = 10;
     assert_eq!(attempt(&labels, &p, need), Some(Error::BadLabel));
+    assert_eq!(attempt(&labels, &q, need_q), Some(Error::BadLabel));
 }
 
 #[test]

@@ -43,7 +43,7 @@
 //! (at most `n`); output `n·s` indices and weights.
 
 use crate::data::{FactorsMut, View, ViewKind, ViewSet, ViewShape};
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::graph::fused::{
     bandwidth, check_priors, mean_variance, prior_of, project, sq_dists, FusedParams, TOO_LARGE,
 };
@@ -51,7 +51,7 @@ use crate::graph::GraphOp;
 use crate::linalg::mat::MatRef;
 use crate::linalg::real::Real;
 use crate::linalg::select::top_n_by;
-use crate::linalg::{copy_exact, gemm_into, gemm_req, swap_at};
+use crate::linalg::{gemm_into, gemm_req, swap_at};
 use crate::similarity::cca::{cca, cca_req};
 use crate::similarity::kmeans::{kmeans, kmeans_workspace, KMeansParams, KMeansReport};
 use crate::work::{Stack, WorkReq};
@@ -574,7 +574,7 @@ pub fn anchor_graph<T: Real, VS: ViewSet<T> + ?Sized, AS: ViewSet<T> + ?Sized>(
         }
         Ok(())
     };
-    copy_exact(sc, scales)?;
+    sc.copy_checked(scales)?;
     // Bandwidths, on the sample.
     let nsm = b.min(n);
     let step = n / nsm;
@@ -672,7 +672,7 @@ pub fn anchor_graph<T: Real, VS: ViewSet<T> + ?Sized, AS: ViewSet<T> + ?Sized>(
         }
         u0 += nb;
     }
-    copy_exact(scales, sc)?;
+    scales.copy_checked(sc)?;
     Ok(())
 }
 

@@ -362,12 +362,12 @@ impl<'w> PenaltyTop<'w> {
     }
 
     /// Empty heaps (`p.kp >= 1`).
-    pub(crate) fn new(
+    pub(crate) fn new<'s: 'w>(
         n: usize,
         n_classes: usize,
         labels: &'w [u32],
         p: &GraphParams,
-        st: &mut Stack<'w>,
+        st: &mut Stack<'s>,
     ) -> Result<Self, Error> {
         Ok(match p.penalty {
             Penalty::ItemNeighbors => {

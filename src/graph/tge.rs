@@ -19,14 +19,12 @@ use super::build::{
 };
 use crate::data::{ViewSet, ViewShape};
 use crate::error::Error;
-use crate::linalg::copy_exact;
 use crate::linalg::real::Real;
-use crate::par::{Counted, Parallel};
-use crate::similarity::engine::{self, Engine, Mode};
-use crate::similarity::knn::{knn_tasks, KNN_TASKS};
+use crate::par::Parallel;
+use crate::similarity::engine::{self, part_count, sym_in_parts, Engine, Mode, PartCtx};
 use crate::similarity::topk::{Filter, TopK};
 use crate::similarity::{self, class_of, median, ClassIndex, KernelSet, Layout};
-use crate::work::{Slots, Stack, WorkReq};
+use crate::work::{Stack, WorkReq};
 
 fn req<T>(lay: &Layout, n_classes: usize, p: &GraphParams) -> WorkReq {
     let b = similarity::block_size(p.block, lay.n);
@@ -49,32 +47,43 @@ fn req<T>(lay: &Layout, n_classes: usize, p: &GraphParams) -> WorkReq {
         median::scratch_req(lay),
         WorkReq::matrix::<T>(b, b),
         engine::workspace::<T>(lay, b),
-        part_req::<T>(lay, n_classes, p).times(sweep_tasks(lay, p)),
+        part_req::<T>(lay, n_classes, p).times(part_count(n, b)),
     ])
 }
 
-/// The parts of the sweep over all pairs (block rows dealt to at most
-/// [`KNN_TASKS`] parts, as the fused kNN search deals them): from the shape
-/// alone, so every pool gives the same graph.
-fn sweep_tasks(lay: &Layout, p: &GraphParams) -> usize {
-    let tasks = knn_tasks(lay.n, similarity::block_size(p.block, lay.n));
-    if tasks > 1 {
-        tasks
-    } else {
-        0
-    }
-}
-
-/// One part's workspace: its heaps, its block and its block evaluator.
+/// One part's workspace of the sweep in parts: its heaps ([`heaps`]), its
+/// block and its evaluator.
 fn part_req<T>(lay: &Layout, n_classes: usize, p: &GraphParams) -> WorkReq {
-    let (n, b) = (lay.n, similarity::block_size(p.block, lay.n));
-    WorkReq::all_of(&[
+    let b = similarity::block_size(p.block, lay.n);
+    let n = lay.n;
+    let heaps = WorkReq::all_of(&[
         TopK::workspace(n, p.ka),
         TopK::workspace(n, p.ka),
         PenaltyTop::workspace(n, n_classes, p),
-        WorkReq::matrix::<T>(b, b),
-        engine::workspace::<T>(lay, b),
-    ])
+    ]);
+    engine::part_req::<T>(lay, b, b.saturating_mul(b), heaps)
+}
+
+/// The heaps of a sweep: global and same-class `ka` neighbours, penalty.
+type Heaps<'w> = (TopK<'w>, TopK<'w>, Option<PenaltyTop<'w>>);
+
+/// Empty heaps of a sweep over `n` items, from `st`.
+fn heaps<'w, 's: 'w>(
+    n: usize,
+    (labels, n_classes): (&'w [u32], usize),
+    params: &GraphParams,
+    st: &mut Stack<'s>,
+) -> Result<Heaps<'w>, Error> {
+    let (gi, gs) = (st.take_matrix(n, params.ka)?, st.take_matrix(n, params.ka)?);
+    let (si, ss) = (st.take_matrix(n, params.ka)?, st.take_matrix(n, params.ka)?);
+    let glob = TopK::new(params.ka, gi, gs, Filter::Any);
+    let same = TopK::new(params.ka, si, ss, Filter::Same(labels));
+    let pen = if params.kp > 0 {
+        Some(PenaltyTop::new(n, n_classes, labels, params, st)?)
+    } else {
+        None
+    };
+    Ok((glob, same, pen))
 }
 
 /// Workspace bytes of [`tge`].
@@ -167,17 +176,7 @@ pub(crate) fn tge_in<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sy
     for (i, a) in all.iter_mut().enumerate() {
         *a = i;
     }
-    let (gi, gs): (&mut [usize], &mut [f64]) =
-        (st.take_matrix(n, params.ka)?, st.take_matrix(n, params.ka)?);
-    let (si, ss): (&mut [usize], &mut [f64]) =
-        (st.take_matrix(n, params.ka)?, st.take_matrix(n, params.ka)?);
-    let glob = TopK::new(params.ka, gi, gs, Filter::Any);
-    let same = TopK::new(params.ka, si, ss, Filter::Same(labels));
-    let pen = if params.kp > 0 {
-        Some(PenaltyTop::new(n, n_classes, labels, params, &mut st)?)
-    } else {
-        None
-    };
+    let mut sinks = heaps(n, (labels, n_classes), params, &mut st)?;
     let mut asm_a = Assembler::new(n, 2 * n * params.ka, &mut st)?;
     let pe = if params.kp == 0 {
         0
@@ -187,26 +186,38 @@ pub(crate) fn tge_in<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sy
     let mut asm_p = Assembler::new(n, pe, &mut st)?;
     let mut sc = median::Scratch::new(&lay, &mut st)?;
     let blk: &mut [T] = st.take_matrix(b, b)?;
-    let tasks = sweep_tasks(&lay, params);
+    let tasks = part_count(n, b);
     let parts = st.take_slots(tasks, part_req::<T>(&lay, n_classes, params))?;
     let mut eng = Engine::new(views, kernels, &lay, b, st)?;
     median::resolve(&mut eng, ci.labeled(), &mut sc, blk)?;
     eng.set_mode(Mode::Fused, Some(eta));
-    let mut sinks = (glob, same, pen);
     if tasks == 0 {
         eng.sym(all, blk, &mut sinks)?;
     } else {
-        let ctx = Sweep {
+        // The sweep in parts, each with heaps of its own; absorbing them
+        // gives exactly the serial sweep's heaps (each pair is offered in one
+        // part, and the heaps keep the top of a strict total order).
+        let ctx = PartCtx {
             views,
             kernels,
             lay: &lay,
+            b,
             gamma: eng.gamma,
-            eta,
-            labels,
-            n_classes,
-            params,
+            mode: Mode::Fused,
+            eta: Some(eta),
         };
-        sweep_in_parts(&ctx, all, tasks, parts, &mut sinks, par)?;
+        let got = sym_in_parts(&ctx, (&*all, b * b), (tasks, parts), par, &|st| {
+            heaps(n, (labels, n_classes), params, st)
+        })?;
+        for (g, s, p) in got.iter().flatten() {
+            sinks.0.absorb(g);
+            sinks.1.absorb(s);
+            match (&mut sinks.2, p) {
+                (Some(a), Some(b)) => a.absorb(b)?,
+                (None, None) => {}
+                _ => return Err(Error::Internal),
+            }
+        }
     }
     let (glob, same, pen) = sinks;
     let unl = |i: usize| class_of(labels, i).is_none();
@@ -241,75 +252,4 @@ pub(crate) fn tge_in<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sy
     );
     asm_p.write(&mut penalty, |_, _| sigma);
     Ok(nnz)
-}
-
-/// What every part of the sweep needs (shared, read-only).
-struct Sweep<'a, VS: ?Sized, KS: ?Sized> {
-    views: &'a VS,
-    kernels: &'a KS,
-    lay: &'a Layout,
-    /// The resolved bandwidths of the calling thread's evaluator.
-    gamma: &'a [f64],
-    eta: &'a [f64],
-    labels: &'a [u32],
-    n_classes: usize,
-    params: &'a GraphParams,
-}
-
-/// The heaps of one part: global, same-class, penalty.
-type Heaps<'w> = (TopK<'w>, TopK<'w>, Option<PenaltyTop<'w>>);
-
-/// The sweep over all pairs of `items` in `tasks` parts on `par`: part `t`
-/// evaluates the block rows [`engine::block_row_owner`] gives it with an
-/// evaluator and heaps of its own (in its slot), offering each pair as the
-/// serial sweep does; then `sinks` absorbs every part's heaps. Each pair is
-/// offered in exactly one part and the heaps keep the top of a strict total
-/// order, so the result is exactly the serial sweep's.
-fn sweep_in_parts<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized>(
-    ctx: &Sweep<'_, VS, KS>,
-    items: &[usize],
-    tasks: usize,
-    mut parts: Slots<'_>,
-    sinks: &mut Heaps<'_>,
-    par: Parallel,
-) -> Result<(), Error> {
-    let (n, p) = (ctx.lay.n, ctx.params);
-    let b = similarity::block_size(p.block, n);
-    let done = spin::Mutex::new(core::array::from_fn::<_, KNN_TASKS, _>(
-        |_| None::<Heaps<'_>>,
-    ));
-    let work = Counted::new((&mut parts).take(tasks).enumerate(), tasks);
-    par.run_items(work, &|(t, slot)| {
-        let mut st = Stack::new(slot);
-        let (gi, gs) = (st.take_matrix(n, p.ka)?, st.take_matrix(n, p.ka)?);
-        let (si, ss) = (st.take_matrix(n, p.ka)?, st.take_matrix(n, p.ka)?);
-        let glob = TopK::new(p.ka, gi, gs, Filter::Any);
-        let same = TopK::new(p.ka, si, ss, Filter::Same(ctx.labels));
-        let pen = if p.kp > 0 {
-            Some(PenaltyTop::new(n, ctx.n_classes, ctx.labels, p, &mut st)?)
-        } else {
-            None
-        };
-        let blk: &mut [T] = st.take_matrix(b, b)?;
-        let mut eng = Engine::new(ctx.views, ctx.kernels, ctx.lay, b, st)?;
-        copy_exact(eng.gamma, ctx.gamma)?;
-        eng.set_mode(Mode::Fused, Some(ctx.eta));
-        let mut heaps = (glob, same, pen);
-        eng.sym_part(items, blk, &mut heaps, (t, tasks))?;
-        if let Some(d) = done.lock().get_mut(t) {
-            *d = Some(heaps);
-        }
-        Ok(())
-    })?;
-    for part in done.into_inner().iter().take(tasks) {
-        let (g, s, pen) = part.as_ref().ok_or(Error::Internal)?;
-        sinks.0.absorb(g);
-        sinks.1.absorb(s);
-        match (&mut sinks.2, pen) {
-            (Some(a), Some(b)) => a.absorb(b)?,
-            (None, None) => {}
-            _ => return Err(Error::Internal),
-        }
-    }
-    Ok(())
 }

@@ -57,17 +57,6 @@ pub(crate) fn at<T: Copy + Default>(v: &[T], i: usize) -> T {
     v.get(i).copied().unwrap_or_default()
 }
 
-/// `dst.copy_from_slice(src)`, or [`Error::Internal`] when the lengths differ
-/// (which the caller knows they do not: the copy without a panic path).
-#[inline(always)]
-pub(crate) fn copy_exact<T: Copy>(dst: &mut [T], src: &[T]) -> Result<(), Error> {
-    if dst.len() != src.len() {
-        return Err(Error::Internal);
-    }
-    dst.copy_from_slice(src);
-    Ok(())
-}
-
 /// Swaps `v[i]` and `v[j]`; nothing when either is past the end (the
 /// comparisons right before the swap let the optimiser drop its own checks,
 /// which it cannot always prove from an earlier `get`).

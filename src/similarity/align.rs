@@ -19,8 +19,7 @@
 //! values let the weights land on a single view (measured on real data, DESIGN §6); `λ → ∞`
 //! gives uniform weights.
 
-use super::engine::{Block, Engine, Mode, Sink};
-use super::knn::{knn_tasks, KNN_TASKS};
+use super::engine::{part_count, part_req, sym_in_parts, Block, Engine, Mode, PartCtx, Sink};
 use super::median::{self, Scratch};
 use super::qp::{self, QpReport};
 use super::{
@@ -29,9 +28,9 @@ use super::{
 use crate::data::{ViewSet, ViewShape};
 use crate::error::Error;
 use crate::linalg::real::Real;
-use crate::linalg::{at, copy_exact, set_at};
-use crate::par::{Counted, Parallel};
-use crate::work::{Slots, Stack, WorkReq};
+use crate::linalg::{at, set_at};
+use crate::par::Parallel;
+use crate::work::{Stack, WorkReq};
 
 /// Options of [`mkl_weights`].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -87,6 +86,30 @@ struct AlignSink<'w> {
     gb: &'w mut [f64],
     bb: &'w mut [f64],
     kv: &'w mut [f64],
+}
+
+impl<'w> AlignSink<'w> {
+    /// A sink with its own zeroed `G` and `b` and its scratch, from `st`.
+    fn from_stack<'s: 'w>(
+        h: usize,
+        (labels, inv_n): (&'w [u32], &'w [f64]),
+        st: &mut Stack<'s>,
+    ) -> Result<Self, Error> {
+        let g: &mut [f64] = st.take_matrix(h, h)?;
+        let b: &mut [f64] = st.take(h)?;
+        g.fill(0.0);
+        b.fill(0.0);
+        Ok(AlignSink {
+            h,
+            labels,
+            inv_n,
+            g,
+            b,
+            gb: st.take_matrix(h, h)?,
+            bb: st.take(h)?,
+            kv: st.take(h)?,
+        })
+    }
 }
 
 impl<T: Real> Sink<T> for AlignSink<'_> {
@@ -156,33 +179,19 @@ fn system_req<T>(
         median::scratch_req(&lay),
         WorkReq::matrix::<T>(h, b.saturating_mul(b)),
         super::engine::workspace::<T>(&lay, b),
-        part_req::<T>(&lay, b).times(parts_for(lay.n, b)),
+        align_part_req::<T>(&lay, b).times(part_count(lay.n, b)),
     ]))
 }
 
-/// The parts of the pass over the labeled pairs: block rows of the `nl`
-/// labeled items dealt to at most [`KNN_TASKS`] parts (as the fused kNN
-/// search deals them), 0 for one block row (no parts: the serial pass).
-/// From the shape and the labels alone, so every pool gives the same bits.
-fn parts_for(nl: usize, b: usize) -> usize {
-    let t = knn_tasks(nl, b);
-    if t > 1 {
-        t
-    } else {
-        0
-    }
-}
-
-/// One part's workspace: its `G`, `b`, the sink's scratch, its blocks and
-/// its evaluator.
-fn part_req<T>(lay: &Layout, b: usize) -> WorkReq {
+/// One part's workspace of the pass in parts: its [`AlignSink`] (`G`, `b`
+/// and the sink's scratch), its `H` blocks and its evaluator.
+fn align_part_req<T>(lay: &Layout, b: usize) -> WorkReq {
     let h = lay.h;
-    WorkReq::all_of(&[
+    let sink = WorkReq::all_of(&[
         WorkReq::matrix::<f64>(h, h).times(2),
         WorkReq::new::<f64>(h).times(3),
-        WorkReq::matrix::<T>(h, b.saturating_mul(b)),
-        super::engine::workspace::<T>(lay, b),
-    ])
+    ]);
+    part_req::<T>(lay, b, h.saturating_mul(b.saturating_mul(b)), sink)
 }
 
 /// Workspace bytes of [`alignment_system`].
@@ -235,8 +244,9 @@ pub fn alignment_system<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet +
 }
 
 /// [`alignment_system`] after validation, the pass over the labeled pairs in
-/// parts on `par` (see [`parts_for`]; each part sums its blocks into a `G`
-/// and `b` of its own, and the parts are added in task order).
+/// parts on `par` past one block row of labeled items ([`part_count`]): each
+/// part sums its blocks into a `G` and `b` of its own ([`sym_in_parts`]), and
+/// the parts are added in task order.
 fn system<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized>(
     views: &VS,
     kernels: &KS,
@@ -255,8 +265,8 @@ fn system<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized
     let kv: &mut [f64] = st.take(h)?;
     let mut sc = Scratch::new(lay, &mut st)?;
     let blk: &mut [T] = st.take_matrix(h, bs * bs)?;
-    let tasks = parts_for(ci.labeled().len(), bs);
-    let parts = st.take_slots(tasks, part_req::<T>(lay, bs))?;
+    let tasks = part_count(ci.labeled().len(), bs);
+    let parts = st.take_slots(tasks, align_part_req::<T>(lay, bs))?;
     let mut present = 0.0;
     let mut diag = 0.0;
     for (c, inv) in inv_n.iter_mut().enumerate() {
@@ -285,9 +295,24 @@ fn system<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized
         };
         eng.sym(ci.labeled(), blk, &mut sink)?;
     } else {
-        let ctx = (views, kernels, lay, bs);
-        let shared = (&*eng.gamma, labels, &*inv_n, ci.labeled());
-        in_parts::<T, _, _>(ctx, shared, tasks, parts, (g, bvec), par)?;
+        let ctx = PartCtx {
+            views,
+            kernels,
+            lay,
+            b: bs,
+            gamma: eng.gamma,
+            mode: Mode::PerView,
+            eta: None,
+        };
+        let (items, blk_len) = (ci.labeled(), h * bs * bs);
+        let inv_n = &*inv_n;
+        let got = sym_in_parts(&ctx, (items, blk_len), (tasks, parts), par, &|st| {
+            AlignSink::from_stack(h, (labels, inv_n), st)
+        })?;
+        for part in got.iter().flatten() {
+            g.iter_mut().zip(&*part.g).for_each(|(x, &y)| *x += y);
+            bvec.iter_mut().zip(&*part.b).for_each(|(x, &y)| *x += y);
+        }
     }
     for (v, b) in bvec.iter_mut().enumerate().take(h) {
         *b += diag;
@@ -303,59 +328,6 @@ fn system<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized
         }
     }
     Ok(present)
-}
-
-/// The pass over the labeled pairs in `tasks` parts on `par`: part `t`
-/// evaluates the block rows [`super::engine::block_row_owner`] gives it with
-/// an evaluator of its own and sums them into its own `G`, `b`; then
-/// `G += Σ_t G_t`, `b += Σ_t b_t` in task order.
-#[allow(clippy::type_complexity)]
-fn in_parts<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized>(
-    (views, kernels, lay, bs): (&VS, &KS, &Layout, usize),
-    (gamma, labels, inv_n, items): (&[f64], &[u32], &[f64], &[usize]),
-    tasks: usize,
-    mut parts: Slots<'_>,
-    (g, bvec): (&mut [f64], &mut [f64]),
-    par: Parallel,
-) -> Result<(), Error> {
-    let h = lay.h;
-    let done = spin::Mutex::new([None::<(&[f64], &[f64])>; KNN_TASKS]);
-    let work = Counted::new((&mut parts).take(tasks).enumerate(), tasks);
-    par.run_items(work, &|(t, slot)| {
-        let mut st = Stack::new(slot);
-        let gt: &mut [f64] = st.take_matrix(h, h)?;
-        let bt: &mut [f64] = st.take(h)?;
-        let gb: &mut [f64] = st.take_matrix(h, h)?;
-        let bb: &mut [f64] = st.take(h)?;
-        let kv: &mut [f64] = st.take(h)?;
-        let blk: &mut [T] = st.take_matrix(h, bs * bs)?;
-        let mut eng = Engine::new(views, kernels, lay, bs, st)?;
-        copy_exact(eng.gamma, gamma)?;
-        eng.set_mode(Mode::PerView, None);
-        gt.fill(0.0);
-        bt.fill(0.0);
-        let mut sink = AlignSink {
-            h,
-            labels,
-            inv_n,
-            g: &mut *gt,
-            b: &mut *bt,
-            gb,
-            bb,
-            kv,
-        };
-        eng.sym_part(items, blk, &mut sink, (t, tasks))?;
-        if let Some(d) = done.lock().get_mut(t) {
-            *d = Some((&*gt, &*bt));
-        }
-        Ok(())
-    })?;
-    for part in done.into_inner().iter().take(tasks) {
-        let (gt, bt) = part.ok_or(Error::Internal)?;
-        g.iter_mut().zip(gt).for_each(|(x, &y)| *x += y);
-        bvec.iter_mut().zip(bt).for_each(|(x, &y)| *x += y);
-    }
-    Ok(())
 }
 
 /// Workspace bytes of [`mkl_weights`].

@@ -40,11 +40,11 @@
 //! ([`cca_workspace`]), independent of `n` beyond the block.
 
 use crate::data::{Dense, View};
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::linalg::eig::{inv_sqrt_psd, inv_sqrt_psd_req, top_svd, top_svd_req};
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
-use crate::linalg::{copy_exact, gemm_into, gemm_req, gram_t};
+use crate::linalg::{gemm_into, gemm_req, gram_t};
 use crate::work::{Stack, WorkReq};
 
 /// Items per block of the covariance accumulation.
@@ -303,15 +303,15 @@ pub fn cca<T: Real>(
         return Err(Error::NonFiniteInput);
     }
 
-    copy_exact(phi_i, fi_out)?;
-    copy_exact(phi_j, fj_out)?;
+    phi_i.copy_checked(fi_out)?;
+    phi_j.copy_checked(fj_out)?;
     // Correlations lie in [0, 1]; rounding (at extreme magnitudes, a fuzz
     // finding: 1 + 5e-8) may step outside.
     for (r, &s) in rho.iter_mut().zip(sv.iter()) {
         *r = s.max(T::ZERO).min(T::ONE);
     }
-    copy_exact(mu_i, mu_a)?;
-    copy_exact(mu_j, mu_b)?;
+    mu_i.copy_checked(mu_a)?;
+    mu_j.copy_checked(mu_b)?;
     Ok(())
 }
 

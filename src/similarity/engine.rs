@@ -15,11 +15,12 @@
 
 use super::{Bandwidth, Kernel, KernelSet, Layout};
 use crate::data::{View, ViewSet};
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
 use crate::linalg::{gemm, gemm_req};
-use crate::work::{Stack, WorkReq};
+use crate::par::Parallel;
+use crate::work::{Slots, Stack, WorkReq};
 
 /// What a block holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -733,6 +734,83 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         }
         Ok(())
     }
+}
+
+/// Most parts of a symmetric traversal run in parallel ([`sym_in_parts`]):
+/// each holds its own evaluator and sink, so the workspace grows by that much
+/// per part.
+pub(crate) const MAX_PARTS: usize = 4;
+
+/// The parts of [`Engine::sym`] over `n` items in blocks of `b`: the block
+/// rows dealt to at most [`MAX_PARTS`] parts, from the shape alone (so every
+/// pool gives the same result); 0 for a single block row (no parts: the
+/// serial traversal).
+pub(crate) fn part_count(n: usize, b: usize) -> usize {
+    let t = n.div_ceil(b.max(1)).min(MAX_PARTS);
+    if t > 1 {
+        t
+    } else {
+        0
+    }
+}
+
+/// One part's workspace for [`sym_in_parts`]: its sink's storage
+/// (`sink_req`), its block of `blk_len` values and its evaluator.
+pub(crate) fn part_req<T>(lay: &Layout, b: usize, blk_len: usize, sink_req: WorkReq) -> WorkReq {
+    WorkReq::all_of(&[sink_req, WorkReq::new::<T>(blk_len), workspace::<T>(lay, b)])
+}
+
+/// What the parts of [`sym_in_parts`] share: the views and kernels, the
+/// layout and block size, and the calling thread's evaluator's resolved
+/// bandwidths and mode.
+pub(crate) struct PartCtx<'a, VS: ?Sized, KS: ?Sized> {
+    pub views: &'a VS,
+    pub kernels: &'a KS,
+    pub lay: &'a Layout,
+    pub b: usize,
+    pub gamma: &'a [f64],
+    pub mode: Mode,
+    pub eta: Option<&'a [f64]>,
+}
+
+/// [`Engine::sym`] over `items` in `tasks` parts on `par` ([`part_count`]):
+/// part `t` takes from its slot (of [`part_req`]) the sink `sink` makes, a
+/// block of `blk_len` values and an evaluator set up as `ctx` says, and
+/// visits the block rows [`block_row_owner`] gives it ([`Engine::sym_part`]).
+/// Returns each part's sink in task order (`tasks` of them): every pair was
+/// offered to exactly one of them, and the caller merges them.
+pub(crate) fn sym_in_parts<'s, T, VS, KS, S>(
+    ctx: &PartCtx<'_, VS, KS>,
+    (items, blk_len): (&[usize], usize),
+    (tasks, mut parts): (usize, Slots<'s>),
+    par: Parallel,
+    sink: &(dyn Fn(&mut Stack<'s>) -> Result<S, Error> + Sync),
+) -> Result<[Option<S>; MAX_PARTS], Error>
+where
+    T: Real,
+    VS: ViewSet<T> + Sync + ?Sized,
+    KS: KernelSet + Sync + ?Sized,
+    S: Sink<T> + Send,
+{
+    let done = spin::Mutex::new(core::array::from_fn::<_, MAX_PARTS, _>(|_| None));
+    par.run_items((&mut parts).take(tasks).enumerate(), &|(t, slot)| {
+        let mut st = Stack::new(slot);
+        let mut s = sink(&mut st)?;
+        let blk: &mut [T] = st.take(blk_len)?;
+        let mut eng = Engine::new(ctx.views, ctx.kernels, ctx.lay, ctx.b, st)?;
+        eng.gamma.copy_checked(ctx.gamma)?;
+        eng.set_mode(ctx.mode, ctx.eta);
+        eng.sym_part(items, blk, &mut s, (t, tasks))?;
+        if let Some(d) = done.lock().get_mut(t) {
+            *d = Some(s);
+        }
+        Ok(())
+    })?;
+    let done = done.into_inner();
+    if done.iter().take(tasks).any(Option::is_none) {
+        return Err(Error::Internal);
+    }
+    Ok(done)
 }
 
 /// Which of `tasks` tasks owns block row `bi` of a symmetric traversal: dealt

@@ -5,16 +5,15 @@
 //! `O(N + block² + block · Σ_{dense lin/RBF} M_v)` besides the `N × k` outputs, which hold the
 //! heaps while the search runs.
 
-use super::engine::{Engine, Mode};
+use super::engine::{part_count, part_req, sym_in_parts, Engine, Mode, PartCtx};
 use super::median::{self, Scratch};
-use super::topk::{better, Filter, PairTop, TopK};
+use super::topk::{Filter, PairTop, TopK};
 use super::{
     block_size, check_eta, check_labels, check_views, class_of, layout, ClassIndex, KernelSet,
     Layout,
 };
 use crate::data::{ViewSet, ViewShape};
 use crate::error::Error;
-use crate::linalg::copy_exact;
 use crate::linalg::real::Real;
 use crate::par::Parallel;
 use crate::work::{Slots, Stack, WorkReq};
@@ -64,36 +63,21 @@ impl Default for KnnParams {
     }
 }
 
-/// Most parts of the parallel search of [`fused_knn`] (each holds its own
-/// block evaluator and `N × k` heaps: the workspace grows by that much per part).
-pub const KNN_TASKS: usize = 4;
-
-/// The parts of [`fused_knn`]'s search over all items: block rows, dealt to
-/// at most [`KNN_TASKS`] tasks, from the shape alone.
-pub(crate) fn knn_tasks(n: usize, b: usize) -> usize {
-    n.div_ceil(b.max(1)).clamp(1, KNN_TASKS)
-}
-
 fn knn_req<T>(lay: &Layout, n_classes: usize, params: &KnnParams) -> WorkReq {
     let b = block_size(params.block, lay.n);
-    let tasks = knn_tasks(lay.n, b);
-    let part = if tasks > 1 {
-        WorkReq::all_of(&[
-            TopK::workspace(lay.n, params.k),
-            WorkReq::matrix::<T>(b, b),
-            super::engine::workspace::<T>(lay, b),
-        ])
-        .times(tasks)
-    } else {
-        WorkReq::EMPTY
-    };
+    let part = part_req::<T>(
+        lay,
+        b,
+        b.saturating_mul(b),
+        TopK::workspace(lay.n, params.k),
+    );
     WorkReq::all_of(&[
         ClassIndex::workspace(lay.n, n_classes),
         WorkReq::matrix::<usize>(lay.n, 2),
         median::scratch_req(lay),
         WorkReq::matrix::<T>(b, b),
         super::engine::workspace::<T>(lay, b),
-        part,
+        part.times(part_count(lay.n, b)),
     ])
 }
 
@@ -234,31 +218,24 @@ pub fn fused_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync +
     );
     let mut sc = Scratch::new(&lay, &mut st)?;
     let blk: &mut [T] = st.take_matrix(b, b)?;
-    let tasks = knn_tasks(n, b);
-    let parts = if tasks > 1 {
-        let part = WorkReq::all_of(&[
-            TopK::workspace(n, k),
-            WorkReq::matrix::<T>(b, b),
-            super::engine::workspace::<T>(&lay, b),
-        ]);
-        Some(st.take_slots(tasks, part)?)
-    } else {
-        None
-    };
+    let tasks = part_count(n, b);
+    let part = part_req::<T>(&lay, b, b * b, TopK::workspace(n, k));
+    let parts = st.take_slots(tasks, part)?;
     let mut eng = Engine::new(views, kernels, &lay, b, st)?;
     median::resolve(&mut eng, ci.labeled(), &mut sc, blk)?;
     eng.set_mode(Mode::Fused, Some(eta));
-    if let (Scope::All, Some(parts)) = (scope, parts) {
-        let gamma: &[f64] = eng.gamma;
-        return all_in_parts(
-            (views, kernels, &lay, b),
-            (gamma, eta),
-            (k, tasks),
-            queries,
-            parts,
-            (neighbors, sims),
-            params.parallel,
-        );
+    if let (Scope::All, true) = (scope, tasks > 0) {
+        let ctx = PartCtx {
+            views,
+            kernels,
+            lay: &lay,
+            b,
+            gamma: eng.gamma,
+            mode: Mode::Fused,
+            eta: Some(eta),
+        };
+        let out = (neighbors, sims);
+        return all_in_parts(&ctx, k, queries, (tasks, parts), out, params.parallel);
     }
     let filter = if matches!(scope, Scope::OtherClass) {
         Filter::Other(labels)
@@ -280,79 +257,31 @@ pub fn fused_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync +
     Ok(())
 }
 
-/// [`Scope::All`] in `tasks` parts: part `t` searches the block rows
-/// [`super::engine::block_row_owner`] gives it with an evaluator and heaps
-/// of its own (in its slot), offering each pair to both items' heaps as the
-/// serial search does; then each item's `k` best are merged from the parts'
-/// lists. The heaps keep the top `k` of a strict total order (similarity,
-/// then the lower index), so the merge gives exactly the serial result.
-#[allow(clippy::too_many_arguments)]
-fn all_in_parts<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized>(
-    (views, kernels, lay, b): (&VS, &KS, &Layout, usize),
-    (gamma, eta): (&[f64], &[f64]),
-    (k, tasks): (usize, usize),
+/// [`Scope::All`] in `tasks` parts ([`sym_in_parts`]): each part offers its
+/// pairs to heaps of its own, as the serial search does, and the output's
+/// heaps absorb them ([`TopK::absorb`]). The heaps keep the top `k` of a
+/// strict total order (similarity, then the lower index), so the result is
+/// exactly the serial search's.
+fn all_in_parts<'s, T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized>(
+    ctx: &PartCtx<'_, VS, KS>,
+    k: usize,
     items: &[usize],
-    mut parts: Slots<'_>,
+    parts: (usize, Slots<'s>),
     (neighbors, sims): (&mut [usize], &mut [f64]),
     par: Parallel,
 ) -> Result<(), Error> {
-    let n = lay.n;
-    // Each part's sorted lists, kept in its slot for the merge.
-    let lists = spin::Mutex::new([None::<(&[usize], &[f64])>; KNN_TASKS]);
-    par.run_items((&mut parts).take(tasks).enumerate(), &|(t, slot)| {
-        let mut st = Stack::new(slot);
+    let n = ctx.lay.n;
+    let heaps = |st: &mut Stack<'s>| -> Result<TopK<'s>, Error> {
         let idx: &mut [usize] = st.take_matrix(n, k)?;
         let sim: &mut [f64] = st.take_matrix(n, k)?;
-        let blk: &mut [T] = st.take_matrix(b, b)?;
-        let mut eng = Engine::new(views, kernels, lay, b, st)?;
-        copy_exact(eng.gamma, gamma)?;
-        eng.set_mode(Mode::Fused, Some(eta));
-        let mut top = TopK::new(k, idx, sim, Filter::Any);
-        eng.sym_part(items, blk, &mut top, (t, tasks))?;
-        top.finish();
-        let (idx, sim) = top.into_parts();
-        if let Some(l) = lists.lock().get_mut(t) {
-            *l = Some((idx, sim));
-        }
-        Ok(())
-    })?;
-    let lists = lists.into_inner();
-    let mut got: [(&[usize], &[f64]); KNN_TASKS] = [(&[], &[]); KNN_TASKS];
-    for (g, l) in got.iter_mut().zip(&lists).take(tasks) {
-        *g = l.ok_or(Error::Internal)?;
+        Ok(TopK::new(k, idx, sim, Filter::Any))
+    };
+    let got = sym_in_parts(ctx, (items, ctx.b * ctx.b), parts, par, &heaps)?;
+    let mut top = TopK::new(k, neighbors, sims, Filter::Any);
+    for part in got.iter().flatten() {
+        top.absorb(part);
     }
-    let got = got.get(..tasks).ok_or(Error::Internal)?;
-    for (i, (out_i, out_s)) in neighbors
-        .chunks_exact_mut(k.max(1))
-        .zip(sims.chunks_exact_mut(k.max(1)))
-        .enumerate()
-    {
-        let mut at = [0usize; KNN_TASKS];
-        for (oi, os) in out_i.iter_mut().zip(out_s.iter_mut()) {
-            // The best head among the parts' sorted lists of item i.
-            let mut best: Option<(usize, f64, usize)> = None;
-            for (p, (&(pi, ps), &a)) in got.iter().zip(&at).enumerate() {
-                let Some((&j, &s)) = pi.get(i * k + a).zip(ps.get(i * k + a)) else {
-                    continue;
-                };
-                if a >= k || j == NO_NEIGHBOR {
-                    continue;
-                }
-                if best.is_none_or(|(_, bs, bj)| better(s, j, bs, bj)) {
-                    best = Some((p, s, j));
-                }
-            }
-            match best {
-                Some((p, s, j)) => {
-                    if let Some(a) = at.get_mut(p) {
-                        *a += 1;
-                    }
-                    (*oi, *os) = (j, s);
-                }
-                None => (*oi, *os) = (NO_NEIGHBOR, f64::NEG_INFINITY),
-            }
-        }
-    }
+    top.finish();
     Ok(())
 }
 

@@ -170,12 +170,6 @@ impl<'w> TopK<'w> {
         }
     }
 
-    /// The storage back: item `i`'s list at `i·k..` (after [`TopK::finish`]:
-    /// best first).
-    pub(crate) fn into_parts(self) -> (&'w [usize], &'w [f64]) {
-        (self.idx, self.sim)
-    }
-
     /// Item `i`'s list (after [`TopK::finish`]: best first); `i` one of the heaps' items.
     pub(crate) fn get(&self, i: usize) -> (&[usize], &[f64]) {
         let base = i.wrapping_sub(self.lo).wrapping_mul(self.k);

@@ -280,7 +280,10 @@ impl SgeShard<'_> {
     /// Adds the shard's labeled items per class to `counts` (`C`).
     pub(crate) fn add_counts(&self, counts: &mut [f64]) {
         for &l in self.labels {
-            if let (false, Some(c)) = (l == UNLABELED, counts.get_mut(l as usize)) {
+            if l == UNLABELED {
+                continue;
+            }
+            if let Some(c) = counts.get_mut(l as usize) {
                 *c += 1.0;
             }
         }
@@ -290,7 +293,7 @@ impl SgeShard<'_> {
     pub(crate) fn local_sums(&self, v: &[f64], k: usize, sums: &mut [f64], sq: &mut [f64]) {
         sums.fill(0.0);
         sq.fill(0.0);
-        // Item j is column j of `v` (`k × n`); class l's sums column l of
+        // Item j is column j of `v` (`k × n`); class l's sums are column l of
         // `sums` (`k × C`); labels are below C (checked).
         for (&l, vj) in self.labels.iter().zip(v.chunks_exact(k.max(1))) {
             if l != UNLABELED {
@@ -324,9 +327,14 @@ impl SgeShard<'_> {
         let k1 = k.max(1);
         let pm = plus.chunks_exact_mut(k1).zip(minus.chunks_exact_mut(k1));
         for ((&l, vj), (pj, mj)) in self.labels.iter().zip(v.chunks_exact(k1)).zip(pm) {
-            let l = l as usize;
-            let found = (counts.get(l), sums.get(l * k..(l + 1) * k));
-            let (false, Some(&nc), Some(sl)) = (l == UNLABELED as usize, found.0, found.1) else {
+            // Unlabeled first: `UNLABELED · k` overflows `usize` on 32-bit targets.
+            let found = if l == UNLABELED {
+                None
+            } else {
+                let l = l as usize;
+                counts.get(l).zip(sums.get(l * k..(l + 1) * k))
+            };
+            let Some((&nc, sl)) = found else {
                 // Unlabeled (or, never, a label past the classes).
                 pj.fill(0.0);
                 mj.fill(0.0);

@@ -648,7 +648,7 @@ pub fn tge<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
         let blk: &mut [f64] = ph.take_matrix(b, b)?;
         let mut eng = Engine::new_with(&win, &one, &l1, b, ph, Some(inv.part(v..v + 1)?))?;
         median::resolve(&mut eng, pos, &mut sc, blk)?;
-        *gam.at_mut(v)? = eng.gamma.first().copied().ok_or(Error::Internal)?;
+        *gam.at_mut(v)? = eng.gamma.at(0)?;
     }
 
     // The neighbour lists of this rank's items.
@@ -884,7 +884,11 @@ pub fn tge<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
     ones.fill(1);
     sendc.fill(0);
     for_edges(&mut |_, j, _| {
-        if let (false, Some(c)) = ((a..e).contains(&j), sendc.get_mut(owner(off, j))) {
+        // Only remote edges look up their owner (a binary search).
+        if (a..e).contains(&j) {
+            return;
+        }
+        if let Some(c) = sendc.get_mut(owner(off, j)) {
             *c += 1;
         }
     });
