@@ -14,7 +14,7 @@
 //! sets of views a model takes, and the per-fit row-sorted copies of CSC views.
 //! Inputs are never modified.
 
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
 pub use crate::linalg::sparse::Csc;
@@ -380,7 +380,7 @@ impl<'w, T: Real> Prepared<'w, T> {
                 let region = words.get_mut(ow..ow + m + 1 + nnz);
                 let region = region.ok_or(Error::Internal)?;
                 let (rp, rest) = region.split_at_mut_checked(m + 1).ok_or(Error::Internal)?;
-                let vs = vals.get_mut(ov..ov + nnz).ok_or(Error::Internal)?;
+                let vs = vals.part_mut(ov..ov + nnz)?;
                 csr_fill(&c, rp, rest, vs);
                 ow += m + 1 + nnz;
                 ov += nnz;

@@ -44,7 +44,9 @@ pub enum Error {
     /// The monitor asked to stop (C ABI status; the Rust API reports it as
     /// [`crate::Stop::Cancelled`] in an `Ok` report).
     Cancelled,
-    /// A bug in mvnmf was caught at the C boundary (a panic). Please report it.
+    /// An internal invariant failed: a bug in mvnmf (a checked read that
+    /// validation should have made impossible, or a panic caught at the C
+    /// boundary). Please report it.
     Internal,
     /// A retrieval query is all zero: no term of the vocabulary to rank by
     /// (e.g. a keyword query whose words are all outside the vocabulary).
@@ -142,7 +144,7 @@ impl Error {
             }
             Error::WorkspaceTooSmall => "the workspace is smaller than the workspace query returned\0",
             Error::Cancelled => "stopped by the progress callback; outputs hold the last complete iterate\0",
-            Error::Internal => "internal error (a bug in mvnmf was caught at the C boundary)\0",
+            Error::Internal => "internal error: an invariant of mvnmf failed (a bug; please report it)\0",
             Error::EmptyQuery => "a query is all zero: none of its terms is in the vocabulary\0",
             Error::ParallelFor => {
                 "the parallel_for callback did not run every task exactly once: the outputs may be incomplete\0"

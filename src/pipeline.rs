@@ -20,7 +20,7 @@
 //! store ([`PipelineReport`]).
 
 use crate::data::{FactorsMut, ViewSet, ViewShape};
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::graph::{self, CsrGraph, CsrGraphs, CsrOut, GraphNnz, GraphParams, NoGraph, Sge};
 use crate::linalg::real::Real;
 use crate::models::mvsl::{self, MvslParams};
@@ -333,16 +333,11 @@ pub fn fit_report<
             };
             // The entries the builder wrote (at most the capacities).
             let (na, np) = (nnz.affinity, nnz.penalty);
-            let ac = aci.get(..na).ok_or(Error::Internal)?;
-            let a = CsrGraph::new(n, arp, ac, aw.get(..na).ok_or(Error::Internal)?)?;
+            let ac = aci.part(..na)?;
+            let a = CsrGraph::new(n, arp, ac, aw.part(..na)?)?;
             let p = if np > 0 {
-                let pc = pci.get(..np).ok_or(Error::Internal)?;
-                Some(CsrGraph::new(
-                    n,
-                    prp,
-                    pc,
-                    pw.get(..np).ok_or(Error::Internal)?,
-                )?)
+                let pc = pci.part(..np)?;
+                Some(CsrGraph::new(n, prp, pc, pw.part(..np)?)?)
             } else {
                 None
             };

@@ -12,7 +12,7 @@
 //! `ALIGN` bytes of slack, so the caller may pass a byte buffer of any
 //! alignment. The routine carves it with a [`Stack`].
 
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::par::Parallel;
 
 /// Alignment (bytes) of every buffer carved from a workspace: one cache line.
@@ -164,7 +164,7 @@ impl<'a> Stack<'a> {
         let buf = core::mem::take(&mut self.buf);
         let (head, tail) = buf.split_at_mut(rounded);
         self.buf = tail;
-        let head = head.get_mut(..bytes).ok_or(Error::Internal)?;
+        let head = head.part_mut(..bytes)?;
         bytemuck::try_cast_slice_mut(head).map_err(|_| Error::Internal)
     }
 

@@ -149,7 +149,8 @@ fn solve(
     p.fill(0);
     way.fill(0);
     // Columns `0..=c` of `v`, `minv`, `p`, `way`, `used` (`c + 1` each) and rows
-    // `0..=r` of `u`: every index below is inside, read through `at`.
+    // `0..=r` of `u`: every index below is inside (checked reads and zipped
+    // columns, no panic path).
     for i in 1..=r {
         set_at(p, 0, i);
         let mut j0 = 0;

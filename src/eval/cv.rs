@@ -3,7 +3,7 @@
 //! training items ... folds within the labeled items only, hidden labels never
 //! touched").
 
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::linalg::mat::MatRef;
 use crate::linalg::{at, set_at, swap_at};
 use crate::rng::Rng;
@@ -244,11 +244,11 @@ where
                 k: knn_k_for(train, n_classes, params.knn.k),
                 ..params.knn
             };
-            let pred = pred.get_mut(..nq).ok_or(Error::Internal)?;
+            let pred = pred.part_mut(..nq)?;
             knn_predict(
                 MatRef::col_major(v, k, n)?,
                 train,
-                MatRef::col_major(query.get(..k * nq).ok_or(Error::Internal)?, k, nq)?,
+                MatRef::col_major(query.part(..k * nq)?, k, nq)?,
                 n_classes,
                 &knn,
                 pred,

@@ -65,9 +65,8 @@ use crate::linalg::real::Real;
 pub(crate) fn sq_dist<T: Real>(a: MatRef<'_, T>, ja: usize, b: MatRef<'_, T>, jb: usize) -> f64 {
     let d = a.rows();
     if a.rs() == 1 && b.rs() == 1 {
-        // Inside the matrices for every column `ja < a.cols()`, `jb < b.cols()`.
-        let (sa, sb) = (ja * a.cs(), jb * b.cs());
         // Inside both matrices for columns `ja < a.cols()`, `jb < b.cols()`.
+        let (sa, sb) = (ja * a.cs(), jb * b.cs());
         let (Some(x), Some(y)) = (a.data().get(sa..sa + d), b.data().get(sb..sb + d)) else {
             return f64::NAN;
         };

@@ -2,7 +2,7 @@
 
 use crate::error::Error;
 use crate::linalg::select::sort_by;
-use crate::linalg::{set_at, swap_at};
+use crate::linalg::{at, set_at, swap_at};
 use crate::rng::Rng;
 use crate::work::{Stack, WorkReq};
 
@@ -72,7 +72,7 @@ pub(crate) fn split_into<F: Copy>(
         *x = j;
     }
     // A total order (ties by index): the order of any sort.
-    let label = |j: usize| labels.get(j).copied().unwrap_or(u32::MAX);
+    let label = |j: usize| at(labels, j);
     sort_by(idx, |&a, &b| (label(a), a) < (label(b), b));
     let mut rest = &mut idx[..];
     while let Some(&first) = rest.first() {

@@ -534,14 +534,14 @@ pub fn anchor_graph<T: Real, VS: ViewSet<T> + ?Sized, AS: ViewSet<T> + ?Sized>(
             x.cs() * step,
         )?;
         let mut ph = Stack::new(rest);
-        let dist = dist.get_mut(..m * nb).ok_or(Error::Internal)?;
+        let dist = dist.part_mut(..m * nb)?;
         if i == j {
             return sq_dists(dense(anchors, i)?, items, false, dist, &mut ph);
         }
         let (lo, hi) = (i.min(j), i.max(j));
         let slot = pair_slot(&rows, nv, &used, params, m, lo, hi).ok_or(Error::Internal)?;
         let (dl, dh, p) = (rows(lo), rows(hi), slot.p);
-        let sl = store.get(slot.off..).ok_or(Error::Internal)?;
+        let sl = store.part(slot.off..)?;
         let (phi_l, r1) = sl.split_at_checked(dl * p).ok_or(Error::Internal)?;
         let (phi_h, r2) = r1.split_at_checked(dh * p).ok_or(Error::Internal)?;
         let (mu_l, r3) = r2.split_at_checked(dl).ok_or(Error::Internal)?;
@@ -587,9 +587,9 @@ pub fn anchor_graph<T: Real, VS: ViewSet<T> + ?Sized, AS: ViewSet<T> + ?Sized>(
             let g = if i != j && params.sigma > 0.0 {
                 params.sigma
             } else {
-                bandwidth(dist.get_mut(..m * nsm).ok_or(Error::Internal)?, nsm, false)
+                bandwidth(dist.part_mut(..m * nsm)?, nsm, false)
             };
-            *sc.get_mut(k).ok_or(Error::Internal)? = g;
+            *sc.at_mut(k)? = g;
         }
         Ok(())
     })?;
@@ -609,7 +609,7 @@ pub fn anchor_graph<T: Real, VS: ViewSet<T> + ?Sized, AS: ViewSet<T> + ?Sized>(
                     .iter()
                     .map(|d| libm::exp(-g * d.to_f64()))
                     .sum();
-                *vol.get_mut(k).ok_or(Error::Internal)? += part;
+                *vol.at_mut(k)? += part;
             }
             Ok(())
         })?;
@@ -628,8 +628,8 @@ pub fn anchor_graph<T: Real, VS: ViewSet<T> + ?Sized, AS: ViewSet<T> + ?Sized>(
     let mut u0 = 0;
     while u0 < n {
         let nb = b.min(n - u0);
-        let wsum = wsum.get_mut(..m * nb).ok_or(Error::Internal)?;
-        let esum = esum.get_mut(..m * nb).ok_or(Error::Internal)?;
+        let wsum = wsum.part_mut(..m * nb)?;
+        let esum = esum.part_mut(..m * nb)?;
         wsum.fill(0.0);
         esum.fill(0.0);
         parts(&mut |i, j| {

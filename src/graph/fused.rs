@@ -28,7 +28,7 @@
 //! `O(n² dims)`; memory: the output and one `n × n` scratch matrix.
 
 use crate::data::{Dense, View, ViewSet, ViewShape};
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
 use crate::linalg::select::select_nth_by;
@@ -447,7 +447,7 @@ pub(super) fn sq_dists<T: Real>(
         a.t(),
         b,
         T::ZERO,
-        MatMut::col_major(s.get_mut(..n * nbc).ok_or(Error::Internal)?, n, nbc)?,
+        MatMut::col_major(s.part_mut(..n * nbc)?, n, nbc)?,
         &mut st,
     )?;
     let cols = s.chunks_exact_mut(n.max(1)).zip(nb.iter());

@@ -45,7 +45,7 @@
 //! sweeps in all, after which [`Error::Internal`] is returned. That has never
 //! been observed; it would leave `a` and `eigenvalues` overwritten.
 
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
 use crate::linalg::{at, gemm_into, gemm_req, gram_t, set_at, swap_at};
@@ -210,7 +210,8 @@ fn decompose<T: Real>(
 /// accumulated in `v` (EISPACK `tred2`; only the lower triangle is read).
 fn tred2<T: Real>(v: &mut [T], n: usize, d: &mut [T], e: &mut [T]) {
     // Entry (r, j) of `v` at `r + j·n`; every index below is inside (`v` is
-    // `n × n`, `d` and `e` hold `n`), read through `at` / written through `set`.
+    // `n × n`, `d` and `e` hold `n`), read and written through checked
+    // sub-slices, `at` and `set_at`.
     for (j, dj) in d.iter_mut().enumerate().take(n) {
         *dj = at(v, (n - 1) + j * n);
     }
@@ -595,7 +596,7 @@ fn svd_side<T: Real>(
     let resid = st.rest().take::<T>(p)?;
     for i in 0..k {
         let (done, rest) = b.split_at_mut_checked(i * p).ok_or(Error::Internal)?;
-        let w = rest.get_mut(..p).ok_or(Error::Internal)?;
+        let w = rest.part_mut(..p)?;
         let norm0 = libm::sqrt(crate::linalg::sq_norm(w));
         if i == 0 {
             s1 = norm0;

@@ -4,7 +4,7 @@
 //! the strides. Construction checks that every addressed element lies inside the
 //! slice, so the kernels may rely on it.
 
-use crate::error::Error;
+use crate::error::{Error, Part};
 
 /// A read-only `rows × cols` view, element `(i, j)` at `data[i*rs + j*cs]`.
 #[derive(Clone, Copy, Debug)]
@@ -81,7 +81,7 @@ impl<'a, T: Copy> MatRef<'a, T> {
         if s == e || self.rows == 0 {
             return Self::new(&[], self.rows, e - s, self.rs, self.cs);
         }
-        let rest = self.data.get(s * self.cs..).ok_or(Error::Internal)?;
+        let rest = self.data.part(s * self.cs..)?;
         Self::new(rest, self.rows, e - s, self.rs, self.cs)
     }
 

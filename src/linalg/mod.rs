@@ -8,7 +8,7 @@
 //! | `microk.rs` | its FMA register tiles and transposing pack (`f64`, x86-64 AVX2/AVX-512; `unsafe`) |
 //! | [`eig`] | dense symmetric eigendecomposition (Householder + implicit QL), `C^{−1/2}`, top singular triplets |
 //! | `hosted.rs` | the `gemm` crate's GEMM (std builds; `unsafe`) |
-//! | `select.rs` | partial selection of the `N` best-scored items (no full sort) |
+//! | `select.rs` | the `N` best-scored items (no full sort), a panic-free sort and `k`-th element |
 //! | `sparse.rs` | the CSC type and its `O(nnz·K)` products |
 //! | `simd.rs` | run-time SIMD dispatch of the portable loops (`unsafe`) |
 //! | `spk.rs` | AVX2 + FMA sparse row kernels (std, x86-64; `unsafe`) |
@@ -44,7 +44,7 @@ pub(crate) mod spk;
 
 pub use eig::{sym_eig, sym_eig_workspace};
 
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
 use crate::par::{chunk_len, even_tasks_for, Counted};
@@ -52,6 +52,7 @@ use crate::work::{Stack, WorkReq};
 
 /// `v[i]`, or the default (zero) past the end: the read of an index the
 /// caller knows is inside, with the bounds check but without a panic path.
+/// (`error::Part::at` is the read that returns `Error::Internal` instead.)
 #[inline(always)]
 pub(crate) fn at<T: Copy + Default>(v: &[T], i: usize) -> T {
     v.get(i).copied().unwrap_or_default()
@@ -164,7 +165,7 @@ pub(crate) fn gram_t<T: Real>(
         let b = if p0 == 0 { beta } else { T::ONE };
         for s in (0..k).step_by(GRAM_STRIP) {
             let e = (s + GRAM_STRIP).min(k);
-            let rest = data.get_mut(s + s * ld..).ok_or(Error::Internal)?;
+            let rest = data.part_mut(s + s * ld..)?;
             let strip = MatMut::new(rest, e - s, k - s, ld)?;
             gemm(
                 T::ONE,

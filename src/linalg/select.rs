@@ -100,8 +100,8 @@ fn sort_heap<T: Copy>(h: &mut [T], first: &impl Fn(&T, &T) -> bool) {
 /// (`less` a strict weak order). Not stable: the callers' orders are total
 /// (ties broken by an index) or their equal elements interchangeable, so the
 /// result is the one of any sort. Introsort: quicksort (median-of-three
-/// pivot, Hoare partition), insertion sort up to 20 elements (as core's
-/// `sort_unstable`), heap sort past `2 log₂ n` levels: `O(n log n)`, no
+/// pivot, Hoare partition), insertion sort up to 20 elements, heap sort
+/// past `2 log₂ n` levels: `O(n log n)`, no
 /// allocation, no panic path.
 pub(crate) fn sort_by<T: Copy>(v: &mut [T], less: impl Fn(&T, &T) -> bool) {
     let depth = 2 * (usize::BITS - v.len().leading_zeros()) as usize;

@@ -12,7 +12,7 @@
 //! directly; the views of [`crate::data`] reach the whole products through
 //! [`csr_x_vt`] and [`csc_ut_x`].
 
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::linalg::real::Real;
 use crate::linalg::simd::{self, Kernel};
 use crate::par::{chunk_len, tasks_for, Parallel, RowBlocks};
@@ -887,7 +887,7 @@ pub(crate) fn reduce_partials<T: Real>(
     out: &mut [T],
     par: Parallel,
 ) -> Result<(), Error> {
-    let out = out.get_mut(..k * n).ok_or(Error::Internal)?;
+    let out = out.part_mut(..k * n)?;
     if parts.len() < tasks * n * w || tasks == 0 {
         return Err(Error::Internal);
     }
@@ -896,7 +896,7 @@ pub(crate) fn reduce_partials<T: Real>(
     // the task, which reads them from its captures.)
     par.run_items(out.chunks_mut((k * chunk).max(1)).enumerate(), &|(c, o)| {
         let mut acc = [T::ZERO; 64];
-        let acc = acc.get_mut(..w).ok_or(Error::Internal)?;
+        let acc = acc.part_mut(..w)?;
         for (jj, oc) in o.chunks_exact_mut(k.max(1)).enumerate() {
             let j = c * chunk + jj;
             // Part by part (each a contiguous row of w values), in task order.
@@ -976,7 +976,7 @@ pub(crate) fn ut_x_by_columns<T: Real>(
 ) -> Result<(), Error> {
     let n = c.cols;
     let xt = Csr::new(c.col_ptr, c.row_idx, c.values);
-    let out = out.get_mut(..k * n).ok_or(Error::Internal)?;
+    let out = out.part_mut(..k * n)?;
     let per = k
         .checked_mul(chunk)
         .filter(|&p| p > 0)

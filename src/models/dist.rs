@@ -96,7 +96,7 @@ use crate::data::{FactorsMut, Prepared, ViewSet, ViewShape};
 use crate::error::{Error, Part};
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::select::sort_by;
-use crate::linalg::{gemm, gemm_req};
+use crate::linalg::{at, gemm, gemm_req, set_at};
 use crate::steps::check::{check_shapes, validate};
 use crate::steps::init::random_start_shard;
 use crate::steps::mu::{dead_views, form_pq, mu_step, products_req};
@@ -1067,7 +1067,7 @@ fn plan_halo<C: Comm + ?Sized>(
     for g in graphs.iter().flatten() {
         for &c in g.col_idx.part(..g.nnz())? {
             if !local(c) {
-                *hidx.get_mut(len).ok_or(Error::Internal)? = c;
+                *hidx.at_mut(len)? = c;
                 len += 1;
                 remote_edges += 1;
             }
@@ -1078,13 +1078,9 @@ fn plan_halo<C: Comm + ?Sized>(
     // Unique: keep each value where it first occurs (`u ≤ t` always).
     let mut u = 0;
     for t in 0..hs.len() {
-        let (Some(&x), prev) = (hs.get(t), t.checked_sub(1).and_then(|p| hs.get(p))) else {
-            break;
-        };
-        if prev != Some(&x) {
-            if let Some(d) = hs.get_mut(u) {
-                *d = x;
-            }
+        let x = at(hs, t);
+        if t == 0 || at(hs, t - 1) != x {
+            set_at(hs, u, x);
             u += 1;
         }
     }
@@ -1105,7 +1101,7 @@ fn plan_halo<C: Comm + ?Sized>(
     // Who reads what from whom: row r of the square is rank r's requests.
     // `square` is `(ranks + 1) × ranks` (row-major by rank; checked).
     square.fill(0.0);
-    let sq = |square: &[f64], i: usize| square.get(i).copied().ok_or(Error::Internal);
+    let sq = |square: &[f64], i: usize| square.at(i);
     let row = square.part_mut(rank * ranks..(rank + 1) * ranks)?;
     for (s, &r) in row.iter_mut().zip(h.recv.iter()) {
         *s = r as f64;
@@ -1153,7 +1149,7 @@ fn plan_halo<C: Comm + ?Sized>(
     let mut e = 0;
     for g in graphs.iter().flatten() {
         for &c in g.col_idx.part(..g.nnz())? {
-            *h.pos.get_mut(e).ok_or(Error::Internal)? = if local(c) {
+            *h.pos.at_mut(e)? = if local(c) {
                 c - offset
             } else {
                 n_r + hs.binary_search(&c).map_err(|_| Error::Internal)?

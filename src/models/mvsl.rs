@@ -46,7 +46,7 @@
 //! Small data is scaled up only while the scaled weights stay below `2^256`.
 
 use crate::data::{FactorsMut, ViewSet, ViewShape};
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::graph::GraphOp;
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
@@ -204,7 +204,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
         for i in 0..hv {
             let x = views.view(i);
             let m = x.rows();
-            let a = bf.a.get_mut(..m * k).ok_or(Error::Internal)?;
+            let a = bf.a.part_mut(..m * k)?;
             x.x_vt_scaled(prep.get(views, i), s, v, k, a, &mut sc)?;
             if params.proximal() {
                 u_step_proximal(params, u.get_mut(i), m, k, &mut bf, i, &mut sc)?;
@@ -286,10 +286,10 @@ fn u_step_proximal<T: Real>(
         u,
         m,
         k,
-        bf.a.get(..m * k).ok_or(Error::Internal)?,
+        bf.a.part(..m * k)?,
         None,
         bf.g,
-        bf.lip.get_mut(view).ok_or(Error::Internal)?,
+        bf.lip.at_mut(view)?,
         &mut s,
         sc,
     )

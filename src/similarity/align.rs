@@ -209,7 +209,10 @@ pub fn alignment_system_workspace<T>(
 ///
 /// `labels` has one entry per item (class `< n_classes` or [`crate::data::UNLABELED`]); at
 /// least 2 labeled items. Cost `O(N_l² Σ_v M_v)` (one blocked pass, plus the median passes of
-/// RBF views with [`super::Bandwidth::Median`]).
+/// RBF views with [`super::Bandwidth::Median`]). Past one block row of labeled items the pass is
+/// summed in parts (at most four, from the shape; the pipeline runs them on its pool, this
+/// function on the calling thread): `G` and `b` are then the same for every pool but differ in
+/// the last bits from a one-part sum.
 ///
 /// Errors: as [`super::resolve_bandwidths`]; `g.len() != H²` or `b.len() != H`
 /// ([`Error::DimensionMismatch`]); fewer than 2 labeled items ([`Error::TooFewLabeled`]).

@@ -214,7 +214,7 @@ pub fn cca<T: Real>(
             }
             let beta = if s == 0 { T::ZERO } else { T::ONE };
             gram_t(
-                MatRef::col_major(blk.get(..d * w).ok_or(Error::Internal)?, d, w)?.t(),
+                MatRef::col_major(blk.part(..d * w)?, d, w)?.t(),
                 beta,
                 MatMut::col_major(c, d, d)?,
                 &mut ph.rest(),
@@ -238,7 +238,7 @@ pub fn cca<T: Real>(
     let pi = st.take_matrix::<T>(di, di)?;
     let pj = st.take_matrix::<T>(dj, dj)?;
     let cii = MatRef::new(c, di, di, 1, d)?;
-    let cjj = MatRef::new(c.get(di + di * d..).ok_or(Error::Internal)?, dj, dj, 1, d)?;
+    let cjj = MatRef::new(c.part(di + di * d..)?, dj, dj, 1, d)?;
     let fi = inv_sqrt_psd(
         cii,
         floor_rel::<T>(di, n),
@@ -262,7 +262,7 @@ pub fn cca<T: Real>(
     {
         let mut ph = st.rest();
         let m = ph.take_matrix::<T>(di, dj)?;
-        let cij = MatRef::new(c.get(di * d..).ok_or(Error::Internal)?, di, dj, 1, d)?;
+        let cij = MatRef::new(c.part(di * d..)?, di, dj, 1, d)?;
         gemm_into(pim, cij, m, &mut ph.rest())?;
         gemm_into(MatRef::col_major(m, di, dj)?, pjm, t, &mut ph.rest())?;
     }

@@ -269,7 +269,7 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
             let kern = &kernels.kernel(v);
             *kind = kind_code(kern);
             *inv = match given_inv {
-                Some(g) => *g.get(v).ok_or(Error::Internal)?,
+                Some(g) => g.at(v)?,
                 None => view_inv_scale(view_max(views.view(v))),
             };
             // NaN marks a median view until `median::resolve` sets it. A given `γ` in the
@@ -493,7 +493,7 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
     fn eval(&mut self, rows: &[usize], cols: &[usize], out: &mut [T]) -> Result<(), Error> {
         let (nr, nc) = (rows.len(), cols.len());
         let sz = nr * nc;
-        let first = out.get_mut(..sz).ok_or(Error::Internal)?;
+        let first = out.part_mut(..sz)?;
         match self.mode {
             Mode::Fused => {
                 let blk = first;
@@ -559,7 +559,7 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                     _ if raw || kern == RBF => {
                         self.panel_gemm(o, m, nr, nc, true, out)?;
                         let sq = self.scales(v);
-                        let dots = self.tmp.get(..nr * nc).ok_or(Error::Internal)?;
+                        let dots = self.tmp.part(..nr * nc)?;
                         rbf_finish(dots, rows, cols, sq, gamma, w, raw, acc, out);
                     }
                     LIN => {

@@ -3,7 +3,7 @@
 //! because MVEL's anchor graphs ([`crate::graph::anchor`]) are built from its
 //! centroids; the evaluation re-exports it (`crate::eval::kmeans`).
 
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::linalg::mat::MatRef;
 use crate::linalg::real::Real;
 use crate::rng::Rng;
@@ -383,7 +383,7 @@ pub fn kmeans<T: Real>(
     let mut rng = Rng::new(params.seed);
     let mut best: Option<KMeansReport> = None;
     for run in 0..params.restarts {
-        let cand = next.get_mut(..d).ok_or(Error::Internal)?;
+        let cand = next.part_mut(..d)?;
         seed_plusplus(x, k, &mut rng, centers, dist, cand);
         labels.fill(u32::MAX);
         assign(x, centers, k, labels, dist);

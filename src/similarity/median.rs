@@ -7,9 +7,9 @@
 use super::engine::{Block, Engine, Mode, Sink};
 use super::{check_labels, check_views, layout, ClassIndex, KernelSet, Layout};
 use crate::data::{ViewSet, ViewShape};
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::linalg::real::Real;
-use crate::linalg::select::sort_by;
+use crate::linalg::select::select_nth_by;
 use crate::work::{Stack, WorkReq};
 
 const DIGIT: u32 = 12;
@@ -141,12 +141,12 @@ pub(crate) fn resolve<T: Real, VS: ViewSet<T> + ?Sized>(
             let (len, s) = (pass.len, pass.sum);
             sum.get_or_insert(s);
             if collect {
-                let vals = sc.buf.get_mut(..len).ok_or(Error::Internal)?;
+                let vals = sc.buf.part_mut(..len)?;
                 if len as u64 != in_prefix {
                     return Err(Error::Internal);
                 }
-                sort_by(vals, |a, b| a < b);
-                break *vals.get(rank as usize).ok_or(Error::Internal)?;
+                // The `rank`-th smallest: what sorting and indexing gives, in `O(len)`.
+                break select_nth_by(vals, rank as usize, |a, b| a < b).ok_or(Error::Internal)?;
             }
             let mut acc = 0u64;
             let mut digit = BINS;
@@ -161,7 +161,7 @@ pub(crate) fn resolve<T: Real, VS: ViewSet<T> + ?Sized>(
                 return Err(Error::Internal);
             }
             rank -= acc;
-            in_prefix = *sc.bins.get(digit).ok_or(Error::Internal)?;
+            in_prefix = sc.bins.at(digit)?;
             prefix = (prefix << width) | digit as u64;
             known += width;
         };
@@ -173,7 +173,7 @@ pub(crate) fn resolve<T: Real, VS: ViewSet<T> + ?Sized>(
         // test is the second line of defence — issue 15, D1 — `1/inf = 0` there once made
         // the kernel NaN.)
         let ok = |g: f64| g.is_finite() && g > 0.0;
-        *eng.gamma.get_mut(v).ok_or(Error::Internal)? = [1.0 / median, 1.0 / mean]
+        *eng.gamma.at_mut(v)? = [1.0 / median, 1.0 / mean]
             .into_iter()
             .find(|&g| ok(g))
             .unwrap_or(1.0);

@@ -149,8 +149,7 @@ impl<const H: usize> KernelSet for [Kernel; H] {
         H
     }
     fn kernel(&self, v: usize) -> Kernel {
-        // `v < count()` (the callers' contract); past it, a linear kernel.
-        self.get(v).copied().unwrap_or(Kernel::Linear)
+        self.as_slice().kernel(v)
     }
 }
 

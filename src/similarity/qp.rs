@@ -14,7 +14,7 @@
 //! method (finite for strictly convex problems) runs on `A + δI`, `δ = 1e-12·max|A|`. The problem
 //! is scaled by `max|A|` first, so tolerances are relative.
 
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::linalg::{at, set_at, swap_at};
 use crate::work::{Stack, WorkReq};
 
@@ -162,10 +162,8 @@ pub(crate) fn solve(
             return Err(Error::Internal);
         }
     }
-    if eta.len() != best.len() {
-        return Err(Error::DimensionMismatch);
-    }
-    eta.copy_from_slice(best);
+    // `eta.len() == h` was checked on entry.
+    eta.copy_checked(best)?;
     let objective = objective(h, &|i, j| at(a, i + j * h), &|i| at(b, i), eta);
     let (kkt_residual, support) = residual(a, b, eta, ax, bmax.max(amax));
     Ok(QpReport {

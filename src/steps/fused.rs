@@ -3,7 +3,7 @@
 //! the sparse kernels of `linalg::sparse`.
 
 use crate::data::{ViewKind, ViewShape};
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
 use crate::linalg::sparse::{
@@ -167,7 +167,7 @@ pub(crate) fn csc_u_step<T: Real>(
                     a.iter_mut().for_each(|x| *x *= s);
                 }
                 for (dst, col) in ub.chunks_exact_mut(r.max(1)).zip(blk.cols.iter().take(k)) {
-                    let src = col.get(s0..s0 + r).ok_or(Error::Internal)?;
+                    let src = col.part(s0..s0 + r)?;
                     for (d, &x) in dst.iter_mut().zip(src) {
                         *d = x;
                     }
@@ -202,7 +202,7 @@ pub(crate) fn csc_u_step<T: Real>(
                     }
                 };
                 if scatter {
-                    let pb = padded.get_mut(..r * w).ok_or(Error::Internal)?;
+                    let pb = padded.part_mut(..r * w)?;
                     step_and_pad(pb);
                     scatter_block(csr, (i0, i0 + r), w, pb, out);
                 } else {

@@ -92,7 +92,7 @@ pub(crate) fn allgather_by_sum<C: Comm + ?Sized>(
     out: &mut [f64],
 ) -> Result<(), Error> {
     let rank = comm.rank();
-    let at: usize = counts.get(..rank).ok_or(Error::Internal)?.iter().sum();
+    let at: usize = counts.part(..rank)?.iter().sum();
     if counts.get(rank) != Some(&part.len()) || counts.iter().sum::<usize>() != out.len() {
         return Err(Error::Internal);
     }
@@ -186,14 +186,13 @@ impl Layout {
         &self,
         vpart: &'a mut [f64],
     ) -> Result<(&'a mut [f64], &'a mut [f64], &'a mut [f64], &'a mut [f64]), Error> {
-        let short = || Error::Internal;
         let (g, rest) = vpart
             .split_at_mut_checked(self.k * self.k)
-            .ok_or_else(short)?;
+            .ok_or(Error::Internal)?;
         let (s, rest) = rest
             .split_at_mut_checked(self.k * self.c)
-            .ok_or_else(short)?;
-        let (q, sc) = rest.split_at_mut_checked(self.c).ok_or_else(short)?;
+            .ok_or(Error::Internal)?;
+        let (q, sc) = rest.split_at_mut_checked(self.c).ok_or(Error::Internal)?;
         Ok((g, s, q, sc))
     }
 }
@@ -213,7 +212,7 @@ pub(crate) fn x_vt_all<VS: ViewSet<f64> + ?Sized>(
     for i in 0..views.count() {
         let x = views.view(i);
         let mk = x.rows() * k;
-        let out = r.get_mut(off..off + mk).ok_or(Error::Internal)?;
+        let out = r.part_mut(off..off + mk)?;
         x.x_vt_scaled(prep.get(views, i), s, v, k, out, st)?;
         off += mk;
     }
