@@ -23,9 +23,11 @@ class MvnmfError(ValueError):
 
 
 def library_path():
-    """Where libmvnmf is loaded from: $MVNMF_LIBRARY, a copy inside the
-    package, the repository's target/release or target/capi-build/debug
-    build, then the loader's search path (an installed library)."""
+    """Where libmvnmf is loaded from: $MVNMF_LIBRARY, else the copy inside
+    the package (the one `pip install` builds and bundles in the wheel),
+    else, for the sources in a clone (PYTHONPATH=python), the repository's
+    target/release or target/capi-build/debug build, then the loader's
+    search path (an installed library)."""
     env = os.environ.get("MVNMF_LIBRARY")
     if env:
         return env
@@ -40,7 +42,8 @@ def library_path():
     found = ctypes.util.find_library("mvnmf")
     if found:
         return found
-    raise ImportError("libmvnmf not found: build it (cargo build --release -p mvnmf-capi), install it, "
+    raise ImportError("libmvnmf not found: pip install the package (it builds and bundles the "
+                      "library), build it (cargo build --release -p mvnmf-capi), install it, "
                       "or set MVNMF_LIBRARY to its path")
 
 
