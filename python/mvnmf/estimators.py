@@ -370,8 +370,8 @@ class SemiSupervisedMultiViewNMF(_Base):
     tol, max_iter, stop_rule, random_state, verbose, n_jobs, view_sizes : as
         MultiViewNMF.
 
-    float64 only: float32 input is converted (the pipeline's `_f32` entry
-    point is not wired here yet).
+    float32 X is fitted in single precision (`mvnmf_pipeline_fit_f32`; the
+    kernels, view weights and graph stay double) and stays float32.
 
     Attributes: `components_` (as MultiViewNMF's),
     `embedding_` (n_samples, n_components): the fitted encoding of every
@@ -423,8 +423,8 @@ class SemiSupervisedMultiViewNMF(_Base):
     def fit(self, X, y):
         """Fits on the views X (as MultiViewNMF) and y: class ids >= 0, -1 unlabeled."""
         self._validate_params()
-        xs, _ = self._views(X, reset=True)
-        vs = ViewSet(xs)
+        xs, dtype = self._views(X, reset=True)
+        vs = ViewSet(xs, dtype=dtype)
         y = np.asarray(y)
         if y.shape != (vs.n_samples,):
             raise ValueError("y must have one entry per sample (%d), not shape %s" % (vs.n_samples, y.shape))
@@ -436,13 +436,14 @@ class SemiSupervisedMultiViewNMF(_Base):
         self.n_components_ = k
         pp = self._params()
         kernels = (B.mvnmf_kernel * h)(*[B.mvnmf_kernel(kind=B.MVNMF_KERNEL_RBF, gamma=0.0)] * h)
-        us = [np.empty((k, m)) for m in vs.n_features]
-        w, eta = np.empty((n, k)), np.empty(h)
+        us = [np.empty((k, m), dtype=dtype) for m in vs.n_features]
+        w, eta = np.empty((n, k), dtype=dtype), np.empty(h)
         rep, nb, progress = B.mvnmf_report(), C.c_size_t(), Progress(self.verbose, type(self).__name__)
-        call("mvnmf_pipeline_fit_workspace", vs.array, h, kernels, n_classes, k, C.byref(pp), C.byref(nb))
+        call(_fn("mvnmf_pipeline_fit_workspace", dtype), vs.array, h, kernels, n_classes, k, C.byref(pp),
+             C.byref(nb))
         buf, ptr = workspace(nb.value)
-        call("mvnmf_pipeline_fit", vs.array, h, kernels, labels.ctypes.data_as(C.POINTER(C.c_uint32)), n_classes,
-             k, C.byref(pp), pointers(us), w.ctypes.data_as(C.POINTER(C.c_double)),
+        call(_fn("mvnmf_pipeline_fit", dtype), vs.array, h, kernels, labels.ctypes.data_as(C.POINTER(C.c_uint32)),
+             n_classes, k, C.byref(pp), pointers(us), _ptr(w),
              eta.ctypes.data_as(C.POINTER(C.c_double)), ptr, nb.value, progress.fn, None, C.byref(rep))
         self._report(rep, progress)
         self._components(us)
@@ -460,24 +461,22 @@ class SemiSupervisedMultiViewNMF(_Base):
         tags = super().__sklearn_tags__()
         # y is needed: the labels (-1 for the unlabeled samples) drive the fit.
         tags.target_tags.required = True
-        # float64 only so far (the pipeline's _f32 entry point is not wired).
-        tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
 
     def transform(self, X):
         """The encoding of new samples against the fitted components (the
         V-steps of the fit, no graph)."""
-        vs, _ = self._encode_args(X)
+        vs, dtype = self._encode_args(X)
         k, n, h = self.n_components_, vs.n_samples, vs.count
         g = B.mvnmf_graph()
         g.kind, g.n = B.MVNMF_GRAPH_NONE, n
         s = self._solver
-        w = np.empty((n, k))
+        w = np.empty((n, k), dtype=dtype)
         rep, nb, progress = B.mvnmf_report(), C.c_size_t(), Progress(0)
-        call("mvnmf_mvsl_encode_workspace", vs.array, h, C.byref(g), k, C.byref(s), C.byref(nb))
+        call(_fn("mvnmf_mvsl_encode_workspace", dtype), vs.array, h, C.byref(g), k, C.byref(s), C.byref(nb))
         buf, ptr = workspace(nb.value)
-        call("mvnmf_mvsl_encode", vs.array, h, C.byref(g), k, C.byref(s), pointers(self._us),
-             w.ctypes.data_as(C.POINTER(C.c_double)), ptr, nb.value, progress.fn, None, C.byref(rep))
+        call(_fn("mvnmf_mvsl_encode", dtype), vs.array, h, C.byref(g), k, C.byref(s), pointers(self._us),
+             _ptr(w), ptr, nb.value, progress.fn, None, C.byref(rep))
         progress.reraise()
         return w
 

@@ -97,6 +97,12 @@ def test_float32_in_float32_out():
     c = MultiViewNMF(8, beta_loss="kullback-leibler", max_iter=20, random_state=0,
                      view_sizes=[x.shape[1] for x in xs])
     assert c.fit_transform(X32).dtype == np.float32 and c.components_.dtype == np.float32
+    # The semi-supervised pipeline too (mvnmf_pipeline_fit_f32, mvsl_encode_f32).
+    y = np.where(np.arange(len(w64)) % 3 == 0, mfeat_labels(), -1)
+    s32 = SemiSupervisedMultiViewNMF(6, method="mvsl-s", max_iter=20, random_state=0).fit(x32, y)
+    s64 = SemiSupervisedMultiViewNMF(6, method="mvsl-s", max_iter=20, random_state=0).fit(xs, y)
+    assert s32.embedding_.dtype == np.float32 and s32.transform(x32).dtype == np.float32
+    assert np.linalg.norm(s32.embedding_ - s64.embedding_) <= 1e-5 * np.linalg.norm(s64.embedding_)  # 9e-7
     # Other dtypes are computed in float64.
     assert MultiViewNMF(3, max_iter=5).fit_transform(np.ones((10, 4), dtype=np.int64)).dtype == np.float64
 
