@@ -89,6 +89,9 @@ for f in rust/Cargo.toml rust/Cargo.lock rust/src/lib.rs rust/capi/Cargo.toml ru
   grep -qx "mvnmf-[0-9.]*/$f" <<<"$listing" || { echo "the sdist lacks $f" >&2; exit 1; }
 done
 "$base_python" -m venv "$work/v2"
+# The dependencies first, from pip's cache; then the sdist with no cache at all,
+# so that it is compiled here, never taken from a wheel built before.
+"$work/v2/bin/python" -m pip install -q numpy scikit-learn
 "$work/v2/bin/python" -m pip install -q --no-cache-dir "$sdist"
 smoke "$work/v2/bin/python"
 
