@@ -8,8 +8,9 @@ The estimators follow scikit-learn's conventions:
 
 The whole C ABI is `mvnmf.lib` (a ctypes.CDLL with every function declared) and
 `mvnmf.bindings` (its structs and constants), generated from include/mvnmf.h.
-The library is $MVNMF_LIBRARY, else the repository's build, else an installed
-libmvnmf.
+The library is $MVNMF_LIBRARY, else the copy the wheel bundles next to the
+package, else (sources run from a clone) the repository's build, else an
+installed libmvnmf.
 """
 from . import _bindings as bindings
 from ._lib import MvnmfError, call, lib, library_path

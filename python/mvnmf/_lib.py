@@ -23,9 +23,11 @@ class MvnmfError(ValueError):
 
 
 def library_path():
-    """Where libmvnmf is loaded from: $MVNMF_LIBRARY, a copy inside the
-    package, the repository's target/release or target/capi-build/debug
-    build, then the loader's search path (an installed library)."""
+    """Where libmvnmf is loaded from: $MVNMF_LIBRARY, else the copy inside
+    the package (the one `pip install` builds and bundles in the wheel),
+    else, for the sources in a clone (PYTHONPATH=python), the repository's
+    target/release or target/capi-build/debug build, then the loader's
+    search path (an installed library)."""
     env = os.environ.get("MVNMF_LIBRARY")
     if env:
         return env
@@ -40,7 +42,8 @@ def library_path():
     found = ctypes.util.find_library("mvnmf")
     if found:
         return found
-    raise ImportError("libmvnmf not found: build it (cargo build --release -p mvnmf-capi), install it, "
+    raise ImportError("libmvnmf not found: pip install the package (it builds and bundles the "
+                      "library), build it (cargo build --release -p mvnmf-capi), install it, "
                       "or set MVNMF_LIBRARY to its path")
 
 
@@ -85,11 +88,21 @@ class ViewSet:
     stride). scipy CSR (n_samples, n_features) is the CSC of the transpose:
     its data is used as is (float64, sorted indices, no duplicates), its
     indices and indptr are copied to size_t when they are narrower (scipy's
-    int32). Anything else (Fortran order, float32, COO/CSC, unsorted CSR) is
-    converted with a copy."""
+    int32). Anything else (Fortran order, COO/CSC, unsorted CSR, another
+    dtype) is converted with a copy.
 
-    def __init__(self, xs, n_features=None):
+    `dtype=np.float32` makes `mvnmf_view_f32` views (for the `_f32` entry
+    points) under the same rules, float32 kept as is."""
+
+    def __init__(self, xs, n_features=None, dtype=np.float64):
         self._keep = []
+        self.dtype = np.dtype(dtype)
+        if self.dtype == np.float64:
+            self._struct, self._ctype = B.mvnmf_view, C.c_double
+        elif self.dtype == np.float32:
+            self._struct, self._ctype = B.mvnmf_view_f32, C.c_float
+        else:
+            raise ValueError("views are float64 or float32, not %s" % self.dtype)
         views = []
         n = None
         for x in xs:
@@ -106,7 +119,7 @@ class ViewSet:
                              % ([v.rows for v in views], list(n_features)))
         self.n_samples = n
         self.n_features = [v.rows for v in views]
-        self.array = (B.mvnmf_view * len(views))(*views)
+        self.array = (self._struct * len(views))(*views)
         self.count = len(views)
         self.sparse = [v.kind == B.MVNMF_VIEW_CSC for v in views]
 
@@ -117,8 +130,8 @@ class ViewSet:
             sp = None
         if sp is not None and sp.issparse(x):
             csr = x.tocsr() if x.format != "csr" else x
-            if csr.dtype != np.float64:
-                csr = csr.astype(np.float64)
+            if csr.dtype != self.dtype:
+                csr = csr.astype(self.dtype)
             if not csr.has_canonical_format:
                 csr = csr.copy()
                 csr.sum_duplicates()
@@ -126,8 +139,8 @@ class ViewSet:
             ptr, idx = _size_t(csr.indptr), _size_t(csr.indices)
             self._keep += [csr, data, ptr, idx]
             n, m = csr.shape
-            v = B.mvnmf_view(kind=B.MVNMF_VIEW_CSC, rows=m, cols=n,
-                             values=data.ctypes.data_as(C.POINTER(C.c_double)),
+            v = self._struct(kind=B.MVNMF_VIEW_CSC, rows=m, cols=n,
+                             values=data.ctypes.data_as(C.POINTER(self._ctype)),
                              col_stride=0,
                              col_ptr=ptr.ctypes.data_as(C.POINTER(C.c_size_t)),
                              row_idx=idx.ctypes.data_as(C.POINTER(C.c_size_t)))
@@ -135,14 +148,15 @@ class ViewSet:
         a = np.asarray(x)
         if a.ndim != 2:
             raise ValueError("a view must be 2-D (n_samples, n_features), not %d-D" % a.ndim)
-        if not (a.dtype == np.float64 and a.strides[1] == 8 and a.strides[0] % 8 == 0
-                and a.strides[0] >= 8 * a.shape[1]):
-            a = np.ascontiguousarray(a, dtype=np.float64)
+        s = self.dtype.itemsize
+        if not (a.dtype == self.dtype and a.strides[1] == s and a.strides[0] % s == 0
+                and a.strides[0] >= s * a.shape[1]):
+            a = np.ascontiguousarray(a, dtype=self.dtype)
         self._keep.append(a)
         n, m = a.shape
-        v = B.mvnmf_view(kind=B.MVNMF_VIEW_DENSE, rows=m, cols=n,
-                         values=a.ctypes.data_as(C.POINTER(C.c_double)),
-                         col_stride=max(a.strides[0] // 8, m) if n > 0 else m,
+        v = self._struct(kind=B.MVNMF_VIEW_DENSE, rows=m, cols=n,
+                         values=a.ctypes.data_as(C.POINTER(self._ctype)),
+                         col_stride=max(a.strides[0] // s, m) if n > 0 else m,
                          col_ptr=None, row_idx=None)
         return v, m, n
 
@@ -153,8 +167,9 @@ def views_of(X):
 
 
 def pointers(arrays):
-    """A C array of double* to the arrays' data."""
-    return (C.POINTER(C.c_double) * len(arrays))(*[a.ctypes.data_as(C.POINTER(C.c_double)) for a in arrays])
+    """A C array of double* (float* for float32 arrays) to the arrays' data."""
+    t = C.c_float if arrays and arrays[0].dtype == np.float32 else C.c_double
+    return (C.POINTER(t) * len(arrays))(*[a.ctypes.data_as(C.POINTER(t)) for a in arrays])
 
 
 def workspace(nbytes):

@@ -22,3 +22,16 @@ def read_view(dataset, v):
 
 def mfeat_labels():
     return np.loadtxt(os.path.join(REPO, "data", "mfeat-sample", "labels.txt"), dtype=np.int64)
+
+
+# python/check_wheel.sh runs this suite against the installed wheel: the package
+# imported must then be the installed one, with its bundled library, not the
+# sources in python/ or a library from the clone's target/.
+if os.environ.get("MVNMF_TEST_INSTALLED"):
+    import mvnmf
+
+    _pkg = os.path.dirname(os.path.abspath(mvnmf.__file__))
+    assert not _pkg.startswith(os.path.join(REPO, "python") + os.sep), \
+        "MVNMF_TEST_INSTALLED: imported the sources %s, not the installed package" % _pkg
+    assert os.path.dirname(os.path.abspath(mvnmf.library_path())) == _pkg, \
+        "MVNMF_TEST_INSTALLED: library %s is not the package's own" % mvnmf.library_path()
