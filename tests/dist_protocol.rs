@@ -548,3 +548,286 @@ fn the_workspace_queries_refuse_zero_ranks() {
     );
     assert!(dist::tge_workspace(shapes, &kernels[..], N, &[], 0, 1, &gp).is_ok());
 }
+
+// ---- The C ABI (issue 31, E7 as reported) ----
+
+use mvnmf::ffi::{
+    mvnmf_csr_buffers, mvnmf_dist_comm, mvnmf_dist_mvsl_fit, mvnmf_dist_mvsl_fit_workspace,
+    mvnmf_dist_tge, mvnmf_dist_tge_capacity, mvnmf_dist_tge_workspace, mvnmf_graph,
+    mvnmf_graph_params_default, mvnmf_kernel, mvnmf_mvsl_params_default, mvnmf_report,
+    mvnmf_status, mvnmf_view, MVNMF_GRAPH_CSR, MVNMF_KERNEL_RBF, MVNMF_VIEW_DENSE,
+};
+use std::ffi::c_void;
+
+unsafe extern "C" fn c_allreduce(buf: *mut f64, len: usize, ctx: *mut c_void) -> i32 {
+    // SAFETY: `ctx` is the rank's `LComm`, `buf` holds `len` doubles.
+    unsafe {
+        let c = &mut *(ctx as *mut LComm);
+        c.allreduce(std::slice::from_raw_parts_mut(buf, len))
+            .map_or(1, |_| 0)
+    }
+}
+
+unsafe extern "C" fn c_exchange(
+    send: *const f64,
+    send_counts: *const usize,
+    recv: *mut f64,
+    recv_counts: *const usize,
+    ctx: *mut c_void,
+) -> i32 {
+    // SAFETY: `ctx` is the rank's `LComm`; the counts have `ranks` entries,
+    // the buffers their sums.
+    unsafe {
+        let c = &mut *(ctx as *mut LComm);
+        let p = c.hub.ranks;
+        let (sc, rc) = (
+            std::slice::from_raw_parts(send_counts, p),
+            std::slice::from_raw_parts(recv_counts, p),
+        );
+        let s = std::slice::from_raw_parts(send, sc.iter().sum());
+        let r = std::slice::from_raw_parts_mut(recv, rc.iter().sum());
+        c.exchange(s, sc, r, rc).map_or(1, |_| 0)
+    }
+}
+
+/// The C views of rank `r`'s columns.
+fn c_views(owned: &[(Vec<f64>, usize)], n_r: usize) -> Vec<mvnmf_view> {
+    owned
+        .iter()
+        .map(|(x, m)| mvnmf_view {
+            kind: MVNMF_VIEW_DENSE,
+            rows: *m,
+            cols: n_r,
+            values: x.as_ptr(),
+            col_stride: *m,
+            col_ptr: std::ptr::null(),
+            row_idx: std::ptr::null(),
+        })
+        .collect()
+}
+
+/// Rank `r`'s columns of the test data on 2 ranks.
+fn shard(r: usize) -> (Vec<(Vec<f64>, usize)>, usize, usize) {
+    let c = cuts(2);
+    let (a, b) = (c[r], c[r + 1]);
+    let views = data(N);
+    let owned = views
+        .iter()
+        .map(|(x, m)| (x[a * m..b * m].to_vec(), *m))
+        .collect();
+    (owned, a, b)
+}
+
+/// `mvnmf_dist_mvsl_fit` with the rank's rows of a CSR graph; the report
+/// pre-filled with 0xA7 bytes, returned as bytes.
+fn c_fit_rank(r: usize, comm: &mut LComm) -> (mvnmf_status, Vec<u8>) {
+    let (owned, a, b) = shard(r);
+    let n_r = b - a;
+    let views = c_views(&owned, n_r);
+    let (aff, pen) = (ring(a, b, &[1, 2]), ring(a, b, &[N / 2]));
+    let g = mvnmf_graph {
+        kind: MVNMF_GRAPH_CSR,
+        n: n_r,
+        labels: std::ptr::null(),
+        n_classes: 0,
+        affinity_row_ptr: aff.0.as_ptr(),
+        affinity_col_idx: aff.1.as_ptr(),
+        affinity_weights: aff.2.as_ptr(),
+        penalty_row_ptr: pen.0.as_ptr(),
+        penalty_col_idx: pen.1.as_ptr(),
+        penalty_weights: pen.2.as_ptr(),
+    };
+    let mut p = mvnmf_mvsl_params_default();
+    p.max_iter = 3;
+    let k = 3;
+    let cc = mvnmf_dist_comm {
+        allreduce: Some(c_allreduce),
+        exchange: Some(c_exchange),
+        ctx: (comm as *mut LComm).cast(),
+        rank: r,
+        n_ranks: 2,
+        allgather: None,
+    };
+    let mut u: Vec<Vec<f64>> = owned.iter().map(|(_, m)| vec![0.0; m * k]).collect();
+    let up: Vec<*mut f64> = u.iter_mut().map(|x| x.as_mut_ptr()).collect();
+    let mut v = vec![0.0; k * n_r];
+    let mut rep = [0xA7u8; std::mem::size_of::<mvnmf_report>()];
+    // SAFETY: valid descriptors and buffers of the documented sizes.
+    let st = unsafe {
+        let mut wb = 0;
+        assert_eq!(
+            mvnmf_dist_mvsl_fit_workspace(views.as_ptr(), 2, &g, k, 2, &p, &mut wb),
+            mvnmf_status::Ok
+        );
+        assert_eq!(
+            mvnmf_dist_mvsl_fit_workspace(views.as_ptr(), 2, &g, k, 0, &p, &mut wb),
+            mvnmf_status::BadParameter
+        );
+        let mut w = vec![0u8; wb];
+        mvnmf_dist_mvsl_fit(
+            &cc,
+            views.as_ptr(),
+            2,
+            &g,
+            k,
+            &p,
+            up.as_ptr(),
+            v.as_mut_ptr(),
+            w.as_mut_ptr().cast(),
+            wb,
+            None,
+            std::ptr::null_mut(),
+            rep.as_mut_ptr().cast(),
+            std::ptr::null_mut(),
+        )
+    };
+    (st, rep.to_vec())
+}
+
+/// `mvnmf_dist_tge` on the rank's columns (median bandwidth, no penalty).
+fn c_tge_rank(r: usize, comm: &mut LComm) -> mvnmf_status {
+    let (owned, a, b) = shard(r);
+    let n_r = b - a;
+    let views = c_views(&owned, n_r);
+    let labels: Vec<u32> = (0..N)
+        .map(|j| {
+            if j % 4 == 0 {
+                UNLABELED
+            } else {
+                (j % 3) as u32
+            }
+        })
+        .collect();
+    let kern = [mvnmf_kernel {
+        kind: MVNMF_KERNEL_RBF,
+        gamma: 0.0,
+    }; 2];
+    let eta = [0.5, 0.5];
+    let mut gp = mvnmf_graph_params_default();
+    gp.block = 8;
+    let cc = mvnmf_dist_comm {
+        allreduce: Some(c_allreduce),
+        exchange: Some(c_exchange),
+        ctx: (comm as *mut LComm).cast(),
+        rank: r,
+        n_ranks: 2,
+        allgather: None,
+    };
+    // SAFETY: valid descriptors and buffers of the documented sizes.
+    unsafe {
+        let (mut ca, mut cq, mut wb) = (0, 0, 0);
+        assert_eq!(
+            mvnmf_dist_tge_capacity(N, n_r, 3, &gp, &mut ca, &mut cq),
+            mvnmf_status::Ok
+        );
+        let ws = |ranks, wb: &mut usize| {
+            mvnmf_dist_tge_workspace(
+                views.as_ptr(),
+                2,
+                kern.as_ptr(),
+                labels.as_ptr(),
+                N,
+                3,
+                ranks,
+                &gp,
+                wb,
+            )
+        };
+        assert_eq!(ws(0, &mut wb), mvnmf_status::BadParameter);
+        assert_eq!(ws(2, &mut wb), mvnmf_status::Ok);
+        let (mut ra, mut ci, mut wa) = (vec![0; n_r + 1], vec![0; ca], vec![0.0; ca]);
+        let (mut rq, mut cp, mut wq) = (vec![0; n_r + 1], vec![0; cq], vec![0.0; cq]);
+        let ab = mvnmf_csr_buffers {
+            row_ptr: ra.as_mut_ptr(),
+            col_idx: ci.as_mut_ptr(),
+            weights: wa.as_mut_ptr(),
+            capacity: ca,
+        };
+        let pb = mvnmf_csr_buffers {
+            row_ptr: rq.as_mut_ptr(),
+            col_idx: cp.as_mut_ptr(),
+            weights: wq.as_mut_ptr(),
+            capacity: cq,
+        };
+        let (mut an, mut pn) = (0, 0);
+        let mut w = vec![0u8; wb];
+        mvnmf_dist_tge(
+            &cc,
+            views.as_ptr(),
+            2,
+            kern.as_ptr(),
+            eta.as_ptr(),
+            labels.as_ptr(),
+            N,
+            3,
+            &gp,
+            &ab,
+            &pb,
+            &mut an,
+            &mut pn,
+            w.as_mut_ptr().cast(),
+            wb,
+            std::ptr::null_mut(),
+        )
+    }
+}
+
+#[test]
+fn c_abi_an_exchange_that_returns_0_unwritten_fails_every_rank_alike() {
+    // The fit: the exchanges are the halo plan's index lists and the halo of
+    // each V-step; the graph build: the edge counts and the edges.
+    let fit: Arc<dyn Fn(usize, &mut LComm) -> (mvnmf_status, Vec<u8>) + Send + Sync> =
+        Arc::new(c_fit_rank);
+    let (honest, _) = on_ranks(2, None, fit.clone());
+    let pad = std::mem::offset_of!(mvnmf_report, dead_views) + 4;
+    for ((st, rep), _) in &honest {
+        assert_eq!(*st, mvnmf_status::Ok);
+        // The 4 padding bytes after `dead_views` are written (zero).
+        assert_eq!(&rep[pad..pad + 4], &[0, 0, 0, 0]);
+    }
+    let tge: Arc<dyn Fn(usize, &mut LComm) -> mvnmf_status + Send + Sync> = Arc::new(c_tge_rank);
+    let (honest, _) = on_ranks(2, None, tge.clone());
+    assert!(honest.iter().all(|x| x.0 == mvnmf_status::Ok));
+    let exchanges = |calls: usize, f: &dyn Fn(Liar) -> (Vec<mvnmf_status>, bool)| {
+        let mut seen = 0;
+        for call in 0..calls {
+            for rank in 0..2 {
+                let liar = Liar {
+                    rank,
+                    call,
+                    lie: Lie::Unwritten,
+                };
+                let (st, effective) = f(liar);
+                if !effective {
+                    assert!(
+                        st.iter().all(|&s| s == mvnmf_status::Ok),
+                        "{liar:?}: {st:?}"
+                    );
+                    continue;
+                }
+                seen += 1;
+                for (r, &s) in st.iter().enumerate() {
+                    let want = if r == rank {
+                        mvnmf_status::CommFailed
+                    } else {
+                        mvnmf_status::PeerFailed
+                    };
+                    assert_eq!(s, want, "{liar:?}: {st:?}");
+                }
+            }
+        }
+        seen
+    };
+    let calls = honest[0].1;
+    let n = exchanges(calls - 1, &|l| {
+        let (o, e) = on_ranks(2, Some(l), tge.clone());
+        (o.iter().map(|x| x.0).collect(), e)
+    });
+    assert!(n > 0);
+    let (h, _) = on_ranks(2, None, fit.clone());
+    let n = exchanges(h[0].1 - 1, &|l| {
+        let (o, e) = on_ranks(2, Some(l), fit.clone());
+        (o.iter().map(|x| x.0 .0).collect(), e)
+    });
+    assert!(n > 0);
+}

@@ -82,8 +82,8 @@ pub struct mvnmf_dist_comm {
     pub rank: usize,
     /// Number of ranks (≥ 1).
     pub n_ranks: usize,
-    /// All-gather (may be NULL: `mvnmf_dist_tge` then sums zero-padded
-    /// buffers with `allreduce`, the same result at twice the traffic).
+    /// All-gather (may be NULL: `mvnmf_dist_tge` then sums buffers padded with
+    /// −0.0 with `allreduce`, the same result at twice the traffic).
     pub allgather: mvnmf_allgather_fn,
 }
 
