@@ -193,6 +193,9 @@ impl Comm for LComm {
     }
 }
 
+/// What a simulated rank runs.
+type RankFn<R> = Arc<dyn Fn(usize, &mut LComm) -> R + Send + Sync>;
+
 /// Runs `f(rank, comm)` on `ranks` threads, one of whose callbacks may lie;
 /// returns the results and the calls each rank made, and whether the lie
 /// changed anything. Panics when a rank does not return (a rank waits in a
@@ -200,7 +203,7 @@ impl Comm for LComm {
 fn on_ranks<R: Send + 'static>(
     ranks: usize,
     liar: Option<Liar>,
-    f: Arc<dyn Fn(usize, &mut LComm) -> R + Send + Sync>,
+    f: RankFn<R>,
 ) -> (Vec<(R, usize)>, bool) {
     let hub = Arc::new(Hub {
         ranks,
@@ -274,12 +277,8 @@ fn check_statuses(st: &[Result<(), Error>], liar: Liar, last: usize, effective: 
 
 /// Every lie at every call of an honest run of `f` on `ranks` ranks, each
 /// rank lying in turn.
-fn every_lie<R: Send + 'static>(
-    ranks: usize,
-    f: Arc<dyn Fn(usize, &mut LComm) -> Result<R, Error> + Send + Sync>,
-    what: &str,
-) {
-    let g: Arc<dyn Fn(usize, &mut LComm) -> Result<(), Error> + Send + Sync> = {
+fn every_lie<R: Send + 'static>(ranks: usize, f: RankFn<Result<R, Error>>, what: &str) {
+    let g: RankFn<Result<(), Error>> = {
         let f = f.clone();
         Arc::new(move |r, c| f(r, c).map(|_| ()))
     };
@@ -436,8 +435,7 @@ fn fit_rank(graph: G, ranks: usize, r: usize, comm: &mut LComm) -> Result<(), Er
 #[test]
 fn a_lying_callback_in_the_fit_never_leaves_a_rank_waiting() {
     for (graph, ranks) in [(G::Csr, 2), (G::Csr, 3), (G::Sge, 2), (G::None, 2)] {
-        let f: Arc<dyn Fn(usize, &mut LComm) -> Result<(), Error> + Send + Sync> =
-            Arc::new(move |r, c| fit_rank(graph, ranks, r, c));
+        let f: RankFn<Result<(), Error>> = Arc::new(move |r, c| fit_rank(graph, ranks, r, c));
         every_lie(ranks, f, &format!("fit, {graph:?} graph, {ranks} ranks"));
     }
 }
@@ -520,8 +518,7 @@ fn a_lying_callback_in_the_graph_build_never_leaves_a_rank_waiting() {
         (Penalty::ItemNeighbors, 2),
         (Penalty::ClassPairs, 3),
     ] {
-        let f: Arc<dyn Fn(usize, &mut LComm) -> Result<(), Error> + Send + Sync> =
-            Arc::new(move |r, c| tge_rank(penalty, ranks, r, c));
+        let f: RankFn<Result<(), Error>> = Arc::new(move |r, c| tge_rank(penalty, ranks, r, c));
         every_lie(ranks, f, &format!("tge, {penalty:?}, {ranks} ranks"));
     }
 }
@@ -776,8 +773,7 @@ fn c_tge_rank(r: usize, comm: &mut LComm) -> mvnmf_status {
 fn c_abi_an_exchange_that_returns_0_unwritten_fails_every_rank_alike() {
     // The fit: the exchanges are the halo plan's index lists and the halo of
     // each V-step; the graph build: the edge counts and the edges.
-    let fit: Arc<dyn Fn(usize, &mut LComm) -> (mvnmf_status, Vec<u8>) + Send + Sync> =
-        Arc::new(c_fit_rank);
+    let fit: RankFn<(mvnmf_status, Vec<u8>)> = Arc::new(c_fit_rank);
     let (honest, _) = on_ranks(2, None, fit.clone());
     let pad = std::mem::offset_of!(mvnmf_report, dead_views) + 4;
     for ((st, rep), _) in &honest {
@@ -785,7 +781,7 @@ fn c_abi_an_exchange_that_returns_0_unwritten_fails_every_rank_alike() {
         // The 4 padding bytes after `dead_views` are written (zero).
         assert_eq!(&rep[pad..pad + 4], &[0, 0, 0, 0]);
     }
-    let tge: Arc<dyn Fn(usize, &mut LComm) -> mvnmf_status + Send + Sync> = Arc::new(c_tge_rank);
+    let tge: RankFn<mvnmf_status> = Arc::new(c_tge_rank);
     let (honest, _) = on_ranks(2, None, tge.clone());
     assert!(honest.iter().all(|x| x.0 == mvnmf_status::Ok));
     let exchanges = |calls: usize, f: &dyn Fn(Liar) -> (Vec<mvnmf_status>, bool)| {

@@ -3333,12 +3333,13 @@ fn dist_run(c: DCase) -> Result<Vec<DOut>, String> {
 
 /// Distributed fits and graph builds through the C ABI with a lying callback
 /// or a spoiled input on one rank (issue 31, E7): every rank returns, never
-/// INTERNAL, the statuses agree (all the same; or one rank's error and
-/// `PEER_FAILED` on the others; or, a lie at the closing agreement, the liar's
+/// INTERNAL, the statuses agree (all OK; or all failed, each rank its own
+/// error or `PEER_FAILED`; or, a lie at the closing agreement, the liar's
 /// `COMM_FAILED` and the others' OK), nothing written on an error before the
 /// start, the report's padding zero, finite outputs on OK.
 fn t_dist(g: &mut G, bad: bool) -> R {
     CURRENT.with(|c| *c.borrow_mut() = "dist");
+    REFUSED.with(|r| *r.borrow_mut() = None);
     let ranks = g.range(2, 3);
     let mut cuts = vec![0];
     for _ in 0..ranks {
@@ -3373,7 +3374,9 @@ fn t_dist(g: &mut G, bad: bool) -> R {
         kind: g.below(3) as u32,
         tge: g.one_in(3),
         lie,
-        spoil: (bad && g.one_in(2)).then(|| g.below(ranks)),
+        // One fault at a time: a rank's own refusal carried by the very call
+        // at which another rank's callback fails cannot reach that rank.
+        spoil: (bad && lie.is_none()).then(|| g.below(ranks)),
         iters: g.range(0, 4) as u32,
         seed: g.u64(),
     };
@@ -3393,8 +3396,9 @@ fn t_dist(g: &mut G, bad: bool) -> R {
         }
     }
     let all_same = st.iter().all(|&s| s == st[0]);
-    let one_blamed =
-        st.iter().filter(|&&s| s != S::PeerFailed).count() == 1 && st.iter().all(|&s| s != S::Ok);
+    // Every rank failed: each its own error (ranks may refuse their own
+    // inputs alike) or PEER_FAILED, and at least one not PEER_FAILED.
+    let one_blamed = st.iter().any(|&s| s != S::PeerFailed) && st.iter().all(|&s| s != S::Ok);
     let closing = c.lie.is_some_and(|(r, _, _)| {
         st[r] == S::CommFailed && st.iter().enumerate().all(|(q, &s)| q == r || s == S::Ok)
     });

@@ -1384,12 +1384,14 @@ fn plan_halo<C: Comm + ?Sized>(
             // An index this rank does not hold was not what the peer sent:
             // this rank fails (told at the next allreduce) and serves item 0.
             let (lo, hi) = (offset as f64, (offset + n_r) as f64);
-            *sv = if x.fract() == 0.0 && x >= lo && x < hi {
-                x as usize - offset
-            } else {
+            let i = (x.fract() == 0.0 && x >= lo && x < hi)
+                .then(|| (x as usize).checked_sub(offset))
+                .flatten()
+                .filter(|&i| i < n_r);
+            *sv = i.unwrap_or_else(|| {
                 cm.fail(Error::CommFailed);
                 0
-            };
+            });
         }
     }
     // Per edge: the column of [V_r | halo].
