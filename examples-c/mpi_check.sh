@@ -45,4 +45,17 @@ for method in joint mcl mvsl-t; do
 done
 run -np 3 "$out/mpi_fit" --method mcl --k 8 --iters 20 --alpha 10 --labeled 0.2 --fixed-order \
   --compare "$out/mcl-dense-single.f64" "$data"
-echo "mpi_check: every distributed run equals the single-process fit to 1e-10; the sharded graphs equal mvnmf_tge's rows"
+# Issue 31 (E7): an exchange callback that takes part but returns 0 without
+# writing its receive buffer, on one rank, at the graph build's two exchanges
+# and at the fit's index-list and halo exchanges: every rank returns (a rank
+# left waiting in a collective would hit the timeout), the liar with
+# COMM_FAILED and every other rank with PEER_FAILED (mpi_fit --lie checks).
+for lie in "graph 1 0" "graph 0 1" "fit 0 0" "fit 1 2" "fit 2 5"; do
+  set -- $lie
+  np=2
+  [ "$2" = 2 ] && np=3
+  timeout 300 mpirun --oversubscribe --allow-run-as-root -np "$np" "$out/mpi_fit" --method mvsl-t --k 8 --iters 5 \
+    --labeled 0.2 --lie "$1" --lie-rank "$2" --lie-call "$3" "$data"
+done
+echo "mpi_check: every distributed run equals the single-process fit to 1e-10; the sharded graphs equal mvnmf_tge's rows;"
+echo "mpi_check: a lying exchange on one rank: every rank returned, the statuses agree"

@@ -41,10 +41,17 @@
  *                   for bit
  *   --compare REF   compare OUT with the file REF (and the traces): exit 1 unless
  *                   they agree to 1e-10 relative
+ *   --lie graph|fit --lie-rank R --lie-call C
+ *                   issue 31 (E7): on rank R, the C-th exchange call (0-based) of
+ *                   mvnmf_dist_tge (graph) or of mvnmf_dist_mvsl_fit (fit) takes
+ *                   part in MPI_Alltoallv but returns 0 without writing its receive
+ *                   buffer; every rank must return (the caller's timeout says if one
+ *                   waits), rank R with MVNMF_STATUS_COMM_FAILED and every other with
+ *                   MVNMF_STATUS_PEER_FAILED: exit 0 then, 1 otherwise
  *
  * usage: mpirun -np P mpi_fit [--method joint|mcl|mvsl-s|mvsl-t] [--csc] [--k K]
  *        [--iters N] [--labeled F] [--alpha A] [--no-monitor] [--fixed-order] [--replicate R] [--comm-bench]
- *        [--single] [--check-graph] [--out FILE] [--compare REF] DIR */
+ *        [--single] [--check-graph] [--out FILE] [--compare REF] [--lie graph|fit --lie-rank R --lie-call C] DIR */
 #define _POSIX_C_SOURCE 200809L
 #define EXAMPLE_NAME "mpi_fit"
 #include <limits.h>
@@ -62,6 +69,8 @@ typedef struct {
     size_t gather_len;
     double seconds; /* spent in the callbacks */
     int *sc, *sd, *rc, *rd; /* MPI_Alltoallv counts and displacements */
+    int lying;              /* --lie: this rank's exchange lies at call `lie_call` */
+    size_t lie_call, ex_calls;
 } comm_ctx;
 
 /* Sum `buf` over the ranks in place. */
@@ -97,9 +106,38 @@ static int exchange(const double *send, const size_t *send_counts, double *recv,
         c->sc[r] = (int)send_counts[r], c->sd[r] = (int)so, so += send_counts[r];
         c->rc[r] = (int)recv_counts[r], c->rd[r] = (int)ro, ro += recv_counts[r];
     }
+    if (c->lying && c->ex_calls++ == c->lie_call) {
+        /* --lie: the data move, this rank's receive buffer stays as it was. */
+        double *scratch = (double *)xcalloc(ro ? ro : 1, sizeof(double));
+        int e = MPI_Alltoallv(send, c->sc, c->sd, MPI_DOUBLE, scratch, c->rc, c->rd, MPI_DOUBLE, c->comm);
+        free(scratch);
+        (void)e;
+        return 0;
+    }
     int e = MPI_Alltoallv(send, c->sc, c->sd, MPI_DOUBLE, recv, c->rc, c->rd, MPI_DOUBLE, c->comm);
     c->seconds += MPI_Wtime() - t0;
     return e != MPI_SUCCESS;
+}
+
+/* --lie: every rank's status to rank 0, which checks the liar's COMM_FAILED
+ * and the others' PEER_FAILED; exits the program (0 when they agree). */
+static void lie_verdict(mvnmf_status st, int rank, int ranks, int lie_rank, const char *what)
+{
+    int mine = (int)st, ok = 1;
+    int *all = (int *)xcalloc((size_t)ranks, sizeof(int));
+    MPI_Gather(&mine, 1, MPI_INT, all, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        for (int r = 0; r < ranks; r++) {
+            int want = r == lie_rank ? (int)MVNMF_STATUS_COMM_FAILED : (int)MVNMF_STATUS_PEER_FAILED;
+            if (all[r] != want) ok = 0;
+            printf("mpi_fit: --lie %s: rank %d returned %s%s\n", what, r, mvnmf_status_message((uint32_t)all[r]),
+                   all[r] == want ? "" : " (unexpected)");
+        }
+    }
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    free(all);
+    MPI_Finalize();
+    exit(ok ? 0 : 1);
 }
 
 /* The library's all-gather (the graph build's streamed columns): MPI_Allgatherv. */
@@ -175,7 +213,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
 
-    const char *method = "joint", *out = NULL, *compare = NULL, *dir = NULL;
+    const char *method = "joint", *out = NULL, *compare = NULL, *dir = NULL, *lie = NULL;
+    int lie_rank = -1;
+    size_t lie_call = 0;
     int csc = 0, monitor = 1, fixed_order = 0, single = 0, comm_bench = 0, check_graph = 0;
     size_t k = 10, iters = 100, replicate = 1;
     double labeled = 0.1, alpha = -1.0;
@@ -196,6 +236,9 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--comm-bench")) comm_bench = 1;
         else if (!strcmp(a, "--out") && more) out = argv[++i];
         else if (!strcmp(a, "--compare") && more) compare = argv[++i];
+        else if (!strcmp(a, "--lie") && more) lie = argv[++i];
+        else if (!strcmp(a, "--lie-rank") && more) lie_rank = (int)parse_size(argv[++i], "--lie-rank");
+        else if (!strcmp(a, "--lie-call") && more) lie_call = parse_size(argv[++i], "--lie-call");
         else if (a[0] != '-' && !dir) dir = a;
         else die("unknown argument '%s' (see the comment at the top of mpi_fit.c)", a);
     }
@@ -203,6 +246,9 @@ int main(int argc, char **argv)
     int joint = !strcmp(method, "joint"), mcl = !strcmp(method, "mcl"), mvsl_s = !strcmp(method, "mvsl-s"),
         mvsl_t = !strcmp(method, "mvsl-t");
     if (!joint && !mcl && !mvsl_s && !mvsl_t) die("--method: joint, mcl, mvsl-s or mvsl-t");
+    int lie_graph = lie && !strcmp(lie, "graph"), lie_fit = lie && !strcmp(lie, "fit");
+    if (lie && ((!lie_graph && !lie_fit) || !mvsl_t || single || lie_rank < 0 || lie_rank >= ranks))
+        die("--lie graph|fit needs --method mvsl-t, several ranks and --lie-rank below them");
     if (single && ranks != 1) die("--single runs the single-process library call: use 1 rank");
 
     /* Every rank reads and prepares the whole data set (a reader for data that
@@ -290,7 +336,7 @@ int main(int argc, char **argv)
     mp.tol = 0.0;
     if (alpha >= 0.0) mp.alpha = alpha;
     mvnmf_graph g = { MVNMF_GRAPH_SGE, nr, train + a, classes, NULL, NULL, NULL, NULL, NULL, NULL };
-    comm_ctx cc = { MPI_COMM_WORLD, fixed_order, ranks, NULL, 0, 0.0, NULL, NULL, NULL, NULL };
+    comm_ctx cc = { MPI_COMM_WORLD, fixed_order, ranks, NULL, 0, 0.0, NULL, NULL, NULL, NULL, 0, lie_call, 0 };
     cc.sc = (int *)xcalloc((size_t)ranks, sizeof(int)), cc.sd = (int *)xcalloc((size_t)ranks, sizeof(int));
     cc.rc = (int *)xcalloc((size_t)ranks, sizeof(int)), cc.rd = (int *)xcalloc((size_t)ranks, sizeof(int));
     mvnmf_dist_comm comm = { allreduce, exchange, &cc, (size_t)rank, (size_t)ranks, allgather };
@@ -349,8 +395,12 @@ int main(int argc, char **argv)
             void *w = xmalloc(gw);
             MPI_Barrier(MPI_COMM_WORLD);
             double g0 = now();
-            CALL(mvnmf_dist_tge, &comm, mine, h, kern, eta, train, n, classes, &gp, &ab, &pb, &ann, &pnn, w, gw,
-                 &gtraffic);
+            cc.lying = lie_graph && rank == lie_rank;
+            mvnmf_status gst = mvnmf_dist_tge(&comm, mine, h, kern, eta, train, n, classes, &gp, &ab, &pb, &ann, &pnn,
+                                              w, gw, &gtraffic);
+            cc.lying = 0;
+            if (lie_graph) lie_verdict(gst, rank, ranks, lie_rank, "graph");
+            check(gst, "mvnmf_dist_tge");
             graph_secs = now() - g0;
             free(w);
             if (check_graph) {
@@ -398,8 +448,11 @@ int main(int argc, char **argv)
                                       &traffic);
     } else {
         CALL(mvnmf_dist_mvsl_fit_workspace, views, h, &g, k, (size_t)ranks, &mp, &wb);
+        cc.lying = lie_fit && rank == lie_rank;
         st = mvnmf_dist_mvsl_fit(&comm, views, h, &g, k, &mp, u, vr, grow(&work, wb), wb, prog, &tr, &rep,
                                  &traffic);
+        cc.lying = 0;
+        if (lie_fit) lie_verdict(st, rank, ranks, lie_rank, "fit");
     }
     double secs = now() - t0;
     check(st, "the fit");

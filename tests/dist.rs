@@ -589,15 +589,19 @@ fn words_per_iteration_are_the_model() {
                 let t = dr.traffic;
                 let it = dr.report.iterations as u64;
                 assert_eq!(it, 7);
-                // One more vote than iterations (the start's).
-                assert_eq!(t.iter_words, it * per + 1, "{t:?}");
+                // One more vote than iterations (the start's), and the
+                // closing agreement (an iteration's first call: R).
+                let st = dist::STATUS as u64;
+                let closing = (sum_rows * k) as u64 + st;
+                assert_eq!(t.iter_words, it * per + 1 + st + closing, "{t:?}");
                 let calls = 2 + (p.v_inner as u64 - 1) * sge as u64 + 1;
-                assert_eq!(t.iter_calls, it * calls + 1, "{t:?}");
-                // Set-up: configuration, vote, sums, the start's statistics.
+                assert_eq!(t.iter_calls, it * calls + 1 + 1, "{t:?}");
+                // Set-up: configuration and its vote, sums and their vote,
+                // the start's statistics; each call with its status words.
                 let setup =
-                    25 + 1 + (3 * ranks + 2 * 6 + c) as u64 + (k * k + k * c + c + 2) as u64;
+                    25 + (3 * ranks + 2 * 6 + c) as u64 + (k * k + k * c + c + 2) as u64 + 5 * st;
                 assert_eq!(t.setup_words, setup, "{t:?}");
-                assert_eq!(t.setup_calls, 4);
+                assert_eq!(t.setup_calls, 5);
             }
         }
     }
@@ -902,7 +906,8 @@ fn explicit_graphs_across_ranks_equal_the_single_process_fit() {
         for (_, dr) in &runs {
             let t = dr.traffic;
             let per = dist::words_per_iteration(sum_rows, 8, 0, 2, true, true);
-            assert_eq!(t.iter_words, 6 * per + 1, "{t:?}");
+            let closing = (sum_rows * 8 + dist::STATUS) as u64;
+            assert_eq!(t.iter_words, 6 * per + 1 + 2 + closing, "{t:?}");
             let halo = dist::halo_words_per_iteration(8, 2, t.halo_sent);
             assert_eq!(t.iter_exchange_words, 6 * halo, "{t:?}");
             assert_eq!(t.iter_exchange_calls, 6 * 2);
@@ -1135,7 +1140,8 @@ fn c_abi_equals_the_library_call_and_refuses_bad_input_on_every_rank() {
     assert_eq!(s, mvnmf_status::Ok);
     assert_eq!((u, v), (u1.clone(), v1.clone()));
     assert_eq!(rep.objective.total, rep1.objective.total);
-    assert_eq!(tr.iter_calls, 2 * 20);
+    // Two per iteration and the closing agreement.
+    assert_eq!(tr.iter_calls, 2 * 20 + 1);
     // Bad communicators: refused before anything is written.
     for (comm, want) in [
         (

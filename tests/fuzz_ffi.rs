@@ -24,6 +24,12 @@
 //! MVNMF_FUZZ_ITERS=10000000 MVNMF_FUZZ_SEED=$RANDOM cargo test --release --test fuzz_ffi
 //! ```
 //!
+//! Distributed runs (issue 31, E7; a quarter of the `shallow_fit` seeds): 2–3 ranks as
+//! threads through the C ABI (`mvnmf_dist_mvsl_fit` with no graph, SGE or CSR graphs,
+//! `mvnmf_dist_tge`), one rank's callback lying at a random call (fails after the data
+//! moved, from one call on, returns 0 without writing, delivers garbage) or one rank's input
+//! spoiled: every rank returns, the statuses agree, the report's padding is zero.
+//!
 //! Magnitudes: every routine gets values anywhere in `1e-300..1e300`; the views of a
 //! multi-view solver case lie up to 1e300 apart ([`SOLVER_SPREADS`]). The solvers refuse
 //! data whose objective is not representable (`½ Σ‖X‖²_F > 2^999`) with
@@ -34,7 +40,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ffi::c_void;
-use std::ptr::null;
+use std::ptr::{null, null_mut};
 
 use mvnmf::ffi::*;
 
@@ -1053,6 +1059,12 @@ fn t_shallow(g: &mut G, bad: bool) -> R {
         if v.f64().iter().any(|&x| x < 0.0 || x > p.vmax) {
             return fail("V outside [0, vmax]");
         }
+    }
+    // The distributed entry points (issue 31, E7) on a quarter of these seeds
+    // (bits of the seed: no draw before this point changes, the cases of
+    // earlier seeds stay what they were).
+    if p.seed >> 41 & 3 == 0 {
+        t_dist(g, bad)?;
     }
     Ok(())
 }
@@ -2843,6 +2855,558 @@ fn t_mvel_anchor(g: &mut G, bad: bool) -> R {
                 finite("h", hh.f64())?;
             }
         }
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------- distributed
+
+/// How one rank's callback lies (issue 31, E7): the data move (it takes part
+/// in the call), and then it reports a failure (from one call on, or at one),
+/// reports success without writing its result, or delivers `2x + 1` of
+/// every word (counts and indices no peer sent).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum DLie {
+    Fails,
+    FailsFromOn,
+    Unwritten,
+    Garbage,
+}
+
+/// The simulated ranks' meeting point.
+struct DHub {
+    ranks: usize,
+    barrier: std::sync::Barrier,
+    slots: std::sync::Mutex<Vec<Vec<f64>>>,
+    counts: std::sync::Mutex<Vec<Vec<usize>>>,
+    ops: std::sync::Mutex<Vec<(u8, usize)>>,
+    /// The ranks were not in the same call, or asked for counts their peers
+    /// did not send: the protocol is broken (the case fails).
+    broken: std::sync::atomic::AtomicBool,
+}
+
+/// A rank's callback context.
+struct DRank {
+    rank: usize,
+    hub: std::sync::Arc<DHub>,
+    lie: Option<(usize, DLie)>,
+    calls: usize,
+}
+
+impl DRank {
+    fn lie(&mut self) -> Option<DLie> {
+        let c = self.calls;
+        self.calls += 1;
+        match self.lie {
+            Some((at, DLie::FailsFromOn)) if c >= at => Some(DLie::FailsFromOn),
+            Some((at, l)) if c == at => Some(l),
+            _ => None,
+        }
+    }
+    /// Every rank in the same call (no panic: this runs inside a C callback).
+    fn same_call(&self, op: u8, len: usize) -> bool {
+        self.hub.ops.lock().unwrap()[self.rank] = (op, len);
+        self.hub.barrier.wait();
+        let same = {
+            let ops = self.hub.ops.lock().unwrap();
+            ops.iter().all(|&o| o == ops[0])
+        };
+        self.hub.barrier.wait();
+        if !same {
+            self.hub
+                .broken
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        same
+    }
+    fn deliver(lie: Option<DLie>, got: &[f64], out: &mut [f64]) -> i32 {
+        match lie {
+            None => out.copy_from_slice(got),
+            Some(DLie::Fails | DLie::FailsFromOn) => {
+                out.copy_from_slice(got);
+                return 1;
+            }
+            Some(DLie::Unwritten) => {}
+            Some(DLie::Garbage) => out
+                .iter_mut()
+                .zip(got)
+                .for_each(|(o, &g)| *o = 2.0 * g + 1.0),
+        }
+        0
+    }
+}
+
+unsafe extern "C" fn d_allreduce(buf: *mut f64, len: usize, ctx: *mut c_void) -> i32 {
+    let (d, b) = (
+        &mut *ctx.cast::<DRank>(),
+        std::slice::from_raw_parts_mut(buf, len),
+    );
+    let lie = d.lie();
+    if !d.same_call(0, len) {
+        return 1;
+    }
+    d.hub.slots.lock().unwrap()[d.rank] = b.to_vec();
+    d.hub.barrier.wait();
+    let sum: Vec<f64> = {
+        let s = d.hub.slots.lock().unwrap();
+        (0..len)
+            .map(|i| s.iter().fold(0.0, |a, r| a + r[i]))
+            .collect()
+    };
+    d.hub.barrier.wait();
+    DRank::deliver(lie, &sum, b)
+}
+
+unsafe extern "C" fn d_exchange(
+    send: *const f64,
+    send_counts: *const usize,
+    recv: *mut f64,
+    recv_counts: *const usize,
+    ctx: *mut c_void,
+) -> i32 {
+    let d = &mut *ctx.cast::<DRank>();
+    let p = d.hub.ranks;
+    let (sc, rc) = (
+        std::slice::from_raw_parts(send_counts, p),
+        std::slice::from_raw_parts(recv_counts, p),
+    );
+    let s = std::slice::from_raw_parts(send, sc.iter().sum());
+    let r = std::slice::from_raw_parts_mut(recv, rc.iter().sum());
+    let lie = d.lie();
+    if !d.same_call(1, 0) {
+        return 1;
+    }
+    d.hub.slots.lock().unwrap()[d.rank] = s.to_vec();
+    d.hub.counts.lock().unwrap()[d.rank] = sc.to_vec();
+    d.hub.barrier.wait();
+    let got: Option<Vec<f64>> = {
+        let (s, c) = (d.hub.slots.lock().unwrap(), d.hub.counts.lock().unwrap());
+        let mut got = vec![];
+        let mut ok = true;
+        for q in 0..p {
+            let from: usize = c[q][..d.rank].iter().sum();
+            let len = c[q][d.rank];
+            ok &= len == rc[q];
+            got.extend_from_slice(&s[q][from..from + len]);
+        }
+        ok.then_some(got)
+    };
+    d.hub.barrier.wait();
+    match got {
+        Some(got) => DRank::deliver(lie, &got, r),
+        None => {
+            // Counts the peers did not send: a library that asks for them
+            // would hang a real MPI_Alltoallv.
+            d.hub
+                .broken
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+            1
+        }
+    }
+}
+
+unsafe extern "C" fn d_allgather(
+    part: *const f64,
+    part_len: usize,
+    out: *mut f64,
+    counts: *const usize,
+    ctx: *mut c_void,
+) -> i32 {
+    let d = &mut *ctx.cast::<DRank>();
+    let c = std::slice::from_raw_parts(counts, d.hub.ranks);
+    let o = std::slice::from_raw_parts_mut(out, c.iter().sum());
+    let lie = d.lie();
+    if !d.same_call(2, o.len()) {
+        return 1;
+    }
+    d.hub.slots.lock().unwrap()[d.rank] = std::slice::from_raw_parts(part, part_len).to_vec();
+    d.hub.barrier.wait();
+    let got: Vec<f64> = d.hub.slots.lock().unwrap().concat();
+    d.hub.barrier.wait();
+    if got.len() != o.len() {
+        d.hub
+            .broken
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        return 1;
+    }
+    DRank::deliver(lie, &got, o)
+}
+
+/// One rank's outcome: its status, whether an output was written although
+/// the status is an error (`untouched` false), the report's padding bytes
+/// (on OK), whether its outputs are finite (on OK).
+#[derive(Debug)]
+struct DOut {
+    st: S,
+    untouched: bool,
+    padding: [u8; 4],
+    finite: bool,
+}
+
+/// A distributed case: `ranks` ranks of `n_r` items each; one rank may lie
+/// from a call on, one may have a spoiled input; `tge`: the graph build
+/// (else the fit, graph `kind` 0 none, 1 SGE, 2 CSR).
+#[derive(Clone, Debug)]
+struct DCase {
+    ranks: usize,
+    cuts: Vec<usize>,
+    rows: Vec<usize>,
+    /// Per view: all items' values (column-major).
+    x: Vec<Vec<f64>>,
+    k: usize,
+    kind: u32,
+    tge: bool,
+    lie: Option<(usize, usize, DLie)>,
+    spoil: Option<usize>,
+    iters: u32,
+    seed: u64,
+}
+
+fn dist_rank(c: &DCase, r: usize, comm_ctx: *mut c_void) -> DOut {
+    let (a, b) = (c.cuts[r], c.cuts[r + 1]);
+    let n = *c.cuts.last().unwrap();
+    let n_r = b - a;
+    let mut owned: Vec<Vec<f64>> =
+        c.x.iter()
+            .zip(&c.rows)
+            .map(|(x, &m)| x[a * m..b * m].to_vec())
+            .collect();
+    let mut k = c.k;
+    if c.spoil == Some(r) {
+        match c.seed % 3 {
+            0 => owned[0][0] = f64::NAN,
+            1 => k += 1,
+            _ => owned[0][0] = -1.0,
+        }
+    }
+    let views: Vec<mvnmf_view> = owned
+        .iter()
+        .zip(&c.rows)
+        .map(|(x, &m)| mvnmf_view {
+            kind: MVNMF_VIEW_DENSE,
+            rows: m,
+            cols: n_r,
+            values: x.as_ptr(),
+            col_stride: m,
+            col_ptr: null(),
+            row_idx: null(),
+        })
+        .collect();
+    let h = views.len();
+    let comm = mvnmf_dist_comm {
+        allreduce: Some(d_allreduce),
+        exchange: Some(d_exchange),
+        ctx: comm_ctx,
+        rank: r,
+        n_ranks: c.ranks,
+        allgather: if c.seed & 1 == 0 {
+            Some(d_allgather)
+        } else {
+            None
+        },
+    };
+    let labels: Vec<u32> = (0..n)
+        .map(|j| {
+            if j % 3 == 2 {
+                MVNMF_UNLABELED
+            } else {
+                (j % 2) as u32
+            }
+        })
+        .collect();
+    if c.tge {
+        let mut gp = mvnmf_graph_params_default();
+        gp.ka = 1 + (c.seed as usize >> 3) % 3;
+        gp.kp = (c.seed as usize >> 5) % 3;
+        gp.penalty = (c.seed >> 7 & 1) as u32;
+        gp.block = 1 + (c.seed as usize >> 8) % 6;
+        let kern: Vec<mvnmf_kernel> = (0..h)
+            .map(|v| mvnmf_kernel {
+                kind: if v == 0 {
+                    MVNMF_KERNEL_RBF
+                } else {
+                    MVNMF_KERNEL_LINEAR
+                },
+                gamma: 0.0,
+            })
+            .collect();
+        let eta = vec![1.0 / h as f64; h];
+        let (mut ca, mut cq, mut wb) = (0, 0, 0);
+        let s1 = unsafe { mvnmf_dist_tge_capacity(n, n_r, 2, &gp, &mut ca, &mut cq) };
+        let s2 = unsafe {
+            mvnmf_dist_tge_workspace(
+                views.as_ptr(),
+                h,
+                kern.as_ptr(),
+                labels.as_ptr(),
+                n,
+                2,
+                c.ranks,
+                &gp,
+                &mut wb,
+            )
+        };
+        if s1 != S::Ok || s2 != S::Ok {
+            wb = 1 << 16;
+            (ca, cq) = (n * n, n * n);
+        }
+        let mut outs = [
+            Out::bytes(8 * (n_r + 1)),
+            Out::bytes(8 * ca),
+            Out::f64s(ca),
+            Out::bytes(8 * (n_r + 1)),
+            Out::bytes(8 * cq),
+            Out::f64s(cq),
+        ];
+        let bufs = |o: &mut [Out], i: usize, cap: usize| mvnmf_csr_buffers {
+            row_ptr: o[i].ptr(),
+            col_idx: o[i + 1].ptr(),
+            weights: o[i + 2].ptr(),
+            capacity: cap,
+        };
+        let (ab, pb) = (bufs(&mut outs, 0, ca), bufs(&mut outs, 3, cq));
+        let (mut an, mut pn) = (Out::bytes(8), Out::bytes(8));
+        let mut w = vec![0u8; wb.max(1)];
+        let st = unsafe {
+            mvnmf_dist_tge(
+                &comm,
+                views.as_ptr(),
+                h,
+                kern.as_ptr(),
+                eta.as_ptr(),
+                labels.as_ptr(),
+                n,
+                2,
+                &gp,
+                &ab,
+                &pb,
+                an.ptr(),
+                pn.ptr(),
+                w.as_mut_ptr().cast(),
+                wb,
+                null_mut(),
+            )
+        };
+        let untouched = st == S::Ok || outs.iter().chain([&an, &pn]).all(Out::untouched);
+        return DOut {
+            st,
+            untouched,
+            padding: [0; 4],
+            finite: true,
+        };
+    }
+    let mut p = std::mem::MaybeUninit::<mvnmf_mvsl_params>::zeroed();
+    unsafe { mvnmf_mvsl_params_preset((c.seed % 3) as u32, p.as_mut_ptr()) };
+    let mut p = unsafe { p.assume_init() };
+    p.max_iter = c.iters;
+    p.tol = 0.0;
+    p.seed = c.seed;
+    p.v_inner = 1 + (c.seed >> 4 & 1) as u32;
+    let ring = |a: usize, b: usize, ds: &[usize]| {
+        let (mut rp, mut ci) = (vec![0usize], vec![]);
+        for i in a..b {
+            let mut row: Vec<usize> = ds
+                .iter()
+                .flat_map(|&d| [(i + d) % n, (i + n - d) % n])
+                .filter(|&j| j != i)
+                .collect();
+            row.sort();
+            row.dedup();
+            ci.extend(row);
+            rp.push(ci.len());
+        }
+        let w = vec![0.5; ci.len()];
+        (rp, ci, w)
+    };
+    let (aff, pen) = (ring(a, b, &[1]), ring(a, b, &[n / 2]));
+    let g = mvnmf_graph {
+        kind: c.kind,
+        n: n_r,
+        labels: labels[a..b].as_ptr(),
+        n_classes: 2,
+        affinity_row_ptr: aff.0.as_ptr(),
+        affinity_col_idx: aff.1.as_ptr(),
+        affinity_weights: aff.2.as_ptr(),
+        penalty_row_ptr: pen.0.as_ptr(),
+        penalty_col_idx: pen.1.as_ptr(),
+        penalty_weights: pen.2.as_ptr(),
+    };
+    let mut wb = 0;
+    let s =
+        unsafe { mvnmf_dist_mvsl_fit_workspace(views.as_ptr(), h, &g, k, c.ranks, &p, &mut wb) };
+    if s != S::Ok {
+        wb = 1 << 16;
+    }
+    let mut us: Vec<Out> = c.rows.iter().map(|&m| Out::f64s(m * k)).collect();
+    let ptrs: Vec<*mut f64> = us.iter_mut().map(|u| u.ptr()).collect();
+    let mut v = Out::f64s(k * n_r);
+    let mut rep = Out::bytes(std::mem::size_of::<mvnmf_report>());
+    let mut tr = Out::bytes(std::mem::size_of::<mvnmf_dist_traffic>());
+    let mut w = vec![0u8; wb.max(1)];
+    let st = unsafe {
+        mvnmf_dist_mvsl_fit(
+            &comm,
+            views.as_ptr(),
+            h,
+            &g,
+            k,
+            &p,
+            ptrs.as_ptr(),
+            v.ptr(),
+            w.as_mut_ptr().cast(),
+            wb,
+            None,
+            null_mut(),
+            rep.ptr(),
+            tr.ptr(),
+        )
+    };
+    // A rank's failure after the start leaves a partial iterate (documented):
+    // only the report and the traffic stay untouched then.
+    let untouched = st == S::Ok
+        || (rep.untouched()
+            && tr.untouched()
+            && (c.lie.is_some() || us.iter().chain([&v]).all(Out::untouched)));
+    let mut padding = [0u8; 4];
+    padding.copy_from_slice(&rep.as_bytes()[12..16]);
+    let finite = st != S::Ok
+        || us
+            .iter()
+            .chain([&v])
+            .all(|o| o.f64().iter().all(|x| x.is_finite()));
+    DOut {
+        st,
+        untouched,
+        padding,
+        finite,
+    }
+}
+
+/// Runs a distributed case on threads; `Err` when a rank never returns (it
+/// waits in a collective: the guard, not a timing assertion) or the ranks
+/// were not in the same call.
+fn dist_run(c: DCase) -> Result<Vec<DOut>, String> {
+    use std::sync::{atomic::Ordering, Arc, Barrier, Mutex};
+    let hub = Arc::new(DHub {
+        ranks: c.ranks,
+        barrier: Barrier::new(c.ranks),
+        slots: Mutex::new(vec![vec![]; c.ranks]),
+        counts: Mutex::new(vec![vec![]; c.ranks]),
+        ops: Mutex::new(vec![(0, 0); c.ranks]),
+        broken: false.into(),
+    });
+    let c = Arc::new(c);
+    let (tx, rx) = std::sync::mpsc::channel();
+    for r in 0..c.ranks {
+        let (hub, c, tx) = (hub.clone(), c.clone(), tx.clone());
+        std::thread::spawn(move || {
+            let lie = c.lie.filter(|l| l.0 == r).map(|l| (l.1, l.2));
+            let mut d = DRank {
+                rank: r,
+                hub,
+                lie,
+                calls: 0,
+            };
+            let out = dist_rank(&c, r, (&mut d as *mut DRank).cast());
+            let _ = tx.send((r, out));
+        });
+    }
+    let mut out: Vec<Option<DOut>> = (0..c.ranks).map(|_| None).collect();
+    for _ in 0..c.ranks {
+        match rx.recv_timeout(std::time::Duration::from_secs(120)) {
+            Ok((r, o)) => out[r] = Some(o),
+            Err(_) => {
+                return Err(format!(
+                    "a rank never returned (it waits in a collective): {c:?}, returned {:?}",
+                    out.iter()
+                        .map(|o| o.as_ref().map(|x| x.st))
+                        .collect::<Vec<_>>()
+                ))
+            }
+        }
+    }
+    if hub.broken.load(Ordering::SeqCst) {
+        return Err(format!("the ranks were not in the same call: {c:?}"));
+    }
+    Ok(out.into_iter().map(Option::unwrap).collect())
+}
+
+/// Distributed fits and graph builds through the C ABI with a lying callback
+/// or a spoiled input on one rank (issue 31, E7): every rank returns, never
+/// INTERNAL, the statuses agree (all OK; or all failed, each rank its own
+/// error or `PEER_FAILED`; or, a lie at the closing agreement, the liar's
+/// `COMM_FAILED` and the others' OK), nothing written on an error before the
+/// start, the report's padding zero, finite outputs on OK.
+fn t_dist(g: &mut G, bad: bool) -> R {
+    CURRENT.with(|c| *c.borrow_mut() = "dist");
+    REFUSED.with(|r| *r.borrow_mut() = None);
+    let ranks = g.range(2, 3);
+    let mut cuts = vec![0];
+    for _ in 0..ranks {
+        let n_r = g.range(1, 5);
+        cuts.push(cuts.last().unwrap() + n_r);
+    }
+    let n = *cuts.last().unwrap();
+    let h = g.range(1, 2);
+    let rows: Vec<usize> = (0..h).map(|_| g.range(1, 4)).collect();
+    let x: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|&m| {
+            let s = g.decade(3);
+            (0..m * n).map(|_| value(g, s)).collect()
+        })
+        .collect();
+    let lie = g.one_in(2).then(|| {
+        let l = g.pick(&[
+            DLie::Fails,
+            DLie::FailsFromOn,
+            DLie::Unwritten,
+            DLie::Garbage,
+        ]);
+        (g.below(ranks), g.below(40), l)
+    });
+    let c = DCase {
+        ranks,
+        cuts,
+        rows,
+        x,
+        k: g.range(1, 3),
+        kind: g.below(3) as u32,
+        tge: g.one_in(3),
+        lie,
+        // One fault at a time: a rank's own refusal carried by the very call
+        // at which another rank's callback fails cannot reach that rank.
+        spoil: (bad && lie.is_none()).then(|| g.below(ranks)),
+        iters: g.range(0, 4) as u32,
+        seed: g.u64(),
+    };
+    let what = format!("{c:?}");
+    let out = dist_run(c.clone())?;
+    let st: Vec<S> = out.iter().map(|o| o.st).collect();
+    for o in &out {
+        check_call(o.st, &[], None)?;
+        if !o.untouched {
+            return fail(format!("an output written with status {:?}: {what}", o.st));
+        }
+        if o.st == S::Ok && o.padding != [0; 4] {
+            return fail(format!("the report's padding is {:?}: {what}", o.padding));
+        }
+        if !o.finite {
+            return fail(format!("OK with outputs not finite: {what}"));
+        }
+    }
+    let all_same = st.iter().all(|&s| s == st[0]);
+    // Every rank failed: each its own error (ranks may refuse their own
+    // inputs alike) or PEER_FAILED, and at least one not PEER_FAILED.
+    let one_blamed = st.iter().any(|&s| s != S::PeerFailed) && st.iter().all(|&s| s != S::Ok);
+    let closing = c.lie.is_some_and(|(r, _, _)| {
+        st[r] == S::CommFailed && st.iter().enumerate().all(|(q, &s)| q == r || s == S::Ok)
+    });
+    if !(all_same || one_blamed || closing) {
+        return fail(format!("the ranks' statuses disagree {st:?}: {what}"));
+    }
+    if c.lie.is_none() && c.spoil.is_none() && !all_same {
+        return fail(format!("an honest run's statuses differ {st:?}: {what}"));
     }
     Ok(())
 }

@@ -956,13 +956,32 @@ unsafe fn finish(r: Report, report: *mut mvnmf_report) -> Result<mvnmf_status, E
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
         if !report.is_null() {
-            *report = r.into();
+            write_report(report, r.into());
         }
         Ok(if r.stop == Stop::Cancelled {
             mvnmf_status::Cancelled
         } else {
             mvnmf_status::Ok
         })
+    }
+}
+
+/// Writes `r` to `*report` with every byte defined: the struct has 4 padding
+/// bytes after `dead_views`, which a typed store leaves as they were (issue
+/// 31, E7): zero them all, then store the fields one by one.
+///
+/// # Safety
+/// `report` is valid for writing one `mvnmf_report`.
+unsafe fn write_report(report: *mut mvnmf_report, r: mvnmf_report) {
+    // SAFETY: the caller guarantees `report` is valid for one write; every
+    // pointer below is a field of it.
+    unsafe {
+        core::ptr::write_bytes(report.cast::<u8>(), 0, core::mem::size_of::<mvnmf_report>());
+        core::ptr::addr_of_mut!((*report).iterations).write(r.iterations);
+        core::ptr::addr_of_mut!((*report).stop).write(r.stop);
+        core::ptr::addr_of_mut!((*report).dead_views).write(r.dead_views);
+        core::ptr::addr_of_mut!((*report).initial).write(r.initial);
+        core::ptr::addr_of_mut!((*report).objective).write(r.objective);
     }
 }
 

@@ -37,21 +37,25 @@
 //! + (v_inner − 1)·K·C    class sums between inner V-steps (SGE only)
 //! + 2                    the traces (explicit graphs only)
 //! + 1                    the stop vote, only when a monitor is given
+//! + 2 per allreduce call   the status words ("No rank is left waiting")
 //! ```
 //!
 //! in two allreduce calls (plus `v_inner − 1` and the vote), independent of the
 //! number of items and of ranks: [`words_per_iteration`] computes it and
-//! [`Traffic`] counts what was passed to the callback. Explicit graphs add the
+//! [`Traffic`] counts what was passed to the callback; once per run, the
+//! closing agreement adds one call of `Σ_v M_v·K + 2` words (counted with the
+//! iterations). Explicit graphs add the
 //! halo, point to point: `v_inner · K · halo_sent` words sent per iteration
 //! ([`halo_words_per_iteration`]), `halo_sent` the rank's items that other
 //! ranks' rows reference (at most its edges to other ranks; for a kNN graph of
 //! a well-ordered partition, the items near the shard's boundary). Set-up: a
-//! broadcast of rank 0's configuration (25 words) and an agreement vote (1
-//! word), then one reduction of `3·ranks + 2H + C` words (item counts, largest
-//! entries and column indices, view sums, squares, class counts), one more
-//! word when the data are scaled, and for explicit graphs a `ranks² + ranks`
-//! reduction (who reads how many items from whom) and one exchange of the
-//! requested item indices.
+//! broadcast of rank 0's configuration (25 words) and an agreement vote, then
+//! one reduction of `3·ranks + 2H + C` words (item counts, largest
+//! entries and column indices, view sums, squares, class counts) and its vote,
+//! one more word when the data are scaled, for explicit graphs a `ranks² +
+//! ranks` reduction (who reads how many items from whom), its vote and one
+//! exchange of the requested item indices, then the start's statistics; every
+//! allreduce with its 2 status words (a vote is nothing else).
 //!
 //! **Start.** [`Init::Random`] gives every rank the start the single process
 //! draws: one seeded stream, `V` (all `K × N` values, column-major) first, then
@@ -69,9 +73,45 @@
 //! rank. Errors found from the reduced sums (too few labeled items over all
 //! ranks, data too large) are seen by every rank alike. The monitor sees the
 //! same objective on every rank; a cancellation on any rank is agreed (one
-//! word) and stops every rank after the same iteration. A failing callback
-//! ([`Error::CommFailed`]) cannot be agreed: after the start the outputs then
-//! hold a partial iterate.
+//! word) and stops every rank after the same iteration.
+//!
+//! **No rank is left waiting** (issue 31, E7). The callbacks are checked and
+//! every rank leaves after the same call, whatever one rank's callback does
+//! (fails after the data moved, reports success without writing its result,
+//! delivers what no peer sent), as long as it takes part in the call:
+//!
+//! 1. *Every allreduce carries 2 status words*: each rank's one (their sum
+//!    must come back as the number of ranks: an allreduce that did not write
+//!    its result, or wrote another, is caught) and its failure flag.
+//! 2. *A received buffer is checked*: an exchange's or an all-gather's receive
+//!    buffer is filled with a NaN before the call, and every word a run sends
+//!    is finite, so a word that is not afterwards was not delivered; indices
+//!    and counts received must be whole numbers in their range.
+//! 3. *A rank that finds a failure does not leave*: it keeps the error, turns
+//!    what it received into zeros, and makes the same calls with the same
+//!    lengths as the others until the next allreduce, where its flag tells
+//!    them. After an allreduce whose flags sum to more than zero every rank
+//!    leaves: the failing rank with its error ([`Error::CommFailed`] for a
+//!    callback), the others with [`Error::PeerFailed`].
+//! 4. *Every decision taken from received data that changes the calls that
+//!    follow* (the item counts, the halo plan's counts and the symmetry
+//!    check) *is agreed by an allreduce before it is acted on*.
+//! 5. *A closing agreement*: a rank that reaches the end of the run (or an
+//!    error of its own) makes one more allreduce with its outcome, of the
+//!    length of an iteration's first call (`Σ_v M_v·K + 2`): a rank that could
+//!    not tell whether the others stopped (its vote or objective was not
+//!    delivered) makes a call of that length either way, so it meets them.
+//!    The run returns `Ok` on every rank or on none — except when the closing
+//!    call itself fails on one rank: nothing follows it, so that rank returns
+//!    [`Error::CommFailed`] and the others their result.
+//!
+//! A rank's failure after the start leaves the outputs with a partial
+//! iterate (on every rank). What no protocol can catch: a callback that does
+//! not take part in the call at all (MPI's own matter), two ranks failing at
+//! once, data that are wrong but well-formed, or a rank whose vote (a
+//! cancellation) is lost at the same call as another rank's cancellation.
+//! `tests/dist_protocol.rs` has one rank lie at every call of a run, in each
+//! of these ways, and checks that every rank returns with statuses that agree.
 //!
 //! **Scope.** Double precision only (the callback sums `f64`); graphs: none,
 //! SGE, or the rank's rows of explicit graphs, whose symmetry across ranks is
@@ -204,7 +244,9 @@ pub struct DistReport {
 ///
 /// With explicit graphs (`classes = 0`, `explicit_graph`) two more words carry
 /// the traces, and the halo goes through [`Comm::exchange`]:
-/// [`halo_words_per_iteration`].
+/// [`halo_words_per_iteration`]. Every allreduce call carries [`STATUS`]
+/// words more (module docs: two calls, `v_inner − 1` more with SGE classes,
+/// one more with a monitor).
 pub fn words_per_iteration(
     sum_rows: usize,
     k: usize,
@@ -222,6 +264,13 @@ pub fn words_per_iteration(
         + 2 * explicit_graph as u64
         + (v_inner.max(1) as u64 - 1) * k * c
         + monitor as u64
+        + STATUS as u64 * calls_per_iteration(classes, v_inner, monitor)
+}
+
+/// Allreduce calls per outer iteration: `R`, the V statistics, the class sums
+/// between inner V-steps (SGE), the vote (monitor).
+fn calls_per_iteration(classes: usize, v_inner: u32, monitor: bool) -> u64 {
+    2 + (classes > 0) as u64 * (v_inner.max(1) as u64 - 1) + monitor as u64
 }
 
 /// Words a rank sends through [`Comm::exchange`] per outer iteration with
@@ -231,7 +280,32 @@ pub fn halo_words_per_iteration(k: usize, v_inner: u32, halo_sent: u64) -> u64 {
     v_inner.max(1) as u64 * k as u64 * halo_sent
 }
 
-/// The counting wrapper of the caller's communicator.
+/// Words every allreduce of a distributed run carries after its data: a one
+/// from every rank (their sum must come back as the number of ranks) and
+/// this rank's failure flag (the protocol, module docs).
+pub const STATUS: usize = 2;
+
+/// What a receive buffer holds before an exchange or an all-gather (a quiet
+/// NaN with a payload): every word a run sends is finite, so a word that is
+/// not afterwards (this one among them) was not delivered.
+const UNWRITTEN: u64 = 0x7ff8_d157_5e47_1e11;
+
+/// The caller's communicator under the agreement protocol (module docs), with
+/// what was passed to it counted.
+///
+/// * A callback that fails, an all-gather or exchange that leaves a word of its
+///   receive buffer unwritten (or delivers one that is not finite), an allreduce whose
+///   status words are not what every rank sent: this rank is *failed* (the
+///   error is kept); its received words become zeros, and it goes on taking
+///   part in the same calls with the same lengths.
+/// * Every allreduce carries [`STATUS`] words: each rank's one and failure
+///   flag. A rank that sent a failure leaves after that call with its error;
+///   a rank that receives a nonzero flag sum leaves after it with
+///   [`Error::PeerFailed`]; so every rank leaves after the same call.
+/// * A failure seen in a call's result continues to the next allreduce (a
+///   failed rank's sends stay well-formed: its received garbage is zeros).
+/// * [`Counted::settle`] is the closing agreement: every rank that has not
+///   left calls it, with its result.
 struct Counted<'c, C: ?Sized> {
     comm: &'c mut C,
     calls: u64,
@@ -241,6 +315,10 @@ struct Counted<'c, C: ?Sized> {
     ag_calls: u64,
     ag_sent: u64,
     ag_received: u64,
+    /// This rank's failure, not yet told to the others.
+    failed: Option<Error>,
+    /// Left at an agreed failure: no call may follow.
+    left: bool,
 }
 
 impl<'c, C: Comm + ?Sized> Counted<'c, C> {
@@ -254,6 +332,32 @@ impl<'c, C: Comm + ?Sized> Counted<'c, C> {
             ag_calls: 0,
             ag_sent: 0,
             ag_received: 0,
+            failed: None,
+            left: false,
+        }
+    }
+
+    /// Records this rank's failure (the first one is kept).
+    fn fail(&mut self, e: Error) {
+        if self.failed.is_none() {
+            self.failed = Some(e);
+        }
+    }
+
+    /// A received buffer: `Ok` delivered and complete; otherwise this rank
+    /// fails and the buffer becomes zeros.
+    fn received(&mut self, r: Result<(), Error>, buf: &mut [f64]) {
+        let lost = match r {
+            Err(Error::BadParameter) => Some(Error::BadParameter),
+            Err(_) => Some(Error::CommFailed),
+            // Every word a run sends is finite: one that is not (the
+            // sentinel among them) was not delivered.
+            Ok(()) if buf.iter().any(|x| !x.is_finite()) => Some(Error::CommFailed),
+            Ok(()) => None,
+        };
+        if let Some(e) = lost {
+            self.fail(e);
+            buf.fill(0.0);
         }
     }
 
@@ -261,13 +365,75 @@ impl<'c, C: Comm + ?Sized> Counted<'c, C> {
         self.ag_calls += 1;
         self.ag_sent += part.len() as u64;
         self.ag_received += out.len() as u64;
-        self.comm.allgather(part, counts, out)
+        out.fill(f64::from_bits(UNWRITTEN));
+        let r = self.comm.allgather(part, counts, out);
+        self.received(r, out);
+        Ok(())
     }
 
+    /// `buf ← Σ_ranks buf` with the agreement: the last [`STATUS`] words of
+    /// `buf` are the protocol's. `Err` only when every rank leaves after this
+    /// call (this rank's own error, or [`Error::PeerFailed`]).
     fn sum(&mut self, buf: &mut [f64]) -> Result<(), Error> {
         self.calls += 1;
         self.words += buf.len() as u64;
-        self.comm.allreduce(buf)
+        let ranks = self.comm.ranks() as f64;
+        let at = buf.len().checked_sub(STATUS).ok_or(Error::Internal)?;
+        let mine = self.failed;
+        buf.part_mut(at..)?
+            .copy_checked(&[1.0, if mine.is_some() { 1.0 } else { 0.0 }])?;
+        let r = self.comm.allreduce(buf);
+        if let Some(e) = mine {
+            self.left = true;
+            return Err(e);
+        }
+        let flags = match (r, buf.part(at..)?) {
+            (Ok(()), &[ones, f]) if ones == ranks && f >= 0.0 && f <= ranks && f.fract() == 0.0 => {
+                f
+            }
+            _ => {
+                // This rank cannot tell what the others received: it goes on
+                // to the next allreduce, where it tells them.
+                self.fail(Error::CommFailed);
+                buf.fill(0.0);
+                return Ok(());
+            }
+        };
+        if flags != 0.0 {
+            self.left = true;
+            return Err(Error::PeerFailed);
+        }
+        Ok(())
+    }
+
+    /// An agreement on `local` alone (a decision taken from received data).
+    fn checkpoint(&mut self, local: Result<(), Error>) -> Result<(), Error> {
+        if let Err(e) = local {
+            self.fail(e);
+        }
+        self.sum(&mut [0.0; STATUS])
+    }
+
+    /// The closing agreement of a run whose body returned `r`: unless every
+    /// rank has already left, one allreduce of `buf` (zeroed; its length the
+    /// same as that of the call the others may be making instead, module
+    /// docs) with this rank's outcome; `Ok` on every rank or on none.
+    fn settle<T>(&mut self, r: Result<T, Error>, buf: &mut [f64]) -> Result<T, Error> {
+        if self.left {
+            return r;
+        }
+        if let Err(e) = &r {
+            self.fail(*e);
+        }
+        buf.fill(0.0);
+        self.sum(buf)?;
+        self.left = true;
+        match self.failed {
+            // The closing call itself failed here: nothing follows it, so
+            // every rank leaves; the others may have succeeded.
+            Some(e) => Err(e),
+            None => r,
+        }
     }
 
     fn exchange(
@@ -279,12 +445,18 @@ impl<'c, C: Comm + ?Sized> Counted<'c, C> {
     ) -> Result<(), Error> {
         self.ex_calls += 1;
         self.ex_words += send.len() as u64;
-        self.comm.exchange(send, send_counts, recv, recv_counts)
+        recv.fill(f64::from_bits(UNWRITTEN));
+        let r = self.comm.exchange(send, send_counts, recv, recv_counts);
+        self.received(r, recv);
+        Ok(())
     }
 }
 
 /// Words of the configuration rank 0 broadcasts.
 const CONFIG: usize = 25;
+
+/// The longest configuration of a distributed entry point (the fit's).
+const MAX_CONFIG: usize = CONFIG;
 
 /// Shapes and options every rank must share (compared bitwise with rank 0's).
 fn config<VS: ViewSet<f64> + ?Sized>(
@@ -360,19 +532,19 @@ fn agree<C: Comm + ?Sized, const L: usize>(
     cfg: &[f64; L],
     local: Result<(), Error>,
 ) -> Result<(), Error> {
-    let mut b = [0.0; L];
+    let mut buf = [0.0; MAX_CONFIG + STATUS];
+    let b = buf.part_mut(..L + STATUS)?;
     if cm.comm.rank() == 0 {
-        b = *cfg;
+        b.part_mut(..L)?.copy_checked(cfg)?;
     }
-    cm.sum(&mut b)?;
+    if let Err(e) = local {
+        cm.fail(e);
+    }
+    // A rank that refused its input leaves after this call, and so does
+    // every other.
+    cm.sum(b)?;
     let same = b.iter().zip(cfg).all(|(x, y)| x.to_bits() == y.to_bits());
-    let mut vote = [if local.is_err() || !same { 1.0 } else { 0.0 }];
-    cm.sum(&mut vote)?;
-    local?;
-    if !same || vote[0] != 0.0 {
-        return Err(Error::PeerFailed);
-    }
-    Ok(())
+    cm.checkpoint(if same { Ok(()) } else { Err(Error::PeerFailed) })
 }
 
 /// Takes part in a distributed fit's agreement with an error found before the
@@ -414,10 +586,18 @@ fn fit_req(
         sum_rows = sum_rows.checked_add(s.rows).ok_or(Error::SizeOverflow)?;
     }
     let layout = Layout::new(sum_rows, k, classes, edges.is_some()).ok_or(Error::SizeOverflow)?;
+    if ranks == 0 {
+        return Err(Error::BadParameter);
+    }
     let setup = ranks
         .checked_mul(3)
         .and_then(|a| a.checked_add(h.checked_mul(2)?))
         .and_then(|a| a.checked_add(setup_classes))
+        .and_then(|a| a.checked_add(STATUS))
+        .ok_or(Error::SizeOverflow)?;
+    let red = layout
+        .len()
+        .checked_add(2 * STATUS)
         .ok_or(Error::SizeOverflow)?;
     let kk = WorkReq::matrix::<f64>(k, k);
     let kn = WorkReq::matrix::<f64>(k, n);
@@ -428,7 +608,7 @@ fn fit_req(
         Some(e) => {
             let square = ranks
                 .checked_mul(ranks)
-                .and_then(|a| a.checked_add(ranks))
+                .and_then(|a| a.checked_add(ranks)?.checked_add(STATUS))
                 .ok_or(Error::SizeOverflow)?;
             WorkReq::all_of(&[
                 // remote indices, per-edge positions, served items
@@ -449,8 +629,10 @@ fn fit_req(
         }
     };
     Ok(WorkReq::all_of(&[
-        WorkReq::new::<f64>(layout.len()),
+        WorkReq::new::<f64>(red),
         WorkReq::new::<f64>(classes),
+        // `k · classes` fits (the layout holds it).
+        WorkReq::new::<f64>(k * classes + STATUS),
         kk,
         kk,
         kn,
@@ -709,8 +891,71 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
     .ok_or(Error::SizeOverflow)?;
 
     let mut st = Stack::new(work);
-    let red: &mut [f64] = st.take(layout.len())?;
+    // The reduced statistics: `[R | status | V part | status]` (the R block
+    // is also the closing agreement's buffer: module docs).
+    let red: &mut [f64] = st.take(layout.len() + 2 * STATUS)?;
+    let r = fit_body(
+        &mut cm,
+        views,
+        graph,
+        k,
+        params,
+        u,
+        v,
+        st,
+        monitor,
+        (n_r, mmax, layout, sge, csr),
+        &mut *red,
+    );
+    let r = cm.settle(r, red.part_mut(..layout.mk + STATUS)?);
+    let (mut report, scale, setup, halo) = r?;
+    (0..hv).for_each(|i| scale.restore(u.get_mut(i)));
+    report.dead_views = dead_views(&*u);
+    let traffic = Traffic {
+        setup_calls: setup.0,
+        setup_words: setup.1,
+        iter_calls: cm.calls - setup.0,
+        iter_words: cm.words - setup.1,
+        setup_exchange_calls: setup.2,
+        setup_exchange_words: setup.3,
+        iter_exchange_calls: cm.ex_calls - setup.2,
+        iter_exchange_words: cm.ex_words - setup.3,
+        halo_sent: halo.0,
+        halo_received: halo.1,
+    };
+    debug_assert!(report.stop != Stop::Cancelled || has_monitor);
+    Ok(DistReport { report, traffic })
+}
+
+/// What [`fit_body`] hands back: the report, the data scale, the set-up's
+/// traffic `(calls, words, exchange calls, exchange words)` and the halo.
+type BodyOut = (Report, Scale, (u64, u64, u64, u64), (u64, u64));
+
+/// [`fit`] after the agreement on the inputs, up to the closing agreement
+/// (which [`fit`] makes, [`Counted::settle`]): an `Err` that is not agreed
+/// (`cm.left`) is this rank's alone.
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn fit_body<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Sized>(
+    cm: &mut Counted<'_, C>,
+    views: &VS,
+    graph: DistGraph<'_>,
+    k: usize,
+    params: &MvslParams,
+    u: &mut F,
+    v: &mut [f64],
+    mut st: Stack<'_>,
+    monitor: Option<Monitor<'_>>,
+    (n_r, mmax, layout, sge, csr): (usize, usize, Layout, Option<SgeShard<'_>>, bool),
+    red: &mut [f64],
+) -> Result<BodyOut, Error> {
+    let (rank, ranks) = (cm.comm.rank(), cm.comm.ranks());
+    let has_monitor = monitor.is_some();
+    let hv = views.count();
+    let use_graph = params.beta > 0.0;
+    let c_all = graph.classes();
     let counts: &mut [f64] = st.take(layout.c)?;
+    // The class sums between inner V-steps, with their status words.
+    let sbuf: &mut [f64] = st.take(k * layout.c + STATUS)?;
     let p: &mut [f64] = st.take_matrix(k, k)?;
     let hb: &mut [f64] = st.take_matrix(k, k)?;
     let q: &mut [f64] = st.take_matrix(k, n_r)?;
@@ -738,18 +983,19 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
                 n_recv: 0,
                 n_send: 0,
             },
-            st.take::<f64>(ranks * ranks + ranks)?,
+            st.take::<f64>(ranks * ranks + ranks + STATUS)?,
         ))
     } else {
         None
     };
 
     // Set-up reduction: [max entry per rank | items per rank | largest column
-    // index per rank | view sums | view squares | labeled items per class].
+    // index per rank | view sums | view squares | labeled items per class],
+    // then the decisions taken from it, agreed.
     let (n, offset, half, scale);
     {
         let mut ss = st.rest();
-        let su: &mut [f64] = ss.take(3 * ranks + 2 * hv + c_all)?;
+        let su: &mut [f64] = ss.take(3 * ranks + 2 * hv + c_all + STATUS)?;
         su.fill(0.0);
         // The parts of `su` (its length is their sum: no `get` misses).
         let at = |su: &mut [f64], i: usize, x: f64| {
@@ -776,38 +1022,44 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
             at(su, 2 * ranks + rank, m as f64);
         }
         if let Some(sg) = &sge {
-            sg.add_counts(su.part_mut(3 * ranks + 2 * hv..)?);
+            sg.add_counts(su.part_mut(3 * ranks + 2 * hv..3 * ranks + 2 * hv + c_all)?);
         }
         cm.sum(su)?;
-        let gmax = su.part(..ranks)?.iter().fold(0.0f64, |a, &b| a.max(b));
-        n = su.part(ranks..2 * ranks)?.iter().sum::<f64>() as usize;
-        offset = su.part(ranks..ranks + rank)?.iter().sum::<f64>() as usize;
-        half = su
-            .part(3 * ranks + hv..3 * ranks + 2 * hv)?
-            .iter()
-            .map(|x| 0.5 * x)
-            .sum::<f64>();
-        if sge.is_some() {
-            let cc = su.part(3 * ranks + 2 * hv..)?;
-            if cc.iter().sum::<f64>() < 2.0 {
-                return Err(Error::TooFewLabeled);
+        let su = su.part(..3 * ranks + 2 * hv + c_all)?;
+        let derived = (|| -> Result<_, Error> {
+            let gmax = su.part(..ranks)?.iter().fold(0.0f64, |a, &b| a.max(b));
+            let n = su.part(ranks..2 * ranks)?.iter().sum::<f64>() as usize;
+            let offset = su.part(ranks..ranks + rank)?.iter().sum::<f64>() as usize;
+            let half = su
+                .part(3 * ranks + hv..3 * ranks + 2 * hv)?
+                .iter()
+                .map(|x| 0.5 * x)
+                .sum::<f64>();
+            if sge.is_some() {
+                let cc = su.part(3 * ranks + 2 * hv..)?;
+                if cc.iter().sum::<f64>() < 2.0 {
+                    return Err(Error::TooFewLabeled);
+                }
+                counts.copy_checked(cc.part(..layout.c)?)?;
             }
-            counts.copy_checked(cc.part(..layout.c)?)?;
-        }
-        if su
-            .part(2 * ranks..3 * ranks)?
-            .iter()
-            .any(|&m| m >= n as f64)
-        {
-            // A column index beyond the items of all ranks (seen by every rank).
-            return Err(Error::MalformedCsc);
-        }
-        scale = Scale::of_measures::<f64>(half, gmax)?;
-        // The views' sums stay in `lip` until the start is drawn.
-        lip.copy_checked(su.part(3 * ranks..3 * ranks + hv)?)?;
+            if su
+                .part(2 * ranks..3 * ranks)?
+                .iter()
+                .any(|&m| m >= n as f64)
+            {
+                // A column index beyond the items of all ranks (seen by every rank).
+                return Err(Error::MalformedCsc);
+            }
+            let scale = Scale::of_measures::<f64>(half, gmax)?;
+            // The views' sums stay in `lip` until the start is drawn.
+            lip.copy_checked(su.part(3 * ranks..3 * ranks + hv)?)?;
+            Ok((n, offset, half, scale))
+        })();
+        cm.checkpoint(derived.map(|_| ()))?;
+        (n, offset, half, scale) = derived?;
         if let Some((hidx, h, square)) = &mut halo {
             plan_halo(
-                &mut cm,
+                cm,
                 &graph,
                 k,
                 (rank, ranks),
@@ -831,9 +1083,13 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
     let half_x2 = if scale.is_one() {
         half
     } else {
-        let mut b = [(0..hv)
-            .map(|i| 0.5 * views.view(i).sq_frobenius_scaled(scale.get()))
-            .sum::<f64>()];
+        let mut b = [
+            (0..hv)
+                .map(|i| 0.5 * views.view(i).sq_frobenius_scaled(scale.get()))
+                .sum::<f64>(),
+            0.0,
+            0.0,
+        ];
         cm.sum(&mut b)?;
         b[0]
     };
@@ -862,6 +1118,8 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
     form_pq(views, Some(&prep), s, k, &*u, p, q, &mut sc)?;
     plus.fill(0.0);
     minus.fill(0.0);
+    // The V block of `red`: its statistics, then the status words.
+    let vlen = layout.len() - layout.mk;
     let eval = |cm: &mut Counted<'_, C>,
                 halo_on: &mut Option<Halo<'_>>,
                 red: &mut [f64],
@@ -873,21 +1131,24 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
                 minus: &mut [f64],
                 sc: &mut Stack<'_>|
      -> Result<Objective, Error> {
-        let vpart = red.part_mut(layout.mk..)?;
-        v_stats(&layout, v, n_r, q, sge_on.as_ref(), vpart, sc)?;
-        if layout.scalars == 4 {
-            let t = match halo_on {
-                Some(h) => h.products(cm, &graph, v, k, plus, minus)?,
-                None => (0.0, 0.0),
-            };
-            let (_, _, _, scal) = layout.split_v(vpart)?;
-            let [_, _, ta, tp] = scal else {
-                return Err(Error::Internal);
-            };
-            (*ta, *tp) = t;
+        let vb = red.part_mut(layout.mk + STATUS..)?;
+        {
+            let vpart = vb.part_mut(..vlen)?;
+            v_stats(&layout, v, n_r, q, sge_on.as_ref(), vpart, sc)?;
+            if layout.scalars == 4 {
+                let t = match halo_on {
+                    Some(h) => h.products(cm, &graph, v, k, plus, minus)?,
+                    None => (0.0, 0.0),
+                };
+                let (_, _, _, scal) = layout.split_v(vpart)?;
+                let [_, _, ta, tp] = scal else {
+                    return Err(Error::Internal);
+                };
+                (*ta, *tp) = t;
+            }
         }
-        cm.sum(vpart)?;
-        let (g, sums, sq, scal) = layout.split_v(vpart)?;
+        cm.sum(vb)?;
+        let (g, sums, sq, scal) = layout.split_v(vb.part_mut(..vlen)?)?;
         let traces = match (&sge_on, halo_on.is_some(), &*scal) {
             (Some(sg), _, _) => {
                 sg.products(counts, sums, v, k, plus, minus);
@@ -903,18 +1164,7 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
         let norms = (0..hv).map(|i| group_norm(params.sparsity, u.get(i), views.shape(i).rows));
         Ok(scale.objective(objective(params, half_x2, p, g, (qv, sum_v), norms, traces)))
     };
-    let obj = eval(
-        &mut cm,
-        &mut halo_on,
-        red,
-        v,
-        q,
-        p,
-        &*u,
-        plus,
-        minus,
-        &mut sc,
-    )?;
+    let obj = eval(cm, &mut halo_on, red, v, q, p, &*u, plus, minus, &mut sc)?;
     let setup = (cm.calls, cm.words, cm.ex_calls, cm.ex_words);
 
     let cm = RefCell::new(cm);
@@ -925,7 +1175,7 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
     // `Error::Internal`, not a panic.
     let mut voting = |pr: &Progress| -> ControlFlow<()> {
         let local = user.as_mut().is_some_and(|m| m(pr).is_break());
-        let mut b = [if local { 1.0 } else { 0.0 }];
+        let mut b = [if local { 1.0 } else { 0.0 }, 0.0, 0.0];
         let sum = cm.try_borrow_mut().map_err(|_| Error::Internal);
         match sum.and_then(|mut c| c.sum(&mut b)) {
             Err(e) => {
@@ -938,17 +1188,19 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
     };
     let mon: Option<Monitor<'_>> = if has_monitor { Some(&mut voting) } else { None };
     let eps = params.eps;
-    let mut report = run(params.max_iter, params.stopping(), obj, mon, |_it| {
+    let report = run(params.max_iter, params.stopping(), obj, mon, |_it| {
         let mut cmb = cm.try_borrow_mut().map_err(|_| Error::Internal)?;
         // R_v = X_v Vᵀ over all items.
         {
-            let rpart = red.part_mut(..layout.mk)?;
-            x_vt_all(views, &prep, s, v, k, rpart, &mut sc)?;
+            let rpart = red.part_mut(..layout.mk + STATUS)?;
+            x_vt_all(views, &prep, s, v, k, rpart.part_mut(..layout.mk)?, &mut sc)?;
             cmb.sum(rpart)?;
         }
         // The U-steps, the same on every rank.
         {
-            let (rpart, vpart) = red.split_at_mut_checked(layout.mk).ok_or(Error::Internal)?;
+            let (rpart, vpart) = red
+                .split_at_mut_checked(layout.mk + STATUS)
+                .ok_or(Error::Internal)?;
             let g = vpart.part(..k * k)?;
             let mut off = 0;
             for (i, lip_i) in lip.iter_mut().enumerate() {
@@ -984,9 +1236,13 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
         for step in 0..params.v_inner {
             if step > 0 {
                 if let Some(sg) = &sge_on {
-                    let (_, sums, sq, _) = layout.split_v(red.part_mut(layout.mk..)?)?;
+                    let vpart = red.part_mut(layout.mk + STATUS..)?.part_mut(..vlen)?;
+                    let (_, sums, sq, _) = layout.split_v(vpart)?;
                     sg.local_sums(v, k, sums, sq);
-                    cmb.sum(sums)?;
+                    let kc = sums.len();
+                    sbuf.part_mut(..kc)?.copy_checked(sums)?;
+                    cmb.sum(sbuf)?;
+                    sums.copy_checked(sbuf.part(..kc)?)?;
                     sg.products(counts, sums, v, k, plus, minus);
                 }
                 if let Some(h) = &mut halo_on {
@@ -1019,23 +1275,7 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
     if let Some(e) = vote_err.get() {
         return Err(e);
     }
-    (0..hv).for_each(|i| scale.restore(u.get_mut(i)));
-    report.dead_views = dead_views(&*u);
-    let cm = cm.into_inner();
-    let traffic = Traffic {
-        setup_calls: setup.0,
-        setup_words: setup.1,
-        iter_calls: cm.calls - setup.0,
-        iter_words: cm.words - setup.1,
-        setup_exchange_calls: setup.2,
-        setup_exchange_words: setup.3,
-        iter_exchange_calls: cm.ex_calls - setup.2,
-        iter_exchange_words: cm.ex_words - setup.3,
-        halo_sent,
-        halo_received,
-    };
-    debug_assert!(report.stop != Stop::Cancelled || has_monitor);
-    Ok(DistReport { report, traffic })
+    Ok((report, scale, setup, (halo_sent, halo_received)))
 }
 
 /// The halo plan of explicit graphs (set-up): the other ranks' items this
@@ -1090,7 +1330,7 @@ fn plan_halo<C: Comm + ?Sized>(
     let mut start = 0usize;
     let mut t = 0;
     for (rq, &nq) in h.recv.iter_mut().zip(items) {
-        let end = start + nq as usize;
+        let end = start.saturating_add(nq as usize);
         let c0 = t;
         while hs.get(t).is_some_and(|&c| c < end) {
             t += 1;
@@ -1110,6 +1350,7 @@ fn plan_halo<C: Comm + ?Sized>(
         .get_mut(ranks * ranks + rank)
         .ok_or(Error::Internal)? = remote_edges as f64;
     cm.sum(square)?;
+    let mut symmetric = Ok(());
     for s in 0..ranks {
         let mut asked = 0.0;
         for q in 0..ranks {
@@ -1118,9 +1359,11 @@ fn plan_halo<C: Comm + ?Sized>(
         if asked > sq(square, ranks * ranks + s)? {
             // More items requested from rank s than its edges to other ranks:
             // the graph is not symmetric across ranks.
-            return Err(Error::BadParameter);
+            symmetric = Err(Error::BadParameter);
         }
     }
+    // The counts below size the exchanges: agreed before they are used.
+    cm.checkpoint(symmetric)?;
     let counts = h.send.iter_mut().zip(h.recv.iter()).zip(h.krecv.iter_mut());
     for (q, (((sd, &rv), kr), ks)) in counts.zip(h.ksend.iter_mut()).enumerate().take(ranks) {
         *sd = sq(square, q * ranks + rank)? as usize;
@@ -1138,11 +1381,17 @@ fn plan_halo<C: Comm + ?Sized>(
         let (recv, send) = (&*h.recv, &*h.send);
         cm.exchange(h.halo.part(..u)?, recv, inn, send)?;
         for (sv, &x) in h.serve.iter_mut().zip(inn.iter()) {
-            let i = x as usize;
-            if i < offset || i >= offset + n_r {
-                return Err(Error::Internal);
-            }
-            *sv = i - offset;
+            // An index this rank does not hold was not what the peer sent:
+            // this rank fails (told at the next allreduce) and serves item 0.
+            let (lo, hi) = (offset as f64, (offset + n_r) as f64);
+            let i = (x.fract() == 0.0 && x >= lo && x < hi)
+                .then(|| (x as usize).checked_sub(offset))
+                .flatten()
+                .filter(|&i| i < n_r);
+            *sv = i.unwrap_or_else(|| {
+                cm.fail(Error::CommFailed);
+                0
+            });
         }
     }
     // Per edge: the column of [V_r | halo].

@@ -74,10 +74,11 @@ pub trait Comm {
     /// (`MPI_Allgatherv`): rank `q` contributes `counts[q]` values (`part` is
     /// this rank's, `counts[rank]` long), and `out` (`Σ counts` long) receives
     /// them one after the other. The distributed graph build streams the items'
-    /// columns with it. The default sums `out`, zero but for this rank's part,
-    /// with [`Comm::allreduce`]: the same result (a value plus zeros is that
-    /// value; `−0.0` becomes `+0.0`, which compares equal), at twice an
-    /// all-gather's traffic.
+    /// columns with it. The default sums `out`, `−0.0` but for this rank's part,
+    /// with [`Comm::allreduce`]: the same result (a value plus `−0.0` is that
+    /// value; `−0.0` sent becomes `+0.0`, which compares equal), at twice an
+    /// all-gather's traffic; a word still `−0.0` afterwards was not delivered
+    /// ([`Error::CommFailed`]).
     fn allgather(&mut self, part: &[f64], counts: &[usize], out: &mut [f64]) -> Result<(), Error> {
         allgather_by_sum(self, part, counts, out)
     }
@@ -96,9 +97,19 @@ pub(crate) fn allgather_by_sum<C: Comm + ?Sized>(
     if counts.get(rank) != Some(&part.len()) || counts.iter().sum::<usize>() != out.len() {
         return Err(Error::Internal);
     }
-    out.fill(0.0);
-    out.part_mut(at..at + part.len())?.copy_checked(part)?;
-    comm.allreduce(out)
+    // The other ranks' parts start as −0.0 and this rank's part has no −0.0
+    // (`x + 0.0`): `x + (−0.0) = x` exactly, so the sum is every part, and a
+    // word still −0.0 afterwards was not delivered (the allreduce did not
+    // write its result here: issue 31, E7).
+    out.fill(-0.0);
+    for (o, &x) in out.part_mut(at..at + part.len())?.iter_mut().zip(part) {
+        *o = x + 0.0;
+    }
+    comm.allreduce(out)?;
+    if out.iter().any(|x| x.to_bits() == (-0.0f64).to_bits()) {
+        return Err(Error::CommFailed);
+    }
+    Ok(())
 }
 
 /// One rank (no communication): a distributed fit with it is the single-process fit.

@@ -45,9 +45,21 @@
 //! allgather  N/b calls: sends N_r·S, receives N·S             (the streamed columns)
 //!            + per median view: sends N_l,r·M_v, receives N_l·M_v
 //!            + class pairs: sends 3·C·kp, receives 3·P·C·kp
-//! allreduce  CONFIG + 1 (agreement) + P·(H + 1) (largest values, items) + 1 (vote)
+//! allreduce  7 calls, CONFIG + P·(H + 1) + 16 words: the configuration and
+//!            its vote, the largest values and items and their vote, the edges
+//!            sent and received over all ranks (2 words) and their vote, the
+//!            closing agreement; each call carries 2 status words
+//!            (`super`'s module docs, "Agreement and errors")
 //! exchange   P (edge counts) + 2·edges_sent
 //! ```
+//!
+//! **Agreement.** As the fit's ([`super`], "Agreement and errors"): the item
+//! counts (which size every later call), the edge counts (which size the
+//! edges' exchange: each a whole number within the receive buffer, as many
+//! edges received over all ranks as sent, or `CommFailed` on every rank) are
+//! agreed before they are used; an edge received that is not a pair of items
+//! of this rank and of the graph fails this rank; the closing agreement
+//! decides whether every rank writes its rows or none does.
 //!
 //! **Memory per rank**: the rank's views (the caller's), at most four blocks
 //! of `b` items' columns (the evaluated pair, a block shared with the previous
@@ -62,7 +74,7 @@
 //! single process's `N²/(2b²)`: the pairs between two ranks are evaluated by
 //! both (the single process evaluates each pair once).
 
-use super::{agree, refuse_as, Comm, Counted};
+use super::{agree, refuse_as, Comm, Counted, STATUS};
 use crate::data::{Dense, View, ViewKind, ViewSet, ViewShape};
 use crate::error::{Error, Part};
 use crate::graph::build::{
@@ -76,6 +88,7 @@ use crate::work::{Stack, WorkReq};
 
 /// Words of the configuration rank 0 broadcasts before the build.
 const CONFIG: usize = 13;
+const _: () = assert!(CONFIG <= super::MAX_CONFIG);
 
 /// What a rank passed to its communicator during [`tge()`](fn@tge).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -136,8 +149,8 @@ pub fn traffic_model(
         0
     };
     GraphTraffic {
-        allreduce_calls: 4,
-        allreduce_words: w(CONFIG) + 1 + w(ranks) * (w(n_views) + 1) + 1,
+        allreduce_calls: 7,
+        allreduce_words: w(CONFIG) + w(ranks) * (w(n_views) + 1) + 16,
         allgather_calls: w(median_views) + w(n.div_ceil(b)) + pairs as u64,
         allgather_sent: w(n_labeled_r) * w(median_rows) + w(n_r) * w(sum_rows) + pair_words,
         allgather_received: w(n_labeled) * w(median_rows)
@@ -266,7 +279,7 @@ fn tge_req<KS: KernelSet + ?Sized>(
             TopK::workspace(n_r, kp)
         },
     ]);
-    let setup = WorkReq::new::<f64>(mul(ranks, add(h, 1)?)?);
+    let setup = WorkReq::new::<f64>(add(mul(ranks, add(h, 1)?)?, STATUS)?);
     let median = if lay.median {
         let l1 = similarity::layout(
             [ViewShape {
@@ -337,6 +350,9 @@ pub fn tge_workspace<KS: KernelSet + ?Sized>(
     params: &GraphParams,
 ) -> Result<usize, Error> {
     params.validate()?;
+    if ranks == 0 {
+        return Err(Error::BadParameter);
+    }
     let nl = similarity::check_labels(labels, n, n_classes)?;
     tge_req(shapes, kernels, n, nl, n_classes, ranks, params)?.bytes()
 }
@@ -529,8 +545,11 @@ fn copy_item<VS: ViewSet<f64> + ?Sized>(views: &VS, col: usize, dst: &mut [f64])
 /// rank untouched); shards whose sizes do not add up to `n`
 /// ([`Error::DimensionMismatch`] on every rank); a capacity too small for the
 /// rank's rows ([`Error::BufferTooShort`] on that rank, found after the search,
-/// [`Error::PeerFailed`] on the others, every output untouched); a failing
-/// callback ([`Error::CommFailed`]).
+/// [`Error::PeerFailed`] on the others, every output untouched); a callback
+/// that fails or delivers what its peers did not send ([`Error::CommFailed`]
+/// on that rank, [`Error::PeerFailed`] on the others, every output untouched;
+/// counts that do not add up over the ranks: [`Error::CommFailed`] on every
+/// rank). Every rank leaves after the same call.
 #[allow(clippy::too_many_arguments)]
 pub fn tge<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
     comm: &mut C,
@@ -541,8 +560,8 @@ pub fn tge<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
     n: usize,
     n_classes: usize,
     params: &GraphParams,
-    mut affinity: CsrOut<'_>,
-    mut penalty: CsrOut<'_>,
+    affinity: CsrOut<'_>,
+    penalty: CsrOut<'_>,
     work: &mut [u8],
 ) -> Result<DistGraphReport, Error> {
     let (rank, ranks) = (comm.rank(), comm.ranks());
@@ -555,6 +574,33 @@ pub fn tge<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
     );
     let cfg = config(views, kernels, eta, labels, n, n_classes, params, ranks);
     agree(&mut cm, &cfg, local)?;
+    let r = tge_body(
+        &mut cm, views, kernels, eta, labels, n, n_classes, params, affinity, penalty, work,
+    );
+    match r {
+        // An error of this rank's alone, before the closing agreement.
+        Err(e) if !cm.left => cm.settle(Err(e), &mut [0.0; STATUS]),
+        r => r,
+    }
+}
+
+/// [`tge()`](fn@tge) after the agreement on the inputs, the closing agreement
+/// included (an `Err` before it that is not agreed is this rank's alone).
+#[allow(clippy::too_many_arguments)]
+fn tge_body<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
+    cm: &mut Counted<'_, C>,
+    views: &VS,
+    kernels: &KS,
+    eta: &[f64],
+    labels: &[u32],
+    n: usize,
+    n_classes: usize,
+    params: &GraphParams,
+    mut affinity: CsrOut<'_>,
+    mut penalty: CsrOut<'_>,
+    work: &mut [u8],
+) -> Result<DistGraphReport, Error> {
+    let (rank, ranks) = (cm.comm.rank(), cm.comm.ranks());
 
     let lay = similarity::layout((0..views.count()).map(|v| views.shape(v)), kernels)?;
     let (h, n_r) = (lay.h, lay.n);
@@ -578,7 +624,7 @@ pub fn tge<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
     {
         let mut ph = st.rest();
         // `su`: `ranks × h` largest values, then the `ranks` item counts.
-        let su: &mut [f64] = ph.take(ranks * (h + 1))?;
+        let su: &mut [f64] = ph.take(ranks * (h + 1) + STATUS)?;
         su.fill(0.0);
         for (v, x) in su
             .part_mut(rank * h..(rank + 1) * h)?
@@ -589,16 +635,20 @@ pub fn tge<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
         }
         *su.at_mut(ranks * h + rank)? = n_r as f64;
         cm.sum(su)?;
+        let su = su.part(..ranks * (h + 1))?;
         let (maxes, items) = su.split_at_checked(ranks * h).ok_or(Error::Internal)?;
         let mut o = 0usize;
         *off.at_mut(0)? = 0;
         for (x, &nq) in off.iter_mut().skip(1).zip(items) {
-            o += nq as usize;
+            o = o.saturating_add(nq as usize);
             *x = o;
         }
-        if off.at(ranks)? != n {
-            return Err(Error::DimensionMismatch);
-        }
+        // The shards' sizes set every later call's lengths: agreed first.
+        cm.checkpoint(if off.at(ranks)? != n {
+            Err(Error::DimensionMismatch)
+        } else {
+            Ok(())
+        })?;
         for (v, x) in inv.iter_mut().enumerate() {
             let big = maxes.iter().skip(v).step_by(h.max(1)).take(ranks);
             *x = view_inv_scale(big.fold(0.0f64, |m, &y| m.max(y)));
@@ -898,16 +948,34 @@ pub fn tge<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
         *x = c as f64;
     }
     cm.exchange(cs, &*ones, cr, &*ones)?;
-    for (c, &x) in recvc.iter_mut().zip(cr.iter()) {
-        *c = x as usize;
-    }
     let n_sent: usize = sendc.iter().sum();
-    let n_recv: usize = recvc.iter().sum();
     let send: &mut [f64] = ph.take_matrix((ka2 + pi) * n_r, 2)?;
     let recv: &mut [f64] = ph.take_matrix((ka2 + pi) * (n - n_r), 2)?;
-    if 2 * n_recv > recv.len() || 2 * n_sent > send.len() {
+    if 2 * n_sent > send.len() {
         return Err(Error::Internal);
     }
+    // The counts received size the next exchange: each a whole number, all
+    // of them within the receive buffer, and as many edges received over all
+    // ranks as sent (agreed before the exchange).
+    let room = (recv.len() / 2) as f64;
+    let mut total = 0.0;
+    for (c, &x) in recvc.iter_mut().zip(cr.iter()) {
+        total += x;
+        *c = if x >= 0.0 && x.fract() == 0.0 && total <= room {
+            x as usize
+        } else {
+            cm.fail(Error::CommFailed);
+            0
+        };
+    }
+    let n_recv: usize = recvc.iter().sum();
+    let mut both = [n_sent as f64, n_recv as f64, 0.0, 0.0];
+    cm.sum(&mut both)?;
+    cm.checkpoint(if both[0] == both[1] {
+        Ok(())
+    } else {
+        Err(Error::CommFailed)
+    })?;
     let mut o = 0;
     for (x, &c) in at.iter_mut().zip(sendc.iter()) {
         *x = o;
@@ -933,6 +1001,21 @@ pub fn tge<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
 
     let mut asm_a = Assembler::new_range(a, n_r, cap.affinity.max(2 * ka2 * n_r), &mut ph)?;
     let mut asm_p = Assembler::new_range(a, n_r, cap.penalty.max(2 * pi * n_r), &mut ph)?;
+    // An edge received is a pair of whole numbers: `j` one of this rank's
+    // items, `i` (or `−1 − i`, penalty) an item; any other was not what its
+    // sender sent (this rank fails at the closing agreement) and is left out.
+    let edge = |r: &[f64]| -> Option<(usize, usize, bool)> {
+        let &[j, i] = r else { return None };
+        let item = |x: f64| (x >= 0.0 && x.fract() == 0.0 && x < n as f64).then_some(x as usize);
+        let j = item(j).filter(|j| (a..e).contains(j))?;
+        match item(i) {
+            Some(i) => Some((j, i, false)),
+            None => item(-1.0 - i).map(|i| (j, i, true)),
+        }
+    };
+    if recv.chunks_exact(2).any(|r| edge(r).is_none()) {
+        cm.fail(Error::CommFailed);
+    }
     for phase in 0..2 {
         for_edges(&mut |i, j, p| {
             if p {
@@ -941,12 +1024,11 @@ pub fn tge<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
                 asm_a.add(i, j);
             }
         });
-        for r in recv.chunks_exact(2) {
-            let &[j, i] = r else { continue };
-            if i >= 0.0 {
-                asm_a.add(j as usize, i as usize);
+        for (j, i, p) in recv.chunks_exact(2).filter_map(edge) {
+            if p {
+                asm_p.add(j, i);
             } else {
-                asm_p.add(j as usize, (-1.0 - i) as usize);
+                asm_a.add(j, i);
             }
         }
         if let Some(m) = &merged {
@@ -963,12 +1045,7 @@ pub fn tge<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
     };
     // Every rank writes, or none does.
     let fits = asm_a.check(&affinity).and(asm_p.check(&penalty));
-    let mut vote = [if fits.is_err() { 1.0 } else { 0.0 }];
-    cm.sum(&mut vote)?;
-    fits?;
-    if vote[0] != 0.0 {
-        return Err(Error::PeerFailed);
-    }
+    cm.settle(fits, &mut [0.0; STATUS])?;
     let sigma = params.sigma;
     asm_a.write(
         &mut affinity,
