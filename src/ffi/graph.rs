@@ -1252,7 +1252,8 @@ pub extern "C" fn mvnmf_fused_graph_params_default() -> mvnmf_fused_graph_params
     }
 }
 
-/// Workspace bytes of `mvnmf_fused_graph` (reads only the views' kind, rows, cols).
+/// Workspace bytes of `mvnmf_fused_graph` (validates the view descriptors as
+/// the call does, values aside).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_fused_graph_workspace(
     views: *const mvnmf_view,
@@ -1315,8 +1316,8 @@ pub unsafe extern "C" fn mvnmf_fused_graph(
     }
 }
 
-/// Workspace bytes of `mvnmf_anchors_kmeans` (reads only the views' kind,
-/// rows, cols; `params` may be NULL: defaults).
+/// Workspace bytes of `mvnmf_anchors_kmeans` (validates the view descriptors
+/// as the call does, values aside; `params` may be NULL: defaults).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_anchors_kmeans_workspace(
     views: *const mvnmf_view,

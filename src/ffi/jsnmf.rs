@@ -178,8 +178,8 @@ unsafe fn read_ranks<'a>(
     }
 }
 
-/// Workspace bytes of `mvnmf_jsnmf_fit` (reads only the sources' kind, rows,
-/// cols and `ranks`).
+/// Workspace bytes of `mvnmf_jsnmf_fit` (validates the source descriptors as
+/// the call does, values aside, and `ranks`).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_jsnmf_fit_workspace(
     sources: *const mvnmf_view,

@@ -75,7 +75,8 @@ pub extern "C" fn mvnmf_nmf_params_default() -> mvnmf_nmf_params {
     }
 }
 
-/// Workspace bytes of `mvnmf_joint_nmf_fit` (reads only the views' kind, rows, cols).
+/// Workspace bytes of `mvnmf_joint_nmf_fit` (validates the view descriptors as
+/// the call does: pointers, strides, CSC structure; not the values).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_joint_nmf_fit_workspace(
     views: *const mvnmf_view,
@@ -384,7 +385,8 @@ pub const MVNMF_NNDSVDA: u32 = 1;
 /// from `seed` (NNDSVDar).
 pub const MVNMF_NNDSVDAR: u32 = 2;
 
-/// Workspace bytes of `mvnmf_nndsvd` for these views (kind, rows, cols) and rank `k`.
+/// Workspace bytes of `mvnmf_nndsvd` for these views (validated as the call
+/// validates them, values aside) and rank `k`.
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_nndsvd_workspace(
     views: *const mvnmf_view,
