@@ -435,9 +435,9 @@ pub unsafe extern "C" fn mvnmf_nndsvd(
                 _ => return Err(Error::BadParameter),
             };
             let vs = CViews::new(views, n_views)?;
-            if k == 0 {
-                return Err(Error::BadRank);
-            }
+            // The query's checks (shapes, `1 ≤ k ≤ min(ΣM, N)`, sizes) before the
+            // buffers', so that both give the same status.
+            crate::steps::nndsvd_workspace::<f64>((0..vs.count()).map(|i| vs.shape(i)), k)?;
             let n = vs.shape(0).cols;
             let mut us = factors::<*mut f64, _>(u, &vs, k, &[], |p| p.is_null())?;
             if v.is_null() {
