@@ -1426,7 +1426,10 @@ struct mvnmf_cv_params mvnmf_cv_params_default(void);
 
 // Population mean and standard deviation of `x[n]` (numpy's `np.mean` and
 // `np.std`, ddof = 0; two passes). No workspace. Errors: `n = 0`
-// (`MVNMF_STATUS_ZERO_DIMENSION`), a non-finite value.
+// (`MVNMF_STATUS_ZERO_DIMENSION`), a non-finite value. Finite values give a
+// finite mean and deviation up to `DBL_MAX` (the passes run scaled by a power
+// of two when the largest magnitude is beyond 2^±500; see the Rust docs of
+// `eval::mean_std`).
 mvnmf_status mvnmf_mean_std(const double *x,
                             size_t n,
                             double *mean,
@@ -1555,7 +1558,8 @@ struct mvnmf_mkl_params mvnmf_mkl_params_default(void);
 // The default graph options (`ka = 5`, `kp = 3`, class-pair penalty, `sigma = 2`).
 struct mvnmf_graph_params mvnmf_graph_params_default(void);
 
-// Workspace bytes of `mvnmf_kernel_bandwidths` (reads the views' kind, rows, cols).
+// Workspace bytes of `mvnmf_kernel_bandwidths` (validates the view descriptors
+// as the call does, values aside).
 mvnmf_status mvnmf_kernel_bandwidths_workspace(const struct mvnmf_view *views,
                                                size_t n_views,
                                                const struct mvnmf_kernel *kernels,
@@ -1818,7 +1822,8 @@ mvnmf_status mvnmf_cca(const struct mvnmf_view *xi,
 // The default fused-graph options.
 struct mvnmf_fused_graph_params mvnmf_fused_graph_params_default(void);
 
-// Workspace bytes of `mvnmf_fused_graph` (reads only the views' kind, rows, cols).
+// Workspace bytes of `mvnmf_fused_graph` (validates the view descriptors as
+// the call does, values aside).
 mvnmf_status mvnmf_fused_graph_workspace(const struct mvnmf_view *views,
                                          size_t n_views,
                                          const struct mvnmf_fused_graph_params *params,
@@ -1843,8 +1848,8 @@ mvnmf_status mvnmf_fused_graph(const struct mvnmf_view *views,
                                void *work,
                                size_t work_bytes);
 
-// Workspace bytes of `mvnmf_anchors_kmeans` (reads only the views' kind,
-// rows, cols; `params` may be NULL: defaults).
+// Workspace bytes of `mvnmf_anchors_kmeans` (validates the view descriptors
+// as the call does, values aside; `params` may be NULL: defaults).
 mvnmf_status mvnmf_anchors_kmeans_workspace(const struct mvnmf_view *views,
                                             size_t n_views,
                                             size_t m,
@@ -1869,8 +1874,8 @@ mvnmf_status mvnmf_anchors_kmeans(const struct mvnmf_view *views,
 // Number of scales of `mvnmf_anchor_graph` for `n_views` views: `2 J²`.
 size_t mvnmf_anchor_scales_len(size_t n_views);
 
-// Workspace bytes of `mvnmf_anchor_graph` for these views (kind, rows,
-// cols), `n_train` training items (the items themselves when there is no
+// Workspace bytes of `mvnmf_anchor_graph` for these views (validated as the
+// call validates them, values aside), `n_train` training items (the items themselves when there is no
 // `train`), `m` anchors and these priors (NULL: uniform).
 mvnmf_status mvnmf_anchor_graph_workspace(const struct mvnmf_view *views,
                                           size_t n_views,
@@ -1919,7 +1924,8 @@ mvnmf_status mvnmf_fused_knn_graph_capacity(size_t n,
                                             size_t s,
                                             size_t *capacity);
 
-// Workspace bytes of `mvnmf_fused_knn_graph` (reads the views' kind, rows, cols).
+// Workspace bytes of `mvnmf_fused_knn_graph` (validates the view descriptors
+// as the call does, values aside).
 mvnmf_status mvnmf_fused_knn_graph_workspace(const struct mvnmf_view *views,
                                              size_t n_views,
                                              size_t s,
@@ -2248,8 +2254,8 @@ struct mvnmf_jsnmf_params mvnmf_jsnmf_params_default(void);
 // The default query options.
 struct mvnmf_jsnmf_query_params mvnmf_jsnmf_query_params_default(void);
 
-// Workspace bytes of `mvnmf_jsnmf_fit` (reads only the sources' kind, rows,
-// cols and `ranks`).
+// Workspace bytes of `mvnmf_jsnmf_fit` (validates the source descriptors as
+// the call does, values aside, and `ranks`).
 mvnmf_status mvnmf_jsnmf_fit_workspace(const struct mvnmf_view *sources,
                                        size_t n_sources,
                                        size_t k,
@@ -2475,7 +2481,9 @@ mvnmf_status mvnmf_mvel_fit(const uint8_t *labels,
                             void *user,
                             struct mvnmf_report *report);
 
-// Workspace bytes of `mvnmf_mvel_predict`.
+// Workspace bytes of `mvnmf_mvel_predict`, with the call's shape checks: a
+// zero dimension (`MVNMF_STATUS_ZERO_DIMENSION`), or `Q`, `H` or the scores
+// beyond `PTRDIFF_MAX` bytes (`MVNMF_STATUS_SIZE_OVERFLOW`).
 mvnmf_status mvnmf_mvel_predict_workspace(size_t n_labels,
                                           size_t r,
                                           size_t n,
@@ -2483,6 +2491,12 @@ mvnmf_status mvnmf_mvel_predict_workspace(size_t n_labels,
 
 // The label scores `QH` (`n_labels × n`; for the fit's factors each in
 // [−1, 1] up to rounding, nothing clamped) into `scores`.
+//
+// `q` and `h` must be finite (else `MVNMF_STATUS_NON_FINITE_INPUT`), and
+// `r · max|Q| · max|H|` at most 2^1022, a quarter of `DBL_MAX` rounded up
+// (else `MVNMF_STATUS_INPUT_TOO_LARGE`): then no score can overflow, and an
+// `MVNMF_STATUS_OK` always comes with finite scores. The fit's factors
+// (columns of norm at most 1) are far inside.
 mvnmf_status mvnmf_mvel_predict(const double *q,
                                 const double *h,
                                 size_t n_labels,
@@ -2572,8 +2586,8 @@ struct mvnmf_mvsl_params mvnmf_mvsl_params_default(void);
 mvnmf_status mvnmf_mvsl_params_preset(uint32_t preset,
                                       struct mvnmf_mvsl_params *out);
 
-// Workspace bytes of `mvnmf_mvsl_fit` (reads the views' kind/rows/cols and
-// validates the graph).
+// Workspace bytes of `mvnmf_mvsl_fit` (validates the view descriptors and the
+// graph as the call does, values aside).
 mvnmf_status mvnmf_mvsl_fit_workspace(const struct mvnmf_view *views,
                                       size_t n_views,
                                       const struct mvnmf_graph *graph,
@@ -2687,7 +2701,8 @@ mvnmf_status mvnmf_mvsl_encode_f32(const struct mvnmf_view_f32 *views,
 // The default NMF options.
 struct mvnmf_nmf_params mvnmf_nmf_params_default(void);
 
-// Workspace bytes of `mvnmf_joint_nmf_fit` (reads only the views' kind, rows, cols).
+// Workspace bytes of `mvnmf_joint_nmf_fit` (validates the view descriptors as
+// the call does: pointers, strides, CSC structure; not the values).
 mvnmf_status mvnmf_joint_nmf_fit_workspace(const struct mvnmf_view *views,
                                            size_t n_views,
                                            size_t k,
@@ -2785,7 +2800,8 @@ mvnmf_status mvnmf_nmf_encode(const struct mvnmf_view *x,
                               void *user,
                               struct mvnmf_report *report);
 
-// Workspace bytes of `mvnmf_nndsvd` for these views (kind, rows, cols) and rank `k`.
+// Workspace bytes of `mvnmf_nndsvd` for these views (validated as the call
+// validates them, values aside) and rank `k`.
 mvnmf_status mvnmf_nndsvd_workspace(const struct mvnmf_view *views,
                                     size_t n_views,
                                     size_t k,
@@ -2963,7 +2979,8 @@ mvnmf_status mvnmf_pipeline_params_preset(uint32_t method,
                                           struct mvnmf_pipeline_params *out);
 
 // Workspace bytes of `mvnmf_pipeline_fit`: one query for MKL, the graphs and
-// the factorization (reads the views' kind, rows, cols, CSC `col_ptr[cols]`).
+// the factorization (validates the view descriptors
+// as the call does, values aside).
 mvnmf_status mvnmf_pipeline_fit_workspace(const struct mvnmf_view *views,
                                           size_t n_views,
                                           const struct mvnmf_kernel *kernels,

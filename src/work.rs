@@ -92,10 +92,13 @@ impl WorkReq {
     }
 
     /// The byte count a caller must provide (alignment slack included), or
-    /// [`Error::SizeOverflow`].
+    /// [`Error::SizeOverflow`] — also when it is beyond `isize::MAX`, the
+    /// largest buffer Rust (and the C ABI's calls) can take: a query never
+    /// names a size its call could not be given (issue 31, E8).
     pub fn bytes(self) -> Result<usize, Error> {
         self.bytes
             .and_then(|b| b.checked_add(ALIGN))
+            .filter(|&b| b <= isize::MAX as usize)
             .ok_or(Error::SizeOverflow)
     }
 

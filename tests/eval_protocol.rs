@@ -611,3 +611,44 @@ fn evaluate_split_knn_rule_and_errors() {
         Err(Error::DimensionMismatch)
     );
 }
+
+/// Issue 31, E6: finite values anywhere in the `f64` range give a finite mean and
+/// deviation (they overflowed to ±∞ near `DBL_MAX` and ±1e200, and the deviation of
+/// values near 1e-300 underflowed to 0); ordinary data keeps the same bits.
+#[test]
+fn e6_mean_std_of_extreme_finite_values() {
+    let m = f64::MAX;
+    assert_eq!(eval::mean_std(&[m, m, m]).unwrap(), (m, 0.0));
+    assert_eq!(eval::mean_std(&[m, -m]).unwrap(), (0.0, m));
+    assert_eq!(eval::mean_std(&[-m, -m]).unwrap(), (-m, 0.0));
+    // a, −a, a: mean a/3, std a·√(8/9).
+    for a in [1e200, 1e300, 1e-300, 2f64.powi(-1060)] {
+        let (mean, std) = eval::mean_std(&[a, -a, a]).unwrap();
+        assert!(mean.is_finite() && std.is_finite());
+        assert!((mean - a / 3.0).abs() <= 1e-15 * a, "{a}: mean {mean}");
+        let want = a * (8.0f64 / 9.0).sqrt();
+        assert!(
+            (std - want).abs() <= 1e-15 * a + 1e-320,
+            "{a}: std {std}, want {want}"
+        );
+    }
+    // Many values near DBL_MAX: a sum would overflow; the mean stays in [min, max].
+    let x: Vec<f64> = (0..1000)
+        .map(|i| m * (1.0 - (i % 7) as f64 * 1e-3))
+        .collect();
+    let (mean, std) = eval::mean_std(&x).unwrap();
+    assert!(mean.is_finite() && std.is_finite() && mean <= m && std <= 3.5e-3 * m);
+    // Inside 2^±500 the passes are the plain ones: the same bits as the direct formula.
+    let mut g = Lcg(9);
+    let x: Vec<f64> = (0..33).map(|_| 1e100 * (g.next() - 0.5)).collect();
+    let n = x.len() as f64;
+    let dm = x.iter().fold(0.0, |a, v| a + v) / n;
+    let dv = x.iter().fold(0.0, |a, v| a + (v - dm) * (v - dm)) / n;
+    assert_eq!(eval::mean_std(&x).unwrap(), (dm, dv.sqrt()));
+    // Through the C ABI.
+    let (mut cm, mut cs) = (0.0, 0.0);
+    let s = unsafe { mvnmf::ffi::mvnmf_mean_std([m, m, -m].as_ptr(), 3, &mut cm, &mut cs) };
+    assert_eq!(s, mvnmf::ffi::mvnmf_status::Ok);
+    assert!(cm.is_finite() && cs.is_finite());
+    assert!((cm - m / 3.0).abs() <= 1e-15 * m);
+}

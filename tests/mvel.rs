@@ -352,3 +352,122 @@ fn bad_input_is_refused_with_outputs_untouched() {
     wa[1] += 1.0;
     assert_eq!(DenseGraph::new(&wa, p.n).unwrap_err(), Error::BadParameter);
 }
+
+/// Issue 31, E5: prediction refuses non-finite factors and factors whose scores could
+/// overflow (`r · max|Q| · max|H| > 2^1022`), with the scores untouched; just inside the
+/// bound it gives finite scores. The C query refuses what the call refuses.
+#[test]
+fn e5_predict_refuses_nan_and_overflowing_factors() {
+    use mvnmf::ffi::*;
+    let (c, r, n) = (2usize, 3usize, 4usize);
+    let q0: Vec<f64> = (0..c * r).map(|i| 0.1 * (i as f64 + 1.0)).collect();
+    let h0: Vec<f64> = (0..r * n).map(|i| 0.05 * (i as f64) - 0.2).collect();
+    let mut w = vec![0u8; mvel::predict_workspace::<f64>(c, r, n).unwrap()];
+    let run = |q: &[f64], h: &[f64], w: &mut [u8]| {
+        let mut sc = vec![7.0; c * n];
+        let e = mvel::predict(q, h, c, r, &mut sc, w);
+        (e, sc)
+    };
+    // NaN or ±∞ anywhere in Q or H.
+    for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+        for at in [0, 5] {
+            let mut q = q0.clone();
+            q[at] = bad;
+            let (e, sc) = run(&q, &h0, &mut w);
+            assert_eq!(e, Err(Error::NonFiniteInput), "Q[{at}] = {bad}");
+            assert!(sc.iter().all(|&x| x == 7.0), "scores written");
+            let mut h = h0.clone();
+            h[at] = bad;
+            assert_eq!(run(&q0, &h, &mut w).0, Err(Error::NonFiniteInput));
+        }
+    }
+    // Q and H near 1e200: the issue's case (scores were ±∞ with OK).
+    let big = |x: &[f64], s: f64| x.iter().map(|v| v * s).collect::<Vec<_>>();
+    let (e, sc) = run(&big(&q0, 1e200), &big(&h0, 1e200), &mut w);
+    assert_eq!(e, Err(Error::InputTooLarge));
+    assert!(sc.iter().all(|&x| x == 7.0), "scores written");
+    // At the bound: r · max|Q| · max|H| = 2^1022 exactly is accepted, finite.
+    let mq = q0.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    let mh = h0.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    let (sq, sh) = (2f64.powi(511) / mq, 2f64.powi(511) / (mh * r as f64));
+    let (qb, hb) = (big(&q0, sq), big(&h0, sh));
+    let prod = r as f64
+        * qb.iter().fold(0.0f64, |a, v| a.max(v.abs()))
+        * hb.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    let (e, sc) = run(&qb, &hb, &mut w);
+    if prod <= 2f64.powi(1022) {
+        assert_eq!(e, Ok(()));
+        assert!(sc.iter().all(|x| x.is_finite()));
+    } else {
+        assert_eq!(e, Err(Error::InputTooLarge));
+    }
+    // Twice the bound: refused.
+    assert_eq!(
+        run(&big(&qb, 4.0), &hb, &mut w).0,
+        Err(Error::InputTooLarge)
+    );
+    // The C ABI: the same statuses; the query refuses what the call refuses by shape.
+    let mut sc = vec![7.0; c * n];
+    let mut qn = q0.clone();
+    qn[1] = f64::NAN;
+    let s = unsafe {
+        mvnmf_mvel_predict(
+            qn.as_ptr(),
+            h0.as_ptr(),
+            c,
+            r,
+            n,
+            sc.as_mut_ptr(),
+            w.as_mut_ptr().cast(),
+            w.len(),
+        )
+    };
+    assert_eq!(s, mvnmf_status::NonFiniteInput);
+    let (qh, hh) = (big(&q0, 1e200), big(&h0, 1e200));
+    let s = unsafe {
+        mvnmf_mvel_predict(
+            qh.as_ptr(),
+            hh.as_ptr(),
+            c,
+            r,
+            n,
+            sc.as_mut_ptr(),
+            w.as_mut_ptr().cast(),
+            w.len(),
+        )
+    };
+    assert_eq!(s, mvnmf_status::InputTooLarge);
+    assert!(sc.iter().all(|&x| x == 7.0));
+    for (cc, rr, nn) in [
+        (usize::MAX, r, n),
+        (c, usize::MAX, n),
+        (c, r, usize::MAX),
+        (c, r, 1 << 61),
+    ] {
+        let mut b = 12345usize;
+        let s = unsafe { mvnmf_mvel_predict_workspace(cc, rr, nn, &mut b) };
+        assert_eq!(
+            (s, b),
+            (mvnmf_status::SizeOverflow, 12345),
+            "query ({cc}, {rr}, {nn})"
+        );
+        let s = unsafe {
+            mvnmf_mvel_predict(
+                q0.as_ptr(),
+                h0.as_ptr(),
+                cc,
+                rr,
+                nn,
+                sc.as_mut_ptr(),
+                w.as_mut_ptr().cast(),
+                w.len(),
+            )
+        };
+        assert_eq!(s, mvnmf_status::SizeOverflow, "call ({cc}, {rr}, {nn})");
+    }
+    let mut b = 0usize;
+    assert_eq!(
+        unsafe { mvnmf_mvel_predict_workspace(0, r, n, &mut b) },
+        mvnmf_status::ZeroDimension
+    );
+}

@@ -596,15 +596,15 @@ static void test_queries(void)
         CHECK(bytes > 0);
         CHECK_STATUS(query_ws(op, views, nv, 3, NULL, &bytes2), MVNMF_STATUS_OK); /* NULL = defaults */
         CHECK(bytes2 == bytes);
-        /* The query reads kind, rows, cols and, for CSC, col_ptr[cols] (the
-         * sparse products need O(nnz) scratch): no other data pointer. */
+        /* The query validates the descriptors as the call does (issue 31, E8):
+         * a descriptor without its data is refused as the call refuses it. */
         memcpy(nodata, views, sizeof views);
         nodata[0].values = NULL;
         nodata[1].values = NULL;
         nodata[1].row_idx = NULL;
         bytes2 = 0;
-        CHECK_STATUS(query_ws(op, nodata, nv, 3, &p, &bytes2), MVNMF_STATUS_OK);
-        CHECK(bytes2 == bytes);
+        CHECK_STATUS(query_ws(op, nodata, nv, 3, &p, &bytes2), MVNMF_STATUS_NULL_POINTER);
+        CHECK(bytes2 == 0);
         if (nv == 2 && nodata[1].kind == MVNMF_VIEW_CSC) {
             nodata[1].col_ptr = NULL;
             bytes2 = 0;
@@ -625,9 +625,9 @@ static void test_queries(void)
         Q_EXPECT(NULL, nv, 3, &p, MVNMF_STATUS_NULL_POINTER);
         if (nv == 2) {
             Q_EXPECT(views, 0, 3, &p, MVNMF_STATUS_ZERO_DIMENSION);
-            views[1].cols = 6;
+            views[0].cols = 4; /* fewer items than view 1 (its data has 5) */
             Q_EXPECT(views, 2, 3, &p, MVNMF_STATUS_DIMENSION_MISMATCH);
-            views[1].cols = 5;
+            views[0].cols = 5;
         }
         Q_EXPECT(views, nv, 0, &p, MVNMF_STATUS_BAD_RANK);
         Q_EXPECT(views, nv, SIZE_MAX / 4, &p, MVNMF_STATUS_SIZE_OVERFLOW);
@@ -641,9 +641,10 @@ static void test_queries(void)
         Q_EXPECT(views, nv, 3, &p, MVNMF_STATUS_ZERO_DIMENSION);
         views[0].cols = 5;
         views[1].cols = 5;
-        views[0].rows = SIZE_MAX / 2; /* the fit's buffers of M x K overflow */
-        if (op == OP_FIT || op == OP_FIT1)
-            Q_EXPECT(views, nv, 3, &p, MVNMF_STATUS_SIZE_OVERFLOW);
+        views[0].rows = SIZE_MAX / 2; /* rows beyond the stride: the call's refusal */
+        Q_EXPECT(views, nv, 3, &p, MVNMF_STATUS_BUFFER_TOO_SHORT);
+        views[0].col_stride = SIZE_MAX / 2; /* a view beyond PTRDIFF_MAX bytes */
+        Q_EXPECT(views, nv, 3, &p, MVNMF_STATUS_SIZE_OVERFLOW);
 #undef Q_EXPECT
     }
     hmat_free(&a); hmat_free(&b);

@@ -1928,11 +1928,12 @@ static void test_misc(void)
         mfacs_free(&c);
     }
 
-    /* The workspace queries read only kind, rows and cols of the views. */
+    /* The workspace queries validate the views as their calls do (issue 31):
+     * descriptors without their data are refused. */
     {
         mvnmf_view nodata[MAXV];
         for (op = OP_SFIT; op <= OP_DENC; op++) {
-            set_ctx("%s_workspace reads no data", OPN[op]);
+            set_ctx("%s_workspace validates the descriptors as its call", OPN[op]);
             memset(&s, 0, sizeof s);
             s.views = q.views;
             s.nv = q.nv;
@@ -1951,8 +1952,8 @@ static void test_misc(void)
             }
             s.views = nodata;
             bytes2 = 0;
-            CHECK_STATUS(mquery(op, &s, &bytes2), MVNMF_STATUS_OK);
-            CHECK(bytes2 == bytes);
+            CHECK_STATUS(mquery(op, &s, &bytes2), MVNMF_STATUS_NULL_POINTER);
+            CHECK(bytes2 == 0);
         }
     }
     mprob_free(&q);

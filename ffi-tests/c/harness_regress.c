@@ -21,6 +21,8 @@
  *       MvSL, the MvSL-T pipeline) rose; the L1,inf prox zeroed a column when
  *       alpha/L was below half an ulp of its entries (fuzz seed 0x173: a deep
  *       fit at 1e25; also a tiny alpha on ordinary data).
+ * Issue 31 (test_issue31_queries): E5 MVEL prediction, E6 mean_std near
+ * DBL_MAX, E8 workspace queries that checked less than their calls.
  */
 #include "mvnmf.h"
 
@@ -834,6 +836,111 @@ static void test_d5(void)
     }
 }
 
+/* Issue 31 (E5, E6, E8): MVEL prediction with NaN or overflowing factors was
+ * OK with NaN or infinite scores, and its query OK for SIZE_MAX dimensions;
+ * mean_std of finite values near DBL_MAX was OK with infinities; the encode
+ * queries accepted a CSC view with col_ptr[cols] = SIZE_MAX and the deep
+ * encode query a graph over another item count. */
+static void test_issue31_queries(void)
+{
+    note("issue 31: MVEL prediction, mean_std extremes, workspace queries = their calls");
+    {
+        enum { C = 2, R = 3, N = 4 };
+        double q[C * R], h[R * N], qb[C * R], hb[R * N], sc[C * N];
+        size_t i, bytes = 0;
+        void *w;
+        for (i = 0; i < C * R; i++)
+            q[i] = 0.1 * (double)(i + 1), qb[i] = 1e200 * q[i];
+        for (i = 0; i < R * N; i++)
+            h[i] = 0.05 * (double)i - 0.2, hb[i] = 1e200 * h[i];
+        CHECK_STATUS(mvnmf_mvel_predict_workspace(C, R, N, &bytes), MVNMF_STATUS_OK);
+        w = xmalloc(bytes);
+        set_ctx("mvel_predict, NaN in Q");
+        q[3] = NAN;
+        fill_sentinel(sc, C * N);
+        CHECK_STATUS(mvnmf_mvel_predict(q, h, C, R, N, sc, w, bytes), MVNMF_STATUS_NON_FINITE_INPUT);
+        CHECK(all_sentinel(sc, C * N));
+        q[3] = 0.4;
+        set_ctx("mvel_predict, Q and H near 1e200");
+        CHECK_STATUS(mvnmf_mvel_predict(qb, hb, C, R, N, sc, w, bytes), MVNMF_STATUS_INPUT_TOO_LARGE);
+        CHECK(all_sentinel(sc, C * N));
+        set_ctx("mvel_predict, ordinary factors");
+        CHECK_STATUS(mvnmf_mvel_predict(q, h, C, R, N, sc, w, bytes), MVNMF_STATUS_OK);
+        CHECK(all_finite(sc, C * N));
+        set_ctx("mvel_predict_workspace, SIZE_MAX dimensions");
+        bytes = 77;
+        CHECK_STATUS(mvnmf_mvel_predict_workspace(SIZE_MAX, R, N, &bytes), MVNMF_STATUS_SIZE_OVERFLOW);
+        CHECK_STATUS(mvnmf_mvel_predict_workspace(C, R, SIZE_MAX, &bytes), MVNMF_STATUS_SIZE_OVERFLOW);
+        CHECK(bytes == 77);
+        free(w);
+    }
+    {
+        double x[3] = {DBL_MAX, DBL_MAX, -DBL_MAX}, y[3] = {1e200, -1e200, 1e200}, m = 0.0, sd = 0.0;
+        set_ctx("mean_std near DBL_MAX");
+        CHECK_STATUS(mvnmf_mean_std(x, 3, &m, &sd), MVNMF_STATUS_OK);
+        CHECK(isfinite(m) && isfinite(sd));
+        CHECK(fabs(m - DBL_MAX / 3.0) <= 1e-15 * DBL_MAX);
+        set_ctx("mean_std of +-1e200");
+        CHECK_STATUS(mvnmf_mean_std(y, 3, &m, &sd), MVNMF_STATUS_OK);
+        CHECK(fabs(m - 1e200 / 3.0) <= 1e-15 * 1e200);
+        CHECK(fabs(sd - 1e200 * sqrt(8.0 / 9.0)) <= 1e-15 * 1e200);
+    }
+    {
+        /* View 1 as CSC (every entry stored), then col_ptr[cols] = SIZE_MAX. */
+        mvnmf_view views[2];
+        mvnmf_graph g;
+        size_t cp[NI + 1], ri[R1 * NI], layers[2] = {4, KK}, i, bytes = 0, ebytes = 0;
+        mvnmf_mvsl_params mp = mvsl_preset(MVNMF_MVSL_PRESET_MVSL);
+        mvnmf_deep_params dp = deep_preset(MVNMF_DEEP_PRESET_DMCL);
+        double u0[R0 * 4 + 4 * KK], u1[R1 * 4 + 4 * KK], v[KK * NI];
+        const double *us[2];
+        void *w;
+        make_views(1.0, 1.0, 31, views);
+        for (i = 0; i <= NI; i++)
+            cp[i] = R1 * i;
+        for (i = 0; i < R1 * NI; i++)
+            ri[i] = i % R1;
+        views[1].kind = MVNMF_VIEW_CSC;
+        views[1].col_ptr = cp;
+        views[1].row_idx = ri;
+        g = sge_graph();
+        CHECK_STATUS(mvnmf_mvsl_encode_workspace(views, 2, &g, KK, &mp, &ebytes), MVNMF_STATUS_OK);
+        CHECK_STATUS(mvnmf_deep_encode_workspace(views, 2, &g, layers, 2, &dp, &bytes), MVNMF_STATUS_OK);
+        cp[NI] = SIZE_MAX;
+        set_ctx("encode queries, CSC col_ptr[cols] = SIZE_MAX");
+        bytes = 77;
+        CHECK_STATUS(mvnmf_mvsl_encode_workspace(views, 2, &g, KK, &mp, &bytes), MVNMF_STATUS_SIZE_OVERFLOW);
+        CHECK_STATUS(mvnmf_deep_encode_workspace(views, 2, &g, layers, 2, &dp, &bytes), MVNMF_STATUS_SIZE_OVERFLOW);
+        CHECK_STATUS(mvnmf_beta_nmf_fit_workspace(views, 2, KK, 1.0, NULL, &bytes), MVNMF_STATUS_SIZE_OVERFLOW);
+        CHECK(bytes == 77);
+        cp[NI] = R1 * NI;
+        cp[2] = 0;
+        set_ctx("queries, CSC col_ptr decreasing");
+        CHECK_STATUS(mvnmf_mvsl_encode_workspace(views, 2, &g, KK, &mp, &bytes), MVNMF_STATUS_MALFORMED_CSC);
+        CHECK_STATUS(mvnmf_joint_nmf_fit_workspace(views, 2, KK, NULL, &bytes), MVNMF_STATUS_MALFORMED_CSC);
+        cp[2] = 2 * R1;
+        set_ctx("deep encode, graph over NI - 1 items");
+        g.n = NI - 1;
+        CHECK_STATUS(mvnmf_deep_encode_workspace(views, 2, &g, layers, 2, &dp, &bytes), MVNMF_STATUS_DIMENSION_MISMATCH);
+        w = xmalloc(ebytes > 1 << 16 ? ebytes : 1 << 16);
+        for (i = 0; i < R0 * 4 + 4 * KK; i++)
+            u0[i] = 0.5;
+        for (i = 0; i < R1 * 4 + 4 * KK; i++)
+            u1[i] = 0.5;
+        us[0] = u0;
+        us[1] = u1;
+        fill_sentinel(v, KK * NI);
+        CHECK_STATUS(mvnmf_deep_encode(views, 2, &g, layers, 2, &dp, us, v, w, 1 << 16, NULL, NULL, NULL),
+                     MVNMF_STATUS_DIMENSION_MISMATCH);
+        CHECK(all_sentinel(v, KK * NI));
+        set_ctx("beta-NMF query, K with factors beyond PTRDIFF_MAX bytes");
+        g.n = NI;
+        CHECK_STATUS(mvnmf_beta_nmf_fit_workspace(views, 2, (size_t)1 << 61, 1.0, NULL, &bytes),
+                     MVNMF_STATUS_SIZE_OVERFLOW);
+        free(w);
+    }
+}
+
 int HARNESS_REGRESS_ENTRY(int verbose)
 {
     g_failures = 0;
@@ -847,6 +954,7 @@ int HARNESS_REGRESS_ENTRY(int verbose)
     test_d3();
     test_d4();
     test_d5();
+    test_issue31_queries();
     if (verbose || g_failures)
         printf("[%s] mvnmf C ABI harness (issue 15 regressions): %d failed checks\n", LANG, g_failures);
     fflush(stdout);

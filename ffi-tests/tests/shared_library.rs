@@ -163,7 +163,7 @@ fn shared_library_exports_the_header_and_runs_from_python_ctypes() {
 fn python_package_passes_its_tests() {
     let python = std::env::var("MVNMF_PYTHON").unwrap_or_else(|_| "python3".into());
     let probe = Command::new(&python)
-        .args(["-c", "import numpy, scipy, pytest"])
+        .args(["-c", "import numpy, scipy, pytest, sklearn"])
         .output();
     if !probe.as_ref().is_ok_and(|o| o.status.success()) {
         let why =

@@ -38,6 +38,13 @@ impl Default for KnnParams {
 
 /// Workspace bytes of [`knn_predict`].
 pub fn knn_predict_workspace(params: &KnnParams, n_classes: usize) -> Result<usize, Error> {
+    // The checks of [`knn_predict`] on what the query takes.
+    if n_classes == 0 {
+        return Err(Error::ZeroDimension);
+    }
+    if params.k == 0 {
+        return Err(Error::BadParameter);
+    }
     WorkReq::all_of(&[
         WorkReq::new::<f64>(params.k),
         WorkReq::new::<usize>(params.k),

@@ -126,6 +126,13 @@ pub struct ProtocolFit<'a> {
 /// Population mean and standard deviation of `x` (numpy's `np.mean`,
 /// `np.std`, ddof = 0), two passes: `m = Σx / n`, `s = sqrt(Σ(x − m)² / n)`.
 ///
+/// Every finite input has a finite result: when the largest `|x|` is outside
+/// `[2^-500, 2^500]` the passes run on `x · 2^-e` (`2^e` the largest `|x|`'s
+/// binade; exact, so the same bits as without the scaling wherever those do
+/// not overflow or underflow) and the results are scaled back; the mean is
+/// kept within `[min x, max x]` and the deviation at most `(max x − min x) / 2`
+/// (where the exact values lie), so neither can round up past `f64::MAX`.
+///
 /// Errors: empty `x` ([`Error::ZeroDimension`]), a NaN or infinite value
 /// ([`Error::NonFiniteInput`]).
 pub fn mean_std(x: &[f64]) -> Result<(f64, f64), Error> {
@@ -138,18 +145,39 @@ pub fn mean_std(x: &[f64]) -> Result<(f64, f64), Error> {
     Ok(mean_std_of(x.len(), |i| x[i]))
 }
 
+/// [`mean_std`] of `x(0..n)` (finite values, `n ≥ 1`).
 fn mean_std_of(n: usize, x: impl Fn(usize) -> f64) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for i in 0..n {
+        lo = lo.min(x(i));
+        hi = hi.max(x(i));
+    }
+    let big = hi.max(-lo);
+    // The binade of the largest magnitude, when outside the range where the
+    // plain passes can neither overflow (n·2^501 and n·2^1002 are far below
+    // f64::MAX) nor lose the deviation to underflow.
+    let e = if big > 0.0 && !(libm::ldexp(1.0, -500)..=libm::ldexp(1.0, 500)).contains(&big) {
+        libm::ilogb(big)
+    } else {
+        0
+    };
+    let y = |i: usize| libm::ldexp(x(i), -e);
     let mut s = 0.0;
     for i in 0..n {
-        s += x(i);
+        s += y(i);
     }
     let mean = s / n as f64;
     let mut q = 0.0;
     for i in 0..n {
-        let d = x(i) - mean;
+        let d = y(i) - mean;
         q += d * d;
     }
-    (mean, libm::sqrt(q / n as f64))
+    // Kept where the exact values lie, in the scaled problem (whose extremes
+    // are at most 2 in magnitude), so that scaling back cannot overflow.
+    let (ylo, yhi) = (libm::ldexp(lo, -e), libm::ldexp(hi, -e));
+    let mean = mean.max(ylo).min(yhi);
+    let std = libm::sqrt(q / n as f64).min(yhi / 2.0 - ylo / 2.0);
+    (libm::ldexp(mean, e), libm::ldexp(std, e))
 }
 
 /// Mean ± std over the splits of every fraction: `scores` holds

@@ -10,7 +10,7 @@
 
 use core::ffi::{c_int, c_void};
 
-use super::{guard, mvnmf_status, query, read_params, slice, slice_mut, CParams};
+use super::{elems, guard, mvnmf_status, query, read_params, slice, slice_mut, CParams};
 use crate::error::Error;
 use crate::eval::{self, KMeansParams, KnnParams, Metric, NmiNorm};
 use crate::linalg::mat::MatRef;
@@ -175,7 +175,21 @@ pub unsafe extern "C" fn mvnmf_stratified_split_workspace(
 ) -> mvnmf_status {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
-    unsafe { query(bytes, || eval::stratified_split_workspace(n)) }
+    unsafe {
+        query(bytes, || {
+            split_dims(n)?;
+            eval::stratified_split_workspace(n)
+        })
+    }
+}
+
+/// The shape rule of `mvnmf_stratified_split`, shared with its query: `n ≥ 1`
+/// labels (and flags) that fit in memory.
+fn split_dims(n: usize) -> Result<(), Error> {
+    if n == 0 {
+        return Err(Error::ZeroDimension);
+    }
+    elems::<u32>(n, 1).map(|_| ())
 }
 
 /// Per-class stratified random split: in every class, `round(fraction·n_c)`
@@ -197,9 +211,7 @@ pub unsafe extern "C" fn mvnmf_stratified_split(
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
         guard(|| {
-            if n == 0 {
-                return Err(Error::ZeroDimension);
-            }
+            split_dims(n)?;
             let l = slice(labels, n)?;
             let out = slice_mut(labeled, n)?;
             let w = work_slice(work, work_bytes)?;
@@ -354,9 +366,22 @@ pub unsafe extern "C" fn mvnmf_kmeans_workspace(
     unsafe {
         query(bytes, || {
             let p = read_params(params)?;
-            eval::kmeans_workspace(d, n, k, &p)
+            kmeans_dims(d, n, k, &p)
         })
     }
+}
+
+/// The shape and option rules of `mvnmf_kmeans`, shared with its query (and
+/// its workspace bytes): no zero dimension, `x` (`d × n`) addressable, then
+/// the Rust checks (`k ≤ n`, the options). The centroids (`d × k`, `k ≤ n`)
+/// are then addressable too, so the status never depends on whether they
+/// were asked for.
+fn kmeans_dims(d: usize, n: usize, k: usize, p: &KMeansParams) -> Result<usize, Error> {
+    if d == 0 || n == 0 || k == 0 {
+        return Err(Error::ZeroDimension);
+    }
+    elems::<f64>(d, n)?;
+    eval::kmeans_workspace(d, n, k, p)
 }
 
 /// k-means of the `n` columns of `x` (`d × n`) into `k <= n` clusters: greedy
@@ -383,9 +408,7 @@ pub unsafe extern "C" fn mvnmf_kmeans(
     unsafe {
         guard(|| {
             let p = read_params(params)?;
-            if d == 0 || n == 0 || k == 0 {
-                return Err(Error::ZeroDimension);
-            }
+            kmeans_dims(d, n, k, &p)?;
             let xs = slice(x, area(d, n)?)?;
             need(assign)?;
             let a = slice_mut(assign, n)?;
@@ -1063,7 +1086,10 @@ pub extern "C" fn mvnmf_cv_params_default() -> mvnmf_cv_params {
 
 /// Population mean and standard deviation of `x[n]` (numpy's `np.mean` and
 /// `np.std`, ddof = 0; two passes). No workspace. Errors: `n = 0`
-/// (`MVNMF_STATUS_ZERO_DIMENSION`), a non-finite value.
+/// (`MVNMF_STATUS_ZERO_DIMENSION`), a non-finite value. Finite values give a
+/// finite mean and deviation up to `DBL_MAX` (the passes run scaled by a power
+/// of two when the largest magnitude is beyond 2^±500; see the Rust docs of
+/// `eval::mean_std`).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_mean_std(
     x: *const f64,

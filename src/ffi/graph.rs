@@ -12,8 +12,8 @@
 use core::ffi::c_void;
 
 use super::{
-    factors, guard, mvnmf_parallel, mvnmf_status, mvnmf_view, parts, query, read_params, shapes,
-    slice, slice_mut, CViews, MVNMF_VIEW_DENSE,
+    elems, factors, guard, mvnmf_parallel, mvnmf_status, mvnmf_view, parts, query, read_params,
+    shapes, slice, slice_mut, CViews, MVNMF_VIEW_DENSE,
 };
 use crate::data::{Dense, ViewSet};
 use crate::error::Error;
@@ -351,7 +351,8 @@ pub extern "C" fn mvnmf_graph_params_default() -> mvnmf_graph_params {
     }
 }
 
-/// Workspace bytes of `mvnmf_kernel_bandwidths` (reads the views' kind, rows, cols).
+/// Workspace bytes of `mvnmf_kernel_bandwidths` (validates the view descriptors
+/// as the call does, values aside).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_kernel_bandwidths_workspace(
     views: *const mvnmf_view,
@@ -1132,7 +1133,17 @@ pub unsafe extern "C" fn mvnmf_cca_workspace(
 ) -> mvnmf_status {
     // SAFETY: the caller upholds this function's contract (its doc and the
     // module's rules for C callers); every operation below relies only on it.
-    unsafe { query(bytes, || similarity::cca_workspace::<f64>(di, dj, n, dims)) }
+    unsafe { query(bytes, || cca_dims(di, dj, n, dims)) }
+}
+
+/// The shape rule of `mvnmf_cca`, shared with its query (and its workspace
+/// bytes): both views' `d × n` values addressable (as the call's descriptors
+/// are checked), then the Rust shape checks (`n ≥ 2`, `1 ≤ dims ≤ min(di, dj)`),
+/// so the outputs (`d × dims`) are addressable too.
+fn cca_dims(di: usize, dj: usize, n: usize, dims: usize) -> Result<usize, Error> {
+    elems::<f64>(di, n)?;
+    elems::<f64>(dj, n)?;
+    similarity::cca_workspace::<f64>(di, dj, n, dims)
 }
 
 /// Regularised canonical correlation analysis of two dense views of the same `n` items
@@ -1184,6 +1195,7 @@ pub unsafe extern "C" fn mvnmf_cca(
                 return Err(Error::NullPointer);
             }
             let (di, dj) = (vi.mat().rows(), vj.mat().rows());
+            cca_dims(di, dj, vi.mat().cols(), dims)?;
             let len = |a: usize| a.checked_mul(dims).ok_or(Error::SizeOverflow);
             let fi = slice_mut(phi_i, len(di)?)?;
             let fj = slice_mut(phi_j, len(dj)?)?;
@@ -1252,7 +1264,8 @@ pub extern "C" fn mvnmf_fused_graph_params_default() -> mvnmf_fused_graph_params
     }
 }
 
-/// Workspace bytes of `mvnmf_fused_graph` (reads only the views' kind, rows, cols).
+/// Workspace bytes of `mvnmf_fused_graph` (validates the view descriptors as
+/// the call does, values aside).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_fused_graph_workspace(
     views: *const mvnmf_view,
@@ -1315,8 +1328,8 @@ pub unsafe extern "C" fn mvnmf_fused_graph(
     }
 }
 
-/// Workspace bytes of `mvnmf_anchors_kmeans` (reads only the views' kind,
-/// rows, cols; `params` may be NULL: defaults).
+/// Workspace bytes of `mvnmf_anchors_kmeans` (validates the view descriptors
+/// as the call does, values aside; `params` may be NULL: defaults).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_anchors_kmeans_workspace(
     views: *const mvnmf_view,
@@ -1361,6 +1374,9 @@ pub unsafe extern "C" fn mvnmf_anchors_kmeans(
             if m == 0 {
                 return Err(Error::ZeroDimension);
             }
+            // The query's checks (dense views, `m ≤ n`, sizes) before the
+            // outputs', so that both give the same status.
+            graph::anchors_by_kmeans_workspace::<f64>((0..vs.count()).map(|i| vs.shape(i)), m, &p)?;
             let mut out = factors::<*mut f64, _>(anchors, &vs, m, &[], |x| x.is_null())?;
             let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
             let r = graph::anchors_by_kmeans(&vs, m, &p, &mut out, wk)?;
@@ -1396,8 +1412,8 @@ unsafe fn priors_of<'a>(priors: *const f64, n_views: usize) -> Result<Option<&'a
     }
 }
 
-/// Workspace bytes of `mvnmf_anchor_graph` for these views (kind, rows,
-/// cols), `n_train` training items (the items themselves when there is no
+/// Workspace bytes of `mvnmf_anchor_graph` for these views (validated as the
+/// call validates them, values aside), `n_train` training items (the items themselves when there is no
 /// `train`), `m` anchors and these priors (NULL: uniform).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_anchor_graph_workspace(
@@ -1496,7 +1512,8 @@ pub unsafe extern "C" fn mvnmf_fused_knn_graph_capacity(
     unsafe { query(capacity, || graph::fused_knn_graph_capacity(n, s)) }
 }
 
-/// Workspace bytes of `mvnmf_fused_knn_graph` (reads the views' kind, rows, cols).
+/// Workspace bytes of `mvnmf_fused_knn_graph` (validates the view descriptors
+/// as the call does, values aside).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_fused_knn_graph_workspace(
     views: *const mvnmf_view,

@@ -178,8 +178,8 @@ unsafe fn read_ranks<'a>(
     }
 }
 
-/// Workspace bytes of `mvnmf_jsnmf_fit` (reads only the sources' kind, rows,
-/// cols and `ranks`).
+/// Workspace bytes of `mvnmf_jsnmf_fit` (validates the source descriptors as
+/// the call does, values aside, and `ranks`).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_jsnmf_fit_workspace(
     sources: *const mvnmf_view,
@@ -332,6 +332,7 @@ unsafe fn encode_ws<D: ViewDesc>(
             let p = read_params(params)?;
             let mut sh = shapes(queries, 1)?;
             let s = sh.next().ok_or(Error::ZeroDimension)?;
+            encode_dims::<D::T>(s, r)?;
             jsnmf::encode_workspace::<D::T>(s, r, &p)
         })
     }
@@ -377,6 +378,7 @@ unsafe fn encode_c<D: ViewDesc>(
         guard(|| {
             let p = read_params(params)?;
             let (qs, nq) = read_views(queries, 1)?;
+            encode_dims::<D::T>(qs.shape(0), r)?;
             let (ww, uu) = basis(w, u, qs.shape(0).rows, k, r)?;
             let hh = slice_mut(h, r.checked_mul(nq).ok_or(Error::SizeOverflow)?)?;
             let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
@@ -384,6 +386,18 @@ unsafe fn encode_c<D: ViewDesc>(
             Ok(mvnmf_status::Ok)
         })
     }
+}
+
+/// The rule of the encodes (and the batch query) on the arguments their
+/// workspace queries take too, shared by both: `r ≥ 1` (`BadRank`), the basis
+/// (`M × r` in all) and the encodings (`r × n_q`) addressable.
+fn encode_dims<T>(queries: ViewShape, r: usize) -> Result<(), Error> {
+    if r == 0 {
+        return Err(Error::BadRank);
+    }
+    elems::<T>(queries.rows, r)?;
+    elems::<T>(r, queries.cols)?;
+    Ok(())
 }
 
 /// `w` (`m × k`) and `u` (`m × (r − k)`) as slices.
@@ -525,6 +539,11 @@ pub unsafe extern "C" fn mvnmf_jsnmf_query_workspace(
             let p = read_params(params)?;
             let mut sh = shapes(queries, 1)?;
             let s = sh.next().ok_or(Error::ZeroDimension)?;
+            if n_items == 0 {
+                return Err(Error::ZeroDimension);
+            }
+            encode_dims::<f64>(s, r)?;
+            elems::<f64>(r, n_items)?;
             jsnmf::query_workspace::<f64>(s, r, n_items, &p)
         })
     }
@@ -561,6 +580,8 @@ pub unsafe extern "C" fn mvnmf_jsnmf_query(
             if n_items == 0 || n_top == 0 {
                 return Err(Error::ZeroDimension);
             }
+            encode_dims::<f64>(qs.shape(0), r)?;
+            elems::<f64>(r, n_items)?;
             let (ww, uu) = basis(w, u, qs.shape(0).rows, k, r)?;
             let x = Ranking {
                 target: slice(target_h, r.checked_mul(n_items).ok_or(Error::SizeOverflow)?)?,

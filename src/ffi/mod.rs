@@ -7,7 +7,15 @@
 //! * Argument order: inputs, sizes, parameters, outputs, workspace, progress
 //!   callback and its user pointer, report.
 //! * Every routine has a `..._workspace` twin that writes the workspace size in
-//!   bytes (alignment slack included: any alignment works).
+//!   bytes (alignment slack included: any alignment works). The twin runs the
+//!   call's own validation on every argument it takes (shapes, the whole
+//!   structure of view and graph descriptors, options, ranks, sizes that must
+//!   fit `isize::MAX` bytes — through the same functions: `shapes` is
+//!   `CViews::new`, `read_graph` and `read_params` are shared, dimension rules
+//!   are one function each), the data's values aside: what the call refuses
+//!   for those arguments the query refuses with the same status
+//!   (`tests/workspace_queries.rs`), and a size it returns is one a call can
+//!   be given.
 //! * Every pointer is checked for NULL, every argument validated, before any
 //!   output is written: on error the outputs are untouched. An options pointer
 //!   (`params`) may be NULL and means the defaults, exactly what the struct's
@@ -608,6 +616,19 @@ unsafe fn slice_mut<'a, T>(p: *mut T, len: usize) -> Result<&'a mut [T], Error> 
     }
 }
 
+/// The element count `a × b` of a buffer of `T` that a call takes from C,
+/// checked as [`slice`] checks it (the count and its bytes at most
+/// `isize::MAX`, else [`Error::SizeOverflow`]): the shape rules a workspace
+/// query shares with its call are written with it.
+fn elems<T>(a: usize, b: usize) -> Result<usize, Error> {
+    a.checked_mul(b)
+        .filter(|&n| {
+            n.checked_mul(core::mem::size_of::<T>())
+                .is_some_and(|b| b <= isize::MAX as usize)
+        })
+        .ok_or(Error::SizeOverflow)
+}
+
 /// Kind, rows, cols and (CSC) `nnz = col_ptr[cols]` of a descriptor.
 unsafe fn shape_of<D: ViewDesc>(v: &D) -> Result<ViewShape, Error> {
     // SAFETY: the caller upholds this function's contract (its doc and the
@@ -772,7 +793,10 @@ impl<D: ViewDesc> ViewSet<D::T> for CViews<'_, D> {
     }
 }
 
-/// Shapes of a C view array for a workspace query (reads only `kind`, `rows`, `cols`).
+/// Shapes of a C view array for a workspace query, after the validation the
+/// call runs on the same descriptors ([`CViews::new`]: pointers, dense strides,
+/// the whole CSC structure; not the values), so a query accepts exactly the
+/// descriptors its call accepts.
 unsafe fn shapes<'a, D: ViewDesc + 'a>(
     views: *const D,
     n_views: usize,
@@ -783,10 +807,7 @@ unsafe fn shapes<'a, D: ViewDesc + 'a>(
         if n_views == 0 {
             return Err(Error::ZeroDimension);
         }
-        let views: &'a [D] = slice(views, n_views)?;
-        for v in views {
-            shape_of(v)?;
-        }
+        let views: &'a [D] = CViews::new(views, n_views)?.views;
         Ok(views.iter().map(|v| {
             shape_of(v).unwrap_or(ViewShape {
                 rows: 0,

@@ -150,7 +150,9 @@ pub unsafe extern "C" fn mvnmf_mvel_fit(
     }
 }
 
-/// Workspace bytes of `mvnmf_mvel_predict`.
+/// Workspace bytes of `mvnmf_mvel_predict`, with the call's shape checks: a
+/// zero dimension (`MVNMF_STATUS_ZERO_DIMENSION`), or `Q`, `H` or the scores
+/// beyond `PTRDIFF_MAX` bytes (`MVNMF_STATUS_SIZE_OVERFLOW`).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_mvel_predict_workspace(
     n_labels: usize,
@@ -165,6 +167,12 @@ pub unsafe extern "C" fn mvnmf_mvel_predict_workspace(
 
 /// The label scores `QH` (`n_labels × n`; for the fit's factors each in
 /// [−1, 1] up to rounding, nothing clamped) into `scores`.
+///
+/// `q` and `h` must be finite (else `MVNMF_STATUS_NON_FINITE_INPUT`), and
+/// `r · max|Q| · max|H|` at most 2^1022, a quarter of `DBL_MAX` rounded up
+/// (else `MVNMF_STATUS_INPUT_TOO_LARGE`): then no score can overflow, and an
+/// `MVNMF_STATUS_OK` always comes with finite scores. The fit's factors
+/// (columns of norm at most 1) are far inside.
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_mvel_predict(
     q: *const f64,
@@ -180,9 +188,8 @@ pub unsafe extern "C" fn mvnmf_mvel_predict(
     // module's rules for C callers); every operation below relies only on it.
     unsafe {
         guard(|| {
-            if n_labels == 0 || r == 0 || n == 0 {
-                return Err(Error::ZeroDimension);
-            }
+            // The shape rule of the workspace query, then the buffers.
+            mvel::predict_shape::<f64>(n_labels, r, n)?;
             let qq = slice(q, n_labels.checked_mul(r).ok_or(Error::SizeOverflow)?)?;
             let hh = slice(h, r.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
             if scores.is_null() {
@@ -287,9 +294,23 @@ pub unsafe extern "C" fn mvnmf_mvel_fit_anchored_workspace(
     unsafe {
         query(bytes, || {
             let p = read_params(params)?;
+            anchored_dims(n, n_labels, r, m)?;
             mvel::fit_anchored_workspace::<f64>(n, n_labels, r, m, &p)
         })
     }
+}
+
+/// The shape rule of `mvnmf_mvel_fit_anchored` on the arguments its query
+/// takes too: no zero count, and the labels (`n_labels × n` bytes), `q`
+/// (`n_labels × r`) and `a` (`r × m`) addressable.
+fn anchored_dims(n: usize, n_labels: usize, r: usize, m: usize) -> Result<(), Error> {
+    if n_labels == 0 || n == 0 || m == 0 {
+        return Err(Error::ZeroDimension);
+    }
+    elems::<u8>(n_labels, n)?;
+    elems::<f64>(n_labels, r)?;
+    elems::<f64>(r, m)?;
+    Ok(())
 }
 
 /// MVEL on an anchor graph (seed 002 §2.3): the items' embeddings tied to `m`
@@ -328,6 +349,7 @@ pub unsafe extern "C" fn mvnmf_mvel_fit_anchored(
             if n_labels == 0 || n == 0 || s == 0 || m == 0 {
                 return Err(Error::ZeroDimension);
             }
+            anchored_dims(n, n_labels, r, m)?;
             let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
             let y = MatRef::col_major(slice(labels, cn)?, n_labels, n)?;
             let ns = n.checked_mul(s).ok_or(Error::SizeOverflow)?;

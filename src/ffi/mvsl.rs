@@ -431,8 +431,8 @@ pub unsafe extern "C" fn mvnmf_mvsl_params_preset(
     }
 }
 
-/// Workspace bytes of `mvnmf_mvsl_fit` (reads the views' kind/rows/cols and
-/// validates the graph).
+/// Workspace bytes of `mvnmf_mvsl_fit` (validates the view descriptors and the
+/// graph as the call does, values aside).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_mvsl_fit_workspace(
     views: *const mvnmf_view,

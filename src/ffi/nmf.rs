@@ -75,7 +75,8 @@ pub extern "C" fn mvnmf_nmf_params_default() -> mvnmf_nmf_params {
     }
 }
 
-/// Workspace bytes of `mvnmf_joint_nmf_fit` (reads only the views' kind, rows, cols).
+/// Workspace bytes of `mvnmf_joint_nmf_fit` (validates the view descriptors as
+/// the call does: pointers, strides, CSC structure; not the values).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_joint_nmf_fit_workspace(
     views: *const mvnmf_view,
@@ -384,7 +385,8 @@ pub const MVNMF_NNDSVDA: u32 = 1;
 /// from `seed` (NNDSVDar).
 pub const MVNMF_NNDSVDAR: u32 = 2;
 
-/// Workspace bytes of `mvnmf_nndsvd` for these views (kind, rows, cols) and rank `k`.
+/// Workspace bytes of `mvnmf_nndsvd` for these views (validated as the call
+/// validates them, values aside) and rank `k`.
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_nndsvd_workspace(
     views: *const mvnmf_view,
@@ -433,9 +435,9 @@ pub unsafe extern "C" fn mvnmf_nndsvd(
                 _ => return Err(Error::BadParameter),
             };
             let vs = CViews::new(views, n_views)?;
-            if k == 0 {
-                return Err(Error::BadRank);
-            }
+            // The query's checks (shapes, `1 ≤ k ≤ min(ΣM, N)`, sizes) before the
+            // buffers', so that both give the same status.
+            crate::steps::nndsvd_workspace::<f64>((0..vs.count()).map(|i| vs.shape(i)), k)?;
             let n = vs.shape(0).cols;
             let mut us = factors::<*mut f64, _>(u, &vs, k, &[], |p| p.is_null())?;
             if v.is_null() {

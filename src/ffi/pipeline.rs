@@ -130,7 +130,8 @@ pub unsafe extern "C" fn mvnmf_pipeline_params_preset(
 }
 
 /// Workspace bytes of `mvnmf_pipeline_fit`: one query for MKL, the graphs and
-/// the factorization (reads the views' kind, rows, cols, CSC `col_ptr[cols]`).
+/// the factorization (validates the view descriptors
+/// as the call does, values aside).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_pipeline_fit_workspace(
     views: *const mvnmf_view,

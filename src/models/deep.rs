@@ -1050,7 +1050,11 @@ pub fn encode_workspace<T: Real, G: GraphOp<T> + ?Sized>(
 ) -> Result<usize, Error> {
     params.validate()?;
     check_layers(layers)?;
-    encode_req::<T, G>(shapes, graph, layers)?.bytes()
+    // The call's checks in the call's order: shapes and sizes, then the graph
+    // (issue 31, E8: a graph over another item count was accepted here).
+    let req = encode_req::<T, G>(shapes.clone(), graph, layers)?;
+    check_graph(&params.top, graph, shapes)?;
+    req.bytes()
 }
 
 /// Out-of-sample encoding through the whole stack (DESIGN §10): forms

@@ -946,6 +946,13 @@ fn nmf_start<T: Real>(
 /// `scores = Q H` (`c × n`): the label scores. For the fit's factors (columns
 /// of norm at most 1) each is in `[−1, 1]` up to rounding (a few units in the
 /// last place: a score of `1.0000000000000004` can occur); nothing is clamped.
+///
+/// Errors (before anything is written): a zero dimension, lengths that do not
+/// match, a NaN or infinite entry of `q` or `h` ([`Error::NonFiniteInput`]),
+/// and factors whose scores could overflow: `r · max|Q| · max|H|` above a
+/// quarter of `T`'s largest finite value ([`Error::InputTooLarge`]; every
+/// score, and every partial sum of the product, is at most that bound, so an
+/// accepted call writes finite scores).
 pub fn predict<T: Real>(
     q: &[T],
     h: &[T],
@@ -957,13 +964,14 @@ pub fn predict<T: Real>(
     if c == 0 || r == 0 || h.is_empty() {
         return Err(Error::ZeroDimension);
     }
-    if q.len() != c * r || !h.len().is_multiple_of(r) {
+    if c.checked_mul(r) != Some(q.len()) || !h.len().is_multiple_of(r) {
         return Err(Error::DimensionMismatch);
     }
     let n = h.len() / r;
-    if scores.len() != c * n {
+    if c.checked_mul(n) != Some(scores.len()) {
         return Err(Error::DimensionMismatch);
     }
+    check_predict_factors(q, h, r)?;
     gemm_req::<T>(c, n, r).check(work.len())?;
     let mut st = Stack::new(work);
     gemm(
@@ -976,9 +984,50 @@ pub fn predict<T: Real>(
     )
 }
 
-/// Workspace bytes of [`predict`].
+/// The factors of [`predict`]: finite, and `r · max|Q| · max|H|` at most
+/// `2^(MAX_EXP − 2)` (a quarter of `T::MAX`, rounded up to a power of two), so
+/// no score and no partial sum of one can overflow, in any summation order.
+fn check_predict_factors<T: Real>(q: &[T], h: &[T], r: usize) -> Result<(), Error> {
+    let mut big = [0.0f64; 2];
+    for (b, xs) in big.iter_mut().zip([q, h]) {
+        for &x in xs {
+            if !x.is_finite() {
+                return Err(Error::NonFiniteInput);
+            }
+            *b = b.max(x.abs().to_f64());
+        }
+    }
+    // In f64 (for f32 exact enough; for f64 an overflow to ∞ is above the bound too).
+    let bound = libm::ldexp(1.0, T::MAX_EXP - 2);
+    if r as f64 * big[0] * big[1] > bound {
+        return Err(Error::InputTooLarge);
+    }
+    Ok(())
+}
+
+/// Workspace bytes of [`predict`] for `c` labels, dimension `r` and `n` items:
+/// the same shape checks as the call (a zero dimension, a product of two of
+/// them or its bytes beyond `isize::MAX`: [`Error::SizeOverflow`]).
 pub fn predict_workspace<T>(c: usize, r: usize, n: usize) -> Result<usize, Error> {
+    predict_shape::<T>(c, r, n)?;
     gemm_req::<T>(c, n, r).bytes()
+}
+
+/// The shape rule of [`predict`] as a C caller passes it (`c`, `r`, `n`): none
+/// zero ([`Error::ZeroDimension`]), and `Q` (`c × r`), `H` (`r × n`) and the
+/// scores (`c × n`) each addressable ([`Error::SizeOverflow`] when a count or
+/// its bytes exceed `isize::MAX`). Shared by the workspace query and the call.
+pub fn predict_shape<T>(c: usize, r: usize, n: usize) -> Result<(), Error> {
+    if c == 0 || r == 0 || n == 0 {
+        return Err(Error::ZeroDimension);
+    }
+    for (a, b) in [(c, r), (r, n), (c, n)] {
+        a.checked_mul(b)
+            .and_then(|e| e.checked_mul(core::mem::size_of::<T>()))
+            .filter(|&bytes| bytes <= isize::MAX as usize)
+            .ok_or(Error::SizeOverflow)?;
+    }
+    Ok(())
 }
 
 /// Per-label thresholds (module docs): for label `s`, the midpoint between
@@ -1047,6 +1096,12 @@ pub fn choose_thresholds<T: Real>(
 
 /// Workspace bytes of [`choose_thresholds`] for `n` items.
 pub fn choose_thresholds_workspace(n: usize) -> Result<usize, Error> {
+    // The checks of [`choose_thresholds`] on `n`: at least one item, each
+    // label's `n` scores addressable.
+    if n == 0 {
+        return Err(Error::ZeroDimension);
+    }
+    predict_shape::<f64>(1, 1, n)?;
     WorkReq::new::<usize>(n).bytes()
 }
 

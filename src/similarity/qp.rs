@@ -35,6 +35,14 @@ pub struct QpReport {
 
 /// Workspace bytes of [`simplex_qp`] for `h` weights.
 pub fn simplex_qp_workspace(h: usize) -> Result<usize, Error> {
+    // The shape checks of [`simplex_qp`]: `h ≥ 1`, and `a` (`h × h`) addressable.
+    if h == 0 {
+        return Err(Error::ZeroDimension);
+    }
+    h.checked_mul(h)
+        .and_then(|n| n.checked_mul(core::mem::size_of::<f64>()))
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or(Error::SizeOverflow)?;
     workspace(h).bytes()
 }
 
