@@ -155,7 +155,7 @@ fn shared_library_exports_the_header_and_runs_from_python_ctypes() {
 /// The Python package (`python/`: generated ctypes bindings, scikit-learn-style
 /// estimators) runs its pytest suite against this shared library. The
 /// interpreter is `$MVNMF_PYTHON` (default `python3`) and needs numpy, scipy
-/// and pytest (scikit-learn for the tests that compare with it); without them
+/// pytest and scikit-learn (the package depends on it); without them
 /// the suite is skipped with a message, except with `$MVNMF_REQUIRE_PYTHON`
 /// set (`.ci/run` sets it after installing them), where that is a failure.
 #[test]
@@ -167,7 +167,7 @@ fn python_package_passes_its_tests() {
         .output();
     if !probe.as_ref().is_ok_and(|o| o.status.success()) {
         let why =
-            "needs numpy, scipy and pytest (set MVNMF_PYTHON to an interpreter that has them)";
+            "needs numpy, scipy, pytest and scikit-learn (set MVNMF_PYTHON to an interpreter that has them)";
         assert!(
             std::env::var_os("MVNMF_REQUIRE_PYTHON").is_none(),
             "{python}: the Python package's tests {why}"
