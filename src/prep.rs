@@ -25,6 +25,11 @@
 //! The sums run in the buffer's order (column-major), so the result is the same
 //! bits as the straightforward loops of `examples-c/reproduce.c` before this
 //! function existed.
+//!
+//! [`standardize_view`] is the other preparation, for models that take
+//! features of any sign (MVEL's RBF and CCA graphs): every feature to mean 0
+//! and variance 1, so a feature with large units (a year next to a
+//! log-count) does not dominate the distances.
 
 use crate::error::Error;
 
