@@ -15,22 +15,32 @@
  * Methods:
  *   mvel         the fused multi-view graph (within-view RBF graphs with the
  *                median bandwidth, cross-view graphs by CCA, uniform priors),
- *                then MVEL; decisions by the sign of QH (or --decide);
+ *                then MVEL; decisions by per-label PU thresholds (--decide);
  *   mvel-concat  the paper's "ours-": the views concatenated (each scaled to
  *                unit mean squared norm) into one, no cross-view terms;
  *   mlknn        ML-kNN (Zhang & Zhou 2007; k = 10, smoothing 1) on the
  *                concatenated, per-view normalised features, trained on the
  *                given labels (self excluded from each item's neighbours);
- *   given        the incomplete labels themselves (scores = decisions).
+ *   given        the incomplete labels themselves (scores = decisions);
+ *   frequent     each item's given labels plus every label whose given
+ *                frequency (given positives / items) is >= --freq-threshold
+ *                (default 0.3).
  *
  * Options: --ilr LIST (percent, default 20,40,60,80), --splits N (default 3),
- * --seed S (default 1), --methods LIST (default mvel,mvel-concat,mlknn,given),
+ * --seed S (default 1), --methods LIST (default mvel,mvel-concat,mlknn,given,frequent),
  * --dim R (default: the number of labels), --theta1 X, --theta2 X, --iters N,
  * --unknown-weight MU|auto (an unknown label counts as a weak negative of weight
  * MU; default auto: MU = given positives / unknown entries, so both sides weigh
- * the same; 0 is the paper's objective, see src/models/mvel.rs), --decide sign|given
- * (default sign: label present where the score QH > 0, the paper's {-1, 1}
- * coding; given: per-label thresholds maximising F1 on the given labels),
+ * the same; 0 is the paper's objective, see src/models/mvel.rs), --decide pu|sign|given
+ * (default pu: per label, the given flags calibrated against the scores by
+ * isotonic regression, the label frequency c — the share of the label's
+ * positives that is given — from --label-freq C or, by default (auto),
+ * Elkan-Noto's estimate; an unlabeled item decided positive where its PU
+ * posterior exceeds 1/2; every given positive kept: mvnmf_mvel_decide_pu;
+ * sign: label present where QH > 0, the paper's {-1, 1} coding; given:
+ * per-label thresholds maximising F1 on the given labels, nothing kept),
+ * --standardize on|off (default on: every feature of every view to mean 0,
+ * variance 1, mvnmf_standardize_view; before any method),
  * --split-view D (split view 1 at feature D into two views, to run the
  * cross-view path on a one-view dataset), --anchors M (0: the dense fused graph;
  * M > 0: an anchor graph of M k-means anchors, H = A Z, seed 002 §2.3; default
@@ -49,12 +59,12 @@
 #define MAXV 8
 #define MAXI 16
 #define MAXS 32
-#define NMETH 4
+#define NMETH 5
 #define KNN 10
 #define DENSE_UP_TO 4000 /* default: the dense graph up to this many items, anchors above */
 #define ANCHORS 500      /* default anchors above DENSE_UP_TO */
 
-static const char *const METHOD[NMETH] = { "mvel", "mvel-concat", "mlknn", "given" };
+static const char *const METHOD[NMETH] = { "mvel", "mvel-concat", "mlknn", "given", "frequent" };
 static const char *const METRIC[4] = { "Macro-F1", "Micro-F1", "Hamming loss", "average AUROC" };
 
 static size_t g_peak; /* the largest workspace asked for */
@@ -185,12 +195,15 @@ static void thin(const dataset *ds, double ilr, uint64_t seed, uint8_t *given)
     }
 }
 
+enum { DECIDE_PU, DECIDE_SIGN, DECIDE_GIVEN };
+
 /* ---- methods ----------------------------------------------------------- */
 
 typedef struct {
     size_t r;
     mvnmf_mvel_params mp;
-    int decide_given; /* 1: thresholds by F1 on the given labels; 0: the sign */
+    int decide;        /* DECIDE_PU (default), DECIDE_SIGN or DECIDE_GIVEN */
+    double label_freq; /* > 0: the share of each label's positives that is given; 0: estimated */
     int auto_mu;      /* unknown weight = given positives / unknown entries */
     size_t anchors;   /* 0: the dense fused graph; m: an anchor graph of m anchors */
     size_t near;      /* anchors per item */
@@ -314,16 +327,27 @@ static void run_mvel(const dataset *ds, const double *const *xs, const size_t *d
     wk = work_of(bytes);
     check(mvnmf_mvel_predict(q, h, c, r, n, scores, wk, bytes), "predict");
     free(wk);
-    if (st->decide_given) {
-        check(mvnmf_mvel_thresholds_workspace(n, &bytes), "thresholds workspace");
-        wk = work_of(bytes);
-        check(mvnmf_mvel_thresholds(scores, given, c, n, tau, wk, bytes), "thresholds");
-        free(wk);
-    } else {
+    if (st->decide == DECIDE_PU) { /* per-label PU thresholds, given positives kept */
+        double *lf = (double *)xmalloc(c * sizeof(double));
         for (v = 0; v < c; v++)
-            tau[v] = 0.0; /* the sign: the paper's {-1, 1} coding */
+            lf[v] = st->label_freq;
+        check(mvnmf_mvel_decide_pu_workspace(n, &bytes), "decide_pu workspace");
+        wk = work_of(bytes);
+        check(mvnmf_mvel_decide_pu(scores, given, c, n, lf, tau, NULL, pred, wk, bytes), "decide_pu");
+        free(wk);
+        free(lf);
+    } else {
+        if (st->decide == DECIDE_GIVEN) {
+            check(mvnmf_mvel_thresholds_workspace(n, &bytes), "thresholds workspace");
+            wk = work_of(bytes);
+            check(mvnmf_mvel_thresholds(scores, given, c, n, tau, wk, bytes), "thresholds");
+            free(wk);
+        } else {
+            for (v = 0; v < c; v++)
+                tau[v] = 0.0; /* the sign: the paper's {-1, 1} coding */
+        }
+        check(mvnmf_mvel_decide(scores, tau, c, n, pred), "decide");
     }
-    check(mvnmf_mvel_decide(scores, tau, c, n, pred), "decide");
     free(q);
     free(h);
     free(tau);
@@ -402,7 +426,9 @@ typedef struct {
     const char *dir;
     double ilr[MAXI];
     size_t nilr, splits, split_at, max_items;
-    long anchors; /* -1: by size */
+    long anchors;    /* -1: by size */
+    int standardize; /* 1 (default): every feature to mean 0, variance 1 */
+    double freq_threshold; /* the frequent baseline's cut on given frequencies */
     int use[NMETH];
     uint64_t seed;
     settings st;
@@ -420,6 +446,8 @@ static options parse(int argc, char **argv)
     o.seed = 1;
     o.max_items = 6000;
     o.anchors = -1;
+    o.standardize = 1;
+    o.freq_threshold = 0.3;
     o.st.near = 5;
     o.st.mp = mvnmf_mvel_params_default();
     o.st.auto_mu = 1;
@@ -454,8 +482,14 @@ static options parse(int argc, char **argv)
             o.st.auto_mu = !strcmp(v, "auto");
             o.st.mp.unknown_weight = o.st.auto_mu ? 0.0 : parse_double(v, a);
         }
-        else if (!strcmp(a, "--decide") && (!strcmp(v, "sign") || !strcmp(v, "given")))
-            o.st.decide_given = !strcmp(v, "given");
+        else if (!strcmp(a, "--decide") && (!strcmp(v, "pu") || !strcmp(v, "sign") || !strcmp(v, "given")))
+            o.st.decide = !strcmp(v, "pu") ? DECIDE_PU : !strcmp(v, "sign") ? DECIDE_SIGN : DECIDE_GIVEN;
+        else if (!strcmp(a, "--label-freq"))
+            o.st.label_freq = !strcmp(v, "auto") ? 0.0 : parse_double(v, a);
+        else if (!strcmp(a, "--freq-threshold"))
+            o.freq_threshold = parse_double(v, a);
+        else if (!strcmp(a, "--standardize") && (!strcmp(v, "on") || !strcmp(v, "off")))
+            o.standardize = !strcmp(v, "on");
         else if (!strcmp(a, "--split-view"))
             o.split_at = parse_size(v, a);
         else if (!strcmp(a, "--anchors"))
@@ -510,10 +544,15 @@ int main(int argc, char **argv)
     options o = parse(argc, argv);
     dataset ds = load(o.dir, o.split_at);
     static double res[NMETH][MAXI][MAXS][4];
-    size_t i, sp, m, k, dz;
+    size_t i, sp, m, k, dz, nconst = 0;
     double t0 = now(), *z, *scores;
     uint8_t *given, *pred;
-    char mu[64], gdesc[96];
+    char mu[64], gdesc[96], dec[160];
+    for (i = 0; i < ds.nv && o.standardize; i++) {
+        size_t kc = 0;
+        check(mvnmf_standardize_view(ds.d[i], ds.n, ds.x[i], &kc), "standardize");
+        nconst += kc;
+    }
     o.st.anchors = o.anchors >= 0 ? (size_t)o.anchors : ds.n > DENSE_UP_TO && !o.st.knn ? ANCHORS : 0;
     if (o.st.knn && o.st.anchors)
         die("--knn and --anchors exclude each other");
@@ -537,13 +576,22 @@ int main(int argc, char **argv)
     printf("* %zu items, %zu labels, %zu view(s):", ds.n, ds.c, ds.nv);
     for (i = 0; i < ds.nv; i++)
         printf(" %zu", ds.d[i]);
-    printf(" features%s\n", o.split_at ? " (view 1 split by --split-view)" : "");
+    printf(" features%s", o.split_at ? " (view 1 split by --split-view)" : "");
+    if (o.standardize)
+        printf("; every feature standardised (mean 0, variance 1; %zu constant)\n", nconst);
+    else
+        printf("; features as given (--standardize off)\n");
     if (o.st.anchors)
         snprintf(gdesc, sizeof gdesc, "%zu anchors by k-means, %zu per item (H = A Z)", o.st.anchors, o.st.near);
     else if (o.st.knn)
         snprintf(gdesc, sizeof gdesc, "kNN-sparsified, %zu neighbours, symmetrised", o.st.knn);
     else
         snprintf(gdesc, sizeof gdesc, "dense");
+    if (o.st.label_freq > 0.0)
+        snprintf(dec, sizeof dec, "per-label PU thresholds (label frequency %g), given positives kept",
+                 o.st.label_freq);
+    else
+        snprintf(dec, sizeof dec, "per-label PU thresholds (label frequency by Elkan-Noto), given positives kept");
     if (o.st.auto_mu)
         snprintf(mu, sizeof mu, "auto (given positives / unknown entries)");
     else
@@ -551,7 +599,12 @@ int main(int argc, char **argv)
     printf("* MVEL: dim %zu, theta1 %g, theta2 %g, unknown weight %s, %u iterations, decisions by %s; fused "
            "graph: RBF within views (median bandwidth), CCA across views, uniform priors, %s\n",
            o.st.r, o.st.mp.theta1, o.st.mp.theta2, mu, o.st.mp.max_iter,
-           o.st.decide_given ? "per-label thresholds (F1 on the given labels)" : "the sign of the score", gdesc);
+           o.st.decide == DECIDE_PU ? dec
+           : o.st.decide == DECIDE_GIVEN ? "per-label thresholds (F1 on the given labels)"
+                                         : "the sign of the score",
+           gdesc);
+    printf("* frequent: each item's given labels plus every label whose given frequency is >= %g\n",
+           o.freq_threshold);
     printf("* protocol: %zu splits (seed %llu + split), each item keeps round(ILR x its positives), at least "
            "one; all items learned transductively, scored against the full labels\n",
            o.splits, (unsigned long long)o.seed);
@@ -572,10 +625,23 @@ int main(int argc, char **argv)
                     run_mvel(&ds, zz, dd, 1, 0, given, &o.st, scores, pred);
                 } else if (m == 2) {
                     run_mlknn(z, dz, ds.n, ds.c, given, scores, pred);
-                } else {
+                } else if (m == 3) {
                     for (k = 0; k < ds.c * ds.n; k++) {
                         scores[k] = given[k];
                         pred[k] = given[k];
+                    }
+                } else { /* frequent: the given labels plus every label whose given frequency clears the cut */
+                    size_t s2, u2;
+                    for (s2 = 0; s2 < ds.c; s2++) {
+                        double f = 0.0;
+                        for (u2 = 0; u2 < ds.n; u2++)
+                            f += given[s2 + u2 * ds.c];
+                        f /= (double)ds.n;
+                        for (u2 = 0; u2 < ds.n; u2++) {
+                            k = s2 + u2 * ds.c;
+                            pred[k] = given[k] || f >= o.freq_threshold;
+                            scores[k] = given[k] ? 1.0 + f : f; /* given first, then by frequency */
+                        }
                     }
                 }
                 score(&ds, scores, pred, res[m][i][sp]);

@@ -1186,6 +1186,20 @@ mvnmf_status mvnmf_prepare_view(size_t rows,
                                 const struct mvnmf_prep_params *params,
                                 struct mvnmf_prep_report *report);
 
+// Standardises every feature (row) of one dense column-major view
+// `x[rows * cols]` (features × items) in place: `(x_ij - mean_i) / sd_i`
+// with the feature's mean and population standard deviation over the items;
+// a constant feature becomes 0. `constant` (may be NULL) receives the number
+// of constant features. For models that take features of any sign (MVEL's
+// graphs) when a view's features have different units; not for NMF inputs.
+// Validated before anything is written: `MVNMF_STATUS_ZERO_DIMENSION`,
+// `MVNMF_STATUS_NON_FINITE_INPUT` (a NaN or infinity, or a mean or deviation
+// that is not finite). No workspace.
+mvnmf_status mvnmf_standardize_view(size_t rows,
+                                    size_t cols,
+                                    double *x,
+                                    size_t *constant);
+
 // Workspace bytes of `mvnmf_stratified_split` for `n` items.
 mvnmf_status mvnmf_stratified_split_workspace(size_t n,
                                               size_t *bytes);
@@ -2528,6 +2542,37 @@ mvnmf_status mvnmf_mvel_decide(const double *scores,
                                size_t n_labels,
                                size_t n,
                                uint8_t *pred);
+
+// Workspace bytes of `mvnmf_mvel_decide_pu` for `n` items.
+mvnmf_status mvnmf_mvel_decide_pu_workspace(size_t n,
+                                            size_t *bytes);
+
+// MVEL's decisions by a positive–unlabeled rule (Elkan & Noto 2008; the
+// module docs of `models::mvel::pu_thresholds`): per label, the given flags
+// calibrated against the scores by isotonic regression (`g = P(given |
+// score)`), the label frequency `c` (the share of the label's true positives
+// that are given) from `label_freq[s]` where it is in (0, 1] or, where it
+// is 0 or `label_freq` is NULL, estimated as the mean of `g` over the given
+// positives; an unlabeled item decided positive where `g > c / (2 − c)`
+// (its PU posterior exceeds 1/2), i.e. `scores > tau[s]`; every given
+// positive decided positive. Writes `tau[n_labels]` (`DBL_MAX`: none added;
+// `-INFINITY`: all), `pred` (`n_labels × n` bytes 0/1) and, if not NULL,
+// `label_freq_used[n_labels]` (0 for a label with no given positive).
+// `labels`: the given labels, `n_labels × n` bytes 0/1. Validated before
+// anything is written: `MVNMF_STATUS_NON_FINITE_INPUT` (a score),
+// `MVNMF_STATUS_BAD_LABEL`, `MVNMF_STATUS_BAD_PARAMETER` (a label frequency
+// outside [0, 1] or NaN), `MVNMF_STATUS_WORKSPACE_TOO_SMALL`.
+// `O(n_labels · n log n)`.
+mvnmf_status mvnmf_mvel_decide_pu(const double *scores,
+                                  const uint8_t *labels,
+                                  size_t n_labels,
+                                  size_t n,
+                                  const double *label_freq,
+                                  double *tau,
+                                  double *label_freq_used,
+                                  uint8_t *pred,
+                                  void *work,
+                                  size_t work_bytes);
 
 // Workspace bytes of `mvnmf_mvel_fit_anchored` for `n` items, `n_labels`
 // labels, dimension `r` and `m` anchors.

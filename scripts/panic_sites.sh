@@ -6,10 +6,10 @@
 # x86-64 Linux here) that links the mvnmf core (no default features: the
 # allocation-free blocked GEMM with run-time SIMD dispatch, so the portable,
 # AVX2 and AVX-512 paths are all in it) and calls, on static buffers:
-#   every C entry point (the 163 #[no_mangle] functions of src/ffi/:
+#   every C entry point (the 166 #[no_mangle] functions of src/ffi/:
 #                             nostd-check/src/capi_models.rs for nmf, mvsl,
 #                             deep, jsnmf, mvel, dist, data, abi, linalg and
-#                             mod.rs, 87; capi_graph_eval.rs for graph, eval
+#                             mod.rs, 90; capi_graph_eval.rs for graph, eval
 #                             and pipeline, 76), with a progress callback, a
 #                             host parallel_for and a one-rank communicator;
 #   models::nmf::fit, joint_fit and models::mvsl::fit through the Rust API,

@@ -25,6 +25,11 @@
 //! The sums run in the buffer's order (column-major), so the result is the same
 //! bits as the straightforward loops of `examples-c/reproduce.c` before this
 //! function existed.
+//!
+//! [`standardize_view`] is the other preparation, for models that take
+//! features of any sign (MVEL's RBF and CCA graphs): every feature to mean 0
+//! and variance 1, so a feature with large units (a year next to a
+//! log-count) does not dominate the distances.
 
 use crate::error::Error;
 
@@ -146,4 +151,67 @@ pub fn prepare_view(
         shifted: if min < 0.0 { shifted } else { 0 },
         scale,
     })
+}
+
+/// Mean and population standard deviation of row `r` of the column-major
+/// `rows × cols` buffer (two passes: the mean, then the squared deviations);
+/// `NonFiniteInput` at a NaN or infinity, or where either is not finite.
+fn row_moments(x: &[f64], rows: usize, cols: usize, r: usize) -> Result<(f64, f64), Error> {
+    let mut sum = 0.0;
+    for &v in x.iter().skip(r).step_by(rows.max(1)).take(cols) {
+        if !v.is_finite() {
+            return Err(Error::NonFiniteInput);
+        }
+        sum += v;
+    }
+    let mean = sum / cols as f64;
+    let mut ss = 0.0;
+    for &v in x.iter().skip(r).step_by(rows.max(1)).take(cols) {
+        let d = v - mean;
+        ss += d * d;
+    }
+    let sd = libm::sqrt(ss / cols as f64);
+    if !mean.is_finite() || !sd.is_finite() || (sd > 0.0 && !(1.0 / sd).is_finite()) {
+        return Err(Error::NonFiniteInput);
+    }
+    Ok((mean, sd))
+}
+
+/// Standardises every feature (row) of the dense column-major view `x` of
+/// `rows × cols` (features × items) in place: `x_ij ← (x_ij − μ_i) / σ_i`
+/// with the feature's mean `μ_i` and population standard deviation `σ_i`
+/// over the items, so each feature has mean 0 and variance 1. A constant
+/// feature (`σ_i = 0`) becomes 0. Returns the number of constant features.
+///
+/// For models that take features of any sign (MVEL's RBF and CCA graphs): a
+/// view whose features have different units (a year next to a log-count)
+/// has distances dominated by the widest feature otherwise. Not for NMF
+/// inputs (the result has negative values); [`prepare_view`] is.
+///
+/// Errors, with `x` untouched: `ZeroDimension`, `SizeOverflow`,
+/// `DimensionMismatch` (`x.len() != rows·cols`), `NonFiniteInput` (a NaN or
+/// infinity, or a mean or deviation that is not finite, e.g. values near
+/// `f64::MAX`, or a deviation so small that its inverse is not). Cost: three passes over the buffer for the checks and the
+/// writes, no allocation.
+pub fn standardize_view(x: &mut [f64], rows: usize, cols: usize) -> Result<usize, Error> {
+    if rows == 0 || cols == 0 {
+        return Err(Error::ZeroDimension);
+    }
+    let len = rows.checked_mul(cols).ok_or(Error::SizeOverflow)?;
+    if x.len() != len {
+        return Err(Error::DimensionMismatch);
+    }
+    let mut constant = 0usize;
+    for r in 0..rows {
+        let (_, sd) = row_moments(x, rows, cols, r)?;
+        constant += usize::from(sd == 0.0);
+    }
+    // Writes: the same arithmetic again, so it cannot fail now.
+    for r in 0..rows {
+        let (mean, sd) = row_moments(x, rows, cols, r)?;
+        let inv = if sd > 0.0 { 1.0 / sd } else { 0.0 };
+        let row = x.iter_mut().skip(r).step_by(rows.max(1)).take(cols);
+        row.for_each(|v| *v = (*v - mean) * inv);
+    }
+    Ok(constant)
 }

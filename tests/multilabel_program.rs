@@ -109,6 +109,8 @@ fn multilabel_runs_every_method_and_completes_the_labels() {
         "mvel {mvel:?} given {given:?}\n{text}"
     );
     assert!(mlknn.iter().all(|x| (0.0..=1.0).contains(x)));
+    // The frequent-labels baseline is a row of every table.
+    assert!(row("frequent").iter().all(|x| (0.0..=1.0).contains(x)));
     // Bad input: labels other than 0/1.
     let bad = target.join("synthetic-multilabel-bad");
     let _ = std::fs::remove_dir_all(&bad);

@@ -219,6 +219,37 @@ static void test_monotone_dense_csr(void)
         CHECK_STATUS(mvnmf_mvel_decide(sc, tau, c, n, pred), MVNMF_STATUS_OK);
         for (u = 0; u < c * n; u++)
             CHECK(pred[u] == (sc[u] > tau[u % c]));
+        set_ctx("mvel decide_pu");
+        CHECK_STATUS(mvnmf_mvel_decide_pu_workspace(n, &need), MVNMF_STATUS_OK);
+        w = malloc(need);
+        {
+            double used[8], bad_f[8], keep_tau[8];
+            uint8_t *keep_pred = (uint8_t *)malloc(c * n);
+            CHECK(c <= 8);
+            CHECK_STATUS(mvnmf_mvel_decide_pu(sc, p.y, c, n, NULL, tau, used, pred, w, need), MVNMF_STATUS_OK);
+            for (u = 0; u < c * n; u++) /* given positives kept, the rest by the threshold */
+                CHECK(pred[u] == (p.y[u] || sc[u] > tau[u % c]));
+            for (s = 0; s < c; s++)
+                CHECK(used[s] >= 0.0 && used[s] <= 1.0);
+            /* Bad input: outputs untouched. */
+            memcpy(keep_tau, tau, c * sizeof(double));
+            memcpy(keep_pred, pred, c * n);
+            for (s = 0; s < c; s++)
+                bad_f[s] = 0.5;
+            bad_f[0] = 1.5;
+            CHECK_STATUS(mvnmf_mvel_decide_pu(sc, p.y, c, n, bad_f, tau, NULL, pred, w, need),
+                         MVNMF_STATUS_BAD_PARAMETER);
+            used[0] = sc[1];
+            sc[1] = NAN;
+            CHECK_STATUS(mvnmf_mvel_decide_pu(sc, p.y, c, n, NULL, tau, NULL, pred, w, need),
+                         MVNMF_STATUS_NON_FINITE_INPUT);
+            sc[1] = used[0];
+            CHECK_STATUS(mvnmf_mvel_decide_pu(sc, p.y, c, n, NULL, tau, NULL, pred, w, need - 1),
+                         MVNMF_STATUS_WORKSPACE_TOO_SMALL);
+            CHECK(memcmp(keep_tau, tau, c * sizeof(double)) == 0 && memcmp(keep_pred, pred, c * n) == 0);
+            free(keep_pred);
+        }
+        free(w);
         free(sc);
         free(pred);
     }

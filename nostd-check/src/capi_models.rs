@@ -1585,6 +1585,36 @@ fn mvel(d: &Data) -> Result<(), i32> {
         168,
     )?;
     check(pred.iter().all(|&b| b <= 1), 168)?;
+    // PU decisions: every given positive kept.
+    ok(
+        unsafe { call!(mvnmf_mvel_decide_pu_workspace, N, &mut need) },
+        310,
+    )?;
+    let (w, wb) = ws(need, 310)?;
+    let mut used = [0.0f64; C];
+    ok(
+        unsafe {
+            call!(
+                mvnmf_mvel_decide_pu,
+                scores.as_ptr(),
+                d.y.as_ptr(),
+                C,
+                N,
+                core::ptr::null::<f64>(),
+                tau.as_mut_ptr(),
+                used.as_mut_ptr(),
+                pred.as_mut_ptr(),
+                w,
+                wb
+            )
+        },
+        311,
+    )?;
+    check(
+        pred.iter().zip(d.y.iter()).all(|(&p, &g)| p <= 1 && p >= g)
+            && used.iter().all(|u| (0.0..=1.0).contains(u)),
+        311,
+    )?;
     // Anchored.
     let mut a = [0.0f64; R * ANCHORS];
     ok(
@@ -1892,6 +1922,13 @@ fn misc(d: &Data) -> Result<(), i32> {
         unsafe { call!(mvnmf_prepare_view, M, N, x.as_mut_ptr(), &pp, &mut pr) },
         190,
     )?;
+    let mut xs = x;
+    let mut nconst = 0usize;
+    ok(
+        unsafe { call!(mvnmf_standardize_view, M, N, xs.as_mut_ptr(), &mut nconst) },
+        312,
+    )?;
+    check(xs.iter().all(|v| v.is_finite()) && nconst <= M, 312)?;
     let ss: f64 = x.iter().map(|v| v * v).sum();
     check(
         pr.shifted > 0

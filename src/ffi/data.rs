@@ -93,3 +93,36 @@ pub unsafe extern "C" fn mvnmf_prepare_view(
         })
     }
 }
+
+/// Standardises every feature (row) of one dense column-major view
+/// `x[rows * cols]` (features × items) in place: `(x_ij - mean_i) / sd_i`
+/// with the feature's mean and population standard deviation over the items;
+/// a constant feature becomes 0. `constant` (may be NULL) receives the number
+/// of constant features. For models that take features of any sign (MVEL's
+/// graphs) when a view's features have different units; not for NMF inputs.
+/// Validated before anything is written: `MVNMF_STATUS_ZERO_DIMENSION`,
+/// `MVNMF_STATUS_NON_FINITE_INPUT` (a NaN or infinity, or a mean or deviation
+/// that is not finite). No workspace.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_standardize_view(
+    rows: usize,
+    cols: usize,
+    x: *mut f64,
+    constant: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            if rows == 0 || cols == 0 {
+                return Err(Error::ZeroDimension);
+            }
+            let len = rows.checked_mul(cols).ok_or(Error::SizeOverflow)?;
+            let k = prep::standardize_view(slice_mut(x, len)?, rows, cols)?;
+            if !constant.is_null() {
+                *constant = k;
+            }
+            Ok(mvnmf_status::Ok)
+        })
+    }
+}

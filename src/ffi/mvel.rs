@@ -278,6 +278,78 @@ pub unsafe extern "C" fn mvnmf_mvel_decide(
     }
 }
 
+/// Workspace bytes of `mvnmf_mvel_decide_pu` for `n` items.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_mvel_decide_pu_workspace(
+    n: usize,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe { query(bytes, || mvel::pu_thresholds_workspace(n)) }
+}
+
+/// MVEL's decisions by a positive–unlabeled rule (Elkan & Noto 2008; the
+/// module docs of `models::mvel::pu_thresholds`): per label, the given flags
+/// calibrated against the scores by isotonic regression (`g = P(given |
+/// score)`), the label frequency `c` (the share of the label's true positives
+/// that are given) from `label_freq[s]` where it is in (0, 1] or, where it
+/// is 0 or `label_freq` is NULL, estimated as the mean of `g` over the given
+/// positives; an unlabeled item decided positive where `g > c / (2 − c)`
+/// (its PU posterior exceeds 1/2), i.e. `scores > tau[s]`; every given
+/// positive decided positive. Writes `tau[n_labels]` (`DBL_MAX`: none added;
+/// `-INFINITY`: all), `pred` (`n_labels × n` bytes 0/1) and, if not NULL,
+/// `label_freq_used[n_labels]` (0 for a label with no given positive).
+/// `labels`: the given labels, `n_labels × n` bytes 0/1. Validated before
+/// anything is written: `MVNMF_STATUS_NON_FINITE_INPUT` (a score),
+/// `MVNMF_STATUS_BAD_LABEL`, `MVNMF_STATUS_BAD_PARAMETER` (a label frequency
+/// outside [0, 1] or NaN), `MVNMF_STATUS_WORKSPACE_TOO_SMALL`.
+/// `O(n_labels · n log n)`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_mvel_decide_pu(
+    scores: *const f64,
+    labels: *const u8,
+    n_labels: usize,
+    n: usize,
+    label_freq: *const f64,
+    tau: *mut f64,
+    label_freq_used: *mut f64,
+    pred: *mut u8,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> mvnmf_status {
+    // SAFETY: the caller upholds this function's contract (its doc and the
+    // module's rules for C callers); every operation below relies only on it.
+    unsafe {
+        guard(|| {
+            if n_labels == 0 || n == 0 {
+                return Err(Error::ZeroDimension);
+            }
+            let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
+            let s = MatRef::col_major(slice(scores, cn)?, n_labels, n)?;
+            let y = MatRef::col_major(slice(labels, cn)?, n_labels, n)?;
+            let f = if label_freq.is_null() {
+                None
+            } else {
+                Some(slice(label_freq, n_labels)?)
+            };
+            if tau.is_null() || pred.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let t = slice_mut(tau, n_labels)?;
+            let used = if label_freq_used.is_null() {
+                None
+            } else {
+                Some(slice_mut(label_freq_used, n_labels)?)
+            };
+            let p = MatMut::col_major(slice_mut(pred, cn)?, n_labels, n)?;
+            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+            mvel::decide_pu(s, y, f, t, used, p, wk)?;
+            Ok(mvnmf_status::Ok)
+        })
+    }
+}
+
 /// Workspace bytes of `mvnmf_mvel_fit_anchored` for `n` items, `n_labels`
 /// labels, dimension `r` and `m` anchors.
 #[no_mangle]

@@ -69,10 +69,22 @@
 //! embed as `h(x) = A z(x)` ([`embed_anchored`]). The reported objective is
 //! the item objective at `H = A Z` with that `L_w`.
 //!
-//! **Prediction**: `Ŷ = QH` ([`predict`]); per-label thresholds chosen on the
-//! given labels ([`choose_thresholds`]: the threshold that maximises the F1 of
-//! label `s` against the given positives, a choice — the given labels are
-//! incomplete, so it errs towards fewer positives) and [`decide`].
+//! **Prediction**: `Ŷ = QH` ([`predict`]); decisions by a threshold per label
+//! (the paper: "by choosing a threshold for each row of Ŷ"), chosen from the
+//! given positives only. The default rule ([`decide_pu`]: [`pu_thresholds`]
+//! then [`decide_keep`]) is positive–unlabeled (Elkan & Noto 2008): per label,
+//! `P(given | score)` by isotonic regression of the given flags on the scores,
+//! the label frequency `c` (the share of the label's positives that is given)
+//! from the caller or estimated as the mean calibrated score of the given
+//! positives, an unknown entry decided positive where its posterior
+//! `(1 − c) g / (c (1 − g))` exceeds ½, and every given positive kept. `c` is
+//! not identifiable from transductive scores (the given positives score above
+//! the hidden ones, so the estimate errs high and adds few; on weakly ranking
+//! scores it errs low and adds many): a caller who knows roughly which share
+//! of the labels is given should pass it. The older rules stay:
+//! [`choose_thresholds`] (the threshold that maximises the F1 of label `s`
+//! against the given positives; it errs towards fewer positives) with
+//! [`decide`], and the sign of `Ŷ` (`tau = 0`).
 
 use crate::data::check_values;
 use crate::error::{Error, Part};
@@ -1123,4 +1135,266 @@ pub fn decide<T: Real>(
         }
     }
     Ok(())
+}
+
+/// Workspace of [`pu_thresholds`] / [`decide_pu`] for `n` items: the order
+/// (`n` indices) and the isotonic blocks (`n` sums, `n` ends).
+fn pu_req(n: usize) -> WorkReq {
+    WorkReq::new::<usize>(n)
+        .and(WorkReq::new::<f64>(n))
+        .and(WorkReq::new::<usize>(n))
+}
+
+/// Workspace bytes of [`pu_thresholds`] and [`decide_pu`] for `n` items.
+pub fn pu_thresholds_workspace(n: usize) -> Result<usize, Error> {
+    pu_req(n).bytes()
+}
+
+/// Checks of [`pu_thresholds`]: shapes, flags, finite scores, label
+/// frequencies in `[0, 1]`.
+fn check_pu<T: Real>(
+    scores: MatRef<'_, T>,
+    y: MatRef<'_, u8>,
+    label_freq: Option<&[f64]>,
+    tau_len: usize,
+    used_len: Option<usize>,
+) -> Result<(), Error> {
+    let (c, n) = (scores.rows(), scores.cols());
+    if c == 0 || n == 0 {
+        return Err(Error::ZeroDimension);
+    }
+    if y.rows() != c || y.cols() != n || tau_len != c || used_len.is_some_and(|l| l != c) {
+        return Err(Error::DimensionMismatch);
+    }
+    if let Some(f) = label_freq {
+        if f.len() != c {
+            return Err(Error::DimensionMismatch);
+        }
+        // `!(x >= 0 && x <= 1)` refuses NaN too.
+        if f.iter().any(|&x| !(0.0..=1.0).contains(&x)) {
+            return Err(Error::BadParameter);
+        }
+    }
+    check_flags(y)?;
+    for u in 0..n {
+        for s in 0..c {
+            if !scores.at(s, u).is_finite() {
+                return Err(Error::NonFiniteInput);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Per-label thresholds by a positive–unlabeled rule (Elkan & Noto 2008)
+/// — the paper's "threshold for each row of Ŷ", chosen from the given
+/// positives only (a 0 of `y` is unknown, not negative):
+///
+/// 1. **Calibration.** `g_s(x) = P(given | score = x)`: the isotonic
+///    (non-decreasing in the score) least-squares fit of the given flags of
+///    row `s` against its scores (pool-adjacent-violators; equal scores form
+///    one block, so a threshold never splits them).
+/// 2. **Label frequency** `c_s = P(given | label s present)`: the caller's
+///    `label_freq[s]` where it is in `(0, 1]`; where it is 0 (or
+///    `label_freq` is `None`), Elkan–Noto's estimate, the mean of `g_s` over
+///    the given positives. On transductive scores (the fit saw the given
+///    labels, so they score above the hidden positives) that estimate is
+///    biased up, and on weakly ranking scores down; `c_s` is not
+///    identifiable from the scores alone, so a caller who knows roughly
+///    which share of the labels is given should say so.
+/// 3. **Decision.** Under "selected completely at random", an unlabeled item
+///    with calibrated `g` carries label `s` with probability
+///    `(1 − c) g / (c (1 − g))`; it is decided positive where that exceeds
+///    ½ (the Hamming-optimal decision), i.e. where `g > c / (2 − c)`. As `g`
+///    is monotone in the score this is one threshold: `tau[s]` is the
+///    highest score whose block falls at or below the cut (`score > tau[s]`
+///    decides positive), `f64::MAX` when no block clears it or the label has
+///    no given positive, `−∞` when every block does.
+///
+/// `used` (if given) receives the `c_s` used (0 for a label without a given
+/// positive). The given positives are decided positive whatever their score
+/// ([`decide_keep`]). Errors, outputs untouched: `ZeroDimension`,
+/// `DimensionMismatch`, `BadLabel`, `NonFiniteInput` (a score),
+/// `BadParameter` (a label frequency outside `[0, 1]` or NaN),
+/// `WorkspaceTooSmall`. `O(c · n log n)`.
+pub fn pu_thresholds<T: Real>(
+    scores: MatRef<'_, T>,
+    y: MatRef<'_, u8>,
+    label_freq: Option<&[f64]>,
+    tau: &mut [f64],
+    used: Option<&mut [f64]>,
+    work: &mut [u8],
+) -> Result<(), Error> {
+    check_pu(
+        scores,
+        y,
+        label_freq,
+        tau.len(),
+        used.as_ref().map(|u| u.len()),
+    )?;
+    let n = scores.cols();
+    pu_req(n).check(work.len())?;
+    let mut st = Stack::new(work);
+    let idx: &mut [usize] = st.take(n)?;
+    let bsum: &mut [f64] = st.take(n)?;
+    let bend: &mut [usize] = st.take(n)?;
+    let mut used = used;
+    for (s, t) in tau.iter_mut().enumerate() {
+        let (ts, cs) = pu_one(scores, y, s, label_freq, idx, bsum, bend);
+        *t = ts;
+        if let Some(u) = used.as_deref_mut().and_then(|u| u.get_mut(s)) {
+            *u = cs;
+        }
+    }
+    Ok(())
+}
+
+/// One label of [`pu_thresholds`]: `(tau, c)`.
+fn pu_one<T: Real>(
+    scores: MatRef<'_, T>,
+    y: MatRef<'_, u8>,
+    s: usize,
+    label_freq: Option<&[f64]>,
+    idx: &mut [usize],
+    bsum: &mut [f64],
+    bend: &mut [usize],
+) -> (f64, f64) {
+    let n = scores.cols();
+    let pos = (0..n).filter(|&u| y.at(s, u) == 1).count();
+    if pos == 0 {
+        return (f64::MAX, 0.0);
+    }
+    // Items by decreasing score (ties by index; a heap sort, no panic path).
+    top_n_by(n, |u| scores.at(s, u), None, idx);
+    let score_at = |k: usize| {
+        idx.get(k)
+            .map_or(f64::NEG_INFINITY, |&u| scores.at(s, u).to_f64())
+    };
+    let given_at = |k: usize| idx.get(k).map_or(0.0, |&u| f64::from(y.at(s, u)));
+    // Pool adjacent violators along decreasing scores: block means must not
+    // increase. Block b covers positions [end[b−1], end[b]) with sum bsum[b].
+    let mut nb = 0usize;
+    let mut k = 0usize;
+    while k < n {
+        // One block per run of equal scores.
+        let (x, mut sum, mut e) = (score_at(k), 0.0, k);
+        while e < n && score_at(e) == x {
+            sum += given_at(e);
+            e += 1;
+        }
+        k = e;
+        let (Some(bs), Some(be)) = (bsum.get_mut(nb), bend.get_mut(nb)) else {
+            break;
+        };
+        (*bs, *be) = (sum, e);
+        nb += 1;
+        // Merge while the previous block's mean is below this one's.
+        while nb >= 2 {
+            let start = |b: usize| {
+                if b == 0 {
+                    0
+                } else {
+                    bend.get(b - 1).copied().unwrap_or(0)
+                }
+            };
+            let (p, q) = (nb - 2, nb - 1);
+            let (sp, sq) = (
+                bsum.get(p).copied().unwrap_or(0.0),
+                bsum.get(q).copied().unwrap_or(0.0),
+            );
+            let (ep, eq) = (
+                bend.get(p).copied().unwrap_or(0),
+                bend.get(q).copied().unwrap_or(0),
+            );
+            let (np, nq) = ((ep - start(p)) as f64, (eq - ep) as f64);
+            if sp * nq >= sq * np {
+                break;
+            }
+            if let (Some(a), Some(b)) = (bsum.get_mut(p), bend.get_mut(p)) {
+                *a = sp + sq;
+                *b = eq;
+            }
+            nb -= 1;
+        }
+    }
+    let mean = |b: usize| {
+        let lo = if b == 0 {
+            0
+        } else {
+            bend.get(b - 1).copied().unwrap_or(0)
+        };
+        let hi = bend.get(b).copied().unwrap_or(lo);
+        bsum.get(b).copied().unwrap_or(0.0) / ((hi - lo).max(1)) as f64
+    };
+    // c: the caller's, or the mean calibrated g over the given positives.
+    let c = match label_freq.and_then(|f| f.get(s)).copied() {
+        Some(f) if f > 0.0 => f,
+        _ => {
+            (0..nb)
+                .map(|b| mean(b) * bsum.get(b).copied().unwrap_or(0.0))
+                .sum::<f64>()
+                / pos as f64
+        }
+    };
+    let cut = c / (2.0 - c);
+    // The blocks above the cut are a prefix (means do not increase).
+    let above = (0..nb).take_while(|&b| mean(b) > cut).count();
+    let tau = if above == 0 {
+        f64::MAX
+    } else if above == nb {
+        f64::NEG_INFINITY
+    } else {
+        score_at(bend.get(above - 1).copied().unwrap_or(0))
+    };
+    (tau, c)
+}
+
+/// `pred[s, u] = 1` when `y[s, u] = 1` (a given positive is kept) or
+/// `scores[s, u] > tau[s]`, else 0.
+pub fn decide_keep<T: Real>(
+    scores: MatRef<'_, T>,
+    tau: &[f64],
+    y: MatRef<'_, u8>,
+    pred: MatMut<'_, u8>,
+) -> Result<(), Error> {
+    let (c, n) = (scores.rows(), scores.cols());
+    if tau.len() != c || pred.rows() != c || pred.cols() != n || y.rows() != c || y.cols() != n {
+        return Err(Error::DimensionMismatch);
+    }
+    check_flags(y)?;
+    let mut pred = pred;
+    for u in 0..n {
+        let col = pred.col_mut(u);
+        for (s, (x, &ts)) in col.iter_mut().zip(tau).take(c).enumerate() {
+            *x = u8::from(y.at(s, u) == 1 || scores.at(s, u).to_f64() > ts);
+        }
+    }
+    Ok(())
+}
+
+/// [`pu_thresholds`] then [`decide_keep`]: the decisions of MVEL's default
+/// rule, with the thresholds in `tau` and the label frequencies used in
+/// `used` (if given). Everything is checked before anything is written.
+pub fn decide_pu<T: Real>(
+    scores: MatRef<'_, T>,
+    y: MatRef<'_, u8>,
+    label_freq: Option<&[f64]>,
+    tau: &mut [f64],
+    used: Option<&mut [f64]>,
+    pred: MatMut<'_, u8>,
+    work: &mut [u8],
+) -> Result<(), Error> {
+    check_pu(
+        scores,
+        y,
+        label_freq,
+        tau.len(),
+        used.as_ref().map(|u| u.len()),
+    )?;
+    if pred.rows() != scores.rows() || pred.cols() != scores.cols() {
+        return Err(Error::DimensionMismatch);
+    }
+    pu_req(scores.cols()).check(work.len())?;
+    pu_thresholds(scores, y, label_freq, tau, used, work)?;
+    decide_keep(scores, tau, y, pred)
 }

@@ -1,0 +1,289 @@
+//! MVEL's default decisions (`mvel::decide_pu`: per-label positive–unlabeled
+//! thresholds, given positives kept) and the per-feature standardisation
+//! (`prep::standardize_view`).
+//!
+//! On real data — the MULAN yeast set of `../shared/data/yeast` (the
+//! workplace's development data, next to the repository here and in CI; the
+//! first 600 genes, its 103 features split 79 + 24 into two views as the
+//! README does) with a third of each gene's labels given — the decisions are
+//! not one constant label set for every item, keep every given positive and
+//! add positives beyond them; and the rule's threshold is the analytic PU cut
+//! on a case worked by hand. Bad input gives its status with outputs untouched.
+
+mod common;
+
+use common::Lcg;
+use mvnmf::graph::{fused_graph, fused_graph_workspace, DenseGraph, FusedParams};
+use mvnmf::linalg::mat::{MatMut, MatRef};
+use mvnmf::models::mvel::{self, MvelParams};
+use mvnmf::prep::standardize_view;
+use mvnmf::{Dense, Error, View};
+
+const N: usize = 600;
+
+fn read_f64(path: &str) -> Vec<f64> {
+    let b = std::fs::read(path)
+        .unwrap_or_else(|e| panic!("{path}: {e} (the workplace's ../shared/data)"));
+    b.chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+/// The first `N` yeast genes: views (79 and 24 features, standardised), the
+/// full labels and the given ones (each gene keeps round(P/3) of its P
+/// positives, at least one, chosen by a seeded generator).
+fn yeast() -> (Vec<Vec<f64>>, Vec<u8>, Vec<u8>, usize) {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/yeast");
+    let (d, n_all, c) = (103, 2417, 14);
+    let x = read_f64(&format!("{dir}/view1.f64"));
+    let y = read_f64(&format!("{dir}/labels.f64"));
+    assert_eq!((x.len(), y.len()), (d * n_all, c * n_all));
+    let mut views = Vec::new();
+    for (lo, hi) in [(0, 79), (79, 103)] {
+        let m = hi - lo;
+        let mut v: Vec<f64> = (0..N)
+            .flat_map(|u| x[u * d + lo..u * d + hi].to_vec())
+            .collect();
+        standardize_view(&mut v, m, N).unwrap();
+        views.push(v);
+    }
+    let truth: Vec<u8> = y[..c * N].iter().map(|&a| a as u8).collect();
+    let mut given = vec![0u8; c * N];
+    let mut g = Lcg(7);
+    for u in 0..N {
+        let mut pos: Vec<usize> = (0..c).filter(|&s| truth[s + u * c] == 1).collect();
+        let keep = ((pos.len() as f64 / 3.0).round() as usize)
+            .max(1)
+            .min(pos.len());
+        for i in 0..keep {
+            let k = i + ((g.uniform() * (pos.len() - i) as f64) as usize).min(pos.len() - i - 1);
+            pos.swap(i, k);
+            given[pos[i] + u * c] = 1;
+        }
+    }
+    (views, truth, given, c)
+}
+
+fn scores_of(views: &[Vec<f64>], given: &[u8], c: usize) -> Vec<f64> {
+    let vs: Vec<View<'_, f64>> = views
+        .iter()
+        .map(|x| View::from(Dense::new(x, x.len() / N, N, x.len() / N).unwrap()))
+        .collect();
+    let p = FusedParams::default();
+    let mut work =
+        vec![0u8; fused_graph_workspace::<f64>(vs.iter().map(|v| v.shape()), &p).unwrap()];
+    let mut w = vec![0.0; N * N];
+    fused_graph(&vs[..], None, None, &p, &mut w, &mut work).unwrap();
+    let g = DenseGraph::new(&w, N).unwrap();
+    let pos = given.iter().filter(|&&a| a == 1).count();
+    let prm = MvelParams {
+        unknown_weight: pos as f64 / (c * N - pos) as f64,
+        ..MvelParams::default()
+    };
+    let r = c;
+    let y = MatRef::col_major(given, c, N).unwrap();
+    let mut work = vec![0u8; mvel::fit_workspace::<f64, _>(N, c, r, &g, &prm).unwrap()];
+    let (mut q, mut h) = (vec![0.0; c * r], vec![0.0; r * N]);
+    mvel::fit(y, &g, r, &prm, &mut q, &mut h, &mut work, None).unwrap();
+    let mut s = vec![0.0; c * N];
+    let mut work = vec![0u8; mvel::predict_workspace::<f64>(c, r, N).unwrap()];
+    mvel::predict(&q, &h, c, r, &mut s, &mut work).unwrap();
+    s
+}
+
+#[test]
+fn decisions_on_yeast_vary_across_items_and_keep_the_given_positives() {
+    let (views, truth, given, c) = yeast();
+    let s = scores_of(&views, &given, c);
+    let (sm, ym) = (
+        MatRef::col_major(&s, c, N).unwrap(),
+        MatRef::col_major(&given, c, N).unwrap(),
+    );
+    let mut work = vec![0u8; mvel::pu_thresholds_workspace(N).unwrap()];
+    let (mut tau, mut used, mut pred) = (vec![0.0; c], vec![0.0; c], vec![9u8; c * N]);
+    mvel::decide_pu(
+        sm,
+        ym,
+        None,
+        &mut tau,
+        Some(&mut used),
+        MatMut::col_major(&mut pred, c, N).unwrap(),
+        &mut work,
+    )
+    .unwrap();
+    // Every given positive is decided positive; every decision is 0/1.
+    assert!(given
+        .iter()
+        .zip(&pred)
+        .all(|(&g, &p)| p <= 1 && (g == 0 || p == 1)));
+    // Not one label set for every item.
+    let first = &pred[..c];
+    assert!(
+        pred.chunks(c).any(|col| col != first),
+        "one constant decision for every item"
+    );
+    // Positives added beyond the given ones, and more of them right than the
+    // share of hidden positives among the unknown entries would give at random.
+    let added: Vec<usize> = (0..c * N)
+        .filter(|&k| pred[k] == 1 && given[k] == 0)
+        .collect();
+    assert!(
+        !added.is_empty(),
+        "the rule adds nothing to the given labels"
+    );
+    let hit = added.iter().filter(|&&k| truth[k] == 1).count() as f64 / added.len() as f64;
+    let unknown = (0..c * N).filter(|&k| given[k] == 0).count() as f64;
+    let hidden = (0..c * N)
+        .filter(|&k| given[k] == 0 && truth[k] == 1)
+        .count() as f64;
+    assert!(
+        hit > hidden / unknown,
+        "added positives no better than chance: {hit} vs {}",
+        hidden / unknown
+    );
+    // The label frequencies used: Elkan–Noto estimates in (0, 1], 0 for a
+    // label without a given positive (the rarest label among these genes).
+    for (l, &u) in used.iter().enumerate() {
+        let has = (0..N).any(|i| given[l + i * c] == 1);
+        assert!(
+            if has {
+                u > 0.0 && u <= 1.0 + 1e-12
+            } else {
+                u == 0.0
+            },
+            "{used:?}"
+        );
+    }
+    // Each label's decisions are "given or score > tau".
+    for u in 0..N {
+        for l in 0..c {
+            let want = given[l + u * c] == 1 || s[l + u * c] > tau[l];
+            assert_eq!(pred[l + u * c] == 1, want);
+        }
+    }
+}
+
+/// Two score levels: the top 10 items half given, the bottom 10 none given.
+/// Isotonic calibration gives g = 0.5 and 0; with c = 0.5 the cut is
+/// c / (2 − c) = 1/3, so the top block is decided positive and tau is the
+/// highest score below it; with c = 1 the cut is 1 and nothing is added; the
+/// Elkan–Noto estimate is the mean g over the given positives, 0.5.
+#[test]
+fn threshold_is_the_pu_cut_on_a_worked_case() {
+    let n = 20;
+    let s: Vec<f64> = (0..n).map(|u| if u < 10 { 1.0 } else { -0.25 }).collect();
+    let y: Vec<u8> = (0..n).map(|u| u8::from(u < 10 && u % 2 == 0)).collect();
+    let (sm, ym) = (
+        MatRef::col_major(&s, 1, n).unwrap(),
+        MatRef::col_major(&y, 1, n).unwrap(),
+    );
+    let mut work = vec![0u8; mvel::pu_thresholds_workspace(n).unwrap()];
+    for (freq, want_tau, want_c) in [
+        (Some(0.5), -0.25, 0.5),
+        (Some(1.0), f64::MAX, 1.0),
+        (None, -0.25, 0.5),
+    ] {
+        let f = freq.map(|x| [x]);
+        let (mut tau, mut used) = ([0.0], [0.0]);
+        mvel::pu_thresholds(
+            sm,
+            ym,
+            f.as_ref().map(|a| &a[..]),
+            &mut tau,
+            Some(&mut used),
+            &mut work,
+        )
+        .unwrap();
+        assert_eq!((tau[0], used[0]), (want_tau, want_c), "label_freq {freq:?}");
+    }
+    // Scores that do not rank (all equal): one block, g = the given share.
+    let flat = vec![0.5; n];
+    let fm = MatRef::col_major(&flat, 1, n).unwrap();
+    let mut tau = [0.0];
+    mvel::pu_thresholds(fm, ym, Some(&[0.9][..]), &mut tau, None, &mut work).unwrap();
+    assert_eq!(tau[0], f64::MAX); // g = 0.25 < 0.9 / 1.1
+}
+
+#[test]
+fn bad_input_is_refused_with_outputs_untouched() {
+    let (c, n) = (2, 5);
+    let s: Vec<f64> = (0..c * n).map(|k| k as f64 * 0.1).collect();
+    let y: Vec<u8> = (0..c * n).map(|k| u8::from(k % 3 == 0)).collect();
+    let ok = vec![0u8; mvel::pu_thresholds_workspace(n).unwrap()];
+    let run = |s: &[f64], y: &[u8], f: Option<&[f64]>, wk: usize, pc: usize| {
+        let (mut tau, mut used, mut pred) = (vec![7.0; c], vec![7.0; c], vec![7u8; pc * n]);
+        let mut work = vec![0u8; wk];
+        let e = mvel::decide_pu(
+            MatRef::col_major(s, c, n).unwrap(),
+            MatRef::col_major(y, c, n).unwrap(),
+            f,
+            &mut tau,
+            Some(&mut used),
+            MatMut::col_major(&mut pred, pc, n).unwrap(),
+            &mut work,
+        )
+        .unwrap_err();
+        assert!(tau.iter().chain(&used).all(|&t| t == 7.0) && pred.iter().all(|&p| p == 7));
+        e
+    };
+    let mut nan = s.clone();
+    nan[3] = f64::NAN;
+    assert_eq!(run(&nan, &y, None, ok.len(), c), Error::NonFiniteInput);
+    let mut inf = s.clone();
+    inf[0] = f64::INFINITY;
+    assert_eq!(run(&inf, &y, None, ok.len(), c), Error::NonFiniteInput);
+    let mut bad = y.clone();
+    bad[1] = 2;
+    assert_eq!(run(&s, &bad, None, ok.len(), c), Error::BadLabel);
+    for f in [[1.5, 0.5], [f64::NAN, 0.5], [-0.1, 0.5]] {
+        assert_eq!(run(&s, &y, Some(&f), ok.len(), c), Error::BadParameter);
+    }
+    assert_eq!(
+        run(&s, &y, Some(&[0.5][..]), ok.len(), c),
+        Error::DimensionMismatch
+    );
+    assert_eq!(run(&s, &y, None, ok.len() - 1, c), Error::WorkspaceTooSmall);
+    assert_eq!(run(&s, &y, None, ok.len(), c + 1), Error::DimensionMismatch);
+
+    // standardize_view: a NaN or a value whose moments overflow leaves x as it was.
+    for v in [f64::NAN, f64::MAX] {
+        let mut x = vec![1.0, -f64::MAX, 3.0, 4.0, 5.0, 6.0];
+        x[2] = v;
+        let before = x.clone();
+        assert_eq!(standardize_view(&mut x, 2, 3), Err(Error::NonFiniteInput));
+        assert!(x
+            .iter()
+            .zip(&before)
+            .all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
+    let mut x = vec![1.0; 6];
+    assert_eq!(
+        standardize_view(&mut x, 2, 4),
+        Err(Error::DimensionMismatch)
+    );
+    assert_eq!(standardize_view(&mut x, 0, 4), Err(Error::ZeroDimension));
+}
+
+#[test]
+fn standardized_features_have_mean_zero_and_unit_variance() {
+    // Features of very different scales (a year next to a log-count), one constant.
+    let (m, n) = (3, 50);
+    let mut g = Lcg(3);
+    let mut x = vec![0.0; m * n];
+    for u in 0..n {
+        x[u * m] = 1950.0 + 60.0 * g.uniform();
+        x[1 + u * m] = 2.0 + 3.0 * g.uniform();
+        x[2 + u * m] = 4.0;
+    }
+    assert_eq!(standardize_view(&mut x, m, n), Ok(1));
+    for r in 0..2 {
+        let row: Vec<f64> = (0..n).map(|u| x[r + u * m]).collect();
+        let mean = row.iter().sum::<f64>() / n as f64;
+        let var = row.iter().map(|a| (a - mean) * (a - mean)).sum::<f64>() / n as f64;
+        assert!(
+            mean.abs() < 1e-12 && (var - 1.0).abs() < 1e-12,
+            "row {r}: {mean} {var}"
+        );
+    }
+    assert!((0..n).all(|u| x[2 + u * m] == 0.0));
+}
