@@ -8,7 +8,7 @@
 //! * **Median bandwidth** ([`super::Bandwidth::Median`]): the lower median of `d²` over `m`
 //!   ([`Sampling::median_pairs`], default `2¹⁷`) pairs drawn independently and uniformly
 //!   among the unordered labeled pairs `{i, j}`, `i ≠ j` (with replacement; the stream is
-//!   [`crate::rng`]'s from [`Sampling::seed`], the same pairs in every view). The selection is
+//!   the crate's xoshiro256++ from [`Sampling::seed`], the same pairs in every view). The selection is
 //!   the same radix selection as the exact path, on the sampled multiset (element of rank
 //!   `⌊(m − 1)/2⌋`); the fallback `1/mean(d²)` uses the sample's mean. Cost
 //!   `O(m M_v)` per pass (2–3 passes, each pair one `1 × 1` block), memory unchanged.
