@@ -639,7 +639,11 @@ fn mkl_weights_concentrate_on_the_informative_view() {
     ] {
         for (lambda, floor) in [(0.0, 0.99), (0.01, 0.9), (0.1, 0.6)] {
             let views = views_of(&tv, [false, true, false]);
-            let p = MklParams { lambda, block: 8 };
+            let p = MklParams {
+                lambda,
+                block: 8,
+                ..MklParams::default()
+            };
             let need = similarity::mkl_weights_workspace::<f64>(
                 (0..3).map(|v| views.shape(v)),
                 &ks,
@@ -685,6 +689,7 @@ fn mkl_weights_concentrate_on_the_informative_view() {
     let p = MklParams {
         lambda: 1e6,
         block: 0,
+        ..MklParams::default()
     };
     let need = similarity::mkl_weights_workspace::<f64>((0..3).map(|v| views.shape(v)), &ks, 3, &p)
         .unwrap();
@@ -696,6 +701,7 @@ fn mkl_weights_concentrate_on_the_informative_view() {
     let bad = MklParams {
         lambda: -1.0,
         block: 0,
+        ..MklParams::default()
     };
     assert_eq!(
         similarity::mkl_weights(&views[..], &ks, &labels, 3, &bad, &mut eta, &mut w),

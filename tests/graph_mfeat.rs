@@ -84,7 +84,11 @@ fn knn(
 }
 
 fn mkl(vs: &[View<'_, f64>], ks: &[Kernel], labels: &[u32], lambda: f64) -> Vec<f64> {
-    let p = MklParams { lambda, block: 0 };
+    let p = MklParams {
+        lambda,
+        block: 0,
+        ..MklParams::default()
+    };
     let h = vs.len();
     let need =
         similarity::mkl_weights_workspace::<f64>((0..h).map(|v| vs.shape(v)), ks, 10, &p).unwrap();

@@ -281,9 +281,12 @@ pub(super) unsafe fn read_mkl(p: *const mvnmf_mkl_params) -> Result<MklParams, E
         } else {
             *p
         };
+        // The set-up sampling has no C field yet (issue 30): its default, exact up to
+        // `similarity::sample::AUTO_ABOVE` labeled items.
         let out = MklParams {
             lambda: p.lambda,
             block: p.block,
+            ..MklParams::default()
         };
         out.validate()?;
         Ok(out)

@@ -12,7 +12,8 @@
 //! accumulated in **one** pass over the unordered labeled pairs, all views' blocks evaluated
 //! together (so `O(N_l² Σ_v M_v)` work, `O(H·block²)` memory), each pair counted twice and the
 //! diagonal (`K_v(i,i) = 1`) added in closed form. The QP is solved exactly by
-//! [`super::simplex_qp`].
+//! [`super::simplex_qp`]. Past 4096 labeled items (by default) the pass runs over a stratified
+//! sample of them ([`super::sample`]).
 //!
 //! **λ is relative**: the ridge is `λ · mean_v(G_vv)`, so the same `λ` means the same thing
 //! whatever the number of classes and the kernels' scale (the papers leave it unscaled). Small
@@ -22,11 +23,12 @@
 use super::engine::{part_count, part_req, sym_in_parts, Block, Engine, Mode, PartCtx, Sink};
 use super::median::{self, Scratch};
 use super::qp::{self, QpReport};
+use super::sample::{self as smpl, Sampling};
 use super::{
     block_size, check_labels, check_views, class_of, layout, ClassIndex, KernelSet, Layout,
 };
 use crate::data::{ViewSet, ViewShape};
-use crate::error::Error;
+use crate::error::{Error, Part};
 use crate::linalg::real::Real;
 use crate::linalg::{at, set_at};
 use crate::par::Parallel;
@@ -39,6 +41,9 @@ pub struct MklParams {
     pub lambda: f64,
     /// Items per block side (0: [`super::DEFAULT_BLOCK`]).
     pub block: usize,
+    /// Exact or sampled passes over the labeled pairs, for the alignment and the median
+    /// bandwidths it resolves (default: exact up to 4096 labeled items, see [`super::sample`]).
+    pub sampling: Sampling,
 }
 
 impl Default for MklParams {
@@ -46,15 +51,16 @@ impl Default for MklParams {
         MklParams {
             lambda: 0.1,
             block: 0,
+            sampling: Sampling::default(),
         }
     }
 }
 
 impl MklParams {
-    /// [`Error::BadParameter`] unless `lambda` is finite and `>= 0`.
+    /// [`Error::BadParameter`] unless `lambda` is finite and `>= 0` and `sampling` is valid.
     pub fn validate(&self) -> Result<(), Error> {
         if self.lambda.is_finite() && self.lambda >= 0.0 {
-            Ok(())
+            self.sampling.validate()
         } else {
             Err(Error::BadParameter)
         }
@@ -80,7 +86,11 @@ pub struct MklReport {
 struct AlignSink<'w> {
     h: usize,
     labels: &'w [u32],
+    /// Per class: the cross-class factor (`1/n_c`, sampled `1/s_c`) ...
     inv_n: &'w [f64],
+    /// ... and the weight of one order of a same-class pair (`1/n_c²`, sampled
+    /// `(n_c − 1)/(n_c s_c (s_c − 1))`).
+    same: &'w [f64],
     g: &'w mut [f64],
     b: &'w mut [f64],
     gb: &'w mut [f64],
@@ -92,7 +102,7 @@ impl<'w> AlignSink<'w> {
     /// A sink with its own zeroed `G` and `b` and its scratch, from `st`.
     fn from_stack<'s: 'w>(
         h: usize,
-        (labels, inv_n): (&'w [u32], &'w [f64]),
+        (labels, inv_n, same): (&'w [u32], &'w [f64], &'w [f64]),
         st: &mut Stack<'s>,
     ) -> Result<Self, Error> {
         let g: &mut [f64] = st.take_matrix(h, h)?;
@@ -103,6 +113,7 @@ impl<'w> AlignSink<'w> {
             h,
             labels,
             inv_n,
+            same,
             g,
             b,
             gb: st.take_matrix(h, h)?,
@@ -119,6 +130,7 @@ impl<T: Real> Sink<T> for AlignSink<'_> {
         self.gb.fill(0.0);
         self.bb.fill(0.0);
         let inv_n = |c: usize| self.inv_n.get(c).copied().unwrap_or(0.0);
+        let same_w = |c: usize| self.same.get(c).copied().unwrap_or(0.0);
         for (bc, &j) in cols.iter().enumerate() {
             let cj = class_of(self.labels, j).unwrap_or(0);
             let amax = if shape == Block::Diag { bc } else { nr };
@@ -126,8 +138,9 @@ impl<T: Real> Sink<T> for AlignSink<'_> {
                 let ci = class_of(self.labels, i).unwrap_or(0);
                 let same = ci == cj;
                 // Both orders (i, j) and (j, i).
+                // (`2·(1/n²)` is bitwise the former `(2/n)·(1/n)`: doubling is exact.)
                 let w = if same {
-                    2.0 * inv_n(ci) * inv_n(ci)
+                    2.0 * same_w(ci)
                 } else {
                     inv_n(ci) * inv_n(cj)
                 };
@@ -165,14 +178,15 @@ fn system_req<T>(
     shapes: impl IntoIterator<Item = ViewShape>,
     kernels: &(impl KernelSet + ?Sized),
     n_classes: usize,
-    block: usize,
+    (block, smp): (usize, &Sampling),
 ) -> Result<WorkReq, Error> {
     let lay = layout(shapes, kernels)?;
     let b = block_size(block, lay.n);
     let h = lay.h;
     Ok(WorkReq::all_of(&[
         ClassIndex::workspace(lay.n, n_classes),
-        WorkReq::new::<f64>(n_classes),
+        WorkReq::new::<f64>(n_classes).times(2),
+        WorkReq::new::<usize>(smp.align_cap(lay.n, n_classes)),
         WorkReq::matrix::<f64>(h, h),
         WorkReq::new::<f64>(h),
         WorkReq::new::<f64>(h),
@@ -201,14 +215,15 @@ pub fn alignment_system_workspace<T>(
     n_classes: usize,
     block: usize,
 ) -> Result<usize, Error> {
-    system_req::<T>(shapes, kernels, n_classes, block)?.bytes()
+    system_req::<T>(shapes, kernels, n_classes, (block, &Sampling::default()))?.bytes()
 }
 
 /// The alignment system: writes `G` (`H × H`, column-major, symmetric) and `b` (`H`) of the
 /// module docs and returns the constant `c`, so that the loss is `ηᵀGη − 2bᵀη + c`.
 ///
 /// `labels` has one entry per item (class `< n_classes` or [`crate::data::UNLABELED`]); at
-/// least 2 labeled items. Cost `O(N_l² Σ_v M_v)` (one blocked pass, plus the median passes of
+/// least 2 labeled items (the sampling rule is [`Sampling::default`]: exact up to 4096 labeled
+/// items, [`super::sample`]). Cost `O(N_l² Σ_v M_v)` (one blocked pass, plus the median passes of
 /// RBF views with [`super::Bandwidth::Median`]). Past one block row of labeled items the pass is
 /// summed in parts (at most four, from the shape; the pipeline runs them on its pool, this
 /// function on the calling thread): `G` and `b` are then the same for every pool but differ in
@@ -239,10 +254,11 @@ pub fn alignment_system<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet +
     if nl < 2 {
         return Err(Error::TooFewLabeled);
     }
-    system_req::<T>((0..h).map(|v| views.shape(v)), kernels, n_classes, block)?
-        .check(work.len())?;
+    let smp = Sampling::default();
+    let shapes = (0..h).map(|v| views.shape(v));
+    system_req::<T>(shapes, kernels, n_classes, (block, &smp))?.check(work.len())?;
     let mut st = Stack::new(work);
-    let sys = (&lay, labels, n_classes, block);
+    let sys = (&lay, labels, n_classes, (block, &smp));
     system(views, kernels, sys, g, b, &mut st, Parallel::Serial)
 }
 
@@ -253,7 +269,7 @@ pub fn alignment_system<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet +
 fn system<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized>(
     views: &VS,
     kernels: &KS,
-    (lay, labels, n_classes, block): (&Layout, &[u32], usize, usize),
+    (lay, labels, n_classes, (block, smp)): (&Layout, &[u32], usize, (usize, &Sampling)),
     g: &mut [f64],
     bvec: &mut [f64],
     st: &mut Stack<'_>,
@@ -263,25 +279,52 @@ fn system<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized
     let mut st = st.rest();
     let ci = ClassIndex::new(labels, lay.n, n_classes, &mut st)?;
     let inv_n: &mut [f64] = st.take(n_classes)?;
+    let same: &mut [f64] = st.take(n_classes)?;
+    let chosen: &mut [usize] = st.take(smp.align_cap(lay.n, n_classes))?;
     let gb: &mut [f64] = st.take_matrix(h, h)?;
     let bb: &mut [f64] = st.take(h)?;
     let kv: &mut [f64] = st.take(h)?;
     let mut sc = Scratch::new(lay, &mut st)?;
     let blk: &mut [T] = st.take_matrix(h, bs * bs)?;
-    let tasks = part_count(ci.labeled().len(), bs);
-    let parts = st.take_slots(tasks, align_part_req::<T>(lay, bs))?;
+    let nl = ci.labeled().len();
+    let sampled = smp.align_sampled(nl, (0..n_classes).map(|c| ci.count(c)));
     let mut present = 0.0;
     let mut diag = 0.0;
-    for (c, inv) in inv_n.iter_mut().enumerate() {
+    let mut taken = 0;
+    let mut rng = smp.align_rng();
+    for (c, (inv, same)) in inv_n.iter_mut().zip(same.iter_mut()).enumerate() {
         let nc = ci.count(c);
         *inv = if nc > 0 { 1.0 / nc as f64 } else { 0.0 };
+        *same = *inv * *inv;
         if nc > 0 {
             present += 1.0;
             diag += *inv; // Σ_{i in c} t_ii = n_c / n_c²
         }
+        if sampled && nc > 0 {
+            // The stratified sample (`super::sample`): `s_c` of the class's items, and the
+            // weights that make each class-pair block an unbiased estimate.
+            let want = smp.class_share(nc, nl);
+            let out = chosen.get_mut(taken..).unwrap_or_default();
+            let sc = smpl::select(ci.class(c), want, &mut rng, out);
+            taken += sc;
+            let (n, s) = (nc as f64, sc as f64);
+            *inv = 1.0 / s;
+            *same = if sc > 1 {
+                (n - 1.0) / (n * s * (s - 1.0))
+            } else {
+                0.0
+            };
+        }
     }
+    let items: &[usize] = if sampled {
+        chosen.part(..taken)?
+    } else {
+        ci.labeled()
+    };
+    let tasks = part_count(items.len(), bs);
+    let parts = st.take_slots(tasks, align_part_req::<T>(lay, bs))?;
     let mut eng = Engine::new(views, kernels, lay, bs, st)?;
-    median::resolve(&mut eng, ci.labeled(), &mut sc, blk)?;
+    median::resolve_with(&mut eng, ci.labeled(), &mut sc, blk, smp)?;
     eng.set_mode(Mode::PerView, None);
     g.fill(0.0);
     bvec.fill(0.0);
@@ -290,13 +333,14 @@ fn system<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized
             h,
             labels,
             inv_n,
+            same,
             g: &mut *g,
             b: &mut *bvec,
             gb,
             bb,
             kv,
         };
-        eng.sym(ci.labeled(), blk, &mut sink)?;
+        eng.sym(items, blk, &mut sink)?;
     } else {
         let ctx = PartCtx {
             views,
@@ -307,10 +351,10 @@ fn system<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized
             mode: Mode::PerView,
             eta: None,
         };
-        let (items, blk_len) = (ci.labeled(), h * bs * bs);
-        let inv_n = &*inv_n;
+        let blk_len = h * bs * bs;
+        let (inv_n, same) = (&*inv_n, &*same);
         let got = sym_in_parts(&ctx, (items, blk_len), (tasks, parts), par, &|st| {
-            AlignSink::from_stack(h, (labels, inv_n), st)
+            AlignSink::from_stack(h, (labels, inv_n, same), st)
         })?;
         for part in got.iter().flatten() {
             g.iter_mut().zip(&*part.g).for_each(|(x, &y)| *x += y);
@@ -344,14 +388,18 @@ pub fn mkl_weights_workspace<T>(
     WorkReq::all_of(&[
         WorkReq::matrix::<f64>(h, h),
         WorkReq::new::<f64>(h),
-        system_req::<T>(shapes, kernels, n_classes, params.block)?.or(qp::workspace(h)),
+        system_req::<T>(shapes, kernels, n_classes, (params.block, &params.sampling))?
+            .or(qp::workspace(h)),
     ])
     .bytes()
 }
 
 /// Learns the fusion weights `η` (written, `H` entries on the simplex) by kernel–target
 /// alignment: [`alignment_system`], the ridge `params.lambda · mean(diag G)`, then the exact
-/// simplex QP. Cost as [`alignment_system`] plus `O(2^H H³)` for `H ≤ 16`.
+/// simplex QP. Cost as [`alignment_system`] plus `O(2^H H³)` for `H ≤ 16`. Past
+/// `params.sampling`'s threshold (default 4096 labeled items) `G` and `b` are summed over the
+/// pairs of a stratified sample of the labeled items instead, `O(s² Σ_v M_v)`
+/// ([`super::sample`]: the estimator and its measured effect on `η`).
 ///
 /// Errors: as [`alignment_system`]; `params.lambda` ([`Error::BadParameter`]);
 /// `eta.len() != H`.
@@ -413,7 +461,7 @@ pub(crate) fn mkl_weights_in<
     let mut st = Stack::new(work);
     let g: &mut [f64] = st.take_matrix(h, h)?;
     let b: &mut [f64] = st.take(h)?;
-    let sys = (&lay, labels, n_classes, params.block);
+    let sys = (&lay, labels, n_classes, (params.block, &params.sampling));
     let c = system(views, kernels, sys, g, b, &mut st, par)?;
     // The diagonal: every `H + 1`-th entry.
     let step = h.wrapping_add(1).max(1);

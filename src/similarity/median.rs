@@ -1,10 +1,11 @@
-//! The RBF median heuristic: the exact lower median of `d²` over all labeled pairs, by radix
-//! selection on the bits of `d²` (nonnegative `f64`s order like their bit patterns). Each pass
+//! The RBF median heuristic: the exact lower median of `d²` over all labeled pairs (or, past
+//! a size, over a seeded sample of them: [`super::sample`]), by radix selection on the bits of `d²` (nonnegative `f64`s order like their bit patterns). Each pass
 //! evaluates the labeled pairs block by block (one GEMM per block for a dense view) and either
 //! histograms the next 12 bits of the values that share the prefix found so far, or, once at
 //! most `CAP` values share it, collects and sorts them. Memory: 4096 counters and `CAP` values.
 
 use super::engine::{Block, Engine, Mode, Sink};
+use super::sample::Sampling;
 use super::{check_labels, check_views, layout, ClassIndex, KernelSet, Layout};
 use crate::data::{ViewSet, ViewShape};
 use crate::error::{Error, Part};
@@ -97,17 +98,35 @@ impl<T: Real> Sink<T> for Pass<'_> {
 
 /// Resolves every `Median` view's `γ` into `eng.gamma` (the engine is left in SqDist mode:
 /// the caller sets its own mode next). `labeled` holds at least 2 items (checked by callers).
+/// The path by [`Sampling::default`] (exact up to its threshold of labeled items).
 pub(crate) fn resolve<T: Real, VS: ViewSet<T> + ?Sized>(
     eng: &mut Engine<'_, '_, T, VS>,
     labeled: &[usize],
     sc: &mut Scratch<'_>,
     blk: &mut [T],
 ) -> Result<(), Error> {
+    resolve_with(eng, labeled, sc, blk, &Sampling::default())
+}
+
+/// [`resolve`] with the sampling rule `smp` (validated): the exact lower median over all
+/// labeled pairs, or that of `smp.median_pairs` pairs drawn from them (`super::sample`).
+pub(crate) fn resolve_with<T: Real, VS: ViewSet<T> + ?Sized>(
+    eng: &mut Engine<'_, '_, T, VS>,
+    labeled: &[usize],
+    sc: &mut Scratch<'_>,
+    blk: &mut [T],
+    smp: &Sampling,
+) -> Result<(), Error> {
     let nl = labeled.len() as u64;
-    let pairs = nl
-        .checked_mul(nl.saturating_sub(1))
-        .ok_or(Error::SizeOverflow)?
-        / 2;
+    let sampled = smp.median_pairs_for(labeled.len());
+    let pairs = match sampled {
+        Some(m) => m,
+        None => {
+            nl.checked_mul(nl.saturating_sub(1))
+                .ok_or(Error::SizeOverflow)?
+                / 2
+        }
+    };
     for v in 0..eng.views() {
         if !eng.needs_median(v) {
             continue;
@@ -137,7 +156,10 @@ pub(crate) fn resolve<T: Real, VS: ViewSet<T> + ?Sized>(
                 len: 0,
                 sum: 0.0,
             };
-            eng.sym(labeled, blk, &mut pass)?;
+            match sampled {
+                None => eng.sym(labeled, blk, &mut pass)?,
+                Some(m) => sampled_pass(eng, labeled, m, smp, blk, &mut pass)?,
+            }
             let (len, s) = (pass.len, pass.sum);
             sum.get_or_insert(s);
             if collect {
@@ -181,6 +203,35 @@ pub(crate) fn resolve<T: Real, VS: ViewSet<T> + ?Sized>(
     Ok(())
 }
 
+/// One pass over `m` pairs drawn uniformly (with replacement) among the unordered pairs of
+/// `labeled` (at least 2 items), the same stream from `smp`'s seed at every pass.
+fn sampled_pass<T: Real, VS: ViewSet<T> + ?Sized>(
+    eng: &mut Engine<'_, '_, T, VS>,
+    labeled: &[usize],
+    m: u64,
+    smp: &Sampling,
+    blk: &mut [T],
+    pass: &mut Pass<'_>,
+) -> Result<(), Error> {
+    let nl = labeled.len();
+    if nl < 2 {
+        return Err(Error::Internal);
+    }
+    let mut rng = smp.median_rng();
+    for _ in 0..m {
+        let a = rng.below(nl);
+        let mut b = rng.below(nl - 1);
+        if b >= a {
+            b += 1;
+        }
+        let (i, j) = (labeled.at(a)?, labeled.at(b)?);
+        eng.block(&[i], &[j], blk)?;
+        let d2 = blk.at(0)?.to_f64();
+        pass.take(if d2 > 0.0 { d2 } else { 0.0 });
+    }
+    Ok(())
+}
+
 /// Workspace bytes of [`resolve_bandwidths`].
 pub fn resolve_bandwidths_workspace<T>(
     shapes: impl IntoIterator<Item = ViewShape>,
@@ -205,7 +256,9 @@ pub fn resolve_bandwidths_workspace<T>(
 ///
 /// `labels` (one per item, or empty when no view uses the median) and `n_classes` as
 /// everywhere; `block` items per block side (0: default). Cost: per median view 1–6 passes
-/// over the `N_l(N_l − 1)/2` labeled pairs (`O(N_l² M_v)` each; typically 2–3 passes).
+/// over the `N_l(N_l − 1)/2` labeled pairs (`O(N_l² M_v)` each; typically 2–3 passes); past
+/// [`super::sample::AUTO_ABOVE`] labeled items, over a seeded sample of `2¹⁷` of them instead
+/// ([`super::sample`]: the rule, its rank bound, [`resolve_bandwidths_with`] to choose).
 ///
 /// Errors: shapes ([`Error::ZeroDimension`], [`Error::DimensionMismatch`]), values
 /// ([`Error::NonFiniteInput`], [`Error::NegativeInput`] for χ²/intersection views), `γ`
@@ -221,6 +274,26 @@ pub fn resolve_bandwidths<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Siz
     gammas: &mut [f64],
     work: &mut [u8],
 ) -> Result<(), Error> {
+    let smp = Sampling::default();
+    resolve_bandwidths_with(views, kernels, labels, n_classes, block, &smp, gammas, work)
+}
+
+/// [`resolve_bandwidths`] with the sampling rule `sampling` (exact or sampled median, see
+/// [`super::sample`]; its workspace is that of [`resolve_bandwidths_workspace`]).
+///
+/// Errors: as [`resolve_bandwidths`]; `sampling` ([`Error::BadParameter`]).
+#[allow(clippy::too_many_arguments)]
+pub fn resolve_bandwidths_with<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
+    views: &VS,
+    kernels: &KS,
+    labels: &[u32],
+    n_classes: usize,
+    block: usize,
+    sampling: &Sampling,
+    gammas: &mut [f64],
+    work: &mut [u8],
+) -> Result<(), Error> {
+    sampling.validate()?;
     let lay = check_views(views, kernels)?;
     let nl = check_labels(labels, lay.n, n_classes)?;
     if gammas.len() != lay.h {
@@ -244,7 +317,7 @@ pub fn resolve_bandwidths<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Siz
     let mut sc = Scratch::new(&lay, &mut st)?;
     let blk: &mut [T] = st.take_matrix(b, b)?;
     let mut eng = Engine::new(views, kernels, &lay, b, st)?;
-    resolve(&mut eng, ci.labeled(), &mut sc, blk)?;
+    resolve_with(&mut eng, ci.labeled(), &mut sc, blk, sampling)?;
     for (v, g) in gammas.iter_mut().enumerate() {
         *g = match kernels.kernel(v) {
             super::Kernel::Rbf(super::Bandwidth::Gamma(given)) => given,

@@ -26,7 +26,8 @@
 //! `O(1)` memory: a radix selection on the bits of `d²` (12 bits per pass, usually 2–3 passes over
 //! the labeled pairs, each pass GEMM-shaped). If that median is 0 (more than half the labeled pairs
 //! coincide in the view), `γ = 1/mean(d²)` over the same pairs; if every pair coincides, `γ = 1`. At least two labeled
-//! items are needed ([`Error::TooFewLabeled`]). [`resolve_bandwidths`] computes the `γ`s once so
+//! items are needed ([`Error::TooFewLabeled`]). Past 4096 labeled items the median is that of a
+//! seeded sample of labeled pairs, with a stated rank bound ([`sample`]). [`resolve_bandwidths`] computes the `γ`s once so
 //! that later calls can pass them explicitly (every routine here resolves `Median` itself otherwise).
 //!
 //! **Magnitudes.** Any finite data works: a view whose largest `|x|` lies outside
@@ -78,6 +79,7 @@ pub(crate) mod kmeans;
 pub(crate) mod knn;
 pub(crate) mod median;
 mod qp;
+pub mod sample;
 pub(crate) mod topk;
 
 pub(crate) use align::mkl_weights_in;
@@ -90,8 +92,9 @@ pub use knn::{
     class_pairs, class_pairs_workspace, fused_knn, fused_knn_workspace, KnnParams, Scope,
     NO_NEIGHBOR,
 };
-pub use median::{resolve_bandwidths, resolve_bandwidths_workspace};
+pub use median::{resolve_bandwidths, resolve_bandwidths_with, resolve_bandwidths_workspace};
 pub use qp::{simplex_qp, simplex_qp_workspace, QpReport};
+pub use sample::{Sampling, SetupPath};
 
 use crate::data::UNLABELED;
 use crate::data::{ViewKind, ViewSet, ViewShape};
