@@ -519,9 +519,11 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
         };
         median::resolve(&mut t0.eng, ci.labeled(), &mut sc, t0.blk)?;
         t0.eng.set_mode(Mode::Fused, Some(eta));
+        t0.eng.set_direct(true);
         for t in rest.iter_mut().flatten() {
             t.eng.gamma.copy_checked(t0.eng.gamma)?;
             t.eng.set_mode(Mode::Fused, Some(eta));
+            t.eng.set_direct(true);
         }
     }
 
@@ -676,7 +678,7 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
                         return Ok(false);
                     }
                     let items = perm_r.part(s..e)?;
-                    task.eng.block(items, items, task.blk)?;
+                    task.eng.block_prefix(items, m, task.blk)?;
                     task.evals += (m * (m - 1) / 2) as u64;
                     for a in 0..m {
                         for b in a + 1..m {
@@ -873,7 +875,7 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
             let nc = nr + no;
             task.cols.part_mut(..nr)?.copy_checked(nw)?;
             task.cols.part_mut(nr..nc)?.copy_checked(od)?;
-            task.eng.block(nw, task.cols.part(..nc)?, task.blk)?;
+            task.eng.block_prefix(task.cols.part(..nc)?, nr, task.blk)?;
             task.evals += (nr * nc) as u64;
             for a in 0..nr {
                 let p = nw.at(a)?;
