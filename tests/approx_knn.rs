@@ -7,7 +7,7 @@ use mvnmf::data::ViewSet;
 use mvnmf::eval::UNLABELED;
 use mvnmf::similarity::{self, AnnParams, Bandwidth, Kernel, KnnParams, Scope, NO_NEIGHBOR};
 use mvnmf::Parallel;
-use mvnmf::{Dense, Error, View};
+use mvnmf::{Dense, Error, HostPool, View};
 
 fn load_mfeat() -> (Vec<(usize, Vec<f64>)>, Vec<u32>) {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/data/mfeat-sample");
@@ -257,6 +257,11 @@ fn recall_on_clustered_synthetic_data_at_default_parameters() {
     }
 }
 
+/// A host pool that runs the tasks last to first.
+fn reversed(_ctx: usize, n: usize, task: &(dyn Fn(usize) + Sync)) {
+    (0..n).rev().for_each(task);
+}
+
 #[test]
 fn same_bits_for_every_pool_and_a_valid_graph_for_another_seed() {
     let n = 4500; // four tasks
@@ -275,10 +280,15 @@ fn same_bits_for_every_pool_and_a_valid_graph_for_another_seed() {
     };
     let (nb0, s0, r0) = approx(&vs, &ks, &eta, &[], &base);
     check_valid(&nb0, &s0, 8);
+    let host = Parallel::Host(HostPool {
+        parallel_for: reversed,
+        ctx: 0,
+    });
     for par in [
         Parallel::Threads(1),
         Parallel::Threads(2),
         Parallel::Threads(3),
+        host,
     ] {
         let p = AnnParams {
             parallel: par,

@@ -411,8 +411,8 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         self.ld = ld;
     }
 
-    /// Computes every panel product value by value ([`crate::linalg::dot`], four partial
-    /// sums in `f64`) instead of one GEMM per block: for the many tiny blocks of the
+    /// Computes every panel product value by value (`linalg::panel_dots`: eight partial
+    /// sums in `f64`, vectorised at run time) instead of one GEMM per block: for the many tiny blocks of the
     /// approximate search (a few rows and columns), where a GEMM call costs more than its
     /// arithmetic. A value then no longer depends on the block's shape (the same bits
     /// whichever side each item is on). Off by default: the exact search keeps its GEMMs.
@@ -501,23 +501,12 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
             } else {
                 out.get_mut(..nr * nc).unwrap_or_default()
             };
-            let ldc = ld.max(1);
             let rpan: &[T] = if self.rows_in_cols {
                 self.cpan
             } else {
                 self.rpan
             };
-            let rcols = rpan.chunks_exact(ldc).take(nr);
-            for (oc, bc) in out
-                .chunks_exact_mut(nr.max(1))
-                .zip(self.cpan.chunks_exact(ldc))
-            {
-                let y = bc.get(o..o + m).unwrap_or_default();
-                for (dst, ac) in oc.iter_mut().zip(rcols.clone()) {
-                    let x = ac.get(o..o + m).unwrap_or_default();
-                    *dst = T::from_f64(crate::linalg::dot(x, y));
-                }
-            }
+            crate::linalg::panel_dots(rpan, self.cpan, (o, m, ld), nr, nc, out);
             return Ok(());
         }
         let a = MatRef::new(self.rpan.get(o..).unwrap_or_default(), m, nr, 1, ld)?.t();

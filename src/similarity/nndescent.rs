@@ -85,8 +85,7 @@ pub struct AnnParams {
     pub trees: usize,
     /// Most items per leaf (0: `max(16, k + 2)`), at least 2.
     pub leaf: usize,
-    /// Most candidates per item and kind (new, old) in an iteration (0: `max(20, k)`... see
-    /// [`AnnParams::resolved`]).
+    /// Most candidates per item and kind (new, old) in an iteration (0: `max(20, k)`).
     pub candidates: usize,
     /// Most iterations (0: `max(5, round(log2 N))`).
     pub iters: usize,
