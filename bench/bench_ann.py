@@ -29,6 +29,11 @@ timed).
 
 (from the repository root, after `cargo build --release --example bench_ann`; Python packages:
 numpy, pynndescent, hnswlib.)
+
+Times are CPU seconds of the process (every thread) and wall seconds; the ratio in the last
+column uses CPU seconds, because on a shared machine the wall times carry other jobs' load.
+The logs of the first run are bench/ann_20k_v1.log and bench/ann_100k_v1.log (the 100 000
+run was stopped after the clustered case); the table is in src/similarity/nndescent.rs.
 """
 
 import argparse
