@@ -392,6 +392,75 @@ pub(crate) fn dot<T: Real>(a: &[T], b: &[T]) -> f64 {
     r
 }
 
+/// `out[a + b·nr] = Σ_f x_a[f] y_b[f]` (f64 sums, eight partial sums in a fixed order) for
+/// the `nr` columns `x_a = xs[a·ld + o ..][..m]` and the `nc` columns `y_b` of `ys` alike:
+/// small panel products value by value, under the widest instruction set the CPU has
+/// (`simd::dispatch`; no fused multiply-add, so the same bits at every level).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn panel_dots<T: Real>(
+    xs: &[T],
+    ys: &[T],
+    (o, m, ld): (usize, usize, usize),
+    nr: usize,
+    nc: usize,
+    out: &mut [T],
+) {
+    simd::dispatch(PanelDots {
+        xs,
+        ys,
+        o,
+        m,
+        ld,
+        nr,
+        nc,
+        out,
+    });
+}
+
+struct PanelDots<'a, T> {
+    xs: &'a [T],
+    ys: &'a [T],
+    o: usize,
+    m: usize,
+    ld: usize,
+    nr: usize,
+    nc: usize,
+    out: &'a mut [T],
+}
+
+impl<T: Real> simd::Kernel for PanelDots<'_, T> {
+    type Out = ();
+    #[inline(always)]
+    fn run(self) {
+        let ld = self.ld.max(1);
+        let (o, m) = (self.o, self.m);
+        let rcols = self.xs.chunks_exact(ld).take(self.nr);
+        let per_col = self
+            .out
+            .chunks_exact_mut(self.nr.max(1))
+            .zip(self.ys.chunks_exact(ld));
+        for (oc, bc) in per_col.take(self.nc) {
+            let y = bc.get(o..o + m).unwrap_or_default();
+            for (dst, ac) in oc.iter_mut().zip(rcols.clone()) {
+                let x = ac.get(o..o + m).unwrap_or_default();
+                let mut s = [0.0f64; 8];
+                let mut cx = x.chunks_exact(8);
+                let mut cy = y.chunks_exact(8);
+                for (a, b) in (&mut cx).zip(&mut cy) {
+                    for i in 0..8 {
+                        s[i] += a[i].to_f64() * b[i].to_f64();
+                    }
+                }
+                let mut r = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+                for (a, b) in cx.remainder().iter().zip(cy.remainder()) {
+                    r += a.to_f64() * b.to_f64();
+                }
+                *dst = T::from_f64(r);
+            }
+        }
+    }
+}
+
 /// `Σ a_i²` in f64.
 #[inline]
 pub(crate) fn sq_norm<T: Real>(a: &[T]) -> f64 {

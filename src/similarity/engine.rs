@@ -86,6 +86,11 @@ pub(crate) struct Engine<'a, 'w, T, VS: ?Sized> {
     tmp: &'w mut [T],
     scat: &'w mut [T],
     gst: Stack<'w>,
+    /// Panel products by one [`crate::linalg::dot`] per value instead of a GEMM (see
+    /// [`Engine::set_direct`]).
+    direct: bool,
+    /// The rows' panel is the first columns of the columns' panel ([`Engine::block_prefix`]).
+    rows_in_cols: bool,
 }
 
 /// Workspace of [`Engine::new`] for blocks of at most `b` items.
@@ -313,6 +318,8 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
             tmp,
             scat,
             gst: st,
+            direct: false,
+            rows_in_cols: false,
         };
         e.set_mode(Mode::PerView, None);
         Ok(e)
@@ -404,6 +411,15 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         self.ld = ld;
     }
 
+    /// Computes every panel product value by value (`linalg::panel_dots`: eight partial
+    /// sums in `f64`, vectorised at run time) instead of one GEMM per block: for the many tiny blocks of the
+    /// approximate search (a few rows and columns), where a GEMM call costs more than its
+    /// arithmetic. A value then no longer depends on the block's shape (the same bits
+    /// whichever side each item is on). Off by default: the exact search keeps its GEMMs.
+    pub(crate) fn set_direct(&mut self, on: bool) {
+        self.direct = on;
+    }
+
     /// Gathers the panel of `items` (row side when `rows`).
     fn gather(&mut self, items: &[usize], rows: bool) {
         let ld = self.ld;
@@ -479,6 +495,20 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         out: &mut [T],
     ) -> Result<(), Error> {
         let ld = self.ld;
+        if self.direct {
+            let out = if to_tmp {
+                self.tmp.get_mut(..nr * nc).unwrap_or_default()
+            } else {
+                out.get_mut(..nr * nc).unwrap_or_default()
+            };
+            let rpan: &[T] = if self.rows_in_cols {
+                self.cpan
+            } else {
+                self.rpan
+            };
+            crate::linalg::panel_dots(rpan, self.cpan, (o, m, ld), nr, nc, out);
+            return Ok(());
+        }
         let a = MatRef::new(self.rpan.get(o..).unwrap_or_default(), m, nr, 1, ld)?.t();
         let b = MatRef::new(self.cpan.get(o..).unwrap_or_default(), m, nc, 1, ld)?;
         let c = if to_tmp {
@@ -677,6 +707,25 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         self.gather(rows, true);
         self.gather(cols, false);
         self.eval(rows, cols, blk)
+    }
+
+    /// [`Engine::block`] with the rows `cols[..nr]`: in the direct mode
+    /// ([`Engine::set_direct`]) their panel is not gathered a second time.
+    pub(crate) fn block_prefix(
+        &mut self,
+        cols: &[usize],
+        nr: usize,
+        blk: &mut [T],
+    ) -> Result<(), Error> {
+        let rows = cols.get(..nr).ok_or(Error::Internal)?;
+        if !self.direct {
+            return self.block(rows, cols, blk);
+        }
+        self.gather(cols, false);
+        self.rows_in_cols = true;
+        let r = self.eval(rows, cols, blk);
+        self.rows_in_cols = false;
+        r
     }
 
     /// Visits every unordered pair of `items` once: blocks `(I, J)` with `J ≥ I`.

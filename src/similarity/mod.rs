@@ -78,6 +78,7 @@ pub(crate) mod engine;
 pub(crate) mod kmeans;
 pub(crate) mod knn;
 pub(crate) mod median;
+pub(crate) mod nndescent;
 mod qp;
 pub mod sample;
 pub(crate) mod topk;
@@ -93,6 +94,7 @@ pub use knn::{
     NO_NEIGHBOR,
 };
 pub use median::{resolve_bandwidths, resolve_bandwidths_with, resolve_bandwidths_workspace};
+pub use nndescent::{approx_knn, approx_knn_workspace, AnnParams, AnnReport};
 pub use qp::{simplex_qp, simplex_qp_workspace, QpReport};
 pub use sample::{Sampling, SetupPath};
 

@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""Approximate kNN graph: mvnmf's approx_knn (NN-descent from kernel bisector trees) against
+pynndescent and hnswlib on the same data and similarity, in the same run (issue 30).
+
+Data (items as rows here; written column-major M x N for mvnmf, i.e. one item after another):
+
+  clustered  N items of 150 features in 20 clusters, each cluster a rank-5 nonnegative
+             subspace (nonnegative combinations of 5 nonnegative basis vectors) plus 5 %
+             uniform noise: shaped like real nonnegative features.
+  hard       N items of 150 features in 20 clusters: a uniform centre plus full-dimensional
+             uniform noise of the same size (the issue's hard case).
+  mfeat      ../shared/data/mfeat (UCI multiple features, 2000 items, six views of
+             76/216/64/240/47/6 features): the real data there is; uniform weights.
+
+Similarity: the fused linear kernel K = sum_v eta_v cos_v (one view: the cosine). The peers
+get the equivalent features Z = [sqrt(eta_v) x_v / |x_v|]_v stacked, whose Euclidean kNN is the
+fused kNN (|z_i - z_j|^2 = 2 - 2K(i, j)); the normalisation is not timed.
+
+Recall@k on a sample of S items (default 1000) whose exact lists mvnmf's exact search
+(fused_knn, masked scope) computes once per data set; every contender's graph is scored on
+the same sample. Build time: the whole graph (pynndescent: NNDescent(...) with its
+neighbor_graph; hnswlib: add_items plus knn_query of every item; mvnmf: approx_knn).
+
+Parameters are raised along a ladder until the contender reaches mvnmf's recall (or the
+ladder ends); each level is printed. pynndescent is warmed up first (numba compilation is not
+timed).
+
+    /work/venv-ann/bin/python bench/bench_ann.py --n 20000 100000 --threads 1 2
+
+(from the repository root, after `cargo build --release --example bench_ann`; Python packages:
+numpy, pynndescent, hnswlib.)
+
+Times are CPU seconds of the process (every thread) and wall seconds; the ratio in the last
+column uses CPU seconds, because on a shared machine the wall times carry other jobs' load.
+The logs of the first run are bench/ann_20k_v1.log and bench/ann_100k_v1.log (the 100 000
+run was stopped after the clustered case); the table is in src/similarity/nndescent.rs.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+BIN = "target/release/examples/bench_ann"
+
+
+def clustered(n, m=150, c=20, r=5, noise=0.05, seed=0):
+    g = np.random.default_rng(seed)
+    bases = g.random((c, r, m)) ** 3
+    lab = g.integers(0, c, n)
+    w = g.random((n, r))
+    x = np.einsum("nr,nrm->nm", w, bases[lab]) + noise * g.random((n, m))
+    return [x]
+
+
+def hard(n, m=150, c=20, seed=0):
+    g = np.random.default_rng(seed)
+    centres = g.random((c, m))
+    lab = g.integers(0, c, n)
+    return [centres[lab] + g.random((n, m))]
+
+
+def mfeat():
+    d = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "mfeat")
+    if not os.path.isdir(d):
+        d = "/work/shared/data/mfeat"
+    rows = [76, 216, 64, 240, 47, 6]
+    n = 2000
+    return [np.fromfile(f"{d}/view{v + 1}.f64").reshape(n, m) for v, m in enumerate(rows)]
+
+
+def equivalent(views, eta):
+    parts = []
+    for x, e in zip(views, eta):
+        nrm = np.linalg.norm(x, axis=1, keepdims=True)
+        nrm[nrm == 0] = 1
+        parts.append(np.sqrt(e) * x / nrm)
+    return np.ascontiguousarray(np.hstack(parts), dtype=np.float32)
+
+
+def recall(graph, sample, truth, k):
+    hit = 0
+    for q, i in enumerate(sample):
+        hit += len(set(graph[i][:k]).intersection(truth[q]))
+    return hit / (len(sample) * k)
+
+
+def drop_self(ids, k):
+    out = np.empty((ids.shape[0], k), dtype=np.int64)
+    for i in range(ids.shape[0]):
+        row = [j for j in ids[i] if j != i][:k]
+        row += [-1] * (k - len(row))
+        out[i] = row
+    return out
+
+
+def run_mvnmf(d, n, k, threads, dims, extra):
+    cmd = [BIN, d, str(n), str(k), str(threads)] + [str(m) for m in dims] + extra
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    vals = dict(re.findall(r"(\w+)=([\d.]+)", out))
+    return float(vals["seconds"]), float(vals["cpu_seconds"]), float(vals["recall"]), vals
+
+
+def run_hnsw(z, k, threads, m, efc, efs):
+    import hnswlib
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    idx = hnswlib.Index(space="l2", dim=z.shape[1])
+    idx.init_index(max_elements=z.shape[0], M=m, ef_construction=efc, random_seed=100)
+    idx.set_num_threads(threads)
+    idx.add_items(z, np.arange(z.shape[0]))
+    idx.set_ef(max(efs, k + 1))
+    ids, _ = idx.knn_query(z, k=k + 1, num_threads=threads)
+    secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return secs, cpu, drop_self(ids, k)
+
+
+def run_pynn(z, k, threads, nn, extra):
+    import pynndescent
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    ix = pynndescent.NNDescent(z, n_neighbors=nn, metric="euclidean", n_jobs=threads,
+                               random_state=None, verbose=False, **extra)
+    ids, _ = ix.neighbor_graph
+    secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return secs, cpu, drop_self(ids, k)
+
+
+HNSW_LADDER = [(8, 50, 20), (16, 100, 50), (16, 200, 100), (24, 300, 150), (32, 400, 200),
+               (48, 600, 400)]
+PYNN_LADDER = [(None, {}), (None, {"max_candidates": 60}), (30, {}),
+               (30, {"max_candidates": 60}), (60, {"max_candidates": 60}),
+               (60, {"max_candidates": 60, "n_iters": 40, "delta": 0.0001})]
+MV_LADDER = [[], ["--cand", "40"], ["--build-k", "20", "--cand", "40"],
+             ["--build-k", "30", "--cand", "60"], ["--build-k", "40", "--cand", "80", "--trees", "32"]]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, nargs="+", default=[20000, 100000])
+    ap.add_argument("--cases", nargs="+", default=["clustered", "hard", "mfeat"])
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--sample", type=int, default=1000)
+    ap.add_argument("--target", type=float, default=0.95)
+    ap.add_argument("--peers", nargs="*", default=["pynndescent", "hnswlib"])
+    a = ap.parse_args()
+    k = a.k
+    if "pynndescent" in a.peers:
+        import numba
+        import pynndescent
+
+        w = np.random.default_rng(0).random((3000, 20)).astype(np.float32)
+        pynndescent.NNDescent(w, n_neighbors=k + 1).neighbor_graph  # numba compilation
+    rows = []
+    for case in a.cases:
+        sizes = [2000] if case == "mfeat" else a.n
+        for n in sizes:
+            views = mfeat() if case == "mfeat" else (clustered(n) if case == "clustered" else hard(n))
+            eta = np.full(len(views), 1.0 / len(views))
+            dims = [x.shape[1] for x in views]
+            with tempfile.TemporaryDirectory() as d:
+                for v, x in enumerate(views):
+                    np.ascontiguousarray(x, dtype=np.float64).tofile(f"{d}/view{v}.f64")
+                eta.tofile(f"{d}/eta.f64")
+                g = np.random.default_rng(1)
+                sample = np.sort(g.choice(n, min(a.sample, n), replace=False)).astype(np.uint64)
+                sample.tofile(f"{d}/sample.u64")
+                z = equivalent(views, eta)
+                for t in a.threads:
+                    # mvnmf (the first run also writes the exact lists of the sample).
+                    best = None
+                    for extra in MV_LADDER:
+                        secs, cpu, rec, vals = run_mvnmf(d, n, k, t, dims, extra)
+                        print(f"{case} N={n} t={t} mvnmf {' '.join(extra) or 'defaults'}: "
+                              f"recall {rec:.4f} in {secs:.2f} s wall, {cpu:.2f} s CPU "
+                              f"({vals.get('iterations')} it)", flush=True)
+                        best = (cpu, rec, " ".join(extra) or "defaults", secs)
+                        if rec >= a.target:
+                            break
+                    truth = np.fromfile(f"{d}/truth.u64", dtype=np.uint64).reshape(-1, k)
+                    truth = [set(int(j) for j in row) for row in truth]
+                    goal = best[1]
+                    peers = {}
+                    if "hnswlib" in a.peers:
+                        for (m, efc, efs) in HNSW_LADDER:
+                            secs, cpu, graph = run_hnsw(z, k, t, m, efc, efs)
+                            rec = recall(graph, sample, truth, k)
+                            print(f"{case} N={n} t={t} hnswlib M={m} efC={efc} ef={efs}: "
+                                  f"recall {rec:.4f} in {secs:.2f} s wall, {cpu:.2f} s CPU",
+                                  flush=True)
+                            peers["hnswlib"] = (cpu, rec, f"M={m} efC={efc} ef={efs}", secs)
+                            if rec >= goal:
+                                break
+                    if "pynndescent" in a.peers:
+                        numba.set_num_threads(t)
+                        for (nn, extra) in PYNN_LADDER:
+                            secs, cpu, graph = run_pynn(z, k, t, nn or k + 1, extra)
+                            rec = recall(graph, sample, truth, k)
+                            print(f"{case} N={n} t={t} pynndescent n_neighbors={nn or k + 1} "
+                                  f"{extra}: recall {rec:.4f} in {secs:.2f} s wall, "
+                                  f"{cpu:.2f} s CPU", flush=True)
+                            peers["pynndescent"] = (cpu, rec,
+                                                    f"n_neighbors={nn or k + 1} {extra}", secs)
+                            if rec >= goal:
+                                break
+                    rows.append((case, n, t, best, peers))
+    print()
+    print("Times: CPU seconds of the process (every thread), then wall seconds; the ratio is")
+    print("of CPU seconds (the machine was shared: wall times carry the other jobs' load).")
+    print("| data | N | threads | mvnmf (params) recall, CPU s / wall s | pynndescent | "
+          "hnswlib | faster peer reaching mvnmf's recall / mvnmf (CPU) |")
+    print("|---|---|---|---|---|---|---|")
+    for case, n, t, best, peers in rows:
+        cells = []
+        ok = []
+        for name in ("pynndescent", "hnswlib"):
+            if name in peers:
+                s, r, p, w = peers[name]
+                cells.append(f"({p}) {r:.3f}, {s:.2f} / {w:.2f}")
+                if r >= best[1]:
+                    ok.append(s)
+            else:
+                cells.append("-")
+        ratio = f"{min(ok) / best[0]:.2f}" if ok else "no peer reached it"
+        print(f"| {case} | {n} | {t} | ({best[2]}) {best[1]:.3f}, {best[0]:.2f} / {best[3]:.2f} | "
+              f"{cells[0]} | {cells[1]} | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()
