@@ -30,6 +30,13 @@
 //! `MVNMF_STATUS_INPUT_TOO_LARGE`, and only that data ([`check_magnitude`]).
 //! `MVNMF_FUZZ_DECADES` / `MVNMF_FUZZ_SPREAD` override the magnitudes (e.g. `3` / `2`, the
 //! ordinary range the driver used before issue 15's D3–D5 were fixed).
+//!
+//! Single precision (issue 31, E1): on every other seed the joint NMF, shallow, deep and
+//! pipeline cases also run their `_f32` twin on the same views as floats, each view
+//! rescaled to its own magnitude in the float range, views up to 1e40 apart
+//! ([`F32Views`]), with the same checks (tolerance `1e-5`: float rounding), the `_f32`
+//! bound `½ Σ‖X‖²_F > 2^103` ([`check_magnitude_f32`]), and on a quarter of them 150
+//! iterations (E1 needed 136).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -826,6 +833,9 @@ fn t_joint(g: &mut G, bad: bool) -> R {
     let mut us = factors(g, &vs, k, given);
     let ptrs: Vec<*mut f64> = us.iter_mut().map(|u| u.ptr()).collect();
     let mut v = start(g, k * n, given, p.vmax.min(1.0));
+    // The `_f32` twin's starts: the same as the double call's (not its results, which
+    // may lie far outside the float range).
+    let (us32, v32): (Vec<Out>, Out) = (us.iter().map(as_f32).collect(), as_f32(&v));
     let mut rep = Out::bytes(std::mem::size_of::<mvnmf_report>());
     let bad_3 = bad && g.one_in(3);
     let mut w = Work::new(g, need, bad_3);
@@ -861,7 +871,7 @@ fn t_joint(g: &mut G, bad: bool) -> R {
     // cases of earlier seeds stay what they were): the same views and factors
     // as floats through mvnmf_joint_nmf_fit_f32, with the same checks.
     if p.seed >> 9 & 1 == 1 {
-        joint_f32(&vs, k, &p, &us, &v)?;
+        joint_f32(&vs, k, &p, us32, v32)?;
     }
     Ok(())
 }
@@ -890,8 +900,8 @@ fn f32s(o: &Out) -> Vec<f32> {
 const F32_SPREADS: &[i32] = &[0, 1, 2, 4, 10, 20, 40];
 
 /// A case's views as floats for its `_f32` twin, view `i` rescaled so that its largest
-/// entry is `10^e_i`: a base in `-42..=16` and each view up to one of [`F32_SPREADS`]
-/// decades from it, clamped to `-44..=17` — views far apart anywhere in the float range,
+/// entry is `10^e_i`: the first view at a base in `-33..=16`, the others up to one of
+/// [`F32_SPREADS`] decades below it, clamped to `-44` — views far apart anywhere in the float range,
 /// subnormal ones included, and past the `_f32` bound (`2^103`) at the top. Drawn from a
 /// generator seeded by the case's solver seed, not from the case's stream (earlier seeds'
 /// cases stay what they were).
@@ -904,13 +914,23 @@ struct F32Views {
 impl F32Views {
     fn new(vs: &[ViewData], seed: u64) -> F32Views {
         let mut g = G(seed ^ 0xF32F_32F3_2F32_F32F);
-        let base = g.range(0, 58) as i32 - 42;
+        // The largest view at `10^base ≥ 1e-33` (`2^-112` is the `f32` solvers'
+        // furthest scale-up: below it the scaled products fall into subnormals,
+        // `crate::steps::scale`, "Limits"); the others anywhere below it.
+        let base = g.range(0, 49) as i32 - 33;
         let spread = g.pick(F32_SPREADS);
         let mut exps = vec![];
         let vals: Vec<Vec<f32>> = vs
             .iter()
-            .map(|x| {
-                let e = (base + g.range(0, 2 * spread as usize) as i32 - spread).clamp(-44, 17);
+            .enumerate()
+            .map(|(i, x)| {
+                // The first view at the base, the others up to `spread` decades below.
+                let below = if i == 0 {
+                    0
+                } else {
+                    g.range(0, spread as usize) as i32
+                };
+                let e = (base - below).clamp(-44, 17);
                 exps.push(e);
                 let max = x
                     .vals
@@ -1012,7 +1032,7 @@ fn f32_iters(seed: u64, max_iter: u32) -> u32 {
     }
 }
 
-fn joint_f32(vs: &[ViewData], k: usize, p: &mvnmf_nmf_params, us: &[Out], v: &Out) -> R {
+fn joint_f32(vs: &[ViewData], k: usize, p: &mvnmf_nmf_params, mut uf: Vec<Out>, mut vf: Out) -> R {
     let fv = F32Views::new(vs, p.seed);
     let cv = &fv.cv;
     F32Views::begin("joint_nmf_fit_f32");
@@ -1021,9 +1041,7 @@ fn joint_f32(vs: &[ViewData], k: usize, p: &mvnmf_nmf_params, us: &[Out], v: &Ou
     let p = &p;
     let h = cv.len();
     let need = query(|b| unsafe { mvnmf_joint_nmf_fit_f32_workspace(cv.as_ptr(), h, k, p, b) });
-    let mut uf: Vec<Out> = us.iter().map(as_f32).collect();
     let ptrs: Vec<*mut f32> = uf.iter_mut().map(|u| u.ptr()).collect();
-    let mut vf = as_f32(v);
     let mut rep = Out::bytes(std::mem::size_of::<mvnmf_report>());
     let mut w = vec![0u8; need.max(1)];
     let mut m = monitor_f32(fv.half_sq());
@@ -1141,13 +1159,7 @@ fn t_shallow(g: &mut G, bad: bool) -> R {
     let bad_2 = bad && g.one_in(2);
     let gd = GraphData::gen(g, n, bad_2);
     let gr = gd.c();
-    let mut p = shallow_params(g, bad);
-    // A long run on one seed in 32 (a bit of the seed, no new draw): a dead view's
-    // Lipschitz guess halves every iteration and reached `f64::MIN_POSITIVE`, where
-    // `∇f/L` overflowed, after about 1030 (issue 31, E1 in double precision).
-    if p.seed >> 11 & 31 == 0 {
-        p.max_iter = 1200;
-    }
+    let p = shallow_params(g, bad);
     let need = query(|b| unsafe { mvnmf_mvsl_fit_workspace(cv.as_ptr(), h, &gr, k, &p, b) });
     let given = p.init == MVNMF_INIT_GIVEN;
     let mut us = factors(g, &vs, k, given);

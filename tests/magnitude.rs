@@ -11,8 +11,10 @@
 //! composite-gradient U-step is then accepted with `Δ = 0`, its Lipschitz guess
 //! halves every outer iteration, and after 136 iterations `1/L` (L ≈ 2e-39)
 //! rounded to `inf` in `f32`; the non-finite trial passed the test `inf ≤ inf`.
-//! The same for MCL, DMCL and the pipeline; in `f64` the guess stopped at
-//! `f64::MIN_POSITIVE`, where `1/L` is finite.
+//! The same for MCL, DMCL and the pipeline. In `f64` the guess stops at
+//! `f64::MIN_POSITIVE`, where `1/L` is finite (measured: the `f64` cases below
+//! were `Ok` and finite before the fix too, and so was E1's case in `f64` run for
+//! 1300 iterations); they guard the rule in both precisions.
 
 mod common;
 
@@ -248,19 +250,6 @@ fn f64_family_on_views_far_apart() {
             [1e140, 1e140],
         ] {
             check::<f64>(which, s, ITERS);
-        }
-    }
-}
-
-/// E1's mechanism in `f64`: the dead view's Lipschitz guess halves down to
-/// `f64::MIN_POSITIVE` after about 1030 outer iterations; there `∇f/L`
-/// overflowed to `inf` and the trial was accepted (`inf ≤ inf`), so a long
-/// enough run gave the same NaN in double precision.
-#[test]
-fn f64_long_runs_keep_a_dead_view_finite() {
-    for which in [Fit::Mvsl, Fit::Mcl] {
-        for s in [[1e-4, 1e4], [1e-30, 1e-30]] {
-            assert!(check::<f64>(which, s, 1300), "{which:?} {s:?} refused");
         }
     }
 }
