@@ -388,7 +388,9 @@ enum mvnmf_status
   MVNMF_STATUS_WORKSPACE_TOO_SMALL = 13,
   // The progress callback asked to stop; outputs hold the last complete iterate.
   MVNMF_STATUS_CANCELLED = 14,
-  // A bug in mvnmf was caught at the boundary.
+  // A bug in mvnmf was caught at the boundary. Also a factorization fit
+  // whose objective or factors became non-finite (issue 31: never OK with
+  // NaN; the outputs then hold the iterate where it was found).
   MVNMF_STATUS_INTERNAL = 15,
   // A retrieval query is all zero (no term of the vocabulary).
   MVNMF_STATUS_EMPTY_QUERY = 16,

@@ -46,7 +46,11 @@ pub enum Error {
     Cancelled,
     /// An internal invariant failed: a bug in mvnmf (a checked read that
     /// validation should have made impossible, or a panic caught at the C
-    /// boundary). Please report it.
+    /// boundary). Please report it. Also the factorization solvers'
+    /// finite-output check (issue 31): a solver whose objective or returned
+    /// factors are not finite never returns OK but this, with the outputs
+    /// holding the iterate where it was found (the magnitude rules make it
+    /// impossible; `steps::scale`).
     Internal,
     /// A retrieval query is all zero: no term of the vocabulary to rank by
     /// (e.g. a keyword query whose words are all outside the vocabulary).

@@ -36,6 +36,13 @@
 //! `MVNMF_STATUS_INPUT_TOO_LARGE`, and only that data ([`check_magnitude`]).
 //! `MVNMF_FUZZ_DECADES` / `MVNMF_FUZZ_SPREAD` override the magnitudes (e.g. `3` / `2`, the
 //! ordinary range the driver used before issue 15's D3–D5 were fixed).
+//!
+//! Single precision (issue 31, E1): on every other seed the joint NMF, shallow, deep and
+//! pipeline cases also run their `_f32` twin on the same views as floats, each view
+//! rescaled to its own magnitude in the float range, views up to 1e40 apart
+//! ([`F32Views`]), with the same checks (tolerance `1e-5`: float rounding), the `_f32`
+//! bound `½ Σ‖X‖²_F > 2^103` ([`check_magnitude_f32`]), and on a quarter of them 150
+//! iterations (E1 needed 136).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -502,6 +509,8 @@ struct Mon {
     nonfinite: bool,
     calls: u32,
     stop_at: u32,
+    /// The relative tolerance: `1e-10` (double), `1e-5` (the `_f32` twins: float rounding).
+    rel: f64,
 }
 
 unsafe extern "C" fn progress(p: *const mvnmf_progress, user: *mut c_void) -> i32 {
@@ -518,7 +527,7 @@ unsafe extern "C" fn progress(p: *const mvnmf_progress, user: *mut c_void) -> i3
             .map(|t| t.value.abs())
             .sum();
         if parts.is_finite() {
-            m.tol = m.tol.max(1e-10 * parts);
+            m.tol = m.tol.max(m.rel * parts);
         }
     }
     // The largest rise, judged after the call (the tolerance may grow by the graph's scale,
@@ -552,6 +561,21 @@ fn monitor(g: &mut G, half_sq_x: f64) -> Mon {
         nonfinite: false,
         calls: 0,
         stop_at: if g.one_in(8) { g.range(1, 4) as u32 } else { 0 },
+        rel: 1e-10,
+    }
+}
+
+/// The monitor of an `_f32` twin ([`F32Views`]): tolerance `1e-5` of the same scales
+/// (float rounding), never stops (no draw from the case's stream).
+fn monitor_f32(half_sq_x: f64) -> Mon {
+    Mon {
+        prev: f64::INFINITY,
+        tol: (1e-5 * half_sq_x).max(f64::MIN_POSITIVE),
+        rose: None,
+        nonfinite: false,
+        calls: 0,
+        stop_at: 0,
+        rel: 1e-5,
     }
 }
 
@@ -563,7 +587,7 @@ impl Mon {
     fn graph(&mut self, beta: f64, deg: f64, k: usize, n: usize, vscale: f64) {
         let gs = beta * deg * (k * n) as f64 * vscale * vscale;
         if gs.is_finite() {
-            self.tol = self.tol.max(1e-10 * gs);
+            self.tol = self.tol.max(self.rel * gs);
         }
     }
 }
@@ -677,6 +701,20 @@ fn check_magnitude(s: S, vs: &[ViewData]) -> R {
     }
     if (s == S::Ok || s == S::Cancelled) && half > lim * (1.0 + 1e-9) {
         return fail(format!("{s:?} for ½‖X‖² = {half:e} (above 2^999)"));
+    }
+    Ok(())
+}
+
+/// The `_f32` solvers' bound (`½ Σ‖X‖²_F > 2^103`, computed in double from the floats),
+/// as [`check_magnitude`].
+fn check_magnitude_f32(s: S, fv: &F32Views) -> R {
+    let half = fv.half_sq();
+    let lim = 2f64.powi(103);
+    if s == S::InputTooLarge && half < lim * (1.0 - 1e-6) {
+        return fail(format!("f32: INPUT_TOO_LARGE for ½‖X‖² = {half:e}"));
+    }
+    if (s == S::Ok || s == S::Cancelled) && half > lim * (1.0 + 1e-6) {
+        return fail(format!("f32: {s:?} for ½‖X‖² = {half:e} (above 2^103)"));
     }
     Ok(())
 }
@@ -819,6 +857,9 @@ fn t_joint(g: &mut G, bad: bool) -> R {
     let mut us = factors(g, &vs, k, given);
     let ptrs: Vec<*mut f64> = us.iter_mut().map(|u| u.ptr()).collect();
     let mut v = start(g, k * n, given, p.vmax.min(1.0));
+    // The `_f32` twin's starts: the same as the double call's (not its results, which
+    // may lie far outside the float range).
+    let (us32, v32): (Vec<Out>, Out) = (us.iter().map(as_f32).collect(), as_f32(&v));
     let mut rep = Out::bytes(std::mem::size_of::<mvnmf_report>());
     let bad_3 = bad && g.one_in(3);
     let mut w = Work::new(g, need, bad_3);
@@ -854,7 +895,7 @@ fn t_joint(g: &mut G, bad: bool) -> R {
     // cases of earlier seeds stay what they were): the same views and factors
     // as floats through mvnmf_joint_nmf_fit_f32, with the same checks.
     if p.seed >> 9 & 1 == 1 {
-        joint_f32(&vs, k, &p, &us, &v)?;
+        joint_f32(&vs, k, &p, us32, v32)?;
     }
     Ok(())
 }
@@ -878,35 +919,156 @@ fn f32s(o: &Out) -> Vec<f32> {
         .collect()
 }
 
-fn joint_f32(vs: &[ViewData], k: usize, p: &mvnmf_nmf_params, us: &[Out], v: &Out) -> R {
-    let vals: Vec<Vec<f32>> = vs
-        .iter()
-        .map(|x| x.vals.iter().map(|&a| a as f32).collect())
-        .collect();
-    let cv: Vec<mvnmf_view_f32> = vs
-        .iter()
-        .zip(&vals)
-        .map(|(x, f)| {
-            let c = x.c();
-            mvnmf_view_f32 {
-                kind: c.kind,
-                rows: c.rows,
-                cols: c.cols,
-                values: f.as_ptr(),
-                col_stride: c.col_stride,
-                col_ptr: c.col_ptr,
-                row_idx: c.row_idx,
+/// Decades (each side of a base) between the views of an `_f32` twin: from the papers'
+/// (1e4 apart) to the whole float range (issue 31, E1: 1e-4 beside 1e4 already gave NaN).
+const F32_SPREADS: &[i32] = &[0, 1, 2, 4, 10, 20, 40];
+
+/// A case's views as floats for its `_f32` twin, view `i` rescaled so that its largest
+/// entry is `10^e_i`: the first view at a base in `-33..=16`, the others up to one of
+/// [`F32_SPREADS`] decades below it, clamped to `-44` — views far apart anywhere in the float range,
+/// subnormal ones included, and past the `_f32` bound (`2^103`) at the top. Drawn from a
+/// generator seeded by the case's solver seed, not from the case's stream (earlier seeds'
+/// cases stay what they were).
+struct F32Views {
+    vals: Vec<Vec<f32>>,
+    cv: Vec<mvnmf_view_f32>,
+    exps: Vec<i32>,
+}
+
+impl F32Views {
+    fn new(vs: &[ViewData], seed: u64) -> F32Views {
+        let mut g = G(seed ^ 0xF32F_32F3_2F32_F32F);
+        // The largest view at `10^base ≥ 1e-33` (`2^-112` is the `f32` solvers'
+        // furthest scale-up: below it the scaled products fall into subnormals,
+        // `crate::steps::scale`, "Limits"); the others anywhere below it.
+        let base = g.range(0, 49) as i32 - 33;
+        let spread = g.pick(F32_SPREADS);
+        let mut exps = vec![];
+        let vals: Vec<Vec<f32>> = vs
+            .iter()
+            .enumerate()
+            .map(|(i, x)| {
+                // The first view at the base, the others up to `spread` decades below.
+                let below = if i == 0 {
+                    0
+                } else {
+                    g.range(0, spread as usize) as i32
+                };
+                let e = (base - below).clamp(-44, 17);
+                exps.push(e);
+                let max = x
+                    .vals
+                    .iter()
+                    .filter(|a| a.is_finite())
+                    .fold(0.0f64, |m, a| m.max(a.abs()));
+                let f = if max > 0.0 { 10f64.powi(e) / max } else { 1.0 };
+                // NaN and ±∞ (a corrupted view) stay what they are.
+                x.vals
+                    .iter()
+                    .map(|&a| {
+                        if a.is_finite() {
+                            (a * f) as f32
+                        } else {
+                            a as f32
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        let cv = vs
+            .iter()
+            .zip(&vals)
+            .map(|(x, f)| {
+                let c = x.c();
+                mvnmf_view_f32 {
+                    kind: c.kind,
+                    rows: c.rows,
+                    cols: c.cols,
+                    values: f.as_ptr(),
+                    col_stride: c.col_stride,
+                    col_ptr: c.col_ptr,
+                    row_idx: c.row_idx,
+                }
+            })
+            .collect();
+        let fv = F32Views { vals, cv, exps };
+        MAGS.with(|m| {
+            let mut m = m.borrow_mut();
+            *m += &format!(
+                "; f32 twin at {}",
+                fv.exps
+                    .iter()
+                    .map(|e| format!("1e{e}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            );
+        });
+        fv
+    }
+
+    /// `½ Σ‖X‖²_F` in double, over the entries the views address (as [`ViewData::sq_norm`]).
+    fn half_sq(&self) -> f64 {
+        let mut s = 0.0;
+        for (c, f) in self.cv.iter().zip(&self.vals) {
+            if c.kind == MVNMF_VIEW_CSC {
+                s += f.iter().map(|&x| x as f64 * x as f64).sum::<f64>();
+            } else {
+                for j in 0..c.cols {
+                    for i in 0..c.rows {
+                        let x = f.get(i + j * c.col_stride).copied().unwrap_or(0.0) as f64;
+                        s += x * x;
+                    }
+                }
             }
-        })
-        .collect();
-    REFUSED.with(|r| *r.borrow_mut() = None);
+        }
+        0.5 * s
+    }
+
+    /// Before the twin's call: its own target name in the tally, no refusal recorded.
+    fn begin(name: &'static str) {
+        CURRENT.with(|c| *c.borrow_mut() = name);
+        REFUSED.with(|r| *r.borrow_mut() = None);
+    }
+}
+
+/// An `_f32` twin's checks after [`check_call`]: the monitor (float tolerance), the
+/// magnitude rule, finite float outputs (all but the last of `outs`, the report).
+fn check_f32(s: S, m: &Mon, fv: &F32Views, outs: &[(&str, &Out)]) -> R {
+    check_mon(s, m)?;
+    check_magnitude_f32(s, fv)?;
+    if s == S::Ok || s == S::Cancelled {
+        for (name, o) in &outs[..outs.len() - 1] {
+            if let Some(i) = f32s(o).iter().position(|x| !x.is_finite()) {
+                return fail(format!("`{name}[{i}]` = {} on {s:?}", f32s(o)[i]));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Iterations of an `_f32` twin: the case's, or on a quarter of the seeds 150 (E1 needed
+/// 136 for a dead view's Lipschitz guess to leave the float range).
+fn f32_iters(seed: u64, max_iter: u32) -> u32 {
+    if seed >> 12 & 3 == 0 {
+        150
+    } else {
+        max_iter
+    }
+}
+
+fn joint_f32(vs: &[ViewData], k: usize, p: &mvnmf_nmf_params, mut uf: Vec<Out>, mut vf: Out) -> R {
+    let fv = F32Views::new(vs, p.seed);
+    let cv = &fv.cv;
+    F32Views::begin("joint_nmf_fit_f32");
+    let mut p = *p;
+    p.max_iter = f32_iters(p.seed, p.max_iter);
+    let p = &p;
     let h = cv.len();
     let need = query(|b| unsafe { mvnmf_joint_nmf_fit_f32_workspace(cv.as_ptr(), h, k, p, b) });
-    let mut uf: Vec<Out> = us.iter().map(as_f32).collect();
     let ptrs: Vec<*mut f32> = uf.iter_mut().map(|u| u.ptr()).collect();
-    let mut vf = as_f32(v);
     let mut rep = Out::bytes(std::mem::size_of::<mvnmf_report>());
     let mut w = vec![0u8; need.max(1)];
+    let mut m = monitor_f32(fv.half_sq());
     let s = unsafe {
         mvnmf_joint_nmf_fit_f32(
             cv.as_ptr(),
@@ -917,8 +1079,8 @@ fn joint_f32(vs: &[ViewData], k: usize, p: &mvnmf_nmf_params, us: &[Out], v: &Ou
             vf.ptr(),
             w.as_mut_ptr().cast(),
             need,
-            None,
-            std::ptr::null_mut(),
+            Some(progress),
+            (&mut m as *mut Mon).cast(),
             rep.ptr(),
         )
     };
@@ -926,14 +1088,7 @@ fn joint_f32(vs: &[ViewData], k: usize, p: &mvnmf_nmf_params, us: &[Out], v: &Ou
     outs.push(("v (f32)", &vf));
     outs.push(("report (f32)", &rep));
     check_call(s, &outs, None)?;
-    if s == S::Ok {
-        for (name, o) in &outs[..outs.len() - 1] {
-            if let Some(i) = f32s(o).iter().position(|x| !x.is_finite()) {
-                return fail(format!("`{name}[{i}]` not finite on OK"));
-            }
-        }
-    }
-    Ok(())
+    check_f32(s, &m, &fv, &outs)
 }
 
 /// A graph descriptor with its arrays kept alive.
@@ -1035,6 +1190,8 @@ fn t_shallow(g: &mut G, bad: bool) -> R {
     let ptrs: Vec<*mut f64> = us.iter_mut().map(|u| u.ptr()).collect();
     let vmax = if p.vmax.is_finite() { p.vmax } else { 1.0 };
     let mut v = start(g, k * n, given, vmax);
+    // The `_f32` twin's starts: the same as the double call's.
+    let (us32, v32): (Vec<Out>, Out) = (us.iter().map(as_f32).collect(), as_f32(&v));
     let mut rep = Out::bytes(std::mem::size_of::<mvnmf_report>());
     let bad_3 = bad && g.one_in(3);
     let mut w = Work::new(g, need, bad_3);
@@ -1084,7 +1241,65 @@ fn t_shallow(g: &mut G, bad: bool) -> R {
     if p.seed >> 41 & 3 == 0 {
         t_dist(g, bad)?;
     }
+    // Single precision on every other seed (a bit of the seed, no new draw): the views
+    // as floats far apart ([`F32Views`]) through mvnmf_mvsl_fit_f32, with the same checks.
+    if p.seed >> 9 & 1 == 1 {
+        shallow_f32(&vs, &gd, k, &p, us32, v32)?;
+    }
     Ok(())
+}
+
+fn shallow_f32(
+    vs: &[ViewData],
+    gd: &GraphData,
+    k: usize,
+    p: &mvnmf_mvsl_params,
+    mut uf: Vec<Out>,
+    mut vf: Out,
+) -> R {
+    let fv = F32Views::new(vs, p.seed);
+    let (cv, h, gr) = (&fv.cv, vs.len(), gd.c());
+    F32Views::begin("shallow_fit_f32");
+    let mut p = *p;
+    p.max_iter = f32_iters(p.seed, p.max_iter);
+    let p = &p;
+    let need = query(|b| unsafe { mvnmf_mvsl_fit_f32_workspace(cv.as_ptr(), h, &gr, k, p, b) });
+    let ptrs: Vec<*mut f32> = uf.iter_mut().map(|u| u.ptr()).collect();
+    let mut rep = Out::bytes(std::mem::size_of::<mvnmf_report>());
+    let mut w = vec![0u8; need.max(1)];
+    let mut m = monitor_f32(fv.half_sq());
+    let s = unsafe {
+        mvnmf_mvsl_fit_f32(
+            cv.as_ptr(),
+            h,
+            &gr,
+            k,
+            p,
+            ptrs.as_ptr(),
+            vf.ptr(),
+            w.as_mut_ptr().cast(),
+            need,
+            Some(progress),
+            (&mut m as *mut Mon).cast(),
+            rep.ptr(),
+        )
+    };
+    let mut outs: Vec<(&str, &Out)> = uf.iter().map(|u| ("u (f32)", u)).collect();
+    outs.push(("v (f32)", &vf));
+    outs.push(("report (f32)", &rep));
+    check_call(s, &outs, None)?;
+    if s == S::Ok || s == S::Cancelled {
+        let vscale = if p.vmax.is_finite() {
+            p.vmax
+        } else {
+            f32s(&vf).iter().fold(0.0f64, |a, &x| a.max(x.abs() as f64))
+        };
+        m.graph(p.beta, graph_degree(gd), k, gr.n, vscale);
+        if f32s(&vf).iter().any(|&x| x < 0.0 || x as f64 > p.vmax) {
+            return fail("V (f32) outside [0, vmax]");
+        }
+    }
+    check_f32(s, &m, &fv, &outs)
 }
 
 fn t_deep(g: &mut G, bad: bool) -> R {
@@ -1169,7 +1384,67 @@ fn t_deep(g: &mut G, bad: bool) -> R {
         }
         finite("v", v.f64())?;
     }
+    // Single precision on every other seed, as for the shallow model.
+    if dp.top.seed >> 9 & 1 == 1 {
+        deep_f32(&vs, &gd, &layers, &dp, us.iter().map(|u| u.len).collect())?;
+    }
     Ok(())
+}
+
+fn deep_f32(
+    vs: &[ViewData],
+    gd: &GraphData,
+    layers: &[usize],
+    dp: &mvnmf_deep_params,
+    ulens: Vec<usize>,
+) -> R {
+    let fv = F32Views::new(vs, dp.top.seed);
+    let (cv, h, gr, nl) = (&fv.cv, vs.len(), gd.c(), layers.len());
+    F32Views::begin("deep_fit_f32");
+    let mut dp = *dp;
+    dp.top.max_iter = f32_iters(dp.top.seed, dp.top.max_iter);
+    let dp = &dp;
+    let need = query(|b| unsafe {
+        mvnmf_deep_fit_f32_workspace(cv.as_ptr(), h, &gr, layers.as_ptr(), nl, dp, b)
+    });
+    let k = *layers.last().unwrap_or(&1);
+    let n = vs.first().map_or(0, |x| x.cols);
+    let mut uf: Vec<Out> = ulens.iter().map(|&l| Out::bytes(l / 2)).collect();
+    let ptrs: Vec<*mut f32> = uf.iter_mut().map(|u| u.ptr()).collect();
+    let mut vf = Out::bytes(4 * k * n);
+    let mut rep = Out::bytes(std::mem::size_of::<mvnmf_report>());
+    let mut w = vec![0u8; need.max(1)];
+    let mut m = monitor_f32(fv.half_sq());
+    let s = unsafe {
+        mvnmf_deep_fit_f32(
+            cv.as_ptr(),
+            h,
+            &gr,
+            layers.as_ptr(),
+            nl,
+            dp,
+            ptrs.as_ptr(),
+            vf.ptr(),
+            w.as_mut_ptr().cast(),
+            need,
+            Some(progress),
+            (&mut m as *mut Mon).cast(),
+            rep.ptr(),
+        )
+    };
+    let mut outs: Vec<(&str, &Out)> = uf.iter().map(|u| ("u (f32)", u)).collect();
+    outs.push(("v (f32)", &vf));
+    outs.push(("report (f32)", &rep));
+    check_call(s, &outs, None)?;
+    if s == S::Ok || s == S::Cancelled {
+        let vscale = if dp.top.vmax.is_finite() {
+            dp.top.vmax
+        } else {
+            f32s(&vf).iter().fold(0.0f64, |a, &x| a.max(x.abs() as f64))
+        };
+        m.graph(dp.top.beta, graph_degree(gd), k, n, vscale);
+    }
+    check_f32(s, &m, &fv, &outs)
 }
 
 fn t_pipeline(g: &mut G, bad: bool) -> R {
@@ -1262,7 +1537,83 @@ fn t_pipeline(g: &mut G, bad: bool) -> R {
         finite("v", v.f64())?;
         finite("eta", eta.f64())?;
     }
+    // Single precision on every other seed, as for the shallow model.
+    if p.solver.seed >> 9 & 1 == 1 {
+        pipeline_f32(&vs, &ks, &labels, c, k, &p)?;
+    }
     Ok(())
+}
+
+fn pipeline_f32(
+    vs: &[ViewData],
+    ks: &[mvnmf_kernel],
+    labels: &[u32],
+    c: usize,
+    k: usize,
+    p: &mvnmf_pipeline_params,
+) -> R {
+    let fv = F32Views::new(vs, p.solver.seed);
+    let (cv, h) = (&fv.cv, vs.len());
+    F32Views::begin("pipeline_fit_f32");
+    let mut p = *p;
+    p.solver.max_iter = f32_iters(p.solver.seed, p.solver.max_iter);
+    let p = &p;
+    let need = query(|b| unsafe {
+        mvnmf_pipeline_fit_f32_workspace(cv.as_ptr(), h, ks.as_ptr(), c, k, p, b)
+    });
+    let n = labels.len();
+    let mut uf: Vec<Out> = vs.iter().map(|x| Out::bytes(4 * x.rows * k)).collect();
+    let ptrs: Vec<*mut f32> = uf.iter_mut().map(|u| u.ptr()).collect();
+    let mut vf = Out::bytes(4 * k * n);
+    let mut eta = Out::f64s(h);
+    let mut rep = Out::bytes(std::mem::size_of::<mvnmf_report>());
+    let mut w = vec![0u8; need.max(1)];
+    let mut m = monitor_f32(fv.half_sq());
+    let s = unsafe {
+        mvnmf_pipeline_fit_f32(
+            cv.as_ptr(),
+            h,
+            ks.as_ptr(),
+            labels.as_ptr(),
+            c,
+            k,
+            p,
+            ptrs.as_ptr(),
+            vf.ptr(),
+            eta.ptr(),
+            w.as_mut_ptr().cast(),
+            need,
+            Some(progress),
+            (&mut m as *mut Mon).cast(),
+            rep.ptr(),
+        )
+    };
+    let mut outs: Vec<(&str, &Out)> = uf.iter().map(|u| ("u (f32)", u)).collect();
+    outs.push(("v (f32)", &vf));
+    outs.push(("eta", &eta));
+    outs.push(("report (f32)", &rep));
+    check_call(s, &outs, None)?;
+    if s == S::Ok || s == S::Cancelled {
+        finite("eta", eta.f64())?;
+        let deg = match p.method {
+            MVNMF_METHOD_JOINT_NMF => 0.0,
+            MVNMF_METHOD_MVSL_S | MVNMF_METHOD_MCL => 4.0,
+            _ => 8.0 * n as f64 * p.graph.sigma.max(1.0),
+        };
+        let vscale = if p.solver.vmax.is_finite() {
+            p.solver.vmax
+        } else {
+            f32s(&vf).iter().fold(0.0f64, |a, &x| a.max(x.abs() as f64))
+        };
+        m.graph(p.solver.beta, deg, k, n, vscale);
+    }
+    // eta (double) is checked above; the float outputs here.
+    let float_outs: Vec<(&str, &Out)> = outs
+        .iter()
+        .filter(|(name, _)| *name != "eta")
+        .copied()
+        .collect();
+    check_f32(s, &m, &fv, &float_outs)
 }
 
 /// Views, kernels and labels of a kernel-side case: any magnitude in 1e-300..1e300.

@@ -21,8 +21,14 @@
  *       MvSL, the MvSL-T pipeline) rose; the L1,inf prox zeroed a column when
  *       alpha/L was below half an ulp of its entries (fuzz seed 0x173: a deep
  *       fit at 1e25; also a tiny alpha on ordinary data).
- * Issue 31 (test_issue31_queries): E5 MVEL prediction, E6 mean_std near
- * DBL_MAX, E8 workspace queries that checked less than their calls.
+ *
+ * Issue 31:
+ *   E5, E6, E8 (test_issue31_queries): MVEL prediction, mean_std near DBL_MAX,
+ *       workspace queries that checked less than their calls;
+ *   E1  the f32 MvSL family (mvsl_fit_f32 with the MvSL and MCL presets,
+ *       deep_fit_f32, pipeline_fit_f32) on views times 1e-4 and 1e4, or both
+ *       times 1e-30: OK with NaN in U and a NaN objective (the Lipschitz guess
+ *       of a dead view halved until 1/L overflowed float).
  */
 #include "mvnmf.h"
 
@@ -938,6 +944,149 @@ static void test_issue31_queries(void)
         CHECK_STATUS(mvnmf_beta_nmf_fit_workspace(views, 2, (size_t)1 << 61, 1.0, NULL, &bytes),
                      MVNMF_STATUS_SIZE_OVERFLOW);
         free(w);
+/* ---- issue 31, E1: the f32 family on views far apart ---- */
+
+/* The objective may not rise by more than 1e-5 of its magnitude (float
+ * rounding); it must stay finite. */
+typedef struct {
+    double prev;
+    unsigned calls, rose, nonfinite;
+} watch32_t;
+
+static int watch32_cb(const mvnmf_progress *p, void *user)
+{
+    watch32_t *w = (watch32_t *)user;
+    double t = p->objective.total;
+    if (!(t - t == 0.0))
+        w->nonfinite = 1;
+    if (w->calls > 0 && t > w->prev + 1e-5 * (fabs(w->prev) > fabs(t) ? fabs(w->prev) : fabs(t))) {
+        if (!w->rose && g_verbose)
+            printf("    objective rose at iteration %u: %.17g -> %.17g\n", (unsigned)p->iter, w->prev, t);
+        w->rose = 1;
+    }
+    w->prev = t;
+    w->calls++;
+    return 0;
+}
+
+static int all_finite_f(const float *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (!(p[i] - p[i] == 0.0f))
+            return 0;
+    return 1;
+}
+
+/* E1's problem: dense float views of 20 and 15 features x 60 items, uniform
+ * [0, 1) times f0 and f1; 30 labeled items in 3 classes; K = 5; 150 iterations. */
+enum { E1N = 60, E1R0 = 20, E1R1 = 15, E1K = 5, E1L = 8, E1ITER = 150 };
+static float g_e1x0[E1R0 * E1N], g_e1x1[E1R1 * E1N];
+static uint32_t g_e1labels[E1N];
+/* Big enough for the deep layers [8, 5]: R*8 + 8*5. */
+static float g_e1u0[E1R0 * E1L + E1L * E1K], g_e1u1[E1R1 * E1L + E1L * E1K], g_e1v[E1K * E1N];
+
+static void e1_views(float f0, float f1, mvnmf_view_f32 *views)
+{
+    lcg_t g = lcg_seeded(31);
+    size_t i;
+    for (i = 0; i < E1R0 * E1N; i++)
+        g_e1x0[i] = (float)lcg_next(&g) * f0;
+    for (i = 0; i < E1R1 * E1N; i++)
+        g_e1x1[i] = (float)lcg_next(&g) * f1;
+    for (i = 0; i < E1N; i++)
+        g_e1labels[i] = i < 30 ? (uint32_t)(i % 3) : MVNMF_UNLABELED;
+    for (i = 0; i < 2; i++) {
+        views[i].kind = MVNMF_VIEW_DENSE;
+        views[i].rows = i == 0 ? E1R0 : E1R1;
+        views[i].cols = E1N;
+        views[i].values = i == 0 ? g_e1x0 : g_e1x1;
+        views[i].col_stride = views[i].rows;
+        views[i].col_ptr = NULL;
+        views[i].row_idx = NULL;
+    }
+}
+
+/* OK, a finite objective that never rose, finite factors (n0, n1: the factor
+ * lengths). Before the fix: OK with NaN in U and a NaN objective. */
+static void e1_check(uint32_t s, const watch32_t *w, size_t n0, size_t n1)
+{
+    CHECK_STATUS(s, MVNMF_STATUS_OK);
+    CHECK(w->calls == E1ITER + 1 && !w->rose && !w->nonfinite);
+    CHECK(all_finite_f(g_e1u0, n0) && all_finite_f(g_e1u1, n1) && all_finite_f(g_e1v, E1K * E1N));
+}
+
+static void test_e1(void)
+{
+    static const float f[3][2] = {{1e-4f, 1e4f}, {1e-30f, 1e-30f}, {1e4f, 1e-30f}};
+    static const uint32_t presets[2] = {MVNMF_MVSL_PRESET_MVSL, MVNMF_MVSL_PRESET_MCL};
+    static const uint32_t methods[2] = {MVNMF_METHOD_MVSL_S, MVNMF_METHOD_MCL};
+    mvnmf_view_f32 views[2];
+    float *us[2];
+    size_t i, j, bytes;
+    void *work;
+    note("E1 (issue 31): the f32 MvSL family on views far apart");
+    us[0] = g_e1u0;
+    us[1] = g_e1u1;
+    for (i = 0; i < 3; i++) {
+        mvnmf_graph g;
+        e1_views(f[i][0], f[i][1], views);
+        memset(&g, 0, sizeof g);
+        g.kind = MVNMF_GRAPH_SGE;
+        g.n = E1N;
+        g.labels = g_e1labels;
+        g.n_classes = 3;
+        for (j = 0; j < 2; j++) {
+            watch32_t w = {0.0, 0, 0, 0};
+            mvnmf_mvsl_params p;
+            mvnmf_mvsl_params_preset(presets[j], &p);
+            p.max_iter = E1ITER;
+            p.tol = 0.0;
+            set_ctx("E1 mvsl_fit_f32 preset %u, views times %g and %g", (unsigned)presets[j], f[i][0], f[i][1]);
+            bytes = 0;
+            if (!CHECK_STATUS(mvnmf_mvsl_fit_f32_workspace(views, 2, &g, E1K, &p, &bytes), MVNMF_STATUS_OK))
+                continue;
+            work = xmalloc(bytes);
+            e1_check(mvnmf_mvsl_fit_f32(views, 2, &g, E1K, &p, us, g_e1v, work, bytes, watch32_cb, &w, NULL), &w,
+                     E1R0 * E1K, E1R1 * E1K);
+            free(work);
+        }
+        {
+            watch32_t w = {0.0, 0, 0, 0};
+            size_t layers[2] = {E1L, E1K};
+            mvnmf_deep_params d;
+            mvnmf_deep_params_preset(MVNMF_DEEP_PRESET_DMCL, &d);
+            d.top.max_iter = E1ITER;
+            d.top.tol = 0.0;
+            set_ctx("E1 deep_fit_f32 DMCL, views times %g and %g", f[i][0], f[i][1]);
+            bytes = 0;
+            if (CHECK_STATUS(mvnmf_deep_fit_f32_workspace(views, 2, &g, layers, 2, &d, &bytes), MVNMF_STATUS_OK)) {
+                work = xmalloc(bytes);
+                e1_check(mvnmf_deep_fit_f32(views, 2, &g, layers, 2, &d, us, g_e1v, work, bytes, watch32_cb, &w, NULL),
+                         &w, E1R0 * E1L + E1L * E1K, E1R1 * E1L + E1L * E1K);
+                free(work);
+            }
+        }
+        for (j = 0; j < 2; j++) {
+            watch32_t w = {0.0, 0, 0, 0};
+            mvnmf_pipeline_params p;
+            mvnmf_kernel ks[2];
+            double eta[2];
+            mvnmf_pipeline_params_preset(methods[j], &p);
+            p.solver.max_iter = E1ITER;
+            p.solver.tol = 0.0;
+            ks[0] = ks[1] = kernel_of(MVNMF_KERNEL_LINEAR, 0.0);
+            set_ctx("E1 pipeline_fit_f32 method %u, views times %g and %g", (unsigned)methods[j], f[i][0], f[i][1]);
+            bytes = 0;
+            if (!CHECK_STATUS(mvnmf_pipeline_fit_f32_workspace(views, 2, ks, 3, E1K, &p, &bytes), MVNMF_STATUS_OK))
+                continue;
+            work = xmalloc(bytes);
+            e1_check(mvnmf_pipeline_fit_f32(views, 2, ks, g_e1labels, 3, E1K, &p, us, g_e1v, eta, work, bytes,
+                                            watch32_cb, &w, NULL),
+                     &w, E1R0 * E1K, E1R1 * E1K);
+            CHECK(all_finite(eta, 2));
+            free(work);
+        }
     }
 }
 
@@ -955,8 +1104,9 @@ int HARNESS_REGRESS_ENTRY(int verbose)
     test_d4();
     test_d5();
     test_issue31_queries();
+    test_e1();
     if (verbose || g_failures)
-        printf("[%s] mvnmf C ABI harness (issue 15 regressions): %d failed checks\n", LANG, g_failures);
+        printf("[%s] mvnmf C ABI harness (issue 15 and 31 regressions): %d failed checks\n", LANG, g_failures);
     fflush(stdout);
     return g_failures;
 }

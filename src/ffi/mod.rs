@@ -97,7 +97,9 @@ pub enum mvnmf_status {
     WorkspaceTooSmall = 13,
     /// The progress callback asked to stop; outputs hold the last complete iterate.
     Cancelled = 14,
-    /// A bug in mvnmf was caught at the boundary.
+    /// A bug in mvnmf was caught at the boundary. Also a factorization fit
+    /// whose objective or factors became non-finite (issue 31: never OK with
+    /// NaN; the outputs then hold the iterate where it was found).
     Internal = 15,
     /// A retrieval query is all zero (no term of the vocabulary).
     EmptyQuery = 16,

@@ -63,7 +63,7 @@ use crate::steps::prox::{group_norm, Sparsity};
 use crate::steps::prox::{prox_gradient, ProxScratch};
 use crate::steps::scale::Scale;
 use crate::steps::vstep::{self, assemble, graph_traces, v_phase};
-use crate::steps::{run, Init, Monitor, Report, StopRule};
+use crate::steps::{finite_outputs, run, Init, Monitor, Report, StopRule};
 use crate::steps::{MvslParams, NmfParams};
 use crate::work::{Stack, WorkReq};
 
@@ -465,7 +465,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
         scale.restore(buf.part_mut(a..b)?);
     }
     report.dead_views = dead(&*u, views, layers);
-    Ok(report)
+    finite_outputs(report, &*u, v)
 }
 
 /// `R(U_M^(v))` for each view, in view order.

@@ -57,7 +57,7 @@ use crate::steps::mu::{self, dead_views, form_pq, gram, mu_step, products_req};
 use crate::steps::prox::{group_norm, prox_gradient, ProxScratch};
 use crate::steps::vstep::{self, assemble, graph_traces, v_phase};
 pub use crate::steps::MvslParams;
-use crate::steps::{run, Init, Monitor, Objective, Report};
+use crate::steps::{finite_outputs, run, Init, Monitor, Objective, Report};
 use crate::work::{Stack, WorkReq};
 
 pub(crate) fn fit_req<T>(
@@ -240,7 +240,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
     })?;
     (0..hv).for_each(|i| scale.restore(u.get_mut(i)));
     report.dead_views = dead_views(&*u);
-    Ok(report)
+    finite_outputs(report, &*u, v)
 }
 
 /// The full objective and its parts at the current iterate (`bf.p`, `bf.q` from

@@ -55,7 +55,7 @@ use crate::steps::mu::{self, dead_views, fit_req, gram, mu_step, objective, prod
 use crate::steps::scale::Scale;
 use crate::steps::vstep::form_pq_encode;
 pub use crate::steps::NmfParams;
-use crate::steps::{run, Init, Monitor, Report};
+use crate::steps::{finite_outputs, run, Init, Monitor, Report};
 use crate::work::{Stack, WorkReq};
 
 fn encode_req<T>(
@@ -196,7 +196,7 @@ pub fn joint_encode<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
         Ok(scale.objective(objective(half_x2, q, v, p, g)))
     })?;
     report.dead_views = dead_views(u);
-    Ok(report)
+    finite_outputs(report, u, v)
 }
 
 /// NMF of one view: [`joint_fit`] with `H = 1`. `u` is `M × K`, `v` is `K × N`.

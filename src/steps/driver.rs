@@ -1,7 +1,9 @@
 //! What every iterative solver shares: initialisation choice, objective parts,
 //! progress reports to a monitor, the final report.
 
+use crate::data::Factors;
 use crate::error::Error;
+use crate::linalg::real::Real;
 use core::ops::ControlFlow;
 
 /// How the factors start.
@@ -309,13 +311,43 @@ pub(crate) fn notify(monitor: &mut Option<Monitor<'_>>, iter: u32, objective: Ob
     }
 }
 
+/// Whether the total and every part of an objective are finite.
+fn objective_finite(o: &Objective) -> bool {
+    o.total.is_finite() && o.terms().iter().all(|t| t.1.is_finite())
+}
+
+/// The finite-output check of every solver (issue 31): `Ok(report)` when every
+/// entry of the factors `u` and `v` is finite, else [`Error::Internal`]. [`run`]
+/// has checked the objectives (initial and at every iterate). A solver calls it
+/// on its outputs, in the caller's units, as the last thing before it returns
+/// `Ok`. The solvers' magnitude rules (`crate::steps::scale`, the Lipschitz
+/// floor of `crate::steps::prox`) make a non-finite output impossible, so this
+/// is the line behind them: if it ever fails it is a bug in mvnmf, and the
+/// outputs then hold the iterate where it was found.
+pub(crate) fn finite_outputs<T: Real, F: Factors<T> + ?Sized>(
+    report: Report,
+    u: &F,
+    v: &[T],
+) -> Result<Report, Error> {
+    let all = |xs: &[T]| xs.iter().all(|x| x.is_finite());
+    if (0..u.count()).all(|i| all(u.get(i))) && all(v) {
+        Ok(report)
+    } else {
+        Err(Error::Internal)
+    }
+}
+
 /// The outer loop of every solver (DESIGN §1, "Progress"). Tells the monitor
 /// about the start (`initial`, iteration 0), then for `it = 1..=max_iter` runs
 /// `iterate(it)` — one outer iteration, returning the objective at the new
 /// iterate — records it, tells the monitor, and stops when the monitor asks
 /// (`Stop::Cancelled`, the outputs at the last complete iterate) or when
 /// `rule` says so under `tol` (`Stop::Converged`, [`StopRule`]). An error from
-/// `iterate` ends the run with that error. `dead_views` is left 0: the model
+/// `iterate` ends the run with that error. An objective (the start's or an
+/// iterate's, its total or any part) that is not finite ends it with
+/// [`Error::Internal`] at once, before the monitor sees it (issue 31: never `Ok`
+/// with a non-finite objective; the magnitude rules make it impossible, so it is
+/// a bug; the outputs hold that iterate). `dead_views` is left 0: the model
 /// knows what a dead view is.
 pub(crate) fn run(
     max_iter: u32,
@@ -331,6 +363,9 @@ pub(crate) fn run(
         stop: Stop::MaxIter,
         dead_views: 0,
     };
+    if !objective_finite(&initial) {
+        return Err(Error::Internal);
+    }
     if notify(&mut monitor, 0, initial) {
         report.stop = Stop::Cancelled;
         return Ok(report);
@@ -338,6 +373,9 @@ pub(crate) fn run(
     let mut stopping = Stopping::new(tol, rule, initial.total);
     for it in 1..=max_iter {
         let obj = iterate(it)?;
+        if !objective_finite(&obj) {
+            return Err(Error::Internal);
+        }
         report.iterations = it;
         report.objective = obj;
         if notify(&mut monitor, it, obj) {

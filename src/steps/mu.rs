@@ -16,7 +16,7 @@ use crate::steps::init::random_start;
 use crate::steps::scale::Scale;
 pub(crate) use crate::steps::update::mu_step;
 use crate::steps::update::mu_step_par;
-use crate::steps::{run, Init, Monitor, NmfParams, Objective, Report};
+use crate::steps::{finite_outputs, run, Init, Monitor, NmfParams, Objective, Report};
 use crate::work::{Stack, WorkReq};
 
 /// Scratch of the product phases (reused by every view and product).
@@ -189,7 +189,7 @@ pub(crate) fn fit_in<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized
         (0..h).for_each(|i| sc.restore(u.get_mut(i)));
     }
     report.dead_views = dead_views(&*u);
-    Ok(report)
+    finite_outputs(report, &*u, v)
 }
 
 /// `P ← Σ_v UᵀU` (K×K), `Q ← Σ_v Uᵀ(sX)` (K×N; `s` the data scale, 1 for

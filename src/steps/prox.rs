@@ -205,7 +205,11 @@ pub(crate) fn prox_gradient<T: Real>(
     } else {
         start
     };
-    l = l.max(params.l0).max(f64::MIN_POSITIVE);
+    // Not below T's smallest normal `2^(2 − MAX_EXP)`, so that `1/L` is finite in
+    // `T` (issue 31, E1: a dead view accepts every step with `Δ = 0`, its guess
+    // halves every outer iteration, and in `f32` after ~130 iterations `1/L`
+    // rounded to `inf`; `f64::MIN_POSITIVE` was the bound for `f64` only).
+    l = l.max(params.l0).max(min_lipschitz::<T>());
     for _ in 0..params.u_inner {
         // ∇f = G₁ U G₂ − R
         match g1 {
@@ -276,7 +280,9 @@ pub(crate) fn prox_gradient<T: Real>(
                     (0.5 * q, sq_norm(s.delta))
                 }
             };
-            if lhs <= 0.5 * l * delta2 * (1.0 + 1e-12) {
+            // A trial that is not finite (its step `∇f/L` overflowed `T`) is never
+            // accepted: `inf ≤ inf` would hold (issue 31, E1); `L` grows instead.
+            if lhs.is_finite() && delta2.is_finite() && lhs <= 0.5 * l * delta2 * (1.0 + 1e-12) {
                 u.iter_mut().zip(s.t.iter()).for_each(|(d, &x)| *d = x);
                 accepted = true;
                 break;
@@ -291,6 +297,13 @@ pub(crate) fn prox_gradient<T: Real>(
     *lip = l;
     Ok(())
 }
+/// The smallest Lipschitz guess of [`prox_gradient`] in precision `T`: `T`'s
+/// smallest normal, `2^(2 − MAX_EXP)` (`2^−1022` for `f64`, `2^−126` for
+/// `f32`), so that the step `1/L` is finite in `T`.
+fn min_lipschitz<T: Real>() -> f64 {
+    libm::scalbn(1.0, 2 - T::MAX_EXP)
+}
+
 /// `(½ tr(ΔᵀΔ G), ‖Δ‖²)` for `Δ = T − U` (`m × k`), `O(m k²)`, using `h` (k×k).
 fn quad_delta<T: Real>(t: &[T], u: &[T], m: usize, k: usize, g: &[T], h: &mut [T]) -> (f64, f64) {
     // h = ΔᵀΔ, accumulated column pair by column pair in f64.

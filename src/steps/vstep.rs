@@ -15,7 +15,7 @@ use crate::steps::init::start_scales;
 use crate::steps::mu::{dead_views, form_pq, gram, objective, products_req};
 use crate::steps::prox::Sparsity;
 use crate::steps::scale::Scale;
-use crate::steps::{run, Init, Monitor, MvslParams, Objective, Report};
+use crate::steps::{finite_outputs, run, Init, Monitor, MvslParams, Objective, Report};
 use crate::work::{Stack, WorkReq};
 
 /// The weighted parts: `rec`, `α Σ` of the group norms, `β/2 (ta, −tp)`, `γ ΣV`.
@@ -256,7 +256,7 @@ pub(crate) fn encode<
         Ok(scale.objective(eval(v, g, plus, minus, &mut sc)?))
     })?;
     report.dead_views = dead_views(u);
-    Ok(report)
+    finite_outputs(report, u, v)
 }
 
 /// `P = s²·Σ UᵀU`, `Q = s²·Σ UᵀX` of an encode with bases `u` in the caller's
