@@ -512,11 +512,14 @@ int main(int argc, char **argv)
                "ms/iteration=%.3f",
                single ? "single" : "dist", method, csc ? " csc" : " dense", ranks, n, h, sum_rows, k,
                rep.iterations, rep.objective.total, 1e3 * tmax / it);
+        /* The iterations' words without the run's closing agreement (one call
+         * of sum_rows * k + 2 words, counted with them). */
+        double iw = (double)traffic.iter_words - (double)(sum_rows * k + 2), ic = (double)traffic.iter_calls - 1.0;
         if (!single)
             printf(" in_allreduce_ms/iteration=%.3f words/iteration=%.1f (model %llu) bytes/iteration=%.0f "
-                   "setup_words=%llu calls/iteration=%.1f",
-                   1e3 * cmax / it, (double)traffic.iter_words / it, (unsigned long long)model, 8.0 * (double)traffic.iter_words / it,
-                   (unsigned long long)traffic.setup_words, (double)traffic.iter_calls / it);
+                   "setup_words=%llu calls/iteration=%.1f closing_words=%zu",
+                   1e3 * cmax / it, iw / it, (unsigned long long)model, 8.0 * iw / it,
+                   (unsigned long long)traffic.setup_words, ic / it, sum_rows * k + 2);
         if (mvsl_t && !single)
             printf(" halo_sent=%llu halo_received=%llu exchange_words/iteration=%.1f (model %llu)",
                    (unsigned long long)traffic.halo_sent, (unsigned long long)traffic.halo_received,

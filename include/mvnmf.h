@@ -24,6 +24,11 @@
 
 
 
+// Words every allreduce of a distributed run carries after its data: a one
+// from every rank (their sum must come back as the number of ranks) and
+// this rank's failure flag (the protocol, module docs).
+#define STATUS 2
+
 // `mvnmf_view.kind`: dense column-major (`values`, `col_stride`).
 #define MVNMF_VIEW_DENSE 0
 
@@ -401,10 +406,14 @@ enum mvnmf_status
   // The `parallel_for` callback of `mvnmf_parallel` did not run every task
   // exactly once; the outputs may be incomplete.
   MVNMF_STATUS_PARALLEL_FOR = 18,
-  // A distributed fit: another rank refused its input, or the ranks disagree
-  // on the shapes; nothing written on any rank.
+  // A distributed run: another rank refused its input (nothing written on
+  // any rank) or its communication callback failed or did not deliver, or
+  // the ranks disagree on the shapes; every rank left after the same call.
   MVNMF_STATUS_PEER_FAILED = 19,
-  // A distributed fit: the communication callback returned nonzero.
+  // A distributed run: this rank's communication callback returned nonzero
+  // or did not deliver (a receive buffer left unwritten, status words or
+  // counts no peer sent); the other ranks return `PEER_FAILED` after the
+  // same call.
   MVNMF_STATUS_COMM_FAILED = 20,
 };
 #ifndef __cplusplus
@@ -952,8 +961,14 @@ typedef struct mvnmf_nmf_params {
 // Sum over all ranks in place: on return `buf[0 .. len]` holds, on every
 // rank, the element-wise sum of every rank's `buf` (`MPI_Allreduce` with
 // `MPI_IN_PLACE`, `MPI_DOUBLE`, `MPI_SUM`). Every rank must receive the same
-// sum. Return 0 on success; anything else ends the fit with
-// `MVNMF_STATUS_COMM_FAILED`.
+// sum. Return 0 on success. The library checks what it gets: the last 2
+// words of every `buf` are its status words (each rank's 1, whose sum must
+// come back as `n_ranks`, and its failure flag). A nonzero return or status
+// words that are wrong fail this rank: it keeps taking part in the same calls
+// until the next allreduce tells the others, and then every rank returns after
+// that same call (this one `MVNMF_STATUS_COMM_FAILED`, the others
+// `MVNMF_STATUS_PEER_FAILED`): a callback that fails on one rank never leaves
+// another waiting in a collective, as long as it takes part in the call.
 typedef int (*mvnmf_allreduce_fn)(double *buf,
                                   size_t len,
                                   void *ctx);
@@ -963,7 +978,11 @@ typedef int (*mvnmf_allreduce_fn)(double *buf,
 // other in rank order) and receive `recv_counts[q]` values from rank `q` into
 // `recv` (the same layout); both count arrays have `n_ranks` entries. Return 0
 // on success. Needed only by explicit graphs (`MVNMF_GRAPH_CSR`): the columns
-// of V that a rank's graph rows read from other ranks (the halo).
+// of V that a rank's graph rows read from other ranks (the halo). The
+// library fills `recv` with NaN before the call: a word that is not finite
+// afterwards (every word sent is finite) was not delivered, and counts or
+// indices received must be what the peers can have sent; a nonzero return or
+// such a delivery fails this rank, as for `mvnmf_allreduce_fn`.
 typedef int (*mvnmf_exchange_fn)(const double *send,
                                  const size_t *send_counts,
                                  double *recv,
@@ -974,7 +993,8 @@ typedef int (*mvnmf_exchange_fn)(const double *send,
 // contributes `counts[q]` values (`part`, `part_len = counts[rank]` of them,
 // from this rank), and `out` receives all of them one after the other in rank
 // order (`Σ counts` values; `counts` has `n_ranks` entries). Return 0 on
-// success. Used by `mvnmf_dist_tge` to stream the items' columns.
+// success. Used by `mvnmf_dist_tge` to stream the items' columns. `out` is
+// checked as the exchange's `recv` is.
 typedef int (*mvnmf_allgather_fn)(const double *part,
                                   size_t part_len,
                                   double *out,
@@ -997,8 +1017,8 @@ typedef struct mvnmf_dist_comm {
   size_t rank;
   // Number of ranks (≥ 1).
   size_t n_ranks;
-  // All-gather (may be NULL: `mvnmf_dist_tge` then sums zero-padded
-  // buffers with `allreduce`, the same result at twice the traffic).
+  // All-gather (may be NULL: `mvnmf_dist_tge` then sums buffers padded with
+  // −0.0 with `allreduce`, the same result at twice the traffic).
   mvnmf_allgather_fn allgather;
 } mvnmf_dist_comm;
 
@@ -2107,7 +2127,9 @@ mvnmf_status mvnmf_deep_encode_f32(const struct mvnmf_view_f32 *views,
 
 // The `f64` words each rank passes to the allreduce per outer iteration (the
 // communication model of `mvnmf_dist_mvsl_fit`): `sum_rows·k + k² + k·c + c +
-// 2 + 2·explicit_graph + (v_inner − 1)·k·c + monitor`, with `sum_rows = Σ_v
+// 2 + 2·explicit_graph + (v_inner − 1)·k·c + monitor + 2·calls`, `calls = 2 +
+// (v_inner − 1)·(c > 0) + monitor` allreduce calls each carrying 2 status
+// words, with `sum_rows = Σ_v
 // rows_v`, `c` the SGE classes (0 without a graph, with explicit graphs or
 // with `beta = 0`), `explicit_graph` 1 with `MVNMF_GRAPH_CSR` (its two traces),
 // `monitor` 1 when a progress callback votes on stopping. Independent of the
@@ -2121,7 +2143,8 @@ uint64_t mvnmf_dist_words_per_iteration(size_t sum_rows,
                                         uint32_t explicit_graph);
 
 // Workspace bytes of `mvnmf_dist_joint_nmf_fit` on a rank whose views (its
-// shard of the items) have these shapes, for `n_ranks` ranks.
+// shard of the items) have these shapes, for `n_ranks ≥ 1` ranks
+// (`MVNMF_STATUS_BAD_PARAMETER` for 0, as the call).
 mvnmf_status mvnmf_dist_joint_nmf_fit_workspace(const struct mvnmf_view *views,
                                                 size_t n_views,
                                                 size_t k,
@@ -2130,7 +2153,8 @@ mvnmf_status mvnmf_dist_joint_nmf_fit_workspace(const struct mvnmf_view *views,
                                                 size_t *bytes);
 
 // Workspace bytes of `mvnmf_dist_mvsl_fit` on a rank whose views have these
-// shapes and this graph, for `n_ranks` ranks.
+// shapes and this graph, for `n_ranks ≥ 1` ranks (`MVNMF_STATUS_BAD_PARAMETER`
+// for 0, as the call).
 mvnmf_status mvnmf_dist_mvsl_fit_workspace(const struct mvnmf_view *views,
                                            size_t n_views,
                                            const struct mvnmf_graph *graph,
@@ -2154,6 +2178,14 @@ mvnmf_status mvnmf_dist_mvsl_fit_workspace(const struct mvnmf_view *views,
 // `MVNMF_STATUS_PEER_FAILED`) with all outputs untouched. A progress callback
 // must be given on every rank or none; one that returns nonzero on any rank
 // stops every rank after the same iteration (`MVNMF_STATUS_CANCELLED`).
+// A callback that fails or does not deliver on one rank (see
+// `mvnmf_allreduce_fn`): every rank returns after the same call, that rank
+// `MVNMF_STATUS_COMM_FAILED`, the others `MVNMF_STATUS_PEER_FAILED` (after the
+// start the outputs then hold a partial iterate); the run ends with a closing
+// agreement (one allreduce of `Σ rows_v · k + 2` words), so every rank
+// returns OK or none does — unless that last call itself fails on one rank,
+// which then returns `MVNMF_STATUS_COMM_FAILED` alone. `report` is written
+// whole (its padding bytes zero).
 // `traffic` (may be NULL) receives the calls and words this rank passed to
 // `allreduce` (written with the report). Communication per iteration:
 // `mvnmf_dist_words_per_iteration`.
@@ -2211,8 +2243,9 @@ mvnmf_status mvnmf_dist_tge_capacity(size_t n,
                                      size_t *penalty_capacity);
 
 // Workspace bytes of `mvnmf_dist_tge` on a rank whose views (its items,
-// dense) have these shapes, for `n` items over `n_ranks` ranks with these
-// labels (all `n` items, or NULL as `mvnmf_dist_tge` allows).
+// dense) have these shapes, for `n` items over `n_ranks ≥ 1` ranks with these
+// labels (all `n` items, or NULL as `mvnmf_dist_tge` allows;
+// `MVNMF_STATUS_BAD_PARAMETER` for 0 ranks, as the call).
 mvnmf_status mvnmf_dist_tge_workspace(const struct mvnmf_view *views,
                                       size_t n_views,
                                       const struct mvnmf_kernel *kernels,
@@ -2246,7 +2279,11 @@ mvnmf_status mvnmf_dist_tge_workspace(const struct mvnmf_view *views,
 // (`MVNMF_STATUS_BAD_PARAMETER`), shards that do not add up to `n`
 // (`MVNMF_STATUS_DIMENSION_MISMATCH`), a capacity too small
 // (`MVNMF_STATUS_BUFFER_TOO_SHORT` on that rank, found after the search),
-// a failing callback (`MVNMF_STATUS_COMM_FAILED`).
+// a callback that fails or does not deliver on one rank
+// (`MVNMF_STATUS_COMM_FAILED` there, `MVNMF_STATUS_PEER_FAILED` on the
+// others, nothing written; see `mvnmf_allreduce_fn`), edge counts received
+// that do not add up over the ranks (`MVNMF_STATUS_COMM_FAILED` on every
+// rank). Every rank returns after the same call.
 mvnmf_status mvnmf_dist_tge(const struct mvnmf_dist_comm *comm,
                             const struct mvnmf_view *views,
                             size_t n_views,

@@ -63,13 +63,17 @@ pub enum Error {
     /// The host's `parallel_for` did not run every task exactly once (issue
     /// 18): the outputs may be incomplete. Check the callback.
     ParallelFor,
-    /// A distributed fit (`models::dist`): another rank refused its input (or
+    /// A distributed run (`models::dist`): another rank refused its input (or
     /// the ranks disagree on the shapes: rank, views, features, classes), so
-    /// every rank stops before writing anything; that rank's status says why.
+    /// every rank stops before writing anything, or another rank's
+    /// communication callback failed; that rank's status says why. Every rank
+    /// leaves after the same call.
     PeerFailed,
-    /// A distributed fit: the caller's communication callback (the allreduce)
-    /// reported a failure. Before the first iteration nothing is written;
-    /// later the outputs hold a partial iterate.
+    /// A distributed run: this rank's communication callback reported a
+    /// failure or did not deliver (a receive buffer left unwritten, status
+    /// words or counts that no peer sent); the others return [`Error::PeerFailed`]
+    /// after the same call. Before the start nothing is written; later the
+    /// outputs hold a partial iterate.
     CommFailed,
 }
 
@@ -157,10 +161,10 @@ impl Error {
                 "the data are too large for the solver (half the sum of squares of all views above 2^999, about 5e300): divide the views by a common factor\0"
             }
             Error::PeerFailed => {
-                "another rank of a distributed fit refused its input, or the ranks disagree on the shapes; nothing written\0"
+                "another rank of a distributed run refused its input or its communication failed, or the ranks disagree on the shapes; every rank left after the same call\0"
             }
             Error::CommFailed => {
-                "the communication callback of a distributed fit reported a failure\0"
+                "a communication callback of a distributed run failed or did not deliver on this rank; every rank left after the same call\0"
             }
         }
     }

@@ -110,10 +110,14 @@ pub enum mvnmf_status {
     /// The `parallel_for` callback of `mvnmf_parallel` did not run every task
     /// exactly once; the outputs may be incomplete.
     ParallelFor = 18,
-    /// A distributed fit: another rank refused its input, or the ranks disagree
-    /// on the shapes; nothing written on any rank.
+    /// A distributed run: another rank refused its input (nothing written on
+    /// any rank) or its communication callback failed or did not deliver, or
+    /// the ranks disagree on the shapes; every rank left after the same call.
     PeerFailed = 19,
-    /// A distributed fit: the communication callback returned nonzero.
+    /// A distributed run: this rank's communication callback returned nonzero
+    /// or did not deliver (a receive buffer left unwritten, status words or
+    /// counts no peer sent); the other ranks return `PEER_FAILED` after the
+    /// same call.
     CommFailed = 20,
 }
 

@@ -290,6 +290,11 @@ pub const STATUS: usize = 2;
 /// not afterwards (this one among them) was not delivered.
 const UNWRITTEN: u64 = 0x7ff8_d157_5e47_1e11;
 
+/// `x` is a whole number in `0 ..= 2^53` (`false` for NaN).
+pub(crate) fn whole(x: f64) -> bool {
+    (0.0..=9_007_199_254_740_992.0).contains(&x) && (x as u64) as f64 == x
+}
+
 /// The caller's communicator under the agreement protocol (module docs), with
 /// what was passed to it counted.
 ///
@@ -388,9 +393,7 @@ impl<'c, C: Comm + ?Sized> Counted<'c, C> {
             return Err(e);
         }
         let flags = match (r, buf.part(at..)?) {
-            (Ok(()), &[ones, f]) if ones == ranks && f >= 0.0 && f <= ranks && f.fract() == 0.0 => {
-                f
-            }
+            (Ok(()), &[ones, f]) if ones == ranks && whole(f) && f <= ranks => f,
             _ => {
                 // This rank cannot tell what the others received: it goes on
                 // to the next allreduce, where it tells them.
@@ -1384,7 +1387,7 @@ fn plan_halo<C: Comm + ?Sized>(
             // An index this rank does not hold was not what the peer sent:
             // this rank fails (told at the next allreduce) and serves item 0.
             let (lo, hi) = (offset as f64, (offset + n_r) as f64);
-            let i = (x.fract() == 0.0 && x >= lo && x < hi)
+            let i = (whole(x) && x >= lo && x < hi)
                 .then(|| (x as usize).checked_sub(offset))
                 .flatten()
                 .filter(|&i| i < n_r);

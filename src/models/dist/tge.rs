@@ -74,7 +74,7 @@
 //! single process's `N²/(2b²)`: the pairs between two ranks are evaluated by
 //! both (the single process evaluates each pair once).
 
-use super::{agree, refuse_as, Comm, Counted, STATUS};
+use super::{agree, refuse_as, whole, Comm, Counted, STATUS};
 use crate::data::{Dense, View, ViewKind, ViewSet, ViewShape};
 use crate::error::{Error, Part};
 use crate::graph::build::{
@@ -961,7 +961,7 @@ fn tge_body<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>
     let mut total = 0.0;
     for (c, &x) in recvc.iter_mut().zip(cr.iter()) {
         total += x;
-        *c = if x >= 0.0 && x.fract() == 0.0 && total <= room {
+        *c = if whole(x) && total <= room {
             x as usize
         } else {
             cm.fail(Error::CommFailed);
@@ -1006,7 +1006,7 @@ fn tge_body<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>
     // sender sent (this rank fails at the closing agreement) and is left out.
     let edge = |r: &[f64]| -> Option<(usize, usize, bool)> {
         let &[j, i] = r else { return None };
-        let item = |x: f64| (x >= 0.0 && x.fract() == 0.0 && x < n as f64).then_some(x as usize);
+        let item = |x: f64| (whole(x) && x < n as f64).then_some(x as usize);
         let j = item(j).filter(|j| (a..e).contains(j))?;
         match item(i) {
             Some(i) => Some((j, i, false)),
