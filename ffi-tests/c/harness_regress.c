@@ -944,6 +944,9 @@ static void test_issue31_queries(void)
         CHECK_STATUS(mvnmf_beta_nmf_fit_workspace(views, 2, (size_t)1 << 61, 1.0, NULL, &bytes),
                      MVNMF_STATUS_SIZE_OVERFLOW);
         free(w);
+    }
+}
+
 /* ---- issue 31, E1: the f32 family on views far apart ---- */
 
 /* The objective may not rise by more than 1e-5 of its magnitude (float
