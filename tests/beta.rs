@@ -476,15 +476,12 @@ fn bad_masks_are_refused() {
 
 // ---- issue 31: the magnitude rule per view, the finite-output check.
 
-/// `(status, U per view, V, objective trace)` of a fit of dense views
-/// (`(values, rows)`, `n` items) in precision `T`; outputs start at 7.
-#[allow(clippy::type_complexity)]
-fn fit_any<T: mvnmf::Real>(
-    xs: &[(Vec<T>, usize)],
-    n: usize,
-    k: usize,
-    p: &BetaParams,
-) -> (Result<mvnmf::Report, Error>, Vec<Vec<T>>, Vec<T>, Vec<f64>) {
+/// `(status, U per view, V, objective trace)` of a fit.
+type Got<T> = (Result<mvnmf::Report, Error>, Vec<Vec<T>>, Vec<T>, Vec<f64>);
+
+/// [`Got`] of a fit of dense views (`(values, rows)`, `n` items) in precision
+/// `T`; outputs start at 7.
+fn fit_any<T: mvnmf::Real>(xs: &[(Vec<T>, usize)], n: usize, k: usize, p: &BetaParams) -> Got<T> {
     let views: Vec<View<'_, T>> = xs
         .iter()
         .map(|(x, m)| View::from(Dense::new(x, *m, n, *m).unwrap()))
@@ -523,11 +520,7 @@ fn iters(b: f64, n: u32) -> BetaParams {
 }
 
 /// Asserts a refusal with `want` and every output still 7.
-fn assert_refused<T: mvnmf::Real>(
-    got: &(Result<mvnmf::Report, Error>, Vec<Vec<T>>, Vec<T>, Vec<f64>),
-    want: Error,
-    what: &str,
-) {
+fn assert_refused<T: mvnmf::Real>(got: &Got<T>, want: Error, what: &str) {
     assert_eq!(got.0.err(), Some(want), "{what}");
     let seven = T::from_f64(7.0);
     assert!(
@@ -538,10 +531,7 @@ fn assert_refused<T: mvnmf::Real>(
 
 /// Asserts OK, finite factors and objectives, an objective that never rose
 /// (relative tolerance `1e-12`) and fell.
-fn assert_fitted<T: mvnmf::Real>(
-    got: &(Result<mvnmf::Report, Error>, Vec<Vec<T>>, Vec<T>, Vec<f64>),
-    what: &str,
-) {
+fn assert_fitted<T: mvnmf::Real>(got: &Got<T>, what: &str) {
     let r = got.0.unwrap_or_else(|e| panic!("{what}: {e:?}"));
     assert!(
         got.1

@@ -326,22 +326,23 @@ fn bad_input_is_refused_with_outputs_untouched() {
     check(&with_neg, k, &ranks, None, &p, need, Error::NegativeInput);
 }
 
-/// `(status, W, U_s, H_s, objective trace)` of a fit in precision `T` (outputs
-/// start at 7).
-#[allow(clippy::type_complexity)]
+/// `(status, W, U_s, H_s, objective trace)` of a fit in precision `T`.
+type Got<T> = (
+    Result<Report, Error>,
+    Vec<T>,
+    Vec<Vec<T>>,
+    Vec<Vec<T>>,
+    Vec<f64>,
+);
+
+/// [`Got`] of a fit in precision `T` (outputs start at 7).
 fn fit_any<T: mvnmf::Real>(
     xs: &[Vec<T>],
     m: usize,
     k: usize,
     ranks: &[usize],
     lambda: Option<&[f64]>,
-) -> (
-    Result<Report, Error>,
-    Vec<T>,
-    Vec<Vec<T>>,
-    Vec<Vec<T>>,
-    Vec<f64>,
-) {
+) -> Got<T> {
     let vs: Vec<View<'_, T>> = xs
         .iter()
         .map(|x| View::from(Dense::new(x, m, x.len() / m, m).unwrap()))
@@ -389,13 +390,7 @@ fn issue31_e4_weights_and_single_precision_data_have_a_bound() {
         .map(|x| x.iter().map(|a| a + 0.05).collect())
         .collect();
     let (k, ranks) = (1, [2usize, 3]);
-    let untouched = |got: &(
-        Result<Report, Error>,
-        Vec<f32>,
-        Vec<Vec<f32>>,
-        Vec<Vec<f32>>,
-        Vec<f64>,
-    )| {
+    let untouched = |got: &Got<f32>| {
         got.1
             .iter()
             .chain(got.2.iter().flatten())
