@@ -13,7 +13,7 @@
 //!
 //! Cases: every pipeline method (MKL + graphs + the shallow solver), NMF, joint
 //! NMF and their encodes, MvSL encode, DMCL and DNMF (deep) and deep encode,
-//! JSNMF; MVEL (fused graph, item fit; anchors by k-means, anchor graph,
+//! JSNMF, β-NMF; MVEL (fused graph, item fit; anchors by k-means, anchor graph,
 //! anchored fit and embedding) and the symmetric eigensolver on dense views;
 //! each on dense views and on the same views as CSC, for two seeds.
 
@@ -26,6 +26,7 @@ use mvnmf::graph::{
 };
 use mvnmf::linalg::eig::{sym_eig, sym_eig_workspace};
 use mvnmf::linalg::mat::MatRef;
+use mvnmf::models::beta::{self, BetaParams};
 use mvnmf::models::deep::{self, DeepParams};
 use mvnmf::models::jsnmf::{self, JsnmfParams};
 use mvnmf::models::mvel::{self, MvelParams};
@@ -316,6 +317,48 @@ fn main() {
                 u.iter().chain(&h).for_each(|x| hs.f64s(x));
                 hs.report(&r);
                 println!("{:<32} {:016x}", tag("jsnmf"), hs.0);
+            }
+
+            // β-NMF (joint, three views): KL on dense and CSC views, the other
+            // divergences on dense ones; and with the first view times 8 (views
+            // at different scales: issue 31's per-view rule).
+            let betas: &[f64] = if sparse {
+                &[1.0]
+            } else {
+                &[0.5, 1.0, 1.5, 2.0]
+            };
+            for &b in betas {
+                for apart in [false, true] {
+                    let x8: Vec<f64> = d.xs[0].1.iter().map(|x| 8.0 * x).collect();
+                    let mut bvs = vs.clone();
+                    if apart && !sparse {
+                        bvs[0] = View::from(Dense::new(&x8, d.xs[0].0, n, d.xs[0].0).unwrap());
+                    } else if apart {
+                        continue;
+                    }
+                    let p = BetaParams {
+                        beta: b,
+                        iter: NmfParams {
+                            max_iter: 30,
+                            tol: 0.0,
+                            seed,
+                            ..NmfParams::default()
+                        },
+                        ..BetaParams::default()
+                    };
+                    let need =
+                        beta::fit_workspace::<f64>(bvs.iter().map(|x| x.shape()), k, &p).unwrap();
+                    let mut w = vec![0u8; need];
+                    let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
+                    let r =
+                        beta::fit(&bvs[..], k, &p, &mut refs[..], &mut v, &mut w, None).unwrap();
+                    let mut h = Fnv::new();
+                    us.iter().for_each(|u| h.f64s(u));
+                    h.f64s(&v);
+                    h.report(&r);
+                    let what = format!("beta_nmf b={b}{}", if apart { " x8" } else { "" });
+                    println!("{:<32} {:016x}", tag(&what), h.0);
+                }
             }
 
             // MVEL (dense only: the fused graph takes dense views): the fused

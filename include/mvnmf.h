@@ -2324,6 +2324,12 @@ mvnmf_status mvnmf_jsnmf_fit_workspace(const struct mvnmf_view *sources,
 //   independent NMFs; `k = R_s` for all: the fully shared model.
 // * `lambda`: `n_sources` weights (finite, > 0), or NULL for
 //   `λ_s = ‖X_1‖²/‖X_s‖²`.
+// * Limits (the objective representable): every `½‖X_s‖²_F` and the weighted
+//   `Σ_s λ_s ½‖X_s‖²_F` at most `2^999` (about `5e300`; `_f32`: `2^103`, about
+//   `1e31`, entries up to about `4e15`). Data beyond: `MVNMF_STATUS_INPUT_TOO_LARGE`;
+//   weights beyond, or a `λ_s` above the bound itself (e.g. `{1e308, 1e-308}`):
+//   `MVNMF_STATUS_BAD_PARAMETER`;
+//   nothing written.
 // * `w`: `M × k` doubles (NULL when `k = 0`); `u[s]`: `M × (R_s − k)` (NULL
 //   when `R_s = k`); `h[s]`: `R_s × N_s`. Written; read with `MVNMF_INIT_GIVEN`.
 //   After every sweep the columns of `W`, `U_s` have unit L2 norm (the rows
@@ -2334,7 +2340,9 @@ mvnmf_status mvnmf_jsnmf_fit_workspace(const struct mvnmf_view *sources,
 // `O(nnz_s R_s)`) plus `O(M R_s² + R_s² N_s)`. The objective never increases.
 // Returns `MVNMF_STATUS_CANCELLED` (report written, outputs at the last
 // complete sweep) when `progress` returns nonzero; on any other error the
-// outputs are untouched.
+// outputs are untouched. `MVNMF_STATUS_OK` always comes with finite factors
+// and objectives (a non-finite one, which the limits exclude, would be
+// `MVNMF_STATUS_INTERNAL`, outputs at the last sweep).
 mvnmf_status mvnmf_jsnmf_fit(const struct mvnmf_view *sources,
                              size_t n_sources,
                              size_t k,
@@ -2437,7 +2445,10 @@ mvnmf_status mvnmf_jsnmf_fit_f32_workspace(const struct mvnmf_view_f32 *sources,
                                            size_t *bytes);
 
 // `mvnmf_jsnmf_fit` in single precision: `float` sources, `w`, `u[s]`,
-// `h[s]` (`lambda` and the report stay double).
+// `h[s]` (`lambda` and the report stay double). Limits as
+// `mvnmf_jsnmf_fit`'s with `2^103` for `2^999` (about `1e31`: the products
+// `λ_s X_s H_sᵀ` stay representable in `float`): float data near `1e30`, or
+// weights that put `Σ_s λ_s ½‖X_s‖²_F` above it, are refused.
 mvnmf_status mvnmf_jsnmf_fit_f32(const struct mvnmf_view_f32 *sources,
                                  size_t n_sources,
                                  size_t k,
@@ -2933,6 +2944,22 @@ mvnmf_status mvnmf_beta_nmf_fit_workspace(const struct mvnmf_view *views,
 // value, NaN included), the weighted MM updates stay monotone (β = 2 is
 // weighted Frobenius NMF); masks only on dense views. Report term
 // `MVNMF_TERM_DIVERGENCE`. Outputs as `mvnmf_joint_nmf_fit`.
+//
+// Magnitudes: each view is fitted at its own power-of-two scale (its largest
+// entry in [1, 2)), the views' divergences weighted to keep the caller's
+// objective exactly (`d_β` is homogeneous of degree β), so views far apart
+// (e.g. near 1e-10 and 1e10) and tiny data (subnormals) are fitted as data
+// near 1. Refused with `MVNMF_STATUS_INPUT_TOO_LARGE` (nothing written): an
+// entry above `2^999` (about `5e300`; `_f32`: `2^103`, about `1e31`, so that
+// the bases stay representable), or `Σ_v Σ_ij x_ij^β` above `2^1000` (the
+// objective; for β = 2 the `½ Σ‖X‖²_F ≤ 2^999` of the other solvers, for
+// β = 0 no bound). A `MVNMF_INIT_GIVEN` start whose objective is not finite
+// (`UV = 0` where `X > 0` for β ≤ 1), or whose `U`, `V` or largest `UV` entry
+// is more than `2^256` (`_f32`: `2^32`) off the view's scale (the view's
+// largest entry), is `MVNMF_STATUS_BAD_PARAMETER`. `MVNMF_STATUS_OK` always comes with finite
+// factors and objectives (a non-finite one, which these rules exclude, would
+// be `MVNMF_STATUS_INTERNAL`, outputs at the last iterate). The objective
+// never rises with `clip = 0` (the exact MM update).
 mvnmf_status mvnmf_beta_nmf_fit(const struct mvnmf_view *views,
                                 size_t n_views,
                                 size_t k,
@@ -3036,7 +3063,9 @@ mvnmf_status mvnmf_beta_nmf_fit_f32_workspace(const struct mvnmf_view_f32 *views
                                               size_t *bytes);
 
 // `mvnmf_beta_nmf_fit` in single precision (`float` views, factors, encoding;
-// `beta`, `clip` and the report stay double).
+// `beta`, `clip` and the report stay double). Entries above `2^103` (about
+// `1e31`) are refused with `MVNMF_STATUS_INPUT_TOO_LARGE`; with `clip = 0`
+// `Y` is floored at `2^-32` (double: `2^-256`).
 mvnmf_status mvnmf_beta_nmf_fit_f32(const struct mvnmf_view_f32 *views,
                                     size_t n_views,
                                     size_t k,

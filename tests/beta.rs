@@ -473,3 +473,211 @@ fn bad_masks_are_refused() {
         Some(Error::NonFiniteInput)
     );
 }
+
+// ---- issue 31: the magnitude rule per view, the finite-output check.
+
+/// `(status, U per view, V, objective trace)` of a fit.
+type Got<T> = (Result<mvnmf::Report, Error>, Vec<Vec<T>>, Vec<T>, Vec<f64>);
+
+/// [`Got`] of a fit of dense views (`(values, rows)`, `n` items) in precision
+/// `T`; outputs start at 7.
+fn fit_any<T: mvnmf::Real>(xs: &[(Vec<T>, usize)], n: usize, k: usize, p: &BetaParams) -> Got<T> {
+    let views: Vec<View<'_, T>> = xs
+        .iter()
+        .map(|(x, m)| View::from(Dense::new(x, *m, n, *m).unwrap()))
+        .collect();
+    let need = beta::fit_workspace::<T>(views.iter().map(|x| x.shape()), k, p).unwrap();
+    let seven = T::from_f64(7.0);
+    let mut u: Vec<Vec<T>> = xs.iter().map(|(_, m)| vec![seven; m * k]).collect();
+    let mut v = vec![seven; k * n];
+    let mut obj = vec![];
+    let mut rec = recorder(&mut obj);
+    let mut refs: Vec<&mut [T]> = u.iter_mut().map(|x| &mut x[..]).collect();
+    let r = beta::fit(
+        &views[..],
+        k,
+        p,
+        &mut refs[..],
+        &mut v,
+        &mut vec![0u8; need],
+        Some(&mut rec),
+    );
+    drop(rec);
+    (r, u, v, obj)
+}
+
+fn iters(b: f64, n: u32) -> BetaParams {
+    BetaParams {
+        beta: b,
+        iter: NmfParams {
+            max_iter: n,
+            tol: 0.0,
+            seed: 11,
+            ..NmfParams::default()
+        },
+        ..BetaParams::default()
+    }
+}
+
+/// Asserts a refusal with `want` and every output still 7.
+fn assert_refused<T: mvnmf::Real>(got: &Got<T>, want: Error, what: &str) {
+    assert_eq!(got.0.err(), Some(want), "{what}");
+    let seven = T::from_f64(7.0);
+    assert!(
+        got.1.iter().flatten().chain(&got.2).all(|&a| a == seven),
+        "{what}: outputs written"
+    );
+}
+
+/// Asserts OK, finite factors and objectives, an objective that never rose
+/// (relative tolerance `1e-12`) and fell.
+fn assert_fitted<T: mvnmf::Real>(got: &Got<T>, what: &str) {
+    let r = got.0.unwrap_or_else(|e| panic!("{what}: {e:?}"));
+    assert!(
+        got.1
+            .iter()
+            .flatten()
+            .chain(&got.2)
+            .all(|a| a.to_f64().is_finite()),
+        "{what}: a non-finite factor"
+    );
+    let obj = &got.3;
+    assert!(obj.iter().all(|o| o.is_finite()), "{what}: {obj:?}");
+    assert!(r.objective.total.is_finite() && r.initial.total.is_finite());
+    assert_monotone(obj, 1e-12 * obj[0].abs(), what);
+    // (Denormal data under β = 2: the objective itself underflows to 0.)
+    assert!(
+        obj[obj.len() - 1] < obj[0] || obj[0] < 1e-300,
+        "{what}: {} -> {}",
+        obj[0],
+        obj[obj.len() - 1]
+    );
+}
+
+/// E2: entries near `DBL_MAX` (any β) and `FLT_MAX/2` in single precision are
+/// refused with `InputTooLarge` and the outputs untouched (they gave OK with
+/// non-finite factors); denormal data (β = 0.5, 1, 0, 2) and `f32` data near
+/// `1e30`, inside the rule, are fitted: finite, monotone.
+#[test]
+fn issue31_e2_magnitudes_beyond_the_rule_are_refused_tiny_data_is_fitted() {
+    let (m, n, k) = (8, 10, 3);
+    let base = random_matrix(m, n, 1.0, 1);
+    let at = |c: f64| -> Vec<f64> { base.iter().map(|x| (0.5 + 0.5 * x) * c).collect() };
+    for b in [0.0, 0.5, 1.0, 2.0] {
+        let got = fit_any(&[(at(f64::MAX), m)], n, k, &iters(b, 30));
+        assert_refused(&got, Error::InputTooLarge, &format!("DBL_MAX, beta {b}"));
+        let f: Vec<f32> = at(f32::MAX as f64 / 2.0)
+            .iter()
+            .map(|&x| x as f32)
+            .collect();
+        let got = fit_any(&[(f, m)], n, k, &iters(b, 30));
+        assert_refused(&got, Error::InputTooLarge, &format!("FLT_MAX/2, beta {b}"));
+        // Denormals (down to 2^-1074 · 2^k: the scale stops at 2^1023).
+        for c in [1e-310, 1e-320] {
+            let got = fit_any(&[(at(c), m)], n, k, &iters(b, 30));
+            assert_fitted(&got, &format!("{c:e}, beta {b}"));
+        }
+        let f: Vec<f32> = at(1e30).iter().map(|&x| x as f32).collect();
+        assert_fitted(
+            &fit_any(&[(f, m)], n, k, &iters(b, 30)),
+            &format!("f32 1e30, beta {b}"),
+        );
+    }
+    // The bound on Σ x^β: β = 2 refuses what the Frobenius family refuses
+    // (½‖X‖² above 2^999), β = 0 (scale-invariant) accepts entries up to 2^999.
+    let got = fit_any(&[(at(1e151), m)], n, k, &iters(2.0, 5));
+    assert_refused(&got, Error::InputTooLarge, "1e151, beta 2");
+    assert_fitted(
+        &fit_any(&[(at(1e300), m)], n, k, &iters(0.0, 20)),
+        "1e300, beta 0",
+    );
+    assert_fitted(
+        &fit_any(&[(at(1e149), m)], n, k, &iters(2.0, 20)),
+        "1e149, beta 2",
+    );
+}
+
+/// E3: two dense views near `1e-10` and `1e10`, β = 0.5 and 0 (and the others),
+/// 150 iterations with the default clip: the objective rose 33 times and
+/// ended infinite; now each view has its own scale: OK, finite, never rising,
+/// and the small view fitted as well as the large one.
+#[test]
+fn issue31_e3_views_far_apart_are_fitted_monotonically() {
+    let (m1, m2, n, k) = (8, 6, 10, 3);
+    let lo: Vec<f64> = random_matrix(m1, n, 1.0, 1)
+        .iter()
+        .map(|x| (0.1 + x) * 1e-10)
+        .collect();
+    let hi: Vec<f64> = random_matrix(m2, n, 1.0, 2)
+        .iter()
+        .map(|x| (0.1 + x) * 1e10)
+        .collect();
+    for b in [0.0, 0.5, 1.0, 1.5, 2.0] {
+        let got = fit_any(&[(lo.clone(), m1), (hi.clone(), m2)], n, k, &iters(b, 150));
+        assert_fitted(&got, &format!("views 1e-10 and 1e10, beta {b}"));
+        // The small view is fitted: its relative reconstruction error below 50%.
+        let (u, v) = (&got.1[0], &got.2);
+        let (mut e, mut t) = (0.0, 0.0);
+        for j in 0..n {
+            for i in 0..m1 {
+                let y: f64 = (0..k).map(|l| u[i + l * m1] * v[l + j * k]).sum();
+                e += (lo[i + j * m1] - y).powi(2);
+                t += lo[i + j * m1].powi(2);
+            }
+        }
+        assert!(
+            (e / t).sqrt() < 0.5,
+            "beta {b}: small view's error {}",
+            (e / t).sqrt()
+        );
+    }
+    // β = 0 is scale-invariant: a view times 2^40 gives its basis times 2^40
+    // and the same V, bit for bit (each view has its own scale).
+    let lo2: Vec<f64> = lo.iter().map(|x| x * 2f64.powi(40)).collect();
+    let a = fit_any(&[(lo.clone(), m1), (hi.clone(), m2)], n, k, &iters(0.0, 40));
+    let b = fit_any(&[(lo2, m1), (hi.clone(), m2)], n, k, &iters(0.0, 40));
+    assert_eq!(a.2, b.2);
+    assert_eq!(a.1[1], b.1[1]);
+    let scaled: Vec<f64> = a.1[0].iter().map(|x| x * 2f64.powi(40)).collect();
+    assert_eq!(scaled, b.1[0]);
+}
+
+/// A given start whose objective is infinite (`U V = 0` where `X > 0`, KL) is
+/// refused with `BadParameter`, outputs untouched.
+#[test]
+fn issue31_a_given_start_with_an_infinite_objective_is_refused() {
+    let (m, n, k) = (5, 6, 2);
+    let x: Vec<f64> = random_matrix(m, n, 1.0, 3)
+        .iter()
+        .map(|a| a + 0.1)
+        .collect();
+    let view = [View::from(Dense::new(&x, m, n, m).unwrap())];
+    let mut p = iters(1.0, 10);
+    p.iter.init = Init::Given;
+    let need = beta::fit_workspace::<f64>([view[0].shape()], k, &p).unwrap();
+    let mut u = vec![0.0; m * k]; // U V = 0
+    let mut v = vec![1.0; k * n];
+    let e = beta::fit(
+        &view[..],
+        k,
+        &p,
+        &mut [&mut u[..]][..],
+        &mut v,
+        &mut vec![0u8; need],
+        None,
+    );
+    assert_eq!(e.err(), Some(Error::BadParameter));
+    assert!(u.iter().all(|&a| a == 0.0) && v.iter().all(|&a| a == 1.0));
+    // A usable start is accepted and kept in the caller's units.
+    let mut u = vec![0.5; m * k];
+    let r = beta::fit(
+        &view[..],
+        k,
+        &p,
+        &mut [&mut u[..]][..],
+        &mut v,
+        &mut vec![0u8; need],
+        None,
+    );
+    assert!(r.is_ok() && u.iter().chain(&v).all(|a| a.is_finite()));
+}

@@ -2341,16 +2341,20 @@ fn t_jsnmf(g: &mut G, bad: bool) -> R {
     let m = vs[0].rows;
     let cv: Vec<mvnmf_view> = vs.iter().map(ViewData::c).collect();
     let p = jsnmf_params(g, bad);
+    // Weights: ordinary, or (issue 31, E4) anywhere in 1e±308.
+    let wide_lam = g.one_in(3);
     let lam: Vec<f64> = (0..ns)
         .map(|_| {
             if bad && g.one_in(6) {
                 -1.0
+            } else if wide_lam {
+                g.decade(308)
             } else {
                 0.5 + g.f()
             }
         })
         .collect();
-    let use_lam = g.one_in(3);
+    let use_lam = g.one_in(3) || wide_lam;
     let need =
         query(|b| unsafe { mvnmf_jsnmf_fit_workspace(cv.as_ptr(), ns, k, ranks.as_ptr(), &p, b) });
     let given = p.init == MVNMF_INIT_GIVEN;
@@ -2370,7 +2374,16 @@ fn t_jsnmf(g: &mut G, bad: bool) -> R {
     let bad_3 = bad && g.one_in(3);
     let mut wk = Work::new(g, need, bad_3);
     // λ_s-weighted ½‖X‖² bounds the objective's scale.
-    let mut mon = monitor(g, 1e4 * half_sq(&vs));
+    let weighted = if use_lam {
+        halves(&vs, false)
+            .iter()
+            .zip(&lam)
+            .map(|(h, l)| h * l)
+            .sum::<f64>()
+    } else {
+        half_sq(&vs)
+    };
+    let mut mon = monitor(g, 1e4 * weighted.min(f64::MAX));
     let s = unsafe {
         mvnmf_jsnmf_fit(
             cv.as_ptr(),
@@ -2394,6 +2407,10 @@ fn t_jsnmf(g: &mut G, bad: bool) -> R {
     outs.extend(hs.iter().map(|h| ("h", h)));
     check_call(s, &outs, Some(&wk))?;
     check_mon(s, &mon)?;
+    if !bad {
+        let l = if use_lam { Some(&lam[..]) } else { None };
+        check_jsnmf_magnitude(s, &halves(&vs, false), l, 2f64.powi(999))?;
+    }
     if s != S::Ok && s != S::Cancelled {
         return Ok(());
     }
@@ -3847,6 +3864,331 @@ fn t_mean_std(g: &mut G, bad: bool) -> R {
     Ok(())
 }
 
+// ------------------------------------------------- β-NMF and JSNMF magnitudes (issue 31)
+
+/// `f32` copies of views and their C descriptors (pointing into `vals`).
+fn views_f32(vs: &[ViewData], vals: &[Vec<f32>]) -> Vec<mvnmf_view_f32> {
+    vs.iter()
+        .zip(vals)
+        .map(|(x, f)| {
+            let c = x.c();
+            mvnmf_view_f32 {
+                kind: c.kind,
+                rows: c.rows,
+                cols: c.cols,
+                values: f.as_ptr(),
+                col_stride: c.col_stride,
+                col_ptr: c.col_ptr,
+                row_idx: c.row_idx,
+            }
+        })
+        .collect()
+}
+
+/// The stored values of a valid view (dense: within the stride), as the call reads them.
+fn stored(v: &ViewData) -> Vec<f64> {
+    if v.kind == MVNMF_VIEW_CSC {
+        v.vals.clone()
+    } else {
+        (0..v.cols)
+            .flat_map(|j| (0..v.rows).map(move |i| (i, j)))
+            .filter_map(|(i, j)| v.vals.get(i + j * v.stride).copied())
+            .collect()
+    }
+}
+
+/// `log₂ Σ x^β` over values (`β > 0`), without overflow: per view at its own
+/// power of two.
+fn log2_power_sum(views: &[Vec<f64>], beta: f64) -> f64 {
+    let mut logs = vec![];
+    for xs in views {
+        let mx = xs.iter().fold(0.0f64, |a, &b| a.max(b));
+        if mx == 0.0 {
+            continue;
+        }
+        let e = mx.log2().floor();
+        let sum: f64 = xs.iter().map(|&x| (x * 2f64.powf(-e)).powf(beta)).sum();
+        logs.push(sum.log2() + beta * e);
+    }
+    let t = logs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    if t == f64::NEG_INFINITY {
+        return t;
+    }
+    t + logs.iter().map(|l| 2f64.powf(l - t)).sum::<f64>().log2()
+}
+
+/// β-NMF (issue 31, E2 and E3): 1..3 dense views (CSC ones for β = 1), each at
+/// its own magnitude — a base anywhere in `1e±300` (`f32` cases: `1e±40`,
+/// subnormals included) and views up to [`SOLVER_SPREADS`] decades apart —,
+/// sometimes with a spread of magnitudes inside a view; every β (0, 0.5, 1, 2
+/// and others in `[0, 2]`), both precisions, masks, random and given starts,
+/// `clip` default, 0 or tiny. Checks: refusal with `INPUT_TOO_LARGE` exactly
+/// per the documented rule (an entry above `2^(MAX_EXP − 25)`, or `Σ x^β` above
+/// `2^1000`); on OK finite factors and objectives; with `clip = 0` (the exact
+/// MM update) an objective that never rises.
+fn t_beta(g: &mut G, bad: bool) -> R {
+    let single = g.one_in(3);
+    let h = g.range(1, 3);
+    let n = g.range(1, 8);
+    let beta = if bad && g.one_in(6) {
+        g.pick(&[-1.0, 2.5, f64::NAN])
+    } else if g.one_in(4) {
+        2.0 * g.f()
+    } else {
+        g.pick(&[0.0, 0.5, 1.0, 2.0, 0.25, 1.5, 1.9])
+    };
+    let (lo, hi) = if single { (-45, 38) } else { (-323, 307) };
+    let base = if single {
+        g.decade(40)
+    } else {
+        g.decade(solver_decades())
+    };
+    let spread = solver_spread(g);
+    let mut scales = vec![];
+    let mut vs: Vec<ViewData> = (0..h)
+        .map(|_| {
+            let d = g.range(1, 5);
+            let s = (base * g.decade(spread)).clamp(10f64.powi(lo), 10f64.powi(hi));
+            scales.push(s);
+            let mut v = gen_view(g, d, n, s);
+            if beta != 1.0 && v.kind == MVNMF_VIEW_CSC && !g.one_in(8) {
+                v = gen_view(g, d, n, s);
+                if v.kind == MVNMF_VIEW_CSC {
+                    v = ViewData {
+                        kind: MVNMF_VIEW_DENSE,
+                        rows: d,
+                        cols: n,
+                        stride: d,
+                        vals: (0..d * n).map(|_| value(g, s)).collect(),
+                        col_ptr: vec![],
+                        row_idx: vec![],
+                    };
+                }
+            }
+            if v.kind == MVNMF_VIEW_DENSE {
+                let wide = g.one_in(4);
+                for x in v.vals.iter_mut() {
+                    if beta <= 0.0 && *x == 0.0 && !g.one_in(20) {
+                        *x = 0.05 * s;
+                    }
+                    if wide {
+                        // Entries spread over 20 decades below the view's scale.
+                        *x *= 10f64.powi(-(g.below(21) as i32));
+                    }
+                }
+            }
+            v
+        })
+        .collect();
+    MAGS.with(|m| {
+        *m.borrow_mut() = scales
+            .iter()
+            .map(|s| format!("{s:.0e}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    });
+    if bad && g.one_in(2) {
+        let i = g.below(h);
+        corrupt_view(g, &mut vs[i]);
+    }
+    let k = if bad && g.one_in(8) { 0 } else { g.range(1, 4) };
+    let clip = g.pick(&[-1.0, 0.0, 0.0, 1e-12]);
+    let mut p = mvnmf_nmf_params_default();
+    p.max_iter = g.range(0, 20) as u32;
+    p.tol = g.pick(&[0.0, 0.0, 1e-6]);
+    p.seed = g.u64();
+    let given = g.one_in(4);
+    p.init = if given {
+        MVNMF_INIT_GIVEN
+    } else {
+        MVNMF_INIT_RANDOM
+    };
+    let masks: Vec<Option<Vec<u8>>> = vs
+        .iter()
+        .map(|v| {
+            if v.kind == MVNMF_VIEW_CSC || !g.one_in(3) {
+                None
+            } else {
+                Some((0..v.rows * n).map(|_| u8::from(!g.one_in(4))).collect())
+            }
+        })
+        .collect();
+    let use_masks = masks.iter().any(|m| m.is_some());
+    let mptrs: Vec<*const u8> = masks
+        .iter()
+        .map(|m| m.as_ref().map_or(null(), |m| m.as_ptr()))
+        .collect();
+    // The values the call reads (rounded to float in single precision), observed only.
+    let fvals: Vec<Vec<f32>> = vs
+        .iter()
+        .map(|x| x.vals.iter().map(|&a| a as f32).collect())
+        .collect();
+    let read: Vec<Vec<f64>> = vs
+        .iter()
+        .zip(&fvals)
+        .zip(&masks)
+        .map(|((v, f), m)| {
+            let wide = ViewData {
+                vals: if single {
+                    f.iter().map(|&a| a as f64).collect()
+                } else {
+                    v.vals.clone()
+                },
+                col_ptr: v.col_ptr.clone(),
+                row_idx: v.row_idx.clone(),
+                ..*v
+            };
+            let xs = stored(&wide);
+            match m {
+                Some(m) if use_masks => xs
+                    .iter()
+                    .zip(m)
+                    .filter(|(_, &b)| b == 1)
+                    .map(|(&x, _)| x)
+                    .collect(),
+                _ => xs,
+            }
+        })
+        .collect();
+    let starts: Vec<Out> = vs
+        .iter()
+        .map(|v| start(g, v.rows * k, given, f64::INFINITY))
+        .collect();
+    let v0 = start(g, k * n, given, f64::INFINITY);
+    // The tolerance: the objective's own scale (its start), in single
+    // precision at float's.
+    let mut mon = monitor(g, 0.0);
+    let rel = if single { 1e-4 } else { 1e-10 };
+    let cv: Vec<mvnmf_view> = vs.iter().map(ViewData::c).collect();
+    let mut rep = Out::bytes(std::mem::size_of::<mvnmf_report>());
+    let short = bad && g.one_in(3);
+    let trace = |s: S| {
+        if std::env::var_os("MVNMF_FUZZ_TRACE").is_some() {
+            eprintln!(
+                "beta {beta} single {single} given {given} clip {clip} iters {} k {k} masks {use_masks} status {s:?}",
+                p.max_iter
+            );
+        }
+    };
+    let (s, outs_ok) = if single {
+        let cf = views_f32(&vs, &fvals);
+        let need =
+            query(|b| unsafe { mvnmf_beta_nmf_fit_f32_workspace(cf.as_ptr(), h, k, beta, &p, b) });
+        let mut uf: Vec<Out> = starts.iter().map(as_f32).collect();
+        let ptrs: Vec<*mut f32> = uf.iter_mut().map(|o| o.ptr()).collect();
+        let mut vf = as_f32(&v0);
+        let mut wk = Work::new(g, need, short);
+        let s = unsafe {
+            mvnmf_beta_nmf_fit_f32(
+                cf.as_ptr(),
+                h,
+                k,
+                beta,
+                clip,
+                if use_masks { mptrs.as_ptr() } else { null() },
+                &p,
+                ptrs.as_ptr(),
+                vf.ptr(),
+                wk.ptr(),
+                wk.bytes,
+                Some(progress),
+                (&mut mon as *mut Mon).cast(),
+                rep.ptr(),
+            )
+        };
+        trace(s);
+        let mut named: Vec<(&str, &Out)> = uf.iter().map(|o| ("u (f32)", o)).collect();
+        named.push(("v (f32)", &vf));
+        named.push(("report", &rep));
+        check_call(s, &named, Some(&wk))?;
+        let fin = uf
+            .iter()
+            .chain(std::iter::once(&vf))
+            .all(|o| f32s(o).iter().all(|x| x.is_finite()));
+        (s, fin)
+    } else {
+        let need =
+            query(|b| unsafe { mvnmf_beta_nmf_fit_workspace(cv.as_ptr(), h, k, beta, &p, b) });
+        let mut us: Vec<Out> = starts;
+        let ptrs: Vec<*mut f64> = us.iter_mut().map(|o| o.ptr()).collect();
+        let mut vo = v0;
+        let mut wk = Work::new(g, need, short);
+        let s = unsafe {
+            mvnmf_beta_nmf_fit(
+                cv.as_ptr(),
+                h,
+                k,
+                beta,
+                clip,
+                if use_masks { mptrs.as_ptr() } else { null() },
+                &p,
+                ptrs.as_ptr(),
+                vo.ptr(),
+                wk.ptr(),
+                wk.bytes,
+                Some(progress),
+                (&mut mon as *mut Mon).cast(),
+                rep.ptr(),
+            )
+        };
+        trace(s);
+        let mut named: Vec<(&str, &Out)> = us.iter().map(|o| ("u", o)).collect();
+        named.push(("v", &vo));
+        named.push(("report", &rep));
+        check_call(s, &named, Some(&wk))?;
+        let fin = us
+            .iter()
+            .chain(std::iter::once(&vo))
+            .all(|o| o.f64().iter().all(|x| x.is_finite()));
+        (s, fin)
+    };
+    let ok = s == S::Ok || s == S::Cancelled;
+    if ok && !outs_ok {
+        return fail(format!("a non-finite factor with {s:?}"));
+    }
+    if ok {
+        // The report's objectives (double).
+        let r: &mvnmf_report = unsafe { &*rep.buf.as_ptr().cast() };
+        if !(r.objective.total.is_finite() && r.initial.total.is_finite()) {
+            return fail(format!("a non-finite objective in the report with {s:?}"));
+        }
+    }
+    // Monotone only with the exact MM update (clip = 0; the default clip is
+    // scikit-learn's, which may rise where Y is below it). The tolerance is
+    // 1e-10 of the start's objective (`monitor`), in single precision 1e-4.
+    if clip != 0.0 {
+        mon.rose = None;
+    }
+    mon.tol *= rel / 1e-10;
+    check_mon(s, &mon)?;
+    // The magnitude rule, judged on valid cases only.
+    if !bad && (0.0..=2.0).contains(&beta) && k > 0 {
+        let exp_max = if single { 128 - 25 } else { 1024 - 25 };
+        let big = read
+            .iter()
+            .flatten()
+            .any(|&x| x > 0.0 && x.log2().floor() as i32 + 1 > exp_max);
+        let size = if beta > 0.0 {
+            log2_power_sum(&read, beta)
+        } else {
+            f64::NEG_INFINITY
+        };
+        let must = big || size > 1000.0 + 1e-6;
+        let may = big || size > 1000.0 - 1e-6;
+        if s == S::InputTooLarge && !may {
+            return fail(format!(
+                "INPUT_TOO_LARGE for log2 Σx^β = {size}, beta {beta}"
+            ));
+        }
+        if ok && must {
+            return fail(format!(
+                "{s:?} for log2 Σx^β = {size} (big entry {big}), beta {beta}"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// `mvnmf_mvel_predict` on factors at any magnitude, with NaN or ±∞ in the bad cases (E5:
 /// OK with NaN or infinite scores): OK only with finite scores and `r·max|Q|·max|H| ≤
 /// 2^1022`; `INPUT_TOO_LARGE` only above it; `NON_FINITE_INPUT` only for a non-finite entry.
@@ -3939,6 +4281,171 @@ fn t_query_dims(g: &mut G) -> R {
     Ok(())
 }
 
+/// `½‖X‖²_F` of each view (valid views; `f32` cases: of the float values).
+fn halves(vs: &[ViewData], single: bool) -> Vec<f64> {
+    vs.iter()
+        .map(|v| {
+            let xs = stored(v);
+            0.5 * xs
+                .iter()
+                .map(|&x| {
+                    let x = if single { x as f32 as f64 } else { x };
+                    x * x
+                })
+                .sum::<f64>()
+        })
+        .collect()
+}
+
+/// The weights of a JSNMF case: none (the default), ordinary, or anywhere in
+/// `1e±range` (issue 31, E4: `λ = {1e308, 1e-308}`).
+fn jsnmf_lambda(g: &mut G, ns: usize, bad: bool, range: i32) -> Option<Vec<f64>> {
+    match g.below(3) {
+        0 => None,
+        1 => Some(
+            (0..ns)
+                .map(|_| {
+                    if bad && g.one_in(6) {
+                        -1.0
+                    } else {
+                        0.5 + g.f()
+                    }
+                })
+                .collect(),
+        ),
+        _ => Some((0..ns).map(|_| g.decade(range)).collect()),
+    }
+}
+
+/// JSNMF's magnitude rule (issue 31): `INPUT_TOO_LARGE` when some `½‖X_s‖²`
+/// (or with the default weights `S·½‖X_1‖²`) is above `lim`, `BAD_PARAMETER`
+/// when given weights make `Σ λ_s ½‖X_s‖²` so, or one `λ_s` is above `lim`
+/// (judged on valid cases, up to the rounding of the sums).
+fn check_jsnmf_magnitude(s: S, half: &[f64], lambda: Option<&[f64]>, lim: f64) -> R {
+    let over = |x: f64, t: f64| x > lim * (1.0 + t);
+    let data = |t: f64| half.iter().any(|&h| over(h, t));
+    let weighted: f64 = match lambda {
+        Some(l) => l.iter().zip(half).map(|(a, b)| a * b).sum(),
+        None => half
+            .iter()
+            .map(|&h| if h > 0.0 && half[0] > 0.0 { half[0] } else { h })
+            .sum(),
+    };
+    // A single weight above the bound is refused as well.
+    let big = lambda.is_some_and(|l| l.iter().any(|&x| x > lim));
+    let must = data(1e-9) || over(weighted, 1e-9) || big;
+    let may = data(-1e-9) || over(weighted, -1e-9) || big;
+    let want = if data(-1e-9) || lambda.is_none() {
+        S::InputTooLarge
+    } else {
+        S::BadParameter
+    };
+    if (s == S::Ok || s == S::Cancelled) && must {
+        return fail(format!("{s:?} with Σλ½‖X‖² = {weighted:e} (limit {lim:e})"));
+    }
+    if (s == S::InputTooLarge || (s == S::BadParameter && lambda.is_some())) && !may {
+        return fail(format!("{s:?} with Σλ½‖X‖² = {weighted:e} (limit {lim:e})"));
+    }
+    if must && s != want && (s == S::InputTooLarge || s == S::BadParameter) && !data(1e-9) {
+        return fail(format!("{s:?} where {want:?} is documented"));
+    }
+    Ok(())
+}
+
+/// JSNMF in single precision (issue 31, E4): sources at magnitudes `1e±40`
+/// (a little apart), weights none, ordinary or in `1e±40`, random or given
+/// starts. Checks: the status promises, `INPUT_TOO_LARGE` / `BAD_PARAMETER`
+/// exactly per the documented rule (`2^103`), on OK finite factors and an
+/// objective that never rises (at float's precision).
+fn t_jsnmf_f32(g: &mut G, bad: bool) -> R {
+    let ns = g.range(1, 3);
+    let m = g.range(1, 7);
+    let base = g.decade(40);
+    let mut vs: Vec<ViewData> = (0..ns)
+        .map(|_| {
+            let n = g.range(1, 9);
+            let sc = (base * g.decade(2)).clamp(1e-45, 1e38);
+            gen_view(g, m, n, sc)
+        })
+        .collect();
+    MAGS.with(|mm| *mm.borrow_mut() = format!("{base:.0e} (f32)"));
+    if bad && g.one_in(2) {
+        let i = g.below(ns);
+        corrupt_view(g, &mut vs[i]);
+    }
+    let k = g.range(0, 2);
+    let ranks: Vec<usize> = (0..ns).map(|_| k.max(1) + g.below(3)).collect();
+    let p = jsnmf_params(g, bad);
+    let lam = jsnmf_lambda(g, ns, bad, 40);
+    let fvals: Vec<Vec<f32>> = vs
+        .iter()
+        .map(|x| x.vals.iter().map(|&a| a as f32).collect())
+        .collect();
+    let cf = views_f32(&vs, &fvals);
+    let need = query(|b| unsafe {
+        mvnmf_jsnmf_fit_f32_workspace(cf.as_ptr(), ns, k, ranks.as_ptr(), &p, b)
+    });
+    let given = p.init == MVNMF_INIT_GIVEN;
+    let mut w = as_f32(&start(g, m * k, given, 1.0));
+    let mut us: Vec<Out> = ranks
+        .iter()
+        .map(|&r| as_f32(&start(g, m * (r - k), given, 1.0)))
+        .collect();
+    let mut hs: Vec<Out> = vs
+        .iter()
+        .zip(&ranks)
+        .map(|(v, &r)| as_f32(&start(g, r * v.cols, given, 1.0)))
+        .collect();
+    let up: Vec<*mut f32> = us.iter_mut().map(|u| u.ptr()).collect();
+    let hp: Vec<*mut f32> = hs.iter_mut().map(|h| h.ptr()).collect();
+    let mut rep = Out::bytes(std::mem::size_of::<mvnmf_report>());
+    let short = bad && g.one_in(3);
+    let mut wk = Work::new(g, need, short);
+    let mut mon = monitor(g, 0.0);
+    let s = unsafe {
+        mvnmf_jsnmf_fit_f32(
+            cf.as_ptr(),
+            ns,
+            k,
+            ranks.as_ptr(),
+            lam.as_ref().map_or(null(), |l| l.as_ptr()),
+            &p,
+            w.ptr(),
+            up.as_ptr(),
+            hp.as_ptr(),
+            wk.ptr(),
+            wk.bytes,
+            Some(progress),
+            (&mut mon as *mut Mon).cast(),
+            rep.ptr(),
+        )
+    };
+    if std::env::var_os("MVNMF_FUZZ_TRACE").is_some() {
+        eprintln!(
+            "jsnmf f32 given {given} k {k} ranks {ranks:?} lam {lam:?} iters {} status {s:?}",
+            p.max_iter
+        );
+    }
+    let mut outs: Vec<(&str, &Out)> = vec![("w (f32)", &w), ("report", &rep)];
+    outs.extend(us.iter().map(|u| ("u (f32)", u)));
+    outs.extend(hs.iter().map(|h| ("h (f32)", h)));
+    check_call(s, &outs, Some(&wk))?;
+    // Float's precision: 1e-4 of the start's objective.
+    mon.tol *= 1e6;
+    check_mon(s, &mon)?;
+    if s == S::Ok || s == S::Cancelled {
+        for (name, o) in outs.iter().filter(|(n, _)| *n != "report") {
+            if let Some(i) = f32s(o).iter().position(|x| !x.is_finite()) {
+                return fail(format!("`{name}[{i}]` not finite with {s:?}"));
+            }
+        }
+    }
+    if !bad {
+        check_jsnmf_magnitude(s, &halves(&vs, true), lam.as_deref(), 2f64.powi(103))?;
+    }
+    Ok(())
+}
+
 type Target = fn(&mut G, bool) -> R;
 
 const TARGETS: &[(&str, Target)] = &[
@@ -3955,6 +4462,8 @@ const TARGETS: &[(&str, Target)] = &[
     ("simplex_qp", t_qp),
     ("eval", t_eval),
     ("jsnmf", t_jsnmf),
+    ("jsnmf_fit_f32", t_jsnmf_f32),
+    ("beta_nmf_fit", t_beta),
     ("mvel", t_mvel),
     ("eig/cca/fused_graph", t_linalg),
 ];

@@ -325,3 +325,136 @@ fn bad_input_is_refused_with_outputs_untouched() {
     let with_neg = [dense[0], View::from(Dense::new(&neg, m, 6, m).unwrap())];
     check(&with_neg, k, &ranks, None, &p, need, Error::NegativeInput);
 }
+
+/// `(status, W, U_s, H_s, objective trace)` of a fit in precision `T`.
+type Got<T> = (
+    Result<Report, Error>,
+    Vec<T>,
+    Vec<Vec<T>>,
+    Vec<Vec<T>>,
+    Vec<f64>,
+);
+
+/// [`Got`] of a fit in precision `T` (outputs start at 7).
+fn fit_any<T: mvnmf::Real>(
+    xs: &[Vec<T>],
+    m: usize,
+    k: usize,
+    ranks: &[usize],
+    lambda: Option<&[f64]>,
+) -> Got<T> {
+    let vs: Vec<View<'_, T>> = xs
+        .iter()
+        .map(|x| View::from(Dense::new(x, m, x.len() / m, m).unwrap()))
+        .collect();
+    let p = params(60);
+    let need = jsnmf::fit_workspace::<T>(vs.iter().map(|x| x.shape()), k, ranks, &p).unwrap();
+    let seven = T::from_f64(7.0);
+    let mut w = vec![seven; m * k];
+    let mut u: Vec<Vec<T>> = ranks.iter().map(|&r| vec![seven; m * (r - k)]).collect();
+    let mut h: Vec<Vec<T>> = vs
+        .iter()
+        .zip(ranks)
+        .map(|(x, &r)| vec![seven; r * x.cols()])
+        .collect();
+    let mut obj = vec![];
+    let mut rec = recorder(&mut obj);
+    let mut ur: Vec<&mut [T]> = u.iter_mut().map(|x| &mut x[..]).collect();
+    let mut hr: Vec<&mut [T]> = h.iter_mut().map(|x| &mut x[..]).collect();
+    let r = jsnmf::fit(
+        &vs[..],
+        k,
+        ranks,
+        lambda,
+        &p,
+        &mut w,
+        &mut ur[..],
+        &mut hr[..],
+        &mut vec![0u8; need],
+        Some(&mut rec),
+    );
+    drop(rec);
+    (r, w, u, h, obj)
+}
+
+/// E4 (issue 31): `λ = {1e308, 1e-308}` gave OK with non-finite factors; now
+/// refused (`BadParameter`: `Σ λ_s ½‖X_s‖²` above 2^999), outputs untouched;
+/// weights far apart inside the bound (`{1e290, 1e-308}`) are fitted: finite,
+/// monotone. `f32` sources near `1e30` gave OK with non-finite factors; now
+/// refused (`InputTooLarge`: `½‖X_s‖²` above 2^103), and near `1e14` fitted.
+#[test]
+fn issue31_e4_weights_and_single_precision_data_have_a_bound() {
+    let m = 7;
+    let xs: Vec<Vec<f64>> = sources(m, &[9, 6], 10)
+        .into_iter()
+        .map(|x| x.iter().map(|a| a + 0.05).collect())
+        .collect();
+    let (k, ranks) = (1, [2usize, 3]);
+    let untouched = |got: &Got<f32>| {
+        got.1
+            .iter()
+            .chain(got.2.iter().flatten())
+            .chain(got.3.iter().flatten())
+            .all(|&a| a == 7.0)
+    };
+    let fitted = |r: &Result<Report, Error>, outs: Vec<f64>, obj: &[f64], what: &str| {
+        let r = r.unwrap_or_else(|e| panic!("{what}: {e:?}"));
+        assert!(
+            outs.iter().all(|a| a.is_finite()),
+            "{what}: non-finite factor"
+        );
+        assert!(
+            r.objective.total.is_finite() && obj.iter().all(|o| o.is_finite()),
+            "{what}"
+        );
+        assert_monotone(obj, 1e-12 * obj[0].abs(), what);
+        assert!(obj[obj.len() - 1] < obj[0], "{what}");
+    };
+    let flat = |w: &[f64], u: &[Vec<f64>], h: &[Vec<f64>]| -> Vec<f64> {
+        w.iter()
+            .chain(u.iter().flatten())
+            .chain(h.iter().flatten())
+            .copied()
+            .collect()
+    };
+    let got = fit_any(&xs, m, k, &ranks, Some(&[1e308, 1e-308]));
+    assert_eq!(got.0.err(), Some(Error::BadParameter));
+    assert!(flat(&got.1, &got.2, &got.3).iter().all(|&a| a == 7.0));
+    for lam in [[1e290, 1e-308], [1e-308, 1e290], [1e-300, 1e-300]] {
+        let got = fit_any(&xs, m, k, &ranks, Some(&lam));
+        fitted(
+            &got.0,
+            flat(&got.1, &got.2, &got.3),
+            &got.4,
+            &format!("lambda {lam:?}"),
+        );
+    }
+    let at = |c: f64| -> Vec<Vec<f32>> {
+        xs.iter()
+            .map(|x| x.iter().map(|&a| (a * c) as f32).collect())
+            .collect()
+    };
+    for c in [1e30, 1e20] {
+        let got = fit_any(&at(c), m, k, &ranks, None);
+        assert_eq!(got.0.err(), Some(Error::InputTooLarge), "f32 {c:e}");
+        assert!(untouched(&got), "f32 {c:e}: outputs written");
+    }
+    // λ times f32 data: the weighted sum is bounded in single precision too.
+    let got = fit_any(&at(1.0), m, k, &ranks, Some(&[1e35, 1.0]));
+    assert_eq!(got.0.err(), Some(Error::BadParameter));
+    assert!(untouched(&got));
+    for c in [1e14, 1.0] {
+        let got = fit_any(&at(c), m, k, &ranks, None);
+        let wide = |v: &[f32]| -> Vec<f64> { v.iter().map(|&a| a as f64).collect() };
+        let u: Vec<Vec<f64>> = got.2.iter().map(|x| wide(x)).collect();
+        let h: Vec<Vec<f64>> = got.3.iter().map(|x| wide(x)).collect();
+        // f32 rounding: the objective may wobble at its own precision.
+        let r = got.0.unwrap();
+        assert!(
+            flat(&wide(&got.1), &u, &h).iter().all(|a| a.is_finite()),
+            "f32 {c:e}"
+        );
+        assert!(r.objective.total.is_finite(), "f32 {c:e}");
+        assert_monotone(&got.4, 1e-5 * got.4[0].abs(), &format!("f32 {c:e}"));
+    }
+}

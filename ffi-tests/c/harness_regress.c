@@ -28,7 +28,13 @@
  *   E1  the f32 MvSL family (mvsl_fit_f32 with the MvSL and MCL presets,
  *       deep_fit_f32, pipeline_fit_f32) on views times 1e-4 and 1e4, or both
  *       times 1e-30: OK with NaN in U and a NaN objective (the Lipschitz guess
- *       of a dead view halved until 1/L overflowed float).
+ *       of a dead view halved until 1/L overflowed float);
+ *   (E2-E4: tests/beta.rs, tests/jsnmf.rs on the Rust side)
+ *   E2  beta_nmf_fit near DBL_MAX / on denormals, beta_nmf_fit_f32 near
+ *       FLT_MAX/2: OK with non-finite factors;
+ *   E3  beta_nmf_fit on views near 1e-10 and 1e10: the objective rose;
+ *   E4  jsnmf_fit with lambda = {1e308, 1e-308}, jsnmf_fit_f32 near 1e30: OK
+ *       with non-finite factors.
  */
 #include "mvnmf.h"
 
@@ -972,6 +978,29 @@ static int watch32_cb(const mvnmf_progress *p, void *user)
     return 0;
 }
 
+/* ---- issue 31: beta-NMF and JSNMF magnitudes ---- */
+
+static mvnmf_view_f32 dense_view_f32(const float *x, size_t rows, size_t cols)
+{
+    mvnmf_view_f32 v;
+    memset(&v, 0, sizeof v);
+    v.kind = MVNMF_VIEW_DENSE;
+    v.rows = rows;
+    v.cols = cols;
+    v.values = x;
+    v.col_stride = rows;
+    return v;
+}
+
+static int all_sentinel_f(const float *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (p[i] != (float)SENT)
+            return 0;
+    return 1;
+}
+
 static int all_finite_f(const float *p, size_t n)
 {
     size_t i;
@@ -1093,6 +1122,201 @@ static void test_e1(void)
     }
 }
 
+/* A beta-NMF fit of the h views (double), 60 iterations, default clip. */
+static uint32_t run_beta(const mvnmf_view *views, size_t h, double beta, double *u0, double *u1, double *v,
+                         watch_t *w)
+{
+    mvnmf_nmf_params p = mvnmf_nmf_params_default();
+    double *us[2];
+    size_t bytes = 0;
+    void *work;
+    uint32_t s;
+    p.max_iter = 60;
+    p.tol = 0.0;
+    us[0] = u0;
+    us[1] = u1;
+    fill_sentinel(u0, R0 * KK);
+    fill_sentinel(u1, R1 * KK);
+    fill_sentinel(v, KK * NI);
+    if (!CHECK_STATUS(mvnmf_beta_nmf_fit_workspace(views, h, KK, beta, &p, &bytes), MVNMF_STATUS_OK))
+        return 999;
+    work = xmalloc(bytes);
+    s = mvnmf_beta_nmf_fit(views, h, KK, beta, -1.0, NULL, &p, us, v, work, bytes, watch_cb, w, NULL);
+    free(work);
+    return s;
+}
+
+/* E2: beta_nmf_fit with entries near DBL_MAX (any beta) and beta_nmf_fit_f32
+ * with entries near FLT_MAX/2 gave OK with non-finite factors: now
+ * INPUT_TOO_LARGE, nothing written; denormal data (beta = 0.5, 1) is fitted. */
+static void test_e2(void)
+{
+    static const double betas[4] = {0.0, 0.5, 1.0, 2.0};
+    double u0[R0 * KK], u1[R1 * KK], v[KK * NI];
+    const double *xs[2];
+    mvnmf_view views[2];
+    size_t i, j;
+    note("E2: beta_nmf_fit at DBL_MAX, denormals, FLT_MAX/2");
+    xs[0] = g_x0;
+    xs[1] = g_x1;
+    for (i = 0; i < 4; i++) {
+        watch_t w;
+        set_ctx("E2 beta_nmf_fit near DBL_MAX, beta %g", betas[i]);
+        make_views(DBL_MAX / 2.0, 1.0, 5, views);
+        w = watch_of(xs, g_rows, 1, NI);
+        check_fit(run_beta(views, 1, betas[i], u0, u1, v, &w), 1, &w, u0, R0 * KK, u1, 0, v, KK * NI);
+        set_ctx("E2 beta_nmf_fit on denormals, beta %g", betas[i]);
+        make_views(1e-310, 1.0, 5, views);
+        w = watch_of(xs, g_rows, 1, NI);
+        check_fit(run_beta(views, 1, betas[i], u0, u1, v, &w), 0, &w, u0, R0 * KK, u1, 0, v, KK * NI);
+    }
+    for (i = 0; i < 4; i++) {
+        float xf[R0 * NI], uf[R0 * KK], vf[KK * NI];
+        float *us[1];
+        mvnmf_view_f32 fv;
+        mvnmf_nmf_params p = mvnmf_nmf_params_default();
+        size_t bytes = 0;
+        void *work;
+        uint32_t s;
+        set_ctx("E2 beta_nmf_fit_f32 near FLT_MAX/2, beta %g", betas[i]);
+        fill_uniform(g_x0, R0 * NI, 7);
+        for (j = 0; j < R0 * NI; j++)
+            xf[j] = (float)(g_x0[j] / 1.05 * (FLT_MAX / 2.0));
+        for (j = 0; j < R0 * KK; j++)
+            uf[j] = (float)SENT;
+        for (j = 0; j < KK * NI; j++)
+            vf[j] = (float)SENT;
+        fv = dense_view_f32(xf, R0, NI);
+        us[0] = uf;
+        p.max_iter = 30;
+        if (!CHECK_STATUS(mvnmf_beta_nmf_fit_f32_workspace(&fv, 1, KK, betas[i], &p, &bytes), MVNMF_STATUS_OK))
+            continue;
+        work = xmalloc(bytes);
+        s = mvnmf_beta_nmf_fit_f32(&fv, 1, KK, betas[i], -1.0, NULL, &p, us, vf, work, bytes, NULL, NULL, NULL);
+        CHECK_STATUS(s, MVNMF_STATUS_INPUT_TOO_LARGE);
+        CHECK(all_sentinel_f(uf, R0 * KK) && all_sentinel_f(vf, KK * NI));
+        /* The same data near 1e30 (inside the float rule, 2^103) is fitted. */
+        for (j = 0; j < R0 * NI; j++)
+            xf[j] = (float)(g_x0[j] * 1e30);
+        s = mvnmf_beta_nmf_fit_f32(&fv, 1, KK, betas[i], -1.0, NULL, &p, us, vf, work, bytes, NULL, NULL, NULL);
+        CHECK_STATUS(s, MVNMF_STATUS_OK);
+        CHECK(all_finite_f(uf, R0 * KK) && all_finite_f(vf, KK * NI));
+        free(work);
+    }
+}
+
+/* E3: views near 1e-10 and 1e10, beta = 0.5 and 0 (and 1, 2), 60 iterations:
+ * the objective rose and ended infinite with OK; now it never rises. */
+static void test_e3(void)
+{
+    static const double betas[4] = {0.0, 0.5, 1.0, 2.0};
+    double u0[R0 * KK], u1[R1 * KK], v[KK * NI];
+    const double *xs[2];
+    mvnmf_view views[2];
+    size_t i;
+    note("E3: beta_nmf_fit on views near 1e-10 and 1e10");
+    xs[0] = g_x0;
+    xs[1] = g_x1;
+    for (i = 0; i < 4; i++) {
+        watch_t w;
+        set_ctx("E3 beta_nmf_fit, views at 1e-10 and 1e10, beta %g", betas[i]);
+        make_views(1e-10, 1e10, 9, views);
+        w = watch_of(xs, g_rows, 2, NI);
+        check_fit(run_beta(views, 2, betas[i], u0, u1, v, &w), 0, &w, u0, R0 * KK, u1, R1 * KK, v, KK * NI);
+    }
+}
+
+/* E4: jsnmf_fit with lambda = {1e308, 1e-308} gave OK with non-finite
+ * factors: now BAD_PARAMETER, nothing written; jsnmf_fit_f32 on float data
+ * near 1e30 likewise: now INPUT_TOO_LARGE. */
+static void test_e4(void)
+{
+    static const double lam[2] = {1e308, 1e-308};
+    static const double lam_ok[2] = {1e290, 1e-308};
+    const size_t ranks[2] = {2, 3};
+    double w[R0 * 1], ua[R0 * 1], ub[R0 * 2], ha[2 * NI], hb[3 * NI];
+    double *us[2], *hs[2];
+    const double *xs[2];
+    mvnmf_view views[2];
+    mvnmf_jsnmf_params p = mvnmf_jsnmf_params_default();
+    size_t bytes = 0, j;
+    void *work;
+    watch_t wt;
+    uint32_t s;
+    note("E4: jsnmf_fit with lambda = {1e308, 1e-308}; jsnmf_fit_f32 near 1e30");
+    p.max_iter = 40;
+    p.tol = 0.0;
+    us[0] = ua;
+    us[1] = ub;
+    hs[0] = ha;
+    hs[1] = hb;
+    xs[0] = g_x0;
+    xs[1] = g_x1;
+    /* Two sources over R0 terms (the second view's items reused). */
+    make_views(1.0, 1.0, 13, views);
+    views[1] = dense_view(g_x0, R0, NI);
+    set_ctx("E4 jsnmf_fit lambda {1e308, 1e-308}");
+    if (!CHECK_STATUS(mvnmf_jsnmf_fit_workspace(views, 2, 1, ranks, &p, &bytes), MVNMF_STATUS_OK))
+        return;
+    work = xmalloc(bytes);
+    fill_sentinel(w, R0);
+    fill_sentinel(ua, R0);
+    fill_sentinel(ub, 2 * R0);
+    fill_sentinel(ha, 2 * NI);
+    fill_sentinel(hb, 3 * NI);
+    wt = watch_of(xs, g_rows, 1, NI);
+    s = mvnmf_jsnmf_fit(views, 2, 1, ranks, lam, &p, w, us, hs, work, bytes, watch_cb, &wt, NULL);
+    CHECK_STATUS(s, MVNMF_STATUS_BAD_PARAMETER);
+    CHECK(wt.calls == 0);
+    CHECK(all_sentinel(w, R0) && all_sentinel(ua, R0) && all_sentinel(ub, 2 * R0) && all_sentinel(ha, 2 * NI) &&
+          all_sentinel(hb, 3 * NI));
+    set_ctx("E4 jsnmf_fit lambda {1e290, 1e-308}");
+    wt = watch_of(xs, g_rows, 1, NI);
+    wt.tol *= 1e290;
+    s = mvnmf_jsnmf_fit(views, 2, 1, ranks, lam_ok, &p, w, us, hs, work, bytes, watch_cb, &wt, NULL);
+    CHECK_STATUS(s, MVNMF_STATUS_OK);
+    CHECK(wt.calls > 0 && !wt.rose && !wt.nonfinite);
+    CHECK(all_finite(w, R0) && all_finite(ua, R0) && all_finite(ub, 2 * R0) && all_finite(ha, 2 * NI) &&
+          all_finite(hb, 3 * NI));
+    free(work);
+    {
+        float xf[R0 * NI], wf[R0], uaf[R0], ubf[2 * R0], haf[2 * NI], hbf[3 * NI];
+        float *usf[2], *hsf[2];
+        mvnmf_view_f32 fv[2];
+        set_ctx("E4 jsnmf_fit_f32 near 1e30");
+        for (j = 0; j < R0 * NI; j++)
+            xf[j] = (float)(g_x0[j] * 1e30);
+        fv[0] = fv[1] = dense_view_f32(xf, R0, NI);
+        usf[0] = uaf;
+        usf[1] = ubf;
+        hsf[0] = haf;
+        hsf[1] = hbf;
+        for (j = 0; j < R0; j++)
+            wf[j] = uaf[j] = (float)SENT;
+        for (j = 0; j < 2 * R0; j++)
+            ubf[j] = (float)SENT;
+        for (j = 0; j < 2 * NI; j++)
+            haf[j] = (float)SENT;
+        for (j = 0; j < 3 * NI; j++)
+            hbf[j] = (float)SENT;
+        if (!CHECK_STATUS(mvnmf_jsnmf_fit_f32_workspace(fv, 2, 1, ranks, &p, &bytes), MVNMF_STATUS_OK))
+            return;
+        work = xmalloc(bytes);
+        s = mvnmf_jsnmf_fit_f32(fv, 2, 1, ranks, NULL, &p, wf, usf, hsf, work, bytes, NULL, NULL, NULL);
+        CHECK_STATUS(s, MVNMF_STATUS_INPUT_TOO_LARGE);
+        CHECK(all_sentinel_f(wf, R0) && all_sentinel_f(uaf, R0) && all_sentinel_f(ubf, 2 * R0) &&
+              all_sentinel_f(haf, 2 * NI) && all_sentinel_f(hbf, 3 * NI));
+        /* Near 1e14 (inside the float rule): fitted, finite. */
+        for (j = 0; j < R0 * NI; j++)
+            xf[j] = (float)(g_x0[j] * 1e14);
+        s = mvnmf_jsnmf_fit_f32(fv, 2, 1, ranks, NULL, &p, wf, usf, hsf, work, bytes, NULL, NULL, NULL);
+        CHECK_STATUS(s, MVNMF_STATUS_OK);
+        CHECK(all_finite_f(wf, R0) && all_finite_f(uaf, R0) && all_finite_f(ubf, 2 * R0) &&
+              all_finite_f(haf, 2 * NI) && all_finite_f(hbf, 3 * NI));
+        free(work);
+    }
+}
+
 int HARNESS_REGRESS_ENTRY(int verbose)
 {
     g_failures = 0;
@@ -1108,6 +1332,9 @@ int HARNESS_REGRESS_ENTRY(int verbose)
     test_d5();
     test_issue31_queries();
     test_e1();
+    test_e2();
+    test_e3();
+    test_e4();
     if (verbose || g_failures)
         printf("[%s] mvnmf C ABI harness (issue 15 and 31 regressions): %d failed checks\n", LANG, g_failures);
     fflush(stdout);

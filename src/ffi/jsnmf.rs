@@ -221,6 +221,12 @@ unsafe fn fit_ws<D: ViewDesc>(
 ///   independent NMFs; `k = R_s` for all: the fully shared model.
 /// * `lambda`: `n_sources` weights (finite, > 0), or NULL for
 ///   `λ_s = ‖X_1‖²/‖X_s‖²`.
+/// * Limits (the objective representable): every `½‖X_s‖²_F` and the weighted
+///   `Σ_s λ_s ½‖X_s‖²_F` at most `2^999` (about `5e300`; `_f32`: `2^103`, about
+///   `1e31`, entries up to about `4e15`). Data beyond: `MVNMF_STATUS_INPUT_TOO_LARGE`;
+///   weights beyond, or a `λ_s` above the bound itself (e.g. `{1e308, 1e-308}`):
+///   `MVNMF_STATUS_BAD_PARAMETER`;
+///   nothing written.
 /// * `w`: `M × k` doubles (NULL when `k = 0`); `u[s]`: `M × (R_s − k)` (NULL
 ///   when `R_s = k`); `h[s]`: `R_s × N_s`. Written; read with `MVNMF_INIT_GIVEN`.
 ///   After every sweep the columns of `W`, `U_s` have unit L2 norm (the rows
@@ -231,7 +237,9 @@ unsafe fn fit_ws<D: ViewDesc>(
 /// `O(nnz_s R_s)`) plus `O(M R_s² + R_s² N_s)`. The objective never increases.
 /// Returns `MVNMF_STATUS_CANCELLED` (report written, outputs at the last
 /// complete sweep) when `progress` returns nonzero; on any other error the
-/// outputs are untouched.
+/// outputs are untouched. `MVNMF_STATUS_OK` always comes with finite factors
+/// and objectives (a non-finite one, which the limits exclude, would be
+/// `MVNMF_STATUS_INTERNAL`, outputs at the last sweep).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_jsnmf_fit(
     sources: *const mvnmf_view,
@@ -613,7 +621,10 @@ pub unsafe extern "C" fn mvnmf_jsnmf_fit_f32_workspace(
 }
 
 /// `mvnmf_jsnmf_fit` in single precision: `float` sources, `w`, `u[s]`,
-/// `h[s]` (`lambda` and the report stay double).
+/// `h[s]` (`lambda` and the report stay double). Limits as
+/// `mvnmf_jsnmf_fit`'s with `2^103` for `2^999` (about `1e31`: the products
+/// `λ_s X_s H_sᵀ` stay representable in `float`): float data near `1e30`, or
+/// weights that put `Σ_s λ_s ½‖X_s‖²_F` above it, are refused.
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_jsnmf_fit_f32(
     sources: *const mvnmf_view_f32,

@@ -517,6 +517,22 @@ unsafe fn beta_fit_ws<D: ViewDesc>(
 /// value, NaN included), the weighted MM updates stay monotone (β = 2 is
 /// weighted Frobenius NMF); masks only on dense views. Report term
 /// `MVNMF_TERM_DIVERGENCE`. Outputs as `mvnmf_joint_nmf_fit`.
+///
+/// Magnitudes: each view is fitted at its own power-of-two scale (its largest
+/// entry in [1, 2)), the views' divergences weighted to keep the caller's
+/// objective exactly (`d_β` is homogeneous of degree β), so views far apart
+/// (e.g. near 1e-10 and 1e10) and tiny data (subnormals) are fitted as data
+/// near 1. Refused with `MVNMF_STATUS_INPUT_TOO_LARGE` (nothing written): an
+/// entry above `2^999` (about `5e300`; `_f32`: `2^103`, about `1e31`, so that
+/// the bases stay representable), or `Σ_v Σ_ij x_ij^β` above `2^1000` (the
+/// objective; for β = 2 the `½ Σ‖X‖²_F ≤ 2^999` of the other solvers, for
+/// β = 0 no bound). A `MVNMF_INIT_GIVEN` start whose objective is not finite
+/// (`UV = 0` where `X > 0` for β ≤ 1), or whose `U`, `V` or largest `UV` entry
+/// is more than `2^256` (`_f32`: `2^32`) off the view's scale (the view's
+/// largest entry), is `MVNMF_STATUS_BAD_PARAMETER`. `MVNMF_STATUS_OK` always comes with finite
+/// factors and objectives (a non-finite one, which these rules exclude, would
+/// be `MVNMF_STATUS_INTERNAL`, outputs at the last iterate). The objective
+/// never rises with `clip = 0` (the exact MM update).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_beta_nmf_fit(
     views: *const mvnmf_view,
@@ -848,7 +864,9 @@ pub unsafe extern "C" fn mvnmf_beta_nmf_fit_f32_workspace(
 }
 
 /// `mvnmf_beta_nmf_fit` in single precision (`float` views, factors, encoding;
-/// `beta`, `clip` and the report stay double).
+/// `beta`, `clip` and the report stay double). Entries above `2^103` (about
+/// `1e31`) are refused with `MVNMF_STATUS_INPUT_TOO_LARGE`; with `clip = 0`
+/// `Y` is floored at `2^-32` (double: `2^-256`).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_beta_nmf_fit_f32(
     views: *const mvnmf_view_f32,

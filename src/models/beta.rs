@@ -14,10 +14,8 @@
 //!
 //! Each block update minimises an auxiliary function of the divergence (the
 //! views' auxiliary functions add up for the shared `V`), so **the objective
-//! never increases** — exactly so with `clip = 0` (then `Y` is floored at
-//! 1e-150 only, on data scaled internally by a power of two so that the
-//! largest entry lies in `[1, 2)`: any finite magnitude works, and the factors
-//! come back at the data's scale). The default `clip` is
+//! never increases** — exactly so with `clip = 0` (then `Y` is floored only at
+//! `2^−256`, for `f32` factors `2^−32`, on the scaled views below). The default `clip` is
 //! scikit-learn's (`float32` epsilon): `Y` below it is raised to it in
 //! `X ∘ Y^(β−2)` (for `β < 2`) and in `Y^(β−1)` (for `β < 1`), as scikit-learn
 //! does, and a zero denominator becomes `clip`; that keeps the iterates equal
@@ -25,6 +23,42 @@
 //! on data far from 1 in size it differs from scikit-learn's absolute one), and
 //! it changes nothing where every `y_ij ≥ clip`. The
 //! reported objective is always the exact divergence.
+//!
+//! **Magnitudes** (issue 31: one rule per view, as the views may lie far
+//! apart). `d_β` is homogeneous of degree `β`: `d_β(cx | cy) = c^β d_β(x | y)`.
+//! So each view is read as `s_v X⁽ᵛ⁾`, `s_v` the power of two that puts its
+//! largest (observed) entry in `[1, 2)` (an all-zero view takes
+//! the largest view's), its basis as `s_v U⁽ᵛ⁾`, and the fit minimises
+//! `Σ_v ω_v D_β(s_v X⁽ᵛ⁾ | s_v U⁽ᵛ⁾ V)` with `ω_v = (s_min/s_v)^β ≤ 1` (`s_min`:
+//! the largest view's scale) — exactly `s_min^β` times the caller's objective,
+//! so it has the caller's minimisers, the updates are the MM updates of the
+//! weighted sum (`ω_v` cancels in the U-steps and weighs the views' terms in
+//! the V-step), and the objective is reported in the caller's units (`s_min^−β`
+//! times the scaled one: monotone). For `β = 0` the weights are 1 (Itakura–Saito
+//! is scale-invariant). A view of values near `1e-10` beside one near `1e10`
+//! is then fitted as two views near 1 (before, one common scale left the small
+//! view below `clip`, and the objective rose). Views at one scale keep their
+//! bits (`ω = 1`, each `s_v` the common scale).
+//!
+//! **Limits**, checked with the other inputs before anything is written
+//! ([`Error::InputTooLarge`]): `Σ_v Σ_ij x_ij^β ≤ 2^1000` over the observed
+//! entries (for `β = 2` the factorization family's `½ Σ‖X‖²_F ≤ 2^999`; for
+//! `β = 0` no bound: the objective does not depend on the scale), so the
+//! objective is representable; and every entry at most `2^(MAX_EXP − 25)` of the
+//! precision (`2^999 ≈ 5e300` for `f64`, `2^103 ≈ 1e31` for `f32`), so the bases
+//! in the caller's units (`U⁽ᵛ⁾ = Ũ⁽ᵛ⁾/s_v`) are. Tiny data (down to the
+//! smallest subnormal) is fitted as data near 1. A given start
+//! whose objective is not finite (`U V = 0` where `X > 0` for `β ≤ 1`, or
+//! a start too large for `U V`) is refused with [`Error::BadParameter`]. Behind
+//! these rules, [`fit`] never returns `Ok` with a non-finite factor or
+//! objective: it would return [`Error::Internal`] (outputs at the last
+//! iterate; `crate::steps::finite`).
+//!
+//! A given start is read at the views' scales (`s_v U⁽ᵛ⁾`, `V`): its entries and
+//! each view's largest `s_v (U V)_ij` must lie within `2^(MAX_EXP/4)`
+//! (`2^256`; `f32`: `2^32`) of the scaled data (at most that, and for a view
+//! with a nonzero entry at least its inverse), else [`Error::BadParameter`]
+//! (a start that far off the data's scale underflows the first update).
 //!
 //! **Data**: dense views for every `β`; CSC views for `β = 1` (the ratio only at
 //! the stored entries, the denominators from the factors' sums: `O(nnz·K)` per
@@ -47,7 +81,8 @@ use crate::error::{Error, Part};
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
 use crate::linalg::{gemm, gemm_into, gemm_req};
-use crate::steps::init::{random_start, random_start_with};
+use crate::steps::finite::{all_finite, factors_finite, finite_report};
+use crate::steps::init::random_start_with;
 use crate::steps::{run, Init, Monitor, NmfParams, Objective, Report, Term};
 use crate::work::{Stack, WorkReq};
 
@@ -117,12 +152,13 @@ fn req<T>(shapes: impl IntoIterator<Item = ViewShape>, k: usize) -> Result<WorkR
     }
     mmax.checked_mul(n).ok_or(Error::SizeOverflow)?;
     Ok(WorkReq::all_of(&[
-        WorkReq::matrix::<T>(mmax, n), // Y
-        WorkReq::matrix::<T>(mmax, n), // R = X ∘ Y^(β−2)
-        WorkReq::matrix::<T>(mmax, k), // U numerator
-        WorkReq::matrix::<T>(mmax, k), // U denominator
-        WorkReq::matrix::<T>(k, n),    // V numerator
-        WorkReq::matrix::<T>(k, n),    // V denominator
+        WorkReq::new::<f64>(h.checked_mul(2).ok_or(Error::SizeOverflow)?), // s_v, ω_v
+        WorkReq::matrix::<T>(mmax, n),                                     // Y
+        WorkReq::matrix::<T>(mmax, n),                                     // R = X ∘ Y^(β−2)
+        WorkReq::matrix::<T>(mmax, k),                                     // U numerator
+        WorkReq::matrix::<T>(mmax, k),                                     // U denominator
+        WorkReq::matrix::<T>(k, n),                                        // V numerator
+        WorkReq::matrix::<T>(k, n),                                        // V denominator
         WorkReq::new::<u8>(crate::work::ALIGN),
         gemm_req::<T>(mmax, n, k)
             .or(gemm_req::<T>(mmax, k, n))
@@ -152,6 +188,10 @@ fn d_beta(beta: f64, x: f64, y: f64) -> f64 {
         }
     } else if beta == 0.0 {
         x / y - libm::log(x / y) - 1.0
+    } else if x == 0.0 {
+        // (β−1) y^β / (β(β−1)); also 0 at y = 0 (where the general form
+        // would read 0·∞).
+        libm::pow(y, beta) / beta
     } else {
         (libm::pow(x, beta) + (beta - 1.0) * libm::pow(y, beta)
             - beta * x * libm::pow(y, beta - 1.0))
@@ -162,8 +202,10 @@ fn d_beta(beta: f64, x: f64, y: f64) -> f64 {
 /// Fits `X⁽ᵛ⁾ ≈ U⁽ᵛ⁾ V` under the β-divergence (module docs); `u` per view
 /// `M_v × K`, `v` `K × N`, column-major. Validation before anything is
 /// written: shapes, `k`, options, values (finite, `≥ 0`; no zero for `β ≤ 0`;
-/// CSC views only with `β = 1` — [`Error::BadParameter`]), a given start,
-/// the workspace. Cancelling returns `Ok` with the last complete iterate.
+/// CSC views only with `β = 1` — [`Error::BadParameter`]), a given start
+/// (finite, `≥ 0`, a finite objective, near the data's scale), the workspace, the magnitudes (module
+/// docs, "Limits": [`Error::InputTooLarge`]). Cancelling returns `Ok` with the
+/// last complete iterate. `Ok` always carries finite factors and objectives.
 #[allow(clippy::too_many_arguments)]
 pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     views: &VS,
@@ -228,11 +270,11 @@ pub fn fit_masked<
     let r = req::<T>((0..views.count()).map(|i| views.shape(i)), k)?;
     let h = views.count();
     let n = views.shape(0).cols;
-    if u.count() != h || v.len() != k * n {
+    if u.count() != h || Some(v.len()) != k.checked_mul(n) {
         return Err(Error::DimensionMismatch);
     }
     for i in 0..h {
-        if u.get(i).len() != views.shape(i).rows * k {
+        if Some(u.get(i).len()) != views.shape(i).rows.checked_mul(k) {
             return Err(Error::DimensionMismatch);
         }
     }
@@ -315,46 +357,79 @@ pub fn fit_masked<
     let du: &mut [T] = st.take_matrix(mmax, k)?;
     let nv: &mut [T] = st.take_matrix(k, n)?;
     let dv: &mut [T] = st.take_matrix(k, n)?;
+    let sw: &mut [f64] = st.take(2 * h)?;
+    let (sv, wv) = sw.split_at_mut(h);
     let mut sc = st.rest();
-    // Work on the data times s (a power of two: exact), the largest entry in
-    // [1, 2); U times s with it, V as is; D_β(X | UV) = s^−β D_β(sX | sUV).
-    let mut x_max = 0.0f64;
-    for i in 0..h {
-        x_max = x_max.max(max_entry(&views.view(i), mask_of(i)));
-    }
-    let scale = data_scale(x_max);
-    match params.iter.init {
-        Init::Random if (0..h).all(|i| mask_of(i).is_none()) => {
-            random_start(views, k, &params.iter, scale, u, v)
-        }
-        Init::Random => {
-            let mean = |i: usize| observed_mean(&views.view(i), mask_of(i));
-            random_start_with(&mean, k, &params.iter, scale, u, v)
-        }
-        Init::Given => {
-            for i in 0..h {
-                u.get_mut(i)
-                    .iter_mut()
-                    .for_each(|x| *x = T::from_f64(x.to_f64() * scale));
-            }
-        }
-    }
-    let (clip, gamma) = (params.clip.max(FLOOR), params.gamma());
+    // The magnitude rule (module docs): view v is read as s_v·X⁽ᵛ⁾, its
+    // divergence weighted by ω_v; refused here if out of range (nothing
+    // written yet).
+    let back = view_scales::<T, _>(views, &mask_of, beta, sv, wv)?;
+    let (clip, gamma) = (params.clip.max(floor::<T>()), params.gamma());
     let ctx = Ctx {
         beta,
         clip,
         k,
         n,
-        s: scale,
+        s: (1.0, 1.0),
     };
-    let back = libm::pow(scale, -beta);
+    let at = |i: usize| Ctx {
+        s: split(sv.get(i).copied().unwrap_or(0.0)),
+        ..ctx
+    };
+    let weight = |i: usize| wv.get(i).copied().unwrap_or(1.0);
     let objective = |d: f64| {
-        let d = d * back;
+        let d = back.apply(d);
         Objective::new(d, &[(Term::Divergence, d)])
     };
+    match params.iter.init {
+        Init::Random => {
+            // The views' means at their scales (the same bits as scaling the
+            // plain means, where those are representable).
+            let mean = |i: usize| scaled_mean(&views.view(i), mask_of(i), &|x| at(i).sx(x));
+            random_start_with(&mean, k, &params.iter, 1.0, u, v)
+        }
+        Init::Given => {
+            // The start's objective must be finite, and the scaled start
+            // within 2^±(MAX_EXP/4) of the data's scale (read only: Y in the
+            // caller's units times s_v, exactly Ũ V).
+            let band = libm::ldexp(1.0, T::MAX_EXP / 4);
+            let within = |a: f64| a <= band;
+            let mut total = 0.0;
+            let mut fits = v.iter().all(|&b| within(b.to_f64()));
+            for i in 0..h {
+                let c = at(i);
+                let d = c.divergence(&views.view(i), mask_of(i), u.get(i), v, y, c.s, &mut sc)?;
+                total += weight(i) * d;
+                let m = views.shape(i).rows;
+                let ymax = y.get(..m * n).unwrap_or(&[]).iter();
+                let ymax = c.sx(ymax.fold(0.0f64, |a, b| a.max(b.to_f64())));
+                let data = max_entry(&views.view(i), mask_of(i)) > 0.0;
+                fits &= u.get(i).iter().all(|&b| within(c.sx(b.to_f64())));
+                fits &= within(ymax) && (!data || within(1.0 / ymax));
+            }
+            if !fits || !objective(total).total.is_finite() {
+                return Err(Error::BadParameter);
+            }
+            for i in 0..h {
+                let c = at(i);
+                u.get_mut(i)
+                    .iter_mut()
+                    .for_each(|x| *x = T::from_f64(c.sx(x.to_f64())));
+            }
+        }
+    }
     let mut total = 0.0;
     for i in 0..h {
-        total += ctx.divergence(&views.view(i), mask_of(i), u.get(i), v, y, &mut sc)?;
+        let d = at(i).divergence(
+            &views.view(i),
+            mask_of(i),
+            u.get(i),
+            v,
+            y,
+            (1.0, 1.0),
+            &mut sc,
+        )?;
+        total += weighted(weight(i), d);
     }
     let initial = objective(total);
     let report = run(
@@ -363,38 +438,221 @@ pub fn fit_masked<
         initial,
         monitor,
         |_it| {
-            // U-steps, view by view.
+            // U-steps, view by view (ω_v cancels in a view's own ratio).
             for i in 0..h {
                 let x = views.view(i);
                 let m = x.rows();
                 let ui = u.get_mut(i);
                 let (num, den) = (nu.part_mut(..m * k)?, du.part_mut(..m * k)?);
-                ctx.u_terms(&x, mask_of(i), ui, v, y, rr, num, den, &mut sc)?;
+                at(i).u_terms(&x, mask_of(i), ui, v, y, rr, num, den, &mut sc)?;
                 apply(ui, num, den, clip, gamma);
             }
-            // The V-step: the views' terms added up.
+            // The V-step: the views' terms added up, weighted by ω_v.
             nv.fill(T::ZERO);
             dv.fill(T::ZERO);
             for i in 0..h {
                 let x = views.view(i);
-                ctx.v_terms(&x, mask_of(i), u.get(i), v, y, rr, nv, dv, &mut sc)?;
+                let w = T::from_f64(weight(i));
+                at(i).v_terms(&x, mask_of(i), u.get(i), v, y, rr, nv, dv, w, &mut sc)?;
             }
             apply(v, nv, dv, clip, gamma);
             let mut total = 0.0;
             for i in 0..h {
-                total += ctx.divergence(&views.view(i), mask_of(i), u.get(i), v, y, &mut sc)?;
+                let d = at(i).divergence(
+                    &views.view(i),
+                    mask_of(i),
+                    u.get(i),
+                    v,
+                    y,
+                    (1.0, 1.0),
+                    &mut sc,
+                )?;
+                total += weighted(weight(i), d);
             }
             Ok(objective(total))
         },
     );
     // U back to the data's scale (also after a cancel).
-    let inv = 1.0 / scale;
     for i in 0..h {
+        let inv = libm::ldexp(1.0, -(sv.get(i).copied().unwrap_or(0.0) as i32));
         u.get_mut(i)
             .iter_mut()
             .for_each(|x| *x = T::from_f64(x.to_f64() * inv));
     }
-    report
+    let outputs_finite = factors_finite(u) && all_finite(v);
+    finite_report(report?, outputs_finite)
+}
+
+/// `ω·d`, with `ω = 1` (every view at the largest view's scale) exactly `d`.
+fn weighted(w: f64, d: f64) -> f64 {
+    if w == 1.0 {
+        d
+    } else {
+        w * d
+    }
+}
+
+/// The factor that takes the scaled problem's objective back to the caller's
+/// units: `c^β` with `c = 2^−k` the largest view's scale, as one
+/// multiplication where `c^β` is a normal number, else as two by `c^(β/2)`
+/// (monotone either way).
+#[derive(Clone, Copy)]
+struct Back {
+    one: f64,
+    half: f64,
+}
+
+impl Back {
+    fn apply(&self, d: f64) -> f64 {
+        if self.one.is_normal() {
+            d * self.one
+        } else {
+            d * self.half * self.half
+        }
+    }
+}
+
+/// Exponent bound of the entries in precision `T`: a view whose largest entry
+/// is above `2^(MAX_EXP − 25)` (`2^999` for `f64`, `2^103` for `f32`) is refused.
+fn max_entry_exp<T: Real>() -> i32 {
+    T::MAX_EXP - 25
+}
+
+/// `log₂` of the largest `Σ_v Σ_ij x_ij^β` accepted (for `β = 2` this is the
+/// factorization family's `½ Σ‖X‖²_F ≤ 2^999`).
+const MAX_LOG2_SIZE: f64 = 1000.0;
+
+/// Fills the per-view scales' exponents `k_v` in `sv` (`s_v = 2^k_v`, view
+/// `v`'s largest observed entry times `s_v` in `[1, 2)`, `k_v ≤ 1075`; an
+/// all-zero view gets the largest view's) and weights `ω_v = (s_min/s_v)^β ≤ 1` (rounded to `T`),
+/// checks the magnitude rule ([`Error::InputTooLarge`]) and returns the
+/// objective's way back to the caller's units.
+fn view_scales<'m, T: Real, VS: ViewSet<T> + ?Sized>(
+    views: &VS,
+    mask_of: &dyn Fn(usize) -> Option<&'m [u8]>,
+    beta: f64,
+    sv: &mut [f64],
+    wv: &mut [f64],
+) -> Result<Back, Error> {
+    let h = views.count();
+    let mut kmin: Option<i32> = None;
+    // Exponents first (in `wv`, as f64 integers; NaN for an all-zero view).
+    for (i, e) in wv.iter_mut().enumerate().take(h) {
+        let x_max = max_entry(&views.view(i), mask_of(i));
+        if x_max > 0.0 {
+            let (_, ex) = libm::frexp(x_max);
+            if ex > max_entry_exp::<T>() {
+                return Err(Error::InputTooLarge);
+            }
+            let kv = 1 - ex;
+            kmin = Some(kmin.map_or(kv, |a| a.min(kv)));
+            *e = kv as f64;
+        } else {
+            *e = f64::NAN;
+        }
+    }
+    let kmin = kmin.unwrap_or(0);
+    for (s, e) in sv.iter_mut().zip(wv.iter_mut()) {
+        let kv = if e.is_nan() { kmin } else { *e as i32 };
+        *s = f64::from(kv);
+        *e = f64::from(kv);
+    }
+    // Σ_v Σ_ij x_ij^β = Σ_v 2^(−β k_v) σ_v, σ_v = Σ_ij (s_v x_ij)^β (β = 0:
+    // the number of entries, always accepted).
+    if beta > 0.0 {
+        let mut logs = (f64::NEG_INFINITY, 0.0f64); // (t, Σ 2^(L_v − t))
+        for (i, &kv) in sv.iter().enumerate().take(h) {
+            let (a, b) = split(kv);
+            let sigma = power_sum(&views.view(i), mask_of(i), &|x| x * a * b, beta);
+            if sigma > 0.0 {
+                let l = libm::log2(sigma) - beta * kv;
+                let (t, acc) = logs;
+                logs = if l > t {
+                    (l, acc * libm::exp2(t - l) + 1.0)
+                } else {
+                    (t, acc + libm::exp2(l - t))
+                };
+            }
+        }
+        let (t, acc) = logs;
+        if acc > 0.0 && t + libm::log2(acc) > MAX_LOG2_SIZE {
+            return Err(Error::InputTooLarge);
+        }
+    }
+    for e in wv.iter_mut().take(h) {
+        let d = f64::from(kmin) - *e; // ≤ 0
+        let w = if d == 0.0 {
+            1.0
+        } else {
+            libm::pow(2.0, beta * d)
+        };
+        *e = T::from_f64(w).to_f64();
+    }
+    let one = if kmin < f64::MAX_EXP {
+        libm::pow(libm::ldexp(1.0, kmin), -beta)
+    } else {
+        libm::pow(2.0, -beta * f64::from(kmin))
+    };
+    Ok(Back {
+        one,
+        half: libm::pow(2.0, -beta * f64::from(kmin) / 2.0),
+    })
+}
+
+/// `2^k` as two factors, each finite (`k ≤ 1075`: the smallest subnormal's
+/// scale): `(2^k, 1)` up to `2^1023`, else `(2^1023, 2^(k − 1023))`.
+fn split(k: f64) -> (f64, f64) {
+    let k = k as i32;
+    let top = f64::MAX_EXP - 1;
+    if k <= top {
+        (libm::ldexp(1.0, k), 1.0)
+    } else {
+        (libm::ldexp(1.0, top), libm::ldexp(1.0, k - top))
+    }
+}
+
+/// `Σ (s·x)^β` over a validated view's observed entries (`β > 0`; `sx` the
+/// scaling).
+fn power_sum<T: Real>(
+    x: &View<'_, T>,
+    w: Option<&[u8]>,
+    sx: &dyn Fn(f64) -> f64,
+    beta: f64,
+) -> f64 {
+    let p = |a: f64| {
+        let a = sx(a);
+        if beta == 1.0 {
+            a
+        } else if beta == 2.0 {
+            a * a
+        } else {
+            libm::pow(a, beta)
+        }
+    };
+    match x {
+        View::Dense(d) => {
+            let m = d.mat();
+            let mut acc = 0.0f64;
+            for j in 0..m.cols() {
+                for i in 0..m.rows() {
+                    if w.is_none_or(|w| w.get(i + j * m.rows()) == Some(&1)) {
+                        acc += p(m.at(i, j).to_f64());
+                    }
+                }
+            }
+            acc
+        }
+        View::Csc(c) => c.values.iter().map(|a| p(a.to_f64())).sum(),
+    }
+}
+
+/// The smallest floor of `Y` even with `clip = 0`: `2^(−MAX_EXP/4)` of `T`
+/// (`2^−256` for `f64`, `2^−32` for `f32`; the data are scaled so that each
+/// view's largest entry lies in `[1, 2)`, and a `Y` entry this small arises
+/// only where a row of `U` or a column of `V` nearly vanishes): keeps
+/// `X ∘ Y^(β−2)` at most `2^(1 + MAX_EXP/2)`, so its products stay finite.
+fn floor<T: Real>() -> f64 {
+    libm::ldexp(1.0, -T::MAX_EXP / 4)
 }
 
 /// The largest observed entry of a validated view.
@@ -416,27 +674,36 @@ fn max_entry<T: Real>(x: &View<'_, T>, w: Option<&[u8]>) -> f64 {
     }
 }
 
-/// The mean of a dense view's observed entries (0 when none is).
-fn observed_mean<T: Real>(x: &View<'_, T>, w: Option<&[u8]>) -> f64 {
+/// The mean of a view's observed entries times `s` (0 when none is), summed
+/// in the order of [`View::sum`] from the scaled values: the same bits as
+/// `s·mean` where that is representable, and finite where it is not.
+fn scaled_mean<T: Real>(x: &View<'_, T>, w: Option<&[u8]>, sx: &dyn Fn(f64) -> f64) -> f64 {
     match (x, w) {
         (View::Dense(d), Some(w)) => {
             let m = d.mat();
-            let (mut s, mut c) = (0.0f64, 0usize);
+            let (mut acc, mut c) = (0.0f64, 0usize);
             for j in 0..m.cols() {
                 for i in 0..m.rows() {
                     if w.get(i + j * m.rows()) == Some(&1) {
-                        s += m.at(i, j).to_f64();
+                        acc += sx(m.at(i, j).to_f64());
                         c += 1;
                     }
                 }
             }
             if c > 0 {
-                s / c as f64
+                acc / c as f64
             } else {
                 0.0
             }
         }
-        _ => x.sum() / (x.rows() as f64 * x.cols() as f64),
+        _ => {
+            let f = |xs: &[T]| xs.iter().map(|a| sx(a.to_f64())).sum::<f64>();
+            let sum: f64 = match x {
+                View::Dense(d) => (0..d.mat().cols()).map(|j| f(d.col(j))).sum(),
+                View::Csc(c) => f(c.values),
+            };
+            sum / (x.rows() as f64 * x.cols() as f64)
+        }
     }
 }
 
@@ -458,33 +725,25 @@ fn apply<T: Real>(a: &mut [T], num: &[T], den: &[T], clip: f64, gamma: f64) {
     }
 }
 
+#[derive(Clone, Copy)]
 struct Ctx {
     beta: f64,
-    /// The floor of `Y` (module docs): `max(clip, FLOOR)`.
+    /// The floor of `Y` (module docs): `max(clip, floor::<T>())`.
     clip: f64,
     k: usize,
     n: usize,
-    /// The data scale (a power of two): every `x` is read as `s·x`.
-    s: f64,
-}
-
-/// The smallest floor of `Y` even with `clip = 0` (the data are scaled so that
-/// their largest entry lies in `[1, 2)`; a `Y` entry is 0 only where a row of
-/// `U` or a column of `V` is): keeps `Y^(β−2)` finite.
-const FLOOR: f64 = 1e-150;
-
-/// `2^−e` with the largest entry `x_max ∈ [2^(e−1), 2^e)` times it in `[1, 2)`
-/// (1 for all-zero data).
-fn data_scale(x_max: f64) -> f64 {
-    if x_max > 0.0 {
-        let (_, e) = libm::frexp(x_max);
-        libm::ldexp(1.0, 1 - e)
-    } else {
-        1.0
-    }
+    /// The view's data scale `s_v` (a power of two) as two finite factors
+    /// ([`split`]): every `x` is read as `s·x`.
+    s: (f64, f64),
 }
 
 impl Ctx {
+    /// `s_v·x` (exact: a power of two; the second factor is 1 but for
+    /// subnormal data).
+    fn sx(&self, x: f64) -> f64 {
+        x * self.s.0 * self.s.1
+    }
+
     /// `Y = U V` (`m × n`) into `y`.
     fn product<T: Real>(
         &self,
@@ -519,7 +778,7 @@ impl Ctx {
 
     /// `r = x · y^(β−2)` with `y` floored at `clip` for `β < 2`.
     fn ratio(&self, x: f64, y: f64) -> f64 {
-        let x = x * self.s;
+        let x = self.sx(x);
         let y = if self.beta < 2.0 { y.max(self.clip) } else { y };
         if x == 0.0 {
             0.0
@@ -650,6 +909,7 @@ impl Ctx {
         rr: &mut [T],
         nv: &mut [T],
         dv: &mut [T],
+        wt: T,
         sc: &mut Stack<'_>,
     ) -> Result<(), Error> {
         let (m, k, n) = (x.rows(), self.k, self.n);
@@ -658,7 +918,7 @@ impl Ctx {
             View::Dense(d) => {
                 self.dense_terms(d.mat(), w, u, v, y, rr, sc)?;
                 gemm(
-                    T::ONE,
+                    wt,
                     ut,
                     MatRef::col_major(rr.part(..m * n)?, m, n)?,
                     T::ONE,
@@ -666,10 +926,10 @@ impl Ctx {
                     sc,
                 )?;
                 if self.beta == 1.0 && w.is_none() {
-                    self.col_sums_of_u(u, m, dv);
+                    self.col_sums_of_u(u, m, wt, dv);
                 } else {
                     gemm(
-                        T::ONE,
+                        wt,
                         ut,
                         MatRef::col_major(y.part(..m * n)?, m, n)?,
                         T::ONE,
@@ -682,7 +942,7 @@ impl Ctx {
                 for (j, nvj) in nv.chunks_exact_mut(k.max(1)).take(n).enumerate() {
                     let ((rows, vals), vj) = (c.col(j), self.col(v, j));
                     for (&i, &xv) in rows.iter().zip(vals) {
-                        let r = self.ratio(xv.to_f64(), self.at(m, u, vj, i));
+                        let r = self.ratio(xv.to_f64(), self.at(m, u, vj, i)) * wt.to_f64();
                         for (l, d) in nvj.iter_mut().enumerate() {
                             if let Some(&ul) = u.get(i + l * m) {
                                 *d += T::from_f64(r * ul.to_f64());
@@ -690,16 +950,16 @@ impl Ctx {
                         }
                     }
                 }
-                self.col_sums_of_u(u, m, dv);
+                self.col_sums_of_u(u, m, wt, dv);
             }
         }
         Ok(())
     }
 
-    /// `dv[l, j] += Σ_i u[i, l]` (KL's V denominator, `Uᵀ 1`).
-    fn col_sums_of_u<T: Real>(&self, u: &[T], m: usize, dv: &mut [T]) {
+    /// `dv[l, j] += ω Σ_i u[i, l]` (KL's V denominator, `ω Uᵀ 1`).
+    fn col_sums_of_u<T: Real>(&self, u: &[T], m: usize, wt: T, dv: &mut [T]) {
         for (l, ul) in u.chunks_exact(m.max(1)).take(self.k).enumerate() {
-            let s = T::from_f64(ul.iter().map(|x| x.to_f64()).sum());
+            let s = T::from_f64(ul.iter().map(|x| x.to_f64()).sum::<f64>() * wt.to_f64());
             for j in 0..self.n {
                 if let Some(d) = dv.get_mut(l + j * self.k) {
                     *d += s;
@@ -708,7 +968,10 @@ impl Ctx {
         }
     }
 
-    /// `D_β(X | U V)`, exact (no clipping).
+    /// `D_β(s·X | ys·U V)`, exact (no clipping); `ys` (two factors, as `s`) is
+    /// 1 in the iterations (`U` at the view's scale) and `s` for a given start
+    /// in the caller's units.
+    #[allow(clippy::too_many_arguments)]
     fn divergence<T: Real>(
         &self,
         x: &View<'_, T>,
@@ -716,9 +979,11 @@ impl Ctx {
         u: &[T],
         v: &[T],
         y: &mut [T],
+        ys: (f64, f64),
         sc: &mut Stack<'_>,
     ) -> Result<f64, Error> {
         let (m, n) = (x.rows(), self.n);
+        let yv = |a: f64| if ys == (1.0, 1.0) { a } else { a * ys.0 * ys.1 };
         match x {
             View::Dense(d) => {
                 self.product(m, u, v, y, sc)?;
@@ -730,7 +995,7 @@ impl Ctx {
                         if wj.is_some_and(|w| w.get(i) == Some(&0)) {
                             continue;
                         }
-                        s += d_beta(self.beta, xm.at(i, j).to_f64() * self.s, yt.to_f64());
+                        s += d_beta(self.beta, self.sx(xm.at(i, j).to_f64()), yv(yt.to_f64()));
                     }
                 }
                 Ok(s)
@@ -741,10 +1006,10 @@ impl Ctx {
                 for j in 0..n {
                     let ((rows, vals), vj) = (c.col(j), self.col(v, j));
                     for (&i, &x) in rows.iter().zip(vals) {
-                        let xv = x.to_f64() * self.s;
+                        let xv = self.sx(x.to_f64());
                         if xv > 0.0 {
-                            let yv = self.at(m, u, vj, i);
-                            s += xv * libm::log(xv / yv) - xv;
+                            let y = yv(self.at(m, u, vj, i));
+                            s += xv * libm::log(xv / y) - xv;
                         }
                     }
                 }
@@ -752,7 +1017,7 @@ impl Ctx {
                     let su: f64 = ul.iter().map(|x| x.to_f64()).sum();
                     let vl = v.iter().skip(l).step_by(self.k.max(1)).take(n);
                     let sv: f64 = vl.map(|x| x.to_f64()).sum();
-                    s += su * sv;
+                    s += yv(su * sv);
                 }
                 Ok(s)
             }

@@ -6,6 +6,7 @@
 //! | `params` | [`NmfParams`], [`MvslParams`]: the options of the DESIGN §2 family |
 //! | `check` | validation shared by the solvers (shapes, buffers, values, graph) |
 //! | `scale` | the power-of-two data scale of a fit (data far above 1; issue 15) |
+//! | `finite` | the finite-output check before a solver returns `Ok` (issue 31) |
 //! | `init` | seeded random starts |
 //! | `update`, `mu`, `fused` | the guarded multiplicative update, `P`, `Q`, `G`, the reconstruction term, the Lee–Seung solver; the fused sparse U-step |
 //! | [`prox`] | the composite-gradient U-step and the group norms' proximal maps (DESIGN §4) |
@@ -16,6 +17,7 @@
 
 pub(crate) mod check;
 mod driver;
+pub(crate) mod finite;
 pub(crate) mod fused;
 pub(crate) mod init;
 pub(crate) mod mu;

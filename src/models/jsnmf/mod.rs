@@ -41,6 +41,19 @@
 //! [`Init::Given`] the outputs hold the start.
 //!
 //! Report: one term, [`Term::Reconstruction`] = `D` (the weighted sum).
+//!
+//! **Limits** (issue 31, the factorization family's magnitude rule with the
+//! weights): every `½‖X_s‖²_F` and the weighted `Σ_s λ_s ½‖X_s‖²_F` (`D` at
+//! `F_s H_s = 0`) must be at most `2^999` (about `5e300`) for `f64` sources,
+//! `2^103` (about `1e31`, entries up to about `4e15`) for `f32` ones — the
+//! objective, and in single precision the products `λ_s X_s H_sᵀ`, stay
+//! representable. Data beyond it is refused with [`Error::InputTooLarge`], weights
+//! `λ` beyond it (e.g. `λ = {1e308, 1e-308}`), or a single `λ_s` above the
+//! same bound, with [`Error::BadParameter`],
+//! before anything is written. (A weight may be as small as it likes: a
+//! source whose `λ_s` underflows beside the others' just stops pulling on `W`.)
+//! Behind the rule, a fit never returns `Ok` with a non-finite factor or
+//! objective ([`Error::Internal`] instead, `crate::steps::finite`).
 
 mod query;
 
@@ -56,7 +69,9 @@ use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
 use crate::linalg::{dot, gemm, gemm_req, sq_norm};
 use crate::rng::Rng;
+use crate::steps::finite::{all_finite, factors_finite, finite_report};
 use crate::steps::mu::{gram, mu_step, products_req};
+use crate::steps::scale::max_half_sq;
 use crate::steps::{run, Init, Monitor, NmfParams, Objective, Report, Term};
 use crate::work::{Stack, WorkReq};
 
@@ -106,6 +121,52 @@ fn check_ranks(
     let rmax = ranks.iter().copied().max().unwrap_or(0);
     m.checked_mul(rmax).ok_or(Error::SizeOverflow)?;
     Ok((m, rmax))
+}
+
+/// The magnitude rule of [`fit`] (module docs, "Limits"), before anything is
+/// written: every `½‖X_s‖²_F` and the weighted `Σ_s λ_s ½‖X_s‖²_F` (the
+/// objective at `F_s H_s = 0`) at most [`max_half_sq`] of `T` (`2^999` for
+/// `f64`, `2^103` for `f32`), the default weights representable.
+fn check_magnitude<T: Real>(
+    ns: usize,
+    half_x2: &dyn Fn(usize) -> f64,
+    lambda: Option<&[f64]>,
+) -> Result<(), Error> {
+    let limit = max_half_sq::<T>();
+    let mut weighted = 0.0f64;
+    for s in 0..ns {
+        let h = half_x2(s);
+        if h.is_nan() || h > limit {
+            return Err(Error::InputTooLarge);
+        }
+        match lambda {
+            None => {
+                if h > 0.0 && !(half_x2(0) / h).is_finite() {
+                    return Err(Error::InputTooLarge);
+                }
+                // λ_s ½‖X_s‖² = ½‖X_1‖² (λ_s = 1 where a sum is 0).
+                let x1 = half_x2(0);
+                weighted += if h > 0.0 && x1 > 0.0 { x1 } else { h };
+            }
+            Some(l) => {
+                let ls = l.get(s).copied().unwrap_or(0.0);
+                // Each weight representable in `T` with room (in `f32`, 1e39
+                // would be ∞).
+                if ls > limit {
+                    return Err(Error::BadParameter);
+                }
+                weighted += ls * h;
+            }
+        }
+    }
+    if weighted.is_nan() || weighted > limit {
+        return Err(if lambda.is_some() {
+            Error::BadParameter
+        } else {
+            Error::InputTooLarge
+        });
+    }
+    Ok(())
 }
 
 /// The workspace of [`fit`].
@@ -163,14 +224,18 @@ pub fn fit_workspace<T>(
 ///
 /// * `sources`: `S ≥ 1` nonnegative, finite sources over the same `M` terms.
 /// * `k`: shared basis vectors; `ranks[s] = R_s ≥ max(k, 1)`.
-/// * `lambda`: the sources' weights (`S` values, finite, `> 0`), or `None` for
+/// * `lambda`: the sources' weights (`S` values, finite, `> 0`, with
+///   `Σ_s λ_s ½‖X_s‖²_F` within the module's limits), or `None` for
 ///   `λ_s = ‖X_1‖²/‖X_s‖²`.
 /// * `w`: `M × K` (written; read with [`Init::Given`]); `u`: `S` buffers
 ///   `M × (R_s − K)`; `h`: `S` buffers `R_s × N_s` (column-major).
 /// * `work`: at least [`fit_workspace`] bytes, any alignment.
 ///
 /// Everything is validated before anything is written (outputs untouched on
-/// `Err`); cancelling returns `Ok` with the last complete sweep.
+/// `Err`), the magnitudes too (module docs, "Limits": [`Error::InputTooLarge`],
+/// for the weights [`Error::BadParameter`]); cancelling returns `Ok` with the
+/// last complete sweep. `Ok` always carries finite factors and objectives (a
+/// non-finite one would be [`Error::Internal`], outputs at the last sweep).
 #[allow(clippy::too_many_arguments)]
 pub fn fit<
     T: Real,
@@ -215,18 +280,7 @@ pub fn fit<
         }
     }
     let half_x2 = |s: usize| 0.5 * sources.source(s).sq_frobenius();
-    // The solvers' magnitude rule (issue 15): ½‖X_s‖² ≤ 2^999, and the
-    // default weights ‖X_1‖²/‖X_s‖² representable.
-    const TOO_LARGE: f64 = 5.357543035931337e300;
-    for s in 0..ns {
-        let h = half_x2(s);
-        if h.is_nan() || h > TOO_LARGE {
-            return Err(Error::InputTooLarge);
-        }
-        if lambda.is_none() && h > 0.0 && !(half_x2(0) / h).is_finite() {
-            return Err(Error::InputTooLarge);
-        }
-    }
+    check_magnitude::<T>(ns, &half_x2, lambda)?;
 
     let rsum: usize = ranks.iter().sum();
     let nmax = d.max_cols;
@@ -391,7 +445,8 @@ pub fn fit<
             Ok(Objective::new(total, &[(Term::Reconstruction, total)]))
         },
     )?;
-    Ok(report)
+    let outputs_finite = all_finite(w) && factors_finite(u) && factors_finite(h);
+    finite_report(report, outputs_finite)
 }
 
 /// Unit L2 columns of `W` and every `U_s`, the matching rows of every `H_s`
