@@ -55,7 +55,7 @@
 //! iterate; `crate::steps::finite`).
 //!
 //! A given start is read at the views' scales (`s_v U⁽ᵛ⁾`, `V`): its entries and
-//! each view's largest `s_v (U V)_ij` must lie within `2^(MAX_EXP/4)`
+//! each dense view's largest `s_v (U V)_ij` must lie within `2^(MAX_EXP/4)`
 //! (`2^256`; `f32`: `2^32`) of the scaled data (at most that, and for a view
 //! with a nonzero entry at least its inverse), else [`Error::BadParameter`]
 //! (a start that far off the data's scale underflows the first update).
@@ -403,9 +403,11 @@ pub fn fit_masked<
                 let m = views.shape(i).rows;
                 let ymax = y.get(..m * n).unwrap_or(&[]).iter();
                 let ymax = c.sx(ymax.fold(0.0f64, |a, b| a.max(b.to_f64())));
-                let data = max_entry(&views.view(i), mask_of(i)) > 0.0;
+                // (`y` holds U V for dense views only: CSC ones form no M × N product.)
+                let dense = matches!(views.view(i), View::Dense(_));
+                let data = dense && max_entry(&views.view(i), mask_of(i)) > 0.0;
                 fits &= u.get(i).iter().all(|&b| within(c.sx(b.to_f64())));
-                fits &= within(ymax) && (!data || within(1.0 / ymax));
+                fits &= (!dense || within(ymax)) && (!data || within(1.0 / ymax));
             }
             if !fits || !objective(total).total.is_finite() {
                 return Err(Error::BadParameter);
