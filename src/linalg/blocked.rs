@@ -30,8 +30,11 @@ const KC_DIRECT: usize = 1024;
 const MC: usize = 144;
 const NC: usize = 2048;
 
+/// `x` rounded up to a multiple of `m`, saturating at the largest multiple
+/// (a block size is then capped by its constant anyway: a workspace query with
+/// a dimension near `usize::MAX` must not wrap, nor panic in a debug build).
 fn round_up(x: usize, m: usize) -> usize {
-    x.div_ceil(m) * m
+    x.div_ceil(m).saturating_mul(m)
 }
 
 /// Block sizes, padded for the largest tile of any level (the workspace does

@@ -192,7 +192,7 @@ pub(crate) fn gram_t<T: Real>(
 /// per task)`, from the shape alone (`crate::par`).
 fn gram_split(m: usize, k: usize) -> (usize, usize) {
     // Per row of `A`: the multiply-adds of `gram_t`'s strips, about `k(k + 16)/2`.
-    let tasks = even_tasks_for(m, k.saturating_mul(k + GRAM_STRIP) / 2);
+    let tasks = even_tasks_for(m, k.saturating_mul(k.saturating_add(GRAM_STRIP)) / 2);
     let chunk = chunk_len(m, tasks, 8);
     (m.div_ceil(chunk.max(1)), chunk)
 }
