@@ -24,11 +24,6 @@
 
 
 
-// Words every allreduce of a distributed run carries after its data: a one
-// from every rank (their sum must come back as the number of ranks) and
-// this rank's failure flag (the protocol, module docs).
-#define STATUS 2
-
 // `mvnmf_view.kind`: dense column-major (`values`, `col_stride`).
 #define MVNMF_VIEW_DENSE 0
 
