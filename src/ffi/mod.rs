@@ -623,7 +623,7 @@ unsafe fn slice_mut<'a, T>(p: *mut T, len: usize) -> Result<&'a mut [T], Error> 
 }
 
 /// The element count `a × b` of a buffer of `T` that a call takes from C,
-/// checked as [`slice`] checks it (the count and its bytes at most
+/// checked as [`slice()`] checks it (the count and its bytes at most
 /// `isize::MAX`, else [`Error::SizeOverflow`]): the shape rules a workspace
 /// query shares with its call are written with it.
 fn elems<T>(a: usize, b: usize) -> Result<usize, Error> {
