@@ -163,8 +163,13 @@ fn main() {
         seed: 1,
         ..NmfParams::default()
     };
+    // The data folder as the user would type it: relative to the project when
+    // it lies inside it (no machine path in the printout).
+    let shown = std::path::Path::new(&dir)
+        .strip_prefix(env!("CARGO_MANIFEST_DIR"))
+        .map_or_else(|_| dir.clone(), |p| p.display().to_string());
     println!(
-        "mvnmf {} demo: {} items, {} views, {} classes ({dir})",
+        "mvnmf {} demo: {} items, {} views, {} classes ({shown})",
         env!("CARGO_PKG_VERSION"),
         ds.n,
         ds.views.len(),
