@@ -1,9 +1,8 @@
 //! What every iterative solver shares: initialisation choice, objective parts,
 //! progress reports to a monitor, the final report.
 
-use crate::data::Factors;
 use crate::error::Error;
-use crate::linalg::real::Real;
+use crate::steps::finite::objective_finite;
 use core::ops::ControlFlow;
 
 /// How the factors start.
@@ -308,32 +307,6 @@ pub(crate) fn notify(monitor: &mut Option<Monitor<'_>>, iter: u32, objective: Ob
     match monitor {
         Some(m) => m(&Progress { iter, objective }).is_break(),
         None => false,
-    }
-}
-
-/// Whether the total and every part of an objective are finite.
-fn objective_finite(o: &Objective) -> bool {
-    o.total.is_finite() && o.terms().iter().all(|t| t.1.is_finite())
-}
-
-/// The finite-output check of every solver (issue 31): `Ok(report)` when every
-/// entry of the factors `u` and `v` is finite, else [`Error::Internal`]. [`run`]
-/// has checked the objectives (initial and at every iterate). A solver calls it
-/// on its outputs, in the caller's units, as the last thing before it returns
-/// `Ok`. The solvers' magnitude rules (`crate::steps::scale`, the Lipschitz
-/// floor of `crate::steps::prox`) make a non-finite output impossible, so this
-/// is the line behind them: if it ever fails it is a bug in mvnmf, and the
-/// outputs then hold the iterate where it was found.
-pub(crate) fn finite_outputs<T: Real, F: Factors<T> + ?Sized>(
-    report: Report,
-    u: &F,
-    v: &[T],
-) -> Result<Report, Error> {
-    let all = |xs: &[T]| xs.iter().all(|x| x.is_finite());
-    if (0..u.count()).all(|i| all(u.get(i))) && all(v) {
-        Ok(report)
-    } else {
-        Err(Error::Internal)
     }
 }
 

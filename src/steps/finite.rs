@@ -23,7 +23,9 @@ pub(crate) fn factors_finite<T: Real, F: Factors<T> + ?Sized>(f: &F) -> bool {
     (0..f.count()).all(|i| all_finite(f.get(i)))
 }
 
-fn objective_finite(o: &Objective) -> bool {
+/// The total and every part of an objective finite (also checked by
+/// `crate::steps::run` at every iterate).
+pub(crate) fn objective_finite(o: &Objective) -> bool {
     o.total.is_finite() && o.terms().iter().all(|t| t.1.is_finite())
 }
 
@@ -35,4 +37,14 @@ pub(crate) fn finite_report(report: Report, outputs_finite: bool) -> Result<Repo
     } else {
         Err(Error::Internal)
     }
+}
+
+/// [`finite_report`] for the DESIGN §2 family: bases `u` and encodings `v`
+/// (in the caller's units), checked as the last thing before `Ok`.
+pub(crate) fn finite_outputs<T: Real, F: Factors<T> + ?Sized>(
+    report: Report,
+    u: &F,
+    v: &[T],
+) -> Result<Report, Error> {
+    finite_report(report, factors_finite(u) && all_finite(v))
 }

@@ -29,7 +29,8 @@ pub mod shard;
 mod update;
 pub(crate) mod vstep;
 
-pub(crate) use driver::{finite_outputs, run};
+pub(crate) use driver::run;
 pub use driver::{Init, Monitor, Objective, Progress, Report, Stop, StopRule, Term, MAX_TERMS};
+pub(crate) use finite::finite_outputs;
 pub use nndsvd::{nndsvd, nndsvd_workspace, Nndsvd};
 pub use params::{MvslParams, NmfParams};
