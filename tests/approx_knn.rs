@@ -3,6 +3,8 @@
 //! parameters, the same bits for every pool, a valid graph for another seed, bad input
 //! refused with the outputs untouched, and a workspace one byte short.
 
+mod common;
+
 use mvnmf::data::ViewSet;
 use mvnmf::eval::UNLABELED;
 use mvnmf::similarity::{self, AnnParams, Bandwidth, Kernel, KnnParams, Scope, NO_NEIGHBOR};
@@ -10,28 +12,7 @@ use mvnmf::Parallel;
 use mvnmf::{Dense, Error, HostPool, View};
 
 fn load_mfeat() -> (Vec<(usize, Vec<f64>)>, Vec<u32>) {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/data/mfeat-sample");
-    let labels: Vec<u32> = std::fs::read_to_string(format!("{dir}/labels.txt"))
-        .unwrap()
-        .split_whitespace()
-        .map(|t| t.parse().unwrap())
-        .collect();
-    let n = labels.len();
-    let rows = [76, 216, 64, 240, 47, 6];
-    let views = rows
-        .iter()
-        .enumerate()
-        .map(|(v, &m)| {
-            let b = std::fs::read(format!("{dir}/view{}.f64", v + 1)).unwrap();
-            let x: Vec<f64> = b
-                .chunks_exact(8)
-                .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
-                .collect();
-            assert_eq!(x.len(), m * n);
-            (m, x)
-        })
-        .collect();
-    (views, labels)
+    common::mfeat_sample()
 }
 
 /// A small deterministic generator for the synthetic data.

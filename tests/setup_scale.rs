@@ -10,7 +10,6 @@
 
 mod common;
 
-use common::*;
 use mvnmf::eval::UNLABELED;
 use mvnmf::pipeline::{self, Method, PipelineParams};
 use mvnmf::similarity::{self, Bandwidth, Kernel, MklParams, MklReport, Sampling, SetupPath};
@@ -18,20 +17,12 @@ use mvnmf::{Dense, Error, Parallel, View};
 
 const ROWS: [usize; 6] = [76, 216, 64, 240, 47, 6];
 
+/// The shipped sample, its view sizes checked.
 fn load() -> (Vec<(usize, Vec<f64>)>, Vec<u32>) {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/data/mfeat-sample");
-    let labels: Vec<u32> = std::fs::read_to_string(format!("{dir}/labels.txt"))
-        .unwrap()
-        .split_whitespace()
-        .map(|t| t.parse().unwrap())
-        .collect();
-    let views = (0..6)
-        .map(|v| {
-            let (x, rows, cols) = read_view("mfeat-sample", v + 1);
-            assert_eq!((rows, cols), (ROWS[v], labels.len()));
-            (rows, x)
-        })
-        .collect();
+    let (views, labels) = common::mfeat_sample();
+    for (v, (rows, _)) in views.iter().enumerate() {
+        assert_eq!(*rows, ROWS[v]);
+    }
     (views, labels)
 }
 

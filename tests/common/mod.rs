@@ -197,6 +197,25 @@ pub fn read_view(dir: &str, v: usize) -> (Vec<f64>, usize, usize) {
     (x, rows, cols)
 }
 
+/// The shipped real sample `data/mfeat-sample`: its six views as `(rows, values)`
+/// (column-major, items are columns) and its labels.
+pub fn mfeat_sample() -> (Vec<(usize, Vec<f64>)>, Vec<u32>) {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/data/mfeat-sample");
+    let labels: Vec<u32> = std::fs::read_to_string(format!("{dir}/labels.txt"))
+        .unwrap()
+        .split_whitespace()
+        .map(|t| t.parse().unwrap())
+        .collect();
+    let views = (1..=6)
+        .map(|v| {
+            let (x, rows, cols) = read_view("mfeat-sample", v);
+            assert_eq!(cols, labels.len());
+            (rows, x)
+        })
+        .collect();
+    (views, labels)
+}
+
 /// A start both sides of a comparison (Rust and a scikit-learn fixture, or
 /// two precisions) evaluate exactly: entry `t` (column-major) is
 /// `0.05 + ((t + offset)·2654435761 mod 1009) / 1009`.
