@@ -90,3 +90,95 @@ fn retrieval_runs_on_the_shipped_sample_with_and_without_labels() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("K <= min"));
 }
+
+/// The share of relevant items printed in the header (about a random ranking's MAP).
+fn chance(out: &str) -> f64 {
+    let at = out
+        .find("random ranking's MAP: ")
+        .expect("the header gives the chance level")
+        + 22;
+    out[at..at + 6].parse().unwrap()
+}
+
+/// The paper's setting (`--tags`): noisy tags, an accurate auxiliary, keyword
+/// queries. Every selection is printed, every metric is a probability, the
+/// test queries' MAP is above a random ranking's for every model, the same
+/// seed gives the same table, and bad options are refused.
+#[test]
+fn retrieval_tag_setting_runs_and_ranks_above_chance() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let exe = c_program::build("retrieval");
+    let data = root.join("data/ng20-sample");
+    for aux in ["same", "other"] {
+        let args = [
+            "--tags",
+            "8",
+            "--keywords",
+            "40",
+            "--ks",
+            "0,4,8",
+            "--ranks",
+            "8,8",
+            "--iters",
+            "30",
+            "--lams",
+            "1,4",
+            "--aux",
+            aux,
+        ];
+        let run = || {
+            let out = Command::new(&exe).args(args).arg(&data).output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let text = run();
+        let c = chance(&text);
+        assert!(c > 0.01 && c < 0.2, "{text}");
+        let r = rows(&text);
+        // K = 0 once (the weight changes nothing there), K = 4 and 8 at both weights.
+        assert_eq!(
+            r.iter().map(|x| x.0).collect::<Vec<_>>(),
+            [0, 4, 8, 4, 8],
+            "{text}"
+        );
+        for (k, cells) in &r {
+            let v: Vec<f64> = cells[1..].iter().map(|c| c.parse().unwrap()).collect();
+            assert!(
+                v.iter().all(|&x| (0.0..=1.0).contains(&x)),
+                "K={k}: {cells:?}"
+            );
+            assert!(
+                v[3] > 1.2 * c,
+                "K={k}: test MAP {} vs chance {c}\n{text}",
+                v[3]
+            );
+        }
+        for sel in ["select chosen K=4 ", "select K=0 K=0 ", "select K=R K=8 "] {
+            assert!(text.contains(sel), "{sel}\n{text}");
+        }
+        let again = run();
+        let table = |t: &str| {
+            t.lines()
+                .filter(|l| !l.starts_with("wall"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(
+            table(&text),
+            table(&again),
+            "the same seed gives the same table"
+        );
+    }
+    for (opt, val) in [("--noise", "1"), ("--aux", "both")] {
+        let out = Command::new(&exe)
+            .args(["--tags", "8", opt, val])
+            .arg(&data)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{opt} {val}");
+    }
+}
