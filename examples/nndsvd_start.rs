@@ -1,4 +1,4 @@
-//! mvnmf's side of the NNDSVDa comparison in README ("Starts"): NMF (MU,
+//! mvnmf's side of the NNDSVDa comparison in docs/models.md ("Starts"): NMF (MU,
 //! tol 0) from the NNDSVDa start and from the random start, K = 20, 200
 //! iterations, on data/mfeat-sample view2 (fac, dense) and data/ng20-sample
 //! view1 (text counts, as CSC). scikit-learn's side: scripts/nndsvd_compare.py.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scikit-learn's side of the NNDSVDa comparison in README ("Starts").
+"""scikit-learn's side of the NNDSVDa comparison in docs/models.md ("Starts").
 
 NMF (multiplicative updates, Frobenius loss, tol 0) from init="nndsvda" and
 init="random" on two shipped views: data/mfeat-sample view2 (fac, 216 x 500,

@@ -4,7 +4,7 @@
 //! Why `gemm` and not matrixmultiply: on the benchmark's shapes (a 2000 × 1000
 //! `X` against `K = 50` factors, AVX2 + FMA) it ran the two products of an NMF
 //! iteration 1.2–1.3× faster, at the speed of OpenBLAS's dgemm; matrixmultiply
-//! re-packs `X` with a slower packing loop (see README, Benchmarks). Like
+//! re-packs `X` with a slower packing loop (see docs/benchmarks.md). Like
 //! matrixmultiply it detects the SIMD level at run time and allocates its own
 //! packing buffers.
 //!
