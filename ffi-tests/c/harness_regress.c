@@ -1,5 +1,6 @@
 /* C regression cases for the defects of issue 15 (an adversarial run over the
- * C ABI); each check failed before its fix. The Rust side is tests/issue15.rs.
+ * C ABI); each check failed before its fix. The Rust side is tests/magnitude_kernels.rs,
+ * tests/magnitude_solvers.rs and tests/validation_ffi.rs.
  *
  * Built like the other harnesses (ffi-tests/build.rs): as C99 and as C++11,
  * warnings as errors; the entry point HARNESS_REGRESS_ENTRY (renamed per

@@ -224,3 +224,4 @@ pub fn formula_start(len: usize, offset: u64) -> Vec<f64> {
         .map(|t| 0.05 + (((t + offset) * 2_654_435_761) % 1009) as f64 / 1009.0)
         .collect()
 }
+pub mod capi;
