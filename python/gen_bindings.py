@@ -307,11 +307,12 @@ def julia(h):
     out.append("const STRUCT_CODES = Dict{UInt32,DataType}(%s)" % ", ".join(
         "%s => %s" % (c, jl_struct("mvnmf_" + c[len("MVNMF_STRUCT_"):].lower())) for c in codes))
     out.append("")
-    out.append("# ---- functions: one ccall wrapper each, same name and argument order as in C")
+    out.append("# ---- functions: one ccall wrapper each, same name and argument order as in C;")
+    out.append("# `_fn` (MVNMF.jl) resolves the entry point in the library opened at run time")
     for name, ret, args in h.functions:
         params = ", ".join(a for _, a in args)
         types = ", ".join(jl_type(a, structs, callbacks) for a, _ in args)
-        out.append("%s(%s) = ccall((:%s, libmvnmf), %s, (%s%s)%s)" % (
+        out.append("%s(%s) = ccall(_fn(:%s), %s, (%s%s)%s)" % (
             name, params, name, jl_type(ret, structs, callbacks), types, "," if len(args) == 1 else "",
             "".join(", " + a for _, a in args)))
     return "\n".join(out) + "\n"
