@@ -52,8 +52,10 @@ ok "configured for $configured, installed with --prefix <prefix>: mvnmf.pc says 
 export PKG_CONFIG_PATH=$(dirname "$pc")
 version=$(pkg-config --modversion mvnmf)
 major=${version%%.*}
-libdir=$(pkg-config --variable=libdir mvnmf)
-includedir=$(pkg-config --variable=includedir mvnmf)
+# (relative to the .pc file: <prefix>/lib/pkgconfig/../../lib; resolved here)
+libdir=$(cd "$(pkg-config --variable=libdir mvnmf)" && pwd -P)
+includedir=$(cd "$(pkg-config --variable=includedir mvnmf)" && pwd -P)
+prefix=$(cd "$prefix" && pwd -P)
 case $includedir in "$prefix"/*) ;; *) die "pkg-config's includedir $includedir is outside <prefix>" ;; esac
 for f in "$includedir/mvnmf.h" "$includedir/mvnmf.hpp" "$libdir/libmvnmf.a" \
          "$libdir/libmvnmf.so.$version" "$libdir/cmake/mvnmf/mvnmfConfig.cmake" \
