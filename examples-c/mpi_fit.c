@@ -24,6 +24,14 @@
  * The labeled items of the SGE graph: a stratified split (mvnmf_stratified_split,
  * --labeled fraction, seed 1) computed identically on every rank.
  *
+ * TGE's affinity links each labeled item to ka same-class neighbours, so every
+ * class needs more than ka labeled items (else MVNMF_STATUS_TOO_FEW_LABELED).
+ * The library's default ka = 5 needs 6 per class; the default --labeled 0.1
+ * gives data/mfeat-sample (50 items per class) 5. So, unless --ka says
+ * otherwise, ka is the library's default lowered to (fewest labeled items of a
+ * labeled class) - 1, and rank 0 says so; --ka K sets it (and fails like the
+ * library if too large).
+ *
  * Rank 0 gathers V and writes OUT (float64: V, K x N column-major, then U_1 .. U_H)
  * and OUT.trace (the objective per iteration), checks that the objective never
  * rises (tolerance 1e-10 * 1/2 sum ||X||^2), and prints the time per iteration and
@@ -50,7 +58,7 @@
  *                   MVNMF_STATUS_PEER_FAILED: exit 0 then, 1 otherwise
  *
  * usage: mpirun -np P mpi_fit [--method joint|mcl|mvsl-s|mvsl-t] [--csc] [--k K]
- *        [--iters N] [--labeled F] [--alpha A] [--no-monitor] [--fixed-order] [--replicate R] [--comm-bench]
+ *        [--iters N] [--labeled F] [--ka K] [--alpha A] [--no-monitor] [--fixed-order] [--replicate R] [--comm-bench]
  *        [--single] [--check-graph] [--out FILE] [--compare REF] [--lie graph|fit --lie-rank R --lie-call C] DIR */
 #define _POSIX_C_SOURCE 200809L
 #define EXAMPLE_NAME "mpi_fit"
@@ -217,7 +225,7 @@ int main(int argc, char **argv)
     int lie_rank = -1;
     size_t lie_call = 0;
     int csc = 0, monitor = 1, fixed_order = 0, single = 0, comm_bench = 0, check_graph = 0;
-    size_t k = 10, iters = 100, replicate = 1;
+    size_t k = 10, iters = 100, replicate = 1, ka = 0; /* ka 0: from the labels (above) */
     double labeled = 0.1, alpha = -1.0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -227,7 +235,10 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--k") && more) k = parse_size(argv[++i], "--k");
         else if (!strcmp(a, "--iters") && more) iters = parse_size(argv[++i], "--iters");
         else if (!strcmp(a, "--labeled") && more) labeled = parse_double(argv[++i], "--labeled");
-        else if (!strcmp(a, "--alpha") && more) alpha = parse_double(argv[++i], "--alpha");
+        else if (!strcmp(a, "--ka") && more) {
+            ka = parse_size(argv[++i], "--ka");
+            if (!ka) die("--ka: at least 1");
+        } else if (!strcmp(a, "--alpha") && more) alpha = parse_double(argv[++i], "--alpha");
         else if (!strcmp(a, "--replicate") && more) replicate = parse_size(argv[++i], "--replicate");
         else if (!strcmp(a, "--no-monitor")) monitor = 0;
         else if (!strcmp(a, "--fixed-order")) fixed_order = 1;
@@ -356,6 +367,25 @@ int main(int argc, char **argv)
             eta[v] = 1.0 / (double)h;
         }
         mvnmf_graph_params gp = mvnmf_graph_params_default();
+        if (ka) {
+            gp.ka = ka;
+        } else {
+            /* The fewest labeled items of a class that has any (the split is
+             * the same on every rank). */
+            size_t *count = (size_t *)xcalloc(classes, sizeof(size_t)), fewest = 0;
+            for (size_t j = 0; j < n; j++)
+                if (train[j] != MVNMF_UNLABELED) count[train[j]]++;
+            for (size_t c = 0; c < classes; c++)
+                if (count[c] && (!fewest || count[c] < fewest)) fewest = count[c];
+            free(count);
+            if (fewest < 2) die("--labeled %g: a class has %zu labeled item(s); TGE needs 2 (raise --labeled)", labeled, fewest);
+            if (gp.ka >= fewest) {
+                if (rank == 0)
+                    printf("mvsl-t: ka = %zu (a class has only %zu labeled items; the default %zu needs %zu; --ka sets it)\n",
+                           fewest - 1, fewest, gp.ka, gp.ka + 1);
+                gp.ka = fewest - 1;
+            }
+        }
         size_t ca, cp, gw, ann, pnn;
         mvnmf_csr_buffers full_a = { NULL, NULL, NULL, 0 }, full_p = { NULL, NULL, NULL, 0 };
         if (single || check_graph) {

@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
 # The installable C/C++ library end to end (README, "Installing the C/C++
 # library"), in a temporary prefix:
-#   1. packaging/install.sh <prefix>; the files, the SONAME and its links;
+#   1. the standard CMake route, `cmake -S . -B b && cmake --build b &&
+#      cmake --install b --prefix <prefix>` (a prefix chosen at install time,
+#      not the configured one; packaging/install.sh runs the same steps); the
+#      files, the SONAME and its links;
 #   2. nm: the shared and the static library define the same global symbols,
-#      all mvnmf_* (before/after counts of the static archive printed);
+#      all mvnmf_* (before/after counts of the static archive printed), each
+#      at version MVNMF_ABI_<n> of the header; the .so is stripped;
 #   3. examples-cpp through find_package(mvnmf) (shared and static) and
 #      through pkg-config, each run without LD_LIBRARY_PATH; the CMake
 #      version file takes 0.<minor> and refuses 0.<minor + 1>;
 #   4. the README's C snippets, in order as one function body, as C99 and
 #      C++17, linked against the installed library;
 #   5. the installed libmvnmf.a linked beside another Rust static library,
-#      in both orders, with no global symbol in common.
+#      in both orders, with no global symbol in common;
+#   6. static linking through pkg-config: `c++ -static ... $(pkg-config
+#      --static --libs mvnmf)` makes a fully static quickstart that runs, and
+#      mvnmf-static.pc links the archive into an otherwise dynamic program;
+#   7. the installed tree moved elsewhere: pkg-config and find_package follow
+#      it (relocatable files), and the pkg-config consumer builds and runs.
 # Needs cargo, cmake, pkg-config, cc/c++ and binutils (.ci/run installs them).
 # Builds the release libraries (two or three minutes when cargo has not);
 # MVNMF_CARGO_PROFILE=test takes those of `cargo build --profile test -p
@@ -25,19 +34,29 @@ prefix=$work/prefix
 passed=0
 ok() { passed=$((passed + 1)); echo "  ok: $*"; }
 die() { echo "FAILED: $*" >&2; echo "packaging/check.sh: $passed passed, 1 failed"; exit 1; }
-globals() { nm "$@" 2>/dev/null | awk 'NF == 3 { print $3 }' | sort -u; }
+# Defined global names, without a symbol version (@@MVNMF_ABI_n) and without
+# the version node's own absolute symbol.
+globals() { nm "$@" 2>/dev/null | awk 'NF == 3 && $2 != "A" { sub(/@.*/, "", $3); print $3 }' | sort -u; }
 
 echo "== 1. install into a temporary prefix (cargo profile ${MVNMF_CARGO_PROFILE:-release})"
-MVNMF_BUILD_DIR=$work/cmake packaging/install.sh "$prefix" > "$work/install.log" 2>&1 ||
-  { cat "$work/install.log"; die "packaging/install.sh"; }
+{ cmake -S . -B "$work/cmake" -DMVNMF_CARGO_PROFILE="${MVNMF_CARGO_PROFILE:-release}" &&
+  cmake --build "$work/cmake" && cmake --install "$work/cmake" --prefix "$prefix"; } \
+  > "$work/install.log" 2>&1 || { cat "$work/install.log"; die "cmake configure, build, install"; }
 grep -E "^libmvnmf.a:|Installing:" "$work/install.log" | sed "s|$prefix|<prefix>|"
 pc=$(find "$prefix" -name mvnmf.pc)
 [ -n "$pc" ] || die "no mvnmf.pc installed"
+[ -f "$(dirname "$pc")/mvnmf-static.pc" ] || die "no mvnmf-static.pc installed"
+configured=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$work/cmake/CMakeCache.txt")
+grep -q "^prefix=\${pcfiledir}/" "$pc" || die "mvnmf.pc: $(grep '^prefix=' "$pc") is not relative to the file"
+ok "configured for $configured, installed with --prefix <prefix>: mvnmf.pc says $(grep '^prefix=' "$pc")"
 export PKG_CONFIG_PATH=$(dirname "$pc")
 version=$(pkg-config --modversion mvnmf)
 major=${version%%.*}
-libdir=$(pkg-config --variable=libdir mvnmf)
-includedir=$(pkg-config --variable=includedir mvnmf)
+# (relative to the .pc file: <prefix>/lib/pkgconfig/../../lib; resolved here)
+libdir=$(cd "$(pkg-config --variable=libdir mvnmf)" && pwd -P)
+includedir=$(cd "$(pkg-config --variable=includedir mvnmf)" && pwd -P)
+prefix=$(cd "$prefix" && pwd -P)
+case $includedir in "$prefix"/*) ;; *) die "pkg-config's includedir $includedir is outside <prefix>" ;; esac
 for f in "$includedir/mvnmf.h" "$includedir/mvnmf.hpp" "$libdir/libmvnmf.a" \
          "$libdir/libmvnmf.so.$version" "$libdir/cmake/mvnmf/mvnmfConfig.cmake" \
          "$libdir/cmake/mvnmf/mvnmfConfigVersion.cmake"; do
@@ -62,7 +81,17 @@ if grep -v '^mvnmf_' "$work/so.txt" > "$work/bad.txt"; then
   die "libmvnmf.so exports other symbols than mvnmf_*: $(head -5 "$work/bad.txt" | tr '\n' ' ')"
 fi
 cmp -s "$work/so.txt" "$work/a.txt" || die "libmvnmf.a and libmvnmf.so define different globals"
-ok "libmvnmf.so exports $n_so symbols, all mvnmf_*"
+n_h=$(grep -E '^[A-Za-z_][A-Za-z0-9_ ]*[ *]mvnmf_[a-z0-9_]+\(' "$includedir/mvnmf.h" | grep -oE 'mvnmf_[a-z0-9_]+\(' | sort -u | wc -l)
+[ "$n_so" -eq "$n_h" ] || die "libmvnmf.so exports $n_so functions, mvnmf.h declares $n_h"
+ok "libmvnmf.so exports $n_so symbols, all mvnmf_*, the $n_h functions mvnmf.h declares"
+abi=$(sed -n 's/^#define MVNMF_ABI_VERSION \([0-9]*\)$/\1/p' "$includedir/mvnmf.h")
+[ -n "$abi" ] || die "no MVNMF_ABI_VERSION in the installed mvnmf.h"
+n_versioned=$(nm -D --defined-only "$libdir/libmvnmf.so" | grep -c " T mvnmf_[a-z0-9_]*@@MVNMF_ABI_$abi$" || true)
+[ "$n_versioned" -eq "$n_so" ] ||
+  die "only $n_versioned of $n_so exports are at version MVNMF_ABI_$abi: $(nm -D --defined-only "$libdir/libmvnmf.so" | grep -v "@@MVNMF_ABI_$abi$" | head -3 | tr '\n' ' ')"
+ok "all $n_so at symbol version MVNMF_ABI_$abi (the header's MVNMF_ABI_VERSION)"
+readelf -S -W "$libdir/libmvnmf.so.$version" | grep -q ' \.symtab ' && die "libmvnmf.so.$version is not stripped"
+ok "libmvnmf.so.$version is stripped (no .symtab; $(wc -c < "$libdir/libmvnmf.so.$version") bytes)"
 ok "libmvnmf.a: $(wc -l < "$work/cargo-a.txt") global symbols in cargo's archive" \
    "($(grep -c '^mvnmf_' "$work/cargo-a.txt") mvnmf_*), $(wc -l < "$work/a.txt") installed, the same as the .so's"
 
@@ -80,6 +109,8 @@ readelf -d "$work/cpp/quickstart_cpp" | grep -q "NEEDED.*\[libmvnmf.so.$major\]"
 runpath=$(readelf -d "$work/cpp/quickstart_cpp" | sed -n 's/.*R.*PATH.*\[\(.*\)\]/\1/p')
 env -u LD_LIBRARY_PATH ldd "$work/cpp/quickstart_cpp" | grep -q "libmvnmf.so.$major => $libdir/" ||
   die "the loader does not find libmvnmf.so.$major in $libdir"
+objdump -T "$work/cpp/quickstart_cpp" | grep -q "(MVNMF_ABI_$abi) *mvnmf_joint_nmf_fit$" ||
+  die "quickstart_cpp does not record mvnmf_joint_nmf_fit at MVNMF_ABI_$abi"
 ok "find_package: quickstart_cpp (NEEDED libmvnmf.so.$major, RUNPATH $runpath) passes without LD_LIBRARY_PATH"
 readelf -d "$work/cpp/quickstart_cpp_static" | grep -q "libmvnmf" &&
   die "quickstart_cpp_static depends on the shared library"
@@ -173,5 +204,41 @@ common_cargo=$(comm -12 <(globals -g --defined-only "$work/libother.a") "$work/c
 common=$(comm -12 <(globals -g --defined-only "$work/libother.a") "$work/a.txt" | wc -l)
 [ "$common" -eq 0 ] || die "libmvnmf.a and another Rust staticlib share $common global symbols"
 ok "linked and ran in both orders; global symbols in common with it: $common (cargo's archive: $common_cargo)"
+
+echo "== 6. static linking through pkg-config"
+static_libs=$(pkg-config --static --libs mvnmf)
+echo "  pkg-config --static --libs mvnmf: ${static_libs//$prefix/<prefix>}"
+# shellcheck disable=SC2086
+c++ -std=c++17 -static $cflags examples-cpp/quickstart.cpp $static_libs -o "$work/quickstart_static" \
+  > "$work/static.log" 2>&1 || { cat "$work/static.log"; die "c++ -static with pkg-config --static"; }
+# glibc's linker notes (getaddrinfo, getpwuid_r in Rust's std) are warnings.
+readelf -l "$work/quickstart_static" | grep -q INTERP && die "quickstart_static has a program interpreter"
+readelf -d "$work/quickstart_static" | grep -q NEEDED && die "quickstart_static needs shared libraries"
+env -u LD_LIBRARY_PATH "$work/quickstart_static" | tail -1 | grep -q "all checks passed" ||
+  die "quickstart_static"
+ok "c++ -static \$(pkg-config --static --libs mvnmf): fully static (no interpreter, no NEEDED), passes"
+# shellcheck disable=SC2046
+c++ -std=c++17 examples-cpp/quickstart.cpp $(pkg-config --cflags --libs mvnmf-static) \
+  -o "$work/quickstart_archive" > "$work/archive.log" 2>&1 || { cat "$work/archive.log"; die "mvnmf-static.pc"; }
+readelf -d "$work/quickstart_archive" | grep -q "libmvnmf" && die "the mvnmf-static.pc program needs libmvnmf.so"
+env -u LD_LIBRARY_PATH "$work/quickstart_archive" | tail -1 | grep -q "all checks passed" ||
+  die "quickstart_archive"
+ok "c++ ... \$(pkg-config --libs mvnmf-static): libmvnmf.a in a dynamic program, passes"
+
+echo "== 7. the installed tree moved"
+moved=$work/moved/elsewhere
+mkdir -p "$(dirname "$moved")"
+mv "$prefix" "$moved"
+export PKG_CONFIG_PATH=${PKG_CONFIG_PATH/#$prefix/$moved}
+[ -f "$(pkg-config --variable=includedir mvnmf)/mvnmf.h" ] || die "pkg-config after the move: no mvnmf.h"
+mkdir -p "$work/pc-moved"
+make -s -C examples-cpp OUT="$work/pc-moved" > "$work/pc-moved.log" 2>&1 ||
+  { cat "$work/pc-moved.log"; die "pkg-config consumer after the move"; }
+env -u LD_LIBRARY_PATH "$work/pc-moved/quickstart_cpp" | tail -1 | grep -q "all checks passed" ||
+  die "pkg-config consumer after the move"
+cmake -S "$work/ver" -B "$work/ver/moved" -DCMAKE_PREFIX_PATH="$moved" > "$work/ver-moved.log" 2>&1 ||
+  { cat "$work/ver-moved.log"; die "find_package after the move"; }
+grep -q "$moved" "$work/ver/moved/CMakeCache.txt" || die "find_package after the move found another mvnmf"
+ok "moved to another directory: pkg-config (consumer built and run) and find_package follow it"
 
 echo "packaging/check.sh: $passed passed, 0 failed"

@@ -26,6 +26,58 @@
 //! [`pipeline`] → [`eval`] → [`ffi`]; each imports only from the layers before
 //! it, and no model imports another (`CONTRIBUTING.md`, "Layers").
 //!
+//! ## Example
+//!
+//! A joint NMF of two views of the same six items, one dense and one sparse
+//! (CSC); the caller asks for the workspace size, provides every buffer and may
+//! watch the objective fall:
+//!
+//! ```
+//! use core::ops::ControlFlow;
+//! use mvnmf::models::nmf::{self, NmfParams};
+//! use mvnmf::{Csc, Dense, Progress, View};
+//!
+//! let (n, k) = (6, 2); // items, rank
+//! // View 1: 4 features x 6 items, dense, column-major (items are columns).
+//! let x1: Vec<f64> = (0..4 * n).map(|i| 1.0 + (i * 7 % 5) as f64).collect();
+//! // View 2: 3 features x 6 items, CSC (column pointers, row indices, values).
+//! let (col_ptr, row_idx) = ([0, 1, 2, 4, 5, 6, 8], [0, 2, 1, 2, 0, 1, 0, 2]);
+//! let values = [1.0, 2.0, 3.0, 1.0, 2.0, 1.0, 4.0, 2.0];
+//! let views = [
+//!     View::from(Dense::new(&x1, 4, n, 4)?),
+//!     View::from(Csc::new(3, n, &col_ptr, &row_idx, &values)?),
+//! ];
+//!
+//! let params = NmfParams { max_iter: 50, ..NmfParams::default() };
+//! // The scratch memory: its size from the shapes alone, the buffer from the caller.
+//! let bytes = nmf::joint_fit_workspace::<f64>(views.iter().map(|x| x.shape()), k, &params)?;
+//! let mut work = vec![0u8; bytes];
+//! // The outputs: U1 (4 x k), U2 (3 x k) and the shared V (k x n), column-major.
+//! let (mut u1, mut u2, mut v) = (vec![0.0; 4 * k], vec![0.0; 3 * k], vec![0.0; k * n]);
+//!
+//! let mut trace = Vec::new();
+//! let mut watch = |p: &Progress| {
+//!     trace.push(p.objective.total);
+//!     ControlFlow::Continue(()) // ControlFlow::Break(()) would stop the fit
+//! };
+//! let us = &mut [&mut u1[..], &mut u2[..]][..];
+//! let report = nmf::joint_fit(&views[..], k, &params, us, &mut v, &mut work, Some(&mut watch))?;
+//!
+//! // The start and one value per iteration, never rising.
+//! assert_eq!(trace.len(), report.iterations as usize + 1);
+//! assert!(trace.windows(2).all(|w| w[1] <= w[0] + 1e-10 * trace[0]));
+//! assert!(report.objective.total < report.initial.total);
+//! assert!(v.iter().chain(&u1).chain(&u2).all(|&e| e >= 0.0));
+//! # Ok::<(), mvnmf::Error>(())
+//! ```
+//!
+//! The same pattern — `*_workspace` for the size, then the call on the
+//! caller's buffers — holds for every routine: the semi-supervised solver
+//! ([`models::mvsl::fit`], example there), the deep one
+//! ([`models::deep::fit`]), the whole method in one call ([`pipeline::fit`]).
+//! Without the `std` feature the `Vec`s become any `&mut` slices, static
+//! buffers included (`embedded/cortex-m4f` in the repository).
+//!
 //! ## Conventions
 //! * **Column-major, items are columns.** A dense view is `(data, rows, cols,
 //!   col_stride)`; a sparse view is CSC (`col_ptr[N+1]`, `row_idx`, `values`).

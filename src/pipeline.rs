@@ -173,6 +173,38 @@ pub fn fit_workspace<T: Real>(
 /// kernel for the neighbour graphs. Everything is validated before anything is
 /// written. Cost: MKL `O(N_l² Σ M_v)`, graphs `O(N² Σ M_v)` (blocked, GEMM-shaped
 /// for linear/RBF kernels), then the solver's iterations.
+///
+/// ```
+/// use mvnmf::data::UNLABELED;
+/// use mvnmf::pipeline::{self, Method, PipelineParams};
+/// use mvnmf::similarity::Kernel;
+/// use mvnmf::{Dense, View};
+///
+/// // Two views of 12 items (4 and 3 features); 6 labeled of two classes.
+/// let (n, k, classes) = (12, 2, 2);
+/// let x1: Vec<f64> = (0..4 * n).map(|i| (i * 5 % 9 + 1) as f64).collect();
+/// let x2: Vec<f64> = (0..3 * n).map(|i| (i * 2 % 7 + 1) as f64).collect();
+/// let views = [View::from(Dense::new(&x1, 4, n, 4)?), View::from(Dense::new(&x2, 3, n, 3)?)];
+/// let u = UNLABELED;
+/// let labels = [0, 1, 0, 1, 0, 1, u, u, u, u, u, u];
+/// let kernels = [Kernel::Linear, Kernel::Linear];
+/// // MvSL-S: view weights by kernel-target alignment, the SGE graph, the solver.
+/// let mut params = PipelineParams::preset(Method::MvslS);
+/// params.solver.max_iter = 50;
+///
+/// let shapes = views.iter().map(|x| x.shape());
+/// let bytes = pipeline::fit_workspace::<f64>(shapes, &kernels[..], classes, k, &params)?;
+/// let mut work = vec![0u8; bytes];
+/// let (mut u1, mut u2, mut v) = (vec![0.0; 4 * k], vec![0.0; 3 * k], vec![0.0; k * n]);
+/// let mut eta = [0.0; 2]; // the views' weights, written
+/// let us = &mut [&mut u1[..], &mut u2[..]][..];
+/// let report = pipeline::fit(
+///     &views[..], &kernels[..], &labels, classes, k, &params, us, &mut v, &mut eta, &mut work, None,
+/// )?;
+/// assert!(report.objective.total < report.initial.total);
+/// assert!((eta.iter().sum::<f64>() - 1.0).abs() < 1e-12 && eta.iter().all(|&e| e >= 0.0));
+/// # Ok::<(), mvnmf::Error>(())
+/// ```
 #[allow(clippy::too_many_arguments)]
 pub fn fit<
     T: Real,

@@ -57,6 +57,16 @@ def _seed(random_state):
     return int(np.random.default_rng(random_state).integers(0, 2**63 - 1))
 
 
+def _stacked(xs):
+    """The views side by side: one (n_samples, sum of features) array or CSR matrix."""
+    if len(xs) == 1:
+        return xs[0]
+    if any(hasattr(x, "tocsr") for x in xs):
+        import scipy.sparse as sp
+        return sp.hstack(xs, format="csr")
+    return np.hstack(xs)
+
+
 def _ptr(a):
     return a.ctypes.data_as(C.POINTER(C.c_float if a.dtype == np.float32 else C.c_double))
 
@@ -217,11 +227,20 @@ class MultiViewNMF(_Base):
         `Pipeline`, `cross_val_score` and `GridSearchCV` as any 2-D X. A list
         of arrays is the same fit without it.
 
-    mvnmf updates the components first, then W (scikit-learn's MU: W first):
-    from the same start its iterates are scikit-learn's fit of the transpose.
-    That order is the library's (its convergence proofs and its other models
-    share it), so it is not swapped here for one view; both reach the same
-    error to about 1 %.
+    update_order : 'sklearn' (default) or 'library'. The library's solver
+        updates the components first, then W; scikit-learn's MU updates W
+        first, and from the same start the two orders reach different local
+        solutions (about 1 % apart in error on real views). With 'sklearn'
+        the library fits the transpose (samples as its features, features as
+        its items: the same updates, W's first), so the same call gives
+        scikit-learn's `NMF(solver="mu")` iterates — W, components_,
+        n_iter_ and reconstruction_err_ to rounding (python/tests/
+        test_estimators.py: 1e-9 on real views). Several views are fitted as
+        the one matrix of the views side by side, which is what joint NMF
+        with a shared W is (so scikit-learn's NMF of that matrix). The
+        transpose costs a copy of X (CSR: of its structure too). 'library':
+        the library's order on X as it is, no copy (the order its other
+        models and its convergence proofs use).
 
     float32 X is fitted in single precision (the `_f32` entry points) and
     W, `components_` and `transform`'s output are float32; any other dtype is
@@ -240,11 +259,14 @@ class MultiViewNMF(_Base):
         **_COMMON_CONSTRAINTS,
         "init": [StrOptions({"random", "custom", *_INITS}), None],
         "beta_loss": [StrOptions(set(_BETAS)), Interval(numbers.Real, 0, 2, closed="both")],
+        "update_order": [StrOptions({"sklearn", "library"})],
     }
 
     def __init__(self, n_components="auto", *, init=None, beta_loss="frobenius", tol=1e-4, max_iter=200,
-                 random_state=None, stop_rule="sklearn", verbose=0, n_jobs=None, view_sizes=None):
+                 random_state=None, stop_rule="sklearn", verbose=0, n_jobs=None, view_sizes=None,
+                 update_order="sklearn"):
         self.n_jobs = n_jobs
+        self.update_order = update_order
         self.n_components = n_components
         self.init = init
         self.beta_loss = beta_loss
@@ -291,46 +313,71 @@ class MultiViewNMF(_Base):
                              % (init,))
         self.n_components_ = k
         beta = self._beta()
-        w = np.empty((n, k), dtype=dtype)                         # = V (k x N), column-major
-        us = [np.empty((k, m), dtype=dtype) for m in vs.n_features]  # = U_v (M_v x k), column-major
-        seed = _seed(self.random_state)
-        given = init != "random"
+        hs = None
         if init == "custom":
             if W is None or H is None:
                 raise ValueError("init='custom' needs W and H")
-            hs = views_of(H) if self._list_input or len(us) == 1 else \
+            hs = views_of(H) if self._list_input or len(vs.n_features) == 1 else \
                 np.split(np.asarray(H), np.cumsum(self.view_sizes_)[:-1], axis=1)
-            if np.shape(W) != (n, k) or [np.shape(x) for x in hs] != [u.shape for u in us]:
+            if np.shape(W) != (n, k) or [np.shape(x) for x in hs] != [(k, m) for m in vs.n_features]:
                 raise ValueError("W must be (n_samples, n_components) and H (n_components, n_features) per view")
-            w[...] = W
-            for u, x in zip(us, hs):
+        if self.update_order == "sklearn":
+            # The transpose: one view of n_samples rows whose items are the
+            # features (of all views side by side). The library's U is then
+            # W (n x k) and its V the components (k x F): U first = W first.
+            xt = _stacked(xs).T
+            fit_xs = [xt.tocsr() if hasattr(xt, "tocsr") else xt]
+            fit_vs = ViewSet(fit_xs, dtype=dtype)
+            fit_us = [np.empty((k, n), dtype=dtype)]               # = W (n x k), column-major
+            fit_v = np.empty((sum(vs.n_features), k), dtype=dtype)  # = H (k x F), column-major
+            start_u = None if hs is None else [np.asarray(W).T]
+            start_v = None if hs is None else np.hstack([np.asarray(x) for x in hs]).T
+        else:
+            fit_xs, fit_vs = xs, vs
+            fit_v = np.empty((n, k), dtype=dtype)                          # = V (k x N), column-major
+            fit_us = [np.empty((k, m), dtype=dtype) for m in vs.n_features]  # = U_v (M_v x k), column-major
+            start_u = hs
+            start_v = None if hs is None else W
+        h = fit_vs.count
+        seed = _seed(self.random_state)
+        given = init != "random"
+        if init == "custom":
+            fit_v[...] = start_v
+            for u, x in zip(fit_us, start_u):
                 u[...] = x
         elif init in _INITS:
             # NNDSVD is computed in double precision (from a float64 copy of
-            # float32 views) and rounded to float32.
-            vd = vs if dtype == np.float64 else ViewSet(xs, dtype=np.float64)
-            ud = us if dtype == np.float64 else [np.empty(u.shape) for u in us]
-            wd = w if dtype == np.float64 else np.empty(w.shape)
+            # float32 views) and rounded to float32. (It is symmetric in its
+            # two factors, so the transpose's is the transposed NNDSVD.)
+            vd = fit_vs if dtype == np.float64 else ViewSet(fit_xs, dtype=np.float64)
+            ud = fit_us if dtype == np.float64 else [np.empty(u.shape) for u in fit_us]
+            wd = fit_v if dtype == np.float64 else np.empty(fit_v.shape)
             nb = C.c_size_t()
             call("mvnmf_nndsvd_workspace", vd.array, h, k, C.byref(nb))
             buf, ptr = workspace(nb.value)
             call("mvnmf_nndsvd", vd.array, h, k, _INITS[init], seed, pointers(ud), _ptr(wd), ptr, nb.value)
             if dtype != np.float64:
-                w[...] = wd
-                for u, x in zip(us, ud):
+                fit_v[...] = wd
+                for u, x in zip(fit_us, ud):
                     u[...] = x
         p = self._params(seed, given)
         rep, nb, progress = B.mvnmf_report(), C.c_size_t(), Progress(self.verbose, type(self).__name__)
         if beta == 2.0:
-            call(_fn("mvnmf_joint_nmf_fit_workspace", dtype), vs.array, h, k, C.byref(p), C.byref(nb))
+            call(_fn("mvnmf_joint_nmf_fit_workspace", dtype), fit_vs.array, h, k, C.byref(p), C.byref(nb))
             buf, ptr = workspace(nb.value)
-            call(_fn("mvnmf_joint_nmf_fit", dtype), vs.array, h, k, C.byref(p), pointers(us), _ptr(w), ptr,
-                 nb.value, progress.fn, None, C.byref(rep))
+            call(_fn("mvnmf_joint_nmf_fit", dtype), fit_vs.array, h, k, C.byref(p), pointers(fit_us), _ptr(fit_v),
+                 ptr, nb.value, progress.fn, None, C.byref(rep))
         else:
-            call(_fn("mvnmf_beta_nmf_fit_workspace", dtype), vs.array, h, k, beta, C.byref(p), C.byref(nb))
+            call(_fn("mvnmf_beta_nmf_fit_workspace", dtype), fit_vs.array, h, k, beta, C.byref(p), C.byref(nb))
             buf, ptr = workspace(nb.value)
-            call(_fn("mvnmf_beta_nmf_fit", dtype), vs.array, h, k, beta, -1.0, None, C.byref(p), pointers(us),
-                 _ptr(w), ptr, nb.value, progress.fn, None, C.byref(rep))
+            call(_fn("mvnmf_beta_nmf_fit", dtype), fit_vs.array, h, k, beta, -1.0, None, C.byref(p),
+                 pointers(fit_us), _ptr(fit_v), ptr, nb.value, progress.fn, None, C.byref(rep))
+        if self.update_order == "sklearn":
+            w = np.ascontiguousarray(fit_us[0].T)
+            bounds = np.concatenate([[0], np.cumsum(vs.n_features)])
+            us = [np.ascontiguousarray(fit_v[a:b].T) for a, b in zip(bounds[:-1], bounds[1:])]
+        else:
+            w, us = fit_v, fit_us
         self._report(rep, progress)
         self._components(us)
         self.reconstruction_err_ = float(np.sqrt(2.0 * max(rep.objective.total, 0.0)))

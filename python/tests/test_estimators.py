@@ -24,30 +24,60 @@ def rel(a, b):
 
 
 def test_nmf_equals_scikit_learn_from_the_same_start():
-    # mvnmf updates the components first, then W; scikit-learn's MU updates W
-    # first. So the same algorithm in scikit-learn is its fit of the transpose
-    # (X.T = H.T W.T, its "W" being our components): from the same start the
-    # iterates, the iteration count under tol and the error agree to 1e-9.
+    # update_order='sklearn' (the default): W first, as scikit-learn's MU, so
+    # from the same start the same call is scikit-learn's NMF(solver="mu") on X:
+    # the iterates, the iteration count under tol and the error agree to 1e-9.
+    # update_order='library' (the components first) is scikit-learn's fit of
+    # the transpose (X.T = H.T W.T, its "W" being our components).
     skl = pytest.importorskip("sklearn.decomposition")
     x = read_view("mfeat-sample", 1)  # fou, 500 x 76
     w0, h0 = start(x.shape[0], x.shape[1], 6)
     for beta in ("frobenius", "kullback-leibler"):
         ref = skl.NMF(6, init="custom", solver="mu", beta_loss=beta, tol=1e-4, max_iter=500)
-        hr = ref.fit_transform(x.T.copy(), W=h0.T.copy(), H=w0.T.copy()).T
-        wr = ref.components_.T
+        wr = ref.fit_transform(x, W=w0.copy(), H=h0.copy())
         m = MultiViewNMF(6, init="custom", beta_loss=beta, tol=1e-4, max_iter=500)
         w = m.fit_transform(x, W=w0, H=h0)
         assert m.n_iter_ == ref.n_iter_, beta
-        assert rel(w, wr) < 1e-9 and rel(m.components_, hr) < 1e-9, beta
+        assert rel(w, wr) < 1e-9 and rel(m.components_, ref.components_) < 1e-9, beta
         assert abs(m.reconstruction_err_ - ref.reconstruction_err_) <= 1e-9 * ref.reconstruction_err_
-        # scikit-learn's own orientation (W first) reaches the same error to 1 %.
-        own = skl.NMF(6, init="custom", solver="mu", beta_loss=beta, tol=1e-4, max_iter=500)
-        own.fit_transform(x, W=w0.copy(), H=h0.copy())
-        assert abs(own.reconstruction_err_ - m.reconstruction_err_) <= 0.01 * m.reconstruction_err_, beta
+        # CSR input: the same fit.
+        s = MultiViewNMF(6, init="custom", beta_loss=beta, tol=1e-4, max_iter=500)
+        assert rel(s.fit_transform(sp.csr_matrix(x), W=w0, H=h0), wr) < 1e-9, beta
+
+        tr = skl.NMF(6, init="custom", solver="mu", beta_loss=beta, tol=1e-4, max_iter=500)
+        ht = tr.fit_transform(x.T.copy(), W=h0.T.copy(), H=w0.T.copy()).T
+        lib = MultiViewNMF(6, init="custom", beta_loss=beta, tol=1e-4, max_iter=500, update_order="library")
+        wl = lib.fit_transform(x, W=w0, H=h0)
+        assert lib.n_iter_ == tr.n_iter_, beta
+        assert rel(wl, tr.components_.T) < 1e-9 and rel(lib.components_, ht) < 1e-9, beta
+        # The two orders are different paths: the same error to 1 %, not the same W.
+        assert abs(lib.reconstruction_err_ - m.reconstruction_err_) <= 0.01 * m.reconstruction_err_, beta
+        assert rel(wl, w) > 1e-3, beta
+
+
+def test_several_views_equal_scikit_learn_of_the_views_side_by_side():
+    # Joint NMF with one shared W is the NMF of [X_1 X_2]: with the default
+    # update order, scikit-learn's NMF(solver="mu") of that matrix, whether
+    # the views come as a list or as one X with view_sizes.
+    skl = pytest.importorskip("sklearn.decomposition")
+    xs = [read_view("mfeat-sample", v)[:200] for v in (1, 5)]
+    x = np.hstack(xs)
+    w0, h0 = start(200, x.shape[1], 5, 8)
+    ref = skl.NMF(5, init="custom", solver="mu", tol=0, max_iter=60)
+    wr = ref.fit_transform(x, W=w0.copy(), H=h0.copy())
+    sizes = [a.shape[1] for a in xs]
+    one = MultiViewNMF(5, init="custom", tol=0, max_iter=60, view_sizes=sizes, random_state=0)
+    assert rel(one.fit_transform(x, W=w0, H=h0), wr) < 1e-9
+    assert rel(one.components_, ref.components_) < 1e-9
+    many = MultiViewNMF(5, init="custom", tol=0, max_iter=60, random_state=0)
+    assert rel(many.fit_transform(xs, W=w0, H=np.split(h0, np.cumsum(sizes)[:-1], axis=1)), wr) < 1e-9
+    assert rel(np.hstack(many.components_), ref.components_) < 1e-9
+    # transform uses the fitted components per view (the library's encoding).
+    assert rel(many.transform(xs), one.transform(x)) < 1e-12
 
 
 def test_joint_nmf_equals_numpy_updates():
-    # The same multiplicative updates in plain numpy: each H_v first, then the shared W.
+    # The library's multiplicative updates in plain numpy: each H_v first, then the shared W.
     xs = [read_view("mfeat-sample", v)[:200] for v in (1, 5)]
     n, k, iters = 200, 5, 40
     w0, _ = start(n, 1, k, 3)
@@ -57,7 +87,7 @@ def test_joint_nmf_equals_numpy_updates():
         for i, x in enumerate(xs):
             hs[i] *= (w.T @ x) / (w.T @ w @ hs[i])
         w *= sum(x @ h.T for x, h in zip(xs, hs)) / (w @ sum(h @ h.T for h in hs))
-    m = MultiViewNMF(k, init="custom", tol=0, max_iter=iters)
+    m = MultiViewNMF(k, init="custom", tol=0, max_iter=iters, update_order="library")
     wm = m.fit_transform(xs, W=w0, H=hs0)
     assert m.n_iter_ == iters
     assert rel(wm, w) < 1e-9

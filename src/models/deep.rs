@@ -299,6 +299,33 @@ pub fn fit_workspace<T: Real, G: GraphOp<T> + ?Sized>(
 ///
 /// Validated before anything is written; the monitor sees fine-tuning
 /// (iteration 0 is the start of fine-tuning, after pre-training).
+///
+/// ```
+/// use mvnmf::graph::NoGraph;
+/// use mvnmf::models::deep::{self, DeepParams};
+/// use mvnmf::{Dense, View};
+///
+/// // Two views of 10 items (6 and 5 features); layers of 4 and 2 (K = 2):
+/// // X^(v) ~ U_1^(v) U_2^(v) V. DNMF: no graph, no regulariser.
+/// let (n, layers) = (10, [4, 2]);
+/// let x1: Vec<f64> = (0..6 * n).map(|i| (i * 5 % 11 + 1) as f64).collect();
+/// let x2: Vec<f64> = (0..5 * n).map(|i| (i * 3 % 7 + 1) as f64).collect();
+/// let views = [View::from(Dense::new(&x1, 6, n, 6)?), View::from(Dense::new(&x2, 5, n, 5)?)];
+/// let mut params = DeepParams::dnmf();
+/// (params.pretrain_iter, params.top.max_iter) = (20, 30);
+///
+/// let graph = NoGraph { n };
+/// let shapes = views.iter().map(|x| x.shape());
+/// let mut work = vec![0u8; deep::fit_workspace::<f64, _>(shapes, &graph, &layers, &params)?];
+/// // Each view's buffer holds all its layers' factors, one after the other.
+/// let mut u1 = vec![0.0; deep::factor_len(6, &layers)?];
+/// let mut u2 = vec![0.0; deep::factor_len(5, &layers)?];
+/// let mut v = vec![0.0; 2 * n];
+/// let us = &mut [&mut u1[..], &mut u2[..]][..];
+/// let report = deep::fit(&views[..], &graph, &layers, &params, us, &mut v, &mut work, None)?;
+/// assert!(report.objective.total <= report.initial.total);
+/// # Ok::<(), mvnmf::Error>(())
+/// ```
 #[allow(clippy::too_many_arguments)]
 pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     views: &VS,

@@ -129,6 +129,33 @@ struct Bufs<'a, T> {
 ///
 /// Validation happens before anything is written (outputs untouched on `Err`).
 /// Cancelling returns `Ok` with [`Stop::Cancelled`](crate::steps::Stop::Cancelled) and the last complete iterate.
+///
+/// ```
+/// use mvnmf::data::UNLABELED;
+/// use mvnmf::graph::Sge;
+/// use mvnmf::models::mvsl::{self, MvslParams};
+/// use mvnmf::{Dense, View};
+///
+/// // Two views of 8 items (4 and 3 features, column-major); rank 2.
+/// let (n, k) = (8, 2);
+/// let x1: Vec<f64> = (0..4 * n).map(|i| (i * 5 % 9 + 1) as f64).collect();
+/// let x2: Vec<f64> = (0..3 * n).map(|i| (i * 2 % 7 + 1) as f64).collect();
+/// let views = [View::from(Dense::new(&x1, 4, n, 4)?), View::from(Dense::new(&x2, 3, n, 3)?)];
+/// // Four labeled items of two classes, four unknown: the SGE graph (MvSL-S).
+/// let labels = [0, 0, 1, 1, UNLABELED, UNLABELED, UNLABELED, UNLABELED];
+/// let graph = Sge::new(&labels, 2)?;
+/// let params = MvslParams { max_iter: 50, ..MvslParams::mvsl() };
+///
+/// let shapes = views.iter().map(|x| x.shape());
+/// let mut work = vec![0u8; mvsl::fit_workspace::<f64, _>(shapes, &graph, k, &params)?];
+/// let (mut u1, mut u2, mut v) = (vec![0.0; 4 * k], vec![0.0; 3 * k], vec![0.0; k * n]);
+/// let us = &mut [&mut u1[..], &mut u2[..]][..];
+/// let report = mvsl::fit(&views[..], &graph, k, &params, us, &mut v, &mut work, None)?;
+/// assert!(report.objective.total < report.initial.total);
+/// // V is the items' shared encoding (K x N), within [0, vmax].
+/// assert!(v.iter().all(|&e| (0.0..=params.vmax).contains(&e)));
+/// # Ok::<(), mvnmf::Error>(())
+/// ```
 #[allow(clippy::too_many_arguments)]
 pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     views: &VS,

@@ -200,6 +200,37 @@ pub fn joint_encode<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
 }
 
 /// NMF of one view: [`joint_fit`] with `H = 1`. `u` is `M × K`, `v` is `K × N`.
+///
+/// ```
+/// use mvnmf::models::nmf::{self, NmfParams};
+/// use mvnmf::{Dense, View};
+///
+/// // 5 features x 8 items, column-major (items are columns); rank 2.
+/// let (m, n, k) = (5, 8, 2);
+/// let x: Vec<f64> = (0..m * n).map(|i| (i * 3 % 7 + 1) as f64).collect();
+/// let view = View::from(Dense::new(&x, m, n, m)?);
+/// let params = NmfParams { max_iter: 100, seed: 7, ..NmfParams::default() };
+/// let mut work = vec![0u8; nmf::fit_workspace::<f64>(view.shape(), k, &params)?];
+/// let (mut u, mut v) = (vec![0.0; m * k], vec![0.0; k * n]);
+/// let report = nmf::fit(view, k, &params, &mut u, &mut v, &mut work, None)?;
+/// assert!(report.objective.total < report.initial.total);
+///
+/// // Out-of-sample: three new items encoded against the fitted U ([`encode`]).
+/// let y: Vec<f64> = x[..m * 3].iter().map(|e| 2.0 * e).collect();
+/// let new = View::from(Dense::new(&y, m, 3, m)?);
+/// let mut work = vec![0u8; nmf::encode_workspace::<f64>(new.shape(), k, &params)?];
+/// let mut v_new = vec![0.0; k * 3];
+/// nmf::encode(new, k, &params, &u, &mut v_new, &mut work, None)?;
+/// assert!(v_new.iter().all(|&e| e >= 0.0) && v_new.iter().any(|&e| e > 0.0));
+///
+/// // Bad input: an error, and the outputs as they were.
+/// let before = v.clone();
+/// let too_short = &mut work[..1];
+/// let err = nmf::fit(view, k, &params, &mut u, &mut v, too_short, None).unwrap_err();
+/// assert_eq!(err, mvnmf::Error::WorkspaceTooSmall);
+/// assert_eq!(v, before);
+/// # Ok::<(), mvnmf::Error>(())
+/// ```
 pub fn fit<T: Real>(
     x: View<'_, T>,
     k: usize,
