@@ -724,7 +724,7 @@ fn fit_with<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?S
         half: 0.0,
         setup: (0, 0, 0, 0),
     };
-    let measured = match sh.setup(views, params, mmax, &mut st) {
+    let measured = match sh.setup(views, params, &mut st) {
         Ok(s) => s,
         Err(e) => return sh.finish(Err(e)),
     };
@@ -801,7 +801,6 @@ impl<'w, C: Comm + ?Sized> Shards<'_, '_, 'w, '_, C> {
         &mut self,
         views: &VS,
         params: &MvslParams,
-        _mmax: usize,
         st: &mut Stack<'w>,
     ) -> Result<Scale, Error> {
         let (rank, ranks) = (self.cm.comm.rank(), self.cm.comm.ranks());
