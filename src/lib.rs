@@ -154,6 +154,8 @@ pub mod graph;
 
 pub mod steps;
 
+pub(crate) mod solvers;
+
 pub mod models;
 
 pub mod pipeline;

@@ -58,11 +58,11 @@ use crate::linalg::real::Real;
 use crate::linalg::{gemm_into, gemm_req};
 use crate::steps::check::{check_graph, check_shapes};
 use crate::steps::init::start_scales;
-use crate::steps::mu::{self, gram, mu_step, objective, pq_view, products_req};
+use crate::steps::mu::{gram, mu_step, objective, pq_view, products_req};
 use crate::steps::prox::{group_norm, Sparsity};
 use crate::steps::prox::{prox_gradient, ProxScratch};
 use crate::steps::scale::Scale;
-use crate::steps::vstep::{self, assemble, graph_traces, v_phase};
+use crate::steps::vstep::{assemble, graph_traces, v_phase};
 use crate::steps::{finite_outputs, run, Init, Monitor, Report, StopRule};
 use crate::steps::{MvslParams, NmfParams};
 use crate::work::{Stack, WorkReq};
@@ -268,7 +268,7 @@ fn pretrain_req<T>(
 
 fn fit_nmf_req<T>(shape: ViewShape, k: usize) -> Result<WorkReq, Error> {
     // The byte count (with its alignment slack) as a requirement.
-    let b = mu::fit_req::<T>([shape], k)?.bytes()?;
+    let b = crate::solvers::shallow::nmf_fit_req::<T>([shape], k)?.bytes()?;
     Ok(WorkReq::new::<u8>(b))
 }
 
@@ -984,7 +984,7 @@ fn pretrain<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
                 View::Dense(Dense::new(src.part(..a * n)?, a, n, a)?)
             };
             let at = if m == 0 { scale } else { Scale::ONE };
-            mu::fit_in(
+            crate::solvers::shallow::nmf_fit_in(
                 &[input],
                 Some(at),
                 b,
@@ -1060,7 +1060,7 @@ fn encode_req<T: Real, G: GraphOp<T> + ?Sized>(
         .into_iter()
         .try_fold(0usize, |a, s| a.checked_add(s.rows))
         .ok_or(Error::SizeOverflow)?;
-    let enc = vstep::encode_req::<T>(shapes, k, graph.apply_req(k))?.bytes()?;
+    let enc = crate::solvers::encode::encode_req::<T>(shapes, k, graph.apply_req(k))?.bytes()?;
     Ok(WorkReq::all_of(&[
         WorkReq::matrix::<T>(total_rows, k),
         WorkReq::matrix::<T>(pmax.max(k).saturating_mul(2), k),
@@ -1154,7 +1154,7 @@ pub fn encode<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: Facto
         k,
     };
     let w: &mut [u8] = sc.take_rest();
-    vstep::encode(views, graph, k, &params.top, &bases, v, w, monitor)
+    crate::solvers::encode::encode(views, graph, k, &params.top, &bases, v, w, monitor)
 }
 
 /// The column-major `rows × cols` matrix over `x`.

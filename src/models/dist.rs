@@ -6,6 +6,14 @@
 //! (`MPI_Alltoallv`). The crate itself has no MPI, no threads and no
 //! allocation here either.
 //!
+//! **One solver.** The iteration is not written here: it is the single
+//! process's shallow solver (`crate::solvers::shallow`, the one behind
+//! [`crate::models::mvsl::fit`] and [`crate::models::nmf::joint_fit`]) run over
+//! this rank's shard, a `Collective` whose sums over items are reduced through
+//! the caller's [`Comm`]. This module holds what only a split run has: the
+//! set-up (the agreement, the reduction of the shards' measures), the halo
+//! plan of explicit graphs, the agreement protocol and the traffic.
+//!
 //! **Partition.** Rank `r` holds a contiguous range of the items: the columns
 //! `offset_r .. offset_r + N_r` of every view (dense or CSC, as a view of
 //! `N_r` items) and of `V`; the ranks' ranges follow each other in rank order
@@ -129,25 +137,25 @@ pub use tge::{
     DistGraphReport, GraphTraffic,
 };
 
-use core::cell::{Cell, RefCell};
-use core::ops::ControlFlow;
-
 use crate::data::{FactorsMut, Prepared, ViewSet, ViewShape};
 use crate::error::{Error, Part};
-use crate::linalg::mat::{MatMut, MatRef};
+use crate::linalg::gemm_req;
 use crate::linalg::select::sort_by;
-use crate::linalg::{at, gemm, gemm_req, set_at};
+use crate::linalg::{at, set_at};
+use crate::solvers::comm::{Collective, VStats};
+pub use crate::solvers::protocol::STATUS;
+use crate::solvers::protocol::{agree, refuse_as, whole, Counted, MAX_CONFIG};
+use crate::solvers::shallow::{self, mvsl_of, DataScale, Steps};
 use crate::steps::check::{check_shapes, validate};
 use crate::steps::init::random_start_shard;
-use crate::steps::mu::{dead_views, form_pq, mu_step, products_req};
-use crate::steps::prox::{group_norm, prox_gradient, ProxScratch, Sparsity};
+use crate::steps::mu::products_req;
+use crate::steps::prox::Sparsity;
 use crate::steps::scale::Scale;
 pub use crate::steps::shard::ShardRows;
-use crate::steps::shard::{csr_products, objective, v_stats, x_vt_all, Layout, SgeShard};
+use crate::steps::shard::{csr_products, v_stats, x_vt_all, Layout, SgeShard};
 pub use crate::steps::shard::{Comm, SingleRank};
-use crate::steps::vstep::v_update;
-use crate::steps::{run, Init, Monitor, MvslParams, NmfParams, Objective, Progress, Report};
-use crate::steps::{Stop, StopRule};
+use crate::steps::StopRule;
+use crate::steps::{Init, Monitor, MvslParams, NmfParams, Report};
 use crate::work::{Stack, WorkReq};
 
 /// The graph of a distributed fit, over the rank's shard of items.
@@ -280,186 +288,9 @@ pub fn halo_words_per_iteration(k: usize, v_inner: u32, halo_sent: u64) -> u64 {
     v_inner.max(1) as u64 * k as u64 * halo_sent
 }
 
-/// Words every allreduce of a distributed run carries after its data: a one
-/// from every rank (their sum must come back as the number of ranks) and
-/// this rank's failure flag (the protocol, module docs).
-pub const STATUS: usize = 2;
-
-/// What a receive buffer holds before an exchange or an all-gather (a quiet
-/// NaN with a payload): every word a run sends is finite, so a word that is
-/// not afterwards (this one among them) was not delivered.
-const UNWRITTEN: u64 = 0x7ff8_d157_5e47_1e11;
-
-/// `x` is a whole number in `0 ..= 2^53` (`false` for NaN).
-pub(crate) fn whole(x: f64) -> bool {
-    (0.0..=9_007_199_254_740_992.0).contains(&x) && (x as u64) as f64 == x
-}
-
-/// The caller's communicator under the agreement protocol (module docs), with
-/// what was passed to it counted.
-///
-/// * A callback that fails, an all-gather or exchange that leaves a word of its
-///   receive buffer unwritten (or delivers one that is not finite), an allreduce whose
-///   status words are not what every rank sent: this rank is *failed* (the
-///   error is kept); its received words become zeros, and it goes on taking
-///   part in the same calls with the same lengths.
-/// * Every allreduce carries [`STATUS`] words: each rank's one and failure
-///   flag. A rank that sent a failure leaves after that call with its error;
-///   a rank that receives a nonzero flag sum leaves after it with
-///   [`Error::PeerFailed`]; so every rank leaves after the same call.
-/// * A failure seen in a call's result continues to the next allreduce (a
-///   failed rank's sends stay well-formed: its received garbage is zeros).
-/// * [`Counted::settle`] is the closing agreement: every rank that has not
-///   left calls it, with its result.
-struct Counted<'c, C: ?Sized> {
-    comm: &'c mut C,
-    calls: u64,
-    words: u64,
-    ex_calls: u64,
-    ex_words: u64,
-    ag_calls: u64,
-    ag_sent: u64,
-    ag_received: u64,
-    /// This rank's failure, not yet told to the others.
-    failed: Option<Error>,
-    /// Left at an agreed failure: no call may follow.
-    left: bool,
-}
-
-impl<'c, C: Comm + ?Sized> Counted<'c, C> {
-    fn new(comm: &'c mut C) -> Self {
-        Counted {
-            comm,
-            calls: 0,
-            words: 0,
-            ex_calls: 0,
-            ex_words: 0,
-            ag_calls: 0,
-            ag_sent: 0,
-            ag_received: 0,
-            failed: None,
-            left: false,
-        }
-    }
-
-    /// Records this rank's failure (the first one is kept).
-    fn fail(&mut self, e: Error) {
-        if self.failed.is_none() {
-            self.failed = Some(e);
-        }
-    }
-
-    /// A received buffer: `Ok` delivered and complete; otherwise this rank
-    /// fails and the buffer becomes zeros.
-    fn received(&mut self, r: Result<(), Error>, buf: &mut [f64]) {
-        let lost = match r {
-            Err(Error::BadParameter) => Some(Error::BadParameter),
-            Err(_) => Some(Error::CommFailed),
-            // Every word a run sends is finite: one that is not (the
-            // sentinel among them) was not delivered.
-            Ok(()) if buf.iter().any(|x| !x.is_finite()) => Some(Error::CommFailed),
-            Ok(()) => None,
-        };
-        if let Some(e) = lost {
-            self.fail(e);
-            buf.fill(0.0);
-        }
-    }
-
-    fn allgather(&mut self, part: &[f64], counts: &[usize], out: &mut [f64]) -> Result<(), Error> {
-        self.ag_calls += 1;
-        self.ag_sent += part.len() as u64;
-        self.ag_received += out.len() as u64;
-        out.fill(f64::from_bits(UNWRITTEN));
-        let r = self.comm.allgather(part, counts, out);
-        self.received(r, out);
-        Ok(())
-    }
-
-    /// `buf ← Σ_ranks buf` with the agreement: the last [`STATUS`] words of
-    /// `buf` are the protocol's. `Err` only when every rank leaves after this
-    /// call (this rank's own error, or [`Error::PeerFailed`]).
-    fn sum(&mut self, buf: &mut [f64]) -> Result<(), Error> {
-        self.calls += 1;
-        self.words += buf.len() as u64;
-        let ranks = self.comm.ranks() as f64;
-        let at = buf.len().checked_sub(STATUS).ok_or(Error::Internal)?;
-        let mine = self.failed;
-        buf.part_mut(at..)?
-            .copy_checked(&[1.0, if mine.is_some() { 1.0 } else { 0.0 }])?;
-        let r = self.comm.allreduce(buf);
-        if let Some(e) = mine {
-            self.left = true;
-            return Err(e);
-        }
-        let flags = match (r, buf.part(at..)?) {
-            (Ok(()), &[ones, f]) if ones == ranks && whole(f) && f <= ranks => f,
-            _ => {
-                // This rank cannot tell what the others received: it goes on
-                // to the next allreduce, where it tells them.
-                self.fail(Error::CommFailed);
-                buf.fill(0.0);
-                return Ok(());
-            }
-        };
-        if flags != 0.0 {
-            self.left = true;
-            return Err(Error::PeerFailed);
-        }
-        Ok(())
-    }
-
-    /// An agreement on `local` alone (a decision taken from received data).
-    fn checkpoint(&mut self, local: Result<(), Error>) -> Result<(), Error> {
-        if let Err(e) = local {
-            self.fail(e);
-        }
-        self.sum(&mut [0.0; STATUS])
-    }
-
-    /// The closing agreement of a run whose body returned `r`: unless every
-    /// rank has already left, one allreduce of `buf` (zeroed; its length the
-    /// same as that of the call the others may be making instead, module
-    /// docs) with this rank's outcome; `Ok` on every rank or on none.
-    fn settle<T>(&mut self, r: Result<T, Error>, buf: &mut [f64]) -> Result<T, Error> {
-        if self.left {
-            return r;
-        }
-        if let Err(e) = &r {
-            self.fail(*e);
-        }
-        buf.fill(0.0);
-        self.sum(buf)?;
-        self.left = true;
-        match self.failed {
-            // The closing call itself failed here: nothing follows it, so
-            // every rank leaves; the others may have succeeded.
-            Some(e) => Err(e),
-            None => r,
-        }
-    }
-
-    fn exchange(
-        &mut self,
-        send: &[f64],
-        send_counts: &[usize],
-        recv: &mut [f64],
-        recv_counts: &[usize],
-    ) -> Result<(), Error> {
-        self.ex_calls += 1;
-        self.ex_words += send.len() as u64;
-        recv.fill(f64::from_bits(UNWRITTEN));
-        let r = self.comm.exchange(send, send_counts, recv, recv_counts);
-        self.received(r, recv);
-        Ok(())
-    }
-}
-
 /// Words of the configuration rank 0 broadcasts.
 const CONFIG: usize = 25;
-
-/// The longest configuration of a distributed entry point (the fit's).
-const MAX_CONFIG: usize = CONFIG;
+const _: () = assert!(CONFIG <= MAX_CONFIG);
 
 /// Shapes and options every rank must share (compared bitwise with rank 0's).
 fn config<VS: ViewSet<f64> + ?Sized>(
@@ -526,30 +357,6 @@ fn config<VS: ViewSet<f64> + ?Sized>(
     ]
 }
 
-/// The ranks agree before anything is written (module docs): rank 0's
-/// configuration is broadcast and compared, then every rank votes. Returns
-/// this rank's error, [`Error::PeerFailed`] when another rank failed or the
-/// configurations differ, or `Ok` on every rank.
-fn agree<C: Comm + ?Sized, const L: usize>(
-    cm: &mut Counted<'_, C>,
-    cfg: &[f64; L],
-    local: Result<(), Error>,
-) -> Result<(), Error> {
-    let mut buf = [0.0; MAX_CONFIG + STATUS];
-    let b = buf.part_mut(..L + STATUS)?;
-    if cm.comm.rank() == 0 {
-        b.part_mut(..L)?.copy_checked(cfg)?;
-    }
-    if let Err(e) = local {
-        cm.fail(e);
-    }
-    // A rank that refused its input leaves after this call, and so does
-    // every other.
-    cm.sum(b)?;
-    let same = b.iter().zip(cfg).all(|(x, y)| x.to_bits() == y.to_bits());
-    cm.checkpoint(if same { Ok(()) } else { Err(Error::PeerFailed) })
-}
-
 /// Takes part in a distributed fit's agreement with an error found before the
 /// fit could be called (a C argument that cannot be read): every other rank
 /// then returns [`Error::PeerFailed`] and this one `e` (or
@@ -557,18 +364,6 @@ fn agree<C: Comm + ?Sized, const L: usize>(
 /// an invalid rank number).
 pub fn refuse<C: Comm + ?Sized>(comm: &mut C, e: Error) -> Error {
     refuse_as::<C, CONFIG>(comm, e)
-}
-
-/// [`refuse`] for an entry point whose agreement compares `L` words.
-fn refuse_as<C: Comm + ?Sized, const L: usize>(comm: &mut C, e: Error) -> Error {
-    if comm.ranks() == 0 || comm.rank() >= comm.ranks() {
-        return Error::BadParameter;
-    }
-    let mut cm = Counted::new(comm);
-    match agree(&mut cm, &[f64::NAN; L], Err(e)) {
-        Err(x) => x,
-        Ok(()) => Error::Internal,
-    }
 }
 
 /// Workspace of [`fit`] on a rank whose shard has these shapes, for a graph
@@ -636,6 +431,9 @@ fn fit_req(
         WorkReq::new::<f64>(classes),
         // `k · classes` fits (the layout holds it).
         WorkReq::new::<f64>(k * classes + STATUS),
+        // the views' sums (the start's means)
+        WorkReq::new::<f64>(h),
+        kk,
         kk,
         kk,
         kn,
@@ -689,20 +487,6 @@ pub fn joint_nmf_fit_workspace(
     fit_workspace(shapes, &DistGraph::None, k, ranks, &mvsl_of(params))
 }
 
-/// [`MvslParams`] of plain joint NMF with these options.
-fn mvsl_of(p: &NmfParams) -> MvslParams {
-    MvslParams {
-        max_iter: p.max_iter,
-        tol: p.tol,
-        stop: p.stop,
-        eps: p.eps,
-        vmax: p.vmax,
-        seed: p.seed,
-        init: p.init,
-        ..MvslParams::joint_nmf()
-    }
-}
-
 /// Joint NMF (NMF for one view) across ranks: [`crate::models::nmf::joint_fit`]
 /// on the ranks' shards (module docs). `views`, `v` (`K × N_r`) are the shard's;
 /// `u` all the bases (the same on every rank).
@@ -717,12 +501,13 @@ pub fn joint_nmf_fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<
     work: &mut [u8],
     monitor: Option<Monitor<'_>>,
 ) -> Result<DistReport, Error> {
-    fit(
+    fit_with(
         comm,
         views,
         DistGraph::None,
         k,
         &mvsl_of(params),
+        Steps::LeeSeung,
         u,
         v,
         work,
@@ -853,6 +638,9 @@ impl Halo<'_> {
 /// * `work`: at least [`fit_workspace`] bytes.
 ///
 /// Every rank gets the same report; the traffic counts this rank's calls.
+/// The iteration is the single process's solver (`crate::solvers::shallow`)
+/// over this rank's shard; this module adds the set-up, the halo plan and the
+/// traffic.
 #[allow(clippy::too_many_arguments)]
 pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Sized>(
     comm: &mut C,
@@ -865,30 +653,52 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
     work: &mut [u8],
     monitor: Option<Monitor<'_>>,
 ) -> Result<DistReport, Error> {
+    fit_with(
+        comm,
+        views,
+        graph,
+        k,
+        params,
+        Steps::Mvsl,
+        u,
+        v,
+        work,
+        monitor,
+    )
+}
+
+/// [`fit`] with the updates of `steps` (joint NMF's Lee–Seung steps for
+/// [`joint_nmf_fit`]).
+#[allow(clippy::too_many_arguments)]
+fn fit_with<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Sized>(
+    comm: &mut C,
+    views: &VS,
+    graph: DistGraph<'_>,
+    k: usize,
+    params: &MvslParams,
+    steps: Steps,
+    u: &mut F,
+    v: &mut [f64],
+    work: &mut [u8],
+    monitor: Option<Monitor<'_>>,
+) -> Result<DistReport, Error> {
     let (rank, ranks) = (comm.rank(), comm.ranks());
     if ranks == 0 || rank >= ranks {
         return Err(Error::BadParameter);
     }
     let mut cm = Counted::new(comm);
-    let has_monitor = monitor.is_some();
     let local = check_local(views, &graph, k, params, &*u, v, work.len(), ranks);
-    let cfg = config(views, &graph, k, params, has_monitor, ranks);
+    let cfg = config(views, &graph, k, params, monitor.is_some(), ranks);
     agree(&mut cm, &cfg, local.map(|_| ()))?;
     let (n_r, mmax) = local?;
 
     let hv = views.count();
     let use_graph = params.beta > 0.0;
-    let sge = match graph {
-        DistGraph::Sge { labels, n_classes } => Some(SgeShard { labels, n_classes }),
-        _ => None,
-    };
-    let csr = use_graph && graph.is_csr();
-    let c_all = graph.classes();
     let sum_rows: usize = (0..hv).map(|i| views.shape(i).rows).sum();
     let layout = Layout::new(
         sum_rows,
         k,
-        if use_graph { c_all } else { 0 },
+        if use_graph { graph.classes() } else { 0 },
         graph.is_csr(),
     )
     .ok_or(Error::SizeOverflow)?;
@@ -897,23 +707,45 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
     // The reduced statistics: `[R | status | V part | status]` (the R block
     // is also the closing agreement's buffer: module docs).
     let red: &mut [f64] = st.take(layout.len() + 2 * STATUS)?;
-    let r = fit_body(
-        &mut cm,
-        views,
+    let mut sh = Shards {
+        cm: &mut cm,
         graph,
+        layout,
+        red,
+        counts: &mut [],
+        sbuf: &mut [],
+        sums: &mut [],
+        sge_on: None,
+        halo_on: None,
+        k,
+        n_r,
+        n: 0,
+        offset: 0,
+        half: 0.0,
+        setup: (0, 0, 0, 0),
+    };
+    let measured = match sh.setup(views, params, &mut st) {
+        Ok(s) => s,
+        Err(e) => return sh.finish(Err(e)),
+    };
+    let report = shallow::fit(
+        &mut sh,
+        views,
         k,
         params,
+        steps,
+        (n_r, mmax),
+        DataScale::Measured(measured),
         u,
         v,
         st,
         monitor,
-        (n_r, mmax, layout, sge, csr),
-        &mut *red,
-    );
-    let r = cm.settle(r, red.part_mut(..layout.mk + STATUS)?);
-    let (mut report, scale, setup, halo) = r?;
-    (0..hv).for_each(|i| scale.restore(u.get_mut(i)));
-    report.dead_views = dead_views(&*u);
+    )?;
+    let (halo_sent, halo_received) = sh
+        .halo_on
+        .as_ref()
+        .map_or((0, 0), |h| (h.n_send as u64, h.n_recv as u64));
+    let setup = sh.setup;
     let traffic = Traffic {
         setup_calls: setup.0,
         setup_words: setup.1,
@@ -923,224 +755,285 @@ pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Si
         setup_exchange_words: setup.3,
         iter_exchange_calls: cm.ex_calls - setup.2,
         iter_exchange_words: cm.ex_words - setup.3,
-        halo_sent: halo.0,
-        halo_received: halo.1,
+        halo_sent,
+        halo_received,
     };
-    debug_assert!(report.stop != Stop::Cancelled || has_monitor);
     Ok(DistReport { report, traffic })
 }
 
-/// What [`fit_body`] hands back: the report, the data scale, the set-up's
-/// traffic `(calls, words, exchange calls, exchange words)` and the halo.
-type BodyOut = (Report, Scale, (u64, u64, u64, u64), (u64, u64));
-
-/// [`fit`] after the agreement on the inputs, up to the closing agreement
-/// (which [`fit`] makes, [`Counted::settle`]): an `Err` that is not agreed
-/// (`cm.left`) is this rank's alone.
-#[allow(clippy::too_many_arguments, clippy::type_complexity)]
-fn fit_body<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Sized>(
-    cm: &mut Counted<'_, C>,
-    views: &VS,
-    graph: DistGraph<'_>,
+/// This rank's shard of the items under the agreement protocol: the
+/// [`Collective`] of a distributed fit (module docs). The sums over items are
+/// formed on the shard and reduced in `red`; the SGE products come from the
+/// reduced class sums, the explicit graphs' from the rank's rows and the halo.
+struct Shards<'s, 'c, 'w, 'g, C: ?Sized> {
+    cm: &'s mut Counted<'c, C>,
+    graph: DistGraph<'g>,
+    layout: Layout,
+    /// `[R | status | V part | status]`.
+    red: &'w mut [f64],
+    /// Labeled items per class over all ranks (SGE).
+    counts: &'w mut [f64],
+    /// The class sums between inner V-steps, with their status words.
+    sbuf: &'w mut [f64],
+    /// The views' sums over all items (the random start's means).
+    sums: &'w mut [f64],
+    /// The SGE shard (with `β > 0`).
+    sge_on: Option<SgeShard<'g>>,
+    /// The halo plan (explicit graphs with `β > 0`).
+    halo_on: Option<Halo<'w>>,
     k: usize,
-    params: &MvslParams,
-    u: &mut F,
-    v: &mut [f64],
-    mut st: Stack<'_>,
-    monitor: Option<Monitor<'_>>,
-    (n_r, mmax, layout, sge, csr): (usize, usize, Layout, Option<SgeShard<'_>>, bool),
-    red: &mut [f64],
-) -> Result<BodyOut, Error> {
-    let (rank, ranks) = (cm.comm.rank(), cm.comm.ranks());
-    let has_monitor = monitor.is_some();
-    let hv = views.count();
-    let use_graph = params.beta > 0.0;
-    let c_all = graph.classes();
-    let counts: &mut [f64] = st.take(layout.c)?;
-    // The class sums between inner V-steps, with their status words.
-    let sbuf: &mut [f64] = st.take(k * layout.c + STATUS)?;
-    let p: &mut [f64] = st.take_matrix(k, k)?;
-    let hb: &mut [f64] = st.take_matrix(k, k)?;
-    let q: &mut [f64] = st.take_matrix(k, n_r)?;
-    let d: &mut [f64] = st.take_matrix(k, n_r)?;
-    let plus: &mut [f64] = st.take_matrix(k, n_r)?;
-    let minus: &mut [f64] = st.take_matrix(k, n_r)?;
-    let bb: &mut [f64] = st.take_matrix(mmax, k)?;
-    let cb: &mut [f64] = st.take_matrix(mmax, k)?;
-    let sort: &mut [f64] = st.take(mmax)?;
-    let lip: &mut [f64] = st.take(hv)?;
-    let edges = graph.edges();
-    let mut halo = if graph.is_csr() {
-        Some((
-            st.take::<usize>(edges)?,
-            Halo {
-                pos: st.take(edges)?,
-                serve: st.take(edges)?,
-                halo: st.take_matrix(k.max(1), edges)?,
-                sendbuf: st.take_matrix(k.max(1), edges)?,
-                recv: st.take(ranks)?,
-                send: st.take(ranks)?,
-                krecv: st.take(ranks)?,
-                ksend: st.take(ranks)?,
-                row: st.take(4 * k)?,
-                n_recv: 0,
-                n_send: 0,
-            },
-            st.take::<f64>(ranks * ranks + ranks + STATUS)?,
-        ))
-    } else {
-        None
-    };
+    /// Items of this rank, of all ranks, and the first of this rank.
+    n_r: usize,
+    n: usize,
+    offset: usize,
+    /// `½ Σ_v ‖X^(v)‖²_F` over all items.
+    half: f64,
+    /// The set-up's traffic `(calls, words, exchange calls, exchange words)`.
+    setup: (u64, u64, u64, u64),
+}
 
-    // Set-up reduction: [max entry per rank | items per rank | largest column
-    // index per rank | view sums | view squares | labeled items per class],
-    // then the decisions taken from it, agreed.
-    let (n, offset, half, scale);
-    {
-        let mut ss = st.rest();
-        let su: &mut [f64] = ss.take(3 * ranks + 2 * hv + c_all + STATUS)?;
-        su.fill(0.0);
-        // The parts of `su` (its length is their sum: no `get` misses).
-        let at = |su: &mut [f64], i: usize, x: f64| {
-            if let Some(s) = su.get_mut(i) {
-                *s = x;
-            }
+impl<'w, C: Comm + ?Sized> Shards<'_, '_, 'w, '_, C> {
+    /// The set-up (module docs): one reduction of the item counts, largest
+    /// entries and column indices, view sums, squares and class counts, the
+    /// decisions taken from it (agreed), and the halo plan of explicit
+    /// graphs. Returns the data scale measured over all items.
+    fn setup<VS: ViewSet<f64> + ?Sized>(
+        &mut self,
+        views: &VS,
+        params: &MvslParams,
+        st: &mut Stack<'w>,
+    ) -> Result<Scale, Error> {
+        let (rank, ranks) = (self.cm.comm.rank(), self.cm.comm.ranks());
+        let (k, hv, n_r) = (self.k, views.count(), self.n_r);
+        let graph = self.graph;
+        let c_all = graph.classes();
+        let sge = match graph {
+            DistGraph::Sge { labels, n_classes } => Some(SgeShard { labels, n_classes }),
+            _ => None,
         };
-        let mut mx = 0.0f64;
-        for i in 0..hv {
-            let x = views.view(i);
-            mx = mx.max(x.max_value());
-            at(su, 3 * ranks + i, x.sum());
-            at(su, 3 * ranks + hv + i, x.sq_frobenius());
-        }
-        at(su, rank, mx);
-        at(su, ranks + rank, n_r as f64);
-        if let DistGraph::Csr { affinity, penalty } = graph {
-            let m = [affinity, penalty]
-                .iter()
-                .flatten()
-                .map(|g| g.max_col())
-                .max()
-                .unwrap_or(0);
-            at(su, 2 * ranks + rank, m as f64);
-        }
-        if let Some(sg) = &sge {
-            sg.add_counts(su.part_mut(3 * ranks + 2 * hv..3 * ranks + 2 * hv + c_all)?);
-        }
-        cm.sum(su)?;
-        let su = su.part(..3 * ranks + 2 * hv + c_all)?;
-        let derived = (|| -> Result<_, Error> {
-            let gmax = su.part(..ranks)?.iter().fold(0.0f64, |a, &b| a.max(b));
-            let n = su.part(ranks..2 * ranks)?.iter().sum::<f64>() as usize;
-            let offset = su.part(ranks..ranks + rank)?.iter().sum::<f64>() as usize;
-            let half = su
-                .part(3 * ranks + hv..3 * ranks + 2 * hv)?
-                .iter()
-                .map(|x| 0.5 * x)
-                .sum::<f64>();
-            if sge.is_some() {
-                let cc = su.part(3 * ranks + 2 * hv..)?;
-                if cc.iter().sum::<f64>() < 2.0 {
-                    return Err(Error::TooFewLabeled);
+        self.counts = st.take(self.layout.c)?;
+        self.sbuf = st.take(k * self.layout.c + STATUS)?;
+        self.sums = st.take(hv)?;
+        let edges = graph.edges();
+        let mut halo = if graph.is_csr() {
+            Some((
+                st.take::<usize>(edges)?,
+                Halo {
+                    pos: st.take(edges)?,
+                    serve: st.take(edges)?,
+                    halo: st.take_matrix(k.max(1), edges)?,
+                    sendbuf: st.take_matrix(k.max(1), edges)?,
+                    recv: st.take(ranks)?,
+                    send: st.take(ranks)?,
+                    krecv: st.take(ranks)?,
+                    ksend: st.take(ranks)?,
+                    row: st.take(4 * k)?,
+                    n_recv: 0,
+                    n_send: 0,
+                },
+                st.take::<f64>(ranks * ranks + ranks + STATUS)?,
+            ))
+        } else {
+            None
+        };
+        let cm = &mut *self.cm;
+        let layout = self.layout;
+        let counts = &mut *self.counts;
+        let view_sums = &mut *self.sums;
+
+        // Set-up reduction: [max entry per rank | items per rank | largest column
+        // index per rank | view sums | view squares | labeled items per class],
+        // then the decisions taken from it, agreed.
+        let (n, offset, half, scale);
+        {
+            let mut ss = st.rest();
+            let su: &mut [f64] = ss.take(3 * ranks + 2 * hv + c_all + STATUS)?;
+            su.fill(0.0);
+            // The parts of `su` (its length is their sum: no `get` misses).
+            let at = |su: &mut [f64], i: usize, x: f64| {
+                if let Some(s) = su.get_mut(i) {
+                    *s = x;
                 }
-                counts.copy_checked(cc.part(..layout.c)?)?;
+            };
+            let mut mx = 0.0f64;
+            for i in 0..hv {
+                let x = views.view(i);
+                mx = mx.max(x.max_value());
+                at(su, 3 * ranks + i, x.sum());
+                at(su, 3 * ranks + hv + i, x.sq_frobenius());
             }
-            if su
-                .part(2 * ranks..3 * ranks)?
-                .iter()
-                .any(|&m| m >= n as f64)
-            {
-                // A column index beyond the items of all ranks (seen by every rank).
-                return Err(Error::MalformedCsc);
+            at(su, rank, mx);
+            at(su, ranks + rank, n_r as f64);
+            if let DistGraph::Csr { affinity, penalty } = graph {
+                let m = [affinity, penalty]
+                    .iter()
+                    .flatten()
+                    .map(|g| g.max_col())
+                    .max()
+                    .unwrap_or(0);
+                at(su, 2 * ranks + rank, m as f64);
             }
-            let scale = Scale::of_measures::<f64>(half, gmax)?;
-            // The views' sums stay in `lip` until the start is drawn.
-            lip.copy_checked(su.part(3 * ranks..3 * ranks + hv)?)?;
-            Ok((n, offset, half, scale))
-        })();
-        cm.checkpoint(derived.map(|_| ()))?;
-        (n, offset, half, scale) = derived?;
-        if let Some((hidx, h, square)) = &mut halo {
-            plan_halo(
-                cm,
-                &graph,
-                k,
-                (rank, ranks),
-                (offset, n_r),
-                su.part(ranks..2 * ranks)?,
-                hidx,
-                h,
-                square,
-            )?;
+            if let Some(sg) = &sge {
+                sg.add_counts(su.part_mut(3 * ranks + 2 * hv..3 * ranks + 2 * hv + c_all)?);
+            }
+            cm.sum(su)?;
+            let su = su.part(..3 * ranks + 2 * hv + c_all)?;
+            let derived = (|| -> Result<_, Error> {
+                let gmax = su.part(..ranks)?.iter().fold(0.0f64, |a, &b| a.max(b));
+                let n = su.part(ranks..2 * ranks)?.iter().sum::<f64>() as usize;
+                let offset = su.part(ranks..ranks + rank)?.iter().sum::<f64>() as usize;
+                let half = su
+                    .part(3 * ranks + hv..3 * ranks + 2 * hv)?
+                    .iter()
+                    .map(|x| 0.5 * x)
+                    .sum::<f64>();
+                if sge.is_some() {
+                    let cc = su.part(3 * ranks + 2 * hv..)?;
+                    if cc.iter().sum::<f64>() < 2.0 {
+                        return Err(Error::TooFewLabeled);
+                    }
+                    counts.copy_checked(cc.part(..layout.c)?)?;
+                }
+                if su
+                    .part(2 * ranks..3 * ranks)?
+                    .iter()
+                    .any(|&m| m >= n as f64)
+                {
+                    // A column index beyond the items of all ranks (seen by every rank).
+                    return Err(Error::MalformedCsc);
+                }
+                let scale = Scale::of_measures::<f64>(half, gmax)?;
+                view_sums.copy_checked(su.part(3 * ranks..3 * ranks + hv)?)?;
+                Ok((n, offset, half, scale))
+            })();
+            cm.checkpoint(derived.map(|_| ()))?;
+            (n, offset, half, scale) = derived?;
+            if let Some((hidx, h, square)) = &mut halo {
+                plan_halo(
+                    cm,
+                    &graph,
+                    k,
+                    (rank, ranks),
+                    (offset, n_r),
+                    su.part(ranks..2 * ranks)?,
+                    hidx,
+                    h,
+                    square,
+                )?;
+            }
         }
+        let use_graph = params.beta > 0.0;
+        self.sge_on = if use_graph { sge } else { None };
+        self.halo_on = if use_graph { halo.map(|x| x.1) } else { None };
+        (self.n, self.offset, self.half) = (n, offset, half);
+        Ok(scale)
     }
-    let scale = scale.limited::<f64>(params.alpha, params.beta, params.gamma);
-    let scale = if params.init == Init::Given {
-        scale.limited_by_start(&*u)
-    } else {
-        scale
-    };
-    let np = params.nmf_params();
-    let params = &scale.mvsl(params);
-    let s = scale.t::<f64>();
-    let half_x2 = if scale.is_one() {
-        half
-    } else {
+}
+
+impl<C: Comm + ?Sized> Collective<f64> for Shards<'_, '_, '_, '_, C> {
+    fn split(&self) -> bool {
+        true
+    }
+
+    fn half_x2<VS: ViewSet<f64> + ?Sized>(
+        &mut self,
+        views: &VS,
+        scale: Scale,
+    ) -> Result<f64, Error> {
+        if scale.is_one() {
+            return Ok(self.half);
+        }
         let mut b = [
-            (0..hv)
+            (0..views.count())
                 .map(|i| 0.5 * views.view(i).sq_frobenius_scaled(scale.get()))
                 .sum::<f64>(),
             0.0,
             0.0,
         ];
-        cm.sum(&mut b)?;
-        b[0]
-    };
-
-    match params.init {
-        Init::Random => {
-            let rows = |i: usize| views.shape(i).rows as f64;
-            let mean = |i: usize| lip.get(i).copied().unwrap_or(0.0) / (rows(i) * n as f64);
-            random_start_shard(&mean, k, &np, scale.get(), (offset, n), u, v);
-        }
-        Init::Given => {
-            v.iter_mut().for_each(|x| *x = x.min(params.vmax));
-            (0..hv).for_each(|i| scale.apply(u.get_mut(i)));
-        }
+        self.cm.sum(&mut b)?;
+        Ok(b[0])
     }
-    lip.fill(0.0);
-    let prep = Prepared::new(views, &mut st)?;
-    let mut sc = st.rest();
-    let sge_on = if use_graph { sge } else { None };
-    let mut halo_on = if csr { halo.map(|x| x.1) } else { None };
-    let (halo_sent, halo_received) = halo_on
-        .as_ref()
-        .map_or((0, 0), |h| (h.n_send as u64, h.n_recv as u64));
 
-    // The start: P, Q_s, then the reduced V statistics and the objective.
-    form_pq(views, Some(&prep), s, k, &*u, p, q, &mut sc)?;
-    plus.fill(0.0);
-    minus.fill(0.0);
-    // The V block of `red`: its statistics, then the status words.
-    let vlen = layout.len() - layout.mk;
-    let eval = |cm: &mut Counted<'_, C>,
-                halo_on: &mut Option<Halo<'_>>,
-                red: &mut [f64],
-                v: &[f64],
-                q: &[f64],
-                p: &[f64],
-                u: &F,
-                plus: &mut [f64],
-                minus: &mut [f64],
-                sc: &mut Stack<'_>|
-     -> Result<Objective, Error> {
-        let vb = red.part_mut(layout.mk + STATUS..)?;
+    fn random_start<VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Sized>(
+        &self,
+        views: &VS,
+        k: usize,
+        params: &NmfParams,
+        s: f64,
+        u: &mut F,
+        v: &mut [f64],
+    ) {
+        let n = self.n;
+        let rows = |i: usize| views.shape(i).rows as f64;
+        let mean = |i: usize| self.sums.get(i).copied().unwrap_or(0.0) / (rows(i) * n as f64);
+        random_start_shard(&mean, k, params, s, (self.offset, n), u, v);
+    }
+
+    fn reduce_r<VS: ViewSet<f64> + ?Sized>(
+        &mut self,
+        views: &VS,
+        prep: &Prepared<'_, f64>,
+        s: f64,
+        v: &[f64],
+        k: usize,
+        sc: &mut Stack<'_>,
+    ) -> Result<(), Error> {
+        let mk = self.layout.mk;
+        let rpart = self.red.part_mut(..mk + STATUS)?;
+        x_vt_all(views, prep, s, v, k, rpart.part_mut(..mk)?, sc)?;
+        self.cm.sum(rpart)
+    }
+
+    fn r(&self, off: usize, len: usize) -> Result<&[f64], Error> {
+        self.red
+            .part(off..off.checked_add(len).ok_or(Error::Internal)?)
+    }
+
+    fn products(
+        &mut self,
+        v: &[f64],
+        k: usize,
+        plus: &mut [f64],
+        minus: &mut [f64],
+        _sc: &mut Stack<'_>,
+    ) -> Result<(), Error> {
+        let layout = self.layout;
+        let vlen = layout.len() - layout.mk;
+        if let Some(sg) = &self.sge_on {
+            let vpart = self.red.part_mut(layout.mk + STATUS..)?.part_mut(..vlen)?;
+            let (_, sums, sq, _) = layout.split_v(vpart)?;
+            sg.local_sums(v, k, sums, sq);
+            let kc = sums.len();
+            self.sbuf.part_mut(..kc)?.copy_checked(sums)?;
+            self.cm.sum(self.sbuf)?;
+            sums.copy_checked(self.sbuf.part(..kc)?)?;
+            sg.products(self.counts, sums, v, k, plus, minus);
+        }
+        if let Some(h) = &mut self.halo_on {
+            h.products(self.cm, &self.graph, v, k, plus, minus)?;
+        }
+        Ok(())
+    }
+
+    fn stats(
+        &mut self,
+        v: &[f64],
+        q: &[f64],
+        (k, n_r): (usize, usize),
+        g: &mut [f64],
+        plus: &mut [f64],
+        minus: &mut [f64],
+        sc: &mut Stack<'_>,
+    ) -> Result<VStats, Error> {
+        let layout = self.layout;
+        let vlen = layout.len() - layout.mk;
+        let vb = self.red.part_mut(layout.mk + STATUS..)?;
         {
             let vpart = vb.part_mut(..vlen)?;
-            v_stats(&layout, v, n_r, q, sge_on.as_ref(), vpart, sc)?;
+            v_stats(&layout, v, n_r, q, self.sge_on.as_ref(), vpart, sc)?;
             if layout.scalars == 4 {
-                let t = match halo_on {
-                    Some(h) => h.products(cm, &graph, v, k, plus, minus)?,
+                let t = match &mut self.halo_on {
+                    Some(h) => h.products(self.cm, &self.graph, v, k, plus, minus)?,
                     None => (0.0, 0.0),
                 };
                 let (_, _, _, scal) = layout.split_v(vpart)?;
@@ -1150,12 +1043,12 @@ fn fit_body<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?S
                 (*ta, *tp) = t;
             }
         }
-        cm.sum(vb)?;
-        let (g, sums, sq, scal) = layout.split_v(vb.part_mut(..vlen)?)?;
-        let traces = match (&sge_on, halo_on.is_some(), &*scal) {
+        self.cm.sum(vb)?;
+        let (gr, sums, sq, scal) = layout.split_v(vb.part_mut(..vlen)?)?;
+        let traces = match (&self.sge_on, self.halo_on.is_some(), &*scal) {
             (Some(sg), _, _) => {
-                sg.products(counts, sums, v, k, plus, minus);
-                sg.traces(counts, sums, sq, k)
+                sg.products(self.counts, sums, v, k, plus, minus);
+                sg.traces(self.counts, sums, sq, k)
             }
             (None, true, &[_, _, ta, tp]) => (ta, tp),
             (None, true, _) => return Err(Error::Internal),
@@ -1164,121 +1057,28 @@ fn fit_body<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?S
         let &mut [qv, sum_v, ..] = scal else {
             return Err(Error::Internal);
         };
-        let norms = (0..hv).map(|i| group_norm(params.sparsity, u.get(i), views.shape(i).rows));
-        Ok(scale.objective(objective(params, half_x2, p, g, (qv, sum_v), norms, traces)))
-    };
-    let obj = eval(cm, &mut halo_on, red, v, q, p, &*u, plus, minus, &mut sc)?;
-    let setup = (cm.calls, cm.words, cm.ex_calls, cm.ex_words);
-
-    let cm = RefCell::new(cm);
-    let vote_err = Cell::new(None);
-    let mut user = monitor;
-    // The vote and the iterations take the communicator in turn (`run` calls
-    // one, then the other): a borrow never fails, and would be an
-    // `Error::Internal`, not a panic.
-    let mut voting = |pr: &Progress| -> ControlFlow<()> {
-        let local = user.as_mut().is_some_and(|m| m(pr).is_break());
-        let mut b = [if local { 1.0 } else { 0.0 }, 0.0, 0.0];
-        let sum = cm.try_borrow_mut().map_err(|_| Error::Internal);
-        match sum.and_then(|mut c| c.sum(&mut b)) {
-            Err(e) => {
-                vote_err.set(Some(e));
-                ControlFlow::Break(())
-            }
-            Ok(()) if b[0] != 0.0 => ControlFlow::Break(()),
-            Ok(()) => ControlFlow::Continue(()),
-        }
-    };
-    let mon: Option<Monitor<'_>> = if has_monitor { Some(&mut voting) } else { None };
-    let eps = params.eps;
-    let report = run(params.max_iter, params.stopping(), obj, mon, |_it| {
-        let mut cmb = cm.try_borrow_mut().map_err(|_| Error::Internal)?;
-        // R_v = X_v Vᵀ over all items.
-        {
-            let rpart = red.part_mut(..layout.mk + STATUS)?;
-            x_vt_all(views, &prep, s, v, k, rpart.part_mut(..layout.mk)?, &mut sc)?;
-            cmb.sum(rpart)?;
-        }
-        // The U-steps, the same on every rank.
-        {
-            let (rpart, vpart) = red
-                .split_at_mut_checked(layout.mk + STATUS)
-                .ok_or(Error::Internal)?;
-            let g = vpart.part(..k * k)?;
-            let mut off = 0;
-            for (i, lip_i) in lip.iter_mut().enumerate() {
-                let m = views.shape(i).rows;
-                let r = rpart.part(off..off + m * k)?;
-                off += m * k;
-                let ui = u.get_mut(i);
-                if params.proximal() {
-                    let mut ps = ProxScratch {
-                        grad: bb.part_mut(..m * k)?,
-                        t: cb.part_mut(..m * k)?,
-                        delta: &mut [],
-                        g1d: &mut [],
-                        h: &mut *hb,
-                        sort: &mut *sort,
-                    };
-                    prox_gradient(params, ui, m, k, r, None, g, lip_i, &mut ps, &mut sc)?;
-                } else {
-                    gemm(
-                        1.0,
-                        MatRef::col_major(ui, m, k)?,
-                        MatRef::col_major(g, k, k)?,
-                        0.0,
-                        MatMut::col_major(bb.part_mut(..m * k)?, m, k)?,
-                        &mut sc,
-                    )?;
-                    mu_step(ui, r, bb.part(..m * k)?, eps, f64::INFINITY);
-                }
-            }
-        }
-        form_pq(views, Some(&prep), s, k, &*u, p, q, &mut sc)?;
-        // The V-steps, local given P, Q_s and the graph products.
-        for step in 0..params.v_inner {
-            if step > 0 {
-                if let Some(sg) = &sge_on {
-                    let vpart = red.part_mut(layout.mk + STATUS..)?.part_mut(..vlen)?;
-                    let (_, sums, sq, _) = layout.split_v(vpart)?;
-                    sg.local_sums(v, k, sums, sq);
-                    let kc = sums.len();
-                    sbuf.part_mut(..kc)?.copy_checked(sums)?;
-                    cmb.sum(sbuf)?;
-                    sums.copy_checked(sbuf.part(..kc)?)?;
-                    sg.products(counts, sums, v, k, plus, minus);
-                }
-                if let Some(h) = &mut halo_on {
-                    h.products(&mut cmb, &graph, v, k, plus, minus)?;
-                }
-            }
-            gemm(
-                1.0,
-                MatRef::col_major(p, k, k)?,
-                MatRef::col_major(v, k, n_r)?,
-                0.0,
-                MatMut::col_major(d, k, n_r)?,
-                &mut sc,
-            )?;
-            v_update(params, v, d, plus, minus, q, use_graph);
-        }
-        eval(
-            &mut cmb,
-            &mut halo_on,
-            red,
-            v,
-            q,
-            p,
-            &*u,
-            plus,
-            minus,
-            &mut sc,
-        )
-    })?;
-    if let Some(e) = vote_err.get() {
-        return Err(e);
+        g.copy_checked(gr)?;
+        Ok(VStats { traces, qv, sum_v })
     }
-    Ok((report, scale, setup, (halo_sent, halo_received)))
+
+    fn started(&mut self) {
+        let cm = &*self.cm;
+        self.setup = (cm.calls, cm.words, cm.ex_calls, cm.ex_words);
+    }
+
+    fn vote(&mut self, local: bool) -> Result<bool, Error> {
+        let mut b = [if local { 1.0 } else { 0.0 }, 0.0, 0.0];
+        self.cm.sum(&mut b)?;
+        Ok(b[0] != 0.0)
+    }
+
+    fn finish<R>(&mut self, r: Result<R, Error>) -> Result<R, Error> {
+        let mk = self.layout.mk;
+        match self.red.part_mut(..mk + STATUS) {
+            Ok(buf) => self.cm.settle(r, buf),
+            Err(e) => Err(e),
+        }
+    }
 }
 
 /// The halo plan of explicit graphs (set-up): the other ranks' items this

@@ -187,7 +187,7 @@ fn fit_req<T>(
     let start = WorkReq::all_of(&[
         WorkReq::matrix::<T>(c, n),
         WorkReq::new::<u8>(crate::work::ALIGN),
-        crate::steps::mu::fit_req::<T>([y_view], r)?,
+        crate::solvers::shallow::nmf_fit_req::<T>([y_view], r)?,
     ]);
     Ok(WorkReq::all_of(&[
         WorkReq::matrix::<f64>(c, c),               // L_ρ
@@ -942,7 +942,7 @@ fn nmf_start<T: Real>(
         &*yd, c, n, c,
     )?)];
     let mut us: [&mut [T]; 1] = [&mut *q];
-    crate::steps::mu::fit(&yv[..], r, p, &mut us[..], h, rest, None)?;
+    crate::solvers::shallow::nmf_fit(&yv[..], r, p, &mut us[..], h, rest, None)?;
     let mmax = h
         .chunks(r.max(1))
         .map(|col| libm::sqrt(sq_norm(col)))

@@ -46,18 +46,17 @@
 //! Small data is scaled up only while the scaled weights stay below `2^256`.
 
 use crate::data::{FactorsMut, ViewSet, ViewShape};
-use crate::error::{Error, Part};
+use crate::error::Error;
 use crate::graph::GraphOp;
-use crate::linalg::mat::{MatMut, MatRef};
+use crate::linalg::gemm_req;
 use crate::linalg::real::Real;
-use crate::linalg::{gemm, gemm_req};
+use crate::solvers::comm::Local;
+use crate::solvers::encode;
+use crate::solvers::shallow::{self, DataScale, Steps};
 use crate::steps::check::{check_graph, check_shapes, validate};
-use crate::steps::init::random_start;
-use crate::steps::mu::{self, dead_views, form_pq, gram, mu_step, products_req};
-use crate::steps::prox::{group_norm, prox_gradient, ProxScratch};
-use crate::steps::vstep::{self, assemble, graph_traces, v_phase};
+use crate::steps::mu::products_req;
 pub use crate::steps::MvslParams;
-use crate::steps::{finite_outputs, run, Init, Monitor, Objective, Report};
+use crate::steps::{Init, Monitor, Report};
 use crate::work::{Stack, WorkReq};
 
 pub(crate) fn fit_req<T>(
@@ -101,22 +100,6 @@ pub fn fit_workspace<T: Real, G: GraphOp<T> + ?Sized>(
     params.validate()?;
     check_graph(params, graph, shapes.clone())?;
     fit_req::<T>(shapes, k, graph.apply_req(k))?.bytes()
-}
-
-/// Buffers of one run, carved from the workspace.
-struct Bufs<'a, T> {
-    g: &'a mut [T],
-    p: &'a mut [T],
-    h: &'a mut [T],
-    q: &'a mut [T],
-    d: &'a mut [T],
-    plus: &'a mut [T],
-    minus: &'a mut [T],
-    a: &'a mut [T],
-    b: &'a mut [T],
-    c: &'a mut [T],
-    sort: &'a mut [T],
-    lip: &'a mut [f64],
 }
 
 /// Fits the shallow model (module docs: objective, updates, cost).
@@ -182,143 +165,19 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
         || fit_req::<T>((0..hv).map(shapes), k, graph.apply_req(k)),
     )?;
     check_graph(params, graph, (0..hv).map(|i| views.shape(i)))?;
-    // From here on the fit runs on the data times `s` (1 unless the data is far
-    // above 1) with the weights of that problem (`crate::steps::scale`).
-    let scale = scale.limited::<T>(params.alpha, params.beta, params.gamma);
-    let scale = if params.init == Init::Given {
-        scale.limited_by_start(&*u)
-    } else {
-        scale
-    };
-    let params = &scale.mvsl(params);
-    let s = scale.t::<T>();
-
-    let mut st = Stack::new(work).with_par(params.parallel);
-    let mut bf = Bufs {
-        g: st.take_matrix(k, k)?,
-        p: st.take_matrix(k, k)?,
-        h: st.take_matrix(k, k)?,
-        q: st.take_matrix(k, n)?,
-        d: st.take_matrix(k, n)?,
-        plus: st.take_matrix(k, n)?,
-        minus: st.take_matrix(k, n)?,
-        a: st.take_matrix(mmax, k)?,
-        b: st.take_matrix(mmax, k)?,
-        c: st.take_matrix(mmax, k)?,
-        sort: st.take(mmax)?,
-        lip: st.take(hv)?,
-    };
-    let prep = crate::data::Prepared::new(views, &mut st)?;
-    bf.lip.fill(0.0);
-    let vmax = T::from_f64(params.vmax);
-    let half_x2: f64 = scale.half_sq(views);
-    match params.init {
-        Init::Random => random_start(views, k, &np, scale.get(), u, v),
-        Init::Given => {
-            v.iter_mut().for_each(|x| *x = x.min(vmax));
-            (0..hv).for_each(|i| scale.apply(u.get_mut(i)));
-        }
-    }
-    let use_graph = params.beta > 0.0;
-
-    let mut sc = st.rest();
-    form_pq(views, Some(&prep), s, k, &*u, bf.p, bf.q, &mut sc)?;
-    gram(v, k, n, bf.g, &mut sc)?;
-    let traces = graph_traces(graph, use_graph, v, k, (bf.plus, bf.minus), &mut sc)?;
-    let obj = scale.objective(objective(params, views, &*u, half_x2, &bf, v, traces));
-
-    let mut report = run(params.max_iter, params.stopping(), obj, monitor, |_it| {
-        for i in 0..hv {
-            let x = views.view(i);
-            let m = x.rows();
-            let a = bf.a.part_mut(..m * k)?;
-            x.x_vt_scaled(prep.get(views, i), s, v, k, a, &mut sc)?;
-            if params.proximal() {
-                u_step_proximal(params, u.get_mut(i), m, k, &mut bf, i, &mut sc)?;
-            } else {
-                let ui = u.get_mut(i);
-                let (Some(a), Some(b)) = (bf.a.get(..m * k), bf.b.get_mut(..m * k)) else {
-                    return Err(Error::Internal);
-                };
-                gemm(
-                    T::ONE,
-                    MatRef::col_major(ui, m, k)?,
-                    MatRef::col_major(bf.g, k, k)?,
-                    T::ZERO,
-                    MatMut::col_major(b, m, k)?,
-                    &mut sc,
-                )?;
-                mu_step(ui, a, b, T::from_f64(params.eps), T::INFINITY);
-            }
-        }
-        form_pq(views, Some(&prep), s, k, &*u, bf.p, bf.q, &mut sc)?;
-        let traces = v_phase(
-            params,
-            graph,
-            (k, n),
-            v,
-            (bf.p, bf.q),
-            bf.g,
-            bf.d,
-            (bf.plus, bf.minus),
-            &mut sc,
-        )?;
-        Ok(scale.objective(objective(params, views, &*u, half_x2, &bf, v, traces)))
-    })?;
-    (0..hv).for_each(|i| scale.restore(u.get_mut(i)));
-    report.dead_views = dead_views(&*u);
-    finite_outputs(report, &*u, v)
-}
-
-/// The full objective and its parts at the current iterate (`bf.p`, `bf.q` from
-/// the current U, `bf.g = VVᵀ`, graph traces at the current V).
-fn objective<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
-    params: &MvslParams,
-    views: &VS,
-    u: &F,
-    half_x2: f64,
-    bf: &Bufs<'_, T>,
-    v: &[T],
-    traces: (f64, f64),
-) -> Objective {
-    let rec = mu::objective(half_x2, bf.q, v, bf.p, bf.g).reconstruction();
-    let norms = |i: usize| group_norm(params.sparsity, u.get(i), views.shape(i).rows);
-    assemble(params, rec, (0..views.count()).map(norms), traces, v)
-}
-
-/// Composite gradient mapping on `φ(U) = ½‖X‖² − tr(UᵀR) + ½tr(UᵀU G) + αR(U)`,
-/// `R = bf.a`, `G = bf.g`; `u_inner` accepted steps.
-fn u_step_proximal<T: Real>(
-    params: &MvslParams,
-    u: &mut [T],
-    m: usize,
-    k: usize,
-    bf: &mut Bufs<'_, T>,
-    view: usize,
-    sc: &mut Stack<'_>,
-) -> Result<(), Error> {
-    let (Some(grad), Some(t)) = (bf.b.get_mut(..m * k), bf.c.get_mut(..m * k)) else {
-        return Err(Error::Internal);
-    };
-    let mut s = ProxScratch {
-        grad,
-        t,
-        delta: &mut [],
-        g1d: &mut [],
-        h: &mut *bf.h,
-        sort: &mut *bf.sort,
-    };
-    prox_gradient(
-        params,
-        u,
-        m,
+    let st = Stack::new(work).with_par(params.parallel);
+    shallow::fit(
+        &mut Local::new(graph),
+        views,
         k,
-        bf.a.part(..m * k)?,
-        None,
-        bf.g,
-        bf.lip.at_mut(view)?,
-        &mut s,
-        sc,
+        params,
+        Steps::Mvsl,
+        (n, mmax),
+        DataScale::Measured(scale),
+        u,
+        v,
+        st,
+        monitor,
     )
 }
 
@@ -331,7 +190,7 @@ pub fn encode_workspace<T: Real, G: GraphOp<T> + ?Sized>(
 ) -> Result<usize, Error> {
     params.validate()?;
     check_graph(params, graph, shapes.clone())?;
-    vstep::encode_req::<T>(shapes, k, graph.apply_req(k))?.bytes()
+    encode::encode_req::<T>(shapes, k, graph.apply_req(k))?.bytes()
 }
 
 /// Out-of-sample encoding (DESIGN §10): the V-steps of [`fit`] with the bases
@@ -355,5 +214,5 @@ pub fn encode<
     work: &mut [u8],
     monitor: Option<Monitor<'_>>,
 ) -> Result<Report, Error> {
-    vstep::encode(views, graph, k, params, u, v, work, monitor)
+    encode::encode(views, graph, k, params, u, v, work, monitor)
 }

@@ -49,9 +49,10 @@ use crate::linalg::gemm;
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
 use crate::rng::Rng;
+use crate::solvers::shallow::{nmf_fit, nmf_fit_req};
 use crate::steps::check::{check_shapes, validate};
 use crate::steps::init::start_scales;
-use crate::steps::mu::{self, dead_views, fit_req, gram, mu_step, objective, products_req};
+use crate::steps::mu::{dead_views, gram, mu_step, objective, products_req};
 use crate::steps::scale::Scale;
 use crate::steps::vstep::form_pq_encode;
 pub use crate::steps::NmfParams;
@@ -83,7 +84,7 @@ pub fn joint_fit_workspace<T>(
     params: &NmfParams,
 ) -> Result<usize, Error> {
     params.validate()?;
-    fit_req::<T>(shapes, k)?.bytes()
+    nmf_fit_req::<T>(shapes, k)?.bytes()
 }
 
 /// Workspace bytes of [`joint_encode`].
@@ -129,7 +130,7 @@ pub fn joint_fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     work: &mut [u8],
     monitor: Option<Monitor<'_>>,
 ) -> Result<Report, Error> {
-    mu::fit(views, k, params, u, v, work, monitor)
+    nmf_fit(views, k, params, u, v, work, monitor)
 }
 
 /// Encodes new items against fixed bases (out-of-sample, DESIGN §10): the V-step

@@ -8,12 +8,13 @@
 //! | `scale` | the power-of-two data scale of a fit (data far above 1; issue 15) |
 //! | `finite` | the finite-output check before a solver returns `Ok` (issue 31) |
 //! | `init` | seeded random starts |
-//! | `update`, `mu`, `fused` | the guarded multiplicative update, `P`, `Q`, `G`, the reconstruction term, the Lee–Seung solver; the fused sparse U-step |
+//! | `update`, `mu`, `fused` | the guarded multiplicative update, `P`, `Q`, `G`, the reconstruction term; the fused sparse U-step |
 //! | [`prox`] | the composite-gradient U-step and the group norms' proximal maps (DESIGN §4) |
 //! | [`shard`] | a shard's partial statistics (sums over items) and the [`shard::Comm`] of a distributed fit |
-//! | `vstep` | the bounded V-step with graph embedding (DESIGN §5), the weighted objective, encode |
+//! | `vstep` | the bounded V-step with graph embedding (DESIGN §5), the weighted objective |
 //!
-//! Models ([`crate::models`]) compose these; they never call each other.
+//! Whole solvers built from these are in `crate::solvers`; models
+//! ([`crate::models`]) compose both and never call each other.
 
 pub(crate) mod check;
 mod driver;
@@ -26,7 +27,7 @@ mod params;
 pub mod prox;
 pub(crate) mod scale;
 pub mod shard;
-mod update;
+pub(crate) mod update;
 pub(crate) mod vstep;
 
 pub(crate) use driver::run;

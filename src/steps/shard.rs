@@ -35,7 +35,6 @@ use crate::error::{Error, Part};
 use crate::linalg::dot;
 use crate::linalg::sparse::span;
 use crate::steps::mu::gram;
-use crate::steps::{MvslParams, Objective};
 use crate::work::Stack;
 
 /// The communicator of a distributed fit: this rank's number, how many ranks,
@@ -534,23 +533,6 @@ pub(crate) fn csr_products(
         }
     }
     (ta, tp)
-}
-
-/// The objective and its parts from reduced statistics (the scaled problem's
-/// units, `params` its weights): `rec = ½‖X‖² − ⟨Q, V⟩ + ½⟨P, G⟩`, the group
-/// norms of the (replicated) bases, the graph traces and `Σ V`, assembled as
-/// the single-process solver does (`steps::vstep::assemble`).
-pub(crate) fn objective(
-    params: &MvslParams,
-    half_x2: f64,
-    p: &[f64],
-    g: &[f64],
-    (qv, sum_v): (f64, f64),
-    norms: impl Iterator<Item = f64>,
-    (ta, tp): (f64, f64),
-) -> Objective {
-    let rec = half_x2 - qv + 0.5 * dot(p, g);
-    crate::steps::vstep::assemble_sum(params, rec, norms, (ta, tp), sum_v)
 }
 
 #[cfg(test)]

@@ -1,0 +1,234 @@
+//! What a solver asks of the ranks it runs on: the collectives of the
+//! shallow solver ([`Collective`]), and the single process ([`Local`]), whose
+//! collectives are no-ops.
+//!
+//! The shallow solver ([`super::shallow`]) is written once against
+//! [`Collective`]. Every input of its U-step is a sum over items, its V-step is
+//! per item given `P`, `Q` and the graph products, and its objective's parts
+//! are sums over items too (`crate::steps::shard` lists them); so a run whose
+//! items are split over ranks differs from the single process only in *where*
+//! those sums and products are formed. [`Local`] forms them on the one
+//! process's items (the graph through its [`GraphOp`]: the bits of the
+//! single-process fits); the distributed fit (`crate::models::dist`) forms the
+//! shard's share and combines the ranks' through a caller's
+//! [`crate::steps::shard::Comm`] (allreduce, and the halo of `V` by exchange).
+
+use crate::data::{FactorsMut, Prepared, ViewSet};
+use crate::error::Error;
+use crate::graph::GraphOp;
+use crate::linalg::dot;
+use crate::linalg::real::Real;
+use crate::steps::init::random_start;
+use crate::steps::mu::gram;
+use crate::steps::scale::Scale;
+use crate::steps::{MvslParams, NmfParams};
+use crate::work::Stack;
+
+/// The sums over items a V phase ends with (the objective's parts that
+/// depend on `V`): the graph's traces, `⟨Q, V⟩` and `Σ V` (0 unless `γ > 0`
+/// for [`Local`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct VStats {
+    /// `(tr(V Lᵃ Vᵀ), tr(V Lᵖ Vᵀ))` (zeros without a graph).
+    pub(crate) traces: (f64, f64),
+    /// `⟨Q, V⟩` over all items.
+    pub(crate) qv: f64,
+    /// `Σ V` over all items.
+    pub(crate) sum_v: f64,
+}
+
+/// The collectives of the shallow solver over the items of this process
+/// (module docs). Every call is made by every rank, in the same order with the
+/// same lengths (the solver's loop is the same on every rank).
+pub(crate) trait Collective<T: Real> {
+    /// The items are split over ranks: the U-step's `R_v = X_v Vᵀ` are formed
+    /// for every view and reduced at once ([`Collective::reduce_r`]) before the
+    /// U-steps; otherwise each view's is formed just before its U-step (and the
+    /// fused sparse U-step may apply).
+    fn split(&self) -> bool;
+
+    /// `½ Σ_v ‖s·X^(v)‖²_F` over all items, `s` the fit's data scale.
+    fn half_x2<VS: ViewSet<T> + ?Sized>(&mut self, views: &VS, scale: Scale) -> Result<f64, Error>;
+
+    /// The seeded random start ([`crate::steps::init`]): this process's
+    /// columns of the single process's `V`, and all the bases.
+    fn random_start<VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
+        &self,
+        views: &VS,
+        k: usize,
+        params: &NmfParams,
+        s: f64,
+        u: &mut F,
+        v: &mut [T],
+    );
+
+    /// (Split only.) Every view's `R_v = s·X_v Vᵀ` over all items, kept for
+    /// [`Collective::r`].
+    #[allow(clippy::too_many_arguments)]
+    fn reduce_r<VS: ViewSet<T> + ?Sized>(
+        &mut self,
+        views: &VS,
+        prep: &Prepared<'_, T>,
+        s: T,
+        v: &[T],
+        k: usize,
+        sc: &mut Stack<'_>,
+    ) -> Result<(), Error>;
+
+    /// (Split only.) `len` values of the reduced `R` from `off` (view `i`'s
+    /// block starts at `Σ_{j<i} M_j·K`).
+    fn r(&self, off: usize, len: usize) -> Result<&[T], Error>;
+
+    /// The graph's products at `v` for the next V-step (`plus = (Dᵃ+Wᵖ)V̄`,
+    /// `minus = (Dᵖ+Wᵃ)V̄`), between the inner V-steps; only with a graph.
+    fn products(
+        &mut self,
+        v: &[T],
+        k: usize,
+        plus: &mut [T],
+        minus: &mut [T],
+        sc: &mut Stack<'_>,
+    ) -> Result<(), Error>;
+
+    /// At the end of a V phase (and at the start): `g ← V Vᵀ` over all items,
+    /// the graph's products at `v` (left in `plus`, `minus` for the next V
+    /// phase) and [`VStats`].
+    #[allow(clippy::too_many_arguments)]
+    fn stats(
+        &mut self,
+        v: &[T],
+        q: &[T],
+        kn: (usize, usize),
+        g: &mut [T],
+        plus: &mut [T],
+        minus: &mut [T],
+        sc: &mut Stack<'_>,
+    ) -> Result<VStats, Error>;
+
+    /// The weights of the problem the fit solves (scaled: `crate::steps::scale`).
+    fn weights(&mut self, params: &MvslParams) {
+        let _ = params;
+    }
+
+    /// The start's objective is formed: what follows is the iterations (a
+    /// distributed fit's traffic is counted from here).
+    fn started(&mut self) {}
+
+    /// The monitor's stop vote: `local` is this process's; stop when any rank
+    /// asks to.
+    fn vote(&mut self, local: bool) -> Result<bool, Error>;
+
+    /// The run's outcome on this process, agreed with the other ranks (a
+    /// distributed fit's closing agreement).
+    fn finish<R>(&mut self, r: Result<R, Error>) -> Result<R, Error> {
+        r
+    }
+}
+
+/// One process: every item here, the graph an operator over all of them,
+/// every collective a no-op.
+pub(crate) struct Local<'g, G: ?Sized> {
+    /// The graph over the items (`NoGraph` for NMF).
+    pub(crate) graph: &'g G,
+    /// `β > 0`: the graph takes part (set from the fit's weights).
+    use_graph: bool,
+    /// `γ > 0`: `Σ V` is part of the objective (set from the fit's weights).
+    sum_v: bool,
+}
+
+impl<'g, G: ?Sized> Local<'g, G> {
+    /// One process with this graph over its items.
+    pub(crate) fn new(graph: &'g G) -> Self {
+        Local {
+            graph,
+            use_graph: false,
+            sum_v: false,
+        }
+    }
+}
+
+impl<T: Real, G: GraphOp<T> + ?Sized> Collective<T> for Local<'_, G> {
+    fn split(&self) -> bool {
+        false
+    }
+
+    fn half_x2<VS: ViewSet<T> + ?Sized>(&mut self, views: &VS, scale: Scale) -> Result<f64, Error> {
+        Ok(scale.half_sq(views))
+    }
+
+    fn random_start<VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
+        &self,
+        views: &VS,
+        k: usize,
+        params: &NmfParams,
+        s: f64,
+        u: &mut F,
+        v: &mut [T],
+    ) {
+        random_start(views, k, params, s, u, v)
+    }
+
+    fn reduce_r<VS: ViewSet<T> + ?Sized>(
+        &mut self,
+        _views: &VS,
+        _prep: &Prepared<'_, T>,
+        _s: T,
+        _v: &[T],
+        _k: usize,
+        _sc: &mut Stack<'_>,
+    ) -> Result<(), Error> {
+        Err(Error::Internal)
+    }
+
+    fn r(&self, _off: usize, _len: usize) -> Result<&[T], Error> {
+        Err(Error::Internal)
+    }
+
+    fn products(
+        &mut self,
+        v: &[T],
+        k: usize,
+        plus: &mut [T],
+        minus: &mut [T],
+        sc: &mut Stack<'_>,
+    ) -> Result<(), Error> {
+        self.graph.apply(v, k, plus, minus, sc).map(|_| ())
+    }
+
+    fn stats(
+        &mut self,
+        v: &[T],
+        q: &[T],
+        (k, n): (usize, usize),
+        g: &mut [T],
+        plus: &mut [T],
+        minus: &mut [T],
+        sc: &mut Stack<'_>,
+    ) -> Result<VStats, Error> {
+        gram(v, k, n, g, sc)?;
+        let traces = if self.use_graph {
+            self.graph.apply(v, k, plus, minus, sc)?
+        } else {
+            (0.0, 0.0)
+        };
+        let sum_v = if self.sum_v {
+            v.iter().map(|x| x.to_f64()).sum::<f64>()
+        } else {
+            0.0
+        };
+        Ok(VStats {
+            traces,
+            qv: dot(q, v),
+            sum_v,
+        })
+    }
+
+    fn vote(&mut self, local: bool) -> Result<bool, Error> {
+        Ok(local)
+    }
+
+    fn weights(&mut self, params: &MvslParams) {
+        self.use_graph = params.beta > 0.0;
+        self.sum_v = params.gamma > 0.0;
+    }
+}
