@@ -1,6 +1,6 @@
 //! C ABI of the per-view preprocessing (`crate::prep`).
 
-use super::{guard, mvnmf_status, slice_mut, CParams};
+use super::*;
 use crate::error::Error;
 use crate::prep::{self, PrepParams};
 
@@ -72,25 +72,21 @@ pub unsafe extern "C" fn mvnmf_prepare_view(
     params: *const mvnmf_prep_params,
     report: *mut mvnmf_prep_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = super::read_params(params)?;
-            if rows == 0 || cols == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let len = rows.checked_mul(cols).ok_or(Error::SizeOverflow)?;
-            let r = prep::prepare_view(slice_mut(x, len)?, rows, cols, &p)?;
-            if !report.is_null() {
-                *report = mvnmf_prep_report {
-                    min: r.min,
-                    shifted: r.shifted,
-                    scale: r.scale,
-                };
-            }
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        let p = read_params(params)?;
+        if rows == 0 || cols == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let len = rows.checked_mul(cols).ok_or(Error::SizeOverflow)?;
+        let r = prep::prepare_view(slice_mut(x, len)?, rows, cols, &p)?;
+        if !report.is_null() {
+            *report = mvnmf_prep_report {
+                min: r.min,
+                shifted: r.shifted,
+                scale: r.scale,
+            };
+        }
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -110,19 +106,15 @@ pub unsafe extern "C" fn mvnmf_standardize_view(
     x: *mut f64,
     constant: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if rows == 0 || cols == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let len = rows.checked_mul(cols).ok_or(Error::SizeOverflow)?;
-            let k = prep::standardize_view(slice_mut(x, len)?, rows, cols)?;
-            if !constant.is_null() {
-                *constant = k;
-            }
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        if rows == 0 || cols == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let len = rows.checked_mul(cols).ok_or(Error::SizeOverflow)?;
+        let k = prep::standardize_view(slice_mut(x, len)?, rows, cols)?;
+        if !constant.is_null() {
+            *constant = k;
+        }
+        Ok(mvnmf_status::Ok)
     }
 }

@@ -3,11 +3,7 @@
 use core::ffi::c_void;
 
 use super::mvsl::{mvnmf_graph, mvnmf_mvsl_params, params_from_c, read_graph_for, GraphScalar};
-use super::{
-    factors, finish, guard, mvnmf_progress_fn, mvnmf_report, mvnmf_status, mvnmf_view,
-    mvnmf_view_f32, outputs, query, read_params, read_views, shapes, slice, with_monitor, CParams,
-    ViewDesc,
-};
+use super::*;
 use crate::error::Error;
 use crate::models::deep::{self, DeepParams, DeepVInit};
 
@@ -82,20 +78,18 @@ pub extern "C" fn mvnmf_deep_params_default() -> mvnmf_deep_params {
 }
 
 unsafe fn read_layers<'a>(layers: *const usize, n_layers: usize) -> Result<&'a [usize], Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if n_layers == 0 {
-            return Err(Error::BadRank);
-        }
-        if layers.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let l = slice(layers, n_layers)?;
-        if l.contains(&0) {
-            return Err(Error::BadRank);
-        }
-        Ok(l)
+    c_unsafe! {
+    if n_layers == 0 {
+        return Err(Error::BadRank);
+    }
+    if layers.is_null() {
+        return Err(Error::NullPointer);
+    }
+    let l = slice(layers, n_layers)?;
+    if l.contains(&0) {
+        return Err(Error::BadRank);
+    }
+    Ok(l)
     }
 }
 
@@ -106,21 +100,17 @@ pub unsafe extern "C" fn mvnmf_deep_params_preset(
     preset: u32,
     out: *mut mvnmf_deep_params,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if out.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let p = match preset {
-                MVNMF_DEEP_PRESET_DMCL => DeepParams::dmcl(),
-                MVNMF_DEEP_PRESET_DNMF => DeepParams::dnmf(),
-                _ => return Err(Error::BadParameter),
-            };
-            *out = to_c(p);
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        if out.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let p = match preset {
+            MVNMF_DEEP_PRESET_DMCL => DeepParams::dmcl(),
+            MVNMF_DEEP_PRESET_DNMF => DeepParams::dnmf(),
+            _ => return Err(Error::BadParameter),
+        };
+        *out = to_c(p);
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -135,17 +125,13 @@ pub unsafe extern "C" fn mvnmf_deep_factor_len(
     n_layers: usize,
     len: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if len.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let l = read_layers(layers, n_layers)?;
-            *len = deep::factor_len(rows, l)?;
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        if len.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let l = read_layers(layers, n_layers)?;
+        *len = deep::factor_len(rows, l)?;
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -160,9 +146,7 @@ pub unsafe extern "C" fn mvnmf_deep_fit_workspace(
     params: *const mvnmf_deep_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { fit_ws(views, n_views, graph, (layers, n_layers), params, bytes) }
+    c_unsafe! { fit_ws(views, n_views, graph, (layers, n_layers), params, bytes) }
 }
 
 unsafe fn fit_ws<D: ViewDesc>(
@@ -176,15 +160,11 @@ unsafe fn fit_ws<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            let g = read_graph_for::<D::T>(graph)?;
-            let l = read_layers(layers, n_layers)?;
-            deep::fit_workspace::<D::T, _>(shapes(views, n_views)?, &g, l, &p)
-        })
+    workspace! { bytes;
+        let p = read_params(params)?;
+        let g = read_graph_for::<D::T>(graph)?;
+        let l = read_layers(layers, n_layers)?;
+        deep::fit_workspace::<D::T, _>(shapes(views, n_views)?, &g, l, &p)
     }
 }
 
@@ -219,20 +199,9 @@ pub unsafe extern "C" fn mvnmf_deep_fit(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        fit_c(
-            views,
-            n_views,
-            graph,
-            (layers, n_layers),
-            params,
-            (u, v),
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        fit_c(views, n_views, graph, (layers, n_layers), params, (u, v), (work, work_bytes),
+            (progress, user), report)
     }
 }
 
@@ -252,22 +221,18 @@ unsafe fn fit_c<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            let g = read_graph_for::<D::T>(graph)?;
-            let l = read_layers(layers, n_layers)?;
-            let k = l[l.len() - 1];
-            let (vs, n) = read_views(views, n_views)?;
-            let mut us = factors(u, &vs, k, l, |p: *mut D::T| p.is_null())?;
-            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-            let r = with_monitor(progress, user, |m| {
-                deep::fit(&vs, &g, l, &p, &mut us, vv, w, m)
-            })?;
-            finish(r, report)
-        })
+    entry! {
+        let p = read_params(params)?;
+        let g = read_graph_for::<D::T>(graph)?;
+        let l = read_layers(layers, n_layers)?;
+        let k = l[l.len() - 1];
+        let (vs, n) = read_views(views, n_views)?;
+        let mut us = factors(u, &vs, k, l, |p: *mut D::T| p.is_null())?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        let r = with_monitor(progress, user, |m| {
+            deep::fit(&vs, &g, l, &p, &mut us, vv, w, m)
+        })?;
+        finish(r, report)
     }
 }
 
@@ -282,9 +247,7 @@ pub unsafe extern "C" fn mvnmf_deep_encode_workspace(
     params: *const mvnmf_deep_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { encode_ws(views, n_views, graph, (layers, n_layers), params, bytes) }
+    c_unsafe! { encode_ws(views, n_views, graph, (layers, n_layers), params, bytes) }
 }
 
 unsafe fn encode_ws<D: ViewDesc>(
@@ -298,15 +261,11 @@ unsafe fn encode_ws<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            let g = read_graph_for::<D::T>(graph)?;
-            let l = read_layers(layers, n_layers)?;
-            deep::encode_workspace::<D::T, _>(shapes(views, n_views)?, &g, l, &p)
-        })
+    workspace! { bytes;
+        let p = read_params(params)?;
+        let g = read_graph_for::<D::T>(graph)?;
+        let l = read_layers(layers, n_layers)?;
+        deep::encode_workspace::<D::T, _>(shapes(views, n_views)?, &g, l, &p)
     }
 }
 
@@ -332,20 +291,9 @@ pub unsafe extern "C" fn mvnmf_deep_encode(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        encode_c(
-            views,
-            n_views,
-            graph,
-            (layers, n_layers),
-            params,
-            (u, v),
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        encode_c(views, n_views, graph, (layers, n_layers), params, (u, v), (work, work_bytes),
+            (progress, user), report)
     }
 }
 
@@ -365,22 +313,18 @@ unsafe fn encode_c<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            let g = read_graph_for::<D::T>(graph)?;
-            let l = read_layers(layers, n_layers)?;
-            let k = l[l.len() - 1];
-            let (vs, n) = read_views(views, n_views)?;
-            let us = factors(u, &vs, k, l, |p: *const D::T| p.is_null())?;
-            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-            let r = with_monitor(progress, user, |m| {
-                deep::encode(&vs, &g, l, &p, &us, vv, w, m)
-            })?;
-            finish(r, report)
-        })
+    entry! {
+        let p = read_params(params)?;
+        let g = read_graph_for::<D::T>(graph)?;
+        let l = read_layers(layers, n_layers)?;
+        let k = l[l.len() - 1];
+        let (vs, n) = read_views(views, n_views)?;
+        let us = factors(u, &vs, k, l, |p: *const D::T| p.is_null())?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        let r = with_monitor(progress, user, |m| {
+            deep::encode(&vs, &g, l, &p, &us, vv, w, m)
+        })?;
+        finish(r, report)
     }
 }
 
@@ -395,9 +339,7 @@ pub unsafe extern "C" fn mvnmf_deep_fit_f32_workspace(
     params: *const mvnmf_deep_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { fit_ws(views, n_views, graph, (layers, n_layers), params, bytes) }
+    c_unsafe! { fit_ws(views, n_views, graph, (layers, n_layers), params, bytes) }
 }
 
 /// `mvnmf_deep_fit` in single precision: `float` views, factor buffers
@@ -419,20 +361,9 @@ pub unsafe extern "C" fn mvnmf_deep_fit_f32(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        fit_c(
-            views,
-            n_views,
-            graph,
-            (layers, n_layers),
-            params,
-            (u, v),
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        fit_c(views, n_views, graph, (layers, n_layers), params, (u, v), (work, work_bytes),
+            (progress, user), report)
     }
 }
 
@@ -447,9 +378,7 @@ pub unsafe extern "C" fn mvnmf_deep_encode_f32_workspace(
     params: *const mvnmf_deep_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { encode_ws(views, n_views, graph, (layers, n_layers), params, bytes) }
+    c_unsafe! { encode_ws(views, n_views, graph, (layers, n_layers), params, bytes) }
 }
 
 /// `mvnmf_deep_encode` in single precision (`float` views, factor buffers, encoding).
@@ -469,19 +398,8 @@ pub unsafe extern "C" fn mvnmf_deep_encode_f32(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        encode_c(
-            views,
-            n_views,
-            graph,
-            (layers, n_layers),
-            params,
-            (u, v),
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        encode_c(views, n_views, graph, (layers, n_layers), params, (u, v), (work, work_bytes),
+            (progress, user), report)
     }
 }

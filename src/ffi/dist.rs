@@ -223,60 +223,56 @@ impl Comm for CComm {
 
 /// The communicator (required; its `allreduce` too; the rank in range).
 unsafe fn read_comm(c: *const mvnmf_dist_comm) -> Result<CComm, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if c.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let c = *c;
-        let f = c.allreduce.ok_or(Error::NullPointer)?;
-        if c.n_ranks == 0 || c.rank >= c.n_ranks {
-            return Err(Error::BadParameter);
-        }
-        Ok(CComm {
-            f,
-            ex: c.exchange,
-            ag: c.allgather,
-            ctx: c.ctx,
-            rank: c.rank,
-            ranks: c.n_ranks,
-        })
+    c_unsafe! {
+    if c.is_null() {
+        return Err(Error::NullPointer);
+    }
+    let c = *c;
+    let f = c.allreduce.ok_or(Error::NullPointer)?;
+    if c.n_ranks == 0 || c.rank >= c.n_ranks {
+        return Err(Error::BadParameter);
+    }
+    Ok(CComm {
+        f,
+        ex: c.exchange,
+        ag: c.allgather,
+        ctx: c.ctx,
+        rank: c.rank,
+        ranks: c.n_ranks,
+    })
     }
 }
 
 /// The graph of a distributed fit: NULL or `MVNMF_GRAPH_NONE` (none) or
 /// `MVNMF_GRAPH_SGE` over the rank's items; other kinds are refused.
 unsafe fn read_dist_graph<'a>(g: *const mvnmf_graph) -> Result<DistGraph<'a>, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if g.is_null() {
-            return Ok(DistGraph::None);
-        }
-        let g = &*g;
-        match g.kind {
-            MVNMF_GRAPH_NONE => Ok(DistGraph::None),
-            MVNMF_GRAPH_SGE => {
-                if g.labels.is_null() {
-                    return Err(Error::NullPointer);
-                }
-                Ok(DistGraph::Sge {
-                    labels: slice(g.labels, g.n)?,
-                    n_classes: g.n_classes,
-                })
+    c_unsafe! {
+    if g.is_null() {
+        return Ok(DistGraph::None);
+    }
+    let g = &*g;
+    match g.kind {
+        MVNMF_GRAPH_NONE => Ok(DistGraph::None),
+        MVNMF_GRAPH_SGE => {
+            if g.labels.is_null() {
+                return Err(Error::NullPointer);
             }
-            MVNMF_GRAPH_CSR => Ok(DistGraph::Csr {
-                affinity: rows(
-                    g.n,
-                    g.affinity_row_ptr,
-                    g.affinity_col_idx,
-                    g.affinity_weights,
-                )?,
-                penalty: rows(g.n, g.penalty_row_ptr, g.penalty_col_idx, g.penalty_weights)?,
-            }),
-            _ => Err(Error::BadParameter),
+            Ok(DistGraph::Sge {
+                labels: slice(g.labels, g.n)?,
+                n_classes: g.n_classes,
+            })
         }
+        MVNMF_GRAPH_CSR => Ok(DistGraph::Csr {
+            affinity: rows(
+                g.n,
+                g.affinity_row_ptr,
+                g.affinity_col_idx,
+                g.affinity_weights,
+            )?,
+            penalty: rows(g.n, g.penalty_row_ptr, g.penalty_col_idx, g.penalty_weights)?,
+        }),
+        _ => Err(Error::BadParameter),
+    }
     }
 }
 
@@ -288,18 +284,8 @@ unsafe fn rows<'a>(
     col_idx: *const usize,
     weights: *const f64,
 ) -> Result<Option<ShardRows<'a>>, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        Ok(
-            csr_arrays(n, row_ptr, col_idx, weights)?.map(|(row_ptr, col_idx, weights)| {
-                ShardRows {
-                    row_ptr,
-                    col_idx,
-                    weights,
-                }
-            }),
-        )
+    c_unsafe! {
+        Ok(csr_arrays(n, row_ptr, col_idx, weights)?.map(|(row_ptr, col_idx, weights)| { ShardRows { row_ptr, col_idx, weights, } }))
     }
 }
 
@@ -344,13 +330,9 @@ pub unsafe extern "C" fn mvnmf_dist_joint_nmf_fit_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p: NmfParams = read_params(params)?;
-            dist::joint_nmf_fit_workspace(shapes(views, n_views)?, k, n_ranks, &p)
-        })
+    workspace! { bytes;
+        let p: NmfParams = read_params(params)?;
+        dist::joint_nmf_fit_workspace(shapes(views, n_views)?, k, n_ranks, &p)
     }
 }
 
@@ -367,14 +349,10 @@ pub unsafe extern "C" fn mvnmf_dist_mvsl_fit_workspace(
     params: *const mvnmf_mvsl_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p: MvslParams = read_params(params)?;
-            let g = read_dist_graph(graph)?;
-            dist::fit_workspace(shapes(views, n_views)?, &g, k, n_ranks, &p)
-        })
+    workspace! { bytes;
+        let p: MvslParams = read_params(params)?;
+        let g = read_dist_graph(graph)?;
+        dist::fit_workspace(shapes(views, n_views)?, &g, k, n_ranks, &p)
     }
 }
 
@@ -420,18 +398,16 @@ pub unsafe extern "C" fn mvnmf_dist_joint_nmf_fit(
     report: *mut mvnmf_report,
     traffic: *mut mvnmf_dist_traffic,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        run_dist(comm, report, traffic, |cm| {
-            let p: NmfParams = read_params(params)?;
-            let (vs, n) = read_views(views, n_views)?;
-            let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
-            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-            Ok(with_monitor(progress, user, |m| {
-                dist::joint_nmf_fit(cm, &vs, k, &p, &mut us, vv, w, m)
-            }))
-        })
+    c_unsafe! {
+    run_dist(comm, report, traffic, |cm| {
+        let p: NmfParams = read_params(params)?;
+        let (vs, n) = read_views(views, n_views)?;
+        let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        Ok(with_monitor(progress, user, |m| {
+            dist::joint_nmf_fit(cm, &vs, k, &p, &mut us, vv, w, m)
+        }))
+    })
     }
 }
 
@@ -463,24 +439,22 @@ pub unsafe extern "C" fn mvnmf_dist_mvsl_fit(
     report: *mut mvnmf_report,
     traffic: *mut mvnmf_dist_traffic,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        run_dist(comm, report, traffic, |cm| {
-            let p: MvslParams = read_params(params)?;
-            let g = read_dist_graph(graph)?;
-            if matches!(g, DistGraph::Csr { .. }) && cm.ex.is_none() {
-                // Explicit graphs need the exchange: refused on every rank
-                // now, not in the middle of the set-up.
-                return Err(Error::NullPointer);
-            }
-            let (vs, n) = read_views(views, n_views)?;
-            let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
-            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-            Ok(with_monitor(progress, user, |m| {
-                dist::fit(cm, &vs, g, k, &p, &mut us, vv, w, m)
-            }))
-        })
+    c_unsafe! {
+    run_dist(comm, report, traffic, |cm| {
+        let p: MvslParams = read_params(params)?;
+        let g = read_dist_graph(graph)?;
+        if matches!(g, DistGraph::Csr { .. }) && cm.ex.is_none() {
+            // Explicit graphs need the exchange: refused on every rank
+            // now, not in the middle of the set-up.
+            return Err(Error::NullPointer);
+        }
+        let (vs, n) = read_views(views, n_views)?;
+        let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        Ok(with_monitor(progress, user, |m| {
+            dist::fit(cm, &vs, g, k, &p, &mut us, vv, w, m)
+        }))
+    })
     }
 }
 
@@ -494,9 +468,7 @@ unsafe fn run_dist(
     traffic: *mut mvnmf_dist_traffic,
     fit: impl FnOnce(&mut CComm) -> Result<Result<DistReport, Error>, Error>,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { run_shell(comm, dist::refuse, fit, |r| finish_dist(r, report, traffic)) }
+    c_unsafe! { run_shell(comm, dist::refuse, fit, |r| finish_dist(r, report, traffic)) }
 }
 
 /// The shell of every distributed entry point: reads the communicator, runs
@@ -509,16 +481,12 @@ unsafe fn run_shell<R>(
     body: impl FnOnce(&mut CComm) -> Result<Result<R, Error>, Error>,
     finish: impl FnOnce(R) -> Result<mvnmf_status, Error>,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let mut cm = read_comm(comm)?;
-            match body(&mut cm) {
-                Err(e) => Err(refuse(&mut cm, e)),
-                Ok(r) => finish(r?),
-            }
-        })
+    entry! {
+        let mut cm = read_comm(comm)?;
+        match body(&mut cm) {
+            Err(e) => Err(refuse(&mut cm, e)),
+            Ok(r) => finish(r?),
+        }
     }
 }
 
@@ -528,13 +496,11 @@ unsafe fn finish_dist(
     report: *mut mvnmf_report,
     traffic: *mut mvnmf_dist_traffic,
 ) -> Result<mvnmf_status, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if !traffic.is_null() {
-            *traffic = r.traffic.into();
-        }
-        finish(r.report, report)
+    c_unsafe! {
+    if !traffic.is_null() {
+        *traffic = r.traffic.into();
+    }
+    finish(r.report, report)
     }
 }
 
@@ -595,13 +561,9 @@ pub unsafe extern "C" fn mvnmf_dist_tge_capacity(
     affinity_capacity: *mut usize,
     penalty_capacity: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            write_capacity(params, affinity_capacity, penalty_capacity, |p| {
-                dist::tge_capacity(n, n_r, n_classes, p)
-            })
+    entry! {
+        write_capacity(params, affinity_capacity, penalty_capacity, |p| {
+            dist::tge_capacity(n, n_r, n_classes, p)
         })
     }
 }
@@ -622,15 +584,11 @@ pub unsafe extern "C" fn mvnmf_dist_tge_workspace(
     params: *const mvnmf_graph_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_graph(params)?;
-            let ks = ckernels(kernels, n_views)?;
-            let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
-            dist::tge_workspace(shapes(views, n_views)?, &ks, n, lab, n_classes, n_ranks, &p)
-        })
+    workspace! { bytes;
+        let p = read_graph(params)?;
+        let ks = ckernels(kernels, n_views)?;
+        let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
+        dist::tge_workspace(shapes(views, n_views)?, &ks, n, lab, n_classes, n_ranks, &p)
     }
 }
 
@@ -681,35 +639,9 @@ pub unsafe extern "C" fn mvnmf_dist_tge(
     work_bytes: usize,
     traffic: *mut mvnmf_dist_graph_traffic,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        run_shell(
-            comm,
-            dist::refuse_tge,
-            |cm| {
-                if cm.ex.is_none() || affinity_nnz.is_null() || penalty_nnz.is_null() {
-                    return Err(Error::NullPointer);
-                }
-                let p = read_graph(params)?;
-                let vs = CViews::new(views, n_views)?;
-                let ks = ckernels(kernels, n_views)?;
-                let e = ceta(eta, n_views)?;
-                let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
-                let n_r = vs.shape(0).cols;
-                let a = csr_out(affinity, n_r)?;
-                let q = csr_out(penalty, n_r)?;
-                let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-                Ok(dist::tge(cm, &vs, &ks, e, lab, n, n_classes, &p, a, q, w))
-            },
-            |r| {
-                *affinity_nnz = r.nnz.affinity;
-                *penalty_nnz = r.nnz.penalty;
-                if !traffic.is_null() {
-                    *traffic = r.traffic.into();
-                }
-                Ok(mvnmf_status::Ok)
-            },
-        )
+    c_unsafe! {
+        run_shell(comm, dist::refuse_tge,
+            |cm| { if cm.ex.is_none() || affinity_nnz.is_null() || penalty_nnz.is_null() { return Err(Error::NullPointer); } let p = read_graph(params)?; let vs = CViews::new(views, n_views)?; let ks = ckernels(kernels, n_views)?; let e = ceta(eta, n_views)?; let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?; let n_r = vs.shape(0).cols; let a = csr_out(affinity, n_r)?; let q = csr_out(penalty, n_r)?; let w = slice_mut(work.cast::<u8>(), work_bytes)?; Ok(dist::tge(cm, &vs, &ks, e, lab, n, n_classes, &p, a, q, w)) },
+            |r| { *affinity_nnz = r.nnz.affinity; *penalty_nnz = r.nnz.penalty; if !traffic.is_null() { *traffic = r.traffic.into(); } Ok(mvnmf_status::Ok) })
     }
 }

@@ -10,7 +10,7 @@
 
 use core::ffi::{c_int, c_void};
 
-use super::{elems, guard, mvnmf_status, query, read_params, slice, slice_mut, CParams};
+use super::*;
 use crate::error::Error;
 use crate::eval::{self, KMeansParams, KnnParams, Metric, NmiNorm};
 use crate::linalg::mat::MatRef;
@@ -148,21 +148,17 @@ fn need<T>(p: *mut T) -> Result<(), Error> {
 
 /// An optional 11-value output.
 unsafe fn pr11_out<'a>(p: *mut f64) -> Option<&'a mut [f64; 11]> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if p.is_null() {
-            None
-        } else {
-            Some(&mut *p.cast::<[f64; 11]>())
-        }
+    c_unsafe! {
+    if p.is_null() {
+        None
+    } else {
+        Some(&mut *p.cast::<[f64; 11]>())
+    }
     }
 }
 
 unsafe fn work_slice<'a>(work: *mut c_void, work_bytes: usize) -> Result<&'a mut [u8], Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { slice_mut(work.cast::<u8>(), work_bytes) }
+    c_unsafe! { slice_mut(work.cast::<u8>(), work_bytes) }
 }
 
 // ---------------------------------------------------------------- protocol
@@ -173,13 +169,9 @@ pub unsafe extern "C" fn mvnmf_stratified_split_workspace(
     n: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            split_dims(n)?;
-            eval::stratified_split_workspace(n)
-        })
+    workspace! { bytes;
+        split_dims(n)?;
+        eval::stratified_split_workspace(n)
     }
 }
 
@@ -207,17 +199,13 @@ pub unsafe extern "C" fn mvnmf_stratified_split(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            split_dims(n)?;
-            let l = slice(labels, n)?;
-            let out = slice_mut(labeled, n)?;
-            let w = work_slice(work, work_bytes)?;
-            eval::split_into(l, n_classes, fraction, seed, out, 1u8, 0u8, w)?;
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        split_dims(n)?;
+        let l = slice(labels, n)?;
+        let out = slice_mut(labeled, n)?;
+        let w = work_slice(work, work_bytes)?;
+        eval::split_into(l, n_classes, fraction, seed, out, 1u8, 0u8, w)?;
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -237,13 +225,9 @@ pub unsafe extern "C" fn mvnmf_knn_predict_workspace(
     params: *const mvnmf_knn_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            eval::knn_predict_workspace(&p, n_classes)
-        })
+    workspace! { bytes;
+        let p = read_params(params)?;
+        eval::knn_predict_workspace(&p, n_classes)
     }
 }
 
@@ -268,30 +252,26 @@ pub unsafe extern "C" fn mvnmf_knn_predict(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            if d == 0 || n_ref == 0 || n_query == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let r = slice(reference, area(d, n_ref)?)?;
-            let q = slice(query, area(d, n_query)?)?;
-            let l = slice(ref_labels, n_ref)?;
-            let out = slice_mut(pred, n_query)?;
-            let w = work_slice(work, work_bytes)?;
-            eval::knn_predict(
-                MatRef::col_major(r, d, n_ref)?,
-                l,
-                MatRef::col_major(q, d, n_query)?,
-                n_classes,
-                &p,
-                out,
-                w,
-            )?;
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        let p = read_params(params)?;
+        if d == 0 || n_ref == 0 || n_query == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let r = slice(reference, area(d, n_ref)?)?;
+        let q = slice(query, area(d, n_query)?)?;
+        let l = slice(ref_labels, n_ref)?;
+        let out = slice_mut(pred, n_query)?;
+        let w = work_slice(work, work_bytes)?;
+        eval::knn_predict(
+            MatRef::col_major(r, d, n_ref)?,
+            l,
+            MatRef::col_major(q, d, n_query)?,
+            n_classes,
+            &p,
+            out,
+            w,
+        )?;
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -306,35 +286,31 @@ pub unsafe extern "C" fn mvnmf_accuracy(
     mask: *const u8,
     accuracy: *mut f64,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            need(accuracy)?;
-            if n == 0 {
-                return Err(Error::ZeroDimension);
+    entry! {
+        need(accuracy)?;
+        if n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let p = slice(pred, n)?;
+        let t = slice(truth, n)?;
+        let m = if mask.is_null() {
+            None
+        } else {
+            Some(slice(mask, n)?)
+        };
+        if m.is_some_and(|m| m.iter().any(|&x| x > 1)) {
+            // One rule for every 0/1 flag array (relevance, multi-label, masks).
+            return Err(Error::BadLabel);
+        }
+        let (mut hit, mut all) = (0usize, 0usize);
+        for j in 0..n {
+            if m.is_none_or(|m| m[j] == 1) {
+                all += 1;
+                hit += (p[j] == t[j]) as usize;
             }
-            let p = slice(pred, n)?;
-            let t = slice(truth, n)?;
-            let m = if mask.is_null() {
-                None
-            } else {
-                Some(slice(mask, n)?)
-            };
-            if m.is_some_and(|m| m.iter().any(|&x| x > 1)) {
-                // One rule for every 0/1 flag array (relevance, multi-label, masks).
-                return Err(Error::BadLabel);
-            }
-            let (mut hit, mut all) = (0usize, 0usize);
-            for j in 0..n {
-                if m.is_none_or(|m| m[j] == 1) {
-                    all += 1;
-                    hit += (p[j] == t[j]) as usize;
-                }
-            }
-            *accuracy = hit as f64 / all as f64;
-            Ok(mvnmf_status::Ok)
-        })
+        }
+        *accuracy = hit as f64 / all as f64;
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -361,13 +337,9 @@ pub unsafe extern "C" fn mvnmf_kmeans_workspace(
     params: *const mvnmf_kmeans_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            kmeans_dims(d, n, k, &p)
-        })
+    workspace! { bytes;
+        let p = read_params(params)?;
+        kmeans_dims(d, n, k, &p)
     }
 }
 
@@ -403,27 +375,23 @@ pub unsafe extern "C" fn mvnmf_kmeans(
     work_bytes: usize,
     report: *mut mvnmf_kmeans_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            kmeans_dims(d, n, k, &p)?;
-            let xs = slice(x, area(d, n)?)?;
-            need(assign)?;
-            let a = slice_mut(assign, n)?;
-            let c = if centroids.is_null() {
-                None
-            } else {
-                Some(slice_mut(centroids, area(d, k)?)?)
-            };
-            let w = work_slice(work, work_bytes)?;
-            let r = eval::kmeans(MatRef::col_major(xs, d, n)?, k, &p, a, c, w)?;
-            if !report.is_null() {
-                *report = kmeans_report_to_c(&r);
-            }
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        let p = read_params(params)?;
+        kmeans_dims(d, n, k, &p)?;
+        let xs = slice(x, area(d, n)?)?;
+        need(assign)?;
+        let a = slice_mut(assign, n)?;
+        let c = if centroids.is_null() {
+            None
+        } else {
+            Some(slice_mut(centroids, area(d, k)?)?)
+        };
+        let w = work_slice(work, work_bytes)?;
+        let r = eval::kmeans(MatRef::col_major(xs, d, n)?, k, &p, a, c, w)?;
+        if !report.is_null() {
+            *report = kmeans_report_to_c(&r);
+        }
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -445,9 +413,7 @@ pub unsafe extern "C" fn mvnmf_assignment_workspace(
     cols: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { query(bytes, || eval::assignment_workspace(rows, cols)) }
+    c_unsafe! { query(bytes, || eval::assignment_workspace(rows, cols)) }
 }
 
 /// Linear assignment (Kuhn–Munkres): matches `min(rows, cols)` rows of the
@@ -468,23 +434,19 @@ pub unsafe extern "C" fn mvnmf_assignment(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if rows == 0 || cols == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let c = slice(cost, area(rows, cols)?)?;
-            need(row_to_col)?;
-            let out = slice_mut(row_to_col, rows)?;
-            let w = work_slice(work, work_bytes)?;
-            let t = eval::assignment(MatRef::col_major(c, rows, cols)?, maximize != 0, out, w)?;
-            if !total.is_null() {
-                *total = t;
-            }
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        if rows == 0 || cols == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let c = slice(cost, area(rows, cols)?)?;
+        need(row_to_col)?;
+        let out = slice_mut(row_to_col, rows)?;
+        let w = work_slice(work, work_bytes)?;
+        let t = eval::assignment(MatRef::col_major(c, rows, cols)?, maximize != 0, out, w)?;
+        if !total.is_null() {
+            *total = t;
+        }
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -495,12 +457,8 @@ pub unsafe extern "C" fn mvnmf_clustering_accuracy_workspace(
     n_clusters: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            eval::clustering_accuracy_workspace(n_classes, n_clusters)
-        })
+    workspace! { bytes;
+        eval::clustering_accuracy_workspace(n_classes, n_clusters)
     }
 }
 
@@ -518,20 +476,16 @@ pub unsafe extern "C" fn mvnmf_clustering_accuracy(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            need(accuracy)?;
-            if n == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let t = slice(truth, n)?;
-            let p = slice(pred, n)?;
-            let w = work_slice(work, work_bytes)?;
-            *accuracy = eval::clustering_accuracy(t, p, n_classes, n_clusters, w)?;
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        need(accuracy)?;
+        if n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let t = slice(truth, n)?;
+        let p = slice(pred, n)?;
+        let w = work_slice(work, work_bytes)?;
+        *accuracy = eval::clustering_accuracy(t, p, n_classes, n_clusters, w)?;
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -542,9 +496,7 @@ pub unsafe extern "C" fn mvnmf_nmi_workspace(
     n_clusters: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { query(bytes, || eval::nmi_workspace(n_classes, n_clusters)) }
+    c_unsafe! { query(bytes, || eval::nmi_workspace(n_classes, n_clusters)) }
 }
 
 /// Normalised mutual information between classes and clusters (natural logs),
@@ -564,21 +516,17 @@ pub unsafe extern "C" fn mvnmf_nmi(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            need(nmi)?;
-            let nm = nmi_norm(norm)?;
-            if n == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let t = slice(truth, n)?;
-            let p = slice(pred, n)?;
-            let w = work_slice(work, work_bytes)?;
-            *nmi = eval::nmi(t, p, n_classes, n_clusters, nm, w)?;
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        need(nmi)?;
+        let nm = nmi_norm(norm)?;
+        if n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let t = slice(truth, n)?;
+        let p = slice(pred, n)?;
+        let w = work_slice(work, work_bytes)?;
+        *nmi = eval::nmi(t, p, n_classes, n_clusters, nm, w)?;
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -594,21 +542,17 @@ pub unsafe extern "C" fn mvnmf_top_n(
     top: usize,
     indices: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if n == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let s = slice(scores, n)?;
-            if top > n {
-                return Err(Error::DimensionMismatch);
-            }
-            let out = slice_mut(indices, top)?;
-            eval::top_n(s, out)?;
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        if n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let s = slice(scores, n)?;
+        if top > n {
+            return Err(Error::DimensionMismatch);
+        }
+        let out = slice_mut(indices, top)?;
+        eval::top_n(s, out)?;
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -618,9 +562,7 @@ pub unsafe extern "C" fn mvnmf_query_metrics_workspace(
     n_items: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { query(bytes, || eval::query_metrics_workspace(n_items)) }
+    c_unsafe! { query(bytes, || eval::query_metrics_workspace(n_items)) }
 }
 
 /// Retrieval metrics of one query from the scores of all `n_items` items
@@ -642,22 +584,18 @@ pub unsafe extern "C" fn mvnmf_query_metrics(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            need(average_precision)?;
-            if n_items == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let s = slice(scores, n_items)?;
-            let r = slice(relevant, n_items)?;
-            let c = slice(cutoffs, n_cutoffs)?;
-            let pa = slice_mut(precision_at, n_cutoffs)?;
-            let w = work_slice(work, work_bytes)?;
-            *average_precision = eval::query_metrics(s, r, c, pa, pr11_out(pr11), w)?;
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        need(average_precision)?;
+        if n_items == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let s = slice(scores, n_items)?;
+        let r = slice(relevant, n_items)?;
+        let c = slice(cutoffs, n_cutoffs)?;
+        let pa = slice_mut(precision_at, n_cutoffs)?;
+        let w = work_slice(work, work_bytes)?;
+        *average_precision = eval::query_metrics(s, r, c, pa, pr11_out(pr11), w)?;
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -682,36 +620,32 @@ pub unsafe extern "C" fn mvnmf_retrieval_metrics(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            need(map)?;
-            if n_items == 0 || n_queries == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let len = area(n_items, n_queries)?;
-            let s = slice(scores, len)?;
-            let r = slice(relevant, len)?;
-            let c = slice(cutoffs, n_cutoffs)?;
-            let pa = slice_mut(mean_precision_at, n_cutoffs)?;
-            let ap = if average_precision.is_null() {
-                None
-            } else {
-                Some(slice_mut(average_precision, n_queries)?)
-            };
-            let w = work_slice(work, work_bytes)?;
-            *map = eval::retrieval_metrics(
-                MatRef::col_major(s, n_items, n_queries)?,
-                MatRef::col_major(r, n_items, n_queries)?,
-                c,
-                ap,
-                pa,
-                pr11_out(mean_pr11),
-                w,
-            )?;
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        need(map)?;
+        if n_items == 0 || n_queries == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let len = area(n_items, n_queries)?;
+        let s = slice(scores, len)?;
+        let r = slice(relevant, len)?;
+        let c = slice(cutoffs, n_cutoffs)?;
+        let pa = slice_mut(mean_precision_at, n_cutoffs)?;
+        let ap = if average_precision.is_null() {
+            None
+        } else {
+            Some(slice_mut(average_precision, n_queries)?)
+        };
+        let w = work_slice(work, work_bytes)?;
+        *map = eval::retrieval_metrics(
+            MatRef::col_major(s, n_items, n_queries)?,
+            MatRef::col_major(r, n_items, n_queries)?,
+            c,
+            ap,
+            pa,
+            pr11_out(mean_pr11),
+            w,
+        )?;
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -730,17 +664,13 @@ pub unsafe extern "C" fn mvnmf_ranked_list_metrics(
     precision_at: *mut f64,
     pr11: *mut f64,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            need(average_precision)?;
-            let r = slice(relevant, length)?;
-            let c = slice(cutoffs, n_cutoffs)?;
-            let pa = slice_mut(precision_at, n_cutoffs)?;
-            *average_precision = eval::ranked_list_metrics(r, n_relevant, c, pa, pr11_out(pr11))?;
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        need(average_precision)?;
+        let r = slice(relevant, length)?;
+        let c = slice(cutoffs, n_cutoffs)?;
+        let pa = slice_mut(precision_at, n_cutoffs)?;
+        *average_precision = eval::ranked_list_metrics(r, n_relevant, c, pa, pr11_out(pr11))?;
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -757,28 +687,24 @@ pub unsafe extern "C" fn mvnmf_multilabel_metrics(
     n_items: usize,
     scores: *mut mvnmf_multilabel_scores,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            need(scores)?;
-            if n_labels == 0 || n_items == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let len = area(n_labels, n_items)?;
-            let t = slice(truth, len)?;
-            let p = slice(pred, len)?;
-            let s = eval::multilabel_scores(
-                MatRef::col_major(t, n_labels, n_items)?,
-                MatRef::col_major(p, n_labels, n_items)?,
-            )?;
-            *scores = mvnmf_multilabel_scores {
-                macro_f1: s.macro_f1,
-                micro_f1: s.micro_f1,
-                hamming_loss: s.hamming_loss,
-            };
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        need(scores)?;
+        if n_labels == 0 || n_items == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let len = area(n_labels, n_items)?;
+        let t = slice(truth, len)?;
+        let p = slice(pred, len)?;
+        let s = eval::multilabel_scores(
+            MatRef::col_major(t, n_labels, n_items)?,
+            MatRef::col_major(p, n_labels, n_items)?,
+        )?;
+        *scores = mvnmf_multilabel_scores {
+            macro_f1: s.macro_f1,
+            micro_f1: s.micro_f1,
+            hamming_loss: s.hamming_loss,
+        };
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -788,9 +714,7 @@ pub unsafe extern "C" fn mvnmf_average_auroc_workspace(
     n_items: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { query(bytes, || eval::average_auroc_workspace(n_items)) }
+    c_unsafe! { query(bytes, || eval::average_auroc_workspace(n_items)) }
 }
 
 /// Per-label AUROC of `scores` against `truth` (both `n_labels × n_items`),
@@ -811,35 +735,31 @@ pub unsafe extern "C" fn mvnmf_average_auroc(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            need(mean)?;
-            if n_labels == 0 || n_items == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let len = area(n_labels, n_items)?;
-            let t = slice(truth, len)?;
-            let s = slice(scores, len)?;
-            let pl = if per_label.is_null() {
-                None
-            } else {
-                Some(slice_mut(per_label, n_labels)?)
-            };
-            let w = work_slice(work, work_bytes)?;
-            let r = eval::average_auroc(
-                MatRef::col_major(t, n_labels, n_items)?,
-                MatRef::col_major(s, n_labels, n_items)?,
-                pl,
-                w,
-            )?;
-            *mean = r.mean;
-            if !labels_scored.is_null() {
-                *labels_scored = r.labels_scored;
-            }
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        need(mean)?;
+        if n_labels == 0 || n_items == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let len = area(n_labels, n_items)?;
+        let t = slice(truth, len)?;
+        let s = slice(scores, len)?;
+        let pl = if per_label.is_null() {
+            None
+        } else {
+            Some(slice_mut(per_label, n_labels)?)
+        };
+        let w = work_slice(work, work_bytes)?;
+        let r = eval::average_auroc(
+            MatRef::col_major(t, n_labels, n_items)?,
+            MatRef::col_major(s, n_labels, n_items)?,
+            pl,
+            w,
+        )?;
+        *mean = r.mean;
+        if !labels_scored.is_null() {
+            *labels_scored = r.labels_scored;
+        }
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -1097,20 +1017,16 @@ pub unsafe extern "C" fn mvnmf_mean_std(
     mean: *mut f64,
     std: *mut f64,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            need(mean)?;
-            need(std)?;
-            if n == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let (m, s) = eval::mean_std(slice(x, n)?)?;
-            *mean = m;
-            *std = s;
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        need(mean)?;
+        need(std)?;
+        if n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let (m, s) = eval::mean_std(slice(x, n)?)?;
+        *mean = m;
+        *std = s;
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -1125,37 +1041,33 @@ pub unsafe extern "C" fn mvnmf_summarize_scores(
     splits: usize,
     summary: *mut mvnmf_score_summary,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if n_fractions == 0 || splits == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let cells = area(n_fractions, splits)?;
-            let s = slice(scores, cells)?;
-            need(summary)?;
-            let out = slice_mut(summary, n_fractions)?;
-            // Two passes: every fraction is validated before anything is written.
-            let mut one = [eval::ScoreSummary::default()];
-            for row in s.chunks_exact(splits) {
-                eval::summarize_scores(row, splits, &mut one)?;
-            }
-            for (o, row) in out.iter_mut().zip(s.chunks_exact(splits)) {
-                eval::summarize_scores(row, splits, &mut one)?;
-                let m = one[0];
-                *o = mvnmf_score_summary {
-                    knn_mean: m.knn_mean,
-                    knn_std: m.knn_std,
-                    kmeans_accuracy_mean: m.kmeans_accuracy_mean,
-                    kmeans_accuracy_std: m.kmeans_accuracy_std,
-                    kmeans_nmi_mean: m.kmeans_nmi_mean,
-                    kmeans_nmi_std: m.kmeans_nmi_std,
-                    knn_k_min: m.knn_k_min,
-                };
-            }
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        if n_fractions == 0 || splits == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let cells = area(n_fractions, splits)?;
+        let s = slice(scores, cells)?;
+        need(summary)?;
+        let out = slice_mut(summary, n_fractions)?;
+        // Two passes: every fraction is validated before anything is written.
+        let mut one = [eval::ScoreSummary::default()];
+        for row in s.chunks_exact(splits) {
+            eval::summarize_scores(row, splits, &mut one)?;
+        }
+        for (o, row) in out.iter_mut().zip(s.chunks_exact(splits)) {
+            eval::summarize_scores(row, splits, &mut one)?;
+            let m = one[0];
+            *o = mvnmf_score_summary {
+                knn_mean: m.knn_mean,
+                knn_std: m.knn_std,
+                kmeans_accuracy_mean: m.kmeans_accuracy_mean,
+                kmeans_accuracy_std: m.kmeans_accuracy_std,
+                kmeans_nmi_mean: m.kmeans_nmi_mean,
+                kmeans_nmi_std: m.kmeans_nmi_std,
+                knn_k_min: m.knn_k_min,
+            };
+        }
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -1169,13 +1081,9 @@ pub unsafe extern "C" fn mvnmf_evaluate_split_workspace(
     params: *const mvnmf_eval_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            eval::evaluate_split_workspace(k, n, n_classes, &p)
-        })
+    workspace! { bytes;
+        let p = read_params(params)?;
+        eval::evaluate_split_workspace(k, n, n_classes, &p)
     }
 }
 
@@ -1202,28 +1110,24 @@ pub unsafe extern "C" fn mvnmf_evaluate_split(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            need(scores)?;
-            if k == 0 || n == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let vs = slice(v, area(k, n)?)?;
-            let l = slice(labels, n)?;
-            let flags = slice(labeled, n)?;
-            if flags.iter().any(|&x| x > 1) {
-                return Err(Error::BadParameter);
-            }
-            // SAFETY: every byte is 0 or 1, a valid `bool`.
-            let mask = core::slice::from_raw_parts(flags.as_ptr().cast::<bool>(), n);
-            let w = work_slice(work, work_bytes)?;
-            let r = eval::evaluate_split(MatRef::col_major(vs, k, n)?, l, n_classes, mask, &p, w)?;
-            *scores = r.into();
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        let p = read_params(params)?;
+        need(scores)?;
+        if k == 0 || n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let vs = slice(v, area(k, n)?)?;
+        let l = slice(labels, n)?;
+        let flags = slice(labeled, n)?;
+        if flags.iter().any(|&x| x > 1) {
+            return Err(Error::BadParameter);
+        }
+        // SAFETY: every byte is 0 or 1, a valid `bool`.
+        let mask = core::slice::from_raw_parts(flags.as_ptr().cast::<bool>(), n);
+        let w = work_slice(work, work_bytes)?;
+        let r = eval::evaluate_split(MatRef::col_major(vs, k, n)?, l, n_classes, mask, &p, w)?;
+        *scores = r.into();
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -1237,13 +1141,9 @@ pub unsafe extern "C" fn mvnmf_evaluate_protocol_workspace(
     params: *const mvnmf_protocol_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            eval::evaluate_protocol_workspace(k, n, n_classes, n_fractions, &p)
-        })
+    workspace! { bytes;
+        let p = read_params(params)?;
+        eval::evaluate_protocol_workspace(k, n, n_classes, n_fractions, &p)
     }
 }
 
@@ -1276,40 +1176,36 @@ pub unsafe extern "C" fn mvnmf_evaluate_protocol(
     fit: mvnmf_protocol_fit_fn,
     user: *mut c_void,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            let cb = fit.ok_or(Error::NullPointer)?;
-            if n == 0 || k == 0 || n_fractions == 0 || p.splits == 0 {
-                return Err(Error::ZeroDimension);
+    entry! {
+        let p = read_params(params)?;
+        let cb = fit.ok_or(Error::NullPointer)?;
+        if n == 0 || k == 0 || n_fractions == 0 || p.splits == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let l = slice(labels, n)?;
+        let fr = slice(fractions, n_fractions)?;
+        need(scores)?;
+        let out = slice_mut(scores, area(n_fractions, p.splits)?)?;
+        let w = work_slice(work, work_bytes)?;
+        eval::evaluate_protocol(l, n_classes, fr, k, &p, out, w, |r, v| {
+            let c = mvnmf_protocol_fit {
+                split: r.split,
+                fraction_index: r.fraction_index,
+                fraction: r.fraction,
+                seed: r.seed,
+                labels: r.labels.as_ptr(),
+                labeled: r.labeled.as_ptr(),
+                n: r.labels.len(),
+                k,
+            };
+            // SAFETY: the caller supplied this function pointer for this purpose.
+            if cb(&c, v.as_mut_ptr(), user) != 0 {
+                Err(Error::Cancelled)
+            } else {
+                Ok(())
             }
-            let l = slice(labels, n)?;
-            let fr = slice(fractions, n_fractions)?;
-            need(scores)?;
-            let out = slice_mut(scores, area(n_fractions, p.splits)?)?;
-            let w = work_slice(work, work_bytes)?;
-            eval::evaluate_protocol(l, n_classes, fr, k, &p, out, w, |r, v| {
-                let c = mvnmf_protocol_fit {
-                    split: r.split,
-                    fraction_index: r.fraction_index,
-                    fraction: r.fraction,
-                    seed: r.seed,
-                    labels: r.labels.as_ptr(),
-                    labeled: r.labeled.as_ptr(),
-                    n: r.labels.len(),
-                    k,
-                };
-                // SAFETY: the caller supplied this function pointer for this purpose.
-                if cb(&c, v.as_mut_ptr(), user) != 0 {
-                    Err(Error::Cancelled)
-                } else {
-                    Ok(())
-                }
-            })?;
-            Ok(mvnmf_status::Ok)
-        })
+        })?;
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -1323,13 +1219,9 @@ pub unsafe extern "C" fn mvnmf_cross_validate_workspace(
     params: *const mvnmf_cv_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            eval::cross_validate_workspace(k, n, n_classes, n_candidates, &p)
-        })
+    workspace! { bytes;
+        let p = read_params(params)?;
+        eval::cross_validate_workspace(k, n, n_classes, n_candidates, &p)
     }
 }
 
@@ -1368,44 +1260,40 @@ pub unsafe extern "C" fn mvnmf_cross_validate(
     fit: mvnmf_cv_fit_fn,
     user: *mut c_void,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            let cb = fit.ok_or(Error::NullPointer)?;
-            need(best)?;
-            if n == 0 || k == 0 || n_candidates == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let l = slice(labels, n)?;
-            let g = slice(grid, area(n_candidates, n_params)?)?;
-            need(scores)?;
-            let out = slice_mut(scores, n_candidates)?;
-            let w = work_slice(work, work_bytes)?;
-            let b = eval::cross_validate(l, n_classes, k, g, n_params, &p, out, w, |r, v| {
-                let c = mvnmf_cv_fit {
-                    candidate: r.candidate,
-                    params: if n_params == 0 {
-                        core::ptr::null()
-                    } else {
-                        r.params.as_ptr()
-                    },
-                    n_params,
-                    fold: r.fold,
-                    labels: r.labels.as_ptr(),
-                    n: r.labels.len(),
-                    k,
-                };
-                // SAFETY: the caller supplied this function pointer for this purpose.
-                if cb(&c, v.as_mut_ptr(), user) != 0 {
-                    Err(Error::Cancelled)
+    entry! {
+        let p = read_params(params)?;
+        let cb = fit.ok_or(Error::NullPointer)?;
+        need(best)?;
+        if n == 0 || k == 0 || n_candidates == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let l = slice(labels, n)?;
+        let g = slice(grid, area(n_candidates, n_params)?)?;
+        need(scores)?;
+        let out = slice_mut(scores, n_candidates)?;
+        let w = work_slice(work, work_bytes)?;
+        let b = eval::cross_validate(l, n_classes, k, g, n_params, &p, out, w, |r, v| {
+            let c = mvnmf_cv_fit {
+                candidate: r.candidate,
+                params: if n_params == 0 {
+                    core::ptr::null()
                 } else {
-                    Ok(())
-                }
-            })?;
-            *best = b;
-            Ok(mvnmf_status::Ok)
-        })
+                    r.params.as_ptr()
+                },
+                n_params,
+                fold: r.fold,
+                labels: r.labels.as_ptr(),
+                n: r.labels.len(),
+                k,
+            };
+            // SAFETY: the caller supplied this function pointer for this purpose.
+            if cb(&c, v.as_mut_ptr(), user) != 0 {
+                Err(Error::Cancelled)
+            } else {
+                Ok(())
+            }
+        })?;
+        *best = b;
+        Ok(mvnmf_status::Ok)
     }
 }

@@ -11,10 +11,7 @@
 
 use core::ffi::c_void;
 
-use super::{
-    elems, factors, guard, mvnmf_parallel, mvnmf_status, mvnmf_view, parts, query, read_params,
-    shapes, slice, slice_mut, CViews, MVNMF_VIEW_DENSE,
-};
+use super::*;
 use crate::data::{Dense, ViewSet};
 use crate::error::Error;
 use crate::graph::{self, CsrGraph, CsrOut, GraphParams, Penalty};
@@ -185,34 +182,30 @@ pub(super) unsafe fn ckernels<'a>(
     p: *const mvnmf_kernel,
     n_views: usize,
 ) -> Result<CKernels<'a>, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if p.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let k = slice(p, n_views)?;
-        for x in k {
-            kernel_of(x)?;
-        }
-        Ok(CKernels { k })
+    c_unsafe! {
+    if p.is_null() {
+        return Err(Error::NullPointer);
+    }
+    let k = slice(p, n_views)?;
+    for x in k {
+        kernel_of(x)?;
+    }
+    Ok(CKernels { k })
     }
 }
 
 /// `labels[n]`, or no labels for NULL where the call does not `need` them; NULL where it
 /// does is [`Error::NullPointer`] (issue 15: it was `TooFewLabeled`, which no header said).
 pub(super) unsafe fn clabels<'a>(p: *const u32, n: usize, need: bool) -> Result<&'a [u32], Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if p.is_null() {
-            if need {
-                return Err(Error::NullPointer);
-            }
-            Ok(&[])
-        } else {
-            slice(p, n)
+    c_unsafe! {
+    if p.is_null() {
+        if need {
+            return Err(Error::NullPointer);
         }
+        Ok(&[])
+    } else {
+        slice(p, n)
+    }
     }
 }
 
@@ -222,31 +215,27 @@ pub(super) fn any_median(ks: &CKernels<'_>) -> bool {
 }
 
 pub(super) unsafe fn ceta<'a>(p: *const f64, n_views: usize) -> Result<&'a [f64], Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if p.is_null() {
-            return Err(Error::NullPointer);
-        }
-        slice(p, n_views)
+    c_unsafe! {
+    if p.is_null() {
+        return Err(Error::NullPointer);
+    }
+    slice(p, n_views)
     }
 }
 
 /// A 0/1 byte mask as booleans (other byte values: `MVNMF_STATUS_BAD_LABEL, as every 0/1 flag array`).
 unsafe fn cmask<'a>(p: *const u8, n: usize) -> Result<&'a [bool], Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if p.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let m = slice(p, n)?;
-        if m.iter().any(|&b| b > 1) {
-            // One rule for every 0/1 flag array (relevance, multi-label, masks).
-            return Err(Error::BadLabel);
-        }
-        // SAFETY: every byte is 0 or 1, the two valid `bool` representations.
-        Ok(core::slice::from_raw_parts(m.as_ptr().cast::<bool>(), n))
+    c_unsafe! {
+    if p.is_null() {
+        return Err(Error::NullPointer);
+    }
+    let m = slice(p, n)?;
+    if m.iter().any(|&b| b > 1) {
+        // One rule for every 0/1 flag array (relevance, multi-label, masks).
+        return Err(Error::BadLabel);
+    }
+    // SAFETY: every byte is 0 or 1, the two valid `bool` representations.
+    Ok(core::slice::from_raw_parts(m.as_ptr().cast::<bool>(), n))
     }
 }
 
@@ -261,61 +250,55 @@ fn knn_params(p: &mvnmf_fused_knn_params) -> KnnParams {
 }
 
 unsafe fn read_knn(p: *const mvnmf_fused_knn_params) -> mvnmf_fused_knn_params {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if p.is_null() {
-            mvnmf_fused_knn_params_default()
-        } else {
-            *p
-        }
+    c_unsafe! {
+    if p.is_null() {
+        mvnmf_fused_knn_params_default()
+    } else {
+        *p
+    }
     }
 }
 
 pub(super) unsafe fn read_mkl(p: *const mvnmf_mkl_params) -> Result<MklParams, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        let p = if p.is_null() {
-            mvnmf_mkl_params_default()
-        } else {
-            *p
-        };
-        // The set-up sampling has no C field yet (issue 30): its default, exact up to
-        // `similarity::sample::AUTO_ABOVE` labeled items.
-        let out = MklParams {
-            lambda: p.lambda,
-            block: p.block,
-            ..MklParams::default()
-        };
-        out.validate()?;
-        Ok(out)
+    c_unsafe! {
+    let p = if p.is_null() {
+        mvnmf_mkl_params_default()
+    } else {
+        *p
+    };
+    // The set-up sampling has no C field yet (issue 30): its default, exact up to
+    // `similarity::sample::AUTO_ABOVE` labeled items.
+    let out = MklParams {
+        lambda: p.lambda,
+        block: p.block,
+        ..MklParams::default()
+    };
+    out.validate()?;
+    Ok(out)
     }
 }
 
 pub(super) unsafe fn read_graph(p: *const mvnmf_graph_params) -> Result<GraphParams, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        let p = if p.is_null() {
-            mvnmf_graph_params_default()
-        } else {
-            *p
-        };
-        let penalty = match p.penalty {
-            MVNMF_PENALTY_CLASS_PAIRS => Penalty::ClassPairs,
-            MVNMF_PENALTY_ITEM_NEIGHBORS => Penalty::ItemNeighbors,
-            _ => return Err(Error::BadParameter),
-        };
-        let out = GraphParams {
-            ka: p.ka,
-            kp: p.kp,
-            penalty,
-            sigma: p.sigma,
-            block: p.block,
-        };
-        out.validate()?;
-        Ok(out)
+    c_unsafe! {
+    let p = if p.is_null() {
+        mvnmf_graph_params_default()
+    } else {
+        *p
+    };
+    let penalty = match p.penalty {
+        MVNMF_PENALTY_CLASS_PAIRS => Penalty::ClassPairs,
+        MVNMF_PENALTY_ITEM_NEIGHBORS => Penalty::ItemNeighbors,
+        _ => return Err(Error::BadParameter),
+    };
+    let out = GraphParams {
+        ka: p.ka,
+        kp: p.kp,
+        penalty,
+        sigma: p.sigma,
+        block: p.block,
+    };
+    out.validate()?;
+    Ok(out)
     }
 }
 
@@ -365,18 +348,14 @@ pub unsafe extern "C" fn mvnmf_kernel_bandwidths_workspace(
     block: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let ks = ckernels(kernels, n_views)?;
-            similarity::resolve_bandwidths_workspace::<f64>(
-                shapes(views, n_views)?,
-                &ks,
-                n_classes,
-                block,
-            )
-        })
+    workspace! { bytes;
+        let ks = ckernels(kernels, n_views)?;
+        similarity::resolve_bandwidths_workspace::<f64>(
+            shapes(views, n_views)?,
+            &ks,
+            n_classes,
+            block,
+        )
     }
 }
 
@@ -395,21 +374,17 @@ pub unsafe extern "C" fn mvnmf_kernel_bandwidths(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let vs = CViews::new(views, n_views)?;
-            let ks = ckernels(kernels, n_views)?;
-            let lab = clabels(labels, vs.shape(0).cols, any_median(&ks))?;
-            if gammas.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let g = slice_mut(gammas, n_views)?;
-            let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-            similarity::resolve_bandwidths(&vs, &ks, lab, n_classes, block, g, w)?;
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        let vs = CViews::new(views, n_views)?;
+        let ks = ckernels(kernels, n_views)?;
+        let lab = clabels(labels, vs.shape(0).cols, any_median(&ks))?;
+        if gammas.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let g = slice_mut(gammas, n_views)?;
+        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        similarity::resolve_bandwidths(&vs, &ks, lab, n_classes, block, g, w)?;
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -423,14 +398,10 @@ pub unsafe extern "C" fn mvnmf_mkl_weights_workspace(
     params: *const mvnmf_mkl_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_mkl(params)?;
-            let ks = ckernels(kernels, n_views)?;
-            similarity::mkl_weights_workspace::<f64>(shapes(views, n_views)?, &ks, n_classes, &p)
-        })
+    workspace! { bytes;
+        let p = read_mkl(params)?;
+        let ks = ckernels(kernels, n_views)?;
+        similarity::mkl_weights_workspace::<f64>(shapes(views, n_views)?, &ks, n_classes, &p)
     }
 }
 
@@ -452,31 +423,27 @@ pub unsafe extern "C" fn mvnmf_mkl_weights(
     work_bytes: usize,
     report: *mut mvnmf_mkl_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_mkl(params)?;
-            let vs = CViews::new(views, n_views)?;
-            let ks = ckernels(kernels, n_views)?;
-            if labels.is_null() || eta.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let lab = clabels(labels, vs.shape(0).cols, true)?;
-            let e = slice_mut(eta, n_views)?;
-            let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-            let r = similarity::mkl_weights(&vs, &ks, lab, n_classes, &p, e, w)?;
-            if !report.is_null() {
-                *report = mvnmf_mkl_report {
-                    ridge: r.ridge,
-                    mean_diag: r.mean_diag,
-                    loss: r.loss,
-                    kkt_residual: r.kkt_residual,
-                    support: r.support,
-                };
-            }
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        let p = read_mkl(params)?;
+        let vs = CViews::new(views, n_views)?;
+        let ks = ckernels(kernels, n_views)?;
+        if labels.is_null() || eta.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let lab = clabels(labels, vs.shape(0).cols, true)?;
+        let e = slice_mut(eta, n_views)?;
+        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let r = similarity::mkl_weights(&vs, &ks, lab, n_classes, &p, e, w)?;
+        if !report.is_null() {
+            *report = mvnmf_mkl_report {
+                ridge: r.ridge,
+                mean_diag: r.mean_diag,
+                loss: r.loss,
+                kkt_residual: r.kkt_residual,
+                support: r.support,
+            };
+        }
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -490,18 +457,14 @@ pub unsafe extern "C" fn mvnmf_alignment_system_workspace(
     block: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let ks = ckernels(kernels, n_views)?;
-            similarity::alignment_system_workspace::<f64>(
-                shapes(views, n_views)?,
-                &ks,
-                n_classes,
-                block,
-            )
-        })
+    workspace! { bytes;
+        let ks = ckernels(kernels, n_views)?;
+        similarity::alignment_system_workspace::<f64>(
+            shapes(views, n_views)?,
+            &ks,
+            n_classes,
+            block,
+        )
     }
 }
 
@@ -522,31 +485,25 @@ pub unsafe extern "C" fn mvnmf_alignment_system(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let vs = CViews::new(views, n_views)?;
-            let ks = ckernels(kernels, n_views)?;
-            if labels.is_null() || g.is_null() || b.is_null() || constant.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let lab = clabels(labels, vs.shape(0).cols, true)?;
-            let gg = slice_mut(g, n_views.checked_mul(n_views).ok_or(Error::SizeOverflow)?)?;
-            let bb = slice_mut(b, n_views)?;
-            let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-            *constant = similarity::alignment_system(&vs, &ks, lab, n_classes, block, gg, bb, w)?;
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        let vs = CViews::new(views, n_views)?;
+        let ks = ckernels(kernels, n_views)?;
+        if labels.is_null() || g.is_null() || b.is_null() || constant.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let lab = clabels(labels, vs.shape(0).cols, true)?;
+        let gg = slice_mut(g, n_views.checked_mul(n_views).ok_or(Error::SizeOverflow)?)?;
+        let bb = slice_mut(b, n_views)?;
+        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        *constant = similarity::alignment_system(&vs, &ks, lab, n_classes, block, gg, bb, w)?;
+        Ok(mvnmf_status::Ok)
     }
 }
 
 /// Workspace bytes of `mvnmf_simplex_qp` for `h` weights.
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_simplex_qp_workspace(h: usize, bytes: *mut usize) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { query(bytes, || similarity::simplex_qp_workspace(h)) }
+    c_unsafe! { query(bytes, || similarity::simplex_qp_workspace(h)) }
 }
 
 /// `min ηᵀAη − 2bᵀη` on the simplex, exactly (supports enumerated for `h <= 16`, active set
@@ -563,30 +520,26 @@ pub unsafe extern "C" fn mvnmf_simplex_qp(
     work_bytes: usize,
     report: *mut mvnmf_qp_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if h == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            if a.is_null() || b.is_null() || eta.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let aa = slice(a, h.checked_mul(h).ok_or(Error::SizeOverflow)?)?;
-            let bb = slice(b, h)?;
-            let e = slice_mut(eta, h)?;
-            let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-            let r = similarity::simplex_qp(aa, bb, e, w)?;
-            if !report.is_null() {
-                *report = mvnmf_qp_report {
-                    objective: r.objective,
-                    kkt_residual: r.kkt_residual,
-                    support: r.support,
-                };
-            }
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        if h == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        if a.is_null() || b.is_null() || eta.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let aa = slice(a, h.checked_mul(h).ok_or(Error::SizeOverflow)?)?;
+        let bb = slice(b, h)?;
+        let e = slice_mut(eta, h)?;
+        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let r = similarity::simplex_qp(aa, bb, e, w)?;
+        if !report.is_null() {
+            *report = mvnmf_qp_report {
+                objective: r.objective,
+                kkt_residual: r.kkt_residual,
+                support: r.support,
+            };
+        }
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -600,19 +553,15 @@ pub unsafe extern "C" fn mvnmf_fused_knn_workspace(
     params: *const mvnmf_fused_knn_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_knn(params);
-            let ks = ckernels(kernels, n_views)?;
-            similarity::fused_knn_workspace::<f64>(
-                shapes(views, n_views)?,
-                &ks,
-                n_classes,
-                &knn_params(&p),
-            )
-        })
+    workspace! { bytes;
+        let p = read_knn(params);
+        let ks = ckernels(kernels, n_views)?;
+        similarity::fused_knn_workspace::<f64>(
+            shapes(views, n_views)?,
+            &ks,
+            n_classes,
+            &knn_params(&p),
+        )
     }
 }
 
@@ -641,52 +590,48 @@ pub unsafe extern "C" fn mvnmf_fused_knn(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_knn(params);
-            let vs = CViews::new(views, n_views)?;
-            let ks = ckernels(kernels, n_views)?;
-            let e = ceta(eta, n_views)?;
-            let n = vs.shape(0).cols;
-            let labeled_scope = matches!(
-                p.scope,
-                MVNMF_SCOPE_LABELED | MVNMF_SCOPE_SAME_CLASS | MVNMF_SCOPE_OTHER_CLASS
-            );
-            let lab = clabels(labels, n, labeled_scope || any_median(&ks))?;
-            let scope = match p.scope {
-                MVNMF_SCOPE_ALL => Scope::All,
-                MVNMF_SCOPE_LABELED => Scope::Labeled,
-                MVNMF_SCOPE_SAME_CLASS => Scope::SameClass,
-                MVNMF_SCOPE_OTHER_CLASS => Scope::OtherClass,
-                MVNMF_SCOPE_MASKED => Scope::Masked {
-                    query: cmask(query_mask, n)?,
-                    candidate: cmask(candidate_mask, n)?,
-                },
-                _ => return Err(Error::BadParameter),
-            };
-            if neighbors.is_null() || sims.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let nk = n.checked_mul(p.k).ok_or(Error::SizeOverflow)?;
-            let nb = slice_mut(neighbors, nk)?;
-            let s = slice_mut(sims, nk)?;
-            let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-            similarity::fused_knn(
-                &vs,
-                &ks,
-                e,
-                lab,
-                n_classes,
-                scope,
-                &knn_params(&p),
-                nb,
-                s,
-                w,
-            )?;
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        let p = read_knn(params);
+        let vs = CViews::new(views, n_views)?;
+        let ks = ckernels(kernels, n_views)?;
+        let e = ceta(eta, n_views)?;
+        let n = vs.shape(0).cols;
+        let labeled_scope = matches!(
+            p.scope,
+            MVNMF_SCOPE_LABELED | MVNMF_SCOPE_SAME_CLASS | MVNMF_SCOPE_OTHER_CLASS
+        );
+        let lab = clabels(labels, n, labeled_scope || any_median(&ks))?;
+        let scope = match p.scope {
+            MVNMF_SCOPE_ALL => Scope::All,
+            MVNMF_SCOPE_LABELED => Scope::Labeled,
+            MVNMF_SCOPE_SAME_CLASS => Scope::SameClass,
+            MVNMF_SCOPE_OTHER_CLASS => Scope::OtherClass,
+            MVNMF_SCOPE_MASKED => Scope::Masked {
+                query: cmask(query_mask, n)?,
+                candidate: cmask(candidate_mask, n)?,
+            },
+            _ => return Err(Error::BadParameter),
+        };
+        if neighbors.is_null() || sims.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let nk = n.checked_mul(p.k).ok_or(Error::SizeOverflow)?;
+        let nb = slice_mut(neighbors, nk)?;
+        let s = slice_mut(sims, nk)?;
+        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        similarity::fused_knn(
+            &vs,
+            &ks,
+            e,
+            lab,
+            n_classes,
+            scope,
+            &knn_params(&p),
+            nb,
+            s,
+            w,
+        )?;
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -700,19 +645,15 @@ pub unsafe extern "C" fn mvnmf_class_pairs_workspace(
     params: *const mvnmf_fused_knn_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_knn(params);
-            let ks = ckernels(kernels, n_views)?;
-            similarity::class_pairs_workspace::<f64>(
-                shapes(views, n_views)?,
-                &ks,
-                n_classes,
-                &knn_params(&p),
-            )
-        })
+    workspace! { bytes;
+        let p = read_knn(params);
+        let ks = ckernels(kernels, n_views)?;
+        similarity::class_pairs_workspace::<f64>(
+            shapes(views, n_views)?,
+            &ks,
+            n_classes,
+            &knn_params(&p),
+        )
     }
 }
 
@@ -734,25 +675,21 @@ pub unsafe extern "C" fn mvnmf_class_pairs(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_knn(params);
-            let vs = CViews::new(views, n_views)?;
-            let ks = ckernels(kernels, n_views)?;
-            let e = ceta(eta, n_views)?;
-            if labels.is_null() || pairs.is_null() || sims.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let lab = clabels(labels, vs.shape(0).cols, true)?;
-            let ck = n_classes.checked_mul(p.k).ok_or(Error::SizeOverflow)?;
-            let pp = slice_mut(pairs, ck.checked_mul(2).ok_or(Error::SizeOverflow)?)?;
-            let s = slice_mut(sims, ck)?;
-            let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-            similarity::class_pairs(&vs, &ks, e, lab, n_classes, &knn_params(&p), pp, s, w)?;
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        let p = read_knn(params);
+        let vs = CViews::new(views, n_views)?;
+        let ks = ckernels(kernels, n_views)?;
+        let e = ceta(eta, n_views)?;
+        if labels.is_null() || pairs.is_null() || sims.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let lab = clabels(labels, vs.shape(0).cols, true)?;
+        let ck = n_classes.checked_mul(p.k).ok_or(Error::SizeOverflow)?;
+        let pp = slice_mut(pairs, ck.checked_mul(2).ok_or(Error::SizeOverflow)?)?;
+        let s = slice_mut(sims, ck)?;
+        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        similarity::class_pairs(&vs, &ks, e, lab, n_classes, &knn_params(&p), pp, s, w)?;
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -764,16 +701,14 @@ unsafe fn capacity(
     penalty: *mut usize,
     tge: bool,
 ) -> Result<mvnmf_status, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        write_capacity(params, affinity, penalty, |p| {
-            if tge {
-                graph::tge_capacity(n, n_classes, p)
-            } else {
-                graph::ldge_capacity(n, n_classes, p)
-            }
-        })
+    c_unsafe! {
+    write_capacity(params, affinity, penalty, |p| {
+        if tge {
+            graph::tge_capacity(n, n_classes, p)
+        } else {
+            graph::ldge_capacity(n, n_classes, p)
+        }
+    })
     }
 }
 
@@ -784,16 +719,14 @@ pub(super) unsafe fn write_capacity(
     penalty: *mut usize,
     cap: impl FnOnce(&GraphParams) -> Result<graph::GraphNnz, Error>,
 ) -> Result<mvnmf_status, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if affinity.is_null() || penalty.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let c = cap(&read_graph(params)?)?;
-        *affinity = c.affinity;
-        *penalty = c.penalty;
-        Ok(mvnmf_status::Ok)
+    c_unsafe! {
+    if affinity.is_null() || penalty.is_null() {
+        return Err(Error::NullPointer);
+    }
+    let c = cap(&read_graph(params)?)?;
+    *affinity = c.affinity;
+    *penalty = c.penalty;
+    Ok(mvnmf_status::Ok)
     }
 }
 
@@ -808,19 +741,15 @@ pub unsafe extern "C" fn mvnmf_ldge_capacity(
     affinity_capacity: *mut usize,
     penalty_capacity: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            capacity(
-                n,
-                n_classes,
-                params,
-                affinity_capacity,
-                penalty_capacity,
-                false,
-            )
-        })
+    entry! {
+        capacity(
+            n,
+            n_classes,
+            params,
+            affinity_capacity,
+            penalty_capacity,
+            false,
+        )
     }
 }
 
@@ -833,19 +762,15 @@ pub unsafe extern "C" fn mvnmf_tge_capacity(
     affinity_capacity: *mut usize,
     penalty_capacity: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            capacity(
-                n,
-                n_classes,
-                params,
-                affinity_capacity,
-                penalty_capacity,
-                true,
-            )
-        })
+    entry! {
+        capacity(
+            n,
+            n_classes,
+            params,
+            affinity_capacity,
+            penalty_capacity,
+            true,
+        )
     }
 }
 
@@ -857,17 +782,15 @@ unsafe fn workspace(
     params: *const mvnmf_graph_params,
     tge: bool,
 ) -> Result<usize, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        let p = read_graph(params)?;
-        let ks = ckernels(kernels, n_views)?;
-        let s = shapes(views, n_views)?;
-        if tge {
-            graph::tge_workspace::<f64>(s, &ks, n_classes, &p)
-        } else {
-            graph::ldge_workspace::<f64>(s, &ks, n_classes, &p)
-        }
+    c_unsafe! {
+    let p = read_graph(params)?;
+    let ks = ckernels(kernels, n_views)?;
+    let s = shapes(views, n_views)?;
+    if tge {
+        graph::tge_workspace::<f64>(s, &ks, n_classes, &p)
+    } else {
+        graph::ldge_workspace::<f64>(s, &ks, n_classes, &p)
+    }
     }
 }
 
@@ -881,12 +804,8 @@ pub unsafe extern "C" fn mvnmf_ldge_workspace(
     params: *const mvnmf_graph_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            workspace(views, n_views, kernels, n_classes, params, false)
-        })
+    workspace! { bytes;
+        workspace(views, n_views, kernels, n_classes, params, false)
     }
 }
 
@@ -900,12 +819,8 @@ pub unsafe extern "C" fn mvnmf_tge_workspace(
     params: *const mvnmf_graph_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            workspace(views, n_views, kernels, n_classes, params, true)
-        })
+    workspace! { bytes;
+        workspace(views, n_views, kernels, n_classes, params, true)
     }
 }
 
@@ -913,21 +828,19 @@ pub(super) unsafe fn csr_out<'a>(
     b: *const mvnmf_csr_buffers,
     n: usize,
 ) -> Result<CsrOut<'a>, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if b.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let b = *b;
-        if b.row_ptr.is_null() || b.col_idx.is_null() || b.weights.is_null() {
-            return Err(Error::NullPointer);
-        }
-        Ok(CsrOut {
-            row_ptr: slice_mut(b.row_ptr, n.checked_add(1).ok_or(Error::SizeOverflow)?)?,
-            col_idx: slice_mut(b.col_idx, b.capacity)?,
-            weights: slice_mut(b.weights, b.capacity)?,
-        })
+    c_unsafe! {
+    if b.is_null() {
+        return Err(Error::NullPointer);
+    }
+    let b = *b;
+    if b.row_ptr.is_null() || b.col_idx.is_null() || b.weights.is_null() {
+        return Err(Error::NullPointer);
+    }
+    Ok(CsrOut {
+        row_ptr: slice_mut(b.row_ptr, n.checked_add(1).ok_or(Error::SizeOverflow)?)?,
+        col_idx: slice_mut(b.col_idx, b.capacity)?,
+        weights: slice_mut(b.weights, b.capacity)?,
+    })
     }
 }
 
@@ -948,29 +861,27 @@ unsafe fn build(
     work_bytes: usize,
     tge: bool,
 ) -> Result<mvnmf_status, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        let p = read_graph(params)?;
-        let vs = CViews::new(views, n_views)?;
-        let ks = ckernels(kernels, n_views)?;
-        let e = ceta(eta, n_views)?;
-        let n = vs.shape(0).cols;
-        let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
-        if affinity_nnz.is_null() || penalty_nnz.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let a = csr_out(affinity, n)?;
-        let q = csr_out(penalty, n)?;
-        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-        let r = if tge {
-            graph::tge(&vs, &ks, e, lab, n_classes, &p, a, q, w)?
-        } else {
-            graph::ldge(&vs, &ks, e, lab, n_classes, &p, a, q, w)?
-        };
-        *affinity_nnz = r.affinity;
-        *penalty_nnz = r.penalty;
-        Ok(mvnmf_status::Ok)
+    c_unsafe! {
+    let p = read_graph(params)?;
+    let vs = CViews::new(views, n_views)?;
+    let ks = ckernels(kernels, n_views)?;
+    let e = ceta(eta, n_views)?;
+    let n = vs.shape(0).cols;
+    let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
+    if affinity_nnz.is_null() || penalty_nnz.is_null() {
+        return Err(Error::NullPointer);
+    }
+    let a = csr_out(affinity, n)?;
+    let q = csr_out(penalty, n)?;
+    let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+    let r = if tge {
+        graph::tge(&vs, &ks, e, lab, n_classes, &p, a, q, w)?
+    } else {
+        graph::ldge(&vs, &ks, e, lab, n_classes, &p, a, q, w)?
+    };
+    *affinity_nnz = r.affinity;
+    *penalty_nnz = r.penalty;
+    Ok(mvnmf_status::Ok)
     }
 }
 
@@ -997,30 +908,26 @@ pub unsafe extern "C" fn mvnmf_ldge(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if labels.is_null() {
-                return Err(Error::NullPointer);
-            }
-            build(
-                views,
-                n_views,
-                kernels,
-                eta,
-                labels,
-                n_classes,
-                params,
-                affinity,
-                penalty,
-                affinity_nnz,
-                penalty_nnz,
-                work,
-                work_bytes,
-                false,
-            )
-        })
+    entry! {
+        if labels.is_null() {
+            return Err(Error::NullPointer);
+        }
+        build(
+            views,
+            n_views,
+            kernels,
+            eta,
+            labels,
+            n_classes,
+            params,
+            affinity,
+            penalty,
+            affinity_nnz,
+            penalty_nnz,
+            work,
+            work_bytes,
+            false,
+        )
     }
 }
 
@@ -1045,27 +952,23 @@ pub unsafe extern "C" fn mvnmf_tge(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            build(
-                views,
-                n_views,
-                kernels,
-                eta,
-                labels,
-                n_classes,
-                params,
-                affinity,
-                penalty,
-                affinity_nnz,
-                penalty_nnz,
-                work,
-                work_bytes,
-                true,
-            )
-        })
+    entry! {
+        build(
+            views,
+            n_views,
+            kernels,
+            eta,
+            labels,
+            n_classes,
+            params,
+            affinity,
+            penalty,
+            affinity_nnz,
+            penalty_nnz,
+            work,
+            work_bytes,
+            true,
+        )
     }
 }
 
@@ -1079,47 +982,41 @@ pub unsafe extern "C" fn mvnmf_graph_degrees(
     weights: *const f64,
     degrees: *mut f64,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if n == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            if row_ptr.is_null() || degrees.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let rp = slice(row_ptr, n.checked_add(1).ok_or(Error::SizeOverflow)?)?;
-            let nnz = rp[n];
-            if nnz > 0 && (col_idx.is_null() || weights.is_null()) {
-                return Err(Error::NullPointer);
-            }
-            let ci = slice(col_idx, nnz)?;
-            let w = slice(weights, nnz)?;
-            let g = CsrGraph::new(n, rp, ci, w)?;
-            let d = slice_mut(degrees, n)?;
-            for (j, x) in d.iter_mut().enumerate() {
-                *x = g.degree(j);
-            }
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        if n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        if row_ptr.is_null() || degrees.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let rp = slice(row_ptr, n.checked_add(1).ok_or(Error::SizeOverflow)?)?;
+        let nnz = rp[n];
+        if nnz > 0 && (col_idx.is_null() || weights.is_null()) {
+            return Err(Error::NullPointer);
+        }
+        let ci = slice(col_idx, nnz)?;
+        let w = slice(weights, nnz)?;
+        let g = CsrGraph::new(n, rp, ci, w)?;
+        let d = slice_mut(degrees, n)?;
+        for (j, x) in d.iter_mut().enumerate() {
+            *x = g.degree(j);
+        }
+        Ok(mvnmf_status::Ok)
     }
 }
 
 /// A dense view descriptor as a [`Dense`] view (`MVNMF_STATUS_BAD_PARAMETER` for a CSC one).
 unsafe fn dense_view<'a>(v: *const mvnmf_view) -> Result<Dense<'a, f64>, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if v.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let v = &*v;
-        if v.kind != MVNMF_VIEW_DENSE {
-            return Err(Error::BadParameter);
-        }
-        let p = parts(v)?;
-        Dense::new(p.values, v.rows, v.cols, v.col_stride)
+    c_unsafe! {
+    if v.is_null() {
+        return Err(Error::NullPointer);
+    }
+    let v = &*v;
+    if v.kind != MVNMF_VIEW_DENSE {
+        return Err(Error::BadParameter);
+    }
+    let p = parts(v)?;
+    Dense::new(p.values, v.rows, v.cols, v.col_stride)
     }
 }
 
@@ -1134,9 +1031,7 @@ pub unsafe extern "C" fn mvnmf_cca_workspace(
     dims: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { query(bytes, || cca_dims(di, dj, n, dims)) }
+    c_unsafe! { query(bytes, || cca_dims(di, dj, n, dims)) }
 }
 
 /// The shape rule of `mvnmf_cca`, shared with its query (and its workspace
@@ -1183,32 +1078,28 @@ pub unsafe extern "C" fn mvnmf_cca(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let vi = dense_view(xi)?;
-            let vj = dense_view(xj)?;
-            if phi_i.is_null()
-                || phi_j.is_null()
-                || rho.is_null()
-                || mu_i.is_null()
-                || mu_j.is_null()
-            {
-                return Err(Error::NullPointer);
-            }
-            let (di, dj) = (vi.mat().rows(), vj.mat().rows());
-            cca_dims(di, dj, vi.mat().cols(), dims)?;
-            let len = |a: usize| a.checked_mul(dims).ok_or(Error::SizeOverflow);
-            let fi = slice_mut(phi_i, len(di)?)?;
-            let fj = slice_mut(phi_j, len(dj)?)?;
-            let r = slice_mut(rho, dims)?;
-            let mi = slice_mut(mu_i, di)?;
-            let mj = slice_mut(mu_j, dj)?;
-            let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-            similarity::cca(&vi, &vj, reg, dims, fi, fj, r, mi, mj, w)?;
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        let vi = dense_view(xi)?;
+        let vj = dense_view(xj)?;
+        if phi_i.is_null()
+            || phi_j.is_null()
+            || rho.is_null()
+            || mu_i.is_null()
+            || mu_j.is_null()
+        {
+            return Err(Error::NullPointer);
+        }
+        let (di, dj) = (vi.mat().rows(), vj.mat().rows());
+        cca_dims(di, dj, vi.mat().cols(), dims)?;
+        let len = |a: usize| a.checked_mul(dims).ok_or(Error::SizeOverflow);
+        let fi = slice_mut(phi_i, len(di)?)?;
+        let fj = slice_mut(phi_j, len(dj)?)?;
+        let r = slice_mut(rho, dims)?;
+        let mi = slice_mut(mu_i, di)?;
+        let mj = slice_mut(mu_j, dj)?;
+        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        similarity::cca(&vi, &vj, reg, dims, fi, fj, r, mi, mj, w)?;
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -1244,14 +1135,12 @@ fn fused_from_c(p: &mvnmf_fused_graph_params) -> Result<graph::FusedParams, Erro
 
 /// `*p`, or the defaults when `p` is NULL.
 unsafe fn read_fused(p: *const mvnmf_fused_graph_params) -> Result<graph::FusedParams, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if p.is_null() {
-            Ok(graph::FusedParams::default())
-        } else {
-            fused_from_c(&*p)
-        }
+    c_unsafe! {
+    if p.is_null() {
+        Ok(graph::FusedParams::default())
+    } else {
+        fused_from_c(&*p)
+    }
     }
 }
 
@@ -1276,13 +1165,9 @@ pub unsafe extern "C" fn mvnmf_fused_graph_workspace(
     params: *const mvnmf_fused_graph_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_fused(params)?;
-            graph::fused_graph_workspace::<f64>(shapes(views, n_views)?, &p)
-        })
+    workspace! { bytes;
+        let p = read_fused(params)?;
+        graph::fused_graph_workspace::<f64>(shapes(views, n_views)?, &p)
     }
 }
 
@@ -1307,27 +1192,23 @@ pub unsafe extern "C" fn mvnmf_fused_graph(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_fused(params)?;
-            let vs = CViews::new(views, n_views)?;
-            let n = vs.shape(0).cols;
-            let g = if gammas.is_null() {
-                None
-            } else {
-                Some(slice(gammas, n_views)?)
-            };
-            let pr = priors_of(priors, n_views)?;
-            if w.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let ww = slice_mut(w, n.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-            graph::fused_graph(&vs, g, pr, &p, ww, wk)?;
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        let p = read_fused(params)?;
+        let vs = CViews::new(views, n_views)?;
+        let n = vs.shape(0).cols;
+        let g = if gammas.is_null() {
+            None
+        } else {
+            Some(slice(gammas, n_views)?)
+        };
+        let pr = priors_of(priors, n_views)?;
+        if w.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let ww = slice_mut(w, n.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        graph::fused_graph(&vs, g, pr, &p, ww, wk)?;
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -1341,13 +1222,9 @@ pub unsafe extern "C" fn mvnmf_anchors_kmeans_workspace(
     params: *const super::eval::mvnmf_kmeans_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            graph::anchors_by_kmeans_workspace::<f64>(shapes(views, n_views)?, m, &p)
-        })
+    workspace! { bytes;
+        let p = read_params(params)?;
+        graph::anchors_by_kmeans_workspace::<f64>(shapes(views, n_views)?, m, &p)
     }
 }
 
@@ -1368,26 +1245,22 @@ pub unsafe extern "C" fn mvnmf_anchors_kmeans(
     work_bytes: usize,
     report: *mut super::eval::mvnmf_kmeans_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            let vs = CViews::new(views, n_views)?;
-            if m == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            // The query's checks (dense views, `m ≤ n`, sizes) before the
-            // outputs', so that both give the same status.
-            graph::anchors_by_kmeans_workspace::<f64>((0..vs.count()).map(|i| vs.shape(i)), m, &p)?;
-            let mut out = factors::<*mut f64, _>(anchors, &vs, m, &[], |x| x.is_null())?;
-            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-            let r = graph::anchors_by_kmeans(&vs, m, &p, &mut out, wk)?;
-            if !report.is_null() {
-                *report = super::eval::kmeans_report_to_c(&r);
-            }
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        let p = read_params(params)?;
+        let vs = CViews::new(views, n_views)?;
+        if m == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        // The query's checks (dense views, `m ≤ n`, sizes) before the
+        // outputs', so that both give the same status.
+        graph::anchors_by_kmeans_workspace::<f64>((0..vs.count()).map(|i| vs.shape(i)), m, &p)?;
+        let mut out = factors::<*mut f64, _>(anchors, &vs, m, &[], |x| x.is_null())?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let r = graph::anchors_by_kmeans(&vs, m, &p, &mut out, wk)?;
+        if !report.is_null() {
+            *report = super::eval::kmeans_report_to_c(&r);
+        }
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -1401,17 +1274,15 @@ pub extern "C" fn mvnmf_anchor_scales_len(n_views: usize) -> usize {
 }
 
 unsafe fn priors_of<'a>(priors: *const f64, n_views: usize) -> Result<Option<&'a [f64]>, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if priors.is_null() {
-            Ok(None)
-        } else {
-            Ok(Some(slice(
-                priors,
-                n_views.checked_mul(n_views).ok_or(Error::SizeOverflow)?,
-            )?))
-        }
+    c_unsafe! {
+    if priors.is_null() {
+        Ok(None)
+    } else {
+        Ok(Some(slice(
+            priors,
+            n_views.checked_mul(n_views).ok_or(Error::SizeOverflow)?,
+        )?))
+    }
     }
 }
 
@@ -1428,14 +1299,10 @@ pub unsafe extern "C" fn mvnmf_anchor_graph_workspace(
     params: *const mvnmf_fused_graph_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_fused(params)?;
-            let pr = priors_of(priors, n_views)?;
-            graph::anchor_graph_workspace::<f64>(shapes(views, n_views)?, n_train, m, pr, &p)
-        })
+    workspace! { bytes;
+        let p = read_fused(params)?;
+        let pr = priors_of(priors, n_views)?;
+        graph::anchor_graph_workspace::<f64>(shapes(views, n_views)?, n_train, m, pr, &p)
     }
 }
 
@@ -1474,31 +1341,27 @@ pub unsafe extern "C" fn mvnmf_anchor_graph(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_fused(params)?;
-            let vs = CViews::new(views, n_views)?;
-            let av = CViews::new(anchors, n_views)?;
-            let tv = if train.is_null() {
-                None
-            } else {
-                Some(CViews::new(train, n_views)?)
-            };
-            let pr = priors_of(priors, n_views)?;
-            let n = vs.shape(0).cols;
-            let ns = n.checked_mul(s).ok_or(Error::SizeOverflow)?;
-            if scales.is_null() || idx.is_null() || z.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let sc = slice_mut(scales, mvnmf_anchor_scales_len(n_views))?;
-            let ii = slice_mut(idx, ns)?;
-            let zz = slice_mut(z, ns)?;
-            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-            graph::anchor_graph(&vs, tv.as_ref(), &av, s, pr, &p, sc, ii, zz, wk)?;
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        let p = read_fused(params)?;
+        let vs = CViews::new(views, n_views)?;
+        let av = CViews::new(anchors, n_views)?;
+        let tv = if train.is_null() {
+            None
+        } else {
+            Some(CViews::new(train, n_views)?)
+        };
+        let pr = priors_of(priors, n_views)?;
+        let n = vs.shape(0).cols;
+        let ns = n.checked_mul(s).ok_or(Error::SizeOverflow)?;
+        if scales.is_null() || idx.is_null() || z.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let sc = slice_mut(scales, mvnmf_anchor_scales_len(n_views))?;
+        let ii = slice_mut(idx, ns)?;
+        let zz = slice_mut(z, ns)?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        graph::anchor_graph(&vs, tv.as_ref(), &av, s, pr, &p, sc, ii, zz, wk)?;
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -1510,9 +1373,7 @@ pub unsafe extern "C" fn mvnmf_fused_knn_graph_capacity(
     s: usize,
     capacity: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { query(capacity, || graph::fused_knn_graph_capacity(n, s)) }
+    c_unsafe! { query(capacity, || graph::fused_knn_graph_capacity(n, s)) }
 }
 
 /// Workspace bytes of `mvnmf_fused_knn_graph` (validates the view descriptors
@@ -1526,14 +1387,10 @@ pub unsafe extern "C" fn mvnmf_fused_knn_graph_workspace(
     params: *const mvnmf_fused_graph_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_fused(params)?;
-            let pr = priors_of(priors, n_views)?;
-            graph::fused_knn_graph_workspace::<f64>(shapes(views, n_views)?, s, pr, &p)
-        })
+    workspace! { bytes;
+        let p = read_fused(params)?;
+        let pr = priors_of(priors, n_views)?;
+        graph::fused_knn_graph_workspace::<f64>(shapes(views, n_views)?, s, pr, &p)
     }
 }
 
@@ -1560,21 +1417,17 @@ pub unsafe extern "C" fn mvnmf_fused_knn_graph(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_fused(params)?;
-            let vs = CViews::new(views, n_views)?;
-            let pr = priors_of(priors, n_views)?;
-            let n = vs.shape(0).cols;
-            let mut o = csr_out(out, n)?;
-            if nnz.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-            *nnz = graph::fused_knn_graph(&vs, s, pr, &p, &mut o, wk)?;
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        let p = read_fused(params)?;
+        let vs = CViews::new(views, n_views)?;
+        let pr = priors_of(priors, n_views)?;
+        let n = vs.shape(0).cols;
+        let mut o = csr_out(out, n)?;
+        if nnz.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        *nnz = graph::fused_knn_graph(&vs, s, pr, &p, &mut o, wk)?;
+        Ok(mvnmf_status::Ok)
     }
 }

@@ -28,12 +28,17 @@
 //! * No panic crosses the boundary: one would be caught and reported as
 //!   `MVNMF_STATUS_INTERNAL` (hosted builds).
 #![allow(unsafe_code, non_camel_case_types, clippy::missing_safety_doc)]
+// `c_unsafe!`, `entry!` and `workspace!` (ffi/util.rs) exist to put a body
+// under the entry point's contract: their metavariables are meant to expand
+// inside `unsafe`.
+#![allow(clippy::macro_metavars_in_unsafe)]
 
 // The C types, constants and small exports every file uses (declared first:
 // cbindgen writes them first), and the helpers the entry points share
 // (private to `ffi`: its files import them through `super`).
-mod types;
+#[macro_use]
 mod util;
+mod types;
 pub use types::*;
 use util::*;
 

@@ -84,14 +84,10 @@ pub unsafe extern "C" fn mvnmf_mvel_fit_workspace(
     params: *const mvnmf_mvel_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            let g = read_graph(graph)?;
-            mvel::fit_workspace::<f64, _>(GraphOp::<f64>::items(&g), n_labels, r, &g, &p)
-        })
+    workspace! { bytes;
+        let p = read_params(params)?;
+        let g = read_graph(graph)?;
+        mvel::fit_workspace::<f64, _>(GraphOp::<f64>::items(&g), n_labels, r, &g, &p)
     }
 }
 
@@ -126,27 +122,23 @@ pub unsafe extern "C" fn mvnmf_mvel_fit(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            let g = read_graph(graph)?;
-            let n = GraphOp::<f64>::items(&g);
-            if n_labels == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
-            let y = MatRef::col_major(slice(labels, cn)?, n_labels, n)?;
-            if q.is_null() || h.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let qq = slice_mut(q, n_labels.checked_mul(r).ok_or(Error::SizeOverflow)?)?;
-            let hh = slice_mut(h, r.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-            let rep = with_monitor(progress, user, |m| mvel::fit(y, &g, r, &p, qq, hh, wk, m))?;
-            finish(rep, report)
-        })
+    entry! {
+        let p = read_params(params)?;
+        let g = read_graph(graph)?;
+        let n = GraphOp::<f64>::items(&g);
+        if n_labels == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
+        let y = MatRef::col_major(slice(labels, cn)?, n_labels, n)?;
+        if q.is_null() || h.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let qq = slice_mut(q, n_labels.checked_mul(r).ok_or(Error::SizeOverflow)?)?;
+        let hh = slice_mut(h, r.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let rep = with_monitor(progress, user, |m| mvel::fit(y, &g, r, &p, qq, hh, wk, m))?;
+        finish(rep, report)
     }
 }
 
@@ -160,9 +152,7 @@ pub unsafe extern "C" fn mvnmf_mvel_predict_workspace(
     n: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { query(bytes, || mvel::predict_workspace::<f64>(n_labels, r, n)) }
+    c_unsafe! { query(bytes, || mvel::predict_workspace::<f64>(n_labels, r, n)) }
 }
 
 /// The label scores `QH` (`n_labels × n`; for the fit's factors each in
@@ -184,22 +174,18 @@ pub unsafe extern "C" fn mvnmf_mvel_predict(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            // The shape rule of the workspace query, then the buffers.
-            mvel::predict_shape::<f64>(n_labels, r, n)?;
-            let qq = slice(q, n_labels.checked_mul(r).ok_or(Error::SizeOverflow)?)?;
-            let hh = slice(h, r.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-            if scores.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let ss = slice_mut(scores, n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-            mvel::predict(qq, hh, n_labels, r, ss, wk)?;
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        // The shape rule of the workspace query, then the buffers.
+        mvel::predict_shape::<f64>(n_labels, r, n)?;
+        let qq = slice(q, n_labels.checked_mul(r).ok_or(Error::SizeOverflow)?)?;
+        let hh = slice(h, r.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+        if scores.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let ss = slice_mut(scores, n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        mvel::predict(qq, hh, n_labels, r, ss, wk)?;
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -209,9 +195,7 @@ pub unsafe extern "C" fn mvnmf_mvel_thresholds_workspace(
     n: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { query(bytes, || mvel::choose_thresholds_workspace(n)) }
+    c_unsafe! { query(bytes, || mvel::choose_thresholds_workspace(n)) }
 }
 
 /// Per-label thresholds `tau[n_labels]`: for each label the cut between two
@@ -228,24 +212,20 @@ pub unsafe extern "C" fn mvnmf_mvel_thresholds(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if n_labels == 0 || n == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
-            let s = MatRef::col_major(slice(scores, cn)?, n_labels, n)?;
-            let y = MatRef::col_major(slice(labels, cn)?, n_labels, n)?;
-            if tau.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let t = slice_mut(tau, n_labels)?;
-            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-            mvel::choose_thresholds(s, y, t, wk)?;
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        if n_labels == 0 || n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
+        let s = MatRef::col_major(slice(scores, cn)?, n_labels, n)?;
+        let y = MatRef::col_major(slice(labels, cn)?, n_labels, n)?;
+        if tau.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let t = slice_mut(tau, n_labels)?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        mvel::choose_thresholds(s, y, t, wk)?;
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -258,23 +238,19 @@ pub unsafe extern "C" fn mvnmf_mvel_decide(
     n: usize,
     pred: *mut u8,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if n_labels == 0 || n == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
-            let s = MatRef::col_major(slice(scores, cn)?, n_labels, n)?;
-            let t = slice(tau, n_labels)?;
-            if pred.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let p = MatMut::col_major(slice_mut(pred, cn)?, n_labels, n)?;
-            mvel::decide(s, t, p)?;
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        if n_labels == 0 || n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
+        let s = MatRef::col_major(slice(scores, cn)?, n_labels, n)?;
+        let t = slice(tau, n_labels)?;
+        if pred.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let p = MatMut::col_major(slice_mut(pred, cn)?, n_labels, n)?;
+        mvel::decide(s, t, p)?;
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -284,9 +260,7 @@ pub unsafe extern "C" fn mvnmf_mvel_decide_pu_workspace(
     n: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { query(bytes, || mvel::pu_thresholds_workspace(n)) }
+    c_unsafe! { query(bytes, || mvel::pu_thresholds_workspace(n)) }
 }
 
 /// MVEL's decisions by a positive–unlabeled rule (Elkan & Noto 2008; the
@@ -318,35 +292,31 @@ pub unsafe extern "C" fn mvnmf_mvel_decide_pu(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if n_labels == 0 || n == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
-            let s = MatRef::col_major(slice(scores, cn)?, n_labels, n)?;
-            let y = MatRef::col_major(slice(labels, cn)?, n_labels, n)?;
-            let f = if label_freq.is_null() {
-                None
-            } else {
-                Some(slice(label_freq, n_labels)?)
-            };
-            if tau.is_null() || pred.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let t = slice_mut(tau, n_labels)?;
-            let used = if label_freq_used.is_null() {
-                None
-            } else {
-                Some(slice_mut(label_freq_used, n_labels)?)
-            };
-            let p = MatMut::col_major(slice_mut(pred, cn)?, n_labels, n)?;
-            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-            mvel::decide_pu(s, y, f, t, used, p, wk)?;
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        if n_labels == 0 || n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
+        let s = MatRef::col_major(slice(scores, cn)?, n_labels, n)?;
+        let y = MatRef::col_major(slice(labels, cn)?, n_labels, n)?;
+        let f = if label_freq.is_null() {
+            None
+        } else {
+            Some(slice(label_freq, n_labels)?)
+        };
+        if tau.is_null() || pred.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let t = slice_mut(tau, n_labels)?;
+        let used = if label_freq_used.is_null() {
+            None
+        } else {
+            Some(slice_mut(label_freq_used, n_labels)?)
+        };
+        let p = MatMut::col_major(slice_mut(pred, cn)?, n_labels, n)?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        mvel::decide_pu(s, y, f, t, used, p, wk)?;
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -361,14 +331,10 @@ pub unsafe extern "C" fn mvnmf_mvel_fit_anchored_workspace(
     params: *const mvnmf_mvel_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            anchored_dims(n, n_labels, r, m)?;
-            mvel::fit_anchored_workspace::<f64>(n, n_labels, r, m, &p)
-        })
+    workspace! { bytes;
+        let p = read_params(params)?;
+        anchored_dims(n, n_labels, r, m)?;
+        mvel::fit_anchored_workspace::<f64>(n, n_labels, r, m, &p)
     }
 }
 
@@ -413,31 +379,27 @@ pub unsafe extern "C" fn mvnmf_mvel_fit_anchored(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            if n_labels == 0 || n == 0 || s == 0 || m == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            anchored_dims(n, n_labels, r, m)?;
-            let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
-            let y = MatRef::col_major(slice(labels, cn)?, n_labels, n)?;
-            let ns = n.checked_mul(s).ok_or(Error::SizeOverflow)?;
-            let ii = slice(idx, ns)?;
-            let zz = slice(z, ns)?;
-            if q.is_null() || a.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let qq = slice_mut(q, n_labels.checked_mul(r).ok_or(Error::SizeOverflow)?)?;
-            let aa = slice_mut(a, r.checked_mul(m).ok_or(Error::SizeOverflow)?)?;
-            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-            let rep = with_monitor(progress, user, |mo| {
-                mvel::fit_anchored(y, ii, zz, s, m, r, &p, qq, aa, wk, mo)
-            })?;
-            finish(rep, report)
-        })
+    entry! {
+        let p = read_params(params)?;
+        if n_labels == 0 || n == 0 || s == 0 || m == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        anchored_dims(n, n_labels, r, m)?;
+        let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
+        let y = MatRef::col_major(slice(labels, cn)?, n_labels, n)?;
+        let ns = n.checked_mul(s).ok_or(Error::SizeOverflow)?;
+        let ii = slice(idx, ns)?;
+        let zz = slice(z, ns)?;
+        if q.is_null() || a.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let qq = slice_mut(q, n_labels.checked_mul(r).ok_or(Error::SizeOverflow)?)?;
+        let aa = slice_mut(a, r.checked_mul(m).ok_or(Error::SizeOverflow)?)?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let rep = with_monitor(progress, user, |mo| {
+            mvel::fit_anchored(y, ii, zz, s, m, r, &p, qq, aa, wk, mo)
+        })?;
+        finish(rep, report)
     }
 }
 
@@ -456,26 +418,22 @@ pub unsafe extern "C" fn mvnmf_mvel_embed_anchored(
     n: usize,
     h: *mut f64,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if r == 0 {
-                return Err(Error::BadRank);
-            }
-            if m == 0 || n == 0 || s == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let aa = slice(a, r.checked_mul(m).ok_or(Error::SizeOverflow)?)?;
-            let ns = n.checked_mul(s).ok_or(Error::SizeOverflow)?;
-            let ii = slice(idx, ns)?;
-            let zz = slice(z, ns)?;
-            if h.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let hh = slice_mut(h, r.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-            mvel::embed_anchored(aa, r, ii, zz, s, hh)?;
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        if r == 0 {
+            return Err(Error::BadRank);
+        }
+        if m == 0 || n == 0 || s == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let aa = slice(a, r.checked_mul(m).ok_or(Error::SizeOverflow)?)?;
+        let ns = n.checked_mul(s).ok_or(Error::SizeOverflow)?;
+        let ii = slice(idx, ns)?;
+        let zz = slice(z, ns)?;
+        if h.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let hh = slice_mut(h, r.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+        mvel::embed_anchored(aa, r, ii, zz, s, hh)?;
+        Ok(mvnmf_status::Ok)
     }
 }

@@ -2,12 +2,7 @@
 
 use core::ffi::c_void;
 
-use super::{
-    factors, finish, guard, mvnmf_parallel, mvnmf_progress_fn, mvnmf_report, mvnmf_status,
-    mvnmf_view, mvnmf_view_f32, outputs, query, read_params, read_views, shapes, slice,
-    stop_rule_from_c, stop_rule_to_c, with_monitor, CParams, ViewDesc, MVNMF_INIT_GIVEN,
-    MVNMF_INIT_RANDOM,
-};
+use super::*;
 use crate::error::Error;
 use crate::graph::{CsrGraph, CsrGraphs, DenseGraph, GraphOp, NoGraph, Sge};
 use crate::models::mvsl::{self, MvslParams};
@@ -302,14 +297,12 @@ impl<T: GraphScalar> GraphOp<T> for AnyGraph<'_> {
 pub(super) unsafe fn read_graph_for<'a, T: GraphScalar>(
     g: *const mvnmf_graph,
 ) -> Result<AnyGraph<'a>, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        let graph = read_graph(g)?;
-        if matches!(graph, AnyGraph::Dense(_)) && !T::DENSE {
-            return Err(Error::BadParameter);
-        }
-        Ok(graph)
+    c_unsafe! {
+    let graph = read_graph(g)?;
+    if matches!(graph, AnyGraph::Dense(_)) && !T::DENSE {
+        return Err(Error::BadParameter);
+    }
+    Ok(graph)
     }
 }
 
@@ -325,15 +318,13 @@ pub(super) unsafe fn csr_arrays<'a>(
     ci: *const usize,
     w: *const f64,
 ) -> Result<Option<CsrArrays<'a>>, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if rp.is_null() {
-            return Ok(None);
-        }
-        let row_ptr = slice(rp, n.checked_add(1).ok_or(Error::SizeOverflow)?)?;
-        let nnz = row_ptr[n];
-        Ok(Some((row_ptr, slice(ci, nnz)?, slice(w, nnz)?)))
+    c_unsafe! {
+    if rp.is_null() {
+        return Ok(None);
+    }
+    let row_ptr = slice(rp, n.checked_add(1).ok_or(Error::SizeOverflow)?)?;
+    let nnz = row_ptr[n];
+    Ok(Some((row_ptr, slice(ci, nnz)?, slice(w, nnz)?)))
     }
 }
 
@@ -343,60 +334,56 @@ unsafe fn csr<'a>(
     ci: *const usize,
     w: *const f64,
 ) -> Result<Option<CsrGraph<'a>>, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        match csr_arrays(n, rp, ci, w)? {
-            None => Ok(None),
-            Some((row_ptr, col_idx, weights)) => {
-                Ok(Some(CsrGraph::new(n, row_ptr, col_idx, weights)?))
-            }
+    c_unsafe! {
+    match csr_arrays(n, rp, ci, w)? {
+        None => Ok(None),
+        Some((row_ptr, col_idx, weights)) => {
+            Ok(Some(CsrGraph::new(n, row_ptr, col_idx, weights)?))
         }
+    }
     }
 }
 
 /// Validates a graph descriptor (structure, labels, symmetry).
 pub(super) unsafe fn read_graph<'a>(g: *const mvnmf_graph) -> Result<AnyGraph<'a>, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if g.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let g = &*g;
-        if g.n == 0 {
-            return Err(Error::ZeroDimension);
-        }
-        match g.kind {
-            MVNMF_GRAPH_NONE => Ok(AnyGraph::None(NoGraph { n: g.n })),
-            MVNMF_GRAPH_SGE => {
-                if g.labels.is_null() {
-                    return Err(Error::NullPointer);
-                }
-                Ok(AnyGraph::Sge(Sge::new(slice(g.labels, g.n)?, g.n_classes)?))
+    c_unsafe! {
+    if g.is_null() {
+        return Err(Error::NullPointer);
+    }
+    let g = &*g;
+    if g.n == 0 {
+        return Err(Error::ZeroDimension);
+    }
+    match g.kind {
+        MVNMF_GRAPH_NONE => Ok(AnyGraph::None(NoGraph { n: g.n })),
+        MVNMF_GRAPH_SGE => {
+            if g.labels.is_null() {
+                return Err(Error::NullPointer);
             }
-            MVNMF_GRAPH_CSR => {
-                let a = csr(
-                    g.n,
-                    g.affinity_row_ptr,
-                    g.affinity_col_idx,
-                    g.affinity_weights,
-                )?;
-                let p = csr(g.n, g.penalty_row_ptr, g.penalty_col_idx, g.penalty_weights)?;
-                Ok(AnyGraph::Csr(CsrGraphs::new(g.n, a, p)?))
-            }
-            MVNMF_GRAPH_DENSE => {
-                let nn = g.n.checked_mul(g.n).ok_or(Error::SizeOverflow)?;
-                if g.affinity_weights.is_null() {
-                    return Err(Error::NullPointer);
-                }
-                Ok(AnyGraph::Dense(DenseGraph::new(
-                    slice(g.affinity_weights, nn)?,
-                    g.n,
-                )?))
-            }
-            _ => Err(Error::BadParameter),
+            Ok(AnyGraph::Sge(Sge::new(slice(g.labels, g.n)?, g.n_classes)?))
         }
+        MVNMF_GRAPH_CSR => {
+            let a = csr(
+                g.n,
+                g.affinity_row_ptr,
+                g.affinity_col_idx,
+                g.affinity_weights,
+            )?;
+            let p = csr(g.n, g.penalty_row_ptr, g.penalty_col_idx, g.penalty_weights)?;
+            Ok(AnyGraph::Csr(CsrGraphs::new(g.n, a, p)?))
+        }
+        MVNMF_GRAPH_DENSE => {
+            let nn = g.n.checked_mul(g.n).ok_or(Error::SizeOverflow)?;
+            if g.affinity_weights.is_null() {
+                return Err(Error::NullPointer);
+            }
+            Ok(AnyGraph::Dense(DenseGraph::new(
+                slice(g.affinity_weights, nn)?,
+                g.n,
+            )?))
+        }
+        _ => Err(Error::BadParameter),
+    }
     }
 }
 
@@ -417,17 +404,13 @@ pub unsafe extern "C" fn mvnmf_mvsl_params_preset(
     preset: u32,
     out: *mut mvnmf_mvsl_params,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if out.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let p = preset_of(preset).ok_or(Error::BadParameter)?;
-            *out = p.into();
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        if out.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let p = preset_of(preset).ok_or(Error::BadParameter)?;
+        *out = p.into();
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -442,9 +425,7 @@ pub unsafe extern "C" fn mvnmf_mvsl_fit_workspace(
     params: *const mvnmf_mvsl_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { fit_ws(views, n_views, graph, k, params, bytes) }
+    c_unsafe! { fit_ws(views, n_views, graph, k, params, bytes) }
 }
 
 unsafe fn fit_ws<D: ViewDesc>(
@@ -458,14 +439,10 @@ unsafe fn fit_ws<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            let g = read_graph_for::<D::T>(graph)?;
-            mvsl::fit_workspace::<D::T, _>(shapes(views, n_views)?, &g, k, &p)
-        })
+    workspace! { bytes;
+        let p = read_params(params)?;
+        let g = read_graph_for::<D::T>(graph)?;
+        mvsl::fit_workspace::<D::T, _>(shapes(views, n_views)?, &g, k, &p)
     }
 }
 
@@ -500,20 +477,9 @@ pub unsafe extern "C" fn mvnmf_mvsl_fit(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        fit_c(
-            views,
-            n_views,
-            graph,
-            k,
-            params,
-            (u, v),
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        fit_c(views, n_views, graph, k, params, (u, v), (work, work_bytes), (progress, user),
+            report)
     }
 }
 
@@ -533,20 +499,16 @@ unsafe fn fit_c<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            let g = read_graph_for::<D::T>(graph)?;
-            let (vs, n) = read_views(views, n_views)?;
-            let mut us = factors(u, &vs, k, &[], |p: *mut D::T| p.is_null())?;
-            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-            let r = with_monitor(progress, user, |m| {
-                mvsl::fit(&vs, &g, k, &p, &mut us, vv, w, m)
-            })?;
-            finish(r, report)
-        })
+    entry! {
+        let p = read_params(params)?;
+        let g = read_graph_for::<D::T>(graph)?;
+        let (vs, n) = read_views(views, n_views)?;
+        let mut us = factors(u, &vs, k, &[], |p: *mut D::T| p.is_null())?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        let r = with_monitor(progress, user, |m| {
+            mvsl::fit(&vs, &g, k, &p, &mut us, vv, w, m)
+        })?;
+        finish(r, report)
     }
 }
 
@@ -560,9 +522,7 @@ pub unsafe extern "C" fn mvnmf_mvsl_encode_workspace(
     params: *const mvnmf_mvsl_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { encode_ws(views, n_views, graph, k, params, bytes) }
+    c_unsafe! { encode_ws(views, n_views, graph, k, params, bytes) }
 }
 
 unsafe fn encode_ws<D: ViewDesc>(
@@ -576,14 +536,10 @@ unsafe fn encode_ws<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            let g = read_graph_for::<D::T>(graph)?;
-            mvsl::encode_workspace::<D::T, _>(shapes(views, n_views)?, &g, k, &p)
-        })
+    workspace! { bytes;
+        let p = read_params(params)?;
+        let g = read_graph_for::<D::T>(graph)?;
+        mvsl::encode_workspace::<D::T, _>(shapes(views, n_views)?, &g, k, &p)
     }
 }
 
@@ -609,20 +565,9 @@ pub unsafe extern "C" fn mvnmf_mvsl_encode(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        encode_c(
-            views,
-            n_views,
-            graph,
-            k,
-            params,
-            (u, v),
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        encode_c(views, n_views, graph, k, params, (u, v), (work, work_bytes), (progress, user),
+            report)
     }
 }
 
@@ -642,20 +587,16 @@ unsafe fn encode_c<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            let g = read_graph_for::<D::T>(graph)?;
-            let (vs, n) = read_views(views, n_views)?;
-            let us = factors(u, &vs, k, &[], |p: *const D::T| p.is_null())?;
-            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-            let r = with_monitor(progress, user, |m| {
-                mvsl::encode(&vs, &g, k, &p, &us, vv, w, m)
-            })?;
-            finish(r, report)
-        })
+    entry! {
+        let p = read_params(params)?;
+        let g = read_graph_for::<D::T>(graph)?;
+        let (vs, n) = read_views(views, n_views)?;
+        let us = factors(u, &vs, k, &[], |p: *const D::T| p.is_null())?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        let r = with_monitor(progress, user, |m| {
+            mvsl::encode(&vs, &g, k, &p, &us, vv, w, m)
+        })?;
+        finish(r, report)
     }
 }
 
@@ -669,9 +610,7 @@ pub unsafe extern "C" fn mvnmf_mvsl_fit_f32_workspace(
     params: *const mvnmf_mvsl_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { fit_ws(views, n_views, graph, k, params, bytes) }
+    c_unsafe! { fit_ws(views, n_views, graph, k, params, bytes) }
 }
 
 /// `mvnmf_mvsl_fit` in single precision: `float` views, `u[v]` and `v`; the
@@ -692,20 +631,9 @@ pub unsafe extern "C" fn mvnmf_mvsl_fit_f32(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        fit_c(
-            views,
-            n_views,
-            graph,
-            k,
-            params,
-            (u, v),
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        fit_c(views, n_views, graph, k, params, (u, v), (work, work_bytes), (progress, user),
+            report)
     }
 }
 
@@ -719,9 +647,7 @@ pub unsafe extern "C" fn mvnmf_mvsl_encode_f32_workspace(
     params: *const mvnmf_mvsl_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { encode_ws(views, n_views, graph, k, params, bytes) }
+    c_unsafe! { encode_ws(views, n_views, graph, k, params, bytes) }
 }
 
 /// `mvnmf_mvsl_encode` in single precision (`float` views, bases, encoding).
@@ -740,19 +666,8 @@ pub unsafe extern "C" fn mvnmf_mvsl_encode_f32(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        encode_c(
-            views,
-            n_views,
-            graph,
-            k,
-            params,
-            (u, v),
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        encode_c(views, n_views, graph, k, params, (u, v), (work, work_bytes), (progress, user),
+            report)
     }
 }

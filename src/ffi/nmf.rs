@@ -85,9 +85,7 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_fit_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { joint_fit_ws(views, n_views, k, params, bytes) }
+    c_unsafe! { joint_fit_ws(views, n_views, k, params, bytes) }
 }
 
 unsafe fn joint_fit_ws<D: ViewDesc>(
@@ -97,13 +95,9 @@ unsafe fn joint_fit_ws<D: ViewDesc>(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            nmf::joint_fit_workspace::<D::T>(shapes(views, n_views)?, k, &p)
-        })
+    workspace! { bytes;
+        let p = read_params(params)?;
+        nmf::joint_fit_workspace::<D::T>(shapes(views, n_views)?, k, &p)
     }
 }
 
@@ -137,20 +131,8 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_fit(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        joint_fit(
-            views,
-            n_views,
-            k,
-            params,
-            u,
-            v,
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        joint_fit(views, n_views, k, params, u, v, (work, work_bytes), (progress, user), report)
     }
 }
 
@@ -167,19 +149,15 @@ unsafe fn joint_fit<D: ViewDesc>(
     (progress, user): (mvnmf_progress_fn, *mut c_void),
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            let (vs, n) = read_views(views, n_views)?;
-            let mut us = factors(u, &vs, k, &[], |p: *mut D::T| p.is_null())?;
-            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-            let r = with_monitor(progress, user, |m| {
-                nmf::joint_fit(&vs, k, &p, &mut us, vv, w, m)
-            })?;
-            finish(r, report)
-        })
+    entry! {
+        let p = read_params(params)?;
+        let (vs, n) = read_views(views, n_views)?;
+        let mut us = factors(u, &vs, k, &[], |p: *mut D::T| p.is_null())?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        let r = with_monitor(progress, user, |m| {
+            nmf::joint_fit(&vs, k, &p, &mut us, vv, w, m)
+        })?;
+        finish(r, report)
     }
 }
 
@@ -192,9 +170,7 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_encode_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { joint_encode_ws(views, n_views, k, params, bytes) }
+    c_unsafe! { joint_encode_ws(views, n_views, k, params, bytes) }
 }
 
 unsafe fn joint_encode_ws<D: ViewDesc>(
@@ -204,13 +180,9 @@ unsafe fn joint_encode_ws<D: ViewDesc>(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            nmf::joint_encode_workspace::<D::T>(shapes(views, n_views)?, k, &p)
-        })
+    workspace! { bytes;
+        let p = read_params(params)?;
+        nmf::joint_encode_workspace::<D::T>(shapes(views, n_views)?, k, &p)
     }
 }
 
@@ -235,20 +207,8 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_encode(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        joint_encode(
-            views,
-            n_views,
-            k,
-            params,
-            u,
-            v,
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        joint_encode(views, n_views, k, params, u, v, (work, work_bytes), (progress, user), report)
     }
 }
 
@@ -265,19 +225,15 @@ unsafe fn joint_encode<D: ViewDesc>(
     (progress, user): (mvnmf_progress_fn, *mut c_void),
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            let (vs, n) = read_views(views, n_views)?;
-            let us = factors(u, &vs, k, &[], |p: *const D::T| p.is_null())?;
-            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-            let r = with_monitor(progress, user, |m| {
-                nmf::joint_encode(&vs, k, &p, &us, vv, w, m)
-            })?;
-            finish(r, report)
-        })
+    entry! {
+        let p = read_params(params)?;
+        let (vs, n) = read_views(views, n_views)?;
+        let us = factors(u, &vs, k, &[], |p: *const D::T| p.is_null())?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        let r = with_monitor(progress, user, |m| {
+            nmf::joint_encode(&vs, k, &p, &us, vv, w, m)
+        })?;
+        finish(r, report)
     }
 }
 
@@ -289,9 +245,7 @@ pub unsafe extern "C" fn mvnmf_nmf_fit_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { mvnmf_joint_nmf_fit_workspace(x, 1, k, params, bytes) }
+    c_unsafe! { mvnmf_joint_nmf_fit_workspace(x, 1, k, params, bytes) }
 }
 
 /// NMF of one view: `min ½‖X − U V‖²_F`, `U ≥ 0`, `0 ≤ V ≤ vmax`; `u` is
@@ -309,23 +263,21 @@ pub unsafe extern "C" fn mvnmf_nmf_fit(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        let us = [u];
-        mvnmf_joint_nmf_fit(
-            x,
-            1,
-            k,
-            params,
-            us.as_ptr(),
-            v,
-            work,
-            work_bytes,
-            progress,
-            user,
-            report,
-        )
+    c_unsafe! {
+    let us = [u];
+    mvnmf_joint_nmf_fit(
+        x,
+        1,
+        k,
+        params,
+        us.as_ptr(),
+        v,
+        work,
+        work_bytes,
+        progress,
+        user,
+        report,
+    )
     }
 }
 
@@ -337,9 +289,7 @@ pub unsafe extern "C" fn mvnmf_nmf_encode_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { mvnmf_joint_nmf_encode_workspace(x, 1, k, params, bytes) }
+    c_unsafe! { mvnmf_joint_nmf_encode_workspace(x, 1, k, params, bytes) }
 }
 
 /// Out-of-sample encoding for one view against the basis `u` (`rows × k`).
@@ -356,23 +306,21 @@ pub unsafe extern "C" fn mvnmf_nmf_encode(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        let us = [u];
-        mvnmf_joint_nmf_encode(
-            x,
-            1,
-            k,
-            params,
-            us.as_ptr(),
-            v,
-            work,
-            work_bytes,
-            progress,
-            user,
-            report,
-        )
+    c_unsafe! {
+    let us = [u];
+    mvnmf_joint_nmf_encode(
+        x,
+        1,
+        k,
+        params,
+        us.as_ptr(),
+        v,
+        work,
+        work_bytes,
+        progress,
+        user,
+        report,
+    )
     }
 }
 
@@ -394,12 +342,8 @@ pub unsafe extern "C" fn mvnmf_nndsvd_workspace(
     k: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            crate::steps::nndsvd_workspace::<f64>(shapes(views, n_views)?, k)
-        })
+    workspace! { bytes;
+        crate::steps::nndsvd_workspace::<f64>(shapes(views, n_views)?, k)
     }
 }
 
@@ -424,30 +368,26 @@ pub unsafe extern "C" fn mvnmf_nndsvd(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let var = match variant {
-                MVNMF_NNDSVD => crate::steps::Nndsvd::Plain,
-                MVNMF_NNDSVDA => crate::steps::Nndsvd::A,
-                MVNMF_NNDSVDAR => crate::steps::Nndsvd::Ar,
-                _ => return Err(Error::BadParameter),
-            };
-            let vs = CViews::new(views, n_views)?;
-            // The query's checks (shapes, `1 ≤ k ≤ min(ΣM, N)`, sizes) before the
-            // buffers', so that both give the same status.
-            crate::steps::nndsvd_workspace::<f64>((0..vs.count()).map(|i| vs.shape(i)), k)?;
-            let n = vs.shape(0).cols;
-            let mut us = factors::<*mut f64, _>(u, &vs, k, &[], |p| p.is_null())?;
-            if v.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let vv = slice_mut(v, k.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-            crate::steps::nndsvd(&vs, k, var, seed, &mut us, vv, wk)?;
-            Ok(mvnmf_status::Ok)
-        })
+    entry! {
+        let var = match variant {
+            MVNMF_NNDSVD => crate::steps::Nndsvd::Plain,
+            MVNMF_NNDSVDA => crate::steps::Nndsvd::A,
+            MVNMF_NNDSVDAR => crate::steps::Nndsvd::Ar,
+            _ => return Err(Error::BadParameter),
+        };
+        let vs = CViews::new(views, n_views)?;
+        // The query's checks (shapes, `1 ≤ k ≤ min(ΣM, N)`, sizes) before the
+        // buffers', so that both give the same status.
+        crate::steps::nndsvd_workspace::<f64>((0..vs.count()).map(|i| vs.shape(i)), k)?;
+        let n = vs.shape(0).cols;
+        let mut us = factors::<*mut f64, _>(u, &vs, k, &[], |p| p.is_null())?;
+        if v.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let vv = slice_mut(v, k.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        crate::steps::nndsvd(&vs, k, var, seed, &mut us, vv, wk)?;
+        Ok(mvnmf_status::Ok)
     }
 }
 
@@ -479,9 +419,7 @@ pub unsafe extern "C" fn mvnmf_beta_nmf_fit_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { beta_fit_ws(views, n_views, k, beta, params, bytes) }
+    c_unsafe! { beta_fit_ws(views, n_views, k, beta, params, bytes) }
 }
 
 unsafe fn beta_fit_ws<D: ViewDesc>(
@@ -492,13 +430,9 @@ unsafe fn beta_fit_ws<D: ViewDesc>(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = beta_params(beta, -1.0, read_params(params)?)?;
-            crate::models::beta::fit_workspace::<D::T>(shapes(views, n_views)?, k, &p)
-        })
+    workspace! { bytes;
+        let p = beta_params(beta, -1.0, read_params(params)?)?;
+        crate::models::beta::fit_workspace::<D::T>(shapes(views, n_views)?, k, &p)
     }
 }
 
@@ -550,21 +484,9 @@ pub unsafe extern "C" fn mvnmf_beta_nmf_fit(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        beta_fit(
-            views,
-            n_views,
-            k,
-            (beta, clip),
-            masks,
-            params,
-            (u, v),
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        beta_fit(views, n_views, k, (beta, clip), masks, params, (u, v), (work, work_bytes),
+            (progress, user), report)
     }
 }
 
@@ -582,20 +504,16 @@ unsafe fn beta_fit<D: ViewDesc>(
     (progress, user): (mvnmf_progress_fn, *mut c_void),
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = beta_params(beta, clip, read_params(params)?)?;
-            let (vs, n) = read_views(views, n_views)?;
-            let cm = CMasks::new(masks, &vs, n)?;
-            let mut us = factors(u, &vs, k, &[], |p: *mut D::T| p.is_null())?;
-            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-            let r = with_monitor(progress, user, |m| {
-                crate::models::beta::fit_masked(&vs, &cm, k, &p, &mut us, vv, w, m)
-            })?;
-            finish(r, report)
-        })
+    entry! {
+        let p = beta_params(beta, clip, read_params(params)?)?;
+        let (vs, n) = read_views(views, n_views)?;
+        let cm = CMasks::new(masks, &vs, n)?;
+        let mut us = factors(u, &vs, k, &[], |p: *mut D::T| p.is_null())?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        let r = with_monitor(progress, user, |m| {
+            crate::models::beta::fit_masked(&vs, &cm, k, &p, &mut us, vv, w, m)
+        })?;
+        finish(r, report)
     }
 }
 
@@ -613,34 +531,32 @@ impl<'a, D: ViewDesc> CMasks<'a, D> {
         views: &'a CViews<'a, D>,
         n: usize,
     ) -> Result<Self, Error> {
-        // SAFETY: the caller upholds this function's contract (its doc and the
-        // module's rules for C callers); every operation below relies only on it.
-        unsafe {
-            if masks.is_null() {
-                return Ok(CMasks {
-                    ptrs: &[],
-                    lens: views,
-                    n,
-                });
-            }
-            let ptrs = slice(masks, views.count())?;
-            for (i, &p) in ptrs.iter().enumerate() {
-                if !p.is_null() {
-                    slice(
-                        p,
-                        views
-                            .shape(i)
-                            .rows
-                            .checked_mul(n)
-                            .ok_or(Error::SizeOverflow)?,
-                    )?;
-                }
-            }
-            Ok(CMasks {
-                ptrs,
+        c_unsafe! {
+        if masks.is_null() {
+            return Ok(CMasks {
+                ptrs: &[],
                 lens: views,
                 n,
-            })
+            });
+        }
+        let ptrs = slice(masks, views.count())?;
+        for (i, &p) in ptrs.iter().enumerate() {
+            if !p.is_null() {
+                slice(
+                    p,
+                    views
+                        .shape(i)
+                        .rows
+                        .checked_mul(n)
+                        .ok_or(Error::SizeOverflow)?,
+                )?;
+            }
+        }
+        Ok(CMasks {
+            ptrs,
+            lens: views,
+            n,
+        })
         }
     }
 }
@@ -672,9 +588,7 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_fit_f32_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { joint_fit_ws(views, n_views, k, params, bytes) }
+    c_unsafe! { joint_fit_ws(views, n_views, k, params, bytes) }
 }
 
 /// `mvnmf_joint_nmf_fit` in single precision: `float` views, `u[v]`
@@ -695,20 +609,8 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_fit_f32(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        joint_fit(
-            views,
-            n_views,
-            k,
-            params,
-            u,
-            v,
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        joint_fit(views, n_views, k, params, u, v, (work, work_bytes), (progress, user), report)
     }
 }
 
@@ -721,9 +623,7 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_encode_f32_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { joint_encode_ws(views, n_views, k, params, bytes) }
+    c_unsafe! { joint_encode_ws(views, n_views, k, params, bytes) }
 }
 
 /// `mvnmf_joint_nmf_encode` in single precision (`float` views, bases, encoding).
@@ -741,20 +641,8 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_encode_f32(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        joint_encode(
-            views,
-            n_views,
-            k,
-            params,
-            u,
-            v,
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        joint_encode(views, n_views, k, params, u, v, (work, work_bytes), (progress, user), report)
     }
 }
 
@@ -766,9 +654,7 @@ pub unsafe extern "C" fn mvnmf_nmf_fit_f32_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { joint_fit_ws(x, 1, k, params, bytes) }
+    c_unsafe! { joint_fit_ws(x, 1, k, params, bytes) }
 }
 
 /// `mvnmf_nmf_fit` in single precision (`float` view, `u`, `v`).
@@ -785,21 +671,19 @@ pub unsafe extern "C" fn mvnmf_nmf_fit_f32(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        let us = [u];
-        joint_fit(
-            x,
-            1,
-            k,
-            params,
-            us.as_ptr(),
-            v,
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+    let us = [u];
+    joint_fit(
+        x,
+        1,
+        k,
+        params,
+        us.as_ptr(),
+        v,
+        (work, work_bytes),
+        (progress, user),
+        report,
+    )
     }
 }
 
@@ -811,9 +695,7 @@ pub unsafe extern "C" fn mvnmf_nmf_encode_f32_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { joint_encode_ws(x, 1, k, params, bytes) }
+    c_unsafe! { joint_encode_ws(x, 1, k, params, bytes) }
 }
 
 /// `mvnmf_nmf_encode` in single precision (`float` view, basis, encoding).
@@ -830,21 +712,19 @@ pub unsafe extern "C" fn mvnmf_nmf_encode_f32(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        let us = [u];
-        joint_encode(
-            x,
-            1,
-            k,
-            params,
-            us.as_ptr(),
-            v,
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+    let us = [u];
+    joint_encode(
+        x,
+        1,
+        k,
+        params,
+        us.as_ptr(),
+        v,
+        (work, work_bytes),
+        (progress, user),
+        report,
+    )
     }
 }
 
@@ -858,9 +738,7 @@ pub unsafe extern "C" fn mvnmf_beta_nmf_fit_f32_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { beta_fit_ws(views, n_views, k, beta, params, bytes) }
+    c_unsafe! { beta_fit_ws(views, n_views, k, beta, params, bytes) }
 }
 
 /// `mvnmf_beta_nmf_fit` in single precision (`float` views, factors, encoding;
@@ -884,20 +762,8 @@ pub unsafe extern "C" fn mvnmf_beta_nmf_fit_f32(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        beta_fit(
-            views,
-            n_views,
-            k,
-            (beta, clip),
-            masks,
-            params,
-            (u, v),
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        beta_fit(views, n_views, k, (beta, clip), masks, params, (u, v), (work, work_bytes),
+            (progress, user), report)
     }
 }

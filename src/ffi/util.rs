@@ -2,6 +2,42 @@
 //! C, the panic boundary, the workspace query, the progress callback and the
 //! report.
 
+// The `unsafe` of the C ABI, written once (these three macros). Every entry
+// point is an `unsafe extern "C" fn` whose caller upholds its contract: its doc
+// and the module doc's rules (each pointer NULL or valid for the documented
+// size and kind, outputs not overlapping the inputs, the workspace or each
+// other, the buffers unchanged until the call returns). Every helper below is
+// an `unsafe fn` whose caller, an entry point, hands on exactly what it was
+// given. The blocks these macros write rely on that contract and nothing
+// else; a block that relies on more is written out with its own `SAFETY`
+// comment. (Formerly one sentence repeated before 206 blocks.)
+
+/// `unsafe { body }` under the entry point's contract (see above).
+macro_rules! c_unsafe {
+    ($($body:tt)*) => {
+        // SAFETY: the caller upholds this function's contract (above).
+        unsafe { $($body)* }
+    };
+}
+
+/// The body of an entry point: `body` (a `Result<mvnmf_status, Error>`) under
+/// the contract, behind the panic boundary ([`guard`]).
+macro_rules! entry {
+    ($($body:tt)*) => {
+        // SAFETY: the caller upholds this function's contract (above).
+        unsafe { $crate::ffi::util::guard(|| { $($body)* }) }
+    };
+}
+
+/// The body of a `_workspace` query: `body` (a `Result<usize, Error>`) under
+/// the contract; the size is written to `*bytes` only on success ([`query`]).
+macro_rules! workspace {
+    ($bytes:expr; $($body:tt)*) => {
+        // SAFETY: the caller upholds this function's contract (above).
+        unsafe { $crate::ffi::util::query($bytes, || { $($body)* }) }
+    };
+}
+
 use core::ops::ControlFlow;
 
 // What every file of `ffi` uses, imported here once (`ffi/mod.rs` glob-imports
@@ -26,14 +62,12 @@ pub(crate) trait CParams {
 
 /// `*p` read and validated, or the defaults when `p` is NULL.
 pub(crate) unsafe fn read_params<P: CParams>(p: *const P) -> Result<P::Rust, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if p.is_null() {
-            Ok(P::defaults())
-        } else {
-            (*p).read()
-        }
+    c_unsafe! {
+    if p.is_null() {
+        Ok(P::defaults())
+    } else {
+        (*p).read()
+    }
     }
 }
 
@@ -52,42 +86,38 @@ pub(crate) fn guard(f: impl FnOnce() -> Result<mvnmf_status, Error>) -> mvnmf_st
 
 /// A slice from C, NULL allowed only when empty; the byte size must fit `isize`.
 pub(crate) unsafe fn slice<'a, T>(p: *const T, len: usize) -> Result<&'a [T], Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if len == 0 {
-            return Ok(&[]);
-        }
-        if p.is_null() {
-            return Err(Error::NullPointer);
-        }
-        if len
-            .checked_mul(core::mem::size_of::<T>())
-            .is_none_or(|b| b > isize::MAX as usize)
-        {
-            return Err(Error::SizeOverflow);
-        }
-        Ok(core::slice::from_raw_parts(p, len))
+    c_unsafe! {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(Error::NullPointer);
+    }
+    if len
+        .checked_mul(core::mem::size_of::<T>())
+        .is_none_or(|b| b > isize::MAX as usize)
+    {
+        return Err(Error::SizeOverflow);
+    }
+    Ok(core::slice::from_raw_parts(p, len))
     }
 }
 
 pub(crate) unsafe fn slice_mut<'a, T>(p: *mut T, len: usize) -> Result<&'a mut [T], Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if len == 0 {
-            return Ok(&mut []);
-        }
-        if p.is_null() {
-            return Err(Error::NullPointer);
-        }
-        if len
-            .checked_mul(core::mem::size_of::<T>())
-            .is_none_or(|b| b > isize::MAX as usize)
-        {
-            return Err(Error::SizeOverflow);
-        }
-        Ok(core::slice::from_raw_parts_mut(p, len))
+    c_unsafe! {
+    if len == 0 {
+        return Ok(&mut []);
+    }
+    if p.is_null() {
+        return Err(Error::NullPointer);
+    }
+    if len
+        .checked_mul(core::mem::size_of::<T>())
+        .is_none_or(|b| b > isize::MAX as usize)
+    {
+        return Err(Error::SizeOverflow);
+    }
+    Ok(core::slice::from_raw_parts_mut(p, len))
     }
 }
 
@@ -106,29 +136,27 @@ pub(crate) fn elems<T>(a: usize, b: usize) -> Result<usize, Error> {
 
 /// Kind, rows, cols and (CSC) `nnz = col_ptr[cols]` of a descriptor.
 pub(crate) unsafe fn shape_of<D: ViewDesc>(v: &D) -> Result<ViewShape, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        let (kind, nnz) = match v.kind() {
-            MVNMF_VIEW_DENSE => (ViewKind::Dense, 0),
-            MVNMF_VIEW_CSC => {
-                if v.col_ptr().is_null() {
-                    return Err(Error::NullPointer);
-                }
-                let cp = slice(
-                    v.col_ptr(),
-                    v.cols().checked_add(1).ok_or(Error::SizeOverflow)?,
-                )?;
-                (ViewKind::Csc, cp[v.cols()])
+    c_unsafe! {
+    let (kind, nnz) = match v.kind() {
+        MVNMF_VIEW_DENSE => (ViewKind::Dense, 0),
+        MVNMF_VIEW_CSC => {
+            if v.col_ptr().is_null() {
+                return Err(Error::NullPointer);
             }
-            _ => return Err(Error::BadParameter),
-        };
-        Ok(ViewShape {
-            rows: v.rows(),
-            cols: v.cols(),
-            kind,
-            nnz,
-        })
+            let cp = slice(
+                v.col_ptr(),
+                v.cols().checked_add(1).ok_or(Error::SizeOverflow)?,
+            )?;
+            (ViewKind::Csc, cp[v.cols()])
+        }
+        _ => return Err(Error::BadParameter),
+    };
+    Ok(ViewShape {
+        rows: v.rows(),
+        cols: v.cols(),
+        kind,
+        nnz,
+    })
     }
 }
 
@@ -140,53 +168,49 @@ pub(crate) struct Parts<'a, T> {
 }
 
 pub(crate) unsafe fn parts<'a, D: ViewDesc>(v: &D) -> Result<Parts<'a, D::T>, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        let (rows, cols) = (v.rows(), v.cols());
-        match shape_of(v)?.kind {
-            ViewKind::Dense => {
-                if rows == 0 || cols == 0 {
-                    return Err(Error::ZeroDimension);
-                }
-                if v.col_stride() < rows {
-                    return Err(Error::BufferTooShort);
-                }
-                let len = Dense::<D::T>::min_len(rows, cols, v.col_stride())
-                    .ok_or(Error::SizeOverflow)?;
-                Ok(Parts {
-                    values: slice(v.values(), len)?,
-                    col_ptr: &[],
-                    row_idx: &[],
-                })
+    c_unsafe! {
+    let (rows, cols) = (v.rows(), v.cols());
+    match shape_of(v)?.kind {
+        ViewKind::Dense => {
+            if rows == 0 || cols == 0 {
+                return Err(Error::ZeroDimension);
             }
-            ViewKind::Csc => {
-                if v.col_ptr().is_null() {
-                    return Err(Error::NullPointer);
-                }
-                let col_ptr = slice(v.col_ptr(), cols.checked_add(1).ok_or(Error::SizeOverflow)?)?;
-                let nnz = col_ptr[cols];
-                Ok(Parts {
-                    values: slice(v.values(), nnz)?,
-                    col_ptr,
-                    row_idx: slice(v.row_idx(), nnz)?,
-                })
+            if v.col_stride() < rows {
+                return Err(Error::BufferTooShort);
             }
+            let len = Dense::<D::T>::min_len(rows, cols, v.col_stride())
+                .ok_or(Error::SizeOverflow)?;
+            Ok(Parts {
+                values: slice(v.values(), len)?,
+                col_ptr: &[],
+                row_idx: &[],
+            })
         }
+        ViewKind::Csc => {
+            if v.col_ptr().is_null() {
+                return Err(Error::NullPointer);
+            }
+            let col_ptr = slice(v.col_ptr(), cols.checked_add(1).ok_or(Error::SizeOverflow)?)?;
+            let nnz = col_ptr[cols];
+            Ok(Parts {
+                values: slice(v.values(), nnz)?,
+                col_ptr,
+                row_idx: slice(v.row_idx(), nnz)?,
+            })
+        }
+    }
     }
 }
 
 /// Full validation of one descriptor (structure, not values).
 pub(crate) unsafe fn check_view<D: ViewDesc>(v: &D) -> Result<(), Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        let p = parts(v)?;
-        let (rows, cols) = (v.rows(), v.cols());
-        match shape_of(v)?.kind {
-            ViewKind::Dense => Dense::new(p.values, rows, cols, v.col_stride()).map(|_| ()),
-            ViewKind::Csc => Csc::new(rows, cols, p.col_ptr, p.row_idx, p.values).map(|_| ()),
-        }
+    c_unsafe! {
+    let p = parts(v)?;
+    let (rows, cols) = (v.rows(), v.cols());
+    match shape_of(v)?.kind {
+        ViewKind::Dense => Dense::new(p.values, rows, cols, v.col_stride()).map(|_| ()),
+        ViewKind::Csc => Csc::new(rows, cols, p.col_ptr, p.row_idx, p.values).map(|_| ()),
+    }
     }
 }
 
@@ -204,17 +228,15 @@ unsafe impl<D: ViewDesc> Sync for CViews<'_, D> {}
 
 impl<'a, D: ViewDesc> CViews<'a, D> {
     pub(crate) unsafe fn new(views: *const D, n_views: usize) -> Result<Self, Error> {
-        // SAFETY: the caller upholds this function's contract (its doc and the
-        // module's rules for C callers); every operation below relies only on it.
-        unsafe {
-            if n_views == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let views = slice(views, n_views)?;
-            for v in views {
-                check_view(v)?;
-            }
-            Ok(CViews { views })
+        c_unsafe! {
+        if n_views == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let views = slice(views, n_views)?;
+        for v in views {
+            check_view(v)?;
+        }
+        Ok(CViews { views })
         }
     }
 }
@@ -276,21 +298,19 @@ pub(crate) unsafe fn shapes<'a, D: ViewDesc + 'a>(
     views: *const D,
     n_views: usize,
 ) -> Result<impl Iterator<Item = ViewShape> + Clone + 'a, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if n_views == 0 {
-            return Err(Error::ZeroDimension);
-        }
-        let views: &'a [D] = CViews::new(views, n_views)?.views;
-        Ok(views.iter().map(|v| {
-            shape_of(v).unwrap_or(ViewShape {
-                rows: 0,
-                cols: 0,
-                kind: ViewKind::Dense,
-                nnz: 0,
-            })
-        }))
+    c_unsafe! {
+    if n_views == 0 {
+        return Err(Error::ZeroDimension);
+    }
+    let views: &'a [D] = CViews::new(views, n_views)?.views;
+    Ok(views.iter().map(|v| {
+        shape_of(v).unwrap_or(ViewShape {
+            rows: 0,
+            cols: 0,
+            kind: ViewKind::Dense,
+            nnz: 0,
+        })
+    }))
     }
 }
 
@@ -310,30 +330,28 @@ pub(crate) unsafe fn factors<'a, P: Copy, D: ViewDesc>(
     layers: &'a [usize],
     is_null: impl Fn(P) -> bool,
 ) -> Result<CFactors<'a, P, D>, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        let ptrs = slice(ptrs, views.count())?;
-        for (i, &p) in ptrs.iter().enumerate() {
-            if is_null(p) {
-                return Err(Error::NullPointer);
-            }
-            let rows = views.shape(i).rows;
-            let len = if layers.is_empty() {
-                rows.checked_mul(k).ok_or(Error::SizeOverflow)?
-            } else {
-                crate::models::deep::factor_len(rows, layers)?
-            };
-            if len.checked_mul(8).is_none_or(|b| b > isize::MAX as usize) {
-                return Err(Error::SizeOverflow);
-            }
+    c_unsafe! {
+    let ptrs = slice(ptrs, views.count())?;
+    for (i, &p) in ptrs.iter().enumerate() {
+        if is_null(p) {
+            return Err(Error::NullPointer);
         }
-        Ok(CFactors {
-            ptrs,
-            lens: views,
-            k,
-            layers,
-        })
+        let rows = views.shape(i).rows;
+        let len = if layers.is_empty() {
+            rows.checked_mul(k).ok_or(Error::SizeOverflow)?
+        } else {
+            crate::models::deep::factor_len(rows, layers)?
+        };
+        if len.checked_mul(8).is_none_or(|b| b > isize::MAX as usize) {
+            return Err(Error::SizeOverflow);
+        }
+    }
+    Ok(CFactors {
+        ptrs,
+        lens: views,
+        k,
+        layers,
+    })
     }
 }
 
@@ -391,12 +409,10 @@ pub(crate) unsafe fn read_views<'a, D: ViewDesc>(
     views: *const D,
     n_views: usize,
 ) -> Result<(CViews<'a, D>, usize), Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        let vs = CViews::new(views, n_views)?;
-        let n = vs.shape(0).cols;
-        Ok((vs, n))
+    c_unsafe! {
+    let vs = CViews::new(views, n_views)?;
+    let n = vs.shape(0).cols;
+    Ok((vs, n))
     }
 }
 
@@ -408,15 +424,13 @@ pub(crate) unsafe fn outputs<'a, T>(
     work: *mut c_void,
     work_bytes: usize,
 ) -> Result<(&'a mut [T], &'a mut [u8]), Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if v.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let vv = slice_mut(v, k.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-        Ok((vv, w))
+    c_unsafe! {
+    if v.is_null() {
+        return Err(Error::NullPointer);
+    }
+    let vv = slice_mut(v, k.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+    let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+    Ok((vv, w))
     }
 }
 
@@ -448,17 +462,15 @@ pub(crate) fn with_monitor<R>(
 
 /// Writes the report (if asked) and maps the stop reason to a status.
 pub(crate) unsafe fn finish(r: Report, report: *mut mvnmf_report) -> Result<mvnmf_status, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if !report.is_null() {
-            write_report(report, r.into());
-        }
-        Ok(if r.stop == Stop::Cancelled {
-            mvnmf_status::Cancelled
-        } else {
-            mvnmf_status::Ok
-        })
+    c_unsafe! {
+    if !report.is_null() {
+        write_report(report, r.into());
+    }
+    Ok(if r.stop == Stop::Cancelled {
+        mvnmf_status::Cancelled
+    } else {
+        mvnmf_status::Ok
+    })
     }
 }
 
@@ -484,17 +496,16 @@ pub(crate) unsafe fn write_report(report: *mut mvnmf_report, r: mvnmf_report) {
 /// The body of every `*_workspace` entry point: `bytes` is required, `size`
 /// validates what it reads and computes the size, which is written only on
 /// success; a panic becomes `MVNMF_STATUS_INTERNAL`.
-pub(crate) unsafe fn query(bytes: *mut usize, size: impl FnOnce() -> Result<usize, Error>) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if bytes.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let b = size()?;
-            *bytes = b;
-            Ok(mvnmf_status::Ok)
-        })
+pub(crate) unsafe fn query(
+    bytes: *mut usize,
+    size: impl FnOnce() -> Result<usize, Error>,
+) -> mvnmf_status {
+    entry! {
+        if bytes.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let b = size()?;
+        *bytes = b;
+        Ok(mvnmf_status::Ok)
     }
 }
