@@ -72,7 +72,7 @@ pub unsafe extern "C" fn mvnmf_prepare_view(
     params: *const mvnmf_prep_params,
     report: *mut mvnmf_prep_report,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let p = read_params(params)?;
         if rows == 0 || cols == 0 {
             return Err(Error::ZeroDimension);
@@ -87,7 +87,7 @@ pub unsafe extern "C" fn mvnmf_prepare_view(
             };
         }
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Standardises every feature (row) of one dense column-major view
@@ -106,7 +106,7 @@ pub unsafe extern "C" fn mvnmf_standardize_view(
     x: *mut f64,
     constant: *mut usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         if rows == 0 || cols == 0 {
             return Err(Error::ZeroDimension);
         }
@@ -116,5 +116,5 @@ pub unsafe extern "C" fn mvnmf_standardize_view(
             *constant = k;
         }
         Ok(mvnmf_status::Ok)
-    }
+    })
 }

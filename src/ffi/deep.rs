@@ -78,19 +78,19 @@ pub extern "C" fn mvnmf_deep_params_default() -> mvnmf_deep_params {
 }
 
 unsafe fn read_layers<'a>(layers: *const usize, n_layers: usize) -> Result<&'a [usize], Error> {
-    c_unsafe! {
-    if n_layers == 0 {
-        return Err(Error::BadRank);
-    }
-    if layers.is_null() {
-        return Err(Error::NullPointer);
-    }
-    let l = slice(layers, n_layers)?;
-    if l.contains(&0) {
-        return Err(Error::BadRank);
-    }
-    Ok(l)
-    }
+    c_unsafe!({
+        if n_layers == 0 {
+            return Err(Error::BadRank);
+        }
+        if layers.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let l = slice(layers, n_layers)?;
+        if l.contains(&0) {
+            return Err(Error::BadRank);
+        }
+        Ok(l)
+    })
 }
 
 /// Writes the preset's parameters to `out` (`MVNMF_DEEP_PRESET_*`);
@@ -100,7 +100,7 @@ pub unsafe extern "C" fn mvnmf_deep_params_preset(
     preset: u32,
     out: *mut mvnmf_deep_params,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         if out.is_null() {
             return Err(Error::NullPointer);
         }
@@ -111,7 +111,7 @@ pub unsafe extern "C" fn mvnmf_deep_params_preset(
         };
         *out = to_c(p);
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Number of doubles in the factor buffer of a view with `rows` features:
@@ -125,14 +125,14 @@ pub unsafe extern "C" fn mvnmf_deep_factor_len(
     n_layers: usize,
     len: *mut usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         if len.is_null() {
             return Err(Error::NullPointer);
         }
         let l = read_layers(layers, n_layers)?;
         *len = deep::factor_len(rows, l)?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_deep_fit` (pre-training and fine-tuning share it).
@@ -160,12 +160,12 @@ unsafe fn fit_ws<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = read_params(params)?;
         let g = read_graph_for::<D::T>(graph)?;
         let l = read_layers(layers, n_layers)?;
         deep::fit_workspace::<D::T, _>(shapes(views, n_views)?, &g, l, &p)
-    }
+    })
 }
 
 /// Deep layer-wise multi-view factorization (DMCL; DNMF, ConcatDNMF; MCL with
@@ -221,7 +221,7 @@ unsafe fn fit_c<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    entry! {
+    entry!({
         let p = read_params(params)?;
         let g = read_graph_for::<D::T>(graph)?;
         let l = read_layers(layers, n_layers)?;
@@ -233,7 +233,7 @@ where
             deep::fit(&vs, &g, l, &p, &mut us, vv, w, m)
         })?;
         finish(r, report)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_deep_encode`.
@@ -261,12 +261,12 @@ unsafe fn encode_ws<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = read_params(params)?;
         let g = read_graph_for::<D::T>(graph)?;
         let l = read_layers(layers, n_layers)?;
         deep::encode_workspace::<D::T, _>(shapes(views, n_views)?, &g, l, &p)
-    }
+    })
 }
 
 /// Out-of-sample encoding through the whole stack (`Ũ = U_1⋯U_M` per view,
@@ -313,7 +313,7 @@ unsafe fn encode_c<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    entry! {
+    entry!({
         let p = read_params(params)?;
         let g = read_graph_for::<D::T>(graph)?;
         let l = read_layers(layers, n_layers)?;
@@ -325,7 +325,7 @@ where
             deep::encode(&vs, &g, l, &p, &us, vv, w, m)
         })?;
         finish(r, report)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_deep_fit_f32`.

@@ -223,57 +223,57 @@ impl Comm for CComm {
 
 /// The communicator (required; its `allreduce` too; the rank in range).
 unsafe fn read_comm(c: *const mvnmf_dist_comm) -> Result<CComm, Error> {
-    c_unsafe! {
-    if c.is_null() {
-        return Err(Error::NullPointer);
-    }
-    let c = *c;
-    let f = c.allreduce.ok_or(Error::NullPointer)?;
-    if c.n_ranks == 0 || c.rank >= c.n_ranks {
-        return Err(Error::BadParameter);
-    }
-    Ok(CComm {
-        f,
-        ex: c.exchange,
-        ag: c.allgather,
-        ctx: c.ctx,
-        rank: c.rank,
-        ranks: c.n_ranks,
+    c_unsafe!({
+        if c.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let c = *c;
+        let f = c.allreduce.ok_or(Error::NullPointer)?;
+        if c.n_ranks == 0 || c.rank >= c.n_ranks {
+            return Err(Error::BadParameter);
+        }
+        Ok(CComm {
+            f,
+            ex: c.exchange,
+            ag: c.allgather,
+            ctx: c.ctx,
+            rank: c.rank,
+            ranks: c.n_ranks,
+        })
     })
-    }
 }
 
 /// The graph of a distributed fit: NULL or `MVNMF_GRAPH_NONE` (none) or
 /// `MVNMF_GRAPH_SGE` over the rank's items; other kinds are refused.
 unsafe fn read_dist_graph<'a>(g: *const mvnmf_graph) -> Result<DistGraph<'a>, Error> {
-    c_unsafe! {
-    if g.is_null() {
-        return Ok(DistGraph::None);
-    }
-    let g = &*g;
-    match g.kind {
-        MVNMF_GRAPH_NONE => Ok(DistGraph::None),
-        MVNMF_GRAPH_SGE => {
-            if g.labels.is_null() {
-                return Err(Error::NullPointer);
-            }
-            Ok(DistGraph::Sge {
-                labels: slice(g.labels, g.n)?,
-                n_classes: g.n_classes,
-            })
+    c_unsafe!({
+        if g.is_null() {
+            return Ok(DistGraph::None);
         }
-        MVNMF_GRAPH_CSR => Ok(DistGraph::Csr {
-            affinity: rows(
-                g.n,
-                g.affinity_row_ptr,
-                g.affinity_col_idx,
-                g.affinity_weights,
-            )?,
-            penalty: rows(g.n, g.penalty_row_ptr, g.penalty_col_idx, g.penalty_weights)?,
-        }),
-        _ => Err(Error::BadParameter),
-    }
-    }
+        let g = &*g;
+        match g.kind {
+            MVNMF_GRAPH_NONE => Ok(DistGraph::None),
+            MVNMF_GRAPH_SGE => {
+                if g.labels.is_null() {
+                    return Err(Error::NullPointer);
+                }
+                Ok(DistGraph::Sge {
+                    labels: slice(g.labels, g.n)?,
+                    n_classes: g.n_classes,
+                })
+            }
+            MVNMF_GRAPH_CSR => Ok(DistGraph::Csr {
+                affinity: rows(
+                    g.n,
+                    g.affinity_row_ptr,
+                    g.affinity_col_idx,
+                    g.affinity_weights,
+                )?,
+                penalty: rows(g.n, g.penalty_row_ptr, g.penalty_col_idx, g.penalty_weights)?,
+            }),
+            _ => Err(Error::BadParameter),
+        }
+    })
 }
 
 /// The rank's rows of one explicit graph (`None` for a NULL `row_ptr`): `n + 1`
@@ -284,9 +284,17 @@ unsafe fn rows<'a>(
     col_idx: *const usize,
     weights: *const f64,
 ) -> Result<Option<ShardRows<'a>>, Error> {
-    c_unsafe! {
-        Ok(csr_arrays(n, row_ptr, col_idx, weights)?.map(|(row_ptr, col_idx, weights)| { ShardRows { row_ptr, col_idx, weights, } }))
-    }
+    c_unsafe!({
+        Ok(
+            csr_arrays(n, row_ptr, col_idx, weights)?.map(|(row_ptr, col_idx, weights)| {
+                ShardRows {
+                    row_ptr,
+                    col_idx,
+                    weights,
+                }
+            }),
+        )
+    })
 }
 
 /// The `f64` words each rank passes to the allreduce per outer iteration (the
@@ -330,10 +338,10 @@ pub unsafe extern "C" fn mvnmf_dist_joint_nmf_fit_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p: NmfParams = read_params(params)?;
         dist::joint_nmf_fit_workspace(shapes(views, n_views)?, k, n_ranks, &p)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_dist_mvsl_fit` on a rank whose views have these
@@ -349,11 +357,11 @@ pub unsafe extern "C" fn mvnmf_dist_mvsl_fit_workspace(
     params: *const mvnmf_mvsl_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p: MvslParams = read_params(params)?;
         let g = read_dist_graph(graph)?;
         dist::fit_workspace(shapes(views, n_views)?, &g, k, n_ranks, &p)
-    }
+    })
 }
 
 /// Joint multi-view NMF (`mvnmf_joint_nmf_fit`) with the items split over
@@ -398,17 +406,17 @@ pub unsafe extern "C" fn mvnmf_dist_joint_nmf_fit(
     report: *mut mvnmf_report,
     traffic: *mut mvnmf_dist_traffic,
 ) -> mvnmf_status {
-    c_unsafe! {
-    run_dist(comm, report, traffic, |cm| {
-        let p: NmfParams = read_params(params)?;
-        let (vs, n) = read_views(views, n_views)?;
-        let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-        Ok(with_monitor(progress, user, |m| {
-            dist::joint_nmf_fit(cm, &vs, k, &p, &mut us, vv, w, m)
-        }))
+    c_unsafe!({
+        run_dist(comm, report, traffic, |cm| {
+            let p: NmfParams = read_params(params)?;
+            let (vs, n) = read_views(views, n_views)?;
+            let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
+            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+            Ok(with_monitor(progress, user, |m| {
+                dist::joint_nmf_fit(cm, &vs, k, &p, &mut us, vv, w, m)
+            }))
+        })
     })
-    }
 }
 
 /// The MvSL/MCL family (`mvnmf_mvsl_fit`: MvSL-S, MCL, GNMF without a graph,
@@ -439,23 +447,23 @@ pub unsafe extern "C" fn mvnmf_dist_mvsl_fit(
     report: *mut mvnmf_report,
     traffic: *mut mvnmf_dist_traffic,
 ) -> mvnmf_status {
-    c_unsafe! {
-    run_dist(comm, report, traffic, |cm| {
-        let p: MvslParams = read_params(params)?;
-        let g = read_dist_graph(graph)?;
-        if matches!(g, DistGraph::Csr { .. }) && cm.ex.is_none() {
-            // Explicit graphs need the exchange: refused on every rank
-            // now, not in the middle of the set-up.
-            return Err(Error::NullPointer);
-        }
-        let (vs, n) = read_views(views, n_views)?;
-        let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-        Ok(with_monitor(progress, user, |m| {
-            dist::fit(cm, &vs, g, k, &p, &mut us, vv, w, m)
-        }))
+    c_unsafe!({
+        run_dist(comm, report, traffic, |cm| {
+            let p: MvslParams = read_params(params)?;
+            let g = read_dist_graph(graph)?;
+            if matches!(g, DistGraph::Csr { .. }) && cm.ex.is_none() {
+                // Explicit graphs need the exchange: refused on every rank
+                // now, not in the middle of the set-up.
+                return Err(Error::NullPointer);
+            }
+            let (vs, n) = read_views(views, n_views)?;
+            let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
+            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+            Ok(with_monitor(progress, user, |m| {
+                dist::fit(cm, &vs, g, k, &p, &mut us, vv, w, m)
+            }))
+        })
     })
-    }
 }
 
 /// The shell of a distributed entry point: reads the communicator, runs
@@ -481,13 +489,13 @@ unsafe fn run_shell<R>(
     body: impl FnOnce(&mut CComm) -> Result<Result<R, Error>, Error>,
     finish: impl FnOnce(R) -> Result<mvnmf_status, Error>,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let mut cm = read_comm(comm)?;
         match body(&mut cm) {
             Err(e) => Err(refuse(&mut cm, e)),
             Ok(r) => finish(r?),
         }
-    }
+    })
 }
 
 /// Writes the report and the traffic (if asked) and maps the stop reason.
@@ -496,12 +504,12 @@ unsafe fn finish_dist(
     report: *mut mvnmf_report,
     traffic: *mut mvnmf_dist_traffic,
 ) -> Result<mvnmf_status, Error> {
-    c_unsafe! {
-    if !traffic.is_null() {
-        *traffic = r.traffic.into();
-    }
-    finish(r.report, report)
-    }
+    c_unsafe!({
+        if !traffic.is_null() {
+            *traffic = r.traffic.into();
+        }
+        finish(r.report, report)
+    })
 }
 
 /// What one rank passed to its communicator while `mvnmf_dist_tge` built the
@@ -561,11 +569,11 @@ pub unsafe extern "C" fn mvnmf_dist_tge_capacity(
     affinity_capacity: *mut usize,
     penalty_capacity: *mut usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         write_capacity(params, affinity_capacity, penalty_capacity, |p| {
             dist::tge_capacity(n, n_r, n_classes, p)
         })
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_dist_tge` on a rank whose views (its items,
@@ -584,12 +592,12 @@ pub unsafe extern "C" fn mvnmf_dist_tge_workspace(
     params: *const mvnmf_graph_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = read_graph(params)?;
         let ks = ckernels(kernels, n_views)?;
         let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
         dist::tge_workspace(shapes(views, n_views)?, &ks, n, lab, n_classes, n_ranks, &p)
-    }
+    })
 }
 
 /// TGE's graphs (`mvnmf_tge`) built across ranks: every rank calls it at the
@@ -639,9 +647,33 @@ pub unsafe extern "C" fn mvnmf_dist_tge(
     work_bytes: usize,
     traffic: *mut mvnmf_dist_graph_traffic,
 ) -> mvnmf_status {
-    c_unsafe! {
-        run_shell(comm, dist::refuse_tge,
-            |cm| { if cm.ex.is_none() || affinity_nnz.is_null() || penalty_nnz.is_null() { return Err(Error::NullPointer); } let p = read_graph(params)?; let vs = CViews::new(views, n_views)?; let ks = ckernels(kernels, n_views)?; let e = ceta(eta, n_views)?; let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?; let n_r = vs.shape(0).cols; let a = csr_out(affinity, n_r)?; let q = csr_out(penalty, n_r)?; let w = slice_mut(work.cast::<u8>(), work_bytes)?; Ok(dist::tge(cm, &vs, &ks, e, lab, n, n_classes, &p, a, q, w)) },
-            |r| { *affinity_nnz = r.nnz.affinity; *penalty_nnz = r.nnz.penalty; if !traffic.is_null() { *traffic = r.traffic.into(); } Ok(mvnmf_status::Ok) })
-    }
+    c_unsafe!({
+        run_shell(
+            comm,
+            dist::refuse_tge,
+            |cm| {
+                if cm.ex.is_none() || affinity_nnz.is_null() || penalty_nnz.is_null() {
+                    return Err(Error::NullPointer);
+                }
+                let p = read_graph(params)?;
+                let vs = CViews::new(views, n_views)?;
+                let ks = ckernels(kernels, n_views)?;
+                let e = ceta(eta, n_views)?;
+                let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
+                let n_r = vs.shape(0).cols;
+                let a = csr_out(affinity, n_r)?;
+                let q = csr_out(penalty, n_r)?;
+                let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+                Ok(dist::tge(cm, &vs, &ks, e, lab, n, n_classes, &p, a, q, w))
+            },
+            |r| {
+                *affinity_nnz = r.nnz.affinity;
+                *penalty_nnz = r.nnz.penalty;
+                if !traffic.is_null() {
+                    *traffic = r.traffic.into();
+                }
+                Ok(mvnmf_status::Ok)
+            },
+        )
+    })
 }

@@ -148,13 +148,13 @@ fn need<T>(p: *mut T) -> Result<(), Error> {
 
 /// An optional 11-value output.
 unsafe fn pr11_out<'a>(p: *mut f64) -> Option<&'a mut [f64; 11]> {
-    c_unsafe! {
-    if p.is_null() {
-        None
-    } else {
-        Some(&mut *p.cast::<[f64; 11]>())
-    }
-    }
+    c_unsafe!({
+        if p.is_null() {
+            None
+        } else {
+            Some(&mut *p.cast::<[f64; 11]>())
+        }
+    })
 }
 
 unsafe fn work_slice<'a>(work: *mut c_void, work_bytes: usize) -> Result<&'a mut [u8], Error> {
@@ -169,10 +169,10 @@ pub unsafe extern "C" fn mvnmf_stratified_split_workspace(
     n: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         split_dims(n)?;
         eval::stratified_split_workspace(n)
-    }
+    })
 }
 
 /// The shape rule of `mvnmf_stratified_split`, shared with its query: `n ≥ 1`
@@ -199,14 +199,14 @@ pub unsafe extern "C" fn mvnmf_stratified_split(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         split_dims(n)?;
         let l = slice(labels, n)?;
         let out = slice_mut(labeled, n)?;
         let w = work_slice(work, work_bytes)?;
         eval::split_into(l, n_classes, fraction, seed, out, 1u8, 0u8, w)?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// The default kNN options (k = 9, Euclidean).
@@ -225,10 +225,10 @@ pub unsafe extern "C" fn mvnmf_knn_predict_workspace(
     params: *const mvnmf_knn_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = read_params(params)?;
         eval::knn_predict_workspace(&p, n_classes)
-    }
+    })
 }
 
 /// kNN classification: predicts `pred[q]` for every column of `query`
@@ -252,7 +252,7 @@ pub unsafe extern "C" fn mvnmf_knn_predict(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let p = read_params(params)?;
         if d == 0 || n_ref == 0 || n_query == 0 {
             return Err(Error::ZeroDimension);
@@ -272,7 +272,7 @@ pub unsafe extern "C" fn mvnmf_knn_predict(
             w,
         )?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Classification accuracy: the fraction of the items with `mask[j] = 1` (all
@@ -286,7 +286,7 @@ pub unsafe extern "C" fn mvnmf_accuracy(
     mask: *const u8,
     accuracy: *mut f64,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         need(accuracy)?;
         if n == 0 {
             return Err(Error::ZeroDimension);
@@ -311,7 +311,7 @@ pub unsafe extern "C" fn mvnmf_accuracy(
         }
         *accuracy = hit as f64 / all as f64;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 // -------------------------------------------------------------- clustering
@@ -337,10 +337,10 @@ pub unsafe extern "C" fn mvnmf_kmeans_workspace(
     params: *const mvnmf_kmeans_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = read_params(params)?;
         kmeans_dims(d, n, k, &p)
-    }
+    })
 }
 
 /// The shape and option rules of `mvnmf_kmeans`, shared with its query (and
@@ -375,7 +375,7 @@ pub unsafe extern "C" fn mvnmf_kmeans(
     work_bytes: usize,
     report: *mut mvnmf_kmeans_report,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let p = read_params(params)?;
         kmeans_dims(d, n, k, &p)?;
         let xs = slice(x, area(d, n)?)?;
@@ -392,7 +392,7 @@ pub unsafe extern "C" fn mvnmf_kmeans(
             *report = kmeans_report_to_c(&r);
         }
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// The C form of a k-means report.
@@ -434,7 +434,7 @@ pub unsafe extern "C" fn mvnmf_assignment(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         if rows == 0 || cols == 0 {
             return Err(Error::ZeroDimension);
         }
@@ -447,7 +447,7 @@ pub unsafe extern "C" fn mvnmf_assignment(
             *total = t;
         }
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_clustering_accuracy`.
@@ -457,9 +457,9 @@ pub unsafe extern "C" fn mvnmf_clustering_accuracy_workspace(
     n_clusters: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         eval::clustering_accuracy_workspace(n_classes, n_clusters)
-    }
+    })
 }
 
 /// Clustering accuracy under the best one-to-one map between the clusters
@@ -476,7 +476,7 @@ pub unsafe extern "C" fn mvnmf_clustering_accuracy(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         need(accuracy)?;
         if n == 0 {
             return Err(Error::ZeroDimension);
@@ -486,7 +486,7 @@ pub unsafe extern "C" fn mvnmf_clustering_accuracy(
         let w = work_slice(work, work_bytes)?;
         *accuracy = eval::clustering_accuracy(t, p, n_classes, n_clusters, w)?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_nmi`.
@@ -516,7 +516,7 @@ pub unsafe extern "C" fn mvnmf_nmi(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         need(nmi)?;
         let nm = nmi_norm(norm)?;
         if n == 0 {
@@ -527,7 +527,7 @@ pub unsafe extern "C" fn mvnmf_nmi(
         let w = work_slice(work, work_bytes)?;
         *nmi = eval::nmi(t, p, n_classes, n_clusters, nm, w)?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 // --------------------------------------------------------------- retrieval
@@ -542,7 +542,7 @@ pub unsafe extern "C" fn mvnmf_top_n(
     top: usize,
     indices: *mut usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         if n == 0 {
             return Err(Error::ZeroDimension);
         }
@@ -553,7 +553,7 @@ pub unsafe extern "C" fn mvnmf_top_n(
         let out = slice_mut(indices, top)?;
         eval::top_n(s, out)?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_query_metrics` and `mvnmf_retrieval_metrics`.
@@ -584,7 +584,7 @@ pub unsafe extern "C" fn mvnmf_query_metrics(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         need(average_precision)?;
         if n_items == 0 {
             return Err(Error::ZeroDimension);
@@ -596,7 +596,7 @@ pub unsafe extern "C" fn mvnmf_query_metrics(
         let w = work_slice(work, work_bytes)?;
         *average_precision = eval::query_metrics(s, r, c, pa, pr11_out(pr11), w)?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Retrieval metrics over `n_queries` queries: column `q` of `scores` and of
@@ -620,7 +620,7 @@ pub unsafe extern "C" fn mvnmf_retrieval_metrics(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         need(map)?;
         if n_items == 0 || n_queries == 0 {
             return Err(Error::ZeroDimension);
@@ -646,7 +646,7 @@ pub unsafe extern "C" fn mvnmf_retrieval_metrics(
             w,
         )?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Retrieval metrics of one ranked list: `relevant[p]` flags the item at rank
@@ -664,14 +664,14 @@ pub unsafe extern "C" fn mvnmf_ranked_list_metrics(
     precision_at: *mut f64,
     pr11: *mut f64,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         need(average_precision)?;
         let r = slice(relevant, length)?;
         let c = slice(cutoffs, n_cutoffs)?;
         let pa = slice_mut(precision_at, n_cutoffs)?;
         *average_precision = eval::ranked_list_metrics(r, n_relevant, c, pa, pr11_out(pr11))?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 // ------------------------------------------------------------- multi-label
@@ -687,7 +687,7 @@ pub unsafe extern "C" fn mvnmf_multilabel_metrics(
     n_items: usize,
     scores: *mut mvnmf_multilabel_scores,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         need(scores)?;
         if n_labels == 0 || n_items == 0 {
             return Err(Error::ZeroDimension);
@@ -705,7 +705,7 @@ pub unsafe extern "C" fn mvnmf_multilabel_metrics(
             hamming_loss: s.hamming_loss,
         };
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_average_auroc`.
@@ -735,7 +735,7 @@ pub unsafe extern "C" fn mvnmf_average_auroc(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         need(mean)?;
         if n_labels == 0 || n_items == 0 {
             return Err(Error::ZeroDimension);
@@ -760,7 +760,7 @@ pub unsafe extern "C" fn mvnmf_average_auroc(
             *labels_scored = r.labels_scored;
         }
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 // ------------------------------------------- the protocol: splits, CV, mean ± std
@@ -1017,7 +1017,7 @@ pub unsafe extern "C" fn mvnmf_mean_std(
     mean: *mut f64,
     std: *mut f64,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         need(mean)?;
         need(std)?;
         if n == 0 {
@@ -1027,7 +1027,7 @@ pub unsafe extern "C" fn mvnmf_mean_std(
         *mean = m;
         *std = s;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Mean ± population std over the splits of every fraction: `scores` holds
@@ -1041,7 +1041,7 @@ pub unsafe extern "C" fn mvnmf_summarize_scores(
     splits: usize,
     summary: *mut mvnmf_score_summary,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         if n_fractions == 0 || splits == 0 {
             return Err(Error::ZeroDimension);
         }
@@ -1068,7 +1068,7 @@ pub unsafe extern "C" fn mvnmf_summarize_scores(
             };
         }
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_evaluate_split` for a `k × n` encoding
@@ -1081,10 +1081,10 @@ pub unsafe extern "C" fn mvnmf_evaluate_split_workspace(
     params: *const mvnmf_eval_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = read_params(params)?;
         eval::evaluate_split_workspace(k, n, n_classes, &p)
-    }
+    })
 }
 
 /// Scores the `k × n` encoding `v` of one split as the papers do; the test
@@ -1110,7 +1110,7 @@ pub unsafe extern "C" fn mvnmf_evaluate_split(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let p = read_params(params)?;
         need(scores)?;
         if k == 0 || n == 0 {
@@ -1128,7 +1128,7 @@ pub unsafe extern "C" fn mvnmf_evaluate_split(
         let r = eval::evaluate_split(MatRef::col_major(vs, k, n)?, l, n_classes, mask, &p, w)?;
         *scores = r.into();
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_evaluate_protocol` (`params` may be NULL).
@@ -1141,10 +1141,10 @@ pub unsafe extern "C" fn mvnmf_evaluate_protocol_workspace(
     params: *const mvnmf_protocol_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = read_params(params)?;
         eval::evaluate_protocol_workspace(k, n, n_classes, n_fractions, &p)
-    }
+    })
 }
 
 /// The papers' evaluation protocol for one method (DESIGN §9). For every
@@ -1176,7 +1176,7 @@ pub unsafe extern "C" fn mvnmf_evaluate_protocol(
     fit: mvnmf_protocol_fit_fn,
     user: *mut c_void,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let p = read_params(params)?;
         let cb = fit.ok_or(Error::NullPointer)?;
         if n == 0 || k == 0 || n_fractions == 0 || p.splits == 0 {
@@ -1206,7 +1206,7 @@ pub unsafe extern "C" fn mvnmf_evaluate_protocol(
             }
         })?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_cross_validate` (`params` may be NULL).
@@ -1219,10 +1219,10 @@ pub unsafe extern "C" fn mvnmf_cross_validate_workspace(
     params: *const mvnmf_cv_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = read_params(params)?;
         eval::cross_validate_workspace(k, n, n_classes, n_candidates, &p)
-    }
+    })
 }
 
 /// k-fold cross-validation of `n_candidates` parameter vectors inside the
@@ -1260,7 +1260,7 @@ pub unsafe extern "C" fn mvnmf_cross_validate(
     fit: mvnmf_cv_fit_fn,
     user: *mut c_void,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let p = read_params(params)?;
         let cb = fit.ok_or(Error::NullPointer)?;
         need(best)?;
@@ -1295,5 +1295,5 @@ pub unsafe extern "C" fn mvnmf_cross_validate(
         })?;
         *best = b;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }

@@ -182,31 +182,31 @@ pub(super) unsafe fn ckernels<'a>(
     p: *const mvnmf_kernel,
     n_views: usize,
 ) -> Result<CKernels<'a>, Error> {
-    c_unsafe! {
-    if p.is_null() {
-        return Err(Error::NullPointer);
-    }
-    let k = slice(p, n_views)?;
-    for x in k {
-        kernel_of(x)?;
-    }
-    Ok(CKernels { k })
-    }
+    c_unsafe!({
+        if p.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let k = slice(p, n_views)?;
+        for x in k {
+            kernel_of(x)?;
+        }
+        Ok(CKernels { k })
+    })
 }
 
 /// `labels[n]`, or no labels for NULL where the call does not `need` them; NULL where it
 /// does is [`Error::NullPointer`] (issue 15: it was `TooFewLabeled`, which no header said).
 pub(super) unsafe fn clabels<'a>(p: *const u32, n: usize, need: bool) -> Result<&'a [u32], Error> {
-    c_unsafe! {
-    if p.is_null() {
-        if need {
-            return Err(Error::NullPointer);
+    c_unsafe!({
+        if p.is_null() {
+            if need {
+                return Err(Error::NullPointer);
+            }
+            Ok(&[])
+        } else {
+            slice(p, n)
         }
-        Ok(&[])
-    } else {
-        slice(p, n)
-    }
-    }
+    })
 }
 
 /// Does any view use the median bandwidth (which needs labeled items)?
@@ -215,28 +215,28 @@ pub(super) fn any_median(ks: &CKernels<'_>) -> bool {
 }
 
 pub(super) unsafe fn ceta<'a>(p: *const f64, n_views: usize) -> Result<&'a [f64], Error> {
-    c_unsafe! {
-    if p.is_null() {
-        return Err(Error::NullPointer);
-    }
-    slice(p, n_views)
-    }
+    c_unsafe!({
+        if p.is_null() {
+            return Err(Error::NullPointer);
+        }
+        slice(p, n_views)
+    })
 }
 
 /// A 0/1 byte mask as booleans (other byte values: `MVNMF_STATUS_BAD_LABEL, as every 0/1 flag array`).
 unsafe fn cmask<'a>(p: *const u8, n: usize) -> Result<&'a [bool], Error> {
-    c_unsafe! {
-    if p.is_null() {
-        return Err(Error::NullPointer);
-    }
-    let m = slice(p, n)?;
-    if m.iter().any(|&b| b > 1) {
-        // One rule for every 0/1 flag array (relevance, multi-label, masks).
-        return Err(Error::BadLabel);
-    }
-    // SAFETY: every byte is 0 or 1, the two valid `bool` representations.
-    Ok(core::slice::from_raw_parts(m.as_ptr().cast::<bool>(), n))
-    }
+    c_unsafe!({
+        if p.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let m = slice(p, n)?;
+        if m.iter().any(|&b| b > 1) {
+            // One rule for every 0/1 flag array (relevance, multi-label, masks).
+            return Err(Error::BadLabel);
+        }
+        // SAFETY: every byte is 0 or 1, the two valid `bool` representations.
+        Ok(core::slice::from_raw_parts(m.as_ptr().cast::<bool>(), n))
+    })
 }
 
 /// The Rust options; `p` must stay in place until the search has returned
@@ -250,56 +250,56 @@ fn knn_params(p: &mvnmf_fused_knn_params) -> KnnParams {
 }
 
 unsafe fn read_knn(p: *const mvnmf_fused_knn_params) -> mvnmf_fused_knn_params {
-    c_unsafe! {
-    if p.is_null() {
-        mvnmf_fused_knn_params_default()
-    } else {
-        *p
-    }
-    }
+    c_unsafe!({
+        if p.is_null() {
+            mvnmf_fused_knn_params_default()
+        } else {
+            *p
+        }
+    })
 }
 
 pub(super) unsafe fn read_mkl(p: *const mvnmf_mkl_params) -> Result<MklParams, Error> {
-    c_unsafe! {
-    let p = if p.is_null() {
-        mvnmf_mkl_params_default()
-    } else {
-        *p
-    };
-    // The set-up sampling has no C field yet (issue 30): its default, exact up to
-    // `similarity::sample::AUTO_ABOVE` labeled items.
-    let out = MklParams {
-        lambda: p.lambda,
-        block: p.block,
-        ..MklParams::default()
-    };
-    out.validate()?;
-    Ok(out)
-    }
+    c_unsafe!({
+        let p = if p.is_null() {
+            mvnmf_mkl_params_default()
+        } else {
+            *p
+        };
+        // The set-up sampling has no C field yet (issue 30): its default, exact up to
+        // `similarity::sample::AUTO_ABOVE` labeled items.
+        let out = MklParams {
+            lambda: p.lambda,
+            block: p.block,
+            ..MklParams::default()
+        };
+        out.validate()?;
+        Ok(out)
+    })
 }
 
 pub(super) unsafe fn read_graph(p: *const mvnmf_graph_params) -> Result<GraphParams, Error> {
-    c_unsafe! {
-    let p = if p.is_null() {
-        mvnmf_graph_params_default()
-    } else {
-        *p
-    };
-    let penalty = match p.penalty {
-        MVNMF_PENALTY_CLASS_PAIRS => Penalty::ClassPairs,
-        MVNMF_PENALTY_ITEM_NEIGHBORS => Penalty::ItemNeighbors,
-        _ => return Err(Error::BadParameter),
-    };
-    let out = GraphParams {
-        ka: p.ka,
-        kp: p.kp,
-        penalty,
-        sigma: p.sigma,
-        block: p.block,
-    };
-    out.validate()?;
-    Ok(out)
-    }
+    c_unsafe!({
+        let p = if p.is_null() {
+            mvnmf_graph_params_default()
+        } else {
+            *p
+        };
+        let penalty = match p.penalty {
+            MVNMF_PENALTY_CLASS_PAIRS => Penalty::ClassPairs,
+            MVNMF_PENALTY_ITEM_NEIGHBORS => Penalty::ItemNeighbors,
+            _ => return Err(Error::BadParameter),
+        };
+        let out = GraphParams {
+            ka: p.ka,
+            kp: p.kp,
+            penalty,
+            sigma: p.sigma,
+            block: p.block,
+        };
+        out.validate()?;
+        Ok(out)
+    })
 }
 
 /// The default fused-kNN options (`k = 5`, all items, default block).
@@ -348,7 +348,7 @@ pub unsafe extern "C" fn mvnmf_kernel_bandwidths_workspace(
     block: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let ks = ckernels(kernels, n_views)?;
         similarity::resolve_bandwidths_workspace::<f64>(
             shapes(views, n_views)?,
@@ -356,7 +356,7 @@ pub unsafe extern "C" fn mvnmf_kernel_bandwidths_workspace(
             n_classes,
             block,
         )
-    }
+    })
 }
 
 /// The `γ` of every RBF view (given, or `1 / median(d²)` over all unordered pairs of
@@ -374,7 +374,7 @@ pub unsafe extern "C" fn mvnmf_kernel_bandwidths(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let vs = CViews::new(views, n_views)?;
         let ks = ckernels(kernels, n_views)?;
         let lab = clabels(labels, vs.shape(0).cols, any_median(&ks))?;
@@ -385,7 +385,7 @@ pub unsafe extern "C" fn mvnmf_kernel_bandwidths(
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
         similarity::resolve_bandwidths(&vs, &ks, lab, n_classes, block, g, w)?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_mkl_weights`.
@@ -398,11 +398,11 @@ pub unsafe extern "C" fn mvnmf_mkl_weights_workspace(
     params: *const mvnmf_mkl_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = read_mkl(params)?;
         let ks = ckernels(kernels, n_views)?;
         similarity::mkl_weights_workspace::<f64>(shapes(views, n_views)?, &ks, n_classes, &p)
-    }
+    })
 }
 
 /// Fusion weights by kernel–target alignment (seed 000 eq. 11): writes `eta[n_views]` on the
@@ -423,7 +423,7 @@ pub unsafe extern "C" fn mvnmf_mkl_weights(
     work_bytes: usize,
     report: *mut mvnmf_mkl_report,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let p = read_mkl(params)?;
         let vs = CViews::new(views, n_views)?;
         let ks = ckernels(kernels, n_views)?;
@@ -444,7 +444,7 @@ pub unsafe extern "C" fn mvnmf_mkl_weights(
             };
         }
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_alignment_system`.
@@ -457,7 +457,7 @@ pub unsafe extern "C" fn mvnmf_alignment_system_workspace(
     block: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let ks = ckernels(kernels, n_views)?;
         similarity::alignment_system_workspace::<f64>(
             shapes(views, n_views)?,
@@ -465,7 +465,7 @@ pub unsafe extern "C" fn mvnmf_alignment_system_workspace(
             n_classes,
             block,
         )
-    }
+    })
 }
 
 /// The alignment QP's data: `g[n_views²]` (`G_uv = Σ t_ij K_u(i,j) K_v(i,j)`, column-major),
@@ -485,7 +485,7 @@ pub unsafe extern "C" fn mvnmf_alignment_system(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let vs = CViews::new(views, n_views)?;
         let ks = ckernels(kernels, n_views)?;
         if labels.is_null() || g.is_null() || b.is_null() || constant.is_null() {
@@ -497,7 +497,7 @@ pub unsafe extern "C" fn mvnmf_alignment_system(
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
         *constant = similarity::alignment_system(&vs, &ks, lab, n_classes, block, gg, bb, w)?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_simplex_qp` for `h` weights.
@@ -520,7 +520,7 @@ pub unsafe extern "C" fn mvnmf_simplex_qp(
     work_bytes: usize,
     report: *mut mvnmf_qp_report,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         if h == 0 {
             return Err(Error::ZeroDimension);
         }
@@ -540,7 +540,7 @@ pub unsafe extern "C" fn mvnmf_simplex_qp(
             };
         }
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_fused_knn`.
@@ -553,7 +553,7 @@ pub unsafe extern "C" fn mvnmf_fused_knn_workspace(
     params: *const mvnmf_fused_knn_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = read_knn(params);
         let ks = ckernels(kernels, n_views)?;
         similarity::fused_knn_workspace::<f64>(
@@ -562,7 +562,7 @@ pub unsafe extern "C" fn mvnmf_fused_knn_workspace(
             n_classes,
             &knn_params(&p),
         )
-    }
+    })
 }
 
 /// Exact `k` nearest neighbours under the fused kernel `K = Σ_v η_v K_v` (`d² = 2 − 2K`),
@@ -590,7 +590,7 @@ pub unsafe extern "C" fn mvnmf_fused_knn(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let p = read_knn(params);
         let vs = CViews::new(views, n_views)?;
         let ks = ckernels(kernels, n_views)?;
@@ -632,7 +632,7 @@ pub unsafe extern "C" fn mvnmf_fused_knn(
             w,
         )?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_class_pairs`.
@@ -645,7 +645,7 @@ pub unsafe extern "C" fn mvnmf_class_pairs_workspace(
     params: *const mvnmf_fused_knn_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = read_knn(params);
         let ks = ckernels(kernels, n_views)?;
         similarity::class_pairs_workspace::<f64>(
@@ -654,7 +654,7 @@ pub unsafe extern "C" fn mvnmf_class_pairs_workspace(
             n_classes,
             &knn_params(&p),
         )
-    }
+    })
 }
 
 /// Per class `c`, the `kp = params->k` most similar pairs `(i, j)` under the fused kernel with
@@ -675,7 +675,7 @@ pub unsafe extern "C" fn mvnmf_class_pairs(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let p = read_knn(params);
         let vs = CViews::new(views, n_views)?;
         let ks = ckernels(kernels, n_views)?;
@@ -690,7 +690,7 @@ pub unsafe extern "C" fn mvnmf_class_pairs(
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
         similarity::class_pairs(&vs, &ks, e, lab, n_classes, &knn_params(&p), pp, s, w)?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 unsafe fn capacity(
@@ -701,15 +701,15 @@ unsafe fn capacity(
     penalty: *mut usize,
     tge: bool,
 ) -> Result<mvnmf_status, Error> {
-    c_unsafe! {
-    write_capacity(params, affinity, penalty, |p| {
-        if tge {
-            graph::tge_capacity(n, n_classes, p)
-        } else {
-            graph::ldge_capacity(n, n_classes, p)
-        }
+    c_unsafe!({
+        write_capacity(params, affinity, penalty, |p| {
+            if tge {
+                graph::tge_capacity(n, n_classes, p)
+            } else {
+                graph::ldge_capacity(n, n_classes, p)
+            }
+        })
     })
-    }
 }
 
 /// Reads the graph options, computes `cap` from them and writes both capacities.
@@ -719,15 +719,15 @@ pub(super) unsafe fn write_capacity(
     penalty: *mut usize,
     cap: impl FnOnce(&GraphParams) -> Result<graph::GraphNnz, Error>,
 ) -> Result<mvnmf_status, Error> {
-    c_unsafe! {
-    if affinity.is_null() || penalty.is_null() {
-        return Err(Error::NullPointer);
-    }
-    let c = cap(&read_graph(params)?)?;
-    *affinity = c.affinity;
-    *penalty = c.penalty;
-    Ok(mvnmf_status::Ok)
-    }
+    c_unsafe!({
+        if affinity.is_null() || penalty.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let c = cap(&read_graph(params)?)?;
+        *affinity = c.affinity;
+        *penalty = c.penalty;
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// Capacities (`col_idx` / `weights` lengths) that always hold LDGE's graphs for `n` items:
@@ -741,7 +741,7 @@ pub unsafe extern "C" fn mvnmf_ldge_capacity(
     affinity_capacity: *mut usize,
     penalty_capacity: *mut usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         capacity(
             n,
             n_classes,
@@ -750,7 +750,7 @@ pub unsafe extern "C" fn mvnmf_ldge_capacity(
             penalty_capacity,
             false,
         )
-    }
+    })
 }
 
 /// Capacities that always hold TGE's graphs: affinity `min(4·n·ka, n(n−1))`, penalty as LDGE.
@@ -762,7 +762,7 @@ pub unsafe extern "C" fn mvnmf_tge_capacity(
     affinity_capacity: *mut usize,
     penalty_capacity: *mut usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         capacity(
             n,
             n_classes,
@@ -771,7 +771,7 @@ pub unsafe extern "C" fn mvnmf_tge_capacity(
             penalty_capacity,
             true,
         )
-    }
+    })
 }
 
 unsafe fn workspace(
@@ -782,16 +782,16 @@ unsafe fn workspace(
     params: *const mvnmf_graph_params,
     tge: bool,
 ) -> Result<usize, Error> {
-    c_unsafe! {
-    let p = read_graph(params)?;
-    let ks = ckernels(kernels, n_views)?;
-    let s = shapes(views, n_views)?;
-    if tge {
-        graph::tge_workspace::<f64>(s, &ks, n_classes, &p)
-    } else {
-        graph::ldge_workspace::<f64>(s, &ks, n_classes, &p)
-    }
-    }
+    c_unsafe!({
+        let p = read_graph(params)?;
+        let ks = ckernels(kernels, n_views)?;
+        let s = shapes(views, n_views)?;
+        if tge {
+            graph::tge_workspace::<f64>(s, &ks, n_classes, &p)
+        } else {
+            graph::ldge_workspace::<f64>(s, &ks, n_classes, &p)
+        }
+    })
 }
 
 /// Workspace bytes of `mvnmf_ldge`.
@@ -804,9 +804,9 @@ pub unsafe extern "C" fn mvnmf_ldge_workspace(
     params: *const mvnmf_graph_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         workspace(views, n_views, kernels, n_classes, params, false)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_tge`.
@@ -819,29 +819,29 @@ pub unsafe extern "C" fn mvnmf_tge_workspace(
     params: *const mvnmf_graph_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         workspace(views, n_views, kernels, n_classes, params, true)
-    }
+    })
 }
 
 pub(super) unsafe fn csr_out<'a>(
     b: *const mvnmf_csr_buffers,
     n: usize,
 ) -> Result<CsrOut<'a>, Error> {
-    c_unsafe! {
-    if b.is_null() {
-        return Err(Error::NullPointer);
-    }
-    let b = *b;
-    if b.row_ptr.is_null() || b.col_idx.is_null() || b.weights.is_null() {
-        return Err(Error::NullPointer);
-    }
-    Ok(CsrOut {
-        row_ptr: slice_mut(b.row_ptr, n.checked_add(1).ok_or(Error::SizeOverflow)?)?,
-        col_idx: slice_mut(b.col_idx, b.capacity)?,
-        weights: slice_mut(b.weights, b.capacity)?,
+    c_unsafe!({
+        if b.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let b = *b;
+        if b.row_ptr.is_null() || b.col_idx.is_null() || b.weights.is_null() {
+            return Err(Error::NullPointer);
+        }
+        Ok(CsrOut {
+            row_ptr: slice_mut(b.row_ptr, n.checked_add(1).ok_or(Error::SizeOverflow)?)?,
+            col_idx: slice_mut(b.col_idx, b.capacity)?,
+            weights: slice_mut(b.weights, b.capacity)?,
+        })
     })
-    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -861,28 +861,28 @@ unsafe fn build(
     work_bytes: usize,
     tge: bool,
 ) -> Result<mvnmf_status, Error> {
-    c_unsafe! {
-    let p = read_graph(params)?;
-    let vs = CViews::new(views, n_views)?;
-    let ks = ckernels(kernels, n_views)?;
-    let e = ceta(eta, n_views)?;
-    let n = vs.shape(0).cols;
-    let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
-    if affinity_nnz.is_null() || penalty_nnz.is_null() {
-        return Err(Error::NullPointer);
-    }
-    let a = csr_out(affinity, n)?;
-    let q = csr_out(penalty, n)?;
-    let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-    let r = if tge {
-        graph::tge(&vs, &ks, e, lab, n_classes, &p, a, q, w)?
-    } else {
-        graph::ldge(&vs, &ks, e, lab, n_classes, &p, a, q, w)?
-    };
-    *affinity_nnz = r.affinity;
-    *penalty_nnz = r.penalty;
-    Ok(mvnmf_status::Ok)
-    }
+    c_unsafe!({
+        let p = read_graph(params)?;
+        let vs = CViews::new(views, n_views)?;
+        let ks = ckernels(kernels, n_views)?;
+        let e = ceta(eta, n_views)?;
+        let n = vs.shape(0).cols;
+        let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
+        if affinity_nnz.is_null() || penalty_nnz.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let a = csr_out(affinity, n)?;
+        let q = csr_out(penalty, n)?;
+        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let r = if tge {
+            graph::tge(&vs, &ks, e, lab, n_classes, &p, a, q, w)?
+        } else {
+            graph::ldge(&vs, &ks, e, lab, n_classes, &p, a, q, w)?
+        };
+        *affinity_nnz = r.affinity;
+        *penalty_nnz = r.penalty;
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// LDGE (seed 003 §4.2): `Wᵃ_ij = 1` if `i` is among the `ka` nearest same-class labeled items
@@ -908,7 +908,7 @@ pub unsafe extern "C" fn mvnmf_ldge(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         if labels.is_null() {
             return Err(Error::NullPointer);
         }
@@ -928,7 +928,7 @@ pub unsafe extern "C" fn mvnmf_ldge(
             work_bytes,
             false,
         )
-    }
+    })
 }
 
 /// TGE (seed 003 §4.3): `Wᵃ_ij = sigma` for LDGE's same-class pairs, 1 if `i` or `j` is
@@ -952,7 +952,7 @@ pub unsafe extern "C" fn mvnmf_tge(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         build(
             views,
             n_views,
@@ -969,7 +969,7 @@ pub unsafe extern "C" fn mvnmf_tge(
             work_bytes,
             true,
         )
-    }
+    })
 }
 
 /// Degrees `D_jj = Σ_i W_ji` of a symmetric CSR graph (`row_ptr[n + 1]`, `col_idx` and
@@ -982,7 +982,7 @@ pub unsafe extern "C" fn mvnmf_graph_degrees(
     weights: *const f64,
     degrees: *mut f64,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         if n == 0 {
             return Err(Error::ZeroDimension);
         }
@@ -1002,22 +1002,22 @@ pub unsafe extern "C" fn mvnmf_graph_degrees(
             *x = g.degree(j);
         }
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// A dense view descriptor as a [`Dense`] view (`MVNMF_STATUS_BAD_PARAMETER` for a CSC one).
 unsafe fn dense_view<'a>(v: *const mvnmf_view) -> Result<Dense<'a, f64>, Error> {
-    c_unsafe! {
-    if v.is_null() {
-        return Err(Error::NullPointer);
-    }
-    let v = &*v;
-    if v.kind != MVNMF_VIEW_DENSE {
-        return Err(Error::BadParameter);
-    }
-    let p = parts(v)?;
-    Dense::new(p.values, v.rows, v.cols, v.col_stride)
-    }
+    c_unsafe!({
+        if v.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let v = &*v;
+        if v.kind != MVNMF_VIEW_DENSE {
+            return Err(Error::BadParameter);
+        }
+        let p = parts(v)?;
+        Dense::new(p.values, v.rows, v.cols, v.col_stride)
+    })
 }
 
 /// Workspace bytes of `mvnmf_cca` for views of `di` and `dj` features over `n` items and
@@ -1078,15 +1078,10 @@ pub unsafe extern "C" fn mvnmf_cca(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let vi = dense_view(xi)?;
         let vj = dense_view(xj)?;
-        if phi_i.is_null()
-            || phi_j.is_null()
-            || rho.is_null()
-            || mu_i.is_null()
-            || mu_j.is_null()
-        {
+        if phi_i.is_null() || phi_j.is_null() || rho.is_null() || mu_i.is_null() || mu_j.is_null() {
             return Err(Error::NullPointer);
         }
         let (di, dj) = (vi.mat().rows(), vj.mat().rows());
@@ -1100,7 +1095,7 @@ pub unsafe extern "C" fn mvnmf_cca(
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
         similarity::cca(&vi, &vj, reg, dims, fi, fj, r, mi, mj, w)?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Options of `mvnmf_fused_graph`; get the defaults from
@@ -1135,13 +1130,13 @@ fn fused_from_c(p: &mvnmf_fused_graph_params) -> Result<graph::FusedParams, Erro
 
 /// `*p`, or the defaults when `p` is NULL.
 unsafe fn read_fused(p: *const mvnmf_fused_graph_params) -> Result<graph::FusedParams, Error> {
-    c_unsafe! {
-    if p.is_null() {
-        Ok(graph::FusedParams::default())
-    } else {
-        fused_from_c(&*p)
-    }
-    }
+    c_unsafe!({
+        if p.is_null() {
+            Ok(graph::FusedParams::default())
+        } else {
+            fused_from_c(&*p)
+        }
+    })
 }
 
 /// The default fused-graph options.
@@ -1165,10 +1160,10 @@ pub unsafe extern "C" fn mvnmf_fused_graph_workspace(
     params: *const mvnmf_fused_graph_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = read_fused(params)?;
         graph::fused_graph_workspace::<f64>(shapes(views, n_views)?, &p)
-    }
+    })
 }
 
 /// MVEL's fused multi-view graph (seed 002): `w` (`n × n` doubles,
@@ -1192,7 +1187,7 @@ pub unsafe extern "C" fn mvnmf_fused_graph(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let p = read_fused(params)?;
         let vs = CViews::new(views, n_views)?;
         let n = vs.shape(0).cols;
@@ -1209,7 +1204,7 @@ pub unsafe extern "C" fn mvnmf_fused_graph(
         let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
         graph::fused_graph(&vs, g, pr, &p, ww, wk)?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_anchors_kmeans` (validates the view descriptors
@@ -1222,10 +1217,10 @@ pub unsafe extern "C" fn mvnmf_anchors_kmeans_workspace(
     params: *const super::eval::mvnmf_kmeans_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = read_params(params)?;
         graph::anchors_by_kmeans_workspace::<f64>(shapes(views, n_views)?, m, &p)
-    }
+    })
 }
 
 /// MVEL's anchors (seed 002 §2.3): k-means (`m <= n` clusters, `params` or
@@ -1245,7 +1240,7 @@ pub unsafe extern "C" fn mvnmf_anchors_kmeans(
     work_bytes: usize,
     report: *mut super::eval::mvnmf_kmeans_report,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let p = read_params(params)?;
         let vs = CViews::new(views, n_views)?;
         if m == 0 {
@@ -1261,7 +1256,7 @@ pub unsafe extern "C" fn mvnmf_anchors_kmeans(
             *report = super::eval::kmeans_report_to_c(&r);
         }
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Number of scales of `mvnmf_anchor_graph` for `n_views` views: `2 J²`.
@@ -1274,16 +1269,16 @@ pub extern "C" fn mvnmf_anchor_scales_len(n_views: usize) -> usize {
 }
 
 unsafe fn priors_of<'a>(priors: *const f64, n_views: usize) -> Result<Option<&'a [f64]>, Error> {
-    c_unsafe! {
-    if priors.is_null() {
-        Ok(None)
-    } else {
-        Ok(Some(slice(
-            priors,
-            n_views.checked_mul(n_views).ok_or(Error::SizeOverflow)?,
-        )?))
-    }
-    }
+    c_unsafe!({
+        if priors.is_null() {
+            Ok(None)
+        } else {
+            Ok(Some(slice(
+                priors,
+                n_views.checked_mul(n_views).ok_or(Error::SizeOverflow)?,
+            )?))
+        }
+    })
 }
 
 /// Workspace bytes of `mvnmf_anchor_graph` for these views (validated as the
@@ -1299,11 +1294,11 @@ pub unsafe extern "C" fn mvnmf_anchor_graph_workspace(
     params: *const mvnmf_fused_graph_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = read_fused(params)?;
         let pr = priors_of(priors, n_views)?;
         graph::anchor_graph_workspace::<f64>(shapes(views, n_views)?, n_train, m, pr, &p)
-    }
+    })
 }
 
 /// MVEL's anchor graph (seed 002 §2.3): for each of the `n` items of `views`
@@ -1341,7 +1336,7 @@ pub unsafe extern "C" fn mvnmf_anchor_graph(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let p = read_fused(params)?;
         let vs = CViews::new(views, n_views)?;
         let av = CViews::new(anchors, n_views)?;
@@ -1362,7 +1357,7 @@ pub unsafe extern "C" fn mvnmf_anchor_graph(
         let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
         graph::anchor_graph(&vs, tv.as_ref(), &av, s, pr, &p, sc, ii, zz, wk)?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// The capacity that always holds `mvnmf_fused_knn_graph`'s graph for `n`
@@ -1387,11 +1382,11 @@ pub unsafe extern "C" fn mvnmf_fused_knn_graph_workspace(
     params: *const mvnmf_fused_graph_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = read_fused(params)?;
         let pr = priors_of(priors, n_views)?;
         graph::fused_knn_graph_workspace::<f64>(shapes(views, n_views)?, s, pr, &p)
-    }
+    })
 }
 
 /// MVEL's kNN-sparsified fused graph: the weights of `mvnmf_fused_graph`
@@ -1417,7 +1412,7 @@ pub unsafe extern "C" fn mvnmf_fused_knn_graph(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let p = read_fused(params)?;
         let vs = CViews::new(views, n_views)?;
         let pr = priors_of(priors, n_views)?;
@@ -1429,5 +1424,5 @@ pub unsafe extern "C" fn mvnmf_fused_knn_graph(
         let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
         *nnz = graph::fused_knn_graph(&vs, s, pr, &p, &mut o, wk)?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }

@@ -120,13 +120,13 @@ unsafe fn bufs<'a, L: Fn(usize) -> usize, T>(
     n: usize,
     len: L,
 ) -> Result<CBufs<'a, L, T>, Error> {
-    c_unsafe! {
-    let ptrs = slice(ptrs, n)?;
-    for (s, &p) in ptrs.iter().enumerate() {
-        slice(p.cast_const(), len(s))?;
-    }
-    Ok(CBufs { ptrs, len })
-    }
+    c_unsafe!({
+        let ptrs = slice(ptrs, n)?;
+        for (s, &p) in ptrs.iter().enumerate() {
+            slice(p.cast_const(), len(s))?;
+        }
+        Ok(CBufs { ptrs, len })
+    })
 }
 
 impl<L: Fn(usize) -> usize, T> Factors<T> for CBufs<'_, L, T> {
@@ -162,16 +162,16 @@ unsafe fn read_ranks<'a>(
     m: usize,
     k: usize,
 ) -> Result<&'a [usize], Error> {
-    c_unsafe! {
-    let r = slice(ranks, n)?;
-    if r.iter().any(|&x| x == 0 || x < k) {
-        return Err(Error::BadRank);
-    }
-    for &x in r {
-        m.checked_mul(x).ok_or(Error::SizeOverflow)?;
-    }
-    Ok(r)
-    }
+    c_unsafe!({
+        let r = slice(ranks, n)?;
+        if r.iter().any(|&x| x == 0 || x < k) {
+            return Err(Error::BadRank);
+        }
+        for &x in r {
+            m.checked_mul(x).ok_or(Error::SizeOverflow)?;
+        }
+        Ok(r)
+    })
 }
 
 /// Workspace bytes of `mvnmf_jsnmf_fit` (validates the source descriptors as
@@ -196,11 +196,11 @@ unsafe fn fit_ws<D: ViewDesc>(
     params: *const mvnmf_jsnmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = read_params(params)?;
         let r = slice(ranks, n_sources)?;
         jsnmf::fit_workspace::<D::T>(shapes(sources, n_sources)?, k, r, &p)
-    }
+    })
 }
 
 /// JSNMF (seed 004): `min ½ Σ_s λ_s ‖X_s − [W | U_s] H_s‖²_F` over
@@ -264,7 +264,7 @@ unsafe fn fit_c<D: ViewDesc>(
     (progress, user): (mvnmf_progress_fn, *mut c_void),
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let p = read_params(params)?;
         let (vs, _) = read_views(sources, n_sources)?;
         let m = vs.shape(0).rows;
@@ -287,7 +287,7 @@ unsafe fn fit_c<D: ViewDesc>(
             jsnmf::fit(&vs, k, r, lam, &p, ww, &mut us, &mut hs, wk, mon)
         })?;
         finish(rep, report)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_jsnmf_encode` for these queries and a basis of
@@ -308,13 +308,13 @@ unsafe fn encode_ws<D: ViewDesc>(
     params: *const mvnmf_jsnmf_query_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = read_params(params)?;
         let mut sh = shapes(queries, 1)?;
         let s = sh.next().ok_or(Error::ZeroDimension)?;
         encode_dims::<D::T>(s, r)?;
         jsnmf::encode_workspace::<D::T>(s, r, &p)
-    }
+    })
 }
 
 /// Encodes the columns of `queries` (`M × n_q` term vectors, dense or CSC,
@@ -349,7 +349,7 @@ unsafe fn encode_c<D: ViewDesc>(
     (w, u, h): (*const D::T, *const D::T, *mut D::T),
     (work, work_bytes): (*mut c_void, usize),
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let p = read_params(params)?;
         let (qs, nq) = read_views(queries, 1)?;
         encode_dims::<D::T>(qs.shape(0), r)?;
@@ -358,7 +358,7 @@ unsafe fn encode_c<D: ViewDesc>(
         let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
         jsnmf::encode(ww, uu, k, r, &qs.view(0), &p, hh, wk)?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// The rule of the encodes (and the batch query) on the arguments their
@@ -381,14 +381,14 @@ unsafe fn basis<'a, T>(
     k: usize,
     r: usize,
 ) -> Result<(&'a [T], &'a [T]), Error> {
-    c_unsafe! {
-    if r == 0 || r < k {
-        return Err(Error::BadRank);
-    }
-    let wl = m.checked_mul(k).ok_or(Error::SizeOverflow)?;
-    let ul = m.checked_mul(r - k).ok_or(Error::SizeOverflow)?;
-    Ok((slice(w, wl)?, slice(u, ul)?))
-    }
+    c_unsafe!({
+        if r == 0 || r < k {
+            return Err(Error::BadRank);
+        }
+        let wl = m.checked_mul(k).ok_or(Error::SizeOverflow)?;
+        let ul = m.checked_mul(r - k).ok_or(Error::SizeOverflow)?;
+        Ok((slice(w, wl)?, slice(u, ul)?))
+    })
 }
 
 /// Workspace bytes of `mvnmf_jsnmf_rank` over `n_items` target items.
@@ -424,7 +424,7 @@ pub unsafe extern "C" fn mvnmf_jsnmf_rank(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         if n_items == 0 || n_queries == 0 || n_top == 0 {
             return Err(Error::ZeroDimension);
         }
@@ -444,18 +444,18 @@ pub unsafe extern "C" fn mvnmf_jsnmf_rank(
         let (ii, ss, wk) = rank_outputs(n_top, n_queries, idx, scores, work, work_bytes)?;
         jsnmf::rank(&x, ii, ss, wk)?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// `p[..n]`, or `None` when `p` is NULL.
 unsafe fn opt_slice<'a, T>(p: *const T, n: usize) -> Result<Option<&'a [T]>, Error> {
-    c_unsafe! {
-    if p.is_null() {
-        Ok(None)
-    } else {
-        Ok(Some(slice(p, n)?))
-    }
-    }
+    c_unsafe!({
+        if p.is_null() {
+            Ok(None)
+        } else {
+            Ok(Some(slice(p, n)?))
+        }
+    })
 }
 
 type RankOut<'a> = (&'a mut [usize], Option<&'a mut [f64]>, &'a mut [u8]);
@@ -469,19 +469,19 @@ unsafe fn rank_outputs<'a>(
     work: *mut c_void,
     work_bytes: usize,
 ) -> Result<RankOut<'a>, Error> {
-    c_unsafe! {
-    let len = n_top.checked_mul(n_queries).ok_or(Error::SizeOverflow)?;
-    if idx.is_null() {
-        return Err(Error::NullPointer);
-    }
-    let ii = slice_mut(idx, len)?;
-    let ss = if scores.is_null() {
-        None
-    } else {
-        Some(slice_mut(scores, len)?)
-    };
-    Ok((ii, ss, slice_mut(work.cast::<u8>(), work_bytes)?))
-    }
+    c_unsafe!({
+        let len = n_top.checked_mul(n_queries).ok_or(Error::SizeOverflow)?;
+        if idx.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let ii = slice_mut(idx, len)?;
+        let ss = if scores.is_null() {
+            None
+        } else {
+            Some(slice_mut(scores, len)?)
+        };
+        Ok((ii, ss, slice_mut(work.cast::<u8>(), work_bytes)?))
+    })
 }
 
 /// Workspace bytes of `mvnmf_jsnmf_query`.
@@ -493,7 +493,7 @@ pub unsafe extern "C" fn mvnmf_jsnmf_query_workspace(
     params: *const mvnmf_jsnmf_query_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = read_params(params)?;
         let mut sh = shapes(queries, 1)?;
         let s = sh.next().ok_or(Error::ZeroDimension)?;
@@ -503,7 +503,7 @@ pub unsafe extern "C" fn mvnmf_jsnmf_query_workspace(
         encode_dims::<f64>(s, r)?;
         elems::<f64>(r, n_items)?;
         jsnmf::query_workspace::<f64>(s, r, n_items, &p)
-    }
+    })
 }
 
 /// Retrieval (seed 004, Algorithm 2) for a batch of queries in one call:
@@ -528,7 +528,7 @@ pub unsafe extern "C" fn mvnmf_jsnmf_query(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let p = read_params(params)?;
         let (qs, nq) = read_views(queries, 1)?;
         if n_items == 0 || n_top == 0 {
@@ -547,7 +547,7 @@ pub unsafe extern "C" fn mvnmf_jsnmf_query(
         let (ii, ss, wk) = rank_outputs(n_top, nq, idx, scores, work, work_bytes)?;
         jsnmf::query(ww, uu, k, &qs.view(0), &p, &x, ii, ss, wk)?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_jsnmf_fit_f32`.

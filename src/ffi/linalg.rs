@@ -35,7 +35,7 @@ pub unsafe extern "C" fn mvnmf_sym_eig(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         if n == 0 {
             return Err(Error::ZeroDimension);
         }
@@ -47,5 +47,5 @@ pub unsafe extern "C" fn mvnmf_sym_eig(
         let ws = slice_mut(work.cast::<u8>(), work_bytes)?;
         eig::sym_eig(aa, n, w, ws)?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }

@@ -84,11 +84,11 @@ pub unsafe extern "C" fn mvnmf_mvel_fit_workspace(
     params: *const mvnmf_mvel_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = read_params(params)?;
         let g = read_graph(graph)?;
         mvel::fit_workspace::<f64, _>(GraphOp::<f64>::items(&g), n_labels, r, &g, &p)
-    }
+    })
 }
 
 /// MVEL (seed 002): `min −tr(YᵀQH) + θ₁ tr(H L_w Hᵀ) + θ₂ tr(HᵀQᵀL_ρQH)` over
@@ -122,7 +122,7 @@ pub unsafe extern "C" fn mvnmf_mvel_fit(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let p = read_params(params)?;
         let g = read_graph(graph)?;
         let n = GraphOp::<f64>::items(&g);
@@ -139,7 +139,7 @@ pub unsafe extern "C" fn mvnmf_mvel_fit(
         let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
         let rep = with_monitor(progress, user, |m| mvel::fit(y, &g, r, &p, qq, hh, wk, m))?;
         finish(rep, report)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_mvel_predict`, with the call's shape checks: a
@@ -174,7 +174,7 @@ pub unsafe extern "C" fn mvnmf_mvel_predict(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         // The shape rule of the workspace query, then the buffers.
         mvel::predict_shape::<f64>(n_labels, r, n)?;
         let qq = slice(q, n_labels.checked_mul(r).ok_or(Error::SizeOverflow)?)?;
@@ -186,7 +186,7 @@ pub unsafe extern "C" fn mvnmf_mvel_predict(
         let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
         mvel::predict(qq, hh, n_labels, r, ss, wk)?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_mvel_thresholds` for `n` items.
@@ -212,7 +212,7 @@ pub unsafe extern "C" fn mvnmf_mvel_thresholds(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         if n_labels == 0 || n == 0 {
             return Err(Error::ZeroDimension);
         }
@@ -226,7 +226,7 @@ pub unsafe extern "C" fn mvnmf_mvel_thresholds(
         let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
         mvel::choose_thresholds(s, y, t, wk)?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Decisions `pred[s, u] = scores[s, u] > tau[s]` (`n_labels × n` bytes).
@@ -238,7 +238,7 @@ pub unsafe extern "C" fn mvnmf_mvel_decide(
     n: usize,
     pred: *mut u8,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         if n_labels == 0 || n == 0 {
             return Err(Error::ZeroDimension);
         }
@@ -251,7 +251,7 @@ pub unsafe extern "C" fn mvnmf_mvel_decide(
         let p = MatMut::col_major(slice_mut(pred, cn)?, n_labels, n)?;
         mvel::decide(s, t, p)?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_mvel_decide_pu` for `n` items.
@@ -292,7 +292,7 @@ pub unsafe extern "C" fn mvnmf_mvel_decide_pu(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         if n_labels == 0 || n == 0 {
             return Err(Error::ZeroDimension);
         }
@@ -317,7 +317,7 @@ pub unsafe extern "C" fn mvnmf_mvel_decide_pu(
         let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
         mvel::decide_pu(s, y, f, t, used, p, wk)?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_mvel_fit_anchored` for `n` items, `n_labels`
@@ -331,11 +331,11 @@ pub unsafe extern "C" fn mvnmf_mvel_fit_anchored_workspace(
     params: *const mvnmf_mvel_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = read_params(params)?;
         anchored_dims(n, n_labels, r, m)?;
         mvel::fit_anchored_workspace::<f64>(n, n_labels, r, m, &p)
-    }
+    })
 }
 
 /// The shape rule of `mvnmf_mvel_fit_anchored` on the arguments its query
@@ -379,7 +379,7 @@ pub unsafe extern "C" fn mvnmf_mvel_fit_anchored(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let p = read_params(params)?;
         if n_labels == 0 || n == 0 || s == 0 || m == 0 {
             return Err(Error::ZeroDimension);
@@ -400,7 +400,7 @@ pub unsafe extern "C" fn mvnmf_mvel_fit_anchored(
             mvel::fit_anchored(y, ii, zz, s, m, r, &p, qq, aa, wk, mo)
         })?;
         finish(rep, report)
-    }
+    })
 }
 
 /// The items' embeddings `H = A Z` (`r × n` doubles) from the anchors' `a`
@@ -418,7 +418,7 @@ pub unsafe extern "C" fn mvnmf_mvel_embed_anchored(
     n: usize,
     h: *mut f64,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         if r == 0 {
             return Err(Error::BadRank);
         }
@@ -435,5 +435,5 @@ pub unsafe extern "C" fn mvnmf_mvel_embed_anchored(
         let hh = slice_mut(h, r.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
         mvel::embed_anchored(aa, r, ii, zz, s, hh)?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }

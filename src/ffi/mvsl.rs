@@ -297,13 +297,13 @@ impl<T: GraphScalar> GraphOp<T> for AnyGraph<'_> {
 pub(super) unsafe fn read_graph_for<'a, T: GraphScalar>(
     g: *const mvnmf_graph,
 ) -> Result<AnyGraph<'a>, Error> {
-    c_unsafe! {
-    let graph = read_graph(g)?;
-    if matches!(graph, AnyGraph::Dense(_)) && !T::DENSE {
-        return Err(Error::BadParameter);
-    }
-    Ok(graph)
-    }
+    c_unsafe!({
+        let graph = read_graph(g)?;
+        if matches!(graph, AnyGraph::Dense(_)) && !T::DENSE {
+            return Err(Error::BadParameter);
+        }
+        Ok(graph)
+    })
 }
 
 /// Row pointers, column indices and weights of CSR rows.
@@ -318,14 +318,14 @@ pub(super) unsafe fn csr_arrays<'a>(
     ci: *const usize,
     w: *const f64,
 ) -> Result<Option<CsrArrays<'a>>, Error> {
-    c_unsafe! {
-    if rp.is_null() {
-        return Ok(None);
-    }
-    let row_ptr = slice(rp, n.checked_add(1).ok_or(Error::SizeOverflow)?)?;
-    let nnz = row_ptr[n];
-    Ok(Some((row_ptr, slice(ci, nnz)?, slice(w, nnz)?)))
-    }
+    c_unsafe!({
+        if rp.is_null() {
+            return Ok(None);
+        }
+        let row_ptr = slice(rp, n.checked_add(1).ok_or(Error::SizeOverflow)?)?;
+        let nnz = row_ptr[n];
+        Ok(Some((row_ptr, slice(ci, nnz)?, slice(w, nnz)?)))
+    })
 }
 
 unsafe fn csr<'a>(
@@ -334,57 +334,57 @@ unsafe fn csr<'a>(
     ci: *const usize,
     w: *const f64,
 ) -> Result<Option<CsrGraph<'a>>, Error> {
-    c_unsafe! {
-    match csr_arrays(n, rp, ci, w)? {
-        None => Ok(None),
-        Some((row_ptr, col_idx, weights)) => {
-            Ok(Some(CsrGraph::new(n, row_ptr, col_idx, weights)?))
+    c_unsafe!({
+        match csr_arrays(n, rp, ci, w)? {
+            None => Ok(None),
+            Some((row_ptr, col_idx, weights)) => {
+                Ok(Some(CsrGraph::new(n, row_ptr, col_idx, weights)?))
+            }
         }
-    }
-    }
+    })
 }
 
 /// Validates a graph descriptor (structure, labels, symmetry).
 pub(super) unsafe fn read_graph<'a>(g: *const mvnmf_graph) -> Result<AnyGraph<'a>, Error> {
-    c_unsafe! {
-    if g.is_null() {
-        return Err(Error::NullPointer);
-    }
-    let g = &*g;
-    if g.n == 0 {
-        return Err(Error::ZeroDimension);
-    }
-    match g.kind {
-        MVNMF_GRAPH_NONE => Ok(AnyGraph::None(NoGraph { n: g.n })),
-        MVNMF_GRAPH_SGE => {
-            if g.labels.is_null() {
-                return Err(Error::NullPointer);
+    c_unsafe!({
+        if g.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let g = &*g;
+        if g.n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        match g.kind {
+            MVNMF_GRAPH_NONE => Ok(AnyGraph::None(NoGraph { n: g.n })),
+            MVNMF_GRAPH_SGE => {
+                if g.labels.is_null() {
+                    return Err(Error::NullPointer);
+                }
+                Ok(AnyGraph::Sge(Sge::new(slice(g.labels, g.n)?, g.n_classes)?))
             }
-            Ok(AnyGraph::Sge(Sge::new(slice(g.labels, g.n)?, g.n_classes)?))
-        }
-        MVNMF_GRAPH_CSR => {
-            let a = csr(
-                g.n,
-                g.affinity_row_ptr,
-                g.affinity_col_idx,
-                g.affinity_weights,
-            )?;
-            let p = csr(g.n, g.penalty_row_ptr, g.penalty_col_idx, g.penalty_weights)?;
-            Ok(AnyGraph::Csr(CsrGraphs::new(g.n, a, p)?))
-        }
-        MVNMF_GRAPH_DENSE => {
-            let nn = g.n.checked_mul(g.n).ok_or(Error::SizeOverflow)?;
-            if g.affinity_weights.is_null() {
-                return Err(Error::NullPointer);
+            MVNMF_GRAPH_CSR => {
+                let a = csr(
+                    g.n,
+                    g.affinity_row_ptr,
+                    g.affinity_col_idx,
+                    g.affinity_weights,
+                )?;
+                let p = csr(g.n, g.penalty_row_ptr, g.penalty_col_idx, g.penalty_weights)?;
+                Ok(AnyGraph::Csr(CsrGraphs::new(g.n, a, p)?))
             }
-            Ok(AnyGraph::Dense(DenseGraph::new(
-                slice(g.affinity_weights, nn)?,
-                g.n,
-            )?))
+            MVNMF_GRAPH_DENSE => {
+                let nn = g.n.checked_mul(g.n).ok_or(Error::SizeOverflow)?;
+                if g.affinity_weights.is_null() {
+                    return Err(Error::NullPointer);
+                }
+                Ok(AnyGraph::Dense(DenseGraph::new(
+                    slice(g.affinity_weights, nn)?,
+                    g.n,
+                )?))
+            }
+            _ => Err(Error::BadParameter),
         }
-        _ => Err(Error::BadParameter),
-    }
-    }
+    })
 }
 
 fn preset_of(preset: u32) -> Option<MvslParams> {
@@ -404,14 +404,14 @@ pub unsafe extern "C" fn mvnmf_mvsl_params_preset(
     preset: u32,
     out: *mut mvnmf_mvsl_params,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         if out.is_null() {
             return Err(Error::NullPointer);
         }
         let p = preset_of(preset).ok_or(Error::BadParameter)?;
         *out = p.into();
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_mvsl_fit` (validates the view descriptors and the
@@ -439,11 +439,11 @@ unsafe fn fit_ws<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = read_params(params)?;
         let g = read_graph_for::<D::T>(graph)?;
         mvsl::fit_workspace::<D::T, _>(shapes(views, n_views)?, &g, k, &p)
-    }
+    })
 }
 
 /// The graph-regularised multi-view factorization (MvSL-S/L/T, GNMF, MCL,
@@ -499,7 +499,7 @@ unsafe fn fit_c<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    entry! {
+    entry!({
         let p = read_params(params)?;
         let g = read_graph_for::<D::T>(graph)?;
         let (vs, n) = read_views(views, n_views)?;
@@ -509,7 +509,7 @@ where
             mvsl::fit(&vs, &g, k, &p, &mut us, vv, w, m)
         })?;
         finish(r, report)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_mvsl_encode`.
@@ -536,11 +536,11 @@ unsafe fn encode_ws<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = read_params(params)?;
         let g = read_graph_for::<D::T>(graph)?;
         mvsl::encode_workspace::<D::T, _>(shapes(views, n_views)?, &g, k, &p)
-    }
+    })
 }
 
 /// Out-of-sample encoding against fixed bases `u[v]` (read only): the V-steps
@@ -587,7 +587,7 @@ unsafe fn encode_c<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    entry! {
+    entry!({
         let p = read_params(params)?;
         let g = read_graph_for::<D::T>(graph)?;
         let (vs, n) = read_views(views, n_views)?;
@@ -597,7 +597,7 @@ where
             mvsl::encode(&vs, &g, k, &p, &us, vv, w, m)
         })?;
         finish(r, report)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_mvsl_fit_f32`.

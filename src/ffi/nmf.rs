@@ -95,10 +95,10 @@ unsafe fn joint_fit_ws<D: ViewDesc>(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = read_params(params)?;
         nmf::joint_fit_workspace::<D::T>(shapes(views, n_views)?, k, &p)
-    }
+    })
 }
 
 /// Joint multi-view NMF: `min ½ Σ_v ‖X_v − U_v V‖²_F`, `U_v ≥ 0`, `0 ≤ V ≤ vmax`.
@@ -149,7 +149,7 @@ unsafe fn joint_fit<D: ViewDesc>(
     (progress, user): (mvnmf_progress_fn, *mut c_void),
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let p = read_params(params)?;
         let (vs, n) = read_views(views, n_views)?;
         let mut us = factors(u, &vs, k, &[], |p: *mut D::T| p.is_null())?;
@@ -158,7 +158,7 @@ unsafe fn joint_fit<D: ViewDesc>(
             nmf::joint_fit(&vs, k, &p, &mut us, vv, w, m)
         })?;
         finish(r, report)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_joint_nmf_encode`.
@@ -180,10 +180,10 @@ unsafe fn joint_encode_ws<D: ViewDesc>(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = read_params(params)?;
         nmf::joint_encode_workspace::<D::T>(shapes(views, n_views)?, k, &p)
-    }
+    })
 }
 
 /// Out-of-sample encoding: `min_{0 ≤ V ≤ vmax} ½ Σ_v ‖X_v − U_v V‖²_F` with the
@@ -225,7 +225,7 @@ unsafe fn joint_encode<D: ViewDesc>(
     (progress, user): (mvnmf_progress_fn, *mut c_void),
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let p = read_params(params)?;
         let (vs, n) = read_views(views, n_views)?;
         let us = factors(u, &vs, k, &[], |p: *const D::T| p.is_null())?;
@@ -234,7 +234,7 @@ unsafe fn joint_encode<D: ViewDesc>(
             nmf::joint_encode(&vs, k, &p, &us, vv, w, m)
         })?;
         finish(r, report)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_nmf_fit`.
@@ -263,22 +263,22 @@ pub unsafe extern "C" fn mvnmf_nmf_fit(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    c_unsafe! {
-    let us = [u];
-    mvnmf_joint_nmf_fit(
-        x,
-        1,
-        k,
-        params,
-        us.as_ptr(),
-        v,
-        work,
-        work_bytes,
-        progress,
-        user,
-        report,
-    )
-    }
+    c_unsafe!({
+        let us = [u];
+        mvnmf_joint_nmf_fit(
+            x,
+            1,
+            k,
+            params,
+            us.as_ptr(),
+            v,
+            work,
+            work_bytes,
+            progress,
+            user,
+            report,
+        )
+    })
 }
 
 /// Workspace bytes of `mvnmf_nmf_encode`.
@@ -306,22 +306,22 @@ pub unsafe extern "C" fn mvnmf_nmf_encode(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    c_unsafe! {
-    let us = [u];
-    mvnmf_joint_nmf_encode(
-        x,
-        1,
-        k,
-        params,
-        us.as_ptr(),
-        v,
-        work,
-        work_bytes,
-        progress,
-        user,
-        report,
-    )
-    }
+    c_unsafe!({
+        let us = [u];
+        mvnmf_joint_nmf_encode(
+            x,
+            1,
+            k,
+            params,
+            us.as_ptr(),
+            v,
+            work,
+            work_bytes,
+            progress,
+            user,
+            report,
+        )
+    })
 }
 
 /// `mvnmf_nndsvd`: zeros kept (Boutsidis & Gallopoulos' NNDSVD).
@@ -342,9 +342,9 @@ pub unsafe extern "C" fn mvnmf_nndsvd_workspace(
     k: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         crate::steps::nndsvd_workspace::<f64>(shapes(views, n_views)?, k)
-    }
+    })
 }
 
 /// The deterministic SVD-based start (NNDSVD, scikit-learn's definition;
@@ -368,7 +368,7 @@ pub unsafe extern "C" fn mvnmf_nndsvd(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let var = match variant {
             MVNMF_NNDSVD => crate::steps::Nndsvd::Plain,
             MVNMF_NNDSVDA => crate::steps::Nndsvd::A,
@@ -388,7 +388,7 @@ pub unsafe extern "C" fn mvnmf_nndsvd(
         let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
         crate::steps::nndsvd(&vs, k, var, seed, &mut us, vv, wk)?;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 fn beta_params(
@@ -430,10 +430,10 @@ unsafe fn beta_fit_ws<D: ViewDesc>(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = beta_params(beta, -1.0, read_params(params)?)?;
         crate::models::beta::fit_workspace::<D::T>(shapes(views, n_views)?, k, &p)
-    }
+    })
 }
 
 /// NMF (one view) or joint NMF (several, shared `V`) under the β-divergence,
@@ -504,7 +504,7 @@ unsafe fn beta_fit<D: ViewDesc>(
     (progress, user): (mvnmf_progress_fn, *mut c_void),
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let p = beta_params(beta, clip, read_params(params)?)?;
         let (vs, n) = read_views(views, n_views)?;
         let cm = CMasks::new(masks, &vs, n)?;
@@ -514,7 +514,7 @@ unsafe fn beta_fit<D: ViewDesc>(
             crate::models::beta::fit_masked(&vs, &cm, k, &p, &mut us, vv, w, m)
         })?;
         finish(r, report)
-    }
+    })
 }
 
 /// The C mask array as [`crate::models::beta::ViewMasks`] (validated on
@@ -531,33 +531,33 @@ impl<'a, D: ViewDesc> CMasks<'a, D> {
         views: &'a CViews<'a, D>,
         n: usize,
     ) -> Result<Self, Error> {
-        c_unsafe! {
-        if masks.is_null() {
-            return Ok(CMasks {
-                ptrs: &[],
+        c_unsafe!({
+            if masks.is_null() {
+                return Ok(CMasks {
+                    ptrs: &[],
+                    lens: views,
+                    n,
+                });
+            }
+            let ptrs = slice(masks, views.count())?;
+            for (i, &p) in ptrs.iter().enumerate() {
+                if !p.is_null() {
+                    slice(
+                        p,
+                        views
+                            .shape(i)
+                            .rows
+                            .checked_mul(n)
+                            .ok_or(Error::SizeOverflow)?,
+                    )?;
+                }
+            }
+            Ok(CMasks {
+                ptrs,
                 lens: views,
                 n,
-            });
-        }
-        let ptrs = slice(masks, views.count())?;
-        for (i, &p) in ptrs.iter().enumerate() {
-            if !p.is_null() {
-                slice(
-                    p,
-                    views
-                        .shape(i)
-                        .rows
-                        .checked_mul(n)
-                        .ok_or(Error::SizeOverflow)?,
-                )?;
-            }
-        }
-        Ok(CMasks {
-            ptrs,
-            lens: views,
-            n,
+            })
         })
-        }
     }
 }
 
@@ -671,20 +671,20 @@ pub unsafe extern "C" fn mvnmf_nmf_fit_f32(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    c_unsafe! {
-    let us = [u];
-    joint_fit(
-        x,
-        1,
-        k,
-        params,
-        us.as_ptr(),
-        v,
-        (work, work_bytes),
-        (progress, user),
-        report,
-    )
-    }
+    c_unsafe!({
+        let us = [u];
+        joint_fit(
+            x,
+            1,
+            k,
+            params,
+            us.as_ptr(),
+            v,
+            (work, work_bytes),
+            (progress, user),
+            report,
+        )
+    })
 }
 
 /// Workspace bytes of `mvnmf_nmf_encode_f32`.
@@ -712,20 +712,20 @@ pub unsafe extern "C" fn mvnmf_nmf_encode_f32(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    c_unsafe! {
-    let us = [u];
-    joint_encode(
-        x,
-        1,
-        k,
-        params,
-        us.as_ptr(),
-        v,
-        (work, work_bytes),
-        (progress, user),
-        report,
-    )
-    }
+    c_unsafe!({
+        let us = [u];
+        joint_encode(
+            x,
+            1,
+            k,
+            params,
+            us.as_ptr(),
+            v,
+            (work, work_bytes),
+            (progress, user),
+            report,
+        )
+    })
 }
 
 /// Workspace bytes of `mvnmf_beta_nmf_fit_f32`.

@@ -97,7 +97,7 @@ pub unsafe extern "C" fn mvnmf_pipeline_params_preset(
     method: u32,
     out: *mut mvnmf_pipeline_params,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         if out.is_null() {
             return Err(Error::NullPointer);
         }
@@ -118,7 +118,7 @@ pub unsafe extern "C" fn mvnmf_pipeline_params_preset(
             mkl: mvnmf_mkl_params_default(),
         };
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_pipeline_fit`: one query for MKL, the graphs and
@@ -146,11 +146,11 @@ unsafe fn fit_ws<D: ViewDesc>(
     params: *const mvnmf_pipeline_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    workspace! { bytes;
+    workspace!(bytes, {
         let p = read_params(params)?;
         let ks = ckernels(kernels, n_views)?;
         pipeline::fit_workspace::<D::T>(shapes(views, n_views)?, &ks, n_classes, k, &p)
-    }
+    })
 }
 
 /// What `mvnmf_pipeline_fit_report` writes: the factorization's report and the
@@ -189,7 +189,7 @@ unsafe fn fit_c<D: ViewDesc>(
     report: *mut mvnmf_report,
     full: *mut mvnmf_pipeline_report,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         let p = read_params(params)?;
         let ks = ckernels(kernels, n_views)?;
         let (vs, n) = read_views(views, n_views)?;
@@ -211,7 +211,7 @@ unsafe fn fit_c<D: ViewDesc>(
             };
         }
         finish(r.fit, report)
-    }
+    })
 }
 
 /// The whole semi-supervised pipeline in one call: fusion weights `eta[n_views]`

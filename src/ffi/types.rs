@@ -273,17 +273,17 @@ pub struct mvnmf_objective {
 /// model has no such part or `objective` is NULL.
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_objective_term(objective: *const mvnmf_objective, kind: u32) -> f64 {
-    c_unsafe! {
-    if objective.is_null() {
-        return 0.0;
-    }
-    let o = &*objective;
-    o.terms
-        .iter()
-        .take((o.n_terms as usize).min(MVNMF_MAX_TERMS))
-        .find(|t| t.kind == kind)
-        .map_or(0.0, |t| t.value)
-    }
+    c_unsafe!({
+        if objective.is_null() {
+            return 0.0;
+        }
+        let o = &*objective;
+        o.terms
+            .iter()
+            .take((o.n_terms as usize).min(MVNMF_MAX_TERMS))
+            .find(|t| t.kind == kind)
+            .map_or(0.0, |t| t.value)
+    })
 }
 
 /// The name of a part (`MVNMF_TERM_*`), static and NUL-terminated;

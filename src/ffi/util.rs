@@ -23,18 +23,18 @@ macro_rules! c_unsafe {
 /// The body of an entry point: `body` (a `Result<mvnmf_status, Error>`) under
 /// the contract, behind the panic boundary ([`guard`]).
 macro_rules! entry {
-    ($($body:tt)*) => {
+    ($body:block) => {
         // SAFETY: the caller upholds this function's contract (above).
-        unsafe { $crate::ffi::util::guard(|| { $($body)* }) }
+        unsafe { $crate::ffi::util::guard(|| $body) }
     };
 }
 
 /// The body of a `_workspace` query: `body` (a `Result<usize, Error>`) under
 /// the contract; the size is written to `*bytes` only on success ([`query`]).
 macro_rules! workspace {
-    ($bytes:expr; $($body:tt)*) => {
+    ($bytes:expr, $body:block) => {
         // SAFETY: the caller upholds this function's contract (above).
-        unsafe { $crate::ffi::util::query($bytes, || { $($body)* }) }
+        unsafe { $crate::ffi::util::query($bytes, || $body) }
     };
 }
 
@@ -62,13 +62,13 @@ pub(crate) trait CParams {
 
 /// `*p` read and validated, or the defaults when `p` is NULL.
 pub(crate) unsafe fn read_params<P: CParams>(p: *const P) -> Result<P::Rust, Error> {
-    c_unsafe! {
-    if p.is_null() {
-        Ok(P::defaults())
-    } else {
-        (*p).read()
-    }
-    }
+    c_unsafe!({
+        if p.is_null() {
+            Ok(P::defaults())
+        } else {
+            (*p).read()
+        }
+    })
 }
 
 /// Runs `f`, turning a panic (a bug) into `MVNMF_STATUS_INTERNAL`.
@@ -86,39 +86,39 @@ pub(crate) fn guard(f: impl FnOnce() -> Result<mvnmf_status, Error>) -> mvnmf_st
 
 /// A slice from C, NULL allowed only when empty; the byte size must fit `isize`.
 pub(crate) unsafe fn slice<'a, T>(p: *const T, len: usize) -> Result<&'a [T], Error> {
-    c_unsafe! {
-    if len == 0 {
-        return Ok(&[]);
-    }
-    if p.is_null() {
-        return Err(Error::NullPointer);
-    }
-    if len
-        .checked_mul(core::mem::size_of::<T>())
-        .is_none_or(|b| b > isize::MAX as usize)
-    {
-        return Err(Error::SizeOverflow);
-    }
-    Ok(core::slice::from_raw_parts(p, len))
-    }
+    c_unsafe!({
+        if len == 0 {
+            return Ok(&[]);
+        }
+        if p.is_null() {
+            return Err(Error::NullPointer);
+        }
+        if len
+            .checked_mul(core::mem::size_of::<T>())
+            .is_none_or(|b| b > isize::MAX as usize)
+        {
+            return Err(Error::SizeOverflow);
+        }
+        Ok(core::slice::from_raw_parts(p, len))
+    })
 }
 
 pub(crate) unsafe fn slice_mut<'a, T>(p: *mut T, len: usize) -> Result<&'a mut [T], Error> {
-    c_unsafe! {
-    if len == 0 {
-        return Ok(&mut []);
-    }
-    if p.is_null() {
-        return Err(Error::NullPointer);
-    }
-    if len
-        .checked_mul(core::mem::size_of::<T>())
-        .is_none_or(|b| b > isize::MAX as usize)
-    {
-        return Err(Error::SizeOverflow);
-    }
-    Ok(core::slice::from_raw_parts_mut(p, len))
-    }
+    c_unsafe!({
+        if len == 0 {
+            return Ok(&mut []);
+        }
+        if p.is_null() {
+            return Err(Error::NullPointer);
+        }
+        if len
+            .checked_mul(core::mem::size_of::<T>())
+            .is_none_or(|b| b > isize::MAX as usize)
+        {
+            return Err(Error::SizeOverflow);
+        }
+        Ok(core::slice::from_raw_parts_mut(p, len))
+    })
 }
 
 /// The element count `a × b` of a buffer of `T` that a call takes from C,
@@ -136,28 +136,28 @@ pub(crate) fn elems<T>(a: usize, b: usize) -> Result<usize, Error> {
 
 /// Kind, rows, cols and (CSC) `nnz = col_ptr[cols]` of a descriptor.
 pub(crate) unsafe fn shape_of<D: ViewDesc>(v: &D) -> Result<ViewShape, Error> {
-    c_unsafe! {
-    let (kind, nnz) = match v.kind() {
-        MVNMF_VIEW_DENSE => (ViewKind::Dense, 0),
-        MVNMF_VIEW_CSC => {
-            if v.col_ptr().is_null() {
-                return Err(Error::NullPointer);
+    c_unsafe!({
+        let (kind, nnz) = match v.kind() {
+            MVNMF_VIEW_DENSE => (ViewKind::Dense, 0),
+            MVNMF_VIEW_CSC => {
+                if v.col_ptr().is_null() {
+                    return Err(Error::NullPointer);
+                }
+                let cp = slice(
+                    v.col_ptr(),
+                    v.cols().checked_add(1).ok_or(Error::SizeOverflow)?,
+                )?;
+                (ViewKind::Csc, cp[v.cols()])
             }
-            let cp = slice(
-                v.col_ptr(),
-                v.cols().checked_add(1).ok_or(Error::SizeOverflow)?,
-            )?;
-            (ViewKind::Csc, cp[v.cols()])
-        }
-        _ => return Err(Error::BadParameter),
-    };
-    Ok(ViewShape {
-        rows: v.rows(),
-        cols: v.cols(),
-        kind,
-        nnz,
+            _ => return Err(Error::BadParameter),
+        };
+        Ok(ViewShape {
+            rows: v.rows(),
+            cols: v.cols(),
+            kind,
+            nnz,
+        })
     })
-    }
 }
 
 /// The raw slices a descriptor points at (pointers checked, lengths computed).
@@ -168,50 +168,50 @@ pub(crate) struct Parts<'a, T> {
 }
 
 pub(crate) unsafe fn parts<'a, D: ViewDesc>(v: &D) -> Result<Parts<'a, D::T>, Error> {
-    c_unsafe! {
-    let (rows, cols) = (v.rows(), v.cols());
-    match shape_of(v)?.kind {
-        ViewKind::Dense => {
-            if rows == 0 || cols == 0 {
-                return Err(Error::ZeroDimension);
+    c_unsafe!({
+        let (rows, cols) = (v.rows(), v.cols());
+        match shape_of(v)?.kind {
+            ViewKind::Dense => {
+                if rows == 0 || cols == 0 {
+                    return Err(Error::ZeroDimension);
+                }
+                if v.col_stride() < rows {
+                    return Err(Error::BufferTooShort);
+                }
+                let len = Dense::<D::T>::min_len(rows, cols, v.col_stride())
+                    .ok_or(Error::SizeOverflow)?;
+                Ok(Parts {
+                    values: slice(v.values(), len)?,
+                    col_ptr: &[],
+                    row_idx: &[],
+                })
             }
-            if v.col_stride() < rows {
-                return Err(Error::BufferTooShort);
+            ViewKind::Csc => {
+                if v.col_ptr().is_null() {
+                    return Err(Error::NullPointer);
+                }
+                let col_ptr = slice(v.col_ptr(), cols.checked_add(1).ok_or(Error::SizeOverflow)?)?;
+                let nnz = col_ptr[cols];
+                Ok(Parts {
+                    values: slice(v.values(), nnz)?,
+                    col_ptr,
+                    row_idx: slice(v.row_idx(), nnz)?,
+                })
             }
-            let len = Dense::<D::T>::min_len(rows, cols, v.col_stride())
-                .ok_or(Error::SizeOverflow)?;
-            Ok(Parts {
-                values: slice(v.values(), len)?,
-                col_ptr: &[],
-                row_idx: &[],
-            })
         }
-        ViewKind::Csc => {
-            if v.col_ptr().is_null() {
-                return Err(Error::NullPointer);
-            }
-            let col_ptr = slice(v.col_ptr(), cols.checked_add(1).ok_or(Error::SizeOverflow)?)?;
-            let nnz = col_ptr[cols];
-            Ok(Parts {
-                values: slice(v.values(), nnz)?,
-                col_ptr,
-                row_idx: slice(v.row_idx(), nnz)?,
-            })
-        }
-    }
-    }
+    })
 }
 
 /// Full validation of one descriptor (structure, not values).
 pub(crate) unsafe fn check_view<D: ViewDesc>(v: &D) -> Result<(), Error> {
-    c_unsafe! {
-    let p = parts(v)?;
-    let (rows, cols) = (v.rows(), v.cols());
-    match shape_of(v)?.kind {
-        ViewKind::Dense => Dense::new(p.values, rows, cols, v.col_stride()).map(|_| ()),
-        ViewKind::Csc => Csc::new(rows, cols, p.col_ptr, p.row_idx, p.values).map(|_| ()),
-    }
-    }
+    c_unsafe!({
+        let p = parts(v)?;
+        let (rows, cols) = (v.rows(), v.cols());
+        match shape_of(v)?.kind {
+            ViewKind::Dense => Dense::new(p.values, rows, cols, v.col_stride()).map(|_| ()),
+            ViewKind::Csc => Csc::new(rows, cols, p.col_ptr, p.row_idx, p.values).map(|_| ()),
+        }
+    })
 }
 
 /// The C array of view descriptors as a [`ViewSet`]; built only after every
@@ -228,16 +228,16 @@ unsafe impl<D: ViewDesc> Sync for CViews<'_, D> {}
 
 impl<'a, D: ViewDesc> CViews<'a, D> {
     pub(crate) unsafe fn new(views: *const D, n_views: usize) -> Result<Self, Error> {
-        c_unsafe! {
-        if n_views == 0 {
-            return Err(Error::ZeroDimension);
-        }
-        let views = slice(views, n_views)?;
-        for v in views {
-            check_view(v)?;
-        }
-        Ok(CViews { views })
-        }
+        c_unsafe!({
+            if n_views == 0 {
+                return Err(Error::ZeroDimension);
+            }
+            let views = slice(views, n_views)?;
+            for v in views {
+                check_view(v)?;
+            }
+            Ok(CViews { views })
+        })
     }
 }
 
@@ -298,20 +298,20 @@ pub(crate) unsafe fn shapes<'a, D: ViewDesc + 'a>(
     views: *const D,
     n_views: usize,
 ) -> Result<impl Iterator<Item = ViewShape> + Clone + 'a, Error> {
-    c_unsafe! {
-    if n_views == 0 {
-        return Err(Error::ZeroDimension);
-    }
-    let views: &'a [D] = CViews::new(views, n_views)?.views;
-    Ok(views.iter().map(|v| {
-        shape_of(v).unwrap_or(ViewShape {
-            rows: 0,
-            cols: 0,
-            kind: ViewKind::Dense,
-            nnz: 0,
-        })
-    }))
-    }
+    c_unsafe!({
+        if n_views == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let views: &'a [D] = CViews::new(views, n_views)?.views;
+        Ok(views.iter().map(|v| {
+            shape_of(v).unwrap_or(ViewShape {
+                rows: 0,
+                cols: 0,
+                kind: ViewKind::Dense,
+                nnz: 0,
+            })
+        }))
+    })
 }
 
 /// The factor buffers of a C pointer array: `M_v × K` each, or with `layers`
@@ -330,29 +330,29 @@ pub(crate) unsafe fn factors<'a, P: Copy, D: ViewDesc>(
     layers: &'a [usize],
     is_null: impl Fn(P) -> bool,
 ) -> Result<CFactors<'a, P, D>, Error> {
-    c_unsafe! {
-    let ptrs = slice(ptrs, views.count())?;
-    for (i, &p) in ptrs.iter().enumerate() {
-        if is_null(p) {
-            return Err(Error::NullPointer);
+    c_unsafe!({
+        let ptrs = slice(ptrs, views.count())?;
+        for (i, &p) in ptrs.iter().enumerate() {
+            if is_null(p) {
+                return Err(Error::NullPointer);
+            }
+            let rows = views.shape(i).rows;
+            let len = if layers.is_empty() {
+                rows.checked_mul(k).ok_or(Error::SizeOverflow)?
+            } else {
+                crate::models::deep::factor_len(rows, layers)?
+            };
+            if len.checked_mul(8).is_none_or(|b| b > isize::MAX as usize) {
+                return Err(Error::SizeOverflow);
+            }
         }
-        let rows = views.shape(i).rows;
-        let len = if layers.is_empty() {
-            rows.checked_mul(k).ok_or(Error::SizeOverflow)?
-        } else {
-            crate::models::deep::factor_len(rows, layers)?
-        };
-        if len.checked_mul(8).is_none_or(|b| b > isize::MAX as usize) {
-            return Err(Error::SizeOverflow);
-        }
-    }
-    Ok(CFactors {
-        ptrs,
-        lens: views,
-        k,
-        layers,
+        Ok(CFactors {
+            ptrs,
+            lens: views,
+            k,
+            layers,
+        })
     })
-    }
 }
 
 impl<P: Copy, D: ViewDesc> CFactors<'_, P, D> {
@@ -409,11 +409,11 @@ pub(crate) unsafe fn read_views<'a, D: ViewDesc>(
     views: *const D,
     n_views: usize,
 ) -> Result<(CViews<'a, D>, usize), Error> {
-    c_unsafe! {
-    let vs = CViews::new(views, n_views)?;
-    let n = vs.shape(0).cols;
-    Ok((vs, n))
-    }
+    c_unsafe!({
+        let vs = CViews::new(views, n_views)?;
+        let n = vs.shape(0).cols;
+        Ok((vs, n))
+    })
 }
 
 /// The `k × n` encoding buffer and the workspace.
@@ -424,14 +424,14 @@ pub(crate) unsafe fn outputs<'a, T>(
     work: *mut c_void,
     work_bytes: usize,
 ) -> Result<(&'a mut [T], &'a mut [u8]), Error> {
-    c_unsafe! {
-    if v.is_null() {
-        return Err(Error::NullPointer);
-    }
-    let vv = slice_mut(v, k.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-    let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-    Ok((vv, w))
-    }
+    c_unsafe!({
+        if v.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let vv = slice_mut(v, k.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        Ok((vv, w))
+    })
 }
 
 /// Adapts the C callback to a Rust monitor.
@@ -462,16 +462,16 @@ pub(crate) fn with_monitor<R>(
 
 /// Writes the report (if asked) and maps the stop reason to a status.
 pub(crate) unsafe fn finish(r: Report, report: *mut mvnmf_report) -> Result<mvnmf_status, Error> {
-    c_unsafe! {
-    if !report.is_null() {
-        write_report(report, r.into());
-    }
-    Ok(if r.stop == Stop::Cancelled {
-        mvnmf_status::Cancelled
-    } else {
-        mvnmf_status::Ok
+    c_unsafe!({
+        if !report.is_null() {
+            write_report(report, r.into());
+        }
+        Ok(if r.stop == Stop::Cancelled {
+            mvnmf_status::Cancelled
+        } else {
+            mvnmf_status::Ok
+        })
     })
-    }
 }
 
 /// Writes `r` to `*report` with every byte defined: the struct has 4 padding
@@ -500,12 +500,12 @@ pub(crate) unsafe fn query(
     bytes: *mut usize,
     size: impl FnOnce() -> Result<usize, Error>,
 ) -> mvnmf_status {
-    entry! {
+    entry!({
         if bytes.is_null() {
             return Err(Error::NullPointer);
         }
         let b = size()?;
         *bytes = b;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
