@@ -2,7 +2,7 @@
 
 use core::ffi::c_void;
 
-use super::mvsl::{mvnmf_graph, mvnmf_mvsl_params, params_from_c, read_graph_for, GraphScalar};
+use super::mvsl::{mvnmf_graph, mvnmf_mvsl_params, read_graph_for, GraphScalar};
 use super::*;
 use crate::error::Error;
 use crate::models::deep::{self, DeepParams, DeepVInit};
@@ -36,7 +36,7 @@ pub struct mvnmf_deep_params {
 
 fn to_c(p: DeepParams) -> mvnmf_deep_params {
     mvnmf_deep_params {
-        top: p.top.into(),
+        top: CField::from_rust(&p.top),
         pretrain_iter: p.pretrain_iter,
         box_lower: p.box_lower as u32,
         v_init: match p.v_init {
@@ -62,7 +62,7 @@ impl CParams for mvnmf_deep_params {
             return Err(Error::BadParameter);
         }
         Ok(DeepParams {
-            top: params_from_c(&p.top)?,
+            top: CField::to_rust(&p.top)?,
             pretrain_iter: p.pretrain_iter,
             box_lower: p.box_lower == 1,
             v_init,

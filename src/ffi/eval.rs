@@ -105,22 +105,7 @@ impl CParams for mvnmf_knn_params {
     }
 }
 
-impl CParams for mvnmf_kmeans_params {
-    type Rust = KMeansParams;
-    fn defaults() -> KMeansParams {
-        KMeansParams::default()
-    }
-    fn read(&self) -> Result<KMeansParams, Error> {
-        let out = KMeansParams {
-            restarts: self.restarts,
-            max_iter: self.max_iter,
-            tol: self.tol,
-            seed: self.seed,
-        };
-        out.validate()?;
-        Ok(out)
-    }
-}
+cparams!(mvnmf_kmeans_params => KMeansParams { restarts, max_iter, tol, seed } validate);
 
 fn nmi_norm(norm: u32) -> Result<NmiNorm, Error> {
     Ok(match norm {
@@ -319,13 +304,7 @@ pub unsafe extern "C" fn mvnmf_accuracy(
 /// The default k-means options (10 restarts, 300 iterations, tol 1e-4, seed 0).
 #[no_mangle]
 pub extern "C" fn mvnmf_kmeans_params_default() -> mvnmf_kmeans_params {
-    let d = KMeansParams::default();
-    mvnmf_kmeans_params {
-        restarts: d.restarts,
-        max_iter: d.max_iter,
-        tol: d.tol,
-        seed: d.seed,
-    }
+    CField::from_rust(&KMeansParams::default())
 }
 
 /// Workspace bytes of `mvnmf_kmeans` (`params` may be NULL: defaults).

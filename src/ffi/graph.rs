@@ -279,28 +279,26 @@ pub(super) unsafe fn read_mkl(p: *const mvnmf_mkl_params) -> Result<MklParams, E
 }
 
 pub(super) unsafe fn read_graph(p: *const mvnmf_graph_params) -> Result<GraphParams, Error> {
-    c_unsafe!({
-        let p = if p.is_null() {
-            mvnmf_graph_params_default()
-        } else {
-            *p
-        };
-        let penalty = match p.penalty {
-            MVNMF_PENALTY_CLASS_PAIRS => Penalty::ClassPairs,
-            MVNMF_PENALTY_ITEM_NEIGHBORS => Penalty::ItemNeighbors,
-            _ => return Err(Error::BadParameter),
-        };
-        let out = GraphParams {
-            ka: p.ka,
-            kp: p.kp,
-            penalty,
-            sigma: p.sigma,
-            block: p.block,
-        };
-        out.validate()?;
-        Ok(out)
-    })
+    c_unsafe! { read_params(p) }
 }
+
+impl CField<Penalty> for u32 {
+    fn to_rust(&self) -> Result<Penalty, Error> {
+        match *self {
+            MVNMF_PENALTY_CLASS_PAIRS => Ok(Penalty::ClassPairs),
+            MVNMF_PENALTY_ITEM_NEIGHBORS => Ok(Penalty::ItemNeighbors),
+            _ => Err(Error::BadParameter),
+        }
+    }
+    fn from_rust(r: &Penalty) -> u32 {
+        match r {
+            Penalty::ClassPairs => MVNMF_PENALTY_CLASS_PAIRS,
+            Penalty::ItemNeighbors => MVNMF_PENALTY_ITEM_NEIGHBORS,
+        }
+    }
+}
+
+cparams!(mvnmf_graph_params => GraphParams { ka, kp, penalty, sigma, block } validate);
 
 /// The default fused-kNN options (`k = 5`, all items, default block).
 #[no_mangle]
@@ -327,14 +325,7 @@ pub extern "C" fn mvnmf_mkl_params_default() -> mvnmf_mkl_params {
 /// The default graph options (`ka = 5`, `kp = 3`, class-pair penalty, `sigma = 2`).
 #[no_mangle]
 pub extern "C" fn mvnmf_graph_params_default() -> mvnmf_graph_params {
-    let d = GraphParams::default();
-    mvnmf_graph_params {
-        ka: d.ka,
-        kp: d.kp,
-        penalty: MVNMF_PENALTY_CLASS_PAIRS,
-        sigma: d.sigma,
-        block: d.block,
-    }
+    CField::from_rust(&GraphParams::default())
 }
 
 /// Workspace bytes of `mvnmf_kernel_bandwidths` (validates the view descriptors

@@ -7,7 +7,6 @@ use crate::error::Error;
 use crate::graph::{CsrGraph, CsrGraphs, DenseGraph, GraphOp, NoGraph, Sge};
 use crate::models::mvsl::{self, MvslParams};
 use crate::steps::prox::Sparsity;
-use crate::steps::Init;
 use crate::work::{Stack, WorkReq};
 
 /// `sparsity`: no group norm.
@@ -114,88 +113,34 @@ pub struct mvnmf_graph {
     pub penalty_weights: *const f64,
 }
 
-impl From<MvslParams> for mvnmf_mvsl_params {
-    fn from(p: MvslParams) -> Self {
-        mvnmf_mvsl_params {
-            max_iter: p.max_iter,
-            tol: p.tol,
-            eps: p.eps,
-            vmax: p.vmax,
-            seed: p.seed,
-            init: if p.init == Init::Given {
-                MVNMF_INIT_GIVEN
-            } else {
-                MVNMF_INIT_RANDOM
-            },
-            sparsity: match p.sparsity {
-                Sparsity::None => MVNMF_SPARSITY_NONE,
-                Sparsity::L12 => MVNMF_SPARSITY_L12,
-                Sparsity::L1Inf => MVNMF_SPARSITY_L1INF,
-            },
-            alpha: p.alpha,
-            beta: p.beta,
-            gamma: p.gamma,
-            u_inner: p.u_inner,
-            v_inner: p.v_inner,
-            eta_up: p.eta_up,
-            eta_down: p.eta_down,
-            l0: p.l0,
-            stop_rule: stop_rule_to_c(p.stop),
-            parallel: mvnmf_parallel::from_rust(p.parallel),
+impl CField<Sparsity> for u32 {
+    fn to_rust(&self) -> Result<Sparsity, Error> {
+        match *self {
+            MVNMF_SPARSITY_NONE => Ok(Sparsity::None),
+            MVNMF_SPARSITY_L12 => Ok(Sparsity::L12),
+            MVNMF_SPARSITY_L1INF => Ok(Sparsity::L1Inf),
+            _ => Err(Error::BadParameter),
+        }
+    }
+    fn from_rust(r: &Sparsity) -> u32 {
+        match r {
+            Sparsity::None => MVNMF_SPARSITY_NONE,
+            Sparsity::L12 => MVNMF_SPARSITY_L12,
+            Sparsity::L1Inf => MVNMF_SPARSITY_L1INF,
         }
     }
 }
 
-pub(super) fn params_from_c(p: &mvnmf_mvsl_params) -> Result<MvslParams, Error> {
-    let init = match p.init {
-        MVNMF_INIT_RANDOM => Init::Random,
-        MVNMF_INIT_GIVEN => Init::Given,
-        _ => return Err(Error::BadParameter),
-    };
-    let sparsity = match p.sparsity {
-        MVNMF_SPARSITY_NONE => Sparsity::None,
-        MVNMF_SPARSITY_L12 => Sparsity::L12,
-        MVNMF_SPARSITY_L1INF => Sparsity::L1Inf,
-        _ => return Err(Error::BadParameter),
-    };
-    let out = MvslParams {
-        max_iter: p.max_iter,
-        tol: p.tol,
-        stop: stop_rule_from_c(p.stop_rule)?,
-        eps: p.eps,
-        vmax: p.vmax,
-        seed: p.seed,
-        init,
-        sparsity,
-        alpha: p.alpha,
-        beta: p.beta,
-        gamma: p.gamma,
-        u_inner: p.u_inner,
-        v_inner: p.v_inner,
-        eta_up: p.eta_up,
-        eta_down: p.eta_down,
-        l0: p.l0,
-        parallel: p.parallel.read(),
-    };
-    out.validate()?;
-    Ok(out)
-}
-
-impl CParams for mvnmf_mvsl_params {
-    type Rust = MvslParams;
-    fn defaults() -> MvslParams {
-        MvslParams::default()
-    }
-    fn read(&self) -> Result<MvslParams, Error> {
-        params_from_c(self)
-    }
-}
+cparams!(mvnmf_mvsl_params => MvslParams {
+    max_iter, tol, eps, vmax, seed, init, sparsity, alpha, beta, gamma, u_inner, v_inner,
+    eta_up, eta_down, l0, stop_rule as stop, parallel
+} validate);
 
 /// The default options of `mvnmf_mvsl_fit` (what a NULL `params` means): the
 /// MvSL preset (`MVNMF_MVSL_PRESET_MVSL`).
 #[no_mangle]
 pub extern "C" fn mvnmf_mvsl_params_default() -> mvnmf_mvsl_params {
-    MvslParams::default().into()
+    CField::from_rust(&MvslParams::default())
 }
 
 /// A validated C graph descriptor.
@@ -409,7 +354,7 @@ pub unsafe extern "C" fn mvnmf_mvsl_params_preset(
             return Err(Error::NullPointer);
         }
         let p = preset_of(preset).ok_or(Error::BadParameter)?;
-        *out = p.into();
+        *out = CField::from_rust(&p);
         Ok(mvnmf_status::Ok)
     })
 }

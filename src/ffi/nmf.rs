@@ -29,50 +29,14 @@ pub struct mvnmf_nmf_params {
     pub parallel: mvnmf_parallel,
 }
 
-impl CParams for mvnmf_nmf_params {
-    type Rust = NmfParams;
-    fn defaults() -> NmfParams {
-        NmfParams::default()
-    }
-    fn read(&self) -> Result<NmfParams, Error> {
-        params_from_c(self)
-    }
-}
-
-fn params_from_c(p: &mvnmf_nmf_params) -> Result<NmfParams, Error> {
-    let init = match p.init {
-        MVNMF_INIT_RANDOM => Init::Random,
-        MVNMF_INIT_GIVEN => Init::Given,
-        _ => return Err(Error::BadParameter),
-    };
-    let out = NmfParams {
-        max_iter: p.max_iter,
-        tol: p.tol,
-        stop: stop_rule_from_c(p.stop_rule)?,
-        eps: p.eps,
-        vmax: p.vmax,
-        seed: p.seed,
-        init,
-        parallel: p.parallel.read(),
-    };
-    out.validate()?;
-    Ok(out)
-}
+cparams!(mvnmf_nmf_params => NmfParams {
+    max_iter, tol, eps, vmax, seed, init, stop_rule as stop, parallel
+} validate);
 
 /// The default NMF options.
 #[no_mangle]
 pub extern "C" fn mvnmf_nmf_params_default() -> mvnmf_nmf_params {
-    let d = NmfParams::default();
-    mvnmf_nmf_params {
-        max_iter: d.max_iter,
-        tol: d.tol,
-        eps: d.eps,
-        vmax: d.vmax,
-        seed: d.seed,
-        init: MVNMF_INIT_RANDOM,
-        stop_rule: stop_rule_to_c(d.stop),
-        parallel: mvnmf_parallel::from_rust(d.parallel),
-    }
+    CField::from_rust(&NmfParams::default())
 }
 
 /// Workspace bytes of `mvnmf_joint_nmf_fit` (validates the view descriptors as

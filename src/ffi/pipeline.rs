@@ -7,7 +7,7 @@ use super::graph::{
     mvnmf_mkl_params_default, read_graph, read_mkl, MVNMF_PENALTY_CLASS_PAIRS,
     MVNMF_PENALTY_ITEM_NEIGHBORS,
 };
-use super::mvsl::{mvnmf_mvsl_params, params_from_c};
+use super::mvsl::mvnmf_mvsl_params;
 use super::*;
 use crate::error::Error;
 use crate::graph::Penalty;
@@ -66,7 +66,7 @@ impl CParams for mvnmf_pipeline_params {
         }
         Ok(PipelineParams {
             method: method_of(p.method)?,
-            solver: params_from_c(&p.solver)?,
+            solver: CField::to_rust(&p.solver)?,
             // SAFETY: references to the fields are valid pointers.
             graph: unsafe { read_graph(&p.graph) }?,
             learn_eta: p.learn_eta == 1,
@@ -112,7 +112,7 @@ pub unsafe extern "C" fn mvnmf_pipeline_params_preset(
         };
         *out = mvnmf_pipeline_params {
             method,
-            solver: p.solver.into(),
+            solver: CField::from_rust(&p.solver),
             graph,
             learn_eta: p.learn_eta as u32,
             mkl: mvnmf_mkl_params_default(),

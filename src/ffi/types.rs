@@ -5,7 +5,7 @@ use core::ffi::{c_char, c_int, c_void};
 
 use crate::error::Error;
 use crate::par::{HostPool, Parallel, Task};
-use crate::steps::{Objective, Report, Stop, StopRule, Term};
+use crate::steps::{Init, Objective, Report, Stop, StopRule, Term};
 
 /// Status codes. Values are stable; retired values stay reserved.
 #[repr(u32)]
@@ -118,6 +118,40 @@ pub(crate) fn stop_rule_to_c(rule: StopRule) -> u32 {
     match rule {
         StopRule::EveryIteration => MVNMF_STOP_RULE_EVERY_ITERATION,
         StopRule::ScikitLearn => MVNMF_STOP_RULE_SKLEARN,
+    }
+}
+
+impl crate::ffi::util::CField<StopRule> for u32 {
+    fn to_rust(&self) -> Result<StopRule, Error> {
+        stop_rule_from_c(*self)
+    }
+    fn from_rust(r: &StopRule) -> u32 {
+        stop_rule_to_c(*r)
+    }
+}
+
+impl crate::ffi::util::CField<Init> for u32 {
+    fn to_rust(&self) -> Result<Init, Error> {
+        match *self {
+            MVNMF_INIT_RANDOM => Ok(Init::Random),
+            MVNMF_INIT_GIVEN => Ok(Init::Given),
+            _ => Err(Error::BadParameter),
+        }
+    }
+    fn from_rust(r: &Init) -> u32 {
+        match r {
+            Init::Random => MVNMF_INIT_RANDOM,
+            Init::Given => MVNMF_INIT_GIVEN,
+        }
+    }
+}
+
+impl crate::ffi::util::CField<Parallel> for mvnmf_parallel {
+    fn to_rust(&self) -> Result<Parallel, Error> {
+        Ok(self.read())
+    }
+    fn from_rust(r: &Parallel) -> Self {
+        mvnmf_parallel::from_rust(*r)
     }
 }
 

@@ -48,6 +48,77 @@ pub(crate) use crate::error::Error;
 pub(crate) use crate::steps::{Init, Progress, Report, Stop};
 pub(crate) use core::ffi::c_void;
 
+/// One field of a C options struct and the Rust value it stands for: the
+/// conversions both ways that `cparams!` composes (a plain number is itself;
+/// an enum code, a pool description or a nested options struct convert).
+pub(crate) trait CField<R>: Sized {
+    /// The Rust value (`MVNMF_STATUS_BAD_PARAMETER` for a code out of range).
+    fn to_rust(&self) -> Result<R, Error>;
+    /// The C form of `r` (what `mvnmf_*_params_default()` returns).
+    fn from_rust(r: &R) -> Self;
+}
+
+impl<T: Copy> CField<T> for T {
+    fn to_rust(&self) -> Result<T, Error> {
+        Ok(*self)
+    }
+    fn from_rust(r: &T) -> T {
+        *r
+    }
+}
+
+/// One field list gives a C options struct's conversions both ways, its
+/// `CParams` (what NULL means: `Rust::default()`) and, through `from_rust`,
+/// its `mvnmf_*_params_default()`:
+///
+/// `cparams!(mvnmf_x_params => XParams { a, b as rust_b, c } validate);`
+///
+/// lists every field of both structs once (C name, then ` as ` the Rust name
+/// where they differ; a field missing on either side does not compile);
+/// `validate` runs the Rust options' own `validate()` after reading. The C
+/// struct itself stays written out, where cbindgen reads it.
+macro_rules! cparams {
+    ($c:ident => $r:ident { $($f:tt)* } $($v:ident)?) => {
+        cparams!(@munch $c, $r, [$($v)?], [], $($f)*,);
+    };
+    (@munch $c:ident, $r:ident, $v:tt, [$($d:tt)*], $cf:ident as $rf:ident, $($rest:tt)*) => {
+        cparams!(@munch $c, $r, $v, [$($d)* ($cf $rf)], $($rest)*);
+    };
+    (@munch $c:ident, $r:ident, $v:tt, [$($d:tt)*], $cf:ident, $($rest:tt)*) => {
+        cparams!(@munch $c, $r, $v, [$($d)* ($cf $cf)], $($rest)*);
+    };
+    (@munch $c:ident, $r:ident, $v:tt, $d:tt, $(,)*) => {
+        cparams!(@emit $c, $r, $v, $d);
+    };
+    (@check [validate], $out:ident) => {
+        $out.validate()?;
+    };
+    (@check [], $out:ident) => {};
+    (@emit $c:ident, $r:ident, $v:tt, [$(($cf:ident $rf:ident))*]) => {
+        impl $crate::ffi::util::CField<$r> for $c {
+            fn to_rust(&self) -> Result<$r, Error> {
+                use $crate::ffi::util::CField;
+                let out = $r { $($rf: CField::to_rust(&self.$cf)?,)* };
+                cparams!(@check $v, out);
+                Ok(out)
+            }
+            fn from_rust(r: &$r) -> Self {
+                use $crate::ffi::util::CField;
+                $c { $($cf: CField::from_rust(&r.$rf),)* }
+            }
+        }
+        impl $crate::ffi::util::CParams for $c {
+            type Rust = $r;
+            fn defaults() -> $r {
+                $r::default()
+            }
+            fn read(&self) -> Result<$r, Error> {
+                $crate::ffi::util::CField::to_rust(self)
+            }
+        }
+    };
+}
+
 /// A C options struct: the Rust options it reads into, and what a NULL
 /// pointer means. One rule for every options pointer of the C ABI: NULL means
 /// the defaults, exactly what the struct's `mvnmf_*_params_default()` returns.
