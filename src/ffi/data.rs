@@ -27,31 +27,13 @@ pub struct mvnmf_prep_report {
     pub scale: f64,
 }
 
-impl CParams for mvnmf_prep_params {
-    type Rust = PrepParams;
-    fn defaults() -> PrepParams {
-        PrepParams::default()
-    }
-    fn read(&self) -> Result<PrepParams, Error> {
-        if self.shift > 1 || self.normalize > 1 {
-            return Err(Error::BadParameter);
-        }
-        Ok(PrepParams {
-            shift: self.shift == 1,
-            normalize: self.normalize == 1,
-        })
-    }
-}
+cparams!(mvnmf_prep_params => PrepParams { shift, normalize });
 
 /// The default options of `mvnmf_prepare_view` (what a NULL `params` means):
 /// no shift, normalisation on.
 #[no_mangle]
 pub extern "C" fn mvnmf_prep_params_default() -> mvnmf_prep_params {
-    let p = PrepParams::default();
-    mvnmf_prep_params {
-        shift: p.shift as u32,
-        normalize: p.normalize as u32,
-    }
+    CField::from_rust(&PrepParams::default())
 }
 
 /// Preprocesses one dense column-major view `x[rows * cols]` (features × items)

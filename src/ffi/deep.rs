@@ -34,47 +34,29 @@ pub struct mvnmf_deep_params {
     pub v_init: u32,
 }
 
-fn to_c(p: DeepParams) -> mvnmf_deep_params {
-    mvnmf_deep_params {
-        top: CField::from_rust(&p.top),
-        pretrain_iter: p.pretrain_iter,
-        box_lower: p.box_lower as u32,
-        v_init: match p.v_init {
+impl CField<DeepVInit> for u32 {
+    fn to_rust(&self) -> Result<DeepVInit, Error> {
+        match *self {
+            MVNMF_DEEP_V_RANDOM => Ok(DeepVInit::Random),
+            MVNMF_DEEP_V_PRETRAINED => Ok(DeepVInit::Pretrained),
+            _ => Err(Error::BadParameter),
+        }
+    }
+    fn from_rust(r: &DeepVInit) -> u32 {
+        match r {
             DeepVInit::Random => MVNMF_DEEP_V_RANDOM,
             DeepVInit::Pretrained => MVNMF_DEEP_V_PRETRAINED,
-        },
+        }
     }
 }
 
-impl CParams for mvnmf_deep_params {
-    type Rust = DeepParams;
-    fn defaults() -> DeepParams {
-        DeepParams::default()
-    }
-    fn read(&self) -> Result<DeepParams, Error> {
-        let p = self;
-        let v_init = match p.v_init {
-            MVNMF_DEEP_V_RANDOM => DeepVInit::Random,
-            MVNMF_DEEP_V_PRETRAINED => DeepVInit::Pretrained,
-            _ => return Err(Error::BadParameter),
-        };
-        if p.box_lower > 1 {
-            return Err(Error::BadParameter);
-        }
-        Ok(DeepParams {
-            top: CField::to_rust(&p.top)?,
-            pretrain_iter: p.pretrain_iter,
-            box_lower: p.box_lower == 1,
-            v_init,
-        })
-    }
-}
+cparams!(mvnmf_deep_params => DeepParams { top, pretrain_iter, box_lower, v_init });
 
 /// The default options of `mvnmf_deep_fit` (what a NULL `params` means): the
 /// DMCL preset (`MVNMF_DEEP_PRESET_DMCL`).
 #[no_mangle]
 pub extern "C" fn mvnmf_deep_params_default() -> mvnmf_deep_params {
-    to_c(DeepParams::default())
+    CField::from_rust(&DeepParams::default())
 }
 
 unsafe fn read_layers<'a>(layers: *const usize, n_layers: usize) -> Result<&'a [usize], Error> {
@@ -109,7 +91,7 @@ pub unsafe extern "C" fn mvnmf_deep_params_preset(
             MVNMF_DEEP_PRESET_DNMF => DeepParams::dnmf(),
             _ => return Err(Error::BadParameter),
         };
-        *out = to_c(p);
+        *out = CField::from_rust(&p);
         Ok(mvnmf_status::Ok)
     })
 }

@@ -12,7 +12,9 @@ use core::ffi::{c_int, c_void};
 
 use super::*;
 use crate::error::Error;
-use crate::eval::{self, KMeansParams, KnnParams, Metric, NmiNorm};
+use crate::eval::{
+    self, CvParams, EvalParams, KMeansParams, KnnParams, Metric, NmiNorm, ProtocolParams,
+};
 use crate::linalg::mat::MatRef;
 
 /// The label of an item whose class is unknown (`uint32_t`, all bits set).
@@ -95,6 +97,19 @@ fn knn_from_c(p: &mvnmf_knn_params) -> Result<KnnParams, Error> {
     Ok(KnnParams { k: p.k, metric })
 }
 
+impl CField<KnnParams> for mvnmf_knn_params {
+    fn to_rust(&self) -> Result<KnnParams, Error> {
+        knn_from_c(self)
+    }
+    fn from_rust(r: &KnnParams) -> Self {
+        let metric = match r.metric {
+            Metric::Euclidean => MVNMF_METRIC_EUCLIDEAN,
+            Metric::Cosine => MVNMF_METRIC_COSINE,
+        };
+        mvnmf_knn_params { k: r.k, metric }
+    }
+}
+
 impl CParams for mvnmf_knn_params {
     type Rust = KnnParams;
     fn defaults() -> KnnParams {
@@ -108,13 +123,27 @@ impl CParams for mvnmf_knn_params {
 cparams!(mvnmf_kmeans_params => KMeansParams { restarts, max_iter, tol, seed } validate);
 
 fn nmi_norm(norm: u32) -> Result<NmiNorm, Error> {
-    Ok(match norm {
-        MVNMF_NMI_MAX => NmiNorm::Max,
-        MVNMF_NMI_ARITHMETIC => NmiNorm::Arithmetic,
-        MVNMF_NMI_GEOMETRIC => NmiNorm::Geometric,
-        MVNMF_NMI_MIN => NmiNorm::Min,
-        _ => return Err(Error::BadParameter),
-    })
+    CField::to_rust(&norm)
+}
+
+impl CField<NmiNorm> for u32 {
+    fn to_rust(&self) -> Result<NmiNorm, Error> {
+        Ok(match *self {
+            MVNMF_NMI_MAX => NmiNorm::Max,
+            MVNMF_NMI_ARITHMETIC => NmiNorm::Arithmetic,
+            MVNMF_NMI_GEOMETRIC => NmiNorm::Geometric,
+            MVNMF_NMI_MIN => NmiNorm::Min,
+            _ => return Err(Error::BadParameter),
+        })
+    }
+    fn from_rust(r: &NmiNorm) -> u32 {
+        match r {
+            NmiNorm::Max => MVNMF_NMI_MAX,
+            NmiNorm::Arithmetic => MVNMF_NMI_ARITHMETIC,
+            NmiNorm::Geometric => MVNMF_NMI_GEOMETRIC,
+            NmiNorm::Min => MVNMF_NMI_MIN,
+        }
+    }
 }
 
 /// `rows*cols`, checked.
@@ -197,10 +226,7 @@ pub unsafe extern "C" fn mvnmf_stratified_split(
 /// The default kNN options (k = 9, Euclidean).
 #[no_mangle]
 pub extern "C" fn mvnmf_knn_params_default() -> mvnmf_knn_params {
-    mvnmf_knn_params {
-        k: 9,
-        metric: MVNMF_METRIC_EUCLIDEAN,
-    }
+    CField::from_rust(&KnnParams::default())
 }
 
 /// Workspace bytes of `mvnmf_knn_predict` (`params` may be NULL: defaults).
@@ -881,52 +907,9 @@ pub struct mvnmf_cv_fit {
 pub type mvnmf_cv_fit_fn =
     Option<unsafe extern "C" fn(fit: *const mvnmf_cv_fit, v: *mut f64, user: *mut c_void) -> c_int>;
 
-fn eval_from_c(p: &mvnmf_eval_params) -> Result<eval::EvalParams, Error> {
-    let kmeans = p.kmeans.read()?;
-    Ok(eval::EvalParams {
-        knn: knn_from_c(&p.knn)?,
-        kmeans,
-        nmi: nmi_norm(p.nmi)?,
-    })
-}
-
-impl CParams for mvnmf_eval_params {
-    type Rust = eval::EvalParams;
-    fn defaults() -> eval::EvalParams {
-        eval::EvalParams::default()
-    }
-    fn read(&self) -> Result<eval::EvalParams, Error> {
-        eval_from_c(self)
-    }
-}
-
-impl CParams for mvnmf_protocol_params {
-    type Rust = eval::ProtocolParams;
-    fn defaults() -> eval::ProtocolParams {
-        eval::ProtocolParams::default()
-    }
-    fn read(&self) -> Result<eval::ProtocolParams, Error> {
-        Ok(eval::ProtocolParams {
-            splits: self.splits,
-            seed: self.seed,
-            eval: eval_from_c(&self.eval)?,
-        })
-    }
-}
-
-impl CParams for mvnmf_cv_params {
-    type Rust = eval::CvParams;
-    fn defaults() -> eval::CvParams {
-        eval::CvParams::default()
-    }
-    fn read(&self) -> Result<eval::CvParams, Error> {
-        Ok(eval::CvParams {
-            folds: self.folds,
-            seed: self.seed,
-            knn: knn_from_c(&self.knn)?,
-        })
-    }
-}
+cparams!(mvnmf_eval_params => EvalParams { knn, kmeans, nmi });
+cparams!(mvnmf_protocol_params => ProtocolParams { splits, seed, eval });
+cparams!(mvnmf_cv_params => CvParams { folds, seed, knn });
 
 impl From<mvnmf_split_scores> for eval::SplitScores {
     fn from(s: mvnmf_split_scores) -> Self {
@@ -954,33 +937,19 @@ impl From<eval::SplitScores> for mvnmf_split_scores {
 /// normalised by `max(H(C), H(C'))`.
 #[no_mangle]
 pub extern "C" fn mvnmf_eval_params_default() -> mvnmf_eval_params {
-    mvnmf_eval_params {
-        knn: mvnmf_knn_params_default(),
-        kmeans: mvnmf_kmeans_params_default(),
-        nmi: MVNMF_NMI_MAX,
-    }
+    CField::from_rust(&EvalParams::default())
 }
 
 /// The default protocol: 5 splits, seed 0, the default scoring.
 #[no_mangle]
 pub extern "C" fn mvnmf_protocol_params_default() -> mvnmf_protocol_params {
-    let d = eval::ProtocolParams::default();
-    mvnmf_protocol_params {
-        splits: d.splits,
-        seed: d.seed,
-        eval: mvnmf_eval_params_default(),
-    }
+    CField::from_rust(&ProtocolParams::default())
 }
 
 /// The default cross-validation: 3 folds, seed 0, kNN k = 9.
 #[no_mangle]
 pub extern "C" fn mvnmf_cv_params_default() -> mvnmf_cv_params {
-    let d = eval::CvParams::default();
-    mvnmf_cv_params {
-        folds: d.folds,
-        seed: d.seed,
-        knn: mvnmf_knn_params_default(),
-    }
+    CField::from_rust(&CvParams::default())
 }
 
 /// Population mean and standard deviation of `x[n]` (numpy's `np.mean` and

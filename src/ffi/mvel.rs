@@ -32,46 +32,14 @@ pub struct mvnmf_mvel_params {
     pub unknown_weight: f64,
 }
 
-impl CParams for mvnmf_mvel_params {
-    type Rust = MvelParams;
-    fn defaults() -> MvelParams {
-        MvelParams::default()
-    }
-    fn read(&self) -> Result<MvelParams, Error> {
-        let init = match self.init {
-            MVNMF_INIT_RANDOM => Init::Random,
-            MVNMF_INIT_GIVEN => Init::Given,
-            _ => return Err(Error::BadParameter),
-        };
-        let p = MvelParams {
-            theta1: self.theta1,
-            theta2: self.theta2,
-            max_iter: self.max_iter,
-            tol: self.tol,
-            nmf_iter: self.nmf_iter,
-            seed: self.seed,
-            init,
-            unknown_weight: self.unknown_weight,
-        };
-        p.validate()?;
-        Ok(p)
-    }
-}
+cparams!(mvnmf_mvel_params => MvelParams {
+    theta1, theta2, max_iter, tol, nmf_iter, seed, init, unknown_weight
+} validate);
 
 /// The default MVEL options.
 #[no_mangle]
 pub extern "C" fn mvnmf_mvel_params_default() -> mvnmf_mvel_params {
-    let d = MvelParams::default();
-    mvnmf_mvel_params {
-        theta1: d.theta1,
-        theta2: d.theta2,
-        max_iter: d.max_iter,
-        tol: d.tol,
-        nmf_iter: d.nmf_iter,
-        seed: d.seed,
-        init: MVNMF_INIT_RANDOM,
-        unknown_weight: d.unknown_weight,
-    }
+    CField::from_rust(&MvelParams::default())
 }
 
 /// Workspace bytes of `mvnmf_mvel_fit` for `n_labels` labels, the graph's

@@ -67,6 +67,20 @@ impl<T: Copy> CField<T> for T {
     }
 }
 
+/// A 0/1 flag (other values: `MVNMF_STATUS_BAD_PARAMETER`).
+impl CField<bool> for u32 {
+    fn to_rust(&self) -> Result<bool, Error> {
+        match *self {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(Error::BadParameter),
+        }
+    }
+    fn from_rust(r: &bool) -> u32 {
+        u32::from(*r)
+    }
+}
+
 /// One field list gives a C options struct's conversions both ways, its
 /// `CParams` (what NULL means: `Rust::default()`) and, through `from_rust`,
 /// its `mvnmf_*_params_default()`:
