@@ -10,7 +10,7 @@
 // an `unsafe fn` whose caller, an entry point, hands on exactly what it was
 // given. The blocks these macros write rely on that contract and nothing
 // else; a block that relies on more is written out with its own `SAFETY`
-// comment. (Formerly one sentence repeated before 206 blocks.)
+// comment.
 
 /// `unsafe { body }` under the entry point's contract (see above).
 macro_rules! c_unsafe {
