@@ -6,8 +6,9 @@
 
 use core::ffi::{c_int, c_void};
 
-use super::graph::{any_median, ceta, ckernels, clabels, csr_out, read_graph, write_capacity};
+use super::graph::{csr_out, write_capacity};
 use super::mvsl::csr_arrays;
+use super::similarity::{any_median, ceta, ckernels, clabels, read_graph};
 use super::*;
 use crate::models::dist::{self, Comm, DistGraph, DistReport, GraphTraffic, ShardRows, Traffic};
 use crate::models::mvsl::MvslParams;

@@ -2,12 +2,12 @@
 
 use core::ffi::c_void;
 
-use super::graph::{
+use super::mvsl::mvnmf_mvsl_params;
+use super::similarity::{
     ckernels, mvnmf_graph_params, mvnmf_graph_params_default, mvnmf_kernel, mvnmf_mkl_params,
     mvnmf_mkl_params_default, read_graph, read_mkl, MVNMF_PENALTY_CLASS_PAIRS,
     MVNMF_PENALTY_ITEM_NEIGHBORS,
 };
-use super::mvsl::mvnmf_mvsl_params;
 use super::*;
 use crate::error::Error;
 use crate::graph::Penalty;
