@@ -1152,8 +1152,6 @@ typedef struct mvnmf_pipeline_report {
 
 
 
-
-
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus

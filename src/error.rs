@@ -5,170 +5,141 @@
 
 use core::fmt;
 
-/// What was wrong. Each variant has a stable code ([`Error::code`]) and a static
-/// message ([`Error::message`]); the C ABI returns the same codes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Error {
-    /// A required pointer was NULL (C ABI only).
-    NullPointer,
-    /// A dimension is zero (rows, columns, number of views).
-    ZeroDimension,
-    /// Dimensions disagree (views with different numbers of items, a factor or
-    /// output buffer whose length is not the documented size).
-    DimensionMismatch,
-    /// A size computation (`rows*cols`, workspace bytes, ...) overflows `usize`.
-    SizeOverflow,
-    /// A buffer is too short for its shape and stride (`col_stride < rows`, or a
-    /// data slice shorter than `(cols-1)*col_stride + rows`).
-    BufferTooShort,
-    /// The rank `K` is zero.
-    BadRank,
-    /// The model needs nonnegative data and a value is negative.
-    NegativeInput,
-    /// A value is NaN or infinite.
-    NonFiniteInput,
-    /// A label is out of range: a class label, or a byte of a 0/1 flag array (relevance
-    /// flags, multi-label targets and decisions, item masks) that is neither 0 nor 1.
-    BadLabel,
-    /// Too few labeled items for what was asked (e.g. neighbourhood sizes).
-    TooFewLabeled,
-    /// A parameter is out of its range (negative tolerance or ε, `vmax <= 0`,
-    /// an unknown enum value, ...).
-    BadParameter,
-    /// A CSC matrix is malformed (`col_ptr` not starting at 0 or decreasing,
-    /// row indices out of range or not strictly increasing within a column).
-    MalformedCsc,
-    /// The workspace is smaller than its query said.
-    WorkspaceTooSmall,
-    /// The monitor asked to stop (C ABI status; the Rust API reports it as
-    /// [`crate::Stop::Cancelled`] in an `Ok` report).
-    Cancelled,
-    /// An internal invariant failed: a bug in mvnmf (a checked read that
-    /// validation should have made impossible, or a panic caught at the C
-    /// boundary). Please report it. Also the factorization solvers'
-    /// finite-output check (issue 31): a solver whose objective or returned
-    /// factors are not finite never returns OK but this, with the outputs
-    /// holding the iterate where it was found (the magnitude rules make it
-    /// impossible; `steps::scale`).
-    Internal,
-    /// A retrieval query is all zero: no term of the vocabulary to rank by
-    /// (e.g. a keyword query whose words are all outside the vocabulary).
-    EmptyQuery,
-    /// The data are too large for the factorization solvers: `½ Σ_v ‖X^(v)‖²_F`
-    /// above `2^999` (about `5e300`, i.e. entries beyond about `1e150`), where
-    /// the objective would not be representable (issue 15). Divide the views by a
-    /// common factor.
-    InputTooLarge,
-    /// The host's `parallel_for` did not run every task exactly once (issue
-    /// 18): the outputs may be incomplete. Check the callback.
-    ParallelFor,
-    /// A distributed run (`models::dist`): another rank refused its input (or
-    /// the ranks disagree on the shapes: rank, views, features, classes), so
-    /// every rank stops before writing anything, or another rank's
-    /// communication callback failed; that rank's status says why. Every rank
-    /// leaves after the same call.
-    PeerFailed,
-    /// A distributed run: this rank's communication callback reported a
-    /// failure or did not deliver (a receive buffer left unwritten, status
-    /// words or counts that no peer sent); the others return [`Error::PeerFailed`]
-    /// after the same call. Before the start nothing is written; later the
-    /// outputs hold a partial iterate.
-    CommFailed,
+/// The one list of statuses: for each, its Rust doc, name, stable code and
+/// message. It gives [`Error`], [`Error::ALL`], [`Error::code`],
+/// [`Error::from_code`] and both messages; the C enum `mvnmf_status`
+/// (`src/ffi/status.rs`) maps from it by name through `error_list!`, so
+/// a status missing there does not compile.
+macro_rules! errors {
+    ($($(#[$doc:meta])* $name:ident = $code:literal, $msg:literal;)*) => {
+        /// What was wrong. Each variant has a stable code ([`Error::code`]) and a static
+        /// message ([`Error::message`]); the C ABI returns the same codes.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum Error {
+            $($(#[$doc])* $name,)*
+        }
+
+        impl Error {
+            /// Every variant, in code order (for tests and tables).
+            pub const ALL: [Error; [$($code),*].len()] = [$(Error::$name),*];
+
+            /// The stable status code (the C enum `mvnmf_status`; 0 is success).
+            pub const fn code(self) -> u32 {
+                match self {
+                    $(Error::$name => $code,)*
+                }
+            }
+
+            /// The message as a NUL-terminated string (what `mvnmf_status_message`
+            /// returns to C): the one table of messages.
+            pub const fn c_message(self) -> &'static str {
+                match self {
+                    $(Error::$name => concat!($msg, "\0"),)*
+                }
+            }
+        }
+    };
 }
 
+/// The list itself: `error_list!(m)` calls `m!` with it (the callback
+/// pattern: `errors!` here, the C status conversions in `src/ffi/status.rs`).
+macro_rules! error_list {
+    ($m:ident) => {
+        $m! {
+            /// A required pointer was NULL (C ABI only).
+            NullPointer = 1,
+                "a required pointer argument is NULL";
+            /// A dimension is zero (rows, columns, number of views).
+            ZeroDimension = 2,
+                "a dimension (rows, items or number of views) is zero";
+            /// Dimensions disagree (views with different numbers of items, a factor or
+            /// output buffer whose length is not the documented size).
+            DimensionMismatch = 3,
+                "dimensions disagree (views with different item counts, or a buffer not of its documented size)";
+            /// A size computation (`rows*cols`, workspace bytes, ...) overflows `usize`.
+            SizeOverflow = 4,
+                "a size computation overflows (rows*cols or workspace bytes)";
+            /// A buffer is too short for its shape and stride (`col_stride < rows`, or a
+            /// data slice shorter than `(cols-1)*col_stride + rows`).
+            BufferTooShort = 5,
+                "a buffer is too short for its shape and stride (col_stride < rows?)";
+            /// The rank `K` is zero.
+            BadRank = 6,
+                "the rank K must be at least 1";
+            /// The model needs nonnegative data and a value is negative.
+            NegativeInput = 7,
+                "the model needs nonnegative input and a value is negative";
+            /// A value is NaN or infinite.
+            NonFiniteInput = 8,
+                "an input value is NaN or infinite";
+            /// A label is out of range: a class label, or a byte of a 0/1 flag array (relevance
+            /// flags, multi-label targets and decisions, item masks) that is neither 0 nor 1.
+            BadLabel = 9,
+                "a label is out of range";
+            /// Too few labeled items for what was asked (e.g. neighbourhood sizes).
+            TooFewLabeled = 10,
+                "too few labeled items for the requested neighbourhoods";
+            /// A parameter is out of its range (negative tolerance or ε, `vmax <= 0`,
+            /// an unknown enum value, ...).
+            BadParameter = 11,
+                "a parameter is out of range (negative tol or eps, vmax <= 0, unknown option value)";
+            /// A CSC matrix is malformed (`col_ptr` not starting at 0 or decreasing,
+            /// row indices out of range or not strictly increasing within a column).
+            MalformedCsc = 12,
+                "malformed CSC matrix (col_ptr must start at 0 and not decrease; row indices in range and strictly increasing per column)";
+            /// The workspace is smaller than its query said.
+            WorkspaceTooSmall = 13,
+                "the workspace is smaller than the workspace query returned";
+            /// The monitor asked to stop (C ABI status; the Rust API reports it as
+            /// [`crate::Stop::Cancelled`] in an `Ok` report).
+            Cancelled = 14,
+                "stopped by the progress callback; outputs hold the last complete iterate";
+            /// An internal invariant failed: a bug in mvnmf (a checked read that
+            /// validation should have made impossible, or a panic caught at the C
+            /// boundary). Please report it. Also the factorization solvers'
+            /// finite-output check (issue 31): a solver whose objective or returned
+            /// factors are not finite never returns OK but this, with the outputs
+            /// holding the iterate where it was found (the magnitude rules make it
+            /// impossible; `steps::scale`).
+            Internal = 15,
+                "internal error: an invariant of mvnmf failed (a bug; please report it)";
+            /// A retrieval query is all zero: no term of the vocabulary to rank by
+            /// (e.g. a keyword query whose words are all outside the vocabulary).
+            EmptyQuery = 16,
+                "a query is all zero: none of its terms is in the vocabulary";
+            /// The data are too large for the factorization solvers: `½ Σ_v ‖X^(v)‖²_F`
+            /// above `2^999` (about `5e300`, i.e. entries beyond about `1e150`), where
+            /// the objective would not be representable (issue 15). Divide the views by a
+            /// common factor.
+            InputTooLarge = 17,
+                "the data are too large for the solver (half the sum of squares of all views above 2^999, about 5e300): divide the views by a common factor";
+            /// The host's `parallel_for` did not run every task exactly once (issue
+            /// 18): the outputs may be incomplete. Check the callback.
+            ParallelFor = 18,
+                "the parallel_for callback did not run every task exactly once: the outputs may be incomplete";
+            /// A distributed run (`models::dist`): another rank refused its input (or
+            /// the ranks disagree on the shapes: rank, views, features, classes), so
+            /// every rank stops before writing anything, or another rank's
+            /// communication callback failed; that rank's status says why. Every rank
+            /// leaves after the same call.
+            PeerFailed = 19,
+                "another rank of a distributed run refused its input or its communication failed, or the ranks disagree on the shapes; every rank left after the same call";
+            /// A distributed run: this rank's communication callback reported a
+            /// failure or did not deliver (a receive buffer left unwritten, status
+            /// words or counts that no peer sent); the others return [`Error::PeerFailed`]
+            /// after the same call. Before the start nothing is written; later the
+            /// outputs hold a partial iterate.
+            CommFailed = 20,
+                "a communication callback of a distributed run failed or did not deliver on this rank; every rank left after the same call";
+        }
+    };
+}
+pub(crate) use error_list;
+
+error_list!(errors);
+
 impl Error {
-    /// Every variant, in code order (for tests and tables).
-    pub const ALL: [Error; 20] = [
-        Error::NullPointer,
-        Error::ZeroDimension,
-        Error::DimensionMismatch,
-        Error::SizeOverflow,
-        Error::BufferTooShort,
-        Error::BadRank,
-        Error::NegativeInput,
-        Error::NonFiniteInput,
-        Error::BadLabel,
-        Error::TooFewLabeled,
-        Error::BadParameter,
-        Error::MalformedCsc,
-        Error::WorkspaceTooSmall,
-        Error::Cancelled,
-        Error::Internal,
-        Error::EmptyQuery,
-        Error::InputTooLarge,
-        Error::ParallelFor,
-        Error::PeerFailed,
-        Error::CommFailed,
-    ];
-
-    /// The stable status code (the C enum `mvnmf_status`; 0 is success).
-    pub const fn code(self) -> u32 {
-        match self {
-            Error::NullPointer => 1,
-            Error::ZeroDimension => 2,
-            Error::DimensionMismatch => 3,
-            Error::SizeOverflow => 4,
-            Error::BufferTooShort => 5,
-            Error::BadRank => 6,
-            Error::NegativeInput => 7,
-            Error::NonFiniteInput => 8,
-            Error::BadLabel => 9,
-            Error::TooFewLabeled => 10,
-            Error::BadParameter => 11,
-            Error::MalformedCsc => 12,
-            Error::WorkspaceTooSmall => 13,
-            Error::Cancelled => 14,
-            Error::Internal => 15,
-            Error::EmptyQuery => 16,
-            Error::InputTooLarge => 17,
-            Error::ParallelFor => 18,
-            Error::PeerFailed => 19,
-            Error::CommFailed => 20,
-        }
-    }
-
-    /// The message as a NUL-terminated string (what `mvnmf_status_message`
-    /// returns to C): the one table of messages.
-    pub const fn c_message(self) -> &'static str {
-        match self {
-            Error::NullPointer => "a required pointer argument is NULL\0",
-            Error::ZeroDimension => "a dimension (rows, items or number of views) is zero\0",
-            Error::DimensionMismatch => {
-                "dimensions disagree (views with different item counts, or a buffer not of its documented size)\0"
-            }
-            Error::SizeOverflow => "a size computation overflows (rows*cols or workspace bytes)\0",
-            Error::BufferTooShort => "a buffer is too short for its shape and stride (col_stride < rows?)\0",
-            Error::BadRank => "the rank K must be at least 1\0",
-            Error::NegativeInput => "the model needs nonnegative input and a value is negative\0",
-            Error::NonFiniteInput => "an input value is NaN or infinite\0",
-            Error::BadLabel => "a label is out of range\0",
-            Error::TooFewLabeled => "too few labeled items for the requested neighbourhoods\0",
-            Error::BadParameter => {
-                "a parameter is out of range (negative tol or eps, vmax <= 0, unknown option value)\0"
-            }
-            Error::MalformedCsc => {
-                "malformed CSC matrix (col_ptr must start at 0 and not decrease; row indices in range and strictly increasing per column)\0"
-            }
-            Error::WorkspaceTooSmall => "the workspace is smaller than the workspace query returned\0",
-            Error::Cancelled => "stopped by the progress callback; outputs hold the last complete iterate\0",
-            Error::Internal => "internal error: an invariant of mvnmf failed (a bug; please report it)\0",
-            Error::EmptyQuery => "a query is all zero: none of its terms is in the vocabulary\0",
-            Error::ParallelFor => {
-                "the parallel_for callback did not run every task exactly once: the outputs may be incomplete\0"
-            }
-            Error::InputTooLarge => {
-                "the data are too large for the solver (half the sum of squares of all views above 2^999, about 5e300): divide the views by a common factor\0"
-            }
-            Error::PeerFailed => {
-                "another rank of a distributed run refused its input or its communication failed, or the ranks disagree on the shapes; every rank left after the same call\0"
-            }
-            Error::CommFailed => {
-                "a communication callback of a distributed run failed or did not deliver on this rank; every rank left after the same call\0"
-            }
-        }
-    }
-
     /// A static, human-readable message.
     pub fn message(self) -> &'static str {
         let m = self.c_message();

@@ -1,6 +1,6 @@
 //! C ABI of the per-view preprocessing (`crate::prep`).
 
-use super::{guard, mvnmf_status, slice_mut, CParams};
+use super::*;
 use crate::error::Error;
 use crate::prep::{self, PrepParams};
 
@@ -27,31 +27,13 @@ pub struct mvnmf_prep_report {
     pub scale: f64,
 }
 
-impl CParams for mvnmf_prep_params {
-    type Rust = PrepParams;
-    fn defaults() -> PrepParams {
-        PrepParams::default()
-    }
-    fn read(&self) -> Result<PrepParams, Error> {
-        if self.shift > 1 || self.normalize > 1 {
-            return Err(Error::BadParameter);
-        }
-        Ok(PrepParams {
-            shift: self.shift == 1,
-            normalize: self.normalize == 1,
-        })
-    }
-}
+cparams!(mvnmf_prep_params => PrepParams { shift, normalize });
 
 /// The default options of `mvnmf_prepare_view` (what a NULL `params` means):
 /// no shift, normalisation on.
 #[no_mangle]
 pub extern "C" fn mvnmf_prep_params_default() -> mvnmf_prep_params {
-    let p = PrepParams::default();
-    mvnmf_prep_params {
-        shift: p.shift as u32,
-        normalize: p.normalize as u32,
-    }
+    CField::from_rust(&PrepParams::default())
 }
 
 /// Preprocesses one dense column-major view `x[rows * cols]` (features × items)
@@ -72,26 +54,22 @@ pub unsafe extern "C" fn mvnmf_prepare_view(
     params: *const mvnmf_prep_params,
     report: *mut mvnmf_prep_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = super::read_params(params)?;
-            if rows == 0 || cols == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let len = rows.checked_mul(cols).ok_or(Error::SizeOverflow)?;
-            let r = prep::prepare_view(slice_mut(x, len)?, rows, cols, &p)?;
-            if !report.is_null() {
-                *report = mvnmf_prep_report {
-                    min: r.min,
-                    shifted: r.shifted,
-                    scale: r.scale,
-                };
-            }
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        let p = read_params(params)?;
+        if rows == 0 || cols == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let len = rows.checked_mul(cols).ok_or(Error::SizeOverflow)?;
+        let r = prep::prepare_view(slice_mut(x, len)?, rows, cols, &p)?;
+        if !report.is_null() {
+            *report = mvnmf_prep_report {
+                min: r.min,
+                shifted: r.shifted,
+                scale: r.scale,
+            };
+        }
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// Standardises every feature (row) of one dense column-major view
@@ -110,19 +88,15 @@ pub unsafe extern "C" fn mvnmf_standardize_view(
     x: *mut f64,
     constant: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if rows == 0 || cols == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let len = rows.checked_mul(cols).ok_or(Error::SizeOverflow)?;
-            let k = prep::standardize_view(slice_mut(x, len)?, rows, cols)?;
-            if !constant.is_null() {
-                *constant = k;
-            }
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        if rows == 0 || cols == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let len = rows.checked_mul(cols).ok_or(Error::SizeOverflow)?;
+        let k = prep::standardize_view(slice_mut(x, len)?, rows, cols)?;
+        if !constant.is_null() {
+            *constant = k;
+        }
+        Ok(mvnmf_status::Ok)
+    })
 }

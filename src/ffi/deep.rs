@@ -2,12 +2,8 @@
 
 use core::ffi::c_void;
 
-use super::mvsl::{mvnmf_graph, mvnmf_mvsl_params, params_from_c, read_graph_for, GraphScalar};
-use super::{
-    factors, finish, guard, mvnmf_progress_fn, mvnmf_report, mvnmf_status, mvnmf_view,
-    mvnmf_view_f32, outputs, query, read_params, read_views, shapes, slice, with_monitor, CParams,
-    ViewDesc,
-};
+use super::mvsl::{mvnmf_graph, mvnmf_mvsl_params, read_graph_for, GraphScalar};
+use super::*;
 use crate::error::Error;
 use crate::models::deep::{self, DeepParams, DeepVInit};
 
@@ -38,53 +34,33 @@ pub struct mvnmf_deep_params {
     pub v_init: u32,
 }
 
-fn to_c(p: DeepParams) -> mvnmf_deep_params {
-    mvnmf_deep_params {
-        top: p.top.into(),
-        pretrain_iter: p.pretrain_iter,
-        box_lower: p.box_lower as u32,
-        v_init: match p.v_init {
+impl CField<DeepVInit> for u32 {
+    fn to_rust(&self) -> Result<DeepVInit, Error> {
+        match *self {
+            MVNMF_DEEP_V_RANDOM => Ok(DeepVInit::Random),
+            MVNMF_DEEP_V_PRETRAINED => Ok(DeepVInit::Pretrained),
+            _ => Err(Error::BadParameter),
+        }
+    }
+    fn from_rust(r: &DeepVInit) -> u32 {
+        match r {
             DeepVInit::Random => MVNMF_DEEP_V_RANDOM,
             DeepVInit::Pretrained => MVNMF_DEEP_V_PRETRAINED,
-        },
+        }
     }
 }
 
-impl CParams for mvnmf_deep_params {
-    type Rust = DeepParams;
-    fn defaults() -> DeepParams {
-        DeepParams::default()
-    }
-    fn read(&self) -> Result<DeepParams, Error> {
-        let p = self;
-        let v_init = match p.v_init {
-            MVNMF_DEEP_V_RANDOM => DeepVInit::Random,
-            MVNMF_DEEP_V_PRETRAINED => DeepVInit::Pretrained,
-            _ => return Err(Error::BadParameter),
-        };
-        if p.box_lower > 1 {
-            return Err(Error::BadParameter);
-        }
-        Ok(DeepParams {
-            top: params_from_c(&p.top)?,
-            pretrain_iter: p.pretrain_iter,
-            box_lower: p.box_lower == 1,
-            v_init,
-        })
-    }
-}
+cparams!(mvnmf_deep_params => DeepParams { top, pretrain_iter, box_lower, v_init });
 
 /// The default options of `mvnmf_deep_fit` (what a NULL `params` means): the
 /// DMCL preset (`MVNMF_DEEP_PRESET_DMCL`).
 #[no_mangle]
 pub extern "C" fn mvnmf_deep_params_default() -> mvnmf_deep_params {
-    to_c(DeepParams::default())
+    CField::from_rust(&DeepParams::default())
 }
 
 unsafe fn read_layers<'a>(layers: *const usize, n_layers: usize) -> Result<&'a [usize], Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         if n_layers == 0 {
             return Err(Error::BadRank);
         }
@@ -96,7 +72,7 @@ unsafe fn read_layers<'a>(layers: *const usize, n_layers: usize) -> Result<&'a [
             return Err(Error::BadRank);
         }
         Ok(l)
-    }
+    })
 }
 
 /// Writes the preset's parameters to `out` (`MVNMF_DEEP_PRESET_*`);
@@ -106,22 +82,18 @@ pub unsafe extern "C" fn mvnmf_deep_params_preset(
     preset: u32,
     out: *mut mvnmf_deep_params,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if out.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let p = match preset {
-                MVNMF_DEEP_PRESET_DMCL => DeepParams::dmcl(),
-                MVNMF_DEEP_PRESET_DNMF => DeepParams::dnmf(),
-                _ => return Err(Error::BadParameter),
-            };
-            *out = to_c(p);
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        if out.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let p = match preset {
+            MVNMF_DEEP_PRESET_DMCL => DeepParams::dmcl(),
+            MVNMF_DEEP_PRESET_DNMF => DeepParams::dnmf(),
+            _ => return Err(Error::BadParameter),
+        };
+        *out = CField::from_rust(&p);
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// Number of doubles in the factor buffer of a view with `rows` features:
@@ -135,18 +107,14 @@ pub unsafe extern "C" fn mvnmf_deep_factor_len(
     n_layers: usize,
     len: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if len.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let l = read_layers(layers, n_layers)?;
-            *len = deep::factor_len(rows, l)?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        if len.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let l = read_layers(layers, n_layers)?;
+        *len = deep::factor_len(rows, l)?;
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// Workspace bytes of `mvnmf_deep_fit` (pre-training and fine-tuning share it).
@@ -160,9 +128,7 @@ pub unsafe extern "C" fn mvnmf_deep_fit_workspace(
     params: *const mvnmf_deep_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { fit_ws(views, n_views, graph, (layers, n_layers), params, bytes) }
+    c_unsafe! { fit_ws(views, n_views, graph, (layers, n_layers), params, bytes) }
 }
 
 unsafe fn fit_ws<D: ViewDesc>(
@@ -176,16 +142,12 @@ unsafe fn fit_ws<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            let g = read_graph_for::<D::T>(graph)?;
-            let l = read_layers(layers, n_layers)?;
-            deep::fit_workspace::<D::T, _>(shapes(views, n_views)?, &g, l, &p)
-        })
-    }
+    workspace!(bytes, {
+        let p = read_params(params)?;
+        let g = read_graph_for::<D::T>(graph)?;
+        let l = read_layers(layers, n_layers)?;
+        deep::fit_workspace::<D::T, _>(shapes(views, n_views)?, &g, l, &p)
+    })
 }
 
 /// Deep layer-wise multi-view factorization (DMCL; DNMF, ConcatDNMF; MCL with
@@ -219,20 +181,9 @@ pub unsafe extern "C" fn mvnmf_deep_fit(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        fit_c(
-            views,
-            n_views,
-            graph,
-            (layers, n_layers),
-            params,
-            (u, v),
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        fit_c(views, n_views, graph, (layers, n_layers), params, (u, v), (work, work_bytes),
+            (progress, user), report)
     }
 }
 
@@ -252,23 +203,19 @@ unsafe fn fit_c<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            let g = read_graph_for::<D::T>(graph)?;
-            let l = read_layers(layers, n_layers)?;
-            let k = l[l.len() - 1];
-            let (vs, n) = read_views(views, n_views)?;
-            let mut us = factors(u, &vs, k, l, |p: *mut D::T| p.is_null())?;
-            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-            let r = with_monitor(progress, user, |m| {
-                deep::fit(&vs, &g, l, &p, &mut us, vv, w, m)
-            })?;
-            finish(r, report)
-        })
-    }
+    entry!({
+        let p = read_params(params)?;
+        let g = read_graph_for::<D::T>(graph)?;
+        let l = read_layers(layers, n_layers)?;
+        let k = l[l.len() - 1];
+        let (vs, n) = read_views(views, n_views)?;
+        let mut us = factors(u, &vs, k, l, |p: *mut D::T| p.is_null())?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        let r = with_monitor(progress, user, |m| {
+            deep::fit(&vs, &g, l, &p, &mut us, vv, w, m)
+        })?;
+        finish(r, report)
+    })
 }
 
 /// Workspace bytes of `mvnmf_deep_encode`.
@@ -282,9 +229,7 @@ pub unsafe extern "C" fn mvnmf_deep_encode_workspace(
     params: *const mvnmf_deep_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { encode_ws(views, n_views, graph, (layers, n_layers), params, bytes) }
+    c_unsafe! { encode_ws(views, n_views, graph, (layers, n_layers), params, bytes) }
 }
 
 unsafe fn encode_ws<D: ViewDesc>(
@@ -298,16 +243,12 @@ unsafe fn encode_ws<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            let g = read_graph_for::<D::T>(graph)?;
-            let l = read_layers(layers, n_layers)?;
-            deep::encode_workspace::<D::T, _>(shapes(views, n_views)?, &g, l, &p)
-        })
-    }
+    workspace!(bytes, {
+        let p = read_params(params)?;
+        let g = read_graph_for::<D::T>(graph)?;
+        let l = read_layers(layers, n_layers)?;
+        deep::encode_workspace::<D::T, _>(shapes(views, n_views)?, &g, l, &p)
+    })
 }
 
 /// Out-of-sample encoding through the whole stack (`Ũ = U_1⋯U_M` per view,
@@ -332,20 +273,9 @@ pub unsafe extern "C" fn mvnmf_deep_encode(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        encode_c(
-            views,
-            n_views,
-            graph,
-            (layers, n_layers),
-            params,
-            (u, v),
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        encode_c(views, n_views, graph, (layers, n_layers), params, (u, v), (work, work_bytes),
+            (progress, user), report)
     }
 }
 
@@ -365,23 +295,19 @@ unsafe fn encode_c<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            let g = read_graph_for::<D::T>(graph)?;
-            let l = read_layers(layers, n_layers)?;
-            let k = l[l.len() - 1];
-            let (vs, n) = read_views(views, n_views)?;
-            let us = factors(u, &vs, k, l, |p: *const D::T| p.is_null())?;
-            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-            let r = with_monitor(progress, user, |m| {
-                deep::encode(&vs, &g, l, &p, &us, vv, w, m)
-            })?;
-            finish(r, report)
-        })
-    }
+    entry!({
+        let p = read_params(params)?;
+        let g = read_graph_for::<D::T>(graph)?;
+        let l = read_layers(layers, n_layers)?;
+        let k = l[l.len() - 1];
+        let (vs, n) = read_views(views, n_views)?;
+        let us = factors(u, &vs, k, l, |p: *const D::T| p.is_null())?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        let r = with_monitor(progress, user, |m| {
+            deep::encode(&vs, &g, l, &p, &us, vv, w, m)
+        })?;
+        finish(r, report)
+    })
 }
 
 /// Workspace bytes of `mvnmf_deep_fit_f32`.
@@ -395,9 +321,7 @@ pub unsafe extern "C" fn mvnmf_deep_fit_f32_workspace(
     params: *const mvnmf_deep_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { fit_ws(views, n_views, graph, (layers, n_layers), params, bytes) }
+    c_unsafe! { fit_ws(views, n_views, graph, (layers, n_layers), params, bytes) }
 }
 
 /// `mvnmf_deep_fit` in single precision: `float` views, factor buffers
@@ -419,20 +343,9 @@ pub unsafe extern "C" fn mvnmf_deep_fit_f32(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        fit_c(
-            views,
-            n_views,
-            graph,
-            (layers, n_layers),
-            params,
-            (u, v),
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        fit_c(views, n_views, graph, (layers, n_layers), params, (u, v), (work, work_bytes),
+            (progress, user), report)
     }
 }
 
@@ -447,9 +360,7 @@ pub unsafe extern "C" fn mvnmf_deep_encode_f32_workspace(
     params: *const mvnmf_deep_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { encode_ws(views, n_views, graph, (layers, n_layers), params, bytes) }
+    c_unsafe! { encode_ws(views, n_views, graph, (layers, n_layers), params, bytes) }
 }
 
 /// `mvnmf_deep_encode` in single precision (`float` views, factor buffers, encoding).
@@ -469,19 +380,8 @@ pub unsafe extern "C" fn mvnmf_deep_encode_f32(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        encode_c(
-            views,
-            n_views,
-            graph,
-            (layers, n_layers),
-            params,
-            (u, v),
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        encode_c(views, n_views, graph, (layers, n_layers), params, (u, v), (work, work_bytes),
+            (progress, user), report)
     }
 }

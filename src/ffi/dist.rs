@@ -6,8 +6,9 @@
 
 use core::ffi::{c_int, c_void};
 
-use super::graph::{any_median, ceta, ckernels, clabels, csr_out, read_graph, write_capacity};
+use super::graph::{csr_out, write_capacity};
 use super::mvsl::csr_arrays;
+use super::similarity::{any_median, ceta, ckernels, clabels, read_graph};
 use super::*;
 use crate::models::dist::{self, Comm, DistGraph, DistReport, GraphTraffic, ShardRows, Traffic};
 use crate::models::mvsl::MvslParams;
@@ -223,9 +224,7 @@ impl Comm for CComm {
 
 /// The communicator (required; its `allreduce` too; the rank in range).
 unsafe fn read_comm(c: *const mvnmf_dist_comm) -> Result<CComm, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         if c.is_null() {
             return Err(Error::NullPointer);
         }
@@ -242,15 +241,13 @@ unsafe fn read_comm(c: *const mvnmf_dist_comm) -> Result<CComm, Error> {
             rank: c.rank,
             ranks: c.n_ranks,
         })
-    }
+    })
 }
 
 /// The graph of a distributed fit: NULL or `MVNMF_GRAPH_NONE` (none) or
 /// `MVNMF_GRAPH_SGE` over the rank's items; other kinds are refused.
 unsafe fn read_dist_graph<'a>(g: *const mvnmf_graph) -> Result<DistGraph<'a>, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         if g.is_null() {
             return Ok(DistGraph::None);
         }
@@ -277,7 +274,7 @@ unsafe fn read_dist_graph<'a>(g: *const mvnmf_graph) -> Result<DistGraph<'a>, Er
             }),
             _ => Err(Error::BadParameter),
         }
-    }
+    })
 }
 
 /// The rank's rows of one explicit graph (`None` for a NULL `row_ptr`): `n + 1`
@@ -288,9 +285,7 @@ unsafe fn rows<'a>(
     col_idx: *const usize,
     weights: *const f64,
 ) -> Result<Option<ShardRows<'a>>, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         Ok(
             csr_arrays(n, row_ptr, col_idx, weights)?.map(|(row_ptr, col_idx, weights)| {
                 ShardRows {
@@ -300,7 +295,7 @@ unsafe fn rows<'a>(
                 }
             }),
         )
-    }
+    })
 }
 
 /// The `f64` words each rank passes to the allreduce per outer iteration (the
@@ -344,14 +339,10 @@ pub unsafe extern "C" fn mvnmf_dist_joint_nmf_fit_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p: NmfParams = read_params(params)?;
-            dist::joint_nmf_fit_workspace(shapes(views, n_views)?, k, n_ranks, &p)
-        })
-    }
+    workspace!(bytes, {
+        let p: NmfParams = read_params(params)?;
+        dist::joint_nmf_fit_workspace(shapes(views, n_views)?, k, n_ranks, &p)
+    })
 }
 
 /// Workspace bytes of `mvnmf_dist_mvsl_fit` on a rank whose views have these
@@ -367,15 +358,11 @@ pub unsafe extern "C" fn mvnmf_dist_mvsl_fit_workspace(
     params: *const mvnmf_mvsl_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p: MvslParams = read_params(params)?;
-            let g = read_dist_graph(graph)?;
-            dist::fit_workspace(shapes(views, n_views)?, &g, k, n_ranks, &p)
-        })
-    }
+    workspace!(bytes, {
+        let p: MvslParams = read_params(params)?;
+        let g = read_dist_graph(graph)?;
+        dist::fit_workspace(shapes(views, n_views)?, &g, k, n_ranks, &p)
+    })
 }
 
 /// Joint multi-view NMF (`mvnmf_joint_nmf_fit`) with the items split over
@@ -420,9 +407,7 @@ pub unsafe extern "C" fn mvnmf_dist_joint_nmf_fit(
     report: *mut mvnmf_report,
     traffic: *mut mvnmf_dist_traffic,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         run_dist(comm, report, traffic, |cm| {
             let p: NmfParams = read_params(params)?;
             let (vs, n) = read_views(views, n_views)?;
@@ -432,7 +417,7 @@ pub unsafe extern "C" fn mvnmf_dist_joint_nmf_fit(
                 dist::joint_nmf_fit(cm, &vs, k, &p, &mut us, vv, w, m)
             }))
         })
-    }
+    })
 }
 
 /// The MvSL/MCL family (`mvnmf_mvsl_fit`: MvSL-S, MCL, GNMF without a graph,
@@ -463,9 +448,7 @@ pub unsafe extern "C" fn mvnmf_dist_mvsl_fit(
     report: *mut mvnmf_report,
     traffic: *mut mvnmf_dist_traffic,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         run_dist(comm, report, traffic, |cm| {
             let p: MvslParams = read_params(params)?;
             let g = read_dist_graph(graph)?;
@@ -481,7 +464,7 @@ pub unsafe extern "C" fn mvnmf_dist_mvsl_fit(
                 dist::fit(cm, &vs, g, k, &p, &mut us, vv, w, m)
             }))
         })
-    }
+    })
 }
 
 /// The shell of a distributed entry point: reads the communicator, runs
@@ -494,9 +477,7 @@ unsafe fn run_dist(
     traffic: *mut mvnmf_dist_traffic,
     fit: impl FnOnce(&mut CComm) -> Result<Result<DistReport, Error>, Error>,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { run_shell(comm, dist::refuse, fit, |r| finish_dist(r, report, traffic)) }
+    c_unsafe! { run_shell(comm, dist::refuse, fit, |r| finish_dist(r, report, traffic)) }
 }
 
 /// The shell of every distributed entry point: reads the communicator, runs
@@ -509,17 +490,13 @@ unsafe fn run_shell<R>(
     body: impl FnOnce(&mut CComm) -> Result<Result<R, Error>, Error>,
     finish: impl FnOnce(R) -> Result<mvnmf_status, Error>,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let mut cm = read_comm(comm)?;
-            match body(&mut cm) {
-                Err(e) => Err(refuse(&mut cm, e)),
-                Ok(r) => finish(r?),
-            }
-        })
-    }
+    entry!({
+        let mut cm = read_comm(comm)?;
+        match body(&mut cm) {
+            Err(e) => Err(refuse(&mut cm, e)),
+            Ok(r) => finish(r?),
+        }
+    })
 }
 
 /// Writes the report and the traffic (if asked) and maps the stop reason.
@@ -528,14 +505,12 @@ unsafe fn finish_dist(
     report: *mut mvnmf_report,
     traffic: *mut mvnmf_dist_traffic,
 ) -> Result<mvnmf_status, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         if !traffic.is_null() {
             *traffic = r.traffic.into();
         }
         finish(r.report, report)
-    }
+    })
 }
 
 /// What one rank passed to its communicator while `mvnmf_dist_tge` built the
@@ -595,15 +570,11 @@ pub unsafe extern "C" fn mvnmf_dist_tge_capacity(
     affinity_capacity: *mut usize,
     penalty_capacity: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            write_capacity(params, affinity_capacity, penalty_capacity, |p| {
-                dist::tge_capacity(n, n_r, n_classes, p)
-            })
+    entry!({
+        write_capacity(params, affinity_capacity, penalty_capacity, |p| {
+            dist::tge_capacity(n, n_r, n_classes, p)
         })
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_dist_tge` on a rank whose views (its items,
@@ -622,16 +593,12 @@ pub unsafe extern "C" fn mvnmf_dist_tge_workspace(
     params: *const mvnmf_graph_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_graph(params)?;
-            let ks = ckernels(kernels, n_views)?;
-            let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
-            dist::tge_workspace(shapes(views, n_views)?, &ks, n, lab, n_classes, n_ranks, &p)
-        })
-    }
+    workspace!(bytes, {
+        let p = read_graph(params)?;
+        let ks = ckernels(kernels, n_views)?;
+        let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
+        dist::tge_workspace(shapes(views, n_views)?, &ks, n, lab, n_classes, n_ranks, &p)
+    })
 }
 
 /// TGE's graphs (`mvnmf_tge`) built across ranks: every rank calls it at the
@@ -681,9 +648,7 @@ pub unsafe extern "C" fn mvnmf_dist_tge(
     work_bytes: usize,
     traffic: *mut mvnmf_dist_graph_traffic,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         run_shell(
             comm,
             dist::refuse_tge,
@@ -711,5 +676,5 @@ pub unsafe extern "C" fn mvnmf_dist_tge(
                 Ok(mvnmf_status::Ok)
             },
         )
-    }
+    })
 }

@@ -10,7 +10,7 @@
 
 use core::ffi::{c_int, c_void};
 
-use super::{elems, guard, mvnmf_status, query, read_params, slice, slice_mut, CParams};
+use super::*;
 use crate::error::Error;
 use crate::eval::{self, KMeansParams, KnnParams, Metric, NmiNorm};
 use crate::linalg::mat::MatRef;
@@ -83,7 +83,7 @@ pub struct mvnmf_multilabel_scores {
     pub hamming_loss: f64,
 }
 
-fn knn_from_c(p: &mvnmf_knn_params) -> Result<KnnParams, Error> {
+pub(super) fn knn_from_c(p: &mvnmf_knn_params) -> Result<KnnParams, Error> {
     let metric = match p.metric {
         MVNMF_METRIC_EUCLIDEAN => Metric::Euclidean,
         MVNMF_METRIC_COSINE => Metric::Cosine,
@@ -93,6 +93,19 @@ fn knn_from_c(p: &mvnmf_knn_params) -> Result<KnnParams, Error> {
         return Err(Error::BadParameter);
     }
     Ok(KnnParams { k: p.k, metric })
+}
+
+impl CField<KnnParams> for mvnmf_knn_params {
+    fn to_rust(&self) -> Result<KnnParams, Error> {
+        knn_from_c(self)
+    }
+    fn from_rust(r: &KnnParams) -> Self {
+        let metric = match r.metric {
+            Metric::Euclidean => MVNMF_METRIC_EUCLIDEAN,
+            Metric::Cosine => MVNMF_METRIC_COSINE,
+        };
+        mvnmf_knn_params { k: r.k, metric }
+    }
 }
 
 impl CParams for mvnmf_knn_params {
@@ -105,40 +118,39 @@ impl CParams for mvnmf_knn_params {
     }
 }
 
-impl CParams for mvnmf_kmeans_params {
-    type Rust = KMeansParams;
-    fn defaults() -> KMeansParams {
-        KMeansParams::default()
-    }
-    fn read(&self) -> Result<KMeansParams, Error> {
-        let out = KMeansParams {
-            restarts: self.restarts,
-            max_iter: self.max_iter,
-            tol: self.tol,
-            seed: self.seed,
-        };
-        out.validate()?;
-        Ok(out)
-    }
+cparams!(mvnmf_kmeans_params => KMeansParams { restarts, max_iter, tol, seed } validate);
+
+pub(super) fn nmi_norm(norm: u32) -> Result<NmiNorm, Error> {
+    CField::to_rust(&norm)
 }
 
-fn nmi_norm(norm: u32) -> Result<NmiNorm, Error> {
-    Ok(match norm {
-        MVNMF_NMI_MAX => NmiNorm::Max,
-        MVNMF_NMI_ARITHMETIC => NmiNorm::Arithmetic,
-        MVNMF_NMI_GEOMETRIC => NmiNorm::Geometric,
-        MVNMF_NMI_MIN => NmiNorm::Min,
-        _ => return Err(Error::BadParameter),
-    })
+impl CField<NmiNorm> for u32 {
+    fn to_rust(&self) -> Result<NmiNorm, Error> {
+        Ok(match *self {
+            MVNMF_NMI_MAX => NmiNorm::Max,
+            MVNMF_NMI_ARITHMETIC => NmiNorm::Arithmetic,
+            MVNMF_NMI_GEOMETRIC => NmiNorm::Geometric,
+            MVNMF_NMI_MIN => NmiNorm::Min,
+            _ => return Err(Error::BadParameter),
+        })
+    }
+    fn from_rust(r: &NmiNorm) -> u32 {
+        match r {
+            NmiNorm::Max => MVNMF_NMI_MAX,
+            NmiNorm::Arithmetic => MVNMF_NMI_ARITHMETIC,
+            NmiNorm::Geometric => MVNMF_NMI_GEOMETRIC,
+            NmiNorm::Min => MVNMF_NMI_MIN,
+        }
+    }
 }
 
 /// `rows*cols`, checked.
-fn area(rows: usize, cols: usize) -> Result<usize, Error> {
+pub(super) fn area(rows: usize, cols: usize) -> Result<usize, Error> {
     rows.checked_mul(cols).ok_or(Error::SizeOverflow)
 }
 
 /// A required output pointer.
-fn need<T>(p: *mut T) -> Result<(), Error> {
+pub(super) fn need<T>(p: *mut T) -> Result<(), Error> {
     if p.is_null() {
         Err(Error::NullPointer)
     } else {
@@ -147,22 +159,21 @@ fn need<T>(p: *mut T) -> Result<(), Error> {
 }
 
 /// An optional 11-value output.
-unsafe fn pr11_out<'a>(p: *mut f64) -> Option<&'a mut [f64; 11]> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+pub(super) unsafe fn pr11_out<'a>(p: *mut f64) -> Option<&'a mut [f64; 11]> {
+    c_unsafe!({
         if p.is_null() {
             None
         } else {
             Some(&mut *p.cast::<[f64; 11]>())
         }
-    }
+    })
 }
 
-unsafe fn work_slice<'a>(work: *mut c_void, work_bytes: usize) -> Result<&'a mut [u8], Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { slice_mut(work.cast::<u8>(), work_bytes) }
+pub(super) unsafe fn work_slice<'a>(
+    work: *mut c_void,
+    work_bytes: usize,
+) -> Result<&'a mut [u8], Error> {
+    c_unsafe! { slice_mut(work.cast::<u8>(), work_bytes) }
 }
 
 // ---------------------------------------------------------------- protocol
@@ -173,19 +184,15 @@ pub unsafe extern "C" fn mvnmf_stratified_split_workspace(
     n: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            split_dims(n)?;
-            eval::stratified_split_workspace(n)
-        })
-    }
+    workspace!(bytes, {
+        split_dims(n)?;
+        eval::stratified_split_workspace(n)
+    })
 }
 
 /// The shape rule of `mvnmf_stratified_split`, shared with its query: `n ≥ 1`
 /// labels (and flags) that fit in memory.
-fn split_dims(n: usize) -> Result<(), Error> {
+pub(super) fn split_dims(n: usize) -> Result<(), Error> {
     if n == 0 {
         return Err(Error::ZeroDimension);
     }
@@ -207,27 +214,20 @@ pub unsafe extern "C" fn mvnmf_stratified_split(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            split_dims(n)?;
-            let l = slice(labels, n)?;
-            let out = slice_mut(labeled, n)?;
-            let w = work_slice(work, work_bytes)?;
-            eval::split_into(l, n_classes, fraction, seed, out, 1u8, 0u8, w)?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        split_dims(n)?;
+        let l = slice(labels, n)?;
+        let out = slice_mut(labeled, n)?;
+        let w = work_slice(work, work_bytes)?;
+        eval::split_into(l, n_classes, fraction, seed, out, 1u8, 0u8, w)?;
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// The default kNN options (k = 9, Euclidean).
 #[no_mangle]
 pub extern "C" fn mvnmf_knn_params_default() -> mvnmf_knn_params {
-    mvnmf_knn_params {
-        k: 9,
-        metric: MVNMF_METRIC_EUCLIDEAN,
-    }
+    CField::from_rust(&KnnParams::default())
 }
 
 /// Workspace bytes of `mvnmf_knn_predict` (`params` may be NULL: defaults).
@@ -237,14 +237,10 @@ pub unsafe extern "C" fn mvnmf_knn_predict_workspace(
     params: *const mvnmf_knn_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            eval::knn_predict_workspace(&p, n_classes)
-        })
-    }
+    workspace!(bytes, {
+        let p = read_params(params)?;
+        eval::knn_predict_workspace(&p, n_classes)
+    })
 }
 
 /// kNN classification: predicts `pred[q]` for every column of `query`
@@ -268,31 +264,27 @@ pub unsafe extern "C" fn mvnmf_knn_predict(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            if d == 0 || n_ref == 0 || n_query == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let r = slice(reference, area(d, n_ref)?)?;
-            let q = slice(query, area(d, n_query)?)?;
-            let l = slice(ref_labels, n_ref)?;
-            let out = slice_mut(pred, n_query)?;
-            let w = work_slice(work, work_bytes)?;
-            eval::knn_predict(
-                MatRef::col_major(r, d, n_ref)?,
-                l,
-                MatRef::col_major(q, d, n_query)?,
-                n_classes,
-                &p,
-                out,
-                w,
-            )?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        let p = read_params(params)?;
+        if d == 0 || n_ref == 0 || n_query == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let r = slice(reference, area(d, n_ref)?)?;
+        let q = slice(query, area(d, n_query)?)?;
+        let l = slice(ref_labels, n_ref)?;
+        let out = slice_mut(pred, n_query)?;
+        let w = work_slice(work, work_bytes)?;
+        eval::knn_predict(
+            MatRef::col_major(r, d, n_ref)?,
+            l,
+            MatRef::col_major(q, d, n_query)?,
+            n_classes,
+            &p,
+            out,
+            w,
+        )?;
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// Classification accuracy: the fraction of the items with `mask[j] = 1` (all
@@ -306,36 +298,32 @@ pub unsafe extern "C" fn mvnmf_accuracy(
     mask: *const u8,
     accuracy: *mut f64,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            need(accuracy)?;
-            if n == 0 {
-                return Err(Error::ZeroDimension);
+    entry!({
+        need(accuracy)?;
+        if n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let p = slice(pred, n)?;
+        let t = slice(truth, n)?;
+        let m = if mask.is_null() {
+            None
+        } else {
+            Some(slice(mask, n)?)
+        };
+        if m.is_some_and(|m| m.iter().any(|&x| x > 1)) {
+            // One rule for every 0/1 flag array (relevance, multi-label, masks).
+            return Err(Error::BadLabel);
+        }
+        let (mut hit, mut all) = (0usize, 0usize);
+        for j in 0..n {
+            if m.is_none_or(|m| m[j] == 1) {
+                all += 1;
+                hit += (p[j] == t[j]) as usize;
             }
-            let p = slice(pred, n)?;
-            let t = slice(truth, n)?;
-            let m = if mask.is_null() {
-                None
-            } else {
-                Some(slice(mask, n)?)
-            };
-            if m.is_some_and(|m| m.iter().any(|&x| x > 1)) {
-                // One rule for every 0/1 flag array (relevance, multi-label, masks).
-                return Err(Error::BadLabel);
-            }
-            let (mut hit, mut all) = (0usize, 0usize);
-            for j in 0..n {
-                if m.is_none_or(|m| m[j] == 1) {
-                    all += 1;
-                    hit += (p[j] == t[j]) as usize;
-                }
-            }
-            *accuracy = hit as f64 / all as f64;
-            Ok(mvnmf_status::Ok)
-        })
-    }
+        }
+        *accuracy = hit as f64 / all as f64;
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 // -------------------------------------------------------------- clustering
@@ -343,13 +331,7 @@ pub unsafe extern "C" fn mvnmf_accuracy(
 /// The default k-means options (10 restarts, 300 iterations, tol 1e-4, seed 0).
 #[no_mangle]
 pub extern "C" fn mvnmf_kmeans_params_default() -> mvnmf_kmeans_params {
-    let d = KMeansParams::default();
-    mvnmf_kmeans_params {
-        restarts: d.restarts,
-        max_iter: d.max_iter,
-        tol: d.tol,
-        seed: d.seed,
-    }
+    CField::from_rust(&KMeansParams::default())
 }
 
 /// Workspace bytes of `mvnmf_kmeans` (`params` may be NULL: defaults).
@@ -361,14 +343,10 @@ pub unsafe extern "C" fn mvnmf_kmeans_workspace(
     params: *const mvnmf_kmeans_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            kmeans_dims(d, n, k, &p)
-        })
-    }
+    workspace!(bytes, {
+        let p = read_params(params)?;
+        kmeans_dims(d, n, k, &p)
+    })
 }
 
 /// The shape and option rules of `mvnmf_kmeans`, shared with its query (and
@@ -376,7 +354,7 @@ pub unsafe extern "C" fn mvnmf_kmeans_workspace(
 /// the Rust checks (`k ≤ n`, the options). The centroids (`d × k`, `k ≤ n`)
 /// are then addressable too, so the status never depends on whether they
 /// were asked for.
-fn kmeans_dims(d: usize, n: usize, k: usize, p: &KMeansParams) -> Result<usize, Error> {
+pub(super) fn kmeans_dims(d: usize, n: usize, k: usize, p: &KMeansParams) -> Result<usize, Error> {
     if d == 0 || n == 0 || k == 0 {
         return Err(Error::ZeroDimension);
     }
@@ -403,28 +381,24 @@ pub unsafe extern "C" fn mvnmf_kmeans(
     work_bytes: usize,
     report: *mut mvnmf_kmeans_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            kmeans_dims(d, n, k, &p)?;
-            let xs = slice(x, area(d, n)?)?;
-            need(assign)?;
-            let a = slice_mut(assign, n)?;
-            let c = if centroids.is_null() {
-                None
-            } else {
-                Some(slice_mut(centroids, area(d, k)?)?)
-            };
-            let w = work_slice(work, work_bytes)?;
-            let r = eval::kmeans(MatRef::col_major(xs, d, n)?, k, &p, a, c, w)?;
-            if !report.is_null() {
-                *report = kmeans_report_to_c(&r);
-            }
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        let p = read_params(params)?;
+        kmeans_dims(d, n, k, &p)?;
+        let xs = slice(x, area(d, n)?)?;
+        need(assign)?;
+        let a = slice_mut(assign, n)?;
+        let c = if centroids.is_null() {
+            None
+        } else {
+            Some(slice_mut(centroids, area(d, k)?)?)
+        };
+        let w = work_slice(work, work_bytes)?;
+        let r = eval::kmeans(MatRef::col_major(xs, d, n)?, k, &p, a, c, w)?;
+        if !report.is_null() {
+            *report = kmeans_report_to_c(&r);
+        }
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// The C form of a k-means report.
@@ -445,9 +419,7 @@ pub unsafe extern "C" fn mvnmf_assignment_workspace(
     cols: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { query(bytes, || eval::assignment_workspace(rows, cols)) }
+    c_unsafe! { query(bytes, || eval::assignment_workspace(rows, cols)) }
 }
 
 /// Linear assignment (Kuhn–Munkres): matches `min(rows, cols)` rows of the
@@ -468,24 +440,20 @@ pub unsafe extern "C" fn mvnmf_assignment(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if rows == 0 || cols == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let c = slice(cost, area(rows, cols)?)?;
-            need(row_to_col)?;
-            let out = slice_mut(row_to_col, rows)?;
-            let w = work_slice(work, work_bytes)?;
-            let t = eval::assignment(MatRef::col_major(c, rows, cols)?, maximize != 0, out, w)?;
-            if !total.is_null() {
-                *total = t;
-            }
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        if rows == 0 || cols == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let c = slice(cost, area(rows, cols)?)?;
+        need(row_to_col)?;
+        let out = slice_mut(row_to_col, rows)?;
+        let w = work_slice(work, work_bytes)?;
+        let t = eval::assignment(MatRef::col_major(c, rows, cols)?, maximize != 0, out, w)?;
+        if !total.is_null() {
+            *total = t;
+        }
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// Workspace bytes of `mvnmf_clustering_accuracy`.
@@ -495,13 +463,9 @@ pub unsafe extern "C" fn mvnmf_clustering_accuracy_workspace(
     n_clusters: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            eval::clustering_accuracy_workspace(n_classes, n_clusters)
-        })
-    }
+    workspace!(bytes, {
+        eval::clustering_accuracy_workspace(n_classes, n_clusters)
+    })
 }
 
 /// Clustering accuracy under the best one-to-one map between the clusters
@@ -518,21 +482,17 @@ pub unsafe extern "C" fn mvnmf_clustering_accuracy(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            need(accuracy)?;
-            if n == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let t = slice(truth, n)?;
-            let p = slice(pred, n)?;
-            let w = work_slice(work, work_bytes)?;
-            *accuracy = eval::clustering_accuracy(t, p, n_classes, n_clusters, w)?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        need(accuracy)?;
+        if n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let t = slice(truth, n)?;
+        let p = slice(pred, n)?;
+        let w = work_slice(work, work_bytes)?;
+        *accuracy = eval::clustering_accuracy(t, p, n_classes, n_clusters, w)?;
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// Workspace bytes of `mvnmf_nmi`.
@@ -542,9 +502,7 @@ pub unsafe extern "C" fn mvnmf_nmi_workspace(
     n_clusters: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { query(bytes, || eval::nmi_workspace(n_classes, n_clusters)) }
+    c_unsafe! { query(bytes, || eval::nmi_workspace(n_classes, n_clusters)) }
 }
 
 /// Normalised mutual information between classes and clusters (natural logs),
@@ -564,22 +522,18 @@ pub unsafe extern "C" fn mvnmf_nmi(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            need(nmi)?;
-            let nm = nmi_norm(norm)?;
-            if n == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let t = slice(truth, n)?;
-            let p = slice(pred, n)?;
-            let w = work_slice(work, work_bytes)?;
-            *nmi = eval::nmi(t, p, n_classes, n_clusters, nm, w)?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        need(nmi)?;
+        let nm = nmi_norm(norm)?;
+        if n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let t = slice(truth, n)?;
+        let p = slice(pred, n)?;
+        let w = work_slice(work, work_bytes)?;
+        *nmi = eval::nmi(t, p, n_classes, n_clusters, nm, w)?;
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 // --------------------------------------------------------------- retrieval
@@ -594,22 +548,18 @@ pub unsafe extern "C" fn mvnmf_top_n(
     top: usize,
     indices: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if n == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let s = slice(scores, n)?;
-            if top > n {
-                return Err(Error::DimensionMismatch);
-            }
-            let out = slice_mut(indices, top)?;
-            eval::top_n(s, out)?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        if n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let s = slice(scores, n)?;
+        if top > n {
+            return Err(Error::DimensionMismatch);
+        }
+        let out = slice_mut(indices, top)?;
+        eval::top_n(s, out)?;
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// Workspace bytes of `mvnmf_query_metrics` and `mvnmf_retrieval_metrics`.
@@ -618,9 +568,7 @@ pub unsafe extern "C" fn mvnmf_query_metrics_workspace(
     n_items: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { query(bytes, || eval::query_metrics_workspace(n_items)) }
+    c_unsafe! { query(bytes, || eval::query_metrics_workspace(n_items)) }
 }
 
 /// Retrieval metrics of one query from the scores of all `n_items` items
@@ -642,23 +590,19 @@ pub unsafe extern "C" fn mvnmf_query_metrics(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            need(average_precision)?;
-            if n_items == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let s = slice(scores, n_items)?;
-            let r = slice(relevant, n_items)?;
-            let c = slice(cutoffs, n_cutoffs)?;
-            let pa = slice_mut(precision_at, n_cutoffs)?;
-            let w = work_slice(work, work_bytes)?;
-            *average_precision = eval::query_metrics(s, r, c, pa, pr11_out(pr11), w)?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        need(average_precision)?;
+        if n_items == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let s = slice(scores, n_items)?;
+        let r = slice(relevant, n_items)?;
+        let c = slice(cutoffs, n_cutoffs)?;
+        let pa = slice_mut(precision_at, n_cutoffs)?;
+        let w = work_slice(work, work_bytes)?;
+        *average_precision = eval::query_metrics(s, r, c, pa, pr11_out(pr11), w)?;
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// Retrieval metrics over `n_queries` queries: column `q` of `scores` and of
@@ -682,37 +626,33 @@ pub unsafe extern "C" fn mvnmf_retrieval_metrics(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            need(map)?;
-            if n_items == 0 || n_queries == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let len = area(n_items, n_queries)?;
-            let s = slice(scores, len)?;
-            let r = slice(relevant, len)?;
-            let c = slice(cutoffs, n_cutoffs)?;
-            let pa = slice_mut(mean_precision_at, n_cutoffs)?;
-            let ap = if average_precision.is_null() {
-                None
-            } else {
-                Some(slice_mut(average_precision, n_queries)?)
-            };
-            let w = work_slice(work, work_bytes)?;
-            *map = eval::retrieval_metrics(
-                MatRef::col_major(s, n_items, n_queries)?,
-                MatRef::col_major(r, n_items, n_queries)?,
-                c,
-                ap,
-                pa,
-                pr11_out(mean_pr11),
-                w,
-            )?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        need(map)?;
+        if n_items == 0 || n_queries == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let len = area(n_items, n_queries)?;
+        let s = slice(scores, len)?;
+        let r = slice(relevant, len)?;
+        let c = slice(cutoffs, n_cutoffs)?;
+        let pa = slice_mut(mean_precision_at, n_cutoffs)?;
+        let ap = if average_precision.is_null() {
+            None
+        } else {
+            Some(slice_mut(average_precision, n_queries)?)
+        };
+        let w = work_slice(work, work_bytes)?;
+        *map = eval::retrieval_metrics(
+            MatRef::col_major(s, n_items, n_queries)?,
+            MatRef::col_major(r, n_items, n_queries)?,
+            c,
+            ap,
+            pa,
+            pr11_out(mean_pr11),
+            w,
+        )?;
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// Retrieval metrics of one ranked list: `relevant[p]` flags the item at rank
@@ -730,18 +670,14 @@ pub unsafe extern "C" fn mvnmf_ranked_list_metrics(
     precision_at: *mut f64,
     pr11: *mut f64,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            need(average_precision)?;
-            let r = slice(relevant, length)?;
-            let c = slice(cutoffs, n_cutoffs)?;
-            let pa = slice_mut(precision_at, n_cutoffs)?;
-            *average_precision = eval::ranked_list_metrics(r, n_relevant, c, pa, pr11_out(pr11))?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        need(average_precision)?;
+        let r = slice(relevant, length)?;
+        let c = slice(cutoffs, n_cutoffs)?;
+        let pa = slice_mut(precision_at, n_cutoffs)?;
+        *average_precision = eval::ranked_list_metrics(r, n_relevant, c, pa, pr11_out(pr11))?;
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 // ------------------------------------------------------------- multi-label
@@ -757,29 +693,25 @@ pub unsafe extern "C" fn mvnmf_multilabel_metrics(
     n_items: usize,
     scores: *mut mvnmf_multilabel_scores,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            need(scores)?;
-            if n_labels == 0 || n_items == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let len = area(n_labels, n_items)?;
-            let t = slice(truth, len)?;
-            let p = slice(pred, len)?;
-            let s = eval::multilabel_scores(
-                MatRef::col_major(t, n_labels, n_items)?,
-                MatRef::col_major(p, n_labels, n_items)?,
-            )?;
-            *scores = mvnmf_multilabel_scores {
-                macro_f1: s.macro_f1,
-                micro_f1: s.micro_f1,
-                hamming_loss: s.hamming_loss,
-            };
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        need(scores)?;
+        if n_labels == 0 || n_items == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let len = area(n_labels, n_items)?;
+        let t = slice(truth, len)?;
+        let p = slice(pred, len)?;
+        let s = eval::multilabel_scores(
+            MatRef::col_major(t, n_labels, n_items)?,
+            MatRef::col_major(p, n_labels, n_items)?,
+        )?;
+        *scores = mvnmf_multilabel_scores {
+            macro_f1: s.macro_f1,
+            micro_f1: s.micro_f1,
+            hamming_loss: s.hamming_loss,
+        };
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// Workspace bytes of `mvnmf_average_auroc`.
@@ -788,9 +720,7 @@ pub unsafe extern "C" fn mvnmf_average_auroc_workspace(
     n_items: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { query(bytes, || eval::average_auroc_workspace(n_items)) }
+    c_unsafe! { query(bytes, || eval::average_auroc_workspace(n_items)) }
 }
 
 /// Per-label AUROC of `scores` against `truth` (both `n_labels × n_items`),
@@ -811,601 +741,30 @@ pub unsafe extern "C" fn mvnmf_average_auroc(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            need(mean)?;
-            if n_labels == 0 || n_items == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let len = area(n_labels, n_items)?;
-            let t = slice(truth, len)?;
-            let s = slice(scores, len)?;
-            let pl = if per_label.is_null() {
-                None
-            } else {
-                Some(slice_mut(per_label, n_labels)?)
-            };
-            let w = work_slice(work, work_bytes)?;
-            let r = eval::average_auroc(
-                MatRef::col_major(t, n_labels, n_items)?,
-                MatRef::col_major(s, n_labels, n_items)?,
-                pl,
-                w,
-            )?;
-            *mean = r.mean;
-            if !labels_scored.is_null() {
-                *labels_scored = r.labels_scored;
-            }
-            Ok(mvnmf_status::Ok)
-        })
-    }
-}
-
-// ------------------------------------------- the protocol: splits, CV, mean ± std
-
-/// How `mvnmf_evaluate_split` / `mvnmf_evaluate_protocol` score an encoding;
-/// defaults from `mvnmf_eval_params_default()`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_eval_params {
-    /// kNN classifier of the test items (default k = 9, Euclidean; `k` is
-    /// reduced to the smallest labeled class when fewer than `k` items are
-    /// labeled).
-    pub knn: mvnmf_knn_params,
-    /// k-means of the test items (default 10 restarts). `mvnmf_evaluate_protocol`
-    /// replaces its seed by each split's seed.
-    pub kmeans: mvnmf_kmeans_params,
-    /// NMI normalisation, `MVNMF_NMI_*` (default `MVNMF_NMI_MAX`, the papers').
-    pub nmi: u32,
-}
-
-/// The scores of one encoding on one split.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct mvnmf_split_scores {
-    /// kNN accuracy of the test items from the labeled items' encodings.
-    pub knn_accuracy: f64,
-    /// k-means clustering accuracy of the test items (best one-to-one map).
-    pub kmeans_accuracy: f64,
-    /// k-means NMI of the test items.
-    pub kmeans_nmi: f64,
-    /// The `k` the kNN classifier used.
-    pub knn_k: usize,
-}
-
-/// Mean ± population std over the splits of one labeled fraction.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct mvnmf_score_summary {
-    /// Mean kNN accuracy.
-    pub knn_mean: f64,
-    /// Its population std (numpy's `np.std`).
-    pub knn_std: f64,
-    /// Mean k-means accuracy.
-    pub kmeans_accuracy_mean: f64,
-    /// Its population std.
-    pub kmeans_accuracy_std: f64,
-    /// Mean k-means NMI.
-    pub kmeans_nmi_mean: f64,
-    /// Its population std.
-    pub kmeans_nmi_std: f64,
-    /// The smallest kNN `k` used over the splits.
-    pub knn_k_min: usize,
-}
-
-/// Options of `mvnmf_evaluate_protocol`; defaults from
-/// `mvnmf_protocol_params_default()` (5 splits, seed 0, default scoring).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_protocol_params {
-    /// Random splits per fraction (at least 1).
-    pub splits: usize,
-    /// Split `s` uses seed `seed + s` for its labeled subset and its k-means.
-    pub seed: u64,
-    /// How each split is scored.
-    pub eval: mvnmf_eval_params,
-}
-
-/// What `mvnmf_evaluate_protocol` asks its fit callback for: the `k × n`
-/// encoding of all items from the labels of one split's labeled items.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_protocol_fit {
-    /// The split, `0 .. splits - 1`.
-    pub split: usize,
-    /// The labeled fraction's index in `fractions`.
-    pub fraction_index: usize,
-    /// The labeled fraction.
-    pub fraction: f64,
-    /// The split's seed (`seed + split`), for the fit's initialisation.
-    pub seed: u64,
-    /// `n` labels: the class of every labeled item, `MVNMF_UNLABELED` for the
-    /// test items.
-    pub labels: *const u32,
-    /// `n` flags: 1 for the labeled items, 0 for the test items.
-    pub labeled: *const u8,
-    /// Items.
-    pub n: usize,
-    /// Rank of the encoding (its rows).
-    pub k: usize,
-}
-
-/// Fit callback of `mvnmf_evaluate_protocol`: writes the `fit->k × fit->n`
-/// encoding (column-major) into `v`; a nonzero return stops the protocol
-/// (`MVNMF_STATUS_CANCELLED`, outputs untouched).
-pub type mvnmf_protocol_fit_fn = Option<
-    unsafe extern "C" fn(fit: *const mvnmf_protocol_fit, v: *mut f64, user: *mut c_void) -> c_int,
->;
-
-/// Options of `mvnmf_cross_validate`; defaults from `mvnmf_cv_params_default()`
-/// (3 folds, seed 0, kNN k = 9).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_cv_params {
-    /// Folds (at least 2, at most the number of labeled items).
-    pub folds: usize,
-    /// Seed of the folds' shuffle.
-    pub seed: u64,
-    /// The classifier that scores a held-out fold.
-    pub knn: mvnmf_knn_params,
-}
-
-/// What `mvnmf_cross_validate` asks its fit callback for: the `k × n`
-/// encoding of all items for one candidate, from the labels of every fold
-/// but one.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_cv_fit {
-    /// The candidate, `0 .. n_candidates - 1`.
-    pub candidate: usize,
-    /// Its `n_params` values (row `candidate` of the grid; NULL when
-    /// `n_params = 0`).
-    pub params: *const f64,
-    /// Values per candidate.
-    pub n_params: usize,
-    /// The held-out fold, `0 .. folds - 1`.
-    pub fold: usize,
-    /// `n` labels the fit may use: `MVNMF_UNLABELED` for the held-out fold and
-    /// for every item unlabeled to begin with.
-    pub labels: *const u32,
-    /// Items.
-    pub n: usize,
-    /// Rank of the encoding (its rows).
-    pub k: usize,
-}
-
-/// Fit callback of `mvnmf_cross_validate`: writes the `fit->k × fit->n`
-/// encoding (column-major) into `v`; a nonzero return stops the
-/// cross-validation (`MVNMF_STATUS_CANCELLED`, outputs untouched).
-pub type mvnmf_cv_fit_fn =
-    Option<unsafe extern "C" fn(fit: *const mvnmf_cv_fit, v: *mut f64, user: *mut c_void) -> c_int>;
-
-fn eval_from_c(p: &mvnmf_eval_params) -> Result<eval::EvalParams, Error> {
-    let kmeans = p.kmeans.read()?;
-    Ok(eval::EvalParams {
-        knn: knn_from_c(&p.knn)?,
-        kmeans,
-        nmi: nmi_norm(p.nmi)?,
+    entry!({
+        need(mean)?;
+        if n_labels == 0 || n_items == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let len = area(n_labels, n_items)?;
+        let t = slice(truth, len)?;
+        let s = slice(scores, len)?;
+        let pl = if per_label.is_null() {
+            None
+        } else {
+            Some(slice_mut(per_label, n_labels)?)
+        };
+        let w = work_slice(work, work_bytes)?;
+        let r = eval::average_auroc(
+            MatRef::col_major(t, n_labels, n_items)?,
+            MatRef::col_major(s, n_labels, n_items)?,
+            pl,
+            w,
+        )?;
+        *mean = r.mean;
+        if !labels_scored.is_null() {
+            *labels_scored = r.labels_scored;
+        }
+        Ok(mvnmf_status::Ok)
     })
-}
-
-impl CParams for mvnmf_eval_params {
-    type Rust = eval::EvalParams;
-    fn defaults() -> eval::EvalParams {
-        eval::EvalParams::default()
-    }
-    fn read(&self) -> Result<eval::EvalParams, Error> {
-        eval_from_c(self)
-    }
-}
-
-impl CParams for mvnmf_protocol_params {
-    type Rust = eval::ProtocolParams;
-    fn defaults() -> eval::ProtocolParams {
-        eval::ProtocolParams::default()
-    }
-    fn read(&self) -> Result<eval::ProtocolParams, Error> {
-        Ok(eval::ProtocolParams {
-            splits: self.splits,
-            seed: self.seed,
-            eval: eval_from_c(&self.eval)?,
-        })
-    }
-}
-
-impl CParams for mvnmf_cv_params {
-    type Rust = eval::CvParams;
-    fn defaults() -> eval::CvParams {
-        eval::CvParams::default()
-    }
-    fn read(&self) -> Result<eval::CvParams, Error> {
-        Ok(eval::CvParams {
-            folds: self.folds,
-            seed: self.seed,
-            knn: knn_from_c(&self.knn)?,
-        })
-    }
-}
-
-impl From<mvnmf_split_scores> for eval::SplitScores {
-    fn from(s: mvnmf_split_scores) -> Self {
-        eval::SplitScores {
-            knn_accuracy: s.knn_accuracy,
-            kmeans_accuracy: s.kmeans_accuracy,
-            kmeans_nmi: s.kmeans_nmi,
-            knn_k: s.knn_k,
-        }
-    }
-}
-
-impl From<eval::SplitScores> for mvnmf_split_scores {
-    fn from(s: eval::SplitScores) -> Self {
-        mvnmf_split_scores {
-            knn_accuracy: s.knn_accuracy,
-            kmeans_accuracy: s.kmeans_accuracy,
-            kmeans_nmi: s.kmeans_nmi,
-            knn_k: s.knn_k,
-        }
-    }
-}
-
-/// The default scoring: kNN k = 9 (Euclidean), k-means with 10 restarts, NMI
-/// normalised by `max(H(C), H(C'))`.
-#[no_mangle]
-pub extern "C" fn mvnmf_eval_params_default() -> mvnmf_eval_params {
-    mvnmf_eval_params {
-        knn: mvnmf_knn_params_default(),
-        kmeans: mvnmf_kmeans_params_default(),
-        nmi: MVNMF_NMI_MAX,
-    }
-}
-
-/// The default protocol: 5 splits, seed 0, the default scoring.
-#[no_mangle]
-pub extern "C" fn mvnmf_protocol_params_default() -> mvnmf_protocol_params {
-    let d = eval::ProtocolParams::default();
-    mvnmf_protocol_params {
-        splits: d.splits,
-        seed: d.seed,
-        eval: mvnmf_eval_params_default(),
-    }
-}
-
-/// The default cross-validation: 3 folds, seed 0, kNN k = 9.
-#[no_mangle]
-pub extern "C" fn mvnmf_cv_params_default() -> mvnmf_cv_params {
-    let d = eval::CvParams::default();
-    mvnmf_cv_params {
-        folds: d.folds,
-        seed: d.seed,
-        knn: mvnmf_knn_params_default(),
-    }
-}
-
-/// Population mean and standard deviation of `x[n]` (numpy's `np.mean` and
-/// `np.std`, ddof = 0; two passes). No workspace. Errors: `n = 0`
-/// (`MVNMF_STATUS_ZERO_DIMENSION`), a non-finite value. Finite values give a
-/// finite mean and deviation up to `DBL_MAX` (the passes run scaled by a power
-/// of two when the largest magnitude is beyond 2^±500; see the Rust docs of
-/// `eval::mean_std`).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mean_std(
-    x: *const f64,
-    n: usize,
-    mean: *mut f64,
-    std: *mut f64,
-) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            need(mean)?;
-            need(std)?;
-            if n == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let (m, s) = eval::mean_std(slice(x, n)?)?;
-            *mean = m;
-            *std = s;
-            Ok(mvnmf_status::Ok)
-        })
-    }
-}
-
-/// Mean ± population std over the splits of every fraction: `scores` holds
-/// `n_fractions × splits` entries, fraction-major (`scores[f * splits + s]`,
-/// as `mvnmf_evaluate_protocol` writes them); writes `summary[n_fractions]`.
-/// No workspace.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_summarize_scores(
-    scores: *const mvnmf_split_scores,
-    n_fractions: usize,
-    splits: usize,
-    summary: *mut mvnmf_score_summary,
-) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if n_fractions == 0 || splits == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let cells = area(n_fractions, splits)?;
-            let s = slice(scores, cells)?;
-            need(summary)?;
-            let out = slice_mut(summary, n_fractions)?;
-            // Two passes: every fraction is validated before anything is written.
-            let mut one = [eval::ScoreSummary::default()];
-            for row in s.chunks_exact(splits) {
-                eval::summarize_scores(row, splits, &mut one)?;
-            }
-            for (o, row) in out.iter_mut().zip(s.chunks_exact(splits)) {
-                eval::summarize_scores(row, splits, &mut one)?;
-                let m = one[0];
-                *o = mvnmf_score_summary {
-                    knn_mean: m.knn_mean,
-                    knn_std: m.knn_std,
-                    kmeans_accuracy_mean: m.kmeans_accuracy_mean,
-                    kmeans_accuracy_std: m.kmeans_accuracy_std,
-                    kmeans_nmi_mean: m.kmeans_nmi_mean,
-                    kmeans_nmi_std: m.kmeans_nmi_std,
-                    knn_k_min: m.knn_k_min,
-                };
-            }
-            Ok(mvnmf_status::Ok)
-        })
-    }
-}
-
-/// Workspace bytes of `mvnmf_evaluate_split` for a `k × n` encoding
-/// (`params` may be NULL: defaults).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_evaluate_split_workspace(
-    k: usize,
-    n: usize,
-    n_classes: usize,
-    params: *const mvnmf_eval_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            eval::evaluate_split_workspace(k, n, n_classes, &p)
-        })
-    }
-}
-
-/// Scores the `k × n` encoding `v` of one split as the papers do; the test
-/// items are those with `labeled[j] = 0`. kNN from the labeled items'
-/// encodings classifies the test items (accuracy; `k` reduced to the smallest
-/// labeled class's size when fewer than `k` items are labeled); k-means (its
-/// seed as given) clusters the test items into `min(C', n_test)` clusters,
-/// `C'` the classes present in `labels`: accuracy under the best one-to-one
-/// map and NMI. `labels[n]` are the true classes of all items
-/// (`< n_classes`); `labeled[n]` flags are 0 or 1. Writes `*scores`.
-/// Errors: no test item (`MVNMF_STATUS_ZERO_DIMENSION`), no labeled item
-/// (`MVNMF_STATUS_TOO_FEW_LABELED`), a flag not 0/1 (`BAD_PARAMETER`), ...
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_evaluate_split(
-    v: *const f64,
-    k: usize,
-    n: usize,
-    labels: *const u32,
-    n_classes: usize,
-    labeled: *const u8,
-    params: *const mvnmf_eval_params,
-    scores: *mut mvnmf_split_scores,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            need(scores)?;
-            if k == 0 || n == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let vs = slice(v, area(k, n)?)?;
-            let l = slice(labels, n)?;
-            let flags = slice(labeled, n)?;
-            if flags.iter().any(|&x| x > 1) {
-                return Err(Error::BadParameter);
-            }
-            // SAFETY: every byte is 0 or 1, a valid `bool`.
-            let mask = core::slice::from_raw_parts(flags.as_ptr().cast::<bool>(), n);
-            let w = work_slice(work, work_bytes)?;
-            let r = eval::evaluate_split(MatRef::col_major(vs, k, n)?, l, n_classes, mask, &p, w)?;
-            *scores = r.into();
-            Ok(mvnmf_status::Ok)
-        })
-    }
-}
-
-/// Workspace bytes of `mvnmf_evaluate_protocol` (`params` may be NULL).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_evaluate_protocol_workspace(
-    k: usize,
-    n: usize,
-    n_classes: usize,
-    n_fractions: usize,
-    params: *const mvnmf_protocol_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            eval::evaluate_protocol_workspace(k, n, n_classes, n_fractions, &p)
-        })
-    }
-}
-
-/// The papers' evaluation protocol for one method (DESIGN §9). For every
-/// split `s` (seed `seed + s`) and every labeled fraction `fractions[f]`
-/// (each in `(0, 1)`), splits outer: a per-class stratified random subset is
-/// labeled (as `mvnmf_stratified_split`); `fit` writes the `k × n` encoding
-/// of all items from a `mvnmf_protocol_fit` that holds only the labeled
-/// items' classes (the test items' classes are never passed); the encoding is
-/// scored as by `mvnmf_evaluate_split`, its k-means seeded with the split's
-/// seed. `v` is the same buffer at every call and keeps the previous call's
-/// encoding (zeros first): a method that reads no labels may fit at
-/// `fraction_index == 0` only. Writes `scores[f * splits + s]`
-/// (`n_fractions × splits` entries; `mvnmf_summarize_scores` gives mean ±
-/// std) once all splits are done. `labels[n]` are every item's true class.
-/// A nonzero return of `fit` gives `MVNMF_STATUS_CANCELLED`; on any error
-/// `scores` is untouched.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_evaluate_protocol(
-    labels: *const u32,
-    n: usize,
-    n_classes: usize,
-    fractions: *const f64,
-    n_fractions: usize,
-    k: usize,
-    params: *const mvnmf_protocol_params,
-    scores: *mut mvnmf_split_scores,
-    work: *mut c_void,
-    work_bytes: usize,
-    fit: mvnmf_protocol_fit_fn,
-    user: *mut c_void,
-) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            let cb = fit.ok_or(Error::NullPointer)?;
-            if n == 0 || k == 0 || n_fractions == 0 || p.splits == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let l = slice(labels, n)?;
-            let fr = slice(fractions, n_fractions)?;
-            need(scores)?;
-            let out = slice_mut(scores, area(n_fractions, p.splits)?)?;
-            let w = work_slice(work, work_bytes)?;
-            eval::evaluate_protocol(l, n_classes, fr, k, &p, out, w, |r, v| {
-                let c = mvnmf_protocol_fit {
-                    split: r.split,
-                    fraction_index: r.fraction_index,
-                    fraction: r.fraction,
-                    seed: r.seed,
-                    labels: r.labels.as_ptr(),
-                    labeled: r.labeled.as_ptr(),
-                    n: r.labels.len(),
-                    k,
-                };
-                // SAFETY: the caller supplied this function pointer for this purpose.
-                if cb(&c, v.as_mut_ptr(), user) != 0 {
-                    Err(Error::Cancelled)
-                } else {
-                    Ok(())
-                }
-            })?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
-}
-
-/// Workspace bytes of `mvnmf_cross_validate` (`params` may be NULL).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_cross_validate_workspace(
-    k: usize,
-    n: usize,
-    n_classes: usize,
-    n_candidates: usize,
-    params: *const mvnmf_cv_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            eval::cross_validate_workspace(k, n, n_classes, n_candidates, &p)
-        })
-    }
-}
-
-/// k-fold cross-validation of `n_candidates` parameter vectors inside the
-/// labeled items (`labels[j] != MVNMF_UNLABELED`). `grid` holds
-/// `n_candidates × n_params` values, candidate-major (candidate `c`'s values
-/// at `grid[c * n_params]`; NULL when `n_params = 0`). The labeled items are
-/// dealt into `folds` folds stratified by class: each class's labeled items
-/// are shuffled (from `seed`) and dealt round-robin, the deal continuing from
-/// one class to the next, so a class's counts in two folds differ by at most
-/// one, a class smaller than `folds` lands in that many distinct folds, and
-/// the folds' sizes differ by at most one (`MVNMF_STATUS_TOO_FEW_LABELED` when
-/// fewer than `folds` items are labeled). For every candidate and fold, `fit`
-/// gets a `mvnmf_cv_fit` whose labels hide that fold and every originally
-/// unlabeled item (hidden labels never reach `fit`) and writes the `k × n`
-/// encoding; the held-out items are classified by kNN (`knn.k` reduced to the
-/// smallest class when the other folds hold fewer than `k` items) from the
-/// other labeled items. Writes `scores[n_candidates]` (mean accuracy over the
-/// folds) and `*best` (highest score, ties: the lowest index). A nonzero
-/// return of `fit` gives `MVNMF_STATUS_CANCELLED`; on any error the outputs
-/// are untouched.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_cross_validate(
-    labels: *const u32,
-    n: usize,
-    n_classes: usize,
-    k: usize,
-    grid: *const f64,
-    n_candidates: usize,
-    n_params: usize,
-    params: *const mvnmf_cv_params,
-    scores: *mut f64,
-    best: *mut usize,
-    work: *mut c_void,
-    work_bytes: usize,
-    fit: mvnmf_cv_fit_fn,
-    user: *mut c_void,
-) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            let cb = fit.ok_or(Error::NullPointer)?;
-            need(best)?;
-            if n == 0 || k == 0 || n_candidates == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let l = slice(labels, n)?;
-            let g = slice(grid, area(n_candidates, n_params)?)?;
-            need(scores)?;
-            let out = slice_mut(scores, n_candidates)?;
-            let w = work_slice(work, work_bytes)?;
-            let b = eval::cross_validate(l, n_classes, k, g, n_params, &p, out, w, |r, v| {
-                let c = mvnmf_cv_fit {
-                    candidate: r.candidate,
-                    params: if n_params == 0 {
-                        core::ptr::null()
-                    } else {
-                        r.params.as_ptr()
-                    },
-                    n_params,
-                    fold: r.fold,
-                    labels: r.labels.as_ptr(),
-                    n: r.labels.len(),
-                    k,
-                };
-                // SAFETY: the caller supplied this function pointer for this purpose.
-                if cb(&c, v.as_mut_ptr(), user) != 0 {
-                    Err(Error::Cancelled)
-                } else {
-                    Ok(())
-                }
-            })?;
-            *best = b;
-            Ok(mvnmf_status::Ok)
-        })
-    }
 }

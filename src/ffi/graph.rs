@@ -1,760 +1,15 @@
-//! C ABI of the kernels, the MKL weights, the fused neighbour search, CCA and the LDGE / TGE
-//! graph builders (`crate::similarity`, `crate::graph`). Same conventions as the rest of the
-//! C ABI.
-//!
-//! * Views: the `mvnmf_view` array; kernels: one `mvnmf_kernel` per view.
-//! * Labels: `labels[N]` (`N` = the views' columns), a class `< n_classes` or
-//!   `MVNMF_UNLABELED`; NULL means "no labels" where a routine can do without them, and is
-//!   `MVNMF_STATUS_NULL_POINTER` wherever the call needs labeled items (a median bandwidth,
-//!   a labeled scope, a penalty graph): one rule for every routine.
-//! * Fusion weights `eta[n_views]`: `>= 0`, positive sum (normalised to the simplex).
+//! C ABI of the LDGE / TGE graph builders, CCA, the fused and anchor graphs
+//! (`crate::graph`); the rules of views, labels and weights are those of
+//! `ffi/similarity.rs`.
 
 use core::ffi::c_void;
 
-use super::{
-    elems, factors, guard, mvnmf_parallel, mvnmf_status, mvnmf_view, parts, query, read_params,
-    shapes, slice, slice_mut, CViews, MVNMF_VIEW_DENSE,
-};
+use super::similarity::read_graph;
+use super::*;
 use crate::data::{Dense, ViewSet};
 use crate::error::Error;
-use crate::graph::{self, CsrGraph, CsrOut, GraphParams, Penalty};
-use crate::similarity::{self, Bandwidth, Kernel, KernelSet, KnnParams, MklParams, Scope};
-
-/// `mvnmf_kernel.kind`: linear `xᵀy` (normalised: cosine similarity).
-pub const MVNMF_KERNEL_LINEAR: u32 = 0;
-/// `mvnmf_kernel.kind`: Gaussian `exp(−γ‖x − y‖²)`; `gamma = 0` selects the median heuristic.
-pub const MVNMF_KERNEL_RBF: u32 = 1;
-/// `mvnmf_kernel.kind`: additive χ² `Σ 2xy/(x + y)` (nonnegative data).
-pub const MVNMF_KERNEL_CHI_SQUARED: u32 = 2;
-/// `mvnmf_kernel.kind`: histogram intersection `Σ min(x, y)` (nonnegative data).
-pub const MVNMF_KERNEL_INTERSECTION: u32 = 3;
-
-/// `mvnmf_fused_knn_params.scope`: every item among all the others.
-pub const MVNMF_SCOPE_ALL: u32 = 0;
-/// `mvnmf_fused_knn_params.scope`: labeled items among the other labeled items.
-pub const MVNMF_SCOPE_LABELED: u32 = 1;
-/// `mvnmf_fused_knn_params.scope`: labeled items among the labeled items of their class.
-pub const MVNMF_SCOPE_SAME_CLASS: u32 = 2;
-/// `mvnmf_fused_knn_params.scope`: labeled items among the labeled items of the other classes.
-pub const MVNMF_SCOPE_OTHER_CLASS: u32 = 3;
-/// `mvnmf_fused_knn_params.scope`: items with `query_mask[i] = 1` among the items with
-/// `candidate_mask[j] = 1`, `j ≠ i`.
-pub const MVNMF_SCOPE_MASKED: u32 = 4;
-
-/// `mvnmf_graph_params.penalty`: the `kp` nearest pairs between each class and the others
-/// (seed 003).
-pub const MVNMF_PENALTY_CLASS_PAIRS: u32 = 0;
-/// `mvnmf_graph_params.penalty`: each labeled item's `kp` nearest other-class labeled items
-/// (seed 000).
-pub const MVNMF_PENALTY_ITEM_NEIGHBORS: u32 = 1;
-
-/// Written where there is no neighbour (`SIZE_MAX`; cbindgen cannot translate
-/// `usize::MAX`, so `cbindgen.toml` writes the header's `#define`).
-pub const MVNMF_NO_NEIGHBOR: usize = usize::MAX;
-
-/// The base kernel of one view. Every kernel is normalised to
-/// `K(i,j) / sqrt(K(i,i) K(j,j))`; an all-zero item under linear, χ² or intersection is
-/// similar to nothing (1 on the diagonal, 0 elsewhere).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_kernel {
-    /// `MVNMF_KERNEL_*`.
-    pub kind: u32,
-    /// RBF only: `γ > 0`, or 0 for `1 / median(d²)` over the labeled pairs. Ignored otherwise.
-    pub gamma: f64,
-}
-
-/// Options of `mvnmf_fused_knn` and `mvnmf_class_pairs`; defaults from
-/// `mvnmf_fused_knn_params_default()`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_fused_knn_params {
-    /// Neighbours per query (class pairs: pairs per class), `>= 1` (default 5).
-    pub k: usize,
-    /// `MVNMF_SCOPE_*` (default `MVNMF_SCOPE_ALL`; unused by `mvnmf_class_pairs`).
-    pub scope: u32,
-    /// Items per block side (0: default 256).
-    pub block: usize,
-    /// Who runs the search over all items (`MVNMF_SCOPE_ALL`) in up to four
-    /// parts (default: serial); the neighbours do not depend on it.
-    pub parallel: mvnmf_parallel,
-}
-
-/// Options of `mvnmf_mkl_weights`; defaults from `mvnmf_mkl_params_default()`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_mkl_params {
-    /// Ridge relative to `mean(diag G)`, finite, `>= 0` (default 0.1).
-    pub lambda: f64,
-    /// Items per block side (0: default).
-    pub block: usize,
-}
-
-/// What `mvnmf_mkl_weights` reports.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct mvnmf_mkl_report {
-    /// The absolute ridge `lambda · mean(diag G)`.
-    pub ridge: f64,
-    /// `mean_v G_vv`.
-    pub mean_diag: f64,
-    /// Alignment loss `Σ t_ij (K(i,j) − K_ideal(i,j))² + ridge ‖η‖²` at the solution.
-    pub loss: f64,
-    /// Relative KKT residual of the simplex QP (about 1e-15..1e-12).
-    pub kkt_residual: f64,
-    /// Views with nonzero weight.
-    pub support: usize,
-}
-
-/// What `mvnmf_simplex_qp` reports.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct mvnmf_qp_report {
-    /// `ηᵀAη − 2bᵀη`.
-    pub objective: f64,
-    /// Relative KKT residual.
-    pub kkt_residual: f64,
-    /// Nonzero weights.
-    pub support: usize,
-}
-
-/// Options of the LDGE / TGE builders; defaults from `mvnmf_graph_params_default()`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_graph_params {
-    /// Affinity neighbours `>= 1` (default 5).
-    pub ka: usize,
-    /// Penalty neighbours / pairs per class (default 3; 0: empty penalty graph).
-    pub kp: usize,
-    /// `MVNMF_PENALTY_CLASS_PAIRS` (default) or `MVNMF_PENALTY_ITEM_NEIGHBORS`.
-    pub penalty: u32,
-    /// TGE's weight of label-derived edges, finite, `> 0` (default 2).
-    pub sigma: f64,
-    /// Items per block side (0: default).
-    pub block: usize,
-}
-
-/// Caller buffers for one symmetric CSR graph of `N` items: `row_ptr[N + 1]`,
-/// `col_idx[capacity]`, `weights[capacity]` (`mvnmf_ldge_capacity` / `mvnmf_tge_capacity`
-/// give a capacity that is always enough).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_csr_buffers {
-    /// `N + 1` row pointers (written).
-    pub row_ptr: *mut usize,
-    /// Column indices, sorted within each row (written).
-    pub col_idx: *mut usize,
-    /// Weights (written).
-    pub weights: *mut f64,
-    /// Length of `col_idx` and of `weights`.
-    pub capacity: usize,
-}
-
-/// The C kernel array as a [`KernelSet`] (validated on construction).
-pub(super) struct CKernels<'a> {
-    k: &'a [mvnmf_kernel],
-}
-
-fn kernel_of(k: &mvnmf_kernel) -> Result<Kernel, Error> {
-    Ok(match k.kind {
-        MVNMF_KERNEL_LINEAR => Kernel::Linear,
-        MVNMF_KERNEL_RBF if k.gamma == 0.0 => Kernel::Rbf(Bandwidth::Median),
-        MVNMF_KERNEL_RBF if k.gamma.is_finite() && k.gamma > 0.0 => {
-            Kernel::Rbf(Bandwidth::Gamma(k.gamma))
-        }
-        MVNMF_KERNEL_CHI_SQUARED => Kernel::ChiSquared,
-        MVNMF_KERNEL_INTERSECTION => Kernel::Intersection,
-        _ => return Err(Error::BadParameter),
-    })
-}
-
-impl KernelSet for CKernels<'_> {
-    fn count(&self) -> usize {
-        self.k.len()
-    }
-    fn kernel(&self, v: usize) -> Kernel {
-        // Validated in `ckernels`; the fallback is unreachable.
-        self.k
-            .get(v)
-            .and_then(|k| kernel_of(k).ok())
-            .unwrap_or(Kernel::Linear)
-    }
-}
-
-pub(super) unsafe fn ckernels<'a>(
-    p: *const mvnmf_kernel,
-    n_views: usize,
-) -> Result<CKernels<'a>, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if p.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let k = slice(p, n_views)?;
-        for x in k {
-            kernel_of(x)?;
-        }
-        Ok(CKernels { k })
-    }
-}
-
-/// `labels[n]`, or no labels for NULL where the call does not `need` them; NULL where it
-/// does is [`Error::NullPointer`] (issue 15: it was `TooFewLabeled`, which no header said).
-pub(super) unsafe fn clabels<'a>(p: *const u32, n: usize, need: bool) -> Result<&'a [u32], Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if p.is_null() {
-            if need {
-                return Err(Error::NullPointer);
-            }
-            Ok(&[])
-        } else {
-            slice(p, n)
-        }
-    }
-}
-
-/// Does any view use the median bandwidth (which needs labeled items)?
-pub(super) fn any_median(ks: &CKernels<'_>) -> bool {
-    (0..ks.count()).any(|v| ks.kernel(v) == Kernel::Rbf(Bandwidth::Median))
-}
-
-pub(super) unsafe fn ceta<'a>(p: *const f64, n_views: usize) -> Result<&'a [f64], Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if p.is_null() {
-            return Err(Error::NullPointer);
-        }
-        slice(p, n_views)
-    }
-}
-
-/// A 0/1 byte mask as booleans (other byte values: `MVNMF_STATUS_BAD_LABEL, as every 0/1 flag array`).
-unsafe fn cmask<'a>(p: *const u8, n: usize) -> Result<&'a [bool], Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if p.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let m = slice(p, n)?;
-        if m.iter().any(|&b| b > 1) {
-            // One rule for every 0/1 flag array (relevance, multi-label, masks).
-            return Err(Error::BadLabel);
-        }
-        // SAFETY: every byte is 0 or 1, the two valid `bool` representations.
-        Ok(core::slice::from_raw_parts(m.as_ptr().cast::<bool>(), n))
-    }
-}
-
-/// The Rust options; `p` must stay in place until the search has returned
-/// (a host pool keeps the address of `p.parallel`).
-fn knn_params(p: &mvnmf_fused_knn_params) -> KnnParams {
-    KnnParams {
-        k: p.k,
-        block: p.block,
-        parallel: p.parallel.read(),
-    }
-}
-
-unsafe fn read_knn(p: *const mvnmf_fused_knn_params) -> mvnmf_fused_knn_params {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        if p.is_null() {
-            mvnmf_fused_knn_params_default()
-        } else {
-            *p
-        }
-    }
-}
-
-pub(super) unsafe fn read_mkl(p: *const mvnmf_mkl_params) -> Result<MklParams, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        let p = if p.is_null() {
-            mvnmf_mkl_params_default()
-        } else {
-            *p
-        };
-        // The set-up sampling has no C field yet (issue 30): its default, exact up to
-        // `similarity::sample::AUTO_ABOVE` labeled items.
-        let out = MklParams {
-            lambda: p.lambda,
-            block: p.block,
-            ..MklParams::default()
-        };
-        out.validate()?;
-        Ok(out)
-    }
-}
-
-pub(super) unsafe fn read_graph(p: *const mvnmf_graph_params) -> Result<GraphParams, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        let p = if p.is_null() {
-            mvnmf_graph_params_default()
-        } else {
-            *p
-        };
-        let penalty = match p.penalty {
-            MVNMF_PENALTY_CLASS_PAIRS => Penalty::ClassPairs,
-            MVNMF_PENALTY_ITEM_NEIGHBORS => Penalty::ItemNeighbors,
-            _ => return Err(Error::BadParameter),
-        };
-        let out = GraphParams {
-            ka: p.ka,
-            kp: p.kp,
-            penalty,
-            sigma: p.sigma,
-            block: p.block,
-        };
-        out.validate()?;
-        Ok(out)
-    }
-}
-
-/// The default fused-kNN options (`k = 5`, all items, default block).
-#[no_mangle]
-pub extern "C" fn mvnmf_fused_knn_params_default() -> mvnmf_fused_knn_params {
-    let d = KnnParams::default();
-    mvnmf_fused_knn_params {
-        k: d.k,
-        scope: MVNMF_SCOPE_ALL,
-        block: d.block,
-        parallel: mvnmf_parallel::from_rust(d.parallel),
-    }
-}
-
-/// The default MKL options (`lambda = 0.1` relative to `mean(diag G)`).
-#[no_mangle]
-pub extern "C" fn mvnmf_mkl_params_default() -> mvnmf_mkl_params {
-    let d = MklParams::default();
-    mvnmf_mkl_params {
-        lambda: d.lambda,
-        block: d.block,
-    }
-}
-
-/// The default graph options (`ka = 5`, `kp = 3`, class-pair penalty, `sigma = 2`).
-#[no_mangle]
-pub extern "C" fn mvnmf_graph_params_default() -> mvnmf_graph_params {
-    let d = GraphParams::default();
-    mvnmf_graph_params {
-        ka: d.ka,
-        kp: d.kp,
-        penalty: MVNMF_PENALTY_CLASS_PAIRS,
-        sigma: d.sigma,
-        block: d.block,
-    }
-}
-
-/// Workspace bytes of `mvnmf_kernel_bandwidths` (validates the view descriptors
-/// as the call does, values aside).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_kernel_bandwidths_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    n_classes: usize,
-    block: usize,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let ks = ckernels(kernels, n_views)?;
-            similarity::resolve_bandwidths_workspace::<f64>(
-                shapes(views, n_views)?,
-                &ks,
-                n_classes,
-                block,
-            )
-        })
-    }
-}
-
-/// The `γ` of every RBF view (given, or `1 / median(d²)` over all unordered pairs of
-/// labeled items: the lower median) into `gammas[n_views]` (0 for other views). `labels`
-/// may be NULL when no view uses the median (else `MVNMF_STATUS_NULL_POINTER`).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_kernel_bandwidths(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    labels: *const u32,
-    n_classes: usize,
-    block: usize,
-    gammas: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let vs = CViews::new(views, n_views)?;
-            let ks = ckernels(kernels, n_views)?;
-            let lab = clabels(labels, vs.shape(0).cols, any_median(&ks))?;
-            if gammas.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let g = slice_mut(gammas, n_views)?;
-            let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-            similarity::resolve_bandwidths(&vs, &ks, lab, n_classes, block, g, w)?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
-}
-
-/// Workspace bytes of `mvnmf_mkl_weights`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mkl_weights_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    n_classes: usize,
-    params: *const mvnmf_mkl_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_mkl(params)?;
-            let ks = ckernels(kernels, n_views)?;
-            similarity::mkl_weights_workspace::<f64>(shapes(views, n_views)?, &ks, n_classes, &p)
-        })
-    }
-}
-
-/// Fusion weights by kernel–target alignment (seed 000 eq. 11): writes `eta[n_views]` on the
-/// simplex minimising `Σ_{i,j labeled} t_ij (Σ_v η_v K_v(i,j) − [y_i = y_j])² + λ‖η‖²`
-/// (`t_ij = 1/n_c²` within class c, `1/(2 n_c n_c')` across; `λ = lambda · mean(diag G)`).
-/// `labels` (not NULL) needs at least 2 labeled items. Cost `O(N_l² Σ_v rows_v)`, one pass.
-/// `report` may be NULL.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mkl_weights(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    labels: *const u32,
-    n_classes: usize,
-    params: *const mvnmf_mkl_params,
-    eta: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    report: *mut mvnmf_mkl_report,
-) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_mkl(params)?;
-            let vs = CViews::new(views, n_views)?;
-            let ks = ckernels(kernels, n_views)?;
-            if labels.is_null() || eta.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let lab = clabels(labels, vs.shape(0).cols, true)?;
-            let e = slice_mut(eta, n_views)?;
-            let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-            let r = similarity::mkl_weights(&vs, &ks, lab, n_classes, &p, e, w)?;
-            if !report.is_null() {
-                *report = mvnmf_mkl_report {
-                    ridge: r.ridge,
-                    mean_diag: r.mean_diag,
-                    loss: r.loss,
-                    kkt_residual: r.kkt_residual,
-                    support: r.support,
-                };
-            }
-            Ok(mvnmf_status::Ok)
-        })
-    }
-}
-
-/// Workspace bytes of `mvnmf_alignment_system`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_alignment_system_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    n_classes: usize,
-    block: usize,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let ks = ckernels(kernels, n_views)?;
-            similarity::alignment_system_workspace::<f64>(
-                shapes(views, n_views)?,
-                &ks,
-                n_classes,
-                block,
-            )
-        })
-    }
-}
-
-/// The alignment QP's data: `g[n_views²]` (`G_uv = Σ t_ij K_u(i,j) K_v(i,j)`, column-major),
-/// `b[n_views]` (`b_v = Σ t_ij K_v(i,j) [y_i = y_j]`) and `*constant` (`Σ t_ij [y_i = y_j]`), so
-/// that the loss is `ηᵀGη − 2bᵀη + constant`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_alignment_system(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    labels: *const u32,
-    n_classes: usize,
-    block: usize,
-    g: *mut f64,
-    b: *mut f64,
-    constant: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let vs = CViews::new(views, n_views)?;
-            let ks = ckernels(kernels, n_views)?;
-            if labels.is_null() || g.is_null() || b.is_null() || constant.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let lab = clabels(labels, vs.shape(0).cols, true)?;
-            let gg = slice_mut(g, n_views.checked_mul(n_views).ok_or(Error::SizeOverflow)?)?;
-            let bb = slice_mut(b, n_views)?;
-            let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-            *constant = similarity::alignment_system(&vs, &ks, lab, n_classes, block, gg, bb, w)?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
-}
-
-/// Workspace bytes of `mvnmf_simplex_qp` for `h` weights.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_simplex_qp_workspace(h: usize, bytes: *mut usize) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { query(bytes, || similarity::simplex_qp_workspace(h)) }
-}
-
-/// `min ηᵀAη − 2bᵀη` on the simplex, exactly (supports enumerated for `h <= 16`, active set
-/// beyond): `a[h²]` symmetric positive semidefinite (column-major), `b[h]`, `eta[h]` written.
-/// Entries must be finite and at most `DBL_MAX / 4` in magnitude (else
-/// `MVNMF_STATUS_NON_FINITE_INPUT`: the objective could overflow).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_simplex_qp(
-    a: *const f64,
-    b: *const f64,
-    h: usize,
-    eta: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    report: *mut mvnmf_qp_report,
-) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if h == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            if a.is_null() || b.is_null() || eta.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let aa = slice(a, h.checked_mul(h).ok_or(Error::SizeOverflow)?)?;
-            let bb = slice(b, h)?;
-            let e = slice_mut(eta, h)?;
-            let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-            let r = similarity::simplex_qp(aa, bb, e, w)?;
-            if !report.is_null() {
-                *report = mvnmf_qp_report {
-                    objective: r.objective,
-                    kkt_residual: r.kkt_residual,
-                    support: r.support,
-                };
-            }
-            Ok(mvnmf_status::Ok)
-        })
-    }
-}
-
-/// Workspace bytes of `mvnmf_fused_knn`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_fused_knn_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    n_classes: usize,
-    params: *const mvnmf_fused_knn_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_knn(params);
-            let ks = ckernels(kernels, n_views)?;
-            similarity::fused_knn_workspace::<f64>(
-                shapes(views, n_views)?,
-                &ks,
-                n_classes,
-                &knn_params(&p),
-            )
-        })
-    }
-}
-
-/// Exact `k` nearest neighbours under the fused kernel `K = Σ_v η_v K_v` (`d² = 2 − 2K`),
-/// block by block, never an `N × N` matrix. Writes `neighbors[N·k]` (item `i`'s list at
-/// `i·k`, best first, ties by the lower index; `MVNMF_NO_NEIGHBOR` for non-queries) and
-/// `sims[N·k]` (`K(i, j)`; `-inf` for non-queries). `labels` may be NULL for
-/// `MVNMF_SCOPE_ALL` / `_MASKED` without median kernels (else `MVNMF_STATUS_NULL_POINTER`);
-/// the masks (`N` bytes, 0 or 1) are
-/// read only for `MVNMF_SCOPE_MASKED` (else may be NULL). `k >= N` and `k = 0` are
-/// `MVNMF_STATUS_BAD_PARAMETER`; a labeled scope where a query has fewer than `k` candidates
-/// is `MVNMF_STATUS_TOO_FEW_LABELED`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_fused_knn(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    eta: *const f64,
-    labels: *const u32,
-    n_classes: usize,
-    params: *const mvnmf_fused_knn_params,
-    query_mask: *const u8,
-    candidate_mask: *const u8,
-    neighbors: *mut usize,
-    sims: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_knn(params);
-            let vs = CViews::new(views, n_views)?;
-            let ks = ckernels(kernels, n_views)?;
-            let e = ceta(eta, n_views)?;
-            let n = vs.shape(0).cols;
-            let labeled_scope = matches!(
-                p.scope,
-                MVNMF_SCOPE_LABELED | MVNMF_SCOPE_SAME_CLASS | MVNMF_SCOPE_OTHER_CLASS
-            );
-            let lab = clabels(labels, n, labeled_scope || any_median(&ks))?;
-            let scope = match p.scope {
-                MVNMF_SCOPE_ALL => Scope::All,
-                MVNMF_SCOPE_LABELED => Scope::Labeled,
-                MVNMF_SCOPE_SAME_CLASS => Scope::SameClass,
-                MVNMF_SCOPE_OTHER_CLASS => Scope::OtherClass,
-                MVNMF_SCOPE_MASKED => Scope::Masked {
-                    query: cmask(query_mask, n)?,
-                    candidate: cmask(candidate_mask, n)?,
-                },
-                _ => return Err(Error::BadParameter),
-            };
-            if neighbors.is_null() || sims.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let nk = n.checked_mul(p.k).ok_or(Error::SizeOverflow)?;
-            let nb = slice_mut(neighbors, nk)?;
-            let s = slice_mut(sims, nk)?;
-            let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-            similarity::fused_knn(
-                &vs,
-                &ks,
-                e,
-                lab,
-                n_classes,
-                scope,
-                &knn_params(&p),
-                nb,
-                s,
-                w,
-            )?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
-}
-
-/// Workspace bytes of `mvnmf_class_pairs`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_class_pairs_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    n_classes: usize,
-    params: *const mvnmf_fused_knn_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_knn(params);
-            let ks = ckernels(kernels, n_views)?;
-            similarity::class_pairs_workspace::<f64>(
-                shapes(views, n_views)?,
-                &ks,
-                n_classes,
-                &knn_params(&p),
-            )
-        })
-    }
-}
-
-/// Per class `c`, the `kp = params->k` most similar pairs `(i, j)` under the fused kernel with
-/// `i` labeled of class `c` and `j` labeled of another class (seed 003's `N_kp(c)`): writes
-/// `pairs[2·n_classes·kp]` (`pairs[2(c·kp + p)] = i`, `pairs[2(c·kp + p) + 1] = j`) and
-/// `sims[n_classes·kp]`, best first; classes without labeled items get `MVNMF_NO_NEIGHBOR`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_class_pairs(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    eta: *const f64,
-    labels: *const u32,
-    n_classes: usize,
-    params: *const mvnmf_fused_knn_params,
-    pairs: *mut usize,
-    sims: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_knn(params);
-            let vs = CViews::new(views, n_views)?;
-            let ks = ckernels(kernels, n_views)?;
-            let e = ceta(eta, n_views)?;
-            if labels.is_null() || pairs.is_null() || sims.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let lab = clabels(labels, vs.shape(0).cols, true)?;
-            let ck = n_classes.checked_mul(p.k).ok_or(Error::SizeOverflow)?;
-            let pp = slice_mut(pairs, ck.checked_mul(2).ok_or(Error::SizeOverflow)?)?;
-            let s = slice_mut(sims, ck)?;
-            let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-            similarity::class_pairs(&vs, &ks, e, lab, n_classes, &knn_params(&p), pp, s, w)?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
-}
+use crate::graph::{self, CsrGraph, CsrOut, GraphParams};
+use crate::similarity;
 
 unsafe fn capacity(
     n: usize,
@@ -764,9 +19,7 @@ unsafe fn capacity(
     penalty: *mut usize,
     tge: bool,
 ) -> Result<mvnmf_status, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         write_capacity(params, affinity, penalty, |p| {
             if tge {
                 graph::tge_capacity(n, n_classes, p)
@@ -774,7 +27,7 @@ unsafe fn capacity(
                 graph::ldge_capacity(n, n_classes, p)
             }
         })
-    }
+    })
 }
 
 /// Reads the graph options, computes `cap` from them and writes both capacities.
@@ -784,9 +37,7 @@ pub(super) unsafe fn write_capacity(
     penalty: *mut usize,
     cap: impl FnOnce(&GraphParams) -> Result<graph::GraphNnz, Error>,
 ) -> Result<mvnmf_status, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         if affinity.is_null() || penalty.is_null() {
             return Err(Error::NullPointer);
         }
@@ -794,7 +45,7 @@ pub(super) unsafe fn write_capacity(
         *affinity = c.affinity;
         *penalty = c.penalty;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// Capacities (`col_idx` / `weights` lengths) that always hold LDGE's graphs for `n` items:
@@ -808,20 +59,16 @@ pub unsafe extern "C" fn mvnmf_ldge_capacity(
     affinity_capacity: *mut usize,
     penalty_capacity: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            capacity(
-                n,
-                n_classes,
-                params,
-                affinity_capacity,
-                penalty_capacity,
-                false,
-            )
-        })
-    }
+    entry!({
+        capacity(
+            n,
+            n_classes,
+            params,
+            affinity_capacity,
+            penalty_capacity,
+            false,
+        )
+    })
 }
 
 /// Capacities that always hold TGE's graphs: affinity `min(4·n·ka, n(n−1))`, penalty as LDGE.
@@ -833,20 +80,16 @@ pub unsafe extern "C" fn mvnmf_tge_capacity(
     affinity_capacity: *mut usize,
     penalty_capacity: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            capacity(
-                n,
-                n_classes,
-                params,
-                affinity_capacity,
-                penalty_capacity,
-                true,
-            )
-        })
-    }
+    entry!({
+        capacity(
+            n,
+            n_classes,
+            params,
+            affinity_capacity,
+            penalty_capacity,
+            true,
+        )
+    })
 }
 
 unsafe fn workspace(
@@ -857,9 +100,7 @@ unsafe fn workspace(
     params: *const mvnmf_graph_params,
     tge: bool,
 ) -> Result<usize, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         let p = read_graph(params)?;
         let ks = ckernels(kernels, n_views)?;
         let s = shapes(views, n_views)?;
@@ -868,7 +109,7 @@ unsafe fn workspace(
         } else {
             graph::ldge_workspace::<f64>(s, &ks, n_classes, &p)
         }
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_ldge`.
@@ -881,13 +122,9 @@ pub unsafe extern "C" fn mvnmf_ldge_workspace(
     params: *const mvnmf_graph_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            workspace(views, n_views, kernels, n_classes, params, false)
-        })
-    }
+    workspace!(bytes, {
+        workspace(views, n_views, kernels, n_classes, params, false)
+    })
 }
 
 /// Workspace bytes of `mvnmf_tge`.
@@ -900,22 +137,16 @@ pub unsafe extern "C" fn mvnmf_tge_workspace(
     params: *const mvnmf_graph_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            workspace(views, n_views, kernels, n_classes, params, true)
-        })
-    }
+    workspace!(bytes, {
+        workspace(views, n_views, kernels, n_classes, params, true)
+    })
 }
 
 pub(super) unsafe fn csr_out<'a>(
     b: *const mvnmf_csr_buffers,
     n: usize,
 ) -> Result<CsrOut<'a>, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         if b.is_null() {
             return Err(Error::NullPointer);
         }
@@ -928,7 +159,7 @@ pub(super) unsafe fn csr_out<'a>(
             col_idx: slice_mut(b.col_idx, b.capacity)?,
             weights: slice_mut(b.weights, b.capacity)?,
         })
-    }
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -948,9 +179,7 @@ unsafe fn build(
     work_bytes: usize,
     tge: bool,
 ) -> Result<mvnmf_status, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         let p = read_graph(params)?;
         let vs = CViews::new(views, n_views)?;
         let ks = ckernels(kernels, n_views)?;
@@ -971,7 +200,7 @@ unsafe fn build(
         *affinity_nnz = r.affinity;
         *penalty_nnz = r.penalty;
         Ok(mvnmf_status::Ok)
-    }
+    })
 }
 
 /// LDGE (seed 003 §4.2): `Wᵃ_ij = 1` if `i` is among the `ka` nearest same-class labeled items
@@ -997,31 +226,27 @@ pub unsafe extern "C" fn mvnmf_ldge(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if labels.is_null() {
-                return Err(Error::NullPointer);
-            }
-            build(
-                views,
-                n_views,
-                kernels,
-                eta,
-                labels,
-                n_classes,
-                params,
-                affinity,
-                penalty,
-                affinity_nnz,
-                penalty_nnz,
-                work,
-                work_bytes,
-                false,
-            )
-        })
-    }
+    entry!({
+        if labels.is_null() {
+            return Err(Error::NullPointer);
+        }
+        build(
+            views,
+            n_views,
+            kernels,
+            eta,
+            labels,
+            n_classes,
+            params,
+            affinity,
+            penalty,
+            affinity_nnz,
+            penalty_nnz,
+            work,
+            work_bytes,
+            false,
+        )
+    })
 }
 
 /// TGE (seed 003 §4.3): `Wᵃ_ij = sigma` for LDGE's same-class pairs, 1 if `i` or `j` is
@@ -1045,28 +270,24 @@ pub unsafe extern "C" fn mvnmf_tge(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            build(
-                views,
-                n_views,
-                kernels,
-                eta,
-                labels,
-                n_classes,
-                params,
-                affinity,
-                penalty,
-                affinity_nnz,
-                penalty_nnz,
-                work,
-                work_bytes,
-                true,
-            )
-        })
-    }
+    entry!({
+        build(
+            views,
+            n_views,
+            kernels,
+            eta,
+            labels,
+            n_classes,
+            params,
+            affinity,
+            penalty,
+            affinity_nnz,
+            penalty_nnz,
+            work,
+            work_bytes,
+            true,
+        )
+    })
 }
 
 /// Degrees `D_jj = Σ_i W_ji` of a symmetric CSR graph (`row_ptr[n + 1]`, `col_idx` and
@@ -1079,38 +300,32 @@ pub unsafe extern "C" fn mvnmf_graph_degrees(
     weights: *const f64,
     degrees: *mut f64,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if n == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            if row_ptr.is_null() || degrees.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let rp = slice(row_ptr, n.checked_add(1).ok_or(Error::SizeOverflow)?)?;
-            let nnz = rp[n];
-            if nnz > 0 && (col_idx.is_null() || weights.is_null()) {
-                return Err(Error::NullPointer);
-            }
-            let ci = slice(col_idx, nnz)?;
-            let w = slice(weights, nnz)?;
-            let g = CsrGraph::new(n, rp, ci, w)?;
-            let d = slice_mut(degrees, n)?;
-            for (j, x) in d.iter_mut().enumerate() {
-                *x = g.degree(j);
-            }
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        if n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        if row_ptr.is_null() || degrees.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let rp = slice(row_ptr, n.checked_add(1).ok_or(Error::SizeOverflow)?)?;
+        let nnz = rp[n];
+        if nnz > 0 && (col_idx.is_null() || weights.is_null()) {
+            return Err(Error::NullPointer);
+        }
+        let ci = slice(col_idx, nnz)?;
+        let w = slice(weights, nnz)?;
+        let g = CsrGraph::new(n, rp, ci, w)?;
+        let d = slice_mut(degrees, n)?;
+        for (j, x) in d.iter_mut().enumerate() {
+            *x = g.degree(j);
+        }
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// A dense view descriptor as a [`Dense`] view (`MVNMF_STATUS_BAD_PARAMETER` for a CSC one).
 unsafe fn dense_view<'a>(v: *const mvnmf_view) -> Result<Dense<'a, f64>, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         if v.is_null() {
             return Err(Error::NullPointer);
         }
@@ -1120,7 +335,7 @@ unsafe fn dense_view<'a>(v: *const mvnmf_view) -> Result<Dense<'a, f64>, Error> 
         }
         let p = parts(v)?;
         Dense::new(p.values, v.rows, v.cols, v.col_stride)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_cca` for views of `di` and `dj` features over `n` items and
@@ -1134,9 +349,7 @@ pub unsafe extern "C" fn mvnmf_cca_workspace(
     dims: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { query(bytes, || cca_dims(di, dj, n, dims)) }
+    c_unsafe! { query(bytes, || cca_dims(di, dj, n, dims)) }
 }
 
 /// The shape rule of `mvnmf_cca`, shared with its query (and its workspace
@@ -1183,33 +396,24 @@ pub unsafe extern "C" fn mvnmf_cca(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let vi = dense_view(xi)?;
-            let vj = dense_view(xj)?;
-            if phi_i.is_null()
-                || phi_j.is_null()
-                || rho.is_null()
-                || mu_i.is_null()
-                || mu_j.is_null()
-            {
-                return Err(Error::NullPointer);
-            }
-            let (di, dj) = (vi.mat().rows(), vj.mat().rows());
-            cca_dims(di, dj, vi.mat().cols(), dims)?;
-            let len = |a: usize| a.checked_mul(dims).ok_or(Error::SizeOverflow);
-            let fi = slice_mut(phi_i, len(di)?)?;
-            let fj = slice_mut(phi_j, len(dj)?)?;
-            let r = slice_mut(rho, dims)?;
-            let mi = slice_mut(mu_i, di)?;
-            let mj = slice_mut(mu_j, dj)?;
-            let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-            similarity::cca(&vi, &vj, reg, dims, fi, fj, r, mi, mj, w)?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        let vi = dense_view(xi)?;
+        let vj = dense_view(xj)?;
+        if phi_i.is_null() || phi_j.is_null() || rho.is_null() || mu_i.is_null() || mu_j.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let (di, dj) = (vi.mat().rows(), vj.mat().rows());
+        cca_dims(di, dj, vi.mat().cols(), dims)?;
+        let len = |a: usize| a.checked_mul(dims).ok_or(Error::SizeOverflow);
+        let fi = slice_mut(phi_i, len(di)?)?;
+        let fj = slice_mut(phi_j, len(dj)?)?;
+        let r = slice_mut(rho, dims)?;
+        let mi = slice_mut(mu_i, di)?;
+        let mj = slice_mut(mu_j, dj)?;
+        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        similarity::cca(&vi, &vj, reg, dims, fi, fj, r, mi, mj, w)?;
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// Options of `mvnmf_fused_graph`; get the defaults from
@@ -1244,15 +448,13 @@ fn fused_from_c(p: &mvnmf_fused_graph_params) -> Result<graph::FusedParams, Erro
 
 /// `*p`, or the defaults when `p` is NULL.
 unsafe fn read_fused(p: *const mvnmf_fused_graph_params) -> Result<graph::FusedParams, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         if p.is_null() {
             Ok(graph::FusedParams::default())
         } else {
             fused_from_c(&*p)
         }
-    }
+    })
 }
 
 /// The default fused-graph options.
@@ -1276,14 +478,10 @@ pub unsafe extern "C" fn mvnmf_fused_graph_workspace(
     params: *const mvnmf_fused_graph_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_fused(params)?;
-            graph::fused_graph_workspace::<f64>(shapes(views, n_views)?, &p)
-        })
-    }
+    workspace!(bytes, {
+        let p = read_fused(params)?;
+        graph::fused_graph_workspace::<f64>(shapes(views, n_views)?, &p)
+    })
 }
 
 /// MVEL's fused multi-view graph (seed 002): `w` (`n × n` doubles,
@@ -1307,28 +505,24 @@ pub unsafe extern "C" fn mvnmf_fused_graph(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_fused(params)?;
-            let vs = CViews::new(views, n_views)?;
-            let n = vs.shape(0).cols;
-            let g = if gammas.is_null() {
-                None
-            } else {
-                Some(slice(gammas, n_views)?)
-            };
-            let pr = priors_of(priors, n_views)?;
-            if w.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let ww = slice_mut(w, n.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-            graph::fused_graph(&vs, g, pr, &p, ww, wk)?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        let p = read_fused(params)?;
+        let vs = CViews::new(views, n_views)?;
+        let n = vs.shape(0).cols;
+        let g = if gammas.is_null() {
+            None
+        } else {
+            Some(slice(gammas, n_views)?)
+        };
+        let pr = priors_of(priors, n_views)?;
+        if w.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let ww = slice_mut(w, n.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        graph::fused_graph(&vs, g, pr, &p, ww, wk)?;
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// Workspace bytes of `mvnmf_anchors_kmeans` (validates the view descriptors
@@ -1341,14 +535,10 @@ pub unsafe extern "C" fn mvnmf_anchors_kmeans_workspace(
     params: *const super::eval::mvnmf_kmeans_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            graph::anchors_by_kmeans_workspace::<f64>(shapes(views, n_views)?, m, &p)
-        })
-    }
+    workspace!(bytes, {
+        let p = read_params(params)?;
+        graph::anchors_by_kmeans_workspace::<f64>(shapes(views, n_views)?, m, &p)
+    })
 }
 
 /// MVEL's anchors (seed 002 §2.3): k-means (`m <= n` clusters, `params` or
@@ -1368,27 +558,23 @@ pub unsafe extern "C" fn mvnmf_anchors_kmeans(
     work_bytes: usize,
     report: *mut super::eval::mvnmf_kmeans_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            let vs = CViews::new(views, n_views)?;
-            if m == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            // The query's checks (dense views, `m ≤ n`, sizes) before the
-            // outputs', so that both give the same status.
-            graph::anchors_by_kmeans_workspace::<f64>((0..vs.count()).map(|i| vs.shape(i)), m, &p)?;
-            let mut out = factors::<*mut f64, _>(anchors, &vs, m, &[], |x| x.is_null())?;
-            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-            let r = graph::anchors_by_kmeans(&vs, m, &p, &mut out, wk)?;
-            if !report.is_null() {
-                *report = super::eval::kmeans_report_to_c(&r);
-            }
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        let p = read_params(params)?;
+        let vs = CViews::new(views, n_views)?;
+        if m == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        // The query's checks (dense views, `m ≤ n`, sizes) before the
+        // outputs', so that both give the same status.
+        graph::anchors_by_kmeans_workspace::<f64>((0..vs.count()).map(|i| vs.shape(i)), m, &p)?;
+        let mut out = factors::<*mut f64, _>(anchors, &vs, m, &[], |x| x.is_null())?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let r = graph::anchors_by_kmeans(&vs, m, &p, &mut out, wk)?;
+        if !report.is_null() {
+            *report = super::eval::kmeans_report_to_c(&r);
+        }
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// Number of scales of `mvnmf_anchor_graph` for `n_views` views: `2 J²`.
@@ -1401,9 +587,7 @@ pub extern "C" fn mvnmf_anchor_scales_len(n_views: usize) -> usize {
 }
 
 unsafe fn priors_of<'a>(priors: *const f64, n_views: usize) -> Result<Option<&'a [f64]>, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         if priors.is_null() {
             Ok(None)
         } else {
@@ -1412,7 +596,7 @@ unsafe fn priors_of<'a>(priors: *const f64, n_views: usize) -> Result<Option<&'a
                 n_views.checked_mul(n_views).ok_or(Error::SizeOverflow)?,
             )?))
         }
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_anchor_graph` for these views (validated as the
@@ -1428,15 +612,11 @@ pub unsafe extern "C" fn mvnmf_anchor_graph_workspace(
     params: *const mvnmf_fused_graph_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_fused(params)?;
-            let pr = priors_of(priors, n_views)?;
-            graph::anchor_graph_workspace::<f64>(shapes(views, n_views)?, n_train, m, pr, &p)
-        })
-    }
+    workspace!(bytes, {
+        let p = read_fused(params)?;
+        let pr = priors_of(priors, n_views)?;
+        graph::anchor_graph_workspace::<f64>(shapes(views, n_views)?, n_train, m, pr, &p)
+    })
 }
 
 /// MVEL's anchor graph (seed 002 §2.3): for each of the `n` items of `views`
@@ -1474,32 +654,28 @@ pub unsafe extern "C" fn mvnmf_anchor_graph(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_fused(params)?;
-            let vs = CViews::new(views, n_views)?;
-            let av = CViews::new(anchors, n_views)?;
-            let tv = if train.is_null() {
-                None
-            } else {
-                Some(CViews::new(train, n_views)?)
-            };
-            let pr = priors_of(priors, n_views)?;
-            let n = vs.shape(0).cols;
-            let ns = n.checked_mul(s).ok_or(Error::SizeOverflow)?;
-            if scales.is_null() || idx.is_null() || z.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let sc = slice_mut(scales, mvnmf_anchor_scales_len(n_views))?;
-            let ii = slice_mut(idx, ns)?;
-            let zz = slice_mut(z, ns)?;
-            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-            graph::anchor_graph(&vs, tv.as_ref(), &av, s, pr, &p, sc, ii, zz, wk)?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        let p = read_fused(params)?;
+        let vs = CViews::new(views, n_views)?;
+        let av = CViews::new(anchors, n_views)?;
+        let tv = if train.is_null() {
+            None
+        } else {
+            Some(CViews::new(train, n_views)?)
+        };
+        let pr = priors_of(priors, n_views)?;
+        let n = vs.shape(0).cols;
+        let ns = n.checked_mul(s).ok_or(Error::SizeOverflow)?;
+        if scales.is_null() || idx.is_null() || z.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let sc = slice_mut(scales, mvnmf_anchor_scales_len(n_views))?;
+        let ii = slice_mut(idx, ns)?;
+        let zz = slice_mut(z, ns)?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        graph::anchor_graph(&vs, tv.as_ref(), &av, s, pr, &p, sc, ii, zz, wk)?;
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// The capacity that always holds `mvnmf_fused_knn_graph`'s graph for `n`
@@ -1510,9 +686,7 @@ pub unsafe extern "C" fn mvnmf_fused_knn_graph_capacity(
     s: usize,
     capacity: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { query(capacity, || graph::fused_knn_graph_capacity(n, s)) }
+    c_unsafe! { query(capacity, || graph::fused_knn_graph_capacity(n, s)) }
 }
 
 /// Workspace bytes of `mvnmf_fused_knn_graph` (validates the view descriptors
@@ -1526,15 +700,11 @@ pub unsafe extern "C" fn mvnmf_fused_knn_graph_workspace(
     params: *const mvnmf_fused_graph_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_fused(params)?;
-            let pr = priors_of(priors, n_views)?;
-            graph::fused_knn_graph_workspace::<f64>(shapes(views, n_views)?, s, pr, &p)
-        })
-    }
+    workspace!(bytes, {
+        let p = read_fused(params)?;
+        let pr = priors_of(priors, n_views)?;
+        graph::fused_knn_graph_workspace::<f64>(shapes(views, n_views)?, s, pr, &p)
+    })
 }
 
 /// MVEL's kNN-sparsified fused graph: the weights of `mvnmf_fused_graph`
@@ -1560,21 +730,17 @@ pub unsafe extern "C" fn mvnmf_fused_knn_graph(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_fused(params)?;
-            let vs = CViews::new(views, n_views)?;
-            let pr = priors_of(priors, n_views)?;
-            let n = vs.shape(0).cols;
-            let mut o = csr_out(out, n)?;
-            if nnz.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-            *nnz = graph::fused_knn_graph(&vs, s, pr, &p, &mut o, wk)?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        let p = read_fused(params)?;
+        let vs = CViews::new(views, n_views)?;
+        let pr = priors_of(priors, n_views)?;
+        let n = vs.shape(0).cols;
+        let mut o = csr_out(out, n)?;
+        if nnz.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        *nnz = graph::fused_knn_graph(&vs, s, pr, &p, &mut o, wk)?;
+        Ok(mvnmf_status::Ok)
+    })
 }

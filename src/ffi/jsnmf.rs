@@ -120,15 +120,13 @@ unsafe fn bufs<'a, L: Fn(usize) -> usize, T>(
     n: usize,
     len: L,
 ) -> Result<CBufs<'a, L, T>, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         let ptrs = slice(ptrs, n)?;
         for (s, &p) in ptrs.iter().enumerate() {
             slice(p.cast_const(), len(s))?;
         }
         Ok(CBufs { ptrs, len })
-    }
+    })
 }
 
 impl<L: Fn(usize) -> usize, T> Factors<T> for CBufs<'_, L, T> {
@@ -164,9 +162,7 @@ unsafe fn read_ranks<'a>(
     m: usize,
     k: usize,
 ) -> Result<&'a [usize], Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         let r = slice(ranks, n)?;
         if r.iter().any(|&x| x == 0 || x < k) {
             return Err(Error::BadRank);
@@ -175,7 +171,7 @@ unsafe fn read_ranks<'a>(
             m.checked_mul(x).ok_or(Error::SizeOverflow)?;
         }
         Ok(r)
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_jsnmf_fit` (validates the source descriptors as
@@ -189,9 +185,7 @@ pub unsafe extern "C" fn mvnmf_jsnmf_fit_workspace(
     params: *const mvnmf_jsnmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { fit_ws(sources, n_sources, k, ranks, params, bytes) }
+    c_unsafe! { fit_ws(sources, n_sources, k, ranks, params, bytes) }
 }
 
 unsafe fn fit_ws<D: ViewDesc>(
@@ -202,15 +196,11 @@ unsafe fn fit_ws<D: ViewDesc>(
     params: *const mvnmf_jsnmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            let r = slice(ranks, n_sources)?;
-            jsnmf::fit_workspace::<D::T>(shapes(sources, n_sources)?, k, r, &p)
-        })
-    }
+    workspace!(bytes, {
+        let p = read_params(params)?;
+        let r = slice(ranks, n_sources)?;
+        jsnmf::fit_workspace::<D::T>(shapes(sources, n_sources)?, k, r, &p)
+    })
 }
 
 /// JSNMF (seed 004): `min ½ Σ_s λ_s ‖X_s − [W | U_s] H_s‖²_F` over
@@ -257,18 +247,9 @@ pub unsafe extern "C" fn mvnmf_jsnmf_fit(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        fit_c(
-            (sources, n_sources),
-            (k, ranks, lambda),
-            params,
-            (w, u, h),
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        fit_c((sources, n_sources), (k, ranks, lambda), params, (w, u, h), (work, work_bytes),
+            (progress, user), report)
     }
 }
 
@@ -283,34 +264,30 @@ unsafe fn fit_c<D: ViewDesc>(
     (progress, user): (mvnmf_progress_fn, *mut c_void),
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            let (vs, _) = read_views(sources, n_sources)?;
-            let m = vs.shape(0).rows;
-            let r = read_ranks(ranks, n_sources, m, k)?;
-            let lam = if lambda.is_null() {
-                None
-            } else {
-                Some(slice(lambda, n_sources)?)
-            };
-            let wl = m.checked_mul(k).ok_or(Error::SizeOverflow)?;
-            let ww = slice_mut(w, wl)?;
-            let mut us = bufs(u, n_sources, |s| r.get(s).map_or(0, |&rs| m * (rs - k)))?;
-            let cols = |s: usize| vs.shape(s).cols;
-            for (s, &rs) in r.iter().enumerate() {
-                rs.checked_mul(cols(s)).ok_or(Error::SizeOverflow)?;
-            }
-            let mut hs = bufs(h, n_sources, |s| r.get(s).map_or(0, |&rs| rs * cols(s)))?;
-            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-            let rep = with_monitor(progress, user, |mon| {
-                jsnmf::fit(&vs, k, r, lam, &p, ww, &mut us, &mut hs, wk, mon)
-            })?;
-            finish(rep, report)
-        })
-    }
+    entry!({
+        let p = read_params(params)?;
+        let (vs, _) = read_views(sources, n_sources)?;
+        let m = vs.shape(0).rows;
+        let r = read_ranks(ranks, n_sources, m, k)?;
+        let lam = if lambda.is_null() {
+            None
+        } else {
+            Some(slice(lambda, n_sources)?)
+        };
+        let wl = m.checked_mul(k).ok_or(Error::SizeOverflow)?;
+        let ww = slice_mut(w, wl)?;
+        let mut us = bufs(u, n_sources, |s| r.get(s).map_or(0, |&rs| m * (rs - k)))?;
+        let cols = |s: usize| vs.shape(s).cols;
+        for (s, &rs) in r.iter().enumerate() {
+            rs.checked_mul(cols(s)).ok_or(Error::SizeOverflow)?;
+        }
+        let mut hs = bufs(h, n_sources, |s| r.get(s).map_or(0, |&rs| rs * cols(s)))?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let rep = with_monitor(progress, user, |mon| {
+            jsnmf::fit(&vs, k, r, lam, &p, ww, &mut us, &mut hs, wk, mon)
+        })?;
+        finish(rep, report)
+    })
 }
 
 /// Workspace bytes of `mvnmf_jsnmf_encode` for these queries and a basis of
@@ -322,9 +299,7 @@ pub unsafe extern "C" fn mvnmf_jsnmf_encode_workspace(
     params: *const mvnmf_jsnmf_query_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { encode_ws(queries, r, params, bytes) }
+    c_unsafe! { encode_ws(queries, r, params, bytes) }
 }
 
 unsafe fn encode_ws<D: ViewDesc>(
@@ -333,17 +308,13 @@ unsafe fn encode_ws<D: ViewDesc>(
     params: *const mvnmf_jsnmf_query_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            let mut sh = shapes(queries, 1)?;
-            let s = sh.next().ok_or(Error::ZeroDimension)?;
-            encode_dims::<D::T>(s, r)?;
-            jsnmf::encode_workspace::<D::T>(s, r, &p)
-        })
-    }
+    workspace!(bytes, {
+        let p = read_params(params)?;
+        let mut sh = shapes(queries, 1)?;
+        let s = sh.next().ok_or(Error::ZeroDimension)?;
+        encode_dims::<D::T>(s, r)?;
+        jsnmf::encode_workspace::<D::T>(s, r, &p)
+    })
 }
 
 /// Encodes the columns of `queries` (`M × n_q` term vectors, dense or CSC,
@@ -366,9 +337,7 @@ pub unsafe extern "C" fn mvnmf_jsnmf_encode(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { encode_c(queries, (k, r), params, (w, u, h), (work, work_bytes)) }
+    c_unsafe! { encode_c(queries, (k, r), params, (w, u, h), (work, work_bytes)) }
 }
 
 /// The body of `mvnmf_jsnmf_encode` and its `_f32` twin.
@@ -380,20 +349,16 @@ unsafe fn encode_c<D: ViewDesc>(
     (w, u, h): (*const D::T, *const D::T, *mut D::T),
     (work, work_bytes): (*mut c_void, usize),
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            let (qs, nq) = read_views(queries, 1)?;
-            encode_dims::<D::T>(qs.shape(0), r)?;
-            let (ww, uu) = basis(w, u, qs.shape(0).rows, k, r)?;
-            let hh = slice_mut(h, r.checked_mul(nq).ok_or(Error::SizeOverflow)?)?;
-            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-            jsnmf::encode(ww, uu, k, r, &qs.view(0), &p, hh, wk)?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        let p = read_params(params)?;
+        let (qs, nq) = read_views(queries, 1)?;
+        encode_dims::<D::T>(qs.shape(0), r)?;
+        let (ww, uu) = basis(w, u, qs.shape(0).rows, k, r)?;
+        let hh = slice_mut(h, r.checked_mul(nq).ok_or(Error::SizeOverflow)?)?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        jsnmf::encode(ww, uu, k, r, &qs.view(0), &p, hh, wk)?;
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// The rule of the encodes (and the batch query) on the arguments their
@@ -416,16 +381,14 @@ unsafe fn basis<'a, T>(
     k: usize,
     r: usize,
 ) -> Result<(&'a [T], &'a [T]), Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         if r == 0 || r < k {
             return Err(Error::BadRank);
         }
         let wl = m.checked_mul(k).ok_or(Error::SizeOverflow)?;
         let ul = m.checked_mul(r - k).ok_or(Error::SizeOverflow)?;
         Ok((slice(w, wl)?, slice(u, ul)?))
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_jsnmf_rank` over `n_items` target items.
@@ -434,9 +397,7 @@ pub unsafe extern "C" fn mvnmf_jsnmf_rank_workspace(
     n_items: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { query(bytes, || jsnmf::rank_workspace::<f64>(n_items)) }
+    c_unsafe! { query(bytes, || jsnmf::rank_workspace::<f64>(n_items)) }
 }
 
 /// Ranks the target's items for each query by cosine similarity of the
@@ -463,44 +424,38 @@ pub unsafe extern "C" fn mvnmf_jsnmf_rank(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if n_items == 0 || n_queries == 0 || n_top == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            if r == 0 {
-                return Err(Error::BadRank);
-            }
-            let x = Ranking {
-                target: slice(target_h, r.checked_mul(n_items).ok_or(Error::SizeOverflow)?)?,
-                queries: slice(
-                    query_h,
-                    r.checked_mul(n_queries).ok_or(Error::SizeOverflow)?,
-                )?,
-                r,
-                n_top,
-                exclude: opt_slice(exclude, n_queries)?,
-            };
-            let (ii, ss, wk) = rank_outputs(n_top, n_queries, idx, scores, work, work_bytes)?;
-            jsnmf::rank(&x, ii, ss, wk)?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        if n_items == 0 || n_queries == 0 || n_top == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        if r == 0 {
+            return Err(Error::BadRank);
+        }
+        let x = Ranking {
+            target: slice(target_h, r.checked_mul(n_items).ok_or(Error::SizeOverflow)?)?,
+            queries: slice(
+                query_h,
+                r.checked_mul(n_queries).ok_or(Error::SizeOverflow)?,
+            )?,
+            r,
+            n_top,
+            exclude: opt_slice(exclude, n_queries)?,
+        };
+        let (ii, ss, wk) = rank_outputs(n_top, n_queries, idx, scores, work, work_bytes)?;
+        jsnmf::rank(&x, ii, ss, wk)?;
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// `p[..n]`, or `None` when `p` is NULL.
 unsafe fn opt_slice<'a, T>(p: *const T, n: usize) -> Result<Option<&'a [T]>, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         if p.is_null() {
             Ok(None)
         } else {
             Ok(Some(slice(p, n)?))
         }
-    }
+    })
 }
 
 type RankOut<'a> = (&'a mut [usize], Option<&'a mut [f64]>, &'a mut [u8]);
@@ -514,9 +469,7 @@ unsafe fn rank_outputs<'a>(
     work: *mut c_void,
     work_bytes: usize,
 ) -> Result<RankOut<'a>, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         let len = n_top.checked_mul(n_queries).ok_or(Error::SizeOverflow)?;
         if idx.is_null() {
             return Err(Error::NullPointer);
@@ -528,7 +481,7 @@ unsafe fn rank_outputs<'a>(
             Some(slice_mut(scores, len)?)
         };
         Ok((ii, ss, slice_mut(work.cast::<u8>(), work_bytes)?))
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_jsnmf_query`.
@@ -540,21 +493,17 @@ pub unsafe extern "C" fn mvnmf_jsnmf_query_workspace(
     params: *const mvnmf_jsnmf_query_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            let mut sh = shapes(queries, 1)?;
-            let s = sh.next().ok_or(Error::ZeroDimension)?;
-            if n_items == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            encode_dims::<f64>(s, r)?;
-            elems::<f64>(r, n_items)?;
-            jsnmf::query_workspace::<f64>(s, r, n_items, &p)
-        })
-    }
+    workspace!(bytes, {
+        let p = read_params(params)?;
+        let mut sh = shapes(queries, 1)?;
+        let s = sh.next().ok_or(Error::ZeroDimension)?;
+        if n_items == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        encode_dims::<f64>(s, r)?;
+        elems::<f64>(r, n_items)?;
+        jsnmf::query_workspace::<f64>(s, r, n_items, &p)
+    })
 }
 
 /// Retrieval (seed 004, Algorithm 2) for a batch of queries in one call:
@@ -579,30 +528,26 @@ pub unsafe extern "C" fn mvnmf_jsnmf_query(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            let (qs, nq) = read_views(queries, 1)?;
-            if n_items == 0 || n_top == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            encode_dims::<f64>(qs.shape(0), r)?;
-            elems::<f64>(r, n_items)?;
-            let (ww, uu) = basis(w, u, qs.shape(0).rows, k, r)?;
-            let x = Ranking {
-                target: slice(target_h, r.checked_mul(n_items).ok_or(Error::SizeOverflow)?)?,
-                queries: &[],
-                r,
-                n_top,
-                exclude: opt_slice(exclude, nq)?,
-            };
-            let (ii, ss, wk) = rank_outputs(n_top, nq, idx, scores, work, work_bytes)?;
-            jsnmf::query(ww, uu, k, &qs.view(0), &p, &x, ii, ss, wk)?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        let p = read_params(params)?;
+        let (qs, nq) = read_views(queries, 1)?;
+        if n_items == 0 || n_top == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        encode_dims::<f64>(qs.shape(0), r)?;
+        elems::<f64>(r, n_items)?;
+        let (ww, uu) = basis(w, u, qs.shape(0).rows, k, r)?;
+        let x = Ranking {
+            target: slice(target_h, r.checked_mul(n_items).ok_or(Error::SizeOverflow)?)?,
+            queries: &[],
+            r,
+            n_top,
+            exclude: opt_slice(exclude, nq)?,
+        };
+        let (ii, ss, wk) = rank_outputs(n_top, nq, idx, scores, work, work_bytes)?;
+        jsnmf::query(ww, uu, k, &qs.view(0), &p, &x, ii, ss, wk)?;
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// Workspace bytes of `mvnmf_jsnmf_fit_f32`.
@@ -615,9 +560,7 @@ pub unsafe extern "C" fn mvnmf_jsnmf_fit_f32_workspace(
     params: *const mvnmf_jsnmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { fit_ws(sources, n_sources, k, ranks, params, bytes) }
+    c_unsafe! { fit_ws(sources, n_sources, k, ranks, params, bytes) }
 }
 
 /// `mvnmf_jsnmf_fit` in single precision: `float` sources, `w`, `u[s]`,
@@ -642,18 +585,9 @@ pub unsafe extern "C" fn mvnmf_jsnmf_fit_f32(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        fit_c(
-            (sources, n_sources),
-            (k, ranks, lambda),
-            params,
-            (w, u, h),
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        fit_c((sources, n_sources), (k, ranks, lambda), params, (w, u, h), (work, work_bytes),
+            (progress, user), report)
     }
 }
 
@@ -665,9 +599,7 @@ pub unsafe extern "C" fn mvnmf_jsnmf_encode_f32_workspace(
     params: *const mvnmf_jsnmf_query_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { encode_ws(queries, r, params, bytes) }
+    c_unsafe! { encode_ws(queries, r, params, bytes) }
 }
 
 /// `mvnmf_jsnmf_encode` in single precision (`float` queries, `w`, `u`, `h`).
@@ -683,7 +615,5 @@ pub unsafe extern "C" fn mvnmf_jsnmf_encode_f32(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { encode_c(queries, (k, r), params, (w, u, h), (work, work_bytes)) }
+    c_unsafe! { encode_c(queries, (k, r), params, (w, u, h), (work, work_bytes)) }
 }

@@ -3,7 +3,7 @@
 
 use core::ffi::c_void;
 
-use super::{guard, mvnmf_status, query, slice_mut};
+use super::*;
 use crate::error::Error;
 use crate::linalg::eig;
 
@@ -11,9 +11,7 @@ use crate::linalg::eig;
 /// (`MVNMF_STATUS_ZERO_DIMENSION` for `n = 0`).
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_sym_eig_workspace(n: usize, bytes: *mut usize) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { query(bytes, || eig::sym_eig_workspace::<f64>(n)) }
+    c_unsafe! { query(bytes, || eig::sym_eig_workspace::<f64>(n)) }
 }
 
 /// Eigendecomposition of the symmetric `n × n` matrix `a[n*n]` (column-major;
@@ -37,21 +35,17 @@ pub unsafe extern "C" fn mvnmf_sym_eig(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if n == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            if a.is_null() || eigenvalues.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let aa = slice_mut(a, n.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-            let w = slice_mut(eigenvalues, n)?;
-            let ws = slice_mut(work.cast::<u8>(), work_bytes)?;
-            eig::sym_eig(aa, n, w, ws)?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        if n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        if a.is_null() || eigenvalues.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let aa = slice_mut(a, n.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+        let w = slice_mut(eigenvalues, n)?;
+        let ws = slice_mut(work.cast::<u8>(), work_bytes)?;
+        eig::sym_eig(aa, n, w, ws)?;
+        Ok(mvnmf_status::Ok)
+    })
 }

@@ -32,46 +32,14 @@ pub struct mvnmf_mvel_params {
     pub unknown_weight: f64,
 }
 
-impl CParams for mvnmf_mvel_params {
-    type Rust = MvelParams;
-    fn defaults() -> MvelParams {
-        MvelParams::default()
-    }
-    fn read(&self) -> Result<MvelParams, Error> {
-        let init = match self.init {
-            MVNMF_INIT_RANDOM => Init::Random,
-            MVNMF_INIT_GIVEN => Init::Given,
-            _ => return Err(Error::BadParameter),
-        };
-        let p = MvelParams {
-            theta1: self.theta1,
-            theta2: self.theta2,
-            max_iter: self.max_iter,
-            tol: self.tol,
-            nmf_iter: self.nmf_iter,
-            seed: self.seed,
-            init,
-            unknown_weight: self.unknown_weight,
-        };
-        p.validate()?;
-        Ok(p)
-    }
-}
+cparams!(mvnmf_mvel_params => MvelParams {
+    theta1, theta2, max_iter, tol, nmf_iter, seed, init, unknown_weight
+} validate);
 
 /// The default MVEL options.
 #[no_mangle]
 pub extern "C" fn mvnmf_mvel_params_default() -> mvnmf_mvel_params {
-    let d = MvelParams::default();
-    mvnmf_mvel_params {
-        theta1: d.theta1,
-        theta2: d.theta2,
-        max_iter: d.max_iter,
-        tol: d.tol,
-        nmf_iter: d.nmf_iter,
-        seed: d.seed,
-        init: MVNMF_INIT_RANDOM,
-        unknown_weight: d.unknown_weight,
-    }
+    CField::from_rust(&MvelParams::default())
 }
 
 /// Workspace bytes of `mvnmf_mvel_fit` for `n_labels` labels, the graph's
@@ -84,15 +52,11 @@ pub unsafe extern "C" fn mvnmf_mvel_fit_workspace(
     params: *const mvnmf_mvel_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            let g = read_graph(graph)?;
-            mvel::fit_workspace::<f64, _>(GraphOp::<f64>::items(&g), n_labels, r, &g, &p)
-        })
-    }
+    workspace!(bytes, {
+        let p = read_params(params)?;
+        let g = read_graph(graph)?;
+        mvel::fit_workspace::<f64, _>(GraphOp::<f64>::items(&g), n_labels, r, &g, &p)
+    })
 }
 
 /// MVEL (seed 002): `min −tr(YᵀQH) + θ₁ tr(H L_w Hᵀ) + θ₂ tr(HᵀQᵀL_ρQH)` over
@@ -126,28 +90,24 @@ pub unsafe extern "C" fn mvnmf_mvel_fit(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            let g = read_graph(graph)?;
-            let n = GraphOp::<f64>::items(&g);
-            if n_labels == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
-            let y = MatRef::col_major(slice(labels, cn)?, n_labels, n)?;
-            if q.is_null() || h.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let qq = slice_mut(q, n_labels.checked_mul(r).ok_or(Error::SizeOverflow)?)?;
-            let hh = slice_mut(h, r.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-            let rep = with_monitor(progress, user, |m| mvel::fit(y, &g, r, &p, qq, hh, wk, m))?;
-            finish(rep, report)
-        })
-    }
+    entry!({
+        let p = read_params(params)?;
+        let g = read_graph(graph)?;
+        let n = GraphOp::<f64>::items(&g);
+        if n_labels == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
+        let y = MatRef::col_major(slice(labels, cn)?, n_labels, n)?;
+        if q.is_null() || h.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let qq = slice_mut(q, n_labels.checked_mul(r).ok_or(Error::SizeOverflow)?)?;
+        let hh = slice_mut(h, r.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let rep = with_monitor(progress, user, |m| mvel::fit(y, &g, r, &p, qq, hh, wk, m))?;
+        finish(rep, report)
+    })
 }
 
 /// Workspace bytes of `mvnmf_mvel_predict`, with the call's shape checks: a
@@ -160,9 +120,7 @@ pub unsafe extern "C" fn mvnmf_mvel_predict_workspace(
     n: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { query(bytes, || mvel::predict_workspace::<f64>(n_labels, r, n)) }
+    c_unsafe! { query(bytes, || mvel::predict_workspace::<f64>(n_labels, r, n)) }
 }
 
 /// The label scores `QH` (`n_labels × n`; for the fit's factors each in
@@ -184,23 +142,19 @@ pub unsafe extern "C" fn mvnmf_mvel_predict(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            // The shape rule of the workspace query, then the buffers.
-            mvel::predict_shape::<f64>(n_labels, r, n)?;
-            let qq = slice(q, n_labels.checked_mul(r).ok_or(Error::SizeOverflow)?)?;
-            let hh = slice(h, r.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-            if scores.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let ss = slice_mut(scores, n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-            mvel::predict(qq, hh, n_labels, r, ss, wk)?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        // The shape rule of the workspace query, then the buffers.
+        mvel::predict_shape::<f64>(n_labels, r, n)?;
+        let qq = slice(q, n_labels.checked_mul(r).ok_or(Error::SizeOverflow)?)?;
+        let hh = slice(h, r.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+        if scores.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let ss = slice_mut(scores, n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        mvel::predict(qq, hh, n_labels, r, ss, wk)?;
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// Workspace bytes of `mvnmf_mvel_thresholds` for `n` items.
@@ -209,9 +163,7 @@ pub unsafe extern "C" fn mvnmf_mvel_thresholds_workspace(
     n: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { query(bytes, || mvel::choose_thresholds_workspace(n)) }
+    c_unsafe! { query(bytes, || mvel::choose_thresholds_workspace(n)) }
 }
 
 /// Per-label thresholds `tau[n_labels]`: for each label the cut between two
@@ -228,25 +180,21 @@ pub unsafe extern "C" fn mvnmf_mvel_thresholds(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if n_labels == 0 || n == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
-            let s = MatRef::col_major(slice(scores, cn)?, n_labels, n)?;
-            let y = MatRef::col_major(slice(labels, cn)?, n_labels, n)?;
-            if tau.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let t = slice_mut(tau, n_labels)?;
-            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-            mvel::choose_thresholds(s, y, t, wk)?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        if n_labels == 0 || n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
+        let s = MatRef::col_major(slice(scores, cn)?, n_labels, n)?;
+        let y = MatRef::col_major(slice(labels, cn)?, n_labels, n)?;
+        if tau.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let t = slice_mut(tau, n_labels)?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        mvel::choose_thresholds(s, y, t, wk)?;
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// Decisions `pred[s, u] = scores[s, u] > tau[s]` (`n_labels × n` bytes).
@@ -258,24 +206,20 @@ pub unsafe extern "C" fn mvnmf_mvel_decide(
     n: usize,
     pred: *mut u8,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if n_labels == 0 || n == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
-            let s = MatRef::col_major(slice(scores, cn)?, n_labels, n)?;
-            let t = slice(tau, n_labels)?;
-            if pred.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let p = MatMut::col_major(slice_mut(pred, cn)?, n_labels, n)?;
-            mvel::decide(s, t, p)?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        if n_labels == 0 || n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
+        let s = MatRef::col_major(slice(scores, cn)?, n_labels, n)?;
+        let t = slice(tau, n_labels)?;
+        if pred.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let p = MatMut::col_major(slice_mut(pred, cn)?, n_labels, n)?;
+        mvel::decide(s, t, p)?;
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// Workspace bytes of `mvnmf_mvel_decide_pu` for `n` items.
@@ -284,9 +228,7 @@ pub unsafe extern "C" fn mvnmf_mvel_decide_pu_workspace(
     n: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { query(bytes, || mvel::pu_thresholds_workspace(n)) }
+    c_unsafe! { query(bytes, || mvel::pu_thresholds_workspace(n)) }
 }
 
 /// MVEL's decisions by a positive–unlabeled rule (Elkan & Noto 2008; the
@@ -318,36 +260,32 @@ pub unsafe extern "C" fn mvnmf_mvel_decide_pu(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if n_labels == 0 || n == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
-            let s = MatRef::col_major(slice(scores, cn)?, n_labels, n)?;
-            let y = MatRef::col_major(slice(labels, cn)?, n_labels, n)?;
-            let f = if label_freq.is_null() {
-                None
-            } else {
-                Some(slice(label_freq, n_labels)?)
-            };
-            if tau.is_null() || pred.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let t = slice_mut(tau, n_labels)?;
-            let used = if label_freq_used.is_null() {
-                None
-            } else {
-                Some(slice_mut(label_freq_used, n_labels)?)
-            };
-            let p = MatMut::col_major(slice_mut(pred, cn)?, n_labels, n)?;
-            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-            mvel::decide_pu(s, y, f, t, used, p, wk)?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        if n_labels == 0 || n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
+        let s = MatRef::col_major(slice(scores, cn)?, n_labels, n)?;
+        let y = MatRef::col_major(slice(labels, cn)?, n_labels, n)?;
+        let f = if label_freq.is_null() {
+            None
+        } else {
+            Some(slice(label_freq, n_labels)?)
+        };
+        if tau.is_null() || pred.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let t = slice_mut(tau, n_labels)?;
+        let used = if label_freq_used.is_null() {
+            None
+        } else {
+            Some(slice_mut(label_freq_used, n_labels)?)
+        };
+        let p = MatMut::col_major(slice_mut(pred, cn)?, n_labels, n)?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        mvel::decide_pu(s, y, f, t, used, p, wk)?;
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// Workspace bytes of `mvnmf_mvel_fit_anchored` for `n` items, `n_labels`
@@ -361,15 +299,11 @@ pub unsafe extern "C" fn mvnmf_mvel_fit_anchored_workspace(
     params: *const mvnmf_mvel_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            anchored_dims(n, n_labels, r, m)?;
-            mvel::fit_anchored_workspace::<f64>(n, n_labels, r, m, &p)
-        })
-    }
+    workspace!(bytes, {
+        let p = read_params(params)?;
+        anchored_dims(n, n_labels, r, m)?;
+        mvel::fit_anchored_workspace::<f64>(n, n_labels, r, m, &p)
+    })
 }
 
 /// The shape rule of `mvnmf_mvel_fit_anchored` on the arguments its query
@@ -413,32 +347,28 @@ pub unsafe extern "C" fn mvnmf_mvel_fit_anchored(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            if n_labels == 0 || n == 0 || s == 0 || m == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            anchored_dims(n, n_labels, r, m)?;
-            let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
-            let y = MatRef::col_major(slice(labels, cn)?, n_labels, n)?;
-            let ns = n.checked_mul(s).ok_or(Error::SizeOverflow)?;
-            let ii = slice(idx, ns)?;
-            let zz = slice(z, ns)?;
-            if q.is_null() || a.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let qq = slice_mut(q, n_labels.checked_mul(r).ok_or(Error::SizeOverflow)?)?;
-            let aa = slice_mut(a, r.checked_mul(m).ok_or(Error::SizeOverflow)?)?;
-            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-            let rep = with_monitor(progress, user, |mo| {
-                mvel::fit_anchored(y, ii, zz, s, m, r, &p, qq, aa, wk, mo)
-            })?;
-            finish(rep, report)
-        })
-    }
+    entry!({
+        let p = read_params(params)?;
+        if n_labels == 0 || n == 0 || s == 0 || m == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        anchored_dims(n, n_labels, r, m)?;
+        let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
+        let y = MatRef::col_major(slice(labels, cn)?, n_labels, n)?;
+        let ns = n.checked_mul(s).ok_or(Error::SizeOverflow)?;
+        let ii = slice(idx, ns)?;
+        let zz = slice(z, ns)?;
+        if q.is_null() || a.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let qq = slice_mut(q, n_labels.checked_mul(r).ok_or(Error::SizeOverflow)?)?;
+        let aa = slice_mut(a, r.checked_mul(m).ok_or(Error::SizeOverflow)?)?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let rep = with_monitor(progress, user, |mo| {
+            mvel::fit_anchored(y, ii, zz, s, m, r, &p, qq, aa, wk, mo)
+        })?;
+        finish(rep, report)
+    })
 }
 
 /// The items' embeddings `H = A Z` (`r × n` doubles) from the anchors' `a`
@@ -456,26 +386,22 @@ pub unsafe extern "C" fn mvnmf_mvel_embed_anchored(
     n: usize,
     h: *mut f64,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if r == 0 {
-                return Err(Error::BadRank);
-            }
-            if m == 0 || n == 0 || s == 0 {
-                return Err(Error::ZeroDimension);
-            }
-            let aa = slice(a, r.checked_mul(m).ok_or(Error::SizeOverflow)?)?;
-            let ns = n.checked_mul(s).ok_or(Error::SizeOverflow)?;
-            let ii = slice(idx, ns)?;
-            let zz = slice(z, ns)?;
-            if h.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let hh = slice_mut(h, r.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-            mvel::embed_anchored(aa, r, ii, zz, s, hh)?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        if r == 0 {
+            return Err(Error::BadRank);
+        }
+        if m == 0 || n == 0 || s == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let aa = slice(a, r.checked_mul(m).ok_or(Error::SizeOverflow)?)?;
+        let ns = n.checked_mul(s).ok_or(Error::SizeOverflow)?;
+        let ii = slice(idx, ns)?;
+        let zz = slice(z, ns)?;
+        if h.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let hh = slice_mut(h, r.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+        mvel::embed_anchored(aa, r, ii, zz, s, hh)?;
+        Ok(mvnmf_status::Ok)
+    })
 }

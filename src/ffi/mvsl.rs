@@ -2,17 +2,11 @@
 
 use core::ffi::c_void;
 
-use super::{
-    factors, finish, guard, mvnmf_parallel, mvnmf_progress_fn, mvnmf_report, mvnmf_status,
-    mvnmf_view, mvnmf_view_f32, outputs, query, read_params, read_views, shapes, slice,
-    stop_rule_from_c, stop_rule_to_c, with_monitor, CParams, ViewDesc, MVNMF_INIT_GIVEN,
-    MVNMF_INIT_RANDOM,
-};
+use super::*;
 use crate::error::Error;
 use crate::graph::{CsrGraph, CsrGraphs, DenseGraph, GraphOp, NoGraph, Sge};
 use crate::models::mvsl::{self, MvslParams};
 use crate::steps::prox::Sparsity;
-use crate::steps::Init;
 use crate::work::{Stack, WorkReq};
 
 /// `sparsity`: no group norm.
@@ -119,88 +113,34 @@ pub struct mvnmf_graph {
     pub penalty_weights: *const f64,
 }
 
-impl From<MvslParams> for mvnmf_mvsl_params {
-    fn from(p: MvslParams) -> Self {
-        mvnmf_mvsl_params {
-            max_iter: p.max_iter,
-            tol: p.tol,
-            eps: p.eps,
-            vmax: p.vmax,
-            seed: p.seed,
-            init: if p.init == Init::Given {
-                MVNMF_INIT_GIVEN
-            } else {
-                MVNMF_INIT_RANDOM
-            },
-            sparsity: match p.sparsity {
-                Sparsity::None => MVNMF_SPARSITY_NONE,
-                Sparsity::L12 => MVNMF_SPARSITY_L12,
-                Sparsity::L1Inf => MVNMF_SPARSITY_L1INF,
-            },
-            alpha: p.alpha,
-            beta: p.beta,
-            gamma: p.gamma,
-            u_inner: p.u_inner,
-            v_inner: p.v_inner,
-            eta_up: p.eta_up,
-            eta_down: p.eta_down,
-            l0: p.l0,
-            stop_rule: stop_rule_to_c(p.stop),
-            parallel: mvnmf_parallel::from_rust(p.parallel),
+impl CField<Sparsity> for u32 {
+    fn to_rust(&self) -> Result<Sparsity, Error> {
+        match *self {
+            MVNMF_SPARSITY_NONE => Ok(Sparsity::None),
+            MVNMF_SPARSITY_L12 => Ok(Sparsity::L12),
+            MVNMF_SPARSITY_L1INF => Ok(Sparsity::L1Inf),
+            _ => Err(Error::BadParameter),
+        }
+    }
+    fn from_rust(r: &Sparsity) -> u32 {
+        match r {
+            Sparsity::None => MVNMF_SPARSITY_NONE,
+            Sparsity::L12 => MVNMF_SPARSITY_L12,
+            Sparsity::L1Inf => MVNMF_SPARSITY_L1INF,
         }
     }
 }
 
-pub(super) fn params_from_c(p: &mvnmf_mvsl_params) -> Result<MvslParams, Error> {
-    let init = match p.init {
-        MVNMF_INIT_RANDOM => Init::Random,
-        MVNMF_INIT_GIVEN => Init::Given,
-        _ => return Err(Error::BadParameter),
-    };
-    let sparsity = match p.sparsity {
-        MVNMF_SPARSITY_NONE => Sparsity::None,
-        MVNMF_SPARSITY_L12 => Sparsity::L12,
-        MVNMF_SPARSITY_L1INF => Sparsity::L1Inf,
-        _ => return Err(Error::BadParameter),
-    };
-    let out = MvslParams {
-        max_iter: p.max_iter,
-        tol: p.tol,
-        stop: stop_rule_from_c(p.stop_rule)?,
-        eps: p.eps,
-        vmax: p.vmax,
-        seed: p.seed,
-        init,
-        sparsity,
-        alpha: p.alpha,
-        beta: p.beta,
-        gamma: p.gamma,
-        u_inner: p.u_inner,
-        v_inner: p.v_inner,
-        eta_up: p.eta_up,
-        eta_down: p.eta_down,
-        l0: p.l0,
-        parallel: p.parallel.read(),
-    };
-    out.validate()?;
-    Ok(out)
-}
-
-impl CParams for mvnmf_mvsl_params {
-    type Rust = MvslParams;
-    fn defaults() -> MvslParams {
-        MvslParams::default()
-    }
-    fn read(&self) -> Result<MvslParams, Error> {
-        params_from_c(self)
-    }
-}
+cparams!(mvnmf_mvsl_params => MvslParams {
+    max_iter, tol, eps, vmax, seed, init, sparsity, alpha, beta, gamma, u_inner, v_inner,
+    eta_up, eta_down, l0, stop_rule as stop, parallel
+} validate);
 
 /// The default options of `mvnmf_mvsl_fit` (what a NULL `params` means): the
 /// MvSL preset (`MVNMF_MVSL_PRESET_MVSL`).
 #[no_mangle]
 pub extern "C" fn mvnmf_mvsl_params_default() -> mvnmf_mvsl_params {
-    MvslParams::default().into()
+    CField::from_rust(&MvslParams::default())
 }
 
 /// A validated C graph descriptor.
@@ -302,15 +242,13 @@ impl<T: GraphScalar> GraphOp<T> for AnyGraph<'_> {
 pub(super) unsafe fn read_graph_for<'a, T: GraphScalar>(
     g: *const mvnmf_graph,
 ) -> Result<AnyGraph<'a>, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         let graph = read_graph(g)?;
         if matches!(graph, AnyGraph::Dense(_)) && !T::DENSE {
             return Err(Error::BadParameter);
         }
         Ok(graph)
-    }
+    })
 }
 
 /// Row pointers, column indices and weights of CSR rows.
@@ -325,16 +263,14 @@ pub(super) unsafe fn csr_arrays<'a>(
     ci: *const usize,
     w: *const f64,
 ) -> Result<Option<CsrArrays<'a>>, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         if rp.is_null() {
             return Ok(None);
         }
         let row_ptr = slice(rp, n.checked_add(1).ok_or(Error::SizeOverflow)?)?;
         let nnz = row_ptr[n];
         Ok(Some((row_ptr, slice(ci, nnz)?, slice(w, nnz)?)))
-    }
+    })
 }
 
 unsafe fn csr<'a>(
@@ -343,23 +279,19 @@ unsafe fn csr<'a>(
     ci: *const usize,
     w: *const f64,
 ) -> Result<Option<CsrGraph<'a>>, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         match csr_arrays(n, rp, ci, w)? {
             None => Ok(None),
             Some((row_ptr, col_idx, weights)) => {
                 Ok(Some(CsrGraph::new(n, row_ptr, col_idx, weights)?))
             }
         }
-    }
+    })
 }
 
 /// Validates a graph descriptor (structure, labels, symmetry).
 pub(super) unsafe fn read_graph<'a>(g: *const mvnmf_graph) -> Result<AnyGraph<'a>, Error> {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         if g.is_null() {
             return Err(Error::NullPointer);
         }
@@ -397,7 +329,7 @@ pub(super) unsafe fn read_graph<'a>(g: *const mvnmf_graph) -> Result<AnyGraph<'a
             }
             _ => Err(Error::BadParameter),
         }
-    }
+    })
 }
 
 fn preset_of(preset: u32) -> Option<MvslParams> {
@@ -417,18 +349,14 @@ pub unsafe extern "C" fn mvnmf_mvsl_params_preset(
     preset: u32,
     out: *mut mvnmf_mvsl_params,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if out.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let p = preset_of(preset).ok_or(Error::BadParameter)?;
-            *out = p.into();
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        if out.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let p = preset_of(preset).ok_or(Error::BadParameter)?;
+        *out = CField::from_rust(&p);
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// Workspace bytes of `mvnmf_mvsl_fit` (validates the view descriptors and the
@@ -442,9 +370,7 @@ pub unsafe extern "C" fn mvnmf_mvsl_fit_workspace(
     params: *const mvnmf_mvsl_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { fit_ws(views, n_views, graph, k, params, bytes) }
+    c_unsafe! { fit_ws(views, n_views, graph, k, params, bytes) }
 }
 
 unsafe fn fit_ws<D: ViewDesc>(
@@ -458,15 +384,11 @@ unsafe fn fit_ws<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            let g = read_graph_for::<D::T>(graph)?;
-            mvsl::fit_workspace::<D::T, _>(shapes(views, n_views)?, &g, k, &p)
-        })
-    }
+    workspace!(bytes, {
+        let p = read_params(params)?;
+        let g = read_graph_for::<D::T>(graph)?;
+        mvsl::fit_workspace::<D::T, _>(shapes(views, n_views)?, &g, k, &p)
+    })
 }
 
 /// The graph-regularised multi-view factorization (MvSL-S/L/T, GNMF, MCL,
@@ -500,20 +422,9 @@ pub unsafe extern "C" fn mvnmf_mvsl_fit(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        fit_c(
-            views,
-            n_views,
-            graph,
-            k,
-            params,
-            (u, v),
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        fit_c(views, n_views, graph, k, params, (u, v), (work, work_bytes), (progress, user),
+            report)
     }
 }
 
@@ -533,21 +444,17 @@ unsafe fn fit_c<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            let g = read_graph_for::<D::T>(graph)?;
-            let (vs, n) = read_views(views, n_views)?;
-            let mut us = factors(u, &vs, k, &[], |p: *mut D::T| p.is_null())?;
-            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-            let r = with_monitor(progress, user, |m| {
-                mvsl::fit(&vs, &g, k, &p, &mut us, vv, w, m)
-            })?;
-            finish(r, report)
-        })
-    }
+    entry!({
+        let p = read_params(params)?;
+        let g = read_graph_for::<D::T>(graph)?;
+        let (vs, n) = read_views(views, n_views)?;
+        let mut us = factors(u, &vs, k, &[], |p: *mut D::T| p.is_null())?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        let r = with_monitor(progress, user, |m| {
+            mvsl::fit(&vs, &g, k, &p, &mut us, vv, w, m)
+        })?;
+        finish(r, report)
+    })
 }
 
 /// Workspace bytes of `mvnmf_mvsl_encode`.
@@ -560,9 +467,7 @@ pub unsafe extern "C" fn mvnmf_mvsl_encode_workspace(
     params: *const mvnmf_mvsl_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { encode_ws(views, n_views, graph, k, params, bytes) }
+    c_unsafe! { encode_ws(views, n_views, graph, k, params, bytes) }
 }
 
 unsafe fn encode_ws<D: ViewDesc>(
@@ -576,15 +481,11 @@ unsafe fn encode_ws<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            let g = read_graph_for::<D::T>(graph)?;
-            mvsl::encode_workspace::<D::T, _>(shapes(views, n_views)?, &g, k, &p)
-        })
-    }
+    workspace!(bytes, {
+        let p = read_params(params)?;
+        let g = read_graph_for::<D::T>(graph)?;
+        mvsl::encode_workspace::<D::T, _>(shapes(views, n_views)?, &g, k, &p)
+    })
 }
 
 /// Out-of-sample encoding against fixed bases `u[v]` (read only): the V-steps
@@ -609,20 +510,9 @@ pub unsafe extern "C" fn mvnmf_mvsl_encode(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        encode_c(
-            views,
-            n_views,
-            graph,
-            k,
-            params,
-            (u, v),
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        encode_c(views, n_views, graph, k, params, (u, v), (work, work_bytes), (progress, user),
+            report)
     }
 }
 
@@ -642,21 +532,17 @@ unsafe fn encode_c<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            let g = read_graph_for::<D::T>(graph)?;
-            let (vs, n) = read_views(views, n_views)?;
-            let us = factors(u, &vs, k, &[], |p: *const D::T| p.is_null())?;
-            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-            let r = with_monitor(progress, user, |m| {
-                mvsl::encode(&vs, &g, k, &p, &us, vv, w, m)
-            })?;
-            finish(r, report)
-        })
-    }
+    entry!({
+        let p = read_params(params)?;
+        let g = read_graph_for::<D::T>(graph)?;
+        let (vs, n) = read_views(views, n_views)?;
+        let us = factors(u, &vs, k, &[], |p: *const D::T| p.is_null())?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        let r = with_monitor(progress, user, |m| {
+            mvsl::encode(&vs, &g, k, &p, &us, vv, w, m)
+        })?;
+        finish(r, report)
+    })
 }
 
 /// Workspace bytes of `mvnmf_mvsl_fit_f32`.
@@ -669,9 +555,7 @@ pub unsafe extern "C" fn mvnmf_mvsl_fit_f32_workspace(
     params: *const mvnmf_mvsl_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { fit_ws(views, n_views, graph, k, params, bytes) }
+    c_unsafe! { fit_ws(views, n_views, graph, k, params, bytes) }
 }
 
 /// `mvnmf_mvsl_fit` in single precision: `float` views, `u[v]` and `v`; the
@@ -692,20 +576,9 @@ pub unsafe extern "C" fn mvnmf_mvsl_fit_f32(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        fit_c(
-            views,
-            n_views,
-            graph,
-            k,
-            params,
-            (u, v),
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        fit_c(views, n_views, graph, k, params, (u, v), (work, work_bytes), (progress, user),
+            report)
     }
 }
 
@@ -719,9 +592,7 @@ pub unsafe extern "C" fn mvnmf_mvsl_encode_f32_workspace(
     params: *const mvnmf_mvsl_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { encode_ws(views, n_views, graph, k, params, bytes) }
+    c_unsafe! { encode_ws(views, n_views, graph, k, params, bytes) }
 }
 
 /// `mvnmf_mvsl_encode` in single precision (`float` views, bases, encoding).
@@ -740,19 +611,8 @@ pub unsafe extern "C" fn mvnmf_mvsl_encode_f32(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        encode_c(
-            views,
-            n_views,
-            graph,
-            k,
-            params,
-            (u, v),
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        encode_c(views, n_views, graph, k, params, (u, v), (work, work_bytes), (progress, user),
+            report)
     }
 }

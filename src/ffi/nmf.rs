@@ -29,50 +29,14 @@ pub struct mvnmf_nmf_params {
     pub parallel: mvnmf_parallel,
 }
 
-impl CParams for mvnmf_nmf_params {
-    type Rust = NmfParams;
-    fn defaults() -> NmfParams {
-        NmfParams::default()
-    }
-    fn read(&self) -> Result<NmfParams, Error> {
-        params_from_c(self)
-    }
-}
-
-fn params_from_c(p: &mvnmf_nmf_params) -> Result<NmfParams, Error> {
-    let init = match p.init {
-        MVNMF_INIT_RANDOM => Init::Random,
-        MVNMF_INIT_GIVEN => Init::Given,
-        _ => return Err(Error::BadParameter),
-    };
-    let out = NmfParams {
-        max_iter: p.max_iter,
-        tol: p.tol,
-        stop: stop_rule_from_c(p.stop_rule)?,
-        eps: p.eps,
-        vmax: p.vmax,
-        seed: p.seed,
-        init,
-        parallel: p.parallel.read(),
-    };
-    out.validate()?;
-    Ok(out)
-}
+cparams!(mvnmf_nmf_params => NmfParams {
+    max_iter, tol, eps, vmax, seed, init, stop_rule as stop, parallel
+} validate);
 
 /// The default NMF options.
 #[no_mangle]
 pub extern "C" fn mvnmf_nmf_params_default() -> mvnmf_nmf_params {
-    let d = NmfParams::default();
-    mvnmf_nmf_params {
-        max_iter: d.max_iter,
-        tol: d.tol,
-        eps: d.eps,
-        vmax: d.vmax,
-        seed: d.seed,
-        init: MVNMF_INIT_RANDOM,
-        stop_rule: stop_rule_to_c(d.stop),
-        parallel: mvnmf_parallel::from_rust(d.parallel),
-    }
+    CField::from_rust(&NmfParams::default())
 }
 
 /// Workspace bytes of `mvnmf_joint_nmf_fit` (validates the view descriptors as
@@ -85,9 +49,7 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_fit_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { joint_fit_ws(views, n_views, k, params, bytes) }
+    c_unsafe! { joint_fit_ws(views, n_views, k, params, bytes) }
 }
 
 unsafe fn joint_fit_ws<D: ViewDesc>(
@@ -97,14 +59,10 @@ unsafe fn joint_fit_ws<D: ViewDesc>(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            nmf::joint_fit_workspace::<D::T>(shapes(views, n_views)?, k, &p)
-        })
-    }
+    workspace!(bytes, {
+        let p = read_params(params)?;
+        nmf::joint_fit_workspace::<D::T>(shapes(views, n_views)?, k, &p)
+    })
 }
 
 /// Joint multi-view NMF: `min ½ Σ_v ‖X_v − U_v V‖²_F`, `U_v ≥ 0`, `0 ≤ V ≤ vmax`.
@@ -137,20 +95,8 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_fit(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        joint_fit(
-            views,
-            n_views,
-            k,
-            params,
-            u,
-            v,
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        joint_fit(views, n_views, k, params, u, v, (work, work_bytes), (progress, user), report)
     }
 }
 
@@ -167,20 +113,16 @@ unsafe fn joint_fit<D: ViewDesc>(
     (progress, user): (mvnmf_progress_fn, *mut c_void),
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            let (vs, n) = read_views(views, n_views)?;
-            let mut us = factors(u, &vs, k, &[], |p: *mut D::T| p.is_null())?;
-            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-            let r = with_monitor(progress, user, |m| {
-                nmf::joint_fit(&vs, k, &p, &mut us, vv, w, m)
-            })?;
-            finish(r, report)
-        })
-    }
+    entry!({
+        let p = read_params(params)?;
+        let (vs, n) = read_views(views, n_views)?;
+        let mut us = factors(u, &vs, k, &[], |p: *mut D::T| p.is_null())?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        let r = with_monitor(progress, user, |m| {
+            nmf::joint_fit(&vs, k, &p, &mut us, vv, w, m)
+        })?;
+        finish(r, report)
+    })
 }
 
 /// Workspace bytes of `mvnmf_joint_nmf_encode`.
@@ -192,9 +134,7 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_encode_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { joint_encode_ws(views, n_views, k, params, bytes) }
+    c_unsafe! { joint_encode_ws(views, n_views, k, params, bytes) }
 }
 
 unsafe fn joint_encode_ws<D: ViewDesc>(
@@ -204,14 +144,10 @@ unsafe fn joint_encode_ws<D: ViewDesc>(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            nmf::joint_encode_workspace::<D::T>(shapes(views, n_views)?, k, &p)
-        })
-    }
+    workspace!(bytes, {
+        let p = read_params(params)?;
+        nmf::joint_encode_workspace::<D::T>(shapes(views, n_views)?, k, &p)
+    })
 }
 
 /// Out-of-sample encoding: `min_{0 ≤ V ≤ vmax} ½ Σ_v ‖X_v − U_v V‖²_F` with the
@@ -235,20 +171,8 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_encode(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        joint_encode(
-            views,
-            n_views,
-            k,
-            params,
-            u,
-            v,
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        joint_encode(views, n_views, k, params, u, v, (work, work_bytes), (progress, user), report)
     }
 }
 
@@ -265,20 +189,16 @@ unsafe fn joint_encode<D: ViewDesc>(
     (progress, user): (mvnmf_progress_fn, *mut c_void),
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            let (vs, n) = read_views(views, n_views)?;
-            let us = factors(u, &vs, k, &[], |p: *const D::T| p.is_null())?;
-            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-            let r = with_monitor(progress, user, |m| {
-                nmf::joint_encode(&vs, k, &p, &us, vv, w, m)
-            })?;
-            finish(r, report)
-        })
-    }
+    entry!({
+        let p = read_params(params)?;
+        let (vs, n) = read_views(views, n_views)?;
+        let us = factors(u, &vs, k, &[], |p: *const D::T| p.is_null())?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        let r = with_monitor(progress, user, |m| {
+            nmf::joint_encode(&vs, k, &p, &us, vv, w, m)
+        })?;
+        finish(r, report)
+    })
 }
 
 /// Workspace bytes of `mvnmf_nmf_fit`.
@@ -289,9 +209,7 @@ pub unsafe extern "C" fn mvnmf_nmf_fit_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { mvnmf_joint_nmf_fit_workspace(x, 1, k, params, bytes) }
+    c_unsafe! { mvnmf_joint_nmf_fit_workspace(x, 1, k, params, bytes) }
 }
 
 /// NMF of one view: `min ½‖X − U V‖²_F`, `U ≥ 0`, `0 ≤ V ≤ vmax`; `u` is
@@ -309,9 +227,7 @@ pub unsafe extern "C" fn mvnmf_nmf_fit(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         let us = [u];
         mvnmf_joint_nmf_fit(
             x,
@@ -326,7 +242,7 @@ pub unsafe extern "C" fn mvnmf_nmf_fit(
             user,
             report,
         )
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_nmf_encode`.
@@ -337,9 +253,7 @@ pub unsafe extern "C" fn mvnmf_nmf_encode_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { mvnmf_joint_nmf_encode_workspace(x, 1, k, params, bytes) }
+    c_unsafe! { mvnmf_joint_nmf_encode_workspace(x, 1, k, params, bytes) }
 }
 
 /// Out-of-sample encoding for one view against the basis `u` (`rows × k`).
@@ -356,9 +270,7 @@ pub unsafe extern "C" fn mvnmf_nmf_encode(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         let us = [u];
         mvnmf_joint_nmf_encode(
             x,
@@ -373,7 +285,7 @@ pub unsafe extern "C" fn mvnmf_nmf_encode(
             user,
             report,
         )
-    }
+    })
 }
 
 /// `mvnmf_nndsvd`: zeros kept (Boutsidis & Gallopoulos' NNDSVD).
@@ -394,13 +306,9 @@ pub unsafe extern "C" fn mvnmf_nndsvd_workspace(
     k: usize,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            crate::steps::nndsvd_workspace::<f64>(shapes(views, n_views)?, k)
-        })
-    }
+    workspace!(bytes, {
+        crate::steps::nndsvd_workspace::<f64>(shapes(views, n_views)?, k)
+    })
 }
 
 /// The deterministic SVD-based start (NNDSVD, scikit-learn's definition;
@@ -424,31 +332,27 @@ pub unsafe extern "C" fn mvnmf_nndsvd(
     work: *mut c_void,
     work_bytes: usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let var = match variant {
-                MVNMF_NNDSVD => crate::steps::Nndsvd::Plain,
-                MVNMF_NNDSVDA => crate::steps::Nndsvd::A,
-                MVNMF_NNDSVDAR => crate::steps::Nndsvd::Ar,
-                _ => return Err(Error::BadParameter),
-            };
-            let vs = CViews::new(views, n_views)?;
-            // The query's checks (shapes, `1 ≤ k ≤ min(ΣM, N)`, sizes) before the
-            // buffers', so that both give the same status.
-            crate::steps::nndsvd_workspace::<f64>((0..vs.count()).map(|i| vs.shape(i)), k)?;
-            let n = vs.shape(0).cols;
-            let mut us = factors::<*mut f64, _>(u, &vs, k, &[], |p| p.is_null())?;
-            if v.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let vv = slice_mut(v, k.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-            let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-            crate::steps::nndsvd(&vs, k, var, seed, &mut us, vv, wk)?;
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        let var = match variant {
+            MVNMF_NNDSVD => crate::steps::Nndsvd::Plain,
+            MVNMF_NNDSVDA => crate::steps::Nndsvd::A,
+            MVNMF_NNDSVDAR => crate::steps::Nndsvd::Ar,
+            _ => return Err(Error::BadParameter),
+        };
+        let vs = CViews::new(views, n_views)?;
+        // The query's checks (shapes, `1 ≤ k ≤ min(ΣM, N)`, sizes) before the
+        // buffers', so that both give the same status.
+        crate::steps::nndsvd_workspace::<f64>((0..vs.count()).map(|i| vs.shape(i)), k)?;
+        let n = vs.shape(0).cols;
+        let mut us = factors::<*mut f64, _>(u, &vs, k, &[], |p| p.is_null())?;
+        if v.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let vv = slice_mut(v, k.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        crate::steps::nndsvd(&vs, k, var, seed, &mut us, vv, wk)?;
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 fn beta_params(
@@ -479,9 +383,7 @@ pub unsafe extern "C" fn mvnmf_beta_nmf_fit_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { beta_fit_ws(views, n_views, k, beta, params, bytes) }
+    c_unsafe! { beta_fit_ws(views, n_views, k, beta, params, bytes) }
 }
 
 unsafe fn beta_fit_ws<D: ViewDesc>(
@@ -492,14 +394,10 @@ unsafe fn beta_fit_ws<D: ViewDesc>(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = beta_params(beta, -1.0, read_params(params)?)?;
-            crate::models::beta::fit_workspace::<D::T>(shapes(views, n_views)?, k, &p)
-        })
-    }
+    workspace!(bytes, {
+        let p = beta_params(beta, -1.0, read_params(params)?)?;
+        crate::models::beta::fit_workspace::<D::T>(shapes(views, n_views)?, k, &p)
+    })
 }
 
 /// NMF (one view) or joint NMF (several, shared `V`) under the β-divergence,
@@ -550,21 +448,9 @@ pub unsafe extern "C" fn mvnmf_beta_nmf_fit(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        beta_fit(
-            views,
-            n_views,
-            k,
-            (beta, clip),
-            masks,
-            params,
-            (u, v),
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        beta_fit(views, n_views, k, (beta, clip), masks, params, (u, v), (work, work_bytes),
+            (progress, user), report)
     }
 }
 
@@ -582,21 +468,17 @@ unsafe fn beta_fit<D: ViewDesc>(
     (progress, user): (mvnmf_progress_fn, *mut c_void),
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            let p = beta_params(beta, clip, read_params(params)?)?;
-            let (vs, n) = read_views(views, n_views)?;
-            let cm = CMasks::new(masks, &vs, n)?;
-            let mut us = factors(u, &vs, k, &[], |p: *mut D::T| p.is_null())?;
-            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-            let r = with_monitor(progress, user, |m| {
-                crate::models::beta::fit_masked(&vs, &cm, k, &p, &mut us, vv, w, m)
-            })?;
-            finish(r, report)
-        })
-    }
+    entry!({
+        let p = beta_params(beta, clip, read_params(params)?)?;
+        let (vs, n) = read_views(views, n_views)?;
+        let cm = CMasks::new(masks, &vs, n)?;
+        let mut us = factors(u, &vs, k, &[], |p: *mut D::T| p.is_null())?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        let r = with_monitor(progress, user, |m| {
+            crate::models::beta::fit_masked(&vs, &cm, k, &p, &mut us, vv, w, m)
+        })?;
+        finish(r, report)
+    })
 }
 
 /// The C mask array as [`crate::models::beta::ViewMasks`] (validated on
@@ -613,9 +495,7 @@ impl<'a, D: ViewDesc> CMasks<'a, D> {
         views: &'a CViews<'a, D>,
         n: usize,
     ) -> Result<Self, Error> {
-        // SAFETY: the caller upholds this function's contract (its doc and the
-        // module's rules for C callers); every operation below relies only on it.
-        unsafe {
+        c_unsafe!({
             if masks.is_null() {
                 return Ok(CMasks {
                     ptrs: &[],
@@ -641,7 +521,7 @@ impl<'a, D: ViewDesc> CMasks<'a, D> {
                 lens: views,
                 n,
             })
-        }
+        })
     }
 }
 
@@ -672,9 +552,7 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_fit_f32_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { joint_fit_ws(views, n_views, k, params, bytes) }
+    c_unsafe! { joint_fit_ws(views, n_views, k, params, bytes) }
 }
 
 /// `mvnmf_joint_nmf_fit` in single precision: `float` views, `u[v]`
@@ -695,20 +573,8 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_fit_f32(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        joint_fit(
-            views,
-            n_views,
-            k,
-            params,
-            u,
-            v,
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        joint_fit(views, n_views, k, params, u, v, (work, work_bytes), (progress, user), report)
     }
 }
 
@@ -721,9 +587,7 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_encode_f32_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { joint_encode_ws(views, n_views, k, params, bytes) }
+    c_unsafe! { joint_encode_ws(views, n_views, k, params, bytes) }
 }
 
 /// `mvnmf_joint_nmf_encode` in single precision (`float` views, bases, encoding).
@@ -741,20 +605,8 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_encode_f32(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        joint_encode(
-            views,
-            n_views,
-            k,
-            params,
-            u,
-            v,
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        joint_encode(views, n_views, k, params, u, v, (work, work_bytes), (progress, user), report)
     }
 }
 
@@ -766,9 +618,7 @@ pub unsafe extern "C" fn mvnmf_nmf_fit_f32_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { joint_fit_ws(x, 1, k, params, bytes) }
+    c_unsafe! { joint_fit_ws(x, 1, k, params, bytes) }
 }
 
 /// `mvnmf_nmf_fit` in single precision (`float` view, `u`, `v`).
@@ -785,9 +635,7 @@ pub unsafe extern "C" fn mvnmf_nmf_fit_f32(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         let us = [u];
         joint_fit(
             x,
@@ -800,7 +648,7 @@ pub unsafe extern "C" fn mvnmf_nmf_fit_f32(
             (progress, user),
             report,
         )
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_nmf_encode_f32`.
@@ -811,9 +659,7 @@ pub unsafe extern "C" fn mvnmf_nmf_encode_f32_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { joint_encode_ws(x, 1, k, params, bytes) }
+    c_unsafe! { joint_encode_ws(x, 1, k, params, bytes) }
 }
 
 /// `mvnmf_nmf_encode` in single precision (`float` view, basis, encoding).
@@ -830,9 +676,7 @@ pub unsafe extern "C" fn mvnmf_nmf_encode_f32(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
+    c_unsafe!({
         let us = [u];
         joint_encode(
             x,
@@ -845,7 +689,7 @@ pub unsafe extern "C" fn mvnmf_nmf_encode_f32(
             (progress, user),
             report,
         )
-    }
+    })
 }
 
 /// Workspace bytes of `mvnmf_beta_nmf_fit_f32`.
@@ -858,9 +702,7 @@ pub unsafe extern "C" fn mvnmf_beta_nmf_fit_f32_workspace(
     params: *const mvnmf_nmf_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { beta_fit_ws(views, n_views, k, beta, params, bytes) }
+    c_unsafe! { beta_fit_ws(views, n_views, k, beta, params, bytes) }
 }
 
 /// `mvnmf_beta_nmf_fit` in single precision (`float` views, factors, encoding;
@@ -884,20 +726,8 @@ pub unsafe extern "C" fn mvnmf_beta_nmf_fit_f32(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        beta_fit(
-            views,
-            n_views,
-            k,
-            (beta, clip),
-            masks,
-            params,
-            (u, v),
-            (work, work_bytes),
-            (progress, user),
-            report,
-        )
+    c_unsafe! {
+        beta_fit(views, n_views, k, (beta, clip), masks, params, (u, v), (work, work_bytes),
+            (progress, user), report)
     }
 }

@@ -2,17 +2,13 @@
 
 use core::ffi::c_void;
 
-use super::graph::{
+use super::mvsl::mvnmf_mvsl_params;
+use super::similarity::{
     ckernels, mvnmf_graph_params, mvnmf_graph_params_default, mvnmf_kernel, mvnmf_mkl_params,
     mvnmf_mkl_params_default, read_graph, read_mkl, MVNMF_PENALTY_CLASS_PAIRS,
     MVNMF_PENALTY_ITEM_NEIGHBORS,
 };
-use super::mvsl::{mvnmf_mvsl_params, params_from_c};
-use super::{
-    factors, finish, guard, mvnmf_progress_fn, mvnmf_report, mvnmf_status, mvnmf_view,
-    mvnmf_view_f32, outputs, query, read_params, read_views, shapes, slice, slice_mut,
-    with_monitor, CParams, ViewDesc,
-};
+use super::*;
 use crate::error::Error;
 use crate::graph::Penalty;
 use crate::pipeline::{self, Method, PipelineParams};
@@ -70,7 +66,7 @@ impl CParams for mvnmf_pipeline_params {
         }
         Ok(PipelineParams {
             method: method_of(p.method)?,
-            solver: params_from_c(&p.solver)?,
+            solver: CField::to_rust(&p.solver)?,
             // SAFETY: references to the fields are valid pointers.
             graph: unsafe { read_graph(&p.graph) }?,
             learn_eta: p.learn_eta == 1,
@@ -101,32 +97,28 @@ pub unsafe extern "C" fn mvnmf_pipeline_params_preset(
     method: u32,
     out: *mut mvnmf_pipeline_params,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        guard(|| {
-            if out.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let p = PipelineParams::preset(method_of(method)?);
-            let mut graph = mvnmf_graph_params_default();
-            graph.ka = p.graph.ka;
-            graph.kp = p.graph.kp;
-            graph.sigma = p.graph.sigma;
-            graph.penalty = match p.graph.penalty {
-                Penalty::ClassPairs => MVNMF_PENALTY_CLASS_PAIRS,
-                Penalty::ItemNeighbors => MVNMF_PENALTY_ITEM_NEIGHBORS,
-            };
-            *out = mvnmf_pipeline_params {
-                method,
-                solver: p.solver.into(),
-                graph,
-                learn_eta: p.learn_eta as u32,
-                mkl: mvnmf_mkl_params_default(),
-            };
-            Ok(mvnmf_status::Ok)
-        })
-    }
+    entry!({
+        if out.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let p = PipelineParams::preset(method_of(method)?);
+        let mut graph = mvnmf_graph_params_default();
+        graph.ka = p.graph.ka;
+        graph.kp = p.graph.kp;
+        graph.sigma = p.graph.sigma;
+        graph.penalty = match p.graph.penalty {
+            Penalty::ClassPairs => MVNMF_PENALTY_CLASS_PAIRS,
+            Penalty::ItemNeighbors => MVNMF_PENALTY_ITEM_NEIGHBORS,
+        };
+        *out = mvnmf_pipeline_params {
+            method,
+            solver: CField::from_rust(&p.solver),
+            graph,
+            learn_eta: p.learn_eta as u32,
+            mkl: mvnmf_mkl_params_default(),
+        };
+        Ok(mvnmf_status::Ok)
+    })
 }
 
 /// Workspace bytes of `mvnmf_pipeline_fit`: one query for MKL, the graphs and
@@ -142,9 +134,7 @@ pub unsafe extern "C" fn mvnmf_pipeline_fit_workspace(
     params: *const mvnmf_pipeline_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { fit_ws(views, n_views, kernels, n_classes, k, params, bytes) }
+    c_unsafe! { fit_ws(views, n_views, kernels, n_classes, k, params, bytes) }
 }
 
 unsafe fn fit_ws<D: ViewDesc>(
@@ -156,15 +146,11 @@ unsafe fn fit_ws<D: ViewDesc>(
     params: *const mvnmf_pipeline_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe {
-        query(bytes, || {
-            let p = read_params(params)?;
-            let ks = ckernels(kernels, n_views)?;
-            pipeline::fit_workspace::<D::T>(shapes(views, n_views)?, &ks, n_classes, k, &p)
-        })
-    }
+    workspace!(bytes, {
+        let p = read_params(params)?;
+        let ks = ckernels(kernels, n_views)?;
+        pipeline::fit_workspace::<D::T>(shapes(views, n_views)?, &ks, n_classes, k, &p)
+    })
 }
 
 /// What `mvnmf_pipeline_fit_report` writes: the factorization's report and the
@@ -203,33 +189,29 @@ unsafe fn fit_c<D: ViewDesc>(
     report: *mut mvnmf_report,
     full: *mut mvnmf_pipeline_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (the entry points'
-    // docs and the module's rules for C callers); every operation relies only on it.
-    unsafe {
-        guard(|| {
-            let p = read_params(params)?;
-            let ks = ckernels(kernels, n_views)?;
-            let (vs, n) = read_views(views, n_views)?;
-            if labels.is_null() || eta.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let lab = slice(labels, n)?;
-            let e = slice_mut(eta, n_views)?;
-            let mut us = factors(u, &vs, k, &[], |p: *mut D::T| p.is_null())?;
-            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-            let r = with_monitor(progress, user, |m| {
-                pipeline::fit_report(&vs, &ks, lab, n_classes, k, &p, &mut us, vv, e, w, m)
-            })?;
-            if !full.is_null() {
-                *full = mvnmf_pipeline_report {
-                    fit: r.fit.into(),
-                    affinity_nnz: r.graph.affinity,
-                    penalty_nnz: r.graph.penalty,
-                };
-            }
-            finish(r.fit, report)
-        })
-    }
+    entry!({
+        let p = read_params(params)?;
+        let ks = ckernels(kernels, n_views)?;
+        let (vs, n) = read_views(views, n_views)?;
+        if labels.is_null() || eta.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let lab = slice(labels, n)?;
+        let e = slice_mut(eta, n_views)?;
+        let mut us = factors(u, &vs, k, &[], |p: *mut D::T| p.is_null())?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        let r = with_monitor(progress, user, |m| {
+            pipeline::fit_report(&vs, &ks, lab, n_classes, k, &p, &mut us, vv, e, w, m)
+        })?;
+        if !full.is_null() {
+            *full = mvnmf_pipeline_report {
+                fit: r.fit.into(),
+                affinity_nnz: r.graph.affinity,
+                penalty_nnz: r.graph.penalty,
+            };
+        }
+        finish(r.fit, report)
+    })
 }
 
 /// The whole semi-supervised pipeline in one call: fusion weights `eta[n_views]`
@@ -265,26 +247,9 @@ pub unsafe extern "C" fn mvnmf_pipeline_fit(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract, which is `fit_c`'s.
-    unsafe {
-        fit_c(
-            views,
-            n_views,
-            kernels,
-            labels,
-            n_classes,
-            k,
-            params,
-            u,
-            v,
-            eta,
-            work,
-            work_bytes,
-            progress,
-            user,
-            report,
-            core::ptr::null_mut(),
-        )
+    c_unsafe! {
+        fit_c(views, n_views, kernels, labels, n_classes, k, params, u, v, eta, work, work_bytes,
+            progress, user, report, core::ptr::null_mut())
     }
 }
 
@@ -309,26 +274,9 @@ pub unsafe extern "C" fn mvnmf_pipeline_fit_report(
     user: *mut c_void,
     report: *mut mvnmf_pipeline_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract, which is `fit_c`'s.
-    unsafe {
-        fit_c(
-            views,
-            n_views,
-            kernels,
-            labels,
-            n_classes,
-            k,
-            params,
-            u,
-            v,
-            eta,
-            work,
-            work_bytes,
-            progress,
-            user,
-            core::ptr::null_mut(),
-            report,
-        )
+    c_unsafe! {
+        fit_c(views, n_views, kernels, labels, n_classes, k, params, u, v, eta, work, work_bytes,
+            progress, user, core::ptr::null_mut(), report)
     }
 }
 
@@ -343,9 +291,7 @@ pub unsafe extern "C" fn mvnmf_pipeline_fit_f32_workspace(
     params: *const mvnmf_pipeline_params,
     bytes: *mut usize,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract (its doc and the
-    // module's rules for C callers); every operation below relies only on it.
-    unsafe { fit_ws(views, n_views, kernels, n_classes, k, params, bytes) }
+    c_unsafe! { fit_ws(views, n_views, kernels, n_classes, k, params, bytes) }
 }
 
 /// `mvnmf_pipeline_fit` in single precision: `float` views, `u[v]` and `v`
@@ -368,25 +314,8 @@ pub unsafe extern "C" fn mvnmf_pipeline_fit_f32(
     user: *mut c_void,
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    // SAFETY: the caller upholds this function's contract, which is `fit_c`'s.
-    unsafe {
-        fit_c(
-            views,
-            n_views,
-            kernels,
-            labels,
-            n_classes,
-            k,
-            params,
-            u,
-            v,
-            eta,
-            work,
-            work_bytes,
-            progress,
-            user,
-            report,
-            core::ptr::null_mut(),
-        )
+    c_unsafe! {
+        fit_c(views, n_views, kernels, labels, n_classes, k, params, u, v, eta, work, work_bytes,
+            progress, user, report, core::ptr::null_mut())
     }
 }

@@ -1,0 +1,685 @@
+//! C ABI of the kernels, the MKL weights and the fused neighbour search
+//! (`crate::similarity`), and the graph options and buffers the builders of
+//! `ffi/graph.rs` share. Same conventions as the rest of the C ABI.
+//!
+//! * Views: the `mvnmf_view` array; kernels: one `mvnmf_kernel` per view.
+//! * Labels: `labels[N]` (`N` = the views' columns), a class `< n_classes` or
+//!   `MVNMF_UNLABELED`; NULL means "no labels" where a routine can do without them, and is
+//!   `MVNMF_STATUS_NULL_POINTER` wherever the call needs labeled items (a median bandwidth,
+//!   a labeled scope, a penalty graph): one rule for every routine.
+//! * Fusion weights `eta[n_views]`: `>= 0`, positive sum (normalised to the simplex).
+
+use core::ffi::c_void;
+
+use super::*;
+use crate::data::ViewSet;
+use crate::error::Error;
+use crate::graph::{GraphParams, Penalty};
+use crate::similarity::{self, Bandwidth, Kernel, KernelSet, KnnParams, MklParams, Scope};
+
+/// `mvnmf_kernel.kind`: linear `xᵀy` (normalised: cosine similarity).
+pub const MVNMF_KERNEL_LINEAR: u32 = 0;
+/// `mvnmf_kernel.kind`: Gaussian `exp(−γ‖x − y‖²)`; `gamma = 0` selects the median heuristic.
+pub const MVNMF_KERNEL_RBF: u32 = 1;
+/// `mvnmf_kernel.kind`: additive χ² `Σ 2xy/(x + y)` (nonnegative data).
+pub const MVNMF_KERNEL_CHI_SQUARED: u32 = 2;
+/// `mvnmf_kernel.kind`: histogram intersection `Σ min(x, y)` (nonnegative data).
+pub const MVNMF_KERNEL_INTERSECTION: u32 = 3;
+
+/// `mvnmf_fused_knn_params.scope`: every item among all the others.
+pub const MVNMF_SCOPE_ALL: u32 = 0;
+/// `mvnmf_fused_knn_params.scope`: labeled items among the other labeled items.
+pub const MVNMF_SCOPE_LABELED: u32 = 1;
+/// `mvnmf_fused_knn_params.scope`: labeled items among the labeled items of their class.
+pub const MVNMF_SCOPE_SAME_CLASS: u32 = 2;
+/// `mvnmf_fused_knn_params.scope`: labeled items among the labeled items of the other classes.
+pub const MVNMF_SCOPE_OTHER_CLASS: u32 = 3;
+/// `mvnmf_fused_knn_params.scope`: items with `query_mask[i] = 1` among the items with
+/// `candidate_mask[j] = 1`, `j ≠ i`.
+pub const MVNMF_SCOPE_MASKED: u32 = 4;
+
+/// `mvnmf_graph_params.penalty`: the `kp` nearest pairs between each class and the others
+/// (seed 003).
+pub const MVNMF_PENALTY_CLASS_PAIRS: u32 = 0;
+/// `mvnmf_graph_params.penalty`: each labeled item's `kp` nearest other-class labeled items
+/// (seed 000).
+pub const MVNMF_PENALTY_ITEM_NEIGHBORS: u32 = 1;
+
+/// Written where there is no neighbour (`SIZE_MAX`; cbindgen cannot translate
+/// `usize::MAX`, so `cbindgen.toml` writes the header's `#define`).
+pub const MVNMF_NO_NEIGHBOR: usize = usize::MAX;
+
+/// The base kernel of one view. Every kernel is normalised to
+/// `K(i,j) / sqrt(K(i,i) K(j,j))`; an all-zero item under linear, χ² or intersection is
+/// similar to nothing (1 on the diagonal, 0 elsewhere).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_kernel {
+    /// `MVNMF_KERNEL_*`.
+    pub kind: u32,
+    /// RBF only: `γ > 0`, or 0 for `1 / median(d²)` over the labeled pairs. Ignored otherwise.
+    pub gamma: f64,
+}
+
+/// Options of `mvnmf_fused_knn` and `mvnmf_class_pairs`; defaults from
+/// `mvnmf_fused_knn_params_default()`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_fused_knn_params {
+    /// Neighbours per query (class pairs: pairs per class), `>= 1` (default 5).
+    pub k: usize,
+    /// `MVNMF_SCOPE_*` (default `MVNMF_SCOPE_ALL`; unused by `mvnmf_class_pairs`).
+    pub scope: u32,
+    /// Items per block side (0: default 256).
+    pub block: usize,
+    /// Who runs the search over all items (`MVNMF_SCOPE_ALL`) in up to four
+    /// parts (default: serial); the neighbours do not depend on it.
+    pub parallel: mvnmf_parallel,
+}
+
+/// Options of `mvnmf_mkl_weights`; defaults from `mvnmf_mkl_params_default()`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_mkl_params {
+    /// Ridge relative to `mean(diag G)`, finite, `>= 0` (default 0.1).
+    pub lambda: f64,
+    /// Items per block side (0: default).
+    pub block: usize,
+}
+
+/// What `mvnmf_mkl_weights` reports.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct mvnmf_mkl_report {
+    /// The absolute ridge `lambda · mean(diag G)`.
+    pub ridge: f64,
+    /// `mean_v G_vv`.
+    pub mean_diag: f64,
+    /// Alignment loss `Σ t_ij (K(i,j) − K_ideal(i,j))² + ridge ‖η‖²` at the solution.
+    pub loss: f64,
+    /// Relative KKT residual of the simplex QP (about 1e-15..1e-12).
+    pub kkt_residual: f64,
+    /// Views with nonzero weight.
+    pub support: usize,
+}
+
+/// What `mvnmf_simplex_qp` reports.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct mvnmf_qp_report {
+    /// `ηᵀAη − 2bᵀη`.
+    pub objective: f64,
+    /// Relative KKT residual.
+    pub kkt_residual: f64,
+    /// Nonzero weights.
+    pub support: usize,
+}
+
+/// Options of the LDGE / TGE builders; defaults from `mvnmf_graph_params_default()`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_graph_params {
+    /// Affinity neighbours `>= 1` (default 5).
+    pub ka: usize,
+    /// Penalty neighbours / pairs per class (default 3; 0: empty penalty graph).
+    pub kp: usize,
+    /// `MVNMF_PENALTY_CLASS_PAIRS` (default) or `MVNMF_PENALTY_ITEM_NEIGHBORS`.
+    pub penalty: u32,
+    /// TGE's weight of label-derived edges, finite, `> 0` (default 2).
+    pub sigma: f64,
+    /// Items per block side (0: default).
+    pub block: usize,
+}
+
+/// Caller buffers for one symmetric CSR graph of `N` items: `row_ptr[N + 1]`,
+/// `col_idx[capacity]`, `weights[capacity]` (`mvnmf_ldge_capacity` / `mvnmf_tge_capacity`
+/// give a capacity that is always enough).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_csr_buffers {
+    /// `N + 1` row pointers (written).
+    pub row_ptr: *mut usize,
+    /// Column indices, sorted within each row (written).
+    pub col_idx: *mut usize,
+    /// Weights (written).
+    pub weights: *mut f64,
+    /// Length of `col_idx` and of `weights`.
+    pub capacity: usize,
+}
+
+/// The C kernel array as a [`KernelSet`] (validated on construction).
+pub(super) struct CKernels<'a> {
+    k: &'a [mvnmf_kernel],
+}
+
+pub(super) fn kernel_of(k: &mvnmf_kernel) -> Result<Kernel, Error> {
+    Ok(match k.kind {
+        MVNMF_KERNEL_LINEAR => Kernel::Linear,
+        MVNMF_KERNEL_RBF if k.gamma == 0.0 => Kernel::Rbf(Bandwidth::Median),
+        MVNMF_KERNEL_RBF if k.gamma.is_finite() && k.gamma > 0.0 => {
+            Kernel::Rbf(Bandwidth::Gamma(k.gamma))
+        }
+        MVNMF_KERNEL_CHI_SQUARED => Kernel::ChiSquared,
+        MVNMF_KERNEL_INTERSECTION => Kernel::Intersection,
+        _ => return Err(Error::BadParameter),
+    })
+}
+
+impl KernelSet for CKernels<'_> {
+    fn count(&self) -> usize {
+        self.k.len()
+    }
+    fn kernel(&self, v: usize) -> Kernel {
+        // Validated in `ckernels`; the fallback is unreachable.
+        self.k
+            .get(v)
+            .and_then(|k| kernel_of(k).ok())
+            .unwrap_or(Kernel::Linear)
+    }
+}
+
+pub(super) unsafe fn ckernels<'a>(
+    p: *const mvnmf_kernel,
+    n_views: usize,
+) -> Result<CKernels<'a>, Error> {
+    c_unsafe!({
+        if p.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let k = slice(p, n_views)?;
+        for x in k {
+            kernel_of(x)?;
+        }
+        Ok(CKernels { k })
+    })
+}
+
+/// `labels[n]`, or no labels for NULL where the call does not `need` them; NULL where it
+/// does is [`Error::NullPointer`] (issue 15: it was `TooFewLabeled`, which no header said).
+pub(super) unsafe fn clabels<'a>(p: *const u32, n: usize, need: bool) -> Result<&'a [u32], Error> {
+    c_unsafe!({
+        if p.is_null() {
+            if need {
+                return Err(Error::NullPointer);
+            }
+            Ok(&[])
+        } else {
+            slice(p, n)
+        }
+    })
+}
+
+/// Does any view use the median bandwidth (which needs labeled items)?
+pub(super) fn any_median(ks: &CKernels<'_>) -> bool {
+    (0..ks.count()).any(|v| ks.kernel(v) == Kernel::Rbf(Bandwidth::Median))
+}
+
+pub(super) unsafe fn ceta<'a>(p: *const f64, n_views: usize) -> Result<&'a [f64], Error> {
+    c_unsafe!({
+        if p.is_null() {
+            return Err(Error::NullPointer);
+        }
+        slice(p, n_views)
+    })
+}
+
+/// A 0/1 byte mask as booleans (other byte values: `MVNMF_STATUS_BAD_LABEL, as every 0/1 flag array`).
+pub(super) unsafe fn cmask<'a>(p: *const u8, n: usize) -> Result<&'a [bool], Error> {
+    c_unsafe!({
+        if p.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let m = slice(p, n)?;
+        if m.iter().any(|&b| b > 1) {
+            // One rule for every 0/1 flag array (relevance, multi-label, masks).
+            return Err(Error::BadLabel);
+        }
+        // SAFETY: every byte is 0 or 1, the two valid `bool` representations.
+        Ok(core::slice::from_raw_parts(m.as_ptr().cast::<bool>(), n))
+    })
+}
+
+/// The Rust options; `p` must stay in place until the search has returned
+/// (a host pool keeps the address of `p.parallel`).
+pub(super) fn knn_params(p: &mvnmf_fused_knn_params) -> KnnParams {
+    KnnParams {
+        k: p.k,
+        block: p.block,
+        parallel: p.parallel.read(),
+    }
+}
+
+pub(super) unsafe fn read_knn(p: *const mvnmf_fused_knn_params) -> mvnmf_fused_knn_params {
+    c_unsafe!({
+        if p.is_null() {
+            mvnmf_fused_knn_params_default()
+        } else {
+            *p
+        }
+    })
+}
+
+pub(super) unsafe fn read_mkl(p: *const mvnmf_mkl_params) -> Result<MklParams, Error> {
+    c_unsafe!({
+        let p = if p.is_null() {
+            mvnmf_mkl_params_default()
+        } else {
+            *p
+        };
+        // The set-up sampling has no C field yet (issue 30): its default, exact up to
+        // `similarity::sample::AUTO_ABOVE` labeled items.
+        let out = MklParams {
+            lambda: p.lambda,
+            block: p.block,
+            ..MklParams::default()
+        };
+        out.validate()?;
+        Ok(out)
+    })
+}
+
+pub(super) unsafe fn read_graph(p: *const mvnmf_graph_params) -> Result<GraphParams, Error> {
+    c_unsafe! { read_params(p) }
+}
+
+impl CField<Penalty> for u32 {
+    fn to_rust(&self) -> Result<Penalty, Error> {
+        match *self {
+            MVNMF_PENALTY_CLASS_PAIRS => Ok(Penalty::ClassPairs),
+            MVNMF_PENALTY_ITEM_NEIGHBORS => Ok(Penalty::ItemNeighbors),
+            _ => Err(Error::BadParameter),
+        }
+    }
+    fn from_rust(r: &Penalty) -> u32 {
+        match r {
+            Penalty::ClassPairs => MVNMF_PENALTY_CLASS_PAIRS,
+            Penalty::ItemNeighbors => MVNMF_PENALTY_ITEM_NEIGHBORS,
+        }
+    }
+}
+
+cparams!(mvnmf_graph_params => GraphParams { ka, kp, penalty, sigma, block } validate);
+
+/// The default fused-kNN options (`k = 5`, all items, default block).
+#[no_mangle]
+pub extern "C" fn mvnmf_fused_knn_params_default() -> mvnmf_fused_knn_params {
+    let d = KnnParams::default();
+    mvnmf_fused_knn_params {
+        k: d.k,
+        scope: MVNMF_SCOPE_ALL,
+        block: d.block,
+        parallel: mvnmf_parallel::from_rust(d.parallel),
+    }
+}
+
+/// The default MKL options (`lambda = 0.1` relative to `mean(diag G)`).
+#[no_mangle]
+pub extern "C" fn mvnmf_mkl_params_default() -> mvnmf_mkl_params {
+    let d = MklParams::default();
+    mvnmf_mkl_params {
+        lambda: d.lambda,
+        block: d.block,
+    }
+}
+
+/// The default graph options (`ka = 5`, `kp = 3`, class-pair penalty, `sigma = 2`).
+#[no_mangle]
+pub extern "C" fn mvnmf_graph_params_default() -> mvnmf_graph_params {
+    CField::from_rust(&GraphParams::default())
+}
+
+/// Workspace bytes of `mvnmf_kernel_bandwidths` (validates the view descriptors
+/// as the call does, values aside).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_kernel_bandwidths_workspace(
+    views: *const mvnmf_view,
+    n_views: usize,
+    kernels: *const mvnmf_kernel,
+    n_classes: usize,
+    block: usize,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    workspace!(bytes, {
+        let ks = ckernels(kernels, n_views)?;
+        similarity::resolve_bandwidths_workspace::<f64>(
+            shapes(views, n_views)?,
+            &ks,
+            n_classes,
+            block,
+        )
+    })
+}
+
+/// The `γ` of every RBF view (given, or `1 / median(d²)` over all unordered pairs of
+/// labeled items: the lower median) into `gammas[n_views]` (0 for other views). `labels`
+/// may be NULL when no view uses the median (else `MVNMF_STATUS_NULL_POINTER`).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_kernel_bandwidths(
+    views: *const mvnmf_view,
+    n_views: usize,
+    kernels: *const mvnmf_kernel,
+    labels: *const u32,
+    n_classes: usize,
+    block: usize,
+    gammas: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> mvnmf_status {
+    entry!({
+        let vs = CViews::new(views, n_views)?;
+        let ks = ckernels(kernels, n_views)?;
+        let lab = clabels(labels, vs.shape(0).cols, any_median(&ks))?;
+        if gammas.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let g = slice_mut(gammas, n_views)?;
+        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        similarity::resolve_bandwidths(&vs, &ks, lab, n_classes, block, g, w)?;
+        Ok(mvnmf_status::Ok)
+    })
+}
+
+/// Workspace bytes of `mvnmf_mkl_weights`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_mkl_weights_workspace(
+    views: *const mvnmf_view,
+    n_views: usize,
+    kernels: *const mvnmf_kernel,
+    n_classes: usize,
+    params: *const mvnmf_mkl_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    workspace!(bytes, {
+        let p = read_mkl(params)?;
+        let ks = ckernels(kernels, n_views)?;
+        similarity::mkl_weights_workspace::<f64>(shapes(views, n_views)?, &ks, n_classes, &p)
+    })
+}
+
+/// Fusion weights by kernel–target alignment (seed 000 eq. 11): writes `eta[n_views]` on the
+/// simplex minimising `Σ_{i,j labeled} t_ij (Σ_v η_v K_v(i,j) − [y_i = y_j])² + λ‖η‖²`
+/// (`t_ij = 1/n_c²` within class c, `1/(2 n_c n_c')` across; `λ = lambda · mean(diag G)`).
+/// `labels` (not NULL) needs at least 2 labeled items. Cost `O(N_l² Σ_v rows_v)`, one pass.
+/// `report` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_mkl_weights(
+    views: *const mvnmf_view,
+    n_views: usize,
+    kernels: *const mvnmf_kernel,
+    labels: *const u32,
+    n_classes: usize,
+    params: *const mvnmf_mkl_params,
+    eta: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+    report: *mut mvnmf_mkl_report,
+) -> mvnmf_status {
+    entry!({
+        let p = read_mkl(params)?;
+        let vs = CViews::new(views, n_views)?;
+        let ks = ckernels(kernels, n_views)?;
+        if labels.is_null() || eta.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let lab = clabels(labels, vs.shape(0).cols, true)?;
+        let e = slice_mut(eta, n_views)?;
+        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let r = similarity::mkl_weights(&vs, &ks, lab, n_classes, &p, e, w)?;
+        if !report.is_null() {
+            *report = mvnmf_mkl_report {
+                ridge: r.ridge,
+                mean_diag: r.mean_diag,
+                loss: r.loss,
+                kkt_residual: r.kkt_residual,
+                support: r.support,
+            };
+        }
+        Ok(mvnmf_status::Ok)
+    })
+}
+
+/// Workspace bytes of `mvnmf_alignment_system`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_alignment_system_workspace(
+    views: *const mvnmf_view,
+    n_views: usize,
+    kernels: *const mvnmf_kernel,
+    n_classes: usize,
+    block: usize,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    workspace!(bytes, {
+        let ks = ckernels(kernels, n_views)?;
+        similarity::alignment_system_workspace::<f64>(
+            shapes(views, n_views)?,
+            &ks,
+            n_classes,
+            block,
+        )
+    })
+}
+
+/// The alignment QP's data: `g[n_views²]` (`G_uv = Σ t_ij K_u(i,j) K_v(i,j)`, column-major),
+/// `b[n_views]` (`b_v = Σ t_ij K_v(i,j) [y_i = y_j]`) and `*constant` (`Σ t_ij [y_i = y_j]`), so
+/// that the loss is `ηᵀGη − 2bᵀη + constant`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_alignment_system(
+    views: *const mvnmf_view,
+    n_views: usize,
+    kernels: *const mvnmf_kernel,
+    labels: *const u32,
+    n_classes: usize,
+    block: usize,
+    g: *mut f64,
+    b: *mut f64,
+    constant: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> mvnmf_status {
+    entry!({
+        let vs = CViews::new(views, n_views)?;
+        let ks = ckernels(kernels, n_views)?;
+        if labels.is_null() || g.is_null() || b.is_null() || constant.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let lab = clabels(labels, vs.shape(0).cols, true)?;
+        let gg = slice_mut(g, n_views.checked_mul(n_views).ok_or(Error::SizeOverflow)?)?;
+        let bb = slice_mut(b, n_views)?;
+        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        *constant = similarity::alignment_system(&vs, &ks, lab, n_classes, block, gg, bb, w)?;
+        Ok(mvnmf_status::Ok)
+    })
+}
+
+/// Workspace bytes of `mvnmf_simplex_qp` for `h` weights.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_simplex_qp_workspace(h: usize, bytes: *mut usize) -> mvnmf_status {
+    c_unsafe! { query(bytes, || similarity::simplex_qp_workspace(h)) }
+}
+
+/// `min ηᵀAη − 2bᵀη` on the simplex, exactly (supports enumerated for `h <= 16`, active set
+/// beyond): `a[h²]` symmetric positive semidefinite (column-major), `b[h]`, `eta[h]` written.
+/// Entries must be finite and at most `DBL_MAX / 4` in magnitude (else
+/// `MVNMF_STATUS_NON_FINITE_INPUT`: the objective could overflow).
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_simplex_qp(
+    a: *const f64,
+    b: *const f64,
+    h: usize,
+    eta: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+    report: *mut mvnmf_qp_report,
+) -> mvnmf_status {
+    entry!({
+        if h == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        if a.is_null() || b.is_null() || eta.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let aa = slice(a, h.checked_mul(h).ok_or(Error::SizeOverflow)?)?;
+        let bb = slice(b, h)?;
+        let e = slice_mut(eta, h)?;
+        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let r = similarity::simplex_qp(aa, bb, e, w)?;
+        if !report.is_null() {
+            *report = mvnmf_qp_report {
+                objective: r.objective,
+                kkt_residual: r.kkt_residual,
+                support: r.support,
+            };
+        }
+        Ok(mvnmf_status::Ok)
+    })
+}
+
+/// Workspace bytes of `mvnmf_fused_knn`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_fused_knn_workspace(
+    views: *const mvnmf_view,
+    n_views: usize,
+    kernels: *const mvnmf_kernel,
+    n_classes: usize,
+    params: *const mvnmf_fused_knn_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    workspace!(bytes, {
+        let p = read_knn(params);
+        let ks = ckernels(kernels, n_views)?;
+        similarity::fused_knn_workspace::<f64>(
+            shapes(views, n_views)?,
+            &ks,
+            n_classes,
+            &knn_params(&p),
+        )
+    })
+}
+
+/// Exact `k` nearest neighbours under the fused kernel `K = Σ_v η_v K_v` (`d² = 2 − 2K`),
+/// block by block, never an `N × N` matrix. Writes `neighbors[N·k]` (item `i`'s list at
+/// `i·k`, best first, ties by the lower index; `MVNMF_NO_NEIGHBOR` for non-queries) and
+/// `sims[N·k]` (`K(i, j)`; `-inf` for non-queries). `labels` may be NULL for
+/// `MVNMF_SCOPE_ALL` / `_MASKED` without median kernels (else `MVNMF_STATUS_NULL_POINTER`);
+/// the masks (`N` bytes, 0 or 1) are
+/// read only for `MVNMF_SCOPE_MASKED` (else may be NULL). `k >= N` and `k = 0` are
+/// `MVNMF_STATUS_BAD_PARAMETER`; a labeled scope where a query has fewer than `k` candidates
+/// is `MVNMF_STATUS_TOO_FEW_LABELED`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_fused_knn(
+    views: *const mvnmf_view,
+    n_views: usize,
+    kernels: *const mvnmf_kernel,
+    eta: *const f64,
+    labels: *const u32,
+    n_classes: usize,
+    params: *const mvnmf_fused_knn_params,
+    query_mask: *const u8,
+    candidate_mask: *const u8,
+    neighbors: *mut usize,
+    sims: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> mvnmf_status {
+    entry!({
+        let p = read_knn(params);
+        let vs = CViews::new(views, n_views)?;
+        let ks = ckernels(kernels, n_views)?;
+        let e = ceta(eta, n_views)?;
+        let n = vs.shape(0).cols;
+        let labeled_scope = matches!(
+            p.scope,
+            MVNMF_SCOPE_LABELED | MVNMF_SCOPE_SAME_CLASS | MVNMF_SCOPE_OTHER_CLASS
+        );
+        let lab = clabels(labels, n, labeled_scope || any_median(&ks))?;
+        let scope = match p.scope {
+            MVNMF_SCOPE_ALL => Scope::All,
+            MVNMF_SCOPE_LABELED => Scope::Labeled,
+            MVNMF_SCOPE_SAME_CLASS => Scope::SameClass,
+            MVNMF_SCOPE_OTHER_CLASS => Scope::OtherClass,
+            MVNMF_SCOPE_MASKED => Scope::Masked {
+                query: cmask(query_mask, n)?,
+                candidate: cmask(candidate_mask, n)?,
+            },
+            _ => return Err(Error::BadParameter),
+        };
+        if neighbors.is_null() || sims.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let nk = n.checked_mul(p.k).ok_or(Error::SizeOverflow)?;
+        let nb = slice_mut(neighbors, nk)?;
+        let s = slice_mut(sims, nk)?;
+        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        similarity::fused_knn(
+            &vs,
+            &ks,
+            e,
+            lab,
+            n_classes,
+            scope,
+            &knn_params(&p),
+            nb,
+            s,
+            w,
+        )?;
+        Ok(mvnmf_status::Ok)
+    })
+}
+
+/// Workspace bytes of `mvnmf_class_pairs`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_class_pairs_workspace(
+    views: *const mvnmf_view,
+    n_views: usize,
+    kernels: *const mvnmf_kernel,
+    n_classes: usize,
+    params: *const mvnmf_fused_knn_params,
+    bytes: *mut usize,
+) -> mvnmf_status {
+    workspace!(bytes, {
+        let p = read_knn(params);
+        let ks = ckernels(kernels, n_views)?;
+        similarity::class_pairs_workspace::<f64>(
+            shapes(views, n_views)?,
+            &ks,
+            n_classes,
+            &knn_params(&p),
+        )
+    })
+}
+
+/// Per class `c`, the `kp = params->k` most similar pairs `(i, j)` under the fused kernel with
+/// `i` labeled of class `c` and `j` labeled of another class (seed 003's `N_kp(c)`): writes
+/// `pairs[2·n_classes·kp]` (`pairs[2(c·kp + p)] = i`, `pairs[2(c·kp + p) + 1] = j`) and
+/// `sims[n_classes·kp]`, best first; classes without labeled items get `MVNMF_NO_NEIGHBOR`.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_class_pairs(
+    views: *const mvnmf_view,
+    n_views: usize,
+    kernels: *const mvnmf_kernel,
+    eta: *const f64,
+    labels: *const u32,
+    n_classes: usize,
+    params: *const mvnmf_fused_knn_params,
+    pairs: *mut usize,
+    sims: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> mvnmf_status {
+    entry!({
+        let p = read_knn(params);
+        let vs = CViews::new(views, n_views)?;
+        let ks = ckernels(kernels, n_views)?;
+        let e = ceta(eta, n_views)?;
+        if labels.is_null() || pairs.is_null() || sims.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let lab = clabels(labels, vs.shape(0).cols, true)?;
+        let ck = n_classes.checked_mul(p.k).ok_or(Error::SizeOverflow)?;
+        let pp = slice_mut(pairs, ck.checked_mul(2).ok_or(Error::SizeOverflow)?)?;
+        let s = slice_mut(sims, ck)?;
+        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        similarity::class_pairs(&vs, &ks, e, lab, n_classes, &knn_params(&p), pp, s, w)?;
+        Ok(mvnmf_status::Ok)
+    })
+}

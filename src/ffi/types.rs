@@ -1,0 +1,569 @@
+//! The C types every entry point shares (status, views, objective, report,
+//! parallelism, progress) and the exports that read them.
+
+use core::ffi::{c_char, c_int, c_void};
+
+use crate::error::Error;
+use crate::par::{HostPool, Parallel, Task};
+use crate::steps::{Init, Objective, Report, Stop, StopRule, Term};
+
+/// Status codes. Values are stable; retired values stay reserved.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum mvnmf_status {
+    /// Success.
+    Ok = 0,
+    /// A required pointer was NULL.
+    NullPointer = 1,
+    /// A dimension (rows, items, views) is zero.
+    ZeroDimension = 2,
+    /// Dimensions disagree.
+    DimensionMismatch = 3,
+    /// A size computation overflows.
+    SizeOverflow = 4,
+    /// A buffer is too short for its shape and stride.
+    BufferTooShort = 5,
+    /// The rank K must be at least 1.
+    BadRank = 6,
+    /// A value is negative where the model needs nonnegative data.
+    NegativeInput = 7,
+    /// A value is NaN or infinite.
+    NonFiniteInput = 8,
+    /// A label is out of range (a class, or a 0/1 flag — relevance, multi-label
+    /// entry, item mask — that is neither 0 nor 1).
+    BadLabel = 9,
+    /// Too few labeled items.
+    TooFewLabeled = 10,
+    /// A parameter is out of range.
+    BadParameter = 11,
+    /// Malformed CSC matrix.
+    MalformedCsc = 12,
+    /// The workspace is smaller than its query said.
+    WorkspaceTooSmall = 13,
+    /// The progress callback asked to stop; outputs hold the last complete iterate.
+    Cancelled = 14,
+    /// A bug in mvnmf was caught at the boundary. Also a factorization fit
+    /// whose objective or factors became non-finite (issue 31: never OK with
+    /// NaN; the outputs then hold the iterate where it was found).
+    Internal = 15,
+    /// A retrieval query is all zero (no term of the vocabulary).
+    EmptyQuery = 16,
+    /// The data are too large for a factorization solver: half the sum of the
+    /// squares of all views above 2^999 (about 5e300; entries beyond about 1e150),
+    /// where the objective is not representable. Divide the views by a common factor.
+    InputTooLarge = 17,
+    /// The `parallel_for` callback of `mvnmf_parallel` did not run every task
+    /// exactly once; the outputs may be incomplete.
+    ParallelFor = 18,
+    /// A distributed run: another rank refused its input (nothing written on
+    /// any rank) or its communication callback failed or did not deliver, or
+    /// the ranks disagree on the shapes; every rank left after the same call.
+    PeerFailed = 19,
+    /// A distributed run: this rank's communication callback returned nonzero
+    /// or did not deliver (a receive buffer left unwritten, status words or
+    /// counts no peer sent); the other ranks return `PEER_FAILED` after the
+    /// same call.
+    CommFailed = 20,
+}
+
+/// `Error` → `mvnmf_status` by name, from the one list in `src/error.rs`
+/// (a status missing here, or with another code, does not compile).
+macro_rules! c_status {
+    ($($(#[$doc:meta])* $name:ident = $code:literal, $msg:literal;)*) => {
+        impl From<Error> for mvnmf_status {
+            fn from(e: Error) -> Self {
+                match e {
+                    $(Error::$name => mvnmf_status::$name,)*
+                }
+            }
+        }
+        $(const _: () = assert!(mvnmf_status::$name as u32 == $code);)*
+    };
+}
+crate::error::error_list!(c_status);
+
+/// `mvnmf_view.kind`: dense column-major (`values`, `col_stride`).
+pub const MVNMF_VIEW_DENSE: u32 = 0;
+/// `mvnmf_view.kind`: compressed sparse columns (`col_ptr`, `row_idx`, `values`).
+pub const MVNMF_VIEW_CSC: u32 = 1;
+/// `init`: seeded random start.
+pub const MVNMF_INIT_RANDOM: u32 = 0;
+/// `init`: warm start from the contents of the output buffers.
+pub const MVNMF_INIT_GIVEN: u32 = 1;
+/// `mvnmf_report.stop`: `max_iter` iterations ran.
+pub const MVNMF_STOP_MAX_ITER: u32 = 0;
+/// `mvnmf_report.stop`: relative decrease at most `tol`.
+pub const MVNMF_STOP_CONVERGED: u32 = 1;
+/// `mvnmf_report.stop`: the callback asked to stop.
+pub const MVNMF_STOP_CANCELLED: u32 = 2;
+/// `stop_rule` (default): after every iteration, stop when the objective's
+/// relative decrease `(f_{t-1} - f_t) / |f_{t-1}|` is at most `tol`.
+pub const MVNMF_STOP_RULE_EVERY_ITERATION: u32 = 0;
+/// `stop_rule`: scikit-learn's (`NMF(solver="mu")`): with `e_t = sqrt(2 f_t)`,
+/// at iterations 10, 20, ... stop when `(e_{t-10} - e_t) / e_0 < tol`; the
+/// same `tol` and start give scikit-learn's `n_iter_`.
+pub const MVNMF_STOP_RULE_SKLEARN: u32 = 1;
+
+/// The Rust stopping rule of a C `stop_rule` code.
+pub(crate) fn stop_rule_from_c(code: u32) -> Result<StopRule, Error> {
+    match code {
+        MVNMF_STOP_RULE_EVERY_ITERATION => Ok(StopRule::EveryIteration),
+        MVNMF_STOP_RULE_SKLEARN => Ok(StopRule::ScikitLearn),
+        _ => Err(Error::BadParameter),
+    }
+}
+
+/// The C `stop_rule` code of a Rust stopping rule.
+pub(crate) fn stop_rule_to_c(rule: StopRule) -> u32 {
+    match rule {
+        StopRule::EveryIteration => MVNMF_STOP_RULE_EVERY_ITERATION,
+        StopRule::ScikitLearn => MVNMF_STOP_RULE_SKLEARN,
+    }
+}
+
+impl crate::ffi::util::CField<StopRule> for u32 {
+    fn to_rust(&self) -> Result<StopRule, Error> {
+        stop_rule_from_c(*self)
+    }
+    fn from_rust(r: &StopRule) -> u32 {
+        stop_rule_to_c(*r)
+    }
+}
+
+impl crate::ffi::util::CField<Init> for u32 {
+    fn to_rust(&self) -> Result<Init, Error> {
+        match *self {
+            MVNMF_INIT_RANDOM => Ok(Init::Random),
+            MVNMF_INIT_GIVEN => Ok(Init::Given),
+            _ => Err(Error::BadParameter),
+        }
+    }
+    fn from_rust(r: &Init) -> u32 {
+        match r {
+            Init::Random => MVNMF_INIT_RANDOM,
+            Init::Given => MVNMF_INIT_GIVEN,
+        }
+    }
+}
+
+impl crate::ffi::util::CField<Parallel> for mvnmf_parallel {
+    fn to_rust(&self) -> Result<Parallel, Error> {
+        Ok(self.read())
+    }
+    fn from_rust(r: &Parallel) -> Self {
+        mvnmf_parallel::from_rust(*r)
+    }
+}
+
+/// One view of the data, `rows × cols` (features × items).
+///
+/// Dense (`kind = MVNMF_VIEW_DENSE`): entry `(i, j)` at `values[i + j*col_stride]`,
+/// `col_stride >= rows`; `col_ptr`, `row_idx` unused.
+/// CSC (`kind = MVNMF_VIEW_CSC`): column `j` holds rows
+/// `row_idx[col_ptr[j] .. col_ptr[j+1]]` (strictly increasing) with their
+/// `values`; `col_ptr` has `cols + 1` entries starting at 0; `col_stride` unused.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_view {
+    /// `MVNMF_VIEW_DENSE` or `MVNMF_VIEW_CSC`.
+    pub kind: u32,
+    /// Features.
+    pub rows: usize,
+    /// Items.
+    pub cols: usize,
+    /// Dense entries, or the CSC nonzero values.
+    pub values: *const f64,
+    /// Dense: distance between column starts (`>= rows`).
+    pub col_stride: usize,
+    /// CSC: `cols + 1` column pointers.
+    pub col_ptr: *const usize,
+    /// CSC: row index of each nonzero.
+    pub row_idx: *const usize,
+}
+
+/// `mvnmf_view` with single-precision values: the views of the `_f32` entry
+/// points (`mvnmf_nmf_fit_f32`, ...), whose factors and encodings are `float`
+/// too (objectives, weights, graphs and reports stay `double`). Same fields,
+/// same rules. Magnitudes: the `_f32` solvers refuse data with
+/// `½ Σ_v ‖X_v‖²_F > 2^103` (about 1e31: entries above about 4e15) with
+/// `MVNMF_STATUS_INPUT_TOO_LARGE`, where the double ones refuse above `2^999`,
+/// so that the factors stay representable in `float`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_view_f32 {
+    /// `MVNMF_VIEW_DENSE` or `MVNMF_VIEW_CSC`.
+    pub kind: u32,
+    /// Features.
+    pub rows: usize,
+    /// Items.
+    pub cols: usize,
+    /// Dense entries, or the CSC nonzero values.
+    pub values: *const f32,
+    /// Dense: distance between column starts (`>= rows`).
+    pub col_stride: usize,
+    /// CSC: `cols + 1` column pointers.
+    pub col_ptr: *const usize,
+    /// CSC: row index of each nonzero.
+    pub row_idx: *const usize,
+}
+
+/// A C view descriptor of either precision: what the validation and the
+/// [`ViewSet`] adapter read.
+pub(crate) trait ViewDesc {
+    /// The scalar of `values`.
+    type T: crate::linalg::real::Real;
+    fn kind(&self) -> u32;
+    fn rows(&self) -> usize;
+    fn cols(&self) -> usize;
+    fn values(&self) -> *const Self::T;
+    fn col_stride(&self) -> usize;
+    fn col_ptr(&self) -> *const usize;
+    fn row_idx(&self) -> *const usize;
+}
+
+macro_rules! view_desc {
+    ($t:ty, $s:ty) => {
+        impl ViewDesc for $t {
+            type T = $s;
+            fn kind(&self) -> u32 {
+                self.kind
+            }
+            fn rows(&self) -> usize {
+                self.rows
+            }
+            fn cols(&self) -> usize {
+                self.cols
+            }
+            fn values(&self) -> *const $s {
+                self.values
+            }
+            fn col_stride(&self) -> usize {
+                self.col_stride
+            }
+            fn col_ptr(&self) -> *const usize {
+                self.col_ptr
+            }
+            fn row_idx(&self) -> *const usize {
+                self.row_idx
+            }
+        }
+    };
+}
+view_desc!(mvnmf_view, f64);
+view_desc!(mvnmf_view_f32, f32);
+
+/// `mvnmf_term.kind`: `½ Σ_v ‖X_v − U_v V‖²_F` (the DESIGN §2 family's parts
+/// come in this order; other models add their kinds after these).
+pub const MVNMF_TERM_RECONSTRUCTION: u32 = 0;
+/// `mvnmf_term.kind`: `α Σ_v R(U_v)` (group sparsity).
+pub const MVNMF_TERM_SPARSITY: u32 = 1;
+/// `mvnmf_term.kind`: `β/2 tr(V La Vᵀ)` (affinity graph).
+pub const MVNMF_TERM_AFFINITY: u32 = 2;
+/// `mvnmf_term.kind`: `−β/2 tr(V Lp Vᵀ)` (penalty graph).
+pub const MVNMF_TERM_PENALTY: u32 = 3;
+/// `mvnmf_term.kind`: `γ Σ V`.
+pub const MVNMF_TERM_L1: u32 = 4;
+/// `mvnmf_term.kind`: `−tr(Yᵀ Q H)` (MVEL's fit to the given labels).
+pub const MVNMF_TERM_LABEL_FIT: u32 = 5;
+/// `mvnmf_term.kind`: `θ₂ tr(Hᵀ Qᵀ L_ρ Q H)` (MVEL's label correlations).
+pub const MVNMF_TERM_LABEL_CORRELATION: u32 = 6;
+/// `mvnmf_term.kind`: `Σ_v D_β(X_v | U_v V)` (the β-divergence of `mvnmf_beta_nmf_fit`).
+pub const MVNMF_TERM_DIVERGENCE: u32 = 7;
+/// Most parts an `mvnmf_objective` carries.
+pub const MVNMF_MAX_TERMS: usize = 8;
+const _: () = assert!(MVNMF_MAX_TERMS == crate::steps::MAX_TERMS);
+
+/// One named part of an objective.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct mvnmf_term {
+    /// `MVNMF_TERM_*` (`mvnmf_term_name` gives its name).
+    pub kind: u32,
+    /// 0 (explicit, so the struct has no padding bytes and equal reports
+    /// compare equal byte for byte).
+    pub reserved: u32,
+    /// Its value, weighted as it enters the total.
+    pub value: f64,
+}
+
+/// The objective: the total and the model's named parts (`terms[0 ..
+/// n_terms]`; the DESIGN §2 family reports its five parts, unused ones as 0).
+/// Read a part with `mvnmf_objective_term`. A model with other parts uses
+/// other kinds, not another struct.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct mvnmf_objective {
+    /// Sum of the weighted parts.
+    pub total: f64,
+    /// Parts used in `terms` (at most `MVNMF_MAX_TERMS`).
+    pub n_terms: u32,
+    /// 0 (no padding bytes: see `mvnmf_term.reserved`).
+    pub reserved: u32,
+    /// The parts; unused entries are zero.
+    pub terms: [mvnmf_term; 8],
+}
+
+/// The value of the part `kind` (`MVNMF_TERM_*`) of `objective`; 0 when the
+/// model has no such part or `objective` is NULL.
+#[no_mangle]
+pub unsafe extern "C" fn mvnmf_objective_term(objective: *const mvnmf_objective, kind: u32) -> f64 {
+    c_unsafe!({
+        if objective.is_null() {
+            return 0.0;
+        }
+        let o = &*objective;
+        o.terms
+            .iter()
+            .take((o.n_terms as usize).min(MVNMF_MAX_TERMS))
+            .find(|t| t.kind == kind)
+            .map_or(0.0, |t| t.value)
+    })
+}
+
+/// The name of a part (`MVNMF_TERM_*`), static and NUL-terminated;
+/// "unknown" for other values.
+#[no_mangle]
+pub extern "C" fn mvnmf_term_name(kind: u32) -> *const c_char {
+    Term::from_code(kind)
+        .map_or("unknown\0", |t| t.c_name())
+        .as_ptr()
+        .cast()
+}
+
+/// What the progress callback receives.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_progress {
+    /// Outer iterations completed (0 = the start).
+    pub iter: u32,
+    /// Objective at this iterate.
+    pub objective: mvnmf_objective,
+}
+
+/// What a solver reports (written on `MVNMF_STATUS_OK` and `MVNMF_STATUS_CANCELLED`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_report {
+    /// Outer iterations run.
+    pub iterations: u32,
+    /// `MVNMF_STOP_MAX_ITER`, `MVNMF_STOP_CONVERGED` or `MVNMF_STOP_CANCELLED`.
+    pub stop: u32,
+    /// Views whose basis ended entirely zero.
+    pub dead_views: u32,
+    /// Objective at the start.
+    pub initial: mvnmf_objective,
+    /// Objective at the returned factors.
+    pub objective: mvnmf_objective,
+}
+
+/// One task of a parallel region: the host's `parallel_for` calls
+/// `task(task_ctx, i)` once for every `i < n_tasks`.
+pub type mvnmf_task_fn = Option<unsafe extern "C" fn(task_ctx: *mut c_void, i: usize)>;
+
+/// A host's parallel-for: run `task(task_ctx, i)` once for every
+/// `i < n_tasks`, on any threads and in any order, and return when every call
+/// has returned. `ctx` is `mvnmf_parallel.ctx`. The tasks never call back into
+/// the host's pool and never block on each other, so a pool of any size
+/// (one thread included) completes them.
+pub type mvnmf_parallel_for_fn = Option<
+    unsafe extern "C" fn(
+        n_tasks: usize,
+        task: mvnmf_task_fn,
+        task_ctx: *mut c_void,
+        ctx: *mut c_void,
+    ),
+>;
+
+/// Who runs a solver's parallel regions (a member of the solvers' options).
+/// The results are the same bits whatever is chosen: every region is split
+/// into tasks by the problem's shape alone, never by the number of threads.
+///
+/// * `parallel_for` NULL: the library's own pool with `threads` threads
+///   (1, the default: serial on the calling thread; 0: one per core). Its
+///   workers keep spinning for work up to 2 ms after each region, so that
+///   the next region of a running fit finds them awake: a worker's core
+///   stays busy that long after the call returns;
+/// * `parallel_for` set: the host's pool (TBB, OpenMP, its own), `threads`
+///   ignored; `ctx` is passed back to it. The struct must stay unchanged
+///   until the call returns (the library reads it in place). A callback that
+///   does not run every task exactly once gives `MVNMF_STATUS_PARALLEL_FOR`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mvnmf_parallel {
+    /// Threads of the built-in pool when `parallel_for` is NULL (default 1).
+    pub threads: u32,
+    /// Zero.
+    pub reserved: u32,
+    /// The host's parallel-for, or NULL.
+    pub parallel_for: mvnmf_parallel_for_fn,
+    /// Passed to `parallel_for`.
+    pub ctx: *mut c_void,
+}
+
+impl mvnmf_parallel {
+    /// The C form of `p` (a host pool has no C form: it becomes the default).
+    pub(crate) fn from_rust(p: Parallel) -> Self {
+        let threads = match p {
+            Parallel::Threads(t) => u32::try_from(t).unwrap_or(u32::MAX),
+            _ => 1,
+        };
+        mvnmf_parallel {
+            threads,
+            reserved: 0,
+            parallel_for: None,
+            ctx: core::ptr::null_mut(),
+        }
+    }
+
+    /// What it asks for; `self` must stay where it is until the solver has
+    /// returned (the host pool keeps its address).
+    pub(crate) fn read(&self) -> Parallel {
+        match (self.parallel_for, self.threads) {
+            (Some(_), _) => Parallel::Host(HostPool {
+                parallel_for: host_parallel_for,
+                ctx: self as *const mvnmf_parallel as usize,
+            }),
+            (None, 1) => Parallel::Serial,
+            (None, t) => Parallel::Threads(t as usize),
+        }
+    }
+}
+
+/// [`HostPool::parallel_for`] of a C host: `ctx` is the address of its
+/// `mvnmf_parallel`.
+fn host_parallel_for(ctx: usize, n_tasks: usize, task: Task<'_>) {
+    // SAFETY: `ctx` was made by `mvnmf_parallel::read` from a reference to the
+    // caller's struct, which the caller keeps in place until the entry point
+    // returns (its documented contract), and this runs inside that call.
+    let p = unsafe { &*(ctx as *const mvnmf_parallel) };
+    let Some(f) = p.parallel_for else { return };
+    let task_ctx = &task as *const Task<'_> as *mut c_void;
+    // SAFETY: the host's function, called as its type says; `task_ctx`
+    // points to `task`, alive until `f` returns (the contract: every task
+    // call has returned by then).
+    unsafe { f(n_tasks, Some(run_task), task_ctx, p.ctx) }
+}
+
+/// The C face of one task: `task_ctx` is the `&Task` of [`host_parallel_for`].
+/// A panic (a bug) stops at this boundary; the task then counts as not run,
+/// so the region reports `MVNMF_STATUS_PARALLEL_FOR`.
+unsafe extern "C" fn run_task(task_ctx: *mut c_void, i: usize) {
+    if task_ctx.is_null() {
+        return;
+    }
+    // SAFETY: `task_ctx` is what `host_parallel_for` passed: a `&Task` that
+    // lives until the host's `parallel_for` has returned, i.e. beyond this call.
+    let task = unsafe { &*(task_ctx as *const Task<'_>) };
+    #[cfg(feature = "std")]
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| task(i)));
+    #[cfg(not(feature = "std"))]
+    task(i);
+}
+
+/// Progress callback: called once per outer iteration (and for the start);
+/// a nonzero return stops the solver.
+pub type mvnmf_progress_fn =
+    Option<unsafe extern "C" fn(progress: *const mvnmf_progress, user: *mut c_void) -> c_int>;
+
+impl From<Objective> for mvnmf_objective {
+    fn from(o: Objective) -> Self {
+        let mut c = mvnmf_objective {
+            total: o.total,
+            ..mvnmf_objective::default()
+        };
+        for (d, &(kind, value)) in c.terms.iter_mut().zip(o.terms()) {
+            *d = mvnmf_term {
+                kind: kind as u32,
+                reserved: 0,
+                value,
+            };
+            c.n_terms += 1;
+        }
+        c
+    }
+}
+
+impl From<Report> for mvnmf_report {
+    fn from(r: Report) -> Self {
+        let stop = match r.stop {
+            Stop::MaxIter => MVNMF_STOP_MAX_ITER,
+            Stop::Converged => MVNMF_STOP_CONVERGED,
+            Stop::Cancelled => MVNMF_STOP_CANCELLED,
+        };
+        mvnmf_report {
+            iterations: r.iterations,
+            stop,
+            dead_views: r.dead_views,
+            initial: r.initial.into(),
+            objective: r.objective.into(),
+        }
+    }
+}
+
+/// A static, NUL-terminated message for a status code (any value).
+#[no_mangle]
+pub extern "C" fn mvnmf_status_message(status: u32) -> *const c_char {
+    let m = match Error::from_code(status) {
+        Some(e) => e.c_message(),
+        None if status == 0 => "success\0",
+        None => "unknown status code\0",
+    };
+    m.as_ptr().cast()
+}
+
+/// The library version, e.g. "0.1.0" (static, NUL-terminated).
+#[no_mangle]
+pub extern "C" fn mvnmf_version() -> *const c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::format;
+
+    /// The C enum and `Error` agree on every code and name.
+    #[test]
+    fn status_codes_and_names_are_errors() {
+        for e in Error::ALL {
+            let st = mvnmf_status::from(e);
+            assert_eq!(st as u32, e.code());
+            assert_eq!(format!("{st:?}"), format!("{e:?}"));
+            // SAFETY: the message is a static NUL-terminated string.
+            let c = unsafe { core::ffi::CStr::from_ptr(mvnmf_status_message(e.code())) };
+            assert_eq!(c.to_str().unwrap(), e.message());
+        }
+    }
+
+    /// The C term kinds are `Term`'s codes, and their names its names.
+    #[test]
+    fn term_kinds_are_terms() {
+        let c = [
+            MVNMF_TERM_RECONSTRUCTION,
+            MVNMF_TERM_SPARSITY,
+            MVNMF_TERM_AFFINITY,
+            MVNMF_TERM_PENALTY,
+            MVNMF_TERM_L1,
+            MVNMF_TERM_LABEL_FIT,
+            MVNMF_TERM_LABEL_CORRELATION,
+            MVNMF_TERM_DIVERGENCE,
+        ];
+        assert_eq!(c.len(), Term::ALL.len());
+        for (t, code) in Term::ALL.iter().zip(c) {
+            assert_eq!(*t as u32, code);
+            // SAFETY: a static NUL-terminated string.
+            let name = unsafe { core::ffi::CStr::from_ptr(mvnmf_term_name(code)) };
+            assert_eq!(name.to_str().unwrap(), t.name());
+        }
+        let o: mvnmf_objective =
+            Objective::new(3.0, &[(Term::Affinity, 2.0), (Term::L1, 1.0)]).into();
+        assert_eq!(o.n_terms, 2);
+        // SAFETY: a valid struct, and NULL.
+        unsafe {
+            assert_eq!(mvnmf_objective_term(&o, MVNMF_TERM_AFFINITY), 2.0);
+            assert_eq!(mvnmf_objective_term(&o, MVNMF_TERM_L1), 1.0);
+            assert_eq!(mvnmf_objective_term(&o, MVNMF_TERM_SPARSITY), 0.0);
+            assert_eq!(mvnmf_objective_term(core::ptr::null(), MVNMF_TERM_L1), 0.0);
+        }
+    }
+}

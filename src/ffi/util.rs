@@ -1,0 +1,596 @@
+//! What the entry points share: reading options, views and factor arrays from
+//! C, the panic boundary, the workspace query, the progress callback and the
+//! report.
+
+// The `unsafe` of the C ABI, written once (these three macros). Every entry
+// point is an `unsafe extern "C" fn` whose caller upholds its contract: its doc
+// and the module doc's rules (each pointer NULL or valid for the documented
+// size and kind, outputs not overlapping the inputs, the workspace or each
+// other, the buffers unchanged until the call returns). Every helper below is
+// an `unsafe fn` whose caller, an entry point, hands on exactly what it was
+// given. The blocks these macros write rely on that contract and nothing
+// else; a block that relies on more is written out with its own `SAFETY`
+// comment.
+
+/// `unsafe { body }` under the entry point's contract (see above).
+macro_rules! c_unsafe {
+    ($($body:tt)*) => {
+        // SAFETY: the caller upholds this function's contract (above).
+        unsafe { $($body)* }
+    };
+}
+
+/// The body of an entry point: `body` (a `Result<mvnmf_status, Error>`) under
+/// the contract, behind the panic boundary ([`guard`]).
+macro_rules! entry {
+    ($body:block) => {
+        // SAFETY: the caller upholds this function's contract (above).
+        unsafe { $crate::ffi::util::guard(|| $body) }
+    };
+}
+
+/// The body of a `_workspace` query: `body` (a `Result<usize, Error>`) under
+/// the contract; the size is written to `*bytes` only on success ([`query`]).
+macro_rules! workspace {
+    ($bytes:expr, $body:block) => {
+        // SAFETY: the caller upholds this function's contract (above).
+        unsafe { $crate::ffi::util::query($bytes, || $body) }
+    };
+}
+
+use core::ops::ControlFlow;
+
+// What every file of `ffi` uses, imported here once (`ffi/mod.rs` glob-imports
+// this file for its children).
+pub(crate) use super::types::*;
+pub(crate) use crate::data::{Csc, Dense, Factors, FactorsMut, View, ViewKind, ViewSet, ViewShape};
+pub(crate) use crate::error::Error;
+pub(crate) use crate::steps::{Init, Progress, Report, Stop};
+pub(crate) use core::ffi::c_void;
+
+/// One field of a C options struct and the Rust value it stands for: the
+/// conversions both ways that `cparams!` composes (a plain number is itself;
+/// an enum code, a pool description or a nested options struct convert).
+pub(crate) trait CField<R>: Sized {
+    /// The Rust value (`MVNMF_STATUS_BAD_PARAMETER` for a code out of range).
+    fn to_rust(&self) -> Result<R, Error>;
+    /// The C form of `r` (what `mvnmf_*_params_default()` returns).
+    fn from_rust(r: &R) -> Self;
+}
+
+impl<T: Copy> CField<T> for T {
+    fn to_rust(&self) -> Result<T, Error> {
+        Ok(*self)
+    }
+    fn from_rust(r: &T) -> T {
+        *r
+    }
+}
+
+/// A 0/1 flag (other values: `MVNMF_STATUS_BAD_PARAMETER`).
+impl CField<bool> for u32 {
+    fn to_rust(&self) -> Result<bool, Error> {
+        match *self {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(Error::BadParameter),
+        }
+    }
+    fn from_rust(r: &bool) -> u32 {
+        u32::from(*r)
+    }
+}
+
+/// One field list gives a C options struct's conversions both ways, its
+/// `CParams` (what NULL means: `Rust::default()`) and, through `from_rust`,
+/// its `mvnmf_*_params_default()`:
+///
+/// `cparams!(mvnmf_x_params => XParams { a, b as rust_b, c } validate);`
+///
+/// lists every field of both structs once (C name, then ` as ` the Rust name
+/// where they differ; a field missing on either side does not compile);
+/// `validate` runs the Rust options' own `validate()` after reading. The C
+/// struct itself stays written out, where cbindgen reads it.
+macro_rules! cparams {
+    ($c:ident => $r:ident { $($f:tt)* } $($v:ident)?) => {
+        cparams!(@munch $c, $r, [$($v)?], [], $($f)*,);
+    };
+    (@munch $c:ident, $r:ident, $v:tt, [$($d:tt)*], $cf:ident as $rf:ident, $($rest:tt)*) => {
+        cparams!(@munch $c, $r, $v, [$($d)* ($cf $rf)], $($rest)*);
+    };
+    (@munch $c:ident, $r:ident, $v:tt, [$($d:tt)*], $cf:ident, $($rest:tt)*) => {
+        cparams!(@munch $c, $r, $v, [$($d)* ($cf $cf)], $($rest)*);
+    };
+    (@munch $c:ident, $r:ident, $v:tt, $d:tt, $(,)*) => {
+        cparams!(@emit $c, $r, $v, $d);
+    };
+    (@check [validate], $out:ident) => {
+        $out.validate()?;
+    };
+    (@check [], $out:ident) => {};
+    (@emit $c:ident, $r:ident, $v:tt, [$(($cf:ident $rf:ident))*]) => {
+        impl $crate::ffi::util::CField<$r> for $c {
+            fn to_rust(&self) -> Result<$r, Error> {
+                use $crate::ffi::util::CField;
+                let out = $r { $($rf: CField::to_rust(&self.$cf)?,)* };
+                cparams!(@check $v, out);
+                Ok(out)
+            }
+            fn from_rust(r: &$r) -> Self {
+                use $crate::ffi::util::CField;
+                $c { $($cf: CField::from_rust(&r.$rf),)* }
+            }
+        }
+        impl $crate::ffi::util::CParams for $c {
+            type Rust = $r;
+            fn defaults() -> $r {
+                $r::default()
+            }
+            fn read(&self) -> Result<$r, Error> {
+                $crate::ffi::util::CField::to_rust(self)
+            }
+        }
+    };
+}
+
+/// A C options struct: the Rust options it reads into, and what a NULL
+/// pointer means. One rule for every options pointer of the C ABI: NULL means
+/// the defaults, exactly what the struct's `mvnmf_*_params_default()` returns.
+pub(crate) trait CParams {
+    /// The Rust options.
+    type Rust;
+    /// The defaults (what NULL means).
+    fn defaults() -> Self::Rust;
+    /// Reads and validates (`MVNMF_STATUS_BAD_PARAMETER` when out of range).
+    fn read(&self) -> Result<Self::Rust, Error>;
+}
+
+/// `*p` read and validated, or the defaults when `p` is NULL.
+pub(crate) unsafe fn read_params<P: CParams>(p: *const P) -> Result<P::Rust, Error> {
+    c_unsafe!({
+        if p.is_null() {
+            Ok(P::defaults())
+        } else {
+            (*p).read()
+        }
+    })
+}
+
+/// Runs `f`, turning a panic (a bug) into `MVNMF_STATUS_INTERNAL`.
+pub(crate) fn guard(f: impl FnOnce() -> Result<mvnmf_status, Error>) -> mvnmf_status {
+    #[cfg(feature = "std")]
+    let r =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(Err(Error::Internal));
+    #[cfg(not(feature = "std"))]
+    let r = f();
+    match r {
+        Ok(s) => s,
+        Err(e) => e.into(),
+    }
+}
+
+/// A slice from C, NULL allowed only when empty; the byte size must fit `isize`.
+pub(crate) unsafe fn slice<'a, T>(p: *const T, len: usize) -> Result<&'a [T], Error> {
+    c_unsafe!({
+        if len == 0 {
+            return Ok(&[]);
+        }
+        if p.is_null() {
+            return Err(Error::NullPointer);
+        }
+        if len
+            .checked_mul(core::mem::size_of::<T>())
+            .is_none_or(|b| b > isize::MAX as usize)
+        {
+            return Err(Error::SizeOverflow);
+        }
+        Ok(core::slice::from_raw_parts(p, len))
+    })
+}
+
+pub(crate) unsafe fn slice_mut<'a, T>(p: *mut T, len: usize) -> Result<&'a mut [T], Error> {
+    c_unsafe!({
+        if len == 0 {
+            return Ok(&mut []);
+        }
+        if p.is_null() {
+            return Err(Error::NullPointer);
+        }
+        if len
+            .checked_mul(core::mem::size_of::<T>())
+            .is_none_or(|b| b > isize::MAX as usize)
+        {
+            return Err(Error::SizeOverflow);
+        }
+        Ok(core::slice::from_raw_parts_mut(p, len))
+    })
+}
+
+/// The element count `a × b` of a buffer of `T` that a call takes from C,
+/// checked as [`slice()`] checks it (the count and its bytes at most
+/// `isize::MAX`, else [`Error::SizeOverflow`]): the shape rules a workspace
+/// query shares with its call are written with it.
+pub(crate) fn elems<T>(a: usize, b: usize) -> Result<usize, Error> {
+    a.checked_mul(b)
+        .filter(|&n| {
+            n.checked_mul(core::mem::size_of::<T>())
+                .is_some_and(|b| b <= isize::MAX as usize)
+        })
+        .ok_or(Error::SizeOverflow)
+}
+
+/// Kind, rows, cols and (CSC) `nnz = col_ptr[cols]` of a descriptor.
+pub(crate) unsafe fn shape_of<D: ViewDesc>(v: &D) -> Result<ViewShape, Error> {
+    c_unsafe!({
+        let (kind, nnz) = match v.kind() {
+            MVNMF_VIEW_DENSE => (ViewKind::Dense, 0),
+            MVNMF_VIEW_CSC => {
+                if v.col_ptr().is_null() {
+                    return Err(Error::NullPointer);
+                }
+                let cp = slice(
+                    v.col_ptr(),
+                    v.cols().checked_add(1).ok_or(Error::SizeOverflow)?,
+                )?;
+                (ViewKind::Csc, cp[v.cols()])
+            }
+            _ => return Err(Error::BadParameter),
+        };
+        Ok(ViewShape {
+            rows: v.rows(),
+            cols: v.cols(),
+            kind,
+            nnz,
+        })
+    })
+}
+
+/// The raw slices a descriptor points at (pointers checked, lengths computed).
+pub(crate) struct Parts<'a, T> {
+    pub(crate) values: &'a [T],
+    pub(crate) col_ptr: &'a [usize],
+    pub(crate) row_idx: &'a [usize],
+}
+
+pub(crate) unsafe fn parts<'a, D: ViewDesc>(v: &D) -> Result<Parts<'a, D::T>, Error> {
+    c_unsafe!({
+        let (rows, cols) = (v.rows(), v.cols());
+        match shape_of(v)?.kind {
+            ViewKind::Dense => {
+                if rows == 0 || cols == 0 {
+                    return Err(Error::ZeroDimension);
+                }
+                if v.col_stride() < rows {
+                    return Err(Error::BufferTooShort);
+                }
+                let len = Dense::<D::T>::min_len(rows, cols, v.col_stride())
+                    .ok_or(Error::SizeOverflow)?;
+                Ok(Parts {
+                    values: slice(v.values(), len)?,
+                    col_ptr: &[],
+                    row_idx: &[],
+                })
+            }
+            ViewKind::Csc => {
+                if v.col_ptr().is_null() {
+                    return Err(Error::NullPointer);
+                }
+                let col_ptr = slice(v.col_ptr(), cols.checked_add(1).ok_or(Error::SizeOverflow)?)?;
+                let nnz = col_ptr[cols];
+                Ok(Parts {
+                    values: slice(v.values(), nnz)?,
+                    col_ptr,
+                    row_idx: slice(v.row_idx(), nnz)?,
+                })
+            }
+        }
+    })
+}
+
+/// Full validation of one descriptor (structure, not values).
+pub(crate) unsafe fn check_view<D: ViewDesc>(v: &D) -> Result<(), Error> {
+    c_unsafe!({
+        let p = parts(v)?;
+        let (rows, cols) = (v.rows(), v.cols());
+        match shape_of(v)?.kind {
+            ViewKind::Dense => Dense::new(p.values, rows, cols, v.col_stride()).map(|_| ()),
+            ViewKind::Csc => Csc::new(rows, cols, p.col_ptr, p.row_idx, p.values).map(|_| ()),
+        }
+    })
+}
+
+/// The C array of view descriptors as a [`ViewSet`]; built only after every
+/// descriptor passed [`check_view`].
+pub(crate) struct CViews<'a, D = mvnmf_view> {
+    pub(crate) views: &'a [D],
+}
+
+// SAFETY: a `CViews` only reads the caller's view descriptors and the data
+// they point to (every access goes through the shared `View`s it hands out),
+// and the C contract is that those buffers stay unchanged until the call
+// returns; so the tasks of a parallel region may read them from any thread.
+unsafe impl<D: ViewDesc> Sync for CViews<'_, D> {}
+
+impl<'a, D: ViewDesc> CViews<'a, D> {
+    pub(crate) unsafe fn new(views: *const D, n_views: usize) -> Result<Self, Error> {
+        c_unsafe!({
+            if n_views == 0 {
+                return Err(Error::ZeroDimension);
+            }
+            let views = slice(views, n_views)?;
+            for v in views {
+                check_view(v)?;
+            }
+            Ok(CViews { views })
+        })
+    }
+}
+
+impl<D: ViewDesc> ViewSet<D::T> for CViews<'_, D> {
+    fn count(&self) -> usize {
+        self.views.len()
+    }
+
+    fn view(&self, i: usize) -> View<'_, D::T> {
+        let Some(v) = self.views.get(i) else {
+            // Unreachable (a view index below `count`); an empty view rather than a panic.
+            return View::Dense(Dense::from_validated(&[], 0, 0, 0));
+        };
+        // SAFETY: `CViews::new` ran `parts` and `check_view` on this very
+        // descriptor, so the same calls succeed and the slices are valid.
+        let p = unsafe { parts(v) };
+        match (v.kind(), p) {
+            (MVNMF_VIEW_CSC, Ok(p)) => View::Csc(Csc::from_validated(
+                v.rows(),
+                v.cols(),
+                p.col_ptr,
+                p.row_idx,
+                p.values,
+            )),
+            (_, Ok(p)) => View::Dense(Dense::from_validated(
+                p.values,
+                v.rows(),
+                v.cols(),
+                v.col_stride(),
+            )),
+            // Unreachable after validation (`CViews::new` checked every
+            // descriptor); an empty view rather than a panic.
+            (_, Err(_)) => View::Dense(Dense::from_validated(&[], 0, 0, 0)),
+        }
+    }
+
+    fn shape(&self, i: usize) -> ViewShape {
+        let empty = ViewShape {
+            rows: 0,
+            cols: 0,
+            kind: ViewKind::Dense,
+            nnz: 0,
+        };
+        let Some(v) = self.views.get(i) else {
+            return empty;
+        };
+        // SAFETY: `CViews::new` validated this descriptor (its `col_ptr` has
+        // `cols + 1` readable entries), so `shape_of` succeeds.
+        unsafe { shape_of(v) }.unwrap_or(empty)
+    }
+}
+
+/// Shapes of a C view array for a workspace query, after the validation the
+/// call runs on the same descriptors ([`CViews::new`]: pointers, dense strides,
+/// the whole CSC structure; not the values), so a query accepts exactly the
+/// descriptors its call accepts.
+pub(crate) unsafe fn shapes<'a, D: ViewDesc + 'a>(
+    views: *const D,
+    n_views: usize,
+) -> Result<impl Iterator<Item = ViewShape> + Clone + 'a, Error> {
+    c_unsafe!({
+        if n_views == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let views: &'a [D] = CViews::new(views, n_views)?.views;
+        Ok(views.iter().map(|v| {
+            shape_of(v).unwrap_or(ViewShape {
+                rows: 0,
+                cols: 0,
+                kind: ViewKind::Dense,
+                nnz: 0,
+            })
+        }))
+    })
+}
+
+/// The factor buffers of a C pointer array: `M_v × K` each, or with `layers`
+/// non-empty, a deep stack of `crate::models::deep::factor_len(M_v, layers)` values.
+pub(crate) struct CFactors<'a, P, D = mvnmf_view> {
+    ptrs: &'a [P],
+    lens: &'a CViews<'a, D>,
+    k: usize,
+    layers: &'a [usize],
+}
+
+pub(crate) unsafe fn factors<'a, P: Copy, D: ViewDesc>(
+    ptrs: *const P,
+    views: &'a CViews<'a, D>,
+    k: usize,
+    layers: &'a [usize],
+    is_null: impl Fn(P) -> bool,
+) -> Result<CFactors<'a, P, D>, Error> {
+    c_unsafe!({
+        let ptrs = slice(ptrs, views.count())?;
+        for (i, &p) in ptrs.iter().enumerate() {
+            if is_null(p) {
+                return Err(Error::NullPointer);
+            }
+            let rows = views.shape(i).rows;
+            let len = if layers.is_empty() {
+                rows.checked_mul(k).ok_or(Error::SizeOverflow)?
+            } else {
+                crate::models::deep::factor_len(rows, layers)?
+            };
+            if len.checked_mul(8).is_none_or(|b| b > isize::MAX as usize) {
+                return Err(Error::SizeOverflow);
+            }
+        }
+        Ok(CFactors {
+            ptrs,
+            lens: views,
+            k,
+            layers,
+        })
+    })
+}
+
+impl<P: Copy, D: ViewDesc> CFactors<'_, P, D> {
+    fn len(&self, i: usize) -> usize {
+        let rows = self.lens.shape(i).rows;
+        if self.layers.is_empty() {
+            rows * self.k
+        } else {
+            // Checked in `factors`.
+            crate::models::deep::factor_len(rows, self.layers).unwrap_or(0)
+        }
+    }
+}
+
+impl<T, D: ViewDesc<T = T>> Factors<T> for CFactors<'_, *const T, D> {
+    fn count(&self) -> usize {
+        self.ptrs.len()
+    }
+    fn get(&self, i: usize) -> &[T] {
+        let Some(&p) = self.ptrs.get(i) else {
+            return &[];
+        };
+        // SAFETY: non-NULL and size checked in `factors`; the caller promises
+        // `M_v × K` doubles that no output or workspace overlaps.
+        unsafe { core::slice::from_raw_parts(p, self.len(i)) }
+    }
+}
+
+impl<T, D: ViewDesc<T = T>> Factors<T> for CFactors<'_, *mut T, D> {
+    fn count(&self) -> usize {
+        self.ptrs.len()
+    }
+    fn get(&self, i: usize) -> &[T] {
+        let Some(&p) = self.ptrs.get(i) else {
+            return &[];
+        };
+        // SAFETY: as above.
+        unsafe { core::slice::from_raw_parts(p, self.len(i)) }
+    }
+}
+
+impl<T, D: ViewDesc<T = T>> FactorsMut<T> for CFactors<'_, *mut T, D> {
+    fn get_mut(&mut self, i: usize) -> &mut [T] {
+        let Some(&p) = self.ptrs.get(i) else {
+            return &mut [];
+        };
+        // SAFETY: as above; `&mut self` makes this the only live borrow.
+        unsafe { core::slice::from_raw_parts_mut(p, self.len(i)) }
+    }
+}
+
+/// The validated views and their item count.
+pub(crate) unsafe fn read_views<'a, D: ViewDesc>(
+    views: *const D,
+    n_views: usize,
+) -> Result<(CViews<'a, D>, usize), Error> {
+    c_unsafe!({
+        let vs = CViews::new(views, n_views)?;
+        let n = vs.shape(0).cols;
+        Ok((vs, n))
+    })
+}
+
+/// The `k × n` encoding buffer and the workspace.
+pub(crate) unsafe fn outputs<'a, T>(
+    v: *mut T,
+    k: usize,
+    n: usize,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> Result<(&'a mut [T], &'a mut [u8]), Error> {
+    c_unsafe!({
+        if v.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let vv = slice_mut(v, k.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        Ok((vv, w))
+    })
+}
+
+/// Adapts the C callback to a Rust monitor.
+pub(crate) fn with_monitor<R>(
+    progress: mvnmf_progress_fn,
+    user: *mut c_void,
+    f: impl FnOnce(Option<crate::steps::Monitor<'_>>) -> R,
+) -> R {
+    match progress {
+        None => f(None),
+        Some(cb) => {
+            let mut m = |p: &Progress| {
+                let cp = mvnmf_progress {
+                    iter: p.iter,
+                    objective: p.objective.into(),
+                };
+                // SAFETY: the caller supplied this function pointer for this purpose.
+                if unsafe { cb(&cp, user) } != 0 {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            };
+            f(Some(&mut m))
+        }
+    }
+}
+
+/// Writes the report (if asked) and maps the stop reason to a status.
+pub(crate) unsafe fn finish(r: Report, report: *mut mvnmf_report) -> Result<mvnmf_status, Error> {
+    c_unsafe!({
+        if !report.is_null() {
+            write_report(report, r.into());
+        }
+        Ok(if r.stop == Stop::Cancelled {
+            mvnmf_status::Cancelled
+        } else {
+            mvnmf_status::Ok
+        })
+    })
+}
+
+/// Writes `r` to `*report` with every byte defined: the struct has 4 padding
+/// bytes after `dead_views`, which a typed store leaves as they were (issue
+/// 31, E7): zero them all, then store the fields one by one.
+///
+/// # Safety
+/// `report` is valid for writing one `mvnmf_report`.
+pub(crate) unsafe fn write_report(report: *mut mvnmf_report, r: mvnmf_report) {
+    // SAFETY: the caller guarantees `report` is valid for one write; every
+    // pointer below is a field of it.
+    unsafe {
+        core::ptr::write_bytes(report.cast::<u8>(), 0, core::mem::size_of::<mvnmf_report>());
+        core::ptr::addr_of_mut!((*report).iterations).write(r.iterations);
+        core::ptr::addr_of_mut!((*report).stop).write(r.stop);
+        core::ptr::addr_of_mut!((*report).dead_views).write(r.dead_views);
+        core::ptr::addr_of_mut!((*report).initial).write(r.initial);
+        core::ptr::addr_of_mut!((*report).objective).write(r.objective);
+    }
+}
+
+/// The body of every `*_workspace` entry point: `bytes` is required, `size`
+/// validates what it reads and computes the size, which is written only on
+/// success; a panic becomes `MVNMF_STATUS_INTERNAL`.
+pub(crate) unsafe fn query(
+    bytes: *mut usize,
+    size: impl FnOnce() -> Result<usize, Error>,
+) -> mvnmf_status {
+    entry!({
+        if bytes.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let b = size()?;
+        *bytes = b;
+        Ok(mvnmf_status::Ok)
+    })
+}
