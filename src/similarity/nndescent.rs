@@ -80,8 +80,8 @@
 use super::engine::{self, Engine, Mode};
 use super::median::{self, Scratch};
 use super::topk::better;
-use super::{check_eta, check_labels, check_views, layout, ClassIndex, KernelSet, Layout};
-use crate::data::{ViewSet, ViewShape};
+use super::{check_eta, check_labels, check_views, layout, ClassIndex, Kernel, KernelSet, Layout};
+use crate::data::{View, ViewSet, ViewShape};
 use crate::error::{Error, Part};
 use crate::linalg::real::Real;
 use crate::par::{Counted, Parallel};
@@ -200,7 +200,8 @@ impl AnnParams {
         let cap = BUFFER_PAIRS.max(worst_leaf).max(worst_join);
         let eb = leaf
             .max(cand.checked_mul(2).ok_or(Error::SizeOverflow)?)
-            .max(TREE_BLOCK);
+            .max(TREE_BLOCK)
+            .max(k);
         Ok(Plan {
             k,
             trees,
@@ -217,6 +218,8 @@ impl AnnParams {
 fn task_req<T>(lay: &Layout, p: &Plan) -> WorkReq {
     WorkReq::all_of(&[
         WorkReq::matrix::<T>(p.eb, p.eb),
+        WorkReq::new::<f32>(p.eb),
+        WorkReq::new::<f64>(p.eb),
         WorkReq::matrix::<usize>(p.cand, 2),
         WorkReq::new::<usize>(p.cap),
         WorkReq::new::<usize>(p.cap),
@@ -225,7 +228,30 @@ fn task_req<T>(lay: &Layout, p: &Plan) -> WorkReq {
     ])
 }
 
-fn ann_req<T>(lay: &Layout, n_classes: usize, p: &Plan) -> WorkReq {
+/// Are the candidates scored on `f32` features (every view dense, linear or RBF)?
+fn fast_ok(lay: &Layout, kernels: &(impl KernelSet + ?Sized)) -> bool {
+    lay.scatter_rows == 0
+        && (0..lay.h).all(|v| matches!(kernels.kernel(v), Kernel::Linear | Kernel::Rbf(_)))
+}
+
+/// The `f32` features of [`Fast`] (nothing when `fast` is false).
+fn fast_req(lay: &Layout, fast: bool) -> WorkReq {
+    if !fast {
+        return WorkReq::new::<u8>(0);
+    }
+    WorkReq::all_of(&[
+        WorkReq::matrix::<f32>(lay.panel_rows, lay.n),
+        WorkReq::matrix::<f32>(lay.h, lay.n),
+        WorkReq::new::<u8>(lay.h),
+        WorkReq::new::<usize>(lay.h),
+        WorkReq::new::<usize>(lay.h),
+        WorkReq::new::<f64>(lay.h),
+        WorkReq::new::<f64>(lay.h),
+        WorkReq::new::<f64>(lay.h),
+    ])
+}
+
+fn ann_req<T>(lay: &Layout, n_classes: usize, p: &Plan, fast: bool) -> WorkReq {
     let n = lay.n;
     let tree = WorkReq::all_of(&[
         WorkReq::new::<usize>(n),
@@ -245,6 +271,7 @@ fn ann_req<T>(lay: &Layout, n_classes: usize, p: &Plan) -> WorkReq {
         ClassIndex::workspace(n, n_classes),
         median::scratch_req(lay),
         WorkReq::matrix::<u8>(n, p.k),
+        fast_req(lay, fast),
         task_req::<T>(lay, p).times(p.tasks),
         WorkReq::any_of(&[tree, cands]),
     ])
@@ -259,13 +286,12 @@ pub fn approx_knn_workspace<T>(
 ) -> Result<usize, Error> {
     let lay = layout(shapes, kernels)?;
     let p = params.plan(lay.n)?;
-    ann_req::<T>(&lay, n_classes, &p).bytes()
+    ann_req::<T>(&lay, n_classes, &p, fast_ok(&lay, kernels)).bytes()
 }
 
 /// One task's evaluator, block and pair buffer.
 struct Task<'a, 'w, T, VS: ?Sized> {
-    eng: Engine<'a, 'w, T, VS>,
-    blk: &'w mut [T],
+    ev: Eval<'a, 'w, T, VS>,
     cols: &'w mut [usize],
     ua: &'w mut [usize],
     ub: &'w mut [usize],
@@ -275,6 +301,59 @@ struct Task<'a, 'w, T, VS: ?Sized> {
     cur: usize,
     end: usize,
     evals: u64,
+}
+
+/// A task's evaluator: the exact one, or the `f32` scoring when every view allows it, and
+/// the block of values.
+struct Eval<'a, 'w, T, VS: ?Sized> {
+    eng: Engine<'a, 'w, T, VS>,
+    fast: Option<Fast<'w>>,
+    blk: &'w mut [T],
+    sf: &'w mut [f32],
+    sd: &'w mut [f64],
+}
+
+impl<T: Real, VS: ViewSet<T> + ?Sized> Eval<'_, '_, T, VS> {
+    /// `blk[r + c·nr] = K(rows[r], cols[c])` (scores in the fast mode).
+    fn rect(&mut self, rows: &[usize], cols: &[usize]) -> Result<(), Error> {
+        let Some(f) = self.fast else {
+            return self.eng.block(rows, cols, self.blk);
+        };
+        let nr = rows.len();
+        if rows.len() >= cols.len() {
+            for (c, &q) in cols.iter().enumerate() {
+                f.scores(q, rows, self.sf, self.sd)?;
+                let dst = self.blk.part_mut(c * nr..c * nr + nr)?;
+                for (d, &v) in dst.iter_mut().zip(self.sd.iter()) {
+                    *d = T::from_f64(v);
+                }
+            }
+        } else {
+            for (r, &p) in rows.iter().enumerate() {
+                f.scores(p, cols, self.sf, self.sd)?;
+                for (c, &v) in self.sd.iter().take(cols.len()).enumerate() {
+                    *self.blk.at_mut(r + c * nr)? = T::from_f64(v);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `blk[a + b·nr] = K(cols[a], cols[b])` for `a < nr` and `b > a` (the other entries
+    /// are left as they are in the fast mode).
+    fn prefix(&mut self, cols: &[usize], nr: usize) -> Result<(), Error> {
+        let Some(f) = self.fast else {
+            return self.eng.block_prefix(cols, nr, self.blk);
+        };
+        for a in 0..nr {
+            let qs = cols.part(a + 1..)?;
+            f.scores(cols.at(a)?, qs, self.sf, self.sd)?;
+            for (t, &v) in self.sd.iter().take(qs.len()).enumerate() {
+                *self.blk.at_mut(a + (a + 1 + t) * nr)? = T::from_f64(v);
+            }
+        }
+        Ok(())
+    }
 }
 
 impl<T: Real, VS: ViewSet<T> + ?Sized> Task<'_, '_, T, VS> {
@@ -298,6 +377,185 @@ impl<T: Real, VS: ViewSet<T> + ?Sized> Task<'_, '_, T, VS> {
             .zip(self.us.iter())
             .take(n)
             .map(|((&a, &b), &s)| (a, b, s))
+    }
+}
+
+/// Kind of a view in [`Fast`]: left out (zero weight), linear (in the stacked part), RBF.
+const F_SKIP: u8 = 0;
+const F_LIN: u8 = 1;
+const F_RBF: u8 = 2;
+
+/// The scoring of candidates in `f32`: every item's features once, as the evaluator's panels
+/// hold them (linear views `√w·x/‖x‖` stacked first, so that their part of the fused value is
+/// one dot product; then each RBF view's `x`, with `‖x‖²` per item), item after item.
+#[derive(Clone, Copy)]
+struct Fast<'f> {
+    z: &'f [f32],
+    /// Features per item; the first `lin` are the stacked linear views.
+    ld: usize,
+    lin: usize,
+    /// `N × H`: `‖x‖²` of each item in each RBF view.
+    norm: &'f [f32],
+    h: usize,
+    kind: &'f [u8],
+    off: &'f [usize],
+    rows: &'f [usize],
+    w: &'f [f64],
+    g: &'f [f64],
+}
+
+type FastParts<'f> = (
+    &'f mut [f32],
+    &'f mut [f32],
+    &'f mut [u8],
+    &'f mut [usize],
+    &'f mut [usize],
+    &'f mut [f64],
+    &'f mut [f64],
+    &'f mut [f64],
+);
+
+impl<'f> Fast<'f> {
+    /// Fills the features (`gamma`: the evaluator's resolved `γ`s, in the scaled units).
+    #[allow(clippy::too_many_arguments)]
+    fn build<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + ?Sized>(
+        views: &VS,
+        kernels: &KS,
+        eta: &[f64],
+        gamma: &[f64],
+        (z, norm, kind, off, rows, w, g, inv): FastParts<'f>,
+        (ld, h, chunk, ntasks): (usize, usize, usize, usize),
+        par: Parallel,
+    ) -> Result<Fast<'f>, Error> {
+        let sum: f64 = eta.iter().sum();
+        let mut o = 0;
+        for pass in [F_LIN, F_RBF] {
+            for v in 0..h {
+                let wv = eta.at(v)? / sum;
+                let kv = match kernels.kernel(v) {
+                    Kernel::Linear => F_LIN,
+                    _ => F_RBF,
+                };
+                if kv != pass {
+                    continue;
+                }
+                let m = views.shape(v).rows;
+                *kind.at_mut(v)? = if wv > 0.0 { kv } else { F_SKIP };
+                *w.at_mut(v)? = wv;
+                *g.at_mut(v)? = gamma.at(v)?;
+                *inv.at_mut(v)? = engine::view_inv_scale(engine::view_max(views.view(v)));
+                *rows.at_mut(v)? = m;
+                *off.at_mut(v)? = o;
+                if wv > 0.0 {
+                    o += m;
+                }
+            }
+        }
+        let lin: usize = (0..h)
+            .filter(|&v| kind.get(v) == Some(&F_LIN))
+            .map(|v| rows.get(v).copied().unwrap_or(0))
+            .sum();
+        z.fill(0.0);
+        norm.fill(0.0);
+        let (kind, off, rows, w, g, inv) = (&*kind, &*off, &*rows, &*w, &*g, &*inv);
+        let items = Counted::new(
+            z.chunks_mut((chunk * ld).max(1))
+                .zip(norm.chunks_mut((chunk * h).max(1)))
+                .enumerate(),
+            ntasks,
+        );
+        par.run_items(items, &|(t, (zc, nc))| {
+            let lo = t * chunk;
+            for (r, (zr, nr)) in zc
+                .chunks_exact_mut(ld.max(1))
+                .zip(nc.chunks_exact_mut(h.max(1)))
+                .enumerate()
+            {
+                let j = lo + r;
+                for v in 0..h {
+                    let kv = kind.at(v)?;
+                    if kv == F_SKIP {
+                        continue;
+                    }
+                    let (o, m, iv) = (off.at(v)?, rows.at(v)?, inv.at(v)?);
+                    let View::Dense(d) = views.view(v) else {
+                        return Err(Error::Internal);
+                    };
+                    let x = d.col(j);
+                    let dst = zr.part_mut(o..o + m)?;
+                    if kv == F_LIN {
+                        let ss: f64 = x
+                            .iter()
+                            .map(|a| {
+                                let y = a.to_f64() * iv;
+                                y * y
+                            })
+                            .sum();
+                        let sc = if ss > 0.0 && ss.is_finite() {
+                            libm::sqrt(w.at(v)?) / libm::sqrt(ss)
+                        } else {
+                            0.0
+                        };
+                        for (d, a) in dst.iter_mut().zip(x) {
+                            *d = (a.to_f64() * iv * sc) as f32;
+                        }
+                    } else {
+                        let mut ss = 0.0f64;
+                        for (d, a) in dst.iter_mut().zip(x) {
+                            *d = (a.to_f64() * iv) as f32;
+                            ss += f64::from(*d) * f64::from(*d);
+                        }
+                        *nr.at_mut(v)? = ss as f32;
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        Ok(Fast {
+            z,
+            ld,
+            lin,
+            norm,
+            h,
+            kind,
+            off,
+            rows,
+            w,
+            g,
+        })
+    }
+
+    /// `sd[t]` = the score of the pair `(p, qs[t])` (`sf`: scratch; both at least `qs.len()`).
+    fn scores(&self, p: usize, qs: &[usize], sf: &mut [f32], sd: &mut [f64]) -> Result<(), Error> {
+        let nq = qs.len();
+        let (sf, sd) = (sf.part_mut(..nq)?, sd.part_mut(..nq)?);
+        if self.lin > 0 {
+            crate::linalg::dots_f32(self.z, self.ld, (0, self.lin), p, qs, sf);
+            for (d, &x) in sd.iter_mut().zip(sf.iter()) {
+                *d = f64::from(x);
+            }
+        } else {
+            sd.fill(0.0);
+        }
+        for v in 0..self.h {
+            if self.kind.get(v) != Some(&F_RBF) {
+                continue;
+            }
+            let (o, m, wv, gv) = (
+                self.off.at(v)?,
+                self.rows.at(v)?,
+                self.w.at(v)?,
+                self.g.at(v)?,
+            );
+            crate::linalg::dots_f32(self.z, self.ld, (o, m), p, qs, sf);
+            let np = f64::from(self.norm.at(p * self.h + v)?);
+            for ((d, &x), &q) in sd.iter_mut().zip(sf.iter()).zip(qs) {
+                let nq = f64::from(self.norm.at(q * self.h + v)?);
+                let d2 = np + nq - 2.0 * f64::from(x);
+                *d += wv * if d2 > 0.0 { libm::exp(-gv * d2) } else { 1.0 };
+            }
+        }
+        Ok(())
     }
 }
 
@@ -503,7 +761,8 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
     if lay.median && nl < 2 {
         return Err(Error::TooFewLabeled);
     }
-    let need = ann_req::<T>(&lay, n_classes, &plan).bytes()?;
+    let fast = fast_ok(&lay, kernels);
+    let need = ann_req::<T>(&lay, n_classes, &plan, fast).bytes()?;
     let len = work.len();
     let mut st = Stack::new(work);
     let ci = ClassIndex::new(labels, n, n_classes, &mut st)?;
@@ -512,20 +771,42 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
     }
     let mut sc = Scratch::new(&lay, &mut st)?;
     let flags: &mut [u8] = st.take_matrix(n, k)?;
+    let mut fast_parts = if fast {
+        let (ld, h) = (lay.panel_rows, lay.h);
+        Some((
+            st.take_matrix::<f32>(ld, n)?,
+            st.take_matrix::<f32>(h, n)?,
+            st.take::<u8>(h)?,
+            st.take::<usize>(h)?,
+            st.take::<usize>(h)?,
+            st.take::<f64>(h)?,
+            st.take::<f64>(h)?,
+            st.take::<f64>(h)?,
+        ))
+    } else {
+        None
+    };
     let slots = st.take_slots(plan.tasks, task_req::<T>(&lay, &plan))?;
     let chunk = n.div_ceil(plan.tasks);
     let mut tasks: [Option<Task<'_, '_, T, VS>>; MAX_TASKS] = [None, None, None, None];
     for (t, (slot, dst)) in slots.zip(tasks.iter_mut()).enumerate() {
         let mut ts = Stack::new(slot);
         let blk: &mut [T] = ts.take_matrix(plan.eb, plan.eb)?;
+        let sf: &mut [f32] = ts.take(plan.eb)?;
+        let sd: &mut [f64] = ts.take(plan.eb)?;
         let cols: &mut [usize] = ts.take_matrix(plan.cand, 2)?;
         let ua: &mut [usize] = ts.take(plan.cap)?;
         let ub: &mut [usize] = ts.take(plan.cap)?;
         let us: &mut [f64] = ts.take(plan.cap)?;
         let eng = Engine::new(views, kernels, &lay, plan.eb, ts)?;
         *dst = Some(Task {
-            eng,
-            blk,
+            ev: Eval {
+                eng,
+                fast: None,
+                blk,
+                sf,
+                sd,
+            },
             cols,
             ua,
             ub,
@@ -542,13 +823,31 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
         let Some(Some(t0)) = first.first_mut() else {
             return Err(Error::Internal);
         };
-        median::resolve(&mut t0.eng, ci.labeled(), &mut sc, t0.blk)?;
-        t0.eng.set_mode(Mode::Fused, Some(eta));
-        t0.eng.set_direct(true);
+        median::resolve(&mut t0.ev.eng, ci.labeled(), &mut sc, t0.ev.blk)?;
+        t0.ev.eng.set_mode(Mode::Fused, Some(eta));
+        t0.ev.eng.set_direct(true);
         for t in rest.iter_mut().flatten() {
-            t.eng.gamma.copy_checked(t0.eng.gamma)?;
-            t.eng.set_mode(Mode::Fused, Some(eta));
-            t.eng.set_direct(true);
+            t.ev.eng.gamma.copy_checked(t0.ev.eng.gamma)?;
+            t.ev.eng.set_mode(Mode::Fused, Some(eta));
+            t.ev.eng.set_direct(true);
+        }
+    }
+    // The `f32` features of the scoring.
+    if let Some((z, norm, kind, off, rows, w, g, inv)) = fast_parts.take() {
+        let Some(Some(t0)) = tasks.first() else {
+            return Err(Error::Internal);
+        };
+        let f = Fast::build(
+            views,
+            kernels,
+            eta,
+            t0.ev.eng.gamma,
+            (z, norm, kind, off, rows, w, g, inv),
+            (lay.panel_rows, lay.h, chunk, plan.tasks),
+            params.parallel,
+        )?;
+        for t in tasks.iter_mut().flatten() {
+            t.ev.fast = Some(f);
         }
     }
 
@@ -633,12 +932,12 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
                         let rows = perm_r.part(lo + p..lo + q)?;
                         let cols = [a, b];
                         let nr = rows.len();
-                        task.eng.block(rows, &cols, task.blk)?;
+                        task.ev.rect(rows, &cols)?;
                         task.evals += 2 * nr as u64;
                         let out = side.part_mut(p..q)?;
                         for (r, o) in out.iter_mut().enumerate() {
-                            let x = task.blk.at(r)?.to_f64();
-                            let y = task.blk.at(r + nr)?.to_f64();
+                            let x = task.ev.blk.at(r)?.to_f64();
+                            let y = task.ev.blk.at(r + nr)?.to_f64();
                             *o = if x > y {
                                 0
                             } else if x < y {
@@ -703,12 +1002,12 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
                         return Ok(false);
                     }
                     let items = perm_r.part(s..e)?;
-                    task.eng.block_prefix(items, m, task.blk)?;
+                    task.ev.prefix(items, m)?;
                     task.evals += (m * (m - 1) / 2) as u64;
                     for a in 0..m {
                         for b in a + 1..m {
                             let (i, j) = (items.at(a)?, items.at(b)?);
-                            let v = task.blk.at(a + b * m)?.to_f64();
+                            let v = task.ev.blk.at(a + b * m)?.to_f64();
                             if heaps.improves(i, j, v) || heaps.improves(j, i, v) {
                                 task.emit(i, j, v);
                             }
@@ -769,10 +1068,10 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
                         got += 1;
                     }
                     let cols = task.cols.part(..got)?;
-                    task.eng.block(&[i], cols, task.blk)?;
+                    task.ev.rect(&[i], cols)?;
                     task.evals += got as u64;
                     for (c, &j) in cols.iter().enumerate() {
-                        let v = task.blk.at(c)?.to_f64();
+                        let v = task.ev.blk.at(c)?.to_f64();
                         heap_push(nb, sm, fl, j, v);
                     }
                 }
@@ -792,10 +1091,10 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
                         got += 1;
                     }
                     let cols = task.cols.part(..got)?;
-                    task.eng.block(&[i], cols, task.blk)?;
+                    task.ev.rect(&[i], cols)?;
                     task.evals += got as u64;
                     for (c, &j) in cols.iter().enumerate() {
-                        let v = task.blk.at(c)?.to_f64();
+                        let v = task.ev.blk.at(c)?.to_f64();
                         heap_push(nb, sm, fl, j, v);
                     }
                 }
@@ -900,7 +1199,7 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
             let nc = nr + no;
             task.cols.part_mut(..nr)?.copy_checked(nw)?;
             task.cols.part_mut(nr..nc)?.copy_checked(od)?;
-            task.eng.block_prefix(task.cols.part(..nc)?, nr, task.blk)?;
+            task.ev.prefix(task.cols.part(..nc)?, nr)?;
             task.evals += (nr * nc) as u64;
             for a in 0..nr {
                 let p = nw.at(a)?;
@@ -909,7 +1208,7 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
                     if p == q {
                         continue;
                     }
-                    let v = task.blk.at(a + b * nr)?.to_f64();
+                    let v = task.ev.blk.at(a + b * nr)?.to_f64();
                     if heaps.improves(p, q, v) || heaps.improves(q, p, v) {
                         // A pair may come twice in one round: the heaps ignore the second.
                         task.emit(p, q, v);
@@ -934,16 +1233,45 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
         }
     }
 
-    // Best first, ties by the lower index.
+    // The exact values of the lists scored in `f32`; best first, ties by the lower index.
     {
         let items = Counted::new(
-            neighbors
-                .chunks_mut((chunk * k).max(1))
-                .zip(sims.chunks_mut((chunk * k).max(1))),
+            tasks
+                .iter_mut()
+                .take(ntasks)
+                .zip(neighbors.chunks_mut((chunk * k).max(1)))
+                .zip(sims.chunks_mut((chunk * k).max(1)))
+                .enumerate(),
             ntasks,
         );
-        par.run_items(items, &|(nb, sm)| {
-            for (x, s) in nb.chunks_exact_mut(k).zip(sm.chunks_exact_mut(k)) {
+        par.run_items(items, &|(t, ((task, nb), sm))| {
+            let Some(task) = task else {
+                return Err(Error::Internal);
+            };
+            let exact = task.ev.fast.is_some();
+            let lo = t * chunk;
+            for (r, (x, s)) in nb
+                .chunks_exact_mut(k)
+                .zip(sm.chunks_exact_mut(k))
+                .enumerate()
+            {
+                if exact {
+                    let i = lo + r;
+                    if x.contains(&NO_NEIGHBOR) {
+                        for (&j, sv) in x.iter().zip(s.iter_mut()) {
+                            if j != NO_NEIGHBOR {
+                                task.ev.eng.block(&[i], &[j], task.ev.blk)?;
+                                *sv = task.ev.blk.at(0)?.to_f64();
+                            }
+                        }
+                    } else {
+                        task.ev.eng.block(&[i], x, task.ev.blk)?;
+                        for (c, sv) in s.iter_mut().enumerate() {
+                            *sv = task.ev.blk.at(c)?.to_f64();
+                        }
+                    }
+                    task.evals += k as u64;
+                }
                 // Insertion sort (k is small).
                 for a in 1..k {
                     let mut b = a;
