@@ -461,39 +461,38 @@ impl<T: Real> simd::Kernel for PanelDots<'_, T> {
     }
 }
 
-/// `out[t] = Σ_f x[f] y_t[f]` in `f32` for the item rows `x = z[p·ld + o ..][..m]` and
+/// `out[t] = Σ_f x[f] y_t[f]` in `f32` for `m` values `x` and the item rows
 /// `y_t = z[q_t·ld + o ..][..m]` of an item-major `f32` table `z` (the candidate scoring
 /// of `similarity::approx_knn`): sixteen partial sums per value, reduced in a fixed tree, no
 /// fused multiply-add (AVX2 registers when the CPU has them, `microk`), so the same bits at
-/// every SIMD level and whichever of the two items is `p`. A row outside `z` gives 0.
+/// every SIMD level and whichever of two items is `x`. A row outside `z` (or `x` not of
+/// `m` values) gives 0.
 pub(crate) fn dots_f32(
     z: &[f32],
     ld: usize,
     (o, m): (usize, usize),
-    p: usize,
+    x: &[f32],
     qs: &[usize],
     out: &mut [f32],
 ) {
-    DotsF32 {
-        z,
-        ld,
-        o,
-        m,
-        p,
-        qs,
-        out,
+    let tile = microk::AvxTile::new();
+    for (dst, &q) in out.iter_mut().zip(qs) {
+        let y = row_f32(z, ld, (o, m), q);
+        *dst = if y.len() == m && x.len() == m {
+            dot16(tile, x, y)
+        } else {
+            0.0
+        };
     }
-    .run();
 }
 
-struct DotsF32<'a> {
-    z: &'a [f32],
-    ld: usize,
-    o: usize,
-    m: usize,
-    p: usize,
-    qs: &'a [usize],
-    out: &'a mut [f32],
+/// Row `i` of an item-major table (`m` values from `o`; empty outside).
+#[inline]
+pub(crate) fn row_f32(z: &[f32], ld: usize, (o, m): (usize, usize), i: usize) -> &[f32] {
+    i.checked_mul(ld)
+        .and_then(|r| r.checked_add(o))
+        .and_then(|r| z.get(r..r.checked_add(m)?))
+        .unwrap_or_default()
 }
 
 #[inline(always)]
@@ -526,37 +525,6 @@ fn dot16(tile: Option<microk::AvxTile>, x: &[f32], y: &[f32]) -> f32 {
         r += a * b;
     }
     r
-}
-
-impl DotsF32<'_> {
-    #[inline(always)]
-    fn run(self) {
-        let tile = microk::AvxTile::new();
-        let DotsF32 {
-            z,
-            ld,
-            o,
-            m,
-            p,
-            qs,
-            out,
-        } = self;
-        let row = |i: usize| -> &[f32] {
-            i.checked_mul(ld)
-                .and_then(|r| r.checked_add(o))
-                .and_then(|r| z.get(r..r.checked_add(m)?))
-                .unwrap_or_default()
-        };
-        let x = row(p);
-        for (dst, &q) in out.iter_mut().zip(qs) {
-            let y = row(q);
-            *dst = if y.len() == m && x.len() == m {
-                dot16(tile, x, y)
-            } else {
-                0.0
-            };
-        }
-    }
 }
 
 /// `Σ a_i²` in f64.

@@ -40,16 +40,30 @@
 //! data and the seed only: serial, any pool size and a host pool give the same neighbours
 //! and similarities.
 //!
-//! **Values.** The similarities are the fused kernel's, computed in small blocks by the
-//! evaluator of the exact search; a value may differ from the exact search's in the last
-//! bits (another GEMM shape). Order: larger first, ties by the lower index.
+//! **Scoring in `f32`** (issue 30). When every view is dense with a linear or RBF kernel,
+//! the candidates are scored on `f32` features of every item, built once (`O(N·M)`): the
+//! linear views' `√w·x/‖x‖` stacked (their part of the fused value is one dot product), then
+//! each RBF view's `x` with `‖x‖²` (its part `w·exp(−γ(‖x‖² + ‖y‖² − 2xᵀy))`). A score reads
+//! the two items' rows in place (no panel is gathered) and takes one `f32` dot product per
+//! part (`linalg::dots_f32`: sixteen partial sums in a fixed order, AVX2 registers when the
+//! CPU has them, the same bits at every SIMD level). With linear views only, a tree split is
+//! the hyperplane it is: `z_x·(z_{p₁} − z_{p₂}) ≷ 0`, one product per item and level instead
+//! of two. Other views (CSC, χ², intersection) are evaluated by the exact evaluator as before.
+//!
+//! **Values.** The final lists' similarities are always the fused kernel's, computed in
+//! small blocks by the evaluator of the exact search (in the `f32` mode each item's `k`
+//! values once at the end, then sorted); a value may differ from the exact search's in the
+//! last bits (another GEMM shape). Order: larger first, ties by the lower index. In the `f32`
+//! mode the lists are those the `f32` scores select: pairs whose scores differ by less than
+//! their rounding (~`1e−7`) may be ranked otherwise than by the exact values.
 //!
 //! **Cost.** Trees: `trees · N · depth · 2` kernel values plus `trees · N · leaf / 2` for
 //! the leaf pairs; each iteration at most `N · (c(c − 1)/2 + c²)` values (`c` = candidates),
 //! in practice far fewer after the first ones. Memory (besides the `N × k` outputs, which
 //! hold the heaps): `N·k` flags, `N·c·24` bytes of candidate lists (or `34·N` bytes for the
 //! trees, the same memory), and per task one evaluator (`8·H·N` bytes of item scales and
-//! the small panels) and a buffer of `24·cap` bytes.
+//! the small panels) and a buffer of `24·cap` bytes; in the `f32` mode also `4·N·(M + H)`
+//! bytes of features (`M`: the views' rows together), a third of the input in `f64`.
 //!
 //! **Measured** (`bench/bench_ann.py`, k = 10, recall@10 on 1000 sampled items against the
 //! exact search; peers on the equivalent Euclidean features in float32; CPU seconds of the
@@ -84,6 +98,7 @@ use super::{check_eta, check_labels, check_views, layout, ClassIndex, Kernel, Ke
 use crate::data::{View, ViewSet, ViewShape};
 use crate::error::{Error, Part};
 use crate::linalg::real::Real;
+use crate::linalg::{dots_f32, row_f32};
 use crate::par::{Counted, Parallel};
 use crate::rng::Rng;
 use crate::work::{Stack, WorkReq};
@@ -107,7 +122,7 @@ pub struct AnnParams {
     pub k: usize,
     /// Seed of the trees, the random fill and the sampling.
     pub seed: u64,
-    /// Trees of the start (0: `min(32, 4 + ⌊N^{1/4}⌋ / 2)`).
+    /// Trees of the start (0: `min(32, 2 + ⌊N^{1/4}⌋ / 3)`: 5 at 20 000 items, 7 at 100 000).
     pub trees: usize,
     /// Most items per leaf (0: `max(16, k + 2)`), at least 2.
     pub leaf: usize,
@@ -172,7 +187,7 @@ impl AnnParams {
         }
         let root4 = libm::sqrt(libm::sqrt(n as f64)) as usize;
         let trees = if self.trees == 0 {
-            (4 + root4 / 2).min(32)
+            (2 + root4 / 3).min(32)
         } else {
             self.trees
         };
@@ -218,7 +233,7 @@ impl AnnParams {
 fn task_req<T>(lay: &Layout, p: &Plan) -> WorkReq {
     WorkReq::all_of(&[
         WorkReq::matrix::<T>(p.eb, p.eb),
-        WorkReq::new::<f32>(p.eb),
+        WorkReq::new::<f32>(p.eb.checked_add(lay.panel_rows).unwrap_or(usize::MAX)),
         WorkReq::new::<f64>(p.eb),
         WorkReq::matrix::<usize>(p.cand, 2),
         WorkReq::new::<usize>(p.cap),
@@ -337,6 +352,33 @@ impl<T: Real, VS: ViewSet<T> + ?Sized> Eval<'_, '_, T, VS> {
             }
         }
         Ok(())
+    }
+
+    /// `blk[r] − blk[r + nr]` has the sign of `K(rows[r], a) − K(rows[r], b)`: in the fast
+    /// mode with linear views only, `blk[r] = z_r·(z_a − z_b)` (one product per item: the
+    /// bisector is a hyperplane) and `blk[r + nr] = 0`. Returns the values computed.
+    fn split(&mut self, rows: &[usize], a: usize, b: usize) -> Result<usize, Error> {
+        let nr = rows.len();
+        match self.fast {
+            Some(f) if f.linear_only() => {
+                let (za, zb) = (f.row(a), f.row(b));
+                let u = self.sf.part_mut(..f.ld)?;
+                for ((u, &x), &y) in u.iter_mut().zip(za).zip(zb) {
+                    *u = x - y;
+                }
+                let (u, out) = self.sf.split_at_mut(f.ld);
+                dots_f32(f.z, f.ld, (0, f.ld), u, rows, out.part_mut(..nr)?);
+                for (r, &d) in out.iter().take(nr).enumerate() {
+                    *self.blk.at_mut(r)? = T::from_f64(f64::from(d));
+                    *self.blk.at_mut(r + nr)? = T::ZERO;
+                }
+                Ok(nr)
+            }
+            _ => {
+                self.rect(rows, &[a, b])?;
+                Ok(2 * nr)
+            }
+        }
     }
 
     /// `blk[a + b·nr] = K(cols[a], cols[b])` for `a < nr` and `b > a` (the other entries
@@ -525,12 +567,25 @@ impl<'f> Fast<'f> {
         })
     }
 
+    /// Only linear views (the whole row is one stacked part)?
+    #[inline]
+    fn linear_only(&self) -> bool {
+        self.lin == self.ld
+    }
+
+    /// Item `i`'s features.
+    #[inline]
+    fn row(&self, i: usize) -> &'f [f32] {
+        row_f32(self.z, self.ld, (0, self.ld), i)
+    }
+
     /// `sd[t]` = the score of the pair `(p, qs[t])` (`sf`: scratch; both at least `qs.len()`).
     fn scores(&self, p: usize, qs: &[usize], sf: &mut [f32], sd: &mut [f64]) -> Result<(), Error> {
         let nq = qs.len();
         let (sf, sd) = (sf.part_mut(..nq)?, sd.part_mut(..nq)?);
         if self.lin > 0 {
-            crate::linalg::dots_f32(self.z, self.ld, (0, self.lin), p, qs, sf);
+            let x = row_f32(self.z, self.ld, (0, self.lin), p);
+            dots_f32(self.z, self.ld, (0, self.lin), x, qs, sf);
             for (d, &x) in sd.iter_mut().zip(sf.iter()) {
                 *d = f64::from(x);
             }
@@ -547,7 +602,8 @@ impl<'f> Fast<'f> {
                 self.w.at(v)?,
                 self.g.at(v)?,
             );
-            crate::linalg::dots_f32(self.z, self.ld, (o, m), p, qs, sf);
+            let x = row_f32(self.z, self.ld, (o, m), p);
+            dots_f32(self.z, self.ld, (o, m), x, qs, sf);
             let np = f64::from(self.norm.at(p * self.h + v)?);
             for ((d, &x), &q) in sd.iter_mut().zip(sf.iter()).zip(qs) {
                 let nq = f64::from(self.norm.at(q * self.h + v)?);
@@ -792,7 +848,11 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
     for (t, (slot, dst)) in slots.zip(tasks.iter_mut()).enumerate() {
         let mut ts = Stack::new(slot);
         let blk: &mut [T] = ts.take_matrix(plan.eb, plan.eb)?;
-        let sf: &mut [f32] = ts.take(plan.eb)?;
+        let sf: &mut [f32] = ts.take(
+            plan.eb
+                .checked_add(lay.panel_rows)
+                .ok_or(Error::SizeOverflow)?,
+        )?;
         let sd: &mut [f64] = ts.take(plan.eb)?;
         let cols: &mut [usize] = ts.take_matrix(plan.cand, 2)?;
         let ua: &mut [usize] = ts.take(plan.cap)?;
@@ -930,10 +990,8 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
                             q += 1;
                         }
                         let rows = perm_r.part(lo + p..lo + q)?;
-                        let cols = [a, b];
                         let nr = rows.len();
-                        task.ev.rect(rows, &cols)?;
-                        task.evals += 2 * nr as u64;
+                        task.evals += task.ev.split(rows, a, b)? as u64;
                         let out = side.part_mut(p..q)?;
                         for (r, o) in out.iter_mut().enumerate() {
                             let x = task.ev.blk.at(r)?.to_f64();
@@ -1132,7 +1190,7 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
                 let mine = |x: usize| x >= lo && x < hi;
                 for (i, (row, frow)) in nb.chunks_exact(k).zip(fl.chunks_exact(k)).enumerate() {
                     for (&j, &f) in row.iter().zip(frow) {
-                        if j == NO_NEIGHBOR {
+                        if j == NO_NEIGHBOR || !(mine(i) || mine(j)) {
                             continue;
                         }
                         let pr = priority(seed, it, i, j);
