@@ -240,7 +240,7 @@ impl AnnParams {
 fn task_req<T>(lay: &Layout, p: &Plan) -> WorkReq {
     WorkReq::all_of(&[
         WorkReq::matrix::<T>(p.eb, p.eb),
-        WorkReq::new::<f32>(p.eb.checked_add(lay.panel_rows).unwrap_or(usize::MAX)),
+        WorkReq::new::<f32>(p.eb.saturating_add(lay.panel_rows)),
         WorkReq::new::<f64>(p.eb),
         WorkReq::matrix::<usize>(p.cand, 2),
         WorkReq::new::<usize>(p.cap),
