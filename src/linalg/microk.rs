@@ -61,6 +61,25 @@ impl AvxTile {
             .then_some(AvxTile(level == SimdLevel::Avx512))
     }
 
+    /// The sixteen partial sums `s[l] = Σ_{i ≡ l (mod 16), i < 16·⌊n/16⌋} x_i y_i` in `f32`
+    /// (`n`: the shorter length), each a multiply then an add (no fused multiply-add), so
+    /// lane for lane the bits of the portable loop of `linalg::dots_f32`.
+    #[inline(always)]
+    pub(crate) fn partial_dots_f32(self, x: &[f32], y: &[f32]) -> [f32; 16] {
+        let n16 = x.len().min(y.len()) / 16 * 16;
+        let mut s = [0.0f32; 16];
+        #[cfg(target_arch = "x86_64")]
+        {
+            let (Some(x), Some(y)) = (x.get(..n16), y.get(..n16)) else {
+                return s;
+            };
+            // SAFETY: the token proves AVX2; both slices hold `n16` values, the loads read
+            // `x[i..i + 16]` and `y[i..i + 16]` for `i + 16 <= n16` only.
+            unsafe { dots16_avx2(x.as_ptr(), y.as_ptr(), n16, &mut s) };
+        }
+        s
+    }
+
     /// Whether this is the AVX-512 tile (`24 × 8`; else `12 × 4`).
     #[inline(always)]
     pub(crate) fn is_512(self) -> bool {
@@ -455,5 +474,37 @@ unsafe fn k256<const MV: usize, const NB: usize, const UNIT: bool>(x: Args) {
                 }
             }
         }
+    }
+}
+
+/// See [`AvxTile::partial_dots_f32`]: `x`, `y` readable for `n16` values, `n16` a multiple
+/// of 16.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn dots16_avx2(x: *const f32, y: *const f32, n16: usize, s: &mut [f32; 16]) {
+    use core::arch::x86_64::{
+        _mm256_add_ps, _mm256_loadu_ps, _mm256_mul_ps, _mm256_setzero_ps, _mm256_storeu_ps,
+    };
+    let (mut a0, mut a1) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+    let mut i = 0;
+    while i + 16 <= n16 {
+        // SAFETY: `i + 16 <= n16` values of each operand are readable.
+        let (x0, x1, y0, y1) = unsafe {
+            (
+                _mm256_loadu_ps(x.add(i)),
+                _mm256_loadu_ps(x.add(i + 8)),
+                _mm256_loadu_ps(y.add(i)),
+                _mm256_loadu_ps(y.add(i + 8)),
+            )
+        };
+        a0 = _mm256_add_ps(a0, _mm256_mul_ps(x0, y0));
+        a1 = _mm256_add_ps(a1, _mm256_mul_ps(x1, y1));
+        i += 16;
+    }
+    let p = s.as_mut_ptr();
+    // SAFETY: `s` holds 16 values.
+    unsafe {
+        _mm256_storeu_ps(p, a0);
+        _mm256_storeu_ps(p.add(8), a1);
     }
 }

@@ -461,6 +461,72 @@ impl<T: Real> simd::Kernel for PanelDots<'_, T> {
     }
 }
 
+/// `out[t] = Σ_f x[f] y_t[f]` in `f32` for `m` values `x` and the item rows
+/// `y_t = z[q_t·ld + o ..][..m]` of an item-major `f32` table `z` (the candidate scoring
+/// of `similarity::approx_knn`): sixteen partial sums per value, reduced in a fixed tree, no
+/// fused multiply-add (AVX2 registers when the CPU has them, `microk`), so the same bits at
+/// every SIMD level and whichever of two items is `x`. A row outside `z` (or `x` not of
+/// `m` values) gives 0.
+pub(crate) fn dots_f32(
+    z: &[f32],
+    ld: usize,
+    (o, m): (usize, usize),
+    x: &[f32],
+    qs: &[usize],
+    out: &mut [f32],
+) {
+    let tile = microk::AvxTile::new();
+    for (dst, &q) in out.iter_mut().zip(qs) {
+        let y = row_f32(z, ld, (o, m), q);
+        *dst = if y.len() == m && x.len() == m {
+            dot16(tile, x, y)
+        } else {
+            0.0
+        };
+    }
+}
+
+/// Row `i` of an item-major table (`m` values from `o`; empty outside).
+#[inline]
+pub(crate) fn row_f32(z: &[f32], ld: usize, (o, m): (usize, usize), i: usize) -> &[f32] {
+    i.checked_mul(ld)
+        .and_then(|r| r.checked_add(o))
+        .and_then(|r| z.get(r..r.checked_add(m)?))
+        .unwrap_or_default()
+}
+
+#[inline(always)]
+fn dot16(tile: Option<microk::AvxTile>, x: &[f32], y: &[f32]) -> f32 {
+    let mut s = [0.0f32; 16];
+    let mut cx = x.chunks_exact(16);
+    let mut cy = y.chunks_exact(16);
+    match tile {
+        Some(t) => s = t.partial_dots_f32(x, y),
+        None => {
+            for (a, b) in (&mut cx).zip(&mut cy) {
+                for ((s, &a), &b) in s.iter_mut().zip(a).zip(b) {
+                    *s += a * b;
+                }
+            }
+        }
+    }
+    let (cx, cy) = (
+        x.get(x.len() / 16 * 16..).unwrap_or_default(),
+        y.get(y.len() / 16 * 16..).unwrap_or_default(),
+    );
+    let (s0, s1) = s.split_at(8);
+    let mut h = [0.0f32; 8];
+    for ((h, &a), &b) in h.iter_mut().zip(s0).zip(s1) {
+        *h = a + b;
+    }
+    let q = [h[0] + h[4], h[1] + h[5], h[2] + h[6], h[3] + h[7]];
+    let mut r = (q[0] + q[2]) + (q[1] + q[3]);
+    for (a, b) in cx.iter().zip(cy) {
+        r += a * b;
+    }
+    r
+}
+
 /// `Σ a_i²` in f64.
 #[inline]
 pub(crate) fn sq_norm<T: Real>(a: &[T]) -> f64 {

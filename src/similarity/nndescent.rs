@@ -40,16 +40,30 @@
 //! data and the seed only: serial, any pool size and a host pool give the same neighbours
 //! and similarities.
 //!
-//! **Values.** The similarities are the fused kernel's, computed in small blocks by the
-//! evaluator of the exact search; a value may differ from the exact search's in the last
-//! bits (another GEMM shape). Order: larger first, ties by the lower index.
+//! **Scoring in `f32`** (issue 30). When every view is dense with a linear or RBF kernel,
+//! the candidates are scored on `f32` features of every item, built once (`O(N·M)`): the
+//! linear views' `√w·x/‖x‖` stacked (their part of the fused value is one dot product), then
+//! each RBF view's `x` with `‖x‖²` (its part `w·exp(−γ(‖x‖² + ‖y‖² − 2xᵀy))`). A score reads
+//! the two items' rows in place (no panel is gathered) and takes one `f32` dot product per
+//! part (`linalg::dots_f32`: sixteen partial sums in a fixed order, AVX2 registers when the
+//! CPU has them, the same bits at every SIMD level). With linear views only, a tree split is
+//! the hyperplane it is: `z_x·(z_{p₁} − z_{p₂}) ≷ 0`, one product per item and level instead
+//! of two. Other views (CSC, χ², intersection) are evaluated by the exact evaluator as before.
+//!
+//! **Values.** The final lists' similarities are always the fused kernel's, computed in
+//! small blocks by the evaluator of the exact search (in the `f32` mode each item's `k`
+//! values once at the end, then sorted); a value may differ from the exact search's in the
+//! last bits (another GEMM shape). Order: larger first, ties by the lower index. In the `f32`
+//! mode the lists are those the `f32` scores select: pairs whose scores differ by less than
+//! their rounding (~`1e−7`) may be ranked otherwise than by the exact values.
 //!
 //! **Cost.** Trees: `trees · N · depth · 2` kernel values plus `trees · N · leaf / 2` for
 //! the leaf pairs; each iteration at most `N · (c(c − 1)/2 + c²)` values (`c` = candidates),
 //! in practice far fewer after the first ones. Memory (besides the `N × k` outputs, which
 //! hold the heaps): `N·k` flags, `N·c·24` bytes of candidate lists (or `34·N` bytes for the
 //! trees, the same memory), and per task one evaluator (`8·H·N` bytes of item scales and
-//! the small panels) and a buffer of `24·cap` bytes.
+//! the small panels) and a buffer of `24·cap` bytes; in the `f32` mode also `4·N·(M + H)`
+//! bytes of features (`M`: the views' rows together), a third of the input in `f64`.
 //!
 //! **Measured** (`bench/bench_ann.py`, k = 10, recall@10 on 1000 sampled items against the
 //! exact search; peers on the equivalent Euclidean features in float32; CPU seconds of the
@@ -76,14 +90,22 @@
 //! per item and iteration, `f32` panels, fewer wasted values in the join blocks) and, for
 //! the hard case, the larger lists built internally (`k' > k`) that pynndescent's
 //! `n_neighbors = 30` amounts to.
+//!
+//! **After the `f32` scoring** (issue 30, same run, machine at a load of ~25, CPU seconds,
+//! one thread): clustered 100 000, defaults: 0.9989 in 5.39 s (pynndescent defaults: 0.9999
+//! in 2.95 s; at a load of ~20 an hour earlier 13.98 s before this change, 4.53 s with 12
+//! trees, 3.46 s with 6); clustered 20 000: 0.9994 in 0.75 s (was 1.52 s); hard 20 000,
+//! `build k 20, candidates 40`: 0.984 in 1.79 s (was 4.60 s). Still ~1.3–1.8× pynndescent's
+//! CPU time: the goal of issue 30 is not met yet (see the report of branch `annperf`).
 
 use super::engine::{self, Engine, Mode};
 use super::median::{self, Scratch};
 use super::topk::better;
-use super::{check_eta, check_labels, check_views, layout, ClassIndex, KernelSet, Layout};
-use crate::data::{ViewSet, ViewShape};
+use super::{check_eta, check_labels, check_views, layout, ClassIndex, Kernel, KernelSet, Layout};
+use crate::data::{View, ViewSet, ViewShape};
 use crate::error::{Error, Part};
 use crate::linalg::real::Real;
+use crate::linalg::{dots_f32, row_f32};
 use crate::par::{Counted, Parallel};
 use crate::rng::Rng;
 use crate::work::{Stack, WorkReq};
@@ -107,7 +129,7 @@ pub struct AnnParams {
     pub k: usize,
     /// Seed of the trees, the random fill and the sampling.
     pub seed: u64,
-    /// Trees of the start (0: `min(32, 4 + ⌊N^{1/4}⌋ / 2)`).
+    /// Trees of the start (0: `min(32, 2 + ⌊N^{1/4}⌋ / 3)`: 5 at 20 000 items, 7 at 100 000).
     pub trees: usize,
     /// Most items per leaf (0: `max(16, k + 2)`), at least 2.
     pub leaf: usize,
@@ -172,7 +194,7 @@ impl AnnParams {
         }
         let root4 = libm::sqrt(libm::sqrt(n as f64)) as usize;
         let trees = if self.trees == 0 {
-            (4 + root4 / 2).min(32)
+            (2 + root4 / 3).min(32)
         } else {
             self.trees
         };
@@ -200,7 +222,8 @@ impl AnnParams {
         let cap = BUFFER_PAIRS.max(worst_leaf).max(worst_join);
         let eb = leaf
             .max(cand.checked_mul(2).ok_or(Error::SizeOverflow)?)
-            .max(TREE_BLOCK);
+            .max(TREE_BLOCK)
+            .max(k);
         Ok(Plan {
             k,
             trees,
@@ -217,6 +240,8 @@ impl AnnParams {
 fn task_req<T>(lay: &Layout, p: &Plan) -> WorkReq {
     WorkReq::all_of(&[
         WorkReq::matrix::<T>(p.eb, p.eb),
+        WorkReq::new::<f32>(p.eb.saturating_add(lay.panel_rows)),
+        WorkReq::new::<f64>(p.eb),
         WorkReq::matrix::<usize>(p.cand, 2),
         WorkReq::new::<usize>(p.cap),
         WorkReq::new::<usize>(p.cap),
@@ -225,7 +250,30 @@ fn task_req<T>(lay: &Layout, p: &Plan) -> WorkReq {
     ])
 }
 
-fn ann_req<T>(lay: &Layout, n_classes: usize, p: &Plan) -> WorkReq {
+/// Are the candidates scored on `f32` features (every view dense, linear or RBF)?
+fn fast_ok(lay: &Layout, kernels: &(impl KernelSet + ?Sized)) -> bool {
+    lay.scatter_rows == 0
+        && (0..lay.h).all(|v| matches!(kernels.kernel(v), Kernel::Linear | Kernel::Rbf(_)))
+}
+
+/// The `f32` features of [`Fast`] (nothing when `fast` is false).
+fn fast_req(lay: &Layout, fast: bool) -> WorkReq {
+    if !fast {
+        return WorkReq::new::<u8>(0);
+    }
+    WorkReq::all_of(&[
+        WorkReq::matrix::<f32>(lay.panel_rows, lay.n),
+        WorkReq::matrix::<f32>(lay.h, lay.n),
+        WorkReq::new::<u8>(lay.h),
+        WorkReq::new::<usize>(lay.h),
+        WorkReq::new::<usize>(lay.h),
+        WorkReq::new::<f64>(lay.h),
+        WorkReq::new::<f64>(lay.h),
+        WorkReq::new::<f64>(lay.h),
+    ])
+}
+
+fn ann_req<T>(lay: &Layout, n_classes: usize, p: &Plan, fast: bool) -> WorkReq {
     let n = lay.n;
     let tree = WorkReq::all_of(&[
         WorkReq::new::<usize>(n),
@@ -245,6 +293,7 @@ fn ann_req<T>(lay: &Layout, n_classes: usize, p: &Plan) -> WorkReq {
         ClassIndex::workspace(n, n_classes),
         median::scratch_req(lay),
         WorkReq::matrix::<u8>(n, p.k),
+        fast_req(lay, fast),
         task_req::<T>(lay, p).times(p.tasks),
         WorkReq::any_of(&[tree, cands]),
     ])
@@ -259,13 +308,12 @@ pub fn approx_knn_workspace<T>(
 ) -> Result<usize, Error> {
     let lay = layout(shapes, kernels)?;
     let p = params.plan(lay.n)?;
-    ann_req::<T>(&lay, n_classes, &p).bytes()
+    ann_req::<T>(&lay, n_classes, &p, fast_ok(&lay, kernels)).bytes()
 }
 
 /// One task's evaluator, block and pair buffer.
 struct Task<'a, 'w, T, VS: ?Sized> {
-    eng: Engine<'a, 'w, T, VS>,
-    blk: &'w mut [T],
+    ev: Eval<'a, 'w, T, VS>,
     cols: &'w mut [usize],
     ua: &'w mut [usize],
     ub: &'w mut [usize],
@@ -275,6 +323,86 @@ struct Task<'a, 'w, T, VS: ?Sized> {
     cur: usize,
     end: usize,
     evals: u64,
+}
+
+/// A task's evaluator: the exact one, or the `f32` scoring when every view allows it, and
+/// the block of values.
+struct Eval<'a, 'w, T, VS: ?Sized> {
+    eng: Engine<'a, 'w, T, VS>,
+    fast: Option<Fast<'w>>,
+    blk: &'w mut [T],
+    sf: &'w mut [f32],
+    sd: &'w mut [f64],
+}
+
+impl<T: Real, VS: ViewSet<T> + ?Sized> Eval<'_, '_, T, VS> {
+    /// `blk[r + c·nr] = K(rows[r], cols[c])` (scores in the fast mode).
+    fn rect(&mut self, rows: &[usize], cols: &[usize]) -> Result<(), Error> {
+        let Some(f) = self.fast else {
+            return self.eng.block(rows, cols, self.blk);
+        };
+        let nr = rows.len();
+        if rows.len() >= cols.len() {
+            for (c, &q) in cols.iter().enumerate() {
+                f.scores(q, rows, self.sf, self.sd)?;
+                let dst = self.blk.part_mut(c * nr..c * nr + nr)?;
+                for (d, &v) in dst.iter_mut().zip(self.sd.iter()) {
+                    *d = T::from_f64(v);
+                }
+            }
+        } else {
+            for (r, &p) in rows.iter().enumerate() {
+                f.scores(p, cols, self.sf, self.sd)?;
+                for (c, &v) in self.sd.iter().take(cols.len()).enumerate() {
+                    *self.blk.at_mut(r + c * nr)? = T::from_f64(v);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `blk[r] − blk[r + nr]` has the sign of `K(rows[r], a) − K(rows[r], b)`: in the fast
+    /// mode with linear views only, `blk[r] = z_r·(z_a − z_b)` (one product per item: the
+    /// bisector is a hyperplane) and `blk[r + nr] = 0`. Returns the values computed.
+    fn split(&mut self, rows: &[usize], a: usize, b: usize) -> Result<usize, Error> {
+        let nr = rows.len();
+        match self.fast {
+            Some(f) if f.linear_only() => {
+                let (za, zb) = (f.row(a), f.row(b));
+                let u = self.sf.part_mut(..f.ld)?;
+                for ((u, &x), &y) in u.iter_mut().zip(za).zip(zb) {
+                    *u = x - y;
+                }
+                let (u, out) = self.sf.split_at_mut(f.ld);
+                dots_f32(f.z, f.ld, (0, f.ld), u, rows, out.part_mut(..nr)?);
+                for (r, &d) in out.iter().take(nr).enumerate() {
+                    *self.blk.at_mut(r)? = T::from_f64(f64::from(d));
+                    *self.blk.at_mut(r + nr)? = T::ZERO;
+                }
+                Ok(nr)
+            }
+            _ => {
+                self.rect(rows, &[a, b])?;
+                Ok(2 * nr)
+            }
+        }
+    }
+
+    /// `blk[a + b·nr] = K(cols[a], cols[b])` for `a < nr` and `b > a` (the other entries
+    /// are left as they are in the fast mode).
+    fn prefix(&mut self, cols: &[usize], nr: usize) -> Result<(), Error> {
+        let Some(f) = self.fast else {
+            return self.eng.block_prefix(cols, nr, self.blk);
+        };
+        for a in 0..nr {
+            let qs = cols.part(a + 1..)?;
+            f.scores(cols.at(a)?, qs, self.sf, self.sd)?;
+            for (t, &v) in self.sd.iter().take(qs.len()).enumerate() {
+                *self.blk.at_mut(a + (a + 1 + t) * nr)? = T::from_f64(v);
+            }
+        }
+        Ok(())
+    }
 }
 
 impl<T: Real, VS: ViewSet<T> + ?Sized> Task<'_, '_, T, VS> {
@@ -298,6 +426,199 @@ impl<T: Real, VS: ViewSet<T> + ?Sized> Task<'_, '_, T, VS> {
             .zip(self.us.iter())
             .take(n)
             .map(|((&a, &b), &s)| (a, b, s))
+    }
+}
+
+/// Kind of a view in [`Fast`]: left out (zero weight), linear (in the stacked part), RBF.
+const F_SKIP: u8 = 0;
+const F_LIN: u8 = 1;
+const F_RBF: u8 = 2;
+
+/// The scoring of candidates in `f32`: every item's features once, as the evaluator's panels
+/// hold them (linear views `√w·x/‖x‖` stacked first, so that their part of the fused value is
+/// one dot product; then each RBF view's `x`, with `‖x‖²` per item), item after item.
+#[derive(Clone, Copy)]
+struct Fast<'f> {
+    z: &'f [f32],
+    /// Features per item; the first `lin` are the stacked linear views.
+    ld: usize,
+    lin: usize,
+    /// `N × H`: `‖x‖²` of each item in each RBF view.
+    norm: &'f [f32],
+    h: usize,
+    kind: &'f [u8],
+    off: &'f [usize],
+    rows: &'f [usize],
+    w: &'f [f64],
+    g: &'f [f64],
+}
+
+type FastParts<'f> = (
+    &'f mut [f32],
+    &'f mut [f32],
+    &'f mut [u8],
+    &'f mut [usize],
+    &'f mut [usize],
+    &'f mut [f64],
+    &'f mut [f64],
+    &'f mut [f64],
+);
+
+impl<'f> Fast<'f> {
+    /// Fills the features (`gamma`: the evaluator's resolved `γ`s, in the scaled units).
+    #[allow(clippy::too_many_arguments)]
+    fn build<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + ?Sized>(
+        views: &VS,
+        kernels: &KS,
+        eta: &[f64],
+        gamma: &[f64],
+        (z, norm, kind, off, rows, w, g, inv): FastParts<'f>,
+        (ld, h, chunk, ntasks): (usize, usize, usize, usize),
+        par: Parallel,
+    ) -> Result<Fast<'f>, Error> {
+        let sum: f64 = eta.iter().sum();
+        let mut o = 0;
+        for pass in [F_LIN, F_RBF] {
+            for v in 0..h {
+                let wv = eta.at(v)? / sum;
+                let kv = match kernels.kernel(v) {
+                    Kernel::Linear => F_LIN,
+                    _ => F_RBF,
+                };
+                if kv != pass {
+                    continue;
+                }
+                let m = views.shape(v).rows;
+                *kind.at_mut(v)? = if wv > 0.0 { kv } else { F_SKIP };
+                *w.at_mut(v)? = wv;
+                *g.at_mut(v)? = gamma.at(v)?;
+                *inv.at_mut(v)? = engine::view_inv_scale(engine::view_max(views.view(v)));
+                *rows.at_mut(v)? = m;
+                *off.at_mut(v)? = o;
+                if wv > 0.0 {
+                    o += m;
+                }
+            }
+        }
+        let lin: usize = (0..h)
+            .filter(|&v| kind.get(v) == Some(&F_LIN))
+            .map(|v| rows.get(v).copied().unwrap_or(0))
+            .sum();
+        z.fill(0.0);
+        norm.fill(0.0);
+        let (kind, off, rows, w, g, inv) = (&*kind, &*off, &*rows, &*w, &*g, &*inv);
+        let items = Counted::new(
+            z.chunks_mut((chunk * ld).max(1))
+                .zip(norm.chunks_mut((chunk * h).max(1)))
+                .enumerate(),
+            ntasks,
+        );
+        par.run_items(items, &|(t, (zc, nc))| {
+            let lo = t * chunk;
+            for (r, (zr, nr)) in zc
+                .chunks_exact_mut(ld.max(1))
+                .zip(nc.chunks_exact_mut(h.max(1)))
+                .enumerate()
+            {
+                let j = lo + r;
+                for v in 0..h {
+                    let kv = kind.at(v)?;
+                    if kv == F_SKIP {
+                        continue;
+                    }
+                    let (o, m, iv) = (off.at(v)?, rows.at(v)?, inv.at(v)?);
+                    let View::Dense(d) = views.view(v) else {
+                        return Err(Error::Internal);
+                    };
+                    let x = d.col(j);
+                    let dst = zr.part_mut(o..o + m)?;
+                    if kv == F_LIN {
+                        let ss: f64 = x
+                            .iter()
+                            .map(|a| {
+                                let y = a.to_f64() * iv;
+                                y * y
+                            })
+                            .sum();
+                        let sc = if ss > 0.0 && ss.is_finite() {
+                            libm::sqrt(w.at(v)?) / libm::sqrt(ss)
+                        } else {
+                            0.0
+                        };
+                        for (d, a) in dst.iter_mut().zip(x) {
+                            *d = (a.to_f64() * iv * sc) as f32;
+                        }
+                    } else {
+                        let mut ss = 0.0f64;
+                        for (d, a) in dst.iter_mut().zip(x) {
+                            *d = (a.to_f64() * iv) as f32;
+                            ss += f64::from(*d) * f64::from(*d);
+                        }
+                        *nr.at_mut(v)? = ss as f32;
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        Ok(Fast {
+            z,
+            ld,
+            lin,
+            norm,
+            h,
+            kind,
+            off,
+            rows,
+            w,
+            g,
+        })
+    }
+
+    /// Only linear views (the whole row is one stacked part)?
+    #[inline]
+    fn linear_only(&self) -> bool {
+        self.lin == self.ld
+    }
+
+    /// Item `i`'s features.
+    #[inline]
+    fn row(&self, i: usize) -> &'f [f32] {
+        row_f32(self.z, self.ld, (0, self.ld), i)
+    }
+
+    /// `sd[t]` = the score of the pair `(p, qs[t])` (`sf`: scratch; both at least `qs.len()`).
+    fn scores(&self, p: usize, qs: &[usize], sf: &mut [f32], sd: &mut [f64]) -> Result<(), Error> {
+        let nq = qs.len();
+        let (sf, sd) = (sf.part_mut(..nq)?, sd.part_mut(..nq)?);
+        if self.lin > 0 {
+            let x = row_f32(self.z, self.ld, (0, self.lin), p);
+            dots_f32(self.z, self.ld, (0, self.lin), x, qs, sf);
+            for (d, &x) in sd.iter_mut().zip(sf.iter()) {
+                *d = f64::from(x);
+            }
+        } else {
+            sd.fill(0.0);
+        }
+        for v in 0..self.h {
+            if self.kind.get(v) != Some(&F_RBF) {
+                continue;
+            }
+            let (o, m, wv, gv) = (
+                self.off.at(v)?,
+                self.rows.at(v)?,
+                self.w.at(v)?,
+                self.g.at(v)?,
+            );
+            let x = row_f32(self.z, self.ld, (o, m), p);
+            dots_f32(self.z, self.ld, (o, m), x, qs, sf);
+            let np = f64::from(self.norm.at(p * self.h + v)?);
+            for ((d, &x), &q) in sd.iter_mut().zip(sf.iter()).zip(qs) {
+                let nq = f64::from(self.norm.at(q * self.h + v)?);
+                let d2 = np + nq - 2.0 * f64::from(x);
+                *d += wv * if d2 > 0.0 { libm::exp(-gv * d2) } else { 1.0 };
+            }
+        }
+        Ok(())
     }
 }
 
@@ -503,7 +824,8 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
     if lay.median && nl < 2 {
         return Err(Error::TooFewLabeled);
     }
-    let need = ann_req::<T>(&lay, n_classes, &plan).bytes()?;
+    let fast = fast_ok(&lay, kernels);
+    let need = ann_req::<T>(&lay, n_classes, &plan, fast).bytes()?;
     let len = work.len();
     let mut st = Stack::new(work);
     let ci = ClassIndex::new(labels, n, n_classes, &mut st)?;
@@ -512,20 +834,46 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
     }
     let mut sc = Scratch::new(&lay, &mut st)?;
     let flags: &mut [u8] = st.take_matrix(n, k)?;
+    let mut fast_parts = if fast {
+        let (ld, h) = (lay.panel_rows, lay.h);
+        Some((
+            st.take_matrix::<f32>(ld, n)?,
+            st.take_matrix::<f32>(h, n)?,
+            st.take::<u8>(h)?,
+            st.take::<usize>(h)?,
+            st.take::<usize>(h)?,
+            st.take::<f64>(h)?,
+            st.take::<f64>(h)?,
+            st.take::<f64>(h)?,
+        ))
+    } else {
+        None
+    };
     let slots = st.take_slots(plan.tasks, task_req::<T>(&lay, &plan))?;
     let chunk = n.div_ceil(plan.tasks);
     let mut tasks: [Option<Task<'_, '_, T, VS>>; MAX_TASKS] = [None, None, None, None];
     for (t, (slot, dst)) in slots.zip(tasks.iter_mut()).enumerate() {
         let mut ts = Stack::new(slot);
         let blk: &mut [T] = ts.take_matrix(plan.eb, plan.eb)?;
+        let sf: &mut [f32] = ts.take(
+            plan.eb
+                .checked_add(lay.panel_rows)
+                .ok_or(Error::SizeOverflow)?,
+        )?;
+        let sd: &mut [f64] = ts.take(plan.eb)?;
         let cols: &mut [usize] = ts.take_matrix(plan.cand, 2)?;
         let ua: &mut [usize] = ts.take(plan.cap)?;
         let ub: &mut [usize] = ts.take(plan.cap)?;
         let us: &mut [f64] = ts.take(plan.cap)?;
         let eng = Engine::new(views, kernels, &lay, plan.eb, ts)?;
         *dst = Some(Task {
-            eng,
-            blk,
+            ev: Eval {
+                eng,
+                fast: None,
+                blk,
+                sf,
+                sd,
+            },
             cols,
             ua,
             ub,
@@ -542,13 +890,31 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
         let Some(Some(t0)) = first.first_mut() else {
             return Err(Error::Internal);
         };
-        median::resolve(&mut t0.eng, ci.labeled(), &mut sc, t0.blk)?;
-        t0.eng.set_mode(Mode::Fused, Some(eta));
-        t0.eng.set_direct(true);
+        median::resolve(&mut t0.ev.eng, ci.labeled(), &mut sc, t0.ev.blk)?;
+        t0.ev.eng.set_mode(Mode::Fused, Some(eta));
+        t0.ev.eng.set_direct(true);
         for t in rest.iter_mut().flatten() {
-            t.eng.gamma.copy_checked(t0.eng.gamma)?;
-            t.eng.set_mode(Mode::Fused, Some(eta));
-            t.eng.set_direct(true);
+            t.ev.eng.gamma.copy_checked(t0.ev.eng.gamma)?;
+            t.ev.eng.set_mode(Mode::Fused, Some(eta));
+            t.ev.eng.set_direct(true);
+        }
+    }
+    // The `f32` features of the scoring.
+    if let Some((z, norm, kind, off, rows, w, g, inv)) = fast_parts.take() {
+        let Some(Some(t0)) = tasks.first() else {
+            return Err(Error::Internal);
+        };
+        let f = Fast::build(
+            views,
+            kernels,
+            eta,
+            t0.ev.eng.gamma,
+            (z, norm, kind, off, rows, w, g, inv),
+            (lay.panel_rows, lay.h, chunk, plan.tasks),
+            params.parallel,
+        )?;
+        for t in tasks.iter_mut().flatten() {
+            t.ev.fast = Some(f);
         }
     }
 
@@ -631,14 +997,12 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
                             q += 1;
                         }
                         let rows = perm_r.part(lo + p..lo + q)?;
-                        let cols = [a, b];
                         let nr = rows.len();
-                        task.eng.block(rows, &cols, task.blk)?;
-                        task.evals += 2 * nr as u64;
+                        task.evals += task.ev.split(rows, a, b)? as u64;
                         let out = side.part_mut(p..q)?;
                         for (r, o) in out.iter_mut().enumerate() {
-                            let x = task.blk.at(r)?.to_f64();
-                            let y = task.blk.at(r + nr)?.to_f64();
+                            let x = task.ev.blk.at(r)?.to_f64();
+                            let y = task.ev.blk.at(r + nr)?.to_f64();
                             *o = if x > y {
                                 0
                             } else if x < y {
@@ -703,12 +1067,12 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
                         return Ok(false);
                     }
                     let items = perm_r.part(s..e)?;
-                    task.eng.block_prefix(items, m, task.blk)?;
+                    task.ev.prefix(items, m)?;
                     task.evals += (m * (m - 1) / 2) as u64;
                     for a in 0..m {
                         for b in a + 1..m {
                             let (i, j) = (items.at(a)?, items.at(b)?);
-                            let v = task.blk.at(a + b * m)?.to_f64();
+                            let v = task.ev.blk.at(a + b * m)?.to_f64();
                             if heaps.improves(i, j, v) || heaps.improves(j, i, v) {
                                 task.emit(i, j, v);
                             }
@@ -769,10 +1133,10 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
                         got += 1;
                     }
                     let cols = task.cols.part(..got)?;
-                    task.eng.block(&[i], cols, task.blk)?;
+                    task.ev.rect(&[i], cols)?;
                     task.evals += got as u64;
                     for (c, &j) in cols.iter().enumerate() {
-                        let v = task.blk.at(c)?.to_f64();
+                        let v = task.ev.blk.at(c)?.to_f64();
                         heap_push(nb, sm, fl, j, v);
                     }
                 }
@@ -792,10 +1156,10 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
                         got += 1;
                     }
                     let cols = task.cols.part(..got)?;
-                    task.eng.block(&[i], cols, task.blk)?;
+                    task.ev.rect(&[i], cols)?;
                     task.evals += got as u64;
                     for (c, &j) in cols.iter().enumerate() {
-                        let v = task.blk.at(c)?.to_f64();
+                        let v = task.ev.blk.at(c)?.to_f64();
                         heap_push(nb, sm, fl, j, v);
                     }
                 }
@@ -833,7 +1197,7 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
                 let mine = |x: usize| x >= lo && x < hi;
                 for (i, (row, frow)) in nb.chunks_exact(k).zip(fl.chunks_exact(k)).enumerate() {
                     for (&j, &f) in row.iter().zip(frow) {
-                        if j == NO_NEIGHBOR {
+                        if j == NO_NEIGHBOR || !(mine(i) || mine(j)) {
                             continue;
                         }
                         let pr = priority(seed, it, i, j);
@@ -900,7 +1264,7 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
             let nc = nr + no;
             task.cols.part_mut(..nr)?.copy_checked(nw)?;
             task.cols.part_mut(nr..nc)?.copy_checked(od)?;
-            task.eng.block_prefix(task.cols.part(..nc)?, nr, task.blk)?;
+            task.ev.prefix(task.cols.part(..nc)?, nr)?;
             task.evals += (nr * nc) as u64;
             for a in 0..nr {
                 let p = nw.at(a)?;
@@ -909,7 +1273,7 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
                     if p == q {
                         continue;
                     }
-                    let v = task.blk.at(a + b * nr)?.to_f64();
+                    let v = task.ev.blk.at(a + b * nr)?.to_f64();
                     if heaps.improves(p, q, v) || heaps.improves(q, p, v) {
                         // A pair may come twice in one round: the heaps ignore the second.
                         task.emit(p, q, v);
@@ -934,16 +1298,45 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
         }
     }
 
-    // Best first, ties by the lower index.
+    // The exact values of the lists scored in `f32`; best first, ties by the lower index.
     {
         let items = Counted::new(
-            neighbors
-                .chunks_mut((chunk * k).max(1))
-                .zip(sims.chunks_mut((chunk * k).max(1))),
+            tasks
+                .iter_mut()
+                .take(ntasks)
+                .zip(neighbors.chunks_mut((chunk * k).max(1)))
+                .zip(sims.chunks_mut((chunk * k).max(1)))
+                .enumerate(),
             ntasks,
         );
-        par.run_items(items, &|(nb, sm)| {
-            for (x, s) in nb.chunks_exact_mut(k).zip(sm.chunks_exact_mut(k)) {
+        par.run_items(items, &|(t, ((task, nb), sm))| {
+            let Some(task) = task else {
+                return Err(Error::Internal);
+            };
+            let exact = task.ev.fast.is_some();
+            let lo = t * chunk;
+            for (r, (x, s)) in nb
+                .chunks_exact_mut(k)
+                .zip(sm.chunks_exact_mut(k))
+                .enumerate()
+            {
+                if exact {
+                    let i = lo + r;
+                    if x.contains(&NO_NEIGHBOR) {
+                        for (&j, sv) in x.iter().zip(s.iter_mut()) {
+                            if j != NO_NEIGHBOR {
+                                task.ev.eng.block(&[i], &[j], task.ev.blk)?;
+                                *sv = task.ev.blk.at(0)?.to_f64();
+                            }
+                        }
+                    } else {
+                        task.ev.eng.block(&[i], x, task.ev.blk)?;
+                        for (c, sv) in s.iter_mut().enumerate() {
+                            *sv = task.ev.blk.at(c)?.to_f64();
+                        }
+                    }
+                    task.evals += k as u64;
+                }
                 // Insertion sort (k is small).
                 for a in 1..k {
                     let mut b = a;
