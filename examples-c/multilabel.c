@@ -40,7 +40,7 @@
  * --dim R|labels (default 64, the paper's; labels: the number of labels), --theta1 X, --theta2 X, --iters N,
  * --unknown-weight MU|auto (an unknown label counts as a weak negative of weight
  * MU; default auto: MU = given positives / unknown entries, so both sides weigh
- * the same; 0 is the paper's objective, see src/models/mvel.rs), --decide pu|sign|given
+ * the same; 0 is the paper's objective, see src/models/mvel.rs), --decide pu|count|sign|given
  * (default pu: per label, the given flags calibrated against the scores by
  * isotonic regression, the label frequency c — the share of the label's
  * positives that is given — by default (--label-freq holdout) estimated from
@@ -53,6 +53,8 @@
  * biased by the fit having seen them) or oracle (the true share; for
  * reference only, not available to a learner); an unlabeled item decided positive where its PU
  * posterior exceeds 1/2; every given positive kept: mvnmf_mvel_decide_pu;
+ * count: per label the round(P (1 - c) / c) best-scoring unknown items, P its
+ * given positives, c as for pu, every given positive kept;
  * sign: label present where QH > 0, the paper's {-1, 1} coding; given:
  * per-label thresholds maximising F1 on the given labels, nothing kept),
  * --standardize on|off (default on: every feature of every view to mean 0,
@@ -66,8 +68,10 @@
  * 6000).
  *
  * Output: the settings, one Markdown table per metric under a "###" heading
- * (rows = methods, columns = ILR, cells mean ± std over the splits), the wall
- * time and the peak workspace. */
+ * (rows = methods, columns = ILR, cells mean ± std over the splits; the AUROC
+ * twice: on each method's scores, and with each label's given positives
+ * ranked first), the label frequency c mvel used against the true one, the
+ * wall time and the peak workspace. */
 #define _POSIX_C_SOURCE 200809L /* popen, clock_gettime */
 #define EXAMPLE_NAME "multilabel"
 #include "example_io.h"

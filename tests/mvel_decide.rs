@@ -318,7 +318,11 @@ fn holdout_label_frequency_on_a_worked_case() {
             &mut work,
         )
         .unwrap();
-        assert!((f[0] - want).abs() < 1e-12, "min_held {m}: {} vs {want}", f[0]);
+        assert!(
+            (f[0] - want).abs() < 1e-12,
+            "min_held {m}: {} vs {want}",
+            f[0]
+        );
     }
     // A label without held-out positives: 0 (unknown).
     let mut f = [f64::NAN];
@@ -346,7 +350,14 @@ fn holdout_label_frequency_on_a_worked_case() {
     ];
     for (sc, h, len, wl, err) in cases {
         let mut f = vec![7.0; len];
-        let mut f2 = vec![7.0; if err == Error::DimensionMismatch { 2 } else { 1 }];
+        let mut f2 = vec![
+            7.0;
+            if err == Error::DimensionMismatch {
+                2
+            } else {
+                1
+            }
+        ];
         let out = if err == Error::DimensionMismatch {
             &mut f2
         } else {
@@ -376,7 +387,8 @@ fn holdout_label_frequency_on_a_worked_case() {
 fn holdout_label_frequency_removes_the_in_sample_bias() {
     let n = 4000;
     let mut g = Lcg(21);
-    let (mut s, mut fit, mut held, mut given) = (vec![0.0; n], vec![0u8; n], vec![0u8; n], vec![0u8; n]);
+    let (mut s, mut fit, mut held, mut given) =
+        (vec![0.0; n], vec![0u8; n], vec![0u8; n], vec![0u8; n]);
     for u in 0..n {
         if u < 1000 {
             if u < 400 {
@@ -492,8 +504,14 @@ fn holdout_decisions_on_yeast_are_not_constant_where_scores_rank() {
     for l in 0..c {
         // AUROC of label l's scores against the truth (ties count half).
         let (pos, neg): (Vec<f64>, Vec<f64>) = (
-            (0..N).filter(|&u| truth[l + u * c] == 1).map(|u| s[l + u * c]).collect(),
-            (0..N).filter(|&u| truth[l + u * c] == 0).map(|u| s[l + u * c]).collect(),
+            (0..N)
+                .filter(|&u| truth[l + u * c] == 1)
+                .map(|u| s[l + u * c])
+                .collect(),
+            (0..N)
+                .filter(|&u| truth[l + u * c] == 0)
+                .map(|u| s[l + u * c])
+                .collect(),
         );
         if pos.is_empty() || neg.is_empty() {
             continue;
@@ -501,7 +519,13 @@ fn holdout_decisions_on_yeast_are_not_constant_where_scores_rank() {
         let mut a = 0.0;
         for &p in &pos {
             for &q in &neg {
-                a += if p > q { 1.0 } else if p == q { 0.5 } else { 0.0 };
+                a += if p > q {
+                    1.0
+                } else if p == q {
+                    0.5
+                } else {
+                    0.0
+                };
             }
         }
         if a / (pos.len() * neg.len()) as f64 > 0.6 {

@@ -1457,11 +1457,7 @@ pub fn label_freq_holdout<T: Real>(
     if c == 0 || n == 0 {
         return Err(Error::ZeroDimension);
     }
-    if fit.rows() != c
-        || fit.cols() != n
-        || held.rows() != c
-        || held.cols() != n
-        || freq.len() != c
+    if fit.rows() != c || fit.cols() != n || held.rows() != c || held.cols() != n || freq.len() != c
     {
         return Err(Error::DimensionMismatch);
     }
