@@ -342,33 +342,22 @@ fn holdout_label_frequency_on_a_worked_case() {
     both[0] = 1;
     let mut nan = s;
     nan[5] = f64::NAN;
-    let cases: [(&[f64], &[u8], usize, usize, Error); 4] = [
+    // (scores, held, output length, workspace bytes, the status)
+    type Case<'a> = (&'a [f64], &'a [u8], usize, usize, Error);
+    let cases: [Case<'_>; 4] = [
         (&s, &both, 1, work.len(), Error::BadLabel),
         (&nan, &held, 1, work.len(), Error::NonFiniteInput),
         (&s, &held, 1, work.len() - 1, Error::WorkspaceTooSmall),
         (&s, &held, 2, work.len(), Error::DimensionMismatch),
     ];
     for (sc, h, len, wl, err) in cases {
-        let mut f = vec![7.0; len];
-        let mut f2 = vec![
-            7.0;
-            if err == Error::DimensionMismatch {
-                2
-            } else {
-                1
-            }
-        ];
-        let out = if err == Error::DimensionMismatch {
-            &mut f2
-        } else {
-            &mut f
-        };
+        let mut out = vec![7.0; len];
         let got = mvel::label_freq_holdout(
             MatRef::col_major(sc, 1, n).unwrap(),
             MatRef::col_major(&fit, 1, n).unwrap(),
             MatRef::col_major(h, 1, n).unwrap(),
             1,
-            out,
+            &mut out,
             &mut work[..wl],
         );
         assert_eq!(got, Err(err));
