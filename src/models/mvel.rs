@@ -1559,15 +1559,16 @@ pub fn count_thresholds<T: Real>(
         if cs <= 0.0 || p == 0 || nu == 0 {
             continue;
         }
-        let m = (p as f64 * (1.0 - cs) / cs + 0.5).floor();
-        if m < 1.0 {
+        // round(P (1 − c) / c): `as` truncates a non-negative value (and
+        // saturates a huge one), so adding ½ rounds; no `floor` in `core`.
+        let m = (p as f64 * (1.0 - cs) / cs + 0.5) as usize;
+        if m < 1 {
             continue;
         }
-        if m >= nu as f64 {
+        if m >= nu {
             *t = f64::NEG_INFINITY;
             continue;
         }
-        let m = m as usize;
         // Items by decreasing score (ties by index); the unknown ones in order.
         top_n_by(n, |u| scores.at(s, u), None, idx);
         let mut unknown = idx.iter().filter(|&&u| y.at(s, u) == 0);
