@@ -24,19 +24,37 @@
  *   given        the incomplete labels themselves (scores = decisions);
  *   frequent     each item's given labels plus every label whose given
  *                frequency (given positives / items) is >= --freq-threshold
- *                (default 0.3).
+ *                (default 0.3);
+ *   well         WELL (Sun, Zhang & Zhou 2010), simplified (run_well): per
+ *                label, a low-density separation on the symmetrised 10-NN
+ *                graph of the concatenated features, given positives clamped
+ *                to 1, a penalty on the positives' mass chosen by Lee & Liu's
+ *                criterion on held-out given positives;
+ *   pu-wlr       PU_WLR (Lee & Liu 2003; run_pu_wlr): per label, unknowns as
+ *                negatives, a class-balanced weighted logistic regression on
+ *                the concatenated features, its L2 weight by the r^2/P(f=1)
+ *                criterion on held-out given positives; given positives kept.
  *
  * Options: --ilr LIST (percent, default 20,40,60,80), --splits N (default 3),
- * --seed S (default 1), --methods LIST (default mvel,mvel-concat,mlknn,given,frequent),
- * --dim R (default: the number of labels), --theta1 X, --theta2 X, --iters N,
+ * --seed S (default 1), --methods LIST (default: all seven),
+ * --dim R|labels (default 64, the paper's; labels: the number of labels), --theta1 X, --theta2 X, --iters N,
  * --unknown-weight MU|auto (an unknown label counts as a weak negative of weight
  * MU; default auto: MU = given positives / unknown entries, so both sides weigh
- * the same; 0 is the paper's objective, see src/models/mvel.rs), --decide pu|sign|given
+ * the same; 0 is the paper's objective, see src/models/mvel.rs), --decide pu|count|sign|given
  * (default pu: per label, the given flags calibrated against the scores by
  * isotonic regression, the label frequency c — the share of the label's
- * positives that is given — from --label-freq C or, by default (auto),
- * Elkan-Noto's estimate; an unlabeled item decided positive where its PU
+ * positives that is given — by default (--label-freq holdout) estimated from
+ * a share --holdout H (default 0.3) of the given positives held out of a
+ * first fit on the same graph (their out-of-sample scores against the unknown
+ * items' scores: the mixture-proportion estimate of holdout_freq, at least
+ * --min-held M (default 10) held-out positives above any threshold it uses;
+ * a second fit on all given labels is the one decided), or --label-freq C
+ * (fixed), auto (Elkan-Noto's mean calibrated score of the given positives,
+ * biased by the fit having seen them) or oracle (the true share; for
+ * reference only, not available to a learner); an unlabeled item decided positive where its PU
  * posterior exceeds 1/2; every given positive kept: mvnmf_mvel_decide_pu;
+ * count: per label the round(P (1 - c) / c) best-scoring unknown items, P its
+ * given positives, c as for pu, every given positive kept;
  * sign: label present where QH > 0, the paper's {-1, 1} coding; given:
  * per-label thresholds maximising F1 on the given labels, nothing kept),
  * --standardize on|off (default on: every feature of every view to mean 0,
@@ -50,8 +68,10 @@
  * 6000).
  *
  * Output: the settings, one Markdown table per metric under a "###" heading
- * (rows = methods, columns = ILR, cells mean ± std over the splits), the wall
- * time and the peak workspace. */
+ * (rows = methods, columns = ILR, cells mean ± std over the splits; the AUROC
+ * twice: on each method's scores, and with each label's given positives
+ * ranked first), the label frequency c mvel used against the true one, the
+ * wall time and the peak workspace. */
 #define _POSIX_C_SOURCE 200809L /* popen, clock_gettime */
 #define EXAMPLE_NAME "multilabel"
 #include "example_io.h"
@@ -59,13 +79,14 @@
 #define MAXV 8
 #define MAXI 16
 #define MAXS 32
-#define NMETH 5
+#define NMETH 7
 #define KNN 10
 #define DENSE_UP_TO 4000 /* default: the dense graph up to this many items, anchors above */
 #define ANCHORS 500      /* default anchors above DENSE_UP_TO */
 
-static const char *const METHOD[NMETH] = { "mvel", "mvel-concat", "mlknn", "given", "frequent" };
-static const char *const METRIC[4] = { "Macro-F1", "Micro-F1", "Hamming loss", "average AUROC" };
+static const char *const METHOD[NMETH] = { "mvel", "mvel-concat", "mlknn", "given", "frequent", "well", "pu-wlr" };
+static const char *const METRIC[5] = { "Macro-F1", "Micro-F1", "Hamming loss", "average AUROC",
+                                       "average AUROC, given positives ranked first" };
 
 static size_t g_peak; /* the largest workspace asked for */
 
@@ -195,7 +216,8 @@ static void thin(const dataset *ds, double ilr, uint64_t seed, uint8_t *given)
     }
 }
 
-enum { DECIDE_PU, DECIDE_SIGN, DECIDE_GIVEN };
+enum { DECIDE_PU, DECIDE_SIGN, DECIDE_GIVEN, DECIDE_COUNT };
+enum { FREQ_HOLDOUT, FREQ_AUTO, FREQ_FIXED, FREQ_ORACLE };
 
 /* ---- methods ----------------------------------------------------------- */
 
@@ -203,18 +225,140 @@ typedef struct {
     size_t r;
     mvnmf_mvel_params mp;
     int decide;        /* DECIDE_PU (default), DECIDE_SIGN or DECIDE_GIVEN */
-    double label_freq; /* > 0: the share of each label's positives that is given; 0: estimated */
+    int freq_mode;      /* FREQ_HOLDOUT (default), FREQ_AUTO, FREQ_FIXED or FREQ_ORACLE */
+    double label_freq;  /* FREQ_FIXED: the share of each label's positives that is given */
+    double holdout;     /* FREQ_HOLDOUT: the share of the given positives held out of the first fit */
+    size_t min_held;    /* FREQ_HOLDOUT: held-out positives above any threshold the estimate uses */
+    const double *oracle_freq; /* FREQ_ORACLE: the true share per label (set per split) */
     int auto_mu;      /* unknown weight = given positives / unknown entries */
     size_t anchors;   /* 0: the dense fused graph; m: an anchor graph of m anchors */
     size_t near;      /* anchors per item */
     size_t knn;       /* > 0: the kNN-sparsified fused graph with this many neighbours */
     uint64_t seed;    /* of the k-means anchors */
+    uint64_t split_seed; /* of the hold-out (set per split) */
 } settings;
+
+/* Sorting item indices by decreasing score (ties by index). */
+static const double *g_key;
+static int by_score_desc(const void *pa, const void *pb)
+{
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    if (g_key[a] != g_key[b])
+        return g_key[a] > g_key[b] ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+/* The label frequencies c_s from given positives held out of a fit (scores of
+ * that fit, c x n): the mixture-proportion estimate documented at
+ * models::mvel::label_freq_holdout (Rust; this is its C mirror until the C ABI
+ * has it). Per label, over the items the fit saw as unknown (U), alpha =
+ * min over thresholds with >= m held-out above of (U above / |U|) / (held above
+ * / H), clamped to [H/|U|, 1]; c = (P' + H) / (P' + alpha |U|). */
+static void holdout_freq(const double *sc, const uint8_t *fitl, const uint8_t *held, size_t c, size_t n,
+                         size_t min_held, double *freq)
+{
+    size_t s, u, *idx = (size_t *)xmalloc(n * sizeof(size_t));
+    double *row = (double *)xmalloc(n * sizeof(double));
+    for (s = 0; s < c; s++) {
+        size_t pf = 0, h = 0, nu, m, k = 0, a = 0, pos = 0;
+        double alpha = 1.0;
+        for (u = 0; u < n; u++) {
+            pf += fitl[s + u * c];
+            h += held[s + u * c];
+            row[u] = sc[s + u * c];
+            idx[u] = u;
+        }
+        nu = n - pf;
+        if (h == 0 || nu == 0) {
+            freq[s] = 0.0;
+            continue;
+        }
+        m = min_held < 1 ? 1 : min_held > h ? h : min_held;
+        g_key = row;
+        qsort(idx, n, sizeof(size_t), by_score_desc);
+        while (pos < n) {
+            double x = row[idx[pos]];
+            while (pos < n && row[idx[pos]] == x) {
+                if (!fitl[s + idx[pos] * c]) {
+                    k++;
+                    a += held[s + idx[pos] * c];
+                }
+                pos++;
+            }
+            if (a >= m) {
+                double r = ((double)k / (double)nu) / ((double)a / (double)h);
+                if (r < alpha)
+                    alpha = r;
+            }
+        }
+        if (alpha < (double)h / (double)nu)
+            alpha = (double)h / (double)nu;
+        freq[s] = (double)(pf + h) / ((double)pf + alpha * (double)nu);
+        if (freq[s] > 1.0)
+            freq[s] = 1.0;
+    }
+    free(idx);
+    free(row);
+}
+
+/* The count rule (models::mvel::count_thresholds in Rust; this is its C
+ * mirror until the C ABI has it): with label frequency c_s, a label with P_s
+ * given positives has about m = round(P_s (1 - c_s) / c_s) hidden ones; tau[s]
+ * sits between the m-th and (m+1)-th highest score among the label's unknown
+ * items (no threshold splits a tie: a tied run straddling it is left out).
+ * c_s = 0 (unknown) or m = 0 adds nothing. */
+static void count_tau(const double *sc, const uint8_t *given, const double *lf, size_t c, size_t n, double *tau)
+{
+    size_t s, u, *idx = (size_t *)xmalloc(n * sizeof(size_t));
+    double *row = (double *)xmalloc(n * sizeof(double));
+    for (s = 0; s < c; s++) {
+        size_t p = 0, nu = 0, m;
+        tau[s] = INFINITY;
+        for (u = 0; u < n; u++) {
+            if (given[s + u * c])
+                p++;
+            else {
+                row[nu] = sc[s + u * c];
+                idx[nu] = nu;
+                nu++;
+            }
+        }
+        if (!(lf[s] > 0.0) || p == 0 || nu == 0)
+            continue;
+        m = (size_t)floor((double)p * (1.0 - lf[s]) / lf[s] + 0.5);
+        if (m == 0)
+            continue;
+        if (m >= nu) {
+            tau[s] = -INFINITY;
+            continue;
+        }
+        g_key = row;
+        qsort(idx, nu, sizeof(size_t), by_score_desc);
+        tau[s] = 0.5 * (row[idx[m - 1]] + row[idx[m]]);
+        if (row[idx[m - 1]] == row[idx[m]])
+            tau[s] = row[idx[m]];
+    }
+    free(idx);
+    free(row);
+}
+
+/* The first (hold-out) fit's scores, then the label frequencies from them. */
+static void predict_freq(const double *q, const double *h, size_t c, size_t r, size_t n, const uint8_t *fitl,
+                         const uint8_t *held, size_t min_held, double *scores, double *lf)
+{
+    size_t bytes = 0;
+    void *wk;
+    check(mvnmf_mvel_predict_workspace(c, r, n, &bytes), "predict workspace");
+    wk = work_of(bytes);
+    check(mvnmf_mvel_predict(q, h, c, r, n, scores, wk, bytes), "predict");
+    free(wk);
+    holdout_freq(scores, fitl, held, c, n, min_held, lf);
+}
 
 /* MVEL on the views (cross_view) or on one concatenated view; writes scores
  * and decisions. */
 static void run_mvel(const dataset *ds, const double *const *xs, const size_t *ds_d, size_t nv, int cross_view,
-                     const uint8_t *given, const settings *st, double *scores, uint8_t *pred)
+                     const uint8_t *given, const settings *st, double *scores, uint8_t *pred, double *freq_out)
 {
     mvnmf_view views[MAXV];
     mvnmf_fused_graph_params gp = mvnmf_fused_graph_params_default();
@@ -223,8 +367,30 @@ static void run_mvel(const dataset *ds, const double *const *xs, const size_t *d
     size_t v, bytes = 0, n = ds->n, c = ds->c, r = st->r;
     double *q = (double *)xmalloc(c * r * sizeof(double));
     double *h = (double *)xmalloc(r * n * sizeof(double)), *tau = (double *)xmalloc(c * sizeof(double));
+    double *lf = (double *)xmalloc(c * sizeof(double));
+    uint8_t *fitl = NULL, *held = NULL;
+    int pass, first = 1;
     void *wk;
     gp.cross_view = (uint32_t)cross_view;
+    for (v = 0; v < c; v++)
+        lf[v] = st->freq_mode == FREQ_FIXED ? st->label_freq : 0.0; /* 0: Elkan-Noto's estimate */
+    if ((st->decide == DECIDE_PU || st->decide == DECIDE_COUNT) && st->freq_mode == FREQ_HOLDOUT) {
+        /* --label-freq holdout: a random share of the given positives held out
+         * of a first fit, c per label from their out-of-sample scores. */
+        size_t k2;
+        uint64_t rs = st->split_seed * 0x2545F4914F6CDD1DULL + 17;
+        fitl = (uint8_t *)xmalloc(c * n);
+        held = (uint8_t *)xmalloc(c * n);
+        for (k2 = 0; k2 < c * n; k2++) {
+            rs = rs * 6364136223846793005ULL + 1442695040888963407ULL;
+            held[k2] = given[k2] && (double)(rs >> 11) * (1.0 / 9007199254740992.0) < st->holdout;
+            fitl[k2] = given[k2] && !held[k2];
+        }
+        first = 0;
+    } else if ((st->decide == DECIDE_PU || st->decide == DECIDE_COUNT) && st->freq_mode == FREQ_ORACLE) {
+        for (v = 0; v < c; v++) /* --label-freq oracle: the true share (not available to a learner) */
+            lf[v] = st->oracle_freq[v];
+    }
     for (v = 0; v < nv; v++) {
         memset(&views[v], 0, sizeof views[v]);
         views[v].kind = MVNMF_VIEW_DENSE;
@@ -269,11 +435,16 @@ static void run_mvel(const dataset *ds, const double *const *xs, const size_t *d
         check(mvnmf_anchor_graph(views, nv, NULL, av, s, NULL, &gp, scales, idx, z, wk, bytes), "anchor graph");
         free(wk);
         check(mvnmf_mvel_fit_anchored_workspace(n, c, r, m, &mp, &bytes), "anchored mvel workspace");
-        wk = work_of(bytes);
-        check(mvnmf_mvel_fit_anchored(given, c, n, idx, z, s, m, r, &mp, q, a, wk, bytes, NULL, NULL, NULL),
-              "anchored mvel fit");
-        free(wk);
-        check(mvnmf_mvel_embed_anchored(a, r, m, idx, z, s, n, h), "embed");
+        for (pass = first; pass < 2; pass++) {
+            wk = work_of(bytes);
+            check(mvnmf_mvel_fit_anchored(pass ? given : fitl, c, n, idx, z, s, m, r, &mp, q, a, wk, bytes, NULL,
+                                          NULL, NULL),
+                  "anchored mvel fit");
+            free(wk);
+            check(mvnmf_mvel_embed_anchored(a, r, m, idx, z, s, n, h), "embed");
+            if (!pass)
+                predict_freq(q, h, c, r, n, fitl, held, st->min_held, scores, lf);
+        }
         for (v = 0; v < nv; v++)
             free(an[v]);
         free(z);
@@ -301,9 +472,14 @@ static void run_mvel(const dataset *ds, const double *const *xs, const size_t *d
         g.affinity_col_idx = ci;
         g.affinity_weights = w;
         check(mvnmf_mvel_fit_workspace(c, &g, r, &mp, &bytes), "mvel workspace");
-        wk = work_of(bytes);
-        check(mvnmf_mvel_fit(given, c, &g, r, &mp, q, h, wk, bytes, NULL, NULL, NULL), "mvel fit");
-        free(wk);
+        for (pass = first; pass < 2; pass++) {
+            wk = work_of(bytes);
+            check(mvnmf_mvel_fit(pass ? given : fitl, c, &g, r, &mp, q, h, wk, bytes, NULL, NULL, NULL),
+                  "mvel fit");
+            free(wk);
+            if (!pass)
+                predict_freq(q, h, c, r, n, fitl, held, st->min_held, scores, lf);
+        }
         free(rp);
         free(ci);
         free(w);
@@ -318,24 +494,31 @@ static void run_mvel(const dataset *ds, const double *const *xs, const size_t *d
         g.n = n;
         g.affinity_weights = w;
         check(mvnmf_mvel_fit_workspace(c, &g, r, &mp, &bytes), "mvel workspace");
-        wk = work_of(bytes);
-        check(mvnmf_mvel_fit(given, c, &g, r, &mp, q, h, wk, bytes, NULL, NULL, NULL), "mvel fit");
-        free(wk);
+        for (pass = first; pass < 2; pass++) {
+            wk = work_of(bytes);
+            check(mvnmf_mvel_fit(pass ? given : fitl, c, &g, r, &mp, q, h, wk, bytes, NULL, NULL, NULL),
+                  "mvel fit");
+            free(wk);
+            if (!pass)
+                predict_freq(q, h, c, r, n, fitl, held, st->min_held, scores, lf);
+        }
         free(w);
     }
     check(mvnmf_mvel_predict_workspace(c, r, n, &bytes), "predict workspace");
     wk = work_of(bytes);
     check(mvnmf_mvel_predict(q, h, c, r, n, scores, wk, bytes), "predict");
     free(wk);
-    if (st->decide == DECIDE_PU) { /* per-label PU thresholds, given positives kept */
-        double *lf = (double *)xmalloc(c * sizeof(double));
-        for (v = 0; v < c; v++)
-            lf[v] = st->label_freq;
+    if (st->decide == DECIDE_COUNT) { /* the estimated number of hidden positives per label */
+        size_t u2;
+        count_tau(scores, given, lf, c, n, tau);
+        for (u2 = 0; u2 < n; u2++)
+            for (v = 0; v < c; v++)
+                pred[v + u2 * c] = given[v + u2 * c] || scores[v + u2 * c] > tau[v];
+    } else if (st->decide == DECIDE_PU) { /* per-label PU thresholds, given positives kept */
         check(mvnmf_mvel_decide_pu_workspace(n, &bytes), "decide_pu workspace");
         wk = work_of(bytes);
         check(mvnmf_mvel_decide_pu(scores, given, c, n, lf, tau, NULL, pred, wk, bytes), "decide_pu");
         free(wk);
-        free(lf);
     } else {
         if (st->decide == DECIDE_GIVEN) {
             check(mvnmf_mvel_thresholds_workspace(n, &bytes), "thresholds workspace");
@@ -348,25 +531,30 @@ static void run_mvel(const dataset *ds, const double *const *xs, const size_t *d
         }
         check(mvnmf_mvel_decide(scores, tau, c, n, pred), "decide");
     }
+    for (v = 0; v < c && freq_out; v++)
+        freq_out[v] = lf[v];
     free(q);
     free(h);
     free(tau);
+    free(lf);
+    free(fitl);
+    free(held);
 }
 
 /* ML-kNN on z (d x n), trained on `given`; scores = posterior P(label). */
-static void run_mlknn(const double *z, size_t d, size_t n, size_t c, const uint8_t *given, double *scores,
-                      uint8_t *pred)
+/* Each item's KNN nearest items in z (d x n), self excluded, ties by index:
+ * nb (KNN x n) and their squared distances nd (KNN x n). The same for every
+ * split, so computed once. */
+static void knn_lists(const double *z, size_t d, size_t n, size_t *nb, double *nd)
 {
-    size_t *nb = (size_t *)xmalloc(n * KNN * sizeof(size_t)), u, v, s, j, *cnt = (size_t *)xmalloc(c * n * sizeof(size_t));
+    size_t u, v, j, m;
     double *dist = (double *)xmalloc(n * sizeof(double)), *sq = (double *)xmalloc(n * sizeof(double));
-    const double sm = 1.0;
     for (u = 0; u < n; u++) {
         sq[u] = 0.0;
         for (j = 0; j < d; j++)
             sq[u] += z[j + u * d] * z[j + u * d];
     }
-    for (u = 0; u < n; u++) { /* the KNN nearest, self excluded, ties by index */
-        size_t m = 0;
+    for (u = 0; u < n; u++) {
         for (v = 0; v < n; v++) {
             double dot = 0.0;
             for (j = 0; j < d; j++)
@@ -380,9 +568,20 @@ static void run_mlknn(const double *z, size_t d, size_t n, size_t c, const uint8
                 if (dist[v] < dist[best])
                     best = v;
             nb[m + u * KNN] = best;
+            nd[m + u * KNN] = dist[best] > 0.0 ? dist[best] : 0.0;
             dist[best] = INFINITY;
         }
     }
+    free(dist);
+    free(sq);
+}
+
+/* ML-kNN on the neighbour lists nb (KNN x n), trained on `given`; scores =
+ * posterior P(label). */
+static void run_mlknn(const size_t *nb, size_t n, size_t c, const uint8_t *given, double *scores, uint8_t *pred)
+{
+    size_t u, s, j, *cnt = (size_t *)xmalloc(c * n * sizeof(size_t));
+    const double sm = 1.0;
     for (u = 0; u < n; u++)
         for (s = 0; s < c; s++) {
             size_t k = 0;
@@ -414,10 +613,306 @@ static void run_mlknn(const double *z, size_t d, size_t n, size_t c, const uint8
             pred[s + u * c] = scores[s + u * c] > 0.5;
         }
     }
-    free(nb);
     free(cnt);
-    free(dist);
-    free(sq);
+}
+
+/* ---- the PU baselines: PU_WLR and WELL ---------------------------------- */
+
+/* Lee & Liu's (2003) criterion for choosing a hyperparameter from positive and
+ * unlabeled data only: r^2 / P(f = 1), r the recall on held-out positives, P(f
+ * = 1) the share of the items (here: those the fit saw as unknown) decided
+ * positive; proportional to precision x recall. 0 where nothing is decided. */
+static double lee_liu(const uint8_t *dec, const uint8_t *fitl, const uint8_t *held, size_t s, size_t c, size_t n)
+{
+    size_t u, h = 0, hit = 0, unk = 0, on = 0;
+    for (u = 0; u < n; u++) {
+        if (fitl[s + u * c])
+            continue;
+        unk++;
+        on += dec[u];
+        if (held[s + u * c]) {
+            h++;
+            hit += dec[u];
+        }
+    }
+    if (!h || !on)
+        return 0.0;
+    return ((double)hit / (double)h) * ((double)hit / (double)h) / ((double)on / (double)unk);
+}
+
+/* A held-out share (20 %) of the given positives, by a seeded generator. */
+static void split_given(const uint8_t *given, size_t cn, uint64_t seed, uint8_t *fitl, uint8_t *held)
+{
+    size_t k;
+    uint64_t rs = seed * 0x9E3779B97F4A7C15ULL + 99;
+    for (k = 0; k < cn; k++) {
+        rs = rs * 6364136223846793005ULL + 1442695040888963407ULL;
+        held[k] = given[k] && (double)(rs >> 11) * (1.0 / 9007199254740992.0) < 0.2;
+        fitl[k] = given[k] && !held[k];
+    }
+}
+
+/* Weighted L2-regularised logistic regression by Newton's method on z (d x n)
+ * plus a bias: minimises sum_u w_u log(1 + exp(-t_u (b'x_u))) + lambda/2 |b|^2
+ * (bias unpenalised), t_u = +1 for y_u = 1 (weight wp) and -1 otherwise
+ * (weight wn); b has d + 1 entries. */
+static void wlr_fit(const double *z, size_t d, size_t n, const uint8_t *y, size_t ystride, double wp, double wn,
+                    double lambda, double *b)
+{
+    size_t D = d + 1, it, i, j, u;
+    double *hs = (double *)xmalloc(D * D * sizeof(double)), *g = (double *)xmalloc(D * sizeof(double));
+    double *x = (double *)xmalloc(D * sizeof(double));
+    for (i = 0; i < D; i++)
+        b[i] = 0.0;
+    for (it = 0; it < 25; it++) {
+        double step = 0.0;
+        for (i = 0; i < D * D; i++)
+            hs[i] = 0.0;
+        for (i = 0; i < D; i++) {
+            g[i] = i < d ? lambda * b[i] : 0.0;
+            hs[i + i * D] = i < d ? lambda : 1e-10;
+        }
+        for (u = 0; u < n; u++) {
+            double t = 0.0, p, w = y[u * ystride] ? wp : wn, r, q;
+            for (i = 0; i < d; i++) {
+                x[i] = z[i + u * d];
+                t += b[i] * x[i];
+            }
+            x[d] = 1.0;
+            t += b[d];
+            p = 1.0 / (1.0 + exp(-t));
+            r = w * (p - (y[u * ystride] ? 1.0 : 0.0));
+            q = w * p * (1.0 - p);
+            for (i = 0; i < D; i++) {
+                g[i] += r * x[i];
+                for (j = 0; j <= i; j++)
+                    hs[i + j * D] += q * x[i] * x[j];
+            }
+        }
+        /* Cholesky of the (lower) Hessian, then the Newton step in g. */
+        for (j = 0; j < D; j++) {
+            double v = hs[j + j * D];
+            for (i = 0; i < j; i++)
+                v -= hs[j + i * D] * hs[j + i * D];
+            v = v > 1e-300 ? sqrt(v) : 1e-150;
+            hs[j + j * D] = v;
+            for (i = j + 1; i < D; i++) {
+                double a = hs[i + j * D];
+                size_t k;
+                for (k = 0; k < j; k++)
+                    a -= hs[i + k * D] * hs[j + k * D];
+                hs[i + j * D] = a / v;
+            }
+        }
+        for (i = 0; i < D; i++) { /* L x = g */
+            double a = g[i];
+            for (j = 0; j < i; j++)
+                a -= hs[i + j * D] * g[j];
+            g[i] = a / hs[i + i * D];
+        }
+        for (i = D; i-- > 0;) { /* L' x = ... */
+            double a = g[i];
+            for (j = i + 1; j < D; j++)
+                a -= hs[j + i * D] * g[j];
+            g[i] = a / hs[i + i * D];
+        }
+        for (i = 0; i < D; i++) {
+            b[i] -= g[i];
+            step += fabs(g[i]);
+        }
+        if (step < 1e-8)
+            break;
+    }
+    free(hs);
+    free(g);
+    free(x);
+}
+
+/* PU_WLR (Lee & Liu 2003), one label at a time: the unknown entries taken as
+ * negatives, a logistic regression weighted so that positives and unknowns
+ * weigh the same in total (positives by |U| / n, unknowns by |P| / n), lambda
+ * from {1e-4, 1e-3, 1e-2, 1e-1, 1} x n by the r^2 / P(f = 1) criterion on 20 %
+ * of the given positives held out of a fit, then refitted on all given labels.
+ * Scores: the fitted P(given | x); decisions: P > 1/2, given positives kept. */
+static void run_pu_wlr(const double *z, size_t d, size_t n, size_t c, const uint8_t *given, uint64_t seed,
+                       double *scores, uint8_t *pred)
+{
+    static const double LAM[5] = { 1e-4, 1e-3, 1e-2, 1e-1, 1.0 };
+    size_t s, u, i, l;
+    uint8_t *fitl = (uint8_t *)xmalloc(c * n), *held = (uint8_t *)xmalloc(c * n), *dec = (uint8_t *)xmalloc(n);
+    double *b = (double *)xmalloc((d + 1) * sizeof(double));
+    split_given(given, c * n, seed, fitl, held);
+    for (s = 0; s < c; s++) {
+        double best = -1.0, lam = LAM[2] * (double)n;
+        for (l = 0; l < 5; l++) {
+            size_t np = 0;
+            double crit;
+            for (u = 0; u < n; u++)
+                np += fitl[s + u * c];
+            if (!np || np == n)
+                break;
+            wlr_fit(z, d, n, fitl + s, c, (double)(n - np) / (double)n, (double)np / (double)n, LAM[l] * (double)n,
+                    b);
+            for (u = 0; u < n; u++) {
+                double t = b[d];
+                for (i = 0; i < d; i++)
+                    t += b[i] * z[i + u * d];
+                dec[u] = t > 0.0;
+            }
+            crit = lee_liu(dec, fitl, held, s, c, n);
+            if (crit > best) {
+                best = crit;
+                lam = LAM[l] * (double)n;
+            }
+        }
+        {
+            size_t np = 0;
+            for (u = 0; u < n; u++)
+                np += given[s + u * c];
+            if (np && np < n)
+                wlr_fit(z, d, n, given + s, c, (double)(n - np) / (double)n, (double)np / (double)n, lam, b);
+            else
+                for (i = 0; i <= d; i++)
+                    b[i] = 0.0;
+        }
+        for (u = 0; u < n; u++) {
+            double t = b[d];
+            for (i = 0; i < d; i++)
+                t += b[i] * z[i + u * d];
+            scores[s + u * c] = 1.0 / (1.0 + exp(-t));
+            pred[s + u * c] = given[s + u * c] || t > 0.0;
+        }
+    }
+    free(fitl);
+    free(held);
+    free(dec);
+    free(b);
+}
+
+/* The symmetrised kNN graph of z (KNN neighbours, self excluded): W = A + A',
+ * A(u, v) = exp(-d^2(u, v) / sigma^2) where v is among u's KNN nearest, sigma^2
+ * the mean squared neighbour distance; rows in CSR form (ptr, nbr, w). */
+typedef struct {
+    size_t n, *ptr, *nbr;
+    double *w, *deg;
+} knn_graph;
+
+static knn_graph build_knn(const size_t *nb, const double *nd, size_t n)
+{
+    knn_graph g;
+    size_t u, m, *fill;
+    double sig = 0.0;
+    g.n = n;
+    g.ptr = (size_t *)xmalloc((n + 1) * sizeof(size_t));
+    g.nbr = (size_t *)xmalloc(2 * n * KNN * sizeof(size_t));
+    g.w = (double *)xmalloc(2 * n * KNN * sizeof(double));
+    g.deg = (double *)xmalloc(n * sizeof(double));
+    fill = (size_t *)xmalloc(n * sizeof(size_t));
+    for (u = 0; u < n * KNN; u++)
+        sig += nd[u];
+    sig /= (double)(n * KNN);
+    if (!(sig > 0.0))
+        sig = 1.0;
+    for (u = 0; u < n; u++)
+        fill[u] = KNN; /* out-edges, then in-edges */
+    for (u = 0; u < n * KNN; u++)
+        fill[nb[u]]++;
+    g.ptr[0] = 0;
+    for (u = 0; u < n; u++) {
+        g.ptr[u + 1] = g.ptr[u] + fill[u];
+        fill[u] = g.ptr[u];
+        g.deg[u] = 0.0;
+    }
+    for (u = 0; u < n; u++)
+        for (m = 0; m < KNN; m++) {
+            size_t b = nb[m + u * KNN];
+            double w = exp(-nd[m + u * KNN] / sig);
+            g.nbr[fill[u]] = b;
+            g.w[fill[u]++] = w;
+            g.nbr[fill[b]] = u;
+            g.w[fill[b]++] = w;
+            g.deg[u] += w;
+            g.deg[b] += w;
+        }
+    free(fill);
+    return g;
+}
+
+static void free_knn(knn_graph *g)
+{
+    free(g->ptr);
+    free(g->nbr);
+    free(g->w);
+    free(g->deg);
+}
+
+/* One label of WELL (simplified): f in [0, 1]^n minimising
+ * f'Lf + 2 delta sum_u deg_u f_u (L = D - W; f'Lf = sum over edges of
+ * w_uv (f_u - f_v)^2) with f = 1 on the
+ * given positives (`lab`), by projected Gauss-Seidel (exact coordinate
+ * minimisation of a convex quadratic over a box: the objective never rises). */
+static void well_label(const knn_graph *g, const uint8_t *lab, size_t c, double delta, double *f)
+{
+    size_t u, it, k;
+    for (u = 0; u < g->n; u++)
+        f[u] = lab[u * c] ? 1.0 : 0.0;
+    for (it = 0; it < 200; it++) {
+        double moved = 0.0;
+        for (u = 0; u < g->n; u++) {
+            double a = 0.0, x;
+            if (lab[u * c] || g->deg[u] <= 0.0)
+                continue;
+            for (k = g->ptr[u]; k < g->ptr[u + 1]; k++)
+                a += g->w[k] * f[g->nbr[k]];
+            x = a / g->deg[u] - delta;
+            x = x < 0.0 ? 0.0 : x > 1.0 ? 1.0 : x;
+            moved += fabs(x - f[u]);
+            f[u] = x;
+        }
+        if (moved < 1e-9 * (double)g->n)
+            break;
+    }
+}
+
+/* WELL (Sun, Zhang & Zhou 2010), simplified: per label, a low-density
+ * separation on the kNN graph of the concatenated features (f^T L f) with the
+ * given positives clamped to 1 and a penalty on the positives' mass (the
+ * paper's "far fewer positives than negatives" term; here weighted by degree),
+ * delta from {0.01, 0.03, 0.1, 0.3} by Lee & Liu's criterion on 20 % held-out
+ * given positives. Not the paper's: one shared graph (no per-label
+ * similarities from low-rank base similarities, so no label correlation), the
+ * given positives clamped rather than a hinge loss. Scores f; decisions f > 1/2. */
+static void run_well(const knn_graph *g, size_t c, const uint8_t *given, uint64_t seed, double *scores,
+                     uint8_t *pred)
+{
+    static const double DELTA[4] = { 0.01, 0.03, 0.1, 0.3 };
+    size_t s, u, l, n = g->n;
+    uint8_t *fitl = (uint8_t *)xmalloc(c * n), *held = (uint8_t *)xmalloc(c * n), *dec = (uint8_t *)xmalloc(n);
+    double *f = (double *)xmalloc(n * sizeof(double));
+    split_given(given, c * n, seed, fitl, held);
+    for (s = 0; s < c; s++) {
+        double best = -1.0, delta = DELTA[1];
+        for (l = 0; l < 4; l++) {
+            double crit;
+            well_label(g, fitl + s, c, DELTA[l], f);
+            for (u = 0; u < n; u++)
+                dec[u] = f[u] > 0.5;
+            crit = lee_liu(dec, fitl, held, s, c, n);
+            if (crit > best) {
+                best = crit;
+                delta = DELTA[l];
+            }
+        }
+        well_label(g, given + s, c, delta, f);
+        for (u = 0; u < n; u++) {
+            scores[s + u * c] = f[u];
+            pred[s + u * c] = f[u] > 0.5;
+        }
+    }
+    free(fitl);
+    free(held);
+    free(dec);
+    free(f);
 }
 
 /* ---- options, scoring, output ------------------------------------------ */
@@ -451,6 +946,10 @@ static options parse(int argc, char **argv)
     o.st.near = 5;
     o.st.mp = mvnmf_mvel_params_default();
     o.st.auto_mu = 1;
+    o.st.r = 64; /* the paper's embedding dimension (--dim labels: the number of labels) */
+    o.st.freq_mode = FREQ_HOLDOUT;
+    o.st.holdout = 0.3;
+    o.st.min_held = 10;
     for (m = 0; m < NMETH; m++)
         o.use[m] = 1;
     for (i = 1; i < argc; i++) {
@@ -470,7 +969,7 @@ static options parse(int argc, char **argv)
             o.splits = parse_size(v, a);
         else if (!strcmp(a, "--seed"))
             o.seed = parse_size(v, a);
-        else if (!strcmp(a, "--dim"))
+        else if (!strcmp(a, "--dim") && strcmp(v, "labels"))
             o.st.r = parse_size(v, a);
         else if (!strcmp(a, "--theta1"))
             o.st.mp.theta1 = parse_double(v, a);
@@ -482,10 +981,30 @@ static options parse(int argc, char **argv)
             o.st.auto_mu = !strcmp(v, "auto");
             o.st.mp.unknown_weight = o.st.auto_mu ? 0.0 : parse_double(v, a);
         }
-        else if (!strcmp(a, "--decide") && (!strcmp(v, "pu") || !strcmp(v, "sign") || !strcmp(v, "given")))
-            o.st.decide = !strcmp(v, "pu") ? DECIDE_PU : !strcmp(v, "sign") ? DECIDE_SIGN : DECIDE_GIVEN;
-        else if (!strcmp(a, "--label-freq"))
-            o.st.label_freq = !strcmp(v, "auto") ? 0.0 : parse_double(v, a);
+        else if (!strcmp(a, "--decide") && (!strcmp(v, "pu") || !strcmp(v, "sign") || !strcmp(v, "given") ||
+                                            !strcmp(v, "count")))
+            o.st.decide = !strcmp(v, "pu")      ? DECIDE_PU
+                          : !strcmp(v, "sign")  ? DECIDE_SIGN
+                          : !strcmp(v, "count") ? DECIDE_COUNT
+                                                : DECIDE_GIVEN;
+        else if (!strcmp(a, "--label-freq")) {
+            o.st.freq_mode = !strcmp(v, "auto")      ? FREQ_AUTO
+                             : !strcmp(v, "holdout") ? FREQ_HOLDOUT
+                             : !strcmp(v, "oracle")  ? FREQ_ORACLE
+                                                     : FREQ_FIXED;
+            if (o.st.freq_mode == FREQ_FIXED) {
+                o.st.label_freq = parse_double(v, a);
+                if (!(o.st.label_freq > 0.0 && o.st.label_freq <= 1.0))
+                    die("--label-freq must be holdout, auto, oracle or in (0, 1]");
+            }
+        } else if (!strcmp(a, "--holdout")) {
+            o.st.holdout = parse_double(v, a);
+            if (!(o.st.holdout > 0.0 && o.st.holdout < 1.0))
+                die("--holdout must be in (0, 1)");
+        } else if (!strcmp(a, "--min-held"))
+            o.st.min_held = parse_size(v, a);
+        else if (!strcmp(a, "--dim") && !strcmp(v, "labels"))
+            o.st.r = 0;
         else if (!strcmp(a, "--freq-threshold"))
             o.freq_threshold = parse_double(v, a);
         else if (!strcmp(a, "--standardize") && (!strcmp(v, "on") || !strcmp(v, "off")))
@@ -524,7 +1043,7 @@ static options parse(int argc, char **argv)
 }
 
 /* Metrics of one method on one split: [macro, micro, hamming, auroc]. */
-static void score(const dataset *ds, const double *scores, const uint8_t *pred, double out[4])
+static void score(const dataset *ds, const double *scores, const uint8_t *given, const uint8_t *pred, double out[5])
 {
     mvnmf_multilabel_scores ms;
     size_t bytes = 0, nsc = 0;
@@ -534,6 +1053,22 @@ static void score(const dataset *ds, const double *scores, const uint8_t *pred, 
     wk = work_of(bytes);
     check(mvnmf_average_auroc(ds->truth, scores, ds->c, ds->n, NULL, &out[3], &nsc, wk, bytes), "auroc");
     free(wk);
+    { /* the same scores with each label's given positives moved above every other item */
+        size_t s, u, c = ds->c;
+        double *adj = (double *)xmalloc(c * ds->n * sizeof(double));
+        for (s = 0; s < c; s++) {
+            double top = -INFINITY;
+            for (u = 0; u < ds->n; u++)
+                if (scores[s + u * c] > top)
+                    top = scores[s + u * c];
+            for (u = 0; u < ds->n; u++)
+                adj[s + u * c] = given[s + u * c] ? top + 1.0 : scores[s + u * c];
+        }
+        wk = work_of(bytes);
+        check(mvnmf_average_auroc(ds->truth, adj, c, ds->n, NULL, &out[4], &nsc, wk, bytes), "auroc");
+        free(wk);
+        free(adj);
+    }
     out[0] = ms.macro_f1;
     out[1] = ms.micro_f1;
     out[2] = ms.hamming_loss;
@@ -543,11 +1078,16 @@ int main(int argc, char **argv)
 {
     options o = parse(argc, argv);
     dataset ds = load(o.dir, o.split_at);
-    static double res[NMETH][MAXI][MAXS][4];
+    static double res[NMETH][MAXI][MAXS][5], est_now[256], est_mean[MAXI], true_mean[MAXI], est_err[MAXI];
+    double *true_freq;
+    knn_graph kg;
+    int have_knn = 0;
+    size_t *nbl = NULL;
+    double *ndl = NULL;
     size_t i, sp, m, k, dz, nconst = 0;
     double t0 = now(), *z, *scores;
     uint8_t *given, *pred;
-    char mu[64], gdesc[96], dec[160];
+    char mu[64], gdesc[96], dec[512];
     for (i = 0; i < ds.nv && o.standardize; i++) {
         size_t kc = 0;
         check(mvnmf_standardize_view(ds.d[i], ds.n, ds.x[i], &kc), "standardize");
@@ -568,6 +1108,9 @@ int main(int argc, char **argv)
     if (!o.st.r)
         o.st.r = ds.c;
     z = concat(&ds, &dz);
+    if (ds.c > 256)
+        die("at most 256 labels");
+    true_freq = (double *)xmalloc(ds.c * sizeof(double));
     given = (uint8_t *)xmalloc(ds.c * ds.n);
     pred = (uint8_t *)xmalloc(ds.c * ds.n);
     scores = (double *)xmalloc(ds.c * ds.n * sizeof(double));
@@ -587,11 +1130,24 @@ int main(int argc, char **argv)
         snprintf(gdesc, sizeof gdesc, "kNN-sparsified, %zu neighbours, symmetrised", o.st.knn);
     else
         snprintf(gdesc, sizeof gdesc, "dense");
-    if (o.st.label_freq > 0.0)
-        snprintf(dec, sizeof dec, "per-label PU thresholds (label frequency %g), given positives kept",
-                 o.st.label_freq);
-    else
-        snprintf(dec, sizeof dec, "per-label PU thresholds (label frequency by Elkan-Noto), given positives kept");
+    {
+        char fd[160];
+        if (o.st.freq_mode == FREQ_FIXED)
+            snprintf(fd, sizeof fd, "%g", o.st.label_freq);
+        else if (o.st.freq_mode == FREQ_HOLDOUT)
+            snprintf(fd, sizeof fd,
+                     "from %g%% of the given positives held out of a first fit, at least %zu above a threshold",
+                     100.0 * o.st.holdout, o.st.min_held);
+        else if (o.st.freq_mode == FREQ_ORACLE)
+            snprintf(fd, sizeof fd, "the TRUE share: an oracle, not available to a learner");
+        else
+            snprintf(fd, sizeof fd, "by Elkan-Noto");
+        snprintf(dec, sizeof dec, "%s (label frequency %s), given positives kept",
+                 o.st.decide == DECIDE_COUNT ? "per label, the estimated number of hidden positives, round(P (1 - c) "
+                                               "/ c), of the unknown items by score"
+                                             : "per-label PU thresholds",
+                 fd);
+    }
     if (o.st.auto_mu)
         snprintf(mu, sizeof mu, "auto (given positives / unknown entries)");
     else
@@ -599,7 +1155,7 @@ int main(int argc, char **argv)
     printf("* MVEL: dim %zu, theta1 %g, theta2 %g, unknown weight %s, %u iterations, decisions by %s; fused "
            "graph: RBF within views (median bandwidth), CCA across views, uniform priors, %s\n",
            o.st.r, o.st.mp.theta1, o.st.mp.theta2, mu, o.st.mp.max_iter,
-           o.st.decide == DECIDE_PU ? dec
+           o.st.decide == DECIDE_PU || o.st.decide == DECIDE_COUNT ? dec
            : o.st.decide == DECIDE_GIVEN ? "per-label thresholds (F1 on the given labels)"
                                          : "the sign of the score",
            gdesc);
@@ -609,22 +1165,49 @@ int main(int argc, char **argv)
            "one; all items learned transductively, scored against the full labels\n",
            o.splits, (unsigned long long)o.seed);
 
+    if (o.use[2] || o.use[5]) { /* the 10-NN lists of ML-kNN and WELL, once */
+        nbl = (size_t *)xmalloc(ds.n * KNN * sizeof(size_t));
+        ndl = (double *)xmalloc(ds.n * KNN * sizeof(double));
+        knn_lists(z, dz, ds.n, nbl, ndl);
+        kg = build_knn(nbl, ndl, ds.n);
+        have_knn = 1;
+    }
     for (i = 0; i < o.nilr; i++)
         for (sp = 0; sp < o.splits; sp++) {
             thin(&ds, o.ilr[i], o.seed + sp * 1000 + i, given);
+            for (m = 0; m < ds.c; m++) { /* the true share of each label's positives given */
+                size_t tp = 0, gp = 0;
+                for (k = 0; k < ds.n; k++) {
+                    tp += ds.truth[m + k * ds.c];
+                    gp += given[m + k * ds.c];
+                }
+                true_freq[m] = tp ? (double)gp / (double)tp : 0.0;
+                true_mean[i] += true_freq[m] / (double)(ds.c * o.splits);
+            }
+            o.st.oracle_freq = true_freq;
+            o.st.split_seed = o.seed + sp * 1000 + i;
             for (m = 0; m < NMETH; m++) {
                 if (!o.use[m])
                     continue;
                 if (m == 0) {
-                    run_mvel(&ds, (const double *const *)ds.x, ds.d, ds.nv, 1, given, &o.st, scores, pred);
+                    run_mvel(&ds, (const double *const *)ds.x, ds.d, ds.nv, 1, given, &o.st, scores, pred,
+                             est_now);
+                    for (k = 0; k < ds.c; k++) {
+                        est_mean[i] += est_now[k] / (double)(ds.c * o.splits);
+                        est_err[i] += fabs(est_now[k] - true_freq[k]) / (double)(ds.c * o.splits);
+                    }
                 } else if (m == 1) {
                     const double *zz[1];
                     size_t dd[1];
                     zz[0] = z;
                     dd[0] = dz;
-                    run_mvel(&ds, zz, dd, 1, 0, given, &o.st, scores, pred);
+                    run_mvel(&ds, zz, dd, 1, 0, given, &o.st, scores, pred, NULL);
                 } else if (m == 2) {
-                    run_mlknn(z, dz, ds.n, ds.c, given, scores, pred);
+                    run_mlknn(nbl, ds.n, ds.c, given, scores, pred);
+                } else if (m == 5) {
+                    run_well(&kg, ds.c, given, o.seed + sp * 1000 + i, scores, pred);
+                } else if (m == 6) {
+                    run_pu_wlr(z, dz, ds.n, ds.c, given, o.seed + sp * 1000 + i, scores, pred);
                 } else if (m == 3) {
                     for (k = 0; k < ds.c * ds.n; k++) {
                         scores[k] = given[k];
@@ -644,11 +1227,11 @@ int main(int argc, char **argv)
                         }
                     }
                 }
-                score(&ds, scores, pred, res[m][i][sp]);
+                score(&ds, scores, given, pred, res[m][i][sp]);
             }
         }
 
-    for (k = 0; k < 4; k++) {
+    for (k = 0; k < 5; k++) {
         printf("\n### %s\n\n| method |", METRIC[k]);
         for (i = 0; i < o.nilr; i++)
             printf(" ILR %g%% |", 100.0 * o.ilr[i]);
@@ -671,6 +1254,14 @@ int main(int argc, char **argv)
             printf("\n");
         }
     }
+    if (o.use[0] && (o.st.decide == DECIDE_PU || o.st.decide == DECIDE_COUNT)) {
+        printf("\nlabel frequency c used by mvel (mean over labels and splits; true = the given share of each "
+               "label's positives):");
+        for (i = 0; i < o.nilr; i++)
+            printf(" ILR %g%%: %.3f (true %.3f, mean |error| %.3f);", 100.0 * o.ilr[i], est_mean[i], true_mean[i],
+                   est_err[i]);
+        printf("\n");
+    }
     printf("\nwall time %.1f s; peak workspace %.1f MiB (plus the graph, %.1f MiB)\n", now() - t0,
            (double)g_peak / 1048576.0,
            (double)(o.st.anchors ? ds.n * o.st.near * 16
@@ -681,6 +1272,11 @@ int main(int argc, char **argv)
         free(ds.x[i]);
     free(ds.truth);
     free(z);
+    if (have_knn)
+        free_knn(&kg);
+    free(nbl);
+    free(ndl);
+    free(true_freq);
     free(given);
     free(pred);
     free(scores);

@@ -77,11 +77,16 @@
 //! the label frequency `c` (the share of the label's positives that is given)
 //! from the caller or estimated as the mean calibrated score of the given
 //! positives, an unknown entry decided positive where its posterior
-//! `(1 − c) g / (c (1 − g))` exceeds ½, and every given positive kept. `c` is
-//! not identifiable from transductive scores (the given positives score above
-//! the hidden ones, so the estimate errs high and adds few; on weakly ranking
-//! scores it errs low and adds many): a caller who knows roughly which share
-//! of the labels is given should pass it. The older rules stay:
+//! `(1 − c) g / (c (1 − g))` exceeds ½, and every given positive kept. `c`
+//! estimated from the scores of a fit that saw the given positives is biased
+//! (they score above the hidden ones, so the estimate errs high and adds few;
+//! on weakly ranking scores it errs low and adds many). **The unbiased rule**
+//! ([`label_freq_holdout`]): hold a random share of the given positives out of
+//! a first fit on the same graph; to that fit they are unseen positives like
+//! the hidden ones, so the share of positives among its unknown items follows
+//! from their scores (a mixture-proportion estimate, Blanchard, Lee & Scott
+//! 2010; Scott 2015), and with it `c`; the fit on all given labels is then
+//! decided with that `c` ([`pu_thresholds`]' `label_freq`). The older rules stay:
 //! [`choose_thresholds`] (the threshold that maximises the F1 of label `s`
 //! against the given positives; it errs towards fewer positives) with
 //! [`decide`], and the sign of `Ŷ` (`tau = 0`).
@@ -1397,4 +1402,181 @@ pub fn decide_pu<T: Real>(
     pu_req(scores.cols()).check(work.len())?;
     pu_thresholds(scores, y, label_freq, tau, used, work)?;
     decide_keep(scores, tau, y, pred)
+}
+
+/// Workspace bytes of [`label_freq_holdout`] for `n` items.
+pub fn label_freq_holdout_workspace(n: usize) -> Result<usize, Error> {
+    WorkReq::new::<usize>(n).bytes()
+}
+
+/// The label frequency `c_s` (the share of label `s`'s positives that is
+/// given) from given positives **held out of a refit** — the input
+/// [`pu_thresholds`] needs (`label_freq`), estimated without the bias of
+/// scores the fit has seen.
+///
+/// The caller splits the given positives `Y` into the labels a refit sees
+/// (`fit`) and the rest (`held`, a random share, disjoint from `fit`), refits
+/// on `fit` and passes its scores. To that refit a held-out positive is an
+/// unseen positive like a hidden one, so, per label, the scores of the held-out
+/// positives are a sample of the scores of the positives among the items
+/// `fit` leaves unknown (`U`, `n_U` items). Those scores mix the positives'
+/// distribution with share `α` and the negatives' (Blanchard, Lee & Scott
+/// 2010, "semi-supervised novelty detection"; Scott 2015, the mixture
+/// proportion estimate of PU learning): `F̄_U(t) = α F̄_P(t) + (1 − α) F̄_N(t)`
+/// for the upper tails, hence `α ≤ F̄_U(t) / F̄_P(t)` at every threshold `t`,
+/// with equality where no negative scores above `t` (irreducibility). The
+/// estimate:
+///
+/// ```text
+/// α̂ = min over thresholds t (between distinct scores of U, with at least
+///      m = min(max(min_held, 1), H) held-out positives above t) of
+///      (#U above t / n_U) / (#held above t / H)
+/// α̂ ← clamp(α̂, H / n_U, 1)            (the held-out positives are in U)
+/// c_s = (P' + H) / (P' + α̂ n_U)        (given positives / estimated positives)
+/// ```
+///
+/// (`P'`: the label's `fit` positives, `H`: its held-out ones). Where negatives
+/// score among the top positives the minimum overstates `α` and so `c_s`
+/// comes out low (more positives added), never high because of the fit
+/// having seen them; `min_held` bounds the noise of the tail ratio at the
+/// cost of that upward bias. `freq[s] = 0` (unknown: [`pu_thresholds`]
+/// then uses its own estimate) where the label has no held-out positive.
+///
+/// Errors, outputs untouched: `ZeroDimension`, `DimensionMismatch`,
+/// `BadLabel` (a flag not 0/1, or an entry held out and in `fit`),
+/// `NonFiniteInput` (a score), `WorkspaceTooSmall`. `O(c · n log n)`.
+pub fn label_freq_holdout<T: Real>(
+    scores: MatRef<'_, T>,
+    fit: MatRef<'_, u8>,
+    held: MatRef<'_, u8>,
+    min_held: usize,
+    freq: &mut [f64],
+    work: &mut [u8],
+) -> Result<(), Error> {
+    let (c, n) = (scores.rows(), scores.cols());
+    if c == 0 || n == 0 {
+        return Err(Error::ZeroDimension);
+    }
+    if fit.rows() != c || fit.cols() != n || held.rows() != c || held.cols() != n || freq.len() != c
+    {
+        return Err(Error::DimensionMismatch);
+    }
+    check_flags(fit)?;
+    check_flags(held)?;
+    for u in 0..n {
+        for s in 0..c {
+            if held.at(s, u) == 1 && fit.at(s, u) == 1 {
+                return Err(Error::BadLabel);
+            }
+            if !scores.at(s, u).is_finite() {
+                return Err(Error::NonFiniteInput);
+            }
+        }
+    }
+    WorkReq::new::<usize>(n).check(work.len())?;
+    let mut st = Stack::new(work);
+    let idx: &mut [usize] = st.take(n)?;
+    for (s, f) in freq.iter_mut().enumerate() {
+        let pf = (0..n).filter(|&u| fit.at(s, u) == 1).count();
+        let h = (0..n).filter(|&u| held.at(s, u) == 1).count();
+        let nu = n - pf;
+        if h == 0 || nu == 0 {
+            *f = 0.0;
+            continue;
+        }
+        let m = min_held.clamp(1, h);
+        // Items by decreasing score (ties by index; a heap sort, no panic path).
+        top_n_by(n, |u| scores.at(s, u), None, idx);
+        let (mut k, mut a, mut alpha) = (0usize, 0usize, 1.0f64);
+        let mut pos = 0usize;
+        while pos < n {
+            // One run of equal scores at a time: a threshold never splits it.
+            let x = idx.get(pos).map_or(0.0, |&u| scores.at(s, u).to_f64());
+            while let Some(&u) = idx.get(pos) {
+                if scores.at(s, u).to_f64() != x {
+                    break;
+                }
+                if fit.at(s, u) == 0 {
+                    k += 1;
+                    a += usize::from(held.at(s, u) == 1);
+                }
+                pos += 1;
+            }
+            if a >= m {
+                let r = (k as f64 / nu as f64) / (a as f64 / h as f64);
+                if r < alpha {
+                    alpha = r;
+                }
+            }
+        }
+        let alpha = alpha.max(h as f64 / nu as f64).min(1.0);
+        *f = ((pf + h) as f64 / (pf as f64 + alpha * nu as f64)).min(1.0);
+    }
+    Ok(())
+}
+
+/// Workspace bytes of [`count_thresholds`] for `n` items.
+pub fn count_thresholds_workspace(n: usize) -> Result<usize, Error> {
+    WorkReq::new::<usize>(n).bytes()
+}
+
+/// Per-label thresholds from the label frequencies alone (the **count rule**;
+/// no calibration): a label with `P_s` given positives and label frequency
+/// `c_s` has about `P_s / c_s` positives, so about
+/// `m_s = round(P_s (1 − c_s) / c_s)` hidden ones, and `tau[s]` decides the
+/// `m_s` highest-scoring of its unknown items (`score > tau[s]`, with the
+/// given positives kept by [`decide_keep`]): half-way between the `m_s`-th
+/// and the next unknown score, or that score itself where the two tie (a tied
+/// run straddling the cut is left out). `tau[s] = +∞` (nothing added) where
+/// `c_s = 0` (unknown), the label has no given positive, or `m_s = 0`;
+/// `−∞` where `m_s` reaches the unknown items' count.
+///
+/// Why not the isotonic calibration of [`pu_thresholds`]: on the scores of a
+/// transductive fit the given positives score above the hidden ones, so
+/// `P(given | score)` at a hidden positive's score is low and the calibrated
+/// rule adds too few even with the right `c_s`; the count needs only the
+/// ranking of the unknown items and `c_s` (e.g. from [`label_freq_holdout`]).
+///
+/// Errors, outputs untouched: `ZeroDimension`, `DimensionMismatch`,
+/// `BadLabel`, `NonFiniteInput` (a score), `BadParameter` (a label frequency
+/// outside `[0, 1]` or NaN), `WorkspaceTooSmall`. `O(c · n log n)`.
+pub fn count_thresholds<T: Real>(
+    scores: MatRef<'_, T>,
+    y: MatRef<'_, u8>,
+    label_freq: &[f64],
+    tau: &mut [f64],
+    work: &mut [u8],
+) -> Result<(), Error> {
+    check_pu(scores, y, Some(label_freq), tau.len(), None)?;
+    let n = scores.cols();
+    WorkReq::new::<usize>(n).check(work.len())?;
+    let mut st = Stack::new(work);
+    let idx: &mut [usize] = st.take(n)?;
+    for (s, (t, &cs)) in tau.iter_mut().zip(label_freq).enumerate() {
+        *t = f64::INFINITY;
+        let p = (0..n).filter(|&u| y.at(s, u) == 1).count();
+        let nu = n - p;
+        if cs <= 0.0 || p == 0 || nu == 0 {
+            continue;
+        }
+        // round(P (1 − c) / c): `as` truncates a non-negative value (and
+        // saturates a huge one), so adding ½ rounds; no `floor` in `core`.
+        let m = (p as f64 * (1.0 - cs) / cs + 0.5) as usize;
+        if m < 1 {
+            continue;
+        }
+        if m >= nu {
+            *t = f64::NEG_INFINITY;
+            continue;
+        }
+        // Items by decreasing score (ties by index); the unknown ones in order.
+        top_n_by(n, |u| scores.at(s, u), None, idx);
+        let mut unknown = idx.iter().filter(|&&u| y.at(s, u) == 0);
+        let (Some(&a), Some(&b)) = (unknown.nth(m - 1), unknown.next()) else {
+            continue;
+        };
+        let (xa, xb) = (scores.at(s, a).to_f64(), scores.at(s, b).to_f64());
+        *t = if xa == xb { xb } else { 0.5 * (xa + xb) };
+    }
+    Ok(())
 }
