@@ -97,9 +97,16 @@ const FILL: u8 = 0xA7;
 /// (0x177aa369: a graph trace's rounding at data near 1e-37, see [`monitor`]; 0xa45ed0b,
 /// 0xa50a192, 0xa862e7b: MVEL's kNN graph with an edge of weight exactly 0, an item far
 /// from its neighbours where the heat kernel underflows, which the oracle refused).
+/// Issue 31: JSNMF on subnormal data with weights up to 1e244, the objective rising at
+/// iteration 1–2 (0x2028955, 0x40033d8, 0x400b430, 0x4016d7f); an `_f32` twin whose first
+/// view was all zero, which put its only nonzero view at 1e-40, outside the float rule
+/// (0x4027d9c, a driver fix); JSNMF with one source inside the band and the others scaled,
+/// whose random start then met `W` at two magnitudes (`INTERNAL`: an infinite start
+/// objective; 0x94db950, 0x99058bb, found by the long run of the first version of the scale).
 const REGRESSION_SEEDS: &[u64] = &[
     0x1500a1, 0x150032, 0x150005, 0x150161, 0x1500cb, 0x1507e9, 0x1506b0, 0x150936, 0x150989,
-    0x15026c, 0x150404, 0x177aa369, 0xa45ed0b, 0xa50a192, 0xa862e7b,
+    0x15026c, 0x150404, 0x177aa369, 0xa45ed0b, 0xa50a192, 0xa862e7b, 0x2028955, 0x40033d8,
+    0x400b430, 0x4016d7f, 0x4027d9c, 0x94db950, 0x99058bb,
 ];
 
 // ------------------------------------------------------------------- generator

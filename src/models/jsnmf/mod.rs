@@ -42,6 +42,31 @@
 //!
 //! Report: one term, [`Term::Reconstruction`] = `D` (the weighted sum).
 //!
+//! **Scale** (issue 31). When the largest entry of some source lies outside
+//! the solvers' band `[2^−b, 2^b]` (`crate::steps::scale`: `2^±64` for `f64`,
+//! `2^±8` for `f32`), every source `s` is fitted as `s_s X_s ≈ F_s (s_s H_s)`,
+//! `s_s = 2^e_s` the power of two that puts its largest entry in `[1, 2)` (all
+//! sources then meet `W` at one magnitude, and the random start's scales agree;
+//! at most `2^(MAX_EXP−2)`;
+//! with [`Init::Given`] also at most what keeps `s_s H_s ≤ 2^(MAX_EXP/4)`). `W`
+//! and `U_s` are shared by the scaled and the caller's problem; the scale goes
+//! into `H_s` (returned in the caller's units). Since
+//! `λ_s ½‖X_s − F_s H_s‖² = λ_s s_s^−2 · ½‖s_s X_s − F_s s_s H_s‖²`, the scaled
+//! problem has the weights `λ_s s_s^−2`; they are applied divided by a common
+//! power of two `2^L` (the largest of them brought to `[1, 2)`), and `D` is
+//! reported times `2^L` (exact, monotone). So no part of the objective
+//! underflows (`½‖X_s‖²` of data near `1e-161` is subnormal, of data near
+//! `1e-165` zero), the guard `ε` acts on data near 1, and the updates are those
+//! of the caller's problem in exact arithmetic. The default weights come from
+//! the scaled norms (`‖X_1‖²/‖X_s‖² = ‖s_1X_1‖²/‖s_sX_s‖² · 2^(2e_s − 2e_1)`),
+//! so a source whose `½‖X_s‖²` underflows gets its weight, not 1. Where every
+//! source lies inside the band nothing changes, bit for bit. The products are
+//! formed on the caller's data and scaled after (`View::x_vt_scaled`), so
+//! `f32` data below the normal range (`1.2e-38`: subnormal, a few bits of
+//! precision) is outside what this rule covers: its products lose their
+//! precision and the objective is not guaranteed to fall (measured: `_f32`
+//! fits at `1e-39`, `1e-40` rose; at `1e-36` and above they never did).
+//!
 //! **Limits** (issue 31, the factorization family's magnitude rule with the
 //! weights): every `½‖X_s‖²_F` and the weighted `Σ_s λ_s ½‖X_s‖²_F` (`D` at
 //! `F_s H_s = 0`) must be at most `2^999` (about `5e300`) for `f64` sources,
@@ -50,8 +75,10 @@
 //! representable. Data beyond it is refused with [`Error::InputTooLarge`], weights
 //! `λ` beyond it (e.g. `λ = {1e308, 1e-308}`), or a single `λ_s` above the
 //! same bound, with [`Error::BadParameter`],
-//! before anything is written. (A weight may be as small as it likes: a
-//! source whose `λ_s` underflows beside the others' just stops pulling on `W`.)
+//! before anything is written. The weighted sum is formed from the scaled
+//! norms ("Scale"), so it does not underflow for tiny nonzero data. (A weight
+//! may be as small as it likes: a source whose scaled weight underflows beside
+//! the others' just stops pulling on `W`.)
 //! Behind the rule, a fit never returns `Ok` with a non-finite factor or
 //! objective ([`Error::Internal`] instead, `crate::steps::finite`).
 
@@ -124,11 +151,11 @@ fn check_ranks(
 }
 
 /// The binary exponent `e` of a source's scale `s = 2^e` (module docs,
-/// "Scale"): the one putting its largest entry in `[1, 2)` when that lies outside
-/// the solvers' band `[2^−b, 2^b]` (`crate::steps::scale`), else 0; at most
-/// `MAX_EXP − 2` (so that `s` is a normal number of `T`).
+/// "Scale") when some source lies outside the solvers' band: the one putting
+/// its largest entry in `[1, 2)`, at most `MAX_EXP − 2` (so that `s` is a normal
+/// number of `T`); 0 for an all-zero source.
 fn source_exponent<T: Real>(max: f64) -> i32 {
-    if exponent::<T>(max) == 0 {
+    if max == 0.0 {
         return 0;
     }
     let (_, e) = libm::frexp(max);
@@ -299,7 +326,11 @@ pub fn fit<
     }
     // The sources' scales s_s = 2^e_s (module docs, "Scale"), limited by a
     // given start's H_s (scaled with the data).
+    let any_out = (0..ns).any(|s| exponent::<T>(sources.source(s).max_value()) != 0);
     let exps = |s: usize| -> i32 {
+        if !any_out {
+            return 0;
+        }
         let mut e = source_exponent::<T>(sources.source(s).max_value());
         if e > 0 && params.iter.init == Init::Given {
             let hmax = h.get(s).iter().fold(0.0f64, |a, x| a.max(x.to_f64()));
@@ -320,10 +351,15 @@ pub fn fit<
         }
     };
     let half_x2 = |s: usize| 0.5 * sources.source(s).sq_frobenius();
-    check_magnitude::<T>(ns, &half_x2, &|s| {
-        let e = exps(s);
-        (half_scaled(s, e), e)
-    }, lambda)?;
+    check_magnitude::<T>(
+        ns,
+        &half_x2,
+        &|s| {
+            let e = exps(s);
+            (half_scaled(s, e), e)
+        },
+        lambda,
+    )?;
 
     let rsum: usize = ranks.iter().sum();
     let nmax = d.max_cols;
@@ -386,7 +422,10 @@ pub fn fit<
         half_scaled(s, e)
     };
     let st_of = |s: usize| -> T {
-        T::from_f64(libm::scalbn(1.0, sc_of.get(s).copied().unwrap_or(0.0) as i32))
+        T::from_f64(libm::scalbn(
+            1.0,
+            sc_of.get(s).copied().unwrap_or(0.0) as i32,
+        ))
     };
     let report_of = |total: f64| -> f64 { libm::scalbn(total, big_l) };
     match params.iter.init {
@@ -402,8 +441,29 @@ pub fn fit<
         }
     }
     let result = fit_scaled(
-        sources, k, ranks, params, w, u, h, monitor, &prep, m, f, xht, hh, num_w, den_w, den, ftx,
-        ftf, lam, &half_t, &st_of, &report_of, st.rest(),
+        sources,
+        k,
+        ranks,
+        params,
+        w,
+        u,
+        h,
+        monitor,
+        &prep,
+        m,
+        f,
+        xht,
+        hh,
+        num_w,
+        den_w,
+        den,
+        ftx,
+        ftf,
+        lam,
+        &half_t,
+        &st_of,
+        &report_of,
+        st.rest(),
     );
     // H_s back into the caller's units (also after an error in the loop: the
     // outputs hold the last sweep).
