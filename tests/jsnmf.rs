@@ -490,7 +490,7 @@ fn issue31_jsnmf_subnormal_sources_and_extreme_weights() {
         ([1e-300, 1e-310], Some([1e300, 1e-5])),
     ];
     for (c, lam) in cases {
-        let what = format!("sources at {c:e?}, lambda {lam:e?}");
+        let what = format!("sources at {c:?}, lambda {lam:?}");
         let got = fit_any(&at(c), m, k, &ranks, lam.as_ref().map(|l| &l[..]));
         let r = got.0.unwrap_or_else(|e| panic!("{what}: {e:?}"));
         assert!(
@@ -505,7 +505,7 @@ fn issue31_jsnmf_subnormal_sources_and_extreme_weights() {
         assert!(r.objective.total.is_finite() && obj[0] > 0.0, "{what}");
         assert_monotone(obj, 1e-12 * obj[0], &what);
         // The fit moves (before: frozen from iteration 2 on).
-        assert!(obj[obj.len() - 1] < 0.9 * obj[0], "{what}: {obj:e?}");
+        assert!(obj[obj.len() - 1] < 0.9 * obj[0], "{what}: {obj:?}");
     }
     // Single precision: float data near 1e-30 (½‖X‖² near 1e-60 is 0 in f32
     // units and far below the guard).
@@ -524,7 +524,7 @@ fn issue31_jsnmf_subnormal_sources_and_extreme_weights() {
     assert_monotone(&got.4, 1e-5 * got.4[0], "f32 1e-30");
     assert!(
         got.4[got.4.len() - 1] < 0.9 * got.4[0],
-        "f32 1e-30: {:e?}",
+        "f32 1e-30: {:?}",
         got.4
     );
 }
