@@ -458,3 +458,73 @@ fn issue31_e4_weights_and_single_precision_data_have_a_bound() {
         assert_monotone(&got.4, 1e-5 * got.4[0].abs(), &format!("f32 {c:e}"));
     }
 }
+
+/// Issue 31 (JSNMF on subnormal data): sources near `1e-161`, whose `½‖X_s‖²`
+/// is subnormal (`1e-320`) or underflows to 0, with weights up to `1e244`:
+/// the objective rose at iteration 1–2 (the parts of the expanded objective had
+/// 1–4 significant digits) and the guard `ε` froze the updates. With the
+/// per-source power-of-two scale (module docs, "Scale"): `Ok`, finite, an
+/// objective that never rises and falls as the same data's does at scale 1;
+/// in `f32` the same for data near `1e-30`.
+#[test]
+fn issue31_jsnmf_subnormal_sources_and_extreme_weights() {
+    let m = 7;
+    let xs: Vec<Vec<f64>> = sources(m, &[9, 6], 10)
+        .into_iter()
+        .map(|x| x.iter().map(|a| a + 0.05).collect())
+        .collect();
+    let (k, ranks) = (1, [2usize, 3]);
+    let at = |c: [f64; 2]| -> Vec<Vec<f64>> {
+        xs.iter()
+            .zip(c)
+            .map(|(x, c)| x.iter().map(|&a| a * c).collect())
+            .collect()
+    };
+    let unit = fit_any(&xs, m, k, &ranks, None);
+    let fall = unit.4[unit.4.len() - 1] / unit.4[0];
+    assert!(fall < 0.9, "unit data: {fall}");
+    let cases: [([f64; 2], Option<[f64; 2]>); 4] = [
+        ([4.8e-162, 2.4e-161], Some([1e-82, 1e208])),
+        ([3.6e-162, 5.3e-165], Some([1e33, 1e244])),
+        ([3.6e-162, 5.3e-165], None),
+        ([1e-300, 1e-310], Some([1e300, 1e-5])),
+    ];
+    for (c, lam) in cases {
+        let what = format!("sources at {c:?}, lambda {lam:?}");
+        let got = fit_any(&at(c), m, k, &ranks, lam.as_ref().map(|l| &l[..]));
+        let r = got.0.unwrap_or_else(|e| panic!("{what}: {e:?}"));
+        assert!(
+            got.1
+                .iter()
+                .chain(got.2.iter().flatten())
+                .chain(got.3.iter().flatten())
+                .all(|a| a.is_finite()),
+            "{what}: non-finite factor"
+        );
+        let obj = &got.4;
+        assert!(r.objective.total.is_finite() && obj[0] > 0.0, "{what}");
+        assert_monotone(obj, 1e-12 * obj[0], &what);
+        // The fit moves (before: frozen from iteration 2 on).
+        assert!(obj[obj.len() - 1] < 0.9 * obj[0], "{what}: {obj:?}");
+    }
+    // Single precision: float data near 1e-30 (½‖X‖² near 1e-60 is 0 in f32
+    // units and far below the guard).
+    let xf: Vec<Vec<f32>> = xs
+        .iter()
+        .map(|x| x.iter().map(|&a| (a * 1e-30) as f32).collect())
+        .collect();
+    let got = fit_any(&xf, m, k, &ranks, None);
+    let r = got.0.unwrap();
+    assert!(r.objective.total.is_finite());
+    assert!(got
+        .1
+        .iter()
+        .chain(got.3.iter().flatten())
+        .all(|a| a.is_finite()));
+    assert_monotone(&got.4, 1e-5 * got.4[0], "f32 1e-30");
+    assert!(
+        got.4[got.4.len() - 1] < 0.9 * got.4[0],
+        "f32 1e-30: {:?}",
+        got.4
+    );
+}

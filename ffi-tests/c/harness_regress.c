@@ -35,7 +35,9 @@
  *       FLT_MAX/2: OK with non-finite factors;
  *   E3  beta_nmf_fit on views near 1e-10 and 1e10: the objective rose;
  *   E4  jsnmf_fit with lambda = {1e308, 1e-308}, jsnmf_fit_f32 near 1e30: OK
- *       with non-finite factors.
+ *       with non-finite factors;
+ *   JSNMF on subnormal data with lambda up to 1e208 (test_jsnmf_subnormal):
+ *       the objective rose at iteration 1-2 (fuzz seeds 0x2028955, 0x4016d7f).
  */
 #include "mvnmf.h"
 
@@ -1318,6 +1320,76 @@ static void test_e4(void)
     }
 }
 
+/* Issue 31, JSNMF on subnormal data: sources near 1e-161 and 1e-160 (1/2 ||X||^2
+ * subnormal) with lambda = {1e-82, 1e208}, and near 4e-162 and 5e-165 (1/2 ||X||^2
+ * of the second 0 in double) with the default weights: the objective rose at
+ * iteration 1-2 and the guard froze the fit (fuzz seeds 0x2028955, 0x4016d7f).
+ * Now OK, finite, never rising (1e-12 of the start's objective) and falling. */
+typedef struct {
+    double first, prev, last;
+    unsigned calls, rose;
+} watch_rel_t;
+
+static int watch_rel_cb(const mvnmf_progress *p, void *user)
+{
+    watch_rel_t *w = (watch_rel_t *)user;
+    double t = p->objective.total;
+    if (w->calls == 0)
+        w->first = t;
+    else if (t > w->prev + 1e-12 * w->first || !(t - t == 0.0))
+        w->rose = 1;
+    w->prev = w->last = t;
+    w->calls++;
+    return 0;
+}
+
+static void test_jsnmf_subnormal(void)
+{
+    static double xa[R0 * NI], xb[R0 * NI];
+    static const double lam[2] = {1e-82, 1e208};
+    static const double scales[2][2] = {{1e-161, 1e-160}, {4e-162, 5e-165}};
+    const size_t ranks[2] = {2, 3};
+    double w[R0], ua[R0], ub[R0 * 2], ha[2 * NI], hb[3 * NI];
+    double *us[2], *hs[2];
+    mvnmf_view views[2];
+    mvnmf_jsnmf_params p = mvnmf_jsnmf_params_default();
+    size_t bytes = 0, j;
+    int c;
+    void *work;
+    note("issue 31: jsnmf_fit on subnormal data, lambda up to 1e208");
+    p.max_iter = 40;
+    p.tol = 0.0;
+    us[0] = ua;
+    us[1] = ub;
+    hs[0] = ha;
+    hs[1] = hb;
+    make_views(1.0, 1.0, 13, views);
+    for (c = 0; c < 2; c++) {
+        watch_rel_t wt = {0.0, 0.0, 0.0, 0, 0};
+        uint32_t s;
+        set_ctx(c == 0 ? "jsnmf_fit at 1e-161, 1e-160, lambda {1e-82, 1e208}"
+                       : "jsnmf_fit at 4e-162, 5e-165, default lambda");
+        for (j = 0; j < R0 * NI; j++) {
+            xa[j] = g_x0[j] * scales[c][0];
+            xb[j] = g_x0[(j * 7) % (R0 * NI)] * scales[c][1];
+        }
+        views[0] = dense_view(xa, R0, NI);
+        views[1] = dense_view(xb, R0, NI);
+        if (!CHECK_STATUS(mvnmf_jsnmf_fit_workspace(views, 2, 1, ranks, &p, &bytes), MVNMF_STATUS_OK))
+            return;
+        work = xmalloc(bytes);
+        s = mvnmf_jsnmf_fit(views, 2, 1, ranks, c == 0 ? lam : NULL, &p, w, us, hs, work, bytes, watch_rel_cb, &wt,
+                            NULL);
+        CHECK_STATUS(s, MVNMF_STATUS_OK);
+        CHECK(all_finite(w, R0) && all_finite(ua, R0) && all_finite(ub, 2 * R0) && all_finite(ha, 2 * NI) &&
+              all_finite(hb, 3 * NI));
+        CHECK(wt.calls == 41 && wt.first > 0.0);
+        CHECK(!wt.rose);
+        CHECK(wt.last < 0.9 * wt.first);
+        free(work);
+    }
+}
+
 int HARNESS_REGRESS_ENTRY(int verbose)
 {
     g_failures = 0;
@@ -1336,6 +1408,7 @@ int HARNESS_REGRESS_ENTRY(int verbose)
     test_e2();
     test_e3();
     test_e4();
+    test_jsnmf_subnormal();
     if (verbose || g_failures)
         printf("[%s] mvnmf C ABI harness (issue 15 and 31 regressions): %d failed checks\n", LANG, g_failures);
     fflush(stdout);

@@ -125,7 +125,7 @@ fn measure<T: Real, VS: ViewSet<T> + ?Sized>(views: &VS) -> (f64, f64) {
 
 /// The binary exponent `k` with `max·2^k` in `[1, 2)` when `max` is outside
 /// `[2^−b, 2^b]` (`b = MAX_EXP/16`), else 0; at most `7·MAX_EXP/8`.
-fn exponent<T: Real>(max: f64) -> i32 {
+pub(crate) fn exponent<T: Real>(max: f64) -> i32 {
     let b = T::MAX_EXP / 16;
     if max == 0.0 || (max >= libm::scalbn(1.0, -b) && max <= libm::scalbn(1.0, b)) {
         return 0;

@@ -42,6 +42,31 @@
 //!
 //! Report: one term, [`Term::Reconstruction`] = `D` (the weighted sum).
 //!
+//! **Scale** (issue 31). When the largest entry of some source lies outside
+//! the solvers' band `[2^−b, 2^b]` (`crate::steps::scale`: `2^±64` for `f64`,
+//! `2^±8` for `f32`), every source `s` is fitted as `s_s X_s ≈ F_s (s_s H_s)`,
+//! `s_s = 2^e_s` the power of two that puts its largest entry in `[1, 2)` (all
+//! sources then meet `W` at one magnitude, and the random start's scales agree;
+//! at most `2^(MAX_EXP−2)`;
+//! with [`Init::Given`] also at most what keeps `s_s H_s ≤ 2^(MAX_EXP/4)`). `W`
+//! and `U_s` are shared by the scaled and the caller's problem; the scale goes
+//! into `H_s` (returned in the caller's units). Since
+//! `λ_s ½‖X_s − F_s H_s‖² = λ_s s_s^−2 · ½‖s_s X_s − F_s s_s H_s‖²`, the scaled
+//! problem has the weights `λ_s s_s^−2`; they are applied divided by a common
+//! power of two `2^L` (the largest of them brought to `[1, 2)`), and `D` is
+//! reported times `2^L` (exact, monotone). So no part of the objective
+//! underflows (`½‖X_s‖²` of data near `1e-161` is subnormal, of data near
+//! `1e-165` zero), the guard `ε` acts on data near 1, and the updates are those
+//! of the caller's problem in exact arithmetic. The default weights come from
+//! the scaled norms (`‖X_1‖²/‖X_s‖² = ‖s_1X_1‖²/‖s_sX_s‖² · 2^(2e_s − 2e_1)`),
+//! so a source whose `½‖X_s‖²` underflows gets its weight, not 1. Where every
+//! source lies inside the band nothing changes, bit for bit. The products are
+//! formed on the caller's data and scaled after (`View::x_vt_scaled`), so
+//! `f32` data below the normal range (`1.2e-38`: subnormal, a few bits of
+//! precision) is outside what this rule covers: its products lose their
+//! precision and the objective is not guaranteed to fall (measured: `_f32`
+//! fits at `1e-39`, `1e-40` rose; at `1e-36` and above they never did).
+//!
 //! **Limits** (issue 31, the factorization family's magnitude rule with the
 //! weights): every `½‖X_s‖²_F` and the weighted `Σ_s λ_s ½‖X_s‖²_F` (`D` at
 //! `F_s H_s = 0`) must be at most `2^999` (about `5e300`) for `f64` sources,
@@ -50,8 +75,10 @@
 //! representable. Data beyond it is refused with [`Error::InputTooLarge`], weights
 //! `λ` beyond it (e.g. `λ = {1e308, 1e-308}`), or a single `λ_s` above the
 //! same bound, with [`Error::BadParameter`],
-//! before anything is written. (A weight may be as small as it likes: a
-//! source whose `λ_s` underflows beside the others' just stops pulling on `W`.)
+//! before anything is written. The weighted sum is formed from the scaled
+//! norms ("Scale"), so it does not underflow for tiny nonzero data. (A weight
+//! may be as small as it likes: a source whose scaled weight underflows beside
+//! the others' just stops pulling on `W`.)
 //! Behind the rule, a fit never returns `Ok` with a non-finite factor or
 //! objective ([`Error::Internal`] instead, `crate::steps::finite`).
 
@@ -71,7 +98,7 @@ use crate::linalg::{dot, gemm, gemm_req, sq_norm};
 use crate::rng::Rng;
 use crate::steps::finite::{all_finite, factors_finite, finite_report};
 use crate::steps::mu::{gram, mu_step, products_req};
-use crate::steps::scale::max_half_sq;
+use crate::steps::scale::{exponent, max_half_sq};
 use crate::steps::{run, Init, Monitor, NmfParams, Objective, Report, Term};
 use crate::work::{Stack, WorkReq};
 
@@ -123,30 +150,47 @@ fn check_ranks(
     Ok((m, rmax))
 }
 
+/// The binary exponent `e` of a source's scale `s = 2^e` (module docs,
+/// "Scale") when some source lies outside the solvers' band: the one putting
+/// its largest entry in `[1, 2)`, at most `MAX_EXP − 2` (so that `s` is a normal
+/// number of `T`); 0 for an all-zero source.
+fn source_exponent<T: Real>(max: f64) -> i32 {
+    if max == 0.0 {
+        return 0;
+    }
+    let (_, e) = libm::frexp(max);
+    (1 - e).min(T::MAX_EXP - 2)
+}
+
 /// The magnitude rule of [`fit`] (module docs, "Limits"), before anything is
 /// written: every `½‖X_s‖²_F` and the weighted `Σ_s λ_s ½‖X_s‖²_F` (the
 /// objective at `F_s H_s = 0`) at most [`max_half_sq`] of `T` (`2^999` for
-/// `f64`, `2^103` for `f32`), the default weights representable.
+/// `f64`, `2^103` for `f32`). `half_x2(s)` is `½‖X_s‖²_F` in the caller's
+/// units, `scaled(s)` the pair `(½‖2^e X_s‖²_F, e)` (the weighted sum is
+/// formed from it, so that it never underflows to 0 for nonzero data).
 fn check_magnitude<T: Real>(
     ns: usize,
     half_x2: &dyn Fn(usize) -> f64,
+    scaled: &dyn Fn(usize) -> (f64, i32),
     lambda: Option<&[f64]>,
 ) -> Result<(), Error> {
     let limit = max_half_sq::<T>();
     let mut weighted = 0.0f64;
+    let (x1, e1) = scaled(0);
     for s in 0..ns {
         let h = half_x2(s);
         if h.is_nan() || h > limit {
             return Err(Error::InputTooLarge);
         }
+        let (hs, e) = scaled(s);
         match lambda {
             None => {
-                if h > 0.0 && !(half_x2(0) / h).is_finite() {
-                    return Err(Error::InputTooLarge);
-                }
                 // λ_s ½‖X_s‖² = ½‖X_1‖² (λ_s = 1 where a sum is 0).
-                let x1 = half_x2(0);
-                weighted += if h > 0.0 && x1 > 0.0 { x1 } else { h };
+                weighted += if hs > 0.0 && x1 > 0.0 {
+                    libm::scalbn(x1, -2 * e1)
+                } else {
+                    libm::scalbn(hs, -2 * e)
+                };
             }
             Some(l) => {
                 let ls = l.get(s).copied().unwrap_or(0.0);
@@ -155,7 +199,7 @@ fn check_magnitude<T: Real>(
                 if ls > limit {
                     return Err(Error::BadParameter);
                 }
-                weighted += ls * h;
+                weighted += libm::scalbn(ls * hs, -2 * e);
             }
         }
     }
@@ -202,7 +246,8 @@ fn fit_req<T>(
         WorkReq::matrix::<T>(big, rmax.max(d.max_cols)), // other denominators
         WorkReq::matrix::<T>(rmax, d.max_cols),          // F_sᵀ X_s
         WorkReq::matrix::<T>(rmax, rmax),                // F_sᵀ F_s
-        WorkReq::new::<f64>(ns),                         // λ_s
+        WorkReq::new::<f64>(ns),                         // λ_s (normalised)
+        WorkReq::new::<f64>(ns),                         // s_s, the sources' scales
         prepared_req::<T>(shapes),
         scratch,
     ]))
@@ -279,8 +324,42 @@ pub fn fit<
             check_values(h.get(s), true)?;
         }
     }
+    // The sources' scales s_s = 2^e_s (module docs, "Scale"), limited by a
+    // given start's H_s (scaled with the data).
+    let any_out = (0..ns).any(|s| exponent::<T>(sources.source(s).max_value()) != 0);
+    let exps = |s: usize| -> i32 {
+        if !any_out {
+            return 0;
+        }
+        let mut e = source_exponent::<T>(sources.source(s).max_value());
+        if e > 0 && params.iter.init == Init::Given {
+            let hmax = h.get(s).iter().fold(0.0f64, |a, x| a.max(x.to_f64()));
+            if hmax > 0.0 {
+                let (_, eh) = libm::frexp(hmax);
+                e = e.min((T::MAX_EXP / 4 - eh).max(0));
+            }
+        }
+        e
+    };
+    // ½‖s_s X_s‖²_F (for s_s = 1 the sum formed before the scale existed).
+    let half_scaled = |s: usize, e: i32| -> f64 {
+        let x = sources.source(s);
+        if e == 0 {
+            0.5 * x.sq_frobenius()
+        } else {
+            0.5 * x.sq_frobenius_scaled(libm::scalbn(1.0, e))
+        }
+    };
     let half_x2 = |s: usize| 0.5 * sources.source(s).sq_frobenius();
-    check_magnitude::<T>(ns, &half_x2, lambda)?;
+    check_magnitude::<T>(
+        ns,
+        &half_x2,
+        &|s| {
+            let e = exps(s);
+            (half_scaled(s, e), e)
+        },
+        lambda,
+    )?;
 
     let rsum: usize = ranks.iter().sum();
     let nmax = d.max_cols;
@@ -294,20 +373,145 @@ pub fn fit<
     let ftx: &mut [T] = st.take_matrix(rmax, nmax)?;
     let ftf: &mut [T] = st.take_matrix(rmax, rmax)?;
     let lam: &mut [f64] = st.take(ns)?;
+    let sc_of: &mut [f64] = st.take(ns)?;
     let prep = Prepared::new(sources, &mut st)?;
-    match lambda {
-        Some(l) => lam.copy_checked(l)?,
-        None => {
-            let x1 = half_x2(0);
-            for (s, l) in lam.iter_mut().enumerate() {
-                let xs = half_x2(s);
-                *l = if xs > 0.0 && x1 > 0.0 { x1 / xs } else { 1.0 };
+    // λ_s·s_s^-2 = m_s·2^(p_s): the caller's weight in the scaled problem's
+    // units; `lam` gets m_s·2^(p_s − L), L the largest binary exponent of them,
+    // and the objective is reported times 2^L.
+    let mut any_scaled = false;
+    for (s, (l, c)) in lam.iter_mut().zip(sc_of.iter_mut()).enumerate() {
+        let e = exps(s);
+        any_scaled |= e != 0;
+        *c = e as f64;
+        *l = match lambda {
+            Some(l) => l.get(s).copied().unwrap_or(1.0),
+            None => 1.0,
+        };
+    }
+    let e1 = sc_of.first().copied().unwrap_or(0.0) as i32;
+    let x1 = half_scaled(0, e1);
+    // p_s per source (recomputed: no room is kept for it).
+    let p_of = |e: i32, xs: f64| -> i32 {
+        match lambda {
+            Some(_) => -2 * e,
+            None if xs > 0.0 && x1 > 0.0 => -2 * e1,
+            None => -2 * e,
+        }
+    };
+    let mut big_l = i32::MIN;
+    for (s, l) in lam.iter_mut().enumerate() {
+        let e = sc_of.get(s).copied().unwrap_or(0.0) as i32;
+        let xs = half_scaled(s, e);
+        if lambda.is_none() {
+            *l = if xs > 0.0 && x1 > 0.0 { x1 / xs } else { 1.0 };
+        }
+        big_l = big_l.max(libm::ilogb(*l) + p_of(e, xs));
+    }
+    // Without a scale the weights stay as they were (bit for bit).
+    let big_l = if any_scaled { big_l } else { 0 };
+    if any_scaled {
+        for (s, l) in lam.iter_mut().enumerate() {
+            let e = sc_of.get(s).copied().unwrap_or(0.0) as i32;
+            let xs = half_scaled(s, e);
+            *l = libm::scalbn(*l, p_of(e, xs) - big_l);
+        }
+    }
+    // ½‖X̃_s‖² per source (in the scaled units).
+    let half_t = |s: usize| -> f64 {
+        let e = sc_of.get(s).copied().unwrap_or(0.0) as i32;
+        half_scaled(s, e)
+    };
+    let st_of = |s: usize| -> T {
+        T::from_f64(libm::scalbn(
+            1.0,
+            sc_of.get(s).copied().unwrap_or(0.0) as i32,
+        ))
+    };
+    let report_of = |total: f64| -> f64 { libm::scalbn(total, big_l) };
+    match params.iter.init {
+        Init::Random => random_start(sources, ranks, params.iter.seed, &|s| st_of(s), w, u, h),
+        _ => {
+            // H̃_s = s_s H_s (the scale was limited so that it stays finite).
+            for s in 0..ns {
+                let c = st_of(s);
+                if c != T::ONE {
+                    h.get_mut(s).iter_mut().for_each(|x| *x *= c);
+                }
             }
         }
     }
-    if params.iter.init == Init::Random {
-        random_start(sources, ranks, params.iter.seed, w, u, h);
+    let result = fit_scaled(
+        sources,
+        k,
+        ranks,
+        params,
+        w,
+        u,
+        h,
+        monitor,
+        &prep,
+        m,
+        f,
+        xht,
+        hh,
+        num_w,
+        den_w,
+        den,
+        ftx,
+        ftf,
+        lam,
+        &half_t,
+        &st_of,
+        &report_of,
+        st.rest(),
+    );
+    // H_s back into the caller's units (also after an error in the loop: the
+    // outputs hold the last sweep).
+    for s in 0..ns {
+        let c = st_of(s);
+        if c != T::ONE {
+            let inv = T::ONE / c;
+            h.get_mut(s).iter_mut().for_each(|x| *x *= inv);
+        }
     }
+    let report = result?;
+    let outputs_finite = all_finite(w) && factors_finite(u) && factors_finite(h);
+    finite_report(report, outputs_finite)
+}
+
+/// The loop of [`fit`] on the scaled problem: `s_s X_s ≈ F_s H̃_s` with the
+/// normalised weights `lam`; objectives reported through `report_of`.
+#[allow(clippy::too_many_arguments)]
+fn fit_scaled<
+    T: Real,
+    S: SourceSet<T> + ?Sized,
+    U: FactorsMut<T> + ?Sized,
+    H: FactorsMut<T> + ?Sized,
+>(
+    sources: &S,
+    k: usize,
+    ranks: &[usize],
+    params: &JsnmfParams,
+    w: &mut [T],
+    u: &mut U,
+    h: &mut H,
+    monitor: Option<Monitor<'_>>,
+    prep: &Prepared<'_, T>,
+    m: usize,
+    f: &mut [T],
+    xht: &mut [T],
+    hh: &mut [T],
+    num_w: &mut [T],
+    den_w: &mut [T],
+    den: &mut [T],
+    ftx: &mut [T],
+    ftf: &mut [T],
+    lam: &[f64],
+    half_x2: &dyn Fn(usize) -> f64,
+    st_of: &dyn Fn(usize) -> T,
+    report_of: &dyn Fn(f64) -> f64,
+    mut sc: Stack<'_>,
+) -> Result<Report, Error> {
     let eps = T::from_f64(params.iter.eps);
     let hh_at = |s: usize| -> usize { ranks.iter().take(s).map(|r| r * r).sum() };
     let xht_at = |s: usize| -> usize { m * ranks.iter().take(s).sum::<usize>() };
@@ -319,7 +523,6 @@ pub fn fit<
     };
 
     // The start's objective (and H_s H_sᵀ for the first sweep).
-    let mut sc = st.rest();
     let mut total = 0.0;
     for (s, (&r, &ls)) in ranks.iter().zip(lam.iter()).enumerate() {
         let x = sources.source(s);
@@ -327,8 +530,9 @@ pub fn fit<
         let hs = h.get(s);
         assemble(f, w, u.get(s))?;
         let fm = f.part(..m * r)?;
-        x.ut_x(
+        x.ut_x_scaled(
             prep.get(sources, s),
+            st_of(s),
             fm,
             r,
             T::ZERO,
@@ -347,9 +551,10 @@ pub fn fit<
         gram(hs, r, n, g, &mut sc)?;
         total += ls * (half_x2(s) - dot(ftx.part(..r * n)?, hs) + 0.5 * dot(ftf.part(..r * r)?, g));
     }
+    let total = report_of(total);
     let initial = Objective::new(total, &[(Term::Reconstruction, total)]);
 
-    let report = run(
+    run(
         params.iter.max_iter,
         params.iter.stopping(),
         initial,
@@ -361,7 +566,7 @@ pub fn fit<
             for (s, (&r, &ls)) in ranks.iter().zip(lam.iter()).enumerate() {
                 let x = sources.source(s);
                 let xs = xht.part_mut(xht_at(s)..xht_at(s) + m * r)?;
-                x.x_vt(prep.get(sources, s), h.get(s), r, xs, &mut sc)?;
+                x.x_vt_scaled(prep.get(sources, s), st_of(s), h.get(s), r, xs, &mut sc)?;
                 if k == 0 {
                     continue;
                 }
@@ -409,8 +614,9 @@ pub fn fit<
                 let n = x.cols();
                 assemble(f, w, u.get(s))?;
                 let fm = f.part(..m * r)?;
-                x.ut_x(
+                x.ut_x_scaled(
                     prep.get(sources, s),
+                    st_of(s),
                     fm,
                     r,
                     T::ZERO,
@@ -442,11 +648,10 @@ pub fn fit<
                     * (half_x2(s) - dot(ftx.part(..r * n)?, hs) + 0.5 * dot(ftf.part(..r * r)?, g));
             }
             normalize(m, k, ranks, w, u, h, hh);
+            let total = report_of(total);
             Ok(Objective::new(total, &[(Term::Reconstruction, total)]))
         },
-    )?;
-    let outputs_finite = all_finite(w) && factors_finite(u) && factors_finite(h);
-    finite_report(report, outputs_finite)
+    )
 }
 
 /// Unit L2 columns of `W` and every `U_s`, the matching rows of every `H_s`
@@ -518,7 +723,9 @@ fn scale_gram<T: Real>(g: &mut [T], r: usize, c: usize, x: T) {
     }
 }
 
-/// The random start (module docs).
+/// The random start (module docs), in the scaled problem's units: the means
+/// are those of `s_s X_s`, so `H_s` comes out as `H̃_s`.
+#[allow(clippy::too_many_arguments)]
 fn random_start<
     T: Real,
     S: SourceSet<T> + ?Sized,
@@ -528,6 +735,7 @@ fn random_start<
     sources: &S,
     ranks: &[usize],
     seed: u64,
+    scale: &dyn Fn(usize) -> T,
     w: &mut [T],
     u: &mut U,
     h: &mut H,
@@ -535,7 +743,13 @@ fn random_start<
     let ns = sources.count();
     let mean = |s: usize| {
         let x = sources.source(s);
-        x.sum() / (x.rows() as f64 * x.cols() as f64)
+        let c = scale(s);
+        let m = x.sum() / (x.rows() as f64 * x.cols() as f64);
+        if c == T::ONE {
+            m
+        } else {
+            m * c.to_f64()
+        }
     };
     let mbar = (0..ns).map(mean).sum::<f64>() / ns as f64;
     let rbar = ranks.iter().sum::<usize>() as f64 / ns as f64;
