@@ -681,3 +681,166 @@ fn issue31_a_given_start_with_an_infinite_objective_is_refused() {
     );
     assert!(r.is_ok() && u.iter().chain(&v).all(|a| a.is_finite()));
 }
+
+/// `(status, U per view, V, objective trace)` of a fit of mixed views (`Ok`
+/// the CSC ones as `(values, rows)` converted), the outputs starting at `u0`
+/// and `v0` (a given start when `p` says so).
+fn fit_mixed(views: &[View<'_, f64>], k: usize, p: &BetaParams, u0: f64, v0: f64) -> Got<f64> {
+    let n = views[0].cols();
+    let need = beta::fit_workspace::<f64>(views.iter().map(|x| x.shape()), k, p).unwrap();
+    let mut u: Vec<Vec<f64>> = views.iter().map(|x| vec![u0; x.rows() * k]).collect();
+    let mut v = vec![v0; k * n];
+    let mut obj = vec![];
+    let mut rec = recorder(&mut obj);
+    let mut refs: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
+    let r = beta::fit(
+        views,
+        k,
+        p,
+        &mut refs[..],
+        &mut v,
+        &mut vec![0u8; need],
+        Some(&mut rec),
+    );
+    drop(rec);
+    (r, u, v, obj)
+}
+
+/// Issue 31, route A (fuzz seeds 0x201d4e1, 0x3027770, 0x30448ca, 0x402b60b):
+/// a given start far below CSC data (KL) passed the start check, which read
+/// the `y` buffer that a CSC view never writes, and ended INTERNAL; now the
+/// check covers CSC views (the largest `U V` at the stored entries): refused,
+/// outputs untouched. A start at the data's scale is accepted and fitted.
+#[test]
+fn issue31_a_given_start_far_below_csc_data_is_refused() {
+    let (m, n, k) = (6, 7, 2);
+    for c in [1e282, 1e130, 1e-200] {
+        let x: Vec<f64> = random_matrix(m, n, 0.5, 4).iter().map(|a| a * c).collect();
+        let csc = to_csc(&x, m, n);
+        let view = [View::from(
+            Csc::new(m, n, &csc.col_ptr, &csc.row_idx, &csc.values).unwrap(),
+        )];
+        let mut p = iters(1.0, 20);
+        p.iter.init = Init::Given;
+        let got = fit_mixed(&view, k, &p, 1.0, 1.0);
+        assert_eq!(
+            got.0.err(),
+            Some(Error::BadParameter),
+            "start 1, data {c:e}"
+        );
+        assert!(got.1.iter().flatten().chain(&got.2).all(|&a| a == 1.0));
+        // U at the data's scale: fitted, monotone with the exact update.
+        p.clip = 0.0;
+        let got = fit_mixed(&view, k, &p, c, 1.0);
+        let got = (got.0, got.1, got.2, got.3);
+        assert_fitted(&got, &format!("start at data {c:e}"));
+    }
+}
+
+/// Issue 31, route B (fuzz seeds 0x4023754, 0x203e5f6): a light dense view
+/// (weight ω far below `clip`) is the only one observing a column that a heavy
+/// CSC view holds at 0. That column's optimum lies near ω (scaled units);
+/// `clip` floored it there, V shrank by ω/clip each iteration, underflowed, and
+/// KL became infinite (INTERNAL). Now each view's clip is times ω_v: OK,
+/// finite, the objective never rising (default clip and exact update).
+#[test]
+fn issue31_a_light_views_own_column_is_fitted() {
+    let (m1, m2, n, k) = (5, 4, 7, 3);
+    let mut heavy = random_matrix(m1, n, 1.0, 5);
+    for i in 0..m1 {
+        heavy[i + 3 * m1] = 0.0; // column 3 not stored
+    }
+    let heavy: Vec<f64> = heavy.iter().map(|a| a * 1e107).collect();
+    let light: Vec<f64> = random_matrix(m2, n, 1.0, 6)
+        .iter()
+        .map(|a| (0.1 + a) * 1e75)
+        .collect();
+    let csc = to_csc(&heavy, m1, n);
+    let views = [
+        View::from(Dense::new(&light, m2, n, m2).unwrap()),
+        View::from(Csc::new(m1, n, &csc.col_ptr, &csc.row_idx, &csc.values).unwrap()),
+    ];
+    for clip in [beta::SKLEARN_EPSILON, 1e-12, 0.0] {
+        let mut p = iters(1.0, 60);
+        p.clip = clip;
+        let got = fit_mixed(&views, k, &p, 7.0, 7.0);
+        assert_fitted(&got, &format!("clip {clip:e}"));
+    }
+}
+
+/// Issue 31 (fuzz seeds 0x2000297, 0x2001053, 0x200243a, 0x2004630): `f32`
+/// β-NMF on views far apart, entries spread over 20 decades inside a view —
+/// its products were held in float (weights ω_v underflowed, `Y` was floored
+/// at 2^-32 above the data): it rose or ended INTERNAL. Now every iterate and
+/// product is held in `f64`: OK, finite, never rising, every β, for `f32` and
+/// `f64` alike (f64 seed 0x20043ca: entries below the clip inside one view).
+#[test]
+fn issue31_wide_views_are_fitted_in_both_precisions() {
+    let (m1, m2, n, k) = (6, 5, 8, 3);
+    let spread = |seed: u64, m: usize, c: f64| -> Vec<f64> {
+        let r = random_matrix(m, n, 1.0, seed);
+        let e = random_matrix(m, n, 1.0, seed + 100);
+        r.iter()
+            .zip(&e)
+            .map(|(a, b)| (0.1 + a) * c * 10f64.powi(-((b * 20.0) as i32)))
+            .collect()
+    };
+    let (a, b) = (spread(7, m1, 1e30), spread(8, m2, 1e-20));
+    for beta in [0.0, 0.25, 0.5, 1.0, 1.5, 2.0] {
+        for clip in [0.0, beta::SKLEARN_EPSILON] {
+            let mut p = iters(beta, 40);
+            p.clip = clip;
+            let f = |x: &[f64]| x.iter().map(|&a| a as f32).collect::<Vec<f32>>();
+            let got = fit_any(&[(f(&a), m1), (f(&b), m2)], n, k, &p);
+            assert_fitted(&got, &format!("f32, beta {beta}, clip {clip:e}"));
+            let got = fit_any(&[(a.clone(), m1), (b.clone(), m2)], n, k, &p);
+            assert_fitted(&got, &format!("f64, beta {beta}, clip {clip:e}"));
+        }
+    }
+}
+
+/// Issue 31 (fuzz seeds 0x4013bd1, 0x30128a5): views more than `2^(256/β)`
+/// apart, `β ∈ (0, 2)`, are refused with `InputTooLarge` (a light view's
+/// weight below 2^-256: its column optimum near ω_v lies below any floor of
+/// `Y` that keeps `X ∘ Y^(β−2)` finite); just inside the rule they are fitted;
+/// β = 0 and β = 2 have no such rule.
+#[test]
+fn issue31_views_too_far_apart_are_refused() {
+    let (m1, m2, n, k) = (4, 5, 6, 2);
+    let base1 = random_matrix(m1, n, 1.0, 9);
+    let base2 = random_matrix(m2, n, 1.0, 10);
+    // Largest entries 2^e (binary exponents e + 1 apart by d).
+    let at = |b: &[f64], e: i32| -> Vec<f64> {
+        let mx = b.iter().fold(0.0f64, |a, &x| a.max(x));
+        b.iter().map(|x| x / mx * 2f64.powi(e)).collect()
+    };
+    for (beta, d) in [(1.0, 256), (0.5, 512), (1.5, 170)] {
+        let ok = fit_any(
+            &[(at(&base1, 100), m1), (at(&base2, 100 - d), m2)],
+            n,
+            k,
+            &iters(beta, 20),
+        );
+        assert_fitted(&ok, &format!("beta {beta}, 2^{d} apart"));
+        let no = fit_any(
+            &[(at(&base1, 100), m1), (at(&base2, 99 - d), m2)],
+            n,
+            k,
+            &iters(beta, 20),
+        );
+        assert_refused(
+            &no,
+            Error::InputTooLarge,
+            &format!("beta {beta}, 2^{} apart", d + 1),
+        );
+    }
+    for beta in [0.0, 2.0] {
+        let got = fit_any(
+            &[(at(&base1, 400), m1), (at(&base2, -400), m2)],
+            n,
+            k,
+            &iters(beta, 20),
+        );
+        assert_fitted(&got, &format!("beta {beta}, 2^800 apart"));
+    }
+}

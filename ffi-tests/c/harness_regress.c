@@ -1390,6 +1390,122 @@ static void test_jsnmf_subnormal(void)
     }
 }
 
+/* Issue 31, beta-NMF classes once open (fuzz seeds 0x201d4e1 .. 0x30128a5):
+ *  - a given start far below CSC data (KL): the start check skipped CSC views
+ *    and the fit ended INTERNAL; now BAD_PARAMETER, nothing written;
+ *  - beta_nmf_fit_f32 on float views near 1e-20 and 1e30: its products were
+ *    held in float and it rose or ended INTERNAL; now OK, finite, never rising;
+ *  - views more than 2^(256/beta) apart (beta in (0, 2)): INPUT_TOO_LARGE,
+ *    nothing written. */
+static void test_issue31_beta(void)
+{
+    static const double betas[4] = {0.0, 0.5, 1.0, 2.0};
+    double u0[R0 * KK], u1[R1 * KK], v[KK * NI];
+    double d0[R0 * NI], d1[R1 * NI];
+    const double *xs[2];
+    mvnmf_view views[2];
+    size_t cp[NI + 1], ri[R0 * NI], i, j;
+    note("issue 31: beta_nmf_fit CSC start check, f32 views far apart, views too far apart");
+    /* A given start of ones under CSC data near 1e200: refused. */
+    {
+        mvnmf_nmf_params p = mvnmf_nmf_params_default();
+        double *us[1];
+        size_t bytes = 0;
+        void *work;
+        fill_uniform(d0, R0 * NI, 21);
+        for (j = 0; j < R0 * NI; j++)
+            d0[j] = (0.05 + d0[j]) * 1e200;
+        for (j = 0; j <= NI; j++)
+            cp[j] = R0 * j;
+        for (j = 0; j < R0 * NI; j++)
+            ri[j] = j % R0;
+        memset(&views[0], 0, sizeof views[0]);
+        views[0].kind = MVNMF_VIEW_CSC;
+        views[0].rows = R0;
+        views[0].cols = NI;
+        views[0].values = d0;
+        views[0].col_ptr = cp;
+        views[0].row_idx = ri;
+        p.max_iter = 20;
+        p.init = MVNMF_INIT_GIVEN;
+        set_ctx("beta_nmf_fit KL, CSC data near 1e200, start 1");
+        for (j = 0; j < R0 * KK; j++)
+            u0[j] = 1.0;
+        for (j = 0; j < KK * NI; j++)
+            v[j] = 1.0;
+        us[0] = u0;
+        if (CHECK_STATUS(mvnmf_beta_nmf_fit_workspace(views, 1, KK, 1.0, &p, &bytes), MVNMF_STATUS_OK)) {
+            work = xmalloc(bytes);
+            CHECK_STATUS(mvnmf_beta_nmf_fit(views, 1, KK, 1.0, -1.0, NULL, &p, us, v, work, bytes, NULL, NULL, NULL),
+                         MVNMF_STATUS_BAD_PARAMETER);
+            for (j = 0; j < R0 * KK; j++)
+                CHECK(u0[j] == 1.0);
+            for (j = 0; j < KK * NI; j++)
+                CHECK(v[j] == 1.0);
+            free(work);
+        }
+    }
+    /* Float views near 1e-20 and 1e30, every beta, default clip. */
+    for (i = 0; i < 4; i++) {
+        float f0[R0 * NI], f1[R1 * NI], uf0[R0 * KK], uf1[R1 * KK], vf[KK * NI];
+        float *us[2];
+        mvnmf_view_f32 fv[2];
+        mvnmf_nmf_params p = mvnmf_nmf_params_default();
+        size_t bytes = 0;
+        void *work;
+        watch_t w;
+        set_ctx("beta_nmf_fit_f32, views at 1e-20 and 1e30, beta %g", betas[i]);
+        fill_uniform(d0, R0 * NI, 23);
+        fill_uniform(d1, R1 * NI, 24);
+        for (j = 0; j < R0 * NI; j++) {
+            f0[j] = (float)((0.05 + d0[j]) * 1e-20);
+            d0[j] = f0[j];
+        }
+        for (j = 0; j < R1 * NI; j++) {
+            f1[j] = (float)((0.05 + d1[j]) * 1e30);
+            d1[j] = f1[j];
+        }
+        for (j = 0; j < R0 * KK; j++)
+            uf0[j] = (float)SENT;
+        for (j = 0; j < R1 * KK; j++)
+            uf1[j] = (float)SENT;
+        for (j = 0; j < KK * NI; j++)
+            vf[j] = (float)SENT;
+        fv[0] = dense_view_f32(f0, R0, NI);
+        fv[1] = dense_view_f32(f1, R1, NI);
+        us[0] = uf0;
+        us[1] = uf1;
+        xs[0] = d0;
+        xs[1] = d1;
+        w = watch_of(xs, g_rows, 2, NI);
+        /* Single precision: the objective may wobble by float rounding. */
+        w.tol *= 1e6;
+        p.max_iter = 60;
+        p.tol = 0.0;
+        if (!CHECK_STATUS(mvnmf_beta_nmf_fit_f32_workspace(fv, 2, KK, betas[i], &p, &bytes), MVNMF_STATUS_OK))
+            continue;
+        work = xmalloc(bytes);
+        CHECK_STATUS(mvnmf_beta_nmf_fit_f32(fv, 2, KK, betas[i], -1.0, NULL, &p, us, vf, work, bytes, watch_cb, &w,
+                                            NULL),
+                     MVNMF_STATUS_OK);
+        CHECK(w.calls > 0 && !w.rose && !w.nonfinite);
+        CHECK(all_finite_f(uf0, R0 * KK) && all_finite_f(uf1, R1 * KK) && all_finite_f(vf, KK * NI));
+        free(work);
+    }
+    /* Views near 1e-100 and 1e100 (2^664 apart): refused for beta 0.5 and 1,
+     * fitted for beta 0 and 2 (no such rule). */
+    xs[0] = g_x0;
+    xs[1] = g_x1;
+    for (i = 0; i < 4; i++) {
+        watch_t w;
+        int refused = betas[i] > 0.0 && betas[i] < 2.0;
+        set_ctx("beta_nmf_fit, views at 1e-100 and 1e100, beta %g", betas[i]);
+        make_views(1e-100, 1e100, 25, views);
+        w = watch_of(xs, g_rows, 2, NI);
+        check_fit(run_beta(views, 2, betas[i], u0, u1, v, &w), refused, &w, u0, R0 * KK, u1, R1 * KK, v, KK * NI);
+    }
+}
+
 int HARNESS_REGRESS_ENTRY(int verbose)
 {
     g_failures = 0;
@@ -1409,6 +1525,7 @@ int HARNESS_REGRESS_ENTRY(int verbose)
     test_e3();
     test_e4();
     test_jsnmf_subnormal();
+    test_issue31_beta();
     if (verbose || g_failures)
         printf("[%s] mvnmf C ABI harness (issue 15 and 31 regressions): %d failed checks\n", LANG, g_failures);
     fflush(stdout);

@@ -15,7 +15,7 @@
 //! Each block update minimises an auxiliary function of the divergence (the
 //! views' auxiliary functions add up for the shared `V`), so **the objective
 //! never increases** — exactly so with `clip = 0` (then `Y` is floored only at
-//! `2^−256`, for `f32` factors `2^−32`, on the scaled views below). The default `clip` is
+//! `ω_v·2^−256` on the scaled views below, in both precisions). The default `clip` is
 //! scikit-learn's (`float32` epsilon): `Y` below it is raised to it in
 //! `X ∘ Y^(β−2)` (for `β < 2`) and in `Y^(β−1)` (for `β < 1`), as scikit-learn
 //! does, and a zero denominator becomes `clip`; that keeps the iterates equal
@@ -23,6 +23,26 @@
 //! on data far from 1 in size it differs from scikit-learn's absolute one), and
 //! it changes nothing where every `y_ij ≥ clip`. The
 //! reported objective is always the exact divergence.
+//!
+//! **The clip per view** (issue 31): view `v`'s floor of `Y` is
+//! `ω_v · max(min(clip, x̃_min), 2^−256)`, `x̃_min` its smallest positive scaled
+//! entry. For one view, or views at one scale (`ω = 1`) whose entries are all
+//! at least `clip` (scikit-learn's typical data), that is scikit-learn's
+//! clip, bit for bit ("sklearn parity per view"). Why `ω_v`: where heavier
+//! views pull a column towards 0 (zeros, a CSC view's unstored entries) and a
+//! light view observes it, the optimum of the light view's `y` there is about
+//! `ω_v·x̃` (for every `β ∈ (0, 2)`); a floor above it capped the ratio, the
+//! column shrank by about `ω_v/clip` per iteration, underflowed and the
+//! divergence became infinite. Why `x̃_min`: likewise inside one view whose
+//! entries lie below `clip`. With the clip times `ω_v`, each view's weighted
+//! term `ω_v·x̃/y` is bounded as the heaviest view's `x̃/y`.
+//!
+//! **Precision**: every iterate and product (`Ũ⁽ᵛ⁾`, `V`, `Y`, `X ∘ Y^(β−2)`,
+//! the numerators and denominators, the weights `ω_v`) is held in `f64`,
+//! for `f32` data too (whose entries are read exactly); the `f32` factors are
+//! the `f64` iterates rounded once at the end. In float, `ω_v` of views far
+//! apart underflowed, `Y` had to be floored at `2^−32` (above entries spread
+//! over ten decades), and the fit rose or ended `Internal` (issue 31).
 //!
 //! **Magnitudes** (issue 31: one rule per view, as the views may lie far
 //! apart). `d_β` is homogeneous of degree `β`: `d_β(cx | cy) = c^β d_β(x | y)`.
@@ -44,7 +64,10 @@
 //! ([`Error::InputTooLarge`]): `Σ_v Σ_ij x_ij^β ≤ 2^1000` over the observed
 //! entries (for `β = 2` the factorization family's `½ Σ‖X‖²_F ≤ 2^999`; for
 //! `β = 0` no bound: the objective does not depend on the scale), so the
-//! objective is representable; and every entry at most `2^(MAX_EXP − 25)` of the
+//! objective is representable; for `β ∈ (0, 2)`, views at most `2^(256/β)`
+//! apart (`ω_v ≥ 2^−256`: every floor `ω_v·2^−256` keeps `X ∘ Y^(β−2)`
+//! finite; `β = 1`: largest entries within about `1e77` of each other, `β =
+//! 0.5`: `1e154`; β = 0 and 2 need no floor); and every entry at most `2^(MAX_EXP − 25)` of the
 //! precision (`2^999 ≈ 5e300` for `f64`, `2^103 ≈ 1e31` for `f32`), so the bases
 //! in the caller's units (`U⁽ᵛ⁾ = Ũ⁽ᵛ⁾/s_v`) are. Tiny data (down to the
 //! smallest subnormal) is fitted as data near 1. A given start
@@ -55,7 +78,8 @@
 //! iterate; `crate::steps::finite`).
 //!
 //! A given start is read at the views' scales (`s_v U⁽ᵛ⁾`, `V`): its entries and
-//! each dense view's largest `s_v (U V)_ij` must lie within `2^(MAX_EXP/4)`
+//! each view's largest `s_v (U V)_ij` (a CSC view's over its stored entries,
+//! `O(nnz·K)`) must lie within `2^(MAX_EXP/4)`
 //! (`2^256`; `f32`: `2^32`) of the scaled data (at most that, and for a view
 //! with a nonzero entry at least its inverse), else [`Error::BadParameter`]
 //! (a start that far off the data's scale underflows the first update).
@@ -74,7 +98,8 @@
 //!
 //! **Cost per iteration** (dense): per view three products `U V` and four
 //! `M × N × K` products, `O(M·N·K)`, plus `M·N` powers for `β ∉ {0, 1, 2}`;
-//! workspace two `max M_v × N` buffers and `O((max M_v + N)·K)`.
+//! workspace (in `f64` whatever the precision) two `max M_v × N` buffers and
+//! `O((Σ M_v + N)·K)`.
 
 use crate::data::{FactorsMut, View, ViewSet, ViewShape};
 use crate::error::{Error, Part};
@@ -131,8 +156,8 @@ impl BetaParams {
     }
 }
 
-fn req<T>(shapes: impl IntoIterator<Item = ViewShape>, k: usize) -> Result<WorkReq, Error> {
-    let (mut n, mut mmax, mut h) = (None, 0usize, 0usize);
+fn req(shapes: impl IntoIterator<Item = ViewShape>, k: usize) -> Result<WorkReq, Error> {
+    let (mut n, mut mmax, mut h, mut msum) = (None, 0usize, 0usize, 0usize);
     for s in shapes {
         if s.rows == 0 || s.cols == 0 {
             return Err(Error::ZeroDimension);
@@ -141,6 +166,7 @@ fn req<T>(shapes: impl IntoIterator<Item = ViewShape>, k: usize) -> Result<WorkR
             return Err(Error::DimensionMismatch);
         }
         mmax = mmax.max(s.rows);
+        msum = msum.checked_add(s.rows).ok_or(Error::SizeOverflow)?;
         h += 1;
     }
     if h == 0 {
@@ -151,18 +177,22 @@ fn req<T>(shapes: impl IntoIterator<Item = ViewShape>, k: usize) -> Result<WorkR
         return Err(Error::BadRank);
     }
     mmax.checked_mul(n).ok_or(Error::SizeOverflow)?;
+    // Every iterate and product is held in `f64` whatever `T` (module docs,
+    // "Precision"): the factors' copies, then the buffers.
     Ok(WorkReq::all_of(&[
-        WorkReq::new::<f64>(h.checked_mul(2).ok_or(Error::SizeOverflow)?), // s_v, ω_v
-        WorkReq::matrix::<T>(mmax, n),                                     // Y
-        WorkReq::matrix::<T>(mmax, n),                                     // R = X ∘ Y^(β−2)
-        WorkReq::matrix::<T>(mmax, k),                                     // U numerator
-        WorkReq::matrix::<T>(mmax, k),                                     // U denominator
-        WorkReq::matrix::<T>(k, n),                                        // V numerator
-        WorkReq::matrix::<T>(k, n),                                        // V denominator
+        WorkReq::new::<f64>(h.checked_mul(3).ok_or(Error::SizeOverflow)?), // s_v, ω_v, c_v
+        WorkReq::matrix::<f64>(msum, k),                                   // Ũ⁽ᵛ⁾, stacked
+        WorkReq::matrix::<f64>(k, n),                                      // V
+        WorkReq::matrix::<f64>(mmax, n),                                   // Y
+        WorkReq::matrix::<f64>(mmax, n),                                   // R = X ∘ Y^(β−2)
+        WorkReq::matrix::<f64>(mmax, k),                                   // U numerator
+        WorkReq::matrix::<f64>(mmax, k),                                   // U denominator
+        WorkReq::matrix::<f64>(k, n),                                      // V numerator
+        WorkReq::matrix::<f64>(k, n),                                      // V denominator
         WorkReq::new::<u8>(crate::work::ALIGN),
-        gemm_req::<T>(mmax, n, k)
-            .or(gemm_req::<T>(mmax, k, n))
-            .or(gemm_req::<T>(k, n, mmax)),
+        gemm_req::<f64>(mmax, n, k)
+            .or(gemm_req::<f64>(mmax, k, n))
+            .or(gemm_req::<f64>(k, n, mmax)),
     ]))
 }
 
@@ -173,7 +203,7 @@ pub fn fit_workspace<T>(
     params: &BetaParams,
 ) -> Result<usize, Error> {
     params.validate()?;
-    req::<T>(shapes, k)?.bytes()
+    req(shapes, k)?.bytes()
 }
 
 /// `d_β(x | y)` (module docs); `x ≥ 0`, `y ≥ 0`.
@@ -267,7 +297,7 @@ pub fn fit_masked<
     monitor: Option<Monitor<'_>>,
 ) -> Result<Report, Error> {
     params.validate()?;
-    let r = req::<T>((0..views.count()).map(|i| views.shape(i)), k)?;
+    let r = req((0..views.count()).map(|i| views.shape(i)), k)?;
     let h = views.count();
     let n = views.shape(0).cols;
     if u.count() != h || Some(v.len()) != k.checked_mul(n) {
@@ -351,20 +381,28 @@ pub fn fit_masked<
     r.check(work.len())?;
     let mut st = Stack::new(work);
     let mmax = (0..h).map(|i| views.shape(i).rows).max().unwrap_or(0);
-    let y: &mut [T] = st.take_matrix(mmax, n)?;
-    let rr: &mut [T] = st.take_matrix(mmax, n)?;
-    let nu: &mut [T] = st.take_matrix(mmax, k)?;
-    let du: &mut [T] = st.take_matrix(mmax, k)?;
-    let nv: &mut [T] = st.take_matrix(k, n)?;
-    let dv: &mut [T] = st.take_matrix(k, n)?;
-    let sw: &mut [f64] = st.take(2 * h)?;
+    let msum: usize = (0..h).map(|i| views.shape(i).rows).sum();
+    // The iterates in f64 (module docs, "Precision"): Ũ⁽ᵛ⁾ stacked, then V.
+    let ub: &mut [f64] = st.take_matrix(msum, k)?;
+    let vb: &mut [f64] = st.take_matrix(k, n)?;
+    let y: &mut [f64] = st.take_matrix(mmax, n)?;
+    let rr: &mut [f64] = st.take_matrix(mmax, n)?;
+    let nu: &mut [f64] = st.take_matrix(mmax, k)?;
+    let du: &mut [f64] = st.take_matrix(mmax, k)?;
+    let nv: &mut [f64] = st.take_matrix(k, n)?;
+    let dv: &mut [f64] = st.take_matrix(k, n)?;
+    let sw: &mut [f64] = st.take(3 * h)?;
     let (sv, wv) = sw.split_at_mut(h);
+    let (wv, cv) = wv.split_at_mut(h);
     let mut sc = st.rest();
+    // View i's block of `ub`: rows `off(i) .. off(i) + M_i` of the stacked bases.
+    let off = |i: usize| k * (0..i).map(|j| views.shape(j).rows).sum::<usize>();
+    let span = |i: usize| off(i)..off(i) + k * views.shape(i).rows;
     // The magnitude rule (module docs): view v is read as s_v·X⁽ᵛ⁾, its
     // divergence weighted by ω_v; refused here if out of range (nothing
     // written yet).
     let back = view_scales::<T, _>(views, &mask_of, beta, sv, wv)?;
-    let (clip, gamma) = (params.clip.max(floor::<T>()), params.gamma());
+    let (clip, gamma) = (params.clip.max(floor()), params.gamma());
     let ctx = Ctx {
         beta,
         clip,
@@ -372,11 +410,21 @@ pub fn fit_masked<
         n,
         s: (1.0, 1.0),
     };
+    // View i's floor of Y (module docs, "The clip"): `clip`, but at most the
+    // view's smallest positive scaled entry and at least `floor`, times the
+    // view's weight ω_v.
+    for (i, c) in cv.iter_mut().enumerate() {
+        let s = split(sv.get(i).copied().unwrap_or(0.0));
+        let x_min = min_positive(&views.view(i), mask_of(i)) * s.0 * s.1;
+        let w = wv.get(i).copied().unwrap_or(1.0);
+        *c = params.clip.min(x_min).max(floor()) * w;
+    }
+    let weight = |i: usize| wv.get(i).copied().unwrap_or(1.0);
     let at = |i: usize| Ctx {
         s: split(sv.get(i).copied().unwrap_or(0.0)),
+        clip: cv.get(i).copied().unwrap_or(clip),
         ..ctx
     };
-    let weight = |i: usize| wv.get(i).copied().unwrap_or(1.0);
     let objective = |d: f64| {
         let d = back.apply(d);
         Objective::new(d, &[(Term::Divergence, d)])
@@ -386,51 +434,50 @@ pub fn fit_masked<
             // The views' means at their scales (the same bits as scaling the
             // plain means, where those are representable).
             let mean = |i: usize| scaled_mean(&views.view(i), mask_of(i), &|x| at(i).sx(x));
-            random_start_with(&mean, k, &params.iter, 1.0, u, v)
+            random_start_with(&mean, k, &params.iter, 1.0, u, v);
+            for i in 0..h {
+                copy_in(u.get(i), ub.part_mut(span(i))?, 1.0);
+            }
+            copy_in(v, vb, 1.0);
         }
         Init::Given => {
+            for i in 0..h {
+                copy_in(u.get(i), ub.part_mut(span(i))?, 1.0);
+            }
+            copy_in(v, vb, 1.0);
             // The start's objective must be finite, and the scaled start
             // within 2^±(MAX_EXP/4) of the data's scale (read only: Y in the
             // caller's units times s_v, exactly Ũ V).
             let band = libm::ldexp(1.0, T::MAX_EXP / 4);
             let within = |a: f64| a <= band;
             let mut total = 0.0;
-            let mut fits = v.iter().all(|&b| within(b.to_f64()));
+            let mut fits = vb.iter().all(|&b| within(b));
             for i in 0..h {
-                let c = at(i);
-                let d = c.divergence(&views.view(i), mask_of(i), u.get(i), v, y, c.s, &mut sc)?;
+                let (c, x) = (at(i), views.view(i));
+                let ui = ub.part(span(i))?;
+                let d = c.divergence(&x, mask_of(i), ui, vb, y, c.s, &mut sc)?;
                 total += weight(i) * d;
-                let m = views.shape(i).rows;
-                let ymax = y.get(..m * n).unwrap_or(&[]).iter();
-                let ymax = c.sx(ymax.fold(0.0f64, |a, b| a.max(b.to_f64())));
-                // (`y` holds U V for dense views only: CSC ones form no M × N product.)
-                let dense = matches!(views.view(i), View::Dense(_));
-                let data = dense && max_entry(&views.view(i), mask_of(i)) > 0.0;
-                fits &= u.get(i).iter().all(|&b| within(c.sx(b.to_f64())));
-                fits &= (!dense || within(ymax)) && (!data || within(1.0 / ymax));
+                // The largest s_v (U V)_ij over the observed entries: from `y`
+                // for a dense view (`divergence` wrote U V there), at the
+                // stored entries for a CSC one (which forms no M × N product).
+                let ymax = c.sx(c.max_product(&x, ui, vb, y));
+                let data = max_entry(&x, mask_of(i)) > 0.0;
+                fits &= ui.iter().all(|&b| within(c.sx(b)));
+                fits &= within(ymax) && (!data || within(1.0 / ymax));
             }
             if !fits || !objective(total).total.is_finite() {
                 return Err(Error::BadParameter);
             }
             for i in 0..h {
                 let c = at(i);
-                u.get_mut(i)
-                    .iter_mut()
-                    .for_each(|x| *x = T::from_f64(c.sx(x.to_f64())));
+                ub.part_mut(span(i))?.iter_mut().for_each(|x| *x = c.sx(*x));
             }
         }
     }
     let mut total = 0.0;
     for i in 0..h {
-        let d = at(i).divergence(
-            &views.view(i),
-            mask_of(i),
-            u.get(i),
-            v,
-            y,
-            (1.0, 1.0),
-            &mut sc,
-        )?;
+        let ui = ub.part(span(i))?;
+        let d = at(i).divergence(&views.view(i), mask_of(i), ui, vb, y, (1.0, 1.0), &mut sc)?;
         total += weighted(weight(i), d);
     }
     let initial = objective(total);
@@ -444,45 +491,52 @@ pub fn fit_masked<
             for i in 0..h {
                 let x = views.view(i);
                 let m = x.rows();
-                let ui = u.get_mut(i);
+                let ui = ub.part_mut(span(i))?;
                 let (num, den) = (nu.part_mut(..m * k)?, du.part_mut(..m * k)?);
-                at(i).u_terms(&x, mask_of(i), ui, v, y, rr, num, den, &mut sc)?;
+                at(i).u_terms(&x, mask_of(i), ui, vb, y, rr, num, den, &mut sc)?;
                 apply(ui, num, den, clip, gamma);
             }
             // The V-step: the views' terms added up, weighted by ω_v.
-            nv.fill(T::ZERO);
-            dv.fill(T::ZERO);
+            nv.fill(0.0);
+            dv.fill(0.0);
             for i in 0..h {
                 let x = views.view(i);
-                let w = T::from_f64(weight(i));
-                at(i).v_terms(&x, mask_of(i), u.get(i), v, y, rr, nv, dv, w, &mut sc)?;
+                let ui = ub.part(span(i))?;
+                at(i).v_terms(&x, mask_of(i), ui, vb, y, rr, nv, dv, weight(i), &mut sc)?;
             }
-            apply(v, nv, dv, clip, gamma);
+            apply(vb, nv, dv, clip, gamma);
             let mut total = 0.0;
             for i in 0..h {
-                let d = at(i).divergence(
-                    &views.view(i),
-                    mask_of(i),
-                    u.get(i),
-                    v,
-                    y,
-                    (1.0, 1.0),
-                    &mut sc,
-                )?;
+                let ui = ub.part(span(i))?;
+                let d =
+                    at(i).divergence(&views.view(i), mask_of(i), ui, vb, y, (1.0, 1.0), &mut sc)?;
                 total += weighted(weight(i), d);
             }
             Ok(objective(total))
         },
     );
-    // U back to the data's scale (also after a cancel).
+    // The iterates out, U back to the data's scale (also after a cancel).
     for i in 0..h {
         let inv = libm::ldexp(1.0, -(sv.get(i).copied().unwrap_or(0.0) as i32));
-        u.get_mut(i)
-            .iter_mut()
-            .for_each(|x| *x = T::from_f64(x.to_f64() * inv));
+        copy_out(ub.part(span(i))?, u.get_mut(i), inv);
     }
+    copy_out(vb, v, 1.0);
     let outputs_finite = factors_finite(u) && all_finite(v);
     finite_report(report?, outputs_finite)
+}
+
+/// `to[i] = from[i]·c` in f64 (`c` a power of two or 1).
+fn copy_in<T: Real>(from: &[T], to: &mut [f64], c: f64) {
+    for (t, &f) in to.iter_mut().zip(from) {
+        *t = f.to_f64() * c;
+    }
+}
+
+/// `to[i] = from[i]·c` rounded to `T` (`c` a power of two or 1: exact for `f64`).
+fn copy_out<T: Real>(from: &[f64], to: &mut [T], c: f64) {
+    for (t, &f) in to.iter_mut().zip(from) {
+        *t = T::from_f64(if c == 1.0 { f } else { f * c });
+    }
 }
 
 /// `ω·d`, with `ω = 1` (every view at the largest view's scale) exactly `d`.
@@ -523,6 +577,10 @@ fn max_entry_exp<T: Real>() -> i32 {
 /// `log₂` of the largest `Σ_v Σ_ij x_ij^β` accepted (for `β = 2` this is the
 /// factorization family's `½ Σ‖X‖²_F ≤ 2^999`).
 const MAX_LOG2_SIZE: f64 = 1000.0;
+
+/// `log₂` of the smallest view weight `ω_v` accepted for `β ∈ (0, 2)`: views
+/// more than `2^(256/β)` apart (the largest entries' powers of two) are refused.
+const MAX_LOG2_WEIGHT: f64 = 256.0;
 
 /// Fills the per-view scales' exponents `k_v` in `sv` (`s_v = 2^k_v`, view
 /// `v`'s largest observed entry times `s_v` in `[1, 2)`, `k_v ≤ 1075`; an
@@ -588,7 +646,12 @@ fn view_scales<'m, T: Real, VS: ViewSet<T> + ?Sized>(
         } else {
             libm::pow(2.0, beta * d)
         };
-        *e = T::from_f64(w).to_f64();
+        // For β ∈ (0, 2) a light view's floor of Y is `ω_v·floor`; below
+        // 2^−MAX_LOG2_WEIGHT, X ∘ Y^(β−2) at that floor could overflow.
+        if beta > 0.0 && beta < 2.0 && beta * d < -MAX_LOG2_WEIGHT {
+            return Err(Error::InputTooLarge);
+        }
+        *e = w;
     }
     let one = if kmin < f64::MAX_EXP {
         libm::pow(libm::ldexp(1.0, kmin), -beta)
@@ -648,13 +711,14 @@ fn power_sum<T: Real>(
     }
 }
 
-/// The smallest floor of `Y` even with `clip = 0`: `2^(−MAX_EXP/4)` of `T`
-/// (`2^−256` for `f64`, `2^−32` for `f32`; the data are scaled so that each
+/// The smallest floor of `Y` even with `clip = 0` (times the view's weight):
+/// `2^(−MAX_EXP/4)` of `f64`, `2^−256`, in both precisions (the data are scaled so that each
 /// view's largest entry lies in `[1, 2)`, and a `Y` entry this small arises
-/// only where a row of `U` or a column of `V` nearly vanishes): keeps
-/// `X ∘ Y^(β−2)` at most `2^(1 + MAX_EXP/2)`, so its products stay finite.
-fn floor<T: Real>() -> f64 {
-    libm::ldexp(1.0, -T::MAX_EXP / 4)
+/// only where a row of `U` or a column of `V` nearly vanishes): with the
+/// weight rule (`ω_v ≥ 2^−256`, and `ω_v = 2^(−β d)` with `d ≤ 2100` the views'
+/// binary distance) keeps `X ∘ Y^(β−2)` below `2^962`, so it stays finite.
+fn floor() -> f64 {
+    libm::ldexp(1.0, -f64::MAX_EXP / 4)
 }
 
 /// The largest observed entry of a validated view.
@@ -673,6 +737,29 @@ fn max_entry<T: Real>(x: &View<'_, T>, w: Option<&[u8]>) -> f64 {
             a
         }
         View::Csc(c) => c.values.iter().fold(0.0f64, |a, &x| a.max(x.to_f64())),
+    }
+}
+
+/// The smallest positive observed entry of a validated view (`+∞` if none).
+fn min_positive<T: Real>(x: &View<'_, T>, w: Option<&[u8]>) -> f64 {
+    let pos = |a: f64, b: f64| if b > 0.0 { a.min(b) } else { a };
+    match x {
+        View::Dense(d) => {
+            let m = d.mat();
+            let mut a = f64::INFINITY;
+            for j in 0..m.cols() {
+                for i in 0..m.rows() {
+                    if w.is_none_or(|w| w.get(i + j * m.rows()) == Some(&1)) {
+                        a = pos(a, m.at(i, j).to_f64());
+                    }
+                }
+            }
+            a
+        }
+        View::Csc(c) => c
+            .values
+            .iter()
+            .fold(f64::INFINITY, |a, &x| pos(a, x.to_f64())),
     }
 }
 
@@ -711,18 +798,17 @@ fn scaled_mean<T: Real>(x: &View<'_, T>, w: Option<&[u8]>, sx: &dyn Fn(f64) -> f
 
 /// `a ← a ∘ (num / den)^γ` (a zero denominator counts as `clip`, as
 /// scikit-learn's `EPSILON`; with `clip = 0` the entry keeps its value).
-fn apply<T: Real>(a: &mut [T], num: &[T], den: &[T], clip: f64, gamma: f64) {
+fn apply(a: &mut [f64], num: &[f64], den: &[f64], clip: f64, gamma: f64) {
     for ((x, &p), &q) in a.iter_mut().zip(num).zip(den) {
-        let q = q.to_f64();
         let q = if q == 0.0 { clip } else { q };
         if q > 0.0 {
-            let ratio = p.to_f64() / q;
+            let ratio = p / q;
             let f = if gamma == 1.0 {
                 ratio
             } else {
                 libm::pow(ratio, gamma)
             };
-            *x = T::from_f64(x.to_f64() * f);
+            *x *= f;
         }
     }
 }
@@ -747,12 +833,12 @@ impl Ctx {
     }
 
     /// `Y = U V` (`m × n`) into `y`.
-    fn product<T: Real>(
+    fn product(
         &self,
         m: usize,
-        u: &[T],
-        v: &[T],
-        y: &mut [T],
+        u: &[f64],
+        v: &[f64],
+        y: &mut [f64],
         sc: &mut Stack<'_>,
     ) -> Result<(), Error> {
         gemm_into(
@@ -765,12 +851,33 @@ impl Ctx {
 
     /// `y` at a stored entry of a CSC view: `Σ_l u[i, l] v[l, j]` (`vj`
     /// column j of `v`).
-    fn at<T: Real>(&self, m: usize, u: &[T], vj: &[T], i: usize) -> f64 {
-        let ui = |l: usize| u.get(i + l * m).map_or(0.0, |a| a.to_f64());
-        vj.iter()
-            .enumerate()
-            .map(|(l, &b)| ui(l) * b.to_f64())
-            .sum()
+    fn at(&self, m: usize, u: &[f64], vj: &[f64], i: usize) -> f64 {
+        let ui = |l: usize| u.get(i + l * m).copied().unwrap_or(0.0);
+        vj.iter().enumerate().map(|(l, &b)| ui(l) * b).sum()
+    }
+
+    /// The largest `(U V)_ij`: of a dense view every entry of `y` (which
+    /// holds `U V` after [`Ctx::divergence`]); of a CSC view the stored
+    /// entries', from the factors (`O(nnz·K)`; `y` is not read).
+    fn max_product<T: Real>(&self, x: &View<'_, T>, u: &[f64], v: &[f64], y: &[f64]) -> f64 {
+        match x {
+            View::Dense(d) => {
+                let mn = d.mat().rows() * self.n;
+                let ys = y.get(..mn).unwrap_or(&[]);
+                ys.iter().fold(0.0f64, |a, &b| a.max(b))
+            }
+            View::Csc(c) => {
+                let mut a = 0.0f64;
+                for j in 0..self.n {
+                    let (rows, _) = c.col(j);
+                    let vj = self.col(v, j);
+                    for &i in rows {
+                        a = a.max(self.at(x.rows(), u, vj, i));
+                    }
+                }
+                a
+            }
+        }
     }
 
     /// Column `j` of `v` (`k × n`; empty past the end, which validation excludes).
@@ -814,10 +921,10 @@ impl Ctx {
         &self,
         x: MatRef<'_, T>,
         w: Option<&[u8]>,
-        u: &[T],
-        v: &[T],
-        y: &mut [T],
-        rr: &mut [T],
+        u: &[f64],
+        v: &[f64],
+        y: &mut [f64],
+        rr: &mut [f64],
         sc: &mut Stack<'_>,
     ) -> Result<(), Error> {
         let m = x.rows();
@@ -829,16 +936,16 @@ impl Ctx {
             let wj = w.map(|w| w.get(j * m..(j + 1) * m).unwrap_or(&[]));
             for (i, (yt, rt)) in yj.iter_mut().zip(rj.iter_mut()).enumerate() {
                 if wj.is_some_and(|w| w.get(i) == Some(&0)) {
-                    *rt = T::ZERO;
-                    *yt = T::ZERO;
+                    *rt = 0.0;
+                    *yt = 0.0;
                     continue;
                 }
-                let yy = yt.to_f64();
-                *rt = T::from_f64(self.ratio(x.at(i, j).to_f64(), yy));
+                let yy = *yt;
+                *rt = self.ratio(x.at(i, j).to_f64(), yy);
                 if self.beta != 1.0 {
-                    *yt = T::from_f64(self.power(yy));
+                    *yt = self.power(yy);
                 } else if w.is_some() {
-                    *yt = T::ONE;
+                    *yt = 1.0;
                 }
             }
         }
@@ -850,12 +957,12 @@ impl Ctx {
         &self,
         x: &View<'_, T>,
         w: Option<&[u8]>,
-        u: &[T],
-        v: &[T],
-        y: &mut [T],
-        rr: &mut [T],
-        nu: &mut [T],
-        du: &mut [T],
+        u: &[f64],
+        v: &[f64],
+        y: &mut [f64],
+        rr: &mut [f64],
+        nu: &mut [f64],
+        du: &mut [f64],
         sc: &mut Stack<'_>,
     ) -> Result<(), Error> {
         let (m, k, n) = (x.rows(), self.k, self.n);
@@ -872,7 +979,7 @@ impl Ctx {
             }
             View::Csc(c) => {
                 // β = 1 (checked): the ratio at the stored entries only.
-                nu.fill(T::ZERO);
+                nu.fill(0.0);
                 for j in 0..n {
                     let ((rows, vals), vj) = (c.col(j), self.col(v, j));
                     for (&i, &xv) in rows.iter().zip(vals) {
@@ -880,7 +987,7 @@ impl Ctx {
                         // Row i of nu (`m × k`; `i < m` validated).
                         for (l, &vl) in vj.iter().enumerate() {
                             if let Some(d) = nu.get_mut(i + l * m) {
-                                *d += T::from_f64(r * vl.to_f64());
+                                *d += r * vl;
                             }
                         }
                     }
@@ -892,11 +999,11 @@ impl Ctx {
     }
 
     /// `du[i, l] = Σ_j v[l, j]` (KL's U denominator, `1 Vᵀ`).
-    fn row_sums_of_v<T: Real>(&self, v: &[T], m: usize, du: &mut [T]) {
+    fn row_sums_of_v(&self, v: &[f64], m: usize, du: &mut [f64]) {
         for (l, dl) in du.chunks_exact_mut(m.max(1)).take(self.k).enumerate() {
             let vl = v.iter().skip(l).step_by(self.k.max(1)).take(self.n);
-            let s: f64 = vl.map(|x| x.to_f64()).sum();
-            dl.fill(T::from_f64(s));
+            let s: f64 = vl.sum();
+            dl.fill(s);
         }
     }
 
@@ -905,13 +1012,13 @@ impl Ctx {
         &self,
         x: &View<'_, T>,
         w: Option<&[u8]>,
-        u: &[T],
-        v: &[T],
-        y: &mut [T],
-        rr: &mut [T],
-        nv: &mut [T],
-        dv: &mut [T],
-        wt: T,
+        u: &[f64],
+        v: &[f64],
+        y: &mut [f64],
+        rr: &mut [f64],
+        nv: &mut [f64],
+        dv: &mut [f64],
+        wt: f64,
         sc: &mut Stack<'_>,
     ) -> Result<(), Error> {
         let (m, k, n) = (x.rows(), self.k, self.n);
@@ -923,7 +1030,7 @@ impl Ctx {
                     wt,
                     ut,
                     MatRef::col_major(rr.part(..m * n)?, m, n)?,
-                    T::ONE,
+                    1.0,
                     MatMut::col_major(nv, k, n)?,
                     sc,
                 )?;
@@ -934,7 +1041,7 @@ impl Ctx {
                         wt,
                         ut,
                         MatRef::col_major(y.part(..m * n)?, m, n)?,
-                        T::ONE,
+                        1.0,
                         MatMut::col_major(dv, k, n)?,
                         sc,
                     )?;
@@ -944,10 +1051,10 @@ impl Ctx {
                 for (j, nvj) in nv.chunks_exact_mut(k.max(1)).take(n).enumerate() {
                     let ((rows, vals), vj) = (c.col(j), self.col(v, j));
                     for (&i, &xv) in rows.iter().zip(vals) {
-                        let r = self.ratio(xv.to_f64(), self.at(m, u, vj, i)) * wt.to_f64();
+                        let r = self.ratio(xv.to_f64(), self.at(m, u, vj, i)) * wt;
                         for (l, d) in nvj.iter_mut().enumerate() {
                             if let Some(&ul) = u.get(i + l * m) {
-                                *d += T::from_f64(r * ul.to_f64());
+                                *d += r * ul;
                             }
                         }
                     }
@@ -959,9 +1066,9 @@ impl Ctx {
     }
 
     /// `dv[l, j] += ω Σ_i u[i, l]` (KL's V denominator, `ω Uᵀ 1`).
-    fn col_sums_of_u<T: Real>(&self, u: &[T], m: usize, wt: T, dv: &mut [T]) {
+    fn col_sums_of_u(&self, u: &[f64], m: usize, wt: f64, dv: &mut [f64]) {
         for (l, ul) in u.chunks_exact(m.max(1)).take(self.k).enumerate() {
-            let s = T::from_f64(ul.iter().map(|x| x.to_f64()).sum::<f64>() * wt.to_f64());
+            let s = ul.iter().sum::<f64>() * wt;
             for j in 0..self.n {
                 if let Some(d) = dv.get_mut(l + j * self.k) {
                     *d += s;
@@ -978,9 +1085,9 @@ impl Ctx {
         &self,
         x: &View<'_, T>,
         w: Option<&[u8]>,
-        u: &[T],
-        v: &[T],
-        y: &mut [T],
+        u: &[f64],
+        v: &[f64],
+        y: &mut [f64],
         ys: (f64, f64),
         sc: &mut Stack<'_>,
     ) -> Result<f64, Error> {
@@ -997,7 +1104,7 @@ impl Ctx {
                         if wj.is_some_and(|w| w.get(i) == Some(&0)) {
                             continue;
                         }
-                        s += d_beta(self.beta, self.sx(xm.at(i, j).to_f64()), yv(yt.to_f64()));
+                        s += d_beta(self.beta, self.sx(xm.at(i, j).to_f64()), yv(yt));
                     }
                 }
                 Ok(s)
@@ -1016,9 +1123,9 @@ impl Ctx {
                     }
                 }
                 for (l, ul) in u.chunks_exact(m.max(1)).take(self.k).enumerate() {
-                    let su: f64 = ul.iter().map(|x| x.to_f64()).sum();
+                    let su: f64 = ul.iter().sum();
                     let vl = v.iter().skip(l).step_by(self.k.max(1)).take(n);
-                    let sv: f64 = vl.map(|x| x.to_f64()).sum();
+                    let sv: f64 = vl.sum();
                     s += yv(su * sv);
                 }
                 Ok(s)
