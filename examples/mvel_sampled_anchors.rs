@@ -34,11 +34,7 @@ fn main() {
         .skip(1)
         .filter_map(|a| a.parse().ok())
         .collect();
-    let sizes = if sizes.is_empty() {
-        vec![20000]
-    } else {
-        sizes
-    };
+    let sizes = if sizes.is_empty() { vec![20000] } else { sizes };
     println!("| n | k-means sample | anchors s | graph s | fit s | AUC hidden | objective |");
     println!("|---|---|---|---|---|---|---|");
     for &n in &sizes {
@@ -93,9 +89,13 @@ fn run(n: usize) {
             continue;
         }
         let t0 = Instant::now();
-        let wa =
-            anchors_by_kmeans_sampled_workspace::<f64>(vs.iter().map(|v| v.shape()), m, &kp, sample)
-                .unwrap();
+        let wa = anchors_by_kmeans_sampled_workspace::<f64>(
+            vs.iter().map(|v| v.shape()),
+            m,
+            &kp,
+            sample,
+        )
+        .unwrap();
         let mut an = [vec![0.0; d1 * m], vec![0.0; d2 * m]];
         {
             let mut refs: Vec<&mut [f64]> = an.iter_mut().map(|a| &mut a[..]).collect();

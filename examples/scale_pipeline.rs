@@ -120,12 +120,22 @@ fn crossover(ns: &[usize]) {
         let cap = graph::tge_capacity(n, C, &gp).unwrap();
         let mut row = format!("{n}");
         for b in [GraphBuild::Exact, GraphBuild::Approx(AnnParams::default())] {
-            let need =
-                graph::tge_build_workspace::<f64>(vs.iter().map(|v| v.shape()), &ks[..], C, &gp, &b)
-                    .unwrap();
+            let need = graph::tge_build_workspace::<f64>(
+                vs.iter().map(|v| v.shape()),
+                &ks[..],
+                C,
+                &gp,
+                &b,
+            )
+            .unwrap();
             let mut w = vec![0u8; need];
-            let (mut arp, mut aci, mut aw) = (vec![0; n + 1], vec![0; cap.affinity], vec![0.0; cap.affinity]);
-            let (mut prp, mut pci, mut pw) = (vec![0; n + 1], vec![0; cap.penalty], vec![0.0; cap.penalty]);
+            let (mut arp, mut aci, mut aw) = (
+                vec![0; n + 1],
+                vec![0; cap.affinity],
+                vec![0.0; cap.affinity],
+            );
+            let (mut prp, mut pci, mut pw) =
+                (vec![0; n + 1], vec![0; cap.penalty], vec![0.0; cap.penalty]);
             let t = Instant::now();
             graph::tge_build(
                 &vs[..],
@@ -133,8 +143,16 @@ fn crossover(ns: &[usize]) {
                 (&eta, &labels, C),
                 &gp,
                 &b,
-                CsrOut { row_ptr: &mut arp, col_idx: &mut aci, weights: &mut aw },
-                CsrOut { row_ptr: &mut prp, col_idx: &mut pci, weights: &mut pw },
+                CsrOut {
+                    row_ptr: &mut arp,
+                    col_idx: &mut aci,
+                    weights: &mut aw,
+                },
+                CsrOut {
+                    row_ptr: &mut prp,
+                    col_idx: &mut pci,
+                    weights: &mut pw,
+                },
                 &mut w,
                 Parallel::Serial,
             )
@@ -149,7 +167,11 @@ fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("crossover") {
         let ns: Vec<usize> = args[1..].iter().map(|a| a.parse().unwrap()).collect();
-        let ns = if ns.is_empty() { vec![2000, 5000, 10000, 20000] } else { ns };
+        let ns = if ns.is_empty() {
+            vec![2000, 5000, 10000, 20000]
+        } else {
+            ns
+        };
         crossover(&ns);
         return;
     }
@@ -274,7 +296,10 @@ fn main() {
     // column of V is not needed; report 1-NN-in-V accuracy on a sample instead.
     let lab: Vec<usize> = (0..n).filter(|j| j % 10 == 0).collect();
     let mut hit = 0;
-    let sample: Vec<usize> = (0..n).filter(|j| j % 10 != 0).step_by((n / 2000).max(1)).collect();
+    let sample: Vec<usize> = (0..n)
+        .filter(|j| j % 10 != 0)
+        .step_by((n / 2000).max(1))
+        .collect();
     for &j in &sample {
         let vj = &v[j * k..(j + 1) * k];
         let nj = vj.iter().map(|a| a * a).sum::<f64>().sqrt().max(1e-300);

@@ -152,9 +152,7 @@ fn req<T: Real>(
         WorkReq::EMPTY
     };
     let build = WorkReq::new::<u8>(match p.method {
-        Method::MvslT => {
-            graph::tge_build_workspace::<T>(shapes, kernels, n_classes, &p.graph, gb)?
-        }
+        Method::MvslT => graph::tge_build_workspace::<T>(shapes, kernels, n_classes, &p.graph, gb)?,
         _ => graph::ldge_workspace::<T>(shapes, kernels, n_classes, &p.graph)?,
     });
     Ok(graphs.and(WorkReq::any_of(&[mkl, build, fit])))

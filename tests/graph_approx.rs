@@ -6,10 +6,10 @@
 mod common;
 
 use common::*;
+use mvnmf::eval::KMeansParams;
 use mvnmf::eval::UNLABELED;
 use mvnmf::graph::{self, CsrOut, GraphBuild, GraphParams, Penalty, AUTO_EXACT_BELOW};
 use mvnmf::pipeline::{self, Method, PipelineParams};
-use mvnmf::eval::KMeansParams;
 use mvnmf::similarity::{AnnParams, Bandwidth, Kernel};
 use mvnmf::{Dense, Error, Parallel, View};
 
@@ -222,7 +222,13 @@ fn bad_requests_are_refused_before_anything_is_written() {
         assert_eq!(r.err(), Some(want), "{b:?}");
     }
     // The graph's own checks come first whatever the build.
-    let r = tge(&vs, &labels, &GraphParams { ka: n, ..gp }, &approx(), Parallel::Serial);
+    let r = tge(
+        &vs,
+        &labels,
+        &GraphParams { ka: n, ..gp },
+        &approx(),
+        Parallel::Serial,
+    );
     assert_eq!(r.err(), Some(Error::BadParameter));
     // Class 3 with only two labeled items (ka = 5 needs more).
     let mut few = labels.clone();
@@ -244,7 +250,11 @@ fn bad_requests_are_refused_before_anything_is_written() {
         graph::tge_build_workspace::<f64>(vs.iter().map(|v| v.shape()), &KS, 10, &gp, &approx())
             .unwrap();
     let cap = graph::tge_capacity(n, 10, &gp).unwrap();
-    let (mut rp, mut ci, mut w) = (vec![3; n + 1], vec![3; cap.affinity], vec![3.0; cap.affinity]);
+    let (mut rp, mut ci, mut w) = (
+        vec![3; n + 1],
+        vec![3; cap.affinity],
+        vec![3.0; cap.affinity],
+    );
     let (mut rp2, mut ci2, mut w2) = (vec![3; n + 1], vec![3; cap.penalty], vec![3.0; cap.penalty]);
     let r = graph::tge_build(
         &vs[..],
@@ -266,7 +276,12 @@ fn bad_requests_are_refused_before_anything_is_written() {
         Parallel::Serial,
     );
     assert_eq!(r.err(), Some(Error::WorkspaceTooSmall));
-    assert!(rp.iter().chain(&ci).chain(&rp2).chain(&ci2).all(|&x| x == 3));
+    assert!(rp
+        .iter()
+        .chain(&ci)
+        .chain(&rp2)
+        .chain(&ci2)
+        .all(|&x| x == 3));
     assert!(w.iter().chain(&w2).all(|&x| x == 3.0));
     // The pipeline refuses the same request with its outputs untouched.
     let p = PipelineParams::preset(Method::MvslT);
@@ -275,9 +290,15 @@ fn bad_requests_are_refused_before_anything_is_written() {
         pipeline::fit_graph_workspace::<f64>(vs.iter().map(|v| v.shape()), &KS, 10, 6, &p, &b),
         Err(Error::BadParameter)
     );
-    let need =
-        pipeline::fit_graph_workspace::<f64>(vs.iter().map(|v| v.shape()), &KS, 10, 6, &p, &approx())
-            .unwrap();
+    let need = pipeline::fit_graph_workspace::<f64>(
+        vs.iter().map(|v| v.shape()),
+        &KS,
+        10,
+        6,
+        &p,
+        &approx(),
+    )
+    .unwrap();
     let mut us: Vec<Vec<f64>> = vs.iter().map(|x| vec![9.0; x.rows() * 6]).collect();
     let (mut v, mut eta) = (vec![9.0; 6 * n], vec![9.0; 3]);
     let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
@@ -364,7 +385,8 @@ fn pipeline_with_the_approximate_graph_classifies_as_the_exact_one() {
     );
     assert_eq!(re.graph.penalty, ra.graph.penalty);
     // Exact through the option is bitwise `fit_report`.
-    let need = pipeline::fit_workspace::<f64>(vs.iter().map(|v| v.shape()), &KS, 10, k, &p).unwrap();
+    let need =
+        pipeline::fit_workspace::<f64>(vs.iter().map(|v| v.shape()), &KS, 10, k, &p).unwrap();
     let mut us: Vec<Vec<f64>> = vs.iter().map(|x| vec![0.0; x.rows() * k]).collect();
     let (mut v, mut eta) = (vec![0.0; k * n], vec![0.0; 3]);
     let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
@@ -414,12 +436,7 @@ fn sampled_anchors_are_the_full_ones_for_a_full_sample_and_close_otherwise() {
         out
     };
     let full = run(None);
-    let bits = |a: &[Vec<f64>]| {
-        a.iter()
-            .flatten()
-            .map(|x| x.to_bits())
-            .collect::<Vec<_>>()
-    };
+    let bits = |a: &[Vec<f64>]| a.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();
     assert_eq!(bits(&run(Some(n))), bits(&full));
     assert_eq!(bits(&run(Some(10 * n))), bits(&full));
     let half = run(Some(n / 2));
@@ -454,7 +471,12 @@ fn sampled_anchors_are_the_full_ones_for_a_full_sample_and_close_otherwise() {
     );
     // Too few clusters for the sample: `m > n` still refused.
     assert_eq!(
-        graph::anchors_by_kmeans_sampled_workspace::<f64>(vs.iter().map(|v| v.shape()), n + 1, &kp, 10),
+        graph::anchors_by_kmeans_sampled_workspace::<f64>(
+            vs.iter().map(|v| v.shape()),
+            n + 1,
+            &kp,
+            10
+        ),
         Err(Error::BadParameter)
     );
 }

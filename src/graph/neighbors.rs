@@ -114,7 +114,10 @@ fn approx_req<T>(
         Assembler::workspace(n, n.saturating_mul(p.ka).saturating_mul(2)),
         Assembler::workspace(n, pe),
         WorkReq::any_of(&[
-            WorkReq::all_of(&[WorkReq::matrix::<f64>(n, ann.k), WorkReq::new::<u8>(ann_bytes)]),
+            WorkReq::all_of(&[
+                WorkReq::matrix::<f64>(n, ann.k),
+                WorkReq::new::<u8>(ann_bytes),
+            ]),
             WorkReq::all_of(&[
                 median::scratch_req(lay),
                 WorkReq::matrix::<T>(b, b),
