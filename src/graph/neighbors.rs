@@ -24,7 +24,7 @@
 //!
 //! **Auto**: exact below [`AUTO_EXACT_BELOW`] items, NN-descent (default options, the
 //! caller's pool) from there on. The threshold is where the two cost the same, measured
-//! with `examples/scale_pipeline.rs --crossover` (TGE under the fused RBF kernel of two
+//! with `cargo run --release --example scale_pipeline -- crossover` (TGE under the fused RBF kernel of two
 //! views of 100 and 50 features, 10 % labeled, one thread; table in the constant's doc).
 
 use super::build::{
@@ -45,13 +45,21 @@ use crate::work::{Stack, WorkReq};
 
 /// Items from which [`GraphBuild::Auto`] uses NN-descent (below: the exact sweep).
 ///
-/// Measured (`cargo run --release --example scale_pipeline -- crossover`, TGE alone, two
-/// views of 100 and 50 features, fused RBF kernel, 10 % labeled, `ka = 5`, one thread, one
-/// run each on the shared 2-core machine): see the table in the example's output quoted in
-/// the commit that set it; the exact sweep grows as `N²`, NN-descent about as `N`, and they
-/// cost the same near 5 000 items. Below the threshold the exact graph is also the better
-/// one (recall 1).
-pub const AUTO_EXACT_BELOW: usize = 5_000;
+/// Measured (`cargo run --release --example scale_pipeline -- crossover 4000 8000 16000`:
+/// TGE alone, two views of 100 and 50 features, fused RBF kernel with median bandwidths,
+/// 10 % labeled, `ka = 5`, `kp = 3`, one thread; one run each, wall seconds on the shared
+/// 2-core machine at a load of about 30, so only the ratios mean something):
+///
+/// | N | exact s | NN-descent s | exact / NN-descent |
+/// |---|---|---|---|
+/// | 4 000 | 14.64 | 10.66 | 1.37 |
+/// | 8 000 | 51.40 | 24.97 | 2.06 |
+/// | 16 000 | 185.46 | 58.78 | 3.16 |
+///
+/// Fitting `a·N²` to the exact and `b·N` to NN-descent at each size puts the crossover at
+/// 2 900–5 100 items; the threshold is the power of two in between, 4096 (the sampled set-up's threshold
+/// too). Below it the exact graph is also the better one (recall 1).
+pub const AUTO_EXACT_BELOW: usize = 4096;
 
 /// How the neighbours of a graph are found.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
