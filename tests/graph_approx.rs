@@ -116,8 +116,8 @@ fn tge(
 
 fn edges(g: &Csr) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
-    for i in 0..g.rp.len() - 1 {
-        for &j in &g.ci[g.rp[i]..g.rp[i + 1]] {
+    for (i, r) in g.rp.windows(2).enumerate() {
+        for &j in &g.ci[r[0]..r[1]] {
             out.push((i, j));
         }
     }
