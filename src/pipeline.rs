@@ -21,7 +21,9 @@
 
 use crate::data::{FactorsMut, ViewSet, ViewShape};
 use crate::error::{Error, Part};
-use crate::graph::{self, CsrGraph, CsrGraphs, CsrOut, GraphNnz, GraphParams, NoGraph, Sge};
+use crate::graph::{
+    self, CsrGraph, CsrGraphs, CsrOut, GraphBuild, GraphNnz, GraphParams, NoGraph, Sge,
+};
 use crate::linalg::real::Real;
 use crate::models::mvsl::{self, MvslParams};
 use crate::similarity::{self, KernelSet, MklParams};
@@ -108,6 +110,7 @@ fn req<T: Real>(
     n_classes: usize,
     k: usize,
     p: &PipelineParams,
+    gb: &GraphBuild,
 ) -> Result<WorkReq, Error> {
     p.solver.validate()?;
     p.graph.validate()?;
@@ -149,7 +152,7 @@ fn req<T: Real>(
         WorkReq::EMPTY
     };
     let build = WorkReq::new::<u8>(match p.method {
-        Method::MvslT => graph::tge_workspace::<T>(shapes, kernels, n_classes, &p.graph)?,
+        Method::MvslT => graph::tge_build_workspace::<T>(shapes, kernels, n_classes, &p.graph, gb)?,
         _ => graph::ldge_workspace::<T>(shapes, kernels, n_classes, &p.graph)?,
     });
     Ok(graphs.and(WorkReq::any_of(&[mkl, build, fit])))
@@ -164,7 +167,19 @@ pub fn fit_workspace<T: Real>(
     k: usize,
     params: &PipelineParams,
 ) -> Result<usize, Error> {
-    req::<T>(shapes, kernels, n_classes, k, params)?.bytes()
+    req::<T>(shapes, kernels, n_classes, k, params, &GraphBuild::Exact)?.bytes()
+}
+
+/// Workspace bytes of [`fit_graph`] (of [`fit`] for [`GraphBuild::Exact`]).
+pub fn fit_graph_workspace<T: Real>(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    kernels: &(impl KernelSet + ?Sized),
+    n_classes: usize,
+    k: usize,
+    params: &PipelineParams,
+    build: &GraphBuild,
+) -> Result<usize, Error> {
+    req::<T>(shapes, kernels, n_classes, k, params, build)?.bytes()
 }
 
 /// Runs the pipeline: `η` (written, `H` values: learned or uniform), the
@@ -263,9 +278,45 @@ pub fn fit_report<
     work: &mut [u8],
     monitor: Option<Monitor<'_>>,
 ) -> Result<PipelineReport, Error> {
+    let io = (labels, n_classes, k);
+    let outs = (u, v, eta);
+    fit_graph(
+        views,
+        kernels,
+        io,
+        params,
+        &GraphBuild::Exact,
+        outs,
+        work,
+        monitor,
+    )
+}
+
+/// [`fit_report`] with the neighbour graph found as `build` says ([`GraphBuild`]): MvSL-T's
+/// TGE through [`graph::tge_build`] (its lists over all items by NN-descent when `build`
+/// resolves to it; the labeled lists exact), on the solver's pool. GNMF's and LDGE's graphs
+/// are over the labeled items only (no `N²` part) and are built exactly whatever `build`
+/// says. `build` is validated with everything else, before anything is written;
+/// [`GraphBuild::Exact`] is bitwise [`fit_report`].
+#[allow(clippy::too_many_arguments)]
+pub fn fit_graph<
+    T: Real,
+    VS: ViewSet<T> + Sync + ?Sized,
+    KS: KernelSet + Sync + ?Sized,
+    F: FactorsMut<T> + ?Sized,
+>(
+    views: &VS,
+    kernels: &KS,
+    (labels, n_classes, k): (&[u32], usize, usize),
+    params: &PipelineParams,
+    build: &GraphBuild,
+    (u, v, eta): (&mut F, &mut [T], &mut [f64]),
+    work: &mut [u8],
+    monitor: Option<Monitor<'_>>,
+) -> Result<PipelineReport, Error> {
     let h = views.count();
     let shapes = |i| views.shape(i);
-    let need = req::<T>((0..h).map(shapes), kernels, n_classes, k, params)?;
+    let need = req::<T>((0..h).map(shapes), kernels, n_classes, k, params, build)?;
     let n = views.shape(0).cols;
     if kernels.count() != h || eta.len() != h || labels.len() != n {
         return Err(Error::DimensionMismatch);
@@ -341,11 +392,12 @@ pub fn fit_report<
                 weights: pw,
             };
             let nnz = match params.method {
-                Method::MvslT => graph::tge_in(
+                Method::MvslT => graph::tge_build(
                     views,
                     kernels,
                     (eta, labels, n_classes),
                     &params.graph,
+                    build,
                     a_out,
                     p_out,
                     rest,

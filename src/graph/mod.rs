@@ -19,12 +19,14 @@ mod csr;
 mod dense;
 mod fused;
 mod ldge;
+mod neighbors;
 mod sge;
 mod tge;
 
 pub use anchor::{
     anchor_gram, anchor_gram_workspace, anchor_graph, anchor_graph_workspace, anchor_scales_len,
-    anchors_by_kmeans, anchors_by_kmeans_workspace, fused_knn_graph, fused_knn_graph_capacity,
+    anchors_by_kmeans, anchors_by_kmeans_sampled, anchors_by_kmeans_sampled_workspace,
+    anchors_by_kmeans_workspace, fused_knn_graph, fused_knn_graph_capacity,
     fused_knn_graph_workspace, AnchorGraph,
 };
 pub(crate) use build::{check_sizes, precheck};
@@ -33,6 +35,7 @@ pub use csr::{CsrGraph, CsrGraphs};
 pub use dense::DenseGraph;
 pub use fused::{fused_graph, fused_graph_workspace, FusedParams};
 pub use ldge::{ldge, ldge_workspace};
+pub use neighbors::{tge_build, tge_build_workspace, GraphBuild, AUTO_EXACT_BELOW};
 pub use sge::Sge;
 pub(crate) use tge::tge_in;
 pub use tge::{tge, tge_workspace};

@@ -1,0 +1,323 @@
+//! The MvSL-T pipeline at scale (issue 30): synthetic data shaped like real features, the
+//! neighbour graph exact, approximate (NN-descent) or chosen by size. Not a test.
+//!
+//! Usage:
+//!
+//! ```text
+//! cargo run --release --example scale_pipeline -- N [THREADS] [--graph exact|approx|auto] [--iters I]
+//! cargo run --release --example scale_pipeline -- crossover [N1 N2 ...]
+//! ```
+//!
+//! Data: two views of 100 and 50 features; 20 clusters, each a random 5-dimensional
+//! nonnegative subspace per view (basis and coefficients uniform in [0, 1]) plus uniform noise
+//! of 5 % of the mean value; every 10th item labeled with its cluster. Kernels: RBF with the
+//! median bandwidth per view; `η` learned (MKL, sampled above 4096 labeled); `K = 20`;
+//! 100 iterations (`tol = 0`). The pipeline is one call, [`mvnmf::pipeline::fit_graph`]; its
+//! phases are timed from the progress callback (set-up = MKL + graph + start, ends at the
+//! callback of iteration 0), and the MKL phase alone once more before it (sampled: cheap).
+//! Peak memory: `VmHWM` of `/proc/self/status` (data included).
+//!
+//! `crossover`: TGE alone ([`mvnmf::graph::tge_build`]), exact and approximate, one thread,
+//! at each N (default 4000 8000 16000; below about 4000 items some of the 20 classes
+//! have too few labeled items for TGE): the measurement behind
+//! [`mvnmf::graph::AUTO_EXACT_BELOW`].
+
+use mvnmf::graph::{self, CsrOut, GraphBuild, GraphParams};
+use mvnmf::pipeline::{self, Method, PipelineParams};
+use mvnmf::similarity::{self, AnnParams, Bandwidth, Kernel};
+use mvnmf::{Dense, Parallel, Progress, View};
+use std::ops::ControlFlow;
+use std::time::Instant;
+
+const M: [usize; 2] = [100, 50];
+const C: usize = 20;
+const RANK: usize = 5;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // splitmix64
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn uniform(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Views (column-major `M_v × N`), labels (10 % labeled), true clusters.
+fn data(n: usize, seed: u64) -> (Vec<Vec<f64>>, Vec<u32>, Vec<u32>) {
+    let mut r = Rng(seed);
+    let truth: Vec<u32> = (0..n).map(|_| (r.next() % C as u64) as u32).collect();
+    let views = M
+        .iter()
+        .map(|&m| {
+            let bases: Vec<f64> = (0..C * m * RANK).map(|_| r.uniform()).collect();
+            let mut x = vec![0.0; m * n];
+            let mut a = [0.0; RANK];
+            for (j, col) in x.chunks_exact_mut(m).enumerate() {
+                let c = truth[j] as usize;
+                a.iter_mut().for_each(|t| *t = r.uniform());
+                let b = &bases[c * m * RANK..(c + 1) * m * RANK];
+                for (f, o) in col.iter_mut().enumerate() {
+                    let s: f64 = (0..RANK).map(|q| b[q * m + f] * a[q]).sum();
+                    *o = s + 0.05 * 1.25 * r.uniform();
+                }
+            }
+            x
+        })
+        .collect();
+    let labels = (0..n)
+        .map(|j| {
+            if j % 10 == 0 {
+                truth[j]
+            } else {
+                mvnmf::eval::UNLABELED
+            }
+        })
+        .collect();
+    (views, labels, truth)
+}
+
+fn peak_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|x| x.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn cpu_seconds() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let f: Vec<&str> = s
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let t = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
+    (t(11) + t(12)) / 100.0
+}
+
+fn crossover(ns: &[usize]) {
+    let ks = [Kernel::Rbf(Bandwidth::Median); 2];
+    let gp = GraphParams::default();
+    println!("n, exact_s, approx_s (TGE alone, one thread)");
+    for &n in ns {
+        let (xs, labels, _) = data(n, 1);
+        let vs: Vec<View<'_, f64>> = xs
+            .iter()
+            .zip(M)
+            .map(|(x, m)| View::from(Dense::new(x, m, n, m).unwrap()))
+            .collect();
+        let eta = [0.5, 0.5];
+        let cap = graph::tge_capacity(n, C, &gp).unwrap();
+        let mut row = format!("{n}");
+        for b in [GraphBuild::Exact, GraphBuild::Approx(AnnParams::default())] {
+            let need = graph::tge_build_workspace::<f64>(
+                vs.iter().map(|v| v.shape()),
+                &ks[..],
+                C,
+                &gp,
+                &b,
+            )
+            .unwrap();
+            let mut w = vec![0u8; need];
+            let (mut arp, mut aci, mut aw) = (
+                vec![0; n + 1],
+                vec![0; cap.affinity],
+                vec![0.0; cap.affinity],
+            );
+            let (mut prp, mut pci, mut pw) =
+                (vec![0; n + 1], vec![0; cap.penalty], vec![0.0; cap.penalty]);
+            let t = Instant::now();
+            graph::tge_build(
+                &vs[..],
+                &ks[..],
+                (&eta, &labels, C),
+                &gp,
+                &b,
+                CsrOut {
+                    row_ptr: &mut arp,
+                    col_idx: &mut aci,
+                    weights: &mut aw,
+                },
+                CsrOut {
+                    row_ptr: &mut prp,
+                    col_idx: &mut pci,
+                    weights: &mut pw,
+                },
+                &mut w,
+                Parallel::Serial,
+            )
+            .unwrap();
+            row += &format!(", {:.2}", t.elapsed().as_secs_f64());
+        }
+        println!("{row}");
+    }
+}
+
+fn main() {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("crossover") {
+        let ns: Vec<usize> = args[1..].iter().map(|a| a.parse().unwrap()).collect();
+        let ns = if ns.is_empty() {
+            vec![4000, 8000, 16000]
+        } else {
+            ns
+        };
+        crossover(&ns);
+        return;
+    }
+    let mut opt = |name: &str| -> Option<String> {
+        let p = args.iter().position(|a| a == name)?;
+        let v = args[p + 1].clone();
+        args.drain(p..p + 2);
+        Some(v)
+    };
+    let build = match opt("--graph").as_deref() {
+        None | Some("approx") => GraphBuild::Approx(AnnParams::default()),
+        Some("exact") => GraphBuild::Exact,
+        Some("auto") => GraphBuild::Auto,
+        Some(o) => panic!("--graph exact|approx|auto, not {o}"),
+    };
+    let iters: u32 = opt("--iters").map_or(100, |s| s.parse().unwrap());
+    let n: usize = args.first().map_or(100_000, |a| a.parse().unwrap());
+    let threads: usize = args.get(1).map_or(1, |a| a.parse().unwrap());
+    let k = 20;
+    let t0 = Instant::now();
+    let (xs, labels, truth) = data(n, 1);
+    let vs: Vec<View<'_, f64>> = xs
+        .iter()
+        .zip(M)
+        .map(|(x, m)| View::from(Dense::new(x, m, n, m).unwrap()))
+        .collect();
+    let ks = [Kernel::Rbf(Bandwidth::Median); 2];
+    println!(
+        "N={n} views=100+50 labeled={} K={k} iters={iters} threads={threads} graph={build:?}",
+        n / 10
+    );
+    println!(
+        "data: {:.1} s, peak {:.0} MB",
+        t0.elapsed().as_secs_f64(),
+        peak_mb()
+    );
+    let mut p = PipelineParams::preset(Method::MvslT);
+    p.solver.max_iter = iters;
+    p.solver.tol = 0.0;
+    p.solver.parallel = if threads > 1 {
+        Parallel::Threads(threads)
+    } else {
+        Parallel::Serial
+    };
+    // MKL alone (the pipeline runs it again inside).
+    {
+        let t = Instant::now();
+        let need = similarity::mkl_weights_workspace::<f64>(
+            vs.iter().map(|v| v.shape()),
+            &ks[..],
+            C,
+            &p.mkl,
+        )
+        .unwrap();
+        let mut w = vec![0u8; need];
+        let mut eta = [0.0; 2];
+        similarity::mkl_weights(&vs[..], &ks[..], &labels, C, &p.mkl, &mut eta, &mut w).unwrap();
+        println!(
+            "mkl alone: {:.2} s, eta {:?}",
+            t.elapsed().as_secs_f64(),
+            eta
+        );
+    }
+    let need = pipeline::fit_graph_workspace::<f64>(
+        vs.iter().map(|v| v.shape()),
+        &ks[..],
+        C,
+        k,
+        &p,
+        &build,
+    )
+    .unwrap();
+    println!("workspace: {:.0} MB", need as f64 / 1048576.0);
+    let mut w = vec![0u8; need];
+    let mut us: Vec<Vec<f64>> = M.iter().map(|&m| vec![0.0; m * k]).collect();
+    let (mut v, mut eta) = (vec![0.0; k * n], vec![0.0; 2]);
+    let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
+    let start = Instant::now();
+    let cpu0 = cpu_seconds();
+    let mut setup = (0.0, 0.0, 0.0);
+    let mut mon = |pr: &Progress| {
+        if pr.iter == 0 {
+            setup = (
+                start.elapsed().as_secs_f64(),
+                cpu_seconds() - cpu0,
+                peak_mb(),
+            );
+        }
+        ControlFlow::Continue(())
+    };
+    let r = pipeline::fit_graph(
+        &vs[..],
+        &ks[..],
+        (&labels, C, k),
+        &p,
+        &build,
+        (&mut refs[..], &mut v, &mut eta),
+        &mut w,
+        Some(&mut mon),
+    )
+    .unwrap();
+    let total = start.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu0;
+    println!(
+        "set-up (MKL + graph + start): {:.1} s wall, {:.1} s CPU, peak {:.0} MB",
+        setup.0, setup.1, setup.2
+    );
+    println!(
+        "iterations ({}): {:.1} s wall, {:.1} s CPU",
+        r.fit.iterations,
+        total - setup.0,
+        cpu - setup.1
+    );
+    println!(
+        "pipeline total: {:.1} s wall, {:.1} s CPU; graph nnz {:?}; peak {:.0} MB",
+        total,
+        cpu,
+        r.graph,
+        peak_mb()
+    );
+    // Transductive accuracy of the unlabeled items: the majority true cluster per argmax
+    // column of V is not needed; report 1-NN-in-V accuracy on a sample instead.
+    let lab: Vec<usize> = (0..n).filter(|j| j % 10 == 0).collect();
+    let mut hit = 0;
+    let sample: Vec<usize> = (0..n)
+        .filter(|j| j % 10 != 0)
+        .step_by((n / 2000).max(1))
+        .collect();
+    for &j in &sample {
+        let vj = &v[j * k..(j + 1) * k];
+        let nj = vj.iter().map(|a| a * a).sum::<f64>().sqrt().max(1e-300);
+        let mut best = (f64::NEG_INFINITY, 0);
+        for &i in &lab {
+            let vi = &v[i * k..(i + 1) * k];
+            let ni = vi.iter().map(|a| a * a).sum::<f64>().sqrt().max(1e-300);
+            let s = vi.iter().zip(vj).map(|(a, b)| a * b).sum::<f64>() / (ni * nj);
+            if s > best.0 {
+                best = (s, i);
+            }
+        }
+        hit += usize::from(truth[best.1] == truth[j]);
+    }
+    println!(
+        "1-NN (cosine in V) accuracy on {} unlabeled items: {:.2} %",
+        sample.len(),
+        100.0 * hit as f64 / sample.len() as f64
+    );
+}

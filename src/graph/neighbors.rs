@@ -1,0 +1,342 @@
+//! One neighbour-graph request (issue 30, item 3): which search finds the neighbours of a
+//! graph built from neighbours — the exact blocked sweep over all pairs, NN-descent
+//! ([`crate::similarity::approx_knn`]), or the one chosen by the number of items.
+//!
+//! [`GraphBuild`] is the option; [`tge_build`] / [`tge_build_workspace`] serve TGE with it
+//! (and so GNMF-style plain kNN graphs, TGE with no labels and `kp = 0`), and
+//! [`crate::pipeline::fit_graph`] the whole pipeline. [`GraphBuild::Exact`] is bitwise the
+//! exact builder ([`super::tge`]).
+//!
+//! **What the approximate path approximates.** Only the lists over *all* `N` items, the
+//! quadratic part: TGE's global `ka` neighbours come from NN-descent (run with
+//! `max(AnnParams::k, ka)` neighbours per item, the first `ka` kept: NN-descent's recall
+//! at its own `k` is lower than at a prefix of a longer list). The same-class lists and the
+//! penalty (class pairs or other-class item neighbours) are over the labeled items only and
+//! stay exact: one blocked sweep over the `N_l(N_l − 1)/2` labeled pairs, in parts on the
+//! caller's pool as the exact sweep. So the cost is NN-descent's (about linear in `N`) plus
+//! `O(N_l² Σ_v M_v)`; at `N = 10⁶` with 10 % labeled the labeled sweep is the larger part
+//! (`5·10⁹` pairs; see the example `scale_pipeline`).
+//!
+//! **Memory** (besides the CSR outputs): the exact builder's heaps less the global
+//! heaps' similarities, plus `N · k'` neighbour indices (`k' = max(AnnParams::k, ka)`),
+//! plus the larger of NN-descent's workspace (with `N · k'` similarities) and the labeled
+//! sweep's (as the exact one's).
+//!
+//! **Auto**: exact below [`AUTO_EXACT_BELOW`] items, NN-descent (default options, the
+//! caller's pool) from there on. The threshold is where the two cost the same, measured
+//! with `cargo run --release --example scale_pipeline -- crossover` (TGE under the fused RBF kernel of two
+//! views of 100 and 50 features, 10 % labeled, one thread; table in the constant's doc).
+
+use super::build::{
+    add_lists, check_counts, check_outs, check_sizes, Assembler, CsrOut, GraphNnz, GraphParams,
+    PenaltyTop,
+};
+use crate::data::{ViewSet, ViewShape};
+use crate::error::Error;
+use crate::linalg::real::Real;
+use crate::par::Parallel;
+use crate::similarity::engine::{self, part_count, sym_in_parts, Engine, Mode, PartCtx};
+use crate::similarity::topk::{Filter, TopK, NO_NEIGHBOR};
+use crate::similarity::{
+    self, approx_knn, approx_knn_workspace, class_of, median, AnnParams, ClassIndex, KernelSet,
+    Layout,
+};
+use crate::work::{Stack, WorkReq};
+
+/// Items from which [`GraphBuild::Auto`] uses NN-descent (below: the exact sweep).
+///
+/// Measured (`cargo run --release --example scale_pipeline -- crossover 4000 8000 16000`:
+/// TGE alone, two views of 100 and 50 features, fused RBF kernel with median bandwidths,
+/// 10 % labeled, `ka = 5`, `kp = 3`, one thread; one run each, wall seconds on the shared
+/// 2-core machine at a load of about 30, so only the ratios mean something):
+///
+/// | N | exact s | NN-descent s | exact / NN-descent |
+/// |---|---|---|---|
+/// | 4 000 | 14.64 | 10.66 | 1.37 |
+/// | 8 000 | 51.40 | 24.97 | 2.06 |
+/// | 16 000 | 185.46 | 58.78 | 3.16 |
+///
+/// Fitting `a·N²` to the exact and `b·N` to NN-descent at each size puts the crossover at
+/// 2 900–5 100 items; the threshold is the power of two in between, 4096 (the sampled set-up's threshold
+/// too). Below it the exact graph is also the better one (recall 1).
+pub const AUTO_EXACT_BELOW: usize = 4096;
+
+/// How the neighbours of a graph are found.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum GraphBuild {
+    /// The exact blocked sweep over all pairs (`O(N²)`; the default, bitwise the builders
+    /// without this option).
+    #[default]
+    Exact,
+    /// NN-descent with these options for the lists over all items (module docs). `k` is the
+    /// length of the lists NN-descent keeps (raised to the graph's `ka`, at most `N − 1`);
+    /// a serial `parallel` means the caller's pool (the pipeline's solver pool) — the
+    /// neighbours are the same for every choice.
+    Approx(AnnParams),
+    /// Exact below [`AUTO_EXACT_BELOW`] items, else `Approx(AnnParams::default())`.
+    Auto,
+}
+
+impl GraphBuild {
+    /// The NN-descent options for `n` items and `ka` neighbours on the caller's pool `par`,
+    /// or `None` for the exact sweep.
+    pub fn resolve(&self, n: usize, ka: usize, par: Parallel) -> Option<AnnParams> {
+        let mut p = match *self {
+            GraphBuild::Exact => return None,
+            GraphBuild::Auto if n < AUTO_EXACT_BELOW => return None,
+            GraphBuild::Auto => AnnParams::default(),
+            GraphBuild::Approx(p) => p,
+        };
+        p.k = p.k.max(ka).min(n.saturating_sub(1));
+        if matches!(p.parallel, Parallel::Serial) {
+            p.parallel = par;
+        }
+        Some(p)
+    }
+}
+
+/// Workspace of the approximate TGE ([`tge_build`] when `build` resolves to NN-descent).
+fn approx_req<T>(
+    lay: &Layout,
+    ann_bytes: usize,
+    n_classes: usize,
+    p: &GraphParams,
+    ann: &AnnParams,
+) -> WorkReq {
+    let n = lay.n;
+    let b = similarity::block_size(p.block, n);
+    let heaps = WorkReq::all_of(&[
+        TopK::workspace(n, p.ka),
+        PenaltyTop::workspace(n, n_classes, p),
+    ]);
+    let part = engine::part_req::<T>(lay, b, b.saturating_mul(b), heaps);
+    let pe = if p.kp == 0 {
+        0
+    } else {
+        PenaltyTop::edges(n, n_classes, p)
+    };
+    WorkReq::all_of(&[
+        ClassIndex::workspace(n, n_classes),
+        WorkReq::matrix::<usize>(n, ann.k),
+        heaps,
+        Assembler::workspace(n, n.saturating_mul(p.ka).saturating_mul(2)),
+        Assembler::workspace(n, pe),
+        WorkReq::any_of(&[
+            WorkReq::all_of(&[
+                WorkReq::matrix::<f64>(n, ann.k),
+                WorkReq::new::<u8>(ann_bytes),
+            ]),
+            WorkReq::all_of(&[
+                median::scratch_req(lay),
+                WorkReq::matrix::<T>(b, b),
+                engine::workspace::<T>(lay, b),
+                part.times(part_count(n, b)),
+            ]),
+        ]),
+    ])
+}
+
+/// Workspace bytes of [`tge_build`] (the pool does not change it). Errors: those of
+/// [`super::tge_workspace`], `ka >= N` and `kp >= N` for item neighbours
+/// ([`crate::Error::BadParameter`]), and for NN-descent those of
+/// [`crate::similarity::approx_knn_workspace`].
+pub fn tge_build_workspace<T>(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    kernels: &(impl KernelSet + ?Sized),
+    n_classes: usize,
+    params: &GraphParams,
+    build: &GraphBuild,
+) -> Result<usize, Error> {
+    params.validate()?;
+    let lay = similarity::layout(shapes.clone(), kernels)?;
+    check_sizes(params, lay.n)?;
+    match build.resolve(lay.n, params.ka, Parallel::Serial) {
+        None => super::tge_workspace::<T>(shapes, kernels, n_classes, params),
+        Some(ann) => {
+            let ab = approx_knn_workspace::<T>(shapes, kernels, n_classes, &ann)?;
+            approx_req::<T>(&lay, ab, n_classes, params, &ann).bytes()
+        }
+    }
+}
+
+/// TGE ([`super::tge`]: the same graphs, arguments, checks and outputs) with its global
+/// neighbours found as `build` says (module docs), the sweeps on `par`. With
+/// [`GraphBuild::Exact`], or [`GraphBuild::Auto`] below [`AUTO_EXACT_BELOW`] items, the
+/// graphs are bitwise [`super::tge`]'s.
+///
+/// Errors, all before anything is written: those of [`super::tge`], and the NN-descent
+/// options' ([`crate::similarity::approx_knn`]: `leaf = 1`, `delta` not finite or
+/// negative: [`Error::BadParameter`]).
+#[allow(clippy::too_many_arguments)]
+pub fn tge_build<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized>(
+    views: &VS,
+    kernels: &KS,
+    (eta, labels, n_classes): (&[f64], &[u32], usize),
+    params: &GraphParams,
+    build: &GraphBuild,
+    affinity: CsrOut<'_>,
+    penalty: CsrOut<'_>,
+    work: &mut [u8],
+    par: Parallel,
+) -> Result<GraphNnz, Error> {
+    params.validate()?;
+    let lay = similarity::check_views(views, kernels)?;
+    let n = lay.n;
+    check_sizes(params, n)?;
+    let Some(ann) = build.resolve(n, params.ka, par) else {
+        let io = (eta, labels, n_classes);
+        return super::tge_in(views, kernels, io, params, affinity, penalty, work, par);
+    };
+    let shapes = (0..views.count()).map(|i| views.shape(i));
+    let ann_bytes = approx_knn_workspace::<T>(shapes, kernels, n_classes, &ann)?;
+    tge_approx(
+        views,
+        kernels,
+        (eta, labels, n_classes),
+        (params, &ann, ann_bytes),
+        (affinity, penalty),
+        work,
+        par,
+    )
+}
+
+/// Same-class and penalty heaps of the labeled sweep.
+type LabeledHeaps<'w> = (TopK<'w>, Option<PenaltyTop<'w>>);
+
+fn labeled_heaps<'w, 's: 'w>(
+    n: usize,
+    (labels, n_classes): (&'w [u32], usize),
+    params: &GraphParams,
+    st: &mut Stack<'s>,
+) -> Result<LabeledHeaps<'w>, Error> {
+    let (si, ss) = (st.take_matrix(n, params.ka)?, st.take_matrix(n, params.ka)?);
+    let same = TopK::new(params.ka, si, ss, Filter::Same(labels));
+    let pen = if params.kp > 0 {
+        Some(PenaltyTop::new(n, n_classes, labels, params, st)?)
+    } else {
+        None
+    };
+    Ok((same, pen))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn tge_approx<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized>(
+    views: &VS,
+    kernels: &KS,
+    (eta, labels, n_classes): (&[f64], &[u32], usize),
+    (params, ann, ann_bytes): (&GraphParams, &AnnParams, usize),
+    (mut affinity, mut penalty): (CsrOut<'_>, CsrOut<'_>),
+    work: &mut [u8],
+    par: Parallel,
+) -> Result<GraphNnz, Error> {
+    let lay = similarity::check_views(views, kernels)?;
+    let n = lay.n;
+    similarity::check_eta(eta, lay.h)?;
+    let nl = similarity::check_labels(labels, n, n_classes)?;
+    check_outs(n, &affinity, &penalty)?;
+    if (params.kp > 0 || lay.median) && nl < 2 {
+        return Err(Error::TooFewLabeled);
+    }
+    let need = approx_req::<T>(&lay, ann_bytes, n_classes, params, ann).bytes()?;
+    let len = work.len();
+    let b = similarity::block_size(params.block, n);
+    let kk = ann.k;
+    let mut st = Stack::new(work);
+    let ci = ClassIndex::new(labels, n, n_classes, &mut st)?;
+    check_counts(&ci, params)?;
+    if len < need {
+        return Err(Error::WorkspaceTooSmall);
+    }
+    let nbr: &mut [usize] = st.take_matrix(n, kk)?;
+    let mut sinks = labeled_heaps(n, (labels, n_classes), params, &mut st)?;
+    let mut asm_a = Assembler::new(n, 2 * n * params.ka, &mut st)?;
+    let pe = if params.kp == 0 {
+        0
+    } else {
+        PenaltyTop::edges(n, n_classes, params)
+    };
+    let mut asm_p = Assembler::new(n, pe, &mut st)?;
+    // Phase 1: NN-descent's lists over all items (its similarities dropped after).
+    {
+        let mut ph = st.rest();
+        let sims: &mut [f64] = ph.take_matrix(n, kk)?;
+        let w = ph.take_rest();
+        approx_knn(views, kernels, eta, labels, n_classes, ann, nbr, sims, w)?;
+    }
+    // Phase 2: the exact sweep over the labeled pairs (same-class and penalty lists).
+    let mut sc = median::Scratch::new(&lay, &mut st)?;
+    let blk: &mut [T] = st.take_matrix(b, b)?;
+    let hp = WorkReq::all_of(&[
+        TopK::workspace(n, params.ka),
+        PenaltyTop::workspace(n, n_classes, params),
+    ]);
+    let part = engine::part_req::<T>(&lay, b, b.saturating_mul(b), hp);
+    let tasks = part_count(ci.labeled().len(), b);
+    let parts = st.take_slots(part_count(n, b), part)?;
+    let mut eng = Engine::new(views, kernels, &lay, b, st)?;
+    median::resolve(&mut eng, ci.labeled(), &mut sc, blk)?;
+    eng.set_mode(Mode::Fused, Some(eta));
+    if tasks == 0 {
+        eng.sym(ci.labeled(), blk, &mut sinks)?;
+    } else {
+        let ctx = PartCtx {
+            views,
+            kernels,
+            lay: &lay,
+            b,
+            gamma: eng.gamma,
+            mode: Mode::Fused,
+            eta: Some(eta),
+        };
+        let got = sym_in_parts(&ctx, (ci.labeled(), b * b), (tasks, parts), par, &|st| {
+            labeled_heaps(n, (labels, n_classes), params, st)
+        })?;
+        for (s, p) in got.iter().flatten() {
+            sinks.0.absorb(s);
+            match (&mut sinks.1, p) {
+                (Some(a), Some(b)) => a.absorb(b)?,
+                (None, None) => {}
+                _ => return Err(Error::Internal),
+            }
+        }
+    }
+    let (same, pen) = sinks;
+    let unl = |i: usize| class_of(labels, i).is_none();
+    let ka = params.ka;
+    for phase in 0..2 {
+        for (i, row) in nbr.chunks_exact(kk.max(1)).enumerate() {
+            for &j in row.iter().take(ka) {
+                if j != NO_NEIGHBOR && j != i && (unl(i) || unl(j)) {
+                    asm_a.add(i, j);
+                }
+            }
+        }
+        add_lists(&mut asm_a, &same, ci.labeled().iter().copied(), |_, _| true);
+        if let Some(p) = &pen {
+            p.add_to(&mut asm_p, ci.labeled(), n_classes);
+        }
+        if phase == 0 {
+            asm_a.start_fill();
+            asm_p.start_fill();
+        }
+    }
+    let nnz = GraphNnz {
+        affinity: asm_a.finish(),
+        penalty: asm_p.finish(),
+    };
+    asm_a.check(&affinity)?;
+    asm_p.check(&penalty)?;
+    let sigma = params.sigma;
+    asm_a.write(
+        &mut affinity,
+        |i, j| {
+            if unl(i) || unl(j) {
+                1.0
+            } else {
+                sigma
+            }
+        },
+    );
+    asm_p.write(&mut penalty, |_, _| sigma);
+    Ok(nnz)
+}
