@@ -6,11 +6,11 @@
 # x86-64 Linux here) that links the mvnmf core (no default features: the
 # allocation-free blocked GEMM with run-time SIMD dispatch, so the portable,
 # AVX2 and AVX-512 paths are all in it) and calls, on static buffers:
-#   every C entry point (the 166 #[no_mangle] functions of src/ffi/:
-#                             nostd-check/src/capi_models.rs for nmf, mvsl,
-#                             deep, jsnmf, mvel, dist, data, abi, linalg and
-#                             mod.rs, 90; capi_graph_eval.rs for graph, eval
-#                             and pipeline, 76), with a progress callback, a
+#   every C entry point (every #[no_mangle] function of src/ffi/; the test
+#                             tests/no_std.rs checks that each is called:
+#                             nostd-check/src/capi_models.rs for the models,
+#                             capi_graph_eval.rs for graphs, eval and the
+#                             pipeline), with a progress callback, a
 #                             host parallel_for and a one-rank communicator;
 #   models::nmf::fit, joint_fit and models::mvsl::fit through the Rust API,
 #   and linalg::sym_eig (nostd-check/src/main.rs).
