@@ -13,9 +13,12 @@ use mvnmf::pipeline::{self, Method, PipelineParams};
 use mvnmf::similarity::{AnnParams, Bandwidth, Kernel};
 use mvnmf::{Dense, Error, Parallel, View};
 
+/// Views as (rows, column-major values).
+type Views = Vec<(usize, Vec<f64>)>;
+
 /// Views fou, zer, mor of the shipped mfeat sample (scaled to unit mean squared norm), 30 %
 /// labeled; and the true labels.
-fn sample() -> (Vec<(usize, Vec<f64>)>, Vec<u32>, Vec<u32>) {
+fn sample() -> (Views, Vec<u32>, Vec<u32>) {
     let (views, truth) = mfeat_sample();
     let pick = [0usize, 4, 5];
     let xs = pick
