@@ -392,8 +392,10 @@ pub fn fit_masked<
     let nv: &mut [f64] = st.take_matrix(k, n)?;
     let dv: &mut [f64] = st.take_matrix(k, n)?;
     let sw: &mut [f64] = st.take(3 * h)?;
-    let (sv, wv) = sw.split_at_mut(h);
-    let (wv, cv) = wv.split_at_mut(h);
+    // Checked splits: `3 * h` is proven to fit by the workspace query, not by the optimiser
+    // (the link-time no-panic proof, scripts/panic_sites.sh).
+    let (sv, wv) = sw.split_at_mut_checked(h).ok_or(Error::Internal)?;
+    let (wv, cv) = wv.split_at_mut_checked(h).ok_or(Error::Internal)?;
     let mut sc = st.rest();
     // View i's block of `ub`: rows `off(i) .. off(i) + M_i` of the stacked bases.
     let off = |i: usize| k * (0..i).map(|j| views.shape(j).rows).sum::<usize>();
