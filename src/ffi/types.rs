@@ -208,7 +208,7 @@ pub struct mvnmf_view_f32 {
 }
 
 /// A C view descriptor of either precision: what the validation and the
-/// [`ViewSet`] adapter read.
+/// [`ViewSet`](crate::data::ViewSet) adapter read.
 pub(crate) trait ViewDesc {
     /// The scalar of `values`.
     type T: crate::linalg::real::Real;

@@ -5,7 +5,7 @@
 //! [`GraphBuild`] is the option; [`tge_build`] / [`tge_build_workspace`] serve TGE with it
 //! (and so GNMF-style plain kNN graphs, TGE with no labels and `kp = 0`), and
 //! [`crate::pipeline::fit_graph`] the whole pipeline. [`GraphBuild::Exact`] is bitwise the
-//! exact builder ([`super::tge`]).
+//! exact builder ([`super::tge()`]).
 //!
 //! **What the approximate path approximates.** Only the lists over *all* `N` items, the
 //! quadratic part: TGE's global `ka` neighbours come from NN-descent (run with
@@ -159,12 +159,12 @@ pub fn tge_build_workspace<T>(
     }
 }
 
-/// TGE ([`super::tge`]: the same graphs, arguments, checks and outputs) with its global
+/// TGE ([`super::tge()`]: the same graphs, arguments, checks and outputs) with its global
 /// neighbours found as `build` says (module docs), the sweeps on `par`. With
 /// [`GraphBuild::Exact`], or [`GraphBuild::Auto`] below [`AUTO_EXACT_BELOW`] items, the
-/// graphs are bitwise [`super::tge`]'s.
+/// graphs are bitwise [`super::tge()`]'s.
 ///
-/// Errors, all before anything is written: those of [`super::tge`], and the NN-descent
+/// Errors, all before anything is written: those of [`super::tge()`], and the NN-descent
 /// options' ([`crate::similarity::approx_knn`]: `leaf = 1`, `delta` not finite or
 /// negative: [`Error::BadParameter`]).
 #[allow(clippy::too_many_arguments)]

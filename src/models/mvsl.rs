@@ -181,7 +181,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
     )
 }
 
-/// Workspace bytes of [`encode`].
+/// Workspace bytes of [`encode()`].
 pub fn encode_workspace<T: Real, G: GraphOp<T> + ?Sized>(
     shapes: impl IntoIterator<Item = ViewShape> + Clone,
     graph: &G,

@@ -217,7 +217,7 @@ pub(crate) fn agree<C: Comm + ?Sized, const L: usize>(
     cm.checkpoint(if same { Ok(()) } else { Err(Error::PeerFailed) })
 }
 
-/// [`refuse`] for an entry point whose agreement compares `L` words.
+/// `models::dist::refuse` for an entry point whose agreement compares `L` words.
 pub(crate) fn refuse_as<C: Comm + ?Sized, const L: usize>(comm: &mut C, e: Error) -> Error {
     if comm.ranks() == 0 || comm.rank() >= comm.ranks() {
         return Error::BadParameter;
