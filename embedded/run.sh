@@ -15,7 +15,12 @@ if [ ! -d "$(rustc --print sysroot)/lib/rustlib/$target" ]; then
 fi
 command -v qemu-system-arm >/dev/null || { echo "embedded/run.sh: qemu-system-arm is missing" >&2; exit 1; }
 
-cargo build --release --quiet
+# The source paths compiled into the binary (panic locations) are remapped, so
+# that the code size, which the README's figures quote, is the same in every
+# checkout, wherever it lies.
+root=$(cd ../.. && pwd)
+cargo build --release --quiet \
+  --config "target.$target.rustflags=['--remap-path-prefix=$root=/mvnmf', '--remap-path-prefix=$HOME=/home']"
 elf=target/$target/release/mvnmf-cortex-m4f
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
