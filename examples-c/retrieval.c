@@ -381,7 +381,7 @@ static options parse(int argc, char **argv)
  * tag unrelated to the item; a duplicate is dropped. Binary tags in out[m]. */
 static void draw_tags(const double *doc, size_t m, size_t t, double noise, const double *cum, double *out)
 {
-    size_t i, d, got = 0;
+    size_t i, d;
     double mass = 0.0, *left = (double *)xmalloc(m * sizeof(double));
     memset(out, 0, m * sizeof(double));
     for (i = 0; i < m; i++)
@@ -407,10 +407,8 @@ static void draw_tags(const double *doc, size_t m, size_t t, double noise, const
                 ;
         }
         out[term] = 1.0;
-        got++;
     }
     free(left);
-    (void)got;
 }
 
 typedef struct {
