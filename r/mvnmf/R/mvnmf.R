@@ -64,16 +64,20 @@ mvnmf_dmcl <- function(views, labels, k, hidden = c(100, 50), alpha = NA_real_, 
   lab <- .labels(labels, ncol(views[[1]]))
   res <- .Call(C_dmcl, views, lab$codes, length(lab$classes), as.double(c(hidden, k)),
                as.double(c(alpha, beta, gamma)), max_iter, as.double(seed), as.integer(verbose))
-  .fit(res, "dmcl", k, views, list(classes = lab$classes, layers = c(hidden, k)))
+  used <- attr(res, "weights")
+  .fit(res, "dmcl", k, views, list(classes = lab$classes, layers = c(hidden, k),
+                                  weights = c(alpha = used[1], beta = used[2], gamma = used[3], vmax = used[4])))
 }
 
 
 mvnmf_encode <- function(fit, views, max_iter = 200L, tol = 1e-4) {
-  if (!inherits(fit, "mvnmf_fit")) stop("fit: the result of mvnmf_joint_nmf or mvnmf_pipeline")
-  if (fit$kind == "dmcl") stop("encode of a DMCL fit is not offered by the R package (use the C API's mvnmf_deep_encode)")
+  if (!inherits(fit, "mvnmf_fit")) stop("fit: the result of mvnmf_joint_nmf, mvnmf_pipeline or mvnmf_dmcl")
   views <- .views(views)
   if (!identical(unname(vapply(views, nrow, 1)), unname(fit$n_features)))
     stop("views: the fit's feature counts (", paste(fit$n_features, collapse = ", "), ") are needed")
+  if (fit$kind == "dmcl")  # through the whole stack of layers (mvnmf_deep_encode), no graph
+    return(.Call(C_deep_encode, views, fit$U, as.double(fit$layers), as.double(fit$weights), max_iter,
+                 as.double(tol)))
   .Call(C_encode, views, fit$U, fit$k, max_iter, as.double(tol), as.double(fit$weights[["gamma"]]),
         as.double(fit$weights[["vmax"]]))
 }
@@ -84,10 +88,3 @@ mvnmf_version <- function() {
   list(version = v[[1]], abi = v[[2]])
 }
 
-
-print.mvnmf_fit <- function(x, ...) {
-  cat(sprintf("mvnmf %s fit: K = %d, %d view(s) (%s features), %d items; %d iterations (%s), objective %.6g\n",
-              x$kind, as.integer(x$k), length(x$U), paste(x$n_features, collapse = ", "), ncol(x$V),
-              x$iterations, x$stop, x$objective))
-  invisible(x)
-}

@@ -5,11 +5,14 @@
  * indices widened to size_t). Outputs are R matrices the library writes into.
  *
  * No R error or interrupt ever unwinds through the library's (Rust) frames:
- * the progress callback checks for a user interrupt inside R_ToplevelExec,
- * which catches the jump; the callback then returns nonzero, the solver stops
- * (MVNMF_STATUS_CANCELLED) and returns normally, and only then, back in this
- * file, is the R error raised. Every allocation that can fail (R_alloc,
- * allocVector) happens before the library is called. */
+ * the progress callback checks for a user interrupt inside R_ToplevelExec
+ * (which stops any jump) around R_tryCatch (which keeps the condition: the
+ * user's interrupt, or the error of a time limit); the callback then returns
+ * nonzero, the solver stops (MVNMF_STATUS_CANCELLED) and returns normally, and
+ * only then, back in this file, is that same condition signalled again in R
+ * (mvnmf:::.resignal): an interrupt arrives as an interrupt condition
+ * (tryCatch(interrupt = ...)), an error as that error. Every allocation that
+ * can fail (R_alloc, allocVector) happens before the library is called. */
 #include <R.h>
 #include <Rinternals.h>
 #include <R_ext/Rdynload.h>
@@ -78,12 +81,28 @@ typedef struct {
     double *trace;
     size_t cap, len;
     int verbose, interrupted;
+    SEXP cell; /* list(classes caught, the condition caught): protected by the caller */
 } watch_t;
 
-static void check_interrupt(void *unused)
+static SEXP check_interrupt(void *unused)
 {
     (void)unused;
     R_CheckUserInterrupt();
+    return R_NilValue;
+}
+
+static SEXP keep_condition(SEXP cond, void *cell)
+{
+    SET_VECTOR_ELT((SEXP)cell, 1, cond);
+    return R_NilValue;
+}
+
+/* Inside R_ToplevelExec: an interrupt or error raised by R_CheckUserInterrupt
+ * is caught by R_tryCatch and kept in the cell; any other jump stops at the
+ * top-level context. */
+static void guarded_check(void *cell)
+{
+    R_tryCatch(check_interrupt, NULL, VECTOR_ELT((SEXP)cell, 0), keep_condition, cell, NULL, NULL);
 }
 
 static int watch(const mvnmf_progress *p, void *user)
@@ -92,13 +111,15 @@ static int watch(const mvnmf_progress *p, void *user)
     if (w->len < w->cap) w->trace[w->len++] = p->objective.total;
     if (w->verbose > 0 && p->iter % (unsigned)w->verbose == 0)
         Rprintf("iteration %u: objective %.10g\n", p->iter, p->objective.total);
-    if (!R_ToplevelExec(check_interrupt, NULL)) { /* the interrupt's jump stopped there */
+    if (!R_ToplevelExec(guarded_check, w->cell) || VECTOR_ELT(w->cell, 1) != R_NilValue) {
         w->interrupted = 1;
         return 1;
     }
     return 0;
 }
 
+/* Allocates the trace and the condition cell; the cell is PROTECTed (one more
+ * UNPROTECT for the caller). */
 static void watch_init(watch_t *w, unsigned max_iter, int verbose)
 {
     w->cap = (size_t)max_iter + 1;
@@ -106,12 +127,28 @@ static void watch_init(watch_t *w, unsigned max_iter, int verbose)
     w->len = 0;
     w->verbose = verbose;
     w->interrupted = 0;
+    w->cell = PROTECT(Rf_allocVector(VECSXP, 2));
+    SEXP classes = Rf_allocVector(STRSXP, 2);
+    SET_VECTOR_ELT(w->cell, 0, classes);
+    SET_STRING_ELT(classes, 0, Rf_mkChar("interrupt"));
+    SET_STRING_ELT(classes, 1, Rf_mkChar("error"));
 }
 
-/* Raises the R error for a status after the library has returned. */
+/* After the library has returned: the condition caught during the fit is
+ * signalled again (an interrupt as an interrupt condition), else the status's
+ * R error. */
 static void finish(const char *what, mvnmf_status st, const watch_t *w)
 {
-    if (w && w->interrupted) Rf_error("%s: interrupted (a user interrupt, or a time limit, while the solver ran)", what);
+    if (w && w->interrupted) {
+        SEXP cond = VECTOR_ELT(w->cell, 1);
+        if (cond != R_NilValue) {
+            SEXP ns = PROTECT(R_FindNamespace(PROTECT(Rf_mkString("mvnmf"))));
+            SEXP call = PROTECT(Rf_lang2(Rf_install(".resignal"), cond));
+            Rf_eval(call, ns);
+            UNPROTECT(3);
+        }
+        Rf_error("%s: interrupted while the solver ran", what);
+    }
     if (st != MVNMF_STATUS_OK) fail(what, st);
 }
 
@@ -216,7 +253,7 @@ SEXP C_joint_nmf(SEXP views, SEXP k_, SEXP beta_, SEXP max_iter, SEXP tol, SEXP 
                                           &w, &rep);
     finish(beta == 2.0 ? "mvnmf_joint_nmf_fit" : "mvnmf_beta_nmf_fit", st, &w);
     SEXP out = result(us, v, &rep, &w, NULL, NULL);
-    UNPROTECT(2);
+    UNPROTECT(3);
     return out;
 }
 
@@ -254,7 +291,7 @@ SEXP C_encode(SEXP views, SEXP us_, SEXP k_, SEXP max_iter, SEXP tol, SEXP gamma
     watch_init(&w, p.max_iter, 0);
     st = mvnmf_mvsl_encode(vs.v, vs.count, &g, k, &p, ups, REAL(v), work, bytes, watch, &w, &rep);
     finish("mvnmf_mvsl_encode", st, &w);
-    UNPROTECT(1);
+    UNPROTECT(2);
     return v;
 }
 
@@ -310,7 +347,7 @@ SEXP C_pipeline(SEXP views, SEXP labels, SEXP n_classes, SEXP k_, SEXP method, S
     REAL(used)[0] = pp.solver.alpha, REAL(used)[1] = pp.solver.beta, REAL(used)[2] = pp.solver.gamma;
     REAL(used)[3] = pp.solver.vmax;
     Rf_setAttrib(out, Rf_install("weights"), used);
-    UNPROTECT(5);
+    UNPROTECT(6);
     return out;
 }
 
@@ -354,9 +391,58 @@ SEXP C_dmcl(SEXP views, SEXP labels, SEXP n_classes, SEXP layers_, SEXP weights,
     watch_init(&w, dp.top.max_iter, Rf_asInteger(verbose));
     st = mvnmf_deep_fit(vs.v, vs.count, &g, layers, nl, &dp, ups, REAL(v), work, bytes, watch, &w, &rep);
     finish("mvnmf_deep_fit", st, &w);
-    SEXP out = result(us, v, &rep, &w, NULL, NULL);
-    UNPROTECT(2);
+    SEXP out = PROTECT(result(us, v, &rep, &w, NULL, NULL));
+    SEXP used = PROTECT(Rf_allocVector(REALSXP, 4));
+    REAL(used)[0] = dp.top.alpha, REAL(used)[1] = dp.top.beta, REAL(used)[2] = dp.top.gamma;
+    REAL(used)[3] = dp.top.vmax;
+    Rf_setAttrib(out, Rf_install("weights"), used);
+    UNPROTECT(5);
     return out;
+}
+
+/* Out-of-sample encoding of new items through a DMCL fit's layers (no graph:
+ * the new items' labels are unknown), with the fit's weights (alpha, beta,
+ * gamma, vmax). */
+SEXP C_deep_encode(SEXP views, SEXP us_, SEXP layers_, SEXP weights, SEXP max_iter, SEXP tol)
+{
+    views_t vs;
+    watch_t w;
+    mvnmf_report rep;
+    mvnmf_deep_params dp;
+    mvnmf_graph g;
+    size_t layers[16], nl = (size_t)XLENGTH(layers_), len = 0, bytes = 0;
+    const double *ups[MAXV];
+    mvnmf_status st;
+    read_views(views, &vs);
+    if (nl == 0 || nl > 16 || !Rf_isReal(layers_)) Rf_error("layers: 1 to 16 sizes, K last");
+    for (size_t l = 0; l < nl; l++) layers[l] = (size_t)REAL(layers_)[l];
+    size_t k = layers[nl - 1];
+    if (!Rf_isNewList(us_) || (size_t)XLENGTH(us_) != vs.count) Rf_error("U: one factor buffer per view");
+    for (size_t i = 0; i < vs.count; i++) {
+        SEXP u = VECTOR_ELT(us_, (R_xlen_t)i);
+        if ((st = mvnmf_deep_factor_len(vs.v[i].rows, layers, nl, &len)) != MVNMF_STATUS_OK)
+            fail("mvnmf_deep_factor_len", st);
+        if (!Rf_isReal(u) || (size_t)XLENGTH(u) != len) Rf_error("U[[%zu]] must hold %zu doubles", i + 1, len);
+        ups[i] = REAL(u);
+    }
+    if (!Rf_isReal(weights) || XLENGTH(weights) != 4) Rf_error("weights: alpha, beta, gamma, vmax");
+    if ((st = mvnmf_deep_params_preset(MVNMF_DEEP_PRESET_DMCL, &dp)) != MVNMF_STATUS_OK) fail("preset", st);
+    dp.top.max_iter = (uint32_t)as_int(max_iter, "max_iter");
+    dp.top.tol = Rf_asReal(tol);
+    dp.top.alpha = REAL(weights)[0], dp.top.beta = REAL(weights)[1], dp.top.gamma = REAL(weights)[2];
+    dp.top.vmax = REAL(weights)[3];
+    memset(&g, 0, sizeof g);
+    g.kind = MVNMF_GRAPH_NONE;
+    g.n = vs.n;
+    SEXP v = PROTECT(Rf_allocMatrix(REALSXP, (int)k, (int)vs.n));
+    if ((st = mvnmf_deep_encode_workspace(vs.v, vs.count, &g, layers, nl, &dp, &bytes)) != MVNMF_STATUS_OK)
+        fail("mvnmf_deep_encode_workspace", st);
+    void *work = R_alloc(bytes ? bytes : 1, 1);
+    watch_init(&w, dp.top.max_iter, 0);
+    st = mvnmf_deep_encode(vs.v, vs.count, &g, layers, nl, &dp, ups, REAL(v), work, bytes, watch, &w, &rep);
+    finish("mvnmf_deep_encode", st, &w);
+    UNPROTECT(2);
+    return v;
 }
 
 SEXP C_version(void)
@@ -373,6 +459,7 @@ static const R_CallMethodDef CALLS[] = {
     { "C_encode", (DL_FUNC)&C_encode, 7 },
     { "C_pipeline", (DL_FUNC)&C_pipeline, 10 },
     { "C_dmcl", (DL_FUNC)&C_dmcl, 8 },
+    { "C_deep_encode", (DL_FUNC)&C_deep_encode, 6 },
     { "C_version", (DL_FUNC)&C_version, 0 },
     { NULL, NULL, 0 },
 };

@@ -96,16 +96,42 @@ test_that("on real data MvSL-T encodes better than joint NMF (mfeat-sample)", {
   expect_gt(knn1(ssl$V), knn1(joint$V) + 0.01)
 })
 
-test_that("an interrupt (here: an elapsed-time limit) cancels the solver, then errors in R", {
+test_that("an error raised while the solver runs (an elapsed-time limit) cancels it and arrives as that error", {
   # R_CheckUserInterrupt raises the time limit's error; the progress callback
-  # catches it with R_ToplevelExec, cancels the solver, and the glue raises the
-  # R error after the library has returned: no jump through its frames.
+  # catches it (R_ToplevelExec around R_tryCatch), cancels the solver, and the
+  # glue raises the same error after the library has returned: no jump
+  # through its frames, and the error is R's own.
   big <- list(matrix(runif(200 * 300), 200, 300))
   err <- tryCatch({
     setTimeLimit(elapsed = 0.5, transient = TRUE)
     mvnmf_joint_nmf(big, 10, tol = 0, max_iter = 1000000L)
     "finished"
-  }, error = function(e) conditionMessage(e), finally = setTimeLimit(elapsed = Inf))
-  expect_match(err, "interrupted")
+  }, error = function(e) e, finally = setTimeLimit(elapsed = Inf))
+  expect_s3_class(err, "error")
+  expect_match(conditionMessage(err), "elapsed time limit")
+  expect_s3_class(mvnmf_joint_nmf(views, 2, max_iter = 5L), "mvnmf_fit")  # the session goes on
+})
+
+test_that("a user interrupt (SIGINT) during a fit arrives as an interrupt condition", {
+  skip_on_os("windows")
+  skip_if(Sys.which("sh") == "" || Sys.which("kill") == "" && !file.exists("/bin/kill"), "no sh/kill")
+  big <- list(matrix(runif(200 * 300), 200, 300))
+  for (f in list(function() mvnmf_joint_nmf(big, 10, tol = 0, max_iter = 1000000L),
+                 function() mvnmf_encode(mvnmf_joint_nmf(big, 10, max_iter = 2L), big, tol = 0,
+                                         max_iter = 1000000000L))) {
+    stack <- NULL
+    got <- tryCatch(withCallingHandlers({
+      # The signal comes 1 s later from another process, while the solver runs
+      # (a million iterations: minutes).
+      system2("sh", c("-c", shQuote(sprintf("sleep 1; kill -INT %d", Sys.getpid()))), wait = FALSE)
+      f()
+      "finished"
+    }, interrupt = function(cond) stack <<- vapply(sys.calls(), function(cl) deparse(cl[[1]])[1], "")),
+    interrupt = function(cond) cond, error = function(e) e)
+    expect_s3_class(got, "interrupt")
+    expect_false(inherits(got, "error"))
+    # It was signalled again by the package after the library returned.
+    expect_true(any(grepl(".resignal", stack, fixed = TRUE)))
+  }
   expect_s3_class(mvnmf_joint_nmf(views, 2, max_iter = 5L), "mvnmf_fit")  # the session goes on
 })
