@@ -118,12 +118,21 @@ static int watch(const mvnmf_progress *p, void *user)
     return 0;
 }
 
+/* The fits' verbose argument: print every that many iterations (0: never). */
+static int verbosity(SEXP verbose)
+{
+    int v = Rf_asInteger(verbose);
+    return v == NA_INTEGER || v < 0 ? 0 : v;
+}
+
 /* Allocates the trace and the condition cell; the cell is PROTECTed (one more
  * UNPROTECT for the caller). */
 static void watch_init(watch_t *w, unsigned max_iter, int verbose)
 {
-    w->cap = (size_t)max_iter + 1;
-    w->trace = (double *)R_alloc(w->cap, sizeof(double));
+    /* verbose < 0: no trace (the encodings return none; their max_iter may be
+     * huge). */
+    w->cap = verbose < 0 ? 0 : (size_t)max_iter + 1;
+    w->trace = (double *)R_alloc(w->cap ? w->cap : 1, sizeof(double));
     w->len = 0;
     w->verbose = verbose;
     w->interrupted = 0;
@@ -247,7 +256,7 @@ SEXP C_joint_nmf(SEXP views, SEXP k_, SEXP beta_, SEXP max_iter, SEXP tol, SEXP 
                      : mvnmf_beta_nmf_fit_workspace(vs.v, vs.count, k, beta, &p, &bytes);
     if (st != MVNMF_STATUS_OK) fail("mvnmf_joint_nmf_fit_workspace", st);
     void *work = R_alloc(bytes ? bytes : 1, 1);
-    watch_init(&w, p.max_iter, Rf_asInteger(verbose));
+    watch_init(&w, p.max_iter, verbosity(verbose));
     st = beta == 2.0 ? mvnmf_joint_nmf_fit(vs.v, vs.count, k, &p, ups, REAL(v), work, bytes, watch, &w, &rep)
                      : mvnmf_beta_nmf_fit(vs.v, vs.count, k, beta, -1.0, NULL, &p, ups, REAL(v), work, bytes, watch,
                                           &w, &rep);
@@ -288,7 +297,7 @@ SEXP C_encode(SEXP views, SEXP us_, SEXP k_, SEXP max_iter, SEXP tol, SEXP gamma
     if ((st = mvnmf_mvsl_encode_workspace(vs.v, vs.count, &g, k, &p, &bytes)) != MVNMF_STATUS_OK)
         fail("mvnmf_mvsl_encode_workspace", st);
     void *work = R_alloc(bytes ? bytes : 1, 1);
-    watch_init(&w, p.max_iter, 0);
+    watch_init(&w, p.max_iter, -1);
     st = mvnmf_mvsl_encode(vs.v, vs.count, &g, k, &p, ups, REAL(v), work, bytes, watch, &w, &rep);
     finish("mvnmf_mvsl_encode", st, &w);
     UNPROTECT(2);
@@ -337,7 +346,7 @@ SEXP C_pipeline(SEXP views, SEXP labels, SEXP n_classes, SEXP k_, SEXP method, S
     if ((st = mvnmf_pipeline_fit_workspace(vs.v, vs.count, kernels, nc, k, &pp, &bytes)) != MVNMF_STATUS_OK)
         fail("mvnmf_pipeline_fit_workspace", st);
     void *work = R_alloc(bytes ? bytes : 1, 1);
-    watch_init(&w, pp.solver.max_iter, Rf_asInteger(verbose));
+    watch_init(&w, pp.solver.max_iter, verbosity(verbose));
     st = mvnmf_pipeline_fit(vs.v, vs.count, kernels, lab, nc, k, &pp, ups, REAL(v), REAL(eta), work, bytes, watch,
                             &w, &rep);
     finish("mvnmf_pipeline_fit", st, &w);
@@ -388,7 +397,7 @@ SEXP C_dmcl(SEXP views, SEXP labels, SEXP n_classes, SEXP layers_, SEXP weights,
     if ((st = mvnmf_deep_fit_workspace(vs.v, vs.count, &g, layers, nl, &dp, &bytes)) != MVNMF_STATUS_OK)
         fail("mvnmf_deep_fit_workspace", st);
     void *work = R_alloc(bytes ? bytes : 1, 1);
-    watch_init(&w, dp.top.max_iter, Rf_asInteger(verbose));
+    watch_init(&w, dp.top.max_iter, verbosity(verbose));
     st = mvnmf_deep_fit(vs.v, vs.count, &g, layers, nl, &dp, ups, REAL(v), work, bytes, watch, &w, &rep);
     finish("mvnmf_deep_fit", st, &w);
     SEXP out = PROTECT(result(us, v, &rep, &w, NULL, NULL));
@@ -438,7 +447,7 @@ SEXP C_deep_encode(SEXP views, SEXP us_, SEXP layers_, SEXP weights, SEXP max_it
     if ((st = mvnmf_deep_encode_workspace(vs.v, vs.count, &g, layers, nl, &dp, &bytes)) != MVNMF_STATUS_OK)
         fail("mvnmf_deep_encode_workspace", st);
     void *work = R_alloc(bytes ? bytes : 1, 1);
-    watch_init(&w, dp.top.max_iter, 0);
+    watch_init(&w, dp.top.max_iter, -1);
     st = mvnmf_deep_encode(vs.v, vs.count, &g, layers, nl, &dp, ups, REAL(v), work, bytes, watch, &w, &rep);
     finish("mvnmf_deep_encode", st, &w);
     UNPROTECT(2);

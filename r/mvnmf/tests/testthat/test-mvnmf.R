@@ -121,9 +121,9 @@ test_that("a user interrupt (SIGINT) during a fit arrives as an interrupt condit
                                          max_iter = 1000000000L))) {
     stack <- NULL
     got <- tryCatch(withCallingHandlers({
-      # The signal comes 1 s later from another process, while the solver runs
+      # The signal comes 2 s later from another process, while the solver runs
       # (a million iterations: minutes).
-      system2("sh", c("-c", shQuote(sprintf("sleep 1; kill -INT %d", Sys.getpid()))), wait = FALSE)
+      system2("sh", c("-c", shQuote(sprintf("sleep 2; kill -INT %d", Sys.getpid()))), wait = FALSE)
       f()
       "finished"
     }, interrupt = function(cond) stack <<- vapply(sys.calls(), function(cl) deparse(cl[[1]])[1], "")),
@@ -131,7 +131,7 @@ test_that("a user interrupt (SIGINT) during a fit arrives as an interrupt condit
     expect_s3_class(got, "interrupt")
     expect_false(inherits(got, "error"))
     # It was signalled again by the package after the library returned.
-    expect_true(any(grepl(".resignal", stack, fixed = TRUE)))
+    expect_true(any(grepl(".resignal", stack, fixed = TRUE)), info = paste(stack, collapse = " / "))
   }
   expect_s3_class(mvnmf_joint_nmf(views, 2, max_iter = 5L), "mvnmf_fit")  # the session goes on
 })
