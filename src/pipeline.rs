@@ -259,6 +259,36 @@ pub struct PipelineReport {
 
 /// [`fit`], reporting the graphs' sizes too ([`PipelineReport`]); the same
 /// arguments, checks and outputs, bit for bit.
+///
+/// ```
+/// use mvnmf::pipeline::{self, Method, PipelineParams};
+/// use mvnmf::data::UNLABELED;
+/// use mvnmf::similarity::Kernel;
+/// use mvnmf::{Dense, View};
+///
+/// // Two views of 20 items (4 and 3 features); 12 labeled of two classes (MvSL-T's
+/// // graph wants more than its 5 neighbours labeled in every class).
+/// let (n, k, classes) = (20, 2, 2);
+/// let x1: Vec<f64> = (0..4 * n).map(|i| (i * 5 % 9 + 1) as f64).collect();
+/// let x2: Vec<f64> = (0..3 * n).map(|i| (i * 2 % 7 + 1) as f64).collect();
+/// let views = [View::from(Dense::new(&x1, 4, n, 4)?), View::from(Dense::new(&x2, 3, n, 3)?)];
+/// let labels: Vec<u32> = (0..n as u32).map(|j| if j < 12 { j % 2 } else { UNLABELED }).collect();
+/// let kernels = [Kernel::Linear, Kernel::Linear];
+/// let mut params = PipelineParams::preset(Method::MvslT);
+/// params.solver.max_iter = 30;
+/// let (mut u1, mut u2, mut v) = (vec![0.0; 4 * k], vec![0.0; 3 * k], vec![0.0; k * n]);
+/// let mut eta = [0.0; 2];
+/// let us = &mut [&mut u1[..], &mut u2[..]][..];
+/// let shapes = views.iter().map(|x| x.shape());
+/// let mut work = vec![0u8; pipeline::fit_workspace::<f64>(shapes, &kernels[..], classes, k, &params)?];
+/// let r = pipeline::fit_report(
+///     &views[..], &kernels[..], &labels, classes, k, &params, us, &mut v, &mut eta, &mut work, None,
+/// )?;
+/// assert!(r.fit.objective.total < r.fit.initial.total);
+/// // MvSL-T's graph over all items was built and stored.
+/// assert!(r.graph.affinity > 0);
+/// # Ok::<(), mvnmf::Error>(())
+/// ```
 #[allow(clippy::too_many_arguments)]
 pub fn fit_report<
     T: Real,
@@ -298,6 +328,40 @@ pub fn fit_report<
 /// are over the labeled items only (no `N²` part) and are built exactly whatever `build`
 /// says. `build` is validated with everything else, before anything is written;
 /// [`GraphBuild::Exact`] is bitwise [`fit_report`].
+///
+/// ```
+/// use mvnmf::graph::GraphBuild;
+/// use mvnmf::pipeline::{self, Method, PipelineParams};
+/// use mvnmf::similarity::AnnParams;
+/// use mvnmf::data::UNLABELED;
+/// use mvnmf::similarity::Kernel;
+/// use mvnmf::{Dense, View};
+///
+/// // Two views of 20 items (4 and 3 features); 12 labeled of two classes (MvSL-T's
+/// // graph wants more than its 5 neighbours labeled in every class).
+/// let (n, k, classes) = (20, 2, 2);
+/// let x1: Vec<f64> = (0..4 * n).map(|i| (i * 5 % 9 + 1) as f64).collect();
+/// let x2: Vec<f64> = (0..3 * n).map(|i| (i * 2 % 7 + 1) as f64).collect();
+/// let views = [View::from(Dense::new(&x1, 4, n, 4)?), View::from(Dense::new(&x2, 3, n, 3)?)];
+/// let labels: Vec<u32> = (0..n as u32).map(|j| if j < 12 { j % 2 } else { UNLABELED }).collect();
+/// let kernels = [Kernel::Linear, Kernel::Linear];
+/// let mut params = PipelineParams::preset(Method::MvslT);
+/// params.solver.max_iter = 30;
+/// let (mut u1, mut u2, mut v) = (vec![0.0; 4 * k], vec![0.0; 3 * k], vec![0.0; k * n]);
+/// let mut eta = [0.0; 2];
+/// let us = &mut [&mut u1[..], &mut u2[..]][..];
+/// // The neighbour lists over all items by NN-descent instead of the exact sweep.
+/// let build = GraphBuild::Approx(AnnParams::default());
+/// let shapes = views.iter().map(|x| x.shape());
+/// let bytes = pipeline::fit_graph_workspace::<f64>(shapes, &kernels[..], classes, k, &params, &build)?;
+/// let mut work = vec![0u8; bytes];
+/// let r = pipeline::fit_graph(
+///     &views[..], &kernels[..], (&labels, classes, k), &params, &build,
+///     (us, &mut v, &mut eta), &mut work, None,
+/// )?;
+/// assert!(r.fit.objective.total < r.fit.initial.total);
+/// # Ok::<(), mvnmf::Error>(())
+/// ```
 #[allow(clippy::too_many_arguments)]
 pub fn fit_graph<
     T: Real,

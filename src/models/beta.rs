@@ -236,6 +236,25 @@ fn d_beta(beta: f64, x: f64, y: f64) -> f64 {
 /// (finite, `≥ 0`, a finite objective, near the data's scale), the workspace, the magnitudes (module
 /// docs, "Limits": [`Error::InputTooLarge`]). Cancelling returns `Ok` with the
 /// last complete iterate. `Ok` always carries finite factors and objectives.
+///
+/// ```
+/// use mvnmf::models::beta::{self, BetaParams};
+/// use mvnmf::models::nmf::NmfParams;
+/// use mvnmf::{Dense, View};
+///
+/// // Kullback-Leibler NMF (β = 1) of counts: 5 features x 8 items, rank 2,
+/// // with the exact MM update (clip 0), whose objective never rises.
+/// let (m, n, k) = (5, 8, 2);
+/// let x: Vec<f64> = (0..m * n).map(|i| (i * 7 % 5) as f64).collect();
+/// let views = [View::from(Dense::new(&x, m, n, m)?)];
+/// let iter = NmfParams { max_iter: 50, seed: 3, ..NmfParams::default() };
+/// let params = BetaParams { beta: 1.0, iter, clip: 0.0 };
+/// let mut work = vec![0u8; beta::fit_workspace::<f64>([views[0].shape()], k, &params)?];
+/// let (mut u, mut v) = (vec![0.0; m * k], vec![0.0; k * n]);
+/// let report = beta::fit(&views[..], k, &params, &mut [&mut u[..]][..], &mut v, &mut work, None)?;
+/// assert!(report.objective.total < report.initial.total);
+/// # Ok::<(), mvnmf::Error>(())
+/// ```
 #[allow(clippy::too_many_arguments)]
 pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     views: &VS,
@@ -280,6 +299,29 @@ impl ViewMasks for [Option<&[u8]>] {
 /// mask (the same bits as [`fit`]). Masks on CSC views: [`Error::BadParameter`]
 /// (a CSC view's missing entries would be its unstored ones — not built);
 /// a mask byte other than 0/1: [`Error::BadParameter`].
+///
+/// ```
+/// use mvnmf::models::beta::{self, BetaParams};
+/// use mvnmf::{Dense, View};
+///
+/// // 4 x 6 data with two entries missing (NaN: never read); Frobenius (β = 2).
+/// let (m, n, k) = (4, 6, 2);
+/// let mut x: Vec<f64> = (0..m * n).map(|i| (i * 5 % 7 + 1) as f64).collect();
+/// let mut mask = vec![1u8; m * n];
+/// for i in [3, 17] {
+///     x[i] = f64::NAN;
+///     mask[i] = 0;
+/// }
+/// let views = [View::from(Dense::new(&x, m, n, m)?)];
+/// let params = BetaParams { beta: 2.0, clip: 0.0, ..BetaParams::default() };
+/// let mut work = vec![0u8; beta::fit_workspace::<f64>([views[0].shape()], k, &params)?];
+/// let (mut u, mut v) = (vec![0.0; m * k], vec![0.0; k * n]);
+/// let masks: &[Option<&[u8]>] = &[Some(&mask[..])];
+/// let us = &mut [&mut u[..]][..];
+/// let report = beta::fit_masked(&views[..], masks, k, &params, us, &mut v, &mut work, None)?;
+/// assert!(report.objective.total.is_finite() && report.objective.total < report.initial.total);
+/// # Ok::<(), mvnmf::Error>(())
+/// ```
 #[allow(clippy::too_many_arguments)]
 pub fn fit_masked<
     T: Real,

@@ -1088,6 +1088,33 @@ pub fn encode_workspace<T: Real, G: GraphOp<T> + ?Sized>(
 /// `Ũ^(v) = U_1⋯U_M` once (`O(M_v p K)` per view), then runs
 /// the V-steps of [`crate::models::mvsl::encode`] with those bases (graph optional, γ, `0 ≤ V ≤ vmax`).
 /// `u`: the fitted per-view buffers (read only); `v`: `K × N` written.
+///
+/// ```
+/// use mvnmf::graph::NoGraph;
+/// use mvnmf::models::deep::{self, DeepParams};
+/// use mvnmf::{Dense, View};
+///
+/// // Fit DNMF (layers 3 -> K = 2) on 8 items of one 5-feature view, then
+/// // encode 3 new items through both layers.
+/// let (n, layers) = (8, [3, 2]);
+/// let x: Vec<f64> = (0..5 * n).map(|i| (i * 3 % 7 + 1) as f64).collect();
+/// let views = [View::from(Dense::new(&x, 5, n, 5)?)];
+/// let mut params = DeepParams::dnmf();
+/// (params.pretrain_iter, params.top.max_iter) = (10, 20);
+/// let graph = NoGraph { n };
+/// let mut work = vec![0u8; deep::fit_workspace::<f64, _>([views[0].shape()], &graph, &layers, &params)?];
+/// let mut u = vec![0.0; deep::factor_len(5, &layers)?];
+/// let mut v = vec![0.0; 2 * n];
+/// deep::fit(&views[..], &graph, &layers, &params, &mut [&mut u[..]][..], &mut v, &mut work, None)?;
+///
+/// let new = [View::from(Dense::new(&x[..5 * 3], 5, 3, 5)?)];
+/// let graph = NoGraph { n: 3 };
+/// let mut work = vec![0u8; deep::encode_workspace::<f64, _>([new[0].shape()], &graph, &layers, &params)?];
+/// let mut v_new = vec![0.0; 2 * 3];
+/// deep::encode(&new[..], &graph, &layers, &params, &[&u[..]][..], &mut v_new, &mut work, None)?;
+/// assert!(v_new.iter().all(|&e| e >= 0.0) && v_new.iter().any(|&e| e > 0.0));
+/// # Ok::<(), mvnmf::Error>(())
+/// ```
 #[allow(clippy::too_many_arguments)]
 pub fn encode<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: Factors<T> + ?Sized>(
     views: &VS,

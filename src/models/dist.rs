@@ -490,6 +490,30 @@ pub fn joint_nmf_fit_workspace(
 /// Joint NMF (NMF for one view) across ranks: [`crate::models::nmf::joint_fit`]
 /// on the ranks' shards (module docs). `views`, `v` (`K × N_r`) are the shard's;
 /// `u` all the bases (the same on every rank).
+///
+/// ```
+/// use mvnmf::models::dist::{self, SingleRank};
+/// use mvnmf::models::nmf::{self, NmfParams};
+/// use mvnmf::{Dense, View};
+///
+/// // One rank (`SingleRank`; an MPI communicator in a real run) holding all
+/// // 8 items of a 5-feature view: the same fit as the single-process one.
+/// let (m, n, k) = (5, 8, 2);
+/// let x: Vec<f64> = (0..m * n).map(|i| (i * 3 % 7 + 1) as f64).collect();
+/// let views = [View::from(Dense::new(&x, m, n, m)?)];
+/// let params = NmfParams { max_iter: 30, seed: 2, ..NmfParams::default() };
+/// let mut work = vec![0u8; dist::joint_nmf_fit_workspace([views[0].shape()], k, 1, &params)?];
+/// let (mut u, mut v) = (vec![0.0; m * k], vec![0.0; k * n]);
+/// let us = &mut [&mut u[..]][..];
+/// let r = dist::joint_nmf_fit(&mut SingleRank, &views[..], k, &params, us, &mut v, &mut work, None)?;
+/// assert!(r.report.objective.total < r.report.initial.total);
+///
+/// let mut work = vec![0u8; nmf::joint_fit_workspace::<f64>([views[0].shape()], k, &params)?];
+/// let (mut u1, mut v1) = (vec![0.0; m * k], vec![0.0; k * n]);
+/// let one = nmf::joint_fit(&views[..], k, &params, &mut [&mut u1[..]][..], &mut v1, &mut work, None)?;
+/// assert!((one.objective.total - r.report.objective.total).abs() <= 1e-10 * one.objective.total);
+/// # Ok::<(), mvnmf::Error>(())
+/// ```
 #[allow(clippy::too_many_arguments)]
 pub fn joint_nmf_fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Sized>(
     comm: &mut C,
@@ -641,6 +665,29 @@ impl Halo<'_> {
 /// The iteration is the single process's solver (`crate::solvers::shallow`)
 /// over this rank's shard; this module adds the set-up, the halo plan and the
 /// traffic.
+///
+/// ```
+/// use mvnmf::data::UNLABELED;
+/// use mvnmf::models::dist::{self, DistGraph, SingleRank};
+/// use mvnmf::steps::MvslParams;
+/// use mvnmf::{Dense, View};
+///
+/// // MvSL-S (SGE graph of the labels) on one rank holding 8 items of two views.
+/// let (n, k) = (8, 2);
+/// let x1: Vec<f64> = (0..4 * n).map(|i| (i * 5 % 9 + 1) as f64).collect();
+/// let x2: Vec<f64> = (0..3 * n).map(|i| (i * 2 % 7 + 1) as f64).collect();
+/// let views = [View::from(Dense::new(&x1, 4, n, 4)?), View::from(Dense::new(&x2, 3, n, 3)?)];
+/// let labels = [0, 0, 1, 1, UNLABELED, UNLABELED, UNLABELED, UNLABELED];
+/// let graph = DistGraph::Sge { labels: &labels, n_classes: 2 };
+/// let params = MvslParams { max_iter: 30, ..MvslParams::mvsl() };
+/// let shapes = views.iter().map(|x| x.shape());
+/// let mut work = vec![0u8; dist::fit_workspace(shapes, &graph, k, 1, &params)?];
+/// let (mut u1, mut u2, mut v) = (vec![0.0; 4 * k], vec![0.0; 3 * k], vec![0.0; k * n]);
+/// let us = &mut [&mut u1[..], &mut u2[..]][..];
+/// let r = dist::fit(&mut SingleRank, &views[..], graph, k, &params, us, &mut v, &mut work, None)?;
+/// assert!(r.report.objective.total < r.report.initial.total);
+/// # Ok::<(), mvnmf::Error>(())
+/// ```
 #[allow(clippy::too_many_arguments)]
 pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Sized>(
     comm: &mut C,

@@ -347,6 +347,29 @@ fn project_rows<T: Real>(q: &mut [T], c: usize, r: usize) {
 /// dimension; writes `q` (`c × r`) and `h` (`r × n`), column-major. Everything
 /// is validated before anything is written; cancelling returns `Ok` with the
 /// last complete iterate.
+///
+/// ```
+/// use mvnmf::graph::DenseGraph;
+/// use mvnmf::linalg::mat::MatRef;
+/// use mvnmf::models::mvel::{self, MvelParams};
+///
+/// // 6 items in two groups {0,1,2}, {3,4,5}; 2 labels, some given (1), the
+/// // rest unknown (0); an affinity graph joining each group.
+/// let (n, c, r) = (6, 2, 2);
+/// let y: [u8; 12] = [1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1];
+/// let w: Vec<f64> = (0..n * n).map(|i| if (i % n) / 3 == (i / n) / 3 { 1.0 } else { 0.0 }).collect();
+/// let graph = DenseGraph::new(&w, n)?;
+/// let params = MvelParams { max_iter: 50, ..MvelParams::default() };
+/// let mut work = vec![0u8; mvel::fit_workspace::<f64, _>(n, c, r, &graph, &params)?];
+/// let (mut q, mut h) = (vec![0.0; c * r], vec![0.0; r * n]);
+/// let y = MatRef::col_major(&y[..], c, n)?;
+/// let report = mvel::fit(y, &graph, r, &params, &mut q, &mut h, &mut work, None)?;
+/// assert!(report.objective.total <= report.initial.total);
+/// // Item 1's first label (not given) scores above item 4's (the other group).
+/// let score = |s: usize, u: usize| (0..r).map(|t| q[s + t * c] * h[t + u * r]).sum::<f64>();
+/// assert!(score(0, 1) > score(0, 4));
+/// # Ok::<(), mvnmf::Error>(())
+/// ```
 #[allow(clippy::too_many_arguments)]
 pub fn fit<T: Real, G: GraphOp<T> + ?Sized>(
     y: MatRef<'_, u8>,
@@ -721,6 +744,25 @@ pub fn fit_anchored_workspace<T: Real>(
 /// Cost per iteration: `O(r·m² + r²·m)` for the anchors' products of each
 /// trial step plus `O(c·r·m)`; once, `O(n·s·(s + c) + m³)`. Workspace
 /// `O(m² + c·m + r·m)`: nothing of size `n` but the caller's `y`, `idx`, `z`.
+///
+/// ```
+/// use mvnmf::linalg::mat::MatRef;
+/// use mvnmf::models::mvel::{self, MvelParams};
+///
+/// // 6 items, 2 labels, m = 2 anchors, s = 1 anchor per item (weight 1):
+/// // items 0-2 on anchor 0, items 3-5 on anchor 1.
+/// let (n, c, r, m, s) = (6, 2, 2, 2, 1);
+/// let y: [u8; 12] = [1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1];
+/// let idx = [0, 0, 0, 1, 1, 1];
+/// let z = [1.0; 6];
+/// let params = MvelParams { max_iter: 50, ..MvelParams::default() };
+/// let mut work = vec![0u8; mvel::fit_anchored_workspace::<f64>(n, c, r, m, &params)?];
+/// let (mut q, mut a) = (vec![0.0; c * r], vec![0.0; r * m]);
+/// let y = MatRef::col_major(&y[..], c, n)?;
+/// let report = mvel::fit_anchored(y, &idx, &z, s, m, r, &params, &mut q, &mut a, &mut work, None)?;
+/// assert!(report.objective.total <= report.initial.total);
+/// # Ok::<(), mvnmf::Error>(())
+/// ```
 #[allow(clippy::too_many_arguments)]
 pub fn fit_anchored<T: Real>(
     y: MatRef<'_, u8>,
@@ -970,6 +1012,20 @@ fn nmf_start<T: Real>(
 /// quarter of `T`'s largest finite value ([`Error::InputTooLarge`]; every
 /// score, and every partial sum of the product, is at most that bound, so an
 /// accepted call writes finite scores).
+///
+/// ```
+/// use mvnmf::models::mvel;
+///
+/// // Q (2 labels x r = 2) and H (r x 3 items): scores = Q H.
+/// let (c, r) = (2, 2);
+/// let q = [1.0, 0.0, 0.0, 1.0];
+/// let h = [0.5, 0.5, 1.0, 0.0, 0.0, -1.0];
+/// let mut scores = [0.0; 6];
+/// let mut work = vec![0u8; mvel::predict_workspace::<f64>(c, r, 3)?];
+/// mvel::predict(&q, &h, c, r, &mut scores, &mut work)?;
+/// assert_eq!(scores, [0.5, 0.5, 1.0, 0.0, 0.0, -1.0]);
+/// # Ok::<(), mvnmf::Error>(())
+/// ```
 pub fn predict<T: Real>(
     q: &[T],
     h: &[T],

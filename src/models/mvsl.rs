@@ -198,6 +198,31 @@ pub fn encode_workspace<T: Real, G: GraphOp<T> + ?Sized>(
 /// Pass [`crate::graph::NoGraph`] (or β = 0) for new items outside any graph.
 /// `u` is read only; `v` (`K × N`) written (read with [`Init::Given`]). Random
 /// start: `V ~ U(0,1]·vmax` (bounded) or `√(m̄/K)` scale (unbounded).
+///
+/// ```
+/// use mvnmf::graph::NoGraph;
+/// use mvnmf::models::mvsl::{self, MvslParams};
+/// use mvnmf::{Dense, View};
+///
+/// // Two views (3 and 2 features) of 4 new items, against fixed bases (K = 2);
+/// // no graph for items outside the training set.
+/// let (n, k) = (4, 2);
+/// let u1 = [1.0, 0.0, 1.0, 0.0, 1.0, 1.0];
+/// let u2 = [1.0, 0.5, 0.5, 1.0];
+/// let y1: Vec<f64> = (0..3 * n).map(|i| (i % 5 + 1) as f64 / 5.0).collect();
+/// let y2: Vec<f64> = (0..2 * n).map(|i| (i % 3 + 1) as f64 / 3.0).collect();
+/// let views = [View::from(Dense::new(&y1, 3, n, 3)?), View::from(Dense::new(&y2, 2, n, 2)?)];
+/// let graph = NoGraph { n };
+/// let params = MvslParams { max_iter: 100, ..MvslParams::mvsl() };
+/// let shapes = views.iter().map(|x| x.shape());
+/// let mut work = vec![0u8; mvsl::encode_workspace::<f64, _>(shapes, &graph, k, &params)?];
+/// let mut v = vec![0.0; k * n];
+/// let us = &[&u1[..], &u2[..]][..];
+/// let report = mvsl::encode(&views[..], &graph, k, &params, us, &mut v, &mut work, None)?;
+/// assert!(report.objective.total <= report.initial.total);
+/// assert!(v.iter().all(|&e| (0.0..=params.vmax).contains(&e)));
+/// # Ok::<(), mvnmf::Error>(())
+/// ```
 #[allow(clippy::too_many_arguments)]
 pub fn encode<
     T: Real,

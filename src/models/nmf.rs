@@ -120,6 +120,26 @@ pub fn encode_workspace<T>(shape: ViewShape, k: usize, params: &NmfParams) -> Re
 /// Everything is validated before anything is written: on `Err` the outputs are
 /// untouched. A cancelled run returns `Ok` with [`Stop::Cancelled`](crate::steps::Stop::Cancelled) and the last
 /// complete iterate in `u`, `v`.
+///
+/// ```
+/// use mvnmf::models::nmf::{self, NmfParams};
+/// use mvnmf::{Dense, View};
+///
+/// // Two views (4 and 3 features) of the same 6 items; one shared V (K x N).
+/// let (n, k) = (6, 2);
+/// let x1: Vec<f64> = (0..4 * n).map(|i| (i * 5 % 9 + 1) as f64).collect();
+/// let x2: Vec<f64> = (0..3 * n).map(|i| (i * 2 % 7 + 1) as f64).collect();
+/// let views = [View::from(Dense::new(&x1, 4, n, 4)?), View::from(Dense::new(&x2, 3, n, 3)?)];
+/// let params = NmfParams { max_iter: 60, seed: 1, ..NmfParams::default() };
+/// let shapes = views.iter().map(|x| x.shape());
+/// let mut work = vec![0u8; nmf::joint_fit_workspace::<f64>(shapes, k, &params)?];
+/// let (mut u1, mut u2, mut v) = (vec![0.0; 4 * k], vec![0.0; 3 * k], vec![0.0; k * n]);
+/// let us = &mut [&mut u1[..], &mut u2[..]][..];
+/// let report = nmf::joint_fit(&views[..], k, &params, us, &mut v, &mut work, None)?;
+/// assert!(report.objective.total < report.initial.total);
+/// assert!(u1.iter().chain(&u2).chain(&v).all(|&e| e >= 0.0));
+/// # Ok::<(), mvnmf::Error>(())
+/// ```
 #[allow(clippy::too_many_arguments)]
 pub fn joint_fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     views: &VS,
@@ -144,6 +164,32 @@ pub fn joint_fit<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
 /// `O(K²N)` per iteration. `u` is read only (nonnegative, finite); `v` (`K × N`)
 /// is written (read with [`Init::Given`]). Random start: as in [`joint_fit`]'s
 /// rule for `V`, from the new data's means.
+///
+/// ```
+/// use mvnmf::models::nmf::{self, NmfParams};
+/// use mvnmf::{Dense, View};
+///
+/// // Fixed bases of two views (4 and 3 features, K = 2); encode 3 new items.
+/// let k = 2;
+/// let u1 = [1.0, 0.0, 1.0, 0.5, 0.0, 1.0, 0.5, 1.0];
+/// let u2 = [1.0, 1.0, 0.0, 0.0, 1.0, 1.0];
+/// // New items made exactly of the bases with codes (1, 2), (3, 0.5), (0.5, 0.5).
+/// let codes = [1.0, 2.0, 3.0, 0.5, 0.5, 0.5];
+/// let mul = |u: &[f64], m: usize| -> Vec<f64> {
+///     (0..3).flat_map(|j| (0..m).map(move |i| (0..k).map(|c| u[i + c * m] * codes[c + j * k]).sum::<f64>()))
+///         .collect()
+/// };
+/// let (y1, y2) = (mul(&u1, 4), mul(&u2, 3));
+/// let views = [View::from(Dense::new(&y1, 4, 3, 4)?), View::from(Dense::new(&y2, 3, 3, 3)?)];
+/// let params = NmfParams { max_iter: 500, tol: 0.0, ..NmfParams::default() };
+/// let shapes = views.iter().map(|x| x.shape());
+/// let mut work = vec![0u8; nmf::joint_encode_workspace::<f64>(shapes, k, &params)?];
+/// let mut v = vec![0.0; k * 3];
+/// nmf::joint_encode(&views[..], k, &params, &[&u1[..], &u2[..]][..], &mut v, &mut work, None)?;
+/// // The bases are fixed: the codes come back.
+/// assert!(v.iter().zip(&codes).all(|(a, b)| (a - b).abs() < 1e-3));
+/// # Ok::<(), mvnmf::Error>(())
+/// ```
 #[allow(clippy::too_many_arguments)]
 pub fn joint_encode<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
     views: &VS,
@@ -245,6 +291,23 @@ pub fn fit<T: Real>(
 }
 
 /// Out-of-sample encoding for one view: [`joint_encode`] with `H = 1`.
+///
+/// ```
+/// use mvnmf::models::nmf::{self, NmfParams};
+/// use mvnmf::{Dense, View};
+///
+/// // A fixed basis (3 features x K = 2) and two new items with codes (2, 1), (1, 4).
+/// let (m, k) = (3, 2);
+/// let u = [1.0, 0.0, 1.0, 0.0, 1.0, 1.0];
+/// let y = [2.0, 1.0, 3.0, 1.0, 4.0, 5.0];
+/// let new = View::from(Dense::new(&y, m, 2, m)?);
+/// let params = NmfParams { max_iter: 500, tol: 0.0, ..NmfParams::default() };
+/// let mut work = vec![0u8; nmf::encode_workspace::<f64>(new.shape(), k, &params)?];
+/// let mut v = vec![0.0; k * 2];
+/// nmf::encode(new, k, &params, &u, &mut v, &mut work, None)?;
+/// assert!(v.iter().zip([2.0f64, 1.0, 1.0, 4.0]).all(|(a, b)| (a - b).abs() < 1e-3));
+/// # Ok::<(), mvnmf::Error>(())
+/// ```
 pub fn encode<T: Real>(
     x: View<'_, T>,
     k: usize,

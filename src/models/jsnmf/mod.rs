@@ -281,6 +281,32 @@ pub fn fit_workspace<T>(
 /// for the weights [`Error::BadParameter`]); cancelling returns `Ok` with the
 /// last complete sweep. `Ok` always carries finite factors and objectives (a
 /// non-finite one would be [`Error::Internal`], outputs at the last sweep).
+///
+/// ```
+/// use mvnmf::models::jsnmf::{self, JsnmfParams};
+/// use mvnmf::models::nmf::NmfParams;
+/// use mvnmf::{Dense, View};
+///
+/// // Two sources over the same 6 terms, with 5 and 4 documents; k = 2 shared
+/// // basis vectors, one source-specific vector each (R_s = 3).
+/// let (m, k, ranks) = (6, 2, [3, 3]);
+/// let x1: Vec<f64> = (0..m * 5).map(|i| (i * 5 % 9) as f64 + 0.5).collect();
+/// let x2: Vec<f64> = (0..m * 4).map(|i| (i * 2 % 7) as f64 + 0.5).collect();
+/// let sources = [View::from(Dense::new(&x1, m, 5, m)?), View::from(Dense::new(&x2, m, 4, m)?)];
+/// let params = JsnmfParams { iter: NmfParams { max_iter: 40, ..NmfParams::default() } };
+/// let shapes = sources.iter().map(|x| x.shape());
+/// let mut work = vec![0u8; jsnmf::fit_workspace::<f64>(shapes, k, &ranks, &params)?];
+/// let mut w = vec![0.0; m * k]; // shared basis W (M x k)
+/// let (mut u1, mut u2) = (vec![0.0; m], vec![0.0; m]); // U_s: M x (R_s - k)
+/// let (mut h1, mut h2) = (vec![0.0; 3 * 5], vec![0.0; 3 * 4]); // H_s: R_s x N_s
+/// let report = jsnmf::fit(
+///     &sources[..], k, &ranks, None, &params, &mut w,
+///     &mut [&mut u1[..], &mut u2[..]][..], &mut [&mut h1[..], &mut h2[..]][..], &mut work, None,
+/// )?;
+/// assert!(report.objective.total < report.initial.total);
+/// assert!(w.iter().chain(&h1).chain(&h2).all(|&e| e >= 0.0));
+/// # Ok::<(), mvnmf::Error>(())
+/// ```
 #[allow(clippy::too_many_arguments)]
 pub fn fit<
     T: Real,

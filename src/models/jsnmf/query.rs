@@ -128,6 +128,25 @@ pub fn encode_workspace<T>(
 /// [`Error::ZeroDimension`], [`Error::BadRank`]), values
 /// ([`Error::NonFiniteInput`], [`Error::NegativeInput`]), an all-zero query
 /// ([`Error::EmptyQuery`]), a short workspace ([`Error::WorkspaceTooSmall`]).
+///
+/// ```
+/// use mvnmf::models::jsnmf::{self, QueryParams};
+/// use mvnmf::{Dense, View};
+///
+/// // F = [W | U_s] over 4 terms: two shared vectors (W) and one of the source (U_s).
+/// let (m, k, r) = (4, 2, 3);
+/// let w = [1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0];
+/// let u = [0.0, 1.0, 1.0, 0.0];
+/// // Two queries made of F with codes (2, 1, 0.5) and (1, 0.5, 1).
+/// let q = [2.0, 2.5, 1.5, 1.0, 1.0, 2.0, 1.5, 0.5];
+/// let queries = View::from(Dense::new(&q, m, 2, m)?);
+/// let params = QueryParams { max_iter: 2000, tol: 0.0, ..QueryParams::default() };
+/// let mut work = vec![0u8; jsnmf::encode_workspace::<f64>(queries.shape(), r, &params)?];
+/// let mut h = vec![0.0; r * 2];
+/// jsnmf::encode(&w, &u, k, r, &queries, &params, &mut h, &mut work)?;
+/// assert!(h.iter().zip([2.0f64, 1.0, 0.5, 1.0, 0.5, 1.0]).all(|(a, b)| (a - b).abs() < 1e-2));
+/// # Ok::<(), mvnmf::Error>(())
+/// ```
 #[allow(clippy::too_many_arguments)]
 pub fn encode<T: Real>(
     w: &[T],
