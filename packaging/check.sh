@@ -34,6 +34,10 @@ prefix=$work/prefix
 passed=0
 ok() { passed=$((passed + 1)); echo "  ok: $*"; }
 die() { echo "FAILED: $*" >&2; echo "packaging/check.sh: $passed passed, 1 failed"; exit 1; }
+# A pipeline's test reads all its input (`grep -c ... >/dev/null`), never `grep -q`: under
+# pipefail, grep -q leaving at the first match kills the writer with SIGPIPE (ldd, objdump
+# -T), and the pipeline fails although it matched (seen: "the loader does not find
+# libmvnmf.so.0" on a loaded machine), or a negative check passes although it matched.
 # Defined global names, without a symbol version (@@MVNMF_ABI_n) and without
 # the version node's own absolute symbol.
 globals() { nm "$@" 2>/dev/null | awk 'NF == 3 && $2 != "A" { sub(/@.*/, "", $3); print $3 }' | sort -u; }
@@ -90,7 +94,7 @@ n_versioned=$(nm -D --defined-only "$libdir/libmvnmf.so" | grep -c " T mvnmf_[a-
 [ "$n_versioned" -eq "$n_so" ] ||
   die "only $n_versioned of $n_so exports are at version MVNMF_ABI_$abi: $(nm -D --defined-only "$libdir/libmvnmf.so" | grep -v "@@MVNMF_ABI_$abi$" | head -3 | tr '\n' ' ')"
 ok "all $n_so at symbol version MVNMF_ABI_$abi (the header's MVNMF_ABI_VERSION)"
-readelf -S -W "$libdir/libmvnmf.so.$version" | grep -q ' \.symtab ' && die "libmvnmf.so.$version is not stripped"
+readelf -S -W "$libdir/libmvnmf.so.$version" | grep -c ' \.symtab ' >/dev/null && die "libmvnmf.so.$version is not stripped"
 ok "libmvnmf.so.$version is stripped (no .symtab; $(wc -c < "$libdir/libmvnmf.so.$version") bytes)"
 ok "libmvnmf.a: $(wc -l < "$work/cargo-a.txt") global symbols in cargo's archive" \
    "($(grep -c '^mvnmf_' "$work/cargo-a.txt") mvnmf_*), $(wc -l < "$work/a.txt") installed, the same as the .so's"
@@ -101,24 +105,24 @@ cmake -S examples-cpp -B "$work/cpp" -DCMAKE_PREFIX_PATH="$prefix" > "$work/cpp.
 grep -- "-- mvnmf " "$work/cpp.log" | sed "s|$prefix|<prefix>|"
 for exe in quickstart_cpp quickstart_cpp_static; do
   env -u LD_LIBRARY_PATH "$work/cpp/$exe" > "$work/$exe.out" || { cat "$work/$exe.out"; die "$exe"; }
-  tail -1 "$work/$exe.out" | grep -q "all checks passed" || die "$exe"
+  tail -1 "$work/$exe.out" | grep -c "all checks passed" >/dev/null || die "$exe"
 done
 sed 's/^/    /' "$work/quickstart_cpp.out"
-readelf -d "$work/cpp/quickstart_cpp" | grep -q "NEEDED.*\[libmvnmf.so.$major\]" ||
+readelf -d "$work/cpp/quickstart_cpp" | grep -c "NEEDED.*\[libmvnmf.so.$major\]" >/dev/null ||
   die "quickstart_cpp does not record libmvnmf.so.$major"
 runpath=$(readelf -d "$work/cpp/quickstart_cpp" | sed -n 's/.*R.*PATH.*\[\(.*\)\]/\1/p')
-env -u LD_LIBRARY_PATH ldd "$work/cpp/quickstart_cpp" | grep -q "libmvnmf.so.$major => $libdir/" ||
+env -u LD_LIBRARY_PATH ldd "$work/cpp/quickstart_cpp" | grep -c "libmvnmf.so.$major => $libdir/" >/dev/null ||
   die "the loader does not find libmvnmf.so.$major in $libdir"
-objdump -T "$work/cpp/quickstart_cpp" | grep -q "(MVNMF_ABI_$abi) *mvnmf_joint_nmf_fit$" ||
+objdump -T "$work/cpp/quickstart_cpp" | grep -c "(MVNMF_ABI_$abi) *mvnmf_joint_nmf_fit$" >/dev/null ||
   die "quickstart_cpp does not record mvnmf_joint_nmf_fit at MVNMF_ABI_$abi"
 ok "find_package: quickstart_cpp (NEEDED libmvnmf.so.$major, RUNPATH $runpath) passes without LD_LIBRARY_PATH"
-readelf -d "$work/cpp/quickstart_cpp_static" | grep -q "libmvnmf" &&
+readelf -d "$work/cpp/quickstart_cpp_static" | grep -c "libmvnmf" >/dev/null &&
   die "quickstart_cpp_static depends on the shared library"
 ok "find_package: quickstart_cpp_static (mvnmf::mvnmf_static) passes"
 
 mkdir -p "$work/pc"
 make -s -C examples-cpp OUT="$work/pc" > "$work/pc.log" 2>&1 || { cat "$work/pc.log"; die "pkg-config consumer"; }
-env -u LD_LIBRARY_PATH "$work/pc/quickstart_cpp" | tail -1 | grep -q "all checks passed" ||
+env -u LD_LIBRARY_PATH "$work/pc/quickstart_cpp" | tail -1 | grep -c "all checks passed" >/dev/null ||
   die "pkg-config consumer"
 ok "pkg-config: c++ \$(pkg-config --cflags --libs mvnmf) -Wl,-rpath,<libdir>: passes without LD_LIBRARY_PATH"
 
@@ -212,16 +216,16 @@ echo "  pkg-config --static --libs mvnmf: ${static_libs//$prefix/<prefix>}"
 c++ -std=c++17 -static $cflags examples-cpp/quickstart.cpp $static_libs -o "$work/quickstart_static" \
   > "$work/static.log" 2>&1 || { cat "$work/static.log"; die "c++ -static with pkg-config --static"; }
 # glibc's linker notes (getaddrinfo, getpwuid_r in Rust's std) are warnings.
-readelf -l "$work/quickstart_static" | grep -q INTERP && die "quickstart_static has a program interpreter"
-readelf -d "$work/quickstart_static" | grep -q NEEDED && die "quickstart_static needs shared libraries"
-env -u LD_LIBRARY_PATH "$work/quickstart_static" | tail -1 | grep -q "all checks passed" ||
+readelf -l "$work/quickstart_static" | grep -c INTERP >/dev/null && die "quickstart_static has a program interpreter"
+readelf -d "$work/quickstart_static" | grep -c NEEDED >/dev/null && die "quickstart_static needs shared libraries"
+env -u LD_LIBRARY_PATH "$work/quickstart_static" | tail -1 | grep -c "all checks passed" >/dev/null ||
   die "quickstart_static"
 ok "c++ -static \$(pkg-config --static --libs mvnmf): fully static (no interpreter, no NEEDED), passes"
 # shellcheck disable=SC2046
 c++ -std=c++17 examples-cpp/quickstart.cpp $(pkg-config --cflags --libs mvnmf-static) \
   -o "$work/quickstart_archive" > "$work/archive.log" 2>&1 || { cat "$work/archive.log"; die "mvnmf-static.pc"; }
-readelf -d "$work/quickstart_archive" | grep -q "libmvnmf" && die "the mvnmf-static.pc program needs libmvnmf.so"
-env -u LD_LIBRARY_PATH "$work/quickstart_archive" | tail -1 | grep -q "all checks passed" ||
+readelf -d "$work/quickstart_archive" | grep -c "libmvnmf" >/dev/null && die "the mvnmf-static.pc program needs libmvnmf.so"
+env -u LD_LIBRARY_PATH "$work/quickstart_archive" | tail -1 | grep -c "all checks passed" >/dev/null ||
   die "quickstart_archive"
 ok "c++ ... \$(pkg-config --libs mvnmf-static): libmvnmf.a in a dynamic program, passes"
 
@@ -234,7 +238,7 @@ export PKG_CONFIG_PATH=${PKG_CONFIG_PATH/#$prefix/$moved}
 mkdir -p "$work/pc-moved"
 make -s -C examples-cpp OUT="$work/pc-moved" > "$work/pc-moved.log" 2>&1 ||
   { cat "$work/pc-moved.log"; die "pkg-config consumer after the move"; }
-env -u LD_LIBRARY_PATH "$work/pc-moved/quickstart_cpp" | tail -1 | grep -q "all checks passed" ||
+env -u LD_LIBRARY_PATH "$work/pc-moved/quickstart_cpp" | tail -1 | grep -c "all checks passed" >/dev/null ||
   die "pkg-config consumer after the move"
 cmake -S "$work/ver" -B "$work/ver/moved" -DCMAKE_PREFIX_PATH="$moved" > "$work/ver-moved.log" 2>&1 ||
   { cat "$work/ver-moved.log"; die "find_package after the move"; }
