@@ -1,9 +1,10 @@
 /* mpi_fit.c: mvnmf's solvers across MPI ranks (issue 19).
  *
  * Reads a dataset directory (the format of data/mfeat-sample: meta.txt, viewK.f64,
- * labels.txt), shifts negative features and scales every view to ||X||_F^2 = N
- * (mvnmf_prepare_view), shards the items over the ranks (rank r gets the
- * contiguous columns N*r/P .. N*(r+1)/P of every view, dense or CSC), and runs
+ * labels.txt) sharded over the ranks: rank r reads only its contiguous columns
+ * N*r/P .. N*(r+1)/P of every view (dense or CSC for the fit), the ranks shift
+ * negative features and scale every view to ||X||_F^2 = N together (the
+ * minima and norms reduced: mvnmf_prepare_view's bits on one rank), and runs
  *
  *   joint   joint multi-view NMF           mvnmf_dist_joint_nmf_fit
  *   mcl     MCL: L1,inf + SGE graph + L1   mvnmf_dist_mvsl_fit (MVNMF_MVSL_PRESET_MCL)
@@ -214,6 +215,81 @@ static double *read_doubles(const char *path, size_t n)
     return x;
 }
 
+/* Reads the columns c0 .. c1 of the items of dir/file[.gz] (rows x n
+ * little-endian doubles, column-major), item j being the file's column j mod n
+ * (--replicate): only the file's columns from the first needed on are read
+ * (a plain file is entered with fseek; a gzipped one is streamed), and only
+ * the rank's are kept. */
+static double *read_cols(const char *dir, const char *file, size_t rows, size_t n, size_t c0, size_t c1)
+{
+    unsigned char b8[8];
+    input_t in;
+    size_t nr = c1 - c0;
+    if (rows && (nr > SIZE_MAX / rows / sizeof(double) || n > SIZE_MAX / rows / sizeof(double)))
+        die("%s/%s: %zu x %zu doubles do not fit in memory", dir, file, rows, nr);
+    /* The file's columns needed: [f0, f1) (all of them when the range wraps). */
+    size_t f0 = 0, f1 = n;
+    if (nr && nr < n && c0 % n < (c1 - 1) % n + 1) f0 = c0 % n, f1 = (c1 - 1) % n + 1;
+    if (nr == 0) f0 = f1 = 0;
+    double *col = (double *)xcalloc(rows * (f1 - f0) + 1, sizeof(double));
+    double *x = (double *)xcalloc(rows * nr + 1, sizeof(double));
+    open_input(&in, dir, file, 1);
+    size_t skip = f0 * rows;
+    if (!in.gz) {
+        if (fseek(in.f, 0, SEEK_END) != 0) die("%s: cannot seek", in.path);
+        long end = ftell(in.f);
+        if (end < 0 || (unsigned long)end != (unsigned long)(rows * n * 8))
+            die("%s: %ld bytes, not %zu x %zu doubles: is rows/cols in meta.txt right?", in.path, end, rows, n);
+        if (fseek(in.f, (long)(skip * 8), SEEK_SET) != 0) die("%s: cannot seek", in.path);
+        skip = 0;
+    }
+    for (size_t i = 0; i < skip + rows * (f1 - f0); i++) {
+        if (fread(b8, 1, 8, in.f) != 8) die("%s: expected %zu x %zu doubles, the file is shorter", in.path, rows, n);
+        if (i < skip) continue;
+        uint64_t u = 0;
+        for (int q = 7; q >= 0; q--) u = (u << 8) | b8[q];
+        memcpy(&col[i - skip], &u, 8);
+    }
+    if (in.gz)
+        while (fread(b8, 1, 8, in.f) == 8) {
+        } /* the rest of the stream (gzip must not see a closed pipe) */
+    close_input(&in);
+    for (size_t j = c0; j < c1; j++)
+        memcpy(x + (j - c0) * rows, col + (j % n - f0) * rows, rows * sizeof(double));
+    free(col);
+    return x;
+}
+
+/* mvnmf_prepare_view (shift by each feature's minimum when negative, scale to
+ * ||X||_F^2 = N) across the ranks: this rank's nr columns x (and, when given,
+ * all N columns xf, with the same shift and scale), the minima and the
+ * squared norm reduced over the ranks. One rank gives mvnmf_prepare_view's bits. */
+static void prepare_shard(double *x, double *xf, size_t rows, size_t nr, size_t n)
+{
+    double *lo = (double *)xcalloc(rows, sizeof(double)), ss = 0.0;
+    for (size_t r = 0; r < rows; r++) {
+        lo[r] = INFINITY;
+        for (size_t j = 0; j < nr; j++) {
+            double v = x[j * rows + r];
+            if (!isfinite(v)) die("a non-finite value in view data (feature %zu)", r);
+            if (v < lo[r]) lo[r] = v;
+        }
+    }
+    MPI_Allreduce(MPI_IN_PLACE, lo, (int)rows, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    for (size_t r = 0; r < rows; r++) {
+        if (!(lo[r] < 0.0)) continue;
+        for (size_t j = 0; j < nr; j++) x[j * rows + r] -= lo[r];
+        for (size_t j = 0; xf && j < n; j++) xf[j * rows + r] -= lo[r];
+    }
+    for (size_t t = 0; t < rows * nr; t++) ss += x[t] * x[t];
+    MPI_Allreduce(MPI_IN_PLACE, &ss, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    if (!(ss > 0.0) || !isfinite(ss)) die("a view is all zero after the shift, or too large");
+    double scale = sqrt((double)n / ss);
+    for (size_t t = 0; t < rows * nr; t++) x[t] *= scale;
+    for (size_t t = 0; xf && t < rows * n; t++) xf[t] *= scale;
+    free(lo);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -262,11 +338,15 @@ int main(int argc, char **argv)
         die("--lie graph|fit needs --method mvsl-t, several ranks and --lie-rank below them");
     if (single && ranks != 1) die("--single runs the single-process library call: use 1 rank");
 
-    /* Every rank reads and prepares the whole data set (a reader for data that
-     * does not fit one machine would read only its columns and reduce the
-     * features' minima and the views' norms). */
+    /* The views' shapes; then every rank reads only its columns of every view
+     * (read_cols) and the ranks prepare them together (prepare_shard: the
+     * features' minima and the views' squared norms reduced over the ranks).
+     * --single reads everything and prepares it with mvnmf_prepare_view (the
+     * single-process reference); --check-graph also reads every column, to
+     * build mvnmf_tge's graph over all items, prepared with the reduced
+     * minima and scale (so its columns are the shards' bit for bit). */
     size_t h = 0, n = 0, rows[MAX_VIEWS];
-    double *x[MAX_VIEWS], half = 0.0;
+    double *x[MAX_VIEWS], *xf[MAX_VIEWS], half = 0.0;
     for (;; h++) {
         char file[64];
         snprintf(file, sizeof file, "view%zu.f64", h + 1);
@@ -276,22 +356,29 @@ int main(int argc, char **argv)
         if (n && c != n) die("%s: %zu items, view1 has %zu", file, c, n);
         n = c;
         rows[h] = r;
-        x[h] = read_f64(dir, file, r, c);
-        if (replicate > 1) {
-            double *t = (double *)xcalloc(r * c * replicate, sizeof(double));
-            for (size_t q = 0; q < replicate; q++) memcpy(t + q * r * c, x[h], r * c * sizeof(double));
-            free(x[h]);
-            x[h] = t;
-            c *= replicate;
-        }
-        mvnmf_prep_params pp = mvnmf_prep_params_default();
-        pp.shift = 1;
-        CALL(mvnmf_prepare_view, r, c, x[h], &pp, NULL);
-        for (size_t t = 0; t < r * c; t++) half += 0.5 * x[h][t] * x[h][t];
     }
     if (!h) die("%s: no view1.f64 in meta.txt", dir);
-    size_t n0 = n;
     if (replicate < 1) die("--replicate: at least 1");
+    /* This rank's columns (of the R*N items with --replicate: item j is the file's j mod N). */
+    size_t a = single ? 0 : n * replicate * (size_t)rank / (size_t)ranks,
+           b = single ? n * replicate : n * replicate * (size_t)(rank + 1) / (size_t)ranks;
+    size_t nr = b - a;
+    for (size_t v = 0; v < h; v++) {
+        char file[64];
+        snprintf(file, sizeof file, "view%zu.f64", v + 1);
+        x[v] = read_cols(dir, file, rows[v], n, a, b);
+        xf[v] = check_graph && !single ? read_cols(dir, file, rows[v], n, 0, n * replicate) : NULL;
+        if (single) {
+            mvnmf_prep_params pp = mvnmf_prep_params_default();
+            pp.shift = 1;
+            CALL(mvnmf_prepare_view, rows[v], nr, x[v], &pp, NULL);
+        } else {
+            prepare_shard(x[v], xf[v], rows[v], nr, n * replicate);
+        }
+        for (size_t t = 0; t < rows[v] * nr; t++) half += 0.5 * x[v][t] * x[v][t];
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &half, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    size_t n0 = n;
     n *= replicate;
     uint32_t *labels = (uint32_t *)xcalloc(n, sizeof(uint32_t)), *train = (uint32_t *)xcalloc(n, sizeof(uint32_t));
     size_t classes = 0;
@@ -319,12 +406,9 @@ int main(int argc, char **argv)
         free(w);
     }
 
-    /* This rank's columns. */
-    size_t a = single ? 0 : n * (size_t)rank / (size_t)ranks, b = single ? n : n * (size_t)(rank + 1) / (size_t)ranks;
-    size_t nr = b - a;
     mvnmf_view views[MAX_VIEWS];
     for (size_t v = 0; v < h; v++) {
-        const double *col = x[v] + a * rows[v];
+        const double *col = x[v];
         if (csc) {
             double frac;
             views[v] = dense_to_csc(col, rows[v], nr, rows[v], &frac);
@@ -391,7 +475,7 @@ int main(int argc, char **argv)
         if (single || check_graph) {
             mvnmf_view full[MAX_VIEWS];
             for (size_t v = 0; v < h; v++) {
-                mvnmf_view d = { MVNMF_VIEW_DENSE, rows[v], n, x[v], rows[v], NULL, NULL };
+                mvnmf_view d = { MVNMF_VIEW_DENSE, rows[v], n, single ? x[v] : xf[v], rows[v], NULL, NULL };
                 full[v] = d;
             }
             CALL(mvnmf_tge_capacity, n, classes, &gp, &ca, &cp);
@@ -413,7 +497,7 @@ int main(int argc, char **argv)
             /* Only this rank's columns (dense, whatever --csc says for the fit). */
             mvnmf_view mine[MAX_VIEWS];
             for (size_t v = 0; v < h; v++) {
-                mvnmf_view d = { MVNMF_VIEW_DENSE, rows[v], nr, x[v] + a * rows[v], rows[v], NULL, NULL };
+                mvnmf_view d = { MVNMF_VIEW_DENSE, rows[v], nr, x[v], rows[v], NULL, NULL };
                 mine[v] = d;
             }
             CALL(mvnmf_dist_tge_capacity, n, nr, classes, &gp, &ca, &cp);

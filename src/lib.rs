@@ -135,6 +135,7 @@ extern crate std;
 
 // Layers, lowest first; each module imports only from the ones above it here
 // (CONTRIBUTING.md: "Layers").
+pub mod comm;
 pub mod error;
 pub mod par;
 pub(crate) mod rng;

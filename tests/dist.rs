@@ -26,6 +26,34 @@ use mvnmf::models::mvsl::{self, MvslParams};
 use mvnmf::models::nmf;
 use mvnmf::{Csc, Dense, Error, Report, Stop, View};
 
+/// A distributed MvSL fit: [`dist::open`] (agreement and set-up), then the
+/// one shallow solver on the shard ([`dist::Shard::fit`]).
+#[allow(clippy::too_many_arguments)]
+fn dist_fit<C: Comm + ?Sized>(
+    comm: &mut C,
+    views: &[View<'_, f64>],
+    graph: DistGraph<'_>,
+    k: usize,
+    params: &MvslParams,
+    u: &mut [&mut [f64]],
+    v: &mut [f64],
+    w: &mut [u8],
+    monitor: Option<mvnmf::Monitor<'_>>,
+) -> Result<dist::DistReport, Error> {
+    let problem = dist::Problem::Mvsl(params);
+    let shard = dist::open(
+        comm,
+        views,
+        graph,
+        k,
+        problem,
+        (&*u, &*v),
+        w,
+        monitor.is_some(),
+    )?;
+    shard.fit(views, u, v, monitor)
+}
+
 /// The shared state of the simulated ranks.
 struct Hub {
     slots: Mutex<Vec<Vec<f64>>>,
@@ -427,7 +455,7 @@ fn distributed(
         let dr = {
             let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
             let mut rec = recorder(&mut trace);
-            dist::fit(
+            dist_fit(
                 comm,
                 &views[..],
                 graph,
@@ -635,7 +663,7 @@ fn refuse_case(
         let mut v = vec![-7.0; k * (b - a)];
         let res = {
             let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
-            dist::fit(
+            dist_fit(
                 comm,
                 &views[..],
                 DistGraph::Sge {
@@ -744,7 +772,7 @@ fn bad_input_on_one_rank_is_refused_on_every_rank() {
         let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![-7.0; m * k]).collect();
         let mut v = vec![-7.0; k * (c[r + 1] - c[r])];
         let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
-        let res = dist::fit(
+        let res = dist_fit(
             comm,
             &views[..],
             DistGraph::None,
@@ -825,17 +853,22 @@ fn cancellation_on_one_rank_stops_every_rank_at_the_same_iterate() {
             }
         };
         let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
-        let rep = dist::joint_nmf_fit(
+        let problem = dist::Problem::JointNmf(&np);
+        let (uv, vv) = (&us[..], &v[..]);
+        let shard = dist::open(
             comm,
             &views[..],
+            DistGraph::None,
             k,
-            &np,
-            &mut us[..],
-            &mut v,
+            problem,
+            (uv, vv),
             &mut w,
-            Some(&mut m),
-        )
-        .unwrap();
+            true,
+        );
+        let rep = shard
+            .unwrap()
+            .fit(&views[..], &mut us[..], &mut v, Some(&mut m))
+            .unwrap();
         drop(us);
         (rep, u, v)
     });
@@ -866,7 +899,7 @@ fn a_failing_callback_ends_the_fit() {
         let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![0.0; m * 4]).collect();
         let mut v = vec![0.0; 4 * (c[r + 1] - c[r])];
         let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
-        dist::fit(
+        dist_fit(
             comm,
             &views[..],
             DistGraph::None,
@@ -960,7 +993,7 @@ fn an_asymmetric_graph_across_ranks_is_refused_everywhere() {
         let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![-7.0; m * 5]).collect();
         let mut v = vec![-7.0; 5 * n_r];
         let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
-        let res = dist::fit(
+        let res = dist_fit(
             comm,
             &views[..],
             g,
@@ -1285,7 +1318,7 @@ fn single_rank_comm_is_the_single_process_fit() {
     let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![0.0; m * k]).collect();
     let mut v = vec![0.0; k * d.n];
     let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
-    let r = dist::fit(
+    let r = dist_fit(
         &mut dist::SingleRank,
         &views[..],
         DistGraph::None,
@@ -2033,5 +2066,145 @@ fn c_abi_graph_across_ranks_equals_the_single_process_rows() {
             }
             assert_eq!(*calls, 6 + g.n.div_ceil(64) as u64 + 1);
         }
+    }
+}
+
+// ---- The approximate graph across ranks (graph::dist::tge_approx, issue 30 item 4) ----
+
+#[test]
+fn the_approximate_graph_across_ranks_equals_the_single_process_approximate_graph() {
+    use mvnmf::graph::GraphBuild;
+    use mvnmf::similarity::AnnParams;
+    use mvnmf::Parallel;
+    // mfeat-sample, RBF kernels with the median bandwidth, 20 % labeled; a
+    // short NN-descent (k = 6, 2 iterations) so that its lists are not the
+    // exact ones: the ranks must reproduce NN-descent's own result.
+    let g = GraphCase::mfeat(5);
+    let p = GraphParams::default();
+    let ann = AnnParams {
+        k: 6,
+        seed: 11,
+        iters: 2,
+        ..AnnParams::default()
+    };
+    let build = GraphBuild::Approx(ann);
+    let owned = g.shard(0, g.n);
+    let views = views_of(&owned);
+    let shapes: Vec<_> = views.iter().map(|v| v.shape()).collect();
+    let wb =
+        graph::tge_build_workspace::<f64>(shapes, &g.kernels[..], g.classes, &p, &build).unwrap();
+    let cap = graph::tge_capacity(g.n, g.classes, &p).unwrap();
+    let mut sa = Csr2 {
+        rp: vec![0; g.n + 1],
+        ci: vec![0; cap.affinity],
+        w: vec![0.0; cap.affinity],
+    };
+    let mut sq = Csr2 {
+        rp: vec![0; g.n + 1],
+        ci: vec![0; cap.penalty],
+        w: vec![0.0; cap.penalty],
+    };
+    let snnz = graph::tge_build(
+        &views[..],
+        &g.kernels[..],
+        (&g.eta, &g.labels, g.classes),
+        &p,
+        &build,
+        CsrOut {
+            row_ptr: &mut sa.rp,
+            col_idx: &mut sa.ci,
+            weights: &mut sa.w,
+        },
+        CsrOut {
+            row_ptr: &mut sq.rp,
+            col_idx: &mut sq.ci,
+            weights: &mut sq.w,
+        },
+        &mut vec![0u8; wb],
+        Parallel::Serial,
+    )
+    .unwrap();
+    // The approximate graph is not the exact one here (else this would not
+    // tell the schedules apart).
+    let (ea, _, _) = g.single(&p);
+    assert_ne!(
+        (&sa.rp, &sa.ci[..snnz.affinity]),
+        (&ea.rp, &ea.ci[..]),
+        "NN-descent found the exact lists: the test tells nothing"
+    );
+    for np in [1, 2, 3] {
+        let c = cuts(g.n, np);
+        let runs = on_ranks(np, None, |r, comm| {
+            let (a, b) = (c[r], c[r + 1]);
+            let owned = g.shard(a, b);
+            let views = views_of(&owned);
+            let shapes: Vec<_> = views.iter().map(|v| v.shape()).collect();
+            let wb =
+                dist::tge_approx_workspace(shapes, &g.kernels[..], g.n, g.classes, np, &p, &ann)
+                    .unwrap();
+            let cap = dist::tge_capacity(g.n, b - a, g.classes, &p).unwrap();
+            let mut ra: Rows = (
+                vec![7; b - a + 1],
+                vec![7; cap.affinity],
+                vec![-7.0; cap.affinity],
+            );
+            let mut rq: Rows = (
+                vec![7; b - a + 1],
+                vec![7; cap.penalty],
+                vec![-7.0; cap.penalty],
+            );
+            let outs = (
+                CsrOut {
+                    row_ptr: &mut ra.0,
+                    col_idx: &mut ra.1,
+                    weights: &mut ra.2,
+                },
+                CsrOut {
+                    row_ptr: &mut rq.0,
+                    col_idx: &mut rq.1,
+                    weights: &mut rq.2,
+                },
+            );
+            let mut gc = GatherComm(comm);
+            let rep = dist::tge_approx(
+                &mut gc,
+                &views[..],
+                &g.kernels[..],
+                &g.eta,
+                &g.labels,
+                (g.n, g.classes),
+                (&p, &ann),
+                outs,
+                &mut vec![0u8; wb],
+            )
+            .unwrap();
+            ra.1.truncate(rep.nnz.affinity);
+            ra.2.truncate(rep.nnz.affinity);
+            rq.1.truncate(rep.nnz.penalty);
+            rq.2.truncate(rep.nnz.penalty);
+            (rep, ra, rq)
+        });
+        let (mut na, mut nq) = (0, 0);
+        for (r, (rep, ra, rq)) in runs.iter().enumerate() {
+            let (a, b) = (c[r], c[r + 1]);
+            for (name, single, got) in [("affinity", &sa, ra), ("penalty", &sq, rq)] {
+                let (rp, ci, w) = single.rows(a, b);
+                assert_eq!(got.0, rp, "{name} row pointers, rank {r} of {np}");
+                assert_eq!(&got.1[..], ci, "{name} columns, rank {r} of {np}");
+                let same = got.2.iter().zip(w).all(|(x, y)| x.to_bits() == y.to_bits());
+                assert!(
+                    same && got.2.len() == w.len(),
+                    "{name} weights, rank {r} of {np}"
+                );
+            }
+            na += rep.nnz.affinity;
+            nq += rep.nnz.penalty;
+            // One all-gather of every item's columns.
+            let s: usize = g.views.iter().map(|(_, m)| m).sum();
+            assert_eq!(rep.traffic.allgather_calls, 1);
+            assert_eq!(rep.traffic.allgather_received, (g.n * s) as u64);
+            assert_eq!(rep.traffic.allgather_sent, ((b - a) * s) as u64);
+        }
+        assert_eq!((na, nq), (snnz.affinity, snnz.penalty), "{np} ranks");
     }
 }

@@ -33,6 +33,34 @@ use mvnmf::models::mvsl::MvslParams;
 use mvnmf::similarity::{Bandwidth, Kernel};
 use mvnmf::{Dense, Error, View};
 
+/// A distributed MvSL fit: [`dist::open`] (agreement and set-up), then the
+/// one shallow solver on the shard ([`dist::Shard::fit`]).
+#[allow(clippy::too_many_arguments)]
+fn dist_fit<C: Comm + ?Sized>(
+    comm: &mut C,
+    views: &[View<'_, f64>],
+    graph: DistGraph<'_>,
+    k: usize,
+    params: &MvslParams,
+    u: &mut [&mut [f64]],
+    v: &mut [f64],
+    w: &mut [u8],
+    monitor: Option<mvnmf::Monitor<'_>>,
+) -> Result<dist::DistReport, Error> {
+    let problem = dist::Problem::Mvsl(params);
+    let shard = dist::open(
+        comm,
+        views,
+        graph,
+        k,
+        problem,
+        (&*u, &*v),
+        w,
+        monitor.is_some(),
+    )?;
+    shard.fit(views, u, v, monitor)
+}
+
 /// How the liar's callback lies.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Lie {
@@ -418,7 +446,7 @@ fn fit_rank(graph: G, ranks: usize, r: usize, comm: &mut LComm) -> Result<(), Er
         G::Csr => Some(&mut never),
         _ => None,
     };
-    dist::fit(
+    dist_fit(
         comm,
         &vs[..],
         g,

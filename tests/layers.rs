@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// Layers, lowest first (CONTRIBUTING.md's table).
 const LAYERS: &[&[&str]] = &[
-    &["error", "work", "par", "rng"],
+    &["error", "work", "par", "rng", "comm"],
     &["linalg"],
     &["data", "prep", "interop"],
     &["similarity"],

@@ -10,10 +10,10 @@ use super::graph::{csr_out, write_capacity};
 use super::mvsl::csr_arrays;
 use super::similarity::{any_median, ceta, ckernels, clabels, read_graph};
 use super::*;
+use crate::comm::allgather_by_sum;
 use crate::models::dist::{self, Comm, DistGraph, DistReport, GraphTraffic, ShardRows, Traffic};
 use crate::models::mvsl::MvslParams;
 use crate::models::nmf::NmfParams;
-use crate::steps::shard::allgather_by_sum;
 
 /// Sum over all ranks in place: on return `buf[0 .. len]` holds, on every
 /// rank, the element-wise sum of every rank's `buf` (`MPI_Allreduce` with
@@ -414,7 +414,18 @@ pub unsafe extern "C" fn mvnmf_dist_joint_nmf_fit(
             let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
             let (vv, w) = outputs(v, k, n, work, work_bytes)?;
             Ok(with_monitor(progress, user, |m| {
-                dist::joint_nmf_fit(cm, &vs, k, &p, &mut us, vv, w, m)
+                let problem = dist::Problem::JointNmf(&p);
+                let shard = dist::open(
+                    cm,
+                    &vs,
+                    DistGraph::None,
+                    k,
+                    problem,
+                    (&us, vv),
+                    w,
+                    m.is_some(),
+                );
+                shard.and_then(|s| s.fit(&vs, &mut us, vv, m))
             }))
         })
     })
@@ -461,7 +472,17 @@ pub unsafe extern "C" fn mvnmf_dist_mvsl_fit(
             let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
             let (vv, w) = outputs(v, k, n, work, work_bytes)?;
             Ok(with_monitor(progress, user, |m| {
-                dist::fit(cm, &vs, g, k, &p, &mut us, vv, w, m)
+                let shard = dist::open(
+                    cm,
+                    &vs,
+                    g,
+                    k,
+                    dist::Problem::Mvsl(&p),
+                    (&us, vv),
+                    w,
+                    m.is_some(),
+                );
+                shard.and_then(|s| s.fit(&vs, &mut us, vv, m))
             }))
         })
     })

@@ -3,6 +3,7 @@
 
 use crate::error::Error;
 use crate::linalg::select::sort_by;
+use crate::similarity::class_of;
 use crate::similarity::topk::{PairTop, TopK, NO_NEIGHBOR};
 use crate::work::{Stack, WorkReq};
 
@@ -306,6 +307,45 @@ pub(crate) fn add_lists(
             }
         }
     }
+}
+
+/// TGE's two graphs from its neighbour lists (the exact and the approximate
+/// schedules' common end): the affinity takes the lists over all items that
+/// `global` adds (an edge with an unlabeled end) and the same-class lists of
+/// the labeled items, the penalty its lists or pairs; two passes (count, then
+/// fill), checked against the outputs before either is written. Weights: 1 for
+/// an edge with an unlabeled end, `sigma` for a same-class pair (both ends
+/// labeled) and for every penalty edge.
+pub(crate) fn assemble_tge(
+    (asm_a, asm_p): (&mut Assembler<'_>, &mut Assembler<'_>),
+    global: impl Fn(&mut Assembler<'_>, &dyn Fn(usize) -> bool),
+    (same, pen): (&TopK<'_>, Option<&PenaltyTop<'_>>),
+    (labels, labeled, n_classes): (&[u32], &[usize], usize),
+    sigma: f64,
+    (affinity, penalty): (&mut CsrOut<'_>, &mut CsrOut<'_>),
+) -> Result<GraphNnz, Error> {
+    let unl = |i: usize| class_of(labels, i).is_none();
+    for phase in 0..2 {
+        global(asm_a, &unl);
+        add_lists(asm_a, same, labeled.iter().copied(), |_, _| true);
+        if let Some(p) = pen {
+            p.add_to(asm_p, labeled, n_classes);
+        }
+        if phase == 0 {
+            asm_a.start_fill();
+            asm_p.start_fill();
+        }
+    }
+    let nnz = GraphNnz {
+        affinity: asm_a.finish(),
+        penalty: asm_p.finish(),
+    };
+    asm_a.check(affinity)?;
+    asm_p.check(penalty)?;
+    // Both endpoints labeled: a same-class edge (global-only labeled pairs were dropped).
+    asm_a.write(affinity, |i, j| if unl(i) || unl(j) { 1.0 } else { sigma });
+    asm_p.write(penalty, |_, _| sigma);
+    Ok(nnz)
 }
 
 /// Adds every class's pairs.

@@ -17,6 +17,7 @@ pub(crate) mod anchor;
 pub(crate) mod build;
 mod csr;
 mod dense;
+pub(crate) mod dist;
 mod fused;
 mod ldge;
 mod neighbors;
@@ -37,7 +38,6 @@ pub use fused::{fused_graph, fused_graph_workspace, FusedParams};
 pub use ldge::{ldge, ldge_workspace};
 pub use neighbors::{tge_build, tge_build_workspace, GraphBuild, AUTO_EXACT_BELOW};
 pub use sge::Sge;
-pub(crate) use tge::tge_in;
 pub use tge::{tge, tge_workspace};
 
 use crate::error::Error;

@@ -1,11 +1,21 @@
-//! One neighbour-graph request (issue 30, item 3): which search finds the neighbours of a
-//! graph built from neighbours — the exact blocked sweep over all pairs, NN-descent
-//! ([`crate::similarity::approx_knn`]), or the one chosen by the number of items.
+//! One neighbour-graph engine with one checked request (issue 30, item 3).
 //!
-//! [`GraphBuild`] is the option; [`tge_build`] / [`tge_build_workspace`] serve TGE with it
-//! (and so GNMF-style plain kNN graphs, TGE with no labels and `kp = 0`), and
-//! [`crate::pipeline::fit_graph`] the whole pipeline. [`GraphBuild::Exact`] is bitwise the
-//! exact builder ([`super::tge()`]).
+//! A [`Request`] (views, kernels, fusion weights `η`, labels, `ka`/`kp`, the
+//! outputs' rows) is validated once by [`Request::check`], before anything is
+//! written, and then built by one of three schedules of the same engine (the
+//! fused-kernel block evaluator of `similarity::engine`, its top-`k` heaps and
+//! the TGE assembly `build::assemble_tge`):
+//!
+//! | schedule | where | the lists over all items |
+//! |---|---|---|
+//! | exact | `tge::exact` ([`super::tge()`]) | the blocked sweep over all pairs, in parts on a pool |
+//! | approximate | `tge_approx` here ([`tge_build`] with NN-descent) | [`crate::similarity::approx_knn`]; the labeled lists exact |
+//! | distributed | `dist::tge` (`models::dist::tge` re-exports it) | each rank's items against all, the other ranks' columns streamed block by block; the exact sweep's rows bit for bit |
+//!
+//! [`GraphBuild`] is the option that picks exact or approximate; [`tge_build`] /
+//! [`tge_build_workspace`] serve TGE with it (and so GNMF-style plain kNN graphs,
+//! TGE with no labels and `kp = 0`), and [`crate::pipeline::fit_graph`] the whole
+//! pipeline. [`GraphBuild::Exact`] is bitwise the exact builder ([`super::tge()`]).
 //!
 //! **What the approximate path approximates.** Only the lists over *all* `N` items, the
 //! quadratic part: TGE's global `ka` neighbours come from NN-descent (run with
@@ -28,20 +38,89 @@
 //! views of 100 and 50 features, 10 % labeled, one thread; table in the constant's doc).
 
 use super::build::{
-    add_lists, check_counts, check_outs, check_sizes, Assembler, CsrOut, GraphNnz, GraphParams,
+    assemble_tge, check_counts, check_outs, check_sizes, Assembler, CsrOut, GraphNnz, GraphParams,
     PenaltyTop,
 };
-use crate::data::{ViewSet, ViewShape};
+use crate::data::{ViewKind, ViewSet, ViewShape};
 use crate::error::Error;
 use crate::linalg::real::Real;
 use crate::par::Parallel;
 use crate::similarity::engine::{self, part_count, sym_in_parts, Engine, Mode, PartCtx};
 use crate::similarity::topk::{Filter, TopK, NO_NEIGHBOR};
 use crate::similarity::{
-    self, approx_knn, approx_knn_workspace, class_of, median, AnnParams, ClassIndex, KernelSet,
-    Layout,
+    self, approx_knn, approx_knn_workspace, median, AnnParams, ClassIndex, KernelSet, Layout,
 };
 use crate::work::{Stack, WorkReq};
+
+/// One neighbour-graph request (issue 30, item 3): what every schedule of the
+/// engine builds from — the exact sweep ([`super::tge()`]), the approximate one
+/// ([`tge_build`] with NN-descent) and the distributed one (`graph::dist`, a
+/// rank's rows with the other ranks' columns streamed). [`Request::check`]
+/// validates it once, before anything is written; each schedule then checks
+/// only what is its own (its workspace, the class counts its lists need).
+pub(crate) struct Request<'a, VS: ?Sized, KS: ?Sized> {
+    /// The views of this process's items.
+    pub(crate) views: &'a VS,
+    /// One kernel per view.
+    pub(crate) kernels: &'a KS,
+    /// The fusion weights `η` (one per view).
+    pub(crate) eta: &'a [f64],
+    /// The labels of all `N` items (or none), and the classes.
+    pub(crate) labels: &'a [u32],
+    pub(crate) n_classes: usize,
+    /// `ka`, `kp`, the penalty, `σ`, the block.
+    pub(crate) params: &'a GraphParams,
+    /// `Some(N)`: the views hold one rank's items of `N` (the distributed
+    /// schedule: dense views only); `None`: they hold all items.
+    pub(crate) items: Option<usize>,
+}
+
+/// What [`Request::check`] found: the views' layout (this process's items),
+/// the items over all ranks, and the labeled ones.
+pub(crate) struct Checked {
+    pub(crate) lay: Layout,
+    pub(crate) n: usize,
+    pub(crate) nl: usize,
+}
+
+impl<VS: ?Sized, KS: KernelSet + ?Sized> Request<'_, VS, KS> {
+    /// Validates the request and the outputs' rows (this process's items), in
+    /// this order: the parameters, the views against the kernels (dense for
+    /// the distributed schedule, at most `N` items), `ka`/`kp` against `N`,
+    /// `η`, the labels, the outputs, two labeled items for a penalty or a
+    /// median bandwidth.
+    pub(crate) fn check<T: Real>(
+        &self,
+        affinity: &CsrOut<'_>,
+        penalty: &CsrOut<'_>,
+    ) -> Result<Checked, Error>
+    where
+        VS: ViewSet<T>,
+    {
+        self.params.validate()?;
+        let lay = similarity::check_views(self.views, self.kernels)?;
+        let n = match self.items {
+            None => lay.n,
+            Some(n) => {
+                if (0..lay.h).any(|v| self.views.shape(v).kind != ViewKind::Dense) {
+                    return Err(Error::BadParameter);
+                }
+                if lay.n > n {
+                    return Err(Error::DimensionMismatch);
+                }
+                n
+            }
+        };
+        check_sizes(self.params, n)?;
+        similarity::check_eta(self.eta, lay.h)?;
+        let nl = similarity::check_labels(self.labels, n, self.n_classes)?;
+        check_outs(lay.n, affinity, penalty)?;
+        if (self.params.kp > 0 || lay.median) && nl < 2 {
+            return Err(Error::TooFewLabeled);
+        }
+        Ok(Checked { lay, n, nl })
+    }
+}
 
 /// Items from which [`GraphBuild::Auto`] uses NN-descent (below: the exact sweep).
 ///
@@ -179,21 +258,25 @@ pub fn tge_build<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync +
     work: &mut [u8],
     par: Parallel,
 ) -> Result<GraphNnz, Error> {
-    params.validate()?;
-    let lay = similarity::check_views(views, kernels)?;
-    let n = lay.n;
-    check_sizes(params, n)?;
-    let Some(ann) = build.resolve(n, params.ka, par) else {
-        let io = (eta, labels, n_classes);
-        return super::tge_in(views, kernels, io, params, affinity, penalty, work, par);
+    let request = Request {
+        views,
+        kernels,
+        eta,
+        labels,
+        n_classes,
+        params,
+        items: None,
+    };
+    let checked = request.check::<T>(&affinity, &penalty)?;
+    let Some(ann) = build.resolve(checked.n, params.ka, par) else {
+        return super::tge::exact(&request, checked, affinity, penalty, work, par);
     };
     let shapes = (0..views.count()).map(|i| views.shape(i));
     let ann_bytes = approx_knn_workspace::<T>(shapes, kernels, n_classes, &ann)?;
     tge_approx(
-        views,
-        kernels,
-        (eta, labels, n_classes),
-        (params, &ann, ann_bytes),
+        &request,
+        checked,
+        (&ann, ann_bytes),
         (affinity, penalty),
         work,
         par,
@@ -219,24 +302,24 @@ fn labeled_heaps<'w, 's: 'w>(
     Ok((same, pen))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn tge_approx<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized>(
-    views: &VS,
-    kernels: &KS,
-    (eta, labels, n_classes): (&[f64], &[u32], usize),
-    (params, ann, ann_bytes): (&GraphParams, &AnnParams, usize),
+/// The approximate schedule (module docs) of a checked request.
+pub(crate) fn tge_approx<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized>(
+    request: &Request<'_, VS, KS>,
+    Checked { lay, n, .. }: Checked,
+    (ann, ann_bytes): (&AnnParams, usize),
     (mut affinity, mut penalty): (CsrOut<'_>, CsrOut<'_>),
     work: &mut [u8],
     par: Parallel,
 ) -> Result<GraphNnz, Error> {
-    let lay = similarity::check_views(views, kernels)?;
-    let n = lay.n;
-    similarity::check_eta(eta, lay.h)?;
-    let nl = similarity::check_labels(labels, n, n_classes)?;
-    check_outs(n, &affinity, &penalty)?;
-    if (params.kp > 0 || lay.median) && nl < 2 {
-        return Err(Error::TooFewLabeled);
-    }
+    let Request {
+        views,
+        kernels,
+        eta,
+        labels,
+        n_classes,
+        params,
+        ..
+    } = *request;
     let need = approx_req::<T>(&lay, ann_bytes, n_classes, params, ann).bytes()?;
     let len = work.len();
     let b = similarity::block_size(params.block, n);
@@ -301,42 +384,22 @@ fn tge_approx<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?S
         }
     }
     let (same, pen) = sinks;
-    let unl = |i: usize| class_of(labels, i).is_none();
     let ka = params.ka;
-    for phase in 0..2 {
+    let global = |asm: &mut Assembler<'_>, unl: &dyn Fn(usize) -> bool| {
         for (i, row) in nbr.chunks_exact(kk.max(1)).enumerate() {
             for &j in row.iter().take(ka) {
                 if j != NO_NEIGHBOR && j != i && (unl(i) || unl(j)) {
-                    asm_a.add(i, j);
+                    asm.add(i, j);
                 }
             }
         }
-        add_lists(&mut asm_a, &same, ci.labeled().iter().copied(), |_, _| true);
-        if let Some(p) = &pen {
-            p.add_to(&mut asm_p, ci.labeled(), n_classes);
-        }
-        if phase == 0 {
-            asm_a.start_fill();
-            asm_p.start_fill();
-        }
-    }
-    let nnz = GraphNnz {
-        affinity: asm_a.finish(),
-        penalty: asm_p.finish(),
     };
-    asm_a.check(&affinity)?;
-    asm_p.check(&penalty)?;
-    let sigma = params.sigma;
-    asm_a.write(
-        &mut affinity,
-        |i, j| {
-            if unl(i) || unl(j) {
-                1.0
-            } else {
-                sigma
-            }
-        },
-    );
-    asm_p.write(&mut penalty, |_, _| sigma);
-    Ok(nnz)
+    assemble_tge(
+        (&mut asm_a, &mut asm_p),
+        global,
+        (&same, pen.as_ref()),
+        (labels, ci.labeled(), n_classes),
+        params.sigma,
+        (&mut affinity, &mut penalty),
+    )
 }

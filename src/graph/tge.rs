@@ -14,16 +14,16 @@
 //! parts, see [`tge`]). With no labels at all (and `kp = 0`) it is the plain kNN graph.
 
 use super::build::{
-    add_lists, check_counts, check_outs, check_sizes, Assembler, CsrOut, GraphNnz, GraphParams,
-    PenaltyTop,
+    add_lists, assemble_tge, check_counts, Assembler, CsrOut, GraphNnz, GraphParams, PenaltyTop,
 };
+use super::neighbors::{Checked, Request};
 use crate::data::{ViewSet, ViewShape};
 use crate::error::Error;
 use crate::linalg::real::Real;
 use crate::par::Parallel;
 use crate::similarity::engine::{self, part_count, sym_in_parts, Engine, Mode, PartCtx};
 use crate::similarity::topk::{Filter, TopK};
-use crate::similarity::{self, class_of, median, ClassIndex, KernelSet, Layout};
+use crate::similarity::{self, median, ClassIndex, KernelSet, Layout};
 use crate::work::{Stack, WorkReq};
 
 fn req<T>(lay: &Layout, n_classes: usize, p: &GraphParams) -> WorkReq {
@@ -127,41 +127,38 @@ pub fn tge<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Size
     penalty: CsrOut<'_>,
     work: &mut [u8],
 ) -> Result<GraphNnz, Error> {
-    let io = (eta, labels, n_classes);
-    tge_in(
+    let request = Request {
         views,
         kernels,
-        io,
+        eta,
+        labels,
+        n_classes,
         params,
-        affinity,
-        penalty,
-        work,
-        Parallel::Serial,
-    )
+        items: None,
+    };
+    let checked = request.check::<T>(&affinity, &penalty)?;
+    exact(&request, checked, affinity, penalty, work, Parallel::Serial)
 }
 
-/// [`tge`] with the parts of its sweep run on `par`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn tge_in<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized>(
-    views: &VS,
-    kernels: &KS,
-    (eta, labels, n_classes): (&[f64], &[u32], usize),
-    params: &GraphParams,
+/// The exact schedule of a checked request ([`Request::check`]): the blocked
+/// sweep over all pairs, its parts run on `par`.
+pub(crate) fn exact<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized>(
+    request: &Request<'_, VS, KS>,
+    Checked { lay, n, .. }: Checked,
     mut affinity: CsrOut<'_>,
     mut penalty: CsrOut<'_>,
     work: &mut [u8],
     par: Parallel,
 ) -> Result<GraphNnz, Error> {
-    params.validate()?;
-    let lay = similarity::check_views(views, kernels)?;
-    let n = lay.n;
-    check_sizes(params, n)?;
-    similarity::check_eta(eta, lay.h)?;
-    let nl = similarity::check_labels(labels, n, n_classes)?;
-    check_outs(n, &affinity, &penalty)?;
-    if (params.kp > 0 || lay.median) && nl < 2 {
-        return Err(Error::TooFewLabeled);
-    }
+    let Request {
+        views,
+        kernels,
+        eta,
+        labels,
+        n_classes,
+        params,
+        ..
+    } = *request;
     let need = req::<T>(&lay, n_classes, params).bytes()?;
     let len = work.len();
     let b = similarity::block_size(params.block, n);
@@ -220,36 +217,12 @@ pub(crate) fn tge_in<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sy
         }
     }
     let (glob, same, pen) = sinks;
-    let unl = |i: usize| class_of(labels, i).is_none();
-    for phase in 0..2 {
-        add_lists(&mut asm_a, &glob, 0..n, |i, j| unl(i) || unl(j));
-        add_lists(&mut asm_a, &same, ci.labeled().iter().copied(), |_, _| true);
-        if let Some(p) = &pen {
-            p.add_to(&mut asm_p, ci.labeled(), n_classes);
-        }
-        if phase == 0 {
-            asm_a.start_fill();
-            asm_p.start_fill();
-        }
-    }
-    let nnz = GraphNnz {
-        affinity: asm_a.finish(),
-        penalty: asm_p.finish(),
-    };
-    asm_a.check(&affinity)?;
-    asm_p.check(&penalty)?;
-    let sigma = params.sigma;
-    // Both endpoints labeled: a same-class edge (global-only labeled pairs were dropped).
-    asm_a.write(
-        &mut affinity,
-        |i, j| {
-            if unl(i) || unl(j) {
-                1.0
-            } else {
-                sigma
-            }
-        },
-    );
-    asm_p.write(&mut penalty, |_, _| sigma);
-    Ok(nnz)
+    assemble_tge(
+        (&mut asm_a, &mut asm_p),
+        |asm, unl| add_lists(asm, &glob, 0..n, |i, j| unl(i) || unl(j)),
+        (&same, pen.as_ref()),
+        (labels, ci.labeled(), n_classes),
+        params.sigma,
+        (&mut affinity, &mut penalty),
+    )
 }

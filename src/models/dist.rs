@@ -10,7 +10,8 @@
 //! process's shallow solver (`crate::solvers::shallow`, the one behind
 //! [`crate::models::mvsl::fit`] and [`crate::models::nmf::joint_fit`]) run over
 //! this rank's shard, a `Collective` whose sums over items are reduced through
-//! the caller's [`Comm`]. This module holds what only a split run has: the
+//! the caller's [`Comm`]: [`open`] agrees and sets up the rank's [`Shard`],
+//! whose [`Shard::fit`] is that solver. This module holds what only a split run has: the
 //! set-up (the agreement, the reduction of the shards' measures), the halo
 //! plan of explicit graphs, the agreement protocol and the traffic.
 //!
@@ -130,21 +131,19 @@
 //! as the single-process builder's). The monitor must be given on every rank
 //! or on none.
 
-mod tge;
-
-pub use tge::{
-    refuse as refuse_tge, tge, tge_capacity, tge_workspace, traffic_model as tge_traffic_model,
-    DistGraphReport, GraphTraffic,
+pub use crate::graph::dist::{
+    refuse as refuse_tge, tge, tge_approx, tge_approx_workspace, tge_capacity, tge_workspace,
+    traffic_model as tge_traffic_model, DistGraphReport, GraphTraffic,
 };
 
+pub use crate::comm::protocol::STATUS;
+use crate::comm::protocol::{agree, refuse_as, whole, Counted, MAX_CONFIG};
 use crate::data::{FactorsMut, Prepared, ViewSet, ViewShape};
 use crate::error::{Error, Part};
 use crate::linalg::gemm_req;
 use crate::linalg::select::sort_by;
 use crate::linalg::{at, set_at};
-use crate::solvers::comm::{Collective, VStats};
-pub use crate::solvers::protocol::STATUS;
-use crate::solvers::protocol::{agree, refuse_as, whole, Counted, MAX_CONFIG};
+use crate::solvers::comm::{AtV, Collective, VStats};
 use crate::solvers::shallow::{self, mvsl_of, DataScale, Steps};
 use crate::steps::check::{check_shapes, validate};
 use crate::steps::init::random_start_shard;
@@ -366,7 +365,7 @@ pub fn refuse<C: Comm + ?Sized>(comm: &mut C, e: Error) -> Error {
     refuse_as::<C, CONFIG>(comm, e)
 }
 
-/// Workspace of [`fit`] on a rank whose shard has these shapes, for a graph
+/// Workspace of a distributed fit on a rank whose shard has these shapes, for a graph
 /// with `classes` SGE classes (`.0` reduced each iteration: 0 when β = 0; `.1`
 /// counted at the set-up) or `edges` stored edges of explicit graphs (`None`:
 /// no explicit graph).
@@ -462,7 +461,7 @@ fn graph_req_parts(graph: &DistGraph<'_>, params: &MvslParams) -> ((usize, usize
     ((c, graph.classes()), e)
 }
 
-/// Workspace bytes of [`fit`] on a rank whose shard has these shapes (`N_r`
+/// Workspace bytes of a distributed fit ([`open`]) on a rank whose shard has these shapes (`N_r`
 /// items) and this graph (its rows of an explicit graph, or SGE's labels), for
 /// `ranks` ranks.
 pub fn fit_workspace(
@@ -477,7 +476,7 @@ pub fn fit_workspace(
     fit_req(shapes, k, c, e, ranks)?.bytes()
 }
 
-/// Workspace bytes of [`joint_nmf_fit`].
+/// Workspace bytes of a distributed joint NMF ([`Problem::JointNmf`]).
 pub fn joint_nmf_fit_workspace(
     shapes: impl IntoIterator<Item = ViewShape> + Clone,
     k: usize,
@@ -485,58 +484,6 @@ pub fn joint_nmf_fit_workspace(
     params: &NmfParams,
 ) -> Result<usize, Error> {
     fit_workspace(shapes, &DistGraph::None, k, ranks, &mvsl_of(params))
-}
-
-/// Joint NMF (NMF for one view) across ranks: [`crate::models::nmf::joint_fit`]
-/// on the ranks' shards (module docs). `views`, `v` (`K × N_r`) are the shard's;
-/// `u` all the bases (the same on every rank).
-///
-/// ```
-/// use mvnmf::models::dist::{self, SingleRank};
-/// use mvnmf::models::nmf::{self, NmfParams};
-/// use mvnmf::{Dense, View};
-///
-/// // One rank (`SingleRank`; an MPI communicator in a real run) holding all
-/// // 8 items of a 5-feature view: the same fit as the single-process one.
-/// let (m, n, k) = (5, 8, 2);
-/// let x: Vec<f64> = (0..m * n).map(|i| (i * 3 % 7 + 1) as f64).collect();
-/// let views = [View::from(Dense::new(&x, m, n, m)?)];
-/// let params = NmfParams { max_iter: 30, seed: 2, ..NmfParams::default() };
-/// let mut work = vec![0u8; dist::joint_nmf_fit_workspace([views[0].shape()], k, 1, &params)?];
-/// let (mut u, mut v) = (vec![0.0; m * k], vec![0.0; k * n]);
-/// let us = &mut [&mut u[..]][..];
-/// let r = dist::joint_nmf_fit(&mut SingleRank, &views[..], k, &params, us, &mut v, &mut work, None)?;
-/// assert!(r.report.objective.total < r.report.initial.total);
-///
-/// let mut work = vec![0u8; nmf::joint_fit_workspace::<f64>([views[0].shape()], k, &params)?];
-/// let (mut u1, mut v1) = (vec![0.0; m * k], vec![0.0; k * n]);
-/// let one = nmf::joint_fit(&views[..], k, &params, &mut [&mut u1[..]][..], &mut v1, &mut work, None)?;
-/// assert!((one.objective.total - r.report.objective.total).abs() <= 1e-10 * one.objective.total);
-/// # Ok::<(), mvnmf::Error>(())
-/// ```
-#[allow(clippy::too_many_arguments)]
-pub fn joint_nmf_fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Sized>(
-    comm: &mut C,
-    views: &VS,
-    k: usize,
-    params: &NmfParams,
-    u: &mut F,
-    v: &mut [f64],
-    work: &mut [u8],
-    monitor: Option<Monitor<'_>>,
-) -> Result<DistReport, Error> {
-    fit_with(
-        comm,
-        views,
-        DistGraph::None,
-        k,
-        &mvsl_of(params),
-        Steps::LeeSeung,
-        u,
-        v,
-        work,
-        monitor,
-    )
 }
 
 /// Local checks of one rank: `(N_r, max M_v)`.
@@ -649,26 +596,58 @@ impl Halo<'_> {
     }
 }
 
-/// Fits the shallow model ([`crate::models::mvsl::fit`]: MvSL-S/L/T, MCL, GNMF,
-/// joint NMF) across ranks (module docs).
+/// What a distributed fit solves: joint NMF (NMF for one view,
+/// [`crate::models::nmf::joint_fit`]: its Lee–Seung steps, no graph) or the
+/// MvSL/MCL family ([`crate::models::mvsl::fit`]: MvSL-S/L/T, MCL, GNMF).
+#[derive(Clone, Copy, Debug)]
+pub enum Problem<'p> {
+    /// Joint NMF with these options (the graph must be [`DistGraph::None`]).
+    JointNmf(&'p NmfParams),
+    /// The MvSL family with these options.
+    Mvsl(&'p MvslParams),
+}
+
+impl Problem<'_> {
+    fn parts(self) -> (MvslParams, Steps) {
+        match self {
+            Problem::JointNmf(p) => (mvsl_of(p), Steps::LeeSeung),
+            Problem::Mvsl(p) => (*p, Steps::Mvsl),
+        }
+    }
+}
+
+/// A rank's shard of the items, agreed with the other ranks and set up
+/// ([`open`]): the one shallow solver (`crate::solvers::shallow`, the single
+/// process's) runs on it with [`Shard::fit`].
+pub struct Shard<'c, 'w, 'g, C: ?Sized> {
+    coll: Shards<'c, 'w, 'g, C>,
+    st: Stack<'w>,
+    params: MvslParams,
+    steps: Steps,
+    nm: (usize, usize),
+    scale: Scale,
+}
+
+/// Opens this rank's shard of a distributed fit (module docs): checks the
+/// inputs, agrees with the other ranks (rank 0's shapes and options, and
+/// every rank's verdict) and runs the set-up (the reduction of the shards'
+/// measures, the halo plan of explicit graphs). Nothing is written to `u` or
+/// `v` here; on an error every rank returns (module docs).
 ///
-/// * `comm`: this rank's communicator; every rank calls `fit` with the same
+/// * `comm`: this rank's communicator; every rank calls `open` with the same
 ///   shapes (except the item count `N_r`) and options.
 /// * `views`: `H ≥ 1` views of this rank's `N_r ≥ 1` items.
 /// * `graph`: [`DistGraph::None`], SGE over this rank's items, or this rank's
 ///   rows of explicit graphs (then `comm` must implement [`Comm::exchange`]).
-/// * `u`: `H` buffers `M_v × K` (all the bases; written, read with
-///   [`Init::Given`]); `v`: `K × N_r`, this rank's columns of `V`.
-/// * `work`: at least [`fit_workspace`] bytes.
-///
-/// Every rank gets the same report; the traffic counts this rank's calls.
-/// The iteration is the single process's solver (`crate::solvers::shallow`)
-/// over this rank's shard; this module adds the set-up, the halo plan and the
-/// traffic.
+/// * `u`: `H` buffers `M_v × K` (all the bases; read with [`Init::Given`]);
+///   `v`: `K × N_r`, this rank's columns of `V` (checked here, written by
+///   [`Shard::fit`]).
+/// * `work`: at least [`fit_workspace`] bytes; `monitor`: whether
+///   [`Shard::fit`] gets one (on every rank or on none).
 ///
 /// ```
 /// use mvnmf::data::UNLABELED;
-/// use mvnmf::models::dist::{self, DistGraph, SingleRank};
+/// use mvnmf::models::dist::{self, DistGraph, Problem, SingleRank};
 /// use mvnmf::steps::MvslParams;
 /// use mvnmf::{Dense, View};
 ///
@@ -684,60 +663,47 @@ impl Halo<'_> {
 /// let mut work = vec![0u8; dist::fit_workspace(shapes, &graph, k, 1, &params)?];
 /// let (mut u1, mut u2, mut v) = (vec![0.0; 4 * k], vec![0.0; 3 * k], vec![0.0; k * n]);
 /// let us = &mut [&mut u1[..], &mut u2[..]][..];
-/// let r = dist::fit(&mut SingleRank, &views[..], graph, k, &params, us, &mut v, &mut work, None)?;
+/// let mut comm = SingleRank;
+/// let problem = Problem::Mvsl(&params);
+/// let shard = dist::open(&mut comm, &views[..], graph, k, problem, (&*us, &v[..]), &mut work, false)?;
+/// let r = shard.fit(&views[..], us, &mut v, None)?;
 /// assert!(r.report.objective.total < r.report.initial.total);
 /// # Ok::<(), mvnmf::Error>(())
 /// ```
 #[allow(clippy::too_many_arguments)]
-pub fn fit<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Sized>(
-    comm: &mut C,
+pub fn open<
+    'c,
+    'w,
+    'g,
+    C: Comm + ?Sized,
+    VS: ViewSet<f64> + ?Sized,
+    F: FactorsMut<f64> + ?Sized,
+>(
+    comm: &'c mut C,
     views: &VS,
-    graph: DistGraph<'_>,
+    graph: DistGraph<'g>,
     k: usize,
-    params: &MvslParams,
-    u: &mut F,
-    v: &mut [f64],
-    work: &mut [u8],
-    monitor: Option<Monitor<'_>>,
-) -> Result<DistReport, Error> {
-    fit_with(
-        comm,
-        views,
-        graph,
-        k,
-        params,
-        Steps::Mvsl,
-        u,
-        v,
-        work,
-        monitor,
-    )
-}
-
-/// [`fit`] with the updates of `steps` (joint NMF's Lee–Seung steps for
-/// [`joint_nmf_fit`]).
-#[allow(clippy::too_many_arguments)]
-fn fit_with<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Sized>(
-    comm: &mut C,
-    views: &VS,
-    graph: DistGraph<'_>,
-    k: usize,
-    params: &MvslParams,
-    steps: Steps,
-    u: &mut F,
-    v: &mut [f64],
-    work: &mut [u8],
-    monitor: Option<Monitor<'_>>,
-) -> Result<DistReport, Error> {
+    problem: Problem<'_>,
+    (u, v): (&F, &[f64]),
+    work: &'w mut [u8],
+    monitor: bool,
+) -> Result<Shard<'c, 'w, 'g, C>, Error> {
+    let (params, steps) = problem.parts();
     let (rank, ranks) = (comm.rank(), comm.ranks());
     if ranks == 0 || rank >= ranks {
         return Err(Error::BadParameter);
     }
     let mut cm = Counted::new(comm);
-    let local = check_local(views, &graph, k, params, &*u, v, work.len(), ranks);
-    let cfg = config(views, &graph, k, params, monitor.is_some(), ranks);
+    let local =
+        check_local(views, &graph, k, &params, u, v, work.len(), ranks).and_then(|x| {
+            match (steps, graph) {
+                (Steps::LeeSeung, DistGraph::None) | (Steps::Mvsl, _) => Ok(x),
+                _ => Err(Error::BadParameter),
+            }
+        });
+    let cfg = config(views, &graph, k, &params, monitor, ranks);
     agree(&mut cm, &cfg, local.map(|_| ()))?;
-    let (n_r, mmax) = local?;
+    let nm = local?;
 
     let hv = views.count();
     let use_graph = params.beta > 0.0;
@@ -754,8 +720,8 @@ fn fit_with<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?S
     // The reduced statistics: `[R | status | V part | status]` (the R block
     // is also the closing agreement's buffer: module docs).
     let red: &mut [f64] = st.take(layout.len() + 2 * STATUS)?;
-    let mut sh = Shards {
-        cm: &mut cm,
+    let mut coll = Shards {
+        cm,
         graph,
         layout,
         red,
@@ -765,55 +731,80 @@ fn fit_with<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?S
         sge_on: None,
         halo_on: None,
         k,
-        n_r,
+        n_r: nm.0,
         n: 0,
         offset: 0,
         half: 0.0,
         setup: (0, 0, 0, 0),
     };
-    let measured = match sh.setup(views, params, &mut st) {
+    let scale = match coll.setup(views, &params, &mut st) {
         Ok(s) => s,
-        Err(e) => return sh.finish(Err(e)),
+        Err(e) => return coll.finish(Err(e)),
     };
-    let report = shallow::fit(
-        &mut sh,
-        views,
-        k,
+    Ok(Shard {
+        coll,
+        st,
         params,
         steps,
-        (n_r, mmax),
-        DataScale::Measured(measured),
-        u,
-        v,
-        st,
-        monitor,
-    )?;
-    let (halo_sent, halo_received) = sh
-        .halo_on
-        .as_ref()
-        .map_or((0, 0), |h| (h.n_send as u64, h.n_recv as u64));
-    let setup = sh.setup;
-    let traffic = Traffic {
-        setup_calls: setup.0,
-        setup_words: setup.1,
-        iter_calls: cm.calls - setup.0,
-        iter_words: cm.words - setup.1,
-        setup_exchange_calls: setup.2,
-        setup_exchange_words: setup.3,
-        iter_exchange_calls: cm.ex_calls - setup.2,
-        iter_exchange_words: cm.ex_words - setup.3,
-        halo_sent,
-        halo_received,
-    };
-    Ok(DistReport { report, traffic })
+        nm,
+        scale,
+    })
+}
+
+impl<C: Comm + ?Sized> Shard<'_, '_, '_, C> {
+    /// Runs the single process's shallow solver on this shard (module docs):
+    /// `views`, `u`, `v` the ones [`open`] checked, `monitor` given on every
+    /// rank or on none (as told to [`open`]). Every rank gets the same report;
+    /// the traffic counts this rank's calls.
+    pub fn fit<VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Sized>(
+        mut self,
+        views: &VS,
+        u: &mut F,
+        v: &mut [f64],
+        monitor: Option<Monitor<'_>>,
+    ) -> Result<DistReport, Error> {
+        let k = self.coll.k;
+        let sh = &mut self.coll;
+        let report = shallow::fit(
+            sh,
+            views,
+            k,
+            &self.params,
+            self.steps,
+            self.nm,
+            DataScale::Measured(self.scale),
+            u,
+            v,
+            self.st,
+            monitor,
+        )?;
+        let (halo_sent, halo_received) = sh
+            .halo_on
+            .as_ref()
+            .map_or((0, 0), |h| (h.n_send as u64, h.n_recv as u64));
+        let (setup, cm) = (sh.setup, &sh.cm);
+        let traffic = Traffic {
+            setup_calls: setup.0,
+            setup_words: setup.1,
+            iter_calls: cm.calls - setup.0,
+            iter_words: cm.words - setup.1,
+            setup_exchange_calls: setup.2,
+            setup_exchange_words: setup.3,
+            iter_exchange_calls: cm.ex_calls - setup.2,
+            iter_exchange_words: cm.ex_words - setup.3,
+            halo_sent,
+            halo_received,
+        };
+        Ok(DistReport { report, traffic })
+    }
 }
 
 /// This rank's shard of the items under the agreement protocol: the
 /// [`Collective`] of a distributed fit (module docs). The sums over items are
 /// formed on the shard and reduced in `red`; the SGE products come from the
 /// reduced class sums, the explicit graphs' from the rank's rows and the halo.
-struct Shards<'s, 'c, 'w, 'g, C: ?Sized> {
-    cm: &'s mut Counted<'c, C>,
+struct Shards<'c, 'w, 'g, C: ?Sized> {
+    cm: Counted<'c, C>,
     graph: DistGraph<'g>,
     layout: Layout,
     /// `[R | status | V part | status]`.
@@ -839,7 +830,7 @@ struct Shards<'s, 'c, 'w, 'g, C: ?Sized> {
     setup: (u64, u64, u64, u64),
 }
 
-impl<'w, C: Comm + ?Sized> Shards<'_, '_, 'w, '_, C> {
+impl<'w, C: Comm + ?Sized> Shards<'_, 'w, '_, C> {
     /// The set-up (module docs): one reduction of the item counts, largest
     /// entries and column indices, view sums, squares and class counts, the
     /// decisions taken from it (agreed), and the halo plan of explicit
@@ -883,7 +874,7 @@ impl<'w, C: Comm + ?Sized> Shards<'_, '_, 'w, '_, C> {
         } else {
             None
         };
-        let cm = &mut *self.cm;
+        let cm = &mut self.cm;
         let layout = self.layout;
         let counts = &mut *self.counts;
         let view_sums = &mut *self.sums;
@@ -977,7 +968,7 @@ impl<'w, C: Comm + ?Sized> Shards<'_, '_, 'w, '_, C> {
     }
 }
 
-impl<C: Comm + ?Sized> Collective<f64> for Shards<'_, '_, '_, '_, C> {
+impl<C: Comm + ?Sized> Collective<f64> for Shards<'_, '_, '_, C> {
     fn split(&self) -> bool {
         true
     }
@@ -1036,14 +1027,14 @@ impl<C: Comm + ?Sized> Collective<f64> for Shards<'_, '_, '_, '_, C> {
             .part(off..off.checked_add(len).ok_or(Error::Internal)?)
     }
 
-    fn products(
-        &mut self,
-        v: &[f64],
-        k: usize,
-        plus: &mut [f64],
-        minus: &mut [f64],
-        _sc: &mut Stack<'_>,
-    ) -> Result<(), Error> {
+    fn products(&mut self, at: AtV<'_, f64>, _sc: &mut Stack<'_>) -> Result<(), Error> {
+        let AtV {
+            v,
+            kn: (k, _),
+            plus,
+            minus,
+            ..
+        } = at;
         let layout = self.layout;
         let vlen = layout.len() - layout.mk;
         if let Some(sg) = &self.sge_on {
@@ -1057,21 +1048,24 @@ impl<C: Comm + ?Sized> Collective<f64> for Shards<'_, '_, '_, '_, C> {
             sg.products(self.counts, sums, v, k, plus, minus);
         }
         if let Some(h) = &mut self.halo_on {
-            h.products(self.cm, &self.graph, v, k, plus, minus)?;
+            h.products(&mut self.cm, &self.graph, v, k, plus, minus)?;
         }
         Ok(())
     }
 
     fn stats(
         &mut self,
-        v: &[f64],
-        q: &[f64],
-        (k, n_r): (usize, usize),
+        at: AtV<'_, f64>,
         g: &mut [f64],
-        plus: &mut [f64],
-        minus: &mut [f64],
         sc: &mut Stack<'_>,
     ) -> Result<VStats, Error> {
+        let AtV {
+            v,
+            q,
+            kn: (k, n_r),
+            plus,
+            minus,
+        } = at;
         let layout = self.layout;
         let vlen = layout.len() - layout.mk;
         let vb = self.red.part_mut(layout.mk + STATUS..)?;
@@ -1080,7 +1074,7 @@ impl<C: Comm + ?Sized> Collective<f64> for Shards<'_, '_, '_, '_, C> {
             v_stats(&layout, v, n_r, q, self.sge_on.as_ref(), vpart, sc)?;
             if layout.scalars == 4 {
                 let t = match &mut self.halo_on {
-                    Some(h) => h.products(self.cm, &self.graph, v, k, plus, minus)?,
+                    Some(h) => h.products(&mut self.cm, &self.graph, v, k, plus, minus)?,
                     None => (0.0, 0.0),
                 };
                 let (_, _, _, scal) = layout.split_v(vpart)?;
@@ -1109,7 +1103,7 @@ impl<C: Comm + ?Sized> Collective<f64> for Shards<'_, '_, '_, '_, C> {
     }
 
     fn started(&mut self) {
-        let cm = &*self.cm;
+        let cm = &self.cm;
         self.setup = (cm.calls, cm.words, cm.ex_calls, cm.ex_words);
     }
 

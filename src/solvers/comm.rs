@@ -37,6 +37,22 @@ pub(crate) struct VStats {
     pub(crate) sum_v: f64,
 }
 
+/// A V phase's point: this process's columns of `V` (`K × n`), `Q` beside
+/// them, and the graph's products at `V` (written: `plus = (Dᵃ+Wᵖ)V̄`,
+/// `minus = (Dᵖ+Wᵃ)V̄`).
+pub(crate) struct AtV<'a, T> {
+    /// `V` (`K × n`).
+    pub(crate) v: &'a [T],
+    /// `Q = Σ_v Uᵀ X` (`K × n`).
+    pub(crate) q: &'a [T],
+    /// `(K, n)`.
+    pub(crate) kn: (usize, usize),
+    /// `(Dᵃ+Wᵖ)V̄`.
+    pub(crate) plus: &'a mut [T],
+    /// `(Dᵖ+Wᵃ)V̄`.
+    pub(crate) minus: &'a mut [T],
+}
+
 /// The collectives of the shallow solver over the items of this process
 /// (module docs). Every call is made by every rank, in the same order with the
 /// same lengths (the solver's loop is the same on every rank).
@@ -79,31 +95,14 @@ pub(crate) trait Collective<T: Real> {
     /// block starts at `Σ_{j<i} M_j·K`).
     fn r(&self, off: usize, len: usize) -> Result<&[T], Error>;
 
-    /// The graph's products at `v` for the next V-step (`plus = (Dᵃ+Wᵖ)V̄`,
-    /// `minus = (Dᵖ+Wᵃ)V̄`), between the inner V-steps; only with a graph.
-    fn products(
-        &mut self,
-        v: &[T],
-        k: usize,
-        plus: &mut [T],
-        minus: &mut [T],
-        sc: &mut Stack<'_>,
-    ) -> Result<(), Error>;
+    /// The graph's products at `at.v` for the next V-step (into `at.plus`,
+    /// `at.minus`), between the inner V-steps; only with a graph.
+    fn products(&mut self, at: AtV<'_, T>, sc: &mut Stack<'_>) -> Result<(), Error>;
 
     /// At the end of a V phase (and at the start): `g ← V Vᵀ` over all items,
-    /// the graph's products at `v` (left in `plus`, `minus` for the next V
-    /// phase) and [`VStats`].
-    #[allow(clippy::too_many_arguments)]
-    fn stats(
-        &mut self,
-        v: &[T],
-        q: &[T],
-        kn: (usize, usize),
-        g: &mut [T],
-        plus: &mut [T],
-        minus: &mut [T],
-        sc: &mut Stack<'_>,
-    ) -> Result<VStats, Error>;
+    /// the graph's products at `at.v` (left in `at.plus`, `at.minus` for the
+    /// next V phase) and [`VStats`].
+    fn stats(&mut self, at: AtV<'_, T>, g: &mut [T], sc: &mut Stack<'_>) -> Result<VStats, Error>;
 
     /// The weights of the problem the fit solves (scaled: `crate::steps::scale`).
     fn weights(&mut self, params: &MvslParams) {
@@ -184,27 +183,21 @@ impl<T: Real, G: GraphOp<T> + ?Sized> Collective<T> for Local<'_, G> {
         Err(Error::Internal)
     }
 
-    fn products(
-        &mut self,
-        v: &[T],
-        k: usize,
-        plus: &mut [T],
-        minus: &mut [T],
-        sc: &mut Stack<'_>,
-    ) -> Result<(), Error> {
-        self.graph.apply(v, k, plus, minus, sc).map(|_| ())
+    fn products(&mut self, at: AtV<'_, T>, sc: &mut Stack<'_>) -> Result<(), Error> {
+        let AtV {
+            v, kn, plus, minus, ..
+        } = at;
+        self.graph.apply(v, kn.0, plus, minus, sc).map(|_| ())
     }
 
-    fn stats(
-        &mut self,
-        v: &[T],
-        q: &[T],
-        (k, n): (usize, usize),
-        g: &mut [T],
-        plus: &mut [T],
-        minus: &mut [T],
-        sc: &mut Stack<'_>,
-    ) -> Result<VStats, Error> {
+    fn stats(&mut self, at: AtV<'_, T>, g: &mut [T], sc: &mut Stack<'_>) -> Result<VStats, Error> {
+        let AtV {
+            v,
+            q,
+            kn: (k, n),
+            plus,
+            minus,
+        } = at;
         gram(v, k, n, g, sc)?;
         let traces = if self.use_graph {
             self.graph.apply(v, k, plus, minus, sc)?

@@ -4,11 +4,9 @@
 //! | module | what |
 //! |---|---|
 //! | `comm` | what a solver asks of the ranks it runs on (`Collective`): one process (`Local`, every collective a no-op), or a shard of the items (`models::dist`) |
-//! | `protocol` | the agreement protocol of a run across ranks (status words, checked buffers, the agreements) and its counts |
-//! | `shallow` | the one shallow solver (DESIGN §2, one layer) over a `Collective`: joint NMF's Lee–Seung steps and the MvSL family, on one process or across ranks |
+//! //! | `shallow` | the one shallow solver (DESIGN §2, one layer) over a `Collective`: joint NMF's Lee–Seung steps and the MvSL family, on one process or across ranks |
 //! | `encode` | out-of-sample encoding: the V-steps with the bases fixed (DESIGN §10) |
 
 pub(crate) mod comm;
 pub(crate) mod encode;
-pub(crate) mod protocol;
 pub(crate) mod shallow;

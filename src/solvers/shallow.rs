@@ -25,7 +25,7 @@ use crate::graph::NoGraph;
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
 use crate::linalg::{dot, gemm};
-use crate::solvers::comm::{Collective, Local, VStats};
+use crate::solvers::comm::{AtV, Collective, Local, VStats};
 use crate::steps::check::{check_shapes, validate};
 use crate::steps::fused::{csc_u_step, csc_u_step_applies, csc_u_step_req};
 use crate::steps::mu::{dead_views, form_pq, pq_view, products_req};
@@ -310,7 +310,14 @@ fn body<T: Real, X: Collective<T>, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?
     let obj = {
         let mut sc = st.rest();
         form_pq(views, Some(&prep), s, k, &*u, p, q, &mut sc)?;
-        let vs = coll.stats(v, q, (k, n), g, plus, minus, &mut sc)?;
+        let at = AtV {
+            v,
+            q,
+            kn: (k, n),
+            plus,
+            minus,
+        };
+        let vs = coll.stats(at, g, &mut sc)?;
         objective(p, g, vs, &*u)
     };
     coll.started();
@@ -403,7 +410,14 @@ fn body<T: Real, X: Collective<T>, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?
         // The V-steps, per item given P, Q and the graph's products.
         for step in 0..params.v_inner {
             if use_graph && step > 0 {
-                cl.products(v, k, plus, minus, &mut sc)?;
+                let at = AtV {
+                    v,
+                    q,
+                    kn: (k, n),
+                    plus,
+                    minus,
+                };
+                cl.products(at, &mut sc)?;
             }
             gemm(
                 T::ONE,
@@ -418,7 +432,14 @@ fn body<T: Real, X: Collective<T>, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?
                 Steps::Mvsl => v_update_par(params, v, (d, plus, minus, q), use_graph, sc.par())?,
             }
         }
-        let vs = cl.stats(v, q, (k, n), g, plus, minus, &mut sc)?;
+        let at = AtV {
+            v,
+            q,
+            kn: (k, n),
+            plus,
+            minus,
+        };
+        let vs = cl.stats(at, g, &mut sc)?;
         Ok(objective(p, g, vs, &*u))
     });
     let mut report = report?;

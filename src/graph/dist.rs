@@ -1,10 +1,14 @@
-//! The TGE / kNN graph built across ranks (issue 19, item 2): each rank finds
+//! The distributed schedule of the neighbour-graph engine (`super::neighbors`:
+//! its request checked by the same `Request::check`, the same block evaluator
+//! and heaps): the TGE / kNN graph built across ranks (issue 19, item 2),
+//! below the models, through the base layer's communicator
+//! ([`crate::comm`]; `models::dist` re-exports it). Each rank finds
 //! the neighbours of its own items against all items, with the other ranks'
 //! columns streamed to it one block at a time, and returns its rows of the
 //! graphs [`crate::graph::tge()`] builds over all items — the same rows, bit for
 //! bit (same neighbours, same order of ties, same weights).
 //!
-//! **Partition.** As in the distributed fit ([`super::fit`]): rank `r` holds
+//! **Partition.** As in the distributed fit (`models::dist`): rank `r` holds
 //! the columns `offset_r .. offset_r + N_r` of every view (dense), the ranks'
 //! ranges following each other in rank order. The labels are those of all `N`
 //! items on every rank (4 bytes per item, or none at all), so that every rank
@@ -49,11 +53,11 @@
 //!            its vote, the largest values and items and their vote, the edges
 //!            sent and received over all ranks (2 words) and their vote, the
 //!            closing agreement; each call carries 2 status words
-//!            (`super`'s module docs, "Agreement and errors")
+//!            (`crate::comm::protocol`)
 //! exchange   P (edge counts) + 2·edges_sent
 //! ```
 //!
-//! **Agreement.** As the fit's ([`super`], "Agreement and errors"): the item
+//! **Agreement.** As the distributed fit's (`crate::comm::protocol`): the item
 //! counts (which size every later call), the edge counts (which size the
 //! edges' exchange: each a whole number within the receive buffer, as many
 //! edges received over all ranks as sent, or `CommFailed` on every rank) are
@@ -74,21 +78,24 @@
 //! single process's `N²/(2b²)`: the pairs between two ranks are evaluated by
 //! both (the single process evaluates each pair once).
 
-use super::{agree, refuse_as, whole, Comm, Counted, STATUS};
+use crate::comm::protocol::{agree, refuse_as, whole, Counted, MAX_CONFIG, STATUS};
+use crate::comm::Comm;
 use crate::data::{Dense, View, ViewKind, ViewSet, ViewShape};
 use crate::error::{Error, Part};
-use crate::graph::build::{
-    add_pairs, check_counts, check_outs, check_sizes, Assembler, PenaltyTop,
-};
+use crate::graph::build::{add_pairs, check_counts, Assembler, PenaltyTop};
+use crate::graph::neighbors::{Checked, Request};
+use crate::graph::GraphBuild;
 use crate::graph::{CsrOut, GraphNnz, GraphParams, Penalty};
+use crate::par::Parallel;
 use crate::similarity::engine::{self, view_inv_scale, view_max, Block, Engine, Mode, Sink};
 use crate::similarity::topk::{Filter, PairTop, TopK, NO_NEIGHBOR};
+use crate::similarity::AnnParams;
 use crate::similarity::{self, class_of, median, Bandwidth, ClassIndex, Kernel, KernelSet};
 use crate::work::{Stack, WorkReq};
 
 /// Words of the configuration rank 0 broadcasts before the build.
 const CONFIG: usize = 13;
-const _: () = assert!(CONFIG <= super::MAX_CONFIG);
+const _: () = assert!(CONFIG <= MAX_CONFIG);
 
 /// What a rank passed to its communicator during [`tge()`](fn@tge).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -451,7 +458,7 @@ fn config<VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
 
 /// Takes part in [`tge()`](fn@tge)'s agreement with an error found before it
 /// could be called (a C argument that cannot be read): the other ranks return
-/// [`Error::PeerFailed`], this one `e` ([`super::refuse`] for the graph build).
+/// [`Error::PeerFailed`], this one `e` (`models::dist::refuse` for the fit).
 pub fn refuse<C: Comm + ?Sized>(comm: &mut C, e: Error) -> Error {
     refuse_as::<C, CONFIG>(comm, e)
 }
@@ -472,21 +479,16 @@ fn check<VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
     ranks: usize,
     work: &mut [u8],
 ) -> Result<(), Error> {
-    params.validate()?;
-    let lay = similarity::check_views(views, kernels)?;
-    if (0..lay.h).any(|v| views.shape(v).kind != ViewKind::Dense) {
-        return Err(Error::BadParameter);
-    }
-    if lay.n > n {
-        return Err(Error::DimensionMismatch);
-    }
-    check_sizes(params, n)?;
-    similarity::check_eta(eta, lay.h)?;
-    let nl = similarity::check_labels(labels, n, n_classes)?;
-    check_outs(lay.n, affinity, penalty)?;
-    if (params.kp > 0 || lay.median) && nl < 2 {
-        return Err(Error::TooFewLabeled);
-    }
+    let request = Request {
+        views,
+        kernels,
+        eta,
+        labels,
+        n_classes,
+        params,
+        items: Some(n),
+    };
+    let Checked { lay, nl, .. } = request.check::<f64>(affinity, penalty)?;
     let shapes = (0..lay.h).map(|v| views.shape(v));
     let need = tge_req(shapes, kernels, n, nl, n_classes, ranks, params)?.bytes()?;
     if work.len() < need {
@@ -536,7 +538,7 @@ fn copy_item<VS: ViewSet<f64> + ?Sized>(views: &VS, col: usize, dst: &mut [f64])
 /// view uses the median bandwidth), `n_classes`, `params`. `affinity` and
 /// `penalty` receive the rank's `N_r` rows (`row_ptr` of `N_r + 1` entries from
 /// 0, global column indices sorted per row), the format
-/// [`super::DistGraph::Csr`] takes; capacities from [`tge_capacity`].
+/// `models::dist::DistGraph::Csr` takes; capacities from [`tge_capacity`].
 ///
 /// Errors, before anything is written, on every rank alike: a rank's own
 /// input as [`crate::graph::tge()`] refuses it (and views not dense,
@@ -1066,4 +1068,321 @@ fn tge_body<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>
             edges_received: n_recv as u64,
         },
     })
+}
+
+/// Workspace bytes of [`tge_approx`] on a rank whose views (its `N_r` items)
+/// have these shapes, for `n` items over `ranks` ranks and these NN-descent
+/// options: the gathered items (`N · Σ_v M_v` words), the graphs over all
+/// items (their capacities, [`crate::graph::tge_capacity`]) and the
+/// single-process approximate build's workspace ([`crate::graph::tge_build_workspace`]).
+pub fn tge_approx_workspace<KS: KernelSet + ?Sized>(
+    shapes: impl IntoIterator<Item = ViewShape, IntoIter: Clone> + Clone,
+    kernels: &KS,
+    n: usize,
+    n_classes: usize,
+    ranks: usize,
+    params: &GraphParams,
+    ann: &AnnParams,
+) -> Result<usize, Error> {
+    approx_req(shapes, kernels, n, n_classes, ranks, params, ann)?.bytes()
+}
+
+fn approx_req<KS: KernelSet + ?Sized>(
+    shapes: impl IntoIterator<Item = ViewShape, IntoIter: Clone> + Clone,
+    kernels: &KS,
+    n: usize,
+    n_classes: usize,
+    ranks: usize,
+    params: &GraphParams,
+    ann: &AnnParams,
+) -> Result<WorkReq, Error> {
+    params.validate()?;
+    let lay = similarity::layout(shapes.clone(), kernels)?;
+    if ranks == 0 || lay.n > n {
+        return Err(Error::BadParameter);
+    }
+    let s: usize = shapes.clone().into_iter().map(|x| x.rows).sum();
+    let full = shapes.into_iter().map(|x| ViewShape {
+        cols: n,
+        kind: ViewKind::Dense,
+        nnz: 0,
+        ..x
+    });
+    let build = GraphBuild::Approx(*ann);
+    let inner = crate::graph::tge_build_workspace::<f64>(full, kernels, n_classes, params, &build)?;
+    let cap = crate::graph::tge_capacity(n, n_classes, params)?;
+    let csr = |e: usize| {
+        WorkReq::all_of(&[
+            WorkReq::new::<usize>(n.saturating_add(1)),
+            WorkReq::new::<usize>(e),
+            WorkReq::new::<f64>(e),
+        ])
+    };
+    Ok(WorkReq::all_of(&[
+        WorkReq::new::<f64>(ranks.saturating_add(STATUS)),
+        WorkReq::new::<usize>(ranks),
+        WorkReq::new::<usize>(lay.h),
+        WorkReq::matrix::<f64>(s, lay.n),
+        WorkReq::matrix::<f64>(s, n),
+        csr(cap.affinity),
+        csr(cap.penalty),
+        WorkReq::new::<u8>(inner),
+    ]))
+}
+
+/// The approximate graph across ranks (issue 30, item 4): this rank's rows of
+/// the graphs [`crate::graph::tge_build`] builds with
+/// `GraphBuild::Approx(*ann)` over all `n` items — the same rows, bit for bit
+/// (NN-descent is seeded and its lists do not depend on who runs it) — with the
+/// arguments, partition and errors of [`tge()`](fn@tge).
+///
+/// **How.** NN-descent reaches any item from any other (its candidates are
+/// the neighbours' neighbours), so this schedule gathers the items' columns
+/// on every rank (one all-gather of `N · Σ_v M_v` words, item after item) and
+/// runs the single process's approximate schedule on them; the rank keeps its
+/// rows. **Cost per rank**: the gathered columns and the graphs over all items
+/// in memory (`O(N·(S + ka + kp))`, not `O(N_r·…)` as [`tge()`](fn@tge)), and
+/// the whole NN-descent on each rank (the work is not divided). It is the
+/// exact schedule's sweep (`O(N·N_r)` per rank) that this replaces: at
+/// `N = 10⁶` NN-descent on one rank is far cheaper than a rank's share of the
+/// exact sweep. A sharded NN-descent (each rank its items' lists, the
+/// candidates' columns fetched from their ranks) would divide both; it is not
+/// built.
+#[allow(clippy::too_many_arguments)]
+pub fn tge_approx<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + Sync + ?Sized>(
+    comm: &mut C,
+    views: &VS,
+    kernels: &KS,
+    eta: &[f64],
+    labels: &[u32],
+    (n, n_classes): (usize, usize),
+    (params, ann): (&GraphParams, &AnnParams),
+    (mut affinity, mut penalty): (CsrOut<'_>, CsrOut<'_>),
+    work: &mut [u8],
+) -> Result<DistGraphReport, Error> {
+    let (rank, ranks) = (comm.rank(), comm.ranks());
+    if ranks == 0 || rank >= ranks {
+        return Err(Error::BadParameter);
+    }
+    let mut cm = Counted::new(comm);
+    let request = Request {
+        views,
+        kernels,
+        eta,
+        labels,
+        n_classes,
+        params,
+        items: Some(n),
+    };
+    let shapes = (0..views.count()).map(|v| views.shape(v));
+    let local = request.check::<f64>(&affinity, &penalty).and_then(|c| {
+        let need = approx_req(shapes.clone(), kernels, n, n_classes, ranks, params, ann)?;
+        if work.len() < need.bytes()? {
+            return Err(Error::WorkspaceTooSmall);
+        }
+        Ok(c.lay.n)
+    });
+    let mut cfg = config(views, kernels, eta, labels, n, n_classes, params, ranks);
+    // The NN-descent options are shared too: folded into the last word.
+    let mut h = Fnv(cfg[CONFIG - 1].to_bits());
+    for x in [ann.k, ann.trees, ann.leaf, ann.candidates, ann.iters] {
+        h.add(x as u64);
+    }
+    h.add(ann.seed);
+    h.add(ann.delta.to_bits());
+    cfg[CONFIG - 1] = (h.0 >> 11) as f64;
+    agree(&mut cm, &cfg, local.map(|_| ()))?;
+    let n_r = local?;
+    let r = approx_body(
+        &mut cm,
+        views,
+        &request,
+        (n, n_r, ann),
+        (&mut affinity, &mut penalty),
+        work,
+    );
+    match r {
+        Err(e) if !cm.left => cm.settle(Err(e), &mut [0.0; STATUS]),
+        r => r,
+    }
+}
+
+fn approx_body<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + Sync + ?Sized>(
+    cm: &mut Counted<'_, C>,
+    views: &VS,
+    request: &Request<'_, VS, KS>,
+    (n, n_r, ann): (usize, usize, &AnnParams),
+    (affinity, penalty): (&mut CsrOut<'_>, &mut CsrOut<'_>),
+    work: &mut [u8],
+) -> Result<DistGraphReport, Error> {
+    let (rank, ranks) = (cm.comm.rank(), cm.comm.ranks());
+    let h = views.count();
+    let s: usize = (0..h).map(|v| views.shape(v).rows).sum();
+    let mut st = Stack::new(work);
+    // The items per rank (agreed: they size the all-gather).
+    let su: &mut [f64] = st.take(ranks + STATUS)?;
+    su.fill(0.0);
+    *su.at_mut(rank)? = n_r as f64;
+    cm.sum(su)?;
+    let counts: &mut [usize] = st.take(ranks)?;
+    let mut offset = 0;
+    let agreed = (|| {
+        let mut total = 0usize;
+        for (q, (c, &x)) in counts.iter_mut().zip(su.iter()).enumerate() {
+            if !whole(x) {
+                return Err(Error::CommFailed);
+            }
+            *c = x as usize;
+            if q < rank {
+                offset += *c;
+            }
+            total = total.checked_add(*c).ok_or(Error::DimensionMismatch)?;
+        }
+        if total != n {
+            return Err(Error::DimensionMismatch);
+        }
+        Ok(())
+    })();
+    cm.checkpoint(agreed)?;
+    // The items, item after item (`S` values each), to every rank.
+    let part: &mut [f64] = st.take_matrix(s, n_r)?;
+    for (j, dst) in part.chunks_exact_mut(s.max(1)).enumerate() {
+        copy_item(views, j, dst);
+    }
+    for c in counts.iter_mut() {
+        *c *= s;
+    }
+    let all: &mut [f64] = st.take_matrix(s, n)?;
+    cm.allgather(part, counts, all)?;
+    let shape_rows: &mut [usize] = st.take(h)?;
+    for (v, r) in shape_rows.iter_mut().enumerate() {
+        *r = views.shape(v).rows;
+    }
+    let gathered = Window {
+        buf: all,
+        rows: shape_rows,
+        items: n,
+        stride: s,
+    };
+    let full = Request {
+        views: &gathered,
+        kernels: request.kernels,
+        eta: request.eta,
+        labels: request.labels,
+        n_classes: request.n_classes,
+        params: request.params,
+        items: None,
+    };
+    let cap = crate::graph::tge_capacity(n, request.n_classes, request.params)?;
+    let (ar, ac, aw) = (
+        st.take::<usize>(n + 1)?,
+        st.take::<usize>(cap.affinity)?,
+        st.take::<f64>(cap.affinity)?,
+    );
+    let (pr, pc, pw) = (
+        st.take::<usize>(n + 1)?,
+        st.take::<usize>(cap.penalty)?,
+        st.take::<f64>(cap.penalty)?,
+    );
+    let fa = CsrOut {
+        row_ptr: ar,
+        col_idx: ac,
+        weights: aw,
+    };
+    let fp = CsrOut {
+        row_ptr: pr,
+        col_idx: pc,
+        weights: pw,
+    };
+    let built = (|| {
+        let checked = full.check::<f64>(&fa, &fp)?;
+        let ann = GraphBuild::Approx(*ann)
+            .resolve(n, request.params.ka, Parallel::Serial)
+            .ok_or(Error::Internal)?;
+        let shapes = (0..h).map(|v| gathered.shape(v));
+        let ab = crate::similarity::approx_knn_workspace::<f64>(
+            shapes,
+            request.kernels,
+            request.n_classes,
+            &ann,
+        )?;
+        let outs = (
+            CsrOut {
+                row_ptr: &mut *fa.row_ptr,
+                col_idx: &mut *fa.col_idx,
+                weights: &mut *fa.weights,
+            },
+            CsrOut {
+                row_ptr: &mut *fp.row_ptr,
+                col_idx: &mut *fp.col_idx,
+                weights: &mut *fp.weights,
+            },
+        );
+        super::neighbors::tge_approx(
+            &full,
+            checked,
+            (&ann, ab),
+            outs,
+            st.take_rest(),
+            Parallel::Serial,
+        )
+    })();
+    // This rank's rows must fit its outputs: agreed with the build's outcome.
+    let fits = built.and_then(|nnz| {
+        let a = rows_nnz(&fa, offset, n_r)?;
+        let p = rows_nnz(&fp, offset, n_r)?;
+        if a > affinity.col_idx.len().min(affinity.weights.len())
+            || p > penalty.col_idx.len().min(penalty.weights.len())
+        {
+            return Err(Error::BufferTooShort);
+        }
+        if a > nnz.affinity || p > nnz.penalty {
+            return Err(Error::Internal);
+        }
+        Ok(GraphNnz {
+            affinity: a,
+            penalty: p,
+        })
+    });
+    let nnz = cm.settle(fits, &mut [0.0; STATUS])?;
+    copy_rows(&fa, offset, n_r, affinity)?;
+    copy_rows(&fp, offset, n_r, penalty)?;
+    Ok(DistGraphReport {
+        nnz,
+        traffic: GraphTraffic {
+            allreduce_calls: cm.calls,
+            allreduce_words: cm.words,
+            allgather_calls: cm.ag_calls,
+            allgather_sent: cm.ag_sent,
+            allgather_received: cm.ag_received,
+            exchange_calls: cm.ex_calls,
+            exchange_sent: cm.ex_words,
+            edges_sent: 0,
+            edges_received: 0,
+        },
+    })
+}
+
+/// Entries of the rows `lo .. lo + len` of a CSR graph.
+fn rows_nnz(g: &CsrOut<'_>, lo: usize, len: usize) -> Result<usize, Error> {
+    let hi = lo.checked_add(len).ok_or(Error::Internal)?;
+    Ok(g.row_ptr.at(hi)?.saturating_sub(g.row_ptr.at(lo)?))
+}
+
+/// The rows `lo .. lo + len` of `g` into `out` (`row_ptr` from 0; capacity checked).
+fn copy_rows(g: &CsrOut<'_>, lo: usize, len: usize, out: &mut CsrOut<'_>) -> Result<(), Error> {
+    let base = g.row_ptr.at(lo)?;
+    let end = lo.checked_add(len).ok_or(Error::Internal)?;
+    for (o, &r) in out.row_ptr.iter_mut().zip(g.row_ptr.part(lo..=end)?) {
+        *o = r.saturating_sub(base);
+    }
+    let m = rows_nnz(g, lo, len)?;
+    let top = base.checked_add(m).ok_or(Error::Internal)?;
+    out.col_idx
+        .part_mut(..m)?
+        .copy_checked(g.col_idx.part(base..top)?)?;
+    out.weights
+        .part_mut(..m)?
+        .copy_checked(g.weights.part(base..top)?)?;
+    Ok(())
 }

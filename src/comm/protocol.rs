@@ -6,8 +6,8 @@
 //! (`crate::models::dist` turns the counts into its traffic report). The
 //! distributed fit and the distributed graph build both run under it.
 
+use super::Comm;
 use crate::error::{Error, Part};
-use crate::steps::shard::Comm;
 
 /// Words every allreduce of a distributed run carries after its data: a one
 /// from every rank (their sum must come back as the number of ranks) and
