@@ -856,11 +856,11 @@ static void test_holdout_count(void)
     h = dalloc(r * n);
     sc = dalloc(c * n);
     scf = dalloc(c * n);
-    sc32 = (float *)malloc(c * n * sizeof(float));
-    fitl = (uint8_t *)malloc(c * n);
-    held = (uint8_t *)malloc(c * n);
-    pred = (uint8_t *)malloc(c * n);
-    keep_pred = (uint8_t *)malloc(c * n);
+    sc32 = (float *)dalloc(c * n); /* room for as many floats (doubles are larger) */
+    fitl = (uint8_t *)dalloc(c * n);
+    held = (uint8_t *)dalloc(c * n);
+    pred = (uint8_t *)dalloc(c * n);
+    keep_pred = (uint8_t *)dalloc(c * n);
     par.max_iter = 30;
     par.unknown_weight = 0.2;
     /* The labels a refit sees and the held-out rest (40 % of the given). */
@@ -1038,9 +1038,9 @@ static void test_mvel_f32(void)
     n = p.n;
     q = dalloc(c * r);
     h = dalloc(r * n);
-    qf = (float *)malloc(c * r * sizeof(float));
-    hf = (float *)malloc(r * n * sizeof(float));
-    scf = (float *)malloc(c * n * sizeof(float));
+    qf = (float *)dalloc(c * r); /* room for as many floats */
+    hf = (float *)dalloc(r * n);
+    scf = (float *)dalloc(c * n);
     par.max_iter = 25;
     par.tol = 0.0;
     par.unknown_weight = 0.1;
