@@ -46,7 +46,8 @@
  * positives that is given — by default (--label-freq holdout) estimated from
  * a share --holdout H (default 0.3) of the given positives held out of a
  * first fit on the same graph (their out-of-sample scores against the unknown
- * items' scores: the mixture-proportion estimate of holdout_freq, at least
+ * items' scores: the mixture-proportion estimate of
+ * mvnmf_mvel_label_freq_holdout, at least
  * --min-held M (default 10) held-out positives above any threshold it uses;
  * a second fit on all given labels is the one decided), or --label-freq C
  * (fixed), auto (Elkan-Noto's mean calibrated score of the given positives,
@@ -54,7 +55,7 @@
  * reference only, not available to a learner); an unlabeled item decided positive where its PU
  * posterior exceeds 1/2; every given positive kept: mvnmf_mvel_decide_pu;
  * count: per label the round(P (1 - c) / c) best-scoring unknown items, P its
- * given positives, c as for pu, every given positive kept;
+ * given positives, c as for pu, every given positive kept: mvnmf_mvel_count_thresholds;
  * sign: label present where QH > 0, the paper's {-1, 1} coding; given:
  * per-label thresholds maximising F1 on the given labels, nothing kept),
  * --standardize on|off (default on: every feature of every view to mean 0,
@@ -238,110 +239,6 @@ typedef struct {
     uint64_t split_seed; /* of the hold-out (set per split) */
 } settings;
 
-/* Sorting item indices by decreasing score (ties by index). */
-static const double *g_key;
-static int by_score_desc(const void *pa, const void *pb)
-{
-    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-    if (g_key[a] != g_key[b])
-        return g_key[a] > g_key[b] ? -1 : 1;
-    return a < b ? -1 : a > b;
-}
-
-/* The label frequencies c_s from given positives held out of a fit (scores of
- * that fit, c x n): the mixture-proportion estimate documented at
- * models::mvel::label_freq_holdout (Rust; this is its C mirror until the C ABI
- * has it). Per label, over the items the fit saw as unknown (U), alpha =
- * min over thresholds with >= m held-out above of (U above / |U|) / (held above
- * / H), clamped to [H/|U|, 1]; c = (P' + H) / (P' + alpha |U|). */
-static void holdout_freq(const double *sc, const uint8_t *fitl, const uint8_t *held, size_t c, size_t n,
-                         size_t min_held, double *freq)
-{
-    size_t s, u, *idx = (size_t *)xmalloc(n * sizeof(size_t));
-    double *row = (double *)xmalloc(n * sizeof(double));
-    for (s = 0; s < c; s++) {
-        size_t pf = 0, h = 0, nu, m, k = 0, a = 0, pos = 0;
-        double alpha = 1.0;
-        for (u = 0; u < n; u++) {
-            pf += fitl[s + u * c];
-            h += held[s + u * c];
-            row[u] = sc[s + u * c];
-            idx[u] = u;
-        }
-        nu = n - pf;
-        if (h == 0 || nu == 0) {
-            freq[s] = 0.0;
-            continue;
-        }
-        m = min_held < 1 ? 1 : min_held > h ? h : min_held;
-        g_key = row;
-        qsort(idx, n, sizeof(size_t), by_score_desc);
-        while (pos < n) {
-            double x = row[idx[pos]];
-            while (pos < n && row[idx[pos]] == x) {
-                if (!fitl[s + idx[pos] * c]) {
-                    k++;
-                    a += held[s + idx[pos] * c];
-                }
-                pos++;
-            }
-            if (a >= m) {
-                double r = ((double)k / (double)nu) / ((double)a / (double)h);
-                if (r < alpha)
-                    alpha = r;
-            }
-        }
-        if (alpha < (double)h / (double)nu)
-            alpha = (double)h / (double)nu;
-        freq[s] = (double)(pf + h) / ((double)pf + alpha * (double)nu);
-        if (freq[s] > 1.0)
-            freq[s] = 1.0;
-    }
-    free(idx);
-    free(row);
-}
-
-/* The count rule (models::mvel::count_thresholds in Rust; this is its C
- * mirror until the C ABI has it): with label frequency c_s, a label with P_s
- * given positives has about m = round(P_s (1 - c_s) / c_s) hidden ones; tau[s]
- * sits between the m-th and (m+1)-th highest score among the label's unknown
- * items (no threshold splits a tie: a tied run straddling it is left out).
- * c_s = 0 (unknown) or m = 0 adds nothing. */
-static void count_tau(const double *sc, const uint8_t *given, const double *lf, size_t c, size_t n, double *tau)
-{
-    size_t s, u, *idx = (size_t *)xmalloc(n * sizeof(size_t));
-    double *row = (double *)xmalloc(n * sizeof(double));
-    for (s = 0; s < c; s++) {
-        size_t p = 0, nu = 0, m;
-        tau[s] = INFINITY;
-        for (u = 0; u < n; u++) {
-            if (given[s + u * c])
-                p++;
-            else {
-                row[nu] = sc[s + u * c];
-                idx[nu] = nu;
-                nu++;
-            }
-        }
-        if (!(lf[s] > 0.0) || p == 0 || nu == 0)
-            continue;
-        m = (size_t)floor((double)p * (1.0 - lf[s]) / lf[s] + 0.5);
-        if (m == 0)
-            continue;
-        if (m >= nu) {
-            tau[s] = -INFINITY;
-            continue;
-        }
-        g_key = row;
-        qsort(idx, nu, sizeof(size_t), by_score_desc);
-        tau[s] = 0.5 * (row[idx[m - 1]] + row[idx[m]]);
-        if (row[idx[m - 1]] == row[idx[m]])
-            tau[s] = row[idx[m]];
-    }
-    free(idx);
-    free(row);
-}
-
 /* The first (hold-out) fit's scores, then the label frequencies from them. */
 static void predict_freq(const double *q, const double *h, size_t c, size_t r, size_t n, const uint8_t *fitl,
                          const uint8_t *held, size_t min_held, double *scores, double *lf)
@@ -352,7 +249,12 @@ static void predict_freq(const double *q, const double *h, size_t c, size_t r, s
     wk = work_of(bytes);
     check(mvnmf_mvel_predict(q, h, c, r, n, scores, wk, bytes), "predict");
     free(wk);
-    holdout_freq(scores, fitl, held, c, n, min_held, lf);
+    /* c_s per label: the mixture-proportion estimate of
+     * models::mvel::label_freq_holdout over the items this fit saw as unknown. */
+    check(mvnmf_mvel_label_freq_holdout_workspace(n, &bytes), "label_freq_holdout workspace");
+    wk = work_of(bytes);
+    check(mvnmf_mvel_label_freq_holdout(scores, fitl, held, c, n, min_held, lf, wk, bytes), "label_freq_holdout");
+    free(wk);
 }
 
 /* MVEL on the views (cross_view) or on one concatenated view; writes scores
@@ -509,11 +411,10 @@ static void run_mvel(const dataset *ds, const double *const *xs, const size_t *d
     check(mvnmf_mvel_predict(q, h, c, r, n, scores, wk, bytes), "predict");
     free(wk);
     if (st->decide == DECIDE_COUNT) { /* the estimated number of hidden positives per label */
-        size_t u2;
-        count_tau(scores, given, lf, c, n, tau);
-        for (u2 = 0; u2 < n; u2++)
-            for (v = 0; v < c; v++)
-                pred[v + u2 * c] = given[v + u2 * c] || scores[v + u2 * c] > tau[v];
+        check(mvnmf_mvel_count_thresholds_workspace(n, &bytes), "count_thresholds workspace");
+        wk = work_of(bytes);
+        check(mvnmf_mvel_count_thresholds(scores, given, c, n, lf, tau, pred, wk, bytes), "count_thresholds");
+        free(wk);
     } else if (st->decide == DECIDE_PU) { /* per-label PU thresholds, given positives kept */
         check(mvnmf_mvel_decide_pu_workspace(n, &bytes), "decide_pu workspace");
         wk = work_of(bytes);

@@ -2503,6 +2503,11 @@ struct mvnmf_mvel_params mvnmf_mvel_params_default(void);
 
 // Workspace bytes of `mvnmf_mvel_fit` for `n_labels` labels, the graph's
 // `n` items and dimension `r` (reads the graph descriptor).
+//
+// # Safety
+// `graph` is NULL or a valid descriptor (its arrays as `mvnmf_graph`
+// documents); `params` is NULL or valid; `bytes` is NULL or valid for one
+// write.
 mvnmf_status mvnmf_mvel_fit_workspace(size_t n_labels,
                                       const struct mvnmf_graph *graph,
                                       size_t r,
@@ -2525,6 +2530,13 @@ mvnmf_status mvnmf_mvel_fit_workspace(size_t n_labels,
 // `progress` returns nonzero (outputs at the last complete iterate); on any
 // other error the outputs are untouched. Report terms:
 // `MVNMF_TERM_LABEL_FIT`, `MVNMF_TERM_AFFINITY`, `MVNMF_TERM_LABEL_CORRELATION`.
+//
+// # Safety
+// `labels` is NULL or valid for `n_labels × n` bytes, `q` for `n_labels × r`
+// and `h` for `r × n` doubles, `work` for `work_bytes` bytes; `graph` is NULL
+// or a valid descriptor; `params` and `report` NULL or valid; `progress`
+// NULL or a function that may be called with `user`. The outputs do not
+// overlap each other, the inputs or the workspace.
 mvnmf_status mvnmf_mvel_fit(const uint8_t *labels,
                             size_t n_labels,
                             const struct mvnmf_graph *graph,
@@ -2538,9 +2550,41 @@ mvnmf_status mvnmf_mvel_fit(const uint8_t *labels,
                             void *user,
                             struct mvnmf_report *report);
 
+// Workspace bytes of `mvnmf_mvel_fit_f32`.
+//
+// # Safety
+// As `mvnmf_mvel_fit_workspace`.
+mvnmf_status mvnmf_mvel_fit_f32_workspace(size_t n_labels,
+                                          const struct mvnmf_graph *graph,
+                                          size_t r,
+                                          const struct mvnmf_mvel_params *params,
+                                          size_t *bytes);
+
+// `mvnmf_mvel_fit` in single precision: `float` `q` and `h`; the labels,
+// graph, options and report as the double fit. `MVNMF_GRAPH_DENSE` (double
+// weights) is `MVNMF_STATUS_BAD_PARAMETER` here: give the graph as CSR.
+//
+// # Safety
+// As `mvnmf_mvel_fit`, with `q` and `h` valid for as many floats.
+mvnmf_status mvnmf_mvel_fit_f32(const uint8_t *labels,
+                                size_t n_labels,
+                                const struct mvnmf_graph *graph,
+                                size_t r,
+                                const struct mvnmf_mvel_params *params,
+                                float *q,
+                                float *h,
+                                void *work,
+                                size_t work_bytes,
+                                mvnmf_progress_fn progress,
+                                void *user,
+                                struct mvnmf_report *report);
+
 // Workspace bytes of `mvnmf_mvel_predict`, with the call's shape checks: a
 // zero dimension (`MVNMF_STATUS_ZERO_DIMENSION`), or `Q`, `H` or the scores
 // beyond `PTRDIFF_MAX` bytes (`MVNMF_STATUS_SIZE_OVERFLOW`).
+//
+// # Safety
+// `bytes` is NULL or valid for one write.
 mvnmf_status mvnmf_mvel_predict_workspace(size_t n_labels,
                                           size_t r,
                                           size_t n,
@@ -2554,6 +2598,11 @@ mvnmf_status mvnmf_mvel_predict_workspace(size_t n_labels,
 // (else `MVNMF_STATUS_INPUT_TOO_LARGE`): then no score can overflow, and an
 // `MVNMF_STATUS_OK` always comes with finite scores. The fit's factors
 // (columns of norm at most 1) are far inside.
+//
+// # Safety
+// `q` is NULL or valid for `n_labels × r`, `h` for `r × n` and `scores` for
+// `n_labels × n` doubles, `work` for `work_bytes` bytes; `scores` overlaps
+// nothing else.
 mvnmf_status mvnmf_mvel_predict(const double *q,
                                 const double *h,
                                 size_t n_labels,
@@ -2563,7 +2612,33 @@ mvnmf_status mvnmf_mvel_predict(const double *q,
                                 void *work,
                                 size_t work_bytes);
 
-// Workspace bytes of `mvnmf_mvel_thresholds` for `n` items.
+// Workspace bytes of `mvnmf_mvel_predict_f32`.
+//
+// # Safety
+// As `mvnmf_mvel_predict_workspace`.
+mvnmf_status mvnmf_mvel_predict_f32_workspace(size_t n_labels,
+                                              size_t r,
+                                              size_t n,
+                                              size_t *bytes);
+
+// `mvnmf_mvel_predict` in single precision (`float` `q`, `h`, `scores`; the
+// overflow bound is a quarter of `FLT_MAX`).
+//
+// # Safety
+// As `mvnmf_mvel_predict`, with floats.
+mvnmf_status mvnmf_mvel_predict_f32(const float *q,
+                                    const float *h,
+                                    size_t n_labels,
+                                    size_t r,
+                                    size_t n,
+                                    float *scores,
+                                    void *work,
+                                    size_t work_bytes);
+
+// Workspace bytes of `mvnmf_mvel_thresholds` (and `_f32`) for `n` items.
+//
+// # Safety
+// `bytes` is NULL or valid for one write.
 mvnmf_status mvnmf_mvel_thresholds_workspace(size_t n,
                                              size_t *bytes);
 
@@ -2571,6 +2646,11 @@ mvnmf_status mvnmf_mvel_thresholds_workspace(size_t n,
 // consecutive distinct scores that maximises the F1 of "score > tau" against
 // the given labels (`n_labels × n` bytes 0/1); `DBL_MAX` for a label with no
 // given positive. `O(c · n log n)`.
+//
+// # Safety
+// `scores` is NULL or valid for `n_labels × n` doubles, `labels` for as many
+// bytes, `tau` for `n_labels` doubles, `work` for `work_bytes` bytes; `tau`
+// overlaps nothing else.
 mvnmf_status mvnmf_mvel_thresholds(const double *scores,
                                    const uint8_t *labels,
                                    size_t n_labels,
@@ -2579,14 +2659,44 @@ mvnmf_status mvnmf_mvel_thresholds(const double *scores,
                                    void *work,
                                    size_t work_bytes);
 
+// `mvnmf_mvel_thresholds` on `float` scores (`tau` stays double); the
+// workspace from `mvnmf_mvel_thresholds_workspace`.
+//
+// # Safety
+// As `mvnmf_mvel_thresholds`, with `scores` valid for as many floats.
+mvnmf_status mvnmf_mvel_thresholds_f32(const float *scores,
+                                       const uint8_t *labels,
+                                       size_t n_labels,
+                                       size_t n,
+                                       double *tau,
+                                       void *work,
+                                       size_t work_bytes);
+
 // Decisions `pred[s, u] = scores[s, u] > tau[s]` (`n_labels × n` bytes).
+//
+// # Safety
+// `scores` is NULL or valid for `n_labels × n` doubles, `tau` for `n_labels`
+// doubles, `pred` for `n_labels × n` bytes overlapping nothing else.
 mvnmf_status mvnmf_mvel_decide(const double *scores,
                                const double *tau,
                                size_t n_labels,
                                size_t n,
                                uint8_t *pred);
 
-// Workspace bytes of `mvnmf_mvel_decide_pu` for `n` items.
+// `mvnmf_mvel_decide` on `float` scores (`tau` stays double).
+//
+// # Safety
+// As `mvnmf_mvel_decide`, with `scores` valid for as many floats.
+mvnmf_status mvnmf_mvel_decide_f32(const float *scores,
+                                   const double *tau,
+                                   size_t n_labels,
+                                   size_t n,
+                                   uint8_t *pred);
+
+// Workspace bytes of `mvnmf_mvel_decide_pu` (and `_f32`) for `n` items.
+//
+// # Safety
+// `bytes` is NULL or valid for one write.
 mvnmf_status mvnmf_mvel_decide_pu_workspace(size_t n,
                                             size_t *bytes);
 
@@ -2606,6 +2716,12 @@ mvnmf_status mvnmf_mvel_decide_pu_workspace(size_t n,
 // `MVNMF_STATUS_BAD_LABEL`, `MVNMF_STATUS_BAD_PARAMETER` (a label frequency
 // outside [0, 1] or NaN), `MVNMF_STATUS_WORKSPACE_TOO_SMALL`.
 // `O(n_labels · n log n)`.
+//
+// # Safety
+// `scores` is NULL or valid for `n_labels × n` doubles, `labels` and `pred`
+// for as many bytes, `label_freq`, `tau` and `label_freq_used` NULL or
+// valid for `n_labels` doubles, `work` for `work_bytes` bytes; the outputs
+// overlap nothing else.
 mvnmf_status mvnmf_mvel_decide_pu(const double *scores,
                                   const uint8_t *labels,
                                   size_t n_labels,
@@ -2617,8 +2733,141 @@ mvnmf_status mvnmf_mvel_decide_pu(const double *scores,
                                   void *work,
                                   size_t work_bytes);
 
+// `mvnmf_mvel_decide_pu` on `float` scores (thresholds and frequencies stay
+// double); the workspace from `mvnmf_mvel_decide_pu_workspace`.
+//
+// # Safety
+// As `mvnmf_mvel_decide_pu`, with `scores` valid for as many floats.
+mvnmf_status mvnmf_mvel_decide_pu_f32(const float *scores,
+                                      const uint8_t *labels,
+                                      size_t n_labels,
+                                      size_t n,
+                                      const double *label_freq,
+                                      double *tau,
+                                      double *label_freq_used,
+                                      uint8_t *pred,
+                                      void *work,
+                                      size_t work_bytes);
+
+// Workspace bytes of `mvnmf_mvel_label_freq_holdout` (and `_f32`) for `n`
+// items (`MVNMF_STATUS_ZERO_DIMENSION` for `n = 0`).
+//
+// # Safety
+// `bytes` is NULL or valid for one write.
+mvnmf_status mvnmf_mvel_label_freq_holdout_workspace(size_t n,
+                                                     size_t *bytes);
+
+// The label frequencies `freq[n_labels]` (the share of each label's
+// positives that is given) from given positives held out of a refit — the
+// `label_freq` of `mvnmf_mvel_decide_pu` and `mvnmf_mvel_count_thresholds`
+// without the bias of scores the fit has seen (the Rust docs of
+// `models::mvel::label_freq_holdout`: a mixture-proportion estimate, Blanchard,
+// Lee & Scott 2010; Scott 2015).
+//
+// The caller splits the given positives into `fit_labels` (what a refit
+// saw) and `held_labels` (a random share, disjoint from them; both
+// `n_labels × n` bytes 0/1), refits on `fit_labels` and passes its
+// `scores` (`n_labels × n`). Per label, over the items the refit saw as
+// unknown (`U`): `alpha = min over thresholds with at least
+// min(max(min_held, 1), H) held-out positives above of (U above / |U|) /
+// (held above / H)`, clamped to `[H / |U|, 1]`; `freq = (P' + H) / (P' +
+// alpha |U|)` (`P'`: the label's `fit_labels` positives, `H` its held-out
+// ones); 0 (unknown) for a label without a held-out positive. Validated
+// before anything is written: `MVNMF_STATUS_ZERO_DIMENSION`,
+// `MVNMF_STATUS_BAD_LABEL` (a flag not 0/1, or an entry both held out and
+// in `fit_labels`), `MVNMF_STATUS_NON_FINITE_INPUT` (a score),
+// `MVNMF_STATUS_WORKSPACE_TOO_SMALL`. `O(n_labels · n log n)`.
+//
+// # Safety
+// `scores` is NULL or valid for `n_labels × n` doubles, `fit_labels` and
+// `held_labels` for as many bytes, `freq` for `n_labels` doubles
+// overlapping nothing else, `work` for `work_bytes` bytes.
+mvnmf_status mvnmf_mvel_label_freq_holdout(const double *scores,
+                                           const uint8_t *fit_labels,
+                                           const uint8_t *held_labels,
+                                           size_t n_labels,
+                                           size_t n,
+                                           size_t min_held,
+                                           double *freq,
+                                           void *work,
+                                           size_t work_bytes);
+
+// `mvnmf_mvel_label_freq_holdout` on `float` scores (`freq` stays double);
+// the workspace from `mvnmf_mvel_label_freq_holdout_workspace`.
+//
+// # Safety
+// As `mvnmf_mvel_label_freq_holdout`, with `scores` valid for as many floats.
+mvnmf_status mvnmf_mvel_label_freq_holdout_f32(const float *scores,
+                                               const uint8_t *fit_labels,
+                                               const uint8_t *held_labels,
+                                               size_t n_labels,
+                                               size_t n,
+                                               size_t min_held,
+                                               double *freq,
+                                               void *work,
+                                               size_t work_bytes);
+
+// Workspace bytes of `mvnmf_mvel_count_thresholds` (and `_f32`) for `n`
+// items (`MVNMF_STATUS_ZERO_DIMENSION` for `n = 0`).
+//
+// # Safety
+// `bytes` is NULL or valid for one write.
+mvnmf_status mvnmf_mvel_count_thresholds_workspace(size_t n,
+                                                   size_t *bytes);
+
+// MVEL's decisions by the **count rule** (the Rust docs of
+// `models::mvel::count_thresholds`): a label with `P_s` given positives and
+// label frequency `label_freq[s]` (e.g. from `mvnmf_mvel_label_freq_holdout`)
+// has about `m_s = round(P_s (1 − c_s) / c_s)` hidden positives; `tau[s]`
+// lets exactly its `m_s` best-scoring unknown items through (`score >
+// tau[s]`; half-way between the `m_s`-th and the next unknown score, or
+// that score where they tie, so a tied run straddling the cut is left out).
+// `tau[s] = +INFINITY` (nothing added) where `label_freq[s] = 0`, the label
+// has no given positive or `m_s = 0`; `-INFINITY` where `m_s` reaches the
+// label's unknown items. When `pred` is not NULL it receives the decisions
+// (`n_labels × n` bytes): `1` where the label is given or `score > tau[s]`.
+// `labels`: the given labels, `n_labels × n` bytes 0/1; `label_freq`
+// (`n_labels` doubles in [0, 1]) is required. Validated before anything is
+// written: `MVNMF_STATUS_ZERO_DIMENSION`, `MVNMF_STATUS_NULL_POINTER`,
+// `MVNMF_STATUS_BAD_LABEL`, `MVNMF_STATUS_NON_FINITE_INPUT` (a score),
+// `MVNMF_STATUS_BAD_PARAMETER` (a label frequency outside [0, 1] or NaN),
+// `MVNMF_STATUS_WORKSPACE_TOO_SMALL`. `O(n_labels · n log n)`.
+//
+// # Safety
+// `scores` is NULL or valid for `n_labels × n` doubles, `labels` for as many
+// bytes, `label_freq` and `tau` for `n_labels` doubles, `pred` NULL or valid
+// for `n_labels × n` bytes, `work` for `work_bytes` bytes; the outputs
+// overlap nothing else.
+mvnmf_status mvnmf_mvel_count_thresholds(const double *scores,
+                                         const uint8_t *labels,
+                                         size_t n_labels,
+                                         size_t n,
+                                         const double *label_freq,
+                                         double *tau,
+                                         uint8_t *pred,
+                                         void *work,
+                                         size_t work_bytes);
+
+// `mvnmf_mvel_count_thresholds` on `float` scores (`label_freq` and `tau`
+// stay double); the workspace from `mvnmf_mvel_count_thresholds_workspace`.
+//
+// # Safety
+// As `mvnmf_mvel_count_thresholds`, with `scores` valid for as many floats.
+mvnmf_status mvnmf_mvel_count_thresholds_f32(const float *scores,
+                                             const uint8_t *labels,
+                                             size_t n_labels,
+                                             size_t n,
+                                             const double *label_freq,
+                                             double *tau,
+                                             uint8_t *pred,
+                                             void *work,
+                                             size_t work_bytes);
+
 // Workspace bytes of `mvnmf_mvel_fit_anchored` for `n` items, `n_labels`
 // labels, dimension `r` and `m` anchors.
+//
+// # Safety
+// `params` is NULL or valid; `bytes` is NULL or valid for one write.
 mvnmf_status mvnmf_mvel_fit_anchored_workspace(size_t n,
                                                size_t n_labels,
                                                size_t r,
@@ -2635,6 +2884,13 @@ mvnmf_status mvnmf_mvel_fit_anchored_workspace(size_t n,
 //
 // Cost per iteration `O(r·m² + r²·m + c·r·m)`; workspace `O(m² + c·m + r·m)`
 // (nothing of size `n`). Cancellation and errors as `mvnmf_mvel_fit`.
+//
+// # Safety
+// `labels` is NULL or valid for `n_labels × n` bytes, `idx` and `z` for
+// `n × s` entries, `q` for `n_labels × r` and `a` for `r × m` doubles,
+// `work` for `work_bytes` bytes; `params` and `report` NULL or valid;
+// `progress` NULL or a function that may be called with `user`. The outputs
+// do not overlap each other, the inputs or the workspace.
 mvnmf_status mvnmf_mvel_fit_anchored(const uint8_t *labels,
                                      size_t n_labels,
                                      size_t n,
@@ -2652,10 +2908,49 @@ mvnmf_status mvnmf_mvel_fit_anchored(const uint8_t *labels,
                                      void *user,
                                      struct mvnmf_report *report);
 
+// Workspace bytes of `mvnmf_mvel_fit_anchored_f32`.
+//
+// # Safety
+// As `mvnmf_mvel_fit_anchored_workspace`.
+mvnmf_status mvnmf_mvel_fit_anchored_f32_workspace(size_t n,
+                                                   size_t n_labels,
+                                                   size_t r,
+                                                   size_t m,
+                                                   const struct mvnmf_mvel_params *params,
+                                                   size_t *bytes);
+
+// `mvnmf_mvel_fit_anchored` in single precision: `float` anchor weights `z`
+// (convert those of `mvnmf_anchor_graph`), `q` and `a`; labels, options and
+// report as the double fit.
+//
+// # Safety
+// As `mvnmf_mvel_fit_anchored`, with `z`, `q` and `a` valid for as many
+// floats.
+mvnmf_status mvnmf_mvel_fit_anchored_f32(const uint8_t *labels,
+                                         size_t n_labels,
+                                         size_t n,
+                                         const size_t *idx,
+                                         const float *z,
+                                         size_t s,
+                                         size_t m,
+                                         size_t r,
+                                         const struct mvnmf_mvel_params *params,
+                                         float *q,
+                                         float *a,
+                                         void *work,
+                                         size_t work_bytes,
+                                         mvnmf_progress_fn progress,
+                                         void *user,
+                                         struct mvnmf_report *report);
+
 // The items' embeddings `H = A Z` (`r × n` doubles) from the anchors' `a`
 // (`r × m`) and an anchor graph `(idx, z)` (`s` per item): the fitted items,
 // or new ones (`mvnmf_anchor_graph` with the training scales and views) —
 // the out-of-sample `h(x) = A z(x)`. `O(n·s·r)`.
+//
+// # Safety
+// `a` is NULL or valid for `r × m` doubles, `idx` and `z` for `n × s`
+// entries, `h` for `r × n` doubles overlapping nothing else.
 mvnmf_status mvnmf_mvel_embed_anchored(const double *a,
                                        size_t r,
                                        size_t m,
@@ -2664,6 +2959,19 @@ mvnmf_status mvnmf_mvel_embed_anchored(const double *a,
                                        size_t s,
                                        size_t n,
                                        double *h);
+
+// `mvnmf_mvel_embed_anchored` in single precision (`float` `a`, `z`, `h`).
+//
+// # Safety
+// As `mvnmf_mvel_embed_anchored`, with floats.
+mvnmf_status mvnmf_mvel_embed_anchored_f32(const float *a,
+                                           size_t r,
+                                           size_t m,
+                                           const size_t *idx,
+                                           const float *z,
+                                           size_t s,
+                                           size_t n,
+                                           float *h);
 
 // The default options of `mvnmf_mvsl_fit` (what a NULL `params` means): the
 // MvSL preset (`MVNMF_MVSL_PRESET_MVSL`).

@@ -582,3 +582,79 @@ fn count_thresholds_on_a_worked_case() {
     );
     assert_eq!(tau[0], 7.0);
 }
+
+/// `decide_count` on the worked case above: the given positives kept, exactly
+/// the items above tau added (c = 0.5: items 1 and 2; c = 0.4: the same two,
+/// the tie at 0.5 left out); bad input (a label frequency of 1.5, a score
+/// NaN, pred of another shape, a short workspace) refused with tau and pred
+/// untouched; the workspace query refuses n = 0.
+#[test]
+fn decide_count_keeps_the_given_and_adds_the_count() {
+    let n = 8;
+    let mut s = [3.0, 0.9, 0.7, 0.5, 0.5, -1.0, 0.2, 0.1];
+    let mut y = [0u8; 8];
+    y[0] = 1;
+    y[5] = 1;
+    let mut work = vec![0u8; mvel::count_thresholds_workspace(n).unwrap()];
+    assert_eq!(
+        mvel::count_thresholds_workspace(0),
+        Err(Error::ZeroDimension)
+    );
+    for c in [0.5, 0.4] {
+        let (mut tau, mut pred) = ([f64::NAN], [9u8; 8]);
+        mvel::decide_count(
+            MatRef::col_major(&s, 1, n).unwrap(),
+            MatRef::col_major(&y, 1, n).unwrap(),
+            &[c],
+            &mut tau,
+            MatMut::col_major(&mut pred, 1, n).unwrap(),
+            &mut work,
+        )
+        .unwrap();
+        assert_eq!(pred, [1, 1, 1, 0, 0, 1, 0, 0], "c = {c}");
+    }
+    let (mut tau, mut pred) = ([7.0], [9u8; 8]);
+    let mut short = [9u8; 7];
+    let bad = |e: Result<(), Error>, want: Error, tau: &[f64], pred: &[u8]| {
+        assert_eq!(e, Err(want));
+        assert_eq!(tau, &[7.0]);
+        assert!(pred.iter().all(|&p| p == 9));
+    };
+    let e = mvel::decide_count(
+        MatRef::col_major(&s, 1, n).unwrap(),
+        MatRef::col_major(&y, 1, n).unwrap(),
+        &[1.5],
+        &mut tau,
+        MatMut::col_major(&mut pred, 1, n).unwrap(),
+        &mut work,
+    );
+    bad(e, Error::BadParameter, &tau, &pred);
+    let e = mvel::decide_count(
+        MatRef::col_major(&s, 1, n).unwrap(),
+        MatRef::col_major(&y, 1, n).unwrap(),
+        &[0.5],
+        &mut tau,
+        MatMut::col_major(&mut short, 1, n - 1).unwrap(),
+        &mut work,
+    );
+    bad(e, Error::DimensionMismatch, &tau, &short);
+    let e = mvel::decide_count(
+        MatRef::col_major(&s, 1, n).unwrap(),
+        MatRef::col_major(&y, 1, n).unwrap(),
+        &[0.5],
+        &mut tau,
+        MatMut::col_major(&mut pred, 1, n).unwrap(),
+        &mut work[1..],
+    );
+    bad(e, Error::WorkspaceTooSmall, &tau, &pred);
+    s[3] = f64::NAN;
+    let e = mvel::decide_count(
+        MatRef::col_major(&s, 1, n).unwrap(),
+        MatRef::col_major(&y, 1, n).unwrap(),
+        &[0.5],
+        &mut tau,
+        MatMut::col_major(&mut pred, 1, n).unwrap(),
+        &mut work,
+    );
+    bad(e, Error::NonFiniteInput, &tau, &pred);
+}

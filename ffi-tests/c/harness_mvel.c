@@ -16,6 +16,10 @@
  *     fit's trace on an all-zero graph; bad input refused, outputs untouched;
  *   * mvnmf_fused_knn_graph: symmetric, no self-loops, total weight n; MVEL on it
  *     monotone; a short output refused and untouched;
+ *   * mvnmf_mvel_label_freq_holdout and mvnmf_mvel_count_thresholds (and _f32)
+ *     equal references written out here; the count rule adds exactly its
+ *     count; the _f32 fit is monotone and near the double fit's objective;
+ *     bad input refused, outputs untouched;
  *   * bad input (a label byte other than 0/1, a graph over other items, an
  *     asymmetric dense graph, NaN in a given start, a short workspace) gets its
  *     own status and leaves the outputs untouched.
@@ -738,12 +742,373 @@ static void test_fused_knn_graph(void)
     free(ci);
 }
 
+/* The mixture-proportion estimate of models::mvel::label_freq_holdout written
+ * out here (the reference the C program carried before the C ABI had it). */
+static const double *g_ref_key;
+static int ref_desc(const void *pa, const void *pb)
+{
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    if (g_ref_key[a] != g_ref_key[b])
+        return g_ref_key[a] > g_ref_key[b] ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+static void ref_holdout(const double *sc, const uint8_t *fitl, const uint8_t *held, size_t c, size_t n,
+                        size_t min_held, double *freq)
+{
+    size_t s, u, *idx = (size_t *)malloc(n * sizeof(size_t));
+    double *row = dalloc(n);
+    for (s = 0; s < c; s++) {
+        size_t pf = 0, h = 0, nu, m, k = 0, a = 0, pos = 0;
+        double alpha = 1.0;
+        for (u = 0; u < n; u++) {
+            pf += fitl[s + u * c];
+            h += held[s + u * c];
+            row[u] = sc[s + u * c];
+            idx[u] = u;
+        }
+        nu = n - pf;
+        if (h == 0 || nu == 0) {
+            freq[s] = 0.0;
+            continue;
+        }
+        m = min_held < 1 ? 1 : min_held > h ? h : min_held;
+        g_ref_key = row;
+        qsort(idx, n, sizeof(size_t), ref_desc);
+        while (pos < n) {
+            double x = row[idx[pos]];
+            while (pos < n && row[idx[pos]] == x) {
+                if (!fitl[s + idx[pos] * c]) {
+                    k++;
+                    a += held[s + idx[pos] * c];
+                }
+                pos++;
+            }
+            if (a >= m) {
+                double r = ((double)k / (double)nu) / ((double)a / (double)h);
+                if (r < alpha)
+                    alpha = r;
+            }
+        }
+        if (alpha < (double)h / (double)nu)
+            alpha = (double)h / (double)nu;
+        freq[s] = (double)(pf + h) / ((double)pf + alpha * (double)nu);
+        if (freq[s] > 1.0)
+            freq[s] = 1.0;
+    }
+    free(idx);
+    free(row);
+}
+
+/* The count rule of models::mvel::count_thresholds written out here. */
+static void ref_count(const double *sc, const uint8_t *given, const double *lf, size_t c, size_t n, double *tau)
+{
+    size_t s, u, *idx = (size_t *)malloc(n * sizeof(size_t));
+    double *row = dalloc(n);
+    for (s = 0; s < c; s++) {
+        size_t p = 0, nu = 0, m;
+        tau[s] = INFINITY;
+        for (u = 0; u < n; u++) {
+            if (given[s + u * c])
+                p++;
+            else {
+                row[nu] = sc[s + u * c];
+                idx[nu] = nu;
+                nu++;
+            }
+        }
+        if (!(lf[s] > 0.0) || p == 0 || nu == 0)
+            continue;
+        m = (size_t)floor((double)p * (1.0 - lf[s]) / lf[s] + 0.5);
+        if (m == 0)
+            continue;
+        if (m >= nu) {
+            tau[s] = -INFINITY;
+            continue;
+        }
+        g_ref_key = row;
+        qsort(idx, nu, sizeof(size_t), ref_desc);
+        tau[s] = row[idx[m - 1]] == row[idx[m]] ? row[idx[m]] : 0.5 * (row[idx[m - 1]] + row[idx[m]]);
+    }
+    free(idx);
+    free(row);
+}
+
+/* mvnmf_mvel_label_freq_holdout and mvnmf_mvel_count_thresholds (and their
+ * _f32 twins): equal to the references above on a fit's scores, the count
+ * rule's decisions keep the given positives and add exactly the items above
+ * tau, bad input gets its status with the outputs untouched. */
+static void test_holdout_count(void)
+{
+    mprob p;
+    mvnmf_mvel_params par = mvnmf_mvel_params_default();
+    size_t r = 3, c, n, u, s, need = 0, i;
+    double *q, *h, *sc, *scf, freq[4], want[4], tau[4], tref[4], lf[4], keep[4];
+    float *sc32;
+    uint8_t *fitl, *held, *pred, *keep_pred;
+    lcg_t g = lcg_seeded(17);
+    void *w;
+    note("mvel: label_freq_holdout and count_thresholds (+ _f32) against references, bad input");
+    mprob_make(&p, 45, 11);
+    c = p.c;
+    n = p.n;
+    q = dalloc(c * r);
+    h = dalloc(r * n);
+    sc = dalloc(c * n);
+    scf = dalloc(c * n);
+    sc32 = (float *)dalloc(c * n); /* room for as many floats (doubles are larger) */
+    fitl = (uint8_t *)dalloc(c * n);
+    held = (uint8_t *)dalloc(c * n);
+    pred = (uint8_t *)dalloc(c * n);
+    keep_pred = (uint8_t *)dalloc(c * n);
+    par.max_iter = 30;
+    par.unknown_weight = 0.2;
+    /* The labels a refit sees and the held-out rest (40 % of the given). */
+    for (i = 0; i < c * n; i++) {
+        held[i] = p.y[i] && lcg_next(&g) < 0.4;
+        fitl[i] = p.y[i] && !held[i];
+    }
+    set_ctx("refit on the kept labels");
+    {
+        uint8_t *save = p.y;
+        p.y = fitl;
+        CHECK_STATUS(mvel_fit(&p, &p.dense, r, &par, q, h, NULL, NULL), MVNMF_STATUS_OK);
+        p.y = save;
+    }
+    CHECK_STATUS(mvnmf_mvel_predict_workspace(c, r, n, &need), MVNMF_STATUS_OK);
+    w = malloc(need);
+    CHECK_STATUS(mvnmf_mvel_predict(q, h, c, r, n, sc, w, need), MVNMF_STATUS_OK);
+    free(w);
+    for (i = 0; i < c * n; i++) {
+        sc32[i] = (float)sc[i];
+        scf[i] = (double)sc32[i];
+    }
+
+    set_ctx("label_freq_holdout");
+    CHECK_STATUS(mvnmf_mvel_label_freq_holdout_workspace(0, &need), MVNMF_STATUS_ZERO_DIMENSION);
+    CHECK_STATUS(mvnmf_mvel_label_freq_holdout_workspace(n, &need), MVNMF_STATUS_OK);
+    w = malloc(need);
+    for (i = 1; i <= 3; i += 2) {
+        ref_holdout(sc, fitl, held, c, n, i, want);
+        CHECK_STATUS(mvnmf_mvel_label_freq_holdout(sc, fitl, held, c, n, i, freq, w, need), MVNMF_STATUS_OK);
+        for (s = 0; s < c; s++)
+            CHECK(freq[s] == want[s] && freq[s] >= 0.0 && freq[s] <= 1.0);
+        ref_holdout(scf, fitl, held, c, n, i, want);
+        CHECK_STATUS(mvnmf_mvel_label_freq_holdout_f32(sc32, fitl, held, c, n, i, freq, w, need),
+                     MVNMF_STATUS_OK);
+        for (s = 0; s < c; s++)
+            CHECK(freq[s] == want[s]);
+    }
+    for (s = 0; s < c; s++) { /* an estimate exactly where the label has a held-out positive */
+        size_t hs = 0;
+        for (u = 0; u < n; u++)
+            hs += held[s + u * c];
+        CHECK((freq[s] > 0.0) == (hs > 0));
+    }
+    /* Bad input: outputs untouched. */
+    memcpy(keep, freq, sizeof freq);
+    set_ctx("holdout: an entry both held out and kept");
+    for (i = 0; i < c * n && !held[i]; i++)
+        ;
+    CHECK(i < c * n);
+    fitl[i] = 1;
+    CHECK_STATUS(mvnmf_mvel_label_freq_holdout(sc, fitl, held, c, n, 1, freq, w, need), MVNMF_STATUS_BAD_LABEL);
+    fitl[i] = 0;
+    set_ctx("holdout: a flag 2");
+    held[i] = 2;
+    CHECK_STATUS(mvnmf_mvel_label_freq_holdout(sc, fitl, held, c, n, 1, freq, w, need), MVNMF_STATUS_BAD_LABEL);
+    held[i] = 1;
+    set_ctx("holdout: NaN score");
+    sc[3] = NAN;
+    CHECK_STATUS(mvnmf_mvel_label_freq_holdout(sc, fitl, held, c, n, 1, freq, w, need),
+                 MVNMF_STATUS_NON_FINITE_INPUT);
+    sc32[3] = NAN;
+    CHECK_STATUS(mvnmf_mvel_label_freq_holdout_f32(sc32, fitl, held, c, n, 1, freq, w, need),
+                 MVNMF_STATUS_NON_FINITE_INPUT);
+    sc[3] = scf[3] = (double)(sc32[3] = (float)sc[4]); /* any finite value */
+    set_ctx("holdout: short workspace, NULL output, zero labels");
+    CHECK_STATUS(mvnmf_mvel_label_freq_holdout(sc, fitl, held, c, n, 1, freq, w, need - 1),
+                 MVNMF_STATUS_WORKSPACE_TOO_SMALL);
+    CHECK_STATUS(mvnmf_mvel_label_freq_holdout(sc, fitl, held, c, n, 1, NULL, w, need), MVNMF_STATUS_NULL_POINTER);
+    CHECK_STATUS(mvnmf_mvel_label_freq_holdout(sc, fitl, NULL, c, n, 1, freq, w, need), MVNMF_STATUS_NULL_POINTER);
+    CHECK_STATUS(mvnmf_mvel_label_freq_holdout(sc, fitl, held, 0, n, 1, freq, w, need),
+                 MVNMF_STATUS_ZERO_DIMENSION);
+    CHECK(memcmp(keep, freq, sizeof freq) == 0);
+    free(w);
+
+    set_ctx("count_thresholds");
+    CHECK_STATUS(mvnmf_mvel_count_thresholds_workspace(0, &need), MVNMF_STATUS_ZERO_DIMENSION);
+    CHECK_STATUS(mvnmf_mvel_count_thresholds_workspace(n, &need), MVNMF_STATUS_OK);
+    w = malloc(need);
+    /* The estimate above, a label frequency of 1 (nothing hidden), one of 0
+     * (unknown: nothing added) and a small one (every unknown added). */
+    for (s = 0; s < c; s++)
+        lf[s] = freq[s];
+    lf[1] = 1.0;
+    lf[2] = 0.0;
+    lf[3] = 0.01;
+    ref_count(sc, p.y, lf, c, n, tref);
+    CHECK_STATUS(mvnmf_mvel_count_thresholds(sc, p.y, c, n, lf, tau, pred, w, need), MVNMF_STATUS_OK);
+    for (s = 0; s < c; s++)
+        CHECK(tau[s] == tref[s]);
+    CHECK(tau[1] == INFINITY && tau[2] == INFINITY && tau[3] == -INFINITY);
+    for (u = 0; u < c * n; u++)
+        CHECK(pred[u] == (p.y[u] || sc[u] > tau[u % c]));
+    {
+        /* Label 0: exactly round(P (1 - c) / c) unknown items added (no ties
+         * in these scores). */
+        size_t pp = 0, added = 0, m;
+        for (u = 0; u < n; u++) {
+            pp += p.y[u * c];
+            added += pred[u * c] && !p.y[u * c];
+        }
+        m = lf[0] > 0.0 && pp > 0 ? (size_t)floor((double)pp * (1.0 - lf[0]) / lf[0] + 0.5) : 0;
+        CHECK(added == (m < n - pp ? m : n - pp));
+    }
+    /* tau alone (pred NULL) is the same. */
+    for (s = 0; s < c; s++)
+        tau[s] = SENTINEL;
+    CHECK_STATUS(mvnmf_mvel_count_thresholds(sc, p.y, c, n, lf, tau, NULL, w, need), MVNMF_STATUS_OK);
+    for (s = 0; s < c; s++)
+        CHECK(tau[s] == tref[s]);
+    set_ctx("count_thresholds_f32");
+    ref_count(scf, p.y, lf, c, n, tref);
+    CHECK_STATUS(mvnmf_mvel_count_thresholds_f32(sc32, p.y, c, n, lf, tau, pred, w, need), MVNMF_STATUS_OK);
+    for (s = 0; s < c; s++)
+        CHECK(tau[s] == tref[s]);
+    for (u = 0; u < c * n; u++)
+        CHECK(pred[u] == (p.y[u] || (double)sc32[u] > tau[u % c]));
+    /* Bad input: tau and pred untouched. */
+    memcpy(keep, tau, sizeof tau);
+    memcpy(keep_pred, pred, c * n);
+    set_ctx("count: label frequency 1.5, NaN");
+    lf[0] = 1.5;
+    CHECK_STATUS(mvnmf_mvel_count_thresholds(sc, p.y, c, n, lf, tau, pred, w, need), MVNMF_STATUS_BAD_PARAMETER);
+    lf[0] = NAN;
+    CHECK_STATUS(mvnmf_mvel_count_thresholds(sc, p.y, c, n, lf, tau, pred, w, need), MVNMF_STATUS_BAD_PARAMETER);
+    lf[0] = 0.5;
+    set_ctx("count: NULL label frequencies, NULL tau");
+    CHECK_STATUS(mvnmf_mvel_count_thresholds(sc, p.y, c, n, NULL, tau, pred, w, need), MVNMF_STATUS_NULL_POINTER);
+    CHECK_STATUS(mvnmf_mvel_count_thresholds(sc, p.y, c, n, lf, NULL, pred, w, need), MVNMF_STATUS_NULL_POINTER);
+    set_ctx("count: label byte 2, infinite score, short workspace, zero items");
+    p.y[7] = 2;
+    CHECK_STATUS(mvnmf_mvel_count_thresholds(sc, p.y, c, n, lf, tau, pred, w, need), MVNMF_STATUS_BAD_LABEL);
+    p.y[7] = 0;
+    sc[9] = INFINITY;
+    CHECK_STATUS(mvnmf_mvel_count_thresholds(sc, p.y, c, n, lf, tau, pred, w, need), MVNMF_STATUS_NON_FINITE_INPUT);
+    sc32[9] = INFINITY;
+    CHECK_STATUS(mvnmf_mvel_count_thresholds_f32(sc32, p.y, c, n, lf, tau, pred, w, need),
+                 MVNMF_STATUS_NON_FINITE_INPUT);
+    sc[9] = 0.0;
+    sc32[9] = 0.0f;
+    CHECK_STATUS(mvnmf_mvel_count_thresholds(sc, p.y, c, n, lf, tau, pred, w, need - 1),
+                 MVNMF_STATUS_WORKSPACE_TOO_SMALL);
+    CHECK_STATUS(mvnmf_mvel_count_thresholds(sc, p.y, c, 0, lf, tau, pred, w, need), MVNMF_STATUS_ZERO_DIMENSION);
+    CHECK(memcmp(keep, tau, sizeof tau) == 0 && memcmp(keep_pred, pred, c * n) == 0);
+    free(w);
+    free(q);
+    free(h);
+    free(sc);
+    free(scf);
+    free(sc32);
+    free(fitl);
+    free(held);
+    free(pred);
+    free(keep_pred);
+    mprob_free(&p);
+}
+
+/* The _f32 twins of the fit and prediction: on the CSR graph the float fit
+ * never increases its objective and ends near the double fit's objective; its
+ * scores are Q H; the dense (double) graph and bad input are refused with the
+ * outputs untouched. */
+static void test_mvel_f32(void)
+{
+    mprob p;
+    trace_t ta, tb;
+    mvnmf_report ra, rb;
+    mvnmf_mvel_params par = mvnmf_mvel_params_default();
+    size_t r = 3, c, n, need = 0, i, s, u;
+    double *q, *h, scale = 1.0;
+    float *qf, *hf, *scf;
+    void *w;
+    note("mvel: the _f32 fit and predict, monotone, close to the double fit, bad input");
+    mprob_make(&p, 30, 7);
+    c = p.c;
+    n = p.n;
+    q = dalloc(c * r);
+    h = dalloc(r * n);
+    qf = (float *)dalloc(c * r); /* room for as many floats */
+    hf = (float *)dalloc(r * n);
+    scf = (float *)dalloc(c * n);
+    par.max_iter = 25;
+    par.tol = 0.0;
+    par.unknown_weight = 0.1;
+    set_ctx("mvel fit (double, CSR)");
+    CHECK_STATUS(mvel_fit(&p, &p.csr, r, &par, q, h, &ta, &ra), MVNMF_STATUS_OK);
+    set_ctx("mvel fit_f32 (CSR)");
+    CHECK_STATUS(mvnmf_mvel_fit_f32_workspace(c, &p.csr, r, &par, &need), MVNMF_STATUS_OK);
+    w = malloc(need);
+    tb.n = 0;
+    CHECK_STATUS(mvnmf_mvel_fit_f32(p.y, c, &p.csr, r, &par, qf, hf, w, need, record, &tb, &rb), MVNMF_STATUS_OK);
+    CHECK(tb.n == ta.n && tb.n == 26);
+    for (i = 0; i < ta.n; i++)
+        if (fabs(ta.obj[i]) > scale)
+            scale = fabs(ta.obj[i]);
+    for (i = 1; i < tb.n; i++)
+        CHECK(tb.obj[i] <= tb.obj[i - 1] + 1e-6 * scale);
+    CHECK(fabs(rb.objective.total - ra.objective.total) <= 1e-3 * scale);
+    set_ctx("fit_f32: the dense graph (double weights) refused, outputs untouched");
+    for (i = 0; i < c * r; i++)
+        qf[i] = (float)SENTINEL;
+    CHECK_STATUS(mvnmf_mvel_fit_f32_workspace(c, &p.dense, r, &par, &need), MVNMF_STATUS_BAD_PARAMETER);
+    CHECK_STATUS(mvnmf_mvel_fit_f32(p.y, c, &p.dense, r, &par, qf, hf, w, need, NULL, NULL, NULL),
+                 MVNMF_STATUS_BAD_PARAMETER);
+    set_ctx("fit_f32: label byte 2");
+    p.y[2] = 2;
+    CHECK_STATUS(mvnmf_mvel_fit_f32(p.y, c, &p.csr, r, &par, qf, hf, w, need, NULL, NULL, NULL),
+                 MVNMF_STATUS_BAD_LABEL);
+    p.y[2] = 0;
+    for (i = 0; i < c * r; i++)
+        CHECK(qf[i] == (float)SENTINEL);
+    free(w);
+    /* Refit to have factors again, then the scores. */
+    CHECK_STATUS(mvnmf_mvel_fit_f32_workspace(c, &p.csr, r, &par, &need), MVNMF_STATUS_OK);
+    w = malloc(need);
+    CHECK_STATUS(mvnmf_mvel_fit_f32(p.y, c, &p.csr, r, &par, qf, hf, w, need, NULL, NULL, NULL), MVNMF_STATUS_OK);
+    free(w);
+    set_ctx("predict_f32");
+    CHECK_STATUS(mvnmf_mvel_predict_f32_workspace(c, r, n, &need), MVNMF_STATUS_OK);
+    w = malloc(need);
+    CHECK_STATUS(mvnmf_mvel_predict_f32(qf, hf, c, r, n, scf, w, need), MVNMF_STATUS_OK);
+    for (u = 0; u < n; u++)
+        for (s = 0; s < c; s++) {
+            double want = 0.0;
+            for (i = 0; i < r; i++)
+                want += (double)qf[s + i * c] * (double)hf[i + u * r];
+            CHECK(fabs((double)scf[s + u * c] - want) <= 1e-5);
+        }
+    qf[0] = NAN;
+    scf[0] = (float)SENTINEL;
+    CHECK_STATUS(mvnmf_mvel_predict_f32(qf, hf, c, r, n, scf, w, need), MVNMF_STATUS_NON_FINITE_INPUT);
+    CHECK(scf[0] == (float)SENTINEL);
+    free(w);
+    free(q);
+    free(h);
+    free(qf);
+    free(hf);
+    free(scf);
+    mprob_free(&p);
+}
+
 int HARNESS_MVEL_ENTRY(int verbose)
 {
     g_verbose = verbose;
     g_failures = 0;
     test_monotone_dense_csr();
     test_bad_input();
+    test_holdout_count();
+    test_mvel_f32();
     test_fused_graph();
     test_anchors();
     test_anchors_reduce_to_items();

@@ -9,7 +9,7 @@
 //! finite). Exit codes 100..=199.
 //!
 //! Covered: every `#[no_mangle]` function of `src/ffi/{nmf, mvsl, deep, jsnmf,
-//! mvel, dist, data, abi, linalg}.rs` and the four of `src/ffi/mod.rs` (87).
+//! mvel, dist, data, abi, linalg}.rs` and the four of `src/ffi/mod.rs` (103).
 
 use core::ffi::{c_char, c_int, c_void};
 use core::hint::black_box;
@@ -351,8 +351,8 @@ impl Data {
 /// 0 when every call succeeded and checked out, else its code.
 pub fn run() -> i32 {
     let d = Data::new();
-    let parts: [fn(&Data) -> Result<(), i32>; 8] =
-        [nmf, nmf_f32, mvsl, deep, jsnmf, mvel, dist, misc];
+    let parts: [fn(&Data) -> Result<(), i32>; 9] =
+        [nmf, nmf_f32, mvsl, deep, jsnmf, mvel, mvel_f32, dist, misc];
     for part in parts {
         if let Err(code) = part(&d) {
             return code;
@@ -1615,6 +1615,60 @@ fn mvel(d: &Data) -> Result<(), i32> {
             && used.iter().all(|u| (0.0..=1.0).contains(u)),
         311,
     )?;
+    // The label frequencies from held-out positives (all of them held out
+    // of a fit that saw none), then the count rule with them.
+    let none = [0u8; C * N];
+    let mut freq = [0.0f64; C];
+    ok(
+        unsafe { call!(mvnmf_mvel_label_freq_holdout_workspace, N, &mut need) },
+        171,
+    )?;
+    let (w, wb) = ws(need, 171)?;
+    ok(
+        unsafe {
+            call!(
+                mvnmf_mvel_label_freq_holdout,
+                scores.as_ptr(),
+                none.as_ptr(),
+                d.y.as_ptr(),
+                C,
+                N,
+                1usize,
+                freq.as_mut_ptr(),
+                w,
+                wb
+            )
+        },
+        171,
+    )?;
+    check(freq.iter().all(|f| (0.0..=1.0).contains(f)), 171)?;
+    ok(
+        unsafe { call!(mvnmf_mvel_count_thresholds_workspace, N, &mut need) },
+        172,
+    )?;
+    let (w, wb) = ws(need, 172)?;
+    ok(
+        unsafe {
+            call!(
+                mvnmf_mvel_count_thresholds,
+                scores.as_ptr(),
+                d.y.as_ptr(),
+                C,
+                N,
+                freq.as_ptr(),
+                tau.as_mut_ptr(),
+                pred.as_mut_ptr(),
+                w,
+                wb
+            )
+        },
+        172,
+    )?;
+    check(
+        pred.iter().zip(d.y.iter()).all(|(&p, &g)| p <= 1 && p >= g)
+            && tau.iter().all(|t| !t.is_nan()),
+        172,
+    )?;
     // Anchored.
     let mut a = [0.0f64; R * ANCHORS];
     ok(
@@ -1680,6 +1734,246 @@ fn mvel(d: &Data) -> Result<(), i32> {
             .all(|c| c.iter().map(|x| x * x).sum::<f64>() <= 1.0 + 1e-12),
         170,
     )
+}
+
+/// The `_f32` twins of `src/ffi/mvel.rs`: MVEL on the CSR ring, its scores,
+/// thresholds, decisions and label frequencies; the anchored fit and the
+/// items' embeddings. Codes 173..=179.
+fn mvel_f32(d: &Data) -> Result<(), i32> {
+    let g = d.graph(MVNMF_GRAPH_CSR);
+    let p = mvnmf_mvel_params {
+        max_iter: 20,
+        tol: 0.0,
+        nmf_iter: 20,
+        unknown_weight: 0.1,
+        ..mvnmf_mvel_params_default()
+    };
+    let (mut q, mut h) = ([0.0f32; C * R], [0.0f32; R * N]);
+    let (mut need, mut calls, mut rep) = (0usize, 0u32, report());
+    // SAFETY (every call of this function): as in `mvel`, with `float`
+    // factors, scores and anchor weights of the same sizes.
+    ok(
+        unsafe { call!(mvnmf_mvel_fit_f32_workspace, C, &g, R, &p, &mut need) },
+        173,
+    )?;
+    let (w, wb) = ws(need, 173)?;
+    ok(
+        unsafe {
+            call!(
+                mvnmf_mvel_fit_f32,
+                d.y.as_ptr(),
+                C,
+                &g,
+                R,
+                &p,
+                q.as_mut_ptr(),
+                h.as_mut_ptr(),
+                w,
+                wb,
+                PROGRESS,
+                (&mut calls as *mut u32).cast(),
+                &mut rep
+            )
+        },
+        173,
+    )?;
+    fell(&rep, calls, 173)?;
+    check(finite(&q) && finite(&h), 173)?;
+    let mut scores = [0.0f32; C * N];
+    ok(
+        unsafe { call!(mvnmf_mvel_predict_f32_workspace, C, R, N, &mut need) },
+        174,
+    )?;
+    let (w, wb) = ws(need, 174)?;
+    ok(
+        unsafe {
+            call!(
+                mvnmf_mvel_predict_f32,
+                q.as_ptr(),
+                h.as_ptr(),
+                C,
+                R,
+                N,
+                scores.as_mut_ptr(),
+                w,
+                wb
+            )
+        },
+        174,
+    )?;
+    check(scores.iter().all(|s| s.abs() <= 1.0 + 1e-5), 174)?;
+    let mut tau = [0.0f64; C];
+    let mut pred = [7u8; C * N];
+    ok(
+        unsafe { call!(mvnmf_mvel_thresholds_workspace, N, &mut need) },
+        175,
+    )?;
+    let (w, wb) = ws(need, 175)?;
+    ok(
+        unsafe {
+            call!(
+                mvnmf_mvel_thresholds_f32,
+                scores.as_ptr(),
+                d.y.as_ptr(),
+                C,
+                N,
+                tau.as_mut_ptr(),
+                w,
+                wb
+            )
+        },
+        175,
+    )?;
+    ok(
+        unsafe {
+            call!(
+                mvnmf_mvel_decide_f32,
+                scores.as_ptr(),
+                tau.as_ptr(),
+                C,
+                N,
+                pred.as_mut_ptr()
+            )
+        },
+        175,
+    )?;
+    check(pred.iter().all(|&b| b <= 1), 175)?;
+    ok(
+        unsafe { call!(mvnmf_mvel_decide_pu_workspace, N, &mut need) },
+        176,
+    )?;
+    let (w, wb) = ws(need, 176)?;
+    ok(
+        unsafe {
+            call!(
+                mvnmf_mvel_decide_pu_f32,
+                scores.as_ptr(),
+                d.y.as_ptr(),
+                C,
+                N,
+                core::ptr::null::<f64>(),
+                tau.as_mut_ptr(),
+                core::ptr::null_mut::<f64>(),
+                pred.as_mut_ptr(),
+                w,
+                wb
+            )
+        },
+        176,
+    )?;
+    check(pred.iter().zip(d.y.iter()).all(|(&p, &g)| p <= 1 && p >= g), 176)?;
+    let none = [0u8; C * N];
+    let mut freq = [0.0f64; C];
+    ok(
+        unsafe { call!(mvnmf_mvel_label_freq_holdout_workspace, N, &mut need) },
+        177,
+    )?;
+    let (w, wb) = ws(need, 177)?;
+    ok(
+        unsafe {
+            call!(
+                mvnmf_mvel_label_freq_holdout_f32,
+                scores.as_ptr(),
+                none.as_ptr(),
+                d.y.as_ptr(),
+                C,
+                N,
+                1usize,
+                freq.as_mut_ptr(),
+                w,
+                wb
+            )
+        },
+        177,
+    )?;
+    check(freq.iter().all(|f| (0.0..=1.0).contains(f)), 177)?;
+    ok(
+        unsafe { call!(mvnmf_mvel_count_thresholds_workspace, N, &mut need) },
+        178,
+    )?;
+    let (w, wb) = ws(need, 178)?;
+    ok(
+        unsafe {
+            call!(
+                mvnmf_mvel_count_thresholds_f32,
+                scores.as_ptr(),
+                d.y.as_ptr(),
+                C,
+                N,
+                freq.as_ptr(),
+                tau.as_mut_ptr(),
+                pred.as_mut_ptr(),
+                w,
+                wb
+            )
+        },
+        178,
+    )?;
+    check(pred.iter().zip(d.y.iter()).all(|(&p, &g)| p <= 1 && p >= g), 178)?;
+    // Anchored, with `float` anchor weights.
+    let mut z = [0.0f32; S * N];
+    for (zf, &zd) in z.iter_mut().zip(d.anchor_z.iter()) {
+        *zf = zd as f32;
+    }
+    let mut a = [0.0f32; R * ANCHORS];
+    ok(
+        unsafe {
+            call!(
+                mvnmf_mvel_fit_anchored_f32_workspace,
+                N,
+                C,
+                R,
+                ANCHORS,
+                &p,
+                &mut need
+            )
+        },
+        179,
+    )?;
+    let (w, wb) = ws(need, 179)?;
+    calls = 0;
+    ok(
+        unsafe {
+            call!(
+                mvnmf_mvel_fit_anchored_f32,
+                d.y.as_ptr(),
+                C,
+                N,
+                d.anchor_idx.as_ptr(),
+                z.as_ptr(),
+                S,
+                ANCHORS,
+                R,
+                &p,
+                q.as_mut_ptr(),
+                a.as_mut_ptr(),
+                w,
+                wb,
+                PROGRESS,
+                (&mut calls as *mut u32).cast(),
+                &mut rep
+            )
+        },
+        179,
+    )?;
+    fell(&rep, calls, 179)?;
+    ok(
+        unsafe {
+            call!(
+                mvnmf_mvel_embed_anchored_f32,
+                a.as_ptr(),
+                R,
+                ANCHORS,
+                d.anchor_idx.as_ptr(),
+                z.as_ptr(),
+                S,
+                N,
+                h.as_mut_ptr()
+            )
+        },
+        179,
+    )?;
+    check(finite(&q) && finite(&a) && finite(&h), 179)
 }
 
 /// `src/ffi/dist.rs` on one rank (the callbacks are the identity): joint

@@ -1460,9 +1460,10 @@ pub fn decide_pu<T: Real>(
     decide_keep(scores, tau, y, pred)
 }
 
-/// Workspace bytes of [`label_freq_holdout`] for `n` items.
+/// Workspace bytes of [`label_freq_holdout`] for `n` items, with the call's checks on
+/// `n` (at least one item, each label's `n` scores addressable).
 pub fn label_freq_holdout_workspace(n: usize) -> Result<usize, Error> {
-    WorkReq::new::<usize>(n).bytes()
+    choose_thresholds_workspace(n)
 }
 
 /// The label frequency `c_s` (the share of label `s`'s positives that is
@@ -1540,7 +1541,8 @@ pub fn label_freq_holdout<T: Real>(
             *f = 0.0;
             continue;
         }
-        let m = min_held.clamp(1, h);
+        // `clamp(1, h)` without its `min <= max` assertion (h >= 1 here).
+        let m = min_held.max(1).min(h);
         // Items by decreasing score (ties by index; a heap sort, no panic path).
         top_n_by(n, |u| scores.at(s, u), None, idx);
         let (mut k, mut a, mut alpha) = (0usize, 0usize, 1.0f64);
@@ -1571,9 +1573,10 @@ pub fn label_freq_holdout<T: Real>(
     Ok(())
 }
 
-/// Workspace bytes of [`count_thresholds`] for `n` items.
+/// Workspace bytes of [`count_thresholds`] for `n` items, with the call's checks on
+/// `n` (at least one item, each label's `n` scores addressable).
 pub fn count_thresholds_workspace(n: usize) -> Result<usize, Error> {
-    WorkReq::new::<usize>(n).bytes()
+    choose_thresholds_workspace(n)
 }
 
 /// Per-label thresholds from the label frequencies alone (the **count rule**;
@@ -1635,4 +1638,24 @@ pub fn count_thresholds<T: Real>(
         *t = if xa == xb { xb } else { 0.5 * (xa + xb) };
     }
     Ok(())
+}
+
+/// [`count_thresholds`] then [`decide_keep`]: the count rule's thresholds in
+/// `tau` and its decisions in `pred` (every given positive kept). Everything
+/// is checked before anything is written; errors as [`count_thresholds`].
+pub fn decide_count<T: Real>(
+    scores: MatRef<'_, T>,
+    y: MatRef<'_, u8>,
+    label_freq: &[f64],
+    tau: &mut [f64],
+    pred: MatMut<'_, u8>,
+    work: &mut [u8],
+) -> Result<(), Error> {
+    check_pu(scores, y, Some(label_freq), tau.len(), None)?;
+    if pred.rows() != scores.rows() || pred.cols() != scores.cols() {
+        return Err(Error::DimensionMismatch);
+    }
+    WorkReq::new::<usize>(scores.cols()).check(work.len())?;
+    count_thresholds(scores, y, label_freq, tau, work)?;
+    decide_keep(scores, tau, y, pred)
 }

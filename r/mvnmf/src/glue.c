@@ -463,12 +463,15 @@ SEXP C_version(void)
     return out;
 }
 
+SEXP C_mvel(SEXP, SEXP, SEXP);
+
 static const R_CallMethodDef CALLS[] = {
     { "C_joint_nmf", (DL_FUNC)&C_joint_nmf, 10 },
     { "C_encode", (DL_FUNC)&C_encode, 7 },
     { "C_pipeline", (DL_FUNC)&C_pipeline, 10 },
     { "C_dmcl", (DL_FUNC)&C_dmcl, 8 },
     { "C_deep_encode", (DL_FUNC)&C_deep_encode, 6 },
+    { "C_mvel", (DL_FUNC)&C_mvel, 3 },
     { "C_version", (DL_FUNC)&C_version, 0 },
     { NULL, NULL, 0 },
 };
