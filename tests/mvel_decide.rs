@@ -2,10 +2,9 @@
 //! thresholds, given positives kept) and the per-feature standardisation
 //! (`prep::standardize_view`).
 //!
-//! On real data — the MULAN yeast set of `../shared/data/yeast` (the
-//! workplace's development data, next to the repository here and in CI; the
-//! first 600 genes, its 103 features split 79 + 24 into two views as the
-//! README does) with a third of each gene's labels given — the decisions are
+//! On real data — `data/yeast-sample`, the first 600 genes of the MULAN
+//! yeast set shipped with the project (its 103 features split 79 + 24 into
+//! two views as the README does) with a third of each gene's labels given — the decisions are
 //! not one constant label set for every item, keep every given positive and
 //! add positives beyond them; and the rule's threshold is the analytic PU cut
 //! on a case worked by hand. Bad input gives its status with outputs untouched.
@@ -23,7 +22,7 @@ const N: usize = 600;
 
 fn read_f64(path: &str) -> Vec<f64> {
     let b = std::fs::read(path)
-        .unwrap_or_else(|e| panic!("{path}: {e} (the workplace's ../shared/data)"));
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
     b.chunks_exact(8)
         .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
         .collect()
@@ -33,8 +32,8 @@ fn read_f64(path: &str) -> Vec<f64> {
 /// full labels and the given ones (each gene keeps round(P/3) of its P
 /// positives, at least one, chosen by a seeded generator).
 fn yeast() -> (Vec<Vec<f64>>, Vec<u8>, Vec<u8>, usize) {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/yeast");
-    let (d, n_all, c) = (103, 2417, 14);
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/data/yeast-sample");
+    let (d, n_all, c) = (103, N, 14);
     let x = read_f64(&format!("{dir}/view1.f64"));
     let y = read_f64(&format!("{dir}/labels.f64"));
     assert_eq!((x.len(), y.len()), (d * n_all, c * n_all));

@@ -1,6 +1,6 @@
 """The MVEL estimator on real multi-label data — the first 300 genes of the
-MULAN yeast set (../shared/data/yeast, the workplace's data beside the
-repository, as tests/mvel_decide.rs reads it), its 103 features split 79 + 24
+MULAN yeast set (data/yeast-sample, shipped with the project, as
+tests/mvel_decide.rs reads it), its 103 features split 79 + 24
 into two views as docs/multilabel.md does, a third of each gene's labels
 given: decisions that are not one constant label set, every given positive
 kept, scores that rank the hidden labels better than the given labels do, and
@@ -20,7 +20,7 @@ from mvnmf.mvel import _holdout_split
 from conftest import REPO
 
 N = 300
-YEAST = os.path.join(os.path.dirname(REPO), "shared", "data", "yeast")
+YEAST = os.path.join(REPO, "data", "yeast-sample")
 _D, _U8 = C.POINTER(C.c_double), C.POINTER(C.c_uint8)
 
 
@@ -28,8 +28,8 @@ def yeast():
     """(views [(N, 79), (N, 24)], truth (N, 14), given (N, 14))."""
     if not os.path.exists(os.path.join(YEAST, "view1.f64")):
         pytest.skip("the yeast set is not at %s" % YEAST)
-    x = np.fromfile(os.path.join(YEAST, "view1.f64"), dtype="<f8").reshape(2417, 103)[:N]
-    y = np.fromfile(os.path.join(YEAST, "labels.f64"), dtype="<f8").reshape(2417, 14)[:N].astype(np.int64)
+    x = np.fromfile(os.path.join(YEAST, "view1.f64"), dtype="<f8").reshape(600, 103)[:N]
+    y = np.fromfile(os.path.join(YEAST, "labels.f64"), dtype="<f8").reshape(600, 14)[:N].astype(np.int64)
     rng = np.random.default_rng(7)
     given = np.zeros_like(y)
     for u in range(N):

@@ -1,6 +1,6 @@
 # MVEL from R (mvnmf_mvel, glue in src/mvel.c): on real multi-label data — the
-# first 300 genes of the yeast set beside the repository (MVNMF_DATA/../../
-# shared/data/yeast), 103 features split 79 + 24 into two views, a third of each
+# first 300 genes of the yeast sample shipped in data/yeast-sample
+# (MVNMF_DATA/yeast-sample), 103 features split 79 + 24 into two views, a third of each
 # gene's labels given — the decisions are not one constant label set, keep
 # every given positive and add others, and the scores rank the hidden labels
 # better than the given labels do; the count rule adds each label's count;
@@ -12,11 +12,11 @@ skip_if_not(exists("C_mvel", envir = asNamespace("mvnmf")),
 yeast <- function(n = 300L) {
   data <- Sys.getenv("MVNMF_DATA")
   skip_if(data == "", "MVNMF_DATA (the repository's data/ directory) is not set")
-  dir <- file.path(dirname(dirname(normalizePath(data))), "shared", "data", "yeast")
+  dir <- file.path(normalizePath(data), "yeast-sample")
   f <- file.path(dir, "view1.f64")
   skip_if_not(file.exists(f), paste("the yeast set is not at", dir))
-  x <- matrix(readBin(f, "double", 103 * 2417, endian = "little"), 103, 2417)[, seq_len(n)]
-  y <- matrix(readBin(file.path(dir, "labels.f64"), "double", 14 * 2417, endian = "little"), 14, 2417)[, seq_len(n)]
+  x <- matrix(readBin(f, "double", 103 * 600, endian = "little"), 103, 600)[, seq_len(n)]
+  y <- matrix(readBin(file.path(dir, "labels.f64"), "double", 14 * 600, endian = "little"), 14, 600)[, seq_len(n)]
   set.seed(7)
   given <- matrix(0L, 14, n)
   for (u in seq_len(n)) {
