@@ -105,6 +105,7 @@ use super::{check_eta, check_labels, check_views, layout, ClassIndex, Kernel, Ke
 use crate::data::{View, ViewSet, ViewShape};
 use crate::error::{Error, Part};
 use crate::linalg::real::Real;
+use crate::linalg::microk::prefetch;
 use crate::linalg::{dots_f32, row_f32};
 use crate::par::{Counted, Parallel};
 use crate::rng::Rng;
@@ -342,6 +343,8 @@ impl<T: Real, VS: ViewSet<T> + ?Sized> Eval<'_, '_, T, VS> {
             return self.eng.block(rows, cols, self.blk);
         };
         let nr = rows.len();
+        f.prefetch(rows);
+        f.prefetch(cols);
         if rows.len() >= cols.len() {
             for (c, &q) in cols.iter().enumerate() {
                 f.scores(q, rows, self.sf, self.sd)?;
@@ -368,6 +371,7 @@ impl<T: Real, VS: ViewSet<T> + ?Sized> Eval<'_, '_, T, VS> {
         let nr = rows.len();
         match self.fast {
             Some(f) if f.linear_only() => {
+                f.prefetch(rows);
                 let (za, zb) = (f.row(a), f.row(b));
                 let u = self.sf.part_mut(..f.ld)?;
                 for ((u, &x), &y) in u.iter_mut().zip(za).zip(zb) {
@@ -394,6 +398,7 @@ impl<T: Real, VS: ViewSet<T> + ?Sized> Eval<'_, '_, T, VS> {
         let Some(f) = self.fast else {
             return self.eng.block_prefix(cols, nr, self.blk);
         };
+        f.prefetch(cols);
         for a in 0..nr {
             let qs = cols.part(a + 1..)?;
             f.scores(cols.at(a)?, qs, self.sf, self.sd)?;
@@ -574,6 +579,14 @@ impl<'f> Fast<'f> {
         })
     }
 
+    /// Asks for the rows of `items` (the candidates of the next scores; values unchanged).
+    #[inline]
+    fn prefetch(&self, items: &[usize]) {
+        for &q in items {
+            prefetch(self.row(q));
+        }
+    }
+
     /// Only linear views (the whole row is one stacked part)?
     #[inline]
     fn linear_only(&self) -> bool {
@@ -631,6 +644,14 @@ struct Heaps<'h> {
 }
 
 impl Heaps<'_> {
+    /// Asks for the root of item `i`'s heap (read by [`Heaps::improves`]).
+    #[inline]
+    fn prefetch(&self, i: usize) {
+        let r = i.wrapping_mul(self.k);
+        prefetch(self.idx.get(r..r + 1).unwrap_or_default());
+        prefetch(self.sim.get(r..r + 1).unwrap_or_default());
+    }
+
     /// Would `(s, j)` enter item `i`'s heap (ignoring whether `j` is there already)?
     #[inline]
     fn improves(&self, i: usize, j: usize, s: f64) -> bool {
@@ -1196,6 +1217,14 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
                 let hi = (lo + chunk).min(n);
                 let mine = |x: usize| x >= lo && x < hi;
                 for (i, (row, frow)) in nb.chunks_exact(k).zip(fl.chunks_exact(k)).enumerate() {
+                    // The lists of the next item's neighbours in this range (random rows).
+                    for &j in nb.get((i + 1) * k..(i + 2) * k).unwrap_or_default() {
+                        if j != NO_NEIGHBOR && mine(j) {
+                            let r = (j - lo) * c;
+                            prefetch(ni.get(r..r + c).unwrap_or_default());
+                            prefetch(oi.get(r..r + c).unwrap_or_default());
+                        }
+                    }
                     for (&j, &f) in row.iter().zip(frow) {
                         if j == NO_NEIGHBOR || !(mine(i) || mine(j)) {
                             continue;
@@ -1264,6 +1293,9 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
             let nc = nr + no;
             task.cols.part_mut(..nr)?.copy_checked(nw)?;
             task.cols.part_mut(nr..nc)?.copy_checked(od)?;
+            for &q in task.cols.part(..nc)? {
+                heaps.prefetch(q);
+            }
             task.ev.prefix(task.cols.part(..nc)?, nr)?;
             task.evals += (nr * nc) as u64;
             for a in 0..nr {
