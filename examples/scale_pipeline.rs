@@ -267,17 +267,21 @@ fn main() {
             .unwrap_or_default();
         let t = Instant::now();
         let c = cpu_seconds();
-        let need = similarity::approx_knn_workspace::<f64>(
-            vs.iter().map(|v| v.shape()),
-            &ks[..],
-            C,
-            &ann,
-        )
-        .unwrap();
+        let need =
+            similarity::approx_knn_workspace::<f64>(vs.iter().map(|v| v.shape()), &ks[..], C, &ann)
+                .unwrap();
         let mut w = vec![0u8; need];
         let (mut nb, mut sm) = (vec![0usize; n * ann.k], vec![0.0; n * ann.k]);
         let rep = similarity::approx_knn(
-            &vs[..], &ks[..], &eta, lab.0, C, &ann, &mut nb, &mut sm, &mut w,
+            &vs[..],
+            &ks[..],
+            &eta,
+            lab.0,
+            C,
+            &ann,
+            &mut nb,
+            &mut sm,
+            &mut w,
         )
         .unwrap();
         drop((w, nb, sm));
