@@ -4,7 +4,7 @@
 //! Usage:
 //!
 //! ```text
-//! cargo run --release --example scale_pipeline -- N [THREADS] [--graph exact|approx|auto] [--iters I]
+//! cargo run --release --example scale_pipeline -- N [THREADS] [--graph exact|approx|auto] [--iters I] [--phases all|nosweep]
 //! cargo run --release --example scale_pipeline -- crossover [N1 N2 ...]
 //! ```
 //!
@@ -188,6 +188,7 @@ fn main() {
         Some("auto") => GraphBuild::Auto,
         Some(o) => panic!("--graph exact|approx|auto, not {o}"),
     };
+    let phases = opt("--phases");
     let iters: u32 = opt("--iters").map_or(100, |s| s.parse().unwrap());
     let n: usize = args.first().map_or(100_000, |a| a.parse().unwrap());
     let threads: usize = args.get(1).map_or(1, |a| a.parse().unwrap());
@@ -235,6 +236,111 @@ fn main() {
             t.elapsed().as_secs_f64(),
             eta
         );
+    }
+    // Phases alone, on the pipeline's pool (`--phases`; `--phases nosweep` skips TGE alone,
+    // whose labeled sweep is quadratic in the labeled count): the median bandwidths (serial),
+    // NN-descent over all items (the graph's neighbours) and TGE (NN-descent + the labeled
+    // sweep); the sweep's time is TGE's minus NN-descent's.
+    if let Some(what) = phases {
+        let lab = (&labels[..], C);
+        let t = Instant::now();
+        let c = cpu_seconds();
+        let need = similarity::resolve_bandwidths_workspace::<f64>(
+            vs.iter().map(|v| v.shape()),
+            &ks[..],
+            C,
+            0,
+        )
+        .unwrap();
+        let mut w = vec![0u8; need];
+        let mut g = [0.0; 2];
+        similarity::resolve_bandwidths(&vs[..], &ks[..], lab.0, C, 0, &mut g, &mut w).unwrap();
+        drop(w);
+        println!(
+            "phase median: {:.2} s wall, {:.2} s CPU (serial)",
+            t.elapsed().as_secs_f64(),
+            cpu_seconds() - c
+        );
+        let eta = [0.5, 0.5];
+        let ann = build
+            .resolve(n, p.graph.ka, p.solver.parallel)
+            .unwrap_or_default();
+        let t = Instant::now();
+        let c = cpu_seconds();
+        let need =
+            similarity::approx_knn_workspace::<f64>(vs.iter().map(|v| v.shape()), &ks[..], C, &ann)
+                .unwrap();
+        let mut w = vec![0u8; need];
+        let (mut nb, mut sm) = (vec![0usize; n * ann.k], vec![0.0; n * ann.k]);
+        let rep = similarity::approx_knn(
+            &vs[..],
+            &ks[..],
+            &eta,
+            lab.0,
+            C,
+            &ann,
+            &mut nb,
+            &mut sm,
+            &mut w,
+        )
+        .unwrap();
+        drop((w, nb, sm));
+        let (gw, gc) = (t.elapsed().as_secs_f64(), cpu_seconds() - c);
+        println!(
+            "phase graph (NN-descent, k {}): {gw:.2} s wall, {gc:.2} s CPU, {} iterations, {} values, peak {:.0} MB",
+            ann.k,
+            rep.iterations,
+            rep.evaluations,
+            peak_mb()
+        );
+        if what != "nosweep" {
+            let gp = p.graph;
+            let cap = graph::tge_capacity(n, C, &gp).unwrap();
+            let need = graph::tge_build_workspace::<f64>(
+                vs.iter().map(|v| v.shape()),
+                &ks[..],
+                C,
+                &gp,
+                &build,
+            )
+            .unwrap();
+            let mut w = vec![0u8; need];
+            let (mut arp, mut aci, mut aw) = (
+                vec![0; n + 1],
+                vec![0; cap.affinity],
+                vec![0.0; cap.affinity],
+            );
+            let (mut prp, mut pci, mut pw) =
+                (vec![0; n + 1], vec![0; cap.penalty], vec![0.0; cap.penalty]);
+            let t = Instant::now();
+            let c = cpu_seconds();
+            graph::tge_build(
+                &vs[..],
+                &ks[..],
+                (&eta, &labels, C),
+                &gp,
+                &build,
+                CsrOut {
+                    row_ptr: &mut arp,
+                    col_idx: &mut aci,
+                    weights: &mut aw,
+                },
+                CsrOut {
+                    row_ptr: &mut prp,
+                    col_idx: &mut pci,
+                    weights: &mut pw,
+                },
+                &mut w,
+                p.solver.parallel,
+            )
+            .unwrap();
+            let (tw, tc) = (t.elapsed().as_secs_f64(), cpu_seconds() - c);
+            println!(
+                "phase TGE (graph + labeled sweep): {tw:.2} s wall, {tc:.2} s CPU; sweep alone ~ {:.2} s wall, {:.2} s CPU",
+                tw - gw,
+                tc - gc
+            );
+        }
     }
     let need = pipeline::fit_graph_workspace::<f64>(
         vs.iter().map(|v| v.shape()),

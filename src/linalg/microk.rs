@@ -477,6 +477,28 @@ unsafe fn k256<const MV: usize, const NB: usize, const UNIT: bool>(x: Args) {
     }
 }
 
+/// Asks for the cache lines of `s` (data about to be read at random places: the candidate
+/// rows, heaps and lists of NN-descent, the columns an evaluator gathers; each such read
+/// otherwise waits for memory). No effect on any value; nothing off x86-64.
+#[inline(always)]
+pub(crate) fn prefetch<T>(s: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let p = s.as_ptr() as *const i8;
+        let bytes = core::mem::size_of_val(s);
+        let mut b = 0;
+        while b < bytes {
+            // SAFETY: a prefetch does not access memory; the address is inside `s`.
+            unsafe {
+                core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.add(b))
+            };
+            b += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = s;
+}
+
 /// See [`AvxTile::partial_dots_f32`]: `x`, `y` readable for `n16` values, `n16` a multiple
 /// of 16.
 #[cfg(target_arch = "x86_64")]

@@ -17,6 +17,7 @@ use super::{Bandwidth, Kernel, KernelSet, Layout};
 use crate::data::{View, ViewSet};
 use crate::error::{Error, Part};
 use crate::linalg::mat::{MatMut, MatRef};
+use crate::linalg::microk::prefetch;
 use crate::linalg::real::Real;
 use crate::linalg::{gemm, gemm_req};
 use crate::par::Parallel;
@@ -58,6 +59,9 @@ impl<T, S: Sink<T> + ?Sized> Sink<T> for &mut S {
 }
 
 const NOT_IN_PANEL: usize = usize::MAX;
+/// Items ahead whose columns [`Engine::gather`] prefetches (random items' columns: the
+/// lists of NN-descent and of the sampled set-up passes).
+const GATHER_AHEAD: usize = 4;
 
 /// The evaluator: per-view normalisation scales, `γ`s, weights, panels and scratch.
 pub(crate) struct Engine<'a, 'w, T, VS: ?Sized> {
@@ -445,8 +449,15 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
             let lin = kind == LIN && self.mode != Mode::SqDist(v);
             let m = d.rows_len();
             let tinv = T::from_f64(inv);
+            // The first columns ahead; then each column `GATHER_AHEAD` items ahead.
+            for &j in items.iter().take(GATHER_AHEAD) {
+                prefetch(d.col(j));
+            }
             // Item `a`'s panel column, from row `o` on (`ld > 0` here).
-            for (col, &j) in pan.chunks_exact_mut(ld.max(1)).zip(items) {
+            for (t, (col, &j)) in pan.chunks_exact_mut(ld.max(1)).zip(items).enumerate() {
+                if let Some(&ja) = items.get(t + GATHER_AHEAD) {
+                    prefetch(d.col(ja));
+                }
                 let Some(dst) = col.get_mut(o..o + m) else {
                     continue;
                 };
