@@ -355,8 +355,15 @@ fn graph_option_exact_approx_auto() {
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mfeat-sample");
     let run = |graph: Option<&str>| {
         let mut cmd = Command::new(&exe);
-        cmd.args(["--views", "fou,zer,mor", "--methods", "mvsl-t", "--splits", "2"])
-            .args(["--iters", "50", "--fractions", "10,30"]);
+        cmd.args([
+            "--views",
+            "fou,zer,mor",
+            "--methods",
+            "mvsl-t",
+            "--splits",
+            "2",
+        ])
+        .args(["--iters", "50", "--fractions", "10,30"]);
         if let Some(g) = graph {
             cmd.args(["--graph", g]);
         }
