@@ -176,6 +176,7 @@ static int watch(const mvnmf_progress *p, void *user)
 {
     fit_t *w = user;
     double t = p->objective.total;
+    if (p->phase != MVNMF_PHASE_ITERATIONS) return 0; /* the pipeline's set-up: no iterate */
     w->calls++;
     if (!isfinite(t)) return w->nonfinite = 1, 0;
     if (w->started) {
@@ -230,6 +231,7 @@ static void fit_pipeline(ctx_t *c, const method_t *m, fit_t *f)
     set_solver(&pp.solver, c->opt, f);
     pp.learn_eta = (uint32_t)c->opt->learn_eta;
     pp.mkl.lambda = c->opt->mkl_lambda;
+    pp.graph_build = c->opt->graph;
     if ((c->eta_set = neighbour_graph(m)) != 0) graph_params(c, f, &pp.graph);
     CALL(mvnmf_pipeline_fit_workspace, c->views, d->n_views, c->kernels, d->n_classes, c->opt->k, &pp, &bytes);
     CALL(mvnmf_pipeline_fit_report, c->views, d->n_views, c->kernels, f->labels, d->n_classes, c->opt->k, &pp,
@@ -505,6 +507,7 @@ typedef struct {
 
 static const uint32_t KERNELS[] = { MVNMF_KERNEL_RBF, MVNMF_KERNEL_LINEAR },
                   PENALTIES[] = { MVNMF_PENALTY_CLASS_PAIRS, MVNMF_PENALTY_ITEM_NEIGHBORS },
+                  GRAPHS[] = { MVNMF_GRAPH_BUILD_EXACT, MVNMF_GRAPH_BUILD_APPROX, MVNMF_GRAPH_BUILD_AUTO },
                   NMIS[] = { MVNMF_NMI_MAX, MVNMF_NMI_ARITHMETIC, MVNMF_NMI_GEOMETRIC, MVNMF_NMI_GEOMETRIC,
                              MVNMF_NMI_MIN };
 #define AT(field) offsetof(options_t, field)
@@ -533,6 +536,8 @@ static const opt_t OPTS[] = {
     { "--uniform-eta", "uniform fusion weights instead of kernel-target alignment", T_OFF, AT(learn_eta), 0, 0 },
     { "--penalty", "LDGE/TGE penalty: class-pairs (seed 003, default) or item-neighbors", T_ENUM, AT(penalty),
       "class-pairs item-neighbors", PENALTIES },
+    { "--graph", "MvSL-T's neighbour search over all items: exact, approx (NN-descent) or auto (default: "
+      "exact below 4096 items)", T_ENUM, AT(graph), "exact approx auto", GRAPHS },
     { "--shift", "shift features with negative values by their minimum", T_ON, AT(shift), 0, 0 },
     { "--no-normalize", "keep the views' scales (default: ||X_v||_F^2 = N per view)", T_OFF, AT(normalize), 0, 0 },
     { "--nmi", "max (default, the papers'), arithmetic, geometric or min", T_ENUM, AT(nmi),
@@ -660,7 +665,7 @@ static const char *parse(int argc, char **argv, options_t *o)
     memset(o, 0, sizeof *o);
     o->k = 20, o->iters = 200, o->splits = 5, o->knn_k = 9, o->restarts = 10, o->folds = 3;
     o->normalize = o->learn_eta = 1, o->nmi = MVNMF_NMI_MAX, o->kernel = MVNMF_KERNEL_RBF;
-    o->penalty = MVNMF_PENALTY_CLASS_PAIRS, o->mkl_lambda = mvnmf_mkl_params_default().lambda;
+    o->penalty = MVNMF_PENALTY_CLASS_PAIRS, o->graph = MVNMF_GRAPH_BUILD_AUTO, o->mkl_lambda = mvnmf_mkl_params_default().lambda;
     o->labels = "labels.txt", o->sparse_below = 0.3;
     parse_fractions(o, "10,20,30,40,50");
     for (int i = 1; i < argc; i++) {
@@ -747,6 +752,10 @@ int main(int argc, char **argv)
     setup(&c, &d, &o);
     size_t n_jobs = make_jobs(&c, jobs);
     print_header(&c, dir);
+    if (o.graph != MVNMF_GRAPH_BUILD_AUTO || d.n >= MVNMF_GRAPH_AUTO_EXACT_BELOW)
+        printf("MvSL-T's neighbour lists over all items: %s.\n",
+               o.graph == MVNMF_GRAPH_BUILD_EXACT ? "exact (--graph exact)"
+                                                  : "approximate, NN-descent with its default options (--graph)");
     print_methods(&c, jobs, n_jobs);
     printf("%s", o.depth ? "" : "\n");
     for (size_t i = 0; i < n_jobs; i++) run_job(&jobs[i]);

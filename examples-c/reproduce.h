@@ -31,7 +31,7 @@ typedef struct {
     char fraction_text[MAX_FRACTIONS][32];     /* "10%" ... */
     const char *fraction_cols[MAX_FRACTIONS]; /* ... the tables' columns */
     int shift, normalize, tune, per_candidate, depth, learn_eta, fractions_given;
-    uint32_t nmi, kernel, penalty; /* MVNMF_NMI_*, MVNMF_KERNEL_*, MVNMF_PENALTY_* */
+    uint32_t nmi, kernel, penalty, graph; /* MVNMF_NMI_*, MVNMF_KERNEL_*, MVNMF_PENALTY_*, MVNMF_GRAPH_BUILD_* */
     const char *methods, *labels, *views, *layers;
 } options_t;
 

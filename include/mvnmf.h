@@ -82,6 +82,17 @@
 // Most parts an `mvnmf_objective` carries.
 #define MVNMF_MAX_TERMS 8
 
+// `mvnmf_progress.phase`: the solver's outer iterations (`iter`, `objective` are the
+// iterate's). The solvers report only this phase.
+#define MVNMF_PHASE_ITERATIONS 0
+
+// `mvnmf_progress.phase`: the pipeline's set-up before the graph (the fusion weights by
+// kernel–target alignment); `iter` 0, objective zero.
+#define MVNMF_PHASE_SETUP 1
+
+// `mvnmf_progress.phase`: the pipeline's neighbour graph build; `iter` 0, objective zero.
+#define MVNMF_PHASE_GRAPH 2
+
 // Major version of the header (the crate's; also the shared library's SONAME
 // suffix).
 #define MVNMF_VERSION_MAJOR 0
@@ -93,7 +104,11 @@
 #define MVNMF_VERSION_PATCH 0
 
 // ABI version of the header: compare it with `mvnmf_abi_version()`.
-#define MVNMF_ABI_VERSION 4
+//
+// 5: `mvnmf_pipeline_params` gained `graph_build` and `ann` (the neighbour search:
+// exact, NN-descent or by size), `mvnmf_progress` gained `phase` and `fraction` (the
+// pipeline reports its set-up phases through the callback too).
+#define MVNMF_ABI_VERSION 5
 
 // `mvnmf_struct_size`: `struct mvnmf_view`.
 #define MVNMF_STRUCT_VIEW 0
@@ -215,6 +230,9 @@
 // `mvnmf_struct_size`: `struct mvnmf_dist_graph_traffic`.
 #define MVNMF_STRUCT_DIST_GRAPH_TRAFFIC 39
 
+// `mvnmf_struct_size`: `struct mvnmf_ann_params`.
+#define MVNMF_STRUCT_ANN_PARAMS 40
+
 // The label of an item whose class is unknown (`uint32_t`, all bits set).
 #define MVNMF_UNLABELED UINT32_MAX
 
@@ -321,6 +339,21 @@
 // (column-major) in `affinity_weights` (e.g. from `mvnmf_fused_graph`); no
 // penalty graph. One GEMM per product, `2Kn²` flops.
 #define MVNMF_GRAPH_DENSE 3
+
+// `graph_build`: the exact blocked sweep over all pairs of items (`O(N²)`).
+#define MVNMF_GRAPH_BUILD_EXACT 0
+
+// `graph_build`: NN-descent (`mvnmf_ann_params`) finds the neighbour lists over all items;
+// the lists over the labeled items stay exact.
+#define MVNMF_GRAPH_BUILD_APPROX 1
+
+// `graph_build`: exact below `MVNMF_GRAPH_AUTO_EXACT_BELOW` items (bitwise
+// `MVNMF_GRAPH_BUILD_EXACT` there), `MVNMF_GRAPH_BUILD_APPROX` from there on.
+#define MVNMF_GRAPH_BUILD_AUTO 2
+
+// Items from which `MVNMF_GRAPH_BUILD_AUTO` uses NN-descent: where the two searches cost
+// the same, measured (the crate's `graph::AUTO_EXACT_BELOW`).
+#define MVNMF_GRAPH_AUTO_EXACT_BELOW 4096
 
 // `mvnmf_nndsvd`: zeros kept (Boutsidis & Gallopoulos' NNDSVD).
 #define MVNMF_NNDSVD 0
@@ -880,16 +913,23 @@ typedef struct mvnmf_graph {
   const double *penalty_weights;
 } mvnmf_graph;
 
-// What the progress callback receives.
+// What the progress callback receives (ABI 5: `phase` and `fraction` added; `iter` and
+// `objective` keep their offsets, `phase` takes the former padding after `iter`).
 typedef struct mvnmf_progress {
-  // Outer iterations completed (0 = the start).
+  // Outer iterations completed (0 = the start; 0 in the set-up phases).
   uint32_t iter;
-  // Objective at this iterate.
+  // `MVNMF_PHASE_*`: which phase this is about.
+  uint32_t phase;
+  // Objective at this iterate (`MVNMF_PHASE_ITERATIONS`; zero in the set-up phases).
   struct mvnmf_objective objective;
+  // How far the phase is, in [0, 1]: `iter / max_iter` in the iterations (a run that
+  // converges stops before 1), 0 at the start and 1 at the end of a set-up phase.
+  double fraction;
 } mvnmf_progress;
 
-// Progress callback: called once per outer iteration (and for the start);
-// a nonzero return stops the solver.
+// Progress callback: called once per outer iteration (and for the start), and by the
+// pipeline at the start and the end of each set-up phase (`mvnmf_progress.phase`); a
+// nonzero return stops the call (`MVNMF_STATUS_CANCELLED`).
 typedef int (*mvnmf_progress_fn)(const struct mvnmf_progress *progress,
                                  void *user);
 
@@ -1119,6 +1159,31 @@ typedef struct mvnmf_mvel_params {
   double unknown_weight;
 } mvnmf_mvel_params;
 
+// Options of NN-descent, the approximate neighbour search (`MVNMF_GRAPH_BUILD_APPROX`);
+// start from `mvnmf_ann_params_default()`. A 0 in `trees`, `leaf`, `candidates` or `iters`
+// means the size-dependent default.
+typedef struct mvnmf_ann_params {
+  // Neighbours NN-descent keeps per item (default 10; raised to the graph's `ka`, at most
+  // `N − 1`).
+  size_t k;
+  // Seed of the random-projection trees, the random fill and the sampling.
+  uint64_t seed;
+  // Trees of the start (0: `min(32, 2 + floor(N^(1/4)) / 3)`).
+  size_t trees;
+  // Most items per leaf (0: `max(16, k + 2)`); 1 is `MVNMF_STATUS_BAD_PARAMETER`.
+  size_t leaf;
+  // Most candidates per item and kind in an iteration (0: `max(20, k)`).
+  size_t candidates;
+  // Most iterations (0: `max(5, round(log2 N))`).
+  size_t iters;
+  // Stop when an iteration inserts at most `delta·N·k` entries (default 0.001; 0: run all
+  // `iters`); negative or not finite is `MVNMF_STATUS_BAD_PARAMETER`.
+  double delta;
+  // Who runs the searches (the same graph for every choice); one thread: the caller's
+  // pool (the pipeline's solver pool; for `mvnmf_tge_build`, one thread).
+  struct mvnmf_parallel parallel;
+} mvnmf_ann_params;
+
 // Options of `mvnmf_pipeline_fit`; start from `mvnmf_pipeline_params_preset`.
 typedef struct mvnmf_pipeline_params {
   // `MVNMF_METHOD_*`.
@@ -1129,8 +1194,17 @@ typedef struct mvnmf_pipeline_params {
   struct mvnmf_graph_params graph;
   // Nonzero: learn the fusion weights by kernel–target alignment; 0: uniform.
   uint32_t learn_eta;
+  // How MvSL-T's neighbour graph (TGE) is searched: `MVNMF_GRAPH_BUILD_EXACT`,
+  // `MVNMF_GRAPH_BUILD_APPROX` (NN-descent with `ann` for the lists over all items) or
+  // `MVNMF_GRAPH_BUILD_AUTO` (the default: exact below `MVNMF_GRAPH_AUTO_EXACT_BELOW`
+  // items, bitwise `MVNMF_GRAPH_BUILD_EXACT` there). GNMF's and MvSL-L's graphs are over
+  // the labeled items only and always exact.
+  uint32_t graph_build;
   // MKL options.
   struct mvnmf_mkl_params mkl;
+  // NN-descent options (`mvnmf_ann_params_default()`; read and checked whatever
+  // `graph_build` says). A one-thread `ann.parallel` means the solver's pool.
+  struct mvnmf_ann_params ann;
 } mvnmf_pipeline_params;
 
 // What `mvnmf_pipeline_fit_report` writes: the factorization's report and the
@@ -3094,6 +3168,93 @@ mvnmf_status mvnmf_mvsl_encode_f32(const struct mvnmf_view_f32 *views,
                                    void *user,
                                    struct mvnmf_report *report);
 
+// The default NN-descent options (`k = 10`, seed 0, size-dependent trees, leaves,
+// candidates and iterations, `delta = 0.001`, one thread).
+struct mvnmf_ann_params mvnmf_ann_params_default(void);
+
+// Workspace bytes of `mvnmf_tge_build` (validates the view descriptors as the call does,
+// values aside, the options and `graph_build`).
+//
+// # Safety
+// `views` points to `n_views` view descriptors valid as the module's rules say,
+// `kernels` to `n_views` kernels; `params` and `ann` are NULL or point to one struct
+// each; `bytes` is valid for one write.
+mvnmf_status mvnmf_tge_build_workspace(const struct mvnmf_view *views,
+                                       size_t n_views,
+                                       const struct mvnmf_kernel *kernels,
+                                       size_t n_classes,
+                                       const struct mvnmf_graph_params *params,
+                                       uint32_t graph_build,
+                                       const struct mvnmf_ann_params *ann,
+                                       size_t *bytes);
+
+// `mvnmf_tge` with its neighbour lists over all items found as `graph_build` says
+// (`MVNMF_GRAPH_BUILD_EXACT`: bitwise `mvnmf_tge`; `MVNMF_GRAPH_BUILD_APPROX`: NN-descent
+// with `ann` (NULL: `mvnmf_ann_params_default()`), the same-class and penalty lists over
+// the labeled items exact; `MVNMF_GRAPH_BUILD_AUTO`: exact below
+// `MVNMF_GRAPH_AUTO_EXACT_BELOW` items). The sweeps run on `ann->parallel`. Same
+// arguments, contract and outputs as `mvnmf_tge`; an unknown `graph_build`, `ann->leaf =
+// 1` or a negative or non-finite `ann->delta` is `MVNMF_STATUS_BAD_PARAMETER`, refused
+// before anything is written. Cost: NN-descent's (about linear in `N`) plus `O(N_l² Σ
+// M_v)` for the labeled lists, against `O(N² Σ M_v)` exact.
+//
+// # Safety
+// As `mvnmf_tge`: `views` / `kernels` / `eta` point to `n_views` entries each, `labels` to
+// `N` (or is NULL as `mvnmf_tge` allows), `params` and `ann` are NULL or point to one
+// struct each, `affinity` / `penalty` to buffers of the capacities they state,
+// `affinity_nnz` / `penalty_nnz` are valid for one write, `work` holds `work_bytes`
+// bytes; no output overlaps another or an input.
+mvnmf_status mvnmf_tge_build(const struct mvnmf_view *views,
+                             size_t n_views,
+                             const struct mvnmf_kernel *kernels,
+                             const double *eta,
+                             const uint32_t *labels,
+                             size_t n_classes,
+                             const struct mvnmf_graph_params *params,
+                             uint32_t graph_build,
+                             const struct mvnmf_ann_params *ann,
+                             const struct mvnmf_csr_buffers *affinity,
+                             const struct mvnmf_csr_buffers *penalty,
+                             size_t *affinity_nnz,
+                             size_t *penalty_nnz,
+                             void *work,
+                             size_t work_bytes);
+
+// Workspace bytes of `mvnmf_anchors_kmeans_sampled` (validates the view descriptors as the
+// call does, values aside; `params` may be NULL: defaults).
+//
+// # Safety
+// `views` points to `n_views` view descriptors valid as the module's rules say; `params`
+// is NULL or points to one struct; `bytes` is valid for one write.
+mvnmf_status mvnmf_anchors_kmeans_sampled_workspace(const struct mvnmf_view *views,
+                                                    size_t n_views,
+                                                    size_t m,
+                                                    const struct mvnmf_kmeans_params *params,
+                                                    size_t sample,
+                                                    size_t *bytes);
+
+// `mvnmf_anchors_kmeans` with k-means (k-means++ seeding and Lloyd's iterations, every
+// restart) run on a seeded uniform sample of `sample` items (clamped to `[m, n]`, drawn
+// without replacement from `params->seed`) instead of all `n`: cost `O(sample·m·Σd)` per
+// Lloyd iteration. The views' scales are still those of all items; the report's inertia is
+// the sample's. `sample >= n` is bitwise `mvnmf_anchors_kmeans`. Measured on MVEL (n =
+// 20 000, m = 500): a sample of `10·m` items, anchors 8× faster with the same AUC.
+//
+// # Safety
+// As `mvnmf_anchors_kmeans`: `views` points to `n_views` view descriptors, `anchors` to
+// `n_views` pointers to `d_v × m` doubles each, `work` holds `work_bytes` bytes, `params`
+// and `report` are NULL or point to one struct each; no output overlaps another or an
+// input.
+mvnmf_status mvnmf_anchors_kmeans_sampled(const struct mvnmf_view *views,
+                                          size_t n_views,
+                                          size_t m,
+                                          const struct mvnmf_kmeans_params *params,
+                                          size_t sample,
+                                          double *const *anchors,
+                                          void *work,
+                                          size_t work_bytes,
+                                          struct mvnmf_kmeans_report *report);
+
 // The default NMF options.
 struct mvnmf_nmf_params mvnmf_nmf_params_default(void);
 
@@ -3408,8 +3569,20 @@ mvnmf_status mvnmf_pipeline_fit_workspace(const struct mvnmf_view *views,
 // from `labels[N]` (`MVNMF_UNLABELED` for unknown items) under the fused
 // kernel of `kernels[n_views]`, then the graph-regularised factorization into
 // `u[v]` (`rows_v × k`) and `v` (`k × N`). Validated before anything is
-// written; `MVNMF_STATUS_CANCELLED` if `progress` stops the solver.
+// written; `MVNMF_STATUS_CANCELLED` if `progress` stops the call.
 // `mvnmf_pipeline_fit_report` also reports the graphs' sizes.
+//
+// The neighbour graph (MvSL-T's TGE) is searched as `params->graph_build` says (exact,
+// NN-descent with `params->ann`, or by size: `MVNMF_GRAPH_BUILD_AUTO`, the default, is
+// exact below `MVNMF_GRAPH_AUTO_EXACT_BELOW` items).
+//
+// Progress: with a graph (GNMF, MvSL-L, MvSL-T) `progress` is called at the start
+// (`fraction` 0) and the end (1) of `MVNMF_PHASE_SETUP` (the fusion weights) and of
+// `MVNMF_PHASE_GRAPH` (the graph), with `iter` 0 and a zero objective, then once per
+// iterate (`MVNMF_PHASE_ITERATIONS`). Stopped in a set-up phase, the call returns
+// `MVNMF_STATUS_CANCELLED` with `u`, `v` and `eta` untouched and a report of 0 iterations,
+// zero objectives and `MVNMF_STOP_CANCELLED` (`affinity_nnz` / `penalty_nnz`: the graph's
+// sizes if it was built, else 0).
 //
 // Magnitudes: any finite data with `½ Σ_v ‖X_v‖²_F ≤ 2^999` (about 5e300;
 // above, `MVNMF_STATUS_INPUT_TOO_LARGE` and nothing written); data whose

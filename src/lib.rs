@@ -169,5 +169,5 @@ pub use data::{Csc, Dense, View, ViewKind, ViewSet, ViewShape};
 pub use error::Error;
 pub use linalg::real::Real;
 pub use par::{HostPool, Parallel};
-pub use steps::{Init, Monitor, Objective, Progress, Report, Stop, StopRule, Term};
+pub use steps::{Init, Monitor, Objective, Phase, Progress, Report, Stop, StopRule, Term};
 pub use work::{Stack, WorkReq};

@@ -27,7 +27,7 @@ use crate::graph::{
 use crate::linalg::real::Real;
 use crate::models::mvsl::{self, MvslParams};
 use crate::similarity::{self, KernelSet, MklParams};
-use crate::steps::{Init, Monitor, Report};
+use crate::steps::{Init, Monitor, Objective, Phase, Progress, Report, Stop};
 use crate::work::{Stack, WorkReq};
 
 /// Which model of the papers.
@@ -121,6 +121,7 @@ fn req<T: Real>(
         .next()
         .ok_or(Error::ZeroDimension)?
         .cols;
+    let h = shapes.clone().into_iter().count();
     // The fit's own workspace, with the graph operator's scratch (CSR: 4K f64,
     // SGE: K·C + C, none: 0).
     let graph_op = WorkReq::all_of(&[WorkReq::new::<f64>(k); 4])
@@ -155,7 +156,10 @@ fn req<T: Real>(
         Method::MvslT => graph::tge_build_workspace::<T>(shapes, kernels, n_classes, &p.graph, gb)?,
         _ => graph::ldge_workspace::<T>(shapes, kernels, n_classes, &p.graph)?,
     });
-    Ok(graphs.and(WorkReq::any_of(&[mkl, build, fit])))
+    // The fusion weights are computed into the workspace and copied to the caller's `eta`
+    // only once the set-up has run (a cancelled set-up leaves `eta` untouched).
+    let eta = WorkReq::new::<f64>(h);
+    Ok(graphs.and(eta).and(WorkReq::any_of(&[mkl, build, fit])))
 }
 
 /// Workspace bytes of [`fit`] (MKL, graph construction and the factorization
@@ -329,6 +333,15 @@ pub fn fit_report<
 /// says. `build` is validated with everything else, before anything is written;
 /// [`GraphBuild::Exact`] is bitwise [`fit_report`].
 ///
+/// **Progress.** With a graph (GNMF, MvSL-L, MvSL-T) the monitor hears of the set-up before
+/// the iterations: [`Phase::Setup`] (the fusion weights) at fraction 0 and 1, then
+/// [`Phase::Graph`] (the neighbour graph) at 0 and 1, each with `iter` 0 and a zero
+/// objective ([`Progress::setup`]); then the solver's [`Phase::Iterations`] as
+/// [`mvsl::fit`] reports them. The methods without a graph report only the iterations. A
+/// monitor that stops the run in a set-up phase gets `Ok` with [`Stop::Cancelled`], no
+/// iteration and zero objectives, and `u`, `v` and `eta` untouched (the fusion weights are
+/// computed into the workspace and copied to `eta` when the set-up has run).
+///
 /// ```
 /// use mvnmf::graph::GraphBuild;
 /// use mvnmf::pipeline::{self, Method, PipelineParams};
@@ -435,15 +448,23 @@ pub fn fit_graph<
             let prp: &mut [usize] = st.take(n + 1)?;
             let pci: &mut [usize] = st.take(cap.penalty)?;
             let pw: &mut [f64] = st.take(cap.penalty)?;
+            let eta_w: &mut [f64] = st.take(h)?;
             let rest = st.take_rest();
             // Refuse what the graph builder would refuse before `eta` is written.
             graph::precheck(labels, n, n_classes, &params.graph, rest)?;
+            let mut monitor = monitor;
+            if set_up(&mut monitor, Phase::Setup, 0.0) {
+                return Ok(cancelled(GraphNnz::default()));
+            }
             if params.learn_eta {
                 let io = (labels, n_classes);
                 let par = params.solver.parallel;
-                similarity::mkl_weights_in(views, kernels, io, &params.mkl, eta, rest, par)?;
+                similarity::mkl_weights_in(views, kernels, io, &params.mkl, eta_w, rest, par)?;
             } else {
-                eta.fill(1.0 / h as f64);
+                eta_w.fill(1.0 / h as f64);
+            }
+            if set_up(&mut monitor, Phase::Setup, 1.0) || set_up(&mut monitor, Phase::Graph, 0.0) {
+                return Ok(cancelled(GraphNnz::default()));
             }
             let a_out = CsrOut {
                 row_ptr: arp,
@@ -459,7 +480,7 @@ pub fn fit_graph<
                 Method::MvslT => graph::tge_build(
                     views,
                     kernels,
-                    (eta, labels, n_classes),
+                    (eta_w, labels, n_classes),
                     &params.graph,
                     build,
                     a_out,
@@ -470,7 +491,7 @@ pub fn fit_graph<
                 _ => graph::ldge(
                     views,
                     kernels,
-                    eta,
+                    eta_w,
                     labels,
                     n_classes,
                     &params.graph,
@@ -490,8 +511,38 @@ pub fn fit_graph<
                 None
             };
             let graphs = CsrGraphs::new(n, Some(a), p)?;
+            if set_up(&mut monitor, Phase::Graph, 1.0) {
+                return Ok(cancelled(nnz));
+            }
+            for (d, w) in eta.iter_mut().zip(eta_w.iter()) {
+                *d = *w;
+            }
             let fit = mvsl::fit(views, &graphs, k, s, u, v, rest, monitor)?;
             Ok(PipelineReport { fit, graph: nnz })
         }
+    }
+}
+
+/// Tells the monitor (if any) that the set-up `phase` is at `fraction`; `true`: stop.
+fn set_up(monitor: &mut Option<Monitor<'_>>, phase: Phase, fraction: f64) -> bool {
+    match monitor {
+        Some(m) => m(&Progress::setup(phase, fraction)).is_break(),
+        None => false,
+    }
+}
+
+/// The report of a run the monitor stopped in the set-up: no iteration, zero objectives,
+/// [`Stop::Cancelled`]; `graph` is what was built (zero before the graph's end).
+fn cancelled(graph: GraphNnz) -> PipelineReport {
+    let zero = Objective::default();
+    PipelineReport {
+        fit: Report {
+            iterations: 0,
+            initial: zero,
+            objective: zero,
+            stop: Stop::Cancelled,
+            dead_views: 0,
+        },
+        graph,
     }
 }

@@ -70,6 +70,9 @@ fn dense32(x: &[f32], m: usize) -> mvnmf_view_f32 {
 }
 
 unsafe extern "C" fn record(p: *const mvnmf_progress, user: *mut c_void) -> i32 {
+    if unsafe { (*p).phase } != MVNMF_PHASE_ITERATIONS {
+        return 0; // the pipeline's set-up phases: no iterate
+    }
     unsafe { (*user.cast::<Vec<f64>>()).push((*p).objective.total) };
     0
 }

@@ -35,6 +35,7 @@ const ROOT: &[(&str, &str)] = &[
     ("Init", "steps"),
     ("Monitor", "steps"),
     ("Objective", "steps"),
+    ("Phase", "steps"),
     ("Progress", "steps"),
     ("Report", "steps"),
     ("Stop", "steps"),

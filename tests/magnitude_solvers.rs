@@ -50,6 +50,9 @@ impl Watch {
 
 unsafe extern "C" fn on_progress(p: *const mvnmf_progress, user: *mut std::ffi::c_void) -> i32 {
     let (p, m) = unsafe { (&*p, &mut *user.cast::<Watch>()) };
+    if p.phase != mvnmf::ffi::MVNMF_PHASE_ITERATIONS {
+        return 0; // the pipeline's set-up phases: no iterate
+    }
     let t = p.objective.total;
     if m.calls == 0 {
         let parts: f64 = p.objective.terms[..p.objective.n_terms as usize]

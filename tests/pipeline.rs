@@ -534,3 +534,119 @@ fn c_abi_gives_the_rust_result() {
         assert!(nnz.affinity > 0 && nnz.penalty > 0);
     }
 }
+
+/// The monitor hears of every phase (issue 30, item 5): with a graph, the set-up
+/// (fusion weights) and the graph, each at fraction 0 and 1, with no iterate, before the
+/// iterations (`fraction = iter / max_iter`); a method without a graph reports only its
+/// iterations. Stopped at any set-up report, the run is `Ok` with `Stop::Cancelled`, no
+/// iteration, and `u`, `v`, `eta` untouched; not stopped, the result is bitwise the run
+/// without a monitor.
+#[test]
+fn every_phase_is_reported_and_the_set_up_cancels_cleanly() {
+    use mvnmf::graph::GraphBuild;
+    use mvnmf::{Phase, Progress, Stop};
+    use std::ops::ControlFlow;
+    let (xs, labels, n) = sample();
+    let vs: Vec<View<'_, f64>> = xs
+        .iter()
+        .map(|(m, x)| View::from(Dense::new(x, *m, n, *m).unwrap()))
+        .collect();
+    let ks = [Kernel::Linear; 3];
+    let k = 6;
+    let fit = |p: &PipelineParams,
+               b: &GraphBuild,
+               stop_at: Option<usize>,
+               seen: &mut Vec<(Phase, u32, f64, f64)>| {
+        let shapes = vs.iter().map(|x| x.shape());
+        let need = pipeline::fit_graph_workspace::<f64>(shapes, &ks[..], 10, k, p, b).unwrap();
+        let mut us: Vec<Vec<f64>> = vs.iter().map(|x| vec![7.0; x.rows() * k]).collect();
+        let (mut v, mut eta) = (vec![7.0; k * n], vec![7.0; 3]);
+        let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
+        let mut mon = |pr: &Progress| {
+            seen.push((pr.phase, pr.iter, pr.fraction, pr.objective.total));
+            if stop_at == Some(seen.len()) {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        };
+        let r = pipeline::fit_graph(
+            &vs[..],
+            &ks[..],
+            (&labels, 10, k),
+            p,
+            b,
+            (&mut refs[..], &mut v, &mut eta),
+            &mut vec![0u8; need],
+            Some(&mut mon),
+        )
+        .unwrap();
+        (r, us, v, eta)
+    };
+    let set_up = [
+        (Phase::Setup, 0.0),
+        (Phase::Setup, 1.0),
+        (Phase::Graph, 0.0),
+        (Phase::Graph, 1.0),
+    ];
+    let mut p = small(Method::MvslT);
+    p.solver.max_iter = 8;
+    for b in [GraphBuild::Exact, GraphBuild::Approx(Default::default())] {
+        let mut seen = Vec::new();
+        let (r, us, v, eta) = fit(&p, &b, None, &mut seen);
+        assert_eq!(seen.len(), 4 + 9, "{b:?}");
+        for (i, &(ph, f)) in set_up.iter().enumerate() {
+            assert_eq!(seen[i], (ph, 0, f, 0.0), "{b:?}: set-up report {i}");
+        }
+        for (t, s) in seen[4..].iter().enumerate() {
+            assert_eq!(
+                (s.0, s.1, s.2),
+                (Phase::Iterations, t as u32, t as f64 / 8.0)
+            );
+            assert!(
+                t == 0 || s.3 <= seen[4 + t - 1].3 * (1.0 + 1e-12),
+                "{b:?}: rose at {t}"
+            );
+        }
+        assert_eq!(r.fit.stop, Stop::MaxIter);
+        // Bitwise the run without a monitor.
+        let shapes = vs.iter().map(|x| x.shape());
+        let need = pipeline::fit_graph_workspace::<f64>(shapes, &ks[..], 10, k, &p, &b).unwrap();
+        let mut us2: Vec<Vec<f64>> = vs.iter().map(|x| vec![0.0; x.rows() * k]).collect();
+        let (mut v2, mut eta2) = (vec![0.0; k * n], vec![0.0; 3]);
+        let mut refs: Vec<&mut [f64]> = us2.iter_mut().map(|u| &mut u[..]).collect();
+        let r2 = pipeline::fit_graph(
+            &vs[..],
+            &ks[..],
+            (&labels, 10, k),
+            &p,
+            &b,
+            (&mut refs[..], &mut v2, &mut eta2),
+            &mut vec![0u8; need],
+            None,
+        )
+        .unwrap();
+        assert_eq!((r, us, v, eta), (r2, us2, v2, eta2), "{b:?}");
+        // Stopped at each set-up report.
+        for stop in 1..=4 {
+            let mut seen = Vec::new();
+            let (r, us, v, eta) = fit(&p, &b, Some(stop), &mut seen);
+            assert_eq!(seen.len(), stop, "{b:?}: stopped at {stop}");
+            assert_eq!((r.fit.stop, r.fit.iterations), (Stop::Cancelled, 0));
+            assert_eq!(r.fit.objective.total, 0.0);
+            assert_eq!(
+                r.graph.affinity > 0,
+                stop == 4,
+                "{b:?}: graph sizes at {stop}"
+            );
+            assert!(us.iter().flatten().chain(&v).chain(&eta).all(|&x| x == 7.0));
+        }
+    }
+    // Without a graph: the iterations only.
+    let mut seen = Vec::new();
+    let mut p = small(Method::MvslS);
+    p.solver.max_iter = 3;
+    fit(&p, &GraphBuild::Exact, None, &mut seen);
+    assert_eq!(seen.len(), 4);
+    assert!(seen.iter().all(|s| s.0 == Phase::Iterations));
+}

@@ -29,7 +29,12 @@
  *   5. evaluation: split counts, kNN against a brute-force classifier with
  *      the documented tie rules, k-means determinism and fixed point,
  *      clustering accuracy and NMI against hand-computed values;
- *   6. errors: one representative per group, outputs and *bytes untouched.
+ *   6. errors: one representative per group, outputs and *bytes untouched;
+ *   7. the graph-build option (issue 30): mvnmf_tge_build exact / auto bitwise mvnmf_tge
+ *      below MVNMF_GRAPH_AUTO_EXACT_BELOW, bad NN-descent options refused with the outputs
+ *      untouched, MVEL's sampled anchors, and on mfeat-sample the pipeline with the
+ *      approximate graph as accurate as with the exact one (within 2 points), its phases
+ *      reported in order and cancellation in each set-up phase leaving u, v, eta untouched.
  */
 #include "mvnmf.h"
 
@@ -102,6 +107,8 @@ static int mono_cb(const mvnmf_progress *pr, void *user)
 {
     mono_t *m = (mono_t *)user;
     double t = pr->objective.total;
+    if (pr->phase != MVNMF_PHASE_ITERATIONS)
+        return 0; /* the pipeline's set-up phases: no iterate */
     if (pr->iter != m->n || t - t != 0.0 || (m->n > 0 && !(t <= m->last + m->tol)))
         m->ups++;
     m->last = t;
@@ -1607,6 +1614,351 @@ static void test_errors(void)
     free(w);
 }
 
+/* ---- 7. the graph-build option and the pipeline's phases (issue 30) ------------------------ */
+
+/* mvnmf_tge_build with every graph_build on the small problem: EXACT and AUTO (24 items, below
+ * MVNMF_GRAPH_AUTO_EXACT_BELOW) give mvnmf_tge's graphs bit for bit; APPROX gives well-formed
+ * graphs; bad NN-descent options and an unknown code are refused with the outputs untouched. */
+static void test_tge_build(void)
+{
+    static const uint32_t codes[3] = { MVNMF_GRAPH_BUILD_EXACT, MVNMF_GRAPH_BUILD_AUTO, MVNMF_GRAPH_BUILD_APPROX };
+    mvnmf_graph_params gp = mvnmf_graph_params_default();
+    mvnmf_ann_params ann = mvnmf_ann_params_default(), bad;
+    double eta[NV] = { 0.5, 0.3, 0.2 };
+    csr_t a0, q0;
+    prob p;
+    size_t i, bytes, b2;
+    note("mvnmf_tge_build: exact and auto bitwise mvnmf_tge below the threshold; bad options refused");
+    set_ctx("mvnmf_ann_params_default");
+    CHECK(ann.k == 10 && ann.seed == 0 && ann.leaf == 0 && ann.delta == 0.001 && ann.parallel.threads == 1);
+    CHECK(MVNMF_GRAPH_AUTO_EXACT_BELOW == 4096);
+    prob_make(&p, 43);
+    gp.ka = 2;
+    gp.kp = 2;
+    CHECK_STATUS(build_graph(&p, eta, &gp, 1, &a0, &q0), MVNMF_STATUS_OK);
+    for (i = 0; i < 3; i++) {
+        csr_t a, q;
+        unsigned char *w;
+        set_ctx("mvnmf_tge_build, graph_build %u", (unsigned)codes[i]);
+        bytes = 0;
+        CHECK_STATUS(mvnmf_tge_build_workspace(p.views, NV, p.kern, NC, &gp, codes[i], &ann, &bytes),
+                     MVNMF_STATUS_OK);
+        csr_alloc(&a, a0.cap);
+        csr_alloc(&q, q0.cap);
+        w = (unsigned char *)xalloc(bytes);
+        CHECK_STATUS(mvnmf_tge_build(p.views, NV, p.kern, eta, p.labels, NC, &gp, codes[i], &ann, &a.b, &q.b, &a.nnz,
+                                     &q.nnz, w, bytes),
+                     MVNMF_STATUS_OK);
+        if (codes[i] != MVNMF_GRAPH_BUILD_APPROX) {
+            CHECK(a.nnz == a0.nnz && q.nnz == q0.nnz);
+            CHECK(memcmp(a.rp, a0.rp, (N + 1) * sizeof(size_t)) == 0);
+            CHECK(memcmp(a.ci, a0.ci, a0.nnz * sizeof(size_t)) == 0 && memcmp(a.w, a0.w, a0.nnz * sizeof(double)) == 0);
+            CHECK(memcmp(q.rp, q0.rp, (N + 1) * sizeof(size_t)) == 0);
+            CHECK(memcmp(q.ci, q0.ci, q0.nnz * sizeof(size_t)) == 0 && memcmp(q.w, q0.w, q0.nnz * sizeof(double)) == 0);
+        } else {
+            /* NN-descent over 24 items with k = 10 finds the exact lists (its candidates cover
+             * every pair); at least, the graph is well formed and as large. */
+            CHECK(a.nnz > 0 && a.nnz <= a.cap && a.rp[0] == 0 && a.rp[N] == a.nnz);
+            CHECK(q.nnz == q0.nnz);
+        }
+        /* Bad options: nothing written (outputs filled with 0xA5 by xalloc). */
+        {
+            mvnmf_ann_params variants[4];
+            uint32_t code[4];
+            size_t j, nnz_a = 77, nnz_q = 78, bq = 12345;
+            for (j = 0; j < 4; j++)
+                variants[j] = ann, code[j] = codes[i];
+            variants[0].leaf = 1;
+            variants[1].delta = -1.0;
+            variants[2].delta = NAN;
+            code[3] = 3;
+            for (j = 0; j < 4; j++) {
+                csr_t a2, q2;
+                set_ctx("mvnmf_tge_build, graph_build %u, bad variant %u", (unsigned)codes[i], (unsigned)j);
+                bad = variants[j];
+                csr_alloc(&a2, a0.cap);
+                csr_alloc(&q2, q0.cap);
+                CHECK_STATUS(mvnmf_tge_build(p.views, NV, p.kern, eta, p.labels, NC, &gp, code[j], &bad, &a2.b, &q2.b,
+                                             &nnz_a, &nnz_q, w, bytes),
+                             MVNMF_STATUS_BAD_PARAMETER);
+                CHECK(nnz_a == 77 && nnz_q == 78);
+                CHECK(bytes_are(a2.rp, (N + 1) * sizeof(size_t), 0xA5) && bytes_are(a2.ci, a0.cap * sizeof(size_t), 0xA5));
+                CHECK(bytes_are(q2.w, q0.cap * sizeof(double), 0xA5));
+                CHECK_STATUS(mvnmf_tge_build_workspace(p.views, NV, p.kern, NC, &gp, code[j], &bad, &bq),
+                             MVNMF_STATUS_BAD_PARAMETER);
+                CHECK(bq == 12345);
+                csr_free(&a2);
+                csr_free(&q2);
+            }
+        }
+        free(w);
+        csr_free(&a);
+        csr_free(&q);
+    }
+    /* NULL ann: the defaults. */
+    set_ctx("mvnmf_tge_build_workspace, NULL ann");
+    bytes = b2 = 0;
+    CHECK_STATUS(mvnmf_tge_build_workspace(p.views, NV, p.kern, NC, &gp, MVNMF_GRAPH_BUILD_APPROX, NULL, &bytes),
+                 MVNMF_STATUS_OK);
+    CHECK_STATUS(mvnmf_tge_build_workspace(p.views, NV, p.kern, NC, &gp, MVNMF_GRAPH_BUILD_APPROX, &ann, &b2),
+                 MVNMF_STATUS_OK);
+    CHECK(bytes == b2 && bytes > 0);
+    csr_free(&a0);
+    csr_free(&q0);
+    prob_free(&p);
+}
+
+/* mvnmf_anchors_kmeans_sampled: a sample of all items is bitwise mvnmf_anchors_kmeans; a
+ * smaller one gives finite anchors; m = 0 refused, anchors untouched. */
+static void test_anchors_sampled(void)
+{
+    const size_t m = 4;
+    prob p;
+    double *an[NV], *bn[NV];
+    mvnmf_kmeans_report r1, r2;
+    size_t v, bytes = 0, b2 = 0, big;
+    unsigned char *w;
+    note("mvnmf_anchors_kmeans_sampled: all items = mvnmf_anchors_kmeans; a sample; m = 0 refused");
+    prob_make(&p, 44);
+    set_ctx("anchors sampled");
+    CHECK_STATUS(mvnmf_anchors_kmeans_workspace(p.views, NV, m, NULL, &bytes), MVNMF_STATUS_OK);
+    CHECK_STATUS(mvnmf_anchors_kmeans_sampled_workspace(p.views, NV, m, NULL, N, &b2), MVNMF_STATUS_OK);
+    big = bytes > b2 ? bytes : b2;
+    w = (unsigned char *)xalloc(big);
+    for (v = 0; v < NV; v++)
+        an[v] = dalloc(p.rows[v] * m), bn[v] = dalloc(p.rows[v] * m);
+    CHECK_STATUS(mvnmf_anchors_kmeans(p.views, NV, m, NULL, an, w, bytes, &r1), MVNMF_STATUS_OK);
+    CHECK_STATUS(mvnmf_anchors_kmeans_sampled(p.views, NV, m, NULL, N, bn, w, b2, &r2), MVNMF_STATUS_OK);
+    for (v = 0; v < NV; v++)
+        CHECK(memcmp(an[v], bn[v], p.rows[v] * m * sizeof(double)) == 0);
+    CHECK(r1.inertia == r2.inertia);
+    CHECK_STATUS(mvnmf_anchors_kmeans_sampled_workspace(p.views, NV, m, NULL, 8, &b2), MVNMF_STATUS_OK);
+    CHECK(b2 <= big);
+    CHECK_STATUS(mvnmf_anchors_kmeans_sampled(p.views, NV, m, NULL, 8, bn, w, b2, &r2), MVNMF_STATUS_OK);
+    for (v = 0; v < NV; v++)
+        CHECK(all_in(bn[v], p.rows[v] * m, -DBL_MAX, DBL_MAX));
+    memset(bn[0], 0xA5, p.rows[0] * m * sizeof(double));
+    CHECK_STATUS(mvnmf_anchors_kmeans_sampled(p.views, NV, 0, NULL, 8, bn, w, b2, &r2), MVNMF_STATUS_ZERO_DIMENSION);
+    CHECK(bytes_are(bn[0], p.rows[0] * m * sizeof(double), 0xA5));
+    for (v = 0; v < NV; v++)
+        free(an[v]), free(bn[v]);
+    free(w);
+    prob_free(&p);
+}
+
+/* ---- the pipeline on a real sample: exact against approximate --------------------------- */
+
+#define MF_N 500 /* data/mfeat-sample: 500 items, 10 classes of 50, sorted by class */
+#define MF_NV 3
+#define MF_K 10
+
+/* data/mfeat-sample/<file> (rows x 500 doubles, little-endian), found from this file's path. */
+static double *mf_read(const char *file, size_t rows)
+{
+    char path[4096];
+    const char *me = __FILE__, *cut = strstr(me, "ffi-tests/c/");
+    size_t n = cut ? (size_t)(cut - me) : 0, i;
+    FILE *f;
+    double *x = (double *)xalloc(rows * MF_N * sizeof(double));
+    if (n + 64 >= sizeof path)
+        n = 0;
+    memcpy(path, me, n);
+    sprintf(path + n, "data/mfeat-sample/%s", file);
+    f = fopen(path, "rb");
+    if (f == NULL) {
+        printf("[%s] cannot open %s\n", LANG, path);
+        CHECK(0);
+        for (i = 0; i < rows * MF_N; i++)
+            x[i] = 0.0;
+        return x;
+    }
+    CHECK(fread(x, sizeof(double), rows * MF_N, f) == rows * MF_N);
+    fclose(f);
+    return x;
+}
+
+/* 1-NN accuracy of the unlabeled items' encodings against the labeled ones (Euclidean). */
+static double nn_accuracy(const double *v, const uint32_t *lab, const uint32_t *truth)
+{
+    size_t i, j, t, hit = 0, n = 0;
+    for (i = 0; i < MF_N; i++) {
+        double best = DBL_MAX;
+        uint32_t c = UNL;
+        if (lab[i] != UNL)
+            continue;
+        for (j = 0; j < MF_N; j++) {
+            double d = 0.0;
+            if (lab[j] == UNL)
+                continue;
+            for (t = 0; t < MF_K; t++)
+                d += (v[t + i * MF_K] - v[t + j * MF_K]) * (v[t + i * MF_K] - v[t + j * MF_K]);
+            if (d < best)
+                best = d, c = lab[j];
+        }
+        hit += c == truth[i];
+        n++;
+    }
+    return (double)hit / (double)n;
+}
+
+typedef struct {
+    uint32_t phases[8], seen;
+    double fractions[8];
+    uint32_t stop_at; /* call number that returns nonzero (0: never) */
+    mono_t mono;
+} phase_t;
+
+/* Records the set-up phases in order, checks the iterations as mono_cb does. */
+static int phase_cb(const mvnmf_progress *pr, void *user)
+{
+    phase_t *s = (phase_t *)user;
+    s->seen++;
+    if (pr->phase != MVNMF_PHASE_ITERATIONS) {
+        if (s->seen <= 8) {
+            s->phases[s->seen - 1] = pr->phase;
+            s->fractions[s->seen - 1] = pr->fraction;
+        }
+        if (pr->iter != 0 || pr->objective.total != 0.0 || s->mono.n > 0)
+            s->mono.ups++; /* set-up reports come first, with no iterate */
+    } else {
+        mono_cb(pr, &s->mono);
+        if (!(pr->fraction >= 0.0 && pr->fraction <= 1.0))
+            s->mono.ups++;
+    }
+    return s->stop_at != 0 && s->seen == s->stop_at;
+}
+
+/* MvSL-T on three views of mfeat-sample (fou, pix, zer; normalised), 20 % labeled: the
+ * approximate graph (NN-descent) against the exact one, kNN accuracy of the unlabeled items
+ * within 2 points (NN-descent's lists at 500 items are nearly the exact ones; the issue's
+ * 0.5-point criterion is for the 2,000-item set with 5 splits); objectives never rise; the
+ * phases reported in order; cancellation in each set-up phase. */
+static void test_pipeline_real(void)
+{
+    static const char *const files[MF_NV] = { "view1.f64", "view4.f64", "view5.f64" };
+    static const size_t rows[MF_NV] = { 76, 240, 47 };
+    mvnmf_view views[MF_NV];
+    mvnmf_kernel kern[MF_NV];
+    double *x[MF_NV], *u[MF_NV], *v, eta[MF_NV], acc[2], hx2 = 0.0;
+    uint32_t lab[MF_N], truth[MF_N];
+    mvnmf_pipeline_params pp;
+    mvnmf_prep_params prep = { 0, 1 };
+    size_t i, bytes = 0, bytes_auto = 0;
+    unsigned char *w;
+    int run;
+    note("pipeline on mfeat-sample: approximate vs exact graph, phases, cancellation in the set-up");
+    for (i = 0; i < MF_NV; i++) {
+        mvnmf_prep_report pr;
+        x[i] = mf_read(files[i], rows[i]);
+        CHECK_STATUS(mvnmf_prepare_view(rows[i], MF_N, x[i], &prep, &pr), MVNMF_STATUS_OK);
+        views[i] = dense_view(x[i], rows[i], MF_N);
+        kern[i].kind = MVNMF_KERNEL_RBF;
+        kern[i].gamma = 0.0;
+        u[i] = dalloc(rows[i] * MF_K);
+        hx2 += 0.5 * (double)MF_N; /* ||X_v||_F^2 = N after normalisation */
+    }
+    for (i = 0; i < MF_N; i++) {
+        truth[i] = (uint32_t)(i / 50);
+        lab[i] = i % 5 == 0 ? truth[i] : UNL;
+    }
+    v = dalloc(MF_K * MF_N);
+    CHECK_STATUS(mvnmf_pipeline_params_preset(MVNMF_METHOD_MVSL_T, &pp), MVNMF_STATUS_OK);
+    CHECK(pp.graph_build == MVNMF_GRAPH_BUILD_AUTO && pp.ann.k == 10);
+    pp.solver.max_iter = 60;
+    pp.solver.tol = 0.0;
+    /* The workspace: the approximate build's, the larger here. */
+    pp.graph_build = MVNMF_GRAPH_BUILD_APPROX;
+    CHECK_STATUS(mvnmf_pipeline_fit_workspace(views, MF_NV, kern, 10, MF_K, &pp, &bytes), MVNMF_STATUS_OK);
+    pp.graph_build = MVNMF_GRAPH_BUILD_EXACT;
+    CHECK_STATUS(mvnmf_pipeline_fit_workspace(views, MF_NV, kern, 10, MF_K, &pp, &bytes_auto), MVNMF_STATUS_OK);
+    if (bytes_auto > bytes)
+        bytes = bytes_auto;
+    w = (unsigned char *)xalloc(bytes);
+    for (run = 0; run < 2; run++) {
+        phase_t ph;
+        mvnmf_report rep;
+        uint32_t st;
+        set_ctx("pipeline mfeat-sample, %s graph", run ? "approximate" : "exact");
+        pp.graph_build = run ? MVNMF_GRAPH_BUILD_APPROX : MVNMF_GRAPH_BUILD_EXACT;
+        memset(&ph, 0, sizeof ph);
+        ph.mono.tol = 1e-10 * hx2;
+        st = mvnmf_pipeline_fit(views, MF_NV, kern, lab, 10, MF_K, &pp, u, v, eta, w, bytes, phase_cb, &ph, &rep);
+        CHECK_STATUS(st, MVNMF_STATUS_OK);
+        CHECK(ph.mono.ups == 0 && ph.mono.n == rep.iterations + 1 && rep.iterations == 60);
+        CHECK(ph.seen == 4 + rep.iterations + 1);
+        CHECK(ph.phases[0] == MVNMF_PHASE_SETUP && ph.fractions[0] == 0.0);
+        CHECK(ph.phases[1] == MVNMF_PHASE_SETUP && ph.fractions[1] == 1.0);
+        CHECK(ph.phases[2] == MVNMF_PHASE_GRAPH && ph.fractions[2] == 0.0);
+        CHECK(ph.phases[3] == MVNMF_PHASE_GRAPH && ph.fractions[3] == 1.0);
+        CHECK(on_simplex(eta, MF_NV));
+        acc[run] = nn_accuracy(v, lab, truth);
+        note("  %s graph: 1-NN accuracy %.4f", run ? "approximate" : "exact", acc[run]);
+    }
+    set_ctx("pipeline mfeat-sample, accuracy");
+    CHECK(acc[0] > 0.8 && fabs(acc[0] - acc[1]) <= 0.02);
+    /* Cancellation at each set-up report: CANCELLED, u, v and eta untouched, the report of a
+     * run with no iteration. */
+    for (run = 1; run <= 4; run++) {
+        phase_t ph;
+        mvnmf_pipeline_report rep;
+        uint32_t st;
+        set_ctx("pipeline mfeat-sample, cancelled at set-up report %d", run);
+        pp.graph_build = MVNMF_GRAPH_BUILD_APPROX;
+        memset(&ph, 0, sizeof ph);
+        ph.stop_at = (uint32_t)run;
+        memset(v, 0xA5, MF_K * MF_N * sizeof(double));
+        memset(u[1], 0xA5, rows[1] * MF_K * sizeof(double));
+        memset(eta, 0xA5, sizeof eta);
+        st = mvnmf_pipeline_fit_report(views, MF_NV, kern, lab, 10, MF_K, &pp, u, v, eta, w, bytes, phase_cb, &ph,
+                                       &rep);
+        CHECK_STATUS(st, MVNMF_STATUS_CANCELLED);
+        CHECK(ph.seen == (uint32_t)run);
+        CHECK(rep.fit.iterations == 0 && rep.fit.stop == MVNMF_STOP_CANCELLED && rep.fit.objective.total == 0.0);
+        CHECK(run == 4 ? rep.affinity_nnz > 0 : rep.affinity_nnz == 0);
+        CHECK(bytes_are(v, MF_K * MF_N * sizeof(double), 0xA5));
+        CHECK(bytes_are(u[1], rows[1] * MF_K * sizeof(double), 0xA5));
+        CHECK(bytes_are(eta, sizeof eta, 0xA5));
+    }
+    /* Bad NN-descent options: BAD_PARAMETER from the query and the call, nothing written. */
+    set_ctx("pipeline mfeat-sample, bad ann");
+    {
+        size_t b = 999;
+        pp.graph_build = MVNMF_GRAPH_BUILD_APPROX;
+        pp.ann.delta = -0.5;
+        CHECK_STATUS(mvnmf_pipeline_fit_workspace(views, MF_NV, kern, 10, MF_K, &pp, &b), MVNMF_STATUS_BAD_PARAMETER);
+        CHECK(b == 999);
+        memset(v, 0xA5, MF_K * MF_N * sizeof(double));
+        memset(eta, 0xA5, sizeof eta);
+        CHECK_STATUS(mvnmf_pipeline_fit(views, MF_NV, kern, lab, 10, MF_K, &pp, u, v, eta, w, bytes, NULL, NULL, NULL),
+                     MVNMF_STATUS_BAD_PARAMETER);
+        CHECK(bytes_are(v, MF_K * MF_N * sizeof(double), 0xA5) && bytes_are(eta, sizeof eta, 0xA5));
+        pp.ann.delta = 0.001;
+        pp.graph_build = 7;
+        CHECK_STATUS(mvnmf_pipeline_fit(views, MF_NV, kern, lab, 10, MF_K, &pp, u, v, eta, w, bytes, NULL, NULL, NULL),
+                     MVNMF_STATUS_BAD_PARAMETER);
+        CHECK(bytes_are(v, MF_K * MF_N * sizeof(double), 0xA5) && bytes_are(eta, sizeof eta, 0xA5));
+    }
+    /* A method without a graph reports only its iterations. */
+    set_ctx("pipeline mfeat-sample, MvSL-S phases");
+    {
+        phase_t ph;
+        mvnmf_report rep;
+        CHECK_STATUS(mvnmf_pipeline_params_preset(MVNMF_METHOD_MVSL_S, &pp), MVNMF_STATUS_OK);
+        pp.solver.max_iter = 5;
+        memset(&ph, 0, sizeof ph);
+        ph.mono.tol = 1e-10 * hx2;
+        CHECK_STATUS(mvnmf_pipeline_fit(views, MF_NV, kern, lab, 10, MF_K, &pp, u, v, eta, w, bytes, phase_cb, &ph,
+                                        &rep),
+                     MVNMF_STATUS_OK);
+        CHECK(ph.mono.ups == 0 && ph.seen == rep.iterations + 1);
+    }
+    free(w);
+    free(v);
+    for (i = 0; i < MF_NV; i++)
+        free(x[i]), free(u[i]);
+}
+
+
 int HARNESS_GRAPH_ENTRY(int verbose)
 {
     g_failures = 0;
@@ -1621,6 +1973,9 @@ int HARNESS_GRAPH_ENTRY(int verbose)
     test_kmeans();
     test_cluster_scores();
     test_errors();
+    test_tge_build();
+    test_anchors_sampled();
+    test_pipeline_real();
     if (verbose || g_failures)
         printf("[%s] mvnmf C ABI harness (graph, pipeline, evaluation): %d failed checks\n", LANG, g_failures);
     fflush(stdout);

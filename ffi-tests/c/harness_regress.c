@@ -497,6 +497,8 @@ static int watch_cb(const mvnmf_progress *p, void *user)
 {
     watch_t *w = (watch_t *)user;
     double t = p->objective.total;
+    if (p->phase != MVNMF_PHASE_ITERATIONS)
+        return 0; /* the pipeline's set-up phases: no iterate */
     if (w->calls == 0) {
         double parts = 0.0;
         uint32_t i;
@@ -969,6 +971,8 @@ static int watch32_cb(const mvnmf_progress *p, void *user)
 {
     watch32_t *w = (watch32_t *)user;
     double t = p->objective.total;
+    if (p->phase != MVNMF_PHASE_ITERATIONS)
+        return 0; /* the pipeline's set-up phases: no iterate */
     if (!(t - t == 0.0))
         w->nonfinite = 1;
     if (w->calls > 0 && t > w->prev + 1e-5 * (fabs(w->prev) > fabs(t) ? fabs(w->prev) : fabs(t))) {
@@ -1334,6 +1338,8 @@ static int watch_rel_cb(const mvnmf_progress *p, void *user)
 {
     watch_rel_t *w = (watch_rel_t *)user;
     double t = p->objective.total;
+    if (p->phase != MVNMF_PHASE_ITERATIONS)
+        return 0; /* the pipeline's set-up phases: no iterate */
     if (w->calls == 0)
         w->first = t;
     else if (t > w->prev + 1e-12 * w->first || !(t - t == 0.0))

@@ -39,7 +39,8 @@ const SK: usize = 3;
 /// Entries of an `N`-item graph without self-loops (always a large enough capacity).
 const CAP: usize = N * (N - 1);
 
-static mut WORK: [u8; 1 << 19] = [0; 1 << 19];
+// 2 MiB: mvnmf_tge_build with NN-descent asks for 1.7 MB even at 18 items (measured).
+static mut WORK: [u8; 1 << 21] = [0; 1 << 21];
 
 /// A failed check: its exit code.
 type R<T = ()> = Result<T, i32>;
@@ -243,11 +244,166 @@ pub fn run() -> i32 {
     match pipeline(&d, &mut v)
         .and_then(|()| kernels(&d))
         .and_then(|()| graphs(&d, &mut w))
+        .and_then(|()| neighbors(&d))
         .and_then(|()| eval(&d, &v, &w))
     {
         Ok(()) => 0,
         Err(code) => code,
     }
+}
+
+// ----------------------------------------------------------------- neighbors
+
+/// The neighbour-graph request (issue 30): TGE with every `graph_build` (exact and auto
+/// below the threshold agree with `mvnmf_tge`'s entry count; NN-descent gives a graph
+/// within capacity), a bad NN-descent option refused, MVEL's anchors from a sample.
+/// Codes 400..=419.
+fn neighbors(d: &Data) -> R {
+    let views = mixed(d);
+    let ks = bb(kernel_sets()[0]);
+    let eta = bb([0.6f64, 0.4]);
+    let lab = bb(d.labels.as_ptr());
+    let gp = bb(mvnmf_graph_params {
+        ka: 2,
+        kp: 1,
+        ..mvnmf_graph_params_default()
+    });
+    let ann = bb(mvnmf_ann_params_default());
+    check(ann.k == 10 && ann.delta == 0.001, 400)?;
+    let mut nnz = [0usize; 3];
+    for (i, build) in [
+        MVNMF_GRAPH_BUILD_EXACT,
+        MVNMF_GRAPH_BUILD_AUTO,
+        MVNMF_GRAPH_BUILD_APPROX,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        // SAFETY: `views`, `ks` hold `H` entries; valid options and out-pointer.
+        let (wk, wb) = work(
+            |b| unsafe {
+                mvnmf_tge_build_workspace(
+                    bb(views.as_ptr()),
+                    bb(H),
+                    bb(ks.as_ptr()),
+                    bb(C),
+                    bb(&gp),
+                    bb(build),
+                    bb(&ann),
+                    b,
+                )
+            },
+            401,
+        )?;
+        let (mut arp, mut aci, mut aw) = ([0usize; N + 1], [0usize; CAP], [0.0f64; CAP]);
+        let (mut prp, mut pci, mut pw) = ([0usize; N + 1], [0usize; CAP], [0.0f64; CAP]);
+        let abuf = bb(mvnmf_csr_buffers {
+            row_ptr: arp.as_mut_ptr(),
+            col_idx: aci.as_mut_ptr(),
+            weights: aw.as_mut_ptr(),
+            capacity: CAP,
+        });
+        let pbuf = bb(mvnmf_csr_buffers {
+            row_ptr: prp.as_mut_ptr(),
+            col_idx: pci.as_mut_ptr(),
+            weights: pw.as_mut_ptr(),
+            capacity: CAP,
+        });
+        let (mut an, mut pn) = (0usize, 0usize);
+        // SAFETY: the CSR buffers hold `N + 1` row pointers and `CAP` entries; the
+        // workspace is the queried size; the rest as above.
+        let st = unsafe {
+            mvnmf_tge_build(
+                bb(views.as_ptr()),
+                bb(H),
+                bb(ks.as_ptr()),
+                bb(eta.as_ptr()),
+                lab,
+                bb(C),
+                bb(&gp),
+                bb(build),
+                bb(&ann),
+                bb(&abuf),
+                bb(&pbuf),
+                bb(&mut an),
+                bb(&mut pn),
+                wk,
+                wb,
+            )
+        };
+        ok(st, 402)?;
+        check(an > 0 && arp[N] == an && pn > 0 && prp[N] == pn, 403)?;
+        nnz[i] = an;
+        // A leaf of one item: refused, nothing written.
+        let bad = bb(mvnmf_ann_params { leaf: 1, ..ann });
+        let (mut an2, mut pn2) = (7usize, 7usize);
+        // SAFETY: as above.
+        let st = unsafe {
+            mvnmf_tge_build(
+                bb(views.as_ptr()),
+                bb(H),
+                bb(ks.as_ptr()),
+                bb(eta.as_ptr()),
+                lab,
+                bb(C),
+                bb(&gp),
+                bb(build),
+                bb(&bad),
+                bb(&abuf),
+                bb(&pbuf),
+                bb(&mut an2),
+                bb(&mut pn2),
+                wk,
+                wb,
+            )
+        };
+        check(st == mvnmf_status::BadParameter && an2 == 7 && pn2 == 7, 404)?;
+    }
+    check(nnz[0] == nnz[1], 405)?;
+
+    // MVEL's anchors from a sample of 10 of the 18 items.
+    let dv = both_dense(d);
+    let kmp = bb(mvnmf_kmeans_params {
+        restarts: 2,
+        max_iter: 20,
+        ..mvnmf_kmeans_params_default()
+    });
+    // SAFETY: `dv` holds `H` descriptors; valid out-pointer.
+    let (wk, wb) = work(
+        |b| unsafe {
+            mvnmf_anchors_kmeans_sampled_workspace(
+                bb(dv.as_ptr()),
+                bb(H),
+                bb(NA),
+                bb(&kmp),
+                bb(10),
+                b,
+            )
+        },
+        406,
+    )?;
+    let (mut a0, mut a1) = ([0.0f64; M0 * NA], [0.0f64; M1 * NA]);
+    let aptr = bb([a0.as_mut_ptr(), a1.as_mut_ptr()]);
+    let mut krep = core::mem::MaybeUninit::<mvnmf_kmeans_report>::zeroed();
+    // SAFETY: `aptr` holds `H` buffers of `d_v × NA`; the workspace is the queried size.
+    let st = unsafe {
+        mvnmf_anchors_kmeans_sampled(
+            bb(dv.as_ptr()),
+            bb(H),
+            bb(NA),
+            bb(&kmp),
+            bb(10),
+            bb(aptr.as_ptr()),
+            wk,
+            wb,
+            bb(krep.as_mut_ptr()),
+        )
+    };
+    ok(st, 407)?;
+    // SAFETY: written on success.
+    let krep = unsafe { krep.assume_init() };
+    check(finite(&a0) && finite(&a1) && krep.inertia.is_finite(), 408)?;
+    Ok(())
 }
 
 // ------------------------------------------------------------------ pipeline
@@ -327,7 +483,12 @@ fn pipeline(d: &Data, v_out: &mut [f64; K * N]) -> R {
         ok(st, 283)?;
         // SAFETY: written on success.
         let rep = unsafe { rep.assume_init() };
-        check(fell(&rep) && calls == 21, 284)?;
+        // 20 iterations and the start; with a graph, the four set-up reports before them.
+        let graph = matches!(
+            method,
+            MVNMF_METHOD_GNMF | MVNMF_METHOD_MVSL_L | MVNMF_METHOD_MVSL_T
+        );
+        check(fell(&rep) && calls == 21 + 4 * u32::from(graph), 284)?;
         check(
             finite(&u0) && finite(&u1) && finite(&v) && simplex(&eta),
             285,

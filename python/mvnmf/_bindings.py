@@ -25,10 +25,13 @@ MVNMF_TERM_LABEL_FIT = 5
 MVNMF_TERM_LABEL_CORRELATION = 6
 MVNMF_TERM_DIVERGENCE = 7
 MVNMF_MAX_TERMS = 8
+MVNMF_PHASE_ITERATIONS = 0
+MVNMF_PHASE_SETUP = 1
+MVNMF_PHASE_GRAPH = 2
 MVNMF_VERSION_MAJOR = 0
 MVNMF_VERSION_MINOR = 1
 MVNMF_VERSION_PATCH = 0
-MVNMF_ABI_VERSION = 4
+MVNMF_ABI_VERSION = 5
 MVNMF_STRUCT_VIEW = 0
 MVNMF_STRUCT_TERM = 1
 MVNMF_STRUCT_OBJECTIVE = 2
@@ -69,6 +72,7 @@ MVNMF_STRUCT_PARALLEL = 36
 MVNMF_STRUCT_DIST_COMM = 37
 MVNMF_STRUCT_DIST_TRAFFIC = 38
 MVNMF_STRUCT_DIST_GRAPH_TRAFFIC = 39
+MVNMF_STRUCT_ANN_PARAMS = 40
 MVNMF_UNLABELED = 0xFFFFFFFF
 MVNMF_METRIC_EUCLIDEAN = 0
 MVNMF_METRIC_COSINE = 1
@@ -102,6 +106,10 @@ MVNMF_GRAPH_NONE = 0
 MVNMF_GRAPH_SGE = 1
 MVNMF_GRAPH_CSR = 2
 MVNMF_GRAPH_DENSE = 3
+MVNMF_GRAPH_BUILD_EXACT = 0
+MVNMF_GRAPH_BUILD_APPROX = 1
+MVNMF_GRAPH_BUILD_AUTO = 2
+MVNMF_GRAPH_AUTO_EXACT_BELOW = 4096
 MVNMF_NNDSVD = 0
 MVNMF_NNDSVDA = 1
 MVNMF_NNDSVDAR = 2
@@ -251,6 +259,9 @@ class mvnmf_jsnmf_query_params(C.Structure):
 class mvnmf_mvel_params(C.Structure):
     pass
 
+class mvnmf_ann_params(C.Structure):
+    pass
+
 class mvnmf_pipeline_params(C.Structure):
     pass
 
@@ -296,7 +307,7 @@ mvnmf_fused_graph_params._fields_ = [('cross_view', C.c_uint32), ('cca_dims', C.
 mvnmf_mvsl_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('eps', C.c_double), ('vmax', C.c_double), ('seed', C.c_uint64), ('init', C.c_uint32), ('sparsity', C.c_uint32), ('alpha', C.c_double), ('beta', C.c_double), ('gamma', C.c_double), ('u_inner', C.c_uint32), ('v_inner', C.c_uint32), ('eta_up', C.c_double), ('eta_down', C.c_double), ('l0', C.c_double), ('stop_rule', C.c_uint32), ('parallel', mvnmf_parallel)]
 mvnmf_deep_params._fields_ = [('top', mvnmf_mvsl_params), ('pretrain_iter', C.c_uint32), ('box_lower', C.c_uint32), ('v_init', C.c_uint32)]
 mvnmf_graph._fields_ = [('kind', C.c_uint32), ('n', C.c_size_t), ('labels', C.POINTER(C.c_uint32)), ('n_classes', C.c_size_t), ('affinity_row_ptr', C.POINTER(C.c_size_t)), ('affinity_col_idx', C.POINTER(C.c_size_t)), ('affinity_weights', C.POINTER(C.c_double)), ('penalty_row_ptr', C.POINTER(C.c_size_t)), ('penalty_col_idx', C.POINTER(C.c_size_t)), ('penalty_weights', C.POINTER(C.c_double))]
-mvnmf_progress._fields_ = [('iter', C.c_uint32), ('objective', mvnmf_objective)]
+mvnmf_progress._fields_ = [('iter', C.c_uint32), ('phase', C.c_uint32), ('objective', mvnmf_objective), ('fraction', C.c_double)]
 mvnmf_report._fields_ = [('iterations', C.c_uint32), ('stop', C.c_uint32), ('dead_views', C.c_uint32), ('initial', mvnmf_objective), ('objective', mvnmf_objective)]
 mvnmf_view_f32._fields_ = [('kind', C.c_uint32), ('rows', C.c_size_t), ('cols', C.c_size_t), ('values', C.POINTER(C.c_float)), ('col_stride', C.c_size_t), ('col_ptr', C.POINTER(C.c_size_t)), ('row_idx', C.POINTER(C.c_size_t))]
 mvnmf_nmf_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('eps', C.c_double), ('vmax', C.c_double), ('seed', C.c_uint64), ('init', C.c_uint32), ('stop_rule', C.c_uint32), ('parallel', mvnmf_parallel)]
@@ -306,11 +317,12 @@ mvnmf_dist_graph_traffic._fields_ = [('allreduce_calls', C.c_uint64), ('allreduc
 mvnmf_jsnmf_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('eps', C.c_double), ('seed', C.c_uint64), ('init', C.c_uint32), ('stop_rule', C.c_uint32)]
 mvnmf_jsnmf_query_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('eps', C.c_double)]
 mvnmf_mvel_params._fields_ = [('theta1', C.c_double), ('theta2', C.c_double), ('max_iter', C.c_uint32), ('tol', C.c_double), ('nmf_iter', C.c_uint32), ('seed', C.c_uint64), ('init', C.c_uint32), ('unknown_weight', C.c_double)]
-mvnmf_pipeline_params._fields_ = [('method', C.c_uint32), ('solver', mvnmf_mvsl_params), ('graph', mvnmf_graph_params), ('learn_eta', C.c_uint32), ('mkl', mvnmf_mkl_params)]
+mvnmf_ann_params._fields_ = [('k', C.c_size_t), ('seed', C.c_uint64), ('trees', C.c_size_t), ('leaf', C.c_size_t), ('candidates', C.c_size_t), ('iters', C.c_size_t), ('delta', C.c_double), ('parallel', mvnmf_parallel)]
+mvnmf_pipeline_params._fields_ = [('method', C.c_uint32), ('solver', mvnmf_mvsl_params), ('graph', mvnmf_graph_params), ('learn_eta', C.c_uint32), ('graph_build', C.c_uint32), ('mkl', mvnmf_mkl_params), ('ann', mvnmf_ann_params)]
 mvnmf_pipeline_report._fields_ = [('fit', mvnmf_report), ('affinity_nnz', C.c_size_t), ('penalty_nnz', C.c_size_t)]
 
 # The structs whose size mvnmf_struct_size reports: MVNMF_STRUCT_<NAME> -> class.
-STRUCT_CODES = {MVNMF_STRUCT_VIEW: mvnmf_view, MVNMF_STRUCT_TERM: mvnmf_term, MVNMF_STRUCT_OBJECTIVE: mvnmf_objective, MVNMF_STRUCT_PROGRESS: mvnmf_progress, MVNMF_STRUCT_REPORT: mvnmf_report, MVNMF_STRUCT_NMF_PARAMS: mvnmf_nmf_params, MVNMF_STRUCT_MVSL_PARAMS: mvnmf_mvsl_params, MVNMF_STRUCT_GRAPH: mvnmf_graph, MVNMF_STRUCT_DEEP_PARAMS: mvnmf_deep_params, MVNMF_STRUCT_JSNMF_PARAMS: mvnmf_jsnmf_params, MVNMF_STRUCT_JSNMF_QUERY_PARAMS: mvnmf_jsnmf_query_params, MVNMF_STRUCT_MVEL_PARAMS: mvnmf_mvel_params, MVNMF_STRUCT_PIPELINE_PARAMS: mvnmf_pipeline_params, MVNMF_STRUCT_PIPELINE_REPORT: mvnmf_pipeline_report, MVNMF_STRUCT_PREP_PARAMS: mvnmf_prep_params, MVNMF_STRUCT_PREP_REPORT: mvnmf_prep_report, MVNMF_STRUCT_KERNEL: mvnmf_kernel, MVNMF_STRUCT_MKL_PARAMS: mvnmf_mkl_params, MVNMF_STRUCT_MKL_REPORT: mvnmf_mkl_report, MVNMF_STRUCT_QP_REPORT: mvnmf_qp_report, MVNMF_STRUCT_FUSED_KNN_PARAMS: mvnmf_fused_knn_params, MVNMF_STRUCT_GRAPH_PARAMS: mvnmf_graph_params, MVNMF_STRUCT_FUSED_GRAPH_PARAMS: mvnmf_fused_graph_params, MVNMF_STRUCT_CSR_BUFFERS: mvnmf_csr_buffers, MVNMF_STRUCT_KNN_PARAMS: mvnmf_knn_params, MVNMF_STRUCT_KMEANS_PARAMS: mvnmf_kmeans_params, MVNMF_STRUCT_KMEANS_REPORT: mvnmf_kmeans_report, MVNMF_STRUCT_MULTILABEL_SCORES: mvnmf_multilabel_scores, MVNMF_STRUCT_EVAL_PARAMS: mvnmf_eval_params, MVNMF_STRUCT_PROTOCOL_PARAMS: mvnmf_protocol_params, MVNMF_STRUCT_CV_PARAMS: mvnmf_cv_params, MVNMF_STRUCT_SPLIT_SCORES: mvnmf_split_scores, MVNMF_STRUCT_SCORE_SUMMARY: mvnmf_score_summary, MVNMF_STRUCT_PROTOCOL_FIT: mvnmf_protocol_fit, MVNMF_STRUCT_CV_FIT: mvnmf_cv_fit, MVNMF_STRUCT_VIEW_F32: mvnmf_view_f32, MVNMF_STRUCT_PARALLEL: mvnmf_parallel, MVNMF_STRUCT_DIST_COMM: mvnmf_dist_comm, MVNMF_STRUCT_DIST_TRAFFIC: mvnmf_dist_traffic, MVNMF_STRUCT_DIST_GRAPH_TRAFFIC: mvnmf_dist_graph_traffic}
+STRUCT_CODES = {MVNMF_STRUCT_VIEW: mvnmf_view, MVNMF_STRUCT_TERM: mvnmf_term, MVNMF_STRUCT_OBJECTIVE: mvnmf_objective, MVNMF_STRUCT_PROGRESS: mvnmf_progress, MVNMF_STRUCT_REPORT: mvnmf_report, MVNMF_STRUCT_NMF_PARAMS: mvnmf_nmf_params, MVNMF_STRUCT_MVSL_PARAMS: mvnmf_mvsl_params, MVNMF_STRUCT_GRAPH: mvnmf_graph, MVNMF_STRUCT_DEEP_PARAMS: mvnmf_deep_params, MVNMF_STRUCT_JSNMF_PARAMS: mvnmf_jsnmf_params, MVNMF_STRUCT_JSNMF_QUERY_PARAMS: mvnmf_jsnmf_query_params, MVNMF_STRUCT_MVEL_PARAMS: mvnmf_mvel_params, MVNMF_STRUCT_PIPELINE_PARAMS: mvnmf_pipeline_params, MVNMF_STRUCT_PIPELINE_REPORT: mvnmf_pipeline_report, MVNMF_STRUCT_PREP_PARAMS: mvnmf_prep_params, MVNMF_STRUCT_PREP_REPORT: mvnmf_prep_report, MVNMF_STRUCT_KERNEL: mvnmf_kernel, MVNMF_STRUCT_MKL_PARAMS: mvnmf_mkl_params, MVNMF_STRUCT_MKL_REPORT: mvnmf_mkl_report, MVNMF_STRUCT_QP_REPORT: mvnmf_qp_report, MVNMF_STRUCT_FUSED_KNN_PARAMS: mvnmf_fused_knn_params, MVNMF_STRUCT_GRAPH_PARAMS: mvnmf_graph_params, MVNMF_STRUCT_FUSED_GRAPH_PARAMS: mvnmf_fused_graph_params, MVNMF_STRUCT_CSR_BUFFERS: mvnmf_csr_buffers, MVNMF_STRUCT_KNN_PARAMS: mvnmf_knn_params, MVNMF_STRUCT_KMEANS_PARAMS: mvnmf_kmeans_params, MVNMF_STRUCT_KMEANS_REPORT: mvnmf_kmeans_report, MVNMF_STRUCT_MULTILABEL_SCORES: mvnmf_multilabel_scores, MVNMF_STRUCT_EVAL_PARAMS: mvnmf_eval_params, MVNMF_STRUCT_PROTOCOL_PARAMS: mvnmf_protocol_params, MVNMF_STRUCT_CV_PARAMS: mvnmf_cv_params, MVNMF_STRUCT_SPLIT_SCORES: mvnmf_split_scores, MVNMF_STRUCT_SCORE_SUMMARY: mvnmf_score_summary, MVNMF_STRUCT_PROTOCOL_FIT: mvnmf_protocol_fit, MVNMF_STRUCT_CV_FIT: mvnmf_cv_fit, MVNMF_STRUCT_VIEW_F32: mvnmf_view_f32, MVNMF_STRUCT_PARALLEL: mvnmf_parallel, MVNMF_STRUCT_DIST_COMM: mvnmf_dist_comm, MVNMF_STRUCT_DIST_TRAFFIC: mvnmf_dist_traffic, MVNMF_STRUCT_DIST_GRAPH_TRAFFIC: mvnmf_dist_graph_traffic, MVNMF_STRUCT_ANN_PARAMS: mvnmf_ann_params}
 
 # Every function of the header: name -> (restype, argtypes).
 SIGNATURES = {
@@ -466,6 +478,11 @@ SIGNATURES = {
     'mvnmf_mvsl_fit_f32': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.POINTER(mvnmf_graph), C.c_size_t, C.POINTER(mvnmf_mvsl_params), C.POINTER(C.POINTER(C.c_float)), C.POINTER(C.c_float), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report)]),
     'mvnmf_mvsl_encode_f32_workspace': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.POINTER(mvnmf_graph), C.c_size_t, C.POINTER(mvnmf_mvsl_params), C.POINTER(C.c_size_t)]),
     'mvnmf_mvsl_encode_f32': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.POINTER(mvnmf_graph), C.c_size_t, C.POINTER(mvnmf_mvsl_params), C.POINTER(C.POINTER(C.c_float)), C.POINTER(C.c_float), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report)]),
+    'mvnmf_ann_params_default': (mvnmf_ann_params, []),
+    'mvnmf_tge_build_workspace': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.POINTER(mvnmf_kernel), C.c_size_t, C.POINTER(mvnmf_graph_params), C.c_uint32, C.POINTER(mvnmf_ann_params), C.POINTER(C.c_size_t)]),
+    'mvnmf_tge_build': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.POINTER(mvnmf_kernel), C.POINTER(C.c_double), C.POINTER(C.c_uint32), C.c_size_t, C.POINTER(mvnmf_graph_params), C.c_uint32, C.POINTER(mvnmf_ann_params), C.POINTER(mvnmf_csr_buffers), C.POINTER(mvnmf_csr_buffers), C.POINTER(C.c_size_t), C.POINTER(C.c_size_t), C.c_void_p, C.c_size_t]),
+    'mvnmf_anchors_kmeans_sampled_workspace': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.c_size_t, C.POINTER(mvnmf_kmeans_params), C.c_size_t, C.POINTER(C.c_size_t)]),
+    'mvnmf_anchors_kmeans_sampled': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.c_size_t, C.POINTER(mvnmf_kmeans_params), C.c_size_t, C.POINTER(C.POINTER(C.c_double)), C.c_void_p, C.c_size_t, C.POINTER(mvnmf_kmeans_report)]),
     'mvnmf_nmf_params_default': (mvnmf_nmf_params, []),
     'mvnmf_joint_nmf_fit_workspace': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.c_size_t, C.POINTER(mvnmf_nmf_params), C.POINTER(C.c_size_t)]),
     'mvnmf_joint_nmf_fit': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.c_size_t, C.POINTER(mvnmf_nmf_params), C.POINTER(C.POINTER(C.c_double)), C.POINTER(C.c_double), C.c_void_p, C.c_size_t, mvnmf_progress_fn, C.c_void_p, C.POINTER(mvnmf_report)]),
@@ -652,6 +669,11 @@ ARG_NAMES = {
     'mvnmf_mvsl_fit_f32': ['views', 'n_views', 'graph', 'k', 'params', 'u', 'v', 'work', 'work_bytes', 'progress', 'user', 'report'],
     'mvnmf_mvsl_encode_f32_workspace': ['views', 'n_views', 'graph', 'k', 'params', 'bytes'],
     'mvnmf_mvsl_encode_f32': ['views', 'n_views', 'graph', 'k', 'params', 'u', 'v', 'work', 'work_bytes', 'progress', 'user', 'report'],
+    'mvnmf_ann_params_default': [],
+    'mvnmf_tge_build_workspace': ['views', 'n_views', 'kernels', 'n_classes', 'params', 'graph_build', 'ann', 'bytes'],
+    'mvnmf_tge_build': ['views', 'n_views', 'kernels', 'eta', 'labels', 'n_classes', 'params', 'graph_build', 'ann', 'affinity', 'penalty', 'affinity_nnz', 'penalty_nnz', 'work', 'work_bytes'],
+    'mvnmf_anchors_kmeans_sampled_workspace': ['views', 'n_views', 'm', 'params', 'sample', 'bytes'],
+    'mvnmf_anchors_kmeans_sampled': ['views', 'n_views', 'm', 'params', 'sample', 'anchors', 'work', 'work_bytes', 'report'],
     'mvnmf_nmf_params_default': [],
     'mvnmf_joint_nmf_fit_workspace': ['views', 'n_views', 'k', 'params', 'bytes'],
     'mvnmf_joint_nmf_fit': ['views', 'n_views', 'k', 'params', 'u', 'v', 'work', 'work_bytes', 'progress', 'user', 'report'],

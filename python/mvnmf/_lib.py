@@ -191,6 +191,12 @@ class Progress:
         def cb(progress, _user):
             try:
                 p = progress.contents
+                if p.phase != B.MVNMF_PHASE_ITERATIONS:
+                    # The pipeline's set-up phases (fusion weights, graph): no iterate.
+                    if self.verbose:
+                        name = "set-up" if p.phase == B.MVNMF_PHASE_SETUP else "graph"
+                        print("%s %s: %s" % (self.label, name, "start" if p.fraction < 1 else "done"))
+                    return 0
                 self.trace.append(p.objective.total)
                 if self.verbose and (p.iter % max(int(self.verbose), 1) == 0):
                     print("%s iteration %d: objective %.10g" % (self.label, p.iter, p.objective.total))

@@ -81,6 +81,11 @@ def _fn(name, dtype):
     return name + "_f32"
 
 
+# SemiSupervisedMultiViewNMF(graph=...): MvSL-T's neighbour search.
+_GRAPHS = {"exact": B.MVNMF_GRAPH_BUILD_EXACT, "approx": B.MVNMF_GRAPH_BUILD_APPROX,
+           "auto": B.MVNMF_GRAPH_BUILD_AUTO}
+
+
 # The parameters every estimator shares, with scikit-learn's validation
 # (`_validate_params`: InvalidParameterError, a ValueError and a TypeError).
 _COMMON_CONSTRAINTS = {
@@ -414,6 +419,12 @@ class SemiSupervisedMultiViewNMF(_Base):
     alpha, beta, gamma : group-sparsity, graph and L1 weights (None: the
         method's preset).
     n_neighbors : the neighbour graph's k (None: the preset's 5).
+    graph : how MvSL-T's neighbours over all samples are found: 'exact' (every
+        pair, O(n_samples^2)), 'approx' (NN-descent, about linear; the labeled
+        samples' lists stay exact) or 'auto' (default: exact below 4096
+        samples, the same result as 'exact' there; NN-descent from there on).
+        The other methods' graphs are over the labeled samples only, always
+        exact. NN-descent is seeded by random_state.
     tol, max_iter, stop_rule, random_state, verbose, n_jobs, view_sizes : as
         MultiViewNMF.
 
@@ -433,10 +444,11 @@ class SemiSupervisedMultiViewNMF(_Base):
         "beta": [Interval(numbers.Real, 0, None, closed="left"), None],
         "gamma": [Interval(numbers.Real, 0, None, closed="left"), None],
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "graph": [StrOptions(set(_GRAPHS))],
     }
 
     def __init__(self, n_components=20, *, method="mvsl-t", alpha=None, beta=None, gamma=None, n_neighbors=None,
-                 tol=1e-4, max_iter=200, stop_rule="sklearn", random_state=None, verbose=0, n_jobs=None,
+                 graph="auto", tol=1e-4, max_iter=200, stop_rule="sklearn", random_state=None, verbose=0, n_jobs=None,
                  view_sizes=None):
         self.view_sizes = view_sizes
         self.n_jobs = n_jobs
@@ -446,6 +458,7 @@ class SemiSupervisedMultiViewNMF(_Base):
         self.beta = beta
         self.gamma = gamma
         self.n_neighbors = n_neighbors
+        self.graph = graph
         self.tol = tol
         self.max_iter = max_iter
         self.stop_rule = stop_rule
@@ -464,6 +477,8 @@ class SemiSupervisedMultiViewNMF(_Base):
                 setattr(s, name, float(getattr(self, name)))
         if self.n_neighbors is not None:
             pp.graph.ka = int(self.n_neighbors)
+        pp.graph_build = _GRAPHS[self.graph]
+        pp.ann.seed = s.seed
         pp.solver = s
         return pp
 

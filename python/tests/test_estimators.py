@@ -216,3 +216,30 @@ def test_threads_give_the_same_bits():
         assert np.array_equal(f.objective_trace_, fits[0].objective_trace_)
     with pytest.raises(ValueError):
         MultiViewNMF(3, n_jobs=0).fit(views)
+
+
+def test_graph_option_exact_approx_auto():
+    # graph='auto' is the exact search below 4096 samples (the same bits); 'approx'
+    # (NN-descent) fits as well here: kNN accuracy within 2 points of the exact graph's.
+    skl = pytest.importorskip("sklearn.neighbors")
+    from sklearn.utils._param_validation import InvalidParameterError
+    views = [read_view("mfeat-sample", v) for v in (1, 5, 6)]
+    views = [x / np.sqrt((x ** 2).sum() / x.shape[0]) for x in views]
+    y = mfeat_labels()
+    lab = np.arange(len(y)) % 5 == 0  # 20 % labeled
+    yy = np.where(lab, y, -1)
+
+    def fit(graph):
+        return SemiSupervisedMultiViewNMF(10, graph=graph, max_iter=60, tol=0, random_state=1).fit(views, yy)
+
+    def knn(z):
+        return skl.KNeighborsClassifier(1).fit(z[lab], y[lab]).score(z[~lab], y[~lab])
+
+    exact, approx, auto = fit("exact"), fit("approx"), fit("auto")
+    assert np.array_equal(exact.embedding_, auto.embedding_)
+    assert abs(knn(exact.embedding_) - knn(approx.embedding_)) <= 0.02, (knn(exact.embedding_),
+                                                                        knn(approx.embedding_))
+    assert np.all(np.diff(approx.objective_trace_) <= 1e-10 * abs(approx.objective_trace_[0]))
+    assert len(approx.objective_trace_) == 61  # the set-up phases are not iterates
+    with pytest.raises(InvalidParameterError, match="graph"):
+        SemiSupervisedMultiViewNMF(3, graph="fast").fit(views, yy)

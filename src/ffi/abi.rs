@@ -34,7 +34,11 @@ const _: () = assert!(MVNMF_VERSION_MINOR == number(env!("CARGO_PKG_VERSION_MINO
 const _: () = assert!(MVNMF_VERSION_PATCH == number(env!("CARGO_PKG_VERSION_PATCH")));
 
 /// ABI version of the header: compare it with `mvnmf_abi_version()`.
-pub const MVNMF_ABI_VERSION: u32 = 4;
+///
+/// 5: `mvnmf_pipeline_params` gained `graph_build` and `ann` (the neighbour search:
+/// exact, NN-descent or by size), `mvnmf_progress` gained `phase` and `fraction` (the
+/// pipeline reports its set-up phases through the callback too).
+pub const MVNMF_ABI_VERSION: u32 = 5;
 
 /// `mvnmf_struct_size`: `struct mvnmf_view`.
 pub const MVNMF_STRUCT_VIEW: u32 = 0;
@@ -116,6 +120,8 @@ pub const MVNMF_STRUCT_DIST_COMM: u32 = 37;
 pub const MVNMF_STRUCT_DIST_TRAFFIC: u32 = 38;
 /// `mvnmf_struct_size`: `struct mvnmf_dist_graph_traffic`.
 pub const MVNMF_STRUCT_DIST_GRAPH_TRAFFIC: u32 = 39;
+/// `mvnmf_struct_size`: `struct mvnmf_ann_params`.
+pub const MVNMF_STRUCT_ANN_PARAMS: u32 = 40;
 
 /// The ABI version of the library (`MVNMF_ABI_VERSION` of the header it was
 /// built from). A program built against another header finds a different
@@ -171,6 +177,7 @@ pub extern "C" fn mvnmf_struct_size(which: u32) -> usize {
         MVNMF_STRUCT_DIST_COMM => size_of::<mvnmf_dist_comm>(),
         MVNMF_STRUCT_DIST_TRAFFIC => size_of::<mvnmf_dist_traffic>(),
         MVNMF_STRUCT_DIST_GRAPH_TRAFFIC => size_of::<mvnmf_dist_graph_traffic>(),
+        MVNMF_STRUCT_ANN_PARAMS => size_of::<mvnmf_ann_params>(),
         _ => 0,
     }
 }
@@ -197,10 +204,10 @@ mod tests {
     /// compared with these by ffi-tests/tests/abi.rs.)
     #[test]
     fn every_code_has_a_size_and_unknown_codes_have_none() {
-        for code in 0..=MVNMF_STRUCT_DIST_GRAPH_TRAFFIC {
+        for code in 0..=MVNMF_STRUCT_ANN_PARAMS {
             assert!(mvnmf_struct_size(code) > 0, "code {code}");
         }
-        assert_eq!(mvnmf_struct_size(MVNMF_STRUCT_DIST_GRAPH_TRAFFIC + 1), 0);
+        assert_eq!(mvnmf_struct_size(MVNMF_STRUCT_ANN_PARAMS + 1), 0);
         assert_eq!(mvnmf_struct_size(u32::MAX), 0);
         assert_eq!(mvnmf_abi_version(), MVNMF_ABI_VERSION);
         assert_eq!(number("0"), 0);

@@ -3,6 +3,7 @@
 use core::ffi::c_void;
 
 use super::mvsl::mvnmf_mvsl_params;
+use super::neighbors::{mvnmf_ann_params, mvnmf_ann_params_default, read_ann, CBuild};
 use super::similarity::{
     ckernels, mvnmf_graph_params, mvnmf_graph_params_default, mvnmf_kernel, mvnmf_mkl_params,
     mvnmf_mkl_params_default, read_graph, read_mkl, MVNMF_PENALTY_CLASS_PAIRS,
@@ -12,6 +13,7 @@ use super::*;
 use crate::error::Error;
 use crate::graph::Penalty;
 use crate::pipeline::{self, Method, PipelineParams};
+use crate::similarity::AnnParams;
 
 /// `method`: joint multi-view NMF (labels unused).
 pub const MVNMF_METHOD_JOINT_NMF: u32 = 0;
@@ -38,8 +40,17 @@ pub struct mvnmf_pipeline_params {
     pub graph: mvnmf_graph_params,
     /// Nonzero: learn the fusion weights by kernel–target alignment; 0: uniform.
     pub learn_eta: u32,
+    /// How MvSL-T's neighbour graph (TGE) is searched: `MVNMF_GRAPH_BUILD_EXACT`,
+    /// `MVNMF_GRAPH_BUILD_APPROX` (NN-descent with `ann` for the lists over all items) or
+    /// `MVNMF_GRAPH_BUILD_AUTO` (the default: exact below `MVNMF_GRAPH_AUTO_EXACT_BELOW`
+    /// items, bitwise `MVNMF_GRAPH_BUILD_EXACT` there). GNMF's and MvSL-L's graphs are over
+    /// the labeled items only and always exact.
+    pub graph_build: u32,
     /// MKL options.
     pub mkl: mvnmf_mkl_params,
+    /// NN-descent options (`mvnmf_ann_params_default()`; read and checked whatever
+    /// `graph_build` says). A one-thread `ann.parallel` means the solver's pool.
+    pub ann: mvnmf_ann_params,
 }
 
 fn method_of(m: u32) -> Result<Method, Error> {
@@ -55,23 +66,30 @@ fn method_of(m: u32) -> Result<Method, Error> {
 }
 
 impl CParams for mvnmf_pipeline_params {
-    type Rust = PipelineParams;
-    fn defaults() -> PipelineParams {
-        PipelineParams::default()
+    type Rust = (PipelineParams, CBuild);
+    fn defaults() -> (PipelineParams, CBuild) {
+        let b = CBuild {
+            code: MVNMF_GRAPH_BUILD_AUTO,
+            ann: AnnParams::default(),
+        };
+        (PipelineParams::default(), b)
     }
-    fn read(&self) -> Result<PipelineParams, Error> {
+    fn read(&self) -> Result<(PipelineParams, CBuild), Error> {
         let p = self;
         if p.learn_eta > 1 {
             return Err(Error::BadParameter);
         }
-        Ok(PipelineParams {
+        let out = PipelineParams {
             method: method_of(p.method)?,
             solver: CField::to_rust(&p.solver)?,
             // SAFETY: references to the fields are valid pointers.
             graph: unsafe { read_graph(&p.graph) }?,
             learn_eta: p.learn_eta == 1,
             mkl: unsafe { read_mkl(&p.mkl) }?,
-        })
+        };
+        // SAFETY: as above (the pool, if any, is read in place: `self` stays put).
+        let ann = unsafe { read_ann(&p.ann) }?;
+        Ok((out, CBuild::new(p.graph_build, ann)?))
     }
 }
 
@@ -115,7 +133,9 @@ pub unsafe extern "C" fn mvnmf_pipeline_params_preset(
             solver: CField::from_rust(&p.solver),
             graph,
             learn_eta: p.learn_eta as u32,
+            graph_build: MVNMF_GRAPH_BUILD_AUTO,
             mkl: mvnmf_mkl_params_default(),
+            ann: mvnmf_ann_params_default(),
         };
         Ok(mvnmf_status::Ok)
     })
@@ -147,9 +167,11 @@ unsafe fn fit_ws<D: ViewDesc>(
     bytes: *mut usize,
 ) -> mvnmf_status {
     workspace!(bytes, {
-        let p = read_params(params)?;
+        let (p, b) = read_params(params)?;
         let ks = ckernels(kernels, n_views)?;
-        pipeline::fit_workspace::<D::T>(shapes(views, n_views)?, &ks, n_classes, k, &p)
+        let s = shapes(views, n_views)?;
+        let n = s.clone().next().map_or(0, |v| v.cols);
+        pipeline::fit_graph_workspace::<D::T>(s, &ks, n_classes, k, &p, &b.resolve(n))
     })
 }
 
@@ -190,7 +212,7 @@ unsafe fn fit_c<D: ViewDesc>(
     full: *mut mvnmf_pipeline_report,
 ) -> mvnmf_status {
     entry!({
-        let p = read_params(params)?;
+        let (p, b) = read_params(params)?;
         let ks = ckernels(kernels, n_views)?;
         let (vs, n) = read_views(views, n_views)?;
         if labels.is_null() || eta.is_null() {
@@ -200,8 +222,10 @@ unsafe fn fit_c<D: ViewDesc>(
         let e = slice_mut(eta, n_views)?;
         let mut us = factors(u, &vs, k, &[], |p: *mut D::T| p.is_null())?;
         let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        let build = b.resolve(n);
         let r = with_monitor(progress, user, |m| {
-            pipeline::fit_report(&vs, &ks, lab, n_classes, k, &p, &mut us, vv, e, w, m)
+            let io = (lab, n_classes, k);
+            pipeline::fit_graph(&vs, &ks, io, &p, &build, (&mut us, vv, e), w, m)
         })?;
         if !full.is_null() {
             *full = mvnmf_pipeline_report {
@@ -219,8 +243,20 @@ unsafe fn fit_c<D: ViewDesc>(
 /// from `labels[N]` (`MVNMF_UNLABELED` for unknown items) under the fused
 /// kernel of `kernels[n_views]`, then the graph-regularised factorization into
 /// `u[v]` (`rows_v × k`) and `v` (`k × N`). Validated before anything is
-/// written; `MVNMF_STATUS_CANCELLED` if `progress` stops the solver.
+/// written; `MVNMF_STATUS_CANCELLED` if `progress` stops the call.
 /// `mvnmf_pipeline_fit_report` also reports the graphs' sizes.
+///
+/// The neighbour graph (MvSL-T's TGE) is searched as `params->graph_build` says (exact,
+/// NN-descent with `params->ann`, or by size: `MVNMF_GRAPH_BUILD_AUTO`, the default, is
+/// exact below `MVNMF_GRAPH_AUTO_EXACT_BELOW` items).
+///
+/// Progress: with a graph (GNMF, MvSL-L, MvSL-T) `progress` is called at the start
+/// (`fraction` 0) and the end (1) of `MVNMF_PHASE_SETUP` (the fusion weights) and of
+/// `MVNMF_PHASE_GRAPH` (the graph), with `iter` 0 and a zero objective, then once per
+/// iterate (`MVNMF_PHASE_ITERATIONS`). Stopped in a set-up phase, the call returns
+/// `MVNMF_STATUS_CANCELLED` with `u`, `v` and `eta` untouched and a report of 0 iterations,
+/// zero objectives and `MVNMF_STOP_CANCELLED` (`affinity_nnz` / `penalty_nnz`: the graph's
+/// sizes if it was built, else 0).
 ///
 /// Magnitudes: any finite data with `½ Σ_v ‖X_v‖²_F ≤ 2^999` (about 5e300;
 /// above, `MVNMF_STATUS_INPUT_TOO_LARGE` and nothing written); data whose

@@ -330,14 +330,38 @@ pub extern "C" fn mvnmf_term_name(kind: u32) -> *const c_char {
         .cast()
 }
 
-/// What the progress callback receives.
+/// `mvnmf_progress.phase`: the solver's outer iterations (`iter`, `objective` are the
+/// iterate's). The solvers report only this phase.
+pub const MVNMF_PHASE_ITERATIONS: u32 = 0;
+/// `mvnmf_progress.phase`: the pipeline's set-up before the graph (the fusion weights by
+/// kernel–target alignment); `iter` 0, objective zero.
+pub const MVNMF_PHASE_SETUP: u32 = 1;
+/// `mvnmf_progress.phase`: the pipeline's neighbour graph build; `iter` 0, objective zero.
+pub const MVNMF_PHASE_GRAPH: u32 = 2;
+
+/// What the progress callback receives (ABI 5: `phase` and `fraction` added; `iter` and
+/// `objective` keep their offsets, `phase` takes the former padding after `iter`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct mvnmf_progress {
-    /// Outer iterations completed (0 = the start).
+    /// Outer iterations completed (0 = the start; 0 in the set-up phases).
     pub iter: u32,
-    /// Objective at this iterate.
+    /// `MVNMF_PHASE_*`: which phase this is about.
+    pub phase: u32,
+    /// Objective at this iterate (`MVNMF_PHASE_ITERATIONS`; zero in the set-up phases).
     pub objective: mvnmf_objective,
+    /// How far the phase is, in [0, 1]: `iter / max_iter` in the iterations (a run that
+    /// converges stops before 1), 0 at the start and 1 at the end of a set-up phase.
+    pub fraction: f64,
+}
+
+/// The C code of a phase.
+pub(crate) fn phase_to_c(p: crate::steps::Phase) -> u32 {
+    match p {
+        crate::steps::Phase::Iterations => MVNMF_PHASE_ITERATIONS,
+        crate::steps::Phase::Setup => MVNMF_PHASE_SETUP,
+        crate::steps::Phase::Graph => MVNMF_PHASE_GRAPH,
+    }
 }
 
 /// What a solver reports (written on `MVNMF_STATUS_OK` and `MVNMF_STATUS_CANCELLED`).
@@ -460,8 +484,9 @@ unsafe extern "C" fn run_task(task_ctx: *mut c_void, i: usize) {
     task(i);
 }
 
-/// Progress callback: called once per outer iteration (and for the start);
-/// a nonzero return stops the solver.
+/// Progress callback: called once per outer iteration (and for the start), and by the
+/// pipeline at the start and the end of each set-up phase (`mvnmf_progress.phase`); a
+/// nonzero return stops the call (`MVNMF_STATUS_CANCELLED`).
 pub type mvnmf_progress_fn =
     Option<unsafe extern "C" fn(progress: *const mvnmf_progress, user: *mut c_void) -> c_int>;
 

@@ -531,7 +531,9 @@ pub(crate) fn with_monitor<R>(
             let mut m = |p: &Progress| {
                 let cp = mvnmf_progress {
                     iter: p.iter,
+                    phase: phase_to_c(p.phase),
                     objective: p.objective.into(),
+                    fraction: p.fraction,
                 };
                 // SAFETY: the caller supplied this function pointer for this purpose.
                 if unsafe { cb(&cp, user) } != 0 {

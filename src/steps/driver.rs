@@ -184,13 +184,47 @@ impl Objective {
     }
 }
 
-/// What the monitor sees once per outer iteration (iteration 0 is the start).
+/// The phase of a call a [`Progress`] reports on. The solvers report only
+/// [`Phase::Iterations`]; the pipeline ([`crate::pipeline`]) reports its set-up phases
+/// before them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Phase {
+    /// The solver's outer iterations (`iter` and `objective` are the iterate's).
+    #[default]
+    Iterations,
+    /// The set-up before the neighbour graph: the fusion weights (kernel–target alignment).
+    Setup,
+    /// The neighbour graph build.
+    Graph,
+}
+
+/// What the monitor sees: once per outer iteration (iteration 0 is the start), and in
+/// the pipeline at the start and the end of each set-up phase.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Progress {
-    /// Outer iterations completed (0: the initial factors).
+    /// Outer iterations completed (0: the initial factors; 0 in the set-up phases).
     pub iter: u32,
-    /// The objective at this iterate.
+    /// The objective at this iterate ([`Phase::Iterations`] only; zero in the set-up
+    /// phases, which have no iterate yet).
     pub objective: Objective,
+    /// Which phase this is about.
+    pub phase: Phase,
+    /// How far the phase is, in `[0, 1]`: `iter / max_iter` in the iterations (1 for
+    /// `max_iter = 0`; a run that converges stops before 1), 0 at the start and 1 at the
+    /// end of a set-up phase.
+    pub fraction: f64,
+}
+
+impl Progress {
+    /// The report of a set-up `phase` at `fraction` (no iterate: `iter` 0, objective zero).
+    pub fn setup(phase: Phase, fraction: f64) -> Self {
+        Progress {
+            iter: 0,
+            objective: Objective::default(),
+            phase,
+            fraction,
+        }
+    }
 }
 
 /// Why a solver stopped.
@@ -303,9 +337,27 @@ impl Stopping {
 
 /// Calls the monitor if there is one; `true` means "stop".
 #[inline]
-pub(crate) fn notify(monitor: &mut Option<Monitor<'_>>, iter: u32, objective: Objective) -> bool {
+pub(crate) fn notify(
+    monitor: &mut Option<Monitor<'_>>,
+    (iter, max_iter): (u32, u32),
+    objective: Objective,
+) -> bool {
     match monitor {
-        Some(m) => m(&Progress { iter, objective }).is_break(),
+        Some(m) => {
+            let fraction = if max_iter == 0 {
+                1.0
+            } else {
+                f64::from(iter) / f64::from(max_iter)
+            };
+            let phase = Phase::Iterations;
+            let p = Progress {
+                iter,
+                objective,
+                phase,
+                fraction,
+            };
+            m(&p).is_break()
+        }
         None => false,
     }
 }
@@ -339,7 +391,7 @@ pub(crate) fn run(
     if !objective_finite(&initial) {
         return Err(Error::Internal);
     }
-    if notify(&mut monitor, 0, initial) {
+    if notify(&mut monitor, (0, max_iter), initial) {
         report.stop = Stop::Cancelled;
         return Ok(report);
     }
@@ -351,7 +403,7 @@ pub(crate) fn run(
         }
         report.iterations = it;
         report.objective = obj;
-        if notify(&mut monitor, it, obj) {
+        if notify(&mut monitor, (it, max_iter), obj) {
             report.stop = Stop::Cancelled;
             break;
         }

@@ -31,7 +31,9 @@ pub(crate) mod update;
 pub(crate) mod vstep;
 
 pub(crate) use driver::run;
-pub use driver::{Init, Monitor, Objective, Progress, Report, Stop, StopRule, Term, MAX_TERMS};
+pub use driver::{
+    Init, Monitor, Objective, Phase, Progress, Report, Stop, StopRule, Term, MAX_TERMS,
+};
 pub(crate) use finite::finite_outputs;
 pub use nndsvd::{nndsvd, nndsvd_workspace, Nndsvd};
 pub use params::{MvslParams, NmfParams};

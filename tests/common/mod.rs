@@ -85,9 +85,13 @@ pub fn half_sq(x: &[f64]) -> f64 {
     0.5 * x.iter().map(|a| a * a).sum::<f64>()
 }
 
-/// A monitor that records every objective.
+/// A monitor that records the objective of every iterate (the pipeline's set-up phases,
+/// which have none, aside).
 pub fn recorder(out: &mut Vec<f64>) -> impl FnMut(&mvnmf::Progress) -> ControlFlow<()> + '_ {
     move |p| {
+        if p.phase != mvnmf::Phase::Iterations {
+            return ControlFlow::Continue(());
+        }
         out.push(p.objective.total);
         ControlFlow::Continue(())
     }

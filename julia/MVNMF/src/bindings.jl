@@ -22,10 +22,13 @@ const MVNMF_TERM_LABEL_FIT = 5
 const MVNMF_TERM_LABEL_CORRELATION = 6
 const MVNMF_TERM_DIVERGENCE = 7
 const MVNMF_MAX_TERMS = 8
+const MVNMF_PHASE_ITERATIONS = 0
+const MVNMF_PHASE_SETUP = 1
+const MVNMF_PHASE_GRAPH = 2
 const MVNMF_VERSION_MAJOR = 0
 const MVNMF_VERSION_MINOR = 1
 const MVNMF_VERSION_PATCH = 0
-const MVNMF_ABI_VERSION = 4
+const MVNMF_ABI_VERSION = 5
 const MVNMF_STRUCT_VIEW = 0
 const MVNMF_STRUCT_TERM = 1
 const MVNMF_STRUCT_OBJECTIVE = 2
@@ -66,6 +69,7 @@ const MVNMF_STRUCT_PARALLEL = 36
 const MVNMF_STRUCT_DIST_COMM = 37
 const MVNMF_STRUCT_DIST_TRAFFIC = 38
 const MVNMF_STRUCT_DIST_GRAPH_TRAFFIC = 39
+const MVNMF_STRUCT_ANN_PARAMS = 40
 const MVNMF_UNLABELED = typemax(UInt32)
 const MVNMF_METRIC_EUCLIDEAN = 0
 const MVNMF_METRIC_COSINE = 1
@@ -99,6 +103,10 @@ const MVNMF_GRAPH_NONE = 0
 const MVNMF_GRAPH_SGE = 1
 const MVNMF_GRAPH_CSR = 2
 const MVNMF_GRAPH_DENSE = 3
+const MVNMF_GRAPH_BUILD_EXACT = 0
+const MVNMF_GRAPH_BUILD_APPROX = 1
+const MVNMF_GRAPH_BUILD_AUTO = 2
+const MVNMF_GRAPH_AUTO_EXACT_BELOW = 4096
 const MVNMF_NNDSVD = 0
 const MVNMF_NNDSVDA = 1
 const MVNMF_NNDSVDAR = 2
@@ -321,7 +329,9 @@ struct MvnmfGraph  # mvnmf_graph
 end
 struct MvnmfProgress  # mvnmf_progress
     iter::UInt32
+    phase::UInt32
     objective::MvnmfObjective
+    fraction::Cdouble
 end
 struct MvnmfReport  # mvnmf_report
     iterations::UInt32
@@ -403,12 +413,24 @@ struct MvnmfMvelParams  # mvnmf_mvel_params
     init::UInt32
     unknown_weight::Cdouble
 end
+struct MvnmfAnnParams  # mvnmf_ann_params
+    k::Csize_t
+    seed::UInt64
+    trees::Csize_t
+    leaf::Csize_t
+    candidates::Csize_t
+    iters::Csize_t
+    delta::Cdouble
+    parallel::MvnmfParallel
+end
 struct MvnmfPipelineParams  # mvnmf_pipeline_params
     method::UInt32
     solver::MvnmfMvslParams
     graph::MvnmfGraphParams
     learn_eta::UInt32
+    graph_build::UInt32
     mkl::MvnmfMklParams
+    ann::MvnmfAnnParams
 end
 struct MvnmfPipelineReport  # mvnmf_pipeline_report
     fit::MvnmfReport
@@ -417,7 +439,7 @@ struct MvnmfPipelineReport  # mvnmf_pipeline_report
 end
 
 # The structs whose size mvnmf_struct_size reports.
-const STRUCT_CODES = Dict{UInt32,DataType}(MVNMF_STRUCT_VIEW => MvnmfView, MVNMF_STRUCT_TERM => MvnmfTerm, MVNMF_STRUCT_OBJECTIVE => MvnmfObjective, MVNMF_STRUCT_PROGRESS => MvnmfProgress, MVNMF_STRUCT_REPORT => MvnmfReport, MVNMF_STRUCT_NMF_PARAMS => MvnmfNmfParams, MVNMF_STRUCT_MVSL_PARAMS => MvnmfMvslParams, MVNMF_STRUCT_GRAPH => MvnmfGraph, MVNMF_STRUCT_DEEP_PARAMS => MvnmfDeepParams, MVNMF_STRUCT_JSNMF_PARAMS => MvnmfJsnmfParams, MVNMF_STRUCT_JSNMF_QUERY_PARAMS => MvnmfJsnmfQueryParams, MVNMF_STRUCT_MVEL_PARAMS => MvnmfMvelParams, MVNMF_STRUCT_PIPELINE_PARAMS => MvnmfPipelineParams, MVNMF_STRUCT_PIPELINE_REPORT => MvnmfPipelineReport, MVNMF_STRUCT_PREP_PARAMS => MvnmfPrepParams, MVNMF_STRUCT_PREP_REPORT => MvnmfPrepReport, MVNMF_STRUCT_KERNEL => MvnmfKernel, MVNMF_STRUCT_MKL_PARAMS => MvnmfMklParams, MVNMF_STRUCT_MKL_REPORT => MvnmfMklReport, MVNMF_STRUCT_QP_REPORT => MvnmfQpReport, MVNMF_STRUCT_FUSED_KNN_PARAMS => MvnmfFusedKnnParams, MVNMF_STRUCT_GRAPH_PARAMS => MvnmfGraphParams, MVNMF_STRUCT_FUSED_GRAPH_PARAMS => MvnmfFusedGraphParams, MVNMF_STRUCT_CSR_BUFFERS => MvnmfCsrBuffers, MVNMF_STRUCT_KNN_PARAMS => MvnmfKnnParams, MVNMF_STRUCT_KMEANS_PARAMS => MvnmfKmeansParams, MVNMF_STRUCT_KMEANS_REPORT => MvnmfKmeansReport, MVNMF_STRUCT_MULTILABEL_SCORES => MvnmfMultilabelScores, MVNMF_STRUCT_EVAL_PARAMS => MvnmfEvalParams, MVNMF_STRUCT_PROTOCOL_PARAMS => MvnmfProtocolParams, MVNMF_STRUCT_CV_PARAMS => MvnmfCvParams, MVNMF_STRUCT_SPLIT_SCORES => MvnmfSplitScores, MVNMF_STRUCT_SCORE_SUMMARY => MvnmfScoreSummary, MVNMF_STRUCT_PROTOCOL_FIT => MvnmfProtocolFit, MVNMF_STRUCT_CV_FIT => MvnmfCvFit, MVNMF_STRUCT_VIEW_F32 => MvnmfViewF32, MVNMF_STRUCT_PARALLEL => MvnmfParallel, MVNMF_STRUCT_DIST_COMM => MvnmfDistComm, MVNMF_STRUCT_DIST_TRAFFIC => MvnmfDistTraffic, MVNMF_STRUCT_DIST_GRAPH_TRAFFIC => MvnmfDistGraphTraffic)
+const STRUCT_CODES = Dict{UInt32,DataType}(MVNMF_STRUCT_VIEW => MvnmfView, MVNMF_STRUCT_TERM => MvnmfTerm, MVNMF_STRUCT_OBJECTIVE => MvnmfObjective, MVNMF_STRUCT_PROGRESS => MvnmfProgress, MVNMF_STRUCT_REPORT => MvnmfReport, MVNMF_STRUCT_NMF_PARAMS => MvnmfNmfParams, MVNMF_STRUCT_MVSL_PARAMS => MvnmfMvslParams, MVNMF_STRUCT_GRAPH => MvnmfGraph, MVNMF_STRUCT_DEEP_PARAMS => MvnmfDeepParams, MVNMF_STRUCT_JSNMF_PARAMS => MvnmfJsnmfParams, MVNMF_STRUCT_JSNMF_QUERY_PARAMS => MvnmfJsnmfQueryParams, MVNMF_STRUCT_MVEL_PARAMS => MvnmfMvelParams, MVNMF_STRUCT_PIPELINE_PARAMS => MvnmfPipelineParams, MVNMF_STRUCT_PIPELINE_REPORT => MvnmfPipelineReport, MVNMF_STRUCT_PREP_PARAMS => MvnmfPrepParams, MVNMF_STRUCT_PREP_REPORT => MvnmfPrepReport, MVNMF_STRUCT_KERNEL => MvnmfKernel, MVNMF_STRUCT_MKL_PARAMS => MvnmfMklParams, MVNMF_STRUCT_MKL_REPORT => MvnmfMklReport, MVNMF_STRUCT_QP_REPORT => MvnmfQpReport, MVNMF_STRUCT_FUSED_KNN_PARAMS => MvnmfFusedKnnParams, MVNMF_STRUCT_GRAPH_PARAMS => MvnmfGraphParams, MVNMF_STRUCT_FUSED_GRAPH_PARAMS => MvnmfFusedGraphParams, MVNMF_STRUCT_CSR_BUFFERS => MvnmfCsrBuffers, MVNMF_STRUCT_KNN_PARAMS => MvnmfKnnParams, MVNMF_STRUCT_KMEANS_PARAMS => MvnmfKmeansParams, MVNMF_STRUCT_KMEANS_REPORT => MvnmfKmeansReport, MVNMF_STRUCT_MULTILABEL_SCORES => MvnmfMultilabelScores, MVNMF_STRUCT_EVAL_PARAMS => MvnmfEvalParams, MVNMF_STRUCT_PROTOCOL_PARAMS => MvnmfProtocolParams, MVNMF_STRUCT_CV_PARAMS => MvnmfCvParams, MVNMF_STRUCT_SPLIT_SCORES => MvnmfSplitScores, MVNMF_STRUCT_SCORE_SUMMARY => MvnmfScoreSummary, MVNMF_STRUCT_PROTOCOL_FIT => MvnmfProtocolFit, MVNMF_STRUCT_CV_FIT => MvnmfCvFit, MVNMF_STRUCT_VIEW_F32 => MvnmfViewF32, MVNMF_STRUCT_PARALLEL => MvnmfParallel, MVNMF_STRUCT_DIST_COMM => MvnmfDistComm, MVNMF_STRUCT_DIST_TRAFFIC => MvnmfDistTraffic, MVNMF_STRUCT_DIST_GRAPH_TRAFFIC => MvnmfDistGraphTraffic, MVNMF_STRUCT_ANN_PARAMS => MvnmfAnnParams)
 
 # ---- functions: one ccall wrapper each, same name and argument order as in C;
 # `_fn` (MVNMF.jl) resolves the entry point in the library opened at run time
@@ -573,6 +595,11 @@ mvnmf_mvsl_fit_f32_workspace(views, n_views, graph, k, params, bytes) = ccall(_f
 mvnmf_mvsl_fit_f32(views, n_views, graph, k, params, u, v, work, work_bytes, progress, user, report) = ccall(_fn(:mvnmf_mvsl_fit_f32), UInt32, (Ptr{MvnmfViewF32}, Csize_t, Ptr{MvnmfGraph}, Csize_t, Ptr{MvnmfMvslParams}, Ptr{Ptr{Cfloat}}, Ptr{Cfloat}, Ptr{Cvoid}, Csize_t, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{MvnmfReport}), views, n_views, graph, k, params, u, v, work, work_bytes, progress, user, report)
 mvnmf_mvsl_encode_f32_workspace(views, n_views, graph, k, params, bytes) = ccall(_fn(:mvnmf_mvsl_encode_f32_workspace), UInt32, (Ptr{MvnmfViewF32}, Csize_t, Ptr{MvnmfGraph}, Csize_t, Ptr{MvnmfMvslParams}, Ptr{Csize_t}), views, n_views, graph, k, params, bytes)
 mvnmf_mvsl_encode_f32(views, n_views, graph, k, params, u, v, work, work_bytes, progress, user, report) = ccall(_fn(:mvnmf_mvsl_encode_f32), UInt32, (Ptr{MvnmfViewF32}, Csize_t, Ptr{MvnmfGraph}, Csize_t, Ptr{MvnmfMvslParams}, Ptr{Ptr{Cfloat}}, Ptr{Cfloat}, Ptr{Cvoid}, Csize_t, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{MvnmfReport}), views, n_views, graph, k, params, u, v, work, work_bytes, progress, user, report)
+mvnmf_ann_params_default() = ccall(_fn(:mvnmf_ann_params_default), MvnmfAnnParams, ())
+mvnmf_tge_build_workspace(views, n_views, kernels, n_classes, params, graph_build, ann, bytes) = ccall(_fn(:mvnmf_tge_build_workspace), UInt32, (Ptr{MvnmfView}, Csize_t, Ptr{MvnmfKernel}, Csize_t, Ptr{MvnmfGraphParams}, UInt32, Ptr{MvnmfAnnParams}, Ptr{Csize_t}), views, n_views, kernels, n_classes, params, graph_build, ann, bytes)
+mvnmf_tge_build(views, n_views, kernels, eta, labels, n_classes, params, graph_build, ann, affinity, penalty, affinity_nnz, penalty_nnz, work, work_bytes) = ccall(_fn(:mvnmf_tge_build), UInt32, (Ptr{MvnmfView}, Csize_t, Ptr{MvnmfKernel}, Ptr{Cdouble}, Ptr{UInt32}, Csize_t, Ptr{MvnmfGraphParams}, UInt32, Ptr{MvnmfAnnParams}, Ptr{MvnmfCsrBuffers}, Ptr{MvnmfCsrBuffers}, Ptr{Csize_t}, Ptr{Csize_t}, Ptr{Cvoid}, Csize_t), views, n_views, kernels, eta, labels, n_classes, params, graph_build, ann, affinity, penalty, affinity_nnz, penalty_nnz, work, work_bytes)
+mvnmf_anchors_kmeans_sampled_workspace(views, n_views, m, params, sample, bytes) = ccall(_fn(:mvnmf_anchors_kmeans_sampled_workspace), UInt32, (Ptr{MvnmfView}, Csize_t, Csize_t, Ptr{MvnmfKmeansParams}, Csize_t, Ptr{Csize_t}), views, n_views, m, params, sample, bytes)
+mvnmf_anchors_kmeans_sampled(views, n_views, m, params, sample, anchors, work, work_bytes, report) = ccall(_fn(:mvnmf_anchors_kmeans_sampled), UInt32, (Ptr{MvnmfView}, Csize_t, Csize_t, Ptr{MvnmfKmeansParams}, Csize_t, Ptr{Ptr{Cdouble}}, Ptr{Cvoid}, Csize_t, Ptr{MvnmfKmeansReport}), views, n_views, m, params, sample, anchors, work, work_bytes, report)
 mvnmf_nmf_params_default() = ccall(_fn(:mvnmf_nmf_params_default), MvnmfNmfParams, ())
 mvnmf_joint_nmf_fit_workspace(views, n_views, k, params, bytes) = ccall(_fn(:mvnmf_joint_nmf_fit_workspace), UInt32, (Ptr{MvnmfView}, Csize_t, Csize_t, Ptr{MvnmfNmfParams}, Ptr{Csize_t}), views, n_views, k, params, bytes)
 mvnmf_joint_nmf_fit(views, n_views, k, params, u, v, work, work_bytes, progress, user, report) = ccall(_fn(:mvnmf_joint_nmf_fit), UInt32, (Ptr{MvnmfView}, Csize_t, Csize_t, Ptr{MvnmfNmfParams}, Ptr{Ptr{Cdouble}}, Ptr{Cdouble}, Ptr{Cvoid}, Csize_t, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{MvnmfReport}), views, n_views, k, params, u, v, work, work_bytes, progress, user, report)

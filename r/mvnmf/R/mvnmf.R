@@ -46,12 +46,15 @@ mvnmf_joint_nmf <- function(views, k, beta = 2, max_iter = 200L, tol = 1e-4, see
 
 mvnmf_pipeline <- function(views, labels, k, method = c("mvsl-t", "mvsl-s", "mvsl-l", "gnmf", "mcl", "joint-nmf"),
                            alpha = NA_real_, beta = NA_real_, gamma = NA_real_, max_iter = 200L, tol = 1e-4,
-                           seed = 0, verbose = 0L) {
+                           seed = 0, verbose = 0L, graph = c("auto", "exact", "approx")) {
   views <- .views(views)
   method <- match.arg(method)
+  # MvSL-T's neighbour search: exact below 4096 items under "auto" (MVNMF_GRAPH_BUILD_*).
+  graph <- c(exact = 0L, approx = 1L, auto = 2L)[[match.arg(graph)]]
   lab <- .labels(labels, ncol(views[[1]]))
   res <- .Call(C_pipeline, views, lab$codes, length(lab$classes), k, .methods[[method]],
-               as.double(c(alpha, beta, gamma)), max_iter, as.double(tol), as.double(seed), as.integer(verbose))
+               as.double(c(alpha, beta, gamma)), max_iter, as.double(tol), as.double(seed), as.integer(verbose),
+               graph)
   used <- attr(res, "weights")
   .fit(res, method, k, views, list(classes = lab$classes,
                                     weights = c(alpha = used[1], beta = used[2], gamma = used[3], vmax = used[4])))

@@ -108,6 +108,7 @@ static void guarded_check(void *cell)
 static int watch(const mvnmf_progress *p, void *user)
 {
     watch_t *w = (watch_t *)user;
+    if (p->phase != MVNMF_PHASE_ITERATIONS) return 0; /* the pipeline's set-up phases: no iterate */
     if (w->len < w->cap) w->trace[w->len++] = p->objective.total;
     if (w->verbose > 0 && p->iter % (unsigned)w->verbose == 0)
         Rprintf("iteration %u: objective %.10g\n", p->iter, p->objective.total);
@@ -318,7 +319,7 @@ static uint32_t *read_labels(SEXP labels, size_t n)
 
 /* The pipeline (MKL weights, graph, factorization) of method `method` (MVNMF_METHOD_*). */
 SEXP C_pipeline(SEXP views, SEXP labels, SEXP n_classes, SEXP k_, SEXP method, SEXP weights, SEXP max_iter, SEXP tol,
-                SEXP seed, SEXP verbose)
+                SEXP seed, SEXP verbose, SEXP graph)
 {
     views_t vs;
     watch_t w;
@@ -335,6 +336,8 @@ SEXP C_pipeline(SEXP views, SEXP labels, SEXP n_classes, SEXP k_, SEXP method, S
     pp.solver.max_iter = (uint32_t)as_int(max_iter, "max_iter");
     pp.solver.tol = Rf_asReal(tol);
     pp.solver.seed = (uint64_t)Rf_asReal(seed);
+    pp.graph_build = (uint32_t)as_int(graph, "graph"); /* MVNMF_GRAPH_BUILD_*; checked by the library */
+    pp.ann.seed = pp.solver.seed;
     if (XLENGTH(weights) != 3) Rf_error("weights: alpha, beta, gamma (NA: the preset's)");
     if (!ISNA(REAL(weights)[0])) pp.solver.alpha = REAL(weights)[0];
     if (!ISNA(REAL(weights)[1])) pp.solver.beta = REAL(weights)[1];
@@ -468,7 +471,7 @@ SEXP C_mvel(SEXP, SEXP, SEXP);
 static const R_CallMethodDef CALLS[] = {
     { "C_joint_nmf", (DL_FUNC)&C_joint_nmf, 10 },
     { "C_encode", (DL_FUNC)&C_encode, 7 },
-    { "C_pipeline", (DL_FUNC)&C_pipeline, 10 },
+    { "C_pipeline", (DL_FUNC)&C_pipeline, 11 },
     { "C_dmcl", (DL_FUNC)&C_dmcl, 8 },
     { "C_deep_encode", (DL_FUNC)&C_deep_encode, 6 },
     { "C_mvel", (DL_FUNC)&C_mvel, 3 },

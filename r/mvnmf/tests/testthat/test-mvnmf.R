@@ -62,6 +62,18 @@ test_that("the semi-supervised pipeline and DMCL run and respect the labels' gra
   expect_equal(dim(d$V), c(3L, 40L))
 })
 
+test_that("the pipeline's graph option: auto is exact on few items, approx fits", {
+  labels <- rep(c("a", "b", "c", "d"), each = 10)
+  labels[seq(1, 40, by = 3)] <- NA
+  run <- function(g) mvnmf_pipeline(views, labels, 4, alpha = 0.5, max_iter = 30L, tol = 0, graph = g)
+  exact <- run("exact")
+  expect_identical(run("auto")$V, exact$V)
+  approx <- run("approx")
+  expect_equal(length(approx$trace), 31L) # the set-up phases are not iterates
+  expect_true(all(diff(approx$trace) <= 1e-10 * abs(approx$trace[1])))
+  expect_error(run("fast"), "should be one of")
+})
+
 test_that("bad input gives mvnmf's message", {
   expect_error(mvnmf_joint_nmf(-views[[1]], 3), "negative")
   bad <- views[[1]]; bad[2, 3] <- NaN
