@@ -528,6 +528,9 @@ struct Mon {
 unsafe extern "C" fn progress(p: *const mvnmf_progress, user: *mut c_void) -> i32 {
     let m = &mut *user.cast::<Mon>();
     let p = &*p;
+    if p.phase != MVNMF_PHASE_ITERATIONS {
+        return 0; // the pipeline's set-up reports carry no objective
+    }
     let t = p.objective.total;
     if !t.is_finite() {
         m.nonfinite = true;

@@ -1142,9 +1142,9 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
             };
             let lo = t * chunk;
             for (r, ((nb, sm), fl)) in nb
-                .chunks_exact_mut(k)
-                .zip(sm.chunks_exact_mut(k))
-                .zip(fl.chunks_exact_mut(k))
+                .chunks_exact_mut(k.max(1))
+                .zip(sm.chunks_exact_mut(k.max(1)))
+                .zip(fl.chunks_exact_mut(k.max(1)))
                 .enumerate()
             {
                 let i = lo + r;
@@ -1213,10 +1213,10 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
             let cl = (chunk * c).max(1);
             let items = Counted::new(
                 new_idx
-                    .chunks_mut(cl)
-                    .zip(old_idx.chunks_mut(cl))
-                    .zip(new_pri.chunks_mut(cl))
-                    .zip(old_pri.chunks_mut(cl))
+                    .chunks_mut(cl.max(1))
+                    .zip(old_idx.chunks_mut(cl.max(1)))
+                    .zip(new_pri.chunks_mut(cl.max(1)))
+                    .zip(old_pri.chunks_mut(cl.max(1)))
                     .enumerate(),
                 ntasks,
             );
@@ -1225,7 +1225,7 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
                 let lo = t * chunk;
                 let hi = (lo + chunk).min(n);
                 let mine = |x: usize| x >= lo && x < hi;
-                for (i, (row, frow)) in nb.chunks_exact(k).zip(fl.chunks_exact(k)).enumerate() {
+                for (i, (row, frow)) in nb.chunks_exact(k.max(1)).zip(fl.chunks_exact(k.max(1))).enumerate() {
                     // The lists of the next item's neighbours in this range (random rows).
                     for &j in nb.get((i + 1) * k..(i + 2) * k).unwrap_or_default() {
                         if j != NO_NEIGHBOR && mine(j) {
@@ -1269,7 +1269,7 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
             );
             par.run_items(items, &|(t, (fl, nb))| {
                 let lo = t * chunk;
-                for (r, (fr, nr)) in fl.chunks_exact_mut(k).zip(nb.chunks_exact(k)).enumerate() {
+                for (r, (fr, nr)) in fl.chunks_exact_mut(k.max(1)).zip(nb.chunks_exact(k.max(1))).enumerate() {
                     let i = lo + r;
                     let list = valid(ni.part(i * c..i * c + c)?);
                     for (f, &j) in fr.iter_mut().zip(nr) {
@@ -1357,8 +1357,8 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
             let exact = task.ev.fast.is_some();
             let lo = t * chunk;
             for (r, (x, s)) in nb
-                .chunks_exact_mut(k)
-                .zip(sm.chunks_exact_mut(k))
+                .chunks_exact_mut(k.max(1))
+                .zip(sm.chunks_exact_mut(k.max(1)))
                 .enumerate()
             {
                 if exact {
@@ -1458,9 +1458,9 @@ where
         let cl = (chunk * k).max(1);
         let items = Counted::new(
             neighbors
-                .chunks_mut(cl)
-                .zip(sims.chunks_mut(cl))
-                .zip(flags.chunks_mut(cl))
+                .chunks_mut(cl.max(1))
+                .zip(sims.chunks_mut(cl.max(1)))
+                .zip(flags.chunks_mut(cl.max(1)))
                 .enumerate(),
             ntasks,
         );
