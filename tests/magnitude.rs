@@ -253,3 +253,99 @@ fn f64_family_on_views_far_apart() {
         }
     }
 }
+
+/// Issue 31 (fuzz seeds 0x7014bc7, 0x7002640): `f32` fits with graph, sparsity
+/// or L1 weights whose largest view is near `1e-24`. The scale-up stopped where a
+/// scaled weight reached `2^32`, so the data stayed near `1e-18` scaled, `UᵀU`
+/// fell below the guard `ε` and the float normal range, and the objective rose
+/// (0x7014bc7: one 2 × 8 view, K = 4, β = 0.02). The `f32` cap is `2^96` now
+/// (`steps::scale`): small MvSL fits like the fuzz cases' (one or two views of
+/// 1–5 features × 8 items, K = 4, β ∈ {0.02, 0.2, 2}, with and without the SGE
+/// graph, vmax 1), and E1's family, `Ok`, finite, never rising, down to `1e-26`.
+#[test]
+fn issue31_f32_fits_with_weights_on_tiny_data() {
+    let (n, k) = (8, 4);
+    let labels: Vec<u32> = (0..n as u32).map(|j| j % 2).collect();
+    let sge = Sge::new(&labels, 2).unwrap();
+    let mut g = Lcg(31);
+    let mut rose = 0;
+    for case in 0..240 {
+        let scale = [1e-24, 1e-25, 1e-26][case % 3];
+        let m = [1 + case % 5, 1 + (case / 5) % 5];
+        let h = 1 + case % 2;
+        let xs: Vec<Vec<f32>> = (0..h)
+            .map(|i| {
+                (0..m[i] * n)
+                    .map(|_| (g.uniform() * scale) as f32)
+                    .collect()
+            })
+            .collect();
+        let vs: Vec<View<'_, f32>> = (0..h)
+            .map(|i| View::from(Dense::new(&xs[i], m[i], n, m[i]).unwrap()))
+            .collect();
+        let p = MvslParams {
+            max_iter: 150,
+            tol: 0.0,
+            beta: [0.02, 0.2, 2.0][(case / 3) % 3],
+            alpha: 0.0,
+            gamma: 0.0,
+            vmax: 1.0,
+            seed: case as u64,
+            ..MvslParams::mvsl()
+        };
+        let mut us: Vec<Vec<f32>> = (0..h).map(|i| vec![0.0; m[i] * k]).collect();
+        let mut v = vec![0.0f32; k * n];
+        let mut trace = vec![];
+        let r = {
+            let mut rec = recorder(&mut trace);
+            let mut refs: Vec<&mut [f32]> = us.iter_mut().map(|u| &mut u[..]).collect();
+            let shapes = vs.iter().map(|x| x.shape());
+            if case % 4 < 2 {
+                let need = mvsl::fit_workspace::<f32, _>(shapes, &sge, k, &p).unwrap();
+                let mut w = vec![0u8; need];
+                mvsl::fit(
+                    &vs[..],
+                    &sge,
+                    k,
+                    &p,
+                    &mut refs[..],
+                    &mut v,
+                    &mut w,
+                    Some(&mut rec),
+                )
+            } else {
+                let ng = mvnmf::graph::NoGraph { n };
+                let need = mvsl::fit_workspace::<f32, _>(shapes, &ng, k, &p).unwrap();
+                let mut w = vec![0u8; need];
+                mvsl::fit(
+                    &vs[..],
+                    &ng,
+                    k,
+                    &p,
+                    &mut refs[..],
+                    &mut v,
+                    &mut w,
+                    Some(&mut rec),
+                )
+            }
+        };
+        let what = format!("case {case}: {h} views at {scale:e}, beta {}", p.beta);
+        let r = r.unwrap_or_else(|e| panic!("{what}: {e:?}"));
+        assert!(r.objective.total.is_finite(), "{what}");
+        assert!(
+            us.iter().flatten().chain(&v).all(|a| a.is_finite()),
+            "{what}"
+        );
+        let top = trace.iter().fold(0.0f64, |a, &b| a.max(b.abs()));
+        if trace.windows(2).any(|w| w[1] > w[0] + 1e-5 * top) {
+            rose += 1;
+            eprintln!("{what}: rose {trace:?}");
+        }
+    }
+    assert_eq!(rose, 0, "fits whose objective rose");
+    for which in FITS {
+        for s in [[1e-24, 1e-24], [1e-24, 1e-27], [1e-26, 1e-26]] {
+            assert!(check::<f32>(which, s, ITERS), "{which:?} {s:?} refused");
+        }
+    }
+}
