@@ -60,12 +60,14 @@
 //! of the caller's problem in exact arithmetic. The default weights come from
 //! the scaled norms (`‖X_1‖²/‖X_s‖² = ‖s_1X_1‖²/‖s_sX_s‖² · 2^(2e_s − 2e_1)`),
 //! so a source whose `½‖X_s‖²` underflows gets its weight, not 1. Where every
-//! source lies inside the band nothing changes, bit for bit. The products are
-//! formed on the caller's data and scaled after (`View::x_vt_scaled`), so
-//! `f32` data below the normal range (`1.2e-38`: subnormal, a few bits of
-//! precision) is outside what this rule covers: its products lose their
-//! precision and the objective is not guaranteed to fall (measured: `_f32`
-//! fits at `1e-39`, `1e-40` rose; at `1e-36` and above they never did).
+//! source lies inside the band nothing changes, bit for bit. The products with
+//! a source (`X_s H̃_sᵀ`, `F_sᵀ X_s`) take the upward part of `s_s` on the other
+//! factor before they are formed (as much as keeps it at most `2^(MAX_EXP/2)`),
+//! the rest after: so `f32` data below the normal range (`1.2e-38`, subnormal,
+//! down to `1.4e-45`) is multiplied near 1, not below it (issue 31: formed on the
+//! caller's data, its products kept a few bits and `_f32` fits at `1e-39`,
+//! `1e-40` rose; fuzz seed `0x7000ada`). Powers of two: where nothing under- or
+//! overflows, the same bits either way.
 //!
 //! **Limits** (issue 31, the factorization family's magnitude rule with the
 //! weights): every `½‖X_s‖²_F` and the weighted `Σ_s λ_s ½‖X_s‖²_F` (`D` at
