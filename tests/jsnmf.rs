@@ -528,3 +528,44 @@ fn issue31_jsnmf_subnormal_sources_and_extreme_weights() {
         got.4
     );
 }
+
+/// Issue 31 (fuzz seed 0x7000ada under `MVNMF_FUZZ_OPEN=1`): `f32` sources of
+/// subnormal float data (below `1.2e-38`, down to a few ulps of the smallest
+/// subnormal). The products `X_s H̃_sᵀ` and `F_sᵀ X_s` were formed on the caller's
+/// data and scaled after: subnormal, a few significant bits, and the objective
+/// rose. Now the upward part of the per-source scale goes onto the other factor
+/// before the product (module docs, "Scale"): `Ok`, finite, never rising at
+/// float's precision, and falling as the same data's does near 1.
+#[test]
+fn issue31_f32_subnormal_sources_are_fitted() {
+    let m = 7;
+    let xs: Vec<Vec<f64>> = sources(m, &[9, 6], 10)
+        .into_iter()
+        .map(|x| x.iter().map(|a| a + 0.05).collect())
+        .collect();
+    let (k, ranks) = (1, [2usize, 3]);
+    for c in [[1e-39, 1e-40], [1e-40, 1e-42], [3e-43, 3e-43]] {
+        let what = format!("f32 sources at {c:?}");
+        let xf: Vec<Vec<f32>> = xs
+            .iter()
+            .zip(c)
+            .map(|(x, c)| x.iter().map(|&a| (a * c) as f32).collect())
+            .collect();
+        assert!(xf.iter().flatten().all(|a| !a.is_normal() || *a == 0.0));
+        let got = fit_any(&xf, m, k, &ranks, None);
+        let r = got.0.unwrap_or_else(|e| panic!("{what}: {e:?}"));
+        assert!(r.objective.total.is_finite(), "{what}");
+        assert!(
+            got.1
+                .iter()
+                .chain(got.2.iter().flatten())
+                .chain(got.3.iter().flatten())
+                .all(|a| a.is_finite()),
+            "{what}: non-finite factor"
+        );
+        let obj = &got.4;
+        assert!(obj[0] > 0.0, "{what}");
+        assert_monotone(obj, 1e-5 * obj[0], &what);
+        assert!(obj[obj.len() - 1] < 0.9 * obj[0], "{what}: {obj:?}");
+    }
+}

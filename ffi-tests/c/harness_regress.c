@@ -1055,78 +1055,85 @@ static void e1_check(uint32_t s, const watch32_t *w, size_t n0, size_t n1)
     CHECK(all_finite_f(g_e1u0, n0) && all_finite_f(g_e1u1, n1) && all_finite_f(g_e1v, E1K * E1N));
 }
 
-static void test_e1(void)
+/* E1's problem with views times f0 and f1 through the f32 MvSL, MCL, DMCL and
+ * pipeline fits (graph and sparsity weights): OK, finite, never rising. */
+static void e1_family(float f0, float f1)
 {
-    static const float f[3][2] = {{1e-4f, 1e4f}, {1e-30f, 1e-30f}, {1e4f, 1e-30f}};
     static const uint32_t presets[2] = {MVNMF_MVSL_PRESET_MVSL, MVNMF_MVSL_PRESET_MCL};
     static const uint32_t methods[2] = {MVNMF_METHOD_MVSL_S, MVNMF_METHOD_MCL};
     mvnmf_view_f32 views[2];
     float *us[2];
-    size_t i, j, bytes;
+    size_t j, bytes;
     void *work;
-    note("E1 (issue 31): the f32 MvSL family on views far apart");
+    mvnmf_graph g;
     us[0] = g_e1u0;
     us[1] = g_e1u1;
-    for (i = 0; i < 3; i++) {
-        mvnmf_graph g;
-        e1_views(f[i][0], f[i][1], views);
-        memset(&g, 0, sizeof g);
-        g.kind = MVNMF_GRAPH_SGE;
-        g.n = E1N;
-        g.labels = g_e1labels;
-        g.n_classes = 3;
-        for (j = 0; j < 2; j++) {
-            watch32_t w = {0.0, 0, 0, 0};
-            mvnmf_mvsl_params p;
-            mvnmf_mvsl_params_preset(presets[j], &p);
-            p.max_iter = E1ITER;
-            p.tol = 0.0;
-            set_ctx("E1 mvsl_fit_f32 preset %u, views times %g and %g", (unsigned)presets[j], f[i][0], f[i][1]);
-            bytes = 0;
-            if (!CHECK_STATUS(mvnmf_mvsl_fit_f32_workspace(views, 2, &g, E1K, &p, &bytes), MVNMF_STATUS_OK))
-                continue;
+    e1_views(f0, f1, views);
+    memset(&g, 0, sizeof g);
+    g.kind = MVNMF_GRAPH_SGE;
+    g.n = E1N;
+    g.labels = g_e1labels;
+    g.n_classes = 3;
+    for (j = 0; j < 2; j++) {
+        watch32_t w = {0.0, 0, 0, 0};
+        mvnmf_mvsl_params p;
+        mvnmf_mvsl_params_preset(presets[j], &p);
+        p.max_iter = E1ITER;
+        p.tol = 0.0;
+        set_ctx("mvsl_fit_f32 preset %u, views times %g and %g", (unsigned)presets[j], f0, f1);
+        bytes = 0;
+        if (!CHECK_STATUS(mvnmf_mvsl_fit_f32_workspace(views, 2, &g, E1K, &p, &bytes), MVNMF_STATUS_OK))
+            continue;
+        work = xmalloc(bytes);
+        e1_check(mvnmf_mvsl_fit_f32(views, 2, &g, E1K, &p, us, g_e1v, work, bytes, watch32_cb, &w, NULL), &w,
+                 E1R0 * E1K, E1R1 * E1K);
+        free(work);
+    }
+    {
+        watch32_t w = {0.0, 0, 0, 0};
+        size_t layers[2] = {E1L, E1K};
+        mvnmf_deep_params d;
+        mvnmf_deep_params_preset(MVNMF_DEEP_PRESET_DMCL, &d);
+        d.top.max_iter = E1ITER;
+        d.top.tol = 0.0;
+        set_ctx("deep_fit_f32 DMCL, views times %g and %g", f0, f1);
+        bytes = 0;
+        if (CHECK_STATUS(mvnmf_deep_fit_f32_workspace(views, 2, &g, layers, 2, &d, &bytes), MVNMF_STATUS_OK)) {
             work = xmalloc(bytes);
-            e1_check(mvnmf_mvsl_fit_f32(views, 2, &g, E1K, &p, us, g_e1v, work, bytes, watch32_cb, &w, NULL), &w,
-                     E1R0 * E1K, E1R1 * E1K);
-            free(work);
-        }
-        {
-            watch32_t w = {0.0, 0, 0, 0};
-            size_t layers[2] = {E1L, E1K};
-            mvnmf_deep_params d;
-            mvnmf_deep_params_preset(MVNMF_DEEP_PRESET_DMCL, &d);
-            d.top.max_iter = E1ITER;
-            d.top.tol = 0.0;
-            set_ctx("E1 deep_fit_f32 DMCL, views times %g and %g", f[i][0], f[i][1]);
-            bytes = 0;
-            if (CHECK_STATUS(mvnmf_deep_fit_f32_workspace(views, 2, &g, layers, 2, &d, &bytes), MVNMF_STATUS_OK)) {
-                work = xmalloc(bytes);
-                e1_check(mvnmf_deep_fit_f32(views, 2, &g, layers, 2, &d, us, g_e1v, work, bytes, watch32_cb, &w, NULL),
-                         &w, E1R0 * E1L + E1L * E1K, E1R1 * E1L + E1L * E1K);
-                free(work);
-            }
-        }
-        for (j = 0; j < 2; j++) {
-            watch32_t w = {0.0, 0, 0, 0};
-            mvnmf_pipeline_params p;
-            mvnmf_kernel ks[2];
-            double eta[2];
-            mvnmf_pipeline_params_preset(methods[j], &p);
-            p.solver.max_iter = E1ITER;
-            p.solver.tol = 0.0;
-            ks[0] = ks[1] = kernel_of(MVNMF_KERNEL_LINEAR, 0.0);
-            set_ctx("E1 pipeline_fit_f32 method %u, views times %g and %g", (unsigned)methods[j], f[i][0], f[i][1]);
-            bytes = 0;
-            if (!CHECK_STATUS(mvnmf_pipeline_fit_f32_workspace(views, 2, ks, 3, E1K, &p, &bytes), MVNMF_STATUS_OK))
-                continue;
-            work = xmalloc(bytes);
-            e1_check(mvnmf_pipeline_fit_f32(views, 2, ks, g_e1labels, 3, E1K, &p, us, g_e1v, eta, work, bytes,
-                                            watch32_cb, &w, NULL),
-                     &w, E1R0 * E1K, E1R1 * E1K);
-            CHECK(all_finite(eta, 2));
+            e1_check(mvnmf_deep_fit_f32(views, 2, &g, layers, 2, &d, us, g_e1v, work, bytes, watch32_cb, &w, NULL),
+                     &w, E1R0 * E1L + E1L * E1K, E1R1 * E1L + E1L * E1K);
             free(work);
         }
     }
+    for (j = 0; j < 2; j++) {
+        watch32_t w = {0.0, 0, 0, 0};
+        mvnmf_pipeline_params p;
+        mvnmf_kernel ks[2];
+        double eta[2];
+        mvnmf_pipeline_params_preset(methods[j], &p);
+        p.solver.max_iter = E1ITER;
+        p.solver.tol = 0.0;
+        ks[0] = ks[1] = kernel_of(MVNMF_KERNEL_LINEAR, 0.0);
+        set_ctx("pipeline_fit_f32 method %u, views times %g and %g", (unsigned)methods[j], f0, f1);
+        bytes = 0;
+        if (!CHECK_STATUS(mvnmf_pipeline_fit_f32_workspace(views, 2, ks, 3, E1K, &p, &bytes), MVNMF_STATUS_OK))
+            continue;
+        work = xmalloc(bytes);
+        e1_check(mvnmf_pipeline_fit_f32(views, 2, ks, g_e1labels, 3, E1K, &p, us, g_e1v, eta, work, bytes,
+                                        watch32_cb, &w, NULL),
+                 &w, E1R0 * E1K, E1R1 * E1K);
+        CHECK(all_finite(eta, 2));
+        free(work);
+    }
+}
+
+static void test_e1(void)
+{
+    static const float f[3][2] = {{1e-4f, 1e4f}, {1e-30f, 1e-30f}, {1e4f, 1e-30f}};
+    size_t i;
+    note("E1 (issue 31): the f32 MvSL family on views far apart");
+    for (i = 0; i < 3; i++)
+        e1_family(f[i][0], f[i][1]);
 }
 
 /* A beta-NMF fit of the h views (double), 60 iterations, default clip. */
@@ -1512,6 +1519,107 @@ static void test_issue31_beta(void)
     }
 }
 
+/* Issue 31 (fuzz seed 0x7000ada): jsnmf_fit_f32 on subnormal float data
+ * (1e-40 and 1e-42, below FLT_MIN): its products were formed on the caller's
+ * data before the per-source scale (a few significant bits) and the objective
+ * rose; now OK, finite, never rising at float's precision, and falling. */
+static void test_issue31_jsnmf_f32_subnormal(void)
+{
+    static float xa[R0 * NI], xb[R0 * NI];
+    static double base[R0 * NI];
+    const size_t ranks[2] = {2, 3};
+    float w[R0], ua[R0], ub[R0 * 2], ha[2 * NI], hb[3 * NI];
+    float *us[2], *hs[2];
+    mvnmf_view_f32 views[2];
+    mvnmf_jsnmf_params p = mvnmf_jsnmf_params_default();
+    size_t bytes = 0, j;
+    watch32_t wt = {0.0, 0, 0, 0};
+    double first = 0.0;
+    void *work;
+    uint32_t s;
+    note("issue 31: jsnmf_fit_f32 on subnormal float data");
+    p.max_iter = 40;
+    p.tol = 0.0;
+    us[0] = ua;
+    us[1] = ub;
+    hs[0] = ha;
+    hs[1] = hb;
+    fill_uniform(base, R0 * NI, 29);
+    for (j = 0; j < R0 * NI; j++) {
+        xa[j] = (float)((0.05 + base[j]) * 1e-40);
+        xb[j] = (float)((0.05 + base[(j * 7) % (R0 * NI)]) * 1e-42);
+    }
+    views[0] = dense_view_f32(xa, R0, NI);
+    views[1] = dense_view_f32(xb, R0, NI);
+    set_ctx("jsnmf_fit_f32 at 1e-40 and 1e-42");
+    if (!CHECK_STATUS(mvnmf_jsnmf_fit_f32_workspace(views, 2, 1, ranks, &p, &bytes), MVNMF_STATUS_OK))
+        return;
+    work = xmalloc(bytes);
+    s = mvnmf_jsnmf_fit_f32(views, 2, 1, ranks, NULL, &p, w, us, hs, work, bytes, watch32_cb, &wt, NULL);
+    CHECK_STATUS(s, MVNMF_STATUS_OK);
+    CHECK(all_finite_f(w, R0) && all_finite_f(ua, R0) && all_finite_f(ub, 2 * R0) && all_finite_f(ha, 2 * NI) &&
+          all_finite_f(hb, 3 * NI));
+    CHECK(wt.calls == 41 && !wt.rose && !wt.nonfinite);
+    /* It moves: the last objective below 0.9 of the start's (run once more, watching the first). */
+    {
+        mvnmf_report rep;
+        s = mvnmf_jsnmf_fit_f32(views, 2, 1, ranks, NULL, &p, w, us, hs, work, bytes, NULL, NULL, &rep);
+        CHECK_STATUS(s, MVNMF_STATUS_OK);
+        first = rep.initial.total;
+        CHECK(first > 0.0 && rep.objective.total < 0.9 * first);
+    }
+    free(work);
+}
+
+/* Issue 31 (fuzz seed 0x200d38d): beta_nmf_fit, KL, one masked 4 x 4 view
+ * near 1e-46 spread over 14 decades, with zeros, a given start about 1e46
+ * above the data, clip 1e-12 and the default: the clip capped x/y where
+ * y < clip, a factor pair shrank until y = 0 at an observed x > 0 and the fit
+ * ended INTERNAL; the clip now acts only where x = 0: OK, finite, never rising. */
+static void test_issue31_beta_clip(void)
+{
+    static const double x[16] = {0.0, 0.0, 5.928901078828264e-50, 7.262064535823769e-51,
+                                 0.0, 2.9934831628066242e-56, 0.0, 1.7207297455117518e-57,
+                                 2.2877903121789016e-53, 8.920889519422416e-60, 1.9630164695477233e-47,
+                                 9.096725638827827e-55, 0.0, 3.552991740646627e-46,
+                                 7.621965402841634e-52, 7.198380153240428e-59};
+    static const uint8_t mask[16] = {0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 1};
+    static const double u0[8] = {0.5529154379280902, 0.5590986870886917, 0.5472519038190725, 0.6592349309954595,
+                                 0.262621614623601,  0.4852446365744477, 0.40726039822559756, 0.9718915503766227};
+    static const double v0[8] = {0.055219177834043176, 0.025965450591014294, 0.702695358705992, 0.18400394188601987,
+                                 0.7895748309792631,   0.04634204705277567,  0.17936530226054404, 0.9345065697357325};
+    static const double clips[2] = {1e-12, -1.0};
+    const uint8_t *masks[1];
+    double u[8], v[8], *us[1];
+    mvnmf_view view = dense_view(x, 4, 4);
+    size_t c, j, bytes = 0;
+    void *work;
+    note("issue 31: beta_nmf_fit, the clip only where x = 0");
+    masks[0] = mask;
+    us[0] = u;
+    for (c = 0; c < 2; c++) {
+        mvnmf_nmf_params p = mvnmf_nmf_params_default();
+        watch_rel_t wt = {0.0, 0.0, 0.0, 0, 0};
+        p.max_iter = 60;
+        p.tol = 0.0;
+        p.init = MVNMF_INIT_GIVEN;
+        set_ctx("beta_nmf_fit KL, masked view near 1e-46, clip %g", clips[c]);
+        memcpy(u, u0, sizeof u);
+        memcpy(v, v0, sizeof v);
+        if (!CHECK_STATUS(mvnmf_beta_nmf_fit_workspace(&view, 1, 2, 1.0, &p, &bytes), MVNMF_STATUS_OK))
+            return;
+        work = xmalloc(bytes);
+        CHECK_STATUS(mvnmf_beta_nmf_fit(&view, 1, 2, 1.0, clips[c], masks, &p, us, v, work, bytes, watch_rel_cb, &wt,
+                                        NULL),
+                     MVNMF_STATUS_OK);
+        CHECK(all_finite(u, 8) && all_finite(v, 8));
+        CHECK(wt.calls == 61 && !wt.rose && wt.last < wt.first);
+        for (j = 0; j < 8; j++)
+            CHECK(u[j] >= 0.0 && v[j] >= 0.0);
+        free(work);
+    }
+}
+
 int HARNESS_REGRESS_ENTRY(int verbose)
 {
     g_failures = 0;
@@ -1532,6 +1640,8 @@ int HARNESS_REGRESS_ENTRY(int verbose)
     test_e4();
     test_jsnmf_subnormal();
     test_issue31_beta();
+    test_issue31_jsnmf_f32_subnormal();
+    test_issue31_beta_clip();
     if (verbose || g_failures)
         printf("[%s] mvnmf C ABI harness (issue 15 and 31 regressions): %d failed checks\n", LANG, g_failures);
     fflush(stdout);

@@ -14,28 +14,30 @@
 //!
 //! Each block update minimises an auxiliary function of the divergence (the
 //! views' auxiliary functions add up for the shared `V`), so **the objective
-//! never increases** — exactly so with `clip = 0` (then `Y` is floored only at
-//! `ω_v·2^−256` on the scaled views below, in both precisions). The default `clip` is
-//! scikit-learn's (`float32` epsilon): `Y` below it is raised to it in
-//! `X ∘ Y^(β−2)` (for `β < 2`) and in `Y^(β−1)` (for `β < 1`), as scikit-learn
-//! does, and a zero denominator becomes `clip`; that keeps the iterates equal
-//! to scikit-learn's (the floor acts on the internally scaled data below, so
-//! on data far from 1 in size it differs from scikit-learn's absolute one), and
-//! it changes nothing where every `y_ij ≥ clip`. The
+//! never increases** — exactly so where `x_ij > 0` (there `Y` is floored only at
+//! `ω_v·2^−256` on the scaled views below, in both precisions, whatever `clip`).
+//! The default `clip` is
+//! scikit-learn's (`float32` epsilon): where `x_ij = 0`, `Y` below it is raised
+//! to it in `Y^(β−1)` (for `β < 1`; in `X ∘ Y^(β−2)` the entry is 0 anyway), and a
+//! zero denominator becomes `clip`; that keeps the iterates equal
+//! to scikit-learn's wherever every observed `y_ij ≥ clip` (the floor acts on the
+//! internally scaled data below, so on data far from 1 in size it differs from
+//! scikit-learn's absolute one). **Where `x_ij > 0` the clip does not act**
+//! (issue 31, seed `0x200d38d`): scikit-learn also raises `Y` there, which caps
+//! the ratio `x/y` of an entry fitted below `clip`; the capped update is not an
+//! MM step, and from a start with zero entries on a view spread over many decades
+//! a factor pair shrank geometrically until `y_ij = 0` at an `x_ij > 0` (an
+//! infinite divergence). The
 //! reported objective is always the exact divergence.
 //!
-//! **The clip per view** (issue 31): view `v`'s floor of `Y` is
+//! **The clip per view** (issue 31): view `v`'s floor of `Y` (where `x = 0`) is
 //! `ω_v · max(min(clip, x̃_min), 2^−256)`, `x̃_min` its smallest positive scaled
 //! entry. For one view, or views at one scale (`ω = 1`) whose entries are all
 //! at least `clip` (scikit-learn's typical data), that is scikit-learn's
-//! clip, bit for bit ("sklearn parity per view"). Why `ω_v`: where heavier
-//! views pull a column towards 0 (zeros, a CSC view's unstored entries) and a
-//! light view observes it, the optimum of the light view's `y` there is about
-//! `ω_v·x̃` (for every `β ∈ (0, 2)`); a floor above it capped the ratio, the
-//! column shrank by about `ω_v/clip` per iteration, underflowed and the
-//! divergence became infinite. Why `x̃_min`: likewise inside one view whose
-//! entries lie below `clip`. With the clip times `ω_v`, each view's weighted
-//! term `ω_v·x̃/y` is bounded as the heaviest view's `x̃/y`.
+//! clip value (the iterates equal scikit-learn's where every observed `y ≥ clip`). (Before the clip was limited
+//! to `x = 0`, the factors `ω_v` and `x̃_min` kept it below a light view's
+//! optimum `y ≈ ω_v·x̃`, where a column observed only by that view shrank by
+//! `ω_v/clip` per iteration and underflowed; fuzz seeds `0x4023754`, `0x203e5f6`.)
 //!
 //! **Precision**: every iterate and product (`Ũ⁽ᵛ⁾`, `V`, `Y`, `X ∘ Y^(β−2)`,
 //! the numerators and denominators, the weights `ω_v`) is held in `f64`,
@@ -450,6 +452,7 @@ pub fn fit_masked<
     let ctx = Ctx {
         beta,
         clip,
+        low: floor(),
         k,
         n,
         s: (1.0, 1.0),
@@ -467,6 +470,7 @@ pub fn fit_masked<
     let at = |i: usize| Ctx {
         s: split(sv.get(i).copied().unwrap_or(0.0)),
         clip: cv.get(i).copied().unwrap_or(clip),
+        low: floor() * wv.get(i).copied().unwrap_or(1.0),
         ..ctx
     };
     let objective = |d: f64| {
@@ -860,8 +864,11 @@ fn apply(a: &mut [f64], num: &[f64], den: &[f64], clip: f64, gamma: f64) {
 #[derive(Clone, Copy)]
 struct Ctx {
     beta: f64,
-    /// The floor of `Y` (module docs): `max(clip, floor::<T>())`.
+    /// The floor of `Y` where `x = 0` (module docs, "The clip"): the view's
+    /// `ω_v·max(min(clip, x̃_min), 2^−256)`.
     clip: f64,
+    /// The floor of `Y` where `x > 0`: `ω_v·2^−256` (the exact MM update's).
+    low: f64,
     k: usize,
     n: usize,
     /// The view's data scale `s_v` (a power of two) as two finite factors
@@ -929,10 +936,11 @@ impl Ctx {
         v.get(j * self.k..(j + 1) * self.k).unwrap_or(&[])
     }
 
-    /// `r = x · y^(β−2)` with `y` floored at `clip` for `β < 2`.
+    /// `r = x · y^(β−2)` with `y` floored at `low` for `β < 2` (`x > 0`: the
+    /// clip acts only where `x = 0`, where `r = 0` anyway).
     fn ratio(&self, x: f64, y: f64) -> f64 {
         let x = self.sx(x);
-        let y = if self.beta < 2.0 { y.max(self.clip) } else { y };
+        let y = if self.beta < 2.0 { y.max(self.low) } else { y };
         if x == 0.0 {
             0.0
         } else if self.beta == 1.0 {
@@ -946,12 +954,14 @@ impl Ctx {
         }
     }
 
-    /// `y^(β−1)` with `y` floored at `clip` for `β < 1`.
-    fn power(&self, y: f64) -> f64 {
+    /// `y^(β−1)` with `y` floored for `β < 1`: at `clip` where `x = 0`, at
+    /// `low` where `x > 0` (module docs, "The clip").
+    fn power(&self, x: f64, y: f64) -> f64 {
         if self.beta == 2.0 {
             y
         } else {
-            let y = if self.beta < 1.0 { y.max(self.clip) } else { y };
+            let c = if x == 0.0 { self.clip } else { self.low };
+            let y = if self.beta < 1.0 { y.max(c) } else { y };
             libm::pow(y, self.beta - 1.0)
         }
     }
@@ -984,10 +994,10 @@ impl Ctx {
                     *yt = 0.0;
                     continue;
                 }
-                let yy = *yt;
-                *rt = self.ratio(x.at(i, j).to_f64(), yy);
+                let (xx, yy) = (x.at(i, j).to_f64(), *yt);
+                *rt = self.ratio(xx, yy);
                 if self.beta != 1.0 {
-                    *yt = self.power(yy);
+                    *yt = self.power(xx, yy);
                 } else if w.is_some() {
                     *yt = 1.0;
                 }

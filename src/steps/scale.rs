@@ -53,7 +53,12 @@
 //! 31): with graph or sparsity weights the `f32` scale-up stops at scaled
 //! weights of `2^32`, so data near `1e-25` (every view) stays near `1e-20`
 //! scaled, and the fuzz driver found the shallow and deep `f32` objectives
-//! rising there (by `1e-5` .. `1e-2` of it, seeds `0x153650`, `0x154ebc`).
+//! rising there (by `1e-5` .. `1e-2` of it, seeds `0x153650`, `0x154ebc`,
+//! `0x7014bc7`, `0x7002640`). Measured for issue 31: a cap of `2^96` in `f32`
+//! made small MvSL fits near `1e-24` .. `1e-26` monotone, but the 10⁷-case fuzz
+//! run then found deep `f32` fits near `1e-10` ending `Internal` (seeds
+//! `0xd199278`, `0xd26cf74`, `0xd306c3d`); `2^60` still rose near `1e-24`. The
+//! fix needs part of the scale in `V` (or `UᵀU` held in `f64`), not a cap.
 //!
 //! **Views far apart: the rule per view (issue 31).** Every view is measured on
 //! its own (its `½‖X^(v)‖²_F` and its largest entry); the bound above is on their

@@ -60,12 +60,14 @@
 //! of the caller's problem in exact arithmetic. The default weights come from
 //! the scaled norms (`‖X_1‖²/‖X_s‖² = ‖s_1X_1‖²/‖s_sX_s‖² · 2^(2e_s − 2e_1)`),
 //! so a source whose `½‖X_s‖²` underflows gets its weight, not 1. Where every
-//! source lies inside the band nothing changes, bit for bit. The products are
-//! formed on the caller's data and scaled after (`View::x_vt_scaled`), so
-//! `f32` data below the normal range (`1.2e-38`: subnormal, a few bits of
-//! precision) is outside what this rule covers: its products lose their
-//! precision and the objective is not guaranteed to fall (measured: `_f32`
-//! fits at `1e-39`, `1e-40` rose; at `1e-36` and above they never did).
+//! source lies inside the band nothing changes, bit for bit. The products with
+//! a source (`X_s H̃_sᵀ`, `F_sᵀ X_s`) take the upward part of `s_s` on the other
+//! factor before they are formed (as much as keeps it at most `2^(MAX_EXP/2)`),
+//! the rest after: so `f32` data below the normal range (`1.2e-38`, subnormal,
+//! down to `1.4e-45`) is multiplied near 1, not below it (issue 31: formed on the
+//! caller's data, its products kept a few bits and `_f32` fits at `1e-39`,
+//! `1e-40` rose; fuzz seed `0x7000ada`). Powers of two: where nothing under- or
+//! overflows, the same bits either way.
 //!
 //! **Limits** (issue 31, the factorization family's magnitude rule with the
 //! weights): every `½‖X_s‖²_F` and the weighted `Σ_s λ_s ½‖X_s‖²_F` (`D` at
@@ -89,7 +91,8 @@ pub use query::{
 };
 
 use crate::data::{
-    check_sources, check_values, prepared_req, FactorsMut, Prepared, SourceSet, ViewShape,
+    check_sources, check_values, prepared_req, Csr, FactorsMut, Prepared, SourceSet, View,
+    ViewShape,
 };
 use crate::error::{Error, Part};
 use crate::linalg::mat::{MatMut, MatRef};
@@ -555,22 +558,21 @@ fn fit_scaled<
         let n = x.cols();
         let hs = h.get(s);
         assemble(f, w, u.get(s))?;
-        let fm = f.part(..m * r)?;
-        x.ut_x_scaled(
-            prep.get(sources, s),
-            st_of(s),
-            fm,
-            r,
-            T::ZERO,
-            ftx.part_mut(..r * n)?,
-            &mut sc,
-        )?;
         gemm(
             T::ONE,
-            MatRef::col_major(fm, m, r)?.t(),
-            MatRef::col_major(fm, m, r)?,
+            MatRef::col_major(f.part(..m * r)?, m, r)?.t(),
+            MatRef::col_major(f.part(..m * r)?, m, r)?,
             T::ZERO,
             MatMut::col_major(ftf.part_mut(..r * r)?, r, r)?,
+            &mut sc,
+        )?;
+        ut_x_pre(
+            x,
+            prep.get(sources, s),
+            st_of(s),
+            f.part_mut(..m * r)?,
+            r,
+            ftx.part_mut(..r * n)?,
             &mut sc,
         )?;
         let g = hh.part_mut(hh_at(s)..hh_at(s) + r * r)?;
@@ -592,7 +594,15 @@ fn fit_scaled<
             for (s, (&r, &ls)) in ranks.iter().zip(lam.iter()).enumerate() {
                 let x = sources.source(s);
                 let xs = xht.part_mut(xht_at(s)..xht_at(s) + m * r)?;
-                x.x_vt_scaled(prep.get(sources, s), st_of(s), h.get(s), r, xs, &mut sc)?;
+                x_vt_pre(
+                    x,
+                    prep.get(sources, s),
+                    st_of(s),
+                    h.get_mut(s),
+                    r,
+                    xs,
+                    &mut sc,
+                )?;
                 if k == 0 {
                     continue;
                 }
@@ -639,22 +649,21 @@ fn fit_scaled<
                 let x = sources.source(s);
                 let n = x.cols();
                 assemble(f, w, u.get(s))?;
-                let fm = f.part(..m * r)?;
-                x.ut_x_scaled(
-                    prep.get(sources, s),
-                    st_of(s),
-                    fm,
-                    r,
-                    T::ZERO,
-                    ftx.part_mut(..r * n)?,
-                    &mut sc,
-                )?;
                 gemm(
                     T::ONE,
-                    MatRef::col_major(fm, m, r)?.t(),
-                    MatRef::col_major(fm, m, r)?,
+                    MatRef::col_major(f.part(..m * r)?, m, r)?.t(),
+                    MatRef::col_major(f.part(..m * r)?, m, r)?,
                     T::ZERO,
                     MatMut::col_major(ftf.part_mut(..r * r)?, r, r)?,
+                    &mut sc,
+                )?;
+                ut_x_pre(
+                    x,
+                    prep.get(sources, s),
+                    st_of(s),
+                    f.part_mut(..m * r)?,
+                    r,
+                    ftx.part_mut(..r * n)?,
                     &mut sc,
                 )?;
                 let hs = h.get_mut(s);
@@ -678,6 +687,67 @@ fn fit_scaled<
             Ok(Objective::new(total, &[(Term::Reconstruction, total)]))
         },
     )
+}
+
+/// A source's scale `s` (a power of two) split as `(pre, post)`, `pre·post = s`
+/// (module docs, "Scale"): `pre` goes onto the other operand of a product with
+/// the source before the product is formed, as much of an upward `s` as keeps
+/// that operand (largest entry `max`) at most `2^(MAX_EXP/2)`; `post` onto the
+/// product. So the products of tiny data (`f32` subnormals) are formed near 1,
+/// not below the normal range; where nothing underflows or overflows, both
+/// orders give the same bits (powers of two).
+fn pre_post<T: Real>(s: T, max: f64) -> (T, T) {
+    if s <= T::ONE || max == 0.0 {
+        return (T::ONE, s);
+    }
+    let es = libm::ilogb(s.to_f64());
+    let (_, eo) = libm::frexp(max);
+    let pre = es.min((T::MAX_EXP / 2 - eo).max(0));
+    (
+        T::from_f64(libm::scalbn(1.0, pre)),
+        T::from_f64(libm::scalbn(1.0, es - pre)),
+    )
+}
+
+/// `out ← s·Fᵀ X` with the upward part of `s` put on `f` first ([`pre_post`]);
+/// `f` (the assembled `[W | U_s]`, reassembled before its next use) is left scaled.
+fn ut_x_pre<T: Real>(
+    x: View<'_, T>,
+    csr: Option<Csr<'_, T>>,
+    s: T,
+    f: &mut [T],
+    r: usize,
+    out: &mut [T],
+    sc: &mut Stack<'_>,
+) -> Result<(), Error> {
+    let (pre, post) = pre_post(s, f.iter().fold(0.0f64, |a, b| a.max(b.to_f64())));
+    if pre != T::ONE {
+        f.iter_mut().for_each(|a| *a *= pre);
+    }
+    x.ut_x_scaled(csr, post, f, r, T::ZERO, out, sc)
+}
+
+/// `out ← s·X H̃ᵀ` with the upward part of `s` put on `h` for the product
+/// ([`pre_post`]) and taken off after (exact: powers of two within range).
+fn x_vt_pre<T: Real>(
+    x: View<'_, T>,
+    csr: Option<Csr<'_, T>>,
+    s: T,
+    h: &mut [T],
+    r: usize,
+    out: &mut [T],
+    sc: &mut Stack<'_>,
+) -> Result<(), Error> {
+    let (pre, post) = pre_post(s, h.iter().fold(0.0f64, |a, b| a.max(b.to_f64())));
+    if pre != T::ONE {
+        h.iter_mut().for_each(|a| *a *= pre);
+    }
+    let r = x.x_vt_scaled(csr, post, h, r, out, sc);
+    if pre != T::ONE {
+        let inv = T::ONE / pre;
+        h.iter_mut().for_each(|a| *a *= inv);
+    }
+    r
 }
 
 /// Unit L2 columns of `W` and every `U_s`, the matching rows of every `H_s`
