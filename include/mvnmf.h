@@ -3395,8 +3395,10 @@ mvnmf_status mvnmf_beta_nmf_fit_workspace(const struct mvnmf_view *views,
 // `β ∈ [0, 2]`: 1 Kullback–Leibler, 0 Itakura–Saito, 2 half the squared
 // Frobenius distance; the majorise–minimise multiplicative updates of Févotte
 // & Idier, as scikit-learn's `NMF(solver="mu", beta_loss=β)`; the objective
-// never increases. `clip`: the floor of `UV` in the ratios, as scikit-learn's
-// `EPSILON` (negative: that default, 1.19e-7; 0: the exact update). `params`
+// never increases. `clip`: the floor of `UV` where `X = 0` (in `Y^(β−1)` for β < 1, and
+// zero denominators), as scikit-learn's `EPSILON` (negative: that default,
+// 1.19e-7; 0: the exact update); where `X > 0` the exact ratio, floored only at
+// `ω_v·2^-256`. `params`
 // gives iterations, tolerance, seed and start (`eps`, `vmax` unused; NULL:
 // defaults). Dense views for any β; CSC views with β = 1 only (O(nnz·K) per
 // product); with β ≤ 0 no entry of X may be 0 (`MVNMF_STATUS_BAD_PARAMETER`).
@@ -3421,7 +3423,8 @@ mvnmf_status mvnmf_beta_nmf_fit_workspace(const struct mvnmf_view *views,
 // largest entry), is `MVNMF_STATUS_BAD_PARAMETER`. `MVNMF_STATUS_OK` always comes with finite
 // factors and objectives (a non-finite one, which these rules exclude, would
 // be `MVNMF_STATUS_INTERNAL`, outputs at the last iterate). The objective
-// never rises with `clip = 0` (the exact MM update).
+// never rises wherever the clip does not act (`X > 0`; everywhere with
+// `clip = 0`).
 mvnmf_status mvnmf_beta_nmf_fit(const struct mvnmf_view *views,
                                 size_t n_views,
                                 size_t k,
@@ -3526,8 +3529,8 @@ mvnmf_status mvnmf_beta_nmf_fit_f32_workspace(const struct mvnmf_view_f32 *views
 
 // `mvnmf_beta_nmf_fit` in single precision (`float` views, factors, encoding;
 // `beta`, `clip` and the report stay double). Entries above `2^103` (about
-// `1e31`) are refused with `MVNMF_STATUS_INPUT_TOO_LARGE`; with `clip = 0`
-// `Y` is floored at `2^-32` (double: `2^-256`).
+// `1e31`) are refused with `MVNMF_STATUS_INPUT_TOO_LARGE`; the iterates are
+// held in double, so with `clip = 0` `Y` is floored at `2^-256` as in double.
 mvnmf_status mvnmf_beta_nmf_fit_f32(const struct mvnmf_view_f32 *views,
                                     size_t n_views,
                                     size_t k,
