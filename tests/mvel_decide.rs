@@ -21,8 +21,7 @@ use mvnmf::{Dense, Error, View};
 const N: usize = 600;
 
 fn read_f64(path: &str) -> Vec<f64> {
-    let b = std::fs::read(path)
-        .unwrap_or_else(|e| panic!("{path}: {e}"));
+    let b = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     b.chunks_exact(8)
         .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
         .collect()

@@ -1225,7 +1225,11 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
                 let lo = t * chunk;
                 let hi = (lo + chunk).min(n);
                 let mine = |x: usize| x >= lo && x < hi;
-                for (i, (row, frow)) in nb.chunks_exact(k.max(1)).zip(fl.chunks_exact(k.max(1))).enumerate() {
+                for (i, (row, frow)) in nb
+                    .chunks_exact(k.max(1))
+                    .zip(fl.chunks_exact(k.max(1)))
+                    .enumerate()
+                {
                     // The lists of the next item's neighbours in this range (random rows).
                     for &j in nb.get((i + 1) * k..(i + 2) * k).unwrap_or_default() {
                         if j != NO_NEIGHBOR && mine(j) {
@@ -1269,7 +1273,11 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
             );
             par.run_items(items, &|(t, (fl, nb))| {
                 let lo = t * chunk;
-                for (r, (fr, nr)) in fl.chunks_exact_mut(k.max(1)).zip(nb.chunks_exact(k.max(1))).enumerate() {
+                for (r, (fr, nr)) in fl
+                    .chunks_exact_mut(k.max(1))
+                    .zip(nb.chunks_exact(k.max(1)))
+                    .enumerate()
+                {
                     let i = lo + r;
                     let list = valid(ni.part(i * c..i * c + c)?);
                     for (f, &j) in fr.iter_mut().zip(nr) {
