@@ -420,6 +420,36 @@ impl<I: Iterator> Iterator for Counted<I> {
 
 impl<I: Iterator> ExactSizeIterator for Counted<I> {}
 
+/// `s` cut into consecutive pieces of `len` elements (the last shorter; a
+/// `len` of 0 is taken as 1): `chunks_mut` without its division, whose
+/// zero-size panic path the link-time proof finds in outlined copies of
+/// `zip` over chunk iterators (`scripts/panic_sites.sh`).
+pub(crate) fn pieces_mut<T>(s: &mut [T], len: usize) -> impl Iterator<Item = &mut [T]> {
+    let mut rest = s;
+    core::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let n = len.max(1).min(rest.len());
+        let (a, b) = core::mem::take(&mut rest).split_at_mut_checked(n)?;
+        rest = b;
+        Some(a)
+    })
+}
+
+/// [`pieces_mut`] of a shared slice (`chunks` without its division).
+pub(crate) fn pieces<T>(s: &[T], len: usize) -> impl Iterator<Item = &[T]> {
+    let mut rest = s;
+    core::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let (a, b) = rest.split_at_checked(len.max(1).min(rest.len()))?;
+        rest = b;
+        Some(a)
+    })
+}
+
 /// Splits a column-major `m × k` matrix (`k ≤ 64`) into blocks of `rows` rows,
 /// each handed out as [`RowBlock`] (for [`Parallel::run_items`]).
 pub(crate) struct RowBlocks<'a, T> {

@@ -116,7 +116,7 @@ use crate::error::{Error, Part};
 use crate::linalg::microk::prefetch;
 use crate::linalg::real::Real;
 use crate::linalg::{dots_f32, row_f32};
-use crate::par::{Counted, Parallel};
+use crate::par::{pieces, pieces_mut, Counted, Parallel};
 use crate::rng::Rng;
 use crate::work::{Stack, WorkReq};
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -522,8 +522,8 @@ impl<'f> Fast<'f> {
         norm.fill(0.0);
         let (kind, off, rows, w, g, inv) = (&*kind, &*off, &*rows, &*w, &*g, &*inv);
         let items = Counted::new(
-            z.chunks_mut((chunk * ld).max(1))
-                .zip(norm.chunks_mut((chunk * h).max(1)))
+            pieces_mut(z, (chunk * ld).max(1))
+                .zip(pieces_mut(norm, (chunk * h).max(1)))
                 .enumerate(),
             ntasks,
         );
@@ -880,7 +880,7 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
         None
     };
     let slots = st.take_slots(plan.tasks, task_req::<T>(&lay, &plan))?;
-    let chunk = n.div_ceil(plan.tasks);
+    let chunk = n.div_ceil(plan.tasks.max(1));
     let mut tasks: [Option<Task<'_, '_, T, VS>>; MAX_TASKS] = [None, None, None, None];
     for (t, (slot, dst)) in slots.zip(tasks.iter_mut()).enumerate() {
         let mut ts = Stack::new(slot);
@@ -1004,7 +1004,7 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
                     tasks
                         .iter_mut()
                         .take(ntasks)
-                        .zip(side.chunks_mut(chunk.max(1)))
+                        .zip(pieces_mut(side, chunk.max(1)))
                         .enumerate(),
                     ntasks,
                 );
@@ -1129,9 +1129,9 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
             tasks
                 .iter_mut()
                 .take(ntasks)
-                .zip(neighbors.chunks_mut((chunk * k).max(1)))
-                .zip(sims.chunks_mut((chunk * k).max(1)))
-                .zip(flags.chunks_mut((chunk * k).max(1)))
+                .zip(pieces_mut(neighbors, (chunk * k).max(1)))
+                .zip(pieces_mut(sims, (chunk * k).max(1)))
+                .zip(pieces_mut(flags, (chunk * k).max(1)))
                 .enumerate(),
             ntasks,
         );
@@ -1212,11 +1212,10 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
             let (nb, fl) = (&*neighbors, &*flags);
             let cl = (chunk * c).max(1);
             let items = Counted::new(
-                new_idx
-                    .chunks_mut(cl.max(1))
-                    .zip(old_idx.chunks_mut(cl.max(1)))
-                    .zip(new_pri.chunks_mut(cl.max(1)))
-                    .zip(old_pri.chunks_mut(cl.max(1)))
+                pieces_mut(new_idx, cl.max(1))
+                    .zip(pieces_mut(old_idx, cl.max(1)))
+                    .zip(pieces_mut(new_pri, cl.max(1)))
+                    .zip(pieces_mut(old_pri, cl.max(1)))
                     .enumerate(),
                 ntasks,
             );
@@ -1265,9 +1264,8 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
         {
             let ni = &*new_idx;
             let items = Counted::new(
-                flags
-                    .chunks_mut((chunk * k).max(1))
-                    .zip(neighbors.chunks((chunk * k).max(1)))
+                pieces_mut(flags, (chunk * k).max(1))
+                    .zip(pieces(neighbors, (chunk * k).max(1)))
                     .enumerate(),
                 ntasks,
             );
@@ -1353,8 +1351,8 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
             tasks
                 .iter_mut()
                 .take(ntasks)
-                .zip(neighbors.chunks_mut((chunk * k).max(1)))
-                .zip(sims.chunks_mut((chunk * k).max(1)))
+                .zip(pieces_mut(neighbors, (chunk * k).max(1)))
+                .zip(pieces_mut(sims, (chunk * k).max(1)))
                 .enumerate(),
             ntasks,
         );
@@ -1398,8 +1396,13 @@ pub fn approx_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync 
                         if !better(sj, xj, sp, xp) {
                             break;
                         }
-                        x.swap(b, b - 1);
-                        s.swap(b, b - 1);
+                        // Swaps written as slice patterns: no index panic path.
+                        if let Some([p, q]) = x.get_mut(b - 1..b + 1) {
+                            core::mem::swap(p, q);
+                        }
+                        if let Some([p, q]) = s.get_mut(b - 1..b + 1) {
+                            core::mem::swap(p, q);
+                        }
                         b -= 1;
                     }
                 }
@@ -1465,10 +1468,9 @@ where
         let done: &[Option<Task<'a, 'w, T, VS>>; MAX_TASKS] = tasks;
         let cl = (chunk * k).max(1);
         let items = Counted::new(
-            neighbors
-                .chunks_mut(cl.max(1))
-                .zip(sims.chunks_mut(cl.max(1)))
-                .zip(flags.chunks_mut(cl.max(1)))
+            pieces_mut(neighbors, cl.max(1))
+                .zip(pieces_mut(sims, cl.max(1)))
+                .zip(pieces_mut(flags, cl.max(1)))
                 .enumerate(),
             ntasks,
         );
