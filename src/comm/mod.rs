@@ -1,5 +1,5 @@
 //! The communicator of a run across ranks (issue 19) and its agreement
-//! protocol ([`protocol`], issue 31 E7): what the distributed fit
+//! protocol (`comm::protocol`, issue 31 E7): what the distributed fit
 //! (`models::dist`) and the distributed neighbour-graph schedule
 //! (`graph::dist`) talk through. A base module: the caller's callbacks
 //! (`MPI_Allreduce`, `MPI_Alltoallv`, `MPI_Allgatherv` in
