@@ -118,6 +118,9 @@ const REGRESSION_SEEDS: &[u64] = &[
     // MVNMF_FUZZ_OPEN=1, lifted to 1e-19 in the default run); a twin scaled by an unread
     // padding entry, its read entries at 1e-41 (0x9231320, a driver fix).
     0x200d38d, 0x7000ada, 0x7014bc7, 0x7002640, 0x9231320,
+    // Issue 31: f32 β-NMF with masks whose minimiser held an entry beyond float's range
+    // (INTERNAL; now the entries are capped at what rounds to a finite float).
+    0xd48fc61, 0xe05621e,
 ];
 
 // ------------------------------------------------------------------- generator

@@ -529,6 +529,23 @@ pub fn fit_masked<
         total += weighted(weight(i), d);
     }
     let initial = objective(total);
+    // The entries' caps (`apply`): in `f32`, what rounds to a finite float once
+    // `U` is taken back to its view's scale (`2^−s_v`) with a margin of two
+    // binades; in `f64`, none.
+    let narrow = T::MAX_EXP < f64::MAX_EXP;
+    let top = T::MAX_EXP - 2;
+    let cap_u = |i: usize| {
+        if narrow {
+            libm::ldexp(1.0, top + sv.get(i).copied().unwrap_or(0.0) as i32)
+        } else {
+            f64::INFINITY
+        }
+    };
+    let cap_v = if narrow {
+        libm::ldexp(1.0, top)
+    } else {
+        f64::INFINITY
+    };
     let report = run(
         params.iter.max_iter,
         params.iter.stopping(),
@@ -542,7 +559,7 @@ pub fn fit_masked<
                 let ui = ub.part_mut(span(i))?;
                 let (num, den) = (nu.part_mut(..m * k)?, du.part_mut(..m * k)?);
                 at(i).u_terms(&x, mask_of(i), ui, vb, y, rr, num, den, &mut sc)?;
-                apply(ui, num, den, clip, gamma);
+                apply(ui, num, den, clip, gamma, cap_u(i));
             }
             // The V-step: the views' terms added up, weighted by ω_v.
             nv.fill(0.0);
@@ -552,7 +569,7 @@ pub fn fit_masked<
                 let ui = ub.part(span(i))?;
                 at(i).v_terms(&x, mask_of(i), ui, vb, y, rr, nv, dv, weight(i), &mut sc)?;
             }
-            apply(vb, nv, dv, clip, gamma);
+            apply(vb, nv, dv, clip, gamma, cap_v);
             let mut total = 0.0;
             for i in 0..h {
                 let ui = ub.part(span(i))?;
@@ -846,7 +863,15 @@ fn scaled_mean<T: Real>(x: &View<'_, T>, w: Option<&[u8]>, sx: &dyn Fn(f64) -> f
 
 /// `a ← a ∘ (num / den)^γ` (a zero denominator counts as `clip`, as
 /// scikit-learn's `EPSILON`; with `clip = 0` the entry keeps its value).
-fn apply(a: &mut [f64], num: &[f64], den: &[f64], clip: f64, gamma: f64) {
+///
+/// `cap`: the largest value an entry may take (infinite in `f64`, where the
+/// bits are the plain update's). In `f32` a masked fit's minimiser can hold an
+/// entry beyond float's range (a row observed only in columns where the shared
+/// `V` is tiny: seeds 0xd48fc61, 0xe05621e of issue 31): the entry is held at
+/// the cap, the largest value that rounds to a finite float. The MM surrogate
+/// is separable and unimodal in each entry, so its minimiser over `[0, cap]`
+/// is the clamped one and the objective still never rises.
+fn apply(a: &mut [f64], num: &[f64], den: &[f64], clip: f64, gamma: f64, cap: f64) {
     for ((x, &p), &q) in a.iter_mut().zip(num).zip(den) {
         let q = if q == 0.0 { clip } else { q };
         if q > 0.0 {
@@ -856,7 +881,9 @@ fn apply(a: &mut [f64], num: &[f64], den: &[f64], clip: f64, gamma: f64) {
             } else {
                 libm::pow(ratio, gamma)
             };
-            *x *= f;
+            let y = *x * f;
+            // Not `min`: a NaN stays NaN (the finite-output check reports it).
+            *x = if y > cap { cap } else { y };
         }
     }
 }
