@@ -298,6 +298,15 @@ struct Csr2 {
 }
 
 impl Csr2 {
+    /// Zeroed buffers for `n` rows and `cap` entries (a builder's output).
+    fn zeroed(n: usize, cap: usize) -> Csr2 {
+        Csr2 {
+            rp: vec![0; n + 1],
+            ci: vec![0; cap],
+            w: vec![0.0; cap],
+        }
+    }
+
     /// Rows `a..b`, row pointers from 0, global columns.
     fn rows(&self, a: usize, b: usize) -> (Vec<usize>, &[usize], &[f64]) {
         let rp = self.rp[a..=b].iter().map(|x| x - self.rp[a]).collect();
@@ -1523,16 +1532,8 @@ impl GraphCase {
                 .unwrap()
         ];
         let cap = graph::tge_capacity(self.n, self.classes, p).unwrap();
-        let mut a = Csr2 {
-            rp: vec![0; self.n + 1],
-            ci: vec![0; cap.affinity],
-            w: vec![0.0; cap.affinity],
-        };
-        let mut q = Csr2 {
-            rp: vec![0; self.n + 1],
-            ci: vec![0; cap.penalty],
-            w: vec![0.0; cap.penalty],
-        };
+        let mut a = Csr2::zeroed(self.n, cap.affinity);
+        let mut q = Csr2::zeroed(self.n, cap.penalty);
         let nnz = graph::tge(
             &views[..],
             &self.kernels[..],
@@ -2094,16 +2095,8 @@ fn the_approximate_graph_across_ranks_equals_the_single_process_approximate_grap
     let wb =
         graph::tge_build_workspace::<f64>(shapes, &g.kernels[..], g.classes, &p, &build).unwrap();
     let cap = graph::tge_capacity(g.n, g.classes, &p).unwrap();
-    let mut sa = Csr2 {
-        rp: vec![0; g.n + 1],
-        ci: vec![0; cap.affinity],
-        w: vec![0.0; cap.affinity],
-    };
-    let mut sq = Csr2 {
-        rp: vec![0; g.n + 1],
-        ci: vec![0; cap.penalty],
-        w: vec![0.0; cap.penalty],
-    };
+    let mut sa = Csr2::zeroed(g.n, cap.affinity);
+    let mut sq = Csr2::zeroed(g.n, cap.penalty);
     let snnz = graph::tge_build(
         &views[..],
         &g.kernels[..],

@@ -162,8 +162,19 @@ pub(super) unsafe fn csr_out<'a>(
     })
 }
 
+/// Which graph [`build`] makes.
+pub(super) enum Which {
+    Ldge,
+    /// `mvnmf_tge`: the exact sweep.
+    Tge,
+    /// `mvnmf_tge_build`: as the checked option says.
+    TgeBuild(super::neighbors::CBuild),
+}
+
+/// The body of `mvnmf_ldge`, `mvnmf_tge` and `mvnmf_tge_build`: the arguments
+/// read and checked, then the graph built into the caller's buffers.
 #[allow(clippy::too_many_arguments)]
-unsafe fn build(
+pub(super) unsafe fn build(
     views: *const mvnmf_view,
     n_views: usize,
     kernels: *const mvnmf_kernel,
@@ -177,7 +188,7 @@ unsafe fn build(
     penalty_nnz: *mut usize,
     work: *mut c_void,
     work_bytes: usize,
-    tge: bool,
+    which: Which,
 ) -> Result<mvnmf_status, Error> {
     c_unsafe!({
         let p = read_graph(params)?;
@@ -192,10 +203,14 @@ unsafe fn build(
         let a = csr_out(affinity, n)?;
         let q = csr_out(penalty, n)?;
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-        let r = if tge {
-            graph::tge(&vs, &ks, e, lab, n_classes, &p, a, q, w)?
-        } else {
-            graph::ldge(&vs, &ks, e, lab, n_classes, &p, a, q, w)?
+        let r = match which {
+            Which::Ldge => graph::ldge(&vs, &ks, e, lab, n_classes, &p, a, q, w)?,
+            Which::Tge => graph::tge(&vs, &ks, e, lab, n_classes, &p, a, q, w)?,
+            Which::TgeBuild(b) => {
+                let io = (e, lab, n_classes);
+                let par = b.ann.parallel;
+                graph::tge_build(&vs, &ks, io, &p, &b.resolve(n), a, q, w, par)?
+            }
         };
         *affinity_nnz = r.affinity;
         *penalty_nnz = r.penalty;
@@ -244,7 +259,7 @@ pub unsafe extern "C" fn mvnmf_ldge(
             penalty_nnz,
             work,
             work_bytes,
-            false,
+            Which::Ldge,
         )
     })
 }
@@ -285,7 +300,7 @@ pub unsafe extern "C" fn mvnmf_tge(
             penalty_nnz,
             work,
             work_bytes,
-            true,
+            Which::Tge,
         )
     })
 }

@@ -10,7 +10,7 @@
 use core::ffi::c_void;
 
 use super::eval::{kmeans_report_to_c, mvnmf_kmeans_params, mvnmf_kmeans_report};
-use super::graph::csr_out;
+use super::graph::{build, Which};
 use super::similarity::read_graph;
 use super::*;
 use crate::graph::{self, GraphBuild};
@@ -176,34 +176,23 @@ pub unsafe extern "C" fn mvnmf_tge_build(
     work_bytes: usize,
 ) -> mvnmf_status {
     entry!({
-        let p = read_graph(params)?;
         let b = CBuild::new(graph_build, read_ann(ann)?)?;
-        let vs = CViews::new(views, n_views)?;
-        let ks = ckernels(kernels, n_views)?;
-        let e = ceta(eta, n_views)?;
-        let n = vs.shape(0).cols;
-        let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
-        if affinity_nnz.is_null() || penalty_nnz.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let a = csr_out(affinity, n)?;
-        let q = csr_out(penalty, n)?;
-        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-        let par = b.ann.parallel;
-        let r = graph::tge_build(
-            &vs,
-            &ks,
-            (e, lab, n_classes),
-            &p,
-            &b.resolve(n),
-            a,
-            q,
-            w,
-            par,
-        )?;
-        *affinity_nnz = r.affinity;
-        *penalty_nnz = r.penalty;
-        Ok(mvnmf_status::Ok)
+        build(
+            views,
+            n_views,
+            kernels,
+            eta,
+            labels,
+            n_classes,
+            params,
+            affinity,
+            penalty,
+            affinity_nnz,
+            penalty_nnz,
+            work,
+            work_bytes,
+            Which::TgeBuild(b),
+        )
     })
 }
 

@@ -170,6 +170,24 @@ pub fn traffic_model(
     }
 }
 
+/// The traffic `cm` counted, with the edges this rank sent and received.
+fn counted_traffic<C: Comm + ?Sized>(
+    cm: &Counted<'_, C>,
+    (edges_sent, edges_received): (u64, u64),
+) -> GraphTraffic {
+    GraphTraffic {
+        allreduce_calls: cm.calls,
+        allreduce_words: cm.words,
+        allgather_calls: cm.ag_calls,
+        allgather_sent: cm.ag_sent,
+        allgather_received: cm.ag_received,
+        exchange_calls: cm.ex_calls,
+        exchange_sent: cm.ex_words,
+        edges_sent,
+        edges_received,
+    }
+}
+
 fn mul(a: usize, b: usize) -> Result<usize, Error> {
     a.checked_mul(b).ok_or(Error::SizeOverflow)
 }
@@ -1056,17 +1074,7 @@ fn tge_body<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>
     asm_p.write(&mut penalty, |_, _| sigma);
     Ok(DistGraphReport {
         nnz,
-        traffic: GraphTraffic {
-            allreduce_calls: cm.calls,
-            allreduce_words: cm.words,
-            allgather_calls: cm.ag_calls,
-            allgather_sent: cm.ag_sent,
-            allgather_received: cm.ag_received,
-            exchange_calls: cm.ex_calls,
-            exchange_sent: cm.ex_words,
-            edges_sent: n_sent as u64,
-            edges_received: n_recv as u64,
-        },
+        traffic: counted_traffic(cm, (n_sent as u64, n_recv as u64)),
     })
 }
 
@@ -1349,17 +1357,7 @@ fn approx_body<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + Sync
     copy_rows(&fp, offset, n_r, penalty)?;
     Ok(DistGraphReport {
         nnz,
-        traffic: GraphTraffic {
-            allreduce_calls: cm.calls,
-            allreduce_words: cm.words,
-            allgather_calls: cm.ag_calls,
-            allgather_sent: cm.ag_sent,
-            allgather_received: cm.ag_received,
-            exchange_calls: cm.ex_calls,
-            exchange_sent: cm.ex_words,
-            edges_sent: 0,
-            edges_received: 0,
-        },
+        traffic: counted_traffic(cm, (0, 0)),
     })
 }
 
