@@ -1289,7 +1289,13 @@ mvnmf_status mvnmf_standardize_view(size_t rows,
                                     double *x,
                                     size_t *constant);
 
-// Workspace bytes of `mvnmf_stratified_split` for `n` items.
+// Workspace bytes of `mvnmf_stratified_split`
+// for `n` items.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_stratified_split_workspace(size_t n,
                                               size_t *bytes);
 
@@ -1297,6 +1303,13 @@ mvnmf_status mvnmf_stratified_split_workspace(size_t n,
 // items (at least one when `fraction > 0`) are marked labeled, chosen from
 // `seed`. `labels[n]` are classes `< n_classes`; writes `labeled[n]`
 // (1 = labeled, 0 = not). `0 <= fraction <= 1`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `labels`: reading `n` labels.
+// * `labeled`: writing `n` bytes.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_stratified_split(const uint32_t *labels,
                                     size_t n,
                                     size_t n_classes,
@@ -1309,7 +1322,14 @@ mvnmf_status mvnmf_stratified_split(const uint32_t *labels,
 // The default kNN options (k = 9, Euclidean).
 struct mvnmf_knn_params mvnmf_knn_params_default(void);
 
-// Workspace bytes of `mvnmf_knn_predict` (`params` may be NULL: defaults).
+// Workspace bytes of `mvnmf_knn_predict` and of `mvnmf_knn_predict_f32`
+// (`params` may be NULL: defaults).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_knn_predict_workspace(size_t n_classes,
                                          const struct mvnmf_knn_params *params,
                                          size_t *bytes);
@@ -1321,6 +1341,18 @@ mvnmf_status mvnmf_knn_predict_workspace(size_t n_classes,
 // id wins. `reference` and `query` may be the same matrix. Needs at least `k`
 // labeled reference items (`MVNMF_STATUS_TOO_FEW_LABELED`).
 // Cost `O(n_query · n_ref · d)`.
+//
+// Single-precision twin: `mvnmf_knn_predict_f32`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `reference`: reading `d × n_ref` doubles.
+// * `ref_labels`: reading `n_ref` labels.
+// * `query`: reading `d × n_query` doubles.
+// * `params`: reading one (NULL: the defaults).
+// * `pred`: writing `n_query` labels.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_knn_predict(const double *reference,
                                size_t d,
                                size_t n_ref,
@@ -1333,9 +1365,40 @@ mvnmf_status mvnmf_knn_predict(const double *reference,
                                void *work,
                                size_t work_bytes);
 
+// `mvnmf_knn_predict` in single precision: `float` for `reference`, `query`, the other arguments as there.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `reference`: reading `d × n_ref` floats.
+// * `ref_labels`: reading `n_ref` labels.
+// * `query`: reading `d × n_query` floats.
+// * `params`: reading one (NULL: the defaults).
+// * `pred`: writing `n_query` labels.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
+mvnmf_status mvnmf_knn_predict_f32(const float *reference,
+                                   size_t d,
+                                   size_t n_ref,
+                                   const uint32_t *ref_labels,
+                                   const float *query,
+                                   size_t n_query,
+                                   size_t n_classes,
+                                   const struct mvnmf_knn_params *params,
+                                   uint32_t *pred,
+                                   void *work,
+                                   size_t work_bytes);
+
 // Classification accuracy: the fraction of the items with `mask[j] = 1` (all
 // items when `mask` is NULL) whose `pred[j]` equals `truth[j]`; NaN when no
 // item is counted. `mask` values must be 0 or 1 (`MVNMF_STATUS_BAD_LABEL`).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `pred`: reading `n` labels.
+// * `truth`: reading `n` labels.
+// * `mask`: reading `n` bytes.
+// * `accuracy`: writing one double.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_accuracy(const uint32_t *pred,
                             const uint32_t *truth,
                             size_t n,
@@ -1345,7 +1408,14 @@ mvnmf_status mvnmf_accuracy(const uint32_t *pred,
 // The default k-means options (10 restarts, 300 iterations, tol 1e-4, seed 0).
 struct mvnmf_kmeans_params mvnmf_kmeans_params_default(void);
 
-// Workspace bytes of `mvnmf_kmeans` (`params` may be NULL: defaults).
+// Workspace bytes of `mvnmf_kmeans`
+// (`params` may be NULL: defaults).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_kmeans_workspace(size_t d,
                                     size_t n,
                                     size_t k,
@@ -1357,7 +1427,19 @@ mvnmf_status mvnmf_kmeans_workspace(size_t d,
 // inertia kept; deterministic for a seed. Empty clusters are re-seeded with
 // the item farthest from its centroid. Writes `assign[n]` (cluster ids
 // `0..k-1`), `centroids` (`d × k`, may be NULL) and `report` (may be NULL).
-// Cost `O(n·k·d)` per iteration.
+// Cost `O(n·k·d)` per iteration (distances accumulated in double).
+//
+// Single-precision twin: `mvnmf_kmeans_f32`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `x`: reading `d × n` doubles.
+// * `params`: reading one (NULL: the defaults).
+// * `assign`: writing `n` labels.
+// * `centroids`: writing `d × k` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_kmeans(const double *x,
                           size_t d,
                           size_t n,
@@ -1369,7 +1451,48 @@ mvnmf_status mvnmf_kmeans(const double *x,
                           size_t work_bytes,
                           struct mvnmf_kmeans_report *report);
 
-// Workspace bytes of `mvnmf_assignment` for a `rows × cols` cost matrix.
+// Workspace bytes of `mvnmf_kmeans_f32` (as `mvnmf_kmeans_workspace`).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
+mvnmf_status mvnmf_kmeans_f32_workspace(size_t d,
+                                        size_t n,
+                                        size_t k,
+                                        const struct mvnmf_kmeans_params *params,
+                                        size_t *bytes);
+
+// `mvnmf_kmeans` in single precision: `float` for `x`, `centroids`, the other arguments as there.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `x`: reading `d × n` floats.
+// * `params`: reading one (NULL: the defaults).
+// * `assign`: writing `n` labels.
+// * `centroids`: writing `d × k` floats.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
+mvnmf_status mvnmf_kmeans_f32(const float *x,
+                              size_t d,
+                              size_t n,
+                              size_t k,
+                              const struct mvnmf_kmeans_params *params,
+                              uint32_t *assign,
+                              float *centroids,
+                              void *work,
+                              size_t work_bytes,
+                              struct mvnmf_kmeans_report *report);
+
+// Workspace bytes of `mvnmf_assignment` and of `mvnmf_assignment_f32`
+// for a `rows × cols` cost matrix.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_assignment_workspace(size_t rows,
                                         size_t cols,
                                         size_t *bytes);
@@ -1378,9 +1501,19 @@ mvnmf_status mvnmf_assignment_workspace(size_t rows,
 // `rows × cols` cost matrix to distinct columns with minimal total cost
 // (`maximize = 0`) or maximal (`maximize != 0`). Writes `row_to_col[rows]`
 // (`SIZE_MAX` from <stdint.h> for the rows left over when `rows > cols`) and, if not
-// NULL, `*total`. Costs must be finite and at most `DBL_MAX / (max(rows, cols) + 1)`
-// in magnitude, so that the total is finite (`MVNMF_STATUS_NON_FINITE_INPUT`
-// otherwise). `O(r²c)`, `r = min`, `c = max`.
+// NULL, `*total` (double in both precisions). Costs must be finite and at most
+// `DBL_MAX / (max(rows, cols) + 1)` in magnitude, so that the total is finite
+// (`MVNMF_STATUS_NON_FINITE_INPUT` otherwise). `O(r²c)`, `r = min`, `c = max`.
+//
+// Single-precision twin: `mvnmf_assignment_f32`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `cost`: reading `rows × cols` doubles.
+// * `row_to_col`: writing `rows` indices.
+// * `total`: writing one double.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_assignment(const double *cost,
                               size_t rows,
                               size_t cols,
@@ -1390,7 +1523,31 @@ mvnmf_status mvnmf_assignment(const double *cost,
                               void *work,
                               size_t work_bytes);
 
-// Workspace bytes of `mvnmf_clustering_accuracy`.
+// `mvnmf_assignment` in single precision: `float` for `cost`, the other arguments as there.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `cost`: reading `rows × cols` floats.
+// * `row_to_col`: writing `rows` indices.
+// * `total`: writing one double.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
+mvnmf_status mvnmf_assignment_f32(const float *cost,
+                                  size_t rows,
+                                  size_t cols,
+                                  int maximize,
+                                  size_t *row_to_col,
+                                  double *total,
+                                  void *work,
+                                  size_t work_bytes);
+
+// Workspace bytes of `mvnmf_clustering_accuracy`
+// for `n_classes` classes and `n_clusters` clusters.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_clustering_accuracy_workspace(size_t n_classes,
                                                  size_t n_clusters,
                                                  size_t *bytes);
@@ -1398,6 +1555,14 @@ mvnmf_status mvnmf_clustering_accuracy_workspace(size_t n_classes,
 // Clustering accuracy under the best one-to-one map between the clusters
 // `pred[j] < n_clusters` and the classes `truth[j] < n_classes` (Kuhn–Munkres
 // on the contingency table; surplus clusters or classes count as wrong).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `truth`: reading `n` labels.
+// * `pred`: reading `n` labels.
+// * `accuracy`: writing one double.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_clustering_accuracy(const uint32_t *truth,
                                        const uint32_t *pred,
                                        size_t n,
@@ -1407,7 +1572,13 @@ mvnmf_status mvnmf_clustering_accuracy(const uint32_t *truth,
                                        void *work,
                                        size_t work_bytes);
 
-// Workspace bytes of `mvnmf_nmi`.
+// Workspace bytes of `mvnmf_nmi`
+// for `n_classes` classes and `n_clusters` clusters.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_nmi_workspace(size_t n_classes,
                                  size_t n_clusters,
                                  size_t *bytes);
@@ -1417,6 +1588,14 @@ mvnmf_status mvnmf_nmi_workspace(size_t n_classes,
 // `MVNMF_NMI_ARITHMETIC` (scikit-learn's default), `MVNMF_NMI_GEOMETRIC`,
 // `MVNMF_NMI_MIN`. Matches scikit-learn's `normalized_mutual_info_score`,
 // limit cases included.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `truth`: reading `n` labels.
+// * `pred`: reading `n` labels.
+// * `nmi`: writing one double.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_nmi(const uint32_t *truth,
                        const uint32_t *pred,
                        size_t n,
@@ -1430,12 +1609,39 @@ mvnmf_status mvnmf_nmi(const uint32_t *truth,
 // The indices of the `top` highest `scores` (ties: lower index first), best
 // first, in `indices[top]`; `top <= n`. Partial selection, `O(n log top)`,
 // no workspace.
+//
+// Single-precision twin: `mvnmf_top_n_f32`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `scores`: reading `n` doubles.
+// * `indices`: writing `top` indices.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_top_n(const double *scores,
                          size_t n,
                          size_t top,
                          size_t *indices);
 
-// Workspace bytes of `mvnmf_query_metrics` and `mvnmf_retrieval_metrics`.
+// `mvnmf_top_n` in single precision: `float` for `scores`, the other arguments as there.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `scores`: reading `n` floats.
+// * `indices`: writing `top` indices.
+// Outputs overlap nothing else; no buffer changes during the call.
+mvnmf_status mvnmf_top_n_f32(const float *scores,
+                             size_t n,
+                             size_t top,
+                             size_t *indices);
+
+// Workspace bytes of `mvnmf_query_metrics` and of `mvnmf_query_metrics_f32`
+// and `mvnmf_retrieval_metrics` (and their `_f32` twins) for `n_items`
+// items.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_query_metrics_workspace(size_t n_items,
                                            size_t *bytes);
 
@@ -1445,6 +1651,19 @@ mvnmf_status mvnmf_query_metrics_workspace(size_t n_items,
 // values, each cutoff >= 1; P@N divides by N) and, if `pr11` is not NULL, the
 // 11-point interpolated precision at recall 0, 0.1, ..., 1. AP = 0 when no
 // item is relevant. `O(n log R)` for R relevant items, no full sort.
+//
+// Single-precision twin: `mvnmf_query_metrics_f32`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `scores`: reading `n_items` doubles.
+// * `relevant`: reading `n_items` bytes.
+// * `cutoffs`: reading `n_cutoffs` cutoffs.
+// * `average_precision`: writing one double.
+// * `precision_at`: writing `n_cutoffs` doubles.
+// * `pr11`: writing 11 doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_query_metrics(const double *scores,
                                  const uint8_t *relevant,
                                  size_t n_items,
@@ -1456,12 +1675,49 @@ mvnmf_status mvnmf_query_metrics(const double *scores,
                                  void *work,
                                  size_t work_bytes);
 
+// `mvnmf_query_metrics` in single precision: `float` for `scores`, the other arguments as there.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `scores`: reading `n_items` floats.
+// * `relevant`: reading `n_items` bytes.
+// * `cutoffs`: reading `n_cutoffs` cutoffs.
+// * `average_precision`: writing one double.
+// * `precision_at`: writing `n_cutoffs` doubles.
+// * `pr11`: writing 11 doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
+mvnmf_status mvnmf_query_metrics_f32(const float *scores,
+                                     const uint8_t *relevant,
+                                     size_t n_items,
+                                     const size_t *cutoffs,
+                                     size_t n_cutoffs,
+                                     double *average_precision,
+                                     double *precision_at,
+                                     double *pr11,
+                                     void *work,
+                                     size_t work_bytes);
+
 // Retrieval metrics over `n_queries` queries: column `q` of `scores` and of
 // `relevant` (both `n_items × n_queries`) is query `q`. Writes `*map` (mean
 // AP; queries without relevant items count as 0), the per-query APs
 // (`average_precision[n_queries]`, may be NULL), the mean P@`cutoffs[i]` in
 // `mean_precision_at[n_cutoffs]` and the mean 11-point curve (`mean_pr11[11]`,
 // may be NULL). Workspace: `mvnmf_query_metrics_workspace(n_items)`.
+//
+// Single-precision twin: `mvnmf_retrieval_metrics_f32`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `scores`: reading `n_items × n_queries` doubles.
+// * `relevant`: reading `n_items × n_queries` bytes.
+// * `cutoffs`: reading `n_cutoffs` cutoffs.
+// * `average_precision`: writing `n_queries` doubles.
+// * `map`: writing one double.
+// * `mean_precision_at`: writing `n_cutoffs` doubles.
+// * `mean_pr11`: writing 11 doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_retrieval_metrics(const double *scores,
                                      const uint8_t *relevant,
                                      size_t n_items,
@@ -1475,10 +1731,45 @@ mvnmf_status mvnmf_retrieval_metrics(const double *scores,
                                      void *work,
                                      size_t work_bytes);
 
+// `mvnmf_retrieval_metrics` in single precision: `float` for `scores`, the other arguments as there.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `scores`: reading `n_items × n_queries` floats.
+// * `relevant`: reading `n_items × n_queries` bytes.
+// * `cutoffs`: reading `n_cutoffs` cutoffs.
+// * `average_precision`: writing `n_queries` doubles.
+// * `map`: writing one double.
+// * `mean_precision_at`: writing `n_cutoffs` doubles.
+// * `mean_pr11`: writing 11 doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
+mvnmf_status mvnmf_retrieval_metrics_f32(const float *scores,
+                                         const uint8_t *relevant,
+                                         size_t n_items,
+                                         size_t n_queries,
+                                         const size_t *cutoffs,
+                                         size_t n_cutoffs,
+                                         double *average_precision,
+                                         double *map,
+                                         double *mean_precision_at,
+                                         double *mean_pr11,
+                                         void *work,
+                                         size_t work_bytes);
+
 // Retrieval metrics of one ranked list: `relevant[p]` flags the item at rank
 // `p + 1` (`length` entries), `n_relevant` is the total number of relevant
 // items (at least those in the list; more for a truncated top-N list). Same
 // outputs as `mvnmf_query_metrics`; no workspace.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `relevant`: reading `length` bytes.
+// * `cutoffs`: reading `n_cutoffs` cutoffs.
+// * `average_precision`: writing one double.
+// * `precision_at`: writing `n_cutoffs` doubles.
+// * `pr11`: writing 11 doubles.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_ranked_list_metrics(const uint8_t *relevant,
                                        size_t length,
                                        size_t n_relevant,
@@ -1491,13 +1782,26 @@ mvnmf_status mvnmf_ranked_list_metrics(const uint8_t *relevant,
 // Macro-F1, Micro-F1 and Hamming loss of the decisions `pred` against
 // `truth`, both `n_labels × n_items` 0/1 (column-major: item j's labels are
 // `truth[j*n_labels ...]`). No workspace.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `truth`: reading `n_labels × n_items` bytes.
+// * `pred`: reading `n_labels × n_items` bytes.
+// * `scores`: writing one struct.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_multilabel_metrics(const uint8_t *truth,
                                       const uint8_t *pred,
                                       size_t n_labels,
                                       size_t n_items,
                                       struct mvnmf_multilabel_scores *scores);
 
-// Workspace bytes of `mvnmf_average_auroc`.
+// Workspace bytes of `mvnmf_average_auroc` and of `mvnmf_average_auroc_f32`
+// for `n_items` items.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_average_auroc_workspace(size_t n_items,
                                            size_t *bytes);
 
@@ -1507,6 +1811,18 @@ mvnmf_status mvnmf_average_auroc_workspace(size_t n_items,
 // (`n_labels` values, may be NULL) and left out of the mean;
 // `*labels_scored` (may be NULL) says how many were averaged (`*mean` is NaN
 // when none). `O(n_labels · n_items log n_items)`.
+//
+// Single-precision twin: `mvnmf_average_auroc_f32`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `truth`: reading `n_labels × n_items` bytes.
+// * `scores`: reading `n_labels × n_items` doubles.
+// * `per_label`: writing `n_labels` doubles.
+// * `mean`: writing one double.
+// * `labels_scored`: writing one `size_t`.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_average_auroc(const uint8_t *truth,
                                  const double *scores,
                                  size_t n_labels,
@@ -1516,6 +1832,27 @@ mvnmf_status mvnmf_average_auroc(const uint8_t *truth,
                                  size_t *labels_scored,
                                  void *work,
                                  size_t work_bytes);
+
+// `mvnmf_average_auroc` in single precision: `float` for `scores`, the other arguments as there.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `truth`: reading `n_labels × n_items` bytes.
+// * `scores`: reading `n_labels × n_items` floats.
+// * `per_label`: writing `n_labels` doubles.
+// * `mean`: writing one double.
+// * `labels_scored`: writing one `size_t`.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
+mvnmf_status mvnmf_average_auroc_f32(const uint8_t *truth,
+                                     const float *scores,
+                                     size_t n_labels,
+                                     size_t n_items,
+                                     double *per_label,
+                                     double *mean,
+                                     size_t *labels_scored,
+                                     void *work,
+                                     size_t work_bytes);
 
 // The default scoring: kNN k = 9 (Euclidean), k-means with 10 restarts, NMI
 // normalised by `max(H(C), H(C'))`.
@@ -2575,13 +2912,16 @@ mvnmf_status mvnmf_sym_eig(double *a,
 // The default MVEL options.
 struct mvnmf_mvel_params mvnmf_mvel_params_default(void);
 
-// Workspace bytes of `mvnmf_mvel_fit` for `n_labels` labels, the graph's
-// `n` items and dimension `r` (reads the graph descriptor).
+// Workspace bytes of `mvnmf_mvel_fit`
+// for `n_labels` labels, the graph's `n` items and dimension `r` (reads
+// the graph descriptor).
 //
 // # Safety
-// `graph` is NULL or a valid descriptor (its arrays as `mvnmf_graph`
-// documents); `params` is NULL or valid; `bytes` is NULL or valid for one
-// write.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_fit_workspace(size_t n_labels,
                                       const struct mvnmf_graph *graph,
                                       size_t r,
@@ -2595,8 +2935,10 @@ mvnmf_status mvnmf_mvel_fit_workspace(size_t n_labels,
 // * `labels`: the incomplete labels, `n_labels × n` bytes 0/1 (column-major;
 //   0 means unknown); `L_ρ` is formed from them.
 // * `graph`: the affinity graph over the `n = graph->n` items
-//   (`MVNMF_GRAPH_DENSE` from `mvnmf_fused_graph`, or `MVNMF_GRAPH_CSR`).
-// * `q`: `n_labels × r`, `h`: `r × n` doubles (written; read with
+//   (`MVNMF_GRAPH_DENSE` from `mvnmf_fused_graph`, or `MVNMF_GRAPH_CSR`;
+//   the `_f32` twin refuses the double weights of `MVNMF_GRAPH_DENSE` with
+//   `MVNMF_STATUS_BAD_PARAMETER`: give the graph as CSR).
+// * `q`: `n_labels × r`, `h`: `r × n` (written; read with
 //   `MVNMF_INIT_GIVEN`).
 //
 // Cost per iteration: the graph's products for each trial step (dense:
@@ -2605,12 +2947,19 @@ mvnmf_status mvnmf_mvel_fit_workspace(size_t n_labels,
 // other error the outputs are untouched. Report terms:
 // `MVNMF_TERM_LABEL_FIT`, `MVNMF_TERM_AFFINITY`, `MVNMF_TERM_LABEL_CORRELATION`.
 //
+// Single-precision twin: `mvnmf_mvel_fit_f32`.
+//
 // # Safety
-// `labels` is NULL or valid for `n_labels × n` bytes, `q` for `n_labels × r`
-// and `h` for `r × n` doubles, `work` for `work_bytes` bytes; `graph` is NULL
-// or a valid descriptor; `params` and `report` NULL or valid; `progress`
-// NULL or a function that may be called with `user`. The outputs do not
-// overlap each other, the inputs or the workspace.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `labels`: reading `n_labels × n` bytes.
+// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `params`: reading one (NULL: the defaults).
+// * `q`: writing `n_labels × r` doubles.
+// * `h`: writing `r × n` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_fit(const uint8_t *labels,
                             size_t n_labels,
                             const struct mvnmf_graph *graph,
@@ -2624,22 +2973,33 @@ mvnmf_status mvnmf_mvel_fit(const uint8_t *labels,
                             void *user,
                             struct mvnmf_report *report);
 
-// Workspace bytes of `mvnmf_mvel_fit_f32`.
+// Workspace bytes of `mvnmf_mvel_fit_f32` (as `mvnmf_mvel_fit_workspace`).
 //
 // # Safety
-// As `mvnmf_mvel_fit_workspace`.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_fit_f32_workspace(size_t n_labels,
                                           const struct mvnmf_graph *graph,
                                           size_t r,
                                           const struct mvnmf_mvel_params *params,
                                           size_t *bytes);
 
-// `mvnmf_mvel_fit` in single precision: `float` `q` and `h`; the labels,
-// graph, options and report as the double fit. `MVNMF_GRAPH_DENSE` (double
-// weights) is `MVNMF_STATUS_BAD_PARAMETER` here: give the graph as CSR.
+// `mvnmf_mvel_fit` in single precision: `float` for `q`, `h`, the other arguments as there.
 //
 // # Safety
-// As `mvnmf_mvel_fit`, with `q` and `h` valid for as many floats.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `labels`: reading `n_labels × n` bytes.
+// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `params`: reading one (NULL: the defaults).
+// * `q`: writing `n_labels × r` floats.
+// * `h`: writing `r × n` floats.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_fit_f32(const uint8_t *labels,
                                 size_t n_labels,
                                 const struct mvnmf_graph *graph,
@@ -2653,12 +3013,15 @@ mvnmf_status mvnmf_mvel_fit_f32(const uint8_t *labels,
                                 void *user,
                                 struct mvnmf_report *report);
 
-// Workspace bytes of `mvnmf_mvel_predict`, with the call's shape checks: a
-// zero dimension (`MVNMF_STATUS_ZERO_DIMENSION`), or `Q`, `H` or the scores
-// beyond `PTRDIFF_MAX` bytes (`MVNMF_STATUS_SIZE_OVERFLOW`).
+// Workspace bytes of `mvnmf_mvel_predict`
+// with the call's shape checks: a zero dimension
+// (`MVNMF_STATUS_ZERO_DIMENSION`), or `Q`, `H` or the scores beyond
+// `PTRDIFF_MAX` bytes (`MVNMF_STATUS_SIZE_OVERFLOW`).
 //
 // # Safety
-// `bytes` is NULL or valid for one write.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_predict_workspace(size_t n_labels,
                                           size_t r,
                                           size_t n,
@@ -2668,15 +3031,21 @@ mvnmf_status mvnmf_mvel_predict_workspace(size_t n_labels,
 // [−1, 1] up to rounding, nothing clamped) into `scores`.
 //
 // `q` and `h` must be finite (else `MVNMF_STATUS_NON_FINITE_INPUT`), and
-// `r · max|Q| · max|H|` at most 2^1022, a quarter of `DBL_MAX` rounded up
-// (else `MVNMF_STATUS_INPUT_TOO_LARGE`): then no score can overflow, and an
+// `r · max|Q| · max|H|` at most a quarter of the largest finite value
+// (`DBL_MAX`, `FLT_MAX` in the twin) rounded up to a power of 2 (else
+// `MVNMF_STATUS_INPUT_TOO_LARGE`): then no score can overflow, and an
 // `MVNMF_STATUS_OK` always comes with finite scores. The fit's factors
 // (columns of norm at most 1) are far inside.
 //
+// Single-precision twin: `mvnmf_mvel_predict_f32`.
+//
 // # Safety
-// `q` is NULL or valid for `n_labels × r`, `h` for `r × n` and `scores` for
-// `n_labels × n` doubles, `work` for `work_bytes` bytes; `scores` overlaps
-// nothing else.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `q`: reading `n_labels × r` doubles.
+// * `h`: reading `r × n` doubles.
+// * `scores`: writing `n_labels × n` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_predict(const double *q,
                                 const double *h,
                                 size_t n_labels,
@@ -2686,20 +3055,26 @@ mvnmf_status mvnmf_mvel_predict(const double *q,
                                 void *work,
                                 size_t work_bytes);
 
-// Workspace bytes of `mvnmf_mvel_predict_f32`.
+// Workspace bytes of `mvnmf_mvel_predict_f32` (as `mvnmf_mvel_predict_workspace`).
 //
 // # Safety
-// As `mvnmf_mvel_predict_workspace`.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_predict_f32_workspace(size_t n_labels,
                                               size_t r,
                                               size_t n,
                                               size_t *bytes);
 
-// `mvnmf_mvel_predict` in single precision (`float` `q`, `h`, `scores`; the
-// overflow bound is a quarter of `FLT_MAX`).
+// `mvnmf_mvel_predict` in single precision: `float` for `q`, `h`, `scores`, the other arguments as there.
 //
 // # Safety
-// As `mvnmf_mvel_predict`, with floats.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `q`: reading `n_labels × r` floats.
+// * `h`: reading `r × n` floats.
+// * `scores`: writing `n_labels × n` floats.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_predict_f32(const float *q,
                                     const float *h,
                                     size_t n_labels,
@@ -2709,10 +3084,13 @@ mvnmf_status mvnmf_mvel_predict_f32(const float *q,
                                     void *work,
                                     size_t work_bytes);
 
-// Workspace bytes of `mvnmf_mvel_thresholds` (and `_f32`) for `n` items.
+// Workspace bytes of `mvnmf_mvel_thresholds` and of `mvnmf_mvel_thresholds_f32`
+// for `n` items.
 //
 // # Safety
-// `bytes` is NULL or valid for one write.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_thresholds_workspace(size_t n,
                                              size_t *bytes);
 
@@ -2721,10 +3099,15 @@ mvnmf_status mvnmf_mvel_thresholds_workspace(size_t n,
 // the given labels (`n_labels × n` bytes 0/1); `DBL_MAX` for a label with no
 // given positive. `O(c · n log n)`.
 //
+// Single-precision twin: `mvnmf_mvel_thresholds_f32`.
+//
 // # Safety
-// `scores` is NULL or valid for `n_labels × n` doubles, `labels` for as many
-// bytes, `tau` for `n_labels` doubles, `work` for `work_bytes` bytes; `tau`
-// overlaps nothing else.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `scores`: reading `n_labels × n` doubles.
+// * `labels`: reading `n_labels × n` bytes.
+// * `tau`: writing `n_labels` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_thresholds(const double *scores,
                                    const uint8_t *labels,
                                    size_t n_labels,
@@ -2733,11 +3116,15 @@ mvnmf_status mvnmf_mvel_thresholds(const double *scores,
                                    void *work,
                                    size_t work_bytes);
 
-// `mvnmf_mvel_thresholds` on `float` scores (`tau` stays double); the
-// workspace from `mvnmf_mvel_thresholds_workspace`.
+// `mvnmf_mvel_thresholds` in single precision: `float` for `scores`, the other arguments as there.
 //
 // # Safety
-// As `mvnmf_mvel_thresholds`, with `scores` valid for as many floats.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `scores`: reading `n_labels × n` floats.
+// * `labels`: reading `n_labels × n` bytes.
+// * `tau`: writing `n_labels` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_thresholds_f32(const float *scores,
                                        const uint8_t *labels,
                                        size_t n_labels,
@@ -2748,29 +3135,41 @@ mvnmf_status mvnmf_mvel_thresholds_f32(const float *scores,
 
 // Decisions `pred[s, u] = scores[s, u] > tau[s]` (`n_labels × n` bytes).
 //
+// Single-precision twin: `mvnmf_mvel_decide_f32`.
+//
 // # Safety
-// `scores` is NULL or valid for `n_labels × n` doubles, `tau` for `n_labels`
-// doubles, `pred` for `n_labels × n` bytes overlapping nothing else.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `scores`: reading `n_labels × n` doubles.
+// * `tau`: reading `n_labels` doubles.
+// * `pred`: writing `n_labels × n` bytes.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_decide(const double *scores,
                                const double *tau,
                                size_t n_labels,
                                size_t n,
                                uint8_t *pred);
 
-// `mvnmf_mvel_decide` on `float` scores (`tau` stays double).
+// `mvnmf_mvel_decide` in single precision: `float` for `scores`, the other arguments as there.
 //
 // # Safety
-// As `mvnmf_mvel_decide`, with `scores` valid for as many floats.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `scores`: reading `n_labels × n` floats.
+// * `tau`: reading `n_labels` doubles.
+// * `pred`: writing `n_labels × n` bytes.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_decide_f32(const float *scores,
                                    const double *tau,
                                    size_t n_labels,
                                    size_t n,
                                    uint8_t *pred);
 
-// Workspace bytes of `mvnmf_mvel_decide_pu` (and `_f32`) for `n` items.
+// Workspace bytes of `mvnmf_mvel_decide_pu` and of `mvnmf_mvel_decide_pu_f32`
+// for `n` items.
 //
 // # Safety
-// `bytes` is NULL or valid for one write.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_decide_pu_workspace(size_t n,
                                             size_t *bytes);
 
@@ -2791,11 +3190,18 @@ mvnmf_status mvnmf_mvel_decide_pu_workspace(size_t n,
 // outside [0, 1] or NaN), `MVNMF_STATUS_WORKSPACE_TOO_SMALL`.
 // `O(n_labels · n log n)`.
 //
+// Single-precision twin: `mvnmf_mvel_decide_pu_f32`.
+//
 // # Safety
-// `scores` is NULL or valid for `n_labels × n` doubles, `labels` and `pred`
-// for as many bytes, `label_freq`, `tau` and `label_freq_used` NULL or
-// valid for `n_labels` doubles, `work` for `work_bytes` bytes; the outputs
-// overlap nothing else.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `scores`: reading `n_labels × n` doubles.
+// * `labels`: reading `n_labels × n` bytes.
+// * `label_freq`: reading `n_labels` doubles.
+// * `tau`: writing `n_labels` doubles.
+// * `label_freq_used`: writing `n_labels` doubles.
+// * `pred`: writing `n_labels × n` bytes.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_decide_pu(const double *scores,
                                   const uint8_t *labels,
                                   size_t n_labels,
@@ -2807,11 +3213,18 @@ mvnmf_status mvnmf_mvel_decide_pu(const double *scores,
                                   void *work,
                                   size_t work_bytes);
 
-// `mvnmf_mvel_decide_pu` on `float` scores (thresholds and frequencies stay
-// double); the workspace from `mvnmf_mvel_decide_pu_workspace`.
+// `mvnmf_mvel_decide_pu` in single precision: `float` for `scores`, the other arguments as there.
 //
 // # Safety
-// As `mvnmf_mvel_decide_pu`, with `scores` valid for as many floats.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `scores`: reading `n_labels × n` floats.
+// * `labels`: reading `n_labels × n` bytes.
+// * `label_freq`: reading `n_labels` doubles.
+// * `tau`: writing `n_labels` doubles.
+// * `label_freq_used`: writing `n_labels` doubles.
+// * `pred`: writing `n_labels × n` bytes.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_decide_pu_f32(const float *scores,
                                       const uint8_t *labels,
                                       size_t n_labels,
@@ -2823,11 +3236,13 @@ mvnmf_status mvnmf_mvel_decide_pu_f32(const float *scores,
                                       void *work,
                                       size_t work_bytes);
 
-// Workspace bytes of `mvnmf_mvel_label_freq_holdout` (and `_f32`) for `n`
-// items (`MVNMF_STATUS_ZERO_DIMENSION` for `n = 0`).
+// Workspace bytes of `mvnmf_mvel_label_freq_holdout` and of `mvnmf_mvel_label_freq_holdout_f32`
+// for `n` items (`MVNMF_STATUS_ZERO_DIMENSION` for `n = 0`).
 //
 // # Safety
-// `bytes` is NULL or valid for one write.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_label_freq_holdout_workspace(size_t n,
                                                      size_t *bytes);
 
@@ -2852,10 +3267,16 @@ mvnmf_status mvnmf_mvel_label_freq_holdout_workspace(size_t n,
 // in `fit_labels`), `MVNMF_STATUS_NON_FINITE_INPUT` (a score),
 // `MVNMF_STATUS_WORKSPACE_TOO_SMALL`. `O(n_labels · n log n)`.
 //
+// Single-precision twin: `mvnmf_mvel_label_freq_holdout_f32`.
+//
 // # Safety
-// `scores` is NULL or valid for `n_labels × n` doubles, `fit_labels` and
-// `held_labels` for as many bytes, `freq` for `n_labels` doubles
-// overlapping nothing else, `work` for `work_bytes` bytes.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `scores`: reading `n_labels × n` doubles.
+// * `fit_labels`: reading `n_labels × n` bytes.
+// * `held_labels`: reading `n_labels × n` bytes.
+// * `freq`: writing `n_labels` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_label_freq_holdout(const double *scores,
                                            const uint8_t *fit_labels,
                                            const uint8_t *held_labels,
@@ -2866,11 +3287,16 @@ mvnmf_status mvnmf_mvel_label_freq_holdout(const double *scores,
                                            void *work,
                                            size_t work_bytes);
 
-// `mvnmf_mvel_label_freq_holdout` on `float` scores (`freq` stays double);
-// the workspace from `mvnmf_mvel_label_freq_holdout_workspace`.
+// `mvnmf_mvel_label_freq_holdout` in single precision: `float` for `scores`, the other arguments as there.
 //
 // # Safety
-// As `mvnmf_mvel_label_freq_holdout`, with `scores` valid for as many floats.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `scores`: reading `n_labels × n` floats.
+// * `fit_labels`: reading `n_labels × n` bytes.
+// * `held_labels`: reading `n_labels × n` bytes.
+// * `freq`: writing `n_labels` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_label_freq_holdout_f32(const float *scores,
                                                const uint8_t *fit_labels,
                                                const uint8_t *held_labels,
@@ -2881,11 +3307,13 @@ mvnmf_status mvnmf_mvel_label_freq_holdout_f32(const float *scores,
                                                void *work,
                                                size_t work_bytes);
 
-// Workspace bytes of `mvnmf_mvel_count_thresholds` (and `_f32`) for `n`
-// items (`MVNMF_STATUS_ZERO_DIMENSION` for `n = 0`).
+// Workspace bytes of `mvnmf_mvel_count_thresholds` and of `mvnmf_mvel_count_thresholds_f32`
+// for `n` items (`MVNMF_STATUS_ZERO_DIMENSION` for `n = 0`).
 //
 // # Safety
-// `bytes` is NULL or valid for one write.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_count_thresholds_workspace(size_t n,
                                                    size_t *bytes);
 
@@ -2907,11 +3335,17 @@ mvnmf_status mvnmf_mvel_count_thresholds_workspace(size_t n,
 // `MVNMF_STATUS_BAD_PARAMETER` (a label frequency outside [0, 1] or NaN),
 // `MVNMF_STATUS_WORKSPACE_TOO_SMALL`. `O(n_labels · n log n)`.
 //
+// Single-precision twin: `mvnmf_mvel_count_thresholds_f32`.
+//
 // # Safety
-// `scores` is NULL or valid for `n_labels × n` doubles, `labels` for as many
-// bytes, `label_freq` and `tau` for `n_labels` doubles, `pred` NULL or valid
-// for `n_labels × n` bytes, `work` for `work_bytes` bytes; the outputs
-// overlap nothing else.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `scores`: reading `n_labels × n` doubles.
+// * `labels`: reading `n_labels × n` bytes.
+// * `label_freq`: reading `n_labels` doubles.
+// * `tau`: writing `n_labels` doubles.
+// * `pred`: writing `n_labels × n` bytes.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_count_thresholds(const double *scores,
                                          const uint8_t *labels,
                                          size_t n_labels,
@@ -2922,11 +3356,17 @@ mvnmf_status mvnmf_mvel_count_thresholds(const double *scores,
                                          void *work,
                                          size_t work_bytes);
 
-// `mvnmf_mvel_count_thresholds` on `float` scores (`label_freq` and `tau`
-// stay double); the workspace from `mvnmf_mvel_count_thresholds_workspace`.
+// `mvnmf_mvel_count_thresholds` in single precision: `float` for `scores`, the other arguments as there.
 //
 // # Safety
-// As `mvnmf_mvel_count_thresholds`, with `scores` valid for as many floats.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `scores`: reading `n_labels × n` floats.
+// * `labels`: reading `n_labels × n` bytes.
+// * `label_freq`: reading `n_labels` doubles.
+// * `tau`: writing `n_labels` doubles.
+// * `pred`: writing `n_labels × n` bytes.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_count_thresholds_f32(const float *scores,
                                              const uint8_t *labels,
                                              size_t n_labels,
@@ -2937,11 +3377,14 @@ mvnmf_status mvnmf_mvel_count_thresholds_f32(const float *scores,
                                              void *work,
                                              size_t work_bytes);
 
-// Workspace bytes of `mvnmf_mvel_fit_anchored` for `n` items, `n_labels`
-// labels, dimension `r` and `m` anchors.
+// Workspace bytes of `mvnmf_mvel_fit_anchored`
+// for `n` items, `n_labels` labels, dimension `r` and `m` anchors.
 //
 // # Safety
-// `params` is NULL or valid; `bytes` is NULL or valid for one write.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_fit_anchored_workspace(size_t n,
                                                size_t n_labels,
                                                size_t r,
@@ -2951,7 +3394,8 @@ mvnmf_status mvnmf_mvel_fit_anchored_workspace(size_t n,
 
 // MVEL on an anchor graph (seed 002 §2.3): the items' embeddings tied to `m`
 // anchors, `H = A Z` with `(idx, z)` from `mvnmf_anchor_graph` (`s` anchors
-// per item), `L_w = I − ZᵀΛ⁻¹Z`; the same objective as `mvnmf_mvel_fit` at
+// per item; the `_f32` twin takes `float` weights: convert them),
+// `L_w = I − ZᵀΛ⁻¹Z`; the same objective as `mvnmf_mvel_fit` at
 // `H = A Z`, with `||a_k|| <= 1` per anchor (so every `||h_u|| <= 1`). Writes
 // `q` (`n_labels × r`) and the anchors' `a` (`r × m`); the items' `H` from
 // `mvnmf_mvel_embed_anchored`. `labels`: `n_labels × n` bytes 0/1.
@@ -2959,12 +3403,20 @@ mvnmf_status mvnmf_mvel_fit_anchored_workspace(size_t n,
 // Cost per iteration `O(r·m² + r²·m + c·r·m)`; workspace `O(m² + c·m + r·m)`
 // (nothing of size `n`). Cancellation and errors as `mvnmf_mvel_fit`.
 //
+// Single-precision twin: `mvnmf_mvel_fit_anchored_f32`.
+//
 // # Safety
-// `labels` is NULL or valid for `n_labels × n` bytes, `idx` and `z` for
-// `n × s` entries, `q` for `n_labels × r` and `a` for `r × m` doubles,
-// `work` for `work_bytes` bytes; `params` and `report` NULL or valid;
-// `progress` NULL or a function that may be called with `user`. The outputs
-// do not overlap each other, the inputs or the workspace.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `labels`: reading `n_labels × n` bytes.
+// * `idx`: reading `n × s` indices.
+// * `z`: reading `n × s` doubles.
+// * `params`: reading one (NULL: the defaults).
+// * `q`: writing `n_labels × r` doubles.
+// * `a`: writing `r × m` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_fit_anchored(const uint8_t *labels,
                                      size_t n_labels,
                                      size_t n,
@@ -2982,10 +3434,13 @@ mvnmf_status mvnmf_mvel_fit_anchored(const uint8_t *labels,
                                      void *user,
                                      struct mvnmf_report *report);
 
-// Workspace bytes of `mvnmf_mvel_fit_anchored_f32`.
+// Workspace bytes of `mvnmf_mvel_fit_anchored_f32` (as `mvnmf_mvel_fit_anchored_workspace`).
 //
 // # Safety
-// As `mvnmf_mvel_fit_anchored_workspace`.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_fit_anchored_f32_workspace(size_t n,
                                                    size_t n_labels,
                                                    size_t r,
@@ -2993,13 +3448,20 @@ mvnmf_status mvnmf_mvel_fit_anchored_f32_workspace(size_t n,
                                                    const struct mvnmf_mvel_params *params,
                                                    size_t *bytes);
 
-// `mvnmf_mvel_fit_anchored` in single precision: `float` anchor weights `z`
-// (convert those of `mvnmf_anchor_graph`), `q` and `a`; labels, options and
-// report as the double fit.
+// `mvnmf_mvel_fit_anchored` in single precision: `float` for `z`, `q`, `a`, the other arguments as there.
 //
 // # Safety
-// As `mvnmf_mvel_fit_anchored`, with `z`, `q` and `a` valid for as many
-// floats.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `labels`: reading `n_labels × n` bytes.
+// * `idx`: reading `n × s` indices.
+// * `z`: reading `n × s` floats.
+// * `params`: reading one (NULL: the defaults).
+// * `q`: writing `n_labels × r` floats.
+// * `a`: writing `r × m` floats.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_fit_anchored_f32(const uint8_t *labels,
                                          size_t n_labels,
                                          size_t n,
@@ -3017,14 +3479,20 @@ mvnmf_status mvnmf_mvel_fit_anchored_f32(const uint8_t *labels,
                                          void *user,
                                          struct mvnmf_report *report);
 
-// The items' embeddings `H = A Z` (`r × n` doubles) from the anchors' `a`
+// The items' embeddings `H = A Z` (`r × n`) from the anchors' `a`
 // (`r × m`) and an anchor graph `(idx, z)` (`s` per item): the fitted items,
 // or new ones (`mvnmf_anchor_graph` with the training scales and views) —
 // the out-of-sample `h(x) = A z(x)`. `O(n·s·r)`.
 //
+// Single-precision twin: `mvnmf_mvel_embed_anchored_f32`.
+//
 // # Safety
-// `a` is NULL or valid for `r × m` doubles, `idx` and `z` for `n × s`
-// entries, `h` for `r × n` doubles overlapping nothing else.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `a`: reading `r × m` doubles.
+// * `idx`: reading `n × s` indices.
+// * `z`: reading `n × s` doubles.
+// * `h`: writing `r × n` doubles.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_embed_anchored(const double *a,
                                        size_t r,
                                        size_t m,
@@ -3034,10 +3502,15 @@ mvnmf_status mvnmf_mvel_embed_anchored(const double *a,
                                        size_t n,
                                        double *h);
 
-// `mvnmf_mvel_embed_anchored` in single precision (`float` `a`, `z`, `h`).
+// `mvnmf_mvel_embed_anchored` in single precision: `float` for `a`, `z`, `h`, the other arguments as there.
 //
 // # Safety
-// As `mvnmf_mvel_embed_anchored`, with floats.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `a`: reading `r × m` floats.
+// * `idx`: reading `n × s` indices.
+// * `z`: reading `n × s` floats.
+// * `h`: writing `r × n` floats.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvel_embed_anchored_f32(const float *a,
                                            size_t r,
                                            size_t m,

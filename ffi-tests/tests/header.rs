@@ -7,6 +7,16 @@ use std::path::PathBuf;
 fn header_is_fresh() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let config = cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml");
+    // cbindgen reads the macro-expanded crate (`[parse.expand]` in
+    // cbindgen.toml): `cargo rustc -- -Zunpretty=expanded`, an unstable flag,
+    // allowed for this crate alone on a stable compiler; its own target
+    // directory, under target/, so the expansion never waits for the lock
+    // of the build running this test.
+    std::env::set_var("RUSTC_BOOTSTRAP", "mvnmf");
+    std::env::set_var(
+        "CARGO_EXPAND_TARGET_DIR",
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cbindgen-expand"),
+    );
     let mut out = Vec::new();
     cbindgen::Builder::new()
         .with_crate(&root)

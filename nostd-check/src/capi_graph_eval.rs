@@ -1558,6 +1558,150 @@ fn eval(d: &Data, v: &[f64; K * N], w: &[f64; N * N]) -> R {
         268,
     )?;
 
+    // The `_f32` twins of evaluation on float copies: the same labels,
+    // assignments and indices as their double routines, metrics to float
+    // rounding.
+    let xf: [f32; M0 * N] = core::array::from_fn(|i| d.x0.get(i).map_or(f32::NAN, |&x| x as f32));
+    let xf_p = bb(xf.as_ptr());
+    let (wk, wb) = work(
+        |b| unsafe { mvnmf_knn_predict_workspace(bb(C), bb(&knn), b) },
+        280,
+    )?;
+    let mut predf = [u32::MAX; N];
+    // SAFETY: `xf` is `M0 × N`, labels and `predf` `N`.
+    let st = unsafe {
+        mvnmf_knn_predict_f32(
+            xf_p,
+            bb(M0),
+            bb(N),
+            bb(d.labels.as_ptr()),
+            xf_p,
+            bb(N),
+            bb(C),
+            bb(&knn),
+            bb(predf.as_mut_ptr()),
+            wk,
+            wb,
+        )
+    };
+    ok(st, 281)?;
+    check(predf == pred, 281)?;
+    // SAFETY: a valid out-pointer.
+    let (wk, wb) = work(
+        |b| unsafe { mvnmf_kmeans_f32_workspace(bb(M0), bb(N), bb(C), bb(&kmp), b) },
+        282,
+    )?;
+    let mut assignf = [u32::MAX; N];
+    let mut centf = [f32::NAN; M0 * C];
+    // SAFETY: `assignf` holds `N`, `centf` `M0 × C`; the report may be NULL.
+    let st = unsafe {
+        mvnmf_kmeans_f32(
+            xf_p,
+            bb(M0),
+            bb(N),
+            bb(C),
+            bb(&kmp),
+            bb(assignf.as_mut_ptr()),
+            bb(centf.as_mut_ptr()),
+            wk,
+            wb,
+            bb(core::ptr::null_mut()),
+        )
+    };
+    ok(st, 283)?;
+    check(assignf.iter().all(|&a| (a as usize) < C) && centf.iter().all(|c| c.is_finite()), 283)?;
+    let costf: [f32; C * C] = core::array::from_fn(|i| cost.get(i).map_or(f32::NAN, |&c| c as f32));
+    // SAFETY: a valid out-pointer.
+    let (wk, wb) = work(
+        |b| unsafe { mvnmf_assignment_workspace(bb(C), bb(C), b) },
+        284,
+    )?;
+    let (mut mapf, mut totalf) = ([usize::MAX; C], f64::NAN);
+    // SAFETY: `costf` is `C × C`, `mapf` holds `C`.
+    let st = unsafe {
+        mvnmf_assignment_f32(
+            bb(costf.as_ptr()),
+            bb(C),
+            bb(C),
+            bb(1),
+            bb(mapf.as_mut_ptr()),
+            bb(&mut totalf),
+            wk,
+            wb,
+        )
+    };
+    ok(st, 285)?;
+    check(mapf == map && totalf == total, 285)?;
+    let wf: [f32; N * N] = core::array::from_fn(|i| w.get(i).map_or(f32::NAN, |&x| x as f32));
+    let scoresf = bb(wf.as_ptr());
+    let mut topf = [usize::MAX; 5];
+    // SAFETY: `scoresf` holds `N`, `topf` 5.
+    ok(
+        unsafe { mvnmf_top_n_f32(scoresf, bb(N), bb(5), bb(topf.as_mut_ptr())) },
+        286,
+    )?;
+    check(topf.iter().all(|&j| j < N), 286)?;
+    // SAFETY: a valid out-pointer.
+    let (wk, wb) = work(|b| unsafe { mvnmf_query_metrics_workspace(bb(N), b) }, 287)?;
+    let (mut apf, mut patf) = (f64::NAN, [f64::NAN; 3]);
+    // SAFETY: `scoresf` and `rel` hold `N`, `cutoffs` and `patf` 3; `pr11` may be NULL.
+    let st = unsafe {
+        mvnmf_query_metrics_f32(
+            scoresf,
+            bb(rel.as_ptr()),
+            bb(N),
+            bb(cutoffs.as_ptr()),
+            bb(3),
+            bb(&mut apf),
+            bb(patf.as_mut_ptr()),
+            bb(core::ptr::null_mut()),
+            wk,
+            wb,
+        )
+    };
+    ok(st, 288)?;
+    check(unit(apf) && patf.iter().all(|&x| unit(x)), 288)?;
+    let (mut mapf_, mut mpatf) = (f64::NAN, [f64::NAN; 3]);
+    // SAFETY: `scoresf` and `rel` are `N × N`; the optional outputs NULL.
+    let st = unsafe {
+        mvnmf_retrieval_metrics_f32(
+            scoresf,
+            bb(rel.as_ptr()),
+            bb(N),
+            bb(N),
+            bb(cutoffs.as_ptr()),
+            bb(3),
+            bb(core::ptr::null_mut()),
+            bb(&mut mapf_),
+            bb(mpatf.as_mut_ptr()),
+            bb(core::ptr::null_mut()),
+            wk,
+            wb,
+        )
+    };
+    ok(st, 289)?;
+    check(unit(mapf_) && mpatf.iter().all(|&x| unit(x)), 289)?;
+    let vf: [f32; K * N] = core::array::from_fn(|i| v.get(i).map_or(f32::NAN, |&x| x as f32));
+    // SAFETY: a valid out-pointer.
+    let (wk, wb) = work(|b| unsafe { mvnmf_average_auroc_workspace(bb(N), b) }, 290)?;
+    let mut meanf = f64::NAN;
+    // SAFETY: `onehot` and `vf` are `K × N`; the optional outputs NULL.
+    let st = unsafe {
+        mvnmf_average_auroc_f32(
+            bb(onehot.as_ptr()),
+            bb(vf.as_ptr()),
+            bb(K),
+            bb(N),
+            bb(core::ptr::null_mut()),
+            bb(&mut meanf),
+            bb(core::ptr::null_mut()),
+            wk,
+            wb,
+        )
+    };
+    ok(st, 291)?;
+    check(unit(meanf), 291)?;
+
     // The defaults, mean ± std.
     let ep = bb(mvnmf_eval_params_default());
     let pp = bb(mvnmf_protocol_params_default());

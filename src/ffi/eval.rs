@@ -6,7 +6,9 @@
 //! contiguous column-major (`rows × cols`, items are columns). Labels are
 //! `uint32_t` class ids, `MVNMF_UNLABELED` for an unknown class; flags
 //! (labeled masks, relevance, multi-label targets and decisions) are `uint8_t`
-//! 0 or 1.
+//! 0 or 1. Every routine that reads data (features, costs, scores) has an
+//! `_f32` twin on `float` data (`export!`, `ffi/declare.rs`); labels, flags
+//! and the results it writes stay as in the double routine.
 
 use core::ffi::{c_int, c_void};
 
@@ -178,18 +180,6 @@ pub(super) unsafe fn work_slice<'a>(
 
 // ---------------------------------------------------------------- protocol
 
-/// Workspace bytes of `mvnmf_stratified_split` for `n` items.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_stratified_split_workspace(
-    n: usize,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        split_dims(n)?;
-        eval::stratified_split_workspace(n)
-    })
-}
-
 /// The shape rule of `mvnmf_stratified_split`, shared with its query: `n ≥ 1`
 /// labels (and flags) that fit in memory.
 pub(super) fn split_dims(n: usize) -> Result<(), Error> {
@@ -199,29 +189,33 @@ pub(super) fn split_dims(n: usize) -> Result<(), Error> {
     elems::<u32>(n, 1).map(|_| ())
 }
 
-/// Per-class stratified random split: in every class, `round(fraction·n_c)`
-/// items (at least one when `fraction > 0`) are marked labeled, chosen from
-/// `seed`. `labels[n]` are classes `< n_classes`; writes `labeled[n]`
-/// (1 = labeled, 0 = not). `0 <= fraction <= 1`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_stratified_split(
-    labels: *const u32,
-    n: usize,
-    n_classes: usize,
-    fraction: f64,
-    seed: u64,
-    labeled: *mut u8,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Per-class stratified random split: in every class, `round(fraction·n_c)`
+    /// items (at least one when `fraction > 0`) are marked labeled, chosen from
+    /// `seed`. `labels[n]` are classes `< n_classes`; writes `labeled[n]`
+    /// (1 = labeled, 0 = not). `0 <= fraction <= 1`.
+    fn mvnmf_stratified_split(
+        labels: *const u32 = "`n` labels",
+        n: usize,
+        n_classes: usize,
+        fraction: f64,
+        seed: u64,
+        labeled: *mut u8 = "`n` bytes",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
         split_dims(n)?;
         let l = slice(labels, n)?;
         let out = slice_mut(labeled, n)?;
         let w = work_slice(work, work_bytes)?;
         eval::split_into(l, n_classes, fraction, seed, out, 1u8, 0u8, w)?;
         Ok(mvnmf_status::Ok)
-    })
+    }
+    /// for `n` items.
+    workspace mvnmf_stratified_split_workspace(n: usize) {
+        split_dims(n)?;
+        eval::stratified_split_workspace(n)
+    }
 }
 
 /// The default kNN options (k = 9, Euclidean).
@@ -230,41 +224,27 @@ pub extern "C" fn mvnmf_knn_params_default() -> mvnmf_knn_params {
     CField::from_rust(&KnnParams::default())
 }
 
-/// Workspace bytes of `mvnmf_knn_predict` (`params` may be NULL: defaults).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_knn_predict_workspace(
-    n_classes: usize,
-    params: *const mvnmf_knn_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        let p = read_params(params)?;
-        eval::knn_predict_workspace(&p, n_classes)
-    })
-}
-
-/// kNN classification: predicts `pred[q]` for every column of `query`
-/// (`d × n_query`) from its `k` nearest columns of `reference` (`d × n_ref`)
-/// whose `ref_labels` are not `MVNMF_UNLABELED`. Neighbours are ordered by
-/// (distance, reference index); among classes with the most votes the smallest
-/// id wins. `reference` and `query` may be the same matrix. Needs at least `k`
-/// labeled reference items (`MVNMF_STATUS_TOO_FEW_LABELED`).
-/// Cost `O(n_query · n_ref · d)`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_knn_predict(
-    reference: *const f64,
-    d: usize,
-    n_ref: usize,
-    ref_labels: *const u32,
-    query: *const f64,
-    n_query: usize,
-    n_classes: usize,
-    params: *const mvnmf_knn_params,
-    pred: *mut u32,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// kNN classification: predicts `pred[q]` for every column of `query`
+    /// (`d × n_query`) from its `k` nearest columns of `reference` (`d × n_ref`)
+    /// whose `ref_labels` are not `MVNMF_UNLABELED`. Neighbours are ordered by
+    /// (distance, reference index); among classes with the most votes the smallest
+    /// id wins. `reference` and `query` may be the same matrix. Needs at least `k`
+    /// labeled reference items (`MVNMF_STATUS_TOO_FEW_LABELED`).
+    /// Cost `O(n_query · n_ref · d)`.
+    fn mvnmf_knn_predict / mvnmf_knn_predict_f32(
+        reference: *const T = "`d × n_ref`",
+        d: usize,
+        n_ref: usize,
+        ref_labels: *const u32 = "`n_ref` labels",
+        query: *const T = "`d × n_query`",
+        n_query: usize,
+        n_classes: usize,
+        params: *const mvnmf_knn_params,
+        pred: *mut u32 = "`n_query` labels",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
         let p = read_params(params)?;
         if d == 0 || n_ref == 0 || n_query == 0 {
             return Err(Error::ZeroDimension);
@@ -284,21 +264,28 @@ pub unsafe extern "C" fn mvnmf_knn_predict(
             w,
         )?;
         Ok(mvnmf_status::Ok)
-    })
+    }
+    /// (`params` may be NULL: defaults).
+    workspace mvnmf_knn_predict_workspace(
+        n_classes: usize,
+        params: *const mvnmf_knn_params,
+    ) {
+        let p = read_params(params)?;
+        eval::knn_predict_workspace(&p, n_classes)
+    }
 }
 
-/// Classification accuracy: the fraction of the items with `mask[j] = 1` (all
-/// items when `mask` is NULL) whose `pred[j]` equals `truth[j]`; NaN when no
-/// item is counted. `mask` values must be 0 or 1 (`MVNMF_STATUS_BAD_LABEL`).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_accuracy(
-    pred: *const u32,
-    truth: *const u32,
-    n: usize,
-    mask: *const u8,
-    accuracy: *mut f64,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Classification accuracy: the fraction of the items with `mask[j] = 1` (all
+    /// items when `mask` is NULL) whose `pred[j]` equals `truth[j]`; NaN when no
+    /// item is counted. `mask` values must be 0 or 1 (`MVNMF_STATUS_BAD_LABEL`).
+    fn mvnmf_accuracy(
+        pred: *const u32 = "`n` labels",
+        truth: *const u32 = "`n` labels",
+        n: usize,
+        mask: *const u8 = "`n` bytes",
+        accuracy: *mut f64 = "one double",
+    ) {
         need(accuracy)?;
         if n == 0 {
             return Err(Error::ZeroDimension);
@@ -323,7 +310,7 @@ pub unsafe extern "C" fn mvnmf_accuracy(
         }
         *accuracy = hit as f64 / all as f64;
         Ok(mvnmf_status::Ok)
-    })
+    }
 }
 
 // -------------------------------------------------------------- clustering
@@ -334,56 +321,45 @@ pub extern "C" fn mvnmf_kmeans_params_default() -> mvnmf_kmeans_params {
     CField::from_rust(&KMeansParams::default())
 }
 
-/// Workspace bytes of `mvnmf_kmeans` (`params` may be NULL: defaults).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_kmeans_workspace(
-    d: usize,
-    n: usize,
-    k: usize,
-    params: *const mvnmf_kmeans_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        let p = read_params(params)?;
-        kmeans_dims(d, n, k, &p)
-    })
-}
-
 /// The shape and option rules of `mvnmf_kmeans`, shared with its query (and
 /// its workspace bytes): no zero dimension, `x` (`d × n`) addressable, then
 /// the Rust checks (`k ≤ n`, the options). The centroids (`d × k`, `k ≤ n`)
 /// are then addressable too, so the status never depends on whether they
 /// were asked for.
-pub(super) fn kmeans_dims(d: usize, n: usize, k: usize, p: &KMeansParams) -> Result<usize, Error> {
-    if d == 0 || n == 0 || k == 0 {
-        return Err(Error::ZeroDimension);
-    }
-    elems::<f64>(d, n)?;
-    eval::kmeans_workspace(d, n, k, p)
-}
-
-/// k-means of the `n` columns of `x` (`d × n`) into `k <= n` clusters: greedy
-/// k-means++ seeding, Lloyd iterations, `restarts` seeded runs, the lowest
-/// inertia kept; deterministic for a seed. Empty clusters are re-seeded with
-/// the item farthest from its centroid. Writes `assign[n]` (cluster ids
-/// `0..k-1`), `centroids` (`d × k`, may be NULL) and `report` (may be NULL).
-/// Cost `O(n·k·d)` per iteration.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_kmeans(
-    x: *const f64,
+pub(super) fn kmeans_dims<T>(
     d: usize,
     n: usize,
     k: usize,
-    params: *const mvnmf_kmeans_params,
-    assign: *mut u32,
-    centroids: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    report: *mut mvnmf_kmeans_report,
-) -> mvnmf_status {
-    entry!({
+    p: &KMeansParams,
+) -> Result<usize, Error> {
+    if d == 0 || n == 0 || k == 0 {
+        return Err(Error::ZeroDimension);
+    }
+    elems::<T>(d, n)?;
+    eval::kmeans_workspace(d, n, k, p)
+}
+
+export! {
+    /// k-means of the `n` columns of `x` (`d × n`) into `k <= n` clusters: greedy
+    /// k-means++ seeding, Lloyd iterations, `restarts` seeded runs, the lowest
+    /// inertia kept; deterministic for a seed. Empty clusters are re-seeded with
+    /// the item farthest from its centroid. Writes `assign[n]` (cluster ids
+    /// `0..k-1`), `centroids` (`d × k`, may be NULL) and `report` (may be NULL).
+    /// Cost `O(n·k·d)` per iteration (distances accumulated in double).
+    fn mvnmf_kmeans / mvnmf_kmeans_f32(
+        x: *const T = "`d × n`",
+        d: usize,
+        n: usize,
+        k: usize,
+        params: *const mvnmf_kmeans_params,
+        assign: *mut u32 = "`n` labels",
+        centroids: *mut T = "`d × k`",
+        work: *mut c_void,
+        work_bytes: usize,
+        report: *mut mvnmf_kmeans_report,
+    ) {
         let p = read_params(params)?;
-        kmeans_dims(d, n, k, &p)?;
+        kmeans_dims::<T>(d, n, k, &p)?;
         let xs = slice(x, area(d, n)?)?;
         need(assign)?;
         let a = slice_mut(assign, n)?;
@@ -398,7 +374,17 @@ pub unsafe extern "C" fn mvnmf_kmeans(
             *report = kmeans_report_to_c(&r);
         }
         Ok(mvnmf_status::Ok)
-    })
+    }
+    /// (`params` may be NULL: defaults).
+    workspace mvnmf_kmeans_workspace / mvnmf_kmeans_f32_workspace(
+        d: usize,
+        n: usize,
+        k: usize,
+        params: *const mvnmf_kmeans_params,
+    ) {
+        let p = read_params(params)?;
+        kmeans_dims::<T>(d, n, k, &p)
+    }
 }
 
 /// The C form of a k-means report.
@@ -412,35 +398,24 @@ pub(super) fn kmeans_report_to_c(r: &eval::KMeansReport) -> mvnmf_kmeans_report 
     }
 }
 
-/// Workspace bytes of `mvnmf_assignment` for a `rows × cols` cost matrix.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_assignment_workspace(
-    rows: usize,
-    cols: usize,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { query(bytes, || eval::assignment_workspace(rows, cols)) }
-}
-
-/// Linear assignment (Kuhn–Munkres): matches `min(rows, cols)` rows of the
-/// `rows × cols` cost matrix to distinct columns with minimal total cost
-/// (`maximize = 0`) or maximal (`maximize != 0`). Writes `row_to_col[rows]`
-/// (`SIZE_MAX` from <stdint.h> for the rows left over when `rows > cols`) and, if not
-/// NULL, `*total`. Costs must be finite and at most `DBL_MAX / (max(rows, cols) + 1)`
-/// in magnitude, so that the total is finite (`MVNMF_STATUS_NON_FINITE_INPUT`
-/// otherwise). `O(r²c)`, `r = min`, `c = max`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_assignment(
-    cost: *const f64,
-    rows: usize,
-    cols: usize,
-    maximize: c_int,
-    row_to_col: *mut usize,
-    total: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Linear assignment (Kuhn–Munkres): matches `min(rows, cols)` rows of the
+    /// `rows × cols` cost matrix to distinct columns with minimal total cost
+    /// (`maximize = 0`) or maximal (`maximize != 0`). Writes `row_to_col[rows]`
+    /// (`SIZE_MAX` from <stdint.h> for the rows left over when `rows > cols`) and, if not
+    /// NULL, `*total` (double in both precisions). Costs must be finite and at most
+    /// `DBL_MAX / (max(rows, cols) + 1)` in magnitude, so that the total is finite
+    /// (`MVNMF_STATUS_NON_FINITE_INPUT` otherwise). `O(r²c)`, `r = min`, `c = max`.
+    fn mvnmf_assignment / mvnmf_assignment_f32(
+        cost: *const T = "`rows × cols`",
+        rows: usize,
+        cols: usize,
+        maximize: c_int,
+        row_to_col: *mut usize = "`rows` indices",
+        total: *mut f64 = "one double",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
         if rows == 0 || cols == 0 {
             return Err(Error::ZeroDimension);
         }
@@ -453,36 +428,27 @@ pub unsafe extern "C" fn mvnmf_assignment(
             *total = t;
         }
         Ok(mvnmf_status::Ok)
-    })
+    }
+    /// for a `rows × cols` cost matrix.
+    workspace mvnmf_assignment_workspace(rows: usize, cols: usize) {
+        eval::assignment_workspace(rows, cols)
+    }
 }
 
-/// Workspace bytes of `mvnmf_clustering_accuracy`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_clustering_accuracy_workspace(
-    n_classes: usize,
-    n_clusters: usize,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        eval::clustering_accuracy_workspace(n_classes, n_clusters)
-    })
-}
-
-/// Clustering accuracy under the best one-to-one map between the clusters
-/// `pred[j] < n_clusters` and the classes `truth[j] < n_classes` (Kuhn–Munkres
-/// on the contingency table; surplus clusters or classes count as wrong).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_clustering_accuracy(
-    truth: *const u32,
-    pred: *const u32,
-    n: usize,
-    n_classes: usize,
-    n_clusters: usize,
-    accuracy: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Clustering accuracy under the best one-to-one map between the clusters
+    /// `pred[j] < n_clusters` and the classes `truth[j] < n_classes` (Kuhn–Munkres
+    /// on the contingency table; surplus clusters or classes count as wrong).
+    fn mvnmf_clustering_accuracy(
+        truth: *const u32 = "`n` labels",
+        pred: *const u32 = "`n` labels",
+        n: usize,
+        n_classes: usize,
+        n_clusters: usize,
+        accuracy: *mut f64 = "one double",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
         need(accuracy)?;
         if n == 0 {
             return Err(Error::ZeroDimension);
@@ -492,37 +458,30 @@ pub unsafe extern "C" fn mvnmf_clustering_accuracy(
         let w = work_slice(work, work_bytes)?;
         *accuracy = eval::clustering_accuracy(t, p, n_classes, n_clusters, w)?;
         Ok(mvnmf_status::Ok)
-    })
+    }
+    /// for `n_classes` classes and `n_clusters` clusters.
+    workspace mvnmf_clustering_accuracy_workspace(n_classes: usize, n_clusters: usize) {
+        eval::clustering_accuracy_workspace(n_classes, n_clusters)
+    }
 }
 
-/// Workspace bytes of `mvnmf_nmi`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_nmi_workspace(
-    n_classes: usize,
-    n_clusters: usize,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { query(bytes, || eval::nmi_workspace(n_classes, n_clusters)) }
-}
-
-/// Normalised mutual information between classes and clusters (natural logs),
-/// `I / norm(H(C), H(C'))` with `norm` one of `MVNMF_NMI_MAX` (the papers'),
-/// `MVNMF_NMI_ARITHMETIC` (scikit-learn's default), `MVNMF_NMI_GEOMETRIC`,
-/// `MVNMF_NMI_MIN`. Matches scikit-learn's `normalized_mutual_info_score`,
-/// limit cases included.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_nmi(
-    truth: *const u32,
-    pred: *const u32,
-    n: usize,
-    n_classes: usize,
-    n_clusters: usize,
-    norm: u32,
-    nmi: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Normalised mutual information between classes and clusters (natural logs),
+    /// `I / norm(H(C), H(C'))` with `norm` one of `MVNMF_NMI_MAX` (the papers'),
+    /// `MVNMF_NMI_ARITHMETIC` (scikit-learn's default), `MVNMF_NMI_GEOMETRIC`,
+    /// `MVNMF_NMI_MIN`. Matches scikit-learn's `normalized_mutual_info_score`,
+    /// limit cases included.
+    fn mvnmf_nmi(
+        truth: *const u32 = "`n` labels",
+        pred: *const u32 = "`n` labels",
+        n: usize,
+        n_classes: usize,
+        n_clusters: usize,
+        norm: u32,
+        nmi: *mut f64 = "one double",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
         need(nmi)?;
         let nm = nmi_norm(norm)?;
         if n == 0 {
@@ -533,22 +492,25 @@ pub unsafe extern "C" fn mvnmf_nmi(
         let w = work_slice(work, work_bytes)?;
         *nmi = eval::nmi(t, p, n_classes, n_clusters, nm, w)?;
         Ok(mvnmf_status::Ok)
-    })
+    }
+    /// for `n_classes` classes and `n_clusters` clusters.
+    workspace mvnmf_nmi_workspace(n_classes: usize, n_clusters: usize) {
+        eval::nmi_workspace(n_classes, n_clusters)
+    }
 }
 
 // --------------------------------------------------------------- retrieval
 
-/// The indices of the `top` highest `scores` (ties: lower index first), best
-/// first, in `indices[top]`; `top <= n`. Partial selection, `O(n log top)`,
-/// no workspace.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_top_n(
-    scores: *const f64,
-    n: usize,
-    top: usize,
-    indices: *mut usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// The indices of the `top` highest `scores` (ties: lower index first), best
+    /// first, in `indices[top]`; `top <= n`. Partial selection, `O(n log top)`,
+    /// no workspace.
+    fn mvnmf_top_n / mvnmf_top_n_f32(
+        scores: *const T = "`n`",
+        n: usize,
+        top: usize,
+        indices: *mut usize = "`top` indices",
+    ) {
         if n == 0 {
             return Err(Error::ZeroDimension);
         }
@@ -559,38 +521,28 @@ pub unsafe extern "C" fn mvnmf_top_n(
         let out = slice_mut(indices, top)?;
         eval::top_n(s, out)?;
         Ok(mvnmf_status::Ok)
-    })
+    }
 }
 
-/// Workspace bytes of `mvnmf_query_metrics` and `mvnmf_retrieval_metrics`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_query_metrics_workspace(
-    n_items: usize,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { query(bytes, || eval::query_metrics_workspace(n_items)) }
-}
-
-/// Retrieval metrics of one query from the scores of all `n_items` items
-/// (higher = better; ties ranked by lower index) and their `relevant` flags:
-/// `*average_precision`, `precision_at[i]` = P@`cutoffs[i]` (`n_cutoffs`
-/// values, each cutoff >= 1; P@N divides by N) and, if `pr11` is not NULL, the
-/// 11-point interpolated precision at recall 0, 0.1, ..., 1. AP = 0 when no
-/// item is relevant. `O(n log R)` for R relevant items, no full sort.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_query_metrics(
-    scores: *const f64,
-    relevant: *const u8,
-    n_items: usize,
-    cutoffs: *const usize,
-    n_cutoffs: usize,
-    average_precision: *mut f64,
-    precision_at: *mut f64,
-    pr11: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Retrieval metrics of one query from the scores of all `n_items` items
+    /// (higher = better; ties ranked by lower index) and their `relevant` flags:
+    /// `*average_precision`, `precision_at[i]` = P@`cutoffs[i]` (`n_cutoffs`
+    /// values, each cutoff >= 1; P@N divides by N) and, if `pr11` is not NULL, the
+    /// 11-point interpolated precision at recall 0, 0.1, ..., 1. AP = 0 when no
+    /// item is relevant. `O(n log R)` for R relevant items, no full sort.
+    fn mvnmf_query_metrics / mvnmf_query_metrics_f32(
+        scores: *const T = "`n_items`",
+        relevant: *const u8 = "`n_items` bytes",
+        n_items: usize,
+        cutoffs: *const usize = "`n_cutoffs` cutoffs",
+        n_cutoffs: usize,
+        average_precision: *mut f64 = "one double",
+        precision_at: *mut f64 = "`n_cutoffs` doubles",
+        pr11: *mut f64 = "11 doubles",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
         need(average_precision)?;
         if n_items == 0 {
             return Err(Error::ZeroDimension);
@@ -602,31 +554,35 @@ pub unsafe extern "C" fn mvnmf_query_metrics(
         let w = work_slice(work, work_bytes)?;
         *average_precision = eval::query_metrics(s, r, c, pa, pr11_out(pr11), w)?;
         Ok(mvnmf_status::Ok)
-    })
+    }
+    /// and `mvnmf_retrieval_metrics` (and their `_f32` twins) for `n_items`
+    /// items.
+    workspace mvnmf_query_metrics_workspace(n_items: usize) {
+        eval::query_metrics_workspace(n_items)
+    }
 }
 
-/// Retrieval metrics over `n_queries` queries: column `q` of `scores` and of
-/// `relevant` (both `n_items × n_queries`) is query `q`. Writes `*map` (mean
-/// AP; queries without relevant items count as 0), the per-query APs
-/// (`average_precision[n_queries]`, may be NULL), the mean P@`cutoffs[i]` in
-/// `mean_precision_at[n_cutoffs]` and the mean 11-point curve (`mean_pr11[11]`,
-/// may be NULL). Workspace: `mvnmf_query_metrics_workspace(n_items)`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_retrieval_metrics(
-    scores: *const f64,
-    relevant: *const u8,
-    n_items: usize,
-    n_queries: usize,
-    cutoffs: *const usize,
-    n_cutoffs: usize,
-    average_precision: *mut f64,
-    map: *mut f64,
-    mean_precision_at: *mut f64,
-    mean_pr11: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Retrieval metrics over `n_queries` queries: column `q` of `scores` and of
+    /// `relevant` (both `n_items × n_queries`) is query `q`. Writes `*map` (mean
+    /// AP; queries without relevant items count as 0), the per-query APs
+    /// (`average_precision[n_queries]`, may be NULL), the mean P@`cutoffs[i]` in
+    /// `mean_precision_at[n_cutoffs]` and the mean 11-point curve (`mean_pr11[11]`,
+    /// may be NULL). Workspace: `mvnmf_query_metrics_workspace(n_items)`.
+    fn mvnmf_retrieval_metrics / mvnmf_retrieval_metrics_f32(
+        scores: *const T = "`n_items × n_queries`",
+        relevant: *const u8 = "`n_items × n_queries` bytes",
+        n_items: usize,
+        n_queries: usize,
+        cutoffs: *const usize = "`n_cutoffs` cutoffs",
+        n_cutoffs: usize,
+        average_precision: *mut f64 = "`n_queries` doubles",
+        map: *mut f64 = "one double",
+        mean_precision_at: *mut f64 = "`n_cutoffs` doubles",
+        mean_pr11: *mut f64 = "11 doubles",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
         need(map)?;
         if n_items == 0 || n_queries == 0 {
             return Err(Error::ZeroDimension);
@@ -652,48 +608,46 @@ pub unsafe extern "C" fn mvnmf_retrieval_metrics(
             w,
         )?;
         Ok(mvnmf_status::Ok)
-    })
+    }
 }
 
-/// Retrieval metrics of one ranked list: `relevant[p]` flags the item at rank
-/// `p + 1` (`length` entries), `n_relevant` is the total number of relevant
-/// items (at least those in the list; more for a truncated top-N list). Same
-/// outputs as `mvnmf_query_metrics`; no workspace.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_ranked_list_metrics(
-    relevant: *const u8,
-    length: usize,
-    n_relevant: usize,
-    cutoffs: *const usize,
-    n_cutoffs: usize,
-    average_precision: *mut f64,
-    precision_at: *mut f64,
-    pr11: *mut f64,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Retrieval metrics of one ranked list: `relevant[p]` flags the item at rank
+    /// `p + 1` (`length` entries), `n_relevant` is the total number of relevant
+    /// items (at least those in the list; more for a truncated top-N list). Same
+    /// outputs as `mvnmf_query_metrics`; no workspace.
+    fn mvnmf_ranked_list_metrics(
+        relevant: *const u8 = "`length` bytes",
+        length: usize,
+        n_relevant: usize,
+        cutoffs: *const usize = "`n_cutoffs` cutoffs",
+        n_cutoffs: usize,
+        average_precision: *mut f64 = "one double",
+        precision_at: *mut f64 = "`n_cutoffs` doubles",
+        pr11: *mut f64 = "11 doubles",
+    ) {
         need(average_precision)?;
         let r = slice(relevant, length)?;
         let c = slice(cutoffs, n_cutoffs)?;
         let pa = slice_mut(precision_at, n_cutoffs)?;
         *average_precision = eval::ranked_list_metrics(r, n_relevant, c, pa, pr11_out(pr11))?;
         Ok(mvnmf_status::Ok)
-    })
+    }
 }
 
 // ------------------------------------------------------------- multi-label
 
-/// Macro-F1, Micro-F1 and Hamming loss of the decisions `pred` against
-/// `truth`, both `n_labels × n_items` 0/1 (column-major: item j's labels are
-/// `truth[j*n_labels ...]`). No workspace.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_multilabel_metrics(
-    truth: *const u8,
-    pred: *const u8,
-    n_labels: usize,
-    n_items: usize,
-    scores: *mut mvnmf_multilabel_scores,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Macro-F1, Micro-F1 and Hamming loss of the decisions `pred` against
+    /// `truth`, both `n_labels × n_items` 0/1 (column-major: item j's labels are
+    /// `truth[j*n_labels ...]`). No workspace.
+    fn mvnmf_multilabel_metrics(
+        truth: *const u8 = "`n_labels × n_items` bytes",
+        pred: *const u8 = "`n_labels × n_items` bytes",
+        n_labels: usize,
+        n_items: usize,
+        scores: *mut mvnmf_multilabel_scores = "one struct",
+    ) {
         need(scores)?;
         if n_labels == 0 || n_items == 0 {
             return Err(Error::ZeroDimension);
@@ -711,37 +665,27 @@ pub unsafe extern "C" fn mvnmf_multilabel_metrics(
             hamming_loss: s.hamming_loss,
         };
         Ok(mvnmf_status::Ok)
-    })
+    }
 }
 
-/// Workspace bytes of `mvnmf_average_auroc`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_average_auroc_workspace(
-    n_items: usize,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { query(bytes, || eval::average_auroc_workspace(n_items)) }
-}
-
-/// Per-label AUROC of `scores` against `truth` (both `n_labels × n_items`),
-/// ties by average rank as scikit-learn's `roc_auc_score`, and their mean in
-/// `*mean`. A label whose truth is constant has no AUROC: NaN in `per_label`
-/// (`n_labels` values, may be NULL) and left out of the mean;
-/// `*labels_scored` (may be NULL) says how many were averaged (`*mean` is NaN
-/// when none). `O(n_labels · n_items log n_items)`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_average_auroc(
-    truth: *const u8,
-    scores: *const f64,
-    n_labels: usize,
-    n_items: usize,
-    per_label: *mut f64,
-    mean: *mut f64,
-    labels_scored: *mut usize,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Per-label AUROC of `scores` against `truth` (both `n_labels × n_items`),
+    /// ties by average rank as scikit-learn's `roc_auc_score`, and their mean in
+    /// `*mean`. A label whose truth is constant has no AUROC: NaN in `per_label`
+    /// (`n_labels` values, may be NULL) and left out of the mean;
+    /// `*labels_scored` (may be NULL) says how many were averaged (`*mean` is NaN
+    /// when none). `O(n_labels · n_items log n_items)`.
+    fn mvnmf_average_auroc / mvnmf_average_auroc_f32(
+        truth: *const u8 = "`n_labels × n_items` bytes",
+        scores: *const T = "`n_labels × n_items`",
+        n_labels: usize,
+        n_items: usize,
+        per_label: *mut f64 = "`n_labels` doubles",
+        mean: *mut f64 = "one double",
+        labels_scored: *mut usize = "one `size_t`",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
         need(mean)?;
         if n_labels == 0 || n_items == 0 {
             return Err(Error::ZeroDimension);
@@ -766,5 +710,9 @@ pub unsafe extern "C" fn mvnmf_average_auroc(
             *labels_scored = r.labels_scored;
         }
         Ok(mvnmf_status::Ok)
-    })
+    }
+    /// for `n_items` items.
+    workspace mvnmf_average_auroc_workspace(n_items: usize) {
+        eval::average_auroc_workspace(n_items)
+    }
 }

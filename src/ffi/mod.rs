@@ -28,18 +28,20 @@
 //! * No panic crosses the boundary: one would be caught and reported as
 //!   `MVNMF_STATUS_INTERNAL` (hosted builds).
 //!
-//! How the files are written (issue 33): the C signatures, structs and
-//! constants stay written out, because cbindgen reads this source as text and
-//! does not expand macros (its `[parse.expand]` runs `rustc -Zunpretty=expanded`,
-//! a nightly flag: measured 101 s per header check on this machine against
-//! well under a second, and the header check would then depend on a nightly
-//! compiler or `RUSTC_BOOTSTRAP`). What repeated around them is declared once in
-//! `util.rs`: `entry!` / `workspace!` / `c_unsafe!` (the boundary, the
-//! workspace query and the one reason behind their `unsafe`), `cparams!` (one
-//! field list gives an options struct's conversions both ways, what NULL
-//! means and its `_params_default()`), `CField` (enum codes, 0/1 flags, the
-//! pool, nested options); the status list is `error_list!` in `src/error.rs`,
-//! from which `types.rs` maps `Error` to `mvnmf_status` by name.
+//! How the files are written (issue 33): every entry point is declared once
+//! with `export!` (`declare.rs`): one declaration gives the `double` export,
+//! its `_f32` twin and their `_workspace` queries, each with a `# Safety`
+//! section written from its parameters. cbindgen reads the macro-expanded
+//! crate (`[parse.expand]` in `cbindgen.toml`: `cargo rustc -- -Zunpretty=
+//! expanded` on a stable compiler through `RUSTC_BOOTSTRAP=mvnmf`, set by
+//! `ffi-tests/tests/header.rs` for that call alone; 3 s without default
+//! features). What repeats inside the bodies is declared once in `util.rs`:
+//! `entry!` / `workspace!` / `c_unsafe!` (the boundary, the workspace query
+//! and the one reason behind their `unsafe`), `cparams!` (one field list gives
+//! an options struct's conversions both ways, what NULL means and its
+//! `_params_default()`), `CField` (enum codes, 0/1 flags, the pool, nested
+//! options); the status list is `error_list!` in `src/error.rs`, from which
+//! `types.rs` maps `Error` to `mvnmf_status` by name.
 #![allow(unsafe_code, non_camel_case_types, clippy::missing_safety_doc)]
 // `c_unsafe!`, `entry!` and `workspace!` (ffi/util.rs) exist to put a body
 // under the entry point's contract: their metavariables are meant to expand
@@ -51,6 +53,8 @@
 // (private to `ffi`: its files import them through `super`).
 #[macro_use]
 mod util;
+#[macro_use]
+mod declare;
 mod types;
 pub use types::*;
 use util::*;

@@ -7,15 +7,12 @@
 //! precisions; the fit's, the anchored fit's and the prediction's have `_f32`
 //! twins.
 //!
-//! Every export is `unsafe`: its `# Safety` section lists what the caller
-//! guarantees — each pointer NULL (where allowed) or valid for the documented
-//! number of elements of its type, outputs not overlapping the inputs, the
-//! workspace or each other, and nothing changed by another thread during the
-//! call (the conventions of `ffi/mod.rs`).
+//! Every export is declared once (`export!`, `ffi/declare.rs`), which writes
+//! the twin and the `# Safety` section from the parameters.
 
 use core::ffi::c_void;
 
-use super::mvsl::{mvnmf_graph, read_graph_for, GraphScalar};
+use super::mvsl::{mvnmf_graph, read_graph_for};
 use super::*;
 use crate::graph::GraphOp;
 use crate::linalg::mat::{MatMut, MatRef};
@@ -56,80 +53,6 @@ pub extern "C" fn mvnmf_mvel_params_default() -> mvnmf_mvel_params {
     CField::from_rust(&MvelParams::default())
 }
 
-// ---- the bodies, written once for both precisions --------------------------
-
-unsafe fn fit_ws<T: GraphScalar>(
-    n_labels: usize,
-    graph: *const mvnmf_graph,
-    r: usize,
-    params: *const mvnmf_mvel_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        let p = read_params(params)?;
-        let g = read_graph_for::<T>(graph)?;
-        mvel::fit_workspace::<T, _>(GraphOp::<T>::items(&g), n_labels, r, &g, &p)
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn fit_c<T: GraphScalar>(
-    labels: *const u8,
-    n_labels: usize,
-    graph: *const mvnmf_graph,
-    r: usize,
-    params: *const mvnmf_mvel_params,
-    (q, h): (*mut T, *mut T),
-    (work, work_bytes): (*mut c_void, usize),
-    (progress, user): (mvnmf_progress_fn, *mut c_void),
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    entry!({
-        let p = read_params(params)?;
-        let g = read_graph_for::<T>(graph)?;
-        let n = GraphOp::<T>::items(&g);
-        if n_labels == 0 {
-            return Err(Error::ZeroDimension);
-        }
-        let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
-        let y = MatRef::col_major(slice(labels, cn)?, n_labels, n)?;
-        if q.is_null() || h.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let qq = slice_mut(q, n_labels.checked_mul(r).ok_or(Error::SizeOverflow)?)?;
-        let hh = slice_mut(h, r.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-        let rep = with_monitor(progress, user, |m| mvel::fit(y, &g, r, &p, qq, hh, wk, m))?;
-        finish(rep, report)
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn predict_c<T: Real>(
-    q: *const T,
-    h: *const T,
-    n_labels: usize,
-    r: usize,
-    n: usize,
-    scores: *mut T,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
-        // The shape rule of the workspace query, then the buffers.
-        mvel::predict_shape::<T>(n_labels, r, n)?;
-        let qq = slice(q, n_labels.checked_mul(r).ok_or(Error::SizeOverflow)?)?;
-        let hh = slice(h, r.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-        if scores.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let ss = slice_mut(scores, n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-        mvel::predict(qq, hh, n_labels, r, ss, wk)?;
-        Ok(mvnmf_status::Ok)
-    })
-}
-
 /// The scores (`n_labels × n`) and, when `labels` is not NULL, a label
 /// matrix of the same shape, after the zero-dimension check.
 unsafe fn scores_labels<'a, T: Real>(
@@ -149,152 +72,17 @@ unsafe fn scores_labels<'a, T: Real>(
     })
 }
 
-#[allow(clippy::too_many_arguments)]
-unsafe fn thresholds_c<T: Real>(
-    scores: *const T,
-    labels: *const u8,
-    n_labels: usize,
-    n: usize,
-    tau: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
-        let (s, y, _) = scores_labels(scores, labels, n_labels, n)?;
-        if tau.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let t = slice_mut(tau, n_labels)?;
-        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-        mvel::choose_thresholds(s, y, t, wk)?;
-        Ok(mvnmf_status::Ok)
-    })
+/// A required output of `a × b` elements.
+unsafe fn out<'a, T>(p: *mut T, a: usize, b: usize) -> Result<&'a mut [T], Error> {
+    if p.is_null() {
+        return Err(Error::NullPointer);
+    }
+    c_unsafe! { slice_mut(p, a.checked_mul(b).ok_or(Error::SizeOverflow)?) }
 }
 
-unsafe fn decide_c<T: Real>(
-    scores: *const T,
-    tau: *const f64,
-    n_labels: usize,
-    n: usize,
-    pred: *mut u8,
-) -> mvnmf_status {
-    entry!({
-        if n_labels == 0 || n == 0 {
-            return Err(Error::ZeroDimension);
-        }
-        let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
-        let s = MatRef::col_major(slice(scores, cn)?, n_labels, n)?;
-        let t = slice(tau, n_labels)?;
-        if pred.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let p = MatMut::col_major(slice_mut(pred, cn)?, n_labels, n)?;
-        mvel::decide(s, t, p)?;
-        Ok(mvnmf_status::Ok)
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn decide_pu_c<T: Real>(
-    scores: *const T,
-    labels: *const u8,
-    n_labels: usize,
-    n: usize,
-    label_freq: *const f64,
-    (tau, label_freq_used, pred): (*mut f64, *mut f64, *mut u8),
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
-        let (s, y, cn) = scores_labels(scores, labels, n_labels, n)?;
-        let f = if label_freq.is_null() {
-            None
-        } else {
-            Some(slice(label_freq, n_labels)?)
-        };
-        if tau.is_null() || pred.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let t = slice_mut(tau, n_labels)?;
-        let used = if label_freq_used.is_null() {
-            None
-        } else {
-            Some(slice_mut(label_freq_used, n_labels)?)
-        };
-        let p = MatMut::col_major(slice_mut(pred, cn)?, n_labels, n)?;
-        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-        mvel::decide_pu(s, y, f, t, used, p, wk)?;
-        Ok(mvnmf_status::Ok)
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn label_freq_holdout_c<T: Real>(
-    scores: *const T,
-    fit_labels: *const u8,
-    held_labels: *const u8,
-    n_labels: usize,
-    n: usize,
-    min_held: usize,
-    freq: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
-        let (s, fit, cn) = scores_labels(scores, fit_labels, n_labels, n)?;
-        let held = MatRef::col_major(slice(held_labels, cn)?, n_labels, n)?;
-        if freq.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let f = slice_mut(freq, n_labels)?;
-        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-        mvel::label_freq_holdout(s, fit, held, min_held, f, wk)?;
-        Ok(mvnmf_status::Ok)
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn count_thresholds_c<T: Real>(
-    scores: *const T,
-    labels: *const u8,
-    n_labels: usize,
-    n: usize,
-    label_freq: *const f64,
-    (tau, pred): (*mut f64, *mut u8),
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
-        let (s, y, cn) = scores_labels(scores, labels, n_labels, n)?;
-        let f = slice(label_freq, n_labels)?;
-        if tau.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let t = slice_mut(tau, n_labels)?;
-        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-        if pred.is_null() {
-            mvel::count_thresholds(s, y, f, t, wk)?;
-        } else {
-            let p = MatMut::col_major(slice_mut(pred, cn)?, n_labels, n)?;
-            mvel::decide_count(s, y, f, t, p, wk)?;
-        }
-        Ok(mvnmf_status::Ok)
-    })
-}
-
-unsafe fn anchored_ws<T: Real>(
-    n: usize,
-    n_labels: usize,
-    r: usize,
-    m: usize,
-    params: *const mvnmf_mvel_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        let p = read_params(params)?;
-        anchored_dims::<T>(n, n_labels, r, m)?;
-        mvel::fit_anchored_workspace::<T>(n, n_labels, r, m, &p)
-    })
+/// An input of `a × b` elements.
+unsafe fn inp<'a, T>(p: *const T, a: usize, b: usize) -> Result<&'a [T], Error> {
+    c_unsafe! { slice(p, a.checked_mul(b).ok_or(Error::SizeOverflow)?) }
 }
 
 /// The shape rule of `mvnmf_mvel_fit_anchored` on the arguments its query
@@ -310,713 +98,386 @@ fn anchored_dims<T>(n: usize, n_labels: usize, r: usize, m: usize) -> Result<(),
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
-unsafe fn fit_anchored_c<T: Real>(
-    labels: *const u8,
-    (n_labels, n): (usize, usize),
-    (idx, z, s, m): (*const usize, *const T, usize, usize),
-    r: usize,
-    params: *const mvnmf_mvel_params,
-    (q, a): (*mut T, *mut T),
-    (work, work_bytes): (*mut c_void, usize),
-    (progress, user): (mvnmf_progress_fn, *mut c_void),
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// MVEL (seed 002): `min −tr(YᵀQH) + θ₁ tr(H L_w Hᵀ) + θ₂ tr(HᵀQᵀL_ρQH)` over
+    /// `‖h_u‖ ≤ 1`, `‖q_s‖ ≤ 1`, by alternating projected gradient with Armijo
+    /// backtracking (the objective never increases).
+    ///
+    /// * `labels`: the incomplete labels, `n_labels × n` bytes 0/1 (column-major;
+    ///   0 means unknown); `L_ρ` is formed from them.
+    /// * `graph`: the affinity graph over the `n = graph->n` items
+    ///   (`MVNMF_GRAPH_DENSE` from `mvnmf_fused_graph`, or `MVNMF_GRAPH_CSR`;
+    ///   the `_f32` twin refuses the double weights of `MVNMF_GRAPH_DENSE` with
+    ///   `MVNMF_STATUS_BAD_PARAMETER`: give the graph as CSR).
+    /// * `q`: `n_labels × r`, `h`: `r × n` (written; read with
+    ///   `MVNMF_INIT_GIVEN`).
+    ///
+    /// Cost per iteration: the graph's products for each trial step (dense:
+    /// `2rn²` flops) plus `O(r²n + c r² + c² r)`. `MVNMF_STATUS_CANCELLED` when
+    /// `progress` returns nonzero (outputs at the last complete iterate); on any
+    /// other error the outputs are untouched. Report terms:
+    /// `MVNMF_TERM_LABEL_FIT`, `MVNMF_TERM_AFFINITY`, `MVNMF_TERM_LABEL_CORRELATION`.
+    fn mvnmf_mvel_fit / mvnmf_mvel_fit_f32(
+        labels: *const u8 = "`n_labels × n` bytes",
+        n_labels: usize,
+        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
+        r: usize,
+        params: *const mvnmf_mvel_params,
+        q: *mut T = "`n_labels × r`",
+        h: *mut T = "`r × n`",
+        work: *mut c_void,
+        work_bytes: usize,
+        progress: mvnmf_progress_fn,
+        user: *mut c_void,
+        report: *mut mvnmf_report,
+    ) {
+        let p = read_params(params)?;
+        let g = read_graph_for::<T>(graph)?;
+        let n = GraphOp::<T>::items(&g);
+        if n_labels == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let y = MatRef::col_major(inp(labels, n_labels, n)?, n_labels, n)?;
+        if q.is_null() || h.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let (qq, hh) = (out(q, n_labels, r)?, out(h, r, n)?);
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let rep = with_monitor(progress, user, |m| mvel::fit(y, &g, r, &p, qq, hh, wk, m))?;
+        finish(rep, report)
+    }
+    /// for `n_labels` labels, the graph's `n` items and dimension `r` (reads
+    /// the graph descriptor).
+    workspace mvnmf_mvel_fit_workspace / mvnmf_mvel_fit_f32_workspace(
+        n_labels: usize,
+        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
+        r: usize,
+        params: *const mvnmf_mvel_params,
+    ) {
+        let p = read_params(params)?;
+        let g = read_graph_for::<T>(graph)?;
+        mvel::fit_workspace::<T, _>(GraphOp::<T>::items(&g), n_labels, r, &g, &p)
+    }
+}
+
+export! {
+    /// The label scores `QH` (`n_labels × n`; for the fit's factors each in
+    /// [−1, 1] up to rounding, nothing clamped) into `scores`.
+    ///
+    /// `q` and `h` must be finite (else `MVNMF_STATUS_NON_FINITE_INPUT`), and
+    /// `r · max|Q| · max|H|` at most a quarter of the largest finite value
+    /// (`DBL_MAX`, `FLT_MAX` in the twin) rounded up to a power of 2 (else
+    /// `MVNMF_STATUS_INPUT_TOO_LARGE`): then no score can overflow, and an
+    /// `MVNMF_STATUS_OK` always comes with finite scores. The fit's factors
+    /// (columns of norm at most 1) are far inside.
+    fn mvnmf_mvel_predict / mvnmf_mvel_predict_f32(
+        q: *const T = "`n_labels × r`",
+        h: *const T = "`r × n`",
+        n_labels: usize,
+        r: usize,
+        n: usize,
+        scores: *mut T = "`n_labels × n`",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
+        // The shape rule of the workspace query, then the buffers.
+        mvel::predict_shape::<T>(n_labels, r, n)?;
+        let (qq, hh) = (inp(q, n_labels, r)?, inp(h, r, n)?);
+        let ss = out(scores, n_labels, n)?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        mvel::predict(qq, hh, n_labels, r, ss, wk)?;
+        Ok(mvnmf_status::Ok)
+    }
+    /// with the call's shape checks: a zero dimension
+    /// (`MVNMF_STATUS_ZERO_DIMENSION`), or `Q`, `H` or the scores beyond
+    /// `PTRDIFF_MAX` bytes (`MVNMF_STATUS_SIZE_OVERFLOW`).
+    workspace mvnmf_mvel_predict_workspace / mvnmf_mvel_predict_f32_workspace(
+        n_labels: usize,
+        r: usize,
+        n: usize,
+    ) {
+        mvel::predict_workspace::<T>(n_labels, r, n)
+    }
+}
+
+export! {
+    /// Per-label thresholds `tau[n_labels]`: for each label the cut between two
+    /// consecutive distinct scores that maximises the F1 of "score > tau" against
+    /// the given labels (`n_labels × n` bytes 0/1); `DBL_MAX` for a label with no
+    /// given positive. `O(c · n log n)`.
+    fn mvnmf_mvel_thresholds / mvnmf_mvel_thresholds_f32(
+        scores: *const T = "`n_labels × n`",
+        labels: *const u8 = "`n_labels × n` bytes",
+        n_labels: usize,
+        n: usize,
+        tau: *mut f64 = "`n_labels` doubles",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
+        let (s, y, _) = scores_labels(scores, labels, n_labels, n)?;
+        let t = out(tau, n_labels, 1)?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        mvel::choose_thresholds(s, y, t, wk)?;
+        Ok(mvnmf_status::Ok)
+    }
+    /// for `n` items.
+    workspace mvnmf_mvel_thresholds_workspace(n: usize) {
+        mvel::choose_thresholds_workspace(n)
+    }
+}
+
+export! {
+    /// Decisions `pred[s, u] = scores[s, u] > tau[s]` (`n_labels × n` bytes).
+    fn mvnmf_mvel_decide / mvnmf_mvel_decide_f32(
+        scores: *const T = "`n_labels × n`",
+        tau: *const f64 = "`n_labels` doubles",
+        n_labels: usize,
+        n: usize,
+        pred: *mut u8 = "`n_labels × n` bytes",
+    ) {
+        if n_labels == 0 || n == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        let s = MatRef::col_major(inp(scores, n_labels, n)?, n_labels, n)?;
+        let t = slice(tau, n_labels)?;
+        let p = MatMut::col_major(out(pred, n_labels, n)?, n_labels, n)?;
+        mvel::decide(s, t, p)?;
+        Ok(mvnmf_status::Ok)
+    }
+}
+
+export! {
+    /// MVEL's decisions by a positive–unlabeled rule (Elkan & Noto 2008; the
+    /// module docs of `models::mvel::pu_thresholds`): per label, the given flags
+    /// calibrated against the scores by isotonic regression (`g = P(given |
+    /// score)`), the label frequency `c` (the share of the label's true positives
+    /// that are given) from `label_freq[s]` where it is in (0, 1] or, where it
+    /// is 0 or `label_freq` is NULL, estimated as the mean of `g` over the given
+    /// positives; an unlabeled item decided positive where `g > c / (2 − c)`
+    /// (its PU posterior exceeds 1/2), i.e. `scores > tau[s]`; every given
+    /// positive decided positive. Writes `tau[n_labels]` (`DBL_MAX`: none added;
+    /// `-INFINITY`: all), `pred` (`n_labels × n` bytes 0/1) and, if not NULL,
+    /// `label_freq_used[n_labels]` (0 for a label with no given positive).
+    /// `labels`: the given labels, `n_labels × n` bytes 0/1. Validated before
+    /// anything is written: `MVNMF_STATUS_NON_FINITE_INPUT` (a score),
+    /// `MVNMF_STATUS_BAD_LABEL`, `MVNMF_STATUS_BAD_PARAMETER` (a label frequency
+    /// outside [0, 1] or NaN), `MVNMF_STATUS_WORKSPACE_TOO_SMALL`.
+    /// `O(n_labels · n log n)`.
+    fn mvnmf_mvel_decide_pu / mvnmf_mvel_decide_pu_f32(
+        scores: *const T = "`n_labels × n`",
+        labels: *const u8 = "`n_labels × n` bytes",
+        n_labels: usize,
+        n: usize,
+        label_freq: *const f64 = "`n_labels` doubles",
+        tau: *mut f64 = "`n_labels` doubles",
+        label_freq_used: *mut f64 = "`n_labels` doubles",
+        pred: *mut u8 = "`n_labels × n` bytes",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
+        let (s, y, _) = scores_labels(scores, labels, n_labels, n)?;
+        let f = if label_freq.is_null() {
+            None
+        } else {
+            Some(slice(label_freq, n_labels)?)
+        };
+        if tau.is_null() || pred.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let t = out(tau, n_labels, 1)?;
+        let used = if label_freq_used.is_null() {
+            None
+        } else {
+            Some(out(label_freq_used, n_labels, 1)?)
+        };
+        let p = MatMut::col_major(out(pred, n_labels, n)?, n_labels, n)?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        mvel::decide_pu(s, y, f, t, used, p, wk)?;
+        Ok(mvnmf_status::Ok)
+    }
+    /// for `n` items.
+    workspace mvnmf_mvel_decide_pu_workspace(n: usize) {
+        mvel::pu_thresholds_workspace(n)
+    }
+}
+
+export! {
+    /// The label frequencies `freq[n_labels]` (the share of each label's
+    /// positives that is given) from given positives held out of a refit — the
+    /// `label_freq` of `mvnmf_mvel_decide_pu` and `mvnmf_mvel_count_thresholds`
+    /// without the bias of scores the fit has seen (the Rust docs of
+    /// `models::mvel::label_freq_holdout`: a mixture-proportion estimate, Blanchard,
+    /// Lee & Scott 2010; Scott 2015).
+    ///
+    /// The caller splits the given positives into `fit_labels` (what a refit
+    /// saw) and `held_labels` (a random share, disjoint from them; both
+    /// `n_labels × n` bytes 0/1), refits on `fit_labels` and passes its
+    /// `scores` (`n_labels × n`). Per label, over the items the refit saw as
+    /// unknown (`U`): `alpha = min over thresholds with at least
+    /// min(max(min_held, 1), H) held-out positives above of (U above / |U|) /
+    /// (held above / H)`, clamped to `[H / |U|, 1]`; `freq = (P' + H) / (P' +
+    /// alpha |U|)` (`P'`: the label's `fit_labels` positives, `H` its held-out
+    /// ones); 0 (unknown) for a label without a held-out positive. Validated
+    /// before anything is written: `MVNMF_STATUS_ZERO_DIMENSION`,
+    /// `MVNMF_STATUS_BAD_LABEL` (a flag not 0/1, or an entry both held out and
+    /// in `fit_labels`), `MVNMF_STATUS_NON_FINITE_INPUT` (a score),
+    /// `MVNMF_STATUS_WORKSPACE_TOO_SMALL`. `O(n_labels · n log n)`.
+    fn mvnmf_mvel_label_freq_holdout / mvnmf_mvel_label_freq_holdout_f32(
+        scores: *const T = "`n_labels × n`",
+        fit_labels: *const u8 = "`n_labels × n` bytes",
+        held_labels: *const u8 = "`n_labels × n` bytes",
+        n_labels: usize,
+        n: usize,
+        min_held: usize,
+        freq: *mut f64 = "`n_labels` doubles",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
+        let (s, fit, _) = scores_labels(scores, fit_labels, n_labels, n)?;
+        let held = MatRef::col_major(inp(held_labels, n_labels, n)?, n_labels, n)?;
+        let f = out(freq, n_labels, 1)?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        mvel::label_freq_holdout(s, fit, held, min_held, f, wk)?;
+        Ok(mvnmf_status::Ok)
+    }
+    /// for `n` items (`MVNMF_STATUS_ZERO_DIMENSION` for `n = 0`).
+    workspace mvnmf_mvel_label_freq_holdout_workspace(n: usize) {
+        mvel::label_freq_holdout_workspace(n)
+    }
+}
+
+export! {
+    /// MVEL's decisions by the **count rule** (the Rust docs of
+    /// `models::mvel::count_thresholds`): a label with `P_s` given positives and
+    /// label frequency `label_freq[s]` (e.g. from `mvnmf_mvel_label_freq_holdout`)
+    /// has about `m_s = round(P_s (1 − c_s) / c_s)` hidden positives; `tau[s]`
+    /// lets exactly its `m_s` best-scoring unknown items through (`score >
+    /// tau[s]`; half-way between the `m_s`-th and the next unknown score, or
+    /// that score where they tie, so a tied run straddling the cut is left out).
+    /// `tau[s] = +INFINITY` (nothing added) where `label_freq[s] = 0`, the label
+    /// has no given positive or `m_s = 0`; `-INFINITY` where `m_s` reaches the
+    /// label's unknown items. When `pred` is not NULL it receives the decisions
+    /// (`n_labels × n` bytes): `1` where the label is given or `score > tau[s]`.
+    /// `labels`: the given labels, `n_labels × n` bytes 0/1; `label_freq`
+    /// (`n_labels` doubles in [0, 1]) is required. Validated before anything is
+    /// written: `MVNMF_STATUS_ZERO_DIMENSION`, `MVNMF_STATUS_NULL_POINTER`,
+    /// `MVNMF_STATUS_BAD_LABEL`, `MVNMF_STATUS_NON_FINITE_INPUT` (a score),
+    /// `MVNMF_STATUS_BAD_PARAMETER` (a label frequency outside [0, 1] or NaN),
+    /// `MVNMF_STATUS_WORKSPACE_TOO_SMALL`. `O(n_labels · n log n)`.
+    fn mvnmf_mvel_count_thresholds / mvnmf_mvel_count_thresholds_f32(
+        scores: *const T = "`n_labels × n`",
+        labels: *const u8 = "`n_labels × n` bytes",
+        n_labels: usize,
+        n: usize,
+        label_freq: *const f64 = "`n_labels` doubles",
+        tau: *mut f64 = "`n_labels` doubles",
+        pred: *mut u8 = "`n_labels × n` bytes",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
+        let (s, y, _) = scores_labels(scores, labels, n_labels, n)?;
+        let f = slice(label_freq, n_labels)?;
+        let t = out(tau, n_labels, 1)?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        if pred.is_null() {
+            mvel::count_thresholds(s, y, f, t, wk)?;
+        } else {
+            let p = MatMut::col_major(out(pred, n_labels, n)?, n_labels, n)?;
+            mvel::decide_count(s, y, f, t, p, wk)?;
+        }
+        Ok(mvnmf_status::Ok)
+    }
+    /// for `n` items (`MVNMF_STATUS_ZERO_DIMENSION` for `n = 0`).
+    workspace mvnmf_mvel_count_thresholds_workspace(n: usize) {
+        mvel::count_thresholds_workspace(n)
+    }
+}
+
+export! {
+    /// MVEL on an anchor graph (seed 002 §2.3): the items' embeddings tied to `m`
+    /// anchors, `H = A Z` with `(idx, z)` from `mvnmf_anchor_graph` (`s` anchors
+    /// per item; the `_f32` twin takes `float` weights: convert them),
+    /// `L_w = I − ZᵀΛ⁻¹Z`; the same objective as `mvnmf_mvel_fit` at
+    /// `H = A Z`, with `||a_k|| <= 1` per anchor (so every `||h_u|| <= 1`). Writes
+    /// `q` (`n_labels × r`) and the anchors' `a` (`r × m`); the items' `H` from
+    /// `mvnmf_mvel_embed_anchored`. `labels`: `n_labels × n` bytes 0/1.
+    ///
+    /// Cost per iteration `O(r·m² + r²·m + c·r·m)`; workspace `O(m² + c·m + r·m)`
+    /// (nothing of size `n`). Cancellation and errors as `mvnmf_mvel_fit`.
+    fn mvnmf_mvel_fit_anchored / mvnmf_mvel_fit_anchored_f32(
+        labels: *const u8 = "`n_labels × n` bytes",
+        n_labels: usize,
+        n: usize,
+        idx: *const usize = "`n × s` indices",
+        z: *const T = "`n × s`",
+        s: usize,
+        m: usize,
+        r: usize,
+        params: *const mvnmf_mvel_params,
+        q: *mut T = "`n_labels × r`",
+        a: *mut T = "`r × m`",
+        work: *mut c_void,
+        work_bytes: usize,
+        progress: mvnmf_progress_fn,
+        user: *mut c_void,
+        report: *mut mvnmf_report,
+    ) {
         let p = read_params(params)?;
         if n_labels == 0 || n == 0 || s == 0 || m == 0 {
             return Err(Error::ZeroDimension);
         }
         anchored_dims::<T>(n, n_labels, r, m)?;
-        let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
-        let y = MatRef::col_major(slice(labels, cn)?, n_labels, n)?;
-        let ns = n.checked_mul(s).ok_or(Error::SizeOverflow)?;
-        let ii = slice(idx, ns)?;
-        let zz = slice(z, ns)?;
+        let y = MatRef::col_major(inp(labels, n_labels, n)?, n_labels, n)?;
+        let (ii, zz) = (inp(idx, n, s)?, inp(z, n, s)?);
         if q.is_null() || a.is_null() {
             return Err(Error::NullPointer);
         }
-        let qq = slice_mut(q, n_labels.checked_mul(r).ok_or(Error::SizeOverflow)?)?;
-        let aa = slice_mut(a, r.checked_mul(m).ok_or(Error::SizeOverflow)?)?;
+        let (qq, aa) = (out(q, n_labels, r)?, out(a, r, m)?);
         let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
         let rep = with_monitor(progress, user, |mo| {
             mvel::fit_anchored(y, ii, zz, s, m, r, &p, qq, aa, wk, mo)
         })?;
         finish(rep, report)
-    })
+    }
+    /// for `n` items, `n_labels` labels, dimension `r` and `m` anchors.
+    workspace mvnmf_mvel_fit_anchored_workspace / mvnmf_mvel_fit_anchored_f32_workspace(
+        n: usize,
+        n_labels: usize,
+        r: usize,
+        m: usize,
+        params: *const mvnmf_mvel_params,
+    ) {
+        let p = read_params(params)?;
+        anchored_dims::<T>(n, n_labels, r, m)?;
+        mvel::fit_anchored_workspace::<T>(n, n_labels, r, m, &p)
+    }
 }
 
-#[allow(clippy::too_many_arguments)]
-unsafe fn embed_anchored_c<T: Real>(
-    a: *const T,
-    r: usize,
-    m: usize,
-    idx: *const usize,
-    z: *const T,
-    s: usize,
-    n: usize,
-    h: *mut T,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// The items' embeddings `H = A Z` (`r × n`) from the anchors' `a`
+    /// (`r × m`) and an anchor graph `(idx, z)` (`s` per item): the fitted items,
+    /// or new ones (`mvnmf_anchor_graph` with the training scales and views) —
+    /// the out-of-sample `h(x) = A z(x)`. `O(n·s·r)`.
+    fn mvnmf_mvel_embed_anchored / mvnmf_mvel_embed_anchored_f32(
+        a: *const T = "`r × m`",
+        r: usize,
+        m: usize,
+        idx: *const usize = "`n × s` indices",
+        z: *const T = "`n × s`",
+        s: usize,
+        n: usize,
+        h: *mut T = "`r × n`",
+    ) {
         if r == 0 {
             return Err(Error::BadRank);
         }
         if m == 0 || n == 0 || s == 0 {
             return Err(Error::ZeroDimension);
         }
-        let aa = slice(a, r.checked_mul(m).ok_or(Error::SizeOverflow)?)?;
-        let ns = n.checked_mul(s).ok_or(Error::SizeOverflow)?;
-        let ii = slice(idx, ns)?;
-        let zz = slice(z, ns)?;
-        if h.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let hh = slice_mut(h, r.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
+        let aa = inp(a, r, m)?;
+        let (ii, zz) = (inp(idx, n, s)?, inp(z, n, s)?);
+        let hh = out(h, r, n)?;
         mvel::embed_anchored(aa, r, ii, zz, s, hh)?;
         Ok(mvnmf_status::Ok)
-    })
-}
-
-// ---- the exports -------------------------------------------------------------
-
-/// Workspace bytes of `mvnmf_mvel_fit` for `n_labels` labels, the graph's
-/// `n` items and dimension `r` (reads the graph descriptor).
-///
-/// # Safety
-/// `graph` is NULL or a valid descriptor (its arrays as `mvnmf_graph`
-/// documents); `params` is NULL or valid; `bytes` is NULL or valid for one
-/// write.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_fit_workspace(
-    n_labels: usize,
-    graph: *const mvnmf_graph,
-    r: usize,
-    params: *const mvnmf_mvel_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { fit_ws::<f64>(n_labels, graph, r, params, bytes) }
-}
-
-/// MVEL (seed 002): `min −tr(YᵀQH) + θ₁ tr(H L_w Hᵀ) + θ₂ tr(HᵀQᵀL_ρQH)` over
-/// `‖h_u‖ ≤ 1`, `‖q_s‖ ≤ 1`, by alternating projected gradient with Armijo
-/// backtracking (the objective never increases).
-///
-/// * `labels`: the incomplete labels, `n_labels × n` bytes 0/1 (column-major;
-///   0 means unknown); `L_ρ` is formed from them.
-/// * `graph`: the affinity graph over the `n = graph->n` items
-///   (`MVNMF_GRAPH_DENSE` from `mvnmf_fused_graph`, or `MVNMF_GRAPH_CSR`).
-/// * `q`: `n_labels × r`, `h`: `r × n` doubles (written; read with
-///   `MVNMF_INIT_GIVEN`).
-///
-/// Cost per iteration: the graph's products for each trial step (dense:
-/// `2rn²` flops) plus `O(r²n + c r² + c² r)`. `MVNMF_STATUS_CANCELLED` when
-/// `progress` returns nonzero (outputs at the last complete iterate); on any
-/// other error the outputs are untouched. Report terms:
-/// `MVNMF_TERM_LABEL_FIT`, `MVNMF_TERM_AFFINITY`, `MVNMF_TERM_LABEL_CORRELATION`.
-///
-/// # Safety
-/// `labels` is NULL or valid for `n_labels × n` bytes, `q` for `n_labels × r`
-/// and `h` for `r × n` doubles, `work` for `work_bytes` bytes; `graph` is NULL
-/// or a valid descriptor; `params` and `report` NULL or valid; `progress`
-/// NULL or a function that may be called with `user`. The outputs do not
-/// overlap each other, the inputs or the workspace.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_fit(
-    labels: *const u8,
-    n_labels: usize,
-    graph: *const mvnmf_graph,
-    r: usize,
-    params: *const mvnmf_mvel_params,
-    q: *mut f64,
-    h: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe! {
-        fit_c::<f64>(labels, n_labels, graph, r, params, (q, h), (work, work_bytes),
-            (progress, user), report)
     }
-}
-
-/// Workspace bytes of `mvnmf_mvel_fit_f32`.
-///
-/// # Safety
-/// As `mvnmf_mvel_fit_workspace`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_fit_f32_workspace(
-    n_labels: usize,
-    graph: *const mvnmf_graph,
-    r: usize,
-    params: *const mvnmf_mvel_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { fit_ws::<f32>(n_labels, graph, r, params, bytes) }
-}
-
-/// `mvnmf_mvel_fit` in single precision: `float` `q` and `h`; the labels,
-/// graph, options and report as the double fit. `MVNMF_GRAPH_DENSE` (double
-/// weights) is `MVNMF_STATUS_BAD_PARAMETER` here: give the graph as CSR.
-///
-/// # Safety
-/// As `mvnmf_mvel_fit`, with `q` and `h` valid for as many floats.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_fit_f32(
-    labels: *const u8,
-    n_labels: usize,
-    graph: *const mvnmf_graph,
-    r: usize,
-    params: *const mvnmf_mvel_params,
-    q: *mut f32,
-    h: *mut f32,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe! {
-        fit_c::<f32>(labels, n_labels, graph, r, params, (q, h), (work, work_bytes),
-            (progress, user), report)
-    }
-}
-
-/// Workspace bytes of `mvnmf_mvel_predict`, with the call's shape checks: a
-/// zero dimension (`MVNMF_STATUS_ZERO_DIMENSION`), or `Q`, `H` or the scores
-/// beyond `PTRDIFF_MAX` bytes (`MVNMF_STATUS_SIZE_OVERFLOW`).
-///
-/// # Safety
-/// `bytes` is NULL or valid for one write.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_predict_workspace(
-    n_labels: usize,
-    r: usize,
-    n: usize,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { query(bytes, || mvel::predict_workspace::<f64>(n_labels, r, n)) }
-}
-
-/// The label scores `QH` (`n_labels × n`; for the fit's factors each in
-/// [−1, 1] up to rounding, nothing clamped) into `scores`.
-///
-/// `q` and `h` must be finite (else `MVNMF_STATUS_NON_FINITE_INPUT`), and
-/// `r · max|Q| · max|H|` at most 2^1022, a quarter of `DBL_MAX` rounded up
-/// (else `MVNMF_STATUS_INPUT_TOO_LARGE`): then no score can overflow, and an
-/// `MVNMF_STATUS_OK` always comes with finite scores. The fit's factors
-/// (columns of norm at most 1) are far inside.
-///
-/// # Safety
-/// `q` is NULL or valid for `n_labels × r`, `h` for `r × n` and `scores` for
-/// `n_labels × n` doubles, `work` for `work_bytes` bytes; `scores` overlaps
-/// nothing else.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_predict(
-    q: *const f64,
-    h: *const f64,
-    n_labels: usize,
-    r: usize,
-    n: usize,
-    scores: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    c_unsafe! { predict_c::<f64>(q, h, n_labels, r, n, scores, work, work_bytes) }
-}
-
-/// Workspace bytes of `mvnmf_mvel_predict_f32`.
-///
-/// # Safety
-/// As `mvnmf_mvel_predict_workspace`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_predict_f32_workspace(
-    n_labels: usize,
-    r: usize,
-    n: usize,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { query(bytes, || mvel::predict_workspace::<f32>(n_labels, r, n)) }
-}
-
-/// `mvnmf_mvel_predict` in single precision (`float` `q`, `h`, `scores`; the
-/// overflow bound is a quarter of `FLT_MAX`).
-///
-/// # Safety
-/// As `mvnmf_mvel_predict`, with floats.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_predict_f32(
-    q: *const f32,
-    h: *const f32,
-    n_labels: usize,
-    r: usize,
-    n: usize,
-    scores: *mut f32,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    c_unsafe! { predict_c::<f32>(q, h, n_labels, r, n, scores, work, work_bytes) }
-}
-
-/// Workspace bytes of `mvnmf_mvel_thresholds` (and `_f32`) for `n` items.
-///
-/// # Safety
-/// `bytes` is NULL or valid for one write.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_thresholds_workspace(
-    n: usize,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { query(bytes, || mvel::choose_thresholds_workspace(n)) }
-}
-
-/// Per-label thresholds `tau[n_labels]`: for each label the cut between two
-/// consecutive distinct scores that maximises the F1 of "score > tau" against
-/// the given labels (`n_labels × n` bytes 0/1); `DBL_MAX` for a label with no
-/// given positive. `O(c · n log n)`.
-///
-/// # Safety
-/// `scores` is NULL or valid for `n_labels × n` doubles, `labels` for as many
-/// bytes, `tau` for `n_labels` doubles, `work` for `work_bytes` bytes; `tau`
-/// overlaps nothing else.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_thresholds(
-    scores: *const f64,
-    labels: *const u8,
-    n_labels: usize,
-    n: usize,
-    tau: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    c_unsafe! { thresholds_c::<f64>(scores, labels, n_labels, n, tau, work, work_bytes) }
-}
-
-/// `mvnmf_mvel_thresholds` on `float` scores (`tau` stays double); the
-/// workspace from `mvnmf_mvel_thresholds_workspace`.
-///
-/// # Safety
-/// As `mvnmf_mvel_thresholds`, with `scores` valid for as many floats.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_thresholds_f32(
-    scores: *const f32,
-    labels: *const u8,
-    n_labels: usize,
-    n: usize,
-    tau: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    c_unsafe! { thresholds_c::<f32>(scores, labels, n_labels, n, tau, work, work_bytes) }
-}
-
-/// Decisions `pred[s, u] = scores[s, u] > tau[s]` (`n_labels × n` bytes).
-///
-/// # Safety
-/// `scores` is NULL or valid for `n_labels × n` doubles, `tau` for `n_labels`
-/// doubles, `pred` for `n_labels × n` bytes overlapping nothing else.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_decide(
-    scores: *const f64,
-    tau: *const f64,
-    n_labels: usize,
-    n: usize,
-    pred: *mut u8,
-) -> mvnmf_status {
-    c_unsafe! { decide_c::<f64>(scores, tau, n_labels, n, pred) }
-}
-
-/// `mvnmf_mvel_decide` on `float` scores (`tau` stays double).
-///
-/// # Safety
-/// As `mvnmf_mvel_decide`, with `scores` valid for as many floats.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_decide_f32(
-    scores: *const f32,
-    tau: *const f64,
-    n_labels: usize,
-    n: usize,
-    pred: *mut u8,
-) -> mvnmf_status {
-    c_unsafe! { decide_c::<f32>(scores, tau, n_labels, n, pred) }
-}
-
-/// Workspace bytes of `mvnmf_mvel_decide_pu` (and `_f32`) for `n` items.
-///
-/// # Safety
-/// `bytes` is NULL or valid for one write.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_decide_pu_workspace(
-    n: usize,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { query(bytes, || mvel::pu_thresholds_workspace(n)) }
-}
-
-/// MVEL's decisions by a positive–unlabeled rule (Elkan & Noto 2008; the
-/// module docs of `models::mvel::pu_thresholds`): per label, the given flags
-/// calibrated against the scores by isotonic regression (`g = P(given |
-/// score)`), the label frequency `c` (the share of the label's true positives
-/// that are given) from `label_freq[s]` where it is in (0, 1] or, where it
-/// is 0 or `label_freq` is NULL, estimated as the mean of `g` over the given
-/// positives; an unlabeled item decided positive where `g > c / (2 − c)`
-/// (its PU posterior exceeds 1/2), i.e. `scores > tau[s]`; every given
-/// positive decided positive. Writes `tau[n_labels]` (`DBL_MAX`: none added;
-/// `-INFINITY`: all), `pred` (`n_labels × n` bytes 0/1) and, if not NULL,
-/// `label_freq_used[n_labels]` (0 for a label with no given positive).
-/// `labels`: the given labels, `n_labels × n` bytes 0/1. Validated before
-/// anything is written: `MVNMF_STATUS_NON_FINITE_INPUT` (a score),
-/// `MVNMF_STATUS_BAD_LABEL`, `MVNMF_STATUS_BAD_PARAMETER` (a label frequency
-/// outside [0, 1] or NaN), `MVNMF_STATUS_WORKSPACE_TOO_SMALL`.
-/// `O(n_labels · n log n)`.
-///
-/// # Safety
-/// `scores` is NULL or valid for `n_labels × n` doubles, `labels` and `pred`
-/// for as many bytes, `label_freq`, `tau` and `label_freq_used` NULL or
-/// valid for `n_labels` doubles, `work` for `work_bytes` bytes; the outputs
-/// overlap nothing else.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_decide_pu(
-    scores: *const f64,
-    labels: *const u8,
-    n_labels: usize,
-    n: usize,
-    label_freq: *const f64,
-    tau: *mut f64,
-    label_freq_used: *mut f64,
-    pred: *mut u8,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    c_unsafe! {
-        decide_pu_c::<f64>(scores, labels, n_labels, n, label_freq, (tau, label_freq_used, pred),
-            work, work_bytes)
-    }
-}
-
-/// `mvnmf_mvel_decide_pu` on `float` scores (thresholds and frequencies stay
-/// double); the workspace from `mvnmf_mvel_decide_pu_workspace`.
-///
-/// # Safety
-/// As `mvnmf_mvel_decide_pu`, with `scores` valid for as many floats.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_decide_pu_f32(
-    scores: *const f32,
-    labels: *const u8,
-    n_labels: usize,
-    n: usize,
-    label_freq: *const f64,
-    tau: *mut f64,
-    label_freq_used: *mut f64,
-    pred: *mut u8,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    c_unsafe! {
-        decide_pu_c::<f32>(scores, labels, n_labels, n, label_freq, (tau, label_freq_used, pred),
-            work, work_bytes)
-    }
-}
-
-/// Workspace bytes of `mvnmf_mvel_label_freq_holdout` (and `_f32`) for `n`
-/// items (`MVNMF_STATUS_ZERO_DIMENSION` for `n = 0`).
-///
-/// # Safety
-/// `bytes` is NULL or valid for one write.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_label_freq_holdout_workspace(
-    n: usize,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { query(bytes, || mvel::label_freq_holdout_workspace(n)) }
-}
-
-/// The label frequencies `freq[n_labels]` (the share of each label's
-/// positives that is given) from given positives held out of a refit — the
-/// `label_freq` of `mvnmf_mvel_decide_pu` and `mvnmf_mvel_count_thresholds`
-/// without the bias of scores the fit has seen (the Rust docs of
-/// `models::mvel::label_freq_holdout`: a mixture-proportion estimate, Blanchard,
-/// Lee & Scott 2010; Scott 2015).
-///
-/// The caller splits the given positives into `fit_labels` (what a refit
-/// saw) and `held_labels` (a random share, disjoint from them; both
-/// `n_labels × n` bytes 0/1), refits on `fit_labels` and passes its
-/// `scores` (`n_labels × n`). Per label, over the items the refit saw as
-/// unknown (`U`): `alpha = min over thresholds with at least
-/// min(max(min_held, 1), H) held-out positives above of (U above / |U|) /
-/// (held above / H)`, clamped to `[H / |U|, 1]`; `freq = (P' + H) / (P' +
-/// alpha |U|)` (`P'`: the label's `fit_labels` positives, `H` its held-out
-/// ones); 0 (unknown) for a label without a held-out positive. Validated
-/// before anything is written: `MVNMF_STATUS_ZERO_DIMENSION`,
-/// `MVNMF_STATUS_BAD_LABEL` (a flag not 0/1, or an entry both held out and
-/// in `fit_labels`), `MVNMF_STATUS_NON_FINITE_INPUT` (a score),
-/// `MVNMF_STATUS_WORKSPACE_TOO_SMALL`. `O(n_labels · n log n)`.
-///
-/// # Safety
-/// `scores` is NULL or valid for `n_labels × n` doubles, `fit_labels` and
-/// `held_labels` for as many bytes, `freq` for `n_labels` doubles
-/// overlapping nothing else, `work` for `work_bytes` bytes.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_label_freq_holdout(
-    scores: *const f64,
-    fit_labels: *const u8,
-    held_labels: *const u8,
-    n_labels: usize,
-    n: usize,
-    min_held: usize,
-    freq: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    c_unsafe! {
-        label_freq_holdout_c::<f64>(scores, fit_labels, held_labels, n_labels, n, min_held, freq,
-            work, work_bytes)
-    }
-}
-
-/// `mvnmf_mvel_label_freq_holdout` on `float` scores (`freq` stays double);
-/// the workspace from `mvnmf_mvel_label_freq_holdout_workspace`.
-///
-/// # Safety
-/// As `mvnmf_mvel_label_freq_holdout`, with `scores` valid for as many floats.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_label_freq_holdout_f32(
-    scores: *const f32,
-    fit_labels: *const u8,
-    held_labels: *const u8,
-    n_labels: usize,
-    n: usize,
-    min_held: usize,
-    freq: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    c_unsafe! {
-        label_freq_holdout_c::<f32>(scores, fit_labels, held_labels, n_labels, n, min_held, freq,
-            work, work_bytes)
-    }
-}
-
-/// Workspace bytes of `mvnmf_mvel_count_thresholds` (and `_f32`) for `n`
-/// items (`MVNMF_STATUS_ZERO_DIMENSION` for `n = 0`).
-///
-/// # Safety
-/// `bytes` is NULL or valid for one write.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_count_thresholds_workspace(
-    n: usize,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { query(bytes, || mvel::count_thresholds_workspace(n)) }
-}
-
-/// MVEL's decisions by the **count rule** (the Rust docs of
-/// `models::mvel::count_thresholds`): a label with `P_s` given positives and
-/// label frequency `label_freq[s]` (e.g. from `mvnmf_mvel_label_freq_holdout`)
-/// has about `m_s = round(P_s (1 − c_s) / c_s)` hidden positives; `tau[s]`
-/// lets exactly its `m_s` best-scoring unknown items through (`score >
-/// tau[s]`; half-way between the `m_s`-th and the next unknown score, or
-/// that score where they tie, so a tied run straddling the cut is left out).
-/// `tau[s] = +INFINITY` (nothing added) where `label_freq[s] = 0`, the label
-/// has no given positive or `m_s = 0`; `-INFINITY` where `m_s` reaches the
-/// label's unknown items. When `pred` is not NULL it receives the decisions
-/// (`n_labels × n` bytes): `1` where the label is given or `score > tau[s]`.
-/// `labels`: the given labels, `n_labels × n` bytes 0/1; `label_freq`
-/// (`n_labels` doubles in [0, 1]) is required. Validated before anything is
-/// written: `MVNMF_STATUS_ZERO_DIMENSION`, `MVNMF_STATUS_NULL_POINTER`,
-/// `MVNMF_STATUS_BAD_LABEL`, `MVNMF_STATUS_NON_FINITE_INPUT` (a score),
-/// `MVNMF_STATUS_BAD_PARAMETER` (a label frequency outside [0, 1] or NaN),
-/// `MVNMF_STATUS_WORKSPACE_TOO_SMALL`. `O(n_labels · n log n)`.
-///
-/// # Safety
-/// `scores` is NULL or valid for `n_labels × n` doubles, `labels` for as many
-/// bytes, `label_freq` and `tau` for `n_labels` doubles, `pred` NULL or valid
-/// for `n_labels × n` bytes, `work` for `work_bytes` bytes; the outputs
-/// overlap nothing else.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_count_thresholds(
-    scores: *const f64,
-    labels: *const u8,
-    n_labels: usize,
-    n: usize,
-    label_freq: *const f64,
-    tau: *mut f64,
-    pred: *mut u8,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    c_unsafe! {
-        count_thresholds_c::<f64>(scores, labels, n_labels, n, label_freq, (tau, pred), work,
-            work_bytes)
-    }
-}
-
-/// `mvnmf_mvel_count_thresholds` on `float` scores (`label_freq` and `tau`
-/// stay double); the workspace from `mvnmf_mvel_count_thresholds_workspace`.
-///
-/// # Safety
-/// As `mvnmf_mvel_count_thresholds`, with `scores` valid for as many floats.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_count_thresholds_f32(
-    scores: *const f32,
-    labels: *const u8,
-    n_labels: usize,
-    n: usize,
-    label_freq: *const f64,
-    tau: *mut f64,
-    pred: *mut u8,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    c_unsafe! {
-        count_thresholds_c::<f32>(scores, labels, n_labels, n, label_freq, (tau, pred), work,
-            work_bytes)
-    }
-}
-
-/// Workspace bytes of `mvnmf_mvel_fit_anchored` for `n` items, `n_labels`
-/// labels, dimension `r` and `m` anchors.
-///
-/// # Safety
-/// `params` is NULL or valid; `bytes` is NULL or valid for one write.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_fit_anchored_workspace(
-    n: usize,
-    n_labels: usize,
-    r: usize,
-    m: usize,
-    params: *const mvnmf_mvel_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { anchored_ws::<f64>(n, n_labels, r, m, params, bytes) }
-}
-
-/// MVEL on an anchor graph (seed 002 §2.3): the items' embeddings tied to `m`
-/// anchors, `H = A Z` with `(idx, z)` from `mvnmf_anchor_graph` (`s` anchors
-/// per item), `L_w = I − ZᵀΛ⁻¹Z`; the same objective as `mvnmf_mvel_fit` at
-/// `H = A Z`, with `||a_k|| <= 1` per anchor (so every `||h_u|| <= 1`). Writes
-/// `q` (`n_labels × r`) and the anchors' `a` (`r × m`); the items' `H` from
-/// `mvnmf_mvel_embed_anchored`. `labels`: `n_labels × n` bytes 0/1.
-///
-/// Cost per iteration `O(r·m² + r²·m + c·r·m)`; workspace `O(m² + c·m + r·m)`
-/// (nothing of size `n`). Cancellation and errors as `mvnmf_mvel_fit`.
-///
-/// # Safety
-/// `labels` is NULL or valid for `n_labels × n` bytes, `idx` and `z` for
-/// `n × s` entries, `q` for `n_labels × r` and `a` for `r × m` doubles,
-/// `work` for `work_bytes` bytes; `params` and `report` NULL or valid;
-/// `progress` NULL or a function that may be called with `user`. The outputs
-/// do not overlap each other, the inputs or the workspace.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_fit_anchored(
-    labels: *const u8,
-    n_labels: usize,
-    n: usize,
-    idx: *const usize,
-    z: *const f64,
-    s: usize,
-    m: usize,
-    r: usize,
-    params: *const mvnmf_mvel_params,
-    q: *mut f64,
-    a: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe! {
-        fit_anchored_c::<f64>(labels, (n_labels, n), (idx, z, s, m), r, params, (q, a),
-            (work, work_bytes), (progress, user), report)
-    }
-}
-
-/// Workspace bytes of `mvnmf_mvel_fit_anchored_f32`.
-///
-/// # Safety
-/// As `mvnmf_mvel_fit_anchored_workspace`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_fit_anchored_f32_workspace(
-    n: usize,
-    n_labels: usize,
-    r: usize,
-    m: usize,
-    params: *const mvnmf_mvel_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { anchored_ws::<f32>(n, n_labels, r, m, params, bytes) }
-}
-
-/// `mvnmf_mvel_fit_anchored` in single precision: `float` anchor weights `z`
-/// (convert those of `mvnmf_anchor_graph`), `q` and `a`; labels, options and
-/// report as the double fit.
-///
-/// # Safety
-/// As `mvnmf_mvel_fit_anchored`, with `z`, `q` and `a` valid for as many
-/// floats.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_fit_anchored_f32(
-    labels: *const u8,
-    n_labels: usize,
-    n: usize,
-    idx: *const usize,
-    z: *const f32,
-    s: usize,
-    m: usize,
-    r: usize,
-    params: *const mvnmf_mvel_params,
-    q: *mut f32,
-    a: *mut f32,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe! {
-        fit_anchored_c::<f32>(labels, (n_labels, n), (idx, z, s, m), r, params, (q, a),
-            (work, work_bytes), (progress, user), report)
-    }
-}
-
-/// The items' embeddings `H = A Z` (`r × n` doubles) from the anchors' `a`
-/// (`r × m`) and an anchor graph `(idx, z)` (`s` per item): the fitted items,
-/// or new ones (`mvnmf_anchor_graph` with the training scales and views) —
-/// the out-of-sample `h(x) = A z(x)`. `O(n·s·r)`.
-///
-/// # Safety
-/// `a` is NULL or valid for `r × m` doubles, `idx` and `z` for `n × s`
-/// entries, `h` for `r × n` doubles overlapping nothing else.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_embed_anchored(
-    a: *const f64,
-    r: usize,
-    m: usize,
-    idx: *const usize,
-    z: *const f64,
-    s: usize,
-    n: usize,
-    h: *mut f64,
-) -> mvnmf_status {
-    c_unsafe! { embed_anchored_c::<f64>(a, r, m, idx, z, s, n, h) }
-}
-
-/// `mvnmf_mvel_embed_anchored` in single precision (`float` `a`, `z`, `h`).
-///
-/// # Safety
-/// As `mvnmf_mvel_embed_anchored`, with floats.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvel_embed_anchored_f32(
-    a: *const f32,
-    r: usize,
-    m: usize,
-    idx: *const usize,
-    z: *const f32,
-    s: usize,
-    n: usize,
-    h: *mut f32,
-) -> mvnmf_status {
-    c_unsafe! { embed_anchored_c::<f32>(a, r, m, idx, z, s, n, h) }
 }

@@ -1,0 +1,217 @@
+//! The C ABI declared once per entry point (issue 33), in the manner of
+//! faer-ffi's `funcs!`: one `export!` gives the `double` export, its `_f32`
+//! twin and their `_workspace` queries, each with a `# Safety` section written
+//! from its parameters. cbindgen reads the expanded crate (`[parse.expand]` in
+//! `cbindgen.toml`), so the header declares what these expand to.
+//!
+//! ```text
+//! export! {
+//!     /// What the call does.
+//!     fn mvnmf_x / mvnmf_x_f32(
+//!         views: *const V = "`n_views`",
+//!         n_views: usize,
+//!         q: *mut T = "`n × r`",
+//!         labels: *const u8 = "`n` bytes",
+//!         params: *const mvnmf_x_params,
+//!         work: *mut c_void,
+//!         work_bytes: usize,
+//!     ) { /* a Result<mvnmf_status, Error>, generic over T and V */ }
+//!     /// What the size depends on (after "Workspace bytes of `mvnmf_x`").
+//!     workspace mvnmf_x_workspace / mvnmf_x_f32_workspace(
+//!         n_views: usize, params: *const mvnmf_x_params,
+//!     ) { /* a Result<usize, Error> */ }
+//! }
+//! ```
+//!
+//! * In the parameters and the bodies `T` is the scalar (`f64`, `f32` in the
+//!   twin) and `V` the view descriptor (`mvnmf_view`, `mvnmf_view_f32`); a
+//!   declaration without `/ twin` is `double` alone. A query without `/ twin`
+//!   serves both precisions; its `bytes: *mut usize` is appended.
+//! * A pointer's `= "extent"` says how much it points at, in the words of its
+//!   `# Safety` line (`T` pointers get "doubles"/"floats" appended);
+//!   `params`, `report`, `progress`, `work` and `bytes` have the lines of the
+//!   conventions (`ffi/mod.rs`).
+//! * The call's body runs behind the panic boundary under the contract
+//!   (`entry!`), the query's through `query` (`workspace!`).
+
+/// One entry point: see the module doc.
+macro_rules! export {
+    // ---- a declaration: the double export and its `_f32` twin ----------------
+    (
+        $(#[$doc:meta])*
+        fn $n64:ident / $n32:ident ($($p:tt)*) $body:block
+        $(
+            $(#[$wdoc:meta])*
+            workspace $w64:ident $(/ $w32:ident)? ($($wp:tt)*) $wbody:block
+        )?
+    ) => {
+        $(
+            export!(@query {query, $w64, [
+                #[doc = concat!(" Workspace bytes of `", stringify!($n64), "`",
+                    export!(@if [$($w32)?] [""] [concat!(" and of `", stringify!($n32), "`")]))]
+                $(#[$wdoc])*
+            ], $wbody} [f64 mvnmf_view "double"] ($($wp)*));
+        )?
+        export!(@munch {[entry], $n64, [
+            $(#[$doc])*
+            #[doc = ""]
+            #[doc = concat!(" Single-precision twin: `", stringify!($n32), "`.")]
+        ], $body} [f64 mvnmf_view "double"] [] [] [] $($p)* ,);
+        $(
+            export!(@twinq [$($w32)?] $n32 $w64 ($($wp)*) $wbody);
+        )?
+        export!(@munch {twin, $n32, $n64, $body} [f32 mvnmf_view_f32 "float"] [] [] [] $($p)* ,);
+    };
+    // ---- a declaration in double alone ---------------------------------------
+    (
+        $(#[$doc:meta])*
+        fn $n64:ident ($($p:tt)*) $body:block
+        $(
+            $(#[$wdoc:meta])*
+            workspace $w64:ident ($($wp:tt)*) $wbody:block
+        )?
+    ) => {
+        $(
+            export!(@query {query, $w64, [
+                #[doc = concat!(" Workspace bytes of `", stringify!($n64), "`")]
+                $(#[$wdoc])*
+            ], $wbody} [f64 mvnmf_view "double"] ($($wp)*));
+        )?
+        export!(@munch {[entry], $n64, [$(#[$doc])*], $body} [f64 mvnmf_view "double"] [] [] []
+            $($p)* ,);
+    };
+    (@twinq [] $($x:tt)*) => {};
+    (@twinq [$w32:ident] $n32:ident $w64:ident $wp:tt $wbody:block) => {
+        export!(@query {query, $w32, [
+            #[doc = concat!(" Workspace bytes of `", stringify!($n32), "` (as `",
+                stringify!($w64), "`).")]
+        ], $wbody} [f32 mvnmf_view_f32 "float"] $wp);
+    };
+    // `bytes` appended here and read by the body: one expansion, one hygiene.
+    (@query {query, $name:ident, $doc:tt, $body:block} $pr:tt ($($wp:tt)*)) => {
+        export!(@munch {[query bytes], $name, $doc, $body} $pr [] [] [] $($wp)* ,
+            bytes: *mut usize,);
+    };
+    (@if [] [$($yes:tt)*] [$($no:tt)*]) => { $($no)* };
+    (@if [$($x:tt)+] [$($yes:tt)*] [$($no:tt)*]) => { $($yes)* };
+
+    // ---- the parameters, one at a time: the C signature (`T`, `V` replaced),
+    // the `# Safety` lines, the names that are `float` in the twin -------------
+    (@munch $ctx:tt $pr:tt $sig:tt $saf:tt $tl:tt , $($rest:tt)*) => {
+        export!(@munch $ctx $pr $sig $saf $tl $($rest)*);
+    };
+    // A parameter's name, matched against those of the conventions (`$n`), and
+    // itself (`$p`, which keeps the caller's hygiene).
+    (@munch $ctx:tt $pr:tt $sig:tt $saf:tt $tl:tt $p:ident: $($rest:tt)*) => {
+        export!(@named $p, $p, $ctx $pr $sig $saf $tl $($rest)*);
+    };
+    (@named work, $p:ident, $ctx:tt $pr:tt [$($sig:tt)*] [$($saf:tt)*] $tl:tt
+        *mut c_void, $($rest:tt)*) => {
+        export!(@munch $ctx $pr [$($sig)* $p: *mut c_void,] [$($saf)*
+            ["`work`: `work_bytes` bytes (any alignment)."]] $tl $($rest)*);
+    };
+    (@named bytes, $p:ident, $ctx:tt $pr:tt [$($sig:tt)*] [$($saf:tt)*] $tl:tt
+        *mut usize, $($rest:tt)*) => {
+        export!(@munch $ctx $pr [$($sig)* $p: *mut usize,] [$($saf)*
+            ["`bytes`: one write."]] $tl $($rest)*);
+    };
+    (@named params, $p:ident, $ctx:tt $pr:tt [$($sig:tt)*] [$($saf:tt)*] $tl:tt
+        $t:ty, $($rest:tt)*) => {
+        export!(@munch $ctx $pr [$($sig)* $p: $t,] [$($saf)*
+            ["`params`: reading one (NULL: the defaults)."]] $tl $($rest)*);
+    };
+    (@named report, $p:ident, $ctx:tt $pr:tt [$($sig:tt)*] [$($saf:tt)*] $tl:tt
+        $t:ty, $($rest:tt)*) => {
+        export!(@munch $ctx $pr [$($sig)* $p: $t,] [$($saf)*
+            ["`report`: one write."]] $tl $($rest)*);
+    };
+    (@named progress, $p:ident, $ctx:tt $pr:tt [$($sig:tt)*] [$($saf:tt)*] $tl:tt
+        $t:ty, $($rest:tt)*) => {
+        export!(@munch $ctx $pr [$($sig)* $p: $t,] [$($saf)*
+            ["`progress`: a function that may be called with `user` during the call."]]
+            $tl $($rest)*);
+    };
+    (@named $n:ident, $p:ident, $ctx:tt $pr:tt $sig:tt $saf:tt $tl:tt $($rest:tt)*) => {
+        export!(@typed $ctx $pr $sig $saf $tl $p: $($rest)*);
+    };
+    (@typed $ctx:tt [$r:ident $v:ident $u:literal] [$($sig:tt)*] [$($saf:tt)*] [$($tl:tt)*]
+        $p:ident: *const V = $e:literal, $($rest:tt)*) => {
+        export!(@munch $ctx [$r $v $u] [$($sig)* $p: *const $v,] [$($saf)*
+            [concat!("`", stringify!($p), "`: reading ", $e, " `",
+                stringify!($v), "` descriptors, each with the arrays its struct documents.")]]
+            [$($tl)* "`", stringify!($p), "` (`mvnmf_view_f32`), ",] $($rest)*);
+    };
+    (@typed $ctx:tt [$r:ident $v:ident $u:literal] [$($sig:tt)*] [$($saf:tt)*] [$($tl:tt)*]
+        $p:ident: *const T = $e:literal, $($rest:tt)*) => {
+        export!(@munch $ctx [$r $v $u] [$($sig)* $p: *const $r,] [$($saf)*
+            [concat!("`", stringify!($p), "`: reading ", $e, " ", $u, "s.")]]
+            [$($tl)* "`", stringify!($p), "`, ",] $($rest)*);
+    };
+    (@typed $ctx:tt [$r:ident $v:ident $u:literal] [$($sig:tt)*] [$($saf:tt)*] [$($tl:tt)*]
+        $p:ident: *mut T = $e:literal, $($rest:tt)*) => {
+        export!(@munch $ctx [$r $v $u] [$($sig)* $p: *mut $r,] [$($saf)*
+            [concat!("`", stringify!($p), "`: writing ", $e, " ", $u, "s.")]]
+            [$($tl)* "`", stringify!($p), "`, ",] $($rest)*);
+    };
+    (@typed $ctx:tt [$r:ident $v:ident $u:literal] [$($sig:tt)*] [$($saf:tt)*] [$($tl:tt)*]
+        $p:ident: *const *mut T = $e:literal, $($rest:tt)*) => {
+        export!(@munch $ctx [$r $v $u] [$($sig)* $p: *const *mut $r,] [$($saf)*
+            [concat!("`", stringify!($p), "`: reading ", $e, " (", $u,
+                "s).")]]
+            [$($tl)* "`", stringify!($p), "`, ",] $($rest)*);
+    };
+    (@typed $ctx:tt [$r:ident $v:ident $u:literal] [$($sig:tt)*] [$($saf:tt)*] [$($tl:tt)*]
+        $p:ident: *const *const T = $e:literal, $($rest:tt)*) => {
+        export!(@munch $ctx [$r $v $u] [$($sig)* $p: *const *const $r,] [$($saf)*
+            [concat!("`", stringify!($p), "`: reading ", $e, " (", $u,
+                "s).")]]
+            [$($tl)* "`", stringify!($p), "`, ",] $($rest)*);
+    };
+    (@typed $ctx:tt $pr:tt [$($sig:tt)*] [$($saf:tt)*] $tl:tt
+        $p:ident: *const $t:ty = $e:literal, $($rest:tt)*) => {
+        export!(@munch $ctx $pr [$($sig)* $p: *const $t,] [$($saf)*
+            [concat!("`", stringify!($p), "`: reading ", $e, ".")]]
+            $tl $($rest)*);
+    };
+    (@typed $ctx:tt $pr:tt [$($sig:tt)*] [$($saf:tt)*] $tl:tt
+        $p:ident: *mut $t:ty = $e:literal, $($rest:tt)*) => {
+        export!(@munch $ctx $pr [$($sig)* $p: *mut $t,] [$($saf)*
+            [concat!("`", stringify!($p), "`: writing ", $e, ".")]]
+            $tl $($rest)*);
+    };
+    (@typed $ctx:tt $pr:tt [$($sig:tt)*] $saf:tt $tl:tt
+        $p:ident: $t:ty, $($rest:tt)*) => {
+        export!(@munch $ctx $pr [$($sig)* $p: $t,] $saf $tl $($rest)*);
+    };
+
+    // ---- the functions -------------------------------------------------------
+    (@munch {twin, $name:ident, $n64:ident, $body:block} $pr:tt $sig:tt $saf:tt
+        [$($tl:tt)*]) => {
+        export!(@emit {[entry], $name, [
+            #[doc = concat!(" `", stringify!($n64), "` in single precision: `float` for ",
+                $($tl)* "the other arguments as there.")]
+        ], $body} $pr $sig $saf);
+    };
+    (@munch $ctx:tt $pr:tt $sig:tt $saf:tt $tl:tt) => {
+        export!(@emit $ctx $pr $sig $saf);
+    };
+    (@emit {$kind:tt, $name:ident, [$($doc:tt)*], $body:block} [$r:ident $v:ident $u:literal]
+        [$($sig:tt)*] [$([$($saf:tt)*])*]) => {
+        $($doc)*
+        #[doc = ""]
+        #[doc = " # Safety"]
+        #[doc = " Every pointer is NULL (refused where it is required) or valid as listed:"]
+        $(#[doc = concat!(" * ", $($saf)*)])*
+        #[doc = " Outputs overlap nothing else; no buffer changes during the call."]
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($($sig)*) -> mvnmf_status {
+            #[allow(dead_code)]
+            type T = $r;
+            #[allow(dead_code)]
+            type V = $v;
+            export!(@body $kind $body)
+        }
+    };
+    (@body [entry] $body:block) => { entry!($body) };
+    (@body [query $bytes:ident] $body:block) => { workspace!($bytes, $body) };
+}
