@@ -1269,6 +1269,13 @@ struct mvnmf_prep_params mvnmf_prep_params_default(void);
 // be finite), `MVNMF_STATUS_NEGATIVE_INPUT` (a negative value without
 // `shift`), `MVNMF_STATUS_BAD_PARAMETER` (normalising a view that is all zero
 // after the shift, or a flag other than 0 or 1). No workspace.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `x`: writing `rows × cols` doubles (read, then overwritten).
+// * `params`: reading one (NULL: the defaults).
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_prepare_view(size_t rows,
                                 size_t cols,
                                 double *x,
@@ -1284,6 +1291,12 @@ mvnmf_status mvnmf_prepare_view(size_t rows,
 // Validated before anything is written: `MVNMF_STATUS_ZERO_DIMENSION`,
 // `MVNMF_STATUS_NON_FINITE_INPUT` (a NaN or infinity, or a mean or deviation
 // that is not finite). No workspace.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `x`: writing `rows × cols` doubles (read, then overwritten).
+// * `constant`: writing one `size_t`.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_standardize_view(size_t rows,
                                     size_t cols,
                                     double *x,
@@ -1870,6 +1883,13 @@ struct mvnmf_cv_params mvnmf_cv_params_default(void);
 // finite mean and deviation up to `DBL_MAX` (the passes run scaled by a power
 // of two when the largest magnitude is beyond 2^±500; see the Rust docs of
 // `eval::mean_std`).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `x`: reading `n` doubles.
+// * `mean`: writing one double.
+// * `std`: writing one double.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mean_std(const double *x,
                             size_t n,
                             double *mean,
@@ -1879,13 +1899,26 @@ mvnmf_status mvnmf_mean_std(const double *x,
 // `n_fractions × splits` entries, fraction-major (`scores[f * splits + s]`,
 // as `mvnmf_evaluate_protocol` writes them); writes `summary[n_fractions]`.
 // No workspace.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `scores`: reading `n_fractions × splits` structs.
+// * `summary`: writing `n_fractions` structs.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_summarize_scores(const struct mvnmf_split_scores *scores,
                                     size_t n_fractions,
                                     size_t splits,
                                     struct mvnmf_score_summary *summary);
 
-// Workspace bytes of `mvnmf_evaluate_split` for a `k × n` encoding
+// Workspace bytes of `mvnmf_evaluate_split`
+// for a `k × n` encoding
 // (`params` may be NULL: defaults).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_evaluate_split_workspace(size_t k,
                                             size_t n,
                                             size_t n_classes,
@@ -1902,6 +1935,16 @@ mvnmf_status mvnmf_evaluate_split_workspace(size_t k,
 // (`< n_classes`); `labeled[n]` flags are 0 or 1. Writes `*scores`.
 // Errors: no test item (`MVNMF_STATUS_ZERO_DIMENSION`), no labeled item
 // (`MVNMF_STATUS_TOO_FEW_LABELED`), a flag not 0/1 (`BAD_PARAMETER`), ...
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `v`: reading `k × n` doubles.
+// * `labels`: reading `n` labels.
+// * `labeled`: reading `n` bytes.
+// * `params`: reading one (NULL: the defaults).
+// * `scores`: writing one struct.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_evaluate_split(const double *v,
                                   size_t k,
                                   size_t n,
@@ -1913,7 +1956,14 @@ mvnmf_status mvnmf_evaluate_split(const double *v,
                                   void *work,
                                   size_t work_bytes);
 
-// Workspace bytes of `mvnmf_evaluate_protocol` (`params` may be NULL).
+// Workspace bytes of `mvnmf_evaluate_protocol`
+// (`params` may be NULL).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_evaluate_protocol_workspace(size_t k,
                                                size_t n,
                                                size_t n_classes,
@@ -1935,6 +1985,16 @@ mvnmf_status mvnmf_evaluate_protocol_workspace(size_t k,
 // std) once all splits are done. `labels[n]` are every item's true class.
 // A nonzero return of `fit` gives `MVNMF_STATUS_CANCELLED`; on any error
 // `scores` is untouched.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `labels`: reading `n` labels.
+// * `fractions`: reading `n_fractions` doubles.
+// * `params`: reading one (NULL: the defaults).
+// * `scores`: writing `n_fractions × splits` structs.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `fit`: a function that may be called with `user` during the call.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_evaluate_protocol(const uint32_t *labels,
                                      size_t n,
                                      size_t n_classes,
@@ -1948,7 +2008,14 @@ mvnmf_status mvnmf_evaluate_protocol(const uint32_t *labels,
                                      mvnmf_protocol_fit_fn fit,
                                      void *user);
 
-// Workspace bytes of `mvnmf_cross_validate` (`params` may be NULL).
+// Workspace bytes of `mvnmf_cross_validate`
+// (`params` may be NULL).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_cross_validate_workspace(size_t k,
                                             size_t n,
                                             size_t n_classes,
@@ -1974,6 +2041,17 @@ mvnmf_status mvnmf_cross_validate_workspace(size_t k,
 // folds) and `*best` (highest score, ties: the lowest index). A nonzero
 // return of `fit` gives `MVNMF_STATUS_CANCELLED`; on any error the outputs
 // are untouched.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `labels`: reading `n` labels.
+// * `grid`: reading `n_candidates × n_params` doubles.
+// * `params`: reading one (NULL: the defaults).
+// * `scores`: writing `n_candidates` doubles.
+// * `best`: writing one `size_t`.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `fit`: a function that may be called with `user` during the call.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_cross_validate(const uint32_t *labels,
                                   size_t n,
                                   size_t n_classes,
@@ -1998,8 +2076,16 @@ struct mvnmf_mkl_params mvnmf_mkl_params_default(void);
 // The default graph options (`ka = 5`, `kp = 3`, class-pair penalty, `sigma = 2`).
 struct mvnmf_graph_params mvnmf_graph_params_default(void);
 
-// Workspace bytes of `mvnmf_kernel_bandwidths` (validates the view descriptors
+// Workspace bytes of `mvnmf_kernel_bandwidths`
+// (validates the view descriptors
 // as the call does, values aside).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `kernels`: reading `n_views` kernels.
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_kernel_bandwidths_workspace(const struct mvnmf_view *views,
                                                size_t n_views,
                                                const struct mvnmf_kernel *kernels,
@@ -2010,6 +2096,15 @@ mvnmf_status mvnmf_kernel_bandwidths_workspace(const struct mvnmf_view *views,
 // The `γ` of every RBF view (given, or `1 / median(d²)` over all unordered pairs of
 // labeled items: the lower median) into `gammas[n_views]` (0 for other views). `labels`
 // may be NULL when no view uses the median (else `MVNMF_STATUS_NULL_POINTER`).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `kernels`: reading `n_views` kernels.
+// * `labels`: reading `N` labels.
+// * `gammas`: writing `n_views` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_kernel_bandwidths(const struct mvnmf_view *views,
                                      size_t n_views,
                                      const struct mvnmf_kernel *kernels,
@@ -2020,7 +2115,16 @@ mvnmf_status mvnmf_kernel_bandwidths(const struct mvnmf_view *views,
                                      void *work,
                                      size_t work_bytes);
 
-// Workspace bytes of `mvnmf_mkl_weights`.
+// Workspace bytes of `mvnmf_mkl_weights`
+// .
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `kernels`: reading `n_views` kernels.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mkl_weights_workspace(const struct mvnmf_view *views,
                                          size_t n_views,
                                          const struct mvnmf_kernel *kernels,
@@ -2033,6 +2137,17 @@ mvnmf_status mvnmf_mkl_weights_workspace(const struct mvnmf_view *views,
 // (`t_ij = 1/n_c²` within class c, `1/(2 n_c n_c')` across; `λ = lambda · mean(diag G)`).
 // `labels` (not NULL) needs at least 2 labeled items. Cost `O(N_l² Σ_v rows_v)`, one pass.
 // `report` may be NULL.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `kernels`: reading `n_views` kernels.
+// * `labels`: reading `N` labels.
+// * `params`: reading one (NULL: the defaults).
+// * `eta`: writing `n_views` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mkl_weights(const struct mvnmf_view *views,
                                size_t n_views,
                                const struct mvnmf_kernel *kernels,
@@ -2044,7 +2159,15 @@ mvnmf_status mvnmf_mkl_weights(const struct mvnmf_view *views,
                                size_t work_bytes,
                                struct mvnmf_mkl_report *report);
 
-// Workspace bytes of `mvnmf_alignment_system`.
+// Workspace bytes of `mvnmf_alignment_system`
+// .
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `kernels`: reading `n_views` kernels.
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_alignment_system_workspace(const struct mvnmf_view *views,
                                               size_t n_views,
                                               const struct mvnmf_kernel *kernels,
@@ -2055,6 +2178,17 @@ mvnmf_status mvnmf_alignment_system_workspace(const struct mvnmf_view *views,
 // The alignment QP's data: `g[n_views²]` (`G_uv = Σ t_ij K_u(i,j) K_v(i,j)`, column-major),
 // `b[n_views]` (`b_v = Σ t_ij K_v(i,j) [y_i = y_j]`) and `*constant` (`Σ t_ij [y_i = y_j]`), so
 // that the loss is `ηᵀGη − 2bᵀη + constant`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `kernels`: reading `n_views` kernels.
+// * `labels`: reading `N` labels.
+// * `g`: writing `n_views × n_views` doubles.
+// * `b`: writing `n_views` doubles.
+// * `constant`: writing one double.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_alignment_system(const struct mvnmf_view *views,
                                     size_t n_views,
                                     const struct mvnmf_kernel *kernels,
@@ -2067,7 +2201,13 @@ mvnmf_status mvnmf_alignment_system(const struct mvnmf_view *views,
                                     void *work,
                                     size_t work_bytes);
 
-// Workspace bytes of `mvnmf_simplex_qp` for `h` weights.
+// Workspace bytes of `mvnmf_simplex_qp`
+// for `h` weights.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_simplex_qp_workspace(size_t h,
                                         size_t *bytes);
 
@@ -2075,6 +2215,15 @@ mvnmf_status mvnmf_simplex_qp_workspace(size_t h,
 // beyond): `a[h²]` symmetric positive semidefinite (column-major), `b[h]`, `eta[h]` written.
 // Entries must be finite and at most `DBL_MAX / 4` in magnitude (else
 // `MVNMF_STATUS_NON_FINITE_INPUT`: the objective could overflow).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `a`: reading `h × h` doubles.
+// * `b`: reading `h` doubles.
+// * `eta`: writing `h` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_simplex_qp(const double *a,
                               const double *b,
                               size_t h,
@@ -2083,7 +2232,16 @@ mvnmf_status mvnmf_simplex_qp(const double *a,
                               size_t work_bytes,
                               struct mvnmf_qp_report *report);
 
-// Workspace bytes of `mvnmf_fused_knn`.
+// Workspace bytes of `mvnmf_fused_knn`
+// .
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `kernels`: reading `n_views` kernels.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_fused_knn_workspace(const struct mvnmf_view *views,
                                        size_t n_views,
                                        const struct mvnmf_kernel *kernels,
@@ -2100,6 +2258,20 @@ mvnmf_status mvnmf_fused_knn_workspace(const struct mvnmf_view *views,
 // read only for `MVNMF_SCOPE_MASKED` (else may be NULL). `k >= N` and `k = 0` are
 // `MVNMF_STATUS_BAD_PARAMETER`; a labeled scope where a query has fewer than `k` candidates
 // is `MVNMF_STATUS_TOO_FEW_LABELED`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `kernels`: reading `n_views` kernels.
+// * `eta`: reading `n_views` doubles.
+// * `labels`: reading `N` labels.
+// * `params`: reading one (NULL: the defaults).
+// * `query_mask`: reading `N` bytes.
+// * `candidate_mask`: reading `N` bytes.
+// * `neighbors`: writing `N × k` indices.
+// * `sims`: writing `N × k` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_fused_knn(const struct mvnmf_view *views,
                              size_t n_views,
                              const struct mvnmf_kernel *kernels,
@@ -2114,7 +2286,16 @@ mvnmf_status mvnmf_fused_knn(const struct mvnmf_view *views,
                              void *work,
                              size_t work_bytes);
 
-// Workspace bytes of `mvnmf_class_pairs`.
+// Workspace bytes of `mvnmf_class_pairs`
+// .
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `kernels`: reading `n_views` kernels.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_class_pairs_workspace(const struct mvnmf_view *views,
                                          size_t n_views,
                                          const struct mvnmf_kernel *kernels,
@@ -2126,6 +2307,18 @@ mvnmf_status mvnmf_class_pairs_workspace(const struct mvnmf_view *views,
 // `i` labeled of class `c` and `j` labeled of another class (seed 003's `N_kp(c)`): writes
 // `pairs[2·n_classes·kp]` (`pairs[2(c·kp + p)] = i`, `pairs[2(c·kp + p) + 1] = j`) and
 // `sims[n_classes·kp]`, best first; classes without labeled items get `MVNMF_NO_NEIGHBOR`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `kernels`: reading `n_views` kernels.
+// * `eta`: reading `n_views` doubles.
+// * `labels`: reading `N` labels.
+// * `params`: reading one (NULL: the defaults).
+// * `pairs`: writing `n_classes × kp × 2` indices.
+// * `sims`: writing `n_classes × kp` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_class_pairs(const struct mvnmf_view *views,
                                size_t n_views,
                                const struct mvnmf_kernel *kernels,
@@ -2141,6 +2334,13 @@ mvnmf_status mvnmf_class_pairs(const struct mvnmf_view *views,
 // Capacities (`col_idx` / `weights` lengths) that always hold LDGE's graphs for `n` items:
 // affinity `min(2·n·ka, n(n−1))`, penalty `min(2·n_classes·kp, n(n−1))` (class pairs) or
 // `min(2·n·kp, n(n−1))` (item neighbours).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `params`: reading one (NULL: the defaults).
+// * `affinity_capacity`: writing one `size_t`.
+// * `penalty_capacity`: writing one `size_t`.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_ldge_capacity(size_t n,
                                  size_t n_classes,
                                  const struct mvnmf_graph_params *params,
@@ -2148,13 +2348,29 @@ mvnmf_status mvnmf_ldge_capacity(size_t n,
                                  size_t *penalty_capacity);
 
 // Capacities that always hold TGE's graphs: affinity `min(4·n·ka, n(n−1))`, penalty as LDGE.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `params`: reading one (NULL: the defaults).
+// * `affinity_capacity`: writing one `size_t`.
+// * `penalty_capacity`: writing one `size_t`.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_tge_capacity(size_t n,
                                 size_t n_classes,
                                 const struct mvnmf_graph_params *params,
                                 size_t *affinity_capacity,
                                 size_t *penalty_capacity);
 
-// Workspace bytes of `mvnmf_ldge`.
+// Workspace bytes of `mvnmf_ldge`
+// (validates the view descriptors as the call does, values aside).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `kernels`: reading `n_views` kernels.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_ldge_workspace(const struct mvnmf_view *views,
                                   size_t n_views,
                                   const struct mvnmf_kernel *kernels,
@@ -2162,7 +2378,16 @@ mvnmf_status mvnmf_ldge_workspace(const struct mvnmf_view *views,
                                   const struct mvnmf_graph_params *params,
                                   size_t *bytes);
 
-// Workspace bytes of `mvnmf_tge`.
+// Workspace bytes of `mvnmf_tge`
+// (validates the view descriptors as the call does, values aside).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `kernels`: reading `n_views` kernels.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_tge_workspace(const struct mvnmf_view *views,
                                  size_t n_views,
                                  const struct mvnmf_kernel *kernels,
@@ -2177,6 +2402,20 @@ mvnmf_status mvnmf_tge_workspace(const struct mvnmf_view *views,
 // gives an empty penalty graph. Too few labeled items in a class for `ka` (or for `kp`) is
 // `MVNMF_STATUS_TOO_FEW_LABELED`; `ka >= N` is `MVNMF_STATUS_BAD_PARAMETER`; a capacity
 // too small for the graph is `MVNMF_STATUS_BUFFER_TOO_SHORT` (nothing written).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `kernels`: reading `n_views` kernels.
+// * `eta`: reading `n_views` doubles.
+// * `labels`: reading `N` labels.
+// * `params`: reading one (NULL: the defaults).
+// * `affinity`: reading one struct whose buffers hold its capacity.
+// * `penalty`: reading one struct whose buffers hold its capacity.
+// * `affinity_nnz`: writing one `size_t`.
+// * `penalty_nnz`: writing one `size_t`.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_ldge(const struct mvnmf_view *views,
                         size_t n_views,
                         const struct mvnmf_kernel *kernels,
@@ -2196,6 +2435,20 @@ mvnmf_status mvnmf_ldge(const struct mvnmf_view *views,
 // penalty. Same contract as `mvnmf_ldge`; `labels` may be NULL (no labeled items) when
 // `kp = 0` and no RBF kernel uses the median heuristic: the plain kNN graph (else
 // `MVNMF_STATUS_NULL_POINTER`).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `kernels`: reading `n_views` kernels.
+// * `eta`: reading `n_views` doubles.
+// * `labels`: reading `N` labels.
+// * `params`: reading one (NULL: the defaults).
+// * `affinity`: reading one struct whose buffers hold its capacity.
+// * `penalty`: reading one struct whose buffers hold its capacity.
+// * `affinity_nnz`: writing one `size_t`.
+// * `penalty_nnz`: writing one `size_t`.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_tge(const struct mvnmf_view *views,
                        size_t n_views,
                        const struct mvnmf_kernel *kernels,
@@ -2212,15 +2465,29 @@ mvnmf_status mvnmf_tge(const struct mvnmf_view *views,
 
 // Degrees `D_jj = Σ_i W_ji` of a symmetric CSR graph (`row_ptr[n + 1]`, `col_idx` and
 // `weights` of `row_ptr[n]` entries; validated like the solver's graphs) into `degrees[n]`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `row_ptr`: reading `n + 1` offsets.
+// * `col_idx`: reading `row_ptr[n]` indices.
+// * `weights`: reading `row_ptr[n]` doubles.
+// * `degrees`: writing `n` doubles.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_graph_degrees(size_t n,
                                  const size_t *row_ptr,
                                  const size_t *col_idx,
                                  const double *weights,
                                  double *degrees);
 
-// Workspace bytes of `mvnmf_cca` for views of `di` and `dj` features over `n` items and
+// Workspace bytes of `mvnmf_cca`
+// for views of `di` and `dj` features over `n` items and
 // `dims` canonical pairs (`MVNMF_STATUS_ZERO_DIMENSION` for a zero size or `n < 2`,
 // `MVNMF_STATUS_BAD_RANK` for `dims = 0` or `dims > min(di, dj)`).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_cca_workspace(size_t di,
                                  size_t dj,
                                  size_t n,
@@ -2247,6 +2514,18 @@ mvnmf_status mvnmf_cca_workspace(size_t di,
 // (`n < 2`), `MVNMF_STATUS_BAD_RANK` (`dims = 0` or `dims > min(di, dj)`),
 // `MVNMF_STATUS_NON_FINITE_INPUT` (a NaN or infinity, or a covariance that overflows),
 // `MVNMF_STATUS_WORKSPACE_TOO_SMALL`. Cost `O((di + dj)^2 n + di^3 + dj^3)`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `xi`: reading one dense view descriptor.
+// * `xj`: reading one dense view descriptor.
+// * `phi_i`: writing `d_i × dims` doubles.
+// * `phi_j`: writing `d_j × dims` doubles.
+// * `rho`: writing `dims` doubles.
+// * `mu_i`: writing `d_i` doubles.
+// * `mu_j`: writing `d_j` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_cca(const struct mvnmf_view *xi,
                        const struct mvnmf_view *xj,
                        double reg,
@@ -2262,8 +2541,16 @@ mvnmf_status mvnmf_cca(const struct mvnmf_view *xi,
 // The default fused-graph options.
 struct mvnmf_fused_graph_params mvnmf_fused_graph_params_default(void);
 
-// Workspace bytes of `mvnmf_fused_graph` (validates the view descriptors as
+// Workspace bytes of `mvnmf_fused_graph`
+// (validates the view descriptors as
 // the call does, values aside).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_fused_graph_workspace(const struct mvnmf_view *views,
                                          size_t n_views,
                                          const struct mvnmf_fused_graph_params *params,
@@ -2279,6 +2566,16 @@ mvnmf_status mvnmf_fused_graph_workspace(const struct mvnmf_view *views,
 // Use it as an `mvnmf_graph` of kind `MVNMF_GRAPH_DENSE`. Cost: per view
 // `O(n² d)`, per view pair a CCA and `O(n² dims)`; memory `n²` doubles of
 // workspace besides `w`. `w` is written only on success.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `gammas`: reading `n_views` doubles.
+// * `priors`: reading `n_views × n_views` doubles.
+// * `params`: reading one (NULL: the defaults).
+// * `w`: writing `n × n` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_fused_graph(const struct mvnmf_view *views,
                                size_t n_views,
                                const double *gammas,
@@ -2288,8 +2585,16 @@ mvnmf_status mvnmf_fused_graph(const struct mvnmf_view *views,
                                void *work,
                                size_t work_bytes);
 
-// Workspace bytes of `mvnmf_anchors_kmeans` (validates the view descriptors
+// Workspace bytes of `mvnmf_anchors_kmeans`
+// (validates the view descriptors
 // as the call does, values aside; `params` may be NULL: defaults).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_anchors_kmeans_workspace(const struct mvnmf_view *views,
                                             size_t n_views,
                                             size_t m,
@@ -2302,6 +2607,15 @@ mvnmf_status mvnmf_anchors_kmeans_workspace(const struct mvnmf_view *views,
 // is the centroids' part `v`, unscaled, written to `anchors[v]` (`d_v × m`
 // doubles, column-major; an array of `n_views` pointers). `report` may be
 // NULL. Cost `O(n·m·Σd)` per Lloyd iteration.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `params`: reading one (NULL: the defaults).
+// * `anchors`: reading `n_views` pointers to `d_v × m` doubles each.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_anchors_kmeans(const struct mvnmf_view *views,
                                   size_t n_views,
                                   size_t m,
@@ -2314,9 +2628,18 @@ mvnmf_status mvnmf_anchors_kmeans(const struct mvnmf_view *views,
 // Number of scales of `mvnmf_anchor_graph` for `n_views` views: `2 J²`.
 size_t mvnmf_anchor_scales_len(size_t n_views);
 
-// Workspace bytes of `mvnmf_anchor_graph` for these views (validated as the
+// Workspace bytes of `mvnmf_anchor_graph`
+// for these views (validated as the
 // call validates them, values aside), `n_train` training items (the items themselves when there is no
 // `train`), `m` anchors and these priors (NULL: uniform).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `priors`: reading `n_views × n_views` doubles.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_anchor_graph_workspace(const struct mvnmf_view *views,
                                           size_t n_views,
                                           size_t n_train,
@@ -2345,6 +2668,19 @@ mvnmf_status mvnmf_anchor_graph_workspace(const struct mvnmf_view *views,
 //
 // Memory: nothing of size `n × m` (items in blocks). Outputs are written
 // only on success.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `train`: reading `n_views` view descriptors.
+// * `anchors`: reading `n_views` view descriptors.
+// * `priors`: reading `n_views × n_views` doubles.
+// * `params`: reading one (NULL: the defaults).
+// * `scales`: writing `mvnmf_anchor_scales_len(n_views)` doubles (read and written).
+// * `idx`: writing `s × n` indices.
+// * `z`: writing `s × n` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_anchor_graph(const struct mvnmf_view *views,
                                 size_t n_views,
                                 const struct mvnmf_view *train,
@@ -2364,8 +2700,17 @@ mvnmf_status mvnmf_fused_knn_graph_capacity(size_t n,
                                             size_t s,
                                             size_t *capacity);
 
-// Workspace bytes of `mvnmf_fused_knn_graph` (validates the view descriptors
+// Workspace bytes of `mvnmf_fused_knn_graph`
+// (validates the view descriptors
 // as the call does, values aside).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `priors`: reading `n_views × n_views` doubles.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_fused_knn_graph_workspace(const struct mvnmf_view *views,
                                              size_t n_views,
                                              size_t s,
@@ -2384,6 +2729,16 @@ mvnmf_status mvnmf_fused_knn_graph_workspace(const struct mvnmf_view *views,
 // `*nnz`; use it as the affinity part of an `MVNMF_GRAPH_CSR` graph for
 // `mvnmf_mvel_fit`. Cost `O(n²·d)` time, `O(n·s)` memory besides the
 // workspace. Outputs are written only on success.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `priors`: reading `n_views × n_views` doubles.
+// * `params`: reading one (NULL: the defaults).
+// * `out`: reading one struct whose buffers hold its capacity.
+// * `nnz`: writing one `size_t`.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_fused_knn_graph(const struct mvnmf_view *views,
                                    size_t n_views,
                                    size_t s,
@@ -2546,9 +2901,17 @@ uint64_t mvnmf_dist_words_per_iteration(size_t sum_rows,
                                         uint32_t monitor,
                                         uint32_t explicit_graph);
 
-// Workspace bytes of `mvnmf_dist_joint_nmf_fit` on a rank whose views (its
+// Workspace bytes of `mvnmf_dist_joint_nmf_fit`
+// on a rank whose views (its
 // shard of the items) have these shapes, for `n_ranks ≥ 1` ranks
 // (`MVNMF_STATUS_BAD_PARAMETER` for 0, as the call).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_dist_joint_nmf_fit_workspace(const struct mvnmf_view *views,
                                                 size_t n_views,
                                                 size_t k,
@@ -2556,9 +2919,18 @@ mvnmf_status mvnmf_dist_joint_nmf_fit_workspace(const struct mvnmf_view *views,
                                                 const struct mvnmf_nmf_params *params,
                                                 size_t *bytes);
 
-// Workspace bytes of `mvnmf_dist_mvsl_fit` on a rank whose views have these
+// Workspace bytes of `mvnmf_dist_mvsl_fit`
+// on a rank whose views have these
 // shapes and this graph, for `n_ranks ≥ 1` ranks (`MVNMF_STATUS_BAD_PARAMETER`
 // for 0, as the call).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_dist_mvsl_fit_workspace(const struct mvnmf_view *views,
                                            size_t n_views,
                                            const struct mvnmf_graph *graph,
@@ -2593,6 +2965,19 @@ mvnmf_status mvnmf_dist_mvsl_fit_workspace(const struct mvnmf_view *views,
 // `traffic` (may be NULL) receives the calls and words this rank passed to
 // `allreduce` (written with the report). Communication per iteration:
 // `mvnmf_dist_words_per_iteration`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `comm`: reading one struct (its callbacks as `mvnmf_dist_comm` documents).
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `u`: reading `n_views` pointers to `rows_v × k` doubles each.
+// * `v`: writing `k × N_r` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// * `traffic`: writing one struct.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_dist_joint_nmf_fit(const struct mvnmf_dist_comm *comm,
                                       const struct mvnmf_view *views,
                                       size_t n_views,
@@ -2618,6 +3003,20 @@ mvnmf_status mvnmf_dist_joint_nmf_fit(const struct mvnmf_dist_comm *comm,
 // (required then). `MVNMF_GRAPH_DENSE` is refused (`MVNMF_STATUS_BAD_PARAMETER`).
 // Symmetry across ranks is not checked (only that no rank is asked for more
 // items than its edges to other ranks).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `comm`: reading one struct (its callbacks as `mvnmf_dist_comm` documents).
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `params`: reading one (NULL: the defaults).
+// * `u`: reading `n_views` pointers to `rows_v × k` doubles each.
+// * `v`: writing `k × N_r` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// * `traffic`: writing one struct.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_dist_mvsl_fit(const struct mvnmf_dist_comm *comm,
                                  const struct mvnmf_view *views,
                                  size_t n_views,
@@ -2639,6 +3038,13 @@ mvnmf_status mvnmf_dist_mvsl_fit(const struct mvnmf_dist_comm *comm,
 // other item naming one of its items), penalty `min(2·n_classes·kp, n_r·(n −
 // 1))` (class pairs) or `min(2·kp·n_r + kp·(n − n_r), n_r·(n − 1))` (item
 // neighbours).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `params`: reading one (NULL: the defaults).
+// * `affinity_capacity`: writing one `size_t`.
+// * `penalty_capacity`: writing one `size_t`.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_dist_tge_capacity(size_t n,
                                      size_t n_r,
                                      size_t n_classes,
@@ -2646,10 +3052,20 @@ mvnmf_status mvnmf_dist_tge_capacity(size_t n,
                                      size_t *affinity_capacity,
                                      size_t *penalty_capacity);
 
-// Workspace bytes of `mvnmf_dist_tge` on a rank whose views (its items,
+// Workspace bytes of `mvnmf_dist_tge`
+// on a rank whose views (its items,
 // dense) have these shapes, for `n` items over `n_ranks ≥ 1` ranks with these
 // labels (all `n` items, or NULL as `mvnmf_dist_tge` allows;
 // `MVNMF_STATUS_BAD_PARAMETER` for 0 ranks, as the call).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `kernels`: reading `n_views` kernels.
+// * `labels`: reading `n` labels.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_dist_tge_workspace(const struct mvnmf_view *views,
                                       size_t n_views,
                                       const struct mvnmf_kernel *kernels,
@@ -2688,6 +3104,22 @@ mvnmf_status mvnmf_dist_tge_workspace(const struct mvnmf_view *views,
 // others, nothing written; see `mvnmf_allreduce_fn`), edge counts received
 // that do not add up over the ranks (`MVNMF_STATUS_COMM_FAILED` on every
 // rank). Every rank returns after the same call.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `comm`: reading one struct (its callbacks as `mvnmf_dist_comm` documents).
+// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `kernels`: reading `n_views` kernels.
+// * `eta`: reading `n_views` doubles.
+// * `labels`: reading `n` labels.
+// * `params`: reading one (NULL: the defaults).
+// * `affinity`: reading one struct whose buffers hold its capacity.
+// * `penalty`: reading one struct whose buffers hold its capacity.
+// * `affinity_nnz`: writing one `size_t`.
+// * `penalty_nnz`: writing one `size_t`.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `traffic`: writing one struct.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_dist_tge(const struct mvnmf_dist_comm *comm,
                             const struct mvnmf_view *views,
                             size_t n_views,
@@ -2885,8 +3317,13 @@ mvnmf_status mvnmf_jsnmf_encode_f32(const struct mvnmf_view_f32 *queries,
                                     void *work,
                                     size_t work_bytes);
 
-// Workspace bytes of `mvnmf_sym_eig` for an `n × n` matrix
-// (`MVNMF_STATUS_ZERO_DIMENSION` for `n = 0`).
+// Workspace bytes of `mvnmf_sym_eig`
+// for an `n × n` matrix (`MVNMF_STATUS_ZERO_DIMENSION` for `n = 0`).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_sym_eig_workspace(size_t n,
                                      size_t *bytes);
 
@@ -2903,6 +3340,13 @@ mvnmf_status mvnmf_sym_eig_workspace(size_t n,
 // `MVNMF_STATUS_NULL_POINTER`, `MVNMF_STATUS_NON_FINITE_INPUT` (a NaN or
 // infinity in the lower triangle, or a Frobenius norm beyond `DBL_MAX`),
 // `MVNMF_STATUS_WORKSPACE_TOO_SMALL` (see `mvnmf_sym_eig_workspace`).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `a`: writing `n × n` doubles (read, then overwritten).
+// * `eigenvalues`: writing `n` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_sym_eig(double *a,
                            size_t n,
                            double *eigenvalues,
@@ -3645,13 +4089,18 @@ mvnmf_status mvnmf_mvsl_encode_f32(const struct mvnmf_view_f32 *views,
 // candidates and iterations, `delta = 0.001`, one thread).
 struct mvnmf_ann_params mvnmf_ann_params_default(void);
 
-// Workspace bytes of `mvnmf_tge_build` (validates the view descriptors as the call does,
-// values aside, the options and `graph_build`).
+// Workspace bytes of `mvnmf_tge_build`
+// (validates the view descriptors as the call does, values aside, the
+// options and `graph_build`).
 //
 // # Safety
-// `views` points to `n_views` view descriptors valid as the module's rules say,
-// `kernels` to `n_views` kernels; `params` and `ann` are NULL or point to one struct
-// each; `bytes` is valid for one write.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `kernels`: reading `n_views` kernels.
+// * `params`: reading one (NULL: the defaults).
+// * `ann`: reading one struct (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_tge_build_workspace(const struct mvnmf_view *views,
                                        size_t n_views,
                                        const struct mvnmf_kernel *kernels,
@@ -3672,11 +4121,19 @@ mvnmf_status mvnmf_tge_build_workspace(const struct mvnmf_view *views,
 // M_v)` for the labeled lists, against `O(N² Σ M_v)` exact.
 //
 // # Safety
-// As `mvnmf_tge`: `views` / `kernels` / `eta` point to `n_views` entries each, `labels` to
-// `N` (or is NULL as `mvnmf_tge` allows), `params` and `ann` are NULL or point to one
-// struct each, `affinity` / `penalty` to buffers of the capacities they state,
-// `affinity_nnz` / `penalty_nnz` are valid for one write, `work` holds `work_bytes`
-// bytes; no output overlaps another or an input.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `kernels`: reading `n_views` kernels.
+// * `eta`: reading `n_views` doubles.
+// * `labels`: reading `N` labels (NULL as `mvnmf_tge` allows).
+// * `params`: reading one (NULL: the defaults).
+// * `ann`: reading one struct (NULL: the defaults).
+// * `affinity`: reading one struct whose buffers hold its capacity.
+// * `penalty`: reading one struct whose buffers hold its capacity.
+// * `affinity_nnz`: writing one `size_t`.
+// * `penalty_nnz`: writing one `size_t`.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_tge_build(const struct mvnmf_view *views,
                              size_t n_views,
                              const struct mvnmf_kernel *kernels,
@@ -3693,12 +4150,16 @@ mvnmf_status mvnmf_tge_build(const struct mvnmf_view *views,
                              void *work,
                              size_t work_bytes);
 
-// Workspace bytes of `mvnmf_anchors_kmeans_sampled` (validates the view descriptors as the
-// call does, values aside; `params` may be NULL: defaults).
+// Workspace bytes of `mvnmf_anchors_kmeans_sampled`
+// (validates the view descriptors as the call does, values aside;
+// `params` may be NULL: defaults).
 //
 // # Safety
-// `views` points to `n_views` view descriptors valid as the module's rules say; `params`
-// is NULL or points to one struct; `bytes` is valid for one write.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_anchors_kmeans_sampled_workspace(const struct mvnmf_view *views,
                                                     size_t n_views,
                                                     size_t m,
@@ -3714,10 +4175,13 @@ mvnmf_status mvnmf_anchors_kmeans_sampled_workspace(const struct mvnmf_view *vie
 // 20 000, m = 500): a sample of `10·m` items, anchors 8× faster with the same AUC.
 //
 // # Safety
-// As `mvnmf_anchors_kmeans`: `views` points to `n_views` view descriptors, `anchors` to
-// `n_views` pointers to `d_v × m` doubles each, `work` holds `work_bytes` bytes, `params`
-// and `report` are NULL or point to one struct each; no output overlaps another or an
-// input.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `anchors`: reading `n_views` pointers to `d_v × m` doubles each.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_anchors_kmeans_sampled(const struct mvnmf_view *views,
                                           size_t n_views,
                                           size_t m,

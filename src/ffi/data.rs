@@ -36,25 +36,24 @@ pub extern "C" fn mvnmf_prep_params_default() -> mvnmf_prep_params {
     CField::from_rust(&PrepParams::default())
 }
 
-/// Preprocesses one dense column-major view `x[rows * cols]` (features × items)
-/// in place (DESIGN §9): with `params->shift`, every feature whose minimum over
-/// the items is negative is shifted by it (`x_ij - min_j x_ij`); with
-/// `params->normalize`, the view is then scaled to `||X||_F^2 = N` (`N = cols`).
-/// `report` (may be NULL) receives the raw minimum, the number of shifted
-/// features and the scale. Validated before anything is written:
-/// `MVNMF_STATUS_NON_FINITE_INPUT` (a NaN or infinity, or a scale that would not
-/// be finite), `MVNMF_STATUS_NEGATIVE_INPUT` (a negative value without
-/// `shift`), `MVNMF_STATUS_BAD_PARAMETER` (normalising a view that is all zero
-/// after the shift, or a flag other than 0 or 1). No workspace.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_prepare_view(
-    rows: usize,
-    cols: usize,
-    x: *mut f64,
-    params: *const mvnmf_prep_params,
-    report: *mut mvnmf_prep_report,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Preprocesses one dense column-major view `x[rows * cols]` (features × items)
+    /// in place (DESIGN §9): with `params->shift`, every feature whose minimum over
+    /// the items is negative is shifted by it (`x_ij - min_j x_ij`); with
+    /// `params->normalize`, the view is then scaled to `||X||_F^2 = N` (`N = cols`).
+    /// `report` (may be NULL) receives the raw minimum, the number of shifted
+    /// features and the scale. Validated before anything is written:
+    /// `MVNMF_STATUS_NON_FINITE_INPUT` (a NaN or infinity, or a scale that would not
+    /// be finite), `MVNMF_STATUS_NEGATIVE_INPUT` (a negative value without
+    /// `shift`), `MVNMF_STATUS_BAD_PARAMETER` (normalising a view that is all zero
+    /// after the shift, or a flag other than 0 or 1). No workspace.
+    fn mvnmf_prepare_view(
+        rows: usize,
+        cols: usize,
+        x: *mut f64 = "`rows × cols` doubles (read, then overwritten)",
+        params: *const mvnmf_prep_params,
+        report: *mut mvnmf_prep_report,
+    ) {
         let p = read_params(params)?;
         if rows == 0 || cols == 0 {
             return Err(Error::ZeroDimension);
@@ -69,26 +68,25 @@ pub unsafe extern "C" fn mvnmf_prepare_view(
             };
         }
         Ok(mvnmf_status::Ok)
-    })
+    }
 }
 
-/// Standardises every feature (row) of one dense column-major view
-/// `x[rows * cols]` (features × items) in place: `(x_ij - mean_i) / sd_i`
-/// with the feature's mean and population standard deviation over the items;
-/// a constant feature becomes 0. `constant` (may be NULL) receives the number
-/// of constant features. For models that take features of any sign (MVEL's
-/// graphs) when a view's features have different units; not for NMF inputs.
-/// Validated before anything is written: `MVNMF_STATUS_ZERO_DIMENSION`,
-/// `MVNMF_STATUS_NON_FINITE_INPUT` (a NaN or infinity, or a mean or deviation
-/// that is not finite). No workspace.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_standardize_view(
-    rows: usize,
-    cols: usize,
-    x: *mut f64,
-    constant: *mut usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Standardises every feature (row) of one dense column-major view
+    /// `x[rows * cols]` (features × items) in place: `(x_ij - mean_i) / sd_i`
+    /// with the feature's mean and population standard deviation over the items;
+    /// a constant feature becomes 0. `constant` (may be NULL) receives the number
+    /// of constant features. For models that take features of any sign (MVEL's
+    /// graphs) when a view's features have different units; not for NMF inputs.
+    /// Validated before anything is written: `MVNMF_STATUS_ZERO_DIMENSION`,
+    /// `MVNMF_STATUS_NON_FINITE_INPUT` (a NaN or infinity, or a mean or deviation
+    /// that is not finite). No workspace.
+    fn mvnmf_standardize_view(
+        rows: usize,
+        cols: usize,
+        x: *mut f64 = "`rows × cols` doubles (read, then overwritten)",
+        constant: *mut usize = "one `size_t`",
+    ) {
         if rows == 0 || cols == 0 {
             return Err(Error::ZeroDimension);
         }
@@ -98,5 +96,5 @@ pub unsafe extern "C" fn mvnmf_standardize_view(
             *constant = k;
         }
         Ok(mvnmf_status::Ok)
-    })
+    }
 }

@@ -29,8 +29,10 @@
 //!   serves both precisions; its `bytes: *mut usize` is appended.
 //! * A pointer's `= "extent"` says how much it points at, in the words of its
 //!   `# Safety` line (`T` pointers get "doubles"/"floats" appended);
-//!   `params`, `report`, `progress`, `work` and `bytes` have the lines of the
+//!   `params`, `report`, `progress`, `fit`, `work` and `bytes` have the lines of the
 //!   conventions (`ffi/mod.rs`).
+//! * `workspace q for call(...) { ... }` alone declares a query apart from
+//!   its call (where the header orders two queries before their calls).
 //! * The call's body runs behind the panic boundary under the contract
 //!   (`entry!`), the query's through `query` (`workspace!`).
 
@@ -61,6 +63,17 @@ macro_rules! export {
             export!(@twinq [$($w32)?] $n32 $w64 ($($wp)*) $wbody);
         )?
         export!(@munch {twin, $n32, $n64, $body} [f32 mvnmf_view_f32 "float"] [] [] [] $($p)* ,);
+    };
+    // ---- a query declared apart from its call (where the header has the
+    // queries of two calls before both calls) ----------------------------------
+    (
+        $(#[$wdoc:meta])*
+        workspace $w64:ident for $n64:ident ($($wp:tt)*) $wbody:block
+    ) => {
+        export!(@query {query, $w64, [
+            #[doc = concat!(" Workspace bytes of `", stringify!($n64), "`")]
+            $(#[$wdoc])*
+        ], $wbody} [f64 mvnmf_view "double"] ($($wp)*));
     };
     // ---- a declaration in double alone ---------------------------------------
     (
@@ -129,6 +142,12 @@ macro_rules! export {
         $t:ty, $($rest:tt)*) => {
         export!(@munch $ctx $pr [$($sig)* $p: $t,] [$($saf)*
             ["`progress`: a function that may be called with `user` during the call."]]
+            $tl $($rest)*);
+    };
+    (@named fit, $p:ident, $ctx:tt $pr:tt [$($sig:tt)*] [$($saf:tt)*] $tl:tt
+        $t:ty, $($rest:tt)*) => {
+        export!(@munch $ctx $pr [$($sig)* $p: $t,] [$($saf)*
+            ["`fit`: a function that may be called with `user` during the call."]]
             $tl $($rest)*);
     };
     (@named $n:ident, $p:ident, $ctx:tt $pr:tt $sig:tt $saf:tt $tl:tt $($rest:tt)*) => {

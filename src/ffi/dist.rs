@@ -327,140 +327,145 @@ pub extern "C" fn mvnmf_dist_words_per_iteration(
     )
 }
 
-/// Workspace bytes of `mvnmf_dist_joint_nmf_fit` on a rank whose views (its
-/// shard of the items) have these shapes, for `n_ranks ≥ 1` ranks
-/// (`MVNMF_STATUS_BAD_PARAMETER` for 0, as the call).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_dist_joint_nmf_fit_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
+/// The body both distributed fits share, once the communicator and the
+/// options are read: the views, factors, outputs and workspace read, then the
+/// rank's shard opened (the agreement on the inputs) and fitted.
+#[allow(clippy::too_many_arguments)]
+unsafe fn fit_shard(
+    cm: &mut CComm,
+    (views, n_views): (*const mvnmf_view, usize),
+    g: DistGraph<'_>,
     k: usize,
-    n_ranks: usize,
-    params: *const mvnmf_nmf_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        let p: NmfParams = read_params(params)?;
-        dist::joint_nmf_fit_workspace(shapes(views, n_views)?, k, n_ranks, &p)
+    problem: dist::Problem<'_>,
+    (u, v): (*const *mut f64, *mut f64),
+    (work, work_bytes): (*mut c_void, usize),
+    (progress, user): (mvnmf_progress_fn, *mut c_void),
+) -> Result<Result<DistReport, Error>, Error> {
+    c_unsafe!({
+        let (vs, n) = read_views(views, n_views)?;
+        let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        Ok(with_monitor(progress, user, |m| {
+            let shard = dist::open(cm, &vs, g, k, problem, (&us, vv), w, m.is_some());
+            shard.and_then(|s| s.fit(&vs, &mut us, vv, m))
+        }))
     })
 }
 
-/// Workspace bytes of `mvnmf_dist_mvsl_fit` on a rank whose views have these
-/// shapes and this graph, for `n_ranks ≥ 1` ranks (`MVNMF_STATUS_BAD_PARAMETER`
-/// for 0, as the call).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_dist_mvsl_fit_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    k: usize,
-    n_ranks: usize,
-    params: *const mvnmf_mvsl_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
+export! {
+    /// on a rank whose views (its
+    /// shard of the items) have these shapes, for `n_ranks ≥ 1` ranks
+    /// (`MVNMF_STATUS_BAD_PARAMETER` for 0, as the call).
+    workspace mvnmf_dist_joint_nmf_fit_workspace for mvnmf_dist_joint_nmf_fit(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        k: usize,
+        n_ranks: usize,
+        params: *const mvnmf_nmf_params,
+    ) {
+        let p: NmfParams = read_params(params)?;
+        dist::joint_nmf_fit_workspace(shapes(views, n_views)?, k, n_ranks, &p)
+    }
+}
+
+export! {
+    /// on a rank whose views have these
+    /// shapes and this graph, for `n_ranks ≥ 1` ranks (`MVNMF_STATUS_BAD_PARAMETER`
+    /// for 0, as the call).
+    workspace mvnmf_dist_mvsl_fit_workspace for mvnmf_dist_mvsl_fit(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
+        k: usize,
+        n_ranks: usize,
+        params: *const mvnmf_mvsl_params,
+    ) {
         let p: MvslParams = read_params(params)?;
         let g = read_dist_graph(graph)?;
         dist::fit_workspace(shapes(views, n_views)?, &g, k, n_ranks, &p)
-    })
+    }
 }
 
-/// Joint multi-view NMF (`mvnmf_joint_nmf_fit`) with the items split over
-/// ranks. Every rank calls it at the same time with its `comm`, its shard of
-/// the items — `views[v]` holds the columns `offset_r .. offset_r + N_r` of view
-/// `v` (dense or CSC, `col_ptr` starting at 0), the ranks' ranges following
-/// each other in rank order — the same `n_views`, rows, `k` and options;
-/// `u[v]` (`rows_v × k`) receives all the bases (the same on every rank), `v`
-/// (`k × N_r`) the rank's columns of the encoding. The iterates, objective and
-/// report are the single-process fit's on all `N = Σ N_r` items (to rounding:
-/// the order of the sums over items differs; 1 rank gives the same bits).
-///
-/// Before writing anything the ranks agree: if any rank refuses its input,
-/// every rank returns (that one its status, the others
-/// `MVNMF_STATUS_PEER_FAILED`) with all outputs untouched. A progress callback
-/// must be given on every rank or none; one that returns nonzero on any rank
-/// stops every rank after the same iteration (`MVNMF_STATUS_CANCELLED`).
-/// A callback that fails or does not deliver on one rank (see
-/// `mvnmf_allreduce_fn`): every rank returns after the same call, that rank
-/// `MVNMF_STATUS_COMM_FAILED`, the others `MVNMF_STATUS_PEER_FAILED` (after the
-/// start the outputs then hold a partial iterate); the run ends with a closing
-/// agreement (one allreduce of `Σ rows_v · k + 2` words), so every rank
-/// returns OK or none does — unless that last call itself fails on one rank,
-/// which then returns `MVNMF_STATUS_COMM_FAILED` alone. `report` is written
-/// whole (its padding bytes zero).
-/// `traffic` (may be NULL) receives the calls and words this rank passed to
-/// `allreduce` (written with the report). Communication per iteration:
-/// `mvnmf_dist_words_per_iteration`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_dist_joint_nmf_fit(
-    comm: *const mvnmf_dist_comm,
-    views: *const mvnmf_view,
-    n_views: usize,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    u: *const *mut f64,
-    v: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-    traffic: *mut mvnmf_dist_traffic,
-) -> mvnmf_status {
-    c_unsafe!({
-        run_dist(comm, report, traffic, |cm| {
+export! {
+    /// Joint multi-view NMF (`mvnmf_joint_nmf_fit`) with the items split over
+    /// ranks. Every rank calls it at the same time with its `comm`, its shard of
+    /// the items — `views[v]` holds the columns `offset_r .. offset_r + N_r` of view
+    /// `v` (dense or CSC, `col_ptr` starting at 0), the ranks' ranges following
+    /// each other in rank order — the same `n_views`, rows, `k` and options;
+    /// `u[v]` (`rows_v × k`) receives all the bases (the same on every rank), `v`
+    /// (`k × N_r`) the rank's columns of the encoding. The iterates, objective and
+    /// report are the single-process fit's on all `N = Σ N_r` items (to rounding:
+    /// the order of the sums over items differs; 1 rank gives the same bits).
+    ///
+    /// Before writing anything the ranks agree: if any rank refuses its input,
+    /// every rank returns (that one its status, the others
+    /// `MVNMF_STATUS_PEER_FAILED`) with all outputs untouched. A progress callback
+    /// must be given on every rank or none; one that returns nonzero on any rank
+    /// stops every rank after the same iteration (`MVNMF_STATUS_CANCELLED`).
+    /// A callback that fails or does not deliver on one rank (see
+    /// `mvnmf_allreduce_fn`): every rank returns after the same call, that rank
+    /// `MVNMF_STATUS_COMM_FAILED`, the others `MVNMF_STATUS_PEER_FAILED` (after the
+    /// start the outputs then hold a partial iterate); the run ends with a closing
+    /// agreement (one allreduce of `Σ rows_v · k + 2` words), so every rank
+    /// returns OK or none does — unless that last call itself fails on one rank,
+    /// which then returns `MVNMF_STATUS_COMM_FAILED` alone. `report` is written
+    /// whole (its padding bytes zero).
+    /// `traffic` (may be NULL) receives the calls and words this rank passed to
+    /// `allreduce` (written with the report). Communication per iteration:
+    /// `mvnmf_dist_words_per_iteration`.
+    fn mvnmf_dist_joint_nmf_fit(
+        comm: *const mvnmf_dist_comm = "one struct (its callbacks as `mvnmf_dist_comm` documents)",
+        views: *const V = "`n_views`",
+        n_views: usize,
+        k: usize,
+        params: *const mvnmf_nmf_params,
+        u: *const *mut f64 = "`n_views` pointers to `rows_v × k` doubles each",
+        v: *mut f64 = "`k × N_r` doubles",
+        work: *mut c_void,
+        work_bytes: usize,
+        progress: mvnmf_progress_fn,
+        user: *mut c_void,
+        report: *mut mvnmf_report,
+        traffic: *mut mvnmf_dist_traffic = "one struct",
+    ) {
+        Ok(run_dist(comm, report, traffic, |cm| {
             let p: NmfParams = read_params(params)?;
-            let (vs, n) = read_views(views, n_views)?;
-            let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
-            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-            Ok(with_monitor(progress, user, |m| {
-                let problem = dist::Problem::JointNmf(&p);
-                let shard = dist::open(
-                    cm,
-                    &vs,
-                    DistGraph::None,
-                    k,
-                    problem,
-                    (&us, vv),
-                    w,
-                    m.is_some(),
-                );
-                shard.and_then(|s| s.fit(&vs, &mut us, vv, m))
-            }))
-        })
-    })
+            let problem = dist::Problem::JointNmf(&p);
+            let io = ((u, v), (work, work_bytes), (progress, user));
+            fit_shard(cm, (views, n_views), DistGraph::None, k, problem, io.0, io.1, io.2)
+        }))
+    }
 }
 
-/// The MvSL/MCL family (`mvnmf_mvsl_fit`: MvSL-S, MCL, GNMF without a graph,
-/// joint NMF) with the items split over ranks, as `mvnmf_dist_joint_nmf_fit`.
-/// `graph`: NULL or `MVNMF_GRAPH_NONE`; `MVNMF_GRAPH_SGE` with `n = N_r` and
-/// the labels of the rank's items (`n_classes` the same on every rank; at
-/// least two labeled items over all ranks); or `MVNMF_GRAPH_CSR` (MvSL-L/T,
-/// kNN graphs) with `n = N_r` and the rank's rows of the symmetric `N × N`
-/// graphs, column indices global (`< N`), sorted per row: the V-step reads the
-/// neighbours' columns of V from their ranks through `comm->exchange`
-/// (required then). `MVNMF_GRAPH_DENSE` is refused (`MVNMF_STATUS_BAD_PARAMETER`).
-/// Symmetry across ranks is not checked (only that no rank is asked for more
-/// items than its edges to other ranks).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_dist_mvsl_fit(
-    comm: *const mvnmf_dist_comm,
-    views: *const mvnmf_view,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    k: usize,
-    params: *const mvnmf_mvsl_params,
-    u: *const *mut f64,
-    v: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-    traffic: *mut mvnmf_dist_traffic,
-) -> mvnmf_status {
-    c_unsafe!({
-        run_dist(comm, report, traffic, |cm| {
+export! {
+    /// The MvSL/MCL family (`mvnmf_mvsl_fit`: MvSL-S, MCL, GNMF without a graph,
+    /// joint NMF) with the items split over ranks, as `mvnmf_dist_joint_nmf_fit`.
+    /// `graph`: NULL or `MVNMF_GRAPH_NONE`; `MVNMF_GRAPH_SGE` with `n = N_r` and
+    /// the labels of the rank's items (`n_classes` the same on every rank; at
+    /// least two labeled items over all ranks); or `MVNMF_GRAPH_CSR` (MvSL-L/T,
+    /// kNN graphs) with `n = N_r` and the rank's rows of the symmetric `N × N`
+    /// graphs, column indices global (`< N`), sorted per row: the V-step reads the
+    /// neighbours' columns of V from their ranks through `comm->exchange`
+    /// (required then). `MVNMF_GRAPH_DENSE` is refused (`MVNMF_STATUS_BAD_PARAMETER`).
+    /// Symmetry across ranks is not checked (only that no rank is asked for more
+    /// items than its edges to other ranks).
+    fn mvnmf_dist_mvsl_fit(
+        comm: *const mvnmf_dist_comm = "one struct (its callbacks as `mvnmf_dist_comm` documents)",
+        views: *const V = "`n_views`",
+        n_views: usize,
+        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
+        k: usize,
+        params: *const mvnmf_mvsl_params,
+        u: *const *mut f64 = "`n_views` pointers to `rows_v × k` doubles each",
+        v: *mut f64 = "`k × N_r` doubles",
+        work: *mut c_void,
+        work_bytes: usize,
+        progress: mvnmf_progress_fn,
+        user: *mut c_void,
+        report: *mut mvnmf_report,
+        traffic: *mut mvnmf_dist_traffic = "one struct",
+    ) {
+        Ok(run_dist(comm, report, traffic, |cm| {
             let p: MvslParams = read_params(params)?;
             let g = read_dist_graph(graph)?;
             if matches!(g, DistGraph::Csr { .. }) && cm.ex.is_none() {
@@ -468,24 +473,10 @@ pub unsafe extern "C" fn mvnmf_dist_mvsl_fit(
                 // now, not in the middle of the set-up.
                 return Err(Error::NullPointer);
             }
-            let (vs, n) = read_views(views, n_views)?;
-            let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
-            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-            Ok(with_monitor(progress, user, |m| {
-                let shard = dist::open(
-                    cm,
-                    &vs,
-                    g,
-                    k,
-                    dist::Problem::Mvsl(&p),
-                    (&us, vv),
-                    w,
-                    m.is_some(),
-                );
-                shard.and_then(|s| s.fit(&vs, &mut us, vv, m))
-            }))
-        })
-    })
+            let io = ((u, v), (work, work_bytes), (progress, user));
+            fit_shard(cm, (views, n_views), g, k, dist::Problem::Mvsl(&p), io.0, io.1, io.2)
+        }))
+    }
 }
 
 /// The shell of a distributed entry point: reads the communicator, runs
@@ -576,101 +567,75 @@ impl From<GraphTraffic> for mvnmf_dist_graph_traffic {
     }
 }
 
-/// Capacities (`col_idx` / `weights` lengths) that always hold one rank's rows
-/// of `mvnmf_dist_tge`'s graphs, for `n_r` of the `n` items: affinity
-/// `min(4·ka·n_r + 2·ka·(n − n_r), n_r·(n − 1))` (the rank's lists and every
-/// other item naming one of its items), penalty `min(2·n_classes·kp, n_r·(n −
-/// 1))` (class pairs) or `min(2·kp·n_r + kp·(n − n_r), n_r·(n − 1))` (item
-/// neighbours).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_dist_tge_capacity(
-    n: usize,
-    n_r: usize,
-    n_classes: usize,
-    params: *const mvnmf_graph_params,
-    affinity_capacity: *mut usize,
-    penalty_capacity: *mut usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Capacities (`col_idx` / `weights` lengths) that always hold one rank's rows
+    /// of `mvnmf_dist_tge`'s graphs, for `n_r` of the `n` items: affinity
+    /// `min(4·ka·n_r + 2·ka·(n − n_r), n_r·(n − 1))` (the rank's lists and every
+    /// other item naming one of its items), penalty `min(2·n_classes·kp, n_r·(n −
+    /// 1))` (class pairs) or `min(2·kp·n_r + kp·(n − n_r), n_r·(n − 1))` (item
+    /// neighbours).
+    fn mvnmf_dist_tge_capacity(
+        n: usize,
+        n_r: usize,
+        n_classes: usize,
+        params: *const mvnmf_graph_params,
+        affinity_capacity: *mut usize = "one `size_t`",
+        penalty_capacity: *mut usize = "one `size_t`",
+    ) {
         write_capacity(params, affinity_capacity, penalty_capacity, |p| {
             dist::tge_capacity(n, n_r, n_classes, p)
         })
-    })
+    }
 }
 
-/// Workspace bytes of `mvnmf_dist_tge` on a rank whose views (its items,
-/// dense) have these shapes, for `n` items over `n_ranks ≥ 1` ranks with these
-/// labels (all `n` items, or NULL as `mvnmf_dist_tge` allows;
-/// `MVNMF_STATUS_BAD_PARAMETER` for 0 ranks, as the call).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_dist_tge_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    labels: *const u32,
-    n: usize,
-    n_classes: usize,
-    n_ranks: usize,
-    params: *const mvnmf_graph_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        let p = read_graph(params)?;
-        let ks = ckernels(kernels, n_views)?;
-        let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
-        dist::tge_workspace(shapes(views, n_views)?, &ks, n, lab, n_classes, n_ranks, &p)
-    })
-}
-
-/// TGE's graphs (`mvnmf_tge`) built across ranks: every rank calls it at the
-/// same time with its `comm` (`exchange` required; `allgather` recommended),
-/// its items — `views[v]` the columns `offset_r .. offset_r + n_r` of view `v`,
-/// dense, the ranks' ranges following each other in rank order — and the same
-/// `kernels`, `eta`, `labels` (all `n` items; NULL as `mvnmf_tge` allows it:
-/// `kp = 0` and no median bandwidth), `n_classes`, `params`. `affinity` and
-/// `penalty` (`row_ptr` of `n_r + 1` entries) receive the rank's rows of the
-/// graphs `mvnmf_tge` builds over all `n` items, exactly (row pointers from 0,
-/// global column indices sorted per row, the same weights): pass them to
-/// `mvnmf_dist_mvsl_fit` as `MVNMF_GRAPH_CSR` with `n = n_r`. Capacities:
-/// `mvnmf_dist_tge_capacity`. `affinity_nnz`, `penalty_nnz` and `traffic` (may
-/// be NULL) are written on success.
-///
-/// Each rank evaluates the fused kernel over the blocks of the single
-/// process's grid that hold one of its items, the other blocks' columns
-/// streamed to it (`allgather`), the labeled columns gathered for a median
-/// bandwidth, the class-pair lists merged, the list edges to other ranks'
-/// items sent to them (`exchange`). Errors as `mvnmf_tge`, before anything is
-/// written and on every rank alike (a rank's own error there, the others
-/// `MVNMF_STATUS_PEER_FAILED`), views that are not dense
-/// (`MVNMF_STATUS_BAD_PARAMETER`), shards that do not add up to `n`
-/// (`MVNMF_STATUS_DIMENSION_MISMATCH`), a capacity too small
-/// (`MVNMF_STATUS_BUFFER_TOO_SHORT` on that rank, found after the search),
-/// a callback that fails or does not deliver on one rank
-/// (`MVNMF_STATUS_COMM_FAILED` there, `MVNMF_STATUS_PEER_FAILED` on the
-/// others, nothing written; see `mvnmf_allreduce_fn`), edge counts received
-/// that do not add up over the ranks (`MVNMF_STATUS_COMM_FAILED` on every
-/// rank). Every rank returns after the same call.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_dist_tge(
-    comm: *const mvnmf_dist_comm,
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    eta: *const f64,
-    labels: *const u32,
-    n: usize,
-    n_classes: usize,
-    params: *const mvnmf_graph_params,
-    affinity: *const mvnmf_csr_buffers,
-    penalty: *const mvnmf_csr_buffers,
-    affinity_nnz: *mut usize,
-    penalty_nnz: *mut usize,
-    work: *mut c_void,
-    work_bytes: usize,
-    traffic: *mut mvnmf_dist_graph_traffic,
-) -> mvnmf_status {
-    c_unsafe!({
-        run_shell(
+export! {
+    /// TGE's graphs (`mvnmf_tge`) built across ranks: every rank calls it at the
+    /// same time with its `comm` (`exchange` required; `allgather` recommended),
+    /// its items — `views[v]` the columns `offset_r .. offset_r + n_r` of view `v`,
+    /// dense, the ranks' ranges following each other in rank order — and the same
+    /// `kernels`, `eta`, `labels` (all `n` items; NULL as `mvnmf_tge` allows it:
+    /// `kp = 0` and no median bandwidth), `n_classes`, `params`. `affinity` and
+    /// `penalty` (`row_ptr` of `n_r + 1` entries) receive the rank's rows of the
+    /// graphs `mvnmf_tge` builds over all `n` items, exactly (row pointers from 0,
+    /// global column indices sorted per row, the same weights): pass them to
+    /// `mvnmf_dist_mvsl_fit` as `MVNMF_GRAPH_CSR` with `n = n_r`. Capacities:
+    /// `mvnmf_dist_tge_capacity`. `affinity_nnz`, `penalty_nnz` and `traffic` (may
+    /// be NULL) are written on success.
+    ///
+    /// Each rank evaluates the fused kernel over the blocks of the single
+    /// process's grid that hold one of its items, the other blocks' columns
+    /// streamed to it (`allgather`), the labeled columns gathered for a median
+    /// bandwidth, the class-pair lists merged, the list edges to other ranks'
+    /// items sent to them (`exchange`). Errors as `mvnmf_tge`, before anything is
+    /// written and on every rank alike (a rank's own error there, the others
+    /// `MVNMF_STATUS_PEER_FAILED`), views that are not dense
+    /// (`MVNMF_STATUS_BAD_PARAMETER`), shards that do not add up to `n`
+    /// (`MVNMF_STATUS_DIMENSION_MISMATCH`), a capacity too small
+    /// (`MVNMF_STATUS_BUFFER_TOO_SHORT` on that rank, found after the search),
+    /// a callback that fails or does not deliver on one rank
+    /// (`MVNMF_STATUS_COMM_FAILED` there, `MVNMF_STATUS_PEER_FAILED` on the
+    /// others, nothing written; see `mvnmf_allreduce_fn`), edge counts received
+    /// that do not add up over the ranks (`MVNMF_STATUS_COMM_FAILED` on every
+    /// rank). Every rank returns after the same call.
+    fn mvnmf_dist_tge(
+        comm: *const mvnmf_dist_comm = "one struct (its callbacks as `mvnmf_dist_comm` documents)",
+        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        n_views: usize,
+        kernels: *const mvnmf_kernel = "`n_views` kernels",
+        eta: *const f64 = "`n_views` doubles",
+        labels: *const u32 = "`n` labels",
+        n: usize,
+        n_classes: usize,
+        params: *const mvnmf_graph_params,
+        affinity: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
+        penalty: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
+        affinity_nnz: *mut usize = "one `size_t`",
+        penalty_nnz: *mut usize = "one `size_t`",
+        work: *mut c_void,
+        work_bytes: usize,
+        traffic: *mut mvnmf_dist_graph_traffic = "one struct",
+    ) {
+        Ok(run_shell(
             comm,
             dist::refuse_tge,
             |cm| {
@@ -696,6 +661,25 @@ pub unsafe extern "C" fn mvnmf_dist_tge(
                 }
                 Ok(mvnmf_status::Ok)
             },
-        )
-    })
+        ))
+    }
+    /// on a rank whose views (its items,
+    /// dense) have these shapes, for `n` items over `n_ranks ≥ 1` ranks with these
+    /// labels (all `n` items, or NULL as `mvnmf_dist_tge` allows;
+    /// `MVNMF_STATUS_BAD_PARAMETER` for 0 ranks, as the call).
+    workspace mvnmf_dist_tge_workspace(
+        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        n_views: usize,
+        kernels: *const mvnmf_kernel = "`n_views` kernels",
+        labels: *const u32 = "`n` labels",
+        n: usize,
+        n_classes: usize,
+        n_ranks: usize,
+        params: *const mvnmf_graph_params,
+    ) {
+        let p = read_graph(params)?;
+        let ks = ckernels(kernels, n_views)?;
+        let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
+        dist::tge_workspace(shapes(views, n_views)?, &ks, n, lab, n_classes, n_ranks, &p)
+    }
 }

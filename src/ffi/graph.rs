@@ -11,25 +11,6 @@ use crate::error::Error;
 use crate::graph::{self, CsrGraph, CsrOut, GraphParams};
 use crate::similarity;
 
-unsafe fn capacity(
-    n: usize,
-    n_classes: usize,
-    params: *const mvnmf_graph_params,
-    affinity: *mut usize,
-    penalty: *mut usize,
-    tge: bool,
-) -> Result<mvnmf_status, Error> {
-    c_unsafe!({
-        write_capacity(params, affinity, penalty, |p| {
-            if tge {
-                graph::tge_capacity(n, n_classes, p)
-            } else {
-                graph::ldge_capacity(n, n_classes, p)
-            }
-        })
-    })
-}
-
 /// Reads the graph options, computes `cap` from them and writes both capacities.
 pub(super) unsafe fn write_capacity(
     params: *const mvnmf_graph_params,
@@ -48,54 +29,41 @@ pub(super) unsafe fn write_capacity(
     })
 }
 
-/// Capacities (`col_idx` / `weights` lengths) that always hold LDGE's graphs for `n` items:
-/// affinity `min(2·n·ka, n(n−1))`, penalty `min(2·n_classes·kp, n(n−1))` (class pairs) or
-/// `min(2·n·kp, n(n−1))` (item neighbours).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_ldge_capacity(
-    n: usize,
-    n_classes: usize,
-    params: *const mvnmf_graph_params,
-    affinity_capacity: *mut usize,
-    penalty_capacity: *mut usize,
-) -> mvnmf_status {
-    entry!({
-        capacity(
-            n,
-            n_classes,
-            params,
-            affinity_capacity,
-            penalty_capacity,
-            false,
-        )
-    })
+export! {
+    /// Capacities (`col_idx` / `weights` lengths) that always hold LDGE's graphs for `n` items:
+    /// affinity `min(2·n·ka, n(n−1))`, penalty `min(2·n_classes·kp, n(n−1))` (class pairs) or
+    /// `min(2·n·kp, n(n−1))` (item neighbours).
+    fn mvnmf_ldge_capacity(
+        n: usize,
+        n_classes: usize,
+        params: *const mvnmf_graph_params,
+        affinity_capacity: *mut usize = "one `size_t`",
+        penalty_capacity: *mut usize = "one `size_t`",
+    ) {
+        write_capacity(params, affinity_capacity, penalty_capacity, |p| {
+            graph::ldge_capacity(n, n_classes, p)
+        })
+    }
 }
 
-/// Capacities that always hold TGE's graphs: affinity `min(4·n·ka, n(n−1))`, penalty as LDGE.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_tge_capacity(
-    n: usize,
-    n_classes: usize,
-    params: *const mvnmf_graph_params,
-    affinity_capacity: *mut usize,
-    penalty_capacity: *mut usize,
-) -> mvnmf_status {
-    entry!({
-        capacity(
-            n,
-            n_classes,
-            params,
-            affinity_capacity,
-            penalty_capacity,
-            true,
-        )
-    })
+export! {
+    /// Capacities that always hold TGE's graphs: affinity `min(4·n·ka, n(n−1))`, penalty as LDGE.
+    fn mvnmf_tge_capacity(
+        n: usize,
+        n_classes: usize,
+        params: *const mvnmf_graph_params,
+        affinity_capacity: *mut usize = "one `size_t`",
+        penalty_capacity: *mut usize = "one `size_t`",
+    ) {
+        write_capacity(params, affinity_capacity, penalty_capacity, |p| {
+            graph::tge_capacity(n, n_classes, p)
+        })
+    }
 }
 
+/// The size of the workspace of `mvnmf_ldge` (`tge = false`) or `mvnmf_tge`.
 unsafe fn workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
+    (views, n_views, kernels): (*const mvnmf_view, usize, *const mvnmf_kernel),
     n_classes: usize,
     params: *const mvnmf_graph_params,
     tge: bool,
@@ -109,36 +77,6 @@ unsafe fn workspace(
         } else {
             graph::ldge_workspace::<f64>(s, &ks, n_classes, &p)
         }
-    })
-}
-
-/// Workspace bytes of `mvnmf_ldge`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_ldge_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    n_classes: usize,
-    params: *const mvnmf_graph_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        workspace(views, n_views, kernels, n_classes, params, false)
-    })
-}
-
-/// Workspace bytes of `mvnmf_tge`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_tge_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    n_classes: usize,
-    params: *const mvnmf_graph_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        workspace(views, n_views, kernels, n_classes, params, true)
     })
 }
 
@@ -171,21 +109,24 @@ pub(super) enum Which {
     TgeBuild(super::neighbors::CBuild),
 }
 
+/// The inputs of a graph build after the views: `eta`, `labels`, `n_classes`, `params`.
+pub(super) type BuildIn = (*const f64, *const u32, usize, *const mvnmf_graph_params);
+/// The outputs of a graph build: both CSR buffers and both entry counts.
+pub(super) type BuildOut = (
+    *const mvnmf_csr_buffers,
+    *const mvnmf_csr_buffers,
+    *mut usize,
+    *mut usize,
+);
+
 /// The body of `mvnmf_ldge`, `mvnmf_tge` and `mvnmf_tge_build`: the arguments
 /// read and checked, then the graph built into the caller's buffers.
-#[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn build(
     views: *const mvnmf_view,
     n_views: usize,
     kernels: *const mvnmf_kernel,
-    eta: *const f64,
-    labels: *const u32,
-    n_classes: usize,
-    params: *const mvnmf_graph_params,
-    affinity: *const mvnmf_csr_buffers,
-    penalty: *const mvnmf_csr_buffers,
-    affinity_nnz: *mut usize,
-    penalty_nnz: *mut usize,
+    (eta, labels, n_classes, params): BuildIn,
+    (affinity, penalty, affinity_nnz, penalty_nnz): BuildOut,
     work: *mut c_void,
     work_bytes: usize,
     which: Which,
@@ -218,104 +159,101 @@ pub(super) unsafe fn build(
     })
 }
 
-/// LDGE (seed 003 §4.2): `Wᵃ_ij = 1` if `i` is among the `ka` nearest same-class labeled items
-/// of `j` or `j` of `i`; `Wᵖ` per `params->penalty` (weights 1); neighbours under the fused
-/// kernel. Writes both graphs as symmetric CSR (sorted columns; pass them to the solver's
-/// `mvnmf_graph` as `MVNMF_GRAPH_CSR`) and their entry counts. `labels` not NULL; `kp = 0`
-/// gives an empty penalty graph. Too few labeled items in a class for `ka` (or for `kp`) is
-/// `MVNMF_STATUS_TOO_FEW_LABELED`; `ka >= N` is `MVNMF_STATUS_BAD_PARAMETER`; a capacity
-/// too small for the graph is `MVNMF_STATUS_BUFFER_TOO_SHORT` (nothing written).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_ldge(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    eta: *const f64,
-    labels: *const u32,
-    n_classes: usize,
-    params: *const mvnmf_graph_params,
-    affinity: *const mvnmf_csr_buffers,
-    penalty: *const mvnmf_csr_buffers,
-    affinity_nnz: *mut usize,
-    penalty_nnz: *mut usize,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// (validates the view descriptors as the call does, values aside).
+    workspace mvnmf_ldge_workspace for mvnmf_ldge(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        kernels: *const mvnmf_kernel = "`n_views` kernels",
+        n_classes: usize,
+        params: *const mvnmf_graph_params,
+    ) {
+        workspace((views, n_views, kernels), n_classes, params, false)
+    }
+}
+
+export! {
+    /// (validates the view descriptors as the call does, values aside).
+    workspace mvnmf_tge_workspace for mvnmf_tge(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        kernels: *const mvnmf_kernel = "`n_views` kernels",
+        n_classes: usize,
+        params: *const mvnmf_graph_params,
+    ) {
+        workspace((views, n_views, kernels), n_classes, params, true)
+    }
+}
+
+export! {
+    /// LDGE (seed 003 §4.2): `Wᵃ_ij = 1` if `i` is among the `ka` nearest same-class labeled items
+    /// of `j` or `j` of `i`; `Wᵖ` per `params->penalty` (weights 1); neighbours under the fused
+    /// kernel. Writes both graphs as symmetric CSR (sorted columns; pass them to the solver's
+    /// `mvnmf_graph` as `MVNMF_GRAPH_CSR`) and their entry counts. `labels` not NULL; `kp = 0`
+    /// gives an empty penalty graph. Too few labeled items in a class for `ka` (or for `kp`) is
+    /// `MVNMF_STATUS_TOO_FEW_LABELED`; `ka >= N` is `MVNMF_STATUS_BAD_PARAMETER`; a capacity
+    /// too small for the graph is `MVNMF_STATUS_BUFFER_TOO_SHORT` (nothing written).
+    fn mvnmf_ldge(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        kernels: *const mvnmf_kernel = "`n_views` kernels",
+        eta: *const f64 = "`n_views` doubles",
+        labels: *const u32 = "`N` labels",
+        n_classes: usize,
+        params: *const mvnmf_graph_params,
+        affinity: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
+        penalty: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
+        affinity_nnz: *mut usize = "one `size_t`",
+        penalty_nnz: *mut usize = "one `size_t`",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
         if labels.is_null() {
             return Err(Error::NullPointer);
         }
-        build(
-            views,
-            n_views,
-            kernels,
-            eta,
-            labels,
-            n_classes,
-            params,
-            affinity,
-            penalty,
-            affinity_nnz,
-            penalty_nnz,
-            work,
-            work_bytes,
-            Which::Ldge,
-        )
-    })
+        let out = (affinity, penalty, affinity_nnz, penalty_nnz);
+        let io = (eta, labels, n_classes, params);
+        build(views, n_views, kernels, io, out, work, work_bytes, Which::Ldge)
+    }
 }
 
-/// TGE (seed 003 §4.3): `Wᵃ_ij = sigma` for LDGE's same-class pairs, 1 if `i` or `j` is
-/// unlabeled and one is among the `ka` nearest (all items) of the other; `Wᵖ = sigma ×` LDGE's
-/// penalty. Same contract as `mvnmf_ldge`; `labels` may be NULL (no labeled items) when
-/// `kp = 0` and no RBF kernel uses the median heuristic: the plain kNN graph (else
-/// `MVNMF_STATUS_NULL_POINTER`).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_tge(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    eta: *const f64,
-    labels: *const u32,
-    n_classes: usize,
-    params: *const mvnmf_graph_params,
-    affinity: *const mvnmf_csr_buffers,
-    penalty: *const mvnmf_csr_buffers,
-    affinity_nnz: *mut usize,
-    penalty_nnz: *mut usize,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
-        build(
-            views,
-            n_views,
-            kernels,
-            eta,
-            labels,
-            n_classes,
-            params,
-            affinity,
-            penalty,
-            affinity_nnz,
-            penalty_nnz,
-            work,
-            work_bytes,
-            Which::Tge,
-        )
-    })
+export! {
+    /// TGE (seed 003 §4.3): `Wᵃ_ij = sigma` for LDGE's same-class pairs, 1 if `i` or `j` is
+    /// unlabeled and one is among the `ka` nearest (all items) of the other; `Wᵖ = sigma ×` LDGE's
+    /// penalty. Same contract as `mvnmf_ldge`; `labels` may be NULL (no labeled items) when
+    /// `kp = 0` and no RBF kernel uses the median heuristic: the plain kNN graph (else
+    /// `MVNMF_STATUS_NULL_POINTER`).
+    fn mvnmf_tge(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        kernels: *const mvnmf_kernel = "`n_views` kernels",
+        eta: *const f64 = "`n_views` doubles",
+        labels: *const u32 = "`N` labels",
+        n_classes: usize,
+        params: *const mvnmf_graph_params,
+        affinity: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
+        penalty: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
+        affinity_nnz: *mut usize = "one `size_t`",
+        penalty_nnz: *mut usize = "one `size_t`",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
+        let out = (affinity, penalty, affinity_nnz, penalty_nnz);
+        let io = (eta, labels, n_classes, params);
+        build(views, n_views, kernels, io, out, work, work_bytes, Which::Tge)
+    }
 }
 
-/// Degrees `D_jj = Σ_i W_ji` of a symmetric CSR graph (`row_ptr[n + 1]`, `col_idx` and
-/// `weights` of `row_ptr[n]` entries; validated like the solver's graphs) into `degrees[n]`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_graph_degrees(
-    n: usize,
-    row_ptr: *const usize,
-    col_idx: *const usize,
-    weights: *const f64,
-    degrees: *mut f64,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Degrees `D_jj = Σ_i W_ji` of a symmetric CSR graph (`row_ptr[n + 1]`, `col_idx` and
+    /// `weights` of `row_ptr[n]` entries; validated like the solver's graphs) into `degrees[n]`.
+    fn mvnmf_graph_degrees(
+        n: usize,
+        row_ptr: *const usize = "`n + 1` offsets",
+        col_idx: *const usize = "`row_ptr[n]` indices",
+        weights: *const f64 = "`row_ptr[n]` doubles",
+        degrees: *mut f64 = "`n` doubles",
+    ) {
         if n == 0 {
             return Err(Error::ZeroDimension);
         }
@@ -335,7 +273,7 @@ pub unsafe extern "C" fn mvnmf_graph_degrees(
             *x = g.degree(j);
         }
         Ok(mvnmf_status::Ok)
-    })
+    }
 }
 
 /// A dense view descriptor as a [`Dense`] view (`MVNMF_STATUS_BAD_PARAMETER` for a CSC one).
@@ -353,20 +291,6 @@ unsafe fn dense_view<'a>(v: *const mvnmf_view) -> Result<Dense<'a, f64>, Error> 
     })
 }
 
-/// Workspace bytes of `mvnmf_cca` for views of `di` and `dj` features over `n` items and
-/// `dims` canonical pairs (`MVNMF_STATUS_ZERO_DIMENSION` for a zero size or `n < 2`,
-/// `MVNMF_STATUS_BAD_RANK` for `dims = 0` or `dims > min(di, dj)`).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_cca_workspace(
-    di: usize,
-    dj: usize,
-    n: usize,
-    dims: usize,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { query(bytes, || cca_dims(di, dj, n, dims)) }
-}
-
 /// The shape rule of `mvnmf_cca`, shared with its query (and its workspace
 /// bytes): both views' `d × n` values addressable (as the call's descriptors
 /// are checked), then the Rust shape checks (`n ≥ 2`, `1 ≤ dims ≤ min(di, dj)`),
@@ -377,41 +301,40 @@ fn cca_dims(di: usize, dj: usize, n: usize, dims: usize) -> Result<usize, Error>
     similarity::cca_workspace::<f64>(di, dj, n, dims)
 }
 
-/// Regularised canonical correlation analysis of two dense views of the same `n` items
-/// (`xi`: `di × n`, `xj`: `dj × n`, `MVNMF_VIEW_DENSE` with any `col_stride`; values of any
-/// sign). Centres each view by its mean over the items, forms `C = Xc Xc^T / (n - 1) + reg I`
-/// for both views and `C_ij = Xci Xcj^T / (n - 1)`, and takes the top `dims` singular
-/// triplets `(rho, Psi, Psi~)` of `T = C_ii^(-1/2) C_ij C_jj^(-1/2)`.
-///
-/// Writes `phi_i[di * dims] = C_ii^(-1/2) Psi` and `phi_j[dj * dims] = C_jj^(-1/2) Psi~`
-/// (column-major; the largest-magnitude entry of each column of `phi_i` is positive), the
-/// canonical correlations `rho[dims]` (descending, at most 1 up to rounding) and the means `mu_i[di]`,
-/// `mu_j[dj]`: a new item projects as `phi_i^T (x - mu_i)`. The canonical variables of the
-/// `n` items have covariance `I - reg phi^T phi` and cross-covariance `diag(rho)`.
-///
-/// `reg >= 0`; `reg = 0` is refused with `MVNMF_STATUS_BAD_PARAMETER` when a covariance is
-/// numerically singular (a view with `n` or more features, or a constant feature). Other
-/// errors, before anything is written: `MVNMF_STATUS_NULL_POINTER`,
-/// `MVNMF_STATUS_BAD_PARAMETER` (a CSC view, `reg` negative or not finite),
-/// `MVNMF_STATUS_DIMENSION_MISMATCH` (different item counts), `MVNMF_STATUS_ZERO_DIMENSION`
-/// (`n < 2`), `MVNMF_STATUS_BAD_RANK` (`dims = 0` or `dims > min(di, dj)`),
-/// `MVNMF_STATUS_NON_FINITE_INPUT` (a NaN or infinity, or a covariance that overflows),
-/// `MVNMF_STATUS_WORKSPACE_TOO_SMALL`. Cost `O((di + dj)^2 n + di^3 + dj^3)`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_cca(
-    xi: *const mvnmf_view,
-    xj: *const mvnmf_view,
-    reg: f64,
-    dims: usize,
-    phi_i: *mut f64,
-    phi_j: *mut f64,
-    rho: *mut f64,
-    mu_i: *mut f64,
-    mu_j: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Regularised canonical correlation analysis of two dense views of the same `n` items
+    /// (`xi`: `di × n`, `xj`: `dj × n`, `MVNMF_VIEW_DENSE` with any `col_stride`; values of any
+    /// sign). Centres each view by its mean over the items, forms `C = Xc Xc^T / (n - 1) + reg I`
+    /// for both views and `C_ij = Xci Xcj^T / (n - 1)`, and takes the top `dims` singular
+    /// triplets `(rho, Psi, Psi~)` of `T = C_ii^(-1/2) C_ij C_jj^(-1/2)`.
+    ///
+    /// Writes `phi_i[di * dims] = C_ii^(-1/2) Psi` and `phi_j[dj * dims] = C_jj^(-1/2) Psi~`
+    /// (column-major; the largest-magnitude entry of each column of `phi_i` is positive), the
+    /// canonical correlations `rho[dims]` (descending, at most 1 up to rounding) and the means `mu_i[di]`,
+    /// `mu_j[dj]`: a new item projects as `phi_i^T (x - mu_i)`. The canonical variables of the
+    /// `n` items have covariance `I - reg phi^T phi` and cross-covariance `diag(rho)`.
+    ///
+    /// `reg >= 0`; `reg = 0` is refused with `MVNMF_STATUS_BAD_PARAMETER` when a covariance is
+    /// numerically singular (a view with `n` or more features, or a constant feature). Other
+    /// errors, before anything is written: `MVNMF_STATUS_NULL_POINTER`,
+    /// `MVNMF_STATUS_BAD_PARAMETER` (a CSC view, `reg` negative or not finite),
+    /// `MVNMF_STATUS_DIMENSION_MISMATCH` (different item counts), `MVNMF_STATUS_ZERO_DIMENSION`
+    /// (`n < 2`), `MVNMF_STATUS_BAD_RANK` (`dims = 0` or `dims > min(di, dj)`),
+    /// `MVNMF_STATUS_NON_FINITE_INPUT` (a NaN or infinity, or a covariance that overflows),
+    /// `MVNMF_STATUS_WORKSPACE_TOO_SMALL`. Cost `O((di + dj)^2 n + di^3 + dj^3)`.
+    fn mvnmf_cca(
+        xi: *const mvnmf_view = "one dense view descriptor",
+        xj: *const mvnmf_view = "one dense view descriptor",
+        reg: f64,
+        dims: usize,
+        phi_i: *mut f64 = "`d_i × dims` doubles",
+        phi_j: *mut f64 = "`d_j × dims` doubles",
+        rho: *mut f64 = "`dims` doubles",
+        mu_i: *mut f64 = "`d_i` doubles",
+        mu_j: *mut f64 = "`d_j` doubles",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
         let vi = dense_view(xi)?;
         let vj = dense_view(xj)?;
         if phi_i.is_null() || phi_j.is_null() || rho.is_null() || mu_i.is_null() || mu_j.is_null() {
@@ -428,7 +351,18 @@ pub unsafe extern "C" fn mvnmf_cca(
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
         similarity::cca(&vi, &vj, reg, dims, fi, fj, r, mi, mj, w)?;
         Ok(mvnmf_status::Ok)
-    })
+    }
+    /// for views of `di` and `dj` features over `n` items and
+    /// `dims` canonical pairs (`MVNMF_STATUS_ZERO_DIMENSION` for a zero size or `n < 2`,
+    /// `MVNMF_STATUS_BAD_RANK` for `dims = 0` or `dims > min(di, dj)`).
+    workspace mvnmf_cca_workspace(
+        di: usize,
+        dj: usize,
+        n: usize,
+        dims: usize,
+    ) {
+        cca_dims(di, dj, n, dims)
+    }
 }
 
 /// Options of `mvnmf_fused_graph`; get the defaults from
@@ -484,43 +418,27 @@ pub extern "C" fn mvnmf_fused_graph_params_default() -> mvnmf_fused_graph_params
     }
 }
 
-/// Workspace bytes of `mvnmf_fused_graph` (validates the view descriptors as
-/// the call does, values aside).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_fused_graph_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    params: *const mvnmf_fused_graph_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        let p = read_fused(params)?;
-        graph::fused_graph_workspace::<f64>(shapes(views, n_views)?, &p)
-    })
-}
-
-/// MVEL's fused multi-view graph (seed 002): `w` (`n × n` doubles,
-/// column-major, symmetric, total weight `n`) from the random walk over the
-/// `J²` view graphs: within-view RBF graphs (`gammas[v] > 0`, or 0 / NULL for
-/// the median heuristic `1 / median d²`), cross-view graphs on the CCA
-/// projections of every view pair (bandwidth `sigma`, or the median), mixed by
-/// `priors` (`J × J`, column-major, symmetric, ≥ 0, summing to 1) or uniformly
-/// (NULL). Views dense, real-valued (any sign), the same `n ≥ 2` items.
-/// Use it as an `mvnmf_graph` of kind `MVNMF_GRAPH_DENSE`. Cost: per view
-/// `O(n² d)`, per view pair a CCA and `O(n² dims)`; memory `n²` doubles of
-/// workspace besides `w`. `w` is written only on success.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_fused_graph(
-    views: *const mvnmf_view,
-    n_views: usize,
-    gammas: *const f64,
-    priors: *const f64,
-    params: *const mvnmf_fused_graph_params,
-    w: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// MVEL's fused multi-view graph (seed 002): `w` (`n × n` doubles,
+    /// column-major, symmetric, total weight `n`) from the random walk over the
+    /// `J²` view graphs: within-view RBF graphs (`gammas[v] > 0`, or 0 / NULL for
+    /// the median heuristic `1 / median d²`), cross-view graphs on the CCA
+    /// projections of every view pair (bandwidth `sigma`, or the median), mixed by
+    /// `priors` (`J × J`, column-major, symmetric, ≥ 0, summing to 1) or uniformly
+    /// (NULL). Views dense, real-valued (any sign), the same `n ≥ 2` items.
+    /// Use it as an `mvnmf_graph` of kind `MVNMF_GRAPH_DENSE`. Cost: per view
+    /// `O(n² d)`, per view pair a CCA and `O(n² dims)`; memory `n²` doubles of
+    /// workspace besides `w`. `w` is written only on success.
+    fn mvnmf_fused_graph(
+        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        n_views: usize,
+        gammas: *const f64 = "`n_views` doubles",
+        priors: *const f64 = "`n_views × n_views` doubles",
+        params: *const mvnmf_fused_graph_params,
+        w: *mut f64 = "`n × n` doubles",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
         let p = read_fused(params)?;
         let vs = CViews::new(views, n_views)?;
         let n = vs.shape(0).cols;
@@ -537,43 +455,36 @@ pub unsafe extern "C" fn mvnmf_fused_graph(
         let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
         graph::fused_graph(&vs, g, pr, &p, ww, wk)?;
         Ok(mvnmf_status::Ok)
-    })
+    }
+    /// (validates the view descriptors as
+    /// the call does, values aside).
+    workspace mvnmf_fused_graph_workspace(
+        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        n_views: usize,
+        params: *const mvnmf_fused_graph_params,
+    ) {
+        let p = read_fused(params)?;
+        graph::fused_graph_workspace::<f64>(shapes(views, n_views)?, &p)
+    }
 }
 
-/// Workspace bytes of `mvnmf_anchors_kmeans` (validates the view descriptors
-/// as the call does, values aside; `params` may be NULL: defaults).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_anchors_kmeans_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    m: usize,
-    params: *const super::eval::mvnmf_kmeans_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        let p = read_params(params)?;
-        graph::anchors_by_kmeans_workspace::<f64>(shapes(views, n_views)?, m, &p)
-    })
-}
-
-/// MVEL's anchors (seed 002 §2.3): k-means (`m <= n` clusters, `params` or
-/// NULL for the defaults) of the items over all dense views at once, each
-/// view scaled to centred `||X - mu 1'||_F^2 = n` and stacked; anchor view `v`
-/// is the centroids' part `v`, unscaled, written to `anchors[v]` (`d_v × m`
-/// doubles, column-major; an array of `n_views` pointers). `report` may be
-/// NULL. Cost `O(n·m·Σd)` per Lloyd iteration.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_anchors_kmeans(
-    views: *const mvnmf_view,
-    n_views: usize,
-    m: usize,
-    params: *const super::eval::mvnmf_kmeans_params,
-    anchors: *const *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    report: *mut super::eval::mvnmf_kmeans_report,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// MVEL's anchors (seed 002 §2.3): k-means (`m <= n` clusters, `params` or
+    /// NULL for the defaults) of the items over all dense views at once, each
+    /// view scaled to centred `||X - mu 1'||_F^2 = n` and stacked; anchor view `v`
+    /// is the centroids' part `v`, unscaled, written to `anchors[v]` (`d_v × m`
+    /// doubles, column-major; an array of `n_views` pointers). `report` may be
+    /// NULL. Cost `O(n·m·Σd)` per Lloyd iteration.
+    fn mvnmf_anchors_kmeans(
+        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        n_views: usize,
+        m: usize,
+        params: *const super::eval::mvnmf_kmeans_params,
+        anchors: *const *mut f64 = "`n_views` pointers to `d_v × m` doubles each",
+        work: *mut c_void,
+        work_bytes: usize,
+        report: *mut super::eval::mvnmf_kmeans_report,
+    ) {
         let p = read_params(params)?;
         let vs = CViews::new(views, n_views)?;
         if m == 0 {
@@ -589,7 +500,18 @@ pub unsafe extern "C" fn mvnmf_anchors_kmeans(
             *report = super::eval::kmeans_report_to_c(&r);
         }
         Ok(mvnmf_status::Ok)
-    })
+    }
+    /// (validates the view descriptors
+    /// as the call does, values aside; `params` may be NULL: defaults).
+    workspace mvnmf_anchors_kmeans_workspace(
+        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        n_views: usize,
+        m: usize,
+        params: *const super::eval::mvnmf_kmeans_params,
+    ) {
+        let p = read_params(params)?;
+        graph::anchors_by_kmeans_workspace::<f64>(shapes(views, n_views)?, m, &p)
+    }
 }
 
 /// Number of scales of `mvnmf_anchor_graph` for `n_views` views: `2 J²`.
@@ -614,62 +536,41 @@ unsafe fn priors_of<'a>(priors: *const f64, n_views: usize) -> Result<Option<&'a
     })
 }
 
-/// Workspace bytes of `mvnmf_anchor_graph` for these views (validated as the
-/// call validates them, values aside), `n_train` training items (the items themselves when there is no
-/// `train`), `m` anchors and these priors (NULL: uniform).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_anchor_graph_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    n_train: usize,
-    m: usize,
-    priors: *const f64,
-    params: *const mvnmf_fused_graph_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        let p = read_fused(params)?;
-        let pr = priors_of(priors, n_views)?;
-        graph::anchor_graph_workspace::<f64>(shapes(views, n_views)?, n_train, m, pr, &p)
-    })
-}
-
-/// MVEL's anchor graph (seed 002 §2.3): for each of the `n` items of `views`
-/// its `s` anchors of largest fused weight `w(u,a) = Σ p_ij w_ij(u,a)/v_ij`
-/// (within-view RBF kernels and CCA cross-view kernels, as
-/// `mvnmf_fused_graph`, between the item's view i and the anchor's view j),
-/// best first, in `idx` (`s × n` size_t) with their weights normalised to
-/// sum 1 in `z` (`s × n` doubles).
-///
-/// * `anchors`: `n_views` dense views of the `m` anchors (same features as
-///   `views`; e.g. from `mvnmf_anchors_kmeans`).
-/// * `train`: NULL (these are the training items), or the training items'
-///   views, where the CCA directions are computed — for new items.
-/// * `scales`: `mvnmf_anchor_scales_len(n_views)` doubles, in and out: the
-///   bandwidths (`i + j J`), then the mean item volumes (`J² + i + j J`); an
-///   entry 0 is chosen from these items (bandwidth: `1/median d²` over a
-///   sample of the items against all anchors), a positive entry is used. Pass
-///   the training run's scales (and `train`) to embed new items.
-/// * `priors`: `J × J` (symmetric, ≥ 0, sum 1) or NULL (uniform).
-///
-/// Memory: nothing of size `n × m` (items in blocks). Outputs are written
-/// only on success.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_anchor_graph(
-    views: *const mvnmf_view,
-    n_views: usize,
-    train: *const mvnmf_view,
-    anchors: *const mvnmf_view,
-    s: usize,
-    priors: *const f64,
-    params: *const mvnmf_fused_graph_params,
-    scales: *mut f64,
-    idx: *mut usize,
-    z: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// MVEL's anchor graph (seed 002 §2.3): for each of the `n` items of `views`
+    /// its `s` anchors of largest fused weight `w(u,a) = Σ p_ij w_ij(u,a)/v_ij`
+    /// (within-view RBF kernels and CCA cross-view kernels, as
+    /// `mvnmf_fused_graph`, between the item's view i and the anchor's view j),
+    /// best first, in `idx` (`s × n` size_t) with their weights normalised to
+    /// sum 1 in `z` (`s × n` doubles).
+    ///
+    /// * `anchors`: `n_views` dense views of the `m` anchors (same features as
+    ///   `views`; e.g. from `mvnmf_anchors_kmeans`).
+    /// * `train`: NULL (these are the training items), or the training items'
+    ///   views, where the CCA directions are computed — for new items.
+    /// * `scales`: `mvnmf_anchor_scales_len(n_views)` doubles, in and out: the
+    ///   bandwidths (`i + j J`), then the mean item volumes (`J² + i + j J`); an
+    ///   entry 0 is chosen from these items (bandwidth: `1/median d²` over a
+    ///   sample of the items against all anchors), a positive entry is used. Pass
+    ///   the training run's scales (and `train`) to embed new items.
+    /// * `priors`: `J × J` (symmetric, ≥ 0, sum 1) or NULL (uniform).
+    ///
+    /// Memory: nothing of size `n × m` (items in blocks). Outputs are written
+    /// only on success.
+    fn mvnmf_anchor_graph(
+        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        n_views: usize,
+        train: *const mvnmf_view = "`n_views` view descriptors",
+        anchors: *const mvnmf_view = "`n_views` view descriptors",
+        s: usize,
+        priors: *const f64 = "`n_views × n_views` doubles",
+        params: *const mvnmf_fused_graph_params,
+        scales: *mut f64 = "`mvnmf_anchor_scales_len(n_views)` doubles (read and written)",
+        idx: *mut usize = "`s × n` indices",
+        z: *mut f64 = "`s × n` doubles",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
         let p = read_fused(params)?;
         let vs = CViews::new(views, n_views)?;
         let av = CViews::new(anchors, n_views)?;
@@ -690,7 +591,22 @@ pub unsafe extern "C" fn mvnmf_anchor_graph(
         let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
         graph::anchor_graph(&vs, tv.as_ref(), &av, s, pr, &p, sc, ii, zz, wk)?;
         Ok(mvnmf_status::Ok)
-    })
+    }
+    /// for these views (validated as the
+    /// call validates them, values aside), `n_train` training items (the items themselves when there is no
+    /// `train`), `m` anchors and these priors (NULL: uniform).
+    workspace mvnmf_anchor_graph_workspace(
+        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        n_views: usize,
+        n_train: usize,
+        m: usize,
+        priors: *const f64 = "`n_views × n_views` doubles",
+        params: *const mvnmf_fused_graph_params,
+    ) {
+        let p = read_fused(params)?;
+        let pr = priors_of(priors, n_views)?;
+        graph::anchor_graph_workspace::<f64>(shapes(views, n_views)?, n_train, m, pr, &p)
+    }
 }
 
 /// The capacity that always holds `mvnmf_fused_knn_graph`'s graph for `n`
@@ -704,48 +620,29 @@ pub unsafe extern "C" fn mvnmf_fused_knn_graph_capacity(
     c_unsafe! { query(capacity, || graph::fused_knn_graph_capacity(n, s)) }
 }
 
-/// Workspace bytes of `mvnmf_fused_knn_graph` (validates the view descriptors
-/// as the call does, values aside).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_fused_knn_graph_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    s: usize,
-    priors: *const f64,
-    params: *const mvnmf_fused_graph_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        let p = read_fused(params)?;
-        let pr = priors_of(priors, n_views)?;
-        graph::fused_knn_graph_workspace::<f64>(shapes(views, n_views)?, s, pr, &p)
-    })
-}
-
-/// MVEL's kNN-sparsified fused graph: the weights of `mvnmf_fused_graph`
-/// (computed in blocks of items, never `n × n`), each item's `s < n` other
-/// items of largest weight normalised to sum 1 (`P`), symmetrised
-/// `W = (P + Pᵀ)/2` (total weight `n`, no self-loops; weights `≥ 0`: a
-/// neighbour whose weight underflows next to its row's largest, as for an
-/// item far from all others, keeps its edge with weight 0). Writes the CSR graph
-/// into `out` (`row_ptr[n + 1]`, sorted `col_idx`, `weights`; `capacity` from
-/// `mvnmf_fused_knn_graph_capacity` always suffices) and its entries into
-/// `*nnz`; use it as the affinity part of an `MVNMF_GRAPH_CSR` graph for
-/// `mvnmf_mvel_fit`. Cost `O(n²·d)` time, `O(n·s)` memory besides the
-/// workspace. Outputs are written only on success.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_fused_knn_graph(
-    views: *const mvnmf_view,
-    n_views: usize,
-    s: usize,
-    priors: *const f64,
-    params: *const mvnmf_fused_graph_params,
-    out: *const mvnmf_csr_buffers,
-    nnz: *mut usize,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// MVEL's kNN-sparsified fused graph: the weights of `mvnmf_fused_graph`
+    /// (computed in blocks of items, never `n × n`), each item's `s < n` other
+    /// items of largest weight normalised to sum 1 (`P`), symmetrised
+    /// `W = (P + Pᵀ)/2` (total weight `n`, no self-loops; weights `≥ 0`: a
+    /// neighbour whose weight underflows next to its row's largest, as for an
+    /// item far from all others, keeps its edge with weight 0). Writes the CSR graph
+    /// into `out` (`row_ptr[n + 1]`, sorted `col_idx`, `weights`; `capacity` from
+    /// `mvnmf_fused_knn_graph_capacity` always suffices) and its entries into
+    /// `*nnz`; use it as the affinity part of an `MVNMF_GRAPH_CSR` graph for
+    /// `mvnmf_mvel_fit`. Cost `O(n²·d)` time, `O(n·s)` memory besides the
+    /// workspace. Outputs are written only on success.
+    fn mvnmf_fused_knn_graph(
+        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        n_views: usize,
+        s: usize,
+        priors: *const f64 = "`n_views × n_views` doubles",
+        params: *const mvnmf_fused_graph_params,
+        out: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
+        nnz: *mut usize = "one `size_t`",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
         let p = read_fused(params)?;
         let vs = CViews::new(views, n_views)?;
         let pr = priors_of(priors, n_views)?;
@@ -757,5 +654,18 @@ pub unsafe extern "C" fn mvnmf_fused_knn_graph(
         let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
         *nnz = graph::fused_knn_graph(&vs, s, pr, &p, &mut o, wk)?;
         Ok(mvnmf_status::Ok)
-    })
+    }
+    /// (validates the view descriptors
+    /// as the call does, values aside).
+    workspace mvnmf_fused_knn_graph_workspace(
+        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        n_views: usize,
+        s: usize,
+        priors: *const f64 = "`n_views × n_views` doubles",
+        params: *const mvnmf_fused_graph_params,
+    ) {
+        let p = read_fused(params)?;
+        let pr = priors_of(priors, n_views)?;
+        graph::fused_knn_graph_workspace::<f64>(shapes(views, n_views)?, s, pr, &p)
+    }
 }

@@ -7,35 +7,27 @@ use super::*;
 use crate::error::Error;
 use crate::linalg::eig;
 
-/// Workspace bytes of `mvnmf_sym_eig` for an `n × n` matrix
-/// (`MVNMF_STATUS_ZERO_DIMENSION` for `n = 0`).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_sym_eig_workspace(n: usize, bytes: *mut usize) -> mvnmf_status {
-    c_unsafe! { query(bytes, || eig::sym_eig_workspace::<f64>(n)) }
-}
-
-/// Eigendecomposition of the symmetric `n × n` matrix `a[n*n]` (column-major;
-/// only the lower triangle, diagonal included, is read), in place: on return
-/// `a` holds orthonormal eigenvectors (column `i` for `eigenvalues[i]`, its
-/// component of largest magnitude positive) and `eigenvalues[n]` is ascending.
-///
-/// Householder tridiagonalisation and implicit QL with Wilkinson shifts on the
-/// matrix scaled by a power of two (any finite magnitudes), about `9 n^3` flops;
-/// residual `||AQ - QL||` and `||Q^T Q - I||` of order `n * DBL_EPSILON`
-/// (relative to `||A||`); deterministic (the same bits on every machine).
-/// Errors, before anything is written: `MVNMF_STATUS_ZERO_DIMENSION` (`n = 0`),
-/// `MVNMF_STATUS_NULL_POINTER`, `MVNMF_STATUS_NON_FINITE_INPUT` (a NaN or
-/// infinity in the lower triangle, or a Frobenius norm beyond `DBL_MAX`),
-/// `MVNMF_STATUS_WORKSPACE_TOO_SMALL` (see `mvnmf_sym_eig_workspace`).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_sym_eig(
-    a: *mut f64,
-    n: usize,
-    eigenvalues: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Eigendecomposition of the symmetric `n × n` matrix `a[n*n]` (column-major;
+    /// only the lower triangle, diagonal included, is read), in place: on return
+    /// `a` holds orthonormal eigenvectors (column `i` for `eigenvalues[i]`, its
+    /// component of largest magnitude positive) and `eigenvalues[n]` is ascending.
+    ///
+    /// Householder tridiagonalisation and implicit QL with Wilkinson shifts on the
+    /// matrix scaled by a power of two (any finite magnitudes), about `9 n^3` flops;
+    /// residual `||AQ - QL||` and `||Q^T Q - I||` of order `n * DBL_EPSILON`
+    /// (relative to `||A||`); deterministic (the same bits on every machine).
+    /// Errors, before anything is written: `MVNMF_STATUS_ZERO_DIMENSION` (`n = 0`),
+    /// `MVNMF_STATUS_NULL_POINTER`, `MVNMF_STATUS_NON_FINITE_INPUT` (a NaN or
+    /// infinity in the lower triangle, or a Frobenius norm beyond `DBL_MAX`),
+    /// `MVNMF_STATUS_WORKSPACE_TOO_SMALL` (see `mvnmf_sym_eig_workspace`).
+    fn mvnmf_sym_eig(
+        a: *mut f64 = "`n × n` doubles (read, then overwritten)",
+        n: usize,
+        eigenvalues: *mut f64 = "`n` doubles",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
         if n == 0 {
             return Err(Error::ZeroDimension);
         }
@@ -47,5 +39,9 @@ pub unsafe extern "C" fn mvnmf_sym_eig(
         let ws = slice_mut(work.cast::<u8>(), work_bytes)?;
         eig::sym_eig(aa, n, w, ws)?;
         Ok(mvnmf_status::Ok)
-    })
+    }
+    /// for an `n × n` matrix (`MVNMF_STATUS_ZERO_DIMENSION` for `n = 0`).
+    workspace mvnmf_sym_eig_workspace(n: usize) {
+        eig::sym_eig_workspace::<f64>(n)
+    }
 }

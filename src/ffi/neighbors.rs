@@ -113,135 +113,76 @@ impl CBuild {
     }
 }
 
-/// Workspace bytes of `mvnmf_tge_build` (validates the view descriptors as the call does,
-/// values aside, the options and `graph_build`).
-///
-/// # Safety
-/// `views` points to `n_views` view descriptors valid as the module's rules say,
-/// `kernels` to `n_views` kernels; `params` and `ann` are NULL or point to one struct
-/// each; `bytes` is valid for one write.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_tge_build_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    n_classes: usize,
-    params: *const mvnmf_graph_params,
-    graph_build: u32,
-    ann: *const mvnmf_ann_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
+export! {
+    /// `mvnmf_tge` with its neighbour lists over all items found as `graph_build` says
+    /// (`MVNMF_GRAPH_BUILD_EXACT`: bitwise `mvnmf_tge`; `MVNMF_GRAPH_BUILD_APPROX`: NN-descent
+    /// with `ann` (NULL: `mvnmf_ann_params_default()`), the same-class and penalty lists over
+    /// the labeled items exact; `MVNMF_GRAPH_BUILD_AUTO`: exact below
+    /// `MVNMF_GRAPH_AUTO_EXACT_BELOW` items). The sweeps run on `ann->parallel`. Same
+    /// arguments, contract and outputs as `mvnmf_tge`; an unknown `graph_build`, `ann->leaf =
+    /// 1` or a negative or non-finite `ann->delta` is `MVNMF_STATUS_BAD_PARAMETER`, refused
+    /// before anything is written. Cost: NN-descent's (about linear in `N`) plus `O(N_l² Σ
+    /// M_v)` for the labeled lists, against `O(N² Σ M_v)` exact.
+    fn mvnmf_tge_build(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        kernels: *const mvnmf_kernel = "`n_views` kernels",
+        eta: *const f64 = "`n_views` doubles",
+        labels: *const u32 = "`N` labels (NULL as `mvnmf_tge` allows)",
+        n_classes: usize,
+        params: *const mvnmf_graph_params,
+        graph_build: u32,
+        ann: *const mvnmf_ann_params = "one struct (NULL: the defaults)",
+        affinity: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
+        penalty: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
+        affinity_nnz: *mut usize = "one `size_t`",
+        penalty_nnz: *mut usize = "one `size_t`",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
+        let b = CBuild::new(graph_build, read_ann(ann)?)?;
+        let out = (affinity, penalty, affinity_nnz, penalty_nnz);
+        let io = (eta, labels, n_classes, params);
+        build(views, n_views, kernels, io, out, work, work_bytes, Which::TgeBuild(b))
+    }
+    /// (validates the view descriptors as the call does, values aside, the
+    /// options and `graph_build`).
+    workspace mvnmf_tge_build_workspace(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        kernels: *const mvnmf_kernel = "`n_views` kernels",
+        n_classes: usize,
+        params: *const mvnmf_graph_params,
+        graph_build: u32,
+        ann: *const mvnmf_ann_params = "one struct (NULL: the defaults)",
+    ) {
         let p = read_graph(params)?;
         let b = CBuild::new(graph_build, read_ann(ann)?)?;
         let ks = ckernels(kernels, n_views)?;
         let s = shapes(views, n_views)?;
         let n = s.clone().next().map_or(0, |v| v.cols);
         graph::tge_build_workspace::<f64>(s, &ks, n_classes, &p, &b.resolve(n))
-    })
+    }
 }
 
-/// `mvnmf_tge` with its neighbour lists over all items found as `graph_build` says
-/// (`MVNMF_GRAPH_BUILD_EXACT`: bitwise `mvnmf_tge`; `MVNMF_GRAPH_BUILD_APPROX`: NN-descent
-/// with `ann` (NULL: `mvnmf_ann_params_default()`), the same-class and penalty lists over
-/// the labeled items exact; `MVNMF_GRAPH_BUILD_AUTO`: exact below
-/// `MVNMF_GRAPH_AUTO_EXACT_BELOW` items). The sweeps run on `ann->parallel`. Same
-/// arguments, contract and outputs as `mvnmf_tge`; an unknown `graph_build`, `ann->leaf =
-/// 1` or a negative or non-finite `ann->delta` is `MVNMF_STATUS_BAD_PARAMETER`, refused
-/// before anything is written. Cost: NN-descent's (about linear in `N`) plus `O(N_l² Σ
-/// M_v)` for the labeled lists, against `O(N² Σ M_v)` exact.
-///
-/// # Safety
-/// As `mvnmf_tge`: `views` / `kernels` / `eta` point to `n_views` entries each, `labels` to
-/// `N` (or is NULL as `mvnmf_tge` allows), `params` and `ann` are NULL or point to one
-/// struct each, `affinity` / `penalty` to buffers of the capacities they state,
-/// `affinity_nnz` / `penalty_nnz` are valid for one write, `work` holds `work_bytes`
-/// bytes; no output overlaps another or an input.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_tge_build(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    eta: *const f64,
-    labels: *const u32,
-    n_classes: usize,
-    params: *const mvnmf_graph_params,
-    graph_build: u32,
-    ann: *const mvnmf_ann_params,
-    affinity: *const mvnmf_csr_buffers,
-    penalty: *const mvnmf_csr_buffers,
-    affinity_nnz: *mut usize,
-    penalty_nnz: *mut usize,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
-        let b = CBuild::new(graph_build, read_ann(ann)?)?;
-        build(
-            views,
-            n_views,
-            kernels,
-            eta,
-            labels,
-            n_classes,
-            params,
-            affinity,
-            penalty,
-            affinity_nnz,
-            penalty_nnz,
-            work,
-            work_bytes,
-            Which::TgeBuild(b),
-        )
-    })
-}
-
-/// Workspace bytes of `mvnmf_anchors_kmeans_sampled` (validates the view descriptors as the
-/// call does, values aside; `params` may be NULL: defaults).
-///
-/// # Safety
-/// `views` points to `n_views` view descriptors valid as the module's rules say; `params`
-/// is NULL or points to one struct; `bytes` is valid for one write.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_anchors_kmeans_sampled_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    m: usize,
-    params: *const mvnmf_kmeans_params,
-    sample: usize,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        let p = read_params(params)?;
-        graph::anchors_by_kmeans_sampled_workspace::<f64>(shapes(views, n_views)?, m, &p, sample)
-    })
-}
-
-/// `mvnmf_anchors_kmeans` with k-means (k-means++ seeding and Lloyd's iterations, every
-/// restart) run on a seeded uniform sample of `sample` items (clamped to `[m, n]`, drawn
-/// without replacement from `params->seed`) instead of all `n`: cost `O(sample·m·Σd)` per
-/// Lloyd iteration. The views' scales are still those of all items; the report's inertia is
-/// the sample's. `sample >= n` is bitwise `mvnmf_anchors_kmeans`. Measured on MVEL (n =
-/// 20 000, m = 500): a sample of `10·m` items, anchors 8× faster with the same AUC.
-///
-/// # Safety
-/// As `mvnmf_anchors_kmeans`: `views` points to `n_views` view descriptors, `anchors` to
-/// `n_views` pointers to `d_v × m` doubles each, `work` holds `work_bytes` bytes, `params`
-/// and `report` are NULL or point to one struct each; no output overlaps another or an
-/// input.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_anchors_kmeans_sampled(
-    views: *const mvnmf_view,
-    n_views: usize,
-    m: usize,
-    params: *const mvnmf_kmeans_params,
-    sample: usize,
-    anchors: *const *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    report: *mut mvnmf_kmeans_report,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// `mvnmf_anchors_kmeans` with k-means (k-means++ seeding and Lloyd's iterations, every
+    /// restart) run on a seeded uniform sample of `sample` items (clamped to `[m, n]`, drawn
+    /// without replacement from `params->seed`) instead of all `n`: cost `O(sample·m·Σd)` per
+    /// Lloyd iteration. The views' scales are still those of all items; the report's inertia is
+    /// the sample's. `sample >= n` is bitwise `mvnmf_anchors_kmeans`. Measured on MVEL (n =
+    /// 20 000, m = 500): a sample of `10·m` items, anchors 8× faster with the same AUC.
+    fn mvnmf_anchors_kmeans_sampled(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        m: usize,
+        params: *const mvnmf_kmeans_params,
+        sample: usize,
+        anchors: *const *mut f64 = "`n_views` pointers to `d_v × m` doubles each",
+        work: *mut c_void,
+        work_bytes: usize,
+        report: *mut mvnmf_kmeans_report,
+    ) {
         let p = read_params(params)?;
         let vs = CViews::new(views, n_views)?;
         if m == 0 {
@@ -257,5 +198,17 @@ pub unsafe extern "C" fn mvnmf_anchors_kmeans_sampled(
             *report = kmeans_report_to_c(&r);
         }
         Ok(mvnmf_status::Ok)
-    })
+    }
+    /// (validates the view descriptors as the call does, values aside;
+    /// `params` may be NULL: defaults).
+    workspace mvnmf_anchors_kmeans_sampled_workspace(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        m: usize,
+        params: *const mvnmf_kmeans_params,
+        sample: usize,
+    ) {
+        let p = read_params(params)?;
+        graph::anchors_by_kmeans_sampled_workspace::<f64>(shapes(views, n_views)?, m, &p, sample)
+    }
 }

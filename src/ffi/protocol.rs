@@ -192,20 +192,19 @@ pub extern "C" fn mvnmf_cv_params_default() -> mvnmf_cv_params {
     CField::from_rust(&CvParams::default())
 }
 
-/// Population mean and standard deviation of `x[n]` (numpy's `np.mean` and
-/// `np.std`, ddof = 0; two passes). No workspace. Errors: `n = 0`
-/// (`MVNMF_STATUS_ZERO_DIMENSION`), a non-finite value. Finite values give a
-/// finite mean and deviation up to `DBL_MAX` (the passes run scaled by a power
-/// of two when the largest magnitude is beyond 2^±500; see the Rust docs of
-/// `eval::mean_std`).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mean_std(
-    x: *const f64,
-    n: usize,
-    mean: *mut f64,
-    std: *mut f64,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Population mean and standard deviation of `x[n]` (numpy's `np.mean` and
+    /// `np.std`, ddof = 0; two passes). No workspace. Errors: `n = 0`
+    /// (`MVNMF_STATUS_ZERO_DIMENSION`), a non-finite value. Finite values give a
+    /// finite mean and deviation up to `DBL_MAX` (the passes run scaled by a power
+    /// of two when the largest magnitude is beyond 2^±500; see the Rust docs of
+    /// `eval::mean_std`).
+    fn mvnmf_mean_std(
+        x: *const f64 = "`n` doubles",
+        n: usize,
+        mean: *mut f64 = "one double",
+        std: *mut f64 = "one double",
+    ) {
         need(mean)?;
         need(std)?;
         if n == 0 {
@@ -215,21 +214,20 @@ pub unsafe extern "C" fn mvnmf_mean_std(
         *mean = m;
         *std = s;
         Ok(mvnmf_status::Ok)
-    })
+    }
 }
 
-/// Mean ± population std over the splits of every fraction: `scores` holds
-/// `n_fractions × splits` entries, fraction-major (`scores[f * splits + s]`,
-/// as `mvnmf_evaluate_protocol` writes them); writes `summary[n_fractions]`.
-/// No workspace.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_summarize_scores(
-    scores: *const mvnmf_split_scores,
-    n_fractions: usize,
-    splits: usize,
-    summary: *mut mvnmf_score_summary,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Mean ± population std over the splits of every fraction: `scores` holds
+    /// `n_fractions × splits` entries, fraction-major (`scores[f * splits + s]`,
+    /// as `mvnmf_evaluate_protocol` writes them); writes `summary[n_fractions]`.
+    /// No workspace.
+    fn mvnmf_summarize_scores(
+        scores: *const mvnmf_split_scores = "`n_fractions × splits` structs",
+        n_fractions: usize,
+        splits: usize,
+        summary: *mut mvnmf_score_summary = "`n_fractions` structs",
+    ) {
         if n_fractions == 0 || splits == 0 {
             return Err(Error::ZeroDimension);
         }
@@ -256,49 +254,32 @@ pub unsafe extern "C" fn mvnmf_summarize_scores(
             };
         }
         Ok(mvnmf_status::Ok)
-    })
+    }
 }
 
-/// Workspace bytes of `mvnmf_evaluate_split` for a `k × n` encoding
-/// (`params` may be NULL: defaults).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_evaluate_split_workspace(
-    k: usize,
-    n: usize,
-    n_classes: usize,
-    params: *const mvnmf_eval_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        let p = read_params(params)?;
-        eval::evaluate_split_workspace(k, n, n_classes, &p)
-    })
-}
-
-/// Scores the `k × n` encoding `v` of one split as the papers do; the test
-/// items are those with `labeled[j] = 0`. kNN from the labeled items'
-/// encodings classifies the test items (accuracy; `k` reduced to the smallest
-/// labeled class's size when fewer than `k` items are labeled); k-means (its
-/// seed as given) clusters the test items into `min(C', n_test)` clusters,
-/// `C'` the classes present in `labels`: accuracy under the best one-to-one
-/// map and NMI. `labels[n]` are the true classes of all items
-/// (`< n_classes`); `labeled[n]` flags are 0 or 1. Writes `*scores`.
-/// Errors: no test item (`MVNMF_STATUS_ZERO_DIMENSION`), no labeled item
-/// (`MVNMF_STATUS_TOO_FEW_LABELED`), a flag not 0/1 (`BAD_PARAMETER`), ...
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_evaluate_split(
-    v: *const f64,
-    k: usize,
-    n: usize,
-    labels: *const u32,
-    n_classes: usize,
-    labeled: *const u8,
-    params: *const mvnmf_eval_params,
-    scores: *mut mvnmf_split_scores,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Scores the `k × n` encoding `v` of one split as the papers do; the test
+    /// items are those with `labeled[j] = 0`. kNN from the labeled items'
+    /// encodings classifies the test items (accuracy; `k` reduced to the smallest
+    /// labeled class's size when fewer than `k` items are labeled); k-means (its
+    /// seed as given) clusters the test items into `min(C', n_test)` clusters,
+    /// `C'` the classes present in `labels`: accuracy under the best one-to-one
+    /// map and NMI. `labels[n]` are the true classes of all items
+    /// (`< n_classes`); `labeled[n]` flags are 0 or 1. Writes `*scores`.
+    /// Errors: no test item (`MVNMF_STATUS_ZERO_DIMENSION`), no labeled item
+    /// (`MVNMF_STATUS_TOO_FEW_LABELED`), a flag not 0/1 (`BAD_PARAMETER`), ...
+    fn mvnmf_evaluate_split(
+        v: *const f64 = "`k × n` doubles",
+        k: usize,
+        n: usize,
+        labels: *const u32 = "`n` labels",
+        n_classes: usize,
+        labeled: *const u8 = "`n` bytes",
+        params: *const mvnmf_eval_params,
+        scores: *mut mvnmf_split_scores = "one struct",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
         let p = read_params(params)?;
         need(scores)?;
         if k == 0 || n == 0 {
@@ -316,55 +297,49 @@ pub unsafe extern "C" fn mvnmf_evaluate_split(
         let r = eval::evaluate_split(MatRef::col_major(vs, k, n)?, l, n_classes, mask, &p, w)?;
         *scores = r.into();
         Ok(mvnmf_status::Ok)
-    })
-}
-
-/// Workspace bytes of `mvnmf_evaluate_protocol` (`params` may be NULL).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_evaluate_protocol_workspace(
-    k: usize,
-    n: usize,
-    n_classes: usize,
-    n_fractions: usize,
-    params: *const mvnmf_protocol_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
+    }
+    /// for a `k × n` encoding
+    /// (`params` may be NULL: defaults).
+    workspace mvnmf_evaluate_split_workspace(
+        k: usize,
+        n: usize,
+        n_classes: usize,
+        params: *const mvnmf_eval_params,
+    ) {
         let p = read_params(params)?;
-        eval::evaluate_protocol_workspace(k, n, n_classes, n_fractions, &p)
-    })
+        eval::evaluate_split_workspace(k, n, n_classes, &p)
+    }
 }
 
-/// The papers' evaluation protocol for one method (DESIGN §9). For every
-/// split `s` (seed `seed + s`) and every labeled fraction `fractions[f]`
-/// (each in `(0, 1)`), splits outer: a per-class stratified random subset is
-/// labeled (as `mvnmf_stratified_split`); `fit` writes the `k × n` encoding
-/// of all items from a `mvnmf_protocol_fit` that holds only the labeled
-/// items' classes (the test items' classes are never passed); the encoding is
-/// scored as by `mvnmf_evaluate_split`, its k-means seeded with the split's
-/// seed. `v` is the same buffer at every call and keeps the previous call's
-/// encoding (zeros first): a method that reads no labels may fit at
-/// `fraction_index == 0` only. Writes `scores[f * splits + s]`
-/// (`n_fractions × splits` entries; `mvnmf_summarize_scores` gives mean ±
-/// std) once all splits are done. `labels[n]` are every item's true class.
-/// A nonzero return of `fit` gives `MVNMF_STATUS_CANCELLED`; on any error
-/// `scores` is untouched.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_evaluate_protocol(
-    labels: *const u32,
-    n: usize,
-    n_classes: usize,
-    fractions: *const f64,
-    n_fractions: usize,
-    k: usize,
-    params: *const mvnmf_protocol_params,
-    scores: *mut mvnmf_split_scores,
-    work: *mut c_void,
-    work_bytes: usize,
-    fit: mvnmf_protocol_fit_fn,
-    user: *mut c_void,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// The papers' evaluation protocol for one method (DESIGN §9). For every
+    /// split `s` (seed `seed + s`) and every labeled fraction `fractions[f]`
+    /// (each in `(0, 1)`), splits outer: a per-class stratified random subset is
+    /// labeled (as `mvnmf_stratified_split`); `fit` writes the `k × n` encoding
+    /// of all items from a `mvnmf_protocol_fit` that holds only the labeled
+    /// items' classes (the test items' classes are never passed); the encoding is
+    /// scored as by `mvnmf_evaluate_split`, its k-means seeded with the split's
+    /// seed. `v` is the same buffer at every call and keeps the previous call's
+    /// encoding (zeros first): a method that reads no labels may fit at
+    /// `fraction_index == 0` only. Writes `scores[f * splits + s]`
+    /// (`n_fractions × splits` entries; `mvnmf_summarize_scores` gives mean ±
+    /// std) once all splits are done. `labels[n]` are every item's true class.
+    /// A nonzero return of `fit` gives `MVNMF_STATUS_CANCELLED`; on any error
+    /// `scores` is untouched.
+    fn mvnmf_evaluate_protocol(
+        labels: *const u32 = "`n` labels",
+        n: usize,
+        n_classes: usize,
+        fractions: *const f64 = "`n_fractions` doubles",
+        n_fractions: usize,
+        k: usize,
+        params: *const mvnmf_protocol_params,
+        scores: *mut mvnmf_split_scores = "`n_fractions × splits` structs",
+        work: *mut c_void,
+        work_bytes: usize,
+        fit: mvnmf_protocol_fit_fn,
+        user: *mut c_void,
+    ) {
         let p = read_params(params)?;
         let cb = fit.ok_or(Error::NullPointer)?;
         if n == 0 || k == 0 || n_fractions == 0 || p.splits == 0 {
@@ -394,61 +369,55 @@ pub unsafe extern "C" fn mvnmf_evaluate_protocol(
             }
         })?;
         Ok(mvnmf_status::Ok)
-    })
-}
-
-/// Workspace bytes of `mvnmf_cross_validate` (`params` may be NULL).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_cross_validate_workspace(
-    k: usize,
-    n: usize,
-    n_classes: usize,
-    n_candidates: usize,
-    params: *const mvnmf_cv_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
+    }
+    /// (`params` may be NULL).
+    workspace mvnmf_evaluate_protocol_workspace(
+        k: usize,
+        n: usize,
+        n_classes: usize,
+        n_fractions: usize,
+        params: *const mvnmf_protocol_params,
+    ) {
         let p = read_params(params)?;
-        eval::cross_validate_workspace(k, n, n_classes, n_candidates, &p)
-    })
+        eval::evaluate_protocol_workspace(k, n, n_classes, n_fractions, &p)
+    }
 }
 
-/// k-fold cross-validation of `n_candidates` parameter vectors inside the
-/// labeled items (`labels[j] != MVNMF_UNLABELED`). `grid` holds
-/// `n_candidates × n_params` values, candidate-major (candidate `c`'s values
-/// at `grid[c * n_params]`; NULL when `n_params = 0`). The labeled items are
-/// dealt into `folds` folds stratified by class: each class's labeled items
-/// are shuffled (from `seed`) and dealt round-robin, the deal continuing from
-/// one class to the next, so a class's counts in two folds differ by at most
-/// one, a class smaller than `folds` lands in that many distinct folds, and
-/// the folds' sizes differ by at most one (`MVNMF_STATUS_TOO_FEW_LABELED` when
-/// fewer than `folds` items are labeled). For every candidate and fold, `fit`
-/// gets a `mvnmf_cv_fit` whose labels hide that fold and every originally
-/// unlabeled item (hidden labels never reach `fit`) and writes the `k × n`
-/// encoding; the held-out items are classified by kNN (`knn.k` reduced to the
-/// smallest class when the other folds hold fewer than `k` items) from the
-/// other labeled items. Writes `scores[n_candidates]` (mean accuracy over the
-/// folds) and `*best` (highest score, ties: the lowest index). A nonzero
-/// return of `fit` gives `MVNMF_STATUS_CANCELLED`; on any error the outputs
-/// are untouched.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_cross_validate(
-    labels: *const u32,
-    n: usize,
-    n_classes: usize,
-    k: usize,
-    grid: *const f64,
-    n_candidates: usize,
-    n_params: usize,
-    params: *const mvnmf_cv_params,
-    scores: *mut f64,
-    best: *mut usize,
-    work: *mut c_void,
-    work_bytes: usize,
-    fit: mvnmf_cv_fit_fn,
-    user: *mut c_void,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// k-fold cross-validation of `n_candidates` parameter vectors inside the
+    /// labeled items (`labels[j] != MVNMF_UNLABELED`). `grid` holds
+    /// `n_candidates × n_params` values, candidate-major (candidate `c`'s values
+    /// at `grid[c * n_params]`; NULL when `n_params = 0`). The labeled items are
+    /// dealt into `folds` folds stratified by class: each class's labeled items
+    /// are shuffled (from `seed`) and dealt round-robin, the deal continuing from
+    /// one class to the next, so a class's counts in two folds differ by at most
+    /// one, a class smaller than `folds` lands in that many distinct folds, and
+    /// the folds' sizes differ by at most one (`MVNMF_STATUS_TOO_FEW_LABELED` when
+    /// fewer than `folds` items are labeled). For every candidate and fold, `fit`
+    /// gets a `mvnmf_cv_fit` whose labels hide that fold and every originally
+    /// unlabeled item (hidden labels never reach `fit`) and writes the `k × n`
+    /// encoding; the held-out items are classified by kNN (`knn.k` reduced to the
+    /// smallest class when the other folds hold fewer than `k` items) from the
+    /// other labeled items. Writes `scores[n_candidates]` (mean accuracy over the
+    /// folds) and `*best` (highest score, ties: the lowest index). A nonzero
+    /// return of `fit` gives `MVNMF_STATUS_CANCELLED`; on any error the outputs
+    /// are untouched.
+    fn mvnmf_cross_validate(
+        labels: *const u32 = "`n` labels",
+        n: usize,
+        n_classes: usize,
+        k: usize,
+        grid: *const f64 = "`n_candidates × n_params` doubles",
+        n_candidates: usize,
+        n_params: usize,
+        params: *const mvnmf_cv_params,
+        scores: *mut f64 = "`n_candidates` doubles",
+        best: *mut usize = "one `size_t`",
+        work: *mut c_void,
+        work_bytes: usize,
+        fit: mvnmf_cv_fit_fn,
+        user: *mut c_void,
+    ) {
         let p = read_params(params)?;
         let cb = fit.ok_or(Error::NullPointer)?;
         need(best)?;
@@ -483,5 +452,16 @@ pub unsafe extern "C" fn mvnmf_cross_validate(
         })?;
         *best = b;
         Ok(mvnmf_status::Ok)
-    })
+    }
+    /// (`params` may be NULL).
+    workspace mvnmf_cross_validate_workspace(
+        k: usize,
+        n: usize,
+        n_classes: usize,
+        n_candidates: usize,
+        params: *const mvnmf_cv_params,
+    ) {
+        let p = read_params(params)?;
+        eval::cross_validate_workspace(k, n, n_classes, n_candidates, &p)
+    }
 }

@@ -328,44 +328,21 @@ pub extern "C" fn mvnmf_graph_params_default() -> mvnmf_graph_params {
     CField::from_rust(&GraphParams::default())
 }
 
-/// Workspace bytes of `mvnmf_kernel_bandwidths` (validates the view descriptors
-/// as the call does, values aside).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_kernel_bandwidths_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    n_classes: usize,
-    block: usize,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        let ks = ckernels(kernels, n_views)?;
-        similarity::resolve_bandwidths_workspace::<f64>(
-            shapes(views, n_views)?,
-            &ks,
-            n_classes,
-            block,
-        )
-    })
-}
-
-/// The `γ` of every RBF view (given, or `1 / median(d²)` over all unordered pairs of
-/// labeled items: the lower median) into `gammas[n_views]` (0 for other views). `labels`
-/// may be NULL when no view uses the median (else `MVNMF_STATUS_NULL_POINTER`).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_kernel_bandwidths(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    labels: *const u32,
-    n_classes: usize,
-    block: usize,
-    gammas: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// The `γ` of every RBF view (given, or `1 / median(d²)` over all unordered pairs of
+    /// labeled items: the lower median) into `gammas[n_views]` (0 for other views). `labels`
+    /// may be NULL when no view uses the median (else `MVNMF_STATUS_NULL_POINTER`).
+    fn mvnmf_kernel_bandwidths(
+        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        n_views: usize,
+        kernels: *const mvnmf_kernel = "`n_views` kernels",
+        labels: *const u32 = "`N` labels",
+        n_classes: usize,
+        block: usize,
+        gammas: *mut f64 = "`n_views` doubles",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
         let vs = CViews::new(views, n_views)?;
         let ks = ckernels(kernels, n_views)?;
         let lab = clabels(labels, vs.shape(0).cols, any_median(&ks))?;
@@ -376,45 +353,44 @@ pub unsafe extern "C" fn mvnmf_kernel_bandwidths(
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
         similarity::resolve_bandwidths(&vs, &ks, lab, n_classes, block, g, w)?;
         Ok(mvnmf_status::Ok)
-    })
-}
-
-/// Workspace bytes of `mvnmf_mkl_weights`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mkl_weights_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    n_classes: usize,
-    params: *const mvnmf_mkl_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        let p = read_mkl(params)?;
+    }
+    /// (validates the view descriptors
+    /// as the call does, values aside).
+    workspace mvnmf_kernel_bandwidths_workspace(
+        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        n_views: usize,
+        kernels: *const mvnmf_kernel = "`n_views` kernels",
+        n_classes: usize,
+        block: usize,
+    ) {
         let ks = ckernels(kernels, n_views)?;
-        similarity::mkl_weights_workspace::<f64>(shapes(views, n_views)?, &ks, n_classes, &p)
-    })
+        similarity::resolve_bandwidths_workspace::<f64>(
+            shapes(views, n_views)?,
+            &ks,
+            n_classes,
+            block,
+        )
+    }
 }
 
-/// Fusion weights by kernel–target alignment (seed 000 eq. 11): writes `eta[n_views]` on the
-/// simplex minimising `Σ_{i,j labeled} t_ij (Σ_v η_v K_v(i,j) − [y_i = y_j])² + λ‖η‖²`
-/// (`t_ij = 1/n_c²` within class c, `1/(2 n_c n_c')` across; `λ = lambda · mean(diag G)`).
-/// `labels` (not NULL) needs at least 2 labeled items. Cost `O(N_l² Σ_v rows_v)`, one pass.
-/// `report` may be NULL.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mkl_weights(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    labels: *const u32,
-    n_classes: usize,
-    params: *const mvnmf_mkl_params,
-    eta: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    report: *mut mvnmf_mkl_report,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Fusion weights by kernel–target alignment (seed 000 eq. 11): writes `eta[n_views]` on the
+    /// simplex minimising `Σ_{i,j labeled} t_ij (Σ_v η_v K_v(i,j) − [y_i = y_j])² + λ‖η‖²`
+    /// (`t_ij = 1/n_c²` within class c, `1/(2 n_c n_c')` across; `λ = lambda · mean(diag G)`).
+    /// `labels` (not NULL) needs at least 2 labeled items. Cost `O(N_l² Σ_v rows_v)`, one pass.
+    /// `report` may be NULL.
+    fn mvnmf_mkl_weights(
+        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        n_views: usize,
+        kernels: *const mvnmf_kernel = "`n_views` kernels",
+        labels: *const u32 = "`N` labels",
+        n_classes: usize,
+        params: *const mvnmf_mkl_params,
+        eta: *mut f64 = "`n_views` doubles",
+        work: *mut c_void,
+        work_bytes: usize,
+        report: *mut mvnmf_mkl_report,
+    ) {
         let p = read_mkl(params)?;
         let vs = CViews::new(views, n_views)?;
         let ks = ckernels(kernels, n_views)?;
@@ -435,48 +411,38 @@ pub unsafe extern "C" fn mvnmf_mkl_weights(
             };
         }
         Ok(mvnmf_status::Ok)
-    })
-}
-
-/// Workspace bytes of `mvnmf_alignment_system`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_alignment_system_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    n_classes: usize,
-    block: usize,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
+    }
+    /// .
+    workspace mvnmf_mkl_weights_workspace(
+        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        n_views: usize,
+        kernels: *const mvnmf_kernel = "`n_views` kernels",
+        n_classes: usize,
+        params: *const mvnmf_mkl_params,
+    ) {
+        let p = read_mkl(params)?;
         let ks = ckernels(kernels, n_views)?;
-        similarity::alignment_system_workspace::<f64>(
-            shapes(views, n_views)?,
-            &ks,
-            n_classes,
-            block,
-        )
-    })
+        similarity::mkl_weights_workspace::<f64>(shapes(views, n_views)?, &ks, n_classes, &p)
+    }
 }
 
-/// The alignment QP's data: `g[n_views²]` (`G_uv = Σ t_ij K_u(i,j) K_v(i,j)`, column-major),
-/// `b[n_views]` (`b_v = Σ t_ij K_v(i,j) [y_i = y_j]`) and `*constant` (`Σ t_ij [y_i = y_j]`), so
-/// that the loss is `ηᵀGη − 2bᵀη + constant`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_alignment_system(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    labels: *const u32,
-    n_classes: usize,
-    block: usize,
-    g: *mut f64,
-    b: *mut f64,
-    constant: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// The alignment QP's data: `g[n_views²]` (`G_uv = Σ t_ij K_u(i,j) K_v(i,j)`, column-major),
+    /// `b[n_views]` (`b_v = Σ t_ij K_v(i,j) [y_i = y_j]`) and `*constant` (`Σ t_ij [y_i = y_j]`), so
+    /// that the loss is `ηᵀGη − 2bᵀη + constant`.
+    fn mvnmf_alignment_system(
+        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        n_views: usize,
+        kernels: *const mvnmf_kernel = "`n_views` kernels",
+        labels: *const u32 = "`N` labels",
+        n_classes: usize,
+        block: usize,
+        g: *mut f64 = "`n_views × n_views` doubles",
+        b: *mut f64 = "`n_views` doubles",
+        constant: *mut f64 = "one double",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
         let vs = CViews::new(views, n_views)?;
         let ks = ckernels(kernels, n_views)?;
         if labels.is_null() || g.is_null() || b.is_null() || constant.is_null() {
@@ -488,30 +454,39 @@ pub unsafe extern "C" fn mvnmf_alignment_system(
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
         *constant = similarity::alignment_system(&vs, &ks, lab, n_classes, block, gg, bb, w)?;
         Ok(mvnmf_status::Ok)
-    })
+    }
+    /// .
+    workspace mvnmf_alignment_system_workspace(
+        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        n_views: usize,
+        kernels: *const mvnmf_kernel = "`n_views` kernels",
+        n_classes: usize,
+        block: usize,
+    ) {
+        let ks = ckernels(kernels, n_views)?;
+        similarity::alignment_system_workspace::<f64>(
+            shapes(views, n_views)?,
+            &ks,
+            n_classes,
+            block,
+        )
+    }
 }
 
-/// Workspace bytes of `mvnmf_simplex_qp` for `h` weights.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_simplex_qp_workspace(h: usize, bytes: *mut usize) -> mvnmf_status {
-    c_unsafe! { query(bytes, || similarity::simplex_qp_workspace(h)) }
-}
-
-/// `min ηᵀAη − 2bᵀη` on the simplex, exactly (supports enumerated for `h <= 16`, active set
-/// beyond): `a[h²]` symmetric positive semidefinite (column-major), `b[h]`, `eta[h]` written.
-/// Entries must be finite and at most `DBL_MAX / 4` in magnitude (else
-/// `MVNMF_STATUS_NON_FINITE_INPUT`: the objective could overflow).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_simplex_qp(
-    a: *const f64,
-    b: *const f64,
-    h: usize,
-    eta: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    report: *mut mvnmf_qp_report,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// `min ηᵀAη − 2bᵀη` on the simplex, exactly (supports enumerated for `h <= 16`, active set
+    /// beyond): `a[h²]` symmetric positive semidefinite (column-major), `b[h]`, `eta[h]` written.
+    /// Entries must be finite and at most `DBL_MAX / 4` in magnitude (else
+    /// `MVNMF_STATUS_NON_FINITE_INPUT`: the objective could overflow).
+    fn mvnmf_simplex_qp(
+        a: *const f64 = "`h × h` doubles",
+        b: *const f64 = "`h` doubles",
+        h: usize,
+        eta: *mut f64 = "`h` doubles",
+        work: *mut c_void,
+        work_bytes: usize,
+        report: *mut mvnmf_qp_report,
+    ) {
         if h == 0 {
             return Err(Error::ZeroDimension);
         }
@@ -531,57 +506,40 @@ pub unsafe extern "C" fn mvnmf_simplex_qp(
             };
         }
         Ok(mvnmf_status::Ok)
-    })
+    }
+    /// for `h` weights.
+    workspace mvnmf_simplex_qp_workspace(
+        h: usize,
+    ) {
+        similarity::simplex_qp_workspace(h)
+    }
 }
 
-/// Workspace bytes of `mvnmf_fused_knn`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_fused_knn_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    n_classes: usize,
-    params: *const mvnmf_fused_knn_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        let p = read_knn(params);
-        let ks = ckernels(kernels, n_views)?;
-        similarity::fused_knn_workspace::<f64>(
-            shapes(views, n_views)?,
-            &ks,
-            n_classes,
-            &knn_params(&p),
-        )
-    })
-}
-
-/// Exact `k` nearest neighbours under the fused kernel `K = Σ_v η_v K_v` (`d² = 2 − 2K`),
-/// block by block, never an `N × N` matrix. Writes `neighbors[N·k]` (item `i`'s list at
-/// `i·k`, best first, ties by the lower index; `MVNMF_NO_NEIGHBOR` for non-queries) and
-/// `sims[N·k]` (`K(i, j)`; `-inf` for non-queries). `labels` may be NULL for
-/// `MVNMF_SCOPE_ALL` / `_MASKED` without median kernels (else `MVNMF_STATUS_NULL_POINTER`);
-/// the masks (`N` bytes, 0 or 1) are
-/// read only for `MVNMF_SCOPE_MASKED` (else may be NULL). `k >= N` and `k = 0` are
-/// `MVNMF_STATUS_BAD_PARAMETER`; a labeled scope where a query has fewer than `k` candidates
-/// is `MVNMF_STATUS_TOO_FEW_LABELED`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_fused_knn(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    eta: *const f64,
-    labels: *const u32,
-    n_classes: usize,
-    params: *const mvnmf_fused_knn_params,
-    query_mask: *const u8,
-    candidate_mask: *const u8,
-    neighbors: *mut usize,
-    sims: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Exact `k` nearest neighbours under the fused kernel `K = Σ_v η_v K_v` (`d² = 2 − 2K`),
+    /// block by block, never an `N × N` matrix. Writes `neighbors[N·k]` (item `i`'s list at
+    /// `i·k`, best first, ties by the lower index; `MVNMF_NO_NEIGHBOR` for non-queries) and
+    /// `sims[N·k]` (`K(i, j)`; `-inf` for non-queries). `labels` may be NULL for
+    /// `MVNMF_SCOPE_ALL` / `_MASKED` without median kernels (else `MVNMF_STATUS_NULL_POINTER`);
+    /// the masks (`N` bytes, 0 or 1) are
+    /// read only for `MVNMF_SCOPE_MASKED` (else may be NULL). `k >= N` and `k = 0` are
+    /// `MVNMF_STATUS_BAD_PARAMETER`; a labeled scope where a query has fewer than `k` candidates
+    /// is `MVNMF_STATUS_TOO_FEW_LABELED`.
+    fn mvnmf_fused_knn(
+        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        n_views: usize,
+        kernels: *const mvnmf_kernel = "`n_views` kernels",
+        eta: *const f64 = "`n_views` doubles",
+        labels: *const u32 = "`N` labels",
+        n_classes: usize,
+        params: *const mvnmf_fused_knn_params,
+        query_mask: *const u8 = "`N` bytes",
+        candidate_mask: *const u8 = "`N` bytes",
+        neighbors: *mut usize = "`N × k` indices",
+        sims: *mut f64 = "`N × k` doubles",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
         let p = read_knn(params);
         let vs = CViews::new(views, n_views)?;
         let ks = ckernels(kernels, n_views)?;
@@ -623,50 +581,44 @@ pub unsafe extern "C" fn mvnmf_fused_knn(
             w,
         )?;
         Ok(mvnmf_status::Ok)
-    })
-}
-
-/// Workspace bytes of `mvnmf_class_pairs`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_class_pairs_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    n_classes: usize,
-    params: *const mvnmf_fused_knn_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
+    }
+    /// .
+    workspace mvnmf_fused_knn_workspace(
+        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        n_views: usize,
+        kernels: *const mvnmf_kernel = "`n_views` kernels",
+        n_classes: usize,
+        params: *const mvnmf_fused_knn_params,
+    ) {
         let p = read_knn(params);
         let ks = ckernels(kernels, n_views)?;
-        similarity::class_pairs_workspace::<f64>(
+        similarity::fused_knn_workspace::<f64>(
             shapes(views, n_views)?,
             &ks,
             n_classes,
             &knn_params(&p),
         )
-    })
+    }
 }
 
-/// Per class `c`, the `kp = params->k` most similar pairs `(i, j)` under the fused kernel with
-/// `i` labeled of class `c` and `j` labeled of another class (seed 003's `N_kp(c)`): writes
-/// `pairs[2·n_classes·kp]` (`pairs[2(c·kp + p)] = i`, `pairs[2(c·kp + p) + 1] = j`) and
-/// `sims[n_classes·kp]`, best first; classes without labeled items get `MVNMF_NO_NEIGHBOR`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_class_pairs(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    eta: *const f64,
-    labels: *const u32,
-    n_classes: usize,
-    params: *const mvnmf_fused_knn_params,
-    pairs: *mut usize,
-    sims: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Per class `c`, the `kp = params->k` most similar pairs `(i, j)` under the fused kernel with
+    /// `i` labeled of class `c` and `j` labeled of another class (seed 003's `N_kp(c)`): writes
+    /// `pairs[2·n_classes·kp]` (`pairs[2(c·kp + p)] = i`, `pairs[2(c·kp + p) + 1] = j`) and
+    /// `sims[n_classes·kp]`, best first; classes without labeled items get `MVNMF_NO_NEIGHBOR`.
+    fn mvnmf_class_pairs(
+        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        n_views: usize,
+        kernels: *const mvnmf_kernel = "`n_views` kernels",
+        eta: *const f64 = "`n_views` doubles",
+        labels: *const u32 = "`N` labels",
+        n_classes: usize,
+        params: *const mvnmf_fused_knn_params,
+        pairs: *mut usize = "`n_classes × kp × 2` indices",
+        sims: *mut f64 = "`n_classes × kp` doubles",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
         let p = read_knn(params);
         let vs = CViews::new(views, n_views)?;
         let ks = ckernels(kernels, n_views)?;
@@ -681,5 +633,22 @@ pub unsafe extern "C" fn mvnmf_class_pairs(
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
         similarity::class_pairs(&vs, &ks, e, lab, n_classes, &knn_params(&p), pp, s, w)?;
         Ok(mvnmf_status::Ok)
-    })
+    }
+    /// .
+    workspace mvnmf_class_pairs_workspace(
+        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        n_views: usize,
+        kernels: *const mvnmf_kernel = "`n_views` kernels",
+        n_classes: usize,
+        params: *const mvnmf_fused_knn_params,
+    ) {
+        let p = read_knn(params);
+        let ks = ckernels(kernels, n_views)?;
+        similarity::class_pairs_workspace::<f64>(
+            shapes(views, n_views)?,
+            &ks,
+            n_classes,
+            &knn_params(&p),
+        )
+    }
 }
