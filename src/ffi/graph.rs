@@ -121,6 +121,7 @@ pub(super) type BuildOut = (
 
 /// The body of `mvnmf_ldge`, `mvnmf_tge` and `mvnmf_tge_build`: the arguments
 /// read and checked, then the graph built into the caller's buffers.
+#[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn build(
     views: *const mvnmf_view,
     n_views: usize,
