@@ -152,12 +152,16 @@ static uint32_t mvsl_fit(prob *p, size_t n_views, size_t k, const mvnmf_mvsl_par
     size_t v;
     uint32_t st;
     void *work;
-    /* the query on clean views of the same shapes (it does not read values) */
-    for (v = 0; v < NV; v++) {
-        memcpy(xs[v], p->x[v], sizeof xs[v]);
-        good[v] = dense_view(xs[v], ROWS[v], N);
+    /* the query on these views (it does not read values), or on dense views of the same
+     * shapes when it refuses their structure (then the call refuses it too) */
+    st = (uint32_t)mvnmf_mvsl_fit_workspace(p->views, NV, &g, K, NULL, &bytes);
+    if (st != MVNMF_STATUS_OK) {
+        for (v = 0; v < NV; v++) {
+            memcpy(xs[v], p->x[v], sizeof xs[v]);
+            good[v] = dense_view(xs[v], ROWS[v], N);
+        }
+        st = (uint32_t)mvnmf_mvsl_fit_workspace(good, NV, &g, K, NULL, &bytes);
     }
-    st = (uint32_t)mvnmf_mvsl_fit_workspace(good, NV, &g, K, NULL, &bytes);
     CHECK_STATUS(st, MVNMF_STATUS_OK);
     work = malloc(bytes + 1);
     st = (uint32_t)mvnmf_mvsl_fit(p->views, n_views, &g, k, par, p->up, p->v, work, bytes - short_by, NULL,
