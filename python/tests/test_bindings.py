@@ -66,7 +66,7 @@ def test_a_refusal_says_argument_view_row_and_column():
     rep = B.mvnmf_report()
     with pytest.raises(mvnmf.MvnmfError) as e:
         mvnmf.call("mvnmf_mvsl_fit", vs.array, vs.count, C.byref(g), k, None, ptrs, v.ctypes.data_as(dp),
-                   C.cast(work, C.c_void_p), nb.value, None, None, C.byref(rep))
+                   C.cast(work, C.c_void_p), nb.value, B.mvnmf_progress_fn(), None, C.byref(rep))
     err = e.value
     assert err.name == "MVNMF_STATUS_NON_FINITE_INPUT"
     assert (err.arg, err.arg_name, err.view, err.row, err.col) == (1, "views", 2, 1, 3)
@@ -79,6 +79,6 @@ def test_a_refusal_says_argument_view_row_and_column():
     p.tol = -1.0
     with pytest.raises(mvnmf.MvnmfError) as e:
         mvnmf.call("mvnmf_mvsl_fit", vs.array, vs.count, C.byref(g), k, C.byref(p), ptrs, v.ctypes.data_as(dp),
-                   C.cast(work, C.c_void_p), nb.value, None, None, C.byref(rep))
+                   C.cast(work, C.c_void_p), nb.value, B.mvnmf_progress_fn(), None, C.byref(rep))
     assert (e.value.arg, e.value.arg_name, e.value.view, e.value.row) == (5, "params", None, None)
     assert str(e.value).endswith("at argument 5 (params)")
