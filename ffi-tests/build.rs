@@ -1,6 +1,7 @@
 //! Compiles the C harness (`c/harness.c`, `c/harness_models.c`,
 //! `c/harness_graph.c`, `c/harness_protocol.c`, `c/harness_regress.c`, `c/harness_jsnmf.c`,
-//! `c/harness_mvel.c`, `c/harness_linalg.c`, `c/harness_twins.c`) twice — as C99 and as
+//! `c/harness_mvel.c`, `c/harness_linalg.c`, `c/harness_twins.c`,
+//! `c/harness_where.c`) twice — as C99 and as
 //! C++11 — and the C example, all
 //! with warnings as errors, against the checked-in `include/mvnmf.h`.
 //! The entry points are renamed per build so both link into one test binary.
@@ -19,6 +20,7 @@ fn main() {
     let mvel = root.join("ffi-tests/c/harness_mvel.c");
     let linalg = root.join("ffi-tests/c/harness_linalg.c");
     let twins = root.join("ffi-tests/c/harness_twins.c");
+    let whr = root.join("ffi-tests/c/harness_where.c");
     let common = root.join("ffi-tests/c/harness_common.h");
     let example = root.join("examples-c/quickstart.c");
     for p in [
@@ -31,6 +33,7 @@ fn main() {
         &mvel,
         &linalg,
         &twins,
+        &whr,
         &common,
         &example,
         &include.join("mvnmf.h"),
@@ -49,6 +52,7 @@ fn main() {
         .file(&mvel)
         .file(&linalg)
         .file(&twins)
+        .file(&whr)
         .include(&include)
         .std("c99")
         .define("HARNESS_ENTRY", "mvnmf_harness_c")
@@ -59,7 +63,8 @@ fn main() {
         .define("HARNESS_JSNMF_ENTRY", "mvnmf_harness_jsnmf_c")
         .define("HARNESS_MVEL_ENTRY", "mvnmf_harness_mvel_c")
         .define("HARNESS_LINALG_ENTRY", "mvnmf_harness_linalg_c")
-        .define("HARNESS_TWINS_ENTRY", "mvnmf_harness_twins_c");
+        .define("HARNESS_TWINS_ENTRY", "mvnmf_harness_twins_c")
+        .define("HARNESS_WHERE_ENTRY", "mvnmf_harness_where_c");
     strict.iter().for_each(|f| {
         c.flag(f);
     });
@@ -76,6 +81,7 @@ fn main() {
         .file(&mvel)
         .file(&linalg)
         .file(&twins)
+        .file(&whr)
         .include(&include)
         .flag("-x")
         .flag("c++")
@@ -88,7 +94,8 @@ fn main() {
         .define("HARNESS_JSNMF_ENTRY", "mvnmf_harness_jsnmf_cpp")
         .define("HARNESS_MVEL_ENTRY", "mvnmf_harness_mvel_cpp")
         .define("HARNESS_LINALG_ENTRY", "mvnmf_harness_linalg_cpp")
-        .define("HARNESS_TWINS_ENTRY", "mvnmf_harness_twins_cpp");
+        .define("HARNESS_TWINS_ENTRY", "mvnmf_harness_twins_cpp")
+        .define("HARNESS_WHERE_ENTRY", "mvnmf_harness_where_cpp");
     strict.iter().for_each(|f| {
         cpp.flag(f);
     });

@@ -24,11 +24,14 @@ mkdir -p "$out"
 
 src=(ffi-tests/c/harness.c ffi-tests/c/harness_models.c ffi-tests/c/harness_graph.c
      ffi-tests/c/harness_protocol.c ffi-tests/c/harness_regress.c ffi-tests/c/harness_jsnmf.c
-     ffi-tests/c/harness_mvel.c ffi-tests/c/harness_linalg.c ffi-tests/c/harness_main.c)
+     ffi-tests/c/harness_mvel.c ffi-tests/c/harness_linalg.c ffi-tests/c/harness_twins.c
+     ffi-tests/c/harness_where.c
+     ffi-tests/c/harness_main.c)
 defs=(-DHARNESS_ENTRY=mvnmf_harness_c -DHARNESS_MODELS_ENTRY=mvnmf_harness_models_c
       -DHARNESS_GRAPH_ENTRY=mvnmf_harness_graph_c -DHARNESS_PROTOCOL_ENTRY=mvnmf_harness_protocol_c
       -DHARNESS_REGRESS_ENTRY=mvnmf_harness_regress_c -DHARNESS_JSNMF_ENTRY=mvnmf_harness_jsnmf_c
-      -DHARNESS_MVEL_ENTRY=mvnmf_harness_mvel_c -DHARNESS_LINALG_ENTRY=mvnmf_harness_linalg_c)
+      -DHARNESS_MVEL_ENTRY=mvnmf_harness_mvel_c -DHARNESS_LINALG_ENTRY=mvnmf_harness_linalg_c
+      -DHARNESS_TWINS_ENTRY=mvnmf_harness_twins_c -DHARNESS_WHERE_ENTRY=mvnmf_harness_where_c)
 strict=(-std=c99 -Wall -Wextra -Wpedantic -Werror -Iinclude)
 libs=("$lib" -lm -lpthread -ldl)
 san=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1)
@@ -46,7 +49,7 @@ cc "${strict[@]}" -g -O1 "${defs[@]}" "${src[@]}" "${libs[@]}" -o "$out/harness_
 cc "${strict[@]}" -g -O1 examples-c/quickstart.c "${libs[@]}" -o "$out/quickstart_plain"
 vg=(valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite
     --show-leak-kinds=definite)
-"${vg[@]}" "$out/harness_plain" graph protocol regress jsnmf mvel linalg
+"${vg[@]}" "$out/harness_plain" graph protocol regress jsnmf mvel linalg where
 "${vg[@]}" "$out/quickstart_plain" >/dev/null
 host=$(rustc -vV | sed -n 's/^host: //p')
 runner="CARGO_TARGET_$(echo "$host" | tr 'a-z-' 'A-Z_')_RUNNER"

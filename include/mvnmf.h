@@ -108,7 +108,11 @@
 // 5: `mvnmf_pipeline_params` gained `graph_build` and `ann` (the neighbour search:
 // exact, NN-descent or by size), `mvnmf_progress` gained `phase` and `fraction` (the
 // pipeline reports its set-up phases through the callback too).
-#define MVNMF_ABI_VERSION 5
+//
+// 6: `mvnmf_report` gained `where_arg`, `where_view`, `where_row` and `where_col`
+// (issue 33: where a refusal points, written on refusal too by the solvers that
+// say where).
+#define MVNMF_ABI_VERSION 6
 
 // `mvnmf_struct_size`: `struct mvnmf_view`.
 #define MVNMF_STRUCT_VIEW 0
@@ -933,7 +937,20 @@ typedef struct mvnmf_progress {
 typedef int (*mvnmf_progress_fn)(const struct mvnmf_progress *progress,
                                  void *user);
 
-// What a solver reports (written on `MVNMF_STATUS_OK` and `MVNMF_STATUS_CANCELLED`).
+// What a solver reports: written on `MVNMF_STATUS_OK` and
+// `MVNMF_STATUS_CANCELLED`, and — the one exception to "on error nothing is
+// written" — by the solvers that say where they refused (the fits and
+// encodes of NMF, joint and β-NMF, MvSL, deep, JSNMF, the pipeline, and their
+// `_f32` twins) on a refusal too: then every field is zero but `where_*`.
+//
+// `where_*` (issue 33) say where a refusal points, as LAPACK's `INFO = -i`:
+// `where_arg` is the 1-based position of the offending argument in the
+// call's C signature (0: none applies, and always 0 on success); for data,
+// `where_view`, `where_row` and `where_col` are the 0-based view (index into
+// the `views` array, or into a per-view factor array such as `u`), row and
+// column of the first bad entry (a NaN, a negative value, a malformed CSC
+// index: `where_row` the offending row index, `SIZE_MAX` when the column's
+// pointers are wrong); `SIZE_MAX` where a part does not apply.
 typedef struct mvnmf_report {
   // Outer iterations run.
   uint32_t iterations;
@@ -945,6 +962,14 @@ typedef struct mvnmf_report {
   struct mvnmf_objective initial;
   // Objective at the returned factors.
   struct mvnmf_objective objective;
+  // On a refusal: the 1-based position of the offending argument (0: none).
+  uint32_t where_arg;
+  // On a refusal: the 0-based view of the first bad entry (`SIZE_MAX`: n/a).
+  size_t where_view;
+  // On a refusal: the 0-based row of the first bad entry (`SIZE_MAX`: n/a).
+  size_t where_row;
+  // On a refusal: the 0-based column of the first bad entry (`SIZE_MAX`: n/a).
+  size_t where_col;
 } mvnmf_report;
 
 // `mvnmf_view` with single-precision values: the views of the `_f32` entry

@@ -14,7 +14,7 @@
 //! sets of views a model takes, and the per-fit row-sorted copies of CSC views.
 //! Inputs are never modified.
 
-use crate::error::{Error, Part};
+use crate::error::{Error, Part, Where};
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
 pub use crate::linalg::sparse::Csc;
@@ -439,6 +439,121 @@ pub(crate) fn check_values<T: Real>(xs: &[T], nonneg: bool) -> Result<(), Error>
         }
     }
     Ok(())
+}
+
+/// The class of `x` as [`check_values`] sees it: `None` when it passes.
+fn bad_class<T: Real>(x: T, nonneg: bool) -> Option<Error> {
+    if !x.is_finite() {
+        Some(Error::NonFiniteInput)
+    } else if nonneg && x < T::ZERO {
+        Some(Error::NegativeInput)
+    } else {
+        None
+    }
+}
+
+impl<T: Real> View<'_, T> {
+    /// The first entry that [`View::check_values`] refuses, in its order
+    /// (column by column, rows within a column): `(error, row, col)`, or
+    /// `None` when every value passes. `O(rows·cols)` dense, `O(nnz)` CSC;
+    /// run only on the error path.
+    pub fn locate_bad(&self, nonneg: bool) -> Option<(Error, usize, usize)> {
+        match self {
+            View::Dense(d) => (0..d.cols).find_map(|j| {
+                let (i, e) = d
+                    .col(j)
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, &x)| bad_class(x, nonneg).map(|e| (i, e)))?;
+                Some((e, i, j))
+            }),
+            View::Csc(c) => {
+                let (p, e) = c
+                    .values
+                    .iter()
+                    .enumerate()
+                    .find_map(|(p, &x)| bad_class(x, nonneg).map(|e| (p, e)))?;
+                // The column holding stored entry `p`: the last `j` with `col_ptr[j] <= p`.
+                let j = c.col_ptr.partition_point(|&s| s <= p).saturating_sub(1);
+                Some((e, c.row_idx.get(p).copied().unwrap_or(usize::MAX), j))
+            }
+        }
+    }
+}
+
+/// Where the values of a view set fail [`View::check_values`] (what the
+/// solvers run on every view, in view order): the first bad entry's view, row
+/// and column, and its error ([`Error::NonFiniteInput`] or, with `nonneg`,
+/// [`Error::NegativeInput`]); `None` when every value passes. A caller that got
+/// one of those errors from a fit asks this to say where (`arg` of the
+/// [`Where`] is 0: the caller names the argument).
+///
+/// ```
+/// use mvnmf::data::{locate_bad, Dense, View};
+/// use mvnmf::error::{Error, Where};
+/// let a = [1.0, 2.0, 3.0, 4.0];
+/// let b = [1.0, 2.0, f64::NAN, 4.0, 5.0, 6.0];
+/// let views = [
+///     View::from(Dense::new(&a, 2, 2, 2).unwrap()),
+///     View::from(Dense::new(&b, 3, 2, 3).unwrap()),
+/// ];
+/// assert_eq!(locate_bad(&views[..], true), Some((Error::NonFiniteInput, Where::entry(1, 2, 0))));
+/// ```
+pub fn locate_bad<T: Real, VS: ViewSet<T> + ?Sized>(
+    views: &VS,
+    nonneg: bool,
+) -> Option<(Error, Where)> {
+    (0..views.count()).find_map(|v| {
+        let (e, i, j) = views.view(v).locate_bad(nonneg)?;
+        Some((e, Where::entry(v, i, j)))
+    })
+}
+
+/// [`locate_bad`] for one column-major `rows × (len/rows)` buffer (a factor
+/// `U_v`, an encoding `V`): `(error, row, col)` of its first bad value.
+/// `rows == 0` gives the flat index as the row.
+pub fn locate_bad_in<T: Real>(
+    xs: &[T],
+    rows: usize,
+    nonneg: bool,
+) -> Option<(Error, usize, usize)> {
+    let (p, e) = xs
+        .iter()
+        .enumerate()
+        .find_map(|(p, &x)| bad_class(x, nonneg).map(|e| (p, e)))?;
+    Some(match rows {
+        0 => (e, p, usize::MAX),
+        r => (e, p % r, p / r),
+    })
+}
+
+/// Where a CSC structure fails [`Csc::new`]'s checks with
+/// [`Error::MalformedCsc`]: `(row, col)`, `col` the first column whose
+/// pointers (`col_ptr[0] != 0`: column 0; decreasing, or past `nnz`) or row
+/// indices (out of range, not strictly increasing) are wrong, `row` the
+/// offending row index (`usize::MAX` when the column's pointers are wrong).
+/// `None` when the structure passes. Run only on the error path.
+pub fn locate_csc(rows: usize, col_ptr: &[usize], row_idx: &[usize]) -> Option<(usize, usize)> {
+    let nnz = *col_ptr.last()?;
+    if col_ptr.first() != Some(&0) {
+        return Some((usize::MAX, 0));
+    }
+    for (j, pair) in col_ptr.windows(2).enumerate() {
+        let &[s, e] = pair else {
+            return Some((usize::MAX, j));
+        };
+        let Some(col) = row_idx.get(s..e).filter(|_| e <= nnz) else {
+            return Some((usize::MAX, j));
+        };
+        let mut prev: Option<usize> = None;
+        for &r in col {
+            if r >= rows || prev.is_some_and(|p| r <= p) {
+                return Some((r, j));
+            }
+            prev = Some(r);
+        }
+    }
+    None
 }
 
 /// A set of views of the same items, indexable without allocation: a slice of

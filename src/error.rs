@@ -161,6 +161,138 @@ impl fmt::Display for Error {
 #[cfg(feature = "std")]
 impl std::error::Error for Error {}
 
+/// Where a refusal points (issue 33): the offending argument's 1-based
+/// position, as LAPACK's `INFO = -i` (0: none), and for data the view, row and
+/// column of the first bad entry (0-based indices into the caller's arrays;
+/// `usize::MAX` where they do not apply). The C ABI writes it to the
+/// `where_*` fields of `mvnmf_report` when a call is refused.
+///
+/// [`Error`] stays a plain code; the Rust functions that check data say where
+/// on demand ([`crate::data::locate_bad`], [`crate::data::locate_csc`]).
+/// cbindgen:ignore
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Where {
+    /// 1-based position of the offending argument; 0 when none applies.
+    pub arg: u32,
+    /// The view (or the factor of view `view`), 0-based; `usize::MAX`: not applicable.
+    pub view: usize,
+    /// The row of the first bad entry, 0-based; `usize::MAX`: not applicable.
+    pub row: usize,
+    /// The column of the first bad entry, 0-based; `usize::MAX`: not applicable.
+    pub col: usize,
+}
+
+/// cbindgen:ignore
+impl Where {
+    /// Nothing located.
+    pub const NONE: Where = Where {
+        arg: 0,
+        view: usize::MAX,
+        row: usize::MAX,
+        col: usize::MAX,
+    };
+
+    /// Argument `pos` (1-based), nothing inside it.
+    pub const fn arg(pos: u32) -> Where {
+        Where {
+            arg: pos,
+            ..Where::NONE
+        }
+    }
+
+    /// View `view` of an argument not yet named (see [`Where::or_arg`]).
+    pub const fn view(view: usize) -> Where {
+        Where {
+            view,
+            ..Where::NONE
+        }
+    }
+
+    /// Entry `(row, col)` of view `view` of an argument not yet named.
+    pub const fn entry(view: usize, row: usize, col: usize) -> Where {
+        Where {
+            arg: 0,
+            view,
+            row,
+            col,
+        }
+    }
+
+    /// `self` with the argument `pos` when none is set yet (the innermost
+    /// reader that knew the argument wins).
+    pub const fn or_arg(self, pos: u32) -> Where {
+        if self.arg == 0 {
+            Where { arg: pos, ..self }
+        } else {
+            self
+        }
+    }
+}
+
+impl fmt::Display for Where {
+    /// `argument 1, view 2, row 3, column 4` (the parts that apply; empty for [`Where::NONE`]).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut sep = "";
+        if self.arg != 0 {
+            write!(f, "argument {}", self.arg)?;
+            sep = ", ";
+        }
+        for (name, i) in [("view", self.view), ("row", self.row), ("column", self.col)] {
+            if i != usize::MAX {
+                write!(f, "{sep}{name} {i}")?;
+                sep = ", ";
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An [`Error`] and [`Where`] it points: what the C ABI's readers return, so
+/// that a refusal's report can say which argument, view, row and column.
+/// cbindgen:ignore
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Located {
+    /// What was wrong.
+    pub error: Error,
+    /// Where.
+    pub at: Where,
+}
+
+impl Located {
+    /// `error` at `at`.
+    pub const fn new(error: Error, at: Where) -> Located {
+        Located { error, at }
+    }
+}
+
+impl From<Error> for Located {
+    fn from(error: Error) -> Located {
+        Located {
+            error,
+            at: Where::NONE,
+        }
+    }
+}
+
+impl From<Located> for Error {
+    fn from(l: Located) -> Error {
+        l.error
+    }
+}
+
+impl fmt::Display for Located {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.error.message())?;
+        if self.at != Where::NONE {
+            write!(f, " ({})", self.at)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for Located {}
+
 /// Checked sub-slices where validation already guarantees the range: a miss
 /// is [`Error::Internal`] (a bug), never a panic (issue 15: no panic path).
 /// The same bounds check as `&s[r]`, with the error returned instead.
@@ -233,5 +365,21 @@ mod tests {
             assert!(e.c_message().ends_with('\0'));
             assert_eq!(Error::from_code(e.code()), Some(*e));
         }
+    }
+
+    #[test]
+    fn where_says_the_parts_that_apply() {
+        extern crate std;
+        use std::string::ToString;
+        assert_eq!(Where::NONE.to_string(), "");
+        assert_eq!(Where::arg(5).to_string(), "argument 5");
+        let at = Where::entry(2, 3, 4).or_arg(1).or_arg(7);
+        assert_eq!(at.to_string(), "argument 1, view 2, row 3, column 4");
+        let l = Located::new(Error::NonFiniteInput, at);
+        assert_eq!(
+            l.to_string(),
+            "an input value is NaN or infinite (argument 1, view 2, row 3, column 4)"
+        );
+        assert_eq!(Error::from(l), Error::NonFiniteInput);
     }
 }

@@ -378,3 +378,120 @@ fn null_labels_where_needed_is_null_pointer() {
     assert_eq!(tge(&lin, 1), S::NullPointer);
     assert_eq!(tge(&med, 0), S::NullPointer);
 }
+
+/// Issue 33: a refusal says where. The Rust API locates the first bad entry of a view set
+/// (`data::locate_bad`, in the solvers' order: view, then column, then row; CSC views by their
+/// stored entries) and of a malformed CSC structure (`data::locate_csc`); through the C ABI,
+/// `mvnmf_mvsl_fit` writes the argument's position and the view, row and column to its report,
+/// with the factor outputs untouched, and a clean view set locates nothing.
+#[test]
+fn refusal_says_argument_view_row_and_column() {
+    use mvnmf::data::{locate_bad, locate_csc, Csc, Dense, View};
+    use mvnmf::error::{Error, Located, Where};
+
+    // Rust: NaN at view 2, row 1, column 3 of three views; a negative in view 1 comes first
+    // only when negatives are refused.
+    let (m, n) = ([4usize, 3, 5], 6usize);
+    let mut xs: Vec<Vec<f64>> = (0..3).map(|v| uniform(m[v] * n, 11 + v as u64)).collect();
+    xs[2][3 * m[2] + 1] = f64::NAN;
+    xs[2][5 * m[2]] = f64::INFINITY; // later: not the first
+    xs[1][4 * m[1] + 2] = -0.5;
+    let views: Vec<View<f64>> = (0..3)
+        .map(|v| Dense::new(&xs[v], m[v], n, m[v]).unwrap().into())
+        .collect();
+    assert_eq!(
+        locate_bad(&views[..], false),
+        Some((Error::NonFiniteInput, Where::entry(2, 1, 3)))
+    );
+    assert_eq!(
+        locate_bad(&views[..], true),
+        Some((Error::NegativeInput, Where::entry(1, 2, 4)))
+    );
+    let located = Located::new(Error::NonFiniteInput, Where::entry(2, 1, 3).or_arg(1));
+    assert_eq!(
+        located.to_string(),
+        "an input value is NaN or infinite (argument 1, view 2, row 1, column 3)"
+    );
+    // A CSC view: the stored entry's row index and its column (column 1 is empty).
+    let (cp, ri, cv) = (
+        [0usize, 2, 2, 4],
+        [0usize, 3, 1, 2],
+        [1.0, 2.0, 3.0, f64::NAN],
+    );
+    let csc: [View<f64>; 1] = [Csc::new(4, 3, &cp, &ri, &cv).unwrap().into()];
+    assert_eq!(
+        locate_bad(&csc[..], true),
+        Some((Error::NonFiniteInput, Where::entry(0, 2, 2)))
+    );
+    let clean: [View<f64>; 1] = [Dense::new(&xs[0], m[0], n, m[0]).unwrap().into()];
+    assert_eq!(locate_bad(&clean[..], true), None);
+    // Malformed CSC: row 0 after row 1 in column 2; a decreasing pointer at column 1.
+    assert_eq!(locate_csc(4, &[0, 2, 2, 4], &[0, 3, 1, 0]), Some((0, 2)));
+    assert_eq!(
+        locate_csc(4, &[0, 3, 2, 4], &[0, 1, 2, 3]),
+        Some((usize::MAX, 1))
+    );
+    assert_eq!(locate_csc(4, &cp, &ri), None);
+
+    // C ABI: the same data (negative removed) through mvnmf_mvsl_fit.
+    xs[1][4 * m[1] + 2] = 0.5;
+    let cviews: Vec<mvnmf_view> = (0..3).map(|v| dense(&xs[v], m[v], n)).collect();
+    let graph = mvnmf_graph {
+        kind: MVNMF_GRAPH_NONE,
+        n,
+        labels: null(),
+        n_classes: 0,
+        affinity_row_ptr: null(),
+        affinity_col_idx: null(),
+        affinity_weights: null(),
+        penalty_row_ptr: null(),
+        penalty_col_idx: null(),
+        penalty_weights: null(),
+    };
+    let k = 2;
+    let mut w =
+        bytes(|b| unsafe { mvnmf_mvsl_fit_workspace(cviews.as_ptr(), 3, &graph, k, null(), b) });
+    let fit = |params: *const mvnmf_mvsl_params, w: &mut [u8]| {
+        let mut us: Vec<Vec<f64>> = (0..3).map(|v| vec![-7.0; m[v] * k]).collect();
+        let mut v = vec![-7.0; k * n];
+        let ptrs: Vec<*mut f64> = us.iter_mut().map(|u| u.as_mut_ptr()).collect();
+        // SAFETY: every buffer has its documented size; the report is written whole.
+        let mut rep: mvnmf_report = unsafe { std::mem::zeroed() };
+        rep.where_arg = 99;
+        let st = unsafe {
+            mvnmf_mvsl_fit(
+                cviews.as_ptr(),
+                3,
+                &graph,
+                k,
+                params,
+                ptrs.as_ptr(),
+                v.as_mut_ptr(),
+                w.as_mut_ptr().cast(),
+                w.len(),
+                None,
+                null_mut(),
+                &mut rep,
+            )
+        };
+        let untouched = us.iter().flatten().chain(&v).all(|&x| x == -7.0);
+        (st, rep, untouched)
+    };
+    let (st, rep, untouched) = fit(null(), &mut w);
+    assert_eq!(st, S::NonFiniteInput);
+    let at = (rep.where_arg, rep.where_view, rep.where_row, rep.where_col);
+    assert_eq!(
+        at,
+        (1, 2, 1, 3),
+        "views (argument 1), view 2, row 1, column 3"
+    );
+    assert!(untouched && rep.iterations == 0);
+    // A bad params field: the params argument (5), nothing inside it.
+    let mut p = mvnmf_mvsl_params_default();
+    p.eps = -1.0;
+    let (st, rep, untouched) = fit(&p, &mut w);
+    assert_eq!(st, S::BadParameter);
+    let at = (rep.where_arg, rep.where_view, rep.where_row, rep.where_col);
+    assert_eq!(at, (5, usize::MAX, usize::MAX, usize::MAX));
+    assert!(untouched);
+}

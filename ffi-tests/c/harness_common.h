@@ -308,6 +308,16 @@ static inline int same_report(const mvnmf_report *a, const mvnmf_report *b)
 }
 #endif /* HARNESS_DENSE_HELPERS */
 
+/* A refusal's report (issue 33): every field zero but where_*; where_arg, the
+ * 1-based position of the argument refused, is `arg` (any position when
+ * arg = UINT32_MAX). */
+static inline int refused_at(const mvnmf_report *r, uint32_t arg)
+{
+    return r->iterations == 0 && r->stop == 0 && r->dead_views == 0 && r->initial.total == 0.0 &&
+           r->initial.n_terms == 0 && r->objective.total == 0.0 && r->objective.n_terms == 0 &&
+           (arg == UINT32_MAX ? r->where_arg <= 20 : r->where_arg == arg);
+}
+
 /* A dense column-major view of x (rows x cols, col_stride = rows). */
 static inline mvnmf_view dense_view(const double *x, size_t rows, size_t cols)
 {

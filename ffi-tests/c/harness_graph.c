@@ -1490,40 +1490,48 @@ static void test_errors(void)
             n[v] = p.rows[v] * 3 * sizeof(double);
         }
         o[3] = f.v; n[3] = 3 * N * sizeof(double);
-        o[4] = &rep; n[4] = sizeof rep;
-        o[5] = eta; n[5] = sizeof eta;
+        o[4] = eta; n[4] = sizeof eta;
+        o[5] = &rep; n[5] = sizeof rep;
+        /* The outputs o[0..4] stay untouched; the report (o[5]) says where (issue 33:
+         * labels are argument 4, params 7, work_bytes 12). */
 #define PIPE(lb, pp_, nb_) \
     mvnmf_pipeline_fit(p.views, NV, p.kern, lb, NC, 3, pp_, f.u, f.v, eta, w, nb_, NULL, NULL, &rep)
         fill_outs(o, n, 6);
-        expect(PIPE(NULL, &pp, need), MVNMF_STATUS_NULL_POINTER, "pipeline labels NULL", o, n, 6);
-        expect(PIPE(p.labels, &pp, need - 1), MVNMF_STATUS_WORKSPACE_TOO_SMALL, "pipeline workspace - 1", o, n, 6);
+        expect(PIPE(NULL, &pp, need), MVNMF_STATUS_NULL_POINTER, "pipeline labels NULL", o, n, 5);
+        CHECK(refused_at(&rep, 4));
+        expect(PIPE(p.labels, &pp, need - 1), MVNMF_STATUS_WORKSPACE_TOO_SMALL, "pipeline workspace - 1", o, n, 5);
+        CHECK(refused_at(&rep, 12));
         memcpy(lab, p.labels, sizeof lab);
         lab[9] = NC;
-        expect(PIPE(lab, &pp, need), MVNMF_STATUS_BAD_LABEL, "pipeline label out of range", o, n, 6);
+        expect(PIPE(lab, &pp, need), MVNMF_STATUS_BAD_LABEL, "pipeline label out of range", o, n, 5);
+        CHECK(refused_at(&rep, 4));
         pp.learn_eta = 2;
-        expect(PIPE(p.labels, &pp, need), MVNMF_STATUS_BAD_PARAMETER, "pipeline learn_eta 2", o, n, 6);
+        expect(PIPE(p.labels, &pp, need), MVNMF_STATUS_BAD_PARAMETER, "pipeline learn_eta 2", o, n, 5);
+        CHECK(refused_at(&rep, 7));
         pp.learn_eta = 1;
         pp.method = 6;
-        expect(PIPE(p.labels, &pp, need), MVNMF_STATUS_BAD_PARAMETER, "pipeline method 6", o, n, 6);
+        expect(PIPE(p.labels, &pp, need), MVNMF_STATUS_BAD_PARAMETER, "pipeline method 6", o, n, 5);
+        CHECK(refused_at(&rep, 7));
         expect_query(mvnmf_pipeline_fit_workspace(p.views, NV, p.kern, NC, 3, &pp, &bytes), MVNMF_STATUS_BAD_PARAMETER,
                      bytes, "pipeline method 6");
-        /* mvnmf_pipeline_fit_report refuses what mvnmf_pipeline_fit refuses, its report untouched. */
+        /* mvnmf_pipeline_fit_report refuses what mvnmf_pipeline_fit refuses, its report a
+         * refusal (the fit's part says where; no graph built). */
         {
             mvnmf_pipeline_report pr;
-            o[4] = &pr;
-            n[4] = sizeof pr;
 #define PIPER(lb, pp_, nb_) \
     mvnmf_pipeline_fit_report(p.views, NV, p.kern, lb, NC, 3, pp_, f.u, f.v, eta, w, nb_, NULL, NULL, &pr)
             fill_outs(o, n, 6);
+            memset(&pr, 0xA5, sizeof pr);
             expect(PIPER(p.labels, &pp, need), MVNMF_STATUS_BAD_PARAMETER, "pipeline report method 6", o, n, 6);
+            CHECK(refused_at(&pr.fit, 7) && pr.affinity_nnz == 0 && pr.penalty_nnz == 0);
             pp.method = MVNMF_METHOD_MVSL_L;
             expect(PIPER(NULL, &pp, need), MVNMF_STATUS_NULL_POINTER, "pipeline report labels NULL", o, n, 6);
+            CHECK(refused_at(&pr.fit, 4));
             expect(PIPER(p.labels, &pp, need - 1), MVNMF_STATUS_WORKSPACE_TOO_SMALL, "pipeline report workspace - 1",
                    o, n, 6);
+            CHECK(refused_at(&pr.fit, 12));
             pp.method = 6;
 #undef PIPER
-            o[4] = &rep;
-            n[4] = sizeof rep;
             fill_outs(o, n, 6);
         }
         CHECK_STATUS(mvnmf_pipeline_params_preset(6, &pp), MVNMF_STATUS_BAD_PARAMETER);
@@ -1545,7 +1553,8 @@ static void test_errors(void)
             pp.learn_eta = (uint32_t)(v % 2);
             snprintf(what, sizeof what, "pipeline %s ka = 6, learn_eta %u", v < 2 ? "mvsl-l" : "mvsl-t",
                      (unsigned)pp.learn_eta);
-            expect(PIPE(p.labels, &pp, 1 << 20), MVNMF_STATUS_TOO_FEW_LABELED, what, o, n, 6);
+            expect(PIPE(p.labels, &pp, 1 << 20), MVNMF_STATUS_TOO_FEW_LABELED, what, o, n, 5);
+            CHECK(refused_at(&rep, 4));
             fill_outs(o, n, 6);
         }
 #undef PIPE

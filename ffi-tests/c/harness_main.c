@@ -3,7 +3,7 @@
  * instead, see ffi-tests/build.rs). Built with the entry points renamed as in
  * the C99 build: -DHARNESS_ENTRY=mvnmf_harness_c etc.
  *
- * Arguments: the parts to run (basic, models, graph, protocol, regress, jsnmf, mvel, linalg); none: all.
+ * Arguments: the parts to run (basic, models, graph, protocol, regress, jsnmf, mvel, linalg, where); none: all.
  * Exit status 0 when every check passed. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +17,8 @@ int mvnmf_harness_regress_c(int verbose);
 int mvnmf_harness_jsnmf_c(int verbose);
 int mvnmf_harness_mvel_c(int verbose);
 int mvnmf_harness_linalg_c(int verbose);
+int mvnmf_harness_twins_c(int verbose);
+int mvnmf_harness_where_c(int verbose);
 
 static int wanted(int argc, char **argv, const char *part)
 {
@@ -49,6 +51,10 @@ int main(int argc, char **argv)
         failures += mvnmf_harness_mvel_c(verbose);
     if (wanted(argc, argv, "linalg"))
         failures += mvnmf_harness_linalg_c(verbose);
+    if (wanted(argc, argv, "twins"))
+        failures += mvnmf_harness_twins_c(verbose);
+    if (wanted(argc, argv, "where"))
+        failures += mvnmf_harness_where_c(verbose);
     printf("mvnmf C harness: %d failed checks\n", failures);
     return failures == 0 ? 0 : 1;
 }

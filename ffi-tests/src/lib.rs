@@ -31,6 +31,8 @@ extern "C" {
     fn mvnmf_harness_linalg_cpp(verbose: c_int) -> c_int;
     fn mvnmf_harness_twins_c(verbose: c_int) -> c_int;
     fn mvnmf_harness_twins_cpp(verbose: c_int) -> c_int;
+    fn mvnmf_harness_where_c(verbose: c_int) -> c_int;
+    fn mvnmf_harness_where_cpp(verbose: c_int) -> c_int;
     fn mvnmf_example_quickstart() -> c_int;
 }
 
@@ -218,6 +220,26 @@ mod tests {
         assert_eq!(
             failures, 0,
             "C++ build of the twins harness: {failures} failed checks (see stdout)"
+        );
+    }
+
+    #[test]
+    fn c_harness_where_c99() {
+        // Where a refusal points (`c/harness_where.c`, issue 33): argument,
+        // view, row and column in the report.
+        let failures = unsafe { mvnmf_harness_where_c(verbose()) };
+        assert_eq!(
+            failures, 0,
+            "C99 build of the where harness: {failures} failed checks (see stdout)"
+        );
+    }
+
+    #[test]
+    fn c_harness_where_cpp() {
+        let failures = unsafe { mvnmf_harness_where_cpp(verbose()) };
+        assert_eq!(
+            failures, 0,
+            "C++ build of the where harness: {failures} failed checks (see stdout)"
         );
     }
 }

@@ -88,6 +88,10 @@ fn report() -> mvnmf_report {
         dead_views: 0,
         initial: mvnmf_objective::default(),
         objective: mvnmf_objective::default(),
+        where_arg: u32::MAX,
+        where_view: 0,
+        where_row: 0,
+        where_col: 0,
     }
 }
 

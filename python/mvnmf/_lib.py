@@ -13,13 +13,39 @@ __all__ = ["MvnmfError", "lib", "library_path", "call", "views_of", "ViewSet"]
 
 class MvnmfError(ValueError):
     """A status other than MVNMF_STATUS_OK: `status` (the code), `name`
-    (e.g. 'MVNMF_STATUS_NEGATIVE_INPUT'), `function` and mvnmf's message."""
+    (e.g. 'MVNMF_STATUS_NEGATIVE_INPUT'), `function` and mvnmf's message.
 
-    def __init__(self, function, status, message):
+    Where the call said where it refused (its report's `where_*` fields,
+    issue 33): `arg` (the 1-based position of the offending argument in the C
+    signature), `arg_name` (its name there, e.g. 'views'), and for data `view`,
+    `row`, `col` (0-based; the row and column of mvnmf's features x items
+    layout: for a view given as an (n_samples, n_features) array the entry is
+    X[col, row]); each None where it does not apply. The message says them
+    too."""
+
+    def __init__(self, function, status, message, where=None):
         self.function = function
         self.status = status
         self.name = B.STATUS_NAMES.get(status, "unknown status %d" % status)
-        super().__init__("%s: %s (%s)" % (function, message, self.name))
+        self.arg = self.arg_name = self.view = self.row = self.col = None
+        text = "%s: %s (%s)" % (function, message, self.name)
+        if where is not None and where.where_arg > 0:
+            none = C.c_size_t(-1).value
+            part = lambda x: None if x == none else int(x)
+            self.arg = int(where.where_arg)
+            names = B.ARG_NAMES.get(function, [])
+            self.arg_name = names[self.arg - 1] if self.arg <= len(names) else None
+            self.view, self.row, self.col = part(where.where_view), part(where.where_row), part(where.where_col)
+            text += ", at argument %d" % self.arg
+            if self.arg_name:
+                text += " (%s)" % self.arg_name
+            parts = ["%s %d" % (n, x) for n, x in (("view", self.view), ("row", self.row), ("column", self.col))
+                     if x is not None]
+            if parts:
+                text += ": " + ", ".join(parts)
+            if self.arg_name in ("views", "sources", "x") and self.row is not None and self.col is not None:
+                text += " (sample %d, feature %d of that view)" % (self.col, self.row)
+        super().__init__(text)
 
 
 def library_path():
@@ -66,11 +92,29 @@ def _load():
 lib = _load()
 
 
+def _report_of(args):
+    """The mvnmf_report among a call's arguments (given by reference or
+    pointer; a pipeline report's `fit`), or None."""
+    for a in args:
+        obj = getattr(a, "_obj", None)  # C.byref(x)
+        if obj is None and isinstance(a, C._Pointer):
+            obj = a.contents if a else None
+        if isinstance(obj, B.mvnmf_report):
+            return obj
+        if isinstance(obj, B.mvnmf_pipeline_report):
+            return obj.fit
+    return None
+
+
 def call(name, *args):
-    """Calls mvnmf function `name`; raises MvnmfError unless it returns OK."""
+    """Calls mvnmf function `name`; raises MvnmfError unless it returns OK
+    (saying where, when the call's report says)."""
+    rep = _report_of(args)
+    if rep is not None:
+        rep.where_arg = 0  # a call that does not write its report on refusal says nothing
     status = getattr(lib, name)(*args)
     if status != B.MVNMF_STATUS_OK:
-        raise MvnmfError(name, status, lib.mvnmf_status_message(status).decode())
+        raise MvnmfError(name, status, lib.mvnmf_status_message(status).decode(), rep)
     return status
 
 

@@ -39,3 +39,46 @@ def test_abi_version_and_struct_sizes_agree_with_the_library():
 def test_status_messages_come_from_the_library():
     for code, name in B.STATUS_NAMES.items():
         assert mvnmf.lib.mvnmf_status_message(code).decode(), name
+
+
+def test_a_refusal_says_argument_view_row_and_column():
+    # Issue 33: a NaN in view 2 is refused with the argument's position and name, the view,
+    # row and column (mvnmf's features x items layout: X[col, row] of the view's
+    # (n_samples, n_features) array), and the outputs untouched.
+    import numpy as np
+    import pytest
+    from mvnmf._lib import ViewSet
+
+    rng = np.random.default_rng(0)
+    ms, n, k = (4, 3, 5), 6, 2
+    xs = [rng.random((n, m)) + 0.1 for m in ms]
+    xs[2][3, 1] = np.nan
+    vs = ViewSet(xs)
+    g = B.mvnmf_graph()
+    g.kind, g.n = B.MVNMF_GRAPH_NONE, n
+    nb = C.c_size_t()
+    mvnmf.call("mvnmf_mvsl_fit_workspace", vs.array, vs.count, C.byref(g), k, None, C.byref(nb))
+    work = (C.c_uint8 * max(nb.value, 1))()
+    us = [np.full(m * k, -7.0) for m in ms]
+    dp = C.POINTER(C.c_double)
+    ptrs = (dp * 3)(*[u.ctypes.data_as(dp) for u in us])
+    v = np.full(k * n, -7.0)
+    rep = B.mvnmf_report()
+    with pytest.raises(mvnmf.MvnmfError) as e:
+        mvnmf.call("mvnmf_mvsl_fit", vs.array, vs.count, C.byref(g), k, None, ptrs, v.ctypes.data_as(dp),
+                   C.cast(work, C.c_void_p), nb.value, B.mvnmf_progress_fn(), None, C.byref(rep))
+    err = e.value
+    assert err.name == "MVNMF_STATUS_NON_FINITE_INPUT"
+    assert (err.arg, err.arg_name, err.view, err.row, err.col) == (1, "views", 2, 1, 3)
+    assert "at argument 1 (views): view 2, row 1, column 3 (sample 3, feature 1 of that view)" in str(err)
+    assert all((u == -7.0).all() for u in us) and (v == -7.0).all()
+    # A bad options field: the params argument (5), nothing inside it.
+    xs[2][3, 1] = 0.5
+    vs = ViewSet(xs)
+    p = mvnmf.lib.mvnmf_mvsl_params_default()
+    p.tol = -1.0
+    with pytest.raises(mvnmf.MvnmfError) as e:
+        mvnmf.call("mvnmf_mvsl_fit", vs.array, vs.count, C.byref(g), k, C.byref(p), ptrs, v.ctypes.data_as(dp),
+                   C.cast(work, C.c_void_p), nb.value, B.mvnmf_progress_fn(), None, C.byref(rep))
+    assert (e.value.arg, e.value.arg_name, e.value.view, e.value.row) == (5, "params", None, None)
+    assert str(e.value).endswith("at argument 5 (params)")

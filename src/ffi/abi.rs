@@ -38,7 +38,11 @@ const _: () = assert!(MVNMF_VERSION_PATCH == number(env!("CARGO_PKG_VERSION_PATC
 /// 5: `mvnmf_pipeline_params` gained `graph_build` and `ann` (the neighbour search:
 /// exact, NN-descent or by size), `mvnmf_progress` gained `phase` and `fraction` (the
 /// pipeline reports its set-up phases through the callback too).
-pub const MVNMF_ABI_VERSION: u32 = 5;
+///
+/// 6: `mvnmf_report` gained `where_arg`, `where_view`, `where_row` and `where_col`
+/// (issue 33: where a refusal points, written on refusal too by the solvers that
+/// say where).
+pub const MVNMF_ABI_VERSION: u32 = 6;
 
 /// `mvnmf_struct_size`: `struct mvnmf_view`.
 pub const MVNMF_STRUCT_VIEW: u32 = 0;

@@ -187,6 +187,31 @@ pub unsafe extern "C" fn mvnmf_deep_fit(
     }
 }
 
+/// The argument positions of `mvnmf_deep_fit`, `_encode` and their `_f32`
+/// twins (`views` 1, `n_views` 2, `graph` 3, `layers` 4, `n_layers` 5,
+/// `params` 6, `u` 7, `v` 8, `work` 9, `work_bytes` 10, `progress` 11,
+/// `user` 12, `report` 13) that the core's own checks concern (the rank is
+/// the last layer).
+const SITE: Site = Site {
+    views: 1,
+    k: 4,
+    params: 6,
+    graph: 3,
+    work: 10,
+    other: 0,
+    share_rows: false,
+};
+
+/// The argument a `read_layers` refusal points to: `n_layers` (5) when
+/// it is 0, else `layers` (4).
+fn layers_arg(n_layers: usize) -> u32 {
+    if n_layers == 0 {
+        5
+    } else {
+        4
+    }
+}
+
 /// The body of `mvnmf_deep_fit` and its `_f32` twin.
 #[allow(clippy::too_many_arguments)]
 unsafe fn fit_c<D: ViewDesc>(
@@ -203,18 +228,30 @@ unsafe fn fit_c<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    entry!({
-        let p = read_params(params)?;
-        let g = read_graph_for::<D::T>(graph)?;
-        let l = read_layers(layers, n_layers)?;
+    entry_at!(report, {
+        let p = read_params(params).arg(6)?;
+        let g = read_graph_for::<D::T>(graph).arg(3)?;
+        let l = read_layers(layers, n_layers).arg(layers_arg(n_layers))?;
         let k = l[l.len() - 1];
-        let (vs, n) = read_views(views, n_views)?;
-        let mut us = factors(u, &vs, k, l, |p: *mut D::T| p.is_null())?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        let (vs, n) = read_views_at(views, n_views, 1)?;
+        let mut us = factors_at(u, &vs, k, l, |p: *mut D::T| p.is_null(), 7)?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes).arg(8)?;
         let r = with_monitor(progress, user, |m| {
-            deep::fit(&vs, &g, l, &p, &mut us, vv, w, m)
+            deep::fit(&vs, &g, l, &p, &mut us, &mut *vv, w, m)
+        });
+        let r = r.map_err(|e| {
+            let given = [
+                Given::Stacks(7, &us as &dyn Factors<D::T>),
+                Given::Buf(8, &*vv, k),
+            ];
+            let given = if p.top.init == Init::Given {
+                &given[..]
+            } else {
+                &[]
+            };
+            SITE.blame(e, &vs, given)
         })?;
-        finish(r, report)
+        finish(r, report).arg(0)
     })
 }
 
@@ -295,18 +332,19 @@ unsafe fn encode_c<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    entry!({
-        let p = read_params(params)?;
-        let g = read_graph_for::<D::T>(graph)?;
-        let l = read_layers(layers, n_layers)?;
+    entry_at!(report, {
+        let p = read_params(params).arg(6)?;
+        let g = read_graph_for::<D::T>(graph).arg(3)?;
+        let l = read_layers(layers, n_layers).arg(layers_arg(n_layers))?;
         let k = l[l.len() - 1];
-        let (vs, n) = read_views(views, n_views)?;
-        let us = factors(u, &vs, k, l, |p: *const D::T| p.is_null())?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        let (vs, n) = read_views_at(views, n_views, 1)?;
+        let us = factors_at(u, &vs, k, l, |p: *const D::T| p.is_null(), 7)?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes).arg(8)?;
         let r = with_monitor(progress, user, |m| {
             deep::encode(&vs, &g, l, &p, &us, vv, w, m)
-        })?;
-        finish(r, report)
+        });
+        let r = r.map_err(|e| SITE.blame(e, &vs, &[Given::Stacks(7, &us)]))?;
+        finish(r, report).arg(0)
     })
 }
 

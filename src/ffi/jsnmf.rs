@@ -253,6 +253,21 @@ pub unsafe extern "C" fn mvnmf_jsnmf_fit(
     }
 }
 
+/// The argument positions of `mvnmf_jsnmf_fit` and its `_f32` twin
+/// (`sources` 1, `n_sources` 2, `k` 3, `ranks` 4, `lambda` 5, `params` 6,
+/// `w` 7, `u` 8, `h` 9, `work` 10, `work_bytes` 11, `progress` 12, `user`
+/// 13, `report` 14) that the core's own checks concern (the sources share
+/// their features).
+const SITE: Site = Site {
+    views: 1,
+    k: 3,
+    params: 6,
+    graph: 0,
+    work: 11,
+    other: 0,
+    share_rows: true,
+};
+
 /// The body of `mvnmf_jsnmf_fit` and its `_f32` twin.
 #[allow(clippy::type_complexity)]
 unsafe fn fit_c<D: ViewDesc>(
@@ -264,29 +279,42 @@ unsafe fn fit_c<D: ViewDesc>(
     (progress, user): (mvnmf_progress_fn, *mut c_void),
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    entry!({
-        let p = read_params(params)?;
-        let (vs, _) = read_views(sources, n_sources)?;
+    entry_at!(report, {
+        let p = read_params(params).arg(6)?;
+        let (vs, _) = read_views_at(sources, n_sources, 1)?;
         let m = vs.shape(0).rows;
-        let r = read_ranks(ranks, n_sources, m, k)?;
+        let r = read_ranks(ranks, n_sources, m, k).arg(4)?;
         let lam = if lambda.is_null() {
             None
         } else {
-            Some(slice(lambda, n_sources)?)
+            Some(slice(lambda, n_sources).arg(5)?)
         };
-        let wl = m.checked_mul(k).ok_or(Error::SizeOverflow)?;
-        let ww = slice_mut(w, wl)?;
-        let mut us = bufs(u, n_sources, |s| r.get(s).map_or(0, |&rs| m * (rs - k)))?;
+        let wl = m.checked_mul(k).ok_or(Error::SizeOverflow).arg(3)?;
+        let ww = slice_mut(w, wl).arg(7)?;
+        let mut us = bufs(u, n_sources, |s| r.get(s).map_or(0, |&rs| m * (rs - k))).arg(8)?;
         let cols = |s: usize| vs.shape(s).cols;
         for (s, &rs) in r.iter().enumerate() {
-            rs.checked_mul(cols(s)).ok_or(Error::SizeOverflow)?;
+            rs.checked_mul(cols(s)).ok_or(Error::SizeOverflow).arg(4)?;
         }
-        let mut hs = bufs(h, n_sources, |s| r.get(s).map_or(0, |&rs| rs * cols(s)))?;
-        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let mut hs = bufs(h, n_sources, |s| r.get(s).map_or(0, |&rs| rs * cols(s))).arg(9)?;
+        let wk = slice_mut(work.cast::<u8>(), work_bytes).arg(10)?;
         let rep = with_monitor(progress, user, |mon| {
-            jsnmf::fit(&vs, k, r, lam, &p, ww, &mut us, &mut hs, wk, mon)
+            jsnmf::fit(&vs, k, r, lam, &p, &mut *ww, &mut us, &mut hs, wk, mon)
+        });
+        let rep = rep.map_err(|e| {
+            let given = [
+                Given::Buf(7, &*ww, m),
+                Given::Factors(8, &us as &dyn Factors<D::T>),
+                Given::Rows(9, &hs as &dyn Factors<D::T>, r),
+            ];
+            let given = if p.iter.init == Init::Given {
+                &given[..]
+            } else {
+                &[]
+            };
+            SITE.blame(e, &vs, given)
         })?;
-        finish(rep, report)
+        finish(rep, report).arg(0)
     })
 }
 

@@ -428,6 +428,20 @@ pub unsafe extern "C" fn mvnmf_mvsl_fit(
     }
 }
 
+/// The argument positions of `mvnmf_mvsl_fit`, `_encode` and their `_f32`
+/// twins (`views` 1, `n_views` 2, `graph` 3, `k` 4, `params` 5, `u` 6, `v` 7,
+/// `work` 8, `work_bytes` 9, `progress` 10, `user` 11, `report` 12) that
+/// the core's own checks concern.
+const SITE: Site = Site {
+    views: 1,
+    k: 4,
+    params: 5,
+    graph: 3,
+    work: 9,
+    other: 0,
+    share_rows: false,
+};
+
 /// The body of `mvnmf_mvsl_fit` and its `_f32` twin.
 #[allow(clippy::too_many_arguments)]
 unsafe fn fit_c<D: ViewDesc>(
@@ -444,16 +458,28 @@ unsafe fn fit_c<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    entry!({
-        let p = read_params(params)?;
-        let g = read_graph_for::<D::T>(graph)?;
-        let (vs, n) = read_views(views, n_views)?;
-        let mut us = factors(u, &vs, k, &[], |p: *mut D::T| p.is_null())?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+    entry_at!(report, {
+        let p = read_params(params).arg(5)?;
+        let g = read_graph_for::<D::T>(graph).arg(3)?;
+        let (vs, n) = read_views_at(views, n_views, 1)?;
+        let mut us = factors_at(u, &vs, k, &[], |p: *mut D::T| p.is_null(), 6)?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes).arg(7)?;
         let r = with_monitor(progress, user, |m| {
-            mvsl::fit(&vs, &g, k, &p, &mut us, vv, w, m)
+            mvsl::fit(&vs, &g, k, &p, &mut us, &mut *vv, w, m)
+        });
+        let r = r.map_err(|e| {
+            let given = [
+                Given::Factors(6, &us as &dyn Factors<D::T>),
+                Given::Buf(7, &*vv, k),
+            ];
+            let given = if p.init == Init::Given {
+                &given[..]
+            } else {
+                &[]
+            };
+            SITE.blame(e, &vs, given)
         })?;
-        finish(r, report)
+        finish(r, report).arg(0)
     })
 }
 
@@ -532,16 +558,17 @@ unsafe fn encode_c<D: ViewDesc>(
 where
     D::T: GraphScalar,
 {
-    entry!({
-        let p = read_params(params)?;
-        let g = read_graph_for::<D::T>(graph)?;
-        let (vs, n) = read_views(views, n_views)?;
-        let us = factors(u, &vs, k, &[], |p: *const D::T| p.is_null())?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+    entry_at!(report, {
+        let p = read_params(params).arg(5)?;
+        let g = read_graph_for::<D::T>(graph).arg(3)?;
+        let (vs, n) = read_views_at(views, n_views, 1)?;
+        let us = factors_at(u, &vs, k, &[], |p: *const D::T| p.is_null(), 6)?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes).arg(7)?;
         let r = with_monitor(progress, user, |m| {
             mvsl::encode(&vs, &g, k, &p, &us, vv, w, m)
-        })?;
-        finish(r, report)
+        });
+        let r = r.map_err(|e| SITE.blame(e, &vs, &[Given::Factors(6, &us)]))?;
+        finish(r, report).arg(0)
     })
 }
 

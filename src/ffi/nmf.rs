@@ -96,7 +96,63 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_fit(
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
     c_unsafe! {
-        joint_fit(views, n_views, k, params, u, v, (work, work_bytes), (progress, user), report)
+        joint_fit(views, n_views, k, params, u, v, (work, work_bytes), (progress, user), report,
+            false)
+    }
+}
+
+/// The argument positions of `mvnmf_joint_nmf_fit`, `_encode` and their
+/// `_f32` twins (`views` 1, `n_views` 2, `k` 3, `params` 4, `u` 5, `v` 6,
+/// `work` 7, `work_bytes` 8, `progress` 9, `user` 10, `report` 11) that the
+/// core's own checks concern.
+const JOINT: Site = Site {
+    views: 1,
+    k: 3,
+    params: 4,
+    graph: 0,
+    work: 8,
+    other: 0,
+    share_rows: false,
+};
+
+/// The positions of `mvnmf_beta_nmf_fit` and its `_f32` twin (`views` 1,
+/// `n_views` 2, `k` 3, `beta` 4, `clip` 5, `masks` 6, `params` 7, `u` 8,
+/// `v` 9, `work` 10, `work_bytes` 11, `progress` 12, `user` 13, `report` 14):
+/// a mask byte neither 0 nor 1 (`BadLabel`) is `masks`.
+const BETA: Site = Site {
+    views: 1,
+    k: 3,
+    params: 7,
+    graph: 6,
+    work: 11,
+    other: 0,
+    share_rows: false,
+};
+
+/// What `beta_params` refuses: `beta` (4) outside `[0, 2]`, else `clip`
+/// (5); the options were read before.
+fn beta_arg(beta: f64) -> u32 {
+    if (0.0..=2.0).contains(&beta) {
+        5
+    } else {
+        4
+    }
+}
+
+/// The joint bodies' positions seen from the one-view entry points
+/// (`mvnmf_nmf_fit(x, k, params, u, v, ...)`: `x` stands for `views,
+/// n_views`, so every later argument is one place earlier; the view is 0).
+fn one_view(l: Located, single: bool) -> Located {
+    if single && l.at.arg >= 2 {
+        Located::new(
+            l.error,
+            Where {
+                arg: l.at.arg - 1,
+                ..l.at
+            },
+        )
+    } else {
+        l
     }
 }
 
@@ -112,16 +168,32 @@ unsafe fn joint_fit<D: ViewDesc>(
     (work, work_bytes): (*mut c_void, usize),
     (progress, user): (mvnmf_progress_fn, *mut c_void),
     report: *mut mvnmf_report,
+    single: bool,
 ) -> mvnmf_status {
-    entry!({
-        let p = read_params(params)?;
-        let (vs, n) = read_views(views, n_views)?;
-        let mut us = factors(u, &vs, k, &[], |p: *mut D::T| p.is_null())?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-        let r = with_monitor(progress, user, |m| {
-            nmf::joint_fit(&vs, k, &p, &mut us, vv, w, m)
-        })?;
-        finish(r, report)
+    entry_at!(report, {
+        let body = || {
+            let p = read_params(params).arg(4)?;
+            let (vs, n) = read_views_at(views, n_views, 1)?;
+            let mut us = factors_at(u, &vs, k, &[], |p: *mut D::T| p.is_null(), 5)?;
+            let (vv, w) = outputs(v, k, n, work, work_bytes).arg(6)?;
+            let r = with_monitor(progress, user, |m| {
+                nmf::joint_fit(&vs, k, &p, &mut us, &mut *vv, w, m)
+            });
+            let r = r.map_err(|e| {
+                let given = [
+                    Given::Factors(5, &us as &dyn Factors<D::T>),
+                    Given::Buf(6, &*vv, k),
+                ];
+                let given = if p.init == Init::Given {
+                    &given[..]
+                } else {
+                    &[]
+                };
+                JOINT.blame(e, &vs, given)
+            })?;
+            finish(r, report).arg(0)
+        };
+        body().map_err(|l| one_view(l, single))
     })
 }
 
@@ -172,7 +244,8 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_encode(
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
     c_unsafe! {
-        joint_encode(views, n_views, k, params, u, v, (work, work_bytes), (progress, user), report)
+        joint_encode(views, n_views, k, params, u, v, (work, work_bytes), (progress, user), report,
+            false)
     }
 }
 
@@ -188,16 +261,21 @@ unsafe fn joint_encode<D: ViewDesc>(
     (work, work_bytes): (*mut c_void, usize),
     (progress, user): (mvnmf_progress_fn, *mut c_void),
     report: *mut mvnmf_report,
+    single: bool,
 ) -> mvnmf_status {
-    entry!({
-        let p = read_params(params)?;
-        let (vs, n) = read_views(views, n_views)?;
-        let us = factors(u, &vs, k, &[], |p: *const D::T| p.is_null())?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-        let r = with_monitor(progress, user, |m| {
-            nmf::joint_encode(&vs, k, &p, &us, vv, w, m)
-        })?;
-        finish(r, report)
+    entry_at!(report, {
+        let body = || {
+            let p = read_params(params).arg(4)?;
+            let (vs, n) = read_views_at(views, n_views, 1)?;
+            let us = factors_at(u, &vs, k, &[], |p: *const D::T| p.is_null(), 5)?;
+            let (vv, w) = outputs(v, k, n, work, work_bytes).arg(6)?;
+            let r = with_monitor(progress, user, |m| {
+                nmf::joint_encode(&vs, k, &p, &us, vv, w, m)
+            });
+            let r = r.map_err(|e| JOINT.blame(e, &vs, &[Given::Factors(5, &us)]))?;
+            finish(r, report).arg(0)
+        };
+        body().map_err(|l| one_view(l, single))
     })
 }
 
@@ -229,18 +307,17 @@ pub unsafe extern "C" fn mvnmf_nmf_fit(
 ) -> mvnmf_status {
     c_unsafe!({
         let us = [u];
-        mvnmf_joint_nmf_fit(
+        joint_fit(
             x,
             1,
             k,
             params,
             us.as_ptr(),
             v,
-            work,
-            work_bytes,
-            progress,
-            user,
+            (work, work_bytes),
+            (progress, user),
             report,
+            true,
         )
     })
 }
@@ -272,18 +349,17 @@ pub unsafe extern "C" fn mvnmf_nmf_encode(
 ) -> mvnmf_status {
     c_unsafe!({
         let us = [u];
-        mvnmf_joint_nmf_encode(
+        joint_encode(
             x,
             1,
             k,
             params,
             us.as_ptr(),
             v,
-            work,
-            work_bytes,
-            progress,
-            user,
+            (work, work_bytes),
+            (progress, user),
             report,
+            true,
         )
     })
 }
@@ -471,16 +547,29 @@ unsafe fn beta_fit<D: ViewDesc>(
     (progress, user): (mvnmf_progress_fn, *mut c_void),
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
-    entry!({
-        let p = beta_params(beta, clip, read_params(params)?)?;
-        let (vs, n) = read_views(views, n_views)?;
-        let cm = CMasks::new(masks, &vs, n)?;
-        let mut us = factors(u, &vs, k, &[], |p: *mut D::T| p.is_null())?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+    entry_at!(report, {
+        let p = read_params(params).arg(7)?;
+        let p = beta_params(beta, clip, p).arg(beta_arg(beta))?;
+        let (vs, n) = read_views_at(views, n_views, 1)?;
+        let cm = CMasks::new(masks, &vs, n).arg(6)?;
+        let mut us = factors_at(u, &vs, k, &[], |p: *mut D::T| p.is_null(), 8)?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes).arg(9)?;
         let r = with_monitor(progress, user, |m| {
-            crate::models::beta::fit_masked(&vs, &cm, k, &p, &mut us, vv, w, m)
+            crate::models::beta::fit_masked(&vs, &cm, k, &p, &mut us, &mut *vv, w, m)
+        });
+        let r = r.map_err(|e| {
+            let given = [
+                Given::Factors(8, &us as &dyn Factors<D::T>),
+                Given::Buf(9, &*vv, k),
+            ];
+            let given = if p.iter.init == Init::Given {
+                &given[..]
+            } else {
+                &[]
+            };
+            BETA.blame(e, &vs, given)
         })?;
-        finish(r, report)
+        finish(r, report).arg(0)
     })
 }
 
@@ -577,7 +666,8 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_fit_f32(
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
     c_unsafe! {
-        joint_fit(views, n_views, k, params, u, v, (work, work_bytes), (progress, user), report)
+        joint_fit(views, n_views, k, params, u, v, (work, work_bytes), (progress, user), report,
+            false)
     }
 }
 
@@ -609,7 +699,8 @@ pub unsafe extern "C" fn mvnmf_joint_nmf_encode_f32(
     report: *mut mvnmf_report,
 ) -> mvnmf_status {
     c_unsafe! {
-        joint_encode(views, n_views, k, params, u, v, (work, work_bytes), (progress, user), report)
+        joint_encode(views, n_views, k, params, u, v, (work, work_bytes), (progress, user), report,
+            false)
     }
 }
 
@@ -650,6 +741,7 @@ pub unsafe extern "C" fn mvnmf_nmf_fit_f32(
             (work, work_bytes),
             (progress, user),
             report,
+            true,
         )
     })
 }
@@ -691,6 +783,7 @@ pub unsafe extern "C" fn mvnmf_nmf_encode_f32(
             (work, work_bytes),
             (progress, user),
             report,
+            true,
         )
     })
 }

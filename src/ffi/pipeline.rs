@@ -190,8 +190,24 @@ pub struct mvnmf_pipeline_report {
     pub penalty_nnz: usize,
 }
 
+/// The argument positions of `mvnmf_pipeline_fit`, `_fit_report` and the
+/// `_f32` twin (`views` 1, `n_views` 2, `kernels` 3, `labels` 4, `n_classes`
+/// 5, `k` 6, `params` 7, `u` 8, `v` 9, `eta` 10, `work` 11, `work_bytes` 12,
+/// `progress` 13, `user` 14, `report` 15) that the core's own checks concern:
+/// the labels stand for the graph (`BadLabel`, `TooFewLabeled`, a class
+/// count they do not fit).
+const SITE: Site = Site {
+    views: 1,
+    k: 6,
+    params: 7,
+    graph: 4,
+    work: 12,
+    other: 0,
+    share_rows: false,
+};
+
 /// The body of both entry points: the pipeline's report, written to whichever
-/// of `report` / `full` is not NULL.
+/// of `report` / `full` is not NULL (a refusal too, saying where).
 #[allow(clippy::too_many_arguments)]
 unsafe fn fit_c<D: ViewDesc>(
     views: *const D,
@@ -211,21 +227,43 @@ unsafe fn fit_c<D: ViewDesc>(
     report: *mut mvnmf_report,
     full: *mut mvnmf_pipeline_report,
 ) -> mvnmf_status {
-    entry!({
-        let (p, b) = read_params(params)?;
-        let ks = ckernels(kernels, n_views)?;
-        let (vs, n) = read_views(views, n_views)?;
-        if labels.is_null() || eta.is_null() {
-            return Err(Error::NullPointer);
+    // A refusal is written to whichever report was given (`full`: its `fit`,
+    // and no graph built).
+    let refused = if full.is_null() {
+        report
+    } else {
+        c_unsafe!(core::ptr::addr_of_mut!((*full).fit))
+    };
+    let st = entry_at!(refused, {
+        let (p, b) = read_params(params).arg(7)?;
+        let ks = ckernels(kernels, n_views).arg(3)?;
+        let (vs, n) = read_views_at(views, n_views, 1)?;
+        if labels.is_null() {
+            return Err(Located::new(Error::NullPointer, Where::arg(4)));
         }
-        let lab = slice(labels, n)?;
-        let e = slice_mut(eta, n_views)?;
-        let mut us = factors(u, &vs, k, &[], |p: *mut D::T| p.is_null())?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+        if eta.is_null() {
+            return Err(Located::new(Error::NullPointer, Where::arg(10)));
+        }
+        let lab = slice(labels, n).arg(4)?;
+        let e = slice_mut(eta, n_views).arg(10)?;
+        let mut us = factors_at(u, &vs, k, &[], |p: *mut D::T| p.is_null(), 8)?;
+        let (vv, w) = outputs(v, k, n, work, work_bytes).arg(9)?;
         let build = b.resolve(n);
         let r = with_monitor(progress, user, |m| {
             let io = (lab, n_classes, k);
-            pipeline::fit_graph(&vs, &ks, io, &p, &build, (&mut us, vv, e), w, m)
+            pipeline::fit_graph(&vs, &ks, io, &p, &build, (&mut us, &mut *vv, e), w, m)
+        });
+        let r = r.map_err(|e| {
+            let given = [
+                Given::Factors(8, &us as &dyn Factors<D::T>),
+                Given::Buf(9, &*vv, k),
+            ];
+            let given = if p.solver.init == Init::Given {
+                &given[..]
+            } else {
+                &[]
+            };
+            SITE.blame(e, &vs, given)
         })?;
         if !full.is_null() {
             *full = mvnmf_pipeline_report {
@@ -234,8 +272,15 @@ unsafe fn fit_c<D: ViewDesc>(
                 penalty_nnz: r.graph.penalty,
             };
         }
-        finish(r.fit, report)
-    })
+        finish(r.fit, report).arg(0)
+    });
+    if !full.is_null() && st != mvnmf_status::Ok && st != mvnmf_status::Cancelled {
+        c_unsafe!({
+            (*full).affinity_nnz = 0;
+            (*full).penalty_nnz = 0;
+        });
+    }
+    st
 }
 
 /// The whole semi-supervised pipeline in one call: fusion weights `eta[n_views]`

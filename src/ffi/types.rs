@@ -364,7 +364,20 @@ pub(crate) fn phase_to_c(p: crate::steps::Phase) -> u32 {
     }
 }
 
-/// What a solver reports (written on `MVNMF_STATUS_OK` and `MVNMF_STATUS_CANCELLED`).
+/// What a solver reports: written on `MVNMF_STATUS_OK` and
+/// `MVNMF_STATUS_CANCELLED`, and — the one exception to "on error nothing is
+/// written" — by the solvers that say where they refused (the fits and
+/// encodes of NMF, joint and β-NMF, MvSL, deep, JSNMF, the pipeline, and their
+/// `_f32` twins) on a refusal too: then every field is zero but `where_*`.
+///
+/// `where_*` (issue 33) say where a refusal points, as LAPACK's `INFO = -i`:
+/// `where_arg` is the 1-based position of the offending argument in the
+/// call's C signature (0: none applies, and always 0 on success); for data,
+/// `where_view`, `where_row` and `where_col` are the 0-based view (index into
+/// the `views` array, or into a per-view factor array such as `u`), row and
+/// column of the first bad entry (a NaN, a negative value, a malformed CSC
+/// index: `where_row` the offending row index, `SIZE_MAX` when the column's
+/// pointers are wrong); `SIZE_MAX` where a part does not apply.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct mvnmf_report {
@@ -378,6 +391,14 @@ pub struct mvnmf_report {
     pub initial: mvnmf_objective,
     /// Objective at the returned factors.
     pub objective: mvnmf_objective,
+    /// On a refusal: the 1-based position of the offending argument (0: none).
+    pub where_arg: u32,
+    /// On a refusal: the 0-based view of the first bad entry (`SIZE_MAX`: n/a).
+    pub where_view: usize,
+    /// On a refusal: the 0-based row of the first bad entry (`SIZE_MAX`: n/a).
+    pub where_row: usize,
+    /// On a refusal: the 0-based column of the first bad entry (`SIZE_MAX`: n/a).
+    pub where_col: usize,
 }
 
 /// One task of a parallel region: the host's `parallel_for` calls
@@ -521,6 +542,10 @@ impl From<Report> for mvnmf_report {
             dead_views: r.dead_views,
             initial: r.initial.into(),
             objective: r.objective.into(),
+            where_arg: 0,
+            where_view: usize::MAX,
+            where_row: usize::MAX,
+            where_col: usize::MAX,
         }
     }
 }

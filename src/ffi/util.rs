@@ -29,6 +29,17 @@ macro_rules! entry {
     };
 }
 
+/// The body of an entry point that says where it refused: `body` (a
+/// `Result<mvnmf_status, Located>`) under the contract, behind the panic
+/// boundary; on a refusal the located error is written to `*report` (when not
+/// NULL) by [`refuse`] ([`guard_at`]).
+macro_rules! entry_at {
+    ($report:expr, $body:block) => {
+        // SAFETY: the caller upholds this function's contract (above).
+        unsafe { $crate::ffi::util::guard_at($report, || $body) }
+    };
+}
+
 /// The body of a `_workspace` query: `body` (a `Result<usize, Error>`) under
 /// the contract; the size is written to `*bytes` only on success ([`query`]).
 macro_rules! workspace {
@@ -44,7 +55,7 @@ use core::ops::ControlFlow;
 // this file for its children).
 pub(crate) use super::types::*;
 pub(crate) use crate::data::{Csc, Dense, Factors, FactorsMut, View, ViewKind, ViewSet, ViewShape};
-pub(crate) use crate::error::Error;
+pub(crate) use crate::error::{Error, Located, Where};
 pub(crate) use crate::steps::{Init, Progress, Report, Stop};
 pub(crate) use core::ffi::c_void;
 
@@ -169,6 +180,216 @@ pub(crate) fn guard(f: impl FnOnce() -> Result<mvnmf_status, Error>) -> mvnmf_st
     }
 }
 
+/// [`guard`] for a body that says where it refused: on `Err(l)` (and on a
+/// caught panic, as `MVNMF_STATUS_INTERNAL` located nowhere) the report is
+/// written by [`refuse`] before the status is returned.
+///
+/// # Safety
+/// `report` is NULL or valid for writing one `mvnmf_report`.
+pub(crate) unsafe fn guard_at(
+    report: *mut mvnmf_report,
+    f: impl FnOnce() -> Result<mvnmf_status, Located>,
+) -> mvnmf_status {
+    #[cfg(feature = "std")]
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .unwrap_or(Err(Located::from(Error::Internal)));
+    #[cfg(not(feature = "std"))]
+    let r = f();
+    match r {
+        Ok(s) => s,
+        Err(l) => {
+            c_unsafe!(refuse(report, l.at));
+            l.error.into()
+        }
+    }
+}
+
+/// Writes a refusal to `*report` (nothing when NULL): every field zero (no
+/// iteration ran, no objective) but the `where_*` fields, which say where.
+///
+/// # Safety
+/// `report` is NULL or valid for writing one `mvnmf_report`.
+pub(crate) unsafe fn refuse(report: *mut mvnmf_report, at: Where) {
+    if report.is_null() {
+        return;
+    }
+    let r = mvnmf_report {
+        iterations: 0,
+        stop: MVNMF_STOP_MAX_ITER,
+        dead_views: 0,
+        initial: mvnmf_objective::default(),
+        objective: mvnmf_objective::default(),
+        where_arg: at.arg,
+        where_view: at.view,
+        where_row: at.row,
+        where_col: at.col,
+    };
+    c_unsafe!(write_report(report, r));
+}
+
+/// Names the argument a reader's error concerns: `.arg(pos)` with its 1-based
+/// position in the entry point's C signature. On an [`Error`] it gives
+/// [`Where::arg`]; on a [`Located`] error that already names an argument (a
+/// reader that knew better) it keeps that, else it adds `pos` and keeps the
+/// view, row and column.
+///
+/// How an entry point says where (issue 33; `cabi5`'s files can adopt it one
+/// entry point at a time, since `?` converts both ways between [`Error`]
+/// and [`Located`]):
+/// 1. its body runs under `entry_at!(report, { ... })` (a body returning
+///    `Result<mvnmf_status, Located>`) instead of `entry!`;
+/// 2. each reader's result is tagged: `read_params(params).arg(5)?`,
+///    `read_views_at(views, n_views, 1)?` (views at 1, `n_views` at 2: view,
+///    row and column of a malformed descriptor come with it),
+///    `factors_at(u, &vs, k, &[], null, 6)?`, `outputs(..).arg(7)?`;
+/// 3. the core's own refusal (after the readers) goes through a [`Site`]
+///    listing the argument positions: `.map_err(|e| site.blame(e, &vs, &[...]))?`,
+///    which finds the first bad value of the views (or of factors the call
+///    reads) and maps the other checks (rank, workspace, options, graph) to
+///    their argument;
+/// 4. `finish(r, report)` as before (a success writes `where_arg = 0`).
+pub(crate) trait Blame<T> {
+    /// The error, located at argument `pos` (1-based).
+    fn arg(self, pos: u32) -> Result<T, Located>;
+}
+
+impl<T> Blame<T> for Result<T, Error> {
+    fn arg(self, pos: u32) -> Result<T, Located> {
+        self.map_err(|e| Located::new(e, Where::arg(pos)))
+    }
+}
+
+impl<T> Blame<T> for Result<T, Located> {
+    fn arg(self, pos: u32) -> Result<T, Located> {
+        self.map_err(|l| Located::new(l.error, l.at.or_arg(pos)))
+    }
+}
+
+/// A buffer the core reads values from besides the views, for [`Site::blame`]:
+/// the argument position and the buffer(s).
+pub(crate) enum Given<'a, T> {
+    /// Per-view factors `rows_v × k` (column-major), at this argument.
+    Factors(u32, &'a dyn Factors<T>),
+    /// Per-view stacks whose layout is not one matrix (deep factors): the
+    /// flat index within view `v`'s buffer is given as the row.
+    Stacks(u32, &'a dyn Factors<T>),
+    /// Per-view buffers of `rows[i] × ·` values (column-major): JSNMF's `h`.
+    Rows(u32, &'a dyn Factors<T>, &'a [usize]),
+    /// One column-major buffer with this many rows (an encoding `V` read with
+    /// `MVNMF_INIT_GIVEN`), at this argument.
+    Buf(u32, &'a [T], usize),
+}
+
+/// The 1-based argument positions of an entry point that the core's own
+/// checks concern (0: the entry point has no such argument): what
+/// [`Site::blame`] maps a core error to.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Site {
+    /// The view array (values, `InputTooLarge`, item counts that differ).
+    pub(crate) views: u32,
+    /// The rank (`BadRank`).
+    pub(crate) k: u32,
+    /// The options (`BadParameter`, `ParallelFor`).
+    pub(crate) params: u32,
+    /// The graph or labels (`DimensionMismatch` against the views' items,
+    /// `BadLabel`, `TooFewLabeled`).
+    pub(crate) graph: u32,
+    /// `work_bytes` (`WorkspaceTooSmall`).
+    pub(crate) work: u32,
+    /// Where any other error points (0: nowhere).
+    pub(crate) other: u32,
+    /// The views share their features (JSNMF's sources) rather than their
+    /// items: a `DimensionMismatch` is then rows that differ.
+    pub(crate) share_rows: bool,
+}
+
+impl Site {
+    /// Where the core's refusal `e` points. Values (`NonFiniteInput`,
+    /// `NegativeInput`, `InputTooLarge`): the first bad entry of the views
+    /// ([`crate::data::locate_bad`], the order the solvers check in; the
+    /// nonnegative check for `NegativeInput`), else of the `given` buffers in
+    /// order, else the views argument alone. The solvers check the views
+    /// before what else they read, so the first bad entry of the views is the
+    /// one refused. Run only on the error path.
+    pub(crate) fn blame<T: crate::linalg::real::Real, VS: ViewSet<T> + ?Sized>(
+        &self,
+        e: Error,
+        views: &VS,
+        given: &[Given<'_, T>],
+    ) -> Located {
+        let at = match e {
+            Error::NonFiniteInput | Error::NegativeInput => {
+                let nonneg = e == Error::NegativeInput;
+                let hit = |l: Option<(Error, Where)>| l.filter(|(c, _)| *c == e).map(|(_, w)| w);
+                hit(crate::data::locate_bad(views, nonneg))
+                    .map(|w| w.or_arg(self.views))
+                    .or_else(|| given.iter().find_map(|g| locate_given(g, e, views)))
+                    .unwrap_or(Where::arg(self.views))
+            }
+            Error::InputTooLarge => Where::arg(self.views),
+            Error::DimensionMismatch => {
+                let dim = |i: usize| {
+                    let s = views.shape(i);
+                    if self.share_rows {
+                        s.rows
+                    } else {
+                        s.cols
+                    }
+                };
+                match (0..views.count()).find(|&i| dim(i) != dim(0)) {
+                    Some(i) => Where::view(i).or_arg(self.views),
+                    None => Where::arg(if self.graph != 0 {
+                        self.graph
+                    } else {
+                        self.other
+                    }),
+                }
+            }
+            Error::BadRank => Where::arg(self.k),
+            Error::BadParameter | Error::ParallelFor => Where::arg(self.params),
+            Error::BadLabel | Error::TooFewLabeled => Where::arg(self.graph),
+            Error::WorkspaceTooSmall => Where::arg(self.work),
+            Error::Internal | Error::Cancelled => Where::NONE,
+            _ => Where::arg(self.other),
+        };
+        Located::new(e, at)
+    }
+}
+
+/// The first entry of a [`Given`] buffer refused with `e`.
+fn locate_given<T: crate::linalg::real::Real, VS: ViewSet<T> + ?Sized>(
+    g: &Given<'_, T>,
+    e: Error,
+    views: &VS,
+) -> Option<Where> {
+    let nonneg = e == Error::NegativeInput;
+    let is = |l: Option<(Error, usize, usize)>| l.filter(|(c, _, _)| *c == e);
+    match *g {
+        Given::Factors(pos, f) | Given::Stacks(pos, f) => {
+            let flat = matches!(g, Given::Stacks(..));
+            (0..f.count()).find_map(|i| {
+                let rows = if flat { 0 } else { views.shape(i).rows };
+                let (_, r, c) = is(crate::data::locate_bad_in(f.get(i), rows, nonneg))?;
+                Some(Where::entry(i, r, c).or_arg(pos))
+            })
+        }
+        Given::Rows(pos, f, rows) => (0..f.count()).find_map(|i| {
+            let m = rows.get(i).copied().unwrap_or(0);
+            let (_, r, c) = is(crate::data::locate_bad_in(f.get(i), m, nonneg))?;
+            Some(Where::entry(i, r, c).or_arg(pos))
+        }),
+        Given::Buf(pos, xs, rows) => {
+            let (_, r, c) = is(crate::data::locate_bad_in(xs, rows, nonneg))?;
+            Some(Where {
+                arg: pos,
+                view: usize::MAX,
+                row: r,
+                col: c,
+            })
+        }
+    }
+}
+
 /// A slice from C, NULL allowed only when empty; the byte size must fit `isize`.
 pub(crate) unsafe fn slice<'a, T>(p: *const T, len: usize) -> Result<&'a [T], Error> {
     c_unsafe!({
@@ -287,20 +508,33 @@ pub(crate) unsafe fn parts<'a, D: ViewDesc>(v: &D) -> Result<Parts<'a, D::T>, Er
     })
 }
 
-/// Full validation of one descriptor (structure, not values).
-pub(crate) unsafe fn check_view<D: ViewDesc>(v: &D) -> Result<(), Error> {
+/// Full validation of one descriptor (structure, not values), with the row
+/// and column of a malformed CSC structure ([`crate::data::locate_csc`];
+/// `usize::MAX` for the rest).
+unsafe fn check_view<D: ViewDesc>(v: &D) -> Result<(), (Error, (usize, usize))> {
+    const NA: (usize, usize) = (usize::MAX, usize::MAX);
     c_unsafe!({
-        let p = parts(v)?;
+        let p = parts(v).map_err(|e| (e, NA))?;
         let (rows, cols) = (v.rows(), v.cols());
-        match shape_of(v)?.kind {
-            ViewKind::Dense => Dense::new(p.values, rows, cols, v.col_stride()).map(|_| ()),
-            ViewKind::Csc => Csc::new(rows, cols, p.col_ptr, p.row_idx, p.values).map(|_| ()),
+        match shape_of(v).map_err(|e| (e, NA))?.kind {
+            ViewKind::Dense => Dense::new(p.values, rows, cols, v.col_stride())
+                .map(|_| ())
+                .map_err(|e| (e, NA)),
+            ViewKind::Csc => Csc::new(rows, cols, p.col_ptr, p.row_idx, p.values)
+                .map(|_| ())
+                .map_err(|e| match e {
+                    Error::MalformedCsc => (
+                        e,
+                        crate::data::locate_csc(rows, p.col_ptr, p.row_idx).unwrap_or(NA),
+                    ),
+                    _ => (e, NA),
+                }),
         }
     })
 }
 
 /// The C array of view descriptors as a [`ViewSet`]; built only after every
-/// descriptor passed [`check_view`].
+/// descriptor passed `check_view`.
 pub(crate) struct CViews<'a, D = mvnmf_view> {
     pub(crate) views: &'a [D],
 }
@@ -313,13 +547,20 @@ unsafe impl<D: ViewDesc> Sync for CViews<'_, D> {}
 
 impl<'a, D: ViewDesc> CViews<'a, D> {
     pub(crate) unsafe fn new(views: *const D, n_views: usize) -> Result<Self, Error> {
+        c_unsafe!(Self::located(views, n_views).map_err(Error::from))
+    }
+
+    /// [`CViews::new`] saying where: the view (and for a malformed CSC view
+    /// the row and column, [`crate::data::locate_csc`]) of the first
+    /// descriptor refused; no argument named ([`read_views_at`] names them).
+    pub(crate) unsafe fn located(views: *const D, n_views: usize) -> Result<Self, Located> {
         c_unsafe!({
             if n_views == 0 {
-                return Err(Error::ZeroDimension);
+                return Err(Error::ZeroDimension.into());
             }
             let views = slice(views, n_views)?;
-            for v in views {
-                check_view(v)?;
+            for (i, v) in views.iter().enumerate() {
+                check_view(v).map_err(|(e, (r, c))| Located::new(e, Where::entry(i, r, c)))?;
             }
             Ok(CViews { views })
         })
@@ -489,6 +730,44 @@ impl<T, D: ViewDesc<T = T>> FactorsMut<T> for CFactors<'_, *mut T, D> {
     }
 }
 
+/// [`factors`] saying where: argument `pos` (1-based), and the view of a
+/// NULL or oversized factor pointer.
+pub(crate) unsafe fn factors_at<'a, P: Copy, D: ViewDesc>(
+    ptrs: *const P,
+    views: &'a CViews<'a, D>,
+    k: usize,
+    layers: &'a [usize],
+    is_null: impl Fn(P) -> bool,
+    pos: u32,
+) -> Result<CFactors<'a, P, D>, Located> {
+    c_unsafe!({
+        let list = slice(ptrs, views.count()).arg(pos)?;
+        if let Some(i) = list.iter().position(|&p| is_null(p)) {
+            return Err(Located::new(Error::NullPointer, Where::view(i).or_arg(pos)));
+        }
+        factors(ptrs, views, k, layers, is_null).arg(pos)
+    })
+}
+
+/// [`read_views`] saying where: the array is argument `pos` and its count
+/// `pos + 1` (the order of every entry point: `views, n_views`); a refused
+/// descriptor's view (row and column for a malformed CSC structure) comes
+/// with it.
+pub(crate) unsafe fn read_views_at<'a, D: ViewDesc>(
+    views: *const D,
+    n_views: usize,
+    pos: u32,
+) -> Result<(CViews<'a, D>, usize), Located> {
+    c_unsafe!({
+        if n_views == 0 {
+            return Err(Located::new(Error::ZeroDimension, Where::arg(pos + 1)));
+        }
+        let vs = CViews::located(views, n_views).arg(pos)?;
+        let n = vs.shape(0).cols;
+        Ok((vs, n))
+    })
+}
+
 /// The validated views and their item count.
 pub(crate) unsafe fn read_views<'a, D: ViewDesc>(
     views: *const D,
@@ -577,6 +856,10 @@ pub(crate) unsafe fn write_report(report: *mut mvnmf_report, r: mvnmf_report) {
         core::ptr::addr_of_mut!((*report).dead_views).write(r.dead_views);
         core::ptr::addr_of_mut!((*report).initial).write(r.initial);
         core::ptr::addr_of_mut!((*report).objective).write(r.objective);
+        core::ptr::addr_of_mut!((*report).where_arg).write(r.where_arg);
+        core::ptr::addr_of_mut!((*report).where_view).write(r.where_view);
+        core::ptr::addr_of_mut!((*report).where_row).write(r.where_row);
+        core::ptr::addr_of_mut!((*report).where_col).write(r.where_col);
     }
 }
 

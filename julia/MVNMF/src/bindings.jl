@@ -28,7 +28,7 @@ const MVNMF_PHASE_GRAPH = 2
 const MVNMF_VERSION_MAJOR = 0
 const MVNMF_VERSION_MINOR = 1
 const MVNMF_VERSION_PATCH = 0
-const MVNMF_ABI_VERSION = 5
+const MVNMF_ABI_VERSION = 6
 const MVNMF_STRUCT_VIEW = 0
 const MVNMF_STRUCT_TERM = 1
 const MVNMF_STRUCT_OBJECTIVE = 2
@@ -339,6 +339,10 @@ struct MvnmfReport  # mvnmf_report
     dead_views::UInt32
     initial::MvnmfObjective
     objective::MvnmfObjective
+    where_arg::UInt32
+    where_view::Csize_t
+    where_row::Csize_t
+    where_col::Csize_t
 end
 struct MvnmfViewF32  # mvnmf_view_f32
     kind::UInt32

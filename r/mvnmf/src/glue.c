@@ -144,10 +144,65 @@ static void watch_init(watch_t *w, unsigned max_iter, int verbose)
     SET_STRING_ELT(classes, 1, Rf_mkChar("error"));
 }
 
+/* The C argument names of the solvers this file calls, in order (for saying
+ * where a refusal points: the report's where_arg is a 1-based position). */
+static const char *arg_name(const char *fn, uint32_t pos)
+{
+    static const struct {
+        const char *fn;
+        const char *args[16];
+    } sig[] = {
+        {"mvnmf_joint_nmf_fit",
+         {"views", "n_views", "k", "params", "u", "v", "work", "work_bytes", "progress", "user", "report"}},
+        {"mvnmf_beta_nmf_fit",
+         {"views", "n_views", "k", "beta", "clip", "masks", "params", "u", "v", "work", "work_bytes", "progress",
+          "user", "report"}},
+        {"mvnmf_mvsl_encode",
+         {"views", "n_views", "graph", "k", "params", "u", "v", "work", "work_bytes", "progress", "user", "report"}},
+        {"mvnmf_pipeline_fit",
+         {"views", "n_views", "kernels", "labels", "n_classes", "k", "params", "u", "v", "eta", "work",
+          "work_bytes", "progress", "user", "report"}},
+        {"mvnmf_deep_fit",
+         {"views", "n_views", "graph", "layers", "n_layers", "params", "u", "v", "work", "work_bytes", "progress",
+          "user", "report"}},
+        {"mvnmf_deep_encode",
+         {"views", "n_views", "graph", "layers", "n_layers", "params", "u", "v", "work", "work_bytes", "progress",
+          "user", "report"}},
+    };
+    for (size_t i = 0; i < sizeof sig / sizeof sig[0]; i++)
+        if (strcmp(sig[i].fn, fn) == 0)
+            return pos >= 1 && pos <= 16 && sig[i].args[pos - 1] ? sig[i].args[pos - 1] : NULL;
+    return NULL;
+}
+
+/* The status's R error, saying where when the report does (issue 33): the
+ * argument, and for data the entry in R's terms (1-based: views[[v]][i, j],
+ * the view's features x items matrix). */
+static void fail_at(const char *what, mvnmf_status st, const mvnmf_report *rep)
+{
+    char at[256] = "";
+    if (rep && rep->where_arg > 0) {
+        const char *name = arg_name(what, rep->where_arg);
+        int n = snprintf(at, sizeof at, " (argument %u%s%s%s", (unsigned)rep->where_arg, name ? " '" : "",
+                         name ? name : "", name ? "'" : "");
+        const char *list = name && strcmp(name, "u") == 0 ? "U" : "views";
+        if (n > 0 && (size_t)n < sizeof at && rep->where_view != SIZE_MAX) {
+            if (rep->where_row != SIZE_MAX && rep->where_col != SIZE_MAX)
+                n += snprintf(at + n, sizeof at - (size_t)n, ": %s[[%zu]][%zu, %zu]", list, rep->where_view + 1,
+                              rep->where_row + 1, rep->where_col + 1);
+            else
+                n += snprintf(at + n, sizeof at - (size_t)n, ": %s[[%zu]]", list, rep->where_view + 1);
+        }
+        if (n > 0 && (size_t)n < sizeof at - 1)
+            snprintf(at + n, sizeof at - (size_t)n, ")");
+    }
+    Rf_error("%s: %s%s", what, mvnmf_status_message((uint32_t)st), at);
+}
+
 /* After the library has returned: the condition caught during the fit is
  * signalled again (an interrupt as an interrupt condition), else the status's
- * R error. */
-static void finish(const char *what, mvnmf_status st, const watch_t *w)
+ * R error (saying where, from the report). */
+static void finish(const char *what, mvnmf_status st, const watch_t *w, const mvnmf_report *rep)
 {
     if (w && w->interrupted) {
         SEXP cond = VECTOR_ELT(w->cell, 1);
@@ -159,7 +214,7 @@ static void finish(const char *what, mvnmf_status st, const watch_t *w)
         }
         Rf_error("%s: interrupted while the solver ran", what);
     }
-    if (st != MVNMF_STATUS_OK) fail(what, st);
+    if (st != MVNMF_STATUS_OK) fail_at(what, st, rep);
 }
 
 /* ------------------------------------------------------------ results */
@@ -231,6 +286,7 @@ SEXP C_joint_nmf(SEXP views, SEXP k_, SEXP beta_, SEXP max_iter, SEXP tol, SEXP 
     views_t vs;
     watch_t w;
     mvnmf_report rep;
+    memset(&rep, 0, sizeof rep);
     mvnmf_nmf_params p = mvnmf_nmf_params_default();
     size_t k = (size_t)as_int(k_, "k"), bytes = 0, lens[MAXV];
     double beta = Rf_asReal(beta_), *ups[MAXV];
@@ -261,7 +317,7 @@ SEXP C_joint_nmf(SEXP views, SEXP k_, SEXP beta_, SEXP max_iter, SEXP tol, SEXP 
     st = beta == 2.0 ? mvnmf_joint_nmf_fit(vs.v, vs.count, k, &p, ups, REAL(v), work, bytes, watch, &w, &rep)
                      : mvnmf_beta_nmf_fit(vs.v, vs.count, k, beta, -1.0, NULL, &p, ups, REAL(v), work, bytes, watch,
                                           &w, &rep);
-    finish(beta == 2.0 ? "mvnmf_joint_nmf_fit" : "mvnmf_beta_nmf_fit", st, &w);
+    finish(beta == 2.0 ? "mvnmf_joint_nmf_fit" : "mvnmf_beta_nmf_fit", st, &w, &rep);
     SEXP out = result(us, v, &rep, &w, NULL, NULL);
     UNPROTECT(3);
     return out;
@@ -274,6 +330,7 @@ SEXP C_encode(SEXP views, SEXP us_, SEXP k_, SEXP max_iter, SEXP tol, SEXP gamma
     views_t vs;
     watch_t w;
     mvnmf_report rep;
+    memset(&rep, 0, sizeof rep);
     mvnmf_mvsl_params p;
     mvnmf_graph g;
     size_t k = (size_t)as_int(k_, "k"), bytes = 0;
@@ -300,7 +357,7 @@ SEXP C_encode(SEXP views, SEXP us_, SEXP k_, SEXP max_iter, SEXP tol, SEXP gamma
     void *work = R_alloc(bytes ? bytes : 1, 1);
     watch_init(&w, p.max_iter, -1);
     st = mvnmf_mvsl_encode(vs.v, vs.count, &g, k, &p, ups, REAL(v), work, bytes, watch, &w, &rep);
-    finish("mvnmf_mvsl_encode", st, &w);
+    finish("mvnmf_mvsl_encode", st, &w, &rep);
     UNPROTECT(2);
     return v;
 }
@@ -324,6 +381,7 @@ SEXP C_pipeline(SEXP views, SEXP labels, SEXP n_classes, SEXP k_, SEXP method, S
     views_t vs;
     watch_t w;
     mvnmf_report rep;
+    memset(&rep, 0, sizeof rep);
     mvnmf_pipeline_params pp;
     mvnmf_kernel kernels[MAXV];
     size_t k = (size_t)as_int(k_, "k"), bytes = 0, nc = (size_t)as_int(n_classes, "n_classes");
@@ -352,7 +410,7 @@ SEXP C_pipeline(SEXP views, SEXP labels, SEXP n_classes, SEXP k_, SEXP method, S
     watch_init(&w, pp.solver.max_iter, verbosity(verbose));
     st = mvnmf_pipeline_fit(vs.v, vs.count, kernels, lab, nc, k, &pp, ups, REAL(v), REAL(eta), work, bytes, watch,
                             &w, &rep);
-    finish("mvnmf_pipeline_fit", st, &w);
+    finish("mvnmf_pipeline_fit", st, &w, &rep);
     SEXP out = PROTECT(result(us, v, &rep, &w, "eta", eta));
     /* The weights the fit used, for encode (gamma, vmax). */
     SEXP used = PROTECT(Rf_allocVector(REALSXP, 4));
@@ -370,6 +428,7 @@ SEXP C_dmcl(SEXP views, SEXP labels, SEXP n_classes, SEXP layers_, SEXP weights,
     views_t vs;
     watch_t w;
     mvnmf_report rep;
+    memset(&rep, 0, sizeof rep);
     mvnmf_deep_params dp;
     mvnmf_graph g;
     size_t layers[16], nl = (size_t)XLENGTH(layers_), lens[MAXV], bytes = 0;
@@ -402,7 +461,7 @@ SEXP C_dmcl(SEXP views, SEXP labels, SEXP n_classes, SEXP layers_, SEXP weights,
     void *work = R_alloc(bytes ? bytes : 1, 1);
     watch_init(&w, dp.top.max_iter, verbosity(verbose));
     st = mvnmf_deep_fit(vs.v, vs.count, &g, layers, nl, &dp, ups, REAL(v), work, bytes, watch, &w, &rep);
-    finish("mvnmf_deep_fit", st, &w);
+    finish("mvnmf_deep_fit", st, &w, &rep);
     SEXP out = PROTECT(result(us, v, &rep, &w, NULL, NULL));
     SEXP used = PROTECT(Rf_allocVector(REALSXP, 4));
     REAL(used)[0] = dp.top.alpha, REAL(used)[1] = dp.top.beta, REAL(used)[2] = dp.top.gamma;
@@ -420,6 +479,7 @@ SEXP C_deep_encode(SEXP views, SEXP us_, SEXP layers_, SEXP weights, SEXP max_it
     views_t vs;
     watch_t w;
     mvnmf_report rep;
+    memset(&rep, 0, sizeof rep);
     mvnmf_deep_params dp;
     mvnmf_graph g;
     size_t layers[16], nl = (size_t)XLENGTH(layers_), len = 0, bytes = 0;
@@ -452,7 +512,7 @@ SEXP C_deep_encode(SEXP views, SEXP us_, SEXP layers_, SEXP weights, SEXP max_it
     void *work = R_alloc(bytes ? bytes : 1, 1);
     watch_init(&w, dp.top.max_iter, -1);
     st = mvnmf_deep_encode(vs.v, vs.count, &g, layers, nl, &dp, ups, REAL(v), work, bytes, watch, &w, &rep);
-    finish("mvnmf_deep_encode", st, &w);
+    finish("mvnmf_deep_encode", st, &w, &rep);
     UNPROTECT(2);
     return v;
 }

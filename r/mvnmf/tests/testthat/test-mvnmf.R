@@ -78,6 +78,10 @@ test_that("bad input gives mvnmf's message", {
   expect_error(mvnmf_joint_nmf(-views[[1]], 3), "negative")
   bad <- views[[1]]; bad[2, 3] <- NaN
   expect_error(mvnmf_joint_nmf(bad, 3), "NaN or infinite")
+  # Issue 33: the error says where (the argument, the view and the entry, 1-based as R indexes).
+  bad2 <- views; bad2[[2]][5, 7] <- NaN
+  expect_error(mvnmf_joint_nmf(bad2, 3), "(argument 1 'views': views[[2]][5, 7])", fixed = TRUE)
+  expect_error(mvnmf_joint_nmf(-views[[1]], 3), "(argument 1 'views': views[[1]][1, 1])", fixed = TRUE)
   expect_error(mvnmf_joint_nmf(list(views[[1]], views[[2]][, 1:5]), 3), "items")
   expect_error(mvnmf_pipeline(views, rep(NA, 40), 3), "unlabeled")
   expect_error(mvnmf_pipeline(views, c(rep("a", 39), "b"), 3), "labeled")

@@ -1,0 +1,454 @@
+/* C test harness of "errors that say where" (issue 33, item 2): a refused call
+ * writes its report with where_arg (the 1-based position of the offending
+ * argument in the C signature, as LAPACK's INFO = -i) and, for data,
+ * where_view / where_row / where_col (0-based view, row and column of the
+ * first bad entry; SIZE_MAX where they do not apply), and leaves every other
+ * output untouched.
+ *
+ * Built like the other harnesses (ffi-tests/build.rs): twice, as C99 and as
+ * C++11, with -Wall -Wextra -Wpedantic -Werror; `static` on everything but the
+ * entry point HARNESS_WHERE_ENTRY (renamed per build), which returns the
+ * number of failed checks and prints one line per failure.
+ *
+ *   1. mvnmf_mvsl_fit on three views: a NaN in view 2 (row 1, column 3) is
+ *      NON_FINITE_INPUT at argument 1 (`views`), view 2, row 1, column 3, with
+ *      u, v and the workspace's neighbours untouched; the same NaN in a CSC
+ *      view 2; a negative entry of CSC view 1; a malformed CSC index; a bad
+ *      params field (argument 5); a NULL u[1] (argument 6, view 1); k = 0
+ *      (argument 4); a workspace one byte short (argument 9); n_views = 0
+ *      (argument 2); a success says where_arg = 0;
+ *   2. the other solvers: mvnmf_nmf_fit (one view: x is argument 1, params 3),
+ *      mvnmf_joint_nmf_encode (a NaN in the basis u[1]: argument 5), the
+ *      _f32 twin of mvnmf_mvsl_fit, mvnmf_deep_fit (n_layers = 0: argument 5),
+ *      mvnmf_jsnmf_fit (a NaN in source 1) and mvnmf_pipeline_fit_report (a
+ *      label out of range: argument 4, and the graph sizes 0).
+ */
+#include "mvnmf.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __cplusplus
+#define LANG "c++11"
+extern "C" {
+#else
+#define LANG "c99"
+#endif
+int HARNESS_WHERE_ENTRY(int verbose);
+#ifdef __cplusplus
+}
+#endif
+
+#include "harness_common.h"
+
+#define NV 3      /* views */
+#define N 6       /* items */
+#define K 2       /* rank */
+#define MAXM 5    /* rows of the largest view */
+static const size_t ROWS[NV] = {4, 3, 5};
+static const double SENTINEL = -31.5;
+
+/* The data: positive dense views, view v's entry (i, j) = 1 + v + i + 2j. */
+typedef struct {
+    double x[NV][MAXM * N];
+    mvnmf_view views[NV];
+    double u[NV][MAXM * K];
+    double *up[NV];
+    double v[K * N];
+    /* a CSC copy of view 2 (every entry stored) */
+    size_t cp[N + 1];
+    size_t ri[MAXM * N];
+    double cv[MAXM * N];
+} prob;
+
+static void prob_init(prob *p)
+{
+    size_t v, i, j;
+    for (v = 0; v < NV; v++) {
+        for (j = 0; j < N; j++)
+            for (i = 0; i < ROWS[v]; i++)
+                p->x[v][j * ROWS[v] + i] = 1.0 + (double)v + (double)i + 2.0 * (double)j;
+        p->views[v] = dense_view(p->x[v], ROWS[v], N);
+        for (i = 0; i < MAXM * K; i++)
+            p->u[v][i] = SENTINEL;
+        p->up[v] = p->u[v];
+    }
+    for (i = 0; i < K * N; i++)
+        p->v[i] = SENTINEL;
+}
+
+/* View 2 as CSC (the same values; every entry stored). */
+static void make_csc(prob *p, size_t v)
+{
+    size_t i, j, e = 0;
+    for (j = 0; j < N; j++) {
+        p->cp[j] = e;
+        for (i = 0; i < ROWS[v]; i++, e++) {
+            p->ri[e] = i;
+            p->cv[e] = p->x[v][j * ROWS[v] + i];
+        }
+    }
+    p->cp[N] = e;
+    p->views[v].kind = MVNMF_VIEW_CSC;
+    p->views[v].values = p->cv;
+    p->views[v].col_stride = 0;
+    p->views[v].col_ptr = p->cp;
+    p->views[v].row_idx = p->ri;
+}
+
+static int outputs_untouched(const prob *p)
+{
+    size_t v, i;
+    for (v = 0; v < NV; v++)
+        for (i = 0; i < MAXM * K; i++)
+            if (p->u[v][i] != SENTINEL)
+                return 0;
+    for (i = 0; i < K * N; i++)
+        if (p->v[i] != SENTINEL)
+            return 0;
+    return 1;
+}
+
+/* A report whose every byte is 0xAB: what a call did not write. */
+static mvnmf_report stale_report(void)
+{
+    mvnmf_report r;
+    memset(&r, 0xAB, sizeof r);
+    return r;
+}
+
+static int refusal_at(const mvnmf_report *r, uint32_t arg, size_t view, size_t row, size_t col)
+{
+    int ok = r->where_arg == arg && r->where_view == view && r->where_row == row && r->where_col == col;
+    if (!ok)
+        printf("[%s] where: arg %u view %zu row %zu col %zu; expected arg %u view %zu row %zu col %zu\n",
+               LANG, (unsigned)r->where_arg, r->where_view, r->where_row, r->where_col, (unsigned)arg, view,
+               row, col);
+    /* the rest of a refusal's report is zero */
+    return ok && r->iterations == 0 && r->stop == 0 && r->dead_views == 0 && r->objective.n_terms == 0 &&
+           r->objective.total == 0.0 && r->initial.total == 0.0;
+}
+
+static mvnmf_graph no_graph(size_t n)
+{
+    mvnmf_graph g;
+    memset(&g, 0, sizeof g);
+    g.kind = MVNMF_GRAPH_NONE;
+    g.n = n;
+    return g;
+}
+
+/* mvnmf_mvsl_fit with a workspace of its query's size (minus `short_by`). */
+static uint32_t mvsl_fit(prob *p, size_t n_views, size_t k, const mvnmf_mvsl_params *par, size_t short_by,
+                         mvnmf_report *rep)
+{
+    mvnmf_graph g = no_graph(N);
+    size_t bytes = 0;
+    mvnmf_view good[NV];
+    double xs[NV][MAXM * N];
+    size_t v;
+    uint32_t st;
+    void *work;
+    /* the query on these views (it does not read values), or on dense views of the same
+     * shapes when it refuses their structure (then the call refuses it too) */
+    st = (uint32_t)mvnmf_mvsl_fit_workspace(p->views, NV, &g, K, NULL, &bytes);
+    if (st != MVNMF_STATUS_OK) {
+        for (v = 0; v < NV; v++) {
+            memcpy(xs[v], p->x[v], sizeof xs[v]);
+            good[v] = dense_view(xs[v], ROWS[v], N);
+        }
+        st = (uint32_t)mvnmf_mvsl_fit_workspace(good, NV, &g, K, NULL, &bytes);
+    }
+    CHECK_STATUS(st, MVNMF_STATUS_OK);
+    work = malloc(bytes + 1);
+    st = (uint32_t)mvnmf_mvsl_fit(p->views, n_views, &g, k, par, p->up, p->v, work, bytes - short_by, NULL,
+                                  NULL, rep);
+    free(work);
+    return st;
+}
+
+static void test_mvsl(void)
+{
+    prob p;
+    mvnmf_report rep;
+    mvnmf_mvsl_params par;
+    uint32_t st;
+
+    set_ctx("mvsl_fit: NaN in dense view 2");
+    prob_init(&p);
+    p.x[2][3 * ROWS[2] + 1] = NAN;
+    p.x[2][5 * ROWS[2] + 4] = NAN; /* a later one: not the first */
+    rep = stale_report();
+    st = mvsl_fit(&p, NV, K, NULL, 0, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_NON_FINITE_INPUT);
+    CHECK(refusal_at(&rep, 1, 2, 1, 3));
+    CHECK(outputs_untouched(&p));
+
+    set_ctx("mvsl_fit: NaN in CSC view 2");
+    prob_init(&p);
+    p.x[2][3 * ROWS[2] + 1] = NAN;
+    make_csc(&p, 2);
+    rep = stale_report();
+    st = mvsl_fit(&p, NV, K, NULL, 0, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_NON_FINITE_INPUT);
+    CHECK(refusal_at(&rep, 1, 2, 1, 3));
+    CHECK(outputs_untouched(&p));
+
+    set_ctx("mvsl_fit: a negative entry of view 1 comes before a NaN of view 2");
+    prob_init(&p);
+    p.x[1][4 * ROWS[1] + 2] = -1.0;
+    p.x[2][0] = NAN;
+    rep = stale_report();
+    st = mvsl_fit(&p, NV, K, NULL, 0, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_NEGATIVE_INPUT);
+    CHECK(refusal_at(&rep, 1, 1, 2, 4));
+    CHECK(outputs_untouched(&p));
+
+    set_ctx("mvsl_fit: malformed CSC view 2 (row indices of column 4 not increasing)");
+    prob_init(&p);
+    make_csc(&p, 2);
+    p.ri[p.cp[4] + 2] = 0; /* column 4 holds rows 0, 1, 0, 3, 4 */
+    rep = stale_report();
+    st = mvsl_fit(&p, NV, K, NULL, 0, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_MALFORMED_CSC);
+    CHECK(refusal_at(&rep, 1, 2, 0, 4));
+    CHECK(outputs_untouched(&p));
+
+    set_ctx("mvsl_fit: a bad params field (tol < 0)");
+    prob_init(&p);
+    par = mvnmf_mvsl_params_default();
+    par.tol = -1.0;
+    rep = stale_report();
+    st = mvsl_fit(&p, NV, K, &par, 0, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_BAD_PARAMETER);
+    CHECK(refusal_at(&rep, 5, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+    CHECK(outputs_untouched(&p));
+
+    set_ctx("mvsl_fit: u[1] NULL");
+    prob_init(&p);
+    p.up[1] = NULL;
+    rep = stale_report();
+    st = mvsl_fit(&p, NV, K, NULL, 0, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_NULL_POINTER);
+    CHECK(refusal_at(&rep, 6, 1, SIZE_MAX, SIZE_MAX));
+    CHECK(outputs_untouched(&p));
+
+    set_ctx("mvsl_fit: k = 0");
+    prob_init(&p);
+    rep = stale_report();
+    st = mvsl_fit(&p, NV, 0, NULL, 0, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_BAD_RANK);
+    CHECK(refusal_at(&rep, 4, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+    CHECK(outputs_untouched(&p));
+
+    set_ctx("mvsl_fit: workspace one byte short");
+    prob_init(&p);
+    rep = stale_report();
+    st = mvsl_fit(&p, NV, K, NULL, 1, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_WORKSPACE_TOO_SMALL);
+    CHECK(refusal_at(&rep, 9, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+    CHECK(outputs_untouched(&p));
+
+    set_ctx("mvsl_fit: n_views = 0");
+    prob_init(&p);
+    rep = stale_report();
+    st = mvsl_fit(&p, 0, K, NULL, 0, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_ZERO_DIMENSION);
+    CHECK(refusal_at(&rep, 2, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+    CHECK(outputs_untouched(&p));
+
+    set_ctx("mvsl_fit: success says where_arg = 0");
+    prob_init(&p);
+    par = mvnmf_mvsl_params_default();
+    par.max_iter = 3;
+    rep = stale_report();
+    st = mvsl_fit(&p, NV, K, &par, 0, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_OK);
+    CHECK(rep.where_arg == 0 && rep.where_view == SIZE_MAX && rep.where_row == SIZE_MAX &&
+          rep.where_col == SIZE_MAX && rep.iterations == 3);
+}
+
+static void test_others(void)
+{
+    prob p;
+    mvnmf_report rep;
+    mvnmf_nmf_params np = mvnmf_nmf_params_default();
+    size_t bytes = 0, v;
+    void *work;
+    uint32_t st;
+
+    set_ctx("nmf_fit (one view): NaN at row 2, column 5");
+    prob_init(&p);
+    p.x[0][5 * ROWS[0] + 2] = INFINITY;
+    CHECK_STATUS(mvnmf_nmf_fit_workspace(&p.views[0], K, NULL, &bytes), MVNMF_STATUS_OK);
+    work = malloc(bytes + 1);
+    rep = stale_report();
+    st = (uint32_t)mvnmf_nmf_fit(&p.views[0], K, NULL, p.u[0], p.v, work, bytes, NULL, NULL, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_NON_FINITE_INPUT);
+    CHECK(refusal_at(&rep, 1, 0, 2, 5));
+    CHECK(outputs_untouched(&p));
+
+    set_ctx("nmf_fit (one view): bad params (eps < 0) is argument 3");
+    p.x[0][5 * ROWS[0] + 2] = 1.0;
+    np.eps = -1.0;
+    rep = stale_report();
+    st = (uint32_t)mvnmf_nmf_fit(&p.views[0], K, &np, p.u[0], p.v, work, bytes, NULL, NULL, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_BAD_PARAMETER);
+    CHECK(refusal_at(&rep, 3, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+    CHECK(outputs_untouched(&p));
+    free(work);
+
+    set_ctx("joint_nmf_encode: NaN in the basis u[1] (row 1, column 1)");
+    prob_init(&p);
+    for (v = 0; v < NV; v++) {
+        size_t i;
+        for (i = 0; i < ROWS[v] * K; i++)
+            p.u[v][i] = 0.5;
+    }
+    p.u[1][1 * ROWS[1] + 1] = NAN;
+    CHECK_STATUS(mvnmf_joint_nmf_encode_workspace(p.views, NV, K, NULL, &bytes), MVNMF_STATUS_OK);
+    work = malloc(bytes + 1);
+    rep = stale_report();
+    st = (uint32_t)mvnmf_joint_nmf_encode(p.views, NV, K, NULL, (const double *const *)p.up, p.v, work, bytes,
+                                          NULL, NULL, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_NON_FINITE_INPUT);
+    CHECK(refusal_at(&rep, 5, 1, 1, 1));
+    {
+        size_t i;
+        int ok = 1;
+        for (i = 0; i < K * N; i++)
+            ok &= p.v[i] == SENTINEL;
+        CHECK(ok);
+    }
+    free(work);
+
+    set_ctx("mvsl_fit_f32: NaN in view 2");
+    {
+        float xf[NV][MAXM * N], uf[NV][MAXM * K], vf[K * N];
+        float *ufp[NV];
+        mvnmf_view_f32 vs[NV];
+        mvnmf_graph g = no_graph(N);
+        size_t i;
+        int ok = 1;
+        for (v = 0; v < NV; v++) {
+            for (i = 0; i < ROWS[v] * N; i++)
+                xf[v][i] = (float)(1.0 + (double)i);
+            for (i = 0; i < MAXM * K; i++)
+                uf[v][i] = -3.0f;
+            ufp[v] = uf[v];
+            vs[v].kind = MVNMF_VIEW_DENSE;
+            vs[v].rows = ROWS[v];
+            vs[v].cols = N;
+            vs[v].values = xf[v];
+            vs[v].col_stride = ROWS[v];
+            vs[v].col_ptr = NULL;
+            vs[v].row_idx = NULL;
+        }
+        for (i = 0; i < K * N; i++)
+            vf[i] = -3.0f;
+        CHECK_STATUS(mvnmf_mvsl_fit_f32_workspace(vs, NV, &g, K, NULL, &bytes), MVNMF_STATUS_OK);
+        xf[2][4 * ROWS[2] + 3] = (float)NAN;
+        work = malloc(bytes + 1);
+        rep = stale_report();
+        st = (uint32_t)mvnmf_mvsl_fit_f32(vs, NV, &g, K, NULL, ufp, vf, work, bytes, NULL, NULL, &rep);
+        CHECK_STATUS(st, MVNMF_STATUS_NON_FINITE_INPUT);
+        CHECK(refusal_at(&rep, 1, 2, 3, 4));
+        for (v = 0; v < NV; v++)
+            for (i = 0; i < MAXM * K; i++)
+                ok &= uf[v][i] == -3.0f;
+        for (i = 0; i < K * N; i++)
+            ok &= vf[i] == -3.0f;
+        CHECK(ok);
+        free(work);
+    }
+
+    set_ctx("deep_fit: n_layers = 0 is argument 5");
+    {
+        mvnmf_graph g = no_graph(N);
+        size_t layers[1] = {K};
+        prob_init(&p);
+        rep = stale_report();
+        st = (uint32_t)mvnmf_deep_fit(p.views, NV, &g, layers, 0, NULL, p.up, p.v, NULL, 0, NULL, NULL, &rep);
+        CHECK_STATUS(st, MVNMF_STATUS_BAD_RANK);
+        CHECK(refusal_at(&rep, 5, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+        CHECK(outputs_untouched(&p));
+    }
+
+    set_ctx("jsnmf_fit: NaN in source 1 (row 0, column 2)");
+    {
+        /* two sources sharing 4 features: 4 x 6 and 4 x 5 */
+        double s0[4 * 6], s1[4 * 5], w[4 * 1], u0[4 * 1], u1[4 * 1], h0[2 * 6], h1[2 * 5];
+        double *us[2], *hs[2];
+        mvnmf_view src[2];
+        size_t ranks[2] = {2, 2}, i;
+        int ok = 1;
+        for (i = 0; i < 24; i++)
+            s0[i] = 1.0 + (double)i;
+        for (i = 0; i < 20; i++)
+            s1[i] = 2.0 + (double)i;
+        src[0] = dense_view(s0, 4, 6);
+        src[1] = dense_view(s1, 4, 5);
+        for (i = 0; i < 4; i++)
+            w[i] = u0[i] = u1[i] = SENTINEL;
+        for (i = 0; i < 12; i++)
+            h0[i] = SENTINEL;
+        for (i = 0; i < 10; i++)
+            h1[i] = SENTINEL;
+        us[0] = u0;
+        us[1] = u1;
+        hs[0] = h0;
+        hs[1] = h1;
+        CHECK_STATUS(mvnmf_jsnmf_fit_workspace(src, 2, 1, ranks, NULL, &bytes), MVNMF_STATUS_OK);
+        s1[2 * 4 + 0] = NAN;
+        work = malloc(bytes + 1);
+        rep = stale_report();
+        st = (uint32_t)mvnmf_jsnmf_fit(src, 2, 1, ranks, NULL, NULL, w, us, hs, work, bytes, NULL, NULL, &rep);
+        CHECK_STATUS(st, MVNMF_STATUS_NON_FINITE_INPUT);
+        CHECK(refusal_at(&rep, 1, 1, 0, 2));
+        for (i = 0; i < 4; i++)
+            ok &= w[i] == SENTINEL && u0[i] == SENTINEL && u1[i] == SENTINEL;
+        for (i = 0; i < 12; i++)
+            ok &= h0[i] == SENTINEL;
+        for (i = 0; i < 10; i++)
+            ok &= h1[i] == SENTINEL;
+        CHECK(ok);
+        free(work);
+    }
+
+    set_ctx("pipeline_fit_report: a label out of range is argument 4");
+    {
+        mvnmf_kernel ks[NV];
+        uint32_t labels[N] = {0, 1, 7, MVNMF_UNLABELED, 0, 1};
+        double eta[NV] = {SENTINEL, SENTINEL, SENTINEL};
+        mvnmf_pipeline_report full;
+        mvnmf_pipeline_params pp = mvnmf_pipeline_params_default();
+        prob_init(&p);
+        for (v = 0; v < NV; v++)
+            ks[v] = kernel_of(MVNMF_KERNEL_LINEAR, 0.0);
+        CHECK_STATUS(mvnmf_pipeline_fit_workspace(p.views, NV, ks, 2, K, &pp, &bytes), MVNMF_STATUS_OK);
+        work = malloc(bytes + 1);
+        memset(&full, 0xAB, sizeof full);
+        st = (uint32_t)mvnmf_pipeline_fit_report(p.views, NV, ks, labels, 2, K, &pp, p.up, p.v, eta, work, bytes,
+                                                 NULL, NULL, &full);
+        CHECK_STATUS(st, MVNMF_STATUS_BAD_LABEL);
+        CHECK(refusal_at(&full.fit, 4, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+        CHECK(full.affinity_nnz == 0 && full.penalty_nnz == 0);
+        CHECK(outputs_untouched(&p) && eta[0] == SENTINEL && eta[2] == SENTINEL);
+        free(work);
+    }
+}
+
+int HARNESS_WHERE_ENTRY(int verbose)
+{
+    g_failures = 0;
+    g_verbose = verbose;
+    test_mvsl();
+    test_others();
+    if (verbose || g_failures)
+        printf("[%s] mvnmf C ABI harness (where a refusal points): %d failed checks\n", LANG, g_failures);
+    fflush(stdout);
+    return g_failures;
+}
