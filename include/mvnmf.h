@@ -2,7 +2,8 @@
  *
  * Rules for every function:
  *  - returns an mvnmf_status (MVNMF_STATUS_OK = 0; mvnmf_status_message(code)
- *    gives a static message); on error no output is written;
+ *    gives a static message); on error no output is written, except the
+ *    solvers' `report`, which then says where (where_arg, where_view, ...);
  *  - every routine has a ..._workspace twin that writes the workspace size in
  *    bytes (any alignment of the workspace works);
  *  - an options pointer (`params`) may be NULL: it means the defaults, exactly

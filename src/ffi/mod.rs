@@ -17,7 +17,9 @@
 //!   (`tests/workspace_queries.rs`), and a size it returns is one a call can
 //!   be given.
 //! * Every pointer is checked for NULL, every argument validated, before any
-//!   output is written: on error the outputs are untouched. An options pointer
+//!   output is written: on error the outputs are untouched, except a solver's
+//!   `report`, which then says where (`where_arg`, `where_view`, `where_row`,
+//!   `where_col`: see `util::Blame`). An options pointer
 //!   (`params`) may be NULL and means the defaults, exactly what the struct's
 //!   `mvnmf_*_params_default()` returns (one rule, through `read_params`);
 //!   `progress` and `report` may be NULL; every other pointer is required.
