@@ -113,11 +113,17 @@ const REGRESSION_SEEDS: &[u64] = &[
     0x201d4e1, 0x3027770, 0x30448ca, 0x402b60b, 0x4023754, 0x203e5f6, 0x2000297, 0x2001053,
     0x200243a, 0x20043ca, 0x2004630, 0x4013bd1, 0x30128a5,
     // Issue 31, the classes open until now: β-NMF's clip capping x/y below it (0x200d38d);
-    // JSNMF `_f32` on subnormal float data (0x7000ada); `_f32` fits with weights
-    // on views near 1e-24 (0x7014bc7, 0x7002640: still open, at 1e-24 with
-    // MVNMF_FUZZ_OPEN=1, lifted to 1e-19 in the default run); a twin scaled by an unread
-    // padding entry, its read entries at 1e-41 (0x9231320, a driver fix).
+    // JSNMF `_f32` on subnormal float data (0x7000ada); `_f32` fits on views near
+    // 1e-24 whose scale-up stopped at a weight that multiplies nothing, `β` without a
+    // graph weight (0x7014bc7 shallow, 0x7002640 deep; closed: `scale::acting`); a
+    // twin scaled by an unread padding entry, its read entries at 1e-41 (0x9231320, a
+    // driver fix).
     0x200d38d, 0x7000ada, 0x7014bc7, 0x7002640, 0x9231320,
+    // Issue 31, the same class from the 10^6-case run at 0xf000000 (48 failures, all
+    // fixed by `scale::acting`): shallow 0xf00022f (CSR graph of zero
+    // weights), 0xf021a58, deep 0xf007c63, 0xf0102e8; and a twin whose view near 1e308
+    // was taken to zeros by an underflowed factor (0xf0b9167, a driver fix).
+    0xf00022f, 0xf021a58, 0xf007c63, 0xf0102e8, 0xf0b9167,
     // Issue 31: f32 β-NMF with masks whose minimiser held an entry beyond float's range
     // (INTERNAL; now the entries are capped at what rounds to a finite float).
     0xd48fc61, 0xe05621e,
@@ -943,14 +949,6 @@ fn f32s(o: &Out) -> Vec<f32> {
         .collect()
 }
 
-/// `MVNMF_FUZZ_OPEN=1`: also the class that issue 31 leaves open (README,
-/// "Guarantees", open row): `_f32` factorization fits whose largest view is
-/// below 1e-19 (down to 1e-33). Without it the driver keeps to the range
-/// where the library's promises hold, so that a default run guards them.
-fn fuzz_open() -> bool {
-    std::env::var_os("MVNMF_FUZZ_OPEN").is_some()
-}
-
 /// Decades (each side of a base) between the views of an `_f32` twin: from the papers'
 /// (1e4 apart) to the whole float range (issue 31, E1: 1e-4 beside 1e4 already gave NaN).
 const F32_SPREADS: &[i32] = &[0, 1, 2, 4, 10, 20, 40];
@@ -973,12 +971,11 @@ impl F32Views {
         // The largest view at `10^base ≥ 1e-33` (`2^-112` is the `f32` solvers'
         // furthest scale-up: below it the scaled products fall into subnormals,
         // `crate::steps::scale`, "Limits"); the others anywhere below it.
-        // Open (issue 31): the largest view below 1e-19 (with weights the scale-up
-        // stops at the weights' limit, `2^32` in `float`, and the products of the
-        // scaled data lose their precision; see [`fuzz_open`]). The default run
-        // draws the same base and lifts it to 1e-19 (the stream stays the open run's).
+        // Issue 31: down to 1e-33 with graph or sparsity weights too (before, the
+        // scale-up stopped at a weight that multiplies nothing, `β` without a graph
+        // weight or `α` without a group norm, and the products of the scaled data
+        // lost their precision: `crate::steps::scale::acting`).
         let base = g.range(0, 49) as i32 - 33;
-        let base = if fuzz_open() { base } else { base.max(-19) };
         let spread = g.pick(F32_SPREADS);
         // The view at the base: the first one with a nonzero entry (an all-zero
         // first view would put every other view below the base, outside the
@@ -1009,14 +1006,21 @@ impl F32Views {
                     .filter(|a| a.is_finite())
                     .fold(0.0f64, |m, a| m.max(a.abs()));
                 let f = if max > 0.0 { 10f64.powi(e) / max } else { 1.0 };
+                // A factor outside the normal range (a view near 1e308 taken to 1e-26:
+                // `f` = 1e-334 underflowed to 0 and the view to zeros, which put the
+                // twin's data at its other view's 1e-40, outside the float rule; issue
+                // 31, 0xf0b9167, a driver fix): divide by `max` first.
+                let split = !f.is_normal();
                 // NaN and ±∞ (a corrupted view) stay what they are.
                 x.vals
                     .iter()
                     .map(|&a| {
-                        if a.is_finite() {
-                            (a * f) as f32
-                        } else {
+                        if !a.is_finite() {
                             a as f32
+                        } else if split {
+                            (a / max * 10f64.powi(e)) as f32
+                        } else {
+                            (a * f) as f32
                         }
                     })
                     .collect()

@@ -1620,6 +1620,97 @@ static void test_issue31_beta_clip(void)
     }
 }
 
+/* Issue 31, the last open class (fuzz seeds 0x7014bc7, 0x7002640): f32 fits of
+ * views near 1e-24 whose graph or sparsity weight multiplies nothing (beta > 0
+ * without a graph, or with a CSR graph of zero weights; alpha > 0 without a group
+ * norm). Such a weight stopped the data's scale-up at 2^32: U'U of the scaled data
+ * fell below float's normal range and the objective rose (by 3e-3 of itself).
+ * Now: OK, finite, never rising, and V bit for bit the fit with those weights at 0. */
+static void test_issue31_f32_inert_weights(void)
+{
+    static size_t rp[E1N + 1], ci[2 * E1N];
+    static double wz[2 * E1N];
+    static float vref[E1K * E1N];
+    mvnmf_view_f32 views[2];
+    float *us[2];
+    size_t i, j, bytes;
+    void *work;
+    note("issue 31: f32 fits near 1e-24 with weights that multiply nothing");
+    us[0] = g_e1u0;
+    us[1] = g_e1u1;
+    e1_views(1e-24f, 1e-24f, views);
+    /* A ring (item i linked to i - 1 and i + 1, columns sorted), weights 0. */
+    for (i = 0; i < E1N; i++) {
+        size_t a = (i + E1N - 1) % E1N, b = (i + 1) % E1N;
+        rp[i] = 2 * i;
+        ci[2 * i] = a < b ? a : b;
+        ci[2 * i + 1] = a < b ? b : a;
+        wz[2 * i] = wz[2 * i + 1] = 0.0;
+    }
+    rp[E1N] = 2 * E1N;
+    for (j = 0; j < 3; j++) {
+        /* j = 0: the reference (no weights); 1: no graph; 2: the zero CSR graph. */
+        watch32_t w = {0.0, 0, 0, 0};
+        mvnmf_mvsl_params p;
+        mvnmf_graph g;
+        mvnmf_mvsl_params_preset(MVNMF_MVSL_PRESET_GNMF, &p);
+        p.max_iter = E1ITER;
+        p.tol = 0.0;
+        p.beta = j == 0 ? 0.0 : 0.02;
+        p.alpha = j == 0 ? 0.0 : 15.0;
+        p.sparsity = MVNMF_SPARSITY_NONE;
+        memset(&g, 0, sizeof g);
+        g.kind = j == 2 ? MVNMF_GRAPH_CSR : MVNMF_GRAPH_NONE;
+        g.n = E1N;
+        if (j == 2) {
+            g.affinity_row_ptr = rp;
+            g.affinity_col_idx = ci;
+            g.affinity_weights = wz;
+        }
+        set_ctx("mvsl_fit_f32 at 1e-24, %s", j == 0 ? "no weights" : j == 1 ? "no graph" : "zero CSR graph");
+        bytes = 0;
+        if (!CHECK_STATUS(mvnmf_mvsl_fit_f32_workspace(views, 2, &g, E1K, &p, &bytes), MVNMF_STATUS_OK))
+            continue;
+        work = xmalloc(bytes);
+        e1_check(mvnmf_mvsl_fit_f32(views, 2, &g, E1K, &p, us, g_e1v, work, bytes, watch32_cb, &w, NULL), &w,
+                 E1R0 * E1K, E1R1 * E1K);
+        if (j == 0)
+            memcpy(vref, g_e1v, sizeof vref);
+        else
+            CHECK(memcmp(vref, g_e1v, sizeof vref) == 0);
+        free(work);
+    }
+    for (j = 0; j < 2; j++) {
+        /* DMCL without its graph and group norm (0x7002640): j = 0 the reference. */
+        watch32_t w = {0.0, 0, 0, 0};
+        size_t layers[2] = {E1L, E1K};
+        mvnmf_deep_params d;
+        mvnmf_graph g;
+        mvnmf_deep_params_preset(MVNMF_DEEP_PRESET_DMCL, &d);
+        d.top.max_iter = E1ITER;
+        d.top.tol = 0.0;
+        d.top.sparsity = MVNMF_SPARSITY_NONE;
+        d.top.beta = j == 0 ? 0.0 : 0.2;
+        d.top.alpha = j == 0 ? 0.0 : 10.0;
+        d.top.gamma = 0.0;
+        memset(&g, 0, sizeof g);
+        g.kind = MVNMF_GRAPH_NONE;
+        g.n = E1N;
+        set_ctx("deep_fit_f32 at 1e-24, %s", j == 0 ? "no weights" : "no graph");
+        bytes = 0;
+        if (!CHECK_STATUS(mvnmf_deep_fit_f32_workspace(views, 2, &g, layers, 2, &d, &bytes), MVNMF_STATUS_OK))
+            continue;
+        work = xmalloc(bytes);
+        e1_check(mvnmf_deep_fit_f32(views, 2, &g, layers, 2, &d, us, g_e1v, work, bytes, watch32_cb, &w, NULL), &w,
+                 E1R0 * E1L + E1L * E1K, E1R1 * E1L + E1L * E1K);
+        if (j == 0)
+            memcpy(vref, g_e1v, sizeof vref);
+        else
+            CHECK(memcmp(vref, g_e1v, sizeof vref) == 0);
+        free(work);
+    }
+}
+
 int HARNESS_REGRESS_ENTRY(int verbose)
 {
     g_failures = 0;
@@ -1642,6 +1733,7 @@ int HARNESS_REGRESS_ENTRY(int verbose)
     test_issue31_beta();
     test_issue31_jsnmf_f32_subnormal();
     test_issue31_beta_clip();
+    test_issue31_f32_inert_weights();
     if (verbose || g_failures)
         printf("[%s] mvnmf C ABI harness (issue 15 and 31 regressions): %d failed checks\n", LANG, g_failures);
     fflush(stdout);

@@ -212,6 +212,14 @@ impl<T: GraphScalar> GraphOp<T> for AnyGraph<'_> {
             AnyGraph::Dense(g) => GraphOp::<f64>::has_penalty(g),
         }
     }
+    fn is_zero(&self) -> bool {
+        match self {
+            AnyGraph::None(g) => GraphOp::<T>::is_zero(g),
+            AnyGraph::Sge(g) => GraphOp::<T>::is_zero(g),
+            AnyGraph::Csr(g) => GraphOp::<T>::is_zero(g),
+            AnyGraph::Dense(g) => GraphOp::<f64>::is_zero(g),
+        }
+    }
     fn apply_req(&self, k: usize) -> WorkReq {
         match self {
             AnyGraph::None(g) => GraphOp::<T>::apply_req(g, k),

@@ -165,6 +165,10 @@ impl<T: Real> GraphOp<T> for CsrGraphs<'_> {
     fn has_penalty(&self) -> bool {
         self.penalty.is_some_and(|g| g.nnz() > 0)
     }
+    fn is_zero(&self) -> bool {
+        let zero = |g: &Option<CsrGraph<'_>>| g.is_none_or(|g| g.weights.iter().all(|&w| w == 0.0));
+        zero(&self.affinity) && zero(&self.penalty)
+    }
 
     fn apply_req(&self, k: usize) -> WorkReq {
         let (tasks, _) = self.split(k);

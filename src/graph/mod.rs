@@ -55,6 +55,14 @@ pub trait GraphOp<T: Real> {
         true
     }
 
+    /// Whether every weight is known to be zero (no graph, or graphs without
+    /// a nonzero weight): the graph term is then 0 for every `V` and its
+    /// weight `β` plays no part in the data scale (`crate::steps::scale`,
+    /// issue 31). `false` unless known.
+    fn is_zero(&self) -> bool {
+        false
+    }
+
     /// Workspace of [`GraphOp::apply`] for rank `k`.
     fn apply_req(&self, k: usize) -> WorkReq;
 
@@ -84,6 +92,9 @@ impl<T: Real> GraphOp<T> for NoGraph {
     }
     fn has_penalty(&self) -> bool {
         false
+    }
+    fn is_zero(&self) -> bool {
+        true
     }
     fn apply_req(&self, _k: usize) -> WorkReq {
         WorkReq::EMPTY

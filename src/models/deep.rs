@@ -48,7 +48,9 @@
 //! with the top layer divided by `c` and the weights scaled to keep the
 //! minimisers (`α/c`, `β/c²`, `γ/c²`); factors and objective are returned in the
 //! caller's units.
-//! Small data is scaled up only while the scaled weights stay below `2^256`.
+//! Small data is scaled up only while the scaled weights that act stay below
+//! `2^256` (`2^32` in `f32`; `α` without a group norm and `β` without a graph
+//! weight multiply nothing and do not count).
 
 use crate::data::{Dense, Factors, FactorsMut, View, ViewSet, ViewShape};
 use crate::error::{Error, Part};
@@ -371,14 +373,17 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
     // From here on the fit runs on the data times `s` (1 unless the data is far
     // above 1; `crate::steps::scale`): pre-training included, the top layers
     // carrying the factor, the weights those of the scaled problem.
-    let scale = Scale::of(views)?.limited::<T>(tp.alpha, tp.beta, tp.gamma);
+    // Only the weights that act limit the scale-up (`scale::acting`: no group
+    // norm leaves `α` inert, a graph without a nonzero weight `β`; issue 31).
+    let zero = graph.is_zero();
+    let scale = Scale::of(views)?.limited_acting::<T>(tp, zero);
     let scale = if tp.init == Init::Given {
         scale.limited_by_start(&*u)
     } else {
         scale
     };
     let params = &DeepParams {
-        top: scale.mvsl(&params.top),
+        top: scale.mvsl_acting(&params.top, zero),
         ..*params
     };
     let tp = &params.top;

@@ -43,7 +43,9 @@
 //! outside `[2^−64, 2^64]` is solved as `X/c` for a power of two `c`, with the bases
 //! divided by `c` and the weights scaled to keep the minimisers (`α/c`,
 //! `β/c²`, `γ/c²`); factors and objective are returned in the caller's units.
-//! Small data is scaled up only while the scaled weights stay below `2^256`.
+//! Small data is scaled up only while the scaled weights that act stay below
+//! `2^256` (`2^32` in `f32`; `α` without a group norm and `β` without a graph
+//! weight multiply nothing and do not count).
 
 use crate::data::{FactorsMut, ViewSet, ViewShape};
 use crate::error::Error;

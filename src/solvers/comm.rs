@@ -104,6 +104,12 @@ pub(crate) trait Collective<T: Real> {
     /// next V phase) and [`VStats`].
     fn stats(&mut self, at: AtV<'_, T>, g: &mut [T], sc: &mut Stack<'_>) -> Result<VStats, Error>;
 
+    /// Every graph weight is zero ([`GraphOp::is_zero`]; `false` unless known:
+    /// then `β` does not limit the data scale, `crate::steps::scale::acting`).
+    fn graph_zero(&self) -> bool {
+        false
+    }
+
     /// The weights of the problem the fit solves (scaled: `crate::steps::scale`).
     fn weights(&mut self, params: &MvslParams) {
         let _ = params;
@@ -153,6 +159,10 @@ impl<T: Real, G: GraphOp<T> + ?Sized> Collective<T> for Local<'_, G> {
 
     fn half_x2<VS: ViewSet<T> + ?Sized>(&mut self, views: &VS, scale: Scale) -> Result<f64, Error> {
         Ok(scale.half_sq(views))
+    }
+
+    fn graph_zero(&self) -> bool {
+        self.graph.is_zero()
     }
 
     fn random_start<VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(

@@ -233,19 +233,22 @@ fn body<T: Real, X: Collective<T>, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?
     let hv = views.count();
     // From here on the fit runs on the data times `s` (1 unless the data is far
     // from 1) with the weights of that problem (`crate::steps::scale`).
-    let (scale, fixed) = match scale {
-        DataScale::Fixed(s) => (s, true),
+    // Only the weights that act limit the scale-up (`scale::acting`: a graph
+    // without a nonzero weight leaves `β` inert; issue 31).
+    let (scale, fixed, params) = match scale {
+        DataScale::Fixed(s) => (s, true, s.mvsl(params)),
         DataScale::Measured(s) => {
-            let s = s.limited::<T>(params.alpha, params.beta, params.gamma);
+            let zero = coll.graph_zero();
+            let s = s.limited_acting::<T>(params, zero);
             let s = if params.init == Init::Given {
                 s.limited_by_start(&*u)
             } else {
                 s
             };
-            (s, false)
+            (s, false, s.mvsl_acting(params, zero))
         }
     };
-    let params = &scale.mvsl(params);
+    let params = &params;
     coll.weights(params);
     let s = scale.t::<T>();
     let split = coll.split();

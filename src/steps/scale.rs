@@ -49,16 +49,25 @@
 //! (measured: the fuzz driver's `_f32` twins at `1e-37` .. `1e-44` rose, and
 //! with `ε = 0` a ratio overflowed; the finite-output check then gives
 //! [`Error::Internal`], never `Ok` with NaN). That range is outside the rule; a
-//! view that low beside a larger one is inside it (next paragraph). Open (issue
-//! 31): with graph or sparsity weights the `f32` scale-up stops at scaled
-//! weights of `2^32`, so data near `1e-25` (every view) stays near `1e-20`
-//! scaled, and the fuzz driver found the shallow and deep `f32` objectives
-//! rising there (by `1e-5` .. `1e-2` of it, seeds `0x153650`, `0x154ebc`,
-//! `0x7014bc7`, `0x7002640`). Measured for issue 31: a cap of `2^96` in `f32`
-//! made small MvSL fits near `1e-24` .. `1e-26` monotone, but the 10⁷-case fuzz
-//! run then found deep `f32` fits near `1e-10` ending `Internal` (seeds
-//! `0xd199278`, `0xd26cf74`, `0xd306c3d`); `2^60` still rose near `1e-24`. The
-//! fix needs part of the scale in `V` (or `UᵀU` held in `f64`), not a cap.
+//! view that low beside a larger one is inside it (next paragraph).
+//!
+//! **Only the weights that act limit the scale-up** ([`acting`], issue 31). A
+//! weight that multiplies nothing — `α` without a group norm, `β` with no graph
+//! or a graph without a nonzero weight ([`crate::graph::GraphOp::is_zero`]) —
+//! neither limits `s` nor enters the scaled problem (it is 0 there: `0·β` is
+//! `0` for every `β`, so objective, minimisers and steps are the caller's).
+//! Before, such a weight stopped the `f32` scale-up at `2^32`: data near
+//! `1e-24` stayed near `1e-19` scaled, `UᵀU` fell below float's normal range and
+//! the objective rose by `1e-3` of itself (seeds `0x7014bc7`, `0x7002640`;
+//! all 48 failures of a 10⁶-case fuzz run at `0xf000000` were this, and none
+//! is left). Where a weight that acts limits the scale, it is above `2^31` in
+//! the scaled problem, whose data stays below 1: the weighted term, not the
+//! reconstruction, sets the objective's scale (`β·vmax²/‖X‖²` is the same under
+//! every `X → X/c`, `U → U/(c·b)`, `V → V·b`: no scaling of data or factors
+//! changes that), and rises are measured at that scale (the fuzz driver: the
+//! parts at the start and `β·deg·K·N·vmax²`). Measured before this rule: a cap of `2^96` instead made such fits monotone near `1e-24`, but deep `f32`
+//! fits near `1e-10` then ended `Internal` (seeds `0xd199278`, `0xd26cf74`,
+//! `0xd306c3d`); the cap stays `2^32`.
 //!
 //! **Views far apart: the rule per view (issue 31).** Every view is measured on
 //! its own (its `½‖X^(v)‖²_F` and its largest entry); the bound above is on their
@@ -100,6 +109,7 @@
 use crate::data::{Factors, ViewSet};
 use crate::error::Error;
 use crate::linalg::real::Real;
+use crate::steps::prox::Sparsity;
 use crate::steps::{MvslParams, Objective};
 
 /// Largest `½ Σ_v ‖X^(v)‖²_F` the factorization solvers accept in precision
@@ -109,6 +119,25 @@ use crate::steps::{MvslParams, Objective};
 /// back to the caller's units (`U·c`), representable in `T`.
 pub(crate) fn max_half_sq<T: Real>() -> f64 {
     libm::scalbn(1.0, T::MAX_EXP - 25)
+}
+
+/// `p` with the weights that cannot act set to 0 (issue 31): `α` without a
+/// group norm (`sparsity = none`: no term carries it), `β` when every graph
+/// weight is zero (`graph_zero`, [`crate::graph::GraphOp::is_zero`]: the
+/// graph term is 0 for every `V`, and the V-step's graph products are 0).
+/// The objective, its minimisers and every step are those of `p` (a term
+/// `0·β` is `0`, whatever `β`); only the scale-up is no longer stopped by a
+/// weight that multiplies nothing.
+pub(crate) fn acting(p: &MvslParams, graph_zero: bool) -> MvslParams {
+    MvslParams {
+        alpha: if p.sparsity == Sparsity::None {
+            0.0
+        } else {
+            p.alpha
+        },
+        beta: if graph_zero { 0.0 } else { p.beta },
+        ..*p
+    }
 }
 
 /// The data scale `s = 1/c` of one fit (a power of two).
@@ -191,6 +220,24 @@ impl Scale {
         Ok(Scale {
             s: libm::scalbn(1.0, k),
         })
+    }
+
+    /// [`Scale::limited`] by the weights that act ([`acting`]).
+    pub(crate) fn limited_acting<T: Real>(self, p: &MvslParams, graph_zero: bool) -> Scale {
+        let w = acting(p, graph_zero);
+        self.limited::<T>(w.alpha, w.beta, w.gamma)
+    }
+
+    /// The scaled problem's weights after [`Scale::limited_acting`]: `p`'s
+    /// inside the band (`s = 1`: bit for bit), else [`Scale::mvsl`] of
+    /// [`acting`]`(p, graph_zero)` (a weight that cannot act is 0 there, so it
+    /// never leaves `T`'s range).
+    pub(crate) fn mvsl_acting(&self, p: &MvslParams, graph_zero: bool) -> MvslParams {
+        if self.is_one() {
+            *p
+        } else {
+            self.mvsl(&acting(p, graph_zero))
+        }
     }
 
     /// An upward scale (`s > 1`, small data) reduced so that the scaled
