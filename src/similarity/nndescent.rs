@@ -636,6 +636,55 @@ impl<'f> Fast<'f> {
         })
     }
 
+    /// The same features with item `order[r]`'s row (and norms) at row `r`, into `parts`
+    /// (a copy, no pass over the views: the same values as [`Fast::build`] in that order).
+    fn permuted<'g>(
+        &self,
+        order: &[usize],
+        (z, norm, kind, off, rows, w, g, inv): FastParts<'g>,
+        (chunk, ntasks): (usize, usize),
+        par: Parallel,
+    ) -> Result<Fast<'g>, Error> {
+        kind.copy_checked(self.kind)?;
+        off.copy_checked(self.off)?;
+        rows.copy_checked(self.rows)?;
+        w.copy_checked(self.w)?;
+        g.copy_checked(self.g)?;
+        inv.fill(0.0);
+        let (ld, h) = (self.ld, self.h);
+        let items = Counted::new(
+            pieces_mut(z, (chunk * ld).max(1))
+                .zip(pieces_mut(norm, (chunk * h).max(1)))
+                .enumerate(),
+            ntasks,
+        );
+        par.run_items(items, &|(t, (zc, nc))| {
+            let lo = t * chunk;
+            for (r, (zr, nr)) in zc
+                .chunks_exact_mut(ld.max(1))
+                .zip(nc.chunks_exact_mut(h.max(1)))
+                .enumerate()
+            {
+                let j = order.at(lo + r)?;
+                zr.copy_checked(self.row(j))?;
+                nr.copy_checked(self.norm.part(j * h..j * h + h)?)?;
+            }
+            Ok(())
+        })?;
+        Ok(Fast {
+            z,
+            ld,
+            lin: self.lin,
+            norm,
+            h,
+            kind,
+            off,
+            rows,
+            w,
+            g,
+        })
+    }
+
     /// Asks for the rows of `items` (the candidates of the next scores; values unchanged).
     #[inline]
     fn prefetch(&self, items: &[usize]) {
@@ -1203,17 +1252,13 @@ pub fn approx_knn_progress<
                 {
                     order.copy_checked(perm)?;
                     let order: &[usize] = order;
-                    let Some(Some(t0)) = tasks.first() else {
+                    let Some(f0) = f0.as_ref() else {
                         return Err(Error::Internal);
                     };
-                    let f = Fast::build(
-                        views,
-                        kernels,
-                        eta,
-                        t0.ev.eng.gamma,
+                    let f = f0.permuted(
+                        order,
                         (z, norm, kind, off, rows, w, g, inv),
-                        (lay.panel_rows, lay.h, chunk, plan.tasks),
-                        Some(order),
+                        (chunk, plan.tasks),
                         params.parallel,
                     )?;
                     for t in tasks.iter_mut().flatten() {
@@ -1374,36 +1419,54 @@ pub fn approx_knn_progress<
                 let lo = t * chunk;
                 let hi = (lo + chunk).min(n);
                 let mine = |x: usize| x >= lo && x < hi;
-                for (i, (row, frow)) in nb
-                    .chunks_exact(k.max(1))
-                    .zip(fl.chunks_exact(k.max(1)))
-                    .enumerate()
-                {
-                    // The lists of the next item's neighbours in this range (random rows).
-                    for &j in nb.get((i + 1) * k..(i + 2) * k).unwrap_or_default() {
-                        if j != NO_NEIGHBOR && mine(j) {
-                            let r = (j - lo) * c;
-                            prefetch(ni.get(r..r + c).unwrap_or_default());
-                            prefetch(oi.get(r..r + c).unwrap_or_default());
+                // The new lists first; then the old lists of the items that have new
+                // candidates (the others' old lists are never read: their joins are empty).
+                for new_pass in [true, false] {
+                    for (i, (row, frow)) in nb
+                        .chunks_exact(k.max(1))
+                        .zip(fl.chunks_exact(k.max(1)))
+                        .enumerate()
+                    {
+                        // The lists of the next item's neighbours in this range (random rows).
+                        for &j in nb.get((i + 1) * k..(i + 2) * k).unwrap_or_default() {
+                            if j != NO_NEIGHBOR && mine(j) {
+                                let r = (j - lo) * c;
+                                if new_pass {
+                                    prefetch(ni.get(r..r + c).unwrap_or_default());
+                                } else {
+                                    prefetch(oi.get(r..r + c).unwrap_or_default());
+                                }
+                            }
                         }
-                    }
-                    for (&j, &f) in row.iter().zip(frow) {
-                        if j == NO_NEIGHBOR || !(mine(i) || mine(j)) {
-                            continue;
-                        }
-                        let pr = priority(seed, it, i, j);
-                        let (li, lp) = if f != 0 {
-                            (&mut *ni, &mut *np)
-                        } else {
-                            (&mut *oi, &mut *op)
-                        };
-                        if mine(i) {
-                            let r = (i - lo) * c;
-                            cand_push(li.part_mut(r..r + c)?, lp.part_mut(r..r + c)?, j, pr);
-                        }
-                        if mine(j) {
-                            let r = (j - lo) * c;
-                            cand_push(li.part_mut(r..r + c)?, lp.part_mut(r..r + c)?, i, pr);
+                        for (&j, &f) in row.iter().zip(frow) {
+                            if j == NO_NEIGHBOR || (f != 0) != new_pass || !(mine(i) || mine(j)) {
+                                continue;
+                            }
+                            // Who gets the entry: items of this range (with new candidates
+                            // when the entry is old).
+                            let wants = |x: usize| -> bool {
+                                mine(x)
+                                    && (new_pass
+                                        || ni.get((x - lo) * c).is_some_and(|&y| y != NO_NEIGHBOR))
+                            };
+                            let (wi, wj) = (wants(i), wants(j));
+                            if !(wi || wj) {
+                                continue;
+                            }
+                            let pr = priority(seed, it, i, j);
+                            let (li, lp) = if new_pass {
+                                (&mut *ni, &mut *np)
+                            } else {
+                                (&mut *oi, &mut *op)
+                            };
+                            if wi {
+                                let r = (i - lo) * c;
+                                cand_push(li.part_mut(r..r + c)?, lp.part_mut(r..r + c)?, j, pr);
+                            }
+                            if wj {
+                                let r = (j - lo) * c;
+                                cand_push(li.part_mut(r..r + c)?, lp.part_mut(r..r + c)?, i, pr);
+                            }
                         }
                     }
                 }
@@ -1495,43 +1558,6 @@ pub fn approx_knn_progress<
         }
     }
 
-    // Back to the items' own numbers: the entries, then the rows (row `r` is item `order[r]`'s
-    // list), in place by cycles (`flags[r·k]` marks the rows placed).
-    if let Some(order) = order_ref {
-        for x in neighbors.iter_mut() {
-            if *x != NO_NEIGHBOR {
-                *x = order.at(*x)?;
-            }
-        }
-        flags.fill(0);
-        let Some(Some(t0)) = tasks.first_mut() else {
-            return Err(Error::Internal);
-        };
-        let cu = t0.cols.part_mut(..k)?;
-        let cs = t0.ev.sd.part_mut(..k)?;
-        for s0 in 0..n {
-            if flags.at(s0 * k)? != 0 {
-                continue;
-            }
-            cu.copy_checked(neighbors.part(s0 * k..s0 * k + k)?)?;
-            cs.copy_checked(sims.part(s0 * k..s0 * k + k)?)?;
-            let mut p = s0;
-            loop {
-                let d = order.at(p)?;
-                *flags.at_mut(d * k)? = 1;
-                for (a, b) in cu.iter_mut().zip(neighbors.part_mut(d * k..d * k + k)?) {
-                    core::mem::swap(a, b);
-                }
-                for (a, b) in cs.iter_mut().zip(sims.part_mut(d * k..d * k + k)?) {
-                    core::mem::swap(a, b);
-                }
-                p = d;
-                if d == s0 {
-                    break;
-                }
-            }
-        }
-    }
     // The exact values of the lists scored in `f32`; best first, ties by the lower index.
     {
         let items = Counted::new(
@@ -1554,8 +1580,20 @@ pub fn approx_knn_progress<
                 .zip(sm.chunks_exact_mut(k.max(1)))
                 .enumerate()
             {
+                // Rows in the renumbered order (neighbours' columns then come again soon), the
+                // entries and the item in their own numbers.
+                let i = match order_ref {
+                    Some(o) => {
+                        for e in x.iter_mut() {
+                            if *e != NO_NEIGHBOR {
+                                *e = o.at(*e)?;
+                            }
+                        }
+                        o.at(lo + r)?
+                    }
+                    None => lo + r,
+                };
                 if exact {
-                    let i = lo + r;
                     if x.contains(&NO_NEIGHBOR) {
                         for (&j, sv) in x.iter().zip(s.iter_mut()) {
                             if j != NO_NEIGHBOR {
@@ -1596,6 +1634,38 @@ pub fn approx_knn_progress<
             }
             Ok(())
         })?;
+    }
+    // Back to the items' own numbers: the rows (row `r` is item `order[r]`'s list; the
+    // entries were renumbered above), in place by cycles (`flags[r·k]` marks the rows placed).
+    if let Some(order) = order_ref {
+        flags.fill(0);
+        let Some(Some(t0)) = tasks.first_mut() else {
+            return Err(Error::Internal);
+        };
+        let cu = t0.cols.part_mut(..k)?;
+        let cs = t0.ev.sd.part_mut(..k)?;
+        for s0 in 0..n {
+            if flags.at(s0 * k)? != 0 {
+                continue;
+            }
+            cu.copy_checked(neighbors.part(s0 * k..s0 * k + k)?)?;
+            cs.copy_checked(sims.part(s0 * k..s0 * k + k)?)?;
+            let mut p = s0;
+            loop {
+                let d = order.at(p)?;
+                *flags.at_mut(d * k)? = 1;
+                for (a, b) in cu.iter_mut().zip(neighbors.part_mut(d * k..d * k + k)?) {
+                    core::mem::swap(a, b);
+                }
+                for (a, b) in cs.iter_mut().zip(sims.part_mut(d * k..d * k + k)?) {
+                    core::mem::swap(a, b);
+                }
+                p = d;
+                if d == s0 {
+                    break;
+                }
+            }
+        }
     }
     report.evaluations = tasks.iter().flatten().map(|t| t.evals).sum();
     // The end (the build is complete: a stop asked now changes nothing).
