@@ -408,3 +408,95 @@ fn bad_input_gives_its_status_with_outputs_untouched() {
     );
     assert_eq!(run(&p, &[1.0], &[], nk, need, &ks), None);
 }
+
+#[test]
+fn workspace_grows_with_n_from_a_small_start() {
+    // Issue 30: no large fixed minimum (1.7 MB were asked at 18 items before): at 18 items the
+    // approximate build asks at most a few times the exact search's workspace, and from 1 000
+    // to 100 000 items its workspace grows at most in proportion to N.
+    let ks = [Kernel::Linear];
+    let shapes = |n: usize| {
+        [mvnmf::data::ViewShape {
+            rows: 60,
+            cols: n,
+            kind: mvnmf::data::ViewKind::Dense,
+            nnz: 0,
+        }]
+    };
+    let p = AnnParams::default();
+    let ann =
+        |n: usize| similarity::approx_knn_workspace::<f64>(shapes(n), &ks[..], 0, &p).unwrap();
+    let kp = KnnParams {
+        k: 10,
+        ..KnnParams::default()
+    };
+    let exact18 = similarity::fused_knn_workspace::<f64>(shapes(18), &ks[..], 0, &kp).unwrap();
+    let a18 = ann(18);
+    eprintln!(
+        "workspace: 18 items {a18} (exact {exact18}), 1000: {}, 100000: {}",
+        ann(1000),
+        ann(100_000)
+    );
+    assert!(
+        a18 <= 4 * exact18.max(1 << 12),
+        "18 items: {a18} bytes, exact {exact18}"
+    );
+    let (a1k, a100k) = (ann(1000), ann(100_000));
+    assert!(a100k <= 100 * a1k, "1 000: {a1k}, 100 000: {a100k}");
+    assert!(a1k <= 1000 / 18 * a18 * 2, "18: {a18}, 1 000: {a1k}");
+}
+
+#[test]
+fn progress_rises_to_one_and_a_stop_cancels() {
+    let (n, m) = (3000, 20);
+    let x = clustered(n, m, 6, 3, 0.05, 11);
+    let vs = [View::from(Dense::new(&x, m, n, m).unwrap())];
+    let ks = [Kernel::Linear];
+    let p = AnnParams::default();
+    let need =
+        similarity::approx_knn_workspace::<f64>((0..1).map(|v| vs[..].shape(v)), &ks[..], 0, &p)
+            .unwrap();
+    let mut w = vec![0u8; need];
+    let (mut nb, mut s) = (vec![0; n * p.k], vec![0.0; n * p.k]);
+    let mut seen = Vec::new();
+    let rep = similarity::approx_knn_progress(
+        &vs[..],
+        &ks[..],
+        (&[1.0], &[], 0),
+        &p,
+        &mut nb,
+        &mut s,
+        &mut w,
+        &mut |f| {
+            seen.push(f);
+            false
+        },
+    )
+    .unwrap();
+    // One report per tree after the first, per iteration run, and the end.
+    assert!(seen.len() >= 2 + rep.iterations, "{seen:?}");
+    assert!(seen.windows(2).all(|f| f[0] < f[1]), "{seen:?}");
+    assert!(seen.iter().all(|&f| f > 0.0 && f <= 1.0), "{seen:?}");
+    assert_eq!(seen.last(), Some(&1.0));
+    // The same lists as without a callback.
+    let (nb0, s0, _) = approx(&vs, &ks, &[1.0], &[], &p);
+    assert_eq!(nb, nb0);
+    assert!(s.iter().zip(&s0).all(|(a, b)| a.to_bits() == b.to_bits()));
+    // A stop at the third report: Cancelled.
+    let mut calls = 0;
+    let r = similarity::approx_knn_progress(
+        &vs[..],
+        &ks[..],
+        (&[1.0], &[], 0),
+        &p,
+        &mut nb,
+        &mut s,
+        &mut w,
+        &mut |_| {
+            calls += 1;
+            calls == 3
+        },
+    );
+    assert_eq!(r, Err(Error::Cancelled));
+    assert_eq!(calls, 3);
+}

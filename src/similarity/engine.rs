@@ -248,6 +248,27 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         Self::new_with(views, kernels, lay, b, st, None)
     }
 
+    /// [`Engine::new`] without the per-item scales and the views' factors (no pass over the
+    /// data): they must be copied from an engine over the same views ([`Engine::copy_scales`])
+    /// before a value is computed. For the second and later engines of a parallel search.
+    pub(crate) fn new_bare<KS: KernelSet + ?Sized>(
+        views: &'a VS,
+        kernels: &KS,
+        lay: &Layout,
+        b: usize,
+        st: Stack<'w>,
+    ) -> Result<Self, Error> {
+        Self::new_inner(views, kernels, lay, b, st, None, false)
+    }
+
+    /// Copies the per-item scales, the views' factors and the `γ`s of `from` (an engine over
+    /// the same views and kernels): the same values as computing them.
+    pub(crate) fn copy_scales(&mut self, from: &Engine<'_, '_, T, VS>) -> Result<(), Error> {
+        self.scale.copy_checked(from.scale)?;
+        self.inv.copy_checked(from.inv)?;
+        self.gamma.copy_checked(from.gamma)
+    }
+
     /// [`Engine::new`] with each view's factor `2^−e` ([`view_inv_scale`]) given: the one of
     /// a larger set of items than `views` holds (a distributed build evaluates blocks of
     /// all items a few at a time: with the factors of all of them, every value is the one
@@ -257,8 +278,20 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         kernels: &KS,
         lay: &Layout,
         b: usize,
+        st: Stack<'w>,
+        given_inv: Option<&[f64]>,
+    ) -> Result<Self, Error> {
+        Self::new_inner(views, kernels, lay, b, st, given_inv, true)
+    }
+
+    fn new_inner<KS: KernelSet + ?Sized>(
+        views: &'a VS,
+        kernels: &KS,
+        lay: &Layout,
+        b: usize,
         mut st: Stack<'w>,
         given_inv: Option<&[f64]>,
+        compute: bool,
     ) -> Result<Self, Error> {
         let (n, h) = (lay.n, lay.h);
         let gamma: &mut [f64] = st.take(h)?;
@@ -279,7 +312,8 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
             *kind = kind_code(kern);
             *inv = match given_inv {
                 Some(g) => g.at(v)?,
-                None => view_inv_scale(view_max(views.view(v))),
+                None if compute => view_inv_scale(view_max(views.view(v))),
+                None => 1.0,
             };
             // NaN marks a median view until `median::resolve` sets it. A given `γ` in the
             // scaled units: `γ·s²` (may overflow to +inf: see `rbf_value`).
@@ -289,6 +323,10 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                 _ => 0.0,
             };
             let sc = scale.get_mut(v * n..(v + 1) * n).ok_or(Error::Internal)?;
+            if !compute {
+                sc.fill(0.0);
+                continue;
+            }
             match views.view(v) {
                 View::Dense(d) => {
                     for (j, s) in sc.iter_mut().enumerate() {

@@ -17,10 +17,26 @@ const DIGIT: u32 = 12;
 const BINS: usize = 1 << DIGIT;
 const CAP: usize = 8192;
 
-/// Scratch of [`resolve`] (counters and the collect buffer); empty when no view needs it.
+/// Sampled `d²` values kept per item (at most [`KEEP_MAX`] in all): a sample that fits is
+/// evaluated once per view, and its radix passes read the kept values instead of evaluating
+/// the pairs again (the same values in the same order: the same bits).
+const KEEP_PER_ITEM: usize = 16;
+/// The default sample ([`Sampling::median_pairs`]'s default, `2¹⁷`).
+const KEEP_MAX: usize = 1 << 17;
+
+fn keep_len(n: usize) -> usize {
+    n.saturating_mul(KEEP_PER_ITEM).min(KEEP_MAX)
+}
+
+/// Scratch of [`resolve`] (counters, the collect buffer and the kept sample); empty when no
+/// view needs it.
 pub(crate) fn scratch_req(lay: &Layout) -> WorkReq {
     if lay.median {
-        WorkReq::all_of(&[WorkReq::new::<u64>(BINS), WorkReq::new::<u64>(CAP)])
+        WorkReq::all_of(&[
+            WorkReq::new::<u64>(BINS),
+            WorkReq::new::<u64>(CAP),
+            WorkReq::new::<f64>(keep_len(lay.n)),
+        ])
     } else {
         WorkReq::EMPTY
     }
@@ -30,14 +46,20 @@ pub(crate) fn scratch_req(lay: &Layout) -> WorkReq {
 pub(crate) struct Scratch<'w> {
     bins: &'w mut [u64],
     buf: &'w mut [u64],
+    keep: &'w mut [f64],
 }
 
 impl<'w> Scratch<'w> {
     pub(crate) fn new(lay: &Layout, st: &mut Stack<'w>) -> Result<Self, Error> {
-        let (nb, nc) = if lay.median { (BINS, CAP) } else { (0, 0) };
+        let (nb, nc, nk) = if lay.median {
+            (BINS, CAP, keep_len(lay.n))
+        } else {
+            (0, 0, 0)
+        };
         Ok(Scratch {
             bins: st.take(nb)?,
             buf: st.take(nc)?,
+            keep: st.take(nk)?,
         })
     }
 }
@@ -135,6 +157,15 @@ pub(crate) fn resolve_with<T: Real, VS: ViewSet<T> + ?Sized>(
             return Err(Error::TooFewLabeled);
         }
         eng.set_mode(Mode::SqDist(v), None);
+        // A sample that fits is evaluated once, here.
+        let kept = match sampled {
+            Some(m) if m <= sc.keep.len() as u64 => {
+                let vals = sc.keep.part_mut(..m as usize)?;
+                sampled_values(eng, labeled, smp, blk, vals)?;
+                Some(m as usize)
+            }
+            _ => None,
+        };
         let mut rank = (pairs - 1) / 2;
         let (mut prefix, mut known, mut in_prefix) = (0u64, 0u32, pairs);
         let mut sum = None;
@@ -156,9 +187,14 @@ pub(crate) fn resolve_with<T: Real, VS: ViewSet<T> + ?Sized>(
                 len: 0,
                 sum: 0.0,
             };
-            match sampled {
-                None => eng.sym(labeled, blk, &mut pass)?,
-                Some(m) => sampled_pass(eng, labeled, m, smp, blk, &mut pass)?,
+            match (kept, sampled) {
+                (Some(m), _) => {
+                    for &d2 in sc.keep.part(..m)? {
+                        pass.take(d2);
+                    }
+                }
+                (None, None) => eng.sym(labeled, blk, &mut pass)?,
+                (None, Some(m)) => sampled_pass(eng, labeled, m, smp, blk, &mut pass)?,
             }
             let (len, s) = (pass.len, pass.sum);
             sum.get_or_insert(s);
@@ -228,6 +264,34 @@ fn sampled_pass<T: Real, VS: ViewSet<T> + ?Sized>(
         eng.block(&[i], &[j], blk)?;
         let d2 = blk.at(0)?.to_f64();
         pass.take(if d2 > 0.0 { d2 } else { 0.0 });
+    }
+    Ok(())
+}
+
+/// The values `d²` (clamped at 0) of [`sampled_pass`]'s pairs, in its order, into `out`
+/// (`out.len()` pairs).
+fn sampled_values<T: Real, VS: ViewSet<T> + ?Sized>(
+    eng: &mut Engine<'_, '_, T, VS>,
+    labeled: &[usize],
+    smp: &Sampling,
+    blk: &mut [T],
+    out: &mut [f64],
+) -> Result<(), Error> {
+    let nl = labeled.len();
+    if nl < 2 {
+        return Err(Error::Internal);
+    }
+    let mut rng = smp.median_rng();
+    for o in out.iter_mut() {
+        let a = rng.below(nl);
+        let mut b = rng.below(nl - 1);
+        if b >= a {
+            b += 1;
+        }
+        let (i, j) = (labeled.at(a)?, labeled.at(b)?);
+        eng.block(&[i], &[j], blk)?;
+        let d2 = blk.at(0)?.to_f64();
+        *o = if d2 > 0.0 { d2 } else { 0.0 };
     }
     Ok(())
 }

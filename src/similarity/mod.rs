@@ -94,7 +94,7 @@ pub use knn::{
     NO_NEIGHBOR,
 };
 pub use median::{resolve_bandwidths, resolve_bandwidths_with, resolve_bandwidths_workspace};
-pub use nndescent::{approx_knn, approx_knn_workspace, AnnParams, AnnReport};
+pub use nndescent::{approx_knn, approx_knn_progress, approx_knn_workspace, AnnParams, AnnReport};
 pub use qp::{simplex_qp, simplex_qp_workspace, QpReport};
 pub use sample::{Sampling, SetupPath};
 
