@@ -108,6 +108,9 @@ impl Plan {
     }
 }
 
+/// One list: indices and similarities.
+pub(crate) type List<'a> = (&'a [usize], &'a [f64]);
+
 /// The finished lists: per labeled position `p` (item `ci.labeled()[p]`), `ks` same-class
 /// then `ko` other-class entries (`NO_NEIGHBOR` where none), in heap order.
 pub(crate) struct Lists<'w> {
@@ -119,7 +122,7 @@ pub(crate) struct Lists<'w> {
 
 impl Lists<'_> {
     /// Position `p`'s same-class and other-class entries `(index, similarity)`.
-    pub(crate) fn get(&self, p: usize) -> ((&[usize], &[f64]), (&[usize], &[f64])) {
+    pub(crate) fn get(&self, p: usize) -> (List<'_>, List<'_>) {
         let k = self.ks + self.ko;
         let b = p.wrapping_mul(k);
         let i = self.idx.get(b..b.wrapping_add(k)).unwrap_or_default();
@@ -196,7 +199,7 @@ fn cand_push(idx: &mut [usize], pri: &mut [u32], j: usize, pr: u32) {
             }
             return;
         }
-        if worst.map_or(true, |(_, wp, wx)| (q, x) > (wp, wx)) {
+        if worst.is_none_or(|(_, wp, wx)| (q, x) > (wp, wx)) {
             worst = Some((t, q, x));
         }
     }
@@ -355,11 +358,14 @@ pub(crate) fn lists<'w, T: Real, VS: ViewSet<T> + ?Sized>(
                 continue;
             }
             for &l in core::iter::once(&j).chain(row(j)) {
-                if l != NO_NEIGHBOR && l != i && class_of(labels, l).is_some() && m < eb {
-                    if !list.part(..m)?.contains(&l) {
-                        *list.at_mut(m)? = l;
-                        m += 1;
-                    }
+                if l != NO_NEIGHBOR
+                    && l != i
+                    && class_of(labels, l).is_some()
+                    && m < eb
+                    && !list.part(..m)?.contains(&l)
+                {
+                    *list.at_mut(m)? = l;
+                    m += 1;
                 }
             }
         }
@@ -450,8 +456,8 @@ pub(crate) fn lists<'w, T: Real, VS: ViewSet<T> + ?Sized>(
             let od = valid(oldc.part(p * c..p * c + c)?);
             let nr = nw.len();
             let all = list.part_mut(..nr + od.len())?;
-            all.part_mut(..nr)?.copy_from_slice(nw);
-            all.part_mut(nr..)?.copy_from_slice(od);
+            all.part_mut(..nr)?.copy_checked(nw)?;
+            all.part_mut(nr..)?.copy_checked(od)?;
             let all = list.part(..nr + od.len())?;
             let rows = all.part(..nr)?;
             eng.block_prefix(all, nr, blk)?;

@@ -202,9 +202,15 @@ impl GraphBuild {
 /// over the labeled pairs (with [`GraphBuild::Approx`] and [`GraphBuild::Auto`];
 /// [`GraphBuild::ApproxAll`] always does).
 ///
-/// Measured with `cargo run --release --example scale_pipeline -- labeled`; see
-/// docs/benchmarks-sweep.md.
-pub const LABELED_EXACT_BELOW: usize = 8192;
+/// Measured (`cargo run --release --example scale_pipeline -- labeled 20000 100000 300000`:
+/// two views of 100 and 50 features, fused RBF kernel with median bandwidths, 10 %
+/// labeled, `ka = 5`, `kp = 3`, one thread, CPU seconds on the loaded 2-core machine; the
+/// exact lists are LDGE's sweep, the approximate ones TGE with [`GraphBuild::ApproxAll`]
+/// less NN-descent over all items; docs/benchmarks-sweep.md): at `N_l = 2 000` the sweep
+/// takes 0.2 s and the search about 0.45 s, at `10 000` both about 2–3 s (the pipeline's
+/// set-up: sweep 2.46 s, search 3.13 s), above that the sweep grows as `N_l²` and the
+/// search about as `N_l`. The threshold is the power of two past that crossover.
+pub const LABELED_EXACT_BELOW: usize = 16384;
 
 /// Workspace of the approximate TGE ([`tge_build`] when `build` resolves to NN-descent).
 fn approx_req<T>(
