@@ -6,6 +6,7 @@
 //! ```text
 //! cargo run --release --example scale_pipeline -- N [THREADS] [--graph exact|approx|auto] [--iters I] [--phases all|nosweep]
 //! cargo run --release --example scale_pipeline -- crossover [N1 N2 ...]
+//! cargo run --release --example scale_pipeline -- labeled [N1 N2 ...]
 //! ```
 //!
 //! Data: two views of 100 and 50 features; 20 clusters, each a random 5-dimensional
@@ -21,6 +22,13 @@
 //! at each N (default 4000 8000 16000; below about 4000 items some of the 20 classes
 //! have too few labeled items for TGE): the measurement behind
 //! [`mvnmf::graph::AUTO_EXACT_BELOW`].
+//!
+//! `labeled`: TGE's labeled lists (issue 30, item 2) at each N (default 20000 100000), one
+//! thread, CPU seconds: the exact sweep over the labeled pairs (LDGE alone, which is that
+//! sweep and its heaps), NN-descent over all items alone, TGE with `GraphBuild::ApproxAll`
+//! (NN-descent for both), and the recall of the same-class and penalty edges of that TGE
+//! against LDGE's (the exact lists), for both penalties. The measurement behind
+//! [`mvnmf::graph::LABELED_EXACT_BELOW`].
 
 use mvnmf::graph::{self, CsrOut, GraphBuild, GraphParams};
 use mvnmf::pipeline::{self, Method, PipelineParams};
@@ -164,8 +172,152 @@ fn crossover(ns: &[usize]) {
     }
 }
 
+type Graph = (Vec<usize>, Vec<usize>, Vec<f64>);
+
+fn edges((rp, ci, _): &Graph) -> std::collections::BTreeSet<(usize, usize)> {
+    let mut out = std::collections::BTreeSet::new();
+    for (i, r) in rp.windows(2).enumerate() {
+        for &j in &ci[r[0]..r[1]] {
+            out.insert((i, j));
+        }
+    }
+    out
+}
+
+fn recall(want: &std::collections::BTreeSet<(usize, usize)>, got: &[(usize, usize)]) -> f64 {
+    let g: std::collections::BTreeSet<_> = got.iter().copied().collect();
+    want.iter().filter(|x| g.contains(x)).count() as f64 / want.len().max(1) as f64
+}
+
+fn labeled(ns: &[usize]) {
+    let ks = [Kernel::Rbf(Bandwidth::Median); 2];
+    let eta = [0.5, 0.5];
+    println!("n, labeled, penalty, ldge_exact_cpu_s, nndescent_cpu_s, tge_approx_all_cpu_s, same_recall, penalty_recall");
+    for &n in ns {
+        let (xs, labels, _) = data(n, 1);
+        let nl = labels
+            .iter()
+            .filter(|&&l| l != mvnmf::eval::UNLABELED)
+            .count();
+        let vs: Vec<View<'_, f64>> = xs
+            .iter()
+            .zip(M)
+            .map(|(x, m)| View::from(Dense::new(x, m, n, m).unwrap()))
+            .collect();
+        let shapes = || vs.iter().map(|v| v.shape());
+        // NN-descent over all items alone.
+        let ann = AnnParams {
+            k: 10,
+            ..AnnParams::default()
+        };
+        let need = similarity::approx_knn_workspace::<f64>(shapes(), &ks[..], C, &ann).unwrap();
+        let (mut nb, mut sm) = (vec![0; n * 10], vec![0.0; n * 10]);
+        let c0 = cpu_seconds();
+        similarity::approx_knn(
+            &vs[..],
+            &ks[..],
+            &eta,
+            &labels,
+            C,
+            &ann,
+            &mut nb,
+            &mut sm,
+            &mut vec![0u8; need],
+        )
+        .unwrap();
+        let ann_cpu = cpu_seconds() - c0;
+        drop((nb, sm));
+        for penalty in [graph::Penalty::ClassPairs, graph::Penalty::ItemNeighbors] {
+            let gp = GraphParams {
+                penalty,
+                ..GraphParams::default()
+            };
+            let cap = graph::tge_capacity(n, C, &gp).unwrap();
+            let new = |e: usize| -> Graph { (vec![0; n + 1], vec![0; e], vec![0.0; e]) };
+            // The exact labeled sweep: LDGE.
+            let (mut la, mut lp) = (new(cap.affinity), new(cap.penalty));
+            let need = graph::ldge_workspace::<f64>(shapes(), &ks[..], C, &gp).unwrap();
+            let c0 = cpu_seconds();
+            graph::ldge(
+                &vs[..],
+                &ks[..],
+                &eta,
+                &labels,
+                C,
+                &gp,
+                CsrOut {
+                    row_ptr: &mut la.0,
+                    col_idx: &mut la.1,
+                    weights: &mut la.2,
+                },
+                CsrOut {
+                    row_ptr: &mut lp.0,
+                    col_idx: &mut lp.1,
+                    weights: &mut lp.2,
+                },
+                &mut vec![0u8; need],
+            )
+            .unwrap();
+            let exact_cpu = cpu_seconds() - c0;
+            // TGE with NN-descent for every list.
+            let b = GraphBuild::ApproxAll(AnnParams::default());
+            let need = graph::tge_build_workspace::<f64>(shapes(), &ks[..], C, &gp, &b).unwrap();
+            let (mut ta, mut tp) = (new(cap.affinity), new(cap.penalty));
+            let c0 = cpu_seconds();
+            graph::tge_build(
+                &vs[..],
+                &ks[..],
+                (&eta, &labels, C),
+                &gp,
+                &b,
+                CsrOut {
+                    row_ptr: &mut ta.0,
+                    col_idx: &mut ta.1,
+                    weights: &mut ta.2,
+                },
+                CsrOut {
+                    row_ptr: &mut tp.0,
+                    col_idx: &mut tp.1,
+                    weights: &mut tp.2,
+                },
+                &mut vec![0u8; need],
+                Parallel::Serial,
+            )
+            .unwrap();
+            let tge_cpu = cpu_seconds() - c0;
+            let sigma: Vec<(usize, usize)> = {
+                let mut v = Vec::new();
+                for (i, r) in ta.0.windows(2).enumerate() {
+                    for t in r[0]..r[1] {
+                        if ta.2[t] == gp.sigma {
+                            v.push((i, ta.1[t]));
+                        }
+                    }
+                }
+                v
+            };
+            let rs = recall(&edges(&la), &sigma);
+            let pe: Vec<_> = edges(&tp).into_iter().collect();
+            let rp = recall(&edges(&lp), &pe);
+            println!(
+                "{n}, {nl}, {penalty:?}, {exact_cpu:.2}, {ann_cpu:.2}, {tge_cpu:.2}, {rs:.4}, {rp:.4}"
+            );
+        }
+    }
+}
+
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("labeled") {
+        let ns: Vec<usize> = args[1..].iter().map(|a| a.parse().unwrap()).collect();
+        let ns = if ns.is_empty() {
+            vec![20_000, 100_000]
+        } else {
+            ns
+        };
+        labeled(&ns);
+        return;
+    }
     if args.first().map(String::as_str) == Some("crossover") {
         let ns: Vec<usize> = args[1..].iter().map(|a| a.parse().unwrap()).collect();
         let ns = if ns.is_empty() {

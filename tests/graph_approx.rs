@@ -8,7 +8,9 @@ mod common;
 use common::*;
 use mvnmf::eval::KMeansParams;
 use mvnmf::eval::UNLABELED;
-use mvnmf::graph::{self, CsrOut, GraphBuild, GraphParams, Penalty, AUTO_EXACT_BELOW};
+use mvnmf::graph::{
+    self, CsrOut, GraphBuild, GraphParams, Penalty, AUTO_EXACT_BELOW, LABELED_EXACT_BELOW,
+};
 use mvnmf::pipeline::{self, Method, PipelineParams};
 use mvnmf::similarity::{AnnParams, Bandwidth, Kernel};
 use mvnmf::{Dense, Error, Parallel, View};
@@ -170,6 +172,62 @@ fn approximate_tge_keeps_the_labeled_lists_and_most_global_edges() {
         let (a2, p2) = tge(&vs, &labels, &gp, &approx(), Parallel::Threads(2)).unwrap();
         assert_eq!((a2.rp, a2.ci, a2.w), (aa.rp, aa.ci, aa.w));
         assert_eq!((p2.rp, p2.ci), (ap.rp, ap.ci));
+    }
+}
+
+/// Fraction of `want`'s edges found in `got`.
+fn edge_recall(want: &[(usize, usize)], got: &[(usize, usize)]) -> f64 {
+    let g: std::collections::BTreeSet<_> = got.iter().copied().collect();
+    want.iter().filter(|x| g.contains(x)).count() as f64 / want.len().max(1) as f64
+}
+
+fn weighted_edges(g: &Csr, w: f64) -> Vec<(usize, usize)> {
+    edges(g)
+        .into_iter()
+        .zip(&g.w)
+        .filter(|(_, &x)| x == w)
+        .map(|(e, _)| e)
+        .collect()
+}
+
+#[test]
+fn labeled_lists_by_nn_descent_recall_the_exact_ones() {
+    let (xs, labels, _) = sample();
+    let n = labels.len();
+    let nl = labels.iter().filter(|&&l| l != UNLABELED).count();
+    assert!(nl < LABELED_EXACT_BELOW);
+    assert!(!approx().labeled_approx(nl) && GraphBuild::Auto.labeled_approx(LABELED_EXACT_BELOW));
+    let all = GraphBuild::ApproxAll(AnnParams::default());
+    assert!(all.labeled_approx(2));
+    let vs = views(&xs, n);
+    for penalty in [Penalty::ClassPairs, Penalty::ItemNeighbors] {
+        let gp = GraphParams {
+            penalty,
+            ..GraphParams::default()
+        };
+        let (ea, ep) = tge(&vs, &labels, &gp, &GraphBuild::Exact, Parallel::Serial).unwrap();
+        let (aa, ap) = tge(&vs, &labels, &gp, &all, Parallel::Serial).unwrap();
+        // Same-class lists: the σ-weighted affinity edges.
+        let (se, sa) = (weighted_edges(&ea, gp.sigma), weighted_edges(&aa, gp.sigma));
+        let rs = edge_recall(&se, &sa);
+        let rp = edge_recall(&edges(&ep), &edges(&ap));
+        eprintln!("{penalty:?}: same-class edge recall {rs:.4}, penalty edge recall {rp:.4}");
+        assert!(rs >= 0.99, "{penalty:?}: same-class edge recall {rs}");
+        assert!(rp >= 0.95, "{penalty:?}: penalty edge recall {rp}");
+        // Every σ edge joins two labeled items of one class; every penalty edge two of
+        // different classes; symmetric graphs.
+        for &(i, j) in &sa {
+            assert!(labels[i] != UNLABELED && labels[i] == labels[j]);
+        }
+        for &(i, j) in &edges(&ap) {
+            assert!(labels[i] != UNLABELED && labels[j] != UNLABELED && labels[i] != labels[j]);
+        }
+        let set: std::collections::BTreeSet<_> = sa.iter().copied().collect();
+        assert!(sa.iter().all(|&(i, j)| set.contains(&(j, i))));
+        // The same graphs on two threads.
+        let (a2, p2) = tge(&vs, &labels, &gp, &all, Parallel::Threads(2)).unwrap();
+        assert_eq!((a2.rp, a2.ci, a2.w), (aa.rp, aa.ci, aa.w));
+        assert_eq!((p2.rp, p2.ci, p2.w), (ap.rp, ap.ci, ap.w));
     }
 }
 
@@ -387,6 +445,16 @@ fn pipeline_with_the_approximate_graph_classifies_as_the_exact_one() {
         "kNN accuracy: exact {acc_e:.2} %, approximate {acc_a:.2} %"
     );
     assert_eq!(re.graph.penalty, ra.graph.penalty);
+    // The labeled lists by NN-descent too.
+    let (vl, _) = run(&GraphBuild::ApproxAll(AnnParams::default()));
+    let acc_l = knn_accuracy(&vl, k, &labels, &truth);
+    eprintln!(
+        "kNN accuracy: exact {acc_e:.2} %, approx {acc_a:.2} %, approx labeled lists {acc_l:.2} %"
+    );
+    assert!(
+        (acc_e - acc_l).abs() <= 0.5,
+        "kNN accuracy: exact {acc_e:.2} %, labeled lists by NN-descent {acc_l:.2} %"
+    );
     // Exact through the option is bitwise `fit_report`.
     let need =
         pipeline::fit_workspace::<f64>(vs.iter().map(|v| v.shape()), &KS, 10, k, &p).unwrap();

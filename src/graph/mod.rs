@@ -19,6 +19,7 @@ mod csr;
 mod dense;
 pub(crate) mod dist;
 mod fused;
+mod labeled;
 mod ldge;
 mod neighbors;
 mod sge;
@@ -36,7 +37,9 @@ pub use csr::{CsrGraph, CsrGraphs};
 pub use dense::DenseGraph;
 pub use fused::{fused_graph, fused_graph_workspace, FusedParams};
 pub use ldge::{ldge, ldge_workspace};
-pub use neighbors::{tge_build, tge_build_workspace, GraphBuild, AUTO_EXACT_BELOW};
+pub use neighbors::{
+    tge_build, tge_build_workspace, GraphBuild, AUTO_EXACT_BELOW, LABELED_EXACT_BELOW,
+};
 pub use sge::Sge;
 pub use tge::{tge, tge_workspace};
 

@@ -9,7 +9,7 @@
 //! | schedule | where | the lists over all items |
 //! |---|---|---|
 //! | exact | `tge::exact` ([`super::tge()`]) | the blocked sweep over all pairs, in parts on a pool |
-//! | approximate | `tge_approx` here ([`tge_build`] with NN-descent) | [`crate::similarity::approx_knn`]; the labeled lists exact |
+//! | approximate | `tge_approx` here ([`tge_build`] with NN-descent) | [`crate::similarity::approx_knn`]; the labeled lists exact, or by NN-descent over the labeled items from [`LABELED_EXACT_BELOW`] of them |
 //! | distributed | `dist::tge` (`models::dist::tge` re-exports it) | each rank's items against all, the other ranks' columns streamed block by block; the exact sweep's rows bit for bit |
 //!
 //! [`GraphBuild`] is the option that picks exact or approximate; [`tge_build`] /
@@ -17,20 +17,25 @@
 //! TGE with no labels and `kp = 0`), and [`crate::pipeline::fit_graph`] the whole
 //! pipeline. [`GraphBuild::Exact`] is bitwise the exact builder ([`super::tge()`]).
 //!
-//! **What the approximate path approximates.** Only the lists over *all* `N` items, the
+//! **What the approximate path approximates.** The lists over *all* `N` items, the
 //! quadratic part: TGE's global `ka` neighbours come from NN-descent (run with
 //! `max(AnnParams::k, ka)` neighbours per item, the first `ka` kept: NN-descent's recall
 //! at its own `k` is lower than at a prefix of a longer list). The same-class lists and the
-//! penalty (class pairs or other-class item neighbours) are over the labeled items only and
-//! stay exact: one blocked sweep over the `N_l(N_l − 1)/2` labeled pairs, in parts on the
-//! caller's pool as the exact sweep. So the cost is NN-descent's (about linear in `N`) plus
-//! `O(N_l² Σ_v M_v)`; at `N = 10⁶` with 10 % labeled the labeled sweep is the larger part
-//! (`5·10⁹` pairs; see the example `scale_pipeline`).
+//! penalty (class pairs or other-class item neighbours) are over the labeled items only:
+//! below [`LABELED_EXACT_BELOW`] labeled items they stay exact, one blocked sweep over the
+//! `N_l(N_l − 1)/2` labeled pairs, in parts on the caller's pool as the exact sweep
+//! (`O(N_l² Σ_v M_v)`: at `N = 10⁶` with 10 % labeled, `5·10⁹` pairs, the largest set-up
+//! phase); from there on (and always with [`GraphBuild::ApproxAll`]) NN-descent over the
+//! labeled items finds them, with a same-class and an other-class list per item
+//! (`labeled` module: about linear in `N_l`, on the calling thread; recall and cost in
+//! docs/benchmarks-sweep.md).
 //!
 //! **Memory** (besides the CSR outputs): the exact builder's heaps less the global
 //! heaps' similarities, plus `N · k'` neighbour indices (`k' = max(AnnParams::k, ka)`),
-//! plus the larger of NN-descent's workspace (with `N · k'` similarities) and the labeled
-//! sweep's (as the exact one's).
+//! plus the largest of NN-descent's workspace (with `N · k'` similarities), the labeled
+//! sweep's (as the exact one's) and the labeled NN-descent's (`N` positions and
+//! `17·(ks + ko) + 24·c` bytes per item, bounded by `N` since the query does not see the
+//! labels; `labeled` module).
 //!
 //! **Auto**: exact below [`AUTO_EXACT_BELOW`] items, NN-descent (default options, the
 //! caller's pool) from there on. The threshold is where the two cost the same, measured
@@ -41,6 +46,7 @@ use super::build::{
     assemble_tge, check_counts, check_outs, check_sizes, Assembler, CsrOut, GraphNnz, GraphParams,
     PenaltyTop,
 };
+use super::labeled;
 use crate::data::{ViewKind, ViewSet, ViewShape};
 use crate::error::Error;
 use crate::linalg::real::Real;
@@ -48,7 +54,8 @@ use crate::par::Parallel;
 use crate::similarity::engine::{self, part_count, sym_in_parts, Engine, Mode, PartCtx};
 use crate::similarity::topk::{Filter, TopK, NO_NEIGHBOR};
 use crate::similarity::{
-    self, approx_knn, approx_knn_workspace, median, AnnParams, ClassIndex, KernelSet, Layout,
+    self, approx_knn, approx_knn_workspace, class_of, median, AnnParams, ClassIndex, KernelSet,
+    Layout,
 };
 use crate::work::{Stack, WorkReq};
 
@@ -154,6 +161,10 @@ pub enum GraphBuild {
     Approx(AnnParams),
     /// Exact below [`AUTO_EXACT_BELOW`] items, else `Approx(AnnParams::default())`.
     Auto,
+    /// As `Approx`, with the labeled lists (same-class and penalty) found by NN-descent
+    /// over the labeled items whatever their number (`Approx` and `Auto` do so from
+    /// [`LABELED_EXACT_BELOW`] labeled items on; module docs).
+    ApproxAll(AnnParams),
 }
 
 impl GraphBuild {
@@ -164,7 +175,7 @@ impl GraphBuild {
             GraphBuild::Exact => return None,
             GraphBuild::Auto if n < AUTO_EXACT_BELOW => return None,
             GraphBuild::Auto => AnnParams::default(),
-            GraphBuild::Approx(p) => p,
+            GraphBuild::Approx(p) | GraphBuild::ApproxAll(p) => p,
         };
         p.k = p.k.max(ka).min(n.saturating_sub(1));
         if matches!(p.parallel, Parallel::Serial) {
@@ -173,6 +184,33 @@ impl GraphBuild {
         Some(p)
     }
 }
+
+impl GraphBuild {
+    /// Whether the approximate schedule finds the labeled lists by NN-descent too (over
+    /// `nl` labeled items): always for [`GraphBuild::ApproxAll`], from
+    /// [`LABELED_EXACT_BELOW`] labeled items for the others.
+    pub fn labeled_approx(&self, nl: usize) -> bool {
+        match self {
+            GraphBuild::ApproxAll(_) => true,
+            _ => nl >= LABELED_EXACT_BELOW,
+        }
+    }
+}
+
+/// Labeled items from which the approximate schedule finds TGE's same-class and penalty
+/// lists by NN-descent over the labeled items (`labeled` module) instead of the exact sweep
+/// over the labeled pairs (with [`GraphBuild::Approx`] and [`GraphBuild::Auto`];
+/// [`GraphBuild::ApproxAll`] always does).
+///
+/// Measured (`cargo run --release --example scale_pipeline -- labeled 20000 100000 300000`:
+/// two views of 100 and 50 features, fused RBF kernel with median bandwidths, 10 %
+/// labeled, `ka = 5`, `kp = 3`, one thread, CPU seconds on the loaded 2-core machine; the
+/// exact lists are LDGE's sweep, the approximate ones TGE with [`GraphBuild::ApproxAll`]
+/// less NN-descent over all items; docs/benchmarks-sweep.md): at `N_l = 2 000` the sweep
+/// takes 0.2 s and the search about 0.45 s, at `10 000` both about 2–3 s (the pipeline's
+/// set-up: sweep 2.46 s, search 3.13 s), above that the sweep grows as `N_l²` and the
+/// search about as `N_l`. The threshold is the power of two past that crossover.
+pub const LABELED_EXACT_BELOW: usize = 16384;
 
 /// Workspace of the approximate TGE ([`tge_build`] when `build` resolves to NN-descent).
 fn approx_req<T>(
@@ -211,7 +249,22 @@ fn approx_req<T>(
                 engine::workspace::<T>(lay, b),
                 part.times(part_count(n, b)),
             ]),
+            labeled_req::<T>(lay, p, ann),
         ]),
+    ])
+}
+
+/// Workspace of the labeled lists by NN-descent (after the global lists).
+fn labeled_req<T>(lay: &Layout, p: &GraphParams, ann: &AnnParams) -> WorkReq {
+    let lp = labeled::Plan::new(p.ka, p.kp, ann);
+    let b = similarity::block_size(p.block, lay.n).max(lp.block());
+    WorkReq::all_of(&[
+        median::scratch_req(lay),
+        WorkReq::matrix::<T>(b, b),
+        lp.workspace(lay.n)
+            .bytes()
+            .map_or(WorkReq::OVERFLOW, WorkReq::new::<u8>),
+        engine::workspace::<T>(lay, b),
     ])
 }
 
@@ -273,10 +326,11 @@ pub fn tge_build<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync +
     };
     let shapes = (0..views.count()).map(|i| views.shape(i));
     let ann_bytes = approx_knn_workspace::<T>(shapes, kernels, n_classes, &ann)?;
-    tge_approx(
+    let lab = build.labeled_approx(checked.nl);
+    tge_approx_with(
         &request,
         checked,
-        (&ann, ann_bytes),
+        (&ann, ann_bytes, lab),
         (affinity, penalty),
         work,
         par,
@@ -302,11 +356,26 @@ fn labeled_heaps<'w, 's: 'w>(
     Ok((same, pen))
 }
 
-/// The approximate schedule (module docs) of a checked request.
+/// The approximate schedule (module docs) of a checked request, as
+/// [`GraphBuild::Approx`] does it (the labeled lists by NN-descent from
+/// [`LABELED_EXACT_BELOW`] labeled items).
 pub(crate) fn tge_approx<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized>(
     request: &Request<'_, VS, KS>,
-    Checked { lay, n, .. }: Checked,
+    checked: Checked,
     (ann, ann_bytes): (&AnnParams, usize),
+    outs: (CsrOut<'_>, CsrOut<'_>),
+    work: &mut [u8],
+    par: Parallel,
+) -> Result<GraphNnz, Error> {
+    let lab = checked.nl >= LABELED_EXACT_BELOW;
+    tge_approx_with(request, checked, (ann, ann_bytes, lab), outs, work, par)
+}
+
+/// [`tge_approx`] with the labeled lists by NN-descent (`lab`) or by the exact sweep.
+fn tge_approx_with<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized>(
+    request: &Request<'_, VS, KS>,
+    Checked { lay, n, .. }: Checked,
+    (ann, ann_bytes, lab): (&AnnParams, usize, bool),
     (mut affinity, mut penalty): (CsrOut<'_>, CsrOut<'_>),
     work: &mut [u8],
     par: Parallel,
@@ -346,6 +415,50 @@ pub(crate) fn tge_approx<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet 
         let w = ph.take_rest();
         approx_knn(views, kernels, eta, labels, n_classes, ann, nbr, sims, w)?;
     }
+    if lab {
+        // Phase 2': the labeled lists by NN-descent over the labeled items.
+        let lp = labeled::Plan::new(params.ka, params.kp, ann);
+        let bl = b.max(lp.block());
+        let mut sc = median::Scratch::new(&lay, &mut st)?;
+        let blk: &mut [T] = st.take_matrix(bl, bl)?;
+        let lw: &mut [u8] = st.take(lp.workspace(n).bytes()?)?;
+        let mut lst = Stack::new(lw);
+        let mut eng = Engine::new(views, kernels, &lay, bl, st)?;
+        median::resolve(&mut eng, ci.labeled(), &mut sc, blk)?;
+        eng.set_mode(Mode::Fused, Some(eta));
+        let (lists, _) = labeled::lists(&mut eng, blk, (labels, &ci), (nbr, kk), &lp, &mut lst)?;
+        let (same, pen) = &mut sinks;
+        for (p, &i) in ci.labeled().iter().enumerate() {
+            let ((si, ss), (oi, os)) = lists.get(p);
+            offer_list(same, i, si, ss, blk);
+            match pen {
+                Some(PenaltyTop::Items(t)) => offer_list(t, i, oi, os, blk),
+                Some(PenaltyTop::Pairs(t)) => {
+                    for (&j, &v) in oi.iter().zip(os) {
+                        if j == NO_NEIGHBOR {
+                            continue;
+                        }
+                        let (lo, hi) = (i.min(j), i.max(j));
+                        for c in [class_of(labels, i), class_of(labels, j)]
+                            .into_iter()
+                            .flatten()
+                        {
+                            t.offer_unique(c, lo, hi, v);
+                        }
+                    }
+                }
+                None => {}
+            }
+        }
+        return finish_approx(
+            (&mut asm_a, &mut asm_p),
+            (nbr, kk),
+            sinks,
+            request,
+            ci.labeled(),
+            (&mut affinity, &mut penalty),
+        );
+    }
     // Phase 2: the exact sweep over the labeled pairs (same-class and penalty lists).
     let mut sc = median::Scratch::new(&lay, &mut st)?;
     let blk: &mut [T] = st.take_matrix(b, b)?;
@@ -383,8 +496,41 @@ pub(crate) fn tge_approx<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet 
             }
         }
     }
-    let (same, pen) = sinks;
-    let ka = params.ka;
+    finish_approx(
+        (&mut asm_a, &mut asm_p),
+        (nbr, kk),
+        sinks,
+        request,
+        ci.labeled(),
+        (&mut affinity, &mut penalty),
+    )
+}
+
+/// Offers item `i`'s list `(js, vs)` to the heaps `t` (a one-row block in `blk`).
+fn offer_list<T: Real>(t: &mut TopK<'_>, i: usize, js: &[usize], vs: &[f64], blk: &mut [T]) {
+    for (&j, &v) in js.iter().zip(vs) {
+        if j == NO_NEIGHBOR {
+            continue;
+        }
+        if let Some(b) = blk.first_mut() {
+            *b = T::from_f64(v);
+        }
+        let one = blk.get(..1).unwrap_or_default();
+        engine::Sink::<T>::visit(t, &[i], &[j], one, engine::Block::Rect);
+    }
+}
+
+/// The approximate schedule's end: the graphs from the global lists `nbr` (`N × kk`,
+/// the first `ka` of each kept) and the labeled heaps.
+fn finish_approx<VS: ?Sized, KS: ?Sized>(
+    (asm_a, asm_p): (&mut Assembler<'_>, &mut Assembler<'_>),
+    (nbr, kk): (&[usize], usize),
+    (same, pen): LabeledHeaps<'_>,
+    request: &Request<'_, VS, KS>,
+    labeled: &[usize],
+    (affinity, penalty): (&mut CsrOut<'_>, &mut CsrOut<'_>),
+) -> Result<GraphNnz, Error> {
+    let ka = request.params.ka;
     let global = |asm: &mut Assembler<'_>, unl: &dyn Fn(usize) -> bool| {
         for (i, row) in nbr.chunks_exact(kk.max(1)).enumerate() {
             for &j in row.iter().take(ka) {
@@ -395,11 +541,11 @@ pub(crate) fn tge_approx<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet 
         }
     };
     assemble_tge(
-        (&mut asm_a, &mut asm_p),
+        (asm_a, asm_p),
         global,
         (&same, pen.as_ref()),
-        (labels, ci.labeled(), n_classes),
-        params.sigma,
-        (&mut affinity, &mut penalty),
+        (request.labels, labeled, request.n_classes),
+        request.params.sigma,
+        (affinity, penalty),
     )
 }
