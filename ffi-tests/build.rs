@@ -1,6 +1,6 @@
 //! Compiles the C harness (`c/harness.c`, `c/harness_models.c`,
 //! `c/harness_graph.c`, `c/harness_protocol.c`, `c/harness_regress.c`, `c/harness_jsnmf.c`,
-//! `c/harness_mvel.c`, `c/harness_linalg.c`) twice — as C99 and as
+//! `c/harness_mvel.c`, `c/harness_linalg.c`, `c/harness_dist.c`) twice — as C99 and as
 //! C++11 — and the C example, all
 //! with warnings as errors, against the checked-in `include/mvnmf.h`.
 //! The entry points are renamed per build so both link into one test binary.
@@ -18,6 +18,7 @@ fn main() {
     let jsnmf = root.join("ffi-tests/c/harness_jsnmf.c");
     let mvel = root.join("ffi-tests/c/harness_mvel.c");
     let linalg = root.join("ffi-tests/c/harness_linalg.c");
+    let distc = root.join("ffi-tests/c/harness_dist.c");
     let common = root.join("ffi-tests/c/harness_common.h");
     let example = root.join("examples-c/quickstart.c");
     for p in [
@@ -29,6 +30,7 @@ fn main() {
         &jsnmf,
         &mvel,
         &linalg,
+        &distc,
         &common,
         &example,
         &include.join("mvnmf.h"),
@@ -46,6 +48,7 @@ fn main() {
         .file(&jsnmf)
         .file(&mvel)
         .file(&linalg)
+        .file(&distc)
         .include(&include)
         .std("c99")
         .define("HARNESS_ENTRY", "mvnmf_harness_c")
@@ -55,7 +58,8 @@ fn main() {
         .define("HARNESS_REGRESS_ENTRY", "mvnmf_harness_regress_c")
         .define("HARNESS_JSNMF_ENTRY", "mvnmf_harness_jsnmf_c")
         .define("HARNESS_MVEL_ENTRY", "mvnmf_harness_mvel_c")
-        .define("HARNESS_LINALG_ENTRY", "mvnmf_harness_linalg_c");
+        .define("HARNESS_LINALG_ENTRY", "mvnmf_harness_linalg_c")
+        .define("HARNESS_DIST_ENTRY", "mvnmf_harness_dist_c");
     strict.iter().for_each(|f| {
         c.flag(f);
     });
@@ -71,6 +75,7 @@ fn main() {
         .file(&jsnmf)
         .file(&mvel)
         .file(&linalg)
+        .file(&distc)
         .include(&include)
         .flag("-x")
         .flag("c++")
@@ -82,7 +87,8 @@ fn main() {
         .define("HARNESS_REGRESS_ENTRY", "mvnmf_harness_regress_cpp")
         .define("HARNESS_JSNMF_ENTRY", "mvnmf_harness_jsnmf_cpp")
         .define("HARNESS_MVEL_ENTRY", "mvnmf_harness_mvel_cpp")
-        .define("HARNESS_LINALG_ENTRY", "mvnmf_harness_linalg_cpp");
+        .define("HARNESS_LINALG_ENTRY", "mvnmf_harness_linalg_cpp")
+        .define("HARNESS_DIST_ENTRY", "mvnmf_harness_dist_cpp");
     strict.iter().for_each(|f| {
         cpp.flag(f);
     });

@@ -29,6 +29,8 @@ extern "C" {
     fn mvnmf_harness_mvel_cpp(verbose: c_int) -> c_int;
     fn mvnmf_harness_linalg_c(verbose: c_int) -> c_int;
     fn mvnmf_harness_linalg_cpp(verbose: c_int) -> c_int;
+    fn mvnmf_harness_dist_c(verbose: c_int) -> c_int;
+    fn mvnmf_harness_dist_cpp(verbose: c_int) -> c_int;
     fn mvnmf_example_quickstart() -> c_int;
 }
 
@@ -197,6 +199,25 @@ mod tests {
         assert_eq!(
             failures, 0,
             "C++ build of the linalg harness: {failures} failed checks (see stdout)"
+        );
+    }
+
+    #[test]
+    fn c_harness_dist_c99() {
+        // The approximate graph across ranks, one rank (`c/harness_dist.c`).
+        let failures = unsafe { mvnmf_harness_dist_c(verbose()) };
+        assert_eq!(
+            failures, 0,
+            "C99 build of the dist harness: {failures} failed checks (see stdout)"
+        );
+    }
+
+    #[test]
+    fn c_harness_dist_cpp() {
+        let failures = unsafe { mvnmf_harness_dist_cpp(verbose()) };
+        assert_eq!(
+            failures, 0,
+            "C++ build of the dist harness: {failures} failed checks (see stdout)"
         );
     }
 }

@@ -2194,6 +2194,67 @@ fn dist(d: &Data) -> Result<(), i32> {
             && aw.get(..na).is_some_and(finite)
             && gt.allreduce_calls > 0,
         186,
+    )?;
+    // The approximate graph with the items sharded (one rank: NN-descent's
+    // graph), k = 3 neighbours.
+    let ann = mvnmf_ann_params {
+        k: 3,
+        ..mvnmf_ann_params_default()
+    };
+    ok(
+        unsafe {
+            call!(
+                mvnmf_dist_tge_approx_workspace,
+                tv.as_ptr(),
+                2,
+                kernels.as_ptr(),
+                d.tge.as_ptr(),
+                N,
+                2usize,
+                1usize,
+                &gp,
+                &ann,
+                &mut need
+            )
+        },
+        187,
+    )?;
+    let (w, wb) = ws(need, 187)?;
+    let (mut na, mut nq) = (usize::MAX, usize::MAX);
+    ok(
+        unsafe {
+            call!(
+                mvnmf_dist_tge_approx,
+                &comm,
+                tv.as_ptr(),
+                2,
+                kernels.as_ptr(),
+                eta.as_ptr(),
+                d.tge.as_ptr(),
+                N,
+                2usize,
+                &gp,
+                &ann,
+                &ab,
+                &qb,
+                &mut na,
+                &mut nq,
+                w,
+                wb,
+                &mut gt
+            )
+        },
+        188,
+    )?;
+    check(
+        na > 0
+            && na <= ca
+            && nq <= cq
+            && arp[N] == na
+            && prp[N] == nq
+            && aci.get(..na).is_some_and(|c| c.iter().all(|&j| j < N))
+            && aw.get(..na).is_some_and(finite),
+        188,
     )
 }
 
