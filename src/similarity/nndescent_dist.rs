@@ -113,7 +113,7 @@ impl Plan {
             .checked_mul(2)
             .and_then(|x| x.checked_mul(ranks))
             .ok_or(Error::SizeOverflow)?;
-        let batch = n.div_ceil(per).max(MIN_BATCH);
+        let batch = n.div_ceil(per.max(1)).max(MIN_BATCH);
         Ok(Plan {
             k,
             cand,
@@ -531,7 +531,10 @@ pub(crate) fn sharded_knn<
         idx.fill(NO_NEIGHBOR);
         sim.fill(f64::NEG_INFINITY);
     }
-    for (ri, rs) in idx.chunks_exact_mut(k).zip(sim.chunks_exact_mut(k)) {
+    for (ri, rs) in idx
+        .chunks_exact_mut(k.max(1))
+        .zip(sim.chunks_exact_mut(k.max(1)))
+    {
         for x in ri.iter_mut().filter(|x| **x != NO_NEIGHBOR) {
             *x += a;
         }
@@ -541,7 +544,10 @@ pub(crate) fn sharded_knn<
     }
     if ranks == 1 {
         started?;
-        for (ri, rs) in idx.chunks_exact_mut(k).zip(sim.chunks_exact_mut(k)) {
+        for (ri, rs) in idx
+            .chunks_exact_mut(k.max(1))
+            .zip(sim.chunks_exact_mut(k.max(1)))
+        {
             sort_heap(ri, rs);
         }
         return Ok(rep);
@@ -552,7 +558,7 @@ pub(crate) fn sharded_knn<
     let stamp: &mut [u32] = st.take(n_r)?;
     stamp.fill(0);
     let cnt: &mut [usize] = st.take_matrix(ranks, 3)?;
-    let mut parts = cnt.chunks_exact_mut(ranks);
+    let mut parts = cnt.chunks_exact_mut(ranks.max(1));
     let (Some(sendc), Some(recvc), Some(ones)) = (parts.next(), parts.next(), parts.next()) else {
         return Err(Error::Internal);
     };
@@ -566,7 +572,7 @@ pub(crate) fn sharded_knn<
     let blk: &mut [f64] = st.take(eb)?;
     let nbatch = |q: usize| {
         let (x, y) = shard.range(q);
-        (y - x).div_ceil(p.batch)
+        (y - x).div_ceil(p.batch.max(1))
     };
     let rounds = (0..ranks).map(nbatch).max().unwrap_or(0);
 
@@ -658,7 +664,7 @@ pub(crate) fn sharded_knn<
     let room_f = (ranks - 1) * bc.min(n_r);
     let req: &mut [usize] = st.take(bk)?;
     let reqf: &mut [f64] = st.take(bk)?;
-    let k1 = k + 1;
+    let k1 = k.saturating_add(1);
     let lists: &mut [f64] = st.take_matrix(bk, k1)?;
     let asked: &mut [f64] = st.take(room_l)?;
     let served: &mut [f64] = st.take_matrix(room_l, k1)?;
@@ -702,7 +708,7 @@ pub(crate) fn sharded_knn<
             cm.exchange(reqf.part(..nreq)?, sendc, asked, recvc)?;
             let served = served.part_mut(..n_asked * k1)?;
             let mut bad = false;
-            for (&x, out) in asked.iter().zip(served.chunks_exact_mut(k1)) {
+            for (&x, out) in asked.iter().zip(served.chunks_exact_mut(k1.max(1))) {
                 match item_in(x, a, e) {
                     Some(j) => {
                         let row = idx.part((j - a) * k..(j - a + 1) * k)?;
@@ -739,7 +745,7 @@ pub(crate) fn sharded_knn<
                 }
                 None => false,
             };
-            if !lists.chunks_exact(k1).all(ok) {
+            if !lists.chunks_exact(k1.max(1)).all(ok) {
                 cm.fail(Error::CommFailed);
             }
 
@@ -905,7 +911,10 @@ pub(crate) fn sharded_knn<
             break;
         }
     }
-    for (ri, rs) in idx.chunks_exact_mut(k).zip(sim.chunks_exact_mut(k)) {
+    for (ri, rs) in idx
+        .chunks_exact_mut(k.max(1))
+        .zip(sim.chunks_exact_mut(k.max(1)))
+    {
         sort_heap(ri, rs);
     }
     Ok(rep)
