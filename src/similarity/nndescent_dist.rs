@@ -531,10 +531,11 @@ pub(crate) fn sharded_knn<
         idx.fill(NO_NEIGHBOR);
         sim.fill(f64::NEG_INFINITY);
     }
-    for (ri, rs) in idx
-        .chunks_exact_mut(k.max(1))
-        .zip(sim.chunks_exact_mut(k.max(1)))
-    {
+    for r in 0..n_r {
+        let (ri, rs) = (
+            idx.part_mut(r * k..(r + 1) * k)?,
+            sim.part_mut(r * k..(r + 1) * k)?,
+        );
         for x in ri.iter_mut().filter(|x| **x != NO_NEIGHBOR) {
             *x += a;
         }
@@ -544,11 +545,11 @@ pub(crate) fn sharded_knn<
     }
     if ranks == 1 {
         started?;
-        for (ri, rs) in idx
-            .chunks_exact_mut(k.max(1))
-            .zip(sim.chunks_exact_mut(k.max(1)))
-        {
-            sort_heap(ri, rs);
+        for r in 0..n_r {
+            sort_heap(
+                idx.part_mut(r * k..(r + 1) * k)?,
+                sim.part_mut(r * k..(r + 1) * k)?,
+            );
         }
         return Ok(rep);
     }
@@ -911,11 +912,11 @@ pub(crate) fn sharded_knn<
             break;
         }
     }
-    for (ri, rs) in idx
-        .chunks_exact_mut(k.max(1))
-        .zip(sim.chunks_exact_mut(k.max(1)))
-    {
-        sort_heap(ri, rs);
+    for r in 0..n_r {
+        sort_heap(
+            idx.part_mut(r * k..(r + 1) * k)?,
+            sim.part_mut(r * k..(r + 1) * k)?,
+        );
     }
     Ok(rep)
 }
