@@ -952,6 +952,10 @@ fn tge_body<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>
     )
 }
 
+/// Hands every directed edge `i → j` of a rank's lists to its argument
+/// (`true`: a penalty edge).
+type ForEdges<'f> = dyn Fn(&mut dyn FnMut(usize, usize, bool)) + 'f;
+
 /// This rank's rows of TGE's graphs from its lists (module docs,
 /// *Symmetrisation*): `for_edges` hands every directed edge `i → j` of the
 /// rank's lists (`i` one of its items; `true`: a penalty edge), `merged` the
@@ -964,7 +968,7 @@ fn symmetrise<C: Comm + ?Sized>(
     (n, a, e): (usize, usize, usize),
     off: &[usize],
     (labels, n_classes, params): (&[u32], usize, &GraphParams),
-    for_edges: &dyn Fn(&mut dyn FnMut(usize, usize, bool)),
+    for_edges: &ForEdges<'_>,
     merged: Option<&PairTop<'_>>,
     (mut affinity, mut penalty): (CsrOut<'_>, CsrOut<'_>),
 ) -> Result<DistGraphReport, Error> {

@@ -781,7 +781,7 @@ pub(crate) fn sharded_knn<
                     } else if let Ok(q) = req.binary_search(&j) {
                         let l = lists.part(q * k1..(q + 1) * k1)?;
                         let (&t, l) = l.split_first().ok_or(Error::Internal)?;
-                        if !fresh_i && !(whole(t) && t >= it as f64) {
+                        if !(fresh_i || (whole(t) && t >= it as f64)) {
                             continue;
                         }
                         for &x in l {
