@@ -39,8 +39,9 @@ const CAP: usize = 256;
 /// Ring graph over the items: two neighbours each.
 const RING: usize = 2 * N;
 
-/// The workspace of these calls (1 MiB, 8-byte aligned).
-static mut WS: [u64; 1 << 17] = [0; 1 << 17];
+/// The workspace of these calls (2 MiB, 8-byte aligned: NN-descent's pair
+/// buffers in `mvnmf_dist_tge_approx` take 1.5 MiB).
+static mut WS: [u64; 1 << 18] = [0; 1 << 18];
 
 /// Calls `$f` with every argument through `black_box`.
 macro_rules! call {
@@ -52,7 +53,7 @@ macro_rules! call {
 /// The workspace as a C pointer and `need` bytes, or `Err(code)` when the
 /// static buffer is smaller.
 fn ws(need: usize, code: i32) -> Result<(*mut c_void, usize), i32> {
-    if need > core::mem::size_of::<[u64; 1 << 17]>() {
+    if need > core::mem::size_of::<[u64; 1 << 18]>() {
         return Err(code);
     }
     Ok((core::ptr::addr_of_mut!(WS).cast::<c_void>(), need))
