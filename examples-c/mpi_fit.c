@@ -47,7 +47,15 @@
  *                   items); run with 1 rank
  *   --check-graph   mvsl-t: every rank also builds the graph over all items with
  *                   mvnmf_tge and exits 1 unless its rows equal the sharded ones bit
- *                   for bit
+ *                   for bit (--graph approx: unless the penalty rows are equal and
+ *                   the affinity rows hold at least 95 % of mvnmf_tge's entries;
+ *                   rank 0 prints that recall)
+ *   --graph exact|approx
+ *                   mvsl-t: the graph across ranks by mvnmf_dist_tge (exact, the
+ *                   default) or by mvnmf_dist_tge_approx (issue 30 item 4: NN-descent
+ *                   with the items sharded, mvnmf_ann_params_default() with --ann-k;
+ *                   each rank holds only its columns); with --single, mvnmf_tge or
+ *                   mvnmf_tge_build with MVNMF_GRAPH_BUILD_APPROX
  *   --compare REF   compare OUT with the file REF (and the traces): exit 1 unless
  *                   they agree to 1e-10 relative
  *   --lie graph|fit --lie-rank R --lie-call C
@@ -60,7 +68,7 @@
  *
  * usage: mpirun -np P mpi_fit [--method joint|mcl|mvsl-s|mvsl-t] [--csc] [--k K]
  *        [--iters N] [--labeled F] [--ka K] [--alpha A] [--no-monitor] [--fixed-order] [--replicate R] [--comm-bench]
- *        [--single] [--check-graph] [--out FILE] [--compare REF] [--lie graph|fit --lie-rank R --lie-call C] DIR */
+ *        [--single] [--check-graph] [--graph exact|approx] [--out FILE] [--compare REF] [--lie graph|fit --lie-rank R --lie-call C] DIR */
 #define _POSIX_C_SOURCE 200809L
 #define EXAMPLE_NAME "mpi_fit"
 #include <limits.h>
@@ -303,6 +311,7 @@ int main(int argc, char **argv)
     int csc = 0, monitor = 1, fixed_order = 0, single = 0, comm_bench = 0, check_graph = 0;
     size_t k = 10, iters = 100, replicate = 1, ka = 0; /* ka 0: from the labels (above) */
     double labeled = 0.1, alpha = -1.0;
+    int approx = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int more = i + 1 < argc;
@@ -320,6 +329,11 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--fixed-order")) fixed_order = 1;
         else if (!strcmp(a, "--single")) single = 1;
         else if (!strcmp(a, "--check-graph")) check_graph = 1;
+        else if (!strcmp(a, "--graph") && more) {
+            const char *gm = argv[++i];
+            if (!strcmp(gm, "approx")) approx = 1;
+            else if (strcmp(gm, "exact")) die("--graph: exact or approx");
+        }
         else if (!strcmp(a, "--comm-bench")) comm_bench = 1;
         else if (!strcmp(a, "--out") && more) out = argv[++i];
         else if (!strcmp(a, "--compare") && more) compare = argv[++i];
@@ -437,7 +451,7 @@ int main(int argc, char **argv)
     mvnmf_dist_comm comm = { allreduce, exchange, &cc, (size_t)rank, (size_t)ranks, allgather };
     mvnmf_dist_graph_traffic gtraffic;
     memset(&gtraffic, 0, sizeof gtraffic);
-    double graph_secs = 0.0;
+    double graph_secs = 0.0, graph_recall = -1.0;
     int graph_fail = 0;
     if (mvsl_t) {
         /* The TGE graph: RBF kernels (median bandwidth), uniform weights, the
@@ -471,6 +485,7 @@ int main(int argc, char **argv)
             }
         }
         size_t ca, cp, gw, ann, pnn;
+        mvnmf_ann_params annp = mvnmf_ann_params_default();
         mvnmf_csr_buffers full_a = { NULL, NULL, NULL, 0 }, full_p = { NULL, NULL, NULL, 0 };
         if (single || check_graph) {
             mvnmf_view full[MAX_VIEWS];
@@ -479,13 +494,20 @@ int main(int argc, char **argv)
                 full[v] = d;
             }
             CALL(mvnmf_tge_capacity, n, classes, &gp, &ca, &cp);
-            CALL(mvnmf_tge_workspace, full, h, kern, classes, &gp, &gw);
+            if (single && approx)
+                CALL(mvnmf_tge_build_workspace, full, h, kern, classes, &gp, MVNMF_GRAPH_BUILD_APPROX, &annp, &gw);
+            else
+                CALL(mvnmf_tge_workspace, full, h, kern, classes, &gp, &gw);
             mvnmf_csr_buffers ab = { (size_t *)xcalloc(n + 1, sizeof(size_t)), (size_t *)xcalloc(ca, sizeof(size_t)),
                                      (double *)xcalloc(ca, sizeof(double)), ca };
             mvnmf_csr_buffers pb = { (size_t *)xcalloc(n + 1, sizeof(size_t)), (size_t *)xcalloc(cp, sizeof(size_t)),
                                      (double *)xcalloc(cp, sizeof(double)), cp };
             void *w = xmalloc(gw);
-            CALL(mvnmf_tge, full, h, kern, eta, train, classes, &gp, &ab, &pb, &ann, &pnn, w, gw);
+            if (single && approx)
+                CALL(mvnmf_tge_build, full, h, kern, eta, train, classes, &gp, MVNMF_GRAPH_BUILD_APPROX, &annp, &ab,
+                     &pb, &ann, &pnn, w, gw);
+            else
+                CALL(mvnmf_tge, full, h, kern, eta, train, classes, &gp, &ab, &pb, &ann, &pnn, w, gw);
             free(w);
             full_a = ab, full_p = pb;
         }
@@ -501,7 +523,11 @@ int main(int argc, char **argv)
                 mine[v] = d;
             }
             CALL(mvnmf_dist_tge_capacity, n, nr, classes, &gp, &ca, &cp);
-            CALL(mvnmf_dist_tge_workspace, mine, h, kern, train, n, classes, (size_t)ranks, &gp, &gw);
+            if (approx)
+                CALL(mvnmf_dist_tge_approx_workspace, mine, h, kern, train, n, classes, (size_t)ranks, &gp, &annp,
+                     &gw);
+            else
+                CALL(mvnmf_dist_tge_workspace, mine, h, kern, train, n, classes, (size_t)ranks, &gp, &gw);
             mvnmf_csr_buffers ab = { (size_t *)xcalloc(nr + 1, sizeof(size_t)), (size_t *)xcalloc(ca, sizeof(size_t)),
                                      (double *)xcalloc(ca, sizeof(double)), ca };
             mvnmf_csr_buffers pb = { (size_t *)xcalloc(nr + 1, sizeof(size_t)), (size_t *)xcalloc(cp, sizeof(size_t)),
@@ -510,17 +536,35 @@ int main(int argc, char **argv)
             MPI_Barrier(MPI_COMM_WORLD);
             double g0 = now();
             cc.lying = lie_graph && rank == lie_rank;
-            mvnmf_status gst = mvnmf_dist_tge(&comm, mine, h, kern, eta, train, n, classes, &gp, &ab, &pb, &ann, &pnn,
-                                              w, gw, &gtraffic);
+            mvnmf_status gst =
+                approx ? mvnmf_dist_tge_approx(&comm, mine, h, kern, eta, train, n, classes, &gp, &annp, &ab, &pb,
+                                               &ann, &pnn, w, gw, &gtraffic)
+                       : mvnmf_dist_tge(&comm, mine, h, kern, eta, train, n, classes, &gp, &ab, &pb, &ann, &pnn, w,
+                                        gw, &gtraffic);
             cc.lying = 0;
             if (lie_graph) lie_verdict(gst, rank, ranks, lie_rank, "graph");
-            check(gst, "mvnmf_dist_tge");
+            check(gst, approx ? "mvnmf_dist_tge_approx" : "mvnmf_dist_tge");
             graph_secs = now() - g0;
             free(w);
             if (check_graph) {
                 /* This rank's rows of the graph over all items, bit for bit. */
                 const mvnmf_csr_buffers *sh[2] = { &ab, &pb }, *fu[2] = { &full_a, &full_p };
-                for (int q = 0; q < 2; q++) {
+                if (approx) {
+                    /* The affinity: the entries of mvnmf_tge's rows this rank holds. */
+                    size_t base = full_a.row_ptr[a], hit = 0, all = full_a.row_ptr[b] - base;
+                    for (size_t j = 0; j < nr; j++)
+                        for (size_t t = full_a.row_ptr[a + j]; t < full_a.row_ptr[a + j + 1]; t++)
+                            for (size_t u2 = ab.row_ptr[j]; u2 < ab.row_ptr[j + 1]; u2++)
+                                if (ab.col_idx[u2] == full_a.col_idx[t]) {
+                                    hit++;
+                                    break;
+                                }
+                    double hits[2] = { (double)hit, (double)all }, tot[2];
+                    MPI_Allreduce(hits, tot, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+                    graph_recall = tot[0] / tot[1];
+                    if (graph_recall < 0.95) graph_fail = 1;
+                }
+                for (int q = approx ? 1 : 0; q < 2; q++) {
                     size_t base = fu[q]->row_ptr[a], m = fu[q]->row_ptr[b] - base;
                     int same = m == (q ? pnn : ann);
                     for (size_t j = 0; same && j <= nr; j++) same = sh[q]->row_ptr[j] == fu[q]->row_ptr[a + j] - base;
@@ -642,13 +686,18 @@ int main(int argc, char **argv)
         if (comm_bench && !single) printf(" allreduce_of_one_iteration_us=%.1f", comm_us);
         printf("\n");
         if (mvsl_t && !single) {
-            printf("  graph (mvnmf_dist_tge, rank 0): %.1f ms, allgather calls=%llu sent=%llu received=%llu words, "
+            printf("  graph (%s, rank 0): %.1f ms, allgather calls=%llu sent=%llu received=%llu words, "
                    "exchange sent=%llu words (edges sent=%llu received=%llu), allreduce=%llu words",
-                   1e3 * graph_max, (unsigned long long)gtraffic.allgather_calls,
+                   approx ? "mvnmf_dist_tge_approx" : "mvnmf_dist_tge", 1e3 * graph_max,
+                   (unsigned long long)gtraffic.allgather_calls,
                    (unsigned long long)gtraffic.allgather_sent, (unsigned long long)gtraffic.allgather_received,
                    (unsigned long long)gtraffic.exchange_sent, (unsigned long long)gtraffic.edges_sent,
                    (unsigned long long)gtraffic.edges_received, (unsigned long long)gtraffic.allreduce_words);
-            if (check_graph) printf("; rows %s mvnmf_tge's", any_graph_fail ? "DIFFER from" : "equal to");
+            if (check_graph && approx)
+                printf("; recall of mvnmf_tge's affinity entries %.4f, penalty rows %s", graph_recall,
+                       any_graph_fail ? "DIFFER (or recall < 0.95)" : "equal");
+            else if (check_graph)
+                printf("; rows %s mvnmf_tge's", any_graph_fail ? "DIFFER from" : "equal to");
             printf("\n");
         }
         if (out) {

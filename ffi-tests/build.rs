@@ -1,7 +1,7 @@
 //! Compiles the C harness (`c/harness.c`, `c/harness_models.c`,
 //! `c/harness_graph.c`, `c/harness_protocol.c`, `c/harness_regress.c`, `c/harness_jsnmf.c`,
 //! `c/harness_mvel.c`, `c/harness_linalg.c`, `c/harness_twins.c`,
-//! `c/harness_where.c`) twice — as C99 and as
+//! `c/harness_where.c`, `c/harness_dist.c`) twice — as C99 and as
 //! C++11 — and the C example, all
 //! with warnings as errors, against the checked-in `include/mvnmf.h`.
 //! The entry points are renamed per build so both link into one test binary.
@@ -21,6 +21,7 @@ fn main() {
     let linalg = root.join("ffi-tests/c/harness_linalg.c");
     let twins = root.join("ffi-tests/c/harness_twins.c");
     let whr = root.join("ffi-tests/c/harness_where.c");
+    let distc = root.join("ffi-tests/c/harness_dist.c");
     let common = root.join("ffi-tests/c/harness_common.h");
     let example = root.join("examples-c/quickstart.c");
     for p in [
@@ -34,6 +35,7 @@ fn main() {
         &linalg,
         &twins,
         &whr,
+        &distc,
         &common,
         &example,
         &include.join("mvnmf.h"),
@@ -53,6 +55,7 @@ fn main() {
         .file(&linalg)
         .file(&twins)
         .file(&whr)
+        .file(&distc)
         .include(&include)
         .std("c99")
         .define("HARNESS_ENTRY", "mvnmf_harness_c")
@@ -64,7 +67,8 @@ fn main() {
         .define("HARNESS_MVEL_ENTRY", "mvnmf_harness_mvel_c")
         .define("HARNESS_LINALG_ENTRY", "mvnmf_harness_linalg_c")
         .define("HARNESS_TWINS_ENTRY", "mvnmf_harness_twins_c")
-        .define("HARNESS_WHERE_ENTRY", "mvnmf_harness_where_c");
+        .define("HARNESS_WHERE_ENTRY", "mvnmf_harness_where_c")
+        .define("HARNESS_DIST_ENTRY", "mvnmf_harness_dist_c");
     strict.iter().for_each(|f| {
         c.flag(f);
     });
@@ -82,6 +86,7 @@ fn main() {
         .file(&linalg)
         .file(&twins)
         .file(&whr)
+        .file(&distc)
         .include(&include)
         .flag("-x")
         .flag("c++")
@@ -95,7 +100,8 @@ fn main() {
         .define("HARNESS_MVEL_ENTRY", "mvnmf_harness_mvel_cpp")
         .define("HARNESS_LINALG_ENTRY", "mvnmf_harness_linalg_cpp")
         .define("HARNESS_TWINS_ENTRY", "mvnmf_harness_twins_cpp")
-        .define("HARNESS_WHERE_ENTRY", "mvnmf_harness_where_cpp");
+        .define("HARNESS_WHERE_ENTRY", "mvnmf_harness_where_cpp")
+        .define("HARNESS_DIST_ENTRY", "mvnmf_harness_dist_cpp");
     strict.iter().for_each(|f| {
         cpp.flag(f);
     });

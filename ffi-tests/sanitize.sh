@@ -25,13 +25,14 @@ mkdir -p "$out"
 src=(ffi-tests/c/harness.c ffi-tests/c/harness_models.c ffi-tests/c/harness_graph.c
      ffi-tests/c/harness_protocol.c ffi-tests/c/harness_regress.c ffi-tests/c/harness_jsnmf.c
      ffi-tests/c/harness_mvel.c ffi-tests/c/harness_linalg.c ffi-tests/c/harness_twins.c
-     ffi-tests/c/harness_where.c
+     ffi-tests/c/harness_where.c ffi-tests/c/harness_dist.c
      ffi-tests/c/harness_main.c)
 defs=(-DHARNESS_ENTRY=mvnmf_harness_c -DHARNESS_MODELS_ENTRY=mvnmf_harness_models_c
       -DHARNESS_GRAPH_ENTRY=mvnmf_harness_graph_c -DHARNESS_PROTOCOL_ENTRY=mvnmf_harness_protocol_c
       -DHARNESS_REGRESS_ENTRY=mvnmf_harness_regress_c -DHARNESS_JSNMF_ENTRY=mvnmf_harness_jsnmf_c
       -DHARNESS_MVEL_ENTRY=mvnmf_harness_mvel_c -DHARNESS_LINALG_ENTRY=mvnmf_harness_linalg_c
-      -DHARNESS_TWINS_ENTRY=mvnmf_harness_twins_c -DHARNESS_WHERE_ENTRY=mvnmf_harness_where_c)
+      -DHARNESS_TWINS_ENTRY=mvnmf_harness_twins_c -DHARNESS_WHERE_ENTRY=mvnmf_harness_where_c
+      -DHARNESS_DIST_ENTRY=mvnmf_harness_dist_c)
 strict=(-std=c99 -Wall -Wextra -Wpedantic -Werror -Iinclude)
 libs=("$lib" -lm -lpthread -ldl)
 san=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1)

@@ -1134,6 +1134,31 @@ typedef struct mvnmf_dist_graph_traffic {
   uint64_t edges_received;
 } mvnmf_dist_graph_traffic;
 
+// Options of NN-descent, the approximate neighbour search (`MVNMF_GRAPH_BUILD_APPROX`);
+// start from `mvnmf_ann_params_default()`. A 0 in `trees`, `leaf`, `candidates` or `iters`
+// means the size-dependent default.
+typedef struct mvnmf_ann_params {
+  // Neighbours NN-descent keeps per item (default 10; raised to the graph's `ka`, at most
+  // `N − 1`).
+  size_t k;
+  // Seed of the random-projection trees, the random fill and the sampling.
+  uint64_t seed;
+  // Trees of the start (0: `min(32, 2 + floor(N^(1/4)) / 3)`).
+  size_t trees;
+  // Most items per leaf (0: `max(16, k + 2)`); 1 is `MVNMF_STATUS_BAD_PARAMETER`.
+  size_t leaf;
+  // Most candidates per item and kind in an iteration (0: `max(20, k)`).
+  size_t candidates;
+  // Most iterations (0: `max(5, round(log2 N))`).
+  size_t iters;
+  // Stop when an iteration inserts at most `delta·N·k` entries (default 0.001; 0: run all
+  // `iters`); negative or not finite is `MVNMF_STATUS_BAD_PARAMETER`.
+  double delta;
+  // Who runs the searches (the same graph for every choice); one thread: the caller's
+  // pool (the pipeline's solver pool; for `mvnmf_tge_build`, one thread).
+  struct mvnmf_parallel parallel;
+} mvnmf_ann_params;
+
 // Options of `mvnmf_jsnmf_fit`; get the defaults from `mvnmf_jsnmf_params_default()`.
 typedef struct mvnmf_jsnmf_params {
   // Sweeps at most (default 200).
@@ -1184,31 +1209,6 @@ typedef struct mvnmf_mvel_params {
   // trivial all-ones prediction; see the Rust docs of `models::mvel`).
   double unknown_weight;
 } mvnmf_mvel_params;
-
-// Options of NN-descent, the approximate neighbour search (`MVNMF_GRAPH_BUILD_APPROX`);
-// start from `mvnmf_ann_params_default()`. A 0 in `trees`, `leaf`, `candidates` or `iters`
-// means the size-dependent default.
-typedef struct mvnmf_ann_params {
-  // Neighbours NN-descent keeps per item (default 10; raised to the graph's `ka`, at most
-  // `N − 1`).
-  size_t k;
-  // Seed of the random-projection trees, the random fill and the sampling.
-  uint64_t seed;
-  // Trees of the start (0: `min(32, 2 + floor(N^(1/4)) / 3)`).
-  size_t trees;
-  // Most items per leaf (0: `max(16, k + 2)`); 1 is `MVNMF_STATUS_BAD_PARAMETER`.
-  size_t leaf;
-  // Most candidates per item and kind in an iteration (0: `max(20, k)`).
-  size_t candidates;
-  // Most iterations (0: `max(5, round(log2 N))`).
-  size_t iters;
-  // Stop when an iteration inserts at most `delta·N·k` entries (default 0.001; 0: run all
-  // `iters`); negative or not finite is `MVNMF_STATUS_BAD_PARAMETER`.
-  double delta;
-  // Who runs the searches (the same graph for every choice); one thread: the caller's
-  // pool (the pipeline's solver pool; for `mvnmf_tge_build`, one thread).
-  struct mvnmf_parallel parallel;
-} mvnmf_ann_params;
 
 // Options of `mvnmf_pipeline_fit`; start from `mvnmf_pipeline_params_preset`.
 typedef struct mvnmf_pipeline_params {
@@ -3162,6 +3162,71 @@ mvnmf_status mvnmf_dist_tge(const struct mvnmf_dist_comm *comm,
                             void *work,
                             size_t work_bytes,
                             struct mvnmf_dist_graph_traffic *traffic);
+
+// Workspace bytes of `mvnmf_dist_tge_approx` on a rank whose views (its items,
+// dense) have these shapes, for `n` items over `n_ranks ≥ 1` ranks with these
+// labels (all `n` items, or NULL as `mvnmf_dist_tge_approx` allows), these
+// graph options and NN-descent options (`ann`; NULL: `mvnmf_ann_params_default()`).
+// `MVNMF_STATUS_BAD_PARAMETER` for 0 ranks, as the call.
+//
+// # Safety
+// Every pointer is NULL or valid for the documented number of elements:
+// `views` and `kernels` `n_views`, `labels` `n`, `params`, `ann` and `bytes`
+// one.
+mvnmf_status mvnmf_dist_tge_approx_workspace(const struct mvnmf_view *views,
+                                             size_t n_views,
+                                             const struct mvnmf_kernel *kernels,
+                                             const uint32_t *labels,
+                                             size_t n,
+                                             size_t n_classes,
+                                             size_t n_ranks,
+                                             const struct mvnmf_graph_params *params,
+                                             const struct mvnmf_ann_params *ann,
+                                             size_t *bytes);
+
+// The approximate TGE / kNN graph (`mvnmf_tge_build` with
+// `MVNMF_GRAPH_BUILD_APPROX`) built across ranks with the items sharded:
+// arguments, partition, outputs and errors as `mvnmf_dist_tge` (capacities
+// from `mvnmf_dist_tge_capacity`; `exchange` required, `allgather`
+// recommended), plus the NN-descent options `ann` (NULL:
+// `mvnmf_ann_params_default()`; the same on every rank, agreed before anything
+// is written).
+//
+// Each rank holds only its items' columns: NN-descent starts over its own
+// items, takes a fixed sample of every rank's items as remote candidates,
+// then iterates with the lists of its items' remote neighbours and the
+// columns of its items' remote candidates fetched from their ranks a batch at
+// a time (`exchange`); the labeled items' columns are gathered (`allgather`)
+// for the exact same-class and penalty lists and the median bandwidths. With
+// one rank the rows are bitwise `mvnmf_tge_build`'s approximate graph; with
+// several the labeled lists are still the same and the global neighbours are
+// another NN-descent approximation (recall and traffic: `docs/mpi.md`).
+//
+// # Safety
+// `comm` points to a readable `mvnmf_dist_comm` whose callbacks are what
+// their types document; every other pointer is NULL or valid for the
+// documented number of elements (`views`, `kernels`, `eta`: `n_views`;
+// `labels`: `n`; the CSR buffers as `mvnmf_csr_buffers` documents for
+// `n_r + 1` rows; `work`: `work_bytes` bytes), and the outputs do not
+// overlap each other, the inputs or the workspace. Every rank calls it at the
+// same time.
+mvnmf_status mvnmf_dist_tge_approx(const struct mvnmf_dist_comm *comm,
+                                   const struct mvnmf_view *views,
+                                   size_t n_views,
+                                   const struct mvnmf_kernel *kernels,
+                                   const double *eta,
+                                   const uint32_t *labels,
+                                   size_t n,
+                                   size_t n_classes,
+                                   const struct mvnmf_graph_params *params,
+                                   const struct mvnmf_ann_params *ann,
+                                   const struct mvnmf_csr_buffers *affinity,
+                                   const struct mvnmf_csr_buffers *penalty,
+                                   size_t *affinity_nnz,
+                                   size_t *penalty_nnz,
+                                   void *work,
+                                   size_t work_bytes,
+                                   struct mvnmf_dist_graph_traffic *traffic);
 
 // The default JSNMF options.
 struct mvnmf_jsnmf_params mvnmf_jsnmf_params_default(void);

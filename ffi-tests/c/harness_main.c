@@ -19,6 +19,7 @@ int mvnmf_harness_mvel_c(int verbose);
 int mvnmf_harness_linalg_c(int verbose);
 int mvnmf_harness_twins_c(int verbose);
 int mvnmf_harness_where_c(int verbose);
+int mvnmf_harness_dist_c(int verbose);
 
 static int wanted(int argc, char **argv, const char *part)
 {
@@ -55,6 +56,8 @@ int main(int argc, char **argv)
         failures += mvnmf_harness_twins_c(verbose);
     if (wanted(argc, argv, "where"))
         failures += mvnmf_harness_where_c(verbose);
+    if (wanted(argc, argv, "dist"))
+        failures += mvnmf_harness_dist_c(verbose);
     printf("mvnmf C harness: %d failed checks\n", failures);
     return failures == 0 ? 0 : 1;
 }

@@ -33,6 +33,8 @@ extern "C" {
     fn mvnmf_harness_twins_cpp(verbose: c_int) -> c_int;
     fn mvnmf_harness_where_c(verbose: c_int) -> c_int;
     fn mvnmf_harness_where_cpp(verbose: c_int) -> c_int;
+    fn mvnmf_harness_dist_c(verbose: c_int) -> c_int;
+    fn mvnmf_harness_dist_cpp(verbose: c_int) -> c_int;
     fn mvnmf_example_quickstart() -> c_int;
 }
 
@@ -240,6 +242,25 @@ mod tests {
         assert_eq!(
             failures, 0,
             "C++ build of the where harness: {failures} failed checks (see stdout)"
+        );
+    }
+
+    #[test]
+    fn c_harness_dist_c99() {
+        // The approximate graph across ranks, one rank (`c/harness_dist.c`).
+        let failures = unsafe { mvnmf_harness_dist_c(verbose()) };
+        assert_eq!(
+            failures, 0,
+            "C99 build of the dist harness: {failures} failed checks (see stdout)"
+        );
+    }
+
+    #[test]
+    fn c_harness_dist_cpp() {
+        let failures = unsafe { mvnmf_harness_dist_cpp(verbose()) };
+        assert_eq!(
+            failures, 0,
+            "C++ build of the dist harness: {failures} failed checks (see stdout)"
         );
     }
 }

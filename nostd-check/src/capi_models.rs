@@ -39,8 +39,9 @@ const CAP: usize = 256;
 /// Ring graph over the items: two neighbours each.
 const RING: usize = 2 * N;
 
-/// The workspace of these calls (1 MiB, 8-byte aligned).
-static mut WS: [u64; 1 << 17] = [0; 1 << 17];
+/// The workspace of these calls (2 MiB, 8-byte aligned: NN-descent's pair
+/// buffers in `mvnmf_dist_tge_approx` take 1.5 MiB).
+static mut WS: [u64; 1 << 18] = [0; 1 << 18];
 
 /// Calls `$f` with every argument through `black_box`.
 macro_rules! call {
@@ -52,7 +53,7 @@ macro_rules! call {
 /// The workspace as a C pointer and `need` bytes, or `Err(code)` when the
 /// static buffer is smaller.
 fn ws(need: usize, code: i32) -> Result<(*mut c_void, usize), i32> {
-    if need > core::mem::size_of::<[u64; 1 << 17]>() {
+    if need > core::mem::size_of::<[u64; 1 << 18]>() {
         return Err(code);
     }
     Ok((core::ptr::addr_of_mut!(WS).cast::<c_void>(), need))
@@ -2198,6 +2199,67 @@ fn dist(d: &Data) -> Result<(), i32> {
             && aw.get(..na).is_some_and(finite)
             && gt.allreduce_calls > 0,
         186,
+    )?;
+    // The approximate graph with the items sharded (one rank: NN-descent's
+    // graph), k = 3 neighbours.
+    let ann = mvnmf_ann_params {
+        k: 3,
+        ..mvnmf_ann_params_default()
+    };
+    ok(
+        unsafe {
+            call!(
+                mvnmf_dist_tge_approx_workspace,
+                tv.as_ptr(),
+                2,
+                kernels.as_ptr(),
+                d.tge.as_ptr(),
+                N,
+                2usize,
+                1usize,
+                &gp,
+                &ann,
+                &mut need
+            )
+        },
+        187,
+    )?;
+    let (w, wb) = ws(need, 187)?;
+    let (mut na, mut nq) = (usize::MAX, usize::MAX);
+    ok(
+        unsafe {
+            call!(
+                mvnmf_dist_tge_approx,
+                &comm,
+                tv.as_ptr(),
+                2,
+                kernels.as_ptr(),
+                eta.as_ptr(),
+                d.tge.as_ptr(),
+                N,
+                2usize,
+                &gp,
+                &ann,
+                &ab,
+                &qb,
+                &mut na,
+                &mut nq,
+                w,
+                wb,
+                &mut gt
+            )
+        },
+        188,
+    )?;
+    check(
+        na > 0
+            && na <= ca
+            && nq <= cq
+            && arp[N] == na
+            && prp[N] == nq
+            && aci.get(..na).is_some_and(|c| c.iter().all(|&j| j < N))
+            && aw.get(..na).is_some_and(finite),
+        188,
     )
 }
 

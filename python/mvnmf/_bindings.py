@@ -250,6 +250,9 @@ class mvnmf_dist_traffic(C.Structure):
 class mvnmf_dist_graph_traffic(C.Structure):
     pass
 
+class mvnmf_ann_params(C.Structure):
+    pass
+
 class mvnmf_jsnmf_params(C.Structure):
     pass
 
@@ -257,9 +260,6 @@ class mvnmf_jsnmf_query_params(C.Structure):
     pass
 
 class mvnmf_mvel_params(C.Structure):
-    pass
-
-class mvnmf_ann_params(C.Structure):
     pass
 
 class mvnmf_pipeline_params(C.Structure):
@@ -314,10 +314,10 @@ mvnmf_nmf_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('ep
 mvnmf_dist_comm._fields_ = [('allreduce', mvnmf_allreduce_fn), ('exchange', mvnmf_exchange_fn), ('ctx', C.c_void_p), ('rank', C.c_size_t), ('n_ranks', C.c_size_t), ('allgather', mvnmf_allgather_fn)]
 mvnmf_dist_traffic._fields_ = [('setup_calls', C.c_uint64), ('setup_words', C.c_uint64), ('iter_calls', C.c_uint64), ('iter_words', C.c_uint64), ('setup_exchange_calls', C.c_uint64), ('setup_exchange_words', C.c_uint64), ('iter_exchange_calls', C.c_uint64), ('iter_exchange_words', C.c_uint64), ('halo_sent', C.c_uint64), ('halo_received', C.c_uint64)]
 mvnmf_dist_graph_traffic._fields_ = [('allreduce_calls', C.c_uint64), ('allreduce_words', C.c_uint64), ('allgather_calls', C.c_uint64), ('allgather_sent', C.c_uint64), ('allgather_received', C.c_uint64), ('exchange_calls', C.c_uint64), ('exchange_sent', C.c_uint64), ('edges_sent', C.c_uint64), ('edges_received', C.c_uint64)]
+mvnmf_ann_params._fields_ = [('k', C.c_size_t), ('seed', C.c_uint64), ('trees', C.c_size_t), ('leaf', C.c_size_t), ('candidates', C.c_size_t), ('iters', C.c_size_t), ('delta', C.c_double), ('parallel', mvnmf_parallel)]
 mvnmf_jsnmf_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('eps', C.c_double), ('seed', C.c_uint64), ('init', C.c_uint32), ('stop_rule', C.c_uint32)]
 mvnmf_jsnmf_query_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('eps', C.c_double)]
 mvnmf_mvel_params._fields_ = [('theta1', C.c_double), ('theta2', C.c_double), ('max_iter', C.c_uint32), ('tol', C.c_double), ('nmf_iter', C.c_uint32), ('seed', C.c_uint64), ('init', C.c_uint32), ('unknown_weight', C.c_double)]
-mvnmf_ann_params._fields_ = [('k', C.c_size_t), ('seed', C.c_uint64), ('trees', C.c_size_t), ('leaf', C.c_size_t), ('candidates', C.c_size_t), ('iters', C.c_size_t), ('delta', C.c_double), ('parallel', mvnmf_parallel)]
 mvnmf_pipeline_params._fields_ = [('method', C.c_uint32), ('solver', mvnmf_mvsl_params), ('graph', mvnmf_graph_params), ('learn_eta', C.c_uint32), ('graph_build', C.c_uint32), ('mkl', mvnmf_mkl_params), ('ann', mvnmf_ann_params)]
 mvnmf_pipeline_report._fields_ = [('fit', mvnmf_report), ('affinity_nnz', C.c_size_t), ('penalty_nnz', C.c_size_t)]
 
@@ -431,6 +431,8 @@ SIGNATURES = {
     'mvnmf_dist_tge_capacity': (C.c_uint32, [C.c_size_t, C.c_size_t, C.c_size_t, C.POINTER(mvnmf_graph_params), C.POINTER(C.c_size_t), C.POINTER(C.c_size_t)]),
     'mvnmf_dist_tge_workspace': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.POINTER(mvnmf_kernel), C.POINTER(C.c_uint32), C.c_size_t, C.c_size_t, C.c_size_t, C.POINTER(mvnmf_graph_params), C.POINTER(C.c_size_t)]),
     'mvnmf_dist_tge': (C.c_uint32, [C.POINTER(mvnmf_dist_comm), C.POINTER(mvnmf_view), C.c_size_t, C.POINTER(mvnmf_kernel), C.POINTER(C.c_double), C.POINTER(C.c_uint32), C.c_size_t, C.c_size_t, C.POINTER(mvnmf_graph_params), C.POINTER(mvnmf_csr_buffers), C.POINTER(mvnmf_csr_buffers), C.POINTER(C.c_size_t), C.POINTER(C.c_size_t), C.c_void_p, C.c_size_t, C.POINTER(mvnmf_dist_graph_traffic)]),
+    'mvnmf_dist_tge_approx_workspace': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.POINTER(mvnmf_kernel), C.POINTER(C.c_uint32), C.c_size_t, C.c_size_t, C.c_size_t, C.POINTER(mvnmf_graph_params), C.POINTER(mvnmf_ann_params), C.POINTER(C.c_size_t)]),
+    'mvnmf_dist_tge_approx': (C.c_uint32, [C.POINTER(mvnmf_dist_comm), C.POINTER(mvnmf_view), C.c_size_t, C.POINTER(mvnmf_kernel), C.POINTER(C.c_double), C.POINTER(C.c_uint32), C.c_size_t, C.c_size_t, C.POINTER(mvnmf_graph_params), C.POINTER(mvnmf_ann_params), C.POINTER(mvnmf_csr_buffers), C.POINTER(mvnmf_csr_buffers), C.POINTER(C.c_size_t), C.POINTER(C.c_size_t), C.c_void_p, C.c_size_t, C.POINTER(mvnmf_dist_graph_traffic)]),
     'mvnmf_jsnmf_params_default': (mvnmf_jsnmf_params, []),
     'mvnmf_jsnmf_query_params_default': (mvnmf_jsnmf_query_params, []),
     'mvnmf_jsnmf_fit_workspace': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.c_size_t, C.POINTER(C.c_size_t), C.POINTER(mvnmf_jsnmf_params), C.POINTER(C.c_size_t)]),
@@ -630,6 +632,8 @@ ARG_NAMES = {
     'mvnmf_dist_tge_capacity': ['n', 'n_r', 'n_classes', 'params', 'affinity_capacity', 'penalty_capacity'],
     'mvnmf_dist_tge_workspace': ['views', 'n_views', 'kernels', 'labels', 'n', 'n_classes', 'n_ranks', 'params', 'bytes'],
     'mvnmf_dist_tge': ['comm', 'views', 'n_views', 'kernels', 'eta', 'labels', 'n', 'n_classes', 'params', 'affinity', 'penalty', 'affinity_nnz', 'penalty_nnz', 'work', 'work_bytes', 'traffic'],
+    'mvnmf_dist_tge_approx_workspace': ['views', 'n_views', 'kernels', 'labels', 'n', 'n_classes', 'n_ranks', 'params', 'ann', 'bytes'],
+    'mvnmf_dist_tge_approx': ['comm', 'views', 'n_views', 'kernels', 'eta', 'labels', 'n', 'n_classes', 'params', 'ann', 'affinity', 'penalty', 'affinity_nnz', 'penalty_nnz', 'work', 'work_bytes', 'traffic'],
     'mvnmf_jsnmf_params_default': [],
     'mvnmf_jsnmf_query_params_default': [],
     'mvnmf_jsnmf_fit_workspace': ['sources', 'n_sources', 'k', 'ranks', 'params', 'bytes'],

@@ -79,6 +79,7 @@ pub(crate) mod kmeans;
 pub(crate) mod knn;
 pub(crate) mod median;
 pub(crate) mod nndescent;
+pub(crate) mod nndescent_dist;
 mod qp;
 pub mod sample;
 pub(crate) mod topk;

@@ -394,6 +394,16 @@ struct MvnmfDistGraphTraffic  # mvnmf_dist_graph_traffic
     edges_sent::UInt64
     edges_received::UInt64
 end
+struct MvnmfAnnParams  # mvnmf_ann_params
+    k::Csize_t
+    seed::UInt64
+    trees::Csize_t
+    leaf::Csize_t
+    candidates::Csize_t
+    iters::Csize_t
+    delta::Cdouble
+    parallel::MvnmfParallel
+end
 struct MvnmfJsnmfParams  # mvnmf_jsnmf_params
     max_iter::UInt32
     tol::Cdouble
@@ -416,16 +426,6 @@ struct MvnmfMvelParams  # mvnmf_mvel_params
     seed::UInt64
     init::UInt32
     unknown_weight::Cdouble
-end
-struct MvnmfAnnParams  # mvnmf_ann_params
-    k::Csize_t
-    seed::UInt64
-    trees::Csize_t
-    leaf::Csize_t
-    candidates::Csize_t
-    iters::Csize_t
-    delta::Cdouble
-    parallel::MvnmfParallel
 end
 struct MvnmfPipelineParams  # mvnmf_pipeline_params
     method::UInt32
@@ -552,6 +552,8 @@ mvnmf_dist_mvsl_fit(comm, views, n_views, graph, k, params, u, v, work, work_byt
 mvnmf_dist_tge_capacity(n, n_r, n_classes, params, affinity_capacity, penalty_capacity) = ccall(_fn(:mvnmf_dist_tge_capacity), UInt32, (Csize_t, Csize_t, Csize_t, Ptr{MvnmfGraphParams}, Ptr{Csize_t}, Ptr{Csize_t}), n, n_r, n_classes, params, affinity_capacity, penalty_capacity)
 mvnmf_dist_tge_workspace(views, n_views, kernels, labels, n, n_classes, n_ranks, params, bytes) = ccall(_fn(:mvnmf_dist_tge_workspace), UInt32, (Ptr{MvnmfView}, Csize_t, Ptr{MvnmfKernel}, Ptr{UInt32}, Csize_t, Csize_t, Csize_t, Ptr{MvnmfGraphParams}, Ptr{Csize_t}), views, n_views, kernels, labels, n, n_classes, n_ranks, params, bytes)
 mvnmf_dist_tge(comm, views, n_views, kernels, eta, labels, n, n_classes, params, affinity, penalty, affinity_nnz, penalty_nnz, work, work_bytes, traffic) = ccall(_fn(:mvnmf_dist_tge), UInt32, (Ptr{MvnmfDistComm}, Ptr{MvnmfView}, Csize_t, Ptr{MvnmfKernel}, Ptr{Cdouble}, Ptr{UInt32}, Csize_t, Csize_t, Ptr{MvnmfGraphParams}, Ptr{MvnmfCsrBuffers}, Ptr{MvnmfCsrBuffers}, Ptr{Csize_t}, Ptr{Csize_t}, Ptr{Cvoid}, Csize_t, Ptr{MvnmfDistGraphTraffic}), comm, views, n_views, kernels, eta, labels, n, n_classes, params, affinity, penalty, affinity_nnz, penalty_nnz, work, work_bytes, traffic)
+mvnmf_dist_tge_approx_workspace(views, n_views, kernels, labels, n, n_classes, n_ranks, params, ann, bytes) = ccall(_fn(:mvnmf_dist_tge_approx_workspace), UInt32, (Ptr{MvnmfView}, Csize_t, Ptr{MvnmfKernel}, Ptr{UInt32}, Csize_t, Csize_t, Csize_t, Ptr{MvnmfGraphParams}, Ptr{MvnmfAnnParams}, Ptr{Csize_t}), views, n_views, kernels, labels, n, n_classes, n_ranks, params, ann, bytes)
+mvnmf_dist_tge_approx(comm, views, n_views, kernels, eta, labels, n, n_classes, params, ann, affinity, penalty, affinity_nnz, penalty_nnz, work, work_bytes, traffic) = ccall(_fn(:mvnmf_dist_tge_approx), UInt32, (Ptr{MvnmfDistComm}, Ptr{MvnmfView}, Csize_t, Ptr{MvnmfKernel}, Ptr{Cdouble}, Ptr{UInt32}, Csize_t, Csize_t, Ptr{MvnmfGraphParams}, Ptr{MvnmfAnnParams}, Ptr{MvnmfCsrBuffers}, Ptr{MvnmfCsrBuffers}, Ptr{Csize_t}, Ptr{Csize_t}, Ptr{Cvoid}, Csize_t, Ptr{MvnmfDistGraphTraffic}), comm, views, n_views, kernels, eta, labels, n, n_classes, params, ann, affinity, penalty, affinity_nnz, penalty_nnz, work, work_bytes, traffic)
 mvnmf_jsnmf_params_default() = ccall(_fn(:mvnmf_jsnmf_params_default), MvnmfJsnmfParams, ())
 mvnmf_jsnmf_query_params_default() = ccall(_fn(:mvnmf_jsnmf_query_params_default), MvnmfJsnmfQueryParams, ())
 mvnmf_jsnmf_fit_workspace(sources, n_sources, k, ranks, params, bytes) = ccall(_fn(:mvnmf_jsnmf_fit_workspace), UInt32, (Ptr{MvnmfView}, Csize_t, Csize_t, Ptr{Csize_t}, Ptr{MvnmfJsnmfParams}, Ptr{Csize_t}), sources, n_sources, k, ranks, params, bytes)
