@@ -328,14 +328,16 @@ pub fn fit_report<
 
 /// [`fit_report`] with the neighbour graph found as `build` says ([`GraphBuild`]): MvSL-T's
 /// TGE through [`graph::tge_build`] (its lists over all items by NN-descent when `build`
-/// resolves to it; the labeled lists exact), on the solver's pool. GNMF's and LDGE's graphs
+/// resolves to it; the labeled lists by NN-descent too from
+/// [`graph::LABELED_EXACT_BELOW`] labeled items), on the solver's pool. GNMF's and LDGE's graphs
 /// are over the labeled items only (no `N²` part) and are built exactly whatever `build`
 /// says. `build` is validated with everything else, before anything is written;
 /// [`GraphBuild::Exact`] is bitwise [`fit_report`].
 ///
 /// **Progress.** With a graph (GNMF, MvSL-L, MvSL-T) the monitor hears of the set-up before
 /// the iterations: [`Phase::Setup`] (the fusion weights) at fraction 0 and 1, then
-/// [`Phase::Graph`] (the neighbour graph) at 0 and 1, each with `iter` 0 and a zero
+/// [`Phase::Graph`] (the neighbour graph) at 0, after each NN-descent tree and iteration
+/// when the graph is approximate ([`graph::tge_build_progress`]) and at 1, each with `iter` 0 and a zero
 /// objective ([`Progress::setup`]); then the solver's [`Phase::Iterations`] as
 /// [`mvsl::fit`] reports them. The methods without a graph report only the iterations. A
 /// monitor that stops the run in a set-up phase gets `Ok` with [`Stop::Cancelled`], no
@@ -477,17 +479,22 @@ pub fn fit_graph<
                 weights: pw,
             };
             let nnz = match params.method {
-                Method::MvslT => graph::tge_build(
-                    views,
-                    kernels,
-                    (eta_w, labels, n_classes),
-                    &params.graph,
-                    build,
-                    a_out,
-                    p_out,
-                    rest,
-                    params.solver.parallel,
-                )?,
+                Method::MvslT => {
+                    let built = graph::tge_build_progress(
+                        views,
+                        kernels,
+                        (eta_w, labels, n_classes),
+                        (&params.graph, build),
+                        (a_out, p_out),
+                        rest,
+                        params.solver.parallel,
+                        &mut |f| set_up(&mut monitor, Phase::Graph, f),
+                    );
+                    match built {
+                        Err(Error::Cancelled) => return Ok(cancelled(GraphNnz::default())),
+                        b => b?,
+                    }
+                }
                 _ => graph::ldge(
                     views,
                     kernels,

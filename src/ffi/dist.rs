@@ -135,9 +135,10 @@ impl From<Traffic> for mvnmf_dist_traffic {
 }
 
 /// The C communicator as a [`Comm`].
-struct CComm {
+pub(super) struct CComm {
     f: unsafe extern "C" fn(*mut f64, usize, *mut c_void) -> c_int,
-    ex: mvnmf_exchange_fn,
+    /// The exchange callback (NULL allowed where a call needs none).
+    pub(super) ex: mvnmf_exchange_fn,
     ag: mvnmf_allgather_fn,
     ctx: *mut c_void,
     rank: usize,
@@ -223,7 +224,7 @@ impl Comm for CComm {
 }
 
 /// The communicator (required; its `allreduce` too; the rank in range).
-unsafe fn read_comm(c: *const mvnmf_dist_comm) -> Result<CComm, Error> {
+pub(super) unsafe fn read_comm(c: *const mvnmf_dist_comm) -> Result<CComm, Error> {
     c_unsafe!({
         if c.is_null() {
             return Err(Error::NullPointer);

@@ -2,130 +2,14 @@
 //! (`graph::dist::tge_approx`, issue 30 item 4): `mvnmf_dist_tge_approx` and
 //! its workspace query, beside `mvnmf_dist_tge` (the exact rows, `dist.rs`).
 
-use core::ffi::{c_int, c_void};
+use core::ffi::c_void;
 
+use super::dist::read_comm;
 use super::graph::csr_out;
 use super::neighbors::read_ann;
 use super::similarity::{any_median, ceta, ckernels, clabels, read_graph};
 use super::*;
-use crate::comm::allgather_by_sum;
-use crate::models::dist::{self, Comm};
-
-/// The C communicator as a [`Comm`] (the callbacks of `mvnmf_dist_comm`).
-///
-/// The same adapter as `ffi::dist`'s, whose type is private to that file.
-struct CComm {
-    f: unsafe extern "C" fn(*mut f64, usize, *mut c_void) -> c_int,
-    ex: mvnmf_exchange_fn,
-    ag: mvnmf_allgather_fn,
-    ctx: *mut c_void,
-    rank: usize,
-    ranks: usize,
-}
-
-impl Comm for CComm {
-    fn rank(&self) -> usize {
-        self.rank
-    }
-    fn ranks(&self) -> usize {
-        self.ranks
-    }
-    fn allreduce(&mut self, buf: &mut [f64]) -> Result<(), Error> {
-        // SAFETY: the caller supplied this function for this purpose; `buf` is
-        // a valid, exclusively borrowed slice of `buf.len()` doubles.
-        if unsafe { (self.f)(buf.as_mut_ptr(), buf.len(), self.ctx) } == 0 {
-            Ok(())
-        } else {
-            Err(Error::CommFailed)
-        }
-    }
-    fn exchange(
-        &mut self,
-        send: &[f64],
-        send_counts: &[usize],
-        recv: &mut [f64],
-        recv_counts: &[usize],
-    ) -> Result<(), Error> {
-        let ex = self.ex.ok_or(Error::NullPointer)?;
-        if send_counts.len() != self.ranks
-            || recv_counts.len() != self.ranks
-            || send_counts.iter().sum::<usize>() != send.len()
-            || recv_counts.iter().sum::<usize>() != recv.len()
-        {
-            return Err(Error::Internal);
-        }
-        // SAFETY: the caller supplied this function for this purpose; the
-        // buffers are valid for the lengths their counts sum to (checked).
-        let r = unsafe {
-            ex(
-                send.as_ptr(),
-                send_counts.as_ptr(),
-                recv.as_mut_ptr(),
-                recv_counts.as_ptr(),
-                self.ctx,
-            )
-        };
-        if r == 0 {
-            Ok(())
-        } else {
-            Err(Error::CommFailed)
-        }
-    }
-    fn allgather(&mut self, part: &[f64], counts: &[usize], out: &mut [f64]) -> Result<(), Error> {
-        let Some(ag) = self.ag else {
-            return allgather_by_sum(self, part, counts, out);
-        };
-        if counts.len() != self.ranks
-            || counts.get(self.rank) != Some(&part.len())
-            || counts.iter().sum::<usize>() != out.len()
-        {
-            return Err(Error::Internal);
-        }
-        // SAFETY: the caller supplied this function for this purpose; `part`
-        // holds `counts[rank]` values and `out` `Σ counts` (checked), `counts`
-        // `n_ranks` entries.
-        let r = unsafe {
-            ag(
-                part.as_ptr(),
-                part.len(),
-                out.as_mut_ptr(),
-                counts.as_ptr(),
-                self.ctx,
-            )
-        };
-        if r == 0 {
-            Ok(())
-        } else {
-            Err(Error::CommFailed)
-        }
-    }
-}
-
-/// The communicator (required; its `allreduce` too; the rank in range).
-///
-/// # Safety
-/// `c` is NULL or points to a readable `mvnmf_dist_comm` whose callbacks are
-/// what their types document.
-unsafe fn read_comm(c: *const mvnmf_dist_comm) -> Result<CComm, Error> {
-    c_unsafe!({
-        if c.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let c = *c;
-        let f = c.allreduce.ok_or(Error::NullPointer)?;
-        if c.n_ranks == 0 || c.rank >= c.n_ranks {
-            return Err(Error::BadParameter);
-        }
-        Ok(CComm {
-            f,
-            ex: c.exchange,
-            ag: c.allgather,
-            ctx: c.ctx,
-            rank: c.rank,
-            ranks: c.n_ranks,
-        })
-    })
-}
+use crate::models::dist;
 
 /// Workspace bytes of `mvnmf_dist_tge_approx` on a rank whose views (its items,
 /// dense) have these shapes, for `n` items over `n_ranks ≥ 1` ranks with these

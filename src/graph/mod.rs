@@ -38,7 +38,8 @@ pub use dense::DenseGraph;
 pub use fused::{fused_graph, fused_graph_workspace, FusedParams};
 pub use ldge::{ldge, ldge_workspace};
 pub use neighbors::{
-    tge_build, tge_build_workspace, GraphBuild, AUTO_EXACT_BELOW, LABELED_EXACT_BELOW,
+    tge_build, tge_build_progress, tge_build_workspace, GraphBuild, AUTO_EXACT_BELOW,
+    LABELED_EXACT_BELOW,
 };
 pub use sge::Sge;
 pub use tge::{tge, tge_workspace};

@@ -9,7 +9,7 @@
 //! | schedule | where | the lists over all items |
 //! |---|---|---|
 //! | exact | `tge::exact` ([`super::tge()`]) | the blocked sweep over all pairs, in parts on a pool |
-//! | approximate | `tge_approx` here ([`tge_build`] with NN-descent) | [`crate::similarity::approx_knn`]; the labeled lists exact, or by NN-descent over the labeled items from [`LABELED_EXACT_BELOW`] of them |
+//! | approximate | `tge_approx_with` here ([`tge_build`] with NN-descent) | [`crate::similarity::approx_knn`]; the labeled lists exact, or by NN-descent over the labeled items from [`LABELED_EXACT_BELOW`] of them |
 //! | distributed | `dist::tge` (`models::dist::tge` re-exports it) | each rank's items against all, the other ranks' columns streamed block by block; the exact sweep's rows bit for bit |
 //!
 //! [`GraphBuild`] is the option that picks exact or approximate; [`tge_build`] /
@@ -54,8 +54,8 @@ use crate::par::Parallel;
 use crate::similarity::engine::{self, part_count, sym_in_parts, Engine, Mode, PartCtx};
 use crate::similarity::topk::{Filter, TopK, NO_NEIGHBOR};
 use crate::similarity::{
-    self, approx_knn, approx_knn_workspace, class_of, median, AnnParams, ClassIndex, KernelSet,
-    Layout,
+    self, approx_knn_progress, approx_knn_workspace, class_of, median, AnnParams, ClassIndex,
+    KernelSet, Layout,
 };
 use crate::work::{Stack, WorkReq};
 
@@ -311,6 +311,41 @@ pub fn tge_build<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync +
     work: &mut [u8],
     par: Parallel,
 ) -> Result<GraphNnz, Error> {
+    let (io, outs) = ((eta, labels, n_classes), (affinity, penalty));
+    tge_build_progress(
+        views,
+        kernels,
+        io,
+        (params, build),
+        outs,
+        work,
+        par,
+        &mut |_| false,
+    )
+}
+
+/// [`tge_build`] telling `progress` how far the build is, as a fraction in `[0, 1)`:
+/// with an approximate schedule after each NN-descent tree and iteration
+/// ([`crate::similarity::approx_knn_progress`]; the whole graph phase is scaled into
+/// `[0, ½]` when the labeled lists by NN-descent follow, `[0, 0.9]` when the labeled
+/// sweep follows); the exact schedule reports nothing. `progress` returning `true`
+/// stops the build: [`Error::Cancelled`], the outputs untouched (the lists live in
+/// `work` until the end).
+#[allow(clippy::too_many_arguments)]
+pub fn tge_build_progress<
+    T: Real,
+    VS: ViewSet<T> + Sync + ?Sized,
+    KS: KernelSet + Sync + ?Sized,
+>(
+    views: &VS,
+    kernels: &KS,
+    (eta, labels, n_classes): (&[f64], &[u32], usize),
+    (params, build): (&GraphParams, &GraphBuild),
+    (affinity, penalty): (CsrOut<'_>, CsrOut<'_>),
+    work: &mut [u8],
+    par: Parallel,
+    progress: &mut dyn FnMut(f64) -> bool,
+) -> Result<GraphNnz, Error> {
     let request = Request {
         views,
         kernels,
@@ -333,7 +368,7 @@ pub fn tge_build<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync +
         (&ann, ann_bytes, lab),
         (affinity, penalty),
         work,
-        par,
+        (par, progress),
     )
 }
 
@@ -356,29 +391,14 @@ fn labeled_heaps<'w, 's: 'w>(
     Ok((same, pen))
 }
 
-/// The approximate schedule (module docs) of a checked request, as
-/// [`GraphBuild::Approx`] does it (the labeled lists by NN-descent from
-/// [`LABELED_EXACT_BELOW`] labeled items).
-pub(crate) fn tge_approx<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized>(
-    request: &Request<'_, VS, KS>,
-    checked: Checked,
-    (ann, ann_bytes): (&AnnParams, usize),
-    outs: (CsrOut<'_>, CsrOut<'_>),
-    work: &mut [u8],
-    par: Parallel,
-) -> Result<GraphNnz, Error> {
-    let lab = checked.nl >= LABELED_EXACT_BELOW;
-    tge_approx_with(request, checked, (ann, ann_bytes, lab), outs, work, par)
-}
-
-/// [`tge_approx`] with the labeled lists by NN-descent (`lab`) or by the exact sweep.
+/// The approximate schedule (module docs) of a checked request, with the labeled lists by NN-descent (`lab`) or by the exact sweep.
 fn tge_approx_with<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized>(
     request: &Request<'_, VS, KS>,
     Checked { lay, n, .. }: Checked,
     (ann, ann_bytes, lab): (&AnnParams, usize, bool),
     (mut affinity, mut penalty): (CsrOut<'_>, CsrOut<'_>),
     work: &mut [u8],
-    par: Parallel,
+    (par, progress): (Parallel, &mut dyn FnMut(f64) -> bool),
 ) -> Result<GraphNnz, Error> {
     let Request {
         views,
@@ -413,7 +433,12 @@ fn tge_approx_with<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync
         let mut ph = st.rest();
         let sims: &mut [f64] = ph.take_matrix(n, kk)?;
         let w = ph.take_rest();
-        approx_knn(views, kernels, eta, labels, n_classes, ann, nbr, sims, w)?;
+        // NN-descent's share of the phase (the labeled lists follow).
+        let share = if lab { 0.5 } else { 0.9 };
+        let io = (eta, labels, n_classes);
+        approx_knn_progress(views, kernels, io, ann, nbr, sims, w, &mut |f| {
+            progress(share * f)
+        })?;
     }
     if lab {
         // Phase 2': the labeled lists by NN-descent over the labeled items.
