@@ -33,7 +33,7 @@
 use mvnmf::graph::{self, CsrOut, GraphBuild, GraphParams};
 use mvnmf::pipeline::{self, Method, PipelineParams};
 use mvnmf::similarity::{self, AnnParams, Bandwidth, Kernel};
-use mvnmf::{Dense, Parallel, Progress, View};
+use mvnmf::{Dense, Parallel, Progress, View, ViewKind, ViewShape};
 use std::ops::ControlFlow;
 use std::time::Instant;
 
@@ -306,6 +306,51 @@ fn labeled(ns: &[usize]) {
     }
 }
 
+/// `memory`: the pipeline's workspace (`pipeline::fit_graph_workspace`, MvSL-T, the
+/// approximate graph) over a grid of `N`, features `M` (two dense views), `K` and `k`, and
+/// the bytes per item it comes to: the figures behind README's memory formula. Only the
+/// query runs (no data).
+fn memory() {
+    let ws = |n: usize, m: [usize; 2], k: usize, kk: usize| -> f64 {
+        let shapes = m.map(|rows| ViewShape {
+            rows,
+            cols: n,
+            kind: ViewKind::Dense,
+            nnz: 0,
+        });
+        let ks = [Kernel::Rbf(Bandwidth::Median); 2];
+        let mut p = PipelineParams::preset(Method::MvslT);
+        p.solver.max_iter = 100;
+        let ann = AnnParams {
+            k: kk,
+            ..AnnParams::default()
+        };
+        let b = GraphBuild::Approx(ann);
+        pipeline::fit_graph_workspace::<f64>(shapes.into_iter(), &ks[..], C, k, &p, &b).unwrap()
+            as f64
+    };
+    println!("N, M = M1 + M2, K, k (NN-descent's; ka the preset's): workspace MB, bytes per item");
+    for &(n, m, k, kk) in &[
+        (100_000, [100, 50], 20, 10),
+        (1_000_000, [100, 50], 20, 10),
+        (1_000_000, [200, 100], 20, 10),
+        (1_000_000, [100, 50], 40, 10),
+        (1_000_000, [100, 50], 20, 20),
+        (1_000_000, [400, 200], 50, 15),
+        (4_000_000, [100, 50], 20, 10),
+    ] {
+        let b = ws(n, m, k, kk);
+        println!(
+            "{n}, {} = {}+{}, {k}, {kk}: {:.0} MB, {:.0} B/item",
+            m[0] + m[1],
+            m[0],
+            m[1],
+            b / 1048576.0,
+            b / n as f64
+        );
+    }
+}
+
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("labeled") {
@@ -316,6 +361,10 @@ fn main() {
             ns
         };
         labeled(&ns);
+        return;
+    }
+    if args.first().map(String::as_str) == Some("memory") {
+        memory();
         return;
     }
     if args.first().map(String::as_str) == Some("crossover") {

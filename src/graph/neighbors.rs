@@ -28,7 +28,7 @@
 //! phase); from there on (and always with [`GraphBuild::ApproxAll`]) NN-descent over the
 //! labeled items finds them, with a same-class and an other-class list per item
 //! (`labeled` module: about linear in `N_l`, on the calling thread; recall and cost in
-//! docs/benchmarks-sweep.md).
+//! docs/benchmarks.md, "Cost table").
 //!
 //! **Memory** (besides the CSR outputs): the exact builder's heaps less the global
 //! heaps' similarities, plus `N · k'` neighbour indices (`k' = max(AnnParams::k, ka)`),
@@ -206,7 +206,7 @@ impl GraphBuild {
 /// two views of 100 and 50 features, fused RBF kernel with median bandwidths, 10 %
 /// labeled, `ka = 5`, `kp = 3`, one thread, CPU seconds on the loaded 2-core machine; the
 /// exact lists are LDGE's sweep, the approximate ones TGE with [`GraphBuild::ApproxAll`]
-/// less NN-descent over all items; docs/benchmarks-sweep.md): at `N_l = 2 000` the sweep
+/// less NN-descent over all items; docs/benchmarks.md, "Cost table"): at `N_l = 2 000` the sweep
 /// takes 0.2 s and the search about 0.45 s, at `10 000` both about 2–3 s (the pipeline's
 /// set-up: sweep 2.46 s, search 3.13 s), above that the sweep grows as `N_l²` and the
 /// search about as `N_l`. The threshold is the power of two past that crossover.
@@ -436,9 +436,15 @@ fn tge_approx_with<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync
         // NN-descent's share of the phase (the labeled lists follow).
         let share = if lab { 0.5 } else { 0.9 };
         let io = (eta, labels, n_classes);
+        let mut stop = false;
         approx_knn_progress(views, kernels, io, ann, nbr, sims, w, &mut |f| {
-            progress(share * f)
+            stop = progress(share * f);
+            stop
         })?;
+        // A stop asked at NN-descent's last report (which it does not act on) stops here.
+        if stop {
+            return Err(Error::Cancelled);
+        }
     }
     if lab {
         // Phase 2': the labeled lists by NN-descent over the labeled items.
