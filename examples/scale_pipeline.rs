@@ -326,8 +326,7 @@ fn memory() {
             ..AnnParams::default()
         };
         let b = GraphBuild::Approx(ann);
-        pipeline::fit_graph_workspace::<f64>(shapes.into_iter(), &ks[..], C, k, &p, &b).unwrap()
-            as f64
+        pipeline::fit_graph_workspace::<f64>(shapes, &ks[..], C, k, &p, &b).unwrap() as f64
     };
     println!("N, M = M1 + M2, K, k (NN-descent's; ka the preset's): workspace MB, bytes per item");
     for &(n, m, k, kk) in &[
