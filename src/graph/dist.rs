@@ -923,20 +923,8 @@ fn tge_body<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>
                     f(i, j, false);
                 }
             }
-            if unl(i) {
-                continue;
-            }
-            for &j in same.get(i).0 {
-                if j != NO_NEIGHBOR {
-                    f(i, j, false);
-                }
-            }
-            if let Some(p) = items_pen {
-                for &j in p.get(i).0 {
-                    if j != NO_NEIGHBOR {
-                        f(i, j, true);
-                    }
-                }
+            if !unl(i) {
+                labeled_edges(i, &same, items_pen, f);
             }
         }
     };
@@ -962,6 +950,29 @@ type ForEdges<'f> = dyn Fn(&mut dyn FnMut(usize, usize, bool)) + 'f;
 /// class pairs every rank holds. The edges to other ranks' items go to their
 /// ranks; the closing agreement decides whether every rank writes.
 #[allow(clippy::too_many_arguments)]
+
+/// The directed edges of labeled item `i`'s same-class list (`f(i, j, false)`) and
+/// of its penalty list when the penalty is per item (`f(i, j, true)`): what both
+/// schedules' `for_edges` add to the global lists.
+fn labeled_edges(
+    i: usize,
+    same: &TopK<'_>,
+    items_pen: Option<&TopK<'_>>,
+    f: &mut dyn FnMut(usize, usize, bool),
+) {
+    for &j in same.get(i).0 {
+        if j != NO_NEIGHBOR {
+            f(i, j, false);
+        }
+    }
+    if let Some(p) = items_pen {
+        for &j in p.get(i).0 {
+            if j != NO_NEIGHBOR {
+                f(i, j, true);
+            }
+        }
+    }
+}
 fn symmetrise<C: Comm + ?Sized>(
     cm: &mut Counted<'_, C>,
     mut ph: Stack<'_>,
@@ -1558,20 +1569,8 @@ fn approx_body<
                     f(i, j, false);
                 }
             }
-            if unl(i) {
-                continue;
-            }
-            for &j in same.get(i).0 {
-                if j != NO_NEIGHBOR {
-                    f(i, j, false);
-                }
-            }
-            if let Some(p) = items_pen {
-                for &j in p.get(i).0 {
-                    if j != NO_NEIGHBOR {
-                        f(i, j, true);
-                    }
-                }
+            if !unl(i) {
+                labeled_edges(i, &same, items_pen, f);
             }
         }
     };
