@@ -944,13 +944,6 @@ fn tge_body<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>
 /// (`true`: a penalty edge).
 type ForEdges<'f> = dyn Fn(&mut dyn FnMut(usize, usize, bool)) + 'f;
 
-/// This rank's rows of TGE's graphs from its lists (module docs,
-/// *Symmetrisation*): `for_edges` hands every directed edge `i → j` of the
-/// rank's lists (`i` one of its items; `true`: a penalty edge), `merged` the
-/// class pairs every rank holds. The edges to other ranks' items go to their
-/// ranks; the closing agreement decides whether every rank writes.
-#[allow(clippy::too_many_arguments)]
-
 /// The directed edges of labeled item `i`'s same-class list (`f(i, j, false)`) and
 /// of its penalty list when the penalty is per item (`f(i, j, true)`): what both
 /// schedules' `for_edges` add to the global lists.
@@ -973,6 +966,12 @@ fn labeled_edges(
         }
     }
 }
+/// This rank's rows of TGE's graphs from its lists (module docs,
+/// *Symmetrisation*): `for_edges` hands every directed edge `i → j` of the
+/// rank's lists (`i` one of its items; `true`: a penalty edge), `merged` the
+/// class pairs every rank holds. The edges to other ranks' items go to their
+/// ranks; the closing agreement decides whether every rank writes.
+#[allow(clippy::too_many_arguments)]
 fn symmetrise<C: Comm + ?Sized>(
     cm: &mut Counted<'_, C>,
     mut ph: Stack<'_>,
