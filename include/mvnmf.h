@@ -3234,8 +3234,17 @@ struct mvnmf_jsnmf_params mvnmf_jsnmf_params_default(void);
 // The default query options.
 struct mvnmf_jsnmf_query_params mvnmf_jsnmf_query_params_default(void);
 
-// Workspace bytes of `mvnmf_jsnmf_fit` (validates the source descriptors as
-// the call does, values aside, and `ranks`).
+// Workspace bytes of `mvnmf_jsnmf_fit`
+// (validates the source descriptors as the call does, values aside, and
+// `ranks`).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `sources`: reading `n_sources` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `ranks`: reading `n_sources` values.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_jsnmf_fit_workspace(const struct mvnmf_view *sources,
                                        size_t n_sources,
                                        size_t k,
@@ -3270,6 +3279,22 @@ mvnmf_status mvnmf_jsnmf_fit_workspace(const struct mvnmf_view *sources,
 // outputs are untouched. `MVNMF_STATUS_OK` always comes with finite factors
 // and objectives (a non-finite one, which the limits exclude, would be
 // `MVNMF_STATUS_INTERNAL`, outputs at the last sweep).
+//
+// Single-precision twin: `mvnmf_jsnmf_fit_f32`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `sources`: reading `n_sources` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `ranks`: reading `n_sources` values.
+// * `lambda`: reading `n_sources` doubles.
+// * `params`: reading one (NULL: the defaults).
+// * `w`: writing `M × k` doubles.
+// * `u`: reading `n_sources` pointers to `M × (R_s − k)` (doubles).
+// * `h`: reading `n_sources` pointers to `R_s × N_s` (doubles).
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_jsnmf_fit(const struct mvnmf_view *sources,
                              size_t n_sources,
                              size_t k,
@@ -3285,8 +3310,15 @@ mvnmf_status mvnmf_jsnmf_fit(const struct mvnmf_view *sources,
                              void *user,
                              struct mvnmf_report *report);
 
-// Workspace bytes of `mvnmf_jsnmf_encode` for these queries and a basis of
-// `r` columns.
+// Workspace bytes of `mvnmf_jsnmf_encode`
+// for these queries and a basis of `r` columns.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `queries`: reading one `mvnmf_view` descriptor, with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_jsnmf_encode_workspace(const struct mvnmf_view *queries,
                                           size_t r,
                                           const struct mvnmf_jsnmf_query_params *params,
@@ -3300,6 +3332,18 @@ mvnmf_status mvnmf_jsnmf_encode_workspace(const struct mvnmf_view *queries,
 // `tol` relative. Keyword queries are CSC columns; against `U_s` of source
 // `s` this is the out-of-sample encoding of new items of that source. Cost:
 // `FᵀF` and `FᵀQ` once, then `2r²` flops per query and update.
+//
+// Single-precision twin: `mvnmf_jsnmf_encode_f32`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `queries`: reading one `mvnmf_view` descriptor, with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `w`: reading `M × k` doubles.
+// * `u`: reading `M × (r − k)` doubles.
+// * `h`: writing `r × n_q` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_jsnmf_encode(const struct mvnmf_view *queries,
                                 size_t k,
                                 size_t r,
@@ -3310,7 +3354,13 @@ mvnmf_status mvnmf_jsnmf_encode(const struct mvnmf_view *queries,
                                 void *work,
                                 size_t work_bytes);
 
-// Workspace bytes of `mvnmf_jsnmf_rank` over `n_items` target items.
+// Workspace bytes of `mvnmf_jsnmf_rank`
+// over `n_items` target items.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_jsnmf_rank_workspace(size_t n_items,
                                         size_t *bytes);
 
@@ -3324,6 +3374,16 @@ mvnmf_status mvnmf_jsnmf_rank_workspace(size_t n_items,
 // never returned for their query (`SIZE_MAX`: none), e.g. the query item
 // itself; `n_top ≤ n_items`, one less for a query with an exclusion. Partial
 // selection, `O(n_items (r + log n_top))` per query.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `target_h`: reading `r × n_items` doubles.
+// * `query_h`: reading `r × n_queries` doubles.
+// * `exclude`: reading `n_queries` values.
+// * `idx`: writing `n_top × n_queries` values.
+// * `scores`: writing `n_top × n_queries` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_jsnmf_rank(const double *target_h,
                               size_t r,
                               size_t n_items,
@@ -3336,7 +3396,14 @@ mvnmf_status mvnmf_jsnmf_rank(const double *target_h,
                               void *work,
                               size_t work_bytes);
 
-// Workspace bytes of `mvnmf_jsnmf_query`.
+// Workspace bytes of `mvnmf_jsnmf_query`
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `queries`: reading one `mvnmf_view` descriptor, with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_jsnmf_query_workspace(const struct mvnmf_view *queries,
                                          size_t r,
                                          size_t n_items,
@@ -3348,6 +3415,19 @@ mvnmf_status mvnmf_jsnmf_query_workspace(const struct mvnmf_view *queries,
 // then `mvnmf_jsnmf_rank` of the target's items (`target_h` = `H_1`,
 // `r × n_items`). Arguments and outputs as those two functions'; nothing is
 // written on error.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `queries`: reading one `mvnmf_view` descriptor, with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `w`: reading `M × k` doubles.
+// * `u`: reading `M × (r − k)` doubles.
+// * `target_h`: reading `r × n_items` doubles.
+// * `exclude`: reading `n_q` values.
+// * `idx`: writing `n_top × n_q` values.
+// * `scores`: writing `n_top × n_q` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_jsnmf_query(const struct mvnmf_view *queries,
                                size_t k,
                                size_t r,
@@ -3363,7 +3443,15 @@ mvnmf_status mvnmf_jsnmf_query(const struct mvnmf_view *queries,
                                void *work,
                                size_t work_bytes);
 
-// Workspace bytes of `mvnmf_jsnmf_fit_f32`.
+// Workspace bytes of `mvnmf_jsnmf_fit_f32` (as `mvnmf_jsnmf_fit_workspace`).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `sources`: reading `n_sources` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
+// * `ranks`: reading `n_sources` values.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_jsnmf_fit_f32_workspace(const struct mvnmf_view_f32 *sources,
                                            size_t n_sources,
                                            size_t k,
@@ -3371,11 +3459,21 @@ mvnmf_status mvnmf_jsnmf_fit_f32_workspace(const struct mvnmf_view_f32 *sources,
                                            const struct mvnmf_jsnmf_params *params,
                                            size_t *bytes);
 
-// `mvnmf_jsnmf_fit` in single precision: `float` sources, `w`, `u[s]`,
-// `h[s]` (`lambda` and the report stay double). Limits as
-// `mvnmf_jsnmf_fit`'s with `2^103` for `2^999` (about `1e31`: the products
-// `λ_s X_s H_sᵀ` stay representable in `float`): float data near `1e30`, or
-// weights that put `Σ_s λ_s ½‖X_s‖²_F` above it, are refused.
+// `mvnmf_jsnmf_fit` in single precision: `float` for `sources` (`mvnmf_view_f32`), `w`, `u`, `h`, the other arguments as there.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `sources`: reading `n_sources` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
+// * `ranks`: reading `n_sources` values.
+// * `lambda`: reading `n_sources` doubles.
+// * `params`: reading one (NULL: the defaults).
+// * `w`: writing `M × k` floats.
+// * `u`: reading `n_sources` pointers to `M × (R_s − k)` (floats).
+// * `h`: reading `n_sources` pointers to `R_s × N_s` (floats).
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_jsnmf_fit_f32(const struct mvnmf_view_f32 *sources,
                                  size_t n_sources,
                                  size_t k,
@@ -3391,13 +3489,30 @@ mvnmf_status mvnmf_jsnmf_fit_f32(const struct mvnmf_view_f32 *sources,
                                  void *user,
                                  struct mvnmf_report *report);
 
-// Workspace bytes of `mvnmf_jsnmf_encode_f32`.
+// Workspace bytes of `mvnmf_jsnmf_encode_f32` (as `mvnmf_jsnmf_encode_workspace`).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `queries`: reading one `mvnmf_view_f32` descriptor, with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_jsnmf_encode_f32_workspace(const struct mvnmf_view_f32 *queries,
                                               size_t r,
                                               const struct mvnmf_jsnmf_query_params *params,
                                               size_t *bytes);
 
-// `mvnmf_jsnmf_encode` in single precision (`float` queries, `w`, `u`, `h`).
+// `mvnmf_jsnmf_encode` in single precision: `float` for `queries` (`mvnmf_view_f32`), `w`, `u`, `h`, the other arguments as there.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `queries`: reading one `mvnmf_view_f32` descriptor, with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `w`: reading `M × k` floats.
+// * `u`: reading `M × (r − k)` floats.
+// * `h`: writing `r × n_q` floats.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_jsnmf_encode_f32(const struct mvnmf_view_f32 *queries,
                                     size_t k,
                                     size_t r,
@@ -4286,8 +4401,16 @@ mvnmf_status mvnmf_anchors_kmeans_sampled(const struct mvnmf_view *views,
 // The default NMF options.
 struct mvnmf_nmf_params mvnmf_nmf_params_default(void);
 
-// Workspace bytes of `mvnmf_joint_nmf_fit` (validates the view descriptors as
-// the call does: pointers, strides, CSC structure; not the values).
+// Workspace bytes of `mvnmf_joint_nmf_fit`
+// (validates the view descriptors as the call does: pointers, strides,
+// CSC structure; not the values).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_joint_nmf_fit_workspace(const struct mvnmf_view *views,
                                            size_t n_views,
                                            size_t k,
@@ -4301,7 +4424,9 @@ mvnmf_status mvnmf_joint_nmf_fit_workspace(const struct mvnmf_view *views,
 // at least `mvnmf_joint_nmf_fit_workspace` bytes. Cost per iteration: each view
 // is read twice (`X Vᵀ`, `Uᵀ X`): dense `4·rows·N·k` flops, CSC `O(nnz·k)`.
 // Returns `MVNMF_STATUS_CANCELLED` (report written, outputs at the last
-// complete iterate) when `progress` returns nonzero.
+// complete iterate) when `progress` returns nonzero. The `_f32` twin: the
+// same updates, checks and report (objectives accumulated in double), about
+// half the memory traffic, results agreeing with it to `float` rounding.
 //
 // Magnitudes: any finite data with `½ Σ_v ‖X_v‖²_F ≤ 2^999` (about 5e300;
 // above, `MVNMF_STATUS_INPUT_TOO_LARGE` and nothing written); data whose
@@ -4310,6 +4435,19 @@ mvnmf_status mvnmf_joint_nmf_fit_workspace(const struct mvnmf_view *views,
 // guards the scaled problem; small data is scaled up only while the scaled
 // weights stay below 2^256); factors and objective come back in the caller's
 // units.
+//
+// Single-precision twin: `mvnmf_joint_nmf_fit_f32`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `u`: reading `n_views` pointers to `rows_v × k` (doubles).
+// * `v`: writing `k × N` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_joint_nmf_fit(const struct mvnmf_view *views,
                                  size_t n_views,
                                  size_t k,
@@ -4322,7 +4460,15 @@ mvnmf_status mvnmf_joint_nmf_fit(const struct mvnmf_view *views,
                                  void *user,
                                  struct mvnmf_report *report);
 
-// Workspace bytes of `mvnmf_joint_nmf_encode`.
+// Workspace bytes of `mvnmf_joint_nmf_encode`
+// (validated as the call validates them, values aside).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_joint_nmf_encode_workspace(const struct mvnmf_view *views,
                                               size_t n_views,
                                               size_t k,
@@ -4336,6 +4482,19 @@ mvnmf_status mvnmf_joint_nmf_encode_workspace(const struct mvnmf_view *views,
 // Magnitudes: as the fits (large inputs are scaled down, small ones are not
 // scaled up); the bases too must have half their sum of squares at most 2^999
 // (else `MVNMF_STATUS_INPUT_TOO_LARGE`).
+//
+// Single-precision twin: `mvnmf_joint_nmf_encode_f32`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `u`: reading `n_views` pointers to `rows_v × k` (doubles).
+// * `v`: writing `k × N` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_joint_nmf_encode(const struct mvnmf_view *views,
                                     size_t n_views,
                                     size_t k,
@@ -4348,7 +4507,15 @@ mvnmf_status mvnmf_joint_nmf_encode(const struct mvnmf_view *views,
                                     void *user,
                                     struct mvnmf_report *report);
 
-// Workspace bytes of `mvnmf_nmf_fit`.
+// Workspace bytes of `mvnmf_nmf_fit`
+// (as `mvnmf_joint_nmf_fit_workspace` on one view).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `x`: reading one `mvnmf_view` descriptor, with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_nmf_fit_workspace(const struct mvnmf_view *x,
                                      size_t k,
                                      const struct mvnmf_nmf_params *params,
@@ -4356,6 +4523,19 @@ mvnmf_status mvnmf_nmf_fit_workspace(const struct mvnmf_view *x,
 
 // NMF of one view: `min ½‖X − U V‖²_F`, `U ≥ 0`, `0 ≤ V ≤ vmax`; `u` is
 // `rows × k`, `v` is `k × cols`. Same contract as `mvnmf_joint_nmf_fit`.
+//
+// Single-precision twin: `mvnmf_nmf_fit_f32`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `x`: reading one `mvnmf_view` descriptor, with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `u`: writing `rows × k` doubles.
+// * `v`: writing `k × cols` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_nmf_fit(const struct mvnmf_view *x,
                            size_t k,
                            const struct mvnmf_nmf_params *params,
@@ -4367,13 +4547,34 @@ mvnmf_status mvnmf_nmf_fit(const struct mvnmf_view *x,
                            void *user,
                            struct mvnmf_report *report);
 
-// Workspace bytes of `mvnmf_nmf_encode`.
+// Workspace bytes of `mvnmf_nmf_encode`
+// (as `mvnmf_joint_nmf_encode_workspace` on one view).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `x`: reading one `mvnmf_view` descriptor, with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_nmf_encode_workspace(const struct mvnmf_view *x,
                                         size_t k,
                                         const struct mvnmf_nmf_params *params,
                                         size_t *bytes);
 
 // Out-of-sample encoding for one view against the basis `u` (`rows × k`).
+//
+// Single-precision twin: `mvnmf_nmf_encode_f32`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `x`: reading one `mvnmf_view` descriptor, with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `u`: reading `rows × k` doubles.
+// * `v`: writing `k × cols` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_nmf_encode(const struct mvnmf_view *x,
                               size_t k,
                               const struct mvnmf_nmf_params *params,
@@ -4385,8 +4586,15 @@ mvnmf_status mvnmf_nmf_encode(const struct mvnmf_view *x,
                               void *user,
                               struct mvnmf_report *report);
 
-// Workspace bytes of `mvnmf_nndsvd` for these views (validated as the call
-// validates them, values aside) and rank `k`.
+// Workspace bytes of `mvnmf_nndsvd`
+// for these views (validated as the call validates them, values aside)
+// and rank `k`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_nndsvd_workspace(const struct mvnmf_view *views,
                                     size_t n_views,
                                     size_t k,
@@ -4401,6 +4609,14 @@ mvnmf_status mvnmf_nndsvd_workspace(const struct mvnmf_view *views,
 // `NMF(init=...)` up to its randomized SVD's error. Cost `s²·l + 9s³` flops
 // (`s`, `l` the smaller and larger of `ΣM`, `N`); workspace `ΣM·N` doubles
 // plus `s²`. Outputs are written only on success.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `u`: reading `n_views` pointers to `M_v × k` (doubles).
+// * `v`: writing `k × N` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_nndsvd(const struct mvnmf_view *views,
                           size_t n_views,
                           size_t k,
@@ -4411,7 +4627,14 @@ mvnmf_status mvnmf_nndsvd(const struct mvnmf_view *views,
                           void *work,
                           size_t work_bytes);
 
-// Workspace bytes of `mvnmf_beta_nmf_fit`.
+// Workspace bytes of `mvnmf_beta_nmf_fit`
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_beta_nmf_fit_workspace(const struct mvnmf_view *views,
                                           size_t n_views,
                                           size_t k,
@@ -4453,6 +4676,22 @@ mvnmf_status mvnmf_beta_nmf_fit_workspace(const struct mvnmf_view *views,
 // be `MVNMF_STATUS_INTERNAL`, outputs at the last iterate). The objective
 // never rises wherever the clip does not act (`X > 0`; everywhere with
 // `clip = 0`).
+// The `_f32` twin holds its iterates in double, so with `clip = 0` `Y` is
+// floored at `2^-256` as in double.
+//
+// Single-precision twin: `mvnmf_beta_nmf_fit_f32`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `masks`: reading `n_views` pointers, each NULL or to `rows_v × N` bytes.
+// * `params`: reading one (NULL: the defaults).
+// * `u`: reading `n_views` pointers to `rows_v × k` (doubles).
+// * `v`: writing `k × N` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_beta_nmf_fit(const struct mvnmf_view *views,
                                 size_t n_views,
                                 size_t k,
@@ -4468,17 +4707,32 @@ mvnmf_status mvnmf_beta_nmf_fit(const struct mvnmf_view *views,
                                 void *user,
                                 struct mvnmf_report *report);
 
-// Workspace bytes of `mvnmf_joint_nmf_fit_f32`.
+// Workspace bytes of `mvnmf_joint_nmf_fit_f32` (as `mvnmf_joint_nmf_fit_workspace`).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_joint_nmf_fit_f32_workspace(const struct mvnmf_view_f32 *views,
                                                size_t n_views,
                                                size_t k,
                                                const struct mvnmf_nmf_params *params,
                                                size_t *bytes);
 
-// `mvnmf_joint_nmf_fit` in single precision: `float` views, `u[v]`
-// (`rows_v × k` floats) and `v` (`k × N` floats); the same updates, checks and
-// report (objectives accumulated in double). About half the memory traffic of
-// the double version; results agree with it to single precision's rounding.
+// `mvnmf_joint_nmf_fit` in single precision: `float` for `views` (`mvnmf_view_f32`), `u`, `v`, the other arguments as there.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `u`: reading `n_views` pointers to `rows_v × k` (floats).
+// * `v`: writing `k × N` floats.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_joint_nmf_fit_f32(const struct mvnmf_view_f32 *views,
                                      size_t n_views,
                                      size_t k,
@@ -4491,14 +4745,32 @@ mvnmf_status mvnmf_joint_nmf_fit_f32(const struct mvnmf_view_f32 *views,
                                      void *user,
                                      struct mvnmf_report *report);
 
-// Workspace bytes of `mvnmf_joint_nmf_encode_f32`.
+// Workspace bytes of `mvnmf_joint_nmf_encode_f32` (as `mvnmf_joint_nmf_encode_workspace`).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_joint_nmf_encode_f32_workspace(const struct mvnmf_view_f32 *views,
                                                   size_t n_views,
                                                   size_t k,
                                                   const struct mvnmf_nmf_params *params,
                                                   size_t *bytes);
 
-// `mvnmf_joint_nmf_encode` in single precision (`float` views, bases, encoding).
+// `mvnmf_joint_nmf_encode` in single precision: `float` for `views` (`mvnmf_view_f32`), `u`, `v`, the other arguments as there.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `u`: reading `n_views` pointers to `rows_v × k` (floats).
+// * `v`: writing `k × N` floats.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_joint_nmf_encode_f32(const struct mvnmf_view_f32 *views,
                                         size_t n_views,
                                         size_t k,
@@ -4511,13 +4783,31 @@ mvnmf_status mvnmf_joint_nmf_encode_f32(const struct mvnmf_view_f32 *views,
                                         void *user,
                                         struct mvnmf_report *report);
 
-// Workspace bytes of `mvnmf_nmf_fit_f32`.
+// Workspace bytes of `mvnmf_nmf_fit_f32` (as `mvnmf_nmf_fit_workspace`).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `x`: reading one `mvnmf_view_f32` descriptor, with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_nmf_fit_f32_workspace(const struct mvnmf_view_f32 *x,
                                          size_t k,
                                          const struct mvnmf_nmf_params *params,
                                          size_t *bytes);
 
-// `mvnmf_nmf_fit` in single precision (`float` view, `u`, `v`).
+// `mvnmf_nmf_fit` in single precision: `float` for `x` (`mvnmf_view_f32`), `u`, `v`, the other arguments as there.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `x`: reading one `mvnmf_view_f32` descriptor, with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `u`: writing `rows × k` floats.
+// * `v`: writing `k × cols` floats.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_nmf_fit_f32(const struct mvnmf_view_f32 *x,
                                size_t k,
                                const struct mvnmf_nmf_params *params,
@@ -4529,13 +4819,31 @@ mvnmf_status mvnmf_nmf_fit_f32(const struct mvnmf_view_f32 *x,
                                void *user,
                                struct mvnmf_report *report);
 
-// Workspace bytes of `mvnmf_nmf_encode_f32`.
+// Workspace bytes of `mvnmf_nmf_encode_f32` (as `mvnmf_nmf_encode_workspace`).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `x`: reading one `mvnmf_view_f32` descriptor, with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_nmf_encode_f32_workspace(const struct mvnmf_view_f32 *x,
                                             size_t k,
                                             const struct mvnmf_nmf_params *params,
                                             size_t *bytes);
 
-// `mvnmf_nmf_encode` in single precision (`float` view, basis, encoding).
+// `mvnmf_nmf_encode` in single precision: `float` for `x` (`mvnmf_view_f32`), `u`, `v`, the other arguments as there.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `x`: reading one `mvnmf_view_f32` descriptor, with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `u`: reading `rows × k` floats.
+// * `v`: writing `k × cols` floats.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_nmf_encode_f32(const struct mvnmf_view_f32 *x,
                                   size_t k,
                                   const struct mvnmf_nmf_params *params,
@@ -4547,7 +4855,14 @@ mvnmf_status mvnmf_nmf_encode_f32(const struct mvnmf_view_f32 *x,
                                   void *user,
                                   struct mvnmf_report *report);
 
-// Workspace bytes of `mvnmf_beta_nmf_fit_f32`.
+// Workspace bytes of `mvnmf_beta_nmf_fit_f32` (as `mvnmf_beta_nmf_fit_workspace`).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_beta_nmf_fit_f32_workspace(const struct mvnmf_view_f32 *views,
                                               size_t n_views,
                                               size_t k,
@@ -4555,10 +4870,19 @@ mvnmf_status mvnmf_beta_nmf_fit_f32_workspace(const struct mvnmf_view_f32 *views
                                               const struct mvnmf_nmf_params *params,
                                               size_t *bytes);
 
-// `mvnmf_beta_nmf_fit` in single precision (`float` views, factors, encoding;
-// `beta`, `clip` and the report stay double). Entries above `2^103` (about
-// `1e31`) are refused with `MVNMF_STATUS_INPUT_TOO_LARGE`; the iterates are
-// held in double, so with `clip = 0` `Y` is floored at `2^-256` as in double.
+// `mvnmf_beta_nmf_fit` in single precision: `float` for `views` (`mvnmf_view_f32`), `u`, `v`, the other arguments as there.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
+// * `masks`: reading `n_views` pointers, each NULL or to `rows_v × N` bytes.
+// * `params`: reading one (NULL: the defaults).
+// * `u`: reading `n_views` pointers to `rows_v × k` (floats).
+// * `v`: writing `k × N` floats.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_beta_nmf_fit_f32(const struct mvnmf_view_f32 *views,
                                     size_t n_views,
                                     size_t k,

@@ -33,15 +33,47 @@
 //!   conventions (`ffi/mod.rs`).
 //! * `workspace q for call(...) { ... }` alone declares a query apart from
 //!   its call (where the header orders two queries before their calls).
+//! * `fn x / x_f32(...) at report { ... }`: a body that says where it
+//!   refused (a `Result<mvnmf_status, Located>`, run by `entry_at!`, which
+//!   writes the location to `*report`).
+//! * `fn x / x_f32!(...)`: the twin (and its query) is not written here but
+//!   where `x_f32!();` stands (a macro of the twin's name), so that a file
+//!   whose header lists its `_f32` twins after all its `double` exports keeps
+//!   that order.
 //! * The call's body runs behind the panic boundary under the contract
 //!   (`entry!`), the query's through `query` (`workspace!`).
 
 /// One entry point: see the module doc.
 macro_rules! export {
-    // ---- a declaration: the double export and its `_f32` twin ----------------
+    // ---- a declaration: the double export and its `_f32` twin (`at report`:
+    // a body that says where, `Result<mvnmf_status, Located>` under
+    // `entry_at!`; `/ twin!`: the twin written where `twin!();` stands, so
+    // that the header keeps its order) ----------------------------------------
     (
         $(#[$doc:meta])*
-        fn $n64:ident / $n32:ident ($($p:tt)*) $body:block
+        fn $n64:ident / $n32:ident ($($p:tt)*) $body:block $($ws:tt)*
+    ) => {
+        export!(@pair [entry] [] [$(#[$doc])*] $n64 $n32 ($($p)*) $body $($ws)*);
+    };
+    (
+        $(#[$doc:meta])*
+        fn $n64:ident / $n32:ident ($($p:tt)*) at $rep:ident $body:block $($ws:tt)*
+    ) => {
+        export!(@pair [entry_at $rep] [] [$(#[$doc])*] $n64 $n32 ($($p)*) $body $($ws)*);
+    };
+    (
+        $(#[$doc:meta])*
+        fn $n64:ident / $n32:ident! ($($p:tt)*) $body:block $($ws:tt)*
+    ) => {
+        export!(@pair [entry] [!] [$(#[$doc])*] $n64 $n32 ($($p)*) $body $($ws)*);
+    };
+    (
+        $(#[$doc:meta])*
+        fn $n64:ident / $n32:ident! ($($p:tt)*) at $rep:ident $body:block $($ws:tt)*
+    ) => {
+        export!(@pair [entry_at $rep] [!] [$(#[$doc])*] $n64 $n32 ($($p)*) $body $($ws)*);
+    };
+    (@pair $kind:tt $later:tt [$($doc:tt)*] $n64:ident $n32:ident ($($p:tt)*) $body:block
         $(
             $(#[$wdoc:meta])*
             workspace $w64:ident $(/ $w32:ident)? ($($wp:tt)*) $wbody:block
@@ -54,15 +86,25 @@ macro_rules! export {
                 $(#[$wdoc])*
             ], $wbody} [f64 mvnmf_view "double"] ($($wp)*));
         )?
-        export!(@munch {[entry], $n64, [
-            $(#[$doc])*
+        export!(@munch {$kind, $n64, [
+            $($doc)*
             #[doc = ""]
             #[doc = concat!(" Single-precision twin: `", stringify!($n32), "`.")]
         ], $body} [f64 mvnmf_view "double"] [] [] [] $($p)* ,);
-        $(
-            export!(@twinq [$($w32)?] $n32 $w64 ($($wp)*) $wbody);
-        )?
-        export!(@munch {twin, $n32, $n64, $body} [f32 mvnmf_view_f32 "float"] [] [] [] $($p)* ,);
+        export!(@later $later $n32 {
+            $(
+                export!(@twinq [$($w32)?] $n32 $w64 ($($wp)*) $wbody);
+            )?
+            export!(@munch {twin $kind, $n32, $n64, $body} [f32 mvnmf_view_f32 "float"]
+                [] [] [] $($p)* ,);
+        });
+    };
+    // The twin here, or (`!`) as a macro of its name that writes it where called.
+    (@later [] $n32:ident {$($t:tt)*}) => { $($t)* };
+    (@later [!] $n32:ident {$($t:tt)*}) => {
+        macro_rules! $n32 {
+            () => { $($t)* };
+        }
     };
     // ---- a query declared apart from its call (where the header has the
     // queries of two calls before both calls) ----------------------------------
@@ -154,6 +196,13 @@ macro_rules! export {
         export!(@typed $ctx $pr $sig $saf $tl $p: $($rest)*);
     };
     (@typed $ctx:tt [$r:ident $v:ident $u:literal] [$($sig:tt)*] [$($saf:tt)*] [$($tl:tt)*]
+        $p:ident: *const V = "one", $($rest:tt)*) => {
+        export!(@munch $ctx [$r $v $u] [$($sig)* $p: *const $v,] [$($saf)*
+            [concat!("`", stringify!($p), "`: reading one `", stringify!($v),
+                "` descriptor, with the arrays its struct documents.")]]
+            [$($tl)* "`", stringify!($p), "` (`mvnmf_view_f32`), ",] $($rest)*);
+    };
+    (@typed $ctx:tt [$r:ident $v:ident $u:literal] [$($sig:tt)*] [$($saf:tt)*] [$($tl:tt)*]
         $p:ident: *const V = $e:literal, $($rest:tt)*) => {
         export!(@munch $ctx [$r $v $u] [$($sig)* $p: *const $v,] [$($saf)*
             [concat!("`", stringify!($p), "`: reading ", $e, " `",
@@ -204,9 +253,9 @@ macro_rules! export {
     };
 
     // ---- the functions -------------------------------------------------------
-    (@munch {twin, $name:ident, $n64:ident, $body:block} $pr:tt $sig:tt $saf:tt
+    (@munch {twin $kind:tt, $name:ident, $n64:ident, $body:block} $pr:tt $sig:tt $saf:tt
         [$($tl:tt)*]) => {
-        export!(@emit {[entry], $name, [
+        export!(@emit {$kind, $name, [
             #[doc = concat!(" `", stringify!($n64), "` in single precision: `float` for ",
                 $($tl)* "the other arguments as there.")]
         ], $body} $pr $sig $saf);
@@ -232,5 +281,6 @@ macro_rules! export {
         }
     };
     (@body [entry] $body:block) => { entry!($body) };
+    (@body [entry_at $report:ident] $body:block) => { entry_at!($report, $body) };
     (@body [query $bytes:ident] $body:block) => { workspace!($bytes, $body) };
 }

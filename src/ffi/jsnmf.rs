@@ -1,5 +1,10 @@
 //! The C ABI of `models::jsnmf`: JSNMF fit over sources of different item
 //! counts, query encoding, ranking, and the two in one call.
+//!
+//! Every export is declared once (`export!`, `ffi/declare.rs`); the `_f32`
+//! twins of the fit and the encoding (`float` sources, queries and factors;
+//! `lambda`, options and report stay `double`) are written at the end, where
+//! `twin!();` stands, so the header keeps its order.
 
 use core::ffi::c_void;
 
@@ -32,19 +37,14 @@ impl CParams for mvnmf_jsnmf_params {
         JsnmfParams::default()
     }
     fn read(&self) -> Result<JsnmfParams, Error> {
-        let init = match self.init {
-            MVNMF_INIT_RANDOM => Init::Random,
-            MVNMF_INIT_GIVEN => Init::Given,
-            _ => return Err(Error::BadParameter),
-        };
         let p = JsnmfParams {
             iter: NmfParams {
                 max_iter: self.max_iter,
                 tol: self.tol,
-                stop: stop_rule_from_c(self.stop_rule)?,
+                stop: self.stop_rule.to_rust()?,
                 eps: self.eps,
                 seed: self.seed,
-                init,
+                init: self.init.to_rust()?,
                 ..NmfParams::default()
             },
         };
@@ -62,8 +62,8 @@ pub extern "C" fn mvnmf_jsnmf_params_default() -> mvnmf_jsnmf_params {
         tol: d.tol,
         eps: d.eps,
         seed: d.seed,
-        init: MVNMF_INIT_RANDOM,
-        stop_rule: stop_rule_to_c(d.stop),
+        init: CField::from_rust(&d.init),
+        stop_rule: CField::from_rust(&d.stop),
     }
 }
 
@@ -81,31 +81,12 @@ pub struct mvnmf_jsnmf_query_params {
     pub eps: f64,
 }
 
-impl CParams for mvnmf_jsnmf_query_params {
-    type Rust = QueryParams;
-    fn defaults() -> QueryParams {
-        QueryParams::default()
-    }
-    fn read(&self) -> Result<QueryParams, Error> {
-        let p = QueryParams {
-            max_iter: self.max_iter,
-            tol: self.tol,
-            eps: self.eps,
-        };
-        p.validate()?;
-        Ok(p)
-    }
-}
+cparams!(mvnmf_jsnmf_query_params => QueryParams { max_iter, tol, eps } validate);
 
 /// The default query options.
 #[no_mangle]
 pub extern "C" fn mvnmf_jsnmf_query_params_default() -> mvnmf_jsnmf_query_params {
-    let d = QueryParams::default();
-    mvnmf_jsnmf_query_params {
-        max_iter: d.max_iter,
-        tol: d.tol,
-        eps: d.eps,
-    }
+    CField::from_rust(&QueryParams::default())
 }
 
 /// Per-source output buffers from a C pointer array, buffer `s` of `len(s)`
@@ -174,85 +155,6 @@ unsafe fn read_ranks<'a>(
     })
 }
 
-/// Workspace bytes of `mvnmf_jsnmf_fit` (validates the source descriptors as
-/// the call does, values aside, and `ranks`).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_jsnmf_fit_workspace(
-    sources: *const mvnmf_view,
-    n_sources: usize,
-    k: usize,
-    ranks: *const usize,
-    params: *const mvnmf_jsnmf_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { fit_ws(sources, n_sources, k, ranks, params, bytes) }
-}
-
-unsafe fn fit_ws<D: ViewDesc>(
-    sources: *const D,
-    n_sources: usize,
-    k: usize,
-    ranks: *const usize,
-    params: *const mvnmf_jsnmf_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        let p = read_params(params)?;
-        let r = slice(ranks, n_sources)?;
-        jsnmf::fit_workspace::<D::T>(shapes(sources, n_sources)?, k, r, &p)
-    })
-}
-
-/// JSNMF (seed 004): `min ½ Σ_s λ_s ‖X_s − [W | U_s] H_s‖²_F` over
-/// `W, U_s, H_s ≥ 0`, for `n_sources ≥ 1` sources over the same `M` terms
-/// (rows), each with its own item count `N_s` (columns), dense or CSC.
-///
-/// * `k` shared basis vectors; `ranks[s] = R_s ≥ max(k, 1)`. `k = 0`:
-///   independent NMFs; `k = R_s` for all: the fully shared model.
-/// * `lambda`: `n_sources` weights (finite, > 0), or NULL for
-///   `λ_s = ‖X_1‖²/‖X_s‖²`.
-/// * Limits (the objective representable): every `½‖X_s‖²_F` and the weighted
-///   `Σ_s λ_s ½‖X_s‖²_F` at most `2^999` (about `5e300`; `_f32`: `2^103`, about
-///   `1e31`, entries up to about `4e15`). Data beyond: `MVNMF_STATUS_INPUT_TOO_LARGE`;
-///   weights beyond, or a `λ_s` above the bound itself (e.g. `{1e308, 1e-308}`):
-///   `MVNMF_STATUS_BAD_PARAMETER`;
-///   nothing written.
-/// * `w`: `M × k` doubles (NULL when `k = 0`); `u[s]`: `M × (R_s − k)` (NULL
-///   when `R_s = k`); `h[s]`: `R_s × N_s`. Written; read with `MVNMF_INIT_GIVEN`.
-///   After every sweep the columns of `W`, `U_s` have unit L2 norm (the rows
-///   of `H_s` carry the scale).
-/// * `work`: at least `mvnmf_jsnmf_fit_workspace` bytes.
-///
-/// Cost per sweep: each source read twice (dense `4 M N_s R_s` flops, CSC
-/// `O(nnz_s R_s)`) plus `O(M R_s² + R_s² N_s)`. The objective never increases.
-/// Returns `MVNMF_STATUS_CANCELLED` (report written, outputs at the last
-/// complete sweep) when `progress` returns nonzero; on any other error the
-/// outputs are untouched. `MVNMF_STATUS_OK` always comes with finite factors
-/// and objectives (a non-finite one, which the limits exclude, would be
-/// `MVNMF_STATUS_INTERNAL`, outputs at the last sweep).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_jsnmf_fit(
-    sources: *const mvnmf_view,
-    n_sources: usize,
-    k: usize,
-    ranks: *const usize,
-    lambda: *const f64,
-    params: *const mvnmf_jsnmf_params,
-    w: *mut f64,
-    u: *const *mut f64,
-    h: *const *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe! {
-        fit_c((sources, n_sources), (k, ranks, lambda), params, (w, u, h), (work, work_bytes),
-            (progress, user), report)
-    }
-}
-
 /// The argument positions of `mvnmf_jsnmf_fit` and its `_f32` twin
 /// (`sources` 1, `n_sources` 2, `k` 3, `ranks` 4, `lambda` 5, `params` 6,
 /// `w` 7, `u` 8, `h` 9, `work` 10, `work_bytes` 11, `progress` 12, `user`
@@ -268,27 +170,55 @@ const SITE: Site = Site {
     share_rows: true,
 };
 
-/// The body of `mvnmf_jsnmf_fit` and its `_f32` twin.
-#[allow(clippy::type_complexity)]
-unsafe fn fit_c<D: ViewDesc>(
-    (sources, n_sources): (*const D, usize),
-    (k, ranks, lambda): (usize, *const usize, *const f64),
-    params: *const mvnmf_jsnmf_params,
-    (w, u, h): (*mut D::T, *const *mut D::T, *const *mut D::T),
-    (work, work_bytes): (*mut c_void, usize),
-    (progress, user): (mvnmf_progress_fn, *mut c_void),
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    entry_at!(report, {
+export! {
+    /// JSNMF (seed 004): `min ½ Σ_s λ_s ‖X_s − [W | U_s] H_s‖²_F` over
+    /// `W, U_s, H_s ≥ 0`, for `n_sources ≥ 1` sources over the same `M` terms
+    /// (rows), each with its own item count `N_s` (columns), dense or CSC.
+    ///
+    /// * `k` shared basis vectors; `ranks[s] = R_s ≥ max(k, 1)`. `k = 0`:
+    ///   independent NMFs; `k = R_s` for all: the fully shared model.
+    /// * `lambda`: `n_sources` weights (finite, > 0), or NULL for
+    ///   `λ_s = ‖X_1‖²/‖X_s‖²`.
+    /// * Limits (the objective representable): every `½‖X_s‖²_F` and the weighted
+    ///   `Σ_s λ_s ½‖X_s‖²_F` at most `2^999` (about `5e300`; `_f32`: `2^103`, about
+    ///   `1e31`, entries up to about `4e15`). Data beyond: `MVNMF_STATUS_INPUT_TOO_LARGE`;
+    ///   weights beyond, or a `λ_s` above the bound itself (e.g. `{1e308, 1e-308}`):
+    ///   `MVNMF_STATUS_BAD_PARAMETER`;
+    ///   nothing written.
+    /// * `w`: `M × k` doubles (NULL when `k = 0`); `u[s]`: `M × (R_s − k)` (NULL
+    ///   when `R_s = k`); `h[s]`: `R_s × N_s`. Written; read with `MVNMF_INIT_GIVEN`.
+    ///   After every sweep the columns of `W`, `U_s` have unit L2 norm (the rows
+    ///   of `H_s` carry the scale).
+    /// * `work`: at least `mvnmf_jsnmf_fit_workspace` bytes.
+    ///
+    /// Cost per sweep: each source read twice (dense `4 M N_s R_s` flops, CSC
+    /// `O(nnz_s R_s)`) plus `O(M R_s² + R_s² N_s)`. The objective never increases.
+    /// Returns `MVNMF_STATUS_CANCELLED` (report written, outputs at the last
+    /// complete sweep) when `progress` returns nonzero; on any other error the
+    /// outputs are untouched. `MVNMF_STATUS_OK` always comes with finite factors
+    /// and objectives (a non-finite one, which the limits exclude, would be
+    /// `MVNMF_STATUS_INTERNAL`, outputs at the last sweep).
+    fn mvnmf_jsnmf_fit / mvnmf_jsnmf_fit_f32!(
+        sources: *const V = "`n_sources`",
+        n_sources: usize,
+        k: usize,
+        ranks: *const usize = "`n_sources` values",
+        lambda: *const f64 = "`n_sources` doubles",
+        params: *const mvnmf_jsnmf_params,
+        w: *mut T = "`M × k`",
+        u: *const *mut T = "`n_sources` pointers to `M × (R_s − k)`",
+        h: *const *mut T = "`n_sources` pointers to `R_s × N_s`",
+        work: *mut c_void,
+        work_bytes: usize,
+        progress: mvnmf_progress_fn,
+        user: *mut c_void,
+        report: *mut mvnmf_report,
+    ) at report {
         let p = read_params(params).arg(6)?;
         let (vs, _) = read_views_at(sources, n_sources, 1)?;
         let m = vs.shape(0).rows;
         let r = read_ranks(ranks, n_sources, m, k).arg(4)?;
-        let lam = if lambda.is_null() {
-            None
-        } else {
-            Some(slice(lambda, n_sources).arg(5)?)
-        };
+        let lam = opt_slice(lambda, n_sources).arg(5)?;
         let wl = m.checked_mul(k).ok_or(Error::SizeOverflow).arg(3)?;
         let ww = slice_mut(w, wl).arg(7)?;
         let mut us = bufs(u, n_sources, |s| r.get(s).map_or(0, |&rs| m * (rs - k))).arg(8)?;
@@ -304,89 +234,75 @@ unsafe fn fit_c<D: ViewDesc>(
         let rep = rep.map_err(|e| {
             let given = [
                 Given::Buf(7, &*ww, m),
-                Given::Factors(8, &us as &dyn Factors<D::T>),
-                Given::Rows(9, &hs as &dyn Factors<D::T>, r),
+                Given::Factors(8, &us as &dyn Factors<T>),
+                Given::Rows(9, &hs as &dyn Factors<T>, r),
             ];
-            let given = if p.iter.init == Init::Given {
-                &given[..]
-            } else {
-                &[]
-            };
-            SITE.blame(e, &vs, given)
+            SITE.blame_start(e, &vs, p.iter.init, &given)
         })?;
         finish(rep, report).arg(0)
-    })
-}
-
-/// Workspace bytes of `mvnmf_jsnmf_encode` for these queries and a basis of
-/// `r` columns.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_jsnmf_encode_workspace(
-    queries: *const mvnmf_view,
-    r: usize,
-    params: *const mvnmf_jsnmf_query_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { encode_ws(queries, r, params, bytes) }
-}
-
-unsafe fn encode_ws<D: ViewDesc>(
-    queries: *const D,
-    r: usize,
-    params: *const mvnmf_jsnmf_query_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
+    }
+    /// (validates the source descriptors as the call does, values aside, and
+    /// `ranks`).
+    workspace mvnmf_jsnmf_fit_workspace / mvnmf_jsnmf_fit_f32_workspace(
+        sources: *const V = "`n_sources`",
+        n_sources: usize,
+        k: usize,
+        ranks: *const usize = "`n_sources` values",
+        params: *const mvnmf_jsnmf_params,
+    ) {
         let p = read_params(params)?;
-        let mut sh = shapes(queries, 1)?;
-        let s = sh.next().ok_or(Error::ZeroDimension)?;
-        encode_dims::<D::T>(s, r)?;
-        jsnmf::encode_workspace::<D::T>(s, r, &p)
-    })
+        let r = slice(ranks, n_sources)?;
+        jsnmf::fit_workspace::<T>(shapes(sources, n_sources)?, k, r, &p)
+    }
 }
 
-/// Encodes the columns of `queries` (`M × n_q` term vectors, dense or CSC,
-/// finite, ≥ 0, none all zero: `MVNMF_STATUS_EMPTY_QUERY`) against one
-/// source's basis `[W | U_s]` (`w`: `M × k`, `u`: `M × (r − k)`): writes `h`
-/// (`r × n_q`). Each query on its own: `h ← h ∘ (Fᵀq + δ) ⊘ (FᵀF h + δ)`
-/// from the best constant vector, until `‖F h − q‖²` improves by at most
-/// `tol` relative. Keyword queries are CSC columns; against `U_s` of source
-/// `s` this is the out-of-sample encoding of new items of that source. Cost:
-/// `FᵀF` and `FᵀQ` once, then `2r²` flops per query and update.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_jsnmf_encode(
-    queries: *const mvnmf_view,
-    k: usize,
-    r: usize,
-    params: *const mvnmf_jsnmf_query_params,
-    w: *const f64,
-    u: *const f64,
-    h: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    c_unsafe! { encode_c(queries, (k, r), params, (w, u, h), (work, work_bytes)) }
-}
-
-/// The body of `mvnmf_jsnmf_encode` and its `_f32` twin.
-#[allow(clippy::type_complexity)]
-unsafe fn encode_c<D: ViewDesc>(
-    queries: *const D,
-    (k, r): (usize, usize),
-    params: *const mvnmf_jsnmf_query_params,
-    (w, u, h): (*const D::T, *const D::T, *mut D::T),
-    (work, work_bytes): (*mut c_void, usize),
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Encodes the columns of `queries` (`M × n_q` term vectors, dense or CSC,
+    /// finite, ≥ 0, none all zero: `MVNMF_STATUS_EMPTY_QUERY`) against one
+    /// source's basis `[W | U_s]` (`w`: `M × k`, `u`: `M × (r − k)`): writes `h`
+    /// (`r × n_q`). Each query on its own: `h ← h ∘ (Fᵀq + δ) ⊘ (FᵀF h + δ)`
+    /// from the best constant vector, until `‖F h − q‖²` improves by at most
+    /// `tol` relative. Keyword queries are CSC columns; against `U_s` of source
+    /// `s` this is the out-of-sample encoding of new items of that source. Cost:
+    /// `FᵀF` and `FᵀQ` once, then `2r²` flops per query and update.
+    fn mvnmf_jsnmf_encode / mvnmf_jsnmf_encode_f32!(
+        queries: *const V = "one",
+        k: usize,
+        r: usize,
+        params: *const mvnmf_jsnmf_query_params,
+        w: *const T = "`M × k`",
+        u: *const T = "`M × (r − k)`",
+        h: *mut T = "`r × n_q`",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
         let p = read_params(params)?;
         let (qs, nq) = read_views(queries, 1)?;
-        encode_dims::<D::T>(qs.shape(0), r)?;
+        encode_dims::<T>(qs.shape(0), r)?;
         let (ww, uu) = basis(w, u, qs.shape(0).rows, k, r)?;
         let hh = slice_mut(h, r.checked_mul(nq).ok_or(Error::SizeOverflow)?)?;
         let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
         jsnmf::encode(ww, uu, k, r, &qs.view(0), &p, hh, wk)?;
         Ok(mvnmf_status::Ok)
-    })
+    }
+    /// for these queries and a basis of `r` columns.
+    workspace mvnmf_jsnmf_encode_workspace / mvnmf_jsnmf_encode_f32_workspace(
+        queries: *const V = "one",
+        r: usize,
+        params: *const mvnmf_jsnmf_query_params,
+    ) {
+        let p = read_params(params)?;
+        let s = query_shape(queries)?;
+        encode_dims::<T>(s, r)?;
+        jsnmf::encode_workspace::<T>(s, r, &p)
+    }
+}
+
+/// The shape of the one view of queries, validated as the calls validate it.
+unsafe fn query_shape<D: ViewDesc>(queries: *const D) -> Result<ViewShape, Error> {
+    c_unsafe!(shapes(queries, 1))?
+        .next()
+        .ok_or(Error::ZeroDimension)
 }
 
 /// The rule of the encodes (and the batch query) on the arguments their
@@ -419,40 +335,30 @@ unsafe fn basis<'a, T>(
     })
 }
 
-/// Workspace bytes of `mvnmf_jsnmf_rank` over `n_items` target items.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_jsnmf_rank_workspace(
-    n_items: usize,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { query(bytes, || jsnmf::rank_workspace::<f64>(n_items)) }
-}
-
-/// Ranks the target's items for each query by cosine similarity of the
-/// encodings: `target_h` is `H_1` (`r × n_items`), `query_h` holds
-/// `n_queries` encodings (`r × n_queries`: from `mvnmf_jsnmf_encode`, or
-/// columns of `H_1` for query by example). Writes the `n_top` best items per
-/// query, best first (ties: lower index first), into `idx` (`n_top ×
-/// n_queries`, column `q` for query `q`) and, if `scores` is not NULL, their
-/// similarities (same shape). `exclude`: NULL, or `n_queries` item indices
-/// never returned for their query (`SIZE_MAX`: none), e.g. the query item
-/// itself; `n_top ≤ n_items`, one less for a query with an exclusion. Partial
-/// selection, `O(n_items (r + log n_top))` per query.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_jsnmf_rank(
-    target_h: *const f64,
-    r: usize,
-    n_items: usize,
-    query_h: *const f64,
-    n_queries: usize,
-    n_top: usize,
-    exclude: *const usize,
-    idx: *mut usize,
-    scores: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Ranks the target's items for each query by cosine similarity of the
+    /// encodings: `target_h` is `H_1` (`r × n_items`), `query_h` holds
+    /// `n_queries` encodings (`r × n_queries`: from `mvnmf_jsnmf_encode`, or
+    /// columns of `H_1` for query by example). Writes the `n_top` best items per
+    /// query, best first (ties: lower index first), into `idx` (`n_top ×
+    /// n_queries`, column `q` for query `q`) and, if `scores` is not NULL, their
+    /// similarities (same shape). `exclude`: NULL, or `n_queries` item indices
+    /// never returned for their query (`SIZE_MAX`: none), e.g. the query item
+    /// itself; `n_top ≤ n_items`, one less for a query with an exclusion. Partial
+    /// selection, `O(n_items (r + log n_top))` per query.
+    fn mvnmf_jsnmf_rank(
+        target_h: *const f64 = "`r × n_items` doubles",
+        r: usize,
+        n_items: usize,
+        query_h: *const f64 = "`r × n_queries` doubles",
+        n_queries: usize,
+        n_top: usize,
+        exclude: *const usize = "`n_queries` values",
+        idx: *mut usize = "`n_top × n_queries` values",
+        scores: *mut f64 = "`n_top × n_queries` doubles",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
         if n_items == 0 || n_queries == 0 || n_top == 0 {
             return Err(Error::ZeroDimension);
         }
@@ -461,10 +367,7 @@ pub unsafe extern "C" fn mvnmf_jsnmf_rank(
         }
         let x = Ranking {
             target: slice(target_h, r.checked_mul(n_items).ok_or(Error::SizeOverflow)?)?,
-            queries: slice(
-                query_h,
-                r.checked_mul(n_queries).ok_or(Error::SizeOverflow)?,
-            )?,
+            queries: slice(query_h, r.checked_mul(n_queries).ok_or(Error::SizeOverflow)?)?,
             r,
             n_top,
             exclude: opt_slice(exclude, n_queries)?,
@@ -472,7 +375,11 @@ pub unsafe extern "C" fn mvnmf_jsnmf_rank(
         let (ii, ss, wk) = rank_outputs(n_top, n_queries, idx, scores, work, work_bytes)?;
         jsnmf::rank(&x, ii, ss, wk)?;
         Ok(mvnmf_status::Ok)
-    })
+    }
+    /// over `n_items` target items.
+    workspace mvnmf_jsnmf_rank_workspace(n_items: usize) {
+        jsnmf::rank_workspace::<f64>(n_items)
+    }
 }
 
 /// `p[..n]`, or `None` when `p` is NULL.
@@ -512,51 +419,28 @@ unsafe fn rank_outputs<'a>(
     })
 }
 
-/// Workspace bytes of `mvnmf_jsnmf_query`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_jsnmf_query_workspace(
-    queries: *const mvnmf_view,
-    r: usize,
-    n_items: usize,
-    params: *const mvnmf_jsnmf_query_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        let p = read_params(params)?;
-        let mut sh = shapes(queries, 1)?;
-        let s = sh.next().ok_or(Error::ZeroDimension)?;
-        if n_items == 0 {
-            return Err(Error::ZeroDimension);
-        }
-        encode_dims::<f64>(s, r)?;
-        elems::<f64>(r, n_items)?;
-        jsnmf::query_workspace::<f64>(s, r, n_items, &p)
-    })
-}
-
-/// Retrieval (seed 004, Algorithm 2) for a batch of queries in one call:
-/// `mvnmf_jsnmf_encode` of `queries` against the target's basis `[W | U_1]`,
-/// then `mvnmf_jsnmf_rank` of the target's items (`target_h` = `H_1`,
-/// `r × n_items`). Arguments and outputs as those two functions'; nothing is
-/// written on error.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_jsnmf_query(
-    queries: *const mvnmf_view,
-    k: usize,
-    r: usize,
-    params: *const mvnmf_jsnmf_query_params,
-    w: *const f64,
-    u: *const f64,
-    target_h: *const f64,
-    n_items: usize,
-    n_top: usize,
-    exclude: *const usize,
-    idx: *mut usize,
-    scores: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Retrieval (seed 004, Algorithm 2) for a batch of queries in one call:
+    /// `mvnmf_jsnmf_encode` of `queries` against the target's basis `[W | U_1]`,
+    /// then `mvnmf_jsnmf_rank` of the target's items (`target_h` = `H_1`,
+    /// `r × n_items`). Arguments and outputs as those two functions'; nothing is
+    /// written on error.
+    fn mvnmf_jsnmf_query(
+        queries: *const V = "one",
+        k: usize,
+        r: usize,
+        params: *const mvnmf_jsnmf_query_params,
+        w: *const f64 = "`M × k` doubles",
+        u: *const f64 = "`M × (r − k)` doubles",
+        target_h: *const f64 = "`r × n_items` doubles",
+        n_items: usize,
+        n_top: usize,
+        exclude: *const usize = "`n_q` values",
+        idx: *mut usize = "`n_top × n_q` values",
+        scores: *mut f64 = "`n_top × n_q` doubles",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
         let p = read_params(params)?;
         let (qs, nq) = read_views(queries, 1)?;
         if n_items == 0 || n_top == 0 {
@@ -575,73 +459,24 @@ pub unsafe extern "C" fn mvnmf_jsnmf_query(
         let (ii, ss, wk) = rank_outputs(n_top, nq, idx, scores, work, work_bytes)?;
         jsnmf::query(ww, uu, k, &qs.view(0), &p, &x, ii, ss, wk)?;
         Ok(mvnmf_status::Ok)
-    })
-}
-
-/// Workspace bytes of `mvnmf_jsnmf_fit_f32`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_jsnmf_fit_f32_workspace(
-    sources: *const mvnmf_view_f32,
-    n_sources: usize,
-    k: usize,
-    ranks: *const usize,
-    params: *const mvnmf_jsnmf_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { fit_ws(sources, n_sources, k, ranks, params, bytes) }
-}
-
-/// `mvnmf_jsnmf_fit` in single precision: `float` sources, `w`, `u[s]`,
-/// `h[s]` (`lambda` and the report stay double). Limits as
-/// `mvnmf_jsnmf_fit`'s with `2^103` for `2^999` (about `1e31`: the products
-/// `λ_s X_s H_sᵀ` stay representable in `float`): float data near `1e30`, or
-/// weights that put `Σ_s λ_s ½‖X_s‖²_F` above it, are refused.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_jsnmf_fit_f32(
-    sources: *const mvnmf_view_f32,
-    n_sources: usize,
-    k: usize,
-    ranks: *const usize,
-    lambda: *const f64,
-    params: *const mvnmf_jsnmf_params,
-    w: *mut f32,
-    u: *const *mut f32,
-    h: *const *mut f32,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe! {
-        fit_c((sources, n_sources), (k, ranks, lambda), params, (w, u, h), (work, work_bytes),
-            (progress, user), report)
+    }
+    workspace mvnmf_jsnmf_query_workspace(
+        queries: *const V = "one",
+        r: usize,
+        n_items: usize,
+        params: *const mvnmf_jsnmf_query_params,
+    ) {
+        let p = read_params(params)?;
+        let s = query_shape(queries)?;
+        if n_items == 0 {
+            return Err(Error::ZeroDimension);
+        }
+        encode_dims::<f64>(s, r)?;
+        elems::<f64>(r, n_items)?;
+        jsnmf::query_workspace::<f64>(s, r, n_items, &p)
     }
 }
 
-/// Workspace bytes of `mvnmf_jsnmf_encode_f32`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_jsnmf_encode_f32_workspace(
-    queries: *const mvnmf_view_f32,
-    r: usize,
-    params: *const mvnmf_jsnmf_query_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { encode_ws(queries, r, params, bytes) }
-}
-
-/// `mvnmf_jsnmf_encode` in single precision (`float` queries, `w`, `u`, `h`).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_jsnmf_encode_f32(
-    queries: *const mvnmf_view_f32,
-    k: usize,
-    r: usize,
-    params: *const mvnmf_jsnmf_query_params,
-    w: *const f32,
-    u: *const f32,
-    h: *mut f32,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    c_unsafe! { encode_c(queries, (k, r), params, (w, u, h), (work, work_bytes)) }
-}
+// ---- the `_f32` twins, in the header's order.
+mvnmf_jsnmf_fit_f32!();
+mvnmf_jsnmf_encode_f32!();

@@ -1,4 +1,10 @@
-//! The C ABI of `models::nmf`: NMF and joint multi-view NMF, fit and encode.
+//! The C ABI of `models::nmf`: NMF and joint multi-view NMF, fit and encode;
+//! the NNDSVD start; β-divergence NMF.
+//!
+//! Every export is declared once (`export!`, `ffi/declare.rs`), its `_f32`
+//! twin (`float` views, factors and encodings; options, objectives and report
+//! stay `double`) written at the end where `twin!();` stands, so the header
+//! keeps its order. The one-view calls are the joint bodies on one view.
 
 use core::ffi::c_void;
 
@@ -37,68 +43,6 @@ cparams!(mvnmf_nmf_params => NmfParams {
 #[no_mangle]
 pub extern "C" fn mvnmf_nmf_params_default() -> mvnmf_nmf_params {
     CField::from_rust(&NmfParams::default())
-}
-
-/// Workspace bytes of `mvnmf_joint_nmf_fit` (validates the view descriptors as
-/// the call does: pointers, strides, CSC structure; not the values).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_joint_nmf_fit_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { joint_fit_ws(views, n_views, k, params, bytes) }
-}
-
-unsafe fn joint_fit_ws<D: ViewDesc>(
-    views: *const D,
-    n_views: usize,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        let p = read_params(params)?;
-        nmf::joint_fit_workspace::<D::T>(shapes(views, n_views)?, k, &p)
-    })
-}
-
-/// Joint multi-view NMF: `min ½ Σ_v ‖X_v − U_v V‖²_F`, `U_v ≥ 0`, `0 ≤ V ≤ vmax`.
-///
-/// `views[n_views]` share `N` items; `u[v]` points at `rows_v × k` doubles and
-/// `v` at `k × N` doubles (written; read with `MVNMF_INIT_GIVEN`). `work` holds
-/// at least `mvnmf_joint_nmf_fit_workspace` bytes. Cost per iteration: each view
-/// is read twice (`X Vᵀ`, `Uᵀ X`): dense `4·rows·N·k` flops, CSC `O(nnz·k)`.
-/// Returns `MVNMF_STATUS_CANCELLED` (report written, outputs at the last
-/// complete iterate) when `progress` returns nonzero.
-///
-/// Magnitudes: any finite data with `½ Σ_v ‖X_v‖²_F ≤ 2^999` (about 5e300;
-/// above, `MVNMF_STATUS_INPUT_TOO_LARGE` and nothing written); data whose
-/// largest entry is outside [2^-64, 2^64] is solved at an internal power-of-two
-/// scale with the weights scaled to match (the same minimisers; `eps` then
-/// guards the scaled problem; small data is scaled up only while the scaled
-/// weights stay below 2^256); factors and objective come back in the caller's
-/// units.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_joint_nmf_fit(
-    views: *const mvnmf_view,
-    n_views: usize,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    u: *const *mut f64,
-    v: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe! {
-        joint_fit(views, n_views, k, params, u, v, (work, work_bytes), (progress, user), report,
-            false)
-    }
 }
 
 /// The argument positions of `mvnmf_joint_nmf_fit`, `_encode` and their
@@ -156,212 +100,210 @@ fn one_view(l: Located, single: bool) -> Located {
     }
 }
 
-/// The body of `mvnmf_joint_nmf_fit` and its `_f32` twin.
+/// The bases of a joint call: written by the fits, read by the encodes.
+enum Bases<T> {
+    Fit(*const *mut T),
+    Encode(*const *const T),
+}
+
+/// The body of the joint fits and encodes (`mvnmf_joint_nmf_fit`, `_encode`;
+/// `single`: `mvnmf_nmf_fit`, `_encode`, their one view at argument 1) and
+/// their twins.
 #[allow(clippy::too_many_arguments)]
-unsafe fn joint_fit<D: ViewDesc>(
-    views: *const D,
-    n_views: usize,
+unsafe fn joint<D: ViewDesc>(
+    (views, n_views): (*const D, usize),
     k: usize,
     params: *const mvnmf_nmf_params,
-    u: *const *mut D::T,
-    v: *mut D::T,
+    (u, v): (Bases<D::T>, *mut D::T),
     (work, work_bytes): (*mut c_void, usize),
     (progress, user): (mvnmf_progress_fn, *mut c_void),
     report: *mut mvnmf_report,
     single: bool,
-) -> mvnmf_status {
-    entry_at!(report, {
-        let body = || {
+) -> Result<mvnmf_status, Located> {
+    let body = || {
+        c_unsafe!({
             let p = read_params(params).arg(4)?;
             let (vs, n) = read_views_at(views, n_views, 1)?;
-            let mut us = factors_at(u, &vs, k, &[], |p: *mut D::T| p.is_null(), 5)?;
-            let (vv, w) = outputs(v, k, n, work, work_bytes).arg(6)?;
-            let r = with_monitor(progress, user, |m| {
-                nmf::joint_fit(&vs, k, &p, &mut us, &mut *vv, w, m)
-            });
-            let r = r.map_err(|e| {
-                let given = [
-                    Given::Factors(5, &us as &dyn Factors<D::T>),
-                    Given::Buf(6, &*vv, k),
-                ];
-                let given = if p.init == Init::Given {
-                    &given[..]
-                } else {
-                    &[]
-                };
-                JOINT.blame(e, &vs, given)
-            })?;
+            let r = match u {
+                Bases::Fit(u) => {
+                    let mut us = factors_at(u, &vs, k, &[], |p: *mut D::T| p.is_null(), 5)?;
+                    let (vv, w) = outputs(v, k, n, work, work_bytes).arg(6)?;
+                    let r = with_monitor(progress, user, |m| {
+                        nmf::joint_fit(&vs, k, &p, &mut us, &mut *vv, w, m)
+                    });
+                    r.map_err(|e| {
+                        let us = &us as &dyn Factors<D::T>;
+                        let given = [Given::Factors(5, us), Given::Buf(6, &*vv, k)];
+                        JOINT.blame_start(e, &vs, p.init, &given)
+                    })
+                }
+                Bases::Encode(u) => {
+                    let us = factors_at(u, &vs, k, &[], |p: *const D::T| p.is_null(), 5)?;
+                    let (vv, w) = outputs(v, k, n, work, work_bytes).arg(6)?;
+                    let r = with_monitor(progress, user, |m| {
+                        nmf::joint_encode(&vs, k, &p, &us, vv, w, m)
+                    });
+                    r.map_err(|e| JOINT.blame(e, &vs, &[Given::Factors(5, &us)]))
+                }
+            }?;
             finish(r, report).arg(0)
-        };
-        body().map_err(|l| one_view(l, single))
-    })
+        })
+    };
+    body().map_err(|l| one_view(l, single))
 }
 
-/// Workspace bytes of `mvnmf_joint_nmf_encode`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_joint_nmf_encode_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { joint_encode_ws(views, n_views, k, params, bytes) }
-}
-
-unsafe fn joint_encode_ws<D: ViewDesc>(
+/// The workspace of the joint fits (`encode`: the encodes) on these views.
+unsafe fn joint_size<D: ViewDesc>(
     views: *const D,
     n_views: usize,
     k: usize,
     params: *const mvnmf_nmf_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        let p = read_params(params)?;
-        nmf::joint_encode_workspace::<D::T>(shapes(views, n_views)?, k, &p)
-    })
-}
-
-/// Out-of-sample encoding: `min_{0 ≤ V ≤ vmax} ½ Σ_v ‖X_v − U_v V‖²_F` with the
-/// bases `u[v]` (`rows_v × k`, read only) fixed; `v` (`k × N`) written.
-/// Cost: one pass over each view, then `O(k²N)` per iteration.
-///
-/// Magnitudes: as the fits (large inputs are scaled down, small ones are not
-/// scaled up); the bases too must have half their sum of squares at most 2^999
-/// (else `MVNMF_STATUS_INPUT_TOO_LARGE`).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_joint_nmf_encode(
-    views: *const mvnmf_view,
-    n_views: usize,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    u: *const *const f64,
-    v: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe! {
-        joint_encode(views, n_views, k, params, u, v, (work, work_bytes), (progress, user), report,
-            false)
+    encode: bool,
+) -> Result<usize, Error> {
+    let p = c_unsafe!(read_params(params))?;
+    let s = c_unsafe!(shapes(views, n_views))?;
+    if encode {
+        nmf::joint_encode_workspace::<D::T>(s, k, &p)
+    } else {
+        nmf::joint_fit_workspace::<D::T>(s, k, &p)
     }
 }
 
-/// The body of `mvnmf_joint_nmf_encode` and its `_f32` twin.
-#[allow(clippy::too_many_arguments)]
-unsafe fn joint_encode<D: ViewDesc>(
-    views: *const D,
-    n_views: usize,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    u: *const *const D::T,
-    v: *mut D::T,
-    (work, work_bytes): (*mut c_void, usize),
-    (progress, user): (mvnmf_progress_fn, *mut c_void),
-    report: *mut mvnmf_report,
-    single: bool,
-) -> mvnmf_status {
-    entry_at!(report, {
-        let body = || {
-            let p = read_params(params).arg(4)?;
-            let (vs, n) = read_views_at(views, n_views, 1)?;
-            let us = factors_at(u, &vs, k, &[], |p: *const D::T| p.is_null(), 5)?;
-            let (vv, w) = outputs(v, k, n, work, work_bytes).arg(6)?;
-            let r = with_monitor(progress, user, |m| {
-                nmf::joint_encode(&vs, k, &p, &us, vv, w, m)
-            });
-            let r = r.map_err(|e| JOINT.blame(e, &vs, &[Given::Factors(5, &us)]))?;
-            finish(r, report).arg(0)
-        };
-        body().map_err(|l| one_view(l, single))
-    })
+export! {
+    /// Joint multi-view NMF: `min ½ Σ_v ‖X_v − U_v V‖²_F`, `U_v ≥ 0`, `0 ≤ V ≤ vmax`.
+    ///
+    /// `views[n_views]` share `N` items; `u[v]` points at `rows_v × k` doubles and
+    /// `v` at `k × N` doubles (written; read with `MVNMF_INIT_GIVEN`). `work` holds
+    /// at least `mvnmf_joint_nmf_fit_workspace` bytes. Cost per iteration: each view
+    /// is read twice (`X Vᵀ`, `Uᵀ X`): dense `4·rows·N·k` flops, CSC `O(nnz·k)`.
+    /// Returns `MVNMF_STATUS_CANCELLED` (report written, outputs at the last
+    /// complete iterate) when `progress` returns nonzero. The `_f32` twin: the
+    /// same updates, checks and report (objectives accumulated in double), about
+    /// half the memory traffic, results agreeing with it to `float` rounding.
+    ///
+    /// Magnitudes: any finite data with `½ Σ_v ‖X_v‖²_F ≤ 2^999` (about 5e300;
+    /// above, `MVNMF_STATUS_INPUT_TOO_LARGE` and nothing written); data whose
+    /// largest entry is outside [2^-64, 2^64] is solved at an internal power-of-two
+    /// scale with the weights scaled to match (the same minimisers; `eps` then
+    /// guards the scaled problem; small data is scaled up only while the scaled
+    /// weights stay below 2^256); factors and objective come back in the caller's
+    /// units.
+    fn mvnmf_joint_nmf_fit / mvnmf_joint_nmf_fit_f32!(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        k: usize,
+        params: *const mvnmf_nmf_params,
+        u: *const *mut T = "`n_views` pointers to `rows_v × k`",
+        v: *mut T = "`k × N`",
+        work: *mut c_void,
+        work_bytes: usize,
+        progress: mvnmf_progress_fn,
+        user: *mut c_void,
+        report: *mut mvnmf_report,
+    ) at report {
+        let io = ((work, work_bytes), (progress, user));
+        joint((views, n_views), k, params, (Bases::Fit(u), v), io.0, io.1, report, false)
+    }
+    /// (validates the view descriptors as the call does: pointers, strides,
+    /// CSC structure; not the values).
+    workspace mvnmf_joint_nmf_fit_workspace / mvnmf_joint_nmf_fit_f32_workspace(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        k: usize,
+        params: *const mvnmf_nmf_params,
+    ) {
+        joint_size::<V>(views, n_views, k, params, false)
+    }
 }
 
-/// Workspace bytes of `mvnmf_nmf_fit`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_nmf_fit_workspace(
-    x: *const mvnmf_view,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { mvnmf_joint_nmf_fit_workspace(x, 1, k, params, bytes) }
+export! {
+    /// Out-of-sample encoding: `min_{0 ≤ V ≤ vmax} ½ Σ_v ‖X_v − U_v V‖²_F` with the
+    /// bases `u[v]` (`rows_v × k`, read only) fixed; `v` (`k × N`) written.
+    /// Cost: one pass over each view, then `O(k²N)` per iteration.
+    ///
+    /// Magnitudes: as the fits (large inputs are scaled down, small ones are not
+    /// scaled up); the bases too must have half their sum of squares at most 2^999
+    /// (else `MVNMF_STATUS_INPUT_TOO_LARGE`).
+    fn mvnmf_joint_nmf_encode / mvnmf_joint_nmf_encode_f32!(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        k: usize,
+        params: *const mvnmf_nmf_params,
+        u: *const *const T = "`n_views` pointers to `rows_v × k`",
+        v: *mut T = "`k × N`",
+        work: *mut c_void,
+        work_bytes: usize,
+        progress: mvnmf_progress_fn,
+        user: *mut c_void,
+        report: *mut mvnmf_report,
+    ) at report {
+        let io = ((work, work_bytes), (progress, user));
+        joint((views, n_views), k, params, (Bases::Encode(u), v), io.0, io.1, report, false)
+    }
+    /// (validated as the call validates them, values aside).
+    workspace mvnmf_joint_nmf_encode_workspace / mvnmf_joint_nmf_encode_f32_workspace(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        k: usize,
+        params: *const mvnmf_nmf_params,
+    ) {
+        joint_size::<V>(views, n_views, k, params, true)
+    }
 }
 
-/// NMF of one view: `min ½‖X − U V‖²_F`, `U ≥ 0`, `0 ≤ V ≤ vmax`; `u` is
-/// `rows × k`, `v` is `k × cols`. Same contract as `mvnmf_joint_nmf_fit`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_nmf_fit(
-    x: *const mvnmf_view,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    u: *mut f64,
-    v: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe!({
-        let us = [u];
-        joint_fit(
-            x,
-            1,
-            k,
-            params,
-            us.as_ptr(),
-            v,
-            (work, work_bytes),
-            (progress, user),
-            report,
-            true,
-        )
-    })
+export! {
+    /// NMF of one view: `min ½‖X − U V‖²_F`, `U ≥ 0`, `0 ≤ V ≤ vmax`; `u` is
+    /// `rows × k`, `v` is `k × cols`. Same contract as `mvnmf_joint_nmf_fit`.
+    fn mvnmf_nmf_fit / mvnmf_nmf_fit_f32!(
+        x: *const V = "one",
+        k: usize,
+        params: *const mvnmf_nmf_params,
+        u: *mut T = "`rows × k`",
+        v: *mut T = "`k × cols`",
+        work: *mut c_void,
+        work_bytes: usize,
+        progress: mvnmf_progress_fn,
+        user: *mut c_void,
+        report: *mut mvnmf_report,
+    ) at report {
+        let (us, io) = ([u], ((work, work_bytes), (progress, user)));
+        joint((x, 1), k, params, (Bases::Fit(us.as_ptr()), v), io.0, io.1, report, true)
+    }
+    /// (as `mvnmf_joint_nmf_fit_workspace` on one view).
+    workspace mvnmf_nmf_fit_workspace / mvnmf_nmf_fit_f32_workspace(
+        x: *const V = "one",
+        k: usize,
+        params: *const mvnmf_nmf_params,
+    ) {
+        joint_size::<V>(x, 1, k, params, false)
+    }
 }
 
-/// Workspace bytes of `mvnmf_nmf_encode`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_nmf_encode_workspace(
-    x: *const mvnmf_view,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { mvnmf_joint_nmf_encode_workspace(x, 1, k, params, bytes) }
-}
-
-/// Out-of-sample encoding for one view against the basis `u` (`rows × k`).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_nmf_encode(
-    x: *const mvnmf_view,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    u: *const f64,
-    v: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe!({
-        let us = [u];
-        joint_encode(
-            x,
-            1,
-            k,
-            params,
-            us.as_ptr(),
-            v,
-            (work, work_bytes),
-            (progress, user),
-            report,
-            true,
-        )
-    })
+export! {
+    /// Out-of-sample encoding for one view against the basis `u` (`rows × k`).
+    fn mvnmf_nmf_encode / mvnmf_nmf_encode_f32!(
+        x: *const V = "one",
+        k: usize,
+        params: *const mvnmf_nmf_params,
+        u: *const T = "`rows × k`",
+        v: *mut T = "`k × cols`",
+        work: *mut c_void,
+        work_bytes: usize,
+        progress: mvnmf_progress_fn,
+        user: *mut c_void,
+        report: *mut mvnmf_report,
+    ) at report {
+        let (us, io) = ([u], ((work, work_bytes), (progress, user)));
+        joint((x, 1), k, params, (Bases::Encode(us.as_ptr()), v), io.0, io.1, report, true)
+    }
+    /// (as `mvnmf_joint_nmf_encode_workspace` on one view).
+    workspace mvnmf_nmf_encode_workspace / mvnmf_nmf_encode_f32_workspace(
+        x: *const V = "one",
+        k: usize,
+        params: *const mvnmf_nmf_params,
+    ) {
+        joint_size::<V>(x, 1, k, params, true)
+    }
 }
 
 /// `mvnmf_nndsvd`: zeros kept (Boutsidis & Gallopoulos' NNDSVD).
@@ -373,42 +315,27 @@ pub const MVNMF_NNDSVDA: u32 = 1;
 /// from `seed` (NNDSVDar).
 pub const MVNMF_NNDSVDAR: u32 = 2;
 
-/// Workspace bytes of `mvnmf_nndsvd` for these views (validated as the call
-/// validates them, values aside) and rank `k`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_nndsvd_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    k: usize,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        crate::steps::nndsvd_workspace::<f64>(shapes(views, n_views)?, k)
-    })
-}
-
-/// The deterministic SVD-based start (NNDSVD, scikit-learn's definition;
-/// `variant` one of `MVNMF_NNDSVD`, `MVNMF_NNDSVDA`, `MVNMF_NNDSVDAR`) of the
-/// stacked views `[X1; …; XH]` at rank `k`, written to `u[v]` (`M_v × k`) and
-/// `v` (`k × N`); then fit any model from it with `MVNMF_INIT_GIVEN`. The top
-/// `k` singular triplets are exact (the smaller Gram matrix's
-/// eigendecomposition), so with one view the start equals scikit-learn's
-/// `NMF(init=...)` up to its randomized SVD's error. Cost `s²·l + 9s³` flops
-/// (`s`, `l` the smaller and larger of `ΣM`, `N`); workspace `ΣM·N` doubles
-/// plus `s²`. Outputs are written only on success.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_nndsvd(
-    views: *const mvnmf_view,
-    n_views: usize,
-    k: usize,
-    variant: u32,
-    seed: u64,
-    u: *const *mut f64,
-    v: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// The deterministic SVD-based start (NNDSVD, scikit-learn's definition;
+    /// `variant` one of `MVNMF_NNDSVD`, `MVNMF_NNDSVDA`, `MVNMF_NNDSVDAR`) of the
+    /// stacked views `[X1; …; XH]` at rank `k`, written to `u[v]` (`M_v × k`) and
+    /// `v` (`k × N`); then fit any model from it with `MVNMF_INIT_GIVEN`. The top
+    /// `k` singular triplets are exact (the smaller Gram matrix's
+    /// eigendecomposition), so with one view the start equals scikit-learn's
+    /// `NMF(init=...)` up to its randomized SVD's error. Cost `s²·l + 9s³` flops
+    /// (`s`, `l` the smaller and larger of `ΣM`, `N`); workspace `ΣM·N` doubles
+    /// plus `s²`. Outputs are written only on success.
+    fn mvnmf_nndsvd(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        k: usize,
+        variant: u32,
+        seed: u64,
+        u: *const *mut T = "`n_views` pointers to `M_v × k`",
+        v: *mut T = "`k × N`",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
         let var = match variant {
             MVNMF_NNDSVD => crate::steps::Nndsvd::Plain,
             MVNMF_NNDSVDA => crate::steps::Nndsvd::A,
@@ -421,14 +348,15 @@ pub unsafe extern "C" fn mvnmf_nndsvd(
         crate::steps::nndsvd_workspace::<f64>((0..vs.count()).map(|i| vs.shape(i)), k)?;
         let n = vs.shape(0).cols;
         let mut us = factors::<*mut f64, _>(u, &vs, k, &[], |p| p.is_null())?;
-        if v.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let vv = slice_mut(v, k.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let (vv, wk) = outputs(v, k, n, work, work_bytes)?;
         crate::steps::nndsvd(&vs, k, var, seed, &mut us, vv, wk)?;
         Ok(mvnmf_status::Ok)
-    })
+    }
+    /// for these views (validated as the call validates them, values aside)
+    /// and rank `k`.
+    workspace mvnmf_nndsvd_workspace(views: *const V = "`n_views`", n_views: usize, k: usize) {
+        crate::steps::nndsvd_workspace::<f64>(shapes(views, n_views)?, k)
+    }
 }
 
 fn beta_params(
@@ -449,128 +377,84 @@ fn beta_params(
     Ok(b)
 }
 
-/// Workspace bytes of `mvnmf_beta_nmf_fit`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_beta_nmf_fit_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    k: usize,
-    beta: f64,
-    params: *const mvnmf_nmf_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { beta_fit_ws(views, n_views, k, beta, params, bytes) }
-}
-
-unsafe fn beta_fit_ws<D: ViewDesc>(
-    views: *const D,
-    n_views: usize,
-    k: usize,
-    beta: f64,
-    params: *const mvnmf_nmf_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        let p = beta_params(beta, -1.0, read_params(params)?)?;
-        crate::models::beta::fit_workspace::<D::T>(shapes(views, n_views)?, k, &p)
-    })
-}
-
-/// NMF (one view) or joint NMF (several, shared `V`) under the β-divergence,
-/// `β ∈ [0, 2]`: 1 Kullback–Leibler, 0 Itakura–Saito, 2 half the squared
-/// Frobenius distance; the majorise–minimise multiplicative updates of Févotte
-/// & Idier, as scikit-learn's `NMF(solver="mu", beta_loss=β)`; the objective
-/// never increases. `clip`: the floor of `UV` where `X = 0` (in `Y^(β−1)` for β < 1, and
-/// zero denominators), as scikit-learn's `EPSILON` (negative: that default,
-/// 1.19e-7; 0: the exact update); where `X > 0` the exact ratio, floored only at
-/// `ω_v·2^-256`. `params`
-/// gives iterations, tolerance, seed and start (`eps`, `vmax` unused; NULL:
-/// defaults). Dense views for any β; CSC views with β = 1 only (O(nnz·K) per
-/// product); with β ≤ 0 no entry of X may be 0 (`MVNMF_STATUS_BAD_PARAMETER`).
-/// `masks`: NULL (every entry observed) or `n_views` pointers, each NULL (that
-/// view fully observed) or `rows_v × N` bytes, column-major, 1 observed, 0
-/// missing: missing entries do not count in the loss and are never read (any
-/// value, NaN included), the weighted MM updates stay monotone (β = 2 is
-/// weighted Frobenius NMF); masks only on dense views. Report term
-/// `MVNMF_TERM_DIVERGENCE`. Outputs as `mvnmf_joint_nmf_fit`.
-///
-/// Magnitudes: each view is fitted at its own power-of-two scale (its largest
-/// entry in [1, 2)), the views' divergences weighted to keep the caller's
-/// objective exactly (`d_β` is homogeneous of degree β), so views far apart
-/// (e.g. near 1e-10 and 1e10) and tiny data (subnormals) are fitted as data
-/// near 1. Refused with `MVNMF_STATUS_INPUT_TOO_LARGE` (nothing written): an
-/// entry above `2^999` (about `5e300`; `_f32`: `2^103`, about `1e31`, so that
-/// the bases stay representable), or `Σ_v Σ_ij x_ij^β` above `2^1000` (the
-/// objective; for β = 2 the `½ Σ‖X‖²_F ≤ 2^999` of the other solvers, for
-/// β = 0 no bound). A `MVNMF_INIT_GIVEN` start whose objective is not finite
-/// (`UV = 0` where `X > 0` for β ≤ 1), or whose `U`, `V` or largest `UV` entry
-/// is more than `2^256` (`_f32`: `2^32`) off the view's scale (the view's
-/// largest entry), is `MVNMF_STATUS_BAD_PARAMETER`. `MVNMF_STATUS_OK` always comes with finite
-/// factors and objectives (a non-finite one, which these rules exclude, would
-/// be `MVNMF_STATUS_INTERNAL`, outputs at the last iterate). The objective
-/// never rises wherever the clip does not act (`X > 0`; everywhere with
-/// `clip = 0`).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_beta_nmf_fit(
-    views: *const mvnmf_view,
-    n_views: usize,
-    k: usize,
-    beta: f64,
-    clip: f64,
-    masks: *const *const u8,
-    params: *const mvnmf_nmf_params,
-    u: *const *mut f64,
-    v: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe! {
-        beta_fit(views, n_views, k, (beta, clip), masks, params, (u, v), (work, work_bytes),
-            (progress, user), report)
-    }
-}
-
-/// The body of `mvnmf_beta_nmf_fit` and its `_f32` twin.
-#[allow(clippy::too_many_arguments)]
-unsafe fn beta_fit<D: ViewDesc>(
-    views: *const D,
-    n_views: usize,
-    k: usize,
-    (beta, clip): (f64, f64),
-    masks: *const *const u8,
-    params: *const mvnmf_nmf_params,
-    (u, v): (*const *mut D::T, *mut D::T),
-    (work, work_bytes): (*mut c_void, usize),
-    (progress, user): (mvnmf_progress_fn, *mut c_void),
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    entry_at!(report, {
+export! {
+    /// NMF (one view) or joint NMF (several, shared `V`) under the β-divergence,
+    /// `β ∈ [0, 2]`: 1 Kullback–Leibler, 0 Itakura–Saito, 2 half the squared
+    /// Frobenius distance; the majorise–minimise multiplicative updates of Févotte
+    /// & Idier, as scikit-learn's `NMF(solver="mu", beta_loss=β)`; the objective
+    /// never increases. `clip`: the floor of `UV` where `X = 0` (in `Y^(β−1)` for β < 1, and
+    /// zero denominators), as scikit-learn's `EPSILON` (negative: that default,
+    /// 1.19e-7; 0: the exact update); where `X > 0` the exact ratio, floored only at
+    /// `ω_v·2^-256`. `params`
+    /// gives iterations, tolerance, seed and start (`eps`, `vmax` unused; NULL:
+    /// defaults). Dense views for any β; CSC views with β = 1 only (O(nnz·K) per
+    /// product); with β ≤ 0 no entry of X may be 0 (`MVNMF_STATUS_BAD_PARAMETER`).
+    /// `masks`: NULL (every entry observed) or `n_views` pointers, each NULL (that
+    /// view fully observed) or `rows_v × N` bytes, column-major, 1 observed, 0
+    /// missing: missing entries do not count in the loss and are never read (any
+    /// value, NaN included), the weighted MM updates stay monotone (β = 2 is
+    /// weighted Frobenius NMF); masks only on dense views. Report term
+    /// `MVNMF_TERM_DIVERGENCE`. Outputs as `mvnmf_joint_nmf_fit`.
+    ///
+    /// Magnitudes: each view is fitted at its own power-of-two scale (its largest
+    /// entry in [1, 2)), the views' divergences weighted to keep the caller's
+    /// objective exactly (`d_β` is homogeneous of degree β), so views far apart
+    /// (e.g. near 1e-10 and 1e10) and tiny data (subnormals) are fitted as data
+    /// near 1. Refused with `MVNMF_STATUS_INPUT_TOO_LARGE` (nothing written): an
+    /// entry above `2^999` (about `5e300`; `_f32`: `2^103`, about `1e31`, so that
+    /// the bases stay representable), or `Σ_v Σ_ij x_ij^β` above `2^1000` (the
+    /// objective; for β = 2 the `½ Σ‖X‖²_F ≤ 2^999` of the other solvers, for
+    /// β = 0 no bound). A `MVNMF_INIT_GIVEN` start whose objective is not finite
+    /// (`UV = 0` where `X > 0` for β ≤ 1), or whose `U`, `V` or largest `UV` entry
+    /// is more than `2^256` (`_f32`: `2^32`) off the view's scale (the view's
+    /// largest entry), is `MVNMF_STATUS_BAD_PARAMETER`. `MVNMF_STATUS_OK` always comes with finite
+    /// factors and objectives (a non-finite one, which these rules exclude, would
+    /// be `MVNMF_STATUS_INTERNAL`, outputs at the last iterate). The objective
+    /// never rises wherever the clip does not act (`X > 0`; everywhere with
+    /// `clip = 0`).
+    /// The `_f32` twin holds its iterates in double, so with `clip = 0` `Y` is
+    /// floored at `2^-256` as in double.
+    fn mvnmf_beta_nmf_fit / mvnmf_beta_nmf_fit_f32!(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        k: usize,
+        beta: f64,
+        clip: f64,
+        masks: *const *const u8 = "`n_views` pointers, each NULL or to `rows_v × N` bytes",
+        params: *const mvnmf_nmf_params,
+        u: *const *mut T = "`n_views` pointers to `rows_v × k`",
+        v: *mut T = "`k × N`",
+        work: *mut c_void,
+        work_bytes: usize,
+        progress: mvnmf_progress_fn,
+        user: *mut c_void,
+        report: *mut mvnmf_report,
+    ) at report {
         let p = read_params(params).arg(7)?;
         let p = beta_params(beta, clip, p).arg(beta_arg(beta))?;
         let (vs, n) = read_views_at(views, n_views, 1)?;
         let cm = CMasks::new(masks, &vs, n).arg(6)?;
-        let mut us = factors_at(u, &vs, k, &[], |p: *mut D::T| p.is_null(), 8)?;
+        let mut us = factors_at(u, &vs, k, &[], |p: *mut T| p.is_null(), 8)?;
         let (vv, w) = outputs(v, k, n, work, work_bytes).arg(9)?;
         let r = with_monitor(progress, user, |m| {
             crate::models::beta::fit_masked(&vs, &cm, k, &p, &mut us, &mut *vv, w, m)
         });
         let r = r.map_err(|e| {
-            let given = [
-                Given::Factors(8, &us as &dyn Factors<D::T>),
-                Given::Buf(9, &*vv, k),
-            ];
-            let given = if p.iter.init == Init::Given {
-                &given[..]
-            } else {
-                &[]
-            };
-            BETA.blame(e, &vs, given)
+            let given = [Given::Factors(8, &us as &dyn Factors<T>), Given::Buf(9, &*vv, k)];
+            BETA.blame_start(e, &vs, p.iter.init, &given)
         })?;
         finish(r, report).arg(0)
-    })
+    }
+    workspace mvnmf_beta_nmf_fit_workspace / mvnmf_beta_nmf_fit_f32_workspace(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        k: usize,
+        beta: f64,
+        params: *const mvnmf_nmf_params,
+    ) {
+        let p = beta_params(beta, -1.0, read_params(params)?)?;
+        crate::models::beta::fit_workspace::<T>(shapes(views, n_views)?, k, &p)
+    }
 }
 
 /// The C mask array as [`crate::models::beta::ViewMasks`] (validated on
@@ -632,198 +516,9 @@ impl<D: ViewDesc> crate::models::beta::ViewMasks for CMasks<'_, D> {
     }
 }
 
-// ---- single precision: the same solvers on `float` views, factors and
-// encodings (objectives and reports stay `double`).
-
-/// Workspace bytes of `mvnmf_joint_nmf_fit_f32`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_joint_nmf_fit_f32_workspace(
-    views: *const mvnmf_view_f32,
-    n_views: usize,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { joint_fit_ws(views, n_views, k, params, bytes) }
-}
-
-/// `mvnmf_joint_nmf_fit` in single precision: `float` views, `u[v]`
-/// (`rows_v × k` floats) and `v` (`k × N` floats); the same updates, checks and
-/// report (objectives accumulated in double). About half the memory traffic of
-/// the double version; results agree with it to single precision's rounding.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_joint_nmf_fit_f32(
-    views: *const mvnmf_view_f32,
-    n_views: usize,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    u: *const *mut f32,
-    v: *mut f32,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe! {
-        joint_fit(views, n_views, k, params, u, v, (work, work_bytes), (progress, user), report,
-            false)
-    }
-}
-
-/// Workspace bytes of `mvnmf_joint_nmf_encode_f32`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_joint_nmf_encode_f32_workspace(
-    views: *const mvnmf_view_f32,
-    n_views: usize,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { joint_encode_ws(views, n_views, k, params, bytes) }
-}
-
-/// `mvnmf_joint_nmf_encode` in single precision (`float` views, bases, encoding).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_joint_nmf_encode_f32(
-    views: *const mvnmf_view_f32,
-    n_views: usize,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    u: *const *const f32,
-    v: *mut f32,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe! {
-        joint_encode(views, n_views, k, params, u, v, (work, work_bytes), (progress, user), report,
-            false)
-    }
-}
-
-/// Workspace bytes of `mvnmf_nmf_fit_f32`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_nmf_fit_f32_workspace(
-    x: *const mvnmf_view_f32,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { joint_fit_ws(x, 1, k, params, bytes) }
-}
-
-/// `mvnmf_nmf_fit` in single precision (`float` view, `u`, `v`).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_nmf_fit_f32(
-    x: *const mvnmf_view_f32,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    u: *mut f32,
-    v: *mut f32,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe!({
-        let us = [u];
-        joint_fit(
-            x,
-            1,
-            k,
-            params,
-            us.as_ptr(),
-            v,
-            (work, work_bytes),
-            (progress, user),
-            report,
-            true,
-        )
-    })
-}
-
-/// Workspace bytes of `mvnmf_nmf_encode_f32`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_nmf_encode_f32_workspace(
-    x: *const mvnmf_view_f32,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { joint_encode_ws(x, 1, k, params, bytes) }
-}
-
-/// `mvnmf_nmf_encode` in single precision (`float` view, basis, encoding).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_nmf_encode_f32(
-    x: *const mvnmf_view_f32,
-    k: usize,
-    params: *const mvnmf_nmf_params,
-    u: *const f32,
-    v: *mut f32,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe!({
-        let us = [u];
-        joint_encode(
-            x,
-            1,
-            k,
-            params,
-            us.as_ptr(),
-            v,
-            (work, work_bytes),
-            (progress, user),
-            report,
-            true,
-        )
-    })
-}
-
-/// Workspace bytes of `mvnmf_beta_nmf_fit_f32`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_beta_nmf_fit_f32_workspace(
-    views: *const mvnmf_view_f32,
-    n_views: usize,
-    k: usize,
-    beta: f64,
-    params: *const mvnmf_nmf_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { beta_fit_ws(views, n_views, k, beta, params, bytes) }
-}
-
-/// `mvnmf_beta_nmf_fit` in single precision (`float` views, factors, encoding;
-/// `beta`, `clip` and the report stay double). Entries above `2^103` (about
-/// `1e31`) are refused with `MVNMF_STATUS_INPUT_TOO_LARGE`; the iterates are
-/// held in double, so with `clip = 0` `Y` is floored at `2^-256` as in double.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_beta_nmf_fit_f32(
-    views: *const mvnmf_view_f32,
-    n_views: usize,
-    k: usize,
-    beta: f64,
-    clip: f64,
-    masks: *const *const u8,
-    params: *const mvnmf_nmf_params,
-    u: *const *mut f32,
-    v: *mut f32,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe! {
-        beta_fit(views, n_views, k, (beta, clip), masks, params, (u, v), (work, work_bytes),
-            (progress, user), report)
-    }
-}
+// ---- the `_f32` twins, in the header's order.
+mvnmf_joint_nmf_fit_f32!();
+mvnmf_joint_nmf_encode_f32!();
+mvnmf_nmf_fit_f32!();
+mvnmf_nmf_encode_f32!();
+mvnmf_beta_nmf_fit_f32!();

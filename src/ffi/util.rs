@@ -356,6 +356,20 @@ impl Site {
     }
 }
 
+impl Site {
+    /// [`Site::blame`] for a solver whose `given` buffers (the start) it reads
+    /// only under `MVNMF_INIT_GIVEN`: with another `init` they are not looked at.
+    pub(crate) fn blame_start<T: crate::linalg::real::Real, VS: ViewSet<T> + ?Sized>(
+        &self,
+        e: Error,
+        views: &VS,
+        init: Init,
+        given: &[Given<'_, T>],
+    ) -> Located {
+        self.blame(e, views, if init == Init::Given { given } else { &[] })
+    }
+}
+
 /// The first entry of a [`Given`] buffer refused with `e`.
 fn locate_given<T: crate::linalg::real::Real, VS: ViewSet<T> + ?Sized>(
     g: &Given<'_, T>,
@@ -693,7 +707,24 @@ impl<P: Copy, D: ViewDesc> CFactors<'_, P, D> {
     }
 }
 
-impl<T, D: ViewDesc<T = T>> Factors<T> for CFactors<'_, *const T, D> {
+/// A C pointer to `T`, read-only or not: what [`CFactors`] reads through.
+pub(crate) trait CPtr<T>: Copy {
+    fn ptr(self) -> *const T;
+}
+
+impl<T> CPtr<T> for *const T {
+    fn ptr(self) -> *const T {
+        self
+    }
+}
+
+impl<T> CPtr<T> for *mut T {
+    fn ptr(self) -> *const T {
+        self.cast_const()
+    }
+}
+
+impl<T, P: CPtr<T>, D: ViewDesc<T = T>> Factors<T> for CFactors<'_, P, D> {
     fn count(&self) -> usize {
         self.ptrs.len()
     }
@@ -702,21 +733,8 @@ impl<T, D: ViewDesc<T = T>> Factors<T> for CFactors<'_, *const T, D> {
             return &[];
         };
         // SAFETY: non-NULL and size checked in `factors`; the caller promises
-        // `M_v × K` doubles that no output or workspace overlaps.
-        unsafe { core::slice::from_raw_parts(p, self.len(i)) }
-    }
-}
-
-impl<T, D: ViewDesc<T = T>> Factors<T> for CFactors<'_, *mut T, D> {
-    fn count(&self) -> usize {
-        self.ptrs.len()
-    }
-    fn get(&self, i: usize) -> &[T] {
-        let Some(&p) = self.ptrs.get(i) else {
-            return &[];
-        };
-        // SAFETY: as above.
-        unsafe { core::slice::from_raw_parts(p, self.len(i)) }
+        // `M_v × K` values that no output or workspace overlaps.
+        unsafe { core::slice::from_raw_parts(p.ptr(), self.len(i)) }
     }
 }
 
@@ -725,7 +743,7 @@ impl<T, D: ViewDesc<T = T>> FactorsMut<T> for CFactors<'_, *mut T, D> {
         let Some(&p) = self.ptrs.get(i) else {
             return &mut [];
         };
-        // SAFETY: as above; `&mut self` makes this the only live borrow.
+        // SAFETY: as for `get`; `&mut self` makes this the only live borrow.
         unsafe { core::slice::from_raw_parts_mut(p, self.len(i)) }
     }
 }
