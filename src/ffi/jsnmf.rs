@@ -89,53 +89,6 @@ pub extern "C" fn mvnmf_jsnmf_query_params_default() -> mvnmf_jsnmf_query_params
     CField::from_rust(&QueryParams::default())
 }
 
-/// Per-source output buffers from a C pointer array, buffer `s` of `len(s)`
-/// doubles (NULL allowed where that is 0).
-struct CBufs<'a, L, T = f64> {
-    ptrs: &'a [*mut T],
-    len: L,
-}
-
-unsafe fn bufs<'a, L: Fn(usize) -> usize, T>(
-    ptrs: *const *mut T,
-    n: usize,
-    len: L,
-) -> Result<CBufs<'a, L, T>, Error> {
-    c_unsafe!({
-        let ptrs = slice(ptrs, n)?;
-        for (s, &p) in ptrs.iter().enumerate() {
-            slice(p.cast_const(), len(s))?;
-        }
-        Ok(CBufs { ptrs, len })
-    })
-}
-
-impl<L: Fn(usize) -> usize, T> Factors<T> for CBufs<'_, L, T> {
-    fn count(&self) -> usize {
-        self.ptrs.len()
-    }
-    fn get(&self, i: usize) -> &[T] {
-        let n = (self.len)(i);
-        let (Some(&p), true) = (self.ptrs.get(i), n > 0) else {
-            return &[];
-        };
-        // SAFETY: non-NULL and size checked in `bufs`; the caller promises
-        // `len(i)` doubles that no other argument overlaps.
-        unsafe { core::slice::from_raw_parts(p, n) }
-    }
-}
-
-impl<L: Fn(usize) -> usize, T> FactorsMut<T> for CBufs<'_, L, T> {
-    fn get_mut(&mut self, i: usize) -> &mut [T] {
-        let n = (self.len)(i);
-        let (Some(&p), true) = (self.ptrs.get(i), n > 0) else {
-            return &mut [];
-        };
-        // SAFETY: as above; `&mut self` makes this the only live borrow.
-        unsafe { core::slice::from_raw_parts_mut(p, n) }
-    }
-}
-
 /// The ranks `R_s` (`n` values, each `≥ max(k, 1)`) and their products with `m`.
 unsafe fn read_ranks<'a>(
     ranks: *const usize,
@@ -221,12 +174,14 @@ export! {
         let lam = opt_slice(lambda, n_sources).arg(5)?;
         let wl = m.checked_mul(k).ok_or(Error::SizeOverflow).arg(3)?;
         let ww = slice_mut(w, wl).arg(7)?;
-        let mut us = bufs(u, n_sources, |s| r.get(s).map_or(0, |&rs| m * (rs - k))).arg(8)?;
+        let ul = |s: usize| r.get(s).map_or(0, |&rs| m * (rs - k));
+        let mut us = bufs(u, n_sources, ul, false).arg(8)?;
         let cols = |s: usize| vs.shape(s).cols;
         for (s, &rs) in r.iter().enumerate() {
             rs.checked_mul(cols(s)).ok_or(Error::SizeOverflow).arg(4)?;
         }
-        let mut hs = bufs(h, n_sources, |s| r.get(s).map_or(0, |&rs| rs * cols(s))).arg(9)?;
+        let hl = |s: usize| r.get(s).map_or(0, |&rs| rs * cols(s));
+        let mut hs = bufs(h, n_sources, hl, false).arg(9)?;
         let wk = slice_mut(work.cast::<u8>(), work_bytes).arg(10)?;
         let rep = with_monitor(progress, user, |mon| {
             jsnmf::fit(&vs, k, r, lam, &p, &mut *ww, &mut us, &mut hs, wk, mon)

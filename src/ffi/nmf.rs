@@ -109,15 +109,12 @@ enum Bases<T> {
 /// The body of the joint fits and encodes (`mvnmf_joint_nmf_fit`, `_encode`;
 /// `single`: `mvnmf_nmf_fit`, `_encode`, their one view at argument 1) and
 /// their twins.
-#[allow(clippy::too_many_arguments)]
 unsafe fn joint<D: ViewDesc>(
     (views, n_views): (*const D, usize),
     k: usize,
     params: *const mvnmf_nmf_params,
     (u, v): (Bases<D::T>, *mut D::T),
-    (work, work_bytes): (*mut c_void, usize),
-    (progress, user): (mvnmf_progress_fn, *mut c_void),
-    report: *mut mvnmf_report,
+    (work, work_bytes, progress, user, report): Tail,
     single: bool,
 ) -> Result<mvnmf_status, Located> {
     let body = || {
@@ -201,8 +198,8 @@ export! {
         user: *mut c_void,
         report: *mut mvnmf_report,
     ) at report {
-        let io = ((work, work_bytes), (progress, user));
-        joint((views, n_views), k, params, (Bases::Fit(u), v), io.0, io.1, report, false)
+        let tail = (work, work_bytes, progress, user, report);
+        joint((views, n_views), k, params, (Bases::Fit(u), v), tail, false)
     }
     /// (validates the view descriptors as the call does: pointers, strides,
     /// CSC structure; not the values).
@@ -237,8 +234,8 @@ export! {
         user: *mut c_void,
         report: *mut mvnmf_report,
     ) at report {
-        let io = ((work, work_bytes), (progress, user));
-        joint((views, n_views), k, params, (Bases::Encode(u), v), io.0, io.1, report, false)
+        let tail = (work, work_bytes, progress, user, report);
+        joint((views, n_views), k, params, (Bases::Encode(u), v), tail, false)
     }
     /// (validated as the call validates them, values aside).
     workspace mvnmf_joint_nmf_encode_workspace / mvnmf_joint_nmf_encode_f32_workspace(
@@ -266,8 +263,8 @@ export! {
         user: *mut c_void,
         report: *mut mvnmf_report,
     ) at report {
-        let (us, io) = ([u], ((work, work_bytes), (progress, user)));
-        joint((x, 1), k, params, (Bases::Fit(us.as_ptr()), v), io.0, io.1, report, true)
+        let (us, tail) = ([u], (work, work_bytes, progress, user, report));
+        joint((x, 1), k, params, (Bases::Fit(us.as_ptr()), v), tail, true)
     }
     /// (as `mvnmf_joint_nmf_fit_workspace` on one view).
     workspace mvnmf_nmf_fit_workspace / mvnmf_nmf_fit_f32_workspace(
@@ -293,8 +290,8 @@ export! {
         user: *mut c_void,
         report: *mut mvnmf_report,
     ) at report {
-        let (us, io) = ([u], ((work, work_bytes), (progress, user)));
-        joint((x, 1), k, params, (Bases::Encode(us.as_ptr()), v), io.0, io.1, report, true)
+        let (us, tail) = ([u], (work, work_bytes, progress, user, report));
+        joint((x, 1), k, params, (Bases::Encode(us.as_ptr()), v), tail, true)
     }
     /// (as `mvnmf_joint_nmf_encode_workspace` on one view).
     workspace mvnmf_nmf_encode_workspace / mvnmf_nmf_encode_f32_workspace(
@@ -433,7 +430,9 @@ export! {
         let p = read_params(params).arg(7)?;
         let p = beta_params(beta, clip, p).arg(beta_arg(beta))?;
         let (vs, n) = read_views_at(views, n_views, 1)?;
-        let cm = CMasks::new(masks, &vs, n).arg(6)?;
+        // Each non-NULL mask spans `rows_v × N` bytes (saturated: refused as
+        // `SIZE_OVERFLOW` when that overflows).
+        let cm = bufs(masks, n_views, |i| vs.shape(i).rows.saturating_mul(n), true).arg(6)?;
         let mut us = factors_at(u, &vs, k, &[], |p: *mut T| p.is_null(), 8)?;
         let (vv, w) = outputs(v, k, n, work, work_bytes).arg(9)?;
         let r = with_monitor(progress, user, |m| {
@@ -454,65 +453,6 @@ export! {
     ) {
         let p = beta_params(beta, -1.0, read_params(params)?)?;
         crate::models::beta::fit_workspace::<T>(shapes(views, n_views)?, k, &p)
-    }
-}
-
-/// The C mask array as [`crate::models::beta::ViewMasks`] (validated on
-/// construction: each non-NULL mask spans `rows_v × N` bytes).
-struct CMasks<'a, D> {
-    ptrs: &'a [*const u8],
-    lens: &'a CViews<'a, D>,
-    n: usize,
-}
-
-impl<'a, D: ViewDesc> CMasks<'a, D> {
-    unsafe fn new(
-        masks: *const *const u8,
-        views: &'a CViews<'a, D>,
-        n: usize,
-    ) -> Result<Self, Error> {
-        c_unsafe!({
-            if masks.is_null() {
-                return Ok(CMasks {
-                    ptrs: &[],
-                    lens: views,
-                    n,
-                });
-            }
-            let ptrs = slice(masks, views.count())?;
-            for (i, &p) in ptrs.iter().enumerate() {
-                if !p.is_null() {
-                    slice(
-                        p,
-                        views
-                            .shape(i)
-                            .rows
-                            .checked_mul(n)
-                            .ok_or(Error::SizeOverflow)?,
-                    )?;
-                }
-            }
-            Ok(CMasks {
-                ptrs,
-                lens: views,
-                n,
-            })
-        })
-    }
-}
-
-impl<D: ViewDesc> crate::models::beta::ViewMasks for CMasks<'_, D> {
-    fn count(&self) -> usize {
-        self.ptrs.len()
-    }
-    fn mask(&self, i: usize) -> Option<&[u8]> {
-        let p = *self.ptrs.get(i)?;
-        if p.is_null() {
-            return None;
-        }
-        // SAFETY: checked in `new` (`rows_i × N` bytes, non-NULL); the caller
-        // promises the bytes stay valid and unchanged during the call.
-        Some(unsafe { core::slice::from_raw_parts(p, self.lens.shape(i).rows * self.n) })
     }
 }
 

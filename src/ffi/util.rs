@@ -51,6 +51,10 @@ macro_rules! workspace {
 
 use core::ops::ControlFlow;
 
+// The factor and buffer arrays a call takes as C pointer arrays.
+mod arrays;
+pub(crate) use arrays::*;
+
 // What every file of `ffi` uses, imported here once (`ffi/mod.rs` glob-imports
 // this file for its children).
 pub(crate) use super::types::*;
@@ -406,39 +410,30 @@ fn locate_given<T: crate::linalg::real::Real, VS: ViewSet<T> + ?Sized>(
 
 /// A slice from C, NULL allowed only when empty; the byte size must fit `isize`.
 pub(crate) unsafe fn slice<'a, T>(p: *const T, len: usize) -> Result<&'a [T], Error> {
-    c_unsafe!({
-        if len == 0 {
-            return Ok(&[]);
-        }
-        if p.is_null() {
-            return Err(Error::NullPointer);
-        }
-        if len
-            .checked_mul(core::mem::size_of::<T>())
-            .is_none_or(|b| b > isize::MAX as usize)
-        {
-            return Err(Error::SizeOverflow);
-        }
-        Ok(core::slice::from_raw_parts(p, len))
-    })
+    if !borrowable(p, len)? {
+        return Ok(&[]);
+    }
+    c_unsafe!(Ok(core::slice::from_raw_parts(p, len)))
 }
 
 pub(crate) unsafe fn slice_mut<'a, T>(p: *mut T, len: usize) -> Result<&'a mut [T], Error> {
-    c_unsafe!({
-        if len == 0 {
-            return Ok(&mut []);
-        }
-        if p.is_null() {
-            return Err(Error::NullPointer);
-        }
-        if len
-            .checked_mul(core::mem::size_of::<T>())
-            .is_none_or(|b| b > isize::MAX as usize)
-        {
-            return Err(Error::SizeOverflow);
-        }
-        Ok(core::slice::from_raw_parts_mut(p, len))
-    })
+    if !borrowable(p, len)? {
+        return Ok(&mut []);
+    }
+    c_unsafe!(Ok(core::slice::from_raw_parts_mut(p, len)))
+}
+
+/// The checks of [`slice()`] and [`slice_mut`]: `false` for an empty slice
+/// (any pointer), else `p` non-NULL and `len` values at most `isize::MAX`
+/// bytes.
+fn borrowable<T>(p: *const T, len: usize) -> Result<bool, Error> {
+    if len == 0 {
+        return Ok(false);
+    }
+    if p.is_null() {
+        return Err(Error::NullPointer);
+    }
+    elems::<T>(len, 1).map(|_| true)
 }
 
 /// The element count `a × b` of a buffer of `T` that a call takes from C,
@@ -654,119 +649,6 @@ pub(crate) unsafe fn shapes<'a, D: ViewDesc + 'a>(
     })
 }
 
-/// The factor buffers of a C pointer array: `M_v × K` each, or with `layers`
-/// non-empty, a deep stack of `crate::models::deep::factor_len(M_v, layers)` values.
-pub(crate) struct CFactors<'a, P, D = mvnmf_view> {
-    ptrs: &'a [P],
-    lens: &'a CViews<'a, D>,
-    k: usize,
-    layers: &'a [usize],
-}
-
-pub(crate) unsafe fn factors<'a, P: Copy, D: ViewDesc>(
-    ptrs: *const P,
-    views: &'a CViews<'a, D>,
-    k: usize,
-    layers: &'a [usize],
-    is_null: impl Fn(P) -> bool,
-) -> Result<CFactors<'a, P, D>, Error> {
-    c_unsafe!({
-        let ptrs = slice(ptrs, views.count())?;
-        for (i, &p) in ptrs.iter().enumerate() {
-            if is_null(p) {
-                return Err(Error::NullPointer);
-            }
-            let rows = views.shape(i).rows;
-            let len = if layers.is_empty() {
-                rows.checked_mul(k).ok_or(Error::SizeOverflow)?
-            } else {
-                crate::models::deep::factor_len(rows, layers)?
-            };
-            if len.checked_mul(8).is_none_or(|b| b > isize::MAX as usize) {
-                return Err(Error::SizeOverflow);
-            }
-        }
-        Ok(CFactors {
-            ptrs,
-            lens: views,
-            k,
-            layers,
-        })
-    })
-}
-
-impl<P: Copy, D: ViewDesc> CFactors<'_, P, D> {
-    fn len(&self, i: usize) -> usize {
-        let rows = self.lens.shape(i).rows;
-        if self.layers.is_empty() {
-            rows * self.k
-        } else {
-            // Checked in `factors`.
-            crate::models::deep::factor_len(rows, self.layers).unwrap_or(0)
-        }
-    }
-}
-
-/// A C pointer to `T`, read-only or not: what [`CFactors`] reads through.
-pub(crate) trait CPtr<T>: Copy {
-    fn ptr(self) -> *const T;
-}
-
-impl<T> CPtr<T> for *const T {
-    fn ptr(self) -> *const T {
-        self
-    }
-}
-
-impl<T> CPtr<T> for *mut T {
-    fn ptr(self) -> *const T {
-        self.cast_const()
-    }
-}
-
-impl<T, P: CPtr<T>, D: ViewDesc<T = T>> Factors<T> for CFactors<'_, P, D> {
-    fn count(&self) -> usize {
-        self.ptrs.len()
-    }
-    fn get(&self, i: usize) -> &[T] {
-        let Some(&p) = self.ptrs.get(i) else {
-            return &[];
-        };
-        // SAFETY: non-NULL and size checked in `factors`; the caller promises
-        // `M_v × K` values that no output or workspace overlaps.
-        unsafe { core::slice::from_raw_parts(p.ptr(), self.len(i)) }
-    }
-}
-
-impl<T, D: ViewDesc<T = T>> FactorsMut<T> for CFactors<'_, *mut T, D> {
-    fn get_mut(&mut self, i: usize) -> &mut [T] {
-        let Some(&p) = self.ptrs.get(i) else {
-            return &mut [];
-        };
-        // SAFETY: as for `get`; `&mut self` makes this the only live borrow.
-        unsafe { core::slice::from_raw_parts_mut(p, self.len(i)) }
-    }
-}
-
-/// [`factors`] saying where: argument `pos` (1-based), and the view of a
-/// NULL or oversized factor pointer.
-pub(crate) unsafe fn factors_at<'a, P: Copy, D: ViewDesc>(
-    ptrs: *const P,
-    views: &'a CViews<'a, D>,
-    k: usize,
-    layers: &'a [usize],
-    is_null: impl Fn(P) -> bool,
-    pos: u32,
-) -> Result<CFactors<'a, P, D>, Located> {
-    c_unsafe!({
-        let list = slice(ptrs, views.count()).arg(pos)?;
-        if let Some(i) = list.iter().position(|&p| is_null(p)) {
-            return Err(Located::new(Error::NullPointer, Where::view(i).or_arg(pos)));
-        }
-        factors(ptrs, views, k, layers, is_null).arg(pos)
-    })
-}
-
 /// [`read_views`] saying where: the array is argument `pos` and its count
 /// `pos + 1` (the order of every entry point: `views, n_views`); a refused
 /// descriptor's view (row and column for a malformed CSC structure) comes
@@ -815,6 +697,16 @@ pub(crate) unsafe fn outputs<'a, T>(
         Ok((vv, w))
     })
 }
+
+/// The arguments a solver's C signature ends with, in their order: `work`,
+/// `work_bytes`, `progress`, `user`, `report`.
+pub(crate) type Tail = (
+    *mut c_void,
+    usize,
+    mvnmf_progress_fn,
+    *mut c_void,
+    *mut mvnmf_report,
+);
 
 /// Adapts the C callback to a Rust monitor.
 pub(crate) fn with_monitor<R>(
