@@ -478,7 +478,7 @@ pub(crate) fn lists<'w, T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet +
     let newp: &mut [u32] = st.take_matrix(nl, c)?;
     let oldp: &mut [u32] = st.take_matrix(nl, c)?;
     let nt = task_count(nl);
-    let chunk = nl.div_ceil(nt).max(1);
+    let chunk = nl.div_ceil(nt.max(1)).max(1);
     let slots = st.take_slots(nt, plan.task_req::<T>(lay))?;
     let mut tasks: Tasks<'_, 'w, T, VS> = core::array::from_fn(|_| None);
     for (slot, dst) in slots.zip(tasks.iter_mut()) {
@@ -612,7 +612,7 @@ pub(crate) fn lists<'w, T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet +
             let seed = plan.seed;
             par.run_items(items, &|(t, (((nc, oc), np), op))| {
                 let lo = t * chunk;
-                let hi = lo + nc.len() / c;
+                let hi = lo + nc.len() / c.max(1);
                 for (p, &i) in lab.iter().enumerate() {
                     for e in 0..k {
                         let at = p * k + e;
