@@ -29,6 +29,11 @@
 //! (NN-descent for both), and the recall of the same-class and penalty edges of that TGE
 //! against LDGE's (the exact lists), for both penalties. The measurement behind
 //! [`mvnmf::graph::LABELED_EXACT_BELOW`].
+//!
+//! `lists`: the labeled lists by NN-descent alone (TGE with `GraphBuild::ApproxAll`, timed
+//! from the progress report that ends NN-descent over all items to the return), at each N
+//! (default 300000 1000000, 10 % labeled) on 1 then 2 threads: wall and CPU seconds of the
+//! process (the CPU of both threads), and whether both graphs are the same bits.
 
 use mvnmf::graph::{self, CsrOut, GraphBuild, GraphParams};
 use mvnmf::pipeline::{self, Method, PipelineParams};
@@ -306,6 +311,79 @@ fn labeled(ns: &[usize]) {
     }
 }
 
+fn lists(ns: &[usize]) {
+    let ks = [Kernel::Rbf(Bandwidth::Median); 2];
+    let eta = [0.5, 0.5];
+    println!("n, labeled, threads, lists_wall_s, lists_cpu_s, total_wall_s, same_bits");
+    for &n in ns {
+        let (xs, labels, _) = data(n, 1);
+        let nl = labels
+            .iter()
+            .filter(|&&l| l != mvnmf::eval::UNLABELED)
+            .count();
+        let vs: Vec<View<'_, f64>> = xs
+            .iter()
+            .zip(M)
+            .map(|(x, m)| View::from(Dense::new(x, m, n, m).unwrap()))
+            .collect();
+        let shapes = || vs.iter().map(|v| v.shape());
+        let gp = GraphParams::default();
+        let cap = graph::tge_capacity(n, C, &gp).unwrap();
+        let b = GraphBuild::ApproxAll(AnnParams::default());
+        let need = graph::tge_build_workspace::<f64>(shapes(), &ks[..], C, &gp, &b).unwrap();
+        let mut first: Option<(Graph, Graph)> = None;
+        for threads in [1, 2] {
+            let new = |e: usize| -> Graph { (vec![0; n + 1], vec![0; e], vec![0.0; e]) };
+            let (mut ta, mut tp) = (new(cap.affinity), new(cap.penalty));
+            let mut work = vec![0u8; need];
+            let t0 = Instant::now();
+            let mut mark: Option<(Instant, f64)> = None;
+            graph::tge_build_progress(
+                &vs[..],
+                &ks[..],
+                (&eta, &labels, C),
+                (&gp, &b),
+                (
+                    CsrOut {
+                        row_ptr: &mut ta.0,
+                        col_idx: &mut ta.1,
+                        weights: &mut ta.2,
+                    },
+                    CsrOut {
+                        row_ptr: &mut tp.0,
+                        col_idx: &mut tp.1,
+                        weights: &mut tp.2,
+                    },
+                ),
+                &mut work,
+                Parallel::Threads(threads),
+                &mut |f| {
+                    if f >= 0.5 && mark.is_none() {
+                        mark = Some((Instant::now(), cpu_seconds()));
+                    }
+                    false
+                },
+            )
+            .unwrap();
+            let (tw, tc) = mark.unwrap();
+            let (wall, cpu) = (tw.elapsed().as_secs_f64(), cpu_seconds() - tc);
+            let total = t0.elapsed().as_secs_f64();
+            let same = match &first {
+                None => {
+                    first = Some((ta, tp));
+                    true
+                }
+                Some((fa, fp)) => {
+                    let bits = |g: &Graph| g.2.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    (&fa.0, &fa.1, bits(fa), &fp.0, &fp.1, bits(fp))
+                        == (&ta.0, &ta.1, bits(&ta), &tp.0, &tp.1, bits(&tp))
+                }
+            };
+            println!("{n}, {nl}, {threads}, {wall:.2}, {cpu:.2}, {total:.2}, {same}");
+        }
+    }
+}
+
 /// `memory`: the pipeline's workspace (`pipeline::fit_graph_workspace`, MvSL-T, the
 /// approximate graph) over a grid of `N`, features `M` (two dense views), `K` and `k`, and
 /// the bytes per item it comes to: the figures behind README's memory formula. Only the
@@ -360,6 +438,16 @@ fn main() {
             ns
         };
         labeled(&ns);
+        return;
+    }
+    if args.first().map(String::as_str) == Some("lists") {
+        let ns: Vec<usize> = args[1..].iter().map(|a| a.parse().unwrap()).collect();
+        let ns = if ns.is_empty() {
+            vec![300_000, 1_000_000]
+        } else {
+            ns
+        };
+        lists(&ns);
         return;
     }
     if args.first().map(String::as_str) == Some("memory") {

@@ -154,7 +154,7 @@ fn req<T: Real>(
     };
     let build = WorkReq::new::<u8>(match p.method {
         Method::MvslT => graph::tge_build_workspace::<T>(shapes, kernels, n_classes, &p.graph, gb)?,
-        _ => graph::ldge_workspace::<T>(shapes, kernels, n_classes, &p.graph)?,
+        _ => graph::ldge_build_workspace::<T>(shapes, kernels, n_classes, &p.graph, gb)?,
     });
     // The fusion weights are computed into the workspace and copied to the caller's `eta`
     // only once the set-up has run (a cancelled set-up leaves `eta` untouched).
@@ -330,8 +330,9 @@ pub fn fit_report<
 /// TGE through [`graph::tge_build`] (its lists over all items by NN-descent when `build`
 /// resolves to it; the labeled lists by NN-descent too from
 /// [`graph::LABELED_EXACT_BELOW`] labeled items), on the solver's pool. GNMF's and LDGE's graphs
-/// are over the labeled items only (no `N²` part) and are built exactly whatever `build`
-/// says. `build` is validated with everything else, before anything is written;
+/// are over the labeled items only (no `N²` part): [`graph::ldge_build`], exact below
+/// [`graph::LABELED_EXACT_BELOW`] labeled items (always with [`GraphBuild::Exact`]), by
+/// NN-descent over the labeled items from there on or with [`GraphBuild::ApproxAll`]. `build` is validated with everything else, before anything is written;
 /// [`GraphBuild::Exact`] is bitwise [`fit_report`].
 ///
 /// **Progress.** With a graph (GNMF, MvSL-L, MvSL-T) the monitor hears of the set-up before
@@ -495,16 +496,16 @@ pub fn fit_graph<
                         b => b?,
                     }
                 }
-                _ => graph::ldge(
+                _ => graph::ldge_build(
                     views,
                     kernels,
-                    eta_w,
-                    labels,
-                    n_classes,
+                    (eta_w, labels, n_classes),
                     &params.graph,
+                    build,
                     a_out,
                     p_out,
                     rest,
+                    params.solver.parallel,
                 )?,
             };
             // The entries the builder wrote (at most the capacities).

@@ -13,7 +13,7 @@ use mvnmf::graph::{
 };
 use mvnmf::pipeline::{self, Method, PipelineParams};
 use mvnmf::similarity::{AnnParams, Bandwidth, Kernel};
-use mvnmf::{Dense, Error, Parallel, View};
+use mvnmf::{Dense, Error, HostPool, Parallel, View};
 
 /// Views as (rows, column-major values).
 type Views = Vec<(usize, Vec<f64>)>;
@@ -229,6 +229,217 @@ fn labeled_lists_by_nn_descent_recall_the_exact_ones() {
         assert_eq!((a2.rp, a2.ci, a2.w), (aa.rp, aa.ci, aa.w));
         assert_eq!((p2.rp, p2.ci, p2.w), (ap.rp, ap.ci, ap.w));
     }
+}
+
+/// A host pool that runs the tasks last to first.
+fn reversed(_ctx: usize, n: usize, task: &(dyn Fn(usize) + Sync)) {
+    (0..n).rev().for_each(task);
+}
+
+/// FNV-1a of a graph's rows, columns and weight bits.
+fn fingerprint(g: &Csr) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for x in g.rp.iter().chain(&g.ci).map(|&x| x as u64) {
+        h = (h ^ x).wrapping_mul(0x100_0000_01b3);
+    }
+    for x in &g.w {
+        h = (h ^ x.to_bits()).wrapping_mul(0x100_0000_01b3);
+    }
+    h
+}
+
+#[test]
+fn labeled_lists_by_nn_descent_are_the_same_bits_for_every_pool() {
+    // All 500 items labeled (seven tasks over the labeled items) and 30 % (two tasks).
+    let (xs, part, truth) = sample();
+    let n = truth.len();
+    let vs = views(&xs, n);
+    let all = GraphBuild::ApproxAll(AnnParams::default());
+    let host = Parallel::Host(HostPool {
+        parallel_for: reversed,
+        ctx: 0,
+    });
+    for (labels, penalty) in [
+        (&truth, Penalty::ClassPairs),
+        (&truth, Penalty::ItemNeighbors),
+        (&part, Penalty::ItemNeighbors),
+    ] {
+        let gp = GraphParams {
+            penalty,
+            ..GraphParams::default()
+        };
+        let (a0, p0) = tge(&vs, labels, &gp, &all, Parallel::Serial).unwrap();
+        // The same graphs as the search on one thread before it was split into tasks
+        // (fingerprints printed by the serial search at commit 1239d2d).
+        eprintln!(
+            "{penalty:?}, {} labeled: fingerprints {:016x} {:016x}",
+            labels.iter().filter(|&&l| l != UNLABELED).count(),
+            fingerprint(&a0),
+            fingerprint(&p0)
+        );
+        for par in [
+            Parallel::Threads(1),
+            Parallel::Threads(2),
+            Parallel::Threads(3),
+            host,
+        ] {
+            let (a, p) = tge(&vs, labels, &gp, &all, par).unwrap();
+            assert_eq!(fingerprint(&a), fingerprint(&a0), "{penalty:?} {par:?}");
+            assert_eq!(fingerprint(&p), fingerprint(&p0), "{penalty:?} {par:?}");
+            assert_eq!((a.rp, a.ci), (a0.rp.clone(), a0.ci.clone()));
+            assert_eq!((p.rp, p.ci), (p0.rp.clone(), p0.ci.clone()));
+        }
+    }
+}
+
+/// LDGE through `ldge_build` (affinity, penalty; CSR trimmed).
+fn ldge(
+    vs: &[View<'_, f64>],
+    labels: &[u32],
+    gp: &GraphParams,
+    b: Option<&GraphBuild>,
+    par: Parallel,
+) -> (Csr, Csr) {
+    let n = labels.len();
+    let eta = [0.5, 0.3, 0.2];
+    let cap = graph::ldge_capacity(n, 10, gp).unwrap();
+    let shapes = || vs.iter().map(|v| v.shape());
+    let need = match b {
+        None => graph::ldge_workspace::<f64>(shapes(), &KS, 10, gp).unwrap(),
+        Some(b) => graph::ldge_build_workspace::<f64>(shapes(), &KS, 10, gp, b).unwrap(),
+    };
+    let mut w = vec![0u8; need];
+    let new = |e: usize| Csr {
+        rp: vec![0; n + 1],
+        ci: vec![0; e],
+        w: vec![0.0; e],
+    };
+    let (mut a, mut p) = (new(cap.affinity), new(cap.penalty));
+    fn outs(a: &mut Csr) -> CsrOut<'_> {
+        CsrOut {
+            row_ptr: &mut a.rp,
+            col_idx: &mut a.ci,
+            weights: &mut a.w,
+        }
+    }
+    let nnz = match b {
+        None => graph::ldge(
+            vs,
+            &KS,
+            &eta,
+            labels,
+            10,
+            gp,
+            outs(&mut a),
+            outs(&mut p),
+            &mut w,
+        ),
+        Some(b) => graph::ldge_build(
+            vs,
+            &KS,
+            (&eta, labels, 10),
+            gp,
+            b,
+            outs(&mut a),
+            outs(&mut p),
+            &mut w,
+            par,
+        ),
+    }
+    .unwrap();
+    a.ci.truncate(nnz.affinity);
+    a.w.truncate(nnz.affinity);
+    p.ci.truncate(nnz.penalty);
+    p.w.truncate(nnz.penalty);
+    (a, p)
+}
+
+#[test]
+fn ldge_by_nn_descent_over_the_labeled_items() {
+    let (xs, part, truth) = sample();
+    let n = truth.len();
+    let vs = views(&xs, n);
+    let all = GraphBuild::ApproxAll(AnnParams::default());
+    let host = Parallel::Host(HostPool {
+        parallel_for: reversed,
+        ctx: 0,
+    });
+    for (labels, penalty) in [
+        (&part, Penalty::ClassPairs),
+        (&truth, Penalty::ItemNeighbors),
+    ] {
+        let gp = GraphParams {
+            penalty,
+            ..GraphParams::default()
+        };
+        let (ea, ep) = ldge(&vs, labels, &gp, None, Parallel::Serial);
+        // Below the threshold `Approx` and `Auto` are the exact builder, bitwise.
+        for b in [approx(), GraphBuild::Auto, GraphBuild::Exact] {
+            let (a, p) = ldge(&vs, labels, &gp, Some(&b), Parallel::Threads(2));
+            assert_eq!(fingerprint(&a), fingerprint(&ea), "{b:?}");
+            assert_eq!(fingerprint(&p), fingerprint(&ep), "{b:?}");
+        }
+        // By NN-descent: nearly every edge, and the same bits for every pool.
+        let (aa, ap) = ldge(&vs, labels, &gp, Some(&all), Parallel::Serial);
+        let (ra, rp) = (
+            edge_recall(&edges(&ea), &edges(&aa)),
+            edge_recall(&edges(&ep), &edges(&ap)),
+        );
+        eprintln!("LDGE {penalty:?}: affinity edge recall {ra:.4}, penalty {rp:.4}");
+        assert!(ra >= 0.99 && rp >= 0.95, "{penalty:?}: {ra} {rp}");
+        assert_ne!(fingerprint(&ea), 0);
+        for par in [Parallel::Threads(2), Parallel::Threads(3), host] {
+            let (a, p) = ldge(&vs, labels, &gp, Some(&all), par);
+            assert_eq!(fingerprint(&a), fingerprint(&aa), "{par:?}");
+            assert_eq!(fingerprint(&p), fingerprint(&ap), "{par:?}");
+        }
+    }
+}
+
+#[test]
+fn pipeline_with_ldge_by_nn_descent_classifies_as_the_exact_one() {
+    let (xs, labels, truth) = sample();
+    let n = labels.len();
+    let vs = views(&xs, n);
+    let k = 10;
+    let mut p = PipelineParams::preset(Method::MvslL);
+    p.solver.max_iter = 60;
+    p.solver.tol = 0.0;
+    let run = |b: &GraphBuild| {
+        let need =
+            pipeline::fit_graph_workspace::<f64>(vs.iter().map(|v| v.shape()), &KS, 10, k, &p, b)
+                .unwrap();
+        let mut us: Vec<Vec<f64>> = vs.iter().map(|x| vec![0.0; x.rows() * k]).collect();
+        let (mut v, mut eta) = (vec![0.0; k * n], vec![0.0; 3]);
+        let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
+        pipeline::fit_graph(
+            &vs[..],
+            &KS,
+            (&labels, 10, k),
+            &p,
+            b,
+            (&mut refs[..], &mut v, &mut eta),
+            &mut vec![0u8; need],
+            None,
+        )
+        .unwrap();
+        v
+    };
+    let ve = run(&GraphBuild::Exact);
+    let va = run(&GraphBuild::ApproxAll(AnnParams::default()));
+    let (acc_e, acc_a) = (
+        knn_accuracy(&ve, k, &labels, &truth),
+        knn_accuracy(&va, k, &labels, &truth),
+    );
+    eprintln!("MvSL-L kNN accuracy: exact LDGE {acc_e:.2} %, by NN-descent {acc_a:.2} %");
+    assert!(acc_e > 50.0, "exact graph: {acc_e}");
+    assert!(
+        (acc_e - acc_a).abs() <= 0.5,
+        "kNN accuracy: exact {acc_e:.2} %, approximate {acc_a:.2} %"
+    );
+    // Below the threshold `Auto` is the exact graph: the same factors.
+    let vu = run(&GraphBuild::Auto);
+    assert!(vu.iter().zip(&ve).all(|(a, b)| a.to_bits() == b.to_bits()));
 }
 
 #[test]

@@ -27,28 +27,55 @@
 //! **Same bits for every pool.** The evaluator runs in its direct mode (a value does not
 //! depend on the block it is computed in, nor on the side of each item), the heaps keep the
 //! top entries of a strict total order with no duplicate, and an iteration's candidates
-//! depend on the heaps at its start only: the heaps after an iteration are those of its
-//! pairs whatever the order they are offered in. The candidates and the joins run on the
-//! calling thread.
+//! depend on the heaps at its start only. The labeled positions are split into tasks by
+//! their number alone (`N_l / 64`, at most 8), each with its own evaluator (the scales
+//! copied from the caller's): a task fills the candidate lists of its positions, and joins
+//! its positions into a pair buffer (the pairs that would enter a heap as the heaps were when
+//! the round began); when a buffer might overflow, the round ends and the buffers are
+//! applied in task order, each task applying them to the heaps of its positions. Every heap
+//! then receives the same pairs in the same order as on one thread, whatever the pool: the
+//! same heaps, flags and insertion counts (so the same stop) as the serial search, bitwise
+//! (`tests/graph_approx.rs` prints the graphs' fingerprints: those of the serial search
+//! before the split, commit 1239d2d).
+//!
+//! **Measured** (`scale_pipeline lists 300000 1000000`: 10 % labeled, TGE `ApproxAll`, the
+//! phase after NN-descent over all items; the 2-core machine at a load of 13–27, so the
+//! wall times say nothing; CPU of the process): `N_l = 30 000`: 9.77 s CPU on one thread,
+//! 9.66 s on two; `N_l = 100 000`: 41.3 s and 45.5 s. The same graphs on both. The
+//! speed-up on an idle machine is still to be measured.
 //!
 //! **Cost.** Start: `N_l · (k'² + ks + ko)` values at most (`k'` the global lists'
 //! length); each iteration at most `N_l · 3c²/2` values, far fewer after the first ones
 //! (only pairs with a new candidate). **Memory**: `N` item positions and, per labeled item
 //! (bounded by `N` in the workspace query, which does not see the labels),
-//! `17·(ks + ko) + 24·c` bytes of heaps and candidate lists, plus one block evaluator.
+//! `17·(ks + ko) + 24·c` bytes of heaps and candidate lists, plus per task one evaluator
+//! (`8·H·N` bytes of item scales and its panels), its block and a buffer of `24·cap` bytes.
 
 use crate::data::ViewSet;
 use crate::error::{Error, Part};
 use crate::linalg::real::Real;
-use crate::similarity::engine::Engine;
+use crate::par::{pieces, pieces_mut, Counted, Parallel};
+use crate::similarity::engine::{self, Engine, Mode};
 use crate::similarity::topk::{better, NO_NEIGHBOR};
-use crate::similarity::{class_of, ClassIndex};
+use crate::similarity::{class_of, ClassIndex, KernelSet, Layout};
 use crate::work::{Stack, WorkReq};
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// Least same-class and other-class list lengths of the search (the output keeps `ka`, `kp`).
 const LIST_MIN: usize = 10;
 /// Least candidates per kind.
 const CAND_MIN: usize = 20;
+/// Labeled items per task (the split depends on `N_l` only).
+const ITEMS_PER_TASK: usize = 64;
+/// Most tasks (each has its own evaluator: `8·H·N` bytes of scales).
+const MAX_TASKS: usize = 8;
+/// Pairs a task's buffer holds (at least one unit's worst case).
+const BUFFER_PAIRS: usize = 1 << 14;
+
+/// Tasks for `nl` labeled items.
+fn task_count(nl: usize) -> usize {
+    (nl / ITEMS_PER_TASK).clamp(1, MAX_TASKS)
+}
 
 /// The search's sizes for `n` items (bounds: the labeled items are at most `n`).
 #[derive(Clone, Copy, Debug)]
@@ -59,11 +86,14 @@ pub(crate) struct Plan {
     pub(crate) iters: usize,
     pub(crate) delta: f64,
     pub(crate) seed: u64,
+    /// Who runs the tasks (NN-descent's `parallel`).
+    pub(crate) par: Parallel,
 }
 
 impl Plan {
     /// From the graph's `ka`, `kp` and NN-descent's options (`candidates`, `iters`,
-    /// `delta`, `seed`; zeros the defaults). `ann` validated by its own plan already.
+    /// `delta`, `seed`, `parallel`; zeros the defaults). `ann` validated by its own plan
+    /// already.
     pub(crate) fn new(ka: usize, kp: usize, ann: &crate::similarity::AnnParams) -> Plan {
         let ks = ka.max(LIST_MIN);
         let ko = kp.max(LIST_MIN);
@@ -79,6 +109,7 @@ impl Plan {
             iters: ann.iters,
             delta: ann.delta,
             seed: ann.seed,
+            par: ann.parallel,
         }
     }
 
@@ -91,8 +122,33 @@ impl Plan {
             .max(16)
     }
 
-    /// Workspace of [`lists`] for `n` items (besides the evaluator and its block).
-    pub(crate) fn workspace(&self, n: usize) -> WorkReq {
+    /// Pairs of a task's buffer: at least one join's `c(c − 1)/2 + c²` and one start's
+    /// `block()`.
+    fn cap(&self) -> usize {
+        let c = self.cand.max(1);
+        let join = c
+            .saturating_mul(c)
+            .saturating_add(c.saturating_mul(c - 1) / 2);
+        BUFFER_PAIRS.max(join).max(self.block())
+    }
+
+    /// One task's workspace: its block, list, buffer and evaluator.
+    fn task_req<T>(&self, lay: &Layout) -> WorkReq {
+        let eb = self.block();
+        let cap = self.cap();
+        WorkReq::all_of(&[
+            WorkReq::matrix::<T>(eb, eb),
+            WorkReq::new::<usize>(eb.saturating_mul(2)),
+            WorkReq::new::<usize>(cap),
+            WorkReq::new::<usize>(cap),
+            WorkReq::new::<f64>(cap),
+            engine::workspace::<T>(lay, eb),
+        ])
+    }
+
+    /// Workspace of [`lists`] for the items of `lay` (the labeled ones at most all).
+    pub(crate) fn workspace<T>(&self, lay: &Layout) -> WorkReq {
+        let n = lay.n;
         let k = self.ks.saturating_add(self.ko);
         WorkReq::all_of(&[
             WorkReq::new::<usize>(n),
@@ -103,7 +159,7 @@ impl Plan {
             WorkReq::matrix::<usize>(n, self.cand),
             WorkReq::matrix::<u32>(n, self.cand),
             WorkReq::matrix::<u32>(n, self.cand),
-            WorkReq::new::<usize>(self.block().saturating_mul(2)),
+            self.task_req::<T>(lay).times(task_count(n)),
         ])
     }
 }
@@ -221,50 +277,26 @@ fn valid(list: &[usize]) -> &[usize] {
     list.get(..n).unwrap_or_default()
 }
 
-/// The heaps of every labeled position and the item → position map.
-struct State<'w> {
+/// The heaps of every labeled position and the item → position map, read-only (the
+/// joins' filter).
+#[derive(Clone, Copy)]
+struct Heaps<'h> {
     k: usize,
     ks: usize,
-    pos: &'w mut [usize],
-    idx: &'w mut [usize],
-    sim: &'w mut [f64],
-    flag: &'w mut [u8],
+    labels: &'h [u32],
+    pos: &'h [usize],
+    idx: &'h [usize],
+    sim: &'h [f64],
 }
 
-impl State<'_> {
-    /// Offers the pair `{a, b}` (labeled items, `a != b`) with similarity `s` to both
-    /// items' heaps of its relation; the entries inserted.
-    fn offer(&mut self, labels: &[u32], a: usize, b: usize, s: f64) -> usize {
-        let same = class_of(labels, a) == class_of(labels, b);
-        let mut ins = 0;
-        for (x, y) in [(a, b), (b, a)] {
-            let Some(&p) = self.pos.get(x) else {
-                continue;
-            };
-            let base = p.wrapping_mul(self.k);
-            let r = if same {
-                base..base.wrapping_add(self.ks)
-            } else {
-                base.wrapping_add(self.ks)..base.wrapping_add(self.k)
-            };
-            if let (Some(i), Some(sm), Some(f)) = (
-                self.idx.get_mut(r.clone()),
-                self.sim.get_mut(r.clone()),
-                self.flag.get_mut(r),
-            ) {
-                ins += usize::from(push(i, sm, f, y, s));
-            }
-        }
-        ins
-    }
-
+impl Heaps<'_> {
     /// Would `s` enter `x`'s heap of the relation of `{x, y}` (its worst beaten)?
-    fn reaches(&self, labels: &[u32], x: usize, y: usize, s: f64) -> bool {
+    fn reaches(&self, x: usize, y: usize, s: f64) -> bool {
         let Some(&p) = self.pos.get(x) else {
             return false;
         };
         let base = p.wrapping_mul(self.k);
-        let at = if class_of(labels, x) == class_of(labels, y) {
+        let at = if class_of(self.labels, x) == class_of(self.labels, y) {
             base
         } else {
             base.wrapping_add(self.ks)
@@ -276,38 +308,154 @@ impl State<'_> {
     }
 }
 
-/// Offers every pair `rows[a] × cols[b]` of the block that `keep(a, b)` accepts (`blk` column-major,
-/// `rows.len()` rows); the entries inserted.
-fn offer_block<T: Real>(
-    st: &mut State<'_>,
-    labels: &[u32],
-    (rows, cols, blk): (&[usize], &[usize], &[T]),
-    keep: impl Fn(usize, usize) -> bool,
-) -> usize {
-    let nr = rows.len().max(1);
-    let mut ins = 0;
-    for (b, (col, &y)) in blk.chunks_exact(nr).zip(cols).enumerate() {
-        for (a, (v, &x)) in col.iter().zip(rows).enumerate() {
-            if x == y || !keep(a, b) {
-                continue;
-            }
-            let s = v.to_f64();
-            if st.reaches(labels, x, y, s) || st.reaches(labels, y, x, s) {
-                ins += st.offer(labels, x, y, s);
-            }
-        }
-    }
-    ins
+/// One task: its evaluator, block, list and pair buffer, and its positions.
+struct Task<'a, 'w, T, VS: ?Sized> {
+    eng: Engine<'a, 'w, T, VS>,
+    blk: &'w mut [T],
+    list: &'w mut [usize],
+    ua: &'w mut [usize],
+    ub: &'w mut [usize],
+    us: &'w mut [f64],
+    len: usize,
+    /// Next position, end of the task's positions.
+    cur: usize,
+    end: usize,
+    evals: u64,
 }
 
-/// Finds the labeled lists (module docs) with `eng` (bandwidths resolved, fused mode; set
-/// to the direct mode here), `blk` of at least `plan.block()²` values, the global lists
-/// `nbr` (`N × kk`, `NO_NEIGHBOR` allowed) and `st` sized by [`Plan::workspace`]. Returns
-/// the lists and the values evaluated.
+impl<T, VS: ?Sized> Task<'_, '_, T, VS> {
+    /// Buffers the pair `{a, b}` with similarity `s` if it would enter a heap as they were
+    /// when the round began (a pair that would not then never would: the heaps' worst
+    /// entries only improve).
+    #[inline]
+    fn emit(&mut self, h: &Heaps<'_>, a: usize, b: usize, s: f64) {
+        if !(h.reaches(a, b, s) || h.reaches(b, a, s)) {
+            return;
+        }
+        if let (Some(x), Some(y), Some(z)) = (
+            self.ua.get_mut(self.len),
+            self.ub.get_mut(self.len),
+            self.us.get_mut(self.len),
+        ) {
+            (*x, *y, *z) = (a, b, s);
+            self.len += 1;
+        }
+    }
+
+    fn pairs(&self) -> impl Iterator<Item = (usize, usize, f64)> + '_ {
+        self.ua
+            .iter()
+            .zip(self.ub.iter())
+            .zip(self.us.iter())
+            .take(self.len)
+            .map(|((&a, &b), &s)| (a, b, s))
+    }
+}
+
+type Tasks<'a, 'w, T, VS> = [Option<Task<'a, 'w, T, VS>>; MAX_TASKS];
+
+/// Runs `unit` over every task's positions (`unit` returns `false` when the task's buffer
+/// might not hold the next unit's pairs) in rounds: the tasks join until their buffers are
+/// full, then the buffers are applied in task order, task `t` applying them to the heaps of
+/// its positions. Returns the heap insertions.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn lists<'w, T: Real, VS: ViewSet<T> + ?Sized>(
-    eng: &mut Engine<'_, '_, T, VS>,
-    blk: &mut [T],
+fn rounds<'a, 'w, T: Real, VS: ViewSet<T> + Sync + ?Sized, U>(
+    tasks: &mut Tasks<'a, 'w, T, VS>,
+    (nt, chunk, nl): (usize, usize, usize),
+    par: Parallel,
+    (labels, pos): (&[u32], &[usize]),
+    (idx, sim, flag): (&mut [usize], &mut [f64], &mut [u8]),
+    (k, ks): (usize, usize),
+    unit: &U,
+) -> Result<usize, Error>
+where
+    Task<'a, 'w, T, VS>: Send,
+    U: Fn(&mut Task<'a, 'w, T, VS>, &Heaps<'_>) -> Result<bool, Error> + Sync,
+{
+    for (t, task) in tasks.iter_mut().take(nt).flatten().enumerate() {
+        task.cur = t * chunk;
+        task.end = ((t + 1) * chunk).min(nl);
+    }
+    let inserted = AtomicUsize::new(0);
+    loop {
+        if tasks.iter().flatten().all(|t| t.cur >= t.end) {
+            break;
+        }
+        {
+            let h = Heaps {
+                k,
+                ks,
+                labels,
+                pos,
+                idx,
+                sim,
+            };
+            par.run_items(tasks.iter_mut().take(nt), &|task| {
+                let Some(task) = task else {
+                    return Err(Error::Internal);
+                };
+                task.len = 0;
+                while task.cur < task.end {
+                    if !unit(task, &h)? {
+                        break;
+                    }
+                }
+                Ok(())
+            })?;
+        }
+        let done: &Tasks<'a, 'w, T, VS> = tasks;
+        let cl = (chunk * k).max(1);
+        let items = Counted::new(
+            pieces_mut(idx, cl)
+                .zip(pieces_mut(sim, cl))
+                .zip(pieces_mut(flag, cl))
+                .enumerate(),
+            nt,
+        );
+        par.run_items(items, &|(t, ((ix, sm), fl))| {
+            let lo = t * chunk;
+            let hi = lo + ix.len() / k.max(1);
+            let mut count = 0;
+            for task in done.iter().flatten() {
+                for (a, b, s) in task.pairs() {
+                    let same = class_of(labels, a) == class_of(labels, b);
+                    for (x, y) in [(a, b), (b, a)] {
+                        let p = pos.at(x)?;
+                        if p < lo || p >= hi {
+                            continue;
+                        }
+                        let base = (p - lo) * k;
+                        let r = if same {
+                            base..base + ks
+                        } else {
+                            base + ks..base + k
+                        };
+                        count += usize::from(push(
+                            ix.part_mut(r.clone())?,
+                            sm.part_mut(r.clone())?,
+                            fl.part_mut(r)?,
+                            y,
+                            s,
+                        ));
+                    }
+                }
+            }
+            inserted.fetch_add(count, Ordering::Relaxed);
+            Ok(())
+        })?;
+    }
+    Ok(inserted.into_inner())
+}
+
+/// Finds the labeled lists (module docs) with evaluators over `views` and `kernels` (layout
+/// `lay`) in the fused mode with weights `eta`, their scales and bandwidths copied from
+/// `from` (bandwidths resolved), the global lists `nbr` (`N × kk`, `NO_NEIGHBOR` allowed;
+/// `kk = 0`: random starts only) and `st` sized by [`Plan::workspace`]; the tasks run on
+/// `plan.par`. Returns the lists and the values evaluated.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn lists<'w, T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + ?Sized>(
+    from: &Engine<'_, '_, T, VS>,
+    (views, kernels, lay, eta): (&VS, &KS, &Layout, &[f64]),
     (labels, ci): (&[u32], &ClassIndex<'_>),
     (nbr, kk): (&[usize], usize),
     plan: &Plan,
@@ -319,7 +467,9 @@ pub(crate) fn lists<'w, T: Real, VS: ViewSet<T> + ?Sized>(
     let (ks, ko, c) = (plan.ks, plan.ko, plan.cand.max(1));
     let k = ks + ko;
     let eb = plan.block();
-    let pos: &mut [usize] = st.take(n)?;
+    let cap = plan.cap();
+    let par = plan.par;
+    let pos: &'w mut [usize] = st.take(n)?;
     let idx: &'w mut [usize] = st.take_matrix(nl, k)?;
     let sim: &'w mut [f64] = st.take_matrix(nl, k)?;
     let flag: &mut [u8] = st.take_matrix(nl, k)?;
@@ -327,27 +477,53 @@ pub(crate) fn lists<'w, T: Real, VS: ViewSet<T> + ?Sized>(
     let oldc: &mut [usize] = st.take_matrix(nl, c)?;
     let newp: &mut [u32] = st.take_matrix(nl, c)?;
     let oldp: &mut [u32] = st.take_matrix(nl, c)?;
-    let list: &mut [usize] = st.take(eb.checked_mul(2).ok_or(Error::SizeOverflow)?)?;
+    let nt = task_count(nl);
+    let chunk = nl.div_ceil(nt.max(1)).max(1);
+    let slots = st.take_slots(nt, plan.task_req::<T>(lay))?;
+    let mut tasks: Tasks<'_, 'w, T, VS> = core::array::from_fn(|_| None);
+    for (slot, dst) in slots.zip(tasks.iter_mut()) {
+        let mut ts = Stack::new(slot);
+        let blk: &mut [T] = ts.take_matrix(eb, eb)?;
+        let list: &mut [usize] = ts.take(eb.checked_mul(2).ok_or(Error::SizeOverflow)?)?;
+        let ua: &mut [usize] = ts.take(cap)?;
+        let ub: &mut [usize] = ts.take(cap)?;
+        let us: &mut [f64] = ts.take(cap)?;
+        let mut eng = Engine::new_bare(views, kernels, lay, eb, ts)?;
+        eng.copy_scales(from)?;
+        eng.set_mode(Mode::Fused, Some(eta));
+        eng.set_direct(true);
+        *dst = Some(Task {
+            eng,
+            blk,
+            list,
+            ua,
+            ub,
+            us,
+            len: 0,
+            cur: 0,
+            end: 0,
+            evals: 0,
+        });
+    }
     pos.fill(NO_NEIGHBOR);
     for (p, &i) in lab.iter().enumerate() {
         *pos.at_mut(i)? = p;
     }
+    let pos: &[usize] = pos;
     idx.fill(NO_NEIGHBOR);
     sim.fill(f64::NEG_INFINITY);
     flag.fill(0);
-    eng.set_direct(true);
-    let mut s = State {
-        k,
-        ks,
-        pos,
-        idx,
-        sim,
-        flag,
-    };
-    let mut evals = 0u64;
+    let shape = (nt, chunk, nl);
+    let sizes = (k, ks);
 
     // Start: the labeled items within two hops in the global lists, then random ones.
-    for &i in lab {
+    let start = |task: &mut Task<'_, '_, T, VS>, h: &Heaps<'_>| -> Result<bool, Error> {
+        if task.len + eb > cap {
+            return Ok(false);
+        }
+        let i = lab.at(task.cur)?;
+        task.cur += 1;
+        let list = &mut *task.list;
         let mut m = 0;
         let row = |j: usize| {
             let b = j.wrapping_mul(kk);
@@ -390,12 +566,24 @@ pub(crate) fn lists<'w, T: Real, VS: ViewSet<T> + ?Sized>(
                 }
             }
         }
-        let cols = list.part(..m)?;
-        let rows = core::slice::from_ref(&i);
-        eng.block(rows, cols, blk)?;
-        evals += m as u64;
-        offer_block(&mut s, labels, (rows, cols, blk), |_, _| true);
-    }
+        let cols = task.list.part(..m)?;
+        task.eng.block(core::slice::from_ref(&i), cols, task.blk)?;
+        task.evals += m as u64;
+        for cc in 0..m {
+            let (l, v) = (task.list.at(cc)?, task.blk.at(cc)?.to_f64());
+            task.emit(h, i, l, v);
+        }
+        Ok(true)
+    };
+    rounds(
+        &mut tasks,
+        shape,
+        par,
+        (labels, pos),
+        (&mut *idx, &mut *sim, &mut *flag),
+        sizes,
+        &start,
+    )?;
 
     // Iterations.
     let iters = if plan.iters == 0 {
@@ -405,70 +593,123 @@ pub(crate) fn lists<'w, T: Real, VS: ViewSet<T> + ?Sized>(
     };
     let stop = plan.delta * nl as f64 * k as f64;
     for it in 0..iters {
+        // Candidates: each task fills the lists of its positions from every entry.
         newc.fill(NO_NEIGHBOR);
         oldc.fill(NO_NEIGHBOR);
         newp.fill(u32::MAX);
         oldp.fill(u32::MAX);
-        for (p, &i) in lab.iter().enumerate() {
-            for e in 0..k {
-                let at = p * k + e;
-                let j = s.idx.at(at)?;
-                if j == NO_NEIGHBOR {
-                    continue;
+        {
+            let (ix, fl) = (&*idx, &*flag);
+            let cl = (chunk * c).max(1);
+            let items = Counted::new(
+                pieces_mut(newc, cl)
+                    .zip(pieces_mut(oldc, cl))
+                    .zip(pieces_mut(newp, cl))
+                    .zip(pieces_mut(oldp, cl))
+                    .enumerate(),
+                nt,
+            );
+            let seed = plan.seed;
+            par.run_items(items, &|(t, (((nc, oc), np), op))| {
+                let lo = t * chunk;
+                let hi = lo + nc.len() / c.max(1);
+                for (p, &i) in lab.iter().enumerate() {
+                    for e in 0..k {
+                        let at = p * k + e;
+                        let j = ix.at(at)?;
+                        if j == NO_NEIGHBOR {
+                            continue;
+                        }
+                        let q = pos.at(j)?;
+                        let (pm, qm) = ((lo..hi).contains(&p), (lo..hi).contains(&q));
+                        if !(pm || qm) {
+                            continue;
+                        }
+                        let pr = priority(seed, it, i, j);
+                        let (lc, lp) = if fl.at(at)? != 0 {
+                            (&mut *nc, &mut *np)
+                        } else {
+                            (&mut *oc, &mut *op)
+                        };
+                        if pm {
+                            let r = (p - lo) * c;
+                            cand_push(lc.part_mut(r..r + c)?, lp.part_mut(r..r + c)?, j, pr);
+                        }
+                        if qm {
+                            let r = (q - lo) * c;
+                            cand_push(lc.part_mut(r..r + c)?, lp.part_mut(r..r + c)?, i, pr);
+                        }
+                    }
                 }
-                let q = s.pos.at(j)?;
-                let pr = priority(plan.seed, it, i, j);
-                let (lc, lp) = if s.flag.at(at)? != 0 {
-                    (&mut *newc, &mut *newp)
-                } else {
-                    (&mut *oldc, &mut *oldp)
-                };
-                cand_push(
-                    lc.part_mut(p * c..p * c + c)?,
-                    lp.part_mut(p * c..p * c + c)?,
-                    j,
-                    pr,
-                );
-                cand_push(
-                    lc.part_mut(q * c..q * c + c)?,
-                    lp.part_mut(q * c..q * c + c)?,
-                    i,
-                    pr,
-                );
-            }
+                Ok(())
+            })?;
         }
         // The sampled new entries become old.
-        for p in 0..nl {
-            let nc = newc.part(p * c..p * c + c)?;
-            for e in 0..k {
-                let at = p * k + e;
-                if s.flag.at(at)? != 0 && nc.contains(&s.idx.at(at)?) {
-                    *s.flag.at_mut(at)? = 0;
+        {
+            let nc = &*newc;
+            let cl = (chunk * k).max(1);
+            let items = Counted::new(pieces_mut(flag, cl).zip(pieces(idx, cl)).enumerate(), nt);
+            par.run_items(items, &|(t, (fl, ix))| {
+                for (r, (fr, xr)) in pieces_mut(fl, k).zip(pieces(ix, k)).enumerate() {
+                    let p = t * chunk + r;
+                    let list = nc.part(p * c..p * c + c)?;
+                    for (f, &j) in fr.iter_mut().zip(xr) {
+                        if *f != 0 && list.contains(&j) {
+                            *f = 0;
+                        }
+                    }
                 }
-            }
+                Ok(())
+            })?;
         }
-        let mut updates = 0usize;
-        for p in 0..nl {
-            let nw = valid(newc.part(p * c..p * c + c)?);
-            if nw.is_empty() {
-                continue;
+        // Local joins.
+        let (nc, oc) = (&*newc, &*oldc);
+        let join = |task: &mut Task<'_, '_, T, VS>, h: &Heaps<'_>| -> Result<bool, Error> {
+            let p = task.cur;
+            let nw = valid(nc.part(p * c..p * c + c)?);
+            let od = valid(oc.part(p * c..p * c + c)?);
+            let (nr, no) = (nw.len(), od.len());
+            if task.len + nr * nr.saturating_sub(1) / 2 + nr * no > cap {
+                return Ok(false);
             }
-            let od = valid(oldc.part(p * c..p * c + c)?);
-            let nr = nw.len();
-            let all = list.part_mut(..nr + od.len())?;
+            task.cur += 1;
+            if nr == 0 {
+                return Ok(true);
+            }
+            let all = task.list.part_mut(..nr + no)?;
             all.part_mut(..nr)?.copy_checked(nw)?;
             all.part_mut(nr..)?.copy_checked(od)?;
-            let all = list.part(..nr + od.len())?;
-            let rows = all.part(..nr)?;
-            eng.block_prefix(all, nr, blk)?;
-            evals += (nr * (nr - 1) / 2 + nr * od.len()) as u64;
-            updates += offer_block(&mut s, labels, (rows, all, blk), |a, b| b > a);
-        }
+            task.eng
+                .block_prefix(task.list.part(..nr + no)?, nr, task.blk)?;
+            task.evals += (nr * (nr - 1) / 2 + nr * no) as u64;
+            // Columns first, rows within (the order of the serial search).
+            for b in 1..nr + no {
+                let y = task.list.at(b)?;
+                for a in 0..b.min(nr) {
+                    let x = task.list.at(a)?;
+                    if x == y {
+                        continue;
+                    }
+                    let v = task.blk.at(a + b * nr)?.to_f64();
+                    task.emit(h, x, y, v);
+                }
+            }
+            Ok(true)
+        };
+        let updates = rounds(
+            &mut tasks,
+            shape,
+            par,
+            (labels, pos),
+            (&mut *idx, &mut *sim, &mut *flag),
+            sizes,
+            &join,
+        )?;
         if (updates as f64) <= stop {
             break;
         }
     }
-    let State { idx, sim, .. } = s;
+    let evals = tasks.iter().flatten().map(|t| t.evals).sum();
     let (idx, sim): (&'w [usize], &'w [f64]) = (idx, sim);
     Ok((Lists { ks, ko, idx, sim }, evals))
 }

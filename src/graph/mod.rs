@@ -36,7 +36,7 @@ pub use build::{ldge_capacity, tge_capacity, CsrOut, GraphNnz, GraphParams, Pena
 pub use csr::{CsrGraph, CsrGraphs};
 pub use dense::DenseGraph;
 pub use fused::{fused_graph, fused_graph_workspace, FusedParams};
-pub use ldge::{ldge, ldge_workspace};
+pub use ldge::{ldge, ldge_build, ldge_build_workspace, ldge_workspace};
 pub use neighbors::{
     tge_build, tge_build_progress, tge_build_workspace, GraphBuild, AUTO_EXACT_BELOW,
     LABELED_EXACT_BELOW,

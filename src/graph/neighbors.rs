@@ -261,7 +261,7 @@ fn labeled_req<T>(lay: &Layout, p: &GraphParams, ann: &AnnParams) -> WorkReq {
     WorkReq::all_of(&[
         median::scratch_req(lay),
         WorkReq::matrix::<T>(b, b),
-        lp.workspace(lay.n)
+        lp.workspace::<T>(lay)
             .bytes()
             .map_or(WorkReq::OVERFLOW, WorkReq::new::<u8>),
         engine::workspace::<T>(lay, b),
@@ -452,12 +452,18 @@ fn tge_approx_with<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync
         let bl = b.max(lp.block());
         let mut sc = median::Scratch::new(&lay, &mut st)?;
         let blk: &mut [T] = st.take_matrix(bl, bl)?;
-        let lw: &mut [u8] = st.take(lp.workspace(n).bytes()?)?;
+        let lw: &mut [u8] = st.take(lp.workspace::<T>(&lay).bytes()?)?;
         let mut lst = Stack::new(lw);
         let mut eng = Engine::new(views, kernels, &lay, bl, st)?;
         median::resolve(&mut eng, ci.labeled(), &mut sc, blk)?;
-        eng.set_mode(Mode::Fused, Some(eta));
-        let (lists, _) = labeled::lists(&mut eng, blk, (labels, &ci), (nbr, kk), &lp, &mut lst)?;
+        let (lists, _) = labeled::lists(
+            &eng,
+            (views, kernels, &lay, eta),
+            (labels, &ci),
+            (nbr, kk),
+            &lp,
+            &mut lst,
+        )?;
         let (same, pen) = &mut sinks;
         for (p, &i) in ci.labeled().iter().enumerate() {
             let ((si, ss), (oi, os)) = lists.get(p);
