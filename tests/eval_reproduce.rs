@@ -343,27 +343,21 @@ fn sparse_views_go_as_csc_with_the_same_tables() {
     assert!(rows(&dense).len() >= 6);
 }
 
-/// `--graph exact|approx|auto` (issue 30, item 5): on `data/mfeat-sample` (500 items)
-/// `auto` is the exact search (bitwise the same tables, below 4096 items), and NN-descent's
-/// graph gives MvSL-T's kNN accuracy within 1.5 points of the exact graph's at every
-/// labeled fraction (the issue's 0.5 points is for the 2,000-item set with the default
-/// splits; here two splits of 500 items, where one test item is 0.22–0.25 points); an
-/// unknown value is refused.
+/// `--graph exact|approx|auto` (issue 30, items 5 and "what this issue must show"): on
+/// `data/mfeat-sample` (500 items) `auto` is the exact search (bitwise the same tables, below
+/// 4096 items), and NN-descent's graph gives MvSL-T's kNN accuracy within 0.5 points of the
+/// exact graph's at every labeled fraction (10–50 %): three views (fou, zer, mor: 129 of the
+/// 649 features, for the time of a debug build), five splits, 100 iterations (gaps measured in
+/// release: −0.05 / −0.15 / −0.11 / 0.00 / +0.24; all six views at the default 200 iterations
+/// at most 0.15, docs/reproduce-graph.md; one test item is 0.04–0.09 points of the mean over
+/// five splits); an unknown value is refused.
 #[test]
 fn graph_option_exact_approx_auto() {
     let exe = c_program::build("reproduce");
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mfeat-sample");
-    let run = |graph: Option<&str>| {
+    let run = |args: &[&str], graph: Option<&str>| {
         let mut cmd = Command::new(&exe);
-        cmd.args([
-            "--views",
-            "fou,zer,mor",
-            "--methods",
-            "mvsl-t",
-            "--splits",
-            "2",
-        ])
-        .args(["--iters", "50", "--fractions", "10,30"]);
+        cmd.args(["--methods", "mvsl-t"]).args(args);
         if let Some(g) = graph {
             cmd.args(["--graph", g]);
         }
@@ -390,15 +384,30 @@ fn graph_option_exact_approx_auto() {
             .map(|c| c.split('±').next().unwrap().trim().parse().unwrap())
             .collect()
     };
-    let (exact, approx, auto) = (run(Some("exact")), run(Some("approx")), run(None));
+    // `auto` below 4096 items: the exact sweep, the same tables (a small run).
+    let small = [
+        "--views",
+        "fou,zer,mor",
+        "--splits",
+        "2",
+        "--iters",
+        "20",
+        "--fractions",
+        "10,30",
+    ];
+    let (exact, auto) = (run(&small, Some("exact")), run(&small, None));
     assert!(exact.contains("lists over all items: exact"), "{exact}");
-    assert!(approx.contains("approximate, NN-descent"), "{approx}");
     assert_eq!(rows(&auto), rows(&exact));
+    // The bound at every labeled fraction.
+    let full = ["--views", "fou,zer,mor", "--splits", "5", "--iters", "100"];
+    let (exact, approx) = (run(&full, Some("exact")), run(&full, Some("approx")));
+    assert!(approx.contains("approximate, NN-descent"), "{approx}");
     let (e, a) = (means(&rows(&exact)[0]), means(&rows(&approx)[0]));
-    assert_eq!(e.len(), 2, "{exact}");
+    assert_eq!(e.len(), 5, "{exact}");
+    assert_eq!(a.len(), 5, "{approx}");
     for (x, y) in e.iter().zip(&a) {
         eprintln!("kNN accuracy: exact {x}, approximate {y}");
-        assert!((x - y).abs() <= 1.5, "exact {e:?} approximate {a:?}");
+        assert!((x - y).abs() <= 0.5, "exact {e:?} approximate {a:?}");
     }
     let out = Command::new(&exe)
         .args(["--graph", "fast"])
