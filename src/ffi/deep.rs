@@ -34,21 +34,7 @@ pub struct mvnmf_deep_params {
     pub v_init: u32,
 }
 
-impl CField<DeepVInit> for u32 {
-    fn to_rust(&self) -> Result<DeepVInit, Error> {
-        match *self {
-            MVNMF_DEEP_V_RANDOM => Ok(DeepVInit::Random),
-            MVNMF_DEEP_V_PRETRAINED => Ok(DeepVInit::Pretrained),
-            _ => Err(Error::BadParameter),
-        }
-    }
-    fn from_rust(r: &DeepVInit) -> u32 {
-        match r {
-            DeepVInit::Random => MVNMF_DEEP_V_RANDOM,
-            DeepVInit::Pretrained => MVNMF_DEEP_V_PRETRAINED,
-        }
-    }
-}
+c_enum!(DeepVInit { MVNMF_DEEP_V_RANDOM => Random, MVNMF_DEEP_V_PRETRAINED => Pretrained });
 
 cparams!(mvnmf_deep_params => DeepParams { top, pretrain_iter, box_lower, v_init });
 

@@ -113,23 +113,11 @@ pub struct mvnmf_graph {
     pub penalty_weights: *const f64,
 }
 
-impl CField<Sparsity> for u32 {
-    fn to_rust(&self) -> Result<Sparsity, Error> {
-        match *self {
-            MVNMF_SPARSITY_NONE => Ok(Sparsity::None),
-            MVNMF_SPARSITY_L12 => Ok(Sparsity::L12),
-            MVNMF_SPARSITY_L1INF => Ok(Sparsity::L1Inf),
-            _ => Err(Error::BadParameter),
-        }
-    }
-    fn from_rust(r: &Sparsity) -> u32 {
-        match r {
-            Sparsity::None => MVNMF_SPARSITY_NONE,
-            Sparsity::L12 => MVNMF_SPARSITY_L12,
-            Sparsity::L1Inf => MVNMF_SPARSITY_L1INF,
-        }
-    }
-}
+c_enum!(Sparsity {
+    MVNMF_SPARSITY_NONE => None,
+    MVNMF_SPARSITY_L12 => L12,
+    MVNMF_SPARSITY_L1INF => L1Inf,
+});
 
 cparams!(mvnmf_mvsl_params => MvslParams {
     max_iter, tol, eps, vmax, seed, init, sparsity, alpha, beta, gamma, u_inner, v_inner,
