@@ -183,38 +183,31 @@ impl GraphScalar for f32 {
     }
 }
 
+/// `GraphOp::<T>::$m(g, args)` on the graph inside (the dense graph's
+/// weights are `double`: its structural answers come at `f64`).
+macro_rules! each {
+    ($s:expr, $t:ty, $m:ident($($a:expr),*)) => {
+        match $s {
+            AnyGraph::None(g) => GraphOp::<$t>::$m(g $(, $a)*),
+            AnyGraph::Sge(g) => GraphOp::<$t>::$m(g $(, $a)*),
+            AnyGraph::Csr(g) => GraphOp::<$t>::$m(g $(, $a)*),
+            AnyGraph::Dense(g) => GraphOp::<f64>::$m(g $(, $a)*),
+        }
+    };
+}
+
 impl<T: GraphScalar> GraphOp<T> for AnyGraph<'_> {
     fn items(&self) -> usize {
-        match self {
-            AnyGraph::None(g) => GraphOp::<T>::items(g),
-            AnyGraph::Sge(g) => GraphOp::<T>::items(g),
-            AnyGraph::Csr(g) => GraphOp::<T>::items(g),
-            AnyGraph::Dense(g) => GraphOp::<f64>::items(g),
-        }
+        each!(self, T, items())
     }
     fn has_penalty(&self) -> bool {
-        match self {
-            AnyGraph::None(g) => GraphOp::<T>::has_penalty(g),
-            AnyGraph::Sge(g) => GraphOp::<T>::has_penalty(g),
-            AnyGraph::Csr(g) => GraphOp::<T>::has_penalty(g),
-            AnyGraph::Dense(g) => GraphOp::<f64>::has_penalty(g),
-        }
+        each!(self, T, has_penalty())
     }
     fn is_zero(&self) -> bool {
-        match self {
-            AnyGraph::None(g) => GraphOp::<T>::is_zero(g),
-            AnyGraph::Sge(g) => GraphOp::<T>::is_zero(g),
-            AnyGraph::Csr(g) => GraphOp::<T>::is_zero(g),
-            AnyGraph::Dense(g) => GraphOp::<f64>::is_zero(g),
-        }
+        each!(self, T, is_zero())
     }
     fn apply_req(&self, k: usize) -> WorkReq {
-        match self {
-            AnyGraph::None(g) => GraphOp::<T>::apply_req(g, k),
-            AnyGraph::Sge(g) => GraphOp::<T>::apply_req(g, k),
-            AnyGraph::Csr(g) => GraphOp::<T>::apply_req(g, k),
-            AnyGraph::Dense(g) => GraphOp::<f64>::apply_req(g, k),
-        }
+        each!(self, T, apply_req(k))
     }
     fn apply(
         &self,
