@@ -2781,6 +2781,11 @@ struct mvnmf_deep_params mvnmf_deep_params_default(void);
 
 // Writes the preset's parameters to `out` (`MVNMF_DEEP_PRESET_*`);
 // `MVNMF_STATUS_BAD_PARAMETER` for an unknown preset.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `out`: writing one struct.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_deep_params_preset(uint32_t preset,
                                       struct mvnmf_deep_params *out);
 
@@ -2788,12 +2793,28 @@ mvnmf_status mvnmf_deep_params_preset(uint32_t preset,
 // the layers `U_1 (rows × p_1), …, U_M (p_{M−1} × K)` one after the other,
 // hidden sizes clamped to `p_m = min(layers[m], p_{m−1})`, `K = layers[n_layers−1]`.
 // `rows = 0` is `MVNMF_STATUS_ZERO_DIMENSION`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `layers`: reading `n_layers` sizes.
+// * `len`: writing one size.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_deep_factor_len(size_t rows,
                                    const size_t *layers,
                                    size_t n_layers,
                                    size_t *len);
 
-// Workspace bytes of `mvnmf_deep_fit` (pre-training and fine-tuning share it).
+// Workspace bytes of `mvnmf_deep_fit`
+// (pre-training and fine-tuning share it).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `layers`: reading `n_layers` sizes.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_deep_fit_workspace(const struct mvnmf_view *views,
                                       size_t n_views,
                                       const struct mvnmf_graph *graph,
@@ -2817,6 +2838,25 @@ mvnmf_status mvnmf_deep_fit_workspace(const struct mvnmf_view *views,
 // guards the scaled problem; small data is scaled up only while the scaled
 // weights stay below 2^256); factors and objective come back in the caller's
 // units.
+//
+// The `_f32` twin: `float` views, factor buffers
+// (`mvnmf_deep_factor_len(rows_v, layers)` floats each) and `v`; graph,
+// weights and report stay double (`MVNMF_GRAPH_DENSE` is refused: use CSR).
+//
+// Single-precision twin: `mvnmf_deep_fit_f32`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `layers`: reading `n_layers` sizes.
+// * `params`: reading one (NULL: the defaults).
+// * `u`: reading `n_views` pointers to `mvnmf_deep_factor_len(rows_v, layers)` (doubles).
+// * `v`: writing `K × N` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_deep_fit(const struct mvnmf_view *views,
                             size_t n_views,
                             const struct mvnmf_graph *graph,
@@ -2831,7 +2871,16 @@ mvnmf_status mvnmf_deep_fit(const struct mvnmf_view *views,
                             void *user,
                             struct mvnmf_report *report);
 
-// Workspace bytes of `mvnmf_deep_encode`.
+// Workspace bytes of `mvnmf_deep_encode`
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `layers`: reading `n_layers` sizes.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_deep_encode_workspace(const struct mvnmf_view *views,
                                          size_t n_views,
                                          const struct mvnmf_graph *graph,
@@ -2846,6 +2895,21 @@ mvnmf_status mvnmf_deep_encode_workspace(const struct mvnmf_view *views,
 // Magnitudes: as the fits (large inputs are scaled down, small ones are not
 // scaled up); the bases too must have half their sum of squares at most 2^999
 // (else `MVNMF_STATUS_INPUT_TOO_LARGE`).
+//
+// Single-precision twin: `mvnmf_deep_encode_f32`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `layers`: reading `n_layers` sizes.
+// * `params`: reading one (NULL: the defaults).
+// * `u`: reading `n_views` pointers to `mvnmf_deep_factor_len(rows_v, layers)` (doubles).
+// * `v`: writing `K × N` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_deep_encode(const struct mvnmf_view *views,
                                size_t n_views,
                                const struct mvnmf_graph *graph,
@@ -2860,7 +2924,16 @@ mvnmf_status mvnmf_deep_encode(const struct mvnmf_view *views,
                                void *user,
                                struct mvnmf_report *report);
 
-// Workspace bytes of `mvnmf_deep_fit_f32`.
+// Workspace bytes of `mvnmf_deep_fit_f32` (as `mvnmf_deep_fit_workspace`).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
+// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `layers`: reading `n_layers` sizes.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_deep_fit_f32_workspace(const struct mvnmf_view_f32 *views,
                                           size_t n_views,
                                           const struct mvnmf_graph *graph,
@@ -2869,9 +2942,20 @@ mvnmf_status mvnmf_deep_fit_f32_workspace(const struct mvnmf_view_f32 *views,
                                           const struct mvnmf_deep_params *params,
                                           size_t *bytes);
 
-// `mvnmf_deep_fit` in single precision: `float` views, factor buffers
-// (`mvnmf_deep_factor_len(rows_v, layers)` floats each) and `v`; graph,
-// weights and report stay double (`MVNMF_GRAPH_DENSE` is refused: use CSR).
+// `mvnmf_deep_fit` in single precision: `float` for `views` (`mvnmf_view_f32`), `u`, `v`, the other arguments as there.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
+// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `layers`: reading `n_layers` sizes.
+// * `params`: reading one (NULL: the defaults).
+// * `u`: reading `n_views` pointers to `mvnmf_deep_factor_len(rows_v, layers)` (floats).
+// * `v`: writing `K × N` floats.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_deep_fit_f32(const struct mvnmf_view_f32 *views,
                                 size_t n_views,
                                 const struct mvnmf_graph *graph,
@@ -2886,7 +2970,16 @@ mvnmf_status mvnmf_deep_fit_f32(const struct mvnmf_view_f32 *views,
                                 void *user,
                                 struct mvnmf_report *report);
 
-// Workspace bytes of `mvnmf_deep_encode_f32`.
+// Workspace bytes of `mvnmf_deep_encode_f32` (as `mvnmf_deep_encode_workspace`).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
+// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `layers`: reading `n_layers` sizes.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_deep_encode_f32_workspace(const struct mvnmf_view_f32 *views,
                                              size_t n_views,
                                              const struct mvnmf_graph *graph,
@@ -2895,7 +2988,20 @@ mvnmf_status mvnmf_deep_encode_f32_workspace(const struct mvnmf_view_f32 *views,
                                              const struct mvnmf_deep_params *params,
                                              size_t *bytes);
 
-// `mvnmf_deep_encode` in single precision (`float` views, factor buffers, encoding).
+// `mvnmf_deep_encode` in single precision: `float` for `views` (`mvnmf_view_f32`), `u`, `v`, the other arguments as there.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
+// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `layers`: reading `n_layers` sizes.
+// * `params`: reading one (NULL: the defaults).
+// * `u`: reading `n_views` pointers to `mvnmf_deep_factor_len(rows_v, layers)` (floats).
+// * `v`: writing `K × N` floats.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_deep_encode_f32(const struct mvnmf_view_f32 *views,
                                    size_t n_views,
                                    const struct mvnmf_graph *graph,
@@ -3163,16 +3269,22 @@ mvnmf_status mvnmf_dist_tge(const struct mvnmf_dist_comm *comm,
                             size_t work_bytes,
                             struct mvnmf_dist_graph_traffic *traffic);
 
-// Workspace bytes of `mvnmf_dist_tge_approx` on a rank whose views (its items,
-// dense) have these shapes, for `n` items over `n_ranks ≥ 1` ranks with these
-// labels (all `n` items, or NULL as `mvnmf_dist_tge_approx` allows), these
-// graph options and NN-descent options (`ann`; NULL: `mvnmf_ann_params_default()`).
+// Workspace bytes of `mvnmf_dist_tge_approx`
+// on a rank whose views (its items, dense) have these shapes, for `n` items
+// over `n_ranks ≥ 1` ranks with these labels (all `n` items, or NULL as
+// `mvnmf_dist_tge_approx` allows), these graph options and NN-descent
+// options (`ann`; NULL: `mvnmf_ann_params_default()`).
 // `MVNMF_STATUS_BAD_PARAMETER` for 0 ranks, as the call.
 //
 // # Safety
-// Every pointer is NULL or valid for the documented number of elements:
-// `views` and `kernels` `n_views`, `labels` `n`, `params`, `ann` and `bytes`
-// one.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `kernels`: reading `n_views` kernels.
+// * `labels`: reading `n` labels.
+// * `params`: reading one (NULL: the defaults).
+// * `ann`: reading one struct (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_dist_tge_approx_workspace(const struct mvnmf_view *views,
                                              size_t n_views,
                                              const struct mvnmf_kernel *kernels,
@@ -3190,7 +3302,7 @@ mvnmf_status mvnmf_dist_tge_approx_workspace(const struct mvnmf_view *views,
 // from `mvnmf_dist_tge_capacity`; `exchange` required, `allgather`
 // recommended), plus the NN-descent options `ann` (NULL:
 // `mvnmf_ann_params_default()`; the same on every rank, agreed before anything
-// is written).
+// is written). Every rank calls it at the same time.
 //
 // Each rank holds only its items' columns: NN-descent starts over its own
 // items, takes a fixed sample of every rank's items as remote candidates,
@@ -3203,13 +3315,21 @@ mvnmf_status mvnmf_dist_tge_approx_workspace(const struct mvnmf_view *views,
 // another NN-descent approximation (recall and traffic: `docs/mpi.md`).
 //
 // # Safety
-// `comm` points to a readable `mvnmf_dist_comm` whose callbacks are what
-// their types document; every other pointer is NULL or valid for the
-// documented number of elements (`views`, `kernels`, `eta`: `n_views`;
-// `labels`: `n`; the CSR buffers as `mvnmf_csr_buffers` documents for
-// `n_r + 1` rows; `work`: `work_bytes` bytes), and the outputs do not
-// overlap each other, the inputs or the workspace. Every rank calls it at the
-// same time.
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `comm`: reading one descriptor, whose callbacks are what their types document.
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `kernels`: reading `n_views` kernels.
+// * `eta`: reading `n_views` doubles.
+// * `labels`: reading `n` labels.
+// * `params`: reading one (NULL: the defaults).
+// * `ann`: reading one struct (NULL: the defaults).
+// * `affinity`: reading one descriptor (its buffers as `mvnmf_csr_buffers` documents for `n_r + 1` rows).
+// * `penalty`: reading one descriptor (its buffers as `mvnmf_csr_buffers` documents for `n_r + 1` rows).
+// * `affinity_nnz`: writing one size.
+// * `penalty_nnz`: writing one size.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `traffic`: writing one struct.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_dist_tge_approx(const struct mvnmf_dist_comm *comm,
                                    const struct mvnmf_view *views,
                                    size_t n_views,
@@ -4179,8 +4299,17 @@ struct mvnmf_mvsl_params mvnmf_mvsl_params_default(void);
 mvnmf_status mvnmf_mvsl_params_preset(uint32_t preset,
                                       struct mvnmf_mvsl_params *out);
 
-// Workspace bytes of `mvnmf_mvsl_fit` (validates the view descriptors and the
-// graph as the call does, values aside).
+// Workspace bytes of `mvnmf_mvsl_fit`
+// (validates the view descriptors and the graph as the call does, values
+// aside).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvsl_fit_workspace(const struct mvnmf_view *views,
                                       size_t n_views,
                                       const struct mvnmf_graph *graph,
@@ -4204,6 +4333,24 @@ mvnmf_status mvnmf_mvsl_fit_workspace(const struct mvnmf_view *views,
 // guards the scaled problem; small data is scaled up only while the scaled
 // weights stay below 2^256); factors and objective come back in the caller's
 // units.
+//
+// The `_f32` twin: `float` views, `u[v]` and `v`; the graph, weights and
+// report stay double. `MVNMF_GRAPH_DENSE` (double weights) is
+// `MVNMF_STATUS_BAD_PARAMETER` there: give the graph as CSR.
+//
+// Single-precision twin: `mvnmf_mvsl_fit_f32`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `params`: reading one (NULL: the defaults).
+// * `u`: reading `n_views` pointers to `rows_v × k` (doubles).
+// * `v`: writing `k × N` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvsl_fit(const struct mvnmf_view *views,
                             size_t n_views,
                             const struct mvnmf_graph *graph,
@@ -4217,7 +4364,15 @@ mvnmf_status mvnmf_mvsl_fit(const struct mvnmf_view *views,
                             void *user,
                             struct mvnmf_report *report);
 
-// Workspace bytes of `mvnmf_mvsl_encode`.
+// Workspace bytes of `mvnmf_mvsl_encode`
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvsl_encode_workspace(const struct mvnmf_view *views,
                                          size_t n_views,
                                          const struct mvnmf_graph *graph,
@@ -4232,6 +4387,20 @@ mvnmf_status mvnmf_mvsl_encode_workspace(const struct mvnmf_view *views,
 // Magnitudes: as the fits (large inputs are scaled down, small ones are not
 // scaled up); the bases too must have half their sum of squares at most 2^999
 // (else `MVNMF_STATUS_INPUT_TOO_LARGE`).
+//
+// Single-precision twin: `mvnmf_mvsl_encode_f32`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `params`: reading one (NULL: the defaults).
+// * `u`: reading `n_views` pointers to `rows_v × k` (doubles).
+// * `v`: writing `k × N` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvsl_encode(const struct mvnmf_view *views,
                                size_t n_views,
                                const struct mvnmf_graph *graph,
@@ -4245,7 +4414,15 @@ mvnmf_status mvnmf_mvsl_encode(const struct mvnmf_view *views,
                                void *user,
                                struct mvnmf_report *report);
 
-// Workspace bytes of `mvnmf_mvsl_fit_f32`.
+// Workspace bytes of `mvnmf_mvsl_fit_f32` (as `mvnmf_mvsl_fit_workspace`).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
+// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvsl_fit_f32_workspace(const struct mvnmf_view_f32 *views,
                                           size_t n_views,
                                           const struct mvnmf_graph *graph,
@@ -4253,9 +4430,19 @@ mvnmf_status mvnmf_mvsl_fit_f32_workspace(const struct mvnmf_view_f32 *views,
                                           const struct mvnmf_mvsl_params *params,
                                           size_t *bytes);
 
-// `mvnmf_mvsl_fit` in single precision: `float` views, `u[v]` and `v`; the
-// graph, weights and report stay double. `MVNMF_GRAPH_DENSE` (double weights)
-// is `MVNMF_STATUS_BAD_PARAMETER` here: give the graph as CSR.
+// `mvnmf_mvsl_fit` in single precision: `float` for `views` (`mvnmf_view_f32`), `u`, `v`, the other arguments as there.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
+// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `params`: reading one (NULL: the defaults).
+// * `u`: reading `n_views` pointers to `rows_v × k` (floats).
+// * `v`: writing `k × N` floats.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvsl_fit_f32(const struct mvnmf_view_f32 *views,
                                 size_t n_views,
                                 const struct mvnmf_graph *graph,
@@ -4269,7 +4456,15 @@ mvnmf_status mvnmf_mvsl_fit_f32(const struct mvnmf_view_f32 *views,
                                 void *user,
                                 struct mvnmf_report *report);
 
-// Workspace bytes of `mvnmf_mvsl_encode_f32`.
+// Workspace bytes of `mvnmf_mvsl_encode_f32` (as `mvnmf_mvsl_encode_workspace`).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
+// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvsl_encode_f32_workspace(const struct mvnmf_view_f32 *views,
                                              size_t n_views,
                                              const struct mvnmf_graph *graph,
@@ -4277,7 +4472,19 @@ mvnmf_status mvnmf_mvsl_encode_f32_workspace(const struct mvnmf_view_f32 *views,
                                              const struct mvnmf_mvsl_params *params,
                                              size_t *bytes);
 
-// `mvnmf_mvsl_encode` in single precision (`float` views, bases, encoding).
+// `mvnmf_mvsl_encode` in single precision: `float` for `views` (`mvnmf_view_f32`), `u`, `v`, the other arguments as there.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
+// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `params`: reading one (NULL: the defaults).
+// * `u`: reading `n_views` pointers to `rows_v × k` (floats).
+// * `v`: writing `k × N` floats.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvsl_encode_f32(const struct mvnmf_view_f32 *views,
                                    size_t n_views,
                                    const struct mvnmf_graph *graph,
@@ -4905,12 +5112,25 @@ struct mvnmf_pipeline_params mvnmf_pipeline_params_default(void);
 
 // Writes the method's preset (papers' weights, seed-003 graph options, MKL on)
 // to `out`; `MVNMF_STATUS_BAD_PARAMETER` for an unknown method.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `out`: writing one struct.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_pipeline_params_preset(uint32_t method,
                                           struct mvnmf_pipeline_params *out);
 
-// Workspace bytes of `mvnmf_pipeline_fit`: one query for MKL, the graphs and
-// the factorization (validates the view descriptors
-// as the call does, values aside).
+// Workspace bytes of `mvnmf_pipeline_fit`
+// (one query for MKL, the graphs and the factorization; validates the
+// view descriptors as the call does, values aside).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `kernels`: reading `n_views` kernels.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_pipeline_fit_workspace(const struct mvnmf_view *views,
                                           size_t n_views,
                                           const struct mvnmf_kernel *kernels,
@@ -4946,6 +5166,22 @@ mvnmf_status mvnmf_pipeline_fit_workspace(const struct mvnmf_view *views,
 // guards the scaled problem; small data is scaled up only while the scaled
 // weights stay below 2^256); factors and objective come back in the caller's
 // units.
+//
+// Single-precision twin: `mvnmf_pipeline_fit_f32`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `kernels`: reading `n_views` kernels.
+// * `labels`: reading `N` labels.
+// * `params`: reading one (NULL: the defaults).
+// * `u`: reading `n_views` pointers to `rows_v × k` (doubles).
+// * `v`: writing `k × N` doubles.
+// * `eta`: writing `n_views` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_pipeline_fit(const struct mvnmf_view *views,
                                 size_t n_views,
                                 const struct mvnmf_kernel *kernels,
@@ -4965,6 +5201,20 @@ mvnmf_status mvnmf_pipeline_fit(const struct mvnmf_view *views,
 // `mvnmf_pipeline_fit` with the same arguments, checks and outputs (bit for
 // bit), but `report` (may be NULL) is an `mvnmf_pipeline_report`: the
 // factorization's report and the entries of the neighbour graphs built.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `kernels`: reading `n_views` kernels.
+// * `labels`: reading `N` labels.
+// * `params`: reading one (NULL: the defaults).
+// * `u`: reading `n_views` pointers to `rows_v × k` (doubles).
+// * `v`: writing `k × N` doubles.
+// * `eta`: writing `n_views` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_pipeline_fit_report(const struct mvnmf_view *views,
                                        size_t n_views,
                                        const struct mvnmf_kernel *kernels,
@@ -4981,7 +5231,15 @@ mvnmf_status mvnmf_pipeline_fit_report(const struct mvnmf_view *views,
                                        void *user,
                                        struct mvnmf_pipeline_report *report);
 
-// Workspace bytes of `mvnmf_pipeline_fit_f32`.
+// Workspace bytes of `mvnmf_pipeline_fit_f32` (as `mvnmf_pipeline_fit_workspace`).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
+// * `kernels`: reading `n_views` kernels.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_pipeline_fit_f32_workspace(const struct mvnmf_view_f32 *views,
                                               size_t n_views,
                                               const struct mvnmf_kernel *kernels,
@@ -4990,8 +5248,21 @@ mvnmf_status mvnmf_pipeline_fit_f32_workspace(const struct mvnmf_view_f32 *views
                                               const struct mvnmf_pipeline_params *params,
                                               size_t *bytes);
 
-// `mvnmf_pipeline_fit` in single precision: `float` views, `u[v]` and `v`
-// (kernels, fusion weights `eta`, graph and report stay double).
+// `mvnmf_pipeline_fit` in single precision: `float` for `views` (`mvnmf_view_f32`), `u`, `v`, the other arguments as there.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
+// * `kernels`: reading `n_views` kernels.
+// * `labels`: reading `N` labels.
+// * `params`: reading one (NULL: the defaults).
+// * `u`: reading `n_views` pointers to `rows_v × k` (floats).
+// * `v`: writing `k × N` floats.
+// * `eta`: writing `n_views` doubles.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_pipeline_fit_f32(const struct mvnmf_view_f32 *views,
                                     size_t n_views,
                                     const struct mvnmf_kernel *kernels,

@@ -283,4 +283,69 @@ macro_rules! export {
     (@body [entry] $body:block) => { entry!($body) };
     (@body [entry_at $report:ident] $body:block) => { entry_at!($report, $body) };
     (@body [query $bytes:ident] $body:block) => { workspace!($bytes, $body) };
+
+    // ---- (cabi6b) several declarations, each ended by `;`: every `double`
+    // export (and query) first, in the order given, then every `_f32` twin
+    // (the header's order where the twins come after the calls). A declaration
+    // may have no twin; `at report` before the body makes it a body that says
+    // where (`Result<mvnmf_status, Located>`, written to `report` on a refusal:
+    // `entry_at!`) ----------------------------------------------------------
+    (
+        $(
+            $(#[$doc:meta])*
+            fn $n64:ident $(/ $n32:ident)? ($($p:tt)*) $(at $rep:ident)? $body:block
+            $(
+                $(#[$wdoc:meta])*
+                workspace $w64:ident $(/ $w32:ident)? ($($wp:tt)*) $wbody:block
+            )?
+        ;)+
+    ) => {
+        $(
+            export!(@seqdbl $n64 [$($n32)?] [$($rep)?] [$(#[$doc])*] ($($p)*) $body
+                $([$(#[$wdoc])*] $w64 [$($w32)?] ($($wp)*) $wbody)?);
+        )+
+        $(
+            export!(@seqtwin [$($n32)?] $n64 ($($p)*) [$($rep)?] $body
+                $([$w64 ($($wp)*) $wbody] [$($w32)?])?);
+        )+
+    };
+    (@seqdbl $n64:ident [$($n32:ident)?] $rep:tt [$($doc:tt)*] ($($p:tt)*) $body:block
+        $($w:tt)*) => {
+        export!(@seqq $n64 [$($n32)?] $($w)*);
+        export!(@munch {[entry], $n64, [
+            $($doc)*
+            $(
+                #[doc = ""]
+                #[doc = concat!(" Single-precision twin: `", stringify!($n32), "`.")]
+            )?
+        ], { export!(@at $rep $body) }} [f64 mvnmf_view "double"] [] [] [] $($p)* ,);
+    };
+    (@seqq $n64:ident $n32:tt) => {};
+    (@seqq $n64:ident $n32:tt [$($wdoc:tt)*] $w64:ident $w32:tt ($($wp:tt)*) $wbody:block) => {
+        export!(@query {query, $w64, [
+            #[doc = concat!(" Workspace bytes of `", stringify!($n64), "`",
+                export!(@andof $w32 $n32))]
+            $($wdoc)*
+        ], $wbody} [f64 mvnmf_view "double"] ($($wp)*));
+    };
+    (@andof [$w32:ident] $n:tt) => { "" };
+    (@andof [] [$n32:ident]) => { concat!(" and of `", stringify!($n32), "`") };
+    (@andof [] []) => { "" };
+    (@at [] $body:block) => { $body };
+    (@at [$rep:ident] $body:block) => {
+        { Ok($crate::ffi::util::guard_at($rep, || $body)) }
+    };
+    (@seqtwin [] $($x:tt)*) => {};
+    (@seqtwin [$n32:ident] $n64:ident $p:tt $rep:tt $body:block) => {
+        export!(@seqtwin2 $n32 $n64 $p $rep $body);
+    };
+    (@seqtwin [$n32:ident] $n64:ident $p:tt $rep:tt $body:block
+        [$w64:ident $wp:tt $wbody:block] [$($w32:ident)?]) => {
+        export!(@twinq [$($w32)?] $n32 $w64 $wp $wbody);
+        export!(@seqtwin2 $n32 $n64 $p $rep $body);
+    };
+    (@seqtwin2 $n32:ident $n64:ident ($($p:tt)*) $rep:tt $body:block) => {
+        export!(@munch {twin, $n32, $n64, { export!(@at $rep $body) }}
+            [f32 mvnmf_view_f32 "float"] [] [] [] $($p)* ,);
+    };
 }

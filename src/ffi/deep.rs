@@ -2,7 +2,7 @@
 
 use core::ffi::c_void;
 
-use super::mvsl::{mvnmf_graph, mvnmf_mvsl_params, read_graph_for, GraphScalar};
+use super::mvsl::{mvnmf_graph, mvnmf_mvsl_params, read_graph_for};
 use super::*;
 use crate::error::Error;
 use crate::models::deep::{self, DeepParams, DeepVInit};
@@ -34,21 +34,7 @@ pub struct mvnmf_deep_params {
     pub v_init: u32,
 }
 
-impl CField<DeepVInit> for u32 {
-    fn to_rust(&self) -> Result<DeepVInit, Error> {
-        match *self {
-            MVNMF_DEEP_V_RANDOM => Ok(DeepVInit::Random),
-            MVNMF_DEEP_V_PRETRAINED => Ok(DeepVInit::Pretrained),
-            _ => Err(Error::BadParameter),
-        }
-    }
-    fn from_rust(r: &DeepVInit) -> u32 {
-        match r {
-            DeepVInit::Random => MVNMF_DEEP_V_RANDOM,
-            DeepVInit::Pretrained => MVNMF_DEEP_V_PRETRAINED,
-        }
-    }
-}
+c_enum!(DeepVInit { MVNMF_DEEP_V_RANDOM => Random, MVNMF_DEEP_V_PRETRAINED => Pretrained });
 
 cparams!(mvnmf_deep_params => DeepParams { top, pretrain_iter, box_lower, v_init });
 
@@ -75,14 +61,10 @@ unsafe fn read_layers<'a>(layers: *const usize, n_layers: usize) -> Result<&'a [
     })
 }
 
-/// Writes the preset's parameters to `out` (`MVNMF_DEEP_PRESET_*`);
-/// `MVNMF_STATUS_BAD_PARAMETER` for an unknown preset.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_deep_params_preset(
-    preset: u32,
-    out: *mut mvnmf_deep_params,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Writes the preset's parameters to `out` (`MVNMF_DEEP_PRESET_*`);
+    /// `MVNMF_STATUS_BAD_PARAMETER` for an unknown preset.
+    fn mvnmf_deep_params_preset(preset: u32, out: *mut mvnmf_deep_params = "one struct") {
         if out.is_null() {
             return Err(Error::NullPointer);
         }
@@ -93,97 +75,26 @@ pub unsafe extern "C" fn mvnmf_deep_params_preset(
         };
         *out = CField::from_rust(&p);
         Ok(mvnmf_status::Ok)
-    })
+    }
 }
 
-/// Number of doubles in the factor buffer of a view with `rows` features:
-/// the layers `U_1 (rows × p_1), …, U_M (p_{M−1} × K)` one after the other,
-/// hidden sizes clamped to `p_m = min(layers[m], p_{m−1})`, `K = layers[n_layers−1]`.
-/// `rows = 0` is `MVNMF_STATUS_ZERO_DIMENSION`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_deep_factor_len(
-    rows: usize,
-    layers: *const usize,
-    n_layers: usize,
-    len: *mut usize,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Number of doubles in the factor buffer of a view with `rows` features:
+    /// the layers `U_1 (rows × p_1), …, U_M (p_{M−1} × K)` one after the other,
+    /// hidden sizes clamped to `p_m = min(layers[m], p_{m−1})`, `K = layers[n_layers−1]`.
+    /// `rows = 0` is `MVNMF_STATUS_ZERO_DIMENSION`.
+    fn mvnmf_deep_factor_len(
+        rows: usize,
+        layers: *const usize = "`n_layers` sizes",
+        n_layers: usize,
+        len: *mut usize = "one size",
+    ) {
         if len.is_null() {
             return Err(Error::NullPointer);
         }
         let l = read_layers(layers, n_layers)?;
         *len = deep::factor_len(rows, l)?;
         Ok(mvnmf_status::Ok)
-    })
-}
-
-/// Workspace bytes of `mvnmf_deep_fit` (pre-training and fine-tuning share it).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_deep_fit_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    layers: *const usize,
-    n_layers: usize,
-    params: *const mvnmf_deep_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { fit_ws(views, n_views, graph, (layers, n_layers), params, bytes) }
-}
-
-unsafe fn fit_ws<D: ViewDesc>(
-    views: *const D,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    (layers, n_layers): (*const usize, usize),
-    params: *const mvnmf_deep_params,
-    bytes: *mut usize,
-) -> mvnmf_status
-where
-    D::T: GraphScalar,
-{
-    workspace!(bytes, {
-        let p = read_params(params)?;
-        let g = read_graph_for::<D::T>(graph)?;
-        let l = read_layers(layers, n_layers)?;
-        deep::fit_workspace::<D::T, _>(shapes(views, n_views)?, &g, l, &p)
-    })
-}
-
-/// Deep layer-wise multi-view factorization (DMCL; DNMF, ConcatDNMF; MCL with
-/// one layer): `X_v ≈ U_1^v ⋯ U_M^v V`, L1,∞ (or L1,2) on the top layer, graph
-/// on V, γ·ΣV, `0 ≤ V ≤ vmax`, lower layers in [0, 1] with `box_lower`.
-/// `u[v]` holds `mvnmf_deep_factor_len(rows_v, layers)` doubles, `v` is
-/// `K × N`. Pre-training (random init) then fine-tuning; the progress callback
-/// sees fine-tuning. Cost per sweep: each view read twice, plus
-/// `O(rows·p·(p + K))` per layer and the V-step's `O(K²N + K·nnz(graph))`.
-///
-/// Magnitudes: any finite data with `½ Σ_v ‖X_v‖²_F ≤ 2^999` (about 5e300;
-/// above, `MVNMF_STATUS_INPUT_TOO_LARGE` and nothing written); data whose
-/// largest entry is outside [2^-64, 2^64] is solved at an internal power-of-two
-/// scale with the weights scaled to match (the same minimisers; `eps` then
-/// guards the scaled problem; small data is scaled up only while the scaled
-/// weights stay below 2^256); factors and objective come back in the caller's
-/// units.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_deep_fit(
-    views: *const mvnmf_view,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    layers: *const usize,
-    n_layers: usize,
-    params: *const mvnmf_deep_params,
-    u: *const *mut f64,
-    v: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe! {
-        fit_c(views, n_views, graph, (layers, n_layers), params, (u, v), (work, work_bytes),
-            (progress, user), report)
     }
 }
 
@@ -212,36 +123,54 @@ fn layers_arg(n_layers: usize) -> u32 {
     }
 }
 
-/// The body of `mvnmf_deep_fit` and its `_f32` twin.
-#[allow(clippy::too_many_arguments)]
-unsafe fn fit_c<D: ViewDesc>(
-    views: *const D,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    (layers, n_layers): (*const usize, usize),
-    params: *const mvnmf_deep_params,
-    (u, v): (*const *mut D::T, *mut D::T),
-    (work, work_bytes): (*mut c_void, usize),
-    (progress, user): (mvnmf_progress_fn, *mut c_void),
-    report: *mut mvnmf_report,
-) -> mvnmf_status
-where
-    D::T: GraphScalar,
-{
-    entry_at!(report, {
+export! {
+    /// Deep layer-wise multi-view factorization (DMCL; DNMF, ConcatDNMF; MCL with
+    /// one layer): `X_v ≈ U_1^v ⋯ U_M^v V`, L1,∞ (or L1,2) on the top layer, graph
+    /// on V, γ·ΣV, `0 ≤ V ≤ vmax`, lower layers in [0, 1] with `box_lower`.
+    /// `u[v]` holds `mvnmf_deep_factor_len(rows_v, layers)` doubles, `v` is
+    /// `K × N`. Pre-training (random init) then fine-tuning; the progress callback
+    /// sees fine-tuning. Cost per sweep: each view read twice, plus
+    /// `O(rows·p·(p + K))` per layer and the V-step's `O(K²N + K·nnz(graph))`.
+    ///
+    /// Magnitudes: any finite data with `½ Σ_v ‖X_v‖²_F ≤ 2^999` (about 5e300;
+    /// above, `MVNMF_STATUS_INPUT_TOO_LARGE` and nothing written); data whose
+    /// largest entry is outside [2^-64, 2^64] is solved at an internal power-of-two
+    /// scale with the weights scaled to match (the same minimisers; `eps` then
+    /// guards the scaled problem; small data is scaled up only while the scaled
+    /// weights stay below 2^256); factors and objective come back in the caller's
+    /// units.
+    ///
+    /// The `_f32` twin: `float` views, factor buffers
+    /// (`mvnmf_deep_factor_len(rows_v, layers)` floats each) and `v`; graph,
+    /// weights and report stay double (`MVNMF_GRAPH_DENSE` is refused: use CSR).
+    fn mvnmf_deep_fit / mvnmf_deep_fit_f32(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
+        layers: *const usize = "`n_layers` sizes",
+        n_layers: usize,
+        params: *const mvnmf_deep_params,
+        u: *const *mut T = "`n_views` pointers to `mvnmf_deep_factor_len(rows_v, layers)`",
+        v: *mut T = "`K × N`",
+        work: *mut c_void,
+        work_bytes: usize,
+        progress: mvnmf_progress_fn,
+        user: *mut c_void,
+        report: *mut mvnmf_report,
+    ) at report {
         let p = read_params(params).arg(6)?;
-        let g = read_graph_for::<D::T>(graph).arg(3)?;
+        let g = read_graph_for::<T>(graph).arg(3)?;
         let l = read_layers(layers, n_layers).arg(layers_arg(n_layers))?;
         let k = l[l.len() - 1];
         let (vs, n) = read_views_at(views, n_views, 1)?;
-        let mut us = factors_at(u, &vs, k, l, |p: *mut D::T| p.is_null(), 7)?;
+        let mut us = factors_at(u, &vs, k, l, |p: *mut T| p.is_null(), 7)?;
         let (vv, w) = outputs(v, k, n, work, work_bytes).arg(8)?;
         let r = with_monitor(progress, user, |m| {
             deep::fit(&vs, &g, l, &p, &mut us, &mut *vv, w, m)
         });
         let r = r.map_err(|e| {
             let given = [
-                Given::Stacks(7, &us as &dyn Factors<D::T>),
+                Given::Stacks(7, &us as &dyn Factors<T>),
                 Given::Buf(8, &*vv, k),
             ];
             let given = if p.top.init == Init::Given {
@@ -252,174 +181,67 @@ where
             SITE.blame(e, &vs, given)
         })?;
         finish(r, report).arg(0)
-    })
-}
-
-/// Workspace bytes of `mvnmf_deep_encode`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_deep_encode_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    layers: *const usize,
-    n_layers: usize,
-    params: *const mvnmf_deep_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { encode_ws(views, n_views, graph, (layers, n_layers), params, bytes) }
-}
-
-unsafe fn encode_ws<D: ViewDesc>(
-    views: *const D,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    (layers, n_layers): (*const usize, usize),
-    params: *const mvnmf_deep_params,
-    bytes: *mut usize,
-) -> mvnmf_status
-where
-    D::T: GraphScalar,
-{
-    workspace!(bytes, {
-        let p = read_params(params)?;
-        let g = read_graph_for::<D::T>(graph)?;
-        let l = read_layers(layers, n_layers)?;
-        deep::encode_workspace::<D::T, _>(shapes(views, n_views)?, &g, l, &p)
-    })
-}
-
-/// Out-of-sample encoding through the whole stack (`Ũ = U_1⋯U_M` per view,
-/// then the V-steps with the bases fixed); `u[v]` read only, `v` (`K × N`) written.
-///
-/// Magnitudes: as the fits (large inputs are scaled down, small ones are not
-/// scaled up); the bases too must have half their sum of squares at most 2^999
-/// (else `MVNMF_STATUS_INPUT_TOO_LARGE`).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_deep_encode(
-    views: *const mvnmf_view,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    layers: *const usize,
-    n_layers: usize,
-    params: *const mvnmf_deep_params,
-    u: *const *const f64,
-    v: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe! {
-        encode_c(views, n_views, graph, (layers, n_layers), params, (u, v), (work, work_bytes),
-            (progress, user), report)
     }
-}
+    /// (pre-training and fine-tuning share it).
+    workspace mvnmf_deep_fit_workspace / mvnmf_deep_fit_f32_workspace(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
+        layers: *const usize = "`n_layers` sizes",
+        n_layers: usize,
+        params: *const mvnmf_deep_params,
+    ) {
+        let p = read_params(params)?;
+        let g = read_graph_for::<T>(graph)?;
+        let l = read_layers(layers, n_layers)?;
+        deep::fit_workspace::<T, _>(shapes(views, n_views)?, &g, l, &p)
+    };
 
-/// The body of `mvnmf_deep_encode` and its `_f32` twin.
-#[allow(clippy::too_many_arguments)]
-unsafe fn encode_c<D: ViewDesc>(
-    views: *const D,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    (layers, n_layers): (*const usize, usize),
-    params: *const mvnmf_deep_params,
-    (u, v): (*const *const D::T, *mut D::T),
-    (work, work_bytes): (*mut c_void, usize),
-    (progress, user): (mvnmf_progress_fn, *mut c_void),
-    report: *mut mvnmf_report,
-) -> mvnmf_status
-where
-    D::T: GraphScalar,
-{
-    entry_at!(report, {
+    /// Out-of-sample encoding through the whole stack (`Ũ = U_1⋯U_M` per view,
+    /// then the V-steps with the bases fixed); `u[v]` read only, `v` (`K × N`) written.
+    ///
+    /// Magnitudes: as the fits (large inputs are scaled down, small ones are not
+    /// scaled up); the bases too must have half their sum of squares at most 2^999
+    /// (else `MVNMF_STATUS_INPUT_TOO_LARGE`).
+    fn mvnmf_deep_encode / mvnmf_deep_encode_f32(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
+        layers: *const usize = "`n_layers` sizes",
+        n_layers: usize,
+        params: *const mvnmf_deep_params,
+        u: *const *const T = "`n_views` pointers to `mvnmf_deep_factor_len(rows_v, layers)`",
+        v: *mut T = "`K × N`",
+        work: *mut c_void,
+        work_bytes: usize,
+        progress: mvnmf_progress_fn,
+        user: *mut c_void,
+        report: *mut mvnmf_report,
+    ) at report {
         let p = read_params(params).arg(6)?;
-        let g = read_graph_for::<D::T>(graph).arg(3)?;
+        let g = read_graph_for::<T>(graph).arg(3)?;
         let l = read_layers(layers, n_layers).arg(layers_arg(n_layers))?;
         let k = l[l.len() - 1];
         let (vs, n) = read_views_at(views, n_views, 1)?;
-        let us = factors_at(u, &vs, k, l, |p: *const D::T| p.is_null(), 7)?;
+        let us = factors_at(u, &vs, k, l, |p: *const T| p.is_null(), 7)?;
         let (vv, w) = outputs(v, k, n, work, work_bytes).arg(8)?;
         let r = with_monitor(progress, user, |m| {
             deep::encode(&vs, &g, l, &p, &us, vv, w, m)
         });
         let r = r.map_err(|e| SITE.blame(e, &vs, &[Given::Stacks(7, &us)]))?;
         finish(r, report).arg(0)
-    })
-}
-
-/// Workspace bytes of `mvnmf_deep_fit_f32`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_deep_fit_f32_workspace(
-    views: *const mvnmf_view_f32,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    layers: *const usize,
-    n_layers: usize,
-    params: *const mvnmf_deep_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { fit_ws(views, n_views, graph, (layers, n_layers), params, bytes) }
-}
-
-/// `mvnmf_deep_fit` in single precision: `float` views, factor buffers
-/// (`mvnmf_deep_factor_len(rows_v, layers)` floats each) and `v`; graph,
-/// weights and report stay double (`MVNMF_GRAPH_DENSE` is refused: use CSR).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_deep_fit_f32(
-    views: *const mvnmf_view_f32,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    layers: *const usize,
-    n_layers: usize,
-    params: *const mvnmf_deep_params,
-    u: *const *mut f32,
-    v: *mut f32,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe! {
-        fit_c(views, n_views, graph, (layers, n_layers), params, (u, v), (work, work_bytes),
-            (progress, user), report)
     }
-}
-
-/// Workspace bytes of `mvnmf_deep_encode_f32`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_deep_encode_f32_workspace(
-    views: *const mvnmf_view_f32,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    layers: *const usize,
-    n_layers: usize,
-    params: *const mvnmf_deep_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { encode_ws(views, n_views, graph, (layers, n_layers), params, bytes) }
-}
-
-/// `mvnmf_deep_encode` in single precision (`float` views, factor buffers, encoding).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_deep_encode_f32(
-    views: *const mvnmf_view_f32,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    layers: *const usize,
-    n_layers: usize,
-    params: *const mvnmf_deep_params,
-    u: *const *const f32,
-    v: *mut f32,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe! {
-        encode_c(views, n_views, graph, (layers, n_layers), params, (u, v), (work, work_bytes),
-            (progress, user), report)
-    }
+    workspace mvnmf_deep_encode_workspace / mvnmf_deep_encode_f32_workspace(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
+        layers: *const usize = "`n_layers` sizes",
+        n_layers: usize,
+        params: *const mvnmf_deep_params,
+    ) {
+        let p = read_params(params)?;
+        let g = read_graph_for::<T>(graph)?;
+        let l = read_layers(layers, n_layers)?;
+        deep::encode_workspace::<T, _>(shapes(views, n_views)?, &g, l, &p)
+    };
 }

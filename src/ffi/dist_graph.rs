@@ -11,94 +11,43 @@ use super::similarity::{any_median, ceta, ckernels, clabels, read_graph};
 use super::*;
 use crate::models::dist;
 
-/// Workspace bytes of `mvnmf_dist_tge_approx` on a rank whose views (its items,
-/// dense) have these shapes, for `n` items over `n_ranks ≥ 1` ranks with these
-/// labels (all `n` items, or NULL as `mvnmf_dist_tge_approx` allows), these
-/// graph options and NN-descent options (`ann`; NULL: `mvnmf_ann_params_default()`).
-/// `MVNMF_STATUS_BAD_PARAMETER` for 0 ranks, as the call.
-///
-/// # Safety
-/// Every pointer is NULL or valid for the documented number of elements:
-/// `views` and `kernels` `n_views`, `labels` `n`, `params`, `ann` and `bytes`
-/// one.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_dist_tge_approx_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    labels: *const u32,
-    n: usize,
-    n_classes: usize,
-    n_ranks: usize,
-    params: *const mvnmf_graph_params,
-    ann: *const mvnmf_ann_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        let p = read_graph(params)?;
-        let a = read_ann(ann)?;
-        let ks = ckernels(kernels, n_views)?;
-        let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
-        dist::tge_approx_workspace(
-            shapes(views, n_views)?,
-            &ks,
-            n,
-            lab,
-            n_classes,
-            n_ranks,
-            &p,
-            &a,
-        )
-    })
-}
-
-/// The approximate TGE / kNN graph (`mvnmf_tge_build` with
-/// `MVNMF_GRAPH_BUILD_APPROX`) built across ranks with the items sharded:
-/// arguments, partition, outputs and errors as `mvnmf_dist_tge` (capacities
-/// from `mvnmf_dist_tge_capacity`; `exchange` required, `allgather`
-/// recommended), plus the NN-descent options `ann` (NULL:
-/// `mvnmf_ann_params_default()`; the same on every rank, agreed before anything
-/// is written).
-///
-/// Each rank holds only its items' columns: NN-descent starts over its own
-/// items, takes a fixed sample of every rank's items as remote candidates,
-/// then iterates with the lists of its items' remote neighbours and the
-/// columns of its items' remote candidates fetched from their ranks a batch at
-/// a time (`exchange`); the labeled items' columns are gathered (`allgather`)
-/// for the exact same-class and penalty lists and the median bandwidths. With
-/// one rank the rows are bitwise `mvnmf_tge_build`'s approximate graph; with
-/// several the labeled lists are still the same and the global neighbours are
-/// another NN-descent approximation (recall and traffic: `docs/mpi.md`).
-///
-/// # Safety
-/// `comm` points to a readable `mvnmf_dist_comm` whose callbacks are what
-/// their types document; every other pointer is NULL or valid for the
-/// documented number of elements (`views`, `kernels`, `eta`: `n_views`;
-/// `labels`: `n`; the CSR buffers as `mvnmf_csr_buffers` documents for
-/// `n_r + 1` rows; `work`: `work_bytes` bytes), and the outputs do not
-/// overlap each other, the inputs or the workspace. Every rank calls it at the
-/// same time.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_dist_tge_approx(
-    comm: *const mvnmf_dist_comm,
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    eta: *const f64,
-    labels: *const u32,
-    n: usize,
-    n_classes: usize,
-    params: *const mvnmf_graph_params,
-    ann: *const mvnmf_ann_params,
-    affinity: *const mvnmf_csr_buffers,
-    penalty: *const mvnmf_csr_buffers,
-    affinity_nnz: *mut usize,
-    penalty_nnz: *mut usize,
-    work: *mut c_void,
-    work_bytes: usize,
-    traffic: *mut mvnmf_dist_graph_traffic,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// The approximate TGE / kNN graph (`mvnmf_tge_build` with
+    /// `MVNMF_GRAPH_BUILD_APPROX`) built across ranks with the items sharded:
+    /// arguments, partition, outputs and errors as `mvnmf_dist_tge` (capacities
+    /// from `mvnmf_dist_tge_capacity`; `exchange` required, `allgather`
+    /// recommended), plus the NN-descent options `ann` (NULL:
+    /// `mvnmf_ann_params_default()`; the same on every rank, agreed before anything
+    /// is written). Every rank calls it at the same time.
+    ///
+    /// Each rank holds only its items' columns: NN-descent starts over its own
+    /// items, takes a fixed sample of every rank's items as remote candidates,
+    /// then iterates with the lists of its items' remote neighbours and the
+    /// columns of its items' remote candidates fetched from their ranks a batch at
+    /// a time (`exchange`); the labeled items' columns are gathered (`allgather`)
+    /// for the exact same-class and penalty lists and the median bandwidths. With
+    /// one rank the rows are bitwise `mvnmf_tge_build`'s approximate graph; with
+    /// several the labeled lists are still the same and the global neighbours are
+    /// another NN-descent approximation (recall and traffic: `docs/mpi.md`).
+    fn mvnmf_dist_tge_approx(
+        comm: *const mvnmf_dist_comm = "one descriptor, whose callbacks are what their types document",
+        views: *const V = "`n_views`",
+        n_views: usize,
+        kernels: *const mvnmf_kernel = "`n_views` kernels",
+        eta: *const f64 = "`n_views` doubles",
+        labels: *const u32 = "`n` labels",
+        n: usize,
+        n_classes: usize,
+        params: *const mvnmf_graph_params,
+        ann: *const mvnmf_ann_params = "one struct (NULL: the defaults)",
+        affinity: *const mvnmf_csr_buffers = "one descriptor (its buffers as `mvnmf_csr_buffers` documents for `n_r + 1` rows)",
+        penalty: *const mvnmf_csr_buffers = "one descriptor (its buffers as `mvnmf_csr_buffers` documents for `n_r + 1` rows)",
+        affinity_nnz: *mut usize = "one size",
+        penalty_nnz: *mut usize = "one size",
+        work: *mut c_void,
+        work_bytes: usize,
+        traffic: *mut mvnmf_dist_graph_traffic = "one struct",
+    ) {
         let mut cm = read_comm(comm)?;
         let r = (|| {
             if cm.ex.is_none() || affinity_nnz.is_null() || penalty_nnz.is_null() {
@@ -140,5 +89,36 @@ pub unsafe extern "C" fn mvnmf_dist_tge_approx(
                 Ok(mvnmf_status::Ok)
             }
         }
-    })
+    }
+    /// on a rank whose views (its items, dense) have these shapes, for `n` items
+    /// over `n_ranks ≥ 1` ranks with these labels (all `n` items, or NULL as
+    /// `mvnmf_dist_tge_approx` allows), these graph options and NN-descent
+    /// options (`ann`; NULL: `mvnmf_ann_params_default()`).
+    /// `MVNMF_STATUS_BAD_PARAMETER` for 0 ranks, as the call.
+    workspace mvnmf_dist_tge_approx_workspace(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        kernels: *const mvnmf_kernel = "`n_views` kernels",
+        labels: *const u32 = "`n` labels",
+        n: usize,
+        n_classes: usize,
+        n_ranks: usize,
+        params: *const mvnmf_graph_params,
+        ann: *const mvnmf_ann_params = "one struct (NULL: the defaults)",
+    ) {
+        let p = read_graph(params)?;
+        let a = read_ann(ann)?;
+        let ks = ckernels(kernels, n_views)?;
+        let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
+        dist::tge_approx_workspace(
+            shapes(views, n_views)?,
+            &ks,
+            n,
+            lab,
+            n_classes,
+            n_ranks,
+            &p,
+            &a,
+        )
+    }
 }

@@ -113,23 +113,11 @@ pub struct mvnmf_graph {
     pub penalty_weights: *const f64,
 }
 
-impl CField<Sparsity> for u32 {
-    fn to_rust(&self) -> Result<Sparsity, Error> {
-        match *self {
-            MVNMF_SPARSITY_NONE => Ok(Sparsity::None),
-            MVNMF_SPARSITY_L12 => Ok(Sparsity::L12),
-            MVNMF_SPARSITY_L1INF => Ok(Sparsity::L1Inf),
-            _ => Err(Error::BadParameter),
-        }
-    }
-    fn from_rust(r: &Sparsity) -> u32 {
-        match r {
-            Sparsity::None => MVNMF_SPARSITY_NONE,
-            Sparsity::L12 => MVNMF_SPARSITY_L12,
-            Sparsity::L1Inf => MVNMF_SPARSITY_L1INF,
-        }
-    }
-}
+c_enum!(Sparsity {
+    MVNMF_SPARSITY_NONE => None,
+    MVNMF_SPARSITY_L12 => L12,
+    MVNMF_SPARSITY_L1INF => L1Inf,
+});
 
 cparams!(mvnmf_mvsl_params => MvslParams {
     max_iter, tol, eps, vmax, seed, init, sparsity, alpha, beta, gamma, u_inner, v_inner,
@@ -195,38 +183,31 @@ impl GraphScalar for f32 {
     }
 }
 
+/// `GraphOp::<T>::$m(g, args)` on the graph inside (the dense graph's
+/// weights are `double`: its structural answers come at `f64`).
+macro_rules! each {
+    ($s:expr, $t:ty, $m:ident($($a:expr),*)) => {
+        match $s {
+            AnyGraph::None(g) => GraphOp::<$t>::$m(g $(, $a)*),
+            AnyGraph::Sge(g) => GraphOp::<$t>::$m(g $(, $a)*),
+            AnyGraph::Csr(g) => GraphOp::<$t>::$m(g $(, $a)*),
+            AnyGraph::Dense(g) => GraphOp::<f64>::$m(g $(, $a)*),
+        }
+    };
+}
+
 impl<T: GraphScalar> GraphOp<T> for AnyGraph<'_> {
     fn items(&self) -> usize {
-        match self {
-            AnyGraph::None(g) => GraphOp::<T>::items(g),
-            AnyGraph::Sge(g) => GraphOp::<T>::items(g),
-            AnyGraph::Csr(g) => GraphOp::<T>::items(g),
-            AnyGraph::Dense(g) => GraphOp::<f64>::items(g),
-        }
+        each!(self, T, items())
     }
     fn has_penalty(&self) -> bool {
-        match self {
-            AnyGraph::None(g) => GraphOp::<T>::has_penalty(g),
-            AnyGraph::Sge(g) => GraphOp::<T>::has_penalty(g),
-            AnyGraph::Csr(g) => GraphOp::<T>::has_penalty(g),
-            AnyGraph::Dense(g) => GraphOp::<f64>::has_penalty(g),
-        }
+        each!(self, T, has_penalty())
     }
     fn is_zero(&self) -> bool {
-        match self {
-            AnyGraph::None(g) => GraphOp::<T>::is_zero(g),
-            AnyGraph::Sge(g) => GraphOp::<T>::is_zero(g),
-            AnyGraph::Csr(g) => GraphOp::<T>::is_zero(g),
-            AnyGraph::Dense(g) => GraphOp::<f64>::is_zero(g),
-        }
+        each!(self, T, is_zero())
     }
     fn apply_req(&self, k: usize) -> WorkReq {
-        match self {
-            AnyGraph::None(g) => GraphOp::<T>::apply_req(g, k),
-            AnyGraph::Sge(g) => GraphOp::<T>::apply_req(g, k),
-            AnyGraph::Csr(g) => GraphOp::<T>::apply_req(g, k),
-            AnyGraph::Dense(g) => GraphOp::<f64>::apply_req(g, k),
-        }
+        each!(self, T, apply_req(k))
     }
     fn apply(
         &self,
@@ -367,75 +348,6 @@ pub unsafe extern "C" fn mvnmf_mvsl_params_preset(
     })
 }
 
-/// Workspace bytes of `mvnmf_mvsl_fit` (validates the view descriptors and the
-/// graph as the call does, values aside).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvsl_fit_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    k: usize,
-    params: *const mvnmf_mvsl_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { fit_ws(views, n_views, graph, k, params, bytes) }
-}
-
-unsafe fn fit_ws<D: ViewDesc>(
-    views: *const D,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    k: usize,
-    params: *const mvnmf_mvsl_params,
-    bytes: *mut usize,
-) -> mvnmf_status
-where
-    D::T: GraphScalar,
-{
-    workspace!(bytes, {
-        let p = read_params(params)?;
-        let g = read_graph_for::<D::T>(graph)?;
-        mvsl::fit_workspace::<D::T, _>(shapes(views, n_views)?, &g, k, &p)
-    })
-}
-
-/// The graph-regularised multi-view factorization (MvSL-S/L/T, GNMF, MCL,
-/// joint NMF):
-/// `min ½Σ_v‖X_v − U_v V‖² + α Σ_v R(U_v) + β/2[tr(V La Vᵀ) − tr(V Lp Vᵀ)] + γ ΣV`,
-/// `U ≥ 0`, `0 ≤ V ≤ vmax`. `u[v]` is `rows_v × k`, `v` is `k × N` (written;
-/// read with `MVNMF_INIT_GIVEN`). Cost per iteration: each view read twice,
-/// plus `O((Σ rows_v) k² u_inner + (k² N + k·nnz(graph)) v_inner)`.
-/// Returns `MVNMF_STATUS_CANCELLED` when `progress` returns nonzero (report
-/// written, outputs at the last complete iterate).
-///
-/// Magnitudes: any finite data with `½ Σ_v ‖X_v‖²_F ≤ 2^999` (about 5e300;
-/// above, `MVNMF_STATUS_INPUT_TOO_LARGE` and nothing written); data whose
-/// largest entry is outside [2^-64, 2^64] is solved at an internal power-of-two
-/// scale with the weights scaled to match (the same minimisers; `eps` then
-/// guards the scaled problem; small data is scaled up only while the scaled
-/// weights stay below 2^256); factors and objective come back in the caller's
-/// units.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvsl_fit(
-    views: *const mvnmf_view,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    k: usize,
-    params: *const mvnmf_mvsl_params,
-    u: *const *mut f64,
-    v: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe! {
-        fit_c(views, n_views, graph, k, params, (u, v), (work, work_bytes), (progress, user),
-            report)
-    }
-}
-
 /// The argument positions of `mvnmf_mvsl_fit`, `_encode` and their `_f32`
 /// twins (`views` 1, `n_views` 2, `graph` 3, `k` 4, `params` 5, `u` 6, `v` 7,
 /// `work` 8, `work_bytes` 9, `progress` 10, `user` 11, `report` 12) that
@@ -450,34 +362,52 @@ const SITE: Site = Site {
     share_rows: false,
 };
 
-/// The body of `mvnmf_mvsl_fit` and its `_f32` twin.
-#[allow(clippy::too_many_arguments)]
-unsafe fn fit_c<D: ViewDesc>(
-    views: *const D,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    k: usize,
-    params: *const mvnmf_mvsl_params,
-    (u, v): (*const *mut D::T, *mut D::T),
-    (work, work_bytes): (*mut c_void, usize),
-    (progress, user): (mvnmf_progress_fn, *mut c_void),
-    report: *mut mvnmf_report,
-) -> mvnmf_status
-where
-    D::T: GraphScalar,
-{
-    entry_at!(report, {
+export! {
+    /// The graph-regularised multi-view factorization (MvSL-S/L/T, GNMF, MCL,
+    /// joint NMF):
+    /// `min ½Σ_v‖X_v − U_v V‖² + α Σ_v R(U_v) + β/2[tr(V La Vᵀ) − tr(V Lp Vᵀ)] + γ ΣV`,
+    /// `U ≥ 0`, `0 ≤ V ≤ vmax`. `u[v]` is `rows_v × k`, `v` is `k × N` (written;
+    /// read with `MVNMF_INIT_GIVEN`). Cost per iteration: each view read twice,
+    /// plus `O((Σ rows_v) k² u_inner + (k² N + k·nnz(graph)) v_inner)`.
+    /// Returns `MVNMF_STATUS_CANCELLED` when `progress` returns nonzero (report
+    /// written, outputs at the last complete iterate).
+    ///
+    /// Magnitudes: any finite data with `½ Σ_v ‖X_v‖²_F ≤ 2^999` (about 5e300;
+    /// above, `MVNMF_STATUS_INPUT_TOO_LARGE` and nothing written); data whose
+    /// largest entry is outside [2^-64, 2^64] is solved at an internal power-of-two
+    /// scale with the weights scaled to match (the same minimisers; `eps` then
+    /// guards the scaled problem; small data is scaled up only while the scaled
+    /// weights stay below 2^256); factors and objective come back in the caller's
+    /// units.
+    ///
+    /// The `_f32` twin: `float` views, `u[v]` and `v`; the graph, weights and
+    /// report stay double. `MVNMF_GRAPH_DENSE` (double weights) is
+    /// `MVNMF_STATUS_BAD_PARAMETER` there: give the graph as CSR.
+    fn mvnmf_mvsl_fit / mvnmf_mvsl_fit_f32(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
+        k: usize,
+        params: *const mvnmf_mvsl_params,
+        u: *const *mut T = "`n_views` pointers to `rows_v × k`",
+        v: *mut T = "`k × N`",
+        work: *mut c_void,
+        work_bytes: usize,
+        progress: mvnmf_progress_fn,
+        user: *mut c_void,
+        report: *mut mvnmf_report,
+    ) at report {
         let p = read_params(params).arg(5)?;
-        let g = read_graph_for::<D::T>(graph).arg(3)?;
+        let g = read_graph_for::<T>(graph).arg(3)?;
         let (vs, n) = read_views_at(views, n_views, 1)?;
-        let mut us = factors_at(u, &vs, k, &[], |p: *mut D::T| p.is_null(), 6)?;
+        let mut us = factors_at(u, &vs, k, &[], |p: *mut T| p.is_null(), 6)?;
         let (vv, w) = outputs(v, k, n, work, work_bytes).arg(7)?;
         let r = with_monitor(progress, user, |m| {
             mvsl::fit(&vs, &g, k, &p, &mut us, &mut *vv, w, m)
         });
         let r = r.map_err(|e| {
             let given = [
-                Given::Factors(6, &us as &dyn Factors<D::T>),
+                Given::Factors(6, &us as &dyn Factors<T>),
                 Given::Buf(7, &*vv, k),
             ];
             let given = if p.init == Init::Given {
@@ -488,166 +418,62 @@ where
             SITE.blame(e, &vs, given)
         })?;
         finish(r, report).arg(0)
-    })
-}
-
-/// Workspace bytes of `mvnmf_mvsl_encode`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvsl_encode_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    k: usize,
-    params: *const mvnmf_mvsl_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { encode_ws(views, n_views, graph, k, params, bytes) }
-}
-
-unsafe fn encode_ws<D: ViewDesc>(
-    views: *const D,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    k: usize,
-    params: *const mvnmf_mvsl_params,
-    bytes: *mut usize,
-) -> mvnmf_status
-where
-    D::T: GraphScalar,
-{
-    workspace!(bytes, {
-        let p = read_params(params)?;
-        let g = read_graph_for::<D::T>(graph)?;
-        mvsl::encode_workspace::<D::T, _>(shapes(views, n_views)?, &g, k, &p)
-    })
-}
-
-/// Out-of-sample encoding against fixed bases `u[v]` (read only): the V-steps
-/// of `mvnmf_mvsl_fit` (`graph` kind `MVNMF_GRAPH_NONE` for new items outside
-/// any graph), `v` (`k × N`) written.
-///
-/// Magnitudes: as the fits (large inputs are scaled down, small ones are not
-/// scaled up); the bases too must have half their sum of squares at most 2^999
-/// (else `MVNMF_STATUS_INPUT_TOO_LARGE`).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvsl_encode(
-    views: *const mvnmf_view,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    k: usize,
-    params: *const mvnmf_mvsl_params,
-    u: *const *const f64,
-    v: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe! {
-        encode_c(views, n_views, graph, k, params, (u, v), (work, work_bytes), (progress, user),
-            report)
     }
-}
+    /// (validates the view descriptors and the graph as the call does, values
+    /// aside).
+    workspace mvnmf_mvsl_fit_workspace / mvnmf_mvsl_fit_f32_workspace(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
+        k: usize,
+        params: *const mvnmf_mvsl_params,
+    ) {
+        let p = read_params(params)?;
+        let g = read_graph_for::<T>(graph)?;
+        mvsl::fit_workspace::<T, _>(shapes(views, n_views)?, &g, k, &p)
+    };
 
-/// The body of `mvnmf_mvsl_encode` and its `_f32` twin.
-#[allow(clippy::too_many_arguments)]
-unsafe fn encode_c<D: ViewDesc>(
-    views: *const D,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    k: usize,
-    params: *const mvnmf_mvsl_params,
-    (u, v): (*const *const D::T, *mut D::T),
-    (work, work_bytes): (*mut c_void, usize),
-    (progress, user): (mvnmf_progress_fn, *mut c_void),
-    report: *mut mvnmf_report,
-) -> mvnmf_status
-where
-    D::T: GraphScalar,
-{
-    entry_at!(report, {
+    /// Out-of-sample encoding against fixed bases `u[v]` (read only): the V-steps
+    /// of `mvnmf_mvsl_fit` (`graph` kind `MVNMF_GRAPH_NONE` for new items outside
+    /// any graph), `v` (`k × N`) written.
+    ///
+    /// Magnitudes: as the fits (large inputs are scaled down, small ones are not
+    /// scaled up); the bases too must have half their sum of squares at most 2^999
+    /// (else `MVNMF_STATUS_INPUT_TOO_LARGE`).
+    fn mvnmf_mvsl_encode / mvnmf_mvsl_encode_f32(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
+        k: usize,
+        params: *const mvnmf_mvsl_params,
+        u: *const *const T = "`n_views` pointers to `rows_v × k`",
+        v: *mut T = "`k × N`",
+        work: *mut c_void,
+        work_bytes: usize,
+        progress: mvnmf_progress_fn,
+        user: *mut c_void,
+        report: *mut mvnmf_report,
+    ) at report {
         let p = read_params(params).arg(5)?;
-        let g = read_graph_for::<D::T>(graph).arg(3)?;
+        let g = read_graph_for::<T>(graph).arg(3)?;
         let (vs, n) = read_views_at(views, n_views, 1)?;
-        let us = factors_at(u, &vs, k, &[], |p: *const D::T| p.is_null(), 6)?;
+        let us = factors_at(u, &vs, k, &[], |p: *const T| p.is_null(), 6)?;
         let (vv, w) = outputs(v, k, n, work, work_bytes).arg(7)?;
         let r = with_monitor(progress, user, |m| {
             mvsl::encode(&vs, &g, k, &p, &us, vv, w, m)
         });
         let r = r.map_err(|e| SITE.blame(e, &vs, &[Given::Factors(6, &us)]))?;
         finish(r, report).arg(0)
-    })
-}
-
-/// Workspace bytes of `mvnmf_mvsl_fit_f32`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvsl_fit_f32_workspace(
-    views: *const mvnmf_view_f32,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    k: usize,
-    params: *const mvnmf_mvsl_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { fit_ws(views, n_views, graph, k, params, bytes) }
-}
-
-/// `mvnmf_mvsl_fit` in single precision: `float` views, `u[v]` and `v`; the
-/// graph, weights and report stay double. `MVNMF_GRAPH_DENSE` (double weights)
-/// is `MVNMF_STATUS_BAD_PARAMETER` here: give the graph as CSR.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvsl_fit_f32(
-    views: *const mvnmf_view_f32,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    k: usize,
-    params: *const mvnmf_mvsl_params,
-    u: *const *mut f32,
-    v: *mut f32,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe! {
-        fit_c(views, n_views, graph, k, params, (u, v), (work, work_bytes), (progress, user),
-            report)
     }
-}
-
-/// Workspace bytes of `mvnmf_mvsl_encode_f32`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvsl_encode_f32_workspace(
-    views: *const mvnmf_view_f32,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    k: usize,
-    params: *const mvnmf_mvsl_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { encode_ws(views, n_views, graph, k, params, bytes) }
-}
-
-/// `mvnmf_mvsl_encode` in single precision (`float` views, bases, encoding).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvsl_encode_f32(
-    views: *const mvnmf_view_f32,
-    n_views: usize,
-    graph: *const mvnmf_graph,
-    k: usize,
-    params: *const mvnmf_mvsl_params,
-    u: *const *const f32,
-    v: *mut f32,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe! {
-        encode_c(views, n_views, graph, k, params, (u, v), (work, work_bytes), (progress, user),
-            report)
-    }
+    workspace mvnmf_mvsl_encode_workspace / mvnmf_mvsl_encode_f32_workspace(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
+        k: usize,
+        params: *const mvnmf_mvsl_params,
+    ) {
+        let p = read_params(params)?;
+        let g = read_graph_for::<T>(graph)?;
+        mvsl::encode_workspace::<T, _>(shapes(views, n_views)?, &g, k, &p)
+    };
 }

@@ -108,14 +108,13 @@ pub extern "C" fn mvnmf_pipeline_params_default() -> mvnmf_pipeline_params {
     }
 }
 
-/// Writes the method's preset (papers' weights, seed-003 graph options, MKL on)
-/// to `out`; `MVNMF_STATUS_BAD_PARAMETER` for an unknown method.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_pipeline_params_preset(
-    method: u32,
-    out: *mut mvnmf_pipeline_params,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Writes the method's preset (papers' weights, seed-003 graph options, MKL on)
+    /// to `out`; `MVNMF_STATUS_BAD_PARAMETER` for an unknown method.
+    fn mvnmf_pipeline_params_preset(
+        method: u32,
+        out: *mut mvnmf_pipeline_params = "one struct",
+    ) {
         if out.is_null() {
             return Err(Error::NullPointer);
         }
@@ -138,41 +137,7 @@ pub unsafe extern "C" fn mvnmf_pipeline_params_preset(
             ann: mvnmf_ann_params_default(),
         };
         Ok(mvnmf_status::Ok)
-    })
-}
-
-/// Workspace bytes of `mvnmf_pipeline_fit`: one query for MKL, the graphs and
-/// the factorization (validates the view descriptors
-/// as the call does, values aside).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_pipeline_fit_workspace(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    n_classes: usize,
-    k: usize,
-    params: *const mvnmf_pipeline_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { fit_ws(views, n_views, kernels, n_classes, k, params, bytes) }
-}
-
-unsafe fn fit_ws<D: ViewDesc>(
-    views: *const D,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    n_classes: usize,
-    k: usize,
-    params: *const mvnmf_pipeline_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    workspace!(bytes, {
-        let (p, b) = read_params(params)?;
-        let ks = ckernels(kernels, n_views)?;
-        let s = shapes(views, n_views)?;
-        let n = s.clone().next().map_or(0, |v| v.cols);
-        pipeline::fit_graph_workspace::<D::T>(s, &ks, n_classes, k, &p, &b.resolve(n))
-    })
+    }
 }
 
 /// What `mvnmf_pipeline_fit_report` writes: the factorization's report and the
@@ -283,120 +248,94 @@ unsafe fn fit_c<D: ViewDesc>(
     st
 }
 
-/// The whole semi-supervised pipeline in one call: fusion weights `eta[n_views]`
-/// (written: learned by kernel–target alignment or uniform), the method's graph
-/// from `labels[N]` (`MVNMF_UNLABELED` for unknown items) under the fused
-/// kernel of `kernels[n_views]`, then the graph-regularised factorization into
-/// `u[v]` (`rows_v × k`) and `v` (`k × N`). Validated before anything is
-/// written; `MVNMF_STATUS_CANCELLED` if `progress` stops the call.
-/// `mvnmf_pipeline_fit_report` also reports the graphs' sizes.
-///
-/// The neighbour graph (MvSL-T's TGE) is searched as `params->graph_build` says (exact,
-/// NN-descent with `params->ann`, or by size: `MVNMF_GRAPH_BUILD_AUTO`, the default, is
-/// exact below `MVNMF_GRAPH_AUTO_EXACT_BELOW` items).
-///
-/// Progress: with a graph (GNMF, MvSL-L, MvSL-T) `progress` is called at the start
-/// (`fraction` 0) and the end (1) of `MVNMF_PHASE_SETUP` (the fusion weights) and of
-/// `MVNMF_PHASE_GRAPH` (the graph), with `iter` 0 and a zero objective, then once per
-/// iterate (`MVNMF_PHASE_ITERATIONS`). Stopped in a set-up phase, the call returns
-/// `MVNMF_STATUS_CANCELLED` with `u`, `v` and `eta` untouched and a report of 0 iterations,
-/// zero objectives and `MVNMF_STOP_CANCELLED` (`affinity_nnz` / `penalty_nnz`: the graph's
-/// sizes if it was built, else 0).
-///
-/// Magnitudes: any finite data with `½ Σ_v ‖X_v‖²_F ≤ 2^999` (about 5e300;
-/// above, `MVNMF_STATUS_INPUT_TOO_LARGE` and nothing written); data whose
-/// largest entry is outside [2^-64, 2^64] is solved at an internal power-of-two
-/// scale with the weights scaled to match (the same minimisers; `eps` then
-/// guards the scaled problem; small data is scaled up only while the scaled
-/// weights stay below 2^256); factors and objective come back in the caller's
-/// units.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_pipeline_fit(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    labels: *const u32,
-    n_classes: usize,
-    k: usize,
-    params: *const mvnmf_pipeline_params,
-    u: *const *mut f64,
-    v: *mut f64,
-    eta: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe! {
-        fit_c(views, n_views, kernels, labels, n_classes, k, params, u, v, eta, work, work_bytes,
-            progress, user, report, core::ptr::null_mut())
+export! {
+    /// The whole semi-supervised pipeline in one call: fusion weights `eta[n_views]`
+    /// (written: learned by kernel–target alignment or uniform), the method's graph
+    /// from `labels[N]` (`MVNMF_UNLABELED` for unknown items) under the fused
+    /// kernel of `kernels[n_views]`, then the graph-regularised factorization into
+    /// `u[v]` (`rows_v × k`) and `v` (`k × N`). Validated before anything is
+    /// written; `MVNMF_STATUS_CANCELLED` if `progress` stops the call.
+    /// `mvnmf_pipeline_fit_report` also reports the graphs' sizes.
+    ///
+    /// The neighbour graph (MvSL-T's TGE) is searched as `params->graph_build` says (exact,
+    /// NN-descent with `params->ann`, or by size: `MVNMF_GRAPH_BUILD_AUTO`, the default, is
+    /// exact below `MVNMF_GRAPH_AUTO_EXACT_BELOW` items).
+    ///
+    /// Progress: with a graph (GNMF, MvSL-L, MvSL-T) `progress` is called at the start
+    /// (`fraction` 0) and the end (1) of `MVNMF_PHASE_SETUP` (the fusion weights) and of
+    /// `MVNMF_PHASE_GRAPH` (the graph), with `iter` 0 and a zero objective, then once per
+    /// iterate (`MVNMF_PHASE_ITERATIONS`). Stopped in a set-up phase, the call returns
+    /// `MVNMF_STATUS_CANCELLED` with `u`, `v` and `eta` untouched and a report of 0 iterations,
+    /// zero objectives and `MVNMF_STOP_CANCELLED` (`affinity_nnz` / `penalty_nnz`: the graph's
+    /// sizes if it was built, else 0).
+    ///
+    /// Magnitudes: any finite data with `½ Σ_v ‖X_v‖²_F ≤ 2^999` (about 5e300;
+    /// above, `MVNMF_STATUS_INPUT_TOO_LARGE` and nothing written); data whose
+    /// largest entry is outside [2^-64, 2^64] is solved at an internal power-of-two
+    /// scale with the weights scaled to match (the same minimisers; `eps` then
+    /// guards the scaled problem; small data is scaled up only while the scaled
+    /// weights stay below 2^256); factors and objective come back in the caller's
+    /// units.
+    fn mvnmf_pipeline_fit / mvnmf_pipeline_fit_f32(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        kernels: *const mvnmf_kernel = "`n_views` kernels",
+        labels: *const u32 = "`N` labels",
+        n_classes: usize,
+        k: usize,
+        params: *const mvnmf_pipeline_params,
+        u: *const *mut T = "`n_views` pointers to `rows_v × k`",
+        v: *mut T = "`k × N`",
+        eta: *mut f64 = "`n_views` doubles",
+        work: *mut c_void,
+        work_bytes: usize,
+        progress: mvnmf_progress_fn,
+        user: *mut c_void,
+        report: *mut mvnmf_report,
+    ) {
+        let null = core::ptr::null_mut();
+        Ok(fit_c(views, n_views, kernels, labels, n_classes, k, params, u, v, eta, work,
+            work_bytes, progress, user, report, null))
     }
-}
+    /// (one query for MKL, the graphs and the factorization; validates the
+    /// view descriptors as the call does, values aside).
+    workspace mvnmf_pipeline_fit_workspace / mvnmf_pipeline_fit_f32_workspace(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        kernels: *const mvnmf_kernel = "`n_views` kernels",
+        n_classes: usize,
+        k: usize,
+        params: *const mvnmf_pipeline_params,
+    ) {
+        let (p, b) = read_params(params)?;
+        let ks = ckernels(kernels, n_views)?;
+        let s = shapes(views, n_views)?;
+        let n = s.clone().next().map_or(0, |v| v.cols);
+        pipeline::fit_graph_workspace::<T>(s, &ks, n_classes, k, &p, &b.resolve(n))
+    };
 
-/// `mvnmf_pipeline_fit` with the same arguments, checks and outputs (bit for
-/// bit), but `report` (may be NULL) is an `mvnmf_pipeline_report`: the
-/// factorization's report and the entries of the neighbour graphs built.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_pipeline_fit_report(
-    views: *const mvnmf_view,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    labels: *const u32,
-    n_classes: usize,
-    k: usize,
-    params: *const mvnmf_pipeline_params,
-    u: *const *mut f64,
-    v: *mut f64,
-    eta: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_pipeline_report,
-) -> mvnmf_status {
-    c_unsafe! {
-        fit_c(views, n_views, kernels, labels, n_classes, k, params, u, v, eta, work, work_bytes,
-            progress, user, core::ptr::null_mut(), report)
-    }
-}
-
-/// Workspace bytes of `mvnmf_pipeline_fit_f32`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_pipeline_fit_f32_workspace(
-    views: *const mvnmf_view_f32,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    n_classes: usize,
-    k: usize,
-    params: *const mvnmf_pipeline_params,
-    bytes: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { fit_ws(views, n_views, kernels, n_classes, k, params, bytes) }
-}
-
-/// `mvnmf_pipeline_fit` in single precision: `float` views, `u[v]` and `v`
-/// (kernels, fusion weights `eta`, graph and report stay double).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_pipeline_fit_f32(
-    views: *const mvnmf_view_f32,
-    n_views: usize,
-    kernels: *const mvnmf_kernel,
-    labels: *const u32,
-    n_classes: usize,
-    k: usize,
-    params: *const mvnmf_pipeline_params,
-    u: *const *mut f32,
-    v: *mut f32,
-    eta: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-    progress: mvnmf_progress_fn,
-    user: *mut c_void,
-    report: *mut mvnmf_report,
-) -> mvnmf_status {
-    c_unsafe! {
-        fit_c(views, n_views, kernels, labels, n_classes, k, params, u, v, eta, work, work_bytes,
-            progress, user, report, core::ptr::null_mut())
-    }
+    /// `mvnmf_pipeline_fit` with the same arguments, checks and outputs (bit for
+    /// bit), but `report` (may be NULL) is an `mvnmf_pipeline_report`: the
+    /// factorization's report and the entries of the neighbour graphs built.
+    fn mvnmf_pipeline_fit_report(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        kernels: *const mvnmf_kernel = "`n_views` kernels",
+        labels: *const u32 = "`N` labels",
+        n_classes: usize,
+        k: usize,
+        params: *const mvnmf_pipeline_params,
+        u: *const *mut T = "`n_views` pointers to `rows_v × k`",
+        v: *mut T = "`k × N`",
+        eta: *mut f64 = "`n_views` doubles",
+        work: *mut c_void,
+        work_bytes: usize,
+        progress: mvnmf_progress_fn,
+        user: *mut c_void,
+        report: *mut mvnmf_pipeline_report,
+    ) {
+        let null = core::ptr::null_mut();
+        Ok(fit_c(views, n_views, kernels, labels, n_classes, k, params, u, v, eta, work,
+            work_bytes, progress, user, null, report))
+    };
 }

@@ -104,46 +104,43 @@ pub const MVNMF_STOP_RULE_EVERY_ITERATION: u32 = 0;
 /// same `tol` and start give scikit-learn's `n_iter_`.
 pub const MVNMF_STOP_RULE_SKLEARN: u32 = 1;
 
+/// One list (C code => Rust variant) gives an enum's conversions both ways
+/// (`CField<Enum> for u32`; a code not listed is `MVNMF_STATUS_BAD_PARAMETER`),
+/// in the manner of rustls-ffi's `u32_enum_builder!`:
+/// `c_enum!(Init { MVNMF_INIT_RANDOM => Random, MVNMF_INIT_GIVEN => Given });`
+macro_rules! c_enum {
+    ($r:ident { $($code:ident => $v:ident),+ $(,)? }) => {
+        impl $crate::ffi::util::CField<$r> for u32 {
+            fn to_rust(&self) -> Result<$r, $crate::error::Error> {
+                match *self {
+                    $($code => Ok($r::$v),)+
+                    _ => Err($crate::error::Error::BadParameter),
+                }
+            }
+            fn from_rust(r: &$r) -> u32 {
+                match r {
+                    $($r::$v => $code,)+
+                }
+            }
+        }
+    };
+}
+pub(crate) use c_enum;
+
+c_enum!(StopRule {
+    MVNMF_STOP_RULE_EVERY_ITERATION => EveryIteration,
+    MVNMF_STOP_RULE_SKLEARN => ScikitLearn,
+});
+c_enum!(Init { MVNMF_INIT_RANDOM => Random, MVNMF_INIT_GIVEN => Given });
+
 /// The Rust stopping rule of a C `stop_rule` code.
 pub(crate) fn stop_rule_from_c(code: u32) -> Result<StopRule, Error> {
-    match code {
-        MVNMF_STOP_RULE_EVERY_ITERATION => Ok(StopRule::EveryIteration),
-        MVNMF_STOP_RULE_SKLEARN => Ok(StopRule::ScikitLearn),
-        _ => Err(Error::BadParameter),
-    }
+    crate::ffi::util::CField::to_rust(&code)
 }
 
 /// The C `stop_rule` code of a Rust stopping rule.
 pub(crate) fn stop_rule_to_c(rule: StopRule) -> u32 {
-    match rule {
-        StopRule::EveryIteration => MVNMF_STOP_RULE_EVERY_ITERATION,
-        StopRule::ScikitLearn => MVNMF_STOP_RULE_SKLEARN,
-    }
-}
-
-impl crate::ffi::util::CField<StopRule> for u32 {
-    fn to_rust(&self) -> Result<StopRule, Error> {
-        stop_rule_from_c(*self)
-    }
-    fn from_rust(r: &StopRule) -> u32 {
-        stop_rule_to_c(*r)
-    }
-}
-
-impl crate::ffi::util::CField<Init> for u32 {
-    fn to_rust(&self) -> Result<Init, Error> {
-        match *self {
-            MVNMF_INIT_RANDOM => Ok(Init::Random),
-            MVNMF_INIT_GIVEN => Ok(Init::Given),
-            _ => Err(Error::BadParameter),
-        }
-    }
-    fn from_rust(r: &Init) -> u32 {
-        match r {
-            Init::Random => MVNMF_INIT_RANDOM,
-            Init::Given => MVNMF_INIT_GIVEN,
-        }
-    }
+    crate::ffi::util::CField::from_rust(&rule)
 }
 
 impl crate::ffi::util::CField<Parallel> for mvnmf_parallel {
