@@ -45,6 +45,31 @@
 
 /// One entry point: see the module doc.
 macro_rules! export {
+    // ---- several declarations, each ended by `;`: every `double`
+    // export (and query) first, in the order given, then every `_f32` twin
+    // (the header's order where the twins come after the calls). A declaration
+    // may have no twin; `at report` before the body makes it a body that says
+    // where (`Result<mvnmf_status, Located>`, written to `report` on a refusal:
+    // `entry_at!`) ----------------------------------------------------------
+    (
+        $(
+            $(#[$doc:meta])*
+            fn $n64:ident $(/ $n32:ident)? ($($p:tt)*) $(at $rep:ident)? $body:block
+            $(
+                $(#[$wdoc:meta])*
+                workspace $w64:ident $(/ $w32:ident)? ($($wp:tt)*) $wbody:block
+            )?
+        ;)+
+    ) => {
+        $(
+            export!(@seqdbl $n64 [$($n32)?] [$($rep)?] [$(#[$doc])*] ($($p)*) $body
+                $([$(#[$wdoc])*] $w64 [$($w32)?] ($($wp)*) $wbody)?);
+        )+
+        $(
+            export!(@seqtwin [$($n32)?] $n64 ($($p)*) [$($rep)?] $body
+                $([$w64 ($($wp)*) $wbody] [$($w32)?])?);
+        )+
+    };
     // ---- a declaration: the double export and its `_f32` twin (`at report`:
     // a body that says where, `Result<mvnmf_status, Located>` under
     // `entry_at!`; `/ twin!`: the twin written where `twin!();` stands, so
@@ -284,31 +309,6 @@ macro_rules! export {
     (@body [entry_at $report:ident] $body:block) => { entry_at!($report, $body) };
     (@body [query $bytes:ident] $body:block) => { workspace!($bytes, $body) };
 
-    // ---- (cabi6b) several declarations, each ended by `;`: every `double`
-    // export (and query) first, in the order given, then every `_f32` twin
-    // (the header's order where the twins come after the calls). A declaration
-    // may have no twin; `at report` before the body makes it a body that says
-    // where (`Result<mvnmf_status, Located>`, written to `report` on a refusal:
-    // `entry_at!`) ----------------------------------------------------------
-    (
-        $(
-            $(#[$doc:meta])*
-            fn $n64:ident $(/ $n32:ident)? ($($p:tt)*) $(at $rep:ident)? $body:block
-            $(
-                $(#[$wdoc:meta])*
-                workspace $w64:ident $(/ $w32:ident)? ($($wp:tt)*) $wbody:block
-            )?
-        ;)+
-    ) => {
-        $(
-            export!(@seqdbl $n64 [$($n32)?] [$($rep)?] [$(#[$doc])*] ($($p)*) $body
-                $([$(#[$wdoc])*] $w64 [$($w32)?] ($($wp)*) $wbody)?);
-        )+
-        $(
-            export!(@seqtwin [$($n32)?] $n64 ($($p)*) [$($rep)?] $body
-                $([$w64 ($($wp)*) $wbody] [$($w32)?])?);
-        )+
-    };
     (@seqdbl $n64:ident [$($n32:ident)?] $rep:tt [$($doc:tt)*] ($($p:tt)*) $body:block
         $($w:tt)*) => {
         export!(@seqq $n64 [$($n32)?] $($w)*);
@@ -345,7 +345,7 @@ macro_rules! export {
         export!(@seqtwin2 $n32 $n64 $p $rep $body);
     };
     (@seqtwin2 $n32:ident $n64:ident ($($p:tt)*) $rep:tt $body:block) => {
-        export!(@munch {twin, $n32, $n64, { export!(@at $rep $body) }}
+        export!(@munch {twin [entry], $n32, $n64, { export!(@at $rep $body) }}
             [f32 mvnmf_view_f32 "float"] [] [] [] $($p)* ,);
     };
 }

@@ -133,16 +133,6 @@ c_enum!(StopRule {
 });
 c_enum!(Init { MVNMF_INIT_RANDOM => Random, MVNMF_INIT_GIVEN => Given });
 
-/// The Rust stopping rule of a C `stop_rule` code.
-pub(crate) fn stop_rule_from_c(code: u32) -> Result<StopRule, Error> {
-    crate::ffi::util::CField::to_rust(&code)
-}
-
-/// The C `stop_rule` code of a Rust stopping rule.
-pub(crate) fn stop_rule_to_c(rule: StopRule) -> u32 {
-    crate::ffi::util::CField::from_rust(&rule)
-}
-
 impl crate::ffi::util::CField<Parallel> for mvnmf_parallel {
     fn to_rust(&self) -> Result<Parallel, Error> {
         Ok(self.read())
