@@ -30,6 +30,15 @@
 //! moved, from one call on, returns 0 without writing, delivers garbage) or one rank's input
 //! spoiled: every rank returns, the statuses agree, the report's padding is zero.
 //!
+//! Evaluation twins (issue 31): the assignment, k-means and kNN cases also run their
+//! `_f32` twin on the same data at a float magnitude anywhere in `1e-45..1e38` (the
+//! assignment's total checked against its own map and the double routine); top-N, one
+//! and several queries' retrieval metrics and the average AUROC run in both precisions
+//! on the same float scores (ties included) and must agree bit for bit.
+//!
+//! `MVNMF_FUZZ_DUMP` prints the `_f32` solver cases' data and options,
+//! `MVNMF_FUZZ_OBJ` every objective a progress callback sees (replaying one seed).
+//!
 //! Magnitudes: every routine gets values anywhere in `1e-300..1e300`; the views of a
 //! multi-view solver case lie up to 1e300 apart ([`SOLVER_SPREADS`]). The solvers refuse
 //! data whose objective is not representable (`½ Σ‖X‖²_F > 2^999`) with

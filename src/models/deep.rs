@@ -50,7 +50,12 @@
 //! caller's units.
 //! Small data is scaled up only while the scaled weights that act stay below
 //! `2^256` (`2^32` in `f32`; `α` without a group norm and `β` without a graph
-//! weight multiply nothing and do not count).
+//! weight multiply nothing and do not count). The layers nothing else bounds
+//! (the top layer on the multiplicative path, every layer without the box)
+//! are capped at `crate::steps::scale::factor_cap` in the scaled problem: with
+//! `γ > 0` and no acting `α` the objective has no minimiser (`V → 0`,
+//! `Ũ → ∞`; issue 31, seed `0x1321c9e3`), and the cap keeps the products
+//! finite. Ordinary fits never reach it.
 
 use crate::data::{Dense, Factors, FactorsMut, View, ViewSet, ViewShape};
 use crate::error::{Error, Part};
