@@ -2800,7 +2800,7 @@ fn retrieval_twins(g: &mut G, bad: bool) -> R {
                 }
                 if o.f64()
                     .iter()
-                    .any(|&x| !(x.is_nan() && which == 3) && !(0.0..=1.0).contains(&x))
+                    .any(|&x| !((0.0..=1.0).contains(&x) || x.is_nan() && which == 3))
                 {
                     return fail(format!("retrieval twin {which}: a metric outside [0, 1]"));
                 }
@@ -4065,7 +4065,7 @@ fn dist_rank(c: &DCase, r: usize, comm_ctx: *mut c_void) -> DOut {
         let mut ann = mvnmf_ann_params_default();
         ann.seed = c.seed >> 17;
         ann.k = (c.seed as usize >> 13) % 4;
-        let annp: *const mvnmf_ann_params = if (c.seed >> 15) % 3 == 0 {
+        let annp: *const mvnmf_ann_params = if (c.seed >> 15).is_multiple_of(3) {
             null()
         } else {
             &ann
