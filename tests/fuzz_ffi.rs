@@ -26,9 +26,18 @@
 //!
 //! Distributed runs (issue 31, E7; a quarter of the `shallow_fit` seeds): 2–3 ranks as
 //! threads through the C ABI (`mvnmf_dist_mvsl_fit` with no graph, SGE or CSR graphs,
-//! `mvnmf_dist_tge`), one rank's callback lying at a random call (fails after the data
+//! `mvnmf_dist_tge` and `mvnmf_dist_tge_approx`), one rank's callback lying at a random call (fails after the data
 //! moved, from one call on, returns 0 without writing, delivers garbage) or one rank's input
 //! spoiled: every rank returns, the statuses agree, the report's padding is zero.
+//!
+//! Evaluation twins (issue 31): the assignment, k-means and kNN cases also run their
+//! `_f32` twin on the same data at a float magnitude anywhere in `1e-45..1e38` (the
+//! assignment's total checked against its own map and the double routine); top-N, one
+//! and several queries' retrieval metrics and the average AUROC run in both precisions
+//! on the same float scores (ties included) and must agree bit for bit.
+//!
+//! `MVNMF_FUZZ_DUMP` prints the `_f32` solver cases' data and options,
+//! `MVNMF_FUZZ_OBJ` every objective a progress callback sees (replaying one seed).
 //!
 //! Magnitudes: every routine gets values anywhere in `1e-300..1e300`; the views of a
 //! multi-view solver case lie up to 1e300 apart ([`SOLVER_SPREADS`]). The solvers refuse
@@ -127,6 +136,11 @@ const REGRESSION_SEEDS: &[u64] = &[
     // Issue 31: f32 β-NMF with masks whose minimiser held an entry beyond float's range
     // (INTERNAL; now the entries are capped at what rounds to a finite float).
     0xd48fc61, 0xe05621e,
+    // Issue 31: a deep `_f32` fit (three layers without the box, data near 1e-7, `γ`
+    // with `α = 0`) whose objective has no minimiser: `V → 0`, `Ũ → ∞`, `UᵀU` past
+    // FLT_MAX at iteration 13 (INTERNAL; now the unbounded layers are capped,
+    // `scale::factor_cap`).
+    0x1321c9e3,
 ];
 
 // ------------------------------------------------------------------- generator
@@ -563,6 +577,13 @@ unsafe extern "C" fn progress(p: *const mvnmf_progress, user: *mut c_void) -> i3
     let t = p.objective.total;
     if !t.is_finite() {
         m.nonfinite = true;
+    }
+    if std::env::var_os("MVNMF_FUZZ_OBJ").is_some() {
+        let parts: Vec<f64> = p.objective.terms[..(p.objective.n_terms as usize).min(8)]
+            .iter()
+            .map(|t| t.value)
+            .collect();
+        eprintln!("  iter {} objective {t:e} parts {parts:?}", p.iter);
     }
     if m.calls == 0 {
         // The objective's own scale: its parts at the start, before they cancel.
@@ -1492,6 +1513,17 @@ fn deep_f32(
     let mut rep = Out::bytes(std::mem::size_of::<mvnmf_report>());
     let mut w = vec![0u8; need.max(1)];
     let mut m = monitor_f32(fv.half_sq());
+    if std::env::var_os("MVNMF_FUZZ_DUMP").is_some() {
+        eprintln!(
+            "deep_f32: exps {:?} half_sq {:e} layers {layers:?} alpha {} beta {} gamma {} vmax {} sparsity {} iters {} stop {} v_init {} box_lower {} pretrain {} graph kind {}",
+            fv.exps, fv.half_sq(), dp.top.alpha, dp.top.beta, dp.top.gamma, dp.top.vmax, dp.top.sparsity,
+            dp.top.max_iter, dp.top.stop_rule, dp.v_init, dp.box_lower, dp.pretrain_iter, gd.kind
+        );
+        eprintln!("  graph aff {:?} pen {:?}", gd.aff, gd.pen);
+        for (x, c) in fv.vals.iter().zip(cv.iter()) {
+            eprintln!("  view {}x{} kind {} {:?}", c.rows, c.cols, c.kind, x);
+        }
+    }
     let s = unsafe {
         mvnmf_deep_fit_f32(
             cv.as_ptr(),
@@ -2186,6 +2218,83 @@ fn t_eval(g: &mut G, bad: bool) -> R {
             if s == S::Ok {
                 finite("total", total.f64())?;
             }
+            // The `_f32` twin (draws after the double call's: its case is unchanged).
+            CURRENT.with(|c| *c.borrow_mut() = "assignment_f32");
+            let cf = to_f32_at(g, &cost, bad);
+            let maximize = g.below(2) as i32;
+            let mut map = Out::bytes(r * 8);
+            let mut total = Out::f64s(1);
+            let bad_3 = bad && g.one_in(3);
+            let mut w = Work::new(g, need, bad_3);
+            let s = unsafe {
+                mvnmf_assignment_f32(
+                    cf.as_ptr(),
+                    r,
+                    cc,
+                    maximize,
+                    map.ptr(),
+                    total.ptr(),
+                    w.ptr(),
+                    w.bytes,
+                )
+            };
+            check_call(
+                s,
+                &[("row_to_col (f32)", &map), ("total (f32)", &total)],
+                Some(&w),
+            )?;
+            if s == S::Ok {
+                finite("total (f32)", total.f64())?;
+                // The total is the cost of the map it returned (in double), and the
+                // double routine on the widened costs finds an assignment as good.
+                let m = &map.usizes()[..r];
+                let mut cols = vec![false; cc];
+                let mut sum = 0.0f64;
+                let mut scale = 0.0f64;
+                for (i, &j) in m.iter().enumerate() {
+                    if j == usize::MAX {
+                        continue;
+                    }
+                    if j >= cc || cols[j] {
+                        return fail("f32 assignment: a column out of range or used twice");
+                    }
+                    cols[j] = true;
+                    sum += cf[i + j * r] as f64;
+                }
+                for &c in &cf {
+                    scale += (c as f64).abs();
+                }
+                if m.iter().filter(|&&j| j != usize::MAX).count() != r.min(cc) {
+                    return fail("f32 assignment: not min(rows, cols) rows matched");
+                }
+                let t = total.f64()[0];
+                if (t - sum).abs() > 1e-6 * scale {
+                    return fail(format!(
+                        "f32 assignment: total {t:e}, its map costs {sum:e}"
+                    ));
+                }
+                let wide: Vec<f64> = cf.iter().map(|&x| x as f64).collect();
+                let mut map2 = vec![0usize; r];
+                let mut t2 = 0.0f64;
+                let mut w2 = vec![0u8; need.max(1)];
+                let s2 = unsafe {
+                    mvnmf_assignment(
+                        wide.as_ptr(),
+                        r,
+                        cc,
+                        maximize,
+                        map2.as_mut_ptr(),
+                        &mut t2,
+                        w2.as_mut_ptr().cast(),
+                        need,
+                    )
+                };
+                if s2 != S::Ok || (t - t2).abs() > 1e-6 * scale {
+                    return fail(format!(
+                        "f32 assignment: total {t:e}, the double routine's {t2:e} ({s2:?})"
+                    ));
+                }
+            }
         }
         2 => {
             let truth = gen_labels(g, n, c, false);
@@ -2270,6 +2379,9 @@ fn t_eval(g: &mut G, bad: bool) -> R {
                 )
             };
             check_call(s, &[("accuracy", &acc)], None)?;
+            // The retrieval and AUROC routines and their `_f32` twins (draws after
+            // the accuracy's: its case is unchanged).
+            retrieval_twins(g, bad)?;
         }
         4 => {
             let d = g.range(1, 5);
@@ -2314,6 +2426,46 @@ fn t_eval(g: &mut G, bad: bool) -> R {
                     return fail("k-means assignment out of range");
                 }
             }
+            // The `_f32` twin on the data at a float magnitude.
+            CURRENT.with(|c| *c.borrow_mut() = "kmeans_f32");
+            let xf = to_f32_at(g, &x, bad);
+            let need = query(|b| unsafe { mvnmf_kmeans_f32_workspace(d, n, k, &p, b) });
+            let mut assign = Out::bytes(n * 4);
+            let mut cent = Out::bytes(4 * d * k);
+            let mut rep = Out::bytes(std::mem::size_of::<mvnmf_kmeans_report>());
+            let bad_3 = bad && g.one_in(3);
+            let mut w = Work::new(g, need, bad_3);
+            let s = unsafe {
+                mvnmf_kmeans_f32(
+                    xf.as_ptr(),
+                    d,
+                    n,
+                    k,
+                    &p,
+                    assign.ptr(),
+                    cent.ptr(),
+                    w.ptr(),
+                    w.bytes,
+                    rep.ptr(),
+                )
+            };
+            check_call(
+                s,
+                &[
+                    ("assign (f32)", &assign),
+                    ("centroids (f32)", &cent),
+                    ("report (f32)", &rep),
+                ],
+                Some(&w),
+            )?;
+            if s == S::Ok {
+                if f32s(&cent).iter().any(|c| !c.is_finite()) {
+                    return fail("k-means (f32): a centroid not finite on OK");
+                }
+                if assign.u32s()[..n].iter().any(|&a| a as usize >= k) {
+                    return fail("k-means (f32) assignment out of range");
+                }
+            }
         }
         _ => {
             let d = g.range(1, 4);
@@ -2352,6 +2504,306 @@ fn t_eval(g: &mut G, bad: bool) -> R {
             check_call(s, &[("pred", &pred)], Some(&w))?;
             if s == S::Ok && pred.u32s()[..nq].iter().any(|&l| l as usize >= c) {
                 return fail("predicted class out of range");
+            }
+            // The `_f32` twin: reference and query at one float magnitude.
+            CURRENT.with(|c| *c.borrow_mut() = "knn_predict_f32");
+            let mut rq = r.clone();
+            rq.extend_from_slice(&q);
+            let rqf = to_f32_at(g, &rq, bad);
+            let (rf, qf) = rqf.split_at(r.len());
+            let mut pred = Out::bytes(nq * 4);
+            let bad_3 = bad && g.one_in(3);
+            let mut w = Work::new(g, need, bad_3);
+            let s = unsafe {
+                mvnmf_knn_predict_f32(
+                    rf.as_ptr(),
+                    d,
+                    n,
+                    rl.as_ptr(),
+                    qf.as_ptr(),
+                    nq,
+                    c,
+                    &p,
+                    pred.ptr(),
+                    w.ptr(),
+                    w.bytes,
+                )
+            };
+            check_call(s, &[("pred (f32)", &pred)], Some(&w))?;
+            if s == S::Ok && pred.u32s()[..nq].iter().any(|&l| l as usize >= c) {
+                return fail("predicted class (f32) out of range");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `xs` as floats, rescaled (a power of ten) so that the largest magnitude is `10^e`, `e`
+/// anywhere in `-45..=38` (subnormal floats included); `bad`: on a few, one entry NaN or
+/// infinite (the twin must refuse it as its double routine does).
+fn to_f32_at(g: &mut G, xs: &[f64], bad: bool) -> Vec<f32> {
+    let e = g.range(0, 83) as i32 - 45;
+    let max = xs
+        .iter()
+        .filter(|x| x.is_finite())
+        .fold(0.0f64, |m, x| m.max(x.abs()));
+    let k = if max > 0.0 { 10f64.powi(e) / max } else { 1.0 };
+    let mut out: Vec<f32> = xs
+        .iter()
+        .map(|&x| {
+            let y = (x * k) as f32;
+            if x.is_finite() && y.is_infinite() {
+                f32::MAX.copysign(y)
+            } else {
+                y
+            }
+        })
+        .collect();
+    if bad && !out.is_empty() && g.one_in(4) {
+        let j = g.below(out.len());
+        out[j] = g.pick(&[f32::NAN, f32::INFINITY, f32::NEG_INFINITY]);
+    }
+    out
+}
+
+/// Top-N, one query's and several queries' retrieval metrics and the average AUROC, each
+/// in double and through its `_f32` twin on the same scores as floats: the statuses agree,
+/// a refusal writes nothing, and on OK the results are the same bits (every one depends on
+/// the scores' order and ties alone, which widening a float to double keeps) and in range.
+fn retrieval_twins(g: &mut G, bad: bool) -> R {
+    CURRENT.with(|c| *c.borrow_mut() = "eval_retrieval (and f32)");
+    let n = if bad && g.one_in(8) {
+        0
+    } else {
+        g.range(1, 25)
+    };
+    let nq = g.range(1, 4);
+    let sf: Vec<f32> = {
+        let e = g.range(0, 83) as i32 - 45;
+        let scale = 10f64.powi(e);
+        // Few distinct levels on some cases: ties.
+        let levels = g.pick(&[0usize, 0, 3]);
+        let mut v: Vec<f32> = (0..n * nq)
+            .map(|_| {
+                let u = if levels > 0 {
+                    g.below(levels) as f64 / levels as f64
+                } else {
+                    g.f()
+                };
+                ((u - 0.3) * scale) as f32
+            })
+            .collect();
+        if bad && !v.is_empty() && g.one_in(4) {
+            let j = g.below(v.len());
+            v[j] = g.pick(&[f32::NAN, f32::INFINITY, f32::NEG_INFINITY]);
+        }
+        v
+    };
+    let sd: Vec<f64> = sf.iter().map(|&x| x as f64).collect();
+    let rel: Vec<u8> = (0..n * nq)
+        .map(|_| {
+            if bad && g.one_in(20) {
+                2
+            } else {
+                g.below(2) as u8
+            }
+        })
+        .collect();
+    let nc = g.range(if bad { 0 } else { 1 }, 4);
+    let cutoffs: Vec<usize> = (0..nc)
+        .map(|_| {
+            if bad && g.one_in(6) {
+                0
+            } else {
+                g.range(1, n.max(1) + 2)
+            }
+        })
+        .collect();
+    let which = g.below(4);
+    let need = query(|b| unsafe {
+        if which == 3 {
+            mvnmf_average_auroc_workspace(n, b)
+        } else {
+            mvnmf_query_metrics_workspace(n, b)
+        }
+    });
+    let bad_3 = bad && g.one_in(3);
+    let mut w = Work::new(g, need, bad_3);
+    let refused = REFUSED.with(|r| *r.borrow());
+    let top = if bad && g.one_in(4) {
+        n + 1
+    } else {
+        n.min(nq * 3)
+    };
+    let (null_a, null_b) = (g.one_in(3), g.one_in(3));
+    let mut w2 = Work::new(g, need, bad_3);
+    // Both precisions on the same arguments: (status, outputs).
+    let run = |f32: bool, w: &mut Work| -> Result<(S, Vec<Out>), String> {
+        REFUSED.with(|r| *r.borrow_mut() = refused);
+        let (s, outs, names): (S, Vec<Out>, &[&str]) = match which {
+            0 => {
+                let mut idx = Out::bytes(8 * top);
+                let s = unsafe {
+                    if f32 {
+                        mvnmf_top_n_f32(sf.as_ptr(), n, top, idx.ptr())
+                    } else {
+                        mvnmf_top_n(sd.as_ptr(), n, top, idx.ptr())
+                    }
+                };
+                (s, vec![idx], &["indices"])
+            }
+            1 => {
+                let (mut ap, mut pa, mut pr) = (Out::f64s(1), Out::f64s(nc), Out::f64s(11));
+                let pr11 = if null_a { null_mut() } else { pr.ptr() };
+                let s = unsafe {
+                    if f32 {
+                        mvnmf_query_metrics_f32(
+                            sf.as_ptr(),
+                            rel.as_ptr(),
+                            n,
+                            cutoffs.as_ptr(),
+                            nc,
+                            ap.ptr(),
+                            pa.ptr(),
+                            pr11,
+                            w.ptr(),
+                            w.bytes,
+                        )
+                    } else {
+                        mvnmf_query_metrics(
+                            sd.as_ptr(),
+                            rel.as_ptr(),
+                            n,
+                            cutoffs.as_ptr(),
+                            nc,
+                            ap.ptr(),
+                            pa.ptr(),
+                            pr11,
+                            w.ptr(),
+                            w.bytes,
+                        )
+                    }
+                };
+                (
+                    s,
+                    vec![ap, pa, pr],
+                    &["average_precision", "precision_at", "pr11"],
+                )
+            }
+            2 => {
+                let (mut ap, mut map, mut pa, mut pr) =
+                    (Out::f64s(nq), Out::f64s(1), Out::f64s(nc), Out::f64s(11));
+                let app = if null_a { null_mut() } else { ap.ptr() };
+                let pr11 = if null_b { null_mut() } else { pr.ptr() };
+                let s = unsafe {
+                    if f32 {
+                        mvnmf_retrieval_metrics_f32(
+                            sf.as_ptr(),
+                            rel.as_ptr(),
+                            n,
+                            nq,
+                            cutoffs.as_ptr(),
+                            nc,
+                            app,
+                            map.ptr(),
+                            pa.ptr(),
+                            pr11,
+                            w.ptr(),
+                            w.bytes,
+                        )
+                    } else {
+                        mvnmf_retrieval_metrics(
+                            sd.as_ptr(),
+                            rel.as_ptr(),
+                            n,
+                            nq,
+                            cutoffs.as_ptr(),
+                            nc,
+                            app,
+                            map.ptr(),
+                            pa.ptr(),
+                            pr11,
+                            w.ptr(),
+                            w.bytes,
+                        )
+                    }
+                };
+                (
+                    s,
+                    vec![ap, map, pa, pr],
+                    &["average_precision", "map", "mean_precision_at", "mean_pr11"],
+                )
+            }
+            _ => {
+                let (mut pl, mut mean, mut ns) = (Out::f64s(nq), Out::f64s(1), Out::bytes(8));
+                let plp = if null_a { null_mut() } else { pl.ptr() };
+                let nsp = if null_b { null_mut() } else { ns.ptr() };
+                // `nq` labels over `n` items (the scores' layout read as labels × items).
+                let s = unsafe {
+                    if f32 {
+                        mvnmf_average_auroc_f32(
+                            rel.as_ptr(),
+                            sf.as_ptr(),
+                            nq,
+                            n,
+                            plp,
+                            mean.ptr(),
+                            nsp,
+                            w.ptr(),
+                            w.bytes,
+                        )
+                    } else {
+                        mvnmf_average_auroc(
+                            rel.as_ptr(),
+                            sd.as_ptr(),
+                            nq,
+                            n,
+                            plp,
+                            mean.ptr(),
+                            nsp,
+                            w.ptr(),
+                            w.bytes,
+                        )
+                    }
+                };
+                (
+                    s,
+                    vec![pl, mean, ns],
+                    &["per_label", "mean", "labels_scored"],
+                )
+            }
+        };
+        let named: Vec<(&str, &Out)> = names.iter().copied().zip(outs.iter()).collect();
+        check_call(s, &named, Some(w))?;
+        Ok((s, outs))
+    };
+    let (sd_, od) = run(false, &mut w)?;
+    let (sf_, of) = run(true, &mut w2)?;
+    if sd_ != sf_ {
+        return fail(format!(
+            "retrieval twin {which}: double {sd_:?}, f32 {sf_:?}"
+        ));
+    }
+    if sf_ == S::Ok {
+        for (a, b) in od.iter().zip(&of) {
+            if a.as_bytes() != b.as_bytes() {
+                return fail(format!(
+                    "retrieval twin {which}: the f32 results differ from the double routine's"
+                ));
+            }
+        }
+        if which != 0 {
+            // Metrics in [0, 1] (NaN only for an AUROC without both classes).
+            for o in &of[..of.len() - usize::from(which == 3)] {
+                if o.untouched() {
+                    continue;
+                }
+                if o.f64()
+                    .iter()
+                    .any(|&x| !((0.0..=1.0).contains(&x) || x.is_nan() && which == 3))
+                {
+                    return fail(format!("retrieval twin {which}: a metric outside [0, 1]"));
+                }
             }
         }
     }
@@ -3606,19 +4058,46 @@ fn dist_rank(c: &DCase, r: usize, comm_ctx: *mut c_void) -> DOut {
             .collect();
         let eta = vec![1.0 / h as f64; h];
         let (mut ca, mut cq, mut wb) = (0, 0, 0);
+        // The approximate graph (`mvnmf_dist_tge_approx`) on half of the graph cases (a
+        // bit of the case's seed, no new draw), NN-descent options from the seed too
+        // (NULL: the defaults, on a third).
+        let approx = c.seed >> 11 & 1 == 1;
+        let mut ann = mvnmf_ann_params_default();
+        ann.seed = c.seed >> 17;
+        ann.k = (c.seed as usize >> 13) % 4;
+        let annp: *const mvnmf_ann_params = if (c.seed >> 15).is_multiple_of(3) {
+            null()
+        } else {
+            &ann
+        };
         let s1 = unsafe { mvnmf_dist_tge_capacity(n, n_r, 2, &gp, &mut ca, &mut cq) };
         let s2 = unsafe {
-            mvnmf_dist_tge_workspace(
-                views.as_ptr(),
-                h,
-                kern.as_ptr(),
-                labels.as_ptr(),
-                n,
-                2,
-                c.ranks,
-                &gp,
-                &mut wb,
-            )
+            if approx {
+                mvnmf_dist_tge_approx_workspace(
+                    views.as_ptr(),
+                    h,
+                    kern.as_ptr(),
+                    labels.as_ptr(),
+                    n,
+                    2,
+                    c.ranks,
+                    &gp,
+                    annp,
+                    &mut wb,
+                )
+            } else {
+                mvnmf_dist_tge_workspace(
+                    views.as_ptr(),
+                    h,
+                    kern.as_ptr(),
+                    labels.as_ptr(),
+                    n,
+                    2,
+                    c.ranks,
+                    &gp,
+                    &mut wb,
+                )
+            }
         };
         if s1 != S::Ok || s2 != S::Ok {
             wb = 1 << 16;
@@ -3641,27 +4120,78 @@ fn dist_rank(c: &DCase, r: usize, comm_ctx: *mut c_void) -> DOut {
         let (ab, pb) = (bufs(&mut outs, 0, ca), bufs(&mut outs, 3, cq));
         let (mut an, mut pn) = (Out::bytes(8), Out::bytes(8));
         let mut w = vec![0u8; wb.max(1)];
+        let mut tr = Out::bytes(std::mem::size_of::<mvnmf_dist_graph_traffic>());
         let st = unsafe {
-            mvnmf_dist_tge(
-                &comm,
-                views.as_ptr(),
-                h,
-                kern.as_ptr(),
-                eta.as_ptr(),
-                labels.as_ptr(),
-                n,
-                2,
-                &gp,
-                &ab,
-                &pb,
-                an.ptr(),
-                pn.ptr(),
-                w.as_mut_ptr().cast(),
-                wb,
-                null_mut(),
-            )
+            if approx {
+                mvnmf_dist_tge_approx(
+                    &comm,
+                    views.as_ptr(),
+                    h,
+                    kern.as_ptr(),
+                    eta.as_ptr(),
+                    labels.as_ptr(),
+                    n,
+                    2,
+                    &gp,
+                    annp,
+                    &ab,
+                    &pb,
+                    an.ptr(),
+                    pn.ptr(),
+                    w.as_mut_ptr().cast(),
+                    wb,
+                    if c.seed >> 12 & 1 == 1 {
+                        tr.ptr()
+                    } else {
+                        null_mut()
+                    },
+                )
+            } else {
+                mvnmf_dist_tge(
+                    &comm,
+                    views.as_ptr(),
+                    h,
+                    kern.as_ptr(),
+                    eta.as_ptr(),
+                    labels.as_ptr(),
+                    n,
+                    2,
+                    &gp,
+                    &ab,
+                    &pb,
+                    an.ptr(),
+                    pn.ptr(),
+                    w.as_mut_ptr().cast(),
+                    wb,
+                    null_mut(),
+                )
+            }
         };
-        let untouched = st == S::Ok || outs.iter().chain([&an, &pn]).all(Out::untouched);
+        let untouched = st == S::Ok || outs.iter().chain([&an, &pn, &tr]).all(Out::untouched);
+        // On OK the rows are a CSR graph of this rank's items: row pointers from 0,
+        // non-decreasing, up to the count returned, columns below `n`, weights finite.
+        if st == S::Ok {
+            for (i, nnz) in [(0usize, &an), (3, &pn)] {
+                let nz = nnz.usizes()[0];
+                let rp = &outs[i].usizes()[..n_r + 1];
+                let ci = &outs[i + 1].usizes()[..nz.min(outs[i + 1].len / 8)];
+                let wt = &outs[i + 2].f64()[..nz.min(outs[i + 2].len / 8)];
+                if rp[0] != 0
+                    || rp[n_r] != nz
+                    || rp.windows(2).any(|p| p[0] > p[1])
+                    || ci.len() != nz
+                    || ci.iter().any(|&j| j >= n)
+                    || wt.iter().any(|x| !x.is_finite())
+                {
+                    return DOut {
+                        st,
+                        untouched,
+                        padding: [0; 4],
+                        finite: false,
+                    };
+                }
+            }
+        }
         return DOut {
             st,
             untouched,
@@ -3855,6 +4385,15 @@ fn t_dist(g: &mut G, bad: bool) -> R {
         seed: g.u64(),
     };
     let what = format!("{c:?}");
+    if c.tge {
+        // Tallied apart: the exact rows and the approximate graph (`dist_rank`).
+        let name = if c.seed >> 11 & 1 == 1 {
+            "dist_tge_approx"
+        } else {
+            "dist_tge"
+        };
+        CURRENT.with(|n| *n.borrow_mut() = name);
+    }
     let out = dist_run(c.clone())?;
     let st: Vec<S> = out.iter().map(|o| o.st).collect();
     for o in &out {

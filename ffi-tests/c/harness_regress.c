@@ -1711,6 +1711,86 @@ static void test_issue31_f32_inert_weights(void)
     }
 }
 
+/* Issue 31, fuzz seed 0x1321c9e3: a deep f32 fit whose objective has no
+ * minimiser. Three layers [3, 5, 2] without the box, data near 1e-7, gamma =
+ * 0.005 on V and alpha = 0 under the L1,inf norm, a CSR graph: U -> cU,
+ * V -> V/c keeps the reconstruction and sends gamma sum(V) to 0, so the
+ * descent ran V from 1 to 3e-13 in 12 iterations and U^T U past FLT_MAX at
+ * the 13th (INTERNAL). Now the layers nothing bounds are capped
+ * (steps/scale.rs `factor_cap`): OK, finite, the objective never rising. */
+static void test_issue31_deep_f32_no_minimiser(void)
+{
+    /* The fuzz case's view (3 x 6, column stride 6) and graph (6 items). */
+    static const float x[33] = {3.273348e-8f, 2.5567669e-8f, 7.632416e-8f, 8.184174e-8f, 1.2839668e-8f,
+                                5.072829e-9f, 2.6946521e-8f, 6.588946e-8f, 3.4514933e-8f, 2.5939196e-8f,
+                                7.201816e-8f, 0.0f,          2.5943157e-8f, 0.0f,         6.817359e-8f,
+                                0.0f,         4.307933e-8f, 7.899066e-8f, 3.8945437e-8f, 0.0f,
+                                9.144298e-8f, 2.8533663e-8f, 9.749009e-8f, 5.4705854e-8f, 1.290387e-8f,
+                                1.4082733e-8f, 9.648731e-8f, 2.5204827e-8f, 5.082479e-8f, 5.2992224e-8f,
+                                1.1214583e-8f, 1e-7f,        6.147934e-8f};
+    static const size_t arp[7] = {0, 3, 6, 9, 12, 13, 16};
+    static const size_t aci[16] = {1, 2, 5, 0, 2, 3, 0, 1, 5, 1, 4, 5, 3, 0, 2, 3};
+    static const double aw[16] = {0.13535827422723112, 0.5, 1.0, 0.13535827422723112, 1.0, 0.5, 0.5, 1.0,
+                                  2.0, 0.5, 0.5, 1.0, 0.5, 1.0, 2.0, 1.0};
+    static const size_t prp[7] = {0, 3, 7, 8, 11, 13, 14};
+    static const size_t pci[14] = {1, 2, 3, 0, 3, 4, 5, 0, 0, 1, 4, 1, 3, 1};
+    static const double pw[14] = {2.0, 0.7669484839060162, 1.0, 2.0, 2.0, 1.0, 0.5,
+                                  0.7669484839060162, 1.0, 2.0, 2.0, 1.0, 2.0, 0.5};
+    size_t layers[3] = {3, 5, 2};
+    float u[64], v[2 * 6];
+    float *us[1];
+    size_t bytes = 0, len = 0;
+    mvnmf_view_f32 view;
+    mvnmf_deep_params d;
+    mvnmf_graph g;
+    void *work;
+    uint32_t box;
+    note("issue 31: a deep f32 fit without a minimiser (0x1321c9e3)");
+    view.kind = MVNMF_VIEW_DENSE;
+    view.rows = 3;
+    view.cols = 6;
+    view.values = x;
+    view.col_stride = 6;
+    view.col_ptr = NULL;
+    view.row_idx = NULL;
+    memset(&g, 0, sizeof g);
+    g.kind = MVNMF_GRAPH_CSR;
+    g.n = 6;
+    g.affinity_row_ptr = arp;
+    g.affinity_col_idx = aci;
+    g.affinity_weights = aw;
+    g.penalty_row_ptr = prp;
+    g.penalty_col_idx = pci;
+    g.penalty_weights = pw;
+    us[0] = u;
+    CHECK_STATUS(mvnmf_deep_factor_len(3, layers, 3, &len), MVNMF_STATUS_OK);
+    CHECK(len <= 64);
+    for (box = 0; box < 2; box++) {
+        watch32_t w = {0.0, 0, 0, 0};
+        mvnmf_deep_params_preset(MVNMF_DEEP_PRESET_DMCL, &d);
+        d.top.max_iter = 150;
+        d.top.tol = 0.0;
+        d.top.sparsity = MVNMF_SPARSITY_L1INF;
+        d.top.alpha = 0.0;
+        d.top.beta = 0.0015;
+        d.top.gamma = 0.005;
+        d.top.vmax = 1.0;
+        d.top.seed = 0x1321c9e3u;
+        d.pretrain_iter = 5;
+        d.v_init = MVNMF_DEEP_V_PRETRAINED;
+        d.box_lower = box;
+        set_ctx("deep_fit_f32 [3, 5, 2] at 1e-7, gamma 0.005, alpha 0, box_lower %u", (unsigned)box);
+        if (!CHECK_STATUS(mvnmf_deep_fit_f32_workspace(&view, 1, &g, layers, 3, &d, &bytes), MVNMF_STATUS_OK))
+            continue;
+        work = xmalloc(bytes);
+        CHECK_STATUS(mvnmf_deep_fit_f32(&view, 1, &g, layers, 3, &d, us, v, work, bytes, watch32_cb, &w, NULL),
+                     MVNMF_STATUS_OK);
+        CHECK(w.calls == 151 && !w.rose && !w.nonfinite);
+        CHECK(all_finite_f(u, len) && all_finite_f(v, 12));
+        free(work);
+    }
+}
+
 int HARNESS_REGRESS_ENTRY(int verbose)
 {
     g_failures = 0;
@@ -1734,6 +1814,7 @@ int HARNESS_REGRESS_ENTRY(int verbose)
     test_issue31_jsnmf_f32_subnormal();
     test_issue31_beta_clip();
     test_issue31_f32_inert_weights();
+    test_issue31_deep_f32_no_minimiser();
     if (verbose || g_failures)
         printf("[%s] mvnmf C ABI harness (issue 15 and 31 regressions): %d failed checks\n", LANG, g_failures);
     fflush(stdout);

@@ -50,7 +50,12 @@
 //! caller's units.
 //! Small data is scaled up only while the scaled weights that act stay below
 //! `2^256` (`2^32` in `f32`; `α` without a group norm and `β` without a graph
-//! weight multiply nothing and do not count).
+//! weight multiply nothing and do not count). The layers nothing else bounds
+//! (the top layer on the multiplicative path, every layer without the box)
+//! are capped at `crate::steps::scale::factor_cap` in the scaled problem: with
+//! `γ > 0` and no acting `α` the objective has no minimiser (`V → 0`,
+//! `Ũ → ∞`; issue 31, seed `0x1321c9e3`), and the cap keeps the products
+//! finite. Ordinary fits never reach it.
 
 use crate::data::{Dense, Factors, FactorsMut, View, ViewSet, ViewShape};
 use crate::error::{Error, Part};
@@ -63,7 +68,7 @@ use crate::steps::init::start_scales;
 use crate::steps::mu::{gram, mu_step, objective, pq_view, products_req};
 use crate::steps::prox::{group_norm, Sparsity};
 use crate::steps::prox::{prox_gradient, ProxScratch};
-use crate::steps::scale::Scale;
+use crate::steps::scale::{factor_cap, Scale};
 use crate::steps::vstep::{assemble, graph_traces, v_phase};
 use crate::steps::{finite_outputs, run, Init, Monitor, Report, StopRule};
 use crate::steps::{MvslParams, NmfParams};
@@ -406,7 +411,23 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
     }
     if params.box_lower {
         for i in 0..hv {
-            rescale_into_box(u.get_mut(i), views.shape(i).rows, layers);
+            rescale_into_box(u.get_mut(i), views.shape(i).rows, layers, T::ONE);
+        }
+    } else {
+        // Without the box every layer is bounded by the cap (`scale::factor_cap`:
+        // otherwise `γ > 0` drives `V → 0`, `Ũ → ∞`); a start above it is rescaled
+        // (product unchanged) and the top layer clipped, before the start's objective.
+        let cap = factor_cap::<T>(layers.len());
+        for i in 0..hv {
+            let buf = u.get_mut(i);
+            rescale_into_box(buf, views.shape(i).rows, layers, cap);
+        }
+    }
+    if !top_prox(tp) {
+        let cap = unbounded_cap::<T>(params, layers);
+        for i in 0..hv {
+            let (a, b) = top_of(views.shape(i).rows);
+            buf_clip(u.get_mut(i).part_mut(a..b)?, cap);
         }
     }
 
@@ -562,9 +583,27 @@ fn dead<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
         .count() as u32
 }
 
-/// Lower layers into `[0, 1]`: a column of `U_m` with maximum `s > 1` is divided
-/// by `s` and the matching row of `U_{m+1}` multiplied by `s` (product unchanged).
-fn rescale_into_box<T: Real>(buf: &mut [T], rows: usize, layers: &[usize]) {
+/// The top layer takes the composite-gradient step (a group norm that acts),
+/// else the multiplicative one.
+fn top_prox(tp: &MvslParams) -> bool {
+    tp.sparsity != Sparsity::None && tp.alpha > 0.0
+}
+
+/// The bound of the layers nothing else bounds (`scale::factor_cap`): with the
+/// box the top layer alone, without it all `M` layers share the budget.
+fn unbounded_cap<T: Real>(params: &DeepParams, layers: &[usize]) -> T {
+    factor_cap::<T>(if params.box_lower { 1 } else { layers.len() })
+}
+
+/// Every entry at most `cap`.
+fn buf_clip<T: Real>(buf: &mut [T], cap: T) {
+    buf.iter_mut().for_each(|x| *x = x.min(cap));
+}
+
+/// Lower layers into `[0, hi]`: a column of `U_m` with maximum `s > hi` is divided
+/// by `s/hi` and the matching row of `U_{m+1}` multiplied by `s/hi` (product
+/// unchanged). `hi = 1`: the box.
+fn rescale_into_box<T: Real>(buf: &mut [T], rows: usize, layers: &[usize], hi: T) {
     let dims: usize = layers.len();
     let mut off = 0;
     for (m, (a, b)) in layer_dims(rows, layers).enumerate() {
@@ -578,7 +617,8 @@ fn rescale_into_box<T: Real>(buf: &mut [T], rows: usize, layers: &[usize]) {
                 break;
             };
             let s = col.iter().fold(T::ZERO, |mx, &x| mx.max(x));
-            if s > T::ONE {
+            if s > hi {
+                let s = if hi == T::ONE { s } else { s / hi };
                 col.iter_mut().for_each(|x| *x /= s);
                 // Row j of the next layer (`b × next_cols`): every b-th value.
                 let row = buf.iter_mut().skip(next_off + j).step_by(b.max(1));
@@ -776,7 +816,7 @@ fn lower_layer<T: Real>(
     let cap = if params.box_lower {
         T::ONE
     } else {
-        T::INFINITY
+        unbounded_cap::<T>(params, ly.layers)
     };
     let s_m = t.s.part(s_at(m)..s_at(m) + b * k)?;
     // num = Bᵀ R Sᵀ  (a × b)
@@ -889,7 +929,7 @@ fn top_layer<T: Real>(
         (t.t1.part(..a * k)?, Some(t.c.part(..a * a)?))
     };
     let layer = buf.part_mut(off..off + a * k)?;
-    if tp.sparsity != Sparsity::None && tp.alpha > 0.0 {
+    if top_prox(tp) {
         let mut s = ProxScratch {
             grad: t.grad.part_mut(..a * k)?,
             t: t.tt.part_mut(..a * k)?,
@@ -922,7 +962,7 @@ fn top_layer<T: Real>(
                 gemm_into(cm(g1, a, a)?, cm(t.grad.part(..a * k)?, a, k)?, den, sc)?;
             }
         }
-        mu_step(layer, rm, den, eps, T::INFINITY);
+        mu_step(layer, rm, den, eps, unbounded_cap::<T>(params, ly.layers));
     }
     Ok(())
 }

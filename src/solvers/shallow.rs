@@ -30,6 +30,7 @@ use crate::steps::check::{check_shapes, validate};
 use crate::steps::fused::{csc_u_step, csc_u_step_applies, csc_u_step_req};
 use crate::steps::mu::{dead_views, form_pq, pq_view, products_req};
 use crate::steps::prox::{group_norm, prox_gradient, ProxScratch};
+use crate::steps::scale::factor_cap;
 use crate::steps::scale::Scale;
 use crate::steps::update::mu_step_par;
 use crate::steps::vstep::{assemble_sum, v_update_par};
@@ -406,7 +407,7 @@ fn body<T: Real, X: Collective<T>, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?
                     MatMut::col_major(&mut *bm, m, k)?,
                     &mut sc,
                 )?;
-                mu_step_par(ui, (r, bm), (eps, T::INFINITY), sc.par())?;
+                mu_step_par(ui, (r, bm), (eps, factor_cap::<T>(1)), sc.par())?;
             }
             pq_view(&x, csr, s, ui, k, i > 0, p, q, &mut sc)?;
         }

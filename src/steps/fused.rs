@@ -12,6 +12,7 @@ use crate::linalg::sparse::{
 };
 use crate::linalg::{gemm, gemm_req, gram_par, gram_req};
 use crate::par::RowBlocks;
+use crate::steps::scale::factor_cap;
 use crate::steps::update::mu_step;
 use crate::work::{Stack, WorkReq};
 
@@ -114,6 +115,8 @@ pub(crate) fn csc_u_step<T: Real>(
     st: &mut Stack<'_>,
 ) -> Result<(), Error> {
     let w = padded_width(k).ok_or(Error::Internal)?;
+    // The bases' bound (`scale::factor_cap`): the same step as the dense path's.
+    let cap = factor_cap::<T>(1);
     let (m, n) = (c.rows, c.cols);
     let shape = ViewShape {
         rows: m,
@@ -188,7 +191,7 @@ pub(crate) fn csc_u_step<T: Real>(
                         let Some(ut) = col.get_mut(s0..s0 + r) else {
                             continue;
                         };
-                        mu_step(ut, num, den, eps, T::INFINITY);
+                        mu_step(ut, num, den, eps, cap);
                         for (row, &x) in pb.chunks_exact_mut(w1).zip(ut.iter()) {
                             if let Some(d) = row.get_mut(t) {
                                 *d = x;

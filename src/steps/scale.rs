@@ -121,6 +121,31 @@ pub(crate) fn max_half_sq<T: Real>() -> f64 {
     libm::scalbn(1.0, T::MAX_EXP - 25)
 }
 
+/// The upper bound on the entries of a factor layer that nothing else bounds,
+/// in the scaled problem: `2^(MAX_EXP/(4·m))` for `m` such layers in a product
+/// (`2^32` for one `f32` layer, `2^256` for one `f64` layer; the deep model's
+/// `M` layers without the box share the budget), so that `Ũ = U_1⋯U_M` stays
+/// below `2^(MAX_EXP/4)` times its inner dimensions and `P = ŨᵀŨ` far from
+/// overflow.
+///
+/// **Why a bound (issue 31, seed `0x1321c9e3`).** With `γ > 0` on `V` and no
+/// weight that bounds the bases (`α = 0`, or no group norm; in the deep model
+/// also the lower layers without the box, whose scale moves freely between
+/// layers), the objective has no minimiser: `U → c·U`, `V → V/c` keeps the
+/// reconstruction and sends `γ ΣV` to 0, so the descent runs `V → 0`,
+/// `Ũ → ∞`. Measured: a deep `f32` fit of three layers on data near `1e-7`
+/// with `γ = 0.005` took `V` from 1 to `3e-13` in 12 iterations and `P` past
+/// `FLT_MAX` at the 13th (`Internal` from the finite-output check). The
+/// fits solve the problem over `0 ≤ U ≤ cap` instead: the multiplicative
+/// step clipped at the cap is still the exact minimiser of its separable
+/// majoriser on the box (as the deep model's box does for `cap = 1`), so the
+/// objective never rises; an ordinary fit (bases near the scaled data, at
+/// most `2^(MAX_EXP/16)`) never reaches the cap, and its bits do not change.
+pub(crate) fn factor_cap<T: Real>(layers: usize) -> T {
+    let m = (layers.clamp(1, 64)) as i32;
+    T::from_f64(libm::scalbn(1.0, T::MAX_EXP / (4 * m)))
+}
+
 /// `p` with the weights that cannot act set to 0 (issue 31): `α` without a
 /// group norm (`sparsity = none`: no term carries it), `β` when every graph
 /// weight is zero (`graph_zero`, [`crate::graph::GraphOp::is_zero`]: the
