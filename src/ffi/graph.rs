@@ -633,7 +633,8 @@ export! {
     /// `mvnmf_fused_knn_graph_capacity` always suffices) and its entries into
     /// `*nnz`; use it as the affinity part of an `MVNMF_GRAPH_CSR` graph for
     /// `mvnmf_mvel_fit`. Cost `O(n²·d)` time, `O(n·s)` memory besides the
-    /// workspace. Outputs are written only on success.
+    /// workspace (`mvnmf_fused_knn_graph_build`: the same graph with NN-descent, about linear
+    /// in `n`). Outputs are written only on success.
     fn mvnmf_fused_knn_graph(
         views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
         n_views: usize,
@@ -679,7 +680,7 @@ export! {
     /// `mvnmf_ann_params_default()`), about linear in `n`; `MVNMF_GRAPH_BUILD_AUTO`: exact
     /// below `MVNMF_GRAPH_AUTO_EXACT_BELOW` items). The approximate path estimates the
     /// bandwidths and volumes on a seeded sample of pairs (`ann->seed`), searches lists of
-    /// `max(ann->k, 2s)` items under a surrogate of the fused weight made of per-view RBF
+    /// `max(ann->k, 4s)` items under a surrogate of the fused weight made of per-view RBF
     /// kernels (the cross-view parts on the CCA projections), and keeps each item's `s` best
     /// by the fused weight itself; the same graph for every `ann->parallel`. Same arguments,
     /// contract and outputs as `mvnmf_fused_knn_graph` (capacity from

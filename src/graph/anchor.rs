@@ -1020,7 +1020,9 @@ pub fn fused_knn_graph_workspace<T>(
     knn_req::<T>(&rows, nv, n, s, params, &used)?.bytes()
 }
 
-/// MVEL's kNN-sparsified fused graph (seed 002, DESIGN §8: "dense for small
+/// MVEL's kNN-sparsified fused graph, exact (see [`fused_knn_graph_build`] for the
+/// approximate, sub-quadratic path and the `exact | approx | auto` choice)
+/// (seed 002, DESIGN §8: "dense for small
 /// n, kNN-sparsified or anchor-based for large n"): the fused weights of
 /// [`crate::graph::fused_graph`] (within-view RBF and CCA cross-view parts,
 /// median bandwidths, volumes) computed in blocks of items as
@@ -1377,8 +1379,9 @@ pub fn fused_knn_graph_build_workspace<T>(
 ///    volume over all `n²` pairs. **Bounds** (`Q = 2¹⁶` pairs, Dvoretzky–Kiefer–Wolfowitz
 ///    and Hoeffding; probability `1 − 10⁻⁶` each): the sampled median's rank among all
 ///    `n²` values lies within `±1.05 %` of the middle, and the mean weight (in `[0, 1]`)
-///    within `±0.0105` of the true mean, i.e. `v` within `±0.0105·n`. Measured effect in
-///    `tests/fused_knn_approx.rs`.
+///    within `±0.0105` of the true mean, i.e. `v` within `±0.0105·n`. **Measured effect**
+///    (yeast, 600 items, `s = 10`, NN-descent lists of all `n − 1` items, so that only the
+///    scales differ from the exact path): 99.88 % of the exact graph's edges kept.
 /// 3. **Neighbours by NN-descent** ([`crate::similarity::approx_knn`] with `ann`, lists of
 ///    `max(ann.k, 4s)` items). The fused weight is a sum of RBF kernels, but its cross-view
 ///    parts compare one item's `Y` with the other's `Z`: with `M = (Y + Z)/2`,
