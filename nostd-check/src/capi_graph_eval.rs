@@ -879,7 +879,8 @@ fn kernels(d: &Data) -> R {
 
 /// LDGE / TGE (both penalties) and their degrees, CCA, the fused graph, the
 /// anchors and anchor graph (with and without training views), the fused kNN
-/// graph. Leaves the fused graph in `w_out`. Codes 220..=239.
+/// graph. Leaves the fused graph in `w_out`. Codes 220..=239 (and 430, 431: the kNN graph by
+/// NN-descent).
 fn graphs(d: &Data, w_out: &mut [f64; N * N]) -> R {
     let views = mixed(d);
     let ks = bb(kernel_sets()[0]);
@@ -1195,6 +1196,51 @@ fn graphs(d: &Data, w_out: &mut [f64; N * N]) -> R {
             && ci.iter().take(nnz).all(|&j| j < N)
             && (tot - N as f64).abs() < 1e-9,
         239,
+    )?;
+
+    // The same graph with its neighbours by NN-descent (`MVNMF_GRAPH_BUILD_APPROX`).
+    let ann = bb(mvnmf_ann_params_default());
+    // SAFETY: as above.
+    let (wk, wb) = work(
+        |b| unsafe {
+            mvnmf_fused_knn_graph_build_workspace(
+                bb(dv.as_ptr()),
+                bb(H),
+                bb(SK),
+                bb(null()),
+                bb(&fp),
+                bb(MVNMF_GRAPH_BUILD_APPROX),
+                bb(&ann),
+                b,
+            )
+        },
+        430,
+    )?;
+    let mut nnz = 0usize;
+    // SAFETY: the buffers hold `N + 1` and `cap` entries.
+    let st = unsafe {
+        mvnmf_fused_knn_graph_build(
+            bb(dv.as_ptr()),
+            bb(H),
+            bb(SK),
+            bb(null()),
+            bb(&fp),
+            bb(MVNMF_GRAPH_BUILD_APPROX),
+            bb(&ann),
+            bb(&out),
+            bb(&mut nnz),
+            wk,
+            wb,
+        )
+    };
+    ok(st, 431)?;
+    let tot: f64 = cw.iter().take(nnz).sum();
+    check(
+        nnz <= cap
+            && rp.last() == Some(&nnz)
+            && ci.iter().take(nnz).all(|&j| j < N)
+            && (tot - N as f64).abs() < 1e-9,
+        431,
     )
 }
 

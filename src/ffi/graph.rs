@@ -4,6 +4,7 @@
 
 use core::ffi::c_void;
 
+use super::neighbors::{mvnmf_ann_params, read_ann, CBuild};
 use super::similarity::read_graph;
 use super::*;
 use crate::data::{Dense, ViewSet};
@@ -632,7 +633,8 @@ export! {
     /// `mvnmf_fused_knn_graph_capacity` always suffices) and its entries into
     /// `*nnz`; use it as the affinity part of an `MVNMF_GRAPH_CSR` graph for
     /// `mvnmf_mvel_fit`. Cost `O(n²·d)` time, `O(n·s)` memory besides the
-    /// workspace. Outputs are written only on success.
+    /// workspace (`mvnmf_fused_knn_graph_build`: the same graph with NN-descent, about linear
+    /// in `n`). Outputs are written only on success.
     fn mvnmf_fused_knn_graph(
         views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
         n_views: usize,
@@ -668,5 +670,65 @@ export! {
         let p = read_fused(params)?;
         let pr = priors_of(priors, n_views)?;
         graph::fused_knn_graph_workspace::<f64>(shapes(views, n_views)?, s, pr, &p)
+    }
+}
+
+export! {
+    /// `mvnmf_fused_knn_graph` with the neighbours found as `graph_build` says
+    /// (`MVNMF_GRAPH_BUILD_EXACT`: bitwise `mvnmf_fused_knn_graph`, `O(n²·d)`;
+    /// `MVNMF_GRAPH_BUILD_APPROX`: NN-descent with `ann` (NULL:
+    /// `mvnmf_ann_params_default()`), about linear in `n`; `MVNMF_GRAPH_BUILD_AUTO`: exact
+    /// below `MVNMF_GRAPH_AUTO_EXACT_BELOW` items). The approximate path estimates the
+    /// bandwidths and volumes on a seeded sample of pairs (`ann->seed`), searches lists of
+    /// `max(ann->k, 4s)` items under a surrogate of the fused weight made of per-view RBF
+    /// kernels (the cross-view parts on the CCA projections), and keeps each item's `s` best
+    /// by the fused weight itself; the same graph for every `ann->parallel`. Same arguments,
+    /// contract and outputs as `mvnmf_fused_knn_graph` (capacity from
+    /// `mvnmf_fused_knn_graph_capacity`); an unknown `graph_build`, `ann->leaf = 1` or a
+    /// negative or non-finite `ann->delta` is `MVNMF_STATUS_BAD_PARAMETER`, refused before
+    /// anything is written. Outputs are written only on success.
+    fn mvnmf_fused_knn_graph_build(
+        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        n_views: usize,
+        s: usize,
+        priors: *const f64 = "`n_views × n_views` doubles",
+        params: *const mvnmf_fused_graph_params,
+        graph_build: u32,
+        ann: *const mvnmf_ann_params = "one struct (NULL: the defaults)",
+        out: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
+        nnz: *mut usize = "one `size_t`",
+        work: *mut c_void,
+        work_bytes: usize,
+    ) {
+        let p = read_fused(params)?;
+        let b = CBuild::new(graph_build, read_ann(ann)?)?;
+        let vs = CViews::new(views, n_views)?;
+        let pr = priors_of(priors, n_views)?;
+        let n = vs.shape(0).cols;
+        let mut o = csr_out(out, n)?;
+        if nnz.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        *nnz = graph::fused_knn_graph_build(&vs, s, pr, &p, &b.resolve(n), &mut o, wk)?;
+        Ok(mvnmf_status::Ok)
+    }
+    /// (validates the view descriptors
+    /// as the call does, values aside, the options and `graph_build`).
+    workspace mvnmf_fused_knn_graph_build_workspace(
+        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        n_views: usize,
+        s: usize,
+        priors: *const f64 = "`n_views × n_views` doubles",
+        params: *const mvnmf_fused_graph_params,
+        graph_build: u32,
+        ann: *const mvnmf_ann_params = "one struct (NULL: the defaults)",
+    ) {
+        let p = read_fused(params)?;
+        let b = CBuild::new(graph_build, read_ann(ann)?)?;
+        let pr = priors_of(priors, n_views)?;
+        let sh = shapes(views, n_views)?;
+        let n = sh.clone().next().map_or(0, |v| v.cols);
+        graph::fused_knn_graph_build_workspace::<f64>(sh, s, pr, &p, &b.resolve(n))
     }
 }

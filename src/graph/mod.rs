@@ -28,8 +28,9 @@ mod tge;
 pub use anchor::{
     anchor_gram, anchor_gram_workspace, anchor_graph, anchor_graph_workspace, anchor_scales_len,
     anchors_by_kmeans, anchors_by_kmeans_sampled, anchors_by_kmeans_sampled_workspace,
-    anchors_by_kmeans_workspace, fused_knn_graph, fused_knn_graph_capacity,
-    fused_knn_graph_workspace, AnchorGraph,
+    anchors_by_kmeans_workspace, fused_knn_graph, fused_knn_graph_build,
+    fused_knn_graph_build_workspace, fused_knn_graph_capacity, fused_knn_graph_workspace,
+    AnchorGraph, FUSED_KNN_SAMPLE_PAIRS,
 };
 pub(crate) use build::{check_sizes, precheck};
 pub use build::{ldge_capacity, tge_capacity, CsrOut, GraphNnz, GraphParams, Penalty};
