@@ -25,6 +25,11 @@
 
 
 
+// Ordered pairs of items sampled (with replacement, from the seed of the NN-descent
+// options) by the approximate path of [`fused_knn_graph_build`] for its bandwidths and
+// volumes, instead of every pair.
+#define FUSED_KNN_SAMPLE_PAIRS (1 << 16)
+
 // `mvnmf_view.kind`: dense column-major (`values`, `col_stride`).
 #define MVNMF_VIEW_DENSE 0
 
@@ -832,6 +837,31 @@ typedef struct mvnmf_fused_graph_params {
   double sigma;
 } mvnmf_fused_graph_params;
 
+// Options of NN-descent, the approximate neighbour search (`MVNMF_GRAPH_BUILD_APPROX`);
+// start from `mvnmf_ann_params_default()`. A 0 in `trees`, `leaf`, `candidates` or `iters`
+// means the size-dependent default.
+typedef struct mvnmf_ann_params {
+  // Neighbours NN-descent keeps per item (default 10; raised to the graph's `ka`, at most
+  // `N − 1`).
+  size_t k;
+  // Seed of the random-projection trees, the random fill and the sampling.
+  uint64_t seed;
+  // Trees of the start (0: `min(32, 2 + floor(N^(1/4)) / 3)`).
+  size_t trees;
+  // Most items per leaf (0: `max(16, k + 2)`); 1 is `MVNMF_STATUS_BAD_PARAMETER`.
+  size_t leaf;
+  // Most candidates per item and kind in an iteration (0: `max(20, k)`).
+  size_t candidates;
+  // Most iterations (0: `max(5, round(log2 N))`).
+  size_t iters;
+  // Stop when an iteration inserts at most `delta·N·k` entries (default 0.001; 0: run all
+  // `iters`); negative or not finite is `MVNMF_STATUS_BAD_PARAMETER`.
+  double delta;
+  // Who runs the searches (the same graph for every choice); one thread: the caller's
+  // pool (the pipeline's solver pool; for `mvnmf_tge_build`, one thread).
+  struct mvnmf_parallel parallel;
+} mvnmf_ann_params;
+
 // Options of the MvSL family solver (MvSL-S/L/T, GNMF, MCL, joint NMF); start
 // from `mvnmf_mvsl_params_preset` or `mvnmf_mvsl_params_default`.
 typedef struct mvnmf_mvsl_params {
@@ -1133,31 +1163,6 @@ typedef struct mvnmf_dist_graph_traffic {
   // Such edges received.
   uint64_t edges_received;
 } mvnmf_dist_graph_traffic;
-
-// Options of NN-descent, the approximate neighbour search (`MVNMF_GRAPH_BUILD_APPROX`);
-// start from `mvnmf_ann_params_default()`. A 0 in `trees`, `leaf`, `candidates` or `iters`
-// means the size-dependent default.
-typedef struct mvnmf_ann_params {
-  // Neighbours NN-descent keeps per item (default 10; raised to the graph's `ka`, at most
-  // `N − 1`).
-  size_t k;
-  // Seed of the random-projection trees, the random fill and the sampling.
-  uint64_t seed;
-  // Trees of the start (0: `min(32, 2 + floor(N^(1/4)) / 3)`).
-  size_t trees;
-  // Most items per leaf (0: `max(16, k + 2)`); 1 is `MVNMF_STATUS_BAD_PARAMETER`.
-  size_t leaf;
-  // Most candidates per item and kind in an iteration (0: `max(20, k)`).
-  size_t candidates;
-  // Most iterations (0: `max(5, round(log2 N))`).
-  size_t iters;
-  // Stop when an iteration inserts at most `delta·N·k` entries (default 0.001; 0: run all
-  // `iters`); negative or not finite is `MVNMF_STATUS_BAD_PARAMETER`.
-  double delta;
-  // Who runs the searches (the same graph for every choice); one thread: the caller's
-  // pool (the pipeline's solver pool; for `mvnmf_tge_build`, one thread).
-  struct mvnmf_parallel parallel;
-} mvnmf_ann_params;
 
 // Options of `mvnmf_jsnmf_fit`; get the defaults from `mvnmf_jsnmf_params_default()`.
 typedef struct mvnmf_jsnmf_params {
@@ -2754,7 +2759,8 @@ mvnmf_status mvnmf_fused_knn_graph_workspace(const struct mvnmf_view *views,
 // `mvnmf_fused_knn_graph_capacity` always suffices) and its entries into
 // `*nnz`; use it as the affinity part of an `MVNMF_GRAPH_CSR` graph for
 // `mvnmf_mvel_fit`. Cost `O(n²·d)` time, `O(n·s)` memory besides the
-// workspace. Outputs are written only on success.
+// workspace (`mvnmf_fused_knn_graph_build`: the same graph with NN-descent, about linear
+// in `n`). Outputs are written only on success.
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
@@ -2774,6 +2780,63 @@ mvnmf_status mvnmf_fused_knn_graph(const struct mvnmf_view *views,
                                    size_t *nnz,
                                    void *work,
                                    size_t work_bytes);
+
+// Workspace bytes of `mvnmf_fused_knn_graph_build`
+// (validates the view descriptors
+// as the call does, values aside, the options and `graph_build`).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `priors`: reading `n_views × n_views` doubles.
+// * `params`: reading one (NULL: the defaults).
+// * `ann`: reading one struct (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
+mvnmf_status mvnmf_fused_knn_graph_build_workspace(const struct mvnmf_view *views,
+                                                   size_t n_views,
+                                                   size_t s,
+                                                   const double *priors,
+                                                   const struct mvnmf_fused_graph_params *params,
+                                                   uint32_t graph_build,
+                                                   const struct mvnmf_ann_params *ann,
+                                                   size_t *bytes);
+
+// `mvnmf_fused_knn_graph` with the neighbours found as `graph_build` says
+// (`MVNMF_GRAPH_BUILD_EXACT`: bitwise `mvnmf_fused_knn_graph`, `O(n²·d)`;
+// `MVNMF_GRAPH_BUILD_APPROX`: NN-descent with `ann` (NULL:
+// `mvnmf_ann_params_default()`), about linear in `n`; `MVNMF_GRAPH_BUILD_AUTO`: exact
+// below `MVNMF_GRAPH_AUTO_EXACT_BELOW` items). The approximate path estimates the
+// bandwidths and volumes on a seeded sample of pairs (`ann->seed`), searches lists of
+// `max(ann->k, 4s)` items under a surrogate of the fused weight made of per-view RBF
+// kernels (the cross-view parts on the CCA projections), and keeps each item's `s` best
+// by the fused weight itself; the same graph for every `ann->parallel`. Same arguments,
+// contract and outputs as `mvnmf_fused_knn_graph` (capacity from
+// `mvnmf_fused_knn_graph_capacity`); an unknown `graph_build`, `ann->leaf = 1` or a
+// negative or non-finite `ann->delta` is `MVNMF_STATUS_BAD_PARAMETER`, refused before
+// anything is written. Outputs are written only on success.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `priors`: reading `n_views × n_views` doubles.
+// * `params`: reading one (NULL: the defaults).
+// * `ann`: reading one struct (NULL: the defaults).
+// * `out`: reading one struct whose buffers hold its capacity.
+// * `nnz`: writing one `size_t`.
+// * `work`: `work_bytes` bytes (any alignment).
+// Outputs overlap nothing else; no buffer changes during the call.
+mvnmf_status mvnmf_fused_knn_graph_build(const struct mvnmf_view *views,
+                                         size_t n_views,
+                                         size_t s,
+                                         const double *priors,
+                                         const struct mvnmf_fused_graph_params *params,
+                                         uint32_t graph_build,
+                                         const struct mvnmf_ann_params *ann,
+                                         const struct mvnmf_csr_buffers *out,
+                                         size_t *nnz,
+                                         void *work,
+                                         size_t work_bytes);
 
 // The default options of `mvnmf_deep_fit` (what a NULL `params` means): the
 // DMCL preset (`MVNMF_DEEP_PRESET_DMCL`).

@@ -220,6 +220,9 @@ class mvnmf_csr_buffers(C.Structure):
 class mvnmf_fused_graph_params(C.Structure):
     pass
 
+class mvnmf_ann_params(C.Structure):
+    pass
+
 class mvnmf_mvsl_params(C.Structure):
     pass
 
@@ -248,9 +251,6 @@ class mvnmf_dist_traffic(C.Structure):
     pass
 
 class mvnmf_dist_graph_traffic(C.Structure):
-    pass
-
-class mvnmf_ann_params(C.Structure):
     pass
 
 class mvnmf_jsnmf_params(C.Structure):
@@ -304,6 +304,7 @@ mvnmf_mkl_report._fields_ = [('ridge', C.c_double), ('mean_diag', C.c_double), (
 mvnmf_qp_report._fields_ = [('objective', C.c_double), ('kkt_residual', C.c_double), ('support', C.c_size_t)]
 mvnmf_csr_buffers._fields_ = [('row_ptr', C.POINTER(C.c_size_t)), ('col_idx', C.POINTER(C.c_size_t)), ('weights', C.POINTER(C.c_double)), ('capacity', C.c_size_t)]
 mvnmf_fused_graph_params._fields_ = [('cross_view', C.c_uint32), ('cca_dims', C.c_size_t), ('cca_reg', C.c_double), ('sigma', C.c_double)]
+mvnmf_ann_params._fields_ = [('k', C.c_size_t), ('seed', C.c_uint64), ('trees', C.c_size_t), ('leaf', C.c_size_t), ('candidates', C.c_size_t), ('iters', C.c_size_t), ('delta', C.c_double), ('parallel', mvnmf_parallel)]
 mvnmf_mvsl_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('eps', C.c_double), ('vmax', C.c_double), ('seed', C.c_uint64), ('init', C.c_uint32), ('sparsity', C.c_uint32), ('alpha', C.c_double), ('beta', C.c_double), ('gamma', C.c_double), ('u_inner', C.c_uint32), ('v_inner', C.c_uint32), ('eta_up', C.c_double), ('eta_down', C.c_double), ('l0', C.c_double), ('stop_rule', C.c_uint32), ('parallel', mvnmf_parallel)]
 mvnmf_deep_params._fields_ = [('top', mvnmf_mvsl_params), ('pretrain_iter', C.c_uint32), ('box_lower', C.c_uint32), ('v_init', C.c_uint32)]
 mvnmf_graph._fields_ = [('kind', C.c_uint32), ('n', C.c_size_t), ('labels', C.POINTER(C.c_uint32)), ('n_classes', C.c_size_t), ('affinity_row_ptr', C.POINTER(C.c_size_t)), ('affinity_col_idx', C.POINTER(C.c_size_t)), ('affinity_weights', C.POINTER(C.c_double)), ('penalty_row_ptr', C.POINTER(C.c_size_t)), ('penalty_col_idx', C.POINTER(C.c_size_t)), ('penalty_weights', C.POINTER(C.c_double))]
@@ -314,7 +315,6 @@ mvnmf_nmf_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('ep
 mvnmf_dist_comm._fields_ = [('allreduce', mvnmf_allreduce_fn), ('exchange', mvnmf_exchange_fn), ('ctx', C.c_void_p), ('rank', C.c_size_t), ('n_ranks', C.c_size_t), ('allgather', mvnmf_allgather_fn)]
 mvnmf_dist_traffic._fields_ = [('setup_calls', C.c_uint64), ('setup_words', C.c_uint64), ('iter_calls', C.c_uint64), ('iter_words', C.c_uint64), ('setup_exchange_calls', C.c_uint64), ('setup_exchange_words', C.c_uint64), ('iter_exchange_calls', C.c_uint64), ('iter_exchange_words', C.c_uint64), ('halo_sent', C.c_uint64), ('halo_received', C.c_uint64)]
 mvnmf_dist_graph_traffic._fields_ = [('allreduce_calls', C.c_uint64), ('allreduce_words', C.c_uint64), ('allgather_calls', C.c_uint64), ('allgather_sent', C.c_uint64), ('allgather_received', C.c_uint64), ('exchange_calls', C.c_uint64), ('exchange_sent', C.c_uint64), ('edges_sent', C.c_uint64), ('edges_received', C.c_uint64)]
-mvnmf_ann_params._fields_ = [('k', C.c_size_t), ('seed', C.c_uint64), ('trees', C.c_size_t), ('leaf', C.c_size_t), ('candidates', C.c_size_t), ('iters', C.c_size_t), ('delta', C.c_double), ('parallel', mvnmf_parallel)]
 mvnmf_jsnmf_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('eps', C.c_double), ('seed', C.c_uint64), ('init', C.c_uint32), ('stop_rule', C.c_uint32)]
 mvnmf_jsnmf_query_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('eps', C.c_double)]
 mvnmf_mvel_params._fields_ = [('theta1', C.c_double), ('theta2', C.c_double), ('max_iter', C.c_uint32), ('tol', C.c_double), ('nmf_iter', C.c_uint32), ('seed', C.c_uint64), ('init', C.c_uint32), ('unknown_weight', C.c_double)]
@@ -412,6 +412,8 @@ SIGNATURES = {
     'mvnmf_fused_knn_graph_capacity': (C.c_uint32, [C.c_size_t, C.c_size_t, C.POINTER(C.c_size_t)]),
     'mvnmf_fused_knn_graph_workspace': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.c_size_t, C.POINTER(C.c_double), C.POINTER(mvnmf_fused_graph_params), C.POINTER(C.c_size_t)]),
     'mvnmf_fused_knn_graph': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.c_size_t, C.POINTER(C.c_double), C.POINTER(mvnmf_fused_graph_params), C.POINTER(mvnmf_csr_buffers), C.POINTER(C.c_size_t), C.c_void_p, C.c_size_t]),
+    'mvnmf_fused_knn_graph_build_workspace': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.c_size_t, C.POINTER(C.c_double), C.POINTER(mvnmf_fused_graph_params), C.c_uint32, C.POINTER(mvnmf_ann_params), C.POINTER(C.c_size_t)]),
+    'mvnmf_fused_knn_graph_build': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.c_size_t, C.POINTER(C.c_double), C.POINTER(mvnmf_fused_graph_params), C.c_uint32, C.POINTER(mvnmf_ann_params), C.POINTER(mvnmf_csr_buffers), C.POINTER(C.c_size_t), C.c_void_p, C.c_size_t]),
     'mvnmf_deep_params_default': (mvnmf_deep_params, []),
     'mvnmf_deep_params_preset': (C.c_uint32, [C.c_uint32, C.POINTER(mvnmf_deep_params)]),
     'mvnmf_deep_factor_len': (C.c_uint32, [C.c_size_t, C.POINTER(C.c_size_t), C.c_size_t, C.POINTER(C.c_size_t)]),
@@ -613,6 +615,8 @@ ARG_NAMES = {
     'mvnmf_fused_knn_graph_capacity': ['n', 's', 'capacity'],
     'mvnmf_fused_knn_graph_workspace': ['views', 'n_views', 's', 'priors', 'params', 'bytes'],
     'mvnmf_fused_knn_graph': ['views', 'n_views', 's', 'priors', 'params', 'out', 'nnz', 'work', 'work_bytes'],
+    'mvnmf_fused_knn_graph_build_workspace': ['views', 'n_views', 's', 'priors', 'params', 'graph_build', 'ann', 'bytes'],
+    'mvnmf_fused_knn_graph_build': ['views', 'n_views', 's', 'priors', 'params', 'graph_build', 'ann', 'out', 'nnz', 'work', 'work_bytes'],
     'mvnmf_deep_params_default': [],
     'mvnmf_deep_params_preset': ['preset', 'out'],
     'mvnmf_deep_factor_len': ['rows', 'layers', 'n_layers', 'len'],

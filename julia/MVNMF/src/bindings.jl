@@ -290,6 +290,16 @@ struct MvnmfFusedGraphParams  # mvnmf_fused_graph_params
     cca_reg::Cdouble
     sigma::Cdouble
 end
+struct MvnmfAnnParams  # mvnmf_ann_params
+    k::Csize_t
+    seed::UInt64
+    trees::Csize_t
+    leaf::Csize_t
+    candidates::Csize_t
+    iters::Csize_t
+    delta::Cdouble
+    parallel::MvnmfParallel
+end
 struct MvnmfMvslParams  # mvnmf_mvsl_params
     max_iter::UInt32
     tol::Cdouble
@@ -393,16 +403,6 @@ struct MvnmfDistGraphTraffic  # mvnmf_dist_graph_traffic
     exchange_sent::UInt64
     edges_sent::UInt64
     edges_received::UInt64
-end
-struct MvnmfAnnParams  # mvnmf_ann_params
-    k::Csize_t
-    seed::UInt64
-    trees::Csize_t
-    leaf::Csize_t
-    candidates::Csize_t
-    iters::Csize_t
-    delta::Cdouble
-    parallel::MvnmfParallel
 end
 struct MvnmfJsnmfParams  # mvnmf_jsnmf_params
     max_iter::UInt32
@@ -533,6 +533,8 @@ mvnmf_anchor_graph(views, n_views, train, anchors, s, priors, params, scales, id
 mvnmf_fused_knn_graph_capacity(n, s, capacity) = ccall(_fn(:mvnmf_fused_knn_graph_capacity), UInt32, (Csize_t, Csize_t, Ptr{Csize_t}), n, s, capacity)
 mvnmf_fused_knn_graph_workspace(views, n_views, s, priors, params, bytes) = ccall(_fn(:mvnmf_fused_knn_graph_workspace), UInt32, (Ptr{MvnmfView}, Csize_t, Csize_t, Ptr{Cdouble}, Ptr{MvnmfFusedGraphParams}, Ptr{Csize_t}), views, n_views, s, priors, params, bytes)
 mvnmf_fused_knn_graph(views, n_views, s, priors, params, out, nnz, work, work_bytes) = ccall(_fn(:mvnmf_fused_knn_graph), UInt32, (Ptr{MvnmfView}, Csize_t, Csize_t, Ptr{Cdouble}, Ptr{MvnmfFusedGraphParams}, Ptr{MvnmfCsrBuffers}, Ptr{Csize_t}, Ptr{Cvoid}, Csize_t), views, n_views, s, priors, params, out, nnz, work, work_bytes)
+mvnmf_fused_knn_graph_build_workspace(views, n_views, s, priors, params, graph_build, ann, bytes) = ccall(_fn(:mvnmf_fused_knn_graph_build_workspace), UInt32, (Ptr{MvnmfView}, Csize_t, Csize_t, Ptr{Cdouble}, Ptr{MvnmfFusedGraphParams}, UInt32, Ptr{MvnmfAnnParams}, Ptr{Csize_t}), views, n_views, s, priors, params, graph_build, ann, bytes)
+mvnmf_fused_knn_graph_build(views, n_views, s, priors, params, graph_build, ann, out, nnz, work, work_bytes) = ccall(_fn(:mvnmf_fused_knn_graph_build), UInt32, (Ptr{MvnmfView}, Csize_t, Csize_t, Ptr{Cdouble}, Ptr{MvnmfFusedGraphParams}, UInt32, Ptr{MvnmfAnnParams}, Ptr{MvnmfCsrBuffers}, Ptr{Csize_t}, Ptr{Cvoid}, Csize_t), views, n_views, s, priors, params, graph_build, ann, out, nnz, work, work_bytes)
 mvnmf_deep_params_default() = ccall(_fn(:mvnmf_deep_params_default), MvnmfDeepParams, ())
 mvnmf_deep_params_preset(preset, out) = ccall(_fn(:mvnmf_deep_params_preset), UInt32, (UInt32, Ptr{MvnmfDeepParams}), preset, out)
 mvnmf_deep_factor_len(rows, layers, n_layers, len) = ccall(_fn(:mvnmf_deep_factor_len), UInt32, (Csize_t, Ptr{Csize_t}, Csize_t, Ptr{Csize_t}), rows, layers, n_layers, len)
