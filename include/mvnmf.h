@@ -3114,26 +3114,6 @@ mvnmf_status mvnmf_dist_joint_nmf_fit_workspace(const struct mvnmf_view *views,
                                                 const struct mvnmf_nmf_params *params,
                                                 size_t *bytes);
 
-// Workspace bytes of `mvnmf_dist_mvsl_fit`
-// on a rank whose views have these
-// shapes and this graph, for `n_ranks ≥ 1` ranks (`MVNMF_STATUS_BAD_PARAMETER`
-// for 0, as the call).
-//
-// # Safety
-// Every pointer is NULL (refused where it is required) or valid as listed:
-// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
-// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
-// * `params`: reading one (NULL: the defaults).
-// * `bytes`: one write.
-// Outputs overlap nothing else; no buffer changes during the call.
-mvnmf_status mvnmf_dist_mvsl_fit_workspace(const struct mvnmf_view *views,
-                                           size_t n_views,
-                                           const struct mvnmf_graph *graph,
-                                           size_t k,
-                                           size_t n_ranks,
-                                           const struct mvnmf_mvsl_params *params,
-                                           size_t *bytes);
-
 // Joint multi-view NMF (`mvnmf_joint_nmf_fit`) with the items split over
 // ranks. Every rank calls it at the same time with its `comm`, its shard of
 // the items — `views[v]` holds the columns `offset_r .. offset_r + N_r` of view
@@ -3161,12 +3141,19 @@ mvnmf_status mvnmf_dist_mvsl_fit_workspace(const struct mvnmf_view *views,
 // `allreduce` (written with the report). Communication per iteration:
 // `mvnmf_dist_words_per_iteration`.
 //
+// The `_f32` twin takes `float` views, bases and encoding (the same
+// communicator of `double` words: the shard's sums are widened, summed over
+// the ranks in double and rounded back, so its iterates are the
+// single-process `_f32` fit's to `float` rounding).
+//
+// Single-precision twin: `mvnmf_dist_joint_nmf_fit_f32`.
+//
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
 // * `comm`: reading one struct (its callbacks as `mvnmf_dist_comm` documents).
 // * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `params`: reading one (NULL: the defaults).
-// * `u`: reading `n_views` pointers to `rows_v × k` doubles each.
+// * `u`: reading `n_views` pointers to `rows_v × k` values each (doubles).
 // * `v`: writing `k × N_r` doubles.
 // * `work`: `work_bytes` bytes (any alignment).
 // * `progress`: a function that may be called with `user` during the call.
@@ -3187,6 +3174,69 @@ mvnmf_status mvnmf_dist_joint_nmf_fit(const struct mvnmf_dist_comm *comm,
                                       struct mvnmf_report *report,
                                       struct mvnmf_dist_traffic *traffic);
 
+// Workspace bytes of `mvnmf_dist_joint_nmf_fit_f32` (as `mvnmf_dist_joint_nmf_fit_workspace`).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
+mvnmf_status mvnmf_dist_joint_nmf_fit_f32_workspace(const struct mvnmf_view_f32 *views,
+                                                    size_t n_views,
+                                                    size_t k,
+                                                    size_t n_ranks,
+                                                    const struct mvnmf_nmf_params *params,
+                                                    size_t *bytes);
+
+// `mvnmf_dist_joint_nmf_fit` in single precision: `float` for `views` (`mvnmf_view_f32`), `u`, `v`, the other arguments as there.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `comm`: reading one struct (its callbacks as `mvnmf_dist_comm` documents).
+// * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
+// * `params`: reading one (NULL: the defaults).
+// * `u`: reading `n_views` pointers to `rows_v × k` values each (floats).
+// * `v`: writing `k × N_r` floats.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// * `traffic`: writing one struct.
+// Outputs overlap nothing else; no buffer changes during the call.
+mvnmf_status mvnmf_dist_joint_nmf_fit_f32(const struct mvnmf_dist_comm *comm,
+                                          const struct mvnmf_view_f32 *views,
+                                          size_t n_views,
+                                          size_t k,
+                                          const struct mvnmf_nmf_params *params,
+                                          float *const *u,
+                                          float *v,
+                                          void *work,
+                                          size_t work_bytes,
+                                          mvnmf_progress_fn progress,
+                                          void *user,
+                                          struct mvnmf_report *report,
+                                          struct mvnmf_dist_traffic *traffic);
+
+// Workspace bytes of `mvnmf_dist_mvsl_fit`
+// on a rank whose views have these
+// shapes and this graph, for `n_ranks ≥ 1` ranks (`MVNMF_STATUS_BAD_PARAMETER`
+// for 0, as the call).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
+mvnmf_status mvnmf_dist_mvsl_fit_workspace(const struct mvnmf_view *views,
+                                           size_t n_views,
+                                           const struct mvnmf_graph *graph,
+                                           size_t k,
+                                           size_t n_ranks,
+                                           const struct mvnmf_mvsl_params *params,
+                                           size_t *bytes);
+
 // The MvSL/MCL family (`mvnmf_mvsl_fit`: MvSL-S, MCL, GNMF without a graph,
 // joint NMF) with the items split over ranks, as `mvnmf_dist_joint_nmf_fit`.
 // `graph`: NULL or `MVNMF_GRAPH_NONE`; `MVNMF_GRAPH_SGE` with `n = N_r` and
@@ -3199,13 +3249,19 @@ mvnmf_status mvnmf_dist_joint_nmf_fit(const struct mvnmf_dist_comm *comm,
 // Symmetry across ranks is not checked (only that no rank is asked for more
 // items than its edges to other ranks).
 //
+// The `_f32` twin takes `float` views, bases and encoding, the graph as
+// here (its weights `double`), and sums over the ranks in `double` as
+// `mvnmf_dist_joint_nmf_fit_f32` does.
+//
+// Single-precision twin: `mvnmf_dist_mvsl_fit_f32`.
+//
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
 // * `comm`: reading one struct (its callbacks as `mvnmf_dist_comm` documents).
 // * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
 // * `params`: reading one (NULL: the defaults).
-// * `u`: reading `n_views` pointers to `rows_v × k` doubles each.
+// * `u`: reading `n_views` pointers to `rows_v × k` values each (doubles).
 // * `v`: writing `k × N_r` doubles.
 // * `work`: `work_bytes` bytes (any alignment).
 // * `progress`: a function that may be called with `user` during the call.
@@ -3226,6 +3282,53 @@ mvnmf_status mvnmf_dist_mvsl_fit(const struct mvnmf_dist_comm *comm,
                                  void *user,
                                  struct mvnmf_report *report,
                                  struct mvnmf_dist_traffic *traffic);
+
+// Workspace bytes of `mvnmf_dist_mvsl_fit_f32` (as `mvnmf_dist_mvsl_fit_workspace`).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
+// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `params`: reading one (NULL: the defaults).
+// * `bytes`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
+mvnmf_status mvnmf_dist_mvsl_fit_f32_workspace(const struct mvnmf_view_f32 *views,
+                                               size_t n_views,
+                                               const struct mvnmf_graph *graph,
+                                               size_t k,
+                                               size_t n_ranks,
+                                               const struct mvnmf_mvsl_params *params,
+                                               size_t *bytes);
+
+// `mvnmf_dist_mvsl_fit` in single precision: `float` for `views` (`mvnmf_view_f32`), `u`, `v`, the other arguments as there.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `comm`: reading one struct (its callbacks as `mvnmf_dist_comm` documents).
+// * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
+// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `params`: reading one (NULL: the defaults).
+// * `u`: reading `n_views` pointers to `rows_v × k` values each (floats).
+// * `v`: writing `k × N_r` floats.
+// * `work`: `work_bytes` bytes (any alignment).
+// * `progress`: a function that may be called with `user` during the call.
+// * `report`: one write.
+// * `traffic`: writing one struct.
+// Outputs overlap nothing else; no buffer changes during the call.
+mvnmf_status mvnmf_dist_mvsl_fit_f32(const struct mvnmf_dist_comm *comm,
+                                     const struct mvnmf_view_f32 *views,
+                                     size_t n_views,
+                                     const struct mvnmf_graph *graph,
+                                     size_t k,
+                                     const struct mvnmf_mvsl_params *params,
+                                     float *const *u,
+                                     float *v,
+                                     void *work,
+                                     size_t work_bytes,
+                                     mvnmf_progress_fn progress,
+                                     void *user,
+                                     struct mvnmf_report *report,
+                                     struct mvnmf_dist_traffic *traffic);
 
 // Capacities (`col_idx` / `weights` lengths) that always hold one rank's rows
 // of `mvnmf_dist_tge`'s graphs, for `n_r` of the `n` items: affinity

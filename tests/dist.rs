@@ -11,7 +11,10 @@
 //!   (`dist::words_per_iteration`);
 //! * a bad input on one rank is refused on every rank (that rank's status, the
 //!   others `PeerFailed`) with every rank's outputs untouched; a cancellation
-//!   on one rank stops every rank at the same iterate.
+//!   on one rank stops every rank at the same iterate;
+//! * the `f32` fits (joint NMF, SGE, explicit graphs) on 1, 2 and 3 ranks are
+//!   the single-process `f32` fit's (bitwise on one rank, 2e-4 relative on
+//!   more), their objective never rising beyond `f32` rounding.
 
 mod common;
 
@@ -2356,6 +2359,224 @@ fn the_sharded_approximate_knn_graph_has_recall_at_least_095_on_clustered_data()
                 "rank {r} of {np} received {} words by all-gathers",
                 rep.traffic.allgather_received
             );
+        }
+    }
+}
+
+/// The values of owned views in single precision (dense values, or CSC
+/// values), beside their structure.
+fn values_f32(o: &[Owned]) -> Vec<Vec<f32>> {
+    o.iter()
+        .map(|v| match v {
+            Owned::Dense(x, ..) => x.iter().map(|&a| a as f32).collect(),
+            Owned::Csc(c, ..) => c.values.iter().map(|&a| a as f32).collect(),
+        })
+        .collect()
+}
+
+fn views_f32<'a>(o: &'a [Owned], vals: &'a [Vec<f32>]) -> Vec<View<'a, f32>> {
+    o.iter()
+        .zip(vals)
+        .map(|(v, x)| match v {
+            Owned::Dense(_, r, c) => View::Dense(Dense::new(x, *r, *c, *r).unwrap()),
+            Owned::Csc(s, r, c) => View::Csc(Csc::new(*r, *c, &s.col_ptr, &s.row_idx, x).unwrap()),
+        })
+        .collect()
+}
+
+/// What an `f32` run returns (the bases and encoding widened).
+struct Fit32 {
+    u: Vec<Vec<f64>>,
+    v: Vec<f64>,
+    trace: Vec<f64>,
+    report: Report,
+}
+
+/// The single-process `f32` fit (`nmf::joint_fit` or `mvsl::fit` with SGE or
+/// the explicit graphs).
+fn single_f32(d: &Data, k: usize, params: &MvslParams, gk: Gk, csc: bool) -> Fit32 {
+    let owned = d.shard(0, d.n, csc);
+    let vals = values_f32(&owned);
+    let views = views_f32(&owned, &vals);
+    let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
+    let mut u: Vec<Vec<f32>> = d.views.iter().map(|(_, r)| vec![0.0; r * k]).collect();
+    let mut v = vec![0.0f32; k * d.n];
+    let mut trace = Vec::new();
+    let report = {
+        let mut us: Vec<&mut [f32]> = u.iter_mut().map(|x| &mut x[..]).collect();
+        let mut rec = recorder(&mut trace);
+        let (a, p) = graphs(d.n);
+        let ga = CsrGraph::new(d.n, &a.rp, &a.ci, &a.w).unwrap();
+        let gp = CsrGraph::new(d.n, &p.rp, &p.ci, &p.w).unwrap();
+        let csr = CsrGraphs::new(d.n, Some(ga), Some(gp)).unwrap();
+        let sge = Sge::new(&d.labels, d.classes).unwrap();
+        let mut fit = |g: &dyn mvnmf::graph::GraphOp<f32>| {
+            let mut w =
+                vec![0u8; mvsl::fit_workspace::<f32, _>(shapes.clone(), g, k, params).unwrap()];
+            let (us, v, rec) = (
+                &mut us[..],
+                &mut v[..],
+                Some(&mut rec as mvnmf::Monitor<'_>),
+            );
+            mvsl::fit(&views[..], g, k, params, us, v, &mut w, rec).unwrap()
+        };
+        match gk {
+            Gk::Csr => fit(&csr),
+            Gk::Sge => fit(&sge),
+            Gk::None => {
+                let np = params.nmf_params();
+                let ws = nmf::joint_fit_workspace::<f32>(shapes.clone(), k, &np).unwrap();
+                let mut w = vec![0u8; ws];
+                let (us, v) = (&mut us[..], &mut v[..]);
+                nmf::joint_fit(&views[..], k, &np, us, v, &mut w, Some(&mut rec)).unwrap()
+            }
+        }
+    };
+    Fit32 {
+        u: u.iter()
+            .map(|x| x.iter().map(|&a| a as f64).collect())
+            .collect(),
+        v: v.iter().map(|&a| a as f64).collect(),
+        trace,
+        report,
+    }
+}
+
+/// A shard's rows of [`Csr2::rows`] as [`ShardRows`].
+fn shard_rows<'a>(x: &'a (Vec<usize>, &'a [usize], &'a [f64])) -> ShardRows<'a> {
+    ShardRows {
+        row_ptr: &x.0,
+        col_idx: x.1,
+        weights: x.2,
+    }
+}
+
+/// The distributed `f32` fit on `ranks` simulated ranks (joint NMF for
+/// `Gk::None`, through `Problem::JointNmf`).
+fn distributed_f32(
+    d: &Data,
+    k: usize,
+    params: &MvslParams,
+    gk: Gk,
+    csc: bool,
+    ranks: usize,
+) -> Vec<Fit32> {
+    let c = cuts(d.n, ranks);
+    let (ga, gp) = graphs(d.n);
+    on_ranks(ranks, None, |r, comm| {
+        let (a, b) = (c[r], c[r + 1]);
+        let owned = d.shard(a, b, csc);
+        let vals = values_f32(&owned);
+        let views = views_f32(&owned, &vals);
+        let shapes: Vec<_> = views.iter().map(|x| x.shape()).collect();
+        let mut u: Vec<Vec<f32>> = d.views.iter().map(|(_, r)| vec![0.0; r * k]).collect();
+        let mut v = vec![0.0f32; k * (b - a)];
+        let mut trace = Vec::new();
+        let (ra, rp) = (ga.rows(a, b), gp.rows(a, b));
+        let graph = match gk {
+            Gk::Sge => DistGraph::Sge {
+                labels: &d.labels[a..b],
+                n_classes: d.classes,
+            },
+            Gk::Csr => DistGraph::Csr {
+                affinity: Some(shard_rows(&ra)),
+                penalty: Some(shard_rows(&rp)),
+            },
+            Gk::None => DistGraph::None,
+        };
+        let np = params.nmf_params();
+        let (ws, problem) = if gk == Gk::None {
+            let ws = dist::joint_nmf_fit_workspace_for::<f32>(shapes, k, ranks, &np);
+            (ws, dist::Problem::JointNmf(&np))
+        } else {
+            let ws = dist::fit_workspace_for::<f32>(shapes, &graph, k, ranks, params);
+            (ws, dist::Problem::Mvsl(params))
+        };
+        let mut w = vec![0u8; ws.unwrap()];
+        let report = {
+            let mut us: Vec<&mut [f32]> = u.iter_mut().map(|x| &mut x[..]).collect();
+            let mut rec = recorder(&mut trace);
+            let shard = dist::open(
+                comm,
+                &views[..],
+                graph,
+                k,
+                problem,
+                (&us[..], &v[..]),
+                &mut w,
+                true,
+            )
+            .unwrap();
+            shard
+                .fit(&views[..], &mut us[..], &mut v, Some(&mut rec))
+                .unwrap()
+                .report
+        };
+        Fit32 {
+            u: u.iter()
+                .map(|x| x.iter().map(|&a| a as f64).collect())
+                .collect(),
+            v: v.iter().map(|&a| a as f64).collect(),
+            trace,
+            report,
+        }
+    })
+}
+
+/// The `f32` distributed fits (issue 33: the `_f32` twins) on 1, 2 and 3
+/// ranks agree with the single-process `f32` fit to `f32` rounding, and their
+/// objective never rises (beyond `f32` rounding: 1e-5 of the start, as
+/// `tests/f32.rs` asks of the single process); every rank gets the same
+/// report. The shard's sums are formed in `f32`, summed over the ranks in
+/// `f64` and rounded back: on one rank the bases and `V` are the single
+/// process's `f32` ones bit for bit, on more the order of the sums differs
+/// (V and U within 2e-4 relative, the objective within 1e-5 of the start).
+#[test]
+fn f32_fits_equal_the_single_process_f32_fit() {
+    let d = mfeat(5);
+    let mvsl_p = MvslParams {
+        max_iter: 40,
+        tol: 0.0,
+        ..MvslParams::mvsl()
+    };
+    for (gk, params, csc, what) in [
+        (Gk::None, nmf_params(40), true, "joint NMF"),
+        (Gk::Sge, mvsl_p, false, "MvSL-S"),
+        (Gk::Csr, mvsl_p, false, "explicit graphs"),
+    ] {
+        let k = 6;
+        let one = single_f32(&d, k, &params, gk, csc);
+        let start = one.trace[0].abs();
+        assert_monotone(&one.trace, 1e-5 * start, what);
+        for ranks in 1..=3 {
+            let runs = distributed_f32(&d, k, &params, gk, csc, ranks);
+            let tag = format!("f32 {what}, {ranks} ranks");
+            let v: Vec<f64> = runs.iter().flat_map(|f| f.v.iter().copied()).collect();
+            let dv = max_rel_diff(&v, &one.v);
+            let mut du = 0.0f64;
+            for (r, f) in runs.iter().enumerate() {
+                for (a, b) in f.u.iter().zip(&one.u) {
+                    du = du.max(max_rel_diff(a, b));
+                }
+                assert_eq!(f.u, runs[0].u, "{tag}: rank {r}");
+                assert_eq!(f.report, runs[0].report, "{tag}: rank {r}");
+                assert_eq!(f.trace, runs[0].trace, "{tag}: rank {r}");
+                assert_monotone(&f.trace, 1e-5 * start, &tag);
+                assert_eq!(f.report.iterations, one.report.iterations, "{tag}");
+                assert_eq!(f.trace.len(), one.trace.len(), "{tag}");
+            }
+            let dobj = runs[0]
+                .trace
+                .iter()
+                .zip(&one.trace)
+                .map(|(a, b)| (a - b).abs() / start)
+                .fold(0.0f64, f64::max);
+            eprintln!("{tag}: V {dv:.1e}, U {du:.1e}, objective {dobj:.1e} of the start");
+            // Measured: 0 on one rank, at most 2.8e-5 (V, U) and 3.1e-7
+            // (objective) on two or three.
+            let tol = if ranks == 1 { 0.0 } else { 2e-4 };
+            assert!(dv <= tol && du <= tol, "{tag}: V {dv:e}, U {du:e}");
+            assert!(dobj <= 1e-5, "{tag}: objective {dobj:e}");
         }
     }
 }

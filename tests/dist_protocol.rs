@@ -31,19 +31,19 @@ use mvnmf::graph::{CsrOut, GraphParams, Penalty};
 use mvnmf::models::dist::{self, Comm, DistGraph, ShardRows};
 use mvnmf::models::mvsl::MvslParams;
 use mvnmf::similarity::{Bandwidth, Kernel};
-use mvnmf::{Dense, Error, View};
+use mvnmf::{Dense, Error, Real, View};
 
 /// A distributed MvSL fit: [`dist::open`] (agreement and set-up), then the
 /// one shallow solver on the shard ([`dist::Shard::fit`]).
 #[allow(clippy::too_many_arguments)]
-fn dist_fit<C: Comm + ?Sized>(
+fn dist_fit<T: Real, C: Comm + ?Sized>(
     comm: &mut C,
-    views: &[View<'_, f64>],
+    views: &[View<'_, T>],
     graph: DistGraph<'_>,
     k: usize,
     params: &MvslParams,
-    u: &mut [&mut [f64]],
-    v: &mut [f64],
+    u: &mut [&mut [T]],
+    v: &mut [T],
     w: &mut [u8],
     monitor: Option<mvnmf::Monitor<'_>>,
 ) -> Result<dist::DistReport, Error> {
@@ -383,18 +383,21 @@ enum G {
 }
 
 /// One rank's distributed fit with this graph (and a monitor that never
-/// stops with `Csr`: its votes are calls too).
-fn fit_rank(graph: G, ranks: usize, r: usize, comm: &mut LComm) -> Result<(), Error> {
-    let views = data(N);
+/// stops with `Csr`: its votes are calls too), in the scalar `T`.
+fn fit_rank<T: Real>(graph: G, ranks: usize, r: usize, comm: &mut LComm) -> Result<(), Error> {
+    let views: Vec<(Vec<T>, usize)> = data(N)
+        .into_iter()
+        .map(|(x, m)| (x.into_iter().map(T::from_f64).collect(), m))
+        .collect();
     let c = cuts(ranks);
     let (a, b) = (c[r], c[r + 1]);
     let n_r = b - a;
     let k = 3;
-    let owned: Vec<Vec<f64>> = views
+    let owned: Vec<Vec<T>> = views
         .iter()
         .map(|(x, m)| x[a * m..b * m].to_vec())
         .collect();
-    let vs: Vec<View<'_, f64>> = owned
+    let vs: Vec<View<'_, T>> = owned
         .iter()
         .zip(&views)
         .map(|(x, (_, m))| View::Dense(Dense::new(x, *m, n_r, *m).unwrap()))
@@ -437,10 +440,10 @@ fn fit_rank(graph: G, ranks: usize, r: usize, comm: &mut LComm) -> Result<(), Er
         ..MvslParams::mvsl()
     };
     let shapes: Vec<_> = vs.iter().map(|x| x.shape()).collect();
-    let mut w = vec![0u8; dist::fit_workspace(shapes, &g, k, ranks, &p).unwrap()];
-    let mut u: Vec<Vec<f64>> = views.iter().map(|(_, m)| vec![0.0; m * k]).collect();
-    let mut v = vec![0.0; k * n_r];
-    let mut us: Vec<&mut [f64]> = u.iter_mut().map(|x| &mut x[..]).collect();
+    let mut w = vec![0u8; dist::fit_workspace_for::<T>(shapes, &g, k, ranks, &p).unwrap()];
+    let mut u: Vec<Vec<T>> = views.iter().map(|(_, m)| vec![T::ZERO; m * k]).collect();
+    let mut v = vec![T::ZERO; k * n_r];
+    let mut us: Vec<&mut [T]> = u.iter_mut().map(|x| &mut x[..]).collect();
     let mut never = |_: &mvnmf::Progress| std::ops::ControlFlow::Continue(());
     let monitor: Option<mvnmf::Monitor<'_>> = match graph {
         G::Csr => Some(&mut never),
@@ -463,8 +466,24 @@ fn fit_rank(graph: G, ranks: usize, r: usize, comm: &mut LComm) -> Result<(), Er
 #[test]
 fn a_lying_callback_in_the_fit_never_leaves_a_rank_waiting() {
     for (graph, ranks) in [(G::Csr, 2), (G::Csr, 3), (G::Sge, 2), (G::None, 2)] {
-        let f: RankFn<Result<(), Error>> = Arc::new(move |r, c| fit_rank(graph, ranks, r, c));
+        let f: RankFn<Result<(), Error>> =
+            Arc::new(move |r, c| fit_rank::<f64>(graph, ranks, r, c));
         every_lie(ranks, f, &format!("fit, {graph:?} graph, {ranks} ranks"));
+    }
+}
+
+/// The `f32` fit (its sums widened to the callback's `f64` words) under the
+/// same lies.
+#[test]
+fn a_lying_callback_in_the_f32_fit_never_leaves_a_rank_waiting() {
+    for (graph, ranks) in [(G::Csr, 3), (G::Sge, 2), (G::None, 2)] {
+        let f: RankFn<Result<(), Error>> =
+            Arc::new(move |r, c| fit_rank::<f32>(graph, ranks, r, c));
+        every_lie(
+            ranks,
+            f,
+            &format!("f32 fit, {graph:?} graph, {ranks} ranks"),
+        );
     }
 }
 

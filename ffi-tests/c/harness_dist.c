@@ -15,9 +15,22 @@
  *   2. errors, each with its status and every output untouched: NULL nnz
  *      pointers, no exchange callback, a workspace one byte short,
  *      ann->leaf = 1, an allreduce that fails (MVNMF_STATUS_COMM_FAILED), and
- *      the workspace query refusing 0 ranks.
+ *      the workspace query refusing 0 ranks;
+ *   3. the _f32 twins of the distributed fits (mvnmf_dist_joint_nmf_fit_f32,
+ *      mvnmf_dist_mvsl_fit_f32 with SGE; issue 33) on 1, 2 and 3 ranks
+ *      simulated by threads agree with the single-process _f32 fits (V and U
+ *      within 1e-3 relative, the objective within 1e-5 of the start), their
+ *      objective never rises (beyond 1e-5 of the start), every rank gets the
+ *      same bases and objectives; an allreduce that fails on one rank of three
+ *      makes that rank return MVNMF_STATUS_COMM_FAILED and the others
+ *      MVNMF_STATUS_PEER_FAILED (every thread returns).
  */
+#if !defined(_POSIX_C_SOURCE) && !defined(__cplusplus)
+#define _POSIX_C_SOURCE 200112L
+#endif
 #include "mvnmf.h"
+
+#include <pthread.h>
 
 #include <stdint.h>
 #include <stdio.h>
@@ -86,6 +99,321 @@ static void *xalloc(size_t bytes)
         exit(1);
     }
     return p;
+}
+
+/* ---- 3. The _f32 twins of the distributed fits (issue 33) on 1, 2 and 3
+ * ranks simulated by threads: the allreduce stores each rank's buffer, waits
+ * for all and sums them in rank order (the same sum on every rank). */
+
+#define KF 4
+#define MAXR 3
+#define FIT_ITERS 30
+
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int ranks, arrived;
+    unsigned long gen;
+    double *bufs[MAXR];
+    size_t lens[MAXR];
+    int lie_rank;  /* the rank whose allreduce lies (-1: none) */
+    size_t lie_at; /* at this call and every later one: it fails after the data moved */
+} hub_t;
+
+typedef struct {
+    hub_t *hub;
+    int rank;
+    size_t calls;
+} rank_ctx_t;
+
+static void hub_wait(hub_t *h)
+{
+    unsigned long gen;
+    pthread_mutex_lock(&h->mu);
+    gen = h->gen;
+    if (++h->arrived == h->ranks) {
+        h->arrived = 0;
+        h->gen++;
+        pthread_cond_broadcast(&h->cv);
+    } else {
+        while (gen == h->gen)
+            pthread_cond_wait(&h->cv, &h->mu);
+    }
+    pthread_mutex_unlock(&h->mu);
+}
+
+static int thread_allreduce(double *buf, size_t len, void *ctx)
+{
+    rank_ctx_t *c = (rank_ctx_t *)ctx;
+    hub_t *h = c->hub;
+    double *sum = (double *)malloc(len > 0 ? len * sizeof(double) : 1);
+    size_t i;
+    int q, same = 1, lie = c->rank == h->lie_rank && c->calls >= h->lie_at;
+    c->calls++;
+    h->bufs[c->rank] = buf;
+    h->lens[c->rank] = len;
+    hub_wait(h);
+    for (q = 0; q < h->ranks; q++)
+        same = same && h->lens[q] == len;
+    for (i = 0; sum != NULL && same && i < len; i++) {
+        double a = 0.0;
+        for (q = 0; q < h->ranks; q++)
+            a += h->bufs[q][i];
+        sum[i] = a;
+    }
+    hub_wait(h);
+    if (sum != NULL && same)
+        memcpy(buf, sum, len * sizeof(double));
+    free(sum);
+    return sum == NULL || !same || lie;
+}
+
+static int record_progress(const mvnmf_progress *p, void *user)
+{
+    double *trace = (double *)user;
+    if (p->phase == MVNMF_PHASE_ITERATIONS && p->iter <= FIT_ITERS)
+        trace[p->iter] = p->objective.total;
+    return 0;
+}
+
+typedef struct {
+    /* the problem */
+    const float *x1, *x2;
+    const uint32_t *labels;
+    int sge; /* 1: mvnmf_dist_mvsl_fit_f32 with SGE, 0: mvnmf_dist_joint_nmf_fit_f32 */
+    size_t a, b;
+    rank_ctx_t ctx;
+    /* the outcome */
+    mvnmf_status st;
+    float u1[M1 * KF], u2[M2 * KF];
+    float *v; /* KF × (b − a), inside the caller's KF × NI */
+    double trace[FIT_ITERS + 1];
+    mvnmf_report rep;
+} fit_rank_t;
+
+static mvnmf_mvsl_params fit_mvsl_params(void)
+{
+    mvnmf_mvsl_params p = mvnmf_mvsl_params_default();
+    p.max_iter = FIT_ITERS;
+    p.tol = 0.0;
+    p.seed = 11;
+    return p;
+}
+
+static mvnmf_nmf_params fit_nmf_params(void)
+{
+    mvnmf_nmf_params p = mvnmf_nmf_params_default();
+    p.max_iter = FIT_ITERS;
+    p.tol = 0.0;
+    p.seed = 11;
+    return p;
+}
+
+static void *fit_rank_main(void *arg)
+{
+    fit_rank_t *f = (fit_rank_t *)arg;
+    size_t n = f->b - f->a, need = 0;
+    mvnmf_view_f32 views[2];
+    mvnmf_graph g;
+    mvnmf_dist_comm comm;
+    mvnmf_mvsl_params mp = fit_mvsl_params();
+    mvnmf_nmf_params np = fit_nmf_params();
+    float *us[2];
+    void *w;
+    mvnmf_status st;
+
+    memset(views, 0, sizeof views);
+    views[0].kind = MVNMF_VIEW_DENSE;
+    views[0].rows = M1;
+    views[0].cols = n;
+    views[0].values = f->x1 + f->a * M1;
+    views[0].col_stride = M1;
+    views[1] = views[0];
+    views[1].rows = M2;
+    views[1].values = f->x2 + f->a * M2;
+    views[1].col_stride = M2;
+    memset(&g, 0, sizeof g);
+    g.kind = MVNMF_GRAPH_SGE;
+    g.n = n;
+    g.labels = f->labels + f->a;
+    g.n_classes = CLASSES;
+    memset(&comm, 0, sizeof comm);
+    comm.allreduce = thread_allreduce;
+    comm.ctx = &f->ctx;
+    comm.rank = (size_t)f->ctx.rank;
+    comm.n_ranks = (size_t)f->ctx.hub->ranks;
+    us[0] = f->u1;
+    us[1] = f->u2;
+    st = f->sge ? mvnmf_dist_mvsl_fit_f32_workspace(views, 2, &g, KF, comm.n_ranks, &mp, &need)
+                : mvnmf_dist_joint_nmf_fit_f32_workspace(views, 2, KF, comm.n_ranks, &np, &need);
+    if (st != MVNMF_STATUS_OK) {
+        /* Cannot happen with these inputs; every rank fails alike. */
+        f->st = st;
+        return NULL;
+    }
+    w = xalloc(need);
+    if (f->sge)
+        f->st = mvnmf_dist_mvsl_fit_f32(&comm, views, 2, &g, KF, &mp, us, f->v, w, need,
+                                        record_progress, f->trace, &f->rep, NULL);
+    else
+        f->st = mvnmf_dist_joint_nmf_fit_f32(&comm, views, 2, KF, &np, us, f->v, w, need,
+                                             record_progress, f->trace, &f->rep, NULL);
+    free(w);
+    return NULL;
+}
+
+/* Runs the fit on `ranks` threads (uneven cuts), the liar as given. */
+static void fit_on_ranks(fit_rank_t *fr, int ranks, int sge, const float *x1, const float *x2,
+                         const uint32_t *labels, float *v, int lie_rank, size_t lie_at)
+{
+    hub_t hub;
+    pthread_t th[MAXR];
+    int r;
+    memset(&hub, 0, sizeof hub);
+    pthread_mutex_init(&hub.mu, NULL);
+    pthread_cond_init(&hub.cv, NULL);
+    hub.ranks = ranks;
+    hub.lie_rank = lie_rank;
+    hub.lie_at = lie_at;
+    for (r = 0; r < ranks; r++) {
+        fit_rank_t *f = &fr[r];
+        memset(f, 0, sizeof *f);
+        f->x1 = x1;
+        f->x2 = x2;
+        f->labels = labels;
+        f->sge = sge;
+        f->a = NI * (size_t)r / (size_t)ranks + (r > 0 ? 7 : 0);
+        f->b = r + 1 == ranks ? NI : NI * (size_t)(r + 1) / (size_t)ranks + 7;
+        f->ctx.hub = &hub;
+        f->ctx.rank = r;
+        f->v = v + f->a * KF;
+    }
+    for (r = 0; r < ranks; r++)
+        pthread_create(&th[r], NULL, fit_rank_main, &fr[r]);
+    for (r = 0; r < ranks; r++)
+        pthread_join(th[r], NULL);
+    pthread_cond_destroy(&hub.cv);
+    pthread_mutex_destroy(&hub.mu);
+}
+
+static double max_rel_diff_f(const float *a, const float *b, size_t n)
+{
+    double scale = 0.0, d = 0.0;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        double x = fabs((double)a[i]), y = fabs((double)b[i]);
+        scale = x > scale ? x : scale;
+        scale = y > scale ? y : scale;
+    }
+    for (i = 0; i < n; i++) {
+        double e = fabs((double)a[i] - (double)b[i]);
+        d = e > d ? e : d;
+    }
+    return scale > 0.0 ? d / scale : d;
+}
+
+static void dist_f32_case(const double *x1d, const double *x2d, const uint32_t *labels)
+{
+    float *x1 = (float *)xalloc(M1 * NI * sizeof(float));
+    float *x2 = (float *)xalloc(M2 * NI * sizeof(float));
+    float *v1 = (float *)xalloc(KF * NI * sizeof(float));
+    float *vd = (float *)xalloc(KF * NI * sizeof(float));
+    float u1[M1 * KF], u2[M2 * KF];
+    float *us[2];
+    double trace[FIT_ITERS + 1];
+    fit_rank_t fr[MAXR];
+    mvnmf_view_f32 views[2];
+    mvnmf_graph g;
+    mvnmf_mvsl_params mp = fit_mvsl_params();
+    mvnmf_nmf_params np = fit_nmf_params();
+    mvnmf_report rep;
+    size_t i, need = 0;
+    int sge, ranks, r, t;
+    void *w;
+
+    for (i = 0; i < M1 * NI; i++)
+        x1[i] = (float)x1d[i];
+    for (i = 0; i < M2 * NI; i++)
+        x2[i] = (float)x2d[i];
+    memset(views, 0, sizeof views);
+    views[0].kind = MVNMF_VIEW_DENSE;
+    views[0].rows = M1;
+    views[0].cols = NI;
+    views[0].values = x1;
+    views[0].col_stride = M1;
+    views[1] = views[0];
+    views[1].rows = M2;
+    views[1].values = x2;
+    views[1].col_stride = M2;
+    memset(&g, 0, sizeof g);
+    g.kind = MVNMF_GRAPH_SGE;
+    g.n = NI;
+    g.labels = labels;
+    g.n_classes = CLASSES;
+    us[0] = u1;
+    us[1] = u2;
+    for (sge = 0; sge <= 1; sge++) {
+        const char *what = sge ? "mvnmf_dist_mvsl_fit_f32 (SGE)" : "mvnmf_dist_joint_nmf_fit_f32";
+        /* The single-process _f32 fit. */
+        set_ctx("%s: the single-process fit", what);
+        memset(trace, 0, sizeof trace);
+        if (sge) {
+            CHECK_STATUS(mvnmf_mvsl_fit_f32_workspace(views, 2, &g, KF, &mp, &need),
+                         MVNMF_STATUS_OK);
+            w = xalloc(need);
+            CHECK_STATUS(mvnmf_mvsl_fit_f32(views, 2, &g, KF, &mp, us, v1, w, need,
+                                            record_progress, trace, &rep),
+                         MVNMF_STATUS_OK);
+        } else {
+            CHECK_STATUS(mvnmf_joint_nmf_fit_f32_workspace(views, 2, KF, &np, &need),
+                         MVNMF_STATUS_OK);
+            w = xalloc(need);
+            CHECK_STATUS(mvnmf_joint_nmf_fit_f32(views, 2, KF, &np, us, v1, w, need,
+                                                 record_progress, trace, &rep),
+                         MVNMF_STATUS_OK);
+        }
+        free(w);
+        for (ranks = 1; ranks <= MAXR; ranks++) {
+            double dv, du = 0.0, dobj = 0.0;
+            set_ctx("%s on %d ranks", what, ranks);
+            for (i = 0; i < KF * NI; i++)
+                vd[i] = -1.0f;
+            fit_on_ranks(fr, ranks, sge, x1, x2, labels, vd, -1, 0);
+            for (r = 0; r < ranks; r++) {
+                CHECK_STATUS(fr[r].st, MVNMF_STATUS_OK);
+                CHECK(fr[r].rep.iterations == rep.iterations);
+                /* Every rank: the same bases and objectives. */
+                CHECK(memcmp(fr[r].u1, fr[0].u1, sizeof u1) == 0);
+                CHECK(memcmp(fr[r].u2, fr[0].u2, sizeof u2) == 0);
+                CHECK(memcmp(fr[r].trace, fr[0].trace, sizeof trace) == 0);
+                for (t = 1; t <= FIT_ITERS; t++)
+                    CHECK(fr[r].trace[t] <= fr[r].trace[t - 1] + 1e-5 * fr[r].trace[0]);
+            }
+            dv = max_rel_diff_f(vd, v1, KF * NI);
+            du = max_rel_diff_f(fr[0].u1, u1, M1 * KF);
+            if (max_rel_diff_f(fr[0].u2, u2, M2 * KF) > du)
+                du = max_rel_diff_f(fr[0].u2, u2, M2 * KF);
+            for (t = 0; t <= FIT_ITERS; t++) {
+                double e = fabs(fr[0].trace[t] - trace[t]) / trace[0];
+                dobj = e > dobj ? e : dobj;
+            }
+            CHECK(dv <= 1e-3 && du <= 1e-3 && dobj <= 1e-5);
+            note("%s, %d ranks: V %.1e, U %.1e, objective %.1e of the start", what, ranks, dv,
+                 du, dobj);
+        }
+        /* A lying callback: rank 1 of 3 fails from its 9th allreduce on
+         * (after the data moved): it returns COMM_FAILED, the others
+         * PEER_FAILED, and every rank returns (the joins). */
+        set_ctx("%s, a failing allreduce on rank 1 of 3", what);
+        fit_on_ranks(fr, 3, sge, x1, x2, labels, vd, 1, 8);
+        CHECK_STATUS(fr[1].st, MVNMF_STATUS_COMM_FAILED);
+        CHECK_STATUS(fr[0].st, MVNMF_STATUS_PEER_FAILED);
+        CHECK_STATUS(fr[2].st, MVNMF_STATUS_PEER_FAILED);
+    }
+    free(x1);
+    free(x2);
+    free(v1);
+    free(vd);
 }
 
 typedef struct {
@@ -278,6 +606,9 @@ int HARNESS_DIST_ENTRY(int verbose)
     csr_free(&sp);
     free(w);
     free(sw);
+
+    dist_f32_case(x1, x2, labels);
+
     free(x1);
     free(x2);
     return g_failures;

@@ -356,8 +356,9 @@ impl Data {
 /// 0 when every call succeeded and checked out, else its code.
 pub fn run() -> i32 {
     let d = Data::new();
-    let parts: [fn(&Data) -> Result<(), i32>; 9] =
-        [nmf, nmf_f32, mvsl, deep, jsnmf, mvel, mvel_f32, dist, misc];
+    let parts: [fn(&Data) -> Result<(), i32>; 10] = [
+        nmf, nmf_f32, mvsl, deep, jsnmf, mvel, mvel_f32, dist, dist_f32, misc,
+    ];
     for part in parts {
         if let Err(code) = part(&d) {
             return code;
@@ -2261,6 +2262,113 @@ fn dist(d: &Data) -> Result<(), i32> {
             && aw.get(..na).is_some_and(finite),
         188,
     )
+}
+
+/// `src/ffi/dist.rs`'s `_f32` twins on one rank: joint NMF, MvSL with SGE
+/// and with the ring as explicit CSR rows, on the `float` views. Code 189.
+fn dist_f32(d: &Data) -> Result<(), i32> {
+    let comm = mvnmf_dist_comm {
+        allreduce: Some(allreduce),
+        exchange: Some(exchange),
+        ctx: null_mut(),
+        rank: 0,
+        n_ranks: 1,
+        allgather: Some(allgather),
+    };
+    let views = d.views_f32();
+    let p = nmf_params();
+    let (mut u1, mut u2, mut v) = ([0.0f32; M * K], [0.0f32; M * K], [0.0f32; K * N]);
+    let us = [u1.as_mut_ptr(), u2.as_mut_ptr()];
+    let (mut need, mut calls, mut rep) = (0usize, 0u32, report());
+    let mut traffic = mvnmf_dist_traffic::default();
+    // SAFETY (every call of this function): as in `dist`, with `float` views,
+    // bases and encoding.
+    ok(
+        unsafe {
+            call!(
+                mvnmf_dist_joint_nmf_fit_f32_workspace,
+                views.as_ptr(),
+                2,
+                K,
+                1usize,
+                &p,
+                &mut need
+            )
+        },
+        189,
+    )?;
+    let (w, wb) = ws(need, 189)?;
+    ok(
+        unsafe {
+            call!(
+                mvnmf_dist_joint_nmf_fit_f32,
+                &comm,
+                views.as_ptr(),
+                2,
+                K,
+                &p,
+                us.as_ptr(),
+                v.as_mut_ptr(),
+                w,
+                wb,
+                PROGRESS,
+                (&mut calls as *mut u32).cast(),
+                &mut rep,
+                &mut traffic
+            )
+        },
+        189,
+    )?;
+    fell(&rep, calls, 189)?;
+    check(
+        finite(&u1) && finite(&u2) && finite(&v) && traffic.iter_calls > 0,
+        189,
+    )?;
+    for g in [d.graph(MVNMF_GRAPH_SGE), d.graph(MVNMF_GRAPH_CSR)] {
+        let mp = mvsl_params(MVNMF_MVSL_PRESET_MVSL, 189)?;
+        ok(
+            unsafe {
+                call!(
+                    mvnmf_dist_mvsl_fit_f32_workspace,
+                    views.as_ptr(),
+                    2,
+                    &g,
+                    K,
+                    1usize,
+                    &mp,
+                    &mut need
+                )
+            },
+            189,
+        )?;
+        let (w, wb) = ws(need, 189)?;
+        calls = 0;
+        ok(
+            unsafe {
+                call!(
+                    mvnmf_dist_mvsl_fit_f32,
+                    &comm,
+                    views.as_ptr(),
+                    2,
+                    &g,
+                    K,
+                    &mp,
+                    us.as_ptr(),
+                    v.as_mut_ptr(),
+                    w,
+                    wb,
+                    PROGRESS,
+                    (&mut calls as *mut u32).cast(),
+                    &mut rep,
+                    &mut traffic
+                )
+            },
+            189,
+        )?;
+        fell(&rep, calls, 189)?;
+        check(finite(&u1) && finite(&u2) && finite(&v), 189)?;
+    }
+    Ok(())
 }
 
 /// `src/ffi/{data, abi, linalg, mod}.rs`: preprocessing, the ABI queries,

@@ -11,6 +11,7 @@ use super::mvsl::csr_arrays;
 use super::similarity::{any_median, ceta, ckernels, clabels, read_graph};
 use super::*;
 use crate::comm::allgather_by_sum;
+use crate::linalg::real::Real;
 use crate::models::dist::{self, Comm, DistGraph, DistReport, GraphTraffic, ShardRows, Traffic};
 use crate::models::mvsl::MvslParams;
 use crate::models::nmf::NmfParams;
@@ -332,59 +333,25 @@ pub extern "C" fn mvnmf_dist_words_per_iteration(
 /// options are read: the views, factors, outputs and workspace read, then the
 /// rank's shard opened (the agreement on the inputs) and fitted.
 #[allow(clippy::too_many_arguments)]
-unsafe fn fit_shard(
+unsafe fn fit_shard<T: Real, D: ViewDesc<T = T>>(
     cm: &mut CComm,
-    (views, n_views): (*const mvnmf_view, usize),
+    (views, n_views): (*const D, usize),
     g: DistGraph<'_>,
     k: usize,
     problem: dist::Problem<'_>,
-    (u, v): (*const *mut f64, *mut f64),
+    (u, v): (*const *mut T, *mut T),
     (work, work_bytes): (*mut c_void, usize),
     (progress, user): (mvnmf_progress_fn, *mut c_void),
 ) -> Result<Result<DistReport, Error>, Error> {
     c_unsafe!({
         let (vs, n) = read_views(views, n_views)?;
-        let mut us = factors(u, &vs, k, &[], |p: *mut f64| p.is_null())?;
+        let mut us = factors(u, &vs, k, &[], |p: *mut T| p.is_null())?;
         let (vv, w) = outputs(v, k, n, work, work_bytes)?;
         Ok(with_monitor(progress, user, |m| {
             let shard = dist::open(cm, &vs, g, k, problem, (&us, vv), w, m.is_some());
             shard.and_then(|s| s.fit(&vs, &mut us, vv, m))
         }))
     })
-}
-
-export! {
-    /// on a rank whose views (its
-    /// shard of the items) have these shapes, for `n_ranks ≥ 1` ranks
-    /// (`MVNMF_STATUS_BAD_PARAMETER` for 0, as the call).
-    workspace mvnmf_dist_joint_nmf_fit_workspace for mvnmf_dist_joint_nmf_fit(
-        views: *const V = "`n_views`",
-        n_views: usize,
-        k: usize,
-        n_ranks: usize,
-        params: *const mvnmf_nmf_params,
-    ) {
-        let p: NmfParams = read_params(params)?;
-        dist::joint_nmf_fit_workspace(shapes(views, n_views)?, k, n_ranks, &p)
-    }
-}
-
-export! {
-    /// on a rank whose views have these
-    /// shapes and this graph, for `n_ranks ≥ 1` ranks (`MVNMF_STATUS_BAD_PARAMETER`
-    /// for 0, as the call).
-    workspace mvnmf_dist_mvsl_fit_workspace for mvnmf_dist_mvsl_fit(
-        views: *const V = "`n_views`",
-        n_views: usize,
-        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
-        k: usize,
-        n_ranks: usize,
-        params: *const mvnmf_mvsl_params,
-    ) {
-        let p: MvslParams = read_params(params)?;
-        let g = read_dist_graph(graph)?;
-        dist::fit_workspace(shapes(views, n_views)?, &g, k, n_ranks, &p)
-    }
 }
 
 export! {
@@ -414,14 +381,19 @@ export! {
     /// `traffic` (may be NULL) receives the calls and words this rank passed to
     /// `allreduce` (written with the report). Communication per iteration:
     /// `mvnmf_dist_words_per_iteration`.
-    fn mvnmf_dist_joint_nmf_fit(
+    ///
+    /// The `_f32` twin takes `float` views, bases and encoding (the same
+    /// communicator of `double` words: the shard's sums are widened, summed over
+    /// the ranks in double and rounded back, so its iterates are the
+    /// single-process `_f32` fit's to `float` rounding).
+    fn mvnmf_dist_joint_nmf_fit / mvnmf_dist_joint_nmf_fit_f32(
         comm: *const mvnmf_dist_comm = "one struct (its callbacks as `mvnmf_dist_comm` documents)",
         views: *const V = "`n_views`",
         n_views: usize,
         k: usize,
         params: *const mvnmf_nmf_params,
-        u: *const *mut f64 = "`n_views` pointers to `rows_v × k` doubles each",
-        v: *mut f64 = "`k × N_r` doubles",
+        u: *const *mut T = "`n_views` pointers to `rows_v × k` values each",
+        v: *mut T = "`k × N_r`",
         work: *mut c_void,
         work_bytes: usize,
         progress: mvnmf_progress_fn,
@@ -433,8 +405,21 @@ export! {
             let p: NmfParams = read_params(params)?;
             let problem = dist::Problem::JointNmf(&p);
             let io = ((u, v), (work, work_bytes), (progress, user));
-            fit_shard(cm, (views, n_views), DistGraph::None, k, problem, io.0, io.1, io.2)
+            fit_shard::<T, V>(cm, (views, n_views), DistGraph::None, k, problem, io.0, io.1, io.2)
         }))
+    }
+    /// on a rank whose views (its
+    /// shard of the items) have these shapes, for `n_ranks ≥ 1` ranks
+    /// (`MVNMF_STATUS_BAD_PARAMETER` for 0, as the call).
+    workspace mvnmf_dist_joint_nmf_fit_workspace / mvnmf_dist_joint_nmf_fit_f32_workspace(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        k: usize,
+        n_ranks: usize,
+        params: *const mvnmf_nmf_params,
+    ) {
+        let p: NmfParams = read_params(params)?;
+        dist::joint_nmf_fit_workspace_for::<T>(shapes(views, n_views)?, k, n_ranks, &p)
     }
 }
 
@@ -450,15 +435,19 @@ export! {
     /// (required then). `MVNMF_GRAPH_DENSE` is refused (`MVNMF_STATUS_BAD_PARAMETER`).
     /// Symmetry across ranks is not checked (only that no rank is asked for more
     /// items than its edges to other ranks).
-    fn mvnmf_dist_mvsl_fit(
+    ///
+    /// The `_f32` twin takes `float` views, bases and encoding, the graph as
+    /// here (its weights `double`), and sums over the ranks in `double` as
+    /// `mvnmf_dist_joint_nmf_fit_f32` does.
+    fn mvnmf_dist_mvsl_fit / mvnmf_dist_mvsl_fit_f32(
         comm: *const mvnmf_dist_comm = "one struct (its callbacks as `mvnmf_dist_comm` documents)",
         views: *const V = "`n_views`",
         n_views: usize,
         graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
         k: usize,
         params: *const mvnmf_mvsl_params,
-        u: *const *mut f64 = "`n_views` pointers to `rows_v × k` doubles each",
-        v: *mut f64 = "`k × N_r` doubles",
+        u: *const *mut T = "`n_views` pointers to `rows_v × k` values each",
+        v: *mut T = "`k × N_r`",
         work: *mut c_void,
         work_bytes: usize,
         progress: mvnmf_progress_fn,
@@ -475,8 +464,24 @@ export! {
                 return Err(Error::NullPointer);
             }
             let io = ((u, v), (work, work_bytes), (progress, user));
-            fit_shard(cm, (views, n_views), g, k, dist::Problem::Mvsl(&p), io.0, io.1, io.2)
+            let problem = dist::Problem::Mvsl(&p);
+            fit_shard::<T, V>(cm, (views, n_views), g, k, problem, io.0, io.1, io.2)
         }))
+    }
+    /// on a rank whose views have these
+    /// shapes and this graph, for `n_ranks ≥ 1` ranks (`MVNMF_STATUS_BAD_PARAMETER`
+    /// for 0, as the call).
+    workspace mvnmf_dist_mvsl_fit_workspace / mvnmf_dist_mvsl_fit_f32_workspace(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
+        k: usize,
+        n_ranks: usize,
+        params: *const mvnmf_mvsl_params,
+    ) {
+        let p: MvslParams = read_params(params)?;
+        let g = read_dist_graph(graph)?;
+        dist::fit_workspace_for::<T>(shapes(views, n_views)?, &g, k, n_ranks, &p)
     }
 }
 

@@ -122,7 +122,21 @@
 //! `tests/dist_protocol.rs` has one rank lie at every call of a run, in each
 //! of these ways, and checks that every rank returns with statuses that agree.
 //!
-//! **Scope.** Double precision only (the callback sums `f64`); graphs: none,
+//! **Precision.** The views, bases and `V` are `f64` or `f32` (the C ABI's
+//! `_f32` twins); the callback sums `f64` words either way. In `f32` the
+//! shard's `R = X Vᵀ` and `G = V Vᵀ` are formed in `f32` (as the single
+//! process's `f32` fit forms them), widened, summed over the ranks in `f64`
+//! and rounded back to `f32` (`R` before the U-step, `G` when it is read); the
+//! class sums and squares, `⟨Q, V⟩`, `Σ V`, the traces and the halo of `V`
+//! travel and are kept in `f64`, as the single process keeps its objective's
+//! parts. The words on the wire are the same in both precisions; the `f32`
+//! workspace holds the reduced statistics twice (in `f32` and as the `f64`
+//! words). On one rank the `f32` iterates are the single process's bit for bit
+//! (`tests/dist.rs`); on more, the order of the sums differs and they agree to
+//! `f32` rounding. Rank 0's configuration carries the precision, so ranks that
+//! mix them are refused.
+//!
+//! **Scope.** Graphs: none,
 //! SGE, or the rank's rows of explicit graphs, whose symmetry across ranks is
 //! not checked (only that no rank is asked for more items than its own edges
 //! to other ranks allow, [`Error::BadParameter`] on every rank). The TGE/kNN
@@ -141,13 +155,14 @@ use crate::comm::protocol::{agree, refuse_as, whole, Counted, MAX_CONFIG};
 use crate::data::{FactorsMut, Prepared, ViewSet, ViewShape};
 use crate::error::{Error, Part};
 use crate::linalg::gemm_req;
+use crate::linalg::real::Real;
 use crate::linalg::select::sort_by;
 use crate::linalg::{at, set_at};
 use crate::solvers::comm::{AtV, Collective, VStats};
 use crate::solvers::shallow::{self, mvsl_of, DataScale, Steps};
 use crate::steps::check::{check_shapes, validate};
 use crate::steps::init::random_start_shard;
-use crate::steps::mu::products_req;
+use crate::steps::mu::{gram, products_req};
 use crate::steps::prox::Sparsity;
 use crate::steps::scale::Scale;
 pub use crate::steps::shard::ShardRows;
@@ -292,7 +307,7 @@ const CONFIG: usize = 25;
 const _: () = assert!(CONFIG <= MAX_CONFIG);
 
 /// Shapes and options every rank must share (compared bitwise with rank 0's).
-fn config<VS: ViewSet<f64> + ?Sized>(
+fn config<T: Real, VS: ViewSet<T> + ?Sized>(
     views: &VS,
     graph: &DistGraph<'_>,
     k: usize,
@@ -313,7 +328,7 @@ fn config<VS: ViewSet<f64> + ?Sized>(
         DistGraph::Csr { affinity, penalty } => {
             2.0 + affinity.is_some() as u8 as f64 + 2.0 * penalty.is_some() as u8 as f64
         }
-    };
+    } + if is_f64::<T>() { 0.0 } else { 8.0 };
     let sparsity = match params.sparsity {
         Sparsity::None => 0.0,
         Sparsity::L12 => 1.0,
@@ -369,7 +384,7 @@ pub fn refuse<C: Comm + ?Sized>(comm: &mut C, e: Error) -> Error {
 /// with `classes` SGE classes (`.0` reduced each iteration: 0 when β = 0; `.1`
 /// counted at the set-up) or `edges` stored edges of explicit graphs (`None`:
 /// no explicit graph).
-fn fit_req(
+fn fit_req<T: Real>(
     shapes: impl IntoIterator<Item = ViewShape> + Clone,
     k: usize,
     (classes, setup_classes): (usize, usize),
@@ -396,10 +411,12 @@ fn fit_req(
         .len()
         .checked_add(2 * STATUS)
         .ok_or(Error::SizeOverflow)?;
-    let kk = WorkReq::matrix::<f64>(k, k);
-    let kn = WorkReq::matrix::<f64>(k, n);
-    let mk = WorkReq::matrix::<f64>(mmax, k);
-    let scratch = products_req::<f64>(shapes.clone(), k, n).or(gemm_req::<f64>(k, k, mmax));
+    let kk = WorkReq::matrix::<T>(k, k);
+    let kn = WorkReq::matrix::<T>(k, n);
+    let mk = WorkReq::matrix::<T>(mmax, k);
+    let scratch = products_req::<T>(shapes.clone(), k, n).or(gemm_req::<T>(k, k, mmax));
+    // The words the callback sums: `red` itself for `f64`, a copy otherwise.
+    let wire = if is_f64::<T>() { 0 } else { red };
     let halo = match edges {
         None => WorkReq::EMPTY,
         Some(e) => {
@@ -426,7 +443,8 @@ fn fit_req(
         }
     };
     Ok(WorkReq::all_of(&[
-        WorkReq::new::<f64>(red),
+        WorkReq::new::<T>(red),
+        WorkReq::new::<f64>(wire),
         WorkReq::new::<f64>(classes),
         // `k · classes` fits (the layout holds it).
         WorkReq::new::<f64>(k * classes + STATUS),
@@ -441,10 +459,10 @@ fn fit_req(
         kn,
         mk,
         mk,
-        WorkReq::new::<f64>(mmax),
-        WorkReq::new::<f64>(h),
+        WorkReq::new::<T>(mmax),
+        WorkReq::new::<T>(h),
         halo,
-        crate::data::prepared_req::<f64>(shapes),
+        crate::data::prepared_req::<T>(shapes),
         WorkReq::any_of(&[WorkReq::new::<f64>(setup), scratch]),
     ]))
 }
@@ -461,10 +479,24 @@ fn graph_req_parts(graph: &DistGraph<'_>, params: &MvslParams) -> ((usize, usize
     ((c, graph.classes()), e)
 }
 
-/// Workspace bytes of a distributed fit ([`open`]) on a rank whose shard has these shapes (`N_r`
-/// items) and this graph (its rows of an explicit graph, or SGE's labels), for
-/// `ranks` ranks.
+/// Workspace bytes of a distributed fit ([`open`]) in double precision on a
+/// rank whose shard has these shapes (`N_r` items) and this graph (its rows of
+/// an explicit graph, or SGE's labels), for `ranks` ranks
+/// ([`fit_workspace_for`] with `T = f64`).
 pub fn fit_workspace(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    graph: &DistGraph<'_>,
+    k: usize,
+    ranks: usize,
+    params: &MvslParams,
+) -> Result<usize, Error> {
+    fit_workspace_for::<f64>(shapes, graph, k, ranks, params)
+}
+
+/// [`fit_workspace`] for views, bases and `V` in the scalar `T` (for `f32`
+/// the reduced statistics are also kept as the `f64` words the callback sums:
+/// `Σ_v M_v·K + K² + K·C + C + 6` words more, 8 with explicit graphs).
+pub fn fit_workspace_for<T: Real>(
     shapes: impl IntoIterator<Item = ViewShape> + Clone,
     graph: &DistGraph<'_>,
     k: usize,
@@ -473,28 +505,44 @@ pub fn fit_workspace(
 ) -> Result<usize, Error> {
     params.validate()?;
     let (c, e) = graph_req_parts(graph, params);
-    fit_req(shapes, k, c, e, ranks)?.bytes()
+    fit_req::<T>(shapes, k, c, e, ranks)?.bytes()
 }
 
-/// Workspace bytes of a distributed joint NMF ([`Problem::JointNmf`]).
+/// Workspace bytes of a distributed joint NMF ([`Problem::JointNmf`]) in
+/// double precision.
 pub fn joint_nmf_fit_workspace(
     shapes: impl IntoIterator<Item = ViewShape> + Clone,
     k: usize,
     ranks: usize,
     params: &NmfParams,
 ) -> Result<usize, Error> {
-    fit_workspace(shapes, &DistGraph::None, k, ranks, &mvsl_of(params))
+    joint_nmf_fit_workspace_for::<f64>(shapes, k, ranks, params)
+}
+
+/// [`joint_nmf_fit_workspace`] in the scalar `T`.
+pub fn joint_nmf_fit_workspace_for<T: Real>(
+    shapes: impl IntoIterator<Item = ViewShape> + Clone,
+    k: usize,
+    ranks: usize,
+    params: &NmfParams,
+) -> Result<usize, Error> {
+    fit_workspace_for::<T>(shapes, &DistGraph::None, k, ranks, &mvsl_of(params))
+}
+
+/// `T` is `f64`: the reduced statistics are the callback's words themselves.
+fn is_f64<T: Real>() -> bool {
+    T::as_f64s(&[]).is_some()
 }
 
 /// Local checks of one rank: `(N_r, max M_v)`.
 #[allow(clippy::too_many_arguments)]
-fn check_local<VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Sized>(
+fn check_local<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     views: &VS,
     graph: &DistGraph<'_>,
     k: usize,
     params: &MvslParams,
     u: &F,
-    v: &[f64],
+    v: &[T],
     work_len: usize,
     ranks: usize,
 ) -> Result<(usize, usize), Error> {
@@ -534,7 +582,7 @@ fn check_local<VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Sized>(
         params.init == Init::Given,
         v,
         work_len,
-        || fit_req((0..hv).map(shapes), k, c, e, ranks),
+        || fit_req::<T>((0..hv).map(shapes), k, c, e, ranks),
     )?;
     Ok((n, mmax))
 }
@@ -562,19 +610,25 @@ impl Halo<'_> {
     /// The halo of `v` from the other ranks, then the graph products of this
     /// rank's rows; returns its shares of the traces.
     #[allow(clippy::too_many_arguments)]
-    fn products<C: Comm + ?Sized>(
+    fn products<T: Real, C: Comm + ?Sized>(
         &mut self,
         cm: &mut Counted<'_, C>,
         graph: &DistGraph<'_>,
-        v: &[f64],
+        v: &[T],
         k: usize,
-        plus: &mut [f64],
-        minus: &mut [f64],
+        plus: &mut [T],
+        minus: &mut [T],
     ) -> Result<(f64, f64), Error> {
         let sb = self.sendbuf.part_mut(..k * self.n_send)?;
         let serve = self.serve.part(..self.n_send)?;
         for (sbt, &i) in sb.chunks_exact_mut(k.max(1)).zip(serve) {
-            sbt.copy_checked(v.part(i * k..(i + 1) * k)?)?;
+            let vi = v.part(i * k..(i + 1) * k)?;
+            if sbt.len() != vi.len() {
+                return Err(Error::Internal);
+            }
+            for (o, x) in sbt.iter_mut().zip(vi) {
+                *o = x.to_f64();
+            }
         }
         let hb = self.halo.part_mut(..k * self.n_recv)?;
         cm.exchange(sb, &*self.ksend, hb, &*self.krecv)?;
@@ -619,8 +673,8 @@ impl Problem<'_> {
 /// A rank's shard of the items, agreed with the other ranks and set up
 /// ([`open`]): the one shallow solver (`crate::solvers::shallow`, the single
 /// process's) runs on it with [`Shard::fit`].
-pub struct Shard<'c, 'w, 'g, C: ?Sized> {
-    coll: Shards<'c, 'w, 'g, C>,
+pub struct Shard<'c, 'w, 'g, C: ?Sized, T = f64> {
+    coll: Shards<'c, 'w, 'g, C, T>,
     st: Stack<'w>,
     params: MvslParams,
     steps: Steps,
@@ -675,19 +729,20 @@ pub fn open<
     'c,
     'w,
     'g,
+    T: Real,
     C: Comm + ?Sized,
-    VS: ViewSet<f64> + ?Sized,
-    F: FactorsMut<f64> + ?Sized,
+    VS: ViewSet<T> + ?Sized,
+    F: FactorsMut<T> + ?Sized,
 >(
     comm: &'c mut C,
     views: &VS,
     graph: DistGraph<'g>,
     k: usize,
     problem: Problem<'_>,
-    (u, v): (&F, &[f64]),
+    (u, v): (&F, &[T]),
     work: &'w mut [u8],
     monitor: bool,
-) -> Result<Shard<'c, 'w, 'g, C>, Error> {
+) -> Result<Shard<'c, 'w, 'g, C, T>, Error> {
     let (params, steps) = problem.parts();
     let (rank, ranks) = (comm.rank(), comm.ranks());
     if ranks == 0 || rank >= ranks {
@@ -701,7 +756,7 @@ pub fn open<
                 _ => Err(Error::BadParameter),
             }
         });
-    let cfg = config(views, &graph, k, &params, monitor, ranks);
+    let cfg = config::<T, VS>(views, &graph, k, &params, monitor, ranks);
     agree(&mut cm, &cfg, local.map(|_| ()))?;
     let nm = local?;
 
@@ -719,12 +774,14 @@ pub fn open<
     let mut st = Stack::new(work);
     // The reduced statistics: `[R | status | V part | status]` (the R block
     // is also the closing agreement's buffer: module docs).
-    let red: &mut [f64] = st.take(layout.len() + 2 * STATUS)?;
+    let len = layout.len() + 2 * STATUS;
+    let t: &mut [T] = st.take(len)?;
+    let w: &mut [f64] = st.take(if is_f64::<T>() { 0 } else { len })?;
     let mut coll = Shards {
         cm,
         graph,
         layout,
-        red,
+        red: Red { t, w },
         counts: &mut [],
         sbuf: &mut [],
         sums: &mut [],
@@ -751,16 +808,16 @@ pub fn open<
     })
 }
 
-impl<C: Comm + ?Sized> Shard<'_, '_, '_, C> {
+impl<T: Real, C: Comm + ?Sized> Shard<'_, '_, '_, C, T> {
     /// Runs the single process's shallow solver on this shard (module docs):
     /// `views`, `u`, `v` the ones [`open`] checked, `monitor` given on every
     /// rank or on none (as told to [`open`]). Every rank gets the same report;
     /// the traffic counts this rank's calls.
-    pub fn fit<VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Sized>(
+    pub fn fit<VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
         mut self,
         views: &VS,
         u: &mut F,
-        v: &mut [f64],
+        v: &mut [T],
         monitor: Option<Monitor<'_>>,
     ) -> Result<DistReport, Error> {
         let k = self.coll.k;
@@ -803,12 +860,12 @@ impl<C: Comm + ?Sized> Shard<'_, '_, '_, C> {
 /// [`Collective`] of a distributed fit (module docs). The sums over items are
 /// formed on the shard and reduced in `red`; the SGE products come from the
 /// reduced class sums, the explicit graphs' from the rank's rows and the halo.
-struct Shards<'c, 'w, 'g, C: ?Sized> {
+struct Shards<'c, 'w, 'g, C: ?Sized, T> {
     cm: Counted<'c, C>,
     graph: DistGraph<'g>,
     layout: Layout,
     /// `[R | status | V part | status]`.
-    red: &'w mut [f64],
+    red: Red<'w, T>,
     /// Labeled items per class over all ranks (SGE).
     counts: &'w mut [f64],
     /// The class sums between inner V-steps, with their status words.
@@ -830,12 +887,59 @@ struct Shards<'c, 'w, 'g, C: ?Sized> {
     setup: (u64, u64, u64, u64),
 }
 
-impl<'w, C: Comm + ?Sized> Shards<'_, 'w, '_, C> {
+/// The reduced statistics `[R | status | V part | status]` ([`Layout`]) in
+/// the solver's scalar (`t`) and as the `f64` words the callback sums (`w`).
+/// For `f64` they are one buffer (`w` is empty) and nothing is copied; for
+/// `f32` the shard's `R` and `G` (formed in `f32`, as the single process
+/// forms them) are widened into `w`, the sums over ranks are formed in `f64`
+/// (the communicator's words), and the reduced `R` is rounded back into `t`
+/// for the U-step; `G` is rounded when it is read, and the class sums,
+/// squares, `⟨Q, V⟩`, `Σ V` and the traces are formed and kept in `f64` (as
+/// the single process keeps them).
+struct Red<'w, T> {
+    t: &'w mut [T],
+    w: &'w mut [f64],
+}
+
+impl<T: Real> Red<'_, T> {
+    /// The words `r` the callback sums, the values `widen` of `t` (within
+    /// `r`) widened into them first (nothing to do for `f64`).
+    fn words(
+        &mut self,
+        r: core::ops::Range<usize>,
+        widen: core::ops::Range<usize>,
+    ) -> Result<&mut [f64], Error> {
+        if is_f64::<T>() {
+            return T::as_f64s_mut(&mut *self.t)
+                .ok_or(Error::Internal)?
+                .part_mut(r);
+        }
+        let (src, dst) = (self.t.part(widen.clone())?, self.w.part_mut(widen)?);
+        for (o, x) in dst.iter_mut().zip(src) {
+            *o = x.to_f64();
+        }
+        self.w.part_mut(r)
+    }
+
+    /// `t[r] ← w[r]` rounded to `T` (nothing to do for `f64`).
+    fn narrow(&mut self, r: core::ops::Range<usize>) -> Result<(), Error> {
+        if is_f64::<T>() {
+            return Ok(());
+        }
+        let (src, dst) = (self.w.part(r.clone())?, self.t.part_mut(r)?);
+        for (o, &x) in dst.iter_mut().zip(src) {
+            *o = T::from_f64(x);
+        }
+        Ok(())
+    }
+}
+
+impl<'w, T: Real, C: Comm + ?Sized> Shards<'_, 'w, '_, C, T> {
     /// The set-up (module docs): one reduction of the item counts, largest
     /// entries and column indices, view sums, squares and class counts, the
     /// decisions taken from it (agreed), and the halo plan of explicit
     /// graphs. Returns the data scale measured over all items.
-    fn setup<VS: ViewSet<f64> + ?Sized>(
+    fn setup<VS: ViewSet<T> + ?Sized>(
         &mut self,
         views: &VS,
         params: &MvslParams,
@@ -940,7 +1044,7 @@ impl<'w, C: Comm + ?Sized> Shards<'_, 'w, '_, C> {
                     // A column index beyond the items of all ranks (seen by every rank).
                     return Err(Error::MalformedCsc);
                 }
-                let scale = Scale::of_measures::<f64>(half, gmax)?;
+                let scale = Scale::of_measures::<T>(half, gmax)?;
                 view_sums.copy_checked(su.part(3 * ranks..3 * ranks + hv)?)?;
                 Ok((n, offset, half, scale))
             })();
@@ -968,16 +1072,12 @@ impl<'w, C: Comm + ?Sized> Shards<'_, 'w, '_, C> {
     }
 }
 
-impl<C: Comm + ?Sized> Collective<f64> for Shards<'_, '_, '_, C> {
+impl<T: Real, C: Comm + ?Sized> Collective<T> for Shards<'_, '_, '_, C, T> {
     fn split(&self) -> bool {
         true
     }
 
-    fn half_x2<VS: ViewSet<f64> + ?Sized>(
-        &mut self,
-        views: &VS,
-        scale: Scale,
-    ) -> Result<f64, Error> {
+    fn half_x2<VS: ViewSet<T> + ?Sized>(&mut self, views: &VS, scale: Scale) -> Result<f64, Error> {
         if scale.is_one() {
             return Ok(self.half);
         }
@@ -992,14 +1092,14 @@ impl<C: Comm + ?Sized> Collective<f64> for Shards<'_, '_, '_, C> {
         Ok(b[0])
     }
 
-    fn random_start<VS: ViewSet<f64> + ?Sized, F: FactorsMut<f64> + ?Sized>(
+    fn random_start<VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
         &self,
         views: &VS,
         k: usize,
         params: &NmfParams,
         s: f64,
         u: &mut F,
-        v: &mut [f64],
+        v: &mut [T],
     ) {
         let n = self.n;
         let rows = |i: usize| views.shape(i).rows as f64;
@@ -1007,27 +1107,28 @@ impl<C: Comm + ?Sized> Collective<f64> for Shards<'_, '_, '_, C> {
         random_start_shard(&mean, k, params, s, (self.offset, n), u, v);
     }
 
-    fn reduce_r<VS: ViewSet<f64> + ?Sized>(
+    fn reduce_r<VS: ViewSet<T> + ?Sized>(
         &mut self,
         views: &VS,
-        prep: &Prepared<'_, f64>,
-        s: f64,
-        v: &[f64],
+        prep: &Prepared<'_, T>,
+        s: T,
+        v: &[T],
         k: usize,
         sc: &mut Stack<'_>,
     ) -> Result<(), Error> {
         let mk = self.layout.mk;
-        let rpart = self.red.part_mut(..mk + STATUS)?;
-        x_vt_all(views, prep, s, v, k, rpart.part_mut(..mk)?, sc)?;
-        self.cm.sum(rpart)
+        x_vt_all(views, prep, s, v, k, self.red.t.part_mut(..mk)?, sc)?;
+        self.cm.sum(self.red.words(0..mk + STATUS, 0..mk)?)?;
+        self.red.narrow(0..mk)
     }
 
-    fn r(&self, off: usize, len: usize) -> Result<&[f64], Error> {
+    fn r(&self, off: usize, len: usize) -> Result<&[T], Error> {
         self.red
+            .t
             .part(off..off.checked_add(len).ok_or(Error::Internal)?)
     }
 
-    fn products(&mut self, at: AtV<'_, f64>, _sc: &mut Stack<'_>) -> Result<(), Error> {
+    fn products(&mut self, at: AtV<'_, T>, _sc: &mut Stack<'_>) -> Result<(), Error> {
         let AtV {
             v,
             kn: (k, _),
@@ -1038,7 +1139,8 @@ impl<C: Comm + ?Sized> Collective<f64> for Shards<'_, '_, '_, C> {
         let layout = self.layout;
         let vlen = layout.len() - layout.mk;
         if let Some(sg) = &self.sge_on {
-            let vpart = self.red.part_mut(layout.mk + STATUS..)?.part_mut(..vlen)?;
+            let at = layout.mk + STATUS;
+            let vpart = self.red.words(at..at + vlen, 0..0)?;
             let (_, sums, sq, _) = layout.split_v(vpart)?;
             sg.local_sums(v, k, sums, sq);
             let kc = sums.len();
@@ -1053,12 +1155,7 @@ impl<C: Comm + ?Sized> Collective<f64> for Shards<'_, '_, '_, C> {
         Ok(())
     }
 
-    fn stats(
-        &mut self,
-        at: AtV<'_, f64>,
-        g: &mut [f64],
-        sc: &mut Stack<'_>,
-    ) -> Result<VStats, Error> {
+    fn stats(&mut self, at: AtV<'_, T>, g: &mut [T], sc: &mut Stack<'_>) -> Result<VStats, Error> {
         let AtV {
             v,
             q,
@@ -1068,10 +1165,13 @@ impl<C: Comm + ?Sized> Collective<f64> for Shards<'_, '_, '_, C> {
         } = at;
         let layout = self.layout;
         let vlen = layout.len() - layout.mk;
-        let vb = self.red.part_mut(layout.mk + STATUS..)?;
+        let at = layout.mk + STATUS;
+        // `G` in the solver's scalar (as the single process forms it), the
+        // rest in `f64`.
+        gram(v, k, n_r, self.red.t.part_mut(at..at + k * k)?, sc)?;
         {
-            let vpart = vb.part_mut(..vlen)?;
-            v_stats(&layout, v, n_r, q, self.sge_on.as_ref(), vpart, sc)?;
+            let vpart = self.red.words(at..at + vlen, at..at + k * k)?;
+            v_stats(&layout, v, q, self.sge_on.as_ref(), vpart)?;
             if layout.scalars == 4 {
                 let t = match &mut self.halo_on {
                     Some(h) => h.products(&mut self.cm, &self.graph, v, k, plus, minus)?,
@@ -1084,6 +1184,7 @@ impl<C: Comm + ?Sized> Collective<f64> for Shards<'_, '_, '_, C> {
                 (*ta, *tp) = t;
             }
         }
+        let vb = self.red.words(at..layout.len() + 2 * STATUS, 0..0)?;
         self.cm.sum(vb)?;
         let (gr, sums, sq, scal) = layout.split_v(vb.part_mut(..vlen)?)?;
         let traces = match (&self.sge_on, self.halo_on.is_some(), &*scal) {
@@ -1098,7 +1199,12 @@ impl<C: Comm + ?Sized> Collective<f64> for Shards<'_, '_, '_, C> {
         let &mut [qv, sum_v, ..] = scal else {
             return Err(Error::Internal);
         };
-        g.copy_checked(gr)?;
+        if g.len() != gr.len() {
+            return Err(Error::Internal);
+        }
+        for (o, &x) in g.iter_mut().zip(gr.iter()) {
+            *o = T::from_f64(x);
+        }
         Ok(VStats { traces, qv, sum_v })
     }
 
@@ -1115,7 +1221,7 @@ impl<C: Comm + ?Sized> Collective<f64> for Shards<'_, '_, '_, C> {
 
     fn finish<R>(&mut self, r: Result<R, Error>) -> Result<R, Error> {
         let mk = self.layout.mk;
-        match self.red.part_mut(..mk + STATUS) {
+        match self.red.words(0..mk + STATUS, 0..0) {
             Ok(buf) => self.cm.settle(r, buf),
             Err(e) => Err(e),
         }

@@ -33,8 +33,8 @@
 use crate::data::{Prepared, ViewSet, UNLABELED};
 use crate::error::{Error, Part};
 use crate::linalg::dot;
+use crate::linalg::real::Real;
 use crate::linalg::sparse::span;
-use crate::steps::mu::gram;
 use crate::work::Stack;
 
 pub use crate::comm::{Comm, SingleRank};
@@ -101,13 +101,13 @@ impl Layout {
 
 /// `R_v ← s·X_v,s V_sᵀ` for every view, one block after the other in `r`
 /// ([`Layout`]'s first part): the shard's share of the U-steps' products.
-pub(crate) fn x_vt_all<VS: ViewSet<f64> + ?Sized>(
+pub(crate) fn x_vt_all<T: Real, VS: ViewSet<T> + ?Sized>(
     views: &VS,
-    prep: &Prepared<'_, f64>,
-    s: f64,
-    v: &[f64],
+    prep: &Prepared<'_, T>,
+    s: T,
+    v: &[T],
     k: usize,
-    r: &mut [f64],
+    r: &mut [T],
     st: &mut Stack<'_>,
 ) -> Result<(), Error> {
     let mut off = 0;
@@ -121,21 +121,19 @@ pub(crate) fn x_vt_all<VS: ViewSet<f64> + ?Sized>(
     Ok(())
 }
 
-/// The shard's share of the V part of [`Layout`]: `G = V_s V_sᵀ`, the SGE class
-/// sums `S` and squares `q` (when `sge` is given), `⟨Q_s, V_s⟩` and `Σ V_s`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn v_stats(
+/// The shard's share of the V part of [`Layout`] but `G = V_s V_sᵀ` (formed
+/// by the caller in the solver's scalar, `crate::steps::mu::gram`): the SGE
+/// class sums `S` and squares `q` (when `sge` is given), `⟨Q_s, V_s⟩` and
+/// `Σ V_s`, in `f64` (as the single process forms them).
+pub(crate) fn v_stats<T: Real>(
     layout: &Layout,
-    v: &[f64],
-    n: usize,
-    q: &[f64],
+    v: &[T],
+    q: &[T],
     sge: Option<&SgeShard<'_>>,
     vpart: &mut [f64],
-    st: &mut Stack<'_>,
 ) -> Result<(), Error> {
     let k = layout.k;
-    let (g, s, sq, sc) = layout.split_v(vpart)?;
-    gram(v, k, n, g, st)?;
+    let (_, s, sq, sc) = layout.split_v(vpart)?;
     match sge {
         Some(sg) => sg.local_sums(v, k, s, sq),
         None => {
@@ -147,7 +145,7 @@ pub(crate) fn v_stats(
         return Err(Error::Internal);
     };
     *qv = dot(q, v);
-    *sum_v = v.iter().sum::<f64>();
+    *sum_v = v.iter().map(|x| x.to_f64()).sum::<f64>();
     Ok(())
 }
 
@@ -191,7 +189,7 @@ impl SgeShard<'_> {
     }
 
     /// `S_·c ← Σ_{j∈c} v_j` (`K × C`) and `q_c ← Σ_{j∈c} ‖v_j‖²` over the shard.
-    pub(crate) fn local_sums(&self, v: &[f64], k: usize, sums: &mut [f64], sq: &mut [f64]) {
+    pub(crate) fn local_sums<T: Real>(&self, v: &[T], k: usize, sums: &mut [f64], sq: &mut [f64]) {
         sums.fill(0.0);
         sq.fill(0.0);
         // Item j is column j of `v` (`k × n`); class l's sums are column l of
@@ -202,7 +200,8 @@ impl SgeShard<'_> {
                 let (Some(sl), Some(ql)) = (sums.get_mut(l * k..(l + 1) * k), sq.get_mut(l)) else {
                     continue;
                 };
-                for (s, &x) in sl.iter_mut().zip(vj) {
+                for (s, x) in sl.iter_mut().zip(vj) {
+                    let x = x.to_f64();
                     *s += x;
                     *ql += x * x;
                 }
@@ -212,15 +211,16 @@ impl SgeShard<'_> {
 
     /// The V-step's graph products for the shard's items from the global class
     /// counts and sums (`graph::Sge::apply`'s per-item formulas):
-    /// `plus = (Dᵃ + Wᵖ) v̄`, `minus = (Dᵖ + Wᵃ) v̄` (zero for unlabeled items).
-    pub(crate) fn products(
+    /// `plus = (Dᵃ + Wᵖ) v̄`, `minus = (Dᵖ + Wᵃ) v̄` (zero for unlabeled items),
+    /// formed in `f64`.
+    pub(crate) fn products<T: Real>(
         &self,
         counts: &[f64],
         sums: &[f64],
-        v: &[f64],
+        v: &[T],
         k: usize,
-        plus: &mut [f64],
-        minus: &mut [f64],
+        plus: &mut [T],
+        minus: &mut [T],
     ) {
         let c = self.n_classes;
         let nl: f64 = counts.iter().sum();
@@ -237,18 +237,19 @@ impl SgeShard<'_> {
             };
             let Some((&nc, sl)) = found else {
                 // Unlabeled (or, never, a label past the classes).
-                pj.fill(0.0);
-                mj.fill(0.0);
+                pj.fill(T::ZERO);
+                mj.fill(T::ZERO);
                 continue;
             };
             let wc = 1.0 / nc - 1.0 / nl;
             let da = (nc - 1.0) * wc;
             let dp = (nl - nc) / nl;
             let rows = pj.iter_mut().zip(mj.iter_mut()).zip(vj.iter().zip(sl));
-            for (r, ((p, m), (&x, &s))) in rows.enumerate() {
+            for (r, ((p, m), (x, &s))) in rows.enumerate() {
+                let x = x.to_f64();
                 let t: f64 = sums.iter().skip(r).step_by(k1).take(c).sum();
-                *p = da * x + (t - s) / nl;
-                *m = dp * x + wc * (s - x);
+                *p = T::from_f64(da * x + (t - s) / nl);
+                *m = T::from_f64(dp * x + wc * (s - x));
             }
         }
     }
@@ -346,10 +347,10 @@ impl ShardRows<'_> {
 /// where column `pos[t]` of `[V_r | halo]` holds `v_i` of edge `t`
 /// (`graph::CsrGraphs`'s per-row arithmetic, in the same order).
 #[allow(clippy::too_many_arguments)]
-fn accumulate(
+fn accumulate<T: Real>(
     g: &ShardRows<'_>,
     pos: &[usize],
-    v: &[f64],
+    v: &[T],
     halo: &[f64],
     k: usize,
     j: usize,
@@ -362,18 +363,21 @@ fn accumulate(
     let d: f64 = ws.iter().sum();
     let n = v.len().checked_div(k).unwrap_or(0);
     let vj = v.get(j * k..(j + 1) * k).unwrap_or(&[]);
-    for ((dr, or), &x) in diag.iter_mut().zip(off.iter_mut()).zip(vj) {
-        *dr = d * x;
+    for ((dr, or), x) in diag.iter_mut().zip(off.iter_mut()).zip(vj) {
+        *dr = d * x.to_f64();
         *or = 0.0;
     }
     for (&p, &w) in cols.iter().zip(ws) {
-        let vi = if p < n {
-            v.get(p * k..(p + 1) * k)
+        if p < n {
+            let vi = v.get(p * k..(p + 1) * k).unwrap_or(&[]);
+            for (or, x) in off.iter_mut().zip(vi) {
+                *or += w * x.to_f64();
+            }
         } else {
-            halo.get((p - n) * k..(p - n + 1) * k)
-        };
-        for (or, &x) in off.iter_mut().zip(vi.unwrap_or(&[])) {
-            *or += w * x;
+            let vi = halo.get((p - n) * k..(p - n + 1) * k).unwrap_or(&[]);
+            for (or, &x) in off.iter_mut().zip(vi) {
+                *or += w * x;
+            }
         }
     }
 }
@@ -384,14 +388,14 @@ fn accumulate(
 /// Vᵀ))`. `pos_a`, `pos_p`: per edge, the column of `[V_r | halo]`; `row` is
 /// scratch of `4K` values.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn csr_products(
+pub(crate) fn csr_products<T: Real>(
     affinity: Option<(&ShardRows<'_>, &[usize])>,
     penalty: Option<(&ShardRows<'_>, &[usize])>,
-    v: &[f64],
+    v: &[T],
     halo: &[f64],
     k: usize,
-    plus: &mut [f64],
-    minus: &mut [f64],
+    plus: &mut [T],
+    minus: &mut [T],
     row: &mut [f64],
 ) -> (f64, f64) {
     // `row`: four vectors of `k`; columns of `v`, `plus`, `minus` (`k × n`).
@@ -417,9 +421,10 @@ pub(crate) fn csr_products(
         }
         let out = pj.iter_mut().zip(mj.iter_mut()).zip(vj);
         let sums = da.iter().zip(wa.iter()).zip(dp.iter().zip(wp.iter()));
-        for (((p, m), &x), ((&dar, &war), (&dpr, &wpr))) in out.zip(sums) {
-            *p = dar + wpr;
-            *m = dpr + war;
+        for (((p, m), x), ((&dar, &war), (&dpr, &wpr))) in out.zip(sums) {
+            let x = x.to_f64();
+            *p = T::from_f64(dar + wpr);
+            *m = T::from_f64(dpr + war);
             ta += x * (dar - war);
             tp += x * (dpr - wpr);
         }
