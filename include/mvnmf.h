@@ -25,11 +25,6 @@
 
 
 
-// Ordered pairs of items sampled (with replacement, from the seed of the NN-descent
-// options) by the approximate path of [`fused_knn_graph_build`] for its bandwidths and
-// volumes, instead of every pair.
-#define FUSED_KNN_SAMPLE_PAIRS (1 << 16)
-
 // `mvnmf_view.kind`: dense column-major (`values`, `col_stride`).
 #define MVNMF_VIEW_DENSE 0
 
