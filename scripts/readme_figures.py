@@ -22,7 +22,10 @@ The figures and where they come from:
   cortex-m-workspace   bytes the Cortex-M4F example's fit asks for ("workspace: N of
                        4096 static bytes" in embedded/run.sh's output)
   cortex-m-flash-kb    flash of that example in KB (1 decimal), from the "code size"
-                       line of the same output
+                       line of the same output; a stated value within TOLERANCE of the
+                       measured one is current (the byte count moves by a few dozen
+                       bytes between checkouts of the same commit: 94,584 to 94,656
+                       measured, which crosses a rounding edge)
   cortex-m-printout    the printout embedded/run.sh shows, from its first line up to
                        the "code size" line (not included: its byte count varies by a
                        few dozen bytes between checkouts)
@@ -39,6 +42,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FILES = ["README.md"] + sorted(os.path.join("docs", f) for f in os.listdir(os.path.join(ROOT, "docs"))
                               if f.endswith(".md"))
+# Figures that vary between builds of the same commit, and how far a stated value may lie
+# from the measured one and still be current.
+TOLERANCE = {"cortex-m-flash-kb": 0.5}
 SPAN = re.compile(r"<!-- fig:([a-z0-9-]+) -->(.*?)<!-- /fig -->", re.S)
 
 
@@ -99,9 +105,19 @@ def main():
     if unknown or missing:
         sys.exit("readme_figures: spans name unknown figures %s; figures without a span %s"
                  % (unknown, missing))
+    def current(m):
+        name, stated = m.group(1), m.group(2)
+        if name in TOLERANCE:
+            try:
+                if abs(float(stated) - float(fig[name])) <= TOLERANCE[name]:
+                    return m.group(0)
+            except ValueError:
+                pass
+        return "<!-- fig:%s -->%s<!-- /fig -->" % (name, fig[name])
+
     stale = 0
     for name, text in texts.items():
-        new = SPAN.sub(lambda m: "<!-- fig:%s -->%s<!-- /fig -->" % (m.group(1), fig[m.group(1)]), text)
+        new = SPAN.sub(current, text)
         if new == text:
             continue
         stale += 1
