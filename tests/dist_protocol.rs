@@ -459,8 +459,13 @@ fn fit_rank<T: Real>(graph: G, ranks: usize, r: usize, comm: &mut LComm) -> Resu
         &mut v,
         &mut w,
         monitor,
-    )
-    .map(|_| ())
+    )?;
+    // OK means finite outputs, whatever a lie delivered (issue 31).
+    let finite = |x: &[T]| x.iter().all(|y| y.to_f64().is_finite());
+    if !u.iter().all(|x| finite(x)) || !finite(&v) {
+        return Err(Error::Internal);
+    }
+    Ok(())
 }
 
 #[test]
@@ -554,8 +559,21 @@ fn tge_rank(penalty: Penalty, ranks: usize, r: usize, comm: &mut LComm) -> Resul
             weights: &mut wq,
         },
         &mut w,
-    )
-    .map(|_| ())
+    )?;
+    // OK means this rank's rows are a valid CSR (a lie that passed as data
+    // must not leave columns out of range or rows out of order: issue 31,
+    // seed 0x17227954); anything else fails the run.
+    for (ptr, col, wt) in [(&ra, &ca, &wa), (&rq, &cq, &wq)] {
+        let ordered = ptr[0] == 0 && ptr.windows(2).all(|w| w[0] <= w[1]) && ptr[n_r] <= col.len();
+        let nnz = if ordered { ptr[n_r] } else { 0 };
+        if !ordered
+            || col[..nnz].iter().any(|&j| j >= N)
+            || wt[..nnz].iter().any(|x| !x.is_finite())
+        {
+            return Err(Error::Internal);
+        }
+    }
+    Ok(())
 }
 
 #[test]

@@ -26,7 +26,8 @@
 //!
 //! Distributed runs (issue 31, E7; a quarter of the `shallow_fit` seeds): 2–3 ranks as
 //! threads through the C ABI (`mvnmf_dist_mvsl_fit` with no graph, SGE or CSR graphs,
-//! `mvnmf_dist_tge` and `mvnmf_dist_tge_approx`), one rank's callback lying at a random call (fails after the data
+//! `mvnmf_dist_joint_nmf_fit`, both with their `_f32` twins, `mvnmf_dist_tge` and
+//! `mvnmf_dist_tge_approx`), one rank's callback lying at a random call (fails after the data
 //! moved, from one call on, returns 0 without writing, delivers garbage) or one rank's input
 //! spoiled: every rank returns, the statuses agree, the report's padding is zero.
 //!
@@ -141,6 +142,11 @@ const REGRESSION_SEEDS: &[u64] = &[
     // FLT_MAX at iteration 13 (INTERNAL; now the unbounded layers are capped,
     // `scale::factor_cap`).
     0x1321c9e3,
+    // Issue 31: `mvnmf_dist_tge` with class-pair penalties, a callback delivering
+    // `2x + 1` at the allgather of the class-pair lists: item indices past `N` went
+    // unchecked into the penalty rows (OK with a column ≥ N). Now every received
+    // triple is checked (`graph::dist`, COMM_FAILED / PEER_FAILED).
+    0x17227954,
 ];
 
 // ------------------------------------------------------------------- generator
@@ -3508,8 +3514,37 @@ fn t_mvel_anchor(g: &mut G, bad: bool) -> R {
             let mut p = mvnmf_fused_graph_params_default();
             p.cross_view = g.below(2) as u32;
             p.cca_dims = g.below(3);
+            // Half the cases through `mvnmf_fused_knn_graph_build` (exact, approximate,
+            // auto, or an unknown build), the others through `mvnmf_fused_knn_graph`.
+            let build = g.one_in(2).then(|| {
+                if bad && g.one_in(4) {
+                    3
+                } else {
+                    g.below(3) as u32
+                }
+            });
+            let mut ann = mvnmf_ann_params_default();
+            ann.seed = g.u64();
+            if bad && g.one_in(6) {
+                ann.leaf = 1;
+            }
+            if build.is_some() {
+                CURRENT.with(|c| *c.borrow_mut() = "fused_knn_graph_build");
+            }
             let need = query(|b| unsafe {
-                mvnmf_fused_knn_graph_workspace(cv.as_ptr(), h, s_near, null(), &p, b)
+                match build {
+                    Some(gb) => mvnmf_fused_knn_graph_build_workspace(
+                        cv.as_ptr(),
+                        h,
+                        s_near,
+                        null(),
+                        &p,
+                        gb,
+                        &ann,
+                        b,
+                    ),
+                    None => mvnmf_fused_knn_graph_workspace(cv.as_ptr(), h, s_near, null(), &p, b),
+                }
             });
             let mut cap = 0usize;
             let full = unsafe { mvnmf_fused_knn_graph_capacity(n, s_near, &mut cap) } == S::Ok;
@@ -3526,19 +3561,38 @@ fn t_mvel_anchor(g: &mut G, bad: bool) -> R {
             };
             let short = bad && g.one_in(3);
             let mut wk = Work::new(g, need, short);
-            let s = unsafe {
-                mvnmf_fused_knn_graph(
-                    cv.as_ptr(),
-                    h,
-                    s_near,
-                    null(),
-                    &p,
-                    &bufs,
-                    nnz.ptr(),
-                    wk.ptr(),
-                    wk.bytes,
-                )
+            let run = |gb: Option<u32>,
+                       bufs: &mvnmf_csr_buffers,
+                       nnz: *mut usize,
+                       wk: &mut Work| unsafe {
+                match gb {
+                    Some(gb) => mvnmf_fused_knn_graph_build(
+                        cv.as_ptr(),
+                        h,
+                        s_near,
+                        null(),
+                        &p,
+                        gb,
+                        &ann,
+                        bufs,
+                        nnz,
+                        wk.ptr(),
+                        wk.bytes,
+                    ),
+                    None => mvnmf_fused_knn_graph(
+                        cv.as_ptr(),
+                        h,
+                        s_near,
+                        null(),
+                        &p,
+                        bufs,
+                        nnz,
+                        wk.ptr(),
+                        wk.bytes,
+                    ),
+                }
             };
+            let s = run(build, &bufs, nnz.ptr(), &mut wk);
             check_call(
                 s,
                 &[
@@ -3562,6 +3616,37 @@ fn t_mvel_anchor(g: &mut G, bad: bool) -> R {
                 if (tot - n as f64).abs() > 1e-9 * n as f64 || w.f64()[..k].iter().any(|&x| x < 0.0)
                 {
                     return fail(format!("kNN graph total weight {tot} (want {n})"));
+                }
+                // The exact build, and auto at these sizes, is bitwise the plain call.
+                if matches!(build, Some(0 | 2)) {
+                    let mut rp2 = Out::bytes((n + 1) * 8);
+                    let mut ci2 = Out::bytes(cap * 8);
+                    let mut w2 = Out::f64s(cap);
+                    let mut nnz2 = Out::bytes(8);
+                    let bufs2 = mvnmf_csr_buffers {
+                        row_ptr: rp2.ptr(),
+                        col_idx: ci2.ptr(),
+                        weights: w2.ptr(),
+                        capacity: cap,
+                    };
+                    let need2 = query(|b| unsafe {
+                        mvnmf_fused_knn_graph_workspace(cv.as_ptr(), h, s_near, null(), &p, b)
+                    });
+                    let mut wk2 = Work::new(g, need2, false);
+                    let s2 = run(None, &bufs2, nnz2.ptr(), &mut wk2);
+                    let same = s2 == S::Ok
+                        && nnz2.usizes()[0] == k
+                        && rp2.as_bytes() == rp.as_bytes()
+                        && ci2.usizes()[..k] == ci.usizes()[..k]
+                        && w2.f64()[..k]
+                            .iter()
+                            .zip(&w.f64()[..k])
+                            .all(|(a, b)| a.to_bits() == b.to_bits());
+                    if !same {
+                        return fail(format!(
+                            "graph_build {build:?} differs from mvnmf_fused_knn_graph ({s2:?})"
+                        ));
+                    }
                 }
             }
         }
@@ -4235,35 +4320,122 @@ fn dist_rank(c: &DCase, r: usize, comm_ctx: *mut c_void) -> DOut {
         penalty_col_idx: pen.1.as_ptr(),
         penalty_weights: pen.2.as_ptr(),
     };
+    // The fit: MvSL (f64 or `_f32`, seed bit 12) or, one case in four (seed
+    // bits 13–14), joint NMF without a graph (`mvnmf_dist_joint_nmf_fit(_f32)`).
+    let f32 = c.seed >> 12 & 1 == 1;
+    let joint = c.seed >> 13 & 3 == 0;
+    let mut np = mvnmf_nmf_params_default();
+    np.max_iter = c.iters;
+    np.tol = 0.0;
+    np.seed = c.seed;
+    let owned32: Vec<Vec<f32>> = owned
+        .iter()
+        .map(|x| x.iter().map(|&y| y as f32).collect())
+        .collect();
+    let views32: Vec<mvnmf_view_f32> = owned32
+        .iter()
+        .zip(&c.rows)
+        .map(|(x, &m)| mvnmf_view_f32 {
+            kind: MVNMF_VIEW_DENSE,
+            rows: m,
+            cols: n_r,
+            values: x.as_ptr(),
+            col_stride: m,
+            col_ptr: null(),
+            row_idx: null(),
+        })
+        .collect();
+    let (vp, vp32) = (views.as_ptr(), views32.as_ptr());
     let mut wb = 0;
-    let s =
-        unsafe { mvnmf_dist_mvsl_fit_workspace(views.as_ptr(), h, &g, k, c.ranks, &p, &mut wb) };
+    let s = unsafe {
+        match (joint, f32) {
+            (false, false) => mvnmf_dist_mvsl_fit_workspace(vp, h, &g, k, c.ranks, &p, &mut wb),
+            (false, true) => {
+                mvnmf_dist_mvsl_fit_f32_workspace(vp32, h, &g, k, c.ranks, &p, &mut wb)
+            }
+            (true, false) => mvnmf_dist_joint_nmf_fit_workspace(vp, h, k, c.ranks, &np, &mut wb),
+            (true, true) => {
+                mvnmf_dist_joint_nmf_fit_f32_workspace(vp32, h, k, c.ranks, &np, &mut wb)
+            }
+        }
+    };
     if s != S::Ok {
         wb = 1 << 16;
     }
-    let mut us: Vec<Out> = c.rows.iter().map(|&m| Out::f64s(m * k)).collect();
+    let word = if f32 { 4 } else { 8 };
+    let mut us: Vec<Out> = c.rows.iter().map(|&m| Out::bytes(m * k * word)).collect();
     let ptrs: Vec<*mut f64> = us.iter_mut().map(|u| u.ptr()).collect();
-    let mut v = Out::f64s(k * n_r);
+    let ptrs32: Vec<*mut f32> = us.iter_mut().map(|u| u.ptr()).collect();
+    let mut v = Out::bytes(k * n_r * word);
     let mut rep = Out::bytes(std::mem::size_of::<mvnmf_report>());
     let mut tr = Out::bytes(std::mem::size_of::<mvnmf_dist_traffic>());
     let mut w = vec![0u8; wb.max(1)];
+    let (wp, rp, tp) = (w.as_mut_ptr().cast(), rep.ptr(), tr.ptr());
     let st = unsafe {
-        mvnmf_dist_mvsl_fit(
-            &comm,
-            views.as_ptr(),
-            h,
-            &g,
-            k,
-            &p,
-            ptrs.as_ptr(),
-            v.ptr(),
-            w.as_mut_ptr().cast(),
-            wb,
-            None,
-            null_mut(),
-            rep.ptr(),
-            tr.ptr(),
-        )
+        match (joint, f32) {
+            (false, false) => mvnmf_dist_mvsl_fit(
+                &comm,
+                vp,
+                h,
+                &g,
+                k,
+                &p,
+                ptrs.as_ptr(),
+                v.ptr(),
+                wp,
+                wb,
+                None,
+                null_mut(),
+                rp,
+                tp,
+            ),
+            (false, true) => mvnmf_dist_mvsl_fit_f32(
+                &comm,
+                vp32,
+                h,
+                &g,
+                k,
+                &p,
+                ptrs32.as_ptr(),
+                v.ptr(),
+                wp,
+                wb,
+                None,
+                null_mut(),
+                rp,
+                tp,
+            ),
+            (true, false) => mvnmf_dist_joint_nmf_fit(
+                &comm,
+                vp,
+                h,
+                k,
+                &np,
+                ptrs.as_ptr(),
+                v.ptr(),
+                wp,
+                wb,
+                None,
+                null_mut(),
+                rp,
+                tp,
+            ),
+            (true, true) => mvnmf_dist_joint_nmf_fit_f32(
+                &comm,
+                vp32,
+                h,
+                k,
+                &np,
+                ptrs32.as_ptr(),
+                v.ptr(),
+                wp,
+                wb,
+                None,
+                null_mut(),
+                rp,
+                tp,
+            ),
+        }
     };
     // A rank's failure after the start leaves a partial iterate (documented):
     // only the report and the traffic stay untouched then.
@@ -4273,11 +4445,16 @@ fn dist_rank(c: &DCase, r: usize, comm_ctx: *mut c_void) -> DOut {
             && (c.lie.is_some() || us.iter().chain([&v]).all(Out::untouched)));
     let mut padding = [0u8; 4];
     padding.copy_from_slice(&rep.as_bytes()[12..16]);
-    let finite = st != S::Ok
-        || us
-            .iter()
-            .chain([&v])
-            .all(|o| o.f64().iter().all(|x| x.is_finite()));
+    let finite_out = |o: &Out| {
+        if f32 {
+            o.as_bytes()
+                .chunks_exact(4)
+                .all(|b| f32::from_ne_bytes([b[0], b[1], b[2], b[3]]).is_finite())
+        } else {
+            o.f64().iter().all(|x| x.is_finite())
+        }
+    };
+    let finite = st != S::Ok || us.iter().chain([&v]).all(finite_out);
     DOut {
         st,
         untouched,
@@ -4391,6 +4568,15 @@ fn t_dist(g: &mut G, bad: bool) -> R {
             "dist_tge_approx"
         } else {
             "dist_tge"
+        };
+        CURRENT.with(|n| *n.borrow_mut() = name);
+    } else {
+        // Tallied apart: the fits' precisions and models (`dist_rank`).
+        let name = match (c.seed >> 13 & 3 == 0, c.seed >> 12 & 1 == 1) {
+            (false, false) => "dist",
+            (false, true) => "dist_f32",
+            (true, false) => "dist_joint",
+            (true, true) => "dist_joint_f32",
         };
         CURRENT.with(|n| *n.borrow_mut() = name);
     }

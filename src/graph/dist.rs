@@ -515,6 +515,57 @@ fn check<VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>(
     let ci = ClassIndex::new(labels, nl, n_classes, &mut st)?;
     check_counts(&ci, params)
 }
+/// The set-up both schedules share: every rank's largest value per view and
+/// its item count, summed over the ranks. Sets `off` (the shards' first items,
+/// `ranks + 1` entries) and `inv` (each view's scale over all ranks). The
+/// shards' sizes set every later call's lengths, so they are agreed first: each
+/// count a whole number, this rank's own as it sent it, and `N` in all; and
+/// this rank's largest values come back as sent (anything else was not what
+/// the ranks sent, issue 31).
+fn shards<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized>(
+    cm: &mut Counted<'_, C>,
+    views: &VS,
+    (n, n_r): (usize, usize),
+    mut ph: Stack<'_>,
+    off: &mut [usize],
+    inv: &mut [f64],
+) -> Result<(), Error> {
+    let (rank, ranks, h) = (cm.comm.rank(), cm.comm.ranks(), inv.len());
+    // `su`: `ranks × h` largest values, then the `ranks` item counts.
+    let su: &mut [f64] = ph.take(ranks * (h + 1) + STATUS)?;
+    su.fill(0.0);
+    let mine = rank * h..(rank + 1) * h;
+    for (v, x) in su.part_mut(mine.clone())?.iter_mut().enumerate() {
+        *x = view_max(views.view(v));
+    }
+    *su.at_mut(ranks * h + rank)? = n_r as f64;
+    let sent: &mut [f64] = ph.take(h)?;
+    sent.copy_checked(su.part(mine.clone())?)?;
+    cm.sum(su)?;
+    let su = su.part(..ranks * (h + 1))?;
+    let (maxes, items) = su.split_at_checked(ranks * h).ok_or(Error::Internal)?;
+    let mut o = 0usize;
+    *off.at_mut(0)? = 0;
+    for (x, &nq) in off.iter_mut().skip(1).zip(items) {
+        o = o.saturating_add(nq as usize);
+        *x = o;
+    }
+    let as_sent = items.iter().all(|&x| whole(x))
+        && items.get(rank) == Some(&(n_r as f64))
+        && maxes.get(mine) == Some(&*sent);
+    cm.checkpoint(if !as_sent {
+        Err(Error::CommFailed)
+    } else if off.at(ranks)? != n {
+        Err(Error::DimensionMismatch)
+    } else {
+        Ok(())
+    })?;
+    for (v, x) in inv.iter_mut().enumerate() {
+        let big = maxes.iter().skip(v).step_by(h.max(1)).take(ranks);
+        *x = view_inv_scale(big.fold(0.0f64, |m, &y| m.max(y)));
+    }
+    Ok(())
+}
 
 /// The rank of item `j` (`off`: `ranks + 1` offsets).
 fn owner(off: &[usize], j: usize) -> usize {
@@ -640,39 +691,7 @@ fn tge_body<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>
     let ci = ClassIndex::new(labels, nl, n_classes, &mut st)?;
 
     // Set-up: every rank's largest value per view and its items.
-    {
-        let mut ph = st.rest();
-        // `su`: `ranks × h` largest values, then the `ranks` item counts.
-        let su: &mut [f64] = ph.take(ranks * (h + 1) + STATUS)?;
-        su.fill(0.0);
-        for (v, x) in su
-            .part_mut(rank * h..(rank + 1) * h)?
-            .iter_mut()
-            .enumerate()
-        {
-            *x = view_max(views.view(v));
-        }
-        *su.at_mut(ranks * h + rank)? = n_r as f64;
-        cm.sum(su)?;
-        let su = su.part(..ranks * (h + 1))?;
-        let (maxes, items) = su.split_at_checked(ranks * h).ok_or(Error::Internal)?;
-        let mut o = 0usize;
-        *off.at_mut(0)? = 0;
-        for (x, &nq) in off.iter_mut().skip(1).zip(items) {
-            o = o.saturating_add(nq as usize);
-            *x = o;
-        }
-        // The shards' sizes set every later call's lengths: agreed first.
-        cm.checkpoint(if off.at(ranks)? != n {
-            Err(Error::DimensionMismatch)
-        } else {
-            Ok(())
-        })?;
-        for (v, x) in inv.iter_mut().enumerate() {
-            let big = maxes.iter().skip(v).step_by(h.max(1)).take(ranks);
-            *x = view_inv_scale(big.fold(0.0f64, |m, &y| m.max(y)));
-        }
-    }
+    shards(cm, views, (n, n_r), st.rest(), off, inv)?;
     let (a, e) = (off.at(rank)?, off.at(rank + 1)?);
 
     // The median bandwidths: the labeled columns of each such view on every
@@ -893,13 +912,34 @@ fn tge_body<C: Comm + ?Sized, VS: ViewSet<f64> + ?Sized, KS: KernelSet + ?Sized>
             let all: &mut [f64] = ph.take(ranks * pw)?;
             counts.fill(pw);
             cm.allgather(part, counts, all)?;
-            for aq in all.chunks_exact(pw.max(1)).take(ranks) {
+            // A triple received is an empty slot `(−1, −1, 0)` or a pair this
+            // rank could have been sent: `lo < hi` whole numbers below `n`, both
+            // labeled, one of class `c` and the other of another class, with a
+            // finite similarity; and this rank's own part comes back as sent.
+            // Anything else was not what its sender sent: this rank fails at the
+            // closing agreement and leaves it out (issue 31, seed 0x17227954).
+            let me = cm.comm.rank();
+            let pair = |c: usize, o: &[f64]| -> Option<Option<(usize, usize, f64)>> {
+                let &[lo, hi, sim] = o else { return None };
+                if lo == -1.0 && hi == -1.0 && sim == 0.0 {
+                    return Some(None);
+                }
+                let item = |x: f64| (whole(x) && x < n as f64).then_some(x as usize);
+                let (l, h) = (item(lo)?, item(hi)?);
+                let (cl, ch) = (class_of(labels, l)?, class_of(labels, h)?);
+                let ok = l < h && cl != ch && (cl == c || ch == c) && sim.is_finite();
+                ok.then_some(Some((l, h, sim)))
+            };
+            for (q, aq) in all.chunks_exact(pw.max(1)).take(ranks).enumerate() {
+                if q == me && aq != &*part {
+                    cm.fail(Error::CommFailed);
+                }
                 for (c, ac) in aq.chunks_exact((3 * kp).max(1)).enumerate().take(n_classes) {
                     for o in ac.chunks_exact(3) {
-                        if let &[lo, hi, sim] = o {
-                            if lo >= 0.0 {
-                                m.offer_unique(c, lo as usize, hi as usize, sim);
-                            }
+                        match pair(c, o) {
+                            Some(Some((lo, hi, sim))) => m.offer_unique(c, lo, hi, sim),
+                            Some(None) => {}
+                            None => cm.fail(Error::CommFailed),
                         }
                     }
                 }
@@ -1427,37 +1467,7 @@ fn approx_body<
     let sim: &mut [f64] = st.take_matrix(n_r, k)?;
 
     // Set-up: every rank's largest value per view and its items (as `tge`).
-    {
-        let mut ph = st.rest();
-        let su: &mut [f64] = ph.take(ranks * (h + 1) + STATUS)?;
-        su.fill(0.0);
-        for (v, x) in su
-            .part_mut(rank * h..(rank + 1) * h)?
-            .iter_mut()
-            .enumerate()
-        {
-            *x = view_max(views.view(v));
-        }
-        *su.at_mut(ranks * h + rank)? = n_r as f64;
-        cm.sum(su)?;
-        let su = su.part(..ranks * (h + 1))?;
-        let (maxes, items) = su.split_at_checked(ranks * h).ok_or(Error::Internal)?;
-        let mut o = 0usize;
-        *off.at_mut(0)? = 0;
-        for (x, &nq) in off.iter_mut().skip(1).zip(items) {
-            o = o.saturating_add(nq as usize);
-            *x = o;
-        }
-        cm.checkpoint(if off.at(ranks)? != n || items.iter().any(|&x| !whole(x)) {
-            Err(Error::DimensionMismatch)
-        } else {
-            Ok(())
-        })?;
-        for (v, x) in inv.iter_mut().enumerate() {
-            let big = maxes.iter().skip(v).step_by(h.max(1)).take(ranks);
-            *x = view_inv_scale(big.fold(0.0f64, |m, &y| m.max(y)));
-        }
-    }
+    shards(cm, views, (n, n_r), st.rest(), off, inv)?;
     let (a, e) = (off.at(rank)?, off.at(rank + 1)?);
 
     // The labeled items' lists (same class, penalty) and the median bandwidths.
