@@ -483,6 +483,21 @@ fn auto_is_the_exact_builder_below_its_threshold() {
     assert_eq!(approx().resolve(8, 5, Parallel::Serial).unwrap().k, 7);
 }
 
+/// `labels` with only the first two labeled items of class 3 kept.
+fn two_in_class_3(labels: &[u32]) -> Vec<u32> {
+    let mut few = labels.to_vec();
+    let mut kept = 0;
+    for l in few.iter_mut().filter(|l| **l == 3) {
+        if kept == 2 {
+            *l = UNLABELED;
+        } else {
+            kept += 1;
+        }
+    }
+    assert_eq!(kept, 2);
+    few
+}
+
 #[test]
 fn bad_requests_are_refused_before_anything_is_written() {
     let (xs, labels, _) = sample();
@@ -512,19 +527,13 @@ fn bad_requests_are_refused_before_anything_is_written() {
     );
     assert_eq!(r.err(), Some(Error::BadParameter));
     // Class 3 with only two labeled items (ka = 5 needs more).
-    let mut few = labels.clone();
-    let mut kept = 0;
-    for l in few.iter_mut() {
-        if *l == 3 {
-            if kept == 2 {
-                *l = UNLABELED;
-            } else {
-                kept += 1;
-            }
-        }
-    }
-    assert_eq!(kept, 2);
-    let r = tge(&vs, &few, &gp, &approx(), Parallel::Serial);
+    let r = tge(
+        &vs,
+        &two_in_class_3(&labels),
+        &gp,
+        &approx(),
+        Parallel::Serial,
+    );
     assert_eq!(r.err(), Some(Error::TooFewLabeled));
     // A workspace one byte short.
     let need =
@@ -619,16 +628,7 @@ fn bad_ldge_requests_are_refused_before_anything_is_written() {
         assert_eq!(r.err(), Some(Error::BadParameter), "{b:?}");
     }
     // The graph's own checks, the same for `ldge` and every build.
-    let mut few = labels.clone();
-    let mut kept = 0;
-    for l in few.iter_mut().filter(|l| **l == 3) {
-        if kept == 2 {
-            *l = UNLABELED;
-        } else {
-            kept += 1;
-        }
-    }
-    assert_eq!(kept, 2);
+    let few = two_in_class_3(&labels);
     let mut one = vec![UNLABELED; n];
     one[0] = labels[0];
     let mut nan = xs.clone();
@@ -640,7 +640,7 @@ fn bad_ldge_requests_are_refused_before_anything_is_written() {
         ..gp
     };
     let g = |ka: usize, sigma: f64| GraphParams { ka, sigma, ..gp };
-    let cases: [(&str, &[View<'_, f64>], &[u32], GraphParams, Error); 7] = [
+    let cases = [
         ("ka = N", &vs, &labels, g(n, gp.sigma), Error::BadParameter),
         ("ka = 0", &vs, &labels, g(0, gp.sigma), Error::BadParameter),
         (
