@@ -194,21 +194,31 @@ fn recall(want: &std::collections::BTreeSet<(usize, usize)>, got: &[(usize, usiz
     want.iter().filter(|x| g.contains(x)).count() as f64 / want.len().max(1) as f64
 }
 
+/// `data(n, 1)` without the truth: the views' values, the labels and how many items carry one.
+fn labeled_data(n: usize) -> (Vec<Vec<f64>>, Vec<u32>, usize) {
+    let (xs, labels, _) = data(n, 1);
+    let nl = labels
+        .iter()
+        .filter(|&&l| l != mvnmf::eval::UNLABELED)
+        .count();
+    (xs, labels, nl)
+}
+
+/// The views' values of `data` (items are columns) as views.
+fn views(xs: &[Vec<f64>], n: usize) -> Vec<View<'_, f64>> {
+    xs.iter()
+        .zip(M)
+        .map(|(x, m)| View::from(Dense::new(x, m, n, m).unwrap()))
+        .collect()
+}
+
 fn labeled(ns: &[usize]) {
     let ks = [Kernel::Rbf(Bandwidth::Median); 2];
     let eta = [0.5, 0.5];
     println!("n, labeled, penalty, ldge_exact_cpu_s, nndescent_cpu_s, tge_approx_all_cpu_s, same_recall, penalty_recall");
     for &n in ns {
-        let (xs, labels, _) = data(n, 1);
-        let nl = labels
-            .iter()
-            .filter(|&&l| l != mvnmf::eval::UNLABELED)
-            .count();
-        let vs: Vec<View<'_, f64>> = xs
-            .iter()
-            .zip(M)
-            .map(|(x, m)| View::from(Dense::new(x, m, n, m).unwrap()))
-            .collect();
+        let (xs, labels, nl) = labeled_data(n);
+        let vs = views(&xs, n);
         let shapes = || vs.iter().map(|v| v.shape());
         // NN-descent over all items alone.
         let ann = AnnParams {
@@ -316,16 +326,8 @@ fn lists(ns: &[usize]) {
     let eta = [0.5, 0.5];
     println!("n, labeled, threads, lists_wall_s, lists_cpu_s, total_wall_s, same_bits");
     for &n in ns {
-        let (xs, labels, _) = data(n, 1);
-        let nl = labels
-            .iter()
-            .filter(|&&l| l != mvnmf::eval::UNLABELED)
-            .count();
-        let vs: Vec<View<'_, f64>> = xs
-            .iter()
-            .zip(M)
-            .map(|(x, m)| View::from(Dense::new(x, m, n, m).unwrap()))
-            .collect();
+        let (xs, labels, nl) = labeled_data(n);
+        let vs = views(&xs, n);
         let shapes = || vs.iter().map(|v| v.shape());
         let gp = GraphParams::default();
         let cap = graph::tge_capacity(n, C, &gp).unwrap();

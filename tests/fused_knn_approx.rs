@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::Lcg;
+use common::yeast_sample;
 use mvnmf::graph::{
     fused_knn_graph, fused_knn_graph_build, fused_knn_graph_build_workspace,
     fused_knn_graph_capacity, fused_knn_graph_workspace, CsrGraph, CsrGraphs, CsrOut, FusedParams,
@@ -16,52 +16,11 @@ use mvnmf::graph::{
 };
 use mvnmf::linalg::mat::MatRef;
 use mvnmf::models::mvel::{self, MvelParams};
-use mvnmf::prep::standardize_view;
 use mvnmf::similarity::AnnParams;
 use mvnmf::{Dense, Error, Parallel, View};
 
 const N: usize = 600;
 const S: usize = 10;
-
-fn read_f64(path: &str) -> Vec<f64> {
-    let b = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    b.chunks_exact(8)
-        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
-        .collect()
-}
-
-/// Views (79 and 24 features, standardised), full labels, given labels (a third of
-/// each gene's positives, at least one), as `tests/mvel_decide.rs`.
-fn yeast() -> (Vec<Vec<f64>>, Vec<u8>, Vec<u8>, usize) {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/data/yeast-sample");
-    let (d, c) = (103, 14);
-    let x = read_f64(&format!("{dir}/view1.f64"));
-    let y = read_f64(&format!("{dir}/labels.f64"));
-    let mut views = Vec::new();
-    for (lo, hi) in [(0, 79), (79, 103)] {
-        let m = hi - lo;
-        let mut v: Vec<f64> = (0..N)
-            .flat_map(|u| x[u * d + lo..u * d + hi].to_vec())
-            .collect();
-        standardize_view(&mut v, m, N).unwrap();
-        views.push(v);
-    }
-    let truth: Vec<u8> = y[..c * N].iter().map(|&a| a as u8).collect();
-    let mut given = vec![0u8; c * N];
-    let mut g = Lcg(7);
-    for u in 0..N {
-        let mut pos: Vec<usize> = (0..c).filter(|&s| truth[s + u * c] == 1).collect();
-        let keep = ((pos.len() as f64 / 3.0).round() as usize)
-            .max(1)
-            .min(pos.len());
-        for i in 0..keep {
-            let k = i + ((g.uniform() * (pos.len() - i) as f64) as usize).min(pos.len() - i - 1);
-            pos.swap(i, k);
-            given[pos[i] + u * c] = 1;
-        }
-    }
-    (views, truth, given, c)
-}
 
 fn as_views(views: &[Vec<f64>]) -> Vec<View<'_, f64>> {
     views
@@ -168,7 +127,7 @@ fn auc(g: &Csr, truth: &[u8], given: &[u8], c: usize) -> f64 {
 
 #[test]
 fn approximate_graph_recalls_the_exact_edges_and_keeps_mvels_auc() {
-    let (views, truth, given, c) = yeast();
+    let (views, truth, given, c) = yeast_sample();
     let vs = as_views(&views);
     let e = exact(&vs);
     let a = build(&vs, &GraphBuild::Approx(AnnParams::default())).unwrap();
@@ -188,7 +147,7 @@ fn approximate_graph_recalls_the_exact_edges_and_keeps_mvels_auc() {
 
 #[test]
 fn same_bits_on_one_and_two_threads() {
-    let (views, ..) = yeast();
+    let (views, ..) = yeast_sample();
     let vs = as_views(&views);
     let one = build(&vs, &GraphBuild::Approx(AnnParams::default())).unwrap();
     let two = build(
@@ -220,7 +179,7 @@ fn same_bits_on_one_and_two_threads() {
 
 #[test]
 fn auto_below_the_threshold_is_bitwise_exact() {
-    let (views, ..) = yeast();
+    let (views, ..) = yeast_sample();
     let vs = as_views(&views);
     let e = exact(&vs);
     let a = build(&vs, &GraphBuild::Auto).unwrap();
@@ -235,7 +194,7 @@ fn auto_below_the_threshold_is_bitwise_exact() {
 
 #[test]
 fn bad_input_is_refused_with_outputs_untouched() {
-    let (mut views, ..) = yeast();
+    let (mut views, ..) = yeast_sample();
     let p = FusedParams::default();
     let b = GraphBuild::Approx(AnnParams::default());
     let cap = fused_knn_graph_capacity(N, S).unwrap();

@@ -9,11 +9,11 @@ use common::*;
 use mvnmf::eval::KMeansParams;
 use mvnmf::eval::UNLABELED;
 use mvnmf::graph::{
-    self, CsrOut, GraphBuild, GraphParams, Penalty, AUTO_EXACT_BELOW, LABELED_EXACT_BELOW,
+    self, CsrOut, GraphBuild, GraphNnz, GraphParams, Penalty, AUTO_EXACT_BELOW, LABELED_EXACT_BELOW,
 };
-use mvnmf::pipeline::{self, Method, PipelineParams};
+use mvnmf::pipeline::{self, Method, PipelineParams, PipelineReport};
 use mvnmf::similarity::{AnnParams, Bandwidth, Kernel};
-use mvnmf::{Dense, Error, HostPool, Parallel, View};
+use mvnmf::{Dense, Error, HostPool, Monitor, Parallel, View};
 
 /// Views as (rows, column-major values).
 type Views = Vec<(usize, Vec<f64>)>;
@@ -52,8 +52,58 @@ struct Csr {
     w: Vec<f64>,
 }
 
+/// Affinity and penalty outputs of `cap`'s sizes, filled with sentinels.
+fn sentinel_outs(n: usize, cap: GraphNnz) -> (Csr, Csr) {
+    let new = |e: usize| Csr {
+        rp: vec![SENTINEL; n + 1],
+        ci: vec![SENTINEL; e],
+        w: vec![-1.0; e],
+    };
+    (new(cap.affinity), new(cap.penalty))
+}
+
+const SENTINEL: usize = 7;
+
+fn outs(a: &mut Csr) -> CsrOut<'_> {
+    CsrOut {
+        row_ptr: &mut a.rp,
+        col_idx: &mut a.ci,
+        weights: &mut a.w,
+    }
+}
+
+/// A builder's result `r` on [`sentinel_outs`]: the graphs trimmed to their counts, or the
+/// error with both outputs checked untouched and the workspace query (`need`), if it refused,
+/// refusing alike.
+fn settle(
+    r: Result<GraphNnz, Error>,
+    need: Result<usize, Error>,
+    (mut a, mut p): (Csr, Csr),
+) -> Result<(Csr, Csr), Error> {
+    match r {
+        Ok(nnz) => {
+            assert!(need.is_ok());
+            a.ci.truncate(nnz.affinity);
+            a.w.truncate(nnz.affinity);
+            p.ci.truncate(nnz.penalty);
+            p.w.truncate(nnz.penalty);
+            Ok((a, p))
+        }
+        Err(e) => {
+            for c in [&a, &p] {
+                assert!(c.rp.iter().chain(&c.ci).all(|&x| x == SENTINEL), "{e:?}");
+                assert!(c.w.iter().all(|&x| x == -1.0), "{e:?}");
+            }
+            if let Err(q) = need {
+                assert_eq!(q, e, "the query and the call refuse alike");
+            }
+            Err(e)
+        }
+    }
+}
+
 /// TGE through `tge_build`: affinity, penalty (CSR, trimmed), or the error with the outputs
-/// checked untouched.
+/// checked untouched ([`settle`]).
 fn tge(
     vs: &[View<'_, f64>],
     labels: &[u32],
@@ -67,56 +117,19 @@ fn tge(
     let need = graph::tge_build_workspace::<f64>(vs.iter().map(|v| v.shape()), &KS, 10, gp, b);
     // A bad request: the call refuses it too, with its outputs untouched.
     let mut w = vec![0u8; need.unwrap_or(1 << 20)];
-    let sentinel = 7usize;
-    let mut a = Csr {
-        rp: vec![sentinel; n + 1],
-        ci: vec![sentinel; cap.affinity],
-        w: vec![-1.0; cap.affinity],
-    };
-    let mut p = Csr {
-        rp: vec![sentinel; n + 1],
-        ci: vec![sentinel; cap.penalty],
-        w: vec![-1.0; cap.penalty],
-    };
+    let (mut a, mut p) = sentinel_outs(n, cap);
     let r = graph::tge_build(
         vs,
         &KS,
         (&eta, labels, 10),
         gp,
         b,
-        CsrOut {
-            row_ptr: &mut a.rp,
-            col_idx: &mut a.ci,
-            weights: &mut a.w,
-        },
-        CsrOut {
-            row_ptr: &mut p.rp,
-            col_idx: &mut p.ci,
-            weights: &mut p.w,
-        },
+        outs(&mut a),
+        outs(&mut p),
         &mut w,
         par,
     );
-    match r {
-        Ok(nnz) => {
-            assert!(need.is_ok());
-            a.ci.truncate(nnz.affinity);
-            a.w.truncate(nnz.affinity);
-            p.ci.truncate(nnz.penalty);
-            p.w.truncate(nnz.penalty);
-            Ok((a, p))
-        }
-        Err(e) => {
-            for c in [&a, &p] {
-                assert!(c.rp.iter().chain(&c.ci).all(|&x| x == sentinel), "{e:?}");
-                assert!(c.w.iter().all(|&x| x == -1.0), "{e:?}");
-            }
-            if let Err(q) = need {
-                assert_eq!(q, e, "the query and the call refuse alike");
-            }
-            Err(e)
-        }
-    }
+    settle(r, need, (a, p))
 }
 
 fn edges(g: &Csr) -> Vec<(usize, usize)> {
@@ -292,37 +305,27 @@ fn labeled_lists_by_nn_descent_are_the_same_bits_for_every_pool() {
     }
 }
 
-/// LDGE through `ldge_build` (affinity, penalty; CSR trimmed).
+/// LDGE through `ldge` (`b` `None`) or `ldge_build`: affinity, penalty (CSR, trimmed), or the
+/// error with the outputs checked untouched ([`settle`]).
 fn ldge(
     vs: &[View<'_, f64>],
     labels: &[u32],
     gp: &GraphParams,
     b: Option<&GraphBuild>,
     par: Parallel,
-) -> (Csr, Csr) {
+) -> Result<(Csr, Csr), Error> {
     let n = labels.len();
     let eta = [0.5, 0.3, 0.2];
-    let cap = graph::ldge_capacity(n, 10, gp).unwrap();
+    let cap = graph::ldge_capacity(n, 10, gp)?;
     let shapes = || vs.iter().map(|v| v.shape());
     let need = match b {
-        None => graph::ldge_workspace::<f64>(shapes(), &KS, 10, gp).unwrap(),
-        Some(b) => graph::ldge_build_workspace::<f64>(shapes(), &KS, 10, gp, b).unwrap(),
+        None => graph::ldge_workspace::<f64>(shapes(), &KS, 10, gp),
+        Some(b) => graph::ldge_build_workspace::<f64>(shapes(), &KS, 10, gp, b),
     };
-    let mut w = vec![0u8; need];
-    let new = |e: usize| Csr {
-        rp: vec![0; n + 1],
-        ci: vec![0; e],
-        w: vec![0.0; e],
-    };
-    let (mut a, mut p) = (new(cap.affinity), new(cap.penalty));
-    fn outs(a: &mut Csr) -> CsrOut<'_> {
-        CsrOut {
-            row_ptr: &mut a.rp,
-            col_idx: &mut a.ci,
-            weights: &mut a.w,
-        }
-    }
-    let nnz = match b {
+    // A bad request: the call refuses it too, with its outputs untouched.
+    let mut w = vec![0u8; need.unwrap_or(1 << 20)];
+    let (mut a, mut p) = sentinel_outs(n, cap);
+    let r = match b {
         None => graph::ldge(
             vs,
             &KS,
@@ -345,13 +348,8 @@ fn ldge(
             &mut w,
             par,
         ),
-    }
-    .unwrap();
-    a.ci.truncate(nnz.affinity);
-    a.w.truncate(nnz.affinity);
-    p.ci.truncate(nnz.penalty);
-    p.w.truncate(nnz.penalty);
-    (a, p)
+    };
+    settle(r, need, (a, p))
 }
 
 #[test]
@@ -372,15 +370,15 @@ fn ldge_by_nn_descent_over_the_labeled_items() {
             penalty,
             ..GraphParams::default()
         };
-        let (ea, ep) = ldge(&vs, labels, &gp, None, Parallel::Serial);
+        let (ea, ep) = ldge(&vs, labels, &gp, None, Parallel::Serial).unwrap();
         // Below the threshold `Approx` and `Auto` are the exact builder, bitwise.
         for b in [approx(), GraphBuild::Auto, GraphBuild::Exact] {
-            let (a, p) = ldge(&vs, labels, &gp, Some(&b), Parallel::Threads(2));
+            let (a, p) = ldge(&vs, labels, &gp, Some(&b), Parallel::Threads(2)).unwrap();
             assert_eq!(fingerprint(&a), fingerprint(&ea), "{b:?}");
             assert_eq!(fingerprint(&p), fingerprint(&ep), "{b:?}");
         }
         // By NN-descent: nearly every edge, and the same bits for every pool.
-        let (aa, ap) = ldge(&vs, labels, &gp, Some(&all), Parallel::Serial);
+        let (aa, ap) = ldge(&vs, labels, &gp, Some(&all), Parallel::Serial).unwrap();
         let (ra, rp) = (
             edge_recall(&edges(&ea), &edges(&aa)),
             edge_recall(&edges(&ep), &edges(&ap)),
@@ -389,11 +387,41 @@ fn ldge_by_nn_descent_over_the_labeled_items() {
         assert!(ra >= 0.99 && rp >= 0.95, "{penalty:?}: {ra} {rp}");
         assert_ne!(fingerprint(&ea), 0);
         for par in [Parallel::Threads(2), Parallel::Threads(3), host] {
-            let (a, p) = ldge(&vs, labels, &gp, Some(&all), par);
+            let (a, p) = ldge(&vs, labels, &gp, Some(&all), par).unwrap();
             assert_eq!(fingerprint(&a), fingerprint(&aa), "{par:?}");
             assert_eq!(fingerprint(&p), fingerprint(&ap), "{par:?}");
         }
     }
+}
+
+/// The pipeline through `fit_graph` (10 classes, rank `k`, the graph built by `b`): `V` and
+/// the report.
+fn fit_graph(
+    vs: &[View<'_, f64>],
+    labels: &[u32],
+    k: usize,
+    p: &PipelineParams,
+    b: &GraphBuild,
+    monitor: Option<Monitor<'_>>,
+) -> (Vec<f64>, PipelineReport) {
+    let n = labels.len();
+    let need = pipeline::fit_graph_workspace::<f64>(vs.iter().map(|v| v.shape()), &KS, 10, k, p, b)
+        .unwrap();
+    let mut us: Vec<Vec<f64>> = vs.iter().map(|x| vec![0.0; x.rows() * k]).collect();
+    let (mut v, mut eta) = (vec![0.0; k * n], vec![0.0; 3]);
+    let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
+    let r = pipeline::fit_graph(
+        vs,
+        &KS,
+        (labels, 10, k),
+        p,
+        b,
+        (&mut refs[..], &mut v, &mut eta),
+        &mut vec![0u8; need],
+        monitor,
+    )
+    .unwrap();
+    (v, r)
 }
 
 #[test]
@@ -405,26 +433,7 @@ fn pipeline_with_ldge_by_nn_descent_classifies_as_the_exact_one() {
     let mut p = PipelineParams::preset(Method::MvslL);
     p.solver.max_iter = 60;
     p.solver.tol = 0.0;
-    let run = |b: &GraphBuild| {
-        let need =
-            pipeline::fit_graph_workspace::<f64>(vs.iter().map(|v| v.shape()), &KS, 10, k, &p, b)
-                .unwrap();
-        let mut us: Vec<Vec<f64>> = vs.iter().map(|x| vec![0.0; x.rows() * k]).collect();
-        let (mut v, mut eta) = (vec![0.0; k * n], vec![0.0; 3]);
-        let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
-        pipeline::fit_graph(
-            &vs[..],
-            &KS,
-            (&labels, 10, k),
-            &p,
-            b,
-            (&mut refs[..], &mut v, &mut eta),
-            &mut vec![0u8; need],
-            None,
-        )
-        .unwrap();
-        v
-    };
+    let run = |b: &GraphBuild| fit_graph(&vs, &labels, k, &p, b, None).0;
     let ve = run(&GraphBuild::Exact);
     let va = run(&GraphBuild::ApproxAll(AnnParams::default()));
     let (acc_e, acc_a) = (
@@ -474,6 +483,21 @@ fn auto_is_the_exact_builder_below_its_threshold() {
     assert_eq!(approx().resolve(8, 5, Parallel::Serial).unwrap().k, 7);
 }
 
+/// `labels` with only the first two labeled items of class 3 kept.
+fn two_in_class_3(labels: &[u32]) -> Vec<u32> {
+    let mut few = labels.to_vec();
+    let mut kept = 0;
+    for l in few.iter_mut().filter(|l| **l == 3) {
+        if kept == 2 {
+            *l = UNLABELED;
+        } else {
+            kept += 1;
+        }
+    }
+    assert_eq!(kept, 2);
+    few
+}
+
 #[test]
 fn bad_requests_are_refused_before_anything_is_written() {
     let (xs, labels, _) = sample();
@@ -503,19 +527,13 @@ fn bad_requests_are_refused_before_anything_is_written() {
     );
     assert_eq!(r.err(), Some(Error::BadParameter));
     // Class 3 with only two labeled items (ka = 5 needs more).
-    let mut few = labels.clone();
-    let mut kept = 0;
-    for l in few.iter_mut() {
-        if *l == 3 {
-            if kept == 2 {
-                *l = UNLABELED;
-            } else {
-                kept += 1;
-            }
-        }
-    }
-    assert_eq!(kept, 2);
-    let r = tge(&vs, &few, &gp, &approx(), Parallel::Serial);
+    let r = tge(
+        &vs,
+        &two_in_class_3(&labels),
+        &gp,
+        &approx(),
+        Parallel::Serial,
+    );
     assert_eq!(r.err(), Some(Error::TooFewLabeled));
     // A workspace one byte short.
     let need =
@@ -588,6 +606,120 @@ fn bad_requests_are_refused_before_anything_is_written() {
     assert!(us.iter().flatten().chain(&v).chain(&eta).all(|&x| x == 9.0));
 }
 
+#[test]
+fn bad_ldge_requests_are_refused_before_anything_is_written() {
+    let (xs, labels, _) = sample();
+    let n = labels.len();
+    let vs = views(&xs, n);
+    let gp = GraphParams::default();
+    let all = GraphBuild::ApproxAll(AnnParams::default());
+    // NN-descent's options: `delta` finite and nonnegative, for every build that may search
+    // (`Approx` too, though below its threshold it would not).
+    let ann = |delta: f64| AnnParams {
+        delta,
+        ..AnnParams::default()
+    };
+    for b in [
+        GraphBuild::ApproxAll(ann(f64::NAN)),
+        GraphBuild::ApproxAll(ann(-1.0)),
+        GraphBuild::Approx(ann(f64::INFINITY)),
+    ] {
+        let r = ldge(&vs, &labels, &gp, Some(&b), Parallel::Serial);
+        assert_eq!(r.err(), Some(Error::BadParameter), "{b:?}");
+    }
+    // The graph's own checks, the same for `ldge` and every build.
+    let few = two_in_class_3(&labels);
+    let mut one = vec![UNLABELED; n];
+    one[0] = labels[0];
+    let mut nan = xs.clone();
+    nan[1].1[17] = f64::NAN;
+    let vnan = views(&nan, n);
+    let item = GraphParams {
+        penalty: Penalty::ItemNeighbors,
+        kp: n,
+        ..gp
+    };
+    let g = |ka: usize, sigma: f64| GraphParams { ka, sigma, ..gp };
+    let cases = [
+        ("ka = N", &vs, &labels, g(n, gp.sigma), Error::BadParameter),
+        ("ka = 0", &vs, &labels, g(0, gp.sigma), Error::BadParameter),
+        (
+            "σ NaN",
+            &vs,
+            &labels,
+            g(gp.ka, f64::NAN),
+            Error::BadParameter,
+        ),
+        (
+            "kp = N, item neighbours",
+            &vs,
+            &labels,
+            item,
+            Error::BadParameter,
+        ),
+        (
+            "a class with 2 labeled, ka = 5",
+            &vs,
+            &few,
+            gp,
+            Error::TooFewLabeled,
+        ),
+        ("one labeled item", &vs, &one, gp, Error::TooFewLabeled),
+        ("a NaN in a view", &vnan, &labels, gp, Error::NonFiniteInput),
+    ];
+    for (what, v, l, g, want) in cases {
+        for b in [None, Some(GraphBuild::Exact), Some(approx()), Some(all)] {
+            let r = ldge(v, l, &g, b.as_ref(), Parallel::Serial);
+            assert_eq!(r.err(), Some(want), "{what}, {b:?}");
+        }
+    }
+    // The outputs and the workspace, after the lists are found: each refused with nothing
+    // written, and the exact sizes accepted.
+    let cap = graph::ldge_capacity(n, 10, &gp).unwrap();
+    for b in [GraphBuild::Exact, all] {
+        let nnz = ldge(&vs, &labels, &gp, Some(&b), Parallel::Serial)
+            .unwrap()
+            .0
+            .ci
+            .len();
+        let need =
+            graph::ldge_build_workspace::<f64>(vs.iter().map(|v| v.shape()), &KS, 10, &gp, &b)
+                .unwrap();
+        let call = |rows: usize, entries: usize, work: usize| {
+            let new = |e: usize| Csr {
+                rp: vec![SENTINEL; rows + 1],
+                ci: vec![SENTINEL; e],
+                w: vec![-1.0; e],
+            };
+            let (mut a, mut p) = (new(entries), new(cap.penalty));
+            let r = graph::ldge_build(
+                &vs[..],
+                &KS,
+                (&[0.5, 0.3, 0.2], &labels, 10),
+                &gp,
+                &b,
+                outs(&mut a),
+                outs(&mut p),
+                &mut vec![0u8; work],
+                Parallel::Serial,
+            );
+            settle(r, Ok(need), (a, p)).err()
+        };
+        assert_eq!(
+            call(n, nnz, need - 1),
+            Some(Error::WorkspaceTooSmall),
+            "{b:?}"
+        );
+        assert_eq!(
+            call(n - 1, nnz, need),
+            Some(Error::DimensionMismatch),
+            "{b:?}"
+        );
+        assert_eq!(call(n, nnz - 1, need), Some(Error::BufferTooShort), "{b:?}");
+        assert_eq!(call(n, nnz, need), None, "{b:?}");
+    }
+}
+
 /// 1-NN accuracy (cosine in `V`) of the unlabeled items against the labeled ones, in %.
 fn knn_accuracy(v: &[f64], k: usize, labels: &[u32], truth: &[u32]) -> f64 {
     let n = labels.len();
@@ -620,25 +752,9 @@ fn pipeline_with_the_approximate_graph_classifies_as_the_exact_one() {
     p.solver.max_iter = 60;
     p.solver.tol = 0.0;
     let run = |b: &GraphBuild| {
-        let need =
-            pipeline::fit_graph_workspace::<f64>(vs.iter().map(|v| v.shape()), &KS, 10, k, &p, b)
-                .unwrap();
-        let mut us: Vec<Vec<f64>> = vs.iter().map(|x| vec![0.0; x.rows() * k]).collect();
-        let (mut v, mut eta) = (vec![0.0; k * n], vec![0.0; 3]);
-        let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
         let mut obj = Vec::new();
         let mut rec = recorder(&mut obj);
-        let r = pipeline::fit_graph(
-            &vs[..],
-            &KS,
-            (&labels, 10, k),
-            &p,
-            b,
-            (&mut refs[..], &mut v, &mut eta),
-            &mut vec![0u8; need],
-            Some(&mut rec),
-        )
-        .unwrap();
+        let (v, r) = fit_graph(&vs, &labels, k, &p, b, Some(&mut rec));
         drop(rec);
         let scale: f64 = xs.iter().map(|(_, x)| half_sq(x)).sum();
         assert_monotone(&obj, 1e-10 * scale, &format!("{b:?}"));

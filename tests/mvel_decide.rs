@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::Lcg;
+use common::{yeast_sample, Lcg};
 use mvnmf::graph::{fused_graph, fused_graph_workspace, DenseGraph, FusedParams};
 use mvnmf::linalg::mat::{MatMut, MatRef};
 use mvnmf::models::mvel::{self, MvelParams};
@@ -19,48 +19,6 @@ use mvnmf::prep::standardize_view;
 use mvnmf::{Dense, Error, View};
 
 const N: usize = 600;
-
-fn read_f64(path: &str) -> Vec<f64> {
-    let b = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    b.chunks_exact(8)
-        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
-        .collect()
-}
-
-/// The first `N` yeast genes: views (79 and 24 features, standardised), the
-/// full labels and the given ones (each gene keeps round(P/3) of its P
-/// positives, at least one, chosen by a seeded generator).
-fn yeast() -> (Vec<Vec<f64>>, Vec<u8>, Vec<u8>, usize) {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/data/yeast-sample");
-    let (d, n_all, c) = (103, N, 14);
-    let x = read_f64(&format!("{dir}/view1.f64"));
-    let y = read_f64(&format!("{dir}/labels.f64"));
-    assert_eq!((x.len(), y.len()), (d * n_all, c * n_all));
-    let mut views = Vec::new();
-    for (lo, hi) in [(0, 79), (79, 103)] {
-        let m = hi - lo;
-        let mut v: Vec<f64> = (0..N)
-            .flat_map(|u| x[u * d + lo..u * d + hi].to_vec())
-            .collect();
-        standardize_view(&mut v, m, N).unwrap();
-        views.push(v);
-    }
-    let truth: Vec<u8> = y[..c * N].iter().map(|&a| a as u8).collect();
-    let mut given = vec![0u8; c * N];
-    let mut g = Lcg(7);
-    for u in 0..N {
-        let mut pos: Vec<usize> = (0..c).filter(|&s| truth[s + u * c] == 1).collect();
-        let keep = ((pos.len() as f64 / 3.0).round() as usize)
-            .max(1)
-            .min(pos.len());
-        for i in 0..keep {
-            let k = i + ((g.uniform() * (pos.len() - i) as f64) as usize).min(pos.len() - i - 1);
-            pos.swap(i, k);
-            given[pos[i] + u * c] = 1;
-        }
-    }
-    (views, truth, given, c)
-}
 
 fn scores_of(views: &[Vec<f64>], given: &[u8], c: usize) -> Vec<f64> {
     let vs: Vec<View<'_, f64>> = views
@@ -91,7 +49,7 @@ fn scores_of(views: &[Vec<f64>], given: &[u8], c: usize) -> Vec<f64> {
 
 #[test]
 fn decisions_on_yeast_vary_across_items_and_keep_the_given_positives() {
-    let (views, truth, given, c) = yeast();
+    let (views, truth, given, c) = yeast_sample();
     let s = scores_of(&views, &given, c);
     let (sm, ym) = (
         MatRef::col_major(&s, c, N).unwrap(),
@@ -441,7 +399,7 @@ fn holdout_label_frequency_removes_the_in_sample_bias() {
 /// they add are right more often than chance.
 #[test]
 fn holdout_decisions_on_yeast_are_not_constant_where_scores_rank() {
-    let (views, truth, given, c) = yeast();
+    let (views, truth, given, c) = yeast_sample();
     let mut g = Lcg(99);
     let mut fit = vec![0u8; c * N];
     let mut held = vec![0u8; c * N];

@@ -23,7 +23,10 @@
  *      objective never rises (beyond 1e-5 of the start), every rank gets the
  *      same bases and objectives; an allreduce that fails on one rank of three
  *      makes that rank return MVNMF_STATUS_COMM_FAILED and the others
- *      MVNMF_STATUS_PEER_FAILED (every thread returns).
+ *      MVNMF_STATUS_PEER_FAILED (every thread returns); a NaN in a view on
+ *      one rank (of 1, of 3) makes that rank return
+ *      MVNMF_STATUS_NON_FINITE_INPUT and the others MVNMF_STATUS_PEER_FAILED,
+ *      with every rank's U and V untouched.
  */
 #if !defined(_POSIX_C_SOURCE) && !defined(__cplusplus)
 #define _POSIX_C_SOURCE 200112L
@@ -262,7 +265,26 @@ static void *fit_rank_main(void *arg)
     return NULL;
 }
 
-/* Runs the fit on `ranks` threads (uneven cuts), the liar as given. */
+#define F32_SENTINEL (-7.0f)
+
+static void f32_fill(float *x, size_t n, float value)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        x[i] = value;
+}
+
+/* Every entry still `value`. */
+static int f32_all(const float *x, size_t n, float value)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (x[i] != value)
+            return 0;
+    return 1;
+}
+
+/* Runs the fit on `ranks` threads (uneven cuts; U sentinel-filled), the liar as given. */
 static void fit_on_ranks(fit_rank_t *fr, int ranks, int sge, const float *x1, const float *x2,
                          const uint32_t *labels, float *v, int lie_rank, size_t lie_at)
 {
@@ -287,6 +309,8 @@ static void fit_on_ranks(fit_rank_t *fr, int ranks, int sge, const float *x1, co
         f->ctx.hub = &hub;
         f->ctx.rank = r;
         f->v = v + f->a * KF;
+        f32_fill(f->u1, M1 * KF, F32_SENTINEL);
+        f32_fill(f->u2, M2 * KF, F32_SENTINEL);
     }
     for (r = 0; r < ranks; r++)
         pthread_create(&th[r], NULL, fit_rank_main, &fr[r]);
@@ -318,6 +342,7 @@ static void dist_f32_case(const double *x1d, const double *x2d, const uint32_t *
     float *x2 = (float *)xalloc(M2 * NI * sizeof(float));
     float *v1 = (float *)xalloc(KF * NI * sizeof(float));
     float *vd = (float *)xalloc(KF * NI * sizeof(float));
+    float *xn = (float *)xalloc(M1 * NI * sizeof(float));
     float u1[M1 * KF], u2[M2 * KF];
     float *us[2];
     double trace[FIT_ITERS + 1];
@@ -335,6 +360,10 @@ static void dist_f32_case(const double *x1d, const double *x2d, const uint32_t *
         x1[i] = (float)x1d[i];
     for (i = 0; i < M2 * NI; i++)
         x2[i] = (float)x2d[i];
+    /* The first view with a NaN at item 150: rank 0 of 1, rank 1 of 3 (items
+     * 107 .. 207, fit_on_ranks's cuts). */
+    memcpy(xn, x1, M1 * NI * sizeof(float));
+    xn[150 * M1 + 2] = NAN;
     memset(views, 0, sizeof views);
     views[0].kind = MVNMF_VIEW_DENSE;
     views[0].rows = M1;
@@ -409,7 +438,23 @@ static void dist_f32_case(const double *x1d, const double *x2d, const uint32_t *
         CHECK_STATUS(fr[1].st, MVNMF_STATUS_COMM_FAILED);
         CHECK_STATUS(fr[0].st, MVNMF_STATUS_PEER_FAILED);
         CHECK_STATUS(fr[2].st, MVNMF_STATUS_PEER_FAILED);
+        /* A NaN in a view on one rank: it returns NON_FINITE_INPUT, the others
+         * PEER_FAILED, and no rank writes U or V. */
+        for (ranks = 1; ranks <= MAXR; ranks += 2) {
+            int bad = ranks == 1 ? 0 : 1;
+            set_ctx("%s, a NaN in a view on rank %d of %d", what, bad, ranks);
+            f32_fill(vd, KF * NI, F32_SENTINEL);
+            fit_on_ranks(fr, ranks, sge, xn, x2, labels, vd, -1, 0);
+            for (r = 0; r < ranks; r++) {
+                CHECK_STATUS(fr[r].st, r == bad ? MVNMF_STATUS_NON_FINITE_INPUT
+                                                : MVNMF_STATUS_PEER_FAILED);
+                CHECK(f32_all(fr[r].u1, M1 * KF, F32_SENTINEL));
+                CHECK(f32_all(fr[r].u2, M2 * KF, F32_SENTINEL));
+            }
+            CHECK(f32_all(vd, KF * NI, F32_SENTINEL));
+        }
     }
+    free(xn);
     free(x1);
     free(x2);
     free(v1);

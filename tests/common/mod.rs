@@ -193,12 +193,54 @@ pub fn read_view(dir: &str, v: usize) -> (Vec<f64>, usize, usize) {
         assert!(out.status.success());
         out.stdout
     });
-    let x: Vec<f64> = bytes
-        .chunks_exact(8)
-        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
-        .collect();
+    let x = le_f64(&bytes);
     assert_eq!(x.len(), rows * cols);
     (x, rows, cols)
+}
+
+/// Little-endian `f64`s.
+fn le_f64(bytes: &[u8]) -> Vec<f64> {
+    bytes
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+/// The shipped real sample `data/yeast-sample` (the first 600 genes of the MULAN yeast set):
+/// `(views, truth, given, c)` — its 103 features split 79 + 24 into two views (items are
+/// columns), each standardised per feature; the full labels (`c = 14` per gene, gene-major,
+/// 0/1); and the given ones: each gene keeps round(P/3) of its P positives, at least one,
+/// chosen by a seeded generator.
+pub fn yeast_sample() -> (Vec<Vec<f64>>, Vec<u8>, Vec<u8>, usize) {
+    let (x, d, n) = read_view("yeast-sample", 1);
+    let c = 14;
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/yeast-sample/labels.f64");
+    let y = le_f64(&std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}")));
+    assert_eq!((d, y.len()), (103, c * n));
+    let mut views = Vec::new();
+    for (lo, hi) in [(0, 79), (79, 103)] {
+        let m = hi - lo;
+        let mut v: Vec<f64> = (0..n)
+            .flat_map(|u| x[u * d + lo..u * d + hi].to_vec())
+            .collect();
+        mvnmf::prep::standardize_view(&mut v, m, n).unwrap();
+        views.push(v);
+    }
+    let truth: Vec<u8> = y.iter().map(|&a| a as u8).collect();
+    let mut given = vec![0u8; c * n];
+    let mut g = Lcg(7);
+    for u in 0..n {
+        let mut pos: Vec<usize> = (0..c).filter(|&s| truth[s + u * c] == 1).collect();
+        let keep = ((pos.len() as f64 / 3.0).round() as usize)
+            .max(1)
+            .min(pos.len());
+        for i in 0..keep {
+            let k = i + ((g.uniform() * (pos.len() - i) as f64) as usize).min(pos.len() - i - 1);
+            pos.swap(i, k);
+            given[pos[i] + u * c] = 1;
+        }
+    }
+    (views, truth, given, c)
 }
 
 /// The shipped real sample `data/mfeat-sample`: its six views as `(rows, values)`
