@@ -26,7 +26,10 @@
  *      MVNMF_STATUS_PEER_FAILED (every thread returns); a NaN in a view on
  *      one rank (of 1, of 3) makes that rank return
  *      MVNMF_STATUS_NON_FINITE_INPUT and the others MVNMF_STATUS_PEER_FAILED,
- *      with every rank's U and V untouched.
+ *      with every rank's U and V untouched;
+ *   4. the exact build (mvnmf_dist_tge, class-pair penalty) on 2 threads, one
+ *      rank's allreduce delivering 2x + 1 at one call, each call in turn: every
+ *      rank returns, OK only with valid rows, the statuses agree (issue 31).
  */
 #if !defined(_POSIX_C_SOURCE) && !defined(__cplusplus)
 #define _POSIX_C_SOURCE 200112L
@@ -121,6 +124,9 @@ typedef struct {
     size_t lens[MAXR];
     int lie_rank;  /* the rank whose allreduce lies (-1: none) */
     size_t lie_at; /* at this call and every later one: it fails after the data moved */
+    int garbage;   /* instead: at call lie_at only, it delivers 2x + 1 of every word, returning 0 */
+    const double *sends[MAXR];   /* the exchange's send buffers, */
+    const size_t *scounts[MAXR]; /* and their counts per destination */
 } hub_t;
 
 typedef struct {
@@ -151,7 +157,8 @@ static int thread_allreduce(double *buf, size_t len, void *ctx)
     hub_t *h = c->hub;
     double *sum = (double *)malloc(len > 0 ? len * sizeof(double) : 1);
     size_t i;
-    int q, same = 1, lie = c->rank == h->lie_rank && c->calls >= h->lie_at;
+    int q, same = 1, lie = !h->garbage && c->rank == h->lie_rank && c->calls >= h->lie_at;
+    int garbage = h->garbage && c->rank == h->lie_rank && c->calls == h->lie_at;
     c->calls++;
     h->bufs[c->rank] = buf;
     h->lens[c->rank] = len;
@@ -167,8 +174,35 @@ static int thread_allreduce(double *buf, size_t len, void *ctx)
     hub_wait(h);
     if (sum != NULL && same)
         memcpy(buf, sum, len * sizeof(double));
+    for (i = 0; garbage && i < len; i++)
+        buf[i] = 2.0 * buf[i] + 1.0;
     free(sum);
     return sum == NULL || !same || lie;
+}
+
+/* An all-to-all over the threads (rank r receives, from each q, the part of
+ * q's send buffer after q's counts for ranks below r); counts that are not
+ * what the peer sends fail the call. */
+static int thread_exchange(const double *send, const size_t *send_counts, double *recv,
+                           const size_t *recv_counts, void *ctx)
+{
+    rank_ctx_t *c = (rank_ctx_t *)ctx;
+    hub_t *h = c->hub;
+    size_t at = 0, from, r;
+    int q, ok = 1;
+    h->sends[c->rank] = send;
+    h->scounts[c->rank] = send_counts;
+    hub_wait(h);
+    for (q = 0; q < h->ranks && ok; q++) {
+        ok = h->scounts[q][c->rank] == recv_counts[q];
+        for (from = 0, r = 0; r < (size_t)c->rank; r++)
+            from += h->scounts[q][r];
+        if (ok && recv_counts[q] > 0)
+            memcpy(recv + at, h->sends[q] + from, recv_counts[q] * sizeof(double));
+        at += recv_counts[q];
+    }
+    hub_wait(h);
+    return !ok;
 }
 
 static int record_progress(const mvnmf_progress *p, void *user)
@@ -505,6 +539,165 @@ static int csr_untouched(const csr_t *g, size_t rows)
     return 1;
 }
 
+/* ---- 4. The exact distributed TGE build (mvnmf_dist_tge, class-pair penalty)
+ * on 2 threads, rank 0's allreduce delivering 2x + 1 of every word at one call,
+ * each call in turn (issue 31, seed 0x17227954: the class-pair lists gathered
+ * through the allreduce carried item indices past N into the penalty rows, OK).
+ * Every rank returns; a rank that returns OK holds valid rows (in order, columns
+ * below N, finite weights); the statuses agree (all OK, or the liar's
+ * COMM_FAILED with the others' PEER_FAILED or, at the closing call, OK). */
+
+#define TN 24
+#define TCL 3
+
+typedef struct {
+    const double *x1, *x2;
+    const uint32_t *labels;
+    size_t a, b;
+    rank_ctx_t ctx;
+    mvnmf_status st;
+    int valid;
+} tge_rank_t;
+
+/* Rows `0 .. rows` of a CSR with `nnz` entries: in order, columns below `n`, weights finite. */
+static int csr_valid(const csr_t *g, size_t rows, size_t nnz, size_t n)
+{
+    size_t i;
+    if (g->rp[0] != 0 || g->rp[rows] != nnz || nnz > g->b.capacity)
+        return 0;
+    for (i = 0; i < rows; i++)
+        if (g->rp[i] > g->rp[i + 1])
+            return 0;
+    for (i = 0; i < nnz; i++)
+        if (g->ci[i] >= n || !(g->w[i] - g->w[i] == 0.0))
+            return 0;
+    return 1;
+}
+
+static void *tge_rank_main(void *arg)
+{
+    tge_rank_t *t = (tge_rank_t *)arg;
+    size_t n = t->b - t->a, need = 0, capa = 0, capp = 0, na = 0, np = 0;
+    mvnmf_view views[2];
+    mvnmf_kernel kernels[2];
+    double eta[2] = {0.5, 0.5};
+    mvnmf_graph_params gp = mvnmf_graph_params_default();
+    mvnmf_dist_comm comm;
+    csr_t ga, gq;
+    void *w;
+
+    memset(views, 0, sizeof views);
+    views[0].kind = MVNMF_VIEW_DENSE;
+    views[0].rows = M1;
+    views[0].cols = n;
+    views[0].values = t->x1 + t->a * M1;
+    views[0].col_stride = M1;
+    views[1] = views[0];
+    views[1].rows = M2;
+    views[1].values = t->x2 + t->a * M2;
+    views[1].col_stride = M2;
+    kernels[0].kind = MVNMF_KERNEL_RBF;
+    kernels[0].gamma = 0.0;
+    kernels[1].kind = MVNMF_KERNEL_LINEAR;
+    kernels[1].gamma = 0.0;
+    gp.ka = 2;
+    gp.kp = 4;
+    gp.penalty = MVNMF_PENALTY_CLASS_PAIRS;
+    gp.block = 4;
+    memset(&comm, 0, sizeof comm);
+    comm.allreduce = thread_allreduce;
+    comm.exchange = thread_exchange;
+    comm.ctx = &t->ctx;
+    comm.rank = (size_t)t->ctx.rank;
+    comm.n_ranks = (size_t)t->ctx.hub->ranks;
+    t->valid = 0;
+    t->st = mvnmf_dist_tge_capacity(TN, n, TCL, &gp, &capa, &capp);
+    if (t->st == MVNMF_STATUS_OK)
+        t->st = mvnmf_dist_tge_workspace(views, 2, kernels, t->labels, TN, TCL, comm.n_ranks,
+                                         &gp, &need);
+    if (t->st != MVNMF_STATUS_OK)
+        return NULL;
+    csr_make(&ga, n, capa);
+    csr_make(&gq, n, capp);
+    w = xalloc(need);
+    t->st = mvnmf_dist_tge(&comm, views, 2, kernels, eta, t->labels, TN, TCL, &gp, &ga.b, &gq.b,
+                           &na, &np, w, need, NULL);
+    t->valid = t->st != MVNMF_STATUS_OK || (csr_valid(&ga, n, na, TN) && csr_valid(&gq, n, np, TN));
+    free(w);
+    csr_free(&ga);
+    csr_free(&gq);
+    return NULL;
+}
+
+/* Runs the build on 2 threads (cut at item 11); returns rank 0's allreduce calls. */
+static size_t tge_on_ranks(tge_rank_t *tr, const double *x1, const double *x2,
+                           const uint32_t *labels, int lie_rank, size_t lie_at)
+{
+    hub_t hub;
+    pthread_t th[2];
+    int r;
+    memset(&hub, 0, sizeof hub);
+    pthread_mutex_init(&hub.mu, NULL);
+    pthread_cond_init(&hub.cv, NULL);
+    hub.ranks = 2;
+    hub.lie_rank = lie_rank;
+    hub.lie_at = lie_at;
+    hub.garbage = 1;
+    for (r = 0; r < 2; r++) {
+        tr[r].x1 = x1;
+        tr[r].x2 = x2;
+        tr[r].labels = labels;
+        tr[r].a = r == 0 ? 0 : 11;
+        tr[r].b = r == 0 ? 11 : TN;
+        tr[r].ctx.hub = &hub;
+        tr[r].ctx.rank = r;
+        tr[r].ctx.calls = 0;
+        pthread_create(&th[r], NULL, tge_rank_main, &tr[r]);
+    }
+    for (r = 0; r < 2; r++)
+        pthread_join(th[r], NULL);
+    pthread_cond_destroy(&hub.cv);
+    pthread_mutex_destroy(&hub.mu);
+    return tr[0].ctx.calls;
+}
+
+static void dist_tge_lies_case(const double *x1, const double *x2)
+{
+    uint32_t labels[TN];
+    tge_rank_t tr[2];
+    size_t i, calls, at, ok = 0, failed = 0;
+    /* Three labeled items per class: items 1, 2, 3 (rank 0) and 12 to 17 (rank 1),
+     * class i mod 3. Rank 0's rows then hold class pairs (lo, hi) with hi ≥ 12,
+     * whose 2x + 1 is a column past N in a row of rank 0. */
+    for (i = 0; i < TN; i++)
+        labels[i] = (i >= 1 && i <= 3) || (i >= 12 && i <= 17) ? (uint32_t)(i % TCL)
+                                                               : MVNMF_UNLABELED;
+    set_ctx("dist_tge on 2 ranks, honest");
+    calls = tge_on_ranks(tr, x1, x2, labels, -1, 0);
+    CHECK_STATUS(tr[0].st, MVNMF_STATUS_OK);
+    CHECK_STATUS(tr[1].st, MVNMF_STATUS_OK);
+    CHECK(tr[0].valid && tr[1].valid && tr[1].ctx.calls == calls && calls > 2);
+    for (at = 0; at < calls; at++) {
+        int all_ok, blamed, closing;
+        set_ctx("dist_tge on 2 ranks, rank 0's allreduce delivering 2x + 1 at call %zu of %zu", at,
+                calls);
+        tge_on_ranks(tr, x1, x2, labels, 0, at);
+        CHECK(tr[0].valid && tr[1].valid);
+        all_ok = tr[0].st == MVNMF_STATUS_OK && tr[1].st == MVNMF_STATUS_OK;
+        blamed = tr[0].st == MVNMF_STATUS_COMM_FAILED && tr[1].st == MVNMF_STATUS_PEER_FAILED;
+        closing = at + 1 == calls && tr[0].st == MVNMF_STATUS_COMM_FAILED &&
+                  tr[1].st == MVNMF_STATUS_OK;
+        CHECK(all_ok || blamed || closing);
+        ok += (size_t)all_ok;
+        failed += (size_t)(blamed || closing);
+    }
+    /* The lie at the class-pair lists' call is seen (not every lie can be: a sum of
+     * maxima may stay a valid scale). */
+    CHECK(failed > 0);
+    note("dist_tge, 2 ranks: %zu allreduce calls; a lie at each: %zu OK (valid rows), %zu COMM_FAILED", calls, ok,
+         failed);
+}
+
 int HARNESS_DIST_ENTRY(int verbose)
 {
     double *x1 = (double *)xalloc(M1 * NI * sizeof(double));
@@ -653,6 +846,7 @@ int HARNESS_DIST_ENTRY(int verbose)
     free(sw);
 
     dist_f32_case(x1, x2, labels);
+    dist_tge_lies_case(x1, x2);
 
     free(x1);
     free(x2);
