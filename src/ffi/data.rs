@@ -4,15 +4,18 @@ use super::*;
 use crate::error::Error;
 use crate::prep::{self, PrepParams};
 
-/// Options of `mvnmf_prepare_view`; NULL means `mvnmf_prep_params_default()`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_prep_params {
-    /// 1: shift each feature (row) with a negative value by its minimum over
-    /// the items; 0 (default): refuse negative values (`MVNMF_STATUS_NEGATIVE_INPUT`).
-    pub shift: u32,
-    /// 1 (default): scale the view to `||X||_F^2 = N`; 0: keep its scale.
-    pub normalize: u32,
+cparams! {
+    /// Options of `mvnmf_prepare_view`; NULL means `mvnmf_prep_params_default()`.
+    pub struct mvnmf_prep_params => PrepParams {
+        /// 1: shift each feature (row) with a negative value by its minimum over
+        /// the items; 0 (default): refuse negative values (`MVNMF_STATUS_NEGATIVE_INPUT`).
+        pub shift: u32,
+        /// 1 (default): scale the view to `||X||_F^2 = N`; 0: keep its scale.
+        pub normalize: u32,
+    };
+    /// The default options of `mvnmf_prepare_view` (what a NULL `params` means):
+    /// no shift, normalisation on.
+    fn mvnmf_prep_params_default;
 }
 
 /// What `mvnmf_prepare_view` did.
@@ -25,15 +28,6 @@ pub struct mvnmf_prep_report {
     pub shifted: usize,
     /// The factor the view was multiplied by (1 when not normalising).
     pub scale: f64,
-}
-
-cparams!(mvnmf_prep_params => PrepParams { shift, normalize });
-
-/// The default options of `mvnmf_prepare_view` (what a NULL `params` means):
-/// no shift, normalisation on.
-#[no_mangle]
-pub extern "C" fn mvnmf_prep_params_default() -> mvnmf_prep_params {
-    CField::from_rust(&PrepParams::default())
 }
 
 export! {

@@ -36,21 +36,19 @@
 //! * `fn x / x_f32(...) at report { ... }`: a body that says where it
 //!   refused (a `Result<mvnmf_status, Located>`, run by `entry_at!`, which
 //!   writes the location to `*report`).
-//! * `fn x / x_f32!(...)`: the twin (and its query) is not written here but
-//!   where `x_f32!();` stands (a macro of the twin's name), so that a file
-//!   whose header lists its `_f32` twins after all its `double` exports keeps
-//!   that order.
+//! * Several declarations in one `export! { ...; ...; }`, each ended by `;`,
+//!   give every `double` export (with its query) in the order written, then
+//!   every `_f32` twin (with its query): the header's order where a file lists
+//!   its twins after its calls. One declaration alone needs no `;`.
 //! * The call's body runs behind the panic boundary under the contract
 //!   (`entry!`), the query's through `query` (`workspace!`).
 
 /// One entry point: see the module doc.
 macro_rules! export {
-    // ---- several declarations, each ended by `;`: every `double`
-    // export (and query) first, in the order given, then every `_f32` twin
-    // (the header's order where the twins come after the calls). A declaration
-    // may have no twin; `at report` before the body makes it a body that says
-    // where (`Result<mvnmf_status, Located>`, written to `report` on a refusal:
-    // `entry_at!`) ----------------------------------------------------------
+    // ---- declarations, each ended by `;`: every `double` export (and query)
+    // first, in the order given, then every `_f32` twin (the header's order,
+    // where the twins come after the calls). This arm comes first: the one
+    // below would otherwise take a list as one declaration ------------------
     (
         $(
             $(#[$doc:meta])*
@@ -70,66 +68,23 @@ macro_rules! export {
                 $([$w64 ($($wp)*) $wbody] [$($w32)?])?);
         )+
     };
-    // ---- a declaration: the double export and its `_f32` twin (`at report`:
-    // a body that says where, `Result<mvnmf_status, Located>` under
-    // `entry_at!`; `/ twin!`: the twin written where `twin!();` stands, so
-    // that the header keeps its order) ----------------------------------------
+    // ---- one declaration without its `;`: the list of one ------------------
     (
         $(#[$doc:meta])*
-        fn $n64:ident / $n32:ident ($($p:tt)*) $body:block $($ws:tt)*
-    ) => {
-        export!(@pair [entry] [] [$(#[$doc])*] $n64 $n32 ($($p)*) $body $($ws)*);
-    };
-    (
-        $(#[$doc:meta])*
-        fn $n64:ident / $n32:ident ($($p:tt)*) at $rep:ident $body:block $($ws:tt)*
-    ) => {
-        export!(@pair [entry_at $rep] [] [$(#[$doc])*] $n64 $n32 ($($p)*) $body $($ws)*);
-    };
-    (
-        $(#[$doc:meta])*
-        fn $n64:ident / $n32:ident! ($($p:tt)*) $body:block $($ws:tt)*
-    ) => {
-        export!(@pair [entry] [!] [$(#[$doc])*] $n64 $n32 ($($p)*) $body $($ws)*);
-    };
-    (
-        $(#[$doc:meta])*
-        fn $n64:ident / $n32:ident! ($($p:tt)*) at $rep:ident $body:block $($ws:tt)*
-    ) => {
-        export!(@pair [entry_at $rep] [!] [$(#[$doc])*] $n64 $n32 ($($p)*) $body $($ws)*);
-    };
-    (@pair $kind:tt $later:tt [$($doc:tt)*] $n64:ident $n32:ident ($($p:tt)*) $body:block
+        fn $n64:ident $(/ $n32:ident)? ($($p:tt)*) $(at $rep:ident)? $body:block
         $(
             $(#[$wdoc:meta])*
             workspace $w64:ident $(/ $w32:ident)? ($($wp:tt)*) $wbody:block
         )?
     ) => {
-        $(
-            export!(@query {query, $w64, [
-                #[doc = concat!(" Workspace bytes of `", stringify!($n64), "`",
-                    export!(@if [$($w32)?] [""] [concat!(" and of `", stringify!($n32), "`")]))]
-                $(#[$wdoc])*
-            ], $wbody} [f64 mvnmf_view "double"] ($($wp)*));
-        )?
-        export!(@munch {$kind, $n64, [
-            $($doc)*
-            #[doc = ""]
-            #[doc = concat!(" Single-precision twin: `", stringify!($n32), "`.")]
-        ], $body} [f64 mvnmf_view "double"] [] [] [] $($p)* ,);
-        export!(@later $later $n32 {
+        export!(
+            $(#[$doc])*
+            fn $n64 $(/ $n32)? ($($p)*) $(at $rep)? $body
             $(
-                export!(@twinq [$($w32)?] $n32 $w64 ($($wp)*) $wbody);
+                $(#[$wdoc])*
+                workspace $w64 $(/ $w32)? ($($wp)*) $wbody
             )?
-            export!(@munch {twin $kind, $n32, $n64, $body} [f32 mvnmf_view_f32 "float"]
-                [] [] [] $($p)* ,);
-        });
-    };
-    // The twin here, or (`!`) as a macro of its name that writes it where called.
-    (@later [] $n32:ident {$($t:tt)*}) => { $($t)* };
-    (@later [!] $n32:ident {$($t:tt)*}) => {
-        macro_rules! $n32 {
-            () => { $($t)* };
-        }
+        ;);
     };
     // ---- a query declared apart from its call (where the header has the
     // queries of two calls before both calls) ----------------------------------
@@ -141,24 +96,6 @@ macro_rules! export {
             #[doc = concat!(" Workspace bytes of `", stringify!($n64), "`")]
             $(#[$wdoc])*
         ], $wbody} [f64 mvnmf_view "double"] ($($wp)*));
-    };
-    // ---- a declaration in double alone ---------------------------------------
-    (
-        $(#[$doc:meta])*
-        fn $n64:ident ($($p:tt)*) $body:block
-        $(
-            $(#[$wdoc:meta])*
-            workspace $w64:ident ($($wp:tt)*) $wbody:block
-        )?
-    ) => {
-        $(
-            export!(@query {query, $w64, [
-                #[doc = concat!(" Workspace bytes of `", stringify!($n64), "`")]
-                $(#[$wdoc])*
-            ], $wbody} [f64 mvnmf_view "double"] ($($wp)*));
-        )?
-        export!(@munch {[entry], $n64, [$(#[$doc])*], $body} [f64 mvnmf_view "double"] [] [] []
-            $($p)* ,);
     };
     (@twinq [] $($x:tt)*) => {};
     (@twinq [$w32:ident] $n32:ident $w64:ident $wp:tt $wbody:block) => {
@@ -172,8 +109,6 @@ macro_rules! export {
         export!(@munch {[query bytes], $name, $doc, $body} $pr [] [] [] $($wp)* ,
             bytes: *mut usize,);
     };
-    (@if [] [$($yes:tt)*] [$($no:tt)*]) => { $($no)* };
-    (@if [$($x:tt)+] [$($yes:tt)*] [$($no:tt)*]) => { $($yes)* };
 
     // ---- the parameters, one at a time: the C signature (`T`, `V` replaced),
     // the `# Safety` lines, the names that are `float` in the twin -------------
@@ -305,20 +240,22 @@ macro_rules! export {
             export!(@body $kind $body)
         }
     };
-    (@body [entry] $body:block) => { entry!($body) };
-    (@body [entry_at $report:ident] $body:block) => { entry_at!($report, $body) };
+    // The body's runner: `[]` a call, `[report]` a call that says where
+    // (`at report`), `[query bytes]` a query. One panic boundary each.
     (@body [query $bytes:ident] $body:block) => { workspace!($bytes, $body) };
+    (@body [] $body:block) => { entry!($body) };
+    (@body [$report:ident] $body:block) => { entry_at!($report, $body) };
 
     (@seqdbl $n64:ident [$($n32:ident)?] $rep:tt [$($doc:tt)*] ($($p:tt)*) $body:block
         $($w:tt)*) => {
         export!(@seqq $n64 [$($n32)?] $($w)*);
-        export!(@munch {[entry], $n64, [
+        export!(@munch {$rep, $n64, [
             $($doc)*
             $(
                 #[doc = ""]
                 #[doc = concat!(" Single-precision twin: `", stringify!($n32), "`.")]
             )?
-        ], { export!(@at $rep $body) }} [f64 mvnmf_view "double"] [] [] [] $($p)* ,);
+        ], $body} [f64 mvnmf_view "double"] [] [] [] $($p)* ,);
     };
     (@seqq $n64:ident $n32:tt) => {};
     (@seqq $n64:ident $n32:tt [$($wdoc:tt)*] $w64:ident $w32:tt ($($wp:tt)*) $wbody:block) => {
@@ -331,10 +268,6 @@ macro_rules! export {
     (@andof [$w32:ident] $n:tt) => { "" };
     (@andof [] [$n32:ident]) => { concat!(" and of `", stringify!($n32), "`") };
     (@andof [] []) => { "" };
-    (@at [] $body:block) => { $body };
-    (@at [$rep:ident] $body:block) => {
-        { Ok($crate::ffi::util::guard_at($rep, || $body)) }
-    };
     (@seqtwin [] $($x:tt)*) => {};
     (@seqtwin [$n32:ident] $n64:ident $p:tt $rep:tt $body:block) => {
         export!(@seqtwin2 $n32 $n64 $p $rep $body);
@@ -345,7 +278,7 @@ macro_rules! export {
         export!(@seqtwin2 $n32 $n64 $p $rep $body);
     };
     (@seqtwin2 $n32:ident $n64:ident ($($p:tt)*) $rep:tt $body:block) => {
-        export!(@munch {twin [entry], $n32, $n64, { export!(@at $rep $body) }}
+        export!(@munch {twin $rep, $n32, $n64, $body}
             [f32 mvnmf_view_f32 "float"] [] [] [] $($p)* ,);
     };
 }

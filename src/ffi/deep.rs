@@ -18,32 +18,26 @@ pub const MVNMF_DEEP_V_RANDOM: u32 = 0;
 /// `v_init`: V = mean of the views' pre-trained top encodings.
 pub const MVNMF_DEEP_V_PRETRAINED: u32 = 1;
 
-/// Options of the deep solver; start from `mvnmf_deep_params_preset`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_deep_params {
-    /// Solver options; `sparsity`/`alpha` act on the top layer. With
-    /// `MVNMF_INIT_RANDOM` the layers are pre-trained; with `MVNMF_INIT_GIVEN`
-    /// the buffers hold the start.
-    pub top: mvnmf_mvsl_params,
-    /// NMF iterations per layer in pre-training.
-    pub pretrain_iter: u32,
-    /// Nonzero: lower layers constrained to [0, 1] (removes the scale drift).
-    pub box_lower: u32,
-    /// `MVNMF_DEEP_V_RANDOM` or `MVNMF_DEEP_V_PRETRAINED`.
-    pub v_init: u32,
+cparams! {
+    /// Options of the deep solver; start from `mvnmf_deep_params_preset`.
+    pub struct mvnmf_deep_params => DeepParams {
+        /// Solver options; `sparsity`/`alpha` act on the top layer. With
+        /// `MVNMF_INIT_RANDOM` the layers are pre-trained; with `MVNMF_INIT_GIVEN`
+        /// the buffers hold the start.
+        pub top: mvnmf_mvsl_params,
+        /// NMF iterations per layer in pre-training.
+        pub pretrain_iter: u32,
+        /// Nonzero: lower layers constrained to [0, 1] (removes the scale drift).
+        pub box_lower: u32,
+        /// `MVNMF_DEEP_V_RANDOM` or `MVNMF_DEEP_V_PRETRAINED`.
+        pub v_init: u32,
+    };
+    /// The default options of `mvnmf_deep_fit` (what a NULL `params` means): the
+    /// DMCL preset (`MVNMF_DEEP_PRESET_DMCL`).
+    fn mvnmf_deep_params_default;
 }
 
 c_enum!(DeepVInit { MVNMF_DEEP_V_RANDOM => Random, MVNMF_DEEP_V_PRETRAINED => Pretrained });
-
-cparams!(mvnmf_deep_params => DeepParams { top, pretrain_iter, box_lower, v_init });
-
-/// The default options of `mvnmf_deep_fit` (what a NULL `params` means): the
-/// DMCL preset (`MVNMF_DEEP_PRESET_DMCL`).
-#[no_mangle]
-pub extern "C" fn mvnmf_deep_params_default() -> mvnmf_deep_params {
-    CField::from_rust(&DeepParams::default())
-}
 
 unsafe fn read_layers<'a>(layers: *const usize, n_layers: usize) -> Result<&'a [usize], Error> {
     c_unsafe!({

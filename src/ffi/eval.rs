@@ -32,29 +32,29 @@ pub const MVNMF_NMI_GEOMETRIC: u32 = 2;
 /// `mvnmf_nmi` normalisation: `min(H(C), H(C'))`.
 pub const MVNMF_NMI_MIN: u32 = 3;
 
-/// Options of `mvnmf_knn_predict`; defaults from `mvnmf_knn_params_default()`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_knn_params {
-    /// Neighbours (default 9).
-    pub k: usize,
-    /// `MVNMF_METRIC_EUCLIDEAN` (default) or `MVNMF_METRIC_COSINE`.
-    pub metric: u32,
+cparams! {
+    /// Options of `mvnmf_knn_predict`; defaults from `mvnmf_knn_params_default()`.
+    pub struct mvnmf_knn_params => KnnParams {
+        /// Neighbours (default 9).
+        pub k: usize,
+        /// `MVNMF_METRIC_EUCLIDEAN` (default) or `MVNMF_METRIC_COSINE`.
+        pub metric: u32,
+    } check knn_check;
 }
 
-/// Options of `mvnmf_kmeans`; defaults from `mvnmf_kmeans_params_default()`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_kmeans_params {
-    /// Seeded runs, the lowest inertia is kept (default 10; at least 1).
-    pub restarts: u32,
-    /// Lloyd iterations per run at most (default 300).
-    pub max_iter: u32,
-    /// Stop when the summed squared centroid shift is at most `tol` times the
-    /// mean per-feature variance (default 1e-4; 0: until assignments are stable).
-    pub tol: f64,
-    /// Seed (default 0).
-    pub seed: u64,
+cparams! {
+    /// Options of `mvnmf_kmeans`; defaults from `mvnmf_kmeans_params_default()`.
+    pub struct mvnmf_kmeans_params => KMeansParams {
+        /// Seeded runs, the lowest inertia is kept (default 10; at least 1).
+        pub restarts: u32,
+        /// Lloyd iterations per run at most (default 300).
+        pub max_iter: u32,
+        /// Stop when the summed squared centroid shift is at most `tol` times the
+        /// mean per-feature variance (default 1e-4; 0: until assignments are stable).
+        pub tol: f64,
+        /// Seed (default 0).
+        pub seed: u64,
+    } validate;
 }
 
 /// What `mvnmf_kmeans` reports about the run it kept.
@@ -85,66 +85,26 @@ pub struct mvnmf_multilabel_scores {
     pub hamming_loss: f64,
 }
 
-pub(super) fn knn_from_c(p: &mvnmf_knn_params) -> Result<KnnParams, Error> {
-    let metric = match p.metric {
-        MVNMF_METRIC_EUCLIDEAN => Metric::Euclidean,
-        MVNMF_METRIC_COSINE => Metric::Cosine,
-        _ => return Err(Error::BadParameter),
-    };
+c_enum!(Metric { MVNMF_METRIC_EUCLIDEAN => Euclidean, MVNMF_METRIC_COSINE => Cosine });
+
+/// `k ≥ 1` (the only check beyond the metric's code).
+fn knn_check(p: &KnnParams) -> Result<(), Error> {
     if p.k == 0 {
         return Err(Error::BadParameter);
     }
-    Ok(KnnParams { k: p.k, metric })
+    Ok(())
 }
-
-impl CField<KnnParams> for mvnmf_knn_params {
-    fn to_rust(&self) -> Result<KnnParams, Error> {
-        knn_from_c(self)
-    }
-    fn from_rust(r: &KnnParams) -> Self {
-        let metric = match r.metric {
-            Metric::Euclidean => MVNMF_METRIC_EUCLIDEAN,
-            Metric::Cosine => MVNMF_METRIC_COSINE,
-        };
-        mvnmf_knn_params { k: r.k, metric }
-    }
-}
-
-impl CParams for mvnmf_knn_params {
-    type Rust = KnnParams;
-    fn defaults() -> KnnParams {
-        KnnParams::default()
-    }
-    fn read(&self) -> Result<KnnParams, Error> {
-        knn_from_c(self)
-    }
-}
-
-cparams!(mvnmf_kmeans_params => KMeansParams { restarts, max_iter, tol, seed } validate);
 
 pub(super) fn nmi_norm(norm: u32) -> Result<NmiNorm, Error> {
     CField::to_rust(&norm)
 }
 
-impl CField<NmiNorm> for u32 {
-    fn to_rust(&self) -> Result<NmiNorm, Error> {
-        Ok(match *self {
-            MVNMF_NMI_MAX => NmiNorm::Max,
-            MVNMF_NMI_ARITHMETIC => NmiNorm::Arithmetic,
-            MVNMF_NMI_GEOMETRIC => NmiNorm::Geometric,
-            MVNMF_NMI_MIN => NmiNorm::Min,
-            _ => return Err(Error::BadParameter),
-        })
-    }
-    fn from_rust(r: &NmiNorm) -> u32 {
-        match r {
-            NmiNorm::Max => MVNMF_NMI_MAX,
-            NmiNorm::Arithmetic => MVNMF_NMI_ARITHMETIC,
-            NmiNorm::Geometric => MVNMF_NMI_GEOMETRIC,
-            NmiNorm::Min => MVNMF_NMI_MIN,
-        }
-    }
-}
+c_enum!(NmiNorm {
+    MVNMF_NMI_MAX => Max,
+    MVNMF_NMI_ARITHMETIC => Arithmetic,
+    MVNMF_NMI_GEOMETRIC => Geometric,
+    MVNMF_NMI_MIN => Min,
+});
 
 /// `rows*cols`, checked.
 pub(super) fn area(rows: usize, cols: usize) -> Result<usize, Error> {
@@ -292,11 +252,7 @@ export! {
         }
         let p = slice(pred, n)?;
         let t = slice(truth, n)?;
-        let m = if mask.is_null() {
-            None
-        } else {
-            Some(slice(mask, n)?)
-        };
+        let m = opt_slice(mask, n)?;
         if m.is_some_and(|m| m.iter().any(|&x| x > 1)) {
             // One rule for every 0/1 flag array (relevance, multi-label, masks).
             return Err(Error::BadLabel);
@@ -592,11 +548,7 @@ export! {
         let r = slice(relevant, len)?;
         let c = slice(cutoffs, n_cutoffs)?;
         let pa = slice_mut(mean_precision_at, n_cutoffs)?;
-        let ap = if average_precision.is_null() {
-            None
-        } else {
-            Some(slice_mut(average_precision, n_queries)?)
-        };
+        let ap = opt_slice_mut(average_precision, n_queries)?;
         let w = work_slice(work, work_bytes)?;
         *map = eval::retrieval_metrics(
             MatRef::col_major(s, n_items, n_queries)?,
@@ -693,11 +645,7 @@ export! {
         let len = area(n_labels, n_items)?;
         let t = slice(truth, len)?;
         let s = slice(scores, len)?;
-        let pl = if per_label.is_null() {
-            None
-        } else {
-            Some(slice_mut(per_label, n_labels)?)
-        };
+        let pl = opt_slice_mut(per_label, n_labels)?;
         let w = work_slice(work, work_bytes)?;
         let r = eval::average_auroc(
             MatRef::col_major(t, n_labels, n_items)?,

@@ -444,11 +444,7 @@ export! {
         let p = read_fused(params)?;
         let vs = CViews::new(views, n_views)?;
         let n = vs.shape(0).cols;
-        let g = if gammas.is_null() {
-            None
-        } else {
-            Some(slice(gammas, n_views)?)
-        };
+        let g = opt_slice(gammas, n_views)?;
         let pr = priors_of(priors, n_views)?;
         if w.is_null() {
             return Err(Error::NullPointer);

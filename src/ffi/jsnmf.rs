@@ -1,10 +1,10 @@
 //! The C ABI of `models::jsnmf`: JSNMF fit over sources of different item
 //! counts, query encoding, ranking, and the two in one call.
 //!
-//! Every export is declared once (`export!`, `ffi/declare.rs`); the `_f32`
-//! twins of the fit and the encoding (`float` sources, queries and factors;
-//! `lambda`, options and report stay `double`) are written at the end, where
-//! `twin!();` stands, so the header keeps its order.
+//! Every export is declared once, in one `export!` list (`ffi/declare.rs`):
+//! the `double` calls in order, then the `_f32` twins of the fit and the
+//! encoding (`float` sources, queries and factors; `lambda`, options and
+//! report stay `double`), the header's order.
 
 use core::ffi::c_void;
 
@@ -67,26 +67,20 @@ pub extern "C" fn mvnmf_jsnmf_params_default() -> mvnmf_jsnmf_params {
     }
 }
 
-/// Options of query encoding (`mvnmf_jsnmf_encode`, `mvnmf_jsnmf_query`); get
-/// the defaults from `mvnmf_jsnmf_query_params_default()`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_jsnmf_query_params {
-    /// Multiplicative updates per query at most (default 100).
-    pub max_iter: u32,
-    /// Stop a query when `‖F h − q‖²` improves by at most `tol` relative
-    /// (default 1e-4; 0 runs all updates).
-    pub tol: f64,
-    /// Division guard δ ≥ 0 (default DBL_EPSILON).
-    pub eps: f64,
-}
-
-cparams!(mvnmf_jsnmf_query_params => QueryParams { max_iter, tol, eps } validate);
-
-/// The default query options.
-#[no_mangle]
-pub extern "C" fn mvnmf_jsnmf_query_params_default() -> mvnmf_jsnmf_query_params {
-    CField::from_rust(&QueryParams::default())
+cparams! {
+    /// Options of query encoding (`mvnmf_jsnmf_encode`, `mvnmf_jsnmf_query`); get
+    /// the defaults from `mvnmf_jsnmf_query_params_default()`.
+    pub struct mvnmf_jsnmf_query_params => QueryParams {
+        /// Multiplicative updates per query at most (default 100).
+        pub max_iter: u32,
+        /// Stop a query when `‖F h − q‖²` improves by at most `tol` relative
+        /// (default 1e-4; 0 runs all updates).
+        pub tol: f64,
+        /// Division guard δ ≥ 0 (default DBL_EPSILON).
+        pub eps: f64,
+    } validate;
+    /// The default query options.
+    fn mvnmf_jsnmf_query_params_default;
 }
 
 /// The ranks `R_s` (`n` values, each `≥ max(k, 1)`) and their products with `m`.
@@ -123,6 +117,65 @@ const SITE: Site = Site {
     share_rows: true,
 };
 
+/// The shape of the one view of queries, validated as the calls validate it.
+unsafe fn query_shape<D: ViewDesc>(queries: *const D) -> Result<ViewShape, Error> {
+    c_unsafe!(shapes(queries, 1))?
+        .next()
+        .ok_or(Error::ZeroDimension)
+}
+
+/// The rule of the encodes (and the batch query) on the arguments their
+/// workspace queries take too, shared by both: `r ≥ 1` (`BadRank`), the basis
+/// (`M × r` in all) and the encodings (`r × n_q`) addressable.
+fn encode_dims<T>(queries: ViewShape, r: usize) -> Result<(), Error> {
+    if r == 0 {
+        return Err(Error::BadRank);
+    }
+    elems::<T>(queries.rows, r)?;
+    elems::<T>(r, queries.cols)?;
+    Ok(())
+}
+
+/// `w` (`m × k`) and `u` (`m × (r − k)`) as slices.
+unsafe fn basis<'a, T>(
+    w: *const T,
+    u: *const T,
+    m: usize,
+    k: usize,
+    r: usize,
+) -> Result<(&'a [T], &'a [T]), Error> {
+    c_unsafe!({
+        if r == 0 || r < k {
+            return Err(Error::BadRank);
+        }
+        let wl = m.checked_mul(k).ok_or(Error::SizeOverflow)?;
+        let ul = m.checked_mul(r - k).ok_or(Error::SizeOverflow)?;
+        Ok((slice(w, wl)?, slice(u, ul)?))
+    })
+}
+
+type RankOut<'a> = (&'a mut [usize], Option<&'a mut [f64]>, &'a mut [u8]);
+
+/// The ranking's outputs (`n_top × n_queries` each; `scores` optional) and the workspace.
+unsafe fn rank_outputs<'a>(
+    n_top: usize,
+    n_queries: usize,
+    idx: *mut usize,
+    scores: *mut f64,
+    work: *mut c_void,
+    work_bytes: usize,
+) -> Result<RankOut<'a>, Error> {
+    c_unsafe!({
+        let len = n_top.checked_mul(n_queries).ok_or(Error::SizeOverflow)?;
+        if idx.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let ii = slice_mut(idx, len)?;
+        let ss = opt_slice_mut(scores, len)?;
+        Ok((ii, ss, slice_mut(work.cast::<u8>(), work_bytes)?))
+    })
+}
+
 export! {
     /// JSNMF (seed 004): `min ½ Σ_s λ_s ‖X_s − [W | U_s] H_s‖²_F` over
     /// `W, U_s, H_s ≥ 0`, for `n_sources ≥ 1` sources over the same `M` terms
@@ -151,7 +204,7 @@ export! {
     /// outputs are untouched. `MVNMF_STATUS_OK` always comes with finite factors
     /// and objectives (a non-finite one, which the limits exclude, would be
     /// `MVNMF_STATUS_INTERNAL`, outputs at the last sweep).
-    fn mvnmf_jsnmf_fit / mvnmf_jsnmf_fit_f32!(
+    fn mvnmf_jsnmf_fit / mvnmf_jsnmf_fit_f32(
         sources: *const V = "`n_sources`",
         n_sources: usize,
         k: usize,
@@ -208,10 +261,8 @@ export! {
         let p = read_params(params)?;
         let r = slice(ranks, n_sources)?;
         jsnmf::fit_workspace::<T>(shapes(sources, n_sources)?, k, r, &p)
-    }
-}
+    };
 
-export! {
     /// Encodes the columns of `queries` (`M × n_q` term vectors, dense or CSC,
     /// finite, ≥ 0, none all zero: `MVNMF_STATUS_EMPTY_QUERY`) against one
     /// source's basis `[W | U_s]` (`w`: `M × k`, `u`: `M × (r − k)`): writes `h`
@@ -220,7 +271,7 @@ export! {
     /// `tol` relative. Keyword queries are CSC columns; against `U_s` of source
     /// `s` this is the out-of-sample encoding of new items of that source. Cost:
     /// `FᵀF` and `FᵀQ` once, then `2r²` flops per query and update.
-    fn mvnmf_jsnmf_encode / mvnmf_jsnmf_encode_f32!(
+    fn mvnmf_jsnmf_encode / mvnmf_jsnmf_encode_f32(
         queries: *const V = "one",
         k: usize,
         r: usize,
@@ -250,47 +301,8 @@ export! {
         let s = query_shape(queries)?;
         encode_dims::<T>(s, r)?;
         jsnmf::encode_workspace::<T>(s, r, &p)
-    }
-}
+    };
 
-/// The shape of the one view of queries, validated as the calls validate it.
-unsafe fn query_shape<D: ViewDesc>(queries: *const D) -> Result<ViewShape, Error> {
-    c_unsafe!(shapes(queries, 1))?
-        .next()
-        .ok_or(Error::ZeroDimension)
-}
-
-/// The rule of the encodes (and the batch query) on the arguments their
-/// workspace queries take too, shared by both: `r ≥ 1` (`BadRank`), the basis
-/// (`M × r` in all) and the encodings (`r × n_q`) addressable.
-fn encode_dims<T>(queries: ViewShape, r: usize) -> Result<(), Error> {
-    if r == 0 {
-        return Err(Error::BadRank);
-    }
-    elems::<T>(queries.rows, r)?;
-    elems::<T>(r, queries.cols)?;
-    Ok(())
-}
-
-/// `w` (`m × k`) and `u` (`m × (r − k)`) as slices.
-unsafe fn basis<'a, T>(
-    w: *const T,
-    u: *const T,
-    m: usize,
-    k: usize,
-    r: usize,
-) -> Result<(&'a [T], &'a [T]), Error> {
-    c_unsafe!({
-        if r == 0 || r < k {
-            return Err(Error::BadRank);
-        }
-        let wl = m.checked_mul(k).ok_or(Error::SizeOverflow)?;
-        let ul = m.checked_mul(r - k).ok_or(Error::SizeOverflow)?;
-        Ok((slice(w, wl)?, slice(u, ul)?))
-    })
-}
-
-export! {
     /// Ranks the target's items for each query by cosine similarity of the
     /// encodings: `target_h` is `H_1` (`r × n_items`), `query_h` holds
     /// `n_queries` encodings (`r × n_queries`: from `mvnmf_jsnmf_encode`, or
@@ -334,47 +346,8 @@ export! {
     /// over `n_items` target items.
     workspace mvnmf_jsnmf_rank_workspace(n_items: usize) {
         jsnmf::rank_workspace::<f64>(n_items)
-    }
-}
+    };
 
-/// `p[..n]`, or `None` when `p` is NULL.
-unsafe fn opt_slice<'a, T>(p: *const T, n: usize) -> Result<Option<&'a [T]>, Error> {
-    c_unsafe!({
-        if p.is_null() {
-            Ok(None)
-        } else {
-            Ok(Some(slice(p, n)?))
-        }
-    })
-}
-
-type RankOut<'a> = (&'a mut [usize], Option<&'a mut [f64]>, &'a mut [u8]);
-
-/// The ranking's outputs (`n_top × n_queries` each; `scores` optional) and the workspace.
-unsafe fn rank_outputs<'a>(
-    n_top: usize,
-    n_queries: usize,
-    idx: *mut usize,
-    scores: *mut f64,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> Result<RankOut<'a>, Error> {
-    c_unsafe!({
-        let len = n_top.checked_mul(n_queries).ok_or(Error::SizeOverflow)?;
-        if idx.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let ii = slice_mut(idx, len)?;
-        let ss = if scores.is_null() {
-            None
-        } else {
-            Some(slice_mut(scores, len)?)
-        };
-        Ok((ii, ss, slice_mut(work.cast::<u8>(), work_bytes)?))
-    })
-}
-
-export! {
     /// Retrieval (seed 004, Algorithm 2) for a batch of queries in one call:
     /// `mvnmf_jsnmf_encode` of `queries` against the target's basis `[W | U_1]`,
     /// then `mvnmf_jsnmf_rank` of the target's items (`target_h` = `H_1`,
@@ -429,9 +402,5 @@ export! {
         encode_dims::<f64>(s, r)?;
         elems::<f64>(r, n_items)?;
         jsnmf::query_workspace::<f64>(s, r, n_items, &p)
-    }
+    };
 }
-
-// ---- the `_f32` twins, in the header's order.
-mvnmf_jsnmf_fit_f32!();
-mvnmf_jsnmf_encode_f32!();

@@ -40,8 +40,9 @@
 //! features). What repeats inside the bodies is declared once in `util.rs`:
 //! `entry!` / `workspace!` / `c_unsafe!` (the boundary, the workspace query
 //! and the one reason behind their `unsafe`), `cparams!` (one field list gives
-//! an options struct's conversions both ways, what NULL means and its
-//! `_params_default()`), `CField` (enum codes, 0/1 flags, the pool, nested
+//! an options struct, `#[repr(C)]` with its docs, its conversions both ways,
+//! what NULL means and its `_params_default()`), `c_enum!` (`types.rs`: one
+//! code => variant list gives an enum's conversions both ways), `CField` (enum codes, 0/1 flags, the pool, nested
 //! options); the status list is `error_list!` in `src/error.rs`, from which
 //! `types.rs` maps `Error` to `mvnmf_status` by name.
 #![allow(unsafe_code, non_camel_case_types, clippy::missing_safety_doc)]

@@ -19,38 +19,30 @@ use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
 use crate::models::mvel::{self, MvelParams};
 
-/// Options of `mvnmf_mvel_fit`; get the defaults from `mvnmf_mvel_params_default()`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_mvel_params {
-    /// Graph weight θ₁ ≥ 0 (default 1; the fused graph has total weight n).
-    pub theta1: f64,
-    /// Label-correlation weight θ₂ ≥ 0 (default 0.1).
-    pub theta2: f64,
-    /// Outer iterations at most (default 100).
-    pub max_iter: u32,
-    /// Relative-decrease tolerance (default 1e-6; 0 runs all iterations).
-    pub tol: f64,
-    /// Lee–Seung iterations of the NMF-of-Y start (default 100).
-    pub nmf_iter: u32,
-    /// Seed of the start (default 0).
-    pub seed: u64,
-    /// `MVNMF_INIT_RANDOM` (NMF of Y; default) or `MVNMF_INIT_GIVEN`.
-    pub init: u32,
-    /// μ ≥ 0: an unknown (0) label counts as a weak negative of this weight
-    /// (default 0, the paper's objective, whose constrained minimiser is the
-    /// trivial all-ones prediction; see the Rust docs of `models::mvel`).
-    pub unknown_weight: f64,
-}
-
-cparams!(mvnmf_mvel_params => MvelParams {
-    theta1, theta2, max_iter, tol, nmf_iter, seed, init, unknown_weight
-} validate);
-
-/// The default MVEL options.
-#[no_mangle]
-pub extern "C" fn mvnmf_mvel_params_default() -> mvnmf_mvel_params {
-    CField::from_rust(&MvelParams::default())
+cparams! {
+    /// Options of `mvnmf_mvel_fit`; get the defaults from `mvnmf_mvel_params_default()`.
+    pub struct mvnmf_mvel_params => MvelParams {
+        /// Graph weight θ₁ ≥ 0 (default 1; the fused graph has total weight n).
+        pub theta1: f64,
+        /// Label-correlation weight θ₂ ≥ 0 (default 0.1).
+        pub theta2: f64,
+        /// Outer iterations at most (default 100).
+        pub max_iter: u32,
+        /// Relative-decrease tolerance (default 1e-6; 0 runs all iterations).
+        pub tol: f64,
+        /// Lee–Seung iterations of the NMF-of-Y start (default 100).
+        pub nmf_iter: u32,
+        /// Seed of the start (default 0).
+        pub seed: u64,
+        /// `MVNMF_INIT_RANDOM` (NMF of Y; default) or `MVNMF_INIT_GIVEN`.
+        pub init: u32,
+        /// μ ≥ 0: an unknown (0) label counts as a weak negative of this weight
+        /// (default 0, the paper's objective, whose constrained minimiser is the
+        /// trivial all-ones prediction; see the Rust docs of `models::mvel`).
+        pub unknown_weight: f64,
+    } validate;
+    /// The default MVEL options.
+    fn mvnmf_mvel_params_default;
 }
 
 /// The scores (`n_labels × n`) and, when `labels` is not NULL, a label
@@ -276,11 +268,7 @@ export! {
         work_bytes: usize,
     ) {
         let (s, y, _) = scores_labels(scores, labels, n_labels, n)?;
-        let f = if label_freq.is_null() {
-            None
-        } else {
-            Some(slice(label_freq, n_labels)?)
-        };
+        let f = opt_slice(label_freq, n_labels)?;
         if tau.is_null() || pred.is_null() {
             return Err(Error::NullPointer);
         }

@@ -37,47 +37,50 @@ pub const MVNMF_GRAPH_CSR: u32 = 2;
 /// penalty graph. One GEMM per product, `2Kn²` flops.
 pub const MVNMF_GRAPH_DENSE: u32 = 3;
 
-/// Options of the MvSL family solver (MvSL-S/L/T, GNMF, MCL, joint NMF); start
-/// from `mvnmf_mvsl_params_preset` or `mvnmf_mvsl_params_default`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_mvsl_params {
-    /// Outer iterations at most.
-    pub max_iter: u32,
-    /// Relative-decrease tolerance (0: run all iterations).
-    pub tol: f64,
-    /// Division guard ε ≥ 0.
-    pub eps: f64,
-    /// Upper bound on V.
-    pub vmax: f64,
-    /// Seed of the random start.
-    pub seed: u64,
-    /// `MVNMF_INIT_RANDOM` or `MVNMF_INIT_GIVEN`.
-    pub init: u32,
-    /// `MVNMF_SPARSITY_NONE`, `_L12` or `_L1INF`.
-    pub sparsity: u32,
-    /// Group-sparsity weight α ≥ 0.
-    pub alpha: f64,
-    /// Graph weight β ≥ 0.
-    pub beta: f64,
-    /// L1 weight γ ≥ 0 on V.
-    pub gamma: f64,
-    /// Accepted composite-gradient steps per U-step (≥ 1).
-    pub u_inner: u32,
-    /// V updates per outer iteration (≥ 1).
-    pub v_inner: u32,
-    /// Lipschitz search increase factor (> 1).
-    pub eta_up: f64,
-    /// Lipschitz search decrease factor (≥ 1).
-    pub eta_down: f64,
-    /// Lower bound of the Lipschitz guess (≥ 0).
-    pub l0: f64,
-    /// How `tol` is applied: `MVNMF_STOP_RULE_EVERY_ITERATION` (default) or
-    /// `MVNMF_STOP_RULE_SKLEARN`.
-    pub stop_rule: u32,
-    /// Who runs the parallel regions (default: serial); the results do not
-    /// depend on it.
-    pub parallel: mvnmf_parallel,
+cparams! {
+    /// Options of the MvSL family solver (MvSL-S/L/T, GNMF, MCL, joint NMF); start
+    /// from `mvnmf_mvsl_params_preset` or `mvnmf_mvsl_params_default`.
+    pub struct mvnmf_mvsl_params => MvslParams {
+        /// Outer iterations at most.
+        pub max_iter: u32,
+        /// Relative-decrease tolerance (0: run all iterations).
+        pub tol: f64,
+        /// Division guard ε ≥ 0.
+        pub eps: f64,
+        /// Upper bound on V.
+        pub vmax: f64,
+        /// Seed of the random start.
+        pub seed: u64,
+        /// `MVNMF_INIT_RANDOM` or `MVNMF_INIT_GIVEN`.
+        pub init: u32,
+        /// `MVNMF_SPARSITY_NONE`, `_L12` or `_L1INF`.
+        pub sparsity: u32,
+        /// Group-sparsity weight α ≥ 0.
+        pub alpha: f64,
+        /// Graph weight β ≥ 0.
+        pub beta: f64,
+        /// L1 weight γ ≥ 0 on V.
+        pub gamma: f64,
+        /// Accepted composite-gradient steps per U-step (≥ 1).
+        pub u_inner: u32,
+        /// V updates per outer iteration (≥ 1).
+        pub v_inner: u32,
+        /// Lipschitz search increase factor (> 1).
+        pub eta_up: f64,
+        /// Lipschitz search decrease factor (≥ 1).
+        pub eta_down: f64,
+        /// Lower bound of the Lipschitz guess (≥ 0).
+        pub l0: f64,
+        /// How `tol` is applied: `MVNMF_STOP_RULE_EVERY_ITERATION` (default) or
+        /// `MVNMF_STOP_RULE_SKLEARN`.
+        pub stop_rule: u32 as stop,
+        /// Who runs the parallel regions (default: serial); the results do not
+        /// depend on it.
+        pub parallel: mvnmf_parallel,
+    } validate;
+    /// The default options of `mvnmf_mvsl_fit` (what a NULL `params` means): the
+    /// MvSL preset (`MVNMF_MVSL_PRESET_MVSL`).
+    fn mvnmf_mvsl_params_default;
 }
 
 /// The graph of the V-step over the `n` items.
@@ -118,18 +121,6 @@ c_enum!(Sparsity {
     MVNMF_SPARSITY_L12 => L12,
     MVNMF_SPARSITY_L1INF => L1Inf,
 });
-
-cparams!(mvnmf_mvsl_params => MvslParams {
-    max_iter, tol, eps, vmax, seed, init, sparsity, alpha, beta, gamma, u_inner, v_inner,
-    eta_up, eta_down, l0, stop_rule as stop, parallel
-} validate);
-
-/// The default options of `mvnmf_mvsl_fit` (what a NULL `params` means): the
-/// MvSL preset (`MVNMF_MVSL_PRESET_MVSL`).
-#[no_mangle]
-pub extern "C" fn mvnmf_mvsl_params_default() -> mvnmf_mvsl_params {
-    CField::from_rust(&MvslParams::default())
-}
 
 /// A validated C graph descriptor.
 pub(super) enum AnyGraph<'a> {

@@ -29,40 +29,34 @@ pub const MVNMF_GRAPH_BUILD_AUTO: u32 = 2;
 pub const MVNMF_GRAPH_AUTO_EXACT_BELOW: usize = 4096;
 const _: () = assert!(MVNMF_GRAPH_AUTO_EXACT_BELOW == graph::AUTO_EXACT_BELOW);
 
-/// Options of NN-descent, the approximate neighbour search (`MVNMF_GRAPH_BUILD_APPROX`);
-/// start from `mvnmf_ann_params_default()`. A 0 in `trees`, `leaf`, `candidates` or `iters`
-/// means the size-dependent default.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_ann_params {
-    /// Neighbours NN-descent keeps per item (default 10; raised to the graph's `ka`, at most
-    /// `N − 1`).
-    pub k: usize,
-    /// Seed of the random-projection trees, the random fill and the sampling.
-    pub seed: u64,
-    /// Trees of the start (0: `min(32, 2 + floor(N^(1/4)) / 3)`).
-    pub trees: usize,
-    /// Most items per leaf (0: `max(16, k + 2)`); 1 is `MVNMF_STATUS_BAD_PARAMETER`.
-    pub leaf: usize,
-    /// Most candidates per item and kind in an iteration (0: `max(20, k)`).
-    pub candidates: usize,
-    /// Most iterations (0: `max(5, round(log2 N))`).
-    pub iters: usize,
-    /// Stop when an iteration inserts at most `delta·N·k` entries (default 0.001; 0: run all
-    /// `iters`); negative or not finite is `MVNMF_STATUS_BAD_PARAMETER`.
-    pub delta: f64,
-    /// Who runs the searches (the same graph for every choice); one thread: the caller's
-    /// pool (the pipeline's solver pool; for `mvnmf_tge_build`, one thread).
-    pub parallel: mvnmf_parallel,
-}
-
-cparams!(mvnmf_ann_params => AnnParams { k, seed, trees, leaf, candidates, iters, delta, parallel });
-
-/// The default NN-descent options (`k = 10`, seed 0, size-dependent trees, leaves,
-/// candidates and iterations, `delta = 0.001`, one thread).
-#[no_mangle]
-pub extern "C" fn mvnmf_ann_params_default() -> mvnmf_ann_params {
-    CField::from_rust(&AnnParams::default())
+cparams! {
+    /// Options of NN-descent, the approximate neighbour search (`MVNMF_GRAPH_BUILD_APPROX`);
+    /// start from `mvnmf_ann_params_default()`. A 0 in `trees`, `leaf`, `candidates` or `iters`
+    /// means the size-dependent default.
+    pub struct mvnmf_ann_params => AnnParams {
+        /// Neighbours NN-descent keeps per item (default 10; raised to the graph's `ka`, at most
+        /// `N − 1`).
+        pub k: usize,
+        /// Seed of the random-projection trees, the random fill and the sampling.
+        pub seed: u64,
+        /// Trees of the start (0: `min(32, 2 + floor(N^(1/4)) / 3)`).
+        pub trees: usize,
+        /// Most items per leaf (0: `max(16, k + 2)`); 1 is `MVNMF_STATUS_BAD_PARAMETER`.
+        pub leaf: usize,
+        /// Most candidates per item and kind in an iteration (0: `max(20, k)`).
+        pub candidates: usize,
+        /// Most iterations (0: `max(5, round(log2 N))`).
+        pub iters: usize,
+        /// Stop when an iteration inserts at most `delta·N·k` entries (default 0.001; 0: run all
+        /// `iters`); negative or not finite is `MVNMF_STATUS_BAD_PARAMETER`.
+        pub delta: f64,
+        /// Who runs the searches (the same graph for every choice); one thread: the caller's
+        /// pool (the pipeline's solver pool; for `mvnmf_tge_build`, one thread).
+        pub parallel: mvnmf_parallel,
+    };
+    /// The default NN-descent options (`k = 10`, seed 0, size-dependent trees, leaves,
+    /// candidates and iterations, `delta = 0.001`, one thread).
+    fn mvnmf_ann_params_default;
 }
 
 /// The NN-descent options' own range checks, run whatever `graph_build` says (so a bad

@@ -1,48 +1,40 @@
 //! The C ABI of `models::nmf`: NMF and joint multi-view NMF, fit and encode;
 //! the NNDSVD start; β-divergence NMF.
 //!
-//! Every export is declared once (`export!`, `ffi/declare.rs`), its `_f32`
-//! twin (`float` views, factors and encodings; options, objectives and report
-//! stay `double`) written at the end where `twin!();` stands, so the header
-//! keeps its order. The one-view calls are the joint bodies on one view.
+//! Every export is declared once, in one `export!` list (`ffi/declare.rs`):
+//! the `double` calls in order, then their `_f32` twins (`float` views,
+//! factors and encodings; options, objectives and report stay `double`), the
+//! header's order. The one-view calls are the joint bodies on one view.
 
 use core::ffi::c_void;
 
 use super::*;
 use crate::models::nmf::{self, NmfParams};
 
-/// Options of the NMF solvers; get the defaults from `mvnmf_nmf_params_default()`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_nmf_params {
-    /// Outer iterations at most (default 200).
-    pub max_iter: u32,
-    /// Relative-decrease tolerance (default 1e-6; 0 runs all iterations).
-    pub tol: f64,
-    /// Division guard ε ≥ 0 (default DBL_EPSILON).
-    pub eps: f64,
-    /// Upper bound on V (default +inf; the papers' bounded models use 1).
-    pub vmax: f64,
-    /// Seed of the random start (default 0).
-    pub seed: u64,
-    /// `MVNMF_INIT_RANDOM` (default) or `MVNMF_INIT_GIVEN`.
-    pub init: u32,
-    /// How `tol` is applied: `MVNMF_STOP_RULE_EVERY_ITERATION` (default) or
-    /// `MVNMF_STOP_RULE_SKLEARN`.
-    pub stop_rule: u32,
-    /// Who runs the parallel regions (default: serial); the results do not
-    /// depend on it.
-    pub parallel: mvnmf_parallel,
-}
-
-cparams!(mvnmf_nmf_params => NmfParams {
-    max_iter, tol, eps, vmax, seed, init, stop_rule as stop, parallel
-} validate);
-
-/// The default NMF options.
-#[no_mangle]
-pub extern "C" fn mvnmf_nmf_params_default() -> mvnmf_nmf_params {
-    CField::from_rust(&NmfParams::default())
+cparams! {
+    /// Options of the NMF solvers; get the defaults from `mvnmf_nmf_params_default()`.
+    pub struct mvnmf_nmf_params => NmfParams {
+        /// Outer iterations at most (default 200).
+        pub max_iter: u32,
+        /// Relative-decrease tolerance (default 1e-6; 0 runs all iterations).
+        pub tol: f64,
+        /// Division guard ε ≥ 0 (default DBL_EPSILON).
+        pub eps: f64,
+        /// Upper bound on V (default +inf; the papers' bounded models use 1).
+        pub vmax: f64,
+        /// Seed of the random start (default 0).
+        pub seed: u64,
+        /// `MVNMF_INIT_RANDOM` (default) or `MVNMF_INIT_GIVEN`.
+        pub init: u32,
+        /// How `tol` is applied: `MVNMF_STOP_RULE_EVERY_ITERATION` (default) or
+        /// `MVNMF_STOP_RULE_SKLEARN`.
+        pub stop_rule: u32 as stop,
+        /// Who runs the parallel regions (default: serial); the results do not
+        /// depend on it.
+        pub parallel: mvnmf_parallel,
+    } validate;
+    /// The default NMF options.
+    fn mvnmf_nmf_params_default;
 }
 
 /// The argument positions of `mvnmf_joint_nmf_fit`, `_encode` and their
@@ -166,6 +158,33 @@ unsafe fn joint_size<D: ViewDesc>(
     }
 }
 
+/// `mvnmf_nndsvd`: zeros kept (Boutsidis & Gallopoulos' NNDSVD).
+pub const MVNMF_NNDSVD: u32 = 0;
+/// `mvnmf_nndsvd`: zeros filled with the mean of the data (NNDSVDa;
+/// scikit-learn's default start).
+pub const MVNMF_NNDSVDA: u32 = 1;
+/// `mvnmf_nndsvd`: zeros filled with `|mean · g| / 100`, `g` standard normal
+/// from `seed` (NNDSVDar).
+pub const MVNMF_NNDSVDAR: u32 = 2;
+
+fn beta_params(
+    beta: f64,
+    clip: f64,
+    p: crate::steps::NmfParams,
+) -> Result<crate::models::beta::BetaParams, Error> {
+    let b = crate::models::beta::BetaParams {
+        beta,
+        iter: p,
+        clip: if clip < 0.0 {
+            crate::models::beta::SKLEARN_EPSILON
+        } else {
+            clip
+        },
+    };
+    b.validate()?;
+    Ok(b)
+}
+
 export! {
     /// Joint multi-view NMF: `min ½ Σ_v ‖X_v − U_v V‖²_F`, `U_v ≥ 0`, `0 ≤ V ≤ vmax`.
     ///
@@ -185,7 +204,7 @@ export! {
     /// guards the scaled problem; small data is scaled up only while the scaled
     /// weights stay below 2^256); factors and objective come back in the caller's
     /// units.
-    fn mvnmf_joint_nmf_fit / mvnmf_joint_nmf_fit_f32!(
+    fn mvnmf_joint_nmf_fit / mvnmf_joint_nmf_fit_f32(
         views: *const V = "`n_views`",
         n_views: usize,
         k: usize,
@@ -210,10 +229,8 @@ export! {
         params: *const mvnmf_nmf_params,
     ) {
         joint_size::<V>(views, n_views, k, params, false)
-    }
-}
+    };
 
-export! {
     /// Out-of-sample encoding: `min_{0 ≤ V ≤ vmax} ½ Σ_v ‖X_v − U_v V‖²_F` with the
     /// bases `u[v]` (`rows_v × k`, read only) fixed; `v` (`k × N`) written.
     /// Cost: one pass over each view, then `O(k²N)` per iteration.
@@ -221,7 +238,7 @@ export! {
     /// Magnitudes: as the fits (large inputs are scaled down, small ones are not
     /// scaled up); the bases too must have half their sum of squares at most 2^999
     /// (else `MVNMF_STATUS_INPUT_TOO_LARGE`).
-    fn mvnmf_joint_nmf_encode / mvnmf_joint_nmf_encode_f32!(
+    fn mvnmf_joint_nmf_encode / mvnmf_joint_nmf_encode_f32(
         views: *const V = "`n_views`",
         n_views: usize,
         k: usize,
@@ -245,13 +262,11 @@ export! {
         params: *const mvnmf_nmf_params,
     ) {
         joint_size::<V>(views, n_views, k, params, true)
-    }
-}
+    };
 
-export! {
     /// NMF of one view: `min ½‖X − U V‖²_F`, `U ≥ 0`, `0 ≤ V ≤ vmax`; `u` is
     /// `rows × k`, `v` is `k × cols`. Same contract as `mvnmf_joint_nmf_fit`.
-    fn mvnmf_nmf_fit / mvnmf_nmf_fit_f32!(
+    fn mvnmf_nmf_fit / mvnmf_nmf_fit_f32(
         x: *const V = "one",
         k: usize,
         params: *const mvnmf_nmf_params,
@@ -273,12 +288,10 @@ export! {
         params: *const mvnmf_nmf_params,
     ) {
         joint_size::<V>(x, 1, k, params, false)
-    }
-}
+    };
 
-export! {
     /// Out-of-sample encoding for one view against the basis `u` (`rows × k`).
-    fn mvnmf_nmf_encode / mvnmf_nmf_encode_f32!(
+    fn mvnmf_nmf_encode / mvnmf_nmf_encode_f32(
         x: *const V = "one",
         k: usize,
         params: *const mvnmf_nmf_params,
@@ -300,19 +313,8 @@ export! {
         params: *const mvnmf_nmf_params,
     ) {
         joint_size::<V>(x, 1, k, params, true)
-    }
-}
+    };
 
-/// `mvnmf_nndsvd`: zeros kept (Boutsidis & Gallopoulos' NNDSVD).
-pub const MVNMF_NNDSVD: u32 = 0;
-/// `mvnmf_nndsvd`: zeros filled with the mean of the data (NNDSVDa;
-/// scikit-learn's default start).
-pub const MVNMF_NNDSVDA: u32 = 1;
-/// `mvnmf_nndsvd`: zeros filled with `|mean · g| / 100`, `g` standard normal
-/// from `seed` (NNDSVDar).
-pub const MVNMF_NNDSVDAR: u32 = 2;
-
-export! {
     /// The deterministic SVD-based start (NNDSVD, scikit-learn's definition;
     /// `variant` one of `MVNMF_NNDSVD`, `MVNMF_NNDSVDA`, `MVNMF_NNDSVDAR`) of the
     /// stacked views `[X1; …; XH]` at rank `k`, written to `u[v]` (`M_v × k`) and
@@ -353,28 +355,8 @@ export! {
     /// and rank `k`.
     workspace mvnmf_nndsvd_workspace(views: *const V = "`n_views`", n_views: usize, k: usize) {
         crate::steps::nndsvd_workspace::<f64>(shapes(views, n_views)?, k)
-    }
-}
-
-fn beta_params(
-    beta: f64,
-    clip: f64,
-    p: crate::steps::NmfParams,
-) -> Result<crate::models::beta::BetaParams, Error> {
-    let b = crate::models::beta::BetaParams {
-        beta,
-        iter: p,
-        clip: if clip < 0.0 {
-            crate::models::beta::SKLEARN_EPSILON
-        } else {
-            clip
-        },
     };
-    b.validate()?;
-    Ok(b)
-}
 
-export! {
     /// NMF (one view) or joint NMF (several, shared `V`) under the β-divergence,
     /// `β ∈ [0, 2]`: 1 Kullback–Leibler, 0 Itakura–Saito, 2 half the squared
     /// Frobenius distance; the majorise–minimise multiplicative updates of Févotte
@@ -411,7 +393,7 @@ export! {
     /// `clip = 0`).
     /// The `_f32` twin holds its iterates in double, so with `clip = 0` `Y` is
     /// floored at `2^-256` as in double.
-    fn mvnmf_beta_nmf_fit / mvnmf_beta_nmf_fit_f32!(
+    fn mvnmf_beta_nmf_fit / mvnmf_beta_nmf_fit_f32(
         views: *const V = "`n_views`",
         n_views: usize,
         k: usize,
@@ -453,12 +435,5 @@ export! {
     ) {
         let p = beta_params(beta, -1.0, read_params(params)?)?;
         crate::models::beta::fit_workspace::<T>(shapes(views, n_views)?, k, &p)
-    }
+    };
 }
-
-// ---- the `_f32` twins, in the header's order.
-mvnmf_joint_nmf_fit_f32!();
-mvnmf_joint_nmf_encode_f32!();
-mvnmf_nmf_fit_f32!();
-mvnmf_nmf_encode_f32!();
-mvnmf_beta_nmf_fit_f32!();

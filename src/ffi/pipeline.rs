@@ -6,12 +6,10 @@ use super::mvsl::mvnmf_mvsl_params;
 use super::neighbors::{mvnmf_ann_params, mvnmf_ann_params_default, read_ann, CBuild};
 use super::similarity::{
     ckernels, mvnmf_graph_params, mvnmf_graph_params_default, mvnmf_kernel, mvnmf_mkl_params,
-    mvnmf_mkl_params_default, read_graph, read_mkl, MVNMF_PENALTY_CLASS_PAIRS,
-    MVNMF_PENALTY_ITEM_NEIGHBORS,
+    mvnmf_mkl_params_default, read_graph, read_mkl,
 };
 use super::*;
 use crate::error::Error;
-use crate::graph::Penalty;
 use crate::pipeline::{self, Method, PipelineParams};
 use crate::similarity::AnnParams;
 
@@ -53,16 +51,17 @@ pub struct mvnmf_pipeline_params {
     pub ann: mvnmf_ann_params,
 }
 
+c_enum!(Method {
+    MVNMF_METHOD_JOINT_NMF => JointNmf,
+    MVNMF_METHOD_GNMF => Gnmf,
+    MVNMF_METHOD_MVSL_S => MvslS,
+    MVNMF_METHOD_MVSL_L => MvslL,
+    MVNMF_METHOD_MVSL_T => MvslT,
+    MVNMF_METHOD_MCL => Mcl,
+});
+
 fn method_of(m: u32) -> Result<Method, Error> {
-    Ok(match m {
-        MVNMF_METHOD_JOINT_NMF => Method::JointNmf,
-        MVNMF_METHOD_GNMF => Method::Gnmf,
-        MVNMF_METHOD_MVSL_S => Method::MvslS,
-        MVNMF_METHOD_MVSL_L => Method::MvslL,
-        MVNMF_METHOD_MVSL_T => Method::MvslT,
-        MVNMF_METHOD_MCL => Method::Mcl,
-        _ => return Err(Error::BadParameter),
-    })
+    CField::to_rust(&m)
 }
 
 impl CParams for mvnmf_pipeline_params {
@@ -123,10 +122,7 @@ export! {
         graph.ka = p.graph.ka;
         graph.kp = p.graph.kp;
         graph.sigma = p.graph.sigma;
-        graph.penalty = match p.graph.penalty {
-            Penalty::ClassPairs => MVNMF_PENALTY_CLASS_PAIRS,
-            Penalty::ItemNeighbors => MVNMF_PENALTY_ITEM_NEIGHBORS,
-        };
+        graph.penalty = CField::from_rust(&p.graph.penalty);
         *out = mvnmf_pipeline_params {
             method,
             solver: CField::from_rust(&p.solver),

@@ -10,20 +10,23 @@ use crate::error::Error;
 use crate::eval::{self, CvParams, EvalParams, ProtocolParams};
 use crate::linalg::mat::MatRef;
 
-/// How `mvnmf_evaluate_split` / `mvnmf_evaluate_protocol` score an encoding;
-/// defaults from `mvnmf_eval_params_default()`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_eval_params {
-    /// kNN classifier of the test items (default k = 9, Euclidean; `k` is
-    /// reduced to the smallest labeled class when fewer than `k` items are
-    /// labeled).
-    pub knn: mvnmf_knn_params,
-    /// k-means of the test items (default 10 restarts). `mvnmf_evaluate_protocol`
-    /// replaces its seed by each split's seed.
-    pub kmeans: mvnmf_kmeans_params,
-    /// NMI normalisation, `MVNMF_NMI_*` (default `MVNMF_NMI_MAX`, the papers').
-    pub nmi: u32,
+cparams! {
+    /// How `mvnmf_evaluate_split` / `mvnmf_evaluate_protocol` score an encoding;
+    /// defaults from `mvnmf_eval_params_default()`.
+    pub struct mvnmf_eval_params => EvalParams {
+        /// kNN classifier of the test items (default k = 9, Euclidean; `k` is
+        /// reduced to the smallest labeled class when fewer than `k` items are
+        /// labeled).
+        pub knn: mvnmf_knn_params,
+        /// k-means of the test items (default 10 restarts). `mvnmf_evaluate_protocol`
+        /// replaces its seed by each split's seed.
+        pub kmeans: mvnmf_kmeans_params,
+        /// NMI normalisation, `MVNMF_NMI_*` (default `MVNMF_NMI_MAX`, the papers').
+        pub nmi: u32,
+    };
+    /// The default scoring: kNN k = 9 (Euclidean), k-means with 10 restarts, NMI
+    /// normalised by `max(H(C), H(C'))`.
+    fn mvnmf_eval_params_default;
 }
 
 /// The scores of one encoding on one split.
@@ -60,17 +63,19 @@ pub struct mvnmf_score_summary {
     pub knn_k_min: usize,
 }
 
-/// Options of `mvnmf_evaluate_protocol`; defaults from
-/// `mvnmf_protocol_params_default()` (5 splits, seed 0, default scoring).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_protocol_params {
-    /// Random splits per fraction (at least 1).
-    pub splits: usize,
-    /// Split `s` uses seed `seed + s` for its labeled subset and its k-means.
-    pub seed: u64,
-    /// How each split is scored.
-    pub eval: mvnmf_eval_params,
+cparams! {
+    /// Options of `mvnmf_evaluate_protocol`; defaults from
+    /// `mvnmf_protocol_params_default()` (5 splits, seed 0, default scoring).
+    pub struct mvnmf_protocol_params => ProtocolParams {
+        /// Random splits per fraction (at least 1).
+        pub splits: usize,
+        /// Split `s` uses seed `seed + s` for its labeled subset and its k-means.
+        pub seed: u64,
+        /// How each split is scored.
+        pub eval: mvnmf_eval_params,
+    };
+    /// The default protocol: 5 splits, seed 0, the default scoring.
+    fn mvnmf_protocol_params_default;
 }
 
 /// What `mvnmf_evaluate_protocol` asks its fit callback for: the `k × n`
@@ -104,17 +109,19 @@ pub type mvnmf_protocol_fit_fn = Option<
     unsafe extern "C" fn(fit: *const mvnmf_protocol_fit, v: *mut f64, user: *mut c_void) -> c_int,
 >;
 
-/// Options of `mvnmf_cross_validate`; defaults from `mvnmf_cv_params_default()`
-/// (3 folds, seed 0, kNN k = 9).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_cv_params {
-    /// Folds (at least 2, at most the number of labeled items).
-    pub folds: usize,
-    /// Seed of the folds' shuffle.
-    pub seed: u64,
-    /// The classifier that scores a held-out fold.
-    pub knn: mvnmf_knn_params,
+cparams! {
+    /// Options of `mvnmf_cross_validate`; defaults from `mvnmf_cv_params_default()`
+    /// (3 folds, seed 0, kNN k = 9).
+    pub struct mvnmf_cv_params => CvParams {
+        /// Folds (at least 2, at most the number of labeled items).
+        pub folds: usize,
+        /// Seed of the folds' shuffle.
+        pub seed: u64,
+        /// The classifier that scores a held-out fold.
+        pub knn: mvnmf_knn_params,
+    };
+    /// The default cross-validation: 3 folds, seed 0, kNN k = 9.
+    fn mvnmf_cv_params_default;
 }
 
 /// What `mvnmf_cross_validate` asks its fit callback for: the `k × n`
@@ -146,11 +153,6 @@ pub struct mvnmf_cv_fit {
 /// cross-validation (`MVNMF_STATUS_CANCELLED`, outputs untouched).
 pub type mvnmf_cv_fit_fn =
     Option<unsafe extern "C" fn(fit: *const mvnmf_cv_fit, v: *mut f64, user: *mut c_void) -> c_int>;
-
-cparams!(mvnmf_eval_params => EvalParams { knn, kmeans, nmi });
-cparams!(mvnmf_protocol_params => ProtocolParams { splits, seed, eval });
-cparams!(mvnmf_cv_params => CvParams { folds, seed, knn });
-
 impl From<mvnmf_split_scores> for eval::SplitScores {
     fn from(s: mvnmf_split_scores) -> Self {
         eval::SplitScores {
@@ -171,25 +173,6 @@ impl From<eval::SplitScores> for mvnmf_split_scores {
             knn_k: s.knn_k,
         }
     }
-}
-
-/// The default scoring: kNN k = 9 (Euclidean), k-means with 10 restarts, NMI
-/// normalised by `max(H(C), H(C'))`.
-#[no_mangle]
-pub extern "C" fn mvnmf_eval_params_default() -> mvnmf_eval_params {
-    CField::from_rust(&EvalParams::default())
-}
-
-/// The default protocol: 5 splits, seed 0, the default scoring.
-#[no_mangle]
-pub extern "C" fn mvnmf_protocol_params_default() -> mvnmf_protocol_params {
-    CField::from_rust(&ProtocolParams::default())
-}
-
-/// The default cross-validation: 3 folds, seed 0, kNN k = 9.
-#[no_mangle]
-pub extern "C" fn mvnmf_cv_params_default() -> mvnmf_cv_params {
-    CField::from_rust(&CvParams::default())
 }
 
 export! {

@@ -115,20 +115,20 @@ pub struct mvnmf_qp_report {
     pub support: usize,
 }
 
-/// Options of the LDGE / TGE builders; defaults from `mvnmf_graph_params_default()`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_graph_params {
-    /// Affinity neighbours `>= 1` (default 5).
-    pub ka: usize,
-    /// Penalty neighbours / pairs per class (default 3; 0: empty penalty graph).
-    pub kp: usize,
-    /// `MVNMF_PENALTY_CLASS_PAIRS` (default) or `MVNMF_PENALTY_ITEM_NEIGHBORS`.
-    pub penalty: u32,
-    /// TGE's weight of label-derived edges, finite, `> 0` (default 2).
-    pub sigma: f64,
-    /// Items per block side (0: default).
-    pub block: usize,
+cparams! {
+    /// Options of the LDGE / TGE builders; defaults from `mvnmf_graph_params_default()`.
+    pub struct mvnmf_graph_params => GraphParams {
+        /// Affinity neighbours `>= 1` (default 5).
+        pub ka: usize,
+        /// Penalty neighbours / pairs per class (default 3; 0: empty penalty graph).
+        pub kp: usize,
+        /// `MVNMF_PENALTY_CLASS_PAIRS` (default) or `MVNMF_PENALTY_ITEM_NEIGHBORS`.
+        pub penalty: u32,
+        /// TGE's weight of label-derived edges, finite, `> 0` (default 2).
+        pub sigma: f64,
+        /// Items per block side (0: default).
+        pub block: usize,
+    } validate;
 }
 
 /// Caller buffers for one symmetric CSR graph of `N` items: `row_ptr[N + 1]`,
@@ -282,23 +282,10 @@ pub(super) unsafe fn read_graph(p: *const mvnmf_graph_params) -> Result<GraphPar
     c_unsafe! { read_params(p) }
 }
 
-impl CField<Penalty> for u32 {
-    fn to_rust(&self) -> Result<Penalty, Error> {
-        match *self {
-            MVNMF_PENALTY_CLASS_PAIRS => Ok(Penalty::ClassPairs),
-            MVNMF_PENALTY_ITEM_NEIGHBORS => Ok(Penalty::ItemNeighbors),
-            _ => Err(Error::BadParameter),
-        }
-    }
-    fn from_rust(r: &Penalty) -> u32 {
-        match r {
-            Penalty::ClassPairs => MVNMF_PENALTY_CLASS_PAIRS,
-            Penalty::ItemNeighbors => MVNMF_PENALTY_ITEM_NEIGHBORS,
-        }
-    }
-}
-
-cparams!(mvnmf_graph_params => GraphParams { ka, kp, penalty, sigma, block } validate);
+c_enum!(Penalty {
+    MVNMF_PENALTY_CLASS_PAIRS => ClassPairs,
+    MVNMF_PENALTY_ITEM_NEIGHBORS => ItemNeighbors,
+});
 
 /// The default fused-kNN options (`k = 5`, all items, default block).
 #[no_mangle]

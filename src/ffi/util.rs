@@ -96,19 +96,64 @@ impl CField<bool> for u32 {
     }
 }
 
-/// One field list gives a C options struct's conversions both ways, its
-/// `CParams` (what NULL means: `Rust::default()`) and, through `from_rust`,
-/// its `mvnmf_*_params_default()`:
+/// One field list gives a C options struct (`#[repr(C)]`, with its docs), its
+/// conversions both ways, its `CParams` (what NULL means: `Rust::default()`)
+/// and its `mvnmf_*_params_default()` (the Rust defaults, through `from_rust`):
 ///
-/// `cparams!(mvnmf_x_params => XParams { a, b as rust_b, c } validate);`
+/// ```text
+/// cparams! {
+///     /// What the options are for.
+///     pub struct mvnmf_x_params => XParams {
+///         /// A field's doc (the header's).
+///         pub a: u32,
+///         pub b: f64 as rust_b,
+///     } validate;
+///     /// The default options.
+///     fn mvnmf_x_params_default;
+/// }
+/// ```
 ///
-/// lists every field of both structs once (C name, then ` as ` the Rust name
-/// where they differ; a field missing on either side does not compile);
-/// `validate` runs the Rust options' own `validate()` after reading. The C
-/// struct itself stays written out, where cbindgen reads it.
+/// lists every field of both structs once (C name and type, then ` as ` the
+/// Rust name where they differ; a field missing on either side does not
+/// compile); `validate` runs the Rust options' own `validate()` after reading,
+/// `check f` runs `f(&options)`. Without the `fn` line the default function
+/// is written elsewhere (where the header lists it). The short form
+/// `cparams!(mvnmf_x_params => XParams { a, b as rust_b } validate);` gives the
+/// conversions of a struct written out by hand.
 macro_rules! cparams {
-    ($c:ident => $r:ident { $($f:tt)* } $($v:ident)?) => {
-        cparams!(@munch $c, $r, [$($v)?], [], $($f)*,);
+    (
+        $(#[$sdoc:meta])*
+        pub struct $c:ident => $r:ident {
+            $(
+                $(#[$fdoc:meta])*
+                pub $cf:ident: $t:ty $(as $rf:ident)?
+            ),* $(,)?
+        } $($v:ident)*;
+        $(
+            $(#[$ddoc:meta])*
+            fn $def:ident;
+        )?
+    ) => {
+        $(#[$sdoc])*
+        #[repr(C)]
+        #[derive(Clone, Copy, Debug)]
+        pub struct $c {
+            $(
+                $(#[$fdoc])*
+                pub $cf: $t,
+            )*
+        }
+        cparams!(@munch $c, $r, [$($v)*], [], $($cf $(as $rf)?,)*);
+        $(
+            $(#[$ddoc])*
+            #[no_mangle]
+            pub extern "C" fn $def() -> $c {
+                $crate::ffi::util::CField::from_rust(&$r::default())
+            }
+        )?
+    };
+    ($c:ident => $r:ident { $($f:tt)* } $($v:ident)*) => {
+        cparams!(@munch $c, $r, [$($v)*], [], $($f)*,);
     };
     (@munch $c:ident, $r:ident, $v:tt, [$($d:tt)*], $cf:ident as $rf:ident, $($rest:tt)*) => {
         cparams!(@munch $c, $r, $v, [$($d)* ($cf $rf)], $($rest)*);
@@ -121,6 +166,9 @@ macro_rules! cparams {
     };
     (@check [validate], $out:ident) => {
         $out.validate()?;
+    };
+    (@check [check $f:ident], $out:ident) => {
+        $f(&$out)?;
     };
     (@check [], $out:ident) => {};
     (@emit $c:ident, $r:ident, $v:tt, [$(($cf:ident $rf:ident))*]) => {
@@ -421,6 +469,25 @@ pub(crate) unsafe fn slice_mut<'a, T>(p: *mut T, len: usize) -> Result<&'a mut [
         return Ok(&mut []);
     }
     c_unsafe!(Ok(core::slice::from_raw_parts_mut(p, len)))
+}
+
+/// [`slice()`] of an optional array: `None` for NULL.
+pub(crate) unsafe fn opt_slice<'a, T>(p: *const T, len: usize) -> Result<Option<&'a [T]>, Error> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    c_unsafe!(slice(p, len)).map(Some)
+}
+
+/// [`slice_mut`] of an optional output: `None` for NULL.
+pub(crate) unsafe fn opt_slice_mut<'a, T>(
+    p: *mut T,
+    len: usize,
+) -> Result<Option<&'a mut [T]>, Error> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    c_unsafe!(slice_mut(p, len)).map(Some)
 }
 
 /// The checks of [`slice()`] and [`slice_mut`]: `false` for an empty slice
