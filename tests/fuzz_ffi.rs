@@ -4073,6 +4073,26 @@ struct DCase {
     seed: u64,
 }
 
+/// Dense C view descriptors (`$ty`: `mvnmf_view` or `mvnmf_view_f32`) of each
+/// view's `n` columns in `owned`, `rows[v]` features each.
+macro_rules! dense_views {
+    ($ty:ident, $owned:expr, $rows:expr, $n:expr) => {
+        $owned
+            .iter()
+            .zip(&$rows)
+            .map(|(x, &m)| $ty {
+                kind: MVNMF_VIEW_DENSE,
+                rows: m,
+                cols: $n,
+                values: x.as_ptr(),
+                col_stride: m,
+                col_ptr: null(),
+                row_idx: null(),
+            })
+            .collect::<Vec<$ty>>()
+    };
+}
+
 fn dist_rank(c: &DCase, r: usize, comm_ctx: *mut c_void) -> DOut {
     let (a, b) = (c.cuts[r], c.cuts[r + 1]);
     let n = *c.cuts.last().unwrap();
@@ -4090,19 +4110,7 @@ fn dist_rank(c: &DCase, r: usize, comm_ctx: *mut c_void) -> DOut {
             _ => owned[0][0] = -1.0,
         }
     }
-    let views: Vec<mvnmf_view> = owned
-        .iter()
-        .zip(&c.rows)
-        .map(|(x, &m)| mvnmf_view {
-            kind: MVNMF_VIEW_DENSE,
-            rows: m,
-            cols: n_r,
-            values: x.as_ptr(),
-            col_stride: m,
-            col_ptr: null(),
-            row_idx: null(),
-        })
-        .collect();
+    let views = dense_views!(mvnmf_view, owned, c.rows, n_r);
     let h = views.len();
     let comm = mvnmf_dist_comm {
         allreduce: Some(d_allreduce),
@@ -4332,19 +4340,7 @@ fn dist_rank(c: &DCase, r: usize, comm_ctx: *mut c_void) -> DOut {
         .iter()
         .map(|x| x.iter().map(|&y| y as f32).collect())
         .collect();
-    let views32: Vec<mvnmf_view_f32> = owned32
-        .iter()
-        .zip(&c.rows)
-        .map(|(x, &m)| mvnmf_view_f32 {
-            kind: MVNMF_VIEW_DENSE,
-            rows: m,
-            cols: n_r,
-            values: x.as_ptr(),
-            col_stride: m,
-            col_ptr: null(),
-            row_idx: null(),
-        })
-        .collect();
+    let views32 = dense_views!(mvnmf_view_f32, owned32, c.rows, n_r);
     let (vp, vp32) = (views.as_ptr(), views32.as_ptr());
     let mut wb = 0;
     let s = unsafe {
