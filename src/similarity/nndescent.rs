@@ -133,9 +133,9 @@ use super::topk::better;
 use super::{check_eta, check_labels, check_views, layout, ClassIndex, Kernel, KernelSet, Layout};
 use crate::data::{View, ViewSet, ViewShape};
 use crate::error::{Error, Part};
-use crate::linalg::microk::prefetch;
+use crate::linalg::microk::{dots2_f32, prefetch};
 use crate::linalg::real::Real;
-use crate::linalg::{dots_f32, row_f32};
+use crate::linalg::row_f32;
 use crate::par::{pieces, pieces_mut, Counted, Parallel};
 use crate::rng::Rng;
 use crate::work::{Stack, WorkReq};
@@ -440,7 +440,7 @@ impl<T: Real, VS: ViewSet<T> + ?Sized> Eval<'_, '_, T, VS> {
                     *u = x - y;
                 }
                 let (u, out) = self.sf.split_at_mut(f.ld);
-                dots_f32(f.z, f.ld, (0, f.ld), u, rows, out.part_mut(..nr)?);
+                dots2_f32(f.z, f.ld, (0, f.ld), u, rows, out.part_mut(..nr)?);
                 for (r, &d) in out.iter().take(nr).enumerate() {
                     *self.blk.at_mut(r)? = T::from_f64(f64::from(d));
                     *self.blk.at_mut(r + nr)? = T::ZERO;
@@ -731,7 +731,7 @@ impl<'f> Fast<'f> {
         let (sf, sd) = (sf.part_mut(..nq)?, sd.part_mut(..nq)?);
         if self.lin > 0 {
             let x = row_f32(self.z, self.ld, (0, self.lin), p);
-            dots_f32(self.z, self.ld, (0, self.lin), x, qs, sf);
+            dots2_f32(self.z, self.ld, (0, self.lin), x, qs, sf);
             for (d, &x) in sd.iter_mut().zip(sf.iter()) {
                 *d = f64::from(x);
             }
@@ -749,7 +749,7 @@ impl<'f> Fast<'f> {
                 self.g.at(v)?,
             );
             let x = row_f32(self.z, self.ld, (o, m), p);
-            dots_f32(self.z, self.ld, (o, m), x, qs, sf);
+            dots2_f32(self.z, self.ld, (o, m), x, qs, sf);
             let np = f64::from(self.norm.at(p * self.h + v)?);
             for ((d, &x), &q) in sd.iter_mut().zip(sf.iter()).zip(qs) {
                 let nq = f64::from(self.norm.at(q * self.h + v)?);
