@@ -1595,39 +1595,78 @@ pub fn approx_knn_progress<
             };
             let exact = task.ev.fast.is_some();
             let lo = t * chunk;
-            for (r, (x, s)) in nb
-                .chunks_exact_mut(k.max(1))
-                .zip(sm.chunks_exact_mut(k.max(1)))
-                .enumerate()
-            {
+            let rows = nb.len() / k.max(1);
+            for r in 0..rows {
+                // The rows before `r` (done: entries in their own numbers, sorted) and row `r`.
+                let (Some((done_x, x)), Some((done_s, s))) = (
+                    nb.split_at_mut_checked(r * k),
+                    sm.split_at_mut_checked(r * k),
+                ) else {
+                    return Err(Error::Internal);
+                };
+                let (x, s) = (x.part_mut(..k)?, s.part_mut(..k)?);
+                let (done_x, done_s) = (&*done_x, &*done_s);
                 // Rows in the renumbered order (neighbours' columns then come again soon), the
                 // entries and the item in their own numbers.
                 let i = match order_ref {
-                    Some(o) => {
-                        for e in x.iter_mut() {
-                            if *e != NO_NEIGHBOR {
-                                *e = o.at(*e)?;
-                            }
-                        }
-                        o.at(lo + r)?
-                    }
+                    Some(o) => o.at(lo + r)?,
                     None => lo + r,
                 };
                 if exact {
-                    if x.contains(&NO_NEIGHBOR) {
-                        for (&j, sv) in x.iter().zip(s.iter_mut()) {
-                            if j != NO_NEIGHBOR {
-                                task.ev.eng.block(&[i], &[j], task.ev.blk)?;
-                                *sv = task.ev.blk.at(0)?.to_f64();
+                    // A pair's value is bitwise the same whichever item is the row (the
+                    // evaluator's panel products commute, `‖x‖² + ‖y‖²` too): an entry `j`
+                    // that is an earlier row of this task with `i` in its list takes the value
+                    // found there; the others are evaluated (`cols[..miss]`, their positions in
+                    // `cols[k..]`).
+                    let reuse = task.cols.len() >= 2 * k;
+                    let mut miss = 0;
+                    for (c, (e, sv)) in x.iter_mut().zip(s.iter_mut()).enumerate() {
+                        if *e == NO_NEIGHBOR {
+                            continue;
+                        }
+                        let q = *e;
+                        if let Some(o) = order_ref {
+                            *e = o.at(q)?;
+                        }
+                        let j = *e;
+                        let mut found = None;
+                        if reuse && q >= lo && q < lo + r {
+                            let b = (q - lo) * k;
+                            let row = done_x.part(b..b + k)?;
+                            if let Some(t) = row.iter().position(|&y| y == i) {
+                                found = Some(done_s.at(b + t)?);
                             }
                         }
-                    } else {
-                        task.ev.eng.block(&[i], x, task.ev.blk)?;
-                        for (c, sv) in s.iter_mut().enumerate() {
-                            *sv = task.ev.blk.at(c)?.to_f64();
+                        match found {
+                            Some(v) => *sv = v,
+                            None if reuse => {
+                                *task.cols.at_mut(miss)? = j;
+                                *task.cols.at_mut(k + miss)? = c;
+                                miss += 1;
+                            }
+                            None => {
+                                task.ev.eng.block(&[i], &[j], task.ev.blk)?;
+                                *sv = task.ev.blk.at(0)?.to_f64();
+                                task.evals += 1;
+                            }
                         }
                     }
-                    task.evals += k as u64;
+                    if miss > 0 {
+                        let Some((cj, cpos)) = task.cols.split_at_checked(k) else {
+                            return Err(Error::Internal);
+                        };
+                        task.ev.eng.block(&[i], cj.part(..miss)?, task.ev.blk)?;
+                        for (t, &c) in cpos.part(..miss)?.iter().enumerate() {
+                            *s.at_mut(c)? = task.ev.blk.at(t)?.to_f64();
+                        }
+                        task.evals += miss as u64;
+                    }
+                } else if let Some(o) = order_ref {
+                    for e in x.iter_mut() {
+                        if *e != NO_NEIGHBOR {
+                            *e = o.at(*e)?;
+                        }
+                    }
                 }
                 // Insertion sort (k is small).
                 for a in 1..k {
