@@ -94,8 +94,7 @@ impl AvxTile {
         #[cfg(target_arch = "x86_64")]
         {
             let n16 = x.len().min(y0.len()).min(y1.len()) / 16 * 16;
-            let (Some(x), Some(y0), Some(y1)) = (x.get(..n16), y0.get(..n16), y1.get(..n16))
-            else {
+            let (Some(x), Some(y0), Some(y1)) = (x.get(..n16), y0.get(..n16), y1.get(..n16)) else {
                 return s;
             };
             // SAFETY: the token proves AVX2; the three slices hold `n16` values, the loads read
@@ -557,14 +556,21 @@ pub(crate) fn dots2_f32(
         return super::dots_f32(z, ld, (o, m), x, qs, out);
     };
     let n = out.len().min(qs.len());
-    let (out, qs) = (out.get_mut(..n).unwrap_or_default(), qs.get(..n).unwrap_or_default());
+    let (out, qs) = (
+        out.get_mut(..n).unwrap_or_default(),
+        qs.get(..n).unwrap_or_default(),
+    );
     let row = |q: usize| super::row_f32(z, ld, (o, m), q);
     // Four at a time on the AVX-512 level, then two at a time.
     let n4 = if tile.is_512() { n / 4 * 4 } else { 0 };
-    let (out4, out) = out.split_at_mut(n4);
-    let (qs4, qs) = qs.split_at(n4);
+    let (Some((out4, out)), Some((qs4, qs))) =
+        (out.split_at_mut_checked(n4), qs.split_at_checked(n4))
+    else {
+        return;
+    };
     for (d, q) in out4.chunks_exact_mut(4).zip(qs4.chunks_exact(4)) {
-        let (Some(&q0), Some(&q1), Some(&q2), Some(&q3)) = (q.first(), q.get(1), q.get(2), q.get(3))
+        let (Some(&q0), Some(&q1), Some(&q2), Some(&q3)) =
+            (q.first(), q.get(1), q.get(2), q.get(3))
         else {
             continue;
         };
@@ -773,7 +779,13 @@ mod tests {
     #[test]
     fn dots2_matches_dots_bitwise() {
         let mut rng = Rng::new(7);
-        for &(ld, o, m) in &[(649, 0, 649), (40, 0, 16), (40, 3, 37), (9, 0, 9), (150, 20, 130)] {
+        for &(ld, o, m) in &[
+            (649, 0, 649),
+            (40, 0, 16),
+            (40, 3, 37),
+            (9, 0, 9),
+            (150, 20, 130),
+        ] {
             let n = 23;
             let z: std::vec::Vec<f32> = (0..n * ld).map(|_| rng.uniform() as f32 - 0.3).collect();
             let x: std::vec::Vec<f32> = z[5 * ld + o..5 * ld + o + m].to_vec();
