@@ -102,8 +102,8 @@ def drop_self(ids, k):
     return out
 
 
-def run_mvnmf(d, n, k, threads, dims, extra):
-    cmd = [BIN, d, str(n), str(k), str(threads)] + [str(m) for m in dims] + extra
+def run_mvnmf(d, n, k, threads, dims, extra, binary=None):
+    cmd = [binary or BIN, d, str(n), str(k), str(threads)] + [str(m) for m in dims] + extra
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     vals = dict(re.findall(r"(\w+)=([\d.]+)", out))
     return float(vals["seconds"]), float(vals["cpu_seconds"]), float(vals["recall"]), vals
@@ -157,6 +157,11 @@ def main():
     ap.add_argument("--repeat", type=int, default=0,
                     help="builds per timing, the mean reported (0: max(1, 20000 // N): 10 "
                          "at mfeat's 2000 items, where one build is a few 10 ms CPU ticks)")
+    ap.add_argument("--baseline", default=None,
+                    help="a bench_ann binary of the code before a change: after the ladders, "
+                         "it, the current binary (at mvnmf's level) and pynndescent (at its "
+                         "level) are timed in turn --rounds times and the medians reported")
+    ap.add_argument("--rounds", type=int, default=5)
     a = ap.parse_args()
     k = a.k
     if "pynndescent" in a.peers:
@@ -219,6 +224,32 @@ def main():
                                                     f"n_neighbors={nn or k + 1} {extra}", secs)
                             if rec >= goal:
                                 break
+                    if a.baseline and "pynndescent" in peers:
+                        lvl = best[2].split() if best[2] != "defaults" else []
+                        pp = peers["pynndescent"][2]
+                        nn = int(pp.split()[0].split("=")[1])
+                        pextra = eval(pp.split(" ", 1)[1])
+                        times = {"before": [], "after": [], "pynndescent": []}
+                        recs = {}
+                        for rnd in range(a.rounds):
+                            for name, b in (("before", a.baseline), ("after", BIN)):
+                                _, cpu, rec, _ = run_mvnmf(d, n, k, t, dims,
+                                                           lvl + ["--repeat", str(rep)], b)
+                                times[name].append(cpu)
+                                recs[name] = rec
+                            _, cpu, graph = run_pynn(z, k, t, nn, pextra, rep)
+                            times["pynndescent"].append(cpu)
+                            recs["pynndescent"] = recall(graph, sample, truth, k)
+                            print(f"{case} N={n} t={t} round {rnd + 1}: " + ", ".join(
+                                f"{x} {times[x][-1]:.4f} s CPU (recall {recs[x]:.4f})"
+                                for x in times), flush=True)
+                        med = {x: float(np.median(v)) for x, v in times.items()}
+                        print(f"{case} N={n} t={t} medians of {a.rounds} rounds: "
+                              f"before {med['before']:.4f}, after {med['after']:.4f}, "
+                              f"pynndescent {med['pynndescent']:.4f} s CPU; "
+                              f"pynndescent/before {med['pynndescent'] / med['before']:.2f}, "
+                              f"pynndescent/after {med['pynndescent'] / med['after']:.2f}, "
+                              f"before/after {med['before'] / med['after']:.2f}", flush=True)
                     rows.append((case, n, t, best, peers))
     print()
     print("Times: CPU seconds of the process (every thread), then wall seconds; the ratio is")

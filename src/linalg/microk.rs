@@ -83,6 +83,63 @@ impl AvxTile {
         s
     }
 
+    /// The sixteen partial sums of `x·y0` and of `x·y1` in one pass over `x` (three loads per
+    /// sixteen values of both products instead of four, four independent accumulator chains
+    /// instead of two): each lane for lane the bits of [`AvxTile::partial_dots_f32`] of that
+    /// pair (`n`: the shortest of the three lengths, which must then be that of each pair).
+    #[inline(always)]
+    pub(crate) fn partial_dots2_f32(self, x: &[f32], y0: &[f32], y1: &[f32]) -> [[f32; 16]; 2] {
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+        let mut s = [[0.0f32; 16]; 2];
+        #[cfg(target_arch = "x86_64")]
+        {
+            let n16 = x.len().min(y0.len()).min(y1.len()) / 16 * 16;
+            let (Some(x), Some(y0), Some(y1)) = (x.get(..n16), y0.get(..n16), y1.get(..n16)) else {
+                return s;
+            };
+            // SAFETY: the token proves AVX2; the three slices hold `n16` values, the loads read
+            // `[i..i + 16]` of each for `i + 16 <= n16` only.
+            unsafe { dots16x2_avx2(x.as_ptr(), (y0.as_ptr(), y1.as_ptr()), n16, &mut s) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (x, y0, y1); // no token exists off x86-64 (`new` gives None)
+        s
+    }
+
+    /// [`AvxTile::partial_dots2_f32`] for four products `x·y_t` at once, on the AVX-512 level
+    /// only (one 16-lane register per product holds exactly the sixteen partial sums, so four
+    /// independent chains; `None` below AVX-512). Lane for lane the bits of
+    /// [`AvxTile::partial_dots_f32`] of each pair.
+    #[inline(always)]
+    pub(crate) fn partial_dots4_f32(self, x: &[f32], y: [&[f32]; 4]) -> Option<[[f32; 16]; 4]> {
+        if !self.0 {
+            return None;
+        }
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+        let mut s = [[0.0f32; 16]; 4];
+        #[cfg(target_arch = "x86_64")]
+        {
+            let n = y.iter().fold(x.len(), |n, y| n.min(y.len()));
+            let n16 = n / 16 * 16;
+            let (Some(x), Some(y0), Some(y1), Some(y2), Some(y3)) = (
+                x.get(..n16),
+                y[0].get(..n16),
+                y[1].get(..n16),
+                y[2].get(..n16),
+                y[3].get(..n16),
+            ) else {
+                return Some(s);
+            };
+            let ys = [y0.as_ptr(), y1.as_ptr(), y2.as_ptr(), y3.as_ptr()];
+            // SAFETY: the token's flag proves AVX-512F; the five slices hold `n16` values, the
+            // loads read `[i..i + 16]` of each for `i + 16 <= n16` only.
+            unsafe { dots16x4_avx512(x.as_ptr(), ys, n16, &mut s) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (x, y);
+        Some(s)
+    }
+
     /// Whether this is the AVX-512 tile (`24 × 8`; else `12 × 4`).
     #[inline(always)]
     pub(crate) fn is_512(self) -> bool {
@@ -480,6 +537,98 @@ unsafe fn k256<const MV: usize, const NB: usize, const UNIT: bool>(x: Args) {
     }
 }
 
+/// [`super::dots_f32`] with the candidates taken four at a time on AVX-512
+/// ([`AvxTile::partial_dots4_f32`]), then two at a time ([`AvxTile::partial_dots2_f32`]):
+/// `x` loaded once for all of them, and more independent accumulator chains (the one-row
+/// loop waits on the latency of its two chains). `out[t] = Σ_f x[f] y_t[f]`, the same bits as
+/// `super::dots_f32` for every `t` (each product's sixteen partial sums, their reduction tree
+/// and its tail are those of the one-row loop). Without the AVX2 token, or for an odd last
+/// candidate, the one-row loop itself.
+pub(crate) fn dots2_f32(
+    z: &[f32],
+    ld: usize,
+    (o, m): (usize, usize),
+    x: &[f32],
+    qs: &[usize],
+    out: &mut [f32],
+) {
+    let Some(tile) = AvxTile::new() else {
+        return super::dots_f32(z, ld, (o, m), x, qs, out);
+    };
+    let n = out.len().min(qs.len());
+    let (out, qs) = (
+        out.get_mut(..n).unwrap_or_default(),
+        qs.get(..n).unwrap_or_default(),
+    );
+    let row = |q: usize| super::row_f32(z, ld, (o, m), q);
+    // Four at a time on the AVX-512 level, then two at a time.
+    let n4 = if tile.is_512() { n / 4 * 4 } else { 0 };
+    let (Some((out4, out)), Some((qs4, qs))) =
+        (out.split_at_mut_checked(n4), qs.split_at_checked(n4))
+    else {
+        return;
+    };
+    for (d, q) in out4.chunks_exact_mut(4).zip(qs4.chunks_exact(4)) {
+        let (Some(&q0), Some(&q1), Some(&q2), Some(&q3)) =
+            (q.first(), q.get(1), q.get(2), q.get(3))
+        else {
+            continue;
+        };
+        let y = [row(q0), row(q1), row(q2), row(q3)];
+        let ok = x.len() == m && y.iter().all(|y| y.len() == m);
+        match tile.partial_dots4_f32(x, y) {
+            Some(s) if ok => {
+                for ((d, s), y) in d.iter_mut().zip(&s).zip(y) {
+                    *d = finish16(s, x, y);
+                }
+            }
+            _ => super::dots_f32(z, ld, (o, m), x, q, d),
+        }
+    }
+    let n = n - n4;
+    let mut pairs = out.chunks_exact_mut(2).zip(qs.chunks_exact(2));
+    for (d, q) in &mut pairs {
+        let (Some(&q0), Some(&q1)) = (q.first(), q.get(1)) else {
+            continue;
+        };
+        let (y0, y1) = (row(q0), row(q1));
+        if x.len() == m && y0.len() == m && y1.len() == m {
+            let [s0, s1] = tile.partial_dots2_f32(x, y0, y1);
+            if let Some([d0, d1]) = d.get_mut(..2) {
+                *d0 = finish16(&s0, x, y0);
+                *d1 = finish16(&s1, x, y1);
+            }
+        } else {
+            super::dots_f32(z, ld, (o, m), x, q, d);
+        }
+    }
+    let rest = n / 2 * 2;
+    if let (Some(d), Some(q)) = (out.get_mut(rest..), qs.get(rest..)) {
+        super::dots_f32(z, ld, (o, m), x, q, d);
+    }
+}
+
+/// The end of `linalg`'s `dot16` after its partial sums `s`: the fixed reduction tree, then
+/// the values past the last multiple of 16 (the same operations in the same order).
+#[inline(always)]
+fn finish16(s: &[f32; 16], x: &[f32], y: &[f32]) -> f32 {
+    let (cx, cy) = (
+        x.get(x.len() / 16 * 16..).unwrap_or_default(),
+        y.get(y.len() / 16 * 16..).unwrap_or_default(),
+    );
+    let (s0, s1) = s.split_at(8);
+    let mut h = [0.0f32; 8];
+    for ((h, &a), &b) in h.iter_mut().zip(s0).zip(s1) {
+        *h = a + b;
+    }
+    let q = [h[0] + h[4], h[1] + h[5], h[2] + h[6], h[3] + h[7]];
+    let mut r = (q[0] + q[2]) + (q[1] + q[3]);
+    for (a, b) in cx.iter().zip(cy) {
+        r += a * b;
+    }
+    r
+}
+
 /// Asks for the cache lines of `s` (data about to be read at random places: the candidate
 /// rows, heaps and lists of NN-descent, the columns an evaluator gathers; each such read
 /// otherwise waits for memory). No effect on any value; nothing off x86-64.
@@ -531,5 +680,129 @@ unsafe fn dots16_avx2(x: *const f32, y: *const f32, n16: usize, s: &mut [f32; 16
     unsafe {
         _mm256_storeu_ps(p, a0);
         _mm256_storeu_ps(p.add(8), a1);
+    }
+}
+
+/// See [`AvxTile::partial_dots2_f32`]: `x`, `y.0`, `y.1` readable for `n16` values, `n16` a
+/// multiple of 16. Each product's two accumulators are updated exactly as in
+/// [`dots16_avx2`] (a multiply, then an add, in the same order over `i`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn dots16x2_avx2(
+    x: *const f32,
+    y: (*const f32, *const f32),
+    n16: usize,
+    s: &mut [[f32; 16]; 2],
+) {
+    use core::arch::x86_64::{
+        _mm256_add_ps, _mm256_loadu_ps, _mm256_mul_ps, _mm256_setzero_ps, _mm256_storeu_ps,
+    };
+    let (mut a0, mut a1) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+    let (mut b0, mut b1) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+    let mut i = 0;
+    while i + 16 <= n16 {
+        // SAFETY: `i + 16 <= n16` values of each operand are readable.
+        let (x0, x1, p0, p1, q0, q1) = unsafe {
+            (
+                _mm256_loadu_ps(x.add(i)),
+                _mm256_loadu_ps(x.add(i + 8)),
+                _mm256_loadu_ps(y.0.add(i)),
+                _mm256_loadu_ps(y.0.add(i + 8)),
+                _mm256_loadu_ps(y.1.add(i)),
+                _mm256_loadu_ps(y.1.add(i + 8)),
+            )
+        };
+        a0 = _mm256_add_ps(a0, _mm256_mul_ps(x0, p0));
+        a1 = _mm256_add_ps(a1, _mm256_mul_ps(x1, p1));
+        b0 = _mm256_add_ps(b0, _mm256_mul_ps(x0, q0));
+        b1 = _mm256_add_ps(b1, _mm256_mul_ps(x1, q1));
+        i += 16;
+    }
+    let [s0, s1] = s;
+    // SAFETY: `s0` and `s1` hold 16 values each.
+    unsafe {
+        _mm256_storeu_ps(s0.as_mut_ptr(), a0);
+        _mm256_storeu_ps(s0.as_mut_ptr().add(8), a1);
+        _mm256_storeu_ps(s1.as_mut_ptr(), b0);
+        _mm256_storeu_ps(s1.as_mut_ptr().add(8), b1);
+    }
+}
+
+/// See [`AvxTile::partial_dots4_f32`]: `x` and the four `y` readable for `n16` values, `n16`
+/// a multiple of 16. Lane `l` of product `t`'s register is the sum over `i` (in order) of
+/// `x[i + l]·y_t[i + l]`, a multiply then an add: the partial sum `l` of [`dots16_avx2`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn dots16x4_avx512(x: *const f32, y: [*const f32; 4], n16: usize, s: &mut [[f32; 16]; 4]) {
+    use core::arch::x86_64::{
+        _mm512_add_ps, _mm512_loadu_ps, _mm512_mul_ps, _mm512_setzero_ps, _mm512_storeu_ps,
+    };
+    let [y0, y1, y2, y3] = y;
+    let (mut a0, mut a1) = (_mm512_setzero_ps(), _mm512_setzero_ps());
+    let (mut a2, mut a3) = (_mm512_setzero_ps(), _mm512_setzero_ps());
+    let mut i = 0;
+    while i + 16 <= n16 {
+        // SAFETY: `i + 16 <= n16` values of each operand are readable.
+        let (xv, p0, p1, p2, p3) = unsafe {
+            (
+                _mm512_loadu_ps(x.add(i)),
+                _mm512_loadu_ps(y0.add(i)),
+                _mm512_loadu_ps(y1.add(i)),
+                _mm512_loadu_ps(y2.add(i)),
+                _mm512_loadu_ps(y3.add(i)),
+            )
+        };
+        a0 = _mm512_add_ps(a0, _mm512_mul_ps(xv, p0));
+        a1 = _mm512_add_ps(a1, _mm512_mul_ps(xv, p1));
+        a2 = _mm512_add_ps(a2, _mm512_mul_ps(xv, p2));
+        a3 = _mm512_add_ps(a3, _mm512_mul_ps(xv, p3));
+        i += 16;
+    }
+    let [s0, s1, s2, s3] = s;
+    // SAFETY: each of `s0..s3` holds 16 values.
+    unsafe {
+        _mm512_storeu_ps(s0.as_mut_ptr(), a0);
+        _mm512_storeu_ps(s1.as_mut_ptr(), a1);
+        _mm512_storeu_ps(s2.as_mut_ptr(), a2);
+        _mm512_storeu_ps(s3.as_mut_ptr(), a3);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    /// The two-rows-per-call loop gives the bits of the one-row loop for every candidate:
+    /// lengths with and without a tail past 16, odd and even counts, rows outside the table
+    /// and an `x` of the wrong length (both give 0).
+    #[test]
+    fn dots2_matches_dots_bitwise() {
+        let mut rng = Rng::new(7);
+        for &(ld, o, m) in &[
+            (649, 0, 649),
+            (40, 0, 16),
+            (40, 3, 37),
+            (9, 0, 9),
+            (150, 20, 130),
+        ] {
+            let n = 23;
+            let z: std::vec::Vec<f32> = (0..n * ld).map(|_| rng.uniform() as f32 - 0.3).collect();
+            let x: std::vec::Vec<f32> = z[5 * ld + o..5 * ld + o + m].to_vec();
+            for nq in [0, 1, 2, 3, 5, 6, 7, 8, 13] {
+                let qs: std::vec::Vec<usize> = (0..nq).map(|t| (t * 7 + 3) % (n + 2)).collect();
+                let (mut a, mut b) = (std::vec![9.0f32; nq], std::vec![8.0f32; nq]);
+                crate::linalg::dots_f32(&z, ld, (o, m), &x, &qs, &mut a);
+                dots2_f32(&z, ld, (o, m), &x, &qs, &mut b);
+                let bits = |v: &[f32]| v.iter().map(|y| y.to_bits()).collect::<std::vec::Vec<_>>();
+                assert_eq!(bits(&a), bits(&b), "ld {ld} o {o} m {m} nq {nq}");
+                assert!(qs.iter().zip(&a).all(|(&q, &v)| q < n || v == 0.0));
+                // `x` of the wrong length: zeros from both.
+                crate::linalg::dots_f32(&z, ld, (o, m), &x[1..], &qs, &mut a);
+                dots2_f32(&z, ld, (o, m), &x[1..], &qs, &mut b);
+                assert_eq!(bits(&a), bits(&b));
+                assert!(b.iter().all(|&v| v == 0.0));
+            }
+        }
     }
 }

@@ -124,6 +124,14 @@
 //! in turn with the build before): 3.0–3.1 s → 2.13 s CPU, recall 0.9991; pynndescent's
 //! defaults 2.55–2.58 s (0.9999) in the same minutes. See `docs/benchmarks.md`.
 //!
+//! **More chains per score, mutual pairs once** (branch `ann7`; the same lists and values bit
+//! for bit): the scores take the candidates four at a time on AVX-512 and two at a time on
+//! AVX2 (`linalg::microk::dots2_f32`, the item's row loaded once, more independent adds in
+//! flight), and the final exact pass takes a mutual pair's value from the earlier row of the
+//! task. mfeat (2000 items, one thread), before / after / pynndescent in turn in one run:
+//! 0.0660 → 0.0590 s CPU against pynndescent's 0.0586; clustered 20 000: see
+//! `docs/benchmarks.md`.
+//!
 //! **Progress.** [`approx_knn_progress`] reports a fraction after each tree and each
 //! iteration (a tree one unit, an iteration two) and may stop the build.
 
@@ -133,9 +141,9 @@ use super::topk::better;
 use super::{check_eta, check_labels, check_views, layout, ClassIndex, Kernel, KernelSet, Layout};
 use crate::data::{View, ViewSet, ViewShape};
 use crate::error::{Error, Part};
-use crate::linalg::microk::prefetch;
+use crate::linalg::microk::{dots2_f32, prefetch};
 use crate::linalg::real::Real;
-use crate::linalg::{dots_f32, row_f32};
+use crate::linalg::row_f32;
 use crate::par::{pieces, pieces_mut, Counted, Parallel};
 use crate::rng::Rng;
 use crate::work::{Stack, WorkReq};
@@ -440,7 +448,7 @@ impl<T: Real, VS: ViewSet<T> + ?Sized> Eval<'_, '_, T, VS> {
                     *u = x - y;
                 }
                 let (u, out) = self.sf.split_at_mut(f.ld);
-                dots_f32(f.z, f.ld, (0, f.ld), u, rows, out.part_mut(..nr)?);
+                dots2_f32(f.z, f.ld, (0, f.ld), u, rows, out.part_mut(..nr)?);
                 for (r, &d) in out.iter().take(nr).enumerate() {
                     *self.blk.at_mut(r)? = T::from_f64(f64::from(d));
                     *self.blk.at_mut(r + nr)? = T::ZERO;
@@ -731,7 +739,7 @@ impl<'f> Fast<'f> {
         let (sf, sd) = (sf.part_mut(..nq)?, sd.part_mut(..nq)?);
         if self.lin > 0 {
             let x = row_f32(self.z, self.ld, (0, self.lin), p);
-            dots_f32(self.z, self.ld, (0, self.lin), x, qs, sf);
+            dots2_f32(self.z, self.ld, (0, self.lin), x, qs, sf);
             for (d, &x) in sd.iter_mut().zip(sf.iter()) {
                 *d = f64::from(x);
             }
@@ -749,7 +757,7 @@ impl<'f> Fast<'f> {
                 self.g.at(v)?,
             );
             let x = row_f32(self.z, self.ld, (o, m), p);
-            dots_f32(self.z, self.ld, (o, m), x, qs, sf);
+            dots2_f32(self.z, self.ld, (o, m), x, qs, sf);
             let np = f64::from(self.norm.at(p * self.h + v)?);
             for ((d, &x), &q) in sd.iter_mut().zip(sf.iter()).zip(qs) {
                 let nq = f64::from(self.norm.at(q * self.h + v)?);
@@ -1595,39 +1603,78 @@ pub fn approx_knn_progress<
             };
             let exact = task.ev.fast.is_some();
             let lo = t * chunk;
-            for (r, (x, s)) in nb
-                .chunks_exact_mut(k.max(1))
-                .zip(sm.chunks_exact_mut(k.max(1)))
-                .enumerate()
-            {
+            let rows = nb.len() / k.max(1);
+            for r in 0..rows {
+                // The rows before `r` (done: entries in their own numbers, sorted) and row `r`.
+                let (Some((done_x, x)), Some((done_s, s))) = (
+                    nb.split_at_mut_checked(r * k),
+                    sm.split_at_mut_checked(r * k),
+                ) else {
+                    return Err(Error::Internal);
+                };
+                let (x, s) = (x.part_mut(..k)?, s.part_mut(..k)?);
+                let (done_x, done_s) = (&*done_x, &*done_s);
                 // Rows in the renumbered order (neighbours' columns then come again soon), the
                 // entries and the item in their own numbers.
                 let i = match order_ref {
-                    Some(o) => {
-                        for e in x.iter_mut() {
-                            if *e != NO_NEIGHBOR {
-                                *e = o.at(*e)?;
-                            }
-                        }
-                        o.at(lo + r)?
-                    }
+                    Some(o) => o.at(lo + r)?,
                     None => lo + r,
                 };
                 if exact {
-                    if x.contains(&NO_NEIGHBOR) {
-                        for (&j, sv) in x.iter().zip(s.iter_mut()) {
-                            if j != NO_NEIGHBOR {
-                                task.ev.eng.block(&[i], &[j], task.ev.blk)?;
-                                *sv = task.ev.blk.at(0)?.to_f64();
+                    // A pair's value is bitwise the same whichever item is the row (the
+                    // evaluator's panel products commute, `‖x‖² + ‖y‖²` too): an entry `j`
+                    // that is an earlier row of this task with `i` in its list takes the value
+                    // found there; the others are evaluated (`cols[..miss]`, their positions in
+                    // `cols[k..]`).
+                    let reuse = task.cols.len() >= 2 * k;
+                    let mut miss = 0;
+                    for (c, (e, sv)) in x.iter_mut().zip(s.iter_mut()).enumerate() {
+                        if *e == NO_NEIGHBOR {
+                            continue;
+                        }
+                        let q = *e;
+                        if let Some(o) = order_ref {
+                            *e = o.at(q)?;
+                        }
+                        let j = *e;
+                        let mut found = None;
+                        if reuse && q >= lo && q < lo + r {
+                            let b = (q - lo) * k;
+                            let row = done_x.part(b..b + k)?;
+                            if let Some(t) = row.iter().position(|&y| y == i) {
+                                found = Some(done_s.at(b + t)?);
                             }
                         }
-                    } else {
-                        task.ev.eng.block(&[i], x, task.ev.blk)?;
-                        for (c, sv) in s.iter_mut().enumerate() {
-                            *sv = task.ev.blk.at(c)?.to_f64();
+                        match found {
+                            Some(v) => *sv = v,
+                            None if reuse => {
+                                *task.cols.at_mut(miss)? = j;
+                                *task.cols.at_mut(k + miss)? = c;
+                                miss += 1;
+                            }
+                            None => {
+                                task.ev.eng.block(&[i], &[j], task.ev.blk)?;
+                                *sv = task.ev.blk.at(0)?.to_f64();
+                                task.evals += 1;
+                            }
                         }
                     }
-                    task.evals += k as u64;
+                    if miss > 0 {
+                        let Some((cj, cpos)) = task.cols.split_at_checked(k) else {
+                            return Err(Error::Internal);
+                        };
+                        task.ev.eng.block(&[i], cj.part(..miss)?, task.ev.blk)?;
+                        for (t, &c) in cpos.part(..miss)?.iter().enumerate() {
+                            *s.at_mut(c)? = task.ev.blk.at(t)?.to_f64();
+                        }
+                        task.evals += miss as u64;
+                    }
+                } else if let Some(o) = order_ref {
+                    for e in x.iter_mut() {
+                        if *e != NO_NEIGHBOR {
+                            *e = o.at(*e)?;
+                        }
+                    }
                 }
                 // Insertion sort (k is small).
                 for a in 1..k {
