@@ -511,10 +511,11 @@ pub fn fit_graph<
             // The entries the builder wrote (at most the capacities).
             let (na, np) = (nnz.affinity, nnz.penalty);
             let ac = aci.part(..na)?;
-            let a = CsrGraph::new(n, arp, ac, aw.part(..na)?)?;
+            let par = params.solver.parallel;
+            let a = CsrGraph::new_par(n, arp, ac, aw.part(..na)?, par)?;
             let p = if np > 0 {
                 let pc = pci.part(..np)?;
-                Some(CsrGraph::new(n, prp, pc, pw.part(..np)?)?)
+                Some(CsrGraph::new_par(n, prp, pc, pw.part(..np)?, par)?)
             } else {
                 None
             };

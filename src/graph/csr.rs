@@ -5,7 +5,7 @@ use crate::error::Error;
 use crate::linalg::mat::MatRef;
 use crate::linalg::real::Real;
 use crate::linalg::sparse::span;
-use crate::par::{chunk_len, tasks_for, MAX_TASKS};
+use crate::par::{chunk_len, tasks_for, Parallel, MAX_TASKS};
 use crate::work::{Stack, WorkReq};
 
 /// A symmetric nonnegative `n × n` graph in CSR: row `j` holds columns
@@ -29,6 +29,21 @@ impl<'a> CsrGraph<'a> {
         col_idx: &'a [usize],
         weights: &'a [f64],
     ) -> Result<Self, Error> {
+        Self::new_par(n, row_ptr, col_idx, weights, Parallel::Serial)
+    }
+
+    /// [`CsrGraph::new`] with the structure and symmetry checks in tasks on `par`
+    /// (rows in contiguous ranges fixed by `n` and `nnz`): the same result, and on a
+    /// bad graph the same error, for every pool (the structure is checked in full
+    /// before the weights, and the weights before the symmetry, as in the serial
+    /// order; every failure of one check has the same code).
+    pub fn new_par(
+        n: usize,
+        row_ptr: &'a [usize],
+        col_idx: &'a [usize],
+        weights: &'a [f64],
+        par: Parallel,
+    ) -> Result<Self, Error> {
         if n == 0 {
             return Err(Error::ZeroDimension);
         }
@@ -47,20 +62,32 @@ impl<'a> CsrGraph<'a> {
         if nnz > col_idx.len() {
             return Err(Error::BufferTooShort);
         }
-        for pair in row_ptr.windows(2) {
-            let &[s, e] = pair else {
-                return Err(Error::MalformedCsc);
-            };
-            let cols = col_idx.get(s..e).filter(|_| e <= nnz);
-            let cols = cols.ok_or(Error::MalformedCsc)?;
-            let mut prev: Option<usize> = None;
-            for &c in cols {
-                if c >= n || prev.is_some_and(|p| c <= p) {
+        // Rows `lo..hi` of task `t` (contiguous, from `n` and `nnz` alone).
+        let tasks = tasks_for(n, nnz.checked_div(n).unwrap_or(0) + 1);
+        let chunk = n.div_ceil(tasks.max(1)).max(1);
+        let rows = |t: usize| {
+            let lo = (t * chunk).min(n);
+            (lo, lo.saturating_add(chunk).min(n))
+        };
+        par.run(tasks, &|t| {
+            let (lo, hi) = rows(t);
+            let ptr = row_ptr.get(lo..=hi).ok_or(Error::MalformedCsc)?;
+            for pair in ptr.windows(2) {
+                let &[s, e] = pair else {
                     return Err(Error::MalformedCsc);
+                };
+                let cols = col_idx.get(s..e).filter(|_| e <= nnz);
+                let cols = cols.ok_or(Error::MalformedCsc)?;
+                let mut prev: Option<usize> = None;
+                for &c in cols {
+                    if c >= n || prev.is_some_and(|p| c <= p) {
+                        return Err(Error::MalformedCsc);
+                    }
+                    prev = Some(c);
                 }
-                prev = Some(c);
             }
-        }
+            Ok(())
+        })?;
         crate::data::check_values(weights, true)?;
         let g = CsrGraph {
             n,
@@ -68,16 +95,20 @@ impl<'a> CsrGraph<'a> {
             col_idx,
             weights,
         };
-        for j in 0..n {
-            let (cols, ws) = g.row(j);
-            for (&i, &w) in cols.iter().zip(ws) {
-                let (ci, wi) = g.row(i);
-                match ci.binary_search(&j) {
-                    Ok(p) if wi.get(p) == Some(&w) => {}
-                    _ => return Err(Error::BadParameter),
+        par.run(tasks, &|t| {
+            let (lo, hi) = rows(t);
+            for j in lo..hi {
+                let (cols, ws) = g.row(j);
+                for (&i, &w) in cols.iter().zip(ws) {
+                    let (ci, wi) = g.row(i);
+                    match ci.binary_search(&j) {
+                        Ok(p) if wi.get(p) == Some(&w) => {}
+                        _ => return Err(Error::BadParameter),
+                    }
                 }
             }
-        }
+            Ok(())
+        })?;
         Ok(g)
     }
 

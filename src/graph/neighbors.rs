@@ -454,7 +454,7 @@ fn tge_approx_with<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync
         let blk: &mut [T] = st.take_matrix(bl, bl)?;
         let lw: &mut [u8] = st.take(lp.workspace::<T>(&lay).bytes()?)?;
         let mut lst = Stack::new(lw);
-        let mut eng = Engine::new(views, kernels, &lay, bl, st)?;
+        let mut eng = Engine::new_par(views, kernels, &lay, bl, st, par)?;
         median::resolve(&mut eng, ci.labeled(), &mut sc, blk)?;
         let (lists, _) = labeled::lists(
             &eng,
@@ -506,7 +506,7 @@ fn tge_approx_with<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync
     let part = engine::part_req::<T>(&lay, b, b.saturating_mul(b), hp);
     let tasks = part_count(ci.labeled().len(), b);
     let parts = st.take_slots(part_count(n, b), part)?;
-    let mut eng = Engine::new(views, kernels, &lay, b, st)?;
+    let mut eng = Engine::new_par(views, kernels, &lay, b, st, par)?;
     median::resolve(&mut eng, ci.labeled(), &mut sc, blk)?;
     eng.set_mode(Mode::Fused, Some(eta));
     if tasks == 0 {
@@ -518,6 +518,7 @@ fn tge_approx_with<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync
             lay: &lay,
             b,
             gamma: eng.gamma,
+            scales: eng.scale_parts(),
             mode: Mode::Fused,
             eta: Some(eta),
         };

@@ -185,7 +185,7 @@ pub(crate) fn exact<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Syn
     let blk: &mut [T] = st.take_matrix(b, b)?;
     let tasks = part_count(n, b);
     let parts = st.take_slots(tasks, part_req::<T>(&lay, n_classes, params))?;
-    let mut eng = Engine::new(views, kernels, &lay, b, st)?;
+    let mut eng = Engine::new_par(views, kernels, &lay, b, st, par)?;
     median::resolve(&mut eng, ci.labeled(), &mut sc, blk)?;
     eng.set_mode(Mode::Fused, Some(eta));
     if tasks == 0 {
@@ -200,6 +200,7 @@ pub(crate) fn exact<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Syn
             lay: &lay,
             b,
             gamma: eng.gamma,
+            scales: eng.scale_parts(),
             mode: Mode::Fused,
             eta: Some(eta),
         };

@@ -323,7 +323,7 @@ fn system<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized
     };
     let tasks = part_count(items.len(), bs);
     let parts = st.take_slots(tasks, align_part_req::<T>(lay, bs))?;
-    let mut eng = Engine::new(views, kernels, lay, bs, st)?;
+    let mut eng = Engine::new_par(views, kernels, lay, bs, st, par)?;
     median::resolve_with(&mut eng, ci.labeled(), &mut sc, blk, smp)?;
     eng.set_mode(Mode::PerView, None);
     g.fill(0.0);
@@ -348,6 +348,7 @@ fn system<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync + ?Sized
             lay,
             b: bs,
             gamma: eng.gamma,
+            scales: eng.scale_parts(),
             mode: Mode::PerView,
             eta: None,
         };

@@ -20,7 +20,7 @@ use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::microk::prefetch;
 use crate::linalg::real::Real;
 use crate::linalg::{gemm, gemm_req};
-use crate::par::Parallel;
+use crate::par::{pieces_mut, tasks_for, Counted, Parallel};
 use crate::work::{Slots, Stack, WorkReq};
 
 /// What a block holds.
@@ -159,15 +159,81 @@ pub(crate) fn view_inv_scale(amax: f64) -> f64 {
 
 /// The largest `|x|` of a view (0 for an all-zero view).
 pub(crate) fn view_max<T: Real>(view: View<'_, T>) -> f64 {
+    view_max_of(view, 0..view.shape().cols)
+}
+
+/// The largest `|x|` of the items `items` of a view (0 if all are zero).
+fn view_max_of<T: Real>(view: View<'_, T>, items: core::ops::Range<usize>) -> f64 {
     let amax = |vals: &[T]| {
         vals.iter()
             .fold(0.0f64, |m, x| m.max(libm::fabs(x.to_f64())))
     };
-    let n = view.shape().cols;
     match view {
-        View::Dense(d) => (0..n).fold(0.0f64, |m, j| m.max(amax(d.col(j)))),
-        View::Csc(c) => (0..n).fold(0.0f64, |m, j| m.max(amax(c.col(j).1))),
+        View::Dense(d) => items.fold(0.0f64, |m, j| m.max(amax(d.col(j)))),
+        View::Csc(c) => items.fold(0.0f64, |m, j| m.max(amax(c.col(j).1))),
     }
+}
+
+/// [`view_max`] in tasks on `par` (fixed by the view's shape): the largest of the tasks'
+/// largest values, which is the same number whatever the split (a maximum of finite
+/// values does not depend on the order it is taken in).
+fn view_max_par<T: Real>(view: View<'_, T>, par: Parallel) -> Result<f64, Error> {
+    let s = view.shape();
+    let n = s.cols;
+    let per = s.rows.max(1);
+    let tasks = tasks_for(n, per);
+    if tasks <= 1 || par.is_serial() {
+        return Ok(view_max(view));
+    }
+    let chunk = n.div_ceil(tasks).max(1);
+    let mut maxes = [0.0f64; crate::par::MAX_TASKS];
+    let items = Counted::new(pieces_mut(&mut maxes[..tasks], 1).enumerate(), tasks);
+    par.run_items(items, &|(t, m)| {
+        let lo = (t * chunk).min(n);
+        let hi = (lo + chunk).min(n);
+        if let Some(m) = m.first_mut() {
+            *m = view_max_of(view, lo..hi);
+        }
+        Ok(())
+    })?;
+    Ok(maxes.iter().take(tasks).fold(0.0f64, |m, &x| m.max(x)))
+}
+
+/// Fills `sc` (`N` values) with the per-item scales of view `view` (factor `inv`), in
+/// tasks on `par` fixed by the view's shape: each item's scale is computed alone, so the
+/// values are the same bits on every pool.
+fn item_scales<T: Real>(
+    kern: &Kernel,
+    view: View<'_, T>,
+    inv: f64,
+    sc: &mut [f64],
+    par: Parallel,
+) -> Result<(), Error> {
+    let s = view.shape();
+    let n = sc.len();
+    let tasks = tasks_for(n, s.rows.max(1));
+    let chunk = n.div_ceil(tasks.max(1)).max(1);
+    let fill = |lo: usize, part: &mut [f64]| match view {
+        View::Dense(d) => {
+            for (j, s) in part.iter_mut().enumerate() {
+                *s = item_scale(kern, d.col(lo + j), inv);
+            }
+        }
+        View::Csc(c) => {
+            for (j, s) in part.iter_mut().enumerate() {
+                *s = item_scale(kern, c.col(lo + j).1, inv);
+            }
+        }
+    };
+    if tasks <= 1 || par.is_serial() {
+        fill(0, sc);
+        return Ok(());
+    }
+    let items = Counted::new(pieces_mut(sc, chunk).enumerate(), tasks);
+    par.run_items(items, &|(t, part)| {
+        fill(t * chunk, part);
+        Ok(())
+    })
 }
 
 /// Smallest `‖x‖²` taken as it is for the linear kernel's `1/‖x‖`: from `2^−1014` down, the
@@ -248,6 +314,21 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         Self::new_with(views, kernels, lay, b, st, None)
     }
 
+    /// [`Engine::new`] with the pass over the data (the views' largest values and the
+    /// per-item scales) in tasks on `par`, fixed by the views' shapes: the same values,
+    /// bit for bit, on every pool. For the one evaluator of a phase that runs on a pool
+    /// (not for the evaluators inside a parallel region's tasks).
+    pub(crate) fn new_par<KS: KernelSet + ?Sized>(
+        views: &'a VS,
+        kernels: &KS,
+        lay: &Layout,
+        b: usize,
+        st: Stack<'w>,
+        par: Parallel,
+    ) -> Result<Self, Error> {
+        Self::new_inner(views, kernels, lay, b, st, (None, par), true)
+    }
+
     /// [`Engine::new`] without the per-item scales and the views' factors (no pass over the
     /// data): they must be copied from an engine over the same views ([`Engine::copy_scales`])
     /// before a value is computed. For the second and later engines of a parallel search.
@@ -258,15 +339,25 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         b: usize,
         st: Stack<'w>,
     ) -> Result<Self, Error> {
-        Self::new_inner(views, kernels, lay, b, st, None, false)
+        Self::new_inner(views, kernels, lay, b, st, (None, Parallel::Serial), false)
     }
 
     /// Copies the per-item scales, the views' factors and the `γ`s of `from` (an engine over
     /// the same views and kernels): the same values as computing them.
     pub(crate) fn copy_scales(&mut self, from: &Engine<'_, '_, T, VS>) -> Result<(), Error> {
-        self.scale.copy_checked(from.scale)?;
-        self.inv.copy_checked(from.inv)?;
-        self.gamma.copy_checked(from.gamma)
+        self.copy_scales_from(from.scale, from.inv, from.gamma)
+    }
+
+    /// [`Engine::copy_scales`] from the parts of an engine (its [`Engine::scale_parts`]).
+    fn copy_scales_from(&mut self, scale: &[f64], inv: &[f64], gamma: &[f64]) -> Result<(), Error> {
+        self.scale.copy_checked(scale)?;
+        self.inv.copy_checked(inv)?;
+        self.gamma.copy_checked(gamma)
+    }
+
+    /// The per-item scales (`H × N`) and the views' factors, for [`PartCtx`].
+    pub(crate) fn scale_parts(&self) -> (&[f64], &[f64]) {
+        (self.scale, self.inv)
     }
 
     /// [`Engine::new`] with each view's factor `2^−e` ([`view_inv_scale`]) given: the one of
@@ -281,7 +372,15 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         st: Stack<'w>,
         given_inv: Option<&[f64]>,
     ) -> Result<Self, Error> {
-        Self::new_inner(views, kernels, lay, b, st, given_inv, true)
+        Self::new_inner(
+            views,
+            kernels,
+            lay,
+            b,
+            st,
+            (given_inv, Parallel::Serial),
+            true,
+        )
     }
 
     fn new_inner<KS: KernelSet + ?Sized>(
@@ -290,7 +389,7 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
         lay: &Layout,
         b: usize,
         mut st: Stack<'w>,
-        given_inv: Option<&[f64]>,
+        (given_inv, par): (Option<&[f64]>, Parallel),
         compute: bool,
     ) -> Result<Self, Error> {
         let (n, h) = (lay.n, lay.h);
@@ -312,7 +411,7 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
             *kind = kind_code(kern);
             *inv = match given_inv {
                 Some(g) => g.at(v)?,
-                None if compute => view_inv_scale(view_max(views.view(v))),
+                None if compute => view_inv_scale(view_max_par(views.view(v), par)?),
                 None => 1.0,
             };
             // NaN marks a median view until `median::resolve` sets it. A given `γ` in the
@@ -327,18 +426,7 @@ impl<'a, 'w, T: Real, VS: ViewSet<T> + ?Sized> Engine<'a, 'w, T, VS> {
                 sc.fill(0.0);
                 continue;
             }
-            match views.view(v) {
-                View::Dense(d) => {
-                    for (j, s) in sc.iter_mut().enumerate() {
-                        *s = item_scale(kern, d.col(j), *inv);
-                    }
-                }
-                View::Csc(c) => {
-                    for (j, s) in sc.iter_mut().enumerate() {
-                        *s = item_scale(kern, c.col(j).1, *inv);
-                    }
-                }
-            }
+            item_scales(kern, views.view(v), *inv, sc, par)?;
         }
         let mut e = Engine {
             views,
@@ -867,6 +955,9 @@ pub(crate) struct PartCtx<'a, VS: ?Sized, KS: ?Sized> {
     pub lay: &'a Layout,
     pub b: usize,
     pub gamma: &'a [f64],
+    /// The calling thread's evaluator's per-item scales and views' factors
+    /// ([`Engine::scale_parts`]): copied, not computed again by every part.
+    pub scales: (&'a [f64], &'a [f64]),
     pub mode: Mode,
     pub eta: Option<&'a [f64]>,
 }
@@ -895,8 +986,8 @@ where
         let mut st = Stack::new(slot);
         let mut s = sink(&mut st)?;
         let blk: &mut [T] = st.take(blk_len)?;
-        let mut eng = Engine::new(ctx.views, ctx.kernels, ctx.lay, ctx.b, st)?;
-        eng.gamma.copy_checked(ctx.gamma)?;
+        let mut eng = Engine::new_bare(ctx.views, ctx.kernels, ctx.lay, ctx.b, st)?;
+        eng.copy_scales_from(ctx.scales.0, ctx.scales.1, ctx.gamma)?;
         eng.set_mode(ctx.mode, ctx.eta);
         eng.sym_part(items, blk, &mut s, (t, tasks))?;
         if let Some(d) = done.lock().get_mut(t) {

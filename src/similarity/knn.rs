@@ -221,7 +221,7 @@ pub fn fused_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync +
     let tasks = part_count(n, b);
     let part = part_req::<T>(&lay, b, b * b, TopK::workspace(n, k));
     let parts = st.take_slots(tasks, part)?;
-    let mut eng = Engine::new(views, kernels, &lay, b, st)?;
+    let mut eng = Engine::new_par(views, kernels, &lay, b, st, params.parallel)?;
     median::resolve(&mut eng, ci.labeled(), &mut sc, blk)?;
     eng.set_mode(Mode::Fused, Some(eta));
     if let (Scope::All, true) = (scope, tasks > 0) {
@@ -231,6 +231,7 @@ pub fn fused_knn<T: Real, VS: ViewSet<T> + Sync + ?Sized, KS: KernelSet + Sync +
             lay: &lay,
             b,
             gamma: eng.gamma,
+            scales: eng.scale_parts(),
             mode: Mode::Fused,
             eta: Some(eta),
         };

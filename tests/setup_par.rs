@@ -1,0 +1,215 @@
+//! The set-up's passes over all items on the pool (issue 30, item 6): the evaluator's
+//! per-item scales and views' largest values, and the CSR graph's checks, split into
+//! tasks fixed by the shapes, give the same bits (and the same errors) for every pool.
+
+use mvnmf::eval::UNLABELED;
+use mvnmf::graph::{self, CsrGraph, CsrOut, GraphBuild, GraphParams, Penalty};
+use mvnmf::similarity::{AnnParams, Bandwidth, Kernel};
+use mvnmf::{Dense, Error, HostPool, Parallel, View};
+
+/// A host pool that runs the tasks last to first.
+fn reversed(_ctx: usize, n: usize, task: &(dyn Fn(usize) + Sync)) {
+    (0..n).rev().for_each(task);
+}
+
+fn pools() -> [Parallel; 4] {
+    [
+        Parallel::Threads(1),
+        Parallel::Threads(2),
+        Parallel::Threads(3),
+        Parallel::Host(HostPool {
+            parallel_for: reversed,
+            ctx: 0,
+        }),
+    ]
+}
+
+struct Rng(u64);
+impl Rng {
+    fn uniform(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+const N: usize = 3000;
+/// `N · M ≥ 2²¹`: the passes over a view split into two tasks.
+const M: [usize; 2] = [800, 720];
+const C: usize = 4;
+const KS: [Kernel; 2] = [Kernel::Rbf(Bandwidth::Median), Kernel::Linear];
+
+/// Two views of 4 clusters (a nonnegative centre per cluster plus noise), every third
+/// item labeled. The last item of view 0 holds `1e140` (past the evaluator's no-scaling
+/// bound, `2^448`): the view is then evaluated scaled by a power of two found from its
+/// largest value, which lies in the last task's items only.
+fn data() -> (Vec<Vec<f64>>, Vec<u32>) {
+    let mut r = Rng(7);
+    let truth: Vec<u32> = (0..N).map(|j| (j % C) as u32).collect();
+    let xs = M
+        .iter()
+        .map(|&m| {
+            let centres: Vec<f64> = (0..C * m).map(|_| r.uniform()).collect();
+            let mut x = vec![0.0; m * N];
+            for (j, col) in x.chunks_exact_mut(m).enumerate() {
+                let c = truth[j] as usize;
+                for (f, o) in col.iter_mut().enumerate() {
+                    *o = centres[c * m + f] + 0.3 * r.uniform();
+                }
+            }
+            x
+        })
+        .collect::<Vec<_>>();
+    let mut xs = xs;
+    xs[0][M[0] * N - 1] = 1e140;
+    let labels = (0..N)
+        .map(|j| if j % 3 == 0 { truth[j] } else { UNLABELED })
+        .collect();
+    (xs, labels)
+}
+
+type Csr = (Vec<usize>, Vec<usize>, Vec<u64>);
+
+fn tge(
+    vs: &[View<'_, f64>],
+    labels: &[u32],
+    gp: &GraphParams,
+    b: &GraphBuild,
+    par: Parallel,
+) -> (Csr, Csr) {
+    let eta = [0.6, 0.4];
+    let cap = graph::tge_capacity(N, C, gp).unwrap();
+    let need =
+        graph::tge_build_workspace::<f64>(vs.iter().map(|v| v.shape()), &KS, C, gp, b).unwrap();
+    let mut w = vec![0u8; need];
+    let (mut arp, mut aci, mut aw) = (
+        vec![0; N + 1],
+        vec![0; cap.affinity],
+        vec![0.0; cap.affinity],
+    );
+    let (mut prp, mut pci, mut pw) = (vec![0; N + 1], vec![0; cap.penalty], vec![0.0; cap.penalty]);
+    let nnz = graph::tge_build(
+        vs,
+        &KS,
+        (&eta, labels, C),
+        gp,
+        b,
+        CsrOut {
+            row_ptr: &mut arp,
+            col_idx: &mut aci,
+            weights: &mut aw,
+        },
+        CsrOut {
+            row_ptr: &mut prp,
+            col_idx: &mut pci,
+            weights: &mut pw,
+        },
+        &mut w,
+        par,
+    )
+    .unwrap();
+    let bits = |w: &[f64], k: usize| w[..k].iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    (
+        (arp, aci[..nnz.affinity].to_vec(), bits(&aw, nnz.affinity)),
+        (prp, pci[..nnz.penalty].to_vec(), bits(&pw, nnz.penalty)),
+    )
+}
+
+#[test]
+fn graphs_on_the_pool_are_the_serial_bits() {
+    let (xs, labels) = data();
+    let vs: Vec<View<'_, f64>> = xs
+        .iter()
+        .zip(M)
+        .map(|(x, m)| View::from(Dense::new(x, m, N, m).unwrap()))
+        .collect();
+    let gp = GraphParams {
+        penalty: Penalty::ItemNeighbors,
+        ..GraphParams::default()
+    };
+    // The labeled lists by the exact sweep (below its threshold) and by NN-descent.
+    for b in [
+        GraphBuild::Approx(AnnParams::default()),
+        GraphBuild::ApproxAll(AnnParams::default()),
+        GraphBuild::Exact,
+    ] {
+        let (a0, p0) = tge(&vs, &labels, &gp, &b, Parallel::Serial);
+        assert!(a0.1.len() > N, "{b:?}: a graph with edges");
+        for par in pools() {
+            let (a, p) = tge(&vs, &labels, &gp, &b, par);
+            assert!(a == a0, "{b:?} {par:?}: affinity");
+            assert!(p == p0, "{b:?} {par:?}: penalty");
+        }
+    }
+    // The outlier matters: without it (a view evaluated unscaled) the graph differs, so a
+    // pass that missed the last items' largest value would be seen above.
+    let mut ys = xs.clone();
+    ys[0][M[0] * N - 1] = 1.0;
+    let ws: Vec<View<'_, f64>> = ys
+        .iter()
+        .zip(M)
+        .map(|(x, m)| View::from(Dense::new(x, m, N, m).unwrap()))
+        .collect();
+    let b = GraphBuild::Approx(AnnParams::default());
+    let (a0, _) = tge(&vs, &labels, &gp, &b, Parallel::Serial);
+    let (a1, _) = tge(&ws, &labels, &gp, &b, Parallel::Serial);
+    assert!(a0 != a1, "the scaled view gives other values");
+}
+
+/// A ring of `n` items, each joined to the 2 nearest on each side (weight by distance).
+fn ring(n: usize) -> (Vec<usize>, Vec<usize>, Vec<f64>) {
+    let (mut rp, mut ci, mut w) = (vec![0], Vec::new(), Vec::new());
+    for j in 0..n {
+        let mut row: Vec<(usize, f64)> = [n - 2, n - 1, 1, 2]
+            .iter()
+            .map(|&d| ((j + d) % n, if d == 1 || d == n - 1 { 1.0 } else { 0.5 }))
+            .collect();
+        row.sort_by_key(|e| e.0);
+        for (c, x) in row {
+            ci.push(c);
+            w.push(x);
+        }
+        rp.push(ci.len());
+    }
+    (rp, ci, w)
+}
+
+#[test]
+fn csr_checks_on_the_pool_give_the_serial_answer() {
+    // 4·10⁵ items of degree 4: the checks split into two tasks.
+    let n = 400_000;
+    let (rp, ci, w) = ring(n);
+    let late = n - 10; // a row of the last task
+    let check = |rp: &[usize], ci: &[usize], w: &[f64]| {
+        let want = CsrGraph::new(n, rp, ci, w).map(|g| g.nnz());
+        for par in pools() {
+            let got = CsrGraph::new_par(n, rp, ci, w, par).map(|g| g.nnz());
+            assert_eq!(got, want, "{par:?}");
+        }
+        want
+    };
+    assert_eq!(check(&rp, &ci, &w), Ok(4 * n));
+    // Asymmetric weight in a late row.
+    let mut w1 = w.clone();
+    w1[rp[late]] = 0.75;
+    assert_eq!(check(&rp, &ci, &w1), Err(Error::BadParameter));
+    // Unsorted columns in a late row.
+    let mut c1 = ci.clone();
+    c1.swap(rp[late], rp[late] + 1);
+    assert_eq!(check(&rp, &c1, &w), Err(Error::MalformedCsc));
+    // A column out of range in a late row, and a bad weight earlier: the structure is
+    // checked first, on every pool.
+    let mut c2 = ci.clone();
+    c2[rp[late + 1] - 1] = n;
+    let mut w2 = w.clone();
+    w2[3] = f64::NAN;
+    assert_eq!(check(&rp, &c2, &w2), Err(Error::MalformedCsc));
+    // A negative weight and an asymmetry: the weights are checked first.
+    let mut w3 = w1.clone();
+    w3[rp[late + 5]] = -1.0;
+    let serial = CsrGraph::new(n, &rp, &ci, &w3).err();
+    assert!(serial.is_some() && serial != Some(Error::BadParameter));
+    assert_eq!(check(&rp, &ci, &w3), Err(serial.unwrap()));
+}
