@@ -274,6 +274,32 @@ fn bytemuck_u8_mut(x: &mut [u64]) -> &mut [u8] {
 }
 
 /// The workspace: `bytes` at a random alignment (offset 0..7), then guard bytes.
+/// A CSR output of `rows` rows and room for `cap` entries (sentinel-filled), and its C
+/// descriptor.
+struct CsrOuts {
+    rp: Out,
+    ci: Out,
+    w: Out,
+}
+
+impl CsrOuts {
+    fn new(rows: usize, cap: usize) -> CsrOuts {
+        CsrOuts {
+            rp: Out::bytes((rows + 1) * 8),
+            ci: Out::bytes(cap * 8),
+            w: Out::f64s(cap),
+        }
+    }
+    fn c(&mut self) -> mvnmf_csr_buffers {
+        mvnmf_csr_buffers {
+            row_ptr: self.rp.ptr(),
+            col_idx: self.ci.ptr(),
+            weights: self.w.ptr(),
+            capacity: self.w.len / 8,
+        }
+    }
+}
+
 struct Work {
     buf: Vec<u8>,
     off: usize,
@@ -3549,16 +3575,9 @@ fn t_mvel_anchor(g: &mut G, bad: bool) -> R {
             let mut cap = 0usize;
             let full = unsafe { mvnmf_fused_knn_graph_capacity(n, s_near, &mut cap) } == S::Ok;
             let cap = if bad && g.one_in(4) { cap / 2 } else { cap };
-            let mut rp = Out::bytes((n + 1) * 8);
-            let mut ci = Out::bytes(cap * 8);
-            let mut w = Out::f64s(cap);
+            let mut out = CsrOuts::new(n, cap);
+            let bufs = out.c();
             let mut nnz = Out::bytes(8);
-            let bufs = mvnmf_csr_buffers {
-                row_ptr: rp.ptr(),
-                col_idx: ci.ptr(),
-                weights: w.ptr(),
-                capacity: cap,
-            };
             let short = bad && g.one_in(3);
             let mut wk = Work::new(g, need, short);
             let run = |gb: Option<u32>,
@@ -3596,9 +3615,9 @@ fn t_mvel_anchor(g: &mut G, bad: bool) -> R {
             check_call(
                 s,
                 &[
-                    ("row_ptr", &rp),
-                    ("col_idx", &ci),
-                    ("weights", &w),
+                    ("row_ptr", &out.rp),
+                    ("col_idx", &out.ci),
+                    ("weights", &out.w),
                     ("nnz", &nnz),
                 ],
                 Some(&wk),
@@ -3607,6 +3626,7 @@ fn t_mvel_anchor(g: &mut G, bad: bool) -> R {
                 if !full {
                     return fail("graph built where the capacity query refused");
                 }
+                let w = &out.w;
                 let k = nnz.usizes()[0];
                 finite("weights", &w.f64()[..k])?;
                 let tot: f64 = w.f64()[..k].iter().sum();
@@ -3619,16 +3639,9 @@ fn t_mvel_anchor(g: &mut G, bad: bool) -> R {
                 }
                 // The exact build, and auto at these sizes, is bitwise the plain call.
                 if matches!(build, Some(0 | 2)) {
-                    let mut rp2 = Out::bytes((n + 1) * 8);
-                    let mut ci2 = Out::bytes(cap * 8);
-                    let mut w2 = Out::f64s(cap);
+                    let mut out2 = CsrOuts::new(n, cap);
+                    let bufs2 = out2.c();
                     let mut nnz2 = Out::bytes(8);
-                    let bufs2 = mvnmf_csr_buffers {
-                        row_ptr: rp2.ptr(),
-                        col_idx: ci2.ptr(),
-                        weights: w2.ptr(),
-                        capacity: cap,
-                    };
                     let need2 = query(|b| unsafe {
                         mvnmf_fused_knn_graph_workspace(cv.as_ptr(), h, s_near, null(), &p, b)
                     });
@@ -3636,9 +3649,9 @@ fn t_mvel_anchor(g: &mut G, bad: bool) -> R {
                     let s2 = run(None, &bufs2, nnz2.ptr(), &mut wk2);
                     let same = s2 == S::Ok
                         && nnz2.usizes()[0] == k
-                        && rp2.as_bytes() == rp.as_bytes()
-                        && ci2.usizes()[..k] == ci.usizes()[..k]
-                        && w2.f64()[..k]
+                        && out2.rp.as_bytes() == out.rp.as_bytes()
+                        && out2.ci.usizes()[..k] == out.ci.usizes()[..k]
+                        && out2.w.f64()[..k]
                             .iter()
                             .zip(&w.f64()[..k])
                             .all(|(a, b)| a.to_bits() == b.to_bits());

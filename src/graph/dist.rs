@@ -303,7 +303,8 @@ fn tge_req<KS: KernelSet + ?Sized>(
             TopK::workspace(n_r, kp)
         },
     ]);
-    let setup = WorkReq::new::<f64>(add(mul(ranks, add(h, 1)?)?, STATUS)?);
+    // The shards' set-up (`shards`): the sums, and this rank's maxima as sent.
+    let setup = WorkReq::new::<f64>(add(add(mul(ranks, add(h, 1)?)?, STATUS)?, h)?);
     let median = if lay.median {
         let l1 = similarity::layout(
             [ViewShape {
@@ -1287,7 +1288,8 @@ fn approx_req<KS: KernelSet + ?Sized>(
             TopK::workspace(n_r, kp)
         },
     ]);
-    let setup = WorkReq::new::<f64>(add(mul(ranks, add(h, 1)?)?, STATUS)?);
+    // The shards' set-up (`shards`): the sums, and this rank's maxima as sent.
+    let setup = WorkReq::new::<f64>(add(add(mul(ranks, add(h, 1)?)?, STATUS)?, h)?);
     let labeled = if nl == 0 {
         WorkReq::EMPTY
     } else {

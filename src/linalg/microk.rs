@@ -608,10 +608,11 @@ pub(crate) fn dots2_f32(
     }
 }
 
-/// The end of `linalg`'s `dot16` after its partial sums `s`: the fixed reduction tree, then
-/// the values past the last multiple of 16 (the same operations in the same order).
+/// The end of a 16-lane dot product after its partial sums `s` (`linalg`'s `dot16` and the
+/// kernels here): the fixed reduction tree, then the values past the last multiple of 16, so
+/// every path gives the same bits.
 #[inline(always)]
-fn finish16(s: &[f32; 16], x: &[f32], y: &[f32]) -> f32 {
+pub(crate) fn finish16(s: &[f32; 16], x: &[f32], y: &[f32]) -> f32 {
     let (cx, cy) = (
         x.get(x.len() / 16 * 16..).unwrap_or_default(),
         y.get(y.len() / 16 * 16..).unwrap_or_default(),

@@ -510,21 +510,7 @@ fn dot16(tile: Option<microk::AvxTile>, x: &[f32], y: &[f32]) -> f32 {
             }
         }
     }
-    let (cx, cy) = (
-        x.get(x.len() / 16 * 16..).unwrap_or_default(),
-        y.get(y.len() / 16 * 16..).unwrap_or_default(),
-    );
-    let (s0, s1) = s.split_at(8);
-    let mut h = [0.0f32; 8];
-    for ((h, &a), &b) in h.iter_mut().zip(s0).zip(s1) {
-        *h = a + b;
-    }
-    let q = [h[0] + h[4], h[1] + h[5], h[2] + h[6], h[3] + h[7]];
-    let mut r = (q[0] + q[2]) + (q[1] + q[3]);
-    for (a, b) in cx.iter().zip(cy) {
-        r += a * b;
-    }
-    r
+    microk::finish16(&s, x, y)
 }
 
 /// `Σ a_i²` in f64.
