@@ -238,11 +238,6 @@ fn recall_on_clustered_synthetic_data_at_default_parameters() {
     }
 }
 
-/// A host pool that runs the tasks last to first.
-fn reversed(_ctx: usize, n: usize, task: &(dyn Fn(usize) + Sync)) {
-    (0..n).rev().for_each(task);
-}
-
 #[test]
 fn same_bits_for_every_pool_and_a_valid_graph_for_another_seed() {
     let n = 4500; // four tasks
@@ -262,7 +257,7 @@ fn same_bits_for_every_pool_and_a_valid_graph_for_another_seed() {
     let (nb0, s0, r0) = approx(&vs, &ks, &eta, &[], &base);
     check_valid(&nb0, &s0, 8);
     let host = Parallel::Host(HostPool {
-        parallel_for: reversed,
+        parallel_for: common::reversed,
         ctx: 0,
     });
     for par in [

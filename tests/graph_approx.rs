@@ -46,31 +46,13 @@ fn views(xs: &[(usize, Vec<f64>)], n: usize) -> Vec<View<'_, f64>> {
 
 const KS: [Kernel; 3] = [Kernel::Rbf(Bandwidth::Median); 3];
 
-struct Csr {
-    rp: Vec<usize>,
-    ci: Vec<usize>,
-    w: Vec<f64>,
-}
-
 /// Affinity and penalty outputs of `cap`'s sizes, filled with sentinels.
 fn sentinel_outs(n: usize, cap: GraphNnz) -> (Csr, Csr) {
-    let new = |e: usize| Csr {
-        rp: vec![SENTINEL; n + 1],
-        ci: vec![SENTINEL; e],
-        w: vec![-1.0; e],
-    };
+    let new = |e: usize| Csr::filled(n, e, SENTINEL, -1.0);
     (new(cap.affinity), new(cap.penalty))
 }
 
 const SENTINEL: usize = 7;
-
-fn outs(a: &mut Csr) -> CsrOut<'_> {
-    CsrOut {
-        row_ptr: &mut a.rp,
-        col_idx: &mut a.ci,
-        weights: &mut a.w,
-    }
-}
 
 /// A builder's result `r` on [`sentinel_outs`]: the graphs trimmed to their counts, or the
 /// error with both outputs checked untouched and the workspace query (`need`), if it refused,
@@ -242,11 +224,6 @@ fn labeled_lists_by_nn_descent_recall_the_exact_ones() {
         assert_eq!((a2.rp, a2.ci, a2.w), (aa.rp, aa.ci, aa.w));
         assert_eq!((p2.rp, p2.ci, p2.w), (ap.rp, ap.ci, ap.w));
     }
-}
-
-/// A host pool that runs the tasks last to first.
-fn reversed(_ctx: usize, n: usize, task: &(dyn Fn(usize) + Sync)) {
-    (0..n).rev().for_each(task);
 }
 
 /// FNV-1a of a graph's rows, columns and weight bits.
@@ -686,11 +663,7 @@ fn bad_ldge_requests_are_refused_before_anything_is_written() {
             graph::ldge_build_workspace::<f64>(vs.iter().map(|v| v.shape()), &KS, 10, &gp, &b)
                 .unwrap();
         let call = |rows: usize, entries: usize, work: usize| {
-            let new = |e: usize| Csr {
-                rp: vec![SENTINEL; rows + 1],
-                ci: vec![SENTINEL; e],
-                w: vec![-1.0; e],
-            };
+            let new = |e: usize| Csr::filled(rows, e, SENTINEL, -1.0);
             let (mut a, mut p) = (new(entries), new(cap.penalty));
             let r = graph::ldge_build(
                 &vs[..],

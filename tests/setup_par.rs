@@ -2,38 +2,13 @@
 //! per-item scales and views' largest values, and the CSR graph's checks, split into
 //! tasks fixed by the shapes, give the same bits (and the same errors) for every pool.
 
+mod common;
+
+use common::{outs, pools, Csr, Lcg};
 use mvnmf::eval::UNLABELED;
-use mvnmf::graph::{self, CsrGraph, CsrOut, GraphBuild, GraphParams, Penalty};
+use mvnmf::graph::{self, CsrGraph, GraphBuild, GraphParams, Penalty};
 use mvnmf::similarity::{AnnParams, Bandwidth, Kernel};
-use mvnmf::{Dense, Error, HostPool, Parallel, View};
-
-/// A host pool that runs the tasks last to first.
-fn reversed(_ctx: usize, n: usize, task: &(dyn Fn(usize) + Sync)) {
-    (0..n).rev().for_each(task);
-}
-
-fn pools() -> [Parallel; 4] {
-    [
-        Parallel::Threads(1),
-        Parallel::Threads(2),
-        Parallel::Threads(3),
-        Parallel::Host(HostPool {
-            parallel_for: reversed,
-            ctx: 0,
-        }),
-    ]
-}
-
-struct Rng(u64);
-impl Rng {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+use mvnmf::{Dense, Error, Parallel, View};
 
 const N: usize = 3000;
 /// `N · M ≥ 2²¹`: the passes over a view split into two tasks.
@@ -46,7 +21,7 @@ const KS: [Kernel; 2] = [Kernel::Rbf(Bandwidth::Median), Kernel::Linear];
 /// bound, `2^448`): the view is then evaluated scaled by a power of two found from its
 /// largest value, which lies in the last task's items only.
 fn data() -> (Vec<Vec<f64>>, Vec<u32>) {
-    let mut r = Rng(7);
+    let mut r = Lcg(7);
     let truth: Vec<u32> = (0..N).map(|j| (j % C) as u32).collect();
     let xs = M
         .iter()
@@ -70,7 +45,8 @@ fn data() -> (Vec<Vec<f64>>, Vec<u32>) {
     (xs, labels)
 }
 
-type Csr = (Vec<usize>, Vec<usize>, Vec<u64>);
+/// The affinity and penalty graphs, trimmed, weights as bits.
+type Bits = (Vec<usize>, Vec<usize>, Vec<u64>);
 
 fn tge(
     vs: &[View<'_, f64>],
@@ -78,43 +54,29 @@ fn tge(
     gp: &GraphParams,
     b: &GraphBuild,
     par: Parallel,
-) -> (Csr, Csr) {
+) -> (Bits, Bits) {
     let eta = [0.6, 0.4];
     let cap = graph::tge_capacity(N, C, gp).unwrap();
     let need =
         graph::tge_build_workspace::<f64>(vs.iter().map(|v| v.shape()), &KS, C, gp, b).unwrap();
     let mut w = vec![0u8; need];
-    let (mut arp, mut aci, mut aw) = (
-        vec![0; N + 1],
-        vec![0; cap.affinity],
-        vec![0.0; cap.affinity],
+    let (mut a, mut p) = (
+        Csr::filled(N, cap.affinity, 0, 0.0),
+        Csr::filled(N, cap.penalty, 0, 0.0),
     );
-    let (mut prp, mut pci, mut pw) = (vec![0; N + 1], vec![0; cap.penalty], vec![0.0; cap.penalty]);
     let nnz = graph::tge_build(
         vs,
         &KS,
         (&eta, labels, C),
         gp,
         b,
-        CsrOut {
-            row_ptr: &mut arp,
-            col_idx: &mut aci,
-            weights: &mut aw,
-        },
-        CsrOut {
-            row_ptr: &mut prp,
-            col_idx: &mut pci,
-            weights: &mut pw,
-        },
+        outs(&mut a),
+        outs(&mut p),
         &mut w,
         par,
     )
     .unwrap();
-    let bits = |w: &[f64], k: usize| w[..k].iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-    (
-        (arp, aci[..nnz.affinity].to_vec(), bits(&aw, nnz.affinity)),
-        (prp, pci[..nnz.penalty].to_vec(), bits(&pw, nnz.penalty)),
-    )
+    (a.bits(nnz.affinity), p.bits(nnz.penalty))
 }
 
 #[test]

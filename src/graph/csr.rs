@@ -64,7 +64,7 @@ impl<'a> CsrGraph<'a> {
         }
         // Rows `lo..hi` of task `t` (contiguous, from `n` and `nnz` alone).
         let tasks = tasks_for(n, nnz.checked_div(n).unwrap_or(0) + 1);
-        let chunk = n.div_ceil(tasks.max(1)).max(1);
+        let chunk = crate::par::chunk_len(n, tasks, 1);
         let rows = |t: usize| {
             let lo = (t * chunk).min(n);
             (lo, lo.saturating_add(chunk).min(n))

@@ -20,7 +20,7 @@ use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::microk::prefetch;
 use crate::linalg::real::Real;
 use crate::linalg::{gemm, gemm_req};
-use crate::par::{pieces_mut, tasks_for, Counted, Parallel};
+use crate::par::{chunk_len, pieces_mut, tasks_for, Counted, Parallel};
 use crate::work::{Slots, Stack, WorkReq};
 
 /// What a block holds.
@@ -185,7 +185,7 @@ fn view_max_par<T: Real>(view: View<'_, T>, par: Parallel) -> Result<f64, Error>
     if tasks <= 1 || par.is_serial() {
         return Ok(view_max(view));
     }
-    let chunk = n.div_ceil(tasks).max(1);
+    let chunk = chunk_len(n, tasks, 1);
     let mut maxes = [0.0f64; crate::par::MAX_TASKS];
     let items = Counted::new(pieces_mut(&mut maxes[..tasks], 1).enumerate(), tasks);
     par.run_items(items, &|(t, m)| {
@@ -211,8 +211,10 @@ fn item_scales<T: Real>(
 ) -> Result<(), Error> {
     let s = view.shape();
     let n = sc.len();
-    let tasks = tasks_for(n, s.rows.max(1));
-    let chunk = n.div_ceil(tasks.max(1)).max(1);
+    // The pieces of `chunk` items (fewer than the shape's tasks when `N` is small:
+    // 9 items in 4 tasks are 3 pieces of 3), one task each.
+    let chunk = chunk_len(n, tasks_for(n, s.rows.max(1)), 1);
+    let tasks = n.div_ceil(chunk);
     let fill = |lo: usize, part: &mut [f64]| match view {
         View::Dense(d) => {
             for (j, s) in part.iter_mut().enumerate() {
@@ -1126,5 +1128,27 @@ trait RowsLen {
 impl<T: Real> RowsLen for crate::data::Dense<'_, T> {
     fn rows_len(&self) -> usize {
         self.mat().rows()
+    }
+}
+
+#[cfg(all(test, feature = "std"))]
+mod tests {
+    use super::*;
+    use crate::data::Dense;
+
+    /// Few items of many features: the shape asks for more tasks (4) than the chunk of
+    /// `⌈N / tasks⌉` items makes (3 of 3 items each); every item still gets its scale,
+    /// the same bits as serially.
+    #[test]
+    fn item_scales_with_fewer_pieces_than_tasks() {
+        let (n, m) = (9, (4 << 20) / 9 + 1);
+        assert_eq!(tasks_for(n, m), 4);
+        let x: Vec<f64> = (0..n * m).map(|i| (i % 7) as f64 + 0.5).collect();
+        let view = View::from(Dense::new(&x, m, n, m).unwrap());
+        let kern = Kernel::Rbf(super::super::Bandwidth::Gamma(1.0));
+        let (mut serial, mut pool) = ([0.0; 9], [f64::NAN; 9]);
+        item_scales(&kern, view, 1.0, &mut serial, Parallel::Serial).unwrap();
+        item_scales(&kern, view, 1.0, &mut pool, Parallel::Threads(2)).unwrap();
+        assert_eq!(serial.map(f64::to_bits), pool.map(f64::to_bits));
     }
 }

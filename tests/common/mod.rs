@@ -271,3 +271,56 @@ pub fn formula_start(len: usize, offset: u64) -> Vec<f64> {
         .collect()
 }
 pub mod capi;
+
+/// A host pool that runs the tasks last to first (a pool's order must not change a bit).
+pub fn reversed(_ctx: usize, n: usize, task: &(dyn Fn(usize) + Sync)) {
+    (0..n).rev().for_each(task);
+}
+
+/// The pools a "same bits for every pool" test compares with `Parallel::Serial`: the
+/// built-in pool at 1, 2 and 3 threads, and a host pool running the tasks in reverse.
+pub fn pools() -> [mvnmf::Parallel; 4] {
+    [
+        mvnmf::Parallel::Threads(1),
+        mvnmf::Parallel::Threads(2),
+        mvnmf::Parallel::Threads(3),
+        mvnmf::Parallel::Host(mvnmf::HostPool {
+            parallel_for: reversed,
+            ctx: 0,
+        }),
+    ]
+}
+
+/// A CSR graph output owned by a test (row pointers, columns, weights).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Csr {
+    pub rp: Vec<usize>,
+    pub ci: Vec<usize>,
+    pub w: Vec<f64>,
+}
+
+impl Csr {
+    /// `n` rows and room for `e` entries, every index `idx` and every weight `w`.
+    pub fn filled(n: usize, e: usize, idx: usize, w: f64) -> Csr {
+        Csr {
+            rp: vec![idx; n + 1],
+            ci: vec![idx; e],
+            w: vec![w; e],
+        }
+    }
+
+    /// The graph trimmed to its first `nnz` entries, weights as bits (compared exactly).
+    pub fn bits(&self, nnz: usize) -> (Vec<usize>, Vec<usize>, Vec<u64>) {
+        let w = self.w[..nnz].iter().map(|x| x.to_bits()).collect();
+        (self.rp.clone(), self.ci[..nnz].to_vec(), w)
+    }
+}
+
+/// The builders' output descriptor of `a`.
+pub fn outs(a: &mut Csr) -> mvnmf::graph::CsrOut<'_> {
+    mvnmf::graph::CsrOut {
+        row_ptr: &mut a.rp,
+        col_idx: &mut a.ci,
+        weights: &mut a.w,
+    }
+}
