@@ -42,16 +42,13 @@ export! {
     /// `shift`), `MVNMF_STATUS_BAD_PARAMETER` (normalising a view that is all zero
     /// after the shift, or a flag other than 0 or 1). No workspace.
     fn mvnmf_prepare_view(
-        rows: usize,
-        cols: usize,
+        rows, cols: usize,
         x: *mut f64 = "`rows × cols` doubles (read, then overwritten)",
         params: *const mvnmf_prep_params,
         report: *mut mvnmf_prep_report,
     ) {
         let p = read_params(params)?;
-        if rows == 0 || cols == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(rows, cols);
         let len = rows.checked_mul(cols).ok_or(Error::SizeOverflow)?;
         let r = prep::prepare_view(slice_mut(x, len)?, rows, cols, &p)?;
         if !report.is_null() {
@@ -76,14 +73,11 @@ export! {
     /// `MVNMF_STATUS_NON_FINITE_INPUT` (a NaN or infinity, or a mean or deviation
     /// that is not finite). No workspace.
     fn mvnmf_standardize_view(
-        rows: usize,
-        cols: usize,
+        rows, cols: usize,
         x: *mut f64 = "`rows × cols` doubles (read, then overwritten)",
         constant: *mut usize = "one `size_t`",
     ) {
-        if rows == 0 || cols == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(rows, cols);
         let len = rows.checked_mul(cols).ok_or(Error::SizeOverflow)?;
         let k = prep::standardize_view(slice_mut(x, len)?, rows, cols)?;
         if !constant.is_null() {

@@ -31,6 +31,14 @@
 //!   `# Safety` line (`T` pointers get "doubles"/"floats" appended);
 //!   `params`, `report`, `progress`, `fit`, `work` and `bytes` have the lines of the
 //!   conventions (`ffi/mod.rs`).
+//! * `..solver(work, work_bytes, progress, user, report)` in a list stands for
+//!   the solvers' tail: those five parameters with the conventions' types;
+//!   `..work(work, work_bytes)` the first two alone.
+//!   Names that share a type are listed before it once (`n, k: usize`,
+//!   `truth, pred: *const u32 = "`n` labels"`), as C's `size_t n, k;`.
+//! * A query's list `(..N)` is the call's first `N` parameters (the shapes
+//!   and options the size depends on), not written again; `(..N, more: T)`
+//!   adds its own after them.
 //! * `workspace q for call(...) { ... }` alone declares a query apart from
 //!   its call (where the header orders two queries before their calls).
 //! * `fn x / x_f32(...) at report { ... }`: a body that says where it
@@ -95,17 +103,34 @@ macro_rules! export {
         export!(@query {query, $w64, [
             #[doc = concat!(" Workspace bytes of `", stringify!($n64), "`")]
             $(#[$wdoc])*
-        ], $wbody} [f64 mvnmf_view "double"] ($($wp)*));
+        ], $wbody} [f64 mvnmf_view "double"] ($($wp)*) ());
     };
     (@twinq [] $($x:tt)*) => {};
-    (@twinq [$w32:ident] $n32:ident $w64:ident $wp:tt $wbody:block) => {
+    (@twinq [$w32:ident] $n32:ident $w64:ident $wp:tt $wbody:block $fp:tt) => {
         export!(@query {query, $w32, [
             #[doc = concat!(" Workspace bytes of `", stringify!($n32), "` (as `",
                 stringify!($w64), "`).")]
-        ], $wbody} [f32 mvnmf_view_f32 "float"] $wp);
+        ], $wbody} [f32 mvnmf_view_f32 "float"] $wp $fp);
+    };
+    // A query on the call's first `N` parameters (`(..N)`, then any of its own:
+    // `(..3, n_classes: usize)`), taken from the call's list one token at a
+    // time, up to the `N`-th comma.
+    (@query $ctx:tt $pr:tt (..2 $($m:tt)*) $fp:tt) => { export!(@lead $ctx $pr [] [_ _] $fp $($m)*); };
+    (@query $ctx:tt $pr:tt (..3 $($m:tt)*) $fp:tt) => { export!(@lead $ctx $pr [] [_ _ _] $fp $($m)*); };
+    (@query $ctx:tt $pr:tt (..4 $($m:tt)*) $fp:tt) => { export!(@lead $ctx $pr [] [_ _ _ _] $fp $($m)*); };
+    (@query $ctx:tt $pr:tt (..5 $($m:tt)*) $fp:tt) => { export!(@lead $ctx $pr [] [_ _ _ _ _] $fp $($m)*); };
+    (@query $ctx:tt $pr:tt (..6 $($m:tt)*) $fp:tt) => { export!(@lead $ctx $pr [] [_ _ _ _ _ _] $fp $($m)*); };
+    (@lead $ctx:tt $pr:tt [$($acc:tt)*] [] $fp:tt $($m:tt)*) => {
+        export!(@query $ctx $pr ($($acc)* $($m)*) ());
+    };
+    (@lead $ctx:tt $pr:tt [$($acc:tt)*] [_ $($k:tt)*] (, $($fp:tt)*) $($m:tt)*) => {
+        export!(@lead $ctx $pr [$($acc)* ,] [$($k)*] ($($fp)*) $($m)*);
+    };
+    (@lead $ctx:tt $pr:tt [$($acc:tt)*] $k:tt ($t:tt $($fp:tt)*) $($m:tt)*) => {
+        export!(@lead $ctx $pr [$($acc)* $t] $k ($($fp)*) $($m)*);
     };
     // `bytes` appended here and read by the body: one expansion, one hygiene.
-    (@query {query, $name:ident, $doc:tt, $body:block} $pr:tt ($($wp:tt)*)) => {
+    (@query {query, $name:ident, $doc:tt, $body:block} $pr:tt ($($wp:tt)*) $fp:tt) => {
         export!(@munch {[query bytes], $name, $doc, $body} $pr [] [] [] $($wp)* ,
             bytes: *mut usize,);
     };
@@ -114,6 +139,39 @@ macro_rules! export {
     // the `# Safety` lines, the names that are `float` in the twin -------------
     (@munch $ctx:tt $pr:tt $sig:tt $saf:tt $tl:tt , $($rest:tt)*) => {
         export!(@munch $ctx $pr $sig $saf $tl $($rest)*);
+    };
+    // The solver's tail, named once (`..solver(work, work_bytes, progress,
+    // user, report)`): the caller's names, the conventions' types.
+    (@munch $ctx:tt $pr:tt $sig:tt $saf:tt $tl:tt
+        ..solver($w:ident, $wb:ident, $pg:ident, $u:ident, $r:ident) $($rest:tt)*) => {
+        export!(@munch $ctx $pr $sig $saf $tl $w: *mut c_void, $wb: usize,
+            $pg: mvnmf_progress_fn, $u: *mut c_void, $r: *mut mvnmf_report, $($rest)*);
+    };
+    // Names that share a type (`truth, pred: *const u32 = "`n` labels"`, as C's
+    // `size_t n, k;`): each name gets the type (and extent), as if written out.
+    (@munch $ctx:tt $pr:tt $sig:tt $saf:tt $tl:tt $p:ident , $($rest:tt)*) => {
+        export!(@names [$ctx $pr $sig $saf $tl] [$p] $($rest)*);
+    };
+    (@names $st:tt [$($n:ident)*] $p:ident , $($rest:tt)*) => {
+        export!(@names $st [$($n)* $p] $($rest)*);
+    };
+    (@names $st:tt $ns:tt $p:ident : $($rest:tt)*) => {
+        export!(@ntype $st $ns $p [] $($rest)*);
+    };
+    (@ntype $st:tt $ns:tt $p:ident [$($t:tt)*] , $($rest:tt)*) => {
+        export!(@spread $st $ns [$($t)*] [] $p: $($t)*, $($rest)*);
+    };
+    (@ntype $st:tt $ns:tt $p:ident [$($t:tt)*] $x:tt $($rest:tt)*) => {
+        export!(@ntype $st $ns $p [$($t)* $x] $($rest)*);
+    };
+    (@spread $st:tt [$n:ident $($ns:ident)*] [$($t:tt)*] [$($acc:tt)*] $($rest:tt)*) => {
+        export!(@spread $st [$($ns)*] [$($t)*] [$($acc)* $n: $($t)*,] $($rest)*);
+    };
+    (@spread [$ctx:tt $pr:tt $sig:tt $saf:tt $tl:tt] [] $t:tt [$($acc:tt)*] $($rest:tt)*) => {
+        export!(@munch $ctx $pr $sig $saf $tl $($acc)* $($rest)*);
+    };
+    (@munch $ctx:tt $pr:tt $sig:tt $saf:tt $tl:tt ..work($w:ident, $wb:ident) $($rest:tt)*) => {
+        export!(@munch $ctx $pr $sig $saf $tl $w: *mut c_void, $wb: usize, $($rest)*);
     };
     // A parameter's name, matched against those of the conventions (`$n`), and
     // itself (`$p`, which keeps the caller's hygiene).
@@ -248,7 +306,7 @@ macro_rules! export {
 
     (@seqdbl $n64:ident [$($n32:ident)?] $rep:tt [$($doc:tt)*] ($($p:tt)*) $body:block
         $($w:tt)*) => {
-        export!(@seqq $n64 [$($n32)?] $($w)*);
+        export!(@seqq $n64 [$($n32)?] ($($p)*) $($w)*);
         export!(@munch {$rep, $n64, [
             $($doc)*
             $(
@@ -257,13 +315,14 @@ macro_rules! export {
             )?
         ], $body} [f64 mvnmf_view "double"] [] [] [] $($p)* ,);
     };
-    (@seqq $n64:ident $n32:tt) => {};
-    (@seqq $n64:ident $n32:tt [$($wdoc:tt)*] $w64:ident $w32:tt ($($wp:tt)*) $wbody:block) => {
+    (@seqq $n64:ident $n32:tt $fp:tt) => {};
+    (@seqq $n64:ident $n32:tt $fp:tt [$($wdoc:tt)*] $w64:ident $w32:tt ($($wp:tt)*)
+        $wbody:block) => {
         export!(@query {query, $w64, [
             #[doc = concat!(" Workspace bytes of `", stringify!($n64), "`",
                 export!(@andof $w32 $n32))]
             $($wdoc)*
-        ], $wbody} [f64 mvnmf_view "double"] ($($wp)*));
+        ], $wbody} [f64 mvnmf_view "double"] ($($wp)*) $fp);
     };
     (@andof [$w32:ident] $n:tt) => { "" };
     (@andof [] [$n32:ident]) => { concat!(" and of `", stringify!($n32), "`") };
@@ -274,7 +333,7 @@ macro_rules! export {
     };
     (@seqtwin [$n32:ident] $n64:ident $p:tt $rep:tt $body:block
         [$w64:ident $wp:tt $wbody:block] [$($w32:ident)?]) => {
-        export!(@twinq [$($w32)?] $n32 $w64 $wp $wbody);
+        export!(@twinq [$($w32)?] $n32 $w64 $wp $wbody $p);
         export!(@seqtwin2 $n32 $n64 $p $rep $body);
     };
     (@seqtwin2 $n32:ident $n64:ident ($($p:tt)*) $rep:tt $body:block) => {

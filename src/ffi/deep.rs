@@ -44,9 +44,7 @@ unsafe fn read_layers<'a>(layers: *const usize, n_layers: usize) -> Result<&'a [
         if n_layers == 0 {
             return Err(Error::BadRank);
         }
-        if layers.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(layers);
         let l = slice(layers, n_layers)?;
         if l.contains(&0) {
             return Err(Error::BadRank);
@@ -59,9 +57,7 @@ export! {
     /// Writes the preset's parameters to `out` (`MVNMF_DEEP_PRESET_*`);
     /// `MVNMF_STATUS_BAD_PARAMETER` for an unknown preset.
     fn mvnmf_deep_params_preset(preset: u32, out: *mut mvnmf_deep_params = "one struct") {
-        if out.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(out);
         let p = match preset {
             MVNMF_DEEP_PRESET_DMCL => DeepParams::dmcl(),
             MVNMF_DEEP_PRESET_DNMF => DeepParams::dnmf(),
@@ -83,9 +79,7 @@ export! {
         n_layers: usize,
         len: *mut usize = "one size",
     ) {
-        if len.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(len);
         let l = read_layers(layers, n_layers)?;
         *len = deep::factor_len(rows, l)?;
         Ok(mvnmf_status::Ok)
@@ -146,11 +140,7 @@ export! {
         params: *const mvnmf_deep_params,
         u: *const *mut T = "`n_views` pointers to `mvnmf_deep_factor_len(rows_v, layers)`",
         v: *mut T = "`K × N`",
-        work: *mut c_void,
-        work_bytes: usize,
-        progress: mvnmf_progress_fn,
-        user: *mut c_void,
-        report: *mut mvnmf_report,
+        ..solver(work, work_bytes, progress, user, report),
     ) at report {
         let p = read_params(params).arg(6)?;
         let g = read_graph_for::<T>(graph).arg(3)?;
@@ -177,14 +167,7 @@ export! {
         finish(r, report).arg(0)
     }
     /// (pre-training and fine-tuning share it).
-    workspace mvnmf_deep_fit_workspace / mvnmf_deep_fit_f32_workspace(
-        views: *const V = "`n_views`",
-        n_views: usize,
-        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
-        layers: *const usize = "`n_layers` sizes",
-        n_layers: usize,
-        params: *const mvnmf_deep_params,
-    ) {
+    workspace mvnmf_deep_fit_workspace / mvnmf_deep_fit_f32_workspace(..6) {
         let p = read_params(params)?;
         let g = read_graph_for::<T>(graph)?;
         let l = read_layers(layers, n_layers)?;
@@ -206,11 +189,7 @@ export! {
         params: *const mvnmf_deep_params,
         u: *const *const T = "`n_views` pointers to `mvnmf_deep_factor_len(rows_v, layers)`",
         v: *mut T = "`K × N`",
-        work: *mut c_void,
-        work_bytes: usize,
-        progress: mvnmf_progress_fn,
-        user: *mut c_void,
-        report: *mut mvnmf_report,
+        ..solver(work, work_bytes, progress, user, report),
     ) at report {
         let p = read_params(params).arg(6)?;
         let g = read_graph_for::<T>(graph).arg(3)?;
@@ -225,14 +204,7 @@ export! {
         let r = r.map_err(|e| SITE.blame(e, &vs, &[Given::Stacks(7, &us)]))?;
         finish(r, report).arg(0)
     }
-    workspace mvnmf_deep_encode_workspace / mvnmf_deep_encode_f32_workspace(
-        views: *const V = "`n_views`",
-        n_views: usize,
-        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
-        layers: *const usize = "`n_layers` sizes",
-        n_layers: usize,
-        params: *const mvnmf_deep_params,
-    ) {
+    workspace mvnmf_deep_encode_workspace / mvnmf_deep_encode_f32_workspace(..6) {
         let p = read_params(params)?;
         let g = read_graph_for::<T>(graph)?;
         let l = read_layers(layers, n_layers)?;

@@ -227,9 +227,7 @@ impl Comm for CComm {
 /// The communicator (required; its `allreduce` too; the rank in range).
 pub(super) unsafe fn read_comm(c: *const mvnmf_dist_comm) -> Result<CComm, Error> {
     c_unsafe!({
-        if c.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(c);
         let c = *c;
         let f = c.allreduce.ok_or(Error::NullPointer)?;
         if c.n_ranks == 0 || c.rank >= c.n_ranks {
@@ -257,9 +255,7 @@ unsafe fn read_dist_graph<'a>(g: *const mvnmf_graph) -> Result<DistGraph<'a>, Er
         match g.kind {
             MVNMF_GRAPH_NONE => Ok(DistGraph::None),
             MVNMF_GRAPH_SGE => {
-                if g.labels.is_null() {
-                    return Err(Error::NullPointer);
-                }
+                require!(g.labels);
                 Ok(DistGraph::Sge {
                     labels: slice(g.labels, g.n)?,
                     n_classes: g.n_classes,
@@ -389,16 +385,11 @@ export! {
     fn mvnmf_dist_joint_nmf_fit / mvnmf_dist_joint_nmf_fit_f32(
         comm: *const mvnmf_dist_comm = "one struct (its callbacks as `mvnmf_dist_comm` documents)",
         views: *const V = "`n_views`",
-        n_views: usize,
-        k: usize,
+        n_views, k: usize,
         params: *const mvnmf_nmf_params,
         u: *const *mut T = "`n_views` pointers to `rows_v × k` values each",
         v: *mut T = "`k × N_r`",
-        work: *mut c_void,
-        work_bytes: usize,
-        progress: mvnmf_progress_fn,
-        user: *mut c_void,
-        report: *mut mvnmf_report,
+        ..solver(work, work_bytes, progress, user, report),
         traffic: *mut mvnmf_dist_traffic = "one struct",
     ) {
         Ok(run_dist(comm, report, traffic, |cm| {
@@ -413,9 +404,7 @@ export! {
     /// (`MVNMF_STATUS_BAD_PARAMETER` for 0, as the call).
     workspace mvnmf_dist_joint_nmf_fit_workspace / mvnmf_dist_joint_nmf_fit_f32_workspace(
         views: *const V = "`n_views`",
-        n_views: usize,
-        k: usize,
-        n_ranks: usize,
+        n_views, k, n_ranks: usize,
         params: *const mvnmf_nmf_params,
     ) {
         let p: NmfParams = read_params(params)?;
@@ -448,11 +437,7 @@ export! {
         params: *const mvnmf_mvsl_params,
         u: *const *mut T = "`n_views` pointers to `rows_v × k` values each",
         v: *mut T = "`k × N_r`",
-        work: *mut c_void,
-        work_bytes: usize,
-        progress: mvnmf_progress_fn,
-        user: *mut c_void,
-        report: *mut mvnmf_report,
+        ..solver(work, work_bytes, progress, user, report),
         traffic: *mut mvnmf_dist_traffic = "one struct",
     ) {
         Ok(run_dist(comm, report, traffic, |cm| {
@@ -475,8 +460,7 @@ export! {
         views: *const V = "`n_views`",
         n_views: usize,
         graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
-        k: usize,
-        n_ranks: usize,
+        k, n_ranks: usize,
         params: *const mvnmf_mvsl_params,
     ) {
         let p: MvslParams = read_params(params)?;
@@ -581,12 +565,9 @@ export! {
     /// 1))` (class pairs) or `min(2·kp·n_r + kp·(n − n_r), n_r·(n − 1))` (item
     /// neighbours).
     fn mvnmf_dist_tge_capacity(
-        n: usize,
-        n_r: usize,
-        n_classes: usize,
+        n, n_r, n_classes: usize,
         params: *const mvnmf_graph_params,
-        affinity_capacity: *mut usize = "one `size_t`",
-        penalty_capacity: *mut usize = "one `size_t`",
+        affinity_capacity, penalty_capacity: *mut usize = "one `size_t`",
     ) {
         write_capacity(params, affinity_capacity, penalty_capacity, |p| {
             dist::tge_capacity(n, n_r, n_classes, p)
@@ -630,15 +611,11 @@ export! {
         kernels: *const mvnmf_kernel = "`n_views` kernels",
         eta: *const f64 = "`n_views` doubles",
         labels: *const u32 = "`n` labels",
-        n: usize,
-        n_classes: usize,
+        n, n_classes: usize,
         params: *const mvnmf_graph_params,
-        affinity: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
-        penalty: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
-        affinity_nnz: *mut usize = "one `size_t`",
-        penalty_nnz: *mut usize = "one `size_t`",
-        work: *mut c_void,
-        work_bytes: usize,
+        affinity, penalty: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
+        affinity_nnz, penalty_nnz: *mut usize = "one `size_t`",
+        ..work(work, work_bytes),
         traffic: *mut mvnmf_dist_graph_traffic = "one struct",
     ) {
         Ok(run_shell(
@@ -678,9 +655,7 @@ export! {
         n_views: usize,
         kernels: *const mvnmf_kernel = "`n_views` kernels",
         labels: *const u32 = "`n` labels",
-        n: usize,
-        n_classes: usize,
-        n_ranks: usize,
+        n, n_classes, n_ranks: usize,
         params: *const mvnmf_graph_params,
     ) {
         let p = read_graph(params)?;

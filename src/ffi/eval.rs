@@ -143,9 +143,7 @@ pub(super) unsafe fn work_slice<'a>(
 /// The shape rule of `mvnmf_stratified_split`, shared with its query: `n ≥ 1`
 /// labels (and flags) that fit in memory.
 pub(super) fn split_dims(n: usize) -> Result<(), Error> {
-    if n == 0 {
-        return Err(Error::ZeroDimension);
-    }
+    nonzero!(n);
     elems::<u32>(n, 1).map(|_| ())
 }
 
@@ -156,13 +154,11 @@ export! {
     /// (1 = labeled, 0 = not). `0 <= fraction <= 1`.
     fn mvnmf_stratified_split(
         labels: *const u32 = "`n` labels",
-        n: usize,
-        n_classes: usize,
+        n, n_classes: usize,
         fraction: f64,
         seed: u64,
         labeled: *mut u8 = "`n` bytes",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
         split_dims(n)?;
         let l = slice(labels, n)?;
@@ -194,21 +190,16 @@ export! {
     /// Cost `O(n_query · n_ref · d)`.
     fn mvnmf_knn_predict / mvnmf_knn_predict_f32(
         reference: *const T = "`d × n_ref`",
-        d: usize,
-        n_ref: usize,
+        d, n_ref: usize,
         ref_labels: *const u32 = "`n_ref` labels",
         query: *const T = "`d × n_query`",
-        n_query: usize,
-        n_classes: usize,
+        n_query, n_classes: usize,
         params: *const mvnmf_knn_params,
         pred: *mut u32 = "`n_query` labels",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
         let p = read_params(params)?;
-        if d == 0 || n_ref == 0 || n_query == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(d, n_ref, n_query);
         let r = slice(reference, area(d, n_ref)?)?;
         let q = slice(query, area(d, n_query)?)?;
         let l = slice(ref_labels, n_ref)?;
@@ -240,16 +231,13 @@ export! {
     /// items when `mask` is NULL) whose `pred[j]` equals `truth[j]`; NaN when no
     /// item is counted. `mask` values must be 0 or 1 (`MVNMF_STATUS_BAD_LABEL`).
     fn mvnmf_accuracy(
-        pred: *const u32 = "`n` labels",
-        truth: *const u32 = "`n` labels",
+        pred, truth: *const u32 = "`n` labels",
         n: usize,
         mask: *const u8 = "`n` bytes",
         accuracy: *mut f64 = "one double",
     ) {
         need(accuracy)?;
-        if n == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(n);
         let p = slice(pred, n)?;
         let t = slice(truth, n)?;
         let m = opt_slice(mask, n)?;
@@ -288,9 +276,7 @@ pub(super) fn kmeans_dims<T>(
     k: usize,
     p: &KMeansParams,
 ) -> Result<usize, Error> {
-    if d == 0 || n == 0 || k == 0 {
-        return Err(Error::ZeroDimension);
-    }
+    nonzero!(d, n, k);
     elems::<T>(d, n)?;
     eval::kmeans_workspace(d, n, k, p)
 }
@@ -304,14 +290,11 @@ export! {
     /// Cost `O(n·k·d)` per iteration (distances accumulated in double).
     fn mvnmf_kmeans / mvnmf_kmeans_f32(
         x: *const T = "`d × n`",
-        d: usize,
-        n: usize,
-        k: usize,
+        d, n, k: usize,
         params: *const mvnmf_kmeans_params,
         assign: *mut u32 = "`n` labels",
         centroids: *mut T = "`d × k`",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
         report: *mut mvnmf_kmeans_report,
     ) {
         let p = read_params(params)?;
@@ -333,9 +316,7 @@ export! {
     }
     /// (`params` may be NULL: defaults).
     workspace mvnmf_kmeans_workspace / mvnmf_kmeans_f32_workspace(
-        d: usize,
-        n: usize,
-        k: usize,
+        d, n, k: usize,
         params: *const mvnmf_kmeans_params,
     ) {
         let p = read_params(params)?;
@@ -364,17 +345,13 @@ export! {
     /// (`MVNMF_STATUS_NON_FINITE_INPUT` otherwise). `O(r²c)`, `r = min`, `c = max`.
     fn mvnmf_assignment / mvnmf_assignment_f32(
         cost: *const T = "`rows × cols`",
-        rows: usize,
-        cols: usize,
+        rows, cols: usize,
         maximize: c_int,
         row_to_col: *mut usize = "`rows` indices",
         total: *mut f64 = "one double",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
-        if rows == 0 || cols == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(rows, cols);
         let c = slice(cost, area(rows, cols)?)?;
         need(row_to_col)?;
         let out = slice_mut(row_to_col, rows)?;
@@ -396,19 +373,13 @@ export! {
     /// `pred[j] < n_clusters` and the classes `truth[j] < n_classes` (Kuhn–Munkres
     /// on the contingency table; surplus clusters or classes count as wrong).
     fn mvnmf_clustering_accuracy(
-        truth: *const u32 = "`n` labels",
-        pred: *const u32 = "`n` labels",
-        n: usize,
-        n_classes: usize,
-        n_clusters: usize,
+        truth, pred: *const u32 = "`n` labels",
+        n, n_classes, n_clusters: usize,
         accuracy: *mut f64 = "one double",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
         need(accuracy)?;
-        if n == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(n);
         let t = slice(truth, n)?;
         let p = slice(pred, n)?;
         let w = work_slice(work, work_bytes)?;
@@ -428,21 +399,15 @@ export! {
     /// `MVNMF_NMI_MIN`. Matches scikit-learn's `normalized_mutual_info_score`,
     /// limit cases included.
     fn mvnmf_nmi(
-        truth: *const u32 = "`n` labels",
-        pred: *const u32 = "`n` labels",
-        n: usize,
-        n_classes: usize,
-        n_clusters: usize,
+        truth, pred: *const u32 = "`n` labels",
+        n, n_classes, n_clusters: usize,
         norm: u32,
         nmi: *mut f64 = "one double",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
         need(nmi)?;
         let nm = nmi_norm(norm)?;
-        if n == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(n);
         let t = slice(truth, n)?;
         let p = slice(pred, n)?;
         let w = work_slice(work, work_bytes)?;
@@ -463,13 +428,10 @@ export! {
     /// no workspace.
     fn mvnmf_top_n / mvnmf_top_n_f32(
         scores: *const T = "`n`",
-        n: usize,
-        top: usize,
+        n, top: usize,
         indices: *mut usize = "`top` indices",
     ) {
-        if n == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(n);
         let s = slice(scores, n)?;
         if top > n {
             return Err(Error::DimensionMismatch);
@@ -496,13 +458,10 @@ export! {
         average_precision: *mut f64 = "one double",
         precision_at: *mut f64 = "`n_cutoffs` doubles",
         pr11: *mut f64 = "11 doubles",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
         need(average_precision)?;
-        if n_items == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(n_items);
         let s = slice(scores, n_items)?;
         let r = slice(relevant, n_items)?;
         let c = slice(cutoffs, n_cutoffs)?;
@@ -528,21 +487,17 @@ export! {
     fn mvnmf_retrieval_metrics / mvnmf_retrieval_metrics_f32(
         scores: *const T = "`n_items × n_queries`",
         relevant: *const u8 = "`n_items × n_queries` bytes",
-        n_items: usize,
-        n_queries: usize,
+        n_items, n_queries: usize,
         cutoffs: *const usize = "`n_cutoffs` cutoffs",
         n_cutoffs: usize,
         average_precision: *mut f64 = "`n_queries` doubles",
         map: *mut f64 = "one double",
         mean_precision_at: *mut f64 = "`n_cutoffs` doubles",
         mean_pr11: *mut f64 = "11 doubles",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
         need(map)?;
-        if n_items == 0 || n_queries == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(n_items, n_queries);
         let len = area(n_items, n_queries)?;
         let s = slice(scores, len)?;
         let r = slice(relevant, len)?;
@@ -570,8 +525,7 @@ export! {
     /// outputs as `mvnmf_query_metrics`; no workspace.
     fn mvnmf_ranked_list_metrics(
         relevant: *const u8 = "`length` bytes",
-        length: usize,
-        n_relevant: usize,
+        length, n_relevant: usize,
         cutoffs: *const usize = "`n_cutoffs` cutoffs",
         n_cutoffs: usize,
         average_precision: *mut f64 = "one double",
@@ -594,16 +548,12 @@ export! {
     /// `truth`, both `n_labels × n_items` 0/1 (column-major: item j's labels are
     /// `truth[j*n_labels ...]`). No workspace.
     fn mvnmf_multilabel_metrics(
-        truth: *const u8 = "`n_labels × n_items` bytes",
-        pred: *const u8 = "`n_labels × n_items` bytes",
-        n_labels: usize,
-        n_items: usize,
+        truth, pred: *const u8 = "`n_labels × n_items` bytes",
+        n_labels, n_items: usize,
         scores: *mut mvnmf_multilabel_scores = "one struct",
     ) {
         need(scores)?;
-        if n_labels == 0 || n_items == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(n_labels, n_items);
         let len = area(n_labels, n_items)?;
         let t = slice(truth, len)?;
         let p = slice(pred, len)?;
@@ -630,18 +580,14 @@ export! {
     fn mvnmf_average_auroc / mvnmf_average_auroc_f32(
         truth: *const u8 = "`n_labels × n_items` bytes",
         scores: *const T = "`n_labels × n_items`",
-        n_labels: usize,
-        n_items: usize,
+        n_labels, n_items: usize,
         per_label: *mut f64 = "`n_labels` doubles",
         mean: *mut f64 = "one double",
         labels_scored: *mut usize = "one `size_t`",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
         need(mean)?;
-        if n_labels == 0 || n_items == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(n_labels, n_items);
         let len = area(n_labels, n_items)?;
         let t = slice(truth, len)?;
         let s = slice(scores, len)?;

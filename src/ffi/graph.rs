@@ -20,9 +20,7 @@ pub(super) unsafe fn write_capacity(
     cap: impl FnOnce(&GraphParams) -> Result<graph::GraphNnz, Error>,
 ) -> Result<mvnmf_status, Error> {
     c_unsafe!({
-        if affinity.is_null() || penalty.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(affinity, penalty);
         let c = cap(&read_graph(params)?)?;
         *affinity = c.affinity;
         *penalty = c.penalty;
@@ -35,11 +33,9 @@ export! {
     /// affinity `min(2·n·ka, n(n−1))`, penalty `min(2·n_classes·kp, n(n−1))` (class pairs) or
     /// `min(2·n·kp, n(n−1))` (item neighbours).
     fn mvnmf_ldge_capacity(
-        n: usize,
-        n_classes: usize,
+        n, n_classes: usize,
         params: *const mvnmf_graph_params,
-        affinity_capacity: *mut usize = "one `size_t`",
-        penalty_capacity: *mut usize = "one `size_t`",
+        affinity_capacity, penalty_capacity: *mut usize = "one `size_t`",
     ) {
         write_capacity(params, affinity_capacity, penalty_capacity, |p| {
             graph::ldge_capacity(n, n_classes, p)
@@ -50,11 +46,9 @@ export! {
 export! {
     /// Capacities that always hold TGE's graphs: affinity `min(4·n·ka, n(n−1))`, penalty as LDGE.
     fn mvnmf_tge_capacity(
-        n: usize,
-        n_classes: usize,
+        n, n_classes: usize,
         params: *const mvnmf_graph_params,
-        affinity_capacity: *mut usize = "one `size_t`",
-        penalty_capacity: *mut usize = "one `size_t`",
+        affinity_capacity, penalty_capacity: *mut usize = "one `size_t`",
     ) {
         write_capacity(params, affinity_capacity, penalty_capacity, |p| {
             graph::tge_capacity(n, n_classes, p)
@@ -86,13 +80,9 @@ pub(super) unsafe fn csr_out<'a>(
     n: usize,
 ) -> Result<CsrOut<'a>, Error> {
     c_unsafe!({
-        if b.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(b);
         let b = *b;
-        if b.row_ptr.is_null() || b.col_idx.is_null() || b.weights.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(b.row_ptr, b.col_idx, b.weights);
         Ok(CsrOut {
             row_ptr: slice_mut(b.row_ptr, n.checked_add(1).ok_or(Error::SizeOverflow)?)?,
             col_idx: slice_mut(b.col_idx, b.capacity)?,
@@ -140,9 +130,7 @@ pub(super) unsafe fn build(
         let e = ceta(eta, n_views)?;
         let n = vs.shape(0).cols;
         let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
-        if affinity_nnz.is_null() || penalty_nnz.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(affinity_nnz, penalty_nnz);
         let a = csr_out(affinity, n)?;
         let q = csr_out(penalty, n)?;
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
@@ -203,16 +191,11 @@ export! {
         labels: *const u32 = "`N` labels",
         n_classes: usize,
         params: *const mvnmf_graph_params,
-        affinity: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
-        penalty: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
-        affinity_nnz: *mut usize = "one `size_t`",
-        penalty_nnz: *mut usize = "one `size_t`",
-        work: *mut c_void,
-        work_bytes: usize,
+        affinity, penalty: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
+        affinity_nnz, penalty_nnz: *mut usize = "one `size_t`",
+        ..work(work, work_bytes),
     ) {
-        if labels.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(labels);
         let out = (affinity, penalty, affinity_nnz, penalty_nnz);
         let io = (eta, labels, n_classes, params);
         build(views, n_views, kernels, io, out, work, work_bytes, Which::Ldge)
@@ -233,12 +216,9 @@ export! {
         labels: *const u32 = "`N` labels",
         n_classes: usize,
         params: *const mvnmf_graph_params,
-        affinity: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
-        penalty: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
-        affinity_nnz: *mut usize = "one `size_t`",
-        penalty_nnz: *mut usize = "one `size_t`",
-        work: *mut c_void,
-        work_bytes: usize,
+        affinity, penalty: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
+        affinity_nnz, penalty_nnz: *mut usize = "one `size_t`",
+        ..work(work, work_bytes),
     ) {
         let out = (affinity, penalty, affinity_nnz, penalty_nnz);
         let io = (eta, labels, n_classes, params);
@@ -256,12 +236,8 @@ export! {
         weights: *const f64 = "`row_ptr[n]` doubles",
         degrees: *mut f64 = "`n` doubles",
     ) {
-        if n == 0 {
-            return Err(Error::ZeroDimension);
-        }
-        if row_ptr.is_null() || degrees.is_null() {
-            return Err(Error::NullPointer);
-        }
+        nonzero!(n);
+        require!(row_ptr, degrees);
         let rp = slice(row_ptr, n.checked_add(1).ok_or(Error::SizeOverflow)?)?;
         let nnz = rp[n];
         if nnz > 0 && (col_idx.is_null() || weights.is_null()) {
@@ -281,9 +257,7 @@ export! {
 /// A dense view descriptor as a [`Dense`] view (`MVNMF_STATUS_BAD_PARAMETER` for a CSC one).
 unsafe fn dense_view<'a>(v: *const mvnmf_view) -> Result<Dense<'a, f64>, Error> {
     c_unsafe!({
-        if v.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(v);
         let v = &*v;
         if v.kind != MVNMF_VIEW_DENSE {
             return Err(Error::BadParameter);
@@ -325,8 +299,7 @@ export! {
     /// `MVNMF_STATUS_NON_FINITE_INPUT` (a NaN or infinity, or a covariance that overflows),
     /// `MVNMF_STATUS_WORKSPACE_TOO_SMALL`. Cost `O((di + dj)^2 n + di^3 + dj^3)`.
     fn mvnmf_cca(
-        xi: *const mvnmf_view = "one dense view descriptor",
-        xj: *const mvnmf_view = "one dense view descriptor",
+        xi, xj: *const mvnmf_view = "one dense view descriptor",
         reg: f64,
         dims: usize,
         phi_i: *mut f64 = "`d_i × dims` doubles",
@@ -334,14 +307,11 @@ export! {
         rho: *mut f64 = "`dims` doubles",
         mu_i: *mut f64 = "`d_i` doubles",
         mu_j: *mut f64 = "`d_j` doubles",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
         let vi = dense_view(xi)?;
         let vj = dense_view(xj)?;
-        if phi_i.is_null() || phi_j.is_null() || rho.is_null() || mu_i.is_null() || mu_j.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(phi_i, phi_j, rho, mu_i, mu_j);
         let (di, dj) = (vi.mat().rows(), vj.mat().rows());
         cca_dims(di, dj, vi.mat().cols(), dims)?;
         let len = |a: usize| a.checked_mul(dims).ok_or(Error::SizeOverflow);
@@ -358,10 +328,7 @@ export! {
     /// `dims` canonical pairs (`MVNMF_STATUS_ZERO_DIMENSION` for a zero size or `n < 2`,
     /// `MVNMF_STATUS_BAD_RANK` for `dims = 0` or `dims > min(di, dj)`).
     workspace mvnmf_cca_workspace(
-        di: usize,
-        dj: usize,
-        n: usize,
-        dims: usize,
+        di, dj, n, dims: usize,
     ) {
         cca_dims(di, dj, n, dims)
     }
@@ -438,17 +405,14 @@ export! {
         priors: *const f64 = "`n_views × n_views` doubles",
         params: *const mvnmf_fused_graph_params,
         w: *mut f64 = "`n × n` doubles",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
         let p = read_fused(params)?;
         let vs = CViews::new(views, n_views)?;
         let n = vs.shape(0).cols;
         let g = opt_slice(gammas, n_views)?;
         let pr = priors_of(priors, n_views)?;
-        if w.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(w);
         let ww = slice_mut(w, n.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
         let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
         graph::fused_graph(&vs, g, pr, &p, ww, wk)?;
@@ -456,11 +420,7 @@ export! {
     }
     /// (validates the view descriptors as
     /// the call does, values aside).
-    workspace mvnmf_fused_graph_workspace(
-        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
-        n_views: usize,
-        params: *const mvnmf_fused_graph_params,
-    ) {
+    workspace mvnmf_fused_graph_workspace(..2, params: *const mvnmf_fused_graph_params) {
         let p = read_fused(params)?;
         graph::fused_graph_workspace::<f64>(shapes(views, n_views)?, &p)
     }
@@ -475,19 +435,15 @@ export! {
     /// NULL. Cost `O(n·m·Σd)` per Lloyd iteration.
     fn mvnmf_anchors_kmeans(
         views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
-        n_views: usize,
-        m: usize,
+        n_views, m: usize,
         params: *const super::eval::mvnmf_kmeans_params,
         anchors: *const *mut f64 = "`n_views` pointers to `d_v × m` doubles each",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
         report: *mut super::eval::mvnmf_kmeans_report,
     ) {
         let p = read_params(params)?;
         let vs = CViews::new(views, n_views)?;
-        if m == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(m);
         // The query's checks (dense views, `m ≤ n`, sizes) before the
         // outputs', so that both give the same status.
         graph::anchors_by_kmeans_workspace::<f64>((0..vs.count()).map(|i| vs.shape(i)), m, &p)?;
@@ -501,12 +457,7 @@ export! {
     }
     /// (validates the view descriptors
     /// as the call does, values aside; `params` may be NULL: defaults).
-    workspace mvnmf_anchors_kmeans_workspace(
-        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
-        n_views: usize,
-        m: usize,
-        params: *const super::eval::mvnmf_kmeans_params,
-    ) {
+    workspace mvnmf_anchors_kmeans_workspace(..4) {
         let p = read_params(params)?;
         graph::anchors_by_kmeans_workspace::<f64>(shapes(views, n_views)?, m, &p)
     }
@@ -558,16 +509,14 @@ export! {
     fn mvnmf_anchor_graph(
         views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
         n_views: usize,
-        train: *const mvnmf_view = "`n_views` view descriptors",
-        anchors: *const mvnmf_view = "`n_views` view descriptors",
+        train, anchors: *const mvnmf_view = "`n_views` view descriptors",
         s: usize,
         priors: *const f64 = "`n_views × n_views` doubles",
         params: *const mvnmf_fused_graph_params,
         scales: *mut f64 = "`mvnmf_anchor_scales_len(n_views)` doubles (read and written)",
         idx: *mut usize = "`s × n` indices",
         z: *mut f64 = "`s × n` doubles",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
         let p = read_fused(params)?;
         let vs = CViews::new(views, n_views)?;
@@ -580,9 +529,7 @@ export! {
         let pr = priors_of(priors, n_views)?;
         let n = vs.shape(0).cols;
         let ns = n.checked_mul(s).ok_or(Error::SizeOverflow)?;
-        if scales.is_null() || idx.is_null() || z.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(scales, idx, z);
         let sc = slice_mut(scales, mvnmf_anchor_scales_len(n_views))?;
         let ii = slice_mut(idx, ns)?;
         let zz = slice_mut(z, ns)?;
@@ -593,11 +540,8 @@ export! {
     /// for these views (validated as the
     /// call validates them, values aside), `n_train` training items (the items themselves when there is no
     /// `train`), `m` anchors and these priors (NULL: uniform).
-    workspace mvnmf_anchor_graph_workspace(
-        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
-        n_views: usize,
-        n_train: usize,
-        m: usize,
+    workspace mvnmf_anchor_graph_workspace(..2,
+        n_train, m: usize,
         priors: *const f64 = "`n_views × n_views` doubles",
         params: *const mvnmf_fused_graph_params,
     ) {
@@ -633,36 +577,26 @@ export! {
     /// in `n`). Outputs are written only on success.
     fn mvnmf_fused_knn_graph(
         views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
-        n_views: usize,
-        s: usize,
+        n_views, s: usize,
         priors: *const f64 = "`n_views × n_views` doubles",
         params: *const mvnmf_fused_graph_params,
         out: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
         nnz: *mut usize = "one `size_t`",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
         let p = read_fused(params)?;
         let vs = CViews::new(views, n_views)?;
         let pr = priors_of(priors, n_views)?;
         let n = vs.shape(0).cols;
         let mut o = csr_out(out, n)?;
-        if nnz.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(nnz);
         let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
         *nnz = graph::fused_knn_graph(&vs, s, pr, &p, &mut o, wk)?;
         Ok(mvnmf_status::Ok)
     }
     /// (validates the view descriptors
     /// as the call does, values aside).
-    workspace mvnmf_fused_knn_graph_workspace(
-        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
-        n_views: usize,
-        s: usize,
-        priors: *const f64 = "`n_views × n_views` doubles",
-        params: *const mvnmf_fused_graph_params,
-    ) {
+    workspace mvnmf_fused_knn_graph_workspace(..5) {
         let p = read_fused(params)?;
         let pr = priors_of(priors, n_views)?;
         graph::fused_knn_graph_workspace::<f64>(shapes(views, n_views)?, s, pr, &p)
@@ -685,16 +619,14 @@ export! {
     /// anything is written. Outputs are written only on success.
     fn mvnmf_fused_knn_graph_build(
         views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
-        n_views: usize,
-        s: usize,
+        n_views, s: usize,
         priors: *const f64 = "`n_views × n_views` doubles",
         params: *const mvnmf_fused_graph_params,
         graph_build: u32,
         ann: *const mvnmf_ann_params = "one struct (NULL: the defaults)",
         out: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
         nnz: *mut usize = "one `size_t`",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
         let p = read_fused(params)?;
         let b = CBuild::new(graph_build, read_ann(ann)?)?;
@@ -702,22 +634,14 @@ export! {
         let pr = priors_of(priors, n_views)?;
         let n = vs.shape(0).cols;
         let mut o = csr_out(out, n)?;
-        if nnz.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(nnz);
         let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
         *nnz = graph::fused_knn_graph_build(&vs, s, pr, &p, &b.resolve(n), &mut o, wk)?;
         Ok(mvnmf_status::Ok)
     }
     /// (validates the view descriptors
     /// as the call does, values aside, the options and `graph_build`).
-    workspace mvnmf_fused_knn_graph_build_workspace(
-        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
-        n_views: usize,
-        s: usize,
-        priors: *const f64 = "`n_views × n_views` doubles",
-        params: *const mvnmf_fused_graph_params,
-        graph_build: u32,
+    workspace mvnmf_fused_knn_graph_build_workspace(..6,
         ann: *const mvnmf_ann_params = "one struct (NULL: the defaults)",
     ) {
         let p = read_fused(params)?;

@@ -167,9 +167,7 @@ unsafe fn rank_outputs<'a>(
 ) -> Result<RankOut<'a>, Error> {
     c_unsafe!({
         let len = n_top.checked_mul(n_queries).ok_or(Error::SizeOverflow)?;
-        if idx.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(idx);
         let ii = slice_mut(idx, len)?;
         let ss = opt_slice_mut(scores, len)?;
         Ok((ii, ss, slice_mut(work.cast::<u8>(), work_bytes)?))
@@ -206,19 +204,14 @@ export! {
     /// `MVNMF_STATUS_INTERNAL`, outputs at the last sweep).
     fn mvnmf_jsnmf_fit / mvnmf_jsnmf_fit_f32(
         sources: *const V = "`n_sources`",
-        n_sources: usize,
-        k: usize,
+        n_sources, k: usize,
         ranks: *const usize = "`n_sources` values",
         lambda: *const f64 = "`n_sources` doubles",
         params: *const mvnmf_jsnmf_params,
         w: *mut T = "`M × k`",
         u: *const *mut T = "`n_sources` pointers to `M × (R_s − k)`",
         h: *const *mut T = "`n_sources` pointers to `R_s × N_s`",
-        work: *mut c_void,
-        work_bytes: usize,
-        progress: mvnmf_progress_fn,
-        user: *mut c_void,
-        report: *mut mvnmf_report,
+        ..solver(work, work_bytes, progress, user, report),
     ) at report {
         let p = read_params(params).arg(6)?;
         let (vs, _) = read_views_at(sources, n_sources, 1)?;
@@ -251,11 +244,7 @@ export! {
     }
     /// (validates the source descriptors as the call does, values aside, and
     /// `ranks`).
-    workspace mvnmf_jsnmf_fit_workspace / mvnmf_jsnmf_fit_f32_workspace(
-        sources: *const V = "`n_sources`",
-        n_sources: usize,
-        k: usize,
-        ranks: *const usize = "`n_sources` values",
+    workspace mvnmf_jsnmf_fit_workspace / mvnmf_jsnmf_fit_f32_workspace(..4,
         params: *const mvnmf_jsnmf_params,
     ) {
         let p = read_params(params)?;
@@ -273,14 +262,12 @@ export! {
     /// `FᵀF` and `FᵀQ` once, then `2r²` flops per query and update.
     fn mvnmf_jsnmf_encode / mvnmf_jsnmf_encode_f32(
         queries: *const V = "one",
-        k: usize,
-        r: usize,
+        k, r: usize,
         params: *const mvnmf_jsnmf_query_params,
         w: *const T = "`M × k`",
         u: *const T = "`M × (r − k)`",
         h: *mut T = "`r × n_q`",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
         let p = read_params(params)?;
         let (qs, nq) = read_views(queries, 1)?;
@@ -315,20 +302,15 @@ export! {
     /// selection, `O(n_items (r + log n_top))` per query.
     fn mvnmf_jsnmf_rank(
         target_h: *const f64 = "`r × n_items` doubles",
-        r: usize,
-        n_items: usize,
+        r, n_items: usize,
         query_h: *const f64 = "`r × n_queries` doubles",
-        n_queries: usize,
-        n_top: usize,
+        n_queries, n_top: usize,
         exclude: *const usize = "`n_queries` values",
         idx: *mut usize = "`n_top × n_queries` values",
         scores: *mut f64 = "`n_top × n_queries` doubles",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
-        if n_items == 0 || n_queries == 0 || n_top == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(n_items, n_queries, n_top);
         if r == 0 {
             return Err(Error::BadRank);
         }
@@ -355,25 +337,20 @@ export! {
     /// written on error.
     fn mvnmf_jsnmf_query(
         queries: *const V = "one",
-        k: usize,
-        r: usize,
+        k, r: usize,
         params: *const mvnmf_jsnmf_query_params,
         w: *const f64 = "`M × k` doubles",
         u: *const f64 = "`M × (r − k)` doubles",
         target_h: *const f64 = "`r × n_items` doubles",
-        n_items: usize,
-        n_top: usize,
+        n_items, n_top: usize,
         exclude: *const usize = "`n_q` values",
         idx: *mut usize = "`n_top × n_q` values",
         scores: *mut f64 = "`n_top × n_q` doubles",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
         let p = read_params(params)?;
         let (qs, nq) = read_views(queries, 1)?;
-        if n_items == 0 || n_top == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(n_items, n_top);
         encode_dims::<f64>(qs.shape(0), r)?;
         elems::<f64>(r, n_items)?;
         let (ww, uu) = basis(w, u, qs.shape(0).rows, k, r)?;
@@ -390,15 +367,12 @@ export! {
     }
     workspace mvnmf_jsnmf_query_workspace(
         queries: *const V = "one",
-        r: usize,
-        n_items: usize,
+        r, n_items: usize,
         params: *const mvnmf_jsnmf_query_params,
     ) {
         let p = read_params(params)?;
         let s = query_shape(queries)?;
-        if n_items == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(n_items);
         encode_dims::<f64>(s, r)?;
         elems::<f64>(r, n_items)?;
         jsnmf::query_workspace::<f64>(s, r, n_items, &p)

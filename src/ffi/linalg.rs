@@ -25,15 +25,10 @@ export! {
         a: *mut f64 = "`n × n` doubles (read, then overwritten)",
         n: usize,
         eigenvalues: *mut f64 = "`n` doubles",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
-        if n == 0 {
-            return Err(Error::ZeroDimension);
-        }
-        if a.is_null() || eigenvalues.is_null() {
-            return Err(Error::NullPointer);
-        }
+        nonzero!(n);
+        require!(a, eigenvalues);
         let aa = slice_mut(a, n.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
         let w = slice_mut(eigenvalues, n)?;
         let ws = slice_mut(work.cast::<u8>(), work_bytes)?;

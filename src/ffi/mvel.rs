@@ -53,9 +53,7 @@ unsafe fn scores_labels<'a, T: Real>(
     n_labels: usize,
     n: usize,
 ) -> Result<(MatRef<'a, T>, MatRef<'a, u8>, usize), Error> {
-    if n_labels == 0 || n == 0 {
-        return Err(Error::ZeroDimension);
-    }
+    nonzero!(n_labels, n);
     let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
     c_unsafe!({
         let s = MatRef::col_major(slice(scores, cn)?, n_labels, n)?;
@@ -66,9 +64,7 @@ unsafe fn scores_labels<'a, T: Real>(
 
 /// A required output of `a × b` elements.
 unsafe fn out<'a, T>(p: *mut T, a: usize, b: usize) -> Result<&'a mut [T], Error> {
-    if p.is_null() {
-        return Err(Error::NullPointer);
-    }
+    require!(p);
     c_unsafe! { slice_mut(p, a.checked_mul(b).ok_or(Error::SizeOverflow)?) }
 }
 
@@ -81,9 +77,7 @@ unsafe fn inp<'a, T>(p: *const T, a: usize, b: usize) -> Result<&'a [T], Error> 
 /// takes too: no zero count, and the labels (`n_labels × n` bytes), `q`
 /// (`n_labels × r`) and `a` (`r × m`) addressable.
 fn anchored_dims<T>(n: usize, n_labels: usize, r: usize, m: usize) -> Result<(), Error> {
-    if n_labels == 0 || n == 0 || m == 0 {
-        return Err(Error::ZeroDimension);
-    }
+    nonzero!(n_labels, n, m);
     elems::<u8>(n_labels, n)?;
     elems::<T>(n_labels, r)?;
     elems::<T>(r, m)?;
@@ -117,22 +111,14 @@ export! {
         params: *const mvnmf_mvel_params,
         q: *mut T = "`n_labels × r`",
         h: *mut T = "`r × n`",
-        work: *mut c_void,
-        work_bytes: usize,
-        progress: mvnmf_progress_fn,
-        user: *mut c_void,
-        report: *mut mvnmf_report,
+        ..solver(work, work_bytes, progress, user, report),
     ) {
         let p = read_params(params)?;
         let g = read_graph_for::<T>(graph)?;
         let n = GraphOp::<T>::items(&g);
-        if n_labels == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(n_labels);
         let y = MatRef::col_major(inp(labels, n_labels, n)?, n_labels, n)?;
-        if q.is_null() || h.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(q, h);
         let (qq, hh) = (out(q, n_labels, r)?, out(h, r, n)?);
         let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
         let rep = with_monitor(progress, user, |m| mvel::fit(y, &g, r, &p, qq, hh, wk, m))?;
@@ -165,12 +151,9 @@ export! {
     fn mvnmf_mvel_predict / mvnmf_mvel_predict_f32(
         q: *const T = "`n_labels × r`",
         h: *const T = "`r × n`",
-        n_labels: usize,
-        r: usize,
-        n: usize,
+        n_labels, r, n: usize,
         scores: *mut T = "`n_labels × n`",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
         // The shape rule of the workspace query, then the buffers.
         mvel::predict_shape::<T>(n_labels, r, n)?;
@@ -184,9 +167,7 @@ export! {
     /// (`MVNMF_STATUS_ZERO_DIMENSION`), or `Q`, `H` or the scores beyond
     /// `PTRDIFF_MAX` bytes (`MVNMF_STATUS_SIZE_OVERFLOW`).
     workspace mvnmf_mvel_predict_workspace / mvnmf_mvel_predict_f32_workspace(
-        n_labels: usize,
-        r: usize,
-        n: usize,
+        n_labels, r, n: usize,
     ) {
         mvel::predict_workspace::<T>(n_labels, r, n)
     }
@@ -200,11 +181,9 @@ export! {
     fn mvnmf_mvel_thresholds / mvnmf_mvel_thresholds_f32(
         scores: *const T = "`n_labels × n`",
         labels: *const u8 = "`n_labels × n` bytes",
-        n_labels: usize,
-        n: usize,
+        n_labels, n: usize,
         tau: *mut f64 = "`n_labels` doubles",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
         let (s, y, _) = scores_labels(scores, labels, n_labels, n)?;
         let t = out(tau, n_labels, 1)?;
@@ -223,13 +202,10 @@ export! {
     fn mvnmf_mvel_decide / mvnmf_mvel_decide_f32(
         scores: *const T = "`n_labels × n`",
         tau: *const f64 = "`n_labels` doubles",
-        n_labels: usize,
-        n: usize,
+        n_labels, n: usize,
         pred: *mut u8 = "`n_labels × n` bytes",
     ) {
-        if n_labels == 0 || n == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(n_labels, n);
         let s = MatRef::col_major(inp(scores, n_labels, n)?, n_labels, n)?;
         let t = slice(tau, n_labels)?;
         let p = MatMut::col_major(out(pred, n_labels, n)?, n_labels, n)?;
@@ -258,20 +234,15 @@ export! {
     fn mvnmf_mvel_decide_pu / mvnmf_mvel_decide_pu_f32(
         scores: *const T = "`n_labels × n`",
         labels: *const u8 = "`n_labels × n` bytes",
-        n_labels: usize,
-        n: usize,
+        n_labels, n: usize,
         label_freq: *const f64 = "`n_labels` doubles",
-        tau: *mut f64 = "`n_labels` doubles",
-        label_freq_used: *mut f64 = "`n_labels` doubles",
+        tau, label_freq_used: *mut f64 = "`n_labels` doubles",
         pred: *mut u8 = "`n_labels × n` bytes",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
         let (s, y, _) = scores_labels(scores, labels, n_labels, n)?;
         let f = opt_slice(label_freq, n_labels)?;
-        if tau.is_null() || pred.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(tau, pred);
         let t = out(tau, n_labels, 1)?;
         let used = if label_freq_used.is_null() {
             None
@@ -312,14 +283,10 @@ export! {
     /// `MVNMF_STATUS_WORKSPACE_TOO_SMALL`. `O(n_labels · n log n)`.
     fn mvnmf_mvel_label_freq_holdout / mvnmf_mvel_label_freq_holdout_f32(
         scores: *const T = "`n_labels × n`",
-        fit_labels: *const u8 = "`n_labels × n` bytes",
-        held_labels: *const u8 = "`n_labels × n` bytes",
-        n_labels: usize,
-        n: usize,
-        min_held: usize,
+        fit_labels, held_labels: *const u8 = "`n_labels × n` bytes",
+        n_labels, n, min_held: usize,
         freq: *mut f64 = "`n_labels` doubles",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
         let (s, fit, _) = scores_labels(scores, fit_labels, n_labels, n)?;
         let held = MatRef::col_major(inp(held_labels, n_labels, n)?, n_labels, n)?;
@@ -355,13 +322,11 @@ export! {
     fn mvnmf_mvel_count_thresholds / mvnmf_mvel_count_thresholds_f32(
         scores: *const T = "`n_labels × n`",
         labels: *const u8 = "`n_labels × n` bytes",
-        n_labels: usize,
-        n: usize,
+        n_labels, n: usize,
         label_freq: *const f64 = "`n_labels` doubles",
         tau: *mut f64 = "`n_labels` doubles",
         pred: *mut u8 = "`n_labels × n` bytes",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
         let (s, y, _) = scores_labels(scores, labels, n_labels, n)?;
         let f = slice(label_freq, n_labels)?;
@@ -394,32 +359,21 @@ export! {
     /// (nothing of size `n`). Cancellation and errors as `mvnmf_mvel_fit`.
     fn mvnmf_mvel_fit_anchored / mvnmf_mvel_fit_anchored_f32(
         labels: *const u8 = "`n_labels × n` bytes",
-        n_labels: usize,
-        n: usize,
+        n_labels, n: usize,
         idx: *const usize = "`n × s` indices",
         z: *const T = "`n × s`",
-        s: usize,
-        m: usize,
-        r: usize,
+        s, m, r: usize,
         params: *const mvnmf_mvel_params,
         q: *mut T = "`n_labels × r`",
         a: *mut T = "`r × m`",
-        work: *mut c_void,
-        work_bytes: usize,
-        progress: mvnmf_progress_fn,
-        user: *mut c_void,
-        report: *mut mvnmf_report,
+        ..solver(work, work_bytes, progress, user, report),
     ) {
         let p = read_params(params)?;
-        if n_labels == 0 || n == 0 || s == 0 || m == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(n_labels, n, s, m);
         anchored_dims::<T>(n, n_labels, r, m)?;
         let y = MatRef::col_major(inp(labels, n_labels, n)?, n_labels, n)?;
         let (ii, zz) = (inp(idx, n, s)?, inp(z, n, s)?);
-        if q.is_null() || a.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(q, a);
         let (qq, aa) = (out(q, n_labels, r)?, out(a, r, m)?);
         let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
         let rep = with_monitor(progress, user, |mo| {
@@ -429,10 +383,7 @@ export! {
     }
     /// for `n` items, `n_labels` labels, dimension `r` and `m` anchors.
     workspace mvnmf_mvel_fit_anchored_workspace / mvnmf_mvel_fit_anchored_f32_workspace(
-        n: usize,
-        n_labels: usize,
-        r: usize,
-        m: usize,
+        n, n_labels, r, m: usize,
         params: *const mvnmf_mvel_params,
     ) {
         let p = read_params(params)?;
@@ -448,20 +399,16 @@ export! {
     /// the out-of-sample `h(x) = A z(x)`. `O(n·s·r)`.
     fn mvnmf_mvel_embed_anchored / mvnmf_mvel_embed_anchored_f32(
         a: *const T = "`r × m`",
-        r: usize,
-        m: usize,
+        r, m: usize,
         idx: *const usize = "`n × s` indices",
         z: *const T = "`n × s`",
-        s: usize,
-        n: usize,
+        s, n: usize,
         h: *mut T = "`r × n`",
     ) {
         if r == 0 {
             return Err(Error::BadRank);
         }
-        if m == 0 || n == 0 || s == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(m, n, s);
         let aa = inp(a, r, m)?;
         let (ii, zz) = (inp(idx, n, s)?, inp(z, n, s)?);
         let hh = out(h, r, n)?;

@@ -272,19 +272,13 @@ unsafe fn csr<'a>(
 /// Validates a graph descriptor (structure, labels, symmetry).
 pub(super) unsafe fn read_graph<'a>(g: *const mvnmf_graph) -> Result<AnyGraph<'a>, Error> {
     c_unsafe!({
-        if g.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(g);
         let g = &*g;
-        if g.n == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(g.n);
         match g.kind {
             MVNMF_GRAPH_NONE => Ok(AnyGraph::None(NoGraph { n: g.n })),
             MVNMF_GRAPH_SGE => {
-                if g.labels.is_null() {
-                    return Err(Error::NullPointer);
-                }
+                require!(g.labels);
                 Ok(AnyGraph::Sge(Sge::new(slice(g.labels, g.n)?, g.n_classes)?))
             }
             MVNMF_GRAPH_CSR => {
@@ -299,9 +293,7 @@ pub(super) unsafe fn read_graph<'a>(g: *const mvnmf_graph) -> Result<AnyGraph<'a
             }
             MVNMF_GRAPH_DENSE => {
                 let nn = g.n.checked_mul(g.n).ok_or(Error::SizeOverflow)?;
-                if g.affinity_weights.is_null() {
-                    return Err(Error::NullPointer);
-                }
+                require!(g.affinity_weights);
                 Ok(AnyGraph::Dense(DenseGraph::new(
                     slice(g.affinity_weights, nn)?,
                     g.n,
@@ -330,9 +322,7 @@ pub unsafe extern "C" fn mvnmf_mvsl_params_preset(
     out: *mut mvnmf_mvsl_params,
 ) -> mvnmf_status {
     entry!({
-        if out.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(out);
         let p = preset_of(preset).ok_or(Error::BadParameter)?;
         *out = CField::from_rust(&p);
         Ok(mvnmf_status::Ok)
@@ -382,11 +372,7 @@ export! {
         params: *const mvnmf_mvsl_params,
         u: *const *mut T = "`n_views` pointers to `rows_v × k`",
         v: *mut T = "`k × N`",
-        work: *mut c_void,
-        work_bytes: usize,
-        progress: mvnmf_progress_fn,
-        user: *mut c_void,
-        report: *mut mvnmf_report,
+        ..solver(work, work_bytes, progress, user, report),
     ) at report {
         let p = read_params(params).arg(5)?;
         let g = read_graph_for::<T>(graph).arg(3)?;
@@ -412,13 +398,7 @@ export! {
     }
     /// (validates the view descriptors and the graph as the call does, values
     /// aside).
-    workspace mvnmf_mvsl_fit_workspace / mvnmf_mvsl_fit_f32_workspace(
-        views: *const V = "`n_views`",
-        n_views: usize,
-        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
-        k: usize,
-        params: *const mvnmf_mvsl_params,
-    ) {
+    workspace mvnmf_mvsl_fit_workspace / mvnmf_mvsl_fit_f32_workspace(..5) {
         let p = read_params(params)?;
         let g = read_graph_for::<T>(graph)?;
         mvsl::fit_workspace::<T, _>(shapes(views, n_views)?, &g, k, &p)
@@ -439,11 +419,7 @@ export! {
         params: *const mvnmf_mvsl_params,
         u: *const *const T = "`n_views` pointers to `rows_v × k`",
         v: *mut T = "`k × N`",
-        work: *mut c_void,
-        work_bytes: usize,
-        progress: mvnmf_progress_fn,
-        user: *mut c_void,
-        report: *mut mvnmf_report,
+        ..solver(work, work_bytes, progress, user, report),
     ) at report {
         let p = read_params(params).arg(5)?;
         let g = read_graph_for::<T>(graph).arg(3)?;
@@ -456,13 +432,7 @@ export! {
         let r = r.map_err(|e| SITE.blame(e, &vs, &[Given::Factors(6, &us)]))?;
         finish(r, report).arg(0)
     }
-    workspace mvnmf_mvsl_encode_workspace / mvnmf_mvsl_encode_f32_workspace(
-        views: *const V = "`n_views`",
-        n_views: usize,
-        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
-        k: usize,
-        params: *const mvnmf_mvsl_params,
-    ) {
+    workspace mvnmf_mvsl_encode_workspace / mvnmf_mvsl_encode_f32_workspace(..5) {
         let p = read_params(params)?;
         let g = read_graph_for::<T>(graph)?;
         mvsl::encode_workspace::<T, _>(shapes(views, n_views)?, &g, k, &p)

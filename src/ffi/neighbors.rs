@@ -127,12 +127,9 @@ export! {
         params: *const mvnmf_graph_params,
         graph_build: u32,
         ann: *const mvnmf_ann_params = "one struct (NULL: the defaults)",
-        affinity: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
-        penalty: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
-        affinity_nnz: *mut usize = "one `size_t`",
-        penalty_nnz: *mut usize = "one `size_t`",
-        work: *mut c_void,
-        work_bytes: usize,
+        affinity, penalty: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
+        affinity_nnz, penalty_nnz: *mut usize = "one `size_t`",
+        ..work(work, work_bytes),
     ) {
         let b = CBuild::new(graph_build, read_ann(ann)?)?;
         let out = (affinity, penalty, affinity_nnz, penalty_nnz);
@@ -141,10 +138,7 @@ export! {
     }
     /// (validates the view descriptors as the call does, values aside, the
     /// options and `graph_build`).
-    workspace mvnmf_tge_build_workspace(
-        views: *const V = "`n_views`",
-        n_views: usize,
-        kernels: *const mvnmf_kernel = "`n_views` kernels",
+    workspace mvnmf_tge_build_workspace(..3,
         n_classes: usize,
         params: *const mvnmf_graph_params,
         graph_build: u32,
@@ -168,20 +162,16 @@ export! {
     /// 20 000, m = 500): a sample of `10·m` items, anchors 8× faster with the same AUC.
     fn mvnmf_anchors_kmeans_sampled(
         views: *const V = "`n_views`",
-        n_views: usize,
-        m: usize,
+        n_views, m: usize,
         params: *const mvnmf_kmeans_params,
         sample: usize,
         anchors: *const *mut f64 = "`n_views` pointers to `d_v × m` doubles each",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
         report: *mut mvnmf_kmeans_report,
     ) {
         let p = read_params(params)?;
         let vs = CViews::new(views, n_views)?;
-        if m == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(m);
         // The query's checks before the outputs', so that both give the same status.
         let sh = (0..vs.count()).map(|i| vs.shape(i));
         graph::anchors_by_kmeans_sampled_workspace::<f64>(sh, m, &p, sample)?;
@@ -195,13 +185,7 @@ export! {
     }
     /// (validates the view descriptors as the call does, values aside;
     /// `params` may be NULL: defaults).
-    workspace mvnmf_anchors_kmeans_sampled_workspace(
-        views: *const V = "`n_views`",
-        n_views: usize,
-        m: usize,
-        params: *const mvnmf_kmeans_params,
-        sample: usize,
-    ) {
+    workspace mvnmf_anchors_kmeans_sampled_workspace(..5) {
         let p = read_params(params)?;
         graph::anchors_by_kmeans_sampled_workspace::<f64>(shapes(views, n_views)?, m, &p, sample)
     }

@@ -206,28 +206,18 @@ export! {
     /// units.
     fn mvnmf_joint_nmf_fit / mvnmf_joint_nmf_fit_f32(
         views: *const V = "`n_views`",
-        n_views: usize,
-        k: usize,
+        n_views, k: usize,
         params: *const mvnmf_nmf_params,
         u: *const *mut T = "`n_views` pointers to `rows_v × k`",
         v: *mut T = "`k × N`",
-        work: *mut c_void,
-        work_bytes: usize,
-        progress: mvnmf_progress_fn,
-        user: *mut c_void,
-        report: *mut mvnmf_report,
+        ..solver(work, work_bytes, progress, user, report),
     ) at report {
         let tail = (work, work_bytes, progress, user, report);
         joint((views, n_views), k, params, (Bases::Fit(u), v), tail, false)
     }
     /// (validates the view descriptors as the call does: pointers, strides,
     /// CSC structure; not the values).
-    workspace mvnmf_joint_nmf_fit_workspace / mvnmf_joint_nmf_fit_f32_workspace(
-        views: *const V = "`n_views`",
-        n_views: usize,
-        k: usize,
-        params: *const mvnmf_nmf_params,
-    ) {
+    workspace mvnmf_joint_nmf_fit_workspace / mvnmf_joint_nmf_fit_f32_workspace(..4) {
         joint_size::<V>(views, n_views, k, params, false)
     };
 
@@ -240,27 +230,17 @@ export! {
     /// (else `MVNMF_STATUS_INPUT_TOO_LARGE`).
     fn mvnmf_joint_nmf_encode / mvnmf_joint_nmf_encode_f32(
         views: *const V = "`n_views`",
-        n_views: usize,
-        k: usize,
+        n_views, k: usize,
         params: *const mvnmf_nmf_params,
         u: *const *const T = "`n_views` pointers to `rows_v × k`",
         v: *mut T = "`k × N`",
-        work: *mut c_void,
-        work_bytes: usize,
-        progress: mvnmf_progress_fn,
-        user: *mut c_void,
-        report: *mut mvnmf_report,
+        ..solver(work, work_bytes, progress, user, report),
     ) at report {
         let tail = (work, work_bytes, progress, user, report);
         joint((views, n_views), k, params, (Bases::Encode(u), v), tail, false)
     }
     /// (validated as the call validates them, values aside).
-    workspace mvnmf_joint_nmf_encode_workspace / mvnmf_joint_nmf_encode_f32_workspace(
-        views: *const V = "`n_views`",
-        n_views: usize,
-        k: usize,
-        params: *const mvnmf_nmf_params,
-    ) {
+    workspace mvnmf_joint_nmf_encode_workspace / mvnmf_joint_nmf_encode_f32_workspace(..4) {
         joint_size::<V>(views, n_views, k, params, true)
     };
 
@@ -272,21 +252,13 @@ export! {
         params: *const mvnmf_nmf_params,
         u: *mut T = "`rows × k`",
         v: *mut T = "`k × cols`",
-        work: *mut c_void,
-        work_bytes: usize,
-        progress: mvnmf_progress_fn,
-        user: *mut c_void,
-        report: *mut mvnmf_report,
+        ..solver(work, work_bytes, progress, user, report),
     ) at report {
         let (us, tail) = ([u], (work, work_bytes, progress, user, report));
         joint((x, 1), k, params, (Bases::Fit(us.as_ptr()), v), tail, true)
     }
     /// (as `mvnmf_joint_nmf_fit_workspace` on one view).
-    workspace mvnmf_nmf_fit_workspace / mvnmf_nmf_fit_f32_workspace(
-        x: *const V = "one",
-        k: usize,
-        params: *const mvnmf_nmf_params,
-    ) {
+    workspace mvnmf_nmf_fit_workspace / mvnmf_nmf_fit_f32_workspace(..3) {
         joint_size::<V>(x, 1, k, params, false)
     };
 
@@ -297,21 +269,13 @@ export! {
         params: *const mvnmf_nmf_params,
         u: *const T = "`rows × k`",
         v: *mut T = "`k × cols`",
-        work: *mut c_void,
-        work_bytes: usize,
-        progress: mvnmf_progress_fn,
-        user: *mut c_void,
-        report: *mut mvnmf_report,
+        ..solver(work, work_bytes, progress, user, report),
     ) at report {
         let (us, tail) = ([u], (work, work_bytes, progress, user, report));
         joint((x, 1), k, params, (Bases::Encode(us.as_ptr()), v), tail, true)
     }
     /// (as `mvnmf_joint_nmf_encode_workspace` on one view).
-    workspace mvnmf_nmf_encode_workspace / mvnmf_nmf_encode_f32_workspace(
-        x: *const V = "one",
-        k: usize,
-        params: *const mvnmf_nmf_params,
-    ) {
+    workspace mvnmf_nmf_encode_workspace / mvnmf_nmf_encode_f32_workspace(..3) {
         joint_size::<V>(x, 1, k, params, true)
     };
 
@@ -326,14 +290,12 @@ export! {
     /// plus `s²`. Outputs are written only on success.
     fn mvnmf_nndsvd(
         views: *const V = "`n_views`",
-        n_views: usize,
-        k: usize,
+        n_views, k: usize,
         variant: u32,
         seed: u64,
         u: *const *mut T = "`n_views` pointers to `M_v × k`",
         v: *mut T = "`k × N`",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
         let var = match variant {
             MVNMF_NNDSVD => crate::steps::Nndsvd::Plain,
@@ -353,7 +315,7 @@ export! {
     }
     /// for these views (validated as the call validates them, values aside)
     /// and rank `k`.
-    workspace mvnmf_nndsvd_workspace(views: *const V = "`n_views`", n_views: usize, k: usize) {
+    workspace mvnmf_nndsvd_workspace(..3) {
         crate::steps::nndsvd_workspace::<f64>(shapes(views, n_views)?, k)
     };
 
@@ -395,19 +357,13 @@ export! {
     /// floored at `2^-256` as in double.
     fn mvnmf_beta_nmf_fit / mvnmf_beta_nmf_fit_f32(
         views: *const V = "`n_views`",
-        n_views: usize,
-        k: usize,
-        beta: f64,
-        clip: f64,
+        n_views, k: usize,
+        beta, clip: f64,
         masks: *const *const u8 = "`n_views` pointers, each NULL or to `rows_v × N` bytes",
         params: *const mvnmf_nmf_params,
         u: *const *mut T = "`n_views` pointers to `rows_v × k`",
         v: *mut T = "`k × N`",
-        work: *mut c_void,
-        work_bytes: usize,
-        progress: mvnmf_progress_fn,
-        user: *mut c_void,
-        report: *mut mvnmf_report,
+        ..solver(work, work_bytes, progress, user, report),
     ) at report {
         let p = read_params(params).arg(7)?;
         let p = beta_params(beta, clip, p).arg(beta_arg(beta))?;
@@ -426,10 +382,7 @@ export! {
         })?;
         finish(r, report).arg(0)
     }
-    workspace mvnmf_beta_nmf_fit_workspace / mvnmf_beta_nmf_fit_f32_workspace(
-        views: *const V = "`n_views`",
-        n_views: usize,
-        k: usize,
+    workspace mvnmf_beta_nmf_fit_workspace / mvnmf_beta_nmf_fit_f32_workspace(..3,
         beta: f64,
         params: *const mvnmf_nmf_params,
     ) {

@@ -114,9 +114,7 @@ export! {
         method: u32,
         out: *mut mvnmf_pipeline_params = "one struct",
     ) {
-        if out.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(out);
         let p = PipelineParams::preset(method_of(method)?);
         let mut graph = mvnmf_graph_params_default();
         graph.ka = p.graph.ka;
@@ -277,17 +275,12 @@ export! {
         n_views: usize,
         kernels: *const mvnmf_kernel = "`n_views` kernels",
         labels: *const u32 = "`N` labels",
-        n_classes: usize,
-        k: usize,
+        n_classes, k: usize,
         params: *const mvnmf_pipeline_params,
         u: *const *mut T = "`n_views` pointers to `rows_v × k`",
         v: *mut T = "`k × N`",
         eta: *mut f64 = "`n_views` doubles",
-        work: *mut c_void,
-        work_bytes: usize,
-        progress: mvnmf_progress_fn,
-        user: *mut c_void,
-        report: *mut mvnmf_report,
+        ..solver(work, work_bytes, progress, user, report),
     ) {
         let null = core::ptr::null_mut();
         Ok(fit_c(views, n_views, kernels, labels, n_classes, k, params, u, v, eta, work,
@@ -295,12 +288,8 @@ export! {
     }
     /// (one query for MKL, the graphs and the factorization; validates the
     /// view descriptors as the call does, values aside).
-    workspace mvnmf_pipeline_fit_workspace / mvnmf_pipeline_fit_f32_workspace(
-        views: *const V = "`n_views`",
-        n_views: usize,
-        kernels: *const mvnmf_kernel = "`n_views` kernels",
-        n_classes: usize,
-        k: usize,
+    workspace mvnmf_pipeline_fit_workspace / mvnmf_pipeline_fit_f32_workspace(..3,
+        n_classes, k: usize,
         params: *const mvnmf_pipeline_params,
     ) {
         let (p, b) = read_params(params)?;
@@ -318,14 +307,12 @@ export! {
         n_views: usize,
         kernels: *const mvnmf_kernel = "`n_views` kernels",
         labels: *const u32 = "`N` labels",
-        n_classes: usize,
-        k: usize,
+        n_classes, k: usize,
         params: *const mvnmf_pipeline_params,
         u: *const *mut T = "`n_views` pointers to `rows_v × k`",
         v: *mut T = "`k × N`",
         eta: *mut f64 = "`n_views` doubles",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
         progress: mvnmf_progress_fn,
         user: *mut c_void,
         report: *mut mvnmf_pipeline_report,

@@ -185,14 +185,11 @@ export! {
     fn mvnmf_mean_std(
         x: *const f64 = "`n` doubles",
         n: usize,
-        mean: *mut f64 = "one double",
-        std: *mut f64 = "one double",
+        mean, std: *mut f64 = "one double",
     ) {
         need(mean)?;
         need(std)?;
-        if n == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(n);
         let (m, s) = eval::mean_std(slice(x, n)?)?;
         *mean = m;
         *std = s;
@@ -207,13 +204,10 @@ export! {
     /// No workspace.
     fn mvnmf_summarize_scores(
         scores: *const mvnmf_split_scores = "`n_fractions × splits` structs",
-        n_fractions: usize,
-        splits: usize,
+        n_fractions, splits: usize,
         summary: *mut mvnmf_score_summary = "`n_fractions` structs",
     ) {
-        if n_fractions == 0 || splits == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(n_fractions, splits);
         let cells = area(n_fractions, splits)?;
         let s = slice(scores, cells)?;
         need(summary)?;
@@ -253,21 +247,17 @@ export! {
     /// (`MVNMF_STATUS_TOO_FEW_LABELED`), a flag not 0/1 (`BAD_PARAMETER`), ...
     fn mvnmf_evaluate_split(
         v: *const f64 = "`k × n` doubles",
-        k: usize,
-        n: usize,
+        k, n: usize,
         labels: *const u32 = "`n` labels",
         n_classes: usize,
         labeled: *const u8 = "`n` bytes",
         params: *const mvnmf_eval_params,
         scores: *mut mvnmf_split_scores = "one struct",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
         let p = read_params(params)?;
         need(scores)?;
-        if k == 0 || n == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(k, n);
         let vs = slice(v, area(k, n)?)?;
         let l = slice(labels, n)?;
         let flags = slice(labeled, n)?;
@@ -284,9 +274,7 @@ export! {
     /// for a `k × n` encoding
     /// (`params` may be NULL: defaults).
     workspace mvnmf_evaluate_split_workspace(
-        k: usize,
-        n: usize,
-        n_classes: usize,
+        k, n, n_classes: usize,
         params: *const mvnmf_eval_params,
     ) {
         let p = read_params(params)?;
@@ -311,23 +299,18 @@ export! {
     /// `scores` is untouched.
     fn mvnmf_evaluate_protocol(
         labels: *const u32 = "`n` labels",
-        n: usize,
-        n_classes: usize,
+        n, n_classes: usize,
         fractions: *const f64 = "`n_fractions` doubles",
-        n_fractions: usize,
-        k: usize,
+        n_fractions, k: usize,
         params: *const mvnmf_protocol_params,
         scores: *mut mvnmf_split_scores = "`n_fractions × splits` structs",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
         fit: mvnmf_protocol_fit_fn,
         user: *mut c_void,
     ) {
         let p = read_params(params)?;
         let cb = fit.ok_or(Error::NullPointer)?;
-        if n == 0 || k == 0 || n_fractions == 0 || p.splits == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(n, k, n_fractions, p.splits);
         let l = slice(labels, n)?;
         let fr = slice(fractions, n_fractions)?;
         need(scores)?;
@@ -355,10 +338,7 @@ export! {
     }
     /// (`params` may be NULL).
     workspace mvnmf_evaluate_protocol_workspace(
-        k: usize,
-        n: usize,
-        n_classes: usize,
-        n_fractions: usize,
+        k, n, n_classes, n_fractions: usize,
         params: *const mvnmf_protocol_params,
     ) {
         let p = read_params(params)?;
@@ -387,26 +367,20 @@ export! {
     /// are untouched.
     fn mvnmf_cross_validate(
         labels: *const u32 = "`n` labels",
-        n: usize,
-        n_classes: usize,
-        k: usize,
+        n, n_classes, k: usize,
         grid: *const f64 = "`n_candidates × n_params` doubles",
-        n_candidates: usize,
-        n_params: usize,
+        n_candidates, n_params: usize,
         params: *const mvnmf_cv_params,
         scores: *mut f64 = "`n_candidates` doubles",
         best: *mut usize = "one `size_t`",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
         fit: mvnmf_cv_fit_fn,
         user: *mut c_void,
     ) {
         let p = read_params(params)?;
         let cb = fit.ok_or(Error::NullPointer)?;
         need(best)?;
-        if n == 0 || k == 0 || n_candidates == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(n, k, n_candidates);
         let l = slice(labels, n)?;
         let g = slice(grid, area(n_candidates, n_params)?)?;
         need(scores)?;
@@ -438,10 +412,7 @@ export! {
     }
     /// (`params` may be NULL).
     workspace mvnmf_cross_validate_workspace(
-        k: usize,
-        n: usize,
-        n_classes: usize,
-        n_candidates: usize,
+        k, n, n_classes, n_candidates: usize,
         params: *const mvnmf_cv_params,
     ) {
         let p = read_params(params)?;

@@ -183,9 +183,7 @@ pub(super) unsafe fn ckernels<'a>(
     n_views: usize,
 ) -> Result<CKernels<'a>, Error> {
     c_unsafe!({
-        if p.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(p);
         let k = slice(p, n_views)?;
         for x in k {
             kernel_of(x)?;
@@ -216,9 +214,7 @@ pub(super) fn any_median(ks: &CKernels<'_>) -> bool {
 
 pub(super) unsafe fn ceta<'a>(p: *const f64, n_views: usize) -> Result<&'a [f64], Error> {
     c_unsafe!({
-        if p.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(p);
         slice(p, n_views)
     })
 }
@@ -226,9 +222,7 @@ pub(super) unsafe fn ceta<'a>(p: *const f64, n_views: usize) -> Result<&'a [f64]
 /// A 0/1 byte mask as booleans (other byte values: `MVNMF_STATUS_BAD_LABEL, as every 0/1 flag array`).
 pub(super) unsafe fn cmask<'a>(p: *const u8, n: usize) -> Result<&'a [bool], Error> {
     c_unsafe!({
-        if p.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(p);
         let m = slice(p, n)?;
         if m.iter().any(|&b| b > 1) {
             // One rule for every 0/1 flag array (relevance, multi-label, masks).
@@ -324,18 +318,14 @@ export! {
         n_views: usize,
         kernels: *const mvnmf_kernel = "`n_views` kernels",
         labels: *const u32 = "`N` labels",
-        n_classes: usize,
-        block: usize,
+        n_classes, block: usize,
         gammas: *mut f64 = "`n_views` doubles",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
         let vs = CViews::new(views, n_views)?;
         let ks = ckernels(kernels, n_views)?;
         let lab = clabels(labels, vs.shape(0).cols, any_median(&ks))?;
-        if gammas.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(gammas);
         let g = slice_mut(gammas, n_views)?;
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
         similarity::resolve_bandwidths(&vs, &ks, lab, n_classes, block, g, w)?;
@@ -343,13 +333,7 @@ export! {
     }
     /// (validates the view descriptors
     /// as the call does, values aside).
-    workspace mvnmf_kernel_bandwidths_workspace(
-        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
-        n_views: usize,
-        kernels: *const mvnmf_kernel = "`n_views` kernels",
-        n_classes: usize,
-        block: usize,
-    ) {
+    workspace mvnmf_kernel_bandwidths_workspace(..3, n_classes, block: usize) {
         let ks = ckernels(kernels, n_views)?;
         similarity::resolve_bandwidths_workspace::<f64>(
             shapes(views, n_views)?,
@@ -374,16 +358,13 @@ export! {
         n_classes: usize,
         params: *const mvnmf_mkl_params,
         eta: *mut f64 = "`n_views` doubles",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
         report: *mut mvnmf_mkl_report,
     ) {
         let p = read_mkl(params)?;
         let vs = CViews::new(views, n_views)?;
         let ks = ckernels(kernels, n_views)?;
-        if labels.is_null() || eta.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(labels, eta);
         let lab = clabels(labels, vs.shape(0).cols, true)?;
         let e = slice_mut(eta, n_views)?;
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
@@ -400,13 +381,7 @@ export! {
         Ok(mvnmf_status::Ok)
     }
     /// .
-    workspace mvnmf_mkl_weights_workspace(
-        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
-        n_views: usize,
-        kernels: *const mvnmf_kernel = "`n_views` kernels",
-        n_classes: usize,
-        params: *const mvnmf_mkl_params,
-    ) {
+    workspace mvnmf_mkl_weights_workspace(..3, n_classes: usize, params: *const mvnmf_mkl_params) {
         let p = read_mkl(params)?;
         let ks = ckernels(kernels, n_views)?;
         similarity::mkl_weights_workspace::<f64>(shapes(views, n_views)?, &ks, n_classes, &p)
@@ -422,19 +397,15 @@ export! {
         n_views: usize,
         kernels: *const mvnmf_kernel = "`n_views` kernels",
         labels: *const u32 = "`N` labels",
-        n_classes: usize,
-        block: usize,
+        n_classes, block: usize,
         g: *mut f64 = "`n_views × n_views` doubles",
         b: *mut f64 = "`n_views` doubles",
         constant: *mut f64 = "one double",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
         let vs = CViews::new(views, n_views)?;
         let ks = ckernels(kernels, n_views)?;
-        if labels.is_null() || g.is_null() || b.is_null() || constant.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(labels, g, b, constant);
         let lab = clabels(labels, vs.shape(0).cols, true)?;
         let gg = slice_mut(g, n_views.checked_mul(n_views).ok_or(Error::SizeOverflow)?)?;
         let bb = slice_mut(b, n_views)?;
@@ -443,13 +414,7 @@ export! {
         Ok(mvnmf_status::Ok)
     }
     /// .
-    workspace mvnmf_alignment_system_workspace(
-        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
-        n_views: usize,
-        kernels: *const mvnmf_kernel = "`n_views` kernels",
-        n_classes: usize,
-        block: usize,
-    ) {
+    workspace mvnmf_alignment_system_workspace(..3, n_classes, block: usize) {
         let ks = ckernels(kernels, n_views)?;
         similarity::alignment_system_workspace::<f64>(
             shapes(views, n_views)?,
@@ -470,16 +435,11 @@ export! {
         b: *const f64 = "`h` doubles",
         h: usize,
         eta: *mut f64 = "`h` doubles",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
         report: *mut mvnmf_qp_report,
     ) {
-        if h == 0 {
-            return Err(Error::ZeroDimension);
-        }
-        if a.is_null() || b.is_null() || eta.is_null() {
-            return Err(Error::NullPointer);
-        }
+        nonzero!(h);
+        require!(a, b, eta);
         let aa = slice(a, h.checked_mul(h).ok_or(Error::SizeOverflow)?)?;
         let bb = slice(b, h)?;
         let e = slice_mut(eta, h)?;
@@ -520,12 +480,10 @@ export! {
         labels: *const u32 = "`N` labels",
         n_classes: usize,
         params: *const mvnmf_fused_knn_params,
-        query_mask: *const u8 = "`N` bytes",
-        candidate_mask: *const u8 = "`N` bytes",
+        query_mask, candidate_mask: *const u8 = "`N` bytes",
         neighbors: *mut usize = "`N × k` indices",
         sims: *mut f64 = "`N × k` doubles",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
         let p = read_knn(params);
         let vs = CViews::new(views, n_views)?;
@@ -548,9 +506,7 @@ export! {
             },
             _ => return Err(Error::BadParameter),
         };
-        if neighbors.is_null() || sims.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(neighbors, sims);
         let nk = n.checked_mul(p.k).ok_or(Error::SizeOverflow)?;
         let nb = slice_mut(neighbors, nk)?;
         let s = slice_mut(sims, nk)?;
@@ -570,10 +526,7 @@ export! {
         Ok(mvnmf_status::Ok)
     }
     /// .
-    workspace mvnmf_fused_knn_workspace(
-        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
-        n_views: usize,
-        kernels: *const mvnmf_kernel = "`n_views` kernels",
+    workspace mvnmf_fused_knn_workspace(..3,
         n_classes: usize,
         params: *const mvnmf_fused_knn_params,
     ) {
@@ -603,16 +556,13 @@ export! {
         params: *const mvnmf_fused_knn_params,
         pairs: *mut usize = "`n_classes × kp × 2` indices",
         sims: *mut f64 = "`n_classes × kp` doubles",
-        work: *mut c_void,
-        work_bytes: usize,
+        ..work(work, work_bytes),
     ) {
         let p = read_knn(params);
         let vs = CViews::new(views, n_views)?;
         let ks = ckernels(kernels, n_views)?;
         let e = ceta(eta, n_views)?;
-        if labels.is_null() || pairs.is_null() || sims.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(labels, pairs, sims);
         let lab = clabels(labels, vs.shape(0).cols, true)?;
         let ck = n_classes.checked_mul(p.k).ok_or(Error::SizeOverflow)?;
         let pp = slice_mut(pairs, ck.checked_mul(2).ok_or(Error::SizeOverflow)?)?;
@@ -622,10 +572,7 @@ export! {
         Ok(mvnmf_status::Ok)
     }
     /// .
-    workspace mvnmf_class_pairs_workspace(
-        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
-        n_views: usize,
-        kernels: *const mvnmf_kernel = "`n_views` kernels",
+    workspace mvnmf_class_pairs_workspace(..3,
         n_classes: usize,
         params: *const mvnmf_fused_knn_params,
     ) {

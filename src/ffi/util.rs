@@ -49,6 +49,26 @@ macro_rules! workspace {
     };
 }
 
+/// `MVNMF_STATUS_NULL_POINTER` (returned as an `Error`) when any of the
+/// pointers is NULL: `require!(labels, eta);`.
+macro_rules! require {
+    ($($p:expr),+ $(,)?) => {
+        if $($p.is_null())||+ {
+            return Err($crate::error::Error::NullPointer);
+        }
+    };
+}
+
+/// `MVNMF_STATUS_ZERO_DIMENSION` (returned as an `Error`) when any of the
+/// sizes is 0: `nonzero!(rows, cols);`.
+macro_rules! nonzero {
+    ($($n:expr),+ $(,)?) => {
+        if $($n == 0)||+ {
+            return Err($crate::error::Error::ZeroDimension);
+        }
+    };
+}
+
 use core::ops::ControlFlow;
 
 // The factor and buffer arrays a call takes as C pointer arrays.
@@ -497,9 +517,7 @@ fn borrowable<T>(p: *const T, len: usize) -> Result<bool, Error> {
     if len == 0 {
         return Ok(false);
     }
-    if p.is_null() {
-        return Err(Error::NullPointer);
-    }
+    require!(p);
     elems::<T>(len, 1).map(|_| true)
 }
 
@@ -554,9 +572,7 @@ pub(crate) unsafe fn parts<'a, D: ViewDesc>(v: &D) -> Result<Parts<'a, D::T>, Er
         let (rows, cols) = (v.rows(), v.cols());
         match shape_of(v)?.kind {
             ViewKind::Dense => {
-                if rows == 0 || cols == 0 {
-                    return Err(Error::ZeroDimension);
-                }
+                nonzero!(rows, cols);
                 if v.col_stride() < rows {
                     return Err(Error::BufferTooShort);
                 }
@@ -701,9 +717,7 @@ pub(crate) unsafe fn shapes<'a, D: ViewDesc + 'a>(
     n_views: usize,
 ) -> Result<impl Iterator<Item = ViewShape> + Clone + 'a, Error> {
     c_unsafe!({
-        if n_views == 0 {
-            return Err(Error::ZeroDimension);
-        }
+        nonzero!(n_views);
         let views: &'a [D] = CViews::new(views, n_views)?.views;
         Ok(views.iter().map(|v| {
             shape_of(v).unwrap_or(ViewShape {
@@ -756,9 +770,7 @@ pub(crate) unsafe fn outputs<'a, T>(
     work_bytes: usize,
 ) -> Result<(&'a mut [T], &'a mut [u8]), Error> {
     c_unsafe!({
-        if v.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(v);
         let vv = slice_mut(v, k.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
         Ok((vv, w))
@@ -848,9 +860,7 @@ pub(crate) unsafe fn query(
     size: impl FnOnce() -> Result<usize, Error>,
 ) -> mvnmf_status {
     entry!({
-        if bytes.is_null() {
-            return Err(Error::NullPointer);
-        }
+        require!(bytes);
         let b = size()?;
         *bytes = b;
         Ok(mvnmf_status::Ok)
