@@ -91,15 +91,7 @@ export! {
 /// `params` 6, `u` 7, `v` 8, `work` 9, `work_bytes` 10, `progress` 11,
 /// `user` 12, `report` 13) that the core's own checks concern (the rank is
 /// the last layer).
-const SITE: Site = Site {
-    views: 1,
-    k: 4,
-    params: 6,
-    graph: 3,
-    work: 10,
-    other: 0,
-    share_rows: false,
-};
+const SITE: Site = Site::at(1, 4, 6, 3, 10);
 
 /// The argument a `read_layers` refusal points to: `n_layers` (5) when
 /// it is 0, else `layers` (4).
@@ -153,17 +145,8 @@ export! {
             deep::fit(&vs, &g, l, &p, &mut us, &mut *vv, w, m)
         });
         let r = r.map_err(|e| {
-            let given = [
-                Given::Stacks(7, &us as &dyn Factors<T>),
-                Given::Buf(8, &*vv, k),
-            ];
-            let given = if p.top.init == Init::Given {
-                &given[..]
-            } else {
-                &[]
-            };
-            SITE.blame(e, &vs, given)
-        })?;
+            let given = [Given::Stacks(7, &us as &dyn Factors<T>), Given::Buf(8, &*vv, k)];
+            SITE.blame_start(e, &vs, p.top.init, &given)        })?;
         finish(r, report).arg(0)
     }
     /// (pre-training and fine-tuning share it).

@@ -486,7 +486,7 @@ unsafe fn run_dist(
 /// `body` (which reads the other arguments and runs), takes part in the
 /// agreement with `refuse` when an argument cannot be read, and `finish`es
 /// a success (writing the outputs that are written last).
-unsafe fn run_shell<R>(
+pub(super) unsafe fn run_shell<R>(
     comm: *const mvnmf_dist_comm,
     refuse: fn(&mut CComm, Error) -> Error,
     body: impl FnOnce(&mut CComm) -> Result<Result<R, Error>, Error>,
@@ -498,6 +498,24 @@ unsafe fn run_shell<R>(
             Err(e) => Err(refuse(&mut cm, e)),
             Ok(r) => finish(r?),
         }
+    })
+}
+
+/// Writes the edge counts and the traffic (if asked) of the graph built
+/// across ranks (`mvnmf_dist_tge`, `mvnmf_dist_tge_approx`).
+pub(super) unsafe fn finish_tge(
+    r: dist::DistGraphReport,
+    affinity_nnz: *mut usize,
+    penalty_nnz: *mut usize,
+    traffic: *mut mvnmf_dist_graph_traffic,
+) -> Result<mvnmf_status, Error> {
+    c_unsafe!({
+        *affinity_nnz = r.nnz.affinity;
+        *penalty_nnz = r.nnz.penalty;
+        if !traffic.is_null() {
+            *traffic = r.traffic.into();
+        }
+        Ok(mvnmf_status::Ok)
     })
 }
 
@@ -636,14 +654,7 @@ export! {
                 let w = slice_mut(work.cast::<u8>(), work_bytes)?;
                 Ok(dist::tge(cm, &vs, &ks, e, lab, n, n_classes, &p, a, q, w))
             },
-            |r| {
-                *affinity_nnz = r.nnz.affinity;
-                *penalty_nnz = r.nnz.penalty;
-                if !traffic.is_null() {
-                    *traffic = r.traffic.into();
-                }
-                Ok(mvnmf_status::Ok)
-            },
+            |r| finish_tge(r, affinity_nnz, penalty_nnz, traffic),
         ))
     }
     /// on a rank whose views (its items,

@@ -4,7 +4,7 @@
 
 use core::ffi::c_void;
 
-use super::dist::read_comm;
+use super::dist::{finish_tge, run_shell};
 use super::graph::csr_out;
 use super::neighbors::read_ann;
 use super::similarity::{any_median, ceta, ckernels, clabels, read_graph};
@@ -45,47 +45,28 @@ export! {
         ..work(work, work_bytes),
         traffic: *mut mvnmf_dist_graph_traffic = "one struct",
     ) {
-        let mut cm = read_comm(comm)?;
-        let r = (|| {
-            if cm.ex.is_none() || affinity_nnz.is_null() || penalty_nnz.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let p = read_graph(params)?;
-            let a = read_ann(ann)?;
-            let vs = CViews::new(views, n_views)?;
-            let ks = ckernels(kernels, n_views)?;
-            let e = ceta(eta, n_views)?;
-            let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
-            let n_r = vs.shape(0).cols;
-            let aff = csr_out(affinity, n_r)?;
-            let pen = csr_out(penalty, n_r)?;
-            let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-            Ok(dist::tge_approx(
-                &mut cm,
-                &vs,
-                &ks,
-                e,
-                lab,
-                (n, n_classes),
-                (&p, &a),
-                (aff, pen),
-                w,
-            ))
-        })();
-        match r {
-            // An argument that cannot be read: this rank takes part in the
-            // agreement with its error, so that no other rank waits.
-            Err(e) => Err(dist::refuse_tge(&mut cm, e)),
-            Ok(r) => {
-                let r = r?;
-                *affinity_nnz = r.nnz.affinity;
-                *penalty_nnz = r.nnz.penalty;
-                if !traffic.is_null() {
-                    *traffic = r.traffic.into();
+        Ok(run_shell(
+            comm,
+            dist::refuse_tge,
+            |cm| {
+                if cm.ex.is_none() || affinity_nnz.is_null() || penalty_nnz.is_null() {
+                    return Err(Error::NullPointer);
                 }
-                Ok(mvnmf_status::Ok)
-            }
-        }
+                let p = read_graph(params)?;
+                let a = read_ann(ann)?;
+                let vs = CViews::new(views, n_views)?;
+                let ks = ckernels(kernels, n_views)?;
+                let e = ceta(eta, n_views)?;
+                let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
+                let n_r = vs.shape(0).cols;
+                let aff = csr_out(affinity, n_r)?;
+                let pen = csr_out(penalty, n_r)?;
+                let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+                let nn = (n, n_classes);
+                Ok(dist::tge_approx(cm, &vs, &ks, e, lab, nn, (&p, &a), (aff, pen), w))
+            },
+            |r| finish_tge(r, affinity_nnz, penalty_nnz, traffic),
+        ))
     }
     /// on a rank whose views (its items, dense) have these shapes, for `n` items
     /// over `n_ranks ≥ 1` ranks with these labels (all `n` items, or NULL as

@@ -107,15 +107,7 @@ unsafe fn read_ranks<'a>(
 /// `w` 7, `u` 8, `h` 9, `work` 10, `work_bytes` 11, `progress` 12, `user`
 /// 13, `report` 14) that the core's own checks concern (the sources share
 /// their features).
-const SITE: Site = Site {
-    views: 1,
-    k: 3,
-    params: 6,
-    graph: 0,
-    work: 11,
-    other: 0,
-    share_rows: true,
-};
+const SITE: Site = Site::at(1, 3, 6, 0, 11).sharing_rows();
 
 /// The shape of the one view of queries, validated as the calls validate it.
 unsafe fn query_shape<D: ViewDesc>(queries: *const D) -> Result<ViewShape, Error> {

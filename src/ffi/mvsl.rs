@@ -333,15 +333,7 @@ pub unsafe extern "C" fn mvnmf_mvsl_params_preset(
 /// twins (`views` 1, `n_views` 2, `graph` 3, `k` 4, `params` 5, `u` 6, `v` 7,
 /// `work` 8, `work_bytes` 9, `progress` 10, `user` 11, `report` 12) that
 /// the core's own checks concern.
-const SITE: Site = Site {
-    views: 1,
-    k: 4,
-    params: 5,
-    graph: 3,
-    work: 9,
-    other: 0,
-    share_rows: false,
-};
+const SITE: Site = Site::at(1, 4, 5, 3, 9);
 
 export! {
     /// The graph-regularised multi-view factorization (MvSL-S/L/T, GNMF, MCL,
@@ -383,17 +375,8 @@ export! {
             mvsl::fit(&vs, &g, k, &p, &mut us, &mut *vv, w, m)
         });
         let r = r.map_err(|e| {
-            let given = [
-                Given::Factors(6, &us as &dyn Factors<T>),
-                Given::Buf(7, &*vv, k),
-            ];
-            let given = if p.init == Init::Given {
-                &given[..]
-            } else {
-                &[]
-            };
-            SITE.blame(e, &vs, given)
-        })?;
+            let given = [Given::Factors(6, &us as &dyn Factors<T>), Given::Buf(7, &*vv, k)];
+            SITE.blame_start(e, &vs, p.init, &given)        })?;
         finish(r, report).arg(0)
     }
     /// (validates the view descriptors and the graph as the call does, values

@@ -41,29 +41,13 @@ cparams! {
 /// `_f32` twins (`views` 1, `n_views` 2, `k` 3, `params` 4, `u` 5, `v` 6,
 /// `work` 7, `work_bytes` 8, `progress` 9, `user` 10, `report` 11) that the
 /// core's own checks concern.
-const JOINT: Site = Site {
-    views: 1,
-    k: 3,
-    params: 4,
-    graph: 0,
-    work: 8,
-    other: 0,
-    share_rows: false,
-};
+const JOINT: Site = Site::at(1, 3, 4, 0, 8);
 
 /// The positions of `mvnmf_beta_nmf_fit` and its `_f32` twin (`views` 1,
 /// `n_views` 2, `k` 3, `beta` 4, `clip` 5, `masks` 6, `params` 7, `u` 8,
 /// `v` 9, `work` 10, `work_bytes` 11, `progress` 12, `user` 13, `report` 14):
 /// a mask byte neither 0 nor 1 (`BadLabel`) is `masks`.
-const BETA: Site = Site {
-    views: 1,
-    k: 3,
-    params: 7,
-    graph: 6,
-    work: 11,
-    other: 0,
-    share_rows: false,
-};
+const BETA: Site = Site::at(1, 3, 7, 6, 11);
 
 /// What `beta_params` refuses: `beta` (4) outside `[0, 2]`, else `clip`
 /// (5); the options were read before.

@@ -155,15 +155,7 @@ pub struct mvnmf_pipeline_report {
 /// `progress` 13, `user` 14, `report` 15) that the core's own checks concern:
 /// the labels stand for the graph (`BadLabel`, `TooFewLabeled`, a class
 /// count they do not fit).
-const SITE: Site = Site {
-    views: 1,
-    k: 6,
-    params: 7,
-    graph: 4,
-    work: 12,
-    other: 0,
-    share_rows: false,
-};
+const SITE: Site = Site::at(1, 6, 7, 4, 12);
 
 /// The body of both entry points: the pipeline's report, written to whichever
 /// of `report` / `full` is not NULL (a refusal too, saying where).
@@ -217,12 +209,7 @@ unsafe fn fit_c<D: ViewDesc>(
                 Given::Factors(8, &us as &dyn Factors<D::T>),
                 Given::Buf(9, &*vv, k),
             ];
-            let given = if p.solver.init == Init::Given {
-                &given[..]
-            } else {
-                &[]
-            };
-            SITE.blame(e, &vs, given)
+            SITE.blame_start(e, &vs, p.solver.init, &given)
         })?;
         if !full.is_null() {
             *full = mvnmf_pipeline_report {

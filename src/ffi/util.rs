@@ -429,6 +429,28 @@ impl Site {
 }
 
 impl Site {
+    /// The positions of `views`, `k`, `params`, the graph (0: none) and
+    /// `work_bytes`; other errors point nowhere, the views share their items.
+    pub(crate) const fn at(views: u32, k: u32, params: u32, graph: u32, work: u32) -> Site {
+        Site {
+            views,
+            k,
+            params,
+            graph,
+            work,
+            other: 0,
+            share_rows: false,
+        }
+    }
+
+    /// The same positions for views that share their features (rows).
+    pub(crate) const fn sharing_rows(self) -> Site {
+        Site {
+            share_rows: true,
+            ..self
+        }
+    }
+
     /// [`Site::blame`] for a solver whose `given` buffers (the start) it reads
     /// only under `MVNMF_INIT_GIVEN`: with another `init` they are not looked at.
     pub(crate) fn blame_start<T: crate::linalg::real::Real, VS: ViewSet<T> + ?Sized>(
