@@ -3,8 +3,9 @@
 //! (`graph::fused_knn_graph`) on real data — `data/yeast-sample`, 600 genes, two
 //! standardised views of 79 and 24 features, within-view RBF and CCA cross-view parts:
 //! recall of the neighbour lists, MVEL's AUC of the hidden positives with either graph,
-//! the same bits on one and two threads, `Auto` bitwise exact below its threshold, and bad
-//! input refused with the outputs untouched.
+//! the same bits on every pool (the built-in one at 1, 2, 3 threads, a host's running the
+//! tasks in reverse) as serially, `Auto` bitwise exact below its threshold, and bad input
+//! (a host pool that skips a task among it) refused with the outputs untouched.
 
 mod common;
 
@@ -145,26 +146,32 @@ fn approximate_graph_recalls_the_exact_edges_and_keeps_mvels_auc() {
     assert!(aa > 0.6, "AUC {aa}");
 }
 
+fn same_bits(a: &Csr, b: &Csr) -> bool {
+    a.rp == b.rp
+        && a.ci == b.ci
+        && a.w.len() == b.w.len()
+        && a.w
+            .iter()
+            .zip(&b.w)
+            .all(|(x, y)| x.to_bits() == y.to_bits())
+}
+
 #[test]
-fn same_bits_on_one_and_two_threads() {
+fn same_bits_on_every_pool() {
+    // NN-descent, the projections and the re-ranking (600 items: five tasks) on the
+    // built-in pool at 1, 2 and 3 threads and on a host pool running the tasks last to
+    // first: the serial graph bit for bit.
     let (views, ..) = yeast_sample();
     let vs = as_views(&views);
-    let one = build(&vs, &GraphBuild::Approx(AnnParams::default())).unwrap();
-    let two = build(
-        &vs,
-        &GraphBuild::Approx(AnnParams {
-            parallel: Parallel::Threads(2),
+    let serial = build(&vs, &GraphBuild::Approx(AnnParams::default())).unwrap();
+    for par in common::pools() {
+        let b = GraphBuild::Approx(AnnParams {
+            parallel: par,
             ..AnnParams::default()
-        }),
-    )
-    .unwrap();
-    assert_eq!(one.rp, two.rp);
-    assert_eq!(one.ci, two.ci);
-    assert!(one
-        .w
-        .iter()
-        .zip(&two.w)
-        .all(|(x, y)| x.to_bits() == y.to_bits()));
+        });
+        let g = build(&vs, &b).unwrap();
+        assert!(same_bits(&serial, &g), "{par:?}");
+    }
     // Another seed samples other pairs: still a graph of total weight n.
     let other = build(
         &vs,
@@ -175,6 +182,43 @@ fn same_bits_on_one_and_two_threads() {
     )
     .unwrap();
     assert!((other.w.iter().sum::<f64>() - N as f64).abs() < 1e-9);
+    assert!(!same_bits(&serial, &other));
+}
+
+/// A host pool that never runs the last task.
+fn skips_last(_ctx: usize, n: usize, task: &(dyn Fn(usize) + Sync)) {
+    (0..n.saturating_sub(1)).for_each(task);
+}
+
+#[test]
+fn a_host_pool_that_skips_a_task_is_refused_with_outputs_untouched() {
+    let (views, ..) = yeast_sample();
+    let vs = as_views(&views);
+    let p = FusedParams::default();
+    let b = GraphBuild::Approx(AnnParams {
+        parallel: Parallel::Host(mvnmf::HostPool {
+            parallel_for: skips_last,
+            ctx: 0,
+        }),
+        ..AnnParams::default()
+    });
+    let bytes =
+        fused_knn_graph_build_workspace::<f64>(vs.iter().map(|v| v.shape()), S, None, &p, &b)
+            .unwrap();
+    let mut work = vec![0u8; bytes];
+    let cap = fused_knn_graph_capacity(N, S).unwrap();
+    let (mut rp, mut ci, mut w) = (vec![7; N + 1], vec![7; cap], vec![7.0; cap]);
+    let mut o = CsrOut {
+        row_ptr: &mut rp,
+        col_idx: &mut ci,
+        weights: &mut w,
+    };
+    assert_eq!(
+        fused_knn_graph_build(&vs[..], S, None, &p, &b, &mut o, &mut work),
+        Err(Error::ParallelFor)
+    );
+    assert!(rp.iter().all(|&x| x == 7) && ci.iter().all(|&x| x == 7));
+    assert!(w.iter().all(|&x| x == 7.0));
 }
 
 #[test]

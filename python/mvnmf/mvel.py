@@ -12,8 +12,11 @@ defaults as `examples-c/multilabel` (docs/multilabel.md):
    `standardize=True`: MVEL's RBF distances add the views' features, so a
    view whose units are larger — years next to log-votes — would otherwise
    decide the graph alone);
-2. the fused multi-view graph (`mvnmf_fused_graph`, dense, with the
-   cross-view CCA graphs);
+2. the fused multi-view graph with the cross-view CCA graphs: dense
+   (`mvnmf_fused_graph`, `graph="dense"`, the default and the C program's) or
+   sparsified to each sample's `n_neighbors` largest weights
+   (`mvnmf_fused_knn_graph_build`, `graph="knn"`, a CSR graph; its neighbours
+   found by the exact sweep or by NN-descent, `graph_build`);
 3. the unknown weight `mu` = given positives / unknown entries (`unknown_weight
    ="auto"`);
 4. the label frequency of each label (the share of its positives that is
@@ -30,6 +33,16 @@ defaults as `examples-c/multilabel` (docs/multilabel.md):
 The hold-out draw uses the C program's generator with `random_state` as its
 seed, so for the same data, seed and options the decisions equal the
 program's bit for bit.
+
+Cost of the graph (n samples, d features in all views): the dense graph takes
+O(n^2 d) time and n x n doubles (8 n^2 bytes: 3.2 GB at n = 20,000), and each
+fit iteration O(n^2 r); `graph="knn"` keeps at most 2 n `n_neighbors` entries
+(O(n s) memory, each iteration O(n s r)), found in O(n^2 d) time by
+`graph_build="exact"` or in about linear time by `"approx"` (NN-descent over
+a surrogate of the fused weight, each list re-ranked by the fused weight
+itself; seeded by `random_state`, the same graph for every `n_jobs`);
+`"auto"` (the default) is exact below MVNMF_GRAPH_AUTO_EXACT_BELOW samples
+(bitwise the exact graph there) and NN-descent from there on.
 """
 import ctypes as C
 import numbers
@@ -41,12 +54,17 @@ from sklearn.utils.validation import check_array, check_is_fitted
 
 from . import _bindings as B
 from ._lib import ViewSet, call, lib, workspace
+from .estimators import _threads
 
 __all__ = ["MVEL"]
 
 _U8 = C.POINTER(C.c_uint8)
 _D = C.POINTER(C.c_double)
 _MASK = (1 << 64) - 1
+_SZ = C.POINTER(C.c_size_t)
+# MVEL(graph_build=...): how the kNN graph's neighbours are found.
+_BUILDS = {"exact": B.MVNMF_GRAPH_BUILD_EXACT, "approx": B.MVNMF_GRAPH_BUILD_APPROX,
+           "auto": B.MVNMF_GRAPH_BUILD_AUTO}
 
 
 def _holdout_split(given, seed, share):
@@ -96,6 +114,21 @@ class MVEL(BaseEstimator):
     view_sizes : list of int or None
         One 2-D X whose columns are the views side by side, cut at these
         widths (as the other estimators); None with a list of views.
+    graph : "dense" (default) or "knn"
+        The fused graph as a dense n x n matrix (O(n^2) memory and time per
+        iteration; the C program's and the paper's), or sparsified to each
+        sample's `n_neighbors` largest weights, normalised and symmetrised
+        (total weight n as the dense graph; O(n s) memory). See the module
+        docs for the cost.
+    n_neighbors : int >= 1, default 10
+        `graph="knn"`: the neighbours kept per sample (fewer than n_samples).
+    graph_build : "auto" (default), "exact" or "approx"
+        `graph="knn"`: how the neighbours are found: every pair (O(n^2 d)),
+        NN-descent (about linear; seeded by `random_state`), or exact below
+        MVNMF_GRAPH_AUTO_EXACT_BELOW samples and NN-descent from there on.
+    n_jobs : None, -1 or int >= 1
+        Threads of the approximate graph's build (None: 1, -1: every core);
+        the same graph for every value.
 
     Attributes
     ----------
@@ -106,6 +139,7 @@ class MVEL(BaseEstimator):
     thresholds_ : (n_labels,) the per-label thresholds (score > tau decides).
     label_freq_ : (n_labels,) the label frequencies used (0: unknown).
     n_iter_, objective_ : of the final fit.
+    graph_nnz_ : stored entries of the graph (n^2 for the dense graph).
     """
 
     _parameter_constraints = {
@@ -124,11 +158,16 @@ class MVEL(BaseEstimator):
         "seed": [Interval(numbers.Integral, 0, None, closed="left")],
         "random_state": [Interval(numbers.Integral, 0, None, closed="left")],
         "view_sizes": ["array-like", None],
+        "graph": [StrOptions({"dense", "knn"})],
+        "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
+        "graph_build": [StrOptions(set(_BUILDS))],
+        "n_jobs": [numbers.Integral, None],
     }
 
     def __init__(self, n_components=64, *, theta1=1.0, theta2=0.1, unknown_weight="auto", decide="pu",
                  label_freq="holdout", holdout=0.3, min_held=10, standardize=True, max_iter=100, tol=1e-6,
-                 nmf_iter=100, seed=0, random_state=0, view_sizes=None):
+                 nmf_iter=100, seed=0, random_state=0, view_sizes=None, graph="dense", n_neighbors=10,
+                 graph_build="auto", n_jobs=None):
         self.n_components = n_components
         self.theta1 = theta1
         self.theta2 = theta2
@@ -144,6 +183,10 @@ class MVEL(BaseEstimator):
         self.seed = seed
         self.random_state = random_state
         self.view_sizes = view_sizes
+        self.graph = graph
+        self.n_neighbors = n_neighbors
+        self.graph_build = graph_build
+        self.n_jobs = n_jobs
 
     # ---- inputs -----------------------------------------------------------
 
@@ -188,6 +231,51 @@ class MVEL(BaseEstimator):
             p.unknown_weight = float(self.unknown_weight)
         return p
 
+    def _graph(self, vs, n):
+        """The fused graph over the n samples of `vs` as `self.graph` says:
+        (mvnmf_graph, the arrays it points into, which must outlive it)."""
+        gp = lib.mvnmf_fused_graph_params_default()
+        gp.cross_view = 1
+        nb = C.c_size_t()
+        graph = B.mvnmf_graph()
+        graph.n = n
+        if self.graph == "dense":
+            w = np.zeros((n, n), order="F")
+            call("mvnmf_fused_graph_workspace", vs.array, vs.count, C.byref(gp), C.byref(nb))
+            buf, ptr = workspace(nb.value)
+            call("mvnmf_fused_graph", vs.array, vs.count, None, None, C.byref(gp), w.ctypes.data_as(_D), ptr,
+                 nb.value)
+            graph.kind = B.MVNMF_GRAPH_DENSE
+            graph.affinity_weights = w.ctypes.data_as(_D)
+            self.graph_nnz_ = n * n
+            return graph, (w,)
+        s = int(self.n_neighbors)
+        if s >= n:
+            raise ValueError("n_neighbors=%d must be below the number of samples (%d)" % (s, n))
+        build = _BUILDS[self.graph_build]
+        ann = lib.mvnmf_ann_params_default()
+        ann.seed = int(self.random_state)
+        ann.parallel.threads = _threads(self.n_jobs)
+        cap = C.c_size_t()
+        call("mvnmf_fused_knn_graph_capacity", n, s, C.byref(cap))
+        rp = np.zeros(n + 1, dtype=np.uintp)
+        ci = np.zeros(max(cap.value, 1), dtype=np.uintp)
+        w = np.zeros(max(cap.value, 1))
+        out = B.mvnmf_csr_buffers(rp.ctypes.data_as(_SZ), ci.ctypes.data_as(_SZ), w.ctypes.data_as(_D), cap.value)
+        call("mvnmf_fused_knn_graph_build_workspace", vs.array, vs.count, s, None, C.byref(gp), build,
+             C.byref(ann), C.byref(nb))
+        buf, ptr = workspace(nb.value)
+        nnz = C.c_size_t()
+        call("mvnmf_fused_knn_graph_build", vs.array, vs.count, s, None, C.byref(gp), build, C.byref(ann),
+             C.byref(out), C.byref(nnz), ptr, nb.value)
+        ci, w = ci[:nnz.value].copy(), w[:nnz.value].copy()
+        graph.kind = B.MVNMF_GRAPH_CSR
+        graph.affinity_row_ptr = rp.ctypes.data_as(_SZ)
+        graph.affinity_col_idx = ci.ctypes.data_as(_SZ)
+        graph.affinity_weights = w.ctypes.data_as(_D)
+        self.graph_nnz_ = int(nnz.value)
+        return graph, (rp, ci, w)
+
     def _fit_once(self, labels, graph, p, c, n, r):
         """One MVEL fit on `labels` (c x n, Fortran uint8): (q, h, scores, report)."""
         q = np.zeros((c, r), order="F")
@@ -229,16 +317,8 @@ class MVEL(BaseEstimator):
                 kc = C.c_size_t()
                 call("mvnmf_standardize_view", x.shape[0], n, x.ctypes.data_as(_D), C.byref(kc))
         vs = ViewSet([x.T for x in fx])
-        gp = lib.mvnmf_fused_graph_params_default()
-        gp.cross_view = 1
-        w = np.zeros((n, n), order="F")
+        graph, keep = self._graph(vs, n)  # `keep`: the arrays the graph points into
         nb = C.c_size_t()
-        call("mvnmf_fused_graph_workspace", vs.array, vs.count, C.byref(gp), C.byref(nb))
-        buf, ptr = workspace(nb.value)
-        call("mvnmf_fused_graph", vs.array, vs.count, None, None, C.byref(gp), w.ctypes.data_as(_D), ptr, nb.value)
-        graph = B.mvnmf_graph()
-        graph.kind, graph.n = B.MVNMF_GRAPH_DENSE, n
-        graph.affinity_weights = w.ctypes.data_as(_D)
         p = self._params(given)
         lf = np.zeros(c)
         if self.label_freq == "holdout":
@@ -277,6 +357,7 @@ class MVEL(BaseEstimator):
         self.objective_ = float(rep.objective.total)
         self.n_labels_ = c
         self.n_features_in_ = sum(x.shape[1] for x in raw)
+        del keep
         return self
 
     def fit_predict(self, X, Y):

@@ -1,8 +1,9 @@
 /* The R package's MVEL glue (.Call entry C_mvel, registered in glue.c's
  * CALLS): the steps and defaults of examples-c/multilabel and the Python
  * estimator (python/mvnmf/mvel.py) over libmvnmf's C ABI —
- * views standardised per feature (optional), the dense fused multi-view
- * graph, the unknown weight "auto" (given positives / unknown entries), the
+ * views standardised per feature (optional), the fused multi-view graph
+ * (dense, or sparsified to each item's s largest weights as a CSR graph, its
+ * neighbours by the exact sweep or NN-descent), the unknown weight "auto" (given positives / unknown entries), the
  * label frequencies from given positives held out of a first fit (the C
  * program's generator, seeded by `holdout_seed`), the fit on all given
  * labels, its scores and the decisions by the per-label threshold rule
@@ -44,14 +45,15 @@ static mvnmf_report mvel_fit_once(const uint8_t *labels, size_t c, const mvnmf_g
  * logical matrix (labels x items, 0/1); opts: c(r, theta1, theta2, mu (< 0:
  * auto), decide (0 pu, 1 count), label_freq (< 0: holdout, 0: auto, else
  * fixed), holdout, min_held, standardize, max_iter, tol, nmf_iter, seed,
- * holdout_seed). */
+ * holdout_seed, knn (0: the dense graph, 1: the kNN graph), s, graph_build
+ * (MVNMF_GRAPH_BUILD_*)). */
 SEXP C_mvel(SEXP views, SEXP given_, SEXP opts_)
 {
     mvnmf_view v[MVEL_MAXV];
     size_t nv, n = 0, c, r, i, k, bytes = 0;
     double *o;
     if (!Rf_isNewList(views)) Rf_error("views must be a list of matrices");
-    if (!Rf_isReal(opts_) || XLENGTH(opts_) != 14) Rf_error("internal: 14 options expected");
+    if (!Rf_isReal(opts_) || XLENGTH(opts_) != 17) Rf_error("internal: 17 options expected");
     o = REAL(opts_);
     nv = (size_t)XLENGTH(views);
     if (nv == 0 || nv > MVEL_MAXV) Rf_error("between 1 and %d views", MVEL_MAXV);
@@ -86,16 +88,38 @@ SEXP C_mvel(SEXP views, SEXP given_, SEXP opts_)
         }
     mvnmf_fused_graph_params gp = mvnmf_fused_graph_params_default();
     gp.cross_view = 1;
-    double *wg = (double *)R_alloc(n * n ? n * n : 1, sizeof(double));
     void *work;
-    mvel_check("fused graph workspace", mvnmf_fused_graph_workspace(v, nv, &gp, &bytes));
-    work = R_alloc(bytes ? bytes : 1, 1);
-    mvel_check("fused graph", mvnmf_fused_graph(v, nv, NULL, NULL, &gp, wg, work, bytes));
     mvnmf_graph g;
     memset(&g, 0, sizeof g);
-    g.kind = MVNMF_GRAPH_DENSE;
     g.n = n;
-    g.affinity_weights = wg;
+    if (o[14] == 0.0) { /* dense: n x n doubles */
+        double *wg = (double *)R_alloc(n * n ? n * n : 1, sizeof(double));
+        mvel_check("fused graph workspace", mvnmf_fused_graph_workspace(v, nv, &gp, &bytes));
+        work = R_alloc(bytes ? bytes : 1, 1);
+        mvel_check("fused graph", mvnmf_fused_graph(v, nv, NULL, NULL, &gp, wg, work, bytes));
+        g.kind = MVNMF_GRAPH_DENSE;
+        g.affinity_weights = wg;
+    } else { /* each item's s largest weights, symmetrised: CSR */
+        size_t s = (size_t)o[15], cap = 0, nnz = 0;
+        uint32_t build = (uint32_t)o[16];
+        mvnmf_ann_params ann = mvnmf_ann_params_default();
+        ann.seed = (uint64_t)o[13];
+        mvel_check("fused knn graph capacity", mvnmf_fused_knn_graph_capacity(n, s, &cap));
+        mvnmf_csr_buffers out;
+        out.row_ptr = (size_t *)R_alloc(n + 1, sizeof(size_t));
+        out.col_idx = (size_t *)R_alloc(cap ? cap : 1, sizeof(size_t));
+        out.weights = (double *)R_alloc(cap ? cap : 1, sizeof(double));
+        out.capacity = cap;
+        mvel_check("fused knn graph workspace",
+                   mvnmf_fused_knn_graph_build_workspace(v, nv, s, NULL, &gp, build, &ann, &bytes));
+        work = R_alloc(bytes ? bytes : 1, 1);
+        mvel_check("fused knn graph",
+                   mvnmf_fused_knn_graph_build(v, nv, s, NULL, &gp, build, &ann, &out, &nnz, work, bytes));
+        g.kind = MVNMF_GRAPH_CSR;
+        g.affinity_row_ptr = out.row_ptr;
+        g.affinity_col_idx = out.col_idx;
+        g.affinity_weights = out.weights;
+    }
 
     mvnmf_mvel_params p = mvnmf_mvel_params_default();
     p.theta1 = o[1];

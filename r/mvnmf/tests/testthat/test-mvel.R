@@ -4,7 +4,9 @@
 # gene's labels given — the decisions are not one constant label set, keep
 # every given positive and add others, and the scores rank the hidden labels
 # better than the given labels do; the count rule adds each label's count;
-# standardisation (the default) removes a view's units; errors carry a message.
+# standardisation (the default) removes a view's units; the kNN-sparsified graph (exact
+# and NN-descent) ranks the hidden labels about as well as the dense graph; errors carry a
+# message.
 
 skip_if_not(exists("C_mvel", envir = asNamespace("mvnmf")),
             "C_mvel is not registered in src/glue.c's CALLS yet")
@@ -63,6 +65,38 @@ test_that("MVEL on yeast: non-constant decisions, given positives kept, scores t
   expect_lt(max(abs(big$scores - fit$scores)), 1e-8)
 })
 
+test_that("the kNN graph, exact or by NN-descent, ranks the hidden labels as the dense graph", {
+  d <- yeast()
+  dense <- mvnmf_mvel(d$views, d$given, max_iter = 60L)
+  hidden <- function(fit) {
+    # AUROC over the unknown entries only: hidden positives against true negatives.
+    s <- fit$scores
+    s[d$given == 1] <- NA
+    t <- d$truth
+    t[d$given == 1] <- NA
+    mean(unlist(lapply(seq_len(nrow(t)), function(k) {
+      u <- !is.na(t[k, ])
+      if (all(t[k, u] == 1) || !any(t[k, u] == 1)) return(NULL)
+      auroc(matrix(s[k, u], 1), matrix(t[k, u], 1))
+    })))
+  }
+  exact <- mvnmf_mvel(d$views, d$given, max_iter = 60L, graph = "knn", graph_build = "exact")
+  approx <- mvnmf_mvel(d$views, d$given, max_iter = 60L, graph = "knn", graph_build = "approx")
+  auto <- mvnmf_mvel(d$views, d$given, max_iter = 60L, graph = "knn")
+  expect_identical(auto$scores, exact$scores)  # "auto" below 4096 items: the exact graph
+  expect_identical(exact$graph, "knn")
+  a <- c(dense = hidden(dense), exact = hidden(exact), approx = hidden(approx))
+  message(sprintf("yeast, 300 genes, s = 10: AUROC of the hidden positives dense %.4f, kNN exact %.4f, approx %.4f",
+                  a[["dense"]], a[["exact"]], a[["approx"]]))
+  # The sparsified graph is no worse than the dense one, NN-descent's as the exact one.
+  expect_gt(a[["dense"]], 0.55)
+  expect_gt(a[["exact"]], a[["dense"]] - 0.01)
+  expect_gt(a[["approx"]], a[["dense"]] - 0.01)
+  expect_lt(abs(a[["approx"]] - a[["exact"]]), 0.005)
+  expect_false(identical(approx$scores, exact$scores))
+  expect_true(all(predict(approx) >= d$given))
+})
+
 test_that("bad input gets an error with mvnmf's message", {
   d <- yeast(60L)
   bad <- d$given
@@ -73,4 +107,8 @@ test_that("bad input gets an error with mvnmf's message", {
   expect_error(mvnmf_mvel(v, d$given, max_iter = 5L), "standardize")
   expect_error(mvnmf_mvel(d$views, d$given[, -1]), "one column per item")
   expect_error(mvnmf_mvel(d$views, d$given, decide = "count", label_freq = "auto"), "count")
+  expect_error(mvnmf_mvel(d$views, d$given, graph = "sparse"), "should be one of")
+  expect_error(mvnmf_mvel(d$views, d$given, graph = "knn", graph_build = "fast"), "should be one of")
+  expect_error(mvnmf_mvel(d$views, d$given, graph = "knn", n_neighbors = 60L), "fewer than the items")
+  expect_error(mvnmf_mvel(d$views, d$given, graph = "knn", n_neighbors = 0L), "n_neighbors")
 })
