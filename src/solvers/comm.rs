@@ -139,6 +139,8 @@ pub(crate) struct Local<'g, G: ?Sized> {
     use_graph: bool,
     /// `γ > 0`: `Σ V` is part of the objective (set from the fit's weights).
     sum_v: bool,
+    /// `½ Σ_v ‖X^(v)‖²_F` when the inputs' check measured it ([`Local::with_half`]).
+    half: Option<f64>,
 }
 
 impl<'g, G: ?Sized> Local<'g, G> {
@@ -148,6 +150,17 @@ impl<'g, G: ?Sized> Local<'g, G> {
             graph,
             use_graph: false,
             sum_v: false,
+            half: None,
+        }
+    }
+
+    /// With `½ Σ_v ‖X^(v)‖²_F` of the views as the inputs' check measured it
+    /// (`steps::check::Checked::half`): a fit at scale 1 takes it instead of a pass over
+    /// the data (the same bits, [`Scale::half_sq`]).
+    pub(crate) fn with_half(self, half: f64) -> Self {
+        Local {
+            half: Some(half),
+            ..self
         }
     }
 }
@@ -158,7 +171,11 @@ impl<T: Real, G: GraphOp<T> + ?Sized> Collective<T> for Local<'_, G> {
     }
 
     fn half_x2<VS: ViewSet<T> + ?Sized>(&mut self, views: &VS, scale: Scale) -> Result<f64, Error> {
-        Ok(scale.half_sq(views))
+        match self.half {
+            // Measured at scale 1 as `half_sq` sums (view by view, from zero).
+            Some(h) if scale.is_one() && h > 0.0 => Ok(h),
+            _ => Ok(scale.half_sq(views)),
+        }
     }
 
     fn graph_zero(&self) -> bool {
