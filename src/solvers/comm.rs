@@ -18,7 +18,8 @@ use crate::error::Error;
 use crate::graph::GraphOp;
 use crate::linalg::dot;
 use crate::linalg::real::Real;
-use crate::steps::init::random_start;
+use crate::par::Parallel;
+use crate::steps::init::{random_start, random_start_par};
 use crate::steps::mu::gram;
 use crate::steps::scale::Scale;
 use crate::steps::{MvslParams, NmfParams};
@@ -77,6 +78,23 @@ pub(crate) trait Collective<T: Real> {
         u: &mut F,
         v: &mut [T],
     );
+
+    /// [`Collective::random_start`] with its draws in tasks on `par` where the collective
+    /// can (one process: [`crate::steps::init::random_start_par`], the same values).
+    #[allow(clippy::too_many_arguments)]
+    fn random_start_par<VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
+        &self,
+        views: &VS,
+        k: usize,
+        params: &NmfParams,
+        s: f64,
+        u: &mut F,
+        v: &mut [T],
+        _par: Parallel,
+    ) -> Result<(), Error> {
+        self.random_start(views, k, params, s, u, v);
+        Ok(())
+    }
 
     /// (Split only.) Every view's `R_v = s·X_v Vᵀ` over all items, kept for
     /// [`Collective::r`].
@@ -192,6 +210,19 @@ impl<T: Real, G: GraphOp<T> + ?Sized> Collective<T> for Local<'_, G> {
         v: &mut [T],
     ) {
         random_start(views, k, params, s, u, v)
+    }
+
+    fn random_start_par<VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
+        &self,
+        views: &VS,
+        k: usize,
+        params: &NmfParams,
+        s: f64,
+        u: &mut F,
+        v: &mut [T],
+        par: Parallel,
+    ) -> Result<(), Error> {
+        random_start_par(views, k, params, s, u, v, par)
     }
 
     fn reduce_r<VS: ViewSet<T> + ?Sized>(
