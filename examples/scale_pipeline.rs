@@ -670,9 +670,9 @@ fn main() {
             thread_cpu_seconds() - tcpu0,
         );
         let name = match (pr.phase, pr.fraction) {
-            (Phase::Setup, f) if f == 0.0 => Some("checks (before MKL)"),
+            (Phase::Setup, 0.0) => Some("checks (before MKL)"),
             (Phase::Setup, _) => Some("MKL weights"),
-            (Phase::Graph, f) if f == 0.0 => None,
+            (Phase::Graph, 0.0) => None,
             (Phase::Graph, f) if f < 1.0 => {
                 last_graph = Some(now);
                 None
