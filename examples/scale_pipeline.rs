@@ -38,7 +38,7 @@
 use mvnmf::graph::{self, CsrOut, GraphBuild, GraphParams};
 use mvnmf::pipeline::{self, Method, PipelineParams};
 use mvnmf::similarity::{self, AnnParams, Bandwidth, Kernel};
-use mvnmf::{Dense, Parallel, Progress, View, ViewKind, ViewShape};
+use mvnmf::{Dense, Parallel, Phase, Progress, View, ViewKind, ViewShape};
 use std::ops::ControlFlow;
 use std::time::Instant;
 
@@ -108,7 +108,16 @@ fn peak_mb() -> f64 {
 }
 
 fn cpu_seconds() -> f64 {
-    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    stat_cpu("/proc/self/stat")
+}
+
+/// CPU seconds of the calling thread alone (the pool's other threads excluded).
+fn thread_cpu_seconds() -> f64 {
+    stat_cpu("/proc/thread-self/stat")
+}
+
+fn stat_cpu(path: &str) -> f64 {
+    let s = std::fs::read_to_string(path).unwrap_or_default();
     let f: Vec<&str> = s
         .rsplit(')')
         .next()
@@ -648,14 +657,40 @@ fn main() {
     let mut refs: Vec<&mut [f64]> = us.iter_mut().map(|u| &mut u[..]).collect();
     let start = Instant::now();
     let cpu0 = cpu_seconds();
+    let tcpu0 = thread_cpu_seconds();
     let mut setup = (0.0, 0.0, 0.0);
+    // The set-up's phases from the progress reports: (name, wall, CPU, calling thread's CPU)
+    // at each phase's end.
+    let mut marks: Vec<(&str, f64, f64, f64)> = Vec::new();
+    let mut last_graph = None;
     let mut mon = |pr: &Progress| {
-        if pr.iter == 0 {
-            setup = (
-                start.elapsed().as_secs_f64(),
-                cpu_seconds() - cpu0,
-                peak_mb(),
-            );
+        let now = (
+            start.elapsed().as_secs_f64(),
+            cpu_seconds() - cpu0,
+            thread_cpu_seconds() - tcpu0,
+        );
+        let name = match (pr.phase, pr.fraction) {
+            (Phase::Setup, 0.0) => Some("checks (before MKL)"),
+            (Phase::Setup, _) => Some("MKL weights"),
+            (Phase::Graph, 0.0) => None,
+            (Phase::Graph, f) if f < 1.0 => {
+                last_graph = Some(now);
+                None
+            }
+            (Phase::Graph, _) => {
+                if let Some(g) = last_graph.take() {
+                    marks.push(("graph: NN-descent (to its last report)", g.0, g.1, g.2));
+                }
+                Some("graph: labeled lists, assembly, CSR checks")
+            }
+            (Phase::Iterations, _) if pr.iter == 0 => Some("start of the fit"),
+            _ => None,
+        };
+        if let Some(name) = name {
+            marks.push((name, now.0, now.1, now.2));
+        }
+        if pr.iter == 0 && pr.phase == Phase::Iterations {
+            setup = (now.0, now.1, peak_mb());
         }
         ControlFlow::Continue(())
     };
@@ -672,6 +707,17 @@ fn main() {
     .unwrap();
     let total = start.elapsed().as_secs_f64();
     let cpu = cpu_seconds() - cpu0;
+    let mut prev = (0.0, 0.0, 0.0);
+    for (name, w, c, t) in &marks {
+        println!(
+            "phase {name}: {:.2} s wall, {:.2} s CPU ({:.2} s on the calling thread, {:.2} s on the others)",
+            w - prev.0,
+            c - prev.1,
+            t - prev.2,
+            (c - prev.1) - (t - prev.2)
+        );
+        prev = (*w, *c, *t);
+    }
     println!(
         "set-up (MKL + graph + start): {:.1} s wall, {:.1} s CPU, peak {:.0} MB",
         setup.0, setup.1, setup.2

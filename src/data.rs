@@ -21,6 +21,7 @@ pub use crate::linalg::sparse::Csc;
 pub(crate) use crate::linalg::sparse::Csr;
 use crate::linalg::sparse::{self, csr_fill};
 use crate::linalg::{gemm, gemm_k, gemm_k_req, gemm_req, sq_norm};
+use crate::par::{chunk_len, pieces_mut, tasks_for, Counted, Parallel, MAX_TASKS};
 use crate::work::{Stack, WorkReq};
 
 /// The label of an item whose class is unknown (`MVNMF_UNLABELED` in C).
@@ -219,6 +220,92 @@ impl<'a, T: Real> View<'a, T> {
             View::Dense(d) => (0..d.cols).map(|j| sq(d.col(j))).sum(),
             View::Csc(c) => sq(c.values),
         }
+    }
+
+    /// The split of a pass over the stored values on a pool, fixed by the view's shape:
+    /// `(units, chunk)`, units the columns (dense) or the stored values (CSC), `chunk` units
+    /// per task (the last may have fewer).
+    fn pass_split(&self) -> (usize, usize) {
+        let (units, per) = match self {
+            View::Dense(d) => (d.cols, d.rows.max(1)),
+            View::Csc(c) => (c.values.len(), 1),
+        };
+        (units, chunk_len(units, tasks_for(units, per), 1))
+    }
+
+    /// Calls `f` on the stored values of the units `lo..hi` ([`View::pass_split`]) in the
+    /// order of [`View::check_values`], stopping at the first error.
+    fn values_in(
+        &self,
+        lo: usize,
+        hi: usize,
+        f: &mut dyn FnMut(&[T]) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        match self {
+            View::Dense(d) => (lo..hi).try_for_each(|j| f(d.col(j))),
+            View::Csc(c) => f(c.values.get(lo..hi).unwrap_or(&[])),
+        }
+    }
+
+    /// One result per task of a pass over the stored values on `par` (tasks fixed by the
+    /// shape, [`View::pass_split`]): `part(lo, hi)` of each task's units, in task order,
+    /// into `out`; the number of tasks.
+    fn pass_par<R: Copy + Send>(
+        &self,
+        par: Parallel,
+        out: &mut [R; MAX_TASKS],
+        part: &(dyn Fn(usize, usize) -> R + Sync),
+    ) -> Result<usize, Error> {
+        let (units, chunk) = self.pass_split();
+        let tasks = units.div_ceil(chunk.max(1)).clamp(1, MAX_TASKS);
+        let slots = out.get_mut(..tasks).ok_or(Error::Internal)?;
+        let items = Counted::new(pieces_mut(slots, 1).enumerate(), tasks);
+        par.run_items(items, &|(t, slot)| {
+            let lo = t.saturating_mul(chunk).min(units);
+            let hi = lo.saturating_add(chunk).min(units);
+            if let Some(r) = slot.first_mut() {
+                *r = part(lo, hi);
+            }
+            Ok(())
+        })?;
+        Ok(tasks)
+    }
+
+    /// [`View::check_values`] in tasks on `par` fixed by the view's shape: each task finds
+    /// the first refused entry of its part, and the first task's that has one is the
+    /// error, so every pool gives the error of the serial scan.
+    pub(crate) fn check_values_par(&self, nonneg: bool, par: Parallel) -> Result<(), Error> {
+        if par.is_serial() {
+            return self.check_values(nonneg);
+        }
+        let mut errs = [None; MAX_TASKS];
+        let tasks = self.pass_par(par, &mut errs, &|lo, hi| {
+            self.values_in(lo, hi, &mut |xs| check_values(xs, nonneg))
+                .err()
+        })?;
+        match errs.iter().take(tasks).find_map(|e| *e) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// [`View::max_value`] in tasks on `par` fixed by the view's shape: the largest of the
+    /// tasks' largest values (NaN-ignoring as the serial pass; a maximum does not depend on
+    /// the order it is taken in).
+    pub(crate) fn max_value_par(&self, par: Parallel) -> Result<f64, Error> {
+        if par.is_serial() {
+            return Ok(self.max_value());
+        }
+        let mut maxes = [0.0f64; MAX_TASKS];
+        let tasks = self.pass_par(par, &mut maxes, &|lo, hi| {
+            let mut m = 0.0f64;
+            let _ = self.values_in(lo, hi, &mut |xs| {
+                m = xs.iter().fold(m, |a, x| a.max(x.to_f64()));
+                Ok(())
+            });
+            m
+        })?;
+        Ok(maxes.iter().take(tasks).fold(0.0f64, |a, &x| a.max(x)))
     }
 
     /// The largest stored value (0 for an empty view; NaN-ignoring).

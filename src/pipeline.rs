@@ -408,7 +408,9 @@ pub fn fit_graph<
     // (the graph builders validate labels and neighbourhood sizes first too).
     let s = &params.solver;
     let np = s.nmf_params();
-    crate::steps::check::validate(
+    // Once: the solver takes what this measured (`mvsl::fit_checked`) instead of a second
+    // pass over the data; the passes over the values on the solver's pool.
+    let checked = crate::steps::check::validate_par(
         views,
         k,
         &np,
@@ -417,6 +419,7 @@ pub fn fit_graph<
         v,
         usize::MAX,
         || Ok(WorkReq::EMPTY),
+        s.parallel,
     )?;
     let penalty = matches!(params.method, Method::MvslS | Method::Mcl)
         || (params.builds_graph() && params.graph.kp > 0);
@@ -428,7 +431,8 @@ pub fn fit_graph<
     match params.method {
         Method::JointNmf => {
             eta.fill(1.0 / h as f64);
-            let fit = mvsl::fit(views, &NoGraph { n }, k, s, u, v, st.take_rest(), monitor)?;
+            let rest = st.take_rest();
+            let fit = mvsl::fit_checked(views, &NoGraph { n }, k, s, u, v, rest, monitor, checked)?;
             Ok(PipelineReport {
                 fit,
                 graph: GraphNnz::default(),
@@ -437,7 +441,8 @@ pub fn fit_graph<
         Method::MvslS | Method::Mcl => {
             eta.fill(1.0 / h as f64);
             let sge = Sge::new(labels, n_classes)?;
-            let fit = mvsl::fit(views, &sge, k, s, u, v, st.take_rest(), monitor)?;
+            let rest = st.take_rest();
+            let fit = mvsl::fit_checked(views, &sge, k, s, u, v, rest, monitor, checked)?;
             Ok(PipelineReport {
                 fit,
                 graph: GraphNnz::default(),
@@ -526,7 +531,7 @@ pub fn fit_graph<
             for (d, w) in eta.iter_mut().zip(eta_w.iter()) {
                 *d = *w;
             }
-            let fit = mvsl::fit(views, &graphs, k, s, u, v, rest, monitor)?;
+            let fit = mvsl::fit_checked(views, &graphs, k, s, u, v, rest, monitor, checked)?;
             Ok(PipelineReport { fit, graph: nnz })
         }
     }

@@ -104,8 +104,22 @@ impl<VS: ?Sized, KS: KernelSet + ?Sized> Request<'_, VS, KS> {
     where
         VS: ViewSet<T>,
     {
+        self.check_par::<T>(affinity, penalty, Parallel::Serial)
+    }
+
+    /// [`Request::check`] with the views' values checked in tasks on `par` (the same
+    /// outcome and error on every pool).
+    pub(crate) fn check_par<T: Real>(
+        &self,
+        affinity: &CsrOut<'_>,
+        penalty: &CsrOut<'_>,
+        par: Parallel,
+    ) -> Result<Checked, Error>
+    where
+        VS: ViewSet<T>,
+    {
         self.params.validate()?;
-        let lay = similarity::check_views(self.views, self.kernels)?;
+        let lay = similarity::check_views_par(self.views, self.kernels, par)?;
         let n = match self.items {
             None => lay.n,
             Some(n) => {
@@ -355,7 +369,7 @@ pub fn tge_build_progress<
         params,
         items: None,
     };
-    let checked = request.check::<T>(&affinity, &penalty)?;
+    let checked = request.check_par::<T>(&affinity, &penalty, par)?;
     let Some(ann) = build.resolve(checked.n, params.ka, par) else {
         return super::tge::exact(&request, checked, affinity, penalty, work, par);
     };

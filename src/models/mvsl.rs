@@ -55,7 +55,7 @@ use crate::linalg::real::Real;
 use crate::solvers::comm::Local;
 use crate::solvers::encode;
 use crate::solvers::shallow::{self, DataScale, Steps};
-use crate::steps::check::{check_graph, check_shapes, validate};
+use crate::steps::check::{check_graph, check_shapes, validate_par, Checked};
 use crate::steps::mu::products_req;
 pub use crate::steps::MvslParams;
 use crate::steps::{Init, Monitor, Report};
@@ -156,7 +156,7 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
     let np = params.nmf_params();
     let hv = views.count();
     let shapes = |i| views.shape(i);
-    let (n, mmax, scale) = validate(
+    let checked = validate_par(
         views,
         k,
         &np,
@@ -165,17 +165,64 @@ pub fn fit<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsM
         v,
         work.len(),
         || fit_req::<T>((0..hv).map(shapes), k, graph.apply_req(k)),
+        params.parallel,
     )?;
+    run(views, graph, k, params, u, v, work, monitor, checked)
+}
+
+/// [`fit`] on inputs whose values the caller has checked and measured with the same
+/// options ([`validate_par`] on these `views`, `u`, `v`, `k` and `params.nmf_params()`,
+/// nothing written since): the pipeline's set-up checks them before it builds the graph,
+/// and this skips the second pass over the data (the checks of the values, the scale's
+/// measures and `½‖X‖²`). Everything else [`fit`] checks is checked here too, in the
+/// same order; the same outcome bit for bit.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fit_checked<
+    T: Real,
+    VS: ViewSet<T> + ?Sized,
+    G: GraphOp<T> + ?Sized,
+    F: FactorsMut<T> + ?Sized,
+>(
+    views: &VS,
+    graph: &G,
+    k: usize,
+    params: &MvslParams,
+    u: &mut F,
+    v: &mut [T],
+    work: &mut [u8],
+    monitor: Option<Monitor<'_>>,
+    checked: Checked,
+) -> Result<Report, Error> {
+    params.validate()?;
+    let hv = views.count();
+    fit_req::<T>((0..hv).map(|i| views.shape(i)), k, graph.apply_req(k))?.check(work.len())?;
+    run(views, graph, k, params, u, v, work, monitor, checked)
+}
+
+/// The fit after [`validate_par`]: the graph's check, then the solver.
+#[allow(clippy::too_many_arguments)]
+fn run<T: Real, VS: ViewSet<T> + ?Sized, G: GraphOp<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
+    views: &VS,
+    graph: &G,
+    k: usize,
+    params: &MvslParams,
+    u: &mut F,
+    v: &mut [T],
+    work: &mut [u8],
+    monitor: Option<Monitor<'_>>,
+    checked: Checked,
+) -> Result<Report, Error> {
+    let hv = views.count();
     check_graph(params, graph, (0..hv).map(|i| views.shape(i)))?;
     let st = Stack::new(work).with_par(params.parallel);
     shallow::fit(
-        &mut Local::new(graph),
+        &mut Local::new(graph).with_half(checked.half),
         views,
         k,
         params,
         Steps::Mvsl,
-        (n, mmax),
-        DataScale::Measured(scale),
+        (checked.n, checked.mmax),
+        DataScale::Measured(checked.scale),
         u,
         v,
         st,

@@ -25,7 +25,8 @@ use super::median::{self, Scratch};
 use super::qp::{self, QpReport};
 use super::sample::{self as smpl, Sampling};
 use super::{
-    block_size, check_labels, check_views, class_of, layout, ClassIndex, KernelSet, Layout,
+    block_size, check_labels, check_views, check_views_par, class_of, layout, ClassIndex,
+    KernelSet, Layout,
 };
 use crate::data::{ViewSet, ViewShape};
 use crate::error::{Error, Part};
@@ -442,7 +443,7 @@ pub(crate) fn mkl_weights_in<
     par: Parallel,
 ) -> Result<MklReport, Error> {
     params.validate()?;
-    let lay = check_views(views, kernels)?;
+    let lay = check_views_par(views, kernels, par)?;
     if labels.is_empty() {
         return Err(Error::TooFewLabeled);
     }

@@ -103,6 +103,7 @@ use crate::data::UNLABELED;
 use crate::data::{ViewKind, ViewSet, ViewShape};
 use crate::error::Error;
 use crate::linalg::real::Real;
+use crate::par::Parallel;
 use crate::work::{Stack, WorkReq};
 
 /// Default block size (items per side of a kernel block).
@@ -241,11 +242,21 @@ pub(crate) fn check_views<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Siz
     views: &VS,
     kernels: &KS,
 ) -> Result<Layout, Error> {
+    check_views_par(views, kernels, Parallel::Serial)
+}
+
+/// [`check_views`] with the values checked in tasks on `par` fixed by each view's shape
+/// (`View::check_values_par`: the same error as the serial scan on every pool).
+pub(crate) fn check_views_par<T: Real, VS: ViewSet<T> + ?Sized, KS: KernelSet + ?Sized>(
+    views: &VS,
+    kernels: &KS,
+    par: Parallel,
+) -> Result<Layout, Error> {
     let lay = layout((0..views.count()).map(|i| views.shape(i)), kernels)?;
     for v in 0..lay.h {
         views
             .view(v)
-            .check_values(kernels.kernel(v).needs_nonnegative())?;
+            .check_values_par(kernels.kernel(v).needs_nonnegative(), par)?;
     }
     Ok(lay)
 }

@@ -18,7 +18,8 @@ use crate::error::Error;
 use crate::graph::GraphOp;
 use crate::linalg::dot;
 use crate::linalg::real::Real;
-use crate::steps::init::random_start;
+use crate::par::Parallel;
+use crate::steps::init::{random_start, random_start_par};
 use crate::steps::mu::gram;
 use crate::steps::scale::Scale;
 use crate::steps::{MvslParams, NmfParams};
@@ -77,6 +78,23 @@ pub(crate) trait Collective<T: Real> {
         u: &mut F,
         v: &mut [T],
     );
+
+    /// [`Collective::random_start`] with its draws in tasks on `par` where the collective
+    /// can (one process: [`crate::steps::init::random_start_par`], the same values).
+    #[allow(clippy::too_many_arguments)]
+    fn random_start_par<VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
+        &self,
+        views: &VS,
+        k: usize,
+        params: &NmfParams,
+        s: f64,
+        u: &mut F,
+        v: &mut [T],
+        _par: Parallel,
+    ) -> Result<(), Error> {
+        self.random_start(views, k, params, s, u, v);
+        Ok(())
+    }
 
     /// (Split only.) Every view's `R_v = s·X_v Vᵀ` over all items, kept for
     /// [`Collective::r`].
@@ -139,6 +157,8 @@ pub(crate) struct Local<'g, G: ?Sized> {
     use_graph: bool,
     /// `γ > 0`: `Σ V` is part of the objective (set from the fit's weights).
     sum_v: bool,
+    /// `½ Σ_v ‖X^(v)‖²_F` when the inputs' check measured it ([`Local::with_half`]).
+    half: Option<f64>,
 }
 
 impl<'g, G: ?Sized> Local<'g, G> {
@@ -148,6 +168,17 @@ impl<'g, G: ?Sized> Local<'g, G> {
             graph,
             use_graph: false,
             sum_v: false,
+            half: None,
+        }
+    }
+
+    /// With `½ Σ_v ‖X^(v)‖²_F` of the views as the inputs' check measured it
+    /// (`steps::check::Checked::half`): a fit at scale 1 takes it instead of a pass over
+    /// the data (the same bits, [`Scale::half_sq`]).
+    pub(crate) fn with_half(self, half: f64) -> Self {
+        Local {
+            half: Some(half),
+            ..self
         }
     }
 }
@@ -158,7 +189,11 @@ impl<T: Real, G: GraphOp<T> + ?Sized> Collective<T> for Local<'_, G> {
     }
 
     fn half_x2<VS: ViewSet<T> + ?Sized>(&mut self, views: &VS, scale: Scale) -> Result<f64, Error> {
-        Ok(scale.half_sq(views))
+        match self.half {
+            // Measured at scale 1 as `half_sq` sums (view by view, from zero).
+            Some(h) if scale.is_one() && h > 0.0 => Ok(h),
+            _ => Ok(scale.half_sq(views)),
+        }
     }
 
     fn graph_zero(&self) -> bool {
@@ -175,6 +210,19 @@ impl<T: Real, G: GraphOp<T> + ?Sized> Collective<T> for Local<'_, G> {
         v: &mut [T],
     ) {
         random_start(views, k, params, s, u, v)
+    }
+
+    fn random_start_par<VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
+        &self,
+        views: &VS,
+        k: usize,
+        params: &NmfParams,
+        s: f64,
+        u: &mut F,
+        v: &mut [T],
+        par: Parallel,
+    ) -> Result<(), Error> {
+        random_start_par(views, k, params, s, u, v, par)
     }
 
     fn reduce_r<VS: ViewSet<T> + ?Sized>(

@@ -290,7 +290,7 @@ fn body<T: Real, X: Collective<T>, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?
     let vmax = T::from_f64(params.vmax);
     let half_x2 = coll.half_x2(views, scale)?;
     match params.init {
-        Init::Random => coll.random_start(views, k, &np, scale.get(), u, v),
+        Init::Random => coll.random_start_par(views, k, &np, scale.get(), u, v, st.par())?,
         Init::Given => {
             v.iter_mut().for_each(|x| *x = x.min(vmax));
             (0..hv).for_each(|i| scale.apply(u.get_mut(i)));

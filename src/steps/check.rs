@@ -5,6 +5,7 @@ use crate::data::{check_values, Factors, ViewSet, ViewShape};
 use crate::error::Error;
 use crate::graph::GraphOp;
 use crate::linalg::real::Real;
+use crate::par::Parallel;
 use crate::steps::scale::Scale;
 use crate::steps::{Init, MvslParams, NmfParams};
 use crate::work::WorkReq;
@@ -34,6 +35,20 @@ pub(crate) fn check_shapes(
     Ok((n, mmax))
 }
 
+/// What [`validate_par`] measured of inputs it accepted: what a fit on the same inputs
+/// need not check or measure again (`models::mvsl::fit_checked`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Checked {
+    /// Items.
+    pub(crate) n: usize,
+    /// The largest `M_v`.
+    pub(crate) mmax: usize,
+    /// The data scale ([`Scale::of`]).
+    pub(crate) scale: Scale,
+    /// `½ Σ_v ‖X^(v)‖²_F`, the same bits as [`Scale::half_sq`] at scale 1.
+    pub(crate) half: f64,
+}
+
 /// Validates everything a fit or an encode reads; returns `(N, max M_v)` and
 /// the data scale of a fit ([`Scale::of`]: data too large for the objective to
 /// be representable is refused here, with [`Error::InputTooLarge`]).
@@ -48,6 +63,35 @@ pub(crate) fn validate<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>
     work_len: usize,
     req: impl Fn() -> Result<WorkReq, Error>,
 ) -> Result<(usize, usize, Scale), Error> {
+    let c = validate_par(
+        views,
+        k,
+        params,
+        u,
+        u_is_input,
+        v,
+        work_len,
+        req,
+        Parallel::Serial,
+    )?;
+    Ok((c.n, c.mmax, c.scale))
+}
+
+/// [`validate`] with the passes over the views' values on `par` (the checks and the
+/// largest values in tasks fixed by the shapes: the same outcome and error on every
+/// pool), returning what it measured ([`Checked`]).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn validate_par<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>(
+    views: &VS,
+    k: usize,
+    params: &NmfParams,
+    u: &F,
+    u_is_input: bool,
+    v: &[T],
+    work_len: usize,
+    req: impl Fn() -> Result<WorkReq, Error>,
+    par: Parallel,
+) -> Result<Checked, Error> {
     params.validate()?;
     let h = views.count();
     let (n, mmax) = check_shapes((0..h).map(|i| views.shape(i)), k)?;
@@ -69,7 +113,7 @@ pub(crate) fn validate<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>
     }
     req()?.check(work_len)?;
     for i in 0..h {
-        views.view(i).check_values(true)?;
+        views.view(i).check_values_par(true, par)?;
     }
     if u_is_input {
         for i in 0..h {
@@ -79,7 +123,13 @@ pub(crate) fn validate<T: Real, VS: ViewSet<T> + ?Sized, F: Factors<T> + ?Sized>
     if params.init == Init::Given {
         check_values(v, true)?;
     }
-    Ok((n, mmax, Scale::of(views)?))
+    let (scale, half) = Scale::of_par(views, par)?;
+    Ok(Checked {
+        n,
+        mmax,
+        scale,
+        half,
+    })
 }
 
 /// The graph spans the views' items, and a penalty graph comes with a bound on

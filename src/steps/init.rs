@@ -3,7 +3,9 @@
 //! [`crate::models::nmf`] give the rule).
 
 use crate::data::{FactorsMut, View, ViewSet};
+use crate::error::Error;
 use crate::linalg::real::Real;
+use crate::par::{chunk_len, pieces_mut, tasks_for, Counted, Parallel};
 use crate::rng::Rng;
 use crate::steps::NmfParams;
 
@@ -65,6 +67,82 @@ pub(crate) fn random_start_with<T: Real, F: FactorsMut<T> + ?Sized>(
     random_start_shard(mean_of, k, params, s, (0, n), u, v)
 }
 
+/// Most views whose means [`random_start_par`] keeps (more: each is summed again where
+/// it is used, as [`random_start`] does).
+const MEANS_KEPT: usize = 16;
+
+/// [`random_start`] with `V`'s draws in tasks on `par`, fixed by its shape: the task of the
+/// items `lo .. hi` draws from the stream [`Rng::skipped`] `K·lo` draws on, the bases from
+/// where `V`'s draws end; the same values as the one serial stream, for every pool. Each
+/// view's mean is computed once (the serial start sums every view twice).
+pub(crate) fn random_start_par<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
+    views: &VS,
+    k: usize,
+    params: &NmfParams,
+    s: f64,
+    u: &mut F,
+    v: &mut [T],
+    par: Parallel,
+) -> Result<(), Error> {
+    let h = views.count();
+    let mut kept = [0.0f64; MEANS_KEPT];
+    if h <= MEANS_KEPT {
+        for (i, m) in kept.iter_mut().enumerate().take(h) {
+            *m = mean(&views.view(i));
+        }
+    }
+    let mean_of = |i: usize| match kept.get(i) {
+        Some(&m) if h <= MEANS_KEPT => m,
+        _ => mean(&views.view(i)),
+    };
+    let n = v.len().checked_div(k).unwrap_or(0);
+    let tasks = tasks_for(n, k);
+    if tasks <= 1 || par.is_serial() {
+        random_start_shard(&mean_of, k, params, s, (0, n), u, v);
+        return Ok(());
+    }
+    let (sv, mbar) = scales_from(&mean_of, h, k, params.vmax, s);
+    let base = Rng::new(params.seed);
+    // Whole items per task (`chunk` items of `K` draws).
+    let piece = chunk_len(n, tasks, 1).saturating_mul(k).max(1);
+    let parts = v.len().div_ceil(piece);
+    let items = Counted::new(pieces_mut(v, piece).enumerate(), parts);
+    par.run_items(items, &|(t, part)| {
+        let mut rng = base.skipped(t.saturating_mul(piece) as u64);
+        part.iter_mut()
+            .for_each(|x| *x = T::from_f64(rng.uniform() * sv));
+        Ok(())
+    })?;
+    let mut rng = base.skipped(v.len() as u64);
+    bases(&mean_of, k, params, s, mbar, &mut rng, u);
+    Ok(())
+}
+
+/// The bases' draws of a random start, from `rng` where `V`'s end.
+fn bases<T: Real, F: FactorsMut<T> + ?Sized>(
+    mean_of: &dyn Fn(usize) -> f64,
+    k: usize,
+    params: &NmfParams,
+    s: f64,
+    mbar: f64,
+    rng: &mut Rng,
+    u: &mut F,
+) {
+    for i in 0..u.count() {
+        let mv = mean_of(i) * s;
+        let su = if params.vmax.is_finite() {
+            4.0 * mv / (k as f64 * params.vmax)
+        } else if mbar > 0.0 {
+            mv / libm::sqrt(mbar * k as f64)
+        } else {
+            0.0
+        };
+        u.get_mut(i)
+            .iter_mut()
+            .for_each(|x| *x = T::from_f64(rng.uniform() * su));
+    }
+}
+
 /// [`random_start_with`] for a shard of the items (`models::dist`): the same
 /// stream, of which `v` (`K × n_s`) receives the columns `offset .. offset +
 /// n_s` of the whole `K × n` start (the draws of the other columns are
@@ -92,17 +170,5 @@ pub(crate) fn random_start_shard<T: Real, F: FactorsMut<T> + ?Sized>(
     (0..after).for_each(|_| {
         rng.uniform();
     });
-    for i in 0..h {
-        let mv = mean_of(i) * s;
-        let su = if params.vmax.is_finite() {
-            4.0 * mv / (k as f64 * params.vmax)
-        } else if mbar > 0.0 {
-            mv / libm::sqrt(mbar * k as f64)
-        } else {
-            0.0
-        };
-        u.get_mut(i)
-            .iter_mut()
-            .for_each(|x| *x = T::from_f64(rng.uniform() * su));
-    }
+    bases(mean_of, k, params, s, mbar, &mut rng, u);
 }

@@ -109,6 +109,7 @@
 use crate::data::{Factors, ViewSet};
 use crate::error::Error;
 use crate::linalg::real::Real;
+use crate::par::Parallel;
 use crate::steps::prox::Sparsity;
 use crate::steps::{MvslParams, Objective};
 
@@ -204,6 +205,22 @@ impl Scale {
     pub(crate) fn of<T: Real, VS: ViewSet<T> + ?Sized>(views: &VS) -> Result<Scale, Error> {
         let (half, max) = measure(views);
         Self::of_measures::<T>(half, max)
+    }
+
+    /// [`Scale::of`] with the largest values found in tasks on `par` (the same number on
+    /// every pool), and the measured `½ Σ_v ‖X^(v)‖²_F` (serial: the same bits as
+    /// [`Scale::half_sq`] at scale 1, which a fit at scale 1 need not compute again).
+    pub(crate) fn of_par<T: Real, VS: ViewSet<T> + ?Sized>(
+        views: &VS,
+        par: Parallel,
+    ) -> Result<(Scale, f64), Error> {
+        let (mut half, mut max) = (0.0f64, 0.0f64);
+        for i in 0..views.count() {
+            let x = views.view(i);
+            half += 0.5 * x.sq_frobenius();
+            max = max.max(x.max_value_par(par)?);
+        }
+        Ok((Self::of_measures::<T>(half, max)?, half))
     }
 
     /// [`Scale::of`] from the measures of all views: `half = ½ Σ_v ‖X^(v)‖²_F`
