@@ -57,7 +57,10 @@ def clustered(n, m=150, c=20, r=5, noise=0.05, seed=0):
     bases = g.random((c, r, m)) ** 3
     lab = g.integers(0, c, n)
     w = g.random((n, r))
-    x = np.einsum("nr,nrm->nm", w, bases[lab]) + noise * g.random((n, m))
+    # In pieces of 10^5 items: bases[lab] whole would be n x r x m doubles (6 GB at 10^6).
+    x = np.concatenate([np.einsum("nr,nrm->nm", w[s:s + 100000], bases[lab[s:s + 100000]])
+                        for s in range(0, n, 100000)])
+    x += noise * g.random((n, m))
     return [x]
 
 
@@ -162,6 +165,13 @@ def main():
                          "it, the current binary (at mvnmf's level) and pynndescent (at its "
                          "level) are timed in turn --rounds times and the medians reported")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--bin", default=BIN,
+                    help="the mvnmf bench_ann binary (a copy keeps a long run apart from rebuilds)")
+    ap.add_argument("--hnsw-from", type=int, default=0,
+                    help="first level of the hnswlib ladder (at 10^6 the low levels cost "
+                         "minutes each and stay below mvnmf's recall: 2 starts at M 16, efC 200)")
+    ap.add_argument("--hnsw-to", type=int, default=len(HNSW_LADDER),
+                    help="the hnswlib ladder stops before this level")
     a = ap.parse_args()
     k = a.k
     if "pynndescent" in a.peers:
@@ -191,7 +201,7 @@ def main():
                     best = None
                     for extra in MV_LADDER:
                         secs, cpu, rec, vals = run_mvnmf(d, n, k, t, dims,
-                                                         extra + ["--repeat", str(rep)])
+                                                         extra + ["--repeat", str(rep)], a.bin)
                         print(f"{case} N={n} t={t} mvnmf {' '.join(extra) or 'defaults'}: "
                               f"recall {rec:.4f} in {secs:.3f} s wall, {cpu:.4f} s CPU "
                               f"({vals.get('iterations')} it)", flush=True)
@@ -203,7 +213,7 @@ def main():
                     goal = best[1]
                     peers = {}
                     if "hnswlib" in a.peers:
-                        for (m, efc, efs) in HNSW_LADDER:
+                        for (m, efc, efs) in HNSW_LADDER[a.hnsw_from:a.hnsw_to]:
                             secs, cpu, graph = run_hnsw(z, k, t, m, efc, efs, rep)
                             rec = recall(graph, sample, truth, k)
                             print(f"{case} N={n} t={t} hnswlib M={m} efC={efc} ef={efs}: "
@@ -232,7 +242,7 @@ def main():
                         times = {"before": [], "after": [], "pynndescent": []}
                         recs = {}
                         for rnd in range(a.rounds):
-                            for name, b in (("before", a.baseline), ("after", BIN)):
+                            for name, b in (("before", a.baseline), ("after", a.bin)):
                                 _, cpu, rec, _ = run_mvnmf(d, n, k, t, dims,
                                                            lvl + ["--repeat", str(rep)], b)
                                 times[name].append(cpu)
