@@ -35,6 +35,11 @@ column uses CPU seconds, because on a shared machine the wall times carry other 
 Below 20 000 items each contender's build is repeated (`--repeat`, default `20000 // N`) and
 the mean per build is reported: one build at mfeat's 2000 items is a few 10 ms ticks of the
 CPU clock. mvnmf's workspace is touched before the clock starts (a caller reusing it).
+At 10^6 items (`--n 1000000 --cases clustered`): the recall is that of the sample (1000 items
+by default, their exact lists by brute force over all items in mvnmf's first run); start the
+hnswlib ladder higher (`--hnsw-from 2 --hnsw-to 4`: M 16 efC 200, then M 24 efC 300; each level
+costs minutes per thread count) and give a copy of the binary (`--bin`) when the code is being
+rebuilt during the run (log: bench/ann_1e6_s20.log).
 The logs of the first run are bench/ann_20k_v1.log and bench/ann_100k_v1.log (the 100 000
 run was stopped after the clustered case); the table is in src/similarity/nndescent.rs.
 """

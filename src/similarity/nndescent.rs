@@ -1833,33 +1833,85 @@ pub fn approx_knn_progress<
         })?;
     }
     // Back to the items' own numbers: the rows (row `r` is item `order[r]`'s list; the
-    // entries were renumbered above), in place by cycles (`flags[r·k]` marks the rows placed).
+    // entries were renumbered above). When the candidate lists (free now) can hold a copy of
+    // the lists, their values' bits and the inverse order (`c > k`, 64-bit `usize`), each task
+    // gathers its range of rows from the copy, on the pool; else in place by cycles, serial
+    // (`flags[r·k]` marks the rows placed). The same rows either way.
     if let Some(order) = order_ref {
-        flags.fill(0);
-        let Some(Some(t0)) = tasks.first_mut() else {
-            return Err(Error::Internal);
-        };
-        let cu = t0.cols.part_mut(..k)?;
-        let cs = t0.ev.sd.part_mut(..k)?;
-        for s0 in 0..n {
-            if flags.at(s0 * k)? != 0 {
-                continue;
+        if usize::BITS == 64 && c > k {
+            let (cn, rest) = new_idx.split_at_mut_checked(nk).ok_or(Error::Internal)?;
+            let cs = old_idx.part_mut(..nk)?;
+            let kc = (chunk * k).max(1);
+            {
+                let items = Counted::new(
+                    pieces_mut(&mut *cn, kc)
+                        .zip(pieces_mut(&mut *cs, kc))
+                        .zip(pieces(neighbors, kc))
+                        .zip(pieces(sims, kc)),
+                    ntasks,
+                );
+                par.run_items(items, &|(((cn, cs), nb), sm)| {
+                    cn.copy_checked(nb)?;
+                    for (b, &v) in cs.iter_mut().zip(sm) {
+                        *b = v.to_bits() as usize;
+                    }
+                    Ok(())
+                })?;
             }
-            cu.copy_checked(neighbors.part(s0 * k..s0 * k + k)?)?;
-            cs.copy_checked(sims.part(s0 * k..s0 * k + k)?)?;
-            let mut p = s0;
-            loop {
-                let d = order.at(p)?;
-                *flags.at_mut(d * k)? = 1;
-                for (a, b) in cu.iter_mut().zip(neighbors.part_mut(d * k..d * k + k)?) {
-                    core::mem::swap(a, b);
+            // Where item `d`'s row is: `pos[order[r]] = r` (`N` stores).
+            let pos = rest.part_mut(..n)?;
+            for (r, &d) in order.iter().enumerate() {
+                *pos.at_mut(d)? = r;
+            }
+            let (cn, cs, pos) = (&*cn, &*cs, &*pos);
+            let items = Counted::new(
+                pieces_mut(&mut *neighbors, kc)
+                    .zip(pieces_mut(&mut *sims, kc))
+                    .enumerate(),
+                ntasks,
+            );
+            par.run_items(items, &|(t, (nb, sm))| {
+                let lo = t * chunk;
+                for (i, (nr, sr)) in nb
+                    .chunks_exact_mut(k.max(1))
+                    .zip(sm.chunks_exact_mut(k.max(1)))
+                    .enumerate()
+                {
+                    let r = pos.at(lo + i)?;
+                    nr.copy_checked(cn.part(r * k..r * k + k)?)?;
+                    for (d, &b) in sr.iter_mut().zip(cs.part(r * k..r * k + k)?) {
+                        *d = f64::from_bits(b as u64);
+                    }
                 }
-                for (a, b) in cs.iter_mut().zip(sims.part_mut(d * k..d * k + k)?) {
-                    core::mem::swap(a, b);
+                Ok(())
+            })?;
+        } else {
+            flags.fill(0);
+            let Some(Some(t0)) = tasks.first_mut() else {
+                return Err(Error::Internal);
+            };
+            let cu = t0.cols.part_mut(..k)?;
+            let cs = t0.ev.sd.part_mut(..k)?;
+            for s0 in 0..n {
+                if flags.at(s0 * k)? != 0 {
+                    continue;
                 }
-                p = d;
-                if d == s0 {
-                    break;
+                cu.copy_checked(neighbors.part(s0 * k..s0 * k + k)?)?;
+                cs.copy_checked(sims.part(s0 * k..s0 * k + k)?)?;
+                let mut p = s0;
+                loop {
+                    let d = order.at(p)?;
+                    *flags.at_mut(d * k)? = 1;
+                    for (a, b) in cu.iter_mut().zip(neighbors.part_mut(d * k..d * k + k)?) {
+                        core::mem::swap(a, b);
+                    }
+                    for (a, b) in cs.iter_mut().zip(sims.part_mut(d * k..d * k + k)?) {
+                        core::mem::swap(a, b);
+                    }
+                    p = d;
+                    if d == s0 {
+                        break;
+                    }
                 }
             }
         }
