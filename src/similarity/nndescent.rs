@@ -1308,8 +1308,10 @@ pub fn approx_knn_progress<
                         continue;
                     }
                     let mut nl = 0;
-                    for u in s / chunk..=(e - 1) / chunk {
-                        nl += ends.at(u)?.at(usize::from(u == s / chunk))?;
+                    // (`chunk >= 1`; `max(1)` keeps a division by zero out of the optimised code.)
+                    let (u0, u1) = (s / chunk.max(1), (e - 1) / chunk.max(1));
+                    for u in u0..=u1 {
+                        nl += ends.at(u)?.at(usize::from(u == u0))?;
                     }
                     let moved = nl != 0 && nl != m;
                     *cross.at_mut(nc)? = (s, e, if moved { nl } else { m / 2 }, moved);
@@ -1347,9 +1349,10 @@ pub fn approx_knn_progress<
                                 continue;
                             }
                             let (mut cl, mut cr) = (s, s + nl_all);
-                            for u in s / chunk..=(e - 1) / chunk {
+                            let (u0, u1) = (s / chunk.max(1), (e - 1) / chunk.max(1));
+                            for u in u0..=u1 {
                                 let (a, b) = (s.max(u * chunk), e.min((u + 1) * chunk));
-                                let nl = ends_r.at(u)?.at(usize::from(u == s / chunk))?;
+                                let nl = ends_r.at(u)?.at(usize::from(u == u0))?;
                                 copy_clipped(pm, lo, cl, tmp_r.part(a..a + nl)?)?;
                                 copy_clipped(pm, lo, cr, tmp_r.part(a + nl..b)?)?;
                                 cl += nl;
