@@ -35,6 +35,11 @@ column uses CPU seconds, because on a shared machine the wall times carry other 
 Below 20 000 items each contender's build is repeated (`--repeat`, default `20000 // N`) and
 the mean per build is reported: one build at mfeat's 2000 items is a few 10 ms ticks of the
 CPU clock. mvnmf's workspace is touched before the clock starts (a caller reusing it).
+At 10^6 items (`--n 1000000 --cases clustered`): the recall is that of the sample (1000 items
+by default, their exact lists by brute force over all items in mvnmf's first run); start the
+hnswlib ladder higher (`--hnsw-from 2 --hnsw-to 4`: M 16 efC 200, then M 24 efC 300; each level
+costs minutes per thread count) and give a copy of the binary (`--bin`) when the code is being
+rebuilt during the run (log: bench/ann_1e6_s20.log).
 The logs of the first run are bench/ann_20k_v1.log and bench/ann_100k_v1.log (the 100 000
 run was stopped after the clustered case); the table is in src/similarity/nndescent.rs.
 """
@@ -57,7 +62,10 @@ def clustered(n, m=150, c=20, r=5, noise=0.05, seed=0):
     bases = g.random((c, r, m)) ** 3
     lab = g.integers(0, c, n)
     w = g.random((n, r))
-    x = np.einsum("nr,nrm->nm", w, bases[lab]) + noise * g.random((n, m))
+    # In pieces of 10^5 items: bases[lab] whole would be n x r x m doubles (6 GB at 10^6).
+    x = np.concatenate([np.einsum("nr,nrm->nm", w[s:s + 100000], bases[lab[s:s + 100000]])
+                        for s in range(0, n, 100000)])
+    x += noise * g.random((n, m))
     return [x]
 
 
@@ -162,6 +170,13 @@ def main():
                          "it, the current binary (at mvnmf's level) and pynndescent (at its "
                          "level) are timed in turn --rounds times and the medians reported")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--bin", default=BIN,
+                    help="the mvnmf bench_ann binary (a copy keeps a long run apart from rebuilds)")
+    ap.add_argument("--hnsw-from", type=int, default=0,
+                    help="first level of the hnswlib ladder (at 10^6 the low levels cost "
+                         "minutes each and stay below mvnmf's recall: 2 starts at M 16, efC 200)")
+    ap.add_argument("--hnsw-to", type=int, default=len(HNSW_LADDER),
+                    help="the hnswlib ladder stops before this level")
     a = ap.parse_args()
     k = a.k
     if "pynndescent" in a.peers:
@@ -191,7 +206,7 @@ def main():
                     best = None
                     for extra in MV_LADDER:
                         secs, cpu, rec, vals = run_mvnmf(d, n, k, t, dims,
-                                                         extra + ["--repeat", str(rep)])
+                                                         extra + ["--repeat", str(rep)], a.bin)
                         print(f"{case} N={n} t={t} mvnmf {' '.join(extra) or 'defaults'}: "
                               f"recall {rec:.4f} in {secs:.3f} s wall, {cpu:.4f} s CPU "
                               f"({vals.get('iterations')} it)", flush=True)
@@ -203,7 +218,7 @@ def main():
                     goal = best[1]
                     peers = {}
                     if "hnswlib" in a.peers:
-                        for (m, efc, efs) in HNSW_LADDER:
+                        for (m, efc, efs) in HNSW_LADDER[a.hnsw_from:a.hnsw_to]:
                             secs, cpu, graph = run_hnsw(z, k, t, m, efc, efs, rep)
                             rec = recall(graph, sample, truth, k)
                             print(f"{case} N={n} t={t} hnswlib M={m} efC={efc} ef={efs}: "
@@ -232,7 +247,7 @@ def main():
                         times = {"before": [], "after": [], "pynndescent": []}
                         recs = {}
                         for rnd in range(a.rounds):
-                            for name, b in (("before", a.baseline), ("after", BIN)):
+                            for name, b in (("before", a.baseline), ("after", a.bin)):
                                 _, cpu, rec, _ = run_mvnmf(d, n, k, t, dims,
                                                            lvl + ["--repeat", str(rep)], b)
                                 times[name].append(cpu)

@@ -2,7 +2,7 @@
 //! data and similarity in the same run). Not a test.
 //!
 //! Usage: `bench_ann DIR N K THREADS M1 [M2 ...] [--cand C] [--trees T] [--leaf L] [--iters I]
-//! [--seed S] [--build-k K2] [--kernel lin|rbf:GAMMA] [--repeat R] [--dump FILE]` (`--dump`:
+//! [--seed S] [--build-k K2] [--kernel lin|rbf:GAMMA] [--repeat R] [--dump FILE] [--cold]` (`--dump`:
 //! the lists and values written, u64 then f64 bits, to compare two builds; `--build-k`: lists of
 //! `K2 > K` neighbours built, the best `K` kept; `--repeat`: the build run `R` times, the times
 //! printed are the mean per build, for small `N` where one build is a few CPU ticks of 10 ms). DIR holds `view{v}.f64` (dense, f64 LE, column-major
@@ -19,6 +19,7 @@
 //! recall=<recall@K on the sample>
 //! evaluations=<kernel values evaluated>  iterations=<NN-descent iterations>
 //! workspace_bytes=<the workspace query's answer>
+//! thread_cpu_seconds=<CPU of each thread during approx_knn (mean), this one first>
 //! peak_rss_bytes=<VmHWM of this process, data included>
 //! ```
 
@@ -57,7 +58,27 @@ fn peak_rss() -> u64 {
 
 /// CPU seconds of this process (user + system, every thread).
 fn cpu_seconds() -> f64 {
-    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    stat_cpu("/proc/self/stat")
+}
+
+/// CPU seconds of each thread of this process, by thread id.
+fn thread_cpu() -> Vec<(u64, f64)> {
+    let mut v: Vec<(u64, f64)> = std::fs::read_dir("/proc/self/task")
+        .map(|d| {
+            d.filter_map(|e| {
+                let id: u64 = e.ok()?.file_name().to_str()?.parse().ok()?;
+                Some((id, stat_cpu(&format!("/proc/self/task/{id}/stat"))))
+            })
+            .collect()
+        })
+        .unwrap_or_default();
+    v.sort_by_key(|x| x.0);
+    v
+}
+
+/// User + system seconds of a `stat` file.
+fn stat_cpu(path: &str) -> f64 {
+    let s = std::fs::read_to_string(path).unwrap_or_default();
     let f: Vec<&str> = s
         .rsplit(')')
         .next()
@@ -70,6 +91,13 @@ fn cpu_seconds() -> f64 {
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
+    // `--cold`: the workspace is not touched before the clock (a fresh allocation, as in the
+    // pipeline: the first touch of its pages is part of the build).
+    let cold = args
+        .iter()
+        .position(|a| a == "--cold")
+        .map(|p| args.remove(p))
+        .is_some();
     let mut opt = |name: &str| -> Option<String> {
         let p = args.iter().position(|a| a == name)?;
         let v = args[p + 1].clone();
@@ -185,8 +213,11 @@ fn main() {
     let (mut nb, mut s) = (vec![0; n * kb], vec![0.0; n * kb]);
     // The workspace's pages are touched once before the clock starts (as a caller reusing its
     // workspace would have them).
-    w.fill(1);
+    if !cold {
+        w.fill(1);
+    }
     let c0 = cpu_seconds();
+    let th0 = thread_cpu();
     let t0 = Instant::now();
     let mut rep = Default::default();
     for _ in 0..repeat {
@@ -205,6 +236,14 @@ fn main() {
     }
     let secs = t0.elapsed().as_secs_f64() / repeat as f64;
     let cpu = (cpu_seconds() - c0) / repeat as f64;
+    // Each thread's CPU during the builds (the first: this one, which runs the serial parts).
+    let per_thread: Vec<String> = thread_cpu()
+        .iter()
+        .map(|&(id, c)| {
+            let before = th0.iter().find(|x| x.0 == id).map_or(0.0, |x| x.1);
+            format!("{:.2}", (c - before) / repeat as f64)
+        })
+        .collect();
     let mut hit = 0;
     for (q, &i) in sample.iter().enumerate() {
         let tr = &truth[q * k..(q + 1) * k];
@@ -226,6 +265,7 @@ fn main() {
         "evaluations={} iterations={} last_updates={}",
         rep.evaluations, rep.iterations, rep.last_updates
     );
+    println!("thread_cpu_seconds={}", per_thread.join(","));
     println!("workspace_bytes={need}");
     println!("peak_rss_bytes={}", peak_rss());
 }

@@ -557,7 +557,7 @@ impl<'f> Fast<'f> {
         views: &VS,
         kernels: &KS,
         eta: &[f64],
-        gamma: &[f64],
+        (gamma, vinv): (&[f64], &[f64]),
         (z, norm, kind, off, rows, w, g, inv): FastParts<'f>,
         (ld, h, chunk, ntasks): (usize, usize, usize, usize),
         order: Option<&[usize]>,
@@ -579,7 +579,8 @@ impl<'f> Fast<'f> {
                 *kind.at_mut(v)? = if wv > 0.0 { kv } else { F_SKIP };
                 *w.at_mut(v)? = wv;
                 *g.at_mut(v)? = gamma.at(v)?;
-                *inv.at_mut(v)? = engine::view_inv_scale(engine::view_max(views.view(v)));
+                // The engine's factor of the view: `view_inv_scale(view_max(view))`.
+                *inv.at_mut(v)? = vinv.at(v)?;
                 *rows.at_mut(v)? = m;
                 *off.at_mut(v)? = o;
                 if wv > 0.0 {
@@ -591,8 +592,6 @@ impl<'f> Fast<'f> {
             .filter(|&v| kind.get(v) == Some(&F_LIN))
             .map(|v| rows.get(v).copied().unwrap_or(0))
             .sum();
-        z.fill(0.0);
-        norm.fill(0.0);
         let (kind, off, rows, w, g, inv) = (&*kind, &*off, &*rows, &*w, &*g, &*inv);
         let items = Counted::new(
             pieces_mut(z, (chunk * ld).max(1))
@@ -601,6 +600,9 @@ impl<'f> Fast<'f> {
             ntasks,
         );
         par.run_items(items, &|(t, (zc, nc))| {
+            // Each task clears its own rows (the first touch of these pages, on the pool).
+            zc.fill(0.0);
+            nc.fill(0.0);
             let lo = t * chunk;
             for (r, (zr, nr)) in zc
                 .chunks_exact_mut(ld.max(1))
@@ -1056,9 +1058,10 @@ pub fn approx_knn_progress<
         let ua: &mut [usize] = ts.take(plan.cap)?;
         let ub: &mut [usize] = ts.take(plan.cap)?;
         let us: &mut [f64] = ts.take(plan.cap)?;
-        // The scales are computed once, by the first engine, and copied to the others.
+        // The scales are computed once, by the first engine (its pass over the data in tasks
+        // on the pool, the same bits), and copied to the others.
         let eng = if t == 0 {
-            Engine::new(views, kernels, &lay, plan.eb, ts)?
+            Engine::new_par(views, kernels, &lay, plan.eb, ts, params.parallel)?
         } else {
             Engine::new_bare(views, kernels, &lay, plan.eb, ts)?
         };
@@ -1102,11 +1105,24 @@ pub fn approx_knn_progress<
     // ones, and the lists are renumbered back at the end.
     let mut order_ref: Option<&[usize]> = None;
 
-    neighbors.fill(NO_NEIGHBOR);
-    sims.fill(f64::NEG_INFINITY);
-    flags.fill(0);
     let par = params.parallel;
     let ntasks = plan.tasks;
+    // The heaps emptied, each task its item range (the first touch of these pages).
+    {
+        let kc = (chunk * k).max(1);
+        let items = Counted::new(
+            pieces_mut(&mut *neighbors, kc)
+                .zip(pieces_mut(&mut *sims, kc))
+                .zip(pieces_mut(&mut *flags, kc)),
+            ntasks,
+        );
+        par.run_items(items, &|((nb, sm), fl)| {
+            nb.fill(NO_NEIGHBOR);
+            sm.fill(f64::NEG_INFINITY);
+            fl.fill(0);
+            Ok(())
+        })?;
+    }
     let mut report = AnnReport::default();
     // Units of progress: one per tree, two per iteration.
     let units = (plan.trees as f64 + 2.0 * plan.iters as f64).max(1.0);
@@ -1117,7 +1133,8 @@ pub fn approx_knn_progress<
         let perm: &mut [usize] = ph.take(n)?;
         let tmp: &mut [usize] = ph.take(n)?;
         let pv1: &mut [usize] = ph.take(n)?;
-        let pv2: &mut [usize] = ph.take(n)?;
+        // (Unused since the pivots are found by each task: kept so the workspace is unchanged.)
+        let _pv2: &mut [usize] = ph.take(n)?;
         let side: &mut [u8] = ph.take(n)?;
         let bnd: &mut [u8] = ph.take(n)?;
         // The first tree's features, in the given order.
@@ -1130,7 +1147,7 @@ pub fn approx_knn_progress<
                 views,
                 kernels,
                 eta,
-                t0.ev.eng.gamma,
+                (t0.ev.eng.gamma, t0.ev.eng.scale_parts().1),
                 (
                     ph.take_matrix::<f32>(ld, n)?,
                     ph.take_matrix::<f32>(h, n)?,
@@ -1158,41 +1175,41 @@ pub fn approx_knn_progress<
                 return Err(Error::Cancelled);
             }
             let alt = if tree == 0 { f0.as_ref() } else { None };
-            for (i, p) in perm.iter_mut().enumerate() {
-                *p = i;
+            // The root segment, each task its range of positions (`O(N)` on the pool).
+            {
+                let items = Counted::new(
+                    pieces_mut(&mut *perm, chunk.max(1))
+                        .zip(pieces_mut(&mut *bnd, chunk.max(1)))
+                        .enumerate(),
+                    ntasks,
+                );
+                par.run_items(items, &|(t, (pm, bd))| {
+                    let lo = t * chunk;
+                    for (r, p) in pm.iter_mut().enumerate() {
+                        *p = lo + r;
+                    }
+                    bd.fill(0);
+                    if t == 0 {
+                        if let Some(b) = bd.first_mut() {
+                            *b = 1;
+                        }
+                    }
+                    Ok(())
+                })?;
             }
-            bnd.fill(0);
-            if let Some(b) = bnd.first_mut() {
-                *b = 1;
-            }
+            let seed = params.seed;
             loop {
-                // Pivots of every segment longer than `small`.
-                let mut any = false;
-                let mut s = 0;
-                while s < n {
-                    let e = next_start(bnd, s);
-                    let m = e - s;
-                    let (p1, p2) = if m > small {
-                        any = true;
-                        let (a, b) = pivots(params.seed, tree, s, m);
-                        (perm.at(s + a)?, perm.at(s + b)?)
-                    } else {
-                        (NO_NEIGHBOR, NO_NEIGHBOR)
-                    };
-                    pv1.get_mut(s..e).ok_or(Error::Internal)?.fill(p1);
-                    pv2.get_mut(s..e).ok_or(Error::Internal)?.fill(p2);
-                    s = e;
-                }
-                if !any {
-                    break;
-                }
-                // Sides, by position ranges.
-                let (perm_r, pv1_r, pv2_r) = (&*perm, &*pv1, &*pv2);
+                // Sides of every segment longer than `small`, by position ranges: each task
+                // finds the segments over its range from their starts in `bnd` and their
+                // pivots from the hash (no serial pass). Blocks of `TREE_BLOCK` positions from
+                // the segment's first position in the range, cut at its end and the range's.
+                let split = AtomicUsize::new(0);
+                let (perm_r, bnd_r) = (&*perm, &*bnd);
                 let items = Counted::new(
                     tasks
                         .iter_mut()
                         .take(ntasks)
-                        .zip(pieces_mut(side, chunk.max(1)))
+                        .zip(pieces_mut(&mut *side, chunk.max(1)))
                         .enumerate(),
                     ntasks,
                 );
@@ -1201,36 +1218,152 @@ pub fn approx_knn_progress<
                         return Err(Error::Internal);
                     };
                     let lo = t * chunk;
-                    let mut p = 0;
-                    let m = side.len();
-                    while p < m {
-                        let a = pv1_r.at(lo + p)?;
-                        if a == NO_NEIGHBOR {
-                            p += 1;
-                            continue;
+                    let hi = lo + side.len();
+                    let mut s = seg_start(bnd_r, lo)?;
+                    while s < hi {
+                        let e = next_start(bnd_r, s);
+                        let m = e - s;
+                        if m > small {
+                            split.fetch_add(1, Ordering::Relaxed);
+                            let (a, b) = pivots(seed, tree, s, m);
+                            let (pa, pb) = (perm_r.at(s + a)?, perm_r.at(s + b)?);
+                            let (mut p, end) = (s.max(lo), e.min(hi));
+                            while p < end {
+                                let q = (p + TREE_BLOCK).min(end);
+                                let rows = perm_r.part(p..q)?;
+                                task.evals += task.ev.split(alt, rows, pa, pb)? as u64;
+                                sides(task.ev.blk, side.part_mut(p - lo..q - lo)?, p)?;
+                                p = q;
+                            }
                         }
-                        let b = pv2_r.at(lo + p)?;
-                        let mut q = p + 1;
-                        while q < m && q - p < TREE_BLOCK && pv1_r.at(lo + q)? == a {
-                            q += 1;
-                        }
-                        let rows = perm_r.part(lo + p..lo + q)?;
-                        task.evals += task.ev.split(alt, rows, a, b)? as u64;
-                        sides(task.ev.blk, side.part_mut(p..q)?, lo + p)?;
-                        p = q;
+                        s = e;
                     }
                     Ok(())
                 })?;
-                // Stable partition of every split segment.
-                let mut s = 0;
-                while s < n {
-                    let e = next_start(bnd, s);
-                    if pv1.at(s)? != NO_NEIGHBOR {
-                        let nleft =
-                            partition(perm.part_mut(s..e)?, side.part(s..e)?, tmp.part_mut(s..e)?)?;
-                        *bnd.at_mut(s + nleft)? = 1;
+                if split.load(Ordering::Relaxed) == 0 {
+                    break;
+                }
+                // Stable partition of every split segment, on the pool. Each task partitions
+                // the part of each split segment in its range of positions (lefts first, into
+                // `tmp`): a segment inside the range is finished there (its left count kept
+                // in `pv1` at its start); of a segment that crosses the range's start or end
+                // only the count of the part is kept (`ends[t]`: the first and the last part).
+                let mut ends = [[0usize; 2]; MAX_TASKS];
+                {
+                    let (bnd_r, side_r) = (&*bnd, &*side);
+                    let items = Counted::new(
+                        pieces_mut(&mut *perm, chunk.max(1))
+                            .zip(pieces_mut(&mut *tmp, chunk.max(1)))
+                            .zip(pieces_mut(&mut *pv1, chunk.max(1)))
+                            .zip(ends.iter_mut())
+                            .enumerate(),
+                        ntasks,
+                    );
+                    par.run_items(items, &|(t, (((pm, tm), pv), fl))| {
+                        let lo = t * chunk;
+                        let hi = lo + pm.len();
+                        let mut s = seg_start(bnd_r, lo)?;
+                        while s < hi {
+                            let e = next_start(bnd_r, s);
+                            if s >= lo {
+                                *pv.at_mut(s - lo)? = NO_NEIGHBOR;
+                            }
+                            if e - s > small {
+                                let (a, b) = (s.max(lo) - lo, e.min(hi) - lo);
+                                let (seg, tp) = (pm.part_mut(a..b)?, tm.part_mut(a..b)?);
+                                let sd = side_r.part(a + lo..b + lo)?;
+                                if s >= lo && e <= hi {
+                                    *pv.at_mut(s - lo)? = partition(seg, sd, tp)?;
+                                } else {
+                                    let nl = split_into(seg, sd, tp)?;
+                                    if s < lo {
+                                        *fl.at_mut(0)? = nl;
+                                    }
+                                    if e > hi {
+                                        *fl.at_mut(1)? = nl;
+                                    }
+                                }
+                            }
+                            s = e;
+                        }
+                        Ok(())
+                    })?;
+                }
+                // The split segments that cross a range's end (at most `P − 1`): their left
+                // counts, and whether their parts move (not when every item went one side).
+                let mut cross = [(0usize, 0usize, 0usize, false); MAX_TASKS];
+                let mut nc = 0;
+                for t in 1..ntasks {
+                    let b = t * chunk;
+                    if b >= n {
+                        break;
                     }
-                    s = e;
+                    let s = seg_start(bnd, b)?;
+                    if s == b || (nc > 0 && cross.at(nc - 1)?.0 == s) {
+                        continue;
+                    }
+                    let e = next_start(bnd, s);
+                    let m = e - s;
+                    if m <= small {
+                        continue;
+                    }
+                    let mut nl = 0;
+                    // (`chunk >= 1`; `max(1)` keeps a division by zero out of the optimised code.)
+                    let (u0, u1) = (s / chunk.max(1), (e - 1) / chunk.max(1));
+                    for u in u0..=u1 {
+                        nl += ends.at(u)?.at(usize::from(u == u0))?;
+                    }
+                    let moved = nl != 0 && nl != m;
+                    *cross.at_mut(nc)? = (s, e, if moved { nl } else { m / 2 }, moved);
+                    nc += 1;
+                }
+                // The new segment starts inside the ranges, and the crossing segments' parts
+                // gathered from `tmp` (lefts of every part in order, then the rights).
+                {
+                    let (tmp_r, pv_r, ends_r) = (&*tmp, &*pv1, &ends);
+                    let cross_r = cross.part(..nc)?;
+                    let items = Counted::new(
+                        pieces_mut(&mut *perm, chunk.max(1))
+                            .zip(pieces_mut(&mut *bnd, chunk.max(1)))
+                            .enumerate(),
+                        ntasks,
+                    );
+                    par.run_items(items, &|(t, (pm, bd))| {
+                        let lo = t * chunk;
+                        let hi = lo + pm.len();
+                        let mut p = if bd.first() == Some(&0) {
+                            next_start(bd, 0)
+                        } else {
+                            0
+                        };
+                        while p < bd.len() {
+                            let e = next_start(bd, p);
+                            let nl = pv_r.at(lo + p)?;
+                            if nl != NO_NEIGHBOR {
+                                *bd.at_mut(p + nl)? = 1;
+                            }
+                            p = e;
+                        }
+                        for &(s, e, nl_all, moved) in cross_r {
+                            if !moved || e <= lo || s >= hi {
+                                continue;
+                            }
+                            let (mut cl, mut cr) = (s, s + nl_all);
+                            let (u0, u1) = (s / chunk.max(1), (e - 1) / chunk.max(1));
+                            for u in u0..=u1 {
+                                let (a, b) = (s.max(u * chunk), e.min((u + 1) * chunk));
+                                let nl = ends_r.at(u)?.at(usize::from(u == u0))?;
+                                copy_clipped(pm, lo, cl, tmp_r.part(a..a + nl)?)?;
+                                copy_clipped(pm, lo, cr, tmp_r.part(a + nl..b)?)?;
+                                cl += nl;
+                                cr += b - a - nl;
+                            }
+                        }
+                        Ok(())
+                    })?;
+                    for &(s, _, nl, _) in cross_r {
+                        *bnd.at_mut(s + nl)? = 1;
+                    }
                 }
             }
             // The short segments, depth first: task `t` takes those starting from its range on
@@ -1428,9 +1561,7 @@ pub fn approx_knn_progress<
         if progress((plan.trees + 2 * it) as f64 / units) {
             return Err(Error::Cancelled);
         }
-        // Candidates: each task fills the lists of its item range from every edge.
-        new_idx.fill(NO_NEIGHBOR);
-        old_idx.fill(NO_NEIGHBOR);
+        // Candidates: each task clears and fills the lists of its item range from every edge.
         {
             let (nb, fl) = (&*neighbors, &*flags);
             let cl = (chunk * c).max(1);
@@ -1444,6 +1575,8 @@ pub fn approx_knn_progress<
             );
             let seed = params.seed;
             par.run_items(items, &|(t, (((ni, oi), np), op))| {
+                ni.fill(NO_NEIGHBOR);
+                oi.fill(NO_NEIGHBOR);
                 let lo = t * chunk;
                 let hi = (lo + chunk).min(n);
                 let mine = |x: usize| x >= lo && x < hi;
@@ -1703,33 +1836,85 @@ pub fn approx_knn_progress<
         })?;
     }
     // Back to the items' own numbers: the rows (row `r` is item `order[r]`'s list; the
-    // entries were renumbered above), in place by cycles (`flags[r·k]` marks the rows placed).
+    // entries were renumbered above). When the candidate lists (free now) can hold a copy of
+    // the lists, their values' bits and the inverse order (`c > k`, 64-bit `usize`), each task
+    // gathers its range of rows from the copy, on the pool; else in place by cycles, serial
+    // (`flags[r·k]` marks the rows placed). The same rows either way.
     if let Some(order) = order_ref {
-        flags.fill(0);
-        let Some(Some(t0)) = tasks.first_mut() else {
-            return Err(Error::Internal);
-        };
-        let cu = t0.cols.part_mut(..k)?;
-        let cs = t0.ev.sd.part_mut(..k)?;
-        for s0 in 0..n {
-            if flags.at(s0 * k)? != 0 {
-                continue;
+        if usize::BITS == 64 && c > k {
+            let (cn, rest) = new_idx.split_at_mut_checked(nk).ok_or(Error::Internal)?;
+            let cs = old_idx.part_mut(..nk)?;
+            let kc = (chunk * k).max(1);
+            {
+                let items = Counted::new(
+                    pieces_mut(&mut *cn, kc)
+                        .zip(pieces_mut(&mut *cs, kc))
+                        .zip(pieces(neighbors, kc))
+                        .zip(pieces(sims, kc)),
+                    ntasks,
+                );
+                par.run_items(items, &|(((cn, cs), nb), sm)| {
+                    cn.copy_checked(nb)?;
+                    for (b, &v) in cs.iter_mut().zip(sm) {
+                        *b = v.to_bits() as usize;
+                    }
+                    Ok(())
+                })?;
             }
-            cu.copy_checked(neighbors.part(s0 * k..s0 * k + k)?)?;
-            cs.copy_checked(sims.part(s0 * k..s0 * k + k)?)?;
-            let mut p = s0;
-            loop {
-                let d = order.at(p)?;
-                *flags.at_mut(d * k)? = 1;
-                for (a, b) in cu.iter_mut().zip(neighbors.part_mut(d * k..d * k + k)?) {
-                    core::mem::swap(a, b);
+            // Where item `d`'s row is: `pos[order[r]] = r` (`N` stores).
+            let pos = rest.part_mut(..n)?;
+            for (r, &d) in order.iter().enumerate() {
+                *pos.at_mut(d)? = r;
+            }
+            let (cn, cs, pos) = (&*cn, &*cs, &*pos);
+            let items = Counted::new(
+                pieces_mut(&mut *neighbors, kc)
+                    .zip(pieces_mut(&mut *sims, kc))
+                    .enumerate(),
+                ntasks,
+            );
+            par.run_items(items, &|(t, (nb, sm))| {
+                let lo = t * chunk;
+                for (i, (nr, sr)) in nb
+                    .chunks_exact_mut(k.max(1))
+                    .zip(sm.chunks_exact_mut(k.max(1)))
+                    .enumerate()
+                {
+                    let r = pos.at(lo + i)?;
+                    nr.copy_checked(cn.part(r * k..r * k + k)?)?;
+                    for (d, &b) in sr.iter_mut().zip(cs.part(r * k..r * k + k)?) {
+                        *d = f64::from_bits(b as u64);
+                    }
                 }
-                for (a, b) in cs.iter_mut().zip(sims.part_mut(d * k..d * k + k)?) {
-                    core::mem::swap(a, b);
+                Ok(())
+            })?;
+        } else {
+            flags.fill(0);
+            let Some(Some(t0)) = tasks.first_mut() else {
+                return Err(Error::Internal);
+            };
+            let cu = t0.cols.part_mut(..k)?;
+            let cs = t0.ev.sd.part_mut(..k)?;
+            for s0 in 0..n {
+                if flags.at(s0 * k)? != 0 {
+                    continue;
                 }
-                p = d;
-                if d == s0 {
-                    break;
+                cu.copy_checked(neighbors.part(s0 * k..s0 * k + k)?)?;
+                cs.copy_checked(sims.part(s0 * k..s0 * k + k)?)?;
+                let mut p = s0;
+                loop {
+                    let d = order.at(p)?;
+                    *flags.at_mut(d * k)? = 1;
+                    for (a, b) in cu.iter_mut().zip(neighbors.part_mut(d * k..d * k + k)?) {
+                        core::mem::swap(a, b);
+                    }
+                    for (a, b) in cs.iter_mut().zip(sims.part_mut(d * k..d * k + k)?) {
+                        core::mem::swap(a, b);
+                    }
+                    p = d;
+                    if d == s0 {
+                        break;
+                    }
                 }
             }
         }
@@ -1784,9 +1969,28 @@ fn sides<T: Real>(blk: &[T], out: &mut [u8], pos: usize) -> Result<(), Error> {
     Ok(())
 }
 
-/// Stable partition of a segment by its sides (`tmp`: scratch of the same length); a split
-/// that puts every item on one side halves the segment instead. Returns the items on the left.
-fn partition(seg: &mut [usize], sd: &[u8], tmp: &mut [usize]) -> Result<usize, Error> {
+/// The start of the segment holding position `p` (`bnd[0]` is set).
+#[inline]
+fn seg_start(bnd: &[u8], p: usize) -> Result<usize, Error> {
+    bnd.get(..=p)
+        .and_then(|b| b.iter().rposition(|&x| x != 0))
+        .ok_or(Error::Internal)
+}
+
+/// `src` written to positions `at..at + src.len()` of the positions `lo..lo + dst.len()` that
+/// `dst` holds (the part outside them skipped).
+fn copy_clipped(dst: &mut [usize], lo: usize, at: usize, src: &[usize]) -> Result<(), Error> {
+    let (a, b) = (at.max(lo), (at + src.len()).min(lo + dst.len()));
+    if a < b {
+        dst.part_mut(a - lo..b - lo)?
+            .copy_checked(src.part(a - at..b - at)?)?;
+    }
+    Ok(())
+}
+
+/// Stable partition of a segment by its sides into `tmp` (the same length): the lefts in
+/// order, then the rights. Returns the items on the left.
+fn split_into(seg: &[usize], sd: &[u8], tmp: &mut [usize]) -> Result<usize, Error> {
     let mut nleft = 0;
     for (&x, &d) in seg.iter().zip(sd) {
         if d == 0 {
@@ -1801,6 +2005,13 @@ fn partition(seg: &mut [usize], sd: &[u8], tmp: &mut [usize]) -> Result<usize, E
             r += 1;
         }
     }
+    Ok(nleft)
+}
+
+/// Stable partition of a segment by its sides (`tmp`: scratch of the same length); a split
+/// that puts every item on one side halves the segment instead. Returns the items on the left.
+fn partition(seg: &mut [usize], sd: &[u8], tmp: &mut [usize]) -> Result<usize, Error> {
+    let mut nleft = split_into(seg, sd, tmp)?;
     let m = seg.len();
     if nleft == 0 || nleft == m {
         nleft = m / 2;
