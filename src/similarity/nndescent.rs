@@ -138,7 +138,9 @@
 use super::engine::{self, Engine, Mode};
 use super::median::{self, Scratch};
 use super::topk::better;
-use super::{check_eta, check_labels, check_views, layout, ClassIndex, Kernel, KernelSet, Layout};
+use super::{
+    check_eta, check_labels, check_views_par, layout, ClassIndex, Kernel, KernelSet, Layout,
+};
 use crate::data::{View, ViewSet, ViewShape};
 use crate::error::{Error, Part};
 use crate::linalg::microk::{dots2_f32, prefetch};
@@ -1003,7 +1005,7 @@ pub fn approx_knn_progress<
     work: &mut [u8],
     progress: &mut dyn FnMut(f64) -> bool,
 ) -> Result<AnnReport, Error> {
-    let lay = check_views(views, kernels)?;
+    let lay = check_views_par(views, kernels, params.parallel)?;
     let n = lay.n;
     let plan = params.plan(n)?;
     let k = plan.k;
