@@ -139,8 +139,9 @@ impl CField<bool> for u32 {
 ///
 /// lists every field of both structs once (C name and type, then ` as ` the
 /// Rust name where they differ; a field missing on either side does not
-/// compile); `validate` runs the Rust options' own `validate()` after reading,
-/// `check f` runs `f(&options)`. Without the `fn` line the default function
+/// compile, unless `..default` follows the list: the Rust fields C does not
+/// carry then read as their defaults); `validate` runs the Rust options' own
+/// `validate()` after reading, `check f` runs `f(&options)`. Without the `fn` line the default function
 /// is written elsewhere (where the header lists it). The short form
 /// `cparams!(mvnmf_x_params => XParams { a, b as rust_b } validate);` gives the
 /// conversions of a struct written out by hand.
@@ -152,7 +153,7 @@ macro_rules! cparams {
                 $(#[$fdoc:meta])*
                 pub $cf:ident: $t:ty $(as $rf:ident)?
             ),* $(,)?
-        } $($v:ident)*;
+        } $(..$dfl:ident)? $($v:ident)*;
         $(
             $(#[$ddoc:meta])*
             fn $def:ident;
@@ -167,7 +168,7 @@ macro_rules! cparams {
                 pub $cf: $t,
             )*
         }
-        cparams!(@munch $c, $r, [$($v)*], [], $($cf $(as $rf)?,)*);
+        cparams!(@munch $c, $r, [$($v)*] [$($dfl)?], [], $($cf $(as $rf)?,)*);
         $(
             $(#[$ddoc])*
             #[no_mangle]
@@ -177,16 +178,16 @@ macro_rules! cparams {
         )?
     };
     ($c:ident => $r:ident { $($f:tt)* } $($v:ident)*) => {
-        cparams!(@munch $c, $r, [$($v)*], [], $($f)*,);
+        cparams!(@munch $c, $r, [$($v)*] [], [], $($f)*,);
     };
-    (@munch $c:ident, $r:ident, $v:tt, [$($d:tt)*], $cf:ident as $rf:ident, $($rest:tt)*) => {
-        cparams!(@munch $c, $r, $v, [$($d)* ($cf $rf)], $($rest)*);
+    (@munch $c:ident, $r:ident, $v:tt $o:tt, [$($d:tt)*], $cf:ident as $rf:ident, $($rest:tt)*) => {
+        cparams!(@munch $c, $r, $v $o, [$($d)* ($cf $rf)], $($rest)*);
     };
-    (@munch $c:ident, $r:ident, $v:tt, [$($d:tt)*], $cf:ident, $($rest:tt)*) => {
-        cparams!(@munch $c, $r, $v, [$($d)* ($cf $cf)], $($rest)*);
+    (@munch $c:ident, $r:ident, $v:tt $o:tt, [$($d:tt)*], $cf:ident, $($rest:tt)*) => {
+        cparams!(@munch $c, $r, $v $o, [$($d)* ($cf $cf)], $($rest)*);
     };
-    (@munch $c:ident, $r:ident, $v:tt, $d:tt, $(,)*) => {
-        cparams!(@emit $c, $r, $v, $d);
+    (@munch $c:ident, $r:ident, $v:tt $o:tt, $d:tt, $(,)*) => {
+        cparams!(@emit $c, $r, $v $o, $d);
     };
     (@check [validate], $out:ident) => {
         $out.validate()?;
@@ -195,11 +196,11 @@ macro_rules! cparams {
         $f(&$out)?;
     };
     (@check [], $out:ident) => {};
-    (@emit $c:ident, $r:ident, $v:tt, [$(($cf:ident $rf:ident))*]) => {
+    (@emit $c:ident, $r:ident, $v:tt [$($dfl:ident)?], [$(($cf:ident $rf:ident))*]) => {
         impl $crate::ffi::util::CField<$r> for $c {
             fn to_rust(&self) -> Result<$r, Error> {
                 use $crate::ffi::util::CField;
-                let out = $r { $($rf: CField::to_rust(&self.$cf)?,)* };
+                let out = $r { $($rf: CField::to_rust(&self.$cf)?,)* $(..$r::$dfl())? };
                 cparams!(@check $v, out);
                 Ok(out)
             }
