@@ -450,9 +450,7 @@ export! {
         let mut out = factors::<*mut f64, _>(anchors, &vs, m, &[], |x| x.is_null())?;
         let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
         let r = graph::anchors_by_kmeans(&vs, m, &p, &mut out, wk)?;
-        if !report.is_null() {
-            *report = super::eval::kmeans_report_to_c(&r);
-        }
+        put_opt(report, super::eval::kmeans_report_to_c(&r));
         Ok(mvnmf_status::Ok)
     }
     /// (validates the view descriptors

@@ -352,15 +352,13 @@ export! {
         let e = slice_mut(eta, n_views)?;
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
         let r = similarity::mkl_weights(&vs, &ks, lab, n_classes, &p, e, w)?;
-        if !report.is_null() {
-            *report = mvnmf_mkl_report {
-                ridge: r.ridge,
-                mean_diag: r.mean_diag,
-                loss: r.loss,
-                kkt_residual: r.kkt_residual,
-                support: r.support,
-            };
-        }
+        put_opt(report, mvnmf_mkl_report {
+            ridge: r.ridge,
+            mean_diag: r.mean_diag,
+            loss: r.loss,
+            kkt_residual: r.kkt_residual,
+            support: r.support,
+        });
         Ok(mvnmf_status::Ok)
     }
     /// .
@@ -428,13 +426,11 @@ export! {
         let e = slice_mut(eta, h)?;
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
         let r = similarity::simplex_qp(aa, bb, e, w)?;
-        if !report.is_null() {
-            *report = mvnmf_qp_report {
-                objective: r.objective,
-                kkt_residual: r.kkt_residual,
-                support: r.support,
-            };
-        }
+        put_opt(report, mvnmf_qp_report {
+            objective: r.objective,
+            kkt_residual: r.kkt_residual,
+            support: r.support,
+        });
         Ok(mvnmf_status::Ok)
     }
     /// for `h` weights.

@@ -658,6 +658,13 @@ pub(crate) fn with_monitor<R>(
     }
 }
 
+/// Writes `v` to an optional output: `*p = v`, nothing when `p` is NULL.
+pub(crate) unsafe fn put_opt<T>(p: *mut T, v: T) {
+    if !p.is_null() {
+        c_unsafe!(*p = v);
+    }
+}
+
 /// Writes the report (if asked) and maps the stop reason to a status.
 pub(crate) unsafe fn finish(r: Report, report: *mut mvnmf_report) -> Result<mvnmf_status, Error> {
     c_unsafe!({
