@@ -51,13 +51,11 @@ export! {
         nonzero!(rows, cols);
         let len = rows.checked_mul(cols).ok_or(Error::SizeOverflow)?;
         let r = prep::prepare_view(slice_mut(x, len)?, rows, cols, &p)?;
-        if !report.is_null() {
-            *report = mvnmf_prep_report {
-                min: r.min,
-                shifted: r.shifted,
-                scale: r.scale,
-            };
-        }
+        put_opt(report, mvnmf_prep_report {
+            min: r.min,
+            shifted: r.shifted,
+            scale: r.scale,
+        });
         Ok(mvnmf_status::Ok)
     }
 }
@@ -80,9 +78,7 @@ export! {
         nonzero!(rows, cols);
         let len = rows.checked_mul(cols).ok_or(Error::SizeOverflow)?;
         let k = prep::standardize_view(slice_mut(x, len)?, rows, cols)?;
-        if !constant.is_null() {
-            *constant = k;
-        }
+        put_opt(constant, k);
         Ok(mvnmf_status::Ok)
     }
 }

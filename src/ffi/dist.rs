@@ -8,13 +8,16 @@ use core::ffi::{c_int, c_void};
 
 use super::graph::{csr_out, write_capacity};
 use super::mvsl::csr_arrays;
-use super::similarity::{any_median, ceta, ckernels, clabels, read_graph};
+use super::neighbors::{mvnmf_ann_params, read_ann};
+use super::similarity::{any_median, ceta, ckernels, clabels, read_graph, CKernels};
 use super::*;
 use crate::comm::allgather_by_sum;
+use crate::graph::{CsrOut, GraphParams};
 use crate::linalg::real::Real;
 use crate::models::dist::{self, Comm, DistGraph, DistReport, GraphTraffic, ShardRows, Traffic};
 use crate::models::mvsl::MvslParams;
 use crate::models::nmf::NmfParams;
+use crate::similarity::AnnParams;
 
 /// Sum over all ranks in place: on return `buf[0 .. len]` holds, on every
 /// rank, the element-wise sum of every rank's `buf` (`MPI_Allreduce` with
@@ -501,6 +504,60 @@ pub(super) unsafe fn run_shell<R>(
     })
 }
 
+/// What `mvnmf_dist_tge` and `mvnmf_dist_tge_approx` read alike.
+pub(super) struct TgeIn<'a> {
+    pub(super) p: GraphParams,
+    pub(super) ann: Option<AnnParams>,
+    pub(super) vs: CViews<'a, mvnmf_view>,
+    pub(super) ks: CKernels<'a>,
+    pub(super) eta: &'a [f64],
+    pub(super) labels: &'a [u32],
+    pub(super) graphs: (CsrOut<'a>, CsrOut<'a>),
+    pub(super) work: &'a mut [u8],
+}
+
+/// The inputs of `mvnmf_dist_tge` (`ann`: None) and `mvnmf_dist_tge_approx`,
+/// in their order: `exchange` and both edge counts required, the options, the
+/// views, kernels, weights, labels, the two graphs' buffers (`n_r + 1` rows,
+/// `n_r` the views' columns) and the workspace.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn read_tge<'a>(
+    cm: &CComm,
+    (views, n_views): (*const mvnmf_view, usize),
+    kernels: *const mvnmf_kernel,
+    eta: *const f64,
+    (labels, n): (*const u32, usize),
+    (params, ann): (*const mvnmf_graph_params, Option<*const mvnmf_ann_params>),
+    graphs: [*const mvnmf_csr_buffers; 2],
+    nnz: [*mut usize; 2],
+    (work, work_bytes): (*mut c_void, usize),
+) -> Result<TgeIn<'a>, Error> {
+    c_unsafe!({
+        if cm.ex.is_none() || nnz.iter().any(|p| p.is_null()) {
+            return Err(Error::NullPointer);
+        }
+        let p = read_graph(params)?;
+        let ann = ann.map(|a| read_ann(a)).transpose()?;
+        let vs = CViews::new(views, n_views)?;
+        let ks = ckernels(kernels, n_views)?;
+        let eta = ceta(eta, n_views)?;
+        let labels = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
+        let n_r = vs.shape(0).cols;
+        let graphs = (csr_out(graphs[0], n_r)?, csr_out(graphs[1], n_r)?);
+        let work = slice_mut(work.cast::<u8>(), work_bytes)?;
+        Ok(TgeIn {
+            p,
+            ann,
+            vs,
+            ks,
+            eta,
+            labels,
+            graphs,
+            work,
+        })
+    })
+}
+
 /// Writes the edge counts and the traffic (if asked) of the graph built
 /// across ranks (`mvnmf_dist_tge`, `mvnmf_dist_tge_approx`).
 pub(super) unsafe fn finish_tge(
@@ -512,9 +569,7 @@ pub(super) unsafe fn finish_tge(
     c_unsafe!({
         *affinity_nnz = r.nnz.affinity;
         *penalty_nnz = r.nnz.penalty;
-        if !traffic.is_null() {
-            *traffic = r.traffic.into();
-        }
+        put_opt(traffic, r.traffic.into());
         Ok(mvnmf_status::Ok)
     })
 }
@@ -526,9 +581,7 @@ unsafe fn finish_dist(
     traffic: *mut mvnmf_dist_traffic,
 ) -> Result<mvnmf_status, Error> {
     c_unsafe!({
-        if !traffic.is_null() {
-            *traffic = r.traffic.into();
-        }
+        put_opt(traffic, r.traffic.into());
         finish(r.report, report)
     })
 }
@@ -640,19 +693,11 @@ export! {
             comm,
             dist::refuse_tge,
             |cm| {
-                if cm.ex.is_none() || affinity_nnz.is_null() || penalty_nnz.is_null() {
-                    return Err(Error::NullPointer);
-                }
-                let p = read_graph(params)?;
-                let vs = CViews::new(views, n_views)?;
-                let ks = ckernels(kernels, n_views)?;
-                let e = ceta(eta, n_views)?;
-                let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
-                let n_r = vs.shape(0).cols;
-                let a = csr_out(affinity, n_r)?;
-                let q = csr_out(penalty, n_r)?;
-                let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-                Ok(dist::tge(cm, &vs, &ks, e, lab, n, n_classes, &p, a, q, w))
+                let nnz = [affinity_nnz, penalty_nnz];
+                let t = read_tge(cm, (views, n_views), kernels, eta, (labels, n),
+                    (params, None), [affinity, penalty], nnz, (work, work_bytes))?;
+                let ((a, q), (vs, ks)) = (t.graphs, (&t.vs, &t.ks));
+                Ok(dist::tge(cm, vs, ks, t.eta, t.labels, n, n_classes, &t.p, a, q, t.work))
             },
             |r| finish_tge(r, affinity_nnz, penalty_nnz, traffic),
         ))

@@ -4,10 +4,9 @@
 
 use core::ffi::c_void;
 
-use super::dist::{finish_tge, run_shell};
-use super::graph::csr_out;
+use super::dist::{finish_tge, read_tge, run_shell};
 use super::neighbors::read_ann;
-use super::similarity::{any_median, ceta, ckernels, clabels, read_graph};
+use super::similarity::{any_median, ckernels, clabels, read_graph};
 use super::*;
 use crate::models::dist;
 
@@ -49,21 +48,12 @@ export! {
             comm,
             dist::refuse_tge,
             |cm| {
-                if cm.ex.is_none() || affinity_nnz.is_null() || penalty_nnz.is_null() {
-                    return Err(Error::NullPointer);
-                }
-                let p = read_graph(params)?;
-                let a = read_ann(ann)?;
-                let vs = CViews::new(views, n_views)?;
-                let ks = ckernels(kernels, n_views)?;
-                let e = ceta(eta, n_views)?;
-                let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
-                let n_r = vs.shape(0).cols;
-                let aff = csr_out(affinity, n_r)?;
-                let pen = csr_out(penalty, n_r)?;
-                let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-                let nn = (n, n_classes);
-                Ok(dist::tge_approx(cm, &vs, &ks, e, lab, nn, (&p, &a), (aff, pen), w))
+                let nnz = [affinity_nnz, penalty_nnz];
+                let t = read_tge(cm, (views, n_views), kernels, eta, (labels, n),
+                    (params, Some(ann)), [affinity, penalty], nnz, (work, work_bytes))?;
+                let (a, nn) = (t.ann.unwrap_or_default(), (n, n_classes));
+                let (vs, ks, p) = (&t.vs, &t.ks, (&t.p, &a));
+                Ok(dist::tge_approx(cm, vs, ks, t.eta, t.labels, nn, p, t.graphs, t.work))
             },
             |r| finish_tge(r, affinity_nnz, penalty_nnz, traffic),
         ))

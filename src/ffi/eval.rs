@@ -309,9 +309,7 @@ export! {
         };
         let w = work_slice(work, work_bytes)?;
         let r = eval::kmeans(MatRef::col_major(xs, d, n)?, k, &p, a, c, w)?;
-        if !report.is_null() {
-            *report = kmeans_report_to_c(&r);
-        }
+        put_opt(report, kmeans_report_to_c(&r));
         Ok(mvnmf_status::Ok)
     }
     /// (`params` may be NULL: defaults).
@@ -357,9 +355,7 @@ export! {
         let out = slice_mut(row_to_col, rows)?;
         let w = work_slice(work, work_bytes)?;
         let t = eval::assignment(MatRef::col_major(c, rows, cols)?, maximize != 0, out, w)?;
-        if !total.is_null() {
-            *total = t;
-        }
+        put_opt(total, t);
         Ok(mvnmf_status::Ok)
     }
     /// for a `rows × cols` cost matrix.
@@ -600,9 +596,7 @@ export! {
             w,
         )?;
         *mean = r.mean;
-        if !labels_scored.is_null() {
-            *labels_scored = r.labels_scored;
-        }
+        put_opt(labels_scored, r.labels_scored);
         Ok(mvnmf_status::Ok)
     }
     /// for `n_items` items.

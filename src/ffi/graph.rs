@@ -9,7 +9,7 @@ use super::similarity::read_graph;
 use super::*;
 use crate::data::{Dense, ViewSet};
 use crate::error::Error;
-use crate::graph::{self, CsrGraph, CsrOut, GraphParams};
+use crate::graph::{self, CsrGraph, CsrOut, FusedParams, GraphParams};
 use crate::similarity;
 
 /// Reads the graph options, computes `cap` from them and writes both capacities.
@@ -334,57 +334,31 @@ export! {
     }
 }
 
-/// Options of `mvnmf_fused_graph`; get the defaults from
-/// `mvnmf_fused_graph_params_default()`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_fused_graph_params {
-    /// Nonzero (default): cross-view graphs by CCA; 0: within-view graphs only.
-    pub cross_view: u32,
-    /// CCA directions per view pair (default 0: min(d_i, d_j, 10)).
-    pub cca_dims: usize,
-    /// Ridge of both covariances, relative to the mean feature variance
-    /// (default 1e-3; must be > 0 with `cross_view`).
-    pub cca_reg: f64,
-    /// Cross-view bandwidth σ (default 0: the median heuristic per pair).
-    pub sigma: f64,
-}
-
-fn fused_from_c(p: &mvnmf_fused_graph_params) -> Result<graph::FusedParams, Error> {
-    if p.cross_view > 1 {
-        return Err(Error::BadParameter);
-    }
-    let out = graph::FusedParams {
-        cross_view: p.cross_view == 1,
-        cca_dims: p.cca_dims,
-        cca_reg: p.cca_reg,
-        sigma: p.sigma,
-    };
-    out.validate()?;
-    Ok(out)
+cparams! {
+    /// Options of `mvnmf_fused_graph`; get the defaults from
+    /// `mvnmf_fused_graph_params_default()`.
+    pub struct mvnmf_fused_graph_params => FusedParams {
+        /// Nonzero (default): cross-view graphs by CCA; 0: within-view graphs only.
+        pub cross_view: u32,
+        /// CCA directions per view pair (default 0: min(d_i, d_j, 10)).
+        pub cca_dims: usize,
+        /// Ridge of both covariances, relative to the mean feature variance
+        /// (default 1e-3; must be > 0 with `cross_view`).
+        pub cca_reg: f64,
+        /// Cross-view bandwidth σ (default 0: the median heuristic per pair).
+        pub sigma: f64,
+    } validate;
 }
 
 /// `*p`, or the defaults when `p` is NULL.
-unsafe fn read_fused(p: *const mvnmf_fused_graph_params) -> Result<graph::FusedParams, Error> {
-    c_unsafe!({
-        if p.is_null() {
-            Ok(graph::FusedParams::default())
-        } else {
-            fused_from_c(&*p)
-        }
-    })
+unsafe fn read_fused(p: *const mvnmf_fused_graph_params) -> Result<FusedParams, Error> {
+    c_unsafe! { read_params(p) }
 }
 
 /// The default fused-graph options.
 #[no_mangle]
 pub extern "C" fn mvnmf_fused_graph_params_default() -> mvnmf_fused_graph_params {
-    let d = graph::FusedParams::default();
-    mvnmf_fused_graph_params {
-        cross_view: u32::from(d.cross_view),
-        cca_dims: d.cca_dims,
-        cca_reg: d.cca_reg,
-        sigma: d.sigma,
-    }
+    CField::from_rust(&FusedParams::default())
 }
 
 export! {
@@ -450,9 +424,7 @@ export! {
         let mut out = factors::<*mut f64, _>(anchors, &vs, m, &[], |x| x.is_null())?;
         let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
         let r = graph::anchors_by_kmeans(&vs, m, &p, &mut out, wk)?;
-        if !report.is_null() {
-            *report = super::eval::kmeans_report_to_c(&r);
-        }
+        put_opt(report, super::eval::kmeans_report_to_c(&r));
         Ok(mvnmf_status::Ok)
     }
     /// (validates the view descriptors

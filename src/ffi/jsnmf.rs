@@ -12,59 +12,25 @@ use super::*;
 use crate::models::jsnmf::{self, JsnmfParams, QueryParams, Ranking};
 use crate::steps::NmfParams;
 
-/// Options of `mvnmf_jsnmf_fit`; get the defaults from `mvnmf_jsnmf_params_default()`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_jsnmf_params {
-    /// Sweeps at most (default 200).
-    pub max_iter: u32,
-    /// Relative-decrease tolerance (default 1e-6; 0 runs all sweeps).
-    pub tol: f64,
-    /// Division guard ε ≥ 0 (default DBL_EPSILON).
-    pub eps: f64,
-    /// Seed of the random start (default 0).
-    pub seed: u64,
-    /// `MVNMF_INIT_RANDOM` (default) or `MVNMF_INIT_GIVEN`.
-    pub init: u32,
-    /// How `tol` is applied: `MVNMF_STOP_RULE_EVERY_ITERATION` (default) or
-    /// `MVNMF_STOP_RULE_SKLEARN`.
-    pub stop_rule: u32,
-}
-
-impl CParams for mvnmf_jsnmf_params {
-    type Rust = JsnmfParams;
-    fn defaults() -> JsnmfParams {
-        JsnmfParams::default()
-    }
-    fn read(&self) -> Result<JsnmfParams, Error> {
-        let p = JsnmfParams {
-            iter: NmfParams {
-                max_iter: self.max_iter,
-                tol: self.tol,
-                stop: self.stop_rule.to_rust()?,
-                eps: self.eps,
-                seed: self.seed,
-                init: self.init.to_rust()?,
-                ..NmfParams::default()
-            },
-        };
-        p.validate()?;
-        Ok(p)
-    }
-}
-
-/// The default JSNMF options.
-#[no_mangle]
-pub extern "C" fn mvnmf_jsnmf_params_default() -> mvnmf_jsnmf_params {
-    let d = JsnmfParams::default().iter;
-    mvnmf_jsnmf_params {
-        max_iter: d.max_iter,
-        tol: d.tol,
-        eps: d.eps,
-        seed: d.seed,
-        init: CField::from_rust(&d.init),
-        stop_rule: CField::from_rust(&d.stop),
-    }
+cparams! {
+    /// Options of `mvnmf_jsnmf_fit`; get the defaults from `mvnmf_jsnmf_params_default()`.
+    pub struct mvnmf_jsnmf_params => JsnmfParams.iter: NmfParams {
+        /// Sweeps at most (default 200).
+        pub max_iter: u32,
+        /// Relative-decrease tolerance (default 1e-6; 0 runs all sweeps).
+        pub tol: f64,
+        /// Division guard ε ≥ 0 (default DBL_EPSILON).
+        pub eps: f64,
+        /// Seed of the random start (default 0).
+        pub seed: u64,
+        /// `MVNMF_INIT_RANDOM` (default) or `MVNMF_INIT_GIVEN`.
+        pub init: u32,
+        /// How `tol` is applied: `MVNMF_STOP_RULE_EVERY_ITERATION` (default) or
+        /// `MVNMF_STOP_RULE_SKLEARN`.
+        pub stop_rule: u32 as stop,
+    } ..default validate;
+    /// The default JSNMF options.
+    fn mvnmf_jsnmf_params_default;
 }
 
 cparams! {

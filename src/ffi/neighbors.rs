@@ -178,9 +178,7 @@ export! {
         let mut out = factors::<*mut f64, _>(anchors, &vs, m, &[], |x| x.is_null())?;
         let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
         let r = graph::anchors_by_kmeans_sampled(&vs, m, &p, sample, &mut out, wk)?;
-        if !report.is_null() {
-            *report = kmeans_report_to_c(&r);
-        }
+        put_opt(report, kmeans_report_to_c(&r));
         Ok(mvnmf_status::Ok)
     }
     /// (validates the view descriptors as the call does, values aside;

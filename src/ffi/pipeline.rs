@@ -211,13 +211,14 @@ unsafe fn fit_c<D: ViewDesc>(
             ];
             SITE.blame_start(e, &vs, p.solver.init, &given)
         })?;
-        if !full.is_null() {
-            *full = mvnmf_pipeline_report {
+        put_opt(
+            full,
+            mvnmf_pipeline_report {
                 fit: r.fit.into(),
                 affinity_nnz: r.graph.affinity,
                 penalty_nnz: r.graph.penalty,
-            };
-        }
+            },
+        );
         finish(r.fit, report).arg(0)
     });
     if !full.is_null() && st != mvnmf_status::Ok && st != mvnmf_status::Cancelled {

@@ -77,14 +77,16 @@ pub struct mvnmf_fused_knn_params {
     pub parallel: mvnmf_parallel,
 }
 
-/// Options of `mvnmf_mkl_weights`; defaults from `mvnmf_mkl_params_default()`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_mkl_params {
-    /// Ridge relative to `mean(diag G)`, finite, `>= 0` (default 0.1).
-    pub lambda: f64,
-    /// Items per block side (0: default).
-    pub block: usize,
+// The set-up sampling has no C field yet (issue 30): `..default` keeps its
+// default, exact up to `similarity::sample::AUTO_ABOVE` labeled items.
+cparams! {
+    /// Options of `mvnmf_mkl_weights`; defaults from `mvnmf_mkl_params_default()`.
+    pub struct mvnmf_mkl_params => MklParams {
+        /// Ridge relative to `mean(diag G)`, finite, `>= 0` (default 0.1).
+        pub lambda: f64,
+        /// Items per block side (0: default).
+        pub block: usize,
+    } ..default validate;
 }
 
 /// What `mvnmf_mkl_weights` reports.
@@ -254,22 +256,7 @@ pub(super) unsafe fn read_knn(p: *const mvnmf_fused_knn_params) -> mvnmf_fused_k
 }
 
 pub(super) unsafe fn read_mkl(p: *const mvnmf_mkl_params) -> Result<MklParams, Error> {
-    c_unsafe!({
-        let p = if p.is_null() {
-            mvnmf_mkl_params_default()
-        } else {
-            *p
-        };
-        // The set-up sampling has no C field yet (issue 30): its default, exact up to
-        // `similarity::sample::AUTO_ABOVE` labeled items.
-        let out = MklParams {
-            lambda: p.lambda,
-            block: p.block,
-            ..MklParams::default()
-        };
-        out.validate()?;
-        Ok(out)
-    })
+    c_unsafe! { read_params(p) }
 }
 
 pub(super) unsafe fn read_graph(p: *const mvnmf_graph_params) -> Result<GraphParams, Error> {
@@ -296,11 +283,7 @@ pub extern "C" fn mvnmf_fused_knn_params_default() -> mvnmf_fused_knn_params {
 /// The default MKL options (`lambda = 0.1` relative to `mean(diag G)`).
 #[no_mangle]
 pub extern "C" fn mvnmf_mkl_params_default() -> mvnmf_mkl_params {
-    let d = MklParams::default();
-    mvnmf_mkl_params {
-        lambda: d.lambda,
-        block: d.block,
-    }
+    CField::from_rust(&MklParams::default())
 }
 
 /// The default graph options (`ka = 5`, `kp = 3`, class-pair penalty, `sigma = 2`).
@@ -369,15 +352,13 @@ export! {
         let e = slice_mut(eta, n_views)?;
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
         let r = similarity::mkl_weights(&vs, &ks, lab, n_classes, &p, e, w)?;
-        if !report.is_null() {
-            *report = mvnmf_mkl_report {
-                ridge: r.ridge,
-                mean_diag: r.mean_diag,
-                loss: r.loss,
-                kkt_residual: r.kkt_residual,
-                support: r.support,
-            };
-        }
+        put_opt(report, mvnmf_mkl_report {
+            ridge: r.ridge,
+            mean_diag: r.mean_diag,
+            loss: r.loss,
+            kkt_residual: r.kkt_residual,
+            support: r.support,
+        });
         Ok(mvnmf_status::Ok)
     }
     /// .
@@ -445,13 +426,11 @@ export! {
         let e = slice_mut(eta, h)?;
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
         let r = similarity::simplex_qp(aa, bb, e, w)?;
-        if !report.is_null() {
-            *report = mvnmf_qp_report {
-                objective: r.objective,
-                kkt_residual: r.kkt_residual,
-                support: r.support,
-            };
-        }
+        put_opt(report, mvnmf_qp_report {
+            objective: r.objective,
+            kkt_residual: r.kkt_residual,
+            support: r.support,
+        });
         Ok(mvnmf_status::Ok)
     }
     /// for `h` weights.

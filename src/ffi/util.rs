@@ -139,20 +139,23 @@ impl CField<bool> for u32 {
 ///
 /// lists every field of both structs once (C name and type, then ` as ` the
 /// Rust name where they differ; a field missing on either side does not
-/// compile); `validate` runs the Rust options' own `validate()` after reading,
-/// `check f` runs `f(&options)`. Without the `fn` line the default function
-/// is written elsewhere (where the header lists it). The short form
+/// compile, unless `..default` follows the list: the Rust fields C does not
+/// carry then read as their defaults); `validate` runs the Rust options' own
+/// `validate()` after reading, `check f` runs `f(&options)`.
+/// `=> Outer.path: Inner { ... }` reads a flat C struct into `Outer`'s one
+/// field `path` (`validate` is `Outer`'s). Without the `fn` line the
+/// default function is written elsewhere (where the header lists it). The short form
 /// `cparams!(mvnmf_x_params => XParams { a, b as rust_b } validate);` gives the
 /// conversions of a struct written out by hand.
 macro_rules! cparams {
     (
         $(#[$sdoc:meta])*
-        pub struct $c:ident => $r:ident {
+        pub struct $c:ident => $r:ident $(. $path:ident: $inner:ident)? {
             $(
                 $(#[$fdoc:meta])*
                 pub $cf:ident: $t:ty $(as $rf:ident)?
             ),* $(,)?
-        } $($v:ident)*;
+        } $(..$dfl:ident)? $($v:ident)*;
         $(
             $(#[$ddoc:meta])*
             fn $def:ident;
@@ -167,7 +170,8 @@ macro_rules! cparams {
                 pub $cf: $t,
             )*
         }
-        cparams!(@munch $c, $r, [$($v)*], [], $($cf $(as $rf)?,)*);
+        cparams!(@munch $c, [$r $(. $path: $inner)?], [$($v)*] [$($dfl)?], [],
+            $($cf $(as $rf)?,)*);
         $(
             $(#[$ddoc])*
             #[no_mangle]
@@ -177,16 +181,16 @@ macro_rules! cparams {
         )?
     };
     ($c:ident => $r:ident { $($f:tt)* } $($v:ident)*) => {
-        cparams!(@munch $c, $r, [$($v)*], [], $($f)*,);
+        cparams!(@munch $c, [$r], [$($v)*] [], [], $($f)*,);
     };
-    (@munch $c:ident, $r:ident, $v:tt, [$($d:tt)*], $cf:ident as $rf:ident, $($rest:tt)*) => {
-        cparams!(@munch $c, $r, $v, [$($d)* ($cf $rf)], $($rest)*);
+    (@munch $c:ident, $r:tt, $v:tt $o:tt, [$($d:tt)*], $cf:ident as $rf:ident, $($rest:tt)*) => {
+        cparams!(@munch $c, $r, $v $o, [$($d)* ($cf $rf)], $($rest)*);
     };
-    (@munch $c:ident, $r:ident, $v:tt, [$($d:tt)*], $cf:ident, $($rest:tt)*) => {
-        cparams!(@munch $c, $r, $v, [$($d)* ($cf $cf)], $($rest)*);
+    (@munch $c:ident, $r:tt, $v:tt $o:tt, [$($d:tt)*], $cf:ident, $($rest:tt)*) => {
+        cparams!(@munch $c, $r, $v $o, [$($d)* ($cf $cf)], $($rest)*);
     };
-    (@munch $c:ident, $r:ident, $v:tt, $d:tt, $(,)*) => {
-        cparams!(@emit $c, $r, $v, $d);
+    (@munch $c:ident, $r:tt, $v:tt $o:tt, $d:tt, $(,)*) => {
+        cparams!(@emit $c, $r, $v $o, $d);
     };
     (@check [validate], $out:ident) => {
         $out.validate()?;
@@ -195,17 +199,29 @@ macro_rules! cparams {
         $f(&$out)?;
     };
     (@check [], $out:ident) => {};
-    (@emit $c:ident, $r:ident, $v:tt, [$(($cf:ident $rf:ident))*]) => {
+    // The Rust value built from the C fields: the options themselves, or (with
+    // `=> Outer.path: Inner`) the `Outer` whose one field `path` is `Inner`.
+    (@build [$r:ident] [$($dfl:ident)?] $($f:tt)*) => {
+        $r { $($f)* $(..$r::$dfl())? }
+    };
+    (@build [$r:ident . $path:ident: $inner:ident] [$($dfl:ident)?] $($f:tt)*) => {
+        $r { $path: $inner { $($f)* $(..$inner::$dfl())? } }
+    };
+    (@part $x:ident [$r:ident]) => { $x };
+    (@part $x:ident [$r:ident . $path:ident: $inner:ident]) => { &$x.$path };
+    (@emit $c:ident, [$r:ident $($nest:tt)*], $v:tt $o:tt, [$(($cf:ident $rf:ident))*]) => {
         impl $crate::ffi::util::CField<$r> for $c {
             fn to_rust(&self) -> Result<$r, Error> {
                 use $crate::ffi::util::CField;
-                let out = $r { $($rf: CField::to_rust(&self.$cf)?,)* };
+                let out = cparams!(@build [$r $($nest)*] $o
+                    $($rf: CField::to_rust(&self.$cf)?,)*);
                 cparams!(@check $v, out);
                 Ok(out)
             }
             fn from_rust(r: &$r) -> Self {
                 use $crate::ffi::util::CField;
-                $c { $($cf: CField::from_rust(&r.$rf),)* }
+                let part = cparams!(@part r [$r $($nest)*]);
+                $c { $($cf: CField::from_rust(&part.$rf),)* }
             }
         }
         impl $crate::ffi::util::CParams for $c {
@@ -639,6 +655,13 @@ pub(crate) fn with_monitor<R>(
             };
             f(Some(&mut m))
         }
+    }
+}
+
+/// Writes `v` to an optional output: `*p = v`, nothing when `p` is NULL.
+pub(crate) unsafe fn put_opt<T>(p: *mut T, v: T) {
+    if !p.is_null() {
+        c_unsafe!(*p = v);
     }
 }
 
