@@ -257,7 +257,9 @@ impl<'a, T: Real> View<'a, T> {
         part: &(dyn Fn(usize, usize) -> R + Sync),
     ) -> Result<usize, Error> {
         let (units, chunk) = self.pass_split();
-        let tasks = units.div_ceil(chunk.max(1)).clamp(1, MAX_TASKS);
+        // At most `MAX_TASKS` by `tasks_for`; more would be a defect (`Internal`), never
+        // units left out.
+        let tasks = units.div_ceil(chunk.max(1)).max(1);
         let slots = out.get_mut(..tasks).ok_or(Error::Internal)?;
         let items = Counted::new(pieces_mut(slots, 1).enumerate(), tasks);
         par.run_items(items, &|(t, slot)| {

@@ -172,15 +172,20 @@ pub(crate) struct Scale {
     s: f64,
 }
 
-/// `(½ Σ‖X‖²_F, largest entry)` of validated (finite, nonnegative) views.
-fn measure<T: Real, VS: ViewSet<T> + ?Sized>(views: &VS) -> (f64, f64) {
+/// `(½ Σ‖X‖²_F, largest entry)` of validated (finite, nonnegative) views: the sum
+/// serial (a fixed order, the same bits as [`Scale::half_sq`] at scale 1), the largest
+/// values in tasks on `par` (the same number on every pool).
+fn measure<T: Real, VS: ViewSet<T> + ?Sized>(
+    views: &VS,
+    par: Parallel,
+) -> Result<(f64, f64), Error> {
     let (mut half, mut max) = (0.0f64, 0.0f64);
     for i in 0..views.count() {
         let x = views.view(i);
         half += 0.5 * x.sq_frobenius();
-        max = max.max(x.max_value());
+        max = max.max(x.max_value_par(par)?);
     }
-    (half, max)
+    Ok((half, max))
 }
 
 /// The binary exponent `k` with `max·2^k` in `[1, 2)` when `max` is outside
@@ -203,7 +208,7 @@ impl Scale {
     /// before [`Scale::limited`]; [`Error::InputTooLarge`] when
     /// `½ Σ‖X‖²_F > 2^999`.
     pub(crate) fn of<T: Real, VS: ViewSet<T> + ?Sized>(views: &VS) -> Result<Scale, Error> {
-        let (half, max) = measure(views);
+        let (half, max) = measure(views, Parallel::Serial)?;
         Self::of_measures::<T>(half, max)
     }
 
@@ -214,12 +219,7 @@ impl Scale {
         views: &VS,
         par: Parallel,
     ) -> Result<(Scale, f64), Error> {
-        let (mut half, mut max) = (0.0f64, 0.0f64);
-        for i in 0..views.count() {
-            let x = views.view(i);
-            half += 0.5 * x.sq_frobenius();
-            max = max.max(x.max_value_par(par)?);
-        }
+        let (half, max) = measure(views, par)?;
         Ok((Self::of_measures::<T>(half, max)?, half))
     }
 
@@ -246,7 +246,7 @@ impl Scale {
         views: &VS,
         u: &F,
     ) -> Result<Scale, Error> {
-        let (hx, mx) = measure(views);
+        let (hx, mx) = measure(views, Parallel::Serial)?;
         let (mut hu, mut mu) = (0.0f64, 0.0f64);
         for i in 0..u.count() {
             for &b in u.get(i) {
