@@ -106,38 +106,56 @@ impl AvxTile {
         s
     }
 
-    /// [`AvxTile::partial_dots2_f32`] for four products `x·y_t` at once, on the AVX-512 level
-    /// only (one 16-lane register per product holds exactly the sixteen partial sums, so four
-    /// independent chains; `None` below AVX-512). Lane for lane the bits of
-    /// [`AvxTile::partial_dots_f32`] of each pair.
+    /// The four finished products `x·y_t` (each the bits of [`super::dots_f32`] of that pair:
+    /// the sixteen partial sums of [`AvxTile::partial_dots_f32`], the reduction tree of
+    /// [`finish16`] and its tail, in that order), on the AVX-512 level only (one 16-lane
+    /// register per product holds exactly the sixteen partial sums, so four independent
+    /// chains; the tree is taken in registers for the four at once, lane for lane the same
+    /// additions). `None` below AVX-512 or when a `y_t` is not as long as `x`.
     #[inline(always)]
-    pub(crate) fn partial_dots4_f32(self, x: &[f32], y: [&[f32]; 4]) -> Option<[[f32; 16]; 4]> {
-        if !self.0 {
+    pub(crate) fn dots4_f32(self, x: &[f32], y: [&[f32]; 4]) -> Option<[f32; 4]> {
+        if !self.0 || y.iter().any(|y| y.len() != x.len()) {
             return None;
         }
-        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
-        let mut s = [[0.0f32; 16]; 4];
         #[cfg(target_arch = "x86_64")]
         {
-            let n = y.iter().fold(x.len(), |n, y| n.min(y.len()));
-            let n16 = n / 16 * 16;
-            let (Some(x), Some(y0), Some(y1), Some(y2), Some(y3)) = (
-                x.get(..n16),
-                y[0].get(..n16),
-                y[1].get(..n16),
-                y[2].get(..n16),
-                y[3].get(..n16),
-            ) else {
-                return Some(s);
-            };
-            let ys = [y0.as_ptr(), y1.as_ptr(), y2.as_ptr(), y3.as_ptr()];
-            // SAFETY: the token's flag proves AVX-512F; the five slices hold `n16` values, the
-            // loads read `[i..i + 16]` of each for `i + 16 <= n16` only.
-            unsafe { dots16x4_avx512(x.as_ptr(), ys, n16, &mut s) };
+            let ys = [y[0].as_ptr(), y[1].as_ptr(), y[2].as_ptr(), y[3].as_ptr()];
+            // SAFETY: the token's flag proves AVX-512F; the five slices hold `x.len()` values
+            // each, the loads read `[i..i + 16]` for `i + 16 <= len` and the masked loads of
+            // the tail only its lanes below `len`.
+            Some(unsafe { dots4_avx512(x.as_ptr(), ys, x.len()) })
         }
         #[cfg(not(target_arch = "x86_64"))]
-        let _ = (x, y);
-        Some(s)
+        {
+            let _ = (x, y);
+            None
+        }
+    }
+
+    /// The eight `f64` partial sums `s[l] = Σ_{i ≡ l (mod 8), i < 8·⌊n/8⌋} x_i y_t,i` of four
+    /// products at once (`linalg::panel_dots`' partial sums, each a multiply then an add in
+    /// order over `i`: lane for lane its bits), on the AVX-512 level only (one 8-lane
+    /// register per product, four independent chains). `None` below AVX-512 or when a `y_t`
+    /// is not as long as `x`.
+    #[inline(always)]
+    pub(crate) fn partial_dots4_f64(self, x: &[f64], y: [&[f64]; 4]) -> Option<[[f64; 8]; 4]> {
+        if !self.0 || y.iter().any(|y| y.len() != x.len()) {
+            return None;
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            let mut s = [[0.0f64; 8]; 4];
+            let ys = [y[0].as_ptr(), y[1].as_ptr(), y[2].as_ptr(), y[3].as_ptr()];
+            // SAFETY: the token's flag proves AVX-512F; the five slices hold `x.len()` values
+            // each, the loads read `[i..i + 8]` for `i + 8 <= len` only.
+            unsafe { dots8x4_f64_avx512(x.as_ptr(), ys, x.len() / 8 * 8, &mut s) };
+            Some(s)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (x, y);
+            None
+        }
     }
 
     /// Whether this is the AVX-512 tile (`24 × 8`; else `12 × 4`).
@@ -538,12 +556,14 @@ unsafe fn k256<const MV: usize, const NB: usize, const UNIT: bool>(x: Args) {
 }
 
 /// [`super::dots_f32`] with the candidates taken four at a time on AVX-512
-/// ([`AvxTile::partial_dots4_f32`]), then two at a time ([`AvxTile::partial_dots2_f32`]):
-/// `x` loaded once for all of them, and more independent accumulator chains (the one-row
-/// loop waits on the latency of its two chains). `out[t] = Σ_f x[f] y_t[f]`, the same bits as
-/// `super::dots_f32` for every `t` (each product's sixteen partial sums, their reduction tree
-/// and its tail are those of the one-row loop). Without the AVX2 token, or for an odd last
-/// candidate, the one-row loop itself.
+/// ([`AvxTile::dots4_f32`]: the reduction trees and tails in registers too; a last group of
+/// one to three candidates padded with its last one), two at a time on AVX2
+/// ([`AvxTile::partial_dots2_f32`]): `x` loaded once for all of them, and more independent
+/// accumulator chains (the one-row loop waits on the latency of its two chains).
+/// `out[t] = Σ_f x[f] y_t[f]`, the same bits as `super::dots_f32` for every `t` (each
+/// product's sixteen partial sums, their reduction tree and its tail are those of the
+/// one-row loop). Without the AVX2 token, or for an odd last candidate on AVX2, the one-row
+/// loop itself.
 pub(crate) fn dots2_f32(
     z: &[f32],
     ld: usize,
@@ -561,25 +581,25 @@ pub(crate) fn dots2_f32(
         qs.get(..n).unwrap_or_default(),
     );
     let row = |q: usize| super::row_f32(z, ld, (o, m), q);
-    // Four at a time on the AVX-512 level, then two at a time.
-    let n4 = if tile.is_512() { n / 4 * 4 } else { 0 };
+    // Four at a time on the AVX-512 level (a last group of one to three candidates padded
+    // with its last one, the extra values dropped: one pass of four chains costs about what
+    // one product's single chain does), then two at a time.
+    let n4 = if tile.is_512() { n } else { 0 };
     let (Some((out4, out)), Some((qs4, qs))) =
         (out.split_at_mut_checked(n4), qs.split_at_checked(n4))
     else {
         return;
     };
-    for (d, q) in out4.chunks_exact_mut(4).zip(qs4.chunks_exact(4)) {
-        let (Some(&q0), Some(&q1), Some(&q2), Some(&q3)) =
-            (q.first(), q.get(1), q.get(2), q.get(3))
-        else {
+    for (d, q) in out4.chunks_mut(4).zip(qs4.chunks(4)) {
+        let Some(&last) = q.last() else {
             continue;
         };
-        let y = [row(q0), row(q1), row(q2), row(q3)];
-        let ok = x.len() == m && y.iter().all(|y| y.len() == m);
-        match tile.partial_dots4_f32(x, y) {
-            Some(s) if ok => {
-                for ((d, s), y) in d.iter_mut().zip(&s).zip(y) {
-                    *d = finish16(s, x, y);
+        let at = |t: usize| q.get(t).copied().unwrap_or(last);
+        let y = [row(at(0)), row(at(1)), row(at(2)), row(at(3))];
+        match tile.dots4_f32(x, y) {
+            Some(v) if x.len() == m => {
+                for (d, &v) in d.iter_mut().zip(&v) {
+                    *d = v;
                 }
             }
             _ => super::dots_f32(z, ld, (o, m), x, q, d),
@@ -729,21 +749,28 @@ unsafe fn dots16x2_avx2(
     }
 }
 
-/// See [`AvxTile::partial_dots4_f32`]: `x` and the four `y` readable for `n16` values, `n16`
-/// a multiple of 16. Lane `l` of product `t`'s register is the sum over `i` (in order) of
-/// `x[i + l]·y_t[i + l]`, a multiply then an add: the partial sum `l` of [`dots16_avx2`].
+/// See [`AvxTile::dots4_f32`]: `x` and the four `y` readable for `n` values. Lane `l` of
+/// product `t`'s register is the sum over `i` (in order) of `x[i + l]·y_t[i + l]`, a multiply
+/// then an add: the partial sum `l` of [`dots16_avx2`]. Then [`finish16`]'s tree in
+/// registers (`h = s[..8] + s[8..]`, `q = h[..4] + h[4..]`, `(q₀ + q₂) + (q₁ + q₃)`), the four
+/// products side by side after a transpose, and the tail's products added one after another.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn dots16x4_avx512(x: *const f32, y: [*const f32; 4], n16: usize, s: &mut [[f32; 16]; 4]) {
+unsafe fn dots4_avx512(x: *const f32, y: [*const f32; 4], n: usize) -> [f32; 4] {
     use core::arch::x86_64::{
-        _mm512_add_ps, _mm512_loadu_ps, _mm512_mul_ps, _mm512_setzero_ps, _mm512_storeu_ps,
+        __m128, __m512, _mm256_add_ps, _mm256_castpd_ps, _mm256_castps256_ps128,
+        _mm256_extractf128_ps, _mm512_add_ps, _mm512_castps512_ps256, _mm512_castps_pd,
+        _mm512_extractf64x4_pd, _mm512_loadu_ps, _mm512_maskz_loadu_ps, _mm512_mul_ps,
+        _mm512_setzero_ps, _mm512_storeu_ps, _mm_add_ps, _mm_movehl_ps, _mm_movelh_ps, _mm_setr_ps,
+        _mm_storeu_ps, _mm_unpackhi_ps, _mm_unpacklo_ps,
     };
     let [y0, y1, y2, y3] = y;
+    let n16 = n / 16 * 16;
     let (mut a0, mut a1) = (_mm512_setzero_ps(), _mm512_setzero_ps());
     let (mut a2, mut a3) = (_mm512_setzero_ps(), _mm512_setzero_ps());
     let mut i = 0;
     while i + 16 <= n16 {
-        // SAFETY: `i + 16 <= n16` values of each operand are readable.
+        // SAFETY: `i + 16 <= n16 <= n` values of each operand are readable.
         let (xv, p0, p1, p2, p3) = unsafe {
             (
                 _mm512_loadu_ps(x.add(i)),
@@ -759,13 +786,82 @@ unsafe fn dots16x4_avx512(x: *const f32, y: [*const f32; 4], n16: usize, s: &mut
         a3 = _mm512_add_ps(a3, _mm512_mul_ps(xv, p3));
         i += 16;
     }
+    // `q[j] = (s[j] + s[j + 8]) + (s[j + 4] + s[j + 12])` for `j < 4`, as `finish16`.
+    let quarter = |a: __m512| -> __m128 {
+        let lo = _mm512_castps512_ps256(a);
+        let hi = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(a)));
+        let h = _mm256_add_ps(lo, hi);
+        _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps::<1>(h))
+    };
+    let (q0, q1, q2, q3) = (quarter(a0), quarter(a1), quarter(a2), quarter(a3));
+    // Transpose: `c_j` holds `q[j]` of the four products.
+    let (t0, t1) = (_mm_unpacklo_ps(q0, q1), _mm_unpacklo_ps(q2, q3));
+    let (t2, t3) = (_mm_unpackhi_ps(q0, q1), _mm_unpackhi_ps(q2, q3));
+    let (c0, c1) = (_mm_movelh_ps(t0, t1), _mm_movehl_ps(t1, t0));
+    let (c2, c3) = (_mm_movelh_ps(t2, t3), _mm_movehl_ps(t3, t2));
+    let mut r = _mm_add_ps(_mm_add_ps(c0, c2), _mm_add_ps(c1, c3));
+    let tail = n - n16;
+    if tail > 0 {
+        // (`tail < 16`.)
+        let mask = (1u32 << (tail & 15)).wrapping_sub(1) as u16;
+        let mut p = [[0.0f32; 16]; 4];
+        // SAFETY: the masked loads read only the lanes below `tail`, i.e. `[n16..n)` of
+        // each operand; `p[t]` holds 16 values.
+        unsafe {
+            let xt = _mm512_maskz_loadu_ps(mask, x.add(n16));
+            for (pt, yt) in p.iter_mut().zip([y0, y1, y2, y3]) {
+                let v = _mm512_mul_ps(xt, _mm512_maskz_loadu_ps(mask, yt.add(n16)));
+                _mm512_storeu_ps(pt.as_mut_ptr(), v);
+            }
+        }
+        let [p0, p1, p2, p3] = &p;
+        for (((&a, &b), &c), &d) in p0.iter().zip(p1).zip(p2).zip(p3).take(tail) {
+            r = _mm_add_ps(r, _mm_setr_ps(a, b, c, d));
+        }
+    }
+    let mut out = [0.0f32; 4];
+    // SAFETY: `out` holds 4 values.
+    unsafe { _mm_storeu_ps(out.as_mut_ptr(), r) };
+    out
+}
+
+/// See [`AvxTile::partial_dots4_f64`]: `x` and the four `y` readable for `n8` values, `n8` a
+/// multiple of 8. Lane `l` of product `t`'s register is the sum over `i` (in order) of
+/// `x[i + l]·y_t[i + l]`, a multiply then an add.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn dots8x4_f64_avx512(x: *const f64, y: [*const f64; 4], n8: usize, s: &mut [[f64; 8]; 4]) {
+    use core::arch::x86_64::{
+        _mm512_add_pd, _mm512_loadu_pd, _mm512_mul_pd, _mm512_setzero_pd, _mm512_storeu_pd,
+    };
+    let [y0, y1, y2, y3] = y;
+    let (mut a0, mut a1) = (_mm512_setzero_pd(), _mm512_setzero_pd());
+    let (mut a2, mut a3) = (_mm512_setzero_pd(), _mm512_setzero_pd());
+    let mut i = 0;
+    while i + 8 <= n8 {
+        // SAFETY: `i + 8 <= n8` values of each operand are readable.
+        let (xv, p0, p1, p2, p3) = unsafe {
+            (
+                _mm512_loadu_pd(x.add(i)),
+                _mm512_loadu_pd(y0.add(i)),
+                _mm512_loadu_pd(y1.add(i)),
+                _mm512_loadu_pd(y2.add(i)),
+                _mm512_loadu_pd(y3.add(i)),
+            )
+        };
+        a0 = _mm512_add_pd(a0, _mm512_mul_pd(xv, p0));
+        a1 = _mm512_add_pd(a1, _mm512_mul_pd(xv, p1));
+        a2 = _mm512_add_pd(a2, _mm512_mul_pd(xv, p2));
+        a3 = _mm512_add_pd(a3, _mm512_mul_pd(xv, p3));
+        i += 8;
+    }
     let [s0, s1, s2, s3] = s;
-    // SAFETY: each of `s0..s3` holds 16 values.
+    // SAFETY: each of `s0..s3` holds 8 values.
     unsafe {
-        _mm512_storeu_ps(s0.as_mut_ptr(), a0);
-        _mm512_storeu_ps(s1.as_mut_ptr(), a1);
-        _mm512_storeu_ps(s2.as_mut_ptr(), a2);
-        _mm512_storeu_ps(s3.as_mut_ptr(), a3);
+        _mm512_storeu_pd(s0.as_mut_ptr(), a0);
+        _mm512_storeu_pd(s1.as_mut_ptr(), a1);
+        _mm512_storeu_pd(s2.as_mut_ptr(), a2);
+        _mm512_storeu_pd(s3.as_mut_ptr(), a3);
     }
 }
 

@@ -395,7 +395,10 @@ pub(crate) fn dot<T: Real>(a: &[T], b: &[T]) -> f64 {
 /// `out[a + b·nr] = Σ_f x_a[f] y_b[f]` (f64 sums, eight partial sums in a fixed order) for
 /// the `nr` columns `x_a = xs[a·ld + o ..][..m]` and the `nc` columns `y_b` of `ys` alike:
 /// small panel products value by value, under the widest instruction set the CPU has
-/// (`simd::dispatch`; no fused multiply-add, so the same bits at every level).
+/// (`simd::dispatch`; no fused multiply-add, so the same bits at every level). On AVX-512,
+/// `f64` panels go four columns at a time (`microk::AvxTile::partial_dots4_f64`: four
+/// independent chains where one value's single chain waits on the adds' latency), each value
+/// the same bits.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn panel_dots<T: Real>(
     xs: &[T],
@@ -433,32 +436,96 @@ impl<T: Real> simd::Kernel for PanelDots<'_, T> {
     #[inline(always)]
     fn run(self) {
         let ld = self.ld.max(1);
-        let (o, m) = (self.o, self.m);
-        let rcols = self.xs.chunks_exact(ld).take(self.nr);
+        let (o, m, nr) = (self.o, self.m, self.nr);
+        // `f64` panels on the AVX-512 level: four columns at a time (`x_a` loaded once, four
+        // independent chains instead of one), each value the bits of `panel_dot`.
+        if let (Some(tile), Some(xs), Some(ys)) = (
+            microk::AvxTile::new().filter(|t| t.is_512()),
+            T::as_f64s(self.xs),
+            T::as_f64s(self.ys),
+        ) {
+            let col = |b: usize| -> &[f64] {
+                b.checked_mul(ld)
+                    .and_then(|r| r.checked_add(o))
+                    .and_then(|r| ys.get(r..r.checked_add(m)?))
+                    .unwrap_or_default()
+            };
+            let per_group = self
+                .out
+                .chunks_mut((4 * nr).max(1))
+                .take(self.nc.div_ceil(4));
+            for (g, og) in per_group.enumerate() {
+                let b0 = 4 * g;
+                let nb = (self.nc - b0).min(4);
+                let at = |t: usize| col(b0 + t.min(nb - 1));
+                let y = [at(0), at(1), at(2), at(3)];
+                for (a, ac) in xs.chunks_exact(ld).take(nr).enumerate() {
+                    let x = ac.get(o..o + m).unwrap_or_default();
+                    let vals = match tile.partial_dots4_f64(x, y) {
+                        Some(s) => {
+                            let mut v = [0.0f64; 4];
+                            for ((v, s), yt) in v.iter_mut().zip(&s).zip(y) {
+                                *v = finish8(s, x, yt);
+                            }
+                            v
+                        }
+                        None => y.map(|yt| panel_dot(x, yt)),
+                    };
+                    for (t, &r) in vals.iter().enumerate().take(nb) {
+                        if let Some(d) = og.get_mut(a + t * nr) {
+                            *d = T::from_f64(r);
+                        }
+                    }
+                }
+            }
+            return;
+        }
+        let rcols = self.xs.chunks_exact(ld).take(nr);
         let per_col = self
             .out
-            .chunks_exact_mut(self.nr.max(1))
+            .chunks_exact_mut(nr.max(1))
             .zip(self.ys.chunks_exact(ld));
         for (oc, bc) in per_col.take(self.nc) {
             let y = bc.get(o..o + m).unwrap_or_default();
             for (dst, ac) in oc.iter_mut().zip(rcols.clone()) {
                 let x = ac.get(o..o + m).unwrap_or_default();
-                let mut s = [0.0f64; 8];
-                let mut cx = x.chunks_exact(8);
-                let mut cy = y.chunks_exact(8);
-                for (a, b) in (&mut cx).zip(&mut cy) {
-                    for i in 0..8 {
-                        s[i] += a[i].to_f64() * b[i].to_f64();
-                    }
-                }
-                let mut r = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-                for (a, b) in cx.remainder().iter().zip(cy.remainder()) {
-                    r += a.to_f64() * b.to_f64();
-                }
-                *dst = T::from_f64(r);
+                *dst = T::from_f64(panel_dot(x, y));
             }
         }
     }
+}
+
+/// One value of [`panel_dots`]: eight partial sums `s[l] = Σ_{f ≡ l (mod 8)} x_f y_f` over
+/// the whole chunks of eight, then [`finish8`] (`n`: the shorter length).
+#[inline(always)]
+fn panel_dot<T: Real>(x: &[T], y: &[T]) -> f64 {
+    let mut s = [0.0f64; 8];
+    let mut cx = x.chunks_exact(8);
+    let mut cy = y.chunks_exact(8);
+    for (a, b) in (&mut cx).zip(&mut cy) {
+        for i in 0..8 {
+            s[i] += a[i].to_f64() * b[i].to_f64();
+        }
+    }
+    finish8(&s, x, y)
+}
+
+/// The end of a [`panel_dots`] value after its eight partial sums: the fixed tree
+/// `((s₀ + s₁) + (s₂ + s₃)) + ((s₄ + s₅) + (s₆ + s₇))`, then the products past the last
+/// multiple of 8 (of the shorter of `x`, `y`) added in order.
+#[inline(always)]
+fn finish8<T: Real>(s: &[f64; 8], x: &[T], y: &[T]) -> f64 {
+    let n = x.len().min(y.len());
+    let n8 = n / 8 * 8;
+    let mut r = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    let (tx, ty) = (
+        x.get(n8..n).unwrap_or_default(),
+        y.get(n8..n).unwrap_or_default(),
+    );
+    for (a, b) in tx.iter().zip(ty) {
+        r += a.to_f64() * b.to_f64();
+    }
+    r
 }
 
 /// `out[t] = Σ_f x[f] y_t[f]` in `f32` for `m` values `x` and the item rows
@@ -784,5 +851,49 @@ pub(crate) mod tests {
         )
         .unwrap();
         assert_eq!(c, [3.0, 6.0]);
+    }
+
+    /// `panel_dots` gives, for every shape (a column count that is not a multiple of four,
+    /// rows of lengths with and without a tail past 8, panels with an offset), the bits of
+    /// the documented order: eight partial sums, the tree, the tail in order (the
+    /// four-column AVX-512 path and the one-value loop alike).
+    #[test]
+    fn panel_dots_bits_of_the_documented_order() {
+        let mut rng = Rng::new(11);
+        for &(ld, o, m) in &[
+            (649, 0, 649),
+            (20, 3, 16),
+            (20, 0, 7),
+            (13, 2, 11),
+            (5, 0, 0),
+        ] {
+            let (nr, nc_max) = (3, 9);
+            let xs: std::vec::Vec<f64> = (0..nr * ld).map(|_| rng.uniform() - 0.4).collect();
+            let ys: std::vec::Vec<f64> = (0..nc_max * ld).map(|_| rng.uniform() - 0.4).collect();
+            for nc in 0..=nc_max {
+                let mut out = std::vec![7.0f64; nr * nc];
+                panel_dots(&xs, &ys, (o, m, ld), nr, nc, &mut out);
+                for b in 0..nc {
+                    for a in 0..nr {
+                        let x = &xs[a * ld + o..a * ld + o + m];
+                        let y = &ys[b * ld + o..b * ld + o + m];
+                        let mut s = [0.0f64; 8];
+                        for f in 0..m / 8 * 8 {
+                            s[f % 8] += x[f] * y[f];
+                        }
+                        let mut r =
+                            ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+                        for f in m / 8 * 8..m {
+                            r += x[f] * y[f];
+                        }
+                        assert_eq!(
+                            out[a + b * nr].to_bits(),
+                            r.to_bits(),
+                            "m {m} nc {nc} ({a}, {b})"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

@@ -132,6 +132,15 @@
 //! 0.0660 → 0.0590 s CPU against pynndescent's 0.0586; clustered 20 000: see
 //! `docs/benchmarks.md`.
 //!
+//! **Shorter prefetches, scores finished in registers** (branch `mfeat10`; the same lists
+//! and values bit for bit): a candidate's row is asked for by its first eight cache lines
+//! only ([`PREFETCH_FLOATS`]; the whole 41 lines of mfeat's rows, 64 or 40 rows at once,
+//! kept the line buffers full: 13 % of the CPU time in the prefetch loops); on AVX-512 the
+//! four-candidate kernel also takes the reduction trees and the tails in registers and the
+//! last one to three candidates of a list as a padded group of four
+//! (`linalg::microk::dots2_f32`); the final exact values' `f64` products four columns at a
+//! time (`linalg::panel_dots`, AVX-512). mfeat, one thread: see `docs/benchmarks.md`.
+//!
 //! **Progress.** [`approx_knn_progress`] reports a fraction after each tree and each
 //! iteration (a tree one unit, an iteration two) and may stop the build.
 
@@ -163,6 +172,14 @@ const BUFFER_PAIRS: usize = 1 << 16;
 const TREE_BLOCK: usize = 64;
 /// Longest segment of a tree that one task finishes depth first.
 const SMALL_SEGMENT: usize = 4096;
+/// Values of an `f32` feature row asked for ahead of its scores (eight cache lines). Whole
+/// rows asked for at once (a tree block's 64 rows, a join's 20–40) filled the CPU's line
+/// buffers on long rows: on mfeat (649 features, 41 lines a row) the prefetch loops took 13 %
+/// of the build's CPU time waiting for them (branch `mfeat10`, `perf record`); the first
+/// lines start each row's transfer and the streamer follows the scores' sequential reads.
+/// Rows of at most 128 features are asked for whole as before (the clustered benchmark's
+/// 150: eight of their ten lines).
+const PREFETCH_FLOATS: usize = 128;
 
 /// Options of [`approx_knn`]. Zeros choose the defaults.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -717,11 +734,14 @@ impl<'f> Fast<'f> {
         })
     }
 
-    /// Asks for the rows of `items` (the candidates of the next scores; values unchanged).
+    /// Asks for the rows of `items` (the candidates of the next scores; values unchanged):
+    /// their first [`PREFETCH_FLOATS`] values, the hardware's streamer taking the rest of a
+    /// longer row as the scores read it.
     #[inline]
     fn prefetch(&self, items: &[usize]) {
         for &q in items {
-            prefetch(self.row(q));
+            let r = self.row(q);
+            prefetch(r.get(..PREFETCH_FLOATS).unwrap_or(r));
         }
     }
 
