@@ -40,6 +40,11 @@ by default, their exact lists by brute force over all items in mvnmf's first run
 hnswlib ladder higher (`--hnsw-from 2 --hnsw-to 4`: M 16 efC 200, then M 24 efC 300; each level
 costs minutes per thread count) and give a copy of the binary (`--bin`) when the code is being
 rebuilt during the run (log: bench/ann_1e6_s20.log).
+The hard case (session 21): `--n 100000 --cases hard --threads 1 2 --peers pynndescent hnswlib`
+(bench/ann_100k_hard_s21.log), the extended ladders from mvnmf's fourth level and
+pynndescent's third (`--mv-from 3 --pynn-from 2`, bench/ann_100k_hard_s21_ladder.log), at 10^6
+one level each (`--n 1000000 --cases hard --threads 1 --peers pynndescent --mv-from 5 --mv-to 6
+--pynn-from 5 --pynn-to 6`, bench/ann_1e6_hard_s21.log).
 The logs of the first run are bench/ann_20k_v1.log and bench/ann_100k_v1.log (the 100 000
 run was stopped after the clustered case); the table is in src/similarity/nndescent.rs.
 """
@@ -146,11 +151,23 @@ def run_pynn(z, k, threads, nn, extra, repeat=1):
 
 HNSW_LADDER = [(8, 50, 20), (16, 100, 50), (16, 200, 100), (24, 300, 150), (32, 400, 200),
                (48, 600, 400)]
+# (n_neighbors, other options); `max_candidates 45` (session 21) sits between n_neighbors 30's
+# default (min(60, 30) = 30) and 60, where the hard case at 10^5 crosses 0.95.
 PYNN_LADDER = [(None, {}), (None, {"max_candidates": 60}), (30, {}),
-               (30, {"max_candidates": 60}), (60, {"max_candidates": 60}),
+               (30, {"max_candidates": 45}), (30, {"max_candidates": 60}),
+               (40, {"max_candidates": 80}), (60, {"max_candidates": 60}),
                (60, {"max_candidates": 60, "n_iters": 40, "delta": 0.0001})]
+# From the fourth level on, the start is pynndescent's for n_neighbors 30 (its forest: about 10
+# trees at 10^5, leaves of max(60, min(256, 5 n_neighbors)) items): in full-dimensional noise
+# (the hard case) the trees' leaves are the only source of true neighbours that NN-descent does
+# not find by itself; measured at 10^5 (session 21, one thread): `--build-k 30 --cand 60`
+# 0.9571 in 14.2 s CPU, with `--leaf 150 --trees 10` 0.9624 in 13.1 s, and `--cand 45` then
+# 0.9517 in 12.2 s (log bench/ann_100k_hard_s21_sweep.log).
 MV_LADDER = [[], ["--cand", "40"], ["--build-k", "20", "--cand", "40"],
-             ["--build-k", "30", "--cand", "60"], ["--build-k", "40", "--cand", "80", "--trees", "32"]]
+             ["--build-k", "30", "--cand", "45", "--leaf", "150", "--trees", "10"],
+             ["--build-k", "30", "--cand", "60", "--leaf", "150", "--trees", "10"],
+             ["--build-k", "40", "--cand", "80", "--leaf", "200", "--trees", "12"],
+             ["--build-k", "60", "--cand", "120", "--leaf", "256", "--trees", "16"]]
 
 
 def main():
@@ -177,6 +194,15 @@ def main():
                          "minutes each and stay below mvnmf's recall: 2 starts at M 16, efC 200)")
     ap.add_argument("--hnsw-to", type=int, default=len(HNSW_LADDER),
                     help="the hnswlib ladder stops before this level")
+    ap.add_argument("--mv-from", type=int, default=0,
+                    help="first level of mvnmf's ladder (at 10^6 each level of the hard case "
+                         "costs minutes: start where the recall comes near 0.95)")
+    ap.add_argument("--pynn-from", type=int, default=0,
+                    help="first level of pynndescent's ladder")
+    ap.add_argument("--mv-to", type=int, default=len(MV_LADDER),
+                    help="mvnmf's ladder stops before this level")
+    ap.add_argument("--pynn-to", type=int, default=len(PYNN_LADDER),
+                    help="pynndescent's ladder stops before this level")
     a = ap.parse_args()
     k = a.k
     if "pynndescent" in a.peers:
@@ -204,7 +230,7 @@ def main():
                 for t in a.threads:
                     # mvnmf (the first run also writes the exact lists of the sample).
                     best = None
-                    for extra in MV_LADDER:
+                    for extra in MV_LADDER[a.mv_from:a.mv_to]:
                         secs, cpu, rec, vals = run_mvnmf(d, n, k, t, dims,
                                                          extra + ["--repeat", str(rep)], a.bin)
                         print(f"{case} N={n} t={t} mvnmf {' '.join(extra) or 'defaults'}: "
@@ -229,7 +255,7 @@ def main():
                                 break
                     if "pynndescent" in a.peers:
                         numba.set_num_threads(t)
-                        for (nn, extra) in PYNN_LADDER:
+                        for (nn, extra) in PYNN_LADDER[a.pynn_from:a.pynn_to]:
                             secs, cpu, graph = run_pynn(z, k, t, nn or k + 1, extra, rep)
                             rec = recall(graph, sample, truth, k)
                             print(f"{case} N={n} t={t} pynndescent n_neighbors={nn or k + 1} "
