@@ -117,6 +117,25 @@ pub struct mvnmf_qp_report {
     pub support: usize,
 }
 
+mirror!(
+    mvnmf_mkl_report
+        <= similarity::MklReport {
+            ridge,
+            mean_diag,
+            loss,
+            kkt_residual,
+            support
+        }
+);
+mirror!(
+    mvnmf_qp_report
+        <= similarity::QpReport {
+            objective,
+            kkt_residual,
+            support
+        }
+);
+
 cparams! {
     /// Options of the LDGE / TGE builders; defaults from `mvnmf_graph_params_default()`.
     pub struct mvnmf_graph_params => GraphParams {
@@ -324,20 +343,15 @@ export! {
             n_classes,
             block,
         )
-    }
-}
+    };
 
-export! {
     /// Fusion weights by kernel–target alignment (seed 000 eq. 11): writes `eta[n_views]` on the
     /// simplex minimising `Σ_{i,j labeled} t_ij (Σ_v η_v K_v(i,j) − [y_i = y_j])² + λ‖η‖²`
     /// (`t_ij = 1/n_c²` within class c, `1/(2 n_c n_c')` across; `λ = lambda · mean(diag G)`).
     /// `labels` (not NULL) needs at least 2 labeled items. Cost `O(N_l² Σ_v rows_v)`, one pass.
     /// `report` may be NULL.
     fn mvnmf_mkl_weights(
-        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
-        n_views: usize,
-        kernels: *const mvnmf_kernel = "`n_views` kernels",
-        labels: *const u32 = "`N` labels",
+        ..4,
         n_classes: usize,
         params: *const mvnmf_mkl_params,
         eta: *mut f64 = "`n_views` doubles",
@@ -352,13 +366,7 @@ export! {
         let e = slice_mut(eta, n_views)?;
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
         let r = similarity::mkl_weights(&vs, &ks, lab, n_classes, &p, e, w)?;
-        put_opt(report, mvnmf_mkl_report {
-            ridge: r.ridge,
-            mean_diag: r.mean_diag,
-            loss: r.loss,
-            kkt_residual: r.kkt_residual,
-            support: r.support,
-        });
+        put_opt(report, r.into());
         Ok(mvnmf_status::Ok)
     }
     /// .
@@ -366,18 +374,13 @@ export! {
         let p = read_mkl(params)?;
         let ks = ckernels(kernels, n_views)?;
         similarity::mkl_weights_workspace::<f64>(shapes(views, n_views)?, &ks, n_classes, &p)
-    }
-}
+    };
 
-export! {
     /// The alignment QP's data: `g[n_views²]` (`G_uv = Σ t_ij K_u(i,j) K_v(i,j)`, column-major),
     /// `b[n_views]` (`b_v = Σ t_ij K_v(i,j) [y_i = y_j]`) and `*constant` (`Σ t_ij [y_i = y_j]`), so
     /// that the loss is `ηᵀGη − 2bᵀη + constant`.
     fn mvnmf_alignment_system(
-        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
-        n_views: usize,
-        kernels: *const mvnmf_kernel = "`n_views` kernels",
-        labels: *const u32 = "`N` labels",
+        ..4,
         n_classes, block: usize,
         g: *mut f64 = "`n_views × n_views` doubles",
         b: *mut f64 = "`n_views` doubles",
@@ -403,10 +406,8 @@ export! {
             n_classes,
             block,
         )
-    }
-}
+    };
 
-export! {
     /// `min ηᵀAη − 2bᵀη` on the simplex, exactly (supports enumerated for `h <= 16`, active set
     /// beyond): `a[h²]` symmetric positive semidefinite (column-major), `b[h]`, `eta[h]` written.
     /// Entries must be finite and at most `DBL_MAX / 4` in magnitude (else
@@ -426,11 +427,7 @@ export! {
         let e = slice_mut(eta, h)?;
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
         let r = similarity::simplex_qp(aa, bb, e, w)?;
-        put_opt(report, mvnmf_qp_report {
-            objective: r.objective,
-            kkt_residual: r.kkt_residual,
-            support: r.support,
-        });
+        put_opt(report, r.into());
         Ok(mvnmf_status::Ok)
     }
     /// for `h` weights.
@@ -438,10 +435,8 @@ export! {
         h: usize,
     ) {
         similarity::simplex_qp_workspace(h)
-    }
-}
+    };
 
-export! {
     /// Exact `k` nearest neighbours under the fused kernel `K = Σ_v η_v K_v` (`d² = 2 − 2K`),
     /// block by block, never an `N × N` matrix. Writes `neighbors[N·k]` (item `i`'s list at
     /// `i·k`, best first, ties by the lower index; `MVNMF_NO_NEIGHBOR` for non-queries) and
@@ -517,22 +512,14 @@ export! {
             n_classes,
             &knn_params(&p),
         )
-    }
-}
+    };
 
-export! {
     /// Per class `c`, the `kp = params->k` most similar pairs `(i, j)` under the fused kernel with
     /// `i` labeled of class `c` and `j` labeled of another class (seed 003's `N_kp(c)`): writes
     /// `pairs[2·n_classes·kp]` (`pairs[2(c·kp + p)] = i`, `pairs[2(c·kp + p) + 1] = j`) and
     /// `sims[n_classes·kp]`, best first; classes without labeled items get `MVNMF_NO_NEIGHBOR`.
     fn mvnmf_class_pairs(
-        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
-        n_views: usize,
-        kernels: *const mvnmf_kernel = "`n_views` kernels",
-        eta: *const f64 = "`n_views` doubles",
-        labels: *const u32 = "`N` labels",
-        n_classes: usize,
-        params: *const mvnmf_fused_knn_params,
+        ..7,
         pairs: *mut usize = "`n_classes × kp × 2` indices",
         sims: *mut f64 = "`n_classes × kp` doubles",
         ..work(work, work_bytes),
@@ -563,5 +550,5 @@ export! {
             n_classes,
             &knn_params(&p),
         )
-    }
+    };
 }
