@@ -158,43 +158,29 @@ impl Comm for CComm {
     fn allreduce(&mut self, buf: &mut [f64]) -> Result<(), Error> {
         // SAFETY: the caller supplied this function for this purpose; `buf` is
         // a valid, exclusively borrowed slice of `buf.len()` doubles.
-        if unsafe { (self.f)(buf.as_mut_ptr(), buf.len(), self.ctx) } == 0 {
-            Ok(())
-        } else {
-            Err(Error::CommFailed)
-        }
+        delivered(unsafe { (self.f)(buf.as_mut_ptr(), buf.len(), self.ctx) })
     }
-    fn exchange(
-        &mut self,
-        send: &[f64],
-        send_counts: &[usize],
-        recv: &mut [f64],
-        recv_counts: &[usize],
-    ) -> Result<(), Error> {
+    // `send` with its per-rank counts `sn`, `recv` with `rn` (see `Comm`).
+    fn exchange(&mut self, send: &[f64], sn: &[usize], recv: &mut [f64], rn: &[usize]) -> Res {
         let ex = self.ex.ok_or(Error::NullPointer)?;
-        if send_counts.len() != self.ranks
-            || recv_counts.len() != self.ranks
-            || send_counts.iter().sum::<usize>() != send.len()
-            || recv_counts.iter().sum::<usize>() != recv.len()
+        if sn.len() != self.ranks
+            || rn.len() != self.ranks
+            || sn.iter().sum::<usize>() != send.len()
+            || rn.iter().sum::<usize>() != recv.len()
         {
             return Err(Error::Internal);
         }
         // SAFETY: the caller supplied this function for this purpose; the
         // buffers are valid for the lengths their counts sum to (checked).
-        let r = unsafe {
+        delivered(unsafe {
             ex(
                 send.as_ptr(),
-                send_counts.as_ptr(),
+                sn.as_ptr(),
                 recv.as_mut_ptr(),
-                recv_counts.as_ptr(),
+                rn.as_ptr(),
                 self.ctx,
             )
-        };
-        if r == 0 {
-            Ok(())
-        } else {
-            Err(Error::CommFailed)
-        }
+        })
     }
     fn allgather(&mut self, part: &[f64], counts: &[usize], out: &mut [f64]) -> Result<(), Error> {
         let Some(ag) = self.ag else {
@@ -209,7 +195,7 @@ impl Comm for CComm {
         // SAFETY: the caller supplied this function for this purpose; `part`
         // holds `counts[rank]` values and `out` `Σ counts` (checked), `counts`
         // `n_ranks` entries.
-        let r = unsafe {
+        delivered(unsafe {
             ag(
                 part.as_ptr(),
                 part.len(),
@@ -217,12 +203,17 @@ impl Comm for CComm {
                 counts.as_ptr(),
                 self.ctx,
             )
-        };
-        if r == 0 {
-            Ok(())
-        } else {
-            Err(Error::CommFailed)
-        }
+        })
+    }
+}
+
+type Res = Result<(), Error>;
+
+/// A callback's return: 0 delivered, else `MVNMF_STATUS_COMM_FAILED`.
+fn delivered(r: c_int) -> Res {
+    match r {
+        0 => Ok(()),
+        _ => Err(Error::CommFailed),
     }
 }
 

@@ -61,20 +61,22 @@ pub struct mvnmf_kernel {
     pub gamma: f64,
 }
 
-/// Options of `mvnmf_fused_knn` and `mvnmf_class_pairs`; defaults from
-/// `mvnmf_fused_knn_params_default()`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_fused_knn_params {
-    /// Neighbours per query (class pairs: pairs per class), `>= 1` (default 5).
-    pub k: usize,
-    /// `MVNMF_SCOPE_*` (default `MVNMF_SCOPE_ALL`; unused by `mvnmf_class_pairs`).
-    pub scope: u32,
-    /// Items per block side (0: default 256).
-    pub block: usize,
-    /// Who runs the search over all items (`MVNMF_SCOPE_ALL`) in up to four
-    /// parts (default: serial); the neighbours do not depend on it.
-    pub parallel: mvnmf_parallel,
+cparams! {
+    /// Options of `mvnmf_fused_knn` and `mvnmf_class_pairs`; defaults from
+    /// `mvnmf_fused_knn_params_default()`.
+    pub struct mvnmf_fused_knn_params => KnnParams {
+        /// Neighbours per query (class pairs: pairs per class), `>= 1` (default 5).
+        pub k: usize,
+        /// `MVNMF_SCOPE_*` (default `MVNMF_SCOPE_ALL`; unused by `mvnmf_class_pairs`).
+        pub scope: u32 = MVNMF_SCOPE_ALL,
+        /// Items per block side (0: default 256).
+        pub block: usize,
+        /// Who runs the search over all items (`MVNMF_SCOPE_ALL`) in up to four
+        /// parts (default: serial); the neighbours do not depend on it.
+        pub parallel: mvnmf_parallel,
+    };
+    /// The default fused-kNN options (`k = 5`, all items, default block).
+    fn mvnmf_fused_knn_params_default;
 }
 
 // The set-up sampling has no C field yet (issue 30): `..default` keeps its
@@ -254,26 +256,6 @@ pub(super) unsafe fn cmask<'a>(p: *const u8, n: usize) -> Result<&'a [bool], Err
     })
 }
 
-/// The Rust options; `p` must stay in place until the search has returned
-/// (a host pool keeps the address of `p.parallel`).
-pub(super) fn knn_params(p: &mvnmf_fused_knn_params) -> KnnParams {
-    KnnParams {
-        k: p.k,
-        block: p.block,
-        parallel: p.parallel.read(),
-    }
-}
-
-pub(super) unsafe fn read_knn(p: *const mvnmf_fused_knn_params) -> mvnmf_fused_knn_params {
-    c_unsafe!({
-        if p.is_null() {
-            mvnmf_fused_knn_params_default()
-        } else {
-            *p
-        }
-    })
-}
-
 pub(super) unsafe fn read_mkl(p: *const mvnmf_mkl_params) -> Result<MklParams, Error> {
     c_unsafe! { read_params(p) }
 }
@@ -286,18 +268,6 @@ c_enum!(Penalty {
     MVNMF_PENALTY_CLASS_PAIRS => ClassPairs,
     MVNMF_PENALTY_ITEM_NEIGHBORS => ItemNeighbors,
 });
-
-/// The default fused-kNN options (`k = 5`, all items, default block).
-#[no_mangle]
-pub extern "C" fn mvnmf_fused_knn_params_default() -> mvnmf_fused_knn_params {
-    let d = KnnParams::default();
-    mvnmf_fused_knn_params {
-        k: d.k,
-        scope: MVNMF_SCOPE_ALL,
-        block: d.block,
-        parallel: mvnmf_parallel::from_rust(d.parallel),
-    }
-}
 
 /// The default MKL options (`lambda = 0.1` relative to `mean(diag G)`).
 #[no_mangle]
@@ -459,17 +429,17 @@ export! {
         sims: *mut f64 = "`N × k` doubles",
         ..work(work, work_bytes),
     ) {
-        let p = read_knn(params);
+        let (p, code) = (read_params(params)?, c_params(params).scope);
         let vs = CViews::new(views, n_views)?;
         let ks = ckernels(kernels, n_views)?;
         let e = ceta(eta, n_views)?;
         let n = vs.shape(0).cols;
         let labeled_scope = matches!(
-            p.scope,
+            code,
             MVNMF_SCOPE_LABELED | MVNMF_SCOPE_SAME_CLASS | MVNMF_SCOPE_OTHER_CLASS
         );
         let lab = clabels(labels, n, labeled_scope || any_median(&ks))?;
-        let scope = match p.scope {
+        let scope = match code {
             MVNMF_SCOPE_ALL => Scope::All,
             MVNMF_SCOPE_LABELED => Scope::Labeled,
             MVNMF_SCOPE_SAME_CLASS => Scope::SameClass,
@@ -492,7 +462,7 @@ export! {
             lab,
             n_classes,
             scope,
-            &knn_params(&p),
+            &p,
             nb,
             s,
             w,
@@ -504,13 +474,13 @@ export! {
         n_classes: usize,
         params: *const mvnmf_fused_knn_params,
     ) {
-        let p = read_knn(params);
+        let p = read_params(params)?;
         let ks = ckernels(kernels, n_views)?;
         similarity::fused_knn_workspace::<f64>(
             shapes(views, n_views)?,
             &ks,
             n_classes,
-            &knn_params(&p),
+            &p,
         )
     };
 
@@ -524,7 +494,7 @@ export! {
         sims: *mut f64 = "`n_classes × kp` doubles",
         ..work(work, work_bytes),
     ) {
-        let p = read_knn(params);
+        let p = read_params(params)?;
         let vs = CViews::new(views, n_views)?;
         let ks = ckernels(kernels, n_views)?;
         let e = ceta(eta, n_views)?;
@@ -534,7 +504,7 @@ export! {
         let pp = slice_mut(pairs, ck.checked_mul(2).ok_or(Error::SizeOverflow)?)?;
         let s = slice_mut(sims, ck)?;
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-        similarity::class_pairs(&vs, &ks, e, lab, n_classes, &knn_params(&p), pp, s, w)?;
+        similarity::class_pairs(&vs, &ks, e, lab, n_classes, &p, pp, s, w)?;
         Ok(mvnmf_status::Ok)
     }
     /// .
@@ -542,13 +512,13 @@ export! {
         n_classes: usize,
         params: *const mvnmf_fused_knn_params,
     ) {
-        let p = read_knn(params);
+        let p = read_params(params)?;
         let ks = ckernels(kernels, n_views)?;
         similarity::class_pairs_workspace::<f64>(
             shapes(views, n_views)?,
             &ks,
             n_classes,
-            &knn_params(&p),
+            &p,
         )
     };
 }
