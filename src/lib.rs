@@ -129,6 +129,9 @@
 #![deny(unsafe_code)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
+// The C ABI's `export!` (src/ffi/declare.rs) resolves a block of declarations
+// one at a time, a shared parameter list one token at a time.
+#![recursion_limit = "256"]
 
 #[cfg(test)]
 extern crate std;

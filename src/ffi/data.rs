@@ -57,10 +57,8 @@ export! {
             scale: r.scale,
         });
         Ok(mvnmf_status::Ok)
-    }
-}
+    };
 
-export! {
     /// Standardises every feature (row) of one dense column-major view
     /// `x[rows * cols]` (features × items) in place: `(x_ij - mean_i) / sd_i`
     /// with the feature's mean and population standard deviation over the items;
@@ -80,5 +78,5 @@ export! {
         let k = prep::standardize_view(slice_mut(x, len)?, rows, cols)?;
         put_opt(constant, k);
         Ok(mvnmf_status::Ok)
-    }
+    };
 }

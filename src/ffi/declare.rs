@@ -19,7 +19,7 @@
 //!     /// What the size depends on (after "Workspace bytes of `mvnmf_x`").
 //!     workspace mvnmf_x_workspace / mvnmf_x_f32_workspace(
 //!         n_views: usize, params: *const mvnmf_x_params,
-//!     ) { /* a Result<usize, Error> */ }
+//!     ) { /* a Result<usize, Error> */ };
 //! }
 //! ```
 //!
@@ -38,73 +38,95 @@
 //!   `truth, pred: *const u32 = "`n` labels"`), as C's `size_t n, k;`.
 //! * A query's list `(..N)` is the call's first `N` parameters (the shapes
 //!   and options the size depends on), not written again; `(..N, more: T)`
-//!   adds its own after them.
-//! * `workspace q for call(...) { ... }` alone declares a query apart from
-//!   its call (where the header orders two queries before their calls).
+//!   adds its own after them. A call's list opening with `..N` likewise
+//!   takes the previous call's first `N` (an encode's shapes and options are
+//!   its fit's), `(..)` all of them: the names come from the caller's text either way, so the
+//!   bodies see them (hygiene), and `macro_rules!` suffices.
+//! * `workspace q for call(...) { ... };` alone declares a query apart from
+//!   its call (where the header orders two queries before their calls);
+//!   its list `(..)` is the previous query's.
 //! * `fn x / x_f32(...) at report { ... }`: a body that says where it
 //!   refused (a `Result<mvnmf_status, Located>`, run by `entry_at!`, which
 //!   writes the location to `*report`).
-//! * Several declarations in one `export! { ...; ...; }`, each ended by `;`,
+//! * The declarations of one `export! { ...; ...; }`, each ended by `;`,
 //!   give every `double` export (with its query) in the order written, then
 //!   every `_f32` twin (with its query): the header's order where a file lists
-//!   its twins after its calls. One declaration alone needs no `;`.
+//!   its twins after its calls.
 //! * The call's body runs behind the panic boundary under the contract
 //!   (`entry!`), the query's through `query` (`workspace!`).
 
 /// One entry point: see the module doc.
 macro_rules! export {
-    // ---- declarations, each ended by `;`: every `double` export (and query)
-    // first, in the order given, then every `_f32` twin (the header's order,
-    // where the twins come after the calls). This arm comes first: the one
-    // below would otherwise take a list as one declaration ------------------
-    (
-        $(
-            $(#[$doc:meta])*
-            fn $n64:ident $(/ $n32:ident)? ($($p:tt)*) $(at $rep:ident)? $body:block
-            $(
-                $(#[$wdoc:meta])*
-                workspace $w64:ident $(/ $w32:ident)? ($($wp:tt)*) $wbody:block
-            )?
-        ;)+
-    ) => {
-        $(
-            export!(@seqdbl $n64 [$($n32)?] [$($rep)?] [$(#[$doc])*] ($($p)*) $body
-                $([$(#[$wdoc])*] $w64 [$($w32)?] ($($wp)*) $wbody)?);
-        )+
-        $(
-            export!(@seqtwin [$($n32)?] $n64 ($($p)*) [$($rep)?] $body
-                $([$w64 ($($wp)*) $wbody] [$($w32)?])?);
-        )+
+    // ---- the declarations, each ended by `;`, as `@pre` groups them: every
+    // `double` export (and query) first, in the order given, then every `_f32`
+    // twin (the header's order, where the twins come after the calls) ---------
+    (@list $($item:tt)+) => {
+        $(export!(@dbl $item);)+
+        $(export!(@twin $item);)+
     };
-    // ---- one declaration without its `;`: the list of one ------------------
-    (
+    // A query declared apart from its call (where the header has the queries
+    // of two calls before both calls).
+    (@dbl {query [$($wdoc:tt)*] $w64:ident $n64:ident $wp:tt $wbody:block $fp:tt}) => {
+        export!(@query {query, $w64, [
+            #[doc = concat!(" Workspace bytes of `", stringify!($n64), "`")]
+            $($wdoc)*
+        ], $wbody} [f64 mvnmf_view "double"] $wp $fp);
+    };
+    (@dbl {$doc:tt $n64:ident $n32:tt $rep:tt $p:tt $body:block {$($w:tt)*}}) => {
+        export!(@seqdbl $n64 $n32 $rep $doc $p $body $($w)*);
+    };
+    (@twin {query $($x:tt)*}) => {};
+    (@twin {$doc:tt $n64:ident $n32:tt $rep:tt $p:tt $body:block {$($w:tt)*}}) => {
+        export!(@seqtwin $n32 $n64 $p $rep $body $($w)*);
+    };
+    // ---- a call's list that opens with `..N` takes the previous call's first
+    // `N` parameters (an encode's shapes and options, those of its fit), `..`
+    // all of them; resolved here, one declaration at a time, then `@list` -----
+    (@pre [$($d:tt)*] $prev:tt) => { export!(@list $($d)*); };
+    (@pre [$($d:tt)*] $prev:tt
+        $(#[$wdoc:meta])*
+        workspace $w64:ident for $n64:ident $wp:tt $wbody:block; $($rest:tt)*
+    ) => {
+        export!(@pre [$($d)* {query [$(#[$wdoc])*] $w64 $n64 $wp $wbody $prev}] $wp $($rest)*);
+    };
+    (@pre $d:tt $prev:tt
         $(#[$doc:meta])*
         fn $n64:ident $(/ $n32:ident)? ($($p:tt)*) $(at $rep:ident)? $body:block
         $(
             $(#[$wdoc:meta])*
             workspace $w64:ident $(/ $w32:ident)? ($($wp:tt)*) $wbody:block
         )?
+        ; $($rest:tt)*
     ) => {
-        export!(
-            $(#[$doc])*
-            fn $n64 $(/ $n32)? ($($p)*) $(at $rep)? $body
-            $(
-                $(#[$wdoc])*
-                workspace $w64 $(/ $w32)? ($($wp)*) $wbody
-            )?
-        ;);
+        export!(@share {$d [[$(#[$doc])*] $n64 [$($n32)?] [$($rep)?]] $body
+            {$([$(#[$wdoc])*] $w64 [$($w32)?] ($($wp)*) $wbody)?} [$($rest)*]}
+            $prev ($($p)*));
     };
-    // ---- a query declared apart from its call (where the header has the
-    // queries of two calls before both calls) ----------------------------------
-    (
-        $(#[$wdoc:meta])*
-        workspace $w64:ident for $n64:ident ($($wp:tt)*) $wbody:block
-    ) => {
-        export!(@query {query, $w64, [
-            #[doc = concat!(" Workspace bytes of `", stringify!($n64), "`")]
-            $(#[$wdoc])*
-        ], $wbody} [f64 mvnmf_view "double"] ($($wp)*) ());
+    (@share $st:tt $prev:tt (..)) => { export!(@decl $st $prev); };
+    (@share $st:tt $prev:tt (..$n:tt $($m:tt)*)) => {
+        export!(@take {@decl $st} $prev (..$n $($m)*));
     };
+    (@share $st:tt $prev:tt $p:tt) => { export!(@decl $st $p); };
+    (@decl {[$($d:tt)*] [$($head:tt)*] $body:block $w:tt [$($rest:tt)*]} ($($p:tt)*) $($e:tt)?) => {
+        export!(@pre [$($d)* {$($head)* ($($p)*) $body $w}] ($($p)*) $($rest)*);
+    };
+    // The first `N` parameters of `$fp` (`..N`, `N` from 2 to 10), then the
+    // list's own, handed to `$cont`; a list that opens with `..solver(...)`
+    // or `..work(...)` goes as it is.
+    (@take $cont:tt $fp:tt (..2 $($m:tt)*)) => { export!(@lead $cont [] [_ _] $fp $($m)*); };
+    (@take $cont:tt $fp:tt (..3 $($m:tt)*)) => { export!(@lead $cont [] [_ _ _] $fp $($m)*); };
+    (@take $cont:tt $fp:tt (..4 $($m:tt)*)) => { export!(@lead $cont [] [_ _ _ _] $fp $($m)*); };
+    (@take $cont:tt $fp:tt (..5 $($m:tt)*)) => { export!(@lead $cont [] [_ _ _ _ _] $fp $($m)*); };
+    (@take $cont:tt $fp:tt (..6 $($m:tt)*)) => { export!(@lead $cont [] [_ _ _ _ _ _] $fp $($m)*); };
+    (@take $cont:tt $fp:tt (..7 $($m:tt)*)) => { export!(@lead $cont [] [_ _ _ _ _ _ _] $fp $($m)*); };
+    (@take $cont:tt $fp:tt (..8 $($m:tt)*)) => { export!(@lead $cont [] [_ _ _ _ _ _ _ _] $fp $($m)*); };
+    (@take $cont:tt $fp:tt (..9 $($m:tt)*)) => { export!(@lead $cont [] [_ _ _ _ _ _ _ _ _] $fp $($m)*); };
+    (@take $cont:tt $fp:tt (..10 $($m:tt)*)) => { export!(@lead $cont [] [_ _ _ _ _ _ _ _ _ _] $fp $($m)*); };
+    (@take {$($cont:tt)*} $fp:tt $l:tt) => { export!($($cont)* $l ()); };
+    // ---- the declarations, each ended by `;`, through `@pre` ------------------
+    (#[$m:meta] $($t:tt)*) => { export!(@pre [] () #[$m] $($t)*); };
+    (fn $($t:tt)*) => { export!(@pre [] () fn $($t)*); };
+    (workspace $($t:tt)*) => { export!(@pre [] () workspace $($t)*); };
     (@twinq [] $($x:tt)*) => {};
     (@twinq [$w32:ident] $n32:ident $w64:ident $wp:tt $wbody:block $fp:tt) => {
         export!(@query {query, $w32, [
@@ -115,19 +137,21 @@ macro_rules! export {
     // A query on the call's first `N` parameters (`(..N)`, then any of its own:
     // `(..3, n_classes: usize)`), taken from the call's list one token at a
     // time, up to the `N`-th comma.
-    (@query $ctx:tt $pr:tt (..2 $($m:tt)*) $fp:tt) => { export!(@lead $ctx $pr [] [_ _] $fp $($m)*); };
-    (@query $ctx:tt $pr:tt (..3 $($m:tt)*) $fp:tt) => { export!(@lead $ctx $pr [] [_ _ _] $fp $($m)*); };
-    (@query $ctx:tt $pr:tt (..4 $($m:tt)*) $fp:tt) => { export!(@lead $ctx $pr [] [_ _ _ _] $fp $($m)*); };
-    (@query $ctx:tt $pr:tt (..5 $($m:tt)*) $fp:tt) => { export!(@lead $ctx $pr [] [_ _ _ _ _] $fp $($m)*); };
-    (@query $ctx:tt $pr:tt (..6 $($m:tt)*) $fp:tt) => { export!(@lead $ctx $pr [] [_ _ _ _ _ _] $fp $($m)*); };
-    (@lead $ctx:tt $pr:tt [$($acc:tt)*] [] $fp:tt $($m:tt)*) => {
-        export!(@query $ctx $pr ($($acc)* $($m)*) ());
+    (@query $ctx:tt $pr:tt (..) $fp:tt) => { export!(@query $ctx $pr $fp ()); };
+    (@query $ctx:tt $pr:tt (..$n:tt $($m:tt)*) $fp:tt) => {
+        export!(@take {@query $ctx $pr} $fp (..$n $($m)*));
     };
-    (@lead $ctx:tt $pr:tt [$($acc:tt)*] [_ $($k:tt)*] (, $($fp:tt)*) $($m:tt)*) => {
-        export!(@lead $ctx $pr [$($acc)* ,] [$($k)*] ($($fp)*) $($m)*);
+    (@lead {$($cont:tt)*} [$($acc:tt)*] [] $fp:tt $(, $($m:tt)*)?) => {
+        export!($($cont)* ($($acc)* $($($m)*)?) ());
     };
-    (@lead $ctx:tt $pr:tt [$($acc:tt)*] $k:tt ($t:tt $($fp:tt)*) $($m:tt)*) => {
-        export!(@lead $ctx $pr [$($acc)* $t] $k ($($fp)*) $($m)*);
+    (@lead {$($cont:tt)*} [$($acc:tt)*] [] $fp:tt $($m:tt)*) => {
+        export!($($cont)* ($($acc)* $($m)*) ());
+    };
+    (@lead $cont:tt [$($acc:tt)*] [_ $($k:tt)*] (, $($fp:tt)*) $($m:tt)*) => {
+        export!(@lead $cont [$($acc)* ,] [$($k)*] ($($fp)*) $($m)*);
+    };
+    (@lead $cont:tt [$($acc:tt)*] $k:tt ($t:tt $($fp:tt)*) $($m:tt)*) => {
+        export!(@lead $cont [$($acc)* $t] $k ($($fp)*) $($m)*);
     };
     // `bytes` appended here and read by the body: one expansion, one hygiene.
     (@query {query, $name:ident, $doc:tt, $body:block} $pr:tt ($($wp:tt)*) $fp:tt) => {
@@ -332,7 +356,7 @@ macro_rules! export {
         export!(@seqtwin2 $n32 $n64 $p $rep $body);
     };
     (@seqtwin [$n32:ident] $n64:ident $p:tt $rep:tt $body:block
-        [$w64:ident $wp:tt $wbody:block] [$($w32:ident)?]) => {
+        $wdoc:tt $w64:ident [$($w32:ident)?] $wp:tt $wbody:block) => {
         export!(@twinq [$($w32)?] $n32 $w64 $wp $wbody $p);
         export!(@seqtwin2 $n32 $n64 $p $rep $body);
     };

@@ -2,7 +2,7 @@
 
 use core::ffi::c_void;
 
-use super::mvsl::{mvnmf_graph, mvnmf_mvsl_params, read_graph_for};
+use super::mvsl::{mvnmf_graph, mvnmf_mvsl_params, read_graph};
 use super::*;
 use crate::error::Error;
 use crate::models::deep::{self, DeepParams, DeepVInit};
@@ -65,10 +65,8 @@ export! {
         };
         *out = CField::from_rust(&p);
         Ok(mvnmf_status::Ok)
-    }
-}
+    };
 
-export! {
     /// Number of doubles in the factor buffer of a view with `rows` features:
     /// the layers `U_1 (rows × p_1), …, U_M (p_{M−1} × K)` one after the other,
     /// hidden sizes clamped to `p_m = min(layers[m], p_{m−1})`, `K = layers[n_layers−1]`.
@@ -83,7 +81,7 @@ export! {
         let l = read_layers(layers, n_layers)?;
         *len = deep::factor_len(rows, l)?;
         Ok(mvnmf_status::Ok)
-    }
+    };
 }
 
 /// The argument positions of `mvnmf_deep_fit`, `_encode` and their `_f32`
@@ -135,14 +133,15 @@ export! {
         ..solver(work, work_bytes, progress, user, report),
     ) at report {
         let p = read_params(params).arg(6)?;
-        let g = read_graph_for::<T>(graph).arg(3)?;
+        let g = read_graph(graph).arg(3)?;
+        let g = g.op::<T>().arg(3)?;
         let l = read_layers(layers, n_layers).arg(layers_arg(n_layers))?;
         let k = l[l.len() - 1];
         let (vs, n) = read_views_at(views, n_views, 1)?;
         let mut us = factors_at(u, &vs, k, l, |p: *mut T| p.is_null(), 7)?;
         let (vv, w) = outputs(v, k, n, work, work_bytes).arg(8)?;
         let r = with_monitor(progress, user, |m| {
-            deep::fit(&vs, &g, l, &p, &mut us, &mut *vv, w, m)
+            deep::fit(&vs, g, l, &p, &mut us, &mut *vv, w, m)
         });
         let r = r.map_err(|e| {
             let given = [Given::Stacks(7, &us as &dyn Factors<T>), Given::Buf(8, &*vv, k)];
@@ -152,9 +151,10 @@ export! {
     /// (pre-training and fine-tuning share it).
     workspace mvnmf_deep_fit_workspace / mvnmf_deep_fit_f32_workspace(..6) {
         let p = read_params(params)?;
-        let g = read_graph_for::<T>(graph)?;
+        let g = read_graph(graph)?;
+        let g = g.op::<T>()?;
         let l = read_layers(layers, n_layers)?;
-        deep::fit_workspace::<T, _>(shapes(views, n_views)?, &g, l, &p)
+        deep::fit_workspace::<T, _>(shapes(views, n_views)?, g, l, &p)
     };
 
     /// Out-of-sample encoding through the whole stack (`Ũ = U_1⋯U_M` per view,
@@ -164,33 +164,30 @@ export! {
     /// scaled up); the bases too must have half their sum of squares at most 2^999
     /// (else `MVNMF_STATUS_INPUT_TOO_LARGE`).
     fn mvnmf_deep_encode / mvnmf_deep_encode_f32(
-        views: *const V = "`n_views`",
-        n_views: usize,
-        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
-        layers: *const usize = "`n_layers` sizes",
-        n_layers: usize,
-        params: *const mvnmf_deep_params,
+        ..6,
         u: *const *const T = "`n_views` pointers to `mvnmf_deep_factor_len(rows_v, layers)`",
         v: *mut T = "`K × N`",
         ..solver(work, work_bytes, progress, user, report),
     ) at report {
         let p = read_params(params).arg(6)?;
-        let g = read_graph_for::<T>(graph).arg(3)?;
+        let g = read_graph(graph).arg(3)?;
+        let g = g.op::<T>().arg(3)?;
         let l = read_layers(layers, n_layers).arg(layers_arg(n_layers))?;
         let k = l[l.len() - 1];
         let (vs, n) = read_views_at(views, n_views, 1)?;
         let us = factors_at(u, &vs, k, l, |p: *const T| p.is_null(), 7)?;
         let (vv, w) = outputs(v, k, n, work, work_bytes).arg(8)?;
         let r = with_monitor(progress, user, |m| {
-            deep::encode(&vs, &g, l, &p, &us, vv, w, m)
+            deep::encode(&vs, g, l, &p, &us, vv, w, m)
         });
         let r = r.map_err(|e| SITE.blame(e, &vs, &[Given::Stacks(7, &us)]))?;
         finish(r, report).arg(0)
     }
     workspace mvnmf_deep_encode_workspace / mvnmf_deep_encode_f32_workspace(..6) {
         let p = read_params(params)?;
-        let g = read_graph_for::<T>(graph)?;
+        let g = read_graph(graph)?;
+        let g = g.op::<T>()?;
         let l = read_layers(layers, n_layers)?;
-        deep::encode_workspace::<T, _>(shapes(views, n_views)?, &g, l, &p)
+        deep::encode_workspace::<T, _>(shapes(views, n_views)?, g, l, &p)
     };
 }

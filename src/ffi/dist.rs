@@ -121,22 +121,21 @@ pub struct mvnmf_dist_traffic {
     pub halo_received: u64,
 }
 
-impl From<Traffic> for mvnmf_dist_traffic {
-    fn from(t: Traffic) -> Self {
-        mvnmf_dist_traffic {
-            setup_calls: t.setup_calls,
-            setup_words: t.setup_words,
-            iter_calls: t.iter_calls,
-            iter_words: t.iter_words,
-            setup_exchange_calls: t.setup_exchange_calls,
-            setup_exchange_words: t.setup_exchange_words,
-            iter_exchange_calls: t.iter_exchange_calls,
-            iter_exchange_words: t.iter_exchange_words,
-            halo_sent: t.halo_sent,
-            halo_received: t.halo_received,
+mirror!(
+    mvnmf_dist_traffic
+        <= Traffic {
+            setup_calls,
+            setup_words,
+            iter_calls,
+            iter_words,
+            setup_exchange_calls,
+            setup_exchange_words,
+            iter_exchange_calls,
+            iter_exchange_words,
+            halo_sent,
+            halo_received,
         }
-    }
-}
+);
 
 /// The C communicator as a [`Comm`].
 pub(super) struct CComm {
@@ -159,43 +158,29 @@ impl Comm for CComm {
     fn allreduce(&mut self, buf: &mut [f64]) -> Result<(), Error> {
         // SAFETY: the caller supplied this function for this purpose; `buf` is
         // a valid, exclusively borrowed slice of `buf.len()` doubles.
-        if unsafe { (self.f)(buf.as_mut_ptr(), buf.len(), self.ctx) } == 0 {
-            Ok(())
-        } else {
-            Err(Error::CommFailed)
-        }
+        delivered(unsafe { (self.f)(buf.as_mut_ptr(), buf.len(), self.ctx) })
     }
-    fn exchange(
-        &mut self,
-        send: &[f64],
-        send_counts: &[usize],
-        recv: &mut [f64],
-        recv_counts: &[usize],
-    ) -> Result<(), Error> {
+    // `send` with its per-rank counts `sn`, `recv` with `rn` (see `Comm`).
+    fn exchange(&mut self, send: &[f64], sn: &[usize], recv: &mut [f64], rn: &[usize]) -> Res {
         let ex = self.ex.ok_or(Error::NullPointer)?;
-        if send_counts.len() != self.ranks
-            || recv_counts.len() != self.ranks
-            || send_counts.iter().sum::<usize>() != send.len()
-            || recv_counts.iter().sum::<usize>() != recv.len()
+        if sn.len() != self.ranks
+            || rn.len() != self.ranks
+            || sn.iter().sum::<usize>() != send.len()
+            || rn.iter().sum::<usize>() != recv.len()
         {
             return Err(Error::Internal);
         }
         // SAFETY: the caller supplied this function for this purpose; the
         // buffers are valid for the lengths their counts sum to (checked).
-        let r = unsafe {
+        delivered(unsafe {
             ex(
                 send.as_ptr(),
-                send_counts.as_ptr(),
+                sn.as_ptr(),
                 recv.as_mut_ptr(),
-                recv_counts.as_ptr(),
+                rn.as_ptr(),
                 self.ctx,
             )
-        };
-        if r == 0 {
-            Ok(())
-        } else {
-            Err(Error::CommFailed)
-        }
+        })
     }
     fn allgather(&mut self, part: &[f64], counts: &[usize], out: &mut [f64]) -> Result<(), Error> {
         let Some(ag) = self.ag else {
@@ -210,7 +195,7 @@ impl Comm for CComm {
         // SAFETY: the caller supplied this function for this purpose; `part`
         // holds `counts[rank]` values and `out` `Σ counts` (checked), `counts`
         // `n_ranks` entries.
-        let r = unsafe {
+        delivered(unsafe {
             ag(
                 part.as_ptr(),
                 part.len(),
@@ -218,12 +203,17 @@ impl Comm for CComm {
                 counts.as_ptr(),
                 self.ctx,
             )
-        };
-        if r == 0 {
-            Ok(())
-        } else {
-            Err(Error::CommFailed)
-        }
+        })
+    }
+}
+
+type Res = Result<(), Error>;
+
+/// A callback's return: 0 delivered, else `MVNMF_STATUS_COMM_FAILED`.
+fn delivered(r: c_int) -> Res {
+    match r {
+        0 => Ok(()),
+        _ => Err(Error::CommFailed),
     }
 }
 
@@ -412,7 +402,7 @@ export! {
     ) {
         let p: NmfParams = read_params(params)?;
         dist::joint_nmf_fit_workspace_for::<T>(shapes(views, n_views)?, k, n_ranks, &p)
-    }
+    };
 }
 
 export! {
@@ -469,7 +459,7 @@ export! {
         let p: MvslParams = read_params(params)?;
         let g = read_dist_graph(graph)?;
         dist::fit_workspace_for::<T>(shapes(views, n_views)?, &g, k, n_ranks, &p)
-    }
+    };
 }
 
 /// The shell of a distributed entry point: reads the communicator, runs
@@ -612,21 +602,20 @@ pub struct mvnmf_dist_graph_traffic {
     pub edges_received: u64,
 }
 
-impl From<GraphTraffic> for mvnmf_dist_graph_traffic {
-    fn from(t: GraphTraffic) -> Self {
-        mvnmf_dist_graph_traffic {
-            allreduce_calls: t.allreduce_calls,
-            allreduce_words: t.allreduce_words,
-            allgather_calls: t.allgather_calls,
-            allgather_sent: t.allgather_sent,
-            allgather_received: t.allgather_received,
-            exchange_calls: t.exchange_calls,
-            exchange_sent: t.exchange_sent,
-            edges_sent: t.edges_sent,
-            edges_received: t.edges_received,
+mirror!(
+    mvnmf_dist_graph_traffic
+        <= GraphTraffic {
+            allreduce_calls,
+            allreduce_words,
+            allgather_calls,
+            allgather_sent,
+            allgather_received,
+            exchange_calls,
+            exchange_sent,
+            edges_sent,
+            edges_received,
         }
-    }
-}
+);
 
 export! {
     /// Capacities (`col_idx` / `weights` lengths) that always hold one rank's rows
@@ -643,10 +632,8 @@ export! {
         write_capacity(params, affinity_capacity, penalty_capacity, |p| {
             dist::tge_capacity(n, n_r, n_classes, p)
         })
-    }
-}
+    };
 
-export! {
     /// TGE's graphs (`mvnmf_tge`) built across ranks: every rank calls it at the
     /// same time with its `comm` (`exchange` required; `allgather` recommended),
     /// its items — `views[v]` the columns `offset_r .. offset_r + n_r` of view `v`,
@@ -718,5 +705,5 @@ export! {
         let ks = ckernels(kernels, n_views)?;
         let lab = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
         dist::tge_workspace(shapes(views, n_views)?, &ks, n, lab, n_classes, n_ranks, &p)
-    }
+    };
 }

@@ -85,6 +85,15 @@ pub struct mvnmf_multilabel_scores {
     pub hamming_loss: f64,
 }
 
+mirror!(
+    mvnmf_multilabel_scores
+        <= eval::MultilabelScores {
+            macro_f1,
+            micro_f1,
+            hamming_loss
+        }
+);
+
 c_enum!(Metric { MVNMF_METRIC_EUCLIDEAN => Euclidean, MVNMF_METRIC_COSINE => Cosine });
 
 /// `k ≥ 1` (the only check beyond the metric's code).
@@ -171,7 +180,7 @@ export! {
     workspace mvnmf_stratified_split_workspace(n: usize) {
         split_dims(n)?;
         eval::stratified_split_workspace(n)
-    }
+    };
 }
 
 /// The default kNN options (k = 9, Euclidean).
@@ -223,7 +232,7 @@ export! {
     ) {
         let p = read_params(params)?;
         eval::knn_predict_workspace(&p, n_classes)
-    }
+    };
 }
 
 export! {
@@ -254,7 +263,7 @@ export! {
         }
         *accuracy = hit as f64 / all as f64;
         Ok(mvnmf_status::Ok)
-    }
+    };
 }
 
 // -------------------------------------------------------------- clustering
@@ -319,7 +328,7 @@ export! {
     ) {
         let p = read_params(params)?;
         kmeans_dims::<T>(d, n, k, &p)
-    }
+    };
 }
 
 /// The C form of a k-means report.
@@ -361,7 +370,7 @@ export! {
     /// for a `rows × cols` cost matrix.
     workspace mvnmf_assignment_workspace(rows: usize, cols: usize) {
         eval::assignment_workspace(rows, cols)
-    }
+    };
 }
 
 export! {
@@ -385,10 +394,8 @@ export! {
     /// for `n_classes` classes and `n_clusters` clusters.
     workspace mvnmf_clustering_accuracy_workspace(n_classes: usize, n_clusters: usize) {
         eval::clustering_accuracy_workspace(n_classes, n_clusters)
-    }
-}
+    };
 
-export! {
     /// Normalised mutual information between classes and clusters (natural logs),
     /// `I / norm(H(C), H(C'))` with `norm` one of `MVNMF_NMI_MAX` (the papers'),
     /// `MVNMF_NMI_ARITHMETIC` (scikit-learn's default), `MVNMF_NMI_GEOMETRIC`,
@@ -413,7 +420,7 @@ export! {
     /// for `n_classes` classes and `n_clusters` clusters.
     workspace mvnmf_nmi_workspace(n_classes: usize, n_clusters: usize) {
         eval::nmi_workspace(n_classes, n_clusters)
-    }
+    };
 }
 
 // --------------------------------------------------------------- retrieval
@@ -435,7 +442,7 @@ export! {
         let out = slice_mut(indices, top)?;
         eval::top_n(s, out)?;
         Ok(mvnmf_status::Ok)
-    }
+    };
 }
 
 export! {
@@ -470,7 +477,7 @@ export! {
     /// items.
     workspace mvnmf_query_metrics_workspace(n_items: usize) {
         eval::query_metrics_workspace(n_items)
-    }
+    };
 }
 
 export! {
@@ -511,7 +518,7 @@ export! {
             w,
         )?;
         Ok(mvnmf_status::Ok)
-    }
+    };
 }
 
 export! {
@@ -534,7 +541,7 @@ export! {
         let pa = slice_mut(precision_at, n_cutoffs)?;
         *average_precision = eval::ranked_list_metrics(r, n_relevant, c, pa, pr11_out(pr11))?;
         Ok(mvnmf_status::Ok)
-    }
+    };
 }
 
 // ------------------------------------------------------------- multi-label
@@ -557,16 +564,10 @@ export! {
             MatRef::col_major(t, n_labels, n_items)?,
             MatRef::col_major(p, n_labels, n_items)?,
         )?;
-        *scores = mvnmf_multilabel_scores {
-            macro_f1: s.macro_f1,
-            micro_f1: s.micro_f1,
-            hamming_loss: s.hamming_loss,
-        };
+        *scores = s.into();
         Ok(mvnmf_status::Ok)
-    }
-}
+    };
 
-export! {
     /// Per-label AUROC of `scores` against `truth` (both `n_labels × n_items`),
     /// ties by average rank as scikit-learn's `roc_auc_score`, and their mean in
     /// `*mean`. A label whose truth is constant has no AUROC: NaN in `per_label`
@@ -602,5 +603,5 @@ export! {
     /// for `n_items` items.
     workspace mvnmf_average_auroc_workspace(n_items: usize) {
         eval::average_auroc_workspace(n_items)
-    }
+    };
 }

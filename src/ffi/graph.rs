@@ -40,20 +40,16 @@ export! {
         write_capacity(params, affinity_capacity, penalty_capacity, |p| {
             graph::ldge_capacity(n, n_classes, p)
         })
-    }
-}
+    };
 
-export! {
     /// Capacities that always hold TGE's graphs: affinity `min(4·n·ka, n(n−1))`, penalty as LDGE.
     fn mvnmf_tge_capacity(
-        n, n_classes: usize,
-        params: *const mvnmf_graph_params,
-        affinity_capacity, penalty_capacity: *mut usize = "one `size_t`",
+        ..
     ) {
         write_capacity(params, affinity_capacity, penalty_capacity, |p| {
             graph::tge_capacity(n, n_classes, p)
         })
-    }
+    };
 }
 
 /// The size of the workspace of `mvnmf_ldge` (`tge = false`) or `mvnmf_tge`.
@@ -159,23 +155,13 @@ export! {
         params: *const mvnmf_graph_params,
     ) {
         workspace((views, n_views, kernels), n_classes, params, false)
-    }
-}
+    };
 
-export! {
     /// (validates the view descriptors as the call does, values aside).
-    workspace mvnmf_tge_workspace for mvnmf_tge(
-        views: *const V = "`n_views`",
-        n_views: usize,
-        kernels: *const mvnmf_kernel = "`n_views` kernels",
-        n_classes: usize,
-        params: *const mvnmf_graph_params,
-    ) {
+    workspace mvnmf_tge_workspace for mvnmf_tge(..) {
         workspace((views, n_views, kernels), n_classes, params, true)
-    }
-}
+    };
 
-export! {
     /// LDGE (seed 003 §4.2): `Wᵃ_ij = 1` if `i` is among the `ka` nearest same-class labeled items
     /// of `j` or `j` of `i`; `Wᵖ` per `params->penalty` (weights 1); neighbours under the fused
     /// kernel. Writes both graphs as symmetric CSR (sorted columns; pass them to the solver's
@@ -199,34 +185,21 @@ export! {
         let out = (affinity, penalty, affinity_nnz, penalty_nnz);
         let io = (eta, labels, n_classes, params);
         build(views, n_views, kernels, io, out, work, work_bytes, Which::Ldge)
-    }
-}
+    };
 
-export! {
     /// TGE (seed 003 §4.3): `Wᵃ_ij = sigma` for LDGE's same-class pairs, 1 if `i` or `j` is
     /// unlabeled and one is among the `ka` nearest (all items) of the other; `Wᵖ = sigma ×` LDGE's
     /// penalty. Same contract as `mvnmf_ldge`; `labels` may be NULL (no labeled items) when
     /// `kp = 0` and no RBF kernel uses the median heuristic: the plain kNN graph (else
     /// `MVNMF_STATUS_NULL_POINTER`).
     fn mvnmf_tge(
-        views: *const V = "`n_views`",
-        n_views: usize,
-        kernels: *const mvnmf_kernel = "`n_views` kernels",
-        eta: *const f64 = "`n_views` doubles",
-        labels: *const u32 = "`N` labels",
-        n_classes: usize,
-        params: *const mvnmf_graph_params,
-        affinity, penalty: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
-        affinity_nnz, penalty_nnz: *mut usize = "one `size_t`",
-        ..work(work, work_bytes),
+        ..
     ) {
         let out = (affinity, penalty, affinity_nnz, penalty_nnz);
         let io = (eta, labels, n_classes, params);
         build(views, n_views, kernels, io, out, work, work_bytes, Which::Tge)
-    }
-}
+    };
 
-export! {
     /// Degrees `D_jj = Σ_i W_ji` of a symmetric CSR graph (`row_ptr[n + 1]`, `col_idx` and
     /// `weights` of `row_ptr[n]` entries; validated like the solver's graphs) into `degrees[n]`.
     fn mvnmf_graph_degrees(
@@ -251,7 +224,7 @@ export! {
             *x = g.degree(j);
         }
         Ok(mvnmf_status::Ok)
-    }
+    };
 }
 
 /// A dense view descriptor as a [`Dense`] view (`MVNMF_STATUS_BAD_PARAMETER` for a CSC one).
@@ -331,7 +304,7 @@ export! {
         di, dj, n, dims: usize,
     ) {
         cca_dims(di, dj, n, dims)
-    }
+    };
 }
 
 cparams! {
@@ -397,10 +370,8 @@ export! {
     workspace mvnmf_fused_graph_workspace(..2, params: *const mvnmf_fused_graph_params) {
         let p = read_fused(params)?;
         graph::fused_graph_workspace::<f64>(shapes(views, n_views)?, &p)
-    }
-}
+    };
 
-export! {
     /// MVEL's anchors (seed 002 §2.3): k-means (`m <= n` clusters, `params` or
     /// NULL for the defaults) of the items over all dense views at once, each
     /// view scaled to centred `||X - mu 1'||_F^2 = n` and stacked; anchor view `v`
@@ -432,7 +403,7 @@ export! {
     workspace mvnmf_anchors_kmeans_workspace(..4) {
         let p = read_params(params)?;
         graph::anchors_by_kmeans_workspace::<f64>(shapes(views, n_views)?, m, &p)
-    }
+    };
 }
 
 /// Number of scales of `mvnmf_anchor_graph` for `n_views` views: `2 J²`.
@@ -520,7 +491,7 @@ export! {
         let p = read_fused(params)?;
         let pr = priors_of(priors, n_views)?;
         graph::anchor_graph_workspace::<f64>(shapes(views, n_views)?, n_train, m, pr, &p)
-    }
+    };
 }
 
 /// The capacity that always holds `mvnmf_fused_knn_graph`'s graph for `n`
@@ -572,10 +543,8 @@ export! {
         let p = read_fused(params)?;
         let pr = priors_of(priors, n_views)?;
         graph::fused_knn_graph_workspace::<f64>(shapes(views, n_views)?, s, pr, &p)
-    }
-}
+    };
 
-export! {
     /// `mvnmf_fused_knn_graph` with the neighbours found as `graph_build` says
     /// (`MVNMF_GRAPH_BUILD_EXACT`: bitwise `mvnmf_fused_knn_graph`, `O(n²·d)`;
     /// `MVNMF_GRAPH_BUILD_APPROX`: NN-descent with `ann` (NULL:
@@ -590,10 +559,7 @@ export! {
     /// negative or non-finite `ann->delta` is `MVNMF_STATUS_BAD_PARAMETER`, refused before
     /// anything is written. Outputs are written only on success.
     fn mvnmf_fused_knn_graph_build(
-        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
-        n_views, s: usize,
-        priors: *const f64 = "`n_views × n_views` doubles",
-        params: *const mvnmf_fused_graph_params,
+        ..5,
         graph_build: u32,
         ann: *const mvnmf_ann_params = "one struct (NULL: the defaults)",
         out: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
@@ -622,5 +588,5 @@ export! {
         let sh = shapes(views, n_views)?;
         let n = sh.clone().next().map_or(0, |v| v.cols);
         graph::fused_knn_graph_build_workspace::<f64>(sh, s, pr, &p, &b.resolve(n))
-    }
+    };
 }

@@ -38,5 +38,5 @@ export! {
     /// for an `n × n` matrix (`MVNMF_STATUS_ZERO_DIMENSION` for `n = 0`).
     workspace mvnmf_sym_eig_workspace(n: usize) {
         eig::sym_eig_workspace::<f64>(n)
-    }
+    };
 }

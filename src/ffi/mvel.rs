@@ -12,9 +12,8 @@
 
 use core::ffi::c_void;
 
-use super::mvsl::{mvnmf_graph, read_graph_for};
+use super::mvsl::{mvnmf_graph, read_graph};
 use super::*;
-use crate::graph::GraphOp;
 use crate::linalg::mat::{MatMut, MatRef};
 use crate::linalg::real::Real;
 use crate::models::mvel::{self, MvelParams};
@@ -114,14 +113,15 @@ export! {
         ..solver(work, work_bytes, progress, user, report),
     ) {
         let p = read_params(params)?;
-        let g = read_graph_for::<T>(graph)?;
-        let n = GraphOp::<T>::items(&g);
+        let g = read_graph(graph)?;
+        let g = g.op::<T>()?;
+        let n = g.items();
         nonzero!(n_labels);
         let y = MatRef::col_major(inp(labels, n_labels, n)?, n_labels, n)?;
         require!(q, h);
         let (qq, hh) = (out(q, n_labels, r)?, out(h, r, n)?);
         let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-        let rep = with_monitor(progress, user, |m| mvel::fit(y, &g, r, &p, qq, hh, wk, m))?;
+        let rep = with_monitor(progress, user, |m| mvel::fit(y, g, r, &p, qq, hh, wk, m))?;
         finish(rep, report)
     }
     /// for `n_labels` labels, the graph's `n` items and dimension `r` (reads
@@ -133,9 +133,10 @@ export! {
         params: *const mvnmf_mvel_params,
     ) {
         let p = read_params(params)?;
-        let g = read_graph_for::<T>(graph)?;
-        mvel::fit_workspace::<T, _>(GraphOp::<T>::items(&g), n_labels, r, &g, &p)
-    }
+        let g = read_graph(graph)?;
+        let g = g.op::<T>()?;
+        mvel::fit_workspace::<T, _>(g.items(), n_labels, r, g, &p)
+    };
 }
 
 export! {
@@ -170,7 +171,7 @@ export! {
         n_labels, r, n: usize,
     ) {
         mvel::predict_workspace::<T>(n_labels, r, n)
-    }
+    };
 }
 
 export! {
@@ -194,7 +195,7 @@ export! {
     /// for `n` items.
     workspace mvnmf_mvel_thresholds_workspace(n: usize) {
         mvel::choose_thresholds_workspace(n)
-    }
+    };
 }
 
 export! {
@@ -211,7 +212,7 @@ export! {
         let p = MatMut::col_major(out(pred, n_labels, n)?, n_labels, n)?;
         mvel::decide(s, t, p)?;
         Ok(mvnmf_status::Ok)
-    }
+    };
 }
 
 export! {
@@ -257,7 +258,7 @@ export! {
     /// for `n` items.
     workspace mvnmf_mvel_decide_pu_workspace(n: usize) {
         mvel::pu_thresholds_workspace(n)
-    }
+    };
 }
 
 export! {
@@ -298,7 +299,7 @@ export! {
     /// for `n` items (`MVNMF_STATUS_ZERO_DIMENSION` for `n = 0`).
     workspace mvnmf_mvel_label_freq_holdout_workspace(n: usize) {
         mvel::label_freq_holdout_workspace(n)
-    }
+    };
 }
 
 export! {
@@ -343,7 +344,7 @@ export! {
     /// for `n` items (`MVNMF_STATUS_ZERO_DIMENSION` for `n = 0`).
     workspace mvnmf_mvel_count_thresholds_workspace(n: usize) {
         mvel::count_thresholds_workspace(n)
-    }
+    };
 }
 
 export! {
@@ -389,7 +390,7 @@ export! {
         let p = read_params(params)?;
         anchored_dims::<T>(n, n_labels, r, m)?;
         mvel::fit_anchored_workspace::<T>(n, n_labels, r, m, &p)
-    }
+    };
 }
 
 export! {
@@ -414,5 +415,5 @@ export! {
         let hh = out(h, r, n)?;
         mvel::embed_anchored(aa, r, ii, zz, s, hh)?;
         Ok(mvnmf_status::Ok)
-    }
+    };
 }

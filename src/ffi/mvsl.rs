@@ -7,7 +7,6 @@ use crate::error::Error;
 use crate::graph::{CsrGraph, CsrGraphs, DenseGraph, GraphOp, NoGraph, Sge};
 use crate::models::mvsl::{self, MvslParams};
 use crate::steps::prox::Sparsity;
-use crate::work::{Stack, WorkReq};
 
 /// `sparsity`: no group norm.
 pub const MVNMF_SPARSITY_NONE: u32 = 0;
@@ -132,103 +131,35 @@ pub(super) enum AnyGraph<'a> {
 
 /// The precisions a C graph applies to: the dense graph's weights are
 /// `double`, so it serves the `double` solvers only; the `_f32` entry points
-/// refuse it (`read_graph_for`) before anything runs.
+/// refuse it ([`AnyGraph::op`]) before anything runs.
 pub(super) trait GraphScalar: crate::linalg::real::Real {
-    /// Whether `MVNMF_GRAPH_DENSE` applies to this precision.
-    const DENSE: bool;
-    fn dense_apply(
-        g: &DenseGraph<'_, f64>,
-        v: &[Self],
-        k: usize,
-        plus: &mut [Self],
-        minus: &mut [Self],
-        st: &mut Stack<'_>,
-    ) -> Result<(f64, f64), Error>;
+    /// The dense graph as an operator of this precision (`None`: refused).
+    fn dense<'g>(g: &'g DenseGraph<'_, f64>) -> Option<&'g dyn GraphOp<Self>>;
 }
 
 impl GraphScalar for f64 {
-    const DENSE: bool = true;
-    fn dense_apply(
-        g: &DenseGraph<'_, f64>,
-        v: &[f64],
-        k: usize,
-        plus: &mut [f64],
-        minus: &mut [f64],
-        st: &mut Stack<'_>,
-    ) -> Result<(f64, f64), Error> {
-        g.apply(v, k, plus, minus, st)
+    fn dense<'g>(g: &'g DenseGraph<'_, f64>) -> Option<&'g dyn GraphOp<f64>> {
+        Some(g)
     }
 }
 
 impl GraphScalar for f32 {
-    const DENSE: bool = false;
-    fn dense_apply(
-        _: &DenseGraph<'_, f64>,
-        _: &[f32],
-        _: usize,
-        _: &mut [f32],
-        _: &mut [f32],
-        _: &mut Stack<'_>,
-    ) -> Result<(f64, f64), Error> {
-        Err(Error::BadParameter)
+    fn dense<'g>(_: &'g DenseGraph<'_, f64>) -> Option<&'g dyn GraphOp<f32>> {
+        None
     }
 }
 
-/// `GraphOp::<T>::$m(g, args)` on the graph inside (the dense graph's
-/// weights are `double`: its structural answers come at `f64`).
-macro_rules! each {
-    ($s:expr, $t:ty, $m:ident($($a:expr),*)) => {
-        match $s {
-            AnyGraph::None(g) => GraphOp::<$t>::$m(g $(, $a)*),
-            AnyGraph::Sge(g) => GraphOp::<$t>::$m(g $(, $a)*),
-            AnyGraph::Csr(g) => GraphOp::<$t>::$m(g $(, $a)*),
-            AnyGraph::Dense(g) => GraphOp::<f64>::$m(g $(, $a)*),
-        }
-    };
-}
-
-impl<T: GraphScalar> GraphOp<T> for AnyGraph<'_> {
-    fn items(&self) -> usize {
-        each!(self, T, items())
+impl AnyGraph<'_> {
+    /// The graph for the solvers of precision `T`: a dense graph with the
+    /// single-precision solvers is `MVNMF_STATUS_BAD_PARAMETER`.
+    pub(super) fn op<T: GraphScalar>(&self) -> Result<&dyn GraphOp<T>, Error> {
+        Ok(match self {
+            AnyGraph::None(g) => g,
+            AnyGraph::Sge(g) => g,
+            AnyGraph::Csr(g) => g,
+            AnyGraph::Dense(g) => T::dense(g).ok_or(Error::BadParameter)?,
+        })
     }
-    fn has_penalty(&self) -> bool {
-        each!(self, T, has_penalty())
-    }
-    fn is_zero(&self) -> bool {
-        each!(self, T, is_zero())
-    }
-    fn apply_req(&self, k: usize) -> WorkReq {
-        each!(self, T, apply_req(k))
-    }
-    fn apply(
-        &self,
-        v: &[T],
-        k: usize,
-        plus: &mut [T],
-        minus: &mut [T],
-        st: &mut Stack<'_>,
-    ) -> Result<(f64, f64), Error> {
-        match self {
-            AnyGraph::None(g) => g.apply(v, k, plus, minus, st),
-            AnyGraph::Sge(g) => g.apply(v, k, plus, minus, st),
-            AnyGraph::Csr(g) => g.apply(v, k, plus, minus, st),
-            AnyGraph::Dense(g) => T::dense_apply(g, v, k, plus, minus, st),
-        }
-    }
-}
-
-/// [`read_graph`] for the solvers of precision `T`: a dense graph with the
-/// single-precision solvers is `MVNMF_STATUS_BAD_PARAMETER`.
-pub(super) unsafe fn read_graph_for<'a, T: GraphScalar>(
-    g: *const mvnmf_graph,
-) -> Result<AnyGraph<'a>, Error> {
-    c_unsafe!({
-        let graph = read_graph(g)?;
-        if matches!(graph, AnyGraph::Dense(_)) && !T::DENSE {
-            return Err(Error::BadParameter);
-        }
-        Ok(graph)
-    })
 }
 
 /// Row pointers, column indices and weights of CSR rows.
@@ -367,12 +298,13 @@ export! {
         ..solver(work, work_bytes, progress, user, report),
     ) at report {
         let p = read_params(params).arg(5)?;
-        let g = read_graph_for::<T>(graph).arg(3)?;
+        let g = read_graph(graph).arg(3)?;
+        let g = g.op::<T>().arg(3)?;
         let (vs, n) = read_views_at(views, n_views, 1)?;
         let mut us = factors_at(u, &vs, k, &[], |p: *mut T| p.is_null(), 6)?;
         let (vv, w) = outputs(v, k, n, work, work_bytes).arg(7)?;
         let r = with_monitor(progress, user, |m| {
-            mvsl::fit(&vs, &g, k, &p, &mut us, &mut *vv, w, m)
+            mvsl::fit(&vs, g, k, &p, &mut us, &mut *vv, w, m)
         });
         let r = r.map_err(|e| {
             let given = [Given::Factors(6, &us as &dyn Factors<T>), Given::Buf(7, &*vv, k)];
@@ -383,8 +315,9 @@ export! {
     /// aside).
     workspace mvnmf_mvsl_fit_workspace / mvnmf_mvsl_fit_f32_workspace(..5) {
         let p = read_params(params)?;
-        let g = read_graph_for::<T>(graph)?;
-        mvsl::fit_workspace::<T, _>(shapes(views, n_views)?, &g, k, &p)
+        let g = read_graph(graph)?;
+        let g = g.op::<T>()?;
+        mvsl::fit_workspace::<T, _>(shapes(views, n_views)?, g, k, &p)
     };
 
     /// Out-of-sample encoding against fixed bases `u[v]` (read only): the V-steps
@@ -395,29 +328,27 @@ export! {
     /// scaled up); the bases too must have half their sum of squares at most 2^999
     /// (else `MVNMF_STATUS_INPUT_TOO_LARGE`).
     fn mvnmf_mvsl_encode / mvnmf_mvsl_encode_f32(
-        views: *const V = "`n_views`",
-        n_views: usize,
-        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
-        k: usize,
-        params: *const mvnmf_mvsl_params,
+        ..5,
         u: *const *const T = "`n_views` pointers to `rows_v × k`",
         v: *mut T = "`k × N`",
         ..solver(work, work_bytes, progress, user, report),
     ) at report {
         let p = read_params(params).arg(5)?;
-        let g = read_graph_for::<T>(graph).arg(3)?;
+        let g = read_graph(graph).arg(3)?;
+        let g = g.op::<T>().arg(3)?;
         let (vs, n) = read_views_at(views, n_views, 1)?;
         let us = factors_at(u, &vs, k, &[], |p: *const T| p.is_null(), 6)?;
         let (vv, w) = outputs(v, k, n, work, work_bytes).arg(7)?;
         let r = with_monitor(progress, user, |m| {
-            mvsl::encode(&vs, &g, k, &p, &us, vv, w, m)
+            mvsl::encode(&vs, g, k, &p, &us, vv, w, m)
         });
         let r = r.map_err(|e| SITE.blame(e, &vs, &[Given::Factors(6, &us)]))?;
         finish(r, report).arg(0)
     }
     workspace mvnmf_mvsl_encode_workspace / mvnmf_mvsl_encode_f32_workspace(..5) {
         let p = read_params(params)?;
-        let g = read_graph_for::<T>(graph)?;
-        mvsl::encode_workspace::<T, _>(shapes(views, n_views)?, &g, k, &p)
+        let g = read_graph(graph)?;
+        let g = g.op::<T>()?;
+        mvsl::encode_workspace::<T, _>(shapes(views, n_views)?, g, k, &p)
     };
 }

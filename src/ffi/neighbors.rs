@@ -150,10 +150,8 @@ export! {
         let s = shapes(views, n_views)?;
         let n = s.clone().next().map_or(0, |v| v.cols);
         graph::tge_build_workspace::<f64>(s, &ks, n_classes, &p, &b.resolve(n))
-    }
-}
+    };
 
-export! {
     /// `mvnmf_anchors_kmeans` with k-means (k-means++ seeding and Lloyd's iterations, every
     /// restart) run on a seeded uniform sample of `sample` items (clamped to `[m, n]`, drawn
     /// without replacement from `params->seed`) instead of all `n`: cost `O(sample·m·Σd)` per
@@ -186,5 +184,5 @@ export! {
     workspace mvnmf_anchors_kmeans_sampled_workspace(..5) {
         let p = read_params(params)?;
         graph::anchors_by_kmeans_sampled_workspace::<f64>(shapes(views, n_views)?, m, &p, sample)
-    }
+    };
 }

@@ -131,7 +131,7 @@ export! {
             ann: mvnmf_ann_params_default(),
         };
         Ok(mvnmf_status::Ok)
-    }
+    };
 }
 
 /// What `mvnmf_pipeline_fit_report` writes: the factorization's report and the
@@ -291,15 +291,7 @@ export! {
     /// bit), but `report` (may be NULL) is an `mvnmf_pipeline_report`: the
     /// factorization's report and the entries of the neighbour graphs built.
     fn mvnmf_pipeline_fit_report(
-        views: *const V = "`n_views`",
-        n_views: usize,
-        kernels: *const mvnmf_kernel = "`n_views` kernels",
-        labels: *const u32 = "`N` labels",
-        n_classes, k: usize,
-        params: *const mvnmf_pipeline_params,
-        u: *const *mut T = "`n_views` pointers to `rows_v × k`",
-        v: *mut T = "`k × N`",
-        eta: *mut f64 = "`n_views` doubles",
+        ..10,
         ..work(work, work_bytes),
         progress: mvnmf_progress_fn,
         user: *mut c_void,

@@ -153,25 +153,37 @@ pub struct mvnmf_cv_fit {
 /// cross-validation (`MVNMF_STATUS_CANCELLED`, outputs untouched).
 pub type mvnmf_cv_fit_fn =
     Option<unsafe extern "C" fn(fit: *const mvnmf_cv_fit, v: *mut f64, user: *mut c_void) -> c_int>;
-impl From<mvnmf_split_scores> for eval::SplitScores {
-    fn from(s: mvnmf_split_scores) -> Self {
-        eval::SplitScores {
-            knn_accuracy: s.knn_accuracy,
-            kmeans_accuracy: s.kmeans_accuracy,
-            kmeans_nmi: s.kmeans_nmi,
-            knn_k: s.knn_k,
+mirror!(mvnmf_split_scores <=> eval::SplitScores {
+    knn_accuracy, kmeans_accuracy, kmeans_nmi, knn_k,
+});
+mirror!(
+    mvnmf_score_summary
+        <= eval::ScoreSummary {
+            knn_mean,
+            knn_std,
+            kmeans_accuracy_mean,
+            kmeans_accuracy_std,
+            kmeans_nmi_mean,
+            kmeans_nmi_std,
+            knn_k_min,
         }
-    }
-}
+);
 
-impl From<eval::SplitScores> for mvnmf_split_scores {
-    fn from(s: eval::SplitScores) -> Self {
-        mvnmf_split_scores {
-            knn_accuracy: s.knn_accuracy,
-            kmeans_accuracy: s.kmeans_accuracy,
-            kmeans_nmi: s.kmeans_nmi,
-            knn_k: s.knn_k,
-        }
+/// Calls the caller's fit callback with `c` for the encoding `v`; a nonzero
+/// return stops the run (`MVNMF_STATUS_CANCELLED`).
+///
+/// # Safety
+/// `cb` and `user` are what the entry point's caller passed for this purpose.
+unsafe fn call_fit<C>(
+    cb: unsafe extern "C" fn(*const C, *mut f64, *mut c_void) -> c_int,
+    c: &C,
+    v: &mut [f64],
+    user: *mut c_void,
+) -> Result<(), Error> {
+    // SAFETY: the caller supplied this function pointer for this purpose.
+    match unsafe { cb(c, v.as_mut_ptr(), user) } {
+        0 => Ok(()),
+        _ => Err(Error::Cancelled),
     }
 }
 
@@ -194,10 +206,8 @@ export! {
         *mean = m;
         *std = s;
         Ok(mvnmf_status::Ok)
-    }
-}
+    };
 
-export! {
     /// Mean ± population std over the splits of every fraction: `scores` holds
     /// `n_fractions × splits` entries, fraction-major (`scores[f * splits + s]`,
     /// as `mvnmf_evaluate_protocol` writes them); writes `summary[n_fractions]`.
@@ -219,22 +229,11 @@ export! {
         }
         for (o, row) in out.iter_mut().zip(s.chunks_exact(splits)) {
             eval::summarize_scores(row, splits, &mut one)?;
-            let m = one[0];
-            *o = mvnmf_score_summary {
-                knn_mean: m.knn_mean,
-                knn_std: m.knn_std,
-                kmeans_accuracy_mean: m.kmeans_accuracy_mean,
-                kmeans_accuracy_std: m.kmeans_accuracy_std,
-                kmeans_nmi_mean: m.kmeans_nmi_mean,
-                kmeans_nmi_std: m.kmeans_nmi_std,
-                knn_k_min: m.knn_k_min,
-            };
+            *o = one[0].into();
         }
         Ok(mvnmf_status::Ok)
-    }
-}
+    };
 
-export! {
     /// Scores the `k × n` encoding `v` of one split as the papers do; the test
     /// items are those with `labeled[j] = 0`. kNN from the labeled items'
     /// encodings classifies the test items (accuracy; `k` reduced to the smallest
@@ -279,10 +278,8 @@ export! {
     ) {
         let p = read_params(params)?;
         eval::evaluate_split_workspace(k, n, n_classes, &p)
-    }
-}
+    };
 
-export! {
     /// The papers' evaluation protocol for one method (DESIGN §9). For every
     /// split `s` (seed `seed + s`) and every labeled fraction `fractions[f]`
     /// (each in `(0, 1)`), splits outer: a per-class stratified random subset is
@@ -327,12 +324,7 @@ export! {
                 n: r.labels.len(),
                 k,
             };
-            // SAFETY: the caller supplied this function pointer for this purpose.
-            if cb(&c, v.as_mut_ptr(), user) != 0 {
-                Err(Error::Cancelled)
-            } else {
-                Ok(())
-            }
+            call_fit(cb, &c, v, user)
         })?;
         Ok(mvnmf_status::Ok)
     }
@@ -343,10 +335,8 @@ export! {
     ) {
         let p = read_params(params)?;
         eval::evaluate_protocol_workspace(k, n, n_classes, n_fractions, &p)
-    }
-}
+    };
 
-export! {
     /// k-fold cross-validation of `n_candidates` parameter vectors inside the
     /// labeled items (`labels[j] != MVNMF_UNLABELED`). `grid` holds
     /// `n_candidates × n_params` values, candidate-major (candidate `c`'s values
@@ -400,12 +390,7 @@ export! {
                 n: r.labels.len(),
                 k,
             };
-            // SAFETY: the caller supplied this function pointer for this purpose.
-            if cb(&c, v.as_mut_ptr(), user) != 0 {
-                Err(Error::Cancelled)
-            } else {
-                Ok(())
-            }
+            call_fit(cb, &c, v, user)
         })?;
         *best = b;
         Ok(mvnmf_status::Ok)
@@ -417,5 +402,5 @@ export! {
     ) {
         let p = read_params(params)?;
         eval::cross_validate_workspace(k, n, n_classes, n_candidates, &p)
-    }
+    };
 }

@@ -61,20 +61,22 @@ pub struct mvnmf_kernel {
     pub gamma: f64,
 }
 
-/// Options of `mvnmf_fused_knn` and `mvnmf_class_pairs`; defaults from
-/// `mvnmf_fused_knn_params_default()`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_fused_knn_params {
-    /// Neighbours per query (class pairs: pairs per class), `>= 1` (default 5).
-    pub k: usize,
-    /// `MVNMF_SCOPE_*` (default `MVNMF_SCOPE_ALL`; unused by `mvnmf_class_pairs`).
-    pub scope: u32,
-    /// Items per block side (0: default 256).
-    pub block: usize,
-    /// Who runs the search over all items (`MVNMF_SCOPE_ALL`) in up to four
-    /// parts (default: serial); the neighbours do not depend on it.
-    pub parallel: mvnmf_parallel,
+cparams! {
+    /// Options of `mvnmf_fused_knn` and `mvnmf_class_pairs`; defaults from
+    /// `mvnmf_fused_knn_params_default()`.
+    pub struct mvnmf_fused_knn_params => KnnParams {
+        /// Neighbours per query (class pairs: pairs per class), `>= 1` (default 5).
+        pub k: usize,
+        /// `MVNMF_SCOPE_*` (default `MVNMF_SCOPE_ALL`; unused by `mvnmf_class_pairs`).
+        pub scope: u32 = MVNMF_SCOPE_ALL,
+        /// Items per block side (0: default 256).
+        pub block: usize,
+        /// Who runs the search over all items (`MVNMF_SCOPE_ALL`) in up to four
+        /// parts (default: serial); the neighbours do not depend on it.
+        pub parallel: mvnmf_parallel,
+    };
+    /// The default fused-kNN options (`k = 5`, all items, default block).
+    fn mvnmf_fused_knn_params_default;
 }
 
 // The set-up sampling has no C field yet (issue 30): `..default` keeps its
@@ -116,6 +118,25 @@ pub struct mvnmf_qp_report {
     /// Nonzero weights.
     pub support: usize,
 }
+
+mirror!(
+    mvnmf_mkl_report
+        <= similarity::MklReport {
+            ridge,
+            mean_diag,
+            loss,
+            kkt_residual,
+            support
+        }
+);
+mirror!(
+    mvnmf_qp_report
+        <= similarity::QpReport {
+            objective,
+            kkt_residual,
+            support
+        }
+);
 
 cparams! {
     /// Options of the LDGE / TGE builders; defaults from `mvnmf_graph_params_default()`.
@@ -235,26 +256,6 @@ pub(super) unsafe fn cmask<'a>(p: *const u8, n: usize) -> Result<&'a [bool], Err
     })
 }
 
-/// The Rust options; `p` must stay in place until the search has returned
-/// (a host pool keeps the address of `p.parallel`).
-pub(super) fn knn_params(p: &mvnmf_fused_knn_params) -> KnnParams {
-    KnnParams {
-        k: p.k,
-        block: p.block,
-        parallel: p.parallel.read(),
-    }
-}
-
-pub(super) unsafe fn read_knn(p: *const mvnmf_fused_knn_params) -> mvnmf_fused_knn_params {
-    c_unsafe!({
-        if p.is_null() {
-            mvnmf_fused_knn_params_default()
-        } else {
-            *p
-        }
-    })
-}
-
 pub(super) unsafe fn read_mkl(p: *const mvnmf_mkl_params) -> Result<MklParams, Error> {
     c_unsafe! { read_params(p) }
 }
@@ -267,18 +268,6 @@ c_enum!(Penalty {
     MVNMF_PENALTY_CLASS_PAIRS => ClassPairs,
     MVNMF_PENALTY_ITEM_NEIGHBORS => ItemNeighbors,
 });
-
-/// The default fused-kNN options (`k = 5`, all items, default block).
-#[no_mangle]
-pub extern "C" fn mvnmf_fused_knn_params_default() -> mvnmf_fused_knn_params {
-    let d = KnnParams::default();
-    mvnmf_fused_knn_params {
-        k: d.k,
-        scope: MVNMF_SCOPE_ALL,
-        block: d.block,
-        parallel: mvnmf_parallel::from_rust(d.parallel),
-    }
-}
 
 /// The default MKL options (`lambda = 0.1` relative to `mean(diag G)`).
 #[no_mangle]
@@ -324,20 +313,15 @@ export! {
             n_classes,
             block,
         )
-    }
-}
+    };
 
-export! {
     /// Fusion weights by kernel–target alignment (seed 000 eq. 11): writes `eta[n_views]` on the
     /// simplex minimising `Σ_{i,j labeled} t_ij (Σ_v η_v K_v(i,j) − [y_i = y_j])² + λ‖η‖²`
     /// (`t_ij = 1/n_c²` within class c, `1/(2 n_c n_c')` across; `λ = lambda · mean(diag G)`).
     /// `labels` (not NULL) needs at least 2 labeled items. Cost `O(N_l² Σ_v rows_v)`, one pass.
     /// `report` may be NULL.
     fn mvnmf_mkl_weights(
-        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
-        n_views: usize,
-        kernels: *const mvnmf_kernel = "`n_views` kernels",
-        labels: *const u32 = "`N` labels",
+        ..4,
         n_classes: usize,
         params: *const mvnmf_mkl_params,
         eta: *mut f64 = "`n_views` doubles",
@@ -352,13 +336,7 @@ export! {
         let e = slice_mut(eta, n_views)?;
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
         let r = similarity::mkl_weights(&vs, &ks, lab, n_classes, &p, e, w)?;
-        put_opt(report, mvnmf_mkl_report {
-            ridge: r.ridge,
-            mean_diag: r.mean_diag,
-            loss: r.loss,
-            kkt_residual: r.kkt_residual,
-            support: r.support,
-        });
+        put_opt(report, r.into());
         Ok(mvnmf_status::Ok)
     }
     /// .
@@ -366,18 +344,13 @@ export! {
         let p = read_mkl(params)?;
         let ks = ckernels(kernels, n_views)?;
         similarity::mkl_weights_workspace::<f64>(shapes(views, n_views)?, &ks, n_classes, &p)
-    }
-}
+    };
 
-export! {
     /// The alignment QP's data: `g[n_views²]` (`G_uv = Σ t_ij K_u(i,j) K_v(i,j)`, column-major),
     /// `b[n_views]` (`b_v = Σ t_ij K_v(i,j) [y_i = y_j]`) and `*constant` (`Σ t_ij [y_i = y_j]`), so
     /// that the loss is `ηᵀGη − 2bᵀη + constant`.
     fn mvnmf_alignment_system(
-        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
-        n_views: usize,
-        kernels: *const mvnmf_kernel = "`n_views` kernels",
-        labels: *const u32 = "`N` labels",
+        ..4,
         n_classes, block: usize,
         g: *mut f64 = "`n_views × n_views` doubles",
         b: *mut f64 = "`n_views` doubles",
@@ -403,10 +376,8 @@ export! {
             n_classes,
             block,
         )
-    }
-}
+    };
 
-export! {
     /// `min ηᵀAη − 2bᵀη` on the simplex, exactly (supports enumerated for `h <= 16`, active set
     /// beyond): `a[h²]` symmetric positive semidefinite (column-major), `b[h]`, `eta[h]` written.
     /// Entries must be finite and at most `DBL_MAX / 4` in magnitude (else
@@ -426,11 +397,7 @@ export! {
         let e = slice_mut(eta, h)?;
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
         let r = similarity::simplex_qp(aa, bb, e, w)?;
-        put_opt(report, mvnmf_qp_report {
-            objective: r.objective,
-            kkt_residual: r.kkt_residual,
-            support: r.support,
-        });
+        put_opt(report, r.into());
         Ok(mvnmf_status::Ok)
     }
     /// for `h` weights.
@@ -438,10 +405,8 @@ export! {
         h: usize,
     ) {
         similarity::simplex_qp_workspace(h)
-    }
-}
+    };
 
-export! {
     /// Exact `k` nearest neighbours under the fused kernel `K = Σ_v η_v K_v` (`d² = 2 − 2K`),
     /// block by block, never an `N × N` matrix. Writes `neighbors[N·k]` (item `i`'s list at
     /// `i·k`, best first, ties by the lower index; `MVNMF_NO_NEIGHBOR` for non-queries) and
@@ -464,17 +429,17 @@ export! {
         sims: *mut f64 = "`N × k` doubles",
         ..work(work, work_bytes),
     ) {
-        let p = read_knn(params);
+        let (p, code) = (read_params(params)?, c_params(params).scope);
         let vs = CViews::new(views, n_views)?;
         let ks = ckernels(kernels, n_views)?;
         let e = ceta(eta, n_views)?;
         let n = vs.shape(0).cols;
         let labeled_scope = matches!(
-            p.scope,
+            code,
             MVNMF_SCOPE_LABELED | MVNMF_SCOPE_SAME_CLASS | MVNMF_SCOPE_OTHER_CLASS
         );
         let lab = clabels(labels, n, labeled_scope || any_median(&ks))?;
-        let scope = match p.scope {
+        let scope = match code {
             MVNMF_SCOPE_ALL => Scope::All,
             MVNMF_SCOPE_LABELED => Scope::Labeled,
             MVNMF_SCOPE_SAME_CLASS => Scope::SameClass,
@@ -497,7 +462,7 @@ export! {
             lab,
             n_classes,
             scope,
-            &knn_params(&p),
+            &p,
             nb,
             s,
             w,
@@ -509,35 +474,27 @@ export! {
         n_classes: usize,
         params: *const mvnmf_fused_knn_params,
     ) {
-        let p = read_knn(params);
+        let p = read_params(params)?;
         let ks = ckernels(kernels, n_views)?;
         similarity::fused_knn_workspace::<f64>(
             shapes(views, n_views)?,
             &ks,
             n_classes,
-            &knn_params(&p),
+            &p,
         )
-    }
-}
+    };
 
-export! {
     /// Per class `c`, the `kp = params->k` most similar pairs `(i, j)` under the fused kernel with
     /// `i` labeled of class `c` and `j` labeled of another class (seed 003's `N_kp(c)`): writes
     /// `pairs[2·n_classes·kp]` (`pairs[2(c·kp + p)] = i`, `pairs[2(c·kp + p) + 1] = j`) and
     /// `sims[n_classes·kp]`, best first; classes without labeled items get `MVNMF_NO_NEIGHBOR`.
     fn mvnmf_class_pairs(
-        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
-        n_views: usize,
-        kernels: *const mvnmf_kernel = "`n_views` kernels",
-        eta: *const f64 = "`n_views` doubles",
-        labels: *const u32 = "`N` labels",
-        n_classes: usize,
-        params: *const mvnmf_fused_knn_params,
+        ..7,
         pairs: *mut usize = "`n_classes × kp × 2` indices",
         sims: *mut f64 = "`n_classes × kp` doubles",
         ..work(work, work_bytes),
     ) {
-        let p = read_knn(params);
+        let p = read_params(params)?;
         let vs = CViews::new(views, n_views)?;
         let ks = ckernels(kernels, n_views)?;
         let e = ceta(eta, n_views)?;
@@ -547,7 +504,7 @@ export! {
         let pp = slice_mut(pairs, ck.checked_mul(2).ok_or(Error::SizeOverflow)?)?;
         let s = slice_mut(sims, ck)?;
         let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-        similarity::class_pairs(&vs, &ks, e, lab, n_classes, &knn_params(&p), pp, s, w)?;
+        similarity::class_pairs(&vs, &ks, e, lab, n_classes, &p, pp, s, w)?;
         Ok(mvnmf_status::Ok)
     }
     /// .
@@ -555,13 +512,13 @@ export! {
         n_classes: usize,
         params: *const mvnmf_fused_knn_params,
     ) {
-        let p = read_knn(params);
+        let p = read_params(params)?;
         let ks = ckernels(kernels, n_views)?;
         similarity::class_pairs_workspace::<f64>(
             shapes(views, n_views)?,
             &ks,
             n_classes,
-            &knn_params(&p),
+            &p,
         )
-    }
+    };
 }

@@ -69,6 +69,27 @@ macro_rules! nonzero {
     };
 }
 
+/// `From` between a C struct and the Rust struct it mirrors, field by field:
+/// `mirror!(c_struct <= Rust { a, b })` the C struct from the Rust one, `<=>`
+/// both ways.
+macro_rules! mirror {
+    ($c:ident <= $r:path { $($f:ident),* $(,)? }) => {
+        impl From<$r> for $c {
+            fn from(r: $r) -> Self {
+                $c { $($f: r.$f),* }
+            }
+        }
+    };
+    ($c:ident <=> $r:path { $($f:ident),* $(,)? }) => {
+        mirror!($c <= $r { $($f),* });
+        impl From<$c> for $r {
+            fn from(c: $c) -> Self {
+                Self { $($f: c.$f),* }
+            }
+        }
+    };
+}
+
 use core::ops::ControlFlow;
 
 // The factor and buffer arrays a call takes as C pointer arrays.
@@ -140,7 +161,8 @@ impl CField<bool> for u32 {
 /// lists every field of both structs once (C name and type, then ` as ` the
 /// Rust name where they differ; a field missing on either side does not
 /// compile, unless `..default` follows the list: the Rust fields C does not
-/// carry then read as their defaults); `validate` runs the Rust options' own
+/// carry then read as their defaults; `pub f: T = value` is a field of C alone,
+/// `value` in the defaults, read by the call itself); `validate` runs the Rust options' own
 /// `validate()` after reading, `check f` runs `f(&options)`.
 /// `=> Outer.path: Inner { ... }` reads a flat C struct into `Outer`'s one
 /// field `path` (`validate` is `Outer`'s). Without the `fn` line the
@@ -153,7 +175,7 @@ macro_rules! cparams {
         pub struct $c:ident => $r:ident $(. $path:ident: $inner:ident)? {
             $(
                 $(#[$fdoc:meta])*
-                pub $cf:ident: $t:ty $(as $rf:ident)?
+                pub $cf:ident: $t:ty $(as $rf:ident)? $(= $only:expr)?
             ),* $(,)?
         } $(..$dfl:ident)? $($v:ident)*;
         $(
@@ -170,8 +192,8 @@ macro_rules! cparams {
                 pub $cf: $t,
             )*
         }
-        cparams!(@munch $c, [$r $(. $path: $inner)?], [$($v)*] [$($dfl)?], [],
-            $($cf $(as $rf)?,)*);
+        cparams!(@munch $c, [$r $(. $path: $inner)?], [$($v)*] [$($dfl)?], [] [],
+            $($cf $(as $rf)? $(= $only)?,)*);
         $(
             $(#[$ddoc])*
             #[no_mangle]
@@ -181,16 +203,19 @@ macro_rules! cparams {
         )?
     };
     ($c:ident => $r:ident { $($f:tt)* } $($v:ident)*) => {
-        cparams!(@munch $c, [$r], [$($v)*] [], [], $($f)*,);
+        cparams!(@munch $c, [$r], [$($v)*] [], [] [], $($f)*,);
     };
-    (@munch $c:ident, $r:tt, $v:tt $o:tt, [$($d:tt)*], $cf:ident as $rf:ident, $($rest:tt)*) => {
-        cparams!(@munch $c, $r, $v $o, [$($d)* ($cf $rf)], $($rest)*);
+    (@munch $c:ident, $r:tt, $v:tt $o:tt, [$($d:tt)*] $co:tt, $cf:ident as $rf:ident, $($rest:tt)*) => {
+        cparams!(@munch $c, $r, $v $o, [$($d)* ($cf $rf)] $co, $($rest)*);
     };
-    (@munch $c:ident, $r:tt, $v:tt $o:tt, [$($d:tt)*], $cf:ident, $($rest:tt)*) => {
-        cparams!(@munch $c, $r, $v $o, [$($d)* ($cf $cf)], $($rest)*);
+    (@munch $c:ident, $r:tt, $v:tt $o:tt, $d:tt [$($co:tt)*], $cf:ident = $e:expr, $($rest:tt)*) => {
+        cparams!(@munch $c, $r, $v $o, $d [$($co)* ($cf $e)], $($rest)*);
     };
-    (@munch $c:ident, $r:tt, $v:tt $o:tt, $d:tt, $(,)*) => {
-        cparams!(@emit $c, $r, $v $o, $d);
+    (@munch $c:ident, $r:tt, $v:tt $o:tt, [$($d:tt)*] $co:tt, $cf:ident, $($rest:tt)*) => {
+        cparams!(@munch $c, $r, $v $o, [$($d)* ($cf $cf)] $co, $($rest)*);
+    };
+    (@munch $c:ident, $r:tt, $v:tt $o:tt, $d:tt $co:tt, $(,)*) => {
+        cparams!(@emit $c, $r, $v $o, $d $co);
     };
     (@check [validate], $out:ident) => {
         $out.validate()?;
@@ -209,7 +234,8 @@ macro_rules! cparams {
     };
     (@part $x:ident [$r:ident]) => { $x };
     (@part $x:ident [$r:ident . $path:ident: $inner:ident]) => { &$x.$path };
-    (@emit $c:ident, [$r:ident $($nest:tt)*], $v:tt $o:tt, [$(($cf:ident $rf:ident))*]) => {
+    (@emit $c:ident, [$r:ident $($nest:tt)*], $v:tt $o:tt, [$(($cf:ident $rf:ident))*]
+        [$(($co:ident $ce:expr))*]) => {
         impl $crate::ffi::util::CField<$r> for $c {
             fn to_rust(&self) -> Result<$r, Error> {
                 use $crate::ffi::util::CField;
@@ -221,7 +247,7 @@ macro_rules! cparams {
             fn from_rust(r: &$r) -> Self {
                 use $crate::ffi::util::CField;
                 let part = cparams!(@part r [$r $($nest)*]);
-                $c { $($cf: CField::from_rust(&part.$rf),)* }
+                $c { $($cf: CField::from_rust(&part.$rf),)* $($co: $ce,)* }
             }
         }
         impl $crate::ffi::util::CParams for $c {
@@ -256,6 +282,16 @@ pub(crate) unsafe fn read_params<P: CParams>(p: *const P) -> Result<P::Rust, Err
         } else {
             (*p).read()
         }
+    })
+}
+
+/// The C struct itself, or its defaults when `p` is NULL: what a call reads
+/// of the fields C alone has.
+pub(crate) unsafe fn c_params<P: CParams + CField<P::Rust> + Copy>(p: *const P) -> P {
+    c_unsafe!(if p.is_null() {
+        P::from_rust(&P::defaults())
+    } else {
+        *p
     })
 }
 
