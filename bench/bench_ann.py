@@ -44,7 +44,10 @@ The hard case (session 21): `--n 100000 --cases hard --threads 1 2 --peers pynnd
 (bench/ann_100k_hard_s21.log), the extended ladders from mvnmf's fourth level and
 pynndescent's third (`--mv-from 3 --pynn-from 2`, bench/ann_100k_hard_s21_ladder.log), at 10^6
 one level each (`--n 1000000 --cases hard --threads 1 --peers pynndescent --mv-from 5 --mv-to 6
---pynn-from 5 --pynn-to 6`, bench/ann_1e6_hard_s21.log).
+--pynn-from 5 --pynn-to 6`, bench/ann_1e6_hard_s21.log), the last mvnmf level against pynndescent's
+n_neighbors 60 (`--mv-from 6 --mv-to 7 --pynn-from 6 --pynn-to 7`, bench/ann_1e6_hard_s21_k60.log)
+and its max_candidates 120 (`--mv-from 0 --mv-to 1 --pynn-from 7 --pynn-to 8`: mvnmf's defaults
+only write the sample's exact lists; bench/ann_1e6_hard_s21_pynn120.log).
 The logs of the first run are bench/ann_20k_v1.log and bench/ann_100k_v1.log (the 100 000
 run was stopped after the clustered case); the table is in src/similarity/nndescent.rs.
 """
@@ -156,6 +159,7 @@ HNSW_LADDER = [(8, 50, 20), (16, 100, 50), (16, 200, 100), (24, 300, 150), (32, 
 PYNN_LADDER = [(None, {}), (None, {"max_candidates": 60}), (30, {}),
                (30, {"max_candidates": 45}), (30, {"max_candidates": 60}),
                (40, {"max_candidates": 80}), (60, {"max_candidates": 60}),
+               (60, {"max_candidates": 120}),
                (60, {"max_candidates": 60, "n_iters": 40, "delta": 0.0001})]
 # From the fourth level on, the start is pynndescent's for n_neighbors 30 (its forest: about 10
 # trees at 10^5, leaves of max(60, min(256, 5 n_neighbors)) items): in full-dimensional noise
