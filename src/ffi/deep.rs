@@ -164,7 +164,7 @@ export! {
     /// scaled up); the bases too must have half their sum of squares at most 2^999
     /// (else `MVNMF_STATUS_INPUT_TOO_LARGE`).
     fn mvnmf_deep_encode / mvnmf_deep_encode_f32(
-        ..6,
+        ..6, // `mvnmf_deep_fit`'s first six parameters
         u: *const *const T = "`n_views` pointers to `mvnmf_deep_factor_len(rows_v, layers)`",
         v: *mut T = "`K × N`",
         ..solver(work, work_bytes, progress, user, report),

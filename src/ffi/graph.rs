@@ -44,7 +44,7 @@ export! {
 
     /// Capacities that always hold TGE's graphs: affinity `min(4·n·ka, n(n−1))`, penalty as LDGE.
     fn mvnmf_tge_capacity(
-        ..
+        .. // `mvnmf_ldge_capacity`'s parameters
     ) {
         write_capacity(params, affinity_capacity, penalty_capacity, |p| {
             graph::tge_capacity(n, n_classes, p)
@@ -158,6 +158,7 @@ export! {
     };
 
     /// (validates the view descriptors as the call does, values aside).
+    // `(..)`: `mvnmf_ldge_workspace`'s parameters.
     workspace mvnmf_tge_workspace for mvnmf_tge(..) {
         workspace((views, n_views, kernels), n_classes, params, true)
     };
@@ -193,7 +194,7 @@ export! {
     /// `kp = 0` and no RBF kernel uses the median heuristic: the plain kNN graph (else
     /// `MVNMF_STATUS_NULL_POINTER`).
     fn mvnmf_tge(
-        ..
+        .. // `mvnmf_ldge`'s parameters
     ) {
         let out = (affinity, penalty, affinity_nnz, penalty_nnz);
         let io = (eta, labels, n_classes, params);
@@ -559,7 +560,7 @@ export! {
     /// negative or non-finite `ann->delta` is `MVNMF_STATUS_BAD_PARAMETER`, refused before
     /// anything is written. Outputs are written only on success.
     fn mvnmf_fused_knn_graph_build(
-        ..5,
+        ..5, // `mvnmf_fused_knn_graph`'s first five parameters
         graph_build: u32,
         ann: *const mvnmf_ann_params = "one struct (NULL: the defaults)",
         out: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",

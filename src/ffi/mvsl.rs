@@ -328,7 +328,7 @@ export! {
     /// scaled up); the bases too must have half their sum of squares at most 2^999
     /// (else `MVNMF_STATUS_INPUT_TOO_LARGE`).
     fn mvnmf_mvsl_encode / mvnmf_mvsl_encode_f32(
-        ..5,
+        ..5, // `mvnmf_mvsl_fit`'s first five parameters
         u: *const *const T = "`n_views` pointers to `rows_v × k`",
         v: *mut T = "`k × N`",
         ..solver(work, work_bytes, progress, user, report),

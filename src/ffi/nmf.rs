@@ -213,7 +213,7 @@ export! {
     /// scaled up); the bases too must have half their sum of squares at most 2^999
     /// (else `MVNMF_STATUS_INPUT_TOO_LARGE`).
     fn mvnmf_joint_nmf_encode / mvnmf_joint_nmf_encode_f32(
-        ..4,
+        ..4, // `mvnmf_joint_nmf_fit`'s first four parameters
         u: *const *const T = "`n_views` pointers to `rows_v × k`",
         v: *mut T = "`k × N`",
         ..solver(work, work_bytes, progress, user, report),
@@ -246,7 +246,7 @@ export! {
 
     /// Out-of-sample encoding for one view against the basis `u` (`rows × k`).
     fn mvnmf_nmf_encode / mvnmf_nmf_encode_f32(
-        ..3,
+        ..3, // `mvnmf_nmf_fit`'s first three parameters
         u: *const T = "`rows × k`",
         v: *mut T = "`k × cols`",
         ..solver(work, work_bytes, progress, user, report),

@@ -291,7 +291,7 @@ export! {
     /// bit), but `report` (may be NULL) is an `mvnmf_pipeline_report`: the
     /// factorization's report and the entries of the neighbour graphs built.
     fn mvnmf_pipeline_fit_report(
-        ..10,
+        ..10, // `mvnmf_pipeline_fit`'s first ten parameters
         ..work(work, work_bytes),
         progress: mvnmf_progress_fn,
         user: *mut c_void,

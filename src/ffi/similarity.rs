@@ -321,7 +321,7 @@ export! {
     /// `labels` (not NULL) needs at least 2 labeled items. Cost `O(N_l² Σ_v rows_v)`, one pass.
     /// `report` may be NULL.
     fn mvnmf_mkl_weights(
-        ..4,
+        ..4, // `mvnmf_kernel_bandwidths`'s first four parameters
         n_classes: usize,
         params: *const mvnmf_mkl_params,
         eta: *mut f64 = "`n_views` doubles",
@@ -350,7 +350,7 @@ export! {
     /// `b[n_views]` (`b_v = Σ t_ij K_v(i,j) [y_i = y_j]`) and `*constant` (`Σ t_ij [y_i = y_j]`), so
     /// that the loss is `ηᵀGη − 2bᵀη + constant`.
     fn mvnmf_alignment_system(
-        ..4,
+        ..4, // `mvnmf_mkl_weights`'s first four parameters
         n_classes, block: usize,
         g: *mut f64 = "`n_views × n_views` doubles",
         b: *mut f64 = "`n_views` doubles",
@@ -489,7 +489,7 @@ export! {
     /// `pairs[2·n_classes·kp]` (`pairs[2(c·kp + p)] = i`, `pairs[2(c·kp + p) + 1] = j`) and
     /// `sims[n_classes·kp]`, best first; classes without labeled items get `MVNMF_NO_NEIGHBOR`.
     fn mvnmf_class_pairs(
-        ..7,
+        ..7, // `mvnmf_fused_knn`'s first seven parameters
         pairs: *mut usize = "`n_classes × kp × 2` indices",
         sims: *mut f64 = "`n_classes × kp` doubles",
         ..work(work, work_bytes),
