@@ -53,7 +53,7 @@ cparams! {
         /// Who runs the searches (the same graph for every choice); one thread: the caller's
         /// pool (the pipeline's solver pool; for `mvnmf_tge_build`, one thread).
         pub parallel: mvnmf_parallel,
-    };
+    } check check_ann;
     /// The default NN-descent options (`k = 10`, seed 0, size-dependent trees, leaves,
     /// candidates and iterations, `delta = 0.001`, one thread).
     fn mvnmf_ann_params_default;
@@ -70,11 +70,7 @@ fn check_ann(a: &AnnParams) -> Result<(), Error> {
 
 /// `*p` (NULL: the defaults) read and checked.
 pub(super) unsafe fn read_ann(p: *const mvnmf_ann_params) -> Result<AnnParams, Error> {
-    c_unsafe!({
-        let a = read_params(p)?;
-        check_ann(&a)?;
-        Ok(a)
-    })
+    c_unsafe! { read_params(p) }
 }
 
 /// A `graph_build` code with its NN-descent options, resolved once the item count is known.
@@ -85,12 +81,12 @@ pub(crate) struct CBuild {
 }
 
 impl CBuild {
-    /// Checks the code and the options (`MVNMF_STATUS_BAD_PARAMETER`).
+    /// Checks the code (`MVNMF_STATUS_BAD_PARAMETER`); `ann` comes from
+    /// [`read_ann`], which checked it.
     pub(super) fn new(code: u32, ann: AnnParams) -> Result<Self, Error> {
         if code > MVNMF_GRAPH_BUILD_AUTO {
             return Err(Error::BadParameter);
         }
-        check_ann(&ann)?;
         Ok(CBuild { code, ann })
     }
 

@@ -9,7 +9,9 @@
 use core::ffi::c_void;
 
 use super::*;
+use crate::models::beta::{BetaParams, SKLEARN_EPSILON};
 use crate::models::nmf::{self, NmfParams};
+use crate::steps::{self, Nndsvd};
 
 cparams! {
     /// Options of the NMF solvers; get the defaults from `mvnmf_nmf_params_default()`.
@@ -62,18 +64,11 @@ fn beta_arg(beta: f64) -> u32 {
 /// The joint bodies' positions seen from the one-view entry points
 /// (`mvnmf_nmf_fit(x, k, params, u, v, ...)`: `x` stands for `views,
 /// n_views`, so every later argument is one place earlier; the view is 0).
-fn one_view(l: Located, single: bool) -> Located {
+fn one_view(mut l: Located, single: bool) -> Located {
     if single && l.at.arg >= 2 {
-        Located::new(
-            l.error,
-            Where {
-                arg: l.at.arg - 1,
-                ..l.at
-            },
-        )
-    } else {
-        l
+        l.at.arg -= 1;
     }
+    l
 }
 
 /// The bases of a joint call: written by the fits, read by the encodes.
@@ -151,23 +146,19 @@ pub const MVNMF_NNDSVDA: u32 = 1;
 /// from `seed` (NNDSVDar).
 pub const MVNMF_NNDSVDAR: u32 = 2;
 
-fn beta_params(
-    beta: f64,
-    clip: f64,
-    p: crate::steps::NmfParams,
-) -> Result<crate::models::beta::BetaParams, Error> {
-    let b = crate::models::beta::BetaParams {
-        beta,
-        iter: p,
-        clip: if clip < 0.0 {
-            crate::models::beta::SKLEARN_EPSILON
-        } else {
-            clip
-        },
-    };
+/// The β options: `clip < 0` is scikit-learn's `EPSILON`.
+fn beta_params(beta: f64, clip: f64, iter: NmfParams) -> Result<BetaParams, Error> {
+    let clip = if clip < 0.0 { SKLEARN_EPSILON } else { clip };
+    let b = BetaParams { beta, iter, clip };
     b.validate()?;
     Ok(b)
 }
+
+c_enum!(Nndsvd {
+    MVNMF_NNDSVD => Plain,
+    MVNMF_NNDSVDA => A,
+    MVNMF_NNDSVDAR => Ar,
+});
 
 export! {
     /// Joint multi-view NMF: `min ½ Σ_v ‖X_v − U_v V‖²_F`, `U_v ≥ 0`, `0 ≤ V ≤ vmax`.
@@ -277,26 +268,21 @@ export! {
         v: *mut T = "`k × N`",
         ..work(work, work_bytes),
     ) {
-        let var = match variant {
-            MVNMF_NNDSVD => crate::steps::Nndsvd::Plain,
-            MVNMF_NNDSVDA => crate::steps::Nndsvd::A,
-            MVNMF_NNDSVDAR => crate::steps::Nndsvd::Ar,
-            _ => return Err(Error::BadParameter),
-        };
+        let var: Nndsvd = CField::to_rust(&variant)?;
         let vs = CViews::new(views, n_views)?;
         // The query's checks (shapes, `1 ≤ k ≤ min(ΣM, N)`, sizes) before the
         // buffers', so that both give the same status.
-        crate::steps::nndsvd_workspace::<f64>((0..vs.count()).map(|i| vs.shape(i)), k)?;
+        steps::nndsvd_workspace::<f64>((0..vs.count()).map(|i| vs.shape(i)), k)?;
         let n = vs.shape(0).cols;
         let mut us = factors::<*mut f64, _>(u, &vs, k, &[], |p| p.is_null())?;
         let (vv, wk) = outputs(v, k, n, work, work_bytes)?;
-        crate::steps::nndsvd(&vs, k, var, seed, &mut us, vv, wk)?;
+        steps::nndsvd(&vs, k, var, seed, &mut us, vv, wk)?;
         Ok(mvnmf_status::Ok)
     }
     /// for these views (validated as the call validates them, values aside)
     /// and rank `k`.
     workspace mvnmf_nndsvd_workspace(..3) {
-        crate::steps::nndsvd_workspace::<f64>(shapes(views, n_views)?, k)
+        steps::nndsvd_workspace::<f64>(shapes(views, n_views)?, k)
     };
 
     /// NMF (one view) or joint NMF (several, shared `V`) under the β-divergence,

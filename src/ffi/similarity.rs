@@ -89,6 +89,8 @@ cparams! {
         /// Items per block side (0: default).
         pub block: usize,
     } ..default validate;
+    /// The default MKL options (`lambda = 0.1` relative to `mean(diag G)`).
+    fn mvnmf_mkl_params_default;
 }
 
 /// What `mvnmf_mkl_weights` reports.
@@ -152,6 +154,8 @@ cparams! {
         /// Items per block side (0: default).
         pub block: usize,
     } validate;
+    /// The default graph options (`ka = 5`, `kp = 3`, class-pair penalty, `sigma = 2`).
+    fn mvnmf_graph_params_default;
 }
 
 /// Caller buffers for one symmetric CSR graph of `N` items: `row_ptr[N + 1]`,
@@ -268,18 +272,6 @@ c_enum!(Penalty {
     MVNMF_PENALTY_CLASS_PAIRS => ClassPairs,
     MVNMF_PENALTY_ITEM_NEIGHBORS => ItemNeighbors,
 });
-
-/// The default MKL options (`lambda = 0.1` relative to `mean(diag G)`).
-#[no_mangle]
-pub extern "C" fn mvnmf_mkl_params_default() -> mvnmf_mkl_params {
-    CField::from_rust(&MklParams::default())
-}
-
-/// The default graph options (`ka = 5`, `kp = 3`, class-pair penalty, `sigma = 2`).
-#[no_mangle]
-pub extern "C" fn mvnmf_graph_params_default() -> mvnmf_graph_params {
-    CField::from_rust(&GraphParams::default())
-}
 
 export! {
     /// The `γ` of every RBF view (given, or `1 / median(d²)` over all unordered pairs of
