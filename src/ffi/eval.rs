@@ -12,6 +12,7 @@
 
 use core::ffi::{c_int, c_void};
 
+use super::similarity::cmask;
 use super::*;
 use crate::error::Error;
 use crate::eval::{self, KMeansParams, KnnParams, Metric, NmiNorm};
@@ -213,19 +214,8 @@ export! {
     ) {
         require!(accuracy);
         let (p, t) = pair_ab(pred, truth, n, 1)?;
-        let m = opt_slice(mask, n)?;
-        if m.is_some_and(|m| m.iter().any(|&x| x > 1)) {
-            // One rule for every 0/1 flag array (relevance, multi-label, masks).
-            return Err(Error::BadLabel);
-        }
-        let (mut hit, mut all) = (0usize, 0usize);
-        for j in 0..n {
-            if m.is_none_or(|m| m[j] == 1) {
-                all += 1;
-                hit += (p[j] == t[j]) as usize;
-            }
-        }
-        *accuracy = hit as f64 / all as f64;
+        let m = (!mask.is_null()).then(|| cmask(mask, n)).transpose()?;
+        *accuracy = eval::accuracy(p, t, m);
         Ok(mvnmf_status::Ok)
     };
 }

@@ -5,6 +5,7 @@
 use core::ffi::{c_int, c_void};
 
 use super::eval::*;
+use super::similarity::cmask;
 use super::*;
 use crate::error::Error;
 use crate::eval::{self, CvParams, EvalParams, ProtocolParams};
@@ -255,12 +256,11 @@ export! {
         nonzero!(k, n);
         let vs = mat_ab(v, k, n)?;
         let l = slice(labels, n)?;
-        let flags = slice(labeled, n)?;
-        if flags.iter().any(|&x| x > 1) {
-            return Err(Error::BadParameter);
-        }
-        // SAFETY: every byte is 0 or 1, a valid `bool`.
-        let mask = core::slice::from_raw_parts(flags.as_ptr().cast::<bool>(), n);
+        // A flag not 0/1: `BAD_PARAMETER` here (as documented), not `cmask`'s `BAD_LABEL`.
+        let mask = cmask(labeled, n).map_err(|e| match e {
+            Error::BadLabel => Error::BadParameter,
+            e => e,
+        })?;
         let w = work_of(work, work_bytes)?;
         let r = eval::evaluate_split(vs, l, n_classes, mask, &p, w)?;
         *scores = r.into();
