@@ -12,10 +12,10 @@
 
 use core::ffi::{c_int, c_void};
 
+use super::similarity::cmask;
 use super::*;
 use crate::error::Error;
 use crate::eval::{self, KMeansParams, KnnParams, Metric, NmiNorm};
-use crate::linalg::mat::MatRef;
 
 /// The label of an item whose class is unknown (`uint32_t`, all bits set).
 pub const MVNMF_UNLABELED: u32 = u32::MAX;
@@ -104,30 +104,12 @@ fn knn_check(p: &KnnParams) -> Result<(), Error> {
     Ok(())
 }
 
-pub(super) fn nmi_norm(norm: u32) -> Result<NmiNorm, Error> {
-    CField::to_rust(&norm)
-}
-
 c_enum!(NmiNorm {
     MVNMF_NMI_MAX => Max,
     MVNMF_NMI_ARITHMETIC => Arithmetic,
     MVNMF_NMI_GEOMETRIC => Geometric,
     MVNMF_NMI_MIN => Min,
 });
-
-/// `rows*cols`, checked.
-pub(super) fn area(rows: usize, cols: usize) -> Result<usize, Error> {
-    rows.checked_mul(cols).ok_or(Error::SizeOverflow)
-}
-
-/// A required output pointer.
-pub(super) fn need<T>(p: *mut T) -> Result<(), Error> {
-    if p.is_null() {
-        Err(Error::NullPointer)
-    } else {
-        Ok(())
-    }
-}
 
 /// An optional 11-value output.
 pub(super) unsafe fn pr11_out<'a>(p: *mut f64) -> Option<&'a mut [f64; 11]> {
@@ -138,13 +120,6 @@ pub(super) unsafe fn pr11_out<'a>(p: *mut f64) -> Option<&'a mut [f64; 11]> {
             Some(&mut *p.cast::<[f64; 11]>())
         }
     })
-}
-
-pub(super) unsafe fn work_slice<'a>(
-    work: *mut c_void,
-    work_bytes: usize,
-) -> Result<&'a mut [u8], Error> {
-    c_unsafe! { slice_mut(work.cast::<u8>(), work_bytes) }
 }
 
 // ---------------------------------------------------------------- protocol
@@ -172,7 +147,7 @@ export! {
         split_dims(n)?;
         let l = slice(labels, n)?;
         let out = slice_mut(labeled, n)?;
-        let w = work_slice(work, work_bytes)?;
+        let w = work_of(work, work_bytes)?;
         eval::split_into(l, n_classes, fraction, seed, out, 1u8, 0u8, w)?;
         Ok(mvnmf_status::Ok)
     }
@@ -209,20 +184,12 @@ export! {
     ) {
         let p = read_params(params)?;
         nonzero!(d, n_ref, n_query);
-        let r = slice(reference, area(d, n_ref)?)?;
-        let q = slice(query, area(d, n_query)?)?;
+        let r = mat_ab(reference, d, n_ref)?;
+        let q = mat_ab(query, d, n_query)?;
         let l = slice(ref_labels, n_ref)?;
         let out = slice_mut(pred, n_query)?;
-        let w = work_slice(work, work_bytes)?;
-        eval::knn_predict(
-            MatRef::col_major(r, d, n_ref)?,
-            l,
-            MatRef::col_major(q, d, n_query)?,
-            n_classes,
-            &p,
-            out,
-            w,
-        )?;
+        let w = work_of(work, work_bytes)?;
+        eval::knn_predict(r, l, q, n_classes, &p, out, w)?;
         Ok(mvnmf_status::Ok)
     }
     /// (`params` may be NULL: defaults).
@@ -245,23 +212,10 @@ export! {
         mask: *const u8 = "`n` bytes",
         accuracy: *mut f64 = "one double",
     ) {
-        need(accuracy)?;
-        nonzero!(n);
-        let p = slice(pred, n)?;
-        let t = slice(truth, n)?;
-        let m = opt_slice(mask, n)?;
-        if m.is_some_and(|m| m.iter().any(|&x| x > 1)) {
-            // One rule for every 0/1 flag array (relevance, multi-label, masks).
-            return Err(Error::BadLabel);
-        }
-        let (mut hit, mut all) = (0usize, 0usize);
-        for j in 0..n {
-            if m.is_none_or(|m| m[j] == 1) {
-                all += 1;
-                hit += (p[j] == t[j]) as usize;
-            }
-        }
-        *accuracy = hit as f64 / all as f64;
+        require!(accuracy);
+        let (p, t) = pair_ab(pred, truth, n, 1)?;
+        let m = (!mask.is_null()).then(|| cmask(mask, n)).transpose()?;
+        *accuracy = eval::accuracy(p, t, m);
         Ok(mvnmf_status::Ok)
     };
 }
@@ -308,16 +262,12 @@ export! {
     ) {
         let p = read_params(params)?;
         kmeans_dims::<T>(d, n, k, &p)?;
-        let xs = slice(x, area(d, n)?)?;
-        need(assign)?;
-        let a = slice_mut(assign, n)?;
-        let c = if centroids.is_null() {
-            None
-        } else {
-            Some(slice_mut(centroids, area(d, k)?)?)
-        };
-        let w = work_slice(work, work_bytes)?;
-        let r = eval::kmeans(MatRef::col_major(xs, d, n)?, k, &p, a, c, w)?;
+        let xs = mat_ab(x, d, n)?;
+        let a = out_ab(assign, n, 1)?;
+        // `d × k` fits: `kmeans_dims` checked `d × n` and `k ≤ n`.
+        let c = opt_slice_mut(centroids, elems::<T>(d, k)?)?;
+        let w = work_of(work, work_bytes)?;
+        let r = eval::kmeans(xs, k, &p, a, c, w)?;
         put_opt(report, kmeans_report_to_c(&r));
         Ok(mvnmf_status::Ok)
     }
@@ -359,11 +309,10 @@ export! {
         ..work(work, work_bytes),
     ) {
         nonzero!(rows, cols);
-        let c = slice(cost, area(rows, cols)?)?;
-        need(row_to_col)?;
-        let out = slice_mut(row_to_col, rows)?;
-        let w = work_slice(work, work_bytes)?;
-        let t = eval::assignment(MatRef::col_major(c, rows, cols)?, maximize != 0, out, w)?;
+        let c = mat_ab(cost, rows, cols)?;
+        let out = out_ab(row_to_col, rows, 1)?;
+        let w = work_of(work, work_bytes)?;
+        let t = eval::assignment(c, maximize != 0, out, w)?;
         put_opt(total, t);
         Ok(mvnmf_status::Ok)
     }
@@ -383,11 +332,9 @@ export! {
         accuracy: *mut f64 = "one double",
         ..work(work, work_bytes),
     ) {
-        need(accuracy)?;
-        nonzero!(n);
-        let t = slice(truth, n)?;
-        let p = slice(pred, n)?;
-        let w = work_slice(work, work_bytes)?;
+        require!(accuracy);
+        let (t, p) = pair_ab(truth, pred, n, 1)?;
+        let w = work_of(work, work_bytes)?;
         *accuracy = eval::clustering_accuracy(t, p, n_classes, n_clusters, w)?;
         Ok(mvnmf_status::Ok)
     }
@@ -408,12 +355,10 @@ export! {
         nmi: *mut f64 = "one double",
         ..work(work, work_bytes),
     ) {
-        need(nmi)?;
-        let nm = nmi_norm(norm)?;
-        nonzero!(n);
-        let t = slice(truth, n)?;
-        let p = slice(pred, n)?;
-        let w = work_slice(work, work_bytes)?;
+        require!(nmi);
+        let nm: NmiNorm = CField::to_rust(&norm)?;
+        let (t, p) = pair_ab(truth, pred, n, 1)?;
+        let w = work_of(work, work_bytes)?;
         *nmi = eval::nmi(t, p, n_classes, n_clusters, nm, w)?;
         Ok(mvnmf_status::Ok)
     }
@@ -463,13 +408,11 @@ export! {
         pr11: *mut f64 = "11 doubles",
         ..work(work, work_bytes),
     ) {
-        need(average_precision)?;
-        nonzero!(n_items);
-        let s = slice(scores, n_items)?;
-        let r = slice(relevant, n_items)?;
+        require!(average_precision);
+        let (s, r) = pair_ab(scores, relevant, n_items, 1)?;
         let c = slice(cutoffs, n_cutoffs)?;
         let pa = slice_mut(precision_at, n_cutoffs)?;
-        let w = work_slice(work, work_bytes)?;
+        let w = work_of(work, work_bytes)?;
         *average_precision = eval::query_metrics(s, r, c, pa, pr11_out(pr11), w)?;
         Ok(mvnmf_status::Ok)
     }
@@ -499,24 +442,13 @@ export! {
         mean_pr11: *mut f64 = "11 doubles",
         ..work(work, work_bytes),
     ) {
-        need(map)?;
-        nonzero!(n_items, n_queries);
-        let len = area(n_items, n_queries)?;
-        let s = slice(scores, len)?;
-        let r = slice(relevant, len)?;
+        require!(map);
+        let (s, r) = mat_pair(scores, relevant, n_items, n_queries)?;
         let c = slice(cutoffs, n_cutoffs)?;
         let pa = slice_mut(mean_precision_at, n_cutoffs)?;
         let ap = opt_slice_mut(average_precision, n_queries)?;
-        let w = work_slice(work, work_bytes)?;
-        *map = eval::retrieval_metrics(
-            MatRef::col_major(s, n_items, n_queries)?,
-            MatRef::col_major(r, n_items, n_queries)?,
-            c,
-            ap,
-            pa,
-            pr11_out(mean_pr11),
-            w,
-        )?;
+        let w = work_of(work, work_bytes)?;
+        *map = eval::retrieval_metrics(s, r, c, ap, pa, pr11_out(mean_pr11), w)?;
         Ok(mvnmf_status::Ok)
     };
 }
@@ -535,7 +467,7 @@ export! {
         precision_at: *mut f64 = "`n_cutoffs` doubles",
         pr11: *mut f64 = "11 doubles",
     ) {
-        need(average_precision)?;
+        require!(average_precision);
         let r = slice(relevant, length)?;
         let c = slice(cutoffs, n_cutoffs)?;
         let pa = slice_mut(precision_at, n_cutoffs)?;
@@ -555,16 +487,9 @@ export! {
         n_labels, n_items: usize,
         scores: *mut mvnmf_multilabel_scores = "one struct",
     ) {
-        need(scores)?;
-        nonzero!(n_labels, n_items);
-        let len = area(n_labels, n_items)?;
-        let t = slice(truth, len)?;
-        let p = slice(pred, len)?;
-        let s = eval::multilabel_scores(
-            MatRef::col_major(t, n_labels, n_items)?,
-            MatRef::col_major(p, n_labels, n_items)?,
-        )?;
-        *scores = s.into();
+        require!(scores);
+        let (t, p) = mat_pair(truth, pred, n_labels, n_items)?;
+        *scores = eval::multilabel_scores(t, p)?.into();
         Ok(mvnmf_status::Ok)
     };
 
@@ -583,19 +508,11 @@ export! {
         labels_scored: *mut usize = "one `size_t`",
         ..work(work, work_bytes),
     ) {
-        need(mean)?;
-        nonzero!(n_labels, n_items);
-        let len = area(n_labels, n_items)?;
-        let t = slice(truth, len)?;
-        let s = slice(scores, len)?;
+        require!(mean);
+        let (t, s) = mat_pair(truth, scores, n_labels, n_items)?;
         let pl = opt_slice_mut(per_label, n_labels)?;
-        let w = work_slice(work, work_bytes)?;
-        let r = eval::average_auroc(
-            MatRef::col_major(t, n_labels, n_items)?,
-            MatRef::col_major(s, n_labels, n_items)?,
-            pl,
-            w,
-        )?;
+        let w = work_of(work, work_bytes)?;
+        let r = eval::average_auroc(t, s, pl, w)?;
         *mean = r.mean;
         put_opt(labels_scored, r.labels_scored);
         Ok(mvnmf_status::Ok)

@@ -102,14 +102,11 @@ unsafe fn basis<'a, T>(
     k: usize,
     r: usize,
 ) -> Result<(&'a [T], &'a [T]), Error> {
-    c_unsafe!({
-        if r == 0 || r < k {
-            return Err(Error::BadRank);
-        }
-        let wl = m.checked_mul(k).ok_or(Error::SizeOverflow)?;
-        let ul = m.checked_mul(r - k).ok_or(Error::SizeOverflow)?;
-        Ok((slice(w, wl)?, slice(u, ul)?))
-    })
+    if r == 0 || r < k {
+        return Err(Error::BadRank);
+    }
+    // Both products fit: the callers checked `m × r` (`encode_dims`).
+    c_unsafe!(Ok((slice_ab(w, m, k)?, slice_ab(u, m, r - k)?)))
 }
 
 type RankOut<'a> = (&'a mut [usize], Option<&'a mut [f64]>, &'a mut [u8]);
@@ -128,7 +125,7 @@ unsafe fn rank_outputs<'a>(
         require!(idx);
         let ii = slice_mut(idx, len)?;
         let ss = opt_slice_mut(scores, len)?;
-        Ok((ii, ss, slice_mut(work.cast::<u8>(), work_bytes)?))
+        Ok((ii, ss, work_of(work, work_bytes)?))
     })
 }
 
@@ -186,7 +183,7 @@ export! {
         }
         let hl = |s: usize| r.get(s).map_or(0, |&rs| rs * cols(s));
         let mut hs = bufs(h, n_sources, hl, false).arg(9)?;
-        let wk = slice_mut(work.cast::<u8>(), work_bytes).arg(10)?;
+        let wk = work_of(work, work_bytes).arg(10)?;
         let rep = with_monitor(progress, user, |mon| {
             jsnmf::fit(&vs, k, r, lam, &p, &mut *ww, &mut us, &mut hs, wk, mon)
         });
@@ -231,8 +228,8 @@ export! {
         let (qs, nq) = read_views(queries, 1)?;
         encode_dims::<T>(qs.shape(0), r)?;
         let (ww, uu) = basis(w, u, qs.shape(0).rows, k, r)?;
-        let hh = slice_mut(h, r.checked_mul(nq).ok_or(Error::SizeOverflow)?)?;
-        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let hh = slice_mut(h, elems::<T>(r, nq)?)?;
+        let wk = work_of(work, work_bytes)?;
         jsnmf::encode(ww, uu, k, r, &qs.view(0), &p, hh, wk)?;
         Ok(mvnmf_status::Ok)
     }
@@ -273,8 +270,8 @@ export! {
             return Err(Error::BadRank);
         }
         let x = Ranking {
-            target: slice(target_h, r.checked_mul(n_items).ok_or(Error::SizeOverflow)?)?,
-            queries: slice(query_h, r.checked_mul(n_queries).ok_or(Error::SizeOverflow)?)?,
+            target: slice_ab(target_h, r, n_items)?,
+            queries: slice_ab(query_h, r, n_queries)?,
             r,
             n_top,
             exclude: opt_slice(exclude, n_queries)?,
@@ -313,7 +310,7 @@ export! {
         elems::<f64>(r, n_items)?;
         let (ww, uu) = basis(w, u, qs.shape(0).rows, k, r)?;
         let x = Ranking {
-            target: slice(target_h, r.checked_mul(n_items).ok_or(Error::SizeOverflow)?)?,
+            target: slice_ab(target_h, r, n_items)?,
             queries: &[],
             r,
             n_top,

@@ -14,8 +14,6 @@ use core::ffi::c_void;
 
 use super::mvsl::{mvnmf_graph, read_graph};
 use super::*;
-use crate::linalg::mat::{MatMut, MatRef};
-use crate::linalg::real::Real;
 use crate::models::mvel::{self, MvelParams};
 
 cparams! {
@@ -42,34 +40,6 @@ cparams! {
     } validate;
     /// The default MVEL options.
     fn mvnmf_mvel_params_default;
-}
-
-/// The scores (`n_labels × n`) and, when `labels` is not NULL, a label
-/// matrix of the same shape, after the zero-dimension check.
-unsafe fn scores_labels<'a, T: Real>(
-    scores: *const T,
-    labels: *const u8,
-    n_labels: usize,
-    n: usize,
-) -> Result<(MatRef<'a, T>, MatRef<'a, u8>, usize), Error> {
-    nonzero!(n_labels, n);
-    let cn = n_labels.checked_mul(n).ok_or(Error::SizeOverflow)?;
-    c_unsafe!({
-        let s = MatRef::col_major(slice(scores, cn)?, n_labels, n)?;
-        let y = MatRef::col_major(slice(labels, cn)?, n_labels, n)?;
-        Ok((s, y, cn))
-    })
-}
-
-/// A required output of `a × b` elements.
-unsafe fn out<'a, T>(p: *mut T, a: usize, b: usize) -> Result<&'a mut [T], Error> {
-    require!(p);
-    c_unsafe! { slice_mut(p, a.checked_mul(b).ok_or(Error::SizeOverflow)?) }
-}
-
-/// An input of `a × b` elements.
-unsafe fn inp<'a, T>(p: *const T, a: usize, b: usize) -> Result<&'a [T], Error> {
-    c_unsafe! { slice(p, a.checked_mul(b).ok_or(Error::SizeOverflow)?) }
 }
 
 /// The shape rule of `mvnmf_mvel_fit_anchored` on the arguments its query
@@ -117,10 +87,10 @@ export! {
         let g = g.op::<T>()?;
         let n = g.items();
         nonzero!(n_labels);
-        let y = MatRef::col_major(inp(labels, n_labels, n)?, n_labels, n)?;
+        let y = mat_ab(labels, n_labels, n)?;
         require!(q, h);
-        let (qq, hh) = (out(q, n_labels, r)?, out(h, r, n)?);
-        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let (qq, hh) = (out_ab(q, n_labels, r)?, out_ab(h, r, n)?);
+        let wk = work_of(work, work_bytes)?;
         let rep = with_monitor(progress, user, |m| mvel::fit(y, g, r, &p, qq, hh, wk, m))?;
         finish(rep, report)
     }
@@ -158,9 +128,9 @@ export! {
     ) {
         // The shape rule of the workspace query, then the buffers.
         mvel::predict_shape::<T>(n_labels, r, n)?;
-        let (qq, hh) = (inp(q, n_labels, r)?, inp(h, r, n)?);
-        let ss = out(scores, n_labels, n)?;
-        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let (qq, hh) = (slice_ab(q, n_labels, r)?, slice_ab(h, r, n)?);
+        let ss = out_ab(scores, n_labels, n)?;
+        let wk = work_of(work, work_bytes)?;
         mvel::predict(qq, hh, n_labels, r, ss, wk)?;
         Ok(mvnmf_status::Ok)
     }
@@ -186,9 +156,9 @@ export! {
         tau: *mut f64 = "`n_labels` doubles",
         ..work(work, work_bytes),
     ) {
-        let (s, y, _) = scores_labels(scores, labels, n_labels, n)?;
-        let t = out(tau, n_labels, 1)?;
-        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let (s, y) = mat_pair(scores, labels, n_labels, n)?;
+        let t = out_ab(tau, n_labels, 1)?;
+        let wk = work_of(work, work_bytes)?;
         mvel::choose_thresholds(s, y, t, wk)?;
         Ok(mvnmf_status::Ok)
     }
@@ -207,9 +177,9 @@ export! {
         pred: *mut u8 = "`n_labels × n` bytes",
     ) {
         nonzero!(n_labels, n);
-        let s = MatRef::col_major(inp(scores, n_labels, n)?, n_labels, n)?;
+        let s = mat_ab(scores, n_labels, n)?;
         let t = slice(tau, n_labels)?;
-        let p = MatMut::col_major(out(pred, n_labels, n)?, n_labels, n)?;
+        let p = mat_out(pred, n_labels, n)?;
         mvel::decide(s, t, p)?;
         Ok(mvnmf_status::Ok)
     };
@@ -241,17 +211,13 @@ export! {
         pred: *mut u8 = "`n_labels × n` bytes",
         ..work(work, work_bytes),
     ) {
-        let (s, y, _) = scores_labels(scores, labels, n_labels, n)?;
+        let (s, y) = mat_pair(scores, labels, n_labels, n)?;
         let f = opt_slice(label_freq, n_labels)?;
         require!(tau, pred);
-        let t = out(tau, n_labels, 1)?;
-        let used = if label_freq_used.is_null() {
-            None
-        } else {
-            Some(out(label_freq_used, n_labels, 1)?)
-        };
-        let p = MatMut::col_major(out(pred, n_labels, n)?, n_labels, n)?;
-        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let t = out_ab(tau, n_labels, 1)?;
+        let used = opt_slice_mut(label_freq_used, n_labels)?;
+        let p = mat_out(pred, n_labels, n)?;
+        let wk = work_of(work, work_bytes)?;
         mvel::decide_pu(s, y, f, t, used, p, wk)?;
         Ok(mvnmf_status::Ok)
     }
@@ -289,10 +255,10 @@ export! {
         freq: *mut f64 = "`n_labels` doubles",
         ..work(work, work_bytes),
     ) {
-        let (s, fit, _) = scores_labels(scores, fit_labels, n_labels, n)?;
-        let held = MatRef::col_major(inp(held_labels, n_labels, n)?, n_labels, n)?;
-        let f = out(freq, n_labels, 1)?;
-        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let (s, fit) = mat_pair(scores, fit_labels, n_labels, n)?;
+        let held = mat_ab(held_labels, n_labels, n)?;
+        let f = out_ab(freq, n_labels, 1)?;
+        let wk = work_of(work, work_bytes)?;
         mvel::label_freq_holdout(s, fit, held, min_held, f, wk)?;
         Ok(mvnmf_status::Ok)
     }
@@ -329,14 +295,14 @@ export! {
         pred: *mut u8 = "`n_labels × n` bytes",
         ..work(work, work_bytes),
     ) {
-        let (s, y, _) = scores_labels(scores, labels, n_labels, n)?;
+        let (s, y) = mat_pair(scores, labels, n_labels, n)?;
         let f = slice(label_freq, n_labels)?;
-        let t = out(tau, n_labels, 1)?;
-        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let t = out_ab(tau, n_labels, 1)?;
+        let wk = work_of(work, work_bytes)?;
         if pred.is_null() {
             mvel::count_thresholds(s, y, f, t, wk)?;
         } else {
-            let p = MatMut::col_major(out(pred, n_labels, n)?, n_labels, n)?;
+            let p = mat_out(pred, n_labels, n)?;
             mvel::decide_count(s, y, f, t, p, wk)?;
         }
         Ok(mvnmf_status::Ok)
@@ -372,11 +338,11 @@ export! {
         let p = read_params(params)?;
         nonzero!(n_labels, n, s, m);
         anchored_dims::<T>(n, n_labels, r, m)?;
-        let y = MatRef::col_major(inp(labels, n_labels, n)?, n_labels, n)?;
-        let (ii, zz) = (inp(idx, n, s)?, inp(z, n, s)?);
+        let y = mat_ab(labels, n_labels, n)?;
+        let (ii, zz) = (slice_ab(idx, n, s)?, slice_ab(z, n, s)?);
         require!(q, a);
-        let (qq, aa) = (out(q, n_labels, r)?, out(a, r, m)?);
-        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let (qq, aa) = (out_ab(q, n_labels, r)?, out_ab(a, r, m)?);
+        let wk = work_of(work, work_bytes)?;
         let rep = with_monitor(progress, user, |mo| {
             mvel::fit_anchored(y, ii, zz, s, m, r, &p, qq, aa, wk, mo)
         })?;
@@ -410,9 +376,9 @@ export! {
             return Err(Error::BadRank);
         }
         nonzero!(m, n, s);
-        let aa = inp(a, r, m)?;
-        let (ii, zz) = (inp(idx, n, s)?, inp(z, n, s)?);
-        let hh = out(h, r, n)?;
+        let aa = slice_ab(a, r, m)?;
+        let (ii, zz) = (slice_ab(idx, n, s)?, slice_ab(z, n, s)?);
+        let hh = out_ab(h, r, n)?;
         mvel::embed_anchored(aa, r, ii, zz, s, hh)?;
         Ok(mvnmf_status::Ok)
     };

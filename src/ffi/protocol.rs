@@ -5,10 +5,10 @@
 use core::ffi::{c_int, c_void};
 
 use super::eval::*;
+use super::similarity::cmask;
 use super::*;
 use crate::error::Error;
 use crate::eval::{self, CvParams, EvalParams, ProtocolParams};
-use crate::linalg::mat::MatRef;
 
 cparams! {
     /// How `mvnmf_evaluate_split` / `mvnmf_evaluate_protocol` score an encoding;
@@ -199,8 +199,7 @@ export! {
         n: usize,
         mean, std: *mut f64 = "one double",
     ) {
-        need(mean)?;
-        need(std)?;
+        require!(mean, std);
         nonzero!(n);
         let (m, s) = eval::mean_std(slice(x, n)?)?;
         *mean = m;
@@ -218,10 +217,8 @@ export! {
         summary: *mut mvnmf_score_summary = "`n_fractions` structs",
     ) {
         nonzero!(n_fractions, splits);
-        let cells = area(n_fractions, splits)?;
-        let s = slice(scores, cells)?;
-        need(summary)?;
-        let out = slice_mut(summary, n_fractions)?;
+        let s = slice_ab(scores, n_fractions, splits)?;
+        let out = out_ab(summary, n_fractions, 1)?;
         // Two passes: every fraction is validated before anything is written.
         let mut one = [eval::ScoreSummary::default()];
         for row in s.chunks_exact(splits) {
@@ -255,18 +252,17 @@ export! {
         ..work(work, work_bytes),
     ) {
         let p = read_params(params)?;
-        need(scores)?;
+        require!(scores);
         nonzero!(k, n);
-        let vs = slice(v, area(k, n)?)?;
+        let vs = mat_ab(v, k, n)?;
         let l = slice(labels, n)?;
-        let flags = slice(labeled, n)?;
-        if flags.iter().any(|&x| x > 1) {
-            return Err(Error::BadParameter);
-        }
-        // SAFETY: every byte is 0 or 1, a valid `bool`.
-        let mask = core::slice::from_raw_parts(flags.as_ptr().cast::<bool>(), n);
-        let w = work_slice(work, work_bytes)?;
-        let r = eval::evaluate_split(MatRef::col_major(vs, k, n)?, l, n_classes, mask, &p, w)?;
+        // A flag not 0/1: `BAD_PARAMETER` here (as documented), not `cmask`'s `BAD_LABEL`.
+        let mask = cmask(labeled, n).map_err(|e| match e {
+            Error::BadLabel => Error::BadParameter,
+            e => e,
+        })?;
+        let w = work_of(work, work_bytes)?;
+        let r = eval::evaluate_split(vs, l, n_classes, mask, &p, w)?;
         *scores = r.into();
         Ok(mvnmf_status::Ok)
     }
@@ -310,9 +306,8 @@ export! {
         nonzero!(n, k, n_fractions, p.splits);
         let l = slice(labels, n)?;
         let fr = slice(fractions, n_fractions)?;
-        need(scores)?;
-        let out = slice_mut(scores, area(n_fractions, p.splits)?)?;
-        let w = work_slice(work, work_bytes)?;
+        let out = out_ab(scores, n_fractions, p.splits)?;
+        let w = work_of(work, work_bytes)?;
         eval::evaluate_protocol(l, n_classes, fr, k, &p, out, w, |r, v| {
             let c = mvnmf_protocol_fit {
                 split: r.split,
@@ -369,13 +364,12 @@ export! {
     ) {
         let p = read_params(params)?;
         let cb = fit.ok_or(Error::NullPointer)?;
-        need(best)?;
+        require!(best);
         nonzero!(n, k, n_candidates);
         let l = slice(labels, n)?;
-        let g = slice(grid, area(n_candidates, n_params)?)?;
-        need(scores)?;
-        let out = slice_mut(scores, n_candidates)?;
-        let w = work_slice(work, work_bytes)?;
+        let g = slice_ab(grid, n_candidates, n_params)?;
+        let out = out_ab(scores, n_candidates, 1)?;
+        let w = work_of(work, work_bytes)?;
         let b = eval::cross_validate(l, n_classes, k, g, n_params, &p, out, w, |r, v| {
             let c = mvnmf_cv_fit {
                 candidate: r.candidate,

@@ -752,3 +752,7 @@ pub(crate) unsafe fn query(
         Ok(mvnmf_status::Ok)
     })
 }
+
+// The `a × b` readers of the evaluation, protocol, MVEL and JSNMF entry points.
+mod eval22;
+pub(crate) use eval22::*;
