@@ -610,6 +610,26 @@ fn evaluate_split_knn_rule_and_errors() {
         eval::evaluate_split(v, &labels, c, &mask[1..], &e, &mut w),
         Err(Error::DimensionMismatch)
     );
+
+    // The C entry point: the same scores from 0/1 flags; a flag neither 0 nor 1
+    // is `BAD_PARAMETER` (its documented status, not the mask reader's
+    // `BAD_LABEL`) with `*scores` untouched; a NULL `labeled` is `NULL_POINTER`.
+    use mvnmf::ffi::{mvnmf_evaluate_split, mvnmf_split_scores, mvnmf_status as S};
+    let mut flags: Vec<u8> = mask.iter().map(|&m| m as u8).collect();
+    let call = |flags: *const u8, s: &mut mvnmf_split_scores, w: &mut [u8]| unsafe {
+        let wp = w.as_mut_ptr().cast();
+        let (l, nul) = (labels.as_ptr(), core::ptr::null());
+        mvnmf_evaluate_split(x.as_ptr(), k, n, l, c, flags, nul, s, wp, w.len())
+    };
+    let mut s = mvnmf_split_scores::default();
+    assert_eq!(call(flags.as_ptr(), &mut s, &mut w), S::Ok);
+    assert_eq!(s, r.into());
+    flags[n / 2] = 2;
+    let before = s;
+    assert_eq!(call(flags.as_ptr(), &mut s, &mut w), S::BadParameter);
+    assert_eq!(s, before);
+    assert_eq!(call(core::ptr::null(), &mut s, &mut w), S::NullPointer);
+    assert_eq!(s, before);
 }
 
 /// Issue 31, E6: finite values anywhere in the `f64` range give a finite mean and
