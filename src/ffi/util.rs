@@ -752,3 +752,7 @@ pub(crate) unsafe fn query(
         Ok(mvnmf_status::Ok)
     })
 }
+
+// The body of a fit/encode pair once its options are read (`Site::solve`).
+mod bodies22;
+pub(crate) use bodies22::*;
