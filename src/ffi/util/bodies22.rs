@@ -45,13 +45,19 @@ impl Site {
     ) -> Result<mvnmf_status, Located> {
         c_unsafe!({
             let (vs, n) = read_views_at(views, n_views, 1)?;
+            // How the blame reads the bases: one matrix a view, or deep stacks.
+            let given = if layers.is_empty() {
+                Given::Factors
+            } else {
+                Given::Stacks
+            };
             let r = match u {
                 Bases::Fit(u) => {
                     let mut us = factors_at(u, &vs, k, layers, |p: *mut D::T| p.is_null(), at)?;
                     let (vv, w) = outputs(v, k, n, work, work_bytes).arg(at + 1)?;
                     let r = with_monitor(progress, user, |m| fit(&vs, &mut us, &mut *vv, w, m));
                     r.map_err(|e| {
-                        let start = [given(at, layers, &us), Given::Buf(at + 1, &*vv, k)];
+                        let start = [given(at, &us), Given::Buf(at + 1, &*vv, k)];
                         self.blame_start(e, &vs, init, &start)
                     })
                 }
@@ -59,20 +65,10 @@ impl Site {
                     let us = factors_at(u, &vs, k, layers, |p: *const D::T| p.is_null(), at)?;
                     let (vv, w) = outputs(v, k, n, work, work_bytes).arg(at + 1)?;
                     let r = with_monitor(progress, user, |m| encode(&vs, &us, vv, w, m));
-                    r.map_err(|e| self.blame(e, &vs, &[given(at, layers, &us)]))
+                    r.map_err(|e| self.blame(e, &vs, &[given(at, &us)]))
                 }
             }?;
             finish(r, report).arg(0)
         })
-    }
-}
-
-/// The bases at argument `at` as [`Site::blame`] reads them: one matrix per
-/// view, or (with `layers`) a deep stack.
-fn given<'a, T>(at: u32, layers: &[usize], us: &'a dyn Factors<T>) -> Given<'a, T> {
-    if layers.is_empty() {
-        Given::Factors(at, us)
-    } else {
-        Given::Stacks(at, us)
     }
 }
