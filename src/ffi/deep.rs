@@ -2,7 +2,7 @@
 
 use core::ffi::c_void;
 
-use super::mvsl::{mvnmf_graph, mvnmf_mvsl_params, read_graph};
+use super::mvsl::{mvnmf_graph, mvnmf_mvsl_params, read_graph, solve, Model};
 use super::*;
 use crate::error::Error;
 use crate::models::deep::{self, DeepParams, DeepVInit};
@@ -39,7 +39,10 @@ cparams! {
 
 c_enum!(DeepVInit { MVNMF_DEEP_V_RANDOM => Random, MVNMF_DEEP_V_PRETRAINED => Pretrained });
 
-unsafe fn read_layers<'a>(layers: *const usize, n_layers: usize) -> Result<&'a [usize], Error> {
+pub(super) unsafe fn read_layers<'a>(
+    layers: *const usize,
+    n_layers: usize,
+) -> Result<&'a [usize], Error> {
     c_unsafe!({
         if n_layers == 0 {
             return Err(Error::BadRank);
@@ -89,11 +92,11 @@ export! {
 /// `params` 6, `u` 7, `v` 8, `work` 9, `work_bytes` 10, `progress` 11,
 /// `user` 12, `report` 13) that the core's own checks concern (the rank is
 /// the last layer).
-const SITE: Site = Site::at(1, 4, 6, 3, 10);
+pub(super) const SITE: Site = Site::at(1, 4, 6, 3, 10);
 
 /// The argument a `read_layers` refusal points to: `n_layers` (5) when
 /// it is 0, else `layers` (4).
-fn layers_arg(n_layers: usize) -> u32 {
+pub(super) fn layers_arg(n_layers: usize) -> u32 {
     if n_layers == 0 {
         5
     } else {
@@ -132,21 +135,9 @@ export! {
         v: *mut T = "`K × N`",
         ..solver(work, work_bytes, progress, user, report),
     ) at report {
-        let p = read_params(params).arg(6)?;
-        let g = read_graph(graph).arg(3)?;
-        let g = g.op::<T>().arg(3)?;
-        let l = read_layers(layers, n_layers).arg(layers_arg(n_layers))?;
-        let k = l[l.len() - 1];
-        let (vs, n) = read_views_at(views, n_views, 1)?;
-        let mut us = factors_at(u, &vs, k, l, |p: *mut T| p.is_null(), 7)?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes).arg(8)?;
-        let r = with_monitor(progress, user, |m| {
-            deep::fit(&vs, g, l, &p, &mut us, &mut *vv, w, m)
-        });
-        let r = r.map_err(|e| {
-            let given = [Given::Stacks(7, &us as &dyn Factors<T>), Given::Buf(8, &*vv, k)];
-            SITE.blame_start(e, &vs, p.top.init, &given)        })?;
-        finish(r, report).arg(0)
+        let tail = (work, work_bytes, progress, user, report);
+        let model = Model::Deep(params, (layers, n_layers));
+        solve((views, n_views), graph, model, (Bases::Fit(u), v, 7), tail)
     }
     /// (pre-training and fine-tuning share it).
     workspace mvnmf_deep_fit_workspace / mvnmf_deep_fit_f32_workspace(..6) {
@@ -169,19 +160,9 @@ export! {
         v: *mut T = "`K × N`",
         ..solver(work, work_bytes, progress, user, report),
     ) at report {
-        let p = read_params(params).arg(6)?;
-        let g = read_graph(graph).arg(3)?;
-        let g = g.op::<T>().arg(3)?;
-        let l = read_layers(layers, n_layers).arg(layers_arg(n_layers))?;
-        let k = l[l.len() - 1];
-        let (vs, n) = read_views_at(views, n_views, 1)?;
-        let us = factors_at(u, &vs, k, l, |p: *const T| p.is_null(), 7)?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes).arg(8)?;
-        let r = with_monitor(progress, user, |m| {
-            deep::encode(&vs, g, l, &p, &us, vv, w, m)
-        });
-        let r = r.map_err(|e| SITE.blame(e, &vs, &[Given::Stacks(7, &us)]))?;
-        finish(r, report).arg(0)
+        let tail = (work, work_bytes, progress, user, report);
+        let model = Model::Deep(params, (layers, n_layers));
+        solve((views, n_views), graph, model, (Bases::Encode(u), v, 7), tail)
     }
     workspace mvnmf_deep_encode_workspace / mvnmf_deep_encode_f32_workspace(..6) {
         let p = read_params(params)?;

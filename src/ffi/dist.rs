@@ -506,54 +506,66 @@ pub(super) struct TgeIn<'a> {
     pub(super) work: &'a mut [u8],
 }
 
-/// The inputs of `mvnmf_dist_tge` (`ann`: None) and `mvnmf_dist_tge_approx`,
-/// in their order: `exchange` and both edge counts required, the options, the
-/// views, kernels, weights, labels, the two graphs' buffers (`n_r + 1` rows,
-/// `n_r` the views' columns) and the workspace.
+/// The body of `mvnmf_dist_tge` (`ann`: None) and `mvnmf_dist_tge_approx`
+/// ([`run_shell`] with `dist::refuse_tge`): reads their inputs in their order
+/// — `exchange` and both edge counts required, the options, the views,
+/// kernels, weights, labels, the two graphs' buffers (`n_r + 1` rows, `n_r`
+/// the views' columns) and the workspace —, runs `build` on them and writes
+/// the edge counts and the traffic.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn read_tge<'a>(
-    cm: &CComm,
+pub(super) unsafe fn run_tge(
+    comm: *const mvnmf_dist_comm,
     (views, n_views): (*const mvnmf_view, usize),
-    kernels: *const mvnmf_kernel,
-    eta: *const f64,
+    (kernels, eta): (*const mvnmf_kernel, *const f64),
     (labels, n): (*const u32, usize),
     (params, ann): (*const mvnmf_graph_params, Option<*const mvnmf_ann_params>),
     graphs: [*const mvnmf_csr_buffers; 2],
     nnz: [*mut usize; 2],
     (work, work_bytes): (*mut c_void, usize),
-) -> Result<TgeIn<'a>, Error> {
-    c_unsafe!({
-        if cm.ex.is_none() || nnz.iter().any(|p| p.is_null()) {
-            return Err(Error::NullPointer);
-        }
-        let p = read_graph(params)?;
-        let ann = ann.map(|a| read_ann(a)).transpose()?;
-        let vs = CViews::new(views, n_views)?;
-        let ks = ckernels(kernels, n_views)?;
-        let eta = ceta(eta, n_views)?;
-        let labels = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
-        let n_r = vs.shape(0).cols;
-        let graphs = (csr_out(graphs[0], n_r)?, csr_out(graphs[1], n_r)?);
-        let work = slice_mut(work.cast::<u8>(), work_bytes)?;
-        Ok(TgeIn {
-            p,
-            ann,
-            vs,
-            ks,
-            eta,
-            labels,
-            graphs,
-            work,
+    traffic: *mut mvnmf_dist_graph_traffic,
+    build: impl FnOnce(&mut CComm, TgeIn<'_>) -> Result<dist::DistGraphReport, Error>,
+) -> mvnmf_status {
+    let read = |cm: &CComm| {
+        c_unsafe!({
+            if cm.ex.is_none() || nnz.iter().any(|p| p.is_null()) {
+                return Err(Error::NullPointer);
+            }
+            let p = read_graph(params)?;
+            let ann = ann.map(|a| read_ann(a)).transpose()?;
+            let vs = CViews::new(views, n_views)?;
+            let ks = ckernels(kernels, n_views)?;
+            let eta = ceta(eta, n_views)?;
+            let labels = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
+            let n_r = vs.shape(0).cols;
+            let graphs = (csr_out(graphs[0], n_r)?, csr_out(graphs[1], n_r)?);
+            let work = slice_mut(work.cast::<u8>(), work_bytes)?;
+            Ok(TgeIn {
+                p,
+                ann,
+                vs,
+                ks,
+                eta,
+                labels,
+                graphs,
+                work,
+            })
         })
-    })
+    };
+    c_unsafe! {
+        run_shell(
+            comm,
+            dist::refuse_tge,
+            |cm| Ok(build(cm, read(cm)?)),
+            |r| finish_tge(r, nnz, traffic),
+        )
+    }
 }
 
 /// Writes the edge counts and the traffic (if asked) of the graph built
 /// across ranks (`mvnmf_dist_tge`, `mvnmf_dist_tge_approx`).
-pub(super) unsafe fn finish_tge(
+unsafe fn finish_tge(
     r: dist::DistGraphReport,
-    affinity_nnz: *mut usize,
-    penalty_nnz: *mut usize,
+    [affinity_nnz, penalty_nnz]: [*mut usize; 2],
     traffic: *mut mvnmf_dist_graph_traffic,
 ) -> Result<mvnmf_status, Error> {
     c_unsafe!({
@@ -676,18 +688,12 @@ export! {
         ..work(work, work_bytes),
         traffic: *mut mvnmf_dist_graph_traffic = "one struct",
     ) {
-        Ok(run_shell(
-            comm,
-            dist::refuse_tge,
-            |cm| {
-                let nnz = [affinity_nnz, penalty_nnz];
-                let t = read_tge(cm, (views, n_views), kernels, eta, (labels, n),
-                    (params, None), [affinity, penalty], nnz, (work, work_bytes))?;
+        Ok(run_tge(comm, (views, n_views), (kernels, eta), (labels, n), (params, None),
+            [affinity, penalty], [affinity_nnz, penalty_nnz], (work, work_bytes), traffic,
+            |cm, t| {
                 let ((a, q), (vs, ks)) = (t.graphs, (&t.vs, &t.ks));
-                Ok(dist::tge(cm, vs, ks, t.eta, t.labels, n, n_classes, &t.p, a, q, t.work))
-            },
-            |r| finish_tge(r, affinity_nnz, penalty_nnz, traffic),
-        ))
+                dist::tge(cm, vs, ks, t.eta, t.labels, n, n_classes, &t.p, a, q, t.work)
+            }))
     }
     /// on a rank whose views (its items,
     /// dense) have these shapes, for `n` items over `n_ranks ≥ 1` ranks with these

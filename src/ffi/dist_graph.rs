@@ -4,7 +4,7 @@
 
 use core::ffi::c_void;
 
-use super::dist::{finish_tge, read_tge, run_shell};
+use super::dist::run_tge;
 use super::neighbors::read_ann;
 use super::similarity::{any_median, ckernels, clabels, read_graph};
 use super::*;
@@ -44,19 +44,13 @@ export! {
         ..work(work, work_bytes),
         traffic: *mut mvnmf_dist_graph_traffic = "one struct",
     ) {
-        Ok(run_shell(
-            comm,
-            dist::refuse_tge,
-            |cm| {
-                let nnz = [affinity_nnz, penalty_nnz];
-                let t = read_tge(cm, (views, n_views), kernels, eta, (labels, n),
-                    (params, Some(ann)), [affinity, penalty], nnz, (work, work_bytes))?;
+        Ok(run_tge(comm, (views, n_views), (kernels, eta), (labels, n), (params, Some(ann)),
+            [affinity, penalty], [affinity_nnz, penalty_nnz], (work, work_bytes), traffic,
+            |cm, t| {
                 let (a, nn) = (t.ann.unwrap_or_default(), (n, n_classes));
                 let (vs, ks, p) = (&t.vs, &t.ks, (&t.p, &a));
-                Ok(dist::tge_approx(cm, vs, ks, t.eta, t.labels, nn, p, t.graphs, t.work))
-            },
-            |r| finish_tge(r, affinity_nnz, penalty_nnz, traffic),
-        ))
+                dist::tge_approx(cm, vs, ks, t.eta, t.labels, nn, p, t.graphs, t.work)
+            }))
     }
     /// on a rank whose views (its items, dense) have these shapes, for `n` items
     /// over `n_ranks ≥ 1` ranks with these labels (all `n` items, or NULL as

@@ -495,6 +495,33 @@ export! {
     };
 }
 
+/// The body of `mvnmf_fused_knn_graph` (`build` None) and
+/// `mvnmf_fused_knn_graph_build` once their options are read: the views, the
+/// priors, the graph's buffers (`n + 1` rows), `nnz` and the workspace, then
+/// the graph built and its entries written to `*nnz`.
+unsafe fn knn_graph(
+    (views, n_views): (*const mvnmf_view, usize),
+    (s, priors): (usize, *const f64),
+    p: &FusedParams,
+    build: Option<CBuild>,
+    (out, nnz): (*const mvnmf_csr_buffers, *mut usize),
+    (work, work_bytes): (*mut c_void, usize),
+) -> Result<mvnmf_status, Error> {
+    c_unsafe!({
+        let vs = CViews::new(views, n_views)?;
+        let pr = priors_of(priors, n_views)?;
+        let n = vs.shape(0).cols;
+        let mut o = csr_out(out, n)?;
+        require!(nnz);
+        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        *nnz = match build {
+            None => graph::fused_knn_graph(&vs, s, pr, p, &mut o, wk)?,
+            Some(b) => graph::fused_knn_graph_build(&vs, s, pr, p, &b.resolve(n), &mut o, wk)?,
+        };
+        Ok(mvnmf_status::Ok)
+    })
+}
+
 /// The capacity that always holds `mvnmf_fused_knn_graph`'s graph for `n`
 /// items and `s` neighbours: `min(2·n·s, n(n−1))` entries, into `*capacity`.
 #[no_mangle]
@@ -529,14 +556,7 @@ export! {
         ..work(work, work_bytes),
     ) {
         let p = read_fused(params)?;
-        let vs = CViews::new(views, n_views)?;
-        let pr = priors_of(priors, n_views)?;
-        let n = vs.shape(0).cols;
-        let mut o = csr_out(out, n)?;
-        require!(nnz);
-        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-        *nnz = graph::fused_knn_graph(&vs, s, pr, &p, &mut o, wk)?;
-        Ok(mvnmf_status::Ok)
+        knn_graph((views, n_views), (s, priors), &p, None, (out, nnz), (work, work_bytes))
     }
     /// (validates the view descriptors
     /// as the call does, values aside).
@@ -569,14 +589,7 @@ export! {
     ) {
         let p = read_fused(params)?;
         let b = CBuild::new(graph_build, read_ann(ann)?)?;
-        let vs = CViews::new(views, n_views)?;
-        let pr = priors_of(priors, n_views)?;
-        let n = vs.shape(0).cols;
-        let mut o = csr_out(out, n)?;
-        require!(nnz);
-        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
-        *nnz = graph::fused_knn_graph_build(&vs, s, pr, &p, &b.resolve(n), &mut o, wk)?;
-        Ok(mvnmf_status::Ok)
+        knn_graph((views, n_views), (s, priors), &p, Some(b), (out, nnz), (work, work_bytes))
     }
     /// (validates the view descriptors
     /// as the call does, values aside, the options and `graph_build`).

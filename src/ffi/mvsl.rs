@@ -2,9 +2,11 @@
 
 use core::ffi::c_void;
 
+use super::deep::{layers_arg, mvnmf_deep_params, read_layers, SITE as DEEP};
 use super::*;
 use crate::error::Error;
 use crate::graph::{CsrGraph, CsrGraphs, DenseGraph, GraphOp, NoGraph, Sge};
+use crate::models::deep::{self, DeepParams};
 use crate::models::mvsl::{self, MvslParams};
 use crate::steps::prox::Sparsity;
 
@@ -266,6 +268,61 @@ pub unsafe extern "C" fn mvnmf_mvsl_params_preset(
 /// the core's own checks concern.
 const SITE: Site = Site::at(1, 4, 5, 3, 9);
 
+/// The options (and rank) a graph-regularised fit or encode names.
+pub(super) enum Model {
+    /// `mvnmf_mvsl_*`: the options (argument 5) and `k`.
+    Mvsl(*const mvnmf_mvsl_params, usize),
+    /// `mvnmf_deep_*`: the options (argument 6), `layers` and `n_layers`.
+    Deep(*const mvnmf_deep_params, (*const usize, usize)),
+}
+
+/// The body of the graph-regularised fits and encodes, `mvnmf_mvsl_*` and
+/// `mvnmf_deep_*` (and their twins): the options, the graph (argument 3),
+/// deep's layers (the rank is the last), then [`Site::solve`] with the
+/// model's fit and encode.
+pub(super) unsafe fn solve<D: ViewDesc>(
+    views: (*const D, usize),
+    graph: *const mvnmf_graph,
+    model: Model,
+    uv: (Bases<D::T>, *mut D::T, u32),
+    tail: Tail,
+) -> Result<mvnmf_status, Located>
+where
+    D::T: GraphScalar,
+{
+    c_unsafe!({
+        match model {
+            Model::Mvsl(params, k) => {
+                let p: MvslParams = read_params(params).arg(5)?;
+                let g = read_graph(graph).arg(3)?;
+                let g = g.op::<D::T>().arg(3)?;
+                SITE.solve(
+                    views,
+                    (k, &[]),
+                    uv,
+                    (p.init, tail),
+                    |vs, us, v, w, m| mvsl::fit(vs, g, k, &p, us, v, w, m),
+                    |vs, us, v, w, m| mvsl::encode(vs, g, k, &p, us, v, w, m),
+                )
+            }
+            Model::Deep(params, (layers, n_layers)) => {
+                let p: DeepParams = read_params(params).arg(6)?;
+                let g = read_graph(graph).arg(3)?;
+                let g = g.op::<D::T>().arg(3)?;
+                let l = read_layers(layers, n_layers).arg(layers_arg(n_layers))?;
+                DEEP.solve(
+                    views,
+                    (l[l.len() - 1], l),
+                    uv,
+                    (p.top.init, tail),
+                    |vs, us, v, w, m| deep::fit(vs, g, l, &p, us, v, w, m),
+                    |vs, us, v, w, m| deep::encode(vs, g, l, &p, us, v, w, m),
+                )
+            }
+        }
+    })
+}
+
 export! {
     /// The graph-regularised multi-view factorization (MvSL-S/L/T, GNMF, MCL,
     /// joint NMF):
@@ -297,19 +354,8 @@ export! {
         v: *mut T = "`k × N`",
         ..solver(work, work_bytes, progress, user, report),
     ) at report {
-        let p = read_params(params).arg(5)?;
-        let g = read_graph(graph).arg(3)?;
-        let g = g.op::<T>().arg(3)?;
-        let (vs, n) = read_views_at(views, n_views, 1)?;
-        let mut us = factors_at(u, &vs, k, &[], |p: *mut T| p.is_null(), 6)?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes).arg(7)?;
-        let r = with_monitor(progress, user, |m| {
-            mvsl::fit(&vs, g, k, &p, &mut us, &mut *vv, w, m)
-        });
-        let r = r.map_err(|e| {
-            let given = [Given::Factors(6, &us as &dyn Factors<T>), Given::Buf(7, &*vv, k)];
-            SITE.blame_start(e, &vs, p.init, &given)        })?;
-        finish(r, report).arg(0)
+        let tail = (work, work_bytes, progress, user, report);
+        solve((views, n_views), graph, Model::Mvsl(params, k), (Bases::Fit(u), v, 6), tail)
     }
     /// (validates the view descriptors and the graph as the call does, values
     /// aside).
@@ -333,17 +379,8 @@ export! {
         v: *mut T = "`k × N`",
         ..solver(work, work_bytes, progress, user, report),
     ) at report {
-        let p = read_params(params).arg(5)?;
-        let g = read_graph(graph).arg(3)?;
-        let g = g.op::<T>().arg(3)?;
-        let (vs, n) = read_views_at(views, n_views, 1)?;
-        let us = factors_at(u, &vs, k, &[], |p: *const T| p.is_null(), 6)?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes).arg(7)?;
-        let r = with_monitor(progress, user, |m| {
-            mvsl::encode(&vs, g, k, &p, &us, vv, w, m)
-        });
-        let r = r.map_err(|e| SITE.blame(e, &vs, &[Given::Factors(6, &us)]))?;
-        finish(r, report).arg(0)
+        let tail = (work, work_bytes, progress, user, report);
+        solve((views, n_views), graph, Model::Mvsl(params, k), (Bases::Encode(u), v, 6), tail)
     }
     workspace mvnmf_mvsl_encode_workspace / mvnmf_mvsl_encode_f32_workspace(..5) {
         let p = read_params(params)?;

@@ -756,3 +756,6 @@ pub(crate) unsafe fn query(
 // The `a × b` readers of the evaluation, protocol, MVEL and JSNMF entry points.
 mod eval22;
 pub(crate) use eval22::*;
+// The body of a fit/encode pair once its options are read (`Site::solve`).
+mod bodies22;
+pub(crate) use bodies22::*;
