@@ -71,50 +71,28 @@ fn one_view(mut l: Located, single: bool) -> Located {
     l
 }
 
-/// The bases of a joint call: written by the fits, read by the encodes.
-enum Bases<T> {
-    Fit(*const *mut T),
-    Encode(*const *const T),
-}
-
 /// The body of the joint fits and encodes (`mvnmf_joint_nmf_fit`, `_encode`;
 /// `single`: `mvnmf_nmf_fit`, `_encode`, their one view at argument 1) and
-/// their twins.
+/// their twins: the options (argument 4), then [`Site::solve`].
 unsafe fn joint<D: ViewDesc>(
-    (views, n_views): (*const D, usize),
+    views: (*const D, usize),
     k: usize,
     params: *const mvnmf_nmf_params,
     (u, v): (Bases<D::T>, *mut D::T),
-    (work, work_bytes, progress, user, report): Tail,
+    tail: Tail,
     single: bool,
 ) -> Result<mvnmf_status, Located> {
     let body = || {
         c_unsafe!({
             let p = read_params(params).arg(4)?;
-            let (vs, n) = read_views_at(views, n_views, 1)?;
-            let r = match u {
-                Bases::Fit(u) => {
-                    let mut us = factors_at(u, &vs, k, &[], |p: *mut D::T| p.is_null(), 5)?;
-                    let (vv, w) = outputs(v, k, n, work, work_bytes).arg(6)?;
-                    let r = with_monitor(progress, user, |m| {
-                        nmf::joint_fit(&vs, k, &p, &mut us, &mut *vv, w, m)
-                    });
-                    r.map_err(|e| {
-                        let us = &us as &dyn Factors<D::T>;
-                        let given = [Given::Factors(5, us), Given::Buf(6, &*vv, k)];
-                        JOINT.blame_start(e, &vs, p.init, &given)
-                    })
-                }
-                Bases::Encode(u) => {
-                    let us = factors_at(u, &vs, k, &[], |p: *const D::T| p.is_null(), 5)?;
-                    let (vv, w) = outputs(v, k, n, work, work_bytes).arg(6)?;
-                    let r = with_monitor(progress, user, |m| {
-                        nmf::joint_encode(&vs, k, &p, &us, vv, w, m)
-                    });
-                    r.map_err(|e| JOINT.blame(e, &vs, &[Given::Factors(5, &us)]))
-                }
-            }?;
-            finish(r, report).arg(0)
+            JOINT.solve(
+                views,
+                (k, &[]),
+                (u, v, 5),
+                (p.init, tail),
+                |vs, us, v, w, m| nmf::joint_fit(vs, k, &p, us, v, w, m),
+                |vs, us, v, w, m| nmf::joint_encode(vs, k, &p, us, v, w, m),
+            )
         })
     };
     body().map_err(|l| one_view(l, single))
