@@ -44,89 +44,6 @@ const _: () = assert!(MVNMF_VERSION_PATCH == number(env!("CARGO_PKG_VERSION_PATC
 /// say where).
 pub const MVNMF_ABI_VERSION: u32 = 6;
 
-/// `mvnmf_struct_size`: `struct mvnmf_view`.
-pub const MVNMF_STRUCT_VIEW: u32 = 0;
-/// `mvnmf_struct_size`: `struct mvnmf_term`.
-pub const MVNMF_STRUCT_TERM: u32 = 1;
-/// `mvnmf_struct_size`: `struct mvnmf_objective`.
-pub const MVNMF_STRUCT_OBJECTIVE: u32 = 2;
-/// `mvnmf_struct_size`: `struct mvnmf_progress`.
-pub const MVNMF_STRUCT_PROGRESS: u32 = 3;
-/// `mvnmf_struct_size`: `struct mvnmf_report`.
-pub const MVNMF_STRUCT_REPORT: u32 = 4;
-/// `mvnmf_struct_size`: `struct mvnmf_nmf_params`.
-pub const MVNMF_STRUCT_NMF_PARAMS: u32 = 5;
-/// `mvnmf_struct_size`: `struct mvnmf_mvsl_params`.
-pub const MVNMF_STRUCT_MVSL_PARAMS: u32 = 6;
-/// `mvnmf_struct_size`: `struct mvnmf_graph`.
-pub const MVNMF_STRUCT_GRAPH: u32 = 7;
-/// `mvnmf_struct_size`: `struct mvnmf_deep_params`.
-pub const MVNMF_STRUCT_DEEP_PARAMS: u32 = 8;
-/// `mvnmf_struct_size`: `struct mvnmf_jsnmf_params`.
-pub const MVNMF_STRUCT_JSNMF_PARAMS: u32 = 9;
-/// `mvnmf_struct_size`: `struct mvnmf_jsnmf_query_params`.
-pub const MVNMF_STRUCT_JSNMF_QUERY_PARAMS: u32 = 10;
-/// `mvnmf_struct_size`: `struct mvnmf_mvel_params`.
-pub const MVNMF_STRUCT_MVEL_PARAMS: u32 = 11;
-/// `mvnmf_struct_size`: `struct mvnmf_pipeline_params`.
-pub const MVNMF_STRUCT_PIPELINE_PARAMS: u32 = 12;
-/// `mvnmf_struct_size`: `struct mvnmf_pipeline_report`.
-pub const MVNMF_STRUCT_PIPELINE_REPORT: u32 = 13;
-/// `mvnmf_struct_size`: `struct mvnmf_prep_params`.
-pub const MVNMF_STRUCT_PREP_PARAMS: u32 = 14;
-/// `mvnmf_struct_size`: `struct mvnmf_prep_report`.
-pub const MVNMF_STRUCT_PREP_REPORT: u32 = 15;
-/// `mvnmf_struct_size`: `struct mvnmf_kernel`.
-pub const MVNMF_STRUCT_KERNEL: u32 = 16;
-/// `mvnmf_struct_size`: `struct mvnmf_mkl_params`.
-pub const MVNMF_STRUCT_MKL_PARAMS: u32 = 17;
-/// `mvnmf_struct_size`: `struct mvnmf_mkl_report`.
-pub const MVNMF_STRUCT_MKL_REPORT: u32 = 18;
-/// `mvnmf_struct_size`: `struct mvnmf_qp_report`.
-pub const MVNMF_STRUCT_QP_REPORT: u32 = 19;
-/// `mvnmf_struct_size`: `struct mvnmf_fused_knn_params`.
-pub const MVNMF_STRUCT_FUSED_KNN_PARAMS: u32 = 20;
-/// `mvnmf_struct_size`: `struct mvnmf_graph_params`.
-pub const MVNMF_STRUCT_GRAPH_PARAMS: u32 = 21;
-/// `mvnmf_struct_size`: `struct mvnmf_fused_graph_params`.
-pub const MVNMF_STRUCT_FUSED_GRAPH_PARAMS: u32 = 22;
-/// `mvnmf_struct_size`: `struct mvnmf_csr_buffers`.
-pub const MVNMF_STRUCT_CSR_BUFFERS: u32 = 23;
-/// `mvnmf_struct_size`: `struct mvnmf_knn_params`.
-pub const MVNMF_STRUCT_KNN_PARAMS: u32 = 24;
-/// `mvnmf_struct_size`: `struct mvnmf_kmeans_params`.
-pub const MVNMF_STRUCT_KMEANS_PARAMS: u32 = 25;
-/// `mvnmf_struct_size`: `struct mvnmf_kmeans_report`.
-pub const MVNMF_STRUCT_KMEANS_REPORT: u32 = 26;
-/// `mvnmf_struct_size`: `struct mvnmf_multilabel_scores`.
-pub const MVNMF_STRUCT_MULTILABEL_SCORES: u32 = 27;
-/// `mvnmf_struct_size`: `struct mvnmf_eval_params`.
-pub const MVNMF_STRUCT_EVAL_PARAMS: u32 = 28;
-/// `mvnmf_struct_size`: `struct mvnmf_protocol_params`.
-pub const MVNMF_STRUCT_PROTOCOL_PARAMS: u32 = 29;
-/// `mvnmf_struct_size`: `struct mvnmf_cv_params`.
-pub const MVNMF_STRUCT_CV_PARAMS: u32 = 30;
-/// `mvnmf_struct_size`: `struct mvnmf_split_scores`.
-pub const MVNMF_STRUCT_SPLIT_SCORES: u32 = 31;
-/// `mvnmf_struct_size`: `struct mvnmf_score_summary`.
-pub const MVNMF_STRUCT_SCORE_SUMMARY: u32 = 32;
-/// `mvnmf_struct_size`: `struct mvnmf_protocol_fit`.
-pub const MVNMF_STRUCT_PROTOCOL_FIT: u32 = 33;
-/// `mvnmf_struct_size`: `struct mvnmf_cv_fit`.
-pub const MVNMF_STRUCT_CV_FIT: u32 = 34;
-/// `mvnmf_struct_size`: `struct mvnmf_view_f32`.
-pub const MVNMF_STRUCT_VIEW_F32: u32 = 35;
-/// `mvnmf_struct_size`: `struct mvnmf_parallel`.
-pub const MVNMF_STRUCT_PARALLEL: u32 = 36;
-/// `mvnmf_struct_size`: `struct mvnmf_dist_comm`.
-pub const MVNMF_STRUCT_DIST_COMM: u32 = 37;
-/// `mvnmf_struct_size`: `struct mvnmf_dist_traffic`.
-pub const MVNMF_STRUCT_DIST_TRAFFIC: u32 = 38;
-/// `mvnmf_struct_size`: `struct mvnmf_dist_graph_traffic`.
-pub const MVNMF_STRUCT_DIST_GRAPH_TRAFFIC: u32 = 39;
-/// `mvnmf_struct_size`: `struct mvnmf_ann_params`.
-pub const MVNMF_STRUCT_ANN_PARAMS: u32 = 40;
-
 /// The ABI version of the library (`MVNMF_ABI_VERSION` of the header it was
 /// built from). A program built against another header finds a different
 /// number here.
@@ -135,55 +52,71 @@ pub extern "C" fn mvnmf_abi_version() -> u32 {
     MVNMF_ABI_VERSION
 }
 
-/// The library's size in bytes of the public struct `which`
-/// (`MVNMF_STRUCT_*`); 0 for an unknown code. A binding that declares the
-/// structs itself compares its sizes with these.
-#[no_mangle]
-pub extern "C" fn mvnmf_struct_size(which: u32) -> usize {
-    match which {
-        MVNMF_STRUCT_VIEW => size_of::<mvnmf_view>(),
-        MVNMF_STRUCT_TERM => size_of::<mvnmf_term>(),
-        MVNMF_STRUCT_OBJECTIVE => size_of::<mvnmf_objective>(),
-        MVNMF_STRUCT_PROGRESS => size_of::<mvnmf_progress>(),
-        MVNMF_STRUCT_REPORT => size_of::<mvnmf_report>(),
-        MVNMF_STRUCT_NMF_PARAMS => size_of::<mvnmf_nmf_params>(),
-        MVNMF_STRUCT_MVSL_PARAMS => size_of::<mvnmf_mvsl_params>(),
-        MVNMF_STRUCT_GRAPH => size_of::<mvnmf_graph>(),
-        MVNMF_STRUCT_DEEP_PARAMS => size_of::<mvnmf_deep_params>(),
-        MVNMF_STRUCT_JSNMF_PARAMS => size_of::<mvnmf_jsnmf_params>(),
-        MVNMF_STRUCT_JSNMF_QUERY_PARAMS => size_of::<mvnmf_jsnmf_query_params>(),
-        MVNMF_STRUCT_MVEL_PARAMS => size_of::<mvnmf_mvel_params>(),
-        MVNMF_STRUCT_PIPELINE_PARAMS => size_of::<mvnmf_pipeline_params>(),
-        MVNMF_STRUCT_PIPELINE_REPORT => size_of::<mvnmf_pipeline_report>(),
-        MVNMF_STRUCT_PREP_PARAMS => size_of::<mvnmf_prep_params>(),
-        MVNMF_STRUCT_PREP_REPORT => size_of::<mvnmf_prep_report>(),
-        MVNMF_STRUCT_KERNEL => size_of::<mvnmf_kernel>(),
-        MVNMF_STRUCT_MKL_PARAMS => size_of::<mvnmf_mkl_params>(),
-        MVNMF_STRUCT_MKL_REPORT => size_of::<mvnmf_mkl_report>(),
-        MVNMF_STRUCT_QP_REPORT => size_of::<mvnmf_qp_report>(),
-        MVNMF_STRUCT_FUSED_KNN_PARAMS => size_of::<mvnmf_fused_knn_params>(),
-        MVNMF_STRUCT_GRAPH_PARAMS => size_of::<mvnmf_graph_params>(),
-        MVNMF_STRUCT_FUSED_GRAPH_PARAMS => size_of::<mvnmf_fused_graph_params>(),
-        MVNMF_STRUCT_CSR_BUFFERS => size_of::<mvnmf_csr_buffers>(),
-        MVNMF_STRUCT_KNN_PARAMS => size_of::<mvnmf_knn_params>(),
-        MVNMF_STRUCT_KMEANS_PARAMS => size_of::<mvnmf_kmeans_params>(),
-        MVNMF_STRUCT_KMEANS_REPORT => size_of::<mvnmf_kmeans_report>(),
-        MVNMF_STRUCT_MULTILABEL_SCORES => size_of::<mvnmf_multilabel_scores>(),
-        MVNMF_STRUCT_EVAL_PARAMS => size_of::<mvnmf_eval_params>(),
-        MVNMF_STRUCT_PROTOCOL_PARAMS => size_of::<mvnmf_protocol_params>(),
-        MVNMF_STRUCT_CV_PARAMS => size_of::<mvnmf_cv_params>(),
-        MVNMF_STRUCT_SPLIT_SCORES => size_of::<mvnmf_split_scores>(),
-        MVNMF_STRUCT_SCORE_SUMMARY => size_of::<mvnmf_score_summary>(),
-        MVNMF_STRUCT_PROTOCOL_FIT => size_of::<mvnmf_protocol_fit>(),
-        MVNMF_STRUCT_CV_FIT => size_of::<mvnmf_cv_fit>(),
-        MVNMF_STRUCT_VIEW_F32 => size_of::<mvnmf_view_f32>(),
-        MVNMF_STRUCT_PARALLEL => size_of::<mvnmf_parallel>(),
-        MVNMF_STRUCT_DIST_COMM => size_of::<mvnmf_dist_comm>(),
-        MVNMF_STRUCT_DIST_TRAFFIC => size_of::<mvnmf_dist_traffic>(),
-        MVNMF_STRUCT_DIST_GRAPH_TRAFFIC => size_of::<mvnmf_dist_graph_traffic>(),
-        MVNMF_STRUCT_ANN_PARAMS => size_of::<mvnmf_ann_params>(),
-        _ => 0,
-    }
+/// One line per public struct (code constant, stable and never reused: a new
+/// struct gets the next one; its type) gives the `MVNMF_STRUCT_*` constants and
+/// `mvnmf_struct_size`.
+macro_rules! struct_codes {
+    ($($name:ident = $code:literal: $t:ident,)*) => {
+        $(
+            #[doc = concat!(" `mvnmf_struct_size`: `struct ", stringify!($t), "`.")]
+            pub const $name: u32 = $code;
+        )*
+
+        /// The library's size in bytes of the public struct `which`
+        /// (`MVNMF_STRUCT_*`); 0 for an unknown code. A binding that declares the
+        /// structs itself compares its sizes with these.
+        #[no_mangle]
+        pub extern "C" fn mvnmf_struct_size(which: u32) -> usize {
+            match which {
+                $($name => size_of::<$t>(),)*
+                _ => 0,
+            }
+        }
+    };
+}
+
+struct_codes! {
+    MVNMF_STRUCT_VIEW = 0: mvnmf_view,
+    MVNMF_STRUCT_TERM = 1: mvnmf_term,
+    MVNMF_STRUCT_OBJECTIVE = 2: mvnmf_objective,
+    MVNMF_STRUCT_PROGRESS = 3: mvnmf_progress,
+    MVNMF_STRUCT_REPORT = 4: mvnmf_report,
+    MVNMF_STRUCT_NMF_PARAMS = 5: mvnmf_nmf_params,
+    MVNMF_STRUCT_MVSL_PARAMS = 6: mvnmf_mvsl_params,
+    MVNMF_STRUCT_GRAPH = 7: mvnmf_graph,
+    MVNMF_STRUCT_DEEP_PARAMS = 8: mvnmf_deep_params,
+    MVNMF_STRUCT_JSNMF_PARAMS = 9: mvnmf_jsnmf_params,
+    MVNMF_STRUCT_JSNMF_QUERY_PARAMS = 10: mvnmf_jsnmf_query_params,
+    MVNMF_STRUCT_MVEL_PARAMS = 11: mvnmf_mvel_params,
+    MVNMF_STRUCT_PIPELINE_PARAMS = 12: mvnmf_pipeline_params,
+    MVNMF_STRUCT_PIPELINE_REPORT = 13: mvnmf_pipeline_report,
+    MVNMF_STRUCT_PREP_PARAMS = 14: mvnmf_prep_params,
+    MVNMF_STRUCT_PREP_REPORT = 15: mvnmf_prep_report,
+    MVNMF_STRUCT_KERNEL = 16: mvnmf_kernel,
+    MVNMF_STRUCT_MKL_PARAMS = 17: mvnmf_mkl_params,
+    MVNMF_STRUCT_MKL_REPORT = 18: mvnmf_mkl_report,
+    MVNMF_STRUCT_QP_REPORT = 19: mvnmf_qp_report,
+    MVNMF_STRUCT_FUSED_KNN_PARAMS = 20: mvnmf_fused_knn_params,
+    MVNMF_STRUCT_GRAPH_PARAMS = 21: mvnmf_graph_params,
+    MVNMF_STRUCT_FUSED_GRAPH_PARAMS = 22: mvnmf_fused_graph_params,
+    MVNMF_STRUCT_CSR_BUFFERS = 23: mvnmf_csr_buffers,
+    MVNMF_STRUCT_KNN_PARAMS = 24: mvnmf_knn_params,
+    MVNMF_STRUCT_KMEANS_PARAMS = 25: mvnmf_kmeans_params,
+    MVNMF_STRUCT_KMEANS_REPORT = 26: mvnmf_kmeans_report,
+    MVNMF_STRUCT_MULTILABEL_SCORES = 27: mvnmf_multilabel_scores,
+    MVNMF_STRUCT_EVAL_PARAMS = 28: mvnmf_eval_params,
+    MVNMF_STRUCT_PROTOCOL_PARAMS = 29: mvnmf_protocol_params,
+    MVNMF_STRUCT_CV_PARAMS = 30: mvnmf_cv_params,
+    MVNMF_STRUCT_SPLIT_SCORES = 31: mvnmf_split_scores,
+    MVNMF_STRUCT_SCORE_SUMMARY = 32: mvnmf_score_summary,
+    MVNMF_STRUCT_PROTOCOL_FIT = 33: mvnmf_protocol_fit,
+    MVNMF_STRUCT_CV_FIT = 34: mvnmf_cv_fit,
+    MVNMF_STRUCT_VIEW_F32 = 35: mvnmf_view_f32,
+    MVNMF_STRUCT_PARALLEL = 36: mvnmf_parallel,
+    MVNMF_STRUCT_DIST_COMM = 37: mvnmf_dist_comm,
+    MVNMF_STRUCT_DIST_TRAFFIC = 38: mvnmf_dist_traffic,
+    MVNMF_STRUCT_DIST_GRAPH_TRAFFIC = 39: mvnmf_dist_graph_traffic,
+    MVNMF_STRUCT_ANN_PARAMS = 40: mvnmf_ann_params,
 }
 
 /// The decimal number `s` (a Cargo version component), at compile time.

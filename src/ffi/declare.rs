@@ -202,40 +202,29 @@ macro_rules! export {
     (@munch $ctx:tt $pr:tt $sig:tt $saf:tt $tl:tt $p:ident: $($rest:tt)*) => {
         export!(@named $p, $p, $ctx $pr $sig $saf $tl $($rest)*);
     };
-    (@named work, $p:ident, $ctx:tt $pr:tt [$($sig:tt)*] [$($saf:tt)*] $tl:tt
-        *mut c_void, $($rest:tt)*) => {
-        export!(@munch $ctx $pr [$($sig)* $p: *mut c_void,] [$($saf)*
-            ["`work`: `work_bytes` bytes (any alignment)."]] $tl $($rest)*);
+    (@named work, $($x:tt)*) => {
+        export!(@conv "`work`: `work_bytes` bytes (any alignment)." $($x)*);
     };
-    (@named bytes, $p:ident, $ctx:tt $pr:tt [$($sig:tt)*] [$($saf:tt)*] $tl:tt
-        *mut usize, $($rest:tt)*) => {
-        export!(@munch $ctx $pr [$($sig)* $p: *mut usize,] [$($saf)*
-            ["`bytes`: one write."]] $tl $($rest)*);
+    (@named bytes, $($x:tt)*) => { export!(@conv "`bytes`: one write." $($x)*); };
+    (@named params, $($x:tt)*) => {
+        export!(@conv "`params`: reading one (NULL: the defaults)." $($x)*);
     };
-    (@named params, $p:ident, $ctx:tt $pr:tt [$($sig:tt)*] [$($saf:tt)*] $tl:tt
-        $t:ty, $($rest:tt)*) => {
-        export!(@munch $ctx $pr [$($sig)* $p: $t,] [$($saf)*
-            ["`params`: reading one (NULL: the defaults)."]] $tl $($rest)*);
+    (@named report, $($x:tt)*) => { export!(@conv "`report`: one write." $($x)*); };
+    (@named progress, $($x:tt)*) => {
+        export!(@conv "`progress`: a function that may be called with `user` during the call."
+            $($x)*);
     };
-    (@named report, $p:ident, $ctx:tt $pr:tt [$($sig:tt)*] [$($saf:tt)*] $tl:tt
-        $t:ty, $($rest:tt)*) => {
-        export!(@munch $ctx $pr [$($sig)* $p: $t,] [$($saf)*
-            ["`report`: one write."]] $tl $($rest)*);
-    };
-    (@named progress, $p:ident, $ctx:tt $pr:tt [$($sig:tt)*] [$($saf:tt)*] $tl:tt
-        $t:ty, $($rest:tt)*) => {
-        export!(@munch $ctx $pr [$($sig)* $p: $t,] [$($saf)*
-            ["`progress`: a function that may be called with `user` during the call."]]
-            $tl $($rest)*);
-    };
-    (@named fit, $p:ident, $ctx:tt $pr:tt [$($sig:tt)*] [$($saf:tt)*] $tl:tt
-        $t:ty, $($rest:tt)*) => {
-        export!(@munch $ctx $pr [$($sig)* $p: $t,] [$($saf)*
-            ["`fit`: a function that may be called with `user` during the call."]]
-            $tl $($rest)*);
+    (@named fit, $($x:tt)*) => {
+        export!(@conv "`fit`: a function that may be called with `user` during the call."
+            $($x)*);
     };
     (@named $n:ident, $p:ident, $ctx:tt $pr:tt $sig:tt $saf:tt $tl:tt $($rest:tt)*) => {
         export!(@typed $ctx $pr $sig $saf $tl $p: $($rest)*);
+    };
+    // A parameter of the conventions: its type as written, the `# Safety` line given.
+    (@conv $line:literal $p:ident, $ctx:tt $pr:tt [$($sig:tt)*] [$($saf:tt)*] $tl:tt
+        $t:ty, $($rest:tt)*) => {
+        export!(@munch $ctx $pr [$($sig)* $p: $t,] [$($saf)* [$line]] $tl $($rest)*);
     };
     (@typed $ctx:tt [$r:ident $v:ident $u:literal] [$($sig:tt)*] [$($saf:tt)*] [$($tl:tt)*]
         $p:ident: *const V = "one", $($rest:tt)*) => {
@@ -251,42 +240,25 @@ macro_rules! export {
                 stringify!($v), "` descriptors, each with the arrays its struct documents.")]]
             [$($tl)* "`", stringify!($p), "` (`mvnmf_view_f32`), ",] $($rest)*);
     };
+    // A pointer array (`*const *mut T`, `*const *const T`): read, whatever it points at.
     (@typed $ctx:tt [$r:ident $v:ident $u:literal] [$($sig:tt)*] [$($saf:tt)*] [$($tl:tt)*]
-        $p:ident: *const T = $e:literal, $($rest:tt)*) => {
-        export!(@munch $ctx [$r $v $u] [$($sig)* $p: *const $r,] [$($saf)*
-            [concat!("`", stringify!($p), "`: reading ", $e, " ", $u, "s.")]]
-            [$($tl)* "`", stringify!($p), "`, ",] $($rest)*);
-    };
-    (@typed $ctx:tt [$r:ident $v:ident $u:literal] [$($sig:tt)*] [$($saf:tt)*] [$($tl:tt)*]
-        $p:ident: *mut T = $e:literal, $($rest:tt)*) => {
-        export!(@munch $ctx [$r $v $u] [$($sig)* $p: *mut $r,] [$($saf)*
-            [concat!("`", stringify!($p), "`: writing ", $e, " ", $u, "s.")]]
-            [$($tl)* "`", stringify!($p), "`, ",] $($rest)*);
-    };
-    (@typed $ctx:tt [$r:ident $v:ident $u:literal] [$($sig:tt)*] [$($saf:tt)*] [$($tl:tt)*]
-        $p:ident: *const *mut T = $e:literal, $($rest:tt)*) => {
-        export!(@munch $ctx [$r $v $u] [$($sig)* $p: *const *mut $r,] [$($saf)*
+        $p:ident: *const *$m:tt T = $e:literal, $($rest:tt)*) => {
+        export!(@munch $ctx [$r $v $u] [$($sig)* $p: *const *$m $r,] [$($saf)*
             [concat!("`", stringify!($p), "`: reading ", $e, " (", $u,
                 "s).")]]
             [$($tl)* "`", stringify!($p), "`, ",] $($rest)*);
     };
+    // `*const` is read, `*mut` written.
     (@typed $ctx:tt [$r:ident $v:ident $u:literal] [$($sig:tt)*] [$($saf:tt)*] [$($tl:tt)*]
-        $p:ident: *const *const T = $e:literal, $($rest:tt)*) => {
-        export!(@munch $ctx [$r $v $u] [$($sig)* $p: *const *const $r,] [$($saf)*
-            [concat!("`", stringify!($p), "`: reading ", $e, " (", $u,
-                "s).")]]
+        $p:ident: *$m:tt T = $e:literal, $($rest:tt)*) => {
+        export!(@munch $ctx [$r $v $u] [$($sig)* $p: *$m $r,] [$($saf)*
+            [concat!("`", stringify!($p), "`: ", export!(@rw $m), " ", $e, " ", $u, "s.")]]
             [$($tl)* "`", stringify!($p), "`, ",] $($rest)*);
     };
     (@typed $ctx:tt $pr:tt [$($sig:tt)*] [$($saf:tt)*] $tl:tt
-        $p:ident: *const $t:ty = $e:literal, $($rest:tt)*) => {
-        export!(@munch $ctx $pr [$($sig)* $p: *const $t,] [$($saf)*
-            [concat!("`", stringify!($p), "`: reading ", $e, ".")]]
-            $tl $($rest)*);
-    };
-    (@typed $ctx:tt $pr:tt [$($sig:tt)*] [$($saf:tt)*] $tl:tt
-        $p:ident: *mut $t:ty = $e:literal, $($rest:tt)*) => {
-        export!(@munch $ctx $pr [$($sig)* $p: *mut $t,] [$($saf)*
-            [concat!("`", stringify!($p), "`: writing ", $e, ".")]]
+        $p:ident: *$m:tt $t:ty = $e:literal, $($rest:tt)*) => {
+        export!(@munch $ctx $pr [$($sig)* $p: *$m $t,] [$($saf)*
+            [concat!("`", stringify!($p), "`: ", export!(@rw $m), " ", $e, ".")]]
             $tl $($rest)*);
     };
     (@typed $ctx:tt $pr:tt [$($sig:tt)*] $saf:tt $tl:tt
@@ -327,6 +299,8 @@ macro_rules! export {
     (@body [query $bytes:ident] $body:block) => { workspace!($bytes, $body) };
     (@body [] $body:block) => { entry!($body) };
     (@body [$report:ident] $body:block) => { entry_at!($report, $body) };
+    (@rw const) => { "reading" };
+    (@rw mut) => { "writing" };
 
     (@seqdbl $n64:ident [$($n32:ident)?] $rep:tt [$($doc:tt)*] ($($p:tt)*) $body:block
         $($w:tt)*) => {

@@ -4,10 +4,7 @@ use core::ffi::c_void;
 
 use super::mvsl::mvnmf_mvsl_params;
 use super::neighbors::{mvnmf_ann_params, mvnmf_ann_params_default, read_ann, CBuild};
-use super::similarity::{
-    ckernels, mvnmf_graph_params, mvnmf_graph_params_default, mvnmf_kernel, mvnmf_mkl_params,
-    mvnmf_mkl_params_default, read_graph, read_mkl,
-};
+use super::similarity::{ckernels, mvnmf_graph_params, mvnmf_kernel, mvnmf_mkl_params};
 use super::*;
 use crate::error::Error;
 use crate::pipeline::{self, Method, PipelineParams};
@@ -26,29 +23,33 @@ pub const MVNMF_METHOD_MVSL_T: u32 = 4;
 /// `method`: MCL (L1,∞, SGE).
 pub const MVNMF_METHOD_MCL: u32 = 5;
 
-/// Options of `mvnmf_pipeline_fit`; start from `mvnmf_pipeline_params_preset`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_pipeline_params {
-    /// `MVNMF_METHOD_*`.
-    pub method: u32,
-    /// Solver options (the method's preset weights).
-    pub solver: mvnmf_mvsl_params,
-    /// Neighbour graph options (GNMF, MvSL-L, MvSL-T).
-    pub graph: mvnmf_graph_params,
-    /// Nonzero: learn the fusion weights by kernel–target alignment; 0: uniform.
-    pub learn_eta: u32,
-    /// How MvSL-T's neighbour graph (TGE) is searched: `MVNMF_GRAPH_BUILD_EXACT`,
-    /// `MVNMF_GRAPH_BUILD_APPROX` (NN-descent with `ann` for the lists over all items) or
-    /// `MVNMF_GRAPH_BUILD_AUTO` (the default: exact below `MVNMF_GRAPH_AUTO_EXACT_BELOW`
-    /// items, bitwise `MVNMF_GRAPH_BUILD_EXACT` there). GNMF's and MvSL-L's graphs are over
-    /// the labeled items only and always exact.
-    pub graph_build: u32,
-    /// MKL options.
-    pub mkl: mvnmf_mkl_params,
-    /// NN-descent options (`mvnmf_ann_params_default()`; read and checked whatever
-    /// `graph_build` says). A one-thread `ann.parallel` means the solver's pool.
-    pub ann: mvnmf_ann_params,
+cparams! {
+    /// Options of `mvnmf_pipeline_fit`; start from `mvnmf_pipeline_params_preset`.
+    pub struct mvnmf_pipeline_params => PipelineParams {
+        /// `MVNMF_METHOD_*`.
+        pub method: u32,
+        /// Solver options (the method's preset weights).
+        pub solver: mvnmf_mvsl_params,
+        /// Neighbour graph options (GNMF, MvSL-L, MvSL-T).
+        pub graph: mvnmf_graph_params,
+        /// Nonzero: learn the fusion weights by kernel–target alignment; 0: uniform.
+        pub learn_eta: u32,
+        /// How MvSL-T's neighbour graph (TGE) is searched: `MVNMF_GRAPH_BUILD_EXACT`,
+        /// `MVNMF_GRAPH_BUILD_APPROX` (NN-descent with `ann` for the lists over all items) or
+        /// `MVNMF_GRAPH_BUILD_AUTO` (the default: exact below `MVNMF_GRAPH_AUTO_EXACT_BELOW`
+        /// items, bitwise `MVNMF_GRAPH_BUILD_EXACT` there). GNMF's and MvSL-L's graphs are over
+        /// the labeled items only and always exact.
+        pub graph_build: u32 = MVNMF_GRAPH_BUILD_AUTO,
+        /// MKL options.
+        pub mkl: mvnmf_mkl_params,
+        /// NN-descent options (`mvnmf_ann_params_default()`; read and checked whatever
+        /// `graph_build` says). A one-thread `ann.parallel` means the solver's pool.
+        pub ann: mvnmf_ann_params = mvnmf_ann_params_default(),
+    };
+    /// The default options of `mvnmf_pipeline_fit` (what a NULL `params` means):
+    /// the MvSL-T preset (`MVNMF_METHOD_MVSL_T`), the best method on the real data
+    /// of the README's table.
+    fn mvnmf_pipeline_params_default;
 }
 
 c_enum!(Method {
@@ -60,51 +61,20 @@ c_enum!(Method {
     MVNMF_METHOD_MCL => Mcl,
 });
 
-fn method_of(m: u32) -> Result<Method, Error> {
-    CField::to_rust(&m)
-}
-
-impl CParams for mvnmf_pipeline_params {
-    type Rust = (PipelineParams, CBuild);
-    fn defaults() -> (PipelineParams, CBuild) {
-        let b = CBuild {
-            code: MVNMF_GRAPH_BUILD_AUTO,
-            ann: AnnParams::default(),
+/// The options and the neighbour search of `*params` (NULL: the defaults): the
+/// fields of C alone (`graph_build`, `ann`) read in place, the pool, if any, at
+/// its address.
+unsafe fn read_all(
+    params: *const mvnmf_pipeline_params,
+) -> Result<(PipelineParams, CBuild), Error> {
+    c_unsafe!({
+        let p = read_params(params)?;
+        let b = match params.as_ref() {
+            None => CBuild::new(MVNMF_GRAPH_BUILD_AUTO, AnnParams::default())?,
+            Some(c) => CBuild::new(c.graph_build, read_ann(&c.ann)?)?,
         };
-        (PipelineParams::default(), b)
-    }
-    fn read(&self) -> Result<(PipelineParams, CBuild), Error> {
-        let p = self;
-        if p.learn_eta > 1 {
-            return Err(Error::BadParameter);
-        }
-        let out = PipelineParams {
-            method: method_of(p.method)?,
-            solver: CField::to_rust(&p.solver)?,
-            // SAFETY: references to the fields are valid pointers.
-            graph: unsafe { read_graph(&p.graph) }?,
-            learn_eta: p.learn_eta == 1,
-            mkl: unsafe { read_mkl(&p.mkl) }?,
-        };
-        // SAFETY: as above (the pool, if any, is read in place: `self` stays put).
-        let ann = unsafe { read_ann(&p.ann) }?;
-        Ok((out, CBuild::new(p.graph_build, ann)?))
-    }
-}
-
-/// The default options of `mvnmf_pipeline_fit` (what a NULL `params` means):
-/// the MvSL-T preset (`MVNMF_METHOD_MVSL_T`), the best method on the real data
-/// of the README's table.
-#[no_mangle]
-pub extern "C" fn mvnmf_pipeline_params_default() -> mvnmf_pipeline_params {
-    let mut out = core::mem::MaybeUninit::<mvnmf_pipeline_params>::uninit();
-    // SAFETY: `out` is a valid place for one struct; the preset exists, so the
-    // call writes all of it and returns OK.
-    unsafe {
-        let st = mvnmf_pipeline_params_preset(MVNMF_METHOD_MVSL_T, out.as_mut_ptr());
-        debug_assert_eq!(st, mvnmf_status::Ok);
-        out.assume_init()
-    }
+        Ok((p, b))
+    })
 }
 
 export! {
@@ -115,21 +85,7 @@ export! {
         out: *mut mvnmf_pipeline_params = "one struct",
     ) {
         require!(out);
-        let p = PipelineParams::preset(method_of(method)?);
-        let mut graph = mvnmf_graph_params_default();
-        graph.ka = p.graph.ka;
-        graph.kp = p.graph.kp;
-        graph.sigma = p.graph.sigma;
-        graph.penalty = CField::from_rust(&p.graph.penalty);
-        *out = mvnmf_pipeline_params {
-            method,
-            solver: CField::from_rust(&p.solver),
-            graph,
-            learn_eta: p.learn_eta as u32,
-            graph_build: MVNMF_GRAPH_BUILD_AUTO,
-            mkl: mvnmf_mkl_params_default(),
-            ann: mvnmf_ann_params_default(),
-        };
+        *out = CField::from_rust(&PipelineParams::preset(CField::to_rust(&method)?));
         Ok(mvnmf_status::Ok)
     };
 }
@@ -186,14 +142,11 @@ unsafe fn fit_c<D: ViewDesc>(
         c_unsafe!(core::ptr::addr_of_mut!((*full).fit))
     };
     let st = entry_at!(refused, {
-        let (p, b) = read_params(params).arg(7)?;
+        let (p, b) = read_all(params).arg(7)?;
         let ks = ckernels(kernels, n_views).arg(3)?;
         let (vs, n) = read_views_at(views, n_views, 1)?;
         if labels.is_null() {
             return Err(Located::new(Error::NullPointer, Where::arg(4)));
-        }
-        if eta.is_null() {
-            return Err(Located::new(Error::NullPointer, Where::arg(10)));
         }
         let lab = slice(labels, n).arg(4)?;
         let e = slice_mut(eta, n_views).arg(10)?;
@@ -280,7 +233,7 @@ export! {
         n_classes, k: usize,
         params: *const mvnmf_pipeline_params,
     ) {
-        let (p, b) = read_params(params)?;
+        let (p, b) = read_all(params)?;
         let ks = ckernels(kernels, n_views)?;
         let s = shapes(views, n_views)?;
         let n = s.clone().next().map_or(0, |v| v.cols);

@@ -4,8 +4,9 @@
 use core::ffi::{c_char, c_int, c_void};
 
 use crate::error::Error;
+use crate::ffi::util::CField;
 use crate::par::{HostPool, Parallel, Task};
-use crate::steps::{Init, Objective, Report, Stop, StopRule, Term};
+use crate::steps::{Init, Objective, Phase, Report, Stop, StopRule, Term};
 
 /// Status codes. Values are stable; retired values stay reserved.
 #[repr(u32)]
@@ -133,67 +134,6 @@ c_enum!(StopRule {
 });
 c_enum!(Init { MVNMF_INIT_RANDOM => Random, MVNMF_INIT_GIVEN => Given });
 
-impl crate::ffi::util::CField<Parallel> for mvnmf_parallel {
-    fn to_rust(&self) -> Result<Parallel, Error> {
-        Ok(self.read())
-    }
-    fn from_rust(r: &Parallel) -> Self {
-        mvnmf_parallel::from_rust(*r)
-    }
-}
-
-/// One view of the data, `rows × cols` (features × items).
-///
-/// Dense (`kind = MVNMF_VIEW_DENSE`): entry `(i, j)` at `values[i + j*col_stride]`,
-/// `col_stride >= rows`; `col_ptr`, `row_idx` unused.
-/// CSC (`kind = MVNMF_VIEW_CSC`): column `j` holds rows
-/// `row_idx[col_ptr[j] .. col_ptr[j+1]]` (strictly increasing) with their
-/// `values`; `col_ptr` has `cols + 1` entries starting at 0; `col_stride` unused.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_view {
-    /// `MVNMF_VIEW_DENSE` or `MVNMF_VIEW_CSC`.
-    pub kind: u32,
-    /// Features.
-    pub rows: usize,
-    /// Items.
-    pub cols: usize,
-    /// Dense entries, or the CSC nonzero values.
-    pub values: *const f64,
-    /// Dense: distance between column starts (`>= rows`).
-    pub col_stride: usize,
-    /// CSC: `cols + 1` column pointers.
-    pub col_ptr: *const usize,
-    /// CSC: row index of each nonzero.
-    pub row_idx: *const usize,
-}
-
-/// `mvnmf_view` with single-precision values: the views of the `_f32` entry
-/// points (`mvnmf_nmf_fit_f32`, ...), whose factors and encodings are `float`
-/// too (objectives, weights, graphs and reports stay `double`). Same fields,
-/// same rules. Magnitudes: the `_f32` solvers refuse data with
-/// `½ Σ_v ‖X_v‖²_F > 2^103` (about 1e31: entries above about 4e15) with
-/// `MVNMF_STATUS_INPUT_TOO_LARGE`, where the double ones refuse above `2^999`,
-/// so that the factors stay representable in `float`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_view_f32 {
-    /// `MVNMF_VIEW_DENSE` or `MVNMF_VIEW_CSC`.
-    pub kind: u32,
-    /// Features.
-    pub rows: usize,
-    /// Items.
-    pub cols: usize,
-    /// Dense entries, or the CSC nonzero values.
-    pub values: *const f32,
-    /// Dense: distance between column starts (`>= rows`).
-    pub col_stride: usize,
-    /// CSC: `cols + 1` column pointers.
-    pub col_ptr: *const usize,
-    /// CSC: row index of each nonzero.
-    pub row_idx: *const usize,
-}
-
 /// A C view descriptor of either precision: what the validation and the
 /// [`ViewSet`](crate::data::ViewSet) adapter read.
 pub(crate) trait ViewDesc {
@@ -208,36 +148,64 @@ pub(crate) trait ViewDesc {
     fn row_idx(&self) -> *const usize;
 }
 
-macro_rules! view_desc {
-    ($t:ty, $s:ty) => {
-        impl ViewDesc for $t {
-            type T = $s;
-            fn kind(&self) -> u32 {
-                self.kind
-            }
-            fn rows(&self) -> usize {
-                self.rows
-            }
-            fn cols(&self) -> usize {
-                self.cols
-            }
-            fn values(&self) -> *const $s {
-                self.values
-            }
-            fn col_stride(&self) -> usize {
-                self.col_stride
-            }
-            fn col_ptr(&self) -> *const usize {
-                self.col_ptr
-            }
-            fn row_idx(&self) -> *const usize {
-                self.row_idx
-            }
+/// The view descriptors of both precisions: one field list (the scalar of
+/// `values` apart, `$s`) gives each struct and its [`ViewDesc`], whose methods
+/// read the fields of the same names.
+macro_rules! c_views {
+    ($($(#[$doc:meta])* pub struct $name:ident($s:ty);)*) => {$(
+        $(#[$doc])*
+        #[repr(C)]
+        #[derive(Clone, Copy, Debug)]
+        pub struct $name {
+            /// `MVNMF_VIEW_DENSE` or `MVNMF_VIEW_CSC`.
+            pub kind: u32,
+            /// Features.
+            pub rows: usize,
+            /// Items.
+            pub cols: usize,
+            /// Dense entries, or the CSC nonzero values.
+            pub values: *const $s,
+            /// Dense: distance between column starts (`>= rows`).
+            pub col_stride: usize,
+            /// CSC: `cols + 1` column pointers.
+            pub col_ptr: *const usize,
+            /// CSC: row index of each nonzero.
+            pub row_idx: *const usize,
         }
+        impl ViewDesc for $name {
+            type T = $s;
+            c_views!(@get kind: u32, rows: usize, cols: usize, values: *const $s);
+            c_views!(@get col_stride: usize, col_ptr: *const usize, row_idx: *const usize);
+        }
+    )*};
+    (@get $($f:ident: $t:ty),*) => {
+        $(
+            fn $f(&self) -> $t {
+                self.$f
+            }
+        )*
     };
 }
-view_desc!(mvnmf_view, f64);
-view_desc!(mvnmf_view_f32, f32);
+
+c_views! {
+    /// One view of the data, `rows × cols` (features × items).
+    ///
+    /// Dense (`kind = MVNMF_VIEW_DENSE`): entry `(i, j)` at `values[i + j*col_stride]`,
+    /// `col_stride >= rows`; `col_ptr`, `row_idx` unused.
+    /// CSC (`kind = MVNMF_VIEW_CSC`): column `j` holds rows
+    /// `row_idx[col_ptr[j] .. col_ptr[j+1]]` (strictly increasing) with their
+    /// `values`; `col_ptr` has `cols + 1` entries starting at 0; `col_stride` unused.
+    pub struct mvnmf_view(f64);
+
+    /// `mvnmf_view` with single-precision values: the views of the `_f32` entry
+    /// points (`mvnmf_nmf_fit_f32`, ...), whose factors and encodings are `float`
+    /// too (objectives, weights, graphs and reports stay `double`). Same fields,
+    /// same rules. Magnitudes: the `_f32` solvers refuse data with
+    /// `½ Σ_v ‖X_v‖²_F > 2^103` (about 1e31: entries above about 4e15) with
+    /// `MVNMF_STATUS_INPUT_TOO_LARGE`, where the double ones refuse above `2^999`,
+    /// so that the factors stay representable in `float`.
+    pub struct mvnmf_view_f32(f32);
+}
 
 /// `mvnmf_term.kind`: `½ Σ_v ‖X_v − U_v V‖²_F` (the DESIGN §2 family's parts
 /// come in this order; other models add their kinds after these).
@@ -342,14 +310,16 @@ pub struct mvnmf_progress {
     pub fraction: f64,
 }
 
-/// The C code of a phase.
-pub(crate) fn phase_to_c(p: crate::steps::Phase) -> u32 {
-    match p {
-        crate::steps::Phase::Iterations => MVNMF_PHASE_ITERATIONS,
-        crate::steps::Phase::Setup => MVNMF_PHASE_SETUP,
-        crate::steps::Phase::Graph => MVNMF_PHASE_GRAPH,
-    }
-}
+c_enum!(Phase {
+    MVNMF_PHASE_ITERATIONS => Iterations,
+    MVNMF_PHASE_SETUP => Setup,
+    MVNMF_PHASE_GRAPH => Graph,
+});
+c_enum!(Stop {
+    MVNMF_STOP_MAX_ITER => MaxIter,
+    MVNMF_STOP_CONVERGED => Converged,
+    MVNMF_STOP_CANCELLED => Cancelled,
+});
 
 /// What a solver reports: written on `MVNMF_STATUS_OK` and
 /// `MVNMF_STATUS_CANCELLED`, and — the one exception to "on error nothing is
@@ -366,7 +336,7 @@ pub(crate) fn phase_to_c(p: crate::steps::Phase) -> u32 {
 /// index: `where_row` the offending row index, `SIZE_MAX` when the column's
 /// pointers are wrong); `SIZE_MAX` where a part does not apply.
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct mvnmf_report {
     /// Outer iterations run.
     pub iterations: u32,
@@ -432,10 +402,23 @@ pub struct mvnmf_parallel {
     pub ctx: *mut c_void,
 }
 
-impl mvnmf_parallel {
+impl CField<Parallel> for mvnmf_parallel {
+    /// What it asks for; `self` must stay where it is until the solver has
+    /// returned (the host pool keeps its address).
+    fn to_rust(&self) -> Result<Parallel, Error> {
+        Ok(match (self.parallel_for, self.threads) {
+            (Some(_), _) => Parallel::Host(HostPool {
+                parallel_for: host_parallel_for,
+                ctx: self as *const mvnmf_parallel as usize,
+            }),
+            (None, 1) => Parallel::Serial,
+            (None, t) => Parallel::Threads(t as usize),
+        })
+    }
+
     /// The C form of `p` (a host pool has no C form: it becomes the default).
-    pub(crate) fn from_rust(p: Parallel) -> Self {
-        let threads = match p {
+    fn from_rust(p: &Parallel) -> Self {
+        let threads = match *p {
             Parallel::Threads(t) => u32::try_from(t).unwrap_or(u32::MAX),
             _ => 1,
         };
@@ -444,19 +427,6 @@ impl mvnmf_parallel {
             reserved: 0,
             parallel_for: None,
             ctx: core::ptr::null_mut(),
-        }
-    }
-
-    /// What it asks for; `self` must stay where it is until the solver has
-    /// returned (the host pool keeps its address).
-    pub(crate) fn read(&self) -> Parallel {
-        match (self.parallel_for, self.threads) {
-            (Some(_), _) => Parallel::Host(HostPool {
-                parallel_for: host_parallel_for,
-                ctx: self as *const mvnmf_parallel as usize,
-            }),
-            (None, 1) => Parallel::Serial,
-            (None, t) => Parallel::Threads(t as usize),
         }
     }
 }
@@ -486,10 +456,7 @@ unsafe extern "C" fn run_task(task_ctx: *mut c_void, i: usize) {
     // SAFETY: `task_ctx` is what `host_parallel_for` passed: a `&Task` that
     // lives until the host's `parallel_for` has returned, i.e. beyond this call.
     let task = unsafe { &*(task_ctx as *const Task<'_>) };
-    #[cfg(feature = "std")]
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| task(i)));
-    #[cfg(not(feature = "std"))]
-    task(i);
+    crate::ffi::util::catch(|| task(i), ());
 }
 
 /// Progress callback: called once per outer iteration (and for the start), and by the
@@ -518,14 +485,9 @@ impl From<Objective> for mvnmf_objective {
 
 impl From<Report> for mvnmf_report {
     fn from(r: Report) -> Self {
-        let stop = match r.stop {
-            Stop::MaxIter => MVNMF_STOP_MAX_ITER,
-            Stop::Converged => MVNMF_STOP_CONVERGED,
-            Stop::Cancelled => MVNMF_STOP_CANCELLED,
-        };
         mvnmf_report {
             iterations: r.iterations,
-            stop,
+            stop: CField::from_rust(&r.stop),
             dead_views: r.dead_views,
             initial: r.initial.into(),
             objective: r.objective.into(),

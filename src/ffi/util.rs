@@ -166,9 +166,7 @@ impl CField<bool> for u32 {
 /// `validate()` after reading, `check f` runs `f(&options)`.
 /// `=> Outer.path: Inner { ... }` reads a flat C struct into `Outer`'s one
 /// field `path` (`validate` is `Outer`'s). Without the `fn` line the
-/// default function is written elsewhere (where the header lists it). The short form
-/// `cparams!(mvnmf_x_params => XParams { a, b as rust_b } validate);` gives the
-/// conversions of a struct written out by hand.
+/// default function is written elsewhere (where the header lists it).
 macro_rules! cparams {
     (
         $(#[$sdoc:meta])*
@@ -201,9 +199,6 @@ macro_rules! cparams {
                 $crate::ffi::util::CField::from_rust(&$r::default())
             }
         )?
-    };
-    ($c:ident => $r:ident { $($f:tt)* } $($v:ident)*) => {
-        cparams!(@munch $c, [$r], [$($v)*] [], [] [], $($f)*,);
     };
     (@munch $c:ident, $r:tt, $v:tt $o:tt, [$($d:tt)*] $co:tt, $cf:ident as $rf:ident, $($rest:tt)*) => {
         cparams!(@munch $c, $r, $v $o, [$($d)* ($cf $rf)] $co, $($rest)*);
@@ -295,17 +290,22 @@ pub(crate) unsafe fn c_params<P: CParams + CField<P::Rust> + Copy>(p: *const P) 
     })
 }
 
+/// `f()`, or `panicked` if it panics (a bug; caught with `std` only: without
+/// it the panic handler, which no entry point reaches, decides).
+pub(crate) fn catch<R>(f: impl FnOnce() -> R, panicked: R) -> R {
+    #[cfg(feature = "std")]
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(panicked);
+    #[cfg(not(feature = "std"))]
+    let r = {
+        let _ = panicked;
+        f()
+    };
+    r
+}
+
 /// Runs `f`, turning a panic (a bug) into `MVNMF_STATUS_INTERNAL`.
 pub(crate) fn guard(f: impl FnOnce() -> Result<mvnmf_status, Error>) -> mvnmf_status {
-    #[cfg(feature = "std")]
-    let r =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(Err(Error::Internal));
-    #[cfg(not(feature = "std"))]
-    let r = f();
-    match r {
-        Ok(s) => s,
-        Err(e) => e.into(),
-    }
+    catch(f, Err(Error::Internal)).unwrap_or_else(mvnmf_status::from)
 }
 
 /// [`guard`] for a body that says where it refused: on `Err(l)` (and on a
@@ -318,12 +318,7 @@ pub(crate) unsafe fn guard_at(
     report: *mut mvnmf_report,
     f: impl FnOnce() -> Result<mvnmf_status, Located>,
 ) -> mvnmf_status {
-    #[cfg(feature = "std")]
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-        .unwrap_or(Err(Located::from(Error::Internal)));
-    #[cfg(not(feature = "std"))]
-    let r = f();
-    match r {
+    match catch(f, Err(Located::from(Error::Internal))) {
         Ok(s) => s,
         Err(l) => {
             c_unsafe!(refuse(report, l.at));
@@ -342,15 +337,11 @@ pub(crate) unsafe fn refuse(report: *mut mvnmf_report, at: Where) {
         return;
     }
     let r = mvnmf_report {
-        iterations: 0,
-        stop: MVNMF_STOP_MAX_ITER,
-        dead_views: 0,
-        initial: mvnmf_objective::default(),
-        objective: mvnmf_objective::default(),
         where_arg: at.arg,
         where_view: at.view,
         where_row: at.row,
         where_col: at.col,
+        ..mvnmf_report::default()
     };
     c_unsafe!(write_report(report, r));
 }
@@ -372,10 +363,7 @@ pub(crate) unsafe fn slice_mut<'a, T>(p: *mut T, len: usize) -> Result<&'a mut [
 
 /// [`slice()`] of an optional array: `None` for NULL.
 pub(crate) unsafe fn opt_slice<'a, T>(p: *const T, len: usize) -> Result<Option<&'a [T]>, Error> {
-    if p.is_null() {
-        return Ok(None);
-    }
-    c_unsafe!(slice(p, len)).map(Some)
+    c_unsafe!((!p.is_null()).then(|| slice(p, len)).transpose())
 }
 
 /// [`slice_mut`] of an optional output: `None` for NULL.
@@ -383,10 +371,7 @@ pub(crate) unsafe fn opt_slice_mut<'a, T>(
     p: *mut T,
     len: usize,
 ) -> Result<Option<&'a mut [T]>, Error> {
-    if p.is_null() {
-        return Ok(None);
-    }
-    c_unsafe!(slice_mut(p, len)).map(Some)
+    c_unsafe!((!p.is_null()).then(|| slice_mut(p, len)).transpose())
 }
 
 /// The checks of [`slice()`] and [`slice_mut`]: `false` for an empty slice
@@ -413,21 +398,21 @@ pub(crate) fn elems<T>(a: usize, b: usize) -> Result<usize, Error> {
         .ok_or(Error::SizeOverflow)
 }
 
+/// The `cols + 1` column pointers of a CSC descriptor (required).
+unsafe fn col_ptr<'a, D: ViewDesc>(v: &D) -> Result<&'a [usize], Error> {
+    require!(v.col_ptr());
+    c_unsafe!(slice(
+        v.col_ptr(),
+        v.cols().checked_add(1).ok_or(Error::SizeOverflow)?
+    ))
+}
+
 /// Kind, rows, cols and (CSC) `nnz = col_ptr[cols]` of a descriptor.
 pub(crate) unsafe fn shape_of<D: ViewDesc>(v: &D) -> Result<ViewShape, Error> {
     c_unsafe!({
         let (kind, nnz) = match v.kind() {
             MVNMF_VIEW_DENSE => (ViewKind::Dense, 0),
-            MVNMF_VIEW_CSC => {
-                if v.col_ptr().is_null() {
-                    return Err(Error::NullPointer);
-                }
-                let cp = slice(
-                    v.col_ptr(),
-                    v.cols().checked_add(1).ok_or(Error::SizeOverflow)?,
-                )?;
-                (ViewKind::Csc, cp[v.cols()])
-            }
+            MVNMF_VIEW_CSC => (ViewKind::Csc, col_ptr(v)?[v.cols()]),
             _ => return Err(Error::BadParameter),
         };
         Ok(ViewShape {
@@ -464,10 +449,7 @@ pub(crate) unsafe fn parts<'a, D: ViewDesc>(v: &D) -> Result<Parts<'a, D::T>, Er
                 })
             }
             ViewKind::Csc => {
-                if v.col_ptr().is_null() {
-                    return Err(Error::NullPointer);
-                }
-                let col_ptr = slice(v.col_ptr(), cols.checked_add(1).ok_or(Error::SizeOverflow)?)?;
+                let col_ptr = col_ptr(v)?;
                 let nnz = col_ptr[cols];
                 Ok(Parts {
                     values: slice(v.values(), nnz)?,
@@ -487,22 +469,29 @@ unsafe fn check_view<D: ViewDesc>(v: &D) -> Result<(), (Error, (usize, usize))> 
     c_unsafe!({
         let p = parts(v).map_err(|e| (e, NA))?;
         let (rows, cols) = (v.rows(), v.cols());
-        match shape_of(v).map_err(|e| (e, NA))?.kind {
-            ViewKind::Dense => Dense::new(p.values, rows, cols, v.col_stride())
-                .map(|_| ())
-                .map_err(|e| (e, NA)),
-            ViewKind::Csc => Csc::new(rows, cols, p.col_ptr, p.row_idx, p.values)
-                .map(|_| ())
-                .map_err(|e| match e {
-                    Error::MalformedCsc => (
-                        e,
-                        crate::data::locate_csc(rows, p.col_ptr, p.row_idx).unwrap_or(NA),
-                    ),
-                    _ => (e, NA),
-                }),
-        }
+        // `parts` accepted the kind: dense or CSC.
+        let r = if v.kind() == MVNMF_VIEW_CSC {
+            Csc::new(rows, cols, p.col_ptr, p.row_idx, p.values).map(|_| ())
+        } else {
+            Dense::new(p.values, rows, cols, v.col_stride()).map(|_| ())
+        };
+        r.map_err(|e| match e {
+            Error::MalformedCsc => (
+                e,
+                crate::data::locate_csc(rows, p.col_ptr, p.row_idx).unwrap_or(NA),
+            ),
+            _ => (e, NA),
+        })
     })
 }
+
+/// The shape of a view that is not there (unreachable after validation).
+const NO_SHAPE: ViewShape = ViewShape {
+    rows: 0,
+    cols: 0,
+    kind: ViewKind::Dense,
+    nnz: 0,
+};
 
 /// The C array of view descriptors as a [`ViewSet`]; built only after every
 /// descriptor passed `check_view`.
@@ -544,46 +533,33 @@ impl<D: ViewDesc> ViewSet<D::T> for CViews<'_, D> {
     }
 
     fn view(&self, i: usize) -> View<'_, D::T> {
-        let Some(v) = self.views.get(i) else {
-            // Unreachable (a view index below `count`); an empty view rather than a panic.
-            return View::Dense(Dense::from_validated(&[], 0, 0, 0));
-        };
         // SAFETY: `CViews::new` ran `parts` and `check_view` on this very
         // descriptor, so the same calls succeed and the slices are valid.
-        let p = unsafe { parts(v) };
-        match (v.kind(), p) {
-            (MVNMF_VIEW_CSC, Ok(p)) => View::Csc(Csc::from_validated(
+        match self.views.get(i).map(|v| (v, unsafe { parts(v) })) {
+            Some((v, Ok(p))) if v.kind() == MVNMF_VIEW_CSC => View::Csc(Csc::from_validated(
                 v.rows(),
                 v.cols(),
                 p.col_ptr,
                 p.row_idx,
                 p.values,
             )),
-            (_, Ok(p)) => View::Dense(Dense::from_validated(
+            Some((v, Ok(p))) => View::Dense(Dense::from_validated(
                 p.values,
                 v.rows(),
                 v.cols(),
                 v.col_stride(),
             )),
-            // Unreachable after validation (`CViews::new` checked every
-            // descriptor); an empty view rather than a panic.
-            (_, Err(_)) => View::Dense(Dense::from_validated(&[], 0, 0, 0)),
+            // Unreachable (an index below `count`, a descriptor `CViews::new`
+            // checked); an empty view rather than a panic.
+            _ => View::Dense(Dense::from_validated(&[], 0, 0, 0)),
         }
     }
 
     fn shape(&self, i: usize) -> ViewShape {
-        let empty = ViewShape {
-            rows: 0,
-            cols: 0,
-            kind: ViewKind::Dense,
-            nnz: 0,
-        };
-        let Some(v) = self.views.get(i) else {
-            return empty;
-        };
         // SAFETY: `CViews::new` validated this descriptor (its `col_ptr` has
         // `cols + 1` readable entries), so `shape_of` succeeds.
-        unsafe { shape_of(v) }.unwrap_or(empty)
+        let s = self.views.get(i).map(|v| unsafe { shape_of(v) });
+        s.and_then(Result::ok).unwrap_or(NO_SHAPE)
     }
 }
 
@@ -596,16 +572,8 @@ pub(crate) unsafe fn shapes<'a, D: ViewDesc + 'a>(
     n_views: usize,
 ) -> Result<impl Iterator<Item = ViewShape> + Clone + 'a, Error> {
     c_unsafe!({
-        nonzero!(n_views);
         let views: &'a [D] = CViews::new(views, n_views)?.views;
-        Ok(views.iter().map(|v| {
-            shape_of(v).unwrap_or(ViewShape {
-                rows: 0,
-                cols: 0,
-                kind: ViewKind::Dense,
-                nnz: 0,
-            })
-        }))
+        Ok(views.iter().map(|v| shape_of(v).unwrap_or(NO_SHAPE)))
     })
 }
 
@@ -628,16 +596,12 @@ pub(crate) unsafe fn read_views_at<'a, D: ViewDesc>(
     })
 }
 
-/// The validated views and their item count.
+/// The validated views and their item count ([`read_views_at`], not saying where).
 pub(crate) unsafe fn read_views<'a, D: ViewDesc>(
     views: *const D,
     n_views: usize,
 ) -> Result<(CViews<'a, D>, usize), Error> {
-    c_unsafe!({
-        let vs = CViews::new(views, n_views)?;
-        let n = vs.shape(0).cols;
-        Ok((vs, n))
-    })
+    c_unsafe!(read_views_at(views, n_views, 0)).map_err(Error::from)
 }
 
 /// The `k × n` encoding buffer and the workspace.
@@ -678,7 +642,7 @@ pub(crate) fn with_monitor<R>(
             let mut m = |p: &Progress| {
                 let cp = mvnmf_progress {
                     iter: p.iter,
-                    phase: phase_to_c(p.phase),
+                    phase: CField::from_rust(&p.phase),
                     objective: p.objective.into(),
                     fraction: p.fraction,
                 };
@@ -726,15 +690,11 @@ pub(crate) unsafe fn write_report(report: *mut mvnmf_report, r: mvnmf_report) {
     // pointer below is a field of it.
     unsafe {
         core::ptr::write_bytes(report.cast::<u8>(), 0, core::mem::size_of::<mvnmf_report>());
-        core::ptr::addr_of_mut!((*report).iterations).write(r.iterations);
-        core::ptr::addr_of_mut!((*report).stop).write(r.stop);
-        core::ptr::addr_of_mut!((*report).dead_views).write(r.dead_views);
-        core::ptr::addr_of_mut!((*report).initial).write(r.initial);
-        core::ptr::addr_of_mut!((*report).objective).write(r.objective);
-        core::ptr::addr_of_mut!((*report).where_arg).write(r.where_arg);
-        core::ptr::addr_of_mut!((*report).where_view).write(r.where_view);
-        core::ptr::addr_of_mut!((*report).where_row).write(r.where_row);
-        core::ptr::addr_of_mut!((*report).where_col).write(r.where_col);
+        macro_rules! put {
+            ($($f:ident),*) => { $(core::ptr::addr_of_mut!((*report).$f).write(r.$f);)* };
+        }
+        put!(iterations, stop, dead_views, initial, objective);
+        put!(where_arg, where_view, where_row, where_col);
     }
 }
 

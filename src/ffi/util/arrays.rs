@@ -26,12 +26,7 @@ pub(crate) unsafe fn factors<'a, P: Copy, D: ViewDesc>(
             if is_null(p) {
                 return Err(Error::NullPointer);
             }
-            let rows = views.shape(i).rows;
-            let len = if layers.is_empty() {
-                rows.checked_mul(k).ok_or(Error::SizeOverflow)?
-            } else {
-                crate::models::deep::factor_len(rows, layers)?
-            };
+            let len = factor_len(views.shape(i).rows, k, layers)?;
             if len.checked_mul(8).is_none_or(|b| b > isize::MAX as usize) {
                 return Err(Error::SizeOverflow);
             }
@@ -45,15 +40,19 @@ pub(crate) unsafe fn factors<'a, P: Copy, D: ViewDesc>(
     })
 }
 
+/// Values of a factor of `rows` rows: `rows × k`, or with `layers` the deep stack's.
+fn factor_len(rows: usize, k: usize, layers: &[usize]) -> Result<usize, Error> {
+    if layers.is_empty() {
+        rows.checked_mul(k).ok_or(Error::SizeOverflow)
+    } else {
+        crate::models::deep::factor_len(rows, layers)
+    }
+}
+
 impl<P: Copy, D: ViewDesc> CFactors<'_, P, D> {
     fn len(&self, i: usize) -> usize {
-        let rows = self.lens.shape(i).rows;
-        if self.layers.is_empty() {
-            rows * self.k
-        } else {
-            // Checked in `factors`.
-            crate::models::deep::factor_len(rows, self.layers).unwrap_or(0)
-        }
+        // Checked in `factors`.
+        factor_len(self.lens.shape(i).rows, self.k, self.layers).unwrap_or(0)
     }
 }
 

@@ -193,12 +193,7 @@ fn locate_given<T: crate::linalg::real::Real, VS: ViewSet<T> + ?Sized>(
         }),
         Given::Buf(pos, xs, rows) => {
             let (_, r, c) = is(crate::data::locate_bad_in(xs, rows, nonneg))?;
-            Some(Where {
-                arg: pos,
-                view: usize::MAX,
-                row: r,
-                col: c,
-            })
+            Some(Where::entry(usize::MAX, r, c).or_arg(pos))
         }
     }
 }
