@@ -100,6 +100,14 @@ pub(crate) use arrays::*;
 mod site;
 pub(crate) use site::*;
 
+// The `a × b` readers of the evaluation, protocol, MVEL and JSNMF entry points.
+mod matrices;
+pub(crate) use matrices::*;
+
+// The body of a fit/encode pair once its options are read (`Site::solve`).
+mod solve;
+pub(crate) use solve::*;
+
 // What every file of `ffi` uses, imported here once (`ffi/mod.rs` glob-imports
 // this file for its children).
 pub(crate) use super::types::*;
@@ -712,10 +720,3 @@ pub(crate) unsafe fn query(
         Ok(mvnmf_status::Ok)
     })
 }
-
-// The `a × b` readers of the evaluation, protocol, MVEL and JSNMF entry points.
-mod eval22;
-pub(crate) use eval22::*;
-// The body of a fit/encode pair once its options are read (`Site::solve`).
-mod bodies22;
-pub(crate) use bodies22::*;

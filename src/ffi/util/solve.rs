@@ -3,7 +3,8 @@
 //! bases (written by the fit, read by the encode), the encoding and the
 //! workspace read, the model run under the progress callback, a refusal
 //! located, the report written. `mvsl.rs`'s `solve` reads the options (and
-//! graph, and deep's layers) of `mvnmf_mvsl_*` and `mvnmf_deep_*` and hands
+//! graph, and deep's layers) of `mvnmf_mvsl_*` and `mvnmf_deep_*`, `nmf.rs`'s
+//! `joint` the options of `mvnmf_nmf_*` and `mvnmf_joint_nmf_*`, and each hands
 //! the rest to [`Site::solve`] with the model's two calls.
 
 use super::*;
