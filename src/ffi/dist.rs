@@ -254,38 +254,23 @@ unsafe fn read_dist_graph<'a>(g: *const mvnmf_graph) -> Result<DistGraph<'a>, Er
                     n_classes: g.n_classes,
                 })
             }
-            MVNMF_GRAPH_CSR => Ok(DistGraph::Csr {
-                affinity: rows(
-                    g.n,
-                    g.affinity_row_ptr,
-                    g.affinity_col_idx,
-                    g.affinity_weights,
-                )?,
-                penalty: rows(g.n, g.penalty_row_ptr, g.penalty_col_idx, g.penalty_weights)?,
-            }),
+            MVNMF_GRAPH_CSR => {
+                // The rank's rows of one graph (`None` for a NULL `row_ptr`).
+                let rows = |rp, ci, w| {
+                    let r = csr_arrays(g.n, rp, ci, w)?;
+                    Ok::<_, Error>(r.map(|(row_ptr, col_idx, weights)| ShardRows {
+                        row_ptr,
+                        col_idx,
+                        weights,
+                    }))
+                };
+                Ok(DistGraph::Csr {
+                    affinity: rows(g.affinity_row_ptr, g.affinity_col_idx, g.affinity_weights)?,
+                    penalty: rows(g.penalty_row_ptr, g.penalty_col_idx, g.penalty_weights)?,
+                })
+            }
             _ => Err(Error::BadParameter),
         }
-    })
-}
-
-/// The rank's rows of one explicit graph (`None` for a NULL `row_ptr`): `n + 1`
-/// row pointers, `row_ptr[n]` column indices and weights.
-unsafe fn rows<'a>(
-    n: usize,
-    row_ptr: *const usize,
-    col_idx: *const usize,
-    weights: *const f64,
-) -> Result<Option<ShardRows<'a>>, Error> {
-    c_unsafe!({
-        Ok(
-            csr_arrays(n, row_ptr, col_idx, weights)?.map(|(row_ptr, col_idx, weights)| {
-                ShardRows {
-                    row_ptr,
-                    col_idx,
-                    weights,
-                }
-            }),
-        )
     })
 }
 
@@ -462,17 +447,23 @@ export! {
     };
 }
 
-/// The shell of a distributed entry point: reads the communicator, runs
-/// `fit` (which reads the other arguments and fits), tells the other ranks
-/// when an argument cannot be read (`dist::refuse`: they stop with
-/// `PEER_FAILED` instead of waiting), and writes the report and the traffic.
+/// The shell of a distributed fit: reads the communicator, runs `fit` (which
+/// reads the other arguments and fits), tells the other ranks when an
+/// argument cannot be read (`dist::refuse`: they stop with `PEER_FAILED`
+/// instead of waiting), and writes the traffic (if asked) and the report
+/// (mapping the stop reason).
 unsafe fn run_dist(
     comm: *const mvnmf_dist_comm,
     report: *mut mvnmf_report,
     traffic: *mut mvnmf_dist_traffic,
     fit: impl FnOnce(&mut CComm) -> Result<Result<DistReport, Error>, Error>,
 ) -> mvnmf_status {
-    c_unsafe! { run_shell(comm, dist::refuse, fit, |r| finish_dist(r, report, traffic)) }
+    c_unsafe! {
+        run_shell(comm, dist::refuse, fit, |r| {
+            put_opt(traffic, r.traffic.into());
+            finish(r.report, report)
+        })
+    }
 }
 
 /// The shell of every distributed entry point: reads the communicator, runs
@@ -556,36 +547,15 @@ pub(super) unsafe fn run_tge(
             comm,
             dist::refuse_tge,
             |cm| Ok(build(cm, read(cm)?)),
-            |r| finish_tge(r, nnz, traffic),
+            |r| {
+                let [affinity_nnz, penalty_nnz] = nnz;
+                *affinity_nnz = r.nnz.affinity;
+                *penalty_nnz = r.nnz.penalty;
+                put_opt(traffic, r.traffic.into());
+                Ok(mvnmf_status::Ok)
+            },
         )
     }
-}
-
-/// Writes the edge counts and the traffic (if asked) of the graph built
-/// across ranks (`mvnmf_dist_tge`, `mvnmf_dist_tge_approx`).
-unsafe fn finish_tge(
-    r: dist::DistGraphReport,
-    [affinity_nnz, penalty_nnz]: [*mut usize; 2],
-    traffic: *mut mvnmf_dist_graph_traffic,
-) -> Result<mvnmf_status, Error> {
-    c_unsafe!({
-        *affinity_nnz = r.nnz.affinity;
-        *penalty_nnz = r.nnz.penalty;
-        put_opt(traffic, r.traffic.into());
-        Ok(mvnmf_status::Ok)
-    })
-}
-
-/// Writes the report and the traffic (if asked) and maps the stop reason.
-unsafe fn finish_dist(
-    r: DistReport,
-    report: *mut mvnmf_report,
-    traffic: *mut mvnmf_dist_traffic,
-) -> Result<mvnmf_status, Error> {
-    c_unsafe!({
-        put_opt(traffic, r.traffic.into());
-        finish(r.report, report)
-    })
 }
 
 /// What one rank passed to its communicator while `mvnmf_dist_tge` built the
