@@ -14,7 +14,7 @@ use super::*;
 use crate::comm::allgather_by_sum;
 use crate::graph::{CsrOut, GraphParams};
 use crate::linalg::real::Real;
-use crate::models::dist::{self, Comm, DistGraph, DistReport, GraphTraffic, ShardRows, Traffic};
+use crate::models::dist::{self, Comm, DistGraph, GraphTraffic, Problem, ShardRows, Traffic};
 use crate::models::mvsl::MvslParams;
 use crate::models::nmf::NmfParams;
 use crate::similarity::AnnParams;
@@ -303,29 +303,41 @@ pub extern "C" fn mvnmf_dist_words_per_iteration(
     )
 }
 
-/// The body both distributed fits share, once the communicator and the
-/// options are read: the views, factors, outputs and workspace read, then the
-/// rank's shard opened (the agreement on the inputs) and fitted.
+/// Both distributed fits: reads the communicator, runs `read` (the options
+/// and the graph), then reads the views, factors, outputs and workspace and
+/// opens the rank's shard (the agreement on the inputs) and fits it; tells the
+/// other ranks when an argument cannot be read (`dist::refuse`: they stop with
+/// `PEER_FAILED` instead of waiting), and writes the traffic (if asked) and
+/// the report (mapping the stop reason).
 #[allow(clippy::too_many_arguments)]
-unsafe fn fit_shard<T: Real, D: ViewDesc<T = T>>(
-    cm: &mut CComm,
+unsafe fn fit_dist<'a, T: Real, D: ViewDesc<T = T>, P>(
+    comm: *const mvnmf_dist_comm,
     (views, n_views): (*const D, usize),
-    g: DistGraph<'_>,
     k: usize,
-    problem: dist::Problem<'_>,
     (u, v): (*const *mut T, *mut T),
-    (work, work_bytes): (*mut c_void, usize),
-    (progress, user): (mvnmf_progress_fn, *mut c_void),
-) -> Result<Result<DistReport, Error>, Error> {
-    c_unsafe!({
-        let (vs, n) = read_views(views, n_views)?;
-        let mut us = factors(u, &vs, k, &[], |p: *mut T| p.is_null())?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-        Ok(with_monitor(progress, user, |m| {
-            let shard = dist::open(cm, &vs, g, k, problem, (&us, vv), w, m.is_some());
-            shard.and_then(|s| s.fit(&vs, &mut us, vv, m))
-        }))
-    })
+    (work, work_bytes, progress, user, report): Tail,
+    traffic: *mut mvnmf_dist_traffic,
+    read: impl FnOnce(&CComm) -> Result<(DistGraph<'a>, P), Error>,
+    problem: impl FnOnce(&P) -> Problem<'_>,
+) -> mvnmf_status {
+    let fit = |cm: &mut CComm| {
+        c_unsafe!({
+            let (g, p) = read(cm)?;
+            let (vs, n) = read_views(views, n_views)?;
+            let mut us = factors(u, &vs, k, &[], |p: *mut T| p.is_null())?;
+            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+            Ok(with_monitor(progress, user, |m| {
+                let shard = dist::open(cm, &vs, g, k, problem(&p), (&us, vv), w, m.is_some());
+                shard.and_then(|s| s.fit(&vs, &mut us, vv, m))
+            }))
+        })
+    };
+    c_unsafe! {
+        run_shell(comm, dist::refuse, fit, |r| {
+            put_opt(traffic, r.traffic.into());
+            finish(r.report, report)
+        })
+    }
 }
 
 export! {
@@ -370,12 +382,10 @@ export! {
         ..solver(work, work_bytes, progress, user, report),
         traffic: *mut mvnmf_dist_traffic = "one struct",
     ) {
-        Ok(run_dist(comm, report, traffic, |cm| {
-            let p: NmfParams = read_params(params)?;
-            let problem = dist::Problem::JointNmf(&p);
-            let io = ((u, v), (work, work_bytes), (progress, user));
-            fit_shard::<T, V>(cm, (views, n_views), DistGraph::None, k, problem, io.0, io.1, io.2)
-        }))
+        let tail = (work, work_bytes, progress, user, report);
+        let read = |_: &CComm| Ok((DistGraph::None, read_params(params)?));
+        Ok(fit_dist(comm, (views, n_views), k, (u, v), tail, traffic, read,
+            |p| Problem::JointNmf(p)))
     }
     /// on a rank whose views (its
     /// shard of the items) have these shapes, for `n_ranks ≥ 1` ranks
@@ -418,7 +428,7 @@ export! {
         ..solver(work, work_bytes, progress, user, report),
         traffic: *mut mvnmf_dist_traffic = "one struct",
     ) {
-        Ok(run_dist(comm, report, traffic, |cm| {
+        let read = |cm: &CComm| {
             let p: MvslParams = read_params(params)?;
             let g = read_dist_graph(graph)?;
             if matches!(g, DistGraph::Csr { .. }) && cm.ex.is_none() {
@@ -426,10 +436,11 @@ export! {
                 // now, not in the middle of the set-up.
                 return Err(Error::NullPointer);
             }
-            let io = ((u, v), (work, work_bytes), (progress, user));
-            let problem = dist::Problem::Mvsl(&p);
-            fit_shard::<T, V>(cm, (views, n_views), g, k, problem, io.0, io.1, io.2)
-        }))
+            Ok((g, p))
+        };
+        let tail = (work, work_bytes, progress, user, report);
+        Ok(fit_dist(comm, (views, n_views), k, (u, v), tail, traffic, read,
+            |p| Problem::Mvsl(p)))
     }
     /// on a rank whose views have these
     /// shapes and this graph, for `n_ranks ≥ 1` ranks (`MVNMF_STATUS_BAD_PARAMETER`
@@ -445,25 +456,6 @@ export! {
         let g = read_dist_graph(graph)?;
         dist::fit_workspace_for::<T>(shapes(views, n_views)?, &g, k, n_ranks, &p)
     };
-}
-
-/// The shell of a distributed fit: reads the communicator, runs `fit` (which
-/// reads the other arguments and fits), tells the other ranks when an
-/// argument cannot be read (`dist::refuse`: they stop with `PEER_FAILED`
-/// instead of waiting), and writes the traffic (if asked) and the report
-/// (mapping the stop reason).
-unsafe fn run_dist(
-    comm: *const mvnmf_dist_comm,
-    report: *mut mvnmf_report,
-    traffic: *mut mvnmf_dist_traffic,
-    fit: impl FnOnce(&mut CComm) -> Result<Result<DistReport, Error>, Error>,
-) -> mvnmf_status {
-    c_unsafe! {
-        run_shell(comm, dist::refuse, fit, |r| {
-            put_opt(traffic, r.traffic.into());
-            finish(r.report, report)
-        })
-    }
 }
 
 /// The shell of every distributed entry point: reads the communicator, runs
