@@ -521,7 +521,7 @@ pub(super) unsafe fn run_tge(
             let labels = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
             let n_r = vs.shape(0).cols;
             let graphs = (csr_out(graphs[0], n_r)?, csr_out(graphs[1], n_r)?);
-            let work = slice_mut(work.cast::<u8>(), work_bytes)?;
+            let work = work_of(work, work_bytes)?;
             Ok(TgeIn {
                 p,
                 ann,
