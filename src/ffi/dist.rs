@@ -14,7 +14,7 @@ use super::*;
 use crate::comm::allgather_by_sum;
 use crate::graph::{CsrOut, GraphParams};
 use crate::linalg::real::Real;
-use crate::models::dist::{self, Comm, DistGraph, DistReport, GraphTraffic, ShardRows, Traffic};
+use crate::models::dist::{self, Comm, DistGraph, GraphTraffic, Problem, ShardRows, Traffic};
 use crate::models::mvsl::MvslParams;
 use crate::models::nmf::NmfParams;
 use crate::similarity::AnnParams;
@@ -254,38 +254,23 @@ unsafe fn read_dist_graph<'a>(g: *const mvnmf_graph) -> Result<DistGraph<'a>, Er
                     n_classes: g.n_classes,
                 })
             }
-            MVNMF_GRAPH_CSR => Ok(DistGraph::Csr {
-                affinity: rows(
-                    g.n,
-                    g.affinity_row_ptr,
-                    g.affinity_col_idx,
-                    g.affinity_weights,
-                )?,
-                penalty: rows(g.n, g.penalty_row_ptr, g.penalty_col_idx, g.penalty_weights)?,
-            }),
+            MVNMF_GRAPH_CSR => {
+                // The rank's rows of one graph (`None` for a NULL `row_ptr`).
+                let rows = |rp, ci, w| {
+                    let r = csr_arrays(g.n, rp, ci, w)?;
+                    Ok::<_, Error>(r.map(|(row_ptr, col_idx, weights)| ShardRows {
+                        row_ptr,
+                        col_idx,
+                        weights,
+                    }))
+                };
+                Ok(DistGraph::Csr {
+                    affinity: rows(g.affinity_row_ptr, g.affinity_col_idx, g.affinity_weights)?,
+                    penalty: rows(g.penalty_row_ptr, g.penalty_col_idx, g.penalty_weights)?,
+                })
+            }
             _ => Err(Error::BadParameter),
         }
-    })
-}
-
-/// The rank's rows of one explicit graph (`None` for a NULL `row_ptr`): `n + 1`
-/// row pointers, `row_ptr[n]` column indices and weights.
-unsafe fn rows<'a>(
-    n: usize,
-    row_ptr: *const usize,
-    col_idx: *const usize,
-    weights: *const f64,
-) -> Result<Option<ShardRows<'a>>, Error> {
-    c_unsafe!({
-        Ok(
-            csr_arrays(n, row_ptr, col_idx, weights)?.map(|(row_ptr, col_idx, weights)| {
-                ShardRows {
-                    row_ptr,
-                    col_idx,
-                    weights,
-                }
-            }),
-        )
     })
 }
 
@@ -318,29 +303,41 @@ pub extern "C" fn mvnmf_dist_words_per_iteration(
     )
 }
 
-/// The body both distributed fits share, once the communicator and the
-/// options are read: the views, factors, outputs and workspace read, then the
-/// rank's shard opened (the agreement on the inputs) and fitted.
+/// Both distributed fits: reads the communicator, runs `read` (the options
+/// and the graph), then reads the views, factors, outputs and workspace and
+/// opens the rank's shard (the agreement on the inputs) and fits it; tells the
+/// other ranks when an argument cannot be read (`dist::refuse`: they stop with
+/// `PEER_FAILED` instead of waiting), and writes the traffic (if asked) and
+/// the report (mapping the stop reason).
 #[allow(clippy::too_many_arguments)]
-unsafe fn fit_shard<T: Real, D: ViewDesc<T = T>>(
-    cm: &mut CComm,
+unsafe fn fit_dist<'a, T: Real, D: ViewDesc<T = T>, P>(
+    comm: *const mvnmf_dist_comm,
     (views, n_views): (*const D, usize),
-    g: DistGraph<'_>,
     k: usize,
-    problem: dist::Problem<'_>,
     (u, v): (*const *mut T, *mut T),
-    (work, work_bytes): (*mut c_void, usize),
-    (progress, user): (mvnmf_progress_fn, *mut c_void),
-) -> Result<Result<DistReport, Error>, Error> {
-    c_unsafe!({
-        let (vs, n) = read_views(views, n_views)?;
-        let mut us = factors(u, &vs, k, &[], |p: *mut T| p.is_null())?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-        Ok(with_monitor(progress, user, |m| {
-            let shard = dist::open(cm, &vs, g, k, problem, (&us, vv), w, m.is_some());
-            shard.and_then(|s| s.fit(&vs, &mut us, vv, m))
-        }))
-    })
+    (work, work_bytes, progress, user, report): Tail,
+    traffic: *mut mvnmf_dist_traffic,
+    read: impl FnOnce(&CComm) -> Result<(DistGraph<'a>, P), Error>,
+    problem: impl FnOnce(&P) -> Problem<'_>,
+) -> mvnmf_status {
+    let fit = |cm: &mut CComm| {
+        c_unsafe!({
+            let (g, p) = read(cm)?;
+            let (vs, n) = read_views(views, n_views)?;
+            let mut us = factors(u, &vs, k, &[], |p: *mut T| p.is_null())?;
+            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
+            Ok(with_monitor(progress, user, |m| {
+                let shard = dist::open(cm, &vs, g, k, problem(&p), (&us, vv), w, m.is_some());
+                shard.and_then(|s| s.fit(&vs, &mut us, vv, m))
+            }))
+        })
+    };
+    c_unsafe! {
+        run_shell(comm, dist::refuse, fit, |r| {
+            put_opt(traffic, r.traffic.into());
+            finish(r.report, report)
+        })
+    }
 }
 
 export! {
@@ -385,12 +382,10 @@ export! {
         ..solver(work, work_bytes, progress, user, report),
         traffic: *mut mvnmf_dist_traffic = "one struct",
     ) {
-        Ok(run_dist(comm, report, traffic, |cm| {
-            let p: NmfParams = read_params(params)?;
-            let problem = dist::Problem::JointNmf(&p);
-            let io = ((u, v), (work, work_bytes), (progress, user));
-            fit_shard::<T, V>(cm, (views, n_views), DistGraph::None, k, problem, io.0, io.1, io.2)
-        }))
+        let tail = (work, work_bytes, progress, user, report);
+        let read = |_: &CComm| Ok((DistGraph::None, read_params(params)?));
+        Ok(fit_dist(comm, (views, n_views), k, (u, v), tail, traffic, read,
+            |p| Problem::JointNmf(p)))
     }
     /// on a rank whose views (its
     /// shard of the items) have these shapes, for `n_ranks ≥ 1` ranks
@@ -433,7 +428,7 @@ export! {
         ..solver(work, work_bytes, progress, user, report),
         traffic: *mut mvnmf_dist_traffic = "one struct",
     ) {
-        Ok(run_dist(comm, report, traffic, |cm| {
+        let read = |cm: &CComm| {
             let p: MvslParams = read_params(params)?;
             let g = read_dist_graph(graph)?;
             if matches!(g, DistGraph::Csr { .. }) && cm.ex.is_none() {
@@ -441,10 +436,11 @@ export! {
                 // now, not in the middle of the set-up.
                 return Err(Error::NullPointer);
             }
-            let io = ((u, v), (work, work_bytes), (progress, user));
-            let problem = dist::Problem::Mvsl(&p);
-            fit_shard::<T, V>(cm, (views, n_views), g, k, problem, io.0, io.1, io.2)
-        }))
+            Ok((g, p))
+        };
+        let tail = (work, work_bytes, progress, user, report);
+        Ok(fit_dist(comm, (views, n_views), k, (u, v), tail, traffic, read,
+            |p| Problem::Mvsl(p)))
     }
     /// on a rank whose views have these
     /// shapes and this graph, for `n_ranks ≥ 1` ranks (`MVNMF_STATUS_BAD_PARAMETER`
@@ -460,19 +456,6 @@ export! {
         let g = read_dist_graph(graph)?;
         dist::fit_workspace_for::<T>(shapes(views, n_views)?, &g, k, n_ranks, &p)
     };
-}
-
-/// The shell of a distributed entry point: reads the communicator, runs
-/// `fit` (which reads the other arguments and fits), tells the other ranks
-/// when an argument cannot be read (`dist::refuse`: they stop with
-/// `PEER_FAILED` instead of waiting), and writes the report and the traffic.
-unsafe fn run_dist(
-    comm: *const mvnmf_dist_comm,
-    report: *mut mvnmf_report,
-    traffic: *mut mvnmf_dist_traffic,
-    fit: impl FnOnce(&mut CComm) -> Result<Result<DistReport, Error>, Error>,
-) -> mvnmf_status {
-    c_unsafe! { run_shell(comm, dist::refuse, fit, |r| finish_dist(r, report, traffic)) }
 }
 
 /// The shell of every distributed entry point: reads the communicator, runs
@@ -538,7 +521,7 @@ pub(super) unsafe fn run_tge(
             let labels = clabels(labels, n, p.kp > 0 || any_median(&ks))?;
             let n_r = vs.shape(0).cols;
             let graphs = (csr_out(graphs[0], n_r)?, csr_out(graphs[1], n_r)?);
-            let work = slice_mut(work.cast::<u8>(), work_bytes)?;
+            let work = work_of(work, work_bytes)?;
             Ok(TgeIn {
                 p,
                 ann,
@@ -556,36 +539,15 @@ pub(super) unsafe fn run_tge(
             comm,
             dist::refuse_tge,
             |cm| Ok(build(cm, read(cm)?)),
-            |r| finish_tge(r, nnz, traffic),
+            |r| {
+                let [affinity_nnz, penalty_nnz] = nnz;
+                *affinity_nnz = r.nnz.affinity;
+                *penalty_nnz = r.nnz.penalty;
+                put_opt(traffic, r.traffic.into());
+                Ok(mvnmf_status::Ok)
+            },
         )
     }
-}
-
-/// Writes the edge counts and the traffic (if asked) of the graph built
-/// across ranks (`mvnmf_dist_tge`, `mvnmf_dist_tge_approx`).
-unsafe fn finish_tge(
-    r: dist::DistGraphReport,
-    [affinity_nnz, penalty_nnz]: [*mut usize; 2],
-    traffic: *mut mvnmf_dist_graph_traffic,
-) -> Result<mvnmf_status, Error> {
-    c_unsafe!({
-        *affinity_nnz = r.nnz.affinity;
-        *penalty_nnz = r.nnz.penalty;
-        put_opt(traffic, r.traffic.into());
-        Ok(mvnmf_status::Ok)
-    })
-}
-
-/// Writes the report and the traffic (if asked) and maps the stop reason.
-unsafe fn finish_dist(
-    r: DistReport,
-    report: *mut mvnmf_report,
-    traffic: *mut mvnmf_dist_traffic,
-) -> Result<mvnmf_status, Error> {
-    c_unsafe!({
-        put_opt(traffic, r.traffic.into());
-        finish(r.report, report)
-    })
 }
 
 /// What one rank passed to its communicator while `mvnmf_dist_tge` built the
