@@ -255,35 +255,28 @@ macro_rules! cparams {
         }
         impl $crate::ffi::util::CParams for $c {
             type Rust = $r;
-            fn defaults() -> $r {
-                $r::default()
-            }
-            fn read(&self) -> Result<$r, Error> {
-                $crate::ffi::util::CField::to_rust(self)
-            }
         }
     };
 }
 
-/// A C options struct: the Rust options it reads into, and what a NULL
-/// pointer means. One rule for every options pointer of the C ABI: NULL means
-/// the defaults, exactly what the struct's `mvnmf_*_params_default()` returns.
+/// A C options struct: the Rust options it reads into (and validates, through
+/// its `CField`; `MVNMF_STATUS_BAD_PARAMETER` when out of range). One rule for
+/// every options pointer of the C ABI: NULL means the defaults, exactly what
+/// the struct's `mvnmf_*_params_default()` returns.
 pub(crate) trait CParams {
-    /// The Rust options.
-    type Rust;
-    /// The defaults (what NULL means).
-    fn defaults() -> Self::Rust;
-    /// Reads and validates (`MVNMF_STATUS_BAD_PARAMETER` when out of range).
-    fn read(&self) -> Result<Self::Rust, Error>;
+    /// The Rust options; their `default()` is what NULL means.
+    type Rust: Default;
 }
 
 /// `*p` read and validated, or the defaults when `p` is NULL.
-pub(crate) unsafe fn read_params<P: CParams>(p: *const P) -> Result<P::Rust, Error> {
+pub(crate) unsafe fn read_params<P: CParams + CField<P::Rust>>(
+    p: *const P,
+) -> Result<P::Rust, Error> {
     c_unsafe!({
         if p.is_null() {
-            Ok(P::defaults())
+            Ok(P::Rust::default())
         } else {
-            (*p).read()
+            (*p).to_rust()
         }
     })
 }
@@ -292,7 +285,7 @@ pub(crate) unsafe fn read_params<P: CParams>(p: *const P) -> Result<P::Rust, Err
 /// of the fields C alone has.
 pub(crate) unsafe fn c_params<P: CParams + CField<P::Rust> + Copy>(p: *const P) -> P {
     c_unsafe!(if p.is_null() {
-        P::from_rust(&P::defaults())
+        P::from_rust(&P::Rust::default())
     } else {
         *p
     })
