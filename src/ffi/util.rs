@@ -334,9 +334,6 @@ pub(crate) unsafe fn guard_at(
 /// # Safety
 /// `report` is NULL or valid for writing one `mvnmf_report`.
 pub(crate) unsafe fn refuse(report: *mut mvnmf_report, at: Where) {
-    if report.is_null() {
-        return;
-    }
     let r = mvnmf_report {
         where_arg: at.arg,
         where_view: at.view,
@@ -613,12 +610,7 @@ pub(crate) unsafe fn outputs<'a, T>(
     work: *mut c_void,
     work_bytes: usize,
 ) -> Result<(&'a mut [T], &'a mut [u8]), Error> {
-    c_unsafe!({
-        require!(v);
-        let vv = slice_mut(v, k.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-        Ok((vv, w))
-    })
+    c_unsafe!(Ok((out_ab(v, k, n)?, work_of(work, work_bytes)?)))
 }
 
 /// The arguments a solver's C signature ends with, in their order: `work`,
@@ -669,9 +661,7 @@ pub(crate) unsafe fn put_opt<T>(p: *mut T, v: T) {
 /// Writes the report (if asked) and maps the stop reason to a status.
 pub(crate) unsafe fn finish(r: Report, report: *mut mvnmf_report) -> Result<mvnmf_status, Error> {
     c_unsafe!({
-        if !report.is_null() {
-            write_report(report, r.into());
-        }
+        write_report(report, r.into());
         Ok(if r.stop == Stop::Cancelled {
             mvnmf_status::Cancelled
         } else {
@@ -680,13 +670,16 @@ pub(crate) unsafe fn finish(r: Report, report: *mut mvnmf_report) -> Result<mvnm
     })
 }
 
-/// Writes `r` to `*report` with every byte defined: the struct has 4 padding
-/// bytes after `dead_views`, which a typed store leaves as they were (issue
-/// 31, E7): zero them all, then store the fields one by one.
+/// Writes `r` to `*report` (nothing when NULL) with every byte defined: the
+/// struct has 4 padding bytes after `dead_views`, which a typed store leaves as
+/// they were (issue 31, E7): zero them all, then store the fields one by one.
 ///
 /// # Safety
-/// `report` is valid for writing one `mvnmf_report`.
-pub(crate) unsafe fn write_report(report: *mut mvnmf_report, r: mvnmf_report) {
+/// `report` is NULL or valid for writing one `mvnmf_report`.
+unsafe fn write_report(report: *mut mvnmf_report, r: mvnmf_report) {
+    if report.is_null() {
+        return;
+    }
     // SAFETY: the caller guarantees `report` is valid for one write; every
     // pointer below is a field of it.
     unsafe {
