@@ -66,11 +66,8 @@ macro_rules! export {
     };
     // A query declared apart from its call (where the header has the queries
     // of two calls before both calls).
-    (@dbl {query [$($wdoc:tt)*] $w64:ident $n64:ident $wp:tt $wbody:block $fp:tt}) => {
-        export!(@query {query, $w64, [
-            #[doc = concat!(" Workspace bytes of `", stringify!($n64), "`")]
-            $($wdoc)*
-        ], $wbody} [f64 mvnmf_view "double"] $wp $fp);
+    (@dbl {query $wdoc:tt $w64:ident $n64:ident $wp:tt $wbody:block $fp:tt}) => {
+        export!(@seqq $n64 [] $fp $wdoc $w64 [] $wp $wbody);
     };
     (@dbl {$doc:tt $n64:ident $n32:tt $rep:tt $p:tt $body:block {$($w:tt)*}}) => {
         export!(@seqdbl $n64 $n32 $rep $doc $p $body $($w)*);

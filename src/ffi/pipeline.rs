@@ -8,7 +8,6 @@ use super::similarity::{ckernels, mvnmf_graph_params, mvnmf_kernel, mvnmf_mkl_pa
 use super::*;
 use crate::error::Error;
 use crate::pipeline::{self, Method, PipelineParams};
-use crate::similarity::AnnParams;
 
 /// `method`: joint multi-view NMF (labels unused).
 pub const MVNMF_METHOD_JOINT_NMF: u32 = 0;
@@ -68,12 +67,8 @@ unsafe fn read_all(
     params: *const mvnmf_pipeline_params,
 ) -> Result<(PipelineParams, CBuild), Error> {
     c_unsafe!({
-        let p = read_params(params)?;
-        let b = match params.as_ref() {
-            None => CBuild::new(MVNMF_GRAPH_BUILD_AUTO, AnnParams::default())?,
-            Some(c) => CBuild::new(c.graph_build, read_ann(&c.ann)?)?,
-        };
-        Ok((p, b))
+        let (p, c) = (read_params(params)?, c_params(params));
+        Ok((p, CBuild::new(c.graph_build, read_ann(&c.ann)?)?))
     })
 }
 

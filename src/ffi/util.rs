@@ -255,35 +255,28 @@ macro_rules! cparams {
         }
         impl $crate::ffi::util::CParams for $c {
             type Rust = $r;
-            fn defaults() -> $r {
-                $r::default()
-            }
-            fn read(&self) -> Result<$r, Error> {
-                $crate::ffi::util::CField::to_rust(self)
-            }
         }
     };
 }
 
-/// A C options struct: the Rust options it reads into, and what a NULL
-/// pointer means. One rule for every options pointer of the C ABI: NULL means
-/// the defaults, exactly what the struct's `mvnmf_*_params_default()` returns.
+/// A C options struct: the Rust options it reads into (and validates, through
+/// its `CField`; `MVNMF_STATUS_BAD_PARAMETER` when out of range). One rule for
+/// every options pointer of the C ABI: NULL means the defaults, exactly what
+/// the struct's `mvnmf_*_params_default()` returns.
 pub(crate) trait CParams {
-    /// The Rust options.
-    type Rust;
-    /// The defaults (what NULL means).
-    fn defaults() -> Self::Rust;
-    /// Reads and validates (`MVNMF_STATUS_BAD_PARAMETER` when out of range).
-    fn read(&self) -> Result<Self::Rust, Error>;
+    /// The Rust options; their `default()` is what NULL means.
+    type Rust: Default;
 }
 
 /// `*p` read and validated, or the defaults when `p` is NULL.
-pub(crate) unsafe fn read_params<P: CParams>(p: *const P) -> Result<P::Rust, Error> {
+pub(crate) unsafe fn read_params<P: CParams + CField<P::Rust>>(
+    p: *const P,
+) -> Result<P::Rust, Error> {
     c_unsafe!({
         if p.is_null() {
-            Ok(P::defaults())
+            Ok(P::Rust::default())
         } else {
-            (*p).read()
+            (*p).to_rust()
         }
     })
 }
@@ -292,7 +285,7 @@ pub(crate) unsafe fn read_params<P: CParams>(p: *const P) -> Result<P::Rust, Err
 /// of the fields C alone has.
 pub(crate) unsafe fn c_params<P: CParams + CField<P::Rust> + Copy>(p: *const P) -> P {
     c_unsafe!(if p.is_null() {
-        P::from_rust(&P::defaults())
+        P::from_rust(&P::Rust::default())
     } else {
         *p
     })
@@ -341,9 +334,6 @@ pub(crate) unsafe fn guard_at(
 /// # Safety
 /// `report` is NULL or valid for writing one `mvnmf_report`.
 pub(crate) unsafe fn refuse(report: *mut mvnmf_report, at: Where) {
-    if report.is_null() {
-        return;
-    }
     let r = mvnmf_report {
         where_arg: at.arg,
         where_view: at.view,
@@ -620,12 +610,7 @@ pub(crate) unsafe fn outputs<'a, T>(
     work: *mut c_void,
     work_bytes: usize,
 ) -> Result<(&'a mut [T], &'a mut [u8]), Error> {
-    c_unsafe!({
-        require!(v);
-        let vv = slice_mut(v, k.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
-        Ok((vv, w))
-    })
+    c_unsafe!(Ok((out_ab(v, k, n)?, work_of(work, work_bytes)?)))
 }
 
 /// The arguments a solver's C signature ends with, in their order: `work`,
@@ -676,9 +661,7 @@ pub(crate) unsafe fn put_opt<T>(p: *mut T, v: T) {
 /// Writes the report (if asked) and maps the stop reason to a status.
 pub(crate) unsafe fn finish(r: Report, report: *mut mvnmf_report) -> Result<mvnmf_status, Error> {
     c_unsafe!({
-        if !report.is_null() {
-            write_report(report, r.into());
-        }
+        write_report(report, r.into());
         Ok(if r.stop == Stop::Cancelled {
             mvnmf_status::Cancelled
         } else {
@@ -687,13 +670,16 @@ pub(crate) unsafe fn finish(r: Report, report: *mut mvnmf_report) -> Result<mvnm
     })
 }
 
-/// Writes `r` to `*report` with every byte defined: the struct has 4 padding
-/// bytes after `dead_views`, which a typed store leaves as they were (issue
-/// 31, E7): zero them all, then store the fields one by one.
+/// Writes `r` to `*report` (nothing when NULL) with every byte defined: the
+/// struct has 4 padding bytes after `dead_views`, which a typed store leaves as
+/// they were (issue 31, E7): zero them all, then store the fields one by one.
 ///
 /// # Safety
-/// `report` is valid for writing one `mvnmf_report`.
-pub(crate) unsafe fn write_report(report: *mut mvnmf_report, r: mvnmf_report) {
+/// `report` is NULL or valid for writing one `mvnmf_report`.
+unsafe fn write_report(report: *mut mvnmf_report, r: mvnmf_report) {
+    if report.is_null() {
+        return;
+    }
     // SAFETY: the caller guarantees `report` is valid for one write; every
     // pointer below is a field of it.
     unsafe {

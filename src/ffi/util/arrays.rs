@@ -26,10 +26,7 @@ pub(crate) unsafe fn factors<'a, P: Copy, D: ViewDesc>(
             if is_null(p) {
                 return Err(Error::NullPointer);
             }
-            let len = factor_len(views.shape(i).rows, k, layers)?;
-            if len.checked_mul(8).is_none_or(|b| b > isize::MAX as usize) {
-                return Err(Error::SizeOverflow);
-            }
+            elems::<f64>(factor_len(views.shape(i).rows, k, layers)?, 1)?;
         }
         Ok(CFactors {
             ptrs,

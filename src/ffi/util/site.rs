@@ -131,9 +131,7 @@ impl Site {
         };
         Located::new(e, at)
     }
-}
 
-impl Site {
     /// The positions of `views`, `k`, `params`, the graph (0: none) and
     /// `work_bytes`; other errors point nowhere, the views share their items.
     pub(crate) const fn at(views: u32, k: u32, params: u32, graph: u32, work: u32) -> Site {
@@ -178,19 +176,16 @@ fn locate_given<T: crate::linalg::real::Real, VS: ViewSet<T> + ?Sized>(
     let nonneg = e == Error::NegativeInput;
     let is = |l: Option<(Error, usize, usize)>| l.filter(|(c, _, _)| *c == e);
     match *g {
-        Given::Factors(pos, f) | Given::Stacks(pos, f) => {
-            let flat = matches!(g, Given::Stacks(..));
-            (0..f.count()).find_map(|i| {
-                let rows = if flat { 0 } else { views.shape(i).rows };
+        Given::Factors(pos, f) | Given::Stacks(pos, f) | Given::Rows(pos, f, _) => (0..f.count())
+            .find_map(|i| {
+                let rows = match *g {
+                    Given::Factors(..) => views.shape(i).rows,
+                    Given::Rows(_, _, rows) => rows.get(i).copied().unwrap_or(0),
+                    _ => 0,
+                };
                 let (_, r, c) = is(crate::data::locate_bad_in(f.get(i), rows, nonneg))?;
                 Some(Where::entry(i, r, c).or_arg(pos))
-            })
-        }
-        Given::Rows(pos, f, rows) => (0..f.count()).find_map(|i| {
-            let m = rows.get(i).copied().unwrap_or(0);
-            let (_, r, c) = is(crate::data::locate_bad_in(f.get(i), m, nonneg))?;
-            Some(Where::entry(i, r, c).or_arg(pos))
-        }),
+            }),
         Given::Buf(pos, xs, rows) => {
             let (_, r, c) = is(crate::data::locate_bad_in(xs, rows, nonneg))?;
             Some(Where::entry(usize::MAX, r, c).or_arg(pos))
