@@ -52,25 +52,6 @@ export! {
     };
 }
 
-/// The size of the workspace of `mvnmf_ldge` (`tge = false`) or `mvnmf_tge`.
-unsafe fn workspace(
-    (views, n_views, kernels): (*const mvnmf_view, usize, *const mvnmf_kernel),
-    n_classes: usize,
-    params: *const mvnmf_graph_params,
-    tge: bool,
-) -> Result<usize, Error> {
-    c_unsafe!({
-        let p = read_graph(params)?;
-        let ks = ckernels(kernels, n_views)?;
-        let s = shapes(views, n_views)?;
-        if tge {
-            graph::tge_workspace::<f64>(s, &ks, n_classes, &p)
-        } else {
-            graph::ldge_workspace::<f64>(s, &ks, n_classes, &p)
-        }
-    })
-}
-
 pub(super) unsafe fn csr_out<'a>(
     b: *const mvnmf_csr_buffers,
     n: usize,
@@ -129,7 +110,7 @@ pub(super) unsafe fn build(
         require!(affinity_nnz, penalty_nnz);
         let a = csr_out(affinity, n)?;
         let q = csr_out(penalty, n)?;
-        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let w = work_of(work, work_bytes)?;
         let r = match which {
             Which::Ldge => graph::ldge(&vs, &ks, e, lab, n_classes, &p, a, q, w)?,
             Which::Tge => graph::tge(&vs, &ks, e, lab, n_classes, &p, a, q, w)?,
@@ -154,13 +135,15 @@ export! {
         n_classes: usize,
         params: *const mvnmf_graph_params,
     ) {
-        workspace((views, n_views, kernels), n_classes, params, false)
+        let (p, ks) = (read_graph(params)?, ckernels(kernels, n_views)?);
+        graph::ldge_workspace::<f64>(shapes(views, n_views)?, &ks, n_classes, &p)
     };
 
     /// (validates the view descriptors as the call does, values aside).
     // `(..)`: `mvnmf_ldge_workspace`'s parameters.
     workspace mvnmf_tge_workspace for mvnmf_tge(..) {
-        workspace((views, n_views, kernels), n_classes, params, true)
+        let (p, ks) = (read_graph(params)?, ckernels(kernels, n_views)?);
+        graph::tge_workspace::<f64>(shapes(views, n_views)?, &ks, n_classes, &p)
     };
 
     /// LDGE (seed 003 §4.2): `Wᵃ_ij = 1` if `i` is among the `ka` nearest same-class labeled items
@@ -288,13 +271,11 @@ export! {
         require!(phi_i, phi_j, rho, mu_i, mu_j);
         let (di, dj) = (vi.mat().rows(), vj.mat().rows());
         cca_dims(di, dj, vi.mat().cols(), dims)?;
-        let len = |a: usize| a.checked_mul(dims).ok_or(Error::SizeOverflow);
-        let fi = slice_mut(phi_i, len(di)?)?;
-        let fj = slice_mut(phi_j, len(dj)?)?;
+        let (fi, fj) = (out_ab(phi_i, di, dims)?, out_ab(phi_j, dj, dims)?);
         let r = slice_mut(rho, dims)?;
         let mi = slice_mut(mu_i, di)?;
         let mj = slice_mut(mu_j, dj)?;
-        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let w = work_of(work, work_bytes)?;
         similarity::cca(&vi, &vj, reg, dims, fi, fj, r, mi, mj, w)?;
         Ok(mvnmf_status::Ok)
     }
@@ -322,17 +303,8 @@ cparams! {
         /// Cross-view bandwidth σ (default 0: the median heuristic per pair).
         pub sigma: f64,
     } validate;
-}
-
-/// `*p`, or the defaults when `p` is NULL.
-unsafe fn read_fused(p: *const mvnmf_fused_graph_params) -> Result<FusedParams, Error> {
-    c_unsafe! { read_params(p) }
-}
-
-/// The default fused-graph options.
-#[no_mangle]
-pub extern "C" fn mvnmf_fused_graph_params_default() -> mvnmf_fused_graph_params {
-    CField::from_rust(&FusedParams::default())
+    /// The default fused-graph options.
+    fn mvnmf_fused_graph_params_default;
 }
 
 export! {
@@ -355,21 +327,20 @@ export! {
         w: *mut f64 = "`n × n` doubles",
         ..work(work, work_bytes),
     ) {
-        let p = read_fused(params)?;
+        let p = read_params(params)?;
         let vs = CViews::new(views, n_views)?;
         let n = vs.shape(0).cols;
         let g = opt_slice(gammas, n_views)?;
         let pr = priors_of(priors, n_views)?;
-        require!(w);
-        let ww = slice_mut(w, n.checked_mul(n).ok_or(Error::SizeOverflow)?)?;
-        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let ww = out_ab(w, n, n)?;
+        let wk = work_of(work, work_bytes)?;
         graph::fused_graph(&vs, g, pr, &p, ww, wk)?;
         Ok(mvnmf_status::Ok)
     }
     /// (validates the view descriptors as
     /// the call does, values aside).
     workspace mvnmf_fused_graph_workspace(..2, params: *const mvnmf_fused_graph_params) {
-        let p = read_fused(params)?;
+        let p = read_params(params)?;
         graph::fused_graph_workspace::<f64>(shapes(views, n_views)?, &p)
     };
 
@@ -394,7 +365,7 @@ export! {
         // outputs', so that both give the same status.
         graph::anchors_by_kmeans_workspace::<f64>((0..vs.count()).map(|i| vs.shape(i)), m, &p)?;
         let mut out = factors::<*mut f64, _>(anchors, &vs, m, &[], |x| x.is_null())?;
-        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let wk = work_of(work, work_bytes)?;
         let r = graph::anchors_by_kmeans(&vs, m, &p, &mut out, wk)?;
         put_opt(report, super::eval::kmeans_report_to_c(&r));
         Ok(mvnmf_status::Ok)
@@ -416,17 +387,11 @@ pub extern "C" fn mvnmf_anchor_scales_len(n_views: usize) -> usize {
         .unwrap_or(0)
 }
 
+/// The `J × J` priors ([`slice_ab`]), `None` for NULL.
 unsafe fn priors_of<'a>(priors: *const f64, n_views: usize) -> Result<Option<&'a [f64]>, Error> {
-    c_unsafe!({
-        if priors.is_null() {
-            Ok(None)
-        } else {
-            Ok(Some(slice(
-                priors,
-                n_views.checked_mul(n_views).ok_or(Error::SizeOverflow)?,
-            )?))
-        }
-    })
+    c_unsafe!((!priors.is_null())
+        .then(|| slice_ab(priors, n_views, n_views))
+        .transpose())
 }
 
 export! {
@@ -462,14 +427,10 @@ export! {
         z: *mut f64 = "`s × n` doubles",
         ..work(work, work_bytes),
     ) {
-        let p = read_fused(params)?;
+        let p = read_params(params)?;
         let vs = CViews::new(views, n_views)?;
         let av = CViews::new(anchors, n_views)?;
-        let tv = if train.is_null() {
-            None
-        } else {
-            Some(CViews::new(train, n_views)?)
-        };
+        let tv = (!train.is_null()).then(|| CViews::new(train, n_views)).transpose()?;
         let pr = priors_of(priors, n_views)?;
         let n = vs.shape(0).cols;
         let ns = n.checked_mul(s).ok_or(Error::SizeOverflow)?;
@@ -477,7 +438,7 @@ export! {
         let sc = slice_mut(scales, mvnmf_anchor_scales_len(n_views))?;
         let ii = slice_mut(idx, ns)?;
         let zz = slice_mut(z, ns)?;
-        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let wk = work_of(work, work_bytes)?;
         graph::anchor_graph(&vs, tv.as_ref(), &av, s, pr, &p, sc, ii, zz, wk)?;
         Ok(mvnmf_status::Ok)
     }
@@ -489,7 +450,7 @@ export! {
         priors: *const f64 = "`n_views × n_views` doubles",
         params: *const mvnmf_fused_graph_params,
     ) {
-        let p = read_fused(params)?;
+        let p = read_params(params)?;
         let pr = priors_of(priors, n_views)?;
         graph::anchor_graph_workspace::<f64>(shapes(views, n_views)?, n_train, m, pr, &p)
     };
@@ -513,7 +474,7 @@ unsafe fn knn_graph(
         let n = vs.shape(0).cols;
         let mut o = csr_out(out, n)?;
         require!(nnz);
-        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let wk = work_of(work, work_bytes)?;
         *nnz = match build {
             None => graph::fused_knn_graph(&vs, s, pr, p, &mut o, wk)?,
             Some(b) => graph::fused_knn_graph_build(&vs, s, pr, p, &b.resolve(n), &mut o, wk)?,
@@ -555,13 +516,13 @@ export! {
         nnz: *mut usize = "one `size_t`",
         ..work(work, work_bytes),
     ) {
-        let p = read_fused(params)?;
+        let p = read_params(params)?;
         knn_graph((views, n_views), (s, priors), &p, None, (out, nnz), (work, work_bytes))
     }
     /// (validates the view descriptors
     /// as the call does, values aside).
     workspace mvnmf_fused_knn_graph_workspace(..5) {
-        let p = read_fused(params)?;
+        let p = read_params(params)?;
         let pr = priors_of(priors, n_views)?;
         graph::fused_knn_graph_workspace::<f64>(shapes(views, n_views)?, s, pr, &p)
     };
@@ -587,7 +548,7 @@ export! {
         nnz: *mut usize = "one `size_t`",
         ..work(work, work_bytes),
     ) {
-        let p = read_fused(params)?;
+        let p = read_params(params)?;
         let b = CBuild::new(graph_build, read_ann(ann)?)?;
         knn_graph((views, n_views), (s, priors), &p, Some(b), (out, nnz), (work, work_bytes))
     }
@@ -596,7 +557,7 @@ export! {
     workspace mvnmf_fused_knn_graph_build_workspace(..6,
         ann: *const mvnmf_ann_params = "one struct (NULL: the defaults)",
     ) {
-        let p = read_fused(params)?;
+        let p = read_params(params)?;
         let b = CBuild::new(graph_build, read_ann(ann)?)?;
         let pr = priors_of(priors, n_views)?;
         let sh = shapes(views, n_views)?;

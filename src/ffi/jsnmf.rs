@@ -228,7 +228,7 @@ export! {
         let (qs, nq) = read_views(queries, 1)?;
         encode_dims::<T>(qs.shape(0), r)?;
         let (ww, uu) = basis(w, u, qs.shape(0).rows, k, r)?;
-        let hh = slice_mut(h, elems::<T>(r, nq)?)?;
+        let hh = out_ab(h, r, nq)?;
         let wk = work_of(work, work_bytes)?;
         jsnmf::encode(ww, uu, k, r, &qs.view(0), &p, hh, wk)?;
         Ok(mvnmf_status::Ok)

@@ -170,7 +170,7 @@ export! {
         let sh = (0..vs.count()).map(|i| vs.shape(i));
         graph::anchors_by_kmeans_sampled_workspace::<f64>(sh, m, &p, sample)?;
         let mut out = factors::<*mut f64, _>(anchors, &vs, m, &[], |x| x.is_null())?;
-        let wk = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let wk = work_of(work, work_bytes)?;
         let r = graph::anchors_by_kmeans_sampled(&vs, m, &p, sample, &mut out, wk)?;
         put_opt(report, kmeans_report_to_c(&r));
         Ok(mvnmf_status::Ok)

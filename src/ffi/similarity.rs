@@ -222,16 +222,10 @@ pub(super) unsafe fn ckernels<'a>(
 /// `labels[n]`, or no labels for NULL where the call does not `need` them; NULL where it
 /// does is [`Error::NullPointer`] (issue 15: it was `TooFewLabeled`, which no header said).
 pub(super) unsafe fn clabels<'a>(p: *const u32, n: usize, need: bool) -> Result<&'a [u32], Error> {
-    c_unsafe!({
-        if p.is_null() {
-            if need {
-                return Err(Error::NullPointer);
-            }
-            Ok(&[])
-        } else {
-            slice(p, n)
-        }
-    })
+    if need {
+        require!(p);
+    }
+    c_unsafe!(Ok(opt_slice(p, n)?.unwrap_or(&[])))
 }
 
 /// Does any view use the median bandwidth (which needs labeled items)?
@@ -258,10 +252,6 @@ pub(super) unsafe fn cmask<'a>(p: *const u8, n: usize) -> Result<&'a [bool], Err
         // SAFETY: every byte is 0 or 1, the two valid `bool` representations.
         Ok(core::slice::from_raw_parts(m.as_ptr().cast::<bool>(), n))
     })
-}
-
-pub(super) unsafe fn read_mkl(p: *const mvnmf_mkl_params) -> Result<MklParams, Error> {
-    c_unsafe! { read_params(p) }
 }
 
 pub(super) unsafe fn read_graph(p: *const mvnmf_graph_params) -> Result<GraphParams, Error> {
@@ -291,7 +281,7 @@ export! {
         let lab = clabels(labels, vs.shape(0).cols, any_median(&ks))?;
         require!(gammas);
         let g = slice_mut(gammas, n_views)?;
-        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let w = work_of(work, work_bytes)?;
         similarity::resolve_bandwidths(&vs, &ks, lab, n_classes, block, g, w)?;
         Ok(mvnmf_status::Ok)
     }
@@ -320,20 +310,20 @@ export! {
         ..work(work, work_bytes),
         report: *mut mvnmf_mkl_report,
     ) {
-        let p = read_mkl(params)?;
+        let p = read_params(params)?;
         let vs = CViews::new(views, n_views)?;
         let ks = ckernels(kernels, n_views)?;
         require!(labels, eta);
         let lab = clabels(labels, vs.shape(0).cols, true)?;
         let e = slice_mut(eta, n_views)?;
-        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let w = work_of(work, work_bytes)?;
         let r = similarity::mkl_weights(&vs, &ks, lab, n_classes, &p, e, w)?;
         put_opt(report, r.into());
         Ok(mvnmf_status::Ok)
     }
     /// .
     workspace mvnmf_mkl_weights_workspace(..3, n_classes: usize, params: *const mvnmf_mkl_params) {
-        let p = read_mkl(params)?;
+        let p = read_params(params)?;
         let ks = ckernels(kernels, n_views)?;
         similarity::mkl_weights_workspace::<f64>(shapes(views, n_views)?, &ks, n_classes, &p)
     };
@@ -353,9 +343,9 @@ export! {
         let ks = ckernels(kernels, n_views)?;
         require!(labels, g, b, constant);
         let lab = clabels(labels, vs.shape(0).cols, true)?;
-        let gg = slice_mut(g, n_views.checked_mul(n_views).ok_or(Error::SizeOverflow)?)?;
+        let gg = out_ab(g, n_views, n_views)?;
         let bb = slice_mut(b, n_views)?;
-        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let w = work_of(work, work_bytes)?;
         *constant = similarity::alignment_system(&vs, &ks, lab, n_classes, block, gg, bb, w)?;
         Ok(mvnmf_status::Ok)
     }
@@ -384,10 +374,10 @@ export! {
     ) {
         nonzero!(h);
         require!(a, b, eta);
-        let aa = slice(a, h.checked_mul(h).ok_or(Error::SizeOverflow)?)?;
+        let aa = slice_ab(a, h, h)?;
         let bb = slice(b, h)?;
         let e = slice_mut(eta, h)?;
-        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let w = work_of(work, work_bytes)?;
         let r = similarity::simplex_qp(aa, bb, e, w)?;
         put_opt(report, r.into());
         Ok(mvnmf_status::Ok)
@@ -443,10 +433,8 @@ export! {
             _ => return Err(Error::BadParameter),
         };
         require!(neighbors, sims);
-        let nk = n.checked_mul(p.k).ok_or(Error::SizeOverflow)?;
-        let nb = slice_mut(neighbors, nk)?;
-        let s = slice_mut(sims, nk)?;
-        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let (nb, s) = (out_ab(neighbors, n, p.k)?, out_ab(sims, n, p.k)?);
+        let w = work_of(work, work_bytes)?;
         similarity::fused_knn(
             &vs,
             &ks,
@@ -493,9 +481,9 @@ export! {
         require!(labels, pairs, sims);
         let lab = clabels(labels, vs.shape(0).cols, true)?;
         let ck = n_classes.checked_mul(p.k).ok_or(Error::SizeOverflow)?;
-        let pp = slice_mut(pairs, ck.checked_mul(2).ok_or(Error::SizeOverflow)?)?;
+        let pp = out_ab(pairs, ck, 2)?;
         let s = slice_mut(sims, ck)?;
-        let w = slice_mut(work.cast::<u8>(), work_bytes)?;
+        let w = work_of(work, work_bytes)?;
         similarity::class_pairs(&vs, &ks, e, lab, n_classes, &p, pp, s, w)?;
         Ok(mvnmf_status::Ok)
     }
