@@ -532,6 +532,79 @@ fn c_abi_gives_the_rust_result() {
             (nnz.affinity, nnz.penalty)
         );
         assert!(nnz.affinity > 0 && nnz.penalty > 0);
+
+        // A host pool in `ann.parallel` (the approximate graph): it is called, with
+        // its own `ctx`, on the caller's struct (read in place, not a copy gone by
+        // the time the search runs), and the outputs are the serial ones. The
+        // sample five times over (2 500 items): NN-descent hands out tasks from
+        // 2 048 items on.
+        unsafe extern "C" fn host(
+            n_tasks: usize,
+            task: mvnmf_task_fn,
+            task_ctx: *mut std::ffi::c_void,
+            ctx: *mut std::ffi::c_void,
+        ) {
+            *(ctx as *mut usize) += 1;
+            let task = task.unwrap();
+            (0..n_tasks).for_each(|i| task(task_ctx, i));
+        }
+        let n5 = 5 * n;
+        let x5: Vec<Vec<f64>> = xs.iter().map(|(_, x)| x.repeat(5)).collect();
+        let labels5 = labels.repeat(5);
+        let views5: Vec<mvnmf_view> = cviews
+            .iter()
+            .zip(&x5)
+            .map(|(c, x)| mvnmf_view {
+                cols: n5,
+                values: x.as_ptr(),
+                ..*c
+            })
+            .collect();
+        cp.graph_build = MVNMF_GRAPH_BUILD_APPROX;
+        let fit = |cp: &mvnmf_pipeline_params| {
+            let (vp5, kp) = (views5.as_ptr(), ck.as_ptr());
+            let mut bytes = 0usize;
+            let q = mvnmf_pipeline_fit_workspace(vp5, 3, kp, 10, k, cp, &mut bytes);
+            assert_eq!(q, mvnmf_status::Ok);
+            let mut w = vec![0u8; bytes];
+            let mut us: Vec<Vec<f64>> = xs.iter().map(|(m, _)| vec![0.0; m * k]).collect();
+            let ptrs: Vec<*mut f64> = us.iter_mut().map(|u| u.as_mut_ptr()).collect();
+            let (mut v, mut eta) = (vec![0.0; k * n5], vec![0.0; 3]);
+            let mut rep = std::mem::zeroed::<mvnmf_report>();
+            let (l, wp) = (labels5.as_ptr(), w.as_mut_ptr().cast());
+            let (vp, ep, nul) = (v.as_mut_ptr(), eta.as_mut_ptr(), std::ptr::null_mut());
+            let st = mvnmf_pipeline_fit(
+                vp5,
+                3,
+                kp,
+                l,
+                10,
+                k,
+                cp,
+                ptrs.as_ptr(),
+                vp,
+                ep,
+                wp,
+                bytes,
+                None,
+                nul,
+                &mut rep,
+            );
+            (st, v, eta)
+        };
+        let serial = fit(&cp);
+        assert_eq!(serial.0, mvnmf_status::Ok);
+        let mut calls = 0usize;
+        cp.ann.parallel = mvnmf_parallel {
+            threads: 2,
+            reserved: 0,
+            parallel_for: Some(host),
+            ctx: (&mut calls as *mut usize).cast(),
+        };
+        let hosted = fit(&cp);
+        assert_eq!(hosted.0, mvnmf_status::Ok);
+        assert!(calls > 0, "the host pool was not called");
+        assert_eq!(hosted, serial);
     }
 }
 

@@ -8,6 +8,7 @@ use super::similarity::{ckernels, mvnmf_graph_params, mvnmf_kernel, mvnmf_mkl_pa
 use super::*;
 use crate::error::Error;
 use crate::pipeline::{self, Method, PipelineParams};
+use crate::similarity::AnnParams;
 
 /// `method`: joint multi-view NMF (labels unused).
 pub const MVNMF_METHOD_JOINT_NMF: u32 = 0;
@@ -67,8 +68,14 @@ unsafe fn read_all(
     params: *const mvnmf_pipeline_params,
 ) -> Result<(PipelineParams, CBuild), Error> {
     c_unsafe!({
-        let (p, c) = (read_params(params)?, c_params(params));
-        Ok((p, CBuild::new(c.graph_build, read_ann(&c.ann)?)?))
+        let p = read_params(params)?;
+        // Not through `c_params`: its copy would hand a host pool the address
+        // of a local that is gone when the search runs.
+        let b = match params.as_ref() {
+            None => CBuild::new(MVNMF_GRAPH_BUILD_AUTO, AnnParams::default())?,
+            Some(c) => CBuild::new(c.graph_build, read_ann(&c.ann)?)?,
+        };
+        Ok((p, b))
     })
 }
 
@@ -199,13 +206,7 @@ export! {
     /// zero objectives and `MVNMF_STOP_CANCELLED` (`affinity_nnz` / `penalty_nnz`: the graph's
     /// sizes if it was built, else 0).
     ///
-    /// Magnitudes: any finite data with `½ Σ_v ‖X_v‖²_F ≤ 2^999` (about 5e300;
-    /// above, `MVNMF_STATUS_INPUT_TOO_LARGE` and nothing written); data whose
-    /// largest entry is outside [2^-64, 2^64] is solved at an internal power-of-two
-    /// scale with the weights scaled to match (the same minimisers; `eps` then
-    /// guards the scaled problem; small data is scaled up only while the scaled
-    /// weights stay below 2^256); factors and objective come back in the caller's
-    /// units.
+    #[doc = magnitudes_doc!()]
     fn mvnmf_pipeline_fit / mvnmf_pipeline_fit_f32(
         views: *const V = "`n_views`",
         n_views: usize,

@@ -282,7 +282,8 @@ pub(crate) unsafe fn read_params<P: CParams + CField<P::Rust>>(
 }
 
 /// The C struct itself, or its defaults when `p` is NULL: what a call reads
-/// of the fields C alone has.
+/// of the fields C alone has. A copy: never read an `mvnmf_parallel` from it
+/// (a host pool keeps the address of the struct it was read from).
 pub(crate) unsafe fn c_params<P: CParams + CField<P::Rust> + Copy>(p: *const P) -> P {
     c_unsafe!(if p.is_null() {
         P::from_rust(&P::Rust::default())
