@@ -336,3 +336,20 @@ macro_rules! export {
             [f32 mvnmf_view_f32 "float"] [] [] [] $($p)* ,);
     };
 }
+
+/// The magnitude rule of the shallow and deep solvers (`steps::scale`), one
+/// paragraph of their header docs (`#[doc = magnitudes_doc!()]`, one line of
+/// the header a line here).
+macro_rules! magnitudes_doc {
+    () => {
+        concat!(
+            " Magnitudes: any finite data with `½ Σ_v ‖X_v‖²_F ≤ 2^999` (about 5e300;\n",
+            " above, `MVNMF_STATUS_INPUT_TOO_LARGE` and nothing written); data whose\n",
+            " largest entry is outside [2^-64, 2^64] is solved at an internal power-of-two\n",
+            " scale with the weights scaled to match (the same minimisers; `eps` then\n",
+            " guards the scaled problem; small data is scaled up only while the scaled\n",
+            " weights stay below 2^256); factors and objective come back in the caller's\n",
+            " units."
+        )
+    };
+}

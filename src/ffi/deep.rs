@@ -113,13 +113,7 @@ export! {
     /// sees fine-tuning. Cost per sweep: each view read twice, plus
     /// `O(rows·p·(p + K))` per layer and the V-step's `O(K²N + K·nnz(graph))`.
     ///
-    /// Magnitudes: any finite data with `½ Σ_v ‖X_v‖²_F ≤ 2^999` (about 5e300;
-    /// above, `MVNMF_STATUS_INPUT_TOO_LARGE` and nothing written); data whose
-    /// largest entry is outside [2^-64, 2^64] is solved at an internal power-of-two
-    /// scale with the weights scaled to match (the same minimisers; `eps` then
-    /// guards the scaled problem; small data is scaled up only while the scaled
-    /// weights stay below 2^256); factors and objective come back in the caller's
-    /// units.
+    #[doc = magnitudes_doc!()]
     ///
     /// The `_f32` twin: `float` views, factor buffers
     /// (`mvnmf_deep_factor_len(rows_v, layers)` floats each) and `v`; graph,

@@ -333,13 +333,7 @@ export! {
     /// Returns `MVNMF_STATUS_CANCELLED` when `progress` returns nonzero (report
     /// written, outputs at the last complete iterate).
     ///
-    /// Magnitudes: any finite data with `½ Σ_v ‖X_v‖²_F ≤ 2^999` (about 5e300;
-    /// above, `MVNMF_STATUS_INPUT_TOO_LARGE` and nothing written); data whose
-    /// largest entry is outside [2^-64, 2^64] is solved at an internal power-of-two
-    /// scale with the weights scaled to match (the same minimisers; `eps` then
-    /// guards the scaled problem; small data is scaled up only while the scaled
-    /// weights stay below 2^256); factors and objective come back in the caller's
-    /// units.
+    #[doc = magnitudes_doc!()]
     ///
     /// The `_f32` twin: `float` views, `u[v]` and `v`; the graph, weights and
     /// report stay double. `MVNMF_GRAPH_DENSE` (double weights) is

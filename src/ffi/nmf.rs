@@ -150,13 +150,7 @@ export! {
     /// same updates, checks and report (objectives accumulated in double), about
     /// half the memory traffic, results agreeing with it to `float` rounding.
     ///
-    /// Magnitudes: any finite data with `½ Σ_v ‖X_v‖²_F ≤ 2^999` (about 5e300;
-    /// above, `MVNMF_STATUS_INPUT_TOO_LARGE` and nothing written); data whose
-    /// largest entry is outside [2^-64, 2^64] is solved at an internal power-of-two
-    /// scale with the weights scaled to match (the same minimisers; `eps` then
-    /// guards the scaled problem; small data is scaled up only while the scaled
-    /// weights stay below 2^256); factors and objective come back in the caller's
-    /// units.
+    #[doc = magnitudes_doc!()]
     fn mvnmf_joint_nmf_fit / mvnmf_joint_nmf_fit_f32(
         views: *const V = "`n_views`",
         n_views, k: usize,
