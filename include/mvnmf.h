@@ -965,9 +965,10 @@ typedef int (*mvnmf_progress_fn)(const struct mvnmf_progress *progress,
 
 // What a solver reports: written on `MVNMF_STATUS_OK` and
 // `MVNMF_STATUS_CANCELLED`, and — the one exception to "on error nothing is
-// written" — by the solvers that say where they refused (the fits and
-// encodes of NMF, joint and β-NMF, MvSL, deep, JSNMF, the pipeline, and their
-// `_f32` twins) on a refusal too: then every field is zero but `where_*`.
+// written" — by every call that takes a report (the fits and encodes of NMF,
+// joint and β-NMF, MvSL, deep, JSNMF, MVEL, the pipeline, the distributed
+// fits, and their `_f32` twins) on a refusal too: then every field is zero
+// but `where_*`.
 //
 // `where_*` (issue 33) say where a refusal points, as LAPACK's `INFO = -i`:
 // `where_arg` is the 1-based position of the offending argument in the
@@ -3875,7 +3876,10 @@ mvnmf_status mvnmf_mvel_fit_workspace(size_t n_labels,
 // Cost per iteration: the graph's products for each trial step (dense:
 // `2rn²` flops) plus `O(r²n + c r² + c² r)`. `MVNMF_STATUS_CANCELLED` when
 // `progress` returns nonzero (outputs at the last complete iterate); on any
-// other error the outputs are untouched. Report terms:
+// other error the outputs are untouched and `report` says where (a label
+// byte neither 0 nor 1: `MVNMF_STATUS_BAD_LABEL` at argument 1, its label
+// as the row and its item as the column; a bad entry of a given start at
+// `q` or `h`). Report terms:
 // `MVNMF_TERM_LABEL_FIT`, `MVNMF_TERM_AFFINITY`, `MVNMF_TERM_LABEL_CORRELATION`.
 //
 // Single-precision twin: `mvnmf_mvel_fit_f32`.
@@ -4332,7 +4336,9 @@ mvnmf_status mvnmf_mvel_fit_anchored_workspace(size_t n,
 // `mvnmf_mvel_embed_anchored`. `labels`: `n_labels × n` bytes 0/1.
 //
 // Cost per iteration `O(r·m² + r²·m + c·r·m)`; workspace `O(m² + c·m + r·m)`
-// (nothing of size `n`). Cancellation and errors as `mvnmf_mvel_fit`.
+// (nothing of size `n`). Cancellation and errors as `mvnmf_mvel_fit`; an
+// anchor index `≥ m` is `MVNMF_STATUS_BAD_PARAMETER` at `idx` (its slot as
+// the row, its item as the column), a bad weight at `z` (likewise).
 //
 // Single-precision twin: `mvnmf_mvel_fit_anchored_f32`.
 //

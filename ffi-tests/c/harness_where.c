@@ -21,7 +21,12 @@
  *      mvnmf_joint_nmf_encode (a NaN in the basis u[1]: argument 5), the
  *      _f32 twin of mvnmf_mvsl_fit, mvnmf_deep_fit (n_layers = 0: argument 5),
  *      mvnmf_jsnmf_fit (a NaN in source 1) and mvnmf_pipeline_fit_report (a
- *      label out of range: argument 4, and the graph sizes 0).
+ *      label out of range: argument 4, and the graph sizes 0);
+ *   3. MVEL: mvnmf_mvel_fit (a label byte 2: argument 1 at its label and item;
+ *      a NaN in a given h: argument 7; params 5, r = 0 at 4, workspace 9, a
+ *      NULL h 7), its _f32 twin, and mvnmf_mvel_fit_anchored (a NaN weight z:
+ *      argument 5 at its slot and item; an anchor index >= m: argument 4; s > m
+ *      at 6, m = 0 at 7, params 9; a success says 0).
  */
 #include "mvnmf.h"
 
@@ -441,12 +446,205 @@ static void test_others(void)
     }
 }
 
+/* MVEL (fit and anchored fit): labels c x n bytes, a dense graph over n items. */
+#define MC 3 /* labels */
+#define MR 2 /* embedding dimension */
+#define MM 3 /* anchors */
+#define MS 2 /* anchors per item */
+
+static int all_sentinel(const double *x, size_t len)
+{
+    size_t i;
+    for (i = 0; i < len; i++)
+        if (x[i] != SENTINEL)
+            return 0;
+    return 1;
+}
+
+static uint32_t mvel_call(const uint8_t *y, size_t r, const mvnmf_mvel_params *par, double *q, double *h,
+                          size_t short_by, mvnmf_report *rep)
+{
+    static double w[N * N];
+    mvnmf_graph g = no_graph(N);
+    size_t i, j, bytes = 0;
+    uint32_t st;
+    void *work;
+    for (j = 0; j < N; j++)
+        for (i = 0; i < N; i++)
+            w[j * N + i] = i == j ? 0.0 : 1.0 / (double)N;
+    g.kind = MVNMF_GRAPH_DENSE;
+    g.affinity_weights = w;
+    CHECK_STATUS(mvnmf_mvel_fit_workspace(MC, &g, MR, NULL, &bytes), MVNMF_STATUS_OK);
+    work = malloc(bytes + 1);
+    *rep = stale_report();
+    st = (uint32_t)mvnmf_mvel_fit(y, MC, &g, r, par, q, h, work, bytes - short_by, NULL, NULL, rep);
+    free(work);
+    return st;
+}
+
+static void test_mvel(void)
+{
+    uint8_t y[MC * N];
+    double q[MC * MR], h[MR * N], a[MR * MM], z[MS * N];
+    size_t idx[MS * N], i, bytes = 0;
+    mvnmf_mvel_params par = mvnmf_mvel_params_default();
+    mvnmf_report rep;
+    uint32_t st;
+    void *work;
+
+    for (i = 0; i < MC * N; i++)
+        y[i] = (uint8_t)(i % 4 == 0);
+#define RESET()                                                                                                \
+    do {                                                                                                       \
+        for (i = 0; i < MC * MR; i++)                                                                          \
+            q[i] = SENTINEL;                                                                                   \
+        for (i = 0; i < MR * N; i++)                                                                           \
+            h[i] = SENTINEL;                                                                                   \
+    } while (0)
+#define UNTOUCHED() (all_sentinel(q, MC * MR) && all_sentinel(h, MR * N))
+
+    set_ctx("mvel_fit: a label byte 2 is argument 1 at its label and item");
+    RESET();
+    y[4 * MC + 1] = 2;
+    y[5 * MC + 2] = 3; /* a later one: not the first */
+    st = mvel_call(y, MR, NULL, q, h, 0, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_BAD_LABEL);
+    CHECK(refusal_at(&rep, 1, SIZE_MAX, 1, 4));
+    CHECK(UNTOUCHED());
+    y[4 * MC + 1] = 0;
+    y[5 * MC + 2] = 0;
+
+    set_ctx("mvel_fit: a NaN in the given h is argument 7 at its row and column");
+    for (i = 0; i < MC * MR; i++)
+        q[i] = 0.25;
+    for (i = 0; i < MR * N; i++)
+        h[i] = 0.25;
+    h[2 * MR + 1] = NAN;
+    par.init = MVNMF_INIT_GIVEN;
+    st = mvel_call(y, MR, &par, q, h, 0, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_NON_FINITE_INPUT);
+    CHECK(refusal_at(&rep, 7, SIZE_MAX, 1, 2));
+    CHECK(q[0] == 0.25 && h[0] == 0.25);
+    par.init = MVNMF_INIT_RANDOM;
+
+    set_ctx("mvel_fit: a negative theta1 is argument 5 (params)");
+    RESET();
+    par.theta1 = -1.0;
+    st = mvel_call(y, MR, &par, q, h, 0, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_BAD_PARAMETER);
+    CHECK(refusal_at(&rep, 5, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+    CHECK(UNTOUCHED());
+    par.theta1 = 1.0;
+
+    set_ctx("mvel_fit: r = 0 is argument 4, a workspace one byte short argument 9, NULL h argument 7");
+    RESET();
+    st = mvel_call(y, 0, NULL, q, h, 0, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_BAD_RANK);
+    CHECK(refusal_at(&rep, 4, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+    st = mvel_call(y, MR, NULL, q, h, 1, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_WORKSPACE_TOO_SMALL);
+    CHECK(refusal_at(&rep, 9, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+    st = mvel_call(y, MR, NULL, q, NULL, 0, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_NULL_POINTER);
+    CHECK(refusal_at(&rep, 7, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+    CHECK(UNTOUCHED());
+
+    set_ctx("mvel_fit_f32: a label byte 7 is argument 1 (a CSR graph: the twin takes no dense weights)");
+    {
+        static double wd[N * N];
+        static size_t ci[N * N];
+        float qf[MC * MR], hf[MR * N];
+        size_t rp[N + 1], c, e = 0;
+        mvnmf_graph g = no_graph(N);
+        for (i = 0; i < N; i++) {
+            rp[i] = e;
+            for (c = 0; c < N; c++)
+                if (c != i) {
+                    ci[e] = c;
+                    wd[e++] = 1.0 / (double)N;
+                }
+        }
+        rp[N] = e;
+        g.kind = MVNMF_GRAPH_CSR;
+        g.affinity_row_ptr = rp;
+        g.affinity_col_idx = ci;
+        g.affinity_weights = wd;
+        CHECK_STATUS(mvnmf_mvel_fit_f32_workspace(MC, &g, MR, NULL, &bytes), MVNMF_STATUS_OK);
+        work = malloc(bytes + 1);
+        for (i = 0; i < MC * MR; i++)
+            qf[i] = (float)SENTINEL;
+        y[3 * MC + 2] = 7;
+        rep = stale_report();
+        st = (uint32_t)mvnmf_mvel_fit_f32(y, MC, &g, MR, NULL, qf, hf, work, bytes, NULL, NULL, &rep);
+        CHECK_STATUS(st, MVNMF_STATUS_BAD_LABEL);
+        CHECK(refusal_at(&rep, 1, SIZE_MAX, 2, 3));
+        CHECK(qf[0] == (float)SENTINEL);
+        y[3 * MC + 2] = 0;
+        free(work);
+    }
+
+    /* the anchored fit: item u's anchors idx[k + u*MS] = (u + k) % MM, weights 1/2 */
+    for (i = 0; i < MS * N; i++) {
+        idx[i] = (i / MS + i % MS) % MM;
+        z[i] = 0.5;
+    }
+    CHECK_STATUS(mvnmf_mvel_fit_anchored_workspace(N, MC, MR, MM, NULL, &bytes), MVNMF_STATUS_OK);
+    work = malloc(bytes + 1);
+    for (i = 0; i < MR * MM; i++)
+        a[i] = SENTINEL;
+    RESET();
+
+    set_ctx("mvel_fit_anchored: a NaN weight is argument 5 at its slot and item");
+    z[3 * MS + 1] = NAN;
+    rep = stale_report();
+    st = (uint32_t)mvnmf_mvel_fit_anchored(y, MC, N, idx, z, MS, MM, MR, NULL, q, a, work, bytes, NULL, NULL, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_NON_FINITE_INPUT);
+    CHECK(refusal_at(&rep, 5, SIZE_MAX, 1, 3));
+    z[3 * MS + 1] = 0.5;
+
+    set_ctx("mvel_fit_anchored: an anchor index >= m is argument 4 at its slot and item");
+    idx[2 * MS + 0] = MM;
+    rep = stale_report();
+    st = (uint32_t)mvnmf_mvel_fit_anchored(y, MC, N, idx, z, MS, MM, MR, NULL, q, a, work, bytes, NULL, NULL, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_BAD_PARAMETER);
+    CHECK(refusal_at(&rep, 4, SIZE_MAX, 0, 2));
+    idx[2 * MS + 0] = 2 % MM;
+
+    set_ctx("mvel_fit_anchored: s > m is argument 6, m = 0 argument 7, params argument 9");
+    rep = stale_report();
+    st = (uint32_t)mvnmf_mvel_fit_anchored(y, MC, N / 2, idx, z, MM + 1, MM, MR, NULL, q, a, work, bytes, NULL,
+                                           NULL, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_BAD_PARAMETER);
+    CHECK(refusal_at(&rep, 6, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+    rep = stale_report();
+    st = (uint32_t)mvnmf_mvel_fit_anchored(y, MC, N, idx, z, MS, 0, MR, NULL, q, a, work, bytes, NULL, NULL, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_ZERO_DIMENSION);
+    CHECK(refusal_at(&rep, 7, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+    par.theta2 = -1.0;
+    rep = stale_report();
+    st = (uint32_t)mvnmf_mvel_fit_anchored(y, MC, N, idx, z, MS, MM, MR, &par, q, a, work, bytes, NULL, NULL, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_BAD_PARAMETER);
+    CHECK(refusal_at(&rep, 9, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+    par.theta2 = 0.1;
+    CHECK(UNTOUCHED() && all_sentinel(a, MR * MM));
+
+    set_ctx("mvel_fit_anchored: success says where_arg 0");
+    rep = stale_report();
+    st = (uint32_t)mvnmf_mvel_fit_anchored(y, MC, N, idx, z, MS, MM, MR, NULL, q, a, work, bytes, NULL, NULL, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_OK);
+    CHECK(rep.where_arg == 0);
+    free(work);
+#undef RESET
+#undef UNTOUCHED
+}
+
 int HARNESS_WHERE_ENTRY(int verbose)
 {
     g_failures = 0;
     g_verbose = verbose;
     test_mvsl();
     test_others();
+    test_mvel();
     if (verbose || g_failures)
         printf("[%s] mvnmf C ABI harness (where a refusal points): %d failed checks\n", LANG, g_failures);
     fflush(stdout);

@@ -14,6 +14,8 @@ use core::ffi::c_void;
 
 use super::mvsl::{mvnmf_graph, read_graph};
 use super::*;
+use crate::linalg::mat::MatRef;
+use crate::linalg::real::Real;
 use crate::models::mvel::{self, MvelParams};
 
 cparams! {
@@ -40,6 +42,34 @@ cparams! {
     } validate;
     /// The default MVEL options.
     fn mvnmf_mvel_params_default;
+}
+
+/// Where a refusal of `mvel::fit` or `mvel::fit_anchored` points once the
+/// readers' own were said: a label byte neither 0 nor 1 at its row (label)
+/// and column (item) of `labels` (argument 1); a bad value at its first entry
+/// among `data` (`(argument, values, rows)`: checked always), then `given`
+/// (the start, read only under `MVNMF_INIT_GIVEN`), in the order the model
+/// checks them; any other error at `arg(e)` (0: no one argument).
+fn blame<T: Real>(
+    e: Error,
+    (labels, n_labels): (&[u8], usize),
+    data: &[(u32, &[T], usize)],
+    given: &[(u32, &[T], usize)],
+    arg: impl Fn(Error) -> u32,
+) -> Located {
+    let nonneg = e == Error::NegativeInput;
+    let at = match e {
+        Error::BadLabel => labels.iter().position(|&b| b > 1).map(|i| {
+            let (row, col) = (i % n_labels.max(1), i / n_labels.max(1));
+            Where::entry(usize::MAX, row, col).or_arg(1)
+        }),
+        Error::NonFiniteInput | Error::NegativeInput => data.iter().chain(given).find_map(|d| {
+            let (c, row, col) = crate::data::locate_bad_in(d.1, d.2, nonneg)?;
+            (c == e).then(|| Where::entry(usize::MAX, row, col).or_arg(d.0))
+        }),
+        _ => None,
+    };
+    Located::new(e, at.unwrap_or(Where::arg(arg(e))))
 }
 
 /// The shape rule of `mvnmf_mvel_fit_anchored` on the arguments its query
@@ -70,7 +100,10 @@ export! {
     /// Cost per iteration: the graph's products for each trial step (dense:
     /// `2rn²` flops) plus `O(r²n + c r² + c² r)`. `MVNMF_STATUS_CANCELLED` when
     /// `progress` returns nonzero (outputs at the last complete iterate); on any
-    /// other error the outputs are untouched. Report terms:
+    /// other error the outputs are untouched and `report` says where (a label
+    /// byte neither 0 nor 1: `MVNMF_STATUS_BAD_LABEL` at argument 1, its label
+    /// as the row and its item as the column; a bad entry of a given start at
+    /// `q` or `h`). Report terms:
     /// `MVNMF_TERM_LABEL_FIT`, `MVNMF_TERM_AFFINITY`, `MVNMF_TERM_LABEL_CORRELATION`.
     fn mvnmf_mvel_fit / mvnmf_mvel_fit_f32(
         labels: *const u8 = "`n_labels × n` bytes",
@@ -81,18 +114,31 @@ export! {
         q: *mut T = "`n_labels × r`",
         h: *mut T = "`r × n`",
         ..solver(work, work_bytes, progress, user, report),
-    ) {
-        let p = read_params(params)?;
-        let g = read_graph(graph)?;
-        let g = g.op::<T>()?;
+    ) at report {
+        let p = read_params(params).arg(5)?;
+        let g = read_graph(graph).arg(3)?;
+        let g = g.op::<T>().arg(3)?;
         let n = g.items();
-        nonzero!(n_labels);
-        let y = mat_ab(labels, n_labels, n)?;
-        require!(q, h);
-        let (qq, hh) = (out_ab(q, n_labels, r)?, out_ab(h, r, n)?);
-        let wk = work_of(work, work_bytes)?;
-        let rep = with_monitor(progress, user, |m| mvel::fit(y, g, r, &p, qq, hh, wk, m))?;
-        finish(rep, report)
+        first_at(Error::ZeroDimension, &[(n_labels == 0, 2)])?;
+        let ys = slice_ab(labels, n_labels, n).arg(1)?;
+        first_at(Error::NullPointer, &[(q.is_null(), 6), (h.is_null(), 7)])?;
+        let (qq, hh) = (out_ab(q, n_labels, r).arg(6)?, out_ab(h, r, n).arg(7)?);
+        let wk = work_of(work, work_bytes).arg(8)?;
+        let y = MatRef::col_major(ys, n_labels, n).arg(1)?;
+        let rep = with_monitor(progress, user, |m| {
+            mvel::fit(y, g, r, &p, &mut *qq, &mut *hh, wk, m)
+        });
+        let rep = rep.map_err(|e| {
+            let start = [(6, &*qq, n_labels), (7, &*hh, r)];
+            // After the readers, a `BadParameter` is the graph's: a penalty part.
+            let arg = |e| match e {
+                Error::BadRank => 4,
+                Error::WorkspaceTooSmall => 9,
+                _ => 3,
+            };
+            blame(e, (ys, n_labels), &[], if p.init == Init::Given { &start } else { &[] }, arg)
+        })?;
+        finish(rep, report).arg(0)
     }
     /// for `n_labels` labels, the graph's `n` items and dimension `r` (reads
     /// the graph descriptor).
@@ -323,7 +369,9 @@ export! {
     /// `mvnmf_mvel_embed_anchored`. `labels`: `n_labels × n` bytes 0/1.
     ///
     /// Cost per iteration `O(r·m² + r²·m + c·r·m)`; workspace `O(m² + c·m + r·m)`
-    /// (nothing of size `n`). Cancellation and errors as `mvnmf_mvel_fit`.
+    /// (nothing of size `n`). Cancellation and errors as `mvnmf_mvel_fit`; an
+    /// anchor index `≥ m` is `MVNMF_STATUS_BAD_PARAMETER` at `idx` (its slot as
+    /// the row, its item as the column), a bad weight at `z` (likewise).
     fn mvnmf_mvel_fit_anchored / mvnmf_mvel_fit_anchored_f32(
         labels: *const u8 = "`n_labels × n` bytes",
         n_labels, n: usize,
@@ -334,19 +382,43 @@ export! {
         q: *mut T = "`n_labels × r`",
         a: *mut T = "`r × m`",
         ..solver(work, work_bytes, progress, user, report),
-    ) {
-        let p = read_params(params)?;
-        nonzero!(n_labels, n, s, m);
-        anchored_dims::<T>(n, n_labels, r, m)?;
-        let y = mat_ab(labels, n_labels, n)?;
-        let (ii, zz) = (slice_ab(idx, n, s)?, slice_ab(z, n, s)?);
-        require!(q, a);
-        let (qq, aa) = (out_ab(q, n_labels, r)?, out_ab(a, r, m)?);
-        let wk = work_of(work, work_bytes)?;
+    ) at report {
+        let p = read_params(params).arg(9)?;
+        let zero = [(n_labels == 0, 2), (n == 0, 3), (s == 0, 6), (m == 0, 7)];
+        first_at(Error::ZeroDimension, &zero)?;
+        // A count of values that overflows: no one argument.
+        anchored_dims::<T>(n, n_labels, r, m).arg(0)?;
+        let ys = slice_ab(labels, n_labels, n).arg(1)?;
+        let (ii, zz) = (slice_ab(idx, n, s).arg(4)?, slice_ab(z, n, s).arg(5)?);
+        first_at(Error::NullPointer, &[(q.is_null(), 10), (a.is_null(), 11)])?;
+        let (qq, aa) = (out_ab(q, n_labels, r).arg(10)?, out_ab(a, r, m).arg(11)?);
+        let wk = work_of(work, work_bytes).arg(12)?;
+        let y = MatRef::col_major(ys, n_labels, n).arg(1)?;
         let rep = with_monitor(progress, user, |mo| {
-            mvel::fit_anchored(y, ii, zz, s, m, r, &p, qq, aa, wk, mo)
+            mvel::fit_anchored(y, ii, zz, s, m, r, &p, &mut *qq, &mut *aa, wk, mo)
+        });
+        let rep = rep.map_err(|e| {
+            let start = [(10, &*qq, n_labels), (11, &*aa, r)];
+            // The anchor graph's own checks: `s > m`, then an index `≥ m`
+            // (its slot and item), then the weights `z` (`s × n`).
+            let arg = |e| match e {
+                Error::BadRank => 8,
+                Error::BadParameter => 6,
+                Error::WorkspaceTooSmall => 13,
+                _ => 0,
+            };
+            let bad = ii.iter().position(|&i| i >= m).filter(|_| s <= m);
+            match (e, bad) {
+                (Error::BadParameter, Some(i)) => {
+                    Located::new(e, Where::entry(usize::MAX, i % s, i / s).or_arg(4))
+                }
+                _ => {
+                    let given = if p.init == Init::Given { &start[..] } else { &[] };
+                    blame(e, (ys, n_labels), &[(5, zz, s)], given, arg)
+                }
+            }
         })?;
-        finish(rep, report)
+        finish(rep, report).arg(0)
     }
     /// for `n` items, `n_labels` labels, dimension `r` and `m` anchors.
     workspace mvnmf_mvel_fit_anchored_workspace / mvnmf_mvel_fit_anchored_f32_workspace(

@@ -42,6 +42,16 @@ impl<T> Blame<T> for Result<T, Located> {
     }
 }
 
+/// The first of `checks` that holds (`(refused, pos)`, in the order the
+/// arguments are read) as `e` at its argument: several sizes that must not be
+/// 0, or pointers that must not be NULL, each said at its own position.
+pub(crate) fn first_at(e: Error, checks: &[(bool, u32)]) -> Result<(), Located> {
+    match checks.iter().find(|c| c.0) {
+        Some(&(_, pos)) => Err(Located::new(e, Where::arg(pos))),
+        None => Ok(()),
+    }
+}
+
 /// A buffer the core reads values from besides the views, for [`Site::blame`]:
 /// the argument position and the buffer(s).
 pub(crate) enum Given<'a, T> {
