@@ -82,3 +82,34 @@ def test_a_refusal_says_argument_view_row_and_column():
                    C.cast(work, C.c_void_p), nb.value, B.mvnmf_progress_fn(), None, C.byref(rep))
     assert (e.value.arg, e.value.arg_name, e.value.view, e.value.row) == (5, "params", None, None)
     assert str(e.value).endswith("at argument 5 (params)")
+
+
+def test_mvel_says_which_label_byte_it_refused():
+    # Issue 33: MVEL's fit says where too — a label byte neither 0 nor 1 is argument 1
+    # (labels) at its label (row) and item (column), with the outputs untouched.
+    import numpy as np
+    import pytest
+
+    c, n, r = 3, 6, 2
+    y = np.zeros((c, n), dtype=np.uint8, order="F")
+    y[0, ::2] = 1
+    y[1, 4] = 2
+    w = np.full((n, n), 1.0 / n, order="F")
+    np.fill_diagonal(w, 0.0)
+    g = B.mvnmf_graph()
+    g.kind, g.n = B.MVNMF_GRAPH_DENSE, n
+    g.affinity_weights = w.ctypes.data_as(C.POINTER(C.c_double))
+    nb = C.c_size_t()
+    mvnmf.call("mvnmf_mvel_fit_workspace", c, C.byref(g), r, None, C.byref(nb))
+    work = (C.c_uint8 * max(nb.value, 1))()
+    dp = C.POINTER(C.c_double)
+    q, h = np.full(c * r, -7.0), np.full(r * n, -7.0)
+    with pytest.raises(mvnmf.MvnmfError) as e:
+        mvnmf.call("mvnmf_mvel_fit", y.ctypes.data_as(C.POINTER(C.c_uint8)), c, C.byref(g), r, None,
+                   q.ctypes.data_as(dp), h.ctypes.data_as(dp), C.cast(work, C.c_void_p), nb.value,
+                   B.mvnmf_progress_fn(), None, C.byref(B.mvnmf_report()))
+    err = e.value
+    assert err.name == "MVNMF_STATUS_BAD_LABEL"
+    assert (err.arg, err.arg_name, err.view, err.row, err.col) == (1, "labels", None, 1, 4)
+    assert str(err).endswith("at argument 1 (labels): row 1, column 4")
+    assert (q == -7.0).all() and (h == -7.0).all()
