@@ -130,11 +130,13 @@ export! {
         });
         let rep = rep.map_err(|e| {
             let start = [(6, &*qq, n_labels), (7, &*hh, r)];
-            // After the readers, a `BadParameter` is the graph's: a penalty part.
+            // After the readers, a `BadParameter` is the graph's (a penalty
+            // part), and so are the item count's checks (`n` is the graph's).
             let arg = |e| match e {
                 Error::BadRank => 4,
                 Error::WorkspaceTooSmall => 9,
-                _ => 3,
+                Error::BadParameter | Error::DimensionMismatch | Error::ZeroDimension => 3,
+                _ => 0,
             };
             blame(e, (ys, n_labels), &[], if p.init == Init::Given { &start } else { &[] }, arg)
         })?;
