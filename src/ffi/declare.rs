@@ -353,3 +353,15 @@ macro_rules! magnitudes_doc {
         )
     };
 }
+
+/// The encodes' magnitude paragraph (joint NMF, MvSL, deep), as
+/// [`magnitudes_doc!`].
+macro_rules! encode_magnitudes_doc {
+    () => {
+        concat!(
+            " Magnitudes: as the fits (large inputs are scaled down, small ones are not\n",
+            " scaled up); the bases too must have half their sum of squares at most 2^999\n",
+            " (else `MVNMF_STATUS_INPUT_TOO_LARGE`)."
+        )
+    };
+}

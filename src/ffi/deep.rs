@@ -145,9 +145,7 @@ export! {
     /// Out-of-sample encoding through the whole stack (`Ũ = U_1⋯U_M` per view,
     /// then the V-steps with the bases fixed); `u[v]` read only, `v` (`K × N`) written.
     ///
-    /// Magnitudes: as the fits (large inputs are scaled down, small ones are not
-    /// scaled up); the bases too must have half their sum of squares at most 2^999
-    /// (else `MVNMF_STATUS_INPUT_TOO_LARGE`).
+    #[doc = encode_magnitudes_doc!()]
     fn mvnmf_deep_encode / mvnmf_deep_encode_f32(
         ..6, // `mvnmf_deep_fit`'s first six parameters
         u: *const *const T = "`n_views` pointers to `mvnmf_deep_factor_len(rows_v, layers)`",

@@ -364,9 +364,7 @@ export! {
     /// of `mvnmf_mvsl_fit` (`graph` kind `MVNMF_GRAPH_NONE` for new items outside
     /// any graph), `v` (`k × N`) written.
     ///
-    /// Magnitudes: as the fits (large inputs are scaled down, small ones are not
-    /// scaled up); the bases too must have half their sum of squares at most 2^999
-    /// (else `MVNMF_STATUS_INPUT_TOO_LARGE`).
+    #[doc = encode_magnitudes_doc!()]
     fn mvnmf_mvsl_encode / mvnmf_mvsl_encode_f32(
         ..5, // `mvnmf_mvsl_fit`'s first five parameters
         u: *const *const T = "`n_views` pointers to `rows_v × k`",

@@ -172,9 +172,7 @@ export! {
     /// bases `u[v]` (`rows_v × k`, read only) fixed; `v` (`k × N`) written.
     /// Cost: one pass over each view, then `O(k²N)` per iteration.
     ///
-    /// Magnitudes: as the fits (large inputs are scaled down, small ones are not
-    /// scaled up); the bases too must have half their sum of squares at most 2^999
-    /// (else `MVNMF_STATUS_INPUT_TOO_LARGE`).
+    #[doc = encode_magnitudes_doc!()]
     fn mvnmf_joint_nmf_encode / mvnmf_joint_nmf_encode_f32(
         ..4, // `mvnmf_joint_nmf_fit`'s first four parameters
         u: *const *const T = "`n_views` pointers to `rows_v × k`",
