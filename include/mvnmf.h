@@ -3122,7 +3122,7 @@ mvnmf_status mvnmf_dist_joint_nmf_fit_workspace(const struct mvnmf_view *views,
 //
 // Before writing anything the ranks agree: if any rank refuses its input,
 // every rank returns (that one its status, the others
-// `MVNMF_STATUS_PEER_FAILED`) with all outputs untouched. A progress callback
+// `MVNMF_STATUS_PEER_FAILED`) with all outputs but `report` untouched. A progress callback
 // must be given on every rank or none; one that returns nonzero on any rank
 // stops every rank after the same iteration (`MVNMF_STATUS_CANCELLED`).
 // A callback that fails or does not deliver on one rank (see
@@ -3136,6 +3136,23 @@ mvnmf_status mvnmf_dist_joint_nmf_fit_workspace(const struct mvnmf_view *views,
 // `traffic` (may be NULL) receives the calls and words this rank passed to
 // `allreduce` (written with the report). Communication per iteration:
 // `mvnmf_dist_words_per_iteration`.
+//
+// A refusal says where, as the single-process fits (issue 33): `report` is
+// written with every field zero but `where_*` (`traffic` untouched).
+// `where_arg` is the argument's position here: `comm` (1) for a
+// communicator that cannot be read and for `MVNMF_STATUS_COMM_FAILED`,
+// `views` (2; a malformed descriptor's view, row and column), `n_views`
+// (3, zero), `k` (4),
+// `params` (5), `u` (6, the view of a NULL pointer), `v` (7), `work` (8),
+// `work_bytes` (9, too small). A value of the views (NaN, negative, too
+// large) gives its view, row and column within this rank's shard: the
+// column of the descriptor this rank passed (item `offset_r + where_col`
+// of all `N`); under `MVNMF_INIT_GIVEN`, a bad value of the start, its
+// view, row and column in `u` (6) or its row and column in this rank's `v`
+// (7). `MVNMF_STATUS_PEER_FAILED` says nowhere (`where_arg` 0): the rank
+// that refused says where. What is found from the sums over all ranks
+// (data too large, too few labeled items) points at the same argument on
+// every rank.
 //
 // The `_f32` twin takes `float` views, bases and encoding (the same
 // communicator of `double` words: the shard's sums are widened, summed over
@@ -3244,6 +3261,16 @@ mvnmf_status mvnmf_dist_mvsl_fit_workspace(const struct mvnmf_view *views,
 // (required then). `MVNMF_GRAPH_DENSE` is refused (`MVNMF_STATUS_BAD_PARAMETER`).
 // Symmetry across ranks is not checked (only that no rank is asked for more
 // items than its edges to other ranks).
+//
+// Where a refusal points: as `mvnmf_dist_joint_nmf_fit`, at this call's
+// positions (`comm` 1, `views` 2, `n_views` 3, `graph` 4, `k` 5, `params`
+// 6, `u` 7, `v` 8, `work` 9, `work_bytes` 10); `graph` (4) for the
+// descriptor, its labels, the rank's rows and weights, and what the ranks
+// find together of explicit graphs (a column index not below `N`, a rank
+// asked for more items than its edges to other ranks) — but
+// `MVNMF_GRAPH_CSR` with a NULL `comm->exchange` is `comm` (1), where the
+// callback is missing; an SGE or penalty graph with an unbounded `V`
+// (`vmax` infinite, `beta > 0`) is `params` (6).
 //
 // The `_f32` twin takes `float` views, bases and encoding, the graph as
 // here (its weights `double`), and sums over the ranks in `double` as

@@ -1137,6 +1137,11 @@ fn c_rank(
     (st.0, u, v, st.1, st.2)
 }
 
+/// The `where_*` fields of a report (issue 33).
+fn where_of(r: &mvnmf_report) -> (u32, usize, usize, usize) {
+    (r.where_arg, r.where_view, r.where_row, r.where_col)
+}
+
 #[test]
 fn c_abi_equals_the_library_call_and_refuses_bad_input_on_every_rank() {
     let d = mfeat(5);
@@ -1208,9 +1213,11 @@ fn c_abi_equals_the_library_call_and_refuses_bad_input_on_every_rank() {
             mvnmf_status::CommFailed,
         ),
     ] {
-        let (s, u, v, _, _) = c_rank(&comm, &views, false, &d, d.n, k, &np);
+        let (s, u, v, rep, _) = c_rank(&comm, &views, false, &d, d.n, k, &np);
         assert_eq!(s, want);
         assert!(u.iter().flatten().chain(&v).all(|&x| x == -7.0));
+        // Issue 33: the refusal says where: `comm`, argument 1.
+        assert_eq!(where_of(&rep), (1, usize::MAX, usize::MAX, usize::MAX));
     }
     // SAFETY: a NULL communicator is refused.
     let s = unsafe {
@@ -1262,7 +1269,7 @@ fn c_abi_equals_the_library_call_and_refuses_bad_input_on_every_rank() {
             )
         });
         if null_on_1 {
-            for (r, (s, u, v, _, _)) in out.iter().enumerate() {
+            for (r, (s, u, v, rep, _)) in out.iter().enumerate() {
                 let want = if r == 1 {
                     mvnmf_status::NullPointer
                 } else {
@@ -1270,6 +1277,11 @@ fn c_abi_equals_the_library_call_and_refuses_bad_input_on_every_rank() {
                 };
                 assert_eq!(*s, want);
                 assert!(u.iter().flatten().chain(v).all(|&x| x == -7.0));
+                // Issue 33: rank 1 names `views` (argument 2), the others
+                // say nowhere.
+                let arg = if r == 1 { 2 } else { 0 };
+                assert_eq!(where_of(rep), (arg, usize::MAX, usize::MAX, usize::MAX));
+                assert_eq!((rep.iterations, rep.objective.total), (0, 0.0));
             }
         } else {
             let v: Vec<f64> = out.iter().flat_map(|x| x.2.iter().copied()).collect();
@@ -1424,6 +1436,109 @@ fn c_abi_explicit_graphs_need_the_exchange() {
         let untouched = u.iter().flatten().chain(&v).all(|&x| x == -7.0);
         assert_eq!(untouched, want != mvnmf_status::Ok);
     }
+}
+
+#[test]
+fn c_abi_graph_refusals_say_where() {
+    // Issue 33: what the core refuses of the graph points at `graph`
+    // (argument 4), before the views' values; an SGE graph without a bound
+    // on V at `params` (6).
+    use mvnmf::ffi::{
+        mvnmf_dist_mvsl_fit, mvnmf_dist_mvsl_fit_workspace, mvnmf_graph, mvnmf_mvsl_params,
+        mvnmf_mvsl_params_default, MVNMF_GRAPH_CSR, MVNMF_GRAPH_SGE,
+    };
+    let d = mfeat(5);
+    let k = 4;
+    let owned = d.shard(0, d.n, false);
+    let views = c_views(&owned);
+    let comm = mvnmf_dist_comm {
+        allreduce: Some(c_noop),
+        exchange: Some(c_exchange_copy as _),
+        ctx: std::ptr::null_mut(),
+        rank: 0,
+        n_ranks: 1,
+        allgather: None,
+    };
+    let fit = |g: &mvnmf_graph, p: &mvnmf_mvsl_params| {
+        let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![-7.0; m * k]).collect();
+        let up: Vec<*mut f64> = u.iter_mut().map(|x| x.as_mut_ptr()).collect();
+        let mut v = vec![-7.0; k * d.n];
+        // SAFETY: valid descriptors and buffers of the documented sizes.
+        let (s, rep) = unsafe {
+            let mut bytes = 0;
+            let q =
+                mvnmf_dist_mvsl_fit_workspace(views.as_ptr(), views.len(), g, k, 1, p, &mut bytes);
+            assert_eq!(q, mvnmf_status::Ok);
+            let mut w = vec![0u8; bytes];
+            let mut rep: mvnmf_report = std::mem::zeroed();
+            let s = mvnmf_dist_mvsl_fit(
+                &comm,
+                views.as_ptr(),
+                views.len(),
+                g,
+                k,
+                p,
+                up.as_ptr(),
+                v.as_mut_ptr(),
+                w.as_mut_ptr().cast(),
+                bytes,
+                None,
+                std::ptr::null_mut(),
+                &mut rep,
+                std::ptr::null_mut(),
+            );
+            (s, rep)
+        };
+        if s != mvnmf_status::Ok {
+            assert!(u.iter().flatten().chain(&v).all(|&x| x == -7.0));
+        }
+        (s, where_of(&rep))
+    };
+    let nowhere = usize::MAX;
+    let mut p = mvnmf_mvsl_params_default();
+    p.max_iter = 3;
+    let (mut a, _) = graphs(d.n);
+    let csr = |a: &Csr2| mvnmf_graph {
+        kind: MVNMF_GRAPH_CSR,
+        n: d.n,
+        labels: std::ptr::null(),
+        n_classes: 0,
+        affinity_row_ptr: a.rp.as_ptr(),
+        affinity_col_idx: a.ci.as_ptr(),
+        affinity_weights: a.w.as_ptr(),
+        penalty_row_ptr: std::ptr::null(),
+        penalty_col_idx: std::ptr::null(),
+        penalty_weights: std::ptr::null(),
+    };
+    assert_eq!(fit(&csr(&a), &p).0, mvnmf_status::Ok);
+    // A NaN weight: the graph, not the views.
+    a.w[3] = f64::NAN;
+    let want = (4, nowhere, nowhere, nowhere);
+    assert_eq!(fit(&csr(&a), &p), (mvnmf_status::NonFiniteInput, want));
+    a.w[3] = 0.5;
+    // A column index past the items of all ranks (found at the set-up).
+    *a.ci.last_mut().unwrap() = d.n;
+    assert_eq!(fit(&csr(&a), &p), (mvnmf_status::MalformedCsc, want));
+    // SGE with beta > 0 and no bound on V: the options.
+    let labels: Vec<u32> = (0..d.n)
+        .map(|j| {
+            if j % 4 == 0 {
+                UNLABELED
+            } else {
+                (j % 3) as u32
+            }
+        })
+        .collect();
+    let sge = mvnmf_graph {
+        kind: MVNMF_GRAPH_SGE,
+        labels: labels.as_ptr(),
+        n_classes: 3,
+        ..csr(&a)
+    };
+    p.beta = 1.0;
+    p.vmax = f64::INFINITY;
+    let want = (6, nowhere, nowhere, nowhere);
+    assert_eq!(fit(&sge, &p), (mvnmf_status::BadParameter, want));
 }
 
 /// One rank's exchange: what it sends to itself.

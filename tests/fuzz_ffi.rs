@@ -263,6 +263,12 @@ impl Out {
                 && r.where_arg <= 20
         }
     }
+    /// The `where_*` fields of an `mvnmf_report` (arg, view, row, col).
+    fn where_at(&self) -> (u32, usize, usize, usize) {
+        // SAFETY: `buf` is 8-aligned and holds one report.
+        let r = unsafe { &*self.buf.as_ptr().cast::<mvnmf_report>() };
+        (r.where_arg, r.where_view, r.where_row, r.where_col)
+    }
 }
 
 fn bytemuck_u8(x: &[u64]) -> &[u8] {
@@ -4063,6 +4069,11 @@ unsafe extern "C" fn d_allgather(
 struct DOut {
     st: S,
     untouched: bool,
+    /// The fit's refusal says where (issue 33; always for the graph builds,
+    /// which have no report): `MVNMF_STATUS_PEER_FAILED` nowhere,
+    /// `MVNMF_STATUS_COMM_FAILED` at `comm` (1), a spoiled value at `views`
+    /// (2), view 0, row 0, column 0.
+    said: bool,
     padding: [u8; 4],
     finite: bool,
 }
@@ -4292,6 +4303,7 @@ fn dist_rank(c: &DCase, r: usize, comm_ctx: *mut c_void) -> DOut {
                     return DOut {
                         st,
                         untouched,
+                        said: true,
                         padding: [0; 4],
                         finite: false,
                     };
@@ -4301,6 +4313,7 @@ fn dist_rank(c: &DCase, r: usize, comm_ctx: *mut c_void) -> DOut {
         return DOut {
             st,
             untouched,
+            said: true,
             padding: [0; 4],
             finite: true,
         };
@@ -4447,11 +4460,20 @@ fn dist_rank(c: &DCase, r: usize, comm_ctx: *mut c_void) -> DOut {
         }
     };
     // A rank's failure after the start leaves a partial iterate (documented):
-    // only the report and the traffic stay untouched then.
+    // only the traffic stays untouched then, and the report is a refusal's
+    // (issue 33: every field zero but `where_*`).
     let untouched = st == S::Ok
-        || (rep.untouched()
+        || (rep.is_refusal()
             && tr.untouched()
             && (c.lie.is_some() || us.iter().chain([&v]).all(Out::untouched)));
+    let at = rep.where_at();
+    let said = match st {
+        S::Ok | S::Cancelled => true,
+        S::PeerFailed => at == (0, usize::MAX, usize::MAX, usize::MAX),
+        S::CommFailed => at == (1, usize::MAX, usize::MAX, usize::MAX),
+        S::NonFiniteInput | S::NegativeInput if c.spoil == Some(r) => at == (2, 0, 0, 0),
+        _ => at.0 <= 14,
+    };
     let mut padding = [0u8; 4];
     padding.copy_from_slice(&rep.as_bytes()[12..16]);
     let finite_out = |o: &Out| {
@@ -4467,6 +4489,7 @@ fn dist_rank(c: &DCase, r: usize, comm_ctx: *mut c_void) -> DOut {
     DOut {
         st,
         untouched,
+        said,
         padding,
         finite,
     }
@@ -4595,6 +4618,9 @@ fn t_dist(g: &mut G, bad: bool) -> R {
         check_call(o.st, &[], None)?;
         if !o.untouched {
             return fail(format!("an output written with status {:?}: {what}", o.st));
+        }
+        if !o.said {
+            return fail(format!("the refusal {:?} does not say where: {what}", o.st));
         }
         if o.st == S::Ok && o.padding != [0; 4] {
             return fail(format!("the report's padding is {:?}: {what}", o.padding));

@@ -27,9 +27,20 @@
  *      one rank (of 1, of 3) makes that rank return
  *      MVNMF_STATUS_NON_FINITE_INPUT and the others MVNMF_STATUS_PEER_FAILED,
  *      with every rank's U and V untouched;
+ *      (issue 33) the rank with the NaN says where (argument 2, view 0, row 2,
+ *      the column within its shard), the others say nowhere (where_arg 0);
  *   4. the exact build (mvnmf_dist_tge, class-pair penalty) on 2 threads, one
  *      rank's allreduce delivering 2x + 1 at one call, each call in turn: every
- *      rank returns, OK only with valid rows, the statuses agree (issue 31).
+ *      rank returns, OK only with valid rows, the statuses agree (issue 31);
+ *   5. errors that say where (issue 33) of mvnmf_dist_joint_nmf_fit and
+ *      mvnmf_dist_mvsl_fit (SGE): on one rank, a NaN in view 1 (argument 2,
+ *      view 1, its row and column), a bad params field (5 / 6), k = 0 (4 / 5),
+ *      a workspace one byte short (9 / 10), a communicator that cannot be read
+ *      and an allreduce that fails (1), a label out of range (graph, 4), a CSR
+ *      graph without the exchange (comm, 1): each refusal's report zero but
+ *      where_*, U, V and the traffic untouched; on 2 ranks, rank 1's view with
+ *      the NaN: rank 1 says where (the column within its shard), rank 0
+ *      MVNMF_STATUS_PEER_FAILED with where_arg 0.
  */
 #if !defined(_POSIX_C_SOURCE) && !defined(__cplusplus)
 #define _POSIX_C_SOURCE 200112L
@@ -105,6 +116,21 @@ static void *xalloc(size_t bytes)
         exit(1);
     }
     return p;
+}
+
+/* A refusal's report (issue 33): every field zero but where_*, which are these. */
+static int refusal_at(const mvnmf_report *r, uint32_t arg, size_t view, size_t row, size_t col)
+{
+    int ok = r->where_arg == arg && r->where_view == view && r->where_row == row &&
+             r->where_col == col;
+    if (!ok)
+        printf("[%s] where: arg %u view %zu row %zu col %zu; expected arg %u view %zu row %zu "
+               "col %zu\n",
+               LANG, (unsigned)r->where_arg, r->where_view, r->where_row, r->where_col,
+               (unsigned)arg, view, row, col);
+    return ok && r->iterations == 0 && r->stop == 0 && r->dead_views == 0 &&
+           r->initial.total == 0.0 && r->initial.n_terms == 0 && r->objective.total == 0.0 &&
+           r->objective.n_terms == 0;
 }
 
 /* ---- 3. The _f32 twins of the distributed fits (issue 33) on 1, 2 and 3
@@ -482,6 +508,12 @@ static void dist_f32_case(const double *x1d, const double *x2d, const uint32_t *
             for (r = 0; r < ranks; r++) {
                 CHECK_STATUS(fr[r].st, r == bad ? MVNMF_STATUS_NON_FINITE_INPUT
                                                 : MVNMF_STATUS_PEER_FAILED);
+                /* Issue 33: the NaN's rank says where (view 0, row 2, item 150
+                 * as its shard's column), the others nowhere. */
+                if (r == bad)
+                    CHECK(refusal_at(&fr[r].rep, 2, 0, 2, 150 - fr[r].a));
+                else
+                    CHECK(refusal_at(&fr[r].rep, 0, SIZE_MAX, SIZE_MAX, SIZE_MAX));
                 CHECK(f32_all(fr[r].u1, M1 * KF, F32_SENTINEL));
                 CHECK(f32_all(fr[r].u2, M2 * KF, F32_SENTINEL));
             }
@@ -698,6 +730,282 @@ static void dist_tge_lies_case(const double *x1, const double *x2)
          failed);
 }
 
+/* ---- 5. Errors that say where (issue 33): the distributed fits in double,
+ * on one rank (the one-process callbacks) and on 2 threads. */
+
+#define D_SENTINEL (-7.0)
+
+/* One rank's call: its shard a .. b of the items, everything it passes and gets. */
+typedef struct {
+    const double *x1, *x2;
+    const uint32_t *labels;
+    size_t a, b;
+    int mvsl; /* 1: mvnmf_dist_mvsl_fit with SGE, 0: mvnmf_dist_joint_nmf_fit */
+    rank_ctx_t ctx;
+    mvnmf_status st;
+    double u1[M1 * KF], u2[M2 * KF];
+    double v[KF * NI];
+    mvnmf_report rep;
+    mvnmf_dist_traffic tr;
+} where_rank_t;
+
+/* Every double of x still `value`. */
+static int d_all(const double *x, size_t n, double value)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (x[i] != value)
+            return 0;
+    return 1;
+}
+
+/* U, V and the traffic as the caller left them. */
+static int where_untouched(const where_rank_t *w)
+{
+    return d_all(w->u1, M1 * KF, D_SENTINEL) && d_all(w->u2, M2 * KF, D_SENTINEL) &&
+           d_all(w->v, KF * NI, D_SENTINEL) && bytes_are(&w->tr, sizeof w->tr, 0xAB);
+}
+
+/* Sentinels in U and V, 0xAB bytes in the report and the traffic. */
+static void where_reset(where_rank_t *w)
+{
+    size_t i;
+    for (i = 0; i < M1 * KF; i++)
+        w->u1[i] = D_SENTINEL;
+    for (i = 0; i < M2 * KF; i++)
+        w->u2[i] = D_SENTINEL;
+    for (i = 0; i < KF * NI; i++)
+        w->v[i] = D_SENTINEL;
+    memset(&w->rep, 0xAB, sizeof w->rep);
+    memset(&w->tr, 0xAB, sizeof w->tr);
+    w->st = MVNMF_STATUS_INTERNAL;
+}
+
+/* The fit on `comm` (graph: NULL for SGE over the shard's labels) with this k
+ * and these options, the workspace `short_by` bytes less than the query gives
+ * for rank KF and the default options on `comm`'s ranks. */
+static void where_call(where_rank_t *w, const mvnmf_dist_comm *comm, const mvnmf_graph *graph,
+                       size_t k, const mvnmf_nmf_params *np, const mvnmf_mvsl_params *mp,
+                       size_t short_by)
+{
+    size_t n = w->b - w->a, need = 0, ranks = comm->n_ranks > 0 ? comm->n_ranks : 1;
+    mvnmf_view views[2];
+    mvnmf_graph g;
+    mvnmf_nmf_params np0 = fit_nmf_params();
+    mvnmf_mvsl_params mp0 = fit_mvsl_params();
+    double *us[2];
+    void *work;
+    mvnmf_status qs;
+
+    memset(views, 0, sizeof views);
+    views[0].kind = MVNMF_VIEW_DENSE;
+    views[0].rows = M1;
+    views[0].cols = n;
+    views[0].values = w->x1 + w->a * M1;
+    views[0].col_stride = M1;
+    views[1] = views[0];
+    views[1].rows = M2;
+    views[1].values = w->x2 + w->a * M2;
+    views[1].col_stride = M2;
+    memset(&g, 0, sizeof g);
+    g.kind = MVNMF_GRAPH_SGE;
+    g.n = n;
+    g.labels = w->labels + w->a;
+    g.n_classes = CLASSES;
+    us[0] = w->u1;
+    us[1] = w->u2;
+    qs = w->mvsl ? mvnmf_dist_mvsl_fit_workspace(views, 2, &g, KF, ranks, &mp0, &need)
+                 : mvnmf_dist_joint_nmf_fit_workspace(views, 2, KF, ranks, &np0, &need);
+    if (qs != MVNMF_STATUS_OK) {
+        w->st = qs;
+        return;
+    }
+    need -= short_by;
+    work = xalloc(need);
+    if (w->mvsl)
+        w->st = mvnmf_dist_mvsl_fit(comm, views, 2, graph != NULL ? graph : &g, k, mp, us, w->v,
+                                    work, need, NULL, NULL, &w->rep, &w->tr);
+    else
+        w->st = mvnmf_dist_joint_nmf_fit(comm, views, 2, k, np, us, w->v, work, need, NULL, NULL,
+                                         &w->rep, &w->tr);
+    free(work);
+}
+
+static void *where_rank_main(void *arg)
+{
+    where_rank_t *w = (where_rank_t *)arg;
+    mvnmf_dist_comm comm;
+    mvnmf_nmf_params np = fit_nmf_params();
+    mvnmf_mvsl_params mp = fit_mvsl_params();
+    memset(&comm, 0, sizeof comm);
+    comm.allreduce = thread_allreduce;
+    comm.ctx = &w->ctx;
+    comm.rank = (size_t)w->ctx.rank;
+    comm.n_ranks = (size_t)w->ctx.hub->ranks;
+    where_call(w, &comm, NULL, KF, &np, &mp, 0);
+    return NULL;
+}
+
+static void dist_where_case(const double *x1, const double *x2, const uint32_t *labels)
+{
+    /* View 1 with a NaN at row 5 of item 123 (the one-rank calls) or at row 3
+     * of item 200 (rank 1's column 60, the 2-rank cut at 140). */
+    double *x2n = (double *)xalloc(M2 * NI * sizeof(double));
+    uint32_t *bad_labels = (uint32_t *)xalloc(NI * sizeof(uint32_t));
+    size_t *zeros = (size_t *)xalloc((NI + 1) * sizeof(size_t));
+    where_rank_t *wr = (where_rank_t *)xalloc(2 * sizeof(where_rank_t));
+    where_rank_t *w = &wr[0];
+    mvnmf_dist_comm one;
+    mvnmf_nmf_params np;
+    mvnmf_mvsl_params mp;
+    mvnmf_graph csr;
+    hub_t hub;
+    pthread_t th[2];
+    int mvsl, r;
+    uint32_t off; /* the mvsl fit's positions are one later from `graph` (4) on */
+
+    memcpy(x2n, x2, M2 * NI * sizeof(double));
+    x2n[123 * M2 + 5] = NAN;
+    memcpy(bad_labels, labels, NI * sizeof(uint32_t));
+    bad_labels[77] = CLASSES; /* out of range */
+    memset(zeros, 0, (NI + 1) * sizeof(size_t));
+    memset(&csr, 0, sizeof csr);
+    csr.kind = MVNMF_GRAPH_CSR;
+    csr.n = NI;
+    csr.affinity_row_ptr = zeros; /* no edges */
+    csr.affinity_col_idx = zeros;
+    csr.affinity_weights = x1;
+    memset(&one, 0, sizeof one);
+    one.allreduce = ok_allreduce;
+    one.rank = 0;
+    one.n_ranks = 1;
+
+    for (mvsl = 0; mvsl <= 1; mvsl++) {
+        const char *what = mvsl ? "mvnmf_dist_mvsl_fit (SGE)" : "mvnmf_dist_joint_nmf_fit";
+        memset(w, 0, sizeof *w);
+        w->x1 = x1;
+        w->x2 = x2;
+        w->labels = labels;
+        w->a = 0;
+        w->b = NI;
+        w->mvsl = mvsl;
+        off = (uint32_t)mvsl;
+        np = fit_nmf_params();
+        mp = fit_mvsl_params();
+
+        set_ctx("%s, one rank: a NaN at view 1, row 5, item 123", what);
+        where_reset(w);
+        x2n[123 * M2 + 5] = NAN;
+        x2n[200 * M2 + 3] = x2[200 * M2 + 3];
+        w->x2 = x2n;
+        where_call(w, &one, NULL, KF, &np, &mp, 0);
+        w->x2 = x2;
+        CHECK_STATUS(w->st, MVNMF_STATUS_NON_FINITE_INPUT);
+        CHECK(refusal_at(&w->rep, 2, 1, 5, 123));
+        CHECK(where_untouched(w));
+
+        set_ctx("%s, one rank: tol = -1", what);
+        where_reset(w);
+        np.tol = -1.0;
+        mp.tol = -1.0;
+        where_call(w, &one, NULL, KF, &np, &mp, 0);
+        np = fit_nmf_params();
+        mp = fit_mvsl_params();
+        CHECK_STATUS(w->st, MVNMF_STATUS_BAD_PARAMETER);
+        CHECK(refusal_at(&w->rep, 5 + off, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+        CHECK(where_untouched(w));
+
+        set_ctx("%s, one rank: k = 0", what);
+        where_reset(w);
+        where_call(w, &one, NULL, 0, &np, &mp, 0);
+        CHECK_STATUS(w->st, MVNMF_STATUS_BAD_RANK);
+        CHECK(refusal_at(&w->rep, 4 + off, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+        CHECK(where_untouched(w));
+
+        set_ctx("%s, one rank: the workspace one byte short", what);
+        where_reset(w);
+        where_call(w, &one, NULL, KF, &np, &mp, 1);
+        CHECK_STATUS(w->st, MVNMF_STATUS_WORKSPACE_TOO_SMALL);
+        CHECK(refusal_at(&w->rep, 9 + off, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+        CHECK(where_untouched(w));
+
+        set_ctx("%s, one rank: rank 1 of 1", what);
+        where_reset(w);
+        one.rank = 1;
+        where_call(w, &one, NULL, KF, &np, &mp, 0);
+        one.rank = 0;
+        CHECK_STATUS(w->st, MVNMF_STATUS_BAD_PARAMETER);
+        CHECK(refusal_at(&w->rep, 1, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+        CHECK(where_untouched(w));
+
+        set_ctx("%s, one rank: an allreduce that fails", what);
+        where_reset(w);
+        one.allreduce = bad_allreduce;
+        where_call(w, &one, NULL, KF, &np, &mp, 0);
+        one.allreduce = ok_allreduce;
+        CHECK_STATUS(w->st, MVNMF_STATUS_COMM_FAILED);
+        CHECK(refusal_at(&w->rep, 1, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+        CHECK(where_untouched(w));
+
+        if (mvsl) {
+            set_ctx("%s, one rank: a label out of range", what);
+            where_reset(w);
+            w->labels = bad_labels;
+            where_call(w, &one, NULL, KF, &np, &mp, 0);
+            w->labels = labels;
+            CHECK_STATUS(w->st, MVNMF_STATUS_BAD_LABEL);
+            CHECK(refusal_at(&w->rep, 4, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+            CHECK(where_untouched(w));
+
+            set_ctx("%s, one rank: a CSR graph without the exchange", what);
+            where_reset(w);
+            where_call(w, &one, &csr, KF, &np, &mp, 0);
+            CHECK_STATUS(w->st, MVNMF_STATUS_NULL_POINTER);
+            CHECK(refusal_at(&w->rep, 1, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+            CHECK(where_untouched(w));
+        }
+
+        /* Two ranks (items 0 .. 140 and 140 .. 300), rank 1's view 1 with the
+         * NaN of item 200: rank 1 says where, rank 0 nowhere. */
+        set_ctx("%s, 2 ranks: a NaN on rank 1 at view 1, row 3, item 200", what);
+        x2n[123 * M2 + 5] = x2[123 * M2 + 5];
+        x2n[200 * M2 + 3] = NAN;
+        memset(&hub, 0, sizeof hub);
+        pthread_mutex_init(&hub.mu, NULL);
+        pthread_cond_init(&hub.cv, NULL);
+        hub.ranks = 2;
+        hub.lie_rank = -1;
+        for (r = 0; r < 2; r++) {
+            memset(&wr[r], 0, sizeof wr[r]);
+            wr[r].x1 = x1;
+            wr[r].x2 = x2n;
+            wr[r].labels = labels;
+            wr[r].a = r == 0 ? 0 : 140;
+            wr[r].b = r == 0 ? 140 : NI;
+            wr[r].mvsl = mvsl;
+            wr[r].ctx.hub = &hub;
+            wr[r].ctx.rank = r;
+            where_reset(&wr[r]);
+        }
+        for (r = 0; r < 2; r++)
+            pthread_create(&th[r], NULL, where_rank_main, &wr[r]);
+        for (r = 0; r < 2; r++)
+            pthread_join(th[r], NULL);
+        pthread_cond_destroy(&hub.cv);
+        pthread_mutex_destroy(&hub.mu);
+        CHECK_STATUS(wr[1].st, MVNMF_STATUS_NON_FINITE_INPUT);
+        CHECK(refusal_at(&wr[1].rep, 2, 1, 3, 60));
+        CHECK_STATUS(wr[0].st, MVNMF_STATUS_PEER_FAILED);
+        CHECK(refusal_at(&wr[0].rep, 0, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+        CHECK(where_untouched(&wr[0]) && where_untouched(&wr[1]));
+        note("%s: refusals say where (one rank; rank 1 of 2, rank 0 PEER_FAILED nowhere)", what);
+    }
+    free(wr);
+    free(zeros);
+    free(bad_labels);
+    free(x2n);
+}
+
 int HARNESS_DIST_ENTRY(int verbose)
 {
     double *x1 = (double *)xalloc(M1 * NI * sizeof(double));
@@ -847,6 +1155,7 @@ int HARNESS_DIST_ENTRY(int verbose)
 
     dist_f32_case(x1, x2, labels);
     dist_tge_lies_case(x1, x2);
+    dist_where_case(x1, x2, labels);
 
     free(x1);
     free(x2);

@@ -303,39 +303,100 @@ pub extern "C" fn mvnmf_dist_words_per_iteration(
     )
 }
 
+/// The position of `comm` in every distributed entry point: where a failed
+/// callback (`MVNMF_STATUS_COMM_FAILED`) and a communicator that cannot be
+/// read point.
+const COMM: u32 = 1;
+
+/// The argument positions of `mvnmf_dist_joint_nmf_fit` and its `_f32` twin
+/// (`comm` 1, `views` 2, `n_views` 3, `k` 4, `params` 5, `u` 6, `v` 7, `work`
+/// 8, `work_bytes` 9, `progress` 10, `user` 11, `report` 12, `traffic` 13)
+/// that the core's own checks concern.
+const JOINT: Site = Site::at(2, 4, 5, 0, 9);
+
+/// The positions of `mvnmf_dist_mvsl_fit` and its `_f32` twin (`comm` 1,
+/// `views` 2, `n_views` 3, `graph` 4, `k` 5, `params` 6, `u` 7, `v` 8, `work`
+/// 9, `work_bytes` 10, `progress` 11, `user` 12, `report` 13, `traffic` 14).
+const MVSL: Site = Site::at(2, 5, 6, 4, 10);
+
+/// Where a distributed fit's core refusal `e` points (issue 33): another
+/// rank's refusal (`PEER_FAILED`) nowhere, a failed callback at `comm`, the
+/// graph's own checks ([`dist::graph_refusal`]; its `BAD_PARAMETER` is the
+/// options' unbounded `V`) and the set-up's checks of explicit graphs over all
+/// ranks (a column index past `N`, rows not symmetric across ranks) at the
+/// graph, the rest through the site ([`Site::blame_start`]: the values of
+/// this rank's views — the column within the rank's shard —, then a given
+/// start's `u` and `v`).
+fn blame<T: Real, VS: ViewSet<T> + ?Sized>(
+    site: &Site,
+    e: Error,
+    views: &VS,
+    graph: &DistGraph<'_>,
+    k: usize,
+    problem: Problem<'_>,
+    given: &[Given<'_, T>],
+) -> Located {
+    let at = |pos| Located::new(e, Where::arg(pos));
+    let csr = matches!(graph, DistGraph::Csr { .. });
+    match (e, dist::graph_refusal(views, graph, k, problem)) {
+        (Error::PeerFailed, _) => Located::new(e, Where::NONE),
+        (Error::CommFailed, _) => at(COMM),
+        (Error::BadParameter, Some(Error::BadParameter)) => at(site.params),
+        (_, Some(g)) if g == e => at(site.graph),
+        (Error::MalformedCsc | Error::BadParameter, None) if csr => at(site.graph),
+        _ => {
+            let init = match problem {
+                Problem::JointNmf(p) => p.init,
+                Problem::Mvsl(p) => p.init,
+            };
+            site.blame_start(e, views, init, given)
+        }
+    }
+}
+
 /// Both distributed fits: reads the communicator, runs `read` (the options
-/// and the graph), then reads the views, factors, outputs and workspace and
-/// opens the rank's shard (the agreement on the inputs) and fits it; tells the
-/// other ranks when an argument cannot be read (`dist::refuse`: they stop with
-/// `PEER_FAILED` instead of waiting), and writes the traffic (if asked) and
-/// the report (mapping the stop reason).
+/// and the graph), then reads the views (at `site.views`), the bases `u` (at
+/// `at`), `v` (`at + 1`) and the workspace (`work` at `at + 2`), opens the
+/// rank's shard (the agreement on the inputs) and fits it; tells the other
+/// ranks when an argument cannot be read (`dist::refuse`: they stop with
+/// `PEER_FAILED` instead of waiting), locates a refusal ([`blame`]), and
+/// writes the traffic (if asked) and the report (mapping the stop reason).
 #[allow(clippy::too_many_arguments)]
 unsafe fn fit_dist<'a, T: Real, D: ViewDesc<T = T>, P>(
     comm: *const mvnmf_dist_comm,
     (views, n_views): (*const D, usize),
     k: usize,
-    (u, v): (*const *mut T, *mut T),
+    (u, v, site, at): (*const *mut T, *mut T, Site, u32),
     (work, work_bytes, progress, user, report): Tail,
     traffic: *mut mvnmf_dist_traffic,
-    read: impl FnOnce(&CComm) -> Result<(DistGraph<'a>, P), Error>,
+    read: impl FnOnce(&CComm) -> Result<(DistGraph<'a>, P), Located>,
     problem: impl FnOnce(&P) -> Problem<'_>,
-) -> mvnmf_status {
+) -> Result<mvnmf_status, Located> {
     let fit = |cm: &mut CComm| {
         c_unsafe!({
             let (g, p) = read(cm)?;
-            let (vs, n) = read_views(views, n_views)?;
-            let mut us = factors(u, &vs, k, &[], |p: *mut T| p.is_null())?;
-            let (vv, w) = outputs(v, k, n, work, work_bytes)?;
-            Ok(with_monitor(progress, user, |m| {
-                let shard = dist::open(cm, &vs, g, k, problem(&p), (&us, vv), w, m.is_some());
-                shard.and_then(|s| s.fit(&vs, &mut us, vv, m))
+            let (vs, n) = read_views_at(views, n_views, site.views)?;
+            let mut us = factors_at(u, &vs, k, &[], |p: *mut T| p.is_null(), at)?;
+            let vv = out_ab(v, k, n).arg(at + 1)?;
+            let w = work_of(work, work_bytes).arg(at + 2)?;
+            let pr = problem(&p);
+            let r = with_monitor(progress, user, |m| {
+                let shard = dist::open(cm, &vs, g, k, pr, (&us, &*vv), w, m.is_some());
+                shard.and_then(|s| s.fit(&vs, &mut us, &mut *vv, m))
+            });
+            Ok(r.map_err(|e| {
+                let start = [
+                    Given::Factors(at, &us as &dyn Factors<T>),
+                    Given::Buf(at + 1, &*vv, k),
+                ];
+                blame(&site, e, &vs, &g, k, pr, &start)
             }))
         })
     };
     c_unsafe! {
-        run_shell(comm, dist::refuse, fit, |r| {
+        shell(comm, dist::refuse, fit, |r| {
             put_opt(traffic, r.traffic.into());
-            finish(r.report, report)
+            finish(r.report, report).arg(0)
         })
     }
 }
@@ -353,7 +414,7 @@ export! {
     ///
     /// Before writing anything the ranks agree: if any rank refuses its input,
     /// every rank returns (that one its status, the others
-    /// `MVNMF_STATUS_PEER_FAILED`) with all outputs untouched. A progress callback
+    /// `MVNMF_STATUS_PEER_FAILED`) with all outputs but `report` untouched. A progress callback
     /// must be given on every rank or none; one that returns nonzero on any rank
     /// stops every rank after the same iteration (`MVNMF_STATUS_CANCELLED`).
     /// A callback that fails or does not deliver on one rank (see
@@ -368,6 +429,23 @@ export! {
     /// `allreduce` (written with the report). Communication per iteration:
     /// `mvnmf_dist_words_per_iteration`.
     ///
+    /// A refusal says where, as the single-process fits (issue 33): `report` is
+    /// written with every field zero but `where_*` (`traffic` untouched).
+    /// `where_arg` is the argument's position here: `comm` (1) for a
+    /// communicator that cannot be read and for `MVNMF_STATUS_COMM_FAILED`,
+    /// `views` (2; a malformed descriptor's view, row and column), `n_views`
+    /// (3, zero), `k` (4),
+    /// `params` (5), `u` (6, the view of a NULL pointer), `v` (7), `work` (8),
+    /// `work_bytes` (9, too small). A value of the views (NaN, negative, too
+    /// large) gives its view, row and column within this rank's shard: the
+    /// column of the descriptor this rank passed (item `offset_r + where_col`
+    /// of all `N`); under `MVNMF_INIT_GIVEN`, a bad value of the start, its
+    /// view, row and column in `u` (6) or its row and column in this rank's `v`
+    /// (7). `MVNMF_STATUS_PEER_FAILED` says nowhere (`where_arg` 0): the rank
+    /// that refused says where. What is found from the sums over all ranks
+    /// (data too large, too few labeled items) points at the same argument on
+    /// every rank.
+    ///
     /// The `_f32` twin takes `float` views, bases and encoding (the same
     /// communicator of `double` words: the shard's sums are widened, summed over
     /// the ranks in double and rounded back, so its iterates are the
@@ -381,11 +459,11 @@ export! {
         v: *mut T = "`k × N_r`",
         ..solver(work, work_bytes, progress, user, report),
         traffic: *mut mvnmf_dist_traffic = "one struct",
-    ) {
+    ) at report {
         let tail = (work, work_bytes, progress, user, report);
-        let read = |_: &CComm| Ok((DistGraph::None, read_params(params)?));
-        Ok(fit_dist(comm, (views, n_views), k, (u, v), tail, traffic, read,
-            |p| Problem::JointNmf(p)))
+        let read = |_: &CComm| Ok((DistGraph::None, read_params(params).arg(5)?));
+        fit_dist(comm, (views, n_views), k, (u, v, JOINT, 6), tail, traffic, read,
+            |p| Problem::JointNmf(p))
     }
     /// on a rank whose views (its
     /// shard of the items) have these shapes, for `n_ranks ≥ 1` ranks
@@ -413,6 +491,16 @@ export! {
     /// Symmetry across ranks is not checked (only that no rank is asked for more
     /// items than its edges to other ranks).
     ///
+    /// Where a refusal points: as `mvnmf_dist_joint_nmf_fit`, at this call's
+    /// positions (`comm` 1, `views` 2, `n_views` 3, `graph` 4, `k` 5, `params`
+    /// 6, `u` 7, `v` 8, `work` 9, `work_bytes` 10); `graph` (4) for the
+    /// descriptor, its labels, the rank's rows and weights, and what the ranks
+    /// find together of explicit graphs (a column index not below `N`, a rank
+    /// asked for more items than its edges to other ranks) — but
+    /// `MVNMF_GRAPH_CSR` with a NULL `comm->exchange` is `comm` (1), where the
+    /// callback is missing; an SGE or penalty graph with an unbounded `V`
+    /// (`vmax` infinite, `beta > 0`) is `params` (6).
+    ///
     /// The `_f32` twin takes `float` views, bases and encoding, the graph as
     /// here (its weights `double`), and sums over the ranks in `double` as
     /// `mvnmf_dist_joint_nmf_fit_f32` does.
@@ -427,20 +515,21 @@ export! {
         v: *mut T = "`k × N_r`",
         ..solver(work, work_bytes, progress, user, report),
         traffic: *mut mvnmf_dist_traffic = "one struct",
-    ) {
+    ) at report {
         let read = |cm: &CComm| {
-            let p: MvslParams = read_params(params)?;
-            let g = read_dist_graph(graph)?;
+            let p: MvslParams = read_params(params).arg(6)?;
+            let g = read_dist_graph(graph).arg(4)?;
             if matches!(g, DistGraph::Csr { .. }) && cm.ex.is_none() {
                 // Explicit graphs need the exchange: refused on every rank
-                // now, not in the middle of the set-up.
-                return Err(Error::NullPointer);
+                // now, not in the middle of the set-up; the callback missing
+                // is in `comm`.
+                return Err(Located::new(Error::NullPointer, Where::arg(COMM)));
             }
             Ok((g, p))
         };
         let tail = (work, work_bytes, progress, user, report);
-        Ok(fit_dist(comm, (views, n_views), k, (u, v), tail, traffic, read,
-            |p| Problem::Mvsl(p)))
+        fit_dist(comm, (views, n_views), k, (u, v, MVSL, 7), tail, traffic, read,
+            |p| Problem::Mvsl(p))
     }
     /// on a rank whose views have these
     /// shapes and this graph, for `n_ranks ≥ 1` ranks (`MVNMF_STATUS_BAD_PARAMETER`
@@ -458,10 +547,31 @@ export! {
     };
 }
 
-/// The shell of every distributed entry point: reads the communicator, runs
-/// `body` (which reads the other arguments and runs), takes part in the
-/// agreement with `refuse` when an argument cannot be read, and `finish`es
-/// a success (writing the outputs that are written last).
+/// The shell of every distributed entry point, saying where it refused:
+/// reads the communicator (argument 1), runs `body` (which reads the other
+/// arguments, `Err` when one cannot be read, and runs), takes part in the
+/// agreement with `refuse` when an argument cannot be read (the plain
+/// [`Error`]: the location stays on this rank), and `finish`es a success
+/// (writing the outputs that are written last).
+pub(super) unsafe fn shell<R>(
+    comm: *const mvnmf_dist_comm,
+    refuse: fn(&mut CComm, Error) -> Error,
+    body: impl FnOnce(&mut CComm) -> Result<Result<R, Located>, Located>,
+    finish: impl FnOnce(R) -> Result<mvnmf_status, Located>,
+) -> Result<mvnmf_status, Located> {
+    let mut cm = c_unsafe!(read_comm(comm)).arg(COMM)?;
+    match body(&mut cm) {
+        Err(l) => Err(match refuse(&mut cm, l.error) {
+            e if e == l.error => l,
+            e @ Error::CommFailed => Located::new(e, Where::arg(COMM)),
+            e => Located::from(e),
+        }),
+        Ok(r) => finish(r?),
+    }
+}
+
+/// [`shell`] for an entry point that does not say where (the graph builds):
+/// its `body` and `finish` return plain errors, run behind the panic boundary.
 pub(super) unsafe fn run_shell<R>(
     comm: *const mvnmf_dist_comm,
     refuse: fn(&mut CComm, Error) -> Error,
@@ -469,11 +579,9 @@ pub(super) unsafe fn run_shell<R>(
     finish: impl FnOnce(R) -> Result<mvnmf_status, Error>,
 ) -> mvnmf_status {
     entry!({
-        let mut cm = read_comm(comm)?;
-        match body(&mut cm) {
-            Err(e) => Err(refuse(&mut cm, e)),
-            Ok(r) => finish(r?),
-        }
+        let body = |cm: &mut CComm| Ok(body(cm)?.map_err(Located::from));
+        let finish = |r| finish(r).map_err(Located::from);
+        shell(comm, refuse, body, finish).map_err(Error::from)
     })
 }
 

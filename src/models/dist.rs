@@ -551,6 +551,26 @@ fn check_local<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
     let hv = views.count();
     let shapes = |i| views.shape(i);
     let (n, _) = check_shapes((0..hv).map(shapes), k)?;
+    check_graph(graph, n, params)?;
+    let (c, e) = graph_req_parts(graph, params);
+    let (n, mmax, _) = validate(
+        views,
+        k,
+        &np,
+        u,
+        params.init == Init::Given,
+        v,
+        work_len,
+        || fit_req::<T>((0..hv).map(shapes), k, c, e, ranks),
+    )?;
+    Ok((n, mmax))
+}
+
+/// The checks of the graph itself on a shard of `n` items ([`check_local`]
+/// runs them after the options and the shapes, before the values): the
+/// labels' count and range, the rows' structure and weights, and a bound on
+/// `V` where the graph has a penalty ([`Error::BadParameter`]).
+fn check_graph(graph: &DistGraph<'_>, n: usize, params: &MvslParams) -> Result<(), Error> {
     match *graph {
         DistGraph::Sge { labels, n_classes } => {
             if labels.len() != n {
@@ -573,18 +593,25 @@ fn check_local<T: Real, VS: ViewSet<T> + ?Sized, F: FactorsMut<T> + ?Sized>(
         }
         DistGraph::None => {}
     }
-    let (c, e) = graph_req_parts(graph, params);
-    let (n, mmax, _) = validate(
-        views,
-        k,
-        &np,
-        u,
-        params.init == Init::Given,
-        v,
-        work_len,
-        || fit_req::<T>((0..hv).map(shapes), k, c, e, ranks),
-    )?;
-    Ok((n, mmax))
+    Ok(())
+}
+
+/// Where [`open`] refused, for the C ABI's report (issue 33): the refusal of
+/// the graph's own checks on this rank's inputs (`Some(e)`: [`open`] refuses
+/// with this `e` too, the options and shapes having passed; for
+/// [`Error::BadParameter`], the unbounded `V` of a penalty graph), `None` when
+/// the options or shapes are refused first or the graph passes. Run only on
+/// the error path; it changes nothing.
+pub(crate) fn graph_refusal<T: Real, VS: ViewSet<T> + ?Sized>(
+    views: &VS,
+    graph: &DistGraph<'_>,
+    k: usize,
+    problem: Problem<'_>,
+) -> Option<Error> {
+    let (params, _) = problem.parts();
+    params.validate().ok()?;
+    let (n, _) = check_shapes((0..views.count()).map(|i| views.shape(i)), k).ok()?;
+    check_graph(graph, n, &params).err()
 }
 
 /// The halo plan of explicit graphs on one rank (workspace slices).
