@@ -17,7 +17,8 @@
  *      params field (argument 5); a NULL u[1] (argument 6, view 1); k = 0
  *      (argument 4); a workspace one byte short (argument 9); n_views = 0
  *      (argument 2); a success says where_arg = 0;
- *   2. the other solvers: mvnmf_nmf_fit (one view: x is argument 1, params 3),
+ *   2. the other solvers: mvnmf_nmf_fit (one view: x is argument 1, params 3;
+ *      a NULL work of nonzero size: argument 6, not v),
  *      mvnmf_joint_nmf_encode (a NaN in the basis u[1]: argument 5), the
  *      _f32 twin of mvnmf_mvsl_fit, mvnmf_deep_fit (n_layers = 0: argument 5),
  *      mvnmf_jsnmf_fit (a NaN in source 1) and mvnmf_pipeline_fit_report (a
@@ -303,6 +304,13 @@ static void test_others(void)
     st = (uint32_t)mvnmf_nmf_fit(&p.views[0], K, &np, p.u[0], p.v, work, bytes, NULL, NULL, &rep);
     CHECK_STATUS(st, MVNMF_STATUS_BAD_PARAMETER);
     CHECK(refusal_at(&rep, 3, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+    CHECK(outputs_untouched(&p));
+
+    set_ctx("nmf_fit (one view): a NULL work of nonzero size is argument 6 (work), not 5 (v)");
+    rep = stale_report();
+    st = (uint32_t)mvnmf_nmf_fit(&p.views[0], K, NULL, p.u[0], p.v, NULL, bytes, NULL, NULL, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_NULL_POINTER);
+    CHECK(refusal_at(&rep, 6, SIZE_MAX, SIZE_MAX, SIZE_MAX));
     CHECK(outputs_untouched(&p));
     free(work);
 

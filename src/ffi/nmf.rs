@@ -245,7 +245,7 @@ export! {
         steps::nndsvd_workspace::<f64>((0..vs.count()).map(|i| vs.shape(i)), k)?;
         let n = vs.shape(0).cols;
         let mut us = factors::<*mut f64, _>(u, &vs, k, &[], |p| p.is_null())?;
-        let (vv, wk) = outputs(v, k, n, work, work_bytes)?;
+        let (vv, wk) = outputs(v, k, n, (work, work_bytes), (7, 8))?;
         steps::nndsvd(&vs, k, var, seed, &mut us, vv, wk)?;
         Ok(mvnmf_status::Ok)
     }
@@ -308,7 +308,7 @@ export! {
         // `SIZE_OVERFLOW` when that overflows).
         let cm = bufs(masks, n_views, |i| vs.shape(i).rows.saturating_mul(n), true).arg(6)?;
         let mut us = factors_at(u, &vs, k, &[], |p: *mut T| p.is_null(), 8)?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes).arg(9)?;
+        let (vv, w) = outputs(v, k, n, (work, work_bytes), (9, 10))?;
         let r = with_monitor(progress, user, |m| {
             crate::models::beta::fit_masked(&vs, &cm, k, &p, &mut us, &mut *vv, w, m)
         });

@@ -153,7 +153,7 @@ unsafe fn fit_c<D: ViewDesc>(
         let lab = slice(labels, n).arg(4)?;
         let e = slice_mut(eta, n_views).arg(10)?;
         let mut us = factors_at(u, &vs, k, &[], |p: *mut D::T| p.is_null(), 8)?;
-        let (vv, w) = outputs(v, k, n, work, work_bytes).arg(9)?;
+        let (vv, w) = outputs(v, k, n, (work, work_bytes), (9, 11))?;
         let build = b.resolve(n);
         let r = with_monitor(progress, user, |m| {
             let io = (lab, n_classes, k);

@@ -603,15 +603,19 @@ pub(crate) unsafe fn read_views<'a, D: ViewDesc>(
     c_unsafe!(read_views_at(views, n_views, 0)).map_err(Error::from)
 }
 
-/// The `k × n` encoding buffer and the workspace.
+/// The `k × n` encoding buffer (argument `pos.0`) and the workspace (`work`,
+/// argument `pos.1`).
 pub(crate) unsafe fn outputs<'a, T>(
     v: *mut T,
     k: usize,
     n: usize,
-    work: *mut c_void,
-    work_bytes: usize,
-) -> Result<(&'a mut [T], &'a mut [u8]), Error> {
-    c_unsafe!(Ok((out_ab(v, k, n)?, work_of(work, work_bytes)?)))
+    (work, work_bytes): (*mut c_void, usize),
+    pos: (u32, u32),
+) -> Result<(&'a mut [T], &'a mut [u8]), Located> {
+    c_unsafe!(Ok((
+        out_ab(v, k, n).arg(pos.0)?,
+        work_of(work, work_bytes).arg(pos.1)?
+    )))
 }
 
 /// The arguments a solver's C signature ends with, in their order: `work`,

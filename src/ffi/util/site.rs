@@ -18,7 +18,7 @@ use super::*;
 /// 2. each reader's result is tagged: `read_params(params).arg(5)?`,
 ///    `read_views_at(views, n_views, 1)?` (views at 1, `n_views` at 2: view,
 ///    row and column of a malformed descriptor come with it),
-///    `factors_at(u, &vs, k, &[], null, 6)?`, `outputs(..).arg(7)?`;
+///    `factors_at(u, &vs, k, &[], null, 6)?`, `outputs(v, k, n, (work, work_bytes), (7, 8))?`;
 /// 3. the core's own refusal (after the readers) goes through a [`Site`]
 ///    listing the argument positions: `.map_err(|e| site.blame(e, &vs, &[...]))?`,
 ///    which finds the first bad value of the views (or of factors the call

@@ -19,7 +19,7 @@ pub(crate) enum Bases<T> {
 impl Site {
     /// The rest of a fit's or an encode's body: the views (argument 1), the
     /// bases `u` (argument `at`; `M_v × k` each, or deep stacks when `layers`
-    /// is not empty) and `v` (`at + 1`, `k × N`), the workspace; then `fit` or
+    /// is not empty), `v` (`at + 1`, `k × N`) and the workspace (`at + 2`); then `fit` or
     /// `encode` as `u` says, a refusal located through this site (the fit's
     /// start only under `MVNMF_INIT_GIVEN`), and the report written.
     #[allow(clippy::type_complexity)]
@@ -55,7 +55,7 @@ impl Site {
             let r = match u {
                 Bases::Fit(u) => {
                     let mut us = factors_at(u, &vs, k, layers, |p: *mut D::T| p.is_null(), at)?;
-                    let (vv, w) = outputs(v, k, n, work, work_bytes).arg(at + 1)?;
+                    let (vv, w) = outputs(v, k, n, (work, work_bytes), (at + 1, at + 2))?;
                     let r = with_monitor(progress, user, |m| fit(&vs, &mut us, &mut *vv, w, m));
                     r.map_err(|e| {
                         let start = [given(at, &us), Given::Buf(at + 1, &*vv, k)];
@@ -64,7 +64,7 @@ impl Site {
                 }
                 Bases::Encode(u) => {
                     let us = factors_at(u, &vs, k, layers, |p: *const D::T| p.is_null(), at)?;
-                    let (vv, w) = outputs(v, k, n, work, work_bytes).arg(at + 1)?;
+                    let (vv, w) = outputs(v, k, n, (work, work_bytes), (at + 1, at + 2))?;
                     let r = with_monitor(progress, user, |m| encode(&vs, &us, vv, w, m));
                     r.map_err(|e| self.blame(e, &vs, &[given(at, &us)]))
                 }
