@@ -412,7 +412,7 @@ export! {
             let bad = ii.iter().position(|&i| i >= m).filter(|_| s <= m);
             match (e, bad) {
                 (Error::BadParameter, Some(i)) => {
-                    Located::new(e, Where::entry(usize::MAX, i % s, i / s).or_arg(4))
+                    Located::new(e, Where::entry(usize::MAX, i % s.max(1), i / s.max(1)).or_arg(4))
                 }
                 _ => {
                     let given = if p.init == Init::Given { &start[..] } else { &[] };
