@@ -271,44 +271,38 @@ fn deep_fit(p: &mvnmf_deep_params) -> (S, Vec<Vec<u64>>, Vec<u64>) {
     }
 }
 
+/// `run` given a host pool (whose `ctx` every call checks) calls it and gives
+/// `serial`, the outputs with the default serial runner, bit for bit.
+fn same_with_pool<R: PartialEq>(name: &str, serial: &R, run: impl FnOnce(mvnmf_parallel) -> R) {
+    let mut pool = Pool {
+        magic: MAGIC,
+        calls: 0,
+    };
+    let hosted_out = run(hosted(&mut pool));
+    assert!(pool.calls > 0, "{name}: the host pool was not called");
+    assert!(
+        hosted_out == *serial,
+        "{name}: the host pool changed the outputs"
+    );
+}
+
 #[test]
 fn nn_descent_pools_are_read_in_place() {
     // 2 600 items: NN-descent hands out tasks from 2 048 items on.
     let d = Data::new(2600);
-    let serial = tge_build(&d, &mvnmf_ann_params_default());
-    assert_eq!(serial.0, S::Ok);
-    let mut pool = Pool {
-        magic: MAGIC,
-        calls: 0,
-    };
     let mut ann = mvnmf_ann_params_default();
-    ann.parallel = hosted(&mut pool);
-    let hosted_tge = tge_build(&d, &ann);
-    assert!(
-        pool.calls > 0,
-        "mvnmf_tge_build: the host pool was not called"
-    );
-    assert!(
-        hosted_tge == serial,
-        "mvnmf_tge_build: the host pool changed the graphs"
-    );
-
+    let serial = tge_build(&d, &ann);
+    assert_eq!(serial.0, S::Ok);
+    same_with_pool("mvnmf_tge_build", &serial, |par| {
+        ann.parallel = par;
+        tge_build(&d, &ann)
+    });
     let serial = knn_graph_build(&d, &mvnmf_ann_params_default());
     assert_eq!(serial.0, S::Ok);
-    let mut pool = Pool {
-        magic: MAGIC,
-        calls: 0,
-    };
-    ann.parallel = hosted(&mut pool);
-    let hosted_knn = knn_graph_build(&d, &ann);
-    assert!(
-        pool.calls > 0,
-        "mvnmf_fused_knn_graph_build: the host pool was not called"
-    );
-    assert!(
-        hosted_knn == serial,
-        "mvnmf_fused_knn_graph_build: the host pool changed the graph"
-    );
+    same_with_pool("mvnmf_fused_knn_graph_build", &serial, |par| {
+        ann.parallel = par;
+        knn_graph_build(&d, &ann)
+    });
 }
 
 #[test]
@@ -317,37 +311,16 @@ fn fused_knn_and_deep_pools_are_read_in_place() {
     let mut p = mvnmf_fused_knn_params_default();
     let serial = fused_knn(&d, &p);
     assert_eq!(serial.0, S::Ok);
-    let mut pool = Pool {
-        magic: MAGIC,
-        calls: 0,
-    };
-    p.parallel = hosted(&mut pool);
-    let hosted_knn = fused_knn(&d, &p);
-    assert!(
-        pool.calls > 0,
-        "mvnmf_fused_knn: the host pool was not called"
-    );
-    assert!(
-        hosted_knn == serial,
-        "mvnmf_fused_knn: the host pool changed the lists"
-    );
-
+    same_with_pool("mvnmf_fused_knn", &serial, |par| {
+        p.parallel = par;
+        fused_knn(&d, &p)
+    });
     let mut p = mvnmf_deep_params_default();
     p.top.max_iter = 3;
     let serial = deep_fit(&p);
     assert_eq!(serial.0, S::Ok);
-    let mut pool = Pool {
-        magic: MAGIC,
-        calls: 0,
-    };
-    p.top.parallel = hosted(&mut pool);
-    let hosted_deep = deep_fit(&p);
-    assert!(
-        pool.calls > 0,
-        "mvnmf_deep_fit: the host pool was not called"
-    );
-    assert!(
-        hosted_deep == serial,
-        "mvnmf_deep_fit: the host pool changed the factors"
-    );
+    same_with_pool("mvnmf_deep_fit", &serial, |par| {
+        p.top.parallel = par;
+        deep_fit(&p)
+    });
 }
