@@ -147,9 +147,7 @@ unsafe fn fit_c<D: ViewDesc>(
         let (p, b) = read_all(params).arg(7)?;
         let ks = ckernels(kernels, n_views).arg(3)?;
         let (vs, n) = read_views_at(views, n_views, 1)?;
-        if labels.is_null() {
-            return Err(Located::new(Error::NullPointer, Where::arg(4)));
-        }
+        first_at(Error::NullPointer, &[(labels.is_null(), 4)])?;
         let lab = slice(labels, n).arg(4)?;
         let e = slice_mut(eta, n_views).arg(10)?;
         let mut us = factors_at(u, &vs, k, &[], |p: *mut D::T| p.is_null(), 8)?;

@@ -586,9 +586,7 @@ pub(crate) unsafe fn read_views_at<'a, D: ViewDesc>(
     pos: u32,
 ) -> Result<(CViews<'a, D>, usize), Located> {
     c_unsafe!({
-        if n_views == 0 {
-            return Err(Located::new(Error::ZeroDimension, Where::arg(pos + 1)));
-        }
+        first_at(Error::ZeroDimension, &[(n_views == 0, pos + 1)])?;
         let vs = CViews::located(views, n_views).arg(pos)?;
         let n = vs.shape(0).cols;
         Ok((vs, n))

@@ -19,9 +19,10 @@ pub(crate) enum Bases<T> {
 impl Site {
     /// The rest of a fit's or an encode's body: the views (argument 1), the
     /// bases `u` (argument `at`; `M_v × k` each, or deep stacks when `layers`
-    /// is not empty), `v` (`at + 1`, `k × N`) and the workspace (`at + 2`); then `fit` or
-    /// `encode` as `u` says, a refusal located through this site (the fit's
-    /// start only under `MVNMF_INIT_GIVEN`), and the report written.
+    /// is not empty), `v` (`at + 1`, `k × N`) and the workspace (`at + 2`);
+    /// then `fit` or `encode` as `u` says, a refusal located through this
+    /// site (the fit's start only under `MVNMF_INIT_GIVEN`), and the report
+    /// written.
     #[allow(clippy::type_complexity)]
     pub(crate) unsafe fn solve<D: ViewDesc>(
         &self,
