@@ -1362,26 +1362,14 @@ fn single_rank_comm_is_the_single_process_fit() {
 #[test]
 fn c_abi_explicit_graphs_need_the_exchange() {
     use mvnmf::ffi::{
-        mvnmf_dist_mvsl_fit, mvnmf_dist_mvsl_fit_workspace, mvnmf_graph, mvnmf_mvsl_params_default,
-        MVNMF_GRAPH_CSR,
+        mvnmf_dist_mvsl_fit, mvnmf_dist_mvsl_fit_workspace, mvnmf_mvsl_params_default,
     };
     let d = mfeat(5);
     let k = 4;
     let owned = d.shard(0, d.n, false);
     let views = c_views(&owned);
     let (a, _) = graphs(d.n);
-    let g = mvnmf_graph {
-        kind: MVNMF_GRAPH_CSR,
-        n: d.n,
-        labels: std::ptr::null(),
-        n_classes: 0,
-        affinity_row_ptr: a.rp.as_ptr(),
-        affinity_col_idx: a.ci.as_ptr(),
-        affinity_weights: a.w.as_ptr(),
-        penalty_row_ptr: std::ptr::null(),
-        penalty_col_idx: std::ptr::null(),
-        penalty_weights: std::ptr::null(),
-    };
+    let g = common::capi::csr_graph(d.n, &a.rp, &a.ci, &a.w);
     let mut p = mvnmf_mvsl_params_default();
     p.max_iter = 5;
     let mut u: Vec<Vec<f64>> = d.views.iter().map(|(_, m)| vec![-7.0; m * k]).collect();
@@ -1445,7 +1433,7 @@ fn c_abi_graph_refusals_say_where() {
     // on V at `params` (6).
     use mvnmf::ffi::{
         mvnmf_dist_mvsl_fit, mvnmf_dist_mvsl_fit_workspace, mvnmf_graph, mvnmf_mvsl_params,
-        mvnmf_mvsl_params_default, MVNMF_GRAPH_CSR, MVNMF_GRAPH_SGE,
+        mvnmf_mvsl_params_default, MVNMF_GRAPH_SGE,
     };
     let d = mfeat(5);
     let k = 4;
@@ -1498,18 +1486,7 @@ fn c_abi_graph_refusals_say_where() {
     let mut p = mvnmf_mvsl_params_default();
     p.max_iter = 3;
     let (mut a, _) = graphs(d.n);
-    let csr = |a: &Csr2| mvnmf_graph {
-        kind: MVNMF_GRAPH_CSR,
-        n: d.n,
-        labels: std::ptr::null(),
-        n_classes: 0,
-        affinity_row_ptr: a.rp.as_ptr(),
-        affinity_col_idx: a.ci.as_ptr(),
-        affinity_weights: a.w.as_ptr(),
-        penalty_row_ptr: std::ptr::null(),
-        penalty_col_idx: std::ptr::null(),
-        penalty_weights: std::ptr::null(),
-    };
+    let csr = |a: &Csr2| common::capi::csr_graph(d.n, &a.rp, &a.ci, &a.w);
     assert_eq!(fit(&csr(&a), &p).0, mvnmf_status::Ok);
     // A NaN weight: the graph, not the views.
     a.w[3] = f64::NAN;

@@ -16,7 +16,7 @@ use std::ptr::{null, null_mut};
 use mvnmf::ffi::*;
 
 mod common;
-use common::capi::{dense, uniform};
+use common::capi::{dense, no_graph, uniform};
 
 type S = mvnmf_status;
 
@@ -220,18 +220,7 @@ fn deep_fit(p: &mvnmf_deep_params) -> (S, Vec<Vec<u64>>, Vec<u64>) {
     let (n, rows, layers) = (400usize, [300usize, 200], [20usize, 10]);
     let x = [uniform(rows[0] * n, 31), uniform(rows[1] * n, 32)];
     let views = [dense(&x[0], rows[0], n), dense(&x[1], rows[1], n)];
-    let g = mvnmf_graph {
-        kind: MVNMF_GRAPH_NONE,
-        n,
-        labels: null(),
-        n_classes: 0,
-        affinity_row_ptr: null(),
-        affinity_col_idx: null(),
-        affinity_weights: null(),
-        penalty_row_ptr: null(),
-        penalty_col_idx: null(),
-        penalty_weights: null(),
-    };
+    let g = no_graph(n);
     unsafe {
         let (vp, lp, mut bytes) = (views.as_ptr(), layers.as_ptr(), 0);
         assert_eq!(

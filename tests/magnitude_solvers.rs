@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::ptr::{null, null_mut};
+use std::ptr::null_mut;
 
 use common::capi::*;
 use mvnmf::ffi::*;
@@ -97,21 +97,6 @@ fn untouched(bufs: &[Vec<f64>]) -> bool {
 
 fn all_finite(bufs: &[Vec<f64>]) -> bool {
     bufs.iter().flatten().all(|x| x.is_finite())
-}
-
-fn no_graph(n: usize) -> mvnmf_graph {
-    mvnmf_graph {
-        kind: MVNMF_GRAPH_NONE,
-        n,
-        labels: null(),
-        n_classes: 0,
-        affinity_row_ptr: null(),
-        affinity_col_idx: null(),
-        affinity_weights: null(),
-        penalty_row_ptr: null(),
-        penalty_col_idx: null(),
-        penalty_weights: null(),
-    }
 }
 
 fn sge(labels: &[u32], c: usize) -> mvnmf_graph {

@@ -84,18 +84,7 @@ fn deep_encode_checks_workspace_before_reading_u() {
         S::Ok
     );
     let dp = unsafe { dp.assume_init() };
-    let graph = mvnmf_graph {
-        kind: MVNMF_GRAPH_NONE,
-        n,
-        labels: null(),
-        n_classes: 0,
-        affinity_row_ptr: null(),
-        affinity_col_idx: null(),
-        affinity_weights: null(),
-        penalty_row_ptr: null(),
-        penalty_col_idx: null(),
-        penalty_weights: null(),
-    };
+    let graph = no_graph(n);
     let w = bytes(|b| unsafe {
         mvnmf_deep_encode_workspace(views.as_ptr(), 1, &graph, layers.as_ptr(), 2, &dp, b)
     });
@@ -436,18 +425,7 @@ fn refusal_says_argument_view_row_and_column() {
     // C ABI: the same data (negative removed) through mvnmf_mvsl_fit.
     xs[1][4 * m[1] + 2] = 0.5;
     let cviews: Vec<mvnmf_view> = (0..3).map(|v| dense(&xs[v], m[v], n)).collect();
-    let graph = mvnmf_graph {
-        kind: MVNMF_GRAPH_NONE,
-        n,
-        labels: null(),
-        n_classes: 0,
-        affinity_row_ptr: null(),
-        affinity_col_idx: null(),
-        affinity_weights: null(),
-        penalty_row_ptr: null(),
-        penalty_col_idx: null(),
-        penalty_weights: null(),
-    };
+    let graph = no_graph(n);
     let k = 2;
     let mut w =
         bytes(|b| unsafe { mvnmf_mvsl_fit_workspace(cviews.as_ptr(), 3, &graph, k, null(), b) });

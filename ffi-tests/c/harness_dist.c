@@ -797,16 +797,8 @@ static void where_call(where_rank_t *w, const mvnmf_dist_comm *comm, const mvnmf
     void *work;
     mvnmf_status qs;
 
-    memset(views, 0, sizeof views);
-    views[0].kind = MVNMF_VIEW_DENSE;
-    views[0].rows = M1;
-    views[0].cols = n;
-    views[0].values = w->x1 + w->a * M1;
-    views[0].col_stride = M1;
-    views[1] = views[0];
-    views[1].rows = M2;
-    views[1].values = w->x2 + w->a * M2;
-    views[1].col_stride = M2;
+    views[0] = dense_view(w->x1 + w->a * M1, M1, n);
+    views[1] = dense_view(w->x2 + w->a * M2, M2, n);
     memset(&g, 0, sizeof g);
     g.kind = MVNMF_GRAPH_SGE;
     g.n = n;

@@ -490,6 +490,15 @@ static uint32_t mvel_call(const uint8_t *y, size_t r, const mvnmf_mvel_params *p
     return st;
 }
 
+/* mvnmf_mvel_fit_anchored on MC labels at dimension MR, its report made stale first. */
+static uint32_t anchored_call(const uint8_t *y, size_t n, const size_t *idx, const double *z, size_t s, size_t m,
+                              const mvnmf_mvel_params *par, double *q, double *a, void *work, size_t bytes,
+                              mvnmf_report *rep)
+{
+    *rep = stale_report();
+    return (uint32_t)mvnmf_mvel_fit_anchored(y, MC, n, idx, z, s, m, MR, par, q, a, work, bytes, NULL, NULL, rep);
+}
+
 static void test_mvel(void)
 {
     uint8_t y[MC * N];
@@ -604,41 +613,34 @@ static void test_mvel(void)
 
     set_ctx("mvel_fit_anchored: a NaN weight is argument 5 at its slot and item");
     z[3 * MS + 1] = NAN;
-    rep = stale_report();
-    st = (uint32_t)mvnmf_mvel_fit_anchored(y, MC, N, idx, z, MS, MM, MR, NULL, q, a, work, bytes, NULL, NULL, &rep);
+    st = anchored_call(y, N, idx, z, MS, MM, NULL, q, a, work, bytes, &rep);
     CHECK_STATUS(st, MVNMF_STATUS_NON_FINITE_INPUT);
     CHECK(refusal_at(&rep, 5, SIZE_MAX, 1, 3));
     z[3 * MS + 1] = 0.5;
 
     set_ctx("mvel_fit_anchored: an anchor index >= m is argument 4 at its slot and item");
     idx[2 * MS + 0] = MM;
-    rep = stale_report();
-    st = (uint32_t)mvnmf_mvel_fit_anchored(y, MC, N, idx, z, MS, MM, MR, NULL, q, a, work, bytes, NULL, NULL, &rep);
+    st = anchored_call(y, N, idx, z, MS, MM, NULL, q, a, work, bytes, &rep);
     CHECK_STATUS(st, MVNMF_STATUS_BAD_PARAMETER);
     CHECK(refusal_at(&rep, 4, SIZE_MAX, 0, 2));
     idx[2 * MS + 0] = 2 % MM;
 
     set_ctx("mvel_fit_anchored: s > m is argument 6, m = 0 argument 7, params argument 9");
-    rep = stale_report();
-    st = (uint32_t)mvnmf_mvel_fit_anchored(y, MC, N / 2, idx, z, MM + 1, MM, MR, NULL, q, a, work, bytes, NULL,
-                                           NULL, &rep);
+    st = anchored_call(y, N / 2, idx, z, MM + 1, MM, NULL, q, a, work, bytes, &rep);
     CHECK_STATUS(st, MVNMF_STATUS_BAD_PARAMETER);
     CHECK(refusal_at(&rep, 6, SIZE_MAX, SIZE_MAX, SIZE_MAX));
-    rep = stale_report();
-    st = (uint32_t)mvnmf_mvel_fit_anchored(y, MC, N, idx, z, MS, 0, MR, NULL, q, a, work, bytes, NULL, NULL, &rep);
+    st = anchored_call(y, N, idx, z, MS, 0, NULL, q, a, work, bytes, &rep);
     CHECK_STATUS(st, MVNMF_STATUS_ZERO_DIMENSION);
     CHECK(refusal_at(&rep, 7, SIZE_MAX, SIZE_MAX, SIZE_MAX));
     par.theta2 = -1.0;
-    rep = stale_report();
-    st = (uint32_t)mvnmf_mvel_fit_anchored(y, MC, N, idx, z, MS, MM, MR, &par, q, a, work, bytes, NULL, NULL, &rep);
+    st = anchored_call(y, N, idx, z, MS, MM, &par, q, a, work, bytes, &rep);
     CHECK_STATUS(st, MVNMF_STATUS_BAD_PARAMETER);
     CHECK(refusal_at(&rep, 9, SIZE_MAX, SIZE_MAX, SIZE_MAX));
     par.theta2 = 0.1;
     CHECK(UNTOUCHED() && all_sentinel(a, MR * MM));
 
     set_ctx("mvel_fit_anchored: success says where_arg 0");
-    rep = stale_report();
-    st = (uint32_t)mvnmf_mvel_fit_anchored(y, MC, N, idx, z, MS, MM, MR, NULL, q, a, work, bytes, NULL, NULL, &rep);
+    st = anchored_call(y, N, idx, z, MS, MM, NULL, q, a, work, bytes, &rep);
     CHECK_STATUS(st, MVNMF_STATUS_OK);
     CHECK(rep.where_arg == 0);
     free(work);

@@ -8,6 +8,38 @@ use mvnmf::ffi::*;
 
 pub type S = mvnmf_status;
 
+/// A graph descriptor of `kind` over `n` items with no arrays (`MVNMF_GRAPH_NONE`; fill
+/// in the fields the kind reads).
+pub fn graph(kind: u32, n: usize) -> mvnmf_graph {
+    mvnmf_graph {
+        kind,
+        n,
+        labels: null(),
+        n_classes: 0,
+        affinity_row_ptr: null(),
+        affinity_col_idx: null(),
+        affinity_weights: null(),
+        penalty_row_ptr: null(),
+        penalty_col_idx: null(),
+        penalty_weights: null(),
+    }
+}
+
+/// No graph over `n` items.
+pub fn no_graph(n: usize) -> mvnmf_graph {
+    graph(MVNMF_GRAPH_NONE, n)
+}
+
+/// An affinity graph in CSR over `n` items (no penalty graph).
+pub fn csr_graph(n: usize, row_ptr: &[usize], col_idx: &[usize], weights: &[f64]) -> mvnmf_graph {
+    mvnmf_graph {
+        affinity_row_ptr: row_ptr.as_ptr(),
+        affinity_col_idx: col_idx.as_ptr(),
+        affinity_weights: weights.as_ptr(),
+        ..graph(MVNMF_GRAPH_CSR, n)
+    }
+}
+
 pub fn dense(x: &[f64], rows: usize, cols: usize) -> mvnmf_view {
     assert_eq!(x.len(), rows * cols);
     mvnmf_view {
