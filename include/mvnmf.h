@@ -397,56 +397,70 @@ enum mvnmf_status
  {
   // Success.
   MVNMF_STATUS_OK = 0,
-  // A required pointer was NULL.
+  // A required pointer was NULL (C ABI only).
   MVNMF_STATUS_NULL_POINTER = 1,
-  // A dimension (rows, items, views) is zero.
+  // A dimension is zero (rows, columns, number of views).
   MVNMF_STATUS_ZERO_DIMENSION = 2,
-  // Dimensions disagree.
+  // Dimensions disagree (views with different numbers of items, a factor or
+  // output buffer whose length is not the documented size).
   MVNMF_STATUS_DIMENSION_MISMATCH = 3,
-  // A size computation overflows.
+  // A size computation (`rows*cols`, workspace bytes, ...) overflows `usize` (`size_t`).
   MVNMF_STATUS_SIZE_OVERFLOW = 4,
-  // A buffer is too short for its shape and stride.
+  // A buffer is too short for its shape and stride (`col_stride < rows`, or a
+  // data slice shorter than `(cols-1)*col_stride + rows`).
   MVNMF_STATUS_BUFFER_TOO_SHORT = 5,
-  // The rank K must be at least 1.
+  // The rank `K` is zero.
   MVNMF_STATUS_BAD_RANK = 6,
-  // A value is negative where the model needs nonnegative data.
+  // The model needs nonnegative data and a value is negative.
   MVNMF_STATUS_NEGATIVE_INPUT = 7,
   // A value is NaN or infinite.
   MVNMF_STATUS_NON_FINITE_INPUT = 8,
-  // A label is out of range (a class, or a 0/1 flag — relevance, multi-label
-  // entry, item mask — that is neither 0 nor 1).
+  // A label is out of range: a class label, or a byte of a 0/1 flag array (relevance
+  // flags, multi-label targets and decisions, item masks) that is neither 0 nor 1.
   MVNMF_STATUS_BAD_LABEL = 9,
-  // Too few labeled items.
+  // Too few labeled items for what was asked (e.g. neighbourhood sizes).
   MVNMF_STATUS_TOO_FEW_LABELED = 10,
-  // A parameter is out of range.
+  // A parameter is out of its range (negative tolerance or ε, `vmax <= 0`,
+  // an unknown enum value, ...).
   MVNMF_STATUS_BAD_PARAMETER = 11,
-  // Malformed CSC matrix.
+  // A CSC matrix is malformed (`col_ptr` not starting at 0 or decreasing,
+  // row indices out of range or not strictly increasing within a column).
   MVNMF_STATUS_MALFORMED_CSC = 12,
   // The workspace is smaller than its query said.
   MVNMF_STATUS_WORKSPACE_TOO_SMALL = 13,
-  // The progress callback asked to stop; outputs hold the last complete iterate.
+  // The progress callback asked to stop; the outputs hold the last complete
+  // iterate (a C status: the Rust API reports it as `Stop::Cancelled` in an
+  // `Ok` report).
   MVNMF_STATUS_CANCELLED = 14,
-  // A bug in mvnmf was caught at the boundary. Also a factorization fit
-  // whose objective or factors became non-finite (issue 31: never OK with
-  // NaN; the outputs then hold the iterate where it was found).
+  // An internal invariant failed: a bug in mvnmf (a checked read that
+  // validation should have made impossible, or a panic caught at the C
+  // boundary). Please report it. Also the factorization solvers'
+  // finite-output check: a solver whose objective or returned factors are
+  // not finite never returns OK but this, with the outputs holding the
+  // iterate where it was found (the magnitude rules make it impossible).
   MVNMF_STATUS_INTERNAL = 15,
-  // A retrieval query is all zero (no term of the vocabulary).
+  // A retrieval query is all zero: no term of the vocabulary to rank by
+  // (e.g. a keyword query whose words are all outside the vocabulary).
   MVNMF_STATUS_EMPTY_QUERY = 16,
-  // The data are too large for a factorization solver: half the sum of the
-  // squares of all views above 2^999 (about 5e300; entries beyond about 1e150),
-  // where the objective is not representable. Divide the views by a common factor.
+  // The data are too large for the factorization solvers: `½ Σ_v ‖X^(v)‖²_F`
+  // above `2^999` (about `5e300`, i.e. entries beyond about `1e150`), where
+  // the objective would not be representable. Divide the views by a common
+  // factor.
   MVNMF_STATUS_INPUT_TOO_LARGE = 17,
-  // The `parallel_for` callback of `mvnmf_parallel` did not run every task
-  // exactly once; the outputs may be incomplete.
+  // The host's `parallel_for` (`mvnmf_parallel`) did not run every task
+  // exactly once: the outputs may be incomplete. Check the callback.
   MVNMF_STATUS_PARALLEL_FOR = 18,
-  // A distributed run: another rank refused its input (nothing written on
-  // any rank) or its communication callback failed or did not deliver, or
-  // the ranks disagree on the shapes; every rank left after the same call.
+  // A distributed run: another rank refused its input (or
+  // the ranks disagree on the shapes: rank, views, features, classes), so
+  // every rank stops before writing anything, or another rank's
+  // communication callback failed; that rank's status says why. Every rank
+  // leaves after the same call.
   MVNMF_STATUS_PEER_FAILED = 19,
-  // A distributed run: this rank's communication callback returned nonzero
-  // or did not deliver (a receive buffer left unwritten, status words or
-  // counts no peer sent); the other ranks return `PEER_FAILED` after the
-  // same call.
+  // A distributed run: this rank's communication callback reported a
+  // failure or did not deliver (a receive buffer left unwritten, status
+  // words or counts that no peer sent); the others return `PeerFailed`
+  // (`MVNMF_STATUS_PEER_FAILED`) after the same call. Before the start nothing is written; later the
+  // outputs hold a partial iterate.
   MVNMF_STATUS_COMM_FAILED = 20,
 };
 #ifndef __cplusplus
@@ -539,11 +553,14 @@ typedef struct mvnmf_kmeans_report {
 
 // Decision metrics of a multi-label prediction (`mvnmf_multilabel_metrics`).
 typedef struct mvnmf_multilabel_scores {
-  // Mean per-label F1 (a label never true nor predicted has F1 = 0).
+  // Mean over labels of `F1_l = 2TP_l / (2TP_l + FP_l + FN_l)`; a label
+  // with no true and no predicted positive has `F1 = 0` (scikit-learn's
+  // `f1_score(average="macro")` with its default `zero_division`).
   double macro_f1;
-  // F1 of the pooled counts.
+  // `2ΣTP / (2ΣTP + ΣFP + ΣFN)` over all labels and items (0 when the
+  // denominator is 0).
   double micro_f1;
-  // Fraction of wrong label decisions.
+  // The fraction of the `n_labels · n_items` label decisions that are wrong.
   double hamming_loss;
 } mvnmf_multilabel_scores;
 
@@ -780,25 +797,26 @@ typedef struct mvnmf_kernel {
   double gamma;
 } mvnmf_kernel;
 
-// What `mvnmf_mkl_weights` reports.
+// What `mkl_weights` reports.
 typedef struct mvnmf_mkl_report {
   // The absolute ridge `lambda · mean(diag G)`.
   double ridge;
   // `mean_v G_vv`.
   double mean_diag;
-  // Alignment loss `Σ t_ij (K(i,j) − K_ideal(i,j))² + ridge ‖η‖²` at the solution.
+  // The alignment loss at `η`: `Σ t_ij (K(i,j) − K_ideal(i,j))² + ridge·‖η‖²`.
   double loss;
-  // Relative KKT residual of the simplex QP (about 1e-15..1e-12).
+  // The simplex QP's relative KKT residual (about 1e-15..1e-12).
   double kkt_residual;
   // Views with nonzero weight.
   size_t support;
 } mvnmf_mkl_report;
 
-// What `mvnmf_simplex_qp` reports.
+// What `simplex_qp` reports.
 typedef struct mvnmf_qp_report {
-  // `ηᵀAη − 2bᵀη`.
+  // `ηᵀAη − 2bᵀη` at the solution.
   double objective;
-  // Relative KKT residual.
+  // The KKT residual, relative to `max(max|A|, max|b|)`: stationarity on the support,
+  // dual feasibility off it, `|Σ η − 1|` (negative entries cannot occur). About 1e-15..1e-12.
   double kkt_residual;
   // Nonzero weights.
   size_t support;
@@ -1109,9 +1127,9 @@ typedef struct mvnmf_dist_comm {
   mvnmf_allgather_fn allgather;
 } mvnmf_dist_comm;
 
-// What one rank passed to its allreduce: calls and `double` words, for the
-// set-up (up to the start's objective) and for the iterations (after it,
-// the monitor's stop votes included). Bytes are `8 ×` the words.
+// What one rank passed to its allreduce: calls and 8-byte words, for the
+// set-up (up to and including the start's objective) and for the
+// iterations (everything after it, the monitor's stop votes included).
 typedef struct mvnmf_dist_traffic {
   // Allreduce calls of the set-up.
   uint64_t setup_calls;
@@ -1123,28 +1141,28 @@ typedef struct mvnmf_dist_traffic {
   uint64_t iter_words;
   // Exchange calls of the set-up (explicit graphs only).
   uint64_t setup_exchange_calls;
-  // Words sent through the exchange in the set-up.
+  // Words this rank sent through the exchange in the set-up.
   uint64_t setup_exchange_words;
   // Exchange calls of the iterations.
   uint64_t iter_exchange_calls;
-  // Words sent through the exchange in the iterations.
+  // Words this rank sent through the exchange in the iterations.
   uint64_t iter_exchange_words;
-  // Items of this rank whose columns of V other ranks read (k words each,
-  // every V-step).
+  // Items of this rank whose columns of `V` other ranks read (the halo this
+  // rank sends: `k` words each, every V-step).
   uint64_t halo_sent;
-  // Items of other ranks whose columns this rank reads.
+  // Items of other ranks this rank reads (the halo it receives).
   uint64_t halo_received;
 } mvnmf_dist_traffic;
 
-// What one rank passed to its communicator while `mvnmf_dist_tge` built the
-// graph (8-byte words; the model: README, "Across machines (MPI)").
+// What one rank passed to its communicator while `tge` built the graph
+// (8-byte words).
 typedef struct mvnmf_dist_graph_traffic {
   // Allreduce calls.
   uint64_t allreduce_calls;
   // Words passed to them.
   uint64_t allreduce_words;
-  // All-gather calls (counted at the library's side: with a NULL
-  // `allgather` each one is an allreduce of the gathered length).
+  // All-gather calls (counted at the library's side: with no `allgather`
+  // callback each one is an allreduce of the gathered length).
   uint64_t allgather_calls;
   // Words this rank contributed to them.
   uint64_t allgather_sent;
@@ -1154,9 +1172,10 @@ typedef struct mvnmf_dist_graph_traffic {
   uint64_t exchange_calls;
   // Words this rank sent through them.
   uint64_t exchange_sent;
-  // Neighbour-list edges from this rank's items to other ranks' items.
+  // Neighbour-list edges `i → j` from this rank's items to other ranks'
+  // (sent to `j`'s rank, 2 words each).
   uint64_t edges_sent;
-  // Such edges received.
+  // Such edges received from other ranks.
   uint64_t edges_received;
 } mvnmf_dist_graph_traffic;
 

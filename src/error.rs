@@ -5,11 +5,11 @@
 
 use core::fmt;
 
-/// The one list of statuses: for each, its Rust doc, name, stable code and
+/// The one list of statuses: for each, its doc, name, stable code and
 /// message. It gives [`Error`], [`Error::ALL`], [`Error::code`],
-/// [`Error::from_code`] and both messages; the C enum `mvnmf_status`
-/// (`src/ffi/status.rs`) maps from it by name through `error_list!`, so
-/// a status missing there does not compile.
+/// [`Error::from_code`] and both messages, and (`src/ffi/types.rs`, through
+/// `error_list!`) the C enum `mvnmf_status` with the same docs and its
+/// conversion from [`Error`]: the docs speak to Rust and C callers alike.
 macro_rules! errors {
     ($($(#[$doc:meta])* $name:ident = $code:literal, $msg:literal;)*) => {
         /// What was wrong. Each variant has a stable code ([`Error::code`]) and a static
@@ -57,7 +57,7 @@ macro_rules! error_list {
             /// output buffer whose length is not the documented size).
             DimensionMismatch = 3,
                 "dimensions disagree (views with different item counts, or a buffer not of its documented size)";
-            /// A size computation (`rows*cols`, workspace bytes, ...) overflows `usize`.
+            /// A size computation (`rows*cols`, workspace bytes, ...) overflows `usize` (`size_t`).
             SizeOverflow = 4,
                 "a size computation overflows (rows*cols or workspace bytes)";
             /// A buffer is too short for its shape and stride (`col_stride < rows`, or a
@@ -91,17 +91,17 @@ macro_rules! error_list {
             /// The workspace is smaller than its query said.
             WorkspaceTooSmall = 13,
                 "the workspace is smaller than the workspace query returned";
-            /// The monitor asked to stop (C ABI status; the Rust API reports it as
-            /// [`crate::Stop::Cancelled`] in an `Ok` report).
+            /// The progress callback asked to stop; the outputs hold the last complete
+            /// iterate (a C status: the Rust API reports it as `Stop::Cancelled` in an
+            /// `Ok` report).
             Cancelled = 14,
                 "stopped by the progress callback; outputs hold the last complete iterate";
             /// An internal invariant failed: a bug in mvnmf (a checked read that
             /// validation should have made impossible, or a panic caught at the C
             /// boundary). Please report it. Also the factorization solvers'
-            /// finite-output check (issue 31): a solver whose objective or returned
-            /// factors are not finite never returns OK but this, with the outputs
-            /// holding the iterate where it was found (the magnitude rules make it
-            /// impossible; `steps::scale`).
+            /// finite-output check: a solver whose objective or returned factors are
+            /// not finite never returns OK but this, with the outputs holding the
+            /// iterate where it was found (the magnitude rules make it impossible).
             Internal = 15,
                 "internal error: an invariant of mvnmf failed (a bug; please report it)";
             /// A retrieval query is all zero: no term of the vocabulary to rank by
@@ -110,15 +110,15 @@ macro_rules! error_list {
                 "a query is all zero: none of its terms is in the vocabulary";
             /// The data are too large for the factorization solvers: `½ Σ_v ‖X^(v)‖²_F`
             /// above `2^999` (about `5e300`, i.e. entries beyond about `1e150`), where
-            /// the objective would not be representable (issue 15). Divide the views by a
-            /// common factor.
+            /// the objective would not be representable. Divide the views by a common
+            /// factor.
             InputTooLarge = 17,
                 "the data are too large for the solver (half the sum of squares of all views above 2^999, about 5e300): divide the views by a common factor";
-            /// The host's `parallel_for` did not run every task exactly once (issue
-            /// 18): the outputs may be incomplete. Check the callback.
+            /// The host's `parallel_for` (`mvnmf_parallel`) did not run every task
+            /// exactly once: the outputs may be incomplete. Check the callback.
             ParallelFor = 18,
                 "the parallel_for callback did not run every task exactly once: the outputs may be incomplete";
-            /// A distributed run (`models::dist`): another rank refused its input (or
+            /// A distributed run: another rank refused its input (or
             /// the ranks disagree on the shapes: rank, views, features, classes), so
             /// every rank stops before writing anything, or another rank's
             /// communication callback failed; that rank's status says why. Every rank
@@ -127,8 +127,8 @@ macro_rules! error_list {
                 "another rank of a distributed run refused its input or its communication failed, or the ranks disagree on the shapes; every rank left after the same call";
             /// A distributed run: this rank's communication callback reported a
             /// failure or did not deliver (a receive buffer left unwritten, status
-            /// words or counts that no peer sent); the others return [`Error::PeerFailed`]
-            /// after the same call. Before the start nothing is written; later the
+            /// words or counts that no peer sent); the others return `PeerFailed`
+            /// (`MVNMF_STATUS_PEER_FAILED`) after the same call. Before the start nothing is written; later the
             /// outputs hold a partial iterate.
             CommFailed = 20,
                 "a communication callback of a distributed run failed or did not deliver on this rank; every rank left after the same call";

@@ -623,7 +623,7 @@ fn evaluate_split_knn_rule_and_errors() {
     };
     let mut s = mvnmf_split_scores::default();
     assert_eq!(call(flags.as_ptr(), &mut s, &mut w), S::Ok);
-    assert_eq!(s, r.into());
+    assert_eq!(s, r);
     flags[n / 2] = 2;
     let before = s;
     assert_eq!(call(flags.as_ptr(), &mut s, &mut w), S::BadParameter);

@@ -12,7 +12,10 @@ use crate::linalg::select::sort_by;
 use crate::linalg::set_at;
 use crate::work::{Stack, WorkReq};
 
-/// Decision metrics of a multi-label prediction.
+/// Decision metrics of a multi-label prediction (`mvnmf_multilabel_metrics`).
+// `repr(C)`: the C ABI hands it out as it is, as `mvnmf_multilabel_scores`, with these docs
+// (so they speak of the C calls too).
+#[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct MultilabelScores {
     /// Mean over labels of `F1_l = 2TP_l / (2TP_l + FP_l + FN_l)`; a label
@@ -22,7 +25,7 @@ pub struct MultilabelScores {
     /// `2ΣTP / (2ΣTP + ΣFP + ΣFN)` over all labels and items (0 when the
     /// denominator is 0).
     pub micro_f1: f64,
-    /// The fraction of the `c·n` label decisions that are wrong.
+    /// The fraction of the `n_labels · n_items` label decisions that are wrong.
     pub hamming_loss: f64,
 }
 

@@ -51,6 +51,9 @@ impl EvalParams {
 }
 
 /// The scores of one encoding on one split.
+// `repr(C)`: the C ABI hands it out as it is, as `mvnmf_split_scores`, with these docs
+// (so they speak of the C calls too).
+#[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct SplitScores {
     /// kNN accuracy of the test items from the labeled items' encodings.
@@ -59,16 +62,19 @@ pub struct SplitScores {
     pub kmeans_accuracy: f64,
     /// k-means NMI of the test items.
     pub kmeans_nmi: f64,
-    /// The `k` the classifier used ([`knn_k_for`]).
+    /// The `k` the kNN classifier used.
     pub knn_k: usize,
 }
 
-/// Mean ± std over the splits of one labeled fraction ([`summarize_scores`]).
+/// Mean ± population std over the splits of one labeled fraction.
+// `repr(C)`: the C ABI hands it out as it is, as `mvnmf_score_summary`, with these docs
+// (so they speak of the C calls too).
+#[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct ScoreSummary {
     /// Mean kNN accuracy.
     pub knn_mean: f64,
-    /// Its population std.
+    /// Its population std (numpy's `np.std`).
     pub knn_std: f64,
     /// Mean k-means accuracy.
     pub kmeans_accuracy_mean: f64,

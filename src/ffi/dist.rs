@@ -92,50 +92,10 @@ pub struct mvnmf_dist_comm {
     pub allgather: mvnmf_allgather_fn,
 }
 
-/// What one rank passed to its allreduce: calls and `double` words, for the
-/// set-up (up to the start's objective) and for the iterations (after it,
-/// the monitor's stop votes included). Bytes are `8 ×` the words.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct mvnmf_dist_traffic {
-    /// Allreduce calls of the set-up.
-    pub setup_calls: u64,
-    /// Words of the set-up.
-    pub setup_words: u64,
-    /// Allreduce calls of the iterations.
-    pub iter_calls: u64,
-    /// Words of the iterations.
-    pub iter_words: u64,
-    /// Exchange calls of the set-up (explicit graphs only).
-    pub setup_exchange_calls: u64,
-    /// Words sent through the exchange in the set-up.
-    pub setup_exchange_words: u64,
-    /// Exchange calls of the iterations.
-    pub iter_exchange_calls: u64,
-    /// Words sent through the exchange in the iterations.
-    pub iter_exchange_words: u64,
-    /// Items of this rank whose columns of V other ranks read (k words each,
-    /// every V-step).
-    pub halo_sent: u64,
-    /// Items of other ranks whose columns this rank reads.
-    pub halo_received: u64,
-}
-
-mirror!(
-    mvnmf_dist_traffic
-        <= Traffic {
-            setup_calls,
-            setup_words,
-            iter_calls,
-            iter_words,
-            setup_exchange_calls,
-            setup_exchange_words,
-            iter_exchange_calls,
-            iter_exchange_words,
-            halo_sent,
-            halo_received,
-        }
-);
+// The core's own structs, under their C names for Rust callers.
+pub use crate::models::dist::{
+    GraphTraffic as mvnmf_dist_graph_traffic, Traffic as mvnmf_dist_traffic,
+};
 
 /// The C communicator as a [`Comm`].
 pub(super) struct CComm {
@@ -368,7 +328,7 @@ unsafe fn fit_dist<'a, T: Real, D: ViewDesc<T = T>, P>(
     k: usize,
     (u, v, site, at): (*const *mut T, *mut T, Site, u32),
     (work, work_bytes, progress, user, report): Tail,
-    traffic: *mut mvnmf_dist_traffic,
+    traffic: *mut Traffic,
     read: impl FnOnce(&CComm) -> Result<(DistGraph<'a>, P), Located>,
     problem: impl FnOnce(&P) -> Problem<'_>,
 ) -> Result<mvnmf_status, Located> {
@@ -395,7 +355,7 @@ unsafe fn fit_dist<'a, T: Real, D: ViewDesc<T = T>, P>(
     };
     c_unsafe! {
         shell(comm, dist::refuse, fit, |r| {
-            put_opt(traffic, r.traffic.into());
+            put_opt(traffic, r.traffic);
             finish(r.report, report).arg(0)
         })
     }
@@ -458,7 +418,7 @@ export! {
         u: *const *mut T = "`n_views` pointers to `rows_v × k` values each",
         v: *mut T = "`k × N_r`",
         ..solver(work, work_bytes, progress, user, report),
-        traffic: *mut mvnmf_dist_traffic = "one struct",
+        traffic: *mut Traffic = "one struct",
     ) at report {
         let tail = (work, work_bytes, progress, user, report);
         let read = |_: &CComm| Ok((DistGraph::None, read_params(params).arg(5)?));
@@ -514,7 +474,7 @@ export! {
         u: *const *mut T = "`n_views` pointers to `rows_v × k` values each",
         v: *mut T = "`k × N_r`",
         ..solver(work, work_bytes, progress, user, report),
-        traffic: *mut mvnmf_dist_traffic = "one struct",
+        traffic: *mut Traffic = "one struct",
     ) at report {
         let read = |cm: &CComm| {
             let p: MvslParams = read_params(params).arg(6)?;
@@ -613,7 +573,7 @@ pub(super) unsafe fn run_tge(
     graphs: [*const mvnmf_csr_buffers; 2],
     nnz: [*mut usize; 2],
     (work, work_bytes): (*mut c_void, usize),
-    traffic: *mut mvnmf_dist_graph_traffic,
+    traffic: *mut GraphTraffic,
     build: impl FnOnce(&mut CComm, TgeIn<'_>) -> Result<dist::DistGraphReport, Error>,
 ) -> mvnmf_status {
     let read = |cm: &CComm| {
@@ -651,53 +611,12 @@ pub(super) unsafe fn run_tge(
                 let [affinity_nnz, penalty_nnz] = nnz;
                 *affinity_nnz = r.nnz.affinity;
                 *penalty_nnz = r.nnz.penalty;
-                put_opt(traffic, r.traffic.into());
+                put_opt(traffic, r.traffic);
                 Ok(mvnmf_status::Ok)
             },
         )
     }
 }
-
-/// What one rank passed to its communicator while `mvnmf_dist_tge` built the
-/// graph (8-byte words; the model: README, "Across machines (MPI)").
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct mvnmf_dist_graph_traffic {
-    /// Allreduce calls.
-    pub allreduce_calls: u64,
-    /// Words passed to them.
-    pub allreduce_words: u64,
-    /// All-gather calls (counted at the library's side: with a NULL
-    /// `allgather` each one is an allreduce of the gathered length).
-    pub allgather_calls: u64,
-    /// Words this rank contributed to them.
-    pub allgather_sent: u64,
-    /// Words it received from them (its own part included).
-    pub allgather_received: u64,
-    /// Exchange calls.
-    pub exchange_calls: u64,
-    /// Words this rank sent through them.
-    pub exchange_sent: u64,
-    /// Neighbour-list edges from this rank's items to other ranks' items.
-    pub edges_sent: u64,
-    /// Such edges received.
-    pub edges_received: u64,
-}
-
-mirror!(
-    mvnmf_dist_graph_traffic
-        <= GraphTraffic {
-            allreduce_calls,
-            allreduce_words,
-            allgather_calls,
-            allgather_sent,
-            allgather_received,
-            exchange_calls,
-            exchange_sent,
-            edges_sent,
-            edges_received,
-        }
-);
 
 export! {
     /// Capacities (`col_idx` / `weights` lengths) that always hold one rank's rows
@@ -756,7 +675,7 @@ export! {
         affinity, penalty: *const mvnmf_csr_buffers = "one struct whose buffers hold its capacity",
         affinity_nnz, penalty_nnz: *mut usize = "one `size_t`",
         ..work(work, work_bytes),
-        traffic: *mut mvnmf_dist_graph_traffic = "one struct",
+        traffic: *mut GraphTraffic = "one struct",
     ) {
         Ok(run_tge(comm, (views, n_views), (kernels, eta), (labels, n), (params, None),
             [affinity, penalty], [affinity_nnz, penalty_nnz], (work, work_bytes), traffic,

@@ -8,7 +8,7 @@ use super::dist::run_tge;
 use super::neighbors::read_ann;
 use super::similarity::{any_median, ckernels, clabels, read_graph};
 use super::*;
-use crate::models::dist;
+use crate::models::dist::{self, GraphTraffic};
 
 export! {
     /// The approximate TGE / kNN graph (`mvnmf_tge_build` with
@@ -42,7 +42,7 @@ export! {
         penalty: *const mvnmf_csr_buffers = "one descriptor (its buffers as `mvnmf_csr_buffers` documents for `n_r + 1` rows)",
         affinity_nnz, penalty_nnz: *mut usize = "one size",
         ..work(work, work_bytes),
-        traffic: *mut mvnmf_dist_graph_traffic = "one struct",
+        traffic: *mut GraphTraffic = "one struct",
     ) {
         Ok(run_tge(comm, (views, n_views), (kernels, eta), (labels, n), (params, Some(ann)),
             [affinity, penalty], [affinity_nnz, penalty_nnz], (work, work_bytes), traffic,

@@ -15,7 +15,7 @@ use core::ffi::{c_int, c_void};
 use super::similarity::cmask;
 use super::*;
 use crate::error::Error;
-use crate::eval::{self, KMeansParams, KnnParams, Metric, NmiNorm};
+use crate::eval::{self, KMeansParams, KnnParams, Metric, MultilabelScores, NmiNorm};
 
 /// The label of an item whose class is unknown (`uint32_t`, all bits set).
 pub const MVNMF_UNLABELED: u32 = u32::MAX;
@@ -73,26 +73,7 @@ pub struct mvnmf_kmeans_report {
     pub reseeded: u32,
 }
 
-/// Decision metrics of a multi-label prediction (`mvnmf_multilabel_metrics`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct mvnmf_multilabel_scores {
-    /// Mean per-label F1 (a label never true nor predicted has F1 = 0).
-    pub macro_f1: f64,
-    /// F1 of the pooled counts.
-    pub micro_f1: f64,
-    /// Fraction of wrong label decisions.
-    pub hamming_loss: f64,
-}
-
-mirror!(
-    mvnmf_multilabel_scores
-        <= eval::MultilabelScores {
-            macro_f1,
-            micro_f1,
-            hamming_loss
-        }
-);
+pub use crate::eval::MultilabelScores as mvnmf_multilabel_scores; // its C name
 
 c_enum!(Metric { MVNMF_METRIC_EUCLIDEAN => Euclidean, MVNMF_METRIC_COSINE => Cosine });
 
@@ -485,11 +466,11 @@ export! {
     fn mvnmf_multilabel_metrics(
         truth, pred: *const u8 = "`n_labels × n_items` bytes",
         n_labels, n_items: usize,
-        scores: *mut mvnmf_multilabel_scores = "one struct",
+        scores: *mut MultilabelScores = "one struct",
     ) {
         require!(scores);
         let (t, p) = mat_pair(truth, pred, n_labels, n_items)?;
-        *scores = eval::multilabel_scores(t, p)?.into();
+        *scores = eval::multilabel_scores(t, p)?;
         Ok(mvnmf_status::Ok)
     };
 

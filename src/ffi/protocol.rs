@@ -8,7 +8,7 @@ use super::eval::*;
 use super::similarity::cmask;
 use super::*;
 use crate::error::Error;
-use crate::eval::{self, CvParams, EvalParams, ProtocolParams};
+use crate::eval::{self, CvParams, EvalParams, ProtocolParams, ScoreSummary, SplitScores};
 
 cparams! {
     /// How `mvnmf_evaluate_split` / `mvnmf_evaluate_protocol` score an encoding;
@@ -27,40 +27,6 @@ cparams! {
     /// The default scoring: kNN k = 9 (Euclidean), k-means with 10 restarts, NMI
     /// normalised by `max(H(C), H(C'))`.
     fn mvnmf_eval_params_default;
-}
-
-/// The scores of one encoding on one split.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct mvnmf_split_scores {
-    /// kNN accuracy of the test items from the labeled items' encodings.
-    pub knn_accuracy: f64,
-    /// k-means clustering accuracy of the test items (best one-to-one map).
-    pub kmeans_accuracy: f64,
-    /// k-means NMI of the test items.
-    pub kmeans_nmi: f64,
-    /// The `k` the kNN classifier used.
-    pub knn_k: usize,
-}
-
-/// Mean ± population std over the splits of one labeled fraction.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct mvnmf_score_summary {
-    /// Mean kNN accuracy.
-    pub knn_mean: f64,
-    /// Its population std (numpy's `np.std`).
-    pub knn_std: f64,
-    /// Mean k-means accuracy.
-    pub kmeans_accuracy_mean: f64,
-    /// Its population std.
-    pub kmeans_accuracy_std: f64,
-    /// Mean k-means NMI.
-    pub kmeans_nmi_mean: f64,
-    /// Its population std.
-    pub kmeans_nmi_std: f64,
-    /// The smallest kNN `k` used over the splits.
-    pub knn_k_min: usize,
 }
 
 cparams! {
@@ -153,21 +119,8 @@ pub struct mvnmf_cv_fit {
 /// cross-validation (`MVNMF_STATUS_CANCELLED`, outputs untouched).
 pub type mvnmf_cv_fit_fn =
     Option<unsafe extern "C" fn(fit: *const mvnmf_cv_fit, v: *mut f64, user: *mut c_void) -> c_int>;
-mirror!(mvnmf_split_scores <=> eval::SplitScores {
-    knn_accuracy, kmeans_accuracy, kmeans_nmi, knn_k,
-});
-mirror!(
-    mvnmf_score_summary
-        <= eval::ScoreSummary {
-            knn_mean,
-            knn_std,
-            kmeans_accuracy_mean,
-            kmeans_accuracy_std,
-            kmeans_nmi_mean,
-            kmeans_nmi_std,
-            knn_k_min,
-        }
-);
+// The core's own structs, under their C names for Rust callers.
+pub use crate::eval::{ScoreSummary as mvnmf_score_summary, SplitScores as mvnmf_split_scores};
 
 /// Calls the caller's fit callback with `c` for the encoding `v`; a nonzero
 /// return stops the run (`MVNMF_STATUS_CANCELLED`).
@@ -212,21 +165,21 @@ export! {
     /// as `mvnmf_evaluate_protocol` writes them); writes `summary[n_fractions]`.
     /// No workspace.
     fn mvnmf_summarize_scores(
-        scores: *const mvnmf_split_scores = "`n_fractions × splits` structs",
+        scores: *const SplitScores = "`n_fractions × splits` structs",
         n_fractions, splits: usize,
-        summary: *mut mvnmf_score_summary = "`n_fractions` structs",
+        summary: *mut ScoreSummary = "`n_fractions` structs",
     ) {
         nonzero!(n_fractions, splits);
         let s = slice_ab(scores, n_fractions, splits)?;
         let out = out_ab(summary, n_fractions, 1)?;
         // Two passes: every fraction is validated before anything is written.
-        let mut one = [eval::ScoreSummary::default()];
+        let mut one = [ScoreSummary::default()];
         for row in s.chunks_exact(splits) {
             eval::summarize_scores(row, splits, &mut one)?;
         }
         for (o, row) in out.iter_mut().zip(s.chunks_exact(splits)) {
             eval::summarize_scores(row, splits, &mut one)?;
-            *o = one[0].into();
+            *o = one[0];
         }
         Ok(mvnmf_status::Ok)
     };
@@ -248,7 +201,7 @@ export! {
         n_classes: usize,
         labeled: *const u8 = "`n` bytes",
         params: *const mvnmf_eval_params,
-        scores: *mut mvnmf_split_scores = "one struct",
+        scores: *mut SplitScores = "one struct",
         ..work(work, work_bytes),
     ) {
         let p = read_params(params)?;
@@ -263,7 +216,7 @@ export! {
         })?;
         let w = work_of(work, work_bytes)?;
         let r = eval::evaluate_split(vs, l, n_classes, mask, &p, w)?;
-        *scores = r.into();
+        *scores = r;
         Ok(mvnmf_status::Ok)
     }
     /// for a `k × n` encoding
@@ -296,7 +249,7 @@ export! {
         fractions: *const f64 = "`n_fractions` doubles",
         n_fractions, k: usize,
         params: *const mvnmf_protocol_params,
-        scores: *mut mvnmf_split_scores = "`n_fractions × splits` structs",
+        scores: *mut SplitScores = "`n_fractions × splits` structs",
         ..work(work, work_bytes),
         fit: mvnmf_protocol_fit_fn,
         user: *mut c_void,

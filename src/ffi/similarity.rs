@@ -15,7 +15,8 @@ use super::*;
 use crate::data::ViewSet;
 use crate::error::Error;
 use crate::graph::{GraphParams, Penalty};
-use crate::similarity::{self, Bandwidth, Kernel, KernelSet, KnnParams, MklParams, Scope};
+use crate::similarity::{self, Bandwidth, Kernel, KernelSet, KnnParams, MklParams, MklReport};
+use crate::similarity::{QpReport, Scope};
 
 /// `mvnmf_kernel.kind`: linear `xᵀy` (normalised: cosine similarity).
 pub const MVNMF_KERNEL_LINEAR: u32 = 0;
@@ -93,52 +94,8 @@ cparams! {
     fn mvnmf_mkl_params_default;
 }
 
-/// What `mvnmf_mkl_weights` reports.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct mvnmf_mkl_report {
-    /// The absolute ridge `lambda · mean(diag G)`.
-    pub ridge: f64,
-    /// `mean_v G_vv`.
-    pub mean_diag: f64,
-    /// Alignment loss `Σ t_ij (K(i,j) − K_ideal(i,j))² + ridge ‖η‖²` at the solution.
-    pub loss: f64,
-    /// Relative KKT residual of the simplex QP (about 1e-15..1e-12).
-    pub kkt_residual: f64,
-    /// Views with nonzero weight.
-    pub support: usize,
-}
-
-/// What `mvnmf_simplex_qp` reports.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct mvnmf_qp_report {
-    /// `ηᵀAη − 2bᵀη`.
-    pub objective: f64,
-    /// Relative KKT residual.
-    pub kkt_residual: f64,
-    /// Nonzero weights.
-    pub support: usize,
-}
-
-mirror!(
-    mvnmf_mkl_report
-        <= similarity::MklReport {
-            ridge,
-            mean_diag,
-            loss,
-            kkt_residual,
-            support
-        }
-);
-mirror!(
-    mvnmf_qp_report
-        <= similarity::QpReport {
-            objective,
-            kkt_residual,
-            support
-        }
-);
+// The core's own structs, under their C names for Rust callers.
+pub use crate::similarity::{MklReport as mvnmf_mkl_report, QpReport as mvnmf_qp_report};
 
 cparams! {
     /// Options of the LDGE / TGE builders; defaults from `mvnmf_graph_params_default()`.
@@ -308,7 +265,7 @@ export! {
         params: *const mvnmf_mkl_params,
         eta: *mut f64 = "`n_views` doubles",
         ..work(work, work_bytes),
-        report: *mut mvnmf_mkl_report,
+        report: *mut MklReport,
     ) {
         let p = read_params(params)?;
         let vs = CViews::new(views, n_views)?;
@@ -318,7 +275,7 @@ export! {
         let e = slice_mut(eta, n_views)?;
         let w = work_of(work, work_bytes)?;
         let r = similarity::mkl_weights(&vs, &ks, lab, n_classes, &p, e, w)?;
-        put_opt(report, r.into());
+        put_opt(report, r);
         Ok(mvnmf_status::Ok)
     }
     /// .
@@ -370,7 +327,7 @@ export! {
         h: usize,
         eta: *mut f64 = "`h` doubles",
         ..work(work, work_bytes),
-        report: *mut mvnmf_qp_report,
+        report: *mut QpReport,
     ) {
         nonzero!(h);
         require!(a, b, eta);
@@ -379,7 +336,7 @@ export! {
         let e = slice_mut(eta, h)?;
         let w = work_of(work, work_bytes)?;
         let r = similarity::simplex_qp(aa, bb, e, w)?;
-        put_opt(report, r.into());
+        put_opt(report, r);
         Ok(mvnmf_status::Ok)
     }
     /// for `h` weights.

@@ -8,69 +8,18 @@ use crate::ffi::util::CField;
 use crate::par::{HostPool, Parallel, Task};
 use crate::steps::{Init, Objective, Phase, Report, Stop, StopRule, Term};
 
-/// Status codes. Values are stable; retired values stay reserved.
-#[repr(u32)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum mvnmf_status {
-    /// Success.
-    Ok = 0,
-    /// A required pointer was NULL.
-    NullPointer = 1,
-    /// A dimension (rows, items, views) is zero.
-    ZeroDimension = 2,
-    /// Dimensions disagree.
-    DimensionMismatch = 3,
-    /// A size computation overflows.
-    SizeOverflow = 4,
-    /// A buffer is too short for its shape and stride.
-    BufferTooShort = 5,
-    /// The rank K must be at least 1.
-    BadRank = 6,
-    /// A value is negative where the model needs nonnegative data.
-    NegativeInput = 7,
-    /// A value is NaN or infinite.
-    NonFiniteInput = 8,
-    /// A label is out of range (a class, or a 0/1 flag — relevance, multi-label
-    /// entry, item mask — that is neither 0 nor 1).
-    BadLabel = 9,
-    /// Too few labeled items.
-    TooFewLabeled = 10,
-    /// A parameter is out of range.
-    BadParameter = 11,
-    /// Malformed CSC matrix.
-    MalformedCsc = 12,
-    /// The workspace is smaller than its query said.
-    WorkspaceTooSmall = 13,
-    /// The progress callback asked to stop; outputs hold the last complete iterate.
-    Cancelled = 14,
-    /// A bug in mvnmf was caught at the boundary. Also a factorization fit
-    /// whose objective or factors became non-finite (issue 31: never OK with
-    /// NaN; the outputs then hold the iterate where it was found).
-    Internal = 15,
-    /// A retrieval query is all zero (no term of the vocabulary).
-    EmptyQuery = 16,
-    /// The data are too large for a factorization solver: half the sum of the
-    /// squares of all views above 2^999 (about 5e300; entries beyond about 1e150),
-    /// where the objective is not representable. Divide the views by a common factor.
-    InputTooLarge = 17,
-    /// The `parallel_for` callback of `mvnmf_parallel` did not run every task
-    /// exactly once; the outputs may be incomplete.
-    ParallelFor = 18,
-    /// A distributed run: another rank refused its input (nothing written on
-    /// any rank) or its communication callback failed or did not deliver, or
-    /// the ranks disagree on the shapes; every rank left after the same call.
-    PeerFailed = 19,
-    /// A distributed run: this rank's communication callback returned nonzero
-    /// or did not deliver (a receive buffer left unwritten, status words or
-    /// counts no peer sent); the other ranks return `PEER_FAILED` after the
-    /// same call.
-    CommFailed = 20,
-}
-
-/// `Error` → `mvnmf_status` by name, from the one list in `src/error.rs`
-/// (a status missing here, or with another code, does not compile).
+/// The C status enum from the one list in `src/error.rs` (`Ok = 0`, then every
+/// `Error` with its code and docs), and `Error` → `mvnmf_status` by name.
 macro_rules! c_status {
     ($($(#[$doc:meta])* $name:ident = $code:literal, $msg:literal;)*) => {
+        /// Status codes. Values are stable; retired values stay reserved.
+        #[repr(u32)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum mvnmf_status {
+            /// Success.
+            Ok = 0,
+            $($(#[$doc])* $name = $code,)*
+        }
         impl From<Error> for mvnmf_status {
             fn from(e: Error) -> Self {
                 match e {
@@ -78,7 +27,6 @@ macro_rules! c_status {
                 }
             }
         }
-        $(const _: () = assert!(mvnmf_status::$name as u32 == $code);)*
     };
 }
 crate::error::error_list!(c_status);

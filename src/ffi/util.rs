@@ -69,27 +69,6 @@ macro_rules! nonzero {
     };
 }
 
-/// `From` between a C struct and the Rust struct it mirrors, field by field:
-/// `mirror!(c_struct <= Rust { a, b })` the C struct from the Rust one, `<=>`
-/// both ways.
-macro_rules! mirror {
-    ($c:ident <= $r:path { $($f:ident),* $(,)? }) => {
-        impl From<$r> for $c {
-            fn from(r: $r) -> Self {
-                $c { $($f: r.$f),* }
-            }
-        }
-    };
-    ($c:ident <=> $r:path { $($f:ident),* $(,)? }) => {
-        mirror!($c <= $r { $($f),* });
-        impl From<$c> for $r {
-            fn from(c: $c) -> Self {
-                Self { $($f: c.$f),* }
-            }
-        }
-    };
-}
-
 use core::ops::ControlFlow;
 
 // The factor and buffer arrays a call takes as C pointer arrays.

@@ -96,20 +96,25 @@ use crate::work::{Stack, WorkReq};
 const CONFIG: usize = 13;
 const _: () = assert!(CONFIG <= MAX_CONFIG);
 
-/// What a rank passed to its communicator during [`tge()`](fn@tge).
+/// What one rank passed to its communicator while `tge` built the graph
+/// (8-byte words).
+// `repr(C)`: the C ABI hands it out as it is, as `mvnmf_dist_graph_traffic`, with these docs
+// (so they speak of the C calls too).
+#[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GraphTraffic {
-    /// [`Comm::allreduce`] calls.
+    /// Allreduce calls.
     pub allreduce_calls: u64,
     /// Words passed to them.
     pub allreduce_words: u64,
-    /// [`Comm::allgather`] calls.
+    /// All-gather calls (counted at the library's side: with no `allgather`
+    /// callback each one is an allreduce of the gathered length).
     pub allgather_calls: u64,
     /// Words this rank contributed to them.
     pub allgather_sent: u64,
     /// Words it received from them (its own part included).
     pub allgather_received: u64,
-    /// [`Comm::exchange`] calls.
+    /// Exchange calls.
     pub exchange_calls: u64,
     /// Words this rank sent through them.
     pub exchange_sent: u64,

@@ -222,9 +222,12 @@ impl DistGraph<'_> {
     }
 }
 
-/// What a rank passed to its [`Comm::allreduce`]: calls and `f64` words, for
-/// the set-up (up to and including the start's objective) and for the
-/// iterations (everything after it, the monitor's votes included).
+/// What one rank passed to its allreduce: calls and 8-byte words, for the
+/// set-up (up to and including the start's objective) and for the
+/// iterations (everything after it, the monitor's stop votes included).
+// `repr(C)`: the C ABI hands it out as it is, as `mvnmf_dist_traffic`, with these docs
+// (so they speak of the C calls too).
+#[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Traffic {
     /// Allreduce calls of the set-up.
@@ -235,16 +238,16 @@ pub struct Traffic {
     pub iter_calls: u64,
     /// Words of the iterations.
     pub iter_words: u64,
-    /// [`Comm::exchange`] calls of the set-up (explicit graphs only).
+    /// Exchange calls of the set-up (explicit graphs only).
     pub setup_exchange_calls: u64,
-    /// Words this rank sent through [`Comm::exchange`] in the set-up.
+    /// Words this rank sent through the exchange in the set-up.
     pub setup_exchange_words: u64,
-    /// [`Comm::exchange`] calls of the iterations.
+    /// Exchange calls of the iterations.
     pub iter_exchange_calls: u64,
-    /// Words this rank sent through [`Comm::exchange`] in the iterations.
+    /// Words this rank sent through the exchange in the iterations.
     pub iter_exchange_words: u64,
     /// Items of this rank whose columns of `V` other ranks read (the halo this
-    /// rank sends: `K` words each, every V-step).
+    /// rank sends: `k` words each, every V-step).
     pub halo_sent: u64,
     /// Items of other ranks this rank reads (the halo it receives).
     pub halo_received: u64,

@@ -68,16 +68,19 @@ impl MklParams {
     }
 }
 
-/// What [`mkl_weights`] reports.
+/// What `mkl_weights` reports.
+// `repr(C)`: the C ABI hands it out as it is, as `mvnmf_mkl_report`, with these docs
+// (so they speak of the C calls too).
+#[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct MklReport {
-    /// The absolute ridge `λ · mean(diag G)`.
+    /// The absolute ridge `lambda · mean(diag G)`.
     pub ridge: f64,
     /// `mean_v G_vv`.
     pub mean_diag: f64,
     /// The alignment loss at `η`: `Σ t_ij (K(i,j) − K_ideal(i,j))² + ridge·‖η‖²`.
     pub loss: f64,
-    /// The QP's relative KKT residual.
+    /// The simplex QP's relative KKT residual (about 1e-15..1e-12).
     pub kkt_residual: f64,
     /// Views with nonzero weight.
     pub support: usize,

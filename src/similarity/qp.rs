@@ -21,7 +21,10 @@ use crate::work::{Stack, WorkReq};
 /// Largest `H` solved by enumerating supports.
 const ENUM_MAX: usize = 16;
 
-/// What [`simplex_qp`] reports.
+/// What `simplex_qp` reports.
+// `repr(C)`: the C ABI hands it out as it is, as `mvnmf_qp_report`, with these docs
+// (so they speak of the C calls too).
+#[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct QpReport {
     /// `ηᵀAη − 2bᵀη` at the solution.
