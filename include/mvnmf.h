@@ -506,7 +506,7 @@ typedef struct mvnmf_prep_params {
   uint32_t normalize;
 } mvnmf_prep_params;
 
-// What `mvnmf_prepare_view` did.
+// What `prepare_view` did.
 typedef struct mvnmf_prep_report {
   // The smallest value of the view before the shift.
   double min;

@@ -52,8 +52,10 @@ impl Default for PrepParams {
     }
 }
 
-/// What [`prepare_view`] did.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// What `prepare_view` did.
+// `repr(C)`: the C ABI hands it out as it is, as `mvnmf_prep_report`, with these docs.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PrepReport {
     /// The smallest value of the view before the shift.
     pub min: f64,

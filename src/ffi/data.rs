@@ -1,8 +1,8 @@
 //! C ABI of the per-view preprocessing (`crate::prep`).
 
-use super::*;
+use super::util::*;
 use crate::error::Error;
-use crate::prep::{self, PrepParams};
+use crate::prep::{self, PrepParams, PrepReport};
 
 cparams! {
     /// Options of `mvnmf_prepare_view`; NULL means `mvnmf_prep_params_default()`.
@@ -18,17 +18,8 @@ cparams! {
     fn mvnmf_prep_params_default;
 }
 
-/// What `mvnmf_prepare_view` did.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct mvnmf_prep_report {
-    /// The smallest value of the view before the shift.
-    pub min: f64,
-    /// Features (rows) shifted by their minimum.
-    pub shifted: usize,
-    /// The factor the view was multiplied by (1 when not normalising).
-    pub scale: f64,
-}
+// The core's own struct, under its C name for Rust callers.
+pub use crate::prep::PrepReport as mvnmf_prep_report;
 
 export! {
     /// Preprocesses one dense column-major view `x[rows * cols]` (features × items)
@@ -45,17 +36,13 @@ export! {
         rows, cols: usize,
         x: *mut f64 = "`rows × cols` doubles (read, then overwritten)",
         params: *const mvnmf_prep_params,
-        report: *mut mvnmf_prep_report,
+        report: *mut PrepReport,
     ) {
         let p = read_params(params)?;
         nonzero!(rows, cols);
         let len = rows.checked_mul(cols).ok_or(Error::SizeOverflow)?;
         let r = prep::prepare_view(slice_mut(x, len)?, rows, cols, &p)?;
-        put_opt(report, mvnmf_prep_report {
-            min: r.min,
-            shifted: r.shifted,
-            scale: r.scale,
-        });
+        put_opt(report, r);
         Ok(mvnmf_status::Ok)
     };
 

@@ -3,7 +3,7 @@
 use core::ffi::c_void;
 
 use super::mvsl::{mvnmf_graph, mvnmf_mvsl_params, read_graph, solve, Model};
-use super::*;
+use super::util::*;
 use crate::error::Error;
 use crate::models::deep::{self, DeepParams, DeepVInit};
 

@@ -7,10 +7,15 @@
 use core::ffi::{c_int, c_void};
 
 use super::graph::{csr_out, write_capacity};
-use super::mvsl::csr_arrays;
+use super::mvsl::{csr_arrays, mvnmf_graph, mvnmf_mvsl_params};
+use super::mvsl::{MVNMF_GRAPH_CSR, MVNMF_GRAPH_NONE, MVNMF_GRAPH_SGE};
 use super::neighbors::{mvnmf_ann_params, read_ann};
-use super::similarity::{any_median, ceta, ckernels, clabels, read_graph, CKernels};
-use super::*;
+use super::nmf::mvnmf_nmf_params;
+use super::similarity::{
+    any_median, ceta, ckernels, clabels, mvnmf_csr_buffers, mvnmf_graph_params,
+};
+use super::similarity::{mvnmf_kernel, read_graph, CKernels};
+use super::util::*;
 use crate::comm::allgather_by_sum;
 use crate::graph::{CsrOut, GraphParams};
 use crate::linalg::real::Real;

@@ -4,10 +4,11 @@
 
 use core::ffi::c_void;
 
-use super::dist::run_tge;
-use super::neighbors::read_ann;
-use super::similarity::{any_median, ckernels, clabels, read_graph};
-use super::*;
+use super::dist::{mvnmf_dist_comm, run_tge};
+use super::neighbors::{mvnmf_ann_params, read_ann};
+use super::similarity::{any_median, ckernels, clabels, mvnmf_csr_buffers, mvnmf_graph_params};
+use super::similarity::{mvnmf_kernel, read_graph};
+use super::util::*;
 use crate::models::dist::{self, GraphTraffic};
 
 export! {

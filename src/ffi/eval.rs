@@ -13,7 +13,7 @@
 use core::ffi::{c_int, c_void};
 
 use super::similarity::cmask;
-use super::*;
+use super::util::*;
 use crate::error::Error;
 use crate::eval::{self, KMeansParams, KnnParams, Metric, MultilabelScores, NmiNorm};
 

@@ -5,8 +5,9 @@
 use core::ffi::c_void;
 
 use super::neighbors::{mvnmf_ann_params, read_ann, CBuild};
-use super::similarity::read_graph;
-use super::*;
+use super::similarity::{any_median, ceta, ckernels, clabels, mvnmf_csr_buffers};
+use super::similarity::{mvnmf_graph_params, mvnmf_kernel, read_graph};
+use super::util::*;
 use crate::data::{Dense, ViewSet};
 use crate::error::Error;
 use crate::graph::{self, CsrGraph, CsrOut, FusedParams, GraphParams};

@@ -8,7 +8,7 @@
 
 use core::ffi::c_void;
 
-use super::*;
+use super::util::*;
 use crate::models::jsnmf::{self, JsnmfParams, QueryParams, Ranking};
 use crate::steps::NmfParams;
 

@@ -3,7 +3,7 @@
 
 use core::ffi::c_void;
 
-use super::*;
+use super::util::*;
 use crate::error::Error;
 use crate::linalg::eig;
 

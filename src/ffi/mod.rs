@@ -53,14 +53,14 @@
 
 // The C types, constants and small exports every file uses (declared first:
 // cbindgen writes them first), and the helpers the entry points share
-// (private to `ffi`: its files import them through `super`).
+// (private to `ffi`: its files import them, and the types, as
+// `super::util::*`, and name what they take from each other).
 #[macro_use]
 mod util;
 #[macro_use]
 mod declare;
 mod types;
 pub use types::*;
-use util::*;
 
 mod abi;
 mod data;

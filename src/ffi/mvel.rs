@@ -13,7 +13,7 @@
 use core::ffi::c_void;
 
 use super::mvsl::{mvnmf_graph, read_graph};
-use super::*;
+use super::util::*;
 use crate::linalg::mat::MatRef;
 use crate::linalg::real::Real;
 use crate::models::mvel::{self, MvelParams};

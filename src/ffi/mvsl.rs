@@ -3,7 +3,7 @@
 use core::ffi::c_void;
 
 use super::deep::{layers_arg, mvnmf_deep_params, read_layers, SITE as DEEP};
-use super::*;
+use super::util::*;
 use crate::error::Error;
 use crate::graph::{CsrGraph, CsrGraphs, DenseGraph, GraphOp, NoGraph, Sge};
 use crate::models::deep::{self, DeepParams};

@@ -11,8 +11,10 @@ use core::ffi::c_void;
 
 use super::eval::{kmeans_report_to_c, mvnmf_kmeans_params, mvnmf_kmeans_report};
 use super::graph::{build, Which};
-use super::similarity::read_graph;
-use super::*;
+use super::similarity::{
+    ckernels, mvnmf_csr_buffers, mvnmf_graph_params, mvnmf_kernel, read_graph,
+};
+use super::util::*;
 use crate::graph::{self, GraphBuild};
 use crate::similarity::AnnParams;
 

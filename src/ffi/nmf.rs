@@ -8,7 +8,7 @@
 
 use core::ffi::c_void;
 
-use super::*;
+use super::util::*;
 use crate::models::beta::{BetaParams, SKLEARN_EPSILON};
 use crate::models::nmf::{self, NmfParams};
 use crate::steps::{self, Nndsvd};

@@ -3,9 +3,10 @@
 use core::ffi::c_void;
 
 use super::mvsl::mvnmf_mvsl_params;
+use super::neighbors::MVNMF_GRAPH_BUILD_AUTO;
 use super::neighbors::{mvnmf_ann_params, mvnmf_ann_params_default, read_ann, CBuild};
 use super::similarity::{ckernels, mvnmf_graph_params, mvnmf_kernel, mvnmf_mkl_params};
-use super::*;
+use super::util::*;
 use crate::error::Error;
 use crate::pipeline::{self, Method, PipelineParams};
 use crate::similarity::AnnParams;

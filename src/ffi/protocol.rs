@@ -6,7 +6,7 @@ use core::ffi::{c_int, c_void};
 
 use super::eval::*;
 use super::similarity::cmask;
-use super::*;
+use super::util::*;
 use crate::error::Error;
 use crate::eval::{self, CvParams, EvalParams, ProtocolParams, ScoreSummary, SplitScores};
 

@@ -11,7 +11,7 @@
 
 use core::ffi::c_void;
 
-use super::*;
+use super::util::*;
 use crate::data::ViewSet;
 use crate::error::Error;
 use crate::graph::{GraphParams, Penalty};
