@@ -86,6 +86,19 @@ static inline void check(mvnmf_status s, const char *what)
     if (s != MVNMF_STATUS_OK) die("%s failed: %s (status %u)", what, mvnmf_status_message((uint32_t)s), (unsigned)s);
 }
 
+/* `check` for a call that took a report: a refusal also says where (the
+ * 1-based argument; for data the 0-based view, row and column, -1: n/a). */
+static inline void check_at(mvnmf_status s, const mvnmf_report *r, const char *what)
+{
+    if (s != MVNMF_STATUS_OK && r->where_arg > 0)
+        die("%s failed: %s (status %u) at argument %u, view %lld, row %lld, column %lld", what,
+            mvnmf_status_message((uint32_t)s), (unsigned)s, (unsigned)r->where_arg,
+            r->where_view == SIZE_MAX ? -1LL : (long long)r->where_view,
+            r->where_row == SIZE_MAX ? -1LL : (long long)r->where_row,
+            r->where_col == SIZE_MAX ? -1LL : (long long)r->where_col);
+    check(s, what);
+}
+
 static inline size_t parse_size(const char *s, const char *what)
 {
     char *end;

@@ -613,7 +613,7 @@ int main(int argc, char **argv)
         if (lie_fit) lie_verdict(st, rank, ranks, lie_rank, "fit");
     }
     double secs = now() - t0;
-    check(st, "the fit");
+    check_at(st, &rep, "the fit");
     double tmax, cmax;
     MPI_Reduce(&secs, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(&cc.seconds, &cmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);

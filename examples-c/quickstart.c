@@ -72,6 +72,23 @@ static int failed(mvnmf_status status, const char *what)
     return status != MVNMF_STATUS_OK;
 }
 
+/* A solver's refusal also says where, in its report: the 1-based argument
+ * position and, for data, the 0-based view, row and column (SIZE_MAX: n/a). */
+static int failed_at(mvnmf_status status, const char *what, const mvnmf_report *r)
+{
+    if (status != MVNMF_STATUS_OK && r->where_arg > 0) {
+        fprintf(stderr, "%s: argument %u", what, (unsigned)r->where_arg);
+        if (r->where_view != SIZE_MAX)
+            fprintf(stderr, ", view %zu", r->where_view);
+        if (r->where_row != SIZE_MAX)
+            fprintf(stderr, ", row %zu", r->where_row);
+        if (r->where_col != SIZE_MAX)
+            fprintf(stderr, ", column %zu", r->where_col);
+        fprintf(stderr, "\n");
+    }
+    return failed(status, what);
+}
+
 /* Called with iteration 0 (the start) and after every iteration; returning
  * nonzero would stop the solver (status MVNMF_STATUS_CANCELLED). */
 static int on_progress(const mvnmf_progress *p, void *user)
@@ -124,7 +141,7 @@ int main(void)
     mvnmf_status status =
         mvnmf_joint_nmf_fit(views, 2, K, &params, u, v, work, bytes, on_progress, NULL, &report);
     free(work);
-    if (failed(status, "mvnmf_joint_nmf_fit"))
+    if (failed_at(status, "mvnmf_joint_nmf_fit", &report))
         return 1;
     printf("%u iterations (%s); objective %.6e -> %.6e\n", (unsigned)report.iterations,
            stop_name[report.stop], report.initial.total, report.objective.total);
@@ -142,7 +159,7 @@ int main(void)
         return 1;
     status = mvnmf_joint_nmf_encode(new_views, 2, K, &params, bases, v_new, work, bytes, NULL, NULL, &report);
     free(work);
-    if (failed(status, "mvnmf_joint_nmf_encode"))
+    if (failed_at(status, "mvnmf_joint_nmf_encode", &report))
         return 1;
 
     /* 7. Relative reconstruction error of the new items, ||X - U V|| / ||X||. */
