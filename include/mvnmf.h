@@ -1278,6 +1278,9 @@ extern "C" {
 
 // The value of the part `kind` (`MVNMF_TERM_*`) of `objective`; 0 when the
 // model has no such part or `objective` is NULL.
+//
+// # Safety
+// `objective` is NULL or valid for reading one struct.
 double mvnmf_objective_term(const struct mvnmf_objective *objective,
                             uint32_t kind);
 
@@ -2741,7 +2744,13 @@ mvnmf_status mvnmf_anchor_graph(const struct mvnmf_view *views,
                                 size_t work_bytes);
 
 // The capacity that always holds `mvnmf_fused_knn_graph`'s graph for `n`
-// items and `s` neighbours: `min(2·n·s, n(n−1))` entries, into `*capacity`.
+// items and `s` neighbours: `min(2·n·s, n(n−1))` entries, into `*capacity`
+// (written on success only).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `capacity`: writing one `size_t`.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_fused_knn_graph_capacity(size_t n,
                                             size_t s,
                                             size_t *capacity);
@@ -4509,6 +4518,11 @@ struct mvnmf_mvsl_params mvnmf_mvsl_params_default(void);
 
 // Writes the preset's parameters to `out`; `MVNMF_STATUS_BAD_PARAMETER` for an
 // unknown preset (then `out` is untouched).
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `out`: writing one struct.
+// Outputs overlap nothing else; no buffer changes during the call.
 mvnmf_status mvnmf_mvsl_params_preset(uint32_t preset,
                                       struct mvnmf_mvsl_params *out);
 

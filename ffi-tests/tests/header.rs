@@ -36,3 +36,66 @@ fn header_is_fresh() {
         "include/mvnmf.h is stale: regenerate it with MVNMF_BLESS=1 cargo test -p mvnmf-ffi-tests --test header"
     );
 }
+
+/// Every function of the header that takes a pointer has a `# Safety`
+/// section naming each pointer parameter (issue 33 item 1: the export!
+/// declarations write it from their parameters; a hand-written export must
+/// too). Reads the checked-in header, which `header_is_fresh` keeps current.
+#[test]
+fn every_pointer_parameter_has_a_safety_line() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let header = std::fs::read_to_string(root.join("include/mvnmf.h")).unwrap();
+    let (mut doc, mut decl, mut checked, mut missing) = (Vec::new(), String::new(), 0, Vec::new());
+    for line in header.lines() {
+        let t = line.trim();
+        // A declaration starts unindented (`mvnmf_status mvnmf_x(`); callback
+        // typedefs and struct fields do not.
+        let starts =
+            line == t && !t.starts_with("//") && !t.starts_with("typedef") && !t.starts_with('#');
+        let named = t.contains(" mvnmf_") || t.contains("*mvnmf_");
+        if !decl.is_empty() || (starts && named && t.contains('(')) {
+            decl.push_str(t);
+            if !t.ends_with(");") {
+                continue;
+            }
+            let (head, args) = decl.split_once('(').unwrap();
+            let name = head
+                .split_whitespace()
+                .last()
+                .unwrap()
+                .trim_start_matches('*');
+            let safety = doc
+                .iter()
+                .position(|l: &&str| l.contains("# Safety"))
+                .map(|i| doc[i..].join("\n"));
+            for arg in args
+                .trim_end_matches(");")
+                .split(',')
+                .filter(|a| a.contains('*'))
+            {
+                let p = arg.trim().rsplit([' ', '*']).next().unwrap();
+                checked += 1;
+                if !safety
+                    .as_deref()
+                    .is_some_and(|s| s.contains(&format!("`{p}`")))
+                {
+                    missing.push(format!("{name}: {p}"));
+                }
+            }
+            decl.clear();
+            doc.clear();
+        } else if let Some(c) = t.strip_prefix("//") {
+            doc.push(c);
+        } else {
+            doc.clear();
+        }
+    }
+    assert!(
+        checked > 800,
+        "only {checked} pointer parameters found: the parser is broken"
+    );
+    assert!(
+        missing.is_empty(),
+        "pointer parameters without a # Safety line: {missing:?}"
+    );
+}

@@ -484,18 +484,19 @@ unsafe fn knn_graph(
     })
 }
 
-/// The capacity that always holds `mvnmf_fused_knn_graph`'s graph for `n`
-/// items and `s` neighbours: `min(2·n·s, n(n−1))` entries, into `*capacity`.
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_fused_knn_graph_capacity(
-    n: usize,
-    s: usize,
-    capacity: *mut usize,
-) -> mvnmf_status {
-    c_unsafe! { query(capacity, || graph::fused_knn_graph_capacity(n, s)) }
-}
-
 export! {
+    /// The capacity that always holds `mvnmf_fused_knn_graph`'s graph for `n`
+    /// items and `s` neighbours: `min(2·n·s, n(n−1))` entries, into `*capacity`
+    /// (written on success only).
+    fn mvnmf_fused_knn_graph_capacity(
+        n, s: usize,
+        capacity: *mut usize = "one `size_t`",
+    ) {
+        require!(capacity);
+        *capacity = graph::fused_knn_graph_capacity(n, s)?;
+        Ok(mvnmf_status::Ok)
+    };
+
     /// MVEL's kNN-sparsified fused graph: the weights of `mvnmf_fused_graph`
     /// (computed in blocks of items, never `n × n`), each item's `s < n` other
     /// items of largest weight normalised to sum 1 (`P`), symmetrised

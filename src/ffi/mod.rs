@@ -44,7 +44,9 @@
 //! what NULL means and its `_params_default()`), `c_enum!` (`types.rs`: one
 //! code => variant list gives an enum's conversions both ways), `CField` (enum codes, 0/1 flags, the pool, nested
 //! options); the status list is `error_list!` in `src/error.rs`, from which
-//! `types.rs` maps `Error` to `mvnmf_status` by name.
+//! `types.rs` generates `mvnmf_status` (with the list's docs) and its
+//! conversion from `Error`. Result structs of plain numbers are the core's
+//! own (`#[repr(C)]` there, renamed in `cbindgen.toml`).
 #![allow(unsafe_code, non_camel_case_types, clippy::missing_safety_doc)]
 // `c_unsafe!`, `entry!` and `workspace!` (ffi/util.rs) exist to put a body
 // under the entry point's contract: their metavariables are meant to expand

@@ -247,19 +247,18 @@ fn preset_of(preset: u32) -> Option<MvslParams> {
     })
 }
 
-/// Writes the preset's parameters to `out`; `MVNMF_STATUS_BAD_PARAMETER` for an
-/// unknown preset (then `out` is untouched).
-#[no_mangle]
-pub unsafe extern "C" fn mvnmf_mvsl_params_preset(
-    preset: u32,
-    out: *mut mvnmf_mvsl_params,
-) -> mvnmf_status {
-    entry!({
+export! {
+    /// Writes the preset's parameters to `out`; `MVNMF_STATUS_BAD_PARAMETER` for an
+    /// unknown preset (then `out` is untouched).
+    fn mvnmf_mvsl_params_preset(
+        preset: u32,
+        out: *mut mvnmf_mvsl_params = "one struct",
+    ) {
         require!(out);
         let p = preset_of(preset).ok_or(Error::BadParameter)?;
         *out = CField::from_rust(&p);
         Ok(mvnmf_status::Ok)
-    })
+    };
 }
 
 /// The argument positions of `mvnmf_mvsl_fit`, `_encode` and their `_f32`

@@ -208,6 +208,9 @@ pub struct mvnmf_objective {
 
 /// The value of the part `kind` (`MVNMF_TERM_*`) of `objective`; 0 when the
 /// model has no such part or `objective` is NULL.
+///
+/// # Safety
+/// `objective` is NULL or valid for reading one struct.
 #[no_mangle]
 pub unsafe extern "C" fn mvnmf_objective_term(objective: *const mvnmf_objective, kind: u32) -> f64 {
     c_unsafe!({
