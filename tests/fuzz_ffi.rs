@@ -781,6 +781,19 @@ fn check_call(s: S, outs: &[(&str, &Out)], work: Option<&Work>) -> R {
         if s != S::Ok && s != S::Cancelled && !o.untouched() && !refusal {
             return fail(format!("`{name}` written although the status is {s:?}"));
         }
+        // ... and says which argument: every refusal but a peer's.
+        let refused = !matches!(s, S::Ok | S::Cancelled | S::PeerFailed);
+        let solver_report = o.len == std::mem::size_of::<mvnmf_report>();
+        if refused
+            && name.starts_with("report")
+            && solver_report
+            && !(refusal && o.where_at().0 >= 1)
+        {
+            return fail(format!(
+                "`{name}` does not say where ({s:?}, at {:?})",
+                o.where_at()
+            ));
+        }
     }
     if let Some(w) = work {
         if !w.guard_ok() {
