@@ -459,8 +459,8 @@ enum mvnmf_status
   // A distributed run: this rank's communication callback reported a
   // failure or did not deliver (a receive buffer left unwritten, status
   // words or counts that no peer sent); the others return `PeerFailed`
-  // (`MVNMF_STATUS_PEER_FAILED`) after the same call. Before the start nothing is written; later the
-  // outputs hold a partial iterate.
+  // (`MVNMF_STATUS_PEER_FAILED`) after the same call. Before the start
+  // nothing is written; later the outputs hold a partial iterate.
   MVNMF_STATUS_COMM_FAILED = 20,
 };
 #ifndef __cplusplus
@@ -1129,7 +1129,8 @@ typedef struct mvnmf_dist_comm {
 
 // What one rank passed to its allreduce: calls and 8-byte words, for the
 // set-up (up to and including the start's objective) and for the
-// iterations (everything after it, the monitor's stop votes included).
+// iterations (everything after it, the monitor's stop votes included; the
+// model: `docs/mpi.md`).
 typedef struct mvnmf_dist_traffic {
   // Allreduce calls of the set-up.
   uint64_t setup_calls;
@@ -1155,7 +1156,7 @@ typedef struct mvnmf_dist_traffic {
 } mvnmf_dist_traffic;
 
 // What one rank passed to its communicator while `tge` built the graph
-// (8-byte words).
+// (8-byte words; the model: `docs/mpi.md`).
 typedef struct mvnmf_dist_graph_traffic {
   // Allreduce calls.
   uint64_t allreduce_calls;

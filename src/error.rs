@@ -128,8 +128,8 @@ macro_rules! error_list {
             /// A distributed run: this rank's communication callback reported a
             /// failure or did not deliver (a receive buffer left unwritten, status
             /// words or counts that no peer sent); the others return `PeerFailed`
-            /// (`MVNMF_STATUS_PEER_FAILED`) after the same call. Before the start nothing is written; later the
-            /// outputs hold a partial iterate.
+            /// (`MVNMF_STATUS_PEER_FAILED`) after the same call. Before the start
+            /// nothing is written; later the outputs hold a partial iterate.
             CommFailed = 20,
                 "a communication callback of a distributed run failed or did not deliver on this rank; every rank left after the same call";
         }

@@ -53,7 +53,8 @@ impl Default for PrepParams {
 }
 
 /// What `prepare_view` did.
-// `repr(C)`: the C ABI hands it out as it is, as `mvnmf_prep_report`, with these docs.
+// `repr(C)`: the C ABI's `mvnmf_prep_report` (renamed in cbindgen.toml), these docs
+// included: a change here changes the C ABI.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PrepReport {

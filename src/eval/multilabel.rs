@@ -13,8 +13,8 @@ use crate::linalg::set_at;
 use crate::work::{Stack, WorkReq};
 
 /// Decision metrics of a multi-label prediction (`mvnmf_multilabel_metrics`).
-// `repr(C)`: the C ABI hands it out as it is, as `mvnmf_multilabel_scores`, with these docs
-// (so they speak of the C calls too).
+// `repr(C)`: the C ABI's `mvnmf_multilabel_scores` (renamed in cbindgen.toml), these docs
+// included: a change here changes the C ABI.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct MultilabelScores {

@@ -51,8 +51,8 @@ impl EvalParams {
 }
 
 /// The scores of one encoding on one split.
-// `repr(C)`: the C ABI hands it out as it is, as `mvnmf_split_scores`, with these docs
-// (so they speak of the C calls too).
+// `repr(C)`: the C ABI's `mvnmf_split_scores` (renamed in cbindgen.toml), these docs
+// included: a change here changes the C ABI.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct SplitScores {
@@ -67,8 +67,8 @@ pub struct SplitScores {
 }
 
 /// Mean ± population std over the splits of one labeled fraction.
-// `repr(C)`: the C ABI hands it out as it is, as `mvnmf_score_summary`, with these docs
-// (so they speak of the C calls too).
+// `repr(C)`: the C ABI's `mvnmf_score_summary` (renamed in cbindgen.toml), these docs
+// included: a change here changes the C ABI.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct ScoreSummary {

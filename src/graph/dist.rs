@@ -97,9 +97,9 @@ const CONFIG: usize = 13;
 const _: () = assert!(CONFIG <= MAX_CONFIG);
 
 /// What one rank passed to its communicator while `tge` built the graph
-/// (8-byte words).
-// `repr(C)`: the C ABI hands it out as it is, as `mvnmf_dist_graph_traffic`, with these docs
-// (so they speak of the C calls too).
+/// (8-byte words; the model: `docs/mpi.md`).
+// `repr(C)`: the C ABI's `mvnmf_dist_graph_traffic` (renamed in cbindgen.toml), these docs
+// included: a change here changes the C ABI.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GraphTraffic {

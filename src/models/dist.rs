@@ -224,9 +224,10 @@ impl DistGraph<'_> {
 
 /// What one rank passed to its allreduce: calls and 8-byte words, for the
 /// set-up (up to and including the start's objective) and for the
-/// iterations (everything after it, the monitor's stop votes included).
-// `repr(C)`: the C ABI hands it out as it is, as `mvnmf_dist_traffic`, with these docs
-// (so they speak of the C calls too).
+/// iterations (everything after it, the monitor's stop votes included; the
+/// model: `docs/mpi.md`).
+// `repr(C)`: the C ABI's `mvnmf_dist_traffic` (renamed in cbindgen.toml), these docs
+// included: a change here changes the C ABI.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Traffic {

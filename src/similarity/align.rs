@@ -69,8 +69,8 @@ impl MklParams {
 }
 
 /// What `mkl_weights` reports.
-// `repr(C)`: the C ABI hands it out as it is, as `mvnmf_mkl_report`, with these docs
-// (so they speak of the C calls too).
+// `repr(C)`: the C ABI's `mvnmf_mkl_report` (renamed in cbindgen.toml), these docs
+// included: a change here changes the C ABI.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct MklReport {

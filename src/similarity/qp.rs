@@ -22,8 +22,8 @@ use crate::work::{Stack, WorkReq};
 const ENUM_MAX: usize = 16;
 
 /// What `simplex_qp` reports.
-// `repr(C)`: the C ABI hands it out as it is, as `mvnmf_qp_report`, with these docs
-// (so they speak of the C calls too).
+// `repr(C)`: the C ABI's `mvnmf_qp_report` (renamed in cbindgen.toml), these docs
+// included: a change here changes the C ABI.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct QpReport {
