@@ -2132,7 +2132,7 @@ struct mvnmf_graph_params mvnmf_graph_params_default(void);
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `kernels`: reading `n_views` kernels.
 // * `bytes`: one write.
 // Outputs overlap nothing else; no buffer changes during the call.
@@ -2149,7 +2149,7 @@ mvnmf_status mvnmf_kernel_bandwidths_workspace(const struct mvnmf_view *views,
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `kernels`: reading `n_views` kernels.
 // * `labels`: reading `N` labels.
 // * `gammas`: writing `n_views` doubles.
@@ -2170,7 +2170,7 @@ mvnmf_status mvnmf_kernel_bandwidths(const struct mvnmf_view *views,
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `kernels`: reading `n_views` kernels.
 // * `params`: reading one (NULL: the defaults).
 // * `bytes`: one write.
@@ -2190,7 +2190,7 @@ mvnmf_status mvnmf_mkl_weights_workspace(const struct mvnmf_view *views,
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `kernels`: reading `n_views` kernels.
 // * `labels`: reading `N` labels.
 // * `params`: reading one (NULL: the defaults).
@@ -2214,7 +2214,7 @@ mvnmf_status mvnmf_mkl_weights(const struct mvnmf_view *views,
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `kernels`: reading `n_views` kernels.
 // * `bytes`: one write.
 // Outputs overlap nothing else; no buffer changes during the call.
@@ -2231,7 +2231,7 @@ mvnmf_status mvnmf_alignment_system_workspace(const struct mvnmf_view *views,
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `kernels`: reading `n_views` kernels.
 // * `labels`: reading `N` labels.
 // * `g`: writing `n_views × n_views` doubles.
@@ -2287,7 +2287,7 @@ mvnmf_status mvnmf_simplex_qp(const double *a,
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `kernels`: reading `n_views` kernels.
 // * `params`: reading one (NULL: the defaults).
 // * `bytes`: one write.
@@ -2311,7 +2311,7 @@ mvnmf_status mvnmf_fused_knn_workspace(const struct mvnmf_view *views,
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `kernels`: reading `n_views` kernels.
 // * `eta`: reading `n_views` doubles.
 // * `labels`: reading `N` labels.
@@ -2341,7 +2341,7 @@ mvnmf_status mvnmf_fused_knn(const struct mvnmf_view *views,
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `kernels`: reading `n_views` kernels.
 // * `params`: reading one (NULL: the defaults).
 // * `bytes`: one write.
@@ -2360,7 +2360,7 @@ mvnmf_status mvnmf_class_pairs_workspace(const struct mvnmf_view *views,
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `kernels`: reading `n_views` kernels.
 // * `eta`: reading `n_views` doubles.
 // * `labels`: reading `N` labels.
@@ -2597,7 +2597,7 @@ struct mvnmf_fused_graph_params mvnmf_fused_graph_params_default(void);
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `params`: reading one (NULL: the defaults).
 // * `bytes`: one write.
 // Outputs overlap nothing else; no buffer changes during the call.
@@ -2619,7 +2619,7 @@ mvnmf_status mvnmf_fused_graph_workspace(const struct mvnmf_view *views,
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `gammas`: reading `n_views` doubles.
 // * `priors`: reading `n_views × n_views` doubles.
 // * `params`: reading one (NULL: the defaults).
@@ -2641,7 +2641,7 @@ mvnmf_status mvnmf_fused_graph(const struct mvnmf_view *views,
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `params`: reading one (NULL: the defaults).
 // * `bytes`: one write.
 // Outputs overlap nothing else; no buffer changes during the call.
@@ -2660,7 +2660,7 @@ mvnmf_status mvnmf_anchors_kmeans_workspace(const struct mvnmf_view *views,
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `params`: reading one (NULL: the defaults).
 // * `anchors`: reading `n_views` pointers to `d_v × m` doubles each.
 // * `work`: `work_bytes` bytes (any alignment).
@@ -2685,7 +2685,7 @@ size_t mvnmf_anchor_scales_len(size_t n_views);
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `priors`: reading `n_views × n_views` doubles.
 // * `params`: reading one (NULL: the defaults).
 // * `bytes`: one write.
@@ -2721,7 +2721,7 @@ mvnmf_status mvnmf_anchor_graph_workspace(const struct mvnmf_view *views,
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `train`: reading `n_views` view descriptors.
 // * `anchors`: reading `n_views` view descriptors.
 // * `priors`: reading `n_views × n_views` doubles.
@@ -2762,7 +2762,7 @@ mvnmf_status mvnmf_fused_knn_graph_capacity(size_t n,
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `priors`: reading `n_views × n_views` doubles.
 // * `params`: reading one (NULL: the defaults).
 // * `bytes`: one write.
@@ -2789,7 +2789,7 @@ mvnmf_status mvnmf_fused_knn_graph_workspace(const struct mvnmf_view *views,
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `priors`: reading `n_views × n_views` doubles.
 // * `params`: reading one (NULL: the defaults).
 // * `out`: reading one struct whose buffers hold its capacity.
@@ -2812,7 +2812,7 @@ mvnmf_status mvnmf_fused_knn_graph(const struct mvnmf_view *views,
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `priors`: reading `n_views × n_views` doubles.
 // * `params`: reading one (NULL: the defaults).
 // * `ann`: reading one struct (NULL: the defaults).
@@ -2843,7 +2843,7 @@ mvnmf_status mvnmf_fused_knn_graph_build_workspace(const struct mvnmf_view *view
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `priors`: reading `n_views × n_views` doubles.
 // * `params`: reading one (NULL: the defaults).
 // * `ann`: reading one struct (NULL: the defaults).
@@ -2898,7 +2898,7 @@ mvnmf_status mvnmf_deep_factor_len(size_t rows,
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
 // * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
-// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `graph`: reading one `mvnmf_graph` descriptor, with the arrays its struct documents.
 // * `layers`: reading `n_layers` sizes.
 // * `params`: reading one (NULL: the defaults).
 // * `bytes`: one write.
@@ -2936,7 +2936,7 @@ mvnmf_status mvnmf_deep_fit_workspace(const struct mvnmf_view *views,
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
 // * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
-// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `graph`: reading one `mvnmf_graph` descriptor, with the arrays its struct documents.
 // * `layers`: reading `n_layers` sizes.
 // * `params`: reading one (NULL: the defaults).
 // * `u`: reading `n_views` pointers to `mvnmf_deep_factor_len(rows_v, layers)` (doubles).
@@ -2964,7 +2964,7 @@ mvnmf_status mvnmf_deep_fit(const struct mvnmf_view *views,
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
 // * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
-// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `graph`: reading one `mvnmf_graph` descriptor, with the arrays its struct documents.
 // * `layers`: reading `n_layers` sizes.
 // * `params`: reading one (NULL: the defaults).
 // * `bytes`: one write.
@@ -2989,7 +2989,7 @@ mvnmf_status mvnmf_deep_encode_workspace(const struct mvnmf_view *views,
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
 // * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
-// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `graph`: reading one `mvnmf_graph` descriptor, with the arrays its struct documents.
 // * `layers`: reading `n_layers` sizes.
 // * `params`: reading one (NULL: the defaults).
 // * `u`: reading `n_views` pointers to `mvnmf_deep_factor_len(rows_v, layers)` (doubles).
@@ -3017,7 +3017,7 @@ mvnmf_status mvnmf_deep_encode(const struct mvnmf_view *views,
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
 // * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
-// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `graph`: reading one `mvnmf_graph` descriptor, with the arrays its struct documents.
 // * `layers`: reading `n_layers` sizes.
 // * `params`: reading one (NULL: the defaults).
 // * `bytes`: one write.
@@ -3035,7 +3035,7 @@ mvnmf_status mvnmf_deep_fit_f32_workspace(const struct mvnmf_view_f32 *views,
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
 // * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
-// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `graph`: reading one `mvnmf_graph` descriptor, with the arrays its struct documents.
 // * `layers`: reading `n_layers` sizes.
 // * `params`: reading one (NULL: the defaults).
 // * `u`: reading `n_views` pointers to `mvnmf_deep_factor_len(rows_v, layers)` (floats).
@@ -3063,7 +3063,7 @@ mvnmf_status mvnmf_deep_fit_f32(const struct mvnmf_view_f32 *views,
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
 // * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
-// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `graph`: reading one `mvnmf_graph` descriptor, with the arrays its struct documents.
 // * `layers`: reading `n_layers` sizes.
 // * `params`: reading one (NULL: the defaults).
 // * `bytes`: one write.
@@ -3081,7 +3081,7 @@ mvnmf_status mvnmf_deep_encode_f32_workspace(const struct mvnmf_view_f32 *views,
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
 // * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
-// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `graph`: reading one `mvnmf_graph` descriptor, with the arrays its struct documents.
 // * `layers`: reading `n_layers` sizes.
 // * `params`: reading one (NULL: the defaults).
 // * `u`: reading `n_views` pointers to `mvnmf_deep_factor_len(rows_v, layers)` (floats).
@@ -3192,7 +3192,7 @@ mvnmf_status mvnmf_dist_joint_nmf_fit_workspace(const struct mvnmf_view *views,
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `comm`: reading one struct (its callbacks as `mvnmf_dist_comm` documents).
+// * `comm`: reading one `mvnmf_dist_comm`, whose callbacks are called during the call as its struct documents.
 // * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `params`: reading one (NULL: the defaults).
 // * `u`: reading `n_views` pointers to `rows_v × k` values each (doubles).
@@ -3235,7 +3235,7 @@ mvnmf_status mvnmf_dist_joint_nmf_fit_f32_workspace(const struct mvnmf_view_f32 
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `comm`: reading one struct (its callbacks as `mvnmf_dist_comm` documents).
+// * `comm`: reading one `mvnmf_dist_comm`, whose callbacks are called during the call as its struct documents.
 // * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
 // * `params`: reading one (NULL: the defaults).
 // * `u`: reading `n_views` pointers to `rows_v × k` values each (floats).
@@ -3267,7 +3267,7 @@ mvnmf_status mvnmf_dist_joint_nmf_fit_f32(const struct mvnmf_dist_comm *comm,
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
 // * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
-// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `graph`: reading one `mvnmf_graph` descriptor, with the arrays its struct documents.
 // * `params`: reading one (NULL: the defaults).
 // * `bytes`: one write.
 // Outputs overlap nothing else; no buffer changes during the call.
@@ -3309,9 +3309,9 @@ mvnmf_status mvnmf_dist_mvsl_fit_workspace(const struct mvnmf_view *views,
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `comm`: reading one struct (its callbacks as `mvnmf_dist_comm` documents).
+// * `comm`: reading one `mvnmf_dist_comm`, whose callbacks are called during the call as its struct documents.
 // * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
-// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `graph`: reading one `mvnmf_graph` descriptor, with the arrays its struct documents.
 // * `params`: reading one (NULL: the defaults).
 // * `u`: reading `n_views` pointers to `rows_v × k` values each (doubles).
 // * `v`: writing `k × N_r` doubles.
@@ -3340,7 +3340,7 @@ mvnmf_status mvnmf_dist_mvsl_fit(const struct mvnmf_dist_comm *comm,
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
 // * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
-// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `graph`: reading one `mvnmf_graph` descriptor, with the arrays its struct documents.
 // * `params`: reading one (NULL: the defaults).
 // * `bytes`: one write.
 // Outputs overlap nothing else; no buffer changes during the call.
@@ -3356,9 +3356,9 @@ mvnmf_status mvnmf_dist_mvsl_fit_f32_workspace(const struct mvnmf_view_f32 *view
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `comm`: reading one struct (its callbacks as `mvnmf_dist_comm` documents).
+// * `comm`: reading one `mvnmf_dist_comm`, whose callbacks are called during the call as its struct documents.
 // * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
-// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `graph`: reading one `mvnmf_graph` descriptor, with the arrays its struct documents.
 // * `params`: reading one (NULL: the defaults).
 // * `u`: reading `n_views` pointers to `rows_v × k` values each (floats).
 // * `v`: writing `k × N_r` floats.
@@ -3410,7 +3410,7 @@ mvnmf_status mvnmf_dist_tge_capacity(size_t n,
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `kernels`: reading `n_views` kernels.
 // * `labels`: reading `n` labels.
 // * `params`: reading one (NULL: the defaults).
@@ -3457,8 +3457,8 @@ mvnmf_status mvnmf_dist_tge_workspace(const struct mvnmf_view *views,
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `comm`: reading one struct (its callbacks as `mvnmf_dist_comm` documents).
-// * `views`: reading `n_views` view descriptors (each as `mvnmf_view` documents).
+// * `comm`: reading one `mvnmf_dist_comm`, whose callbacks are called during the call as its struct documents.
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `kernels`: reading `n_views` kernels.
 // * `eta`: reading `n_views` doubles.
 // * `labels`: reading `n` labels.
@@ -3534,7 +3534,7 @@ mvnmf_status mvnmf_dist_tge_approx_workspace(const struct mvnmf_view *views,
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `comm`: reading one descriptor, whose callbacks are what their types document.
+// * `comm`: reading one `mvnmf_dist_comm`, whose callbacks are called during the call as its struct documents.
 // * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
 // * `kernels`: reading `n_views` kernels.
 // * `eta`: reading `n_views` doubles.
@@ -3906,7 +3906,7 @@ struct mvnmf_mvel_params mvnmf_mvel_params_default(void);
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `graph`: reading one `mvnmf_graph` descriptor, with the arrays its struct documents.
 // * `params`: reading one (NULL: the defaults).
 // * `bytes`: one write.
 // Outputs overlap nothing else; no buffer changes during the call.
@@ -3943,7 +3943,7 @@ mvnmf_status mvnmf_mvel_fit_workspace(size_t n_labels,
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
 // * `labels`: reading `n_labels × n` bytes.
-// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `graph`: reading one `mvnmf_graph` descriptor, with the arrays its struct documents.
 // * `params`: reading one (NULL: the defaults).
 // * `q`: writing `n_labels × r` doubles.
 // * `h`: writing `r × n` doubles.
@@ -3968,7 +3968,7 @@ mvnmf_status mvnmf_mvel_fit(const uint8_t *labels,
 //
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
-// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `graph`: reading one `mvnmf_graph` descriptor, with the arrays its struct documents.
 // * `params`: reading one (NULL: the defaults).
 // * `bytes`: one write.
 // Outputs overlap nothing else; no buffer changes during the call.
@@ -3983,7 +3983,7 @@ mvnmf_status mvnmf_mvel_fit_f32_workspace(size_t n_labels,
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
 // * `labels`: reading `n_labels × n` bytes.
-// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `graph`: reading one `mvnmf_graph` descriptor, with the arrays its struct documents.
 // * `params`: reading one (NULL: the defaults).
 // * `q`: writing `n_labels × r` floats.
 // * `h`: writing `r × n` floats.
@@ -4534,7 +4534,7 @@ mvnmf_status mvnmf_mvsl_params_preset(uint32_t preset,
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
 // * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
-// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `graph`: reading one `mvnmf_graph` descriptor, with the arrays its struct documents.
 // * `params`: reading one (NULL: the defaults).
 // * `bytes`: one write.
 // Outputs overlap nothing else; no buffer changes during the call.
@@ -4571,7 +4571,7 @@ mvnmf_status mvnmf_mvsl_fit_workspace(const struct mvnmf_view *views,
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
 // * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
-// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `graph`: reading one `mvnmf_graph` descriptor, with the arrays its struct documents.
 // * `params`: reading one (NULL: the defaults).
 // * `u`: reading `n_views` pointers to `rows_v × k` (doubles).
 // * `v`: writing `k × N` doubles.
@@ -4597,7 +4597,7 @@ mvnmf_status mvnmf_mvsl_fit(const struct mvnmf_view *views,
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
 // * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
-// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `graph`: reading one `mvnmf_graph` descriptor, with the arrays its struct documents.
 // * `params`: reading one (NULL: the defaults).
 // * `bytes`: one write.
 // Outputs overlap nothing else; no buffer changes during the call.
@@ -4621,7 +4621,7 @@ mvnmf_status mvnmf_mvsl_encode_workspace(const struct mvnmf_view *views,
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
 // * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
-// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `graph`: reading one `mvnmf_graph` descriptor, with the arrays its struct documents.
 // * `params`: reading one (NULL: the defaults).
 // * `u`: reading `n_views` pointers to `rows_v × k` (doubles).
 // * `v`: writing `k × N` doubles.
@@ -4647,7 +4647,7 @@ mvnmf_status mvnmf_mvsl_encode(const struct mvnmf_view *views,
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
 // * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
-// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `graph`: reading one `mvnmf_graph` descriptor, with the arrays its struct documents.
 // * `params`: reading one (NULL: the defaults).
 // * `bytes`: one write.
 // Outputs overlap nothing else; no buffer changes during the call.
@@ -4663,7 +4663,7 @@ mvnmf_status mvnmf_mvsl_fit_f32_workspace(const struct mvnmf_view_f32 *views,
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
 // * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
-// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `graph`: reading one `mvnmf_graph` descriptor, with the arrays its struct documents.
 // * `params`: reading one (NULL: the defaults).
 // * `u`: reading `n_views` pointers to `rows_v × k` (floats).
 // * `v`: writing `k × N` floats.
@@ -4689,7 +4689,7 @@ mvnmf_status mvnmf_mvsl_fit_f32(const struct mvnmf_view_f32 *views,
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
 // * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
-// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `graph`: reading one `mvnmf_graph` descriptor, with the arrays its struct documents.
 // * `params`: reading one (NULL: the defaults).
 // * `bytes`: one write.
 // Outputs overlap nothing else; no buffer changes during the call.
@@ -4705,7 +4705,7 @@ mvnmf_status mvnmf_mvsl_encode_f32_workspace(const struct mvnmf_view_f32 *views,
 // # Safety
 // Every pointer is NULL (refused where it is required) or valid as listed:
 // * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
-// * `graph`: reading one descriptor (its arrays as `mvnmf_graph` documents).
+// * `graph`: reading one `mvnmf_graph` descriptor, with the arrays its struct documents.
 // * `params`: reading one (NULL: the defaults).
 // * `u`: reading `n_views` pointers to `rows_v × k` (floats).
 // * `v`: writing `k × N` floats.

@@ -29,8 +29,8 @@
 //!   serves both precisions; its `bytes: *mut usize` is appended.
 //! * A pointer's `= "extent"` says how much it points at, in the words of its
 //!   `# Safety` line (`T` pointers get "doubles"/"floats" appended);
-//!   `params`, `report`, `progress`, `fit`, `work` and `bytes` have the lines of the
-//!   conventions (`ffi/mod.rs`).
+//!   `params`, `report`, `progress`, `fit`, `graph`, `comm`, `work` and `bytes` have
+//!   the lines of the conventions (`ffi/mod.rs`), and no extent.
 //! * `..solver(work, work_bytes, progress, user, report)` in a list stands for
 //!   the solvers' tail: those five parameters with the conventions' types;
 //!   `..work(work, work_bytes)` the first two alone.
@@ -207,6 +207,14 @@ macro_rules! export {
         export!(@conv "`params`: reading one (NULL: the defaults)." $($x)*);
     };
     (@named report, $($x:tt)*) => { export!(@conv "`report`: one write." $($x)*); };
+    (@named graph, $($x:tt)*) => {
+        export!(@conv "`graph`: reading one `mvnmf_graph` descriptor, with the arrays its struct documents."
+            $($x)*);
+    };
+    (@named comm, $($x:tt)*) => {
+        export!(@conv "`comm`: reading one `mvnmf_dist_comm`, whose callbacks are called during the call as its struct documents."
+            $($x)*);
+    };
     (@named progress, $($x:tt)*) => {
         export!(@conv "`progress`: a function that may be called with `user` during the call."
             $($x)*);

@@ -121,7 +121,7 @@ export! {
     fn mvnmf_deep_fit / mvnmf_deep_fit_f32(
         views: *const V = "`n_views`",
         n_views: usize,
-        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
+        graph: *const mvnmf_graph,
         layers: *const usize = "`n_layers` sizes",
         n_layers: usize,
         params: *const mvnmf_deep_params,

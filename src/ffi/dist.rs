@@ -416,7 +416,7 @@ export! {
     /// the ranks in double and rounded back, so its iterates are the
     /// single-process `_f32` fit's to `float` rounding).
     fn mvnmf_dist_joint_nmf_fit / mvnmf_dist_joint_nmf_fit_f32(
-        comm: *const mvnmf_dist_comm = "one struct (its callbacks as `mvnmf_dist_comm` documents)",
+        comm: *const mvnmf_dist_comm,
         views: *const V = "`n_views`",
         n_views, k: usize,
         params: *const mvnmf_nmf_params,
@@ -470,10 +470,10 @@ export! {
     /// here (its weights `double`), and sums over the ranks in `double` as
     /// `mvnmf_dist_joint_nmf_fit_f32` does.
     fn mvnmf_dist_mvsl_fit / mvnmf_dist_mvsl_fit_f32(
-        comm: *const mvnmf_dist_comm = "one struct (its callbacks as `mvnmf_dist_comm` documents)",
+        comm: *const mvnmf_dist_comm,
         views: *const V = "`n_views`",
         n_views: usize,
-        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
+        graph: *const mvnmf_graph,
         k: usize,
         params: *const mvnmf_mvsl_params,
         u: *const *mut T = "`n_views` pointers to `rows_v × k` values each",
@@ -502,7 +502,7 @@ export! {
     workspace mvnmf_dist_mvsl_fit_workspace / mvnmf_dist_mvsl_fit_f32_workspace(
         views: *const V = "`n_views`",
         n_views: usize,
-        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
+        graph: *const mvnmf_graph,
         k, n_ranks: usize,
         params: *const mvnmf_mvsl_params,
     ) {
@@ -669,8 +669,8 @@ export! {
     /// that do not add up over the ranks (`MVNMF_STATUS_COMM_FAILED` on every
     /// rank). Every rank returns after the same call.
     fn mvnmf_dist_tge(
-        comm: *const mvnmf_dist_comm = "one struct (its callbacks as `mvnmf_dist_comm` documents)",
-        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        comm: *const mvnmf_dist_comm,
+        views: *const V = "`n_views`",
         n_views: usize,
         kernels: *const mvnmf_kernel = "`n_views` kernels",
         eta: *const f64 = "`n_views` doubles",
@@ -694,7 +694,7 @@ export! {
     /// labels (all `n` items, or NULL as `mvnmf_dist_tge` allows;
     /// `MVNMF_STATUS_BAD_PARAMETER` for 0 ranks, as the call).
     workspace mvnmf_dist_tge_workspace(
-        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        views: *const V = "`n_views`",
         n_views: usize,
         kernels: *const mvnmf_kernel = "`n_views` kernels",
         labels: *const u32 = "`n` labels",

@@ -30,7 +30,7 @@ export! {
     /// several the labeled lists are still the same and the global neighbours are
     /// another NN-descent approximation (recall and traffic: `docs/mpi.md`).
     fn mvnmf_dist_tge_approx(
-        comm: *const mvnmf_dist_comm = "one descriptor, whose callbacks are what their types document",
+        comm: *const mvnmf_dist_comm,
         views: *const V = "`n_views`",
         n_views: usize,
         kernels: *const mvnmf_kernel = "`n_views` kernels",

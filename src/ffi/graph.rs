@@ -320,7 +320,7 @@ export! {
     /// `O(n² d)`, per view pair a CCA and `O(n² dims)`; memory `n²` doubles of
     /// workspace besides `w`. `w` is written only on success.
     fn mvnmf_fused_graph(
-        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        views: *const V = "`n_views`",
         n_views: usize,
         gammas: *const f64 = "`n_views` doubles",
         priors: *const f64 = "`n_views × n_views` doubles",
@@ -352,7 +352,7 @@ export! {
     /// doubles, column-major; an array of `n_views` pointers). `report` may be
     /// NULL. Cost `O(n·m·Σd)` per Lloyd iteration.
     fn mvnmf_anchors_kmeans(
-        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        views: *const V = "`n_views`",
         n_views, m: usize,
         params: *const super::eval::mvnmf_kmeans_params,
         anchors: *const *mut f64 = "`n_views` pointers to `d_v × m` doubles each",
@@ -417,7 +417,7 @@ export! {
     /// Memory: nothing of size `n × m` (items in blocks). Outputs are written
     /// only on success.
     fn mvnmf_anchor_graph(
-        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        views: *const V = "`n_views`",
         n_views: usize,
         train, anchors: *const mvnmf_view = "`n_views` view descriptors",
         s: usize,
@@ -510,7 +510,7 @@ export! {
     /// workspace (`mvnmf_fused_knn_graph_build`: the same graph with NN-descent, about linear
     /// in `n`). Outputs are written only on success.
     fn mvnmf_fused_knn_graph(
-        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        views: *const V = "`n_views`",
         n_views, s: usize,
         priors: *const f64 = "`n_views × n_views` doubles",
         params: *const mvnmf_fused_graph_params,

@@ -108,7 +108,7 @@ export! {
     fn mvnmf_mvel_fit / mvnmf_mvel_fit_f32(
         labels: *const u8 = "`n_labels × n` bytes",
         n_labels: usize,
-        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
+        graph: *const mvnmf_graph,
         r: usize,
         params: *const mvnmf_mvel_params,
         q: *mut T = "`n_labels × r`",
@@ -146,7 +146,7 @@ export! {
     /// the graph descriptor).
     workspace mvnmf_mvel_fit_workspace / mvnmf_mvel_fit_f32_workspace(
         n_labels: usize,
-        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
+        graph: *const mvnmf_graph,
         r: usize,
         params: *const mvnmf_mvel_params,
     ) {

@@ -340,7 +340,7 @@ export! {
     fn mvnmf_mvsl_fit / mvnmf_mvsl_fit_f32(
         views: *const V = "`n_views`",
         n_views: usize,
-        graph: *const mvnmf_graph = "one descriptor (its arrays as `mvnmf_graph` documents)",
+        graph: *const mvnmf_graph,
         k: usize,
         params: *const mvnmf_mvsl_params,
         u: *const *mut T = "`n_views` pointers to `rows_v × k`",

@@ -225,7 +225,7 @@ export! {
     /// labeled items: the lower median) into `gammas[n_views]` (0 for other views). `labels`
     /// may be NULL when no view uses the median (else `MVNMF_STATUS_NULL_POINTER`).
     fn mvnmf_kernel_bandwidths(
-        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        views: *const V = "`n_views`",
         n_views: usize,
         kernels: *const mvnmf_kernel = "`n_views` kernels",
         labels: *const u32 = "`N` labels",
@@ -356,7 +356,7 @@ export! {
     /// `MVNMF_STATUS_BAD_PARAMETER`; a labeled scope where a query has fewer than `k` candidates
     /// is `MVNMF_STATUS_TOO_FEW_LABELED`.
     fn mvnmf_fused_knn(
-        views: *const mvnmf_view = "`n_views` view descriptors (each as `mvnmf_view` documents)",
+        views: *const V = "`n_views`",
         n_views: usize,
         kernels: *const mvnmf_kernel = "`n_views` kernels",
         eta: *const f64 = "`n_views` doubles",
