@@ -61,6 +61,7 @@ use std::ptr::{null, null_mut};
 
 use mvnmf::ffi::*;
 
+mod common;
 mod query_cases;
 
 type S = mvnmf_status;

@@ -12,6 +12,7 @@ use core::ptr::{null, null_mut};
 
 use mvnmf::ffi::*;
 
+mod common;
 mod query_cases;
 use query_cases::*;
 
@@ -118,16 +119,9 @@ impl Views {
     /// The SGE graph over `n` items (the views' labels; `n ≤ N`).
     fn sge(&self, n: usize) -> mvnmf_graph {
         mvnmf_graph {
-            kind: MVNMF_GRAPH_SGE,
-            n,
             labels: self.labels.as_ptr(),
             n_classes: 2,
-            affinity_row_ptr: null(),
-            affinity_col_idx: null(),
-            affinity_weights: null(),
-            penalty_row_ptr: null(),
-            penalty_col_idx: null(),
-            penalty_weights: null(),
+            ..common::capi::graph(MVNMF_GRAPH_SGE, n)
         }
     }
 }

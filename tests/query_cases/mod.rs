@@ -1,5 +1,6 @@
 //! The dimension-only workspace queries beside their calls (issue 31, E8): shared by
-//! `tests/workspace_queries.rs` and the fuzz driver (`tests/fuzz_ffi.rs`).
+//! `tests/workspace_queries.rs` and the fuzz driver (`tests/fuzz_ffi.rs`), each of which
+//! also includes `common` (its `capi::graph`).
 #![allow(dead_code)]
 
 use core::ffi::{c_int, c_void};
@@ -445,16 +446,8 @@ pub fn families() -> Vec<Family> {
             // A dense graph over 6 items (all weights 1/6).
             let w6 = vec![1.0 / 6.0; 36];
             let g = mvnmf_graph {
-                kind: MVNMF_GRAPH_DENSE,
-                n: 6,
-                labels: null(),
-                n_classes: 0,
-                affinity_row_ptr: null(),
-                affinity_col_idx: null(),
                 affinity_weights: w6.as_ptr(),
-                penalty_row_ptr: null(),
-                penalty_col_idx: null(),
-                penalty_weights: null(),
+                ..crate::common::capi::graph(MVNMF_GRAPH_DENSE, 6)
             };
             let mut p = mvnmf_mvel_params_default();
             p.max_iter = 2;
