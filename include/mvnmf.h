@@ -3,7 +3,8 @@
  * Rules for every function:
  *  - returns an mvnmf_status (MVNMF_STATUS_OK = 0; mvnmf_status_message(code)
  *    gives a static message); on error no output is written, except the
- *    solvers' `report`, which then says where (where_arg, where_view, ...);
+ *    `report` of the calls that take one (the solvers, mvnmf_check_views),
+ *    which then says where (where_arg, where_view, ...);
  *  - every routine has a ..._workspace twin that writes the workspace size in
  *    bytes (any alignment of the workspace works);
  *  - an options pointer (`params`) may be NULL: it means the defaults, exactly
@@ -516,6 +517,90 @@ typedef struct mvnmf_prep_report {
   double scale;
 } mvnmf_prep_report;
 
+// One view of the data, `rows × cols` (features × items).
+//
+// Dense (`kind = MVNMF_VIEW_DENSE`): entry `(i, j)` at `values[i + j*col_stride]`,
+// `col_stride >= rows`; `col_ptr`, `row_idx` unused.
+// CSC (`kind = MVNMF_VIEW_CSC`): column `j` holds rows
+// `row_idx[col_ptr[j] .. col_ptr[j+1]]` (strictly increasing) with their
+// `values`; `col_ptr` has `cols + 1` entries starting at 0; `col_stride` unused.
+typedef struct mvnmf_view {
+  // `MVNMF_VIEW_DENSE` or `MVNMF_VIEW_CSC`.
+  uint32_t kind;
+  // Features.
+  size_t rows;
+  // Items.
+  size_t cols;
+  // Dense entries, or the CSC nonzero values.
+  const double *values;
+  // Dense: distance between column starts (`>= rows`).
+  size_t col_stride;
+  // CSC: `cols + 1` column pointers.
+  const size_t *col_ptr;
+  // CSC: row index of each nonzero.
+  const size_t *row_idx;
+} mvnmf_view;
+
+// What a solver reports: written on `MVNMF_STATUS_OK` and
+// `MVNMF_STATUS_CANCELLED`, and — the one exception to "on error nothing is
+// written" — by every call that takes a report (the fits and encodes of NMF,
+// joint and β-NMF, MvSL, deep, JSNMF, MVEL, the pipeline, the distributed
+// fits, `mvnmf_check_views`, and their `_f32` twins) on a refusal too: then
+// every field is zero but `where_*`.
+//
+// `where_*` (issue 33) say where a refusal points, as LAPACK's `INFO = -i`:
+// `where_arg` is the 1-based position of the offending argument in the
+// call's C signature (0: none applies, and always 0 on success); for data,
+// `where_view`, `where_row` and `where_col` are the 0-based view (index into
+// the `views` array, or into a per-view factor array such as `u`), row and
+// column of the first bad entry (a NaN, a negative value, a malformed CSC
+// index: `where_row` the offending row index, `SIZE_MAX` when the column's
+// pointers are wrong); `SIZE_MAX` where a part does not apply.
+typedef struct mvnmf_report {
+  // Outer iterations run.
+  uint32_t iterations;
+  // `MVNMF_STOP_MAX_ITER`, `MVNMF_STOP_CONVERGED` or `MVNMF_STOP_CANCELLED`.
+  uint32_t stop;
+  // Views whose basis ended entirely zero.
+  uint32_t dead_views;
+  // Objective at the start.
+  struct mvnmf_objective initial;
+  // Objective at the returned factors.
+  struct mvnmf_objective objective;
+  // On a refusal: the 1-based position of the offending argument (0: none).
+  uint32_t where_arg;
+  // On a refusal: the 0-based view of the first bad entry (`SIZE_MAX`: n/a).
+  size_t where_view;
+  // On a refusal: the 0-based row of the first bad entry (`SIZE_MAX`: n/a).
+  size_t where_row;
+  // On a refusal: the 0-based column of the first bad entry (`SIZE_MAX`: n/a).
+  size_t where_col;
+} mvnmf_report;
+
+// `mvnmf_view` with single-precision values: the views of the `_f32` entry
+// points (`mvnmf_nmf_fit_f32`, ...), whose factors and encodings are `float`
+// too (objectives, weights, graphs and reports stay `double`). Same fields,
+// same rules. Magnitudes: the `_f32` solvers refuse data with
+// `½ Σ_v ‖X_v‖²_F > 2^103` (about 1e31: entries above about 4e15) with
+// `MVNMF_STATUS_INPUT_TOO_LARGE`, where the double ones refuse above `2^999`,
+// so that the factors stay representable in `float`.
+typedef struct mvnmf_view_f32 {
+  // `MVNMF_VIEW_DENSE` or `MVNMF_VIEW_CSC`.
+  uint32_t kind;
+  // Features.
+  size_t rows;
+  // Items.
+  size_t cols;
+  // Dense entries, or the CSC nonzero values.
+  const float *values;
+  // Dense: distance between column starts (`>= rows`).
+  size_t col_stride;
+  // CSC: `cols + 1` column pointers.
+  const size_t *col_ptr;
+  // CSC: row index of each nonzero.
+  const size_t *row_idx;
+} mvnmf_view_f32;
+
 // Options of `mvnmf_knn_predict`; defaults from `mvnmf_knn_params_default()`.
 typedef struct mvnmf_knn_params {
   // Neighbours (default 9).
@@ -763,30 +848,6 @@ typedef struct mvnmf_graph_params {
   size_t block;
 } mvnmf_graph_params;
 
-// One view of the data, `rows × cols` (features × items).
-//
-// Dense (`kind = MVNMF_VIEW_DENSE`): entry `(i, j)` at `values[i + j*col_stride]`,
-// `col_stride >= rows`; `col_ptr`, `row_idx` unused.
-// CSC (`kind = MVNMF_VIEW_CSC`): column `j` holds rows
-// `row_idx[col_ptr[j] .. col_ptr[j+1]]` (strictly increasing) with their
-// `values`; `col_ptr` has `cols + 1` entries starting at 0; `col_stride` unused.
-typedef struct mvnmf_view {
-  // `MVNMF_VIEW_DENSE` or `MVNMF_VIEW_CSC`.
-  uint32_t kind;
-  // Features.
-  size_t rows;
-  // Items.
-  size_t cols;
-  // Dense entries, or the CSC nonzero values.
-  const double *values;
-  // Dense: distance between column starts (`>= rows`).
-  size_t col_stride;
-  // CSC: `cols + 1` column pointers.
-  const size_t *col_ptr;
-  // CSC: row index of each nonzero.
-  const size_t *row_idx;
-} mvnmf_view;
-
 // The base kernel of one view. Every kernel is normalised to
 // `K(i,j) / sqrt(K(i,i) K(j,j))`; an all-zero item under linear, χ² or intersection is
 // similar to nothing (1 on the diagonal, 0 elsewhere).
@@ -980,66 +1041,6 @@ typedef struct mvnmf_progress {
 // nonzero return stops the call (`MVNMF_STATUS_CANCELLED`).
 typedef int (*mvnmf_progress_fn)(const struct mvnmf_progress *progress,
                                  void *user);
-
-// What a solver reports: written on `MVNMF_STATUS_OK` and
-// `MVNMF_STATUS_CANCELLED`, and — the one exception to "on error nothing is
-// written" — by every call that takes a report (the fits and encodes of NMF,
-// joint and β-NMF, MvSL, deep, JSNMF, MVEL, the pipeline, the distributed
-// fits, and their `_f32` twins) on a refusal too: then every field is zero
-// but `where_*`.
-//
-// `where_*` (issue 33) say where a refusal points, as LAPACK's `INFO = -i`:
-// `where_arg` is the 1-based position of the offending argument in the
-// call's C signature (0: none applies, and always 0 on success); for data,
-// `where_view`, `where_row` and `where_col` are the 0-based view (index into
-// the `views` array, or into a per-view factor array such as `u`), row and
-// column of the first bad entry (a NaN, a negative value, a malformed CSC
-// index: `where_row` the offending row index, `SIZE_MAX` when the column's
-// pointers are wrong); `SIZE_MAX` where a part does not apply.
-typedef struct mvnmf_report {
-  // Outer iterations run.
-  uint32_t iterations;
-  // `MVNMF_STOP_MAX_ITER`, `MVNMF_STOP_CONVERGED` or `MVNMF_STOP_CANCELLED`.
-  uint32_t stop;
-  // Views whose basis ended entirely zero.
-  uint32_t dead_views;
-  // Objective at the start.
-  struct mvnmf_objective initial;
-  // Objective at the returned factors.
-  struct mvnmf_objective objective;
-  // On a refusal: the 1-based position of the offending argument (0: none).
-  uint32_t where_arg;
-  // On a refusal: the 0-based view of the first bad entry (`SIZE_MAX`: n/a).
-  size_t where_view;
-  // On a refusal: the 0-based row of the first bad entry (`SIZE_MAX`: n/a).
-  size_t where_row;
-  // On a refusal: the 0-based column of the first bad entry (`SIZE_MAX`: n/a).
-  size_t where_col;
-} mvnmf_report;
-
-// `mvnmf_view` with single-precision values: the views of the `_f32` entry
-// points (`mvnmf_nmf_fit_f32`, ...), whose factors and encodings are `float`
-// too (objectives, weights, graphs and reports stay `double`). Same fields,
-// same rules. Magnitudes: the `_f32` solvers refuse data with
-// `½ Σ_v ‖X_v‖²_F > 2^103` (about 1e31: entries above about 4e15) with
-// `MVNMF_STATUS_INPUT_TOO_LARGE`, where the double ones refuse above `2^999`,
-// so that the factors stay representable in `float`.
-typedef struct mvnmf_view_f32 {
-  // `MVNMF_VIEW_DENSE` or `MVNMF_VIEW_CSC`.
-  uint32_t kind;
-  // Features.
-  size_t rows;
-  // Items.
-  size_t cols;
-  // Dense entries, or the CSC nonzero values.
-  const float *values;
-  // Dense: distance between column starts (`>= rows`).
-  size_t col_stride;
-  // CSC: `cols + 1` column pointers.
-  const size_t *col_ptr;
-  // CSC: row index of each nonzero.
-  const size_t *row_idx;
-} mvnmf_view_f32;
 
 // Options of the NMF solvers; get the defaults from `mvnmf_nmf_params_default()`.
 typedef struct mvnmf_nmf_params {
@@ -1351,6 +1352,46 @@ mvnmf_status mvnmf_standardize_view(size_t rows,
                                     size_t cols,
                                     double *x,
                                     size_t *constant);
+
+// Checks views as every call that takes them does, and says where the
+// first refusal points, in the order the calls check: the descriptors
+// (pointers, sizes, strides, CSC structure), then the values, view by
+// view, column by column: `MVNMF_STATUS_NON_FINITE_INPUT` (a NaN or
+// infinity) and, with `nonneg = 1`, `MVNMF_STATUS_NEGATIVE_INPUT` (a value
+// below 0). Each view is checked on its own: that the views share their
+// items is the calling function's check. On a refusal `report` says where
+// (as a solver's refusal does: `where_arg` 1 for `views`, `where_view`,
+// and for data or a malformed CSC structure `where_row` and `where_col`;
+// every other field 0); on success `where_arg` is 0.
+//
+// The calls that take no report (graph builders, evaluation, queries)
+// answer a bad value with its status alone: call this on the same views
+// to find the entry (the Python bindings do, and name it in their
+// exception). `O(Σ rows·cols)` dense, `O(nnz)` CSC; no workspace.
+//
+// Single-precision twin: `mvnmf_check_views_f32`.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view` descriptors, each with the arrays its struct documents.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
+mvnmf_status mvnmf_check_views(const struct mvnmf_view *views,
+                               size_t n_views,
+                               uint32_t nonneg,
+                               struct mvnmf_report *report);
+
+// `mvnmf_check_views` in single precision: `float` for `views` (`mvnmf_view_f32`), the other arguments as there.
+//
+// # Safety
+// Every pointer is NULL (refused where it is required) or valid as listed:
+// * `views`: reading `n_views` `mvnmf_view_f32` descriptors, each with the arrays its struct documents.
+// * `report`: one write.
+// Outputs overlap nothing else; no buffer changes during the call.
+mvnmf_status mvnmf_check_views_f32(const struct mvnmf_view_f32 *views,
+                                   size_t n_views,
+                                   uint32_t nonneg,
+                                   struct mvnmf_report *report);
 
 // Workspace bytes of `mvnmf_stratified_split`
 // for `n` items.

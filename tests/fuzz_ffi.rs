@@ -1011,11 +1011,39 @@ fn t_joint(g: &mut G, bad: bool) -> R {
         }
         finite("v", v.f64())?;
     }
+    check_views_agrees(s, &cv, &rep)?;
     // Single precision on every other seed (a bit of the seed: no new draw, the
     // cases of earlier seeds stay what they were): the same views and factors
     // as floats through mvnmf_joint_nmf_fit_f32, with the same checks.
     if p.seed >> 9 & 1 == 1 {
         joint_f32(&vs, k, &p, us32, v32)?;
+    }
+    Ok(())
+}
+
+/// `mvnmf_check_views` (nonnegative) against a solver's call on the same views: where the
+/// solver refused its views (`where_arg` 1) for a descriptor or a value, the check says the
+/// same status at the same view, row and column; where the solver ran, the check passes.
+/// (The magnitude bound and the item counts are the solver's alone.) No draw from the seed.
+fn check_views_agrees(s: S, cv: &[mvnmf_view], rep: &Out) -> R {
+    let views_refused = s != S::Ok && s != S::Cancelled && rep.where_at().0 == 1;
+    let solver_only = matches!(s, S::InputTooLarge | S::DimensionMismatch);
+    if !(s == S::Ok || s == S::Cancelled || views_refused && !solver_only) {
+        return Ok(());
+    }
+    let mut crep = Out::bytes(std::mem::size_of::<mvnmf_report>());
+    let c = unsafe { mvnmf_check_views(cv.as_ptr(), cv.len(), 1, crep.ptr()) };
+    let (want, at) = if views_refused {
+        (s, rep.where_at())
+    } else {
+        (S::Ok, (0, usize::MAX, usize::MAX, usize::MAX))
+    };
+    if c != want || crep.where_at() != at {
+        return fail(format!(
+            "check_views: {c:?} at {:?}, the solver {s:?} at {:?}",
+            crep.where_at(),
+            rep.where_at()
+        ));
     }
     Ok(())
 }

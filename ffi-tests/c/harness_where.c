@@ -27,7 +27,13 @@
  *      a NaN in a given h: argument 7; params 5, r = 0 at 4, workspace 9, a
  *      NULL h 7), its _f32 twin, and mvnmf_mvel_fit_anchored (a NaN weight z:
  *      argument 5 at its slot and item; an anchor index >= m: argument 4; s > m
- *      at 6, m = 0 at 7, params 9; a success says 0).
+ *      at 6, m = 0 at 7, params 9; a success says 0);
+ *   4. mvnmf_check_views, for the calls that take no report: mvnmf_fused_graph
+ *      answers a NaN in view 2 with NON_FINITE_INPUT alone, and the check of
+ *      the same views says argument 1, view 2, row 1, column 3; a negative
+ *      (nonneg 1 only), a malformed CSC index, a NaN in CSC view 2, nonneg 2
+ *      (argument 3), n_views 0 (2), NULL views (1), the _f32 twin; a success
+ *      says where_arg 0 over a stale report.
  */
 #include "mvnmf.h"
 
@@ -648,6 +654,100 @@ static void test_mvel(void)
 #undef UNTOUCHED
 }
 
+/* mvnmf_check_views(p->views, n_views, nonneg) into a stale report. */
+static uint32_t check_views(const prob *p, size_t n_views, uint32_t nonneg, mvnmf_report *rep)
+{
+    *rep = stale_report();
+    return (uint32_t)mvnmf_check_views(p->views, n_views, nonneg, rep);
+}
+
+static void test_check_views(void)
+{
+    prob p;
+    mvnmf_report rep;
+    uint32_t st;
+    size_t bytes = 0;
+    double w[N * N];
+    void *work;
+
+    set_ctx("check_views: a call without a report says what; the check says where");
+    prob_init(&p);
+    CHECK_STATUS(mvnmf_fused_graph_workspace(p.views, NV, NULL, &bytes), MVNMF_STATUS_OK);
+    work = malloc(bytes + 1);
+    p.x[2][3 * ROWS[2] + 1] = NAN;
+    p.x[2][5 * ROWS[2] + 4] = NAN; /* a later one: not the first */
+    st = (uint32_t)mvnmf_fused_graph(p.views, NV, NULL, NULL, NULL, w, work, bytes);
+    free(work);
+    CHECK_STATUS(st, MVNMF_STATUS_NON_FINITE_INPUT);
+    st = check_views(&p, NV, 0, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_NON_FINITE_INPUT);
+    CHECK(refusal_at(&rep, 1, 2, 1, 3));
+
+    set_ctx("check_views: NaN in CSC view 2");
+    prob_init(&p);
+    p.x[2][3 * ROWS[2] + 1] = NAN;
+    make_csc(&p, 2);
+    st = check_views(&p, NV, 1, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_NON_FINITE_INPUT);
+    CHECK(refusal_at(&rep, 1, 2, 1, 3));
+
+    set_ctx("check_views: a negative entry of view 1 is refused with nonneg 1 only");
+    prob_init(&p);
+    p.x[1][4 * ROWS[1] + 2] = -1.0;
+    st = check_views(&p, NV, 1, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_NEGATIVE_INPUT);
+    CHECK(refusal_at(&rep, 1, 1, 2, 4));
+    st = check_views(&p, NV, 0, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_OK);
+    CHECK(rep.where_arg == 0 && rep.where_view == SIZE_MAX && rep.iterations == 0);
+
+    set_ctx("check_views: malformed CSC view 2 (row indices of column 4 not increasing)");
+    prob_init(&p);
+    make_csc(&p, 2);
+    p.ri[p.cp[4] + 2] = 0;
+    st = check_views(&p, NV, 0, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_MALFORMED_CSC);
+    CHECK(refusal_at(&rep, 1, 2, 0, 4));
+
+    set_ctx("check_views: nonneg 2, n_views 0, NULL views");
+    prob_init(&p);
+    st = check_views(&p, NV, 2, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_BAD_PARAMETER);
+    CHECK(refusal_at(&rep, 3, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+    st = check_views(&p, 0, 0, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_ZERO_DIMENSION);
+    CHECK(refusal_at(&rep, 2, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+    rep = stale_report();
+    st = (uint32_t)mvnmf_check_views(NULL, NV, 0, &rep);
+    CHECK_STATUS(st, MVNMF_STATUS_NULL_POINTER);
+    CHECK(refusal_at(&rep, 1, SIZE_MAX, SIZE_MAX, SIZE_MAX));
+
+    set_ctx("check_views_f32: an infinity in view 1; a success says 0");
+    {
+        float xf[2][MAXM * N];
+        mvnmf_view_f32 vf[2];
+        size_t i, v;
+        for (v = 0; v < 2; v++) {
+            for (i = 0; i < MAXM * N; i++)
+                xf[v][i] = (float)i;
+            vf[v].kind = MVNMF_VIEW_DENSE;
+            vf[v].rows = MAXM;
+            vf[v].cols = N;
+            vf[v].values = xf[v];
+            vf[v].col_stride = MAXM;
+            vf[v].col_ptr = NULL;
+            vf[v].row_idx = NULL;
+        }
+        rep = stale_report();
+        CHECK_STATUS(mvnmf_check_views_f32(vf, 2, 1, &rep), MVNMF_STATUS_OK);
+        CHECK(rep.where_arg == 0);
+        xf[1][3 * MAXM + 4] = (float)INFINITY;
+        rep = stale_report();
+        CHECK_STATUS(mvnmf_check_views_f32(vf, 2, 0, &rep), MVNMF_STATUS_NON_FINITE_INPUT);
+        CHECK(refusal_at(&rep, 1, 1, 4, 3));
+    }
+}
+
 int HARNESS_WHERE_ENTRY(int verbose)
 {
     g_failures = 0;
@@ -655,6 +755,7 @@ int HARNESS_WHERE_ENTRY(int verbose)
     test_mvsl();
     test_others();
     test_mvel();
+    test_check_views();
     if (verbose || g_failures)
         printf("[%s] mvnmf C ABI harness (where a refusal points): %d failed checks\n", LANG, g_failures);
     fflush(stdout);

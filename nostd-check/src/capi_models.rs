@@ -2372,7 +2372,8 @@ fn dist_f32(d: &Data) -> Result<(), i32> {
 }
 
 /// `src/ffi/{data, abi, linalg, mod}.rs`: preprocessing, the ABI queries,
-/// the eigensolver, the status and term helpers. Codes 190..=199.
+/// the views' check, the eigensolver, the status and term helpers. Codes
+/// 190..=199.
 fn misc(d: &Data) -> Result<(), i32> {
     // Preprocessing: a copy of the dense view, shifted by −0.25 so that the
     // shift applies, then normalised to ‖X‖²_F = N.
@@ -2397,6 +2398,19 @@ fn misc(d: &Data) -> Result<(), i32> {
         312,
     )?;
     check(xs.iter().all(|v| v.is_finite()) && nconst <= M, 312)?;
+    // The views' check, both precisions (the data are nonnegative and finite:
+    // OK, the report saying nowhere).
+    let mut rep = mvnmf_report::default();
+    let (views, views_f32) = (d.views(), d.views_f32());
+    ok(
+        unsafe { call!(mvnmf_check_views, views.as_ptr(), 2usize, 1u32, &mut rep) },
+        196,
+    )?;
+    ok(
+        unsafe { call!(mvnmf_check_views_f32, views_f32.as_ptr(), 2usize, 1u32, &mut rep) },
+        196,
+    )?;
+    check(rep.where_arg == 0, 196)?;
     let ss: f64 = x.iter().map(|v| v * v).sum();
     check(
         pr.shifted > 0

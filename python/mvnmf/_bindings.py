@@ -157,6 +157,15 @@ class mvnmf_prep_params(C.Structure):
 class mvnmf_prep_report(C.Structure):
     pass
 
+class mvnmf_view(C.Structure):
+    pass
+
+class mvnmf_report(C.Structure):
+    pass
+
+class mvnmf_view_f32(C.Structure):
+    pass
+
 class mvnmf_knn_params(C.Structure):
     pass
 
@@ -202,9 +211,6 @@ class mvnmf_mkl_params(C.Structure):
 class mvnmf_graph_params(C.Structure):
     pass
 
-class mvnmf_view(C.Structure):
-    pass
-
 class mvnmf_kernel(C.Structure):
     pass
 
@@ -233,12 +239,6 @@ class mvnmf_graph(C.Structure):
     pass
 
 class mvnmf_progress(C.Structure):
-    pass
-
-class mvnmf_report(C.Structure):
-    pass
-
-class mvnmf_view_f32(C.Structure):
     pass
 
 class mvnmf_nmf_params(C.Structure):
@@ -283,6 +283,9 @@ mvnmf_term._fields_ = [('kind', C.c_uint32), ('reserved', C.c_uint32), ('value',
 mvnmf_objective._fields_ = [('total', C.c_double), ('n_terms', C.c_uint32), ('reserved', C.c_uint32), ('terms', mvnmf_term * 8)]
 mvnmf_prep_params._fields_ = [('shift', C.c_uint32), ('normalize', C.c_uint32)]
 mvnmf_prep_report._fields_ = [('min', C.c_double), ('shifted', C.c_size_t), ('scale', C.c_double)]
+mvnmf_view._fields_ = [('kind', C.c_uint32), ('rows', C.c_size_t), ('cols', C.c_size_t), ('values', C.POINTER(C.c_double)), ('col_stride', C.c_size_t), ('col_ptr', C.POINTER(C.c_size_t)), ('row_idx', C.POINTER(C.c_size_t))]
+mvnmf_report._fields_ = [('iterations', C.c_uint32), ('stop', C.c_uint32), ('dead_views', C.c_uint32), ('initial', mvnmf_objective), ('objective', mvnmf_objective), ('where_arg', C.c_uint32), ('where_view', C.c_size_t), ('where_row', C.c_size_t), ('where_col', C.c_size_t)]
+mvnmf_view_f32._fields_ = [('kind', C.c_uint32), ('rows', C.c_size_t), ('cols', C.c_size_t), ('values', C.POINTER(C.c_float)), ('col_stride', C.c_size_t), ('col_ptr', C.POINTER(C.c_size_t)), ('row_idx', C.POINTER(C.c_size_t))]
 mvnmf_knn_params._fields_ = [('k', C.c_size_t), ('metric', C.c_uint32)]
 mvnmf_kmeans_params._fields_ = [('restarts', C.c_uint32), ('max_iter', C.c_uint32), ('tol', C.c_double), ('seed', C.c_uint64)]
 mvnmf_kmeans_report._fields_ = [('inertia', C.c_double), ('iterations', C.c_uint32), ('converged', C.c_uint32), ('best_restart', C.c_uint32), ('reseeded', C.c_uint32)]
@@ -298,7 +301,6 @@ mvnmf_parallel._fields_ = [('threads', C.c_uint32), ('reserved', C.c_uint32), ('
 mvnmf_fused_knn_params._fields_ = [('k', C.c_size_t), ('scope', C.c_uint32), ('block', C.c_size_t), ('parallel', mvnmf_parallel)]
 mvnmf_mkl_params._fields_ = [('lambda', C.c_double), ('block', C.c_size_t)]
 mvnmf_graph_params._fields_ = [('ka', C.c_size_t), ('kp', C.c_size_t), ('penalty', C.c_uint32), ('sigma', C.c_double), ('block', C.c_size_t)]
-mvnmf_view._fields_ = [('kind', C.c_uint32), ('rows', C.c_size_t), ('cols', C.c_size_t), ('values', C.POINTER(C.c_double)), ('col_stride', C.c_size_t), ('col_ptr', C.POINTER(C.c_size_t)), ('row_idx', C.POINTER(C.c_size_t))]
 mvnmf_kernel._fields_ = [('kind', C.c_uint32), ('gamma', C.c_double)]
 mvnmf_mkl_report._fields_ = [('ridge', C.c_double), ('mean_diag', C.c_double), ('loss', C.c_double), ('kkt_residual', C.c_double), ('support', C.c_size_t)]
 mvnmf_qp_report._fields_ = [('objective', C.c_double), ('kkt_residual', C.c_double), ('support', C.c_size_t)]
@@ -309,8 +311,6 @@ mvnmf_mvsl_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('e
 mvnmf_deep_params._fields_ = [('top', mvnmf_mvsl_params), ('pretrain_iter', C.c_uint32), ('box_lower', C.c_uint32), ('v_init', C.c_uint32)]
 mvnmf_graph._fields_ = [('kind', C.c_uint32), ('n', C.c_size_t), ('labels', C.POINTER(C.c_uint32)), ('n_classes', C.c_size_t), ('affinity_row_ptr', C.POINTER(C.c_size_t)), ('affinity_col_idx', C.POINTER(C.c_size_t)), ('affinity_weights', C.POINTER(C.c_double)), ('penalty_row_ptr', C.POINTER(C.c_size_t)), ('penalty_col_idx', C.POINTER(C.c_size_t)), ('penalty_weights', C.POINTER(C.c_double))]
 mvnmf_progress._fields_ = [('iter', C.c_uint32), ('phase', C.c_uint32), ('objective', mvnmf_objective), ('fraction', C.c_double)]
-mvnmf_report._fields_ = [('iterations', C.c_uint32), ('stop', C.c_uint32), ('dead_views', C.c_uint32), ('initial', mvnmf_objective), ('objective', mvnmf_objective), ('where_arg', C.c_uint32), ('where_view', C.c_size_t), ('where_row', C.c_size_t), ('where_col', C.c_size_t)]
-mvnmf_view_f32._fields_ = [('kind', C.c_uint32), ('rows', C.c_size_t), ('cols', C.c_size_t), ('values', C.POINTER(C.c_float)), ('col_stride', C.c_size_t), ('col_ptr', C.POINTER(C.c_size_t)), ('row_idx', C.POINTER(C.c_size_t))]
 mvnmf_nmf_params._fields_ = [('max_iter', C.c_uint32), ('tol', C.c_double), ('eps', C.c_double), ('vmax', C.c_double), ('seed', C.c_uint64), ('init', C.c_uint32), ('stop_rule', C.c_uint32), ('parallel', mvnmf_parallel)]
 mvnmf_dist_comm._fields_ = [('allreduce', mvnmf_allreduce_fn), ('exchange', mvnmf_exchange_fn), ('ctx', C.c_void_p), ('rank', C.c_size_t), ('n_ranks', C.c_size_t), ('allgather', mvnmf_allgather_fn)]
 mvnmf_dist_traffic._fields_ = [('setup_calls', C.c_uint64), ('setup_words', C.c_uint64), ('iter_calls', C.c_uint64), ('iter_words', C.c_uint64), ('setup_exchange_calls', C.c_uint64), ('setup_exchange_words', C.c_uint64), ('iter_exchange_calls', C.c_uint64), ('iter_exchange_words', C.c_uint64), ('halo_sent', C.c_uint64), ('halo_received', C.c_uint64)]
@@ -335,6 +335,8 @@ SIGNATURES = {
     'mvnmf_prep_params_default': (mvnmf_prep_params, []),
     'mvnmf_prepare_view': (C.c_uint32, [C.c_size_t, C.c_size_t, C.POINTER(C.c_double), C.POINTER(mvnmf_prep_params), C.POINTER(mvnmf_prep_report)]),
     'mvnmf_standardize_view': (C.c_uint32, [C.c_size_t, C.c_size_t, C.POINTER(C.c_double), C.POINTER(C.c_size_t)]),
+    'mvnmf_check_views': (C.c_uint32, [C.POINTER(mvnmf_view), C.c_size_t, C.c_uint32, C.POINTER(mvnmf_report)]),
+    'mvnmf_check_views_f32': (C.c_uint32, [C.POINTER(mvnmf_view_f32), C.c_size_t, C.c_uint32, C.POINTER(mvnmf_report)]),
     'mvnmf_stratified_split_workspace': (C.c_uint32, [C.c_size_t, C.POINTER(C.c_size_t)]),
     'mvnmf_stratified_split': (C.c_uint32, [C.POINTER(C.c_uint32), C.c_size_t, C.c_size_t, C.c_double, C.c_uint64, C.POINTER(C.c_uint8), C.c_void_p, C.c_size_t]),
     'mvnmf_knn_params_default': (mvnmf_knn_params, []),
@@ -542,6 +544,8 @@ ARG_NAMES = {
     'mvnmf_prep_params_default': [],
     'mvnmf_prepare_view': ['rows', 'cols', 'x', 'params', 'report'],
     'mvnmf_standardize_view': ['rows', 'cols', 'x', 'constant'],
+    'mvnmf_check_views': ['views', 'n_views', 'nonneg', 'report'],
+    'mvnmf_check_views_f32': ['views', 'n_views', 'nonneg', 'report'],
     'mvnmf_stratified_split_workspace': ['n', 'bytes'],
     'mvnmf_stratified_split': ['labels', 'n', 'n_classes', 'fraction', 'seed', 'labeled', 'work', 'work_bytes'],
     'mvnmf_knn_params_default': [],

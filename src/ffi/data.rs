@@ -1,6 +1,8 @@
-//! C ABI of the per-view preprocessing (`crate::prep`).
+//! C ABI of the per-view preprocessing (`crate::prep`) and of the views'
+//! check that says where (`crate::data::locate_bad`).
 
 use super::util::*;
+use crate::data::locate_bad;
 use crate::error::Error;
 use crate::prep::{self, PrepParams, PrepReport};
 
@@ -64,6 +66,37 @@ export! {
         let len = rows.checked_mul(cols).ok_or(Error::SizeOverflow)?;
         let k = prep::standardize_view(slice_mut(x, len)?, rows, cols)?;
         put_opt(constant, k);
+        Ok(mvnmf_status::Ok)
+    };
+
+    /// Checks views as every call that takes them does, and says where the
+    /// first refusal points, in the order the calls check: the descriptors
+    /// (pointers, sizes, strides, CSC structure), then the values, view by
+    /// view, column by column: `MVNMF_STATUS_NON_FINITE_INPUT` (a NaN or
+    /// infinity) and, with `nonneg = 1`, `MVNMF_STATUS_NEGATIVE_INPUT` (a value
+    /// below 0). Each view is checked on its own: that the views share their
+    /// items is the calling function's check. On a refusal `report` says where
+    /// (as a solver's refusal does: `where_arg` 1 for `views`, `where_view`,
+    /// and for data or a malformed CSC structure `where_row` and `where_col`;
+    /// every other field 0); on success `where_arg` is 0.
+    ///
+    /// The calls that take no report (graph builders, evaluation, queries)
+    /// answer a bad value with its status alone: call this on the same views
+    /// to find the entry (the Python bindings do, and name it in their
+    /// exception). `O(Σ rows·cols)` dense, `O(nnz)` CSC; no workspace.
+    fn mvnmf_check_views / mvnmf_check_views_f32(
+        views: *const V = "`n_views`",
+        n_views: usize,
+        nonneg: u32,
+        report: *mut mvnmf_report,
+    ) at report {
+        let nonneg: bool = CField::to_rust(&nonneg).arg(3)?;
+        let (vs, _) = read_views_at(views, n_views, 1)?;
+        if let Some((e, at)) = locate_bad(&vs, nonneg) {
+            return Err(Located::new(e, at.or_arg(1)));
+        }
+        // Nothing located: a report reused from a refusal says so.
+        refuse(report, Where::NONE);
         Ok(mvnmf_status::Ok)
     };
 }

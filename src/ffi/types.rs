@@ -276,8 +276,8 @@ c_enum!(Stop {
 /// `MVNMF_STATUS_CANCELLED`, and — the one exception to "on error nothing is
 /// written" — by every call that takes a report (the fits and encodes of NMF,
 /// joint and β-NMF, MvSL, deep, JSNMF, MVEL, the pipeline, the distributed
-/// fits, and their `_f32` twins) on a refusal too: then every field is zero
-/// but `where_*`.
+/// fits, `mvnmf_check_views`, and their `_f32` twins) on a refusal too: then
+/// every field is zero but `where_*`.
 ///
 /// `where_*` (issue 33) say where a refusal points, as LAPACK's `INFO = -i`:
 /// `where_arg` is the 1-based position of the offending argument in the

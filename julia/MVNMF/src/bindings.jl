@@ -159,6 +159,35 @@ struct MvnmfPrepReport  # mvnmf_prep_report
     shifted::Csize_t
     scale::Cdouble
 end
+struct MvnmfView  # mvnmf_view
+    kind::UInt32
+    rows::Csize_t
+    cols::Csize_t
+    values::Ptr{Cdouble}
+    col_stride::Csize_t
+    col_ptr::Ptr{Csize_t}
+    row_idx::Ptr{Csize_t}
+end
+struct MvnmfReport  # mvnmf_report
+    iterations::UInt32
+    stop::UInt32
+    dead_views::UInt32
+    initial::MvnmfObjective
+    objective::MvnmfObjective
+    where_arg::UInt32
+    where_view::Csize_t
+    where_row::Csize_t
+    where_col::Csize_t
+end
+struct MvnmfViewF32  # mvnmf_view_f32
+    kind::UInt32
+    rows::Csize_t
+    cols::Csize_t
+    values::Ptr{Cfloat}
+    col_stride::Csize_t
+    col_ptr::Ptr{Csize_t}
+    row_idx::Ptr{Csize_t}
+end
 struct MvnmfKnnParams  # mvnmf_knn_params
     k::Csize_t
     metric::UInt32
@@ -253,15 +282,6 @@ struct MvnmfGraphParams  # mvnmf_graph_params
     sigma::Cdouble
     block::Csize_t
 end
-struct MvnmfView  # mvnmf_view
-    kind::UInt32
-    rows::Csize_t
-    cols::Csize_t
-    values::Ptr{Cdouble}
-    col_stride::Csize_t
-    col_ptr::Ptr{Csize_t}
-    row_idx::Ptr{Csize_t}
-end
 struct MvnmfKernel  # mvnmf_kernel
     kind::UInt32
     gamma::Cdouble
@@ -342,26 +362,6 @@ struct MvnmfProgress  # mvnmf_progress
     phase::UInt32
     objective::MvnmfObjective
     fraction::Cdouble
-end
-struct MvnmfReport  # mvnmf_report
-    iterations::UInt32
-    stop::UInt32
-    dead_views::UInt32
-    initial::MvnmfObjective
-    objective::MvnmfObjective
-    where_arg::UInt32
-    where_view::Csize_t
-    where_row::Csize_t
-    where_col::Csize_t
-end
-struct MvnmfViewF32  # mvnmf_view_f32
-    kind::UInt32
-    rows::Csize_t
-    cols::Csize_t
-    values::Ptr{Cfloat}
-    col_stride::Csize_t
-    col_ptr::Ptr{Csize_t}
-    row_idx::Ptr{Csize_t}
 end
 struct MvnmfNmfParams  # mvnmf_nmf_params
     max_iter::UInt32
@@ -456,6 +456,8 @@ mvnmf_struct_size(which) = ccall(_fn(:mvnmf_struct_size), Csize_t, (UInt32,), wh
 mvnmf_prep_params_default() = ccall(_fn(:mvnmf_prep_params_default), MvnmfPrepParams, ())
 mvnmf_prepare_view(rows, cols, x, params, report) = ccall(_fn(:mvnmf_prepare_view), UInt32, (Csize_t, Csize_t, Ptr{Cdouble}, Ptr{MvnmfPrepParams}, Ptr{MvnmfPrepReport}), rows, cols, x, params, report)
 mvnmf_standardize_view(rows, cols, x, constant) = ccall(_fn(:mvnmf_standardize_view), UInt32, (Csize_t, Csize_t, Ptr{Cdouble}, Ptr{Csize_t}), rows, cols, x, constant)
+mvnmf_check_views(views, n_views, nonneg, report) = ccall(_fn(:mvnmf_check_views), UInt32, (Ptr{MvnmfView}, Csize_t, UInt32, Ptr{MvnmfReport}), views, n_views, nonneg, report)
+mvnmf_check_views_f32(views, n_views, nonneg, report) = ccall(_fn(:mvnmf_check_views_f32), UInt32, (Ptr{MvnmfViewF32}, Csize_t, UInt32, Ptr{MvnmfReport}), views, n_views, nonneg, report)
 mvnmf_stratified_split_workspace(n, bytes) = ccall(_fn(:mvnmf_stratified_split_workspace), UInt32, (Csize_t, Ptr{Csize_t}), n, bytes)
 mvnmf_stratified_split(labels, n, n_classes, fraction, seed, labeled, work, work_bytes) = ccall(_fn(:mvnmf_stratified_split), UInt32, (Ptr{UInt32}, Csize_t, Csize_t, Cdouble, UInt64, Ptr{UInt8}, Ptr{Cvoid}, Csize_t), labels, n, n_classes, fraction, seed, labeled, work, work_bytes)
 mvnmf_knn_params_default() = ccall(_fn(:mvnmf_knn_params_default), MvnmfKnnParams, ())
