@@ -21,7 +21,11 @@ class MvnmfError(ValueError):
     `row`, `col` (0-based; the row and column of mvnmf's features x items
     layout: for a view given as an (n_samples, n_features) array the entry is
     X[col, row]); each None where it does not apply. The message says them
-    too."""
+    too. A call that takes no report (a graph builder, an evaluation) is
+    asked again through mvnmf_check_views when it refuses a value (NaN or
+    infinity, a negative, a malformed sparse structure) and takes views: the
+    first views argument holding an entry refused with the same status is
+    named, with that entry."""
 
     def __init__(self, function, status, message, where=None):
         self.function = function
@@ -106,14 +110,46 @@ def _report_of(args):
     return None
 
 
+# The statuses mvnmf_check_views can explain, and the `nonneg` to check with.
+_VIEW_STATUSES = {B.MVNMF_STATUS_NON_FINITE_INPUT: 0, B.MVNMF_STATUS_NEGATIVE_INPUT: 1,
+                  B.MVNMF_STATUS_MALFORMED_CSC: 0}
+
+
+def _views_report(name, status, args):
+    """For a call without a report that refused a value: the report of
+    mvnmf_check_views on its first views argument that is refused with the
+    same status, `where_arg` made the position in `name`'s signature; else
+    None."""
+    nonneg = _VIEW_STATUSES.get(status)
+    if nonneg is None:
+        return None
+    names = B.ARG_NAMES.get(name, [])
+    for i, a in enumerate(args):
+        check = {B.mvnmf_view: lib.mvnmf_check_views, B.mvnmf_view_f32: lib.mvnmf_check_views_f32}.get(
+            getattr(a, "_type_", None)) if isinstance(a, C.Array) else None
+        if check is None:
+            continue
+        count = len(a)
+        if i + 1 < min(len(args), len(names)) and names[i + 1].startswith("n_"):
+            count = min(count, int(args[i + 1]))
+        rep = B.mvnmf_report()
+        if check(a, count, nonneg, C.byref(rep)) == status and rep.where_arg == 1:
+            rep.where_arg = i + 1
+            return rep
+    return None
+
+
 def call(name, *args):
     """Calls mvnmf function `name`; raises MvnmfError unless it returns OK
-    (saying where, when the call's report says)."""
+    (saying where, when the call's report says, or for a call without one,
+    when its views say)."""
     rep = _report_of(args)
     if rep is not None:
         rep.where_arg = 0  # a call that does not write its report on refusal says nothing
     status = getattr(lib, name)(*args)
     if status != B.MVNMF_STATUS_OK:
+        if rep is None:
+            rep = _views_report(name, status, args)
         raise MvnmfError(name, status, lib.mvnmf_status_message(status).decode(), rep)
     return status
 
@@ -166,6 +202,13 @@ class ViewSet:
         self.array = (self._struct * len(views))(*views)
         self.count = len(views)
         self.sparse = [v.kind == B.MVNMF_VIEW_CSC for v in views]
+
+    def check(self, nonneg=False):
+        """Checks the views as every mvnmf call does (mvnmf_check_views):
+        raises MvnmfError naming the first bad entry (view, row = feature,
+        column = sample), a NaN or infinity, or with `nonneg` a negative."""
+        fn = "mvnmf_check_views" if self.dtype == np.float64 else "mvnmf_check_views_f32"
+        call(fn, self.array, self.count, int(bool(nonneg)), C.byref(B.mvnmf_report()))
 
     def _view(self, x):
         try:

@@ -113,3 +113,66 @@ def test_mvel_says_which_label_byte_it_refused():
     assert (err.arg, err.arg_name, err.view, err.row, err.col) == (1, "labels", None, 1, 4)
     assert str(err).endswith("at argument 1 (labels): row 1, column 4")
     assert (q == -7.0).all() and (h == -7.0).all()
+
+
+def test_a_call_without_a_report_says_where_its_views_are_bad():
+    # A graph builder takes no report: its NaN refusal is located by checking the same
+    # views again (mvnmf_check_views), at the views' position in its own signature; a
+    # refusal the views do not explain (a NaN in `gammas`) says nothing more.
+    import numpy as np
+    import pytest
+    from mvnmf._lib import ViewSet
+
+    rng = np.random.default_rng(1)
+    n = 7
+    xs = [rng.random((n, 3)), rng.random((n, 4))]
+    xs[1][5, 2] = np.inf
+    vs = ViewSet(xs)
+    gp = mvnmf.lib.mvnmf_fused_graph_params_default()
+    nb = C.c_size_t()
+    mvnmf.call("mvnmf_fused_graph_workspace", vs.array, vs.count, C.byref(gp), C.byref(nb))
+    work = (C.c_uint8 * max(nb.value, 1))()
+    dp = C.POINTER(C.c_double)
+    w = np.full(n * n, -7.0)
+
+    def fused(gammas):
+        mvnmf.call("mvnmf_fused_graph", vs.array, vs.count, gammas, None, C.byref(gp), w.ctypes.data_as(dp),
+                   C.cast(work, C.c_void_p), nb.value)
+
+    with pytest.raises(mvnmf.MvnmfError) as e:
+        fused(None)
+    err = e.value
+    assert err.name == "MVNMF_STATUS_NON_FINITE_INPUT"
+    assert (err.arg, err.arg_name, err.view, err.row, err.col) == (1, "views", 1, 2, 5)
+    assert "(sample 5, feature 2 of that view)" in str(err)
+    assert (w == -7.0).all()
+    # The views clean, a NaN bandwidth: a refusal of another kind, nowhere named.
+    xs[1][5, 2] = 0.5
+    vs = ViewSet(xs)
+    gammas = np.array([1.0, np.nan])
+    with pytest.raises(mvnmf.MvnmfError) as e:
+        fused(gammas.ctypes.data_as(dp))
+    assert e.value.name == "MVNMF_STATUS_BAD_PARAMETER"
+    assert e.value.arg is None and "argument" not in str(e.value)
+    # A second views argument: a NaN anchor of the anchor graph is argument 4 (anchors).
+    m, s = 3, 2
+    anchors = [rng.random((m, 3)), rng.random((m, 4))]
+    anchors[1][2, 0] = np.nan
+    av = ViewSet(anchors)
+    mvnmf.call("mvnmf_anchor_graph_workspace", vs.array, vs.count, 0, m, None, C.byref(gp), C.byref(nb))
+    work = (C.c_uint8 * max(nb.value, 1))()
+    scales = np.zeros(mvnmf.lib.mvnmf_anchor_scales_len(2))
+    idx, z = np.zeros(s * n, dtype=np.uintp), np.zeros(s * n)
+    with pytest.raises(mvnmf.MvnmfError) as e:
+        mvnmf.call("mvnmf_anchor_graph", vs.array, vs.count, None, av.array, s, None, C.byref(gp),
+                   scales.ctypes.data_as(dp), idx.ctypes.data_as(C.POINTER(C.c_size_t)), z.ctypes.data_as(dp),
+                   C.cast(work, C.c_void_p), nb.value)
+    assert (e.value.arg, e.value.arg_name, e.value.view, e.value.row, e.value.col) == (4, "anchors", 1, 0, 2)
+    # ViewSet.check: the same check on its own, in both precisions.
+    xs[0][2, 1] = -1.0
+    ViewSet(xs).check()
+    for dtype in (np.float64, np.float32):
+        with pytest.raises(mvnmf.MvnmfError) as e:
+            ViewSet(xs, dtype=dtype).check(nonneg=True)
+        assert e.value.name == "MVNMF_STATUS_NEGATIVE_INPUT"
+        assert (e.value.arg, e.value.view, e.value.row, e.value.col) == (1, 0, 1, 2)
