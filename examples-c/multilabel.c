@@ -121,6 +121,15 @@ static dataset load(const char *dir, size_t split_at)
         ds.d[v] = rows;
         ds.x[v] = read_f64(dir, key, rows, cols);
         ds.nv = v + 1;
+        {   /* checked as every mvnmf call checks a view; a bad value is named by its place */
+            mvnmf_view view = {MVNMF_VIEW_DENSE, rows, cols, ds.x[v], rows, NULL, NULL};
+            mvnmf_report r;
+            mvnmf_status st = mvnmf_check_views(&view, 1, 0, &r);
+            if (st != MVNMF_STATUS_OK && r.where_row != SIZE_MAX)
+                die("%s/%s: %s: feature %zu of item %zu", dir, key, mvnmf_status_message((uint32_t)st),
+                    r.where_row, r.where_col);
+            check(st, key);
+        }
     }
     if (ds.nv == 0)
         die("meta.txt lists no view1.f64: %s", dir);
