@@ -131,7 +131,8 @@ def _views_report(name, status, args):
             continue
         count = len(a)
         if i + 1 < min(len(args), len(names)) and names[i + 1].startswith("n_"):
-            count = min(count, int(args[i + 1]))
+            given = args[i + 1]
+            count = min(count, int(getattr(given, "value", given)))  # an int or a c_size_t
         rep = B.mvnmf_report()
         if check(a, count, nonneg, C.byref(rep)) == status and rep.where_arg == 1:
             rep.where_arg = i + 1

@@ -136,7 +136,7 @@ def test_a_call_without_a_report_says_where_its_views_are_bad():
     w = np.full(n * n, -7.0)
 
     def fused(gammas):
-        mvnmf.call("mvnmf_fused_graph", vs.array, vs.count, gammas, None, C.byref(gp), w.ctypes.data_as(dp),
+        mvnmf.call("mvnmf_fused_graph", vs.array, C.c_size_t(vs.count), gammas, None, C.byref(gp), w.ctypes.data_as(dp),
                    C.cast(work, C.c_void_p), nb.value)
 
     with pytest.raises(mvnmf.MvnmfError) as e:
