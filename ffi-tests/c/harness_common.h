@@ -332,6 +332,20 @@ static inline mvnmf_view dense_view(const double *x, size_t rows, size_t cols)
     return v;
 }
 
+/* The same in single precision. */
+static inline mvnmf_view_f32 dense_view_f32(const float *x, size_t rows, size_t cols)
+{
+    mvnmf_view_f32 v;
+    v.kind = MVNMF_VIEW_DENSE;
+    v.rows = rows;
+    v.cols = cols;
+    v.values = x;
+    v.col_stride = rows;
+    v.col_ptr = NULL;
+    v.row_idx = NULL;
+    return v;
+}
+
 /* A kernel descriptor. */
 static inline mvnmf_kernel kernel_of(uint32_t kind, double gamma)
 {

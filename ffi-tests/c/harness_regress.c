@@ -987,18 +987,6 @@ static int watch32_cb(const mvnmf_progress *p, void *user)
 
 /* ---- issue 31: beta-NMF and JSNMF magnitudes ---- */
 
-static mvnmf_view_f32 dense_view_f32(const float *x, size_t rows, size_t cols)
-{
-    mvnmf_view_f32 v;
-    memset(&v, 0, sizeof v);
-    v.kind = MVNMF_VIEW_DENSE;
-    v.rows = rows;
-    v.cols = cols;
-    v.values = x;
-    v.col_stride = rows;
-    return v;
-}
-
 static int all_sentinel_f(const float *p, size_t n)
 {
     size_t i;

@@ -730,13 +730,7 @@ static void test_check_views(void)
         for (v = 0; v < 2; v++) {
             for (i = 0; i < MAXM * N; i++)
                 xf[v][i] = (float)i;
-            vf[v].kind = MVNMF_VIEW_DENSE;
-            vf[v].rows = MAXM;
-            vf[v].cols = N;
-            vf[v].values = xf[v];
-            vf[v].col_stride = MAXM;
-            vf[v].col_ptr = NULL;
-            vf[v].row_idx = NULL;
+            vf[v] = dense_view_f32(xf[v], MAXM, N);
         }
         rep = stale_report();
         CHECK_STATUS(mvnmf_check_views_f32(vf, 2, 1, &rep), MVNMF_STATUS_OK);

@@ -113,6 +113,8 @@ def _report_of(args):
 # The statuses mvnmf_check_views can explain, and the `nonneg` to check with.
 _VIEW_STATUSES = {B.MVNMF_STATUS_NON_FINITE_INPUT: 0, B.MVNMF_STATUS_NEGATIVE_INPUT: 1,
                   B.MVNMF_STATUS_MALFORMED_CSC: 0}
+# The check of each view descriptor type.
+_CHECKS = {B.mvnmf_view: "mvnmf_check_views", B.mvnmf_view_f32: "mvnmf_check_views_f32"}
 
 
 def _views_report(name, status, args):
@@ -125,8 +127,7 @@ def _views_report(name, status, args):
         return None
     names = B.ARG_NAMES.get(name, [])
     for i, a in enumerate(args):
-        check = {B.mvnmf_view: lib.mvnmf_check_views, B.mvnmf_view_f32: lib.mvnmf_check_views_f32}.get(
-            getattr(a, "_type_", None)) if isinstance(a, C.Array) else None
+        check = _CHECKS.get(getattr(a, "_type_", None)) if isinstance(a, C.Array) else None
         if check is None:
             continue
         count = len(a)
@@ -134,7 +135,7 @@ def _views_report(name, status, args):
             given = args[i + 1]
             count = min(count, int(getattr(given, "value", given)))  # an int or a c_size_t
         rep = B.mvnmf_report()
-        if check(a, count, nonneg, C.byref(rep)) == status and rep.where_arg == 1:
+        if getattr(lib, check)(a, count, nonneg, C.byref(rep)) == status and rep.where_arg == 1:
             rep.where_arg = i + 1
             return rep
     return None
@@ -208,8 +209,7 @@ class ViewSet:
         """Checks the views as every mvnmf call does (mvnmf_check_views):
         raises MvnmfError naming the first bad entry (view, row = feature,
         column = sample), a NaN or infinity, or with `nonneg` a negative."""
-        fn = "mvnmf_check_views" if self.dtype == np.float64 else "mvnmf_check_views_f32"
-        call(fn, self.array, self.count, int(bool(nonneg)), C.byref(B.mvnmf_report()))
+        call(_CHECKS[self._struct], self.array, self.count, int(bool(nonneg)), C.byref(B.mvnmf_report()))
 
     def _view(self, x):
         try:
